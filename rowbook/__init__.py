@@ -21,6 +21,7 @@ from rowbook.models import (
     LSTMClassifier,
     TextClassifier,
     Word2Vec,
+    load,
 )
 from rowbook.nn import Embedding, EmbeddingBag
 from rowbook.optim import SGD, Adagrad, Adam, AdamW, RowWiseAdagrad, SparseAdam
@@ -60,6 +61,7 @@ __all__ = [  # noqa: RUF022 - pipeline order, not alphabetical
     "LSTMClassifier",
     "Word2Vec",
     "GloVe",
+    "load",
     # query side
     "Vectors",
     # sub-packages

@@ -1,4 +1,4 @@
-"""What the word-vector trainers share: the not-fitted error, progress, and Hogwild threads.
+"""What the word-vector trainers share: progress and Hogwild threads.
 
 Training is split into *jobs* (about 10,000 corpus words each, as in gensim). Worker
 threads take jobs in order from a shared counter and run a numba kernel on each with the
@@ -21,29 +21,11 @@ from dataclasses import dataclass
 from typing import Any
 
 __all__ = [
-    "NotFittedError",
     "Progress",
     "ProgressReporter",
-    "check_choice",
-    "check_int",
-    "check_number",
-    "learned",
     "resolve_workers",
     "run_jobs",
 ]
-
-
-class NotFittedError(ValueError, AttributeError):
-    """A learned attribute was read before ``fit`` (scikit-learn's exception of that name)."""
-
-
-def learned(fitted: dict[str, Any] | None, key: str, owner: object, attribute: str) -> Any:
-    """``fitted[key]``, or a :class:`NotFittedError` naming ``owner``'s class and ``attribute``."""
-    if fitted is None:
-        raise NotFittedError(
-            f"this {type(owner).__name__} is not fitted yet; call fit(corpus) before using .{attribute}"
-        )
-    return fitted[key]
 
 
 @dataclass(frozen=True)
@@ -158,27 +140,3 @@ class ProgressReporter:
     def close(self) -> None:
         if self.bar is not None:
             self.bar.close()
-
-
-def check_int(name: str, value: Any, minimum: int, *, allow_none: bool = False) -> None:
-    """Raise unless ``value`` is an int ``>= minimum`` (or None when allowed)."""
-    if value is None and allow_none:
-        return
-    if isinstance(value, bool) or not isinstance(value, int) or value < minimum:
-        extra = " or None" if allow_none else ""
-        raise ValueError(f"{name} must be an integer >= {minimum}{extra}, got {value!r}")
-
-
-def check_number(name: str, value: Any, low: float, high: float = math.inf, *,
-                 low_open: bool = False) -> None:  # fmt: skip
-    """Raise unless ``value`` is a real number in ``[low, high]`` (``(low, high]`` if open)."""
-    ok = isinstance(value, int | float) and not isinstance(value, bool) and math.isfinite(value)
-    ok = ok and (value > low if low_open else value >= low) and value <= high
-    if not ok:
-        interval = f"{'(' if low_open else '['}{low}, {high}{']' if high != math.inf else ')'}"
-        raise ValueError(f"{name} must be a finite number in {interval}, got {value!r}")
-
-
-def check_choice(name: str, value: Any, choices: tuple[Any, ...]) -> None:
-    if value not in choices:
-        raise ValueError(f"{name} must be one of {', '.join(map(repr, choices))}; got {value!r}")

@@ -18,7 +18,7 @@ from typing import Any
 import numpy as np
 
 from rowbook.autograd import Tensor, no_grad, ops
-from rowbook.models._fitting import NotFittedError
+from rowbook.models.base import NotFittedError
 from rowbook.nn import Embedding, Linear, Module, init
 from rowbook.nn import functional as F
 from rowbook.optim import SGD

@@ -25,19 +25,18 @@ from typing import Any
 
 import numpy as np
 
+from rowbook.checks import check_int, check_number
 from rowbook.data.cooccurrence import cooccurrence_matrix
 from rowbook.data.corpus import Corpus, CountedVocab, read_corpus, truncate_vocab
 from rowbook.io import load_state, save_state
 from rowbook.models._fitting import (
     Progress,
     ProgressReporter,
-    check_int,
-    check_number,
-    learned,
     resolve_workers,
     run_jobs,
 )
 from rowbook.models._glove_kernels import glove_records
+from rowbook.models.base import Model
 from rowbook.vectors import Vectors
 
 __all__ = ["GloVe", "GloVeSettings"]
@@ -75,7 +74,7 @@ class GloVeSettings:
         check_number("lr", self.lr, 0.0, low_open=True)
 
 
-class GloVe:
+class GloVe(Model):
     """Train GloVe vectors on a corpus.
 
     Parameters
@@ -143,9 +142,6 @@ class GloVe:
         self._fitted = {"vocab": vocab, "params": params, "history": history, "nnz": X.nnz,
                         "vectors": vectors}  # fmt: skip
         return self
-
-    def _learned(self, key: str, attribute: str) -> Any:
-        return learned(self._fitted, key, self, attribute)
 
     @property
     def vectors(self) -> Vectors:

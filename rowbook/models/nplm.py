@@ -29,8 +29,9 @@ import numpy as np
 from numpy.lib.stride_tricks import sliding_window_view
 
 from rowbook.autograd import Tensor, no_grad, ops
-from rowbook.models._fitting import NotFittedError, check_choice, check_int, check_number
+from rowbook.checks import check_choice, check_int, check_number
 from rowbook.models._optimizers import DEFAULT_LR, OptimizerName, build_optimizer, sparse_table
+from rowbook.models.base import NotFittedError
 from rowbook.nn import Embedding, Linear, Module, init
 from rowbook.nn import functional as F
 from rowbook.nn.position import TiedOutput

@@ -33,22 +33,19 @@ from typing import Any, Literal
 
 import numpy as np
 
+from rowbook.checks import check_choice, check_int, check_number
 from rowbook.data.corpus import Corpus, CountedVocab, EncodedCorpus, job_boundaries, read_corpus
 from rowbook.data.huffman import huffman_tree
 from rowbook.data.sampling import job_seed, negative_guide, negative_table, sample_thresholds
 from rowbook.io import load_state, save_state
 from rowbook.models._fitting import (
-    NotFittedError,
     Progress,
     ProgressReporter,
-    check_choice,
-    check_int,
-    check_number,
-    learned,
     resolve_workers,
     run_jobs,
 )
 from rowbook.models._w2v_kernels import train_job
+from rowbook.models.base import Model, NotFittedError
 from rowbook.vectors import Vectors
 
 __all__ = ["NotFittedError", "Progress", "Word2Vec", "Word2VecSettings"]
@@ -98,7 +95,7 @@ class Word2VecSettings:
         check_number("min_alpha", self.min_alpha, 0.0, self.alpha)
 
 
-class Word2Vec:
+class Word2Vec(Model):
     """Train word vectors by skip-gram or CBOW (negative sampling, hierarchical softmax).
 
     Parameters
@@ -192,9 +189,6 @@ class Word2Vec:
         return self
 
     # -- learned state ------------------------------------------------------------------
-
-    def _learned(self, key: str, attribute: str) -> Any:
-        return learned(self._fitted, key, self, attribute)
 
     @property
     def vectors(self) -> Vectors:

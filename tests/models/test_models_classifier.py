@@ -8,7 +8,7 @@ import torch
 from torch.nn.utils.rnn import pack_padded_sequence
 
 from rowbook.autograd import RowSparse
-from rowbook.models._fitting import NotFittedError
+from rowbook.models.base import NotFittedError
 from rowbook.models.classifier import (
     BagOfEmbeddingsNet,
     LSTMClassifier,

@@ -6,8 +6,9 @@ import numpy as np
 import pytest
 
 from rowbook.data.synthetic import planted_analogies, planted_corpus
-from rowbook.models._fitting import NotFittedError, Progress
+from rowbook.models._fitting import Progress
 from rowbook.models._glove_kernels import glove_records, glove_step_reference, glove_weight
+from rowbook.models.base import NotFittedError
 from rowbook.models.glove import GloVe
 
 CORPUS = planted_corpus(3000, seed=0)

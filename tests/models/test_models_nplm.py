@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 import torch
 
-from rowbook.models._fitting import NotFittedError
+from rowbook.models.base import NotFittedError
 from rowbook.models.nplm import NPLM, context_windows
 
 # A tiny language: "<cat|dog> <runs|sits>." with both choices uniform. With 3 characters

@@ -6,7 +6,8 @@ import numpy as np
 import pytest
 
 from rowbook.data.synthetic import CAPITALS, PEOPLE, planted_analogies, planted_corpus
-from rowbook.models._fitting import NotFittedError, Progress
+from rowbook.models._fitting import Progress
+from rowbook.models.base import NotFittedError
 from rowbook.models.word2vec import Word2Vec
 
 CORPUS = planted_corpus(3000, seed=0)

@@ -1,0 +1,178 @@
+"""The one contract every rowbook model follows, and the file every model saves to.
+
+A model is anything fitted to data (scikit-learn's estimator contract, with gensim's
+save / load / keep training on top):
+
+1. **Parameters.** ``__init__`` takes keyword-only parameters, each with a default, stores
+   each one unchanged as an attribute of the same name, validates them with
+   :mod:`rowbook.checks`, and does nothing else: no training, no reading. ``help(Model)``,
+   editors, :meth:`Model.get_params` and ``repr`` all see the real signature.
+2. **Fitting.** ``fit(data, *, checkpoint=None, resume=None) -> self`` learns everything
+   from ``data``. ``checkpoint`` is a path: after every epoch the model is saved there,
+   exactly as :meth:`Model.save` would (atomically). ``resume`` is a path to such a file
+   (a checkpoint, or any saved model of the same class): training continues from the
+   state it holds and stops where the uninterrupted run would have, bit for bit with one
+   worker and the same seed. Passing the same path to both is the usual way to make a run
+   that survives being killed.
+3. **Learned state** is set only by ``fit`` and ``load``. Reading it before raises
+   :class:`NotFittedError`, one exception for every model.
+4. **One way into the learned table.** Every model that learns an embedding table has
+   ``vectors``, a :class:`rowbook.Vectors` (keys and rows), so the query side, the pictures
+   and the CLI read every model the same way.
+5. **One file.** ``model.save(path)`` writes parameters, learned state and training progress
+   (optimizer moments, random state, history) as one pickle-free ``.npz``
+   (:func:`rowbook.io.save_state`, kind ``"model"``). ``Cls.load(path)`` or
+   :func:`rowbook.load` gives back a model that predicts, answers queries and takes its next
+   training step exactly as the saved one would. A file of another class or of a newer
+   state version is refused with a message saying which.
+
+A new model subclasses :class:`Model`, implements ``fit``, ``_get_state`` and
+``_set_state``, and is listed in ``rowbook.models.MODELS``; ``tests/models/test_contract.py``
+then checks it follows all of the above.
+"""
+
+from __future__ import annotations
+
+import inspect
+import os
+from typing import Any, ClassVar, TypeVar
+
+from rowbook.io import load_state, save_state
+
+__all__ = ["MODEL_KIND", "Model", "NotFittedError", "read_model_file"]
+
+MODEL_KIND = "model"
+
+M = TypeVar("M", bound="Model")
+
+
+class NotFittedError(ValueError, AttributeError):
+    """A learned attribute was read before ``fit`` (scikit-learn's exception of that name)."""
+
+
+class Model:
+    """Base class of every model; see the module docstring for the contract it stands for.
+
+    Subclasses set ``_state_version`` (bumped whenever what ``_get_state`` returns changes
+    shape), implement ``fit``, ``_get_state`` and ``_set_state``, and override
+    ``_params_to_json`` / ``_params_from_json`` only for parameters that are not JSON
+    values (a :class:`~rowbook.text.Normalizer`, say).
+    """
+
+    _state_version: ClassVar[int] = 1
+    _fitted: dict[str, Any] | None = None
+
+    # -- parameters -------------------------------------------------------------------
+
+    @classmethod
+    def param_names(cls) -> tuple[str, ...]:
+        """The names of the keyword parameters of ``__init__``, in signature order."""
+        signature = inspect.signature(cls.__init__)
+        return tuple(
+            name for name, p in signature.parameters.items()
+            if p.kind is inspect.Parameter.KEYWORD_ONLY
+        )  # fmt: skip
+
+    def get_params(self) -> dict[str, Any]:
+        """The parameters as a dict (scikit-learn's accessor); ``Cls(**get_params())`` is a copy."""
+        return {name: getattr(self, name) for name in self.param_names()}
+
+    def __repr__(self) -> str:
+        defaults = inspect.signature(type(self).__init__).parameters
+        changed = {k: v for k, v in self.get_params().items() if v != defaults[k].default}
+        return f"{type(self).__name__}({', '.join(f'{k}={v!r}' for k, v in changed.items())})"
+
+    def _params_to_json(self) -> dict[str, Any]:
+        return self.get_params()
+
+    @classmethod
+    def _params_from_json(cls, params: dict[str, Any]) -> dict[str, Any]:
+        return params
+
+    # -- learned state ----------------------------------------------------------------
+
+    @property
+    def is_fitted(self) -> bool:
+        """Whether ``fit`` (or ``load``) has set the learned state."""
+        return self._fitted is not None
+
+    def _require_fitted(self, what: str) -> dict[str, Any]:
+        """The learned state, or a :class:`NotFittedError` naming ``what`` was asked for."""
+        if self._fitted is None:
+            name = type(self).__name__
+            raise NotFittedError(
+                f"this {name} is not fitted yet; call fit(...) before using {what}, "
+                f"or load a saved model with {name}.load(path)"
+            )
+        return self._fitted
+
+    def _learned(self, key: str, attribute: str | None = None) -> Any:
+        """``self._fitted[key]``, or a :class:`NotFittedError` naming the attribute asked for."""
+        return self._require_fitted(f".{attribute or key}")[key]
+
+    def _get_state(self) -> dict[str, Any]:
+        """Learned state and training progress: nested dicts/lists of arrays and JSON values."""
+        raise NotImplementedError
+
+    def _set_state(self, state: dict[str, Any]) -> None:
+        """Set the learned state from what :meth:`_get_state` returned (parameters are set)."""
+        raise NotImplementedError
+
+    # -- files ------------------------------------------------------------------------
+
+    def save(self, path: str | os.PathLike[str]) -> None:
+        """Write parameters, learned state and training progress to ``path`` (``.npz``), atomically."""
+        self._require_fitted("save()")
+        document = {
+            "class": type(self).__name__,
+            "state_version": type(self)._state_version,
+            "params": self._params_to_json(),
+            "state": self._get_state(),
+        }
+        save_state(path, document, kind=MODEL_KIND)
+
+    @classmethod
+    def load(cls: type[M], path: str | os.PathLike[str]) -> M:
+        """The model saved at ``path`` by :meth:`save` (or a ``checkpoint``), ready to use."""
+        document = read_model_file(path)
+        if document["class"] != cls.__name__:
+            raise ValueError(
+                f"{path} holds a {document['class']} model, not a {cls.__name__}; load it with "
+                f"rowbook.load(path) or {document['class']}.load(path)"
+            )
+        return cls._from_document(document, path)
+
+    @classmethod
+    def _from_document(cls: type[M], document: dict[str, Any], path: Any) -> M:
+        if document["state_version"] > cls._state_version:
+            raise ValueError(
+                f"{path} holds {cls.__name__} state version {document['state_version']}, written "
+                f"by a newer rowbook; this one reads up to version {cls._state_version}: upgrade "
+                "rowbook to load it"
+            )
+        try:
+            model = cls(**cls._params_from_json(dict(document["params"])))
+        except TypeError as err:
+            raise ValueError(
+                f"{path}: field 'params' does not fit {cls.__name__} ({err})"
+            ) from None
+        model._set_state(document["state"])
+        return model
+
+
+def read_model_file(path: str | os.PathLike[str]) -> dict[str, Any]:
+    """The document of a saved model, its fields checked: ``class``, ``state_version``, ``params``, ``state``."""
+    document = load_state(path, kind=MODEL_KIND)
+    expected = {"class": str, "state_version": int, "params": dict, "state": dict}
+    if not isinstance(document, dict):
+        raise ValueError(
+            f"{path}: a saved model must hold a JSON object, got {type(document).__name__}"
+        )
+    for field, kind in expected.items():
+        value = document.get(field)
+        if not isinstance(value, kind) or isinstance(value, bool):
+            raise ValueError(
+                f"{path}: field {field!r} must be a {kind.__name__}, got {type(value).__name__}; "
+                "the file is not a rowbook model or is damaged"
+            )
+    return document

@@ -1,0 +1,117 @@
+"""Every model follows the one contract of rowbook.models.base; a new model cannot skip it.
+
+The models are enumerated from ``rowbook.models.MODELS`` and from every ``Model``
+subclass in the package, so a model that is not listed, or listed but not a ``Model``,
+fails here.
+"""
+
+from __future__ import annotations
+
+import inspect
+
+import pytest
+
+import rowbook
+from rowbook.models import MODELS, Model, NotFittedError
+from rowbook.models.base import read_model_file
+
+# Models being moved onto the contract; each leaves this set when it follows it.
+NOT_YET_ON_CONTRACT = {
+    "ColorHarmony",
+    "NPLM",
+    "TextClassifier",
+    "LSTMClassifier",
+    "Word2Vec",
+    "GloVe",
+}
+
+
+def _all_subclasses(cls: type) -> set[type]:
+    found = set()
+    for sub in cls.__subclasses__():
+        found |= {sub} | _all_subclasses(sub)
+    return found
+
+
+def _contract(name: str):
+    marks = (
+        [pytest.mark.xfail(reason="not on the contract yet")]
+        if name in NOT_YET_ON_CONTRACT
+        else []
+    )
+    return pytest.param(name, marks=marks, id=name)
+
+
+def test_every_model_subclass_is_listed_and_every_listed_model_is_a_subclass():
+    public = {cls.__name__ for cls in _all_subclasses(Model) if not cls.__name__.startswith("_")}
+    assert public <= set(MODELS)
+    on_contract = set(MODELS) - NOT_YET_ON_CONTRACT
+    assert all(issubclass(MODELS[name], Model) for name in on_contract)
+
+
+@pytest.mark.parametrize("name", [_contract(n) for n in sorted(MODELS)])
+def test_parameters_are_keyword_only_with_defaults_visible_to_help(name):
+    cls = MODELS[name]
+    params = inspect.signature(cls.__init__).parameters
+    names = [p for p in params if p != "self"]
+    assert names, f"{name} has no parameters"
+    for p in names:
+        assert params[p].kind is inspect.Parameter.KEYWORD_ONLY, (name, p)
+        assert params[p].default is not inspect.Parameter.empty, (name, p)
+    model = cls()
+    assert model.get_params() == {p: params[p].default for p in names}
+    assert cls(**model.get_params()).get_params() == model.get_params()
+
+
+@pytest.mark.parametrize("name", [_contract(n) for n in sorted(MODELS)])
+def test_fit_takes_data_then_checkpoint_and_resume(name):
+    params = inspect.signature(MODELS[name].fit).parameters
+    positional = [p for p, v in params.items() if v.kind is inspect.Parameter.POSITIONAL_OR_KEYWORD]
+    assert positional[0] == "self" and len(positional) >= 2
+    for keyword in ("checkpoint", "resume"):
+        assert params[keyword].kind is inspect.Parameter.KEYWORD_ONLY
+        assert params[keyword].default is None
+
+
+@pytest.mark.parametrize("name", [_contract(n) for n in sorted(MODELS)])
+def test_learned_state_before_fit_raises_the_one_not_fitted_error(name, tmp_path):
+    model = MODELS[name]()
+    assert not model.is_fitted
+    with pytest.raises(NotFittedError, match="not fitted"):
+        model.vectors  # noqa: B018
+    with pytest.raises(NotFittedError, match="not fitted"):
+        model.save(tmp_path / "m.npz")
+
+
+def test_loading_a_model_of_another_class_names_both(tmp_path):
+    from rowbook.io import save_state
+
+    path = tmp_path / "other.npz"
+    save_state(
+        path, {"class": "GloVe", "state_version": 1, "params": {}, "state": {}}, kind="model"
+    )
+    with pytest.raises(ValueError, match="holds a GloVe model, not a Word2Vec"):
+        rowbook.Word2Vec.load(path)
+    assert read_model_file(path)["class"] == "GloVe"
+
+
+def test_loading_a_newer_state_version_says_to_upgrade(tmp_path):
+    from rowbook.io import save_state
+
+    path = tmp_path / "newer.npz"
+    save_state(
+        path, {"class": "GloVe", "state_version": 999, "params": {}, "state": {}}, kind="model"
+    )
+    with pytest.raises(ValueError, match="newer rowbook"):
+        rowbook.load(path)
+
+
+def test_loading_an_unknown_class_lists_the_known_ones(tmp_path):
+    from rowbook.io import save_state
+
+    path = tmp_path / "unknown.npz"
+    save_state(
+        path, {"class": "Transformer", "state_version": 1, "params": {}, "state": {}}, kind="model"
+    )
+    with pytest.raises(ValueError, match="does not know"):
+        rowbook.load(path)
