@@ -30,8 +30,8 @@ from corpora import newsarticles_texts
 from timing import Row, machine, median_ms, print_table, print_targets
 
 from rowbook.text import ByteLevelBPE
-from rowbook.text.bpe_classic import learn_merges_recount
-from rowbook.text.bpe_encode import encode_word_reference
+from rowbook.text.bpe.classic import learn_merges_recount
+from rowbook.text.bpe.encode import encode_word_reference
 
 VOCAB_SIZE = 8_000
 

@@ -4,9 +4,7 @@ Seed 001's first four stages. Nothing here depends on the autograd engine; the
 int64 arrays it produces are what :class:`rowbook.nn.Embedding` looks up.
 """
 
-from rowbook.text.bpe import ByteLevelBPE
-from rowbook.text.bpe_classic import MergeStep, learn_bpe, segment
-from rowbook.text.bytelevel import GPT2_PATTERN
+from rowbook.text.bpe import GPT2_PATTERN, ByteLevelBPE, MergeStep, learn_bpe, segment
 from rowbook.text.corpus import iter_lines
 from rowbook.text.normalize import Normalizer, strip_accents
 from rowbook.text.pipeline import TextPipeline

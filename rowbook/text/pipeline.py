@@ -30,7 +30,7 @@ from typing import Any, Literal
 import numpy as np
 from tqdm.auto import tqdm
 
-from rowbook.text.bpe import ByteLevelBPE
+from rowbook.text.bpe.model import ByteLevelBPE
 from rowbook.text.corpus import iter_lines
 from rowbook.text.normalize import Normalizer
 from rowbook.text.tokenize import CharTokenizer, WordTokenizer

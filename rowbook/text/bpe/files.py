@@ -24,9 +24,9 @@ from typing import Any
 import numpy as np
 
 from rowbook.text._files import read_json, write_json_atomic
-from rowbook.text.bpe_classic import MergeStep
-from rowbook.text.bpe_encode import pair_key
-from rowbook.text.bytelevel import BYTE_TO_UNICODE, GPT2_PATTERN, UNICODE_TO_BYTE
+from rowbook.text.bpe.bytelevel import BYTE_TO_UNICODE, GPT2_PATTERN, UNICODE_TO_BYTE
+from rowbook.text.bpe.classic import MergeStep
+from rowbook.text.bpe.encode import pair_key
 
 __all__ = ["FORMAT", "VERSION", "check_model", "from_tokenizer_json", "load", "save", "to_tokenizer_json"]
 

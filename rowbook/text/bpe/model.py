@@ -1,6 +1,6 @@
 """Byte-level BPE: Sennrich et al.'s merges, learned on UTF-8 bytes after a GPT-2 pre-split.
 
-:class:`ByteLevelBPE` splits text into words with :data:`~rowbook.text.bytelevel.GPT2_PATTERN`,
+:class:`ByteLevelBPE` splits text into words with :data:`~rowbook.text.bpe.bytelevel.GPT2_PATTERN`,
 spells each word with its UTF-8 bytes (256 base symbols, so no input is ever unknown),
 and learns merges of adjacent symbols, most frequent pair first (ties: the smaller pair of
 ids). Encoding replays the merges inside each word, lowest rank first. Special tokens are
@@ -8,10 +8,10 @@ cut out of the text before anything else and never split.
 
 It learns the same merges as Hugging Face ``tokenizers``' ``BpeTrainer`` given the same
 words (ids: special tokens, then the 256 byte symbols in code point order, then one per
-merge) and reads and writes its ``tokenizer.json`` form; see :mod:`rowbook.text.bpe_io`.
+merge) and reads and writes its ``tokenizer.json`` form; see :mod:`rowbook.text.bpe.files`.
 
 On the BPE paper's toy corpus (no end-of-word symbol here; see
-:mod:`rowbook.text.bpe_classic` for the paper's exact character-level run):
+:mod:`rowbook.text.bpe.classic` for the paper's exact character-level run):
 
 >>> bpe = ByteLevelBPE().fit_word_counts(
 ...     {"low": 5, "lower": 2, "newest": 6, "widest": 3}, vocab_size=263, min_frequency=2)
@@ -35,15 +35,15 @@ import numpy as np
 import regex
 from tqdm.auto import tqdm
 
-from rowbook.text import bpe_io
-from rowbook.text.bpe_classic import MergeStep
-from rowbook.text.bpe_encode import encode_words
-from rowbook.text.bpe_train import learn
-from rowbook.text.bytelevel import (
+from rowbook.text.bpe import files as bpe_files
+from rowbook.text.bpe.bytelevel import (
     GPT2_PATTERN,
     byte_alphabet,
     to_byte_level,
 )
+from rowbook.text.bpe.classic import MergeStep
+from rowbook.text.bpe.encode import encode_words
+from rowbook.text.bpe.train import learn
 
 __all__ = ["ByteLevelBPE"]
 
@@ -59,7 +59,7 @@ class ByteLevelBPE:
 
     Parameters
     ----------
-    pattern : str, default :data:`~rowbook.text.bytelevel.GPT2_PATTERN`
+    pattern : str, default :data:`~rowbook.text.bpe.bytelevel.GPT2_PATTERN`
         Pre-tokenizer regex (``regex`` package syntax). Merges never cross the pieces it
         cuts; text between matches forms pieces of its own.
     add_prefix_space : bool, default False
@@ -124,7 +124,7 @@ class ByteLevelBPE:
     def _set_model(self, vocab: dict[str, int], merges: list[tuple[str, str]],
                    specials: list[str], trace: list[MergeStep] | None = None,
                    ignore_merges: bool = False) -> None:  # fmt: skip
-        tables = bpe_io.check_model(vocab, merges, specials)
+        tables = bpe_files.check_model(vocab, merges, specials)
         self._vocab, self._merges, self._specials = dict(vocab), list(merges), list(specials)
         self._id_to_token = tables["id_to_token"]
         self._byte_ids = tables["byte_ids"]
@@ -278,22 +278,22 @@ class ByteLevelBPE:
     def save(self, path: str | os.PathLike) -> None:
         """Write the versioned rowbook JSON format (atomic)."""
         self._check_fitted()
-        bpe_io.save(self, path)
+        bpe_files.save(self, path)
 
     @classmethod
     def load(cls, path: str | os.PathLike) -> ByteLevelBPE:
         """Read a file written by :meth:`save`."""
-        return bpe_io.load(cls, path)
+        return bpe_files.load(cls, path)
 
     def to_tokenizer_json(self, path: str | os.PathLike) -> None:
         """Write a Hugging Face ``tokenizer.json`` that ``tokenizers.Tokenizer.from_file`` loads."""
         self._check_fitted()
-        bpe_io.to_tokenizer_json(self, path)
+        bpe_files.to_tokenizer_json(self, path)
 
     @classmethod
     def from_tokenizer_json(cls, path: str | os.PathLike) -> ByteLevelBPE:
         """Read a Hugging Face byte-level BPE ``tokenizer.json``."""
-        return bpe_io.from_tokenizer_json(cls, path)
+        return bpe_files.from_tokenizer_json(cls, path)
 
     def __repr__(self) -> str:
         size = f"{len(self)} tokens" if self._fitted else "not fitted"

@@ -16,7 +16,7 @@ words:
 Each merge thus costs time in proportion to the words it touches, not to the corpus.
 A merge whose spelling already exists (``"a" + "bc"`` after ``"ab" + "c"``) reuses the
 existing id, as ``tokenizers`` does. The plain reference is
-:func:`rowbook.text.bpe_classic.learn_merges_recount` (recount everything after every
+:func:`rowbook.text.bpe.classic.learn_merges_recount` (recount everything after every
 merge); the tests hold the kernel to it and to ``tokenizers``.
 """
 
@@ -29,8 +29,13 @@ import numpy as np
 from numba import types
 from numba.typed import Dict
 
-from rowbook.text.bpe_classic import MergeStep
-from rowbook.text.bytelevel import BYTE_TO_UNICODE, UNICODE_TO_BYTE, byte_alphabet, from_byte_level
+from rowbook.text.bpe.bytelevel import (
+    BYTE_TO_UNICODE,
+    UNICODE_TO_BYTE,
+    byte_alphabet,
+    from_byte_level,
+)
+from rowbook.text.bpe.classic import MergeStep
 
 __all__ = ["learn", "train_merges"]
 

@@ -1,0 +1,15 @@
+"""Byte-level BPE, from the paper's algorithm to files ``tokenizers`` reads.
+
+Read in this order, simple to complex: :mod:`~rowbook.text.bpe.classic` (Sennrich et
+al.'s merge loop, the reference), :mod:`~rowbook.text.bpe.bytelevel` (GPT-2's byte
+alphabet and pre-split), :mod:`~rowbook.text.bpe.train` (the fast trainer held to the
+reference), :mod:`~rowbook.text.bpe.encode` (applying merges), :mod:`~rowbook.text.bpe.files`
+(``tokenizer.json`` and rowbook's BPE JSON) and :mod:`~rowbook.text.bpe.model`
+(:class:`ByteLevelBPE`, the tokenizer users hold).
+"""
+
+from rowbook.text.bpe.bytelevel import GPT2_PATTERN
+from rowbook.text.bpe.classic import MergeStep, learn_bpe, segment
+from rowbook.text.bpe.model import ByteLevelBPE
+
+__all__ = ["GPT2_PATTERN", "ByteLevelBPE", "MergeStep", "learn_bpe", "segment"]
