@@ -9,11 +9,11 @@ that names the parameter, the value given and what is expected, so a user sees t
 >>> check_int("window", 0, 1)
 Traceback (most recent call last):
 ...
-ValueError: window must be an integer >= 1, got 0
+rowbook.checks.ParameterError: window must be an integer >= 1, got 0
 >>> check_number("betas[0]", 1.0, 0.0, 1.0, high_open=True, owner="Adam")
 Traceback (most recent call last):
 ...
-ValueError: Adam: betas[0] must be a finite number in [0.0, 1.0), got 1.0
+rowbook.checks.ParameterError: Adam: betas[0] must be a finite number in [0.0, 1.0), got 1.0
 """
 
 from __future__ import annotations
@@ -23,11 +23,34 @@ from typing import Any
 
 import numpy as np
 
-__all__ = ["check_choice", "check_int", "check_number"]
+__all__ = ["ParameterError", "check_choice", "check_int", "check_number"]
 
 
-def _prefix(owner: str | None) -> str:
-    return f"{owner}: " if owner else ""
+class ParameterError(ValueError):
+    """A parameter with a value it cannot take; knows the parameter's name, so a front end can
+    say the same thing in its own words (the CLI names its flag: ``err.message_for("--window")``).
+
+    >>> err = ParameterError("window", 0, "an integer >= 1")
+    >>> str(err), err.message_for("--window")
+    ('window must be an integer >= 1, got 0', '--window must be an integer >= 1, got 0')
+    """
+
+    def __init__(self, name: str, value: Any, expected: str, *, owner: str | None = None,
+                 fix: str | None = None) -> None:  # fmt: skip
+        self.name, self.value, self.expected, self.owner, self.fix = (
+            name,
+            value,
+            expected,
+            owner,
+            fix,
+        )
+        super().__init__(self.message_for(name))
+
+    def message_for(self, name: str) -> str:
+        """The message with the parameter called ``name`` (a flag, say)."""
+        prefix = f"{self.owner}: " if self.owner else ""
+        fix = f"; {self.fix}" if self.fix else ""
+        return f"{prefix}{name} must be {self.expected}, got {self.value!r}{fix}"
 
 
 def check_int(name: str, value: Any, minimum: int | None = None, *, allow_none: bool = False,
@@ -42,7 +65,7 @@ def check_int(name: str, value: Any, minimum: int | None = None, *, allow_none: 
     if not ok or (minimum is not None and value < minimum):
         bound = f" >= {minimum}" if minimum is not None else ""
         extra = " or None" if allow_none else ""
-        raise ValueError(f"{_prefix(owner)}{name} must be an integer{bound}{extra}, got {value!r}")
+        raise ParameterError(name, value, f"an integer{bound}{extra}", owner=owner)
     return int(value)
 
 
@@ -63,9 +86,8 @@ def check_number(name: str, value: Any, low: float = -math.inf, high: float = ma
         left = "(" if low_open or low == -math.inf else "["
         right = ")" if high_open or high == math.inf else "]"
         extra = " or None" if allow_none else ""
-        raise ValueError(
-            f"{_prefix(owner)}{name} must be a finite number in {left}{low}, {high}{right}{extra}, "
-            f"got {value!r}"
+        raise ParameterError(
+            name, value, f"a finite number in {left}{low}, {high}{right}{extra}", owner=owner
         )
     return float(value)
 
@@ -79,7 +101,5 @@ def check_choice(
     'cbow'
     """
     if value not in choices:
-        raise ValueError(
-            f"{_prefix(owner)}{name} must be one of {', '.join(map(repr, choices))}; got {value!r}"
-        )
+        raise ParameterError(name, value, f"one of {', '.join(map(repr, choices))}", owner=owner)
     return value

@@ -200,7 +200,7 @@ def test_empty_corpus_and_high_min_count():
 @pytest.mark.parametrize(
     ("params", "message"),
     [
-        ({"architecture": "sg"}, "architecture must be one of 'skipgram', 'cbow'; got 'sg'"),
+        ({"architecture": "sg"}, "architecture must be one of 'skipgram', 'cbow', got 'sg'"),
         ({"vector_size": 0}, "vector_size must be an integer >= 1, got 0"),
         ({"window": 2.5}, "window must be an integer >= 1, got 2.5"),
         ({"negative": -1}, "negative must be an integer >= 0, got -1"),
