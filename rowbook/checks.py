@@ -4,6 +4,8 @@ Each raises ``ValueError`` (``TypeError`` for a value of the wrong kind) with a 
 that names the parameter, the value given and what is expected, so a user sees the fix.
 ``owner`` prefixes the message with the class that took the parameter (``"Adam: ..."``).
 
+Examples
+--------
 >>> check_int("window", 5, 1)
 5
 >>> check_int("window", 0, 1)
@@ -30,6 +32,8 @@ class ParameterError(ValueError):
     """A parameter with a value it cannot take; knows the parameter's name, so a front end can
     say the same thing in its own words (the CLI names its flag: ``err.message_for("--window")``).
 
+    Examples
+    --------
     >>> err = ParameterError("window", 0, "an integer >= 1")
     >>> str(err), err.message_for("--window")
     ('window must be an integer >= 1, got 0', '--window must be an integer >= 1, got 0')
@@ -97,6 +101,8 @@ def check_choice(
 ) -> Any:
     """``value`` if it is one of ``choices``.
 
+    Examples
+    --------
     >>> check_choice("architecture", "cbow", ("skipgram", "cbow"))
     'cbow'
     """

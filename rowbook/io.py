@@ -36,6 +36,8 @@ _ARRAY_TAG = "__array__"
 def atomic_write(path: str | os.PathLike[str], mode: str = "wb", **kwargs: Any) -> Iterator[IO[Any]]:
     """Open a temporary file beside ``path``; on success it atomically becomes ``path``.
 
+    Examples
+    --------
     >>> import tempfile, pathlib
     >>> target = pathlib.Path(tempfile.mkdtemp()) / "hello.txt"
     >>> with atomic_write(target, "w") as f:

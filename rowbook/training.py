@@ -83,6 +83,8 @@ class History:
 def batches(n: int, batch_size: int, rng: np.random.Generator | None) -> list[np.ndarray]:
     """Index arrays covering ``range(n)`` in batches; shuffled when ``rng`` is given.
 
+    Examples
+    --------
     >>> [b.tolist() for b in batches(5, 2, None)]
     [[0, 1], [2, 3], [4]]
     """

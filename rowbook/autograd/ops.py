@@ -30,6 +30,8 @@ __all__ = [
 def unbroadcast(g: np.ndarray, shape: tuple[int, ...]) -> np.ndarray:
     """Sum ``g`` over the axes NumPy broadcasting added or stretched to reach its shape.
 
+    Examples
+    --------
     >>> unbroadcast(np.ones((2, 3)), (3,))
     array([2., 2., 2.])
     >>> unbroadcast(np.ones((2, 3)), (2, 1))

@@ -123,6 +123,8 @@ def gather_rows(weight: np.ndarray, ids: np.ndarray, out: np.ndarray | None = No
     numba ``prange`` copy was measured too: faster on an idle machine, up to 2x slower
     when another process holds a core, so the plain copy stays.)
 
+    Examples
+    --------
     >>> gather_rows(np.arange(6.0).reshape(3, 2), np.array([2, 0, 2]))
     array([[4., 5.],
            [0., 1.],
@@ -140,6 +142,8 @@ def gather_rows(weight: np.ndarray, ids: np.ndarray, out: np.ndarray | None = No
 def unique_rows(ids: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Sorted unique ids, the stable order that groups equal ids, and segment starts.
 
+    Examples
+    --------
     >>> uniq, order, starts = unique_rows(np.array([5, 2, 5, 7]))
     >>> uniq, order, starts
     (array([2, 5, 7]), array([1, 0, 2, 3]), array([0, 1, 3, 4]))
@@ -185,6 +189,8 @@ def scatter_add_rows(
     num_rows : number of rows of the table (V).
     scale : optional (N,) per-row multipliers (e.g. ``1 / count`` for scale_grad_by_freq).
 
+    Examples
+    --------
     >>> g = scatter_add_rows(np.array([2, 0, 2]), np.ones((3, 2)), 4)
     >>> g.indices, g.values
     (array([0, 2]), array([[1., 1.],

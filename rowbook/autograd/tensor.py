@@ -39,6 +39,8 @@ def is_grad_enabled() -> bool:
 def no_grad() -> Iterator[None]:
     """Context in which operations build no graph (inference, weight surgery, optimizers).
 
+    Examples
+    --------
     >>> from rowbook.autograd import Tensor, no_grad
     >>> w = Tensor([1.0, 2.0], requires_grad=True)
     >>> with no_grad():

@@ -45,6 +45,8 @@ def cooccurrence_pairs_reference(
 ) -> dict[tuple[int, int], float]:
     """The definition, pair by pair, in plain Python (what the tests hold the kernel to).
 
+    Examples
+    --------
     >>> cooccurrence_pairs_reference([[0, 1, 2]], window=2)
     {(0, 1): 1.0, (1, 0): 1.0, (1, 2): 1.0, (2, 1): 1.0, (0, 2): 0.5, (2, 0): 0.5}
     """
@@ -70,6 +72,8 @@ def cooccurrence_matrix(
 ) -> sp.csr_matrix:
     """``(V, V)`` float64 CSR matrix of window co-occurrences of an encoded corpus.
 
+    Examples
+    --------
     >>> from rowbook.data.corpus import read_corpus
     >>> _, enc = read_corpus([["a", "b", "c"]])
     >>> cooccurrence_matrix(enc, 3, window=2).toarray()

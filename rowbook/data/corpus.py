@@ -104,6 +104,8 @@ def _tokenize_with(tokenizer: Any) -> Callable[[str], list[str]]:
 def iter_sentences(corpus: Corpus, tokenizer: Any = None) -> Iterator[Sequence[str]]:
     """Yield the sentences (token lists) of ``corpus``; a path is read line by line.
 
+    Examples
+    --------
     >>> list(iter_sentences([["a", "b"], ("c",)]))
     [['a', 'b'], ('c',)]
     """
@@ -198,6 +200,8 @@ def read_corpus(
 ) -> tuple[CountedVocab, EncodedCorpus]:
     """Scan ``corpus`` once; return its vocabulary and its in-vocabulary id stream.
 
+    Examples
+    --------
     >>> vocab, enc = read_corpus([["a", "b", "a"], ["c", "a", "b"]], min_count=2)
     >>> vocab.keys, vocab.counts.tolist(), vocab.total_words
     (('a', 'b'), [3, 2], 6)
@@ -241,6 +245,8 @@ def job_boundaries(raw_lengths: np.ndarray, batch_words: int = MAX_SENTENCE_LENG
     Returns sentence indices ``b`` such that job ``j`` is sentences ``[b[j], b[j + 1])``;
     a sentence longer than ``batch_words`` is a job of its own.
 
+    Examples
+    --------
     >>> job_boundaries(np.array([4, 4, 4, 9, 1]), batch_words=8).tolist()
     [0, 2, 3, 4, 5]
     """
@@ -258,6 +264,8 @@ def job_boundaries(raw_lengths: np.ndarray, batch_words: int = MAX_SENTENCE_LENG
 def truncate_vocab(vocab: CountedVocab, corpus: EncodedCorpus, n: int) -> tuple[CountedVocab, EncodedCorpus]:
     """Keep only the ``n`` most frequent words (ids ``< n``) and drop the others from the text.
 
+    Examples
+    --------
     >>> vocab, enc = read_corpus([["a", "b", "a", "c"]])
     >>> small, enc2 = truncate_vocab(vocab, enc, 1)
     >>> small.keys, enc2.ids.tolist(), enc2.starts.tolist()

@@ -35,6 +35,8 @@ def huffman_tree(counts: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray
     """``(codes, points, lengths)``: ``(V, L)`` uint8 and int32 arrays padded with 0, and
     ``(V,)`` path lengths, for words with the given counts.
 
+    Examples
+    --------
     >>> codes, points, lengths = huffman_tree(np.array([5, 3, 1, 1]))
     >>> lengths.tolist(), codes[0, :1].tolist(), codes[3, :3].tolist(), points[3, :3].tolist()
     ([1, 2, 3, 3], [0], [1, 0, 1], [2, 1, 0])

@@ -50,6 +50,8 @@ def keep_probabilities(counts: np.ndarray, sample: float) -> np.ndarray:
     ``sample >= 1`` means "downsample words more frequent than ``sample``", with gensim's
     ``t = int(sample * (3 + sqrt(5)) / 2)``; ``sample == 0`` keeps everything.
 
+    Examples
+    --------
     >>> keep_probabilities(np.array([100, 10, 1]), 0.01).round(4)
     array([0.1165, 0.4442, 1.    ])
     """
@@ -69,6 +71,8 @@ def keep_probabilities(counts: np.ndarray, sample: float) -> np.ndarray:
 def sample_thresholds(counts: np.ndarray, sample: float) -> np.ndarray:
     """``uint32(p * (2**32 - 1))``: a word is dropped when a 32-bit draw exceeds it.
 
+    Examples
+    --------
     >>> sample_thresholds(np.array([100, 1]), 0.01).tolist()
     [475018040, 4294967295]
     """
@@ -84,6 +88,8 @@ def negative_table(
     probability ``count_i ** e / sum(count ** e)``. Rounding is Python's (half to even),
     applied to the float64 running sum, as gensim's ``make_cum_table``.
 
+    Examples
+    --------
     >>> negative_table(np.array([16, 1]), 0.75, domain=9).tolist()
     [8, 9]
     """
@@ -111,6 +117,8 @@ def negative_guide(table: np.ndarray, shift: int = GUIDE_SHIFT) -> np.ndarray:
     that range (one or two entries for most blocks) instead of the whole table, and gives
     the same index. The guide of a 2**31-1 domain is 65,537 int32 (256 KiB).
 
+    Examples
+    --------
     >>> negative_guide(np.array([40000, 70000, 70001], dtype=np.uint32)).tolist()
     [0, 0, 1, 3]
     """
@@ -151,6 +159,8 @@ def window_bounds(i: int, start: int, end: int, window: int, b: int) -> tuple[in
     The effective half-width is ``window - b`` (word2vec.c's ``b = rand % window``), so
     ``b = 0`` is the full window and ``b = window - 1`` only the adjacent words.
 
+    Examples
+    --------
     >>> window_bounds(5, 0, 20, window=5, b=0), window_bounds(5, 0, 20, window=5, b=4)
     ((0, 11), (4, 7))
     >>> window_bounds(1, 0, 3, window=5, b=2)
@@ -165,6 +175,8 @@ def job_seed(seed: int, epoch: int, job: int) -> int:
     Every job starts from its own state, so results do not depend on which thread ran it
     or on whether training was resumed from a checkpoint.
 
+    Examples
+    --------
     >>> job_seed(1, 0, 0) == job_seed(1, 0, 0) != job_seed(1, 0, 1)
     True
     """

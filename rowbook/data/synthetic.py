@@ -50,6 +50,8 @@ def planted_corpus(
     so that every pair co-occurs a little (GloVe learns nothing from pairs that never
     co-occur: zero counts are not in its loss).
 
+    Examples
+    --------
     >>> corpus = planted_corpus(4, seed=0)
     >>> len(corpus), all(len(s) == 7 for s in corpus)
     (4, True)
@@ -89,6 +91,8 @@ def _pick(rng: np.random.Generator, words: tuple[str, ...]) -> str:
 def planted_analogies() -> list[tuple[str, str, str, str]]:
     """``(a, b, c, d)`` meaning "a is to b as c is to d", every one true by construction.
 
+    Examples
+    --------
     >>> qs = planted_analogies()
     >>> ("king", "queen", "man", "woman") in qs, ("france", "paris", "japan", "tokyo") in qs
     (True, True)

@@ -46,6 +46,8 @@ def bag_bounds(
     (with ``include_last_offset``, one more entry: the end of the last bag, CSR style; ids
     after it belong to no bag and are ignored).
 
+    Examples
+    --------
     >>> bag_bounds(np.array([4, 1, 2, 7, 3]), [0, 2, 2], False)[1]
     array([0, 2, 2, 5])
     >>> bag_bounds(np.array([[4, 1], [2, 7]]), None, False)[1]
@@ -107,6 +109,8 @@ def _check_offsets(offsets: np.ndarray, n: int, include_last_offset: bool) -> No
 def bag_of_positions(bounds: np.ndarray, n: int) -> np.ndarray:
     """The bag of each of ``n`` positions, ``-1`` for positions after the last bag.
 
+    Examples
+    --------
     >>> bag_of_positions(np.array([0, 2, 2, 3]), 4)
     array([ 0,  0,  2, -1])
     """
@@ -155,6 +159,8 @@ def bag_sum(
 ) -> tuple[np.ndarray, np.ndarray]:
     """``(out, sizes)``: per-bag (weighted) sums, or means, and each bag's non-padding size.
 
+    Examples
+    --------
     >>> E = np.arange(8.0).reshape(4, 2)
     >>> out, sizes = bag_sum(E, np.array([1, 3, 0, 2]), np.array([0, 2, 2, 4]), padding_idx=0)
     >>> out, sizes
@@ -206,6 +212,8 @@ def bag_max(
 
     Ties go to the first position holding the maximum; empty bags give zeros and ``-1``.
 
+    Examples
+    --------
     >>> E = np.array([[0.0, 5.0], [3.0, 1.0], [3.0, 2.0]])
     >>> bag_max(E, np.array([1, 2, 0]), np.array([0, 2, 2, 3]))
     (array([[3., 2.],
@@ -268,6 +276,8 @@ def bag_scatter_add(
     The same sums, in the same order, as ``scatter_add_rows(ids, grad[bags], num_rows,
     scale=scale)``, without materialising the ``(K, d)`` rows ``grad[bags]``.
 
+    Examples
+    --------
     >>> g = bag_scatter_add(np.array([4, 1, 4]), np.array([0, 0, 1]), np.eye(2), 6)
     >>> g.indices, g.values
     (array([1, 4]), array([[1., 0.],
@@ -294,6 +304,8 @@ def bag_matrix_reference(
 ) -> np.ndarray:
     """The dense ``(B, V)`` matrix ``M`` with ``sum/mean bags == M @ E`` and ``dE == M.T @ G``.
 
+    Examples
+    --------
     >>> bag_matrix_reference(np.array([1, 1, 2]), np.array([0, 3]), 4, mean=True)
     array([[0.        , 0.66666667, 0.33333333, 0.        ]])
     """

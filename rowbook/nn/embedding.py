@@ -80,9 +80,10 @@ class Embedding(Module):
     ----------
     weight : Parameter of shape ``(num_embeddings, embedding_dim)``, initialised from N(0, 1).
 
-    Shape:
-        - Input: ``(*)``, integer ids of any shape
-        - Output: ``(*, embedding_dim)``
+    Shape
+    -----
+    - Input: ``(*)``, integer ids of any shape
+    - Output: ``(*, embedding_dim)``
 
     Examples
     --------
@@ -162,6 +163,8 @@ class Embedding(Module):
         The padding row is *not* zeroed (the table is used as given); ``freeze=True``
         (default) makes the table non-trainable (``weight.requires_grad = False``).
 
+        Examples
+        --------
         >>> emb = Embedding.from_pretrained(np.array([[1.0, 2.3, 3.0], [4.0, 5.1, 6.3]]))
         >>> emb([1]).numpy()
         array([[4. , 5.1, 6.3]])
@@ -190,10 +193,11 @@ class EmbeddingBag(Module):
     include_last_offset : offsets carry the end of the last bag as an extra entry.
     padding_idx : row excluded from the bags, zeroed at initialisation, never updated.
 
-    Shape:
-        - Input: ``(B, N)`` bags of N ids, or ``(n,)`` ids with offsets ``(B,)``
-          (``(B + 1,)`` with include_last_offset); per_sample_weights as the input
-        - Output: ``(B, embedding_dim)``
+    Shape
+    -----
+    - Input: ``(B, N)`` bags of N ids, or ``(n,)`` ids with offsets ``(B,)``
+      (``(B + 1,)`` with include_last_offset); per_sample_weights as the input
+    - Output: ``(B, embedding_dim)``
 
     Examples
     --------

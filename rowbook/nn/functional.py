@@ -62,6 +62,8 @@ def one_hot(ids: Any, num_classes: int = -1, *, dtype: Any = np.int64) -> Tensor
     -------
     Tensor of shape ``(*, num_classes)``.
 
+    Examples
+    --------
     >>> one_hot([2, 0], 3).numpy()
     array([[0, 0, 1],
            [1, 0, 0]])
@@ -107,11 +109,14 @@ def embedding(
     sparse : give ``weight`` a :class:`~rowbook.autograd.RowSparse` gradient (only the
         looked-up rows, padding row left out) instead of a dense ``(V, d)`` array.
 
-    Shape:
-        - ids: ``(*)``, any shape including ``()`` and empty
-        - weight: ``(V, d)``
-        - output: ``(*, d)``
+    Shape
+    -----
+    - ids: ``(*)``, any shape including ``()`` and empty
+    - weight: ``(V, d)``
+    - output: ``(*, d)``
 
+    Examples
+    --------
     >>> E = Tensor(np.arange(6.0).reshape(3, 2), requires_grad=True)
     >>> out = embedding([2, 0, 2], E)
     >>> out.numpy()
@@ -181,12 +186,15 @@ def embedding_bag(
     include_last_offset : ``offsets`` has one more entry, the end of the last bag (CSR
         style); ids after it belong to no bag and are ignored.
 
-    Shape:
-        - ids: ``(B, N)``, or ``(n,)`` with offsets ``(B,)`` (``(B + 1,)`` with
-          include_last_offset)
-        - weight: ``(V, d)``
-        - output: ``(B, d)``
+    Shape
+    -----
+    - ids: ``(B, N)``, or ``(n,)`` with offsets ``(B,)`` (``(B + 1,)`` with
+      include_last_offset)
+    - weight: ``(V, d)``
+    - output: ``(B, d)``
 
+    Examples
+    --------
     >>> E = np.arange(8.0).reshape(4, 2)
     >>> embedding_bag([1, 3, 0, 2], E, offsets=[0, 2, 2], mode="sum").numpy()
     array([[ 8., 10.],

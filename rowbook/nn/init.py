@@ -5,6 +5,8 @@ model built twice with the same generator state has the same weights. Values are
 in float64 and cast to the parameter's dtype, so float32 and float64 tables built from
 the same seed agree to float32 precision.
 
+Examples
+--------
 >>> import numpy as np
 >>> from rowbook.nn import Parameter
 >>> w = Parameter(np.empty((2, 3), dtype=np.float32))
@@ -52,6 +54,8 @@ def _fill(tensor: Tensor, values: np.ndarray) -> Tensor:
 def fan_in_and_fan_out(shape: tuple[int, ...]) -> tuple[int, int]:
     """PyTorch's convention for a ``(out_features, in_features, *kernel)`` weight.
 
+    Examples
+    --------
     >>> fan_in_and_fan_out((3, 5))
     (5, 3)
     """

@@ -19,9 +19,10 @@ class Linear(Module):
     Applied to one-hot rows, ``Linear`` with ``W = E.T`` is an embedding lookup: the
     output and the gradient for ``E`` are the same (the tests check it).
 
-    Shape:
-        - Input: ``(*, in_features)``
-        - Output: ``(*, out_features)``
+    Shape
+    -----
+    - Input: ``(*, in_features)``
+    - Output: ``(*, out_features)``
     """
 
     def __init__(

@@ -48,6 +48,8 @@ def as_table(weight: Any) -> Tensor:
 def as_ids(ids: Any, name: str = "ids", what: str = "token ids") -> np.ndarray:
     """Integer ids of any shape as an int64 array; floats, bools and strings are refused.
 
+    Examples
+    --------
     >>> as_ids([[2, 3], [4, 2]])
     array([[2, 3],
            [4, 2]])
@@ -88,6 +90,8 @@ def check_ids_in_range(
 def normalize_padding_idx(padding_idx: Any, num_embeddings: int) -> int | None:
     """``None``, or ``padding_idx`` in ``0..V-1`` (a negative one counts from the end).
 
+    Examples
+    --------
     >>> normalize_padding_idx(-1, 7)
     6
     """
@@ -127,6 +131,8 @@ def embedding_renorm_(
     (the scale is computed in float64 and applied in ``weight``'s dtype, as PyTorch does);
     other rows, and rows not in ``ids``, are untouched.
 
+    Examples
+    --------
     >>> w = np.array([[3.0, 4.0], [0.3, 0.4], [6.0, 8.0]])
     >>> _ = embedding_renorm_(w, np.array([0, 1, 0]), max_norm=1.0)
     >>> np.round(w, 6)
@@ -150,6 +156,8 @@ def id_counts(ids: np.ndarray) -> np.ndarray:
 
     ``scale_grad_by_freq`` divides each position's gradient by this count.
 
+    Examples
+    --------
     >>> id_counts(np.array([2, 3, 2, 2]))
     array([3, 1, 3, 3])
     """

@@ -138,10 +138,11 @@ def cross_entropy(
     label_smoothing
         ``eps`` in ``[0, 1]``: the target mixes ``1 - eps`` of the label with a uniform ``eps``.
 
-    Shape:
-        - logits: ``(N, C)``, ``(C,)`` or ``(N, C, d1, ..., dk)``
-        - targets: ``(N,)``, ``()`` or ``(N, d1, ..., dk)``; probabilities: the logits' shape
-        - output: scalar, or the targets' shape (class axis removed) with ``reduction="none"``
+    Shape
+    -----
+    - logits: ``(N, C)``, ``(C,)`` or ``(N, C, d1, ..., dk)``
+    - targets: ``(N,)``, ``()`` or ``(N, d1, ..., dk)``; probabilities: the logits' shape
+    - output: scalar, or the targets' shape (class axis removed) with ``reduction="none"``
 
     Examples
     --------
@@ -292,8 +293,9 @@ def binary_cross_entropy_with_logits(
     reduction
         ``"mean"``, ``"sum"`` or ``"none"``.
 
-    Shape:
-        - logits, targets: ``(*)``; output: scalar, or ``(*)`` with ``reduction="none"``
+    Shape
+    -----
+    - logits, targets: ``(*)``; output: scalar, or ``(*)`` with ``reduction="none"``
 
     Examples
     --------
@@ -344,9 +346,10 @@ def mse_loss(input: Any, target: Any, *, reduction: Reduction = "mean") -> Tenso
 
     Shapes broadcast with NumPy's rules (PyTorch warns but does the same).
 
-    Shape:
-        - input, target: broadcastable; output: scalar, or the broadcast shape with
-          ``reduction="none"``
+    Shape
+    -----
+    - input, target: broadcastable; output: scalar, or the broadcast shape with
+      ``reduction="none"``
 
     Examples
     --------

@@ -36,6 +36,8 @@ __all__ = [
 def sinusoidal_table(num_positions: int, d_model: int, base: float = 10000.0) -> np.ndarray:
     """The (num_positions, d_model) sinusoidal table in float64.
 
+    Examples
+    --------
     >>> sinusoidal_table(2, 4).round(4)
     array([[0.    , 1.    , 0.    , 1.    ],
            [0.8415, 0.5403, 0.01  , 1.    ]])
@@ -63,9 +65,10 @@ def _scaled(x: Tensor, scale: bool) -> Tensor:
 class SinusoidalPositionalEncoding(Module):
     """``x * sqrt(d) (optional) + PE[:T]`` with the fixed sinusoidal table.
 
-    Shape:
-        - Input: ``(*, T, d_model)`` token embeddings
-        - Output: same shape
+    Shape
+    -----
+    - Input: ``(*, T, d_model)`` token embeddings
+    - Output: same shape
     """
 
     def __init__(self, d_model: int, max_len: int = 5000, *, base: float = 10000.0,
@@ -85,9 +88,10 @@ class SinusoidalPositionalEncoding(Module):
 class LearnedPositionalEmbedding(Module):
     """``x * sqrt(d) (optional) + P[0:T]`` with a learned (max_len, d) table ``P``.
 
-    Shape:
-        - Input: ``(*, T, d_model)`` token embeddings
-        - Output: same shape
+    Shape
+    -----
+    - Input: ``(*, T, d_model)`` token embeddings
+    - Output: same shape
     """
 
     def __init__(self, max_len: int, d_model: int, *, scale: bool = False, std: float = 0.02,
@@ -115,9 +119,10 @@ class RotaryEmbedding(Module):
     (``x[..., i]`` with ``x[..., i + dim/2]``), the GPT-NeoX / Llama convention; pass
     ``interleaved=True`` for the paper's ``(x[2i], x[2i+1])`` pairs.
 
-    Shape:
-        - Input: ``(*, T, dim)`` queries or keys; ``positions`` ``(T,)`` (default ``0..T-1``)
-        - Output: same shape
+    Shape
+    -----
+    - Input: ``(*, T, dim)`` queries or keys; ``positions`` ``(T,)`` (default ``0..T-1``)
+    - Output: same shape
     """
 
     def __init__(self, dim: int, *, base: float = 10000.0, interleaved: bool = False) -> None:
@@ -159,9 +164,10 @@ class RotaryEmbedding(Module):
 class TiedOutput(Module):
     """Output logits ``h @ E.T (+ b)`` that share the input embedding table ``E``.
 
-    Shape:
-        - Input: ``(*, d)`` hidden states
-        - Output: ``(*, V)`` logits
+    Shape
+    -----
+    - Input: ``(*, d)`` hidden states
+    - Output: ``(*, V)`` logits
     """
 
     def __init__(self, embedding: Module, bias: bool = False) -> None:

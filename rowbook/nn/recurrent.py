@@ -38,6 +38,8 @@ State = tuple[Tensor, Tensor]
 def lengths_to_mask(lengths: Any, max_length: int | None = None) -> np.ndarray:
     """``(B, T)`` boolean mask, True on the first ``lengths[b]`` positions of row ``b``.
 
+    Examples
+    --------
     >>> lengths_to_mask([2, 0, 3]).astype(int)
     array([[1, 1, 0],
            [0, 0, 0],
@@ -119,9 +121,10 @@ class LSTMCell(Module):
     dtype : parameter dtype.
     rng : generator or seed for the U(-1/sqrt(H), 1/sqrt(H)) initialisation.
 
-    Shape:
-        - Input: ``(B, I)``; state ``(h, c)`` each ``(B, H)``, zeros when omitted
-        - Output: ``(h', c')``, each ``(B, H)``
+    Shape
+    -----
+    - Input: ``(B, I)``; state ``(h, c)`` each ``(B, H)``, zeros when omitted
+    - Output: ``(h', c')``, each ``(B, H)``
     """
 
     def __init__(self, input_size: int, hidden_size: int, bias: bool = True, *,
@@ -166,11 +169,12 @@ class LSTM(Module):
     ----------
     weight_ih_l{k}, weight_hh_l{k}, bias_ih_l{k}, bias_hh_l{k} : PyTorch's parameters.
 
-    Shape:
-        - Input: ``(B, T, I)``; optional ``mask`` ``(B, T)`` or ``lengths`` ``(B,)``;
-          optional state ``(h_0, c_0)`` each ``(num_layers, B, H)``
-        - Output: ``output`` ``(B, T, H)`` (the last layer's ``h_t``, zeros where masked)
-          and ``(h_n, c_n)`` each ``(num_layers, B, H)``
+    Shape
+    -----
+    - Input: ``(B, T, I)``; optional ``mask`` ``(B, T)`` or ``lengths`` ``(B,)``;
+      optional state ``(h_0, c_0)`` each ``(num_layers, B, H)``
+    - Output: ``output`` ``(B, T, H)`` (the last layer's ``h_t``, zeros where masked)
+      and ``(h_n, c_n)`` each ``(num_layers, B, H)``
 
     Examples
     --------

@@ -49,6 +49,8 @@ class Adam(Optimizer):
     amsgrad : bool
         Divide by the running maximum of ``v`` instead of ``v`` (Reddi et al., 2018).
 
+    Notes
+    -----
     Row-sparse gradients are refused: use :class:`SparseAdam` for them.
 
     Examples

@@ -44,6 +44,8 @@ def check_range(
 ) -> None:
     """Raise unless ``value`` is a real number in the interval ``low .. high``.
 
+    Examples
+    --------
     >>> check_range("Adam", "eps", 1e-8, 0.0)
     >>> check_range("Adam", "betas[0]", 1.0, 0.0, 1.0)
     Traceback (most recent call last):

@@ -3,6 +3,8 @@
 Invalid UTF-8 is an error by default, naming the byte offset and line, so a corrupt or
 mis-encoded corpus is noticed; ``errors="replace"`` substitutes U+FFFD instead.
 
+Examples
+--------
 >>> import os, tempfile
 >>> path = os.path.join(tempfile.mkdtemp(), "corpus.txt")
 >>> _ = open(path, "wb").write(b"caf\\xc3\\xa9\\nbad \\xff byte\\r\\n")

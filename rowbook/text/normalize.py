@@ -12,6 +12,8 @@ steps, always in this order:
 5. collapse whitespace: every run of Unicode whitespace becomes one space;
 6. strip: drop leading and trailing whitespace.
 
+Examples
+--------
 >>> Normalizer(case="lower", strip=True)("  The Cat ")
 'the cat'
 >>> Normalizer(unicode_form="NFKC")("ﬁne ①")
@@ -43,6 +45,8 @@ _EDGE_WHITESPACE = regex.compile(r"\A\s+|\s+\Z")
 def strip_accents(text: str, unicode_form: UnicodeForm | None = "NFC") -> str:
     """Remove combining marks: decompose, drop category ``Mn``, recompose with ``unicode_form``.
 
+    Examples
+    --------
     >>> strip_accents("naïve café")
     'naive cafe'
     >>> strip_accents("Ångström", unicode_form=None)
@@ -75,6 +79,8 @@ class Normalizer:
     strip : bool, default False
         Remove leading and trailing whitespace.
 
+    Notes
+    -----
     Whitespace means the Unicode ``White_Space`` property (regex ``\\s``) in both
     whitespace steps.
 

@@ -5,6 +5,8 @@ tokenizer, a :class:`~rowbook.text.Vocab` numbers the tokens (``<pad>`` = 0,
 ``<unk>`` = 1, ...). With a :class:`~rowbook.text.ByteLevelBPE` and no vocab, the BPE's
 own ids are used and its ``"<pad>"`` special token (if any) pads batches.
 
+Examples
+--------
 >>> from rowbook.text import Normalizer, WordTokenizer, Vocab
 >>> pipe = TextPipeline(Normalizer(case="lower", strip=True), WordTokenizer(), Vocab())
 >>> pipe = pipe.fit(["The cat sat on the mat"])
@@ -56,6 +58,8 @@ class TextPipeline:
         Numbers the tokens. ``None`` means ``Vocab()`` for a word or character tokenizer,
         and the BPE's own ids for a :class:`ByteLevelBPE`.
 
+    Notes
+    -----
     :meth:`fit` fits the components that are not fitted yet (an unfitted BPE, then the
     vocabulary) and keeps already fitted ones, such as a loaded ``tokenizer.json``.
     """

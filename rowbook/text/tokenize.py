@@ -8,6 +8,8 @@ Two tokenizers without learned state live here; the learned subword tokenizer is
 * :class:`CharTokenizer` returns code points, or grapheme clusters (what a reader
   sees as one character: ``"e"`` plus a combining accent, a flag emoji).
 
+Examples
+--------
 >>> WordTokenizer()("The cat, it's 3.5 m long!")
 ['The', 'cat', ',', "it's", '3', '.', '5', 'm', 'long', '!']
 >>> WordTokenizer(pattern=None)("The cat, it's")

@@ -8,6 +8,8 @@ raise a ``KeyError`` when the vocabulary has no ``<unk>``.
 
 Seed 001's example:
 
+Examples
+--------
 >>> vocab = Vocab().fit([["the", "cat", "sat", "on", "the", "mat"]])
 >>> vocab.stoi
 {'<pad>': 0, '<unk>': 1, 'the': 2, 'cat': 3, 'sat': 4, 'on': 5, 'mat': 6}

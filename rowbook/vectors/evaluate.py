@@ -58,6 +58,8 @@ _SCORES_PER_BLOCK = 1 << 22  # floats in one (questions x keys) score block
 def restricted_vocab(keys: Sequence[str], stop: int, case_insensitive: bool) -> dict[str, int]:
     """Map the first ``stop`` keys (upper-cased if ``case_insensitive``) to their rows; first wins.
 
+    Examples
+    --------
     >>> restricted_vocab(["king", "King", "queen", "rare"], 3, True)
     {'KING': 0, 'QUEEN': 2}
     """

@@ -48,6 +48,8 @@ PathLike = str | os.PathLike[str]
 def check_word2vec_key(key: str, index: int) -> None:
     """Raise if ``key`` cannot be stored in a word2vec file.
 
+    Examples
+    --------
     >>> check_word2vec_key("naïve_κλειδί-\\t", 0)
     >>> check_word2vec_key("new york", 7)  # doctest: +ELLIPSIS
     Traceback (most recent call last):

@@ -36,6 +36,8 @@ EPSILON = 1e-6  # 3CosMul's guard against division by zero, as in gensim
 def restrict_stop(restrict_vocab: int | None, n_keys: int) -> int:
     """Number of leading rows a ``restrict_vocab`` argument lets a query search.
 
+    Examples
+    --------
     >>> restrict_stop(None, 50), restrict_stop(10, 50), restrict_stop(300_000, 50)
     (50, 10, 50)
     """
@@ -58,6 +60,8 @@ def unit_rows(vectors: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     A zero row keeps norm 0 and stays zero, so its cosine with anything is 0 (gensim
     divides by the zero norm and gets NaN).
 
+    Examples
+    --------
     >>> norms, unit = unit_rows(np.array([[3.0, 4.0], [0.0, 0.0]], dtype=np.float32))
     >>> norms
     array([5., 0.], dtype=float32)
@@ -76,6 +80,8 @@ def top_k(scores: np.ndarray, k: int) -> np.ndarray:
 
     Equal scores straddling the k-th place may be chosen either way (as in gensim).
 
+    Examples
+    --------
     >>> top_k(np.array([0.1, 0.9, 0.5, 0.7]), 2)
     array([1, 3])
     >>> top_k(np.array([[0.1, 0.9, 0.5], [0.3, 0.2, 0.1]]), 5)
@@ -97,6 +103,8 @@ def top_k_rows(scores: np.ndarray, k: int) -> np.ndarray:
     One pass per row keeping the k best in a sorted buffer: the order of a stable sort of
     ``-scores`` (ties to the lower index, NaN last).
 
+    Examples
+    --------
     >>> top_k_rows(np.array([[0.1, 0.9, 0.5], [0.3, np.nan, 0.1]]), 2)
     array([[1, 2],
            [0, 2]])
@@ -138,6 +146,8 @@ def cos_add_direction(terms: np.ndarray, weights: np.ndarray) -> np.ndarray:
     normalised; ranking rows by cosine with it is ranking by
     ``cos(x, b) - cos(x, a) + cos(x, c)``.
 
+    Examples
+    --------
     >>> cos_add_direction(np.array([[1.0, 0.0], [0.0, 1.0]]), np.array([1.0, -1.0]))
     array([ 0.70710678, -0.70710678])
     """
@@ -156,6 +166,8 @@ def cos_mul_scores(
     ``positive`` and ``negative`` hold (Q, d) arrays, one per term. Returns (Q, V):
     ``prod_p cos'(x, p) / (prod_n cos'(x, n) + EPSILON)`` with ``cos' = (1 + cos) / 2``.
 
+    Examples
+    --------
     >>> unit = np.eye(2, dtype=np.float32)
     >>> cos_mul_scores(unit, [np.array([[1.0, 0.0]], np.float32)], [])
     array([[0.999999, 0.4999995]], dtype=float32)

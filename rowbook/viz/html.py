@@ -68,6 +68,8 @@ hover: label &middot; double-click: reset</span>
 def script_json(payload: Any) -> str:
     """JSON text that is safe inside a ``<script>`` element: no ``<``, ``>`` or ``&``.
 
+    Examples
+    --------
     >>> script_json({"label": "</script><b>x & y"})
     '{"label": "\\\\u003c/script\\\\u003e\\\\u003cb\\\\u003ex \\\\u0026 y"}'
     >>> json.loads(script_json({"label": "</script>"}))["label"]

@@ -112,6 +112,8 @@ def _label_offsets(coords: np.ndarray, box: tuple[float, float] = (0.1, 0.035)) 
     Point ``i`` is close to an earlier point when they differ by less than ``box`` (a share
     of the x and y ranges); its label moves down one line per such earlier point.
 
+    Examples
+    --------
     >>> _label_offsets(np.array([[0.0, 0.0], [1.0, 1.0], [0.05, 0.001]]))
     [4.0, 4.0, -7.0]
     """

@@ -53,6 +53,8 @@ def hue_colors(n: int, *, saturation: float = 0.85, value: float = 0.9) -> list[
 
     Handy for anything that lives on a wheel (the colour-harmony table).
 
+    Examples
+    --------
     >>> hue_colors(3)
     ['#e62222', '#22e622', '#2222e6']
     """
@@ -65,6 +67,8 @@ def hue_colors(n: int, *, saturation: float = 0.85, value: float = 0.9) -> list[
 def group_colors(groups: Sequence[Any]) -> tuple[list[str], list[tuple[str, str]]]:
     """One palette colour per distinct group (first-seen order, cycling after 10).
 
+    Examples
+    --------
     >>> group_colors(["a", "b", "a"])
     (['#1f77b4', '#ff7f0e', '#1f77b4'], [('a', '#1f77b4'), ('b', '#ff7f0e')])
     """
@@ -77,6 +81,8 @@ def group_colors(groups: Sequence[Any]) -> tuple[list[str], list[tuple[str, str]
 def cosine_matrix(X: np.ndarray) -> np.ndarray:
     """``(n, n)`` cosine similarity of the rows of ``X``; a zero row scores 0 with everything.
 
+    Examples
+    --------
     >>> cosine_matrix(np.array([[1.0, 0.0], [1.0, 1.0], [0.0, 0.0]])).round(3)
     array([[1.   , 0.707, 0.   ],
            [0.707, 1.   , 0.   ],

@@ -25,6 +25,8 @@ METHOD_NAMES = {"pca": "PCA", "tsne": "t-SNE", "none": "raw coordinates"}  # for
 def flip_signs(components: np.ndarray) -> np.ndarray:
     """Flip each row so that its largest-|value| entry is positive (first one on ties).
 
+    Examples
+    --------
     >>> flip_signs(np.array([[0.6, -0.8], [-0.8, -0.6]]))
     array([[-0.6,  0.8],
            [ 0.8,  0.6]])
@@ -141,6 +143,8 @@ def project(X: np.ndarray, n_components: int = 2, *, method: Method = "pca",
     ``"tsne"`` calls :func:`tsne`, and ``"none"`` uses the columns as they are (``d``
     must equal ``n_components``).
 
+    Examples
+    --------
     >>> coords, names = project(np.array([[0.0, 0.0], [2.0, 0.0], [1.0, 1.0]]), 1)
     >>> coords.ravel(), names
     (array([-1.,  1.,  0.]), ['PC1 (75.0%)'])

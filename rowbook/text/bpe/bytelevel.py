@@ -13,6 +13,8 @@ each byte is shown as one Unicode character:
 Before the bytes are seen, text is pre-split by :data:`GPT2_PATTERN` so merges never
 cross word boundaries, and a leading space stays attached to the word after it.
 
+Examples
+--------
 >>> to_byte_level("héllo world\\n")
 'hÃ©lloĠworldĊ'
 >>> from_byte_level('hÃ©lloĠworldĊ').decode("utf-8")
@@ -63,6 +65,8 @@ _BYTE_ORDER = np.array(sorted(range(256), key=lambda b: BYTE_TO_UNICODE[b]), dty
 def byte_alphabet() -> list[str]:
     """The 256 byte characters sorted by code point: the order ``tokenizers`` gives them ids.
 
+    Examples
+    --------
     >>> alphabet = byte_alphabet()
     >>> len(alphabet), alphabet[:3], alphabet[-1]
     (256, ['!', '"', '#'], 'Ń')

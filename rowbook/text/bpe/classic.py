@@ -12,6 +12,8 @@ every pair after each merge, and takes the first pair of maximal count in the or
 pairs were first met. :func:`learn_bpe` is that algorithm; on the paper's toy corpus it
 gives the paper's merges:
 
+Examples
+--------
 >>> corpus = {"low": 5, "lower": 2, "newest": 6, "widest": 3}
 >>> [step.token for step in learn_bpe(corpus, 10)]
 ['es', 'est', 'est</w>', 'lo', 'low', 'ne', 'new', 'newest</w>', 'low</w>', 'wi']
@@ -61,6 +63,8 @@ class MergeStep:
 def count_pairs(words: Mapping[tuple[Hashable, ...], int]) -> dict[tuple, int]:
     """Frequency of each adjacent symbol pair, in order of first appearance.
 
+    Examples
+    --------
     >>> count_pairs({("l", "o", "w"): 5, ("l", "o", "t"): 2})
     {('l', 'o'): 7, ('o', 'w'): 5, ('o', 't'): 2}
     """
@@ -74,6 +78,8 @@ def count_pairs(words: Mapping[tuple[Hashable, ...], int]) -> dict[tuple, int]:
 def merge_pair(symbols: tuple, pair: tuple, new: Hashable) -> tuple:
     """Replace each occurrence of ``pair`` in ``symbols``, left to right, by ``new``.
 
+    Examples
+    --------
     >>> merge_pair(("a", "a", "a", "b"), ("a", "a"), "aa")
     ('aa', 'a', 'b')
     """
@@ -145,6 +151,8 @@ def learn_merges_recount(
 
     Returns ``(left, right, new_id, count)`` per merge.
 
+    Examples
+    --------
     >>> learn_merges_recount({(0, 1, 2): 3, (1, 2): 1}, ["a", "b", "c"], 5)
     [(1, 2, 3, 4), (0, 3, 4, 3)]
     """

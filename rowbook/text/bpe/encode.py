@@ -24,6 +24,8 @@ _LOW = np.int64(0xFFFFFFFF)
 def pair_key(left: int, right: int) -> int:
     """The int64 key of a pair: ordering keys orders pairs by ``(left, right)``.
 
+    Examples
+    --------
     >>> pair_key(1, 2) < pair_key(1, 3) < pair_key(2, 0)
     True
     """
@@ -149,6 +151,8 @@ def encode_word_reference(symbols: Sequence[int], ranks: Mapping[tuple[int, int]
 
     ``ranks[(left, right)] = (rank, new_id)``.
 
+    Examples
+    --------
     >>> encode_word_reference([0, 1, 2], {(1, 2): (0, 3), (0, 3): (1, 4)})
     [4]
     """

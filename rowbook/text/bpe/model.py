@@ -13,6 +13,8 @@ merge) and reads and writes its ``tokenizer.json`` form; see :mod:`rowbook.text.
 On the BPE paper's toy corpus (no end-of-word symbol here; see
 :mod:`rowbook.text.bpe.classic` for the paper's exact character-level run):
 
+Examples
+--------
 >>> bpe = ByteLevelBPE().fit_word_counts(
 ...     {"low": 5, "lower": 2, "newest": 6, "widest": 3}, vocab_size=263, min_frequency=2)
 >>> [(step.token, step.count) for step in bpe.merge_trace]

@@ -286,6 +286,8 @@ def learn(
     Ids: ``specials`` in order, the 256 byte symbols in code point order, then one per
     merge with a new spelling (the layout ``tokenizers`` gives its vocabulary).
 
+    Examples
+    --------
     >>> vocab, merges, trace = learn({"hug": 10, "pug": 5, "hugs": 5}, 259, 2, ["<pad>"])
     >>> merges, [step.count for step in trace]
     ([('u', 'g'), ('h', 'ug')], [20, 15])
