@@ -133,6 +133,7 @@ def run_block(block: Block, namespace: dict) -> None:
         runner = doctest.DocTestRunner(optionflags=FLAGS)
         out = io.StringIO()
         result = runner.run(test, out=out.write, clear_globs=False)
+        namespace.update(test.globs)  # DocTest works on a copy; the next block continues it
         assert result.failed == 0, out.getvalue()
         return
     stdout = io.StringIO()
