@@ -10,7 +10,7 @@ from rowbook.demo._context import Context, matrix
 
 __all__ = ["HAND_TABLE", "TARGETS", "lookup_walkthrough"]
 
-# Seed 001's hand-written 7 x 4 table: one row per vocabulary entry.
+# The cat sat on the mat example's hand-written 7 x 4 table: one row per vocabulary entry.
 HAND_TABLE = np.array(
     [
         [0.00, 0.00, 0.00, 0.00],  # <pad>

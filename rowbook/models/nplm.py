@@ -69,8 +69,8 @@ class NPLMNet(Module):
         rng = init.as_generator(rng)
         self.context, self.dim, self.tied = context, dim, tied
         self.C = Embedding(vocab_size, dim, sparse=sparse, dtype=dtype, rng=rng)
-        # N(0, 0.1^2) as in seed 004; tied, the rows are also output vectors: N(0, 1/d) starts
-        # the scores h @ C^T at unit scale.
+        # N(0, 0.1^2) as in the language model example; tied, the rows are also output
+        # vectors: N(0, 1/d) starts the scores h @ C^T at unit scale.
         init.normal_(self.C.weight, std=1.0 / math.sqrt(dim) if tied else 0.1, rng=rng)
         self.H = Linear(context * dim, hidden, dtype=dtype, rng=rng)  # weights H, bias d
         if tied:

@@ -1,7 +1,7 @@
 """Text to ids: normalize -> tokenize -> vocab -> NumPy int64 arrays.
 
-Seed 001's first four stages. Nothing here depends on the autograd engine; the
-int64 arrays it produces are what :class:`rowbook.nn.Embedding` looks up.
+The first four stages of the pipeline, as in the cat sat on the mat example. Nothing here
+depends on the autograd engine; the int64 arrays it produces are what :class:`rowbook.nn.Embedding` looks up.
 """
 
 from rowbook.text.bpe import GPT2_PATTERN, ByteLevelBPE, MergeStep, learn_bpe, segment

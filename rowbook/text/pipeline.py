@@ -1,7 +1,7 @@
 """TextPipeline: normalize -> tokenize -> vocab -> int64 ids, one object, one fit.
 
-The three stages of seed 001 before the embedding lookup. With a word or character
-tokenizer, a :class:`~rowbook.text.Vocab` numbers the tokens (``<pad>`` = 0,
+The three stages before the embedding lookup, as in the cat sat on the mat example. With a
+word or character tokenizer, a :class:`~rowbook.text.Vocab` numbers the tokens (``<pad>`` = 0,
 ``<unk>`` = 1, ...). With a :class:`~rowbook.text.ByteLevelBPE` and no vocab, the BPE's
 own ids are used and its ``"<pad>"`` special token (if any) pads batches.
 

@@ -54,7 +54,7 @@ def test_demo_lookup_numbers(demo_dir):
     E = HAND_TABLE.astype(np.float64)
     residual = E[ids] - TARGETS[:, None]  # (6, 4)
     assert result["loss"] == pytest.approx(np.mean(residual**2), rel=1e-6)
-    assert round(result["loss"], 4) == 0.1977  # seed 001's worked example
+    assert round(result["loss"], 4) == 0.1977  # the cat sat on the mat example
     grad = np.zeros_like(E)
     np.add.at(grad, ids, 2 * residual / residual.size)
     for token, row in result["gradient_rows"].items():

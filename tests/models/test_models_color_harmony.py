@@ -1,4 +1,4 @@
-"""Seed 003's colour-harmony predictor: the dataset rules and the trained table."""
+"""The colour-harmony example's predictor: the dataset rules and the trained table."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Embedding: lookup == one-hot matmul, Linear on one-hot, seed 001's worked example, the layer.
+"""Embedding: lookup == one-hot matmul, Linear on one-hot, the cat sat on the mat example.
 
 PyTorch parity over every option combination is in test_nn_embedding_torch.py; the bad
 inputs are in test_nn_functional.py.
@@ -53,9 +53,9 @@ def test_lookup_gradient_equals_one_hot_transpose_matmul(dtype):
 
 
 def test_linear_on_one_hot_with_weight_E_transposed_is_the_lookup():
-    """Seed 002: nn.Linear(V, d, bias=False) with weight E.T on one-hot rows == Embedding."""
+    """nn.Linear(V, d, bias=False) with weight E.T on one-hot rows == Embedding."""
     torch.manual_seed(123)
-    E = torch.nn.Embedding(4, 5).weight.detach().numpy().copy()  # the table seed 002 prints
+    E = torch.nn.Embedding(4, 5).weight.detach().numpy().copy()  # torch's one-hot example table
     ids = np.array([2, 3, 1])
     emb = Embedding.from_pretrained(E.copy(), freeze=False)
     linear = Linear(4, 5, bias=False)
@@ -84,7 +84,7 @@ def test_linear_and_lookup_gradients_agree_with_duplicate_ids():
     np.testing.assert_allclose(emb.weight.grad, linear.weight.grad.T, rtol=1e-14, atol=1e-15)
 
 
-# -- seed 001: "The cat sat on the mat" ---------------------------------------------------
+# -- the cat sat on the mat example -------------------------------------------------------
 
 VOCAB = {"<pad>": 0, "<unk>": 1, "the": 2, "cat": 3, "sat": 4, "on": 5, "mat": 6}
 TABLE = [  # the hand-written 7 x 4 table, as decimal strings for exact fractions
@@ -99,7 +99,7 @@ TABLE = [  # the hand-written 7 x 4 table, as decimal strings for exact fraction
 TARGETS = ["0", "1", "1", "0.5", "0", "1"]  # one value per position, repeated over d = 4
 
 
-def exact_seed_001():
+def exact_cat_sat():
     """Loss and dL/dE as exact fractions: L = mean((E[ids] - T)^2) over 6 x 4 entries."""
     ids = [VOCAB[w] for w in "the cat sat on the mat".split()]
     E = [[Fraction(x) for x in row] for row in TABLE]
@@ -113,8 +113,8 @@ def exact_seed_001():
 
 
 @pytest.mark.parametrize("dtype", [np.float64, np.float32], ids=["f64", "f32"])
-def test_seed_001_worked_example(dtype):
-    ids, exact_loss, exact_grad = exact_seed_001()
+def test_cat_sat_on_the_mat_worked_example(dtype):
+    ids, exact_loss, exact_grad = exact_cat_sat()
     assert ids == [2, 3, 4, 5, 2, 6]
     emb = Embedding(7, 4, padding_idx=0, dtype=dtype, rng=0)
     emb.weight.data[...] = np.array(TABLE, dtype=float)
@@ -140,7 +140,7 @@ def test_seed_001_worked_example(dtype):
     np.testing.assert_array_equal(grad[1], 0)  # <unk>: never looked up
 
 
-def test_seed_001_padding_row_gets_no_gradient_even_when_looked_up():
+def test_cat_sat_padding_row_gets_no_gradient_even_when_looked_up():
     emb = Embedding.from_pretrained(np.array(TABLE, dtype=float), freeze=False, padding_idx=0)
     emb([0, 2, 0]).sum().backward()
     np.testing.assert_array_equal(emb.weight.grad[0], 0)

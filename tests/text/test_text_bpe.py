@@ -118,7 +118,7 @@ def test_classic_bpe_reproduces_the_paper_toy_corpus():
     steps = learn_bpe(counts, 10)
     assert [(s.left, s.right) for s in steps] == paper
     assert paper[:3] == [("e", "s"), ("es", "t"), ("est", "</w>")]  # the paper's first merges
-    assert {"low", "est</w>"} <= {s.token for s in steps}  # seed 001: "low" and "est" absorbed
+    assert {"low", "est</w>"} <= {s.token for s in steps}  # the paper: "low", "est" absorbed
     assert segment("lowest", steps) == ["low", "est</w>"]
 
 

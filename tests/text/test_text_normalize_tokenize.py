@@ -42,7 +42,7 @@ def test_whitespace_and_punctuation_steps(text):
     assert norm(text) == " ".join(no_punct.split())  # str.split agrees with \s on this alphabet
 
 
-def test_seed_001_normalization():
+def test_cat_sat_on_the_mat_normalization():
     assert Normalizer(case="lower", strip=True)("The cat sat on the mat ") == "the cat sat on the mat"
 
 

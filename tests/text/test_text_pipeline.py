@@ -23,7 +23,7 @@ def seed_pipeline() -> TextPipeline:
     return TextPipeline(Normalizer(case="lower", strip=True), WordTokenizer(), Vocab())
 
 
-def test_seed_001_pipeline():
+def test_cat_sat_on_the_mat_pipeline():
     pipe = seed_pipeline().fit(["The cat sat on the mat"])
     assert pipe.encode("The cat sat on the mat").tolist() == [2, 3, 4, 5, 2, 6]
     assert pipe.decode(pipe.encode(" The  cat ")) == "the cat"

@@ -1,4 +1,4 @@
-"""Vocab: seed 001's example, ordering rules against a sort written out, files, errors."""
+"""Vocab: the cat sat on the mat example, ordering rules against a sort written out, files, errors."""
 
 from __future__ import annotations
 
@@ -13,7 +13,7 @@ from hypothesis import strategies as st
 from rowbook.text import Vocab
 
 
-def test_seed_001_example_exactly():
+def test_cat_sat_on_the_mat_example_exactly():
     tokens = "the cat sat on the mat".split()
     vocab = Vocab().fit([tokens])
     assert vocab.stoi == {"<pad>": 0, "<unk>": 1, "the": 2, "cat": 3, "sat": 4, "on": 5, "mat": 6}
