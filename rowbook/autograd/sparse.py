@@ -184,10 +184,14 @@ def scatter_add_rows(
 
     Parameters
     ----------
-    ids : (N,) int64 row ids in ``[0, num_rows)``.
-    rows : (N, d) gradient rows.
-    num_rows : number of rows of the table (V).
-    scale : optional (N,) per-row multipliers (e.g. ``1 / count`` for scale_grad_by_freq).
+    ids
+        (N,) int64 row ids in ``[0, num_rows)``.
+    rows
+        (N, d) gradient rows.
+    num_rows
+        number of rows of the table (V).
+    scale
+        optional (N,) per-row multipliers (e.g. ``1 / count`` for scale_grad_by_freq).
 
     Examples
     --------

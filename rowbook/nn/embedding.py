@@ -64,21 +64,31 @@ class Embedding(Module):
 
     Parameters
     ----------
-    num_embeddings : V, the number of rows (ids ``0..V-1``).
-    embedding_dim : d, the size of each row.
-    padding_idx : a row (negative counts from the end) zeroed at initialisation that never
+    num_embeddings
+        V, the number of rows (ids ``0..V-1``).
+    embedding_dim
+        d, the size of each row.
+    padding_idx
+        a row (negative counts from the end) zeroed at initialisation that never
         receives a gradient.
-    max_norm : rescale looked-up rows whose ``norm_type``-norm exceeds it, in place, before
+    max_norm
+        rescale looked-up rows whose ``norm_type``-norm exceeds it, in place, before
         each lookup.
-    norm_type : the p of that norm. Default 2.
-    scale_grad_by_freq : divide each position's gradient by its id's count in the batch.
-    sparse : ``weight.grad`` becomes a :class:`~rowbook.autograd.RowSparse` of the touched rows.
-    dtype : dtype of a new table (float32 default).
-    rng : ``numpy.random.Generator`` or seed for the N(0, 1) initialisation.
+    norm_type
+        the p of that norm. Default 2.
+    scale_grad_by_freq
+        divide each position's gradient by its id's count in the batch.
+    sparse
+        ``weight.grad`` becomes a :class:`~rowbook.autograd.RowSparse` of the touched rows.
+    dtype
+        dtype of a new table (float32 default).
+    rng
+        ``numpy.random.Generator`` or seed for the N(0, 1) initialisation.
 
     Attributes
     ----------
-    weight : Parameter of shape ``(num_embeddings, embedding_dim)``, initialised from N(0, 1).
+    weight
+        Parameter of shape ``(num_embeddings, embedding_dim)``, initialised from N(0, 1).
 
     Shape
     -----
@@ -188,10 +198,13 @@ class EmbeddingBag(Module):
     ----------
     num_embeddings, embedding_dim, max_norm, norm_type, scale_grad_by_freq, sparse, dtype, rng
         As in :class:`Embedding`.
-    mode : ``"sum"``, ``"mean"`` (default) or ``"max"``; max supports neither
+    mode
+        ``"sum"``, ``"mean"`` (default) or ``"max"``; max supports neither
         ``scale_grad_by_freq`` nor ``sparse``.
-    include_last_offset : offsets carry the end of the last bag as an extra entry.
-    padding_idx : row excluded from the bags, zeroed at initialisation, never updated.
+    include_last_offset
+        offsets carry the end of the last bag as an extra entry.
+    padding_idx
+        row excluded from the bags, zeroed at initialisation, never updated.
 
     Shape
     -----

@@ -53,9 +53,12 @@ def one_hot(ids: Any, num_classes: int = -1, *, dtype: Any = np.int64) -> Tensor
 
     Parameters
     ----------
-    ids : integer ids of any shape ``(*)``.
-    num_classes : width V of each one-hot row; ``-1`` means ``max(ids) + 1``.
-    dtype : dtype of the result (int64 as in PyTorch; pass the table's float dtype to
+    ids
+        integer ids of any shape ``(*)``.
+    num_classes
+        width V of each one-hot row; ``-1`` means ``max(ids) + 1``.
+    dtype
+        dtype of the result (int64 as in PyTorch; pass the table's float dtype to
         multiply it with a table).
 
     Returns
@@ -97,16 +100,23 @@ def embedding(
 
     Parameters
     ----------
-    ids : integer ids of any shape, each in ``0..V-1``.
-    weight : the ``(V, d)`` table (a Tensor to receive gradients).
-    padding_idx : this row gets no gradient (it is still looked up). Negative counts from
+    ids
+        integer ids of any shape, each in ``0..V-1``.
+    weight
+        the ``(V, d)`` table (a Tensor to receive gradients).
+    padding_idx
+        this row gets no gradient (it is still looked up). Negative counts from
         the end.
-    max_norm : before the lookup, rescale *in place* each looked-up row whose
+    max_norm
+        before the lookup, rescale *in place* each looked-up row whose
         ``norm_type``-norm exceeds it to ``max_norm / (norm + 1e-7)`` times itself.
-    norm_type : the p of that norm (``math.inf`` allowed).
-    scale_grad_by_freq : divide each position's gradient by the number of times its id
+    norm_type
+        the p of that norm (``math.inf`` allowed).
+    scale_grad_by_freq
+        divide each position's gradient by the number of times its id
         occurs in ``ids``.
-    sparse : give ``weight`` a :class:`~rowbook.autograd.RowSparse` gradient (only the
+    sparse
+        give ``weight`` a :class:`~rowbook.autograd.RowSparse` gradient (only the
         looked-up rows, padding row left out) instead of a dense ``(V, d)`` array.
 
     Shape
@@ -174,16 +184,23 @@ def embedding_bag(
 
     Parameters
     ----------
-    ids : 2-D ``(B, N)`` fixed-size bags, or 1-D ids cut into bags by ``offsets``.
-    weight : the ``(V, d)`` table.
-    offsets : for 1-D ids, the start of each bag: starts at 0, non-decreasing, at most
+    ids
+        2-D ``(B, N)`` fixed-size bags, or 1-D ids cut into bags by ``offsets``.
+    weight
+        the ``(V, d)`` table.
+    offsets
+        for 1-D ids, the start of each bag: starts at 0, non-decreasing, at most
         ``len(ids)``. Must be None for 2-D ids.
-    max_norm, norm_type, scale_grad_by_freq, sparse, padding_idx : as in :func:`embedding`
+    max_norm, norm_type, scale_grad_by_freq, sparse, padding_idx
+        as in :func:`embedding`
         (``mode="max"`` supports neither ``scale_grad_by_freq`` nor ``sparse``, as PyTorch).
-    mode : ``"sum"``, ``"mean"`` or ``"max"``.
-    per_sample_weights : same shape as ``ids``, multiplies each row; only with
+    mode
+        ``"sum"``, ``"mean"`` or ``"max"``.
+    per_sample_weights
+        same shape as ``ids``, multiplies each row; only with
         ``mode="sum"``. Receives a gradient if it is a Tensor requiring one.
-    include_last_offset : ``offsets`` has one more entry, the end of the last bag (CSR
+    include_last_offset
+        ``offsets`` has one more entry, the end of the last bag (CSR
         style); ids after it belong to no bag and are ignored.
 
     Shape

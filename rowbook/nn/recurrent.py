@@ -59,10 +59,14 @@ def lstm_cell(x: Tensor, state: State, weight_t: Tensor, bias: Tensor | None) ->
 
     Parameters
     ----------
-    x : ``(B, I)`` input at this step.
-    state : ``(h, c)``, each ``(B, H)``.
-    weight_t : ``[W_ih | W_hh]^T``, ``(I + H, 4H)``, gate blocks ordered i, f, g, o.
-    bias : ``b_ih + b_hh``, ``(4H,)``, or None.
+    x
+        ``(B, I)`` input at this step.
+    state
+        ``(h, c)``, each ``(B, H)``.
+    weight_t
+        ``[W_ih | W_hh]^T``, ``(I + H, 4H)``, gate blocks ordered i, f, g, o.
+    bias
+        ``b_ih + b_hh``, ``(4H,)``, or None.
 
     Returns
     -------
@@ -116,10 +120,14 @@ class LSTMCell(Module):
 
     Parameters
     ----------
-    input_size, hidden_size : I and H.
-    bias : learn ``bias_ih`` and ``bias_hh``.
-    dtype : parameter dtype.
-    rng : generator or seed for the U(-1/sqrt(H), 1/sqrt(H)) initialisation.
+    input_size, hidden_size
+        I and H.
+    bias
+        learn ``bias_ih`` and ``bias_hh``.
+    dtype
+        parameter dtype.
+    rng
+        generator or seed for the U(-1/sqrt(H), 1/sqrt(H)) initialisation.
 
     Shape
     -----
@@ -158,16 +166,22 @@ class LSTM(Module):
 
     Parameters
     ----------
-    input_size, hidden_size : I and H.
-    num_layers : stacked layers; layer k > 0 reads the outputs of layer k - 1.
-    bias : learn the biases.
-    batch_first : inputs and outputs are ``(B, T, *)`` (default True here; PyTorch's default
+    input_size, hidden_size
+        I and H.
+    num_layers
+        stacked layers; layer k > 0 reads the outputs of layer k - 1.
+    bias
+        learn the biases.
+    batch_first
+        inputs and outputs are ``(B, T, *)`` (default True here; PyTorch's default
         is False, ``(T, B, *)``). The state is always ``(num_layers, B, H)``.
-    dtype, rng : as in :class:`LSTMCell`.
+    dtype, rng
+        as in :class:`LSTMCell`.
 
     Attributes
     ----------
-    weight_ih_l{k}, weight_hh_l{k}, bias_ih_l{k}, bias_hh_l{k} : PyTorch's parameters.
+    weight_ih_l{k}, weight_hh_l{k}, bias_ih_l{k}, bias_hh_l{k}
+        PyTorch's parameters.
 
     Shape
     -----
