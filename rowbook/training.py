@@ -116,8 +116,8 @@ class Trainer:
     config
         A :class:`TrainConfig`.
     derive
-        Optional ``derive(metrics) -> {name: value}``: more metrics computed from an
-        epoch's record before it is shown and kept (the NPLM adds ``perplexity``).
+        Optional ``derive(metrics) -> {name: value}``: more training metrics computed from
+        the epoch's ``loss`` before it is shown and kept (the NPLM adds ``perplexity``).
     save
         Optional ``save(path)`` that writes a checkpoint; by default
         :meth:`save_checkpoint` writes :meth:`state_dict`. A model passes its own
@@ -218,10 +218,10 @@ class Trainer:
         start, epoch = time.perf_counter(), self.epoch
         loss = self._run_epoch(train, bar, checkpoint)
         metrics: dict[str, float] = {"epoch": epoch, "loss": loss}
-        if val is not None and self.evaluate is not None:
-            metrics |= {f"val_{k}": float(v) for k, v in self.evaluate(self.model, val).items()}
         if self.derive is not None:
             metrics |= self.derive(metrics)
+        if val is not None and self.evaluate is not None:
+            metrics |= {f"val_{k}": float(v) for k, v in self.evaluate(self.model, val).items()}
         self.history.epochs.append(metrics)
         self._track(metrics)
         self.epoch = epoch + 1
