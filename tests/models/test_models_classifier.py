@@ -7,6 +7,7 @@ import pytest
 import torch
 from torch.nn.utils.rnn import pack_padded_sequence
 
+import rowbook
 from rowbook.autograd import RowSparse
 from rowbook.models.base import NotFittedError
 from rowbook.models.classifier import (
@@ -124,7 +125,7 @@ def test_sparse_table_gradient_names_only_the_batch_rows(net_class):
 
 def test_max_length_and_unknown_words():
     texts, labels = presence_data(50, seed=4)
-    clf = TextClassifier(dim=4, hidden=4, epochs=1, max_length=3, min_freq=2).fit(texts, labels)
+    clf = TextClassifier(dim=4, hidden=4, epochs=1, max_length=3, min_count=2).fit(texts, labels)
     ids, lengths = clf._encode(["the film was a plot with great actors"])
     assert ids.shape == (1, 3) and lengths.tolist() == [3]
     assert clf.pipeline_.encode("zebra").tolist() == [clf.pipeline_.vocab.unk_id]
@@ -144,3 +145,37 @@ def test_errors_name_the_problem():
         LSTMClassifier(optimizer="rmsprop").fit(texts, labels)
     with pytest.raises(TypeError, match="list of texts"):
         LSTMClassifier().fit("one text", labels)
+
+
+@pytest.mark.parametrize("model", [TextClassifier, LSTMClassifier])
+@pytest.mark.parametrize("optimizer", ["sparse_adam", "adam"])
+def test_save_load_same_predictions_and_next_step(tmp_path, model, optimizer):
+    texts, labels = presence_data(40, seed=6)
+    settings = dict(dim=4, hidden=4, batch_size=8, optimizer=optimizer, min_count=2, seed=1)
+    clf = model(epochs=2, **settings).fit(texts, labels)
+    clf.save(tmp_path / "clf.npz")
+    loaded = rowbook.load(tmp_path / "clf.npz")
+    assert type(loaded) is model and loaded.get_params() == clf.get_params()
+    np.testing.assert_array_equal(loaded.predict_proba(texts), clf.predict_proba(texts))
+    assert loaded.classes_.tolist() == ["neg", "pos"]
+    np.testing.assert_array_equal(loaded.vectors.vectors, clf.vectors.vectors)
+    assert loaded.vectors.index_to_key == tuple(clf.pipeline_.vocab_.itos)
+    once = model(epochs=3, **settings).fit(texts, labels)
+    more = model(epochs=3, **settings).fit(texts, labels, resume=tmp_path / "clf.npz")
+    np.testing.assert_array_equal(more.predict_proba(texts), once.predict_proba(texts))
+    assert more.history_.resumed_at == [2] and more.history_.epochs == once.history_.epochs
+
+
+def test_a_custom_pipeline_round_trips_through_the_file(tmp_path):
+    from rowbook.text import ByteLevelBPE, Normalizer, TextPipeline
+
+    texts, labels = presence_data(40, seed=7)
+    bpe = ByteLevelBPE().fit(texts, vocab_size=300, special_tokens=["<pad>"])
+    pipeline = TextPipeline(Normalizer(case="lower"), bpe)
+    clf = TextClassifier(dim=4, hidden=4, epochs=1, pipeline=pipeline).fit(texts, labels)
+    clf.save(tmp_path / "bpe.npz")
+    loaded = TextClassifier.load(tmp_path / "bpe.npz")
+    probe = ["A GREAT film", "so dull"]
+    np.testing.assert_array_equal(loaded.predict_proba(probe), clf.predict_proba(probe))
+    assert loaded.pipeline.normalizer == Normalizer(case="lower")
+    assert len(loaded.vectors) == len(bpe)
