@@ -6,7 +6,6 @@ import numpy as np
 import pytest
 
 import rowbook
-
 from rowbook.models import NotFittedError
 from rowbook.models.color_harmony import COLOR_NAMES, ColorHarmony, harmony_pairs
 
