@@ -131,7 +131,7 @@ class ProgressReporter:
                  start_epoch: int = 0, unit: str = "word", show_loss: bool = True,
                  mean_loss: bool = False) -> None:  # fmt: skip
         self.epochs, self.total_words, self.callback = epochs, total_words, callback
-        self.show_loss, self.mean_loss = show_loss, mean_loss
+        self.show_loss, self.mean_loss, self.unit = show_loss, mean_loss, unit
         self.bar = ProgressBar(epochs * total_words, unit=unit, initial=start_epoch * total_words,
                                show=show)  # fmt: skip
 
@@ -154,7 +154,7 @@ class ProgressReporter:
         loss = self._shown_loss() if loss_known else math.nan
         progress = Progress(epoch + 1, self.epochs, self.words, self.total_words,
                             self.words / max(seconds, 1e-12), loss, self.alpha, seconds)  # fmt: skip
-        rate = f"{progress.words_per_sec:,.0f}/s"
+        rate = f"{progress.words_per_sec:,.0f} {self.unit}s/s"
         self.bar.epoch_done(epoch + 1, self.epochs, {"loss": loss, "lr": self.alpha, "speed": rate},
                             seconds)  # fmt: skip
         return progress

@@ -56,7 +56,9 @@ class _TrainerModel(Model):
         document = read_model_file(resume)
         name = type(self).__name__
         if document["class"] != name:
-            raise ValueError(f"resume={str(resume)!r} holds a {document['class']} model, not a {name}")
+            raise ValueError(
+                f"resume={str(resume)!r} holds a {document['class']} model, not a {name}"
+            )
         if document["state_version"] != self._state_version:
             raise ValueError(
                 f"resume={str(resume)!r} holds {name} state version {document['state_version']}; "

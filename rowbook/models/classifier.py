@@ -55,7 +55,9 @@ class BagOfEmbeddingsNet(Module):
     def __init__(self, vocab_size: int, dim: int, hidden: int, classes: int, *, pad: int = 0,
                  sparse: bool = False, rng: Any = None) -> None:  # fmt: skip
         rng = init.as_generator(rng)
-        self.embedding = EmbeddingBag(vocab_size, dim, mode="mean", sparse=sparse, padding_idx=pad, rng=rng)
+        self.embedding = EmbeddingBag(
+            vocab_size, dim, mode="mean", sparse=sparse, padding_idx=pad, rng=rng
+        )
         self.hidden = Linear(dim, hidden, rng=rng)
         self.output = Linear(hidden, classes, rng=rng)
 
@@ -151,9 +153,13 @@ class _SequenceClassifier(_TrainerModel):
     def _make_pipeline(self) -> TextPipeline:
         if self.pipeline is not None:
             return copy.deepcopy(self.pipeline)  # fit a copy: the parameter stays as given
-        return TextPipeline(Normalizer(case="lower"), WordTokenizer(), Vocab(min_count=self.min_count))
+        return TextPipeline(
+            Normalizer(case="lower"), WordTokenizer(), Vocab(min_count=self.min_count)
+        )
 
-    def _encode(self, texts: Sequence[str], pipeline: TextPipeline | None = None) -> tuple[np.ndarray, np.ndarray]:
+    def _encode(
+        self, texts: Sequence[str], pipeline: TextPipeline | None = None
+    ) -> tuple[np.ndarray, np.ndarray]:
         pipeline = pipeline if pipeline is not None else self.pipeline_
         ids, mask = pipeline.encode_batch(_check_texts(texts), max_length=self.max_length)
         return ids, mask.sum(axis=1)  # (N, T), (N,)
@@ -171,7 +177,9 @@ class _SequenceClassifier(_TrainerModel):
         if state is None:
             classes = np.unique(labels)
             if len(classes) < 2:
-                raise ValueError(f"labels must hold at least 2 classes, got only {classes.tolist()}")
+                raise ValueError(
+                    f"labels must hold at least 2 classes, got only {classes.tolist()}"
+                )
             extras = {"pipeline": self._make_pipeline().fit(texts), "classes": classes}
         else:
             extras = self._extras_from_state(state)
@@ -197,7 +205,10 @@ class _SequenceClassifier(_TrainerModel):
         return {"pipeline": pipeline_to_json(extras["pipeline"]), "classes": extras["classes"]}
 
     def _extras_from_state(self, state: dict[str, Any]) -> dict[str, Any]:
-        return {"pipeline": pipeline_from_json(state["pipeline"]), "classes": np.asarray(state["classes"])}
+        return {
+            "pipeline": pipeline_from_json(state["pipeline"]),
+            "classes": np.asarray(state["classes"]),
+        }
 
     def _val_columns(self, val: Any, extras: dict[str, Any]) -> tuple[np.ndarray, ...] | None:
         if val is None:

@@ -60,7 +60,9 @@ class HarmonyNet(Module):
         - Output: ``(B,)`` logits
     """
 
-    def __init__(self, n_colors: int = 16, dim: int = 4, hidden: int = 16, *, rng: Any = None) -> None:
+    def __init__(
+        self, n_colors: int = 16, dim: int = 4, hidden: int = 16, *, rng: Any = None
+    ) -> None:
         rng = init.as_generator(rng)
         self.embedding = Embedding(n_colors, dim, rng=rng)
         init.normal_(self.embedding.weight, std=0.5, rng=rng)
@@ -93,7 +95,13 @@ class ColorHarmony(_TrainerModel):
                  batch_size: int = 1, seed: int = 0, progress: bool = False) -> None:  # fmt: skip
         self.dim, self.hidden, self.epochs, self.lr = dim, hidden, epochs, lr
         self.batch_size, self.seed, self.progress = batch_size, seed, progress
-        for name, minimum in (("dim", 1), ("hidden", 1), ("epochs", 0), ("batch_size", 1), ("seed", 0)):
+        for name, minimum in (
+            ("dim", 1),
+            ("hidden", 1),
+            ("epochs", 0),
+            ("batch_size", 1),
+            ("seed", 0),
+        ):
             check_int(name, getattr(self, name), minimum, owner="ColorHarmony")
         check_number("lr", lr, 0.0, low_open=True, owner="ColorHarmony")
 
@@ -153,10 +161,16 @@ def _loss(net: HarmonyNet, batch: tuple[np.ndarray, ...]) -> Tensor:
 
 def _check_pairs(pairs: Any) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     if not isinstance(pairs, tuple | list) or len(pairs) != 3:
-        raise TypeError("pairs must be a tuple (left ids, right ids, labels), as harmony_pairs() gives")
+        raise TypeError(
+            "pairs must be a tuple (left ids, right ids, labels), as harmony_pairs() gives"
+        )
     left, right, label = (np.asarray(a) for a in pairs)
     n = len(COLOR_NAMES)
     for name, ids in (("left", left), ("right", right)):
-        if ids.dtype.kind not in "iu" or ids.ndim != 1 or (ids.size and not 0 <= ids.min() <= ids.max() < n):
+        if (
+            ids.dtype.kind not in "iu"
+            or ids.ndim != 1
+            or (ids.size and not 0 <= ids.min() <= ids.max() < n)
+        ):
             raise ValueError(f"pairs: {name} must be 1-d colour ids in [0, {n}), got {ids!r}")
     return left, right, label.astype(np.float32)

@@ -150,7 +150,13 @@ class NPLM(_TrainerModel):
                  batch_size: int = 64, optimizer: OptimizerName = "adam", seed: int = 0,
                  min_count: int = 1, normalizer: Normalizer | None = None, val_fraction: float = 0.1,
                  patience: int | None = None, progress: bool = False) -> None:  # fmt: skip
-        self.level, self.context, self.dim, self.hidden, self.tied = level, context, dim, hidden, tied
+        self.level, self.context, self.dim, self.hidden, self.tied = (
+            level,
+            context,
+            dim,
+            hidden,
+            tied,
+        )
         self.epochs, self.lr, self.batch_size, self.optimizer = epochs, lr, batch_size, optimizer
         self.seed, self.min_count, self.normalizer = seed, min_count, normalizer
         self.val_fraction, self.patience, self.progress = val_fraction, patience, progress
@@ -199,7 +205,9 @@ class NPLM(_TrainerModel):
         state = self._resume_state(resume)
         if state is None:
             tokenizer = CharTokenizer() if self.level == "char" else WordTokenizer()
-            vocab = Vocab(min_count=self.min_count, pad_token=None, unk_token="<unk>", bos_token=BOUNDARY)
+            vocab = Vocab(
+                min_count=self.min_count, pad_token=None, unk_token="<unk>", bos_token=BOUNDARY
+            )
             pipeline = TextPipeline(self.normalizer, tokenizer, vocab).fit(texts)
         else:
             pipeline = pipeline_from_json(state["pipeline"])
@@ -256,7 +264,9 @@ class NPLM(_TrainerModel):
         X, y = self.windows(texts)
         return math.exp(_mean_cross_entropy(net, X, y))
 
-    def sample(self, n: int, prompt: str = "", temperature: float = 1.0, seed: int | None = None) -> str:
+    def sample(
+        self, n: int, prompt: str = "", temperature: float = 1.0, seed: int | None = None
+    ) -> str:
         """``prompt`` followed by ``n`` sampled tokens; a sampled boundary starts a new line.
 
         ``temperature`` divides the logits (0 takes the most likely token); ``<unk>`` is
@@ -289,7 +299,9 @@ def _loss(net: NPLMNet, batch: tuple[np.ndarray, ...]) -> Tensor:
     return F.cross_entropy(net(batch[0]), batch[1])
 
 
-def _windows(pipeline: TextPipeline, context: int, texts: list[str]) -> tuple[np.ndarray, np.ndarray]:
+def _windows(
+    pipeline: TextPipeline, context: int, texts: list[str]
+) -> tuple[np.ndarray, np.ndarray]:
     boundary = pipeline.vocab_.bos_id
     pairs = [context_windows(pipeline.encode(t), context, boundary) for t in texts]
     return np.concatenate([p[0] for p in pairs]), np.concatenate([p[1] for p in pairs])

@@ -57,7 +57,7 @@ def test_word2vec_summary_and_stdin(run, corpus_txt, tmp_path, monkeypatch):
         result.out.startswith("word2vec: ")
         and f"from {n_words:,} corpus words, 3 epochs" in result.out
     )
-    assert "word/s" in result.err  # the progress bar
+    assert "epoch 3/3: lr " in result.err and " words/s" in result.err  # progress: a line per epoch
     api = Word2Vec(**W2V_API).fit(sentences(corpus_txt)).vectors
     assert out.read_text().splitlines()[0] == f"{len(api)} 12"
     assert [line.split()[0] for line in out.read_text().splitlines()[1:]] == list(api.index_to_key)

@@ -28,7 +28,9 @@ def presence_data(n: int, seed: int) -> tuple[list[str], np.ndarray]:
     for _ in range(n):
         words = list(rng.choice(FILLER, rng.integers(4, 10)))
         label = "pos" if rng.random() < 0.4 else "neg"
-        cue = rng.choice(["great", "superb", "wonderful"] if label == "pos" else ["dull", "awful", "boring"])
+        cue = rng.choice(
+            ["great", "superb", "wonderful"] if label == "pos" else ["dull", "awful", "boring"]
+        )
         words.insert(rng.integers(0, len(words) + 1), cue)
         texts.append(" ".join(words))
         labels.append(label)
@@ -63,10 +65,14 @@ def majority(labels: np.ndarray) -> float:
 def test_word_presence_is_learned(model, optimizer):
     texts, labels = presence_data(1000, seed=0)
     test_texts, test_labels = presence_data(300, seed=1)
-    clf = model(dim=16, hidden=16, epochs=3, optimizer=optimizer).fit(texts, labels, val=(test_texts, test_labels))
+    clf = model(dim=16, hidden=16, epochs=3, optimizer=optimizer).fit(
+        texts, labels, val=(test_texts, test_labels)
+    )
     assert majority(test_labels) < 0.65
     assert clf.score(test_texts, test_labels) > 0.95
-    assert clf.history_.epochs[-1]["val_accuracy"] == pytest.approx(clf.score(test_texts, test_labels))
+    assert clf.history_.epochs[-1]["val_accuracy"] == pytest.approx(
+        clf.score(test_texts, test_labels)
+    )
     assert clf.classes_.tolist() == ["neg", "pos"]
     proba = clf.predict_proba(test_texts[:5])
     np.testing.assert_allclose(proba.sum(axis=1), 1.0, rtol=1e-6)
@@ -110,7 +116,9 @@ def test_networks_match_torch_on_a_padded_batch():
                                   enforce_sorted=False)  # fmt: skip
     _, (h, _) = lstm(packed)
     expected = h[0] @ torch.tensor(net.output.weight.data).T + torch.tensor(net.output.bias.data)
-    np.testing.assert_allclose(net(ids, lengths).data, expected.detach().numpy(), rtol=1e-5, atol=1e-6)
+    np.testing.assert_allclose(
+        net(ids, lengths).data, expected.detach().numpy(), rtol=1e-5, atol=1e-6
+    )
 
 
 @pytest.mark.parametrize("net_class", [BagOfEmbeddingsNet, LSTMNet])

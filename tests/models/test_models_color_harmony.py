@@ -17,7 +17,9 @@ def test_dataset_follows_the_wheel_rules():
         wheel = min(abs(a - b), 16 - abs(a - b))
         assert wheel not in (6, 7)
         assert y == (1.0 if wheel in (0, 1, 8) else 0.0)
-    assert sorted(zip(left.tolist(), right.tolist(), strict=True)) == sorted(set(zip(left.tolist(), right.tolist(), strict=True)))
+    assert sorted(zip(left.tolist(), right.tolist(), strict=True)) == sorted(
+        set(zip(left.tolist(), right.tolist(), strict=True))
+    )
 
 
 @pytest.fixture(scope="module")
@@ -57,7 +59,9 @@ def test_save_load_gives_the_same_model_bit_for_bit(tmp_path):
     loaded = rowbook.load(tmp_path / "colors.npz")
     assert isinstance(loaded, ColorHarmony) and loaded.get_params() == model.get_params()
     left, right, _ = harmony_pairs()
-    np.testing.assert_array_equal(loaded.predict_proba(left, right), model.predict_proba(left, right))
+    np.testing.assert_array_equal(
+        loaded.predict_proba(left, right), model.predict_proba(left, right)
+    )
     np.testing.assert_array_equal(loaded.vectors.vectors, model.vectors.vectors)
     assert loaded.history_.epochs == model.history_.epochs
 
@@ -72,7 +76,9 @@ def test_checkpoint_then_resume_equals_one_run(tmp_path):
     for name, value in straight.net_.state_dict().items():
         np.testing.assert_array_equal(resumed.net_.state_dict()[name], value, err_msg=name)
     assert resumed.history_.resumed_at == [2]
-    assert [e["loss"] for e in resumed.history_.epochs] == [e["loss"] for e in straight.history_.epochs]
+    assert [e["loss"] for e in resumed.history_.epochs] == [
+        e["loss"] for e in straight.history_.epochs
+    ]
     np.testing.assert_array_equal(ColorHarmony.load(path).vectors.vectors, straight.vectors.vectors)
 
 

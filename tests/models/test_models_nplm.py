@@ -60,7 +60,9 @@ def _torch_logits(lm: NPLM, X: np.ndarray) -> torch.Tensor:
     net = lm.net_
     C = torch.nn.Embedding.from_pretrained(torch.tensor(net.C.weight.data))
     H = torch.nn.Linear(*net.H.weight.shape[::-1])
-    H.load_state_dict({"weight": torch.tensor(net.H.weight.data), "bias": torch.tensor(net.H.bias.data)})
+    H.load_state_dict(
+        {"weight": torch.tensor(net.H.weight.data), "bias": torch.tensor(net.H.bias.data)}
+    )
     a = torch.tanh(H(C(torch.tensor(X)).reshape(len(X), -1)))
     if not net.tied:
         return a @ torch.tensor(net.U.weight.data).T + torch.tensor(net.U.bias.data)
@@ -75,7 +77,9 @@ def test_perplexity_matches_torch_cross_entropy(tied):
     probe = ["cat sits.", "dog runs.", "cow?"]  # "w" and "?" are out of vocabulary
     X, y = lm.windows(probe)
     assert len(y) == sum(len(t) + 1 for t in probe)
-    expected = math.exp(torch.nn.functional.cross_entropy(_torch_logits(lm, X), torch.tensor(y)).item())
+    expected = math.exp(
+        torch.nn.functional.cross_entropy(_torch_logits(lm, X), torch.tensor(y)).item()
+    )
     assert lm.perplexity(probe) == pytest.approx(expected, rel=1e-5)
     assert y[-2] == lm.vocab_.unk_id and y[-1] == lm.vocab_.bos_id
 
@@ -92,7 +96,9 @@ def test_windows_frame_each_text_with_boundaries():
 
 @pytest.mark.parametrize("optimizer", ["sgd", "sparse_adam"])
 def test_other_optimizers_learn(optimizer):
-    lm = NPLM(context=3, dim=8, hidden=32, epochs=8, optimizer=optimizer, seed=0).fit(grammar(300, 0))
+    lm = NPLM(context=3, dim=8, hidden=32, epochs=8, optimizer=optimizer, seed=0).fit(
+        grammar(300, 0)
+    )
     uniform = len(lm.vocab_)
     assert lm.perplexity(grammar(200, seed=4)) < min(1.4, uniform / 5)
 
@@ -101,7 +107,9 @@ def test_word_level_language_model():
     rng = np.random.default_rng(5)
     sentences = ["the cat sat on the mat", "a dog lay on a rug"]
     texts = [sentences[i] for i in rng.integers(0, 2, 200)]
-    lm = NPLM(level="word", context=3, dim=8, hidden=32, epochs=15, seed=0, val_fraction=0.0).fit(texts)
+    lm = NPLM(level="word", context=3, dim=8, hidden=32, epochs=15, seed=0, val_fraction=0.0).fit(
+        texts
+    )
     assert len(lm.vocab_) == 2 + 9  # <unk>, <s> and the nine words
     assert lm.perplexity(sentences) < 2 ** (1 / 7) * 1.03  # one coin flip per 7 predictions
     lines = lm.sample(40, seed=1).split("\n")[:-1]
@@ -117,7 +125,9 @@ def test_resume_from_checkpoint_equals_one_run(tmp_path):
     NPLM(epochs=2, **settings).fit(texts, checkpoint=path)
     assert rowbook.load(path).history_.epochs[-1]["epoch"] == 1  # the checkpoint is a saved model
     resumed = NPLM(epochs=4, **settings).fit(texts, checkpoint=path, resume=path)
-    for (name, a), (_, b) in zip(full.net_.named_parameters(), resumed.net_.named_parameters(), strict=True):
+    for (name, a), (_, b) in zip(
+        full.net_.named_parameters(), resumed.net_.named_parameters(), strict=True
+    ):
         np.testing.assert_array_equal(a.data, b.data, err_msg=name)
     assert resumed.history_.resumed_at == [2]
     assert resumed.history_.epochs == full.history_.epochs
