@@ -35,18 +35,19 @@ def format_metrics(metrics: Mapping[str, Any]) -> str:
     return ", ".join(parts)
 
 
-def epoch_line(epoch: int, epochs: int, metrics: Mapping[str, Any], seconds: float) -> str:
-    """One line for a finished epoch (``epoch`` counted from 1).
+def epoch_line(epoch: int, epochs: int, metrics: Mapping[str, Any], seconds: float,
+               left: float | None = None) -> str:  # fmt: skip
+    """One line for a finished epoch (``epoch`` counted from 1); ``left`` estimates the
+    seconds still to go.
 
-    >>> epoch_line(3, 10, {"loss": 0.5, "val_loss": 0.75}, 2.04)
-    'epoch 3/10: loss 0.5, val_loss 0.75 (2.0 s)'
+    >>> epoch_line(3, 10, {"loss": 0.5, "val_loss": 0.75}, 2.04, left=14.3)
+    'epoch 3/10: loss 0.5, val_loss 0.75 (2.0 s, about 14 s left)'
+    >>> epoch_line(10, 10, {}, 2.04)
+    'epoch 10/10 (2.0 s)'
     """
     shown = format_metrics(metrics)
-    return (
-        f"epoch {epoch}/{epochs}: {shown} ({seconds:.1f} s)"
-        if shown
-        else (f"epoch {epoch}/{epochs} ({seconds:.1f} s)")
-    )
+    eta = f", about {left:.0f} s left" if left is not None else ""
+    return f"epoch {epoch}/{epochs}{': ' + shown if shown else ''} ({seconds:.1f} s{eta})"
 
 
 def _is_terminal(stream: IO[str]) -> bool:
@@ -74,6 +75,7 @@ class ProgressBar:
                  unit_scale: bool = True, file: IO[str] | None = None) -> None:  # fmt: skip
         self.file = file if file is not None else sys.stderr
         self.show = show
+        self._epochs_run, self._seconds_run = 0, 0.0
         self.bar = None
         if show and _is_terminal(self.file):
             from tqdm.auto import tqdm
@@ -91,11 +93,16 @@ class ProgressBar:
     def epoch_done(
         self, epoch: int, epochs: int, metrics: Mapping[str, Any], seconds: float
     ) -> None:
-        """The epoch ``epoch`` (from 1) is over: metrics beside the bar, or one plain line."""
+        """The epoch ``epoch`` (from 1) is over: metrics beside the bar, or one plain line
+        with an estimate of the time left (from the epochs this run has done so far)."""
+        self._epochs_run, self._seconds_run = self._epochs_run + 1, self._seconds_run + seconds
         if self.bar is not None:
             self.bar.set_postfix_str(format_metrics(metrics))
         elif self.show:
-            print(epoch_line(epoch, epochs, metrics, seconds), file=self.file, flush=True)
+            left = (
+                (epochs - epoch) * self._seconds_run / self._epochs_run if epoch < epochs else None
+            )
+            print(epoch_line(epoch, epochs, metrics, seconds, left), file=self.file, flush=True)
 
     def note(self, text: str) -> None:
         """A message on its own line (above the bar on a terminal)."""
