@@ -57,12 +57,13 @@ class _TrainerModel(Model):
         name = type(self).__name__
         if document["class"] != name:
             raise ValueError(
-                f"resume={str(resume)!r} holds a {document['class']} model, not a {name}"
+                f"cannot resume from {resume}: it holds a {document['class']} model, not a {name}"
             )
         if document["state_version"] != self._state_version:
             raise ValueError(
-                f"resume={str(resume)!r} holds {name} state version {document['state_version']}; "
-                f"this rowbook continues version {self._state_version} only"
+                f"cannot resume from {resume}: it holds {name} state version "
+                f"{document['state_version']}, and this rowbook continues version "
+                f"{self._state_version} only"
             )
         theirs, ours = document["params"], self._params_to_json()
         diff = {
@@ -71,9 +72,10 @@ class _TrainerModel(Model):
             if k not in self._run_only and not same_json(theirs.get(k), v)
         }
         if diff:
+            changed = "; ".join(f"{k} saved {a!r}, now {b!r}" for k, (a, b) in diff.items())
             raise ValueError(
-                f"resume={str(resume)!r} was saved with other parameters {{name: (saved, now)}}: "
-                f"{diff}; resume with the saved ones (only {', '.join(self._run_only)} may change)"
+                f"cannot resume from {resume}: it was saved with other parameters ({changed}); "
+                f"resume with the saved ones (only {', '.join(self._run_only)} may change)"
             )
         return document["state"]
 

@@ -85,8 +85,12 @@ def test_checkpoint_then_resume_equals_one_run(tmp_path):
 def test_resume_with_other_parameters_names_them(tmp_path):
     path = tmp_path / "colors.npz"
     ColorHarmony(epochs=1).fit(checkpoint=path)
-    with pytest.raises(ValueError, match=r"other parameters .*'lr': \(0.1, 0.5\)"):
+    with pytest.raises(ValueError, match=r"other parameters \(lr saved 0.1, now 0.5\)"):
         ColorHarmony(epochs=2, lr=0.5).fit(resume=path)
+    from rowbook.models import NPLM
+
+    with pytest.raises(ValueError, match="holds a ColorHarmony model, not a NPLM"):
+        NPLM(epochs=1).fit(["ab", "ba"], resume=path)
 
 
 def test_fit_on_other_pairs_and_bad_pairs():
