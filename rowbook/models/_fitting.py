@@ -36,6 +36,7 @@ __all__ = [
     "resume_state",
     "run_epochs",
     "run_jobs",
+    "run_training",
     "vocab_from_state",
     "vocab_state",
 ]
@@ -129,22 +130,22 @@ class ProgressReporter:
                             unit=unit, unit_scale=True, dynamic_ncols=True)  # fmt: skip
 
     def start_epoch(self) -> None:
-        self.words, self.loss, self.alpha, self.t0 = 0, 0.0, math.nan, time.perf_counter()
+        self.words, self.loss, self.lr, self.t0 = 0, 0.0, math.nan, time.perf_counter()
 
-    def job_done(self, words: int, loss: float, alpha: float) -> None:
+    def job_done(self, words: int, loss: float, lr: float) -> None:
         self.words += words
         self.loss += loss
-        self.alpha = float(alpha)
+        self.lr = float(lr)
         if self.bar is not None:
             self.bar.update(words)
             shown = {"loss": f"{self.loss:.4g}"} if self.show_loss else {}
-            self.bar.set_postfix(shown | {"lr": f"{alpha:.5f}"}, refresh=False)
+            self.bar.set_postfix(shown | {"lr": f"{lr:.5f}"}, refresh=False)
 
     def end_epoch(self, epoch: int, *, loss_known: bool = True) -> Progress:
         seconds = time.perf_counter() - self.t0
         progress = Progress(epoch + 1, self.epochs, self.words, self.total_words,
                             self.words / max(seconds, 1e-12), self.loss if loss_known else math.nan,
-                            self.alpha, seconds)  # fmt: skip
+                            self.lr, seconds)  # fmt: skip
         return progress
 
     def notify(self, progress: Progress) -> None:
@@ -201,6 +202,24 @@ def resume_state(model: Model, path: Any, vocab: CountedVocab, run_only: tuple[s
             "call train(...) to keep training it"
         )
     return state
+
+
+def run_training(model: Model, state: dict[str, Any], train: Callable[[], None], *,
+                 keep_on_error: bool) -> None:  # fmt: skip
+    """Make ``state`` the learned state of ``model`` (so checkpoints save it), then ``train()``.
+
+    If training stops early the model keeps ``state`` when ``keep_on_error`` (more training
+    of a fitted model, updated in place), else gets back what it had: a ``fit`` that did not
+    finish leaves no learned state.
+    """
+    previous, model._fitted = model._fitted, state
+    state["vectors"] = None
+    try:
+        train()
+    except BaseException:
+        if not keep_on_error:
+            model._fitted = previous
+        raise
 
 
 def run_epochs(schedule: dict[str, int], history: list[Progress], reporter: ProgressReporter,

@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable
+from functools import partial
 from typing import Any
 
 import numpy as np
@@ -50,6 +51,7 @@ from rowbook.models._fitting import (
     resume_state,
     run_epochs,
     run_jobs,
+    run_training,
     vocab_from_state,
     vocab_state,
 )
@@ -152,9 +154,9 @@ class GloVe(Model):
             state = self._new_state(vocab)
         else:
             state = resume_state(self, resume, vocab, self._RUN_ONLY)
-        self._run(
-            state, self._records(encoded, len(vocab)), callback, checkpoint, keep_on_error=False
-        )
+        records = self._records(encoded, len(vocab))
+        train = partial(self._train_epochs, state, records, callback, checkpoint)
+        run_training(self, state, train, keep_on_error=False)
         return self
 
     def train(
@@ -180,8 +182,9 @@ class GloVe(Model):
                 "the corpus is empty: no tokens were read; pass token lists or a non-empty text file"
             )
         state["schedule"].update(by="train", epochs=epochs, done=0)
-        self._run(state, self._records(encoded, len(state["vocab"])), callback, checkpoint,
-                  keep_on_error=True)  # fmt: skip
+        records = self._records(encoded, len(state["vocab"]))
+        train = partial(self._train_epochs, state, records, callback, checkpoint)
+        run_training(self, state, train, keep_on_error=True)
         return self
 
     def _records(self, encoded: EncodedCorpus, V: int) -> Records:
@@ -206,22 +209,10 @@ class GloVe(Model):
         return {"vocab": vocab, "tables": tables, "sums": sums, "history": [], "schedule": schedule,
                 "n_records": 0, "vectors": None}  # fmt: skip
 
-    def _run(self, state: dict[str, Any], records: Records, callback: Callable | None,
-             checkpoint: str | os.PathLike | None, *, keep_on_error: bool) -> None:  # fmt: skip
-        """Train ``state`` to the end of its schedule (see ``Word2Vec._run``)."""
-        previous, self._fitted = self._fitted, state
-        state["vectors"], state["n_records"] = None, len(records[2])
-        try:
-            self._train_epochs(state, records, callback, checkpoint)
-        except BaseException:
-            if not keep_on_error:
-                self._fitted = previous
-            raise
-
     def _train_epochs(self, state: dict[str, Any], records: Records, callback: Callable | None,
                       checkpoint: str | os.PathLike | None) -> None:  # fmt: skip
         rows, cols, vals = records
-        nnz = len(vals)
+        nnz = state["n_records"] = len(vals)
         bounds = np.append(np.arange(0, nnz, _JOB_RECORDS), nnz)  # (J + 1,)
         params = tuple(state["tables"][name] for name in _TABLES)
         grads = tuple(state["sums"][name] for name in _TABLES)

@@ -38,6 +38,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable
+from functools import partial
 from typing import Any, Literal
 
 import numpy as np
@@ -56,11 +57,12 @@ from rowbook.models._fitting import (
     resume_state,
     run_epochs,
     run_jobs,
+    run_training,
     vocab_from_state,
     vocab_state,
 )
 from rowbook.models._w2v_kernels import train_job
-from rowbook.models._w2v_training import grow_tables, initial_tables, job_lrs, job_plan
+from rowbook.models._w2v_training import grow_tables, grow_vocab, initial_tables, job_lrs, job_plan
 from rowbook.models.base import Model, NotFittedError
 from rowbook.vectors import Vectors
 
@@ -215,7 +217,8 @@ class Word2Vec(Model):
             state["schedule"].update(by="fit", epochs=self.epochs)
         else:
             state = resume_state(self, resume, vocab, self._RUN_ONLY)
-        self._run(state, encoded, callback, checkpoint, keep_on_error=False)
+        train = partial(self._train_epochs, state, encoded, callback, checkpoint)
+        run_training(self, state, train, keep_on_error=False)
         return self
 
     def build_vocab(
@@ -240,7 +243,7 @@ class Word2Vec(Model):
         seen, _ = read_corpus(
             corpus, min_count=1, max_vocab_size=self.max_vocab_size, tokenizer=tokenizer
         )
-        state["vocab"] = _grown_vocab(state["vocab"], seen, self.min_count)
+        state["vocab"] = grow_vocab(state["vocab"], seen, self.min_count)
         state["tables"] = self._grown_tables(state["tables"], len(state["vocab"]))
         state["vectors"] = None
         return self
@@ -272,7 +275,8 @@ class Word2Vec(Model):
                 "the corpus is empty: no tokens were read; pass token lists or a non-empty text file"
             )
         state["schedule"].update(by="train", epochs=epochs, done=0, total_words=total_words)
-        self._run(state, encoded, callback, checkpoint, keep_on_error=True)
+        train = partial(self._train_epochs, state, encoded, callback, checkpoint)
+        run_training(self, state, train, keep_on_error=True)
         return self
 
     def _new_state(self, vocab: CountedVocab) -> dict[str, Any]:
@@ -289,19 +293,6 @@ class Word2Vec(Model):
 
     def _grown_tables(self, tables: dict[str, np.ndarray], V: int) -> dict[str, np.ndarray]:
         return grow_tables(tables, V, self.seed)
-
-    def _run(self, state: dict[str, Any], encoded: EncodedCorpus, callback: Callable | None,
-             checkpoint: str | os.PathLike | None, *, keep_on_error: bool) -> None:  # fmt: skip
-        """Train ``state`` to the end of its schedule; it becomes the model's learned state
-        (kept if training stops early only when ``keep_on_error``)."""
-        previous, self._fitted = self._fitted, state
-        state["vectors"] = None
-        try:
-            self._train_epochs(state, encoded, callback, checkpoint)
-        except BaseException:
-            if not keep_on_error:
-                self._fitted = previous
-            raise
 
     def _train_epochs(self, state: dict[str, Any], encoded: EncodedCorpus, callback: Callable | None,
                       checkpoint: str | os.PathLike | None) -> None:  # fmt: skip
@@ -403,18 +394,3 @@ class Word2Vec(Model):
     def history(self) -> list[Progress]:
         """One :class:`Progress` per epoch trained, over every ``fit`` / ``train`` call."""
         return self._learned("history", "history")
-
-
-def _grown_vocab(old: CountedVocab, seen: CountedVocab, min_count: int) -> CountedVocab:
-    """``old`` with the counts of ``seen`` added and its new words (``>= min_count``) appended."""
-    index = {key: i for i, key in enumerate(old.keys)}
-    counts = old.counts.copy()
-    new_keys, new_counts = [], []
-    for key, count in zip(seen.keys, seen.counts.tolist(), strict=True):
-        if key in index:
-            counts[index[key]] += count
-        elif count >= min_count:
-            new_keys.append(key)
-            new_counts.append(count)
-    return CountedVocab(old.keys + tuple(new_keys), np.concatenate([counts, np.array(new_counts, np.int64)]),
-                        old.total_words + seen.total_words, old.corpus_count + seen.corpus_count)  # fmt: skip
