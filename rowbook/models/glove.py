@@ -41,21 +41,19 @@ from rowbook.data.corpus import (
     read_corpus,
     truncate_vocab,
 )
-from rowbook.models._fitting import (
-    Progress,
-    ProgressReporter,
+from rowbook.models._fitting import Progress, ProgressReporter, resolve_workers, run_jobs
+from rowbook.models._glove_kernels import glove_records
+from rowbook.models._word_models import (
+    check_tables,
     check_vocab,
     history_from_state,
     history_state,
-    resolve_workers,
     resume_state,
     run_epochs,
-    run_jobs,
     run_training,
     vocab_from_state,
     vocab_state,
 )
-from rowbook.models._glove_kernels import glove_records
 from rowbook.models.base import Model
 from rowbook.vectors import Vectors
 
@@ -242,11 +240,12 @@ class GloVe(Model):
 
     def _set_state(self, state: dict[str, Any]) -> None:
         vocab = vocab_from_state(state["vocab"])
-        tables = {k: np.array(state["tables"][k], dtype=np.float64, order="C") for k in _TABLES}
-        sums = {k: np.array(state["sums"][k], dtype=np.float64, order="C") for k in _TABLES}
-        if tables["W"].shape != (len(vocab), self.vector_size):
-            raise ValueError(f"saved W has shape {tables['W'].shape}, expected "
-                             f"({len(vocab)}, {self.vector_size}); the file is damaged")  # fmt: skip
+        tables = {k: np.array(v, dtype=np.float64, order="C") for k, v in state["tables"].items()}
+        sums = {k: np.array(v, dtype=np.float64, order="C") for k, v in state["sums"].items()}
+        V, d = len(vocab), self.vector_size
+        shapes = dict(zip(_TABLES, ((V, d), (V, d), (V,), (V,)), strict=True))
+        check_tables(tables, shapes)
+        check_tables(sums, shapes)
         self._fitted = {"vocab": vocab, "tables": tables, "sums": sums,
                         "history": history_from_state(state["history"]),
                         "schedule": dict(state["schedule"]), "n_records": int(state["n_records"]),

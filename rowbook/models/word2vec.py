@@ -47,22 +47,20 @@ from rowbook.checks import ParameterError, check_choice, check_int, check_number
 from rowbook.data.corpus import Corpus, CountedVocab, EncodedCorpus, encode_corpus, read_corpus
 from rowbook.data.huffman import huffman_tree
 from rowbook.data.sampling import job_seed, negative_guide, negative_table, sample_thresholds
-from rowbook.models._fitting import (
-    Progress,
-    ProgressReporter,
+from rowbook.models._fitting import Progress, ProgressReporter, resolve_workers, run_jobs
+from rowbook.models._w2v_kernels import train_job
+from rowbook.models._w2v_training import grow_tables, grow_vocab, initial_tables, job_lrs, job_plan
+from rowbook.models._word_models import (
+    check_tables,
     check_vocab,
     history_from_state,
     history_state,
-    resolve_workers,
     resume_state,
     run_epochs,
-    run_jobs,
     run_training,
     vocab_from_state,
     vocab_state,
 )
-from rowbook.models._w2v_kernels import train_job
-from rowbook.models._w2v_training import grow_tables, grow_vocab, initial_tables, job_lrs, job_plan
 from rowbook.models.base import Model, NotFittedError
 from rowbook.vectors import Vectors
 
@@ -347,9 +345,9 @@ class Word2Vec(Model):
     def _set_state(self, state: dict[str, Any]) -> None:
         vocab = vocab_from_state(state["vocab"])
         tables = {k: np.array(v, dtype=np.float32, order="C") for k, v in state["tables"].items()}
-        if tables["W_in"].shape != (len(vocab), self.vector_size):
-            raise ValueError(f"saved W_in has shape {tables['W_in'].shape}, expected "
-                             f"({len(vocab)}, {self.vector_size}); the file is damaged")  # fmt: skip
+        V, d = len(vocab), self.vector_size
+        n_nodes = max(V - 1, 1) if self.hierarchical_softmax else 0
+        check_tables(tables, {"W_in": (V, d), "W_out": (V, d), "W_nodes": (n_nodes, d)})
         self._fitted = {"vocab": vocab, "tables": tables, "history": history_from_state(state["history"]),
                         "schedule": dict(state["schedule"]), "vectors": None}  # fmt: skip
 
