@@ -64,7 +64,7 @@ from rowbook.models._word_models import (
 from rowbook.models.base import Model, NotFittedError
 from rowbook.vectors import Vectors
 
-__all__ = ["NotFittedError", "Progress", "Word2Vec"]
+__all__ = ["DEFAULT_LR", "NotFittedError", "Progress", "Word2Vec"]
 
 #: The default learning rate of each architecture when ``lr=None`` (word2vec.c's).
 DEFAULT_LR = {"skipgram": 0.025, "cbow": 0.05}
