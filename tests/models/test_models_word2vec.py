@@ -215,7 +215,7 @@ def test_empty_corpus_and_high_min_count():
         Word2Vec().fit([])
     with pytest.raises(ValueError, match="corpus is empty"):
         Word2Vec().fit([[], []])
-    with pytest.raises(ValueError, match="no word occurs at least min_count=50 times"):
+    with pytest.raises(ValueError, match="min_count must be at most the count of the most frequent word, got 50; no word of the 20 tokens"):
         Word2Vec(min_count=50).fit([["a", "b"]] * 10)
 
 
