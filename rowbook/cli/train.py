@@ -96,7 +96,11 @@ def _resumed(source: str | None, verb: str = "continued") -> str:
 
 
 def _interrupted(args: argparse.Namespace) -> int:
-    if args.checkpoint is not None and Path(args.checkpoint).exists():
+    saved = args.checkpoint is not None and Path(args.checkpoint).exists()
+    if saved and getattr(args, "init", None):
+        hint = (f"{args.checkpoint} holds the model after the last finished epoch; continue it "
+                f"with --init {args.checkpoint} and the epochs still to do")  # fmt: skip
+    elif saved:
         hint = (f"{args.checkpoint} holds the last finished epoch; add --resume to the same "
                 "command to continue")  # fmt: skip
     else:
