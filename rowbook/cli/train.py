@@ -26,7 +26,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from rowbook.checks import ParameterError
+from rowbook.checks import ParameterError, check_int
 from rowbook.cli._common import STDIN, check_output_path, read_lines, source_name
 from rowbook.cli._vectorio import FORMAT_NAMES, output_format, save_vectors
 from rowbook.cli.text import Normalized
@@ -142,7 +142,10 @@ def _initial_model(args: argparse.Namespace) -> Any:
         raise ValueError(f"{', '.join(fixed)}: a model continued with --init keeps its own "
                          "parameters; only --epochs and --workers apply")  # fmt: skip
     if args.workers is not None:
-        model.workers = args.workers
+        try:
+            model.workers = check_int("workers", args.workers, 1)
+        except ParameterError as err:
+            raise cli_error(err, args.flags) from None
     model.progress = not args.quiet
     return model
 

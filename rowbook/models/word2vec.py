@@ -279,7 +279,7 @@ class Word2Vec(Model):
 
     def _new_state(self, vocab: CountedVocab) -> dict[str, Any]:
         """A model of ``vocab`` with fresh tables, nothing trained (a schedule of 0 epochs)."""
-        tables = initial_tables(len(vocab), self.vector_size, self.seed, self.hierarchical_softmax)
+        tables = self._new_tables(len(vocab))
         schedule = {"by": "build_vocab", "epochs": 0, "done": 0, "trained": 0, "total_words": None}
         return {
             "vocab": vocab,
@@ -289,8 +289,20 @@ class Word2Vec(Model):
             "vectors": None,
         }
 
+    # The tables (and, below, the kernel call _job_step): what a trainer built on this one
+    # (FastText's subword tables) overrides.
+
+    def _new_tables(self, V: int) -> dict[str, np.ndarray]:
+        return initial_tables(V, self.vector_size, self.seed, self.hierarchical_softmax)
+
     def _grown_tables(self, tables: dict[str, np.ndarray], V: int) -> dict[str, np.ndarray]:
         return grow_tables(tables, V, self.seed)
+
+    def _table_shapes(self, V: int) -> dict[str, tuple[int, int]]:
+        """The shape of every table for ``V`` words (what a saved model must hold)."""
+        n_nodes = max(V - 1, 1) if self.hierarchical_softmax else 0
+        d = self.vector_size
+        return {"W_in": (V, d), "W_out": (V, d), "W_nodes": (n_nodes, d)}
 
     def _train_epochs(self, state: dict[str, Any], encoded: EncodedCorpus, callback: Callable | None,
                       checkpoint: str | os.PathLike | None) -> None:  # fmt: skip
@@ -345,9 +357,7 @@ class Word2Vec(Model):
     def _set_state(self, state: dict[str, Any]) -> None:
         vocab = vocab_from_state(state["vocab"])
         tables = {k: np.array(v, dtype=np.float32, order="C") for k, v in state["tables"].items()}
-        V, d = len(vocab), self.vector_size
-        n_nodes = max(V - 1, 1) if self.hierarchical_softmax else 0
-        check_tables(tables, {"W_in": (V, d), "W_out": (V, d), "W_nodes": (n_nodes, d)})
+        check_tables(tables, self._table_shapes(len(vocab)))
         self._fitted = {"vocab": vocab, "tables": tables, "history": history_from_state(state["history"]),
                         "schedule": dict(state["schedule"]), "vectors": None}  # fmt: skip
 

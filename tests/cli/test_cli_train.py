@@ -321,5 +321,7 @@ def test_init_errors(run, one_line_error, corpus_txt, tmp_path):
                    "train glove", "--window: a model continued with --init keeps its own parameters")  # fmt: skip
     one_line_error(run("train", "glove", corpus_txt, "-o", out, "--init", saved, "--checkpoint", saved,
                        "--resume"), "train glove", "give one")  # fmt: skip
+    one_line_error(run("train", "glove", corpus_txt, "-o", out, "--init", saved, "--workers", 0),
+                   "train glove", "--workers must be an integer >= 1, got 0")  # fmt: skip
     one_line_error(run("train", "glove", corpus_txt, "-o", out, "--init", tmp_path / "none.npz"),
                    "train glove", "none.npz")  # fmt: skip
