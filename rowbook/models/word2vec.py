@@ -262,7 +262,11 @@ class Word2Vec(Model):
         :meth:`build_vocab` ``(corpus, update=True)``). The learning rate decays from ``lr``
         to ``min_lr`` over the ``epochs`` of this call, measured in ``total_words`` corpus
         words per epoch (default: the words of ``corpus``), as gensim's ``train`` does.
-        ``callback`` and ``checkpoint`` are as in :meth:`fit`.
+        Its :class:`Progress` records (added to :attr:`history`) count this call's epochs,
+        ``1 .. epochs``. ``callback`` and ``checkpoint`` are as in :meth:`fit`; a
+        checkpoint written here holds the model after each epoch: load it and ``train``
+        the epochs still to do to finish an interrupted call (not bit for bit: a new call
+        starts a new schedule).
         """
         state = self._require_fitted("train(...)")
         check_int("epochs", epochs, 1)
