@@ -208,10 +208,10 @@ def _epochs_done(model: Any) -> int:
 def _summary(model: Any, args: argparse.Namespace, out: Path, fmt: str, seconds: float,
              epochs_before: int, resume: str | None) -> str:  # fmt: skip
     vectors, history = model.vectors, model.history
-    if args.model == "word2vec":
-        what = f"{history[-1].total_words:,} corpus words"
-    else:
+    if hasattr(model, "n_records"):  # GloVe trains on co-occurrence records
         what = f"{model.n_records:,} co-occurrence records, final cost {history[-1].loss:.4g}"
+    else:
+        what = f"{history[-1].total_words:,} corpus words"
     how = _resumed(args.init, "more, on a model loaded") or _resumed(resume)
     saved = "" if args.save_model is None else f"; model -> {args.save_model}"
     return (f"{args.model}: {len(vectors)} words x {vectors.vector_size} dims from {what}, "
