@@ -19,7 +19,7 @@ from typing import Any, Literal
 from rowbook.cli._common import HelpFormatter, add_command
 from rowbook.cli.train import run_nplm, run_word_vectors
 
-__all__ = ["OPTIONS", "model_options", "register"]
+__all__ = ["MODEL_HELP", "NONE_MEANS", "OPTIONS", "model_options", "register"]
 
 #: Model parameter -> (flag, metavar, help) for every model option of the train commands.
 OPTIONS: dict[str, tuple[str, str | None, str]] = {
@@ -52,6 +52,12 @@ OPTIONS: dict[str, tuple[str, str | None, str]] = {
     "workers": ("--workers", "N", "threads; 1 is reproducible"),
     "seed": ("--seed", "N", "random seed"),
 }  # fmt: skip
+
+#: Help that differs for one model: (model, parameter) -> help.
+MODEL_HELP = {
+    ("GloVe", "lr"): "AdaGrad step size",
+    ("GloVe", "epochs"): "passes over the co-occurrence records",
+}
 
 #: What a default of None means, where the signature cannot say it.
 NONE_MEANS = {
@@ -94,6 +100,7 @@ def model_options(cls: type) -> dict[str, tuple[str, dict[str, Any]]]:
         if name not in OPTIONS:
             continue
         flag, metavar, text = OPTIONS[name]
+        text = MODEL_HELP.get((cls.__name__, name), text)
         default = param.default
         shown = NONE_MEANS.get((cls.__name__, name), default)
         kwargs: dict[str, Any] = {

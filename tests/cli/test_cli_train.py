@@ -325,3 +325,38 @@ def test_init_errors(run, one_line_error, corpus_txt, tmp_path):
                    "train glove", "--workers must be an integer >= 1, got 0")  # fmt: skip
     one_line_error(run("train", "glove", corpus_txt, "-o", out, "--init", tmp_path / "none.npz"),
                    "train glove", "none.npz")  # fmt: skip
+
+
+def _other_value(kwargs: dict, default: object) -> tuple[list[str], object]:
+    """Command-line words for a value of the option other than ``default``, and that value."""
+    if "choices" in kwargs:
+        value = next(c for c in kwargs["choices"] if c != default)
+        return [str(value)], value
+    if kwargs.get("action") == "store_const":
+        return [], kwargs["const"]
+    if kwargs["type"] is int:
+        value = 2 if default is None else default + 1
+    else:
+        value = 0.01 if default is None else default / 2
+    return [str(value)], value
+
+
+@pytest.mark.parametrize("command", ["word2vec", "glove", "nplm"])
+def test_every_option_sets_the_model_parameter_of_its_name(command):
+    """The options come from the model's signature: each one given reaches that parameter."""
+    import inspect
+
+    from rowbook.cli import build_parser
+    from rowbook.cli.train_options import OPTIONS, model_options
+
+    parser = build_parser()
+    cls = parser.parse_args(["train", command, "c.txt", "-o", "v.npz"]).model_class
+    signature = inspect.signature(cls.__init__).parameters
+    options = model_options(cls)
+    assert set(options) == set(signature) & set(OPTIONS)
+    for name, (flag, kwargs) in options.items():
+        words, value = _other_value(kwargs, signature[name].default)
+        args = parser.parse_args(["train", command, "c.txt", "-o", "v.npz", flag, *words])
+        given = {k: getattr(args, k) for k in args.flags if getattr(args, k) is not None}
+        assert given == {name: value}, flag
+        assert getattr(cls(**given), name) == value
