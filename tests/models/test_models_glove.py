@@ -191,7 +191,7 @@ def test_fit_is_build_vocab_then_train():
 
 def test_build_vocab_update_adds_words_and_keeps_old_rows():
     model = GloVe(**{**SMALL, "epochs": 1}).fit(CORPUS)
-    V, keys, counts = len(model.index_to_key), model.index_to_key, model.W.shape
+    V, keys = len(model.index_to_key), model.index_to_key
     before = [t.copy() for t in (model.W, model.W_tilde, *model.biases)]
     new_text = [["zebra", "king", "okapi", "zebra"]] * 6
     model.build_vocab(new_text, update=True)
@@ -199,7 +199,7 @@ def test_build_vocab_update_adds_words_and_keeps_old_rows():
     after = (model.W, model.W_tilde, *model.biases)
     assert all(np.array_equal(a[:V], b) for a, b in zip(after, before, strict=True))
     fresh = GloVe(**{**SMALL, "epochs": 1}).build_vocab(CORPUS + new_text)  # the same V + 2 words
-    assert len(fresh.index_to_key) == V + 2 and counts[1] == model.W.shape[1]
+    assert len(fresh.index_to_key) == V + 2
     for a, b in zip(after, (fresh.W, fresh.W_tilde, *fresh.biases), strict=True):
         np.testing.assert_array_equal(a[V:], b[V:])
     zebra = model.W[V].copy()
