@@ -6,7 +6,8 @@ import argparse
 from pathlib import Path
 from typing import Any
 
-from rowbook.cli._common import add_command, check_output_path, check_words
+from rowbook.checks import check_int
+from rowbook.cli._common import add_command, add_unicode_errors, check_output_path, check_words
 from rowbook.cli._vectorio import FORMAT_NAMES, FORMATS, load_vectors, save_vectors
 
 __all__ = ["register"]
@@ -24,8 +25,8 @@ def run_plot(args: argparse.Namespace) -> int:
                          "for a 3-D view you can rotate")  # fmt: skip
     if args.heatmap and kind != ".png":
         raise ValueError("--heatmap draws a PNG; name the output .png")
-    vectors, _ = load_vectors(args.vectors)
-    words = args.words or list(vectors.index_to_key[: args.top])
+    vectors, _ = load_vectors(args.vectors, unicode_errors=args.unicode_errors)
+    words = args.words or list(vectors.index_to_key[: check_int("top", args.top, 1)])
     check_words(vectors, words, args.vectors)
     if len(words) < dims and not args.heatmap:
         raise ValueError(f"a {dims}-D projection needs at least {dims} words, got {len(words)}")
@@ -50,9 +51,11 @@ def run_convert(args: argparse.Namespace) -> int:
     if args.to is None:
         from rowbook.cli._vectorio import output_format
 
-        output_format(args.output)  # fail on an unknown suffix before reading a big file
+        output_format(
+            args.output, flag="--to"
+        )  # fail on an unknown suffix before reading a big file
     check_output_path(args.output)
-    vectors, source = load_vectors(args.input, args.from_)
+    vectors, source = load_vectors(args.input, args.from_, unicode_errors=args.unicode_errors)
     target = save_vectors(vectors, args.output, args.to)
     print(f"read {len(vectors)} vectors x {vectors.vector_size} dims from {args.input} "
           f"({FORMAT_NAMES[source]}); wrote {args.output} ({FORMAT_NAMES[target]})")  # fmt: skip
@@ -90,6 +93,7 @@ def register(commands: Any) -> None:
     )
     p.add_argument("--title", help="picture title")
     p.add_argument("--seed", type=int, default=0, help="t-SNE seed (default: %(default)s)")
+    add_unicode_errors(p)
 
     p = add_command(
         commands, "convert", run=run_convert,
@@ -106,3 +110,4 @@ def register(commands: Any) -> None:
     p.add_argument("output", metavar="OUT", type=Path, help="the file to write")
     p.add_argument("--from", dest="from_", choices=FORMATS, help="format of IN")
     p.add_argument("--to", choices=FORMATS, help="format of OUT")
+    add_unicode_errors(p)

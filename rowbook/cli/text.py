@@ -12,6 +12,7 @@ from typing import Any
 from rowbook.cli._common import (
     STDIN,
     add_command,
+    add_unicode_errors,
     check_input_file,
     check_output_path,
     format_table,
@@ -116,7 +117,8 @@ def _encoder(name: str, tokenizer: Any, vocab_file: str | None) -> Callable | No
 
 def run_vocab(args: argparse.Namespace) -> int:
     out = check_output_path(args.output)
-    lines = read_lines(args.corpus, "corpus", progress=not args.quiet and args.corpus != STDIN)
+    lines = read_lines(args.corpus, "corpus", progress=not args.quiet and args.corpus != STDIN,
+                       errors=args.unicode_errors)  # fmt: skip
     if args.tokenizer == "bpe":
         return _fit_bpe(args, lines, out)
     tokenizer = make_tokenizer(args.tokenizer, lower=args.lower)
@@ -125,7 +127,8 @@ def run_vocab(args: argparse.Namespace) -> int:
         raise ValueError(f"{source_name(args.corpus)} is empty: {n_lines} lines and no tokens")
     from rowbook.text import Vocab
 
-    vocab = Vocab(min_freq=args.min_freq or 1, max_size=args.max_size).fit_counts(counts)
+    min_freq = 1 if args.min_freq is None else args.min_freq
+    vocab = Vocab(min_freq=min_freq, max_size=args.max_size).fit_counts(counts)
     kept = len(vocab) - len(vocab.specials)
     if kept == 0:
         top, count = counts.most_common(1)[0]
@@ -234,3 +237,4 @@ def register(commands: Any) -> None:
                    "tokens (or first merges) (default: %(default)s)")  # fmt: skip
     p.add_argument("--json", action="store_true", help="print the summary as JSON")
     p.add_argument("--quiet", action="store_true", help="no progress bar, no summary")
+    add_unicode_errors(p)

@@ -18,7 +18,9 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+from rowbook.checks import ParameterError, ParameterHint
 from rowbook.cli._common import (
+    FLAGS,
     STDIN,
     check_output_path,
     read_lines,
@@ -46,16 +48,13 @@ class Corpus:
         self.source, self.lines, self.tokens = args.corpus, 0, 0
         self.tokenizer = make_tokenizer(args.tokenizer, lower=args.lower)
         self.progress = not args.quiet and args.corpus != STDIN
+        self.errors = args.unicode_errors
 
     def __iter__(self) -> Iterator[list[str]]:
-        for line in read_lines(self.source, "corpus", progress=self.progress):
+        for line in read_lines(self.source, "corpus", progress=self.progress, errors=self.errors):
             tokens = self.tokenizer.tokenize(line)
             self.lines, self.tokens = self.lines + 1, self.tokens + len(tokens)
             yield tokens
-
-
-#: Library parameter -> command-line flag, where they differ by more than ``_`` -> ``-``.
-FLAGS = {"hierarchical_softmax": "--hs", "min_freq": "--min-count"}
 
 
 def cli_error(err: ValueError, names: tuple[str, ...]) -> ValueError:
@@ -66,6 +65,8 @@ def cli_error(err: ValueError, names: tuple[str, ...]) -> ValueError:
     >>> str(cli_error(ValueError("window must be >= 1, the window is..."), ("window",)))
     '--window must be >= 1, the window is...'
     """
+    if isinstance(err, ParameterError):
+        return err  # rowbook.cli.main names its flag
     message = str(err)
     for name in (*names, *FLAGS):
         flag = FLAGS.get(name, "--" + name.replace("_", "-"))
@@ -135,6 +136,8 @@ def run_word_vectors(args: argparse.Namespace) -> int:
         model.fit(corpus, checkpoint=args.checkpoint, resume=resume)
     except KeyboardInterrupt:
         return _interrupted(args)
+    except ParameterHint:
+        raise  # a bad byte in the corpus: not an empty corpus
     except ValueError as err:
         if corpus.tokens == 0:
             raise ValueError(
@@ -171,7 +174,8 @@ def run_nplm(args: argparse.Namespace) -> int:
     if args.level != "word" and fmt != "npz":
         raise ValueError(f"a character table has keys such as ' ' that {FORMAT_NAMES[fmt]} cannot "
                          f"hold; name the output {out.with_suffix('.npz')}")  # fmt: skip
-    texts = [line for line in read_lines(args.corpus, "corpus") if line.strip()]
+    texts = [line for line in read_lines(args.corpus, "corpus", errors=args.unicode_errors)
+             if line.strip()]  # fmt: skip
     if not texts:
         raise ValueError(f"{source_name(args.corpus)} is empty: it has no non-blank line")
     lm = NPLM(**_settings(args, NPLM_OPTIONS), min_freq=args.min_count or 1,

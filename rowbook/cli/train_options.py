@@ -11,7 +11,7 @@ import argparse
 import inspect
 from typing import Any
 
-from rowbook.cli._common import HelpFormatter, add_command
+from rowbook.cli._common import HelpFormatter, add_command, add_unicode_errors
 from rowbook.cli.train import run_nplm, run_word_vectors
 
 __all__ = ["register"]
@@ -27,6 +27,7 @@ def _common_options(p: argparse.ArgumentParser, defaults: Any, *, tokenizers: bo
         p.add_argument("--tokenizer", choices=("whitespace", "word"), default="whitespace",
                        help="how lines are split into words (default: %(default)s)")  # fmt: skip
     p.add_argument("--lower", action="store_true", help="lower-case the text first")
+    add_unicode_errors(p)
     p.add_argument(
         "--min-count",
         type=int,
