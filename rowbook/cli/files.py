@@ -6,6 +6,8 @@ import argparse
 from pathlib import Path
 from typing import Any
 
+import numpy as np
+
 from rowbook.checks import check_int
 from rowbook.cli._common import add_command, add_unicode_errors, check_output_path, check_words
 from rowbook.cli._vectorio import FORMAT_NAMES, FORMATS, load_vectors, save_vectors
@@ -30,21 +32,33 @@ def run_plot(args: argparse.Namespace) -> int:
     check_words(vectors, words, args.vectors)
     if len(words) < dims and not args.heatmap:
         raise ValueError(f"a {dims}-D projection needs at least {dims} words, got {len(words)}")
-    title = {"title": args.title} if args.title is not None else {}
     from rowbook import viz
 
     if args.heatmap:
+        title = {"title": args.title} if args.title is not None else {}
         viz.plot_similarity(vectors, out, words=words, **title)
-    elif kind == ".png":
-        viz.plot_scatter(vectors, out, words=words, method=args.method, seed=args.seed, **title)
     else:
-        viz.write_html(
-            vectors, out, words=words, dims=dims, method=args.method, seed=args.seed, **title
-        )
+        drawn = {"words": words, "method": args.method, "seed": args.seed,
+                 "show_labels": args.labels, "title": args.title,
+                 "subject": f"{Path(args.vectors).name}, {_selection(vectors, args, words)}"}  # fmt: skip
+        if kind == ".png":
+            viz.plot_scatter(vectors, out, **drawn)
+        else:
+            viz.write_html(vectors, out, dims=dims, **drawn)
     method = "PCA" if args.method == "pca" else "t-SNE"
     what = "cosine heatmap" if args.heatmap else f"{dims}-D {method} view"
     print(f"wrote {out}: {what} of {len(words)} words")
     return 0
+
+
+def _selection(vectors: Any, args: argparse.Namespace, words: list[str]) -> str:
+    """Which words are drawn, for the title: chosen, the most frequent, or the first."""
+    if args.words:
+        return f"{len(words)} chosen words"
+    counts = vectors.counts
+    if counts is not None and bool(np.all(np.diff(counts[: len(words)]) <= 0)):
+        return f"{len(words)} most frequent words"
+    return f"the first {len(words)} words of the file"
 
 
 def run_convert(args: argparse.Namespace) -> int:
@@ -91,7 +105,10 @@ def register(commands: Any) -> None:
     p.add_argument(
         "--heatmap", action="store_true", help="draw the cosine-similarity matrix instead"
     )
-    p.add_argument("--title", help="picture title")
+    p.add_argument("--labels", choices=("auto", "all", "none"), default="auto",
+                   help="auto: every label with room beside its point, saying how many are hidden; "
+                   "all: every label; none (default: %(default)s; the HTML page has a menu too)")  # fmt: skip
+    p.add_argument("--title", help="picture title (default: what is drawn and how)")
     p.add_argument("--seed", type=int, default=0, help="t-SNE seed (default: %(default)s)")
     add_unicode_errors(p)
 
