@@ -16,6 +16,8 @@ from typing import Literal
 
 import numpy as np
 
+from rowbook.checks import ParameterHint
+
 __all__ = [
     "METHOD_NAMES",
     "PCA",
@@ -133,7 +135,7 @@ def tsne(X: np.ndarray, n_components: int = 2, *, perplexity: float | None = Non
     X = _as_matrix(X, "X")
     n = len(X)
     if n < 3:
-        raise ValueError(f"t-SNE needs at least 3 rows, got {n}; use method='pca'")
+        raise ParameterHint("method", "pca", f"t-SNE needs at least 3 rows, got {n}")
     if perplexity is None:
         perplexity = max(1.0, min(30.0, (n - 1) / 3))
     if not 0 < perplexity < n:

@@ -35,6 +35,8 @@ BAD = [
     ("analogy {vectors} man woman king --topn -1", ["--topn must be"]),
     ("similarity {vectors} king", ["WORD2"]),
     ("evaluate {vectors}", ["--analogies", "--pairs"]),
+    ("evaluate {vectors} --analogies {corpus} --restrict-vocab 0", ["--restrict-vocab must be"]),
+    ("plot {vectors} -o {tmp}/p.png --top 2 --method tsne", ["add --method pca"]),
     ("vocab {bad} -o {tmp}/vocab.json --quiet", ["--unicode-errors replace"]),
     ("vocab {corpus} -o {tmp}/vocab.json --min-freq 0", ["--min-freq must be"]),
     ("vocab {corpus} -o {tmp}/vocab.json --max-size 1", ["--max-size must be"]),
