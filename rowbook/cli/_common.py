@@ -13,6 +13,7 @@ from __future__ import annotations
 import argparse
 import difflib
 import json
+import re
 import sys
 from collections.abc import Callable, Collection, Iterator, Sequence
 from pathlib import Path
@@ -62,7 +63,8 @@ class Parser(argparse.ArgumentParser):
         super().__init__(*args, **kwargs)
 
     def error(self, message: str) -> NoReturn:
-        self.exit(2, f"{self.prog}: error: {message} (see '{self.prog} --help')\n")
+        self.exit(2, f"{self.prog}: error: {message}{_close_choice(message)} "
+                  f"(see '{self.prog} --help')\n")  # fmt: skip
 
     def parse_args(self, args: Sequence[str] | None = None,  # type: ignore[override]
                    namespace: argparse.Namespace | None = None) -> argparse.Namespace:  # fmt: skip
@@ -82,6 +84,20 @@ def _closest(parser: argparse.ArgumentParser, extras: Sequence[str]) -> str:
             if close:
                 return f"; did you mean {close[0]}?"
     return ""
+
+
+def _close_choice(message: str) -> str:
+    """``"; did you mean 'train'?"`` after argparse's ``invalid choice: 'trian' (choose from ...)``.
+
+    >>> _close_choice("argument COMMAND: invalid choice: 'trian' (choose from 'demo', 'train')")
+    "; did you mean 'train'?"
+    """
+    found = re.search(r"invalid choice: '([^']*)' \(choose from (.*)\)$", message)
+    if not found:
+        return ""
+    choices = re.findall(r"'([^']*)'", found[2])
+    close = difflib.get_close_matches(found[1], choices, n=1, cutoff=0.6)
+    return f"; did you mean {close[0]!r}?" if close else ""
 
 
 #: Library parameter -> command-line flag, where they differ by more than ``_`` -> ``-``.
