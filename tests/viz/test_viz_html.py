@@ -148,7 +148,8 @@ browser = pytest.mark.skipif(
 
 def _run_chromium(page: Path, profile: Path, *extra: str, fragment: str = "") -> str:
     command = [
-        BROWSER, "--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
+        BROWSER, "--headless", "--no-sandbox", "--disable-gpu", "--disable-quic",
+        "--disable-background-networking",
         "--disable-component-update", "--disable-sync", "--no-first-run",
         f"--user-data-dir={profile}", "--window-size=800,600", *extra, page.as_uri() + fragment,
     ]  # fmt: skip
