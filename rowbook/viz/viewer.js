@@ -116,24 +116,42 @@
   }
   var axisBoxes = [];
 
-  // a label is drawn only where it overlaps no nearer label (at most MAX_LABELS a frame)
+  // a label goes to the first spot around its point (right, left, above, below) that meets
+  // no label placed before it and no other point; with nowhere free it is left out, unless
+  // every label is asked for ("all") or it is the hovered one (at most MAX_LABELS a frame)
   var MAX_LABELS = 400;
-  function placeLabel(i, s, r, taken, force) {
-    var x = s[0] + r + 2, y = s[1] - r - 2, text = data.shown[i];
-    if (!force && taken.length >= MAX_LABELS) return;
-    ctx.font = (force ? "bold " : "") + "12px system-ui, sans-serif";
-    var box = [x, y - 10, x + ctx.measureText(text).width, y + 2];
-    var hit = taken.some(function (b) {
-      return box[0] < b[2] && b[0] < box[2] && box[1] < b[3] && b[1] < box[3];
-    });
-    if (hit && !force) return;
+  function freeSpot(i, s, r, w, taken) {
+    var spots = [[r + 2, -r - 2], [r + 2, r + 10], [-r - 2 - w, -r - 2], [-r - 2 - w, r + 10],
+                 [r + 3, 4], [-r - 3 - w, 4], [-w / 2, -r - 3], [-w / 2, r + 12]];
+    for (var k = 0; k < spots.length; k++) {
+      var x = s[0] + spots[k][0], y = s[1] + spots[k][1], box = [x, y - 10, x + w, y + 2];
+      var hit = taken.some(function (b) {
+        return box[0] < b[2] && b[0] < box[2] && box[1] < b[3] && b[1] < box[3];
+      }) || screen.some(function (p, j) {
+        return j !== i && p[0] > box[0] - 3 && p[0] < box[2] + 3 && p[1] > box[1] - 3 &&
+               p[1] < box[3] + 3;
+      });
+      if (!hit) return box;
+    }
+    return null;
+  }
+
+  function placeLabel(i, s, r, taken, how) {
+    var text = data.shown[i];
+    if (how === "auto" && taken.length >= MAX_LABELS) return;
+    ctx.font = (how === "hover" ? "bold " : "") + "12px system-ui, sans-serif";
+    var w = ctx.measureText(text).width, box = freeSpot(i, s, r, w, taken);
+    if (box === null) {
+      if (how === "auto") return;
+      box = [s[0] + r + 2, s[1] - r - 12, s[0] + r + 2 + w, s[1] - r];
+    }
     taken.push(box);
     view.shown += 1;
     ctx.lineWidth = 3;
     ctx.strokeStyle = "rgba(255, 255, 255, 0.85)";
-    ctx.strokeText(text, x, y);
+    ctx.strokeText(text, box[0], box[3] - 2);
     ctx.fillStyle = "#222";
-    ctx.fillText(text, x, y);
+    ctx.fillText(text, box[0], box[3] - 2);
   }
 
   function radius(i) { return (i === view.hover ? 7 : 5) * screen[i][3]; }
@@ -160,11 +178,11 @@
     drawAxisNames(taken);
     view.shown = 0;
     if (view.hover >= 0) {
-      placeLabel(view.hover, screen[view.hover], radius(view.hover), taken, true);
+      placeLabel(view.hover, screen[view.hover], radius(view.hover), taken, "hover");
     }
     for (k = n - 1; view.labels !== "none" && k >= 0; k--) {  // near first: they win the space
       i = order[k];
-      if (i !== view.hover) placeLabel(i, screen[i], radius(i), taken, view.labels === "all");
+      if (i !== view.hover) placeLabel(i, screen[i], radius(i), taken, view.labels);
     }
     modeButton.textContent = dims !== 3 ? "2-D only" : view.three ? "Show 2-D" : "Show 3-D";
     labelChoice.value = view.labels;
