@@ -16,7 +16,7 @@ import types
 import typing
 from typing import Any, Literal
 
-from rowbook.cli._common import HelpFormatter, add_command
+from rowbook.cli._common import HelpFormatter, add_command, add_unicode_errors
 from rowbook.cli.train import run_nplm, run_word_vectors
 
 __all__ = ["MODEL_HELP", "NONE_MEANS", "OPTIONS", "model_options", "register"]
@@ -32,7 +32,6 @@ OPTIONS: dict[str, tuple[str, str | None, str]] = {
     "tied": ("--tied", None, "reuse C as the output layer"),
     "window": ("--window", "N", "context words each side"),
     "min_count": ("--min-count", "N", "ignore words seen fewer than N times"),
-    "min_freq": ("--min-count", "N", "ignore tokens seen fewer than N times"),
     "max_vocab_size": ("--max-vocab-size", "N", "cap on distinct words held while reading"),
     "max_vocab": ("--max-vocab", "N", "keep only the N most frequent words"),
     "negative": ("--negative", "K", "negative samples per example, 0 for none (with --hs)"),
@@ -134,6 +133,7 @@ def _run_options(p: argparse.ArgumentParser, *, word_vectors: bool) -> None:
         "corpus", metavar="CORPUS", help="UTF-8 text file, one sentence per line, or '-'"
     )
     p.add_argument("-o", "--output", required=True, metavar="OUT", help="where to write the table")
+    add_unicode_errors(p)
     if word_vectors:
         p.add_argument(
             "--tokenizer",
