@@ -41,6 +41,7 @@ OPTIONS: dict[str, tuple[str, str | None, str]] = {
     "maxn": ("--maxn", "N", "longest character n-gram, 0 = none"),
     "bucket": ("--bucket", "N", "hash buckets for the n-grams"),
     "x_max": ("--x-max", "X", "co-occurrence count where the weighting reaches 1"),
+    "memory": ("--memory", "GB", "budget for counting co-occurrences; past it, counts spill to temporary files"),
     "alpha": ("--alpha", "A", "exponent of the weighting (x / x_max) ** alpha"),
     "epochs": ("--epochs", "N", "passes over the corpus"),
     "lr": ("--lr", "LR", "initial learning rate"),
@@ -60,6 +61,7 @@ MODEL_HELP = {
 
 #: What a default of None means, where the signature cannot say it.
 NONE_MEANS = {
+    ("GloVe", "memory"): "no budget, count in RAM",
     ("Word2Vec", "lr"): "0.025 for skipgram, 0.05 for cbow",
     ("NPLM", "lr"): "0.01 for adam and sparse_adam, 0.1 for sgd",
     ("Word2Vec", "max_vocab_size"): "no cap",
