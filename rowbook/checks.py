@@ -61,6 +61,8 @@ class ParameterHint(ParameterError):
     """Input that a parameter's current value cannot handle but another value can (a file
     with bad bytes read with ``errors="strict"``); says the other value in the caller's words.
 
+    Examples
+    --------
     >>> err = ParameterHint("errors", "replace", "a.txt: invalid UTF-8 at byte 3",
     ...                     effect="to substitute U+FFFD")
     >>> str(err)

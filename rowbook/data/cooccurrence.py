@@ -95,6 +95,8 @@ def count_cooccurrences(
     for the block of pairs in flight, a quarter for merging the runs' bands. The values
     are exact sums, rounded once. The bands themselves are the caller's to keep or write.
 
+    Examples
+    --------
     >>> from rowbook.data.corpus import read_corpus
     >>> _, enc = read_corpus([["a", "b", "c"]])
     >>> [band.toarray().tolist() for band in count_cooccurrences(enc, 3, 2)]

@@ -39,6 +39,8 @@ def denominator(window: int, weighted: bool, max_count: int) -> int:
     ``max_count`` bounds any one pair's number of occurrences (twice the tokens, for
     symmetric counts); ``L * max_count`` must fit in int64.
 
+    Examples
+    --------
     >>> denominator(15, True, 10**6), denominator(15, False, 10**6)
     (360360, 1)
     """
@@ -89,6 +91,8 @@ class RunCounter:
     consecutive row bands. Temporary run files are removed by :meth:`close` (the counter
     is a context manager).
 
+    Examples
+    --------
     >>> with RunCounter(shape=(3, 3), memory=None) as counter:
     ...     counter.add(np.array([0, 2, 0]), np.array([1, 1, 1]), np.array([4, 5, 6]))
     ...     counter.add(np.array([2]), np.array([1]), np.array([1]))

@@ -242,6 +242,8 @@ def encode_corpus(
     Words not in ``keys`` are dropped as :func:`read_corpus` drops out-of-vocabulary words,
     so encoding a corpus with the vocabulary ``read_corpus`` chose for it gives the same ids.
 
+    Examples
+    --------
     >>> enc = encode_corpus([["a", "x", "b"], ["b"]], ("b", "a"))
     >>> enc.ids.tolist(), enc.starts.tolist(), enc.raw_lengths.tolist()
     ([1, 0, 0], [0, 2, 3], [3, 1])

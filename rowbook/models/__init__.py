@@ -40,6 +40,8 @@ MODELS: dict[str, type] = {
 def load(path: str | os.PathLike[str]) -> Model:
     """The model saved at ``path``, of whichever class saved it.
 
+    Examples
+    --------
     >>> import tempfile, pathlib, numpy as np
     >>> corpus = [["the", "cat", "sat"], ["the", "dog", "sat"]] * 20
     >>> model = Word2Vec(vector_size=8, min_count=1, epochs=1, workers=1).fit(corpus)

@@ -47,9 +47,10 @@ _EVAL_BATCH = 512
 class BagOfEmbeddingsNet(Module):
     """``W_2 relu(W_1 mean(E[ids]) + b_1) + b_2``; padding ids are left out of the mean.
 
-    Shape:
-        - Input: ``(B, T)`` ids padded with ``pad``, and ``(B,)`` lengths (unused)
-        - Output: ``(B, classes)`` logits
+    Shape
+    -----
+    - Input: ``(B, T)`` ids padded with ``pad``, and ``(B,)`` lengths (unused)
+    - Output: ``(B, classes)`` logits
     """
 
     def __init__(self, vocab_size: int, dim: int, hidden: int, classes: int, *, pad: int = 0,
@@ -69,9 +70,10 @@ class BagOfEmbeddingsNet(Module):
 class LSTMNet(Module):
     """``W h_T + b`` with ``h_T`` the LSTM state after each text's last real token.
 
-    Shape:
-        - Input: ``(B, T)`` ids padded with ``pad``, and ``(B,)`` lengths
-        - Output: ``(B, classes)`` logits
+    Shape
+    -----
+    - Input: ``(B, T)`` ids padded with ``pad``, and ``(B,)`` lengths
+    - Output: ``(B, classes)`` logits
     """
 
     def __init__(self, vocab_size: int, dim: int, hidden: int, classes: int, *, pad: int = 0,
@@ -275,22 +277,31 @@ class TextClassifier(_SequenceClassifier):
 
     Parameters
     ----------
-    dim : d, the embedding size. hidden : the MLP's hidden size.
-    epochs, batch_size, seed, patience, progress : training loop settings (early stopping
+    dim
+        d, the embedding size. hidden : the MLP's hidden size.
+    epochs, batch_size, seed, patience, progress
+        training loop settings (early stopping
         watches the validation loss; progress goes to standard error).
-    lr : learning rate; None picks 0.01 (Adam, SparseAdam) or 0.1 (SGD).
-    optimizer : ``"sparse_adam"`` (SparseAdam for the table, Adam for the rest; default),
+    lr
+        learning rate; None picks 0.01 (Adam, SparseAdam) or 0.1 (SGD).
+    optimizer
+        ``"sparse_adam"`` (SparseAdam for the table, Adam for the rest; default),
         ``"adam"`` or ``"sgd"``.
-    min_count : tokens rarer than this in the training texts become ``<unk>``.
-    max_length : texts longer than this many tokens are cut (None: no limit).
-    pipeline : an unfitted :class:`~rowbook.text.TextPipeline` to use instead of the default
+    min_count
+        tokens rarer than this in the training texts become ``<unk>``.
+    max_length
+        texts longer than this many tokens are cut (None: no limit).
+    pipeline
+        an unfitted :class:`~rowbook.text.TextPipeline` to use instead of the default
         (lower-case, word tokens, ``Vocab(min_count=min_count)``); a copy is fitted.
 
     Attributes
     ----------
-    classes_, pipeline_, net_, history_ : the sorted labels, the fitted pipeline, the network,
+    classes_, pipeline_, net_, history_
+        the sorted labels, the fitted pipeline, the network,
         and the per-epoch ``loss`` (plus ``val_loss`` and ``val_accuracy`` with ``val``).
-    vectors : the embedding table as :class:`~rowbook.Vectors`, keyed by the vocabulary.
+    vectors
+        the embedding table as :class:`~rowbook.Vectors`, keyed by the vocabulary.
 
     Examples
     --------

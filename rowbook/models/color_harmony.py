@@ -38,6 +38,8 @@ COLOR_NAMES = (
 def harmony_pairs(n_colors: int = len(COLOR_NAMES)) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """``(left, right, label)`` for every ordered pair at wheel distance 0-5 or n/2.
 
+    Examples
+    --------
     >>> left, right, label = harmony_pairs()
     >>> len(label), int(label.sum())
     (192, 64)
@@ -55,9 +57,10 @@ def harmony_pairs(n_colors: int = len(COLOR_NAMES)) -> tuple[np.ndarray, np.ndar
 class HarmonyNet(Module):
     """``sigmoid(w2 . relu(W1 [E[left]; E[right]] + b1) + b2)``, returned as a logit.
 
-    Shape:
-        - Input: ``left``, ``right`` ``(B,)`` colour ids
-        - Output: ``(B,)`` logits
+    Shape
+    -----
+    - Input: ``left``, ``right`` ``(B,)`` colour ids
+    - Output: ``(B,)`` logits
     """
 
     def __init__(
@@ -79,10 +82,14 @@ class ColorHarmony(_TrainerModel):
 
     Parameters
     ----------
-    dim : size of each colour's row. hidden : the ReLU layer's size.
-    epochs, lr, batch_size : online SGD settings (one pair per step by default).
-    seed : seed of the initial weights and of the shuffle.
-    progress : report progress on standard error.
+    dim
+        size of each colour's row. hidden : the ReLU layer's size.
+    epochs, lr, batch_size
+        online SGD settings (one pair per step by default).
+    seed
+        seed of the initial weights and of the shuffle.
+    progress
+        report progress on standard error.
 
     Examples
     --------

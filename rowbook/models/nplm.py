@@ -54,6 +54,8 @@ _EVAL_BATCH = 4096
 def context_windows(ids: np.ndarray, context: int, boundary: int) -> tuple[np.ndarray, np.ndarray]:
     """Every ``(previous context ids, next id)`` pair of one sequence framed by ``boundary``.
 
+    Examples
+    --------
     >>> X, y = context_windows(np.array([5, 6]), 2, boundary=0)
     >>> X.tolist(), y.tolist()
     ([[0, 0], [0, 5], [5, 6]], [5, 6, 0])
@@ -66,9 +68,10 @@ def context_windows(ids: np.ndarray, context: int, boundary: int) -> tuple[np.nd
 class NPLMNet(Module):
     """``logits = b + U tanh(d + H [C(w_1); ...; C(w_n)])``, or the tied variant.
 
-    Shape:
-        - Input: ``(B, n)`` context ids
-        - Output: ``(B, V)`` logits of the next token
+    Shape
+    -----
+    - Input: ``(B, n)`` context ids
+    - Output: ``(B, V)`` logits of the next token
     """
 
     def __init__(self, vocab_size: int, context: int, dim: int, hidden: int, *, tied: bool = False,
@@ -112,31 +115,49 @@ class NPLM(_TrainerModel):
 
     Parameters
     ----------
-    level : ``"char"`` or ``"word"`` tokens (:class:`~rowbook.text.CharTokenizer` or
+    level
+        ``"char"`` or ``"word"`` tokens (:class:`~rowbook.text.CharTokenizer` or
         :class:`~rowbook.text.WordTokenizer`).
-    context : n, the number of previous tokens the model sees.
-    dim : d, the embedding size. hidden : the tanh layer's size.
-    tied : reuse the input table ``C`` as the output layer (through a hidden -> d projection).
-    epochs, batch_size, seed : training loop settings (seeded shuffling and initialisation).
-    lr : learning rate; None picks 0.01 for Adam and SparseAdam, 0.1 for SGD.
-    optimizer : ``"adam"`` (dense), ``"sgd"``, or ``"sparse_adam"`` (lazy SparseAdam for the
+    context
+        n, the number of previous tokens the model sees.
+    dim
+        d, the embedding size.
+    hidden
+        the tanh layer's size.
+    tied
+        reuse the input table ``C`` as the output layer (through a hidden -> d projection).
+    epochs, batch_size, seed
+        training loop settings (seeded shuffling and initialisation).
+    lr
+        learning rate; None picks 0.01 for Adam and SparseAdam, 0.1 for SGD.
+    optimizer
+        ``"adam"`` (dense), ``"sgd"``, or ``"sparse_adam"`` (lazy SparseAdam for the
         table, which then has row-sparse gradients, and Adam for the rest; not with ``tied``).
-    min_count : tokens seen fewer times in the training texts map to ``<unk>``.
-    normalizer : optional :class:`~rowbook.text.Normalizer` applied before tokenizing.
-    val_fraction : share of the texts held out (a seeded random choice, rounded down) to
+    min_count
+        tokens seen fewer times in the training texts map to ``<unk>``.
+    normalizer
+        optional :class:`~rowbook.text.Normalizer` applied before tokenizing.
+    val_fraction
+        share of the texts held out (a seeded random choice, rounded down) to
         report held-out loss and perplexity each epoch, when ``fit`` gets no ``val_texts``;
         0 holds out nothing.
-    patience : stop after this many epochs without a better validation loss (None: never).
-    progress : report progress (batches, with an ETA) on standard error.
+    patience
+        stop after this many epochs without a better validation loss (None: never).
+    progress
+        report progress (batches, with an ETA) on standard error.
 
     Attributes
     ----------
-    pipeline_ : the fitted :class:`~rowbook.text.TextPipeline` (vocabulary in ``vocab_``).
-    net_ : the trained :class:`NPLMNet`.
-    history_ : :class:`~rowbook.training.History`; each epoch has ``loss`` and ``perplexity``
+    pipeline_
+        the fitted :class:`~rowbook.text.TextPipeline` (vocabulary in ``vocab_``).
+    net_
+        the trained :class:`NPLMNet`.
+    history_
+        :class:`~rowbook.training.History`; each epoch has ``loss`` and ``perplexity``
         (training, averaged over the epoch's batches) and, with validation texts (given or
         held out), ``val_loss`` and ``val_perplexity``.
-    vectors : the table ``C`` as :class:`~rowbook.Vectors` keyed by the vocabulary.
+    vectors
+        the table ``C`` as :class:`~rowbook.Vectors` keyed by the vocabulary.
 
     Examples
     --------
@@ -311,6 +332,8 @@ def _hold_out(texts: list[str], fraction: float, seed: int) -> tuple[list[str], 
     """``(training texts, held-out texts)``: ``floor(fraction * len(texts))`` texts held out,
     chosen by a random draw seeded with ``seed``; the rest keep their order.
 
+    Examples
+    --------
     >>> train, held = _hold_out(["a", "b", "c", "d", "e"], 0.5, seed=0)
     >>> len(held), sorted(train + held), train == sorted(train)
     (2, ['a', 'b', 'c', 'd', 'e'], True)

@@ -62,6 +62,8 @@ BLOCK_VALUES = 1 << 20
 def _fill(tensor: Tensor, draw: Callable[[tuple[int, ...]], np.ndarray]) -> Tensor:
     """Fill ``tensor`` with ``draw(shape)`` block by block of leading rows, casting each block.
 
+    Examples
+    --------
     >>> from rowbook.nn import Parameter
     >>> w = Parameter(np.empty((5, 3), dtype=np.float32))
     >>> rng = np.random.default_rng(0)

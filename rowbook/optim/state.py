@@ -34,6 +34,8 @@ StateFactory = Callable[[str, tuple[int, ...], np.dtype], np.ndarray]
 def lazy_zeros(name: str, shape: tuple[int, ...], dtype: Any) -> np.ndarray:
     """A zero array whose pages become resident only when written (no huge pages).
 
+    Examples
+    --------
     >>> moments = lazy_zeros("exp_avg", (1000, 4), np.float32)
     >>> moments[7] += 1.0
     >>> float(moments.sum()), moments.shape, moments.dtype

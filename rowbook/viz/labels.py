@@ -36,6 +36,8 @@ def visible_label(label: str) -> str:
     return become ``\\t``, ``\\n``, ``\\r``, any other unprintable character its ``\\uXXXX``
     code, and the empty label ``""``. Spaces inside a phrase stay spaces.
 
+    Examples
+    --------
     >>> [visible_label(s) for s in [" ", "a\\tb", "new york", " x", "", "\\u200b"]]
     ['␣', 'a\\\\tb', 'new york', '␣x', '""', '\\\\u200b']
     """

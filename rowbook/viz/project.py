@@ -189,6 +189,8 @@ def variance_shares(X: np.ndarray, coords: np.ndarray) -> list[float]:
 
     For PCA coordinates this is the explained variance ratio of each axis.
 
+    Examples
+    --------
     >>> X = np.array([[0.0, 0.0], [2.0, 0.0], [4.0, 0.0], [2.0, 1.0], [2.0, -1.0]])
     >>> variance_shares(X, project(X, 2)[0])
     [0.8, 0.2]
@@ -201,6 +203,8 @@ def variance_shares(X: np.ndarray, coords: np.ndarray) -> list[float]:
 def describe_projection(method: Method, dims: int, shares: list[float] | None = None) -> str:
     """What a picture's axes are, for its title: the method, the axes and the variance shown.
 
+    Examples
+    --------
     >>> describe_projection("pca", 2, [0.3, 0.11, 0.05])
     'PCA 2-D, 41% variance'
     >>> describe_projection("tsne", 3)
