@@ -116,7 +116,7 @@ class ByteLevelBPE:
         which :meth:`fit_word_counts` finishes (counts of shards can be added in between).
 
         >>> ByteLevelBPE().count_words(["the cat", "the hat"])
-        Counter({'the': 2, 'Ġcat': 1, 'Ġhat': 1})
+        Counter({'the': 2, ' cat': 1, ' hat': 1})
         """
         specials = list(special_tokens)
         counts: Counter[str] = Counter()
