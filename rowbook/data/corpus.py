@@ -27,7 +27,7 @@ from __future__ import annotations
 
 import os
 from array import array
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
@@ -43,6 +43,7 @@ __all__ = [
     "job_boundaries",
     "read_corpus",
     "truncate_vocab",
+    "vocab_from_counts",
 ]
 
 Corpus = Iterable[Sequence[str]] | str | os.PathLike
@@ -228,6 +229,34 @@ def read_corpus(
         dead = np.setdiff1d(np.arange(len(keys)), live)
         remap[dead] = [index.get(keys[i], -1) for i in dead]
     return vocab, _encode(remap[raw] if len(raw) else raw, lengths, max_sentence_length)
+
+
+def vocab_from_counts(
+    word_counts: Mapping[str, int],
+    *,
+    min_count: int = 1,
+    ties: Literal["gensim", "alphabetical"] = "gensim",
+    corpus_count: int = 0,
+) -> CountedVocab:
+    """The vocabulary :func:`read_corpus` would choose, from counts made elsewhere.
+
+    ``word_counts`` must be in first-sighting order (a ``Counter`` filled in corpus order,
+    or per-shard counters added in shard order) for gensim's tie rule to come out the same;
+    ``max_vocab_size`` pruning happens during a scan and has no equivalent here (nor in
+    gensim's ``build_vocab_from_freq``).
+
+    >>> vocab_from_counts({"a": 3, "b": 2, "c": 2, "d": 1}, min_count=2).keys
+    ('a', 'c', 'b')
+    """
+    keys = list(word_counts)
+    counts = np.fromiter((word_counts[k] for k in keys), dtype=np.int64, count=len(keys))
+    if len(counts) and counts.min() < 0:
+        raise ValueError(
+            f"word counts must be >= 0, got {keys[int(counts.argmin())]!r}: {counts.min()}"
+        )
+    kept = np.flatnonzero(counts >= min_count)
+    kept = kept[_order(keys, kept, counts[kept], ties)]
+    return CountedVocab(tuple(keys[i] for i in kept), counts[kept], int(counts.sum()), corpus_count)
 
 
 def encode_corpus(

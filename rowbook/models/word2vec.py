@@ -37,14 +37,21 @@ seed give bit-identical tables, also across save, load and resume.
 from __future__ import annotations
 
 import os
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from functools import partial
 from typing import Any, Literal
 
 import numpy as np
 
 from rowbook.checks import ParameterError, check_choice, check_int, check_number
-from rowbook.data.corpus import Corpus, CountedVocab, EncodedCorpus, encode_corpus, read_corpus
+from rowbook.data.corpus import (
+    Corpus,
+    CountedVocab,
+    EncodedCorpus,
+    encode_corpus,
+    read_corpus,
+    vocab_from_counts,
+)
 from rowbook.data.huffman import huffman_tree
 from rowbook.data.sampling import job_seed, negative_guide, negative_table, sample_thresholds
 from rowbook.models._fitting import Progress, ProgressReporter, resolve_workers, run_jobs
@@ -242,6 +249,28 @@ class Word2Vec(Model):
         seen, _ = read_corpus(
             corpus, min_count=1, max_vocab_size=self.max_vocab_size, tokenizer=tokenizer
         )
+        state["vocab"] = grow_vocab(state["vocab"], seen, self.min_count)
+        state["tables"] = self._grown_tables(state["tables"], len(state["vocab"]))
+        state["vectors"] = None
+        return self
+
+    def build_vocab_from_freq(
+        self, word_freq: Mapping[str, int], *, update: bool = False
+    ) -> Word2Vec:
+        """The vocabulary from word counts made elsewhere; returns ``self`` (gensim's name).
+
+        ``word_freq`` maps each word to its corpus count, in first-sighting order (as a
+        ``Counter`` filled in corpus order keeps them; :func:`rowbook.distributed.word_counts`
+        gives exactly that for a corpus counted in shards on Dask); ``min_count`` and the
+        order are then those :meth:`build_vocab` would give. ``update`` as in
+        :meth:`build_vocab`. Follow with :meth:`train`.
+        """
+        seen = vocab_from_counts(word_freq, min_count=1 if update else self.min_count)
+        if not update:
+            check_vocab(seen, self.min_count)
+            self._fitted = self._new_state(seen)
+            return self
+        state = self._require_fitted("build_vocab_from_freq(..., update=True)")
         state["vocab"] = grow_vocab(state["vocab"], seen, self.min_count)
         state["tables"] = self._grown_tables(state["tables"], len(state["vocab"]))
         state["vectors"] = None
