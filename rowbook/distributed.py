@@ -102,6 +102,8 @@ def word_counts(shards: Shards, *, tokenizer: Any = None, client: Any = None) ->
 
     ``tokenizer`` splits the lines of file shards, as in :func:`rowbook.data.read_corpus`.
 
+    Examples
+    --------
     >>> import dask
     >>> with dask.config.set(scheduler="synchronous"):
     ...     word_counts([[["a", "b"]], [["b", "c"]]])
