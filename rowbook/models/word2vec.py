@@ -197,6 +197,7 @@ class Word2Vec(Model):
         callback: Callable[[Progress], None] | None = None,
         checkpoint: str | os.PathLike | None = None,
         resume: str | os.PathLike | None = None,
+        spill_dir: str | os.PathLike | None = None,
     ) -> Word2Vec:
         """Learn the vocabulary and the vectors of ``corpus`` in ``epochs`` epochs; returns ``self``.
 
@@ -214,9 +215,13 @@ class Word2Vec(Model):
             A checkpoint, or a model saved by :meth:`save`, of a ``fit`` with the same
             parameters on the same corpus: training continues after its last epoch and
             ends where the uninterrupted run would (bit for bit with one worker).
+        spill_dir : path, optional
+            A folder for the corpus's id stream (4 bytes per token), read back job by job:
+            memory then stays at the vocabulary and the tables however long the corpus
+            (:mod:`rowbook.data.id_stream`). The vectors are the same.
         """
-        vocab, encoded = read_corpus(corpus, min_count=self.min_count,
-                                     max_vocab_size=self.max_vocab_size, tokenizer=tokenizer)  # fmt: skip
+        vocab, encoded = read_corpus(corpus, min_count=self.min_count, max_vocab_size=self.max_vocab_size,
+                                     tokenizer=tokenizer, spill_dir=spill_dir)  # fmt: skip
         check_vocab(vocab, self.min_count)
         if resume is None:
             state = self._new_state(vocab)
@@ -375,7 +380,8 @@ class Word2Vec(Model):
         skipgram = self.architecture == "skipgram"
 
         def step(j: int, lr: float, seed: int) -> tuple[int, float]:
-            return train_job(tables["W_in"], encoded.ids, encoded.starts, bounds[j], bounds[j + 1],
+            ids, starts = encoded.sentences(bounds[j], bounds[j + 1])  # read from disk if spilled
+            return train_job(tables["W_in"], ids, starts, 0, len(starts) - 1,
                              thresholds, self.sample > 0, out, tree, self.window, self.shrink_windows,
                              skipgram, self.cbow_mean, lr, seed, self.compute_loss)  # fmt: skip
 
