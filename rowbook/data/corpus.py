@@ -89,6 +89,8 @@ class EncodedCorpus:
         """The ids of sentences ``s0 .. s1 - 1`` and their starts counted from 0: one job's
         input, read from the file (not mapped) when the ids are on disk.
 
+        Examples
+        --------
         >>> _, enc = read_corpus([["a", "b"], ["b"], ["a", "a"]])
         >>> [x.tolist() for x in enc.sentences(1, 3)]
         [[1, 0, 0], [0, 1, 3]]
@@ -281,6 +283,8 @@ def vocab_from_counts(
     ``max_vocab_size`` pruning happens during a scan and has no equivalent here (nor in
     gensim's ``build_vocab_from_freq``).
 
+    Examples
+    --------
     >>> vocab_from_counts({"a": 3, "b": 2, "c": 2, "d": 1}, min_count=2).keys
     ('a', 'c', 'b')
     """
