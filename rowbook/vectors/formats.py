@@ -13,6 +13,9 @@ A key may hold any character except the space and the newline, which delimit the
 fields (:func:`check_word2vec_key`). Values are written as the shortest decimal that
 reads back as the same float32, so text files round-trip exactly.
 
+Counts go beside a vector file in a **vocabulary file**, one ``key count`` line per key
+(word2vec.c's ``-save-vocab``, gensim's ``fvocab=``).
+
 Reading is strict: a row of the wrong length, a non-numeric value, a header that
 disagrees with the rows, a truncated binary file, each raise a ``ValueError`` naming
 the file and the line (text) or byte offset (binary). Duplicate keys keep their first
@@ -33,8 +36,10 @@ from rowbook.io import atomic_write, load_state, save_state
 __all__ = [
     "check_word2vec_key",
     "read_npz",
+    "read_vocab_counts",
     "read_word2vec",
     "write_npz",
+    "write_vocab_counts",
     "write_word2vec",
 ]
 
@@ -96,10 +101,13 @@ def read_word2vec(
     limit: int | None = None,
     encoding: str = "utf8",
     unicode_errors: str = "strict",
+    dtype: np.dtype | type = np.float32,
 ) -> tuple[list[str], np.ndarray]:
-    """Read a word2vec text/binary or GloVe file into ``(keys, vectors)``, vectors (V, d) float32.
+    """Read a word2vec text/binary or GloVe file into ``(keys, vectors)``, vectors (V, d).
 
     ``limit`` reads at most that many rows (duplicates included, as gensim counts them).
+    ``dtype`` is the table's type (float32, or float16 as gensim's ``datatype=``): text
+    values are rounded to it once, binary float32 values converted, as gensim does.
     """
     if limit is not None and (isinstance(limit, bool) or not isinstance(limit, int) or limit < 1):
         raise ValueError(f"limit must be None (read all rows) or an int >= 1, got {limit!r}")
@@ -115,7 +123,7 @@ def read_word2vec(
         else:
             n_rows, dim = reader.header(f.readline())
         n_read = n_rows if limit is None else min(n_rows, limit)
-        reader.table = np.empty((n_read, dim), dtype=np.float32)  # (V, d)
+        reader.table = np.empty((n_read, dim), dtype=dtype)  # (V, d)
         if binary:
             reader.binary_rows(f, n_read, dim, check_rest=limit is None)
         else:
@@ -293,6 +301,45 @@ class _Reader:
                 stacklevel=4,
             )
         return self.keys, self.table[: self.filled]  # (V, d), shorter by the duplicates
+
+
+def write_vocab_counts(path: PathLike, keys: Sequence[str], counts: np.ndarray) -> None:
+    """Atomically write one ``key count`` line per key, in index order (gensim's ``fvocab``)."""
+    for i, key in enumerate(keys):
+        check_word2vec_key(key, i)
+    with atomic_write(path) as f:
+        f.write("".join(f"{k} {int(c)}\n" for k, c in zip(keys, counts, strict=True)).encode())
+
+
+def read_vocab_counts(
+    path: PathLike, keys: Sequence[str], *, unicode_errors: str = "strict"
+) -> np.ndarray:
+    """Counts of ``keys`` from a ``key count`` per line file, (V,) int64.
+
+    Lines for other keys are ignored; a key without a line gets 0, with a warning (gensim
+    stores ``None``). A line that is not a key and a non-negative integer raises
+    ``ValueError`` naming the line.
+    """
+    found: dict[str, int] = {}
+    with open(path, "rb") as f:
+        for line_no, raw in enumerate(f, start=1):
+            fields = raw.decode("utf8", unicode_errors).split()
+            if not fields:
+                continue
+            if len(fields) != 2 or not fields[1].isdigit():
+                raise ValueError(
+                    f"{path}, line {line_no}: expected 'key count' (a key and a non-negative "
+                    f"integer), got {raw[:60].decode('utf8', 'replace').rstrip()!r}"
+                )
+            found.setdefault(fields[0], int(fields[1]))
+    missing = [key for key in keys if key not in found]
+    if missing:
+        warnings.warn(
+            f"{path}: {len(missing)} keys have no count, e.g. {missing[0]!r}; they get 0",
+            UserWarning,
+            stacklevel=3,
+        )
+    return np.array([found.get(key, 0) for key in keys], dtype=np.int64)
 
 
 def write_npz(

@@ -1,8 +1,9 @@
 """KeyedTable: the store behind :class:`~rowbook.vectors.Vectors`.
 
-Keys (strings) mapped to the rows of a read-only float32 table, optional counts, cached
-row norms and unit rows, and the file formats. It answers lookups only; the similarity
-queries are added by :class:`~rowbook.vectors.Vectors` (store and query kept apart).
+Keys (strings) mapped to the rows of a read-only float32 (or float16) table, optional
+counts, cached row norms and unit rows, editing (``add_vectors``, ``table[key] = v``) and
+the file formats. It answers lookups only; the similarity queries are added by
+:class:`~rowbook.vectors.Vectors` (store and query kept apart).
 """
 
 from __future__ import annotations
@@ -10,7 +11,7 @@ from __future__ import annotations
 import os
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from types import MappingProxyType
-from typing import Self
+from typing import Any, Self
 
 import numpy as np
 
@@ -20,6 +21,7 @@ from rowbook.vectors.neighbours import unit_rows
 __all__ = ["KeyedTable"]
 
 PathLike = str | os.PathLike[str]
+_DTYPES = (np.dtype(np.float32), np.dtype(np.float16))
 
 
 class KeyedTable:
@@ -27,33 +29,52 @@ class KeyedTable:
 
     Parameters
     ----------
-    keys : sequence of str
+    keys : sequence of str, or int
         One unique key per row, in row order (trainers use descending frequency, which
-        is what ``restrict_vocab`` arguments assume).
+        is what ``restrict_vocab`` arguments assume). An int is a ``vector_size``:
+        ``Vectors(100)`` is an empty table to fill with :meth:`add_vectors`, as gensim's
+        ``KeyedVectors(100)``.
     vectors : array_like
-        ``(V, d)`` table; stored as C-contiguous float32.
+        ``(V, d)`` table; stored as C-contiguous ``dtype``.
     counts : array_like, optional
         ``(V,)`` non-negative corpus counts, kept and saved alongside.
     copy : bool, default True
-        Copy ``vectors``. With ``copy=False`` a C-contiguous float32 array is used as is
-        (cheap for trainers); do not modify it afterwards, cached norms would go stale.
+        Copy ``vectors``. With ``copy=False`` a C-contiguous array of ``dtype`` is used as
+        is (cheap for trainers); edits then copy it first, so the caller's array is never
+        written to.
+    dtype : numpy.float32 or numpy.float16, default float32
+        Storage type. A float16 table halves the memory; queries compute in float32.
 
     Examples
     --------
     >>> table = KeyedTable(["king", "queen"], [[1.0, 0.1], [0.9, 0.2]], counts=[7, 3])
     >>> table["queen"], table.key_to_index["king"], len(table)
     (array([0.9, 0.2], dtype=float32), 0, 2)
+    >>> grown = KeyedTable(2)
+    >>> grown.add_vectors(["a", "b"], [[1.0, 0.0], [0.0, 1.0]])
+    >>> grown["b"] = [0.5, 0.5]
+    >>> grown.index_to_key, grown["b"]
+    (('a', 'b'), array([0.5, 0.5], dtype=float32))
     """
 
     def __init__(
         self,
-        keys: Sequence[str],
-        vectors: np.ndarray | Sequence[Sequence[float]],
+        keys: Sequence[str] | int,
+        vectors: np.ndarray | Sequence[Sequence[float]] | None = None,
         counts: np.ndarray | Sequence[int] | None = None,
         *,
         copy: bool = True,
+        dtype: Any = np.float32,
     ) -> None:
-        table = np.array(vectors, dtype=np.float32, order="C", copy=True if copy else None)
+        dtype = _check_dtype(dtype)
+        if isinstance(keys, int | np.integer) and not isinstance(keys, bool):
+            keys, vectors = (), _empty_table(keys, vectors, counts, dtype)
+        elif vectors is None:
+            raise TypeError(
+                "vectors is missing: pass Vectors(keys, vectors) with a (n_keys, d) array, "
+                "or Vectors(vector_size) for an empty table to fill with add_vectors"
+            )
+        table = np.array(vectors, dtype=dtype, order="C", copy=True if copy else None)
         if table.ndim != 2 or table.shape[1] < 1:
             raise ValueError(
                 f"vectors must be a 2-D (n_keys, vector_size >= 1) array, got shape {table.shape}"
@@ -66,6 +87,7 @@ class KeyedTable:
         self._key_to_index = _index_keys(self._keys)
         # (V, d) read-only view: queries cannot alter it, yet the caller's array stays writeable
         self._vectors = _read_only(table)
+        self._owned = table if copy else None  # the writeable array behind _vectors, if ours
         self._counts = None if counts is None else _check_counts(counts, len(table))
         self._norms: np.ndarray | None = None  # (V,), filled on first query
         self._unit: np.ndarray | None = None  # (V, d) unit rows
@@ -84,7 +106,7 @@ class KeyedTable:
 
     @property
     def vectors(self) -> np.ndarray:
-        """The (V, d) float32 table, as a read-only view."""
+        """The (V, d) table (float32, or float16 if stored so), as a read-only view."""
         return self._vectors
 
     @property
@@ -141,50 +163,157 @@ class KeyedTable:
         return table[self.get_index(key)]
 
     def fill_norms(self, force: bool = False) -> None:
-        """Compute and cache row norms and unit rows (done lazily by every query)."""
+        """Compute and cache row norms and unit rows (done lazily by every query).
+
+        Both come from :func:`~rowbook.vectors.neighbours.unit_rows`, the package's one
+        norm; every edit of the table drops them, to be computed again on the next query.
+        """
         if self._unit is None or force:
             norms, unit = unit_rows(self._vectors)
             self._norms, self._unit = _read_only(norms), _read_only(unit)
 
     def get_normed_vectors(self) -> np.ndarray:
-        """All rows scaled to unit length, (V, d) read-only (a zero row stays zero)."""
+        """All rows scaled to unit length, (V, d) float32 read-only (a zero row stays zero)."""
         self.fill_norms()
         return self._unit
 
     def unit_normalize_all(self) -> None:
         """Replace the table by its unit rows (a new array; the old one is left untouched)."""
-        self._vectors = self.get_normed_vectors()
-        self._norms = _read_only(np.where(self._norms > 0, 1, 0).astype(np.float32))
+        unit = self.get_normed_vectors()
+        if unit.dtype == self._vectors.dtype:
+            self._vectors, self._owned = unit, None
+            self._norms = _read_only(np.where(self._norms > 0, 1, 0).astype(np.float32))
+        else:  # a float16 table: store its unit rows rounded to float16, norms recomputed
+            self._set_table(unit.astype(self._vectors.dtype))
+
+    # -- editing -------------------------------------------------------------------
+
+    def add_vectors(
+        self,
+        keys: str | Sequence[str],
+        weights: np.ndarray | Sequence[float] | Sequence[Sequence[float]],
+        replace: bool = False,
+        *,
+        counts: Sequence[int] | None = None,
+    ) -> None:
+        """Append keys and their rows; a key already present keeps its row unless ``replace``.
+
+        As gensim's ``KeyedVectors.add_vectors``: ``keys`` is one key or a list, ``weights``
+        one (d,) row or an (n, d) array. New keys go at the end, in the order given.
+        ``counts`` (one per key) are stored when the table keeps counts or is given some;
+        keys without a count get 0. The cached norms and unit rows are dropped.
+        """
+        keys, rows = _as_rows(keys, weights, self.vector_size)
+        new_counts = None if counts is None else _check_counts(counts, len(keys))
+        rows_of = [self._key_to_index.get(key) for key in keys]
+        fresh = [i for i, row in enumerate(rows_of) if row is None]
+        stale = [i for i, row in enumerate(rows_of) if row is not None] if replace else []
+        table = self._owned
+        if fresh:  # a new array: the old one (perhaps shared) is never grown in place
+            table = np.concatenate([self._vectors, rows[fresh].astype(self._vectors.dtype)])
+        elif stale and table is None:
+            table = self._vectors.copy()
+        if stale:
+            table[[rows_of[i] for i in stale]] = rows[stale]
+        if fresh or stale:
+            self._set_table(table, [keys[i] for i in fresh])
+        if (fresh or stale) and (new_counts is not None or self._counts is not None):
+            self._update_counts(rows_of, fresh, stale, new_counts)
+
+    def __setitem__(self, keys: str | Sequence[str], weights: np.ndarray) -> None:
+        """``table[key] = row`` or ``table[[k1, k2]] = rows``: add, or replace, as gensim."""
+        self.add_vectors(keys, weights, replace=True)
+
+    def vectors_for_all(self, keys: Iterable[str]) -> Self:
+        """A new table of the given keys that this one has a vector for, deduplicated, in order.
+
+        As gensim's ``vectors_for_all``; a table that builds vectors for unseen keys (from
+        subwords) answers ``key in table`` and ``table[key]`` for them, and they are
+        included. Counts are carried over when the table has them.
+        """
+        chosen = list(dict.fromkeys(key for key in keys if key in self))
+        rows = np.stack([self[key] for key in chosen]) if chosen else None
+        table = type(self)(self.vector_size, dtype=self._vectors.dtype)
+        if chosen:
+            counts = None
+            if self._counts is not None:
+                counts = [self._counts[i] if i >= 0 else 0 for i in self._rows_or(chosen)]
+            table.add_vectors(chosen, rows, counts=counts)
+        return table
+
+    def _rows_or(self, keys: Sequence[str]) -> list[int]:
+        return [self._key_to_index.get(key, -1) for key in keys]
+
+    def _set_table(self, table: np.ndarray, added: Sequence[str] = ()) -> None:
+        """Install an edited table (owned by this object) and drop the cached unit rows."""
+        if added:
+            self._keys += tuple(added)
+            self._key_to_index = _index_keys(self._keys)
+        self._owned, self._vectors = table, _read_only(table)
+        self._norms = self._unit = None
+
+    def _update_counts(
+        self, rows_of: list, fresh: list[int], stale: list[int], new: np.ndarray | None
+    ) -> None:
+        counts = np.zeros(len(self), dtype=np.int64)
+        if self._counts is not None:
+            counts[: len(self._counts)] = self._counts
+        if new is not None:
+            n_old = len(self) - len(fresh)
+            counts[n_old:] = new[fresh]
+            counts[[rows_of[i] for i in stale]] = new[stale]
+        self._counts = _read_only(counts)
 
     # -- files ---------------------------------------------------------------------
 
     def save_word2vec_format(
-        self, path: PathLike, binary: bool = False, write_header: bool = True
+        self,
+        path: PathLike,
+        fvocab: PathLike | None = None,
+        binary: bool = False,
+        write_header: bool = True,
     ) -> None:
         """Write word2vec text (or ``binary``) format, rows in index order, atomically.
 
         ``write_header=False`` (text only) writes GloVe's format. Keys containing a space
-        or newline cannot be stored (``ValueError``); counts are not stored.
+        or newline cannot be stored (``ValueError``). ``fvocab`` also writes the counts, one
+        ``key count`` line per key, as gensim's ``fvocab=`` and word2vec.c's
+        ``-save-vocab`` do. Rows stay in index order (gensim re-sorts them by count; a
+        trainer's table is already in that order).
         """
+        if fvocab is not None and self._counts is None:
+            raise ValueError(
+                "fvocab= writes the counts, but this table has none; build it with counts= "
+                "or load it with fvocab="
+            )
         formats.write_word2vec(
             path, self._keys, self._vectors, binary=binary, write_header=write_header
         )
+        if fvocab is not None:
+            formats.write_vocab_counts(fvocab, self._keys, self._counts)
 
     @classmethod
     def load_word2vec_format(
         cls,
         path: PathLike,
+        fvocab: PathLike | None = None,
         binary: bool = False,
-        no_header: bool = False,
-        limit: int | None = None,
         encoding: str = "utf8",
         unicode_errors: str = "strict",
+        limit: int | None = None,
+        datatype: Any = np.float32,
+        no_header: bool = False,
     ) -> Self:
         """Read a word2vec text/binary file (or GloVe text with ``no_header=True``).
 
-        ``limit`` reads only the first rows. Malformed files raise ``ValueError`` with the
-        line or byte offset; a repeated key keeps its first row, with a warning (as gensim).
+        Parameters as gensim's ``KeyedVectors.load_word2vec_format``: ``fvocab`` reads the
+        counts from a ``key count`` per line file (keys it lacks get 0, with a warning;
+        without it there are no counts, where gensim makes up descending ones); ``limit``
+        reads only the first rows; ``datatype=np.float16`` stores the table in half
+        precision. Malformed files raise ``ValueError`` with the line or byte offset; a
+        repeated key keeps its first row, with a warning (as gensim).
         """
+        dtype = _check_dtype(datatype, "datatype")
         keys, table = formats.read_word2vec(
             path,
             binary=binary,
@@ -192,8 +321,12 @@ class KeyedTable:
             limit=limit,
             encoding=encoding,
             unicode_errors=unicode_errors,
+            dtype=dtype,
         )
-        return cls(keys, table, copy=False)
+        counts = None
+        if fvocab is not None:
+            counts = formats.read_vocab_counts(fvocab, keys, unicode_errors=unicode_errors)
+        return cls(keys, table, counts, copy=False, dtype=dtype)
 
     @classmethod
     def load_glove(cls, path: PathLike, limit: int | None = None, encoding: str = "utf8") -> Self:
@@ -208,7 +341,43 @@ class KeyedTable:
     def load(cls, path: PathLike) -> Self:
         """Read a file written by :meth:`save`."""
         keys, table, counts = formats.read_npz(path)
-        return cls(keys, table, counts, copy=False)
+        dtype = np.float16 if table.dtype == np.float16 else np.float32
+        return cls(keys, table, counts, copy=False, dtype=dtype)
+
+
+def _check_dtype(dtype: Any, name: str = "dtype") -> np.dtype:
+    try:
+        checked = np.dtype(dtype)
+    except TypeError:
+        checked = None
+    if checked not in _DTYPES:
+        raise ValueError(f"{name} must be numpy.float32 or numpy.float16, got {dtype!r}")
+    return checked
+
+
+def _empty_table(vector_size: int, vectors: Any, counts: Any, dtype: np.dtype) -> np.ndarray:
+    if vectors is not None or counts is not None:
+        raise TypeError(
+            "Vectors(vector_size) makes an empty table and takes no vectors or counts; "
+            "pass keys and vectors, or call add_vectors afterwards"
+        )
+    if vector_size < 1:
+        raise ValueError(f"vector_size must be an int >= 1, got {vector_size!r}")
+    return np.zeros((0, int(vector_size)), dtype=dtype)  # (0, d)
+
+
+def _as_rows(keys: str | Sequence[str], weights: Any, size: int) -> tuple[list[str], np.ndarray]:
+    """Keys as a list and their rows as an (n, d) float32 array, checked against each other."""
+    if isinstance(keys, str):
+        keys, weights = [keys], np.reshape(np.asarray(weights, dtype=np.float32), (1, -1))
+    keys, rows = list(keys), np.asarray(weights, dtype=np.float32)
+    if rows.ndim != 2 or rows.shape != (len(keys), size):
+        raise ValueError(
+            f"weights must be ({len(keys)}, {size}): one row of vector_size {size} per key, "
+            f"got shape {rows.shape}"
+        )
+    _index_keys(tuple(keys))  # str keys, no key twice
+    return keys, rows
 
 
 def _read_only(array: np.ndarray) -> np.ndarray:
