@@ -9,6 +9,11 @@ never half of either.
 scalars, strings and NumPy arrays (a model's ``state_dict``, an optimizer's state, a
 trainer's progress) as one ``.npz``: arrays as members, the rest as a JSON document
 that refers to them. It is read with ``allow_pickle=False``.
+
+:func:`save_safetensors` / :func:`load_safetensors` read and write flat ``name -> array``
+dicts in Hugging Face's safetensors format (no pickle, memory-mappable), the format
+``torch``, ``transformers`` and ``safetensors.torch.load_file`` read: a rowbook
+``Module.state_dict()`` saved this way loads into the equivalent torch module.
 """
 
 from __future__ import annotations
@@ -19,13 +24,20 @@ import json
 import os
 import tempfile
 import zipfile
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import IO, Any
 
 import numpy as np
 
-__all__ = ["FORMAT_VERSION", "atomic_write", "load_state", "save_state"]
+__all__ = [
+    "FORMAT_VERSION",
+    "atomic_write",
+    "load_safetensors",
+    "load_state",
+    "save_safetensors",
+    "save_state",
+]
 
 FORMAT_VERSION = 1
 _META = "__rowbook_meta__"
@@ -33,7 +45,9 @@ _ARRAY_TAG = "__array__"
 
 
 @contextlib.contextmanager
-def atomic_write(path: str | os.PathLike[str], mode: str = "wb", **kwargs: Any) -> Iterator[IO[Any]]:
+def atomic_write(
+    path: str | os.PathLike[str], mode: str = "wb", **kwargs: Any
+) -> Iterator[IO[Any]]:
     """Open a temporary file beside ``path``; on success it atomically becomes ``path``.
 
     >>> import tempfile, pathlib
@@ -76,7 +90,9 @@ def _split(obj: Any, arrays: dict[str, np.ndarray], where: str) -> Any:
     if isinstance(obj, dict):
         bad = [k for k in obj if not isinstance(k, str)]
         if bad:
-            raise TypeError(f"save_state: keys must be strings, got {bad[0]!r} at {where or 'top level'}")
+            raise TypeError(
+                f"save_state: keys must be strings, got {bad[0]!r} at {where or 'top level'}"
+            )
         return {k: _split(v, arrays, f"{where}/{k}") for k, v in obj.items()}
     if isinstance(obj, list | tuple):
         return [_split(v, arrays, f"{where}/{i}") for i, v in enumerate(obj)]
@@ -123,7 +139,9 @@ def load_state(path: str | os.PathLike[str], *, kind: str) -> Any:
     except FileNotFoundError:
         raise
     except (OSError, EOFError, ValueError, zipfile.BadZipFile) as err:
-        raise ValueError(f"{path} is not a readable .npz archive ({err}); was it truncated?") from None
+        raise ValueError(
+            f"{path} is not a readable .npz archive ({err}); was it truncated?"
+        ) from None
     if meta_raw is None:
         raise ValueError(f"{path} is not a rowbook file: it has no {_META} member")
     try:
@@ -138,3 +156,59 @@ def load_state(path: str | os.PathLike[str], *, kind: str) -> Any:
             f"{FORMAT_VERSION}"
         )
     return _join(meta["tree"], arrays)
+
+
+def save_safetensors(
+    path: str | os.PathLike[str],
+    tensors: Mapping[str, Any],
+    metadata: Mapping[str, str] | None = None,
+) -> None:
+    """Atomically write ``name -> array`` as a safetensors file (string ``metadata`` in its header).
+
+    Arrays are stored C-contiguous with their dtype; torch tensors are not needed (a
+    ``Tensor`` or ``Parameter`` is stored as its array).
+
+    >>> import tempfile, pathlib
+    >>> target = pathlib.Path(tempfile.mkdtemp()) / "state.safetensors"
+    >>> save_safetensors(target, {"weight": np.eye(2, dtype=np.float32)}, {"kind": "demo"})
+    >>> tensors, meta = load_safetensors(target)
+    >>> tensors["weight"], meta["kind"]
+    (array([[1., 0.],
+           [0., 1.]], dtype=float32), 'demo')
+    """
+    from safetensors.numpy import save
+
+    arrays = {}
+    for name, value in tensors.items():
+        if not isinstance(name, str):
+            raise TypeError(f"save_safetensors: names must be str, got {name!r}")
+        arrays[name] = np.ascontiguousarray(getattr(value, "data", value))
+        if arrays[name].dtype.kind not in "fiub":
+            raise TypeError(
+                f"save_safetensors: {name!r} has dtype {arrays[name].dtype}; safetensors "
+                "stores numbers and booleans only"
+            )
+    bad = [
+        k for k, v in (metadata or {}).items() if not (isinstance(k, str) and isinstance(v, str))
+    ]
+    if bad:
+        raise TypeError(f"save_safetensors: metadata must map str to str, got {bad[0]!r}")
+    data = save(arrays, metadata=dict(metadata) if metadata else None)
+    with atomic_write(path) as f:
+        f.write(data)
+
+
+def load_safetensors(path: str | os.PathLike[str]) -> tuple[dict[str, np.ndarray], dict[str, str]]:
+    """Read a safetensors file: ``(name -> array, metadata)``; a bad file raises ``ValueError``."""
+    from safetensors import SafetensorError, safe_open
+
+    path = Path(path)
+    if not path.is_file():
+        raise FileNotFoundError(f"no safetensors file at {path}")
+    try:
+        with safe_open(path, framework="np") as f:
+            tensors = {name: f.get_tensor(name) for name in f.keys()}
+            metadata = dict(f.metadata() or {})
+    except (SafetensorError, OSError, ValueError) as err:
+        raise ValueError(f"{path} is not a readable safetensors file ({err})") from None
+    return tensors, metadata

@@ -62,6 +62,17 @@ def check_range(
         raise ValueError(f"{owner}: {name}={value!r} is out of range; {name} must be {rule}")
 
 
+def _follow_dtype(state: dict[str, Any], dtype: np.dtype) -> None:
+    """Cast a parameter's float state arrays to its dtype (after ``module.to(dtype)``).
+
+    What torch's ``Optimizer.load_state_dict`` does to state; here it also follows a
+    ``module.half()`` / ``.double()`` made after the optimizer was built.
+    """
+    for key, value in state.items():
+        if isinstance(value, np.ndarray) and value.dtype.kind == "f" and value.dtype != dtype:
+            state[key] = value.astype(dtype)
+
+
 class Optimizer:
     """Base class: parameter groups, ``zero_grad``, ``step``, ``state_dict`` and files.
 
@@ -151,6 +162,7 @@ class Optimizer:
                 state = self.state.setdefault(p, {})
                 if not state:
                     state.update(self._init_state(p.data, group))
+                _follow_dtype(state, p.dtype)
                 self._update(p.data, grad, state, group)
         return loss
 

@@ -13,6 +13,10 @@ A key may hold any character except the space and the newline, which delimit the
 fields (:func:`check_word2vec_key`). Values are written as the shortest decimal that
 reads back as the same float32, so text files round-trip exactly.
 
+rowbook's own formats: ``.npz`` (:func:`rowbook.io.save_state`) and ``.safetensors``:
+tensors ``vectors`` (V, d), ``counts`` (V,) if any, and the keys as their UTF-8 bytes
+``key_bytes`` with ``key_offsets`` (V + 1,) (key i is ``key_bytes[off[i]:off[i+1]]``).
+
 Counts go beside a vector file in a **vocabulary file**, one ``key count`` line per key
 (word2vec.c's ``-save-vocab``, gensim's ``fvocab=``).
 
@@ -24,6 +28,7 @@ row, as in gensim, with a warning.
 
 from __future__ import annotations
 
+import itertools
 import os
 import warnings
 from collections.abc import Sequence
@@ -31,14 +36,16 @@ from typing import BinaryIO
 
 import numpy as np
 
-from rowbook.io import atomic_write, load_state, save_state
+from rowbook.io import atomic_write, load_safetensors, load_state, save_safetensors, save_state
 
 __all__ = [
     "check_word2vec_key",
     "read_npz",
+    "read_safetensors",
     "read_vocab_counts",
     "read_word2vec",
     "write_npz",
+    "write_safetensors",
     "write_vocab_counts",
     "write_word2vec",
 ]
@@ -361,4 +368,44 @@ def read_npz(path: PathLike) -> tuple[list[str], np.ndarray, np.ndarray | None]:
         raise ValueError(f"{path}: 'vectors' must be a ({len(keys)}, d) array, got shape {shape}")
     if counts is not None and (not isinstance(counts, np.ndarray) or counts.shape != (len(keys),)):
         raise ValueError(f"{path}: 'counts' must be None or a ({len(keys)},) array")
+    return keys, vectors, counts
+
+
+def write_safetensors(
+    path: PathLike, keys: Sequence[str], vectors: np.ndarray, counts: np.ndarray | None
+) -> None:
+    """Atomically write keys, vectors and counts as safetensors (see the module docstring)."""
+    encoded = [key.encode("utf8") for key in keys]
+    offsets = np.zeros(len(encoded) + 1, dtype=np.int64)  # (V + 1,)
+    np.cumsum([len(b) for b in encoded], out=offsets[1:])
+    tensors = {
+        "vectors": vectors,
+        "key_bytes": np.frombuffer(b"".join(encoded), dtype=np.uint8),
+        "key_offsets": offsets,
+    }
+    if counts is not None:
+        tensors["counts"] = counts
+    save_safetensors(path, tensors, {"format": "rowbook", "kind": "vectors", "version": "1"})
+
+
+def read_safetensors(path: PathLike) -> tuple[list[str], np.ndarray, np.ndarray | None]:
+    """Read a file written by :func:`write_safetensors`; checks what it holds."""
+    tensors, meta = load_safetensors(path)
+    if meta.get("kind") != "vectors" or not {"vectors", "key_bytes", "key_offsets"} <= set(tensors):
+        raise ValueError(
+            f"{path}: not a rowbook vectors safetensors file (it needs 'vectors', 'key_bytes' "
+            f"and 'key_offsets' and kind 'vectors'; found {sorted(tensors)}, kind {meta.get('kind')!r})"
+        )
+    vectors, raw, offsets = (
+        tensors["vectors"],
+        tensors["key_bytes"].tobytes(),
+        tensors["key_offsets"],
+    )
+    if vectors.ndim != 2 or offsets.shape != (len(vectors) + 1,) or offsets[0] != 0 or (
+        np.diff(offsets) < 0).any() or offsets[-1] != len(raw):  # fmt: skip
+        raise ValueError(f"{path}: 'key_offsets' does not cut 'key_bytes' into {len(vectors)} keys")
+    keys = [raw[a:b].decode("utf8") for a, b in itertools.pairwise(offsets)]
+    counts = tensors.get("counts")
+    if counts is not None and counts.shape != (len(keys),):
+        raise ValueError(f"{path}: 'counts' must be a ({len(keys)},) array")
     return keys, vectors, counts

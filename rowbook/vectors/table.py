@@ -334,15 +334,26 @@ class KeyedTable:
         return cls.load_word2vec_format(path, no_header=True, limit=limit, encoding=encoding)
 
     def save(self, path: PathLike) -> None:
-        """Write keys, vectors and counts to one ``.npz`` (no pickle), atomically, at exactly ``path``."""
-        formats.write_npz(path, self._keys, self._vectors, self._counts)
+        """Write keys, vectors and counts to one file (no pickle), atomically, at exactly ``path``.
+
+        A path ending in ``.safetensors`` gets the safetensors format (readable by
+        ``safetensors.torch.load_file``: ``["vectors"]`` is the table for
+        ``torch.nn.Embedding.from_pretrained``); any other, rowbook's ``.npz``.
+        """
+        write = formats.write_safetensors if _is_safetensors(path) else formats.write_npz
+        write(path, self._keys, self._vectors, self._counts)
 
     @classmethod
     def load(cls, path: PathLike) -> Self:
-        """Read a file written by :meth:`save`."""
-        keys, table, counts = formats.read_npz(path)
+        """Read a file written by :meth:`save` (``.safetensors`` or ``.npz``, by the name)."""
+        read = formats.read_safetensors if _is_safetensors(path) else formats.read_npz
+        keys, table, counts = read(path)
         dtype = np.float16 if table.dtype == np.float16 else np.float32
         return cls(keys, table, counts, copy=False, dtype=dtype)
+
+
+def _is_safetensors(path: PathLike) -> bool:
+    return os.fspath(path).endswith(".safetensors")
 
 
 def _check_dtype(dtype: Any, name: str = "dtype") -> np.dtype:

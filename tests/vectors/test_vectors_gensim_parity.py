@@ -255,3 +255,24 @@ def test_float16_storage_matches_gensim_datatype(tmp_path, binary):
     assert Vectors.load(saved).vectors.dtype == np.float16
     with pytest.raises(ValueError, match=r"datatype must be numpy\.float32 or numpy\.float16"):
         Vectors.load_word2vec_format(path, binary=binary, datatype=np.int8)
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float16])
+def test_safetensors_round_trip_and_torch_reads_the_table(tmp_path, dtype):
+    import torch
+    from safetensors.torch import load_file
+
+    keys = ["naïve", "", "a b\nc", "🙂", "k"]
+    table = np.random.default_rng(4).standard_normal((5, 3)).astype(dtype)
+    path = tmp_path / "v.safetensors"
+    Vectors(keys, table, counts=[5, 4, 3, 2, 1], dtype=dtype).save(path)
+    again = Vectors.load(path)
+    assert list(again.index_to_key) == keys and again.counts.tolist() == [5, 4, 3, 2, 1]
+    assert again.vectors.dtype == dtype
+    np.testing.assert_array_equal(again.vectors, table)
+    embedding = torch.nn.Embedding.from_pretrained(load_file(path)["vectors"])
+    ids = [again.get_index("🙂"), again.get_index("")]
+    np.testing.assert_array_equal(embedding(torch.tensor(ids)).numpy(), again[["🙂", ""]])
+    path.write_bytes(path.read_bytes()[:-3])
+    with pytest.raises(ValueError, match="not a readable safetensors file"):
+        Vectors.load(path)
