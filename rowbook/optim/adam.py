@@ -21,6 +21,7 @@ import numpy as np
 from rowbook.autograd.sparse import RowSparse
 from rowbook.optim.adam_kernels import adam_dense, adam_rows
 from rowbook.optim.optimizer import Gradient, Optimizer, ParamsT, check_range
+from rowbook.optim.state import StateFactory, lazy_zeros
 
 __all__ = ["Adam", "AdamW", "SparseAdam"]
 
@@ -147,6 +148,11 @@ class SparseAdam(Optimizer):
     lr : float, > 0
     betas : (float, float), each in [0, 1)
     eps : float, > 0
+    state_factory : callable, optional
+        ``(name, shape, dtype) -> array`` for the two moment tables. By default they are
+        :func:`~rowbook.optim.state.lazy_zeros`: only pages of rows that were looked up
+        become resident. :func:`~rowbook.optim.state.memmap_factory` keeps them on disk,
+        for tables larger than RAM (then each step reads and writes the touched rows only).
 
     Examples
     --------
@@ -171,7 +177,10 @@ class SparseAdam(Optimizer):
         lr: float = 1e-3,
         betas: tuple[float, float] = (0.9, 0.999),
         eps: float = 1e-8,
+        *,
+        state_factory: StateFactory | None = None,
     ) -> None:
+        self.state_factory = state_factory or lazy_zeros
         super().__init__(params, {"lr": lr, "betas": tuple(betas), "eps": eps})
 
     def _check_group(self, group: dict[str, Any]) -> None:
@@ -180,8 +189,8 @@ class SparseAdam(Optimizer):
         check_range("SparseAdam", "eps", group["eps"], 0.0, low_open=True)
 
     def _init_state(self, param: np.ndarray, group: dict[str, Any]) -> dict[str, Any]:
-        return {"step": 0, "exp_avg": np.zeros(param.shape, param.dtype),
-                "exp_avg_sq": np.zeros(param.shape, param.dtype)}  # fmt: skip
+        return {"step": 0, "exp_avg": self._state_array("exp_avg", param.shape, param.dtype),
+                "exp_avg_sq": self._state_array("exp_avg_sq", param.shape, param.dtype)}  # fmt: skip
 
     def _state_shapes(self, param: np.ndarray) -> dict[str, tuple[int, ...]]:
         return dict.fromkeys(("exp_avg", "exp_avg_sq"), param.shape)

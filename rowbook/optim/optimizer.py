@@ -31,6 +31,7 @@ import numpy as np
 
 from rowbook.autograd.sparse import RowSparse
 from rowbook.autograd.tensor import Tensor
+from rowbook.optim.state import StateFactory
 
 __all__ = ["Optimizer", "ParamsT", "check_range"]
 
@@ -91,6 +92,10 @@ class Optimizer:
     sparse_alternative: ClassVar[str | None] = None
     #: name of the optimizer to suggest when a dense gradient arrives (None: accepted)
     dense_alternative: ClassVar[str | None] = None
+    #: ``(name, shape, dtype) -> array`` giving each state array (None: ``np.full``); the
+    #: sparse optimizers default to :func:`rowbook.optim.state.lazy_zeros`, so state of rows
+    #: never looked up costs no memory, and take a caller's ``state_factory=``
+    state_factory: StateFactory | None = None
 
     def __init__(self, params: ParamsT, defaults: dict[str, Any]) -> None:
         self.defaults = dict(defaults)
@@ -199,6 +204,20 @@ class Optimizer:
         """The state of a parameter before its first update (empty by default)."""
         return {}
 
+    def _state_array(self, name: str, shape: tuple[int, ...], dtype: Any, fill: float = 0.0) -> np.ndarray:
+        """A state array from ``state_factory`` (``np.full`` without one), set to ``fill``."""
+        if self.state_factory is None:
+            return np.full(shape, fill, dtype=dtype)
+        array = self.state_factory(name, tuple(shape), np.dtype(dtype))
+        if array.shape != tuple(shape) or array.dtype != np.dtype(dtype):
+            raise ValueError(
+                f"{type(self).__name__}: state_factory gave {name!r} shape {array.shape} "
+                f"{array.dtype}, expected {tuple(shape)} {np.dtype(dtype)}"
+            )
+        if fill != 0.0:
+            array[...] = fill
+        return array
+
     def _update(
         self, param: np.ndarray, grad: Gradient, state: dict[str, Any], group: dict[str, Any]
     ) -> None:
@@ -280,7 +299,11 @@ class Optimizer:
                 f"{type(self).__name__}.load_state_dict: state {key!r} has shape {value.shape}, "
                 f"expected {expected} for a parameter of shape {p.shape}"
             )
-        return np.array(value, dtype=value.dtype if value.dtype.kind in "iu" else p.dtype)
+        if value.dtype.kind in "iu" or value.ndim == 0:
+            return np.array(value)
+        array = self._state_array(key, value.shape, p.dtype)
+        array[...] = value
+        return array
 
     def save(self, path: str | os.PathLike[str]) -> None:
         """Write :meth:`state_dict` to a ``.npz`` file atomically (no pickle)."""
