@@ -13,12 +13,8 @@ A key may hold any character except the space and the newline, which delimit the
 fields (:func:`check_word2vec_key`). Values are written as the shortest decimal that
 reads back as the same float32, so text files round-trip exactly.
 
-rowbook's own formats: ``.npz`` (:func:`rowbook.io.save_state`) and ``.safetensors``:
-tensors ``vectors`` (V, d), ``counts`` (V,) if any, and the keys as their UTF-8 bytes
-``key_bytes`` with ``key_offsets`` (V + 1,) (key i is ``key_bytes[off[i]:off[i+1]]``).
-
-Counts go beside a vector file in a **vocabulary file**, one ``key count`` line per key
-(word2vec.c's ``-save-vocab``, gensim's ``fvocab=``).
+rowbook's ``.npz`` is :func:`rowbook.io.save_state`'s format. The vocabulary file of
+counts and the safetensors format are in :mod:`rowbook.vectors.sidefiles`.
 
 Reading is strict: a row of the wrong length, a non-numeric value, a header that
 disagrees with the rows, a truncated binary file, each raise a ``ValueError`` naming
@@ -28,7 +24,6 @@ row, as in gensim, with a warning.
 
 from __future__ import annotations
 
-import itertools
 import os
 import warnings
 from collections.abc import Sequence
@@ -36,17 +31,13 @@ from typing import BinaryIO
 
 import numpy as np
 
-from rowbook.io import atomic_write, load_safetensors, load_state, save_safetensors, save_state
+from rowbook.io import atomic_write, load_state, save_state
 
 __all__ = [
     "check_word2vec_key",
     "read_npz",
-    "read_safetensors",
-    "read_vocab_counts",
     "read_word2vec",
     "write_npz",
-    "write_safetensors",
-    "write_vocab_counts",
     "write_word2vec",
 ]
 
@@ -310,45 +301,6 @@ class _Reader:
         return self.keys, self.table[: self.filled]  # (V, d), shorter by the duplicates
 
 
-def write_vocab_counts(path: PathLike, keys: Sequence[str], counts: np.ndarray) -> None:
-    """Atomically write one ``key count`` line per key, in index order (gensim's ``fvocab``)."""
-    for i, key in enumerate(keys):
-        check_word2vec_key(key, i)
-    with atomic_write(path) as f:
-        f.write("".join(f"{k} {int(c)}\n" for k, c in zip(keys, counts, strict=True)).encode())
-
-
-def read_vocab_counts(
-    path: PathLike, keys: Sequence[str], *, unicode_errors: str = "strict"
-) -> np.ndarray:
-    """Counts of ``keys`` from a ``key count`` per line file, (V,) int64.
-
-    Lines for other keys are ignored; a key without a line gets 0, with a warning (gensim
-    stores ``None``). A line that is not a key and a non-negative integer raises
-    ``ValueError`` naming the line.
-    """
-    found: dict[str, int] = {}
-    with open(path, "rb") as f:
-        for line_no, raw in enumerate(f, start=1):
-            fields = raw.decode("utf8", unicode_errors).split()
-            if not fields:
-                continue
-            if len(fields) != 2 or not fields[1].isdigit():
-                raise ValueError(
-                    f"{path}, line {line_no}: expected 'key count' (a key and a non-negative "
-                    f"integer), got {raw[:60].decode('utf8', 'replace').rstrip()!r}"
-                )
-            found.setdefault(fields[0], int(fields[1]))
-    missing = [key for key in keys if key not in found]
-    if missing:
-        warnings.warn(
-            f"{path}: {len(missing)} keys have no count, e.g. {missing[0]!r}; they get 0",
-            UserWarning,
-            stacklevel=3,
-        )
-    return np.array([found.get(key, 0) for key in keys], dtype=np.int64)
-
-
 def write_npz(
     path: PathLike, keys: Sequence[str], vectors: np.ndarray, counts: np.ndarray | None
 ) -> None:
@@ -368,44 +320,4 @@ def read_npz(path: PathLike) -> tuple[list[str], np.ndarray, np.ndarray | None]:
         raise ValueError(f"{path}: 'vectors' must be a ({len(keys)}, d) array, got shape {shape}")
     if counts is not None and (not isinstance(counts, np.ndarray) or counts.shape != (len(keys),)):
         raise ValueError(f"{path}: 'counts' must be None or a ({len(keys)},) array")
-    return keys, vectors, counts
-
-
-def write_safetensors(
-    path: PathLike, keys: Sequence[str], vectors: np.ndarray, counts: np.ndarray | None
-) -> None:
-    """Atomically write keys, vectors and counts as safetensors (see the module docstring)."""
-    encoded = [key.encode("utf8") for key in keys]
-    offsets = np.zeros(len(encoded) + 1, dtype=np.int64)  # (V + 1,)
-    np.cumsum([len(b) for b in encoded], out=offsets[1:])
-    tensors = {
-        "vectors": vectors,
-        "key_bytes": np.frombuffer(b"".join(encoded), dtype=np.uint8),
-        "key_offsets": offsets,
-    }
-    if counts is not None:
-        tensors["counts"] = counts
-    save_safetensors(path, tensors, {"format": "rowbook", "kind": "vectors", "version": "1"})
-
-
-def read_safetensors(path: PathLike) -> tuple[list[str], np.ndarray, np.ndarray | None]:
-    """Read a file written by :func:`write_safetensors`; checks what it holds."""
-    tensors, meta = load_safetensors(path)
-    if meta.get("kind") != "vectors" or not {"vectors", "key_bytes", "key_offsets"} <= set(tensors):
-        raise ValueError(
-            f"{path}: not a rowbook vectors safetensors file (it needs 'vectors', 'key_bytes' "
-            f"and 'key_offsets' and kind 'vectors'; found {sorted(tensors)}, kind {meta.get('kind')!r})"
-        )
-    vectors, raw, offsets = (
-        tensors["vectors"],
-        tensors["key_bytes"].tobytes(),
-        tensors["key_offsets"],
-    )
-    if vectors.ndim != 2 or offsets.shape != (len(vectors) + 1,) or offsets[0] != 0 or (
-        np.diff(offsets) < 0).any() or offsets[-1] != len(raw):  # fmt: skip
-        raise ValueError(f"{path}: 'key_offsets' does not cut 'key_bytes' into {len(vectors)} keys")
-    keys = [raw[a:b].decode("utf8") for a, b in itertools.pairwise(offsets)]
-    counts = tensors.get("counts")
-    if counts is not None and counts.shape != (len(keys),):
-        raise ValueError(f"{path}: 'counts' must be a ({len(keys)},) array")
     return keys, vectors, counts

@@ -14,16 +14,16 @@ from typing import Literal
 
 import numpy as np
 
+from rowbook.vectors.edit import EditableTable
 from rowbook.vectors.neighbours import cos_add_direction, cosines_to, pair_cosines, row_norms
-from rowbook.vectors.table import KeyedTable
 
 __all__ = ["PairQueries", "Term"]
 
 Term = str | np.ndarray  # a key, or a (d,) vector used as given
 
 
-class PairQueries(KeyedTable):
-    """Pairwise cosine queries on a :class:`~rowbook.vectors.table.KeyedTable`.
+class PairQueries(EditableTable):
+    """Pairwise cosine queries on an :class:`~rowbook.vectors.edit.EditableTable`.
 
     Examples
     --------

@@ -1,8 +1,8 @@
 """KeyedTable: the store behind :class:`~rowbook.vectors.Vectors`.
 
 Keys (strings) mapped to the rows of a read-only float32 (or float16) table, optional
-counts, cached row norms and unit rows, editing (``add_vectors``, ``table[key] = v``) and
-the file formats. It answers lookups only; the similarity queries are added by
+counts, cached row norms and unit rows, and the file formats (editing is added by
+:class:`~rowbook.vectors.edit.EditableTable`). It answers lookups only; the similarity queries are added by
 :class:`~rowbook.vectors.Vectors` (store and query kept apart).
 """
 
@@ -15,7 +15,7 @@ from typing import Any, Self
 
 import numpy as np
 
-from rowbook.vectors import formats
+from rowbook.vectors import formats, sidefiles
 from rowbook.vectors.neighbours import unit_rows
 
 __all__ = ["KeyedTable"]
@@ -32,7 +32,7 @@ class KeyedTable:
     keys : sequence of str, or int
         One unique key per row, in row order (trainers use descending frequency, which
         is what ``restrict_vocab`` arguments assume). An int is a ``vector_size``:
-        ``Vectors(100)`` is an empty table to fill with :meth:`add_vectors`, as gensim's
+        ``Vectors(100)`` is an empty table to fill with ``add_vectors``, as gensim's
         ``KeyedVectors(100)``.
     vectors : array_like
         ``(V, d)`` table; stored as C-contiguous ``dtype``.
@@ -50,11 +50,6 @@ class KeyedTable:
     >>> table = KeyedTable(["king", "queen"], [[1.0, 0.1], [0.9, 0.2]], counts=[7, 3])
     >>> table["queen"], table.key_to_index["king"], len(table)
     (array([0.9, 0.2], dtype=float32), 0, 2)
-    >>> grown = KeyedTable(2)
-    >>> grown.add_vectors(["a", "b"], [[1.0, 0.0], [0.0, 1.0]])
-    >>> grown["b"] = [0.5, 0.5]
-    >>> grown.index_to_key, grown["b"]
-    (('a', 'b'), array([0.5, 0.5], dtype=float32))
     """
 
     def __init__(
@@ -186,64 +181,6 @@ class KeyedTable:
         else:  # a float16 table: store its unit rows rounded to float16, norms recomputed
             self._set_table(unit.astype(self._vectors.dtype))
 
-    # -- editing -------------------------------------------------------------------
-
-    def add_vectors(
-        self,
-        keys: str | Sequence[str],
-        weights: np.ndarray | Sequence[float] | Sequence[Sequence[float]],
-        replace: bool = False,
-        *,
-        counts: Sequence[int] | None = None,
-    ) -> None:
-        """Append keys and their rows; a key already present keeps its row unless ``replace``.
-
-        As gensim's ``KeyedVectors.add_vectors``: ``keys`` is one key or a list, ``weights``
-        one (d,) row or an (n, d) array. New keys go at the end, in the order given.
-        ``counts`` (one per key) are stored when the table keeps counts or is given some;
-        keys without a count get 0. The cached norms and unit rows are dropped.
-        """
-        keys, rows = _as_rows(keys, weights, self.vector_size)
-        new_counts = None if counts is None else _check_counts(counts, len(keys))
-        rows_of = [self._key_to_index.get(key) for key in keys]
-        fresh = [i for i, row in enumerate(rows_of) if row is None]
-        stale = [i for i, row in enumerate(rows_of) if row is not None] if replace else []
-        table = self._owned
-        if fresh:  # a new array: the old one (perhaps shared) is never grown in place
-            table = np.concatenate([self._vectors, rows[fresh].astype(self._vectors.dtype)])
-        elif stale and table is None:
-            table = self._vectors.copy()
-        if stale:
-            table[[rows_of[i] for i in stale]] = rows[stale]
-        if fresh or stale:
-            self._set_table(table, [keys[i] for i in fresh])
-        if (fresh or stale) and (new_counts is not None or self._counts is not None):
-            self._update_counts(rows_of, fresh, stale, new_counts)
-
-    def __setitem__(self, keys: str | Sequence[str], weights: np.ndarray) -> None:
-        """``table[key] = row`` or ``table[[k1, k2]] = rows``: add, or replace, as gensim."""
-        self.add_vectors(keys, weights, replace=True)
-
-    def vectors_for_all(self, keys: Iterable[str]) -> Self:
-        """A new table of the given keys that this one has a vector for, deduplicated, in order.
-
-        As gensim's ``vectors_for_all``; a table that builds vectors for unseen keys (from
-        subwords) answers ``key in table`` and ``table[key]`` for them, and they are
-        included. Counts are carried over when the table has them.
-        """
-        chosen = list(dict.fromkeys(key for key in keys if key in self))
-        rows = np.stack([self[key] for key in chosen]) if chosen else None
-        table = type(self)(self.vector_size, dtype=self._vectors.dtype)
-        if chosen:
-            counts = None
-            if self._counts is not None:
-                counts = [self._counts[i] if i >= 0 else 0 for i in self._rows_or(chosen)]
-            table.add_vectors(chosen, rows, counts=counts)
-        return table
-
-    def _rows_or(self, keys: Sequence[str]) -> list[int]:
-        return [self._key_to_index.get(key, -1) for key in keys]
-
     def _set_table(self, table: np.ndarray, added: Sequence[str] = ()) -> None:
         """Install an edited table (owned by this object) and drop the cached unit rows."""
         if added:
@@ -251,18 +188,6 @@ class KeyedTable:
             self._key_to_index = _index_keys(self._keys)
         self._owned, self._vectors = table, _read_only(table)
         self._norms = self._unit = None
-
-    def _update_counts(
-        self, rows_of: list, fresh: list[int], stale: list[int], new: np.ndarray | None
-    ) -> None:
-        counts = np.zeros(len(self), dtype=np.int64)
-        if self._counts is not None:
-            counts[: len(self._counts)] = self._counts
-        if new is not None:
-            n_old = len(self) - len(fresh)
-            counts[n_old:] = new[fresh]
-            counts[[rows_of[i] for i in stale]] = new[stale]
-        self._counts = _read_only(counts)
 
     # -- files ---------------------------------------------------------------------
 
@@ -290,7 +215,7 @@ class KeyedTable:
             path, self._keys, self._vectors, binary=binary, write_header=write_header
         )
         if fvocab is not None:
-            formats.write_vocab_counts(fvocab, self._keys, self._counts)
+            sidefiles.write_vocab_counts(fvocab, self._keys, self._counts)
 
     @classmethod
     def load_word2vec_format(
@@ -325,7 +250,7 @@ class KeyedTable:
         )
         counts = None
         if fvocab is not None:
-            counts = formats.read_vocab_counts(fvocab, keys, unicode_errors=unicode_errors)
+            counts = sidefiles.read_vocab_counts(fvocab, keys, unicode_errors=unicode_errors)
         return cls(keys, table, counts, copy=False, dtype=dtype)
 
     @classmethod
@@ -340,13 +265,13 @@ class KeyedTable:
         ``safetensors.torch.load_file``: ``["vectors"]`` is the table for
         ``torch.nn.Embedding.from_pretrained``); any other, rowbook's ``.npz``.
         """
-        write = formats.write_safetensors if _is_safetensors(path) else formats.write_npz
+        write = sidefiles.write_safetensors if _is_safetensors(path) else formats.write_npz
         write(path, self._keys, self._vectors, self._counts)
 
     @classmethod
     def load(cls, path: PathLike) -> Self:
         """Read a file written by :meth:`save` (``.safetensors`` or ``.npz``, by the name)."""
-        read = formats.read_safetensors if _is_safetensors(path) else formats.read_npz
+        read = sidefiles.read_safetensors if _is_safetensors(path) else formats.read_npz
         keys, table, counts = read(path)
         dtype = np.float16 if table.dtype == np.float16 else np.float32
         return cls(keys, table, counts, copy=False, dtype=dtype)
@@ -375,20 +300,6 @@ def _empty_table(vector_size: int, vectors: Any, counts: Any, dtype: np.dtype) -
     if vector_size < 1:
         raise ValueError(f"vector_size must be an int >= 1, got {vector_size!r}")
     return np.zeros((0, int(vector_size)), dtype=dtype)  # (0, d)
-
-
-def _as_rows(keys: str | Sequence[str], weights: Any, size: int) -> tuple[list[str], np.ndarray]:
-    """Keys as a list and their rows as an (n, d) float32 array, checked against each other."""
-    if isinstance(keys, str):
-        keys, weights = [keys], np.reshape(np.asarray(weights, dtype=np.float32), (1, -1))
-    keys, rows = list(keys), np.asarray(weights, dtype=np.float32)
-    if rows.ndim != 2 or rows.shape != (len(keys), size):
-        raise ValueError(
-            f"weights must be ({len(keys)}, {size}): one row of vector_size {size} per key, "
-            f"got shape {rows.shape}"
-        )
-    _index_keys(tuple(keys))  # str keys, no key twice
-    return keys, rows
 
 
 def _read_only(array: np.ndarray) -> np.ndarray:
