@@ -145,11 +145,14 @@ class LSTMCell(Module):
         x = _as_input(x, self.weight_ih.dtype, "LSTMCell")
         if x.ndim != 2 or x.shape[1] != self.input_size:
             raise ValueError(f"LSTMCell expects input of shape (B, {self.input_size}), got {x.shape}")
+        stored, x = x.dtype, _computed(x)  # float16 weights: the step runs in float32
         if state is None:
             zeros = np.zeros((x.shape[0], self.hidden_size), dtype=x.dtype)
             state = (Tensor(zeros), Tensor(zeros))
-        weight_t, bias = _fused(self.weight_ih, self.weight_hh, self.bias_ih, self.bias_hh)
-        return lstm_cell(x, (as_tensor(state[0]), as_tensor(state[1])), weight_t, bias)
+        state = tuple(_computed(as_tensor(s)) for s in state)
+        weights = (_computed(w) for w in (self.weight_ih, self.weight_hh, self.bias_ih, self.bias_hh))
+        h, c = lstm_cell(x, state, *_fused(*weights))
+        return (h.astype(stored), c.astype(stored)) if stored != x.dtype else (h, c)
 
     def extra_repr(self) -> str:
         return f"{self.input_size}, {self.hidden_size}, bias={self.bias_ih is not None}"
