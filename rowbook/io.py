@@ -45,9 +45,7 @@ _ARRAY_TAG = "__array__"
 
 
 @contextlib.contextmanager
-def atomic_write(
-    path: str | os.PathLike[str], mode: str = "wb", **kwargs: Any
-) -> Iterator[IO[Any]]:
+def atomic_write(path: str | os.PathLike[str], mode: str = "wb", **kwargs: Any) -> Iterator[IO[Any]]:
     """Open a temporary file beside ``path``; on success it atomically becomes ``path``.
 
     >>> import tempfile, pathlib
@@ -90,9 +88,7 @@ def _split(obj: Any, arrays: dict[str, np.ndarray], where: str) -> Any:
     if isinstance(obj, dict):
         bad = [k for k in obj if not isinstance(k, str)]
         if bad:
-            raise TypeError(
-                f"save_state: keys must be strings, got {bad[0]!r} at {where or 'top level'}"
-            )
+            raise TypeError(f"save_state: keys must be strings, got {bad[0]!r} at {where or 'top level'}")
         return {k: _split(v, arrays, f"{where}/{k}") for k, v in obj.items()}
     if isinstance(obj, list | tuple):
         return [_split(v, arrays, f"{where}/{i}") for i, v in enumerate(obj)]
@@ -139,9 +135,7 @@ def load_state(path: str | os.PathLike[str], *, kind: str) -> Any:
     except FileNotFoundError:
         raise
     except (OSError, EOFError, ValueError, zipfile.BadZipFile) as err:
-        raise ValueError(
-            f"{path} is not a readable .npz archive ({err}); was it truncated?"
-        ) from None
+        raise ValueError(f"{path} is not a readable .npz archive ({err}); was it truncated?") from None
     if meta_raw is None:
         raise ValueError(f"{path} is not a rowbook file: it has no {_META} member")
     try:
