@@ -276,7 +276,7 @@ class ByteLevelBPE:
         return ids
 
     def _encode_ids(self, text: str) -> tuple[list[int], list[int]]:
-        """Ids of ``text`` and, per token, the bytes it holds that the text has not (a prefix space)."""
+        """Ids of ``text``, and the tokens that start with an inserted prefix space."""
         self._check_fitted()
         _check_str(text)
         try:
@@ -285,27 +285,24 @@ class ByteLevelBPE:
             raise ValueError(f"text has a lone surrogate {text[err.start]!r} at character offset "
                              f"{err.start}, which has no UTF-8 bytes; encode valid Unicode") from None  # fmt: skip
         ids: list[int] = []
-        inserted: list[int] = []
+        prefixed_at: list[int] = []  # tokens holding a space the text has not
         encode_words_of = self._encode_dropout if self.dropout else self._encode_words
         for piece, token, prefixed in self._pieces(text, self._cutter, self._unsplit_ids):
-            if token is None:
-                start = len(ids)
-                ids += encode_words_of(self._pretokenize(piece))
-                inserted += [0] * (len(ids) - start)
-                if prefixed and len(ids) > start:
-                    inserted[start] = 1
-            else:
+            if token is not None:
                 ids.append(self._unsplit_ids[token])
-                inserted.append(0)
-        return ids, inserted
+                continue
+            if prefixed:
+                prefixed_at.append(len(ids))
+            ids += encode_words_of(self._pretokenize(piece))
+        return ids, prefixed_at
 
     def encode(self, text: str) -> Encoding:
         """The :class:`~rowbook.text.bpe.encoding.Encoding` of ``text``: ids, tokens, offsets, masks.
 
         Special and added tokens found in the text become their ids, unsplit.
         """
-        ids, inserted = self._encode_ids(text)
-        return build_encoding(text, ids, inserted, self._id_to_token, self._id_len)
+        ids, prefixed_at = self._encode_ids(text)
+        return build_encoding(text, ids, prefixed_at, self._id_to_token, self._id_len)
 
     def encode_batch(self, texts: Sequence[str]) -> list[Encoding]:
         """:meth:`encode` for each text."""
