@@ -25,7 +25,6 @@ __all__ = [
     "EPSILON",
     "cos_add_direction",
     "cos_mul_scores",
-    "cosines_to",
     "pair_cosines",
     "restrict_stop",
     "row_norms",
@@ -67,7 +66,11 @@ def row_norms(vectors: np.ndarray) -> np.ndarray:
     >>> row_norms(np.array([[3.0, 4.0], [0.0, 0.0]], dtype=np.float32))
     array([5., 0.])
     """
-    rows = np.asarray(vectors, dtype=np.float64)
+    vectors = np.asarray(vectors)
+    if vectors.ndim == 2 and len(vectors) > _ROWS_PER_BLOCK:  # a bounded float64 scratch
+        blocks = range(0, len(vectors), _ROWS_PER_BLOCK)
+        return np.concatenate([row_norms(vectors[i : i + _ROWS_PER_BLOCK]) for i in blocks])
+    rows = vectors.astype(np.float64, copy=False)
     return np.sqrt(np.einsum("...d,...d->...", rows, rows))
 
 
@@ -78,11 +81,12 @@ def unit_rows(vectors: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     rounded once to float32 (float64 input stays float64), which is what gensim's
     ``matutils.unitvec`` (BLAS ``nrm2`` then ``scal``) computes, bit for bit. A zero row
     keeps norm 0 and stays zero, so its cosine with anything is 0 (gensim divides by the
-    zero norm and gets NaN). Large tables are scaled in blocks of rows.
+    zero norm and gets NaN). Large tables are scaled in blocks of rows. The norms are
+    float64.
 
     >>> norms, unit = unit_rows(np.array([[3.0, 4.0], [0.0, 0.0]], dtype=np.float32))
     >>> norms
-    array([5., 0.], dtype=float32)
+    array([5., 0.])
     >>> unit
     array([[0.6, 0.8],
            [0. , 0. ]], dtype=float32)
@@ -97,7 +101,7 @@ def unit_rows(vectors: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         norm = norms[start : start + len(block)] = row_norms(block)
         scale = np.divide(1.0, norm, out=np.zeros_like(norm), where=norm > 0)  # (b,)
         unit[start : start + len(block)] = block * scale[:, None]
-    return norms.astype(dtype).reshape(vectors.shape[:-1]), unit.reshape(vectors.shape)
+    return norms.reshape(vectors.shape[:-1]), unit.reshape(vectors.shape)
 
 
 def pair_cosines(first: np.ndarray, second: np.ndarray) -> np.ndarray:
@@ -117,23 +121,6 @@ def pair_cosines(first: np.ndarray, second: np.ndarray) -> np.ndarray:
     scale = row_norms(first) * row_norms(second)  # (n,)
     cosines = np.divide(dots, scale, out=np.zeros_like(dots), where=scale > 0)
     return np.clip(cosines, -1.0, 1.0).astype(np.float32)
-
-
-def cosines_to(table: np.ndarray, point: np.ndarray) -> np.ndarray:
-    """Cosine of every row of ``table`` (n, d) with one ``point`` (d,): (n,) float32.
-
-    The same float64 arithmetic as :func:`pair_cosines` (so a row's cosine with itself is
-    exactly 1.0), one block of rows at a time.
-
-    >>> cosines_to(np.array([[1.0, 1.0], [0.0, 2.0]], np.float32), np.array([0.0, 3.0]))
-    array([0.70710677, 1.        ], dtype=float32)
-    """
-    out = np.empty(len(table), dtype=np.float32)  # (n,)
-    point = np.asarray(point, np.float64)
-    for start in range(0, len(table), _ROWS_PER_BLOCK):
-        block = np.asarray(table[start : start + _ROWS_PER_BLOCK], np.float64)  # (b, d)
-        out[start : start + len(block)] = pair_cosines(block, np.broadcast_to(point, block.shape))
-    return out
 
 
 def top_k(scores: np.ndarray, k: int) -> np.ndarray:

@@ -15,7 +15,7 @@ from typing import Literal
 import numpy as np
 
 from rowbook.vectors.edit import EditableTable
-from rowbook.vectors.neighbours import cos_add_direction, cosines_to, pair_cosines, row_norms
+from rowbook.vectors.neighbours import cos_add_direction, pair_cosines, row_norms, unit_rows
 
 __all__ = ["PairQueries", "Term"]
 
@@ -71,16 +71,25 @@ class PairQueries(EditableTable):
     ) -> np.ndarray:
         """Distances (n,) float32 from a key or (d,) vector to ``other_keys`` (default: every key).
 
-        Cosine distances are ``1 - cosine`` with the cosines of :meth:`similarity` (so 0.0
-        exactly from a key to itself); Euclidean ones are those of the raw vectors.
+        Cosine distances are ``1 - cosine``, the cosines from the cached unit rows (one
+        float32 matrix-vector product, as gensim); a key's distance to itself is its exact
+        value, 0.0 (gensim: ``1 - dot`` of float32 unit vectors, sometimes ``5.96e-08``).
+        Euclidean distances are those of the raw vectors.
         """
         if metric not in ("cosine", "euclidean"):
             raise ValueError(f"metric must be 'cosine' or 'euclidean', got {metric!r}")
         point = self._resolve([key_or_vector], normalise_keys=False)[0][0]  # (d,)
-        rows = slice(None) if not len(other_keys) else [self.get_index(k) for k in other_keys]
+        index = np.arange(len(self)) if not len(other_keys) else np.array(
+            [self.get_index(k) for k in other_keys], dtype=np.int64)  # fmt: skip
         if metric == "euclidean":
-            return row_norms(self._vectors[rows] - point).astype(np.float32)  # (n,)
-        return np.float32(1) - cosines_to(self._vectors[rows], point)  # (n,)
+            return row_norms(self._vectors[index] - point).astype(np.float32)  # (n,)
+        unit = self.get_normed_vectors()
+        rows = unit if not len(other_keys) else unit[index]  # (n, d)
+        cosines = rows @ unit_rows(point)[1].astype(np.float32)  # (n,)
+        if isinstance(key_or_vector, str):  # the key itself: its exact cosine
+            own = index == self.get_index(key_or_vector)
+            cosines[own] = pair_cosines(self._vectors[index[own]], self._vectors[index[own]])
+        return np.float32(1) - cosines
 
     def closer_than(self, key1: str, key2: str) -> list[str]:
         """Keys (other than ``key1``) at a smaller cosine distance from ``key1`` than ``key2`` is."""

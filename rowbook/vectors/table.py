@@ -164,8 +164,8 @@ class KeyedTable:
         norm; every edit of the table drops them, to be computed again on the next query.
         """
         if self._unit is None or force:
-            norms, unit = unit_rows(self._vectors)
-            self._norms, self._unit = _read_only(norms), _read_only(unit)
+            norms, unit = unit_rows(self._vectors)  # (V,) float64, (V, d)
+            self._norms, self._unit = _read_only(norms.astype(np.float32)), _read_only(unit)
 
     def get_normed_vectors(self) -> np.ndarray:
         """All rows scaled to unit length, (V, d) float32 read-only (a zero row stays zero)."""
