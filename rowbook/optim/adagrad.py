@@ -25,7 +25,8 @@ from typing import Any, Literal
 import numpy as np
 
 from rowbook.autograd.sparse import RowSparse
-from rowbook.optim.optimizer import Gradient, Optimizer, ParamsT, check_range
+from rowbook.checks import check_number
+from rowbook.optim.optimizer import Gradient, Optimizer, ParamsT
 from rowbook.optim.state import StateFactory
 
 __all__ = ["Adagrad", "RowWiseAdagrad"]
@@ -63,7 +64,7 @@ class Adagrad(Optimizer):
 
     def _check_group(self, group: dict[str, Any]) -> None:
         for key in ("lr", "lr_decay", "weight_decay", "initial_accumulator_value", "eps"):
-            check_range("Adagrad", key, group[key], 0.0)
+            check_number(key, group[key], 0.0, owner="Adagrad")
 
     def _init_state(self, param: np.ndarray, group: dict[str, Any]) -> dict[str, Any]:
         return {"step": 0, "sum": np.full(param.shape, group["initial_accumulator_value"],
@@ -146,7 +147,7 @@ class RowWiseAdagrad(Optimizer):
 
     def _check_group(self, group: dict[str, Any]) -> None:
         for key in ("lr", "eps", "weight_decay", "initial_accumulator_value"):
-            check_range("RowWiseAdagrad", key, group[key], 0.0)
+            check_number(key, group[key], 0.0, owner="RowWiseAdagrad")
         if group["weight_decay_mode"] not in ("l2", "decoupled"):
             raise ValueError(
                 f"RowWiseAdagrad: weight_decay_mode={group['weight_decay_mode']!r} is not one "

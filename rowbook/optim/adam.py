@@ -19,8 +19,9 @@ from typing import Any, ClassVar
 import numpy as np
 
 from rowbook.autograd.sparse import RowSparse
+from rowbook.checks import check_number
 from rowbook.optim.adam_kernels import adam_dense, adam_rows
-from rowbook.optim.optimizer import Gradient, Optimizer, ParamsT, check_range
+from rowbook.optim.optimizer import Gradient, Optimizer, ParamsT
 from rowbook.optim.state import StateFactory, lazy_zeros
 
 __all__ = ["Adam", "AdamW", "SparseAdam"]
@@ -31,7 +32,7 @@ def _check_betas(owner: str, group: dict[str, Any]) -> None:
     if len(betas) != 2:
         raise ValueError(f"{owner}: betas must be a pair (beta1, beta2), got {betas!r}")
     for i, beta in enumerate(betas):
-        check_range(owner, f"betas[{i}]", beta, 0.0, 1.0)
+        check_number(f"betas[{i}]", beta, 0.0, 1.0, high_open=True, owner=owner)
     group["betas"] = (float(betas[0]), float(betas[1]))
 
 
@@ -81,10 +82,10 @@ class Adam(Optimizer):
 
     def _check_group(self, group: dict[str, Any]) -> None:
         name = type(self).__name__
-        check_range(name, "lr", group["lr"], 0.0)
+        check_number("lr", group["lr"], 0.0, owner=name)
         _check_betas(name, group)
-        check_range(name, "eps", group["eps"], 0.0)
-        check_range(name, "weight_decay", group["weight_decay"], 0.0)
+        check_number("eps", group["eps"], 0.0, owner=name)
+        check_number("weight_decay", group["weight_decay"], 0.0, owner=name)
 
     def _init_state(self, param: np.ndarray, group: dict[str, Any]) -> dict[str, Any]:
         state: dict[str, Any] = {"step": 0, "exp_avg": np.zeros(param.shape, param.dtype),
@@ -184,9 +185,9 @@ class SparseAdam(Optimizer):
         super().__init__(params, {"lr": lr, "betas": tuple(betas), "eps": eps})
 
     def _check_group(self, group: dict[str, Any]) -> None:
-        check_range("SparseAdam", "lr", group["lr"], 0.0, low_open=True)
+        check_number("lr", group["lr"], 0.0, low_open=True, owner="SparseAdam")
         _check_betas("SparseAdam", group)
-        check_range("SparseAdam", "eps", group["eps"], 0.0, low_open=True)
+        check_number("eps", group["eps"], 0.0, low_open=True, owner="SparseAdam")
 
     def _init_state(self, param: np.ndarray, group: dict[str, Any]) -> dict[str, Any]:
         return {"step": 0, "exp_avg": self._state_array("exp_avg", param.shape, param.dtype),

@@ -21,10 +21,8 @@ writes it to one ``.npz`` atomically and :meth:`Optimizer.load` reads it back wi
 
 from __future__ import annotations
 
-import math
 import os
 from collections.abc import Callable, Iterable, Mapping
-from numbers import Real
 from typing import Any, ClassVar
 
 import numpy as np
@@ -33,34 +31,10 @@ from rowbook.autograd.sparse import RowSparse
 from rowbook.autograd.tensor import Tensor
 from rowbook.optim.state import StateFactory
 
-__all__ = ["Optimizer", "ParamsT", "check_range"]
+__all__ = ["Optimizer", "ParamsT"]
 
 ParamsT = Iterable[Tensor] | Iterable[dict[str, Any]]
 Gradient = np.ndarray | RowSparse
-
-
-def check_range(
-    owner: str, name: str, value: Any, low: float, high: float = math.inf, *,
-    low_open: bool = False, high_open: bool = True,
-) -> None:
-    """Raise unless ``value`` is a real number in the interval ``low .. high``.
-
-    >>> check_range("Adam", "eps", 1e-8, 0.0)
-    >>> check_range("Adam", "betas[0]", 1.0, 0.0, 1.0)
-    Traceback (most recent call last):
-    ...
-    ValueError: Adam: betas[0]=1.0 is out of range; betas[0] must be in [0, 1)
-    """  # fmt: skip
-    if isinstance(value, bool) or not isinstance(value, Real):
-        raise TypeError(f"{owner}: {name} must be a real number, got {value!r}")
-    above = value > low if low_open else value >= low
-    below = value < high if high_open else value <= high
-    if not (above and below):  # also catches NaN
-        if high == math.inf:
-            rule = f"{'>' if low_open else '>='} {low:g}"
-        else:
-            rule = f"in {'(' if low_open else '['}{low:g}, {high:g}{')' if high_open else ']'}"
-        raise ValueError(f"{owner}: {name}={value!r} is out of range; {name} must be {rule}")
 
 
 class Optimizer:
