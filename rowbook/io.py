@@ -9,6 +9,11 @@ never half of either.
 scalars, strings and NumPy arrays (a model's ``state_dict``, an optimizer's state, a
 trainer's progress) as one ``.npz``: arrays as members, the rest as a JSON document
 that refers to them. It is read with ``allow_pickle=False``.
+
+:func:`save_safetensors` / :func:`load_safetensors` read and write flat ``name -> array``
+dicts in Hugging Face's safetensors format (no pickle, memory-mappable), the format
+``torch``, ``transformers`` and ``safetensors.torch.load_file`` read: a rowbook
+``Module.state_dict()`` saved this way loads into the equivalent torch module.
 """
 
 from __future__ import annotations
@@ -19,13 +24,20 @@ import json
 import os
 import tempfile
 import zipfile
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import IO, Any
 
 import numpy as np
 
-__all__ = ["FORMAT_VERSION", "atomic_write", "load_state", "save_state"]
+__all__ = [
+    "FORMAT_VERSION",
+    "atomic_write",
+    "load_safetensors",
+    "load_state",
+    "save_safetensors",
+    "save_state",
+]
 
 FORMAT_VERSION = 1
 _META = "__rowbook_meta__"
@@ -138,3 +150,59 @@ def load_state(path: str | os.PathLike[str], *, kind: str) -> Any:
             f"{FORMAT_VERSION}"
         )
     return _join(meta["tree"], arrays)
+
+
+def save_safetensors(
+    path: str | os.PathLike[str],
+    tensors: Mapping[str, Any],
+    metadata: Mapping[str, str] | None = None,
+) -> None:
+    """Atomically write ``name -> array`` as a safetensors file (string ``metadata`` in its header).
+
+    Arrays are stored C-contiguous with their dtype; torch tensors are not needed (a
+    ``Tensor`` or ``Parameter`` is stored as its array).
+
+    >>> import tempfile, pathlib
+    >>> target = pathlib.Path(tempfile.mkdtemp()) / "state.safetensors"
+    >>> save_safetensors(target, {"weight": np.eye(2, dtype=np.float32)}, {"kind": "demo"})
+    >>> tensors, meta = load_safetensors(target)
+    >>> tensors["weight"], meta["kind"]
+    (array([[1., 0.],
+           [0., 1.]], dtype=float32), 'demo')
+    """
+    from safetensors.numpy import save
+
+    arrays = {}
+    for name, value in tensors.items():
+        if not isinstance(name, str):
+            raise TypeError(f"save_safetensors: names must be str, got {name!r}")
+        arrays[name] = np.ascontiguousarray(getattr(value, "data", value))
+        if arrays[name].dtype.kind not in "fiub":
+            raise TypeError(
+                f"save_safetensors: {name!r} has dtype {arrays[name].dtype}; safetensors "
+                "stores numbers and booleans only"
+            )
+    bad = [
+        k for k, v in (metadata or {}).items() if not (isinstance(k, str) and isinstance(v, str))
+    ]
+    if bad:
+        raise TypeError(f"save_safetensors: metadata must map str to str, got {bad[0]!r}")
+    data = save(arrays, metadata=dict(metadata) if metadata else None)
+    with atomic_write(path) as f:
+        f.write(data)
+
+
+def load_safetensors(path: str | os.PathLike[str]) -> tuple[dict[str, np.ndarray], dict[str, str]]:
+    """Read a safetensors file: ``(name -> array, metadata)``; a bad file raises ``ValueError``."""
+    from safetensors import SafetensorError, safe_open
+
+    path = Path(path)
+    if not path.is_file():
+        raise FileNotFoundError(f"no safetensors file at {path}")
+    try:
+        with safe_open(path, framework="np") as f:
+            tensors = {name: f.get_tensor(name) for name in f.keys()}
+            metadata = dict(f.metadata() or {})
+    except (SafetensorError, OSError, ValueError) as err:
+        raise ValueError(f"{path} is not a readable safetensors file ({err})") from None
+    return tensors, metadata

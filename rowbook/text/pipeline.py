@@ -154,7 +154,7 @@ class TextPipeline:
         """``(T,)`` int64 ids of one text."""
         self._check_fitted()
         if self._vocab is None:
-            return np.array(self._tokenizer.encode(self._normalize(text)), dtype=np.int64)
+            return np.array(self._tokenizer.encode(self._normalize(text)).ids, dtype=np.int64)
         return self._vocab.encode(self.tokenize(text))
 
     def encode_batch(self, texts: Sequence[str], max_length: int | None = None,
@@ -217,7 +217,7 @@ class TextPipeline:
         if self.pad_id is not None:
             ids = ids[ids != self.pad_id]
         if self._vocab is None:
-            return self._tokenizer.decode(ids)
+            return self._tokenizer.decode(ids, skip_special_tokens=False)
         return self._tokenizer.detokenize(self._vocab.decode(ids))
 
     def decode_batch(self, ids: np.ndarray, mask: np.ndarray | None = None) -> list[str]:
