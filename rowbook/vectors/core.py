@@ -11,12 +11,13 @@ from __future__ import annotations
 import os
 import warnings
 from collections.abc import Sequence
-from typing import Literal
+from typing import Any, Literal
 
 import numpy as np
 
 from rowbook.checks import check_int
 from rowbook.vectors import evaluate
+from rowbook.vectors.index import IndexKind, VectorIndex
 from rowbook.vectors.neighbours import (
     cos_add_direction,
     cos_mul_scores,
@@ -57,6 +58,8 @@ class Vectors(PairQueries):
         negative: Weighted | Sequence[Weighted] | None = (),
         topn: int | None = 10,
         restrict_vocab: int | None = None,
+        *,
+        approximate: bool = False,
     ) -> list[tuple[str, float]] | np.ndarray:
         """Keys nearest (by cosine) to the weighted mean of the inputs: 3CosAdd.
 
@@ -74,10 +77,16 @@ class Vectors(PairQueries):
             ``None``, the (V,) array of all cosines, inputs included.
         restrict_vocab : int, optional
             Search only the first ``restrict_vocab`` rows.
+        approximate : bool
+            Take candidates from the index of :meth:`build_index` instead of scanning every
+            row; the scores returned are still exact cosines, only a true neighbour the
+            index misses can be absent.
         """
         topn, stop = _check_topn(topn), self._stop(restrict_vocab)
         if topn == 0:
             return []
+        if approximate and topn is None:
+            raise ValueError("approximate=True ranks candidates; give topn (an int), not None")
         terms = _as_terms(positive, 1.0) + _as_terms(negative, -1.0)
         if not terms:
             raise ValueError(
@@ -85,8 +94,51 @@ class Vectors(PairQueries):
             )
         vectors, exclude = self._resolve([t for t, _ in terms], normalise_keys=True)
         query = cos_add_direction(vectors, np.array([w for _, w in terms]))  # (d,)
+        if approximate:
+            return self._approximate(query.astype(np.float32), topn, exclude, stop)
         scores = self.get_normed_vectors()[:stop] @ query.astype(np.float32)  # (stop,)
         return scores if topn is None else self._ranked(scores, topn, exclude)
+
+    # -- approximate neighbours ----------------------------------------------------
+
+    def build_index(self, kind: IndexKind = "hnsw", **options: Any) -> VectorIndex:
+        """Index the unit rows for ``most_similar(..., approximate=True)`` (needs faiss).
+
+        ``kind`` and ``options`` are those of :meth:`rowbook.vectors.index.VectorIndex.build`;
+        the index is kept with these vectors (and dropped when they are edited).
+        """
+        self._index = VectorIndex.build(self.get_normed_vectors(), kind, **options)
+        return self._index
+
+    def save_index(self, path: PathLike) -> None:
+        """Write the index built by :meth:`build_index` beside the vectors' own file."""
+        self._built_index().save(path)
+
+    def load_index(self, path: PathLike) -> VectorIndex:
+        """Read an index written by :meth:`save_index` for these vectors (only your own files)."""
+        self._index = VectorIndex.load(path, rows=len(self), dim=self.vector_size)
+        return self._index
+
+    def _built_index(self) -> VectorIndex:
+        if self._index is None:
+            raise ValueError(
+                "no index: call build_index() (or load_index(path)) before approximate queries"
+            )
+        return self._index
+
+    def _approximate(
+        self, query: np.ndarray, topn: int, exclude: list[int], stop: int
+    ) -> list[tuple[str, float]]:
+        """Candidates from the index, re-scored exactly, inputs and rows past ``stop`` left out."""
+        wanted = topn + len(exclude)
+        candidates = self._built_index().search(query, wanted if stop == len(self) else 4 * wanted)
+        candidates = candidates[candidates < stop]
+        scores = self.get_normed_vectors()[candidates] @ query  # (C,) exact cosines
+        order = np.argsort(-scores, kind="stable")
+        ranked = [
+            (self._keys[c], float(scores[i])) for i, c in zip(order, candidates[order], strict=True)
+        ]
+        return [(key, score) for key, score in ranked if self.get_index(key) not in exclude][:topn]
 
     def similar_by_vector(
         self, vector: np.ndarray, topn: int | None = 10, restrict_vocab: int | None = None

@@ -86,6 +86,7 @@ class KeyedTable:
         self._counts = None if counts is None else _check_counts(counts, len(table))
         self._norms: np.ndarray | None = None  # (V,), filled on first query
         self._unit: np.ndarray | None = None  # (V, d) unit rows
+        self._index = None  # a VectorIndex over the unit rows, once built (build_index)
 
     # -- lookup --------------------------------------------------------------------
 
@@ -187,7 +188,7 @@ class KeyedTable:
             self._keys += tuple(added)
             self._key_to_index = _index_keys(self._keys)
         self._owned, self._vectors = table, _read_only(table)
-        self._norms = self._unit = None
+        self._norms = self._unit = self._index = None  # an index of the old rows is stale
 
     # -- files ---------------------------------------------------------------------
 
