@@ -82,7 +82,7 @@ def run_tokenize(args: argparse.Namespace) -> int:
         raise ValueError(
             "--ids needs ids: give --vocab FILE (from 'rowbook vocab') or use --tokenizer bpe"
         )
-    texts = read_lines(STDIN, "text") if args.text == STDIN else [args.text]
+    texts = read_lines(STDIN) if args.text == STDIN else [args.text]
     for text in texts:
         tokens = tokenizer.tokenize(text)
         ids = encode(text, tokens) if encode is not None else None
@@ -116,7 +116,7 @@ def _encoder(name: str, tokenizer: Any, vocab_file: str | None) -> Callable | No
 
 def run_vocab(args: argparse.Namespace) -> int:
     out = check_output_path(args.output)
-    lines = read_lines(args.corpus, "corpus", progress=not args.quiet and args.corpus != STDIN)
+    lines = read_lines(args.corpus, progress=not args.quiet)
     if args.tokenizer == "bpe":
         return _fit_bpe(args, lines, out)
     tokenizer = make_tokenizer(args.tokenizer, lower=args.lower)
@@ -221,7 +221,9 @@ def register(commands: Any) -> None:
                   "rowbook vocab corpus.txt --tokenizer bpe --max-size 1000 -o bpe.json",
                   "cat *.txt | rowbook vocab - -o vocab.json"],
     )  # fmt: skip
-    p.add_argument("corpus", metavar="CORPUS", help="text file, one document per line, or '-'")
+    p.add_argument("corpus", metavar="CORPUS", nargs="+",
+                   help="UTF-8 text files (gzip/bzip2/xz too), folders of them (read in sorted path "
+                   "order), or '-' for standard input; one document per line")  # fmt: skip
     p.add_argument("-o", "--output", required=True, metavar="FILE", help="where to write the JSON")
     p.add_argument("--tokenizer", choices=TOKENIZERS, default="word", help="(default: %(default)s)")
     p.add_argument("--lower", action="store_true", help="lower-case the text first")

@@ -14,16 +14,11 @@ import argparse
 import re
 import sys
 import time
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
-from rowbook.cli._common import (
-    STDIN,
-    check_output_path,
-    read_lines,
-    source_name,
-)
+from rowbook.cli._common import check_output_path, read_lines, show_progress, source_name
 from rowbook.cli._vectorio import FORMAT_NAMES, output_format, save_vectors
 from rowbook.cli.text import make_tokenizer
 
@@ -40,16 +35,18 @@ __all__ = [
 
 
 class Corpus:
-    """CORPUS as a stream of token lists, read in one pass, counting lines and tokens."""
+    """The CORPUS files as sentences, read once by :func:`rowbook.data.iter_sentences` (the
+    one corpus reader: files, folders, ``-``, compressed), counting sentences and tokens."""
 
     def __init__(self, args: argparse.Namespace) -> None:
-        self.source, self.lines, self.tokens = args.corpus, 0, 0
+        self.sources, self.lines, self.tokens = args.corpus, 0, 0
         self.tokenizer = make_tokenizer(args.tokenizer, lower=args.lower)
-        self.progress = not args.quiet and args.corpus != STDIN
+        self.progress = show_progress(args.corpus, not args.quiet)
 
-    def __iter__(self) -> Iterator[list[str]]:
-        for line in read_lines(self.source, "corpus", progress=self.progress):
-            tokens = self.tokenizer.tokenize(line)
+    def __iter__(self) -> Iterator[Sequence[str]]:
+        from rowbook.data import iter_sentences
+
+        for tokens in iter_sentences(self.sources, self.tokenizer, show_progress=self.progress):
             self.lines, self.tokens = self.lines + 1, self.tokens + len(tokens)
             yield tokens
 
@@ -171,7 +168,7 @@ def run_nplm(args: argparse.Namespace) -> int:
     if args.level != "word" and fmt != "npz":
         raise ValueError(f"a character table has keys such as ' ' that {FORMAT_NAMES[fmt]} cannot "
                          f"hold; name the output {out.with_suffix('.npz')}")  # fmt: skip
-    texts = [line for line in read_lines(args.corpus, "corpus") if line.strip()]
+    texts = [line for line in read_lines(args.corpus) if line.strip()]
     if not texts:
         raise ValueError(f"{source_name(args.corpus)} is empty: it has no non-blank line")
     lm = NPLM(**_settings(args, NPLM_OPTIONS), min_freq=args.min_count or 1,

@@ -19,9 +19,9 @@ __all__ = ["register"]
 
 def _common_options(p: argparse.ArgumentParser, defaults: Any, *, tokenizers: bool = True) -> None:
     """Options every trainer has; ``defaults`` has the model's ``min_count``, ``epochs``, ``seed``."""
-    p.add_argument(
-        "corpus", metavar="CORPUS", help="UTF-8 text file, one sentence per line, or '-'"
-    )
+    p.add_argument("corpus", metavar="CORPUS", nargs="+",
+                   help="UTF-8 text files (gzip/bzip2/xz too), folders of them (read in sorted path "
+                   "order), or '-' for standard input; one sentence per line")  # fmt: skip
     p.add_argument("-o", "--output", required=True, metavar="OUT", help="where to write the table")
     if tokenizers:
         p.add_argument("--tokenizer", choices=("whitespace", "word"), default="whitespace",

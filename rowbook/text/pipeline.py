@@ -30,8 +30,8 @@ from typing import Any, Literal
 import numpy as np
 from tqdm.auto import tqdm
 
+from rowbook.corpus_files import iter_lines, source_files
 from rowbook.text.bpe.model import ByteLevelBPE
-from rowbook.text.corpus import iter_lines
 from rowbook.text.normalize import Normalizer
 from rowbook.text.tokenize import CharTokenizer, WordTokenizer
 from rowbook.text.vocab import Vocab
@@ -80,10 +80,12 @@ class TextPipeline:
 
         Parameters
         ----------
-        texts : Iterable[str] or os.PathLike
-            The corpus, or a UTF-8 file (a ``pathlib.Path``) read line by line, one text
-            per line, never loaded whole. A one-shot iterator works when only one pass is
-            needed (not both a BPE and a vocabulary to fit).
+        texts : Iterable[str], os.PathLike or list of os.PathLike
+            The corpus, or UTF-8 text files (a ``pathlib.Path`` to a file or a folder, or a
+            list of them; gzip, bzip2 and xz are read transparently) read line by line,
+            one text per line, never loaded whole (a line over 1 MiB comes as several
+            texts, see :mod:`rowbook.corpus_files`). A one-shot iterator works when only
+            one pass is needed (not both a BPE and a vocabulary to fit).
         errors : {"strict", "replace"}, default "strict"
             Invalid UTF-8 in a corpus file: ``ValueError`` with its byte offset, or U+FFFD.
         show_progress : bool or None, default None
@@ -239,11 +241,12 @@ def _corpus_passes(texts: Any, errors: str, show_progress: bool | None,
     """A function returning a fresh iterator over the corpus at each call."""
     if isinstance(texts, str):
         raise TypeError("texts is a str: pass a list of texts, or pathlib.Path(...) for a corpus file")
-    if isinstance(texts, os.PathLike):
-        path = texts
-        size = os.path.getsize(path) if os.path.isfile(path) else 0
+    if isinstance(texts, os.PathLike) or (
+        isinstance(texts, list | tuple) and texts and all(isinstance(t, os.PathLike) for t in texts)
+    ):
+        size = sum(f.stat().st_size for f in source_files(texts) if not isinstance(f, str))
         show = size > _AUTO_PROGRESS_BYTES if show_progress is None else show_progress
-        return lambda: iter_lines(path, errors=errors, show_progress=show)
+        return lambda: iter_lines(texts, errors=errors, show_progress=show)
     if not isinstance(texts, Iterable):
         raise TypeError(f"texts must be an iterable of str or a path, got {type(texts).__name__}")
     if iter(texts) is texts and n_passes > 1:

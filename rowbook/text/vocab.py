@@ -26,7 +26,7 @@ from typing import Any
 
 import numpy as np
 
-from rowbook.text._files import read_json, write_json_atomic
+from rowbook.io import read_json, write_json
 
 __all__ = ["Vocab"]
 
@@ -198,7 +198,7 @@ class Vocab:
 
     def save(self, path: str | os.PathLike) -> None:
         """Write the vocabulary as JSON (atomic)."""
-        write_json_atomic(path, self.to_dict())
+        write_json(path, self.to_dict())
 
     @classmethod
     def from_dict(cls, d: Any, where: str = "Vocab data") -> Vocab:

@@ -89,7 +89,7 @@ def test_tokenizer_callable_and_object(tmp_path):
 def test_bad_corpora_are_named():
     with pytest.raises(TypeError, match="corpus item 1 is a str"):
         read_corpus([["a"], "b c"])
-    with pytest.raises(FileNotFoundError, match="not a file"):
+    with pytest.raises(FileNotFoundError, match=r"corpus file /nonexistent/corpus\.txt does not exist"):
         read_corpus("/nonexistent/corpus.txt")
     with pytest.raises(TypeError, match="iterable of token lists"):
         read_corpus(42)

@@ -23,7 +23,7 @@ from typing import Any
 
 import numpy as np
 
-from rowbook.text._files import read_json, write_json_atomic
+from rowbook.io import read_json, write_json
 from rowbook.text.bpe.bytelevel import BYTE_TO_UNICODE, GPT2_PATTERN, UNICODE_TO_BYTE
 from rowbook.text.bpe.classic import MergeStep
 from rowbook.text.bpe.encode import pair_key
@@ -76,7 +76,7 @@ def check_model(vocab: Any, merges: Any, specials: list[str]) -> dict[str, Any]:
 
 def save(bpe, path: str | os.PathLike) -> None:
     """Write ``bpe`` in rowbook's format."""
-    write_json_atomic(path, {
+    write_json(path, {
         "format": FORMAT,
         "version": VERSION,
         "pattern": bpe.pattern,
@@ -140,7 +140,7 @@ def to_tokenizer_json(bpe, path: str | os.PathLike) -> None:
              "ignore_merges": bpe._ignore_merges,
              "vocab": {t: i for i, t in enumerate(bpe._id_to_token)},
              "merges": [list(m) for m in bpe._merges]}  # fmt: skip
-    write_json_atomic(path, {"version": "1.0", "truncation": None, "padding": None,
+    write_json(path, {"version": "1.0", "truncation": None, "padding": None,
                              "added_tokens": added, "normalizer": None, "pre_tokenizer": pre,
                              "post_processor": None, "decoder": _byte_level(True, True),
                              "model": model})  # fmt: skip
