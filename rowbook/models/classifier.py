@@ -137,7 +137,7 @@ class _SequenceClassifier:
     def _make_pipeline(self) -> TextPipeline:
         if self.pipeline is not None:
             return copy.deepcopy(self.pipeline)  # fit a copy: the parameter stays as given
-        vocab = Vocab(min_freq=self.min_freq)
+        vocab = Vocab(min_count=self.min_freq)
         return TextPipeline(Normalizer(case="lower"), WordTokenizer(), vocab)
 
     def _encode(self, texts: Sequence[str]) -> tuple[np.ndarray, np.ndarray]:
@@ -215,7 +215,7 @@ class TextClassifier(_SequenceClassifier):
     min_freq : tokens rarer than this in the training texts become ``<unk>``.
     max_length : texts longer than this many tokens are cut (None: no limit).
     pipeline : an unfitted :class:`~rowbook.text.TextPipeline` to use instead of the default
-        (lower-case, word tokens, ``Vocab(min_freq=min_freq)``); a copy is fitted.
+        (lower-case, word tokens, ``Vocab(min_count=min_freq)``); a copy is fitted.
 
     Attributes
     ----------

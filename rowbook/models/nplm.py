@@ -169,7 +169,7 @@ class NPLM:
         self._check_params()
         texts = _check_texts(texts, "texts")
         tokenizer = CharTokenizer() if self.level == "char" else WordTokenizer()
-        vocab = Vocab(min_freq=self.min_freq, pad_token=None, unk_token="<unk>", bos_token=BOUNDARY)
+        vocab = Vocab(min_count=self.min_freq, pad_token=None, unk_token="<unk>", bos_token=BOUNDARY)
         self.pipeline_ = TextPipeline(self.normalizer, tokenizer, vocab).fit(texts)
         self.vocab_ = vocab
         self.net_ = NPLMNet(len(vocab), self.context, self.dim, self.hidden, tied=self.tied,
