@@ -28,7 +28,8 @@ from rowbook.text.bpe.bytelevel import BYTE_TO_UNICODE, GPT2_PATTERN, UNICODE_TO
 from rowbook.text.bpe.classic import MergeStep
 from rowbook.text.bpe.encode import pair_key
 
-__all__ = ["FORMAT", "VERSION", "check_model", "from_tokenizer_json", "load", "save", "to_tokenizer_json"]
+__all__ = ["FORMAT", "VERSION", "check_model", "from_dict", "from_tokenizer_json", "load", "save", "to_dict",
+           "to_tokenizer_json"]  # fmt: skip
 
 FORMAT = "rowbook.ByteLevelBPE"
 VERSION = 1
@@ -76,7 +77,12 @@ def check_model(vocab: Any, merges: Any, specials: list[str]) -> dict[str, Any]:
 
 def save(bpe, path: str | os.PathLike) -> None:
     """Write ``bpe`` in rowbook's format."""
-    write_json(path, {
+    write_json(path, to_dict(bpe))
+
+
+def to_dict(bpe) -> dict[str, Any]:
+    """``bpe`` as rowbook's JSON document (also embedded in a TextPipeline file)."""
+    return {
         "format": FORMAT,
         "version": VERSION,
         "pattern": bpe.pattern,
@@ -85,7 +91,7 @@ def save(bpe, path: str | os.PathLike) -> None:
         "special_tokens": list(bpe._specials),
         "vocab": {t: i for i, t in enumerate(bpe._id_to_token)},
         "merges": [[s.left, s.right, s.count] for s in bpe._trace],
-    })  # fmt: skip
+    }  # fmt: skip
 
 
 def _require(d: dict, key: str, kind: type | tuple, where: str) -> Any:
@@ -98,8 +104,11 @@ def _require(d: dict, key: str, kind: type | tuple, where: str) -> Any:
 
 def load(cls, path: str | os.PathLike):
     """Read rowbook's format."""
-    d = read_json(path, "ByteLevelBPE")
-    where = f"ByteLevelBPE file {path}"
+    return from_dict(cls, read_json(path, "ByteLevelBPE"), f"ByteLevelBPE file {path}")
+
+
+def from_dict(cls, d: Any, where: str):
+    """Rebuild a BPE from :func:`to_dict`'s document, checking every field; errors name ``where``."""
     if not isinstance(d, dict) or d.get("format") != FORMAT:
         found = d.get("format") if isinstance(d, dict) else type(d).__name__
         raise ValueError(f"{where} is not a rowbook ByteLevelBPE file (format {found!r}, "
@@ -110,12 +119,16 @@ def load(cls, path: str | os.PathLike):
     for i, m in enumerate(merges):
         if not (isinstance(m, list) and len(m) == 3 and (m[2] is None or isinstance(m[2], int))):
             raise ValueError(f"{where}: merge {i} {m!r} must be [left, right, count or null]")
-    bpe = cls(pattern=_require(d, "pattern", str, where),
-              add_prefix_space=_require(d, "add_prefix_space", bool, where))  # fmt: skip
-    bpe._set_model(_require(d, "vocab", dict, where), [(m[0], m[1]) for m in merges],
-                   list(_require(d, "special_tokens", list, where)),
-                   [MergeStep(m[0], m[1], m[2]) for m in merges],
-                   _require(d, "ignore_merges", bool, where))  # fmt: skip
+    try:
+        bpe = cls(pattern=_require(d, "pattern", str, where),
+                  add_prefix_space=_require(d, "add_prefix_space", bool, where))  # fmt: skip
+        bpe._set_model(_require(d, "vocab", dict, where), [(m[0], m[1]) for m in merges],
+                       list(_require(d, "special_tokens", list, where)),
+                       [MergeStep(m[0], m[1], m[2]) for m in merges],
+                       _require(d, "ignore_merges", bool, where))  # fmt: skip
+    except (TypeError, ValueError) as err:
+        message = str(err)
+        raise ValueError(message if message.startswith(where) else f"{where}: {message}") from None
     return bpe
 
 
