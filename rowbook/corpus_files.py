@@ -5,9 +5,10 @@ half of :mod:`rowbook.io`, kept in its own file for size). A **source** is
 
 * a path to a regular file;
 * ``"-"``: standard input;
-* a folder: every regular file under it, recursively, in **sorted path order** (paths
-  relative to the folder, compared component by component, so ``a.txt`` < ``a/b.txt`` <
-  ``b.txt``); hidden files and folders (names starting with ``.``) are skipped;
+* a folder: every regular file under it, recursively, in **sorted path order**: paths
+  relative to the folder compared component by component, as ``sorted()`` orders
+  ``pathlib.Path`` objects (so ``a/b.txt`` < ``a.txt`` < ``b.txt``, by code point); hidden
+  files and folders (names starting with ``.``) are skipped;
 * a list or tuple of these, read one after the other in the order given.
 
 Files compressed with gzip, bzip2 or xz are decompressed on the fly. They are
@@ -252,20 +253,22 @@ def _file_pieces(file: Path | str, errors: str, chunk: int, bar: Any) -> Iterato
 
 
 def _cut(data: bytes) -> int:
-    """Where to end a piece of a long line: before its last run of whitespace (after the run
-    when it starts the piece), else before the last character.
+    """Where to end a piece of a long line: before its last run of whitespace; if the run
+    starts the piece, before the run's last character; else before the last character.
 
-    >>> _cut(b"the cat  sat"), _cut(b"  cat"), _cut("naïve".encode())
-    (7, 2, 5)
+    Cut so, GPT-2's pre-tokenizer (``" ?\\w+"``, ``"\\s+(?!\\S)"``) finds the same pieces.
+
+    >>> _cut(b"the cat  sat"), _cut(b"   cat"), _cut(b"    "), _cut("naïve".encode())
+    (7, 2, 3, 5)
     """
     last = max(data.rfind(c) for c in (b" ", b"\t", b"\r", b"\x0b", b"\x0c"))
-    if last >= 0:
-        while last > 0 and data[last - 1] in _SPACE:
-            last -= 1
-        if last > 0:
-            return last
-        run = len(data) - len(data.lstrip(_SPACE))  # the piece starts with whitespace
-        return run if run < len(data) else len(data.removesuffix(b"\r"))  # keep \r with its \n
+    while last > 0 and data[last - 1] in _SPACE:
+        last -= 1
+    if last > 0:
+        return last
+    run = len(data) - len(data.lstrip(_SPACE))  # 0 when there is no whitespace at all
+    if run > 1:
+        return run - 1
     starts = [k for k in range(len(data) - 1, max(len(data) - 5, 0), -1) if data[k] & 0xC0 != 0x80]
     return starts[0] if starts else len(data)
 
