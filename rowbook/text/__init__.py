@@ -1,6 +1,6 @@
 """Text to ids: normalize -> tokenize -> vocab -> NumPy int64 arrays.
 
-Seed 001's first four stages. Nothing here depends on the autograd engine; the
+The first four stages of the data flow. Nothing here depends on the autograd engine; the
 int64 arrays it produces are what :class:`rowbook.nn.Embedding` looks up.
 """
 

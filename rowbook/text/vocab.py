@@ -6,7 +6,7 @@ by first appearance. Tokens rarer than ``min_count`` are left out, and at most
 ``max_size`` entries (specials included) are kept. Unknown tokens map to ``<unk>``, or
 raise a ``KeyError`` when the vocabulary has no ``<unk>``.
 
-Seed 001's example:
+The cat sat on the mat example:
 
 >>> vocab = Vocab().fit([["the", "cat", "sat", "on", "the", "mat"]])
 >>> vocab.stoi

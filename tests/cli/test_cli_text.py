@@ -193,3 +193,21 @@ def test_text_errors(run, one_line_error, tmp_path, monkeypatch):
     one_line_error(run("tokenize", "--bpe", tmp_path / "c.txt", "x"), "tokenize", "c.txt")
     one_line_error(run("tokenize", "--vocab", tmp_path / "c.txt", "x"), "tokenize", "c.txt")
     one_line_error(run("tokenize", "--tokenizer", "nope", "x"), "tokenize", "invalid choice")
+
+
+def test_vocab_of_compressed_files_and_folders_equals_the_plain_file(run, corpus_txt, tmp_path):
+    import gzip
+    import lzma
+
+    lines = corpus_txt.read_text().splitlines(keepends=True)
+    (tmp_path / "a.txt.gz").write_bytes(gzip.compress("".join(lines[:100]).encode()))
+    (tmp_path / "b").mkdir()
+    (tmp_path / "b" / "rest.xz").write_bytes(lzma.compress("".join(lines[100:]).encode()))
+    plain = run("vocab", corpus_txt, "-o", tmp_path / "plain.json", "--json")
+    parts = run(
+        "vocab", tmp_path / "a.txt.gz", tmp_path / "b", "-o", tmp_path / "parts.json", "--json"
+    )
+    assert plain.code == parts.code == 0
+    assert json.loads(plain.out) | {"output": ""} == json.loads(parts.out) | {"output": ""}
+    saved = [json.loads((tmp_path / f"{n}.json").read_text()) for n in ("plain", "parts")]
+    assert saved[0] == saved[1]
