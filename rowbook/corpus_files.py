@@ -60,6 +60,7 @@ __all__ = [
     "CHUNK_BYTES",
     "STDIN",
     "Source",
+    "check_regular_file",
     "iter_lines",
     "iter_pieces",
     "open_binary",
@@ -129,9 +130,17 @@ def _open(path: str | os.PathLike[str], what: str) -> Iterator[tuple[IO[bytes], 
         try:
             yield stream, raw
         except _CORRUPT as err:
-            if kind is None or (type(err) is OSError and err.errno is not None):
+            if kind is None or not _is_corrupt_data(err):
                 raise
             raise ValueError(f"{name} is corrupt or truncated {kind} data ({err})") from None
+
+
+def _is_corrupt_data(err: BaseException) -> bool:
+    """Whether a decompressor raised ``err`` (bz2 says "Invalid data stream": an OSError
+    without errno), not the file system or the code reading the stream."""
+    if isinstance(err, EOFError | lzma.LZMAError | zlib.error | gzip.BadGzipFile):
+        return True
+    return type(err) is OSError and err.errno is None
 
 
 def source_files(source: Source) -> list[Path | str]:

@@ -4,7 +4,8 @@ Conventions of the ``rowbook`` command line:
 
 * a bad input is reported as one line, ``rowbook <command>: error: <what and how to fix>``,
   with exit status 2 (argparse's usage errors included);
-* a path of ``-`` reads standard input (corpora and texts);
+* a path of ``-`` reads standard input (corpora and texts); a corpus may be several
+  files and folders, plain or gzip/bzip2/xz compressed (:mod:`rowbook.corpus_files`);
 * query commands print aligned tables, or JSON with ``--json``.
 """
 
