@@ -23,8 +23,9 @@ to read a pipe.
 
 **Memory is bounded per line.** A line is read in pieces of at most ``chunk_bytes``
 bytes (1 MiB by default). A longer line is cut just before a run of whitespace, so
-whitespace splitting, the word tokenizer and GPT-2's byte-level pre-tokenizer find the
-same tokens as in the whole line; a run of more than ``chunk_bytes`` bytes without any
+whitespace splitting and the word tokenizer find the same tokens as in the whole line,
+and GPT-2's byte-level pre-tokenizer the same words (a token of whitespace only may be
+cut in two); a run of more than ``chunk_bytes`` bytes without any
 ASCII whitespace is cut at the nearest character boundary. :func:`iter_pieces` says
 which piece ends its line; :func:`iter_lines` yields the pieces as consecutive items.
 Sentence readers (:func:`rowbook.data.iter_sentences`) join the pieces of one line and
@@ -61,6 +62,7 @@ __all__ = [
     "STDIN",
     "Source",
     "check_regular_file",
+    "iter_batches",
     "iter_lines",
     "iter_pieces",
     "open_binary",
@@ -200,6 +202,17 @@ def iter_pieces(source: Source, *, errors: Literal["strict", "replace"] = "stric
         Longest piece read at once; a longer line comes in several pieces, all but the
         last with ``ends_line=False``.
     """
+    for texts, ends_line in iter_batches(source, errors=errors, show_progress=show_progress,
+                                         chunk_bytes=chunk_bytes):  # fmt: skip
+        for text in texts:
+            yield text, ends_line
+
+
+def iter_batches(source: Source, *, errors: Literal["strict", "replace"] = "strict",
+                 show_progress: bool = False, chunk_bytes: int = CHUNK_BYTES,
+                 ) -> Iterator[tuple[list[str], bool]]:  # fmt: skip
+    """:func:`iter_pieces` in batches, for speed: ``(texts, ends_line)``, every text of a
+    batch a whole line (``True``) or a single piece of a long line (``False``)."""
     if errors not in ("strict", "replace"):
         raise ValueError(f"errors must be 'strict' or 'replace', got {errors!r}")
     if not isinstance(chunk_bytes, int) or chunk_bytes < 8:
@@ -211,7 +224,7 @@ def iter_pieces(source: Source, *, errors: Literal["strict", "replace"] = "stric
     with tqdm(total=None if STDIN in files else total, unit="B", unit_scale=True,
               disable=not show_progress, desc="reading") as bar:  # fmt: skip
         for file in files:
-            yield from _file_pieces(file, errors, chunk_bytes, bar)
+            yield from _file_batches(file, errors, chunk_bytes, bar)
 
 
 def iter_lines(source: Source, *, errors: Literal["strict", "replace"] = "strict",
@@ -230,35 +243,43 @@ def iter_lines(source: Source, *, errors: Literal["strict", "replace"] = "strict
     ...
     ValueError: ...corpus.txt: invalid UTF-8 at byte offset 10 (line 2)...
     """
-    for text, _ in iter_pieces(source, errors=errors, show_progress=show_progress,
-                               chunk_bytes=chunk_bytes):  # fmt: skip
-        yield text
+    for texts, _ in iter_batches(source, errors=errors, show_progress=show_progress,
+                                 chunk_bytes=chunk_bytes):  # fmt: skip
+        yield from texts
 
 
-def _file_pieces(file: Path | str, errors: str, chunk: int, bar: Any) -> Iterator[tuple[str, bool]]:
+def _file_batches(
+    file: Path | str, errors: str, chunk: int, bar: Any
+) -> Iterator[tuple[list[str], bool]]:
+    """Blocks of at most ``chunk`` bytes, the unfinished line before included; a block's
+    complete lines are decoded at once, and an unfinished line ``chunk`` long is cut."""
     name = "standard input" if file == STDIN else str(file)
     with _open(file, "corpus file") as (f, raw):
-        offset, line, carry, seen, line_start = 0, 1, b"", 0, 0
-        while True:
-            want = chunk - len(carry)  # >= 1: a carry is shorter than a chunk
-            got = f.readline(want)
-            data = carry + got
-            position = raw.tell() if raw is not None else seen + len(got)
+        buf, offset, line, open_line, seen = b"", 0, 1, False, 0  # offset, line: of buf[0]
+        while block := f.read1(chunk - len(buf)):  # read1: a pipe's lines come when written
+            position = raw.tell() if raw is not None else seen + len(block)
             bar.update(position - seen)
-            seen = position
-            if not data:
-                if offset > line_start:  # the file ended right after a cut
-                    yield "", True
-                return
-            if data.endswith(b"\n") or len(got) < want:  # a line end, or the end of the file
-                end = data[:-2] if data.endswith(b"\r\n") else data.removesuffix(b"\n")
-                yield _decode(end, errors, name, offset, line), True
-                offset, line, carry = offset + len(data), line + 1, b""
-                line_start = offset
-            else:  # the line goes on: keep the tail for the next piece
-                cut = _cut(data)
-                yield _decode(data[:cut], errors, name, offset, line), False
-                offset, carry = offset + cut, data[cut:]
+            buf, seen = buf + block, position
+            end = buf.rfind(b"\n") + 1
+            if end:
+                yield _lines(buf[:end], errors, name, offset, line), True
+                offset, line, open_line = offset + end, line + buf.count(b"\n", 0, end), False
+                buf = buf[end:]
+            while len(buf) >= chunk:  # a long line: a piece now, the rest later
+                cut = _cut(buf[:chunk])
+                yield [_decode(buf[:cut], errors, name, offset, line)], False
+                offset, buf, open_line = offset + cut, buf[cut:], True
+        if buf or open_line:  # the last line has no line end
+            yield [_decode(buf, errors, name, offset, line)], True
+
+
+def _lines(data: bytes, errors: str, name: str, offset: int, line: int) -> list[str]:
+    """The lines of ``data`` (which ends with ``\\n``), ``\\n`` and ``\\r\\n`` dropped."""
+    lines = _decode(data, errors, name, offset, line, data).split("\n")
+    lines.pop()  # after the last line end
+    if b"\r" in data:
+        lines = [text[:-1] if text.endswith("\r") else text for text in lines]
+    return lines
 
 
 def _cut(data: bytes) -> int:
@@ -282,10 +303,13 @@ def _cut(data: bytes) -> int:
     return starts[0] if starts else len(data)
 
 
-def _decode(raw: bytes, errors: str, name: str, offset: int, line: int) -> str:
+def _decode(raw: bytes, errors: str, name: str, offset: int, line: int, lines: bytes = b"") -> str:
+    """``raw`` as UTF-8; an error names the file, byte offset and line (counting the line
+    ends of ``lines`` before the bad byte)."""
     try:
         return raw.decode("utf-8", errors=errors)
     except UnicodeDecodeError as err:
+        line += lines.count(b"\n", 0, err.start)
         raise ValueError(f"{name}: invalid UTF-8 at byte offset {offset + err.start} (line "
                          f"{line}): {err.reason}; read with errors='replace' to substitute "
                          "U+FFFD") from None  # fmt: skip

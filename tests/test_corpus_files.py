@@ -159,11 +159,13 @@ def test_long_lines_come_in_bounded_pieces_with_the_same_tokens(tmp_path_factory
     expected += [lines[-1].decode()] if lines[-1] else []
     assert _join_lines(pieces) == expected
     if max((len(w.encode()) for w in text.split()), default=0) <= chunk - 4:
-        for split in (str.split, regex.compile(DEFAULT_WORD_PATTERN).findall,
-                      regex.compile(GPT2_PATTERN).findall):  # fmt: skip
-            assert [t for p, _ in pieces for t in split(p)] == [
-                t for line in expected for t in split(line)
-            ]
+        gpt2 = regex.compile(GPT2_PATTERN).findall
+        for split in (str.split, regex.compile(DEFAULT_WORD_PATTERN).findall, gpt2):
+            got = [t for p, _ in pieces for t in split(p)]
+            want = [t for line in expected for t in split(line)]
+            if split is gpt2:  # a whitespace-only token may be cut in two; words never are
+                got, want = ([t for t in ts if not t.isspace()] for ts in (got, want))
+            assert got == want
 
 
 _MEMORY_CHILD = textwrap.dedent("""
