@@ -57,6 +57,8 @@ from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import IO, Any, Literal
 
+from rowbook.checks import ParameterHint
+
 __all__ = [
     "CHUNK_BYTES",
     "STDIN",
@@ -241,7 +243,7 @@ def iter_lines(source: Source, *, errors: Literal["strict", "replace"] = "strict
     >>> list(iter_lines(path))  # doctest: +ELLIPSIS
     Traceback (most recent call last):
     ...
-    ValueError: ...corpus.txt: invalid UTF-8 at byte offset 10 (line 2)...
+    rowbook.checks.ParameterHint: ...corpus.txt: invalid UTF-8 at byte offset 10 (line 2)...
     """
     for texts, _ in iter_batches(source, errors=errors, show_progress=show_progress,
                                  chunk_bytes=chunk_bytes):  # fmt: skip
@@ -310,6 +312,6 @@ def _decode(raw: bytes, errors: str, name: str, offset: int, line: int, lines: b
         return raw.decode("utf-8", errors=errors)
     except UnicodeDecodeError as err:
         line += lines.count(b"\n", 0, err.start)
-        raise ValueError(f"{name}: invalid UTF-8 at byte offset {offset + err.start} (line "
-                         f"{line}): {err.reason}; read with errors='replace' to substitute "
-                         "U+FFFD") from None  # fmt: skip
+        where = f"byte offset {offset + err.start} (line {line})"
+        raise ParameterHint("errors", "replace", f"{name}: invalid UTF-8 at {where}: {err.reason}",
+                            effect="to substitute U+FFFD") from None  # fmt: skip

@@ -20,6 +20,7 @@ from typing import Any
 from rowbook.cli._common import (
     STDIN,
     add_command,
+    add_unicode_errors,
     check_input_file,
     check_output_path,
     format_table,
@@ -103,14 +104,13 @@ def _shown(token: str) -> str:
 
 
 def run_tokenize(args: argparse.Namespace) -> int:
+    name = "bpe" if args.bpe and args.tokenizer is None else args.tokenizer or "word"
+    if args.bpe and name != "bpe":
+        raise ValueError(f"--bpe FILE goes with --tokenizer bpe, not --tokenizer {name}")
     pipe = _pipeline_given(args)
     if pipe is not None:
-        name, tokenizer = "pipeline", pipe
-        encode = _pipeline_encoder(pipe)
+        tokenizer, encode = pipe, _pipeline_encoder(pipe)
     else:
-        name = "bpe" if args.bpe and args.tokenizer is None else args.tokenizer or "word"
-        if args.bpe and name != "bpe":
-            raise ValueError(f"--bpe FILE goes with --tokenizer bpe, not --tokenizer {name}")
         tokenizer = make_tokenizer(name, lower=args.lower, bpe_file=args.bpe)
         encode = _encoder(name, tokenizer, args.vocab)
     if args.ids and encode is None:
@@ -140,9 +140,11 @@ def _pipeline_given(args: argparse.Namespace) -> Any:
     for flag, file in given:
         path = check_input_file(file, "vocabulary" if flag == "--vocab" else "BPE")
         if _file_kind(path) == "text_pipeline":
-            if args.lower or args.tokenizer or len(given) > 1:
-                others = [o for o in ("--lower", "--tokenizer", "--bpe", "--vocab")
-                          if o != flag and getattr(args, o[2:])]  # fmt: skip
+            bpe_ok = flag == "--bpe" and args.tokenizer == "bpe"  # --tokenizer bpe agrees
+            flags = ("--lower", "--tokenizer", "--bpe", "--vocab")
+            others = [o for o in flags if o != flag and getattr(args, o[2:])]
+            others = [o for o in others if not (o == "--tokenizer" and bpe_ok)]
+            if others:
                 raise ValueError(f"{flag} {file} is a text pipeline from 'rowbook vocab': it fixes "
                                  f"the normalizer and tokenizer, so drop {' and '.join(others)}")  # fmt: skip
             return _load_pipeline(path)
@@ -221,7 +223,7 @@ class _Unknown:
 
 def run_vocab(args: argparse.Namespace) -> int:
     out = check_output_path(args.output)
-    lines = read_lines(args.corpus, progress=not args.quiet)
+    lines = read_lines(args.corpus, progress=not args.quiet, errors=args.unicode_errors)
     if args.tokenizer == "bpe":
         return _fit_bpe(args, lines, out)
     tokenizer = make_tokenizer(args.tokenizer, lower=args.lower)
@@ -230,7 +232,8 @@ def run_vocab(args: argparse.Namespace) -> int:
         raise ValueError(f"{source_name(args.corpus)} is empty: {n_lines} lines and no tokens")
     from rowbook.text import TextPipeline, Vocab
 
-    vocab = Vocab(min_count=args.min_count or 1, max_size=args.max_size).fit_counts(counts)
+    min_count = 1 if args.min_count is None else args.min_count
+    vocab = Vocab(min_count=min_count, max_size=args.max_size).fit_counts(counts)
     kept = len(vocab) - len(vocab.specials)
     if kept == 0:
         top, count = counts.most_common(1)[0]
@@ -345,3 +348,4 @@ def register(commands: Any) -> None:
                    "tokens (or first merges) (default: %(default)s)")  # fmt: skip
     p.add_argument("--json", action="store_true", help="print the summary as JSON")
     p.add_argument("--quiet", action="store_true", help="no progress bar, no summary")
+    add_unicode_errors(p)

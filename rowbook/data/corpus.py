@@ -42,6 +42,7 @@ __all__ = [
     "Corpus",
     "CountedVocab",
     "EncodedCorpus",
+    "encode_corpus",
     "iter_sentences",
     "job_boundaries",
     "read_corpus",
@@ -186,7 +187,9 @@ class _Interner(dict):
 
 def _bincount_since(raw_ids: array, start: int, size: int) -> np.ndarray:
     """Counts of the provisional ids appended since ``start`` (the buffer view dies here)."""
-    fresh = np.frombuffer(raw_ids, dtype=np.int32)[start:] if len(raw_ids) else np.zeros(0, np.int32)
+    fresh = (
+        np.frombuffer(raw_ids, dtype=np.int32)[start:] if len(raw_ids) else np.zeros(0, np.int32)
+    )
     return np.bincount(fresh, minlength=size).astype(np.int64)
 
 
@@ -222,7 +225,9 @@ def _with_fresh(counts: np.ndarray, raw_ids: array, start: int, size: int) -> np
 
 def _order(keys: Sequence[str], ids: np.ndarray, counts: np.ndarray, ties: str) -> np.ndarray:
     if ties == "alphabetical":
-        return np.array(sorted(range(len(ids)), key=lambda i: (-counts[i], keys[i])), dtype=np.int64)
+        return np.array(
+            sorted(range(len(ids)), key=lambda i: (-counts[i], keys[i])), dtype=np.int64
+        )
     return np.lexsort((-ids, -counts))  # gensim: descending count, later first sighting first
 
 
@@ -249,7 +254,9 @@ def read_corpus(
     kept = live[live_counts >= min_count]
     kept = kept[_order(keys, kept, counts[kept], ties)]
     vocab_keys = tuple(keys[i] for i in kept)
-    vocab = CountedVocab(vocab_keys, counts[kept].astype(np.int64), int(lengths.sum()), len(lengths))
+    vocab = CountedVocab(
+        vocab_keys, counts[kept].astype(np.int64), int(lengths.sum()), len(lengths)
+    )
     remap = np.full(len(keys), -1, dtype=np.int32)
     remap[kept] = np.arange(len(kept), dtype=np.int32)
     if len(live) < len(keys):  # forgotten ids of words that came back map by their key
@@ -257,6 +264,28 @@ def read_corpus(
         dead = np.setdiff1d(np.arange(len(keys)), live)
         remap[dead] = [index.get(keys[i], -1) for i in dead]
     return vocab, _encode(remap[raw] if len(raw) else raw, lengths, max_sentence_length)
+
+
+def encode_corpus(
+    corpus: Corpus,
+    keys: Sequence[str],
+    *,
+    tokenizer: Any = None,
+    max_sentence_length: int = MAX_SENTENCE_LENGTH,
+) -> EncodedCorpus:
+    """The id stream of ``corpus`` over a vocabulary already chosen (``keys`` in id order).
+
+    Words not in ``keys`` are dropped as :func:`read_corpus` drops out-of-vocabulary words,
+    so encoding a corpus with the vocabulary ``read_corpus`` chose for it gives the same ids.
+
+    >>> enc = encode_corpus([["a", "x", "b"], ["b"]], ("b", "a"))
+    >>> enc.ids.tolist(), enc.starts.tolist(), enc.raw_lengths.tolist()
+    ([1, 0, 0], [0, 2, 3], [3, 1])
+    """
+    scanned, raw, lengths, _, _ = _scan(iter_sentences(corpus, tokenizer), None)
+    index = {key: i for i, key in enumerate(keys)}
+    remap = np.array([index.get(key, -1) for key in scanned], dtype=np.int32)
+    return _encode(remap[raw] if len(raw) else raw, lengths, max_sentence_length)
 
 
 def _encode(mapped: np.ndarray, lengths: np.ndarray, max_len: int) -> EncodedCorpus:
@@ -295,7 +324,9 @@ def job_boundaries(raw_lengths: np.ndarray, batch_words: int = MAX_SENTENCE_LENG
     return np.array(bounds, dtype=np.int64)
 
 
-def truncate_vocab(vocab: CountedVocab, corpus: EncodedCorpus, n: int) -> tuple[CountedVocab, EncodedCorpus]:
+def truncate_vocab(
+    vocab: CountedVocab, corpus: EncodedCorpus, n: int
+) -> tuple[CountedVocab, EncodedCorpus]:
     """Keep only the ``n`` most frequent words (ids ``< n``) and drop the others from the text.
 
     >>> vocab, enc = read_corpus([["a", "b", "a", "c"]])

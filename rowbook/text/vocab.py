@@ -26,6 +26,7 @@ from typing import Any
 
 import numpy as np
 
+from rowbook.checks import ParameterError, check_int
 from rowbook.io import read_json, write_json
 
 __all__ = ["Vocab"]
@@ -56,21 +57,24 @@ class Vocab:
                  pad_token: str | None = "<pad>", unk_token: str | None = "<unk>",
                  bos_token: str | None = None, eos_token: str | None = None,
                  extra_specials: Sequence[str] = ()) -> None:  # fmt: skip
-        if not isinstance(min_count, int) or min_count < 1:
-            raise ValueError(f"min_count must be an int >= 1, got {min_count!r}")
+        min_count = check_int("min_count", min_count, 1)
         named = {"pad_token": pad_token, "unk_token": unk_token, "bos_token": bos_token,
                  "eos_token": eos_token}  # fmt: skip
         for name, token in named.items():
             if token is not None and (not isinstance(token, str) or not token):
                 raise ValueError(f"{name} must be a non-empty str or None, got {token!r}")
         if isinstance(extra_specials, str):
-            raise TypeError(f"extra_specials must be a sequence of str, got the str {extra_specials!r}")
+            raise TypeError(
+                f"extra_specials must be a sequence of str, got the str {extra_specials!r}"
+            )
         specials = [t for t in named.values() if t is not None] + list(extra_specials)
-        if len(set(specials)) != len(specials) or not all(isinstance(t, str) and t for t in specials):
+        if len(set(specials)) != len(specials) or not all(
+            isinstance(t, str) and t for t in specials
+        ):
             raise ValueError(f"special tokens must be distinct non-empty str, got {specials}")
         if max_size is not None and (not isinstance(max_size, int) or max_size < len(specials)):
-            raise ValueError(f"max_size must be None or an int >= {len(specials)} (the number of "
-                             f"special tokens {specials}), got {max_size!r}")  # fmt: skip
+            raise ParameterError("max_size", max_size, f"an integer >= {len(specials)} (room for "
+                                 f"the special tokens {specials})")  # fmt: skip
         self.min_count, self.max_size = min_count, max_size
         self.pad_token, self.unk_token, self.bos_token, self.eos_token = named.values()
         self.extra_specials = tuple(extra_specials)
@@ -180,7 +184,9 @@ class Vocab:
         if ids.size == 0:
             return []
         if ids.dtype.kind not in "iu" or ids.ndim != 1:
-            raise TypeError(f"ids must be a 1-d sequence of ints, got dtype {ids.dtype}, ndim {ids.ndim}")
+            raise TypeError(
+                f"ids must be a 1-d sequence of ints, got dtype {ids.dtype}, ndim {ids.ndim}"
+            )
         bad = (ids < 0) | (ids >= len(self._itos))
         if bad.any():
             raise IndexError(f"token id {int(ids[bad][0])} is out of range [0, {len(self._itos)})")
@@ -205,12 +211,24 @@ class Vocab:
         """Rebuild from :meth:`to_dict` output, checking every field."""
         if not isinstance(d, dict) or d.get("format") != FORMAT:
             found = d.get("format") if isinstance(d, dict) else type(d).__name__
-            raise ValueError(f"{where} is not a rowbook Vocab (format {found!r}, expected {FORMAT!r})")
+            raise ValueError(
+                f"{where} is not a rowbook Vocab (format {found!r}, expected {FORMAT!r})"
+            )
         if d.get("version") != VERSION:
-            raise ValueError(f"{where} has version {d.get('version')!r}; this rowbook reads version {VERSION}")
-        if "min_freq" in d and "min_count" not in d:  # files written before the rename
+            raise ValueError(
+                f"{where} has version {d.get('version')!r}; this rowbook reads version {VERSION}"
+            )
+        keys = (
+            "min_count",
+            "max_size",
+            "pad_token",
+            "unk_token",
+            "bos_token",
+            "eos_token",
+            "extra_specials",
+        )
+        if "min_freq" in d and "min_count" not in d:  # written before the rename to min_count
             d = {**d, "min_count": d["min_freq"]}
-        keys = ("min_count", "max_size", "pad_token", "unk_token", "bos_token", "eos_token", "extra_specials")
         missing = [k for k in (*keys, "tokens") if k not in d]
         if missing:
             raise ValueError(f"{where} lacks the fields {missing}")
@@ -225,8 +243,12 @@ class Vocab:
         ):
             raise ValueError(f"{where}: 'tokens' must be a list of [token, count] pairs")
         tokens = [e[0] for e in entries]
-        if tuple(tokens[: len(vocab.specials)]) != vocab.specials or len(set(tokens)) != len(tokens):
-            raise ValueError(f"{where}: tokens must be distinct and start with the specials {vocab.specials}")
+        if tuple(tokens[: len(vocab.specials)]) != vocab.specials or len(set(tokens)) != len(
+            tokens
+        ):
+            raise ValueError(
+                f"{where}: tokens must be distinct and start with the specials {vocab.specials}"
+            )
         vocab._itos, vocab._stoi = tokens, {t: i for i, t in enumerate(tokens)}
         vocab._counts = {e[0]: e[1] for e in entries}
         return vocab

@@ -14,8 +14,8 @@ fields (:func:`check_word2vec_key`). Values are written as the shortest decimal 
 reads back as the same float32, so text files round-trip exactly.
 
 Text and binary files may be gzip, bzip2 or xz compressed (recognised by content, see
-:func:`rowbook.corpus_files.open_binary`). Reading is strict: a row of the wrong length, a non-numeric value, a header that
-disagrees with the rows, a truncated binary file, each raise a ``ValueError`` naming
+:func:`rowbook.corpus_files.open_binary`). Reading is strict: a row of the wrong length,
+a non-numeric value, a header that disagrees with the rows, a truncated binary file, each raise a ``ValueError`` naming
 the file and the line (text) or byte offset (binary). Duplicate keys keep their first
 row, as in gensim, with a warning.
 """
@@ -29,6 +29,7 @@ from typing import BinaryIO
 
 import numpy as np
 
+from rowbook.checks import ParameterHint
 from rowbook.corpus_files import open_binary
 from rowbook.io import atomic_write, load_state, save_state
 
@@ -145,11 +146,9 @@ class _Reader:
         try:
             return raw.decode(self.encoding, self.errors)
         except UnicodeDecodeError as err:
-            raise self.fail(
-                where,
-                f"cannot decode as {self.encoding} ({err.reason}); pass "
-                "unicode_errors='replace' or 'ignore', or the right encoding=",
-            ) from None
+            problem = f"{self.path}, {where}: cannot decode as {self.encoding} ({err.reason})"
+            raise ParameterHint("unicode_errors", "replace", problem,
+                                effect="to substitute U+FFFD") from None  # fmt: skip
 
     def header(self, line: bytes) -> tuple[int, int]:
         text = self.decode(line, "line 1")

@@ -50,14 +50,14 @@ def test_word2vec_equals_the_api_and_gensim_reads_it(run, corpus_txt, tmp_path, 
 def test_word2vec_summary_and_stdin(run, corpus_txt, tmp_path, monkeypatch):
     monkeypatch.setattr(sys, "stdin", io.StringIO(corpus_txt.read_text().upper()))
     out = tmp_path / "v.txt"
-    result = run("train", "word2vec", "-", "-o", out, *W2V, "--lower")
+    result = run("train", "word2vec", "-", "-o", out, *W2V)  # lower-cased by default
     assert result.code == 0, result
     n_words = len(corpus_txt.read_text().split())
     assert (
         result.out.startswith("word2vec: ")
         and f"from {n_words:,} corpus words, 3 epochs" in result.out
     )
-    assert "word/s" in result.err  # the progress bar
+    assert "epoch 3/3: lr " in result.err and " words/s" in result.err  # progress: a line per epoch
     api = Word2Vec(**W2V_API).fit(sentences(corpus_txt)).vectors
     assert out.read_text().splitlines()[0] == f"{len(api)} 12"
     assert [line.split()[0] for line in out.read_text().splitlines()[1:]] == list(api.index_to_key)
@@ -119,7 +119,7 @@ def test_nplm_table_and_sample(run, tmp_path):
 
     table = Vectors.load(out)
     assert list(table.index_to_key) == lm.vocab_.itos
-    np.testing.assert_array_equal(table.vectors, lm.embedding_table())
+    np.testing.assert_array_equal(table.vectors, lm.vectors.vectors)
     assert result.out == lm.sample(30, temperature=0.8, seed=3) + "\n"
     word = tmp_path / "lm.txt"
     result = run("train", "nplm", corpus, "-o", word, "--level", "word", *argv)
@@ -127,6 +127,32 @@ def test_nplm_table_and_sample(run, tmp_path):
     assert (
         word.read_text().splitlines()[0] == f"{len(set(' '.join(lines).split())) + 2} 4"
     )  # + <s>, <unk>
+
+
+def test_nplm_reports_held_out_perplexity_and_resumes(run, tmp_path):
+    import rowbook
+
+    lines = ["the cat sat on the mat", "the dog sat on the log", "a cat and a dog"] * 10
+    corpus, out, ck = tmp_path / "lines.txt", tmp_path / "lm.npz", tmp_path / "lm.ckpt.npz"
+    corpus.write_text("\n".join(lines) + "\n")
+    argv = ["train", "nplm", corpus, "-o", out, "--context", 2, "--dim", 4, "--hidden", 8,
+            "--seed", 3, "--sample-length", 0, "--val-fraction", 0.2, "--checkpoint", ck]  # fmt: skip
+    result = run(*argv, "--epochs", 2)
+    assert result.code == 0, result
+    lm = NPLM(context=2, dim=4, hidden=8, epochs=2, seed=3, val_fraction=0.2).fit(lines)
+    last = lm.history_.epochs[-1]
+    assert f"training loss {last['loss']:.4f}, perplexity {last['perplexity']:.3f}" in result.out
+    assert f"held-out loss {last['val_loss']:.4f}, perplexity {last['val_perplexity']:.3f}" in result.out
+    assert "epoch 2/2: loss" in result.err and "val_perplexity" in result.err  # one line per epoch
+    assert isinstance(rowbook.load(ck), NPLM)  # the checkpoint is a saved model
+
+    result = run(*argv, "--epochs", 3, "--resume")
+    assert result.code == 0 and f"3 epochs (continued from {ck})" in result.out, result
+    assert "resumed at epoch 3 of 3" in result.err
+    full = NPLM(context=2, dim=4, hidden=8, epochs=3, seed=3, val_fraction=0.2).fit(lines)
+    np.testing.assert_array_equal(rowbook.Vectors.load(out).vectors, full.vectors.vectors)
+    result = run(*argv, "--val-fraction", 1.5)
+    assert result.code == 2 and "--val-fraction must be a finite number in [0.0, 1.0), got 1.5" in result.err
 
 
 def test_train_errors(run, one_line_error, corpus_txt, tmp_path, monkeypatch):
@@ -143,12 +169,22 @@ def test_train_errors(run, one_line_error, corpus_txt, tmp_path, monkeypatch):
         run("train", "word2vec", "-", "-o", out), "train word2vec", "standard input is empty"
     )
     one_line_error(run("train", "word2vec", corpus_txt, "-o", out, "--min-count", 10**6, "--quiet"),
-                   "train word2vec", "--min-count=1000000")  # fmt: skip
+                   "train word2vec", "--min-count must be at most the count of the most frequent "
+                   "word, got 1000000")  # fmt: skip
     one_line_error(
         run("train", "glove", corpus_txt, "-o", out, "--vector-size", 0),
         "train glove",
-        "--vector-size",
+        "--vector-size must be an integer >= 1, got 0",
     )
+    for argv, message in [
+        (["--lr", 0], "--lr must be a finite number in (0.0, inf) or None, got 0.0"),
+        (["--min-lr", 0.04], "--min-lr must be a finite number in [0.0, 0.025], got 0.04"),
+        (["--negative", 0], "--negative must be an integer >= 1 unless hierarchical softmax is on"),
+        (["--epochs", 0], "--epochs must be an integer >= 1, got 0"),
+    ]:
+        one_line_error(
+            run("train", "word2vec", corpus_txt, "-o", out, *argv), "train word2vec", message
+        )
     one_line_error(
         run("train", "word2vec", corpus_txt, "-o", tmp_path / "v.vectors"),
         "train word2vec",
@@ -256,3 +292,126 @@ def test_a_fifo_corpus_is_refused_in_one_line(run, one_line_error, tmp_path):
     for argv, command in ((["train", "word2vec", fifo, "-o", tmp_path / "v.txt"], "train word2vec"),
                           (["vocab", fifo, "-o", tmp_path / "v.json"], "vocab")):  # fmt: skip
         one_line_error(run(*argv), command, "is a FIFO", "'-'")
+
+
+def test_abbreviations_are_not_options(run, one_line_error, corpus_txt, tmp_path):
+    out = tmp_path / "v.txt"
+    for argv in (["--vector", 12], ["--to", "whitespace"], ["--min", 2]):
+        result = run("train", "word2vec", corpus_txt, "-o", out, *argv)
+        assert result.code == 2 and "unrecognized arguments" in result.err, result
+    assert not out.exists()
+
+
+def test_default_reading_is_lowercase_words_and_raw_is_one_option_away(run, tmp_path):
+    """Default: lower-cased words, punctuation dropped; --tokenizer whitespace --keep-case: as written."""
+    from rowbook import Vectors
+
+    text = "The whale, the Whale's eye. THE WHALE!\n" * 20 + "A ship; the ship's whale.\n" * 20
+    corpus = tmp_path / "moby.txt"
+    corpus.write_text(text, encoding="utf-8")
+    argv = ["--vector-size", 6, "--min-count", 1, "--epochs", 1, "--workers", 1, "--quiet"]
+    out = tmp_path / "v.npz"
+    assert run("train", "word2vec", corpus, "-o", out, *argv).code == 0
+    words = [[w.strip(",.!;").lower() for w in line.split()] for line in text.splitlines()]
+    expected = Word2Vec(vector_size=6, min_count=1, epochs=1, workers=1).fit(words).vectors
+    got = Vectors.load(out)
+    assert got.index_to_key == expected.index_to_key and "whale" in got and "whale," not in got
+    np.testing.assert_array_equal(got.vectors, expected.vectors)
+    assert (
+        run(
+            "train",
+            "word2vec",
+            corpus,
+            "-o",
+            out,
+            *argv,
+            "--tokenizer",
+            "whitespace",
+            "--keep-case",
+        ).code
+        == 0
+    )
+    raw = Word2Vec(vector_size=6, min_count=1, epochs=1, workers=1).fit(sentences(corpus)).vectors
+    assert Vectors.load(out).index_to_key == raw.index_to_key and "Whale's" in raw
+
+
+@pytest.mark.parametrize("model", ["word2vec", "glove"])
+def test_save_model_then_init_continues_like_the_api(run, corpus_txt, tmp_path, model):
+    """--save-model keeps the whole model; --init loads it, adds the new words and trains
+    --epochs more: the same tables as load + build_vocab(update=True) + train in the library."""
+    import rowbook
+
+    saved, out = tmp_path / "m.model.npz", tmp_path / "v.npz"
+    argv = ["--vector-size", 8, "--min-count", 2, "--epochs", 2, "--workers", 1, "--seed", 4]
+    result = run("train", model, corpus_txt, "-o", out, *argv, "--save-model", saved)
+    assert result.code == 0 and f"model -> {saved}" in result.out, result
+    first = rowbook.load(saved)
+    np.testing.assert_array_equal(first.vectors.vectors, rowbook.Vectors.load(out).vectors)
+    more = tmp_path / "more.txt"
+    more.write_text(
+        "zebra okapi king zebra okapi queen\n" * 5 + corpus_txt.read_text(), encoding="utf-8"
+    )
+    result = run("train", model, more, "-o", out, "--init", saved, "--epochs", 1, "--workers", 1,
+                 "--save-model", tmp_path / "next.model.npz")  # fmt: skip
+    assert result.code == 0 and f"1 epochs (more, on a model loaded from {saved})" in result.out, (
+        result
+    )
+    expected = rowbook.load(saved)
+    expected.build_vocab(sentences(more), update=True)
+    assert "zebra" in expected.index_to_key
+    expected.train(sentences(more), epochs=1)
+    got = rowbook.Vectors.load(out)
+    assert got.index_to_key == expected.vectors.index_to_key
+    np.testing.assert_array_equal(got.vectors, expected.vectors.vectors)
+    assert len(rowbook.load(tmp_path / "next.model.npz").history) == 3
+
+
+def test_init_errors(run, one_line_error, corpus_txt, tmp_path):
+    saved, out = tmp_path / "g.model.npz", tmp_path / "v.txt"
+    argv = ["--vector-size", 4, "--min-count", 2, "--epochs", 1, "--workers", 1, "--quiet"]
+    assert run("train", "glove", corpus_txt, "-o", out, *argv, "--save-model", saved).code == 0
+    one_line_error(run("train", "word2vec", corpus_txt, "-o", out, "--init", saved), "train word2vec",
+                   "holds a GloVe model, not a Word2Vec")  # fmt: skip
+    one_line_error(run("train", "glove", corpus_txt, "-o", out, "--init", saved, "--window", 3),
+                   "train glove", "--window: a model continued with --init keeps its own parameters")  # fmt: skip
+    one_line_error(run("train", "glove", corpus_txt, "-o", out, "--init", saved, "--checkpoint", saved,
+                       "--resume"), "train glove", "give one")  # fmt: skip
+    one_line_error(run("train", "glove", corpus_txt, "-o", out, "--init", saved, "--workers", 0),
+                   "train glove", "--workers must be an integer >= 1, got 0")  # fmt: skip
+    one_line_error(run("train", "glove", corpus_txt, "-o", out, "--init", tmp_path / "none.npz"),
+                   "train glove", "none.npz")  # fmt: skip
+
+
+def _other_value(kwargs: dict, default: object) -> tuple[list[str], object]:
+    """Command-line words for a value of the option other than ``default``, and that value."""
+    if "choices" in kwargs:
+        value = next(c for c in kwargs["choices"] if c != default)
+        return [str(value)], value
+    if kwargs.get("action") == "store_const":
+        return [], kwargs["const"]
+    if kwargs["type"] is int:
+        value = 2 if default is None else default + 1
+    else:
+        value = 0.01 if default is None else default / 2
+    return [str(value)], value
+
+
+@pytest.mark.parametrize("command", ["word2vec", "glove", "nplm"])
+def test_every_option_sets_the_model_parameter_of_its_name(command):
+    """The options come from the model's signature: each one given reaches that parameter."""
+    import inspect
+
+    from rowbook.cli import build_parser
+    from rowbook.cli.train_options import OPTIONS, model_options
+
+    parser = build_parser()
+    cls = parser.parse_args(["train", command, "c.txt", "-o", "v.npz"]).model_class
+    signature = inspect.signature(cls.__init__).parameters
+    options = model_options(cls)
+    assert set(options) == set(signature) & set(OPTIONS)
+    for name, (flag, kwargs) in options.items():
+        words, value = _other_value(kwargs, signature[name].default)
+        args = parser.parse_args(["train", command, "c.txt", "-o", "v.npz", flag, *words])
+        given = {k: getattr(args, k) for k in args.flags if getattr(args, k) is not None}
+        assert given == {name: value}, flag
+        assert getattr(cls(**given), name) == value

@@ -89,7 +89,7 @@ CORRUPTIONS = [  # (field, new value, what the message must say)
     ("tokenizer.model.vocab", {"a": 0}, "field 'tokenizer.model'"),
     ("tokenizer.model.pattern", "(", "field 'tokenizer.model'"),
     ("vocab.tokens", [["<pad>", 0]], "field 'vocab'"),
-    ("vocab.min_count", 0, "field 'vocab': min_count must be an int >= 1"),
+    ("vocab.min_count", 0, "field 'vocab': min_count must be an integer >= 1"),
     ("vocab.extra_specials", None, "field 'vocab'"),
 ]
 
