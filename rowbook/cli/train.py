@@ -173,7 +173,8 @@ def _fit_or_continue(model: Any, args: argparse.Namespace, resume: str | None) -
         if args.init:
             _continue(model, corpus, args)
         else:
-            model.fit(corpus, checkpoint=args.checkpoint, resume=resume)
+            spill = {"spill_dir": args.spill_dir} if args.spill_dir else {}
+            model.fit(corpus, checkpoint=args.checkpoint, resume=resume, **spill)
     except ParameterError as err:
         raise cli_error(err, args.flags) from None
     except ValueError:

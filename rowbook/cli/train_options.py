@@ -161,6 +161,12 @@ def _run_options(p: argparse.ArgumentParser, *, word_vectors: bool) -> None:
             metavar="FILE",
             help="also save the whole model to FILE (.npz), to query, load or continue with --init",
         )
+        p.add_argument(
+            "--spill-dir",
+            metavar="DIR",
+            help="keep the corpus's word ids in a temporary file in DIR (4 bytes a word) "
+            "instead of memory, for corpora larger than RAM (word2vec)",
+        )
     else:
         p.add_argument("--lower", action="store_true", help="lower-case the text first")
     p.add_argument(

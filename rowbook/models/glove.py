@@ -147,13 +147,14 @@ class GloVe(Model):
         callback: Callable[[Progress], None] | None = None,
         checkpoint: str | os.PathLike | None = None,
         resume: str | os.PathLike | None = None,
+        spill_dir: str | os.PathLike | None = None,
     ) -> GloVe:
         """Count co-occurrences in ``corpus`` and fit the vectors in ``epochs``; returns ``self``.
 
         The arguments are those of :meth:`rowbook.models.word2vec.Word2Vec.fit`; progress
         ``words`` here counts co-occurrence records.
         """
-        vocab, encoded = self._read_vocab(corpus, tokenizer)
+        vocab, encoded = self._read_vocab(corpus, tokenizer, spill_dir)
         if resume is None:
             state = self._new_state(vocab)
         else:
@@ -251,10 +252,11 @@ class GloVe(Model):
         run_training(self, state, train, keep_on_error=False)
         return self
 
-    def _read_vocab(self, corpus: Corpus, tokenizer: Any) -> tuple[CountedVocab, EncodedCorpus]:
+    def _read_vocab(self, corpus: Corpus, tokenizer: Any,
+                    spill_dir: str | os.PathLike | None = None) -> tuple[CountedVocab, EncodedCorpus]:  # fmt: skip
         """glove.c's ``vocab_count``: ``min_count``, then the ``max_vocab`` most frequent."""
         vocab, encoded = read_corpus(corpus, min_count=self.min_count, tokenizer=tokenizer,
-                                     ties="alphabetical")  # fmt: skip
+                                     ties="alphabetical", spill_dir=spill_dir)  # fmt: skip
         if self.max_vocab is not None and len(vocab) > self.max_vocab:
             vocab, encoded = truncate_vocab(vocab, encoded, self.max_vocab)
         check_vocab(vocab, self.min_count)
