@@ -27,7 +27,7 @@ import numpy as np
 
 __all__ = ["BLOCK_TOKENS", "IdFile", "RawIdSink"]
 
-BLOCK_TOKENS = 1 << 22  # 16 MB of int32 ids per block
+BLOCK_TOKENS = 1 << 20  # 4 MB of int32 ids per block (about 30 MB in flight while encoding)
 _ITEM = 4  # bytes per int32 id
 
 

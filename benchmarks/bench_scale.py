@@ -1,0 +1,158 @@
+"""Past RAM: peak memory of word2vec reading as the corpus grows, out-of-core GloVe counting, big tables.
+
+Every figure is the peak resident memory (``VmHWM``) of a fresh child process, so runs do
+not see each other's allocations; the corpus is NewsArticles repeated (``--copies``) and
+written once to a cache file, read as a file by both tools.
+
+1. word2vec, 1 epoch, skip-gram, d=100, 2 workers: rowbook with the id stream in RAM, rowbook
+   with ``spill_dir`` (ids on disk, read job by job), gensim streaming ``LineSentence``, at
+   the corpus and at 4x the corpus. Target: rowbook (spilled) peak <= gensim's peak + the
+   tables + 100 MB, and flat (within 10%) as the corpus grows 4x.
+2. GloVe co-occurrence counting (window 10): in RAM and under ``memory=0.25`` GB, time and
+   peak, on the 4x corpus. glove.c is not packaged for this machine, so the issue's figures
+   for it (35 s and 2.0 GB on 18M tokens) are quoted, not re-measured.
+3. ``Embedding(V, 64)`` construction and 30 SparseAdam steps of 4,096 random ids on it
+   (V = 20M, a 4.9 GB table): peak against the table's own size (1x is the floor). The
+   moments are resident only for the pages of touched rows (4 KB: 16 rows of 64 floats), so
+   the state stays small while touched rows are few against the table's pages.
+
+    python benchmarks/bench_scale.py            # NewsArticles x 4 and x 16 (8M and 34M tokens)
+    python benchmarks/bench_scale.py --quick    # x 1 and x 4, small tables: a smoke test
+"""
+
+from __future__ import annotations
+
+import argparse
+import subprocess
+import sys
+import tempfile
+import textwrap
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from benchmarks.corpora import cache_dir, newsarticles_tokens
+from benchmarks.timing import machine, print_targets
+
+_PREAMBLE = """
+import sys, time
+def vm_hwm_mb():
+    with open("/proc/self/status") as f:
+        return next(int(l.split()[1]) for l in f if l.startswith("VmHWM")) / 1024
+"""
+
+
+def child(code: str, *args: str) -> tuple[float, float]:
+    """(peak MB, seconds) printed by ``code`` run in a fresh interpreter."""
+    script = _PREAMBLE + textwrap.dedent(code) + "\nprint(vm_hwm_mb(), seconds)\n"
+    out = subprocess.run(
+        [sys.executable, "-c", script, *args], capture_output=True, text=True, check=True
+    )
+    peak, seconds = out.stdout.split()[-2:]
+    return float(peak), float(seconds)
+
+
+def corpus_file(copies: int) -> Path:
+    path = cache_dir() / f"newsarticles_x{copies}.txt"
+    if not path.exists():
+        lines = "\n".join(" ".join(doc) for doc in newsarticles_tokens()) + "\n"
+        path.write_text(lines * copies, encoding="utf-8")
+    return path
+
+
+W2V = """
+from rowbook import Word2Vec
+path, spill = sys.argv[1], sys.argv[2]
+t = time.perf_counter()
+m = Word2Vec(vector_size=100, window=5, min_count=5, epochs=1, workers=2).fit(
+    path, spill_dir=None if spill == "-" else spill)
+seconds = time.perf_counter() - t
+"""
+
+GENSIM = """
+from gensim.models import Word2Vec
+from gensim.models.word2vec import LineSentence
+path = sys.argv[1]
+t = time.perf_counter()
+m = Word2Vec(LineSentence(path), vector_size=100, window=5, min_count=5, epochs=1, workers=2, sg=1)
+seconds = time.perf_counter() - t
+"""
+
+COOCCUR = """
+from rowbook.data import count_cooccurrences, read_corpus
+path, budget = sys.argv[1], sys.argv[2]
+vocab, enc = read_corpus(path, min_count=5, ties="alphabetical")
+t = time.perf_counter()
+nnz = sum(b.nnz for b in count_cooccurrences(enc, len(vocab), 10,
+          memory=None if budget == "-" else int(float(budget) * 2**30)))
+seconds = time.perf_counter() - t
+print(nnz)
+"""
+
+TABLE = """
+import numpy as np
+from rowbook.nn import Embedding
+from rowbook.optim import SparseAdam
+V, batch = int(sys.argv[1]), int(sys.argv[2])
+t = time.perf_counter()
+emb = Embedding(V, 64, sparse=True, rng=0)
+opt = SparseAdam(emb.parameters(), lr=0.01)
+rng = np.random.default_rng(0)
+for _ in range(30):
+    opt.zero_grad()
+    emb(rng.integers(0, V, batch)).sum().backward()
+    opt.step()
+seconds = time.perf_counter() - t
+"""
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    parser.add_argument("--quick", action="store_true")
+    args = parser.parse_args(argv)
+    small, large = (1, 4) if args.quick else (4, 16)
+    rows = 2_000_000 if args.quick else 20_000_000
+    print(machine())
+    spill = tempfile.mkdtemp(prefix="bench-spill-")
+    print("\n| work | corpus | peak MB | seconds |\n|---|---|---:|---:|")
+    peaks = {}
+    for copies in (small, large):
+        path = str(corpus_file(copies))
+        for name, code, extra in [("rowbook word2vec, ids in RAM", W2V, "-"),
+                                  ("rowbook word2vec, spill_dir", W2V, spill),
+                                  ("gensim word2vec, LineSentence", GENSIM, "-")]:  # fmt: skip
+            peak, seconds = child(code, path, extra)
+            peaks[name, copies] = peak
+            print(f"| {name} | NewsArticles x {copies} | {peak:.0f} | {seconds:.1f} |")
+    path = str(corpus_file(large))
+    for name, budget in [
+        ("rowbook GloVe counting, in RAM", "-"),
+        ("rowbook GloVe counting, memory=0.25 GB", "0.25"),
+    ]:
+        peak, seconds = child(COOCCUR, path, budget)
+        print(f"| {name} | NewsArticles x {large} | {peak:.0f} | {seconds:.1f} |")
+    batch = 256 if args.quick else 4096  # touched rows stay a small share of the table's pages
+    peak, seconds = child(TABLE, str(rows), str(batch))
+    table_mb = rows * 64 * 4 / 2**20
+    print(
+        f"| Embedding({rows:,}, 64) + 30 SparseAdam steps | table {table_mb:.0f} MB | {peak:.0f} | {seconds:.1f} |"
+    )
+    tables_mb = 2 * 100 * 4 * 60_000 / 2**20  # W_in + W_out at the NewsArticles vocabulary (~60k)
+    spilled_small, spilled_large = (
+        peaks["rowbook word2vec, spill_dir", small],
+        peaks["rowbook word2vec, spill_dir", large],
+    )
+    gensim_large = peaks["gensim word2vec, LineSentence", large]
+    ok = print_targets([
+        ("spilled peak within gensim + tables + 100 MB (ratio of the allowance to the peak)",
+         (gensim_large + tables_mb + 100) / spilled_large, 1.0),
+        ("spilled peak flat as the corpus grows 4x (1.1 / growth)", 1.1 / (spilled_large / spilled_small), 1.0),
+        ("Embedding + SparseAdam peak within 1.6x the table (1.6 x table / peak)", 1.6 * table_mb / peak, 1.0),
+    ])  # fmt: skip
+    return 0 if ok else 1
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
