@@ -14,6 +14,11 @@ that refers to them. It is read with ``allow_pickle=False``.
 dicts in Hugging Face's safetensors format (no pickle, memory-mappable), the format
 ``torch``, ``transformers`` and ``safetensors.torch.load_file`` read: a rowbook
 ``Module.state_dict()`` saved this way loads into the equivalent torch module.
+
+:func:`write_json` / :func:`read_json` are the JSON files (vocabularies, BPE models, text
+pipelines): written through :func:`atomic_write`, read with a size cap and a nesting
+guard, every failure naming the file. Corpora and other text inputs are read by
+:mod:`rowbook.corpus_files` (plain, gzip, bzip2 or xz; files, folders or standard input).
 """
 
 from __future__ import annotations
@@ -32,11 +37,14 @@ import numpy as np
 
 __all__ = [
     "FORMAT_VERSION",
+    "MAX_JSON_BYTES",
     "atomic_write",
     "load_safetensors",
     "load_state",
+    "read_json",
     "save_safetensors",
     "save_state",
+    "write_json",
 ]
 
 FORMAT_VERSION = 1
@@ -71,6 +79,60 @@ def atomic_write(path: str | os.PathLike[str], mode: str = "wb", **kwargs: Any) 
         with contextlib.suppress(FileNotFoundError):
             os.unlink(tmp)
         raise
+
+
+def write_json(path: str | os.PathLike[str], obj: Any) -> None:
+    """Atomically write ``obj`` as UTF-8 JSON (non-ASCII kept as is, one space indent)."""
+    with atomic_write(path, "w", encoding="utf-8") as f:
+        json.dump(obj, f, ensure_ascii=False, indent=1)
+        f.write("\n")
+
+
+#: Largest JSON file :func:`read_json` reads by default (decompressed), in bytes.
+MAX_JSON_BYTES = 1 << 30
+
+
+def read_json(
+    path: str | os.PathLike[str], what: str = "JSON", *, max_bytes: int = MAX_JSON_BYTES
+) -> Any:
+    """Parse a JSON file; every failure is a ``ValueError`` naming the file (``what`` says
+    what it should hold), except a missing file (``FileNotFoundError``).
+
+    Files larger than ``max_bytes`` and nesting too deep for the parser are refused
+    rather than exhausting memory or the stack. The file may be gzip/bzip2/xz compressed.
+
+    >>> import tempfile, pathlib
+    >>> path = pathlib.Path(tempfile.mkdtemp()) / "deep.json"
+    >>> _ = path.write_text("[" * 200_000 + "]" * 200_000)
+    >>> read_json(path, "Vocab")  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    ValueError: Vocab file .../deep.json nests arrays or objects too deeply...
+    """
+    from rowbook.corpus_files import open_binary
+
+    with open_binary(path, f"{what} file") as f:
+        raw = f.read(max_bytes + 1)
+    if len(raw) > max_bytes:
+        raise ValueError(f"{what} file {path} is larger than {max_bytes:,} bytes; pass a larger "
+                         "max_bytes if you trust it")  # fmt: skip
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as err:
+        raise ValueError(
+            f"{what} file {path} is not valid UTF-8 at byte offset {err.start}"
+        ) from None
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError as err:
+        raise ValueError(
+            f"{what} file {path} is not valid JSON: {err.msg} at line {err.lineno}, "
+            f"column {err.colno} (character offset {err.pos})"
+        ) from None
+    except RecursionError:
+        raise ValueError(
+            f"{what} file {path} nests arrays or objects too deeply to be a {what} file"
+        ) from None
 
 
 def _umask() -> int:

@@ -1,11 +1,11 @@
 """Text to ids: normalize -> tokenize -> vocab -> NumPy int64 arrays.
 
-Seed 001's first four stages. Nothing here depends on the autograd engine; the
+The first four stages of the data flow. Nothing here depends on the autograd engine; the
 int64 arrays it produces are what :class:`rowbook.nn.Embedding` looks up.
 """
 
+from rowbook.corpus_files import iter_lines
 from rowbook.text.bpe import GPT2_PATTERN, ByteLevelBPE, MergeStep, learn_bpe, segment
-from rowbook.text.corpus import iter_lines
 from rowbook.text.normalize import Normalizer, strip_accents
 from rowbook.text.pipeline import TextPipeline
 from rowbook.text.tokenize import DEFAULT_WORD_PATTERN, CharTokenizer, WordTokenizer

@@ -31,6 +31,7 @@ matrix product each, not one query per question.
 
 from __future__ import annotations
 
+import io
 import os
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Literal
@@ -38,6 +39,7 @@ from typing import TYPE_CHECKING, Literal
 import numpy as np
 from scipy import stats
 
+from rowbook.corpus_files import open_binary
 from rowbook.vectors.neighbours import (
     cos_mul_scores,
     pair_cosines,
@@ -82,7 +84,7 @@ def read_analogy_questions(
     is an error.
     """
     sections: list[tuple[str, list[Question]]] = []
-    with open(path, "rb") as f:
+    with open_binary(path, "analogy questions file") as f:  # compressed ones too
         for line_no, raw in enumerate(f, start=1):
             try:
                 line = raw.decode("utf8")
@@ -208,7 +210,7 @@ def evaluate_word_pairs(
     stop = restrict_stop(restrict_vocab, len(vectors))
     vocab = restricted_vocab(vectors.index_to_key, stop, case_insensitive)
     gold, rows, oov = [], [], 0  # rows: (i, j) of the pair, or None for an unknown pair
-    with open(path, encoding=encoding) as f:
+    with open_binary(path, "word pairs file") as raw, io.TextIOWrapper(raw, encoding=encoding) as f:
         for line in f:
             if line.startswith("#"):
                 continue

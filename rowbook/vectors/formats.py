@@ -16,7 +16,8 @@ reads back as the same float32, so text files round-trip exactly.
 rowbook's ``.npz`` is :func:`rowbook.io.save_state`'s format. The vocabulary file of
 counts and the safetensors format are in :mod:`rowbook.vectors.sidefiles`.
 
-Reading is strict: a row of the wrong length, a non-numeric value, a header that
+Text and binary files may be gzip, bzip2 or xz compressed (recognised by content, see
+:func:`rowbook.corpus_files.open_binary`). Reading is strict: a row of the wrong length, a non-numeric value, a header that
 disagrees with the rows, a truncated binary file, each raise a ``ValueError`` naming
 the file and the line (text) or byte offset (binary). Duplicate keys keep their first
 row, as in gensim, with a warning.
@@ -32,6 +33,7 @@ from typing import BinaryIO
 import numpy as np
 
 from rowbook.checks import ParameterHint
+from rowbook.corpus_files import open_binary
 from rowbook.io import atomic_write, load_state, save_state
 
 __all__ = [
@@ -115,7 +117,7 @@ def read_word2vec(
             "no_header=True is only for text files (GloVe); binary files need the header"
         )
     reader = _Reader(os.fspath(path), encoding, unicode_errors)
-    with open(reader.path, "rb") as f:
+    with open_binary(reader.path, "vectors file") as f:  # gzip, bzip2, xz: decompressed
         if no_header:
             n_rows, dim = reader.sniff_text(f)
             f.seek(0)

@@ -28,7 +28,7 @@ from typing import Any
 
 import numpy as np
 
-from rowbook.text._files import read_json, write_json_atomic
+from rowbook.io import read_json, write_json
 from rowbook.text.bpe.bytelevel import BYTE_TO_UNICODE, GPT2_PATTERN, UNICODE_TO_BYTE
 from rowbook.text.bpe.classic import MergeStep
 from rowbook.text.bpe.encode import pair_key
@@ -37,10 +37,12 @@ __all__ = [
     "FORMAT",
     "VERSION",
     "check_model",
+    "from_dict",
     "from_tokenizer_json",
     "load",
     "read_vocab_merges",
     "save",
+    "to_dict",
     "to_tokenizer_json",
 ]
 
@@ -90,7 +92,12 @@ def check_model(vocab: Any, merges: Any, specials: list[str]) -> dict[str, Any]:
 
 def save(bpe, path: str | os.PathLike) -> None:
     """Write ``bpe`` in rowbook's format."""
-    write_json_atomic(path, {
+    write_json(path, to_dict(bpe))
+
+
+def to_dict(bpe) -> dict[str, Any]:
+    """``bpe`` as rowbook's JSON document (also embedded in a TextPipeline file)."""
+    return {
         "format": FORMAT,
         "version": VERSION,
         "pattern": bpe.pattern,
@@ -102,7 +109,7 @@ def save(bpe, path: str | os.PathLike) -> None:
         "added_tokens": [[t, special] for t, special in bpe._added],
         "dropout": bpe.dropout,
         "seed": bpe.seed,
-    })  # fmt: skip
+    }  # fmt: skip
 
 
 def _require(d: dict, key: str, kind: type | tuple, where: str) -> Any:
@@ -115,8 +122,11 @@ def _require(d: dict, key: str, kind: type | tuple, where: str) -> Any:
 
 def load(cls, path: str | os.PathLike):
     """Read rowbook's format."""
-    d = read_json(path, "ByteLevelBPE")
-    where = f"ByteLevelBPE file {path}"
+    return from_dict(cls, read_json(path, "ByteLevelBPE"), f"ByteLevelBPE file {path}")
+
+
+def from_dict(cls, d: Any, where: str):
+    """Rebuild a BPE from :func:`to_dict`'s document, checking every field; errors name ``where``."""
     if not isinstance(d, dict) or d.get("format") != FORMAT:
         found = d.get("format") if isinstance(d, dict) else type(d).__name__
         raise ValueError(f"{where} is not a rowbook ByteLevelBPE file (format {found!r}, "
@@ -133,13 +143,17 @@ def load(cls, path: str | os.PathLike):
         for a in added
     ):
         raise ValueError(f"{where}: added_tokens must be a list of [token, special] pairs")
-    bpe = cls(pattern=_require(d, "pattern", str, where),
-              add_prefix_space=_require(d, "add_prefix_space", bool, where),
-              dropout=d.get("dropout"), seed=d.get("seed"))  # fmt: skip
-    bpe._set_model(_require(d, "vocab", dict, where), [(m[0], m[1]) for m in merges],
-                   list(_require(d, "special_tokens", list, where)),
-                   [MergeStep(m[0], m[1], m[2]) for m in merges],
-                   _require(d, "ignore_merges", bool, where), [tuple(a) for a in added])  # fmt: skip
+    try:
+        bpe = cls(pattern=_require(d, "pattern", str, where),
+                  add_prefix_space=_require(d, "add_prefix_space", bool, where),
+                  dropout=d.get("dropout"), seed=d.get("seed"))  # fmt: skip
+        bpe._set_model(_require(d, "vocab", dict, where), [(m[0], m[1]) for m in merges],
+                       list(_require(d, "special_tokens", list, where)),
+                       [MergeStep(m[0], m[1], m[2]) for m in merges],
+                       _require(d, "ignore_merges", bool, where), [tuple(a) for a in added])  # fmt: skip
+    except (TypeError, ValueError) as err:
+        message = str(err)
+        raise ValueError(message if message.startswith(where) else f"{where}: {message}") from None
     return bpe
 
 
@@ -186,7 +200,7 @@ def to_tokenizer_json(bpe, path: str | os.PathLike) -> None:
              "ignore_merges": bpe._ignore_merges,
              "vocab": {t: i for i, t in enumerate(bpe._id_to_token) if t not in later},
              "merges": [list(m) for m in bpe._merges]}  # fmt: skip
-    write_json_atomic(path, {"version": "1.0", "truncation": None, "padding": None,
+    write_json(path, {"version": "1.0", "truncation": None, "padding": None,
                              "added_tokens": added, "normalizer": None, "pre_tokenizer": pre,
                              "post_processor": None, "decoder": _byte_level(True, True),
                              "model": model})  # fmt: skip
