@@ -43,9 +43,11 @@ import numpy as np
 import regex
 from tqdm.auto import tqdm
 
+from rowbook.checks import check_int
 from rowbook.text.bpe import files as bpe_files
 from rowbook.text.bpe.bytelevel import GPT2_PATTERN, decode_tokens, to_byte_level
 from rowbook.text.bpe.classic import MergeStep
+from rowbook.text.bpe.count import count_words_parallel
 from rowbook.text.bpe.encode import encode_word_dropout, encode_words
 from rowbook.text.bpe.encoding import Encoding, build_encoding
 from rowbook.text.bpe.options import check_fit_args, check_trainer_options, special_regex
@@ -103,7 +105,7 @@ class ByteLevelBPE:
     def fit(self, texts: Iterable[str], vocab_size: int, *, min_frequency: int = 2,
             special_tokens: Sequence[str] = (), show_progress: bool = False,
             limit_alphabet: int | None = None, initial_alphabet: Sequence[str] = (),
-            max_token_length: int | None = None) -> ByteLevelBPE:  # fmt: skip
+            max_token_length: int | None = None, workers: int | None = None) -> ByteLevelBPE:  # fmt: skip
         """Learn merges from ``texts`` until the vocabulary has ``vocab_size`` entries.
 
         Parameters
@@ -126,19 +128,28 @@ class ByteLevelBPE:
         options = {"limit_alphabet": limit_alphabet, "initial_alphabet": initial_alphabet,
                    "max_token_length": max_token_length}  # fmt: skip
         check_trainer_options(**options)
-        counts = self.count_words(texts, special_tokens=special_tokens, show_progress=show_progress)
+        counts = self.count_words(texts, special_tokens=special_tokens, show_progress=show_progress,
+                                  workers=workers)  # fmt: skip
         return self.fit_word_counts(counts, vocab_size, min_frequency=min_frequency,
                                     special_tokens=list(special_tokens), **options)  # fmt: skip
 
     def count_words(self, texts: Iterable[str], *, special_tokens: Sequence[str] = (),
-                    show_progress: bool = False) -> Counter[str]:  # fmt: skip
+                    show_progress: bool = False, workers: int | None = 1) -> Counter[str]:  # fmt: skip
         """The pre-tokenized words of ``texts`` and their counts: the first pass of :meth:`fit`,
         which :meth:`fit_word_counts` finishes (counts of shards can be added in between).
+
+        ``workers`` processes count batches of texts (``None``: one per CPU); the result is
+        the serial count, same counts in the same order (:mod:`rowbook.text.bpe.count`).
 
         >>> ByteLevelBPE().count_words(["the cat", "the hat"])
         Counter({'the': 2, ' cat': 1, ' hat': 1})
         """
         specials, counts = list(special_tokens), Counter()
+        workers = check_int("workers", workers, 1, allow_none=True) or os.cpu_count() or 1
+        if workers > 1:
+            settings = {"pattern": self.pattern, "add_prefix_space": self.add_prefix_space}
+            texts = tqdm(texts, desc="count words", unit="text", disable=not show_progress)
+            return count_words_parallel(settings, texts, specials, workers)
         cutter = special_regex(specials)
         for text in tqdm(texts, desc="count words", unit="text", disable=not show_progress):
             for piece, special, _ in self._pieces(_check_str(text), cutter, specials):
