@@ -122,7 +122,7 @@ def _count_bpe_words(shard: Any, pattern: str, special_tokens: tuple[str, ...]) 
 
 
 def _lines(path: Any) -> Any:
-    from rowbook.text.corpus import iter_lines
+    from rowbook.corpus_files import iter_lines
 
     return iter_lines(path)
 

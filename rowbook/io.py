@@ -9,6 +9,16 @@ never half of either.
 scalars, strings and NumPy arrays (a model's ``state_dict``, an optimizer's state, a
 trainer's progress) as one ``.npz``: arrays as members, the rest as a JSON document
 that refers to them. It is read with ``allow_pickle=False``.
+
+:func:`save_safetensors` / :func:`load_safetensors` read and write flat ``name -> array``
+dicts in Hugging Face's safetensors format (no pickle, memory-mappable), the format
+``torch``, ``transformers`` and ``safetensors.torch.load_file`` read: a rowbook
+``Module.state_dict()`` saved this way loads into the equivalent torch module.
+
+:func:`write_json` / :func:`read_json` are the JSON files (vocabularies, BPE models, text
+pipelines): written through :func:`atomic_write`, read with a size cap and a nesting
+guard, every failure naming the file. Corpora and other text inputs are read by
+:mod:`rowbook.corpus_files` (plain, gzip, bzip2 or xz; files, folders or standard input).
 """
 
 from __future__ import annotations
@@ -19,13 +29,23 @@ import json
 import os
 import tempfile
 import zipfile
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import IO, Any
 
 import numpy as np
 
-__all__ = ["FORMAT_VERSION", "atomic_write", "load_state", "save_state"]
+__all__ = [
+    "FORMAT_VERSION",
+    "MAX_JSON_BYTES",
+    "atomic_write",
+    "load_safetensors",
+    "load_state",
+    "read_json",
+    "save_safetensors",
+    "save_state",
+    "write_json",
+]
 
 FORMAT_VERSION = 1
 _META = "__rowbook_meta__"
@@ -61,6 +81,60 @@ def atomic_write(path: str | os.PathLike[str], mode: str = "wb", **kwargs: Any) 
         with contextlib.suppress(FileNotFoundError):
             os.unlink(tmp)
         raise
+
+
+def write_json(path: str | os.PathLike[str], obj: Any) -> None:
+    """Atomically write ``obj`` as UTF-8 JSON (non-ASCII kept as is, one space indent)."""
+    with atomic_write(path, "w", encoding="utf-8") as f:
+        json.dump(obj, f, ensure_ascii=False, indent=1)
+        f.write("\n")
+
+
+#: Largest JSON file :func:`read_json` reads by default (decompressed), in bytes.
+MAX_JSON_BYTES = 1 << 30
+
+
+def read_json(
+    path: str | os.PathLike[str], what: str = "JSON", *, max_bytes: int = MAX_JSON_BYTES
+) -> Any:
+    """Parse a JSON file; every failure is a ``ValueError`` naming the file (``what`` says
+    what it should hold), except a missing file (``FileNotFoundError``).
+
+    Files larger than ``max_bytes`` and nesting too deep for the parser are refused
+    rather than exhausting memory or the stack. The file may be gzip/bzip2/xz compressed.
+
+    >>> import tempfile, pathlib
+    >>> path = pathlib.Path(tempfile.mkdtemp()) / "deep.json"
+    >>> _ = path.write_text("[" * 200_000 + "]" * 200_000)
+    >>> read_json(path, "Vocab")  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    ValueError: Vocab file .../deep.json nests arrays or objects too deeply...
+    """
+    from rowbook.corpus_files import open_binary
+
+    with open_binary(path, f"{what} file") as f:
+        raw = f.read(max_bytes + 1)
+    if len(raw) > max_bytes:
+        raise ValueError(f"{what} file {path} is larger than {max_bytes:,} bytes; pass a larger "
+                         "max_bytes if you trust it")  # fmt: skip
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as err:
+        raise ValueError(
+            f"{what} file {path} is not valid UTF-8 at byte offset {err.start}"
+        ) from None
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError as err:
+        raise ValueError(
+            f"{what} file {path} is not valid JSON: {err.msg} at line {err.lineno}, "
+            f"column {err.colno} (character offset {err.pos})"
+        ) from None
+    except RecursionError:
+        raise ValueError(
+            f"{what} file {path} nests arrays or objects too deeply to be a {what} file"
+        ) from None
 
 
 def _umask() -> int:
@@ -140,3 +214,59 @@ def load_state(path: str | os.PathLike[str], *, kind: str) -> Any:
             f"{FORMAT_VERSION}"
         )
     return _join(meta["tree"], arrays)
+
+
+def save_safetensors(
+    path: str | os.PathLike[str],
+    tensors: Mapping[str, Any],
+    metadata: Mapping[str, str] | None = None,
+) -> None:
+    """Atomically write ``name -> array`` as a safetensors file (string ``metadata`` in its header).
+
+    Arrays are stored C-contiguous with their dtype; torch tensors are not needed (a
+    ``Tensor`` or ``Parameter`` is stored as its array).
+
+    >>> import tempfile, pathlib
+    >>> target = pathlib.Path(tempfile.mkdtemp()) / "state.safetensors"
+    >>> save_safetensors(target, {"weight": np.eye(2, dtype=np.float32)}, {"kind": "demo"})
+    >>> tensors, meta = load_safetensors(target)
+    >>> tensors["weight"], meta["kind"]
+    (array([[1., 0.],
+           [0., 1.]], dtype=float32), 'demo')
+    """
+    from safetensors.numpy import save
+
+    arrays = {}
+    for name, value in tensors.items():
+        if not isinstance(name, str):
+            raise TypeError(f"save_safetensors: names must be str, got {name!r}")
+        arrays[name] = np.ascontiguousarray(getattr(value, "data", value))
+        if arrays[name].dtype.kind not in "fiub":
+            raise TypeError(
+                f"save_safetensors: {name!r} has dtype {arrays[name].dtype}; safetensors "
+                "stores numbers and booleans only"
+            )
+    bad = [
+        k for k, v in (metadata or {}).items() if not (isinstance(k, str) and isinstance(v, str))
+    ]
+    if bad:
+        raise TypeError(f"save_safetensors: metadata must map str to str, got {bad[0]!r}")
+    data = save(arrays, metadata=dict(metadata) if metadata else None)
+    with atomic_write(path) as f:
+        f.write(data)
+
+
+def load_safetensors(path: str | os.PathLike[str]) -> tuple[dict[str, np.ndarray], dict[str, str]]:
+    """Read a safetensors file: ``(name -> array, metadata)``; a bad file raises ``ValueError``."""
+    from safetensors import SafetensorError, safe_open
+
+    path = Path(path)
+    if not path.is_file():
+        raise FileNotFoundError(f"no safetensors file at {path}")
+    try:
+        with safe_open(path, framework="np") as f:
+            tensors = {name: f.get_tensor(name) for name in f.keys()}
+            metadata = dict(f.metadata() or {})
+    except (SafetensorError, OSError, ValueError) as err:
+        raise ValueError(f"{path} is not a readable safetensors file ({err})") from None
+    return tensors, metadata

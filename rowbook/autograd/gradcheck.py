@@ -19,6 +19,7 @@ from typing import Any
 
 import numpy as np
 
+from rowbook.autograd.engine import backward
 from rowbook.autograd.sparse import RowSparse
 from rowbook.autograd.tensor import Tensor, is_grad_enabled, no_grad
 
@@ -47,9 +48,9 @@ def _analytic(fn: Callable[..., Any], inputs: Sequence[Any], checked: list[int],
     for i in checked:
         inputs[i].grad = None
     outs = _outputs(fn(*inputs))
-    for o, v in zip(outs, vs, strict=True):
-        if o.requires_grad:
-            o.backward(v.astype(o.dtype))
+    pairs = [(o, v.astype(o.dtype)) for o, v in zip(outs, vs, strict=True) if o.requires_grad]
+    if pairs:  # one walk: outputs may share a graph, which a walk frees
+        backward([o for o, _ in pairs], [v for _, v in pairs])
     grads = []
     for i in checked:
         x, g = inputs[i], inputs[i].grad

@@ -3,8 +3,9 @@
 Every differentiable op (see ``ops.py``) builds its output with :meth:`Tensor._make`,
 handing over the parents and a ``backward`` closure that maps the output gradient
 to one gradient per parent. :meth:`Tensor.backward` walks that graph in reverse
-topological order and *accumulates* gradients: a tensor used twice receives the sum
-of both contributions, never the last one.
+topological order (``engine.py``) and *accumulates* gradients: a tensor used twice
+receives the sum of both contributions, never the last one; the walk frees the graph
+unless ``retain_graph=True``, as in PyTorch.
 
 Leaf gradients are either dense ``numpy.ndarray`` objects or :class:`RowSparse`
 objects (from a sparse embedding lookup). Intermediate tensors only ever see dense
@@ -20,6 +21,7 @@ from typing import Any
 
 import numpy as np
 
+from rowbook.autograd import engine
 from rowbook.autograd.sparse import RowSparse
 
 __all__ = ["Tensor", "as_tensor", "is_grad_enabled", "no_grad"]
@@ -185,7 +187,7 @@ class Tensor:
         self.grad = None
 
     # -- backward ---------------------------------------------------------------------
-    def backward(self, grad: Any = None) -> None:
+    def backward(self, grad: Any = None, retain_graph: bool = False) -> None:
         """Accumulate d(self)/d(leaf) into ``leaf.grad`` for every leaf that requires it.
 
         Parameters
@@ -193,57 +195,11 @@ class Tensor:
         grad
             Gradient of some scalar with respect to ``self``; may be omitted only when
             ``self`` holds a single element (the usual case of a loss).
+        retain_graph
+            Keep the graph for another ``backward`` through it. By default it is freed,
+            as in PyTorch, and a second ``backward`` raises ``RuntimeError``.
         """
-        if not self.requires_grad:
-            raise RuntimeError(
-                "backward() called on a tensor that does not require grad: no parameter "
-                "with requires_grad=True contributed to it (or it was made under no_grad())"
-            )
-        if grad is None:
-            if self.data.size != 1:
-                raise ValueError(
-                    f"backward() without a gradient needs a single-element tensor, got shape "
-                    f"{self.shape}; pass grad= with the same shape or reduce to a scalar first"
-                )
-            seed = np.ones_like(self.data)
-        else:
-            seed = np.asarray(grad.data if isinstance(grad, Tensor) else grad, dtype=self.dtype)
-            if seed.shape != self.shape:
-                raise ValueError(f"grad has shape {seed.shape}, expected {self.shape}")
-
-        grads: dict[int, Gradient] = {id(self): seed}
-        adopted: set[int] = {id(seed)}  # arrays a leaf must copy rather than adopt
-        for node in reversed(self._topological_order()):
-            g = grads.pop(id(node), None)
-            if g is None:
-                continue
-            if node._backward is None:
-                node._accumulate_leaf(g, adopted)
-                continue
-            if isinstance(g, RowSparse):
-                g = g.to_dense()
-            for parent, pg in zip(node._parents, node._backward(g), strict=True):
-                if pg is None or not parent.requires_grad:
-                    continue
-                key = id(parent)
-                grads[key] = pg if key not in grads else _add_grads(grads[key], pg)
-
-    def _topological_order(self) -> list[Tensor]:
-        """Nodes reachable from self, parents before children (iterative: deep graphs are fine)."""
-        order: list[Tensor] = []
-        visited: set[int] = set()
-        stack: list[tuple[Tensor, bool]] = [(self, False)]
-        while stack:
-            node, expanded = stack.pop()
-            if expanded:
-                order.append(node)
-                continue
-            if id(node) in visited:
-                continue
-            visited.add(id(node))
-            stack.append((node, True))
-            stack.extend((p, False) for p in node._parents if id(p) not in visited)
-        return order
+        engine.backward(self, grad, retain_graph=retain_graph)
 
     def _accumulate_leaf(self, g: Gradient, adopted: set[int] | None = None) -> None:
         """Add ``g`` to ``self.grad``, adopting a fresh array instead of copying it.

@@ -4,7 +4,8 @@ Conventions of the ``rowbook`` command line:
 
 * a bad input is reported as one line, ``rowbook <command>: error: <what and how to fix>``,
   with exit status 2 (argparse's usage errors included);
-* a path of ``-`` reads standard input (corpora and texts);
+* a path of ``-`` reads standard input (corpora and texts); a corpus may be several
+  files and folders, plain or gzip/bzip2/xz compressed (:mod:`rowbook.corpus_files`);
 * query commands print aligned tables, or JSON with ``--json``.
 """
 
@@ -14,10 +15,11 @@ import argparse
 import difflib
 import json
 import re
-import sys
 from collections.abc import Callable, Collection, Iterator, Sequence
 from pathlib import Path
 from typing import Any, NoReturn
+
+from rowbook.corpus_files import STDIN, check_regular_file, iter_lines, source_files
 
 __all__ = [
     "FLAGS",
@@ -34,10 +36,10 @@ __all__ = [
     "format_table",
     "print_json",
     "read_lines",
+    "show_progress",
     "source_name",
 ]
 
-STDIN = "-"
 #: Files smaller than this are read without a progress bar (it would only flash).
 PROGRESS_BYTES = 16 * 2**20
 
@@ -136,13 +138,9 @@ def add_unicode_errors(parser: argparse.ArgumentParser) -> None:
 
 
 def check_input_file(path: str | Path, what: str) -> Path:
-    """``path`` as a Path, or ``FileNotFoundError`` naming ``what`` it should have been."""
-    path = Path(path)
-    if not path.exists():
-        raise FileNotFoundError(f"{what} file {path} does not exist")
-    if not path.is_file():
-        raise FileNotFoundError(f"{what} {path} is not a file")
-    return path
+    """``path`` as a Path if it is a regular file, else an error naming ``what`` it should
+    have been (missing, a folder, a FIFO: :func:`rowbook.corpus_files.check_regular_file`)."""
+    return check_regular_file(path, f"{what} file")
 
 
 def check_output_path(path: str | Path) -> Path:
@@ -157,26 +155,32 @@ def check_output_path(path: str | Path) -> Path:
     return path
 
 
-def read_lines(source: str, what: str, *, progress: bool = False,
+def show_progress(sources: str | Sequence[str], progress: bool) -> bool:
+    """Whether to draw a bar while reading ``sources``: asked for, and files (not standard
+    input) of more than :data:`PROGRESS_BYTES` in all."""
+    if not progress:
+        return False
+    files = source_files(sources)
+    return STDIN not in files and sum(f.stat().st_size for f in files) > PROGRESS_BYTES
+
+
+def read_lines(sources: str | Sequence[str], *, progress: bool = False,
                errors: str = "strict") -> Iterator[str]:  # fmt: skip
-    """Lines of a UTF-8 file, or of standard input for ``-``, without their line ends.
-
-    A file is read lazily with :func:`rowbook.text.iter_lines` (invalid UTF-8 is reported
-    with its byte offset and line, or read as U+FFFD with ``errors="replace"``); ``progress`` shows a bar in bytes read for files over
-    :data:`PROGRESS_BYTES`.
-    """
-    if source == STDIN:
-        return (line.rstrip("\r\n") for line in sys.stdin)
-    from rowbook.text import iter_lines
-
-    path = check_input_file(source, what)
-    show_progress = progress and path.stat().st_size > PROGRESS_BYTES
-    return iter_lines(path, errors=errors, show_progress=show_progress)
+    """Lines of files, folders or standard input (``-``), read by the one corpus reader,
+    :func:`rowbook.corpus_files.iter_lines` (compressed files, bad bytes with their offset
+    or U+FFFD with ``errors="replace"``, long lines in pieces); ``progress`` as in
+    :func:`show_progress`."""
+    return iter_lines(sources, errors=errors, show_progress=show_progress(sources, progress))
 
 
-def source_name(source: str, what: str = "corpus") -> str:
-    """How to name an input in a message: ``corpus x.txt``, or ``standard input``."""
-    return "standard input" if source == STDIN else f"{what} {source}"
+def source_name(sources: str | Sequence[str], what: str = "corpus") -> str:
+    """How to name an input in a message: ``corpus x.txt``, ``standard input``, or
+    ``corpus a.txt b/`` for several."""
+    if isinstance(sources, str):
+        sources = [sources]
+    if list(sources) == [STDIN]:
+        return "standard input"
+    return f"{what} {' '.join(s if s != STDIN else '- (standard input)' for s in sources)}"
 
 
 def check_words(vectors: Any, words: Sequence[str], source: str) -> None:

@@ -9,7 +9,8 @@ format     suffix                         what it is
 ``glove``  (``.txt`` without a header)    GloVe text: the rows only
 =========  =============================  =========================================
 
-Reading looks at the content, whatever the suffix: a zip archive is ``.npz``; a first
+Text and binary files may be gzip, bzip2 or xz compressed (``vectors.txt.gz``).
+Reading looks at the (decompressed) content, whatever the suffix: a zip archive is ``.npz``; a first
 line of two integers starts word2vec, binary if what follows is not text; anything else
 is GloVe text. ``--from`` overrides the guess.
 """
@@ -19,6 +20,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from rowbook.cli._common import check_input_file
+from rowbook.corpus_files import open_binary
 from rowbook.vectors import Vectors
 
 __all__ = [
@@ -56,7 +58,7 @@ def input_format(path: str | Path, given: str | None = None) -> str:
     """
     if given is not None:
         return given
-    with open(path, "rb") as f:
+    with open_binary(path, "vectors file") as f:  # a compressed file: its decompressed start
         head = f.read(4096)
     if head.startswith(_ZIP_MAGIC):
         return "npz"

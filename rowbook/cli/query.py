@@ -8,6 +8,7 @@ prints an aligned table, or JSON with ``--json``. An unknown word is an error na
 from __future__ import annotations
 
 import argparse
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -32,7 +33,10 @@ def _ranked(pairs: list[tuple[str, float]], score: str) -> str:
 def run_neighbors(args: argparse.Namespace) -> int:
     vectors, _ = load_vectors(args.vectors, unicode_errors=args.unicode_errors)
     check_words(vectors, args.words, args.vectors)
-    results = {word: vectors.most_similar(word, topn=args.topn) for word in args.words}
+    if args.index:
+        _attach_index(vectors, Path(args.index))
+    results = {word: vectors.most_similar(word, topn=args.topn, approximate=bool(args.index))
+               for word in args.words}  # fmt: skip
     if args.json:
         print_json(
             {w: [{"word": k, "cosine": c} for k, c in pairs] for w, pairs in results.items()}
@@ -41,6 +45,16 @@ def run_neighbors(args: argparse.Namespace) -> int:
     blocks = [f"nearest to {w!r}:\n{_ranked(pairs, 'cosine')}" for w, pairs in results.items()]
     print("\n\n".join(blocks))
     return 0
+
+
+def _attach_index(vectors: Any, path: Path) -> None:
+    """Load the approximate index at ``path``, or build one (IVF: seconds, not minutes) and save it there."""
+    if path.exists():
+        vectors.load_index(path)
+        return
+    index = vectors.build_index("ivf")
+    vectors.save_index(path)
+    print(f"built {index} -> {path}; later runs with --index {path} load it", file=sys.stderr)
 
 
 def run_analogy(args: argparse.Namespace) -> int:
@@ -157,6 +171,8 @@ def register(commands: Any) -> None:
     )
     p.add_argument("words", metavar="WORD", nargs="+")
     p.add_argument("--topn", type=int, default=10, metavar="N", help="(default: %(default)s)")
+    p.add_argument("--index", metavar="FILE", help="answer from an approximate index (faiss) kept "
+                   "in FILE, built there on first use; for tables of millions of words")  # fmt: skip
     p.add_argument("--json", action="store_true", help="print JSON")
     add_unicode_errors(p)
 

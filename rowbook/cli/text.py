@@ -1,9 +1,17 @@
-"""``rowbook tokenize`` and ``rowbook vocab``: text -> tokens -> ids, from the command line."""
+"""``rowbook tokenize`` and ``rowbook vocab``: text -> tokens -> ids, from the command line.
+
+``rowbook vocab`` writes one file, a :class:`~rowbook.text.TextPipeline` (normalizer,
+tokenizer, vocabulary or BPE), so ``rowbook tokenize --vocab FILE`` encodes new text as the
+corpus was encoded (``--lower`` included) without being told again. Plain ``Vocab`` files
+of earlier versions are still read by ``--vocab``, with the ``--tokenizer``/``--lower``
+given; ``tokenize`` warns on standard error when more than half of the tokens are unknown.
+"""
 
 from __future__ import annotations
 
 import argparse
 import json
+import sys
 from collections import Counter
 from collections.abc import Callable, Iterable
 from pathlib import Path
@@ -57,13 +65,35 @@ class Normalized:
 
 
 def _load_bpe(path: Path, cls: Any) -> Any:
-    """rowbook's BPE file, or a Hugging Face ``tokenizer.json`` (it has a ``model`` field)."""
+    """rowbook's BPE file, a pipeline file holding one, or a Hugging Face ``tokenizer.json``."""
+    kind = _file_kind(path)
+    if kind == "text_pipeline":
+        pipe = _load_pipeline(path)
+        if not isinstance(pipe.tokenizer_, cls):
+            raise ValueError(f"--bpe {path} is a text pipeline with a {type(pipe.tokenizer_).__name__}"
+                             ", not a BPE; give it with --vocab FILE")  # fmt: skip
+        return pipe.tokenizer_
+    return cls.from_tokenizer_json(path) if kind == "tokenizer.json" else cls.load(path)
+
+
+def _file_kind(path: Path) -> str | None:
+    """``"text_pipeline"``, ``"tokenizer.json"`` (it has a ``model`` field), or None: let the
+    loader report what is wrong with the file."""
+    from rowbook.io import read_json
+
     try:
-        with open(path, encoding="utf-8") as f:
-            is_hf = "model" in json.load(f)
-    except (ValueError, TypeError):
-        is_hf = False  # let the loader report what is wrong with the file
-    return cls.from_tokenizer_json(path) if is_hf else cls.load(path)
+        d = read_json(path)
+    except ValueError:
+        return None
+    if isinstance(d, dict) and d.get("kind") == "text_pipeline":
+        return "text_pipeline"
+    return "tokenizer.json" if isinstance(d, dict) and "model" in d else None
+
+
+def _load_pipeline(path: Path) -> Any:
+    from rowbook.text import TextPipeline
+
+    return TextPipeline.load(path)
 
 
 def _shown(token: str) -> str:
@@ -77,16 +107,22 @@ def run_tokenize(args: argparse.Namespace) -> int:
     name = "bpe" if args.bpe and args.tokenizer is None else args.tokenizer or "word"
     if args.bpe and name != "bpe":
         raise ValueError(f"--bpe FILE goes with --tokenizer bpe, not --tokenizer {name}")
-    tokenizer = make_tokenizer(name, lower=args.lower, bpe_file=args.bpe)
-    encode = _encoder(name, tokenizer, args.vocab)
+    pipe = _pipeline_given(args)
+    if pipe is not None:
+        tokenizer, encode = pipe, _pipeline_encoder(pipe)
+    else:
+        tokenizer = make_tokenizer(name, lower=args.lower, bpe_file=args.bpe)
+        encode = _encoder(name, tokenizer, args.vocab)
     if args.ids and encode is None:
         raise ValueError(
             "--ids needs ids: give --vocab FILE (from 'rowbook vocab') or use --tokenizer bpe"
         )
-    texts = read_lines(STDIN, "text") if args.text == STDIN else [args.text]
+    unknown = _Unknown(getattr(encode, "vocab", None))
+    texts = read_lines(STDIN) if args.text == STDIN else [args.text]
     for text in texts:
         tokens = tokenizer.tokenize(text)
         ids = encode(text, tokens) if encode is not None else None
+        unknown.update(tokens, ids)
         if args.json:
             record = {"text": text, "tokens": tokens} | ({"ids": ids} if ids is not None else {})
             print(json.dumps(record, ensure_ascii=False))
@@ -94,7 +130,33 @@ def run_tokenize(args: argparse.Namespace) -> int:
             print(" ".join(map(str, ids)))
         else:
             print(" ".join(_shown(t) for t in tokens))
+    unknown.warn(args, pipe is not None)
     return 0
+
+
+def _pipeline_given(args: argparse.Namespace) -> Any:
+    """The text pipeline in --vocab FILE (or --bpe FILE), or None for a plain vocabulary."""
+    given = [(flag, f) for flag, f in (("--vocab", args.vocab), ("--bpe", args.bpe)) if f]
+    for flag, file in given:
+        path = check_input_file(file, "vocabulary" if flag == "--vocab" else "BPE")
+        if _file_kind(path) == "text_pipeline":
+            bpe_ok = flag == "--bpe" and args.tokenizer == "bpe"  # --tokenizer bpe agrees
+            flags = ("--lower", "--tokenizer", "--bpe", "--vocab")
+            others = [o for o in flags if o != flag and getattr(args, o[2:])]
+            others = [o for o in others if not (o == "--tokenizer" and bpe_ok)]
+            if others:
+                raise ValueError(f"{flag} {file} is a text pipeline from 'rowbook vocab': it fixes "
+                                 f"the normalizer and tokenizer, so drop {' and '.join(others)}")  # fmt: skip
+            return _load_pipeline(path)
+    return None
+
+
+def _pipeline_encoder(pipe: Any) -> Callable:
+    def encode(text: str, tokens: list[str]) -> list[int]:
+        return pipe.encode(text).tolist()
+
+    encode.vocab = pipe.vocab_  # type: ignore[attr-defined]
+    return encode
 
 
 def _encoder(name: str, tokenizer: Any, vocab_file: str | None) -> Callable | None:
@@ -105,11 +167,55 @@ def _encoder(name: str, tokenizer: Any, vocab_file: str | None) -> Callable | No
         from rowbook.text import Vocab
 
         vocab = Vocab.load(check_input_file(vocab_file, "vocabulary"))
-        return lambda text, tokens: vocab.encode(tokens).tolist()
+
+        def encode(text: str, tokens: list[str]) -> list[int]:
+            return vocab.encode(tokens).tolist()
+
+        encode.vocab = vocab  # type: ignore[attr-defined]
+        return encode
     if name == "bpe":
         bpe = getattr(tokenizer, "tokenizer", tokenizer)
         return lambda text, tokens: [bpe.token_to_id(t) for t in tokens]
     return None
+
+
+class _Unknown:
+    """Counts tokens mapped to ``<unk>``; warns when they are more than half of the input."""
+
+    SAMPLE = 1000
+
+    def __init__(self, vocab: Any) -> None:
+        self.vocab, self.total, self.unknown, self.sample = vocab, 0, 0, []
+        self.unk_id = vocab.unk_id if vocab is not None and vocab.unk_token is not None else None
+
+    def update(self, tokens: list[str], ids: list[int] | None) -> None:
+        if self.unk_id is None or ids is None:
+            return
+        self.total += len(ids)
+        for token, i in zip(tokens, ids, strict=False):
+            if i == self.unk_id:
+                self.unknown += 1
+                if len(self.sample) < self.SAMPLE:
+                    self.sample.append(token)
+
+    def warn(self, args: argparse.Namespace, from_pipeline: bool) -> None:
+        if self.unknown * 2 <= self.total:
+            return
+        file = args.vocab or args.bpe
+        known_lower = sum(t.lower() in self.vocab for t in self.sample)
+        if known_lower * 2 > len(self.sample) and not from_pipeline:
+            cause = ("its tokens are lower-case and this text is not: add --lower (a file written "
+                     "by 'rowbook vocab' now records --lower and applies it itself)")  # fmt: skip
+        elif not from_pipeline:
+            cause = ("this plain vocabulary file does not record the tokenizer or normalizer it "
+                     "was built with: give the same --tokenizer and --lower, or rebuild it with "
+                     "'rowbook vocab', whose file records them")  # fmt: skip
+        else:
+            cause = ("the text differs from the corpus the vocabulary was built from (another "
+                     "language, spelling or domain), or --min-count dropped most words")  # fmt: skip
+        print(f"{args.prog}: warning: {self.unknown} of {self.total} tokens are not in the "
+              f"vocabulary of {file} and became <unk> (e.g. {self.sample[0]!r}); likely cause: "
+              f"{cause}", file=sys.stderr)  # fmt: skip
 
 
 # -- vocab ----------------------------------------------------------------------------------
@@ -117,15 +223,14 @@ def _encoder(name: str, tokenizer: Any, vocab_file: str | None) -> Callable | No
 
 def run_vocab(args: argparse.Namespace) -> int:
     out = check_output_path(args.output)
-    lines = read_lines(args.corpus, "corpus", progress=not args.quiet and args.corpus != STDIN,
-                       errors=args.unicode_errors)  # fmt: skip
+    lines = read_lines(args.corpus, progress=not args.quiet, errors=args.unicode_errors)
     if args.tokenizer == "bpe":
         return _fit_bpe(args, lines, out)
     tokenizer = make_tokenizer(args.tokenizer, lower=args.lower)
     counts, n_lines = _count(tokenizer, lines)
     if not counts:
         raise ValueError(f"{source_name(args.corpus)} is empty: {n_lines} lines and no tokens")
-    from rowbook.text import Vocab
+    from rowbook.text import TextPipeline, Vocab
 
     min_count = 1 if args.min_count is None else args.min_count
     vocab = Vocab(min_count=min_count, max_size=args.max_size).fit_counts(counts)
@@ -134,7 +239,8 @@ def run_vocab(args: argparse.Namespace) -> int:
         top, count = counts.most_common(1)[0]
         raise ValueError(f"no token occurs at least --min-count={vocab.min_count} times (the most "
                          f"frequent, {top!r}, occurs {count}); lower --min-count")  # fmt: skip
-    vocab.save(out)
+    parts = (tokenizer.normalizer, tokenizer.tokenizer) if args.lower else (None, tokenizer)
+    TextPipeline(*parts, vocab).fit([]).save(out)
     top = [(i, t, vocab.counts[t]) for i, t in enumerate(vocab.itos) if t not in vocab.specials][
         : args.top
     ]
@@ -161,7 +267,7 @@ def _count(tokenizer: Any, lines: Iterable[str]) -> tuple[Counter, int]:
 
 
 def _fit_bpe(args: argparse.Namespace, lines: Iterable[str], out: Path) -> int:
-    from rowbook.text import ByteLevelBPE, Normalizer
+    from rowbook.text import ByteLevelBPE, Normalizer, TextPipeline
 
     if args.max_size is None:
         raise ValueError("--tokenizer bpe needs --max-size N, the final vocabulary size "
@@ -171,7 +277,7 @@ def _fit_bpe(args: argparse.Namespace, lines: Iterable[str], out: Path) -> int:
     if not any(texts):
         raise ValueError(f"{source_name(args.corpus)} is empty: {len(texts)} lines and no text")
     bpe = ByteLevelBPE().fit(texts, vocab_size=args.max_size, min_frequency=args.min_count or 2)
-    bpe.save(out)
+    TextPipeline(norm, bpe).fit([]).save(out)
     trace = bpe.merge_trace
     if args.json:
         print_json({"output": str(out), "lines": len(texts), "size": len(bpe), "merges": len(trace),
@@ -197,7 +303,7 @@ def register(commands: Any) -> None:
         examples=["rowbook tokenize 'The cat sat on the mat'",
                   "rowbook tokenize --lower --tokenizer char 'Cat!'",
                   "rowbook tokenize --bpe bpe.json --json 'lowest prices'",
-                  "rowbook tokenize --lower --vocab vocab.json --ids 'the cat'",
+                  "rowbook tokenize --vocab vocab.json --ids 'The cat'",
                   "rowbook tokenize --lower - < raw.txt > corpus.txt"],
     )  # fmt: skip
     p.add_argument("text", metavar="TEXT", help="the text, or '-' for standard input")
@@ -207,24 +313,29 @@ def register(commands: Any) -> None:
     p.add_argument("--bpe", metavar="FILE", help="a BPE file from 'rowbook vocab --tokenizer bpe' "
                    "or a Hugging Face tokenizer.json")  # fmt: skip
     p.add_argument("--lower", action="store_true", help="lower-case the text first")
-    p.add_argument(
-        "--vocab", metavar="FILE", help="a vocabulary from 'rowbook vocab', to map tokens to ids"
-    )
+    p.add_argument("--vocab", metavar="FILE",
+                   help="a file from 'rowbook vocab': its normalizer, tokenizer and vocabulary are "
+                   "applied (an older plain vocabulary file maps the tokens of --tokenizer)")  # fmt: skip
     p.add_argument("--ids", action="store_true", help="print ids instead of tokens")
     p.add_argument("--json", action="store_true", help="one JSON object per line")
 
     p = add_command(
         commands, "vocab", run=run_vocab,
         help="build a vocabulary (or train a byte-level BPE) from a corpus",
-        description="Count the tokens of CORPUS (a UTF-8 text file, or '-' for standard input) and "
-        "write the vocabulary as JSON: <pad> = 0, <unk> = 1, then tokens by decreasing count. "
-        "With --tokenizer bpe, train a byte-level BPE of --max-size entries instead.",
+        description="Count the tokens of CORPUS (UTF-8 text files, compressed or not, folders, or "
+        "'-' for standard input) and write a text pipeline file (JSON): the normalizer (--lower), "
+        "the tokenizer and the vocabulary, <pad> = 0, <unk> = 1, then tokens by decreasing count. "
+        "With --tokenizer bpe, train a byte-level BPE of --max-size entries instead (its own ids). "
+        "'rowbook tokenize --vocab FILE' (or --bpe FILE) applies the file as it was built.",
         examples=["rowbook vocab corpus.txt --lower --min-count 2 -o vocab.json",
                   "rowbook vocab corpus.txt --max-size 10000 -o vocab.json --json",
                   "rowbook vocab corpus.txt --tokenizer bpe --max-size 1000 -o bpe.json",
+                  "rowbook vocab books/ news.txt.gz -o vocab.json",
                   "cat *.txt | rowbook vocab - -o vocab.json"],
     )  # fmt: skip
-    p.add_argument("corpus", metavar="CORPUS", help="text file, one document per line, or '-'")
+    p.add_argument("corpus", metavar="CORPUS", nargs="+",
+                   help="UTF-8 text files (gzip/bzip2/xz too), folders of them (read in sorted path "
+                   "order), or '-' for standard input; one document per line")  # fmt: skip
     p.add_argument("-o", "--output", required=True, metavar="FILE", help="where to write the JSON")
     p.add_argument("--tokenizer", choices=TOKENIZERS, default="word", help="(default: %(default)s)")
     p.add_argument("--lower", action="store_true", help="lower-case the text first")

@@ -23,12 +23,12 @@ import argparse
 import inspect
 import sys
 import time
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
 from rowbook.checks import ParameterError, check_int
-from rowbook.cli._common import STDIN, check_output_path, read_lines, source_name
+from rowbook.cli._common import STDIN, check_output_path, read_lines, show_progress, source_name
 from rowbook.cli._vectorio import FORMAT_NAMES, output_format, save_vectors
 from rowbook.cli.text import Normalized
 
@@ -54,18 +54,23 @@ def train_tokenizer(name: str, *, lower: bool) -> Any:
 
 
 class Corpus:
-    """CORPUS as a stream of token lists, counting lines and tokens of the last pass."""
+    """The CORPUS files as sentences, read by :func:`rowbook.data.iter_sentences` (the one
+    corpus reader: files, folders, ``-``, compressed), counting the lines and tokens of the
+    last pass."""
 
     def __init__(self, args: argparse.Namespace) -> None:
-        self.source, self.lines, self.tokens = args.corpus, 0, 0
+        self.sources, self.lines, self.tokens = args.corpus, 0, 0
         self.tokenizer = train_tokenizer(args.tokenizer, lower=args.lower)
-        self.progress = not args.quiet and args.corpus != STDIN
+        self.progress = show_progress(args.corpus, not args.quiet)
         self.errors = args.unicode_errors
 
-    def __iter__(self) -> Iterator[list[str]]:
+    def __iter__(self) -> Iterator[Sequence[str]]:
+        from rowbook.data import iter_sentences
+
         self.lines, self.tokens = 0, 0
-        for line in read_lines(self.source, "corpus", progress=self.progress, errors=self.errors):
-            tokens = self.tokenizer.tokenize(line)
+        sentences = iter_sentences(self.sources, self.tokenizer, errors=self.errors,
+                                   show_progress=self.progress)  # fmt: skip
+        for tokens in sentences:
             self.lines, self.tokens = self.lines + 1, self.tokens + len(tokens)
             yield tokens
 
@@ -156,7 +161,7 @@ def _initial_model(args: argparse.Namespace) -> Any:
 
 def _continue(model: Any, corpus: Any, args: argparse.Namespace) -> None:
     """``build_vocab(update=True)`` and ``train`` for ``--epochs`` (default: the model's)."""
-    if args.corpus == STDIN:
+    if STDIN in args.corpus:
         corpus = list(corpus)  # read twice below
     model.build_vocab(corpus, update=True)
     model.train(corpus, epochs=args.epochs or model.epochs, checkpoint=args.checkpoint)
@@ -236,11 +241,7 @@ def run_nplm(args: argparse.Namespace) -> int:
     if level != "word" and fmt != "npz":
         raise ValueError(f"a character table has keys such as ' ' that {FORMAT_NAMES[fmt]} cannot "
                          f"hold; name the output {out.with_suffix('.npz')}")  # fmt: skip
-    texts = [
-        line
-        for line in read_lines(args.corpus, "corpus", errors=args.unicode_errors)
-        if line.strip()
-    ]
+    texts = [line for line in read_lines(args.corpus, errors=args.unicode_errors) if line.strip()]
     if not texts:
         raise ValueError(f"{source_name(args.corpus)} is empty: it has no non-blank line")
     extra = {

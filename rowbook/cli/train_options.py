@@ -131,9 +131,9 @@ def _add_model_options(p: argparse.ArgumentParser, cls: type) -> None:
 
 def _run_options(p: argparse.ArgumentParser, *, word_vectors: bool) -> None:
     """CORPUS, -o OUT, reading, checkpoints, and (word vectors) continuing a saved model."""
-    p.add_argument(
-        "corpus", metavar="CORPUS", help="UTF-8 text file, one sentence per line, or '-'"
-    )
+    p.add_argument("corpus", metavar="CORPUS", nargs="+",
+                   help="UTF-8 text files (gzip/bzip2/xz too), folders of them (read in sorted path "
+                   "order), or '-' for standard input; one sentence per line")  # fmt: skip
     p.add_argument("-o", "--output", required=True, metavar="OUT", help="where to write the table")
     add_unicode_errors(p)
     if word_vectors:

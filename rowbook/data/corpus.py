@@ -1,9 +1,12 @@
 """Read a corpus once: count words, choose the vocabulary, and keep the text as word ids.
 
 A corpus is either an iterable of token lists (``[["the", "cat"], ...]``, re-iterable or
-a one-shot generator) or a path to a text file read line by line, one sentence per line,
-split on whitespace unless a ``tokenizer`` (any ``str -> list[str]`` callable, or an object
-with a ``tokenize`` method such as a ``TextPipeline``) is given.
+a one-shot generator) or text files: a path (``str`` or ``pathlib.Path``), ``"-"`` for
+standard input, a folder, or a list of ``pathlib.Path`` (see :mod:`rowbook.corpus_files`
+for the order, compression and decoding). Files are read line by line, one sentence per
+line, split on whitespace unless a ``tokenizer`` (any ``str -> list[str]`` callable, or an
+object with a ``tokenize`` method such as a ``TextPipeline``) is given; a line longer than
+``max_sentence_length`` tokens becomes several sentences, as in gensim's ``LineSentence``.
 
 :func:`read_corpus` makes a single pass. Every token is interned to a provisional id, so
 the text is held as 4 bytes per token instead of as strings; counts come from a
@@ -29,11 +32,11 @@ import os
 from array import array
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any, Literal
 
 import numpy as np
 
+from rowbook.corpus_files import iter_pieces
 from rowbook.data import id_stream
 from rowbook.data.id_stream import IdFile, RawIdSink
 
@@ -49,7 +52,7 @@ __all__ = [
     "vocab_from_counts",
 ]
 
-Corpus = Iterable[Sequence[str]] | str | os.PathLike
+Corpus = Iterable[Sequence[str]] | str | os.PathLike | Sequence[os.PathLike]
 
 MAX_SENTENCE_LENGTH = 10_000
 
@@ -121,25 +124,26 @@ def _tokenize_with(tokenizer: Any) -> Callable[[str], list[str]]:
     )
 
 
-def iter_sentences(corpus: Corpus, tokenizer: Any = None) -> Iterator[Sequence[str]]:
-    """Yield the sentences (token lists) of ``corpus``; a path is read line by line.
+def iter_sentences(corpus: Corpus, tokenizer: Any = None, *,
+                   max_sentence_length: int = MAX_SENTENCE_LENGTH,
+                   errors: Literal["strict", "replace"] = "strict",
+                   show_progress: bool = False) -> Iterator[Sequence[str]]:  # fmt: skip
+    """Yield the sentences (token lists) of ``corpus``; files are read line by line.
+
+    A file source (a path, ``"-"``, a folder, or a list of those, see
+    :mod:`rowbook.corpus_files`) gives one sentence per line, cut every
+    ``max_sentence_length`` tokens as gensim's ``LineSentence`` does; a line is read in
+    bounded pieces, never whole, so memory does not grow with its length. ``errors`` and
+    ``show_progress`` apply to files only.
 
     Examples
     --------
     >>> list(iter_sentences([["a", "b"], ("c",)]))
     [['a', 'b'], ('c',)]
     """
-    if isinstance(corpus, str | os.PathLike):
-        path = Path(corpus)
-        if not path.is_file():
-            raise FileNotFoundError(
-                f"corpus {str(corpus)!r} is not a file; pass a path to a text file or an "
-                "iterable of token lists"
-            )
-        tokenize = _tokenize_with(tokenizer)
-        with open(path, encoding="utf-8") as f:
-            for line in f:
-                yield tokenize(line)
+    if _is_source(corpus):
+        pieces = iter_pieces(corpus, errors=errors, show_progress=show_progress)
+        yield from _line_sentences(pieces, _tokenize_with(tokenizer), max_sentence_length)
         return
     if isinstance(corpus, bytes) or not isinstance(corpus, Iterable):
         raise TypeError(
@@ -149,9 +153,43 @@ def iter_sentences(corpus: Corpus, tokenizer: Any = None) -> Iterator[Sequence[s
         if isinstance(sentence, str | bytes):
             raise TypeError(
                 f"corpus item {number} is a {type(sentence).__name__}, not a list of tokens; "
-                "split it first (e.g. [line.split() for line in lines]) or pass a file path"
+                "split it first (e.g. [line.split() for line in lines]); to read files, pass "
+                "paths that exist (a list of pathlib.Path is always read as files)"
             )
         yield sentence
+
+
+def _is_source(corpus: Any) -> bool:
+    """A path, or a non-empty list/tuple of paths: ``pathlib.Path`` items, or ``str`` items
+    that all name existing files or folders (or ``"-"``); a list of token lists is not."""
+    if isinstance(corpus, str | os.PathLike):
+        return True
+    if not isinstance(corpus, list | tuple) or not corpus:
+        return False
+    if all(isinstance(item, os.PathLike) for item in corpus):
+        return True
+    return all(isinstance(item, os.PathLike) or (isinstance(item, str) and
+               (item == "-" or os.path.exists(item))) for item in corpus)  # fmt: skip
+
+
+def _line_sentences(pieces: Iterable[tuple[str, bool]], tokenize: Callable[[str], list[str]],
+                    max_len: int) -> Iterator[list[str]]:  # fmt: skip
+    """Join the pieces of each line into sentences of at most ``max_len`` tokens.
+
+    >>> list(_line_sentences([("a b", False), (" c d e", True), ("", True)], str.split, 2))
+    [['a', 'b'], ['c', 'd'], ['e'], []]
+    """
+    sentence: list[str] = []
+    for text, ends_line in pieces:
+        sentence += tokenize(text)
+        start = 0
+        while len(sentence) - start > max_len:
+            yield sentence[start : start + max_len]
+            start += max_len
+        sentence = sentence[start:]
+        if ends_line:
+            yield sentence
+            sentence = []
 
 
 class _Interner(dict):
@@ -248,9 +286,8 @@ def read_corpus(
     ([0, 1, 0, 0, 1], [0, 3, 5], [3, 3])
     """
     sink = None if spill_dir is None else RawIdSink(spill_dir)
-    keys, raw, lengths, live, counts = _scan(
-        iter_sentences(corpus, tokenizer), max_vocab_size, sink
-    )
+    sentences = iter_sentences(corpus, tokenizer, max_sentence_length=max_sentence_length)
+    keys, raw, lengths, live, counts = _scan(sentences, max_vocab_size, sink)
     live_counts = counts[live]
     kept = live[live_counts >= min_count]
     kept = kept[_order(keys, kept, counts[kept], ties)]

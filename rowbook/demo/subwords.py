@@ -39,7 +39,7 @@ def bpe_merges(ctx: Context) -> dict[str, Any]:
          f"{len(merges)} merges ('Ġ' is the byte of a space); the first {SHOWN}:")  # fmt: skip
     echo("  " + ", ".join(f"{m.token} ({m.count})" for m in merges[:SHOWN]))
     tokens = bpe.tokenize(EXAMPLE)
-    ids = bpe.encode(EXAMPLE)
+    ids = bpe.encode(EXAMPLE).ids
     same = bpe.decode(ids) == EXAMPLE
     echo(f"  {EXAMPLE!r} -> {len(tokens)} tokens {tokens}")
     echo(f"  ids {ids}; decode(encode(text)) == text: {same}")

@@ -151,7 +151,7 @@ def embedding(
     out = gather_rows(weight.data, flat)  # (N, d)
 
     def backward(g: np.ndarray) -> tuple[Any]:
-        rows = g.reshape(flat.size, dim)  # (N, d)
+        rows = g.reshape(flat.size, dim).astype(np.float32 if g.dtype == np.float16 else g.dtype)
         ids_k, rows_k = flat, rows
         if pad is not None:  # the padding row gets nothing (sparse: it is left out)
             keep = flat != pad
@@ -226,6 +226,13 @@ def embedding_bag(
     ids = as_ids(ids)
     flat, bounds = bag_bounds(ids, offsets, include_last_offset)  # (n,), (B + 1,)
     check_ids_in_range(flat, num_rows, ids.shape)
+    if weight.dtype == np.float16:
+        if max_norm is not None:
+            embedding_renorm_(weight.data, flat[: bounds[-1]], max_norm, norm_type)
+        options = {"mode": mode, "sparse": sparse, "scale_grad_by_freq": scale_grad_by_freq}
+        return _half_bag(
+            weight, ids, offsets, pad, per_sample_weights, include_last_offset, options
+        )
     psw = _as_per_sample_weights(per_sample_weights, ids.shape, mode, weight.dtype)
     if max_norm is not None:
         embedding_renorm_(weight.data, flat[: bounds[-1]], max_norm, norm_type)
@@ -270,6 +277,42 @@ def _bag_sum(
 
     parents = (weight,) if psw is None else (weight, psw)
     return Tensor._make(out, parents, backward, "embedding_bag")
+
+
+def _half_bag(
+    weight: Tensor,
+    ids: np.ndarray,
+    offsets: Any,
+    pad: int | None,
+    psw: Any,
+    include_last_offset: bool,
+    options: dict[str, Any],
+) -> Tensor:
+    """A float16 table's bags as torch computes them on CPU: sums in float32, rounded once.
+
+    Only the rows the bags read are converted: ``E[uniq]`` (U, d) in float32, with the ids
+    renumbered into it; gradients flow back through the lookup to the float16 table. A
+    mean is the float16 sum divided in float16 by the bag's size (torch's rounding).
+    """
+    uniq, inverse = np.unique(ids, return_inverse=True)  # (U,), positions -> row of uniq
+    rows = embedding(uniq, weight, sparse=options["sparse"]).astype(np.float32)  # (U, d)
+    small_pad = None
+    if pad is not None and uniq.size and pad in uniq:
+        small_pad = int(np.searchsorted(uniq, pad))
+    if psw is not None:
+        psw = psw.astype(np.float32) if isinstance(psw, Tensor) else np.asarray(psw, np.float32)
+    mean = options["mode"] == "mean"
+    bags = embedding_bag(
+        inverse.reshape(ids.shape), rows, offsets, per_sample_weights=psw,
+        include_last_offset=include_last_offset, padding_idx=small_pad,
+        **{**options, "mode": "sum" if mean else options["mode"]},
+    ).astype(np.float16)  # fmt: skip
+    if not mean:
+        return bags
+    flat, bounds = bag_bounds(ids, offsets, include_last_offset)  # (n,), (B + 1,)
+    kept = np.concatenate([[0], np.cumsum(flat != pad if pad is not None else np.ones_like(flat))])
+    sizes = kept[bounds[1:]] - kept[bounds[:-1]]  # (B,) ids in each bag, padding left out
+    return bags / np.maximum(sizes, 1).astype(np.float16)[:, None]
 
 
 def _as_per_sample_weights(

@@ -47,8 +47,17 @@ class Linear(Module):
             raise ValueError(
                 f"Linear expects inputs with last dimension {self.in_features}, got shape {x.shape}"
             )
-        out = ops.matmul(x, ops.transpose(self.weight))
-        return out + self.bias if self.bias is not None else out
+        weight, bias = self.weight, self.bias
+        if weight.dtype == np.float16:  # storage type: compute in float32, round once (torch CPU)
+            out = self._forward(x.astype(np.float32), weight.astype(np.float32),
+                                None if bias is None else bias.astype(np.float32))  # fmt: skip
+            return out.astype(np.float16)
+        return self._forward(x, weight, bias)
+
+    @staticmethod
+    def _forward(x: Tensor, weight: Tensor, bias: Tensor | None) -> Tensor:
+        out = ops.matmul(x, ops.transpose(weight))  # (*, out)
+        return out + bias if bias is not None else out
 
     def extra_repr(self) -> str:
         return f"in_features={self.in_features}, out_features={self.out_features}, bias={self.bias is not None}"

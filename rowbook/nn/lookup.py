@@ -40,8 +40,10 @@ def as_table(weight: Any) -> Tensor:
             f"weight must be a 2-D (num_embeddings, embedding_dim) table, got shape {table.shape} "
             f"({table.ndim}-D)"
         )
-    if table.dtype not in (np.float32, np.float64):
-        raise TypeError(f"weight must be a float32 or float64 table, got dtype {table.dtype}")
+    if table.dtype not in (np.float16, np.float32, np.float64):
+        raise TypeError(
+            f"weight must be a float16, float32 or float64 table, got dtype {table.dtype}"
+        )
     return table
 
 

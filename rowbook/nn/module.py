@@ -14,7 +14,7 @@ from typing import Any
 
 import numpy as np
 
-from rowbook.autograd import Tensor
+from rowbook.autograd import RowSparse, Tensor, no_grad
 
 __all__ = ["Module", "Parameter"]
 
@@ -37,6 +37,8 @@ class Module:
     """
 
     training: bool = True
+    #: names of float array attributes that are state but not parameters (torch's buffers)
+    _buffers: tuple[str, ...] = ()
 
     def forward(self, *args: Any, **kwargs: Any) -> Any:
         raise NotImplementedError(f"{type(self).__name__} does not implement forward()")
@@ -92,9 +94,54 @@ class Module:
     def eval(self) -> Module:
         return self.train(False)
 
+    # -- dtype ---------------------------------------------------------------------------
+    def to(self, dtype: Any) -> Module:
+        """Convert every parameter (and its gradient) and float buffer to ``dtype``, in place.
+
+        As ``torch.nn.Module.to(dtype)``: the parameters stay the same objects, so an
+        optimizer built on them keeps working; its state follows the parameters' dtype
+        at the next ``step`` (or ``Optimizer.to``). float16 is for storage and lookup:
+        layers compute in float32 where torch does on CPU and return float16.
+        """
+        dtype = np.dtype(dtype)
+        if dtype.kind != "f":
+            raise TypeError(f"Module.to: dtype must be a floating type, got {dtype}")
+        with no_grad():
+            for param in self.parameters():
+                param.data = param.data.astype(dtype)
+                if isinstance(param.grad, RowSparse):
+                    grad = param.grad
+                    param.grad = RowSparse(grad.indices, grad.values.astype(dtype), grad.shape)
+                elif param.grad is not None:
+                    param.grad = param.grad.astype(dtype)
+            for module in self.modules():
+                for name in module._buffers:
+                    setattr(module, name, getattr(module, name).astype(dtype))
+        return self
+
+    def float(self) -> Module:
+        """``to(np.float32)``."""
+        return self.to(np.float32)
+
+    def double(self) -> Module:
+        """``to(np.float64)``."""
+        return self.to(np.float64)
+
+    def half(self) -> Module:
+        """``to(np.float16)``: half the memory for tables that are looked up, not trained."""
+        return self.to(np.float16)
+
     # -- persistence --------------------------------------------------------------------
     def state_dict(self) -> dict[str, np.ndarray]:
-        """Parameter name -> copy of its array, suitable for ``np.savez``."""
+        """Parameter name -> copy of its array, in torch's names, shapes and layouts.
+
+        ``Embedding`` / ``EmbeddingBag`` ``weight`` (V, d); ``Linear`` ``weight`` (out, in)
+        and ``bias``; ``LSTM`` ``weight_ih_l{k}`` (4H, I), ``weight_hh_l{k}`` (4H, H),
+        ``bias_ih_l{k}``, ``bias_hh_l{k}`` with gates in torch's order i, f, g, o. The
+        layers store them that way, so no conversion is needed: save with
+        ``rowbook.io.save_safetensors(path, module.state_dict())`` and load in torch with
+        ``safetensors.torch.load_file`` + ``load_state_dict`` (and the reverse).
+        """
         return {name: param.data.copy() for name, param in self.named_parameters()}
 
     def load_state_dict(self, state: Mapping[str, Any], strict: bool = True) -> None:

@@ -71,6 +71,8 @@ class SinusoidalPositionalEncoding(Module):
     - Output: same shape
     """
 
+    _buffers = ("table",)  # converted by Module.to(dtype), as torch's registered buffer
+
     def __init__(self, d_model: int, max_len: int = 5000, *, base: float = 10000.0,
                  scale: bool = False, dtype: Any = np.float32) -> None:  # fmt: skip
         self.d_model, self.max_len, self.scale = d_model, max_len, scale

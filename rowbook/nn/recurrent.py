@@ -93,6 +93,11 @@ def _fused(weight_ih: Tensor, weight_hh: Tensor, bias_ih: Tensor | None, bias_hh
     return weight_t, bias
 
 
+def _computed(t: Tensor | None) -> Tensor | None:
+    """A float16 tensor as float32 (differentiably): float16 is storage, steps run in float32."""
+    return t.astype(np.float32) if t is not None and t.dtype == np.float16 else t
+
+
 def _uniform_params(module: Module, names: list[str], hidden_size: int, rng: Any) -> None:
     """PyTorch's LSTM initialisation: every weight and bias from U(-1/sqrt(H), 1/sqrt(H))."""
     bound = 1.0 / math.sqrt(hidden_size) if hidden_size > 0 else 0.0
@@ -151,11 +156,14 @@ class LSTMCell(Module):
         x = _as_input(x, self.weight_ih.dtype, "LSTMCell")
         if x.ndim != 2 or x.shape[1] != self.input_size:
             raise ValueError(f"LSTMCell expects input of shape (B, {self.input_size}), got {x.shape}")
+        stored, x = x.dtype, _computed(x)  # float16 weights: the step runs in float32
         if state is None:
             zeros = np.zeros((x.shape[0], self.hidden_size), dtype=x.dtype)
             state = (Tensor(zeros), Tensor(zeros))
-        weight_t, bias = _fused(self.weight_ih, self.weight_hh, self.bias_ih, self.bias_hh)
-        return lstm_cell(x, (as_tensor(state[0]), as_tensor(state[1])), weight_t, bias)
+        state = tuple(_computed(as_tensor(s)) for s in state)
+        weights = (_computed(w) for w in (self.weight_ih, self.weight_hh, self.bias_ih, self.bias_hh))
+        h, c = lstm_cell(x, state, *_fused(*weights))
+        return (h.astype(stored), c.astype(stored)) if stored != x.dtype else (h, c)
 
     def extra_repr(self) -> str:
         return f"{self.input_size}, {self.hidden_size}, bias={self.bias_ih is not None}"
@@ -218,7 +226,7 @@ class LSTM(Module):
         _uniform_params(self, [n for n, _ in self.named_parameters()], self.hidden_size, rng)
 
     def _layer(self, k: int) -> tuple[Tensor, Tensor | None]:
-        get = lambda name: getattr(self, f"{name}_l{k}", None)  # noqa: E731
+        get = lambda name: _computed(getattr(self, f"{name}_l{k}", None))  # noqa: E731
         return _fused(get("weight_ih"), get("weight_hh"), get("bias_ih"), get("bias_hh"))
 
     def forward(self, x: Any, state: State | None = None, *, mask: Any = None,
@@ -231,6 +239,7 @@ class LSTM(Module):
             x = ops.transpose(x, (1, 0, 2))
         B, T, _ = x.shape
         mask = self._mask(mask, lengths, B, T)
+        stored, x = x.dtype, _computed(x)  # float16 weights: the steps run in float32
         h0, c0 = self._initial_state(state, B, x.dtype)
         outputs, h_n, c_n = x, [], []
         for k in range(self.num_layers):
@@ -239,7 +248,10 @@ class LSTM(Module):
             c_n.append(c)
         if not self.batch_first:
             outputs = ops.transpose(outputs, (1, 0, 2))
-        return outputs, (ops.stack(h_n), ops.stack(c_n))
+        h_n, c_n = ops.stack(h_n), ops.stack(c_n)
+        if stored != x.dtype:  # rounded once to the storage type, as torch's CPU LSTM
+            outputs, h_n, c_n = (t.astype(stored) for t in (outputs, h_n, c_n))
+        return outputs, (h_n, c_n)
 
     def _run_layer(self, k: int, x: Tensor, state: State, mask: np.ndarray | None):
         """Layer ``k`` over ``x`` ``(B, T, I_k)``: outputs ``(B, T, H)`` and the final state."""

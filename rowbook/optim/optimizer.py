@@ -130,6 +130,7 @@ class Optimizer:
                 state = self.state.setdefault(p, {})
                 if not state:
                     state.update(self._init_state(p.data, group))
+                self._follow_dtype(state, p.dtype)
                 self._update(p.data, grad, state, group)
         return loss
 
@@ -179,6 +180,18 @@ class Optimizer:
         if fill != 0.0:
             array[...] = fill
         return array
+
+    def _follow_dtype(self, state: dict[str, Any], dtype: np.dtype) -> None:
+        """Cast a parameter's float state arrays to its dtype (after ``module.to(dtype)``).
+
+        What torch's ``Optimizer.load_state_dict`` does to state; here it also follows a
+        ``module.half()`` / ``.double()`` made after the optimizer was built. The new arrays
+        come from ``state_factory``, as the old ones did.
+        """
+        for key, value in state.items():
+            if isinstance(value, np.ndarray) and value.dtype.kind == "f" and value.dtype != dtype:
+                state[key] = self._state_array(key, value.shape, dtype)
+                state[key][...] = value
 
     def _update(
         self, param: np.ndarray, grad: Gradient, state: dict[str, Any], group: dict[str, Any]

@@ -1,11 +1,11 @@
 """Text to ids: normalize -> tokenize -> vocab -> NumPy int64 arrays.
 
-The first four stages of the pipeline, as in the cat sat on the mat example. Nothing here
-depends on the autograd engine; the int64 arrays it produces are what :class:`rowbook.nn.Embedding` looks up.
+The first four stages of the data flow. Nothing here depends on the autograd engine; the
+int64 arrays it produces are what :class:`rowbook.nn.Embedding` looks up.
 """
 
+from rowbook.corpus_files import iter_lines
 from rowbook.text.bpe import GPT2_PATTERN, ByteLevelBPE, MergeStep, learn_bpe, segment
-from rowbook.text.corpus import iter_lines
 from rowbook.text.normalize import Normalizer, strip_accents
 from rowbook.text.pipeline import TextPipeline
 from rowbook.text.tokenize import DEFAULT_WORD_PATTERN, CharTokenizer, WordTokenizer

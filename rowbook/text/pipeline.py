@@ -21,6 +21,9 @@ array([[1, 1, 0],
        [1, 1, 1]])
 >>> pipe.decode(ids[0])
 'the cat'
+
+:meth:`TextPipeline.save` keeps all three stages in one JSON file, so text encodes the
+same way after :meth:`TextPipeline.load`.
 """
 
 from __future__ import annotations
@@ -32,8 +35,10 @@ from typing import Any, Literal
 import numpy as np
 from tqdm.auto import tqdm
 
+from rowbook.corpus_files import iter_lines, source_files
+from rowbook.io import read_json, write_json
+from rowbook.text import pipeline_file
 from rowbook.text.bpe.model import ByteLevelBPE
-from rowbook.text.corpus import iter_lines
 from rowbook.text.normalize import Normalizer
 from rowbook.text.tokenize import CharTokenizer, WordTokenizer
 from rowbook.text.vocab import Vocab
@@ -84,10 +89,12 @@ class TextPipeline:
 
         Parameters
         ----------
-        texts : Iterable[str] or os.PathLike
-            The corpus, or a UTF-8 file (a ``pathlib.Path``) read line by line, one text
-            per line, never loaded whole. A one-shot iterator works when only one pass is
-            needed (not both a BPE and a vocabulary to fit).
+        texts : Iterable[str], os.PathLike or list of os.PathLike
+            The corpus, or UTF-8 text files (a ``pathlib.Path`` to a file or a folder, or a
+            list of them; gzip, bzip2 and xz are read transparently) read line by line,
+            one text per line, never loaded whole (a line over 1 MiB comes as several
+            texts, see :mod:`rowbook.corpus_files`). A one-shot iterator works when only
+            one pass is needed (not both a BPE and a vocabulary to fit).
         errors : {"strict", "replace"}, default "strict"
             Invalid UTF-8 in a corpus file: ``ValueError`` with its byte offset, or U+FFFD.
         show_progress : bool or None, default None
@@ -158,7 +165,7 @@ class TextPipeline:
         """``(T,)`` int64 ids of one text."""
         self._check_fitted()
         if self._vocab is None:
-            return np.array(self._tokenizer.encode(self._normalize(text)), dtype=np.int64)
+            return np.array(self._tokenizer.encode(self._normalize(text)).ids, dtype=np.int64)
         return self._vocab.encode(self.tokenize(text))
 
     def encode_batch(self, texts: Sequence[str], max_length: int | None = None,
@@ -221,7 +228,7 @@ class TextPipeline:
         if self.pad_id is not None:
             ids = ids[ids != self.pad_id]
         if self._vocab is None:
-            return self._tokenizer.decode(ids)
+            return self._tokenizer.decode(ids, skip_special_tokens=False)
         return self._tokenizer.detokenize(self._vocab.decode(ids))
 
     def decode_batch(self, ids: np.ndarray, mask: np.ndarray | None = None) -> list[str]:
@@ -234,6 +241,24 @@ class TextPipeline:
         rows = ids if mask is None else [row[m] for row, m in zip(ids, np.asarray(mask, bool), strict=True)]
         return [self.decode(row) for row in rows]
 
+    # ----------------------------------------------------------------- files
+    def save(self, path: str | os.PathLike) -> None:
+        """Write the normalizer settings, the tokenizer (with a BPE's merges and specials)
+        and the vocabulary to one versioned JSON file, atomically (see
+        :mod:`rowbook.text.pipeline_file` for the layout)."""
+        self._check_fitted()
+        write_json(path, pipeline_file.to_dict(self.normalizer, self._tokenizer, self._vocab))
+
+    @classmethod
+    def load(cls, path: str | os.PathLike) -> TextPipeline:
+        """Read a file written by :meth:`save`: a fitted pipeline that encodes as the saved
+        one did. Every field is checked; errors name the file and the field."""
+        where = f"text pipeline file {path}"
+        normalizer, tokenizer, vocab = pipeline_file.from_dict(read_json(path, "text pipeline"), where)
+        pipe = cls(normalizer, tokenizer, vocab)
+        pipe._tokenizer, pipe._vocab, pipe._fitted = tokenizer, vocab, True
+        return pipe
+
     def __repr__(self) -> str:
         return f"TextPipeline({self.normalizer!r}, {self.tokenizer!r}, {self.vocab!r})"
 
@@ -243,11 +268,12 @@ def _corpus_passes(texts: Any, errors: str, show_progress: bool | None,
     """A function returning a fresh iterator over the corpus at each call."""
     if isinstance(texts, str):
         raise TypeError("texts is a str: pass a list of texts, or pathlib.Path(...) for a corpus file")
-    if isinstance(texts, os.PathLike):
-        path = texts
-        size = os.path.getsize(path) if os.path.isfile(path) else 0
+    if isinstance(texts, os.PathLike) or (
+        isinstance(texts, list | tuple) and texts and all(isinstance(t, os.PathLike) for t in texts)
+    ):
+        size = sum(f.stat().st_size for f in source_files(texts) if not isinstance(f, str))
         show = size > _AUTO_PROGRESS_BYTES if show_progress is None else show_progress
-        return lambda: iter_lines(path, errors=errors, show_progress=show)
+        return lambda: iter_lines(texts, errors=errors, show_progress=show)
     if not isinstance(texts, Iterable):
         raise TypeError(f"texts must be an iterable of str or a path, got {type(texts).__name__}")
     if iter(texts) is texts and n_passes > 1:

@@ -29,7 +29,7 @@ from typing import Any
 import numpy as np
 
 from rowbook.checks import ParameterError, check_int
-from rowbook.text._files import read_json, write_json_atomic
+from rowbook.io import read_json, write_json
 
 __all__ = ["Vocab"]
 
@@ -206,7 +206,7 @@ class Vocab:
 
     def save(self, path: str | os.PathLike) -> None:
         """Write the vocabulary as JSON (atomic)."""
-        write_json_atomic(path, self.to_dict())
+        write_json(path, self.to_dict())
 
     @classmethod
     def from_dict(cls, d: Any, where: str = "Vocab data") -> Vocab:
@@ -234,7 +234,10 @@ class Vocab:
         missing = [k for k in (*keys, "tokens") if k not in d]
         if missing:
             raise ValueError(f"{where} lacks the fields {missing}")
-        vocab = cls(**{k: d[k] for k in keys})
+        try:
+            vocab = cls(**{k: d[k] for k in keys})
+        except (TypeError, ValueError) as err:
+            raise ValueError(f"{where}: {err}") from None
         entries = d["tokens"]
         if not isinstance(entries, list) or not all(
             isinstance(e, list) and len(e) == 2 and isinstance(e[0], str) and isinstance(e[1], int)

@@ -11,30 +11,29 @@ from __future__ import annotations
 import os
 import warnings
 from collections.abc import Sequence
-from typing import Literal
+from typing import Any, Literal
 
 import numpy as np
 
 from rowbook.checks import check_int
 from rowbook.vectors import evaluate
+from rowbook.vectors.index import IndexKind, VectorIndex
 from rowbook.vectors.neighbours import (
     cos_add_direction,
     cos_mul_scores,
     restrict_stop,
     top_k,
-    unit_rows,
 )
-from rowbook.vectors.table import KeyedTable
+from rowbook.vectors.pairs import PairQueries, Term
 
 __all__ = ["Vectors"]
 
-Term = str | np.ndarray  # a key, or a (d,) vector used as given
 Weighted = Term | tuple[Term, float]
 Method = Literal["3cosadd", "3cosmul"]
 PathLike = str | os.PathLike[str]
 
 
-class Vectors(KeyedTable):
+class Vectors(PairQueries):
     """Keyed vectors that answer similarity queries, the way gensim's ``KeyedVectors`` do.
 
     Construction, lookups and files come from :class:`~rowbook.vectors.table.KeyedTable`:
@@ -59,6 +58,8 @@ class Vectors(KeyedTable):
         negative: Weighted | Sequence[Weighted] | None = (),
         topn: int | None = 10,
         restrict_vocab: int | None = None,
+        *,
+        approximate: bool = False,
     ) -> list[tuple[str, float]] | np.ndarray:
         """Keys nearest (by cosine) to the weighted mean of the inputs: 3CosAdd.
 
@@ -76,10 +77,16 @@ class Vectors(KeyedTable):
             ``None``, the (V,) array of all cosines, inputs included.
         restrict_vocab : int, optional
             Search only the first ``restrict_vocab`` rows.
+        approximate : bool
+            Take candidates from the index of :meth:`build_index` instead of scanning every
+            row; the scores returned are still exact cosines, only a true neighbour the
+            index misses can be absent.
         """
         topn, stop = _check_topn(topn), self._stop(restrict_vocab)
         if topn == 0:
             return []
+        if approximate and topn is None:
+            raise ValueError("approximate=True ranks candidates; give topn (an int), not None")
         terms = _as_terms(positive, 1.0) + _as_terms(negative, -1.0)
         if not terms:
             raise ValueError(
@@ -87,8 +94,51 @@ class Vectors(KeyedTable):
             )
         vectors, exclude = self._resolve([t for t, _ in terms], normalise_keys=True)
         query = cos_add_direction(vectors, np.array([w for _, w in terms]))  # (d,)
+        if approximate:
+            return self._approximate(query.astype(np.float32), topn, exclude, stop)
         scores = self.get_normed_vectors()[:stop] @ query.astype(np.float32)  # (stop,)
         return scores if topn is None else self._ranked(scores, topn, exclude)
+
+    # -- approximate neighbours ----------------------------------------------------
+
+    def build_index(self, kind: IndexKind = "hnsw", **options: Any) -> VectorIndex:
+        """Index the unit rows for ``most_similar(..., approximate=True)`` (needs faiss).
+
+        ``kind`` and ``options`` are those of :meth:`rowbook.vectors.index.VectorIndex.build`;
+        the index is kept with these vectors (and dropped when they are edited).
+        """
+        self._index = VectorIndex.build(self.get_normed_vectors(), kind, **options)
+        return self._index
+
+    def save_index(self, path: PathLike) -> None:
+        """Write the index built by :meth:`build_index` beside the vectors' own file."""
+        self._built_index().save(path)
+
+    def load_index(self, path: PathLike) -> VectorIndex:
+        """Read an index written by :meth:`save_index` for these vectors (only your own files)."""
+        self._index = VectorIndex.load(path, rows=len(self), dim=self.vector_size)
+        return self._index
+
+    def _built_index(self) -> VectorIndex:
+        if self._index is None:
+            raise ValueError(
+                "no index: call build_index() (or load_index(path)) before approximate queries"
+            )
+        return self._index
+
+    def _approximate(
+        self, query: np.ndarray, topn: int, exclude: list[int], stop: int
+    ) -> list[tuple[str, float]]:
+        """Candidates from the index, re-scored exactly, inputs and rows past ``stop`` left out."""
+        wanted = topn + len(exclude)
+        candidates = self._built_index().search(query, wanted if stop == len(self) else 4 * wanted)
+        candidates = candidates[candidates < stop]
+        scores = self.get_normed_vectors()[candidates] @ query  # (C,) exact cosines
+        order = np.argsort(-scores, kind="stable")
+        ranked = [
+            (self._keys[c], float(scores[i])) for i, c in zip(order, candidates[order], strict=True)
+        ]
+        return [(key, score) for key, score in ranked if self.get_index(key) not in exclude][:topn]
 
     def similar_by_vector(
         self, vector: np.ndarray, topn: int | None = 10, restrict_vocab: int | None = None
@@ -97,6 +147,18 @@ class Vectors(KeyedTable):
         return self.most_similar(
             positive=[np.asarray(vector)], topn=topn, restrict_vocab=restrict_vocab
         )
+
+    def similar_by_key(
+        self, key: str, topn: int | None = 10, restrict_vocab: int | None = None
+    ) -> list[tuple[str, float]] | np.ndarray:
+        """Keys nearest (by cosine) to ``key``, itself excluded; ``most_similar(positive=[key])``."""
+        return self.most_similar(positive=[key], topn=topn, restrict_vocab=restrict_vocab)
+
+    def similar_by_word(
+        self, word: str, topn: int | None = 10, restrict_vocab: int | None = None
+    ) -> list[tuple[str, float]] | np.ndarray:
+        """gensim's name for :meth:`similar_by_key`."""
+        return self.similar_by_key(word, topn=topn, restrict_vocab=restrict_vocab)
 
     def most_similar_cosmul(
         self,
@@ -156,52 +218,16 @@ class Vectors(KeyedTable):
 
     # -- pairwise ------------------------------------------------------------------
 
-    def similarity(self, key1: str, key2: str) -> float:
-        """Cosine similarity of two keys."""
-        unit = self.get_normed_vectors()
-        return float(unit[self.get_index(key1)] @ unit[self.get_index(key2)])
+    def relative_cosine_similarity(self, wa: str, wb: str, topn: int = 10) -> float:
+        """``cos(wa, wb)`` over the sum of the cosines of ``wa``'s ``topn`` nearest keys.
 
-    def n_similarity(self, keys1: Sequence[str], keys2: Sequence[str]) -> float:
-        """Cosine of the means of two key lists (raw, not unit, vectors are averaged).
-
-        Unlike gensim (which skips absent keys silently), an absent key raises ``KeyError``.
+        Leeuwenberg et al. (2016), eq. 1, as gensim: above about 0.1 (``topn=10``), ``wb``
+        is closer to ``wa`` than an arbitrary neighbour.
         """
-        if not len(keys1) or not len(keys2):
-            raise ValueError("n_similarity needs two non-empty key lists")
-        means = np.stack([self[list(keys1)].mean(axis=0), self[list(keys2)].mean(axis=0)])  # (2, d)
-        unit = unit_rows(means)[1]
-        return float(unit[0] @ unit[1])
-
-    def distance(
-        self, key1: str, key2: str, metric: Literal["cosine", "euclidean"] = "cosine"
-    ) -> float:
-        """``1 - cosine similarity`` (default) or the Euclidean distance of the raw vectors."""
-        return float(self.distances(key1, [key2], metric=metric)[0])
-
-    def distances(
-        self,
-        key_or_vector: Term,
-        other_keys: Sequence[str] = (),
-        metric: Literal["cosine", "euclidean"] = "cosine",
-    ) -> np.ndarray:
-        """Distances from a key or (d,) vector to ``other_keys`` (default: every key, itself included)."""
-        if metric not in ("cosine", "euclidean"):
-            raise ValueError(f"metric must be 'cosine' or 'euclidean', got {metric!r}")
-        point = self._resolve([key_or_vector], normalise_keys=False)[0][0]  # (d,)
-        rows = slice(None) if not len(other_keys) else [self.get_index(k) for k in other_keys]
-        if metric == "euclidean":
-            return np.linalg.norm(self._vectors[rows] - point, axis=1)  # (n,)
-        return 1 - self.get_normed_vectors()[rows] @ unit_rows(point)[1]  # (n,)
-
-    def closer_than(self, key1: str, key2: str) -> list[str]:
-        """Keys (other than ``key1``) at a smaller cosine distance from ``key1`` than ``key2`` is."""
-        distances, this = self.distances(key1), self.get_index(key1)
-        closer = np.flatnonzero(distances < distances[self.get_index(key2)])
-        return [self._keys[i] for i in closer if i != this]
-
-    def rank(self, key1: str, key2: str) -> int:
-        """Rank of ``key2`` among the neighbours of ``key1`` (1 = nearest)."""
-        return len(self.closer_than(key1, key2)) + 1
+        nearest = self.similar_by_key(wa, topn=topn)
+        if not nearest:
+            raise ValueError(f"relative_cosine_similarity needs topn >= 1 neighbours, got {topn!r}")
+        return self.similarity(wa, wb) / sum(score for _, score in nearest)
 
     def doesnt_match(self, keys: Sequence[str]) -> str:
         """The key farthest (by cosine) from the normalised mean of the keys' unit vectors.
@@ -266,23 +292,6 @@ class Vectors(KeyedTable):
 
     def _stop(self, restrict_vocab: int | None) -> int:
         return restrict_stop(restrict_vocab, len(self))
-
-    def _resolve(self, terms: Sequence[Term], normalise_keys: bool) -> tuple[np.ndarray, list[int]]:
-        """Stack the inputs' vectors (n, d) and list the rows of the inputs that are keys."""
-        table = self.get_normed_vectors() if normalise_keys else self._vectors
-        rows, exclude = [], []
-        for term in terms:
-            if isinstance(term, str):
-                exclude.append(self.get_index(term))
-                rows.append(table[exclude[-1]])
-            elif isinstance(term, np.ndarray) and term.shape == (self.vector_size,):
-                rows.append(term.astype(np.float32, copy=False))
-            else:
-                raise TypeError(
-                    f"expected a key (str) or a ({self.vector_size},) vector, got "
-                    f"{type(term).__name__} {getattr(term, 'shape', term)!r}"
-                )
-        return np.stack(rows), exclude
 
     def _ranked(self, scores: np.ndarray, topn: int, exclude: list[int]) -> list[tuple[str, float]]:
         best = top_k(scores, topn + len(exclude))

@@ -31,6 +31,7 @@ matrix product each, not one query per question.
 
 from __future__ import annotations
 
+import io
 import os
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Literal
@@ -38,7 +39,14 @@ from typing import TYPE_CHECKING, Literal
 import numpy as np
 from scipy import stats
 
-from rowbook.vectors.neighbours import cos_mul_scores, restrict_stop, top_k_rows, unit_rows
+from rowbook.corpus_files import open_binary
+from rowbook.vectors.neighbours import (
+    cos_mul_scores,
+    pair_cosines,
+    restrict_stop,
+    top_k_rows,
+    unit_rows,
+)
 
 if TYPE_CHECKING:
     from rowbook.vectors.core import Vectors
@@ -78,7 +86,7 @@ def read_analogy_questions(
     is an error.
     """
     sections: list[tuple[str, list[Question]]] = []
-    with open(path, "rb") as f:
+    with open_binary(path, "analogy questions file") as f:  # compressed ones too
         for line_no, raw in enumerate(f, start=1):
             try:
                 line = raw.decode("utf8")
@@ -204,7 +212,7 @@ def evaluate_word_pairs(
     stop = restrict_stop(restrict_vocab, len(vectors))
     vocab = restricted_vocab(vectors.index_to_key, stop, case_insensitive)
     gold, rows, oov = [], [], 0  # rows: (i, j) of the pair, or None for an unknown pair
-    with open(path, encoding=encoding) as f:
+    with open_binary(path, "word pairs file") as raw, io.TextIOWrapper(raw, encoding=encoding) as f:
         for line in f:
             if line.startswith("#"):
                 continue
@@ -229,7 +237,7 @@ def evaluate_word_pairs(
             f"{path}: no usable word pairs (lines 'word1{delimiter!r}word2{delimiter!r}score' "
             f"with both words among the first {stop} keys)"
         )
-    model = _pair_cosines(vectors.get_normed_vectors(), rows)
+    model = _pair_cosines(vectors.vectors, rows)
     pearson, spearman = stats.pearsonr(gold, model), stats.spearmanr(gold, model)
     oov_ratio = oov / (len(gold) if dummy4unknown else len(gold) + oov) * 100
     return (
@@ -239,11 +247,14 @@ def evaluate_word_pairs(
     )
 
 
-def _pair_cosines(unit: np.ndarray, rows: list[tuple[int, int] | None]) -> np.ndarray:
-    """Cosine of each (i, j) pair of unit rows; 0.0 for ``None`` (gensim's dummy similarity)."""
+def _pair_cosines(table: np.ndarray, rows: list[tuple[int, int] | None]) -> np.ndarray:
+    """Cosine of each (i, j) pair of rows, as ``Vectors.similarity``; 0.0 for ``None``.
+
+    ``None`` marks a pair with an unknown word (gensim's dummy similarity).
+    """
     known = [r for r in rows if r is not None]
     pairs = np.array(known, dtype=np.int64).reshape(-1, 2)  # (n, 2)
-    cosines = np.einsum("nd,nd->n", unit[pairs[:, 0]], unit[pairs[:, 1]])  # (n,)
+    cosines = pair_cosines(table[pairs[:, 0]], table[pairs[:, 1]])  # (n,)
     model = np.zeros(len(rows), dtype=np.float64)
     model[[k for k, r in enumerate(rows) if r is not None]] = cosines
     return model

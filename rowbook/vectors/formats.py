@@ -13,7 +13,11 @@ A key may hold any character except the space and the newline, which delimit the
 fields (:func:`check_word2vec_key`). Values are written as the shortest decimal that
 reads back as the same float32, so text files round-trip exactly.
 
-Reading is strict: a row of the wrong length, a non-numeric value, a header that
+rowbook's ``.npz`` is :func:`rowbook.io.save_state`'s format. The vocabulary file of
+counts and the safetensors format are in :mod:`rowbook.vectors.sidefiles`.
+
+Text and binary files may be gzip, bzip2 or xz compressed (recognised by content, see
+:func:`rowbook.corpus_files.open_binary`). Reading is strict: a row of the wrong length, a non-numeric value, a header that
 disagrees with the rows, a truncated binary file, each raise a ``ValueError`` naming
 the file and the line (text) or byte offset (binary). Duplicate keys keep their first
 row, as in gensim, with a warning.
@@ -29,6 +33,7 @@ from typing import BinaryIO
 import numpy as np
 
 from rowbook.checks import ParameterHint
+from rowbook.corpus_files import open_binary
 from rowbook.io import atomic_write, load_state, save_state
 
 __all__ = [
@@ -99,10 +104,13 @@ def read_word2vec(
     limit: int | None = None,
     encoding: str = "utf8",
     unicode_errors: str = "strict",
+    dtype: np.dtype | type = np.float32,
 ) -> tuple[list[str], np.ndarray]:
-    """Read a word2vec text/binary or GloVe file into ``(keys, vectors)``, vectors (V, d) float32.
+    """Read a word2vec text/binary or GloVe file into ``(keys, vectors)``, vectors (V, d).
 
     ``limit`` reads at most that many rows (duplicates included, as gensim counts them).
+    ``dtype`` is the table's type (float32, or float16 as gensim's ``datatype=``): text
+    values are rounded to it once, binary float32 values converted, as gensim does.
     """
     if limit is not None and (isinstance(limit, bool) or not isinstance(limit, int) or limit < 1):
         raise ValueError(f"limit must be None (read all rows) or an int >= 1, got {limit!r}")
@@ -111,14 +119,14 @@ def read_word2vec(
             "no_header=True is only for text files (GloVe); binary files need the header"
         )
     reader = _Reader(os.fspath(path), encoding, unicode_errors)
-    with open(reader.path, "rb") as f:
+    with open_binary(reader.path, "vectors file") as f:  # gzip, bzip2, xz: decompressed
         if no_header:
             n_rows, dim = reader.sniff_text(f)
             f.seek(0)
         else:
             n_rows, dim = reader.header(f.readline())
         n_read = n_rows if limit is None else min(n_rows, limit)
-        reader.table = np.empty((n_read, dim), dtype=np.float32)  # (V, d)
+        reader.table = np.empty((n_read, dim), dtype=dtype)  # (V, d)
         if binary:
             reader.binary_rows(f, n_read, dim, check_rest=limit is None)
         else:

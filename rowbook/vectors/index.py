@@ -95,6 +95,7 @@ class VectorIndex:
                 faiss.IndexFlatIP(dim), dim, cells, faiss.METRIC_INNER_PRODUCT
             )
             index.cp.seed = seed
+            index.cp.min_points_per_centroid = 1  # small tables: no warning printed on stderr
             index.train(data)
         index.add(data)
         built = cls(index, kind, rows, dim)

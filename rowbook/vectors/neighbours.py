@@ -3,6 +3,7 @@
 :class:`~rowbook.vectors.Vectors` holds the table; these stateless functions do the
 math, on unit rows ``U`` (V, d) of the table:
 
+* one norm, :func:`row_norms` (float64 accumulation), behind every unit row and cosine;
 * cosine similarity of every row with a query ``q``: ``U @ q / |q|``;
 * **3CosAdd** (Mikolov et al. 2013): the answer to "a is to b as c is to ?" is the row
   nearest to ``b - a + c`` (unit vectors), i.e. ``argmax_x cos(x, b) - cos(x, a) + cos(x, c)``;
@@ -26,13 +27,16 @@ __all__ = [
     "EPSILON",
     "cos_add_direction",
     "cos_mul_scores",
+    "pair_cosines",
     "restrict_stop",
+    "row_norms",
     "top_k",
     "top_k_rows",
     "unit_rows",
 ]
 
 EPSILON = 1e-6  # 3CosMul's guard against division by zero, as in gensim
+_ROWS_PER_BLOCK = 1 << 15  # rows converted to float64 at a time (a bounded scratch array)
 
 
 def restrict_stop(restrict_vocab: int | None, n_keys: int) -> int:
@@ -48,25 +52,73 @@ def restrict_stop(restrict_vocab: int | None, n_keys: int) -> int:
     return min(check_int("restrict_vocab", restrict_vocab, 1), n_keys)
 
 
+def row_norms(vectors: np.ndarray) -> np.ndarray:
+    """Euclidean norm of each row, accumulated in float64: the one norm of ``rowbook.vectors``.
+
+    Every norm, unit row and cosine in the package goes through this routine, so a key's
+    similarity with itself is exactly 1.0. It equals BLAS ``dnrm2`` on the float64 row,
+    gensim's ``matutils.unitvec`` norm, to the last float32 digit.
+
+    >>> row_norms(np.array([[3.0, 4.0], [0.0, 0.0]], dtype=np.float32))
+    array([5., 0.])
+    """
+    vectors = np.asarray(vectors)
+    if vectors.ndim == 2 and len(vectors) > _ROWS_PER_BLOCK:  # a bounded float64 scratch
+        blocks = range(0, len(vectors), _ROWS_PER_BLOCK)
+        return np.concatenate([row_norms(vectors[i : i + _ROWS_PER_BLOCK]) for i in blocks])
+    rows = vectors.astype(np.float64, copy=False)
+    return np.sqrt(np.einsum("...d,...d->...", rows, rows))
+
+
 def unit_rows(vectors: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """Euclidean norm of each row and the rows scaled to unit length.
 
-    A zero row keeps norm 0 and stays zero, so its cosine with anything is 0 (gensim
-    divides by the zero norm and gets NaN).
+    Each row is scaled in float64 by the reciprocal of its :func:`row_norms` norm and
+    rounded once to float32 (float64 input stays float64), which is what gensim's
+    ``matutils.unitvec`` (BLAS ``nrm2`` then ``scal``) computes, bit for bit. A zero row
+    keeps norm 0 and stays zero, so its cosine with anything is 0 (gensim divides by the
+    zero norm and gets NaN). Large tables are scaled in blocks of rows. The norms are
+    float64.
 
     Examples
     --------
     >>> norms, unit = unit_rows(np.array([[3.0, 4.0], [0.0, 0.0]], dtype=np.float32))
     >>> norms
-    array([5., 0.], dtype=float32)
+    array([5., 0.])
     >>> unit
     array([[0.6, 0.8],
            [0. , 0. ]], dtype=float32)
     """
-    norms = np.linalg.norm(vectors, axis=-1)  # (V,)
-    unit = np.zeros_like(vectors)  # (V, d)
-    np.divide(vectors, norms[..., None], out=unit, where=norms[..., None] > 0)
-    return norms, unit
+    vectors = np.asarray(vectors)
+    dtype = np.result_type(vectors.dtype, np.float32)  # float16 tables get float32 unit rows
+    flat = vectors.reshape(-1, vectors.shape[-1])  # (V, d)
+    norms = np.empty(len(flat), dtype=np.float64)  # (V,)
+    unit = np.empty(flat.shape, dtype=dtype)  # (V, d)
+    for start in range(0, len(flat), _ROWS_PER_BLOCK):
+        block = flat[start : start + _ROWS_PER_BLOCK].astype(np.float64)  # (b, d)
+        norm = norms[start : start + len(block)] = row_norms(block)
+        scale = np.divide(1.0, norm, out=np.zeros_like(norm), where=norm > 0)  # (b,)
+        unit[start : start + len(block)] = block * scale[:, None]
+    return norms.reshape(vectors.shape[:-1]), unit.reshape(vectors.shape)
+
+
+def pair_cosines(first: np.ndarray, second: np.ndarray) -> np.ndarray:
+    """Cosine of each row of ``first`` with the same row of ``second`` (n, d): (n,) float32.
+
+    Computed in float64 from the raw rows with :func:`row_norms`, then rounded once, so a
+    row with itself gives exactly 1.0 (and a distance of exactly 0.0); a zero row gives 0.
+
+    >>> a = np.array([[0.1, 0.7, -0.3], [1.0, 0.0, 0.0]], dtype=np.float32)
+    >>> pair_cosines(a, a)
+    array([1., 1.], dtype=float32)
+    >>> pair_cosines(np.array([[3.0, 4.0]]), np.array([[4.0, 3.0]]))  # 24 / 25
+    array([0.96], dtype=float32)
+    """
+    first, second = np.asarray(first, np.float64), np.asarray(second, np.float64)
+    dots = np.einsum("...d,...d->...", first, second)  # (n,)
+    scale = row_norms(first) * row_norms(second)  # (n,)
+    cosines = np.divide(dots, scale, out=np.zeros_like(dots), where=scale > 0)
+    return np.clip(cosines, -1.0, 1.0).astype(np.float32)
 
 
 def top_k(scores: np.ndarray, k: int) -> np.ndarray:
@@ -148,8 +200,7 @@ def cos_add_direction(terms: np.ndarray, weights: np.ndarray) -> np.ndarray:
     direction = np.zeros(terms.shape[-1], dtype=terms.dtype)  # (d,)
     for term, weight in zip(terms, weights, strict=True):  # in order, as gensim accumulates
         direction += weight * term
-    norm = np.linalg.norm(direction)
-    return direction / norm if norm > 0 else direction
+    return unit_rows(direction)[1]
 
 
 def cos_mul_scores(

@@ -1,8 +1,9 @@
 """KeyedTable: the store behind :class:`~rowbook.vectors.Vectors`.
 
-Keys (strings) mapped to the rows of a read-only float32 table, optional counts, cached
-row norms and unit rows, and the file formats. It answers lookups only; the similarity
-queries are added by :class:`~rowbook.vectors.Vectors` (store and query kept apart).
+Keys (strings) mapped to the rows of a read-only float32 (or float16) table, optional
+counts, cached row norms and unit rows, and the file formats (editing is added by
+:class:`~rowbook.vectors.edit.EditableTable`). It answers lookups only; the similarity queries are added by
+:class:`~rowbook.vectors.Vectors` (store and query kept apart).
 """
 
 from __future__ import annotations
@@ -10,16 +11,17 @@ from __future__ import annotations
 import os
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from types import MappingProxyType
-from typing import Self
+from typing import Any, Self
 
 import numpy as np
 
-from rowbook.vectors import formats
+from rowbook.vectors import formats, sidefiles
 from rowbook.vectors.neighbours import unit_rows
 
 __all__ = ["KeyedTable"]
 
 PathLike = str | os.PathLike[str]
+_DTYPES = (np.dtype(np.float32), np.dtype(np.float16))
 
 
 class KeyedTable:
@@ -27,16 +29,21 @@ class KeyedTable:
 
     Parameters
     ----------
-    keys : sequence of str
+    keys : sequence of str, or int
         One unique key per row, in row order (trainers use descending frequency, which
-        is what ``restrict_vocab`` arguments assume).
+        is what ``restrict_vocab`` arguments assume). An int is a ``vector_size``:
+        ``Vectors(100)`` is an empty table to fill with ``add_vectors``, as gensim's
+        ``KeyedVectors(100)``.
     vectors : array_like
-        ``(V, d)`` table; stored as C-contiguous float32.
+        ``(V, d)`` table; stored as C-contiguous ``dtype``.
     counts : array_like, optional
         ``(V,)`` non-negative corpus counts, kept and saved alongside.
     copy : bool, default True
-        Copy ``vectors``. With ``copy=False`` a C-contiguous float32 array is used as is
-        (cheap for trainers); do not modify it afterwards, cached norms would go stale.
+        Copy ``vectors``. With ``copy=False`` a C-contiguous array of ``dtype`` is used as
+        is (cheap for trainers); edits then copy it first, so the caller's array is never
+        written to.
+    dtype : numpy.float32 or numpy.float16, default float32
+        Storage type. A float16 table halves the memory; queries compute in float32.
 
     Examples
     --------
@@ -47,13 +54,22 @@ class KeyedTable:
 
     def __init__(
         self,
-        keys: Sequence[str],
-        vectors: np.ndarray | Sequence[Sequence[float]],
+        keys: Sequence[str] | int,
+        vectors: np.ndarray | Sequence[Sequence[float]] | None = None,
         counts: np.ndarray | Sequence[int] | None = None,
         *,
         copy: bool = True,
+        dtype: Any = np.float32,
     ) -> None:
-        table = np.array(vectors, dtype=np.float32, order="C", copy=True if copy else None)
+        dtype = _check_dtype(dtype)
+        if isinstance(keys, int | np.integer) and not isinstance(keys, bool):
+            keys, vectors = (), _empty_table(keys, vectors, counts, dtype)
+        elif vectors is None:
+            raise TypeError(
+                "vectors is missing: pass Vectors(keys, vectors) with a (n_keys, d) array, "
+                "or Vectors(vector_size) for an empty table to fill with add_vectors"
+            )
+        table = np.array(vectors, dtype=dtype, order="C", copy=True if copy else None)
         if table.ndim != 2 or table.shape[1] < 1:
             raise ValueError(
                 f"vectors must be a 2-D (n_keys, vector_size >= 1) array, got shape {table.shape}"
@@ -66,9 +82,11 @@ class KeyedTable:
         self._key_to_index = _index_keys(self._keys)
         # (V, d) read-only view: queries cannot alter it, yet the caller's array stays writeable
         self._vectors = _read_only(table)
+        self._owned = table if copy else None  # the writeable array behind _vectors, if ours
         self._counts = None if counts is None else _check_counts(counts, len(table))
         self._norms: np.ndarray | None = None  # (V,), filled on first query
         self._unit: np.ndarray | None = None  # (V, d) unit rows
+        self._index = None  # a VectorIndex over the unit rows, once built (build_index)
 
     # -- lookup --------------------------------------------------------------------
 
@@ -84,7 +102,7 @@ class KeyedTable:
 
     @property
     def vectors(self) -> np.ndarray:
-        """The (V, d) float32 table, as a read-only view."""
+        """The (V, d) table (float32, or float16 if stored so), as a read-only view."""
         return self._vectors
 
     @property
@@ -141,50 +159,87 @@ class KeyedTable:
         return table[self.get_index(key)]
 
     def fill_norms(self, force: bool = False) -> None:
-        """Compute and cache row norms and unit rows (done lazily by every query)."""
+        """Compute and cache row norms and unit rows (done lazily by every query).
+
+        Both come from :func:`~rowbook.vectors.neighbours.unit_rows`, the package's one
+        norm; every edit of the table drops them, to be computed again on the next query.
+        """
         if self._unit is None or force:
-            norms, unit = unit_rows(self._vectors)
-            self._norms, self._unit = _read_only(norms), _read_only(unit)
+            norms, unit = unit_rows(self._vectors)  # (V,) float64, (V, d)
+            self._norms, self._unit = _read_only(norms.astype(np.float32)), _read_only(unit)
 
     def get_normed_vectors(self) -> np.ndarray:
-        """All rows scaled to unit length, (V, d) read-only (a zero row stays zero)."""
+        """All rows scaled to unit length, (V, d) float32 read-only (a zero row stays zero)."""
         self.fill_norms()
         return self._unit
 
     def unit_normalize_all(self) -> None:
         """Replace the table by its unit rows (a new array; the old one is left untouched)."""
-        self._vectors = self.get_normed_vectors()
-        self._norms = _read_only(np.where(self._norms > 0, 1, 0).astype(np.float32))
+        unit = self.get_normed_vectors()
+        if unit.dtype == self._vectors.dtype:
+            self._vectors, self._owned = unit, None
+            self._norms = _read_only(np.where(self._norms > 0, 1, 0).astype(np.float32))
+        else:  # a float16 table: store its unit rows rounded to float16, norms recomputed
+            self._set_table(unit.astype(self._vectors.dtype))
+
+    def _set_table(self, table: np.ndarray, added: Sequence[str] = ()) -> None:
+        """Install an edited table (owned by this object) and drop the cached unit rows."""
+        if added:
+            self._keys += tuple(added)
+            self._key_to_index = _index_keys(self._keys)
+        self._owned, self._vectors = table, _read_only(table)
+        self._norms = self._unit = self._index = None  # an index of the old rows is stale
 
     # -- files ---------------------------------------------------------------------
 
     def save_word2vec_format(
-        self, path: PathLike, binary: bool = False, write_header: bool = True
+        self,
+        path: PathLike,
+        fvocab: PathLike | None = None,
+        binary: bool = False,
+        write_header: bool = True,
     ) -> None:
         """Write word2vec text (or ``binary``) format, rows in index order, atomically.
 
         ``write_header=False`` (text only) writes GloVe's format. Keys containing a space
-        or newline cannot be stored (``ValueError``); counts are not stored.
+        or newline cannot be stored (``ValueError``). ``fvocab`` also writes the counts, one
+        ``key count`` line per key, as gensim's ``fvocab=`` and word2vec.c's
+        ``-save-vocab`` do. Rows stay in index order (gensim re-sorts them by count; a
+        trainer's table is already in that order).
         """
+        if fvocab is not None and self._counts is None:
+            raise ValueError(
+                "fvocab= writes the counts, but this table has none; build it with counts= "
+                "or load it with fvocab="
+            )
         formats.write_word2vec(
             path, self._keys, self._vectors, binary=binary, write_header=write_header
         )
+        if fvocab is not None:
+            sidefiles.write_vocab_counts(fvocab, self._keys, self._counts)
 
     @classmethod
     def load_word2vec_format(
         cls,
         path: PathLike,
+        fvocab: PathLike | None = None,
         binary: bool = False,
-        no_header: bool = False,
-        limit: int | None = None,
         encoding: str = "utf8",
         unicode_errors: str = "strict",
+        limit: int | None = None,
+        datatype: Any = np.float32,
+        no_header: bool = False,
     ) -> Self:
         """Read a word2vec text/binary file (or GloVe text with ``no_header=True``).
 
-        ``limit`` reads only the first rows. Malformed files raise ``ValueError`` with the
-        line or byte offset; a repeated key keeps its first row, with a warning (as gensim).
+        Parameters as gensim's ``KeyedVectors.load_word2vec_format``: ``fvocab`` reads the
+        counts from a ``key count`` per line file (keys it lacks get 0, with a warning;
+        without it there are no counts, where gensim makes up descending ones); ``limit``
+        reads only the first rows; ``datatype=np.float16`` stores the table in half
+        precision. Malformed files raise ``ValueError`` with the line or byte offset; a
+        repeated key keeps its first row, with a warning (as gensim).
         """
+        dtype = _check_dtype(datatype, "datatype")
         keys, table = formats.read_word2vec(
             path,
             binary=binary,
@@ -192,8 +247,12 @@ class KeyedTable:
             limit=limit,
             encoding=encoding,
             unicode_errors=unicode_errors,
+            dtype=dtype,
         )
-        return cls(keys, table, copy=False)
+        counts = None
+        if fvocab is not None:
+            counts = sidefiles.read_vocab_counts(fvocab, keys, unicode_errors=unicode_errors)
+        return cls(keys, table, counts, copy=False, dtype=dtype)
 
     @classmethod
     def load_glove(cls, path: PathLike, limit: int | None = None, encoding: str = "utf8") -> Self:
@@ -201,14 +260,47 @@ class KeyedTable:
         return cls.load_word2vec_format(path, no_header=True, limit=limit, encoding=encoding)
 
     def save(self, path: PathLike) -> None:
-        """Write keys, vectors and counts to one ``.npz`` (no pickle), atomically, at exactly ``path``."""
-        formats.write_npz(path, self._keys, self._vectors, self._counts)
+        """Write keys, vectors and counts to one file (no pickle), atomically, at exactly ``path``.
+
+        A path ending in ``.safetensors`` gets the safetensors format (readable by
+        ``safetensors.torch.load_file``: ``["vectors"]`` is the table for
+        ``torch.nn.Embedding.from_pretrained``); any other, rowbook's ``.npz``.
+        """
+        write = sidefiles.write_safetensors if _is_safetensors(path) else formats.write_npz
+        write(path, self._keys, self._vectors, self._counts)
 
     @classmethod
     def load(cls, path: PathLike) -> Self:
-        """Read a file written by :meth:`save`."""
-        keys, table, counts = formats.read_npz(path)
-        return cls(keys, table, counts, copy=False)
+        """Read a file written by :meth:`save` (``.safetensors`` or ``.npz``, by the name)."""
+        read = sidefiles.read_safetensors if _is_safetensors(path) else formats.read_npz
+        keys, table, counts = read(path)
+        dtype = np.float16 if table.dtype == np.float16 else np.float32
+        return cls(keys, table, counts, copy=False, dtype=dtype)
+
+
+def _is_safetensors(path: PathLike) -> bool:
+    return os.fspath(path).endswith(".safetensors")
+
+
+def _check_dtype(dtype: Any, name: str = "dtype") -> np.dtype:
+    try:
+        checked = np.dtype(dtype)
+    except TypeError:
+        checked = None
+    if checked not in _DTYPES:
+        raise ValueError(f"{name} must be numpy.float32 or numpy.float16, got {dtype!r}")
+    return checked
+
+
+def _empty_table(vector_size: int, vectors: Any, counts: Any, dtype: np.dtype) -> np.ndarray:
+    if vectors is not None or counts is not None:
+        raise TypeError(
+            "Vectors(vector_size) makes an empty table and takes no vectors or counts; "
+            "pass keys and vectors, or call add_vectors afterwards"
+        )
+    if vector_size < 1:
+        raise ValueError(f"vector_size must be an int >= 1, got {vector_size!r}")
+    return np.zeros((0, int(vector_size)), dtype=dtype)  # (0, d)
 
 
 def _read_only(array: np.ndarray) -> np.ndarray:

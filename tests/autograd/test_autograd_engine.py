@@ -26,7 +26,7 @@ def test_same_tensor_as_both_operands_of_one_op():
 def test_backward_twice_accumulates_like_torch():
     x = Tensor(np.array([1.0, 2.0]), requires_grad=True)
     y = (x**2).sum()
-    y.backward()
+    y.backward(retain_graph=True)
     y.backward()
     t = torch.tensor([1.0, 2.0], dtype=torch.float64, requires_grad=True)
     ty = (t**2).sum()

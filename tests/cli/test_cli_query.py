@@ -251,3 +251,17 @@ def test_evaluate_counts_skipped_questions(run, vectors_txt, tmp_path):
     assert "empty" not in rows
     assert rows["unknown"] == ["0", "0", "1", "-", "0.00%"]
     assert rows["people"][:3] == ["2", "2", "1"]  # both known questions answered right
+
+
+def test_neighbors_from_an_index_built_on_first_use_then_loaded(run, vectors_txt, tmp_path):
+    pytest.importorskip("faiss")
+    index = tmp_path / "v.index"
+    exact = json.loads(run("neighbors", vectors_txt, "king", "--topn", 3, "--json").out)
+    first = run("neighbors", vectors_txt, "king", "--topn", 3, "--json", "--index", index)
+    assert first.code == 0 and index.exists() and "built" in first.err
+    second = run("neighbors", vectors_txt, "king", "--topn", 3, "--json", "--index", index)
+    assert second.code == 0 and "built" not in second.err
+    for result in (first, second):  # a tiny table: the index scans every cell
+        assert [d["word"] for d in json.loads(result.out)["king"]] == [
+            d["word"] for d in exact["king"]
+        ]

@@ -34,7 +34,7 @@ def test_tokenize_with_a_vocabulary_gives_its_ids(run, tmp_path):
     corpus = tmp_path / "c.txt"
     corpus.write_text("the cat sat on the mat\nthe dog sat\n")
     assert run("vocab", corpus, "-o", tmp_path / "v.json", "--quiet").code == 0
-    itos = [t for t, _ in json.loads((tmp_path / "v.json").read_text())["tokens"]]
+    itos = [t for t, _ in json.loads((tmp_path / "v.json").read_text())["vocab"]["tokens"]]
     result = run("tokenize", "--vocab", tmp_path / "v.json", "--ids", "the dog ate the mat")
     expected = [
         itos.index(t) if t in itos else itos.index("<unk>") for t in "the dog ate the mat".split()
@@ -42,6 +42,40 @@ def test_tokenize_with_a_vocabulary_gives_its_ids(run, tmp_path):
     assert result.out.split() == [str(i) for i in expected]
     result = run("tokenize", "--vocab", tmp_path / "v.json", "--json", "cat")
     assert json.loads(result.out)["ids"] == [itos.index("cat")]
+
+
+def test_vocab_file_remembers_lower_and_tokenize_applies_it(run, tmp_path):
+    from rowbook.text import Normalizer, TextPipeline, Vocab, WordTokenizer
+
+    corpus = tmp_path / "c.txt"
+    corpus.write_text("The Cat sat on the mat\nthe dog sat\n")
+    assert run("vocab", corpus, "--lower", "-o", tmp_path / "v.json", "--quiet").code == 0
+    library = TextPipeline(Normalizer(case="lower"), WordTokenizer(), Vocab())
+    library.fit(corpus.read_text().splitlines())
+    result = run("tokenize", "--vocab", tmp_path / "v.json", "--json", "The CAT sat")
+    assert result.code == 0 and result.err == ""
+    record = json.loads(result.out)
+    assert record["tokens"] == ["the", "cat", "sat"]
+    assert record["ids"] == library.encode("The CAT sat").tolist()
+    assert 1 not in record["ids"]  # nothing became <unk>
+    result = run("tokenize", "--vocab", tmp_path / "v.json", "--lower", "x")
+    assert result.code == 2 and "drop --lower" in result.err
+
+
+def test_tokenize_warns_when_most_tokens_are_unknown(run, tmp_path):
+    from rowbook.text import Vocab
+
+    Vocab().fit([["the", "cat", "sat"]]).save(tmp_path / "plain.json")  # a file of older versions
+    result = run("tokenize", "--vocab", tmp_path / "plain.json", "--ids", "The Cat sat")
+    assert result.code == 0 and result.out.split() == ["1", "1", "4"]
+    assert "warning: 2 of 3 tokens" in result.err and "add --lower" in result.err
+    quiet = run("tokenize", "--vocab", tmp_path / "plain.json", "--lower", "--ids", "The Cat sat")
+    assert quiet.err == "" and quiet.out.split() == ["2", "3", "4"]
+    corpus = tmp_path / "c.txt"
+    corpus.write_text("the cat sat\n")
+    assert run("vocab", corpus, "--lower", "-o", tmp_path / "v.json", "--quiet").code == 0
+    result = run("tokenize", "--vocab", tmp_path / "v.json", "le chat dort sur le tapis")
+    assert "warning: 6 of 6 tokens" in result.err and "differs from the corpus" in result.err
 
 
 @pytest.fixture
@@ -100,7 +134,7 @@ def test_vocab_counts_and_order(run, corpus_txt, tmp_path):
     assert result.code == 0, result
     counts = Counter(corpus_txt.read_text().split())  # the word tokenizer finds the same words here
     kept = sorted((w for w, c in counts.items() if c >= 100), key=lambda w: -counts[w])
-    saved = json.loads((tmp_path / "v.json").read_text())
+    saved = json.loads((tmp_path / "v.json").read_text())["vocab"]
     assert [t for t, _ in saved["tokens"]][:2] == ["<pad>", "<unk>"]
     assert {t: c for t, c in saved["tokens"][2:]} == {w: counts[w] for w in kept}
     assert [c for _, c in saved["tokens"][2:]] == sorted((counts[w] for w in kept), reverse=True)
@@ -115,7 +149,7 @@ def test_vocab_table_max_size_and_stdin(run, tmp_path, monkeypatch):
     monkeypatch.setattr(sys, "stdin", io.StringIO("b a b c b a\n"))
     result = run("vocab", "-", "--max-size", 4, "-o", tmp_path / "v.json")
     assert result.code == 0, result
-    assert [t for t, _ in json.loads((tmp_path / "v.json").read_text())["tokens"]] == [
+    assert [t for t, _ in json.loads((tmp_path / "v.json").read_text())["vocab"]["tokens"]] == [
         "<pad>",
         "<unk>",
         "b",
@@ -159,3 +193,21 @@ def test_text_errors(run, one_line_error, tmp_path, monkeypatch):
     one_line_error(run("tokenize", "--bpe", tmp_path / "c.txt", "x"), "tokenize", "c.txt")
     one_line_error(run("tokenize", "--vocab", tmp_path / "c.txt", "x"), "tokenize", "c.txt")
     one_line_error(run("tokenize", "--tokenizer", "nope", "x"), "tokenize", "invalid choice")
+
+
+def test_vocab_of_compressed_files_and_folders_equals_the_plain_file(run, corpus_txt, tmp_path):
+    import gzip
+    import lzma
+
+    lines = corpus_txt.read_text().splitlines(keepends=True)
+    (tmp_path / "a.txt.gz").write_bytes(gzip.compress("".join(lines[:100]).encode()))
+    (tmp_path / "b").mkdir()
+    (tmp_path / "b" / "rest.xz").write_bytes(lzma.compress("".join(lines[100:]).encode()))
+    plain = run("vocab", corpus_txt, "-o", tmp_path / "plain.json", "--json")
+    parts = run(
+        "vocab", tmp_path / "a.txt.gz", tmp_path / "b", "-o", tmp_path / "parts.json", "--json"
+    )
+    assert plain.code == parts.code == 0
+    assert json.loads(plain.out) | {"output": ""} == json.loads(parts.out) | {"output": ""}
+    saved = [json.loads((tmp_path / f"{n}.json").read_text()) for n in ("plain", "parts")]
+    assert saved[0] == saved[1]

@@ -264,6 +264,36 @@ def test_ctrl_c_keeps_the_checkpoint_and_exits_130(tmp_path):
     np.testing.assert_array_equal(Vectors.load_word2vec_format(out).vectors, expected.vectors)
 
 
+def test_word2vec_reads_several_compressed_files_and_folders(run, corpus_txt, tmp_path):
+    import bz2
+    import gzip
+
+    lines = corpus_txt.read_text().splitlines(keepends=True)
+    third = len(lines) // 3
+    (tmp_path / "a.txt.gz").write_bytes(gzip.compress("".join(lines[:third]).encode()))
+    folder = tmp_path / "more"
+    folder.mkdir()
+    (folder / "b.bz2").write_bytes(bz2.compress("".join(lines[third : 2 * third]).encode()))
+    (folder / "c.txt").write_text("".join(lines[2 * third :]))
+    plain, parts = tmp_path / "plain.npz", tmp_path / "parts.npz"
+    assert run("train", "word2vec", corpus_txt, "-o", plain, *W2V, "--quiet").code == 0
+    result = run("train", "word2vec", tmp_path / "a.txt.gz", folder, "-o", parts, *W2V, "--quiet")
+    assert result.code == 0, result
+    from rowbook import Vectors
+
+    a, b = Vectors.load(plain), Vectors.load(parts)
+    assert a.index_to_key == b.index_to_key
+    np.testing.assert_array_equal(a.vectors, b.vectors)
+
+
+def test_a_fifo_corpus_is_refused_in_one_line(run, one_line_error, tmp_path):
+    fifo = tmp_path / "pipe"
+    os.mkfifo(fifo)
+    for argv, command in ((["train", "word2vec", fifo, "-o", tmp_path / "v.txt"], "train word2vec"),
+                          (["vocab", fifo, "-o", tmp_path / "v.json"], "vocab")):  # fmt: skip
+        one_line_error(run(*argv), command, "is a FIFO", "'-'")
+
+
 def test_abbreviations_are_not_options(run, one_line_error, corpus_txt, tmp_path):
     out = tmp_path / "v.txt"
     for argv in (["--vector", 12], ["--to", "whitespace"], ["--min", 2]):

@@ -80,7 +80,10 @@ def test_tokenizer_callable_and_object(tmp_path):
         def tokenize(self, line):
             return line.strip().lower().split(",")
 
-    assert list(iter_sentences(path, lambda line: line.strip().split(","))) == [["A", "b"], ["b", "C"]]
+    assert list(iter_sentences(path, lambda line: line.strip().split(","))) == [
+        ["A", "b"],
+        ["b", "C"],
+    ]
     assert list(iter_sentences(path, Pipeline())) == [["a", "b"], ["b", "c"]]
     with pytest.raises(TypeError, match="tokenizer"):
         list(iter_sentences(path, 3))
@@ -89,7 +92,9 @@ def test_tokenizer_callable_and_object(tmp_path):
 def test_bad_corpora_are_named():
     with pytest.raises(TypeError, match="corpus item 1 is a str"):
         read_corpus([["a"], "b c"])
-    with pytest.raises(FileNotFoundError, match="not a file"):
+    with pytest.raises(
+        FileNotFoundError, match=r"corpus file /nonexistent/corpus\.txt does not exist"
+    ):
         read_corpus("/nonexistent/corpus.txt")
     with pytest.raises(TypeError, match="iterable of token lists"):
         read_corpus(42)
@@ -112,3 +117,60 @@ def test_truncate_vocab_drops_rare_words_from_text():
     assert small.keys == ("a", "c")
     assert enc2.ids.tolist() == [0, 1, 0, 1, 0]
     assert enc2.starts.tolist() == [0, 3, 5]
+
+
+def _write_sources(tmp_path, corpus):
+    """The corpus as one plain file, and the same lines as .gz + .bz2 + a folder of .xz parts."""
+    import bz2
+    import gzip
+    import lzma
+
+    lines = [
+        "".join(" ".join(s) + "\n" for s in corpus[k : k + 10]) for k in range(0, len(corpus), 10)
+    ]
+    plain = tmp_path / "plain.txt"
+    plain.write_text("".join(lines), encoding="utf-8")
+    (tmp_path / "one.txt.gz").write_bytes(gzip.compress("".join(lines[:2]).encode()))
+    (tmp_path / "two.bz2").write_bytes(bz2.compress("".join(lines[2:3]).encode()))
+    folder = tmp_path / "rest"
+    folder.mkdir()
+    for k, text in enumerate(lines[3:]):
+        (folder / f"part{k:02d}.xz").write_bytes(lzma.compress(text.encode()))
+    return plain, [tmp_path / "one.txt.gz", tmp_path / "two.bz2", folder]
+
+
+def test_compressed_many_file_folder_and_stdin_corpora_equal_the_plain_file(tmp_path, monkeypatch):
+    import io
+    import sys
+
+    from rowbook.models import Word2Vec
+
+    corpus = _corpus(2, 80)
+    plain, parts = _write_sources(tmp_path, corpus)
+    v0, e0 = read_corpus(plain)
+    monkeypatch.setattr(sys, "stdin", io.TextIOWrapper(io.BytesIO(plain.read_bytes())))
+    for source in (parts, [str(p) for p in parts], "-"):
+        v, e = read_corpus(source)
+        assert v.keys == v0.keys and v.counts.tolist() == v0.counts.tolist()
+        np.testing.assert_array_equal(e.ids, e0.ids)
+        np.testing.assert_array_equal(e.starts, e0.starts)
+    settings = dict(vector_size=8, window=3, min_count=1, epochs=1, workers=1, seed=5)
+    expected = Word2Vec(**settings).fit(corpus).vectors
+    for source in (plain, parts):
+        got = Word2Vec(**settings).fit(source).vectors
+        assert got.index_to_key == expected.index_to_key
+        np.testing.assert_array_equal(got.vectors, expected.vectors)
+
+
+@pytest.mark.parametrize("chunk_bytes", [16, 1 << 20])
+def test_long_lines_become_sentences_as_gensim_line_sentence(tmp_path, chunk_bytes):
+    from rowbook.corpus_files import iter_pieces
+    from rowbook.data.corpus import _line_sentences
+
+    words = [f"w{i % 7}" for i in range(53)]
+    path = tmp_path / "long.txt"
+    path.write_text(" ".join(words) + "\nshort line\n\n" + " ".join(words[:20]) + "\n")
+    pieces = iter_pieces(path, chunk_bytes=chunk_bytes)
+    ours = [s for s in _line_sentences(pieces, str.split, 10) if s]  # gensim skips empty lines
+    assert ours == list(gensim_word2vec.LineSentence(str(path), max_sentence_length=10))
+    assert [s for s in iter_sentences(path, max_sentence_length=10) if s] == ours

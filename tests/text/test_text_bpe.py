@@ -34,23 +34,23 @@ def bpe(corpus):
 @settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(text=HARD)
 def test_decode_encode_round_trip(bpe, text):
-    ids = bpe.encode(text)
-    assert bpe.decode(ids) == text
+    ids = bpe.encode(text).ids
+    assert bpe.decode(ids, skip_special_tokens=False) == text
     assert bpe.detokenize(bpe.tokenize(text)) == text
     assert all(0 <= i < len(bpe) for i in ids)
 
 
 def test_round_trip_of_empty_string_and_batches(bpe, corpus):
-    assert bpe.encode("") == [] and bpe.decode([]) == ""
-    assert bpe.encode_batch(corpus[:50]) == [bpe.encode(t) for t in corpus[:50]]
+    assert bpe.encode("").ids == [] and bpe.decode([]) == ""
+    assert bpe.encode_batch(corpus[:50]) == [bpe.encode(t) for t in corpus[:50]]  # Encodings
 
 
 def test_special_tokens_are_never_split(bpe):
     pad, eot = bpe.special_tokens["<pad>"], bpe.special_tokens["<|endoftext|>"]
     assert (pad, eot) == (0, 1)  # specials take the first ids
-    ids = bpe.encode("x<pad><|endoftext|>y<pad")
+    ids = bpe.encode("x<pad><|endoftext|>y<pad").ids
     assert ids.count(pad) == 1 and ids.count(eot) == 1
-    assert ids == [*bpe.encode("x"), pad, eot, *bpe.encode("y<pad")]
+    assert ids == [*bpe.encode("x").ids, pad, eot, *bpe.encode("y<pad").ids]
     assert bpe.decode(ids, skip_special_tokens=True) == "xy<pad"
 
 
@@ -59,7 +59,7 @@ def test_cache_gives_the_same_ids_as_a_cold_encoder(corpus):
     big = ByteLevelBPE().fit(corpus, 600)
     longest = max(len(set(regex.findall(GPT2_PATTERN, t))) for t in corpus[:100])
     for text in corpus[:100]:
-        assert small.encode(text) == big.encode(text)
+        assert small.encode(text).ids == big.encode(text).ids
         assert len(small._cache) <= max(5, longest)  # emptied when full, refilled by one text
 
 
@@ -230,7 +230,7 @@ def test_unsupported_tokenizer_json_options_are_refused(bpe, tmp_path):
         (tmp_path / "x.json").write_text(json.dumps({**base, key: value}), encoding="utf-8")
         with pytest.raises(ValueError, match=message):
             ByteLevelBPE.from_tokenizer_json(tmp_path / "x.json")
-    model = {**base["model"], "dropout": 0.1}
+    model = {**base["model"], "dropout": "often"}  # a number is read (BPE-dropout)
     (tmp_path / "x.json").write_text(json.dumps({**base, "model": model}), encoding="utf-8")
     with pytest.raises(ValueError, match="dropout"):
         ByteLevelBPE.from_tokenizer_json(tmp_path / "x.json")

@@ -68,8 +68,8 @@ def test_hf_trained_tokenizer_json_gives_same_ids(trained, corpus, tmp_path):
     ours = ByteLevelBPE.from_tokenizer_json(tmp_path / "tokenizer.json")
     texts = [*corpus[:200], "unseen: Ωμέγα ЖЖЖ 𝔘𝔫𝔦𝔠𝔬𝔡𝔢 \x00\x1f\x7f", "<pad>x<|endoftext|><pad>", ""]
     for text in texts:
-        assert ours.encode(text) == theirs.encode(text).ids, text
-    assert ours.encode_batch(texts) == [e.ids for e in theirs.encode_batch(texts)]
+        assert ours.encode(text).ids == theirs.encode(text).ids, text
+    assert [e.ids for e in ours.encode_batch(texts)] == [e.ids for e in theirs.encode_batch(texts)]
 
 
 def test_rowbook_trained_exports_to_hf_with_same_ids(trained, corpus, tmp_path):
@@ -77,16 +77,17 @@ def test_rowbook_trained_exports_to_hf_with_same_ids(trained, corpus, tmp_path):
     ours.to_tokenizer_json(tmp_path / "tokenizer.json")
     theirs = Tokenizer.from_file(str(tmp_path / "tokenizer.json"))
     for text in [*corpus[:200], "mixed <|endoftext|>tail and <pad><pad>"]:
-        ids = ours.encode(text)
+        ids = ours.encode(text).ids
         assert ids == theirs.encode(text).ids, text
-        assert ours.decode(ids) == theirs.decode(ids, skip_special_tokens=False)
+        assert ours.decode(ids) == theirs.decode(ids)  # both skip special tokens by default
+        assert ours.decode(ids, skip_special_tokens=False) == theirs.decode(ids, skip_special_tokens=False)
 
 
 @settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(text=STABLE_TEXT)
 def test_ids_match_hf_on_generated_text(trained, text):
     ours, theirs = trained
-    assert ours.encode(text) == theirs.encode(text).ids
+    assert ours.encode(text).ids == theirs.encode(text).ids
 
 
 def test_custom_split_pattern_exports_as_split_plus_bytelevel(corpus, tmp_path):
@@ -96,9 +97,9 @@ def test_custom_split_pattern_exports_as_split_plus_bytelevel(corpus, tmp_path):
     ours.to_tokenizer_json(tmp_path / "tokenizer.json")
     theirs = Tokenizer.from_file(str(tmp_path / "tokenizer.json"))
     for text in corpus[:300]:
-        assert ours.encode(text) == theirs.encode(text).ids, text
+        assert ours.encode(text).ids == theirs.encode(text).ids, text
     again = ByteLevelBPE.from_tokenizer_json(tmp_path / "tokenizer.json")
-    assert again.pattern == pattern and again.encode(corpus[5]) == ours.encode(corpus[5])
+    assert again.pattern == pattern and again.encode(corpus[5]) == ours.encode(corpus[5])  # the whole Encoding
 
 
 @pytest.mark.parametrize("ignore_merges", [False, True])
@@ -111,7 +112,7 @@ def test_ignore_merges_and_add_prefix_space_follow_hf(trained, corpus, tmp_path,
     path.write_text(json.dumps(data), encoding="utf-8")
     hf, ours = Tokenizer.from_file(str(path)), ByteLevelBPE.from_tokenizer_json(path)
     for text in [*corpus[:100], "a<pad>b", " leading", "<pad>"]:
-        assert ours.encode(text) == hf.encode(text).ids, text
+        assert ours.encode(text).ids == hf.encode(text).ids, text
 
 
 def test_gpt2_style_file_layout_loads(trained, corpus, tmp_path):
@@ -126,4 +127,4 @@ def test_gpt2_style_file_layout_loads(trained, corpus, tmp_path):
     path.write_text(json.dumps(data), encoding="utf-8")
     hf, ours = Tokenizer.from_file(str(path)), ByteLevelBPE.from_tokenizer_json(path)
     for text in corpus[:100]:
-        assert ours.encode(text) == hf.encode(text).ids
+        assert ours.encode(text).ids == hf.encode(text).ids

@@ -1,4 +1,4 @@
-"""TextPipeline: the seed's pipeline end to end, batches, corpus files, bad input."""
+"""TextPipeline: the cat sat on the mat example end to end, batches, corpus files, bad input."""
 
 from __future__ import annotations
 
@@ -19,12 +19,12 @@ from rowbook.text import (
 )
 
 
-def seed_pipeline() -> TextPipeline:
+def cat_sat_pipeline() -> TextPipeline:
     return TextPipeline(Normalizer(case="lower", strip=True), WordTokenizer(), Vocab())
 
 
-def test_cat_sat_on_the_mat_pipeline():
-    pipe = seed_pipeline().fit(["The cat sat on the mat"])
+def test_the_cat_sat_on_the_mat_pipeline():
+    pipe = cat_sat_pipeline().fit(["The cat sat on the mat"])
     assert pipe.encode("The cat sat on the mat").tolist() == [2, 3, 4, 5, 2, 6]
     assert pipe.decode(pipe.encode(" The  cat ")) == "the cat"
     assert pipe.vocab_size == 7 and pipe.pad_id == 0
@@ -34,7 +34,9 @@ def manual_batch(seqs, width, pad):
     """Padding written out with Python lists."""
     rows = [list(s[:width]) + [pad] * (width - len(s[:width])) for s in seqs]
     mask = [[1] * len(s[:width]) + [0] * (width - len(s[:width])) for s in seqs]
-    return np.array(rows, dtype=np.int64).reshape(len(seqs), width), np.array(mask, bool).reshape(len(seqs), width)
+    return np.array(rows, dtype=np.int64).reshape(len(seqs), width), np.array(mask, bool).reshape(
+        len(seqs), width
+    )
 
 
 @pytest.mark.parametrize("max_length, padding", [(None, "longest"), (3, "longest"), (8, "max_length"),
@@ -54,8 +56,10 @@ def test_encode_batch_padding_and_truncation(corpus, max_length, padding):
 
 
 def test_batch_errors():
-    pipe = seed_pipeline().fit(["a b c d e"])
-    with pytest.raises(ValueError, match="text 0 has 5 tokens > max_length=2; pass truncation=True"):
+    pipe = cat_sat_pipeline().fit(["a b c d e"])
+    with pytest.raises(
+        ValueError, match="text 0 has 5 tokens > max_length=2; pass truncation=True"
+    ):
         pipe.encode_batch(["a b c d e", "a"], max_length=2, truncation=False)
     with pytest.raises(ValueError, match="padding='max_length' needs max_length"):
         pipe.encode_batch(["a"], padding="max_length")
@@ -77,7 +81,7 @@ def test_bpe_pipeline_uses_bpe_ids_and_its_pad_token(corpus, tmp_path):
     text = "Ｆｕｌｌｗｉｄｔｈ text"
     assert pipe.encode(text).tolist() == hf.encode(Normalizer(unicode_form="NFKC")(text)).ids
     ids, mask = pipe.encode_batch(["short", "a longer text"])
-    assert ids[0, mask[0].sum():].tolist() == [0] * (~mask[0]).sum() and pipe.pad_id == 0
+    assert ids[0, mask[0].sum() :].tolist() == [0] * (~mask[0]).sum() and pipe.pad_id == 0
     assert pipe.decode_batch(ids, mask) == ["short", "a longer text"]
 
 
@@ -98,8 +102,8 @@ def test_fitting_from_a_file_equals_fitting_from_lines(corpus, tmp_path):
     path = tmp_path / "corpus.txt"
     lines = [line.replace("\n", " ") for line in corpus]
     path.write_text("\n".join(lines) + "\n", encoding="utf-8")
-    from_file = seed_pipeline().fit(path, show_progress=False)
-    from_list = seed_pipeline().fit(lines)
+    from_file = cat_sat_pipeline().fit(path, show_progress=False)
+    from_list = cat_sat_pipeline().fit(lines)
     assert from_file.vocab_.itos == from_list.vocab_.itos
     bpe_file = TextPipeline(None, ByteLevelBPE(), Vocab()).fit(path, vocab_size=500)
     bpe_list = TextPipeline(None, ByteLevelBPE(), Vocab()).fit(lines, vocab_size=500)
@@ -115,29 +119,29 @@ def test_invalid_utf8_in_corpus_file(tmp_path):
     except UnicodeDecodeError as err:
         offset = err.start  # where Python's own decoder stops
     with pytest.raises(ValueError, match=f"invalid UTF-8 at byte offset {offset} \\(line 3\\)"):
-        seed_pipeline().fit(path)
+        cat_sat_pipeline().fit(path)
     lines = list(iter_lines(path, errors="replace"))
     assert lines == raw.decode("utf-8", errors="replace").splitlines()
-    pipe = seed_pipeline().fit(path, errors="replace")
+    pipe = cat_sat_pipeline().fit(path, errors="replace")
     assert "\ufffd" in pipe.vocab_.stoi
 
 
 def test_fit_input_errors(tmp_path):
     with pytest.raises(TypeError, match="texts is a str"):
-        seed_pipeline().fit("The cat sat")
+        cat_sat_pipeline().fit("The cat sat")
     with pytest.raises(TypeError, match="texts must be str, got int"):
-        seed_pipeline().fit([1, 2])
+        cat_sat_pipeline().fit([1, 2])
     with pytest.raises(TypeError, match="one-shot iterator"):
         TextPipeline(None, ByteLevelBPE(), Vocab()).fit(iter(["a b"]), vocab_size=300)
     with pytest.raises(TypeError, match="no unfitted ByteLevelBPE"):
-        seed_pipeline().fit(["a"], vocab_size=300)
+        cat_sat_pipeline().fit(["a"], vocab_size=300)
     with pytest.raises(FileNotFoundError, match="does not exist"):
-        seed_pipeline().fit(Path(tmp_path / "missing.txt"))
+        cat_sat_pipeline().fit(Path(tmp_path / "missing.txt"))
     with pytest.raises(ValueError, match="not fitted"):
-        seed_pipeline().encode("x")
+        cat_sat_pipeline().encode("x")
     with pytest.raises(TypeError, match="tokenizer must be"):
         TextPipeline(None, str.split)
-    assert seed_pipeline().fit(iter(["one shot is fine for a vocab"])).vocab_size == 9
+    assert cat_sat_pipeline().fit(iter(["one shot is fine for a vocab"])).vocab_size == 9
 
 
 def test_fitted_components_are_kept(corpus):

@@ -59,3 +59,37 @@ def test_bad_settings_name_the_parameter(unit):
         VectorIndex.build(unit, "hnsw", ef_search=0)
     with pytest.raises(ValueError, match="empty table"):
         VectorIndex.build(unit[:0], "ivf")
+
+
+def test_most_similar_approximate_gives_the_exact_answer_with_exhaustive_settings(unit):
+    from rowbook.vectors import Vectors
+
+    table = Vectors([f"k{i}" for i in range(600)], unit * 3.0)  # not unit rows: cosines still
+    with pytest.raises(ValueError, match="build_index"):
+        table.most_similar("k5", approximate=True)
+    table.build_index("ivf", nlist=8, nprobe=8)
+    for key in ("k0", "k77", "k599"):
+        exact = table.most_similar(key, topn=7)
+        approx = table.most_similar(key, topn=7, approximate=True)
+        assert [k for k, _ in approx] == [k for k, _ in exact]
+        np.testing.assert_allclose([s for _, s in approx], [s for _, s in exact], rtol=1e-6)
+    restricted = table.most_similar("k3", topn=5, restrict_vocab=300, approximate=True)
+    assert all(table.get_index(k) < 300 for k, _ in restricted)
+    with pytest.raises(ValueError, match="give topn"):
+        table.most_similar("k3", topn=None, approximate=True)
+
+
+def test_the_index_is_saved_beside_the_vectors_and_dropped_by_edits(unit, tmp_path):
+    from rowbook.vectors import Vectors
+
+    table = Vectors([f"k{i}" for i in range(600)], unit)
+    table.build_index("ivf", nlist=8, nprobe=8)
+    table.save_index(tmp_path / "t.index")
+    again = Vectors([f"k{i}" for i in range(600)], unit)
+    again.load_index(tmp_path / "t.index")
+    assert again.most_similar("k9", topn=3, approximate=True) == table.most_similar(
+        "k9", topn=3, approximate=True
+    )
+    table.add_vectors(["new"], unit[:1])
+    with pytest.raises(ValueError, match="build_index"):
+        table.most_similar("k9", approximate=True)

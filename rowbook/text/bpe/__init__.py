@@ -4,12 +4,15 @@ Read in this order, simple to complex: :mod:`~rowbook.text.bpe.classic` (Sennric
 al.'s merge loop, the reference), :mod:`~rowbook.text.bpe.bytelevel` (GPT-2's byte
 alphabet and pre-split), :mod:`~rowbook.text.bpe.train` (the fast trainer held to the
 reference), :mod:`~rowbook.text.bpe.encode` (applying merges), :mod:`~rowbook.text.bpe.files`
-(``tokenizer.json`` and rowbook's BPE JSON) and :mod:`~rowbook.text.bpe.model`
+(``tokenizer.json``, GPT-2's vocab.json + merges.txt and rowbook's BPE JSON),
+:mod:`~rowbook.text.bpe.options` (the trainer options), :mod:`~rowbook.text.bpe.encoding`
+(:class:`Encoding`, with character offsets) and :mod:`~rowbook.text.bpe.model`
 (:class:`ByteLevelBPE`, the tokenizer users hold).
 """
 
 from rowbook.text.bpe.bytelevel import GPT2_PATTERN
 from rowbook.text.bpe.classic import MergeStep, learn_bpe, segment
+from rowbook.text.bpe.encoding import Encoding
 from rowbook.text.bpe.model import ByteLevelBPE
 
-__all__ = ["GPT2_PATTERN", "ByteLevelBPE", "MergeStep", "learn_bpe", "segment"]
+__all__ = ["GPT2_PATTERN", "ByteLevelBPE", "Encoding", "MergeStep", "learn_bpe", "segment"]

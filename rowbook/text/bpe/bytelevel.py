@@ -26,6 +26,8 @@ Examples
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 import numpy as np
 
 __all__ = [
@@ -33,6 +35,7 @@ __all__ = [
     "GPT2_PATTERN",
     "UNICODE_TO_BYTE",
     "byte_alphabet",
+    "decode_tokens",
     "from_byte_level",
     "to_byte_level",
 ]
@@ -80,5 +83,29 @@ def to_byte_level(text: str) -> str:
 
 
 def from_byte_level(symbols: str) -> bytes:
-    """The bytes spelled by byte-level characters (``KeyError`` for any other character)."""
-    return bytes([UNICODE_TO_BYTE[c] for c in symbols])
+    """The bytes spelled by byte-level characters; any other character passes through.
+
+    As ``tokenizers``' ``ByteLevel`` decoder does for a token: if one of its characters is
+    outside the byte alphabet (an added token such as ``"☃"``), the whole string stands
+    for its own UTF-8 bytes.
+
+    >>> from_byte_level("ĠcafÃ©"), from_byte_level("☃ĠÃ©")
+    (b' caf\xc3\xa9', b'\xe2\x98\x83\xc4\xa0\xc3\x83\xc2\xa9')
+    """
+    try:
+        return bytes([UNICODE_TO_BYTE[c] for c in symbols])
+    except KeyError:
+        return symbols.encode("utf-8")
+
+
+def decode_tokens(tokens: Sequence[str]) -> str:
+    """Text of byte-level tokens, as ``tokenizers.decoders.ByteLevel().decode(tokens)``.
+
+    Each token is mapped with :func:`from_byte_level` (so characters outside the byte
+    alphabet pass through), the bytes are joined and decoded as UTF-8, invalid sequences
+    becoming U+FFFD.
+
+    >>> decode_tokens(["caf", "Ã", "©", "Ġ☃"])  # the last token is not byte-level: kept as is
+    'caféĠ☃'
+    """
+    return b"".join(map(from_byte_level, tokens)).decode("utf-8", errors="replace")

@@ -10,13 +10,14 @@ very long run of one character stays fast. The reference is
 
 from __future__ import annotations
 
+import heapq
 import itertools
 from collections.abc import Mapping, Sequence
 
 import numba
 import numpy as np
 
-__all__ = ["encode_word_reference", "encode_words", "pair_key"]
+__all__ = ["encode_word_dropout", "encode_word_reference", "encode_words", "pair_key"]
 
 _LOW = np.int64(0xFFFFFFFF)
 
@@ -165,3 +166,48 @@ def encode_word_reference(symbols: Sequence[int], ranks: Mapping[tuple[int, int]
         _, i = min(found)
         symbols[i : i + 2] = [ranks[(symbols[i], symbols[i + 1])][1]]
     return symbols
+
+
+def encode_word_dropout(
+    symbols: Sequence[int],
+    ranks: Mapping[tuple[int, int], tuple[int, int]],
+    dropout: float,
+    rng: np.random.Generator,
+) -> list[int]:
+    """Apply merges with BPE-dropout (Provilkov et al. 2020), in ``tokenizers``' order.
+
+    The heap of the kernel above, in Python: each popped merge is skipped with probability
+    ``dropout``; skipped merges go back on the heap after the next merge that is made,
+    and are lost if none is. ``dropout=0`` gives :func:`encode_word_reference`'s result.
+
+    >>> ranks = {(1, 2): (0, 3), (0, 3): (1, 4)}
+    >>> rng = np.random.default_rng(0)
+    >>> encode_word_dropout([0, 1, 2], ranks, 0.0, rng), encode_word_dropout([0, 1, 2], ranks, 1.0, rng)
+    ([4], [0, 1, 2])
+    """
+    sym = list(symbols)
+    nxt = [*range(1, len(sym)), -1]  # linked list over sym; a merged-away slot is None
+    prv = list(range(-1, len(sym) - 1))
+    heap = [(ranks[p][0], i, ranks[p][1]) for i, p in enumerate(itertools.pairwise(sym)) if p in ranks]
+    heapq.heapify(heap)
+    skipped: list[tuple[int, int, int]] = []
+    while heap:
+        top = heapq.heappop(heap)
+        if rng.random() < dropout:
+            skipped.append(top)
+            continue
+        for item in skipped:
+            heapq.heappush(heap, item)
+        skipped.clear()
+        _, pos, new = top
+        right = nxt[pos] if sym[pos] is not None else -1
+        if right < 0 or ranks.get((sym[pos], sym[right]), (0, None))[1] != new:
+            continue  # merged away, or the pair changed since the entry was pushed
+        sym[pos], sym[right], nxt[pos] = new, None, nxt[right]
+        if nxt[pos] >= 0:
+            prv[nxt[pos]] = pos
+        for left in (prv[pos], pos):
+            if left >= 0 and nxt[left] >= 0 and (sym[left], sym[nxt[left]]) in ranks:
+                rank, made = ranks[(sym[left], sym[nxt[left]])]
+                heapq.heappush(heap, (rank, left, made))
+    return [s for s in sym if s is not None]

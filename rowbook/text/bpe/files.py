@@ -6,7 +6,12 @@ rowbook's format (``save`` / ``load``) is one human-readable JSON object::
      "pattern": "...", "add_prefix_space": false, "ignore_merges": false,
      "special_tokens": ["<pad>"],
      "vocab": {"<pad>": 0, "!": 1, ...},
-     "merges": [["Ġ", "t", 51234], ...]}          # left, right, pair count or null
+     "merges": [["Ġ", "t", 51234], ...],          # left, right, pair count or null
+     "added_tokens": [["<mask>", true]],          # optional: added after training, special?
+     "dropout": null, "seed": null}               # optional
+
+GPT-2's pair of files (``from_files``) is ``vocab.json`` (token -> id) and ``merges.txt``
+(a ``#version`` line, then ``left right`` per line, in rank order).
 
 The Hugging Face form (``to_tokenizer_json`` / ``from_tokenizer_json``) is a
 ``tokenizers`` ``Tokenizer`` with a ``BPE`` model, a ``ByteLevel`` pre-tokenizer (or a
@@ -23,12 +28,23 @@ from typing import Any
 
 import numpy as np
 
-from rowbook.text._files import read_json, write_json_atomic
+from rowbook.io import read_json, write_json
 from rowbook.text.bpe.bytelevel import BYTE_TO_UNICODE, GPT2_PATTERN, UNICODE_TO_BYTE
 from rowbook.text.bpe.classic import MergeStep
 from rowbook.text.bpe.encode import pair_key
 
-__all__ = ["FORMAT", "VERSION", "check_model", "from_tokenizer_json", "load", "save", "to_tokenizer_json"]
+__all__ = [
+    "FORMAT",
+    "VERSION",
+    "check_model",
+    "from_dict",
+    "from_tokenizer_json",
+    "load",
+    "read_vocab_merges",
+    "save",
+    "to_dict",
+    "to_tokenizer_json",
+]
 
 FORMAT = "rowbook.ByteLevelBPE"
 VERSION = 1
@@ -76,7 +92,12 @@ def check_model(vocab: Any, merges: Any, specials: list[str]) -> dict[str, Any]:
 
 def save(bpe, path: str | os.PathLike) -> None:
     """Write ``bpe`` in rowbook's format."""
-    write_json_atomic(path, {
+    write_json(path, to_dict(bpe))
+
+
+def to_dict(bpe) -> dict[str, Any]:
+    """``bpe`` as rowbook's JSON document (also embedded in a TextPipeline file)."""
+    return {
         "format": FORMAT,
         "version": VERSION,
         "pattern": bpe.pattern,
@@ -85,7 +106,10 @@ def save(bpe, path: str | os.PathLike) -> None:
         "special_tokens": list(bpe._specials),
         "vocab": {t: i for i, t in enumerate(bpe._id_to_token)},
         "merges": [[s.left, s.right, s.count] for s in bpe._trace],
-    })  # fmt: skip
+        "added_tokens": [[t, special] for t, special in bpe._added],
+        "dropout": bpe.dropout,
+        "seed": bpe.seed,
+    }  # fmt: skip
 
 
 def _require(d: dict, key: str, kind: type | tuple, where: str) -> Any:
@@ -98,8 +122,11 @@ def _require(d: dict, key: str, kind: type | tuple, where: str) -> Any:
 
 def load(cls, path: str | os.PathLike):
     """Read rowbook's format."""
-    d = read_json(path, "ByteLevelBPE")
-    where = f"ByteLevelBPE file {path}"
+    return from_dict(cls, read_json(path, "ByteLevelBPE"), f"ByteLevelBPE file {path}")
+
+
+def from_dict(cls, d: Any, where: str):
+    """Rebuild a BPE from :func:`to_dict`'s document, checking every field; errors name ``where``."""
     if not isinstance(d, dict) or d.get("format") != FORMAT:
         found = d.get("format") if isinstance(d, dict) else type(d).__name__
         raise ValueError(f"{where} is not a rowbook ByteLevelBPE file (format {found!r}, "
@@ -110,13 +137,43 @@ def load(cls, path: str | os.PathLike):
     for i, m in enumerate(merges):
         if not (isinstance(m, list) and len(m) == 3 and (m[2] is None or isinstance(m[2], int))):
             raise ValueError(f"{where}: merge {i} {m!r} must be [left, right, count or null]")
-    bpe = cls(pattern=_require(d, "pattern", str, where),
-              add_prefix_space=_require(d, "add_prefix_space", bool, where))  # fmt: skip
-    bpe._set_model(_require(d, "vocab", dict, where), [(m[0], m[1]) for m in merges],
-                   list(_require(d, "special_tokens", list, where)),
-                   [MergeStep(m[0], m[1], m[2]) for m in merges],
-                   _require(d, "ignore_merges", bool, where))  # fmt: skip
+    added = d.get("added_tokens", [])
+    if not isinstance(added, list) or not all(
+        isinstance(a, list) and len(a) == 2 and isinstance(a[0], str) and isinstance(a[1], bool)
+        for a in added
+    ):
+        raise ValueError(f"{where}: added_tokens must be a list of [token, special] pairs")
+    try:
+        bpe = cls(pattern=_require(d, "pattern", str, where),
+                  add_prefix_space=_require(d, "add_prefix_space", bool, where),
+                  dropout=d.get("dropout"), seed=d.get("seed"))  # fmt: skip
+        bpe._set_model(_require(d, "vocab", dict, where), [(m[0], m[1]) for m in merges],
+                       list(_require(d, "special_tokens", list, where)),
+                       [MergeStep(m[0], m[1], m[2]) for m in merges],
+                       _require(d, "ignore_merges", bool, where), [tuple(a) for a in added])  # fmt: skip
+    except (TypeError, ValueError) as err:
+        message = str(err)
+        raise ValueError(message if message.startswith(where) else f"{where}: {message}") from None
     return bpe
+
+
+def read_vocab_merges(vocab_path: str | os.PathLike, merges_path: str | os.PathLike):
+    """``(vocab, merges)`` from GPT-2's ``vocab.json`` and ``merges.txt``."""
+    vocab = read_json(vocab_path, "vocab.json")
+    if not isinstance(vocab, dict):
+        raise ValueError(f"vocab.json file {vocab_path} must hold one object token -> id")
+    merges = []
+    with open(merges_path, encoding="utf-8") as f:
+        for line_no, line in enumerate(f, start=1):
+            line = line.rstrip("\r\n")
+            if not line or (line_no == 1 and line.startswith("#version")):
+                continue
+            pair = line.split(" ")
+            if len(pair) != 2:
+                raise ValueError(f"merges.txt file {merges_path}, line {line_no}: expected "
+                                 f"'left right', got {line[:60]!r}")  # fmt: skip
+            merges.append((pair[0], pair[1]))
+    return vocab, merges
 
 
 def _byte_level(add_prefix_space: bool, use_regex: bool) -> dict[str, Any]:
@@ -133,14 +190,17 @@ def to_tokenizer_json(bpe, path: str | os.PathLike) -> None:
         pre = {"type": "Sequence", "pretokenizers": [split, _byte_level(False, False)]}
     else:
         raise ValueError("add_prefix_space=True with a custom pattern has no tokenizer.json equivalent")
-    added = [{"id": bpe._vocab[s], "content": s, "single_word": False, "lstrip": False, "rstrip": False,
-              "normalized": False, "special": True} for s in bpe._specials]  # fmt: skip
-    model = {"type": "BPE", "dropout": None, "unk_token": None, "continuing_subword_prefix": None,
+    later = dict(bpe._added)  # added after training: not in the model's vocab
+    flags = {**{s: True for s in bpe._specials}, **later}
+    added = [{"id": bpe._vocab[t], "content": t, "single_word": False, "lstrip": False, "rstrip": False,
+              "normalized": not special, "special": special}
+             for t, special in sorted(flags.items(), key=lambda item: bpe._vocab[item[0]])]  # fmt: skip
+    model = {"type": "BPE", "dropout": bpe.dropout, "unk_token": None, "continuing_subword_prefix": None,
              "end_of_word_suffix": None, "fuse_unk": False, "byte_fallback": False,
              "ignore_merges": bpe._ignore_merges,
-             "vocab": {t: i for i, t in enumerate(bpe._id_to_token)},
+             "vocab": {t: i for i, t in enumerate(bpe._id_to_token) if t not in later},
              "merges": [list(m) for m in bpe._merges]}  # fmt: skip
-    write_json_atomic(path, {"version": "1.0", "truncation": None, "padding": None,
+    write_json(path, {"version": "1.0", "truncation": None, "padding": None,
                              "added_tokens": added, "normalizer": None, "pre_tokenizer": pre,
                              "post_processor": None, "decoder": _byte_level(True, True),
                              "model": model})  # fmt: skip
@@ -178,7 +238,7 @@ def _check_hf_options(d: dict, model: dict, where: str) -> None:
     if post is not None and post.get("type") != "ByteLevel":
         raise ValueError(f"{where}: post_processor {post.get('type')!r} adds tokens; only ByteLevel "
                          "or null is supported")  # fmt: skip
-    for key in ("dropout", "continuing_subword_prefix", "end_of_word_suffix"):
+    for key in ("continuing_subword_prefix", "end_of_word_suffix"):
         if model.get(key) not in (None, ""):  # GPT-2's file writes "" for the two affixes
             raise ValueError(f"{where}: model.{key}={model[key]!r} is not supported (must be null)")
     if model.get("byte_fallback"):
@@ -196,20 +256,27 @@ def from_tokenizer_json(cls, path: str | os.PathLike):
     _check_hf_options(d, model, where)
     pattern, add_prefix_space = _pattern_of(d.get("pre_tokenizer"), where)
     vocab = dict(_require(model, "vocab", dict, where))
-    specials = []
+    in_model = set(vocab)
+    specials, added = [], []
     for tok in d.get("added_tokens") or []:
         content, i = tok.get("content"), tok.get("id")
         if any(tok.get(k) for k in ("lstrip", "rstrip", "single_word")):
             raise ValueError(f"{where}: added token {content!r} uses lstrip/rstrip/single_word, not supported")
         if vocab.setdefault(content, i) != i:
             raise ValueError(f"{where}: added token {content!r} has id {i} but the vocab gives {vocab[content]}")
-        specials.append(content)
+        special = bool(tok.get("special", True))
+        specials += [content] if special else []
+        if content not in in_model or not special:
+            added.append((content, special))
     merges = []
     for i, m in enumerate(_require(model, "merges", list, where)):
         pair = m.split(" ") if isinstance(m, str) else m
         if not (isinstance(pair, list) and len(pair) == 2):
             raise ValueError(f"{where}: merge {i} {m!r} is not 'left right' or [left, right]")
         merges.append((pair[0], pair[1]))
-    bpe = cls(pattern=pattern, add_prefix_space=add_prefix_space)
-    bpe._set_model(vocab, merges, specials, None, bool(model.get("ignore_merges", False)))
+    dropout = model.get("dropout")
+    if dropout is not None and not isinstance(dropout, int | float):
+        raise ValueError(f"{where}: model.dropout={dropout!r} must be null or a number")
+    bpe = cls(pattern=pattern, add_prefix_space=add_prefix_space, dropout=dropout)
+    bpe._set_model(vocab, merges, specials, None, bool(model.get("ignore_merges", False)), added)
     return bpe

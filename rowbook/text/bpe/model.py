@@ -21,8 +21,16 @@ Examples
 [('es', 9), ('est', 9), ('lo', 7), ('low', 7), ('ew', 6), ('new', 6), ('newest', 6)]
 >>> bpe.tokenize("lowest"), bpe.tokenize("newer")
 (['low', 'est'], ['new', 'e', 'r'])
->>> bpe.decode(bpe.encode("lowest ✓"))
+>>> encoding = bpe.encode("lowest ✓")
+>>> encoding.tokens, encoding.offsets
+(['low', 'est', 'Ġ', 'â', 'ľ', 'ĵ'], [(0, 3), (3, 6), (6, 7), (7, 8), (7, 8), (7, 8)])
+>>> bpe.decode(encoding.ids)
 'lowest ✓'
+
+``encode`` returns an :class:`~rowbook.text.bpe.encoding.Encoding` (``ids``, ``tokens``,
+character ``offsets``, masks), as ``tokenizers`` does. Tokens added after training
+(:meth:`ByteLevelBPE.add_tokens`, :meth:`ByteLevelBPE.add_special_tokens`) get the next
+ids and are never split.
 """
 
 from __future__ import annotations
@@ -37,14 +45,14 @@ import numpy as np
 import regex
 from tqdm.auto import tqdm
 
+from rowbook.checks import check_int
 from rowbook.text.bpe import files as bpe_files
-from rowbook.text.bpe.bytelevel import (
-    GPT2_PATTERN,
-    byte_alphabet,
-    to_byte_level,
-)
+from rowbook.text.bpe.bytelevel import GPT2_PATTERN, decode_tokens, to_byte_level
 from rowbook.text.bpe.classic import MergeStep
-from rowbook.text.bpe.encode import encode_words
+from rowbook.text.bpe.count import count_words_parallel
+from rowbook.text.bpe.encode import encode_word_dropout, encode_words
+from rowbook.text.bpe.encoding import Encoding, build_encoding
+from rowbook.text.bpe.options import check_fit_args, check_trainer_options, special_regex
 from rowbook.text.bpe.train import learn
 
 __all__ = ["ByteLevelBPE"]
@@ -69,10 +77,17 @@ class ByteLevelBPE:
         ``tokenizers`` does). It breaks ``decode(encode(s)) == s``, so it is off by default.
     cache_size : int, default 100_000
         Number of words whose encoding is kept; the cache is emptied when it is full.
+    dropout : float, optional
+        BPE-dropout (Provilkov et al. 2020) at encode time, for training-time
+        regularisation: each merge is skipped with this probability (``tokenizers``'
+        ``BPE(dropout=...)``). Encodings then vary from call to call; the cache is unused.
+    seed : int, optional
+        Seed of the dropout's random numbers (``tokenizers`` cannot be seeded).
     """
 
     def __init__(self, *, pattern: str = GPT2_PATTERN, add_prefix_space: bool = False,
-                 cache_size: int = 100_000) -> None:  # fmt: skip
+                 cache_size: int = 100_000, dropout: float | None = None,
+                 seed: int | None = None) -> None:  # fmt: skip
         try:
             self._split = regex.compile(_check_str(pattern, "pattern"))
         except regex.error as err:
@@ -81,16 +96,18 @@ class ByteLevelBPE:
             ) from None
         if not isinstance(cache_size, int) or cache_size < 0:
             raise ValueError(f"cache_size must be an int >= 0, got {cache_size!r}")
-        self.pattern, self.add_prefix_space, self.cache_size = (
-            pattern,
-            bool(add_prefix_space),
-            cache_size,
-        )
+        self.pattern, self.add_prefix_space, self.cache_size = pattern, bool(add_prefix_space), cache_size
+        if dropout is not None and (isinstance(dropout, bool) or not 0.0 <= dropout <= 1.0):
+            raise ValueError(f"dropout must be None or a probability in [0, 1], got {dropout!r}")
+        self.dropout, self.seed = dropout, seed
+        self._rng = np.random.default_rng(seed)
         self._fitted = False
 
     # ----------------------------------------------------------------- training
     def fit(self, texts: Iterable[str], vocab_size: int, *, min_frequency: int = 2,
-            special_tokens: Sequence[str] = (), show_progress: bool = False) -> ByteLevelBPE:  # fmt: skip
+            special_tokens: Sequence[str] = (), show_progress: bool = False,
+            limit_alphabet: int | None = None, initial_alphabet: Sequence[str] = (),
+            max_token_length: int | None = None, workers: int | None = None) -> ByteLevelBPE:  # fmt: skip
         """Learn merges from ``texts`` until the vocabulary has ``vocab_size`` entries.
 
         Parameters
@@ -106,52 +123,75 @@ class ByteLevelBPE:
             Tokens given the first ids, never split, and cut out of the training text.
         show_progress : bool, default False
             Show a progress bar while counting words.
+        limit_alphabet, initial_alphabet, max_token_length
+            ``tokenizers``' ``BpeTrainer`` options; see :mod:`rowbook.text.bpe.options`.
         """
-        specials = _check_fit_args(vocab_size, min_frequency, special_tokens)
-        counts = self.count_words(texts, special_tokens=specials, show_progress=show_progress)
+        check_fit_args(vocab_size, min_frequency, special_tokens)
+        options = {"limit_alphabet": limit_alphabet, "initial_alphabet": initial_alphabet,
+                   "max_token_length": max_token_length}  # fmt: skip
+        check_trainer_options(**options)
+        counts = self.count_words(texts, special_tokens=special_tokens, show_progress=show_progress,
+                                  workers=workers)  # fmt: skip
         return self.fit_word_counts(counts, vocab_size, min_frequency=min_frequency,
-                                    special_tokens=specials)  # fmt: skip
+                                    special_tokens=list(special_tokens), **options)  # fmt: skip
 
     def count_words(self, texts: Iterable[str], *, special_tokens: Sequence[str] = (),
-                    show_progress: bool = False) -> Counter[str]:  # fmt: skip
+                    show_progress: bool = False, workers: int | None = 1) -> Counter[str]:  # fmt: skip
         """The pre-tokenized words of ``texts`` and their counts: the first pass of :meth:`fit`,
         which :meth:`fit_word_counts` finishes (counts of shards can be added in between).
+
+        ``workers`` processes count batches of texts (``None``: one per CPU); the result is
+        the serial count, same counts in the same order (:mod:`rowbook.text.bpe.count`).
 
         >>> ByteLevelBPE().count_words(["the cat", "the hat"])
         Counter({'the': 2, ' cat': 1, ' hat': 1})
         """
-        specials = list(special_tokens)
-        counts: Counter[str] = Counter()
-        cutter = _special_regex(specials)
+        specials, counts = list(special_tokens), Counter()
+        workers = check_int("workers", workers, 1, allow_none=True) or os.cpu_count() or 1
+        if workers > 1:
+            settings = {"pattern": self.pattern, "add_prefix_space": self.add_prefix_space}
+            texts = tqdm(texts, desc="count words", unit="text", disable=not show_progress)
+            return count_words_parallel(settings, texts, specials, workers)
+        cutter = special_regex(specials)
         for text in tqdm(texts, desc="count words", unit="text", disable=not show_progress):
-            for piece, special in self._pieces(_check_str(text), cutter, specials):
+            for piece, special, _ in self._pieces(_check_str(text), cutter, specials):
                 if special is None:
                     counts.update(self._pretokenize(piece))
         return counts
 
     def fit_word_counts(self, word_counts: Mapping[str, int], vocab_size: int, *,
-                        min_frequency: int = 2, special_tokens: Sequence[str] = ()) -> ByteLevelBPE:  # fmt: skip
+                        min_frequency: int = 2, special_tokens: Sequence[str] = (),
+                        limit_alphabet: int | None = None, initial_alphabet: Sequence[str] = (),
+                        max_token_length: int | None = None) -> ByteLevelBPE:  # fmt: skip
         """Learn merges from already pre-tokenized words and their frequencies."""
-        specials = _check_fit_args(vocab_size, min_frequency, special_tokens)
+        specials = check_fit_args(vocab_size, min_frequency, special_tokens)
+        alphabet = check_trainer_options(limit_alphabet, initial_alphabet, max_token_length)
         for word, count in word_counts.items():
             if not isinstance(word, str) or not isinstance(count, int | np.integer) or count < 0:
                 raise TypeError(f"word_counts must map str to int >= 0, got {word!r}: {count!r}")
-        vocab, merges, trace = learn(word_counts, vocab_size, min_frequency, specials)
+        vocab, merges, trace = learn(word_counts, vocab_size, min_frequency, specials,
+                                     initial_alphabet=alphabet, max_token_length=max_token_length)  # fmt: skip
         self._set_model(vocab, merges, specials, trace)
         return self
 
     # ------------------------------------------------------------ learned state
     def _set_model(self, vocab: dict[str, int], merges: list[tuple[str, str]],
                    specials: list[str], trace: list[MergeStep] | None = None,
-                   ignore_merges: bool = False) -> None:  # fmt: skip
-        tables = bpe_files.check_model(vocab, merges, specials)
+                   ignore_merges: bool = False, added: Sequence[tuple[str, bool]] = ()) -> None:  # fmt: skip
+        """Install a model; ``added`` lists the ``(token, special)`` added after training."""
+        unsplit = list(dict.fromkeys([*specials, *(t for t, _ in added)]))  # cut out, never split
+        tables = bpe_files.check_model(vocab, merges, unsplit)
         self._vocab, self._merges, self._specials = dict(vocab), list(merges), list(specials)
+        self._added = list(added)
         self._id_to_token = tables["id_to_token"]
         self._byte_ids = tables["byte_ids"]
         self._merge_table = tables["merge_table"]
         self._id_bytes = tables["id_bytes"]
+        self._id_len = np.array([len(b) for b in self._id_bytes], dtype=np.int64)  # (V,)
         self._special_ids = {s: vocab[s] for s in specials}
-        self._cutter = _special_regex(specials)
+        self._unsplit_ids = {s: vocab[s] for s in unsplit}
+        self._cutter = special_regex(unsplit)
+        self._ranks: dict[tuple[int, int], tuple[int, int]] | None = None  # built for dropout
         self._trace = trace or [MergeStep(a, b, None) for a, b in merges]
         self._ignore_merges = ignore_merges
         self._cache: dict[str, tuple[int, ...]] = {}
@@ -217,15 +257,15 @@ class ByteLevelBPE:
         return [w for w in (*out, piece[end:]) if w]
 
     def _pieces(self, text: str, cutter: regex.Pattern | None, specials: Iterable[str]):
+        """``(piece, token or None, prefixed)``: unsplit tokens, and text with its prefix space."""
         specials = set(specials)
         parts = cutter.split(text) if cutter is not None else [text]
         for part in parts:
             if part in specials:
-                yield part, part
+                yield part, part, False
             elif part:
-                if self.add_prefix_space and not part.startswith(" "):
-                    part = " " + part
-                yield part, None
+                prefixed = self.add_prefix_space and not part.startswith(" ")
+                yield (" " + part if prefixed else part), None, prefixed
 
     def _encode_words(self, words: list[str]) -> list[int]:
         cache = self._cache
@@ -249,8 +289,22 @@ class ByteLevelBPE:
             cache.update(zip(missing, map(tuple, encoded), strict=True))
         return list(itertools.chain.from_iterable(map(cache.__getitem__, words)))
 
-    def encode(self, text: str) -> list[int]:
-        """Token ids of ``text``; special tokens found in it become their ids, unsplit."""
+    def _encode_dropout(self, words: list[str]) -> list[int]:
+        if self._ranks is None:
+            keys, ranks, new_ids = self._merge_table
+            self._ranks = {(k >> 32, k & 0xFFFFFFFF): (r, n)
+                           for k, r, n in zip(keys.tolist(), ranks.tolist(), new_ids.tolist(), strict=True)}  # fmt: skip
+        ids: list[int] = []
+        for word in words:
+            if self._ignore_merges and to_byte_level(word) in self._vocab:
+                ids.append(self._vocab[to_byte_level(word)])
+                continue
+            symbols = self._byte_ids[np.frombuffer(word.encode("utf-8"), dtype=np.uint8)].tolist()
+            ids += encode_word_dropout(symbols, self._ranks, self.dropout, self._rng)
+        return ids
+
+    def _encode_ids(self, text: str) -> tuple[list[int], list[int]]:
+        """Ids of ``text``, and the tokens that start with an inserted prefix space."""
         self._check_fitted()
         _check_str(text)
         try:
@@ -259,14 +313,26 @@ class ByteLevelBPE:
             raise ValueError(f"text has a lone surrogate {text[err.start]!r} at character offset "
                              f"{err.start}, which has no UTF-8 bytes; encode valid Unicode") from None  # fmt: skip
         ids: list[int] = []
-        for piece, special in self._pieces(text, self._cutter, self._special_ids):
-            if special is None:
-                ids += self._encode_words(self._pretokenize(piece))
-            else:
-                ids.append(self._special_ids[special])
-        return ids
+        prefixed_at: list[int] = []  # tokens holding a space the text has not
+        encode_words_of = self._encode_dropout if self.dropout else self._encode_words
+        for piece, token, prefixed in self._pieces(text, self._cutter, self._unsplit_ids):
+            if token is not None:
+                ids.append(self._unsplit_ids[token])
+                continue
+            if prefixed:
+                prefixed_at.append(len(ids))
+            ids += encode_words_of(self._pretokenize(piece))
+        return ids, prefixed_at
 
-    def encode_batch(self, texts: Sequence[str]) -> list[list[int]]:
+    def encode(self, text: str) -> Encoding:
+        """The :class:`~rowbook.text.bpe.encoding.Encoding` of ``text``: ids, tokens, offsets, masks.
+
+        Special and added tokens found in the text become their ids, unsplit.
+        """
+        ids, prefixed_at = self._encode_ids(text)
+        return build_encoding(text, ids, prefixed_at, self._id_to_token, self._id_len)
+
+    def encode_batch(self, texts: Sequence[str]) -> list[Encoding]:
         """:meth:`encode` for each text."""
         if isinstance(texts, str):
             raise TypeError("encode_batch expects a sequence of str; for one text use encode()")
@@ -274,17 +340,22 @@ class ByteLevelBPE:
 
     def tokenize(self, text: str) -> list[str]:
         """The tokens of ``text`` as byte-level spellings (``"Ġworld"``)."""
-        return [self._id_to_token[i] for i in self.encode(text)]
+        return [self._id_to_token[i] for i in self._encode_ids(text)[0]]
 
     def detokenize(self, tokens: Sequence[str]) -> str:
-        """Inverse of :meth:`tokenize`: join the spelled bytes and decode them as UTF-8."""
-        self._check_fitted()
-        return self.decode([self.token_to_id(t) for t in tokens])
+        """Text of tokens, as ``tokenizers``' ``ByteLevel`` decoder gives it (no vocabulary lookup).
 
-    def decode(self, ids: Iterable[int], *, skip_special_tokens: bool = False) -> str:
+        A token with a character outside the byte alphabet stands for itself.
+        """
+        return decode_tokens(tokens)
+
+    def decode(self, ids: Iterable[int], skip_special_tokens: bool = True) -> str:
         """Text of ``ids``: bytes concatenated, then UTF-8 decoded (invalid sequences, which
-        only a cut through a character produces, become U+FFFD)."""
+        only a cut through a character produces, become U+FFFD). Special tokens are left
+        out unless ``skip_special_tokens=False``, as ``tokenizers``' default."""
         self._check_fitted()
+        if isinstance(ids, Encoding):
+            raise TypeError("decode takes ids, got an Encoding; pass encoding.ids")
         ids = np.asarray(list(ids) if not isinstance(ids, np.ndarray) else ids)
         if ids.size and (ids.dtype.kind not in "iu" or ids.ndim != 1):
             raise TypeError(
@@ -297,6 +368,35 @@ class ByteLevelBPE:
         table = self._id_bytes
         data = b"".join([table[i] for i in ids.tolist() if i not in skip])
         return data.decode("utf-8", errors="replace")
+
+    # ----------------------------------------------------------- added tokens
+    def add_tokens(self, tokens: Sequence[str]) -> int:
+        """Add tokens that are never split, with the next ids; return how many are new.
+
+        As ``tokenizers``' ``add_tokens``: a token already in the vocabulary keeps its id
+        (and is from now on never split). Kept by :meth:`save` and :meth:`to_tokenizer_json`.
+        """
+        return self._add(tokens, special=False)
+
+    def add_special_tokens(self, tokens: Sequence[str]) -> int:
+        """:meth:`add_tokens` for special tokens (left out by ``decode`` by default)."""
+        return self._add(tokens, special=True)
+
+    def _add(self, tokens: Sequence[str], special: bool) -> int:
+        self._check_fitted()
+        if isinstance(tokens, str) or any(not isinstance(t, str) or not t for t in tokens):
+            raise TypeError(f"tokens must be a sequence of non-empty str, got {tokens!r}")
+        vocab, specials, added = dict(self._vocab), list(self._specials), list(self._added)
+        new = 0
+        for token in tokens:
+            if token in self._unsplit_ids or token in specials or any(t == token for t, _ in added):
+                continue
+            if token not in vocab:
+                vocab[token], new = len(vocab), new + 1
+            added.append((token, special))
+            specials += [token] if special else []
+        self._set_model(vocab, self._merges, specials, self._trace, self._ignore_merges, added)
+        return new
 
     # ----------------------------------------------------------------- files
     def save(self, path: str | os.PathLike) -> None:
@@ -319,6 +419,21 @@ class ByteLevelBPE:
         """Read a Hugging Face byte-level BPE ``tokenizer.json``."""
         return bpe_files.from_tokenizer_json(cls, path)
 
+    @classmethod
+    def from_files(cls, vocab: str | os.PathLike, merges: str | os.PathLike, *,
+                   add_prefix_space: bool = False, dropout: float | None = None,
+                   seed: int | None = None) -> ByteLevelBPE:  # fmt: skip
+        """Read a GPT-2-style ``vocab.json`` + ``merges.txt`` pair (``save_model``'s files).
+
+        The same model as ``tokenizers.ByteLevelBPETokenizer(vocab, merges)``: GPT-2's
+        pre-split, no special tokens (the pair does not record them; add them with
+        :meth:`add_special_tokens`).
+        """
+        bpe = cls(add_prefix_space=add_prefix_space, dropout=dropout, seed=seed)
+        token_ids, pairs = bpe_files.read_vocab_merges(vocab, merges)
+        bpe._set_model(token_ids, pairs, [])
+        return bpe
+
     def __repr__(self) -> str:
         size = f"{len(self)} tokens" if self._fitted else "not fitted"
         return f"ByteLevelBPE({size})"
@@ -326,29 +441,4 @@ class ByteLevelBPE:
     def get_params(self) -> dict[str, Any]:
         """Constructor parameters."""
         return {"pattern": self.pattern, "add_prefix_space": self.add_prefix_space,
-                "cache_size": self.cache_size}  # fmt: skip
-
-
-def _check_fit_args(vocab_size: Any, min_frequency: Any, special_tokens: Any) -> list[str]:
-    if isinstance(special_tokens, str):
-        raise TypeError(f"special_tokens must be a sequence of str, got the str {special_tokens!r}")
-    specials = list(special_tokens)
-    for token in specials:
-        if not isinstance(token, str) or not token:
-            raise ValueError(f"special tokens must be non-empty str, got {token!r}")
-    if len(set(specials)) != len(specials):
-        raise ValueError(f"special_tokens has duplicates: {specials}")
-    base = len(dict.fromkeys([*specials, *byte_alphabet()]))
-    if not isinstance(vocab_size, int) or vocab_size < base:
-        raise ValueError(f"vocab_size must be an int >= {base} (256 byte symbols + {base - 256} "
-                         f"special tokens), got {vocab_size!r}")  # fmt: skip
-    if not isinstance(min_frequency, int) or min_frequency < 0:
-        raise ValueError(f"min_frequency must be an int >= 0, got {min_frequency!r}")
-    return specials
-
-
-def _special_regex(specials: Sequence[str]) -> regex.Pattern | None:
-    if not specials:
-        return None
-    ordered = sorted(specials, key=len, reverse=True)  # leftmost, then longest match
-    return regex.compile("(" + "|".join(regex.escape(s) for s in ordered) + ")")
+                "cache_size": self.cache_size, "dropout": self.dropout, "seed": self.seed}  # fmt: skip

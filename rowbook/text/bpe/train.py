@@ -116,8 +116,13 @@ def _group_entries(keys, words, n, pair_count, ent, hp):
 
 
 @numba.njit(cache=True)
-def _merge_word(sym, s, length, a, b, new, cw, pair_count, keys, words, n, w):
-    """Merge ``(a, b)`` in ``sym[s:s+length]`` left to right; return ``(new length, n)``."""
+def _merge_word(sym, s, length, a, b, new, cw, pair_count, keys, words, n, w, tok_len, new_len,
+                max_len):  # fmt: skip
+    """Merge ``(a, b)`` in ``sym[s:s+length]`` left to right; return ``(new length, n)``.
+
+    A new neighbouring pair is counted only if its two tokens span fewer than ``max_len``
+    symbols together (the merged token spans ``new_len``) (``tokenizers``' ``max_token_length`` test, strict as there).
+    """
     r = 0
     o = 0
     while r < length:
@@ -127,18 +132,20 @@ def _merge_word(sym, s, length, a, b, new, cw, pair_count, keys, words, n, w):
                 prev = np.int64(sym[s + o - 1])
                 k = (prev << 32) | a
                 pair_count[k] = pair_count.get(k, 0) - cw
-                k = (prev << 32) | new
-                pair_count[k] = pair_count.get(k, 0) + cw
-                keys[n], words[n] = k, w
-                n += 1
+                if tok_len[prev] + new_len < max_len:
+                    k = (prev << 32) | new
+                    pair_count[k] = pair_count.get(k, 0) + cw
+                    keys[n], words[n] = k, w
+                    n += 1
             if r + 2 < length:
                 nxt = np.int64(sym[s + r + 2])
                 k = (b << 32) | nxt
                 pair_count[k] = pair_count.get(k, 0) - cw
-                k = (new << 32) | nxt
-                pair_count[k] = pair_count.get(k, 0) + cw
-                keys[n], words[n] = k, w
-                n += 1
+                if new_len + tok_len[nxt] < max_len:
+                    k = (new << 32) | nxt
+                    pair_count[k] = pair_count.get(k, 0) + cw
+                    keys[n], words[n] = k, w
+                    n += 1
             sym[s + o] = new
             r += 2
         else:
@@ -170,7 +177,7 @@ def _count_pairs(sym, wstart, wcount):
 
 
 @numba.njit(cache=True)
-def _token_id(a, b, tok_hash, tok_pow, index, n_tokens):
+def _token_id(a, b, tok_hash, tok_pow, tok_len, index, n_tokens):
     """Id of the spelling ``a + b``: an existing token with that spelling, or ``n_tokens``."""
     h = tok_hash[a] * tok_pow[b] + tok_hash[b]  # polynomial hash of the spelling, mod 2**64
     p = tok_pow[a] * tok_pow[b]
@@ -178,12 +185,14 @@ def _token_id(a, b, tok_hash, tok_pow, index, n_tokens):
     if new < 0:
         new = n_tokens
         tok_hash[new], tok_pow[new] = h, p
+        tok_len[new] = tok_len[a] + tok_len[b]
         index[h ^ p] = new
     return new
 
 
 @numba.njit(cache=True)
-def _train_kernel(sym, wstart, wcount, tok_hash, tok_pow, n_tokens, vocab_size, min_frequency):
+def _train_kernel(sym, wstart, wcount, tok_hash, tok_pow, tok_len, n_tokens, vocab_size,
+                  min_frequency, max_len):  # fmt: skip
     pair_count, keys, words, n = _count_pairs(sym, wstart, wcount)
     cap = 3 * keys.size + 1  # entries, their words and heap items: P initial + 2 per merged pair
     ent = (np.empty(cap, np.int64), np.empty(cap, np.int64), np.empty(cap, np.int32),
@@ -207,7 +216,8 @@ def _train_kernel(sym, wstart, wcount, tok_hash, tok_pow, n_tokens, vocab_size, 
         if count < 1 or count < min_frequency:
             break
         a, b = key >> 32, key & _LOW
-        new = _token_id(a, b, tok_hash, tok_pow, index, n_tokens)
+        new = _token_id(a, b, tok_hash, tok_pow, tok_len, index, n_tokens)
+        new_len = tok_len[a] + tok_len[b]
         n_tokens += new == n_tokens
         merges[n_merges, 0], merges[n_merges, 1] = a, b
         merges[n_merges, 2], merges[n_merges, 3] = new, count
@@ -216,7 +226,7 @@ def _train_kernel(sym, wstart, wcount, tok_hash, tok_pow, n_tokens, vocab_size, 
         for t in range(ent_start[e], ent_start[e] + ent_len[e]):
             w = ent_words[t]
             wlen[w], n = _merge_word(sym, wstart[w], wlen[w], a, b, new, wcount[w],
-                                     pair_count, keys, words, n, w)
+                                     pair_count, keys, words, n, w, tok_len, new_len, max_len)
         _group_entries(keys, words, n, pair_count, ent, hp)
     return merges[:n_merges], n_tokens
 
@@ -236,6 +246,7 @@ def train_merges(
     tokens: Sequence[bytes | None],
     vocab_size: int,
     min_frequency: int,
+    max_token_length: int | None = None,
 ) -> np.ndarray:
     """Learn merges from words given as bytes with their counts.
 
@@ -252,6 +263,9 @@ def train_merges(
     vocab_size, min_frequency : int
         Stop at ``vocab_size`` distinct tokens or when the best count drops below
         ``min_frequency``.
+    max_token_length : int, optional
+        ``tokenizers``' option: after the first merges (two bytes), a pair is only counted
+        when its two tokens span fewer than this many bytes together.
 
     Returns
     -------
@@ -265,11 +279,14 @@ def train_merges(
     sym = byte_ids[flat].astype(np.int32)  # (N,)
     tok_hash = np.zeros(max(vocab_size, len(tokens)), dtype=np.uint64)
     tok_pow = np.zeros_like(tok_hash)
+    tok_len = np.ones(tok_hash.size, dtype=np.int64)  # (T,) symbols (bytes) each token spans
     for i, spelled in enumerate(tokens):
         if spelled is not None:
             tok_hash[i], tok_pow[i] = _spelling_hash(spelled)
+            tok_len[i] = max(len(spelled), 1)
+    max_len = np.iinfo(np.int64).max if max_token_length is None else int(max_token_length)
     merges, _ = _train_kernel(sym, wstart, np.asarray(counts, dtype=np.int64), tok_hash, tok_pow,
-                              len(tokens), vocab_size, min_frequency)  # fmt: skip
+                              tok_len, len(tokens), vocab_size, min_frequency, max_len)  # fmt: skip
     return merges
 
 
@@ -279,12 +296,19 @@ def _spelling(token: str) -> bytes | None:
 
 
 def learn(
-    word_counts: Mapping[str, int], vocab_size: int, min_frequency: int, specials: Sequence[str]
+    word_counts: Mapping[str, int],
+    vocab_size: int,
+    min_frequency: int,
+    specials: Sequence[str],
+    *,
+    initial_alphabet: Sequence[str] = (),
+    max_token_length: int | None = None,
 ) -> tuple[dict[str, int], list[tuple[str, str]], list[MergeStep]]:
     """Vocabulary, merges and merge trace learned from pre-tokenized words and their counts.
 
-    Ids: ``specials`` in order, the 256 byte symbols in code point order, then one per
-    merge with a new spelling (the layout ``tokenizers`` gives its vocabulary).
+    Ids: ``specials`` in order, the alphabet (the 256 byte symbols and any other
+    ``initial_alphabet`` character) in code point order, then one per merge with a new
+    spelling (the layout ``tokenizers`` gives its vocabulary).
 
     Examples
     --------
@@ -294,12 +318,14 @@ def learn(
     >>> vocab["<pad>"], vocab["!"], vocab["hug"]
     (0, 1, 258)
     """
-    tokens = list(dict.fromkeys([*specials, *byte_alphabet()]))
+    alphabet = sorted({*byte_alphabet(), *initial_alphabet})  # code point order
+    tokens = list(dict.fromkeys([*specials, *alphabet]))
     ids = {t: i for i, t in enumerate(tokens)}
     byte_ids = np.array([ids[c] for c in BYTE_TO_UNICODE], dtype=np.int64)  # (256,)
     words = [w.encode("utf-8") for w in word_counts]
     freqs = np.fromiter(word_counts.values(), dtype=np.int64, count=len(word_counts))  # (W,)
-    rows = train_merges(words, freqs, byte_ids, [_spelling(t) for t in tokens], vocab_size, min_frequency)
+    spellings = [_spelling(t) for t in tokens]
+    rows = train_merges(words, freqs, byte_ids, spellings, vocab_size, min_frequency, max_token_length)
     merges, trace = [], []
     for left, right, new, count in rows.tolist():
         pair = (tokens[left], tokens[right])

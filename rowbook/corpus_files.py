@@ -1,0 +1,317 @@
+"""Read text inputs: files, standard input, folders, lists of them; compressed or not.
+
+The one reader of corpora for the library and the command line (the corpus-reading
+half of :mod:`rowbook.io`, kept in its own file for size). A **source** is
+
+* a path to a regular file;
+* ``"-"``: standard input;
+* a folder: every regular file under it, recursively, in **sorted path order**: paths
+  relative to the folder compared component by component, as ``sorted()`` orders
+  ``pathlib.Path`` objects (so ``a/b.txt`` < ``a.txt`` < ``b.txt``, by code point); hidden
+  files and folders (names starting with ``.``) are skipped;
+* a list or tuple of these, read one after the other in the order given.
+
+Files compressed with gzip, bzip2 or xz are decompressed on the fly. They are
+recognised by their first bytes (magic numbers), not by their suffix, so a renamed file
+still reads (:func:`open_binary`, also used for vector files).
+
+Lines are split at ``\\n``; a ``\\r\\n`` ending is dropped whole. The text is UTF-8: an
+invalid byte raises ``ValueError`` naming the file, the byte offset (in the decompressed
+text) and the line, unless ``errors="replace"`` substitutes U+FFFD. FIFOs, devices and
+other non-regular files are refused (they may block forever or never end); use ``"-"``
+to read a pipe.
+
+**Memory is bounded per line.** A line is read in pieces of at most ``chunk_bytes``
+bytes (1 MiB by default). A longer line is cut just before a run of whitespace, so
+whitespace splitting and the word tokenizer find the same tokens as in the whole line,
+and GPT-2's byte-level pre-tokenizer the same words (a token of whitespace only may be
+cut in two); a run of more than ``chunk_bytes`` bytes without any
+ASCII whitespace is cut at the nearest character boundary. :func:`iter_pieces` says
+which piece ends its line; :func:`iter_lines` yields the pieces as consecutive items.
+Sentence readers (:func:`rowbook.data.iter_sentences`) join the pieces of one line and
+cut it every ``max_sentence_length`` tokens, as gensim's ``LineSentence`` does.
+
+>>> import os, tempfile, gzip
+>>> folder = tempfile.mkdtemp()
+>>> with gzip.open(os.path.join(folder, "b.txt.gz"), "wt") as f:
+...     _ = f.write("the cat\\r\\nsat\\n")
+>>> _ = open(os.path.join(folder, "a.txt"), "w").write("on the mat")
+>>> list(iter_lines(folder))
+['on the mat', 'the cat', 'sat']
+>>> list(iter_pieces(os.path.join(folder, "a.txt"), chunk_bytes=8))
+[('on the', False), (' mat', True)]
+"""
+
+from __future__ import annotations
+
+import bz2
+import contextlib
+import gzip
+import io
+import lzma
+import os
+import stat
+import sys
+import zlib
+from collections.abc import Iterator, Sequence
+from pathlib import Path
+from typing import IO, Any, Literal
+
+from rowbook.checks import ParameterHint
+
+__all__ = [
+    "CHUNK_BYTES",
+    "STDIN",
+    "Source",
+    "check_regular_file",
+    "iter_batches",
+    "iter_lines",
+    "iter_pieces",
+    "open_binary",
+    "source_files",
+]
+
+STDIN = "-"
+#: Longest piece of a line read at once, in bytes.
+CHUNK_BYTES = 1 << 20
+
+Source = str | os.PathLike[str] | Sequence[str | os.PathLike[str]]
+
+_MAGIC = ((b"\x1f\x8b", "gzip", lambda f: gzip.GzipFile(fileobj=f, mode="rb")),
+          (b"BZh", "bzip2", bz2.BZ2File), (b"\xfd7zXZ\x00", "xz", lzma.LZMAFile))  # fmt: skip
+_CORRUPT = (OSError, EOFError, lzma.LZMAError, zlib.error)  # what broken compressed data raises
+_SPACE = b" \t\n\r\x0b\x0c"
+
+
+def check_regular_file(path: str | os.PathLike[str], what: str = "file") -> Path:
+    """``path`` as a Path if it is a regular file; else an error naming it and what it is."""
+    path = Path(path)
+    try:
+        mode = path.stat().st_mode
+    except FileNotFoundError:
+        raise FileNotFoundError(f"{what} {path} does not exist") from None
+    if stat.S_ISDIR(mode):
+        raise IsADirectoryError(f"{what} {path} is a folder, not a file")
+    if not stat.S_ISREG(mode):
+        kind = "a FIFO (named pipe)" if stat.S_ISFIFO(mode) else "not a regular file"
+        raise ValueError(f"{what} {path} is {kind}; rowbook reads regular files only (to read "
+                         "a pipe, give '-' and redirect it to standard input)")  # fmt: skip
+    return path
+
+
+@contextlib.contextmanager
+def open_binary(path: str | os.PathLike[str], what: str = "file") -> Iterator[IO[bytes]]:
+    """Open a regular file (or ``"-"``, standard input) for reading bytes, decompressed.
+
+    gzip, bzip2 and xz are recognised by their magic bytes; corrupt or truncated
+    compressed data raises ``ValueError`` naming the file.
+    """
+    with _open(path, what) as (stream, _):
+        yield stream
+
+
+@contextlib.contextmanager
+def _open(path: str | os.PathLike[str], what: str) -> Iterator[tuple[IO[bytes], IO[bytes] | None]]:
+    """``(decompressed stream, underlying file or None for standard input)``."""
+    if os.fspath(path) == STDIN:
+        stream = getattr(sys.stdin, "buffer", None)
+        if stream is None:  # a text stream put in place of stdin (tests, notebooks)
+            stream = io.BytesIO(sys.stdin.read().encode("utf-8"))
+        stream = stream if hasattr(stream, "peek") else io.BufferedReader(stream)
+        name, raw = "standard input", None
+    else:
+        path = check_regular_file(path, what)
+        name, raw = f"{what} {path}", open(path, "rb")
+        stream = raw
+    with contextlib.ExitStack() as stack:
+        if raw is not None:
+            stack.enter_context(raw)
+        head = stream.peek(6)[:6]
+        kind = next((k for magic, k, _ in _MAGIC if head.startswith(magic)), None)
+        if kind is not None:
+            opener = next(o for _, k, o in _MAGIC if k == kind)
+            stream = opener(stream)
+        try:
+            yield stream, raw
+        except _CORRUPT as err:
+            if kind is None or not _is_corrupt_data(err):
+                raise
+            raise ValueError(f"{name} is corrupt or truncated {kind} data ({err})") from None
+
+
+def _is_corrupt_data(err: BaseException) -> bool:
+    """Whether a decompressor raised ``err`` (bz2 says "Invalid data stream": an OSError
+    without errno), not the file system or the code reading the stream."""
+    if isinstance(err, EOFError | lzma.LZMAError | zlib.error | gzip.BadGzipFile):
+        return True
+    return type(err) is OSError and err.errno is None
+
+
+def source_files(source: Source) -> list[Path | str]:
+    """The files a source names, in reading order (``"-"`` stays ``"-"``).
+
+    >>> source_files("-")
+    ['-']
+    """
+    items = [source] if isinstance(source, str | os.PathLike) else source
+    if isinstance(items, bytes) or not isinstance(items, Sequence) or not items:
+        raise TypeError(f"a corpus source is a path, '-', a folder or a non-empty list of "
+                        f"those, got {_shown(source)}")  # fmt: skip
+    files: list[Path | str] = []
+    for item in items:
+        if not isinstance(item, str | os.PathLike):
+            raise TypeError(f"a corpus source is a path, '-' or a folder, got {_shown(item)}")
+        if os.fspath(item) == STDIN:
+            files.append(STDIN)
+        elif Path(item).is_dir():
+            files += _folder_files(Path(item))
+        else:
+            files.append(check_regular_file(item, "corpus file"))
+    if files.count(STDIN) > 1:
+        raise ValueError("'-' (standard input) can be read only once; give it once")
+    return files
+
+
+def _shown(obj: object) -> str:
+    return f"{type(obj).__name__} {obj!r}"[:80]
+
+
+def _folder_files(folder: Path) -> list[Path]:
+    found = []
+    for root, dirs, names in os.walk(folder):
+        dirs[:] = [d for d in dirs if not d.startswith(".")]
+        found += [Path(root, n) for n in names if not n.startswith(".")]
+    files = sorted((p for p in found if p.is_file()), key=lambda p: p.relative_to(folder).parts)
+    if not files:
+        raise ValueError(f"corpus folder {folder} holds no files (hidden files are skipped)")
+    return files
+
+
+def iter_pieces(source: Source, *, errors: Literal["strict", "replace"] = "strict",
+                show_progress: bool = False, chunk_bytes: int = CHUNK_BYTES,
+                ) -> Iterator[tuple[str, bool]]:  # fmt: skip
+    """Yield ``(text, ends_line)``: the lines of every file, long ones in pieces.
+
+    Parameters
+    ----------
+    source : path, "-", folder, or a list of those
+        See the module docstring for the order in which files are read.
+    errors : {"strict", "replace"}, default "strict"
+        Invalid UTF-8: ``ValueError`` with file, byte offset and line, or U+FFFD.
+    show_progress : bool, default False
+        A progress bar in (compressed) bytes read.
+    chunk_bytes : int, default :data:`CHUNK_BYTES`
+        Longest piece read at once; a longer line comes in several pieces, all but the
+        last with ``ends_line=False``.
+    """
+    for texts, ends_line in iter_batches(source, errors=errors, show_progress=show_progress,
+                                         chunk_bytes=chunk_bytes):  # fmt: skip
+        for text in texts:
+            yield text, ends_line
+
+
+def iter_batches(source: Source, *, errors: Literal["strict", "replace"] = "strict",
+                 show_progress: bool = False, chunk_bytes: int = CHUNK_BYTES,
+                 ) -> Iterator[tuple[list[str], bool]]:  # fmt: skip
+    """:func:`iter_pieces` in batches, for speed: ``(texts, ends_line)``, every text of a
+    batch a whole line (``True``) or a single piece of a long line (``False``)."""
+    if errors not in ("strict", "replace"):
+        raise ValueError(f"errors must be 'strict' or 'replace', got {errors!r}")
+    if not isinstance(chunk_bytes, int) or chunk_bytes < 8:
+        raise ValueError(f"chunk_bytes must be an int >= 8, got {chunk_bytes!r}")
+    from tqdm.auto import tqdm
+
+    files = source_files(source)
+    total = sum(f.stat().st_size for f in files if isinstance(f, Path))
+    with tqdm(total=None if STDIN in files else total, unit="B", unit_scale=True,
+              disable=not show_progress, desc="reading") as bar:  # fmt: skip
+        for file in files:
+            yield from _file_batches(file, errors, chunk_bytes, bar)
+
+
+def iter_lines(source: Source, *, errors: Literal["strict", "replace"] = "strict",
+               show_progress: bool = False, chunk_bytes: int = CHUNK_BYTES) -> Iterator[str]:  # fmt: skip
+    """Yield the lines of a source without their line ends; a long line as several pieces.
+
+    The arguments are those of :func:`iter_pieces`.
+
+    >>> import os, tempfile
+    >>> path = os.path.join(tempfile.mkdtemp(), "corpus.txt")
+    >>> _ = open(path, "wb").write(b"caf\\xc3\\xa9\\nbad \\xff byte\\r\\n")
+    >>> list(iter_lines(path, errors="replace"))
+    ['café', 'bad \\ufffd byte']
+    >>> list(iter_lines(path))  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    rowbook.checks.ParameterHint: ...corpus.txt: invalid UTF-8 at byte offset 10 (line 2)...
+    """
+    for texts, _ in iter_batches(source, errors=errors, show_progress=show_progress,
+                                 chunk_bytes=chunk_bytes):  # fmt: skip
+        yield from texts
+
+
+def _file_batches(
+    file: Path | str, errors: str, chunk: int, bar: Any
+) -> Iterator[tuple[list[str], bool]]:
+    """Blocks of at most ``chunk`` bytes, the unfinished line before included; a block's
+    complete lines are decoded at once, and an unfinished line ``chunk`` long is cut."""
+    name = "standard input" if file == STDIN else str(file)
+    with _open(file, "corpus file") as (f, raw):
+        buf, offset, line, open_line, seen = b"", 0, 1, False, 0  # offset, line: of buf[0]
+        while block := f.read1(chunk - len(buf)):  # read1: a pipe's lines come when written
+            position = raw.tell() if raw is not None else seen + len(block)
+            bar.update(position - seen)
+            buf, seen = buf + block, position
+            end = buf.rfind(b"\n") + 1
+            if end:
+                yield _lines(buf[:end], errors, name, offset, line), True
+                offset, line, open_line = offset + end, line + buf.count(b"\n", 0, end), False
+                buf = buf[end:]
+            while len(buf) >= chunk:  # a long line: a piece now, the rest later
+                cut = _cut(buf[:chunk])
+                yield [_decode(buf[:cut], errors, name, offset, line)], False
+                offset, buf, open_line = offset + cut, buf[cut:], True
+        if buf or open_line:  # the last line has no line end
+            yield [_decode(buf, errors, name, offset, line)], True
+
+
+def _lines(data: bytes, errors: str, name: str, offset: int, line: int) -> list[str]:
+    """The lines of ``data`` (which ends with ``\\n``), ``\\n`` and ``\\r\\n`` dropped."""
+    lines = _decode(data, errors, name, offset, line, data).split("\n")
+    lines.pop()  # after the last line end
+    if b"\r" in data:
+        lines = [text[:-1] if text.endswith("\r") else text for text in lines]
+    return lines
+
+
+def _cut(data: bytes) -> int:
+    """Where to end a piece of a long line: before its last run of whitespace; if the run
+    starts the piece, before the run's last character; else before the last character.
+
+    Cut so, GPT-2's pre-tokenizer (``" ?\\w+"``, ``"\\s+(?!\\S)"``) finds the same pieces.
+
+    >>> _cut(b"the cat  sat"), _cut(b"   cat"), _cut(b"    "), _cut("naïve".encode())
+    (7, 2, 3, 5)
+    """
+    last = max(data.rfind(c) for c in (b" ", b"\t", b"\r", b"\x0b", b"\x0c"))
+    while last > 0 and data[last - 1] in _SPACE:
+        last -= 1
+    if last > 0:
+        return last
+    run = len(data) - len(data.lstrip(_SPACE))  # 0 when there is no whitespace at all
+    if run > 1:
+        return run - 1
+    starts = [k for k in range(len(data) - 1, max(len(data) - 5, 0), -1) if data[k] & 0xC0 != 0x80]
+    return starts[0] if starts else len(data)
+
+
+def _decode(raw: bytes, errors: str, name: str, offset: int, line: int, lines: bytes = b"") -> str:
+    """``raw`` as UTF-8; an error names the file, byte offset and line (counting the line
+    ends of ``lines`` before the bad byte)."""
+    try:
+        return raw.decode("utf-8", errors=errors)
+    except UnicodeDecodeError as err:
+        line += lines.count(b"\n", 0, err.start)
+        where = f"byte offset {offset + err.start} (line {line})"
+        raise ParameterHint("errors", "replace", f"{name}: invalid UTF-8 at {where}: {err.reason}",
+                            effect="to substitute U+FFFD") from None  # fmt: skip

@@ -1,0 +1,90 @@
+"""Checks of the options of :class:`~rowbook.text.ByteLevelBPE`, with ``tokenizers``' meanings.
+
+The trainer options are those of ``tokenizers.trainers.BpeTrainer`` as a byte-level
+tokenizer uses them (``initial_alphabet=ByteLevel.alphabet()``, so every byte symbol is
+in the vocabulary and no input is ever unknown):
+
+* ``initial_alphabet``: more characters for the alphabet (the first character of each
+  string, as ``tokenizers`` takes); a character outside the byte alphabet becomes a token
+  of its own, placed by code point among the byte symbols;
+* ``limit_alphabet``: the most characters the alphabet may hold. ``tokenizers`` would drop
+  characters beyond it, choosing among the equally ranked initial ones in no fixed order;
+  a byte-level BPE keeps all of them, so a limit below the alphabet's size is refused;
+* ``max_token_length``: see :func:`rowbook.text.bpe.train.train_merges`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import regex
+
+from rowbook.text.bpe.bytelevel import byte_alphabet
+
+__all__ = ["check_fit_args", "check_trainer_options", "special_regex"]
+
+
+def check_fit_args(vocab_size: Any, min_frequency: Any, special_tokens: Any) -> list[str]:
+    """The special tokens as a list, after checking the three basic training arguments."""
+    if isinstance(special_tokens, str):
+        raise TypeError(f"special_tokens must be a sequence of str, got the str {special_tokens!r}")
+    specials = list(special_tokens)
+    for token in specials:
+        if not isinstance(token, str) or not token:
+            raise ValueError(f"special tokens must be non-empty str, got {token!r}")
+    if len(set(specials)) != len(specials):
+        raise ValueError(f"special_tokens has duplicates: {specials}")
+    base = len(dict.fromkeys([*specials, *byte_alphabet()]))
+    if not isinstance(vocab_size, int) or vocab_size < base:
+        raise ValueError(f"vocab_size must be an int >= {base} (256 byte symbols + {base - 256} "
+                         f"special tokens), got {vocab_size!r}")  # fmt: skip
+    if not isinstance(min_frequency, int) or min_frequency < 0:
+        raise ValueError(f"min_frequency must be an int >= 0, got {min_frequency!r}")
+    return specials
+
+
+def check_trainer_options(
+    limit_alphabet: Any, initial_alphabet: Any, max_token_length: Any
+) -> list[str]:
+    """The extra alphabet characters, after checking the three ``BpeTrainer`` options.
+
+    >>> check_trainer_options(None, ["☃x", "a"], 8)
+    ['☃', 'a']
+    >>> check_trainer_options(100, [], None)
+    Traceback (most recent call last):
+    ...
+    ValueError: limit_alphabet=100 is below the 256 characters of the alphabet; a byte-level BPE keeps every byte symbol (pass None, or at least 256)
+    """
+    if isinstance(initial_alphabet, str):
+        raise TypeError("initial_alphabet must be a sequence of str (one character each is kept)")
+    chars = []
+    for item in initial_alphabet:
+        if not isinstance(item, str) or not item:
+            raise ValueError(f"initial_alphabet holds non-empty str, got {item!r}")
+        chars.append(item[0])  # tokenizers keeps the first character of each string
+    size = len({*byte_alphabet(), *chars})
+    if limit_alphabet is not None and (
+        isinstance(limit_alphabet, bool)
+        or not isinstance(limit_alphabet, int)
+        or limit_alphabet < size
+    ):
+        raise ValueError(
+            f"limit_alphabet={limit_alphabet!r} is below the {size} characters of the alphabet; "
+            f"a byte-level BPE keeps every byte symbol (pass None, or at least {size})"
+        )
+    if max_token_length is not None and (
+        isinstance(max_token_length, bool)
+        or not isinstance(max_token_length, int)
+        or max_token_length < 1
+    ):
+        raise ValueError(f"max_token_length must be None or an int >= 1, got {max_token_length!r}")
+    return chars
+
+
+def special_regex(tokens: Sequence[str]) -> regex.Pattern | None:
+    """A regex that cuts ``tokens`` out of text: leftmost match, then the longest token."""
+    if not tokens:
+        return None
+    ordered = sorted(tokens, key=len, reverse=True)
+    return regex.compile("(" + "|".join(regex.escape(s) for s in ordered) + ")")
