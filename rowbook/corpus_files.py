@@ -31,6 +31,8 @@ which piece ends its line; :func:`iter_lines` yields the pieces as consecutive i
 Sentence readers (:func:`rowbook.data.iter_sentences`) join the pieces of one line and
 cut it every ``max_sentence_length`` tokens, as gensim's ``LineSentence`` does.
 
+Examples
+--------
 >>> import os, tempfile, gzip
 >>> folder = tempfile.mkdtemp()
 >>> with gzip.open(os.path.join(folder, "b.txt.gz"), "wt") as f:
@@ -150,6 +152,8 @@ def _is_corrupt_data(err: BaseException) -> bool:
 def source_files(source: Source) -> list[Path | str]:
     """The files a source names, in reading order (``"-"`` stays ``"-"``).
 
+    Examples
+    --------
     >>> source_files("-")
     ['-']
     """
@@ -235,6 +239,8 @@ def iter_lines(source: Source, *, errors: Literal["strict", "replace"] = "strict
 
     The arguments are those of :func:`iter_pieces`.
 
+    Examples
+    --------
     >>> import os, tempfile
     >>> path = os.path.join(tempfile.mkdtemp(), "corpus.txt")
     >>> _ = open(path, "wb").write(b"caf\\xc3\\xa9\\nbad \\xff byte\\r\\n")
@@ -290,6 +296,8 @@ def _cut(data: bytes) -> int:
 
     Cut so, GPT-2's pre-tokenizer (``" ?\\w+"``, ``"\\s+(?!\\S)"``) finds the same pieces.
 
+    Examples
+    --------
     >>> _cut(b"the cat  sat"), _cut(b"   cat"), _cut(b"    "), _cut("naïve".encode())
     (7, 2, 3, 5)
     """

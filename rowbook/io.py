@@ -103,6 +103,8 @@ def read_json(
     Files larger than ``max_bytes`` and nesting too deep for the parser are refused
     rather than exhausting memory or the stack. The file may be gzip/bzip2/xz compressed.
 
+    Examples
+    --------
     >>> import tempfile, pathlib
     >>> path = pathlib.Path(tempfile.mkdtemp()) / "deep.json"
     >>> _ = path.write_text("[" * 200_000 + "]" * 200_000)
@@ -226,6 +228,8 @@ def save_safetensors(
     Arrays are stored C-contiguous with their dtype; torch tensors are not needed (a
     ``Tensor`` or ``Parameter`` is stored as its array).
 
+    Examples
+    --------
     >>> import tempfile, pathlib
     >>> target = pathlib.Path(tempfile.mkdtemp()) / "state.safetensors"
     >>> save_safetensors(target, {"weight": np.eye(2, dtype=np.float32)}, {"kind": "demo"})

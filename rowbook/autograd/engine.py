@@ -62,6 +62,8 @@ def grad(
     ``allow_unused=True`` (its gradient is then ``None``). A sparse embedding table's
     gradient comes back as a :class:`~rowbook.autograd.RowSparse`.
 
+    Examples
+    --------
     >>> from rowbook.autograd import Tensor
     >>> x = Tensor([1.0, 2.0], requires_grad=True)
     >>> (g,) = grad((x * x).sum(), x)

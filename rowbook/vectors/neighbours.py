@@ -59,6 +59,8 @@ def row_norms(vectors: np.ndarray) -> np.ndarray:
     similarity with itself is exactly 1.0. It equals BLAS ``dnrm2`` on the float64 row,
     gensim's ``matutils.unitvec`` norm, to the last float32 digit.
 
+    Examples
+    --------
     >>> row_norms(np.array([[3.0, 4.0], [0.0, 0.0]], dtype=np.float32))
     array([5., 0.])
     """
@@ -108,6 +110,8 @@ def pair_cosines(first: np.ndarray, second: np.ndarray) -> np.ndarray:
     Computed in float64 from the raw rows with :func:`row_norms`, then rounded once, so a
     row with itself gives exactly 1.0 (and a distance of exactly 0.0); a zero row gives 0.
 
+    Examples
+    --------
     >>> a = np.array([[0.1, 0.7, -0.3], [1.0, 0.0, 0.0]], dtype=np.float32)
     >>> pair_cosines(a, a)
     array([1., 1.], dtype=float32)

@@ -89,6 +89,8 @@ def from_byte_level(symbols: str) -> bytes:
     outside the byte alphabet (an added token such as ``"☃"``), the whole string stands
     for its own UTF-8 bytes.
 
+    Examples
+    --------
     >>> from_byte_level("ĠcafÃ©"), from_byte_level("☃ĠÃ©")
     (b' caf\xc3\xa9', b'\xe2\x98\x83\xc4\xa0\xc3\x83\xc2\xa9')
     """
@@ -105,6 +107,8 @@ def decode_tokens(tokens: Sequence[str]) -> str:
     alphabet pass through), the bytes are joined and decoded as UTF-8, invalid sequences
     becoming U+FFFD.
 
+    Examples
+    --------
     >>> decode_tokens(["caf", "Ã", "©", "Ġ☃"])  # the last token is not byte-level: kept as is
     'caféĠ☃'
     """

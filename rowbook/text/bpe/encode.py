@@ -180,6 +180,8 @@ def encode_word_dropout(
     ``dropout``; skipped merges go back on the heap after the next merge that is made,
     and are lost if none is. ``dropout=0`` gives :func:`encode_word_reference`'s result.
 
+    Examples
+    --------
     >>> ranks = {(1, 2): (0, 3), (0, 3): (1, 4)}
     >>> rng = np.random.default_rng(0)
     >>> encode_word_dropout([0, 1, 2], ranks, 0.0, rng), encode_word_dropout([0, 1, 2], ranks, 1.0, rng)

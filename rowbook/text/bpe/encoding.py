@@ -31,6 +31,8 @@ class Encoding:
     Only ``ids`` is computed by ``encode``; the other fields are computed on first use
     (so ``bpe.encode(text).ids`` costs no more than the ids), then kept.
 
+    Examples
+    --------
     >>> e = Encoding([5, 9], ["a", "Ġb"], [(0, 1), (1, 3)])
     >>> len(e), e.ids, e.attention_mask, e.special_tokens_mask
     (2, [5, 9], [1, 1], [0, 0])
@@ -95,6 +97,8 @@ def char_offsets(text: str, spans: np.ndarray) -> list[tuple[int, int]]:
     holds an inserted prefix space) covers the character at byte ``b``, the one the space
     was put in front of, as ``tokenizers`` aligns it.
 
+    Examples
+    --------
     >>> char_offsets("héllo", np.array([[0, 0], [0, 2], [2, 6]]))
     [(0, 1), (0, 2), (1, 5)]
     """
@@ -114,6 +118,8 @@ def byte_spans(lengths: Sequence[int], prefixed_at: Sequence[int]) -> np.ndarray
     The tokens at ``prefixed_at`` start with an inserted prefix space, a byte the text has
     not: it takes no room.
 
+    Examples
+    --------
     >>> byte_spans([2, 3, 1], [0]).tolist()
     [[0, 1], [1, 4], [4, 5]]
     """

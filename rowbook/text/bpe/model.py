@@ -143,6 +143,8 @@ class ByteLevelBPE:
         ``workers`` processes count batches of texts (``None``: one per CPU); the result is
         the serial count, same counts in the same order (:mod:`rowbook.text.bpe.count`).
 
+        Examples
+        --------
         >>> ByteLevelBPE().count_words(["the cat", "the hat"])
         Counter({'the': 2, ' cat': 1, ' hat': 1})
         """

@@ -49,6 +49,8 @@ def check_trainer_options(
 ) -> list[str]:
     """The extra alphabet characters, after checking the three ``BpeTrainer`` options.
 
+    Examples
+    --------
     >>> check_trainer_options(None, ["☃x", "a"], 8)
     ['☃', 'a']
     >>> check_trainer_options(100, [], None)
