@@ -203,6 +203,27 @@ def test_no_numbered_seeds() -> None:
     assert not hits
 
 
+def test_every_public_module_is_in_the_reference() -> None:
+    """Each public module of rowbook has a ``::: module`` entry in docs/api/ (CLI and demo aside)."""
+    entries = set(
+        re.findall(
+            r"^::: (\S+)$",
+            "".join(p.read_text() for p in (ROOT / "docs" / "api").glob("*.md")),
+            re.M,
+        )
+    )
+    missing = []
+    for path in sorted((ROOT / "rowbook").rglob("*.py")):
+        parts = path.relative_to(ROOT).with_suffix("").parts
+        if parts[-1] == "__init__":
+            parts = parts[:-1]
+        if any(p.startswith("_") for p in parts) or parts[1:2] in (("cli",), ("demo",)):
+            continue
+        if ".".join(parts) not in entries:
+            missing.append(".".join(parts))
+    assert not missing, f"add to docs/api/: {missing}"
+
+
 def test_manual_builds_strict(tmp_path) -> None:
     """``mkdocs build --strict``: a broken link or a missing API reference fails the build."""
     result = subprocess.run(
