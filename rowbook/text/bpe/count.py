@@ -7,9 +7,11 @@ the parent adds the counts *in batch order*. ``Counter.update`` keeps a key wher
 appeared, so the result is the serial count, same counts and same order, and training on
 it gives the same merges (tested against the serial count and against ``tokenizers``).
 
-The pool starts with the ``forkserver`` method (a clean process forked per worker, so no
-thread of the parent, numba's or tqdm's, is copied mid-flight) and only when the texts
-fill more than one batch: a small corpus is counted in the calling process.
+The pool forks the calling process (the ``fork`` start method, so workers need no import of
+the caller's ``__main__``, which a notebook or ``python -`` does not have; a worker runs
+only the regex and a ``Counter``, never a lock another thread of the parent may hold). It
+starts only when the texts fill more than one batch, so a small corpus is counted in the
+calling process; where ``fork`` does not exist (Windows) counting stays in one process.
 """
 
 from __future__ import annotations
@@ -56,11 +58,11 @@ def count_words_parallel(settings: dict[str, Any], texts: Iterable[str], special
     head = list(itertools.islice(batches, 2))
     tasks = ((settings, list(specials), batch) for batch in itertools.chain(head, batches))
     counts: Counter[str] = Counter()
-    if len(head) < 2 or workers == 1:
+    if len(head) < 2 or workers == 1 or "fork" not in multiprocessing.get_all_start_methods():
         for task in tasks:
             counts.update(_count_batch(task))
         return counts
-    context = multiprocessing.get_context("forkserver")
+    context = multiprocessing.get_context("fork")
     with context.Pool(min(workers, os.cpu_count() or 1)) as pool:
         for part in pool.imap(_count_batch, tasks):  # in batch order: first sightings kept
             counts.update(part)
