@@ -8,7 +8,12 @@ never half of either.
 :func:`save_state` / :func:`load_state` store a nested structure of dicts, lists,
 scalars, strings and NumPy arrays (a model's ``state_dict``, an optimizer's state, a
 trainer's progress) as one ``.npz``: arrays as members, the rest as a JSON document
-that refers to them. It is read with ``allow_pickle=False``.
+that refers to them. Reading never unpickles and checks every array's header against the
+archive before allocating (see :mod:`rowbook._npz` and ``docs/safety.md``).
+
+:func:`read_json` is the one way rowbook reads a JSON file: UTF-8, a depth limit
+(:data:`MAX_JSON_DEPTH`), and errors that name the file, line and column.
+:func:`check_regular_file` refuses what is not a regular file (a FIFO would block).
 """
 
 from __future__ import annotations
@@ -16,24 +21,71 @@ from __future__ import annotations
 import contextlib
 import io
 import json
+import lzma
 import os
+import re
+import stat
+import struct
 import tempfile
+import time
 import zipfile
+import zlib
 from collections.abc import Iterator
 from pathlib import Path
 from typing import IO, Any
 
 import numpy as np
 
-__all__ = ["FORMAT_VERSION", "atomic_write", "load_state", "save_state"]
+from rowbook._npz import MAX_INFLATED_BYTES, read_members
+
+__all__ = [
+    "FORMAT_VERSION",
+    "MAX_INFLATED_BYTES",
+    "MAX_JSON_DEPTH",
+    "STALE_TMP_SECONDS",
+    "atomic_write",
+    "check_regular_file",
+    "load_state",
+    "parse_json",
+    "read_json",
+    "save_state",
+]
 
 FORMAT_VERSION = 1
+#: Deepest JSON nesting rowbook reads; its own files nest a few levels.
+MAX_JSON_DEPTH = 100
+#: A temporary file of :func:`atomic_write` older than this is left over from a killed save
+#: and is removed when the same target is written again.
+STALE_TMP_SECONDS = 24 * 3600
 _META = "__rowbook_meta__"
 _ARRAY_TAG = "__array__"
+_NOT_AN_ARCHIVE = (OSError, EOFError, ValueError, zipfile.BadZipFile, zlib.error, lzma.LZMAError,
+                   NotImplementedError, RuntimeError, struct.error, OverflowError)  # fmt: skip
+
+
+def check_regular_file(path: str | os.PathLike[str], what: str) -> Path:
+    """``path`` as a Path if it is a regular file: ``FileNotFoundError`` when it is missing,
+    ``ValueError`` when it is a folder, a FIFO or a device (a reader would block or mislead).
+
+    >>> check_regular_file("/dev/null", "vectors")
+    Traceback (most recent call last):
+    ...
+    ValueError: vectors file /dev/null is not a regular file (a folder, FIFO or device)
+    """
+    path = Path(path)
+    try:
+        mode = path.stat().st_mode
+    except FileNotFoundError:
+        raise FileNotFoundError(f"{what} file {path} does not exist") from None
+    if not stat.S_ISREG(mode):
+        raise ValueError(f"{what} file {path} is not a regular file (a folder, FIFO or device)")
+    return path
 
 
 @contextlib.contextmanager
-def atomic_write(path: str | os.PathLike[str], mode: str = "wb", **kwargs: Any) -> Iterator[IO[Any]]:
+def atomic_write(
+    path: str | os.PathLike[str], mode: str = "wb", **kwargs: Any
+) -> Iterator[IO[Any]]:
     """Open a temporary file beside ``path``; on success it atomically becomes ``path``.
 
     >>> import tempfile, pathlib
@@ -47,6 +99,7 @@ def atomic_write(path: str | os.PathLike[str], mode: str = "wb", **kwargs: Any) 
     folder = path.parent if str(path.parent) else Path(".")
     if not folder.is_dir():
         raise FileNotFoundError(f"cannot write {path}: folder {folder} does not exist")
+    _remove_stale_temporaries(path, folder)
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=folder)
     try:
         os.chmod(tmp, 0o666 & ~_umask())  # mkstemp makes 0600; give the file the usual mode
@@ -59,6 +112,19 @@ def atomic_write(path: str | os.PathLike[str], mode: str = "wb", **kwargs: Any) 
         with contextlib.suppress(FileNotFoundError):
             os.unlink(tmp)
         raise
+
+
+def _remove_stale_temporaries(path: Path, folder: Path) -> None:
+    """Delete this target's own temporaries (``.NAME.XXXXXXXX.tmp``) older than a day: what a
+    killed save leaves behind. Younger ones may belong to a save still running."""
+    own = re.compile(rf"\.{re.escape(path.name)}\.[a-z0-9_]{{8}}\.tmp")
+    now = time.time()
+    with contextlib.suppress(OSError), os.scandir(folder) as entries:
+        for entry in entries:
+            if own.fullmatch(entry.name) and entry.is_file(follow_symlinks=False):
+                if now - entry.stat(follow_symlinks=False).st_mtime > STALE_TMP_SECONDS:
+                    with contextlib.suppress(OSError):
+                        os.unlink(entry.path)
 
 
 def _umask() -> int:
@@ -76,7 +142,9 @@ def _split(obj: Any, arrays: dict[str, np.ndarray], where: str) -> Any:
     if isinstance(obj, dict):
         bad = [k for k in obj if not isinstance(k, str)]
         if bad:
-            raise TypeError(f"save_state: keys must be strings, got {bad[0]!r} at {where or 'top level'}")
+            raise TypeError(
+                f"save_state: keys must be strings, got {bad[0]!r} at {where or 'top level'}"
+            )
         return {k: _split(v, arrays, f"{where}/{k}") for k, v in obj.items()}
     if isinstance(obj, list | tuple):
         return [_split(v, arrays, f"{where}/{i}") for i, v in enumerate(obj)]
@@ -87,13 +155,18 @@ def _split(obj: Any, arrays: dict[str, np.ndarray], where: str) -> Any:
     raise TypeError(f"save_state: cannot store a {type(obj).__name__} at {where or 'top level'}")
 
 
-def _join(obj: Any, arrays: Any) -> Any:
+def _join(obj: Any, arrays: dict[str, np.ndarray], file: Path, where: str) -> Any:
+    """Put the arrays back where the tree refers to them; a reference to none is an error."""
     if isinstance(obj, dict):
         if set(obj) == {_ARRAY_TAG}:
-            return arrays[obj[_ARRAY_TAG]]
-        return {k: _join(v, arrays) for k, v in obj.items()}
+            key = obj[_ARRAY_TAG]
+            if not isinstance(key, str) or key not in arrays:
+                raise ValueError(f"{file}: metadata field 'tree' refers at {where or '/'} to "
+                                 f"array {key!r}, which the archive does not hold")  # fmt: skip
+            return arrays[key]
+        return {k: _join(v, arrays, file, f"{where}/{k}") for k, v in obj.items()}
     if isinstance(obj, list):
-        return [_join(v, arrays) for v in obj]
+        return [_join(v, arrays, file, f"{where}/{i}") for i, v in enumerate(obj)]
     return obj
 
 
@@ -112,29 +185,92 @@ def save_state(path: str | os.PathLike[str], state: Any, *, kind: str) -> None:
         f.write(buffer.getvalue())
 
 
-def load_state(path: str | os.PathLike[str], *, kind: str) -> Any:
-    """Read a file written by :func:`save_state`; errors name the file and the problem."""
-    path = Path(path)
+def load_state(
+    path: str | os.PathLike[str], *, kind: str, max_inflated_bytes: int | None = MAX_INFLATED_BYTES
+) -> Any:
+    """Read a file written by :func:`save_state`; errors name the file and the problem.
+
+    Every array's header is checked against the archive before it is allocated; compressed
+    members (which rowbook never writes) may expand to ``max_inflated_bytes`` in all
+    (``None``: no cap, for a file you trust).
+    """
+    path = check_regular_file(path, kind)
     try:
-        with np.load(path, allow_pickle=False) as archive:
-            names = archive.files
-            meta_raw = str(archive[_META]) if _META in names else None
-            arrays = {k: archive[k] for k in names if k != _META}
-    except FileNotFoundError:
-        raise
-    except (OSError, EOFError, ValueError, zipfile.BadZipFile) as err:
-        raise ValueError(f"{path} is not a readable .npz archive ({err}); was it truncated?") from None
-    if meta_raw is None:
+        arrays = read_members(path, max_inflated_bytes)
+    except _NOT_AN_ARCHIVE as err:
+        if isinstance(err, ValueError) and str(err).startswith(str(path)):
+            raise
+        raise ValueError(
+            f"{path} is not a readable .npz archive ({err}); was it truncated?"
+        ) from None
+    meta = _metadata(path, arrays.pop(_META, None), kind)
+    return _join(meta["tree"], arrays, path, "")
+
+
+def _metadata(path: Path, raw: np.ndarray | None, kind: str) -> dict[str, Any]:
+    """The archive's JSON document, each field checked."""
+    if raw is None:
         raise ValueError(f"{path} is not a rowbook file: it has no {_META} member")
-    try:
-        meta = json.loads(meta_raw)
-    except json.JSONDecodeError as err:
-        raise ValueError(f"{path}: corrupt metadata ({err})") from None
-    if meta.get("format") != "rowbook" or meta.get("kind") != kind:
+    if raw.shape != () or raw.dtype.kind != "U":
+        raise ValueError(
+            f"{path}: member {_META!r} must be one string, got {raw.dtype} {raw.shape}"
+        )
+    meta = parse_json(str(raw), f"{path}: metadata")
+    if not isinstance(meta, dict) or meta.get("format") != "rowbook":
+        raise ValueError(f"{path} is not a rowbook file: its metadata is not an object with "
+                         "format 'rowbook'")  # fmt: skip
+    if meta.get("kind") != kind:
         raise ValueError(f"{path} holds a {meta.get('kind')!r} file, expected {kind!r}")
     if meta.get("version") != FORMAT_VERSION:
         raise ValueError(
-            f"{path} has format version {meta.get('version')}; this rowbook reads version "
+            f"{path} has format version {meta.get('version')!r}; this rowbook reads version "
             f"{FORMAT_VERSION}"
         )
-    return _join(meta["tree"], arrays)
+    if "tree" not in meta:
+        raise ValueError(f"{path}: metadata lacks the field 'tree' (the saved contents)")
+    return meta
+
+
+def read_json(path: str | os.PathLike[str], *, what: str) -> Any:
+    """Parse a UTF-8 JSON file; any problem is a ``ValueError`` naming ``what`` file it is.
+
+    Nesting deeper than :data:`MAX_JSON_DEPTH` is refused before parsing.
+    """
+    path = check_regular_file(path, what)
+    try:
+        text = path.read_bytes().decode("utf-8")
+    except UnicodeDecodeError as err:
+        raise ValueError(
+            f"{what} file {path} is not valid UTF-8 at byte offset {err.start}"
+        ) from None
+    return parse_json(text, f"{what} file {path}")
+
+
+_STRING = re.compile(r'"(?:[^"\\]++|\\.)*+"')
+_NOT_BRACKET = re.compile(r"[^\[\]{}]++")
+
+
+def parse_json(text: str, where: str) -> Any:
+    """``json.loads(text)``, refusing nesting deeper than :data:`MAX_JSON_DEPTH`.
+
+    >>> parse_json("[[1], {}]", "example")
+    [[1], {}]
+    >>> parse_json("[" * 200_000, "example")  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    ValueError: example nests arrays/objects ... rowbook reads at most 100
+    """
+    brackets = _NOT_BRACKET.sub("", _STRING.sub("", text))
+    steps = np.frombuffer(brackets.encode("ascii"), dtype=np.uint8)
+    opens = (steps == ord("[")) | (steps == ord("{"))
+    depth = int(np.cumsum(np.where(opens, 1, -1)).max()) if steps.size else 0
+    if depth > MAX_JSON_DEPTH:
+        raise ValueError(f"{where} nests arrays/objects {depth} levels deep; "
+                         f"rowbook reads at most {MAX_JSON_DEPTH}")  # fmt: skip
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError as err:
+        raise ValueError(f"{where} is not valid JSON: {err.msg} at line {err.lineno}, column "
+                         f"{err.colno} (character offset {err.pos})") from None  # fmt: skip
+    except RecursionError:
+        raise ValueError(f"{where} nests arrays/objects too deeply") from None

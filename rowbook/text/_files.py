@@ -1,4 +1,4 @@
-"""Small file helpers shared by the text classes: atomic JSON writes, checked JSON reads."""
+"""Small file helpers shared by the text classes: atomic JSON writes (reads: :func:`rowbook.io.read_json`)."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
-__all__ = ["read_json", "write_json_atomic"]
+__all__ = ["write_json_atomic"]
 
 
 def write_json_atomic(path: str | os.PathLike, obj: Any) -> Path:
@@ -24,19 +24,3 @@ def write_json_atomic(path: str | os.PathLike, obj: Any) -> Path:
         Path(tmp).unlink(missing_ok=True)
         raise
     return path
-
-
-def read_json(path: str | os.PathLike, what: str) -> Any:
-    """Parse a JSON file; a syntax error names the file, line and column."""
-    path = Path(path)
-    try:
-        text = path.read_text(encoding="utf-8")
-    except UnicodeDecodeError as err:
-        raise ValueError(f"{what} file {path} is not valid UTF-8 at byte offset {err.start}") from None
-    try:
-        return json.loads(text)
-    except json.JSONDecodeError as err:
-        raise ValueError(
-            f"{what} file {path} is not valid JSON: {err.msg} at line {err.lineno}, "
-            f"column {err.colno} (character offset {err.pos})"
-        ) from None
