@@ -1,4 +1,4 @@
-"""Vector files: word2vec text and binary, GloVe text, and rowbook's ``.npz``.
+"""Vector files: word2vec text and binary, GloVe text (rowbook's ``.npz``: :mod:`.npz`).
 
 The word2vec formats are those of the original C tool, as gensim reads and writes them:
 
@@ -17,6 +17,12 @@ Reading is strict: a row of the wrong length, a non-numeric value, a header that
 disagrees with the rows, a truncated binary file, each raise a ``ValueError`` naming
 the file and the line (text) or byte offset (binary). Duplicate keys keep their first
 row, as in gensim, with a warning.
+
+Reading is bounded: a header's claim is compared with the file's size before the table
+is allocated (a row needs at least 2 bytes per value in text, 4 in binary), so a small
+file cannot make the reader allocate more than it could hold. ``inf`` and ``nan`` (or a
+value too large for float32) are refused with their line or row: they would make every
+query score ``nan``.
 """
 
 from __future__ import annotations
@@ -28,13 +34,12 @@ from typing import BinaryIO
 
 import numpy as np
 
-from rowbook.io import atomic_write, load_state, save_state
+from rowbook.io import atomic_write, check_regular_file
 
 __all__ = [
     "check_word2vec_key",
-    "read_npz",
+    "nonfinite_message",
     "read_word2vec",
-    "write_npz",
     "write_word2vec",
 ]
 
@@ -96,10 +101,13 @@ def read_word2vec(
     limit: int | None = None,
     encoding: str = "utf8",
     unicode_errors: str = "strict",
+    allow_nonfinite: bool = False,
 ) -> tuple[list[str], np.ndarray]:
     """Read a word2vec text/binary or GloVe file into ``(keys, vectors)``, vectors (V, d) float32.
 
     ``limit`` reads at most that many rows (duplicates included, as gensim counts them).
+    ``allow_nonfinite=True`` keeps ``inf`` / ``nan`` values (as gensim does) instead of
+    refusing them; queries then treat such rows as zero rows (cosine 0 with everything).
     """
     if limit is not None and (isinstance(limit, bool) or not isinstance(limit, int) or limit < 1):
         raise ValueError(f"limit must be None (read all rows) or an int >= 1, got {limit!r}")
@@ -107,7 +115,8 @@ def read_word2vec(
         raise ValueError(
             "no_header=True is only for text files (GloVe); binary files need the header"
         )
-    reader = _Reader(os.fspath(path), encoding, unicode_errors)
+    reader = _Reader(os.fspath(check_regular_file(path, "vectors")), encoding, unicode_errors)
+    reader.allow_nonfinite = bool(allow_nonfinite)
     with open(reader.path, "rb") as f:
         if no_header:
             n_rows, dim = reader.sniff_text(f)
@@ -115,6 +124,8 @@ def read_word2vec(
         else:
             n_rows, dim = reader.header(f.readline())
         n_read = n_rows if limit is None else min(n_rows, limit)
+        room = os.fstat(f.fileno()).st_size - f.tell()
+        reader.check_claim(n_read, dim, room, binary=binary, header=not no_header)
         reader.table = np.empty((n_read, dim), dtype=np.float32)  # (V, d)
         if binary:
             reader.binary_rows(f, n_read, dim, check_rest=limit is None)
@@ -130,6 +141,7 @@ class _Reader:
 
     def __init__(self, path: str, encoding: str, unicode_errors: str) -> None:
         self.path, self.encoding, self.errors = path, encoding, unicode_errors
+        self.allow_nonfinite = False  # True: keep inf / nan values
         self.keys: list[str] = []
         self.table = np.empty((0, 0), dtype=np.float32)  # (n_rows, d), filled row by row
         self.filled = 0  # rows of `table` holding kept (first-occurrence) rows
@@ -164,6 +176,22 @@ class _Reader:
                 "if the file has no header (GloVe), pass no_header=True",
             ) from None
         return n_rows, dim
+
+    def check_claim(self, n_rows: int, dim: int, room: int, *, binary: bool, header: bool) -> None:
+        """Refuse a table larger than the ``room`` bytes after the header could hold: a row
+        needs at least a separator and 2 bytes a value in text (space, digit), 4 in binary."""
+        if n_rows == 0:
+            return
+        per_value = 4 if binary else 2
+        rows, size = ("header rows", "header dim") if header else ("line count", "values on line 1")
+        if dim * per_value > room:
+            raise self.fail("line 1", f"{size} {dim} cannot be true: one row of {dim} values "
+                            f"needs at least {dim * per_value} bytes, the file holds {room} "
+                            "after the header; the file is damaged or not a vector file")  # fmt: skip
+        if n_rows * (dim * per_value + 1) > room + 1:
+            raise self.fail("line 1", f"{rows} {n_rows} cannot be true: {n_rows} rows of {dim} "
+                            f"values need at least {n_rows * (dim * per_value + 1) - 1} bytes, the "
+                            f"file holds {room} after the header; fix the count or pass limit=")  # fmt: skip
 
     def sniff_text(self, f: BinaryIO) -> tuple[int, int]:
         """Rows and vector size of a header-less file: non-blank lines up to the last one."""
@@ -234,7 +262,13 @@ class _Reader:
                         f"line {lines[i // dim]}", f"value {i % dim + 1} is {token!r}, not a number"
                     ) from None
             raise
-        self.table[self.filled : self.filled + len(lines)] = values.reshape(len(lines), dim)
+        with np.errstate(over="ignore"):
+            block = values.reshape(len(lines), dim).astype(np.float32)  # (rows, d)
+        finite = np.isfinite(block)
+        if not (self.allow_nonfinite or finite.all()):
+            row, col = (int(i[0]) for i in np.nonzero(~finite))
+            raise self.fail(f"line {lines[row]}", nonfinite_message(col, tokens[row * dim + col]))
+        self.table[self.filled : self.filled + len(lines)] = block
         self.filled += len(lines)
 
     def check_text_rest(self, f: BinaryIO, n_rows: int, first_line: int) -> None:
@@ -260,7 +294,11 @@ class _Reader:
             where = f"byte offset {offset + start}"
             key = self.decode(chunk[start:space].lstrip(b"\n"), where)
             if self.keep(key, f"row {row + 1} ({where})"):
-                self.table[self.filled] = np.frombuffer(chunk, "<f4", dim, offset=space + 1)
+                values = np.frombuffer(chunk, "<f4", dim, offset=space + 1)  # (d,)
+                if not (self.allow_nonfinite or np.isfinite(values).all()):
+                    col = int(np.flatnonzero(~np.isfinite(values))[0])
+                    raise self.fail(f"row {row + 1} ({where})", nonfinite_message(col, values[col]))
+                self.table[self.filled] = values
                 self.filled += 1
             start = space + 1 + n_bytes
         if check_rest and (chunk[start:] + f.read(_CHUNK_BYTES)).strip(b"\n"):
@@ -295,23 +333,7 @@ class _Reader:
         return self.keys, self.table[: self.filled]  # (V, d), shorter by the duplicates
 
 
-def write_npz(
-    path: PathLike, keys: Sequence[str], vectors: np.ndarray, counts: np.ndarray | None
-) -> None:
-    """Atomically write rowbook's native format (see :func:`rowbook.io.save_state`)."""
-    state = {"keys": list(keys), "vectors": np.asarray(vectors), "counts": counts}
-    save_state(path, state, kind="vectors")
-
-
-def read_npz(path: PathLike) -> tuple[list[str], np.ndarray, np.ndarray | None]:
-    """Read a file written by :func:`write_npz`; checks what it holds."""
-    state = load_state(path, kind="vectors")
-    keys, vectors, counts = state.get("keys"), state.get("vectors"), state.get("counts")
-    if not isinstance(keys, list) or not all(isinstance(k, str) for k in keys):
-        raise ValueError(f"{path}: 'keys' must be a list of strings")
-    if not isinstance(vectors, np.ndarray) or vectors.ndim != 2 or len(vectors) != len(keys):
-        shape = getattr(vectors, "shape", None)
-        raise ValueError(f"{path}: 'vectors' must be a ({len(keys)}, d) array, got shape {shape}")
-    if counts is not None and (not isinstance(counts, np.ndarray) or counts.shape != (len(keys),)):
-        raise ValueError(f"{path}: 'counts' must be None or a ({len(keys)},) array")
-    return keys, vectors, counts
+def nonfinite_message(col: int, value: object) -> str:
+    """What to say about the non-finite value ``value`` in column ``col`` (0-based)."""
+    return (f"value {col + 1} is {str(value)!r}, not a finite float32; inf and nan are refused "
+            "(they make query scores nan): fix or drop that row, or pass allow_nonfinite=True")  # fmt: skip

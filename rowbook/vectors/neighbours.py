@@ -56,7 +56,8 @@ def unit_rows(vectors: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """Euclidean norm of each row and the rows scaled to unit length.
 
     A zero row keeps norm 0 and stays zero, so its cosine with anything is 0 (gensim
-    divides by the zero norm and gets NaN).
+    divides by the zero norm and gets NaN). A row holding ``inf`` or ``nan`` (read with
+    ``allow_nonfinite=True``) becomes a zero unit row too, so no score is ``nan``.
 
     >>> norms, unit = unit_rows(np.array([[3.0, 4.0], [0.0, 0.0]], dtype=np.float32))
     >>> norms
@@ -67,7 +68,8 @@ def unit_rows(vectors: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """
     norms = np.linalg.norm(vectors, axis=-1)  # (V,)
     unit = np.zeros_like(vectors)  # (V, d)
-    np.divide(vectors, norms[..., None], out=unit, where=norms[..., None] > 0)
+    usable = (norms > 0) & np.isfinite(norms)  # (V,)
+    np.divide(vectors, norms[..., None], out=unit, where=usable[..., None])
     return norms, unit
 
 

@@ -14,7 +14,8 @@ from typing import Self
 
 import numpy as np
 
-from rowbook.vectors import formats
+from rowbook.io import MAX_INFLATED_BYTES
+from rowbook.vectors import formats, npz
 from rowbook.vectors.neighbours import unit_rows
 
 __all__ = ["KeyedTable"]
@@ -179,11 +180,15 @@ class KeyedTable:
         limit: int | None = None,
         encoding: str = "utf8",
         unicode_errors: str = "strict",
+        allow_nonfinite: bool = False,
     ) -> Self:
         """Read a word2vec text/binary file (or GloVe text with ``no_header=True``).
 
         ``limit`` reads only the first rows. Malformed files raise ``ValueError`` with the
         line or byte offset; a repeated key keeps its first row, with a warning (as gensim).
+        ``inf`` / ``nan`` values are refused with their line or row, unless
+        ``allow_nonfinite=True`` (queries then treat such rows as zero rows). A header
+        claiming more than the file can hold is refused before anything is allocated.
         """
         keys, table = formats.read_word2vec(
             path,
@@ -192,22 +197,33 @@ class KeyedTable:
             limit=limit,
             encoding=encoding,
             unicode_errors=unicode_errors,
+            allow_nonfinite=allow_nonfinite,
         )
         return cls(keys, table, copy=False)
 
     @classmethod
-    def load_glove(cls, path: PathLike, limit: int | None = None, encoding: str = "utf8") -> Self:
+    def load_glove(cls, path: PathLike, limit: int | None = None, encoding: str = "utf8",
+                   allow_nonfinite: bool = False) -> Self:  # fmt: skip
         """Read GloVe text vectors (word2vec text rows without a header)."""
-        return cls.load_word2vec_format(path, no_header=True, limit=limit, encoding=encoding)
+        return cls.load_word2vec_format(path, no_header=True, limit=limit, encoding=encoding,
+                                        allow_nonfinite=allow_nonfinite)  # fmt: skip
 
     def save(self, path: PathLike) -> None:
         """Write keys, vectors and counts to one ``.npz`` (no pickle), atomically, at exactly ``path``."""
-        formats.write_npz(path, self._keys, self._vectors, self._counts)
+        npz.write_npz(path, self._keys, self._vectors, self._counts)
 
     @classmethod
-    def load(cls, path: PathLike) -> Self:
-        """Read a file written by :meth:`save`."""
-        keys, table, counts = formats.read_npz(path)
+    def load(cls, path: PathLike, *, max_inflated_bytes: int | None = MAX_INFLATED_BYTES,
+             allow_nonfinite: bool = False) -> Self:  # fmt: skip
+        """Read a file written by :meth:`save` (fields checked; no pickle).
+
+        ``max_inflated_bytes`` caps what compressed members may expand to (rowbook writes
+        none; ``None`` lifts the cap for a file you trust, see ``docs/safety.md``);
+        ``allow_nonfinite`` as in :meth:`load_word2vec_format`.
+        """
+        keys, table, counts = npz.read_npz(
+            path, max_inflated_bytes=max_inflated_bytes, allow_nonfinite=allow_nonfinite
+        )
         return cls(keys, table, counts, copy=False)
 
 
