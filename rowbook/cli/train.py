@@ -100,6 +100,9 @@ def _interrupted(args: argparse.Namespace) -> int:
     if args.checkpoint is not None and Path(args.checkpoint).exists():
         hint = (f"{args.checkpoint} holds the last finished epoch; add --resume to the same "
                 "command to continue")  # fmt: skip
+    elif args.checkpoint is not None:
+        hint = (f"nothing was saved yet: {args.checkpoint} is written at the end of the first "
+                "epoch")  # fmt: skip
     else:
         hint = "nothing was saved (add --checkpoint FILE to make training resumable)"
     print(f"{args.prog}: interrupted; {hint}", file=sys.stderr)
@@ -124,6 +127,8 @@ def run_word_vectors(args: argparse.Namespace) -> int:
     from rowbook.models import GloVe, Word2Vec
 
     out = check_output_path(args.output)
+    if args.checkpoint is not None:
+        check_output_path(args.checkpoint)
     fmt = output_format(out)
     cls, names = (Word2Vec, W2V_OPTIONS) if args.model == "word2vec" else (GloVe, GLOVE_OPTIONS)
     try:
@@ -167,6 +172,8 @@ def run_nplm(args: argparse.Namespace) -> int:
     from rowbook.vectors import Vectors
 
     out = check_output_path(args.output)
+    if args.checkpoint is not None:
+        check_output_path(args.checkpoint)
     fmt = output_format(out)
     if args.level != "word" and fmt != "npz":
         raise ValueError(f"a character table has keys such as ' ' that {FORMAT_NAMES[fmt]} cannot "
