@@ -45,6 +45,7 @@ __all__ = [
     "STALE_TMP_SECONDS",
     "atomic_write",
     "check_regular_file",
+    "fields_of",
     "load_state",
     "parse_json",
     "read_json",
@@ -229,6 +230,27 @@ def _metadata(path: Path, raw: np.ndarray | None, kind: str) -> dict[str, Any]:
     if "tree" not in meta:
         raise ValueError(f"{path}: metadata lacks the field 'tree' (the saved contents)")
     return meta
+
+
+@contextlib.contextmanager
+def fields_of(path: str | os.PathLike[str], what: str) -> Iterator[None]:
+    """Around code that takes apart a loaded file's contents: a ``KeyError``, ``TypeError``,
+    ``IndexError`` or ``AttributeError`` that a damaged field causes there (or a
+    ``ValueError`` not naming the file) becomes one ``ValueError`` naming ``what`` file.
+
+    >>> with fields_of("ck.npz", "checkpoint"):
+    ...     {"epoch": 3}["rng"]
+    Traceback (most recent call last):
+    ...
+    ValueError: checkpoint ck.npz is damaged or was not written by this rowbook (KeyError: 'rng')
+    """
+    try:
+        yield
+    except (KeyError, TypeError, IndexError, AttributeError, ValueError) as err:
+        if isinstance(err, ValueError) and str(path) in str(err):
+            raise
+        raise ValueError(f"{what} {path} is damaged or was not written by this rowbook "
+                         f"({type(err).__name__}: {str(err)[:200]})") from None  # fmt: skip
 
 
 def read_json(path: str | os.PathLike[str], *, what: str) -> Any:

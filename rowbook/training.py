@@ -27,7 +27,7 @@ import numpy as np
 from tqdm.auto import tqdm
 
 from rowbook.autograd import Tensor
-from rowbook.io import load_state, save_state
+from rowbook.io import fields_of, load_state, save_state
 from rowbook.nn.module import Module
 
 __all__ = ["History", "TrainConfig", "Trainer", "TrainingDiverged", "batches"]
@@ -188,12 +188,13 @@ class Trainer:
         if not Path(path).exists():
             return 0, History(), None, 0  # nothing saved yet: start from scratch
         state = load_state(path, kind="checkpoint")
-        self.model.load_state_dict(state["model"])
-        self.optimizer.load_state_dict(state["optimizer"])
-        loop = state["trainer"]
-        rng.bit_generator.state = loop["rng"]
-        history = History(**loop["history"])
-        return loop["epoch"] + 1, history, loop["best"], loop["bad_epochs"]
+        with fields_of(path, "checkpoint"):
+            self.model.load_state_dict(state["model"])
+            self.optimizer.load_state_dict(state["optimizer"])
+            loop = state["trainer"]
+            rng.bit_generator.state = loop["rng"]
+            history = History(**loop["history"])
+            return loop["epoch"] + 1, history, loop["best"], loop["bad_epochs"]
 
 
 def _as_columns(data: Sequence[np.ndarray], name: str) -> tuple[np.ndarray, ...]:

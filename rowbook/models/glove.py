@@ -28,7 +28,7 @@ import numpy as np
 from rowbook.checks import check_int, check_number
 from rowbook.data.cooccurrence import cooccurrence_matrix
 from rowbook.data.corpus import Corpus, CountedVocab, read_corpus, truncate_vocab
-from rowbook.io import load_state, save_state
+from rowbook.io import fields_of, load_state, save_state
 from rowbook.models._fitting import (
     Progress,
     ProgressReporter,
@@ -224,14 +224,15 @@ def _train(s: GloVeSettings, vocab, records, params, grads, history, callback, c
 
 def _load_checkpoint(path, s: GloVeSettings, vocab: CountedVocab):
     state = load_state(path, kind=_CHECKPOINT_KIND)
-    skip = ("workers", "progress")
-    theirs = {k: v for k, v in state["settings"].items() if k not in skip}
-    ours = {k: v for k, v in asdict(s).items() if k not in skip}
-    if theirs != ours:
-        diff = {k: (theirs.get(k), v) for k, v in ours.items() if theirs.get(k) != v}
-        raise ValueError(f"checkpoint {path} was made with other settings (checkpoint, now): {diff}")
-    if tuple(state["keys"]) != vocab.keys or not np.array_equal(state["counts"], vocab.counts):
-        raise ValueError(f"checkpoint {path} was made on a different corpus (its vocabulary differs)")
-    params = tuple(np.ascontiguousarray(p, dtype=np.float64) for p in state["params"])
-    grads = tuple(np.ascontiguousarray(g, dtype=np.float64) for g in state["grads"])
-    return params, grads, [Progress(**p) for p in state["history"]]
+    with fields_of(path, "checkpoint"):
+        skip = ("workers", "progress")
+        theirs = {k: v for k, v in state["settings"].items() if k not in skip}
+        ours = {k: v for k, v in asdict(s).items() if k not in skip}
+        if theirs != ours:
+            diff = {k: (theirs.get(k), v) for k, v in ours.items() if theirs.get(k) != v}
+            raise ValueError(f"checkpoint {path} was made with other settings (checkpoint, now): {diff}")
+        if tuple(state["keys"]) != vocab.keys or not np.array_equal(state["counts"], vocab.counts):
+            raise ValueError(f"checkpoint {path} was made on a different corpus (its vocabulary differs)")
+        params = tuple(np.ascontiguousarray(p, dtype=np.float64) for p in state["params"])
+        grads = tuple(np.ascontiguousarray(g, dtype=np.float64) for g in state["grads"])
+        return params, grads, [Progress(**p) for p in state["history"]]

@@ -37,7 +37,7 @@ from rowbook.checks import check_choice, check_int, check_number
 from rowbook.data.corpus import Corpus, CountedVocab, EncodedCorpus, job_boundaries, read_corpus
 from rowbook.data.huffman import huffman_tree
 from rowbook.data.sampling import job_seed, negative_guide, negative_table, sample_thresholds
-from rowbook.io import load_state, save_state
+from rowbook.io import fields_of, load_state, save_state
 from rowbook.models._fitting import (
     Progress,
     ProgressReporter,
@@ -305,17 +305,18 @@ def _save_checkpoint(path, s: Word2VecSettings, vocab: CountedVocab, tables, his
 
 def _load_checkpoint(path, s: Word2VecSettings, vocab: CountedVocab):
     state = load_state(path, kind=_CHECKPOINT_KIND)
-    theirs = {k: v for k, v in state["settings"].items() if k not in _RUN_ONLY}
-    ours = {k: v for k, v in asdict(s).items() if k not in _RUN_ONLY}
-    if theirs != ours:
-        diff = {k: (theirs.get(k), v) for k, v in ours.items() if theirs.get(k) != v}
-        raise ValueError(f"checkpoint {path} was made with other settings (checkpoint, now): {diff}")
-    same = tuple(state["keys"]) == vocab.keys and np.array_equal(state["counts"], vocab.counts)
-    if not same:
-        raise ValueError(
-            f"checkpoint {path} was made on a different corpus (its vocabulary differs); "
-            "resume with the corpus it was trained on"
-        )
-    tables = {k: np.ascontiguousarray(v, dtype=np.float32) for k, v in state["tables"].items()}
-    history = [Progress(**p) for p in state["history"]]
-    return tables, len(history), history
+    with fields_of(path, "checkpoint"):
+        theirs = {k: v for k, v in state["settings"].items() if k not in _RUN_ONLY}
+        ours = {k: v for k, v in asdict(s).items() if k not in _RUN_ONLY}
+        if theirs != ours:
+            diff = {k: (theirs.get(k), v) for k, v in ours.items() if theirs.get(k) != v}
+            raise ValueError(f"checkpoint {path} was made with other settings (checkpoint, now): {diff}")
+        same = tuple(state["keys"]) == vocab.keys and np.array_equal(state["counts"], vocab.counts)
+        if not same:
+            raise ValueError(
+                f"checkpoint {path} was made on a different corpus (its vocabulary differs); "
+                "resume with the corpus it was trained on"
+            )
+        tables = {k: np.ascontiguousarray(v, dtype=np.float32) for k, v in state["tables"].items()}
+        history = [Progress(**p) for p in state["history"]]
+        return tables, len(history), history
