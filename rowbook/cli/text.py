@@ -19,6 +19,7 @@ from rowbook.cli._common import (
     read_lines,
     source_name,
 )
+from rowbook.io import read_json
 
 __all__ = ["Normalized", "make_tokenizer", "register"]
 
@@ -58,8 +59,7 @@ class Normalized:
 def _load_bpe(path: Path, cls: Any) -> Any:
     """rowbook's BPE file, or a Hugging Face ``tokenizer.json`` (it has a ``model`` field)."""
     try:
-        with open(path, encoding="utf-8") as f:
-            is_hf = "model" in json.load(f)
+        is_hf = "model" in read_json(path, what="BPE")
     except (ValueError, TypeError):
         is_hf = False  # let the loader report what is wrong with the file
     return cls.from_tokenizer_json(path) if is_hf else cls.load(path)

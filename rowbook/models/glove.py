@@ -235,4 +235,8 @@ def _load_checkpoint(path, s: GloVeSettings, vocab: CountedVocab):
             raise ValueError(f"checkpoint {path} was made on a different corpus (its vocabulary differs)")
         params = tuple(np.ascontiguousarray(p, dtype=np.float64) for p in state["params"])
         grads = tuple(np.ascontiguousarray(g, dtype=np.float64) for g in state["grads"])
+        shapes = [(len(vocab), s.vector_size)] * 2 + [(len(vocab),)] * 2  # W, W_tilde, b, b_tilde
+        if [a.shape for a in params] != shapes or [a.shape for a in grads] != shapes:
+            raise ValueError(f"checkpoint {path}: fields 'params' and 'grads' must hold arrays of "
+                             f"shapes {shapes}")  # fmt: skip
         return params, grads, [Progress(**p) for p in state["history"]]

@@ -303,6 +303,15 @@ def _save_checkpoint(path, s: Word2VecSettings, vocab: CountedVocab, tables, his
     save_state(path, state, kind=_CHECKPOINT_KIND)
 
 
+def _check_table_shapes(path, tables: dict[str, np.ndarray], V: int, s: Word2VecSettings) -> None:
+    """The kernels index these tables without bounds checks: a checkpoint's must be exact."""
+    n_nodes = max(V - 1, 1) if s.hierarchical_softmax else 0
+    expected = {"W_in": (V, s.vector_size), "W_out": (V, s.vector_size), "W_nodes": (n_nodes, s.vector_size)}
+    found = {k: v.shape for k, v in tables.items()}
+    if found != expected:
+        raise ValueError(f"checkpoint {path}: field 'tables' must hold the shapes {expected}, got {found}")
+
+
 def _load_checkpoint(path, s: Word2VecSettings, vocab: CountedVocab):
     state = load_state(path, kind=_CHECKPOINT_KIND)
     with fields_of(path, "checkpoint"):
@@ -318,5 +327,6 @@ def _load_checkpoint(path, s: Word2VecSettings, vocab: CountedVocab):
                 "resume with the corpus it was trained on"
             )
         tables = {k: np.ascontiguousarray(v, dtype=np.float32) for k, v in state["tables"].items()}
+        _check_table_shapes(path, tables, len(vocab), s)
         history = [Progress(**p) for p in state["history"]]
         return tables, len(history), history
