@@ -235,8 +235,8 @@ def _metadata(path: Path, raw: np.ndarray | None, kind: str) -> dict[str, Any]:
 @contextlib.contextmanager
 def fields_of(path: str | os.PathLike[str], what: str) -> Iterator[None]:
     """Around code that takes apart a loaded file's contents: a ``KeyError``, ``TypeError``,
-    ``IndexError`` or ``AttributeError`` that a damaged field causes there (or a
-    ``ValueError`` not naming the file) becomes one ``ValueError`` naming ``what`` file.
+    ``IndexError``, ``AttributeError`` or ``OverflowError`` that a damaged field causes there
+    (or a ``ValueError`` not naming the file) becomes one ``ValueError`` naming ``what`` file.
 
     >>> with fields_of("ck.npz", "checkpoint"):
     ...     {"epoch": 3}["rng"]
@@ -246,7 +246,7 @@ def fields_of(path: str | os.PathLike[str], what: str) -> Iterator[None]:
     """
     try:
         yield
-    except (KeyError, TypeError, IndexError, AttributeError, ValueError) as err:
+    except (KeyError, TypeError, IndexError, AttributeError, OverflowError, ValueError) as err:
         if isinstance(err, ValueError) and str(path) in str(err):
             raise
         raise ValueError(f"{what} {path} is damaged or was not written by this rowbook "

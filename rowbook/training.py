@@ -194,7 +194,15 @@ class Trainer:
             loop = state["trainer"]
             rng.bit_generator.state = loop["rng"]
             history = History(**loop["history"])
-            return loop["epoch"] + 1, history, loop["best"], loop["bad_epochs"]
+            epoch, best, bad = loop["epoch"], loop["best"], loop["bad_epochs"]
+            counts_ok = all(isinstance(n, int) and not isinstance(n, bool) and n >= 0 for n in (epoch, bad))
+            if not counts_ok or not (best is None or isinstance(best, int | float)) or not (
+                isinstance(history.epochs, list) and all(isinstance(m, dict) for m in history.epochs)
+            ):  # fmt: skip
+                raise ValueError(f"checkpoint {path}: field 'trainer' must hold epoch and bad_epochs "
+                                 "(integers >= 0), best (a number or null) and history.epochs (a list "
+                                 f"of objects); got epoch {epoch!r}, bad_epochs {bad!r}, best {best!r}")  # fmt: skip
+            return epoch + 1, history, best, bad
 
 
 def _as_columns(data: Sequence[np.ndarray], name: str) -> tuple[np.ndarray, ...]:
