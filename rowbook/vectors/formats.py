@@ -184,7 +184,7 @@ class _Reader:
             return
         per_value = 4 if binary else 2
         rows, size = ("header rows", "header dim") if header else ("line count", "values on line 1")
-        if dim * per_value > room:
+        if n_rows == 1 and dim * per_value > room:
             raise self.fail("line 1", f"{size} {dim} cannot be true: one row of {dim} values "
                             f"needs at least {dim * per_value} bytes, the file holds {room} "
                             "after the header; the file is damaged or not a vector file")  # fmt: skip

@@ -33,7 +33,9 @@ JSON = ("vocab json", "bpe json", "tokenizer.json")
 BIG = st.one_of(st.integers(0, 64), st.integers(0, 10**13))  # sizes, small and absurd
 JSON_VALUES = st.recursive(
     st.none() | st.booleans() | st.integers(-(2**70), 2**70) | st.floats() | st.text(max_size=6),
-    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=4), inner, max_size=3),
+    lambda inner: (
+        st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=4), inner, max_size=3)
+    ),
     max_leaves=6,
 )
 
@@ -137,7 +139,13 @@ def test_fuzz_zip_directory_claims(fmt, size, compress, bases, craft):
 def _fields(obj, at=()):
     """Paths to every value of a JSON document (lists: their first 3 items)."""
     yield at
-    items = obj.items() if isinstance(obj, dict) else enumerate(obj[:3]) if isinstance(obj, list) else ()
+    items = (
+        obj.items()
+        if isinstance(obj, dict)
+        else enumerate(obj[:3])
+        if isinstance(obj, list)
+        else ()
+    )
     for key, value in items:
         yield from _fields(value, (*at, key))
 
