@@ -227,6 +227,8 @@ def _cli_cases(craft, bpe_files):
         ("n.txt", b"2 2\nking 1 nan\nqueen 1 2\n", ["neighbors", "FILE", "king"], "line 2"),
         ("n.bin", _binary(b"1 2\n")[:-4] + np.float32(np.inf).tobytes(), ["neighbors", "FILE", "king"], "row 1"),
         ("c.npz", craft.npz({"a0": craft.npy(shape=(10**11, 2))}), ["neighbors", "FILE", "king"], "claims shape"),
+        ("z.npz", craft.claim_sizes(craft.npz(craft.members(good_npz), compress=True), 2 * 2**30),
+         ["neighbors", "FILE", "king"], "max_inflated_bytes"),
         ("m.npz", craft.with_meta(good_npz, [1, 2]), ["neighbors", "FILE", "king"], "metadata"),
         ("m.npz", craft.with_meta(good_npz, {k: v for k, v in meta.items() if k != "tree"}),
          ["neighbors", "FILE", "king"], "'tree'"),
