@@ -268,7 +268,9 @@ def read_json(path: str | os.PathLike[str], *, what: str) -> Any:
     return parse_json(text, f"{what} file {path}")
 
 
-_STRING = re.compile(r'"(?:[^"\\]++|\\.)*+"')
+# A JSON string, or an unterminated one up to the end: every quote starts a match that
+# succeeds, so the scan is linear however the quotes and backslashes are arranged.
+_STRING = re.compile(r'(?s)"(?:[^"\\]++|\\.)*+\\?(?:"|\Z)')
 _NOT_BRACKET = re.compile(r"[^\[\]{}]++")
 
 

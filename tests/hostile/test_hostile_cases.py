@@ -86,6 +86,14 @@ def test_parse_json_equals_json_loads_on_tricky_strings():
     assert parse_json(text, "example") == json.loads(text)
 
 
+@pytest.mark.parametrize("text", ['"' + '\\"' * 300_000, '"' + '\\"' * 300_000 + "\\", '[["'])
+def test_the_depth_scan_stays_linear_on_unterminated_strings(text):
+    """Escaped quotes that never close a string: the scan must not restart at each of them
+    (a quadratic scan of this 600 kB text would hang the test)."""
+    with pytest.raises(ValueError, match="example is not valid JSON: Unterminated string"):
+        parse_json(text, "example")
+
+
 @pytest.mark.parametrize(
     "loader", [Vectors.load_word2vec_format, Vectors.load, Vocab.load, ByteLevelBPE.load]
 )
