@@ -101,7 +101,7 @@ def main(argv: list[str] | None = None) -> int:
     majority = classes[counts.argmax()]
     baseline = float(np.mean(y_test == majority))
     print(f"majority class {str(majority)!r}: test accuracy {baseline:.3f}")
-    settings = dict(dim=64, hidden=64, epochs=epochs, batch_size=32, min_freq=2, max_length=64,
+    settings = dict(dim=64, hidden=64, epochs=epochs, batch_size=32, min_count=2, max_length=64,
                     patience=2, seed=args.seed)  # fmt: skip
     rows = [("majority class", baseline, 0.0)]
     for name, model in (("TextClassifier (EmbeddingBag + MLP)", TextClassifier(**settings)),

@@ -8,32 +8,42 @@ The loop is deliberately plain::
         metrics = evaluate(model, val)            # optional
         checkpoint (atomic), early stopping
 
-What it adds over writing that loop by hand: a seeded shuffle whose state is saved, so
-``fit(..., resume=True)`` after an interruption ends with the same weights as an
-uninterrupted run; atomic checkpoints (model, optimizer, loop state) in a pickle-free
-``.npz``; and a clear stop when the loss becomes NaN or infinite, with the weights put
-back to the start of the epoch and the last good checkpoint left untouched.
+What it adds over writing that loop by hand: the whole state of the loop (weights,
+optimizer moments, the shuffle's random state, history, best score, epoch) as one
+:meth:`Trainer.state_dict`, so ``fit(..., resume=path)`` after an interruption ends with
+the same weights as an uninterrupted run; atomic checkpoints after every epoch in a
+pickle-free ``.npz`` (a model that trains with a Trainer embeds that state in its own
+saved-model file instead, see :mod:`rowbook.models.base`); progress counted in batches,
+with an ETA, on standard error; and a clear stop when the loss becomes NaN or infinite,
+with the weights put back to the start of the epoch and the last good checkpoint left
+untouched.
 """
 
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Sequence
+import os
+import time
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
 import numpy as np
-from tqdm.auto import tqdm
 
+from rowbook._progress import ProgressBar
 from rowbook.autograd import Tensor
+from rowbook.checks import check_int
 from rowbook.io import fields_of, load_state, save_state
 from rowbook.nn.module import Module
 
-__all__ = ["History", "TrainConfig", "Trainer", "TrainingDiverged", "batches"]
+__all__ = ["CHECKPOINT_KIND", "History", "TrainConfig", "Trainer", "TrainingDiverged", "batches"]
+
+CHECKPOINT_KIND = "checkpoint"
 
 LossFn = Callable[[Module, tuple[np.ndarray, ...]], Tensor]
 EvalFn = Callable[[Module, tuple[np.ndarray, ...]], dict[str, float]]
+PathLike = str | os.PathLike[str]
 
 
 class TrainingDiverged(RuntimeError):
@@ -47,7 +57,8 @@ class TrainConfig:
     ``monitor`` names the metric early stopping watches (``"val_loss"`` by default; a
     name ending in ``loss`` is minimised, anything else maximised); ``patience=None``
     turns early stopping off. ``restore_best=True`` puts the weights of the best epoch
-    (by ``monitor``) back into the model when ``fit`` returns.
+    (by ``monitor``) back into the model when ``fit`` returns. ``progress=True`` reports
+    on standard error (see :mod:`rowbook._progress`).
     """
 
     epochs: int = 10
@@ -56,25 +67,24 @@ class TrainConfig:
     seed: int = 0
     patience: int | None = None
     monitor: str = "val_loss"
-    checkpoint: str | Path | None = None
     progress: bool = False
     restore_best: bool = False
 
     def __post_init__(self) -> None:
-        if self.epochs < 0:
-            raise ValueError(f"epochs must be >= 0, got {self.epochs}")
-        if self.batch_size < 1:
-            raise ValueError(f"batch_size must be >= 1, got {self.batch_size}")
-        if self.patience is not None and self.patience < 1:
-            raise ValueError(f"patience must be >= 1 or None, got {self.patience}")
+        check_int("epochs", self.epochs, 0, owner="TrainConfig")
+        check_int("batch_size", self.batch_size, 1, owner="TrainConfig")
+        check_int("seed", self.seed, 0, owner="TrainConfig")
+        check_int("patience", self.patience, 1, allow_none=True, owner="TrainConfig")
 
 
 @dataclass
 class History:
-    """Per-epoch metrics and why training stopped (``completed``, ``early_stopping``)."""
+    """Per-epoch metrics, why training stopped (``completed``, ``early_stopping``), and the
+    epochs (counted from 0) at which a resumed run picked up (``resumed_at``)."""
 
     epochs: list[dict[str, float]] = field(default_factory=list)
     stopped: str = "completed"
+    resumed_at: list[int] = field(default_factory=list)
 
     def last(self, name: str) -> float:
         return self.epochs[-1][name]
@@ -105,46 +115,131 @@ class Trainer:
         after each epoch (names get a ``val_`` prefix).
     config
         A :class:`TrainConfig`.
+    derive
+        Optional ``derive(metrics) -> {name: value}``: more training metrics computed from
+        the epoch's ``loss`` before it is shown and kept (the NPLM adds ``perplexity``).
+    save
+        Optional ``save(path)`` that writes a checkpoint; by default
+        :meth:`save_checkpoint` writes :meth:`state_dict`. A model passes its own
+        ``save``, so its checkpoint is its saved-model file.
     """
 
     def __init__(self, model: Module, optimizer: Any, loss_fn: LossFn, *,
-                 evaluate: EvalFn | None = None, config: TrainConfig | None = None) -> None:  # fmt: skip
+                 evaluate: EvalFn | None = None, config: TrainConfig | None = None,
+                 derive: Callable[[dict[str, float]], dict[str, float]] | None = None,
+                 save: Callable[[PathLike], None] | None = None) -> None:  # fmt: skip
         self.model, self.optimizer, self.loss_fn = model, optimizer, loss_fn
-        self.evaluate, self.config = evaluate, config or TrainConfig()
+        self.evaluate, self.config, self.derive = evaluate, config or TrainConfig(), derive
+        self.save = save if save is not None else self.save_checkpoint
+        self._reset()
 
-    def fit(self, train: Sequence[np.ndarray], val: Sequence[np.ndarray] | None = None,
-            *, resume: bool = False) -> History:  # fmt: skip
-        """Train for ``config.epochs`` epochs (or the rest of them, when resuming)."""
+    def _reset(self) -> None:
+        self.rng = np.random.default_rng(self.config.seed)
+        self.history, self.epoch, self.best, self.bad_epochs = History(), 0, None, 0
+        self.best_state: dict[str, np.ndarray] | None = None
+
+    # -- the state of the loop ----------------------------------------------------------
+    def state_dict(self) -> dict[str, Any]:
+        """Everything the loop needs to continue: weights, optimizer, random state, history,
+        best score, and the next epoch. Arrays are copies; the rest is JSON data."""
+        return {
+            "model": self.model.state_dict(),
+            "optimizer": self.optimizer.state_dict(),
+            "rng": self.rng.bit_generator.state,
+            "history": asdict(self.history),
+            "epoch": self.epoch,
+            "best": self.best,
+            "bad_epochs": self.bad_epochs,
+            "best_state": self.best_state,
+        }
+
+    def load_state_dict(self, state: Mapping[str, Any]) -> None:
+        """Put the loop back where :meth:`state_dict` was taken."""
+        self.model.load_state_dict(state["model"])
+        self.optimizer.load_state_dict(state["optimizer"])
+        self.rng = np.random.default_rng(self.config.seed)
+        self.rng.bit_generator.state = state["rng"]
+        self.history = History(**state["history"])
+        self.epoch, self.best, self.bad_epochs = state["epoch"], state["best"], state["bad_epochs"]
+        self.best_state = state.get("best_state")
+        _check_loop(self.epoch, self.best, self.bad_epochs, self.history)
+
+    def save_checkpoint(self, path: PathLike) -> None:
+        """Write :meth:`state_dict` to ``path`` atomically (kind ``"checkpoint"``)."""
+        save_state(path, {"trainer": self.state_dict()}, kind=CHECKPOINT_KIND)
+
+    # -- fitting ------------------------------------------------------------------------
+    def fit(self, train: Sequence[np.ndarray], val: Sequence[np.ndarray] | None = None, *,
+            checkpoint: PathLike | None = None,
+            resume: PathLike | Mapping[str, Any] | None = None) -> History:  # fmt: skip
+        """Train for ``config.epochs`` epochs, or the rest of them when resuming.
+
+        ``checkpoint`` is a path written after every epoch (by ``save``). ``resume`` is a
+        checkpoint written by :meth:`save_checkpoint`, or a :meth:`state_dict` (a model
+        reads it from its own file): training continues from it and ends with the weights
+        of the uninterrupted run. A ``resume`` path that does not exist yet starts afresh,
+        so the same path can be given to both.
+        """
         train = _as_columns(train, "train")
+        val = None if val is None else _as_columns(val, "val")
         cfg = self.config
-        rng = np.random.default_rng(cfg.seed)
-        history, best, bad_epochs, start = History(), None, 0, 0
-        best_state = None
-        if resume:
-            start, history, best, bad_epochs = self._restore(rng)
-        bar = tqdm(range(start, cfg.epochs), disable=not cfg.progress, unit="epoch", initial=start, total=cfg.epochs)
-        for epoch in bar:
-            snapshot = self.model.state_dict()
-            loss = self._run_epoch(train, rng if cfg.shuffle else None, epoch, snapshot)
-            metrics = {"epoch": epoch, "loss": loss}
-            if val is not None and self.evaluate is not None:
-                metrics |= {f"val_{k}": float(v) for k, v in self.evaluate(self.model, _as_columns(val, "val")).items()}
-            history.epochs.append(metrics)
-            bar.set_postfix({k: f"{v:.4g}" for k, v in metrics.items() if k != "epoch"})
-            best, bad_epochs = self._track(metrics, best, bad_epochs)
-            if cfg.restore_best and bad_epochs == 0:
-                best_state = self.model.state_dict()
-            self._save(epoch, rng, history, best, bad_epochs)
-            if cfg.patience is not None and bad_epochs >= cfg.patience:
-                history.stopped = "early_stopping"
-                break
-        if best_state is not None:
-            self.model.load_state_dict(best_state)
-        return history
+        n_batches = math.ceil(len(train[0]) / cfg.batch_size)
+        self._reset()
+        note = self._resume(resume)
+        bar = ProgressBar(cfg.epochs * n_batches, unit="batch", initial=self.epoch * n_batches,
+                          show=cfg.progress, unit_scale=False)  # fmt: skip
+        try:
+            if note:
+                bar.note(note)
+            while self.epoch < cfg.epochs and not self._stopped():
+                self._one_epoch(train, val, bar, checkpoint)
+        finally:
+            bar.close()
+        if cfg.restore_best and self.best_state is not None:
+            self.model.load_state_dict(self.best_state)
+        return self.history
 
-    # -- one epoch ----------------------------------------------------------------------
-    def _run_epoch(self, train: tuple[np.ndarray, ...], rng: np.random.Generator | None,
-                   epoch: int, snapshot: dict[str, np.ndarray]) -> float:  # fmt: skip
+    def _resume(self, resume: PathLike | Mapping[str, Any] | None) -> str | None:
+        if resume is None:
+            return None
+        if not isinstance(resume, Mapping):
+            if not Path(resume).exists():
+                return f"no checkpoint {resume} yet; starting at epoch 1"
+            state = load_state(resume, kind=CHECKPOINT_KIND)
+            with fields_of(resume, "checkpoint"):
+                self.load_state_dict(state["trainer"])
+        else:
+            self.load_state_dict(resume)
+        self.history.resumed_at.append(self.epoch)
+        return f"resumed at epoch {self.epoch + 1} of {self.config.epochs}"
+
+    def _stopped(self) -> bool:
+        patience = self.config.patience
+        return patience is not None and self.bad_epochs >= patience
+
+    def _one_epoch(self, train: tuple[np.ndarray, ...], val: tuple[np.ndarray, ...] | None,
+                   bar: ProgressBar, checkpoint: PathLike | None) -> None:  # fmt: skip
+        start, epoch = time.perf_counter(), self.epoch
+        loss = self._run_epoch(train, bar, checkpoint)
+        metrics: dict[str, float] = {"epoch": epoch, "loss": loss}
+        if self.derive is not None:
+            metrics |= self.derive(metrics)
+        if val is not None and self.evaluate is not None:
+            metrics |= {f"val_{k}": float(v) for k, v in self.evaluate(self.model, val).items()}
+        self.history.epochs.append(metrics)
+        self._track(metrics)
+        self.epoch = epoch + 1
+        if self._stopped():
+            self.history.stopped = "early_stopping"
+        shown = {k: v for k, v in metrics.items() if k != "epoch"}
+        bar.epoch_done(epoch + 1, self.config.epochs, shown, time.perf_counter() - start)
+        if checkpoint is not None:
+            self.save(checkpoint)
+
+    def _run_epoch(self, train: tuple[np.ndarray, ...], bar: ProgressBar,
+                   checkpoint: PathLike | None) -> float:  # fmt: skip
+        snapshot = self.model.state_dict()
+        rng = self.rng if self.config.shuffle else None
         total, seen = 0.0, 0
         for step, index in enumerate(batches(len(train[0]), self.config.batch_size, rng)):
             self.optimizer.zero_grad()
@@ -152,68 +247,46 @@ class Trainer:
             value = float(loss.data)
             if not math.isfinite(value):
                 self.model.load_state_dict(snapshot)
-                where = f" ({self.config.checkpoint} still holds the last good epoch)" if self.config.checkpoint else ""
+                where = f" ({checkpoint} still holds the last good epoch)" if checkpoint else ""
                 raise TrainingDiverged(
-                    f"loss became {value} at epoch {epoch}, step {step}; the model was reset to the "
-                    f"start of that epoch{where}. Lower the learning rate or check the inputs."
+                    f"loss became {value} at epoch {self.epoch}, step {step}; the model was reset "
+                    f"to the start of that epoch{where}. Lower the learning rate or check the inputs."
                 )
             loss.backward()
             self.optimizer.step()
             total += value * len(index)
             seen += len(index)
+            bar.update(1, {"loss": total / seen})
         return total / max(seen, 1)
 
-    def _track(self, metrics: dict[str, float], best: float | None, bad_epochs: int) -> tuple[float | None, int]:
+    def _track(self, metrics: dict[str, float]) -> None:
         name = self.config.monitor if self.config.monitor in metrics else "loss"
         value = metrics[name]
+        best = self.best
         better = best is None or (value < best if name.endswith("loss") else value > best)
-        return (value, 0) if better else (best, bad_epochs + 1)
+        self.best, self.bad_epochs = (value, 0) if better else (best, self.bad_epochs + 1)
+        if better and self.config.restore_best:
+            self.best_state = self.model.state_dict()
 
-    # -- checkpoints --------------------------------------------------------------------
-    def _save(self, epoch: int, rng: np.random.Generator, history: History, best: float | None, bad: int) -> None:
-        if self.config.checkpoint is None:
-            return
-        state = {
-            "model": self.model.state_dict(),
-            "optimizer": self.optimizer.state_dict(),
-            "trainer": {"epoch": epoch, "rng": rng.bit_generator.state, "history": asdict(history),
-                        "best": best, "bad_epochs": bad, "config": _jsonable(asdict(self.config))},
-        }  # fmt: skip
-        save_state(self.config.checkpoint, state, kind="checkpoint")
 
-    def _restore(self, rng: np.random.Generator) -> tuple[int, History, float | None, int]:
-        path = self.config.checkpoint
-        if path is None:
-            raise ValueError("resume=True needs config.checkpoint to name the checkpoint file")
-        if not Path(path).exists():
-            return 0, History(), None, 0  # nothing saved yet: start from scratch
-        state = load_state(path, kind="checkpoint")
-        with fields_of(path, "checkpoint"):
-            self.model.load_state_dict(state["model"])
-            self.optimizer.load_state_dict(state["optimizer"])
-            loop = state["trainer"]
-            rng.bit_generator.state = loop["rng"]
-            history = History(**loop["history"])
-            epoch, best, bad = loop["epoch"], loop["best"], loop["bad_epochs"]
-            counts_ok = all(isinstance(n, int) and not isinstance(n, bool) and n >= 0 for n in (epoch, bad))
-            if not counts_ok or not (best is None or isinstance(best, int | float)) or not (
-                isinstance(history.epochs, list) and all(isinstance(m, dict) for m in history.epochs)
-            ):  # fmt: skip
-                raise ValueError(f"checkpoint {path}: field 'trainer' must hold epoch and bad_epochs "
-                                 "(integers >= 0), best (a number or null) and history.epochs (a list "
-                                 f"of objects); got epoch {epoch!r}, bad_epochs {bad!r}, best {best!r}")  # fmt: skip
-            return epoch + 1, history, best, bad
+def _check_loop(epoch: Any, best: Any, bad_epochs: Any, history: History) -> None:
+    """The loop counters of a saved state: what a damaged file could make loop for ever."""
+    counts_ok = all(isinstance(n, int) and not isinstance(n, bool) and n >= 0 for n in (epoch, bad_epochs))
+    best_ok = best is None or (isinstance(best, int | float) and not isinstance(best, bool))
+    epochs_ok = isinstance(history.epochs, list) and all(isinstance(m, dict) for m in history.epochs)
+    if not (counts_ok and best_ok and epochs_ok):
+        raise ValueError(f"the trainer state must hold epoch and bad_epochs (integers >= 0), best "
+                         "(a number or null) and history.epochs (a list of objects); got epoch "
+                         f"{epoch!r}, bad_epochs {bad_epochs!r}, best {best!r}")  # fmt: skip
 
 
 def _as_columns(data: Sequence[np.ndarray], name: str) -> tuple[np.ndarray, ...]:
     columns = tuple(np.asarray(c) for c in (data if isinstance(data, tuple | list) else (data,)))
     lengths = {len(c) for c in columns}
     if len(lengths) != 1:
-        raise ValueError(f"{name} arrays must have the same length, got lengths {[len(c) for c in columns]}")
+        raise ValueError(
+            f"{name} arrays must have the same length, got lengths {[len(c) for c in columns]}"
+        )
     if lengths == {0}:
         raise ValueError(f"{name} data is empty")
     return columns
-
-
-def _jsonable(config: dict[str, Any]) -> dict[str, Any]:
-    return {k: str(v) if isinstance(v, Path) else v for k, v in config.items()}

@@ -29,10 +29,10 @@ def _loss(model, batch):
     return ((model(batch[0]) - batch[1]) ** 2).mean()
 
 
-def _trainer(model, tmp_path, **config):
+def _trainer(model, **config):
     return Trainer(model, Adam(model.parameters(), lr=0.05), _loss,
                    evaluate=lambda m, d: {"loss": float(_loss(m, d).data)},
-                   config=TrainConfig(batch_size=8, seed=3, checkpoint=tmp_path / "ckpt.npz", **config))  # fmt: skip
+                   config=TrainConfig(batch_size=8, seed=3, **config))  # fmt: skip
 
 
 def test_resume_gives_the_same_weights_as_an_uninterrupted_run(tmp_path):
@@ -41,18 +41,22 @@ def test_resume_gives_the_same_weights_as_an_uninterrupted_run(tmp_path):
     Trainer(straight, Adam(straight.parameters(), lr=0.05), _loss,
             config=TrainConfig(epochs=6, batch_size=8, seed=3)).fit(data)  # fmt: skip
 
+    path = tmp_path / "ckpt.npz"
     interrupted = Tiny(0)
-    _trainer(interrupted, tmp_path, epochs=3).fit(data)
+    _trainer(interrupted, epochs=3).fit(data, checkpoint=path)
     resumed = Tiny(123)  # different starting weights: everything must come from the checkpoint
-    history = _trainer(resumed, tmp_path, epochs=6).fit(data, resume=True)
+    history = _trainer(resumed, epochs=6).fit(data, checkpoint=path, resume=path)
     assert [e["epoch"] for e in history.epochs] == list(range(6))
-    for (name, a), (_, b) in zip(straight.named_parameters(), resumed.named_parameters(), strict=True):
+    assert history.resumed_at == [3]
+    for (name, a), (_, b) in zip(
+        straight.named_parameters(), resumed.named_parameters(), strict=True
+    ):
         np.testing.assert_array_equal(a.data, b.data, err_msg=name)
 
 
-def test_training_reduces_the_loss_and_records_metrics(tmp_path):
+def test_training_reduces_the_loss_and_records_metrics():
     data = _data()
-    history = _trainer(Tiny(0), tmp_path, epochs=15).fit(data, val=data)
+    history = _trainer(Tiny(0), epochs=15).fit(data, val=data)
     assert history.epochs[-1]["loss"] < 0.5 * history.epochs[0]["loss"]
     assert set(history.epochs[0]) == {"epoch", "loss", "val_loss"}
     assert history.stopped == "completed"
@@ -68,19 +72,20 @@ def test_nan_loss_stops_with_last_good_weights_and_checkpoint(tmp_path):
         loss = _loss(m, batch)
         return loss * np.float32("nan") if calls["n"] > 12 else loss  # 5 batches per epoch
 
+    path = tmp_path / "c.npz"
     trainer = Trainer(model, SGD(model.parameters(), lr=0.1), exploding,
-                      config=TrainConfig(epochs=5, batch_size=8, checkpoint=tmp_path / "c.npz"))  # fmt: skip
+                      config=TrainConfig(epochs=5, batch_size=8))  # fmt: skip
     with pytest.raises(TrainingDiverged, match=r"loss became nan at epoch 2, step 2.*c\.npz"):
-        trainer.fit(data)
+        trainer.fit(data, checkpoint=path)
     # The model is back at the start of epoch 2, which is what the checkpoint (end of epoch 1) holds.
     saved = Tiny(5)
     Trainer(saved, SGD(saved.parameters(), lr=0.1), _loss,
-            config=TrainConfig(epochs=2, checkpoint=tmp_path / "c.npz")).fit(data, resume=True)  # fmt: skip
+            config=TrainConfig(epochs=2)).fit(data, resume=path)  # fmt: skip
     for (name, a), (_, b) in zip(model.named_parameters(), saved.named_parameters(), strict=True):
         np.testing.assert_array_equal(a.data, b.data, err_msg=name)
 
 
-def test_early_stopping_watches_the_monitored_metric(tmp_path):
+def test_early_stopping_watches_the_monitored_metric():
     scores = iter([0.5, 0.6, 0.55, 0.58, 0.59, 0.9])
     trainer = Trainer(Tiny(0), SGD(Tiny(0).parameters(), lr=0.0), _loss,
                       evaluate=lambda m, d: {"accuracy": next(scores)},
@@ -91,16 +96,40 @@ def test_early_stopping_watches_the_monitored_metric(tmp_path):
 
 
 def test_bad_settings_and_data_are_named():
-    with pytest.raises(ValueError, match="batch_size must be >= 1, got 0"):
+    with pytest.raises(ValueError, match="TrainConfig: batch_size must be an integer >= 1, got 0"):
         TrainConfig(batch_size=0)
-    with pytest.raises(ValueError, match="patience must be >= 1 or None, got 0"):
+    with pytest.raises(ValueError, match="patience must be an integer >= 1 or None, got 0"):
         TrainConfig(patience=0)
+    with pytest.raises(ValueError, match="epochs must be an integer >= 0, got -1"):
+        TrainConfig(epochs=-1)
     model = Tiny(0)
     trainer = Trainer(model, SGD(model.parameters(), lr=0.1), _loss)
     with pytest.raises(ValueError, match=r"same length, got lengths \[3, 2\]"):
         trainer.fit((np.arange(3), np.zeros(2)))
-    with pytest.raises(ValueError, match=r"resume=True needs config\.checkpoint"):
-        trainer.fit(_data(), resume=True)
+
+
+def test_a_resume_path_not_written_yet_starts_afresh(tmp_path):
+    data, path = _data(), tmp_path / "new.npz"
+    fresh, again = Tiny(0), Tiny(0)
+    _trainer(fresh, epochs=2).fit(data)
+    history = _trainer(again, epochs=2).fit(data, checkpoint=path, resume=path)
+    assert history.resumed_at == [] and path.exists()
+    for (name, a), (_, b) in zip(fresh.named_parameters(), again.named_parameters(), strict=True):
+        np.testing.assert_array_equal(a.data, b.data, err_msg=name)
+
+
+def test_state_dict_round_trip_continues_bit_for_bit():
+    data = _data()
+    straight = _trainer(Tiny(0), epochs=4)
+    straight.fit(data)
+    first = _trainer(Tiny(0), epochs=2)
+    first.fit(data)
+    second = _trainer(Tiny(7), epochs=4)
+    history = second.fit(data, resume=first.state_dict())
+    assert history.resumed_at == [2] and len(history.epochs) == 4
+    assert history.epochs == straight.history.epochs
+    for name, value in straight.model.state_dict().items():
+        np.testing.assert_array_equal(value, second.model.state_dict()[name], err_msg=name)
 
 
 def test_checkpoint_of_another_kind_is_refused(tmp_path):
@@ -108,7 +137,7 @@ def test_checkpoint_of_another_kind_is_refused(tmp_path):
 
     save_state(tmp_path / "ckpt.npz", {"x": np.ones(2)}, kind="vectors")
     with pytest.raises(ValueError, match="holds a 'vectors' file, expected 'checkpoint'"):
-        _trainer(Tiny(0), tmp_path, epochs=1).fit(_data(), resume=True)
+        _trainer(Tiny(0), epochs=1).fit(_data(), resume=tmp_path / "ckpt.npz")
 
 
 def test_restore_best_puts_back_the_best_epochs_weights():
@@ -127,3 +156,34 @@ def test_restore_best_puts_back_the_best_epochs_weights():
     for name, value in model.state_dict().items():
         np.testing.assert_array_equal(value, seen[0.9][name], err_msg=name)
     assert not np.array_equal(model.state_dict()["head.weight"], seen[0.7]["head.weight"])
+
+
+def test_progress_off_a_terminal_is_one_plain_line_per_epoch(capsys):
+    trainer = _trainer(Tiny(0), epochs=3, progress=True)
+    trainer.fit(_data(), val=_data())
+    lines = capsys.readouterr().err.splitlines()
+    assert len(lines) == 3
+    assert lines[0].startswith("epoch 1/3: loss ") and ", val_loss " in lines[0]
+    assert "np.float64" not in lines[0] and "\r" not in lines[0]
+
+
+def test_a_resumed_run_says_from_which_epoch(tmp_path, capsys):
+    path = tmp_path / "ckpt.npz"
+    _trainer(Tiny(0), epochs=2).fit(_data(), checkpoint=path)
+    _trainer(Tiny(0), epochs=3, progress=True).fit(_data(), resume=path)
+    lines = capsys.readouterr().err.splitlines()
+    assert lines == [lines[0], lines[1]] and lines[0] == "resumed at epoch 3 of 3"
+    assert lines[1].startswith("epoch 3/3: loss ")
+
+
+def test_the_bar_counts_batches_on_a_terminal(monkeypatch):
+    import io
+
+    class Terminal(io.StringIO):
+        def isatty(self):
+            return True
+
+    err = Terminal()
+    monkeypatch.setattr("sys.stderr", err)
+    _trainer(Tiny(0), epochs=2, progress=True).fit(_data())  # 40 rows, batches of 8: 5 per epoch
+    assert "10/10 [" in err.getvalue() and "batch/s" in err.getvalue()

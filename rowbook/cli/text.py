@@ -125,11 +125,11 @@ def run_vocab(args: argparse.Namespace) -> int:
         raise ValueError(f"{source_name(args.corpus)} is empty: {n_lines} lines and no tokens")
     from rowbook.text import Vocab
 
-    vocab = Vocab(min_freq=args.min_freq or 1, max_size=args.max_size).fit_counts(counts)
+    vocab = Vocab(min_count=args.min_freq or 1, max_size=args.max_size).fit_counts(counts)
     kept = len(vocab) - len(vocab.specials)
     if kept == 0:
         top, count = counts.most_common(1)[0]
-        raise ValueError(f"no token occurs at least --min-freq={vocab.min_freq} times (the most "
+        raise ValueError(f"no token occurs at least --min-freq={vocab.min_count} times (the most "
                          f"frequent, {top!r}, occurs {count}); lower --min-freq")  # fmt: skip
     vocab.save(out)
     top = [(i, t, vocab.counts[t]) for i, t in enumerate(vocab.itos) if t not in vocab.specials][
@@ -143,7 +143,7 @@ def run_vocab(args: argparse.Namespace) -> int:
     elif not args.quiet:
         print(f"read {n_lines} lines: {summary['tokens']} tokens, {len(counts)} distinct")
         print(f"vocabulary: {len(vocab)} entries ({len(vocab.specials)} special + {kept} tokens "
-              f"seen >= {vocab.min_freq} times) -> {out}")  # fmt: skip
+              f"seen >= {vocab.min_count} times) -> {out}")  # fmt: skip
         rows = [(i, _shown(t), c) for i, t, c in top]
         print(format_table(["id", "token", "count"], rows, "rlr"))
     return 0

@@ -4,7 +4,9 @@ Word vectors go to OUT in the format its suffix names (``.npz``, ``.txt``/``.vec
 ``.bin``); the language model writes its input table ``C`` the same way and prints a
 sample. ``--checkpoint FILE`` saves the training state after every epoch (atomically),
 and ``--resume`` continues from it, so an interrupted run (Ctrl-C: exit status 130)
-loses at most the epoch in progress. The options are defined in
+loses at most the epoch in progress; the language model's checkpoint is its saved-model
+file (``rowbook.load(FILE)`` opens it). ``train nplm`` holds out ``--val-fraction`` of the
+lines and reports training and held-out perplexity apart. The options are defined in
 :mod:`rowbook.cli.train_options`.
 """
 
@@ -163,13 +165,12 @@ def run_word_vectors(args: argparse.Namespace) -> int:
 # -- the neural language model --------------------------------------------------------------
 
 NPLM_OPTIONS = ("level", "context", "dim", "hidden", "tied", "epochs", "lr", "batch_size",
-                "optimizer", "seed")  # fmt: skip
+                "optimizer", "seed", "min_count", "val_fraction")  # fmt: skip
 
 
 def run_nplm(args: argparse.Namespace) -> int:
     from rowbook.models import NPLM
     from rowbook.text import Normalizer
-    from rowbook.vectors import Vectors
 
     out = check_output_path(args.output)
     if args.checkpoint is not None:
@@ -181,24 +182,21 @@ def run_nplm(args: argparse.Namespace) -> int:
     texts = [line for line in read_lines(args.corpus, "corpus") if line.strip()]
     if not texts:
         raise ValueError(f"{source_name(args.corpus)} is empty: it has no non-blank line")
-    lm = NPLM(**_settings(args, NPLM_OPTIONS), min_freq=args.min_count or 1,
-              normalizer=Normalizer(case="lower") if args.lower else None,
-              checkpoint=args.checkpoint, progress=not args.quiet)  # fmt: skip
+    try:
+        lm = NPLM(**_settings(args, NPLM_OPTIONS), progress=not args.quiet,
+                  normalizer=Normalizer(case="lower") if args.lower else None)  # fmt: skip
+    except ValueError as err:
+        raise cli_error(err, NPLM_OPTIONS) from None
     resume = _check_resume(args)
     try:
-        lm.fit(texts, resume=resume is not None)
+        lm.fit(texts, checkpoint=args.checkpoint, resume=resume)
     except KeyboardInterrupt:
         return _interrupted(args)
     except ValueError as err:
-        raise cli_error(err, (*NPLM_OPTIONS, "min_freq")) from None
-    vocab = lm.vocab_
-    counts = [vocab.counts[token] for token in vocab.itos]
-    save_vectors(Vectors(vocab.itos, lm.embedding_table(), counts), out, fmt)
+        raise cli_error(err, NPLM_OPTIONS) from None
+    save_vectors(lm.vectors, out, fmt)
     if not args.quiet and lm.history_.epochs:
-        last = lm.history_.epochs[-1]
-        print(f"nplm: {lm.level} level, {len(vocab)} tokens, context {lm.context}, "
-              f"{len(lm.history_.epochs)} epochs: loss {last['loss']:.4f}, perplexity "
-              f"{last['perplexity']:.3f} -> {out} ({FORMAT_NAMES[fmt]}, the table C)")  # fmt: skip
+        print(_nplm_summary(lm, out, fmt, resume))
     if args.sample_length:
         if not args.quiet:
             print(f"sample (temperature {args.temperature}, seed {lm.seed}):")
@@ -208,3 +206,19 @@ def run_nplm(args: argparse.Namespace) -> int:
             )
         )
     return 0
+
+
+def _nplm_summary(lm: Any, out: Path, fmt: str, resume: str | None) -> str:
+    """The closing line: training perplexity, and held-out perplexity when texts were held out."""
+    history = lm.history_
+    last = history.epochs[-1]
+    held_out = (
+        f", held-out loss {last['val_loss']:.4f}, perplexity {last['val_perplexity']:.3f}"
+        if "val_loss" in last
+        else " (nothing held out: --val-fraction 0 or too few lines)"
+    )
+    return (
+        f"nplm: {lm.level} level, {len(lm.vocab_)} tokens, context {lm.context}, "
+        f"{len(history.epochs)} epochs{_resumed(resume)}: training loss {last['loss']:.4f}, "
+        f"perplexity {last['perplexity']:.3f}{held_out} -> {out} ({FORMAT_NAMES[fmt]}, the table C)"
+    )

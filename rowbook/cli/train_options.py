@@ -143,7 +143,6 @@ def _nplm_parser(models: Any) -> None:
     from rowbook.models import NPLM
 
     S = argparse.Namespace(**{k: v.default for k, v in inspect.signature(NPLM).parameters.items()})
-    S.min_count = S.min_freq
     _common_options(p, S, tokenizers=False)
     p.add_argument(
         "--level", choices=("char", "word"), default=S.level, help="tokens (default: %(default)s)"
@@ -163,6 +162,9 @@ def _nplm_parser(models: Any) -> None:
         "--temperature", type=float, default=0.8, help="sampling temperature (default: %(default)s)"
     )
     p.add_argument("--prompt", default="", help="text the sample starts with")
+    p.add_argument("--val-fraction", type=float, metavar="F",
+                   help=f"share of the lines held out to report held-out perplexity, 0 for none "
+                        f"(default: {S.val_fraction})")  # fmt: skip
 
 
 def register(commands: Any) -> None:

@@ -147,7 +147,9 @@ class _Interner(dict):
 
 def _bincount_since(raw_ids: array, start: int, size: int) -> np.ndarray:
     """Counts of the provisional ids appended since ``start`` (the buffer view dies here)."""
-    fresh = np.frombuffer(raw_ids, dtype=np.int32)[start:] if len(raw_ids) else np.zeros(0, np.int32)
+    fresh = (
+        np.frombuffer(raw_ids, dtype=np.int32)[start:] if len(raw_ids) else np.zeros(0, np.int32)
+    )
     return np.bincount(fresh, minlength=size).astype(np.int64)
 
 
@@ -183,7 +185,9 @@ def _with_fresh(counts: np.ndarray, raw_ids: array, start: int, size: int) -> np
 
 def _order(keys: Sequence[str], ids: np.ndarray, counts: np.ndarray, ties: str) -> np.ndarray:
     if ties == "alphabetical":
-        return np.array(sorted(range(len(ids)), key=lambda i: (-counts[i], keys[i])), dtype=np.int64)
+        return np.array(
+            sorted(range(len(ids)), key=lambda i: (-counts[i], keys[i])), dtype=np.int64
+        )
     return np.lexsort((-ids, -counts))  # gensim: descending count, later first sighting first
 
 
@@ -209,7 +213,9 @@ def read_corpus(
     kept = live[live_counts >= min_count]
     kept = kept[_order(keys, kept, counts[kept], ties)]
     vocab_keys = tuple(keys[i] for i in kept)
-    vocab = CountedVocab(vocab_keys, counts[kept].astype(np.int64), int(lengths.sum()), len(lengths))
+    vocab = CountedVocab(
+        vocab_keys, counts[kept].astype(np.int64), int(lengths.sum()), len(lengths)
+    )
     remap = np.full(len(keys), -1, dtype=np.int32)
     remap[kept] = np.arange(len(kept), dtype=np.int32)
     if len(live) < len(keys):  # forgotten ids of words that came back map by their key
@@ -255,7 +261,9 @@ def job_boundaries(raw_lengths: np.ndarray, batch_words: int = MAX_SENTENCE_LENG
     return np.array(bounds, dtype=np.int64)
 
 
-def truncate_vocab(vocab: CountedVocab, corpus: EncodedCorpus, n: int) -> tuple[CountedVocab, EncodedCorpus]:
+def truncate_vocab(
+    vocab: CountedVocab, corpus: EncodedCorpus, n: int
+) -> tuple[CountedVocab, EncodedCorpus]:
     """Keep only the ``n`` most frequent words (ids ``< n``) and drop the others from the text.
 
     >>> vocab, enc = read_corpus([["a", "b", "a", "c"]])

@@ -120,7 +120,9 @@ def negative_guide(table: np.ndarray, shift: int = GUIDE_SHIFT) -> np.ndarray:
 
 
 @numba.njit(nogil=True, cache=True)
-def draw_negative(table: np.ndarray, guide: np.ndarray, state: np.uint64) -> np.int64:  # pragma: no cover
+def draw_negative(
+    table: np.ndarray, guide: np.ndarray, state: np.uint64
+) -> np.int64:  # pragma: no cover
     """Word index for the draw ``x = (state >> 16) % table[-1]``: ``bisect_left(table, x)``.
 
     The search runs over ``[guide[b], guide[b + 1]]`` for ``b = x >> 15`` (see

@@ -25,8 +25,8 @@ def color_harmony(ctx: Context) -> dict[str, Any]:
     from rowbook.viz import hue_colors, plot_scatter, plot_similarity, write_html
 
     echo, names = ctx.echo, list(COLOR_NAMES)
-    model = ColorHarmony(seed=ctx.seed).fit(epochs=200, lr=0.1)
-    table, cos = model.embedding_table(), model.cosine_table()  # (16, 4), (16, 16)
+    model = ColorHarmony(seed=ctx.seed, epochs=200, lr=0.1).fit()
+    table, cos = model.vectors.vectors, model.cosine_table()  # (16, 4), (16, 16)
     echo(f"trained 200 epochs, lr 0.1: final loss {model.history_.last('loss'):.4f}, "
          f"accuracy {model.accuracy():.2%}")  # fmt: skip
     echo("learned rows:\n" + matrix(table, names, ["d0", "d1", "d2", "d3"], "{:+.2f}") + "\n")

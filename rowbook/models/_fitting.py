@@ -20,6 +20,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+from rowbook._progress import ProgressBar
+
 __all__ = [
     "Progress",
     "ProgressReporter",
@@ -35,7 +37,10 @@ class Progress:
     ``words`` counts corpus tokens (out-of-vocabulary ones included) processed in this
     epoch, ``words_per_sec`` is measured over the epoch, ``loss`` is the summed training
     loss of the epoch (``nan`` when the trainer does not compute it), ``learning_rate``
-    the last one used.
+    the last one used. Its ``repr`` leaves out a loss that was not computed.
+
+    >>> Progress(1, 5, 1000, 1000, 2500.0, float("nan"), 0.025, 0.4)
+    Progress(epoch=1/5, words=1,000/1,000, words_per_sec=2,500, learning_rate=0.025, seconds=0.400)
     """
 
     epoch: int
@@ -47,13 +52,27 @@ class Progress:
     learning_rate: float
     seconds: float
 
+    def __post_init__(self) -> None:  # plain Python numbers, so the record prints cleanly
+        for name in ("epoch", "epochs", "words", "total_words"):
+            object.__setattr__(self, name, int(getattr(self, name)))
+        for name in ("words_per_sec", "loss", "learning_rate", "seconds"):
+            object.__setattr__(self, name, float(getattr(self, name)))
+
+    def __repr__(self) -> str:
+        loss = "" if math.isnan(self.loss) else f", loss={self.loss:.6g}"
+        return (f"Progress(epoch={self.epoch}/{self.epochs}, words={self.words:,}/"
+                f"{self.total_words:,}, words_per_sec={self.words_per_sec:,.0f}{loss}, "
+                f"learning_rate={self.learning_rate:.6g}, seconds={self.seconds:.3f})")  # fmt: skip
+
 
 def resolve_workers(workers: int | None) -> int:
     """``workers`` itself, or the number of CPUs for ``None``."""
     return max(1, os.cpu_count() or 1) if workers is None else workers
 
 
-def run_jobs(n_jobs: int, workers: int, job: Callable[[int], Any], report: Callable[[int, Any], None]) -> None:
+def run_jobs(
+    n_jobs: int, workers: int, job: Callable[[int], Any], report: Callable[[int, Any], None]
+) -> None:
     """Run ``job(j)`` for every ``j < n_jobs`` on ``workers`` threads; ``report(j, result)``
     is called in this thread as results arrive (in job order when ``workers == 1``).
     """
@@ -96,40 +115,48 @@ def run_jobs(n_jobs: int, workers: int, job: Callable[[int], Any], report: Calla
 
 
 class ProgressReporter:
-    """A tqdm bar over ``epochs * total_words`` units (when ``show``) and the epoch callback.
+    """Progress of a word-vector trainer: a :class:`~rowbook._progress.ProgressBar` over
+    ``epochs * total_words`` units (when ``show``), one :class:`Progress` per epoch, and the
+    epoch callback.
 
     ``unit`` names what is counted (``"word"`` for word2vec, ``"record"`` for GloVe's
-    co-occurrence records); ``show_loss=False`` keeps a loss that is not computed off the bar.
+    co-occurrence records); ``show_loss=False`` keeps a loss that is not computed off the bar
+    and out of the epoch lines. With ``mean_loss=True`` the loss shown on the bar, in the
+    epoch line and in :attr:`Progress.loss` is one quantity: the summed loss of the epoch so
+    far divided by the units done so far (GloVe's mean weighted squared error per record);
+    otherwise it is the epoch's summed loss.
     """
 
     def __init__(self, epochs: int, total_words: int, *, show: bool, callback: Callable | None,
-                 start_epoch: int = 0, unit: str = "word", show_loss: bool = True) -> None:  # fmt: skip
+                 start_epoch: int = 0, unit: str = "word", show_loss: bool = True,
+                 mean_loss: bool = False) -> None:  # fmt: skip
         self.epochs, self.total_words, self.callback = epochs, total_words, callback
-        self.show_loss = show_loss
-        self.bar = None
-        if show:
-            from tqdm.auto import tqdm
-
-            self.bar = tqdm(total=epochs * total_words, initial=start_epoch * total_words,
-                            unit=unit, unit_scale=True, dynamic_ncols=True)  # fmt: skip
+        self.show_loss, self.mean_loss, self.unit = show_loss, mean_loss, unit
+        self.bar = ProgressBar(epochs * total_words, unit=unit, initial=start_epoch * total_words,
+                               show=show)  # fmt: skip
 
     def start_epoch(self) -> None:
         self.words, self.loss, self.alpha, self.t0 = 0, 0.0, math.nan, time.perf_counter()
 
+    def _shown_loss(self) -> float:
+        if not self.show_loss:
+            return math.nan
+        return self.loss / max(self.words, 1) if self.mean_loss else self.loss
+
     def job_done(self, words: int, loss: float, alpha: float) -> None:
         self.words += words
-        self.loss += loss
-        self.alpha = alpha
-        if self.bar is not None:
-            self.bar.update(words)
-            shown = {"loss": f"{self.loss:.4g}"} if self.show_loss else {}
-            self.bar.set_postfix(shown | {"lr": f"{alpha:.5f}"}, refresh=False)
+        self.loss += float(loss)
+        self.alpha = float(alpha)
+        self.bar.update(words, {"loss": self._shown_loss(), "lr": self.alpha})
 
     def end_epoch(self, epoch: int, *, loss_known: bool = True) -> Progress:
         seconds = time.perf_counter() - self.t0
+        loss = self._shown_loss() if loss_known else math.nan
         progress = Progress(epoch + 1, self.epochs, self.words, self.total_words,
-                            self.words / max(seconds, 1e-12), self.loss if loss_known else math.nan,
-                            self.alpha, seconds)  # fmt: skip
+                            self.words / max(seconds, 1e-12), loss, self.alpha, seconds)  # fmt: skip
+        rate = f"{progress.words_per_sec:,.0f} {self.unit}s/s"
+        self.bar.epoch_done(epoch + 1, self.epochs, {"loss": loss, "lr": self.alpha, "speed": rate},
+                            seconds)  # fmt: skip
         return progress
 
     def notify(self, progress: Progress) -> None:
@@ -138,5 +165,4 @@ class ProgressReporter:
             self.callback(progress)
 
     def close(self) -> None:
-        if self.bar is not None:
-            self.bar.close()
+        self.bar.close()

@@ -1,7 +1,7 @@
 r"""Text classifiers: a bag of embeddings with an MLP, and an LSTM reader.
 
 Both turn a text into ids with a :class:`~rowbook.text.TextPipeline` (lower-casing
-normalizer, word tokenizer, vocabulary with ``min_freq``; ``<pad>`` = 0, ``<unk>`` = 1)
+normalizer, word tokenizer, vocabulary with ``min_count``; ``<pad>`` = 0, ``<unk>`` = 1)
 and learn a table ``E`` (V, d) together with the layers after it:
 
 * :class:`TextClassifier` averages the rows of the text's tokens (``EmbeddingBag``, mean
@@ -21,6 +21,7 @@ steps that see it, unlike dense Adam, which keeps moving rows on stale momentum.
 from __future__ import annotations
 
 import copy
+import os
 from collections.abc import Sequence
 from typing import Any
 
@@ -29,12 +30,14 @@ import numpy as np
 from rowbook.autograd import Tensor, no_grad, ops
 from rowbook.checks import check_choice, check_int, check_number
 from rowbook.models._optimizers import DEFAULT_LR, OptimizerName, build_optimizer, sparse_table
-from rowbook.models.base import NotFittedError
+from rowbook.models._pipeline_state import pipeline_from_json, pipeline_to_json
+from rowbook.models._trained import _TrainerModel
 from rowbook.nn import Embedding, EmbeddingBag, Linear, Module, init
 from rowbook.nn import functional as F
 from rowbook.nn.recurrent import LSTM
 from rowbook.text import Normalizer, TextPipeline, Vocab, WordTokenizer
-from rowbook.training import History, TrainConfig, Trainer
+from rowbook.training import TrainConfig, Trainer
+from rowbook.vectors import Vectors
 
 __all__ = ["BagOfEmbeddingsNet", "LSTMClassifier", "LSTMNet", "TextClassifier"]
 
@@ -52,7 +55,9 @@ class BagOfEmbeddingsNet(Module):
     def __init__(self, vocab_size: int, dim: int, hidden: int, classes: int, *, pad: int = 0,
                  sparse: bool = False, rng: Any = None) -> None:  # fmt: skip
         rng = init.as_generator(rng)
-        self.embedding = EmbeddingBag(vocab_size, dim, mode="mean", sparse=sparse, padding_idx=pad, rng=rng)
+        self.embedding = EmbeddingBag(
+            vocab_size, dim, mode="mean", sparse=sparse, padding_idx=pad, rng=rng
+        )
         self.hidden = Linear(dim, hidden, rng=rng)
         self.output = Linear(hidden, classes, rng=rng)
 
@@ -108,97 +113,161 @@ def _metrics(net: Module, data: tuple[np.ndarray, ...]) -> dict[str, float]:
     return {"loss": loss, "accuracy": float(np.mean(logits.argmax(axis=1) == y))}
 
 
-class _SequenceClassifier:
+class _SequenceClassifier(_TrainerModel):
     """fit / predict / score shared by the two classifiers; subclasses name their network."""
 
     _net_class: type[Module]
 
     def __init__(self, *, dim: int = 64, hidden: int = 64, epochs: int = 5, lr: float | None = None,
-                 batch_size: int = 32, optimizer: OptimizerName = "sparse_adam", min_freq: int = 1,
+                 batch_size: int = 32, optimizer: OptimizerName = "sparse_adam", min_count: int = 1,
                  max_length: int | None = None, pipeline: TextPipeline | None = None, seed: int = 0,
                  patience: int | None = None, progress: bool = False) -> None:  # fmt: skip
         self.dim, self.hidden, self.epochs, self.lr = dim, hidden, epochs, lr
-        self.batch_size, self.optimizer, self.min_freq = batch_size, optimizer, min_freq
+        self.batch_size, self.optimizer, self.min_count = batch_size, optimizer, min_count
         self.max_length, self.pipeline, self.seed = max_length, pipeline, seed
         self.patience, self.progress = patience, progress
+        self._check_params()
 
     def _check_params(self) -> None:
-        check_choice("optimizer", self.optimizer, ("adam", "sgd", "sparse_adam"))
+        owner = type(self).__name__
+        check_choice("optimizer", self.optimizer, ("adam", "sgd", "sparse_adam"), owner=owner)
         for name, minimum in (("dim", 1), ("hidden", 1), ("epochs", 0), ("batch_size", 1),
-                              ("min_freq", 1), ("seed", 0)):  # fmt: skip
-            check_int(name, getattr(self, name), minimum)
-        check_int("max_length", self.max_length, 1, allow_none=True)
-        check_int("patience", self.patience, 1, allow_none=True)
-        if self.lr is not None:
-            check_number("lr", self.lr, 0.0, low_open=True)
+                              ("min_count", 1), ("seed", 0)):  # fmt: skip
+            check_int(name, getattr(self, name), minimum, owner=owner)
+        check_int("max_length", self.max_length, 1, allow_none=True, owner=owner)
+        check_int("patience", self.patience, 1, allow_none=True, owner=owner)
+        check_number("lr", self.lr, 0.0, low_open=True, allow_none=True, owner=owner)
         if self.pipeline is not None and not isinstance(self.pipeline, TextPipeline):
-            raise TypeError(f"pipeline must be a TextPipeline or None, got {type(self.pipeline).__name__}")
+            raise TypeError(f"{owner}: pipeline must be a TextPipeline or None, got "
+                            f"{type(self.pipeline).__name__}")  # fmt: skip
+
+    def _params_to_json(self) -> dict[str, Any]:
+        pipeline = None if self.pipeline is None else pipeline_to_json(self.pipeline)
+        return self.get_params() | {"pipeline": pipeline}
+
+    @classmethod
+    def _params_from_json(cls, params: dict[str, Any]) -> dict[str, Any]:
+        pipeline = params.get("pipeline")
+        return params | {"pipeline": None if pipeline is None else pipeline_from_json(pipeline)}
 
     def _make_pipeline(self) -> TextPipeline:
         if self.pipeline is not None:
             return copy.deepcopy(self.pipeline)  # fit a copy: the parameter stays as given
-        vocab = Vocab(min_freq=self.min_freq)
-        return TextPipeline(Normalizer(case="lower"), WordTokenizer(), vocab)
+        return TextPipeline(
+            Normalizer(case="lower"), WordTokenizer(), Vocab(min_count=self.min_count)
+        )
 
-    def _encode(self, texts: Sequence[str]) -> tuple[np.ndarray, np.ndarray]:
-        ids, mask = self.pipeline_.encode_batch(_check_texts(texts), max_length=self.max_length)
+    def _encode(
+        self, texts: Sequence[str], pipeline: TextPipeline | None = None
+    ) -> tuple[np.ndarray, np.ndarray]:
+        pipeline = pipeline if pipeline is not None else self.pipeline_
+        ids, mask = pipeline.encode_batch(_check_texts(texts), max_length=self.max_length)
         return ids, mask.sum(axis=1)  # (N, T), (N,)
 
     def fit(self, texts: Sequence[str], labels: Sequence[Any],
-            val: tuple[Sequence[str], Sequence[Any]] | None = None) -> _SequenceClassifier:  # fmt: skip
-        """Fit the pipeline on ``texts`` and train; ``val = (texts, labels)`` is scored per epoch."""
-        self._check_params()
+            val: tuple[Sequence[str], Sequence[Any]] | None = None, *,
+            checkpoint: str | os.PathLike[str] | None = None,
+            resume: str | os.PathLike[str] | None = None) -> _SequenceClassifier:  # fmt: skip
+        """Fit the pipeline on ``texts`` and train; ``val = (texts, labels)`` is scored per epoch.
+
+        ``checkpoint`` and ``resume`` follow the model contract (:mod:`rowbook.models.base`).
+        """
         labels = _check_labels(labels, len(_check_texts(texts)))
-        self.classes_, y = np.unique(labels, return_inverse=True)
-        if len(self.classes_) < 2:
-            raise ValueError(f"labels must hold at least 2 classes, got only {self.classes_.tolist()}")
-        self.pipeline_ = self._make_pipeline().fit(texts)
-        pad = self.pipeline_.pad_id if self.pipeline_.pad_id is not None else 0
-        self.net_ = self._net_class(self.pipeline_.vocab_size, self.dim, self.hidden, len(self.classes_),
-                                    pad=pad, sparse=sparse_table(self.optimizer), rng=self.seed)  # fmt: skip
-        lr = self.lr if self.lr is not None else DEFAULT_LR[self.optimizer]
-        opt = build_optimizer(self.optimizer, self.net_, self.net_.embedding.weight, lr)
-        config = TrainConfig(epochs=self.epochs, batch_size=self.batch_size, seed=self.seed,
-                             patience=self.patience, progress=self.progress)  # fmt: skip
-        trainer = Trainer(self.net_, opt, _loss, evaluate=_metrics, config=config)
-        self.history_: History = trainer.fit((*self._encode(texts), y), self._val_columns(val))
+        state = self._resume_state(resume)
+        if state is None:
+            classes = np.unique(labels)
+            if len(classes) < 2:
+                raise ValueError(
+                    f"labels must hold at least 2 classes, got only {classes.tolist()}"
+                )
+            extras = {"pipeline": self._make_pipeline().fit(texts), "classes": classes}
+        else:
+            extras = self._extras_from_state(state)
+        train = (*self._encode(texts, extras["pipeline"]), _class_ids(extras["classes"], labels))
+        val_columns = self._val_columns(val, extras)
+        self._train(extras, train, val_columns, checkpoint=checkpoint, state=state)
         return self
 
-    def _val_columns(self, val: Any) -> tuple[np.ndarray, ...] | None:
+    def _build(self, extras: dict[str, Any]) -> tuple[Module, Any]:
+        pipeline = extras["pipeline"]
+        pad = pipeline.pad_id if pipeline.pad_id is not None else 0
+        net = self._net_class(pipeline.vocab_size, self.dim, self.hidden, len(extras["classes"]),
+                              pad=pad, sparse=sparse_table(self.optimizer), rng=self.seed)  # fmt: skip
+        lr = self.lr if self.lr is not None else DEFAULT_LR[self.optimizer]
+        return net, build_optimizer(self.optimizer, net, net.embedding.weight, lr)
+
+    def _trainer_for(self, net: Module, optimizer: Any) -> Trainer:
+        config = TrainConfig(epochs=self.epochs, batch_size=self.batch_size, seed=self.seed,
+                             patience=self.patience, progress=self.progress)  # fmt: skip
+        return Trainer(net, optimizer, _loss, evaluate=_metrics, config=config, save=self.save)
+
+    def _extras_to_state(self, extras: dict[str, Any]) -> dict[str, Any]:
+        return {"pipeline": pipeline_to_json(extras["pipeline"]), "classes": extras["classes"]}
+
+    def _extras_from_state(self, state: dict[str, Any]) -> dict[str, Any]:
+        return {
+            "pipeline": pipeline_from_json(state["pipeline"]),
+            "classes": np.asarray(state["classes"]),
+        }
+
+    def _val_columns(self, val: Any, extras: dict[str, Any]) -> tuple[np.ndarray, ...] | None:
         if val is None:
             return None
         if not isinstance(val, tuple | list) or len(val) != 2:
             raise TypeError("val must be a pair (texts, labels)")
         labels = _check_labels(val[1], len(_check_texts(val[0])))
-        return (*self._encode(val[0]), self._class_ids(labels))
+        return (*self._encode(val[0], extras["pipeline"]), _class_ids(extras["classes"], labels))
 
-    def _class_ids(self, labels: np.ndarray) -> np.ndarray:
-        ids = np.searchsorted(self.classes_, labels).clip(0, len(self.classes_) - 1)
-        unknown = self.classes_[ids] != labels
-        if unknown.any():
-            raise ValueError(f"label {labels[unknown][0]!r} was not seen in fit; known classes: "
-                             f"{self.classes_.tolist()}")  # fmt: skip
-        return ids
+    # -- learned state ------------------------------------------------------------------
+    @property
+    def pipeline_(self) -> TextPipeline:
+        """The fitted text pipeline."""
+        return self._learned("pipeline", "pipeline_")
 
-    def _fitted(self) -> Module:
-        if getattr(self, "net_", None) is None:
-            raise NotFittedError(f"this {type(self).__name__} is not fitted yet; call fit(texts, labels) first")
-        return self.net_
+    @property
+    def classes_(self) -> np.ndarray:
+        """The class labels seen in ``fit``, sorted; probability columns follow this order."""
+        return self._learned("classes", "classes_")
 
+    @property
+    def vectors(self) -> Vectors:
+        """The embedding table (V, d) as :class:`~rowbook.Vectors`, keyed by the vocabulary.
+
+        With a pipeline that numbers tokens by a byte-level BPE (no vocabulary), the keys
+        are the BPE's tokens.
+        """
+        pipeline = self.pipeline_
+        vocab = pipeline.vocab_
+        if vocab is not None:
+            keys, counts = vocab.itos, [vocab.counts[t] for t in vocab.itos]
+        else:
+            bpe = pipeline.tokenizer_
+            keys, counts = [bpe.id_to_token(i) for i in range(len(bpe))], None
+        return Vectors(keys, self.net_.embedding.weight.data, counts)
+
+    # -- using the model ----------------------------------------------------------------
     def predict_proba(self, texts: Sequence[str]) -> np.ndarray:
         """``(N, classes)`` probabilities, columns in the order of ``classes_``."""
-        net = self._fitted()
+        net = self._learned("net", "predict_proba()")
         return ops.softmax(Tensor(_logits(net, *self._encode(texts))), axis=1).data
 
     def predict(self, texts: Sequence[str]) -> np.ndarray:
         """The most probable class of each text."""
-        self._fitted()
         return self.classes_[self.predict_proba(texts).argmax(axis=1)]
 
     def score(self, texts: Sequence[str], labels: Sequence[Any]) -> float:
         """Accuracy: the share of ``texts`` whose predicted class equals the label."""
         labels = _check_labels(labels, len(_check_texts(texts)))
         return float(np.mean(self.predict(texts) == labels))
+
+
+def _class_ids(classes: np.ndarray, labels: np.ndarray) -> np.ndarray:
+    ids = np.searchsorted(classes, labels).clip(0, len(classes) - 1)
+    unknown = classes[ids] != labels
+    if unknown.any():
+        raise ValueError(f"label {labels[unknown][0]!r} was not seen in fit; known classes: "
+                         f"{classes.tolist()}")  # fmt: skip
+    return ids
 
 
 class TextClassifier(_SequenceClassifier):
@@ -208,19 +277,20 @@ class TextClassifier(_SequenceClassifier):
     ----------
     dim : d, the embedding size. hidden : the MLP's hidden size.
     epochs, batch_size, seed, patience, progress : training loop settings (early stopping
-        watches the validation loss).
+        watches the validation loss; progress goes to standard error).
     lr : learning rate; None picks 0.01 (Adam, SparseAdam) or 0.1 (SGD).
     optimizer : ``"sparse_adam"`` (SparseAdam for the table, Adam for the rest; default),
         ``"adam"`` or ``"sgd"``.
-    min_freq : tokens rarer than this in the training texts become ``<unk>``.
+    min_count : tokens rarer than this in the training texts become ``<unk>``.
     max_length : texts longer than this many tokens are cut (None: no limit).
     pipeline : an unfitted :class:`~rowbook.text.TextPipeline` to use instead of the default
-        (lower-case, word tokens, ``Vocab(min_freq=min_freq)``); a copy is fitted.
+        (lower-case, word tokens, ``Vocab(min_count=min_count)``); a copy is fitted.
 
     Attributes
     ----------
     classes_, pipeline_, net_, history_ : the sorted labels, the fitted pipeline, the network,
         and the per-epoch ``loss`` (plus ``val_loss`` and ``val_accuracy`` with ``val``).
+    vectors : the embedding table as :class:`~rowbook.Vectors`, keyed by the vocabulary.
 
     Examples
     --------

@@ -13,16 +13,19 @@ complement on the wheel, not the colour beside it.
 
 from __future__ import annotations
 
+import os
 from typing import Any
 
 import numpy as np
 
 from rowbook.autograd import Tensor, no_grad, ops
-from rowbook.models.base import NotFittedError
+from rowbook.checks import check_int, check_number
+from rowbook.models._trained import _TrainerModel
 from rowbook.nn import Embedding, Linear, Module, init
 from rowbook.nn import functional as F
 from rowbook.optim import SGD
 from rowbook.training import TrainConfig, Trainer
+from rowbook.vectors import Vectors
 
 __all__ = ["COLOR_NAMES", "ColorHarmony", "HarmonyNet", "harmony_pairs"]
 
@@ -57,7 +60,9 @@ class HarmonyNet(Module):
         - Output: ``(B,)`` logits
     """
 
-    def __init__(self, n_colors: int = 16, dim: int = 4, hidden: int = 16, *, rng: Any = None) -> None:
+    def __init__(
+        self, n_colors: int = 16, dim: int = 4, hidden: int = 16, *, rng: Any = None
+    ) -> None:
         rng = init.as_generator(rng)
         self.embedding = Embedding(n_colors, dim, rng=rng)
         init.normal_(self.embedding.weight, std=0.5, rng=rng)
@@ -69,56 +74,103 @@ class HarmonyNet(Module):
         return self.output(ops.relu(self.hidden(pair))).reshape(-1)  # (B,)
 
 
-class ColorHarmony:
-    """Train :class:`HarmonyNet` on the 192 colour pairs and inspect its table.
+class ColorHarmony(_TrainerModel):
+    """Train :class:`HarmonyNet` on colour pairs and inspect its table.
 
-    >>> model = ColorHarmony(seed=0).fit(epochs=3)
-    >>> model.embedding_table().shape
-    (16, 4)
+    Parameters
+    ----------
+    dim : size of each colour's row. hidden : the ReLU layer's size.
+    epochs, lr, batch_size : online SGD settings (one pair per step by default).
+    seed : seed of the initial weights and of the shuffle.
+    progress : report progress on standard error.
+
+    Examples
+    --------
+    >>> model = ColorHarmony(epochs=3).fit()
+    >>> model.vectors.vectors.shape, model.vectors.index_to_key[:2]
+    ((16, 4), ('red', 'red_orange'))
     """
 
-    def __init__(self, *, seed: int = 0, dim: int = 4, hidden: int = 16) -> None:
-        self.seed, self.dim, self.hidden = seed, dim, hidden
-        self.net_: HarmonyNet | None = None
+    def __init__(self, *, dim: int = 4, hidden: int = 16, epochs: int = 200, lr: float = 0.1,
+                 batch_size: int = 1, seed: int = 0, progress: bool = False) -> None:  # fmt: skip
+        self.dim, self.hidden, self.epochs, self.lr = dim, hidden, epochs, lr
+        self.batch_size, self.seed, self.progress = batch_size, seed, progress
+        for name, minimum in (
+            ("dim", 1),
+            ("hidden", 1),
+            ("epochs", 0),
+            ("batch_size", 1),
+            ("seed", 0),
+        ):
+            check_int(name, getattr(self, name), minimum, owner="ColorHarmony")
+        check_number("lr", lr, 0.0, low_open=True, owner="ColorHarmony")
 
-    def fit(self, epochs: int = 200, lr: float = 0.1, batch_size: int = 1) -> ColorHarmony:
-        """Online SGD (one pair per step by default) on binary cross entropy."""
-        self.net_ = HarmonyNet(len(COLOR_NAMES), self.dim, self.hidden, rng=self.seed)
-        left, right, label = harmony_pairs()
-        trainer = Trainer(
-            self.net_, SGD(self.net_.parameters(), lr=lr),
-            lambda net, batch: F.binary_cross_entropy_with_logits(net(batch[0], batch[1]), batch[2]),
-            config=TrainConfig(epochs=epochs, batch_size=batch_size, seed=self.seed),
-        )  # fmt: skip
-        self.history_ = trainer.fit((left, right, label))
+    def fit(self, pairs: tuple[np.ndarray, np.ndarray, np.ndarray] | None = None, *,
+            checkpoint: str | os.PathLike[str] | None = None,
+            resume: str | os.PathLike[str] | None = None) -> ColorHarmony:  # fmt: skip
+        """Online SGD on binary cross entropy over ``pairs``; returns ``self``.
+
+        ``pairs`` is ``(left ids, right ids, labels)``; None (the default) is the 192
+        pairs of :func:`harmony_pairs`. ``checkpoint`` and ``resume`` follow the model
+        contract (:mod:`rowbook.models.base`).
+        """
+        pairs = harmony_pairs() if pairs is None else _check_pairs(pairs)
+        self._train({}, pairs, None, checkpoint=checkpoint, state=self._resume_state(resume))
         return self
 
-    def _net(self) -> HarmonyNet:
-        if self.net_ is None:
-            raise NotFittedError("this ColorHarmony is not fitted yet; call fit() first")
-        return self.net_
+    def _build(self, extras: dict[str, Any]) -> tuple[HarmonyNet, SGD]:
+        net = HarmonyNet(len(COLOR_NAMES), self.dim, self.hidden, rng=self.seed)
+        return net, SGD(net.parameters(), lr=self.lr)
+
+    def _trainer_for(self, net: HarmonyNet, optimizer: SGD) -> Trainer:
+        config = TrainConfig(epochs=self.epochs, batch_size=self.batch_size, seed=self.seed,
+                             progress=self.progress)  # fmt: skip
+        return Trainer(net, optimizer, _loss, config=config, save=self.save)
 
     def predict_proba(self, left: np.ndarray, right: np.ndarray) -> np.ndarray:
+        """Probability that each pair ``(left[i], right[i])`` of colour ids is harmonious."""
+        net = self._learned("net", "predict_proba()")
         with no_grad():
-            return ops.sigmoid(self._net()(np.asarray(left), np.asarray(right))).data
+            return ops.sigmoid(net(np.asarray(left), np.asarray(right))).data
 
     def accuracy(self) -> float:
         """Share of the 192 pairs classified correctly (threshold 0.5)."""
         left, right, label = harmony_pairs()
         return float(np.mean((self.predict_proba(left, right) > 0.5) == (label > 0.5)))
 
-    def embedding_table(self) -> np.ndarray:
-        """The learned (16, dim) table, one row per colour."""
-        return self._net().embedding.weight.data.copy()
+    @property
+    def vectors(self) -> Vectors:
+        """The learned (16, dim) table as :class:`~rowbook.Vectors` keyed by colour name."""
+        net = self._learned("net", "vectors")
+        return Vectors(COLOR_NAMES, net.embedding.weight.data)
 
     def cosine_table(self) -> np.ndarray:
         """(16, 16) cosine similarity between every two learned rows."""
-        table = self.embedding_table()
-        unit = table / np.linalg.norm(table, axis=1, keepdims=True)
+        unit = self.vectors.get_normed_vectors()  # (16, dim)
         return unit @ unit.T
 
     def nearest_neighbors(self) -> dict[str, str]:
         """Each colour's most similar other colour by cosine."""
-        cos = self.cosine_table()
-        np.fill_diagonal(cos, -np.inf)
-        return {COLOR_NAMES[i]: COLOR_NAMES[j] for i, j in enumerate(cos.argmax(axis=1))}
+        vectors = self.vectors
+        return {name: vectors.most_similar(name, topn=1)[0][0] for name in COLOR_NAMES}
+
+
+def _loss(net: HarmonyNet, batch: tuple[np.ndarray, ...]) -> Tensor:
+    return F.binary_cross_entropy_with_logits(net(batch[0], batch[1]), batch[2])
+
+
+def _check_pairs(pairs: Any) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    if not isinstance(pairs, tuple | list) or len(pairs) != 3:
+        raise TypeError(
+            "pairs must be a tuple (left ids, right ids, labels), as harmony_pairs() gives"
+        )
+    left, right, label = (np.asarray(a) for a in pairs)
+    n = len(COLOR_NAMES)
+    for name, ids in (("left", left), ("right", right)):
+        if (
+            ids.dtype.kind not in "iu"
+            or ids.ndim != 1
+            or (ids.size and not 0 <= ids.min() <= ids.max() < n)
+        ):
+            raise ValueError(f"pairs: {name} must be 1-d colour ids in [0, {n}), got {ids!r}")
+    return left, right, label.astype(np.float32)

@@ -31,12 +31,19 @@ from numpy.lib.stride_tricks import sliding_window_view
 from rowbook.autograd import Tensor, no_grad, ops
 from rowbook.checks import check_choice, check_int, check_number
 from rowbook.models._optimizers import DEFAULT_LR, OptimizerName, build_optimizer, sparse_table
-from rowbook.models.base import NotFittedError
+from rowbook.models._pipeline_state import (
+    normalizer_from_json,
+    normalizer_to_json,
+    pipeline_from_json,
+    pipeline_to_json,
+)
+from rowbook.models._trained import _TrainerModel
 from rowbook.nn import Embedding, Linear, Module, init
 from rowbook.nn import functional as F
 from rowbook.nn.position import TiedOutput
 from rowbook.text import CharTokenizer, Normalizer, TextPipeline, Vocab, WordTokenizer
-from rowbook.training import History, TrainConfig, Trainer
+from rowbook.training import TrainConfig, Trainer
+from rowbook.vectors import Vectors
 
 __all__ = ["BOUNDARY", "NPLM", "NPLMNet", "context_windows"]
 
@@ -100,8 +107,8 @@ def _metrics(net: Module, data: tuple[np.ndarray, ...]) -> dict[str, float]:
     return {"loss": loss, "perplexity": math.exp(loss)}
 
 
-class NPLM:
-    """Bengio et al.'s neural language model over characters or words (scikit-learn style).
+class NPLM(_TrainerModel):
+    """Bengio et al.'s neural language model over characters or words.
 
     Parameters
     ----------
@@ -114,19 +121,22 @@ class NPLM:
     lr : learning rate; None picks 0.01 for Adam and SparseAdam, 0.1 for SGD.
     optimizer : ``"adam"`` (dense), ``"sgd"``, or ``"sparse_adam"`` (lazy SparseAdam for the
         table, which then has row-sparse gradients, and Adam for the rest; not with ``tied``).
-    min_freq : tokens seen fewer times in the training texts map to ``<unk>``.
+    min_count : tokens seen fewer times in the training texts map to ``<unk>``.
     normalizer : optional :class:`~rowbook.text.Normalizer` applied before tokenizing.
+    val_fraction : share of the texts held out (a seeded random choice, rounded down) to
+        report held-out loss and perplexity each epoch, when ``fit`` gets no ``val_texts``;
+        0 holds out nothing.
     patience : stop after this many epochs without a better validation loss (None: never).
-    checkpoint : path of a resumable checkpoint written after every epoch (None: none).
-    progress : show a progress bar.
+    progress : report progress (batches, with an ETA) on standard error.
 
     Attributes
     ----------
     pipeline_ : the fitted :class:`~rowbook.text.TextPipeline` (vocabulary in ``vocab_``).
     net_ : the trained :class:`NPLMNet`.
     history_ : :class:`~rowbook.training.History`; each epoch has ``loss`` and ``perplexity``
-        (training, averaged over the epoch's batches) and, with validation texts,
-        ``val_loss`` and ``val_perplexity``.
+        (training, averaged over the epoch's batches) and, with validation texts (given or
+        held out), ``val_loss`` and ``val_perplexity``.
+    vectors : the table ``C`` as :class:`~rowbook.Vectors` keyed by the vocabulary.
 
     Examples
     --------
@@ -138,88 +148,138 @@ class NPLM:
     def __init__(self, *, level: Literal["char", "word"] = "char", context: int = 3, dim: int = 16,
                  hidden: int = 64, tied: bool = False, epochs: int = 10, lr: float | None = None,
                  batch_size: int = 64, optimizer: OptimizerName = "adam", seed: int = 0,
-                 min_freq: int = 1, normalizer: Normalizer | None = None, patience: int | None = None,
-                 checkpoint: str | os.PathLike | None = None, progress: bool = False) -> None:  # fmt: skip
-        self.level, self.context, self.dim, self.hidden, self.tied = level, context, dim, hidden, tied
+                 min_count: int = 1, normalizer: Normalizer | None = None, val_fraction: float = 0.1,
+                 patience: int | None = None, progress: bool = False) -> None:  # fmt: skip
+        self.level, self.context, self.dim, self.hidden, self.tied = (
+            level,
+            context,
+            dim,
+            hidden,
+            tied,
+        )
         self.epochs, self.lr, self.batch_size, self.optimizer = epochs, lr, batch_size, optimizer
-        self.seed, self.min_freq, self.normalizer, self.patience = seed, min_freq, normalizer, patience
-        self.checkpoint, self.progress = checkpoint, progress
+        self.seed, self.min_count, self.normalizer = seed, min_count, normalizer
+        self.val_fraction, self.patience, self.progress = val_fraction, patience, progress
+        self._check_params()
 
     def _check_params(self) -> None:
-        check_choice("level", self.level, ("char", "word"))
-        check_choice("optimizer", self.optimizer, ("adam", "sgd", "sparse_adam"))
+        check_choice("level", self.level, ("char", "word"), owner="NPLM")
+        check_choice("optimizer", self.optimizer, ("adam", "sgd", "sparse_adam"), owner="NPLM")
         for name, minimum in (("context", 1), ("dim", 1), ("hidden", 1), ("epochs", 0),
-                              ("batch_size", 1), ("seed", 0), ("min_freq", 1)):  # fmt: skip
-            check_int(name, getattr(self, name), minimum)
-        check_int("patience", self.patience, 1, allow_none=True)
-        if self.lr is not None:
-            check_number("lr", self.lr, 0.0, low_open=True)
+                              ("batch_size", 1), ("seed", 0), ("min_count", 1)):  # fmt: skip
+            check_int(name, getattr(self, name), minimum, owner="NPLM")
+        check_int("patience", self.patience, 1, allow_none=True, owner="NPLM")
+        check_number("lr", self.lr, 0.0, low_open=True, allow_none=True, owner="NPLM")
+        check_number("val_fraction", self.val_fraction, 0.0, 1.0, high_open=True, owner="NPLM")
+        if self.normalizer is not None and not isinstance(self.normalizer, Normalizer):
+            raise TypeError(f"NPLM: normalizer must be a rowbook.text.Normalizer or None, got "
+                            f"{type(self.normalizer).__name__}")  # fmt: skip
         if self.tied and self.optimizer == "sparse_adam":
             raise ValueError("optimizer='sparse_adam' needs row-sparse gradients for the table, but "
                              "tied=True also gives it a dense gradient from the output layer; use "
                              "optimizer='adam' (or 'sgd') with tied=True")  # fmt: skip
 
+    def _params_to_json(self) -> dict[str, Any]:
+        return self.get_params() | {"normalizer": normalizer_to_json(self.normalizer)}
+
+    @classmethod
+    def _params_from_json(cls, params: dict[str, Any]) -> dict[str, Any]:
+        return params | {"normalizer": normalizer_from_json(params.get("normalizer"))}
+
     # -- fitting ------------------------------------------------------------------------
     def fit(self, texts: Sequence[str], val_texts: Sequence[str] | None = None, *,
-            resume: bool = False) -> NPLM:  # fmt: skip
+            checkpoint: str | os.PathLike[str] | None = None,
+            resume: str | os.PathLike[str] | None = None) -> NPLM:  # fmt: skip
         """Build the vocabulary from ``texts`` and train; returns ``self``.
 
-        ``resume=True`` continues from ``checkpoint`` (same texts and parameters).
+        ``val_texts`` are scored after every epoch; without them, ``val_fraction`` of
+        ``texts`` is held out for that (and not trained on). ``checkpoint`` and ``resume``
+        follow the model contract (:mod:`rowbook.models.base`): resuming needs the same
+        texts and parameters (``epochs``, ``patience`` and ``progress`` may change).
         """
-        self._check_params()
         texts = _check_texts(texts, "texts")
-        tokenizer = CharTokenizer() if self.level == "char" else WordTokenizer()
-        vocab = Vocab(min_freq=self.min_freq, pad_token=None, unk_token="<unk>", bos_token=BOUNDARY)
-        self.pipeline_ = TextPipeline(self.normalizer, tokenizer, vocab).fit(texts)
-        self.vocab_ = vocab
-        self.net_ = NPLMNet(len(vocab), self.context, self.dim, self.hidden, tied=self.tied,
-                            sparse=sparse_table(self.optimizer), rng=self.seed)  # fmt: skip
-        lr = self.lr if self.lr is not None else DEFAULT_LR[self.optimizer]
-        opt = build_optimizer(self.optimizer, self.net_, self.net_.C.weight, lr)
-        config = TrainConfig(epochs=self.epochs, batch_size=self.batch_size, seed=self.seed,
-                             patience=self.patience, checkpoint=self.checkpoint, progress=self.progress)  # fmt: skip
-        trainer = Trainer(self.net_, opt, lambda net, batch: F.cross_entropy(net(batch[0]), batch[1]),
-                          evaluate=_metrics, config=config)  # fmt: skip
-        val = None if val_texts is None else self.windows(_check_texts(val_texts, "val_texts"))
-        history = trainer.fit(self.windows(texts), val, resume=resume)
-        for epoch in history.epochs:
-            epoch["perplexity"] = math.exp(epoch["loss"])
-        self.history_: History = history
+        if val_texts is None:
+            texts, val_texts = _hold_out(texts, self.val_fraction, self.seed)
+        else:
+            val_texts = _check_texts(val_texts, "val_texts")
+        state = self._resume_state(resume)
+        if state is None:
+            tokenizer = CharTokenizer() if self.level == "char" else WordTokenizer()
+            vocab = Vocab(
+                min_count=self.min_count, pad_token=None, unk_token="<unk>", bos_token=BOUNDARY
+            )
+            pipeline = TextPipeline(self.normalizer, tokenizer, vocab).fit(texts)
+        else:
+            pipeline = pipeline_from_json(state["pipeline"])
+        train = _windows(pipeline, self.context, texts)
+        val = _windows(pipeline, self.context, val_texts) if val_texts else None
+        self._train({"pipeline": pipeline}, train, val, checkpoint=checkpoint, state=state)
         return self
 
-    def _fitted(self) -> NPLMNet:
-        if getattr(self, "net_", None) is None:
-            raise NotFittedError("this NPLM is not fitted yet; call fit(texts) first")
-        return self.net_
+    def _build(self, extras: dict[str, Any]) -> tuple[NPLMNet, Any]:
+        net = NPLMNet(len(extras["pipeline"].vocab_), self.context, self.dim, self.hidden,
+                      tied=self.tied, sparse=sparse_table(self.optimizer), rng=self.seed)  # fmt: skip
+        lr = self.lr if self.lr is not None else DEFAULT_LR[self.optimizer]
+        return net, build_optimizer(self.optimizer, net, net.C.weight, lr)
+
+    def _trainer_for(self, net: NPLMNet, optimizer: Any) -> Trainer:
+        config = TrainConfig(epochs=self.epochs, batch_size=self.batch_size, seed=self.seed,
+                             patience=self.patience, progress=self.progress)  # fmt: skip
+        return Trainer(net, optimizer, _loss, evaluate=_metrics, config=config,
+                       derive=lambda m: {"perplexity": math.exp(m["loss"])}, save=self.save)  # fmt: skip
+
+    def _extras_to_state(self, extras: dict[str, Any]) -> dict[str, Any]:
+        return {"pipeline": pipeline_to_json(extras["pipeline"])}
+
+    def _extras_from_state(self, state: dict[str, Any]) -> dict[str, Any]:
+        return {"pipeline": pipeline_from_json(state["pipeline"])}
+
+    # -- learned state ------------------------------------------------------------------
+    @property
+    def pipeline_(self) -> TextPipeline:
+        """The fitted text pipeline (normalizer, tokenizer, vocabulary)."""
+        return self._learned("pipeline", "pipeline_")
+
+    @property
+    def vocab_(self) -> Vocab:
+        """The vocabulary: ``<unk>``, the boundary ``<s>``, then tokens by count."""
+        return self.pipeline_.vocab_
+
+    @property
+    def vectors(self) -> Vectors:
+        """The input table ``C`` (V, d) as :class:`~rowbook.Vectors`, keyed by ``vocab_``."""
+        vocab = self.vocab_
+        counts = vocab.counts
+        return Vectors(vocab.itos, self.net_.C.weight.data, [counts[t] for t in vocab.itos])
 
     # -- using the model --------------------------------------------------------------------
     def windows(self, texts: Sequence[str]) -> tuple[np.ndarray, np.ndarray]:
         """``(contexts (N, n), next ids (N,))`` of every prediction in ``texts``."""
-        self._fitted()
-        texts = _check_texts(texts, "texts")
-        boundary = self.vocab_.bos_id
-        pairs = [context_windows(self.pipeline_.encode(t), self.context, boundary) for t in texts]
-        return np.concatenate([p[0] for p in pairs]), np.concatenate([p[1] for p in pairs])
+        pipeline = self._learned("pipeline", "windows()")
+        return _windows(pipeline, self.context, _check_texts(texts, "texts"))
 
     def perplexity(self, texts: Sequence[str]) -> float:
         """``exp`` of the mean cross entropy per token (end boundaries counted) over ``texts``."""
-        net = self._fitted()
+        net = self._learned("net", "perplexity()")
         X, y = self.windows(texts)
         return math.exp(_mean_cross_entropy(net, X, y))
 
-    def sample(self, n: int, prompt: str = "", temperature: float = 1.0, seed: int | None = None) -> str:
+    def sample(
+        self, n: int, prompt: str = "", temperature: float = 1.0, seed: int | None = None
+    ) -> str:
         """``prompt`` followed by ``n`` sampled tokens; a sampled boundary starts a new line.
 
         ``temperature`` divides the logits (0 takes the most likely token); ``<unk>`` is
         never sampled. The same ``seed`` gives the same text.
         """
-        net = self._fitted()
+        net = self._learned("net", "sample()")
         check_int("n", n, 0)
         check_number("temperature", temperature, 0.0)
         rng = np.random.default_rng(seed)
-        boundary, unk = self.vocab_.bos_id, self.vocab_.unk_id
-        lines: list[list[str]] = [self.pipeline_.tokenize(prompt)]
-        ids = [boundary] * self.context + self.pipeline_.encode(prompt).tolist()
+        vocab, pipeline = self.vocab_, self.pipeline_
+        boundary, unk = vocab.bos_id, vocab.unk_id
+        lines: list[list[str]] = [pipeline.tokenize(prompt)]
+        ids = [boundary] * self.context + pipeline.encode(prompt).tolist()
         for _ in range(n):
             with no_grad():
                 logits = net(np.array([ids[-self.context :]])).data[0].astype(np.float64)  # (V,)
@@ -230,13 +290,38 @@ class NPLM:
                 lines.append([])
                 ids += [boundary] * self.context
             else:
-                lines[-1].append(self.vocab_.id_to_token(nxt))
+                lines[-1].append(vocab.id_to_token(nxt))
                 ids.append(nxt)
-        return "\n".join(self.pipeline_.tokenizer.detokenize(line) for line in lines)
+        return "\n".join(pipeline.tokenizer_.detokenize(line) for line in lines)
 
-    def embedding_table(self) -> np.ndarray:
-        """The learned ``(V, d)`` table ``C``, one row per entry of ``vocab_``."""
-        return self._fitted().C.weight.data.copy()
+
+def _loss(net: NPLMNet, batch: tuple[np.ndarray, ...]) -> Tensor:
+    return F.cross_entropy(net(batch[0]), batch[1])
+
+
+def _windows(
+    pipeline: TextPipeline, context: int, texts: list[str]
+) -> tuple[np.ndarray, np.ndarray]:
+    boundary = pipeline.vocab_.bos_id
+    pairs = [context_windows(pipeline.encode(t), context, boundary) for t in texts]
+    return np.concatenate([p[0] for p in pairs]), np.concatenate([p[1] for p in pairs])
+
+
+def _hold_out(texts: list[str], fraction: float, seed: int) -> tuple[list[str], list[str]]:
+    """``(training texts, held-out texts)``: ``floor(fraction * len(texts))`` texts held out,
+    chosen by a random draw seeded with ``seed``; the rest keep their order.
+
+    >>> train, held = _hold_out(["a", "b", "c", "d", "e"], 0.5, seed=0)
+    >>> len(held), sorted(train + held), train == sorted(train)
+    (2, ['a', 'b', 'c', 'd', 'e'], True)
+    """
+    n_val = int(len(texts) * fraction)
+    if n_val == 0:
+        return texts, []
+    held = np.random.default_rng(seed).permutation(len(texts))[:n_val]
+    keep = np.ones(len(texts), dtype=bool)
+    keep[held] = False
+    return [t for t, k in zip(texts, keep, strict=True) if k], [texts[i] for i in held]
 
 
 def _draw(logits: np.ndarray, temperature: float, rng: np.random.Generator) -> int:

@@ -13,6 +13,7 @@ from typing import Any
 import numpy as np
 
 from rowbook.autograd import Tensor
+from rowbook.checks import check_int
 from rowbook.nn import functional as F
 from rowbook.nn import init
 from rowbook.nn.functional import Mode
@@ -20,12 +21,6 @@ from rowbook.nn.lookup import check_bag_mode, check_max_norm, normalize_padding_
 from rowbook.nn.module import Module, Parameter
 
 __all__ = ["Embedding", "EmbeddingBag"]
-
-
-def _check_size(name: str, value: Any) -> int:
-    if isinstance(value, bool) or not isinstance(value, int | np.integer) or value < 0:
-        raise ValueError(f"{name} must be a non-negative int, got {value!r}")
-    return int(value)
 
 
 def _table(
@@ -108,8 +103,8 @@ class Embedding(Module):
         dtype: Any = np.float32,
         rng: Any = None,
     ) -> None:
-        self.num_embeddings = _check_size("num_embeddings", num_embeddings)
-        self.embedding_dim = _check_size("embedding_dim", embedding_dim)
+        self.num_embeddings = check_int("num_embeddings", num_embeddings, 0)
+        self.embedding_dim = check_int("embedding_dim", embedding_dim, 0)
         self.padding_idx = normalize_padding_idx(padding_idx, self.num_embeddings)
         check_max_norm(max_norm, norm_type)
         self.max_norm = max_norm
@@ -220,8 +215,8 @@ class EmbeddingBag(Module):
         dtype: Any = np.float32,
         rng: Any = None,
     ) -> None:
-        self.num_embeddings = _check_size("num_embeddings", num_embeddings)
-        self.embedding_dim = _check_size("embedding_dim", embedding_dim)
+        self.num_embeddings = check_int("num_embeddings", num_embeddings, 0)
+        self.embedding_dim = check_int("embedding_dim", embedding_dim, 0)
         check_max_norm(max_norm, norm_type)
         check_bag_mode(mode, scale_grad_by_freq, sparse)
         self.max_norm = max_norm

@@ -7,6 +7,7 @@ from typing import Any
 import numpy as np
 
 from rowbook.autograd import Tensor, ops
+from rowbook.checks import check_int
 from rowbook.nn import init
 from rowbook.nn.module import Module, Parameter
 
@@ -33,11 +34,8 @@ class Linear(Module):
         dtype: Any = np.float32,
         rng: Any = None,
     ) -> None:
-        for name, value in (("in_features", in_features), ("out_features", out_features)):
-            if not isinstance(value, int | np.integer) or value < 0:
-                raise ValueError(f"{name} must be a non-negative int, got {value!r}")
-        self.in_features = int(in_features)
-        self.out_features = int(out_features)
+        self.in_features = check_int("in_features", in_features, 0)
+        self.out_features = check_int("out_features", out_features, 0)
         self.weight = Parameter(np.empty((out_features, in_features), dtype=dtype))
         self.bias = Parameter(np.empty(out_features, dtype=dtype)) if bias else None
         init.linear_default_(self.weight, self.bias, rng=rng)

@@ -27,6 +27,7 @@ from typing import Any
 import numpy as np
 
 from rowbook.autograd import Tensor, as_tensor, ops
+from rowbook.checks import check_int
 from rowbook.nn import init
 from rowbook.nn.module import Module, Parameter
 
@@ -104,9 +105,8 @@ def _as_input(x: Any, dtype: np.dtype, owner: str) -> Tensor:
 
 
 def _check_sizes(input_size: int, hidden_size: int) -> None:
-    for name, value in (("input_size", input_size), ("hidden_size", hidden_size)):
-        if isinstance(value, bool) or not isinstance(value, int | np.integer) or value < 1:
-            raise ValueError(f"{name} must be a positive int, got {value!r}")
+    check_int("input_size", input_size, 1)
+    check_int("hidden_size", hidden_size, 1)
 
 
 class LSTMCell(Module):

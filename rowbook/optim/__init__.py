@@ -10,5 +10,16 @@ from rowbook.optim.adagrad import Adagrad, RowWiseAdagrad
 from rowbook.optim.adam import Adam, AdamW, SparseAdam
 from rowbook.optim.optimizer import Optimizer
 from rowbook.optim.sgd import SGD
+from rowbook.optim.state import lazy_zeros, memmap_factory
 
-__all__ = ["SGD", "Adagrad", "Adam", "AdamW", "Optimizer", "RowWiseAdagrad", "SparseAdam"]
+__all__ = [
+    "SGD",
+    "Adagrad",
+    "Adam",
+    "AdamW",
+    "Optimizer",
+    "RowWiseAdagrad",
+    "SparseAdam",
+    "lazy_zeros",
+    "memmap_factory",
+]

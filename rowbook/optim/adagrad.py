@@ -25,7 +25,9 @@ from typing import Any, Literal
 import numpy as np
 
 from rowbook.autograd.sparse import RowSparse
-from rowbook.optim.optimizer import Gradient, Optimizer, ParamsT, check_range
+from rowbook.checks import check_number
+from rowbook.optim.optimizer import Gradient, Optimizer, ParamsT
+from rowbook.optim.state import StateFactory
 
 __all__ = ["Adagrad", "RowWiseAdagrad"]
 
@@ -62,7 +64,7 @@ class Adagrad(Optimizer):
 
     def _check_group(self, group: dict[str, Any]) -> None:
         for key in ("lr", "lr_decay", "weight_decay", "initial_accumulator_value", "eps"):
-            check_range("Adagrad", key, group[key], 0.0)
+            check_number(key, group[key], 0.0, owner="Adagrad")
 
     def _init_state(self, param: np.ndarray, group: dict[str, Any]) -> dict[str, Any]:
         return {"step": 0, "sum": np.full(param.shape, group["initial_accumulator_value"],
@@ -120,6 +122,9 @@ class RowWiseAdagrad(Optimizer):
     weight_decay : float, >= 0
     weight_decay_mode : {"l2", "decoupled"}
     initial_accumulator_value : float, >= 0
+    state_factory : callable, optional
+        ``(name, shape, dtype) -> array`` for the ``(V,)`` accumulator (default: in RAM;
+        :func:`~rowbook.optim.state.memmap_factory` puts it on disk).
     """
 
     def __init__(
@@ -130,16 +135,19 @@ class RowWiseAdagrad(Optimizer):
         weight_decay: float = 0.0,
         weight_decay_mode: Literal["l2", "decoupled"] = "l2",
         initial_accumulator_value: float = 0.0,
+        *,
+        state_factory: StateFactory | None = None,
     ) -> None:
         defaults = {"lr": lr, "eps": eps, "weight_decay": weight_decay,
                     "weight_decay_mode": weight_decay_mode,
                     "initial_accumulator_value": initial_accumulator_value}  # fmt: skip
+        self.state_factory = state_factory
         super().__init__(params, defaults)
         self._init_all_states()
 
     def _check_group(self, group: dict[str, Any]) -> None:
         for key in ("lr", "eps", "weight_decay", "initial_accumulator_value"):
-            check_range("RowWiseAdagrad", key, group[key], 0.0)
+            check_number(key, group[key], 0.0, owner="RowWiseAdagrad")
         if group["weight_decay_mode"] not in ("l2", "decoupled"):
             raise ValueError(
                 f"RowWiseAdagrad: weight_decay_mode={group['weight_decay_mode']!r} is not one "
@@ -148,7 +156,7 @@ class RowWiseAdagrad(Optimizer):
 
     def _init_state(self, param: np.ndarray, group: dict[str, Any]) -> dict[str, Any]:
         rows = param.shape[0] if param.ndim else 1
-        return {"sum": np.full(rows, group["initial_accumulator_value"], dtype=param.dtype)}
+        return {"sum": self._state_array("sum", (rows,), param.dtype, group["initial_accumulator_value"])}
 
     def _state_shapes(self, param: np.ndarray) -> dict[str, tuple[int, ...]]:
         return {"sum": (param.shape[0] if param.ndim else 1,)}

@@ -19,8 +19,10 @@ from typing import Any, ClassVar
 import numpy as np
 
 from rowbook.autograd.sparse import RowSparse
+from rowbook.checks import check_number
 from rowbook.optim.adam_kernels import adam_dense, adam_rows
-from rowbook.optim.optimizer import Gradient, Optimizer, ParamsT, check_range
+from rowbook.optim.optimizer import Gradient, Optimizer, ParamsT
+from rowbook.optim.state import StateFactory, lazy_zeros
 
 __all__ = ["Adam", "AdamW", "SparseAdam"]
 
@@ -30,7 +32,7 @@ def _check_betas(owner: str, group: dict[str, Any]) -> None:
     if len(betas) != 2:
         raise ValueError(f"{owner}: betas must be a pair (beta1, beta2), got {betas!r}")
     for i, beta in enumerate(betas):
-        check_range(owner, f"betas[{i}]", beta, 0.0, 1.0)
+        check_number(f"betas[{i}]", beta, 0.0, 1.0, high_open=True, owner=owner)
     group["betas"] = (float(betas[0]), float(betas[1]))
 
 
@@ -80,10 +82,10 @@ class Adam(Optimizer):
 
     def _check_group(self, group: dict[str, Any]) -> None:
         name = type(self).__name__
-        check_range(name, "lr", group["lr"], 0.0)
+        check_number("lr", group["lr"], 0.0, owner=name)
         _check_betas(name, group)
-        check_range(name, "eps", group["eps"], 0.0)
-        check_range(name, "weight_decay", group["weight_decay"], 0.0)
+        check_number("eps", group["eps"], 0.0, owner=name)
+        check_number("weight_decay", group["weight_decay"], 0.0, owner=name)
 
     def _init_state(self, param: np.ndarray, group: dict[str, Any]) -> dict[str, Any]:
         state: dict[str, Any] = {"step": 0, "exp_avg": np.zeros(param.shape, param.dtype),
@@ -147,6 +149,11 @@ class SparseAdam(Optimizer):
     lr : float, > 0
     betas : (float, float), each in [0, 1)
     eps : float, > 0
+    state_factory : callable, optional
+        ``(name, shape, dtype) -> array`` for the two moment tables. By default they are
+        :func:`~rowbook.optim.state.lazy_zeros`: only pages of rows that were looked up
+        become resident. :func:`~rowbook.optim.state.memmap_factory` keeps them on disk,
+        for tables larger than RAM (then each step reads and writes the touched rows only).
 
     Examples
     --------
@@ -171,17 +178,20 @@ class SparseAdam(Optimizer):
         lr: float = 1e-3,
         betas: tuple[float, float] = (0.9, 0.999),
         eps: float = 1e-8,
+        *,
+        state_factory: StateFactory | None = None,
     ) -> None:
+        self.state_factory = state_factory or lazy_zeros
         super().__init__(params, {"lr": lr, "betas": tuple(betas), "eps": eps})
 
     def _check_group(self, group: dict[str, Any]) -> None:
-        check_range("SparseAdam", "lr", group["lr"], 0.0, low_open=True)
+        check_number("lr", group["lr"], 0.0, low_open=True, owner="SparseAdam")
         _check_betas("SparseAdam", group)
-        check_range("SparseAdam", "eps", group["eps"], 0.0, low_open=True)
+        check_number("eps", group["eps"], 0.0, low_open=True, owner="SparseAdam")
 
     def _init_state(self, param: np.ndarray, group: dict[str, Any]) -> dict[str, Any]:
-        return {"step": 0, "exp_avg": np.zeros(param.shape, param.dtype),
-                "exp_avg_sq": np.zeros(param.shape, param.dtype)}  # fmt: skip
+        return {"step": 0, "exp_avg": self._state_array("exp_avg", param.shape, param.dtype),
+                "exp_avg_sq": self._state_array("exp_avg_sq", param.shape, param.dtype)}  # fmt: skip
 
     def _state_shapes(self, param: np.ndarray) -> dict[str, tuple[int, ...]]:
         return dict.fromkeys(("exp_avg", "exp_avg_sq"), param.shape)

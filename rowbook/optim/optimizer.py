@@ -21,45 +21,20 @@ writes it to one ``.npz`` atomically and :meth:`Optimizer.load` reads it back wi
 
 from __future__ import annotations
 
-import math
 import os
 from collections.abc import Callable, Iterable, Mapping
-from numbers import Real
 from typing import Any, ClassVar
 
 import numpy as np
 
 from rowbook.autograd.sparse import RowSparse
 from rowbook.autograd.tensor import Tensor
+from rowbook.optim.state import StateFactory
 
-__all__ = ["Optimizer", "ParamsT", "check_range"]
+__all__ = ["Optimizer", "ParamsT"]
 
 ParamsT = Iterable[Tensor] | Iterable[dict[str, Any]]
 Gradient = np.ndarray | RowSparse
-
-
-def check_range(
-    owner: str, name: str, value: Any, low: float, high: float = math.inf, *,
-    low_open: bool = False, high_open: bool = True,
-) -> None:
-    """Raise unless ``value`` is a real number in the interval ``low .. high``.
-
-    >>> check_range("Adam", "eps", 1e-8, 0.0)
-    >>> check_range("Adam", "betas[0]", 1.0, 0.0, 1.0)
-    Traceback (most recent call last):
-    ...
-    ValueError: Adam: betas[0]=1.0 is out of range; betas[0] must be in [0, 1)
-    """  # fmt: skip
-    if isinstance(value, bool) or not isinstance(value, Real):
-        raise TypeError(f"{owner}: {name} must be a real number, got {value!r}")
-    above = value > low if low_open else value >= low
-    below = value < high if high_open else value <= high
-    if not (above and below):  # also catches NaN
-        if high == math.inf:
-            rule = f"{'>' if low_open else '>='} {low:g}"
-        else:
-            rule = f"in {'(' if low_open else '['}{low:g}, {high:g}{')' if high_open else ']'}"
-        raise ValueError(f"{owner}: {name}={value!r} is out of range; {name} must be {rule}")
 
 
 class Optimizer:
@@ -80,6 +55,10 @@ class Optimizer:
     sparse_alternative: ClassVar[str | None] = None
     #: name of the optimizer to suggest when a dense gradient arrives (None: accepted)
     dense_alternative: ClassVar[str | None] = None
+    #: ``(name, shape, dtype) -> array`` giving each state array (None: ``np.full``); the
+    #: sparse optimizers default to :func:`rowbook.optim.state.lazy_zeros`, so state of rows
+    #: never looked up costs no memory, and take a caller's ``state_factory=``
+    state_factory: StateFactory | None = None
 
     def __init__(self, params: ParamsT, defaults: dict[str, Any]) -> None:
         self.defaults = dict(defaults)
@@ -187,6 +166,20 @@ class Optimizer:
         """The state of a parameter before its first update (empty by default)."""
         return {}
 
+    def _state_array(self, name: str, shape: tuple[int, ...], dtype: Any, fill: float = 0.0) -> np.ndarray:
+        """A state array from ``state_factory`` (``np.full`` without one), set to ``fill``."""
+        if self.state_factory is None:
+            return np.full(shape, fill, dtype=dtype)
+        array = self.state_factory(name, tuple(shape), np.dtype(dtype))
+        if array.shape != tuple(shape) or array.dtype != np.dtype(dtype):
+            raise ValueError(
+                f"{type(self).__name__}: state_factory gave {name!r} shape {array.shape} "
+                f"{array.dtype}, expected {tuple(shape)} {np.dtype(dtype)}"
+            )
+        if fill != 0.0:
+            array[...] = fill
+        return array
+
     def _update(
         self, param: np.ndarray, grad: Gradient, state: dict[str, Any], group: dict[str, Any]
     ) -> None:
@@ -268,7 +261,11 @@ class Optimizer:
                 f"{type(self).__name__}.load_state_dict: state {key!r} has shape {value.shape}, "
                 f"expected {expected} for a parameter of shape {p.shape}"
             )
-        return np.array(value, dtype=value.dtype if value.dtype.kind in "iu" else p.dtype)
+        if value.dtype.kind in "iu" or value.ndim == 0:
+            return np.array(value)
+        array = self._state_array(key, value.shape, p.dtype)
+        array[...] = value
+        return array
 
     def save(self, path: str | os.PathLike[str]) -> None:
         """Write :meth:`state_dict` to a ``.npz`` file atomically (no pickle)."""

@@ -24,7 +24,8 @@ from typing import Any
 import numpy as np
 
 from rowbook.autograd.sparse import RowSparse
-from rowbook.optim.optimizer import Gradient, Optimizer, ParamsT, check_range
+from rowbook.checks import check_number
+from rowbook.optim.optimizer import Gradient, Optimizer, ParamsT
 
 __all__ = ["SGD"]
 
@@ -73,10 +74,10 @@ class SGD(Optimizer):
         super().__init__(params, defaults)
 
     def _check_group(self, group: dict[str, Any]) -> None:
-        check_range("SGD", "lr", group["lr"], 0.0)
-        check_range("SGD", "momentum", group["momentum"], 0.0)
-        check_range("SGD", "dampening", group["dampening"], -np.inf, np.inf, high_open=True)
-        check_range("SGD", "weight_decay", group["weight_decay"], 0.0)
+        check_number("lr", group["lr"], 0.0, owner="SGD")
+        check_number("momentum", group["momentum"], 0.0, owner="SGD")
+        check_number("dampening", group["dampening"], owner="SGD")
+        check_number("weight_decay", group["weight_decay"], 0.0, owner="SGD")
         if group["nesterov"] and (group["momentum"] <= 0 or group["dampening"] != 0):
             raise ValueError(
                 f"SGD: nesterov=True needs momentum > 0 and dampening == 0, got "

@@ -2,7 +2,7 @@
 
 Special tokens come first (``<pad>`` = 0, ``<unk>`` = 1, then the optional ``<bos>``,
 ``<eos>`` and any extra ones), then the corpus tokens by decreasing count, ties broken
-by first appearance. Tokens rarer than ``min_freq`` are left out, and at most
+by first appearance. Tokens rarer than ``min_count`` are left out, and at most
 ``max_size`` entries (specials included) are kept. Unknown tokens map to ``<unk>``, or
 raise a ``KeyError`` when the vocabulary has no ``<unk>``.
 
@@ -40,7 +40,7 @@ class Vocab:
 
     Parameters
     ----------
-    min_freq : int, default 1
+    min_count : int, default 1
         Keep only tokens seen at least this many times.
     max_size : int or None, default None
         Largest number of entries, special tokens included; the most frequent tokens win.
@@ -53,12 +53,12 @@ class Vocab:
         More reserved symbols, after all of the above.
     """
 
-    def __init__(self, *, min_freq: int = 1, max_size: int | None = None,
+    def __init__(self, *, min_count: int = 1, max_size: int | None = None,
                  pad_token: str | None = "<pad>", unk_token: str | None = "<unk>",
                  bos_token: str | None = None, eos_token: str | None = None,
                  extra_specials: Sequence[str] = ()) -> None:  # fmt: skip
-        if not isinstance(min_freq, int) or min_freq < 1:
-            raise ValueError(f"min_freq must be an int >= 1, got {min_freq!r}")
+        if not isinstance(min_count, int) or min_count < 1:
+            raise ValueError(f"min_count must be an int >= 1, got {min_count!r}")
         named = {"pad_token": pad_token, "unk_token": unk_token, "bos_token": bos_token,
                  "eos_token": eos_token}  # fmt: skip
         for name, token in named.items():
@@ -76,7 +76,7 @@ class Vocab:
         if max_size is not None and (not isinstance(max_size, int) or max_size < len(specials)):
             raise ValueError(f"max_size must be None or an int >= {len(specials)} (the number of "
                              f"special tokens {specials}), got {max_size!r}")  # fmt: skip
-        self.min_freq, self.max_size = min_freq, max_size
+        self.min_count, self.max_size = min_count, max_size
         self.pad_token, self.unk_token, self.bos_token, self.eos_token = named.values()
         self.extra_specials = tuple(extra_specials)
         self.specials = tuple(specials)
@@ -101,7 +101,7 @@ class Vocab:
             if not isinstance(count, int | np.integer) or count < 0:
                 raise ValueError(f"count of {token!r} must be an int >= 0, got {count!r}")
         special_set = set(self.specials)
-        ranked = sorted((t for t, c in counts.items() if c >= self.min_freq and t not in special_set),
+        ranked = sorted((t for t, c in counts.items() if c >= self.min_count and t not in special_set),
                         key=lambda t: -counts[t])  # stable: ties keep first appearance  # fmt: skip
         room = None if self.max_size is None else self.max_size - len(self.specials)
         self._itos = [*self.specials, *ranked[:room]]
@@ -201,7 +201,7 @@ class Vocab:
     def to_dict(self) -> dict[str, Any]:
         """Versioned JSON-ready form."""
         self._check_fitted()
-        return {"format": FORMAT, "version": VERSION, "min_freq": self.min_freq,
+        return {"format": FORMAT, "version": VERSION, "min_count": self.min_count,
                 "max_size": self.max_size, "pad_token": self.pad_token, "unk_token": self.unk_token,
                 "bos_token": self.bos_token, "eos_token": self.eos_token,
                 "extra_specials": list(self.extra_specials),
@@ -214,6 +214,8 @@ class Vocab:
     @classmethod
     def from_dict(cls, d: Any, where: str = "Vocab data") -> Vocab:
         """Rebuild from :meth:`to_dict` output, checking every field (``ValueError`` naming it)."""
+        if isinstance(d, dict) and "min_freq" in d and "min_count" not in d:  # before the rename
+            d = {**d, "min_count": d["min_freq"]}
         _check_fields(d, where)
         try:
             vocab = cls(**{k: d[k] for k in _FIELDS})
@@ -243,7 +245,7 @@ class Vocab:
 
 
 _FIELDS = (
-    "min_freq",
+    "min_count",
     "max_size",
     "pad_token",
     "unk_token",
@@ -278,7 +280,7 @@ def _check_fields(d: Any, where: str) -> None:
     missing = [k for k in (*_FIELDS, "tokens") if k not in d]
     if missing:
         raise ValueError(f"{where} lacks the fields {missing}")
-    expected = {"min_freq": (_is_int, "an integer >= 1"),
+    expected = {"min_count": (_is_int, "an integer >= 1"),
                 "max_size": (lambda x: x is None or _is_int(x), "an integer or null"),
                 "extra_specials": (lambda x: isinstance(x, list) and all(isinstance(t, str) for t in x),
                                    "a list of strings")}  # fmt: skip

@@ -57,7 +57,7 @@ def test_word2vec_summary_and_stdin(run, corpus_txt, tmp_path, monkeypatch):
         result.out.startswith("word2vec: ")
         and f"from {n_words:,} corpus words, 3 epochs" in result.out
     )
-    assert "word/s" in result.err  # the progress bar
+    assert "epoch 3/3: lr " in result.err and " words/s" in result.err  # progress: a line per epoch
     api = Word2Vec(**W2V_API).fit(sentences(corpus_txt)).vectors
     assert out.read_text().splitlines()[0] == f"{len(api)} 12"
     assert [line.split()[0] for line in out.read_text().splitlines()[1:]] == list(api.index_to_key)
@@ -119,7 +119,7 @@ def test_nplm_table_and_sample(run, tmp_path):
 
     table = Vectors.load(out)
     assert list(table.index_to_key) == lm.vocab_.itos
-    np.testing.assert_array_equal(table.vectors, lm.embedding_table())
+    np.testing.assert_array_equal(table.vectors, lm.vectors.vectors)
     assert result.out == lm.sample(30, temperature=0.8, seed=3) + "\n"
     word = tmp_path / "lm.txt"
     result = run("train", "nplm", corpus, "-o", word, "--level", "word", *argv)
@@ -127,6 +127,32 @@ def test_nplm_table_and_sample(run, tmp_path):
     assert (
         word.read_text().splitlines()[0] == f"{len(set(' '.join(lines).split())) + 2} 4"
     )  # + <s>, <unk>
+
+
+def test_nplm_reports_held_out_perplexity_and_resumes(run, tmp_path):
+    import rowbook
+
+    lines = ["the cat sat on the mat", "the dog sat on the log", "a cat and a dog"] * 10
+    corpus, out, ck = tmp_path / "lines.txt", tmp_path / "lm.npz", tmp_path / "lm.ckpt.npz"
+    corpus.write_text("\n".join(lines) + "\n")
+    argv = ["train", "nplm", corpus, "-o", out, "--context", 2, "--dim", 4, "--hidden", 8,
+            "--seed", 3, "--sample-length", 0, "--val-fraction", 0.2, "--checkpoint", ck]  # fmt: skip
+    result = run(*argv, "--epochs", 2)
+    assert result.code == 0, result
+    lm = NPLM(context=2, dim=4, hidden=8, epochs=2, seed=3, val_fraction=0.2).fit(lines)
+    last = lm.history_.epochs[-1]
+    assert f"training loss {last['loss']:.4f}, perplexity {last['perplexity']:.3f}" in result.out
+    assert f"held-out loss {last['val_loss']:.4f}, perplexity {last['val_perplexity']:.3f}" in result.out
+    assert "epoch 2/2: loss" in result.err and "val_perplexity" in result.err  # one line per epoch
+    assert isinstance(rowbook.load(ck), NPLM)  # the checkpoint is a saved model
+
+    result = run(*argv, "--epochs", 3, "--resume")
+    assert result.code == 0 and f"3 epochs (continued from {ck})" in result.out, result
+    assert "resumed at epoch 3 of 3" in result.err
+    full = NPLM(context=2, dim=4, hidden=8, epochs=3, seed=3, val_fraction=0.2).fit(lines)
+    np.testing.assert_array_equal(rowbook.Vectors.load(out).vectors, full.vectors.vectors)
+    result = run(*argv, "--val-fraction", 1.5)
+    assert result.code == 2 and "--val-fraction must be a finite number in [0.0, 1.0), got 1.5" in result.err
 
 
 def test_train_errors(run, one_line_error, corpus_txt, tmp_path, monkeypatch):

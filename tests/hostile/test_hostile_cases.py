@@ -131,7 +131,7 @@ def test_vocab_encode_refuses_non_strings_as_fit_does():
     ("tokens", [["<pad>", 0], ["<unk>", 0], ["a", -3]], "the count of 'a' must be an int >= 0, got -3"),
     ("extra_specials", {"x": 1}, "field 'extra_specials' must be a list of strings"),
     ("extra_specials", None, "field 'extra_specials' must be a list of strings"),
-    ("min_freq", True, "field 'min_freq' must be an integer >= 1"),
+    ("min_count", True, "field 'min_count' must be an integer >= 1"),
     ("tokens", [["<pad>", 0], ["<unk>", 0], ["a", True]], "must be a list of \\[token, count\\] pairs"),
 ])  # fmt: skip
 def test_vocab_files_get_the_checks_of_construction(tmp_path, field, value, message):

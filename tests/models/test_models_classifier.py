@@ -7,6 +7,7 @@ import pytest
 import torch
 from torch.nn.utils.rnn import pack_padded_sequence
 
+import rowbook
 from rowbook.autograd import RowSparse
 from rowbook.models.base import NotFittedError
 from rowbook.models.classifier import (
@@ -27,7 +28,9 @@ def presence_data(n: int, seed: int) -> tuple[list[str], np.ndarray]:
     for _ in range(n):
         words = list(rng.choice(FILLER, rng.integers(4, 10)))
         label = "pos" if rng.random() < 0.4 else "neg"
-        cue = rng.choice(["great", "superb", "wonderful"] if label == "pos" else ["dull", "awful", "boring"])
+        cue = rng.choice(
+            ["great", "superb", "wonderful"] if label == "pos" else ["dull", "awful", "boring"]
+        )
         words.insert(rng.integers(0, len(words) + 1), cue)
         texts.append(" ".join(words))
         labels.append(label)
@@ -62,10 +65,14 @@ def majority(labels: np.ndarray) -> float:
 def test_word_presence_is_learned(model, optimizer):
     texts, labels = presence_data(1000, seed=0)
     test_texts, test_labels = presence_data(300, seed=1)
-    clf = model(dim=16, hidden=16, epochs=3, optimizer=optimizer).fit(texts, labels, val=(test_texts, test_labels))
+    clf = model(dim=16, hidden=16, epochs=3, optimizer=optimizer).fit(
+        texts, labels, val=(test_texts, test_labels)
+    )
     assert majority(test_labels) < 0.65
     assert clf.score(test_texts, test_labels) > 0.95
-    assert clf.history_.epochs[-1]["val_accuracy"] == pytest.approx(clf.score(test_texts, test_labels))
+    assert clf.history_.epochs[-1]["val_accuracy"] == pytest.approx(
+        clf.score(test_texts, test_labels)
+    )
     assert clf.classes_.tolist() == ["neg", "pos"]
     proba = clf.predict_proba(test_texts[:5])
     np.testing.assert_allclose(proba.sum(axis=1), 1.0, rtol=1e-6)
@@ -109,7 +116,9 @@ def test_networks_match_torch_on_a_padded_batch():
                                   enforce_sorted=False)  # fmt: skip
     _, (h, _) = lstm(packed)
     expected = h[0] @ torch.tensor(net.output.weight.data).T + torch.tensor(net.output.bias.data)
-    np.testing.assert_allclose(net(ids, lengths).data, expected.detach().numpy(), rtol=1e-5, atol=1e-6)
+    np.testing.assert_allclose(
+        net(ids, lengths).data, expected.detach().numpy(), rtol=1e-5, atol=1e-6
+    )
 
 
 @pytest.mark.parametrize("net_class", [BagOfEmbeddingsNet, LSTMNet])
@@ -124,7 +133,7 @@ def test_sparse_table_gradient_names_only_the_batch_rows(net_class):
 
 def test_max_length_and_unknown_words():
     texts, labels = presence_data(50, seed=4)
-    clf = TextClassifier(dim=4, hidden=4, epochs=1, max_length=3, min_freq=2).fit(texts, labels)
+    clf = TextClassifier(dim=4, hidden=4, epochs=1, max_length=3, min_count=2).fit(texts, labels)
     ids, lengths = clf._encode(["the film was a plot with great actors"])
     assert ids.shape == (1, 3) and lengths.tolist() == [3]
     assert clf.pipeline_.encode("zebra").tolist() == [clf.pipeline_.vocab.unk_id]
@@ -144,3 +153,37 @@ def test_errors_name_the_problem():
         LSTMClassifier(optimizer="rmsprop").fit(texts, labels)
     with pytest.raises(TypeError, match="list of texts"):
         LSTMClassifier().fit("one text", labels)
+
+
+@pytest.mark.parametrize("model", [TextClassifier, LSTMClassifier])
+@pytest.mark.parametrize("optimizer", ["sparse_adam", "adam"])
+def test_save_load_same_predictions_and_next_step(tmp_path, model, optimizer):
+    texts, labels = presence_data(40, seed=6)
+    settings = dict(dim=4, hidden=4, batch_size=8, optimizer=optimizer, min_count=2, seed=1)
+    clf = model(epochs=2, **settings).fit(texts, labels)
+    clf.save(tmp_path / "clf.npz")
+    loaded = rowbook.load(tmp_path / "clf.npz")
+    assert type(loaded) is model and loaded.get_params() == clf.get_params()
+    np.testing.assert_array_equal(loaded.predict_proba(texts), clf.predict_proba(texts))
+    assert loaded.classes_.tolist() == ["neg", "pos"]
+    np.testing.assert_array_equal(loaded.vectors.vectors, clf.vectors.vectors)
+    assert loaded.vectors.index_to_key == tuple(clf.pipeline_.vocab_.itos)
+    once = model(epochs=3, **settings).fit(texts, labels)
+    more = model(epochs=3, **settings).fit(texts, labels, resume=tmp_path / "clf.npz")
+    np.testing.assert_array_equal(more.predict_proba(texts), once.predict_proba(texts))
+    assert more.history_.resumed_at == [2] and more.history_.epochs == once.history_.epochs
+
+
+def test_a_custom_pipeline_round_trips_through_the_file(tmp_path):
+    from rowbook.text import ByteLevelBPE, Normalizer, TextPipeline
+
+    texts, labels = presence_data(40, seed=7)
+    bpe = ByteLevelBPE().fit(texts, vocab_size=300, special_tokens=["<pad>"])
+    pipeline = TextPipeline(Normalizer(case="lower"), bpe)
+    clf = TextClassifier(dim=4, hidden=4, epochs=1, pipeline=pipeline).fit(texts, labels)
+    clf.save(tmp_path / "bpe.npz")
+    loaded = TextClassifier.load(tmp_path / "bpe.npz")
+    probe = ["A GREAT film", "so dull"]
+    np.testing.assert_array_equal(loaded.predict_proba(probe), clf.predict_proba(probe))
+    assert loaded.pipeline.normalizer == Normalizer(case="lower")
+    assert len(loaded.vectors) == len(bpe)

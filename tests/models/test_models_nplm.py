@@ -9,8 +9,10 @@ import numpy as np
 import pytest
 import torch
 
+import rowbook
 from rowbook.models.base import NotFittedError
 from rowbook.models.nplm import NPLM, context_windows
+from rowbook.text import Normalizer
 
 # A tiny language: "<cat|dog> <runs|sits>." with both choices uniform. With 3 characters
 # of context every other character (and the end of the line) is determined, so the
@@ -58,7 +60,9 @@ def _torch_logits(lm: NPLM, X: np.ndarray) -> torch.Tensor:
     net = lm.net_
     C = torch.nn.Embedding.from_pretrained(torch.tensor(net.C.weight.data))
     H = torch.nn.Linear(*net.H.weight.shape[::-1])
-    H.load_state_dict({"weight": torch.tensor(net.H.weight.data), "bias": torch.tensor(net.H.bias.data)})
+    H.load_state_dict(
+        {"weight": torch.tensor(net.H.weight.data), "bias": torch.tensor(net.H.bias.data)}
+    )
     a = torch.tanh(H(C(torch.tensor(X)).reshape(len(X), -1)))
     if not net.tied:
         return a @ torch.tensor(net.U.weight.data).T + torch.tensor(net.U.bias.data)
@@ -73,7 +77,9 @@ def test_perplexity_matches_torch_cross_entropy(tied):
     probe = ["cat sits.", "dog runs.", "cow?"]  # "w" and "?" are out of vocabulary
     X, y = lm.windows(probe)
     assert len(y) == sum(len(t) + 1 for t in probe)
-    expected = math.exp(torch.nn.functional.cross_entropy(_torch_logits(lm, X), torch.tensor(y)).item())
+    expected = math.exp(
+        torch.nn.functional.cross_entropy(_torch_logits(lm, X), torch.tensor(y)).item()
+    )
     assert lm.perplexity(probe) == pytest.approx(expected, rel=1e-5)
     assert y[-2] == lm.vocab_.unk_id and y[-1] == lm.vocab_.bos_id
 
@@ -90,7 +96,9 @@ def test_windows_frame_each_text_with_boundaries():
 
 @pytest.mark.parametrize("optimizer", ["sgd", "sparse_adam"])
 def test_other_optimizers_learn(optimizer):
-    lm = NPLM(context=3, dim=8, hidden=32, epochs=8, optimizer=optimizer, seed=0).fit(grammar(300, 0))
+    lm = NPLM(context=3, dim=8, hidden=32, epochs=8, optimizer=optimizer, seed=0).fit(
+        grammar(300, 0)
+    )
     uniform = len(lm.vocab_)
     assert lm.perplexity(grammar(200, seed=4)) < min(1.4, uniform / 5)
 
@@ -99,7 +107,9 @@ def test_word_level_language_model():
     rng = np.random.default_rng(5)
     sentences = ["the cat sat on the mat", "a dog lay on a rug"]
     texts = [sentences[i] for i in rng.integers(0, 2, 200)]
-    lm = NPLM(level="word", context=3, dim=8, hidden=32, epochs=15, seed=0).fit(texts)
+    lm = NPLM(level="word", context=3, dim=8, hidden=32, epochs=15, seed=0, val_fraction=0.0).fit(
+        texts
+    )
     assert len(lm.vocab_) == 2 + 9  # <unk>, <s> and the nine words
     assert lm.perplexity(sentences) < 2 ** (1 / 7) * 1.03  # one coin flip per 7 predictions
     lines = lm.sample(40, seed=1).split("\n")[:-1]
@@ -112,10 +122,52 @@ def test_resume_from_checkpoint_equals_one_run(tmp_path):
     texts = grammar(100, seed=6)
     settings = dict(context=2, dim=4, hidden=8, optimizer="sparse_adam", seed=3)
     full = NPLM(epochs=4, **settings).fit(texts)
-    NPLM(epochs=2, checkpoint=path, **settings).fit(texts)
-    resumed = NPLM(epochs=4, checkpoint=path, **settings).fit(texts, resume=True)
-    for (name, a), (_, b) in zip(full.net_.named_parameters(), resumed.net_.named_parameters(), strict=True):
+    NPLM(epochs=2, **settings).fit(texts, checkpoint=path)
+    assert rowbook.load(path).history_.epochs[-1]["epoch"] == 1  # the checkpoint is a saved model
+    resumed = NPLM(epochs=4, **settings).fit(texts, checkpoint=path, resume=path)
+    for (name, a), (_, b) in zip(
+        full.net_.named_parameters(), resumed.net_.named_parameters(), strict=True
+    ):
         np.testing.assert_array_equal(a.data, b.data, err_msg=name)
+    assert resumed.history_.resumed_at == [2]
+    assert resumed.history_.epochs == full.history_.epochs
+
+
+@pytest.mark.parametrize("optimizer", ["adam", "sparse_adam"])
+def test_save_load_same_predictions_and_next_step(tmp_path, optimizer):
+    texts = grammar(60, seed=7)
+    settings = dict(context=2, dim=4, hidden=8, optimizer=optimizer, seed=4,
+                    normalizer=Normalizer(case="lower"))  # fmt: skip
+    lm = NPLM(epochs=2, **settings).fit(texts)
+    lm.save(tmp_path / "lm.npz")
+    loaded = NPLM.load(tmp_path / "lm.npz")
+    assert loaded.get_params() == lm.get_params() and loaded.normalizer == Normalizer(case="lower")
+    probe = ["CAT sits.", "dog runs."]
+    assert loaded.perplexity(probe) == lm.perplexity(probe)
+    assert loaded.sample(40, seed=2) == lm.sample(40, seed=2)
+    np.testing.assert_array_equal(loaded.vectors.vectors, lm.vectors.vectors)
+    assert loaded.vectors.index_to_key == tuple(lm.vocab_.itos)
+    # the next training step: one more epoch from the saved file equals a 3-epoch run
+    once = NPLM(epochs=3, **settings).fit(texts)
+    more = NPLM(epochs=3, **settings).fit(texts, resume=tmp_path / "lm.npz")
+    assert more.perplexity(probe) == once.perplexity(probe)
+
+
+def test_held_out_split_reports_training_and_held_out_perplexity():
+    texts = grammar(50, seed=8)
+    lm = NPLM(context=2, dim=4, hidden=8, epochs=2, val_fraction=0.2).fit(texts)
+    first = lm.history_.epochs[0]
+    assert set(first) == {"epoch", "loss", "perplexity", "val_loss", "val_perplexity"}
+    assert first["val_perplexity"] == pytest.approx(math.exp(first["val_loss"]))
+    n_windows = sum(len(t) + 1 for t in texts)
+    assert len(lm.windows(texts)[1]) == n_windows  # the split changes training, not the data
+    no_split = NPLM(context=2, dim=4, hidden=8, epochs=1, val_fraction=0.0).fit(texts)
+    assert "val_loss" not in no_split.history_.epochs[0]
+
+
+def test_repr_shows_the_parameters_that_differ():
+    assert repr(NPLM()) == "NPLM()"
+    assert repr(NPLM(level="word", lr=0.05)) == "NPLM(level='word', lr=0.05)"
 
 
 def test_errors_name_the_parameter():

@@ -113,7 +113,7 @@ def test_linear_default_init_bound_and_reproducibility():
 def test_linear_rejects_wrong_input_width():
     with pytest.raises(ValueError, match=r"last dimension 3.*\(2, 4\)"):
         Linear(3, 2, rng=0)(np.ones((2, 4), dtype=np.float32))
-    with pytest.raises(ValueError, match="in_features must be a non-negative int, got -1"):
+    with pytest.raises(ValueError, match="in_features must be an integer >= 0, got -1"):
         Linear(-1, 2)
 
 

@@ -161,7 +161,7 @@ def test_float32_default_and_errors():
         lstm(np.zeros((B, T, D)), mask=np.ones((B, T + 1), bool))
     with pytest.raises(TypeError, match="float64 input"):
         lstm(Tensor(np.zeros((B, T, D))))
-    with pytest.raises(ValueError, match="hidden_size must be a positive int"):
+    with pytest.raises(ValueError, match="hidden_size must be an integer >= 1"):
         LSTM(D, 0)
     with pytest.raises(ValueError, match="num_layers"):
         LSTM(D, H, num_layers=0)

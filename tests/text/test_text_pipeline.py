@@ -88,7 +88,7 @@ def test_bpe_without_pad_token_cannot_pad(corpus):
 
 
 def test_bpe_tokens_through_a_vocab(corpus):
-    pipe = TextPipeline(None, ByteLevelBPE(), Vocab(min_freq=3)).fit(corpus, vocab_size=500)
+    pipe = TextPipeline(None, ByteLevelBPE(), Vocab(min_count=3)).fit(corpus, vocab_size=500)
     text = corpus[0]
     bpe_tokens = pipe.tokenizer_.tokenize(text)
     assert pipe.encode(text).tolist() == [pipe.vocab_.token_to_id(t) for t in bpe_tokens]

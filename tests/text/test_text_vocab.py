@@ -23,23 +23,23 @@ def test_seed_001_example_exactly():
     assert vocab.counts["the"] == 2 and vocab.counts["<pad>"] == 0
 
 
-def expected_order(docs, min_freq, max_size, specials):
+def expected_order(docs, min_count, max_size, specials):
     """Specials, then tokens by count descending, ties by first appearance (written out)."""
     first_seen: dict[str, int] = {}
     for tok in (t for doc in docs for t in doc):
         first_seen.setdefault(tok, len(first_seen))
     counts = Counter(t for doc in docs for t in doc)
-    kept = [t for t in first_seen if counts[t] >= min_freq and t not in specials]
+    kept = [t for t in first_seen if counts[t] >= min_count and t not in specials]
     kept.sort(key=lambda t: (-counts[t], first_seen[t]))
     room = len(kept) if max_size is None else max_size - len(specials)
     return [*specials, *kept[:room]]
 
 
 @given(docs=st.lists(st.lists(st.sampled_from("a b c d e f g <unk> <eos>".split()), max_size=12), max_size=8),
-       min_freq=st.integers(1, 3), max_size=st.one_of(st.none(), st.integers(3, 8)))  # fmt: skip
-def test_order_min_freq_max_size(docs, min_freq, max_size):
-    vocab = Vocab(min_freq=min_freq, max_size=max_size, eos_token="<eos>").fit(docs)
-    assert vocab.itos == expected_order(docs, min_freq, max_size, ["<pad>", "<unk>", "<eos>"])
+       min_count=st.integers(1, 3), max_size=st.one_of(st.none(), st.integers(3, 8)))  # fmt: skip
+def test_order_min_count_max_size(docs, min_count, max_size):
+    vocab = Vocab(min_count=min_count, max_size=max_size, eos_token="<eos>").fit(docs)
+    assert vocab.itos == expected_order(docs, min_count, max_size, ["<pad>", "<unk>", "<eos>"])
     assert [vocab.stoi[t] for t in vocab.itos] == list(range(len(vocab)))
     assert vocab.eos_id == 2 and vocab.pad_id == 0 and vocab.unk_id == 1
 
@@ -55,11 +55,11 @@ def test_specials_and_unknown_tokens():
 
 
 def test_save_load_round_trip(tmp_path):
-    vocab = Vocab(min_freq=2, bos_token="<s>").fit([list("abracadabra"), list("banana")])
+    vocab = Vocab(min_count=2, bos_token="<s>").fit([list("abracadabra"), list("banana")])
     vocab.save(tmp_path / "vocab.json")
     again = Vocab.load(tmp_path / "vocab.json")
     assert again.itos == vocab.itos and again.counts == vocab.counts
-    assert again.min_freq == 2 and again.bos_token == "<s>"
+    assert again.min_count == 2 and again.bos_token == "<s>"
     data = json.loads((tmp_path / "vocab.json").read_text(encoding="utf-8"))
     assert data["format"] == "rowbook.Vocab" and data["version"] == 1
     assert data["tokens"][:4] == [["<pad>", 0], ["<unk>", 0], ["<s>", 0], ["a", 8]]
@@ -89,8 +89,8 @@ def test_truncated_file(tmp_path):
 
 
 def test_bad_arguments():
-    with pytest.raises(ValueError, match="min_freq must be an int >= 1, got 0"):
-        Vocab(min_freq=0)
+    with pytest.raises(ValueError, match="min_count must be an int >= 1, got 0"):
+        Vocab(min_count=0)
     with pytest.raises(ValueError, match=r"max_size must be None or an int >= 2"):
         Vocab(max_size=1)
     with pytest.raises(ValueError, match="distinct"):

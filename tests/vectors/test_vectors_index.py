@@ -1,0 +1,61 @@
+"""The approximate index against the exact scan it replaces."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+pytest.importorskip("faiss")
+
+from rowbook.vectors.index import VectorIndex
+from rowbook.vectors.neighbours import top_k, unit_rows
+
+
+@pytest.fixture(scope="module")
+def unit():
+    rng = np.random.default_rng(0)
+    centers = rng.normal(size=(20, 16))
+    table = centers[rng.integers(0, 20, 600)] + 0.5 * rng.normal(size=(600, 16))
+    return unit_rows(table.astype(np.float32))[1]
+
+
+@pytest.mark.parametrize("kind, options", [
+    ("ivf", {"nlist": 8, "nprobe": 8}),          # every cell scanned: exhaustive
+    ("hnsw", {"M": 16, "ef_search": 600}),       # a beam as wide as the table: exhaustive
+])  # fmt: skip
+def test_exhaustive_settings_return_the_exact_neighbours(unit, kind, options):
+    index = VectorIndex.build(unit, kind, **options)
+    for row in range(0, 600, 37):
+        exact = top_k(unit @ unit[row], 10)
+        found = index.search(unit[row], 10)
+        np.testing.assert_array_equal(np.sort(found), np.sort(exact))
+
+
+def test_default_settings_have_high_recall(unit):
+    index = VectorIndex.build(unit, "ivf", nlist=16, nprobe=4)
+    recall = np.mean([
+        len(set(index.search(unit[r], 10)) & set(top_k(unit @ unit[r], 10))) / 10 for r in range(0, 600, 7)
+    ])  # fmt: skip
+    assert recall >= 0.9
+
+
+def test_an_index_round_trips_through_its_file_and_checks_the_table_shape(unit, tmp_path):
+    index = VectorIndex.build(unit, "ivf", nlist=8, nprobe=8)
+    index.save(tmp_path / "v.index")
+    again = VectorIndex.load(tmp_path / "v.index", rows=600, dim=16)
+    assert again.kind == "ivf"
+    np.testing.assert_array_equal(again.search(unit[3], 5), index.search(unit[3], 5))
+    with pytest.raises(ValueError, match="rebuild it"):
+        VectorIndex.load(tmp_path / "v.index", rows=601, dim=16)
+    (tmp_path / "junk.index").write_bytes(b"not an index at all")
+    with pytest.raises(ValueError, match="not a faiss index"):
+        VectorIndex.load(tmp_path / "junk.index", rows=600, dim=16)
+
+
+def test_bad_settings_name_the_parameter(unit):
+    with pytest.raises(ValueError, match="kind must be one of"):
+        VectorIndex.build(unit, "lsh")
+    with pytest.raises(ValueError, match="ef_search must be an integer >= 1"):
+        VectorIndex.build(unit, "hnsw", ef_search=0)
+    with pytest.raises(ValueError, match="empty table"):
+        VectorIndex.build(unit[:0], "ivf")
