@@ -120,7 +120,7 @@ def test_one_worker_is_bit_identical_and_resume_matches(tmp_path):
         GloVe(**params).fit(CORPUS, checkpoint=path, callback=stop)
     resumed = GloVe(**params).fit(CORPUS, resume=path)
     assert np.array_equal(resumed.W, a.W) and np.array_equal(resumed.W_tilde, a.W_tilde)
-    with pytest.raises(ValueError, match="other settings"):
+    with pytest.raises(ValueError, match="other parameters"):
         GloVe(**{**params, "x_max": 10.0}).fit(CORPUS, resume=path)
 
 
@@ -130,7 +130,9 @@ def test_two_workers_learn_too():
 
 
 def test_vocabulary_ties_are_alphabetical_and_max_vocab():
-    m = GloVe(vector_size=3, min_count=1, epochs=1, workers=1, max_vocab=2).fit([["b", "c", "a", "c", "b"]])
+    m = GloVe(vector_size=3, min_count=1, epochs=1, workers=1, max_vocab=2).fit(
+        [["b", "c", "a", "c", "b"]]
+    )
     assert m.index_to_key == ("b", "c")
 
 
@@ -139,7 +141,9 @@ def test_errors():
         GloVe().vectors  # noqa: B018
     with pytest.raises(ValueError, match="corpus is empty"):
         GloVe().fit([])
-    with pytest.raises(ValueError, match="no word occurs at least min_count=5"):
+    with pytest.raises(
+        ValueError, match="min_count must be at most the count of the most frequent word, got 5"
+    ):
         GloVe().fit([["a", "b"]])
     with pytest.raises(ValueError, match=r"x_max must be a finite number in \(0.0, inf\), got -1"):
         GloVe(x_max=-1)
@@ -147,3 +151,57 @@ def test_errors():
         GloVe(window=0)
     with pytest.raises(ValueError, match=r"lr must be a finite number in \(0.0, inf\), got nan"):
         GloVe(lr=float("nan"))
+
+
+def _same(a: GloVe, b: GloVe) -> bool:
+    return all(
+        np.array_equal(x, y)
+        for x, y in zip((a.W, a.W_tilde, *a.biases), (b.W, b.W_tilde, *b.biases), strict=True)
+    )
+
+
+def test_save_load_and_train_more_equals_the_longer_fit(tmp_path):
+    """AdaGrad has no schedule and the records are shuffled once: fit 2, save, load, train 3
+    is the 5-epoch fit, bit for bit (the AdaGrad sums are saved too)."""
+    params = {**SMALL, "epochs": 2}
+    path = tmp_path / "glove.model.npz"
+    GloVe(**params).fit(CORPUS).save(path)
+    loaded = GloVe.load(path)
+    assert loaded.get_params() == params | {
+        k: v for k, v in loaded.get_params().items() if k not in params
+    }
+    more = loaded.train(CORPUS, epochs=3)
+    five = GloVe(**{**params, "epochs": 5}).fit(CORPUS)
+    assert _same(more, five)
+    np.testing.assert_array_equal(more.vectors.vectors, five.vectors.vectors)
+    assert [p.loss for p in more.history] == [p.loss for p in five.history]
+
+
+def test_train_needs_a_fitted_model():
+    with pytest.raises(NotFittedError, match="before using train"):
+        GloVe().train(CORPUS, epochs=1)
+
+
+def test_fit_is_build_vocab_then_train():
+    params = {**SMALL, "epochs": 2}
+    built = GloVe(**params).build_vocab(CORPUS)
+    assert not built.history
+    assert _same(built.train(CORPUS, epochs=2), GloVe(**params).fit(CORPUS))
+
+
+def test_build_vocab_update_adds_words_and_keeps_old_rows():
+    model = GloVe(**{**SMALL, "epochs": 1}).fit(CORPUS)
+    V, keys = len(model.index_to_key), model.index_to_key
+    before = [t.copy() for t in (model.W, model.W_tilde, *model.biases)]
+    new_text = [["zebra", "king", "okapi", "zebra"]] * 6
+    model.build_vocab(new_text, update=True)
+    assert model.index_to_key[:V] == keys and model.index_to_key[V:] == ("zebra", "okapi")
+    after = (model.W, model.W_tilde, *model.biases)
+    assert all(np.array_equal(a[:V], b) for a, b in zip(after, before, strict=True))
+    fresh = GloVe(**{**SMALL, "epochs": 1}).build_vocab(CORPUS + new_text)  # the same V + 2 words
+    assert len(fresh.index_to_key) == V + 2
+    for a, b in zip(after, (fresh.W, fresh.W_tilde, *fresh.biases), strict=True):
+        np.testing.assert_array_equal(a[V:], b[V:])
+    zebra = model.W[V].copy()
+    model.train(new_text, epochs=1)
+    assert not np.array_equal(model.W[V], zebra) and "okapi" in model.vectors
