@@ -271,9 +271,13 @@ class Trainer:
 
 def _check_loop(epoch: Any, best: Any, bad_epochs: Any, history: History) -> None:
     """The loop counters of a saved state: what a damaged file could make loop for ever."""
-    counts_ok = all(isinstance(n, int) and not isinstance(n, bool) and n >= 0 for n in (epoch, bad_epochs))
+    counts_ok = all(
+        isinstance(n, int) and not isinstance(n, bool) and n >= 0 for n in (epoch, bad_epochs)
+    )
     best_ok = best is None or (isinstance(best, int | float) and not isinstance(best, bool))
-    epochs_ok = isinstance(history.epochs, list) and all(isinstance(m, dict) for m in history.epochs)
+    epochs_ok = isinstance(history.epochs, list) and all(
+        isinstance(m, dict) for m in history.epochs
+    )
     if not (counts_ok and best_ok and epochs_ok):
         raise ValueError(f"the trainer state must hold epoch and bad_epochs (integers >= 0), best "
                          "(a number or null) and history.epochs (a list of objects); got epoch "

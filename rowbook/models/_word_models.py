@@ -177,7 +177,11 @@ def schedule_from_state(schedule: Any, *, total_words: bool = False) -> dict[str
         return isinstance(x, int) and not isinstance(x, bool) and x >= 0
 
     ok = isinstance(schedule, dict) and schedule.get("by") in ("fit", "train", "build_vocab")
-    ok = ok and all(count(schedule.get(k)) for k in counts) and schedule["done"] <= schedule["epochs"]
+    ok = (
+        ok
+        and all(count(schedule.get(k)) for k in counts)
+        and schedule["done"] <= schedule["epochs"]
+    )
     ok = ok and (not total_words or "total_words" in schedule)
     ok = ok and (schedule.get("total_words") is None or count(schedule["total_words"]))
     if not ok:
