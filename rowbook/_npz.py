@@ -19,6 +19,7 @@ and the member.
 from __future__ import annotations
 
 import math
+import tokenize
 import zipfile
 from pathlib import Path
 
@@ -82,7 +83,10 @@ def _read_member(path: Path, archive: zipfile.ZipFile, info: zipfile.ZipInfo) ->
         version = npy.read_magic(f)
         if version not in _HEADER_READERS:
             raise ValueError(f"{where} has .npy format version {version}; rowbook reads 1.0, 2.0")
-        shape, fortran_order, dtype = _HEADER_READERS[version](f)
+        try:  # numpy re-tokenizes headers it cannot parse: TokenError, SyntaxError
+            shape, fortran_order, dtype = _HEADER_READERS[version](f)
+        except (ValueError, TypeError, SyntaxError, tokenize.TokenError) as err:
+            raise ValueError(f"{where} has a damaged .npy header ({err})") from None
         kind_ok = dtype.kind in _KINDS and dtype.fields is None and dtype.itemsize > 0
         if dtype.hasobject or not kind_ok:
             raise ValueError(f"{where} has dtype {dtype}; rowbook reads only booleans, numbers "

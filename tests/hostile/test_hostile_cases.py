@@ -47,6 +47,19 @@ def test_compressed_members_are_capped_and_the_cap_can_be_lifted(tmp_path, craft
     np.testing.assert_array_equal(lifted["zeros"], state["zeros"])
 
 
+def test_an_npy_header_numpy_cannot_tokenize_is_a_value_error(tmp_path, craft):
+    """NumPy re-tokenizes a header it cannot parse; an unclosed bracket makes that fail with
+    tokenize.TokenError (found by the fuzz suite)."""
+    header = b"{'descr': '<f4', 'fortran_order': False, 'shape': (3, }\n"
+    member = b"\x93NUMPY\x01\x00" + len(header).to_bytes(2, "little") + header + b"\0" * 12
+    path = tmp_path / "bad-header.npz"
+    path.write_bytes(craft.npz({"a0": member}))
+    with pytest.raises(
+        ValueError, match=r"bad-header\.npz: member 'a0.npy' has a damaged \.npy header"
+    ):
+        load_state(path, kind="vectors")
+
+
 def test_object_arrays_are_refused(tmp_path, craft):
     path = tmp_path / "objects.npz"
     path.write_bytes(
