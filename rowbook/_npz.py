@@ -6,10 +6,13 @@ and that size with what the archive can hold:
 
 * a *stored* member (how rowbook writes them) must lie inside the file, so its size is
   bounded by the file's;
-* *compressed* members (deflate, bzip2, lzma: a file re-zipped by hand, or
-  ``np.savez_compressed``) may expand to ``max_inflated_bytes`` in all
+* *deflated* members (``np.savez_compressed``, or a file re-zipped by hand) may expand
+  to ``max_inflated_bytes`` in all
   (:data:`MAX_INFLATED_BYTES`, 1 GiB, by default); ``max_inflated_bytes=None`` lifts the
-  cap for a file you trust.
+  cap for a file you trust. zipfile inflates deflate with a bound on its output, so a
+  member cannot expand past the size the directory claims; it decompresses bzip2 and lzma
+  a chunk at a time without one (4 kB of bzip2 can become gigabytes), so those methods,
+  which NumPy never writes, are refused.
 
 Only plain dtypes are read (booleans, numbers, strings): object arrays (pickles),
 structured and void dtypes are refused. Every problem is a ``ValueError`` naming the file
@@ -33,7 +36,7 @@ MAX_INFLATED_BYTES = 1 << 30
 _KINDS = "biufcUS"  # bool, signed, unsigned, float, complex, str, bytes
 _HEADER_READERS = {(1, 0): npy.read_array_header_1_0, (2, 0): npy.read_array_header_2_0}
 _PIECE = 1 << 24  # bytes copied per read: no second full-size buffer
-_COMPRESSED = (zipfile.ZIP_DEFLATED, zipfile.ZIP_BZIP2, zipfile.ZIP_LZMA)
+_COMPRESSED = (zipfile.ZIP_DEFLATED,)
 
 
 def read_members(path: Path, max_inflated_bytes: int | None) -> dict[str, np.ndarray]:
@@ -68,7 +71,7 @@ def _check_directory(
             inflated += info.file_size
         else:
             raise ValueError(f"{where} uses zip compression method {info.compress_type}, which "
-                             "rowbook does not read (stored, deflate, bzip2, lzma)")  # fmt: skip
+                             "rowbook does not read (stored and deflate only)")  # fmt: skip
     if max_inflated_bytes is not None and inflated > max_inflated_bytes:
         raise ValueError(
             f"{path}: its compressed members would expand to {inflated} bytes, more than the "

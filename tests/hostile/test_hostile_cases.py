@@ -60,6 +60,18 @@ def test_an_npy_header_numpy_cannot_tokenize_is_a_value_error(tmp_path, craft):
         load_state(path, kind="vectors")
 
 
+def test_bzip2_and_lzma_members_are_refused(tmp_path, craft):
+    """zipfile inflates them without an output bound: 4 kB of bzip2 may become gigabytes."""
+    import zipfile
+
+    for method in (zipfile.ZIP_BZIP2, zipfile.ZIP_LZMA):
+        path = tmp_path / "packed.npz"
+        with zipfile.ZipFile(path, "w", method) as archive:
+            archive.writestr("a0.npy", craft.npy(np.zeros(4, np.float32)))
+        with pytest.raises(ValueError, match=r"packed\.npz: member 'a0.npy' uses zip compression"):
+            load_state(path, kind="vectors")
+
+
 def test_object_arrays_are_refused(tmp_path, craft):
     path = tmp_path / "objects.npz"
     path.write_bytes(
