@@ -23,7 +23,7 @@ from typing import Any
 
 import numpy as np
 
-__all__ = ["ParameterError", "check_choice", "check_int", "check_number"]
+__all__ = ["ParameterError", "ParameterHint", "check_choice", "check_int", "check_number"]
 
 
 class ParameterError(ValueError):
@@ -51,6 +51,32 @@ class ParameterError(ValueError):
         prefix = f"{self.owner}: " if self.owner else ""
         fix = f"; {self.fix}" if self.fix else ""
         return f"{prefix}{name} must be {self.expected}, got {self.value!r}{fix}"
+
+
+class ParameterHint(ParameterError):
+    """Input that a parameter's current value cannot handle but another value can (a file
+    with bad bytes read with ``errors="strict"``); says the other value in the caller's words.
+
+    >>> err = ParameterHint("errors", "replace", "a.txt: invalid UTF-8 at byte 3",
+    ...                     effect="to substitute U+FFFD")
+    >>> str(err)
+    "a.txt: invalid UTF-8 at byte 3; pass errors='replace' to substitute U+FFFD"
+    >>> err.message_for("--unicode-errors")
+    'a.txt: invalid UTF-8 at byte 3; add --unicode-errors replace to substitute U+FFFD'
+    """
+
+    def __init__(self, name: str, suggested: Any, problem: str, *, effect: str = "") -> None:
+        self.name, self.value, self.problem, self.effect = name, suggested, problem, effect
+        self.expected, self.owner, self.fix = None, None, None
+        ValueError.__init__(self, self.message_for(name))
+
+    def message_for(self, name: str) -> str:
+        """The message with the parameter called ``name``; a ``--flag`` gets ``--flag value``."""
+        if name.startswith("-"):
+            setting = f"add {name} {self.value}"
+        else:
+            setting = f"pass {name}={self.value!r}"
+        return f"{self.problem}; {setting}{' ' + self.effect if self.effect else ''}"
 
 
 def check_int(name: str, value: Any, minimum: int | None = None, *, allow_none: bool = False,

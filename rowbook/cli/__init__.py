@@ -22,10 +22,11 @@ import argparse
 import os
 import sys
 import warnings
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 
+from rowbook.checks import ParameterError
 from rowbook.cli import files, misc, query, text, train_options
-from rowbook.cli._common import HelpFormatter, Parser
+from rowbook.cli._common import HelpFormatter, Parser, flag_for
 
 __all__ = ["USER_ERRORS", "build_parser", "main"]
 
@@ -60,9 +61,13 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
-def _describe(err: BaseException) -> str:
-    """One line saying what went wrong (a KeyError's message without its quotes)."""
-    if isinstance(err, KeyError) and err.args:
+def _describe(err: BaseException, options: Collection[str] = ()) -> str:
+    """One line saying what went wrong (a KeyError's message without its quotes); a
+    library parameter is named by its flag among the command's ``options``."""
+    flag = flag_for(err.name, options) if isinstance(err, ParameterError) else None
+    if flag is not None:
+        message = err.message_for(flag)
+    elif isinstance(err, KeyError) and err.args:
         message = str(err.args[0])
     elif isinstance(err, OSError) and err.strerror and err.filename:
         message = f"{err.filename}: {err.strerror}"
@@ -94,5 +99,6 @@ def main(argv: Sequence[str] | None = None) -> int:
         if os.environ.get("ROWBOOK_DEBUG"):
             raise
         sys.stdout.flush()
-        print(f"{prog}: error: {_describe(err)}", file=sys.stderr)
+        options = getattr(getattr(args, "parser", None), "_option_string_actions", ())
+        print(f"{prog}: error: {_describe(err, options)}", file=sys.stderr)
         return 2

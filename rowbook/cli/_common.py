@@ -13,21 +13,25 @@ from __future__ import annotations
 import argparse
 import difflib
 import json
+import re
 import sys
 import tempfile
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Collection, Iterator, Sequence
 from pathlib import Path
 from typing import Any, NoReturn
 
 __all__ = [
+    "FLAGS",
     "PROGRESS_BYTES",
     "STDIN",
     "HelpFormatter",
     "Parser",
     "add_command",
+    "add_unicode_errors",
     "check_input_file",
     "check_output_path",
     "check_words",
+    "flag_for",
     "format_table",
     "print_json",
     "read_lines",
@@ -49,10 +53,70 @@ class HelpFormatter(argparse.HelpFormatter):
 
 
 class Parser(argparse.ArgumentParser):
-    """An ``ArgumentParser`` whose usage errors are one line (status 2) pointing at ``--help``."""
+    """An ``ArgumentParser`` whose usage errors are one line (status 2) pointing at ``--help``.
+
+    Options are never abbreviated (``--to`` is not ``--tokenizer``), and an unknown option
+    is reported by the (sub)command that got it, with the closest option it has.
+    """
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        kwargs["allow_abbrev"] = False
+        super().__init__(*args, **kwargs)
 
     def error(self, message: str) -> NoReturn:
-        self.exit(2, f"{self.prog}: error: {message} (see '{self.prog} --help')\n")
+        self.exit(2, f"{self.prog}: error: {message}{_close_choice(message)} "
+                  f"(see '{self.prog} --help')\n")  # fmt: skip
+
+    def parse_args(self, args: Sequence[str] | None = None,  # type: ignore[override]
+                   namespace: argparse.Namespace | None = None) -> argparse.Namespace:  # fmt: skip
+        namespace, extras = self.parse_known_args(args, namespace)
+        if extras:
+            command = getattr(namespace, "parser", self)  # the sub-command that was chosen
+            command.error(f"unrecognized arguments: {' '.join(extras)}{_closest(command, extras)}")
+        return namespace
+
+
+def _closest(parser: argparse.ArgumentParser, extras: Sequence[str]) -> str:
+    """``"; did you mean --vector-size?"`` for the first unknown option close to a known one."""
+    known = [o for o in parser._option_string_actions if o.startswith("--")]
+    for extra in extras:
+        if extra.startswith("-"):
+            close = difflib.get_close_matches(extra.split("=")[0], known, n=1, cutoff=0.5)
+            if close:
+                return f"; did you mean {close[0]}?"
+    return ""
+
+
+def _close_choice(message: str) -> str:
+    """``"; did you mean 'train'?"`` after argparse's ``invalid choice: 'trian' (choose from ...)``.
+
+    >>> _close_choice("argument COMMAND: invalid choice: 'trian' (choose from 'demo', 'train')")
+    "; did you mean 'train'?"
+    """
+    found = re.search(r"invalid choice: '([^']*)' \(choose from (.*)\)$", message)
+    if not found:
+        return ""
+    choices = re.findall(r"'([^']*)'", found[2])
+    close = difflib.get_close_matches(found[1], choices, n=1, cutoff=0.6)
+    return f"; did you mean {close[0]!r}?" if close else ""
+
+
+#: Library parameter -> command-line flag, where they differ by more than ``_`` -> ``-``.
+FLAGS = {"hierarchical_softmax": "--hs", "errors": "--unicode-errors"}
+
+
+def flag_for(name: str, options: Collection[str] | None = None) -> str | None:
+    """The command-line flag of a library parameter; with ``options`` (a command's option
+    strings), the one that command has, or None if it has neither spelling.
+
+    >>> flag_for("vector_size"), flag_for("errors"), flag_for("min_count", ["--min-count"])
+    ('--vector-size', '--unicode-errors', '--min-count')
+    """
+    spellings = [FLAGS[name]] if name in FLAGS else []
+    spellings.append("--" + name.replace("_", "-"))
+    if options is None:
+        return spellings[0]
+    return next((flag for flag in spellings if flag in options), None)
 
 
 def add_command(commands: Any, name: str, *, help: str, description: str, examples: Sequence[str],
@@ -61,8 +125,15 @@ def add_command(commands: Any, name: str, *, help: str, description: str, exampl
     epilog = "examples:\n" + "\n".join(f"  {line}" for line in examples)
     parser = commands.add_parser(name, help=help, description=description, epilog=epilog,
                                  formatter_class=HelpFormatter)  # fmt: skip
-    parser.set_defaults(run=run, prog=parser.prog)
+    parser.set_defaults(run=run, prog=parser.prog, parser=parser)
     return parser
+
+
+def add_unicode_errors(parser: argparse.ArgumentParser) -> None:
+    """The ``--unicode-errors`` option of a command that reads text files."""
+    parser.add_argument("--unicode-errors", choices=("strict", "replace"), default="strict",
+                        help="what to do with bytes that are not UTF-8: stop with an error, or "
+                        "read them as U+FFFD (default: %(default)s)")  # fmt: skip
 
 
 def check_input_file(path: str | Path, what: str) -> Path:
@@ -95,11 +166,12 @@ def check_output_path(path: str | Path) -> Path:
     return path
 
 
-def read_lines(source: str, what: str, *, progress: bool = False) -> Iterator[str]:
+def read_lines(source: str, what: str, *, progress: bool = False,
+               errors: str = "strict") -> Iterator[str]:  # fmt: skip
     """Lines of a UTF-8 file, or of standard input for ``-``, without their line ends.
 
     A file is read lazily with :func:`rowbook.text.iter_lines` (invalid UTF-8 is reported
-    with its byte offset and line); ``progress`` shows a bar in bytes read for files over
+    with its byte offset and line, or read as U+FFFD with ``errors="replace"``); ``progress`` shows a bar in bytes read for files over
     :data:`PROGRESS_BYTES`.
     """
     if source == STDIN:
@@ -107,7 +179,8 @@ def read_lines(source: str, what: str, *, progress: bool = False) -> Iterator[st
     from rowbook.text import iter_lines
 
     path = check_input_file(source, what)
-    return iter_lines(path, show_progress=progress and path.stat().st_size > PROGRESS_BYTES)
+    show_progress = progress and path.stat().st_size > PROGRESS_BYTES
+    return iter_lines(path, errors=errors, show_progress=show_progress)
 
 
 def source_name(source: str, what: str = "corpus") -> str:

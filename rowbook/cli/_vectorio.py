@@ -67,29 +67,30 @@ def input_format(path: str | Path, given: str | None = None) -> str:
     return "glove"
 
 
-def output_format(path: str | Path, given: str | None = None) -> str:
-    """The format to write ``path`` in: ``given``, else its suffix (``ValueError`` if unknown)."""
+def output_format(path: str | Path, given: str | None = None, *, flag: str | None = None) -> str:
+    """The format to write ``path`` in: ``given``, else its suffix (``ValueError`` if unknown,
+    which suggests ``flag`` when the command has an option naming the format)."""
     if given is not None:
         return given
     suffix = Path(path).suffix.lower()
     if suffix not in SUFFIXES:
         raise ValueError(
             f"cannot tell the vector format of {path} from its suffix {suffix or '(none)'!r}; "
-            "name it .npz (rowbook), .txt or .vec (word2vec text) or .bin (word2vec binary), "
-            "or give the format with --to"
+            "name it .npz (rowbook), .txt or .vec (word2vec text) or .bin (word2vec binary)"
+            + (f", or give the format with {flag}" if flag else "")
         )
     return SUFFIXES[suffix]
 
 
-def load_vectors(path: str | Path, fmt: str | None = None) -> tuple[Vectors, str]:
+def load_vectors(path: str | Path, fmt: str | None = None, *,
+                 unicode_errors: str = "strict") -> tuple[Vectors, str]:  # fmt: skip
     """Read a vectors file; returns the table and the format it was read as."""
     path = check_input_file(path, "vectors")
     fmt = input_format(path, fmt)
     if fmt == "npz":
         return Vectors.load(path), fmt
-    if fmt == "glove":
-        return Vectors.load_glove(path), fmt
-    return Vectors.load_word2vec_format(path, binary=fmt == "binary"), fmt
+    return Vectors.load_word2vec_format(path, binary=fmt == "binary", no_header=fmt == "glove",
+                                        unicode_errors=unicode_errors), fmt  # fmt: skip
 
 
 def save_vectors(vectors: Vectors, path: str | Path, fmt: str | None = None) -> str:

@@ -6,7 +6,10 @@ import argparse
 from pathlib import Path
 from typing import Any
 
-from rowbook.cli._common import add_command, check_output_path, check_words
+import numpy as np
+
+from rowbook.checks import check_int
+from rowbook.cli._common import add_command, add_unicode_errors, check_output_path, check_words
 from rowbook.cli._vectorio import FORMAT_NAMES, FORMATS, load_vectors, save_vectors
 
 __all__ = ["register"]
@@ -24,35 +27,49 @@ def run_plot(args: argparse.Namespace) -> int:
                          "for a 3-D view you can rotate")  # fmt: skip
     if args.heatmap and kind != ".png":
         raise ValueError("--heatmap draws a PNG; name the output .png")
-    vectors, _ = load_vectors(args.vectors)
-    words = args.words or list(vectors.index_to_key[: args.top])
+    vectors, _ = load_vectors(args.vectors, unicode_errors=args.unicode_errors)
+    words = args.words or list(vectors.index_to_key[: check_int("top", args.top, 1)])
     check_words(vectors, words, args.vectors)
     if len(words) < dims and not args.heatmap:
         raise ValueError(f"a {dims}-D projection needs at least {dims} words, got {len(words)}")
-    title = {"title": args.title} if args.title is not None else {}
     from rowbook import viz
 
     if args.heatmap:
+        title = {"title": args.title} if args.title is not None else {}
         viz.plot_similarity(vectors, out, words=words, **title)
-    elif kind == ".png":
-        viz.plot_scatter(vectors, out, words=words, method=args.method, seed=args.seed, **title)
     else:
-        viz.write_html(
-            vectors, out, words=words, dims=dims, method=args.method, seed=args.seed, **title
-        )
+        drawn = {"words": words, "method": args.method, "seed": args.seed,
+                 "show_labels": args.labels, "title": args.title,
+                 "subject": f"{Path(args.vectors).name}, {_selection(vectors, args, words)}"}  # fmt: skip
+        if kind == ".png":
+            viz.plot_scatter(vectors, out, **drawn)
+        else:
+            viz.write_html(vectors, out, dims=dims, **drawn)
     method = "PCA" if args.method == "pca" else "t-SNE"
     what = "cosine heatmap" if args.heatmap else f"{dims}-D {method} view"
     print(f"wrote {out}: {what} of {len(words)} words")
     return 0
 
 
+def _selection(vectors: Any, args: argparse.Namespace, words: list[str]) -> str:
+    """Which words are drawn, for the title: chosen, the most frequent, or the first."""
+    if args.words:
+        return f"{len(words)} chosen words"
+    counts = vectors.counts
+    if counts is not None and bool(np.all(np.diff(counts[: len(words)]) <= 0)):
+        return f"{len(words)} most frequent words"
+    return f"the first {len(words)} words of the file"
+
+
 def run_convert(args: argparse.Namespace) -> int:
     if args.to is None:
         from rowbook.cli._vectorio import output_format
 
-        output_format(args.output)  # fail on an unknown suffix before reading a big file
+        output_format(
+            args.output, flag="--to"
+        )  # fail on an unknown suffix before reading a big file
     check_output_path(args.output)
-    vectors, source = load_vectors(args.input, args.from_)
+    vectors, source = load_vectors(args.input, args.from_, unicode_errors=args.unicode_errors)
     target = save_vectors(vectors, args.output, args.to)
     print(f"read {len(vectors)} vectors x {vectors.vector_size} dims from {args.input} "
           f"({FORMAT_NAMES[source]}); wrote {args.output} ({FORMAT_NAMES[target]})")  # fmt: skip
@@ -88,8 +105,12 @@ def register(commands: Any) -> None:
     p.add_argument(
         "--heatmap", action="store_true", help="draw the cosine-similarity matrix instead"
     )
-    p.add_argument("--title", help="picture title")
+    p.add_argument("--labels", choices=("auto", "all", "none"), default="auto",
+                   help="auto: every label with room beside its point, saying how many are hidden; "
+                   "all: every label; none (default: %(default)s; the HTML page has a menu too)")  # fmt: skip
+    p.add_argument("--title", help="picture title (default: what is drawn and how)")
     p.add_argument("--seed", type=int, default=0, help="t-SNE seed (default: %(default)s)")
+    add_unicode_errors(p)
 
     p = add_command(
         commands, "convert", run=run_convert,
@@ -106,3 +127,4 @@ def register(commands: Any) -> None:
     p.add_argument("output", metavar="OUT", type=Path, help="the file to write")
     p.add_argument("--from", dest="from_", choices=FORMATS, help="format of IN")
     p.add_argument("--to", choices=FORMATS, help="format of OUT")
+    add_unicode_errors(p)

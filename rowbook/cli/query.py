@@ -8,9 +8,17 @@ prints an aligned table, or JSON with ``--json``. An unknown word is an error na
 from __future__ import annotations
 
 import argparse
+from pathlib import Path
 from typing import Any
 
-from rowbook.cli._common import add_command, check_input_file, check_words, format_table, print_json
+from rowbook.cli._common import (
+    add_command,
+    add_unicode_errors,
+    check_input_file,
+    check_words,
+    format_table,
+    print_json,
+)
 from rowbook.cli._vectorio import load_vectors
 
 __all__ = ["register"]
@@ -22,7 +30,7 @@ def _ranked(pairs: list[tuple[str, float]], score: str) -> str:
 
 
 def run_neighbors(args: argparse.Namespace) -> int:
-    vectors, _ = load_vectors(args.vectors)
+    vectors, _ = load_vectors(args.vectors, unicode_errors=args.unicode_errors)
     check_words(vectors, args.words, args.vectors)
     results = {word: vectors.most_similar(word, topn=args.topn) for word in args.words}
     if args.json:
@@ -36,7 +44,7 @@ def run_neighbors(args: argparse.Namespace) -> int:
 
 
 def run_analogy(args: argparse.Namespace) -> int:
-    vectors, _ = load_vectors(args.vectors)
+    vectors, _ = load_vectors(args.vectors, unicode_errors=args.unicode_errors)
     a, b, c = args.a, args.b, args.c
     check_words(vectors, [a, b, c], args.vectors)
     query = vectors.most_similar if args.method == "3cosadd" else vectors.most_similar_cosmul
@@ -52,7 +60,7 @@ def run_analogy(args: argparse.Namespace) -> int:
 
 
 def run_similarity(args: argparse.Namespace) -> int:
-    vectors, _ = load_vectors(args.vectors)
+    vectors, _ = load_vectors(args.vectors, unicode_errors=args.unicode_errors)
     check_words(vectors, [args.word1, args.word2], args.vectors)
     cosine = vectors.similarity(args.word1, args.word2)
     if args.json:
@@ -65,14 +73,13 @@ def run_similarity(args: argparse.Namespace) -> int:
 def run_evaluate(args: argparse.Namespace) -> int:
     if args.analogies is None and args.pairs is None:
         raise ValueError("nothing to evaluate: give --analogies FILE and/or --pairs FILE")
-    vectors, _ = load_vectors(args.vectors)
+    vectors, _ = load_vectors(args.vectors, unicode_errors=args.unicode_errors)
     options = {"restrict_vocab": args.restrict_vocab, "case_insensitive": not args.case_sensitive}
     report: dict[str, Any] = {}
     if args.analogies is not None:
         path = check_input_file(args.analogies, "analogy questions")
         accuracy, sections = vectors.evaluate_analogies(path, method=args.method, **options)
-        report["analogies"] = {"file": str(path), "accuracy": accuracy,
-                               "sections": [_section(s) for s in sections]}  # fmt: skip
+        report["analogies"] = _analogy_report(path, accuracy, sections, options["case_insensitive"])
     if args.pairs is not None:
         path = check_input_file(args.pairs, "word pairs")
         pearson, spearman, oov = vectors.evaluate_word_pairs(
@@ -87,22 +94,46 @@ def run_evaluate(args: argparse.Namespace) -> int:
     return 0
 
 
-def _section(section: dict) -> dict[str, Any]:
-    correct, total = len(section["correct"]), len(section["correct"]) + len(section["incorrect"])
-    return {"section": section["section"], "correct": correct, "total": total,
-            "accuracy": correct / total if total else 0.0}  # fmt: skip
+def _analogy_report(path: Path, accuracy: float, sections: list[dict],
+                    case_insensitive: bool) -> dict[str, Any]:  # fmt: skip
+    """Per section: correct, answered (``total``, gensim's denominator), questions in the file,
+    skipped (a word out of vocabulary), accuracy over the answered and over all questions."""
+    from rowbook.vectors.evaluate import read_analogy_questions
+
+    asked = [len(questions) for _, questions in read_analogy_questions(path, case_insensitive)]
+    rows = []
+    for section, questions in zip(sections, [*asked, sum(asked)], strict=True):
+        correct, answered = (
+            len(section["correct"]),
+            len(section["correct"]) + len(section["incorrect"]),
+        )
+        rows.append({"section": section["section"], "correct": correct, "total": answered,
+                     "questions": questions, "skipped": questions - answered,
+                     "accuracy": correct / answered if answered else 0.0,
+                     "accuracy_all": correct / questions if questions else 0.0})  # fmt: skip
+    total = rows[-1]
+    return {"file": str(path), "accuracy": accuracy, "accuracy_all": total["accuracy_all"],
+            "questions": total["questions"], "skipped": total["skipped"], "sections": rows}  # fmt: skip
+
+
+def _print_analogies(r: dict[str, Any]) -> None:
+    total = r["sections"][-1]
+    print(f"analogies ({r['file']}): {total['correct']:,} of {total['total']:,} answered questions "
+          f"correct = {r['accuracy']:.2%} (gensim's score); {r['skipped']:,} of "
+          f"{r['questions']:,} questions skipped (a word not in the vocabulary); "
+          f"{r['accuracy_all']:.2%} of all questions correct")  # fmt: skip
+    rows = [
+        (s["section"], s["correct"], s["total"], s["skipped"],
+         f"{s['accuracy']:.2%}" if s["total"] else "-", f"{s['accuracy_all']:.2%}")
+        for s in r["sections"] if s["questions"]  # a section without questions is no row
+    ]  # fmt: skip
+    headers = ["section", "correct", "answered", "skipped", "accuracy", "of all"]
+    print(format_table(headers, rows, "lrrrrr"))
 
 
 def _print_report(report: dict[str, Any]) -> None:
     if "analogies" in report:
-        r = report["analogies"]
-        total = r["sections"][-1]
-        print(f"analogies ({r['file']}): {total['correct']} of {total['total']} answered "
-              f"questions correct = {r['accuracy']:.2%}")  # fmt: skip
-        rows = [
-            (s["section"], s["correct"], s["total"], f"{s['accuracy']:.2%}") for s in r["sections"]
-        ]
-        print(format_table(["section", "correct", "total", "accuracy"], rows, "lrrr"))
+        _print_analogies(report["analogies"])
     if "pairs" in report:
         r = report["pairs"]
         print(f"word pairs ({r['file']}): Pearson r = {r['pearson']:.4f} (p = {r['pearson_p']:.3g}), "
@@ -127,6 +158,7 @@ def register(commands: Any) -> None:
     p.add_argument("words", metavar="WORD", nargs="+")
     p.add_argument("--topn", type=int, default=10, metavar="N", help="(default: %(default)s)")
     p.add_argument("--json", action="store_true", help="print JSON")
+    add_unicode_errors(p)
 
     p = add_command(
         commands, "analogy", run=run_analogy,
@@ -145,6 +177,7 @@ def register(commands: Any) -> None:
         "--method", choices=("3cosadd", "3cosmul"), default="3cosadd", help="(default: %(default)s)"
     )
     p.add_argument("--json", action="store_true", help="print JSON")
+    add_unicode_errors(p)
 
     p = add_command(
         commands, "similarity", run=run_similarity,
@@ -156,6 +189,7 @@ def register(commands: Any) -> None:
     p.add_argument("word1", metavar="WORD1")
     p.add_argument("word2", metavar="WORD2")
     p.add_argument("--json", action="store_true", help="print JSON")
+    add_unicode_errors(p)
 
     p = add_command(
         commands, "evaluate", run=run_evaluate,
@@ -180,3 +214,4 @@ def register(commands: Any) -> None:
         "--method", choices=("3cosadd", "3cosmul"), default="3cosadd", help="(default: %(default)s)"
     )
     p.add_argument("--json", action="store_true", help="print JSON")
+    add_unicode_errors(p)

@@ -12,6 +12,7 @@ from typing import Any
 from rowbook.cli._common import (
     STDIN,
     add_command,
+    add_unicode_errors,
     check_input_file,
     check_output_path,
     format_table,
@@ -116,7 +117,8 @@ def _encoder(name: str, tokenizer: Any, vocab_file: str | None) -> Callable | No
 
 def run_vocab(args: argparse.Namespace) -> int:
     out = check_output_path(args.output)
-    lines = read_lines(args.corpus, "corpus", progress=not args.quiet and args.corpus != STDIN)
+    lines = read_lines(args.corpus, "corpus", progress=not args.quiet and args.corpus != STDIN,
+                       errors=args.unicode_errors)  # fmt: skip
     if args.tokenizer == "bpe":
         return _fit_bpe(args, lines, out)
     tokenizer = make_tokenizer(args.tokenizer, lower=args.lower)
@@ -125,12 +127,13 @@ def run_vocab(args: argparse.Namespace) -> int:
         raise ValueError(f"{source_name(args.corpus)} is empty: {n_lines} lines and no tokens")
     from rowbook.text import Vocab
 
-    vocab = Vocab(min_count=args.min_freq or 1, max_size=args.max_size).fit_counts(counts)
+    min_count = 1 if args.min_count is None else args.min_count
+    vocab = Vocab(min_count=min_count, max_size=args.max_size).fit_counts(counts)
     kept = len(vocab) - len(vocab.specials)
     if kept == 0:
         top, count = counts.most_common(1)[0]
-        raise ValueError(f"no token occurs at least --min-freq={vocab.min_count} times (the most "
-                         f"frequent, {top!r}, occurs {count}); lower --min-freq")  # fmt: skip
+        raise ValueError(f"no token occurs at least --min-count={vocab.min_count} times (the most "
+                         f"frequent, {top!r}, occurs {count}); lower --min-count")  # fmt: skip
     vocab.save(out)
     top = [(i, t, vocab.counts[t]) for i, t in enumerate(vocab.itos) if t not in vocab.specials][
         : args.top
@@ -167,7 +170,7 @@ def _fit_bpe(args: argparse.Namespace, lines: Iterable[str], out: Path) -> int:
     texts = [norm(line) if norm else line for line in lines]
     if not any(texts):
         raise ValueError(f"{source_name(args.corpus)} is empty: {len(texts)} lines and no text")
-    bpe = ByteLevelBPE().fit(texts, vocab_size=args.max_size, min_frequency=args.min_freq or 2)
+    bpe = ByteLevelBPE().fit(texts, vocab_size=args.max_size, min_frequency=args.min_count or 2)
     bpe.save(out)
     trace = bpe.merge_trace
     if args.json:
@@ -216,7 +219,7 @@ def register(commands: Any) -> None:
         description="Count the tokens of CORPUS (a UTF-8 text file, or '-' for standard input) and "
         "write the vocabulary as JSON: <pad> = 0, <unk> = 1, then tokens by decreasing count. "
         "With --tokenizer bpe, train a byte-level BPE of --max-size entries instead.",
-        examples=["rowbook vocab corpus.txt --lower --min-freq 2 -o vocab.json",
+        examples=["rowbook vocab corpus.txt --lower --min-count 2 -o vocab.json",
                   "rowbook vocab corpus.txt --max-size 10000 -o vocab.json --json",
                   "rowbook vocab corpus.txt --tokenizer bpe --max-size 1000 -o bpe.json",
                   "cat *.txt | rowbook vocab - -o vocab.json"],
@@ -225,7 +228,7 @@ def register(commands: Any) -> None:
     p.add_argument("-o", "--output", required=True, metavar="FILE", help="where to write the JSON")
     p.add_argument("--tokenizer", choices=TOKENIZERS, default="word", help="(default: %(default)s)")
     p.add_argument("--lower", action="store_true", help="lower-case the text first")
-    p.add_argument("--min-freq", type=int, metavar="N",
+    p.add_argument("--min-count", type=int, metavar="N",
                    help="keep tokens seen at least N times (default 1; for bpe, the least count of "
                    "a pair to merge, default 2)")  # fmt: skip
     p.add_argument("--max-size", type=int, metavar="N", help="at most N entries, specials included "
@@ -234,3 +237,4 @@ def register(commands: Any) -> None:
                    "tokens (or first merges) (default: %(default)s)")  # fmt: skip
     p.add_argument("--json", action="store_true", help="print the summary as JSON")
     p.add_argument("--quiet", action="store_true", help="no progress bar, no summary")
+    add_unicode_errors(p)

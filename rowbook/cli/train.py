@@ -60,22 +60,25 @@ class Corpus:
         self.source, self.lines, self.tokens = args.corpus, 0, 0
         self.tokenizer = train_tokenizer(args.tokenizer, lower=args.lower)
         self.progress = not args.quiet and args.corpus != STDIN
+        self.errors = args.unicode_errors
 
     def __iter__(self) -> Iterator[list[str]]:
         self.lines, self.tokens = 0, 0
-        for line in read_lines(self.source, "corpus", progress=self.progress):
+        for line in read_lines(self.source, "corpus", progress=self.progress, errors=self.errors):
             tokens = self.tokenizer.tokenize(line)
             self.lines, self.tokens = self.lines + 1, self.tokens + len(tokens)
             yield tokens
 
 
 def cli_error(err: ParameterError, flags: dict[str, str]) -> ValueError:
-    """``err`` said with the flag of its parameter (``flags``: parameter -> flag).
+    """``err`` said with the flag of its parameter (``flags``: this command's parameter -> flag);
+    a parameter the command does not list (``errors``, say) is left to :func:`rowbook.cli.main`,
+    which names it by :func:`~rowbook.cli._common.flag_for`.
 
     >>> str(cli_error(ParameterError("vector_size", 0, "an integer >= 1"), {"vector_size": "--vector-size"}))
     '--vector-size must be an integer >= 1, got 0'
     """
-    return ValueError(err.message_for(flags.get(err.name, err.name)))
+    return ValueError(err.message_for(flags[err.name])) if err.name in flags else err
 
 
 def _check_resume(args: argparse.Namespace) -> str | None:
@@ -168,7 +171,8 @@ def _fit_or_continue(model: Any, args: argparse.Namespace, resume: str | None) -
         if args.init:
             _continue(model, corpus, args)
         else:
-            model.fit(corpus, checkpoint=args.checkpoint, resume=resume)
+            spill = {"spill_dir": args.spill_dir} if args.spill_dir else {}
+            model.fit(corpus, checkpoint=args.checkpoint, resume=resume, **spill)
     except ParameterError as err:
         raise cli_error(err, args.flags) from None
     except ValueError:
@@ -237,7 +241,11 @@ def run_nplm(args: argparse.Namespace) -> int:
     if level != "word" and fmt != "npz":
         raise ValueError(f"a character table has keys such as ' ' that {FORMAT_NAMES[fmt]} cannot "
                          f"hold; name the output {out.with_suffix('.npz')}")  # fmt: skip
-    texts = [line for line in read_lines(args.corpus, "corpus") if line.strip()]
+    texts = [
+        line
+        for line in read_lines(args.corpus, "corpus", errors=args.unicode_errors)
+        if line.strip()
+    ]
     if not texts:
         raise ValueError(f"{source_name(args.corpus)} is empty: it has no non-blank line")
     extra = {

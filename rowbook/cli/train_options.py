@@ -16,7 +16,7 @@ import types
 import typing
 from typing import Any, Literal
 
-from rowbook.cli._common import HelpFormatter, add_command
+from rowbook.cli._common import HelpFormatter, add_command, add_unicode_errors
 from rowbook.cli.train import run_nplm, run_word_vectors
 
 __all__ = ["MODEL_HELP", "NONE_MEANS", "OPTIONS", "model_options", "register"]
@@ -32,7 +32,6 @@ OPTIONS: dict[str, tuple[str, str | None, str]] = {
     "tied": ("--tied", None, "reuse C as the output layer"),
     "window": ("--window", "N", "context words each side"),
     "min_count": ("--min-count", "N", "ignore words seen fewer than N times"),
-    "min_freq": ("--min-count", "N", "ignore tokens seen fewer than N times"),
     "max_vocab_size": ("--max-vocab-size", "N", "cap on distinct words held while reading"),
     "max_vocab": ("--max-vocab", "N", "keep only the N most frequent words"),
     "negative": ("--negative", "K", "negative samples per example, 0 for none (with --hs)"),
@@ -42,6 +41,7 @@ OPTIONS: dict[str, tuple[str, str | None, str]] = {
     "maxn": ("--maxn", "N", "longest character n-gram, 0 = none"),
     "bucket": ("--bucket", "N", "hash buckets for the n-grams"),
     "x_max": ("--x-max", "X", "co-occurrence count where the weighting reaches 1"),
+    "memory": ("--memory", "GB", "budget for counting co-occurrences; past it, counts spill to temporary files"),
     "alpha": ("--alpha", "A", "exponent of the weighting (x / x_max) ** alpha"),
     "epochs": ("--epochs", "N", "passes over the corpus"),
     "lr": ("--lr", "LR", "initial learning rate"),
@@ -61,6 +61,7 @@ MODEL_HELP = {
 
 #: What a default of None means, where the signature cannot say it.
 NONE_MEANS = {
+    ("GloVe", "memory"): "no budget, count in RAM",
     ("Word2Vec", "lr"): "0.025 for skipgram, 0.05 for cbow",
     ("NPLM", "lr"): "0.01 for adam and sparse_adam, 0.1 for sgd",
     ("Word2Vec", "max_vocab_size"): "no cap",
@@ -134,6 +135,7 @@ def _run_options(p: argparse.ArgumentParser, *, word_vectors: bool) -> None:
         "corpus", metavar="CORPUS", help="UTF-8 text file, one sentence per line, or '-'"
     )
     p.add_argument("-o", "--output", required=True, metavar="OUT", help="where to write the table")
+    add_unicode_errors(p)
     if word_vectors:
         p.add_argument(
             "--tokenizer",
@@ -158,6 +160,12 @@ def _run_options(p: argparse.ArgumentParser, *, word_vectors: bool) -> None:
             "--save-model",
             metavar="FILE",
             help="also save the whole model to FILE (.npz), to query, load or continue with --init",
+        )
+        p.add_argument(
+            "--spill-dir",
+            metavar="DIR",
+            help="keep the corpus's word ids in a temporary file in DIR (4 bytes a word) "
+            "instead of memory, for corpora larger than RAM (word2vec)",
         )
     else:
         p.add_argument("--lower", action="store_true", help="lower-case the text first")

@@ -1,6 +1,10 @@
 """Data preparation for the word-vector trainers: corpus reading, sampling, co-occurrences."""
 
-from rowbook.data.cooccurrence import cooccurrence_matrix, cooccurrence_pairs_reference
+from rowbook.data.cooccurrence import (
+    cooccurrence_matrix,
+    cooccurrence_pairs_reference,
+    count_cooccurrences,
+)
 from rowbook.data.corpus import (
     Corpus,
     CountedVocab,
@@ -28,6 +32,7 @@ __all__ = [
     "EncodedCorpus",
     "cooccurrence_matrix",
     "cooccurrence_pairs_reference",
+    "count_cooccurrences",
     "draw_negative",
     "huffman_tree",
     "iter_sentences",

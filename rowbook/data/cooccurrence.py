@@ -98,6 +98,29 @@ def count_cooccurrences(
     >>> [band.toarray().tolist() for band in count_cooccurrences(enc, 3, 2)]
     [[[0.0, 1.0, 0.5], [1.0, 0.0, 1.0], [0.5, 1.0, 0.0]]]
     """
+    L = denominator(window, weighted, max_count=2 * int(corpus.starts[-1]) + 1)
+    for band in cooccurrence_numerators(corpus, vocab_size, window, symmetric=symmetric,
+                                        weighted=weighted, memory=memory, folder=folder,
+                                        block_tokens=block_tokens):  # fmt: skip
+        values = band.data / L  # (nnz,) float64: the exact sum, rounded once
+        yield sp.csr_matrix((values, band.indices, band.indptr), shape=band.shape)
+
+
+def cooccurrence_numerators(
+    corpus: EncodedCorpus,
+    vocab_size: int,
+    window: int,
+    *,
+    symmetric: bool = True,
+    weighted: bool = True,
+    memory: int | None = None,
+    folder: str | os.PathLike[str] | None = None,
+    block_tokens: int = 1 << 16,
+) -> Iterator[sp.csr_matrix]:
+    """:func:`count_cooccurrences` before the one division: int64 counts in units of ``1 / L``
+    (``L`` = :func:`~rowbook.data.cooccurrence_runs.denominator`), which add exactly, so counts
+    of shards can be summed anywhere (:mod:`rowbook.distributed`) and divided at the end.
+    """
     check_int("window", window, 1)
     check_int("block_tokens", block_tokens, 1)
     check_int("memory", memory, RunCounter.MIN_MEMORY, allow_none=True)
@@ -117,9 +140,7 @@ def count_cooccurrences(
             )
             counter.add(rows[:n], cols[:n], nums[:n])
             s = e
-        for band in counter.bands(band_records=None if memory is None else memory // 4 // 12):
-            values = band.data / L  # (nnz,) float64: the exact sum, rounded once
-            yield sp.csr_matrix((values, band.indices, band.indptr), shape=band.shape)
+        yield from counter.bands(band_records=None if memory is None else memory // 4 // 12)
 
 
 def cooccurrence_matrix(

@@ -27,12 +27,15 @@ from __future__ import annotations
 
 import os
 from array import array
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
 import numpy as np
+
+from rowbook.data import id_stream
+from rowbook.data.id_stream import IdFile, RawIdSink
 
 __all__ = [
     "Corpus",
@@ -43,6 +46,7 @@ __all__ = [
     "job_boundaries",
     "read_corpus",
     "truncate_vocab",
+    "vocab_from_counts",
 ]
 
 Corpus = Iterable[Sequence[str]] | str | os.PathLike
@@ -76,9 +80,22 @@ class EncodedCorpus:
     and words-per-second are measured in, as in gensim).
     """
 
-    ids: np.ndarray  # (N,) int32
+    ids: np.ndarray  # (N,) int32 (a memory map of ``id_file`` when the ids are on disk)
     starts: np.ndarray  # (S + 1,) int64
     raw_lengths: np.ndarray  # (S,) int64
+    id_file: IdFile | None = None  # read_corpus(..., spill_dir=...): the ids in a file
+
+    def sentences(self, s0: int, s1: int) -> tuple[np.ndarray, np.ndarray]:
+        """The ids of sentences ``s0 .. s1 - 1`` and their starts counted from 0: one job's
+        input, read from the file (not mapped) when the ids are on disk.
+
+        >>> _, enc = read_corpus([["a", "b"], ["b"], ["a", "a"]])
+        >>> [x.tolist() for x in enc.sentences(1, 3)]
+        [[1, 0, 0], [0, 1, 3]]
+        """
+        a, b = int(self.starts[s0]), int(self.starts[s1])
+        ids = self.ids[a:b] if self.id_file is None else self.id_file.read(a, b)
+        return ids, self.starts[s0 : s1 + 1] - a
 
     @property
     def n_sentences(self) -> int:
@@ -154,11 +171,14 @@ def _bincount_since(raw_ids: array, start: int, size: int) -> np.ndarray:
     return np.bincount(fresh, minlength=size).astype(np.int64)
 
 
-def _scan(sentences: Iterable[Sequence[str]], max_vocab_size: int | None):
+def _scan(
+    sentences: Iterable[Sequence[str]], max_vocab_size: int | None, sink: RawIdSink | None = None
+):
     """Intern every token; prune like gensim whenever the live vocabulary is too big.
 
-    Returns the provisional keys, the (N,) provisional ids, the (S,) sentence lengths,
-    the ids still live at the end, and the counts by provisional id.
+    Returns the provisional keys, the (N,) provisional ids (None when they went to
+    ``sink``, block by block), the (S,) sentence lengths, the ids still live at the end,
+    and the counts by provisional id.
     """
     interner, raw_ids, lengths = _Interner(), array("i"), array("q")
     counts = np.zeros(0, dtype=np.int64)  # by provisional id, for tokens before counted_upto
@@ -166,6 +186,10 @@ def _scan(sentences: Iterable[Sequence[str]], max_vocab_size: int | None):
     for sentence in sentences:
         raw_ids.extend(map(interner.__getitem__, sentence))
         lengths.append(len(sentence))
+        if sink is not None and len(raw_ids) >= id_stream.BLOCK_TOKENS:
+            counts = _with_fresh(counts, raw_ids, counted_upto, len(interner.keys_in_order))
+            sink.write(raw_ids)
+            raw_ids, counted_upto = array("i"), 0
         if max_vocab_size and len(interner) > max_vocab_size:
             counts = _with_fresh(counts, raw_ids, counted_upto, len(interner.keys_in_order))
             counted_upto = len(raw_ids)
@@ -173,7 +197,10 @@ def _scan(sentences: Iterable[Sequence[str]], max_vocab_size: int | None):
                 del interner[key]
             min_reduce += 1
     counts = _with_fresh(counts, raw_ids, counted_upto, len(interner.keys_in_order))
-    ids = np.array(raw_ids, dtype=np.int32)
+    if sink is not None:
+        sink.write(raw_ids)
+        sink.finish()
+    ids = None if sink is not None else np.array(raw_ids, dtype=np.int32)
     live = np.fromiter(interner.values(), dtype=np.int64, count=len(interner))
     return interner.keys_in_order, ids, np.array(lengths, dtype=np.int64), live, counts
 
@@ -200,8 +227,13 @@ def read_corpus(
     tokenizer: Any = None,
     ties: Literal["gensim", "alphabetical"] = "gensim",
     max_sentence_length: int = MAX_SENTENCE_LENGTH,
+    spill_dir: str | os.PathLike[str] | None = None,
 ) -> tuple[CountedVocab, EncodedCorpus]:
     """Scan ``corpus`` once; return its vocabulary and its in-vocabulary id stream.
+
+    With ``spill_dir`` (a folder) the id stream goes to a temporary file there instead of
+    RAM (:mod:`rowbook.data.id_stream`), so memory stays bounded by the vocabulary however
+    long the corpus; the ids, and so anything trained on them, are the same.
 
     >>> vocab, enc = read_corpus([["a", "b", "a"], ["c", "a", "b"]], min_count=2)
     >>> vocab.keys, vocab.counts.tolist(), vocab.total_words
@@ -209,7 +241,10 @@ def read_corpus(
     >>> enc.ids.tolist(), enc.starts.tolist(), enc.raw_lengths.tolist()
     ([0, 1, 0, 0, 1], [0, 3, 5], [3, 3])
     """
-    keys, raw, lengths, live, counts = _scan(iter_sentences(corpus, tokenizer), max_vocab_size)
+    sink = None if spill_dir is None else RawIdSink(spill_dir)
+    keys, raw, lengths, live, counts = _scan(
+        iter_sentences(corpus, tokenizer), max_vocab_size, sink
+    )
     live_counts = counts[live]
     kept = live[live_counts >= min_count]
     kept = kept[_order(keys, kept, counts[kept], ties)]
@@ -223,7 +258,37 @@ def read_corpus(
         index = dict(zip(vocab_keys, range(len(kept)), strict=True))
         dead = np.setdiff1d(np.arange(len(keys)), live)
         remap[dead] = [index.get(keys[i], -1) for i in dead]
+    if sink is not None:
+        return vocab, _encode_spilled(sink, remap, lengths, max_sentence_length)
     return vocab, _encode(remap[raw] if len(raw) else raw, lengths, max_sentence_length)
+
+
+def vocab_from_counts(
+    word_counts: Mapping[str, int],
+    *,
+    min_count: int = 1,
+    ties: Literal["gensim", "alphabetical"] = "gensim",
+    corpus_count: int = 0,
+) -> CountedVocab:
+    """The vocabulary :func:`read_corpus` would choose, from counts made elsewhere.
+
+    ``word_counts`` must be in first-sighting order (a ``Counter`` filled in corpus order,
+    or per-shard counters added in shard order) for gensim's tie rule to come out the same;
+    ``max_vocab_size`` pruning happens during a scan and has no equivalent here (nor in
+    gensim's ``build_vocab_from_freq``).
+
+    >>> vocab_from_counts({"a": 3, "b": 2, "c": 2, "d": 1}, min_count=2).keys
+    ('a', 'c', 'b')
+    """
+    keys = list(word_counts)
+    counts = np.fromiter((word_counts[k] for k in keys), dtype=np.int64, count=len(keys))
+    if len(counts) and counts.min() < 0:
+        raise ValueError(
+            f"word counts must be >= 0, got {keys[int(counts.argmin())]!r}: {counts.min()}"
+        )
+    kept = np.flatnonzero(counts >= min_count)
+    kept = kept[_order(keys, kept, counts[kept], ties)]
+    return CountedVocab(tuple(keys[i] for i in kept), counts[kept], int(counts.sum()), corpus_count)
 
 
 def encode_corpus(
@@ -254,6 +319,39 @@ def _encode(mapped: np.ndarray, lengths: np.ndarray, max_len: int) -> EncodedCor
     raw_starts = np.concatenate([[0], np.cumsum(lengths)])
     kept_before = np.concatenate([[0], np.cumsum(keep)])
     kept_per_sentence = kept_before[raw_starts[1:]] - kept_before[raw_starts[:-1]]
+    starts, raw_piece = _layout(kept_per_sentence, lengths, max_len)
+    return EncodedCorpus(mapped[keep].astype(np.int32), starts, raw_piece)
+
+
+def _encode_spilled(
+    sink: RawIdSink, remap: np.ndarray, lengths: np.ndarray, max_len: int
+) -> EncodedCorpus:
+    """:func:`_encode` block by block from the spilled provisional ids into the final id file."""
+    raw_starts = np.concatenate([[0], np.cumsum(lengths)])  # (S + 1,)
+    kept_at = np.zeros(len(raw_starts), dtype=np.int64)  # kept tokens before each sentence
+    kept = 0
+    out_path = sink.folder / "ids.i32"
+    with open(out_path, "wb") as out:
+        for start, raw in sink.blocks():
+            mapped = remap[raw]
+            keep = mapped >= 0
+            prefix = kept + np.concatenate([[0], np.cumsum(keep)])  # (len(raw) + 1,)
+            lo = int(np.searchsorted(raw_starts, start, side="left"))
+            hi = int(np.searchsorted(raw_starts, start + len(raw), side="right"))
+            kept_at[lo:hi] = prefix[raw_starts[lo:hi] - start]
+            out.write(mapped[keep].tobytes())
+            kept = int(prefix[-1])
+    sink.raw_path.unlink()
+    sink.detach()
+    id_file = IdFile(sink.folder, out_path, kept)
+    starts, raw_piece = _layout(np.diff(kept_at), lengths, max_len)
+    return EncodedCorpus(id_file.ids, starts, raw_piece, id_file)
+
+
+def _layout(
+    kept_per_sentence: np.ndarray, lengths: np.ndarray, max_len: int
+) -> tuple[np.ndarray, np.ndarray]:
+    """Sentence starts and raw lengths after cutting sentences into pieces of ``max_len``."""
     pieces = np.maximum(1, -(-kept_per_sentence // max_len))  # ceil, at least one piece
     piece_len = np.repeat(kept_per_sentence, pieces)
     first = np.concatenate([[0], np.cumsum(pieces)])[:-1]
@@ -261,7 +359,7 @@ def _encode(mapped: np.ndarray, lengths: np.ndarray, max_len: int) -> EncodedCor
     piece_len = np.minimum(piece_len - offset_in * max_len, max_len)
     raw_piece = np.where(offset_in == 0, np.repeat(lengths, pieces), 0)  # raw count on 1st piece
     starts = np.concatenate([[0], np.cumsum(piece_len)]).astype(np.int64)
-    return EncodedCorpus(mapped[keep].astype(np.int32), starts, raw_piece.astype(np.int64))
+    return starts, raw_piece.astype(np.int64)
 
 
 def job_boundaries(raw_lengths: np.ndarray, batch_words: int = MAX_SENTENCE_LENGTH) -> np.ndarray:

@@ -38,12 +38,12 @@ def color_harmony(ctx: Context) -> dict[str, Any]:
     echo("\n".join("  " + ", ".join(pairs[i : i + 4]) for i in range(0, len(pairs), 4)) + "\n")
 
     colors = hue_colors(len(names))
-    title = "colour harmony: the learned 4-d table, PCA"
-    plot_scatter(table, ctx.file("color_wheel.png"), labels=names, colors=colors, title=title)
+    subject = f"colour harmony: the learned {table.shape[1]}-d rows of {len(names)} colours"
+    plot_scatter(table, ctx.file("color_wheel.png"), labels=names, colors=colors, subject=subject)
     plot_similarity(table, ctx.file("color_cosine.png"), labels=names,
                     title="colour harmony: cosine similarity of the rows")  # fmt: skip
     write_html(table, ctx.file("color_wheel.html"), labels=names, colors=colors, dims=3,
-               title="colour harmony: the learned table in 3-D (PCA)")  # fmt: skip
+               subject=subject)  # fmt: skip
     echo(
         f"pictures: {ctx.out / 'color_wheel.png'} (the wheel, PCA of the 4-d rows), "
         f"{ctx.out / 'color_cosine.png'} (heatmap), {ctx.out / 'color_wheel.html'} (rotate it)\n"

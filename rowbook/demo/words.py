@@ -83,8 +83,8 @@ def _side_by_side(neighbours: dict[str, list[tuple[str, float]]]) -> str:
 def _draw(ctx: Context, vectors: Any, words: list[str], groups: list[str]) -> None:
     from rowbook.viz import plot_scatter, write_html
 
-    title = "word2vec on the planted corpus (PCA)"
-    plot_scatter(vectors, ctx.file("word_space.png"), words=words, groups=groups, title=title)
+    subject = f"word2vec on the planted corpus, {len(words)} words"
+    plot_scatter(vectors, ctx.file("word_space.png"), words=words, groups=groups, subject=subject)
     write_html(
-        vectors, ctx.file("word_space.html"), words=words, groups=groups, dims=3, title=title
+        vectors, ctx.file("word_space.html"), words=words, groups=groups, dims=3, subject=subject
     )

@@ -26,11 +26,12 @@ is a 5-epoch ``fit``, bit for bit with one worker.
 from __future__ import annotations
 
 import os
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from functools import partial
 from typing import Any
 
 import numpy as np
+import scipy.sparse as sp
 
 from rowbook.checks import check_int, check_number
 from rowbook.data.cooccurrence import cooccurrence_matrix
@@ -83,6 +84,11 @@ class GloVe(Model):
         Keep words seen at least ``min_count`` times, at most the ``max_vocab`` most frequent.
     symmetric, distance_weighting : bool
         Count right contexts too; weight a pair by ``1 / distance`` (else by 1).
+    memory : float or None
+        Budget in GB for counting co-occurrences, as glove.c's ``cooccur -memory``: past it,
+        counted runs spill to temporary files and are merged
+        (:func:`rowbook.data.count_cooccurrences`); ``None`` counts in RAM. The counts, and
+        so the vectors, are the same bit for bit whatever the budget.
     seed, workers, progress
         Seed of the initial values and the shuffle; threads (``None``: one per CPU; one
         worker is reproducible); show a tqdm bar.
@@ -113,13 +119,14 @@ class GloVe(Model):
         max_vocab: int | None = None,
         symmetric: bool = True,
         distance_weighting: bool = True,
+        memory: float | None = None,
         seed: int = 1,
         workers: int | None = None,
         progress: bool = False,
     ) -> None:
         self.vector_size, self.window, self.x_max, self.alpha = vector_size, window, x_max, alpha
         self.epochs, self.lr, self.min_count, self.max_vocab = epochs, lr, min_count, max_vocab
-        self.symmetric, self.distance_weighting = symmetric, distance_weighting
+        self.symmetric, self.distance_weighting, self.memory = symmetric, distance_weighting, memory
         self.seed, self.workers, self.progress = seed, workers, progress
         for name, minimum in (("vector_size", 1), ("window", 1), ("epochs", 1), ("min_count", 1),
                               ("seed", 0)):  # fmt: skip
@@ -129,6 +136,7 @@ class GloVe(Model):
         check_number("x_max", x_max, 0.0, low_open=True)
         check_number("alpha", alpha, 0.0)
         check_number("lr", lr, 0.0, low_open=True)
+        check_number("memory", memory, 0.001, allow_none=True)
 
     # -- training -----------------------------------------------------------------------
 
@@ -140,13 +148,14 @@ class GloVe(Model):
         callback: Callable[[Progress], None] | None = None,
         checkpoint: str | os.PathLike | None = None,
         resume: str | os.PathLike | None = None,
+        spill_dir: str | os.PathLike | None = None,
     ) -> GloVe:
         """Count co-occurrences in ``corpus`` and fit the vectors in ``epochs``; returns ``self``.
 
         The arguments are those of :meth:`rowbook.models.word2vec.Word2Vec.fit`; progress
         ``words`` here counts co-occurrence records.
         """
-        vocab, encoded = self._read_vocab(corpus, tokenizer)
+        vocab, encoded = self._read_vocab(corpus, tokenizer, spill_dir)
         if resume is None:
             state = self._new_state(vocab)
         else:
@@ -208,10 +217,47 @@ class GloVe(Model):
         run_training(self, state, train, keep_on_error=True)
         return self
 
-    def _read_vocab(self, corpus: Corpus, tokenizer: Any) -> tuple[CountedVocab, EncodedCorpus]:
+    def fit_cooccurrence(
+        self,
+        cooccurrence: Any,
+        keys: Sequence[str],
+        *,
+        counts: Sequence[int] | None = None,
+        callback: Callable[[Progress], None] | None = None,
+        checkpoint: str | os.PathLike | None = None,
+    ) -> GloVe:
+        """Fit the vectors in ``epochs`` on co-occurrences counted elsewhere; returns ``self``.
+
+        ``cooccurrence`` is a ``(V, V)`` scipy sparse matrix (any format; summed duplicates)
+        whose row and column ``i`` is the word ``keys[i]``: counted out of core
+        (:func:`rowbook.data.count_cooccurrences`), per shard on a cluster
+        (:mod:`rowbook.distributed`), or by another tool. ``counts`` (the words' corpus
+        counts, optional) are kept with the vectors. The records are shuffled by ``seed``
+        as in :meth:`fit`, so fitting a corpus and fitting its counted matrix give the same
+        vectors.
+        """
+        keys = tuple(keys)
+        X = sp.coo_matrix(cooccurrence)
+        if X.shape != (len(keys), len(keys)):
+            raise ValueError(
+                f"cooccurrence has shape {X.shape}, but there are {len(keys)} keys; it must be "
+                "(V, V) with row and column i for keys[i]"
+            )
+        if X.nnz == 0:
+            raise ValueError("cooccurrence has no non-zero count: nothing to fit")
+        given = np.zeros(len(keys), np.int64) if counts is None else np.asarray(counts, np.int64)
+        vocab = CountedVocab(keys, given, int(given.sum()), 0)
+        state = self._new_state(vocab)
+        X.sum_duplicates()  # row-major order, as count_cooccurrences gives them
+        train = partial(self._train_epochs, state, self._shuffled(X), callback, checkpoint)
+        run_training(self, state, train, keep_on_error=False)
+        return self
+
+    def _read_vocab(self, corpus: Corpus, tokenizer: Any,
+                    spill_dir: str | os.PathLike | None = None) -> tuple[CountedVocab, EncodedCorpus]:  # fmt: skip
         """glove.c's ``vocab_count``: ``min_count``, then the ``max_vocab`` most frequent."""
         vocab, encoded = read_corpus(corpus, min_count=self.min_count, tokenizer=tokenizer,
-                                     ties="alphabetical")  # fmt: skip
+                                     ties="alphabetical", spill_dir=spill_dir)  # fmt: skip
         if self.max_vocab is not None and len(vocab) > self.max_vocab:
             vocab, encoded = truncate_vocab(vocab, encoded, self.max_vocab)
         check_vocab(vocab, self.min_count)
@@ -219,8 +265,12 @@ class GloVe(Model):
 
     def _records(self, encoded: EncodedCorpus, V: int) -> Records:
         """The non-zero co-occurrence records ``(rows, cols, values)``, shuffled once (shuffle.c)."""
+        budget = None if self.memory is None else int(self.memory * 2**30)
         X = cooccurrence_matrix(encoded, V, self.window, symmetric=self.symmetric,
-                                weighted=self.distance_weighting).tocoo()  # fmt: skip
+                                weighted=self.distance_weighting, memory=budget).tocoo()  # fmt: skip
+        return self._shuffled(X)
+
+    def _shuffled(self, X: sp.coo_matrix) -> Records:
         order = np.random.default_rng(self.seed).permutation(X.nnz)
         return X.row[order].astype(np.int32), X.col[order].astype(np.int32), X.data[order]
 
@@ -251,7 +301,7 @@ class GloVe(Model):
         grads = tuple(state["sums"][name] for name in _TABLES)
         schedule = state["schedule"]
         reporter = ProgressReporter(schedule["epochs"], nnz, show=self.progress, callback=callback,
-                                    start_epoch=schedule["done"], unit="record")  # fmt: skip
+                                    start_epoch=schedule["done"], unit="record", mean_loss=True)  # fmt: skip
 
         def job(j: int) -> float:
             return glove_records(params, grads, rows, cols, vals, bounds[j], bounds[j + 1],
@@ -260,7 +310,6 @@ class GloVe(Model):
         def run_epoch(epoch: int, trained: int) -> None:
             run_jobs(len(bounds) - 1, resolve_workers(self.workers), job,
                      lambda j, cost: reporter.job_done(int(bounds[j + 1] - bounds[j]), cost, self.lr))  # fmt: skip
-            reporter.loss /= max(nnz, 1)
 
         save = None if checkpoint is None else lambda: self.save(checkpoint)
         run_epochs(schedule, state["history"], reporter, run_epoch, save)

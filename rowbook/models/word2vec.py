@@ -37,14 +37,21 @@ seed give bit-identical tables, also across save, load and resume.
 from __future__ import annotations
 
 import os
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from functools import partial
 from typing import Any, Literal
 
 import numpy as np
 
 from rowbook.checks import ParameterError, check_choice, check_int, check_number
-from rowbook.data.corpus import Corpus, CountedVocab, EncodedCorpus, encode_corpus, read_corpus
+from rowbook.data.corpus import (
+    Corpus,
+    CountedVocab,
+    EncodedCorpus,
+    encode_corpus,
+    read_corpus,
+    vocab_from_counts,
+)
 from rowbook.data.huffman import huffman_tree
 from rowbook.data.sampling import job_seed, negative_guide, negative_table, sample_thresholds
 from rowbook.models._fitting import Progress, ProgressReporter, resolve_workers, run_jobs
@@ -191,6 +198,7 @@ class Word2Vec(Model):
         callback: Callable[[Progress], None] | None = None,
         checkpoint: str | os.PathLike | None = None,
         resume: str | os.PathLike | None = None,
+        spill_dir: str | os.PathLike | None = None,
     ) -> Word2Vec:
         """Learn the vocabulary and the vectors of ``corpus`` in ``epochs`` epochs; returns ``self``.
 
@@ -208,9 +216,13 @@ class Word2Vec(Model):
             A checkpoint, or a model saved by :meth:`save`, of a ``fit`` with the same
             parameters on the same corpus: training continues after its last epoch and
             ends where the uninterrupted run would (bit for bit with one worker).
+        spill_dir : path, optional
+            A folder for the corpus's id stream (4 bytes per token), read back job by job:
+            memory then stays at the vocabulary and the tables however long the corpus
+            (:mod:`rowbook.data.id_stream`). The vectors are the same.
         """
-        vocab, encoded = read_corpus(corpus, min_count=self.min_count,
-                                     max_vocab_size=self.max_vocab_size, tokenizer=tokenizer)  # fmt: skip
+        vocab, encoded = read_corpus(corpus, min_count=self.min_count, max_vocab_size=self.max_vocab_size,
+                                     tokenizer=tokenizer, spill_dir=spill_dir)  # fmt: skip
         check_vocab(vocab, self.min_count)
         if resume is None:
             state = self._new_state(vocab)
@@ -243,6 +255,28 @@ class Word2Vec(Model):
         seen, _ = read_corpus(
             corpus, min_count=1, max_vocab_size=self.max_vocab_size, tokenizer=tokenizer
         )
+        state["vocab"] = grow_vocab(state["vocab"], seen, self.min_count)
+        state["tables"] = self._grown_tables(state["tables"], len(state["vocab"]))
+        state["vectors"] = None
+        return self
+
+    def build_vocab_from_freq(
+        self, word_freq: Mapping[str, int], *, update: bool = False
+    ) -> Word2Vec:
+        """The vocabulary from word counts made elsewhere; returns ``self`` (gensim's name).
+
+        ``word_freq`` maps each word to its corpus count, in first-sighting order (as a
+        ``Counter`` filled in corpus order keeps them; :func:`rowbook.distributed.word_counts`
+        gives exactly that for a corpus counted in shards on Dask); ``min_count`` and the
+        order are then those :meth:`build_vocab` would give. ``update`` as in
+        :meth:`build_vocab`. Follow with :meth:`train`.
+        """
+        seen = vocab_from_counts(word_freq, min_count=1 if update else self.min_count)
+        if not update:
+            check_vocab(seen, self.min_count)
+            self._fitted = self._new_state(seen)
+            return self
+        state = self._require_fitted("build_vocab_from_freq(..., update=True)")
         state["vocab"] = grow_vocab(state["vocab"], seen, self.min_count)
         state["tables"] = self._grown_tables(state["tables"], len(state["vocab"]))
         state["vectors"] = None
@@ -347,7 +381,8 @@ class Word2Vec(Model):
         skipgram = self.architecture == "skipgram"
 
         def step(j: int, lr: float, seed: int) -> tuple[int, float]:
-            return train_job(tables["W_in"], encoded.ids, encoded.starts, bounds[j], bounds[j + 1],
+            ids, starts = encoded.sentences(bounds[j], bounds[j + 1])  # read from disk if spilled
+            return train_job(tables["W_in"], ids, starts, 0, len(starts) - 1,
                              thresholds, self.sample > 0, out, tree, self.window, self.shrink_windows,
                              skipgram, self.cbow_mean, lr, seed, self.compute_loss)  # fmt: skip
 

@@ -11,7 +11,7 @@ mis-encoded corpus is noticed; ``errors="replace"`` substitutes U+FFFD instead.
 >>> list(iter_lines(path))  # doctest: +ELLIPSIS
 Traceback (most recent call last):
 ...
-ValueError: ...: invalid UTF-8 at byte offset 10 (line 2)...
+rowbook.checks.ParameterHint: ...: invalid UTF-8 at byte offset 10 (line 2)...
 """
 
 from __future__ import annotations
@@ -22,6 +22,8 @@ from pathlib import Path
 from typing import Literal
 
 from tqdm.auto import tqdm
+
+from rowbook.checks import ParameterHint
 
 __all__ = ["iter_lines"]
 
@@ -52,10 +54,9 @@ def iter_lines(path: str | os.PathLike, *, errors: Literal["strict", "replace"] 
             try:
                 line = raw.decode("utf-8", errors=errors)
             except UnicodeDecodeError as err:
-                raise ValueError(
-                    f"{path}: invalid UTF-8 at byte offset {offset + err.start} (line {lineno}): "
-                    f"{err.reason}; pass errors='replace' to substitute U+FFFD"
-                ) from None
+                where = f"byte offset {offset + err.start} (line {lineno})"
+                raise ParameterHint("errors", "replace", f"{path}: invalid UTF-8 at {where}: "
+                                    f"{err.reason}", effect="to substitute U+FFFD") from None  # fmt: skip
             offset += len(raw)
             bar.update(len(raw))
             yield line.rstrip("\r\n") if line.endswith("\n") else line

@@ -26,6 +26,7 @@ from typing import Any
 
 import numpy as np
 
+from rowbook.checks import ParameterError, check_int
 from rowbook.io import read_json
 from rowbook.text._files import write_json_atomic
 
@@ -57,8 +58,7 @@ class Vocab:
                  pad_token: str | None = "<pad>", unk_token: str | None = "<unk>",
                  bos_token: str | None = None, eos_token: str | None = None,
                  extra_specials: Sequence[str] = ()) -> None:  # fmt: skip
-        if not isinstance(min_count, int) or min_count < 1:
-            raise ValueError(f"min_count must be an int >= 1, got {min_count!r}")
+        min_count = check_int("min_count", min_count, 1)
         named = {"pad_token": pad_token, "unk_token": unk_token, "bos_token": bos_token,
                  "eos_token": eos_token}  # fmt: skip
         for name, token in named.items():
@@ -74,8 +74,8 @@ class Vocab:
         ):
             raise ValueError(f"special tokens must be distinct non-empty str, got {specials}")
         if max_size is not None and (not isinstance(max_size, int) or max_size < len(specials)):
-            raise ValueError(f"max_size must be None or an int >= {len(specials)} (the number of "
-                             f"special tokens {specials}), got {max_size!r}")  # fmt: skip
+            raise ParameterError("max_size", max_size, f"an integer >= {len(specials)} (room for "
+                                 f"the special tokens {specials})")  # fmt: skip
         self.min_count, self.max_size = min_count, max_size
         self.pad_token, self.unk_token, self.bos_token, self.eos_token = named.values()
         self.extra_specials = tuple(extra_specials)

@@ -15,6 +15,7 @@ from typing import Literal
 
 import numpy as np
 
+from rowbook.checks import check_int
 from rowbook.vectors import evaluate
 from rowbook.vectors.neighbours import (
     cos_add_direction,
@@ -289,11 +290,8 @@ class Vectors(KeyedTable):
 
 
 def _check_topn(topn: int | None) -> int | None:
-    if topn is not None and (
-        isinstance(topn, bool) or not isinstance(topn, int | np.integer) or topn < 0
-    ):
-        raise ValueError(f"topn must be None (all scores) or an int >= 0, got {topn!r}")
-    return None if topn is None else int(topn)
+    """``topn`` as an int, or None (every key, by score)."""
+    return None if topn is None else check_int("topn", topn, 0)
 
 
 def _as_terms(value: Weighted | Sequence[Weighted] | None, sign: float) -> list[tuple[Term, float]]:

@@ -34,6 +34,7 @@ from typing import BinaryIO
 
 import numpy as np
 
+from rowbook.checks import ParameterHint
 from rowbook.io import atomic_write, check_regular_file
 
 __all__ = [
@@ -155,11 +156,9 @@ class _Reader:
         try:
             return raw.decode(self.encoding, self.errors)
         except UnicodeDecodeError as err:
-            raise self.fail(
-                where,
-                f"cannot decode as {self.encoding} ({err.reason}); pass "
-                "unicode_errors='replace' or 'ignore', or the right encoding=",
-            ) from None
+            problem = f"{self.path}, {where}: cannot decode as {self.encoding} ({err.reason})"
+            raise ParameterHint("unicode_errors", "replace", problem,
+                                effect="to substitute U+FFFD") from None  # fmt: skip
 
     def header(self, line: bytes) -> tuple[int, int]:
         text = self.decode(line, "line 1")

@@ -20,6 +20,8 @@ from collections.abc import Sequence
 import numba
 import numpy as np
 
+from rowbook.checks import check_int
+
 __all__ = [
     "EPSILON",
     "cos_add_direction",
@@ -41,15 +43,7 @@ def restrict_stop(restrict_vocab: int | None, n_keys: int) -> int:
     """
     if restrict_vocab is None:
         return n_keys
-    if (
-        isinstance(restrict_vocab, bool)
-        or not isinstance(restrict_vocab, int | np.integer)
-        or restrict_vocab < 1
-    ):
-        raise ValueError(
-            f"restrict_vocab must be None (all keys) or an int >= 1, got {restrict_vocab!r}"
-        )
-    return min(int(restrict_vocab), n_keys)
+    return min(check_int("restrict_vocab", restrict_vocab, 1), n_keys)
 
 
 def unit_rows(vectors: np.ndarray) -> tuple[np.ndarray, np.ndarray]:

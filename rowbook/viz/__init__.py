@@ -4,6 +4,8 @@
   :class:`~rowbook.vectors.Vectors` plus words; groups or colours per point;
 * :mod:`rowbook.viz.project` -- PCA on NumPy's SVD (deterministic signs) and t-SNE
   through scikit-learn (``pip install "rowbook[viz]"``);
+* :mod:`rowbook.viz.labels` -- labels people can read: invisible characters shown, PNG
+  labels placed so that none overlap (leader lines, the hidden ones counted);
 * :mod:`rowbook.viz.plots` -- labelled scatter, cosine heatmap and training curves as PNG
   (matplotlib, Agg, written atomically);
 * :mod:`rowbook.viz.html` -- one self-contained HTML file to rotate, zoom and hover in 2-D

@@ -22,9 +22,11 @@ from typing import TYPE_CHECKING, Any, Literal
 
 import numpy as np
 
+from rowbook.checks import check_choice
 from rowbook.io import atomic_write
+from rowbook.viz.labels import LabelMode, visible_label
 from rowbook.viz.points import as_points
-from rowbook.viz.project import METHOD_NAMES, Method, project
+from rowbook.viz.project import METHOD_NAMES, Method, describe_projection, project, variance_shares
 from rowbook.viz.viewer import ERROR_HOOK_JS, STYLE_CSS, VIEWER_JS
 
 if TYPE_CHECKING:
@@ -45,10 +47,12 @@ _PAGE = """<!DOCTYPE html>
 </head>
 <body>
 <header>
-<h1>{title}</h1>
-<span>{summary}</span>
-<button id="mode" type="button" title="switch between 3-D and 2-D">3-D</button>
-<button id="labels" type="button" title="show or hide every label">labels</button>
+<h1>{heading}</h1>
+<span id="summary">{summary}</span>
+<button id="mode" type="button" title="switch between 3-D and 2-D">{mode}</button>
+<label>labels <select id="labels" title="which labels to write beside the points">
+<option value="auto">auto</option><option value="all">all</option><option value="none">none</option>
+</select></label>
 <button id="reset" type="button" title="back to the first view">reset</button>
 <span class="help">drag: rotate &middot; shift-drag: pan &middot; wheel: zoom &middot;
 hover: label &middot; double-click: reset</span>
@@ -86,7 +90,9 @@ def embedding_html(
     colors: Sequence[str] | None = None,
     dims: Literal[2, 3] = 3,
     method: Method = "pca",
-    title: str = "rowbook: embedding space",
+    show_labels: LabelMode = "auto",
+    title: str | None = None,
+    subject: str | None = None,
     seed: int = 0,
 ) -> str:
     """The HTML page (a string) showing the rows projected to ``dims`` axes.
@@ -102,6 +108,13 @@ def embedding_html(
         with the page's 2-D button.
     method : {"pca", "tsne", "none"}
         See :func:`rowbook.viz.project.project`.
+    show_labels : {"auto", "all", "none"}
+        The labels written at first (the page's "labels" menu changes it): ``"auto"``
+        writes each label that overlaps no nearer one, ``"all"`` every label.
+    title, subject
+        The heading, or what the points are (default ``"n points"``); the summary beside
+        it says the projection shown (``"PCA 3-D, 52% variance"``) and follows the 2-D /
+        3-D switch.
     """
     if dims not in (2, 3):
         raise ValueError(f"dims must be 2 or 3, got {dims!r}")
@@ -111,22 +124,32 @@ def embedding_html(
             f"dims={dims} needs at least {dims} rows and {dims} columns, got data of shape "
             f"{points.X.shape}; use dims=2 or more data"
         )
+    check_choice("show_labels", show_labels, ("auto", "all", "none"))
     coords, axis_names = project(points.X, dims, method=method, seed=seed)  # (n, dims)
+    shares = variance_shares(points.X, coords) if method == "pca" else None
+    heading = title if title is not None else subject or f"{len(coords)} points"
     payload = {
         **DATA_FORMAT,
-        "title": title,
+        "title": heading,
         "method": method,
+        "method_name": METHOD_NAMES[method],
         "dims": dims,
         "axes": axis_names,
+        "variance": shares,
+        "show_labels": show_labels,
         "labels": points.labels,
+        "shown": [visible_label(label) for label in points.labels],
         "points": [[float(f"{v:.7g}") for v in row] for row in coords],
         "colors": points.colors,
         "groups": points.groups,
         "legend": [list(entry) for entry in points.legend],
     }
+    summary = describe_projection(method, dims, shares)
     return _PAGE.format(
-        title=html.escape(title),
-        summary=html.escape(f"{len(coords)} points, {METHOD_NAMES[method]}, {dims}-D"),
+        title=html.escape(f"{heading}, {summary}"),
+        heading=html.escape(heading),
+        summary=html.escape(summary),
+        mode="Show 2-D" if dims == 3 else "2-D only",
         style=STYLE_CSS,
         error_hook=ERROR_HOOK_JS,
         data=script_json(payload),

@@ -19,9 +19,11 @@ import numpy as np
 from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
 
+from rowbook.checks import check_choice
 from rowbook.io import atomic_write
+from rowbook.viz.labels import LabelMode, place_labels, visible_label
 from rowbook.viz.points import as_points, cosine_matrix
-from rowbook.viz.project import METHOD_NAMES, Method, project
+from rowbook.viz.project import Method, describe_projection, project, variance_shares
 
 if TYPE_CHECKING:
     from rowbook.vectors import Vectors
@@ -64,8 +66,9 @@ def scatter_figure(
     groups: Sequence[Any] | None = None,
     colors: Sequence[str] | None = None,
     method: Method = "pca",
-    annotate: bool = True,
+    show_labels: LabelMode = "auto",
     title: str | None = None,
+    subject: str | None = None,
     seed: int = 0,
     figsize: tuple[float, float] = (8.0, 6.0),
     dpi: int = 100,
@@ -80,48 +83,59 @@ def scatter_figure(
         Colour by category (with a legend), or one ``"#rrggbb"`` per point.
     method : {"pca", "tsne", "none"}
         See :func:`rowbook.viz.project.project`; ``"none"`` needs d == 2.
-    annotate : bool
-        Write each label beside its point.
+    show_labels : {"auto", "all", "none"}
+        ``"auto"`` writes every label that has room beside its point (earlier rows first;
+        never two overlapping, a leader line when one is set away) and says how many are
+        hidden; ``"all"`` writes every label, overlapping where there is no room.
+        Invisible characters are shown (see :func:`rowbook.viz.labels.visible_label`).
+    title, subject
+        The title, or what the points are (default ``"n points"``) for the default title
+        ``"<subject>, PCA 2-D, 41% variance"``.
     """
     points = as_points(data, labels, words, groups=groups, colors=colors)
+    check_choice("show_labels", show_labels, ("auto", "all", "none"))
     coords, axis_names = project(points.X, 2, method=method, seed=seed)  # (n, 2)
     fig = _new_figure(figsize, dpi)
     ax = fig.add_subplot()
     marker = {"s": 36, "edgecolors": "black", "linewidths": 0.4}
     ax.scatter(coords[:, 0], coords[:, 1], c=points.colors, zorder=2, **marker)
-    if annotate:
-        for (x, y), label, dy in zip(coords, points.labels, _label_offsets(coords), strict=True):
-            ax.annotate(label, (x, y), xytext=(4, dy), textcoords="offset points", fontsize=9)
     for group, colour in points.legend:
         ax.scatter([], [], c=colour, label=group, **marker)  # legend entries only
-    if points.legend:
-        ax.legend(loc="best", fontsize=8, title="group")
+    if points.legend:  # beside the axes, where no label or point can be under it
+        ax.legend(loc="upper left", bbox_to_anchor=(1.01, 1.0), fontsize=8, title="group")
     ax.set_xlabel(axis_names[0])
     ax.set_ylabel(axis_names[1])
     if method != "tsne":
         ax.set_aspect("equal", adjustable="datalim")  # same units on both axes: keep the shape
     ax.margins(0.12)
     ax.grid(True, alpha=0.3, zorder=0)
-    ax.set_title(title if title is not None else f"{len(coords)} points, {METHOD_NAMES[method]}")
+    if title is None:
+        shown = describe_projection(method, 2, variance_shares(points.X, coords))
+        title = f"{subject or f'{len(coords)} points'}, {shown}"
+    ax.set_title(title)
+    _label_points(fig, ax, coords, [visible_label(s) for s in points.labels], show_labels)
     return fig
 
 
-def _label_offsets(coords: np.ndarray, box: tuple[float, float] = (0.1, 0.035)) -> list[float]:
-    """Vertical label offsets (points) that stack the labels of points too close to tell apart.
+def _label_points(fig: Figure, ax: Any, coords: np.ndarray, labels: list[str],
+                  show: LabelMode) -> None:  # fmt: skip
+    """Lay the figure out, freeze it, and place the labels (see :mod:`rowbook.viz.labels`)."""
+    fig.draw_without_rendering()  # the layout and the axes limits are final from here on
+    fig.set_layout_engine("none")
+    ax.set_autoscale_on(False)
+    n = len(labels)
+    note = ax.text(0.99, 0.01, f"{n} of {n} labels hidden (no room)", transform=ax.transAxes,
+                   ha="right", va="bottom", fontsize=8, color="0.35", zorder=3)  # fmt: skip
+    hidden = place_labels(ax, coords, labels, show=show, marker_radius=_marker_radius(fig))
+    if hidden and show == "auto":
+        note.set_text(f"{hidden} of {n} labels hidden (no room)")
+    else:
+        note.remove()
 
-    Point ``i`` is close to an earlier point when they differ by less than ``box`` (a share
-    of the x and y ranges); its label moves down one line per such earlier point.
 
-    >>> _label_offsets(np.array([[0.0, 0.0], [1.0, 1.0], [0.05, 0.001]]))
-    [4.0, 4.0, -7.0]
-    """
-    span = np.ptp(coords, axis=0)  # (2,)
-    scaled = coords / np.where(span > 0, span, 1.0)  # (n, 2)
-    offsets = []
-    for i in range(len(scaled)):
-        close = (np.abs(scaled[:i] - scaled[i]) < box).all(axis=1)  # (i,)
-        offsets.append(4.0 - 11.0 * int(close.sum()))
-    return offsets
+def _marker_radius(fig: Figure, area: float = 36.0) -> float:
+    """Pixels from a marker's centre to its edge (``s`` is the area in points squared)."""
+    return (np.sqrt(area) / 2 + 0.4) * fig.dpi / 72
 
 
 def plot_scatter(data: np.ndarray | Vectors, path: PathLike, labels: Sequence[Any] | None = None,

@@ -16,7 +16,18 @@ from typing import Literal
 
 import numpy as np
 
-__all__ = ["METHOD_NAMES", "PCA", "Method", "flip_signs", "project", "tsne"]
+from rowbook.checks import ParameterHint
+
+__all__ = [
+    "METHOD_NAMES",
+    "PCA",
+    "Method",
+    "describe_projection",
+    "flip_signs",
+    "project",
+    "tsne",
+    "variance_shares",
+]
 
 Method = Literal["pca", "tsne", "none"]
 METHOD_NAMES = {"pca": "PCA", "tsne": "t-SNE", "none": "raw coordinates"}  # for titles
@@ -124,7 +135,7 @@ def tsne(X: np.ndarray, n_components: int = 2, *, perplexity: float | None = Non
     X = _as_matrix(X, "X")
     n = len(X)
     if n < 3:
-        raise ValueError(f"t-SNE needs at least 3 rows, got {n}; use method='pca'")
+        raise ParameterHint("method", "pca", f"t-SNE needs at least 3 rows, got {n}")
     if perplexity is None:
         perplexity = max(1.0, min(30.0, (n - 1) / 3))
     if not 0 < perplexity < n:
@@ -167,3 +178,31 @@ def _as_matrix(X: np.ndarray, name: str) -> np.ndarray:
     if X.ndim != 2:
         raise ValueError(f"{name} must be a 2-D (n_samples, n_features) array, got shape {X.shape}")
     return X
+
+
+def variance_shares(X: np.ndarray, coords: np.ndarray) -> list[float]:
+    """Share of the total variance of ``X`` (n, d) along each column of ``coords`` (n, k).
+
+    For PCA coordinates this is the explained variance ratio of each axis.
+
+    >>> X = np.array([[0.0, 0.0], [2.0, 0.0], [4.0, 0.0], [2.0, 1.0], [2.0, -1.0]])
+    >>> variance_shares(X, project(X, 2)[0])
+    [0.8, 0.2]
+    """
+    total = float(np.asarray(X, dtype=np.float64).var(axis=0).sum())
+    spread = np.asarray(coords, dtype=np.float64).var(axis=0)  # (k,)
+    return [round(float(v) / total, 12) if total > 0 else 0.0 for v in spread]
+
+
+def describe_projection(method: Method, dims: int, shares: list[float] | None = None) -> str:
+    """What a picture's axes are, for its title: the method, the axes and the variance shown.
+
+    >>> describe_projection("pca", 2, [0.3, 0.11, 0.05])
+    'PCA 2-D, 41% variance'
+    >>> describe_projection("tsne", 3)
+    't-SNE 3-D'
+    """
+    text = f"{METHOD_NAMES[method]} {dims}-D"
+    if method == "pca" and shares is not None:
+        text += f", {100 * sum(shares[:dims]):.0f}% variance"
+    return text

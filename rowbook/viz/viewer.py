@@ -1,4 +1,5 @@
-"""The page style and the JavaScript viewer that :mod:`rowbook.viz.html` inlines.
+"""The page style and the JavaScript viewer that :mod:`rowbook.viz.html` inlines (package
+data: ``viewer.css`` and ``viewer.js`` beside this module).
 
 The viewer is plain JavaScript on a 2-D canvas (no WebGL, no library, no network). It
 reads the JSON block ``#rowbook-data``, centres the points and scales them into the
@@ -10,277 +11,31 @@ unit ball, and draws them:
 * 2-D: the first two coordinates, no rotation.
 
 Drag rotates (in 2-D, and with shift or the right button, it pans), the wheel zooms
-about the cursor, labels that would overlap a nearer one are left out, hovering shows
+about the cursor; the labels menu writes every label (``all``), none, or (``auto``) those
+that overlap no nearer one, and the header says how many are hidden; hovering shows
 the point's label in bold and in a tooltip (set with ``textContent``, never
 as HTML), double-click resets. When the first frame is drawn the script sets
 ``data-ready="<number of points>"`` and ``data-mode`` on ``<body>``; an error anywhere
 sets ``data-error`` on ``<html>`` (the handler is installed by a script of its own, so
 even a syntax error in the viewer is caught). Opened as ``page.html#selftest`` it also
 hovers over the first point, drags and zooms with synthetic events and reports what
-happened in ``data-selftest`` (for the headless-browser test).
+happened in ``data-selftest`` as JSON (for the headless-browser test): the header,
+the labels menu, the 2-D / 3-D switch, whether the axis names are clear of the points.
 """
+
+from importlib.resources import files
 
 __all__ = ["ERROR_HOOK_JS", "STYLE_CSS", "VIEWER_JS"]
 
-STYLE_CSS = """
-html, body { margin: 0; height: 100%; font: 14px system-ui, sans-serif; color: #222; }
-body { display: flex; flex-direction: column; }
-header { display: flex; gap: 0.6em; align-items: center; padding: 0.4em 0.8em;
-         border-bottom: 1px solid #ddd; flex-wrap: wrap; }
-header h1 { font-size: 1.05em; margin: 0 0.8em 0 0; }
-header .help { color: #666; font-size: 0.85em; margin-left: auto; }
-button { font: inherit; padding: 0.15em 0.7em; }
-main { position: relative; flex: 1; min-height: 240px; }
-canvas { position: absolute; inset: 0; width: 100%; height: 100%; cursor: grab; background: #fff; }
-#tip { position: absolute; pointer-events: none; background: rgba(255, 255, 255, 0.95);
-       border: 1px solid #999; border-radius: 3px; padding: 0.2em 0.5em; font-size: 0.9em;
-       white-space: pre; }
-#legend { position: absolute; right: 0.6em; top: 0.6em; margin: 0; padding: 0.3em 0.6em;
-          list-style: none; background: rgba(255, 255, 255, 0.9); font-size: 0.85em; }
-#legend:empty { display: none; }
-#legend span { display: inline-block; width: 0.8em; height: 0.8em; margin-right: 0.4em;
-               border: 1px solid #333; vertical-align: middle; }
-"""
+_HERE = files("rowbook.viz")
+#: The page style, ``viewer.css`` beside this module.
+STYLE_CSS = "\n" + _HERE.joinpath("viewer.css").read_text(encoding="utf-8")
+#: The viewer, ``viewer.js`` beside this module.
+VIEWER_JS = "\n" + _HERE.joinpath("viewer.js").read_text(encoding="utf-8")
+
 
 ERROR_HOOK_JS = """
 window.addEventListener("error", function (event) {
   document.documentElement.setAttribute("data-error", String(event.message || event));
 });
-"""
-
-VIEWER_JS = r"""
-(function () {
-  "use strict";
-  var data = JSON.parse(document.getElementById("rowbook-data").textContent);
-  var n = data.labels.length, dims = data.dims, DISTANCE = 3;
-  var canvas = document.getElementById("view"), ctx = canvas.getContext("2d");
-  var tip = document.getElementById("tip");
-  var modeButton = document.getElementById("mode");
-  var labelButton = document.getElementById("labels");
-  var points = normalise(data.points);
-  var screen = [], order = [];
-  var view = {};
-  var drag = null;
-
-  function reset() {
-    view = { three: dims === 3, yaw: 0.5, pitch: 0.3, zoom: 1, panX: 0, panY: 0,
-             labels: n <= 60, hover: -1 };
-  }
-
-  // centre on the mean, scale so the farthest point is at distance 1, pad to 3 coordinates
-  function normalise(raw) {
-    var mean = [0, 0, 0], radius = 0, out = [], i, j;
-    for (i = 0; i < n; i++) for (j = 0; j < dims; j++) mean[j] += raw[i][j] / n;
-    for (i = 0; i < n; i++) {
-      var p = [0, 0, 0];
-      for (j = 0; j < dims; j++) p[j] = raw[i][j] - mean[j];
-      radius = Math.max(radius, Math.hypot(p[0], p[1], p[2]));
-      out.push(p);
-    }
-    radius = radius || 1;
-    return out.map(function (p) { return [p[0] / radius, p[1] / radius, p[2] / radius]; });
-  }
-
-  function rotate(p) {
-    var cy = Math.cos(view.yaw), sy = Math.sin(view.yaw);
-    var cp = Math.cos(view.pitch), sp = Math.sin(view.pitch);
-    var x = cy * p[0] + sy * p[2], z = -sy * p[0] + cy * p[2];
-    return [x, cp * p[1] - sp * z, sp * p[1] + cp * z];
-  }
-
-  // world point -> [screen x, screen y, depth, perspective factor]
-  function toScreen(p) {
-    var w = canvas.clientWidth, h = canvas.clientHeight;
-    var scale = 0.4 * Math.min(w, h) * view.zoom;
-    var q = view.three ? rotate(p) : [p[0], p[1], 0];
-    var f = view.three ? DISTANCE / (DISTANCE + q[2]) : 1;
-    return [w / 2 + view.panX + scale * f * q[0], h / 2 + view.panY - scale * f * q[1], q[2], f];
-  }
-
-  function resize() {
-    var ratio = window.devicePixelRatio || 1;
-    canvas.width = Math.max(1, Math.round(canvas.clientWidth * ratio));
-    canvas.height = Math.max(1, Math.round(canvas.clientHeight * ratio));
-    ctx.setTransform(ratio, 0, 0, ratio, 0, 0);
-    draw();
-  }
-
-  function drawAxes() {
-    var origin = toScreen([0, 0, 0]), count = view.three ? 3 : 2;
-    ctx.lineWidth = 1;
-    ctx.font = "11px system-ui, sans-serif";
-    for (var j = 0; j < count; j++) {
-      var unit = [0, 0, 0];
-      unit[j] = 1.1;
-      var end = toScreen(unit);
-      ctx.strokeStyle = "#bbb";
-      ctx.beginPath();
-      ctx.moveTo(origin[0], origin[1]);
-      ctx.lineTo(end[0], end[1]);
-      ctx.stroke();
-      ctx.fillStyle = "#888";
-      ctx.fillText(data.axes[j], end[0] + 3, end[1] - 3);
-    }
-  }
-
-  // a label is drawn only where it overlaps no nearer label (at most MAX_LABELS a frame)
-  var MAX_LABELS = 400;
-  function placeLabel(i, s, r, taken, force) {
-    var x = s[0] + r + 2, y = s[1] - r - 2, text = data.labels[i];
-    if (!force && taken.length >= MAX_LABELS) return;
-    ctx.font = (force ? "bold " : "") + "12px system-ui, sans-serif";
-    var box = [x, y - 10, x + ctx.measureText(text).width, y + 2];
-    var hit = taken.some(function (b) {
-      return box[0] < b[2] && b[0] < box[2] && box[1] < b[3] && b[1] < box[3];
-    });
-    if (hit && !force) return;
-    taken.push(box);
-    ctx.lineWidth = 3;
-    ctx.strokeStyle = "rgba(255, 255, 255, 0.85)";
-    ctx.strokeText(text, x, y);
-    ctx.fillStyle = "#222";
-    ctx.fillText(text, x, y);
-  }
-
-  function radius(i) { return (i === view.hover ? 7 : 5) * screen[i][3]; }
-
-  function draw() {
-    var w = canvas.clientWidth, h = canvas.clientHeight, i, k;
-    ctx.clearRect(0, 0, w, h);
-    drawAxes();
-    screen = points.map(toScreen);
-    order = screen.map(function (_, j) { return j; });
-    order.sort(function (a, b) { return screen[b][2] - screen[a][2]; });  // far first
-    for (k = 0; k < n; k++) {
-      i = order[k];
-      ctx.beginPath();
-      ctx.arc(screen[i][0], screen[i][1], radius(i), 0, 2 * Math.PI);
-      ctx.fillStyle = data.colors[i];
-      ctx.fill();
-      ctx.lineWidth = 0.8;
-      ctx.strokeStyle = "#333";
-      ctx.stroke();
-    }
-    var taken = [];
-    if (view.hover >= 0) {
-      placeLabel(view.hover, screen[view.hover], radius(view.hover), taken, true);
-    }
-    for (k = n - 1; view.labels && k >= 0; k--) {  // near first: they win the space
-      i = order[k];
-      if (i !== view.hover) placeLabel(i, screen[i], radius(i), taken, false);
-    }
-    modeButton.textContent = view.three ? "3-D" : "2-D";
-    labelButton.textContent = view.labels ? "labels: on" : "labels: off";
-  }
-
-  function nearest(x, y) {
-    var best = -1, bestDistance = 12;
-    for (var i = 0; i < screen.length; i++) {
-      var d = Math.hypot(screen[i][0] - x, screen[i][1] - y);
-      if (d < bestDistance) { best = i; bestDistance = d; }
-    }
-    return best;
-  }
-
-  function showTip(i, x, y) {
-    if (i < 0) { tip.hidden = true; return; }
-    var coords = data.points[i].map(function (v) { return v.toPrecision(4); }).join(", ");
-    var group = data.groups ? "\n" + data.groups[i] : "";
-    tip.textContent = data.labels[i] + group + "\n(" + coords + ")";
-    tip.style.left = (x + 14) + "px";
-    tip.style.top = (y + 14) + "px";
-    tip.hidden = false;
-  }
-
-  function localXY(event) {
-    var box = canvas.getBoundingClientRect();
-    return [event.clientX - box.left, event.clientY - box.top];
-  }
-
-  canvas.addEventListener("pointerdown", function (event) {
-    var pan = !view.three || event.shiftKey || event.button !== 0;
-    drag = { x: event.clientX, y: event.clientY, pan: pan };
-    try { canvas.setPointerCapture(event.pointerId); } catch (ignored) { /* synthetic event */ }
-    canvas.style.cursor = "grabbing";
-  });
-  canvas.addEventListener("pointermove", function (event) {
-    var xy = localXY(event);
-    if (drag) {
-      var dx = event.clientX - drag.x, dy = event.clientY - drag.y;
-      drag.x = event.clientX;
-      drag.y = event.clientY;
-      if (drag.pan) { view.panX += dx; view.panY += dy; }
-      else {
-        view.yaw += 0.01 * dx;
-        view.pitch = Math.max(-1.57, Math.min(1.57, view.pitch + 0.01 * dy));
-      }
-    }
-    view.hover = nearest(xy[0], xy[1]);
-    draw();
-    showTip(view.hover, xy[0], xy[1]);
-  });
-  function endDrag() { drag = null; canvas.style.cursor = "grab"; }
-  canvas.addEventListener("pointerup", endDrag);
-  canvas.addEventListener("pointercancel", endDrag);
-  canvas.addEventListener("pointerleave", function () {
-    view.hover = -1;
-    tip.hidden = true;
-    draw();
-  });
-  canvas.addEventListener("contextmenu", function (event) { event.preventDefault(); });
-  canvas.addEventListener("wheel", function (event) {
-    event.preventDefault();
-    var xy = localXY(event), factor = Math.exp(-0.0015 * event.deltaY);
-    var zoom = Math.max(0.05, Math.min(100, view.zoom * factor));
-    factor = zoom / view.zoom;
-    var cx = xy[0] - canvas.clientWidth / 2, cy = xy[1] - canvas.clientHeight / 2;
-    view.panX = cx + (view.panX - cx) * factor;  // keep the point under the cursor still
-    view.panY = cy + (view.panY - cy) * factor;
-    view.zoom = zoom;
-    draw();
-  }, { passive: false });
-  canvas.addEventListener("dblclick", function () { reset(); draw(); });
-  modeButton.addEventListener("click", function () {
-    if (dims === 3) { view.three = !view.three; draw(); }
-  });
-  modeButton.disabled = dims !== 3;
-  labelButton.addEventListener("click", function () { view.labels = !view.labels; draw(); });
-  document.getElementById("reset").addEventListener("click", function () { reset(); draw(); });
-
-  var legend = document.getElementById("legend");
-  (data.legend || []).forEach(function (entry) {
-    var item = document.createElement("li"), swatch = document.createElement("span");
-    swatch.style.background = entry[1];
-    item.appendChild(swatch);
-    item.appendChild(document.createTextNode(entry[0]));
-    legend.appendChild(item);
-  });
-
-  // opened as page.html#selftest: hover, drag and zoom by synthetic events, report on <body>
-  function selfTest() {
-    var box = canvas.getBoundingClientRect(), at = screen[0].slice(0, 2), results = [];
-    function send(type, x, y, extra) {
-      var init = { clientX: box.left + x, clientY: box.top + y, pointerId: 1, button: 0 };
-      canvas.dispatchEvent(new PointerEvent(type, Object.assign(init, extra || {})));
-    }
-    send("pointermove", at[0], at[1]);
-    results.push("hover=" + (tip.hidden ? "" : tip.textContent.split("\n")[0]));
-    send("pointerdown", 10, 10);
-    send("pointermove", 60, 30);
-    send("pointerup", 60, 30);
-    results.push("moved=" + (Math.hypot(screen[0][0] - at[0], screen[0][1] - at[1]) > 1));
-    var zoom = view.zoom;
-    canvas.dispatchEvent(new WheelEvent("wheel", { clientX: box.left + 5, clientY: box.top + 5,
-                                                   deltaY: -200, cancelable: true }));
-    results.push("zoomed=" + (view.zoom > zoom));
-    document.body.setAttribute("data-selftest", results.join(";"));
-  }
-
-  reset();
-  window.addEventListener("resize", resize);
-  resize();
-  if (window.location.hash === "#selftest") selfTest();
-  document.body.setAttribute("data-mode", view.three ? "3d" : "2d");
-  document.body.setAttribute("data-ready", String(n));
-})();
 """

@@ -34,7 +34,8 @@ def test_plot_html_holds_the_pca_of_the_words(run, vectors_txt, planted, tmp_pat
     result = run("plot", vectors_txt, "-o", out, "--top", 8, "--title", "my <space>")
     assert result.code == 0, result
     page = out.read_text(encoding="utf-8")
-    assert "<title>my &lt;space&gt;</title>" in page and "http" not in page.split("<script>")[0]
+    assert "<title>my &lt;space&gt;, PCA 3-D, " in page and "<h1>my &lt;space&gt;</h1>" in page
+    assert "http" not in page.split("<script>")[0]
     data = json.loads(
         re.search(r'<script type="application/json" id="rowbook-data">(.*?)</script>', page, re.S)[
             1
@@ -139,3 +140,23 @@ def test_the_content_decides_the_input_format(run, vectors_txt, planted, tmp_pat
         from rowbook import Vectors
 
         np.testing.assert_array_equal(Vectors.load(tmp_path / "out.npz").vectors, table)
+
+
+def test_plot_labels_option_and_titles(run, vectors_txt, tmp_path):
+    out = tmp_path / "space.html"
+    assert run("plot", vectors_txt, "-o", out, "--top", 8, "--labels", "none").code == 0
+    page = out.read_text(encoding="utf-8")
+    data = json.loads(re.search(r'id="rowbook-data">(.*?)</script>', page, re.S)[1])
+    assert data["show_labels"] == "none"
+    assert "<h1>vectors.txt, the first 8 words of the file</h1>" in page  # no counts in the file
+    from rowbook.vectors import Vectors
+
+    counted = tmp_path / "counted.npz"
+    vectors = Vectors.load_word2vec_format(vectors_txt)
+    Vectors(vectors.index_to_key, vectors.vectors, list(range(100, 100 - len(vectors), -1))).save(
+        counted
+    )
+    assert run("plot", counted, "-o", out, "--top", 5).code == 0
+    assert "<h1>counted.npz, 5 most frequent words</h1>" in out.read_text(encoding="utf-8")
+    assert run("plot", counted, "-o", out, "--words", "king", "queen", "man").code == 0
+    assert "<h1>counted.npz, 3 chosen words</h1>" in out.read_text(encoding="utf-8")

@@ -206,7 +206,15 @@ def test_evaluate_table_and_errors(run, one_line_error, eval_files, tmp_path):
     assert result.code == 0
     lines = result.out.splitlines()
     assert lines[0].startswith(f"analogies ({qpath}): ")
-    assert lines[1].split() == ["section", "correct", "total", "accuracy"]
+    assert lines[1].split() == [
+        "section",
+        "correct",
+        "answered",
+        "skipped",
+        "accuracy",
+        "of",
+        "all",
+    ]
     assert lines[-1].startswith("Total accuracy")
     one_line_error(run("evaluate", vpath), "evaluate", "--analogies FILE")
     one_line_error(
@@ -218,3 +226,28 @@ def test_evaluate_table_and_errors(run, one_line_error, eval_files, tmp_path):
     empty = tmp_path / "empty.txt"
     empty.write_text(": nothing\n")
     one_line_error(run("evaluate", vpath, "--analogies", empty), "evaluate", "no analogy questions")
+
+
+def test_evaluate_counts_skipped_questions(run, vectors_txt, tmp_path):
+    """Questions with an unknown word are counted as skipped, beside gensim's score over the
+    answered ones; a section without questions prints no row, one with none answered shows -."""
+    questions = [": people", "man woman king queen", "man woman boy girl", "man woman dog cat",
+                 ": empty", ": unknown", "dog cat cow pig", ": places",
+                 "france paris italy rome", "italy rome france zurich"]  # fmt: skip
+    qpath = tmp_path / "q.txt"
+    qpath.write_text("\n".join(questions) + "\n", encoding="utf-8")
+    known = set(vectors_txt.read_text(encoding="utf-8").upper().split())
+    lines = [q.upper().split() for q in questions if not q.startswith(":")]
+    unknown = sum(not all(w in known for w in q) for q in lines)  # counted independently
+    report = json.loads(run("evaluate", vectors_txt, "--analogies", qpath, "--json").out)
+    analogies = report["analogies"]
+    assert (analogies["skipped"], analogies["questions"]) == (unknown, len(lines)) == (3, 6)
+    total = analogies["sections"][-1]
+    assert analogies["accuracy_all"] == pytest.approx(total["correct"] / len(lines))
+    assert analogies["accuracy"] == pytest.approx(total["correct"] / (len(lines) - unknown))
+    out = run("evaluate", vectors_txt, "--analogies", qpath).out.splitlines()
+    assert "3 of 6 questions skipped" in out[0] and "of all questions correct" in out[0]
+    rows = {line.split()[0]: line.split()[1:] for line in out[2:]}
+    assert "empty" not in rows
+    assert rows["unknown"] == ["0", "0", "1", "-", "0.00%"]
+    assert rows["people"][:3] == ["2", "2", "1"]  # both known questions answered right

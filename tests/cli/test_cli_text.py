@@ -95,7 +95,7 @@ def test_bpe_vocab_and_tokenize_agree_with_hugging_face(run, bpe_files):
 
 def test_vocab_counts_and_order(run, corpus_txt, tmp_path):
     result = run(
-        "vocab", corpus_txt, "--min-freq", 100, "-o", tmp_path / "v.json", "--json", "--top", 3
+        "vocab", corpus_txt, "--min-count", 100, "-o", tmp_path / "v.json", "--json", "--top", 3
     )
     assert result.code == 0, result
     counts = Counter(corpus_txt.read_text().split())  # the word tokenizer finds the same words here
@@ -140,8 +140,8 @@ def test_text_errors(run, one_line_error, tmp_path, monkeypatch):
     monkeypatch.setattr(sys, "stdin", io.StringIO(""))
     one_line_error(run("vocab", "-", "-o", tmp_path / "v.json"), "vocab", "standard input is empty")
     (tmp_path / "c.txt").write_text("a b a\n")
-    one_line_error(run("vocab", tmp_path / "c.txt", "--min-freq", 5, "-o", tmp_path / "v.json"), "vocab",
-                   "--min-freq=5", "'a'")  # fmt: skip
+    one_line_error(run("vocab", tmp_path / "c.txt", "--min-count", 5, "-o", tmp_path / "v.json"), "vocab",
+                   "--min-count=5", "'a'")  # fmt: skip
     one_line_error(
         run("vocab", tmp_path / "c.txt", "-o", tmp_path / "no" / "v.json"),
         "vocab",

@@ -205,3 +205,26 @@ def test_build_vocab_update_adds_words_and_keeps_old_rows():
     zebra = model.W[V].copy()
     model.train(new_text, epochs=1)
     assert not np.array_equal(model.W[V], zebra) and "okapi" in model.vectors
+
+
+def test_a_memory_budget_and_a_counted_matrix_give_the_same_vectors(monkeypatch):
+    from rowbook.data import cooccurrence_matrix, read_corpus
+    from rowbook.data.cooccurrence_runs import RunCounter
+
+    rng = np.random.default_rng(3)
+    corpus = [[f"w{i}" for i in rng.integers(0, 1000, 30)] for _ in range(3000)]
+    settings = {"vector_size": 6, "min_count": 1, "epochs": 2, "workers": 1, "window": 8}
+    in_ram = GloVe(**settings).fit(corpus)
+    spills = []
+    spill = RunCounter._spill
+    monkeypatch.setattr(RunCounter, "_spill", lambda self: spills.append(1) or spill(self))
+    budget = GloVe(**settings, memory=0.001).fit(corpus)  # 1 MB: counts spill to disk
+    assert len(spills) >= 2
+    np.testing.assert_array_equal(budget.vectors.vectors, in_ram.vectors.vectors)
+    vocab, enc = read_corpus(corpus, min_count=1, ties="alphabetical")
+    X = cooccurrence_matrix(enc, len(vocab), 8)
+    counted = GloVe(**settings).fit_cooccurrence(X.tocsc(), vocab.keys, counts=vocab.counts)
+    assert counted.vectors.index_to_key == in_ram.vectors.index_to_key
+    np.testing.assert_array_equal(counted.vectors.vectors, in_ram.vectors.vectors)
+    with pytest.raises(ValueError, match="but there are 2 keys"):
+        GloVe(**settings).fit_cooccurrence(X, ["a", "b"])

@@ -89,9 +89,9 @@ def test_truncated_file(tmp_path):
 
 
 def test_bad_arguments():
-    with pytest.raises(ValueError, match="min_count must be an int >= 1, got 0"):
+    with pytest.raises(ValueError, match="min_count must be an integer >= 1, got 0"):
         Vocab(min_count=0)
-    with pytest.raises(ValueError, match=r"max_size must be None or an int >= 2"):
+    with pytest.raises(ValueError, match=r"max_size must be an integer >= 2"):
         Vocab(max_size=1)
     with pytest.raises(ValueError, match="distinct"):
         Vocab(pad_token="<x>", unk_token="<x>")

@@ -16,6 +16,8 @@ import pytest
 
 from rowbook.vectors import Vectors
 from rowbook.viz import embedding_html, project, write_html
+from rowbook.viz.labels import visible_label
+from rowbook.viz.project import describe_projection
 
 NASTY = ["</script><b>x", "a & b", "<!-- c", "\"quoted\" 'single'", "</SCRIPT >", "é\u2028ü"]
 
@@ -93,7 +95,8 @@ def test_labels_cannot_break_out(table: np.ndarray) -> None:
     assert [tag for tag, _ in parser.tags].count("script") == 3  # error hook, data, viewer
     assert "b" not in [tag for tag, _ in parser.tags] and "i" not in [tag for tag, _ in parser.tags]
     assert page.lower().count("</script") == 3 and "<!--" not in page
-    assert "<title>&lt;i&gt;my&lt;/i&gt; &amp; space</title>" in page
+    assert "<title>&lt;i&gt;my&lt;/i&gt; &amp; space, PCA 3-D, " in page
+    assert "<h1>&lt;i&gt;my&lt;/i&gt; &amp; space</h1>" in page
     assert data["title"] == "<i>my</i> & space"
 
 
@@ -145,7 +148,8 @@ browser = pytest.mark.skipif(
 
 def _run_chromium(page: Path, profile: Path, *extra: str, fragment: str = "") -> str:
     command = [
-        BROWSER, "--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
+        BROWSER, "--headless", "--no-sandbox", "--disable-gpu", "--disable-quic",
+        "--disable-background-networking",
         "--disable-component-update", "--disable-sync", "--no-first-run",
         f"--user-data-dir={profile}", "--window-size=800,600", *extra, page.as_uri() + fragment,
     ]  # fmt: skip
@@ -171,7 +175,25 @@ def test_viewer_runs_in_chromium(tmp_path: Path, table: np.ndarray, dims: int) -
     assert data["labels"] == labels and "b" not in [tag for tag, _ in parser.tags]
     # hovering the first point shows its label verbatim; a drag rotates (3-D) or pans (2-D)
     body_attrs = next(attrs for tag, attrs in parser.tags if tag == "body")
-    assert body_attrs["data-selftest"] == f"hover={labels[0]};moved=true;zoomed=true"
+    report = json.loads(body_attrs["data-selftest"])
+    assert report["hover"] == labels[0] and report["moved"] and report["zoomed"]
+    assert report["rotated"] is (dims == 3)  # 2-D pans instead
+    shares = data["variance"]
+    heading = f"{len(table)} points"
+    summary = describe_projection("pca", dims, shares)
+    button = "Show 2-D" if dims == 3 else "2-D only"
+    shown, n = report["labelsAuto"], len(table)
+    assert 0 < shown <= n
+    hidden = f" \u00b7 {n - shown} of {n} labels hidden (no room; hover or zoom)"
+    assert report["header"] == [summary + hidden * (shown < n), button, f"{heading}, {summary}"]
+    if dims == 3:  # the header follows the switch, and the button names the next action
+        flat = describe_projection("pca", 2, shares)
+        assert report["switched"][0].split(" \u00b7 ")[0] == flat
+        assert report["switched"][1:] == ["Show 3-D", f"{heading}, {flat}", "2d"]
+        assert flat != summary
+    # the labels menu: none writes no label, all writes every one
+    assert (report["labelsNone"], report["labelsAll"]) == (0, len(table))
+    assert report["axesClear"] is True
 
 
 @browser
@@ -196,3 +218,35 @@ def test_viewer_draws_the_points(tmp_path: Path) -> None:
     pixels = mpimg.imread(tmp_path / "shot.png")[..., :3]  # (H, W, 3)
     red = (pixels[..., 0] > 0.9) & (pixels[..., 1] < 0.2) & (pixels[..., 2] < 0.2)
     assert red.sum() > 30 * 20  # thirty discs of radius ~5 px
+
+
+def test_page_structure_labels_control_and_header(table: np.ndarray) -> None:
+    labels = [" ", "\t", "a"] + [f"w{i}" for i in range(len(table) - 3)]
+    page = embedding_html(table, labels, dims=3, show_labels="all", subject="my table")
+    parser, data = _parse(page)
+    assert data["show_labels"] == "all" and data["labels"] == labels
+    assert data["shown"] == [visible_label(label) for label in labels][:3] + labels[3:]
+    values = np.linalg.eigvalsh(np.cov(table, rowvar=False))[::-1]
+    np.testing.assert_allclose(data["variance"], values[:3] / values.sum(), rtol=1e-9)
+    tags = dict((attrs.get("id"), (tag, attrs)) for tag, attrs in parser.tags if attrs.get("id"))
+    assert tags["labels"][0] == "select" and tags["mode"][0] == "button"
+    options = [attrs["value"] for tag, attrs in parser.tags if tag == "option"]
+    assert options == ["auto", "all", "none"]
+    summary = describe_projection("pca", 3, data["variance"])
+    assert f'<span id="summary">{summary}</span>' in page and "<h1>my table</h1>" in page
+    assert f"<title>my table, {summary}</title>" in page and ">Show 2-D</button>" in page
+    with pytest.raises(ValueError, match="show_labels must be one of"):
+        embedding_html(table, show_labels="some")
+
+
+@browser
+def test_crowded_view_in_chromium(tmp_path: Path) -> None:
+    X = np.random.default_rng(4).standard_normal((150, 8))
+    labels = [f"word{i}" for i in range(150)]
+    page = write_html(X, tmp_path / "crowd.html", labels=labels, dims=3)
+    dom = _run_chromium(page, tmp_path / "profile", "--dump-dom", fragment="#selftest")
+    parser, _ = _parse(dom)
+    report = json.loads(next(a for tag, a in parser.tags if tag == "body")["data-selftest"])
+    assert 0 < report["labelsAuto"] < 150 and report["labelsAll"] == 150
+    assert report["labelsNone"] == 0 and report["axesClear"] is True
+    assert f"{150 - report['labelsAuto']} of 150 labels hidden" in report["header"][0]

@@ -66,11 +66,9 @@ def test_scatter_points_and_labels_follow_the_projection(
     ax = fig.axes[0]
     offsets = np.asarray(ax.collections[0].get_offsets())  # (n, 2)
     _assert_equal_up_to_column_signs(offsets, _pca_reference(X, 2))
-    annotations = [t for t in ax.texts if t.get_text() in labels]
-    assert [t.get_text() for t in annotations] == labels
-    np.testing.assert_allclose([t.xy for t in annotations], offsets)
+    assert sorted(t.get_text() for t in ax.texts) == sorted(labels)  # 12 labels: room for all
     assert ax.get_xlabel().startswith("PC1 (") and ax.get_ylabel().startswith("PC2 (")
-    assert not scatter_figure(X, labels, annotate=False).axes[0].texts
+    assert not scatter_figure(X, labels, show_labels="none").axes[0].texts
 
 
 def test_scatter_of_vectors_with_words_and_groups(tmp_path: Path) -> None:

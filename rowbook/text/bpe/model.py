@@ -74,10 +74,16 @@ class ByteLevelBPE:
         try:
             self._split = regex.compile(_check_str(pattern, "pattern"))
         except regex.error as err:
-            raise ValueError(f"pattern {pattern!r} is not a valid regular expression: {err}") from None
+            raise ValueError(
+                f"pattern {pattern!r} is not a valid regular expression: {err}"
+            ) from None
         if not isinstance(cache_size, int) or cache_size < 0:
             raise ValueError(f"cache_size must be an int >= 0, got {cache_size!r}")
-        self.pattern, self.add_prefix_space, self.cache_size = pattern, bool(add_prefix_space), cache_size
+        self.pattern, self.add_prefix_space, self.cache_size = (
+            pattern,
+            bool(add_prefix_space),
+            cache_size,
+        )
         self._fitted = False
 
     # ----------------------------------------------------------------- training
@@ -100,14 +106,26 @@ class ByteLevelBPE:
             Show a progress bar while counting words.
         """
         specials = _check_fit_args(vocab_size, min_frequency, special_tokens)
+        counts = self.count_words(texts, special_tokens=specials, show_progress=show_progress)
+        return self.fit_word_counts(counts, vocab_size, min_frequency=min_frequency,
+                                    special_tokens=specials)  # fmt: skip
+
+    def count_words(self, texts: Iterable[str], *, special_tokens: Sequence[str] = (),
+                    show_progress: bool = False) -> Counter[str]:  # fmt: skip
+        """The pre-tokenized words of ``texts`` and their counts: the first pass of :meth:`fit`,
+        which :meth:`fit_word_counts` finishes (counts of shards can be added in between).
+
+        >>> ByteLevelBPE().count_words(["the cat", "the hat"])
+        Counter({'the': 2, ' cat': 1, ' hat': 1})
+        """
+        specials = list(special_tokens)
         counts: Counter[str] = Counter()
         cutter = _special_regex(specials)
         for text in tqdm(texts, desc="count words", unit="text", disable=not show_progress):
             for piece, special in self._pieces(_check_str(text), cutter, specials):
                 if special is None:
                     counts.update(self._pretokenize(piece))
-        return self.fit_word_counts(counts, vocab_size, min_frequency=min_frequency,
-                                    special_tokens=specials)  # fmt: skip
+        return counts
 
     def fit_word_counts(self, word_counts: Mapping[str, int], vocab_size: int, *,
                         min_frequency: int = 2, special_tokens: Sequence[str] = ()) -> ByteLevelBPE:  # fmt: skip
@@ -223,7 +241,9 @@ class ByteLevelBPE:
             cache.update((w, (self._vocab[to_byte_level(w)],)) for w in whole)
             missing = [w for w in missing if w not in cache]
         if missing:
-            encoded = encode_words([w.encode("utf-8") for w in missing], self._byte_ids, self._merge_table)
+            encoded = encode_words(
+                [w.encode("utf-8") for w in missing], self._byte_ids, self._merge_table
+            )
             cache.update(zip(missing, map(tuple, encoded), strict=True))
         return list(itertools.chain.from_iterable(map(cache.__getitem__, words)))
 
@@ -265,7 +285,9 @@ class ByteLevelBPE:
         self._check_fitted()
         ids = np.asarray(list(ids) if not isinstance(ids, np.ndarray) else ids)
         if ids.size and (ids.dtype.kind not in "iu" or ids.ndim != 1):
-            raise TypeError(f"ids must be a 1-d sequence of ints, got dtype {ids.dtype}, ndim {ids.ndim}")
+            raise TypeError(
+                f"ids must be a 1-d sequence of ints, got dtype {ids.dtype}, ndim {ids.ndim}"
+            )
         if ids.size and (ids.min() < 0 or ids.max() >= len(self)):
             bad = ids[(ids < 0) | (ids >= len(self))][0]
             raise IndexError(f"token id {int(bad)} is out of range [0, {len(self)})")

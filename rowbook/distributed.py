@@ -1,0 +1,174 @@
+"""Counting on Dask: the passes over a corpus that only count, run per shard and summed.
+
+Three counts feed the trainers, and each is a sum over the corpus, so each shard (a file,
+or any corpus source) can be counted where it lives and the results added:
+
+* word counts -> :meth:`rowbook.Vocab.fit_counts`, :meth:`rowbook.Word2Vec.build_vocab_from_freq`;
+* pre-tokenized word counts -> :meth:`rowbook.ByteLevelBPE.fit_word_counts`;
+* co-occurrence counts over a chosen vocabulary -> :meth:`rowbook.GloVe.fit_cooccurrence`.
+
+The counts are exact integers (co-occurrences as whole numbers of ``1 / lcm(1..window)``,
+see :mod:`rowbook.data.cooccurrence_runs`), and ``Counter`` sums keep first-sighting order
+shard by shard, so the results equal single-machine counting exactly: the same vocabulary,
+the same ties, the same matrix bit for bit. Sums are a binary tree of Dask tasks, so the
+adding is spread over the workers too.
+
+``client`` is a ``dask.distributed.Client``, the address of a scheduler
+(``"tcp://10.0.0.5:8786"``: the same code on a cluster), or ``None`` for Dask's configured
+local scheduler (threads by default; ``dask.config.set(scheduler="processes")`` for
+several cores, since counting in Python holds the GIL). What stays on one machine, and why: the SGD training itself. Its updates
+are many tiny reads and writes into one shared table (Hogwild threads on shared memory);
+across machines every step would wait on the network, so the trainers run where the
+tables are, on as many cores as that machine has. Needs ``pip install 'rowbook[dask]'``.
+"""
+
+from __future__ import annotations
+
+import os
+from collections import Counter
+from collections.abc import Callable, Sequence
+from typing import Any
+
+import numpy as np
+import scipy.sparse as sp
+
+from rowbook.data.cooccurrence import cooccurrence_numerators
+from rowbook.data.cooccurrence_runs import denominator
+from rowbook.data.corpus import Corpus, encode_corpus, iter_sentences
+
+__all__ = ["bpe_word_counts", "cooccurrence_counts", "word_counts"]
+
+Shards = Sequence[Corpus]
+
+
+def _dask() -> Any:
+    try:
+        import dask
+    except ImportError:
+        raise ImportError("counting on Dask needs dask: pip install 'rowbook[dask]'") from None
+    return dask
+
+
+def _tree_sum(parts: list[Any], add: Callable[[Any, Any], Any]) -> Any:
+    """Delayed pairwise sums, left to right at every level (order-keeping for Counters)."""
+    dask = _dask()
+    while len(parts) > 1:
+        pairs = [dask.delayed(add)(a, b) for a, b in zip(parts[0::2], parts[1::2], strict=False)]
+        parts = pairs + ([parts[-1]] if len(parts) % 2 else [])
+    return parts[0]
+
+
+def _compute(task: Any, client: Any) -> Any:
+    dask = _dask()
+    if client is None:
+        return dask.compute(task)[0]
+    if isinstance(client, str):
+        from distributed import Client
+
+        with Client(client) as connected:
+            return connected.compute(task, sync=True)
+    return client.compute(task, sync=True)
+
+
+def _check_shards(shards: Any) -> list[Any]:
+    if (
+        isinstance(shards, str | bytes | os.PathLike)
+        or not isinstance(shards, Sequence)
+        or not shards
+    ):
+        raise ValueError(
+            f"shards must be a non-empty list of corpus sources (paths, or lists of token lists), "
+            f"got {type(shards).__name__}; pass [path] for a single file"
+        )
+    return list(shards)
+
+
+def _count_words(shard: Corpus, tokenizer: Any) -> Counter[str]:
+    counts: Counter[str] = Counter()
+    for sentence in iter_sentences(shard, tokenizer):
+        counts.update(sentence)
+    return counts
+
+
+def _add(a: Any, b: Any) -> Any:
+    if isinstance(a, Counter):
+        a.update(b)  # keeps a's order, then b's new keys: first-sighting order overall
+        return a
+    return a + b
+
+
+def word_counts(shards: Shards, *, tokenizer: Any = None, client: Any = None) -> Counter[str]:
+    """Token counts of every shard, summed, in first-sighting order across the shards in order.
+
+    ``tokenizer`` splits the lines of file shards, as in :func:`rowbook.data.read_corpus`.
+
+    >>> import dask
+    >>> with dask.config.set(scheduler="synchronous"):
+    ...     word_counts([[["a", "b"]], [["b", "c"]]])
+    Counter({'b': 2, 'a': 1, 'c': 1})
+    """
+    dask = _dask()
+    parts = [dask.delayed(_count_words)(shard, tokenizer) for shard in _check_shards(shards)]
+    return _compute(_tree_sum(parts, _add), client)
+
+
+def _count_bpe_words(shard: Any, pattern: str, special_tokens: tuple[str, ...]) -> Counter[str]:
+    from rowbook.text.bpe import ByteLevelBPE
+
+    texts = _lines(shard) if isinstance(shard, str | os.PathLike) else shard
+    return ByteLevelBPE(pattern=pattern).count_words(texts, special_tokens=special_tokens)
+
+
+def _lines(path: Any) -> Any:
+    from rowbook.text.corpus import iter_lines
+
+    return iter_lines(path)
+
+
+def bpe_word_counts(shards: Sequence[Any], *, pattern: str | None = None,
+                    special_tokens: Sequence[str] = (), client: Any = None) -> Counter[str]:  # fmt: skip
+    """The pre-tokenized words :meth:`ByteLevelBPE.fit` counts, per shard (text files or lists
+    of strings), summed: feed them to :meth:`ByteLevelBPE.fit_word_counts`."""
+    from rowbook.text.bpe import GPT2_PATTERN
+
+    dask = _dask()
+    pattern, specials = pattern or GPT2_PATTERN, tuple(special_tokens)
+    parts = [
+        dask.delayed(_count_bpe_words)(shard, pattern, specials) for shard in _check_shards(shards)
+    ]
+    return _compute(_tree_sum(parts, _add), client)
+
+
+def _count_pairs(shard: Corpus, keys: tuple[str, ...], window: int, symmetric: bool,
+                 weighted: bool, tokenizer: Any) -> tuple[sp.csr_matrix, int]:  # fmt: skip
+    encoded = encode_corpus(shard, keys, tokenizer=tokenizer)
+    V = len(keys)
+    total = sp.csr_matrix((V, V), dtype=np.int64)
+    for band in cooccurrence_numerators(encoded, V, window, symmetric=symmetric, weighted=weighted):
+        total = total + band  # one band unless a memory budget was set
+    return total, int(encoded.starts[-1])
+
+
+def _add_pairs(
+    a: tuple[sp.csr_matrix, int], b: tuple[sp.csr_matrix, int]
+) -> tuple[sp.csr_matrix, int]:
+    return a[0] + b[0], a[1] + b[1]
+
+
+def cooccurrence_counts(shards: Shards, keys: Sequence[str], window: int, *, symmetric: bool = True,
+                        weighted: bool = True, tokenizer: Any = None, client: Any = None) -> sp.csr_matrix:  # fmt: skip
+    """The ``(V, V)`` co-occurrence matrix of the shards over the vocabulary ``keys``, summed
+    exactly (in units of ``1 / L``) and divided once: :meth:`GloVe.fit_cooccurrence` input.
+
+    Windows do not cross lines, so shards split at line boundaries give the counts of the
+    whole corpus.
+    """
+    dask = _dask()
+    keys = tuple(keys)
+    parts = [dask.delayed(_count_pairs)(shard, keys, window, symmetric, weighted, tokenizer)
+             for shard in _check_shards(shards)]  # fmt: skip
+    numerators, tokens = _compute(_tree_sum(parts, _add_pairs), client)
+    L = denominator(window, weighted, max_count=2 * tokens + 1)  # the sum may not overflow either
+    return sp.csr_matrix(
+        (numerators.data / L, numerators.indices, numerators.indptr), shape=numerators.shape
+    )

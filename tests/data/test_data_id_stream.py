@@ -1,0 +1,87 @@
+"""A corpus's ids spilled to disk: the same ids, the same vectors, memory flat in the corpus length."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+from rowbook import Word2Vec
+from rowbook.data import id_stream, read_corpus
+
+
+def _sentences(n: int, seed: int) -> list[list[str]]:
+    rng = np.random.default_rng(seed)
+    p = 1.0 / np.arange(1, 301)
+    p /= p.sum()
+    return [[f"w{i}" for i in rng.choice(300, size=rng.integers(0, 60), p=p)] for _ in range(n)]
+
+
+@pytest.mark.parametrize(
+    "options", [{}, {"min_count": 5}, {"max_vocab_size": 120, "max_sentence_length": 7}]
+)
+def test_spilled_ids_equal_the_ids_in_ram(tmp_path, monkeypatch, options):
+    monkeypatch.setattr(id_stream, "BLOCK_TOKENS", 997)  # many blocks, sentences across them
+    corpus = _sentences(500, seed=1)
+    vocab, in_ram = read_corpus(corpus, **options)
+    vocab2, spilled = read_corpus(corpus, spill_dir=tmp_path, **options)
+    assert vocab2.keys == vocab.keys and np.array_equal(vocab2.counts, vocab.counts)
+    assert spilled.id_file is not None and in_ram.id_file is None
+    np.testing.assert_array_equal(np.asarray(spilled.ids), in_ram.ids)
+    np.testing.assert_array_equal(spilled.starts, in_ram.starts)
+    np.testing.assert_array_equal(spilled.raw_lengths, in_ram.raw_lengths)
+    for s0, s1 in [(0, 3), (10, 200), (499, 500)]:
+        for a, b in zip(spilled.sentences(s0, s1), in_ram.sentences(s0, s1), strict=True):
+            np.testing.assert_array_equal(a, b)
+    folder = spilled.id_file.folder
+    spilled.id_file.close()
+    assert not folder.exists()  # the temporary files go with the corpus
+
+
+def test_word2vec_on_a_spilled_corpus_learns_the_same_vectors(tmp_path, monkeypatch):
+    monkeypatch.setattr(id_stream, "BLOCK_TOKENS", 1000)
+    corpus = _sentences(400, seed=2)
+    settings = {"vector_size": 8, "min_count": 2, "epochs": 2, "workers": 1, "batch_words": 500}
+    in_ram = Word2Vec(**settings).fit(corpus)
+    spilled = Word2Vec(**settings).fit(corpus, spill_dir=tmp_path)
+    np.testing.assert_array_equal(spilled.vectors.vectors, in_ram.vectors.vectors)
+    assert list(tmp_path.iterdir()) == []  # nothing left behind once the corpus is gone
+
+
+def test_spill_dir_must_be_a_folder(tmp_path):
+    with pytest.raises(FileNotFoundError, match="spill_dir"):
+        read_corpus([["a"]], spill_dir=tmp_path / "missing")
+
+
+_MEMORY = """
+import resource, sys, numpy as np
+from rowbook.data import id_stream, read_corpus
+id_stream.BLOCK_TOKENS = 1 << 16
+n_tokens, spill = int(sys.argv[1]), sys.argv[2]
+rng = np.random.default_rng(0)
+words = np.array([f"w{i}" for i in range(5000)])
+def corpus():  # generated line by line: the corpus itself is never held
+    for _ in range(n_tokens // 100):
+        yield list(words[rng.integers(0, 5000, 100)])
+def vm_hwm():
+    with open("/proc/self/status") as f:
+        return next(int(line.split()[1]) for line in f if line.startswith("VmHWM"))
+before = vm_hwm()
+vocab, enc = read_corpus(corpus(), spill_dir=None if spill == "-" else spill)
+print((vm_hwm() - before) / 1024)
+"""
+
+
+def _grown_mb(n_tokens: int, spill: str) -> float:
+    out = subprocess.run([sys.executable, "-c", _MEMORY, str(n_tokens), spill], capture_output=True,
+                         text=True, check=True)  # fmt: skip
+    return float(out.stdout.split()[-1])
+
+
+def test_reading_a_corpus_four_times_longer_keeps_memory_flat_when_spilled(tmp_path):
+    small, large = _grown_mb(500_000, str(tmp_path)), _grown_mb(2_000_000, str(tmp_path))
+    assert large - small < 15, f"spilled: {small:.0f} MB for 0.5M tokens, {large:.0f} MB for 2M"
+    in_ram_small, in_ram_large = _grown_mb(500_000, "-"), _grown_mb(2_000_000, "-")
+    assert in_ram_large - in_ram_small > 20  # what the spill saves: the test can fail

@@ -1,0 +1,81 @@
+"""Counts made per shard on Dask equal the counts of one pass over the whole corpus, exactly."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+pytest.importorskip("distributed")
+
+from distributed import Client, LocalCluster
+
+from rowbook import ByteLevelBPE, GloVe, Vocab, Word2Vec
+from rowbook.data import cooccurrence_matrix, read_corpus
+from rowbook.distributed import bpe_word_counts, cooccurrence_counts, word_counts
+
+
+@pytest.fixture(scope="module")
+def client():
+    with LocalCluster(
+        n_workers=2, threads_per_worker=1, processes=False, dashboard_address=None
+    ) as cluster:
+        with Client(cluster) as connected:
+            yield connected
+
+
+@pytest.fixture(scope="module")
+def shards(tmp_path_factory):
+    """Five text files of Zipf-distributed words (ties included), and their lines in order."""
+    rng = np.random.default_rng(7)
+    words = [f"w{i}" for i in range(400)]
+    p = 1.0 / np.arange(1, 401)
+    p /= p.sum()
+    folder = tmp_path_factory.mktemp("shards")
+    paths, lines = [], []
+    for s in range(5):
+        shard = [" ".join(rng.choice(words, size=rng.integers(1, 30), p=p)) for _ in range(300)]
+        path = folder / f"part{s}.txt"
+        path.write_text("\n".join(shard) + "\n", encoding="utf-8")
+        paths.append(path)
+        lines += shard
+    return paths, lines
+
+
+def test_word_counts_equal_one_pass_in_order(client, shards):
+    paths, lines = shards
+    counts = word_counts(paths, client=client)
+    sentences = [line.split() for line in lines]
+    vocab, _ = read_corpus(sentences, min_count=3)
+    model = Word2Vec(min_count=3, vector_size=4, workers=1).build_vocab_from_freq(counts)
+    assert model.index_to_key == vocab.keys  # same words, same gensim tie order
+    assert model.counts.tolist() == vocab.counts.tolist()
+    assert Vocab(min_count=3).fit_counts(counts).itos == Vocab(min_count=3).fit(sentences).itos
+
+
+def test_bpe_word_counts_give_the_same_merges(client, shards):
+    paths, lines = shards
+    counts = bpe_word_counts(paths, client=client)
+    assert counts == ByteLevelBPE().count_words(
+        line + "\n" for line in lines
+    ) or counts == ByteLevelBPE().count_words(lines)
+    split = ByteLevelBPE().fit_word_counts(counts, 400)
+    whole = ByteLevelBPE().fit([p.read_text(encoding="utf-8") for p in paths], 400)
+    assert split.merges == whole.merges
+
+
+def test_cooccurrence_counts_equal_one_pass_bit_for_bit_and_train_glove(client, shards):
+    paths, lines = shards
+    sentences = [line.split() for line in lines]
+    vocab, enc = read_corpus(sentences, min_count=2, ties="alphabetical")
+    X = cooccurrence_counts(paths, vocab.keys, 10, client=client)
+    expected = cooccurrence_matrix(enc, len(vocab), 10)
+    assert (X != expected).nnz == 0
+    settings = {"vector_size": 4, "min_count": 2, "epochs": 2, "workers": 1, "window": 10}
+    direct = GloVe(**settings).fit(sentences)
+    counted = GloVe(**settings).fit_cooccurrence(X, vocab.keys, counts=vocab.counts)
+    np.testing.assert_array_equal(counted.vectors.vectors, direct.vectors.vectors)
+
+
+def test_a_single_path_is_not_a_list_of_shards(client, shards):
+    with pytest.raises(ValueError, match="pass \\[path\\] for a single file"):
+        word_counts(str(shards[0][0]), client=client)
