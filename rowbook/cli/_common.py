@@ -15,6 +15,7 @@ import argparse
 import difflib
 import json
 import re
+import tempfile
 from collections.abc import Callable, Collection, Iterator, Sequence
 from pathlib import Path
 from typing import Any, NoReturn
@@ -144,14 +145,22 @@ def check_input_file(path: str | Path, what: str) -> Path:
 
 
 def check_output_path(path: str | Path) -> Path:
-    """``path`` as a Path, or ``FileNotFoundError`` if its folder does not exist (checked
-    before long work, so that it does not fail at the end)."""
+    """``path`` as a Path, or an ``OSError`` if it cannot be written: its folder does not
+    exist or is not writable, or it is a folder. Checked before long work, so that the
+    work does not fail at the end; writability by creating (and removing) a file there,
+    as the atomic save will."""
     path = Path(path)
     folder = path.parent if str(path.parent) else Path(".")
     if not folder.is_dir():
         raise FileNotFoundError(f"cannot write {path}: folder {folder} does not exist")
     if path.is_dir():
         raise IsADirectoryError(f"cannot write {path}: it is a folder; give a file name")
+    try:
+        with tempfile.TemporaryFile(dir=folder, prefix=f".{path.name}.", suffix=".probe"):
+            pass
+    except OSError as err:
+        raise PermissionError(f"cannot write {path}: folder {folder} is not writable "
+                              f"({err.strerror or err}); choose another output path") from None  # fmt: skip
     return path
 
 

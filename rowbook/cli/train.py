@@ -112,6 +112,9 @@ def _interrupted(args: argparse.Namespace) -> int:
     elif saved:
         hint = (f"{args.checkpoint} holds the last finished epoch; add --resume to the same "
                 "command to continue")  # fmt: skip
+    elif args.checkpoint is not None:
+        hint = (f"nothing was saved yet: {args.checkpoint} is written at the end of the first "
+                "epoch")  # fmt: skip
     else:
         hint = "nothing was saved (add --checkpoint FILE to make training resumable)"
     print(f"{args.prog}: interrupted; {hint}", file=sys.stderr)
@@ -235,6 +238,8 @@ def run_nplm(args: argparse.Namespace) -> int:
     from rowbook.text import Normalizer
 
     out = check_output_path(args.output)
+    if args.checkpoint is not None:
+        check_output_path(args.checkpoint)
     fmt = output_format(out)
     init = inspect.signature(args.model_class.__init__).parameters
     level = args.level or init["level"].default

@@ -37,7 +37,7 @@ import inspect
 import os
 from typing import Any, ClassVar, TypeVar
 
-from rowbook.io import load_state, save_state
+from rowbook.io import fields_of, load_state, save_state
 
 __all__ = ["MODEL_KIND", "Model", "NotFittedError", "read_model_file"]
 
@@ -152,11 +152,12 @@ class Model:
             )
         try:
             model = cls(**cls._params_from_json(dict(document["params"])))
-        except TypeError as err:
+        except (TypeError, ValueError) as err:
             raise ValueError(
                 f"{path}: field 'params' does not fit {cls.__name__} ({err})"
             ) from None
-        model._set_state(document["state"])
+        with fields_of(path, f"saved {cls.__name__}"):
+            model._set_state(document["state"])
         return model
 
 

@@ -54,6 +54,7 @@ from rowbook.models._word_models import (
     resume_state,
     run_epochs,
     run_training,
+    schedule_from_state,
     vocab_from_state,
     vocab_state,
 )
@@ -331,7 +332,7 @@ class GloVe(Model):
         check_tables(sums, shapes)
         self._fitted = {"vocab": vocab, "tables": tables, "sums": sums,
                         "history": history_from_state(state["history"]),
-                        "schedule": dict(state["schedule"]), "n_records": int(state["n_records"]),
+                        "schedule": schedule_from_state(state["schedule"]), "n_records": int(state["n_records"]),
                         "vectors": None}  # fmt: skip
 
     # -- learned state ------------------------------------------------------------------

@@ -66,6 +66,7 @@ from rowbook.models._word_models import (
     resume_state,
     run_epochs,
     run_training,
+    schedule_from_state,
     vocab_from_state,
     vocab_state,
 )
@@ -399,7 +400,8 @@ class Word2Vec(Model):
         tables = {k: np.array(v, dtype=np.float32, order="C") for k, v in state["tables"].items()}
         check_tables(tables, self._table_shapes(len(vocab)))
         self._fitted = {"vocab": vocab, "tables": tables, "history": history_from_state(state["history"]),
-                        "schedule": dict(state["schedule"]), "vectors": None}  # fmt: skip
+                        "schedule": schedule_from_state(state["schedule"], total_words=True),
+                        "vectors": None}  # fmt: skip
 
     # -- learned state ------------------------------------------------------------------
 
