@@ -24,12 +24,12 @@ SETTINGS = [(3, 6, 2_000_000), (1, 4, 1_000), (2, 2, 97), (5, 5, 10)]
 @pytest.fixture(
     scope="module", params=SETTINGS, ids=lambda s: f"minn{s[0]}-maxn{s[1]}-bucket{s[2]}"
 )
-def trained(request, tmp_path_factory):
+def trained(request, tmp_path_factory, train_fasttext):
     minn, maxn, bucket = request.param
     path = tmp_path_factory.mktemp("ft") / "corpus.txt"
     path.write_text((" ".join(IN_CORPUS) + "\n") * 5, encoding="utf-8")
-    model = fasttext.train_unsupervised(str(path), model="skipgram", dim=4, minn=minn, maxn=maxn,
-                                        bucket=bucket, minCount=1, epoch=1, thread=1, verbose=0)  # fmt: skip
+    model = train_fasttext(path, model="skipgram", dim=4, minn=minn, maxn=maxn,
+                                        bucket=bucket, minCount=1, epoch=1)  # fmt: skip
     return model, minn, maxn, bucket
 
 
