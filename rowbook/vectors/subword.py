@@ -71,8 +71,8 @@ class SubwordVectors(Vectors):
         starts, ids = subword_table(keys, minn=self.minn, maxn=self.maxn, bucket=self.bucket)
         rows, _ = bag_sum(W_in, ids, starts, mean=True)  # (nwords, d): one mean bag per word
         super().__init__(keys, rows, counts, copy=False)
-        W_in.flags.writeable = False
-        self._input = W_in
+        self._input = W_in.view()  # shared with a trainer's table, read-only through here
+        self._input.flags.writeable = False
 
     @property
     def input_matrix(self) -> np.ndarray:
