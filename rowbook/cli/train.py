@@ -114,7 +114,7 @@ def _settings(args: argparse.Namespace, names: tuple[str, ...]) -> dict[str, Any
 # -- word2vec and GloVe ---------------------------------------------------------------------
 
 W2V_OPTIONS = ("architecture", "vector_size", "window", "min_count", "epochs", "negative",
-               "hierarchical_softmax", "sample", "alpha", "min_alpha", "max_vocab_size", "workers",
+               "hierarchical_softmax", "sample", "lr", "min_lr", "max_vocab_size", "workers",
                "seed")  # fmt: skip
 GLOVE_OPTIONS = ("vector_size", "window", "min_count", "epochs", "x_max", "alpha", "lr",
                  "max_vocab", "workers", "seed")  # fmt: skip

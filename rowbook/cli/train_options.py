@@ -48,7 +48,11 @@ def _common_options(p: argparse.ArgumentParser, defaults: Any, *, tokenizers: bo
 
 
 def _word2vec_parser(models: Any) -> None:
-    from rowbook.models.word2vec import Word2VecSettings as S
+    from rowbook.models import Word2Vec
+
+    S = argparse.Namespace(
+        **{k: v.default for k, v in inspect.signature(Word2Vec).parameters.items()}
+    )
 
     p = add_command(
         models, "word2vec", run=run_word_vectors,
@@ -84,13 +88,16 @@ def _word2vec_parser(models: Any) -> None:
         help=f"subsampling threshold, 0 = off (default: {S.sample})",
     )
     p.add_argument(
-        "--alpha", type=float, metavar="LR", help=f"initial learning rate (default: {S.alpha})"
-    )
-    p.add_argument(
-        "--min-alpha",
+        "--lr",
         type=float,
         metavar="LR",
-        help=f"final learning rate (default: {S.min_alpha})",
+        help="initial learning rate (default: 0.025 for skipgram, 0.05 for cbow)",
+    )
+    p.add_argument(
+        "--min-lr",
+        type=float,
+        metavar="LR",
+        help=f"final learning rate (default: {S.min_lr})",
     )
     p.add_argument(
         "--max-vocab-size", type=int, metavar="N", help="cap on distinct words while reading"
@@ -102,7 +109,9 @@ def _word2vec_parser(models: Any) -> None:
 
 
 def _glove_parser(models: Any) -> None:
-    from rowbook.models.glove import GloVeSettings as S
+    from rowbook.models import GloVe
+
+    S = argparse.Namespace(**{k: v.default for k, v in inspect.signature(GloVe).parameters.items()})
 
     p = add_command(
         models, "glove", run=run_word_vectors,

@@ -38,6 +38,7 @@ __all__ = [
     "Corpus",
     "CountedVocab",
     "EncodedCorpus",
+    "encode_corpus",
     "iter_sentences",
     "job_boundaries",
     "read_corpus",
@@ -217,6 +218,28 @@ def read_corpus(
         dead = np.setdiff1d(np.arange(len(keys)), live)
         remap[dead] = [index.get(keys[i], -1) for i in dead]
     return vocab, _encode(remap[raw] if len(raw) else raw, lengths, max_sentence_length)
+
+
+def encode_corpus(
+    corpus: Corpus,
+    keys: Sequence[str],
+    *,
+    tokenizer: Any = None,
+    max_sentence_length: int = MAX_SENTENCE_LENGTH,
+) -> EncodedCorpus:
+    """The id stream of ``corpus`` over a vocabulary already chosen (``keys`` in id order).
+
+    Words not in ``keys`` are dropped as :func:`read_corpus` drops out-of-vocabulary words,
+    so encoding a corpus with the vocabulary ``read_corpus`` chose for it gives the same ids.
+
+    >>> enc = encode_corpus([["a", "x", "b"], ["b"]], ("b", "a"))
+    >>> enc.ids.tolist(), enc.starts.tolist(), enc.raw_lengths.tolist()
+    ([1, 0, 0], [0, 2, 3], [3, 1])
+    """
+    scanned, raw, lengths, _, _ = _scan(iter_sentences(corpus, tokenizer), None)
+    index = {key: i for i, key in enumerate(keys)}
+    remap = np.array([index.get(key, -1) for key in scanned], dtype=np.int32)
+    return _encode(remap[raw] if len(raw) else raw, lengths, max_sentence_length)
 
 
 def _encode(mapped: np.ndarray, lengths: np.ndarray, max_len: int) -> EncodedCorpus:

@@ -40,7 +40,17 @@ MODELS: dict[str, type] = {
 
 
 def load(path: str | os.PathLike[str]) -> Model:
-    """The model saved at ``path``, of whichever class saved it."""
+    """The model saved at ``path``, of whichever class saved it.
+
+    >>> import tempfile, pathlib, numpy as np
+    >>> corpus = [["the", "cat", "sat"], ["the", "dog", "sat"]] * 20
+    >>> model = Word2Vec(vector_size=8, min_count=1, epochs=1, workers=1).fit(corpus)
+    >>> path = pathlib.Path(tempfile.mkdtemp()) / "cats.model.npz"
+    >>> model.save(path)
+    >>> loaded = load(path)
+    >>> type(loaded).__name__, bool(np.array_equal(loaded.W_in, model.W_in))
+    ('Word2Vec', True)
+    """
     document = read_model_file(path)
     cls = MODELS.get(document["class"])
     if cls is None:

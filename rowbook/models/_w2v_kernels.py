@@ -16,8 +16,8 @@ Negative sampling (Mikolov et al. 2013b) maximises
 ``log sigmoid(h . W_out[center]) + sum_k log sigmoid(-h . W_out[negatives[k]])`` over
 ``negative`` words from the unigram^0.75 table; hierarchical softmax maximises
 ``sum_k log sigmoid((1 - 2 code[k]) h . W_nodes[point[k]])`` along the centre's Huffman
-path. One SGD step of size ``alpha`` on a target row ``t`` with label ``y``:
-``g = alpha * (y - sigmoid(h . W[t]))``, ``W[t] += g * h``, and ``h``'s step
+path. One SGD step of learning rate ``lr`` on a target row ``t`` with label ``y``:
+``g = lr * (y - sigmoid(h . W[t]))``, ``W[t] += g * h``, and ``h``'s step
 ``sum_t g * W[t]`` (rows taken before their own update, targets in order, a negative
 equal to ``center`` skipped) goes to ``W_in[context]`` -- for CBOW to every context row,
 divided by the context size only for the sum (gensim's convention).
@@ -55,7 +55,9 @@ _U16 = np.uint64(16)
 
 
 @numba.njit(nogil=True, fastmath=_FAST, cache=True, inline="always")
-def negative_sampling_step(h, W_out, center, negative, table, guide, alpha, state, work, compute_loss):  # pragma: no cover
+def negative_sampling_step(
+    h, W_out, center, negative, table, guide, lr, state, work, compute_loss
+):  # pragma: no cover
     """One negative-sampling step for hidden vector ``h``; h's gradient step is added to ``work``.
 
     Returns the generator state after the ``negative`` draws and the loss (0 unless
@@ -81,7 +83,7 @@ def negative_sampling_step(h, W_out, center, negative, table, guide, alpha, stat
         for c in range(d):
             f += h[c] * row[c]
         e = math.exp(-f)
-        g = (label - np.float32(1.0) / (np.float32(1.0) + e)) * alpha
+        g = (label - np.float32(1.0) / (np.float32(1.0) + e)) * lr
         for c in range(d):
             w = row[c]
             work[c] += g * w
@@ -91,7 +93,7 @@ def negative_sampling_step(h, W_out, center, negative, table, guide, alpha, stat
     return state, loss
 
 
-def negative_sampling_reference(h, W_out, center, negatives, alpha):
+def negative_sampling_reference(h, W_out, center, negatives, lr):
     """NumPy formulation of :func:`negative_sampling_step` with the negatives given.
 
     Updates ``W_out`` in place; returns the gradient step for ``h`` and the loss.
@@ -104,15 +106,19 @@ def negative_sampling_reference(h, W_out, center, negatives, alpha):
         label = np.float32(1.0 if k == 0 else 0.0)
         row = W_out[target].copy()
         f = np.float32(h @ row)
-        g = np.float32((label - 1.0 / (1.0 + np.exp(-f, dtype=np.float32))) * alpha)
+        g = np.float32((label - 1.0 / (1.0 + np.exp(-f, dtype=np.float32))) * lr)
         work += g * row
         W_out[target] = row + g * h
-        loss += -np.log(1 / (1 + np.exp(-float(f)))) if k == 0 else -np.log(1 / (1 + np.exp(float(f))))
+        loss += (
+            -np.log(1 / (1 + np.exp(-float(f)))) if k == 0 else -np.log(1 / (1 + np.exp(float(f))))
+        )
     return work, loss
 
 
 @numba.njit(nogil=True, fastmath=_FAST, cache=True, inline="always")
-def hierarchical_softmax_step(h, W_nodes, code, point, length, alpha, work, compute_loss):  # pragma: no cover
+def hierarchical_softmax_step(
+    h, W_nodes, code, point, length, lr, work, compute_loss
+):  # pragma: no cover
     """One hierarchical-softmax step: ``h`` predicts the word with Huffman path (code, point).
 
     At inner node ``point[k]`` the label is ``1 - code[k]`` (word2vec.c's convention);
@@ -126,7 +132,7 @@ def hierarchical_softmax_step(h, W_nodes, code, point, length, alpha, work, comp
         for c in range(d):
             f += h[c] * row[c]
         e = math.exp(-f)
-        g = (np.float32(1 - code[k]) - np.float32(1.0) / (np.float32(1.0) + e)) * alpha
+        g = (np.float32(1 - code[k]) - np.float32(1.0) / (np.float32(1.0) + e)) * lr
         for c in range(d):
             w = row[c]
             work[c] += g * w
@@ -136,13 +142,13 @@ def hierarchical_softmax_step(h, W_nodes, code, point, length, alpha, work, comp
     return loss
 
 
-def hierarchical_softmax_reference(h, W_nodes, code, point, alpha):
+def hierarchical_softmax_reference(h, W_nodes, code, point, lr):
     """NumPy formulation of :func:`hierarchical_softmax_step`; returns h's step and the loss."""
     work, loss = np.zeros_like(h), 0.0
     for bit, node in zip(code, point, strict=True):
         row = W_nodes[node].copy()
         f = np.float32(h @ row)
-        g = np.float32((np.float32(1 - bit) - 1.0 / (1.0 + np.exp(-f, dtype=np.float32))) * alpha)
+        g = np.float32((np.float32(1 - bit) - 1.0 / (1.0 + np.exp(-f, dtype=np.float32))) * lr)
         work += g * row
         W_nodes[node] = row + g * h
         loss += float(np.log1p(np.exp(-float(f))) + (float(f) if bit else 0.0))
@@ -158,14 +164,14 @@ def draw_negatives_reference(table, state, negative):
     return drawn, state
 
 
-def skipgram_step_reference(W_in, W_out, context, center, negatives, alpha):
+def skipgram_step_reference(W_in, W_out, context, center, negatives, lr):
     """One skip-gram pair: ``W_in[context]`` predicts ``center``; updates both tables."""
-    work, loss = negative_sampling_reference(W_in[context].copy(), W_out, center, negatives, alpha)
+    work, loss = negative_sampling_reference(W_in[context].copy(), W_out, center, negatives, lr)
     W_in[context] += work
     return loss
 
 
-def cbow_step_reference(W_in, W_out, context_ids, center, negatives, alpha, cbow_mean=True):
+def cbow_step_reference(W_in, W_out, context_ids, center, negatives, lr, cbow_mean=True):
     """One CBOW example: the context rows' mean (or sum) predicts ``center``.
 
     The lookup and the scatter-add of the gradient into the context rows are
@@ -176,7 +182,7 @@ def cbow_step_reference(W_in, W_out, context_ids, center, negatives, alpha, cbow
     rows = gather_rows_reference(W_in, context_ids)  # (C, d)
     scale = np.float32(1.0 / len(context_ids)) if len(context_ids) else np.float32(1.0)
     h = rows.sum(axis=0, dtype=np.float32) * (scale if cbow_mean else np.float32(1.0))  # (d,)
-    work, loss = negative_sampling_reference(h, W_out, center, negatives, alpha)
+    work, loss = negative_sampling_reference(h, W_out, center, negatives, lr)
     if not cbow_mean:
         work = work * scale
     grad = scatter_add_rows(context_ids, np.broadcast_to(work, rows.shape).copy(), len(W_in))
@@ -205,23 +211,23 @@ def _subsample(ids, starts, s0, s1, thresholds, use_sample, state):  # pragma: n
 
 
 @numba.njit(nogil=True, fastmath=_FAST, cache=True, inline="always")
-def _predict(h, center, W_out, table, guide, negative, tree, alpha, state, work, compute_loss):  # fmt: skip  # pragma: no cover
+def _predict(h, center, W_out, table, guide, negative, tree, lr, state, work, compute_loss):  # fmt: skip  # pragma: no cover
     """Both objectives for (h, center): their gradient steps for h summed into ``work``."""
     work[:] = 0.0
     loss = 0.0
     if tree is not None:  # hierarchical softmax; None compiles the branch away
         W_nodes, codes, points, lengths = tree
         loss += hierarchical_softmax_step(h, W_nodes, codes[center], points[center],
-                                          lengths[center], alpha, work, compute_loss)  # fmt: skip
+                                          lengths[center], lr, work, compute_loss)  # fmt: skip
     if negative > 0:
         state, step_loss = negative_sampling_step(h, W_out, center, negative, table, guide,
-                                                  alpha, state, work, compute_loss)  # fmt: skip
+                                                  lr, state, work, compute_loss)  # fmt: skip
         loss += step_loss
     return state, loss
 
 
 @numba.njit(nogil=True, fastmath=_FAST, cache=True, inline="always")
-def _cbow_position(W_in, words, i, lo, hi, out, tree, cbow_mean, alpha, state, work, neu1, compute_loss):  # fmt: skip  # pragma: no cover
+def _cbow_position(W_in, words, i, lo, hi, out, tree, cbow_mean, lr, state, work, neu1, compute_loss):  # fmt: skip  # pragma: no cover
     """CBOW at position ``i``: the window's mean (or sum) predicts ``words[i]``."""
     d = W_in.shape[1]
     neu1[:] = 0.0
@@ -237,7 +243,7 @@ def _cbow_position(W_in, words, i, lo, hi, out, tree, cbow_mean, alpha, state, w
         for c in range(d):
             neu1[c] *= inv
     W_out, table, guide, negative = out
-    state, loss = _predict(neu1, words[i], W_out, table, guide, negative, tree, alpha, state,
+    state, loss = _predict(neu1, words[i], W_out, table, guide, negative, tree, lr, state,
                            work, compute_loss)  # fmt: skip
     if not cbow_mean:  # gensim divides the step, not the input, for the sum
         for c in range(d):
@@ -252,7 +258,7 @@ def _cbow_position(W_in, words, i, lo, hi, out, tree, cbow_mean, alpha, state, w
 
 @numba.njit(nogil=True, fastmath=_FAST, cache=True)
 def train_job(W_in, ids, starts, s0, s1, thresholds, use_sample, out, tree, window, shrink,
-              skipgram, cbow_mean, alpha, seed, compute_loss):  # fmt: skip  # pragma: no cover
+              skipgram, cbow_mean, lr, seed, compute_loss):  # fmt: skip  # pragma: no cover
     """Train on sentences ``[s0, s1)`` of an encoded corpus; returns (words trained, loss).
 
     ``out = (W_out, table, guide, negative)`` is negative sampling (off when
@@ -273,7 +279,7 @@ def train_job(W_in, ids, starts, s0, s1, thresholds, use_sample, out, tree, wind
     d = W_in.shape[1]
     work = np.empty(d, dtype=np.float32)  # (d,) gradient step for h
     neu1 = np.empty(d, dtype=np.float32)  # (d,) CBOW hidden vector
-    alpha = np.float32(alpha)
+    lr = np.float32(lr)
     loss, start = 0.0, 0
     for end in ends:
         for i in range(start, end):
@@ -284,14 +290,14 @@ def train_job(W_in, ids, starts, s0, s1, thresholds, use_sample, out, tree, wind
                     if j != i:
                         h = W_in[words[j]]  # the context row predicts the centre word
                         state, step_loss = _predict(h, words[i], W_out, table, guide, negative,
-                                                    tree, alpha, state, work, compute_loss)  # fmt: skip
+                                                    tree, lr, state, work, compute_loss)  # fmt: skip
                         for c in range(d):
                             h[c] += work[c]
                         loss += step_loss
             else:
                 if i + 1 < end:
                     prefetch_row(W_out, words[i + 1])  # the next centre's output row
-                state, step_loss = _cbow_position(W_in, words, i, lo, hi, out, tree, cbow_mean, alpha,
+                state, step_loss = _cbow_position(W_in, words, i, lo, hi, out, tree, cbow_mean, lr,
                                                   state, work, neu1, compute_loss)  # fmt: skip
                 loss += step_loss
         start = end

@@ -25,7 +25,7 @@ __all__ = ["train_job_reference"]
 
 
 def train_job_reference(W_in, ids, starts, s0, s1, thresholds, use_sample, out, tree, window,
-                        shrink, skipgram, cbow_mean, alpha, seed):  # fmt: skip
+                        shrink, skipgram, cbow_mean, lr, seed):  # fmt: skip
     """Plain-Python :func:`train_job`: same draws in the same order, NumPy updates."""
     state, sentences = int(seed), []
     for s in range(s0, s1):
@@ -48,13 +48,13 @@ def train_job_reference(W_in, ids, starts, s0, s1, thresholds, use_sample, out, 
             lo, hi = max(i - window + b, 0), min(i + window + 1 - b, len(words))
             context = [words[j] for j in range(lo, hi) if j != i]
             for group in [[w] for w in context] if skipgram else [context]:
-                state = _step_reference(W_in, group, center, out, tree, np.float32(alpha), state,
+                state = _step_reference(W_in, group, center, out, tree, np.float32(lr), state,
                                         mean=cbow_mean or skipgram)  # fmt: skip
         position += len(words)
     return sum(map(len, sentences))
 
 
-def _step_reference(W_in, context, center, out, tree, alpha, state, mean):
+def _step_reference(W_in, context, center, out, tree, lr, state, mean):
     """One example of the reference: hierarchical softmax and negative sampling from the
     same hidden vector, their steps summed and scattered into the context rows."""
     W_out, table, _, negative = out
@@ -63,12 +63,16 @@ def _step_reference(W_in, context, center, out, tree, alpha, state, mean):
     if tree is not None:
         W_nodes, codes, points, lengths = tree
         n = lengths[center]
-        work += hierarchical_softmax_reference(h, W_nodes, codes[center, :n], points[center, :n], alpha)[0]
+        work += hierarchical_softmax_reference(
+            h, W_nodes, codes[center, :n], points[center, :n], lr
+        )[0]
     if negative:
         negatives, state = draw_negatives_reference(table, state, negative)
-        work += negative_sampling_reference(h, W_out, center, negatives, alpha)[0]
+        work += negative_sampling_reference(h, W_out, center, negatives, lr)[0]
     scale = np.float32(1.0) if mean or not context else np.float32(1.0 / len(context))
-    grad = scatter_add_rows(np.asarray(context, dtype=np.int64), np.tile(work * scale, (len(context), 1)), len(W_in))
+    grad = scatter_add_rows(
+        np.asarray(context, dtype=np.int64), np.tile(work * scale, (len(context), 1)), len(W_in)
+    )
     grad.add_to(W_in)
     return state
 

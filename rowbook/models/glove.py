@@ -14,64 +14,55 @@ The pipeline is the reference implementation's (``vocab_count``, ``cooccur``,
 ``W``, ``W_tilde`` and the biases start uniform in ``[-0.5, 0.5) / (d + 1)`` (glove.c
 divides by the vector size counted with the bias column) and the AdaGrad accumulators at
 1. The vectors returned are ``W + W_tilde`` (glove.c's default ``-model 2``).
+
+Keeping a model: :meth:`GloVe.save` / :meth:`GloVe.load` keep the tables and the AdaGrad
+sums, and :meth:`GloVe.train` runs more epochs on a corpus (its co-occurrences counted
+over the model's vocabulary). AdaGrad's step size has no schedule and the records are
+shuffled once by ``seed``, so ``fit`` for 2 epochs and ``train`` for 3 on the same corpus
+is a 5-epoch ``fit``, bit for bit with one worker.
 """
 
 from __future__ import annotations
 
 import os
 from collections.abc import Callable
-from dataclasses import asdict, dataclass
+from functools import partial
 from typing import Any
 
 import numpy as np
 
 from rowbook.checks import check_int, check_number
 from rowbook.data.cooccurrence import cooccurrence_matrix
-from rowbook.data.corpus import Corpus, CountedVocab, read_corpus, truncate_vocab
-from rowbook.io import load_state, save_state
-from rowbook.models._fitting import (
-    Progress,
-    ProgressReporter,
-    resolve_workers,
-    run_jobs,
+from rowbook.data.corpus import (
+    Corpus,
+    CountedVocab,
+    EncodedCorpus,
+    encode_corpus,
+    read_corpus,
+    truncate_vocab,
 )
+from rowbook.models._fitting import Progress, ProgressReporter, resolve_workers, run_jobs
 from rowbook.models._glove_kernels import glove_records
+from rowbook.models._word_models import (
+    check_tables,
+    check_vocab,
+    history_from_state,
+    history_state,
+    resume_state,
+    run_epochs,
+    run_training,
+    vocab_from_state,
+    vocab_state,
+)
 from rowbook.models.base import Model
 from rowbook.vectors import Vectors
 
-__all__ = ["GloVe", "GloVeSettings"]
+__all__ = ["GloVe"]
 
-_CHECKPOINT_KIND = "glove-checkpoint"
 _JOB_RECORDS = 1 << 16
+_TABLES = ("W", "W_tilde", "b", "b_tilde")
 
-
-@dataclass(frozen=True)
-class GloVeSettings:
-    """The parameters of :class:`GloVe`, validated on construction (see there)."""
-
-    vector_size: int = 50
-    window: int = 15
-    x_max: float = 100.0
-    alpha: float = 0.75
-    epochs: int = 25
-    lr: float = 0.05
-    min_count: int = 5
-    max_vocab: int | None = None
-    symmetric: bool = True
-    distance_weighting: bool = True
-    seed: int = 1
-    workers: int | None = None
-    progress: bool = False
-
-    def __post_init__(self) -> None:
-        for name, minimum in (("vector_size", 1), ("window", 1), ("epochs", 1), ("min_count", 1),
-                              ("seed", 0)):  # fmt: skip
-            check_int(name, getattr(self, name), minimum)
-        check_int("max_vocab", self.max_vocab, 1, allow_none=True)
-        check_int("workers", self.workers, 1, allow_none=True)
-        check_number("x_max", self.x_max, 0.0, low_open=True)
-        check_number("alpha", self.alpha, 0.0)
-        check_number("lr", self.lr, 0.0, low_open=True)
+Records = tuple[np.ndarray, np.ndarray, np.ndarray]
 
 
 class GloVe(Model):
@@ -84,7 +75,7 @@ class GloVe(Model):
     x_max, alpha : float
         The weighting ``f(x) = min(1, (x / x_max) ** alpha)``.
     epochs, lr : int, float
-        AdaGrad passes over the co-occurrence records and the initial step size.
+        AdaGrad passes over the co-occurrence records in ``fit`` and the initial step size.
     min_count, max_vocab : int
         Keep words seen at least ``min_count`` times, at most the ``max_vocab`` most frequent.
     symmetric, distance_weighting : bool
@@ -99,14 +90,44 @@ class GloVe(Model):
     >>> model = GloVe(vector_size=4, min_count=1, epochs=3, workers=1).fit(corpus)
     >>> model.vectors.vectors.shape
     (5, 4)
+    >>> len(model.train(corpus, epochs=2).history)
+    5
     """
 
-    def __init__(self, **params: Any) -> None:
-        self.settings = GloVeSettings(**params)
-        self._fitted: dict[str, Any] | None = None
+    #: Parameters a resumed ``fit`` may change: they do not alter what is learned.
+    _RUN_ONLY = ("workers", "progress")
 
-    def get_params(self) -> dict[str, Any]:
-        return asdict(self.settings)
+    def __init__(
+        self,
+        *,
+        vector_size: int = 50,
+        window: int = 15,
+        x_max: float = 100.0,
+        alpha: float = 0.75,
+        epochs: int = 25,
+        lr: float = 0.05,
+        min_count: int = 5,
+        max_vocab: int | None = None,
+        symmetric: bool = True,
+        distance_weighting: bool = True,
+        seed: int = 1,
+        workers: int | None = None,
+        progress: bool = False,
+    ) -> None:
+        self.vector_size, self.window, self.x_max, self.alpha = vector_size, window, x_max, alpha
+        self.epochs, self.lr, self.min_count, self.max_vocab = epochs, lr, min_count, max_vocab
+        self.symmetric, self.distance_weighting = symmetric, distance_weighting
+        self.seed, self.workers, self.progress = seed, workers, progress
+        for name, minimum in (("vector_size", 1), ("window", 1), ("epochs", 1), ("min_count", 1),
+                              ("seed", 0)):  # fmt: skip
+            check_int(name, getattr(self, name), minimum)
+        check_int("max_vocab", max_vocab, 1, allow_none=True)
+        check_int("workers", workers, 1, allow_none=True)
+        check_number("x_max", x_max, 0.0, low_open=True)
+        check_number("alpha", alpha, 0.0)
+        check_number("lr", lr, 0.0, low_open=True)
+
+    # -- training -----------------------------------------------------------------------
 
     def fit(
         self,
@@ -117,51 +138,145 @@ class GloVe(Model):
         checkpoint: str | os.PathLike | None = None,
         resume: str | os.PathLike | None = None,
     ) -> GloVe:
-        """Count co-occurrences in ``corpus`` and fit the vectors; returns ``self``.
+        """Count co-occurrences in ``corpus`` and fit the vectors in ``epochs``; returns ``self``.
 
         The arguments are those of :meth:`rowbook.models.word2vec.Word2Vec.fit`; progress
         ``words`` here counts co-occurrence records.
         """
-        s = self.settings
-        vocab, encoded = read_corpus(corpus, min_count=s.min_count, tokenizer=tokenizer,
+        vocab, encoded = read_corpus(corpus, min_count=self.min_count, tokenizer=tokenizer,
                                      ties="alphabetical")  # fmt: skip
-        if s.max_vocab is not None and len(vocab) > s.max_vocab:
-            vocab, encoded = truncate_vocab(vocab, encoded, s.max_vocab)
-        _check_vocab(vocab, s.min_count)
-        X = cooccurrence_matrix(encoded, len(vocab), s.window, symmetric=s.symmetric,
-                                weighted=s.distance_weighting).tocoo()  # fmt: skip
-        order = np.random.default_rng(s.seed).permutation(X.nnz)  # shuffle.c, once
-        records = (X.row[order].astype(np.int32), X.col[order].astype(np.int32), X.data[order])
-        if resume is not None:
-            params, grads, history = _load_checkpoint(resume, s, vocab)
+        if self.max_vocab is not None and len(vocab) > self.max_vocab:
+            vocab, encoded = truncate_vocab(vocab, encoded, self.max_vocab)
+        check_vocab(vocab, self.min_count)
+        if resume is None:
+            state = self._new_state(vocab)
         else:
-            params, history = _initial_state(len(vocab), s), []
-            grads = tuple(np.ones_like(p) for p in params)  # AdaGrad sums start at 1
-        _train(s, vocab, records, params, grads, history, callback, checkpoint)
-        vectors = Vectors(vocab.keys, (params[0] + params[1]).astype(np.float32), vocab.counts)
-        self._fitted = {"vocab": vocab, "params": params, "history": history, "nnz": X.nnz,
-                        "vectors": vectors}  # fmt: skip
+            state = resume_state(self, resume, vocab, self._RUN_ONLY)
+        records = self._records(encoded, len(vocab))
+        train = partial(self._train_epochs, state, records, callback, checkpoint)
+        run_training(self, state, train, keep_on_error=False)
         return self
+
+    def train(
+        self,
+        corpus: Corpus,
+        *,
+        epochs: int,
+        tokenizer: Any = None,
+        callback: Callable[[Progress], None] | None = None,
+        checkpoint: str | os.PathLike | None = None,
+    ) -> GloVe:
+        """Run ``epochs`` more AdaGrad epochs on the co-occurrences of ``corpus``; returns ``self``.
+
+        Co-occurrences are counted over the model's vocabulary (other words are skipped)
+        and shuffled by ``seed``; the AdaGrad sums carry on from where training stopped.
+        ``callback`` and ``checkpoint`` are as in :meth:`fit`.
+        """
+        state = self._require_fitted("train(...)")
+        check_int("epochs", epochs, 1)
+        encoded = encode_corpus(corpus, state["vocab"].keys, tokenizer=tokenizer)
+        if encoded.total_words == 0:
+            raise ValueError(
+                "the corpus is empty: no tokens were read; pass token lists or a non-empty text file"
+            )
+        state["schedule"].update(by="train", epochs=epochs, done=0)
+        records = self._records(encoded, len(state["vocab"]))
+        train = partial(self._train_epochs, state, records, callback, checkpoint)
+        run_training(self, state, train, keep_on_error=True)
+        return self
+
+    def _records(self, encoded: EncodedCorpus, V: int) -> Records:
+        """The non-zero co-occurrence records ``(rows, cols, values)``, shuffled once (shuffle.c)."""
+        X = cooccurrence_matrix(encoded, V, self.window, symmetric=self.symmetric,
+                                weighted=self.distance_weighting).tocoo()  # fmt: skip
+        order = np.random.default_rng(self.seed).permutation(X.nnz)
+        return X.row[order].astype(np.int32), X.col[order].astype(np.int32), X.data[order]
+
+    def _new_state(self, vocab: CountedVocab) -> dict[str, Any]:
+        """``W``, ``W_tilde`` and the biases uniform in ``[-0.5, 0.5) / (d + 1)``, AdaGrad sums 1."""
+        V, d = len(vocab), self.vector_size
+        rng = np.random.default_rng(self.seed)
+        scale = 1.0 / (d + 1)
+        shapes = ((V, d), (V, d), (V,), (V,))
+        tables = {
+            name: (rng.random(shape) - 0.5) * scale
+            for name, shape in zip(_TABLES, shapes, strict=True)
+        }
+        sums = {name: np.ones_like(table) for name, table in tables.items()}
+        schedule = {"by": "fit", "epochs": self.epochs, "done": 0, "trained": 0}
+        return {"vocab": vocab, "tables": tables, "sums": sums, "history": [], "schedule": schedule,
+                "n_records": 0, "vectors": None}  # fmt: skip
+
+    def _train_epochs(self, state: dict[str, Any], records: Records, callback: Callable | None,
+                      checkpoint: str | os.PathLike | None) -> None:  # fmt: skip
+        rows, cols, vals = records
+        nnz = state["n_records"] = len(vals)
+        bounds = np.append(np.arange(0, nnz, _JOB_RECORDS), nnz)  # (J + 1,)
+        params = tuple(state["tables"][name] for name in _TABLES)
+        grads = tuple(state["sums"][name] for name in _TABLES)
+        schedule = state["schedule"]
+        reporter = ProgressReporter(schedule["epochs"], nnz, show=self.progress, callback=callback,
+                                    start_epoch=schedule["done"], unit="record")  # fmt: skip
+
+        def job(j: int) -> float:
+            return glove_records(params, grads, rows, cols, vals, bounds[j], bounds[j + 1],
+                                 self.x_max, self.alpha, self.lr)  # fmt: skip
+
+        def run_epoch(epoch: int, trained: int) -> None:
+            run_jobs(len(bounds) - 1, resolve_workers(self.workers), job,
+                     lambda j, cost: reporter.job_done(int(bounds[j + 1] - bounds[j]), cost, self.lr))  # fmt: skip
+            reporter.loss /= max(nnz, 1)
+
+        save = None if checkpoint is None else lambda: self.save(checkpoint)
+        run_epochs(schedule, state["history"], reporter, run_epoch, save)
+
+    # -- saved state --------------------------------------------------------------------
+
+    def _get_state(self) -> dict[str, Any]:
+        state = self._require_fitted("save()")
+        return {"vocab": vocab_state(state["vocab"]), "tables": dict(state["tables"]),
+                "sums": dict(state["sums"]), "history": history_state(state["history"]),
+                "schedule": dict(state["schedule"]), "n_records": state["n_records"]}  # fmt: skip
+
+    def _set_state(self, state: dict[str, Any]) -> None:
+        vocab = vocab_from_state(state["vocab"])
+        tables = {k: np.array(v, dtype=np.float64, order="C") for k, v in state["tables"].items()}
+        sums = {k: np.array(v, dtype=np.float64, order="C") for k, v in state["sums"].items()}
+        V, d = len(vocab), self.vector_size
+        shapes = dict(zip(_TABLES, ((V, d), (V, d), (V,), (V,)), strict=True))
+        check_tables(tables, shapes)
+        check_tables(sums, shapes)
+        self._fitted = {"vocab": vocab, "tables": tables, "sums": sums,
+                        "history": history_from_state(state["history"]),
+                        "schedule": dict(state["schedule"]), "n_records": int(state["n_records"]),
+                        "vectors": None}  # fmt: skip
+
+    # -- learned state ------------------------------------------------------------------
 
     @property
     def vectors(self) -> Vectors:
         """``W + W_tilde`` as a :class:`rowbook.Vectors` (glove.c's ``-model 2`` output)."""
-        return self._learned("vectors", "vectors")
+        state = self._require_fitted(".vectors")
+        if state["vectors"] is None:
+            table = (state["tables"]["W"] + state["tables"]["W_tilde"]).astype(np.float32)
+            state["vectors"] = Vectors(state["vocab"].keys, table, state["vocab"].counts)
+        return state["vectors"]
 
     @property
     def W(self) -> np.ndarray:
         """``(V, d)`` float64 word vectors ``w_i``."""
-        return self._learned("params", "W")[0]
+        return self._learned("tables", "W")["W"]
 
     @property
     def W_tilde(self) -> np.ndarray:
         """``(V, d)`` float64 context vectors ``w~_j``."""
-        return self._learned("params", "W_tilde")[1]
+        return self._learned("tables", "W_tilde")["W_tilde"]
 
     @property
     def biases(self) -> tuple[np.ndarray, np.ndarray]:
         """``(b, b_tilde)``, each ``(V,)``."""
-        return self._learned("params", "biases")[2], self._learned("params", "biases")[3]
+        tables = self._learned("tables", "biases")
+        return tables["b"], tables["b_tilde"]
 
     @property
     def index_to_key(self) -> tuple[str, ...]:
@@ -169,69 +284,10 @@ class GloVe(Model):
 
     @property
     def n_records(self) -> int:
-        """Number of non-zero co-occurrence records trained on."""
-        return self._learned("nnz", "n_records")
+        """Number of non-zero co-occurrence records of the last training call."""
+        return self._learned("n_records", "n_records")
 
     @property
     def history(self) -> list[Progress]:
-        """One :class:`Progress` per epoch; ``loss`` is the mean ``J_ij`` per record."""
+        """One :class:`Progress` per epoch trained; ``loss`` is the mean ``J_ij`` per record."""
         return self._learned("history", "history")
-
-
-def _check_vocab(vocab: CountedVocab, min_count: int) -> None:
-    from rowbook.models.word2vec import _check_vocab as check
-
-    check(vocab, min_count)
-
-
-def _initial_state(V: int, s: GloVeSettings) -> tuple[np.ndarray, ...]:
-    rng = np.random.default_rng(s.seed)
-    scale = 1.0 / (s.vector_size + 1)
-    W = (rng.random((V, s.vector_size)) - 0.5) * scale  # (V, d)
-    W_tilde = (rng.random((V, s.vector_size)) - 0.5) * scale  # (V, d)
-    b, b_tilde = (rng.random(V) - 0.5) * scale, (rng.random(V) - 0.5) * scale  # (V,)
-    return W, W_tilde, b, b_tilde
-
-
-def _train(s: GloVeSettings, vocab, records, params, grads, history, callback, checkpoint) -> None:
-    rows, cols, vals = records
-    nnz = len(vals)
-    bounds = np.append(np.arange(0, nnz, _JOB_RECORDS), nnz)  # (J + 1,)
-    reporter = ProgressReporter(s.epochs, nnz, show=s.progress, callback=callback, start_epoch=len(history),
-                                unit="record")
-    try:
-        for _epoch in range(len(history), s.epochs):
-
-            def job(j: int) -> float:
-                return glove_records(params, grads, rows, cols, vals, bounds[j], bounds[j + 1],
-                                     s.x_max, s.alpha, s.lr)  # fmt: skip
-
-            reporter.start_epoch()
-            run_jobs(len(bounds) - 1, resolve_workers(s.workers), job,
-                     lambda j, cost: reporter.job_done(int(bounds[j + 1] - bounds[j]), cost, s.lr))  # fmt: skip
-            reporter.loss /= max(nnz, 1)
-            progress = reporter.end_epoch(_epoch)
-            history.append(progress)
-            if checkpoint is not None:
-                state = {"settings": asdict(s), "keys": list(vocab.keys), "counts": vocab.counts,
-                         "params": list(params), "grads": list(grads),
-                         "history": [asdict(p) for p in history]}  # fmt: skip
-                save_state(checkpoint, state, kind=_CHECKPOINT_KIND)
-            reporter.notify(progress)
-    finally:
-        reporter.close()
-
-
-def _load_checkpoint(path, s: GloVeSettings, vocab: CountedVocab):
-    state = load_state(path, kind=_CHECKPOINT_KIND)
-    skip = ("workers", "progress")
-    theirs = {k: v for k, v in state["settings"].items() if k not in skip}
-    ours = {k: v for k, v in asdict(s).items() if k not in skip}
-    if theirs != ours:
-        diff = {k: (theirs.get(k), v) for k, v in ours.items() if theirs.get(k) != v}
-        raise ValueError(f"checkpoint {path} was made with other settings (checkpoint, now): {diff}")
-    if tuple(state["keys"]) != vocab.keys or not np.array_equal(state["counts"], vocab.counts):
-        raise ValueError(f"checkpoint {path} was made on a different corpus (its vocabulary differs)")
-    params = tuple(np.ascontiguousarray(p, dtype=np.float64) for p in state["params"])
-    grads = tuple(np.ascontiguousarray(g, dtype=np.float64) for g in state["grads"])
-    return params, grads, [Progress(**p) for p in state["history"]]

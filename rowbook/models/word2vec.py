@@ -13,86 +13,61 @@ Semantics follow gensim 4 and word2vec.c: vocabulary by descending count after
 (:func:`rowbook.data.keep_probabilities`), negatives from the unigram^0.75 table
 (:func:`rowbook.data.negative_table`), the Huffman tree of hierarchical softmax
 (:func:`rowbook.data.huffman_tree`), windows shrunk by a random ``b`` in
-``[0, window)``, and a learning rate decaying linearly from ``alpha`` to ``min_alpha``
-over ``epochs`` passes of the corpus, updated every job of ~10,000 words.
+``[0, window)``, and a learning rate decaying linearly from ``lr`` to ``min_lr`` over
+the epochs of one training call, updated every job of ~10,000 words.
+
+Keeping a model (gensim's semantics): :meth:`Word2Vec.save` / :meth:`Word2Vec.load`,
+:meth:`Word2Vec.build_vocab` with ``update=True`` to add the words of new text, and
+:meth:`Word2Vec.train` for more epochs on any text. ``fit(corpus)`` is
+``build_vocab(corpus)`` followed by ``train(corpus, epochs=epochs)`` (in one pass over
+the corpus). Each ``train`` call runs its own schedule, ``lr`` down to ``min_lr``, so
+``fit`` for 2 epochs then ``train`` for 3 is not a 5-epoch ``fit``: that one is what
+``fit(..., checkpoint=path)`` interrupted after epoch 2 and ``fit(..., resume=path)``
+give, bit for bit.
 
 Differences from gensim worth knowing: the sigmoid is exact instead of a 1000-entry
 table that skips pairs scoring beyond +-6; sentences longer than 10,000 in-vocabulary
 words are cut into pieces (gensim drops the rest of the sentence); with both objectives
 on, their steps are computed from the same hidden vector and added (gensim applies
-them one after the other); the random draws come from a generator per job, so one
-worker and one seed give bit-identical tables, also across a checkpoint resume.
+them one after the other); the random draws come from a generator per job, seeded by
+``seed``, the epoch's number in the model's life and the job, so one worker and one
+seed give bit-identical tables, also across save, load and resume.
 """
 
 from __future__ import annotations
 
 import os
 from collections.abc import Callable
-from dataclasses import asdict, dataclass
+from functools import partial
 from typing import Any, Literal
 
 import numpy as np
 
-from rowbook.checks import check_choice, check_int, check_number
-from rowbook.data.corpus import Corpus, CountedVocab, EncodedCorpus, job_boundaries, read_corpus
+from rowbook.checks import ParameterError, check_choice, check_int, check_number
+from rowbook.data.corpus import Corpus, CountedVocab, EncodedCorpus, encode_corpus, read_corpus
 from rowbook.data.huffman import huffman_tree
 from rowbook.data.sampling import job_seed, negative_guide, negative_table, sample_thresholds
-from rowbook.io import load_state, save_state
-from rowbook.models._fitting import (
-    Progress,
-    ProgressReporter,
-    resolve_workers,
-    run_jobs,
-)
+from rowbook.models._fitting import Progress, ProgressReporter, resolve_workers, run_jobs
 from rowbook.models._w2v_kernels import train_job
+from rowbook.models._w2v_training import grow_tables, grow_vocab, initial_tables, job_lrs, job_plan
+from rowbook.models._word_models import (
+    check_tables,
+    check_vocab,
+    history_from_state,
+    history_state,
+    resume_state,
+    run_epochs,
+    run_training,
+    vocab_from_state,
+    vocab_state,
+)
 from rowbook.models.base import Model, NotFittedError
 from rowbook.vectors import Vectors
 
-__all__ = ["NotFittedError", "Progress", "Word2Vec", "Word2VecSettings"]
+__all__ = ["NotFittedError", "Progress", "Word2Vec"]
 
-_CHECKPOINT_KIND = "word2vec-checkpoint"
-
-
-@dataclass(frozen=True)
-class Word2VecSettings:
-    """The parameters of :class:`Word2Vec`, validated on construction (see there)."""
-
-    architecture: Literal["skipgram", "cbow"] = "skipgram"
-    vector_size: int = 100
-    window: int = 5
-    min_count: int = 5
-    max_vocab_size: int | None = None
-    sample: float = 1e-3
-    negative: int = 5
-    hierarchical_softmax: bool = False
-    ns_exponent: float = 0.75
-    cbow_mean: bool = True
-    alpha: float = 0.025
-    min_alpha: float = 1e-4
-    epochs: int = 5
-    shrink_windows: bool = True
-    workers: int | None = None
-    seed: int = 1
-    batch_words: int = 10_000
-    compute_loss: bool = False
-    progress: bool = False
-
-    def __post_init__(self) -> None:
-        check_choice("architecture", self.architecture, ("skipgram", "cbow"))
-        for name, minimum in (("vector_size", 1), ("window", 1), ("min_count", 0),
-                              ("negative", 0), ("epochs", 1), ("seed", 0), ("batch_words", 1)):  # fmt: skip
-            check_int(name, getattr(self, name), minimum)
-        if self.negative == 0 and not self.hierarchical_softmax:
-            raise ValueError(
-                "negative=0 turns negative sampling off, which needs hierarchical_softmax=True; "
-                "use negative >= 1 or set hierarchical_softmax=True"
-            )
-        check_int("max_vocab_size", self.max_vocab_size, 1, allow_none=True)
-        check_int("workers", self.workers, 1, allow_none=True)
-        check_number("sample", self.sample, 0.0)
-        check_number("ns_exponent", self.ns_exponent, -10.0, 10.0)
-        check_number("alpha", self.alpha, 0.0, low_open=True)
-        check_number("min_alpha", self.min_alpha, 0.0, self.alpha)
+#: The default learning rate of each architecture when ``lr=None`` (word2vec.c's).
+DEFAULT_LR = {"skipgram": 0.025, "cbow": 0.05}
 
 
 class Word2Vec(Model):
@@ -117,10 +92,18 @@ class Word2Vec(Model):
         Also (or, with ``negative=0``, only) train a hierarchical softmax over the Huffman
         tree of the vocabulary (:func:`rowbook.data.huffman_tree`); both objectives then
         share each example's hidden vector and their steps add up.
-    alpha, min_alpha : float
-        Learning rate at the start and at the end of training (linear decay).
+    cbow_mean : bool
+        CBOW's hidden vector is the mean of the window's rows (else their sum).
+    lr, min_lr : float
+        Learning rate at the start and at the end of each training call (linear decay).
+        ``lr=None`` takes word2vec.c's default for the architecture: 0.025 for
+        skip-gram, 0.05 for CBOW. CBOW takes one step per centre word from the window's
+        mean, against skip-gram's one per (centre, context) pair, so at skip-gram's rate
+        it learns less in the same epochs: on NewsArticles (5 epochs, 2 seeds) CBOW scores
+        0.090 / 0.388 / 0.130 on questions-words / WordSim353 / SimLex-999 at 0.05,
+        against 0.062 / 0.309 / 0.103 at 0.025 (gensim's single default for both).
     epochs, shrink_windows : int, bool
-        Passes over the corpus; draw a random effective window per centre word.
+        Passes over the corpus in ``fit``; draw a random effective window per centre word.
     workers : int or None
         Training threads (``None``: one per CPU). One worker makes results reproducible.
     seed : int
@@ -128,7 +111,7 @@ class Word2Vec(Model):
     batch_words : int
         Corpus words per job (the unit of threading and of learning-rate updates).
     compute_loss, progress : bool
-        Track the negative-sampling loss (a little slower); show a tqdm progress bar.
+        Track the training loss (a little slower); show a tqdm progress bar.
 
     Examples
     --------
@@ -136,19 +119,67 @@ class Word2Vec(Model):
     >>> model = Word2Vec(vector_size=8, min_count=1, epochs=2, workers=1).fit(corpus)
     >>> model.vectors.vectors.shape
     (4, 8)
+    >>> model = model.build_vocab([["the", "bird", "sat"]] * 5, update=True)
+    >>> model.train([["the", "bird", "sat"]] * 5, epochs=1).index_to_key[-1]
+    'bird'
     """
 
-    def __init__(self, **params: Any) -> None:
-        self.settings = Word2VecSettings(**params)
-        self._fitted: dict[str, Any] | None = None
+    #: Parameters a resumed ``fit`` may change: they do not alter what is learned.
+    _RUN_ONLY = ("workers", "progress", "compute_loss")
 
-    def get_params(self) -> dict[str, Any]:
-        """The settings as a dict (scikit-learn's accessor)."""
-        return asdict(self.settings)
+    def __init__(
+        self,
+        *,
+        architecture: Literal["skipgram", "cbow"] = "skipgram",
+        vector_size: int = 100,
+        window: int = 5,
+        min_count: int = 5,
+        max_vocab_size: int | None = None,
+        sample: float = 1e-3,
+        negative: int = 5,
+        hierarchical_softmax: bool = False,
+        ns_exponent: float = 0.75,
+        cbow_mean: bool = True,
+        lr: float | None = None,
+        min_lr: float = 1e-4,
+        epochs: int = 5,
+        shrink_windows: bool = True,
+        workers: int | None = None,
+        seed: int = 1,
+        batch_words: int = 10_000,
+        compute_loss: bool = False,
+        progress: bool = False,
+    ) -> None:
+        self.architecture, self.vector_size, self.window = architecture, vector_size, window
+        self.min_count, self.max_vocab_size, self.sample = min_count, max_vocab_size, sample
+        self.negative, self.hierarchical_softmax = negative, hierarchical_softmax
+        self.ns_exponent, self.cbow_mean = ns_exponent, cbow_mean
+        self.lr, self.min_lr, self.epochs = lr, min_lr, epochs
+        self.shrink_windows, self.workers, self.seed = shrink_windows, workers, seed
+        self.batch_words, self.compute_loss, self.progress = batch_words, compute_loss, progress
+        self._check_params()
 
-    def __repr__(self) -> str:
-        changed = {k: v for k, v in asdict(self.settings).items() if v != getattr(Word2VecSettings, k)}
-        return f"Word2Vec({', '.join(f'{k}={v!r}' for k, v in changed.items())})"
+    def _check_params(self) -> None:
+        check_choice("architecture", self.architecture, ("skipgram", "cbow"))
+        for name, minimum in (("vector_size", 1), ("window", 1), ("min_count", 0),
+                              ("negative", 0), ("epochs", 1), ("seed", 0), ("batch_words", 1)):  # fmt: skip
+            check_int(name, getattr(self, name), minimum)
+        if self.negative == 0 and not self.hierarchical_softmax:
+            raise ParameterError("negative", 0, "an integer >= 1 unless hierarchical softmax is on",
+                                 fix="0 turns negative sampling off, which needs hierarchical "
+                                 "softmax on to train anything")  # fmt: skip
+        check_int("max_vocab_size", self.max_vocab_size, 1, allow_none=True)
+        check_int("workers", self.workers, 1, allow_none=True)
+        check_number("sample", self.sample, 0.0)
+        check_number("ns_exponent", self.ns_exponent, -10.0, 10.0)
+        check_number("lr", self.lr, 0.0, low_open=True, allow_none=True)
+        check_number("min_lr", self.min_lr, 0.0, self._start_lr)
+
+    @property
+    def _start_lr(self) -> float:
+        return DEFAULT_LR[self.architecture] if self.lr is None else self.lr
+
+    # -- training -----------------------------------------------------------------------
 
     def fit(
         self,
@@ -159,7 +190,7 @@ class Word2Vec(Model):
         checkpoint: str | os.PathLike | None = None,
         resume: str | os.PathLike | None = None,
     ) -> Word2Vec:
-        """Learn the vocabulary and the vectors of ``corpus``; returns ``self``.
+        """Learn the vocabulary and the vectors of ``corpus`` in ``epochs`` epochs; returns ``self``.
 
         Parameters
         ----------
@@ -170,46 +201,183 @@ class Word2Vec(Model):
         callback : callable, optional
             Called with a :class:`Progress` after every epoch; raising stops training.
         checkpoint : path, optional
-            Write the training state there (atomically, ``.npz``) after every epoch.
+            Save the model there (as :meth:`save` does, atomically) after every epoch.
         resume : path, optional
-            A checkpoint of a run with the same settings on the same corpus: training
-            continues after its last epoch and ends where the uninterrupted run would.
+            A checkpoint, or a model saved by :meth:`save`, of a ``fit`` with the same
+            parameters on the same corpus: training continues after its last epoch and
+            ends where the uninterrupted run would (bit for bit with one worker).
         """
-        s = self.settings
-        vocab, encoded = read_corpus(corpus, min_count=s.min_count, max_vocab_size=s.max_vocab_size,
-                                     tokenizer=tokenizer)  # fmt: skip
-        _check_vocab(vocab, s.min_count)
+        vocab, encoded = read_corpus(corpus, min_count=self.min_count,
+                                     max_vocab_size=self.max_vocab_size, tokenizer=tokenizer)  # fmt: skip
+        check_vocab(vocab, self.min_count)
         if resume is None:
-            tables, start, history = _initial_tables(len(vocab), s), 0, []
+            state = self._new_state(vocab)
+            state["schedule"].update(by="fit", epochs=self.epochs)
         else:
-            tables, start, history = _load_checkpoint(resume, s, vocab)
-        _train(s, vocab, encoded, tables, start, history, callback, checkpoint)
-        vectors = Vectors(vocab.keys, tables["W_in"], vocab.counts)
-        self._fitted = {"vocab": vocab, **tables, "history": history, "vectors": vectors}
+            state = resume_state(self, resume, vocab, self._RUN_ONLY)
+        train = partial(self._train_epochs, state, encoded, callback, checkpoint)
+        run_training(self, state, train, keep_on_error=False)
         return self
+
+    def build_vocab(
+        self, corpus: Corpus, *, update: bool = False, tokenizer: Any = None
+    ) -> Word2Vec:
+        """Read the vocabulary of ``corpus``; returns ``self`` (gensim's ``build_vocab``).
+
+        ``update=False`` starts a new model: the vocabulary of ``corpus`` and fresh tables,
+        forgetting anything learned. ``update=True`` adds to a fitted (or loaded) model the
+        words of ``corpus`` seen at least ``min_count`` times there, after the old ones;
+        old words add their counts in ``corpus`` to theirs. Old rows are unchanged; new
+        rows of ``W_in`` start as a fresh table of the grown vocabulary has them, the new
+        output rows at zero. The Huffman tree is rebuilt from the new counts (as gensim).
+        """
+        if not update:
+            vocab, _ = read_corpus(corpus, min_count=self.min_count,
+                                   max_vocab_size=self.max_vocab_size, tokenizer=tokenizer)  # fmt: skip
+            check_vocab(vocab, self.min_count)
+            self._fitted = self._new_state(vocab)
+            return self
+        state = self._require_fitted("build_vocab(..., update=True)")
+        seen, _ = read_corpus(
+            corpus, min_count=1, max_vocab_size=self.max_vocab_size, tokenizer=tokenizer
+        )
+        state["vocab"] = grow_vocab(state["vocab"], seen, self.min_count)
+        state["tables"] = self._grown_tables(state["tables"], len(state["vocab"]))
+        state["vectors"] = None
+        return self
+
+    def train(
+        self,
+        corpus: Corpus,
+        *,
+        epochs: int,
+        total_words: int | None = None,
+        tokenizer: Any = None,
+        callback: Callable[[Progress], None] | None = None,
+        checkpoint: str | os.PathLike | None = None,
+    ) -> Word2Vec:
+        """Train ``epochs`` more epochs on ``corpus`` with the current vocabulary; returns ``self``.
+
+        Words of ``corpus`` outside the vocabulary are skipped (add them first with
+        :meth:`build_vocab` ``(corpus, update=True)``). The learning rate decays from ``lr``
+        to ``min_lr`` over the ``epochs`` of this call, measured in ``total_words`` corpus
+        words per epoch (default: the words of ``corpus``), as gensim's ``train`` does.
+        ``callback`` and ``checkpoint`` are as in :meth:`fit`.
+        """
+        state = self._require_fitted("train(...)")
+        check_int("epochs", epochs, 1)
+        check_int("total_words", total_words, 1, allow_none=True)
+        encoded = encode_corpus(corpus, state["vocab"].keys, tokenizer=tokenizer)
+        if encoded.total_words == 0:
+            raise ValueError(
+                "the corpus is empty: no tokens were read; pass token lists or a non-empty text file"
+            )
+        state["schedule"].update(by="train", epochs=epochs, done=0, total_words=total_words)
+        train = partial(self._train_epochs, state, encoded, callback, checkpoint)
+        run_training(self, state, train, keep_on_error=True)
+        return self
+
+    def _new_state(self, vocab: CountedVocab) -> dict[str, Any]:
+        """A model of ``vocab`` with fresh tables, nothing trained (a schedule of 0 epochs)."""
+        tables = initial_tables(len(vocab), self.vector_size, self.seed, self.hierarchical_softmax)
+        schedule = {"by": "build_vocab", "epochs": 0, "done": 0, "trained": 0, "total_words": None}
+        return {
+            "vocab": vocab,
+            "tables": tables,
+            "history": [],
+            "schedule": schedule,
+            "vectors": None,
+        }
+
+    def _grown_tables(self, tables: dict[str, np.ndarray], V: int) -> dict[str, np.ndarray]:
+        return grow_tables(tables, V, self.seed)
+
+    def _train_epochs(self, state: dict[str, Any], encoded: EncodedCorpus, callback: Callable | None,
+                      checkpoint: str | os.PathLike | None) -> None:  # fmt: skip
+        """The epochs left in the schedule: jobs on worker threads, checkpoint, callback."""
+        schedule = state["schedule"]
+        bounds, words_before = job_plan(encoded, self.batch_words)
+        job_words = np.diff(words_before)
+        total = schedule["total_words"] or encoded.total_words
+        step = self._job_step(state["vocab"], state["tables"], encoded, bounds)
+        reporter = ProgressReporter(schedule["epochs"], encoded.total_words, show=self.progress,
+                                    callback=callback, start_epoch=schedule["done"],
+                                    show_loss=self.compute_loss)  # fmt: skip
+
+        def run_epoch(epoch: int, trained: int) -> None:
+            lrs = job_lrs(
+                self._start_lr, self.min_lr, epoch, schedule["epochs"], words_before[:-1], total
+            )
+            run_jobs(len(bounds) - 1, resolve_workers(self.workers),
+                     lambda j: step(j, lrs[j], job_seed(self.seed, trained, j)),
+                     lambda j, r: reporter.job_done(int(job_words[j]), r[1], lrs[j]))  # fmt: skip
+
+        save = None if checkpoint is None else lambda: self.save(checkpoint)
+        run_epochs(
+            schedule, state["history"], reporter, run_epoch, save, loss_known=self.compute_loss
+        )
+
+    def _job_step(self, vocab: CountedVocab, tables: dict[str, np.ndarray], encoded: EncodedCorpus,
+                  bounds: np.ndarray) -> Callable[[int, float, int], tuple[int, float]]:  # fmt: skip
+        """``step(j, lr, seed)`` trains job ``j`` into ``tables``: (words trained, loss)."""
+        thresholds = sample_thresholds(vocab.counts, self.sample)
+        table = negative_table(vocab.counts, self.ns_exponent)
+        out = (tables["W_out"], table, negative_guide(table), self.negative)
+        tree = (
+            (tables["W_nodes"], *huffman_tree(vocab.counts)) if self.hierarchical_softmax else None
+        )
+        skipgram = self.architecture == "skipgram"
+
+        def step(j: int, lr: float, seed: int) -> tuple[int, float]:
+            return train_job(tables["W_in"], encoded.ids, encoded.starts, bounds[j], bounds[j + 1],
+                             thresholds, self.sample > 0, out, tree, self.window, self.shrink_windows,
+                             skipgram, self.cbow_mean, lr, seed, self.compute_loss)  # fmt: skip
+
+        return step
+
+    # -- saved state --------------------------------------------------------------------
+
+    def _get_state(self) -> dict[str, Any]:
+        state = self._require_fitted("save()")
+        return {"vocab": vocab_state(state["vocab"]), "tables": dict(state["tables"]),
+                "history": history_state(state["history"]), "schedule": dict(state["schedule"])}  # fmt: skip
+
+    def _set_state(self, state: dict[str, Any]) -> None:
+        vocab = vocab_from_state(state["vocab"])
+        tables = {k: np.array(v, dtype=np.float32, order="C") for k, v in state["tables"].items()}
+        V, d = len(vocab), self.vector_size
+        n_nodes = max(V - 1, 1) if self.hierarchical_softmax else 0
+        check_tables(tables, {"W_in": (V, d), "W_out": (V, d), "W_nodes": (n_nodes, d)})
+        self._fitted = {"vocab": vocab, "tables": tables, "history": history_from_state(state["history"]),
+                        "schedule": dict(state["schedule"]), "vectors": None}  # fmt: skip
 
     # -- learned state ------------------------------------------------------------------
 
     @property
     def vectors(self) -> Vectors:
         """The trained word vectors (a copy of ``W_in``) as a :class:`rowbook.Vectors`."""
-        return self._learned("vectors", "vectors")
+        state = self._require_fitted(".vectors")
+        if state["vectors"] is None:
+            state["vectors"] = Vectors(
+                state["vocab"].keys, state["tables"]["W_in"], state["vocab"].counts
+            )
+        return state["vectors"]
 
     @property
     def W_in(self) -> np.ndarray:
         """``(V, d)`` float32 input embedding table (the word vectors)."""
-        return self._learned("W_in", "W_in")
+        return self._learned("tables", "W_in")["W_in"]
 
     @property
     def W_out(self) -> np.ndarray:
         """``(V, d)`` float32 output embedding table (gensim's ``syn1neg``)."""
-        return self._learned("W_out", "W_out")
+        return self._learned("tables", "W_out")["W_out"]
 
     @property
     def W_nodes(self) -> np.ndarray:
         """``(V - 1, d)`` inner-node vectors of hierarchical softmax (gensim's ``syn1``);
         empty unless ``hierarchical_softmax=True``."""
-        return self._learned("W_nodes", "W_nodes")
+        return self._learned("tables", "W_nodes")["W_nodes"]
 
     @property
     def index_to_key(self) -> tuple[str, ...]:
@@ -217,105 +385,10 @@ class Word2Vec(Model):
 
     @property
     def counts(self) -> np.ndarray:
-        """``(V,)`` corpus counts of the vocabulary words."""
+        """``(V,)`` corpus counts of the vocabulary words (summed over ``build_vocab`` updates)."""
         return self._learned("vocab", "counts").counts
 
     @property
     def history(self) -> list[Progress]:
-        """One :class:`Progress` per epoch trained by the last ``fit``."""
+        """One :class:`Progress` per epoch trained, over every ``fit`` / ``train`` call."""
         return self._learned("history", "history")
-
-
-def _check_vocab(vocab: CountedVocab, min_count: int) -> None:
-    if vocab.total_words == 0:
-        raise ValueError(
-            f"the corpus is empty: {vocab.corpus_count} sentences and no tokens were read; "
-            "pass token lists or a non-empty text file"
-        )
-    if len(vocab) == 0:
-        raise ValueError(
-            f"no word occurs at least min_count={min_count} times in the corpus "
-            f"({vocab.total_words} tokens); lower min_count or use a larger corpus"
-        )
-
-
-def _initial_tables(V: int, s: Word2VecSettings) -> dict[str, np.ndarray]:
-    """``W_in`` uniform(-1/d, 1/d) exactly as gensim 4's ``prep_vectors``; the others zero."""
-    W_in = np.random.default_rng(s.seed).random((V, s.vector_size), dtype=np.float32)  # (V, d)
-    W_in *= np.float32(2.0)
-    W_in -= np.float32(1.0)
-    W_in /= np.float32(s.vector_size)
-    W_out = np.zeros((V, s.vector_size), dtype=np.float32)  # (V, d)
-    n_nodes = max(V - 1, 1) if s.hierarchical_softmax else 0
-    W_nodes = np.zeros((n_nodes, s.vector_size), dtype=np.float32)  # (V - 1, d)
-    return {"W_in": W_in, "W_out": W_out, "W_nodes": W_nodes}
-
-
-def _train(s: Word2VecSettings, vocab: CountedVocab, encoded: EncodedCorpus,
-           tables: dict[str, np.ndarray], start: int, history: list[Progress],
-           callback: Callable | None, checkpoint: str | os.PathLike | None) -> None:  # fmt: skip
-    """Epochs ``start .. epochs - 1``: jobs on worker threads, checkpoint, callback."""
-    W_in = tables["W_in"]
-    thresholds = sample_thresholds(vocab.counts, s.sample)
-    table = negative_table(vocab.counts, s.ns_exponent)
-    out = (tables["W_out"], table, negative_guide(table), s.negative)
-    tree = (tables["W_nodes"], *huffman_tree(vocab.counts)) if s.hierarchical_softmax else None
-    bounds = job_boundaries(encoded.raw_lengths, s.batch_words)
-    words_before = np.concatenate([[0], np.cumsum(encoded.raw_lengths)])[bounds]  # (J + 1,)
-    job_words = np.diff(words_before)
-    total = max(encoded.total_words, 1)
-    reporter = ProgressReporter(s.epochs, encoded.total_words, show=s.progress, callback=callback,
-                                start_epoch=start, show_loss=s.compute_loss)  # fmt: skip
-    try:
-        for epoch in range(start, s.epochs):
-            done = (epoch + words_before[:-1] / total) / s.epochs
-            alphas = np.maximum(s.min_alpha, s.alpha - (s.alpha - s.min_alpha) * done)
-
-            def job(j: int, epoch: int = epoch, alphas: np.ndarray = alphas) -> tuple[int, float]:
-                return train_job(W_in, encoded.ids, encoded.starts, bounds[j], bounds[j + 1],
-                                 thresholds, s.sample > 0, out, tree, s.window, s.shrink_windows,
-                                 s.architecture == "skipgram", s.cbow_mean, alphas[j],
-                                 job_seed(s.seed, epoch, j), s.compute_loss)  # fmt: skip
-
-            reporter.start_epoch()
-            run_jobs(len(bounds) - 1, resolve_workers(s.workers), job,
-                     lambda j, r, a=alphas: reporter.job_done(int(job_words[j]), r[1], a[j]))  # fmt: skip
-            progress = reporter.end_epoch(epoch, loss_known=s.compute_loss)
-            history.append(progress)
-            if checkpoint is not None:
-                _save_checkpoint(checkpoint, s, vocab, tables, history)
-            reporter.notify(progress)
-    finally:
-        reporter.close()
-
-
-_RUN_ONLY = ("workers", "progress", "compute_loss")  # settings a resumed run may change
-
-
-def _save_checkpoint(path, s: Word2VecSettings, vocab: CountedVocab, tables, history) -> None:
-    state = {
-        "settings": asdict(s),
-        "keys": list(vocab.keys),
-        "counts": vocab.counts,
-        "tables": tables,
-        "history": [asdict(p) for p in history],
-    }
-    save_state(path, state, kind=_CHECKPOINT_KIND)
-
-
-def _load_checkpoint(path, s: Word2VecSettings, vocab: CountedVocab):
-    state = load_state(path, kind=_CHECKPOINT_KIND)
-    theirs = {k: v for k, v in state["settings"].items() if k not in _RUN_ONLY}
-    ours = {k: v for k, v in asdict(s).items() if k not in _RUN_ONLY}
-    if theirs != ours:
-        diff = {k: (theirs.get(k), v) for k, v in ours.items() if theirs.get(k) != v}
-        raise ValueError(f"checkpoint {path} was made with other settings (checkpoint, now): {diff}")
-    same = tuple(state["keys"]) == vocab.keys and np.array_equal(state["counts"], vocab.counts)
-    if not same:
-        raise ValueError(
-            f"checkpoint {path} was made on a different corpus (its vocabulary differs); "
-            "resume with the corpus it was trained on"
-        )
-    tables = {k: np.ascontiguousarray(v, dtype=np.float32) for k, v in state["tables"].items()}
-    history = [Progress(**p) for p in state["history"]]
-    return tables, len(history), history

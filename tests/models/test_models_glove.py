@@ -120,7 +120,7 @@ def test_one_worker_is_bit_identical_and_resume_matches(tmp_path):
         GloVe(**params).fit(CORPUS, checkpoint=path, callback=stop)
     resumed = GloVe(**params).fit(CORPUS, resume=path)
     assert np.array_equal(resumed.W, a.W) and np.array_equal(resumed.W_tilde, a.W_tilde)
-    with pytest.raises(ValueError, match="other settings"):
+    with pytest.raises(ValueError, match="other parameters"):
         GloVe(**{**params, "x_max": 10.0}).fit(CORPUS, resume=path)
 
 
@@ -130,7 +130,9 @@ def test_two_workers_learn_too():
 
 
 def test_vocabulary_ties_are_alphabetical_and_max_vocab():
-    m = GloVe(vector_size=3, min_count=1, epochs=1, workers=1, max_vocab=2).fit([["b", "c", "a", "c", "b"]])
+    m = GloVe(vector_size=3, min_count=1, epochs=1, workers=1, max_vocab=2).fit(
+        [["b", "c", "a", "c", "b"]]
+    )
     assert m.index_to_key == ("b", "c")
 
 
@@ -147,3 +149,32 @@ def test_errors():
         GloVe(window=0)
     with pytest.raises(ValueError, match=r"lr must be a finite number in \(0.0, inf\), got nan"):
         GloVe(lr=float("nan"))
+
+
+def _same(a: GloVe, b: GloVe) -> bool:
+    return all(
+        np.array_equal(x, y)
+        for x, y in zip((a.W, a.W_tilde, *a.biases), (b.W, b.W_tilde, *b.biases), strict=True)
+    )
+
+
+def test_save_load_and_train_more_equals_the_longer_fit(tmp_path):
+    """AdaGrad has no schedule and the records are shuffled once: fit 2, save, load, train 3
+    is the 5-epoch fit, bit for bit (the AdaGrad sums are saved too)."""
+    params = {**SMALL, "epochs": 2}
+    path = tmp_path / "glove.model.npz"
+    GloVe(**params).fit(CORPUS).save(path)
+    loaded = GloVe.load(path)
+    assert loaded.get_params() == params | {
+        k: v for k, v in loaded.get_params().items() if k not in params
+    }
+    more = loaded.train(CORPUS, epochs=3)
+    five = GloVe(**{**params, "epochs": 5}).fit(CORPUS)
+    assert _same(more, five)
+    np.testing.assert_array_equal(more.vectors.vectors, five.vectors.vectors)
+    assert [p.loss for p in more.history] == [p.loss for p in five.history]
+
+
+def test_train_needs_a_fitted_model():
+    with pytest.raises(NotFittedError, match="before using train"):
+        GloVe().train(CORPUS, epochs=1)

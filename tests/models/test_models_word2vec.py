@@ -2,9 +2,13 @@
 
 from __future__ import annotations
 
+import json
+from dataclasses import asdict
+
 import numpy as np
 import pytest
 
+from rowbook.checks import ParameterError
 from rowbook.data.synthetic import CAPITALS, PEOPLE, planted_analogies, planted_corpus
 from rowbook.models._fitting import Progress
 from rowbook.models.base import NotFittedError
@@ -64,7 +68,7 @@ def test_hierarchical_softmax_agrees_with_gensim(hierarchical):
 
 def test_untrained_control_fails_the_analogy_check():
     """The check can fail: with a learning rate of ~0 the vectors stay random."""
-    model = Word2Vec(**{**SMALL, "alpha": 1e-7, "min_alpha": 1e-8}).fit(CORPUS)
+    model = Word2Vec(**{**SMALL, "lr": 1e-7, "min_lr": 1e-8}).fit(CORPUS)
     assert analogy_accuracy(model.index_to_key, model.W_in) < 0.2
 
 
@@ -73,11 +77,17 @@ def test_planted_neighbours(name, request):
     """A person's 3 nearest are the people one attribute away; a country's capital is near."""
     vectors = request.getfixturevalue(name).vectors
     for person, attributes in PEOPLE.items():
-        one_away = {p for p, a in PEOPLE.items() if sum(x != y for x, y in zip(a, attributes, strict=True)) == 1}
+        one_away = {
+            p
+            for p, a in PEOPLE.items()
+            if sum(x != y for x, y in zip(a, attributes, strict=True)) == 1
+        }
         assert {k for k, _ in vectors.most_similar(person, topn=3)} == one_away
     for country, (capital, _) in CAPITALS.items():
         assert capital in [k for k, _ in vectors.most_similar(country, topn=5)]
-    assert vectors.most_similar(positive=["queen", "man"], negative=["king"], topn=1)[0][0] == "woman"
+    assert (
+        vectors.most_similar(positive=["queen", "man"], negative=["king"], topn=1)[0][0] == "woman"
+    )
 
 
 def test_neighbours_overlap_with_gensim(skipgram):
@@ -104,7 +114,9 @@ def test_one_worker_is_bit_identical_and_seeded():
 
 
 def test_two_workers_learn_too():
-    model = Word2Vec(architecture="skipgram", **{**SMALL, "workers": 2, "batch_words": 500}).fit(CORPUS)
+    model = Word2Vec(architecture="skipgram", **{**SMALL, "workers": 2, "batch_words": 500}).fit(
+        CORPUS
+    )
     assert analogy_accuracy(model.index_to_key, model.W_in) >= 0.9
 
 
@@ -131,7 +143,9 @@ def test_file_corpus_equals_list_corpus(tmp_path):
 
 def test_progress_callback_and_loss():
     seen: list[Progress] = []
-    model = Word2Vec(**{**SMALL, "epochs": 3, "compute_loss": True}).fit(CORPUS, callback=seen.append)
+    model = Word2Vec(**{**SMALL, "epochs": 3, "compute_loss": True}).fit(
+        CORPUS, callback=seen.append
+    )
     assert [p.epoch for p in seen] == [1, 2, 3] and model.history == seen
     total = sum(map(len, CORPUS))
     assert all(p.words == p.total_words == total for p in seen)
@@ -150,9 +164,17 @@ class Stop(Exception):
     pass
 
 
-@pytest.mark.parametrize(("architecture", "hs"), [("skipgram", False), ("cbow", False), ("cbow", True)])
+@pytest.mark.parametrize(
+    ("architecture", "hs"), [("skipgram", False), ("cbow", False), ("cbow", True)]
+)
 def test_checkpoint_resume_equals_uninterrupted_run(tmp_path, architecture, hs):
-    params = {**SMALL, "architecture": architecture, "epochs": 4, "sample": 1e-2, "hierarchical_softmax": hs}
+    params = {
+        **SMALL,
+        "architecture": architecture,
+        "epochs": 4,
+        "sample": 1e-2,
+        "hierarchical_softmax": hs,
+    }
     full = Word2Vec(**params).fit(CORPUS)
     path = tmp_path / "w2v.npz"
 
@@ -174,7 +196,7 @@ def test_checkpoint_resume_equals_uninterrupted_run(tmp_path, architecture, hs):
 def test_resume_checks_settings_and_corpus(tmp_path):
     path = tmp_path / "w2v.npz"
     Word2Vec(**{**SMALL, "epochs": 1}).fit(CORPUS, checkpoint=path)
-    with pytest.raises(ValueError, match=r"other settings.*window"):
+    with pytest.raises(ValueError, match=r"other parameters.*window"):
         Word2Vec(**{**SMALL, "epochs": 1, "window": 3}).fit(CORPUS, resume=path)
     with pytest.raises(ValueError, match="different corpus"):
         Word2Vec(**{**SMALL, "epochs": 1}).fit(CORPUS[:1000], resume=path)
@@ -204,24 +226,169 @@ def test_empty_corpus_and_high_min_count():
         ({"vector_size": 0}, "vector_size must be an integer >= 1, got 0"),
         ({"window": 2.5}, "window must be an integer >= 1, got 2.5"),
         ({"negative": -1}, "negative must be an integer >= 0, got -1"),
-        ({"negative": 0}, "negative=0 turns negative sampling off, which needs hierarchical_softmax=True"),
+        (
+            {"negative": 0},
+            "negative must be an integer >= 1 unless hierarchical softmax is on, got 0",
+        ),
         ({"sample": -1.0}, r"sample must be a finite number in \[0.0, inf\), got -1.0"),
-        ({"alpha": 0.0}, r"alpha must be a finite number in \(0.0, inf\), got 0.0"),
-        ({"min_alpha": 0.5}, r"min_alpha must be a finite number in \[0.0, 0.025\], got 0.5"),
+        ({"lr": 0.0}, r"lr must be a finite number in \(0.0, inf\) or None, got 0.0"),
+        ({"min_lr": 0.5}, r"min_lr must be a finite number in \[0.0, 0.025\], got 0.5"),
+        ({"min_lr": 0.04, "architecture": "cbow"}, None),
+        (
+            {"min_lr": 0.06, "architecture": "cbow"},
+            r"min_lr must be a finite number in \[0.0, 0.05\]",
+        ),
         ({"workers": 0}, "workers must be an integer >= 1 or None, got 0"),
         ({"epochs": True}, "epochs must be an integer >= 1, got True"),
     ],
 )
 def test_bad_parameters_name_value_and_range(params, message):
-    with pytest.raises(ValueError, match=message):
+    if message is None:  # within range: CBOW's default lr is 0.05
+        Word2Vec(**params)
+        return
+    with pytest.raises(ParameterError, match=message):
         Word2Vec(**params)
     with pytest.raises(TypeError, match="unexpected keyword argument 'sg'"):
         Word2Vec(sg=1)
 
 
-def test_settings_are_frozen_and_exposed():
+def test_parameters_are_attributes_and_in_repr():
     model = Word2Vec(architecture="cbow", window=3)
-    assert model.get_params()["window"] == 3
-    assert "architecture='cbow'" in repr(model)
-    with pytest.raises(AttributeError):
-        model.settings.window = 4  # type: ignore[misc]
+    assert model.window == 3 and model.get_params()["window"] == 3 and model.lr is None
+    assert repr(model) == "Word2Vec(architecture='cbow', window=3)"
+
+
+def test_default_lr_follows_the_architecture():
+    """lr=None: 0.025 for skip-gram, 0.05 for CBOW; the first job trains at that rate."""
+    for architecture, lr in (("skipgram", 0.025), ("cbow", 0.05)):
+        model = Word2Vec(
+            **{**SMALL, "architecture": architecture, "epochs": 1, "batch_words": 10**6}
+        )
+        assert model.fit(CORPUS[:200]).history[0].learning_rate == lr
+        explicit = Word2Vec(**{**SMALL, "architecture": architecture, "epochs": 1, "lr": lr})
+        assert np.array_equal(explicit.fit(CORPUS[:200]).W_in, model.W_in)
+
+
+# -- save, load, keep training ---------------------------------------------------------------
+
+TABLES = ("W_in", "W_out", "W_nodes")
+
+
+def _same_tables(a: Word2Vec, b: Word2Vec) -> bool:
+    return all(np.array_equal(getattr(a, t), getattr(b, t)) for t in TABLES)
+
+
+@pytest.mark.parametrize("hs", [False, True])
+def test_save_load_gives_the_same_model_and_next_training_step(tmp_path, hs):
+    model = Word2Vec(**{**SMALL, "epochs": 2, "hierarchical_softmax": hs}).fit(CORPUS)
+    path = tmp_path / "w2v.model.npz"
+    model.save(path)
+    loaded = Word2Vec.load(path)
+    assert loaded.get_params() == model.get_params() and loaded.index_to_key == model.index_to_key
+    assert _same_tables(loaded, model) and np.array_equal(loaded.counts, model.counts)
+    assert json.dumps([asdict(p) for p in loaded.history]) == json.dumps(
+        [asdict(p) for p in model.history]
+    )
+    np.testing.assert_array_equal(loaded.vectors.vectors, model.vectors.vectors)
+    model.train(CORPUS, epochs=1)
+    loaded.train(CORPUS, epochs=1)
+    assert _same_tables(loaded, model)
+
+
+def test_train_more_runs_a_fresh_linear_schedule(tmp_path):
+    """fit 2 + train 3 (gensim): the second call decays lr from lr to min_lr again, so it is
+    not the 5-epoch fit; that one is a resume of the checkpoint after epoch 2."""
+    params = {**SMALL, "epochs": 2, "batch_words": 2000}
+    path = tmp_path / "two.model.npz"
+    Word2Vec(**params).fit(CORPUS).save(path)
+    more = Word2Vec.load(path).train(CORPUS, epochs=3)
+    three = Word2Vec(**{**params, "epochs": 3}).fit(CORPUS)
+    assert [p.learning_rate for p in more.history[2:]] == [p.learning_rate for p in three.history]
+    five = Word2Vec(**{**params, "epochs": 5}).fit(CORPUS)
+    assert five.history[2].learning_rate < more.history[2].learning_rate
+    assert not np.array_equal(more.W_in, five.W_in)
+    assert [p.epoch for p in more.history] == [1, 2, 1, 2, 3] and len(more.history) == 5
+
+    def stop_after_two(progress: Progress) -> None:
+        if progress.epoch == 2:
+            raise Stop
+
+    with pytest.raises(Stop):
+        Word2Vec(**{**params, "epochs": 5}).fit(CORPUS, checkpoint=path, callback=stop_after_two)
+    assert _same_tables(Word2Vec(**{**params, "epochs": 5}).fit(CORPUS, resume=path), five)
+    assert _same_tables(Word2Vec(**{**params, "epochs": 5}).fit(CORPUS, resume=path), five)
+
+
+def test_resume_from_a_finished_model_changes_nothing(tmp_path):
+    path = tmp_path / "done.model.npz"
+    model = Word2Vec(**{**SMALL, "epochs": 1}).fit(CORPUS, checkpoint=path)
+    assert _same_tables(Word2Vec(**{**SMALL, "epochs": 1}).fit(CORPUS, resume=path), model)
+    with pytest.raises(
+        ValueError, match=r"saved by train\(epochs=1\), not by fit\(epochs=1\).*call train"
+    ):
+        loaded = Word2Vec.load(path).train(CORPUS, epochs=1, checkpoint=path)
+        Word2Vec(**{**SMALL, "epochs": 1}).fit(CORPUS, resume=path)
+    assert len(loaded.history) == 2
+
+
+def test_build_vocab_update_adds_words_and_keeps_old_rows():
+    old = Word2Vec(**{**SMALL, "epochs": 1}).fit(CORPUS)
+    before = {t: getattr(old, t).copy() for t in TABLES}
+    keys, counts = old.index_to_key, old.counts.copy()
+    new_text = [["zebra", "king", "okapi", "zebra"]] * 6 + [["rare", "king"]]
+    old.build_vocab(new_text, update=True)
+    V = len(keys)
+    assert old.index_to_key[:V] == keys and set(old.index_to_key[V:]) == {"zebra", "okapi"}
+    assert old.counts[old.index_to_key.index("king")] == counts[keys.index("king")] + 7
+    assert old.counts[old.index_to_key.index("zebra")] == 12
+    assert all(np.array_equal(getattr(old, t)[: len(before[t])], before[t]) for t in TABLES)
+    fresh = Word2Vec(**{**SMALL, "epochs": 1}).build_vocab(
+        CORPUS + new_text * 5
+    )  # seeded fresh rows
+    assert fresh.W_in.shape[0] >= V + 2
+    np.testing.assert_array_equal(old.W_in[V:], fresh.W_in[V : V + 2])
+    assert not old.W_out[V:].any()
+    zebra = old.W_in[old.index_to_key.index("zebra")].copy()
+    old.train(new_text, epochs=1)
+    assert not np.array_equal(old.W_in[old.index_to_key.index("zebra")], zebra)
+    assert "zebra" in old.vectors
+
+
+def test_build_vocab_update_matches_gensim():
+    """Same words added, in a table of the same rows, with the same counts as gensim's update."""
+    gensim = pytest.importorskip("gensim.models")
+    new_text = [["zebra", "king", "okapi", "zebra"]] * 6
+    ours = Word2Vec(**{**SMALL, "epochs": 1}).build_vocab(CORPUS)
+    ours.build_vocab(new_text, update=True)
+    g = gensim.Word2Vec(
+        vector_size=24, window=5, min_count=5, sample=0.0, negative=5, workers=1, seed=1
+    )
+    g.build_vocab(CORPUS)
+    g.build_vocab(new_text, update=True)
+    assert set(ours.index_to_key) == set(g.wv.index_to_key)
+    for word in ("zebra", "king", "okapi", "mayor"):
+        assert ours.counts[ours.index_to_key.index(word)] == g.wv.get_vecattr(word, "count")
+    np.testing.assert_array_equal(
+        ours.W_in, g.wv.vectors[[g.wv.key_to_index[k] for k in ours.index_to_key]]
+    )
+
+
+def test_train_and_update_need_a_fitted_model():
+    with pytest.raises(NotFittedError, match=r"before using train"):
+        Word2Vec().train(CORPUS, epochs=1)
+    with pytest.raises(NotFittedError, match=r"update=True"):
+        Word2Vec().build_vocab(CORPUS, update=True)
+    with pytest.raises(ParameterError, match="epochs must be an integer >= 1, got 0"):
+        Word2Vec(**{**SMALL, "epochs": 1}).fit(CORPUS[:200]).train(CORPUS, epochs=0)
+
+
+def test_a_damaged_model_file_is_refused_before_training(tmp_path):
+    from rowbook.io import load_state, save_state
+
+    path = tmp_path / "w2v.model.npz"
+    Word2Vec(**{**SMALL, "epochs": 1}).fit(CORPUS[:300]).save(path)
+    document = load_state(path, kind="model")
+    document["state"]["tables"]["W_out"] = document["state"]["tables"]["W_out"][:-1]
+    save_state(path, document, kind="model")
+    with pytest.raises(ValueError, match=r"saved tables must have the shapes .*W_out"):
+        Word2Vec.load(path)

@@ -37,13 +37,15 @@ def test_skipgram_step_matches_reference(seed):
     W_in, W_out = _tables(seed)
     table = negative_table(_counts(seed))
     ref_in, ref_out = W_in.copy(), W_out.copy()
-    context, center, state, alpha = 3, 7, 987654321 + seed, np.float32(0.3)
+    context, center, state, lr = 3, 7, 987654321 + seed, np.float32(0.3)
     work = np.zeros(D, np.float32)
     h = W_in[context]
-    new_state, loss = negative_sampling_step(h, W_out, center, 5, table, negative_guide(table), alpha, np.uint64(state), work, True)
+    new_state, loss = negative_sampling_step(
+        h, W_out, center, 5, table, negative_guide(table), lr, np.uint64(state), work, True
+    )
     h += work
     negatives, ref_state = draw_negatives_reference(table, state, 5)
-    ref_loss = skipgram_step_reference(ref_in, ref_out, context, center, negatives, alpha)
+    ref_loss = skipgram_step_reference(ref_in, ref_out, context, center, negatives, lr)
     assert int(new_state) == ref_state
     np.testing.assert_allclose(W_in, ref_in, rtol=1e-5, atol=1e-7)
     np.testing.assert_allclose(W_out, ref_out, rtol=1e-5, atol=1e-7)
@@ -59,11 +61,24 @@ def test_negative_equal_to_center_is_skipped():
     assert negatives.count(V - 1) >= 3 and len(set(negatives)) > 1
     before = W_out.copy()
     work = np.zeros(D, np.float32)
-    negative_sampling_step(W_in[0], W_out, V - 1, 5, table, negative_guide(table), np.float32(0.5), np.uint64(state), work, False)
+    negative_sampling_step(
+        W_in[0],
+        W_out,
+        V - 1,
+        5,
+        table,
+        negative_guide(table),
+        np.float32(0.5),
+        np.uint64(state),
+        work,
+        False,
+    )
     changed = set(np.flatnonzero(np.any(W_out != before, axis=1)).tolist())
     assert changed == set(negatives)  # the centre's row once (as positive), the others as negatives
     W_ref = before.copy()
-    work_ref, _ = negative_sampling_reference(W_in[0].copy(), W_ref, V - 1, negatives, np.float32(0.5))
+    work_ref, _ = negative_sampling_reference(
+        W_in[0].copy(), W_ref, V - 1, negatives, np.float32(0.5)
+    )
     np.testing.assert_allclose(W_out, W_ref, rtol=1e-6)
     np.testing.assert_allclose(work, work_ref, rtol=1e-6)
 
@@ -72,12 +87,12 @@ def test_negative_equal_to_center_is_skipped():
 def test_cbow_step_with_repeated_context_matches_sum_of_gradients(cbow_mean):
     """CBOW's gradient reaches every context occurrence (a repeated word gets it twice)."""
     W_in, W_out = _tables(1)
-    context, center, negatives, alpha = [2, 5, 2, 9], 11, [4, 11, 30], np.float32(0.2)
+    context, center, negatives, lr = [2, 5, 2, 9], 11, [4, 11, 30], np.float32(0.2)
     ref_in, ref_out = W_in.copy(), W_out.copy()
-    cbow_step_reference(ref_in, ref_out, context, center, negatives, alpha, cbow_mean)
+    cbow_step_reference(ref_in, ref_out, context, center, negatives, lr, cbow_mean)
     h = W_in[context].sum(0) / (len(context) if cbow_mean else 1)
     s = 1 / (1 + np.exp(-(W_out[[center, 4, 30]] @ h)))
-    g = (np.array([1, 0, 0]) - s) * alpha  # the negative equal to center is skipped
+    g = (np.array([1, 0, 0]) - s) * lr  # the negative equal to center is skipped
     grad_h = g @ W_out[[center, 4, 30]]
     expected_in = W_in.copy()
     for c in context:
@@ -96,7 +111,11 @@ def _out(counts, seed, negative, hs):
 
 
 def _copy(parts):
-    return None if parts is None else tuple(x.copy() if isinstance(x, np.ndarray) else x for x in parts)
+    return (
+        None
+        if parts is None
+        else tuple(x.copy() if isinstance(x, np.ndarray) else x for x in parts)
+    )
 
 
 @pytest.mark.parametrize("skipgram", [True, False])
@@ -114,7 +133,9 @@ def test_train_job_matches_reference(skipgram, cbow_mean, use_sample, shrink, ne
     ref_in, ref_out, ref_tree = W_in.copy(), _copy(out), _copy(tree)
     rest = (3, shrink, skipgram, cbow_mean, 0.25, 424242)
     n, loss = train_job(W_in, ids, starts, 0, 5, thresholds, use_sample, out, tree, *rest, True)
-    n_ref = train_job_reference(ref_in, ids, starts, 0, 5, thresholds, use_sample, ref_out, ref_tree, *rest)
+    n_ref = train_job_reference(
+        ref_in, ids, starts, 0, 5, thresholds, use_sample, ref_out, ref_tree, *rest
+    )
     assert n == n_ref
     assert (n < 160) == use_sample
     np.testing.assert_allclose(W_in, ref_in, rtol=1e-4, atol=1e-6)

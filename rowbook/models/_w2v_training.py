@@ -1,0 +1,124 @@
+"""What word2vec-style trainers share: initial tables, their growth, jobs and the lr schedule.
+
+:class:`rowbook.models.word2vec.Word2Vec` trains with these, and a trainer built on it
+(FastText's subword tables) reuses them: the tables start as gensim 4 starts them, grow
+as gensim's ``build_vocab(update=True)`` grows them, the corpus is cut into jobs of about
+``batch_words`` words as gensim cuts it, and every job trains at the learning rate of
+gensim's linear schedule at the point of the corpus where the job starts.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from rowbook.data.corpus import CountedVocab, EncodedCorpus, job_boundaries
+
+__all__ = ["grow_tables", "grow_vocab", "initial_rows", "initial_tables", "job_lrs", "job_plan"]
+
+
+def initial_rows(seed: int, n_rows: int, vector_size: int) -> np.ndarray:
+    """``(n_rows, d)`` float32 uniform in ``[-1/d, 1/d)``, exactly as gensim 4's ``prep_vectors``.
+
+    The rows are drawn one after the other from one generator, so row ``i`` depends only
+    on ``seed``, ``i`` and ``d``: a longer table starts with the rows of a shorter one.
+
+    >>> a, b = initial_rows(1, 5, 3), initial_rows(1, 2, 3)
+    >>> a.shape, bool((a[:2] == b).all()), bool((abs(a) <= 1 / 3).all())
+    ((5, 3), True, True)
+    """
+    W = np.random.default_rng(seed).random((n_rows, vector_size), dtype=np.float32)  # (V, d)
+    W *= np.float32(2.0)
+    W -= np.float32(1.0)
+    W /= np.float32(vector_size)
+    return W
+
+
+def initial_tables(
+    V: int, vector_size: int, seed: int, hierarchical_softmax: bool
+) -> dict[str, np.ndarray]:
+    """``W_in`` from :func:`initial_rows`; ``W_out`` ``(V, d)`` and ``W_nodes`` ``(V - 1, d)`` zero.
+
+    ``W_nodes`` has no rows unless ``hierarchical_softmax``.
+    """
+    n_nodes = max(V - 1, 1) if hierarchical_softmax else 0
+    return {
+        "W_in": initial_rows(seed, V, vector_size),  # (V, d)
+        "W_out": np.zeros((V, vector_size), dtype=np.float32),  # (V, d)
+        "W_nodes": np.zeros((n_nodes, vector_size), dtype=np.float32),  # (V - 1, d)
+    }
+
+
+def grow_tables(tables: dict[str, np.ndarray], V: int, seed: int) -> dict[str, np.ndarray]:
+    """The tables for a vocabulary grown to ``V`` words (gensim's ``update_weights``).
+
+    Old rows are kept unchanged; the new rows of ``W_in`` are the rows a fresh table of
+    ``V`` words would have there (:func:`initial_rows`, so the same seed gives the same
+    new rows), the new rows of ``W_out`` and ``W_nodes`` are zero.
+
+    >>> t = initial_tables(3, 4, seed=1, hierarchical_softmax=True)
+    >>> g = grow_tables(t, 5, seed=1)
+    >>> [g[k].shape for k in ("W_in", "W_out", "W_nodes")]
+    [(5, 4), (5, 4), (4, 4)]
+    >>> bool((g["W_in"] == initial_rows(1, 5, 4)).all())
+    True
+    """
+    old_V, d = tables["W_in"].shape
+    W_in = np.concatenate([tables["W_in"], initial_rows(seed, V, d)[old_V:]])  # (V, d)
+    W_out = np.concatenate([tables["W_out"], np.zeros((V - old_V, d), dtype=np.float32)])
+    n_nodes = len(tables["W_nodes"])
+    grown_nodes = max(V - 1, 1) - n_nodes if n_nodes else 0
+    W_nodes = np.concatenate([tables["W_nodes"], np.zeros((grown_nodes, d), dtype=np.float32)])
+    return {"W_in": W_in, "W_out": W_out, "W_nodes": W_nodes}
+
+
+def grow_vocab(old: CountedVocab, seen: CountedVocab, min_count: int) -> CountedVocab:
+    """``old`` with the counts of ``seen`` added, and the words of ``seen`` it lacks that
+    occur at least ``min_count`` times there appended (gensim's ``prepare_vocab(update=True)``).
+
+    >>> from rowbook.data.corpus import read_corpus
+    >>> old, _ = read_corpus([["a", "b", "a"]])
+    >>> seen, _ = read_corpus([["c", "a", "c", "d"]])
+    >>> new = grow_vocab(old, seen, min_count=2)
+    >>> new.keys, new.counts.tolist(), new.total_words
+    (('a', 'b', 'c'), [3, 1, 2], 7)
+    """
+    index = {key: i for i, key in enumerate(old.keys)}
+    counts = old.counts.copy()
+    new_keys, new_counts = [], []
+    for key, count in zip(seen.keys, seen.counts.tolist(), strict=True):
+        if key in index:
+            counts[index[key]] += count
+        elif count >= min_count:
+            new_keys.append(key)
+            new_counts.append(count)
+    counts = np.concatenate([counts, np.array(new_counts, dtype=np.int64)])  # (V,)
+    return CountedVocab(old.keys + tuple(new_keys), counts, old.total_words + seen.total_words,
+                        old.corpus_count + seen.corpus_count)  # fmt: skip
+
+
+def job_plan(encoded: EncodedCorpus, batch_words: int) -> tuple[np.ndarray, np.ndarray]:
+    """``(bounds, words_before)``: job ``j`` is sentences ``bounds[j]:bounds[j + 1]``, and
+    ``words_before[j]`` corpus words (out-of-vocabulary ones included) come before it.
+
+    >>> from rowbook.data.corpus import read_corpus
+    >>> _, enc = read_corpus([["a", "b"], ["a"], ["b", "a", "b"]])
+    >>> [x.tolist() for x in job_plan(enc, batch_words=3)]
+    [[0, 2, 3], [0, 3, 6]]
+    """
+    bounds = job_boundaries(encoded.raw_lengths, batch_words)  # (J + 1,)
+    words_before = np.concatenate([[0], np.cumsum(encoded.raw_lengths)])[bounds]  # (J + 1,)
+    return bounds, words_before
+
+
+def job_lrs(lr: float, min_lr: float, epoch: int, epochs: int, words_before: np.ndarray,
+            total_words: int) -> np.ndarray:  # fmt: skip
+    """Each job's learning rate in epoch ``epoch`` of a schedule of ``epochs`` epochs.
+
+    Linear from ``lr`` at the start of the schedule to ``min_lr`` at its end, measured in
+    corpus words, and never below ``min_lr`` (gensim's ``_get_next_alpha``).
+
+    >>> job_lrs(0.1, 0.0, 1, 2, np.array([0, 50]), total_words=100).tolist()
+    [0.05, 0.025]
+    """
+    done = (epoch + words_before / max(total_words, 1)) / epochs
+    return np.maximum(min_lr, lr - (lr - min_lr) * done)

@@ -1,0 +1,168 @@
+"""What the word-vector models (Word2Vec, GloVe, FastText) share beyond threads and progress.
+
+A word-vector model's learned state is a dict: ``vocab`` (a
+:class:`~rowbook.data.corpus.CountedVocab`), its ``tables``, the ``history`` of
+:class:`~rowbook.models._fitting.Progress` records, and the ``schedule`` of the training
+call in progress or last finished::
+
+    {"by": "fit" | "train" | "build_vocab", "epochs": E, "done": k, "trained": n, ...}
+
+``done`` of ``epochs`` epochs of that call are trained, ``trained`` epochs in the model's
+whole life (what seeds each epoch's random draws). A checkpoint is the model saved after
+every epoch, so ``fit(..., resume=path)`` picks the schedule up where it stopped.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import asdict
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from rowbook.models._fitting import Progress, ProgressReporter
+
+if TYPE_CHECKING:
+    from rowbook.data.corpus import CountedVocab
+    from rowbook.models.base import Model
+
+__all__ = [
+    "check_tables",
+    "check_vocab",
+    "history_from_state",
+    "history_state",
+    "resume_state",
+    "run_epochs",
+    "run_training",
+    "vocab_from_state",
+    "vocab_state",
+]
+
+
+def check_vocab(vocab: CountedVocab, min_count: int) -> None:
+    """Refuse an empty corpus, or one where no word reaches ``min_count``, saying which."""
+    if vocab.total_words == 0:
+        raise ValueError(
+            f"the corpus is empty: {vocab.corpus_count} sentences and no tokens were read; "
+            "pass token lists or a non-empty text file"
+        )
+    if len(vocab) == 0:
+        raise ValueError(
+            f"no word occurs at least min_count={min_count} times in the corpus "
+            f"({vocab.total_words} tokens); lower min_count or use a larger corpus"
+        )
+
+
+def resume_state(model: Model, path: Any, vocab: CountedVocab, run_only: tuple[str, ...]) -> dict:
+    """The learned state saved at ``path``, checked to continue ``model.fit`` on ``vocab``.
+
+    The file must hold a model of the same class with the same parameters (except the
+    ``run_only`` ones, such as ``workers``), made by ``fit`` on a corpus with the same
+    vocabulary and counts.
+    """
+    saved = type(model).load(path)
+    mine, theirs = model.get_params(), saved.get_params()
+    diff = {k: (theirs[k], v) for k, v in mine.items() if k not in run_only and theirs[k] != v}
+    if diff:
+        raise ValueError(
+            f"{path} was made with other parameters (in the file, now): {diff}; resume with "
+            "the parameters it was made with"
+        )
+    state = saved._require_fitted("resume")
+    same = state["vocab"].keys == vocab.keys and np.array_equal(state["vocab"].counts, vocab.counts)
+    if not same:
+        raise ValueError(
+            f"{path} was made on a different corpus (its vocabulary differs); resume with the "
+            "corpus it was trained on"
+        )
+    schedule = state["schedule"]
+    if schedule["by"] != "fit" or schedule["epochs"] != model.epochs:
+        raise ValueError(
+            f"{path} was saved by {schedule['by']}(epochs={schedule['epochs']}), not by "
+            f"fit(epochs={model.epochs}); load it with {type(model).__name__}.load(path) and "
+            "call train(...) to keep training it"
+        )
+    return state
+
+
+def run_training(model: Model, state: dict[str, Any], train: Callable[[], None], *,
+                 keep_on_error: bool) -> None:  # fmt: skip
+    """Make ``state`` the learned state of ``model`` (so checkpoints save it), then ``train()``.
+
+    If training stops early the model keeps ``state`` when ``keep_on_error`` (more training
+    of a fitted model, updated in place), else gets back what it had: a ``fit`` that did not
+    finish leaves no learned state.
+    """
+    previous, model._fitted = model._fitted, state
+    state["vectors"] = None
+    try:
+        train()
+    except BaseException:
+        if not keep_on_error:
+            model._fitted = previous
+        raise
+
+
+def run_epochs(schedule: dict[str, int], history: list[Progress], reporter: ProgressReporter,
+               run_epoch: Callable[[int, int], None], save: Callable[[], None] | None, *,
+               loss_known: bool = True) -> None:  # fmt: skip
+    """The epochs still to do in ``schedule`` (``done`` of ``epochs``), one after the other.
+
+    ``run_epoch(epoch, trained)`` trains epoch ``epoch`` of this schedule, the
+    ``trained``-th of the model's life (what seeds its random draws), reporting its jobs
+    to ``reporter``. After each epoch its :class:`Progress` joins ``history``, the
+    schedule advances, ``save()`` writes the checkpoint, and then the callback runs.
+    """
+    try:
+        while schedule["done"] < schedule["epochs"]:
+            reporter.start_epoch()
+            run_epoch(schedule["done"], schedule["trained"])
+            progress = reporter.end_epoch(schedule["done"], loss_known=loss_known)
+            history.append(progress)
+            schedule["done"] += 1
+            schedule["trained"] += 1
+            if save is not None:
+                save()
+            reporter.notify(progress)
+    finally:
+        reporter.close()
+
+
+def vocab_state(vocab: CountedVocab) -> dict[str, Any]:
+    """A :class:`~rowbook.data.corpus.CountedVocab` as saved-state values (arrays and JSON)."""
+    return {"keys": list(vocab.keys), "counts": vocab.counts, "total_words": vocab.total_words,
+            "corpus_count": vocab.corpus_count}  # fmt: skip
+
+
+def vocab_from_state(state: dict[str, Any]) -> CountedVocab:
+    """The vocabulary :func:`vocab_state` saved."""
+    from rowbook.data.corpus import CountedVocab
+
+    counts = np.asarray(state["counts"], dtype=np.int64)
+    if len(counts) != len(state["keys"]):
+        raise ValueError(f"saved vocabulary has {len(state['keys'])} keys but {len(counts)} counts")
+    return CountedVocab(tuple(state["keys"]), counts, int(state["total_words"]),
+                        int(state["corpus_count"]))  # fmt: skip
+
+
+def history_state(history: list[Progress]) -> list[dict[str, Any]]:
+    return [asdict(p) for p in history]
+
+
+def history_from_state(state: list[dict[str, Any]]) -> list[Progress]:
+    return [Progress(**p) for p in state]
+
+
+def check_tables(tables: dict[str, np.ndarray], shapes: dict[str, tuple[int, ...]]) -> None:
+    """Refuse saved tables of other names or shapes: the kernels index them unchecked.
+
+    >>> check_tables({"W": np.zeros((2, 3))}, {"W": (2, 4)})
+    Traceback (most recent call last):
+    ...
+    ValueError: saved tables must have the shapes {'W': (2, 4)}, got {'W': (2, 3)}; the file is damaged
+    """
+    found = {name: table.shape for name, table in tables.items()}
+    if found != shapes:
+        raise ValueError(
+            f"saved tables must have the shapes {shapes}, got {found}; the file is damaged"
+        )
