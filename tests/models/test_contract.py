@@ -131,6 +131,10 @@ ROUND_TRIP: dict[str, tuple[Callable[[], Any], Any]] = {
         _TINY_TEXT,
     ),
     "GloVe": (lambda: rowbook.GloVe(vector_size=6, min_count=1, epochs=3, workers=1), _TINY_TEXT),
+    "FastText": (
+        lambda: rowbook.FastText(vector_size=8, min_count=1, bucket=50, epochs=2, workers=1),
+        _TINY_TEXT,
+    ),
 }
 
 

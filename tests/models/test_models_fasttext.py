@@ -161,7 +161,7 @@ def test_maxn_zero_is_word2vec_bit_for_bit(architecture):
     common = {"architecture": architecture, "vector_size": 16, "window": 4, "min_count": 2, "negative": 5,
               "sample": 1e-3, "epochs": 2, "workers": 1, "seed": 3, "batch_words": 2000}  # fmt: skip
     ft = FastText(**common, maxn=0, ns_exponent=0.75, lr=0.025, min_lr=1e-4).fit(CORPUS[:1500])
-    w2v = Word2Vec(**common, alpha=0.025, min_alpha=1e-4).fit(CORPUS[:1500])
+    w2v = Word2Vec(**common, lr=0.025, min_lr=1e-4).fit(CORPUS[:1500])
     assert ft.vectors.index_to_key == w2v.index_to_key
     assert ft.W_in.shape == w2v.W_in.shape  # no bucket rows without n-grams
     np.testing.assert_array_equal(ft.W_in, w2v.W_in)
@@ -201,7 +201,7 @@ def test_unseen_inflections_land_next_to_their_stems(architecture):
 
 def test_meaning_is_learned(trained):
     """A stem's forms end up next to its partners (context alone says so); untrained, they do not."""
-    untrained = SubwordVectors(trained.vectors.index_to_key, FastText(**SMALL)._initial_tables(len(trained.vectors))["W_in"],
+    untrained = SubwordVectors(trained.vectors.index_to_key, FastText(**SMALL).build_vocab(CORPUS).W_in,
                                minn=3, maxn=6, bucket=SMALL["bucket"])  # fmt: skip
 
     def with_partner(vectors: SubwordVectors) -> float:
@@ -278,9 +278,9 @@ def test_save_load_round_trip(trained, tmp_path):
 
 
 def test_bad_parameters_name_the_parameter():
-    with pytest.raises(ValueError, match="FastText: maxn must be an integer >= 4"):
+    with pytest.raises(ValueError, match="maxn must be an integer >= 4, got 3"):
         FastText(minn=4, maxn=3)
-    with pytest.raises(ValueError, match="FastText: architecture must be one of"):
+    with pytest.raises(ValueError, match="architecture must be one of"):
         FastText(architecture="sg")
     with pytest.raises(ValueError, match="min_lr"):
         FastText(lr=0.01, min_lr=0.1)
@@ -326,3 +326,23 @@ def test_load_fasttext_of_a_fasttext_trained_model(tmp_path, train_fasttext):
         np.testing.assert_allclose(
             ours.vectors.vector_for(word), model.get_word_vector(word), atol=1e-6, rtol=0
         )
+
+
+def test_build_vocab_update_keeps_the_bucket_rows_and_trains_on():
+    from rowbook.models._w2v_training import initial_rows
+
+    model = FastText(**SMALL).fit(CORPUS[:500])
+    V, before, old_vectors = len(model.vectors), model.W_in.copy(), model.vectors.vectors.copy()
+    extra = [["zzyzx", "zzyzxs", "zzyzx"]] * 5
+    model.build_vocab(extra, update=True)
+    assert len(model.vectors) == V + 2 and model.W_in.shape[0] == V + 2 + SMALL["bucket"]
+    np.testing.assert_array_equal(model.W_in[:V], before[:V])
+    np.testing.assert_array_equal(
+        model.W_in[V + 2 :], before[V:]
+    )  # buckets kept, after the new words
+    np.testing.assert_array_equal(model.W_in[V : V + 2], initial_rows(1, V + 2, 24)[V:])
+    np.testing.assert_array_equal(
+        model.vectors.vectors[:V], old_vectors
+    )  # the bags moved with them
+    model.train(extra + CORPUS[:50], epochs=1)
+    assert not np.array_equal(model.W_in[V : V + 2], initial_rows(1, V + 2, 24)[V:])
