@@ -1,7 +1,7 @@
-"""``rowbook train word2vec|glove|nplm CORPUS -o OUT``: fit a model, write its table.
+"""``rowbook train word2vec|glove|fasttext|nplm CORPUS -o OUT``: fit a model, write its table.
 
 Word vectors go to OUT in the format its suffix names (``.npz``, ``.txt``/``.vec``,
-``.bin``); the language model writes its input table ``C`` the same way and prints a
+``.bin``; for fasttext, ``.bin`` is Facebook fastText's model file, which keeps the n-grams); the language model writes its input table ``C`` the same way and prints a
 sample. ``--checkpoint FILE`` saves the training state after every epoch (atomically),
 and ``--resume`` continues from it, so an interrupted run (Ctrl-C: exit status 130)
 loses at most the epoch in progress. The options are defined in
@@ -29,6 +29,7 @@ from rowbook.cli.text import make_tokenizer
 
 __all__ = [
     "FLAGS",
+    "FT_OPTIONS",
     "GLOVE_OPTIONS",
     "NPLM_OPTIONS",
     "W2V_OPTIONS",
@@ -116,16 +117,20 @@ def _settings(args: argparse.Namespace, names: tuple[str, ...]) -> dict[str, Any
 W2V_OPTIONS = ("architecture", "vector_size", "window", "min_count", "epochs", "negative",
                "hierarchical_softmax", "sample", "lr", "min_lr", "max_vocab_size", "workers",
                "seed")  # fmt: skip
+FT_OPTIONS = ("architecture", "vector_size", "window", "min_count", "epochs", "negative", "sample",
+              "lr", "min_lr", "minn", "maxn", "bucket", "workers", "seed")  # fmt: skip
 GLOVE_OPTIONS = ("vector_size", "window", "min_count", "epochs", "x_max", "alpha", "lr",
                  "max_vocab", "workers", "seed")  # fmt: skip
 
 
 def run_word_vectors(args: argparse.Namespace) -> int:
-    from rowbook.models import GloVe, Word2Vec
+    from rowbook.models import FastText, GloVe, Word2Vec
 
     out = check_output_path(args.output)
-    fmt = output_format(out)
-    cls, names = (Word2Vec, W2V_OPTIONS) if args.model == "word2vec" else (GloVe, GLOVE_OPTIONS)
+    fasttext_bin = args.model == "fasttext" and out.suffix.lower() == ".bin"
+    fmt = "fasttext" if fasttext_bin else output_format(out)
+    cls, names = {"word2vec": (Word2Vec, W2V_OPTIONS), "glove": (GloVe, GLOVE_OPTIONS),
+                  "fasttext": (FastText, FT_OPTIONS)}[args.model]  # fmt: skip
     try:
         model = cls(**_settings(args, names), progress=not args.quiet)
     except ValueError as err:
@@ -142,10 +147,13 @@ def run_word_vectors(args: argparse.Namespace) -> int:
             ) from None
         raise cli_error(err, names) from None
     seconds = time.perf_counter() - start
-    save_vectors(model.vectors, out, fmt)
+    if fasttext_bin:
+        model.save_fasttext(out)
+    else:
+        save_vectors(model.vectors, out, fmt)
     if not args.quiet:
         vectors, history = model.vectors, model.history
-        if args.model == "word2vec":
+        if args.model in ("word2vec", "fasttext"):
             what = f"{history[-1].total_words:,} corpus words"
         else:
             what = f"{model.n_records:,} co-occurrence records, final cost {history[-1].loss:.4g}"

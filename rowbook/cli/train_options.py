@@ -1,4 +1,4 @@
-"""The options of ``rowbook train word2vec|glove|nplm`` (see :mod:`rowbook.cli.train`).
+"""The options of ``rowbook train word2vec|glove|fasttext|nplm`` (see :mod:`rowbook.cli.train`).
 
 Defaults shown in ``--help`` are read from the models (their settings dataclasses, or
 ``NPLM``'s signature), so they cannot drift; an option left out is not passed, and the
@@ -108,6 +108,69 @@ def _word2vec_parser(models: Any) -> None:
     p.set_defaults(model="word2vec")
 
 
+def _fasttext_parser(models: Any) -> None:
+    from rowbook.models import FastText
+
+    S = argparse.Namespace(
+        **{k: v.default for k, v in inspect.signature(FastText).parameters.items()}
+    )
+
+    p = add_command(
+        models, "fasttext", run=run_word_vectors,
+        help="subword word vectors: words as bags of character n-grams (Bojanowski et al. 2017)",
+        description="Train fastText on CORPUS and write OUT: .bin is Facebook fastText's model file "
+        "(the fasttext package loads it; the query commands answer for unseen words from it); "
+        ".npz, .txt or .vec hold the vocabulary's vectors only.",
+        examples=["rowbook train fasttext corpus.txt -o model.bin",
+                  "rowbook train fasttext corpus.txt -o model.bin --minn 2 --maxn 5 --bucket 200000",
+                  "rowbook neighbors model.bin whalebone  # a word the corpus never had"],
+    )  # fmt: skip
+    _common_options(p, S)
+    p.add_argument(
+        "--architecture", choices=("skipgram", "cbow"), help=f"(default: {S.architecture})"
+    )
+    p.add_argument(
+        "--vector-size", type=int, metavar="D", help=f"dimensions (default: {S.vector_size})"
+    )
+    p.add_argument(
+        "--window", type=int, metavar="N", help=f"context words each side (default: {S.window})"
+    )
+    p.add_argument(
+        "--negative", type=int, metavar="K", help=f"negative samples (default: {S.negative})"
+    )
+    p.add_argument(
+        "--sample",
+        type=float,
+        metavar="T",
+        help=f"subsampling threshold, 0 = off (default: {S.sample})",
+    )
+    p.add_argument(
+        "--lr", type=float, metavar="LR", help=f"initial learning rate (default: {S.lr})"
+    )
+    p.add_argument(
+        "--min-lr", type=float, metavar="LR", help=f"final learning rate (default: {S.min_lr})"
+    )
+    p.add_argument(
+        "--minn", type=int, metavar="N", help=f"shortest character n-gram (default: {S.minn})"
+    )
+    p.add_argument(
+        "--maxn",
+        type=int,
+        metavar="N",
+        help=f"longest character n-gram, 0 = none (default: {S.maxn})",
+    )
+    p.add_argument(
+        "--bucket",
+        type=int,
+        metavar="N",
+        help=f"hash buckets for the n-grams (default: {S.bucket})",
+    )
+    p.add_argument(
+        "--workers", type=int, metavar="N", help="threads (default: one per CPU; 1 is reproducible)"
+    )
+    p.set_defaults(model="fasttext")
+
+
 def _glove_parser(models: Any) -> None:
     from rowbook.models import GloVe
 
@@ -176,14 +239,15 @@ def _nplm_parser(models: Any) -> None:
 
 def register(commands: Any) -> None:
     train = commands.add_parser(
-        "train", help="train word2vec, GloVe or a neural language model on a corpus",
+        "train", help="train word2vec, GloVe, fastText or a neural language model on a corpus",
         description="Train a model on CORPUS and write its embedding table to OUT.",
         epilog="examples:\n  rowbook train word2vec corpus.txt -o vectors.txt\n"
-        "  rowbook train glove corpus.txt -o glove.npz\n  rowbook train nplm lines.txt -o lm.npz\n"
+        "  rowbook train glove corpus.txt -o glove.npz\n  rowbook train fasttext corpus.txt -o model.bin\n  rowbook train nplm lines.txt -o lm.npz\n"
         "  rowbook train word2vec --help",
         formatter_class=HelpFormatter,
     )  # fmt: skip
     models = train.add_subparsers(dest="model", required=True, metavar="MODEL")
     _word2vec_parser(models)
     _glove_parser(models)
+    _fasttext_parser(models)
     _nplm_parser(models)
