@@ -8,6 +8,12 @@ import pytest
 import rowbook
 from rowbook.data import negative_guide, negative_table, sample_thresholds
 from rowbook.data.corpus import read_corpus
+from rowbook.data.morphology import (
+    HELD_OUT_SUFFIX,
+    made_up_stems,
+    morphology_corpus,
+    partners,
+)
 from rowbook.data.sampling import job_seed
 from rowbook.models import FastText, NotFittedError, Word2Vec
 from rowbook.models._ft_kernels import train_job
@@ -15,45 +21,14 @@ from rowbook.models._ft_reference import train_job_reference
 from rowbook.text.subwords import subword_table
 from rowbook.vectors import SubwordVectors
 
-SUFFIXES = ["", "s", "ed", "ing"]
-HELD_OUT = "er"  # never in the corpus: stem + "er" are the unseen inflections
+HELD_OUT = HELD_OUT_SUFFIX
 
 
-def _stems(n: int, seed: int = 0) -> list[str]:
-    """Made-up stems of 2-3 consonant-vowel syllables plus a final consonant."""
-    rng = np.random.default_rng(seed)
-    consonants, vowels = list("bcdfghjklmnprstvz"), list("aeiou")
-    stems: set[str] = set()
-    while len(stems) < n:
-        syllables = "".join(
-            rng.choice(consonants) + rng.choice(vowels) for _ in range(rng.integers(2, 4))
-        )
-        stems.add(syllables + rng.choice(consonants))
-    return sorted(stems)
+def _stems(n: int) -> list[str]:
+    return made_up_stems(n)
 
 
-def _partners(stem: str) -> list[str]:
-    """The four words a stem keeps company with (its reversal and a digit: no shared n-grams)."""
-    return [f"{stem[::-1]}{k}" for k in range(4)]
-
-
-def _morphology_corpus(n_stems: int = 120, sentences: int = 3000, seed: int = 0) -> list[list[str]]:
-    """Planted morphology: each sentence is 2-3 inflections of one stem, 2-3 of its partners
-    and two inflected words of random stems, shuffled. The forms of a stem share its meaning
-    (its partners) and its n-grams; stem + "er" never occurs."""
-    rng = np.random.default_rng(seed)
-    stems = _stems(n_stems, seed)
-    corpus = []
-    for _ in range(sentences):
-        stem = stems[rng.integers(len(stems))]
-        words = [stem + rng.choice(SUFFIXES) for _ in range(rng.integers(2, 4))]
-        words += [_partners(stem)[k] for k in rng.integers(0, 4, size=rng.integers(2, 4))]
-        words += [stems[k] + rng.choice(SUFFIXES) for k in rng.integers(0, len(stems), size=2)]
-        corpus.append([str(w) for w in rng.permutation(words)])
-    return corpus
-
-
-CORPUS = _morphology_corpus()
+CORPUS = morphology_corpus()
 SMALL = {
     "vector_size": 24,
     "min_count": 1,
@@ -207,7 +182,7 @@ def test_meaning_is_learned(trained):
     def with_partner(vectors: SubwordVectors) -> float:
         stems = _stems(120)
         found = [
-            set(_partners(s)) & {w for w, _ in vectors.most_similar(s + "ing", topn=10)}
+            set(partners(s)) & {w for w, _ in vectors.most_similar(s + "ing", topn=10)}
             for s in stems
         ]
         return float(np.mean([bool(f) for f in found]))
