@@ -45,7 +45,10 @@ class SubwordVectors(Vectors):
 
     Queries (``most_similar``, ``similarity``, ``analogy``, ``distances``) accept unseen
     words too: their vector is :meth:`vector_for`. The evaluations score the vocabulary
-    only, as gensim's do; ``"word" in vectors`` is vocabulary membership.
+    only, as gensim's do; ``"word" in vectors`` is vocabulary membership. ``save`` and
+    ``save_word2vec_format`` write the vocabulary's vectors (read back as
+    :class:`Vectors`); the n-gram rows live in a fastText ``.bin``
+    (:meth:`load_fasttext`, ``FastText.save_fasttext``).
 
     Examples
     --------
@@ -124,6 +127,22 @@ class SubwordVectors(Vectors):
         return unit_rows(vector)[1] if normalise else vector
 
     # -- files -------------------------------------------------------------------------
+
+    @classmethod
+    def load(cls, path: PathLike) -> Self:
+        """Not for subword vectors: an ``.npz`` holds no n-gram rows (use :meth:`load_fasttext`)."""
+        raise TypeError(
+            f"{path}: a vectors file holds no n-gram rows; read it with Vectors.load(path), or "
+            "read a fastText model with SubwordVectors.load_fasttext(path)"
+        )
+
+    @classmethod
+    def load_word2vec_format(cls, path: PathLike, *args: object, **kwargs: object) -> Self:
+        """Not for subword vectors: word2vec files hold no n-gram rows (use :meth:`load_fasttext`)."""
+        raise TypeError(
+            f"{path}: a word2vec file holds no n-gram rows; read it with "
+            "Vectors.load_word2vec_format(path), or a fastText model with SubwordVectors.load_fasttext(path)"
+        )
 
     @classmethod
     def load_fasttext(cls, path: PathLike) -> Self:

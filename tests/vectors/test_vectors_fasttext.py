@@ -161,3 +161,14 @@ def test_queries_answer_for_unseen_words(ft_bin):
     assert ft.similarity(unseen, known) == pytest.approx(float(expected[7]), abs=1e-5)
     with pytest.raises(KeyError):
         ft[unseen]
+
+
+def test_vectors_files_hold_no_ngrams_and_say_so(ft_bin, tmp_path):
+    path, _ = ft_bin
+    ft = SubwordVectors.load_fasttext(path)
+    ft.save(tmp_path / "v.npz")
+    assert Vectors.load(tmp_path / "v.npz").index_to_key == ft.index_to_key
+    with pytest.raises(TypeError, match="load_fasttext"):
+        SubwordVectors.load(tmp_path / "v.npz")
+    with pytest.raises(TypeError, match="load_fasttext"):
+        SubwordVectors.load_glove(tmp_path / "v.txt")
