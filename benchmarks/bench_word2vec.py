@@ -2,11 +2,14 @@
 
 Both word2vec implementations train with the same parameters (those of the issue:
 min_count 5, vector_size 100, window 5, negative 5, sample 1e-3, 5 epochs, 2 workers)
-on the same token lists (``[a-z0-9']+``, lowercased, one document per sentence), and
+and gensim's learning rate, 0.025, passed to rowbook explicitly (``lr=0.025``), on the
+same token lists (``[a-z0-9']+``, lowercased, one document per sentence), and
 both models' vectors are scored by gensim's own ``KeyedVectors`` evaluation (so the
 scoring is identical) on gensim's bundled questions-words, WordSim353 and SimLex-999
 files; rowbook's :class:`~rowbook.vectors.Vectors` evaluation is printed beside it.
 Speed is corpus tokens x epochs / wall time of the whole ``fit`` (vocabulary included).
+Where rowbook's default differs from gensim's (CBOW: ``lr=None`` is word2vec.c's 0.05), a
+row "rowbook <arch>, default lr" shows rowbook at its own defaults beside gensim at its own.
 
 Each tool trains once per seed (``--seeds``, default 5): speed is the median over the
 runs and each score the mean, because single runs of a 2M-token corpus scatter by about
@@ -21,6 +24,7 @@ import logging
 import statistics
 import sys
 import time
+from functools import partial
 from pathlib import Path
 
 import numpy as np
@@ -30,10 +34,11 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from benchmarks.corpora import newsarticles_tokens
 from benchmarks.timing import machine, print_targets
 from rowbook.models.glove import GloVe
-from rowbook.models.word2vec import Word2Vec
+from rowbook.models.word2vec import DEFAULT_LR, Word2Vec
 
 PARAMS = {"vector_size": 100, "window": 5, "min_count": 5, "sample": 1e-3, "negative": 5,
           "epochs": 5, "workers": 2}  # fmt: skip
+GENSIM_LR = 0.025  # gensim's alpha for both architectures, its default
 GLOVE_PARAMS = {"vector_size": 100, "window": 10, "min_count": 5, "x_max": 10.0, "epochs": 25,
                 "workers": 2}  # fmt: skip
 
@@ -77,10 +82,13 @@ def train_gensim(sentences, architecture: str, params: dict, seed: int):
     return seconds, gensim_scores(model.wv.index_to_key, model.wv.vectors), None
 
 
-def train_rowbook(sentences, architecture: str, params: dict, seed: int):
-    """(fit seconds, gensim scores, rowbook scores) of one rowbook training."""
+def train_rowbook(
+    sentences, architecture: str, params: dict, seed: int, lr: float | None = GENSIM_LR
+):
+    """(fit seconds, gensim scores, rowbook scores) of one rowbook training at ``lr``
+    (gensim's by default; ``None``: rowbook's default for the architecture)."""
     start = time.perf_counter()
-    model = Word2Vec(architecture=architecture, seed=seed, **params).fit(sentences)
+    model = Word2Vec(architecture=architecture, seed=seed, lr=lr, **params).fit(sentences)
     seconds = time.perf_counter() - start
     return seconds, gensim_scores(model.index_to_key, model.W_in), rowbook_scores(model.vectors)
 
@@ -89,7 +97,11 @@ def _runs(train, sentences, architecture: str, params: dict, seeds: int):
     """Median seconds and mean scores over ``seeds`` trainings."""
     runs = [train(sentences, architecture, params, seed) for seed in range(1, seeds + 1)]
     mean = {k: float(np.mean([r[1][k] for r in runs])) for k in runs[0][1]}
-    own = None if runs[0][2] is None else {k: float(np.mean([r[2][k] for r in runs])) for k in runs[0][2]}
+    own = (
+        None
+        if runs[0][2] is None
+        else {k: float(np.mean([r[2][k] for r in runs])) for k in runs[0][2]}
+    )
     return statistics.median(r[0] for r in runs), mean, own
 
 
@@ -118,10 +130,15 @@ def main(argv: list[str] | None = None) -> int:
         r_sec, r, own = _runs(train_rowbook, sentences, arch, params, args.seeds)
         words = n_tokens * params["epochs"]
         _row(f"gensim {arch}", words / g_sec, g_sec, 1.0, g, "")
-        _row(f"rowbook {arch}", words / r_sec, r_sec, g_sec / r_sec, r,
+        _row(f"rowbook {arch}, lr {GENSIM_LR}", words / r_sec, r_sec, g_sec / r_sec, r,
              " / ".join(f"{own[k]:.3f}" for k in ("analogy", "ws353", "simlex")))  # fmt: skip
         targets.append((f"{arch}: rowbook speed / gensim speed", g_sec / r_sec, 1.0))
         targets += [(f"{arch}: {k} rowbook - gensim", r[k] - g[k], -0.02) for k in g]
+        if DEFAULT_LR[arch] != GENSIM_LR:  # rowbook at its defaults, gensim at its own
+            own_default = partial(train_rowbook, lr=None)
+            d_sec, d, own = _runs(own_default, sentences, arch, params, args.seeds)
+            _row(f"rowbook {arch}, default lr {DEFAULT_LR[arch]}", words / d_sec, d_sec, g_sec / d_sec, d,
+                 " / ".join(f"{own[k]:.3f}" for k in ("analogy", "ws353", "simlex")))  # fmt: skip
     if not args.no_glove:
         start = time.perf_counter()
         glove = GloVe(**glove_params).fit(sentences)
@@ -136,7 +153,9 @@ def main(argv: list[str] | None = None) -> int:
     return 0 if met or args.quick else 1
 
 
-def _row(name: str, words_per_sec: float, seconds: float, ratio: float, scores: dict, note: str) -> None:
+def _row(
+    name: str, words_per_sec: float, seconds: float, ratio: float, scores: dict, note: str
+) -> None:
     ratio_text = "-" if ratio != ratio else f"{ratio:.2f}"
     print(f"| {name} | {words_per_sec / 1e3:,.0f}k | {seconds:.1f} | {ratio_text} | "
           f"{scores['analogy']:.3f} | {scores['ws353']:.3f} | {scores['simlex']:.3f} | {note} |")  # fmt: skip

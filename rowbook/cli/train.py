@@ -1,80 +1,81 @@
 """``rowbook train word2vec|glove|fasttext|nplm CORPUS -o OUT``: fit a model, write its table.
 
-Word vectors go to OUT in the format its suffix names (``.npz``, ``.txt``/``.vec``,
-``.bin``; for fasttext, ``.bin`` is Facebook fastText's model file, which keeps the n-grams); the language model writes its input table ``C`` the same way and prints a
-sample. ``--checkpoint FILE`` saves the training state after every epoch (atomically),
-and ``--resume`` continues from it, so an interrupted run (Ctrl-C: exit status 130)
-loses at most the epoch in progress. The options are defined in
-:mod:`rowbook.cli.train_options`.
+Two files, two options: ``-o OUT`` is always the table (word vectors, or the language
+model's input table ``C``), in the format its suffix names (``.npz``, ``.txt``/``.vec``,
+``.bin``; for fasttext, ``.bin`` is Facebook fastText's model file, which keeps the
+n-grams), for the query commands and other tools; ``--save-model FILE`` also keeps the
+whole model (``model.save``: parameters, tables, training progress), which ``rowbook.load``
+opens and ``--init FILE`` continues: the corpus's new words are added (word2vec,
+``build_vocab(update=True)``) and ``--epochs`` more epochs run (``train``, its own
+learning-rate schedule). ``--checkpoint FILE`` saves the model there after every epoch
+(atomically), and ``--resume`` continues a ``fit`` from it, so an interrupted run (Ctrl-C:
+exit status 130) loses at most the epoch in progress.
+
+word2vec and GloVe read lines lower-cased and split into words, punctuation dropped (as
+gensim's ``simple_preprocess`` reads them), unless ``--keep-case`` or ``--tokenizer
+whitespace``. The options are defined in :mod:`rowbook.cli.train_options`; a parameter
+the model refuses is reported with its flag (:meth:`rowbook.checks.ParameterError.message_for`).
 """
 
 from __future__ import annotations
 
 import argparse
-import re
+import inspect
 import sys
 import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from rowbook.cli._common import (
-    STDIN,
-    check_output_path,
-    read_lines,
-    source_name,
-)
+from rowbook.checks import ParameterError, check_int
+from rowbook.cli._common import STDIN, check_output_path, read_lines, source_name
 from rowbook.cli._vectorio import FORMAT_NAMES, output_format, save_vectors
-from rowbook.cli.text import make_tokenizer
+from rowbook.cli.text import Normalized
 
-__all__ = [
-    "FLAGS",
-    "FT_OPTIONS",
-    "GLOVE_OPTIONS",
-    "NPLM_OPTIONS",
-    "W2V_OPTIONS",
-    "Corpus",
-    "cli_error",
-    "run_nplm",
-    "run_word_vectors",
-]
+__all__ = ["WORD_PATTERN", "Corpus", "cli_error", "run_nplm", "run_word_vectors", "train_tokenizer"]
+
+#: ``--tokenizer word`` of the train commands: runs of letters and digits with inner
+#: apostrophes; punctuation is dropped (gensim's ``simple_preprocess`` keeps letters only).
+WORD_PATTERN = r"\w+(?:['’]\w+)*"
+
+
+def train_tokenizer(name: str, *, lower: bool) -> Any:
+    """The tokenizer of ``--tokenizer word|whitespace``, lower-casing first when ``lower``.
+
+    >>> train_tokenizer("word", lower=True).tokenize("The whale, the Whale's eye.")
+    ['the', 'whale', 'the', "whale's", 'eye']
+    >>> train_tokenizer("whitespace", lower=False).tokenize("The whale, the Whale's eye.")
+    ['The', 'whale,', 'the', "Whale's", 'eye.']
+    """
+    from rowbook.text import Normalizer, WordTokenizer
+
+    tokenizer = WordTokenizer(pattern=None if name == "whitespace" else WORD_PATTERN)
+    return Normalized(Normalizer(case="lower"), tokenizer) if lower else tokenizer
 
 
 class Corpus:
-    """CORPUS as a stream of token lists, read in one pass, counting lines and tokens."""
+    """CORPUS as a stream of token lists, counting lines and tokens of the last pass."""
 
     def __init__(self, args: argparse.Namespace) -> None:
         self.source, self.lines, self.tokens = args.corpus, 0, 0
-        self.tokenizer = make_tokenizer(args.tokenizer, lower=args.lower)
+        self.tokenizer = train_tokenizer(args.tokenizer, lower=args.lower)
         self.progress = not args.quiet and args.corpus != STDIN
 
     def __iter__(self) -> Iterator[list[str]]:
+        self.lines, self.tokens = 0, 0
         for line in read_lines(self.source, "corpus", progress=self.progress):
             tokens = self.tokenizer.tokenize(line)
             self.lines, self.tokens = self.lines + 1, self.tokens + len(tokens)
             yield tokens
 
 
-#: Library parameter -> command-line flag, where they differ by more than ``_`` -> ``-``.
-FLAGS = {"hierarchical_softmax": "--hs", "min_freq": "--min-count"}
+def cli_error(err: ParameterError, flags: dict[str, str]) -> ValueError:
+    """``err`` said with the flag of its parameter (``flags``: parameter -> flag).
 
-
-def cli_error(err: ValueError, names: tuple[str, ...]) -> ValueError:
-    """``err`` with the library's parameter names spelled as this command's flags.
-
-    >>> str(cli_error(ValueError("vector_size must be >= 1; lower min_count"), ("vector_size", "min_count")))
-    '--vector-size must be >= 1; lower --min-count'
-    >>> str(cli_error(ValueError("window must be >= 1, the window is..."), ("window",)))
-    '--window must be >= 1, the window is...'
+    >>> str(cli_error(ParameterError("vector_size", 0, "an integer >= 1"), {"vector_size": "--vector-size"}))
+    '--vector-size must be an integer >= 1, got 0'
     """
-    message = str(err)
-    for name in (*names, *FLAGS):
-        flag = FLAGS.get(name, "--" + name.replace("_", "-"))
-        if "_" in name:
-            message = re.sub(rf"(?<![-\w]){name}\b", flag, message)
-        elif message.startswith(f"{name} "):
-            message = flag + message[len(name) :]
-    return ValueError(message)
+    return ValueError(err.message_for(flags.get(err.name, err.name)))
 
 
 def _check_resume(args: argparse.Namespace) -> str | None:
@@ -85,20 +86,22 @@ def _check_resume(args: argparse.Namespace) -> str | None:
         raise ValueError("--resume needs --checkpoint FILE, the checkpoint to continue from")
     if not Path(args.checkpoint).exists():
         if not args.quiet:
-            print(
-                f"{args.prog}: no checkpoint {args.checkpoint} yet; starting at epoch 1",
-                file=sys.stderr,
-            )
+            print(f"{args.prog}: no checkpoint {args.checkpoint} yet; starting at epoch 1",
+                  file=sys.stderr)  # fmt: skip
         return None
     return args.checkpoint
 
 
-def _resumed(checkpoint: str | None) -> str:
-    return "" if checkpoint is None else f" (continued from {checkpoint})"
+def _resumed(source: str | None, verb: str = "continued") -> str:
+    return "" if source is None else f" ({verb} from {source})"
 
 
 def _interrupted(args: argparse.Namespace) -> int:
-    if args.checkpoint is not None and Path(args.checkpoint).exists():
+    saved = args.checkpoint is not None and Path(args.checkpoint).exists()
+    if saved and getattr(args, "init", None):
+        hint = (f"{args.checkpoint} holds the model after the last finished epoch; continue it "
+                f"with --init {args.checkpoint} and the epochs still to do")  # fmt: skip
+    elif saved:
         hint = (f"{args.checkpoint} holds the last finished epoch; add --resume to the same "
                 "command to continue")  # fmt: skip
     else:
@@ -107,99 +110,160 @@ def _interrupted(args: argparse.Namespace) -> int:
     return 130
 
 
-def _settings(args: argparse.Namespace, names: tuple[str, ...]) -> dict[str, Any]:
-    """The options the user gave (None = the library's default), under the library's names."""
-    return {name: getattr(args, name) for name in names if getattr(args, name) is not None}
+def _given(args: argparse.Namespace) -> dict[str, Any]:
+    """The model options the user gave (the others keep the library's defaults)."""
+    return {name: getattr(args, name) for name in args.flags if getattr(args, name) is not None}
+
+
+def _make_model(args: argparse.Namespace, **extra: Any) -> Any:
+    try:
+        return args.model_class(**_given(args), **extra)
+    except ParameterError as err:
+        raise cli_error(err, args.flags) from None
 
 
 # -- word2vec and GloVe ---------------------------------------------------------------------
 
-W2V_OPTIONS = ("architecture", "vector_size", "window", "min_count", "epochs", "negative",
-               "hierarchical_softmax", "sample", "lr", "min_lr", "max_vocab_size", "workers",
-               "seed")  # fmt: skip
-FT_OPTIONS = ("architecture", "vector_size", "window", "min_count", "epochs", "negative", "sample",
-              "lr", "min_lr", "minn", "maxn", "bucket", "workers", "seed")  # fmt: skip
-GLOVE_OPTIONS = ("vector_size", "window", "min_count", "epochs", "x_max", "alpha", "lr",
-                 "max_vocab", "workers", "seed")  # fmt: skip
+
+def _initial_model(args: argparse.Namespace) -> Any:
+    """The model of ``--init MODEL``, told to run with this command's ``--workers``."""
+    from rowbook.models import load
+
+    if args.resume:
+        raise ValueError(
+            "--init MODEL continues a saved model and --resume a stopped run; give one"
+        )
+    model = load(args.init)
+    if not isinstance(model, args.model_class):
+        raise ValueError(f"--init {args.init} holds a {type(model).__name__} model, not a "
+                         f"{args.model_class.__name__}; use 'rowbook train {args.model}' with a "
+                         f"model saved by it (--save-model)")  # fmt: skip
+    fixed = [args.flags[name] for name in _given(args) if name not in ("epochs", "workers")]
+    if fixed:
+        raise ValueError(f"{', '.join(fixed)}: a model continued with --init keeps its own "
+                         "parameters; only --epochs and --workers apply")  # fmt: skip
+    if args.workers is not None:
+        try:
+            model.workers = check_int("workers", args.workers, 1)
+        except ParameterError as err:
+            raise cli_error(err, args.flags) from None
+    model.progress = not args.quiet
+    return model
 
 
-def run_word_vectors(args: argparse.Namespace) -> int:
-    from rowbook.models import FastText, GloVe, Word2Vec
+def _continue(model: Any, corpus: Any, args: argparse.Namespace) -> None:
+    """``build_vocab(update=True)`` (word2vec) and ``train`` for ``--epochs`` (default: the model's)."""
+    if args.corpus == STDIN:
+        corpus = list(corpus)  # read twice below
+    if hasattr(model, "build_vocab"):
+        model.build_vocab(corpus, update=True)
+    model.train(corpus, epochs=args.epochs or model.epochs, checkpoint=args.checkpoint)
 
-    out = check_output_path(args.output)
-    fasttext_bin = args.model == "fasttext" and out.suffix.lower() == ".bin"
-    fmt = "fasttext" if fasttext_bin else output_format(out)
-    cls, names = {"word2vec": (Word2Vec, W2V_OPTIONS), "glove": (GloVe, GLOVE_OPTIONS),
-                  "fasttext": (FastText, FT_OPTIONS)}[args.model]  # fmt: skip
+
+def _fit_or_continue(model: Any, args: argparse.Namespace, resume: str | None) -> Corpus:
+    corpus = Corpus(args)
     try:
-        model = cls(**_settings(args, names), progress=not args.quiet)
-    except ValueError as err:
-        raise cli_error(err, names) from None
-    resume, corpus, start = _check_resume(args), Corpus(args), time.perf_counter()
-    try:
-        model.fit(corpus, checkpoint=args.checkpoint, resume=resume)
-    except KeyboardInterrupt:
-        return _interrupted(args)
-    except ValueError as err:
+        if args.init:
+            _continue(model, corpus, args)
+        else:
+            model.fit(corpus, checkpoint=args.checkpoint, resume=resume)
+    except ParameterError as err:
+        raise cli_error(err, args.flags) from None
+    except ValueError:
         if corpus.tokens == 0:
             raise ValueError(
                 f"{source_name(args.corpus)} is empty: {corpus.lines} lines, no words"
             ) from None
-        raise cli_error(err, names) from None
+        raise
+    return corpus
+
+
+def run_word_vectors(args: argparse.Namespace) -> int:
+    out = check_output_path(args.output)
+    fasttext_bin = args.model == "fasttext" and out.suffix.lower() == ".bin"
+    fmt = "fasttext" if fasttext_bin else output_format(out)
+    for path in (args.checkpoint, args.save_model):
+        if path is not None:
+            check_output_path(path)
+    if args.init:
+        model = _initial_model(args)
+    else:
+        model = _make_model(args, progress=not args.quiet)
+    resume, start, epochs_before = _check_resume(args), time.perf_counter(), _epochs_done(model)
+    try:
+        _fit_or_continue(model, args, resume)
+    except KeyboardInterrupt:
+        return _interrupted(args)
     seconds = time.perf_counter() - start
     if fasttext_bin:
         model.save_fasttext(out)
     else:
         save_vectors(model.vectors, out, fmt)
+    if args.save_model is not None:
+        model.save(args.save_model)
     if not args.quiet:
-        vectors, history = model.vectors, model.history
-        if args.model in ("word2vec", "fasttext"):
-            what = f"{history[-1].total_words:,} corpus words"
-        else:
-            what = f"{model.n_records:,} co-occurrence records, final cost {history[-1].loss:.4g}"
-        print(f"{args.model}: {len(vectors)} words x {vectors.vector_size} dims from {what}, "
-              f"{len(history)} epochs{_resumed(resume)} in {seconds:.1f} s -> {out} "
-              f"({FORMAT_NAMES[fmt]})")  # fmt: skip
+        print(_summary(model, args, out, fmt, seconds, epochs_before, resume))
     return 0
+
+
+def _epochs_done(model: Any) -> int:
+    return len(model.history) if model.is_fitted else 0
+
+
+def _summary(model: Any, args: argparse.Namespace, out: Path, fmt: str, seconds: float,
+             epochs_before: int, resume: str | None) -> str:  # fmt: skip
+    vectors, history = model.vectors, model.history
+    if hasattr(model, "n_records"):  # GloVe trains on co-occurrence records
+        what = f"{model.n_records:,} co-occurrence records, final cost {history[-1].loss:.4g}"
+    else:
+        what = f"{history[-1].total_words:,} corpus words"
+    how = _resumed(args.init, "more, on a model loaded") or _resumed(resume)
+    saved = "" if args.save_model is None else f"; model -> {args.save_model}"
+    return (f"{args.model}: {len(vectors)} words x {vectors.vector_size} dims from {what}, "
+            f"{len(history) - epochs_before} epochs{how} in {seconds:.1f} s -> {out} "
+            f"({FORMAT_NAMES[fmt]}){saved}")  # fmt: skip
 
 
 # -- the neural language model --------------------------------------------------------------
 
-NPLM_OPTIONS = ("level", "context", "dim", "hidden", "tied", "epochs", "lr", "batch_size",
-                "optimizer", "seed")  # fmt: skip
-
 
 def run_nplm(args: argparse.Namespace) -> int:
-    from rowbook.models import NPLM
     from rowbook.text import Normalizer
-    from rowbook.vectors import Vectors
 
     out = check_output_path(args.output)
     fmt = output_format(out)
-    if args.level != "word" and fmt != "npz":
+    init = inspect.signature(args.model_class.__init__).parameters
+    level = args.level or init["level"].default
+    if level != "word" and fmt != "npz":
         raise ValueError(f"a character table has keys such as ' ' that {FORMAT_NAMES[fmt]} cannot "
                          f"hold; name the output {out.with_suffix('.npz')}")  # fmt: skip
     texts = [line for line in read_lines(args.corpus, "corpus") if line.strip()]
     if not texts:
         raise ValueError(f"{source_name(args.corpus)} is empty: it has no non-blank line")
-    lm = NPLM(**_settings(args, NPLM_OPTIONS), min_freq=args.min_count or 1,
-              normalizer=Normalizer(case="lower") if args.lower else None,
-              checkpoint=args.checkpoint, progress=not args.quiet)  # fmt: skip
+    extra = {
+        "normalizer": Normalizer(case="lower") if args.lower else None,
+        "progress": not args.quiet,
+    }
     resume = _check_resume(args)
+    if "checkpoint" in init:  # the checkpoint is a parameter of the model, resume a switch of fit
+        lm, fit_args = (
+            _make_model(args, **extra, checkpoint=args.checkpoint),
+            {"resume": resume is not None},
+        )
+    else:
+        lm, fit_args = _make_model(args, **extra), {"checkpoint": args.checkpoint, "resume": resume}
     try:
-        lm.fit(texts, resume=resume is not None)
+        lm.fit(texts, **fit_args)
     except KeyboardInterrupt:
         return _interrupted(args)
-    except ValueError as err:
-        raise cli_error(err, (*NPLM_OPTIONS, "min_freq")) from None
-    vocab = lm.vocab_
-    counts = [vocab.counts[token] for token in vocab.itos]
-    save_vectors(Vectors(vocab.itos, lm.embedding_table(), counts), out, fmt)
+    except ParameterError as err:
+        raise cli_error(err, args.flags) from None
+    save_vectors(_table_c(lm), out, fmt)
     if not args.quiet and lm.history_.epochs:
-        last = lm.history_.epochs[-1]
+        vocab, last = lm.vocab_, lm.history_.epochs[-1]
         print(f"nplm: {lm.level} level, {len(vocab)} tokens, context {lm.context}, "
-              f"{len(lm.history_.epochs)} epochs: loss {last['loss']:.4f}, perplexity "
-              f"{last['perplexity']:.3f} -> {out} ({FORMAT_NAMES[fmt]}, the table C)")  # fmt: skip
+              f"{len(lm.history_.epochs)} epochs{_resumed(resume)}: loss {last['loss']:.4f}, "
+              f"perplexity {last['perplexity']:.3f} -> {out} ({FORMAT_NAMES[fmt]}, the table C)")  # fmt: skip
     if args.sample_length:
         if not args.quiet:
             print(f"sample (temperature {args.temperature}, seed {lm.seed}):")
@@ -209,3 +273,13 @@ def run_nplm(args: argparse.Namespace) -> int:
             )
         )
     return 0
+
+
+def _table_c(lm: Any) -> Any:
+    """The language model's input table as :class:`~rowbook.Vectors` (``vectors`` on the contract)."""
+    if hasattr(type(lm), "vectors"):
+        return lm.vectors
+    from rowbook.vectors import Vectors
+
+    vocab = lm.vocab_  # an NPLM from before the contract
+    return Vectors(vocab.itos, lm.embedding_table(), [vocab.counts[token] for token in vocab.itos])

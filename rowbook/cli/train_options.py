@@ -1,207 +1,241 @@
 """The options of ``rowbook train word2vec|glove|fasttext|nplm`` (see :mod:`rowbook.cli.train`).
 
-Defaults shown in ``--help`` are read from the models (their settings dataclasses, or
-``NPLM``'s signature), so they cannot drift; an option left out is not passed, and the
-library's default applies.
+The model options come from one table, :data:`OPTIONS` (parameter -> flag, metavar, help),
+read against each model's signature: a parameter becomes an option of a command when the
+model's ``__init__`` has it, with its type (choices for a ``Literal``, a switch for a
+``bool``) and the default shown in ``--help`` read from the signature, so neither can
+drift. An option left out is not passed, and the library's default applies. Option
+abbreviations are off: ``--to`` is not ``--tokenizer``.
 """
 
 from __future__ import annotations
 
 import argparse
 import inspect
-from typing import Any
+import types
+import typing
+from typing import Any, Literal
 
 from rowbook.cli._common import HelpFormatter, add_command
 from rowbook.cli.train import run_nplm, run_word_vectors
 
-__all__ = ["register"]
+__all__ = ["MODEL_HELP", "NONE_MEANS", "OPTIONS", "model_options", "register"]
+
+#: Model parameter -> (flag, metavar, help) for every model option of the train commands.
+OPTIONS: dict[str, tuple[str, str | None, str]] = {
+    "architecture": ("--architecture", None, "skip-gram (an example per word pair) or CBOW (the window's mean predicts its centre)"),
+    "level": ("--level", None, "tokens"),
+    "vector_size": ("--vector-size", "D", "dimensions"),
+    "dim": ("--dim", "D", "embedding size"),
+    "context": ("--context", "N", "previous tokens seen"),
+    "hidden": ("--hidden", "H", "tanh layer size"),
+    "tied": ("--tied", None, "reuse C as the output layer"),
+    "window": ("--window", "N", "context words each side"),
+    "min_count": ("--min-count", "N", "ignore words seen fewer than N times"),
+    "min_freq": ("--min-count", "N", "ignore tokens seen fewer than N times"),
+    "max_vocab_size": ("--max-vocab-size", "N", "cap on distinct words held while reading"),
+    "max_vocab": ("--max-vocab", "N", "keep only the N most frequent words"),
+    "negative": ("--negative", "K", "negative samples per example, 0 for none (with --hs)"),
+    "hierarchical_softmax": ("--hs", None, "train a hierarchical softmax too (with --negative 0: instead)"),
+    "sample": ("--sample", "T", "subsampling threshold, 0 = off"),
+    "minn": ("--minn", "N", "shortest character n-gram"),
+    "maxn": ("--maxn", "N", "longest character n-gram, 0 = none"),
+    "bucket": ("--bucket", "N", "hash buckets for the n-grams"),
+    "x_max": ("--x-max", "X", "co-occurrence count where the weighting reaches 1"),
+    "alpha": ("--alpha", "A", "exponent of the weighting (x / x_max) ** alpha"),
+    "epochs": ("--epochs", "N", "passes over the corpus"),
+    "lr": ("--lr", "LR", "initial learning rate"),
+    "min_lr": ("--min-lr", "LR", "final learning rate"),
+    "batch_size": ("--batch-size", "N", "examples per step"),
+    "optimizer": ("--optimizer", None, "how the tables are stepped"),
+    "val_fraction": ("--val-fraction", "F", "share of the lines held out to report held-out perplexity, 0 for none"),
+    "workers": ("--workers", "N", "threads; 1 is reproducible"),
+    "seed": ("--seed", "N", "random seed"),
+}  # fmt: skip
+
+#: Help that differs for one model: (model, parameter) -> help.
+MODEL_HELP = {
+    ("GloVe", "lr"): "AdaGrad step size",
+    ("GloVe", "epochs"): "passes over the co-occurrence records",
+}
+
+#: What a default of None means, where the signature cannot say it.
+NONE_MEANS = {
+    ("Word2Vec", "lr"): "0.025 for skipgram, 0.05 for cbow",
+    ("NPLM", "lr"): "0.01 for adam and sparse_adam, 0.1 for sgd",
+    ("Word2Vec", "max_vocab_size"): "no cap",
+    ("GloVe", "max_vocab"): "no cap",
+    ("Word2Vec", "workers"): "one per CPU",
+    ("GloVe", "workers"): "one per CPU",
+    ("FastText", "workers"): "one per CPU",
+}
 
 
-def _common_options(p: argparse.ArgumentParser, defaults: Any, *, tokenizers: bool = True) -> None:
-    """Options every trainer has; ``defaults`` has the model's ``min_count``, ``epochs``, ``seed``."""
+def _hints(cls: type) -> dict[str, Any]:
+    try:
+        return typing.get_type_hints(cls.__init__)
+    except Exception:  # an annotation that does not resolve: fall back to the defaults' types
+        return {}
+
+
+def _base_type(hint: Any, default: Any) -> Any:
+    """``int`` for ``int | None``, the ``Literal`` itself, or the default's type."""
+    if isinstance(hint, types.UnionType) or typing.get_origin(hint) is typing.Union:
+        rest = [h for h in typing.get_args(hint) if h is not type(None)]
+        hint = rest[0] if len(rest) == 1 else None
+    if hint is None or hint is Any:
+        return type(default) if default is not None else str
+    return hint
+
+
+def model_options(cls: type) -> dict[str, tuple[str, dict[str, Any]]]:
+    """Parameter -> (flag, ``add_argument`` keywords) of the :data:`OPTIONS` ``cls`` takes.
+
+    >>> from rowbook.models import GloVe
+    >>> flag, kwargs = model_options(GloVe)["x_max"]
+    >>> flag, kwargs["type"], kwargs["help"]
+    ('--x-max', <class 'float'>, 'co-occurrence count where the weighting reaches 1 (default: 100.0)')
+    """
+    hints, found = _hints(cls), {}
+    for name, param in inspect.signature(cls.__init__).parameters.items():
+        if name not in OPTIONS:
+            continue
+        flag, metavar, text = OPTIONS[name]
+        text = MODEL_HELP.get((cls.__name__, name), text)
+        default = param.default
+        shown = NONE_MEANS.get((cls.__name__, name), default)
+        kwargs: dict[str, Any] = {
+            "dest": name,
+            "default": None,
+            "help": f"{text} (default: {shown})",
+        }
+        kind = _base_type(hints.get(name), default)
+        if typing.get_origin(kind) is Literal:
+            kwargs["choices"] = typing.get_args(kind)
+        elif kind is bool:  # a switch that turns the default over
+            kwargs.update(action="store_const", const=not default, help=text)
+        else:
+            kwargs.update(type=kind, metavar=metavar)
+        found[name] = (flag, kwargs)
+    return found
+
+
+def _add_model_options(p: argparse.ArgumentParser, cls: type) -> None:
+    """The model's options, and ``flags`` (parameter -> flag) for error messages."""
+    options = model_options(cls)
+    group = p.add_argument_group(f"{cls.__name__} parameters")
+    for flag, kwargs in options.values():
+        group.add_argument(flag, **kwargs)
+    p.set_defaults(flags={name: flag for name, (flag, _) in options.items()}, model_class=cls)
+
+
+def _run_options(p: argparse.ArgumentParser, *, word_vectors: bool) -> None:
+    """CORPUS, -o OUT, reading, checkpoints, and (word vectors) continuing a saved model."""
     p.add_argument(
         "corpus", metavar="CORPUS", help="UTF-8 text file, one sentence per line, or '-'"
     )
     p.add_argument("-o", "--output", required=True, metavar="OUT", help="where to write the table")
-    if tokenizers:
-        p.add_argument("--tokenizer", choices=("whitespace", "word"), default="whitespace",
-                       help="how lines are split into words (default: %(default)s)")  # fmt: skip
-    p.add_argument("--lower", action="store_true", help="lower-case the text first")
+    if word_vectors:
+        p.add_argument(
+            "--tokenizer",
+            choices=("word", "whitespace"),
+            default="word",
+            help="word: runs of letters and digits (inner apostrophes kept), punctuation "
+            "dropped; whitespace: split on spaces only, tokens as written (default: %(default)s)",
+        )
+        p.add_argument(
+            "--keep-case",
+            dest="lower",
+            action="store_false",
+            help="keep upper case (default: lower-case the text first)",
+        )
+        p.add_argument(
+            "--init",
+            metavar="MODEL",
+            help="continue from a saved model (--save-model): "
+            "add the corpus's new words (word2vec), then train --epochs more",
+        )
+        p.add_argument(
+            "--save-model",
+            metavar="FILE",
+            help="also save the whole model to FILE (.npz), to query, load or continue with --init",
+        )
+    else:
+        p.add_argument("--lower", action="store_true", help="lower-case the text first")
     p.add_argument(
-        "--min-count",
-        type=int,
-        metavar="N",
-        help=f"ignore words seen fewer than N times (default: {defaults.min_count})",
-    )
-    p.add_argument(
-        "--epochs",
-        type=int,
-        metavar="N",
-        help=f"passes over the corpus (default: {defaults.epochs})",
-    )
-    p.add_argument("--seed", type=int, metavar="N", help=f"random seed (default: {defaults.seed})")
-    p.add_argument(
-        "--checkpoint", metavar="FILE", help="save the training state here after every epoch"
+        "--checkpoint",
+        metavar="FILE",
+        help="save the model here after every epoch (a saved model, as --save-model)",
     )
     p.add_argument("--resume", action="store_true", help="continue from --checkpoint FILE")
     p.add_argument("--quiet", action="store_true", help="no progress bar, no summary")  # fmt: skip
 
 
+def _word_vectors_parser(models: Any, cls: type, name: str, **text: Any) -> argparse.ArgumentParser:
+    p = add_command(models, name, run=run_word_vectors, **text)
+    p.allow_abbrev = False
+    _run_options(p, word_vectors=True)
+    _add_model_options(p, cls)
+    p.set_defaults(model=name)
+    return p
+
+
 def _word2vec_parser(models: Any) -> None:
     from rowbook.models import Word2Vec
 
-    S = argparse.Namespace(
-        **{k: v.default for k, v in inspect.signature(Word2Vec).parameters.items()}
-    )
-
-    p = add_command(
-        models, "word2vec", run=run_word_vectors,
+    _word_vectors_parser(
+        models, Word2Vec, "word2vec",
         help="skip-gram / CBOW word vectors (Mikolov et al. 2013)",
         description="Train word2vec on CORPUS and write the word vectors to OUT: .npz (rowbook), "
-        ".txt or .vec (word2vec text), .bin (word2vec binary).",
+        ".txt or .vec (word2vec text), .bin (word2vec binary). Lines are lower-cased and split into "
+        "words, punctuation dropped, unless --keep-case / --tokenizer whitespace say otherwise.",
         examples=["rowbook train word2vec corpus.txt -o vectors.txt",
                   "rowbook train word2vec corpus.txt -o vectors.bin --architecture cbow "
                   "--vector-size 200 --window 8 --epochs 10",
-                  "rowbook train word2vec big.txt -o v.npz --checkpoint w2v.ckpt.npz  "
+                  "rowbook train word2vec big.txt -o v.npz --checkpoint w2v.model.npz  "
                   "# Ctrl-C, then the same command with --resume",
-                  "rowbook tokenize --lower - < raw.txt | rowbook train word2vec - -o v.txt --min-count 2"],
+                  "rowbook train word2vec corpus.txt -o v.txt --save-model w2v.model.npz",
+                  "rowbook train word2vec more.txt -o v2.txt --init w2v.model.npz --epochs 3",
+                  "rowbook train word2vec tokens.txt -o v.txt --tokenizer whitespace --keep-case"],
     )  # fmt: skip
-    _common_options(p, S)
-    p.add_argument(
-        "--architecture", choices=("skipgram", "cbow"), help=f"(default: {S.architecture})"
-    )
-    p.add_argument(
-        "--vector-size", type=int, metavar="D", help=f"dimensions (default: {S.vector_size})"
-    )
-    p.add_argument(
-        "--window", type=int, metavar="N", help=f"context words each side (default: {S.window})"
-    )
-    p.add_argument(
-        "--negative", type=int, metavar="K", help=f"negative samples (default: {S.negative})"
-    )
-    p.add_argument("--hs", dest="hierarchical_softmax", action="store_const", const=True,
-                   help="train a hierarchical softmax too (with --negative 0: instead)")  # fmt: skip
-    p.add_argument(
-        "--sample",
-        type=float,
-        metavar="T",
-        help=f"subsampling threshold, 0 = off (default: {S.sample})",
-    )
-    p.add_argument(
-        "--lr",
-        type=float,
-        metavar="LR",
-        help="initial learning rate (default: 0.025 for skipgram, 0.05 for cbow)",
-    )
-    p.add_argument(
-        "--min-lr",
-        type=float,
-        metavar="LR",
-        help=f"final learning rate (default: {S.min_lr})",
-    )
-    p.add_argument(
-        "--max-vocab-size", type=int, metavar="N", help="cap on distinct words while reading"
-    )
-    p.add_argument(
-        "--workers", type=int, metavar="N", help="threads (default: one per CPU; 1 is reproducible)"
-    )
-    p.set_defaults(model="word2vec")
 
 
 def _fasttext_parser(models: Any) -> None:
     from rowbook.models import FastText
 
-    S = argparse.Namespace(
-        **{k: v.default for k, v in inspect.signature(FastText).parameters.items()}
-    )
-
-    p = add_command(
-        models, "fasttext", run=run_word_vectors,
+    _word_vectors_parser(
+        models, FastText, "fasttext",
         help="subword word vectors: words as bags of character n-grams (Bojanowski et al. 2017)",
         description="Train fastText on CORPUS and write OUT: .bin is Facebook fastText's model file "
         "(the fasttext package loads it; the query commands answer for unseen words from it); "
-        ".npz, .txt or .vec hold the vocabulary's vectors only.",
+        ".npz, .txt or .vec hold the vocabulary's vectors only. Lines are lower-cased and split "
+        "into words, punctuation dropped, unless --keep-case / --tokenizer whitespace say otherwise.",
         examples=["rowbook train fasttext corpus.txt -o model.bin",
                   "rowbook train fasttext corpus.txt -o model.bin --minn 2 --maxn 5 --bucket 200000",
-                  "rowbook neighbors model.bin whalebone  # a word the corpus never had"],
+                  "rowbook neighbors model.bin whalebone  # a word the corpus never had",
+                  "rowbook train fasttext corpus.txt -o model.bin --save-model ft.model.npz"],
     )  # fmt: skip
-    _common_options(p, S)
-    p.add_argument(
-        "--architecture", choices=("skipgram", "cbow"), help=f"(default: {S.architecture})"
-    )
-    p.add_argument(
-        "--vector-size", type=int, metavar="D", help=f"dimensions (default: {S.vector_size})"
-    )
-    p.add_argument(
-        "--window", type=int, metavar="N", help=f"context words each side (default: {S.window})"
-    )
-    p.add_argument(
-        "--negative", type=int, metavar="K", help=f"negative samples (default: {S.negative})"
-    )
-    p.add_argument(
-        "--sample",
-        type=float,
-        metavar="T",
-        help=f"subsampling threshold, 0 = off (default: {S.sample})",
-    )
-    p.add_argument(
-        "--lr", type=float, metavar="LR", help=f"initial learning rate (default: {S.lr})"
-    )
-    p.add_argument(
-        "--min-lr", type=float, metavar="LR", help=f"final learning rate (default: {S.min_lr})"
-    )
-    p.add_argument(
-        "--minn", type=int, metavar="N", help=f"shortest character n-gram (default: {S.minn})"
-    )
-    p.add_argument(
-        "--maxn",
-        type=int,
-        metavar="N",
-        help=f"longest character n-gram, 0 = none (default: {S.maxn})",
-    )
-    p.add_argument(
-        "--bucket",
-        type=int,
-        metavar="N",
-        help=f"hash buckets for the n-grams (default: {S.bucket})",
-    )
-    p.add_argument(
-        "--workers", type=int, metavar="N", help="threads (default: one per CPU; 1 is reproducible)"
-    )
-    p.set_defaults(model="fasttext")
 
 
 def _glove_parser(models: Any) -> None:
     from rowbook.models import GloVe
 
-    S = argparse.Namespace(**{k: v.default for k, v in inspect.signature(GloVe).parameters.items()})
-
-    p = add_command(
-        models, "glove", run=run_word_vectors,
+    _word_vectors_parser(
+        models, GloVe, "glove",
         help="GloVe word vectors from co-occurrence counts (Pennington et al. 2014)",
         description="Count co-occurrences in CORPUS, fit GloVe, and write W + W~ to OUT: .npz, "
-        ".txt or .vec (word2vec text), .bin (word2vec binary).",
+        ".txt or .vec (word2vec text), .bin (word2vec binary). Lines are lower-cased and split into "
+        "words, punctuation dropped, unless --keep-case / --tokenizer whitespace say otherwise.",
         examples=["rowbook train glove corpus.txt -o glove.txt --vector-size 50 --epochs 25",
-                  "rowbook train glove corpus.txt -o glove.npz --window 10 --x-max 50 --workers 1 --seed 3"],
+                  "rowbook train glove corpus.txt -o glove.npz --window 10 --x-max 50 --workers 1 --seed 3",
+                  "rowbook train glove corpus.txt -o g.txt --save-model glove.model.npz",
+                  "rowbook train glove corpus.txt -o g2.txt --init glove.model.npz --epochs 10"],
     )  # fmt: skip
-    _common_options(p, S)
-    p.add_argument(
-        "--vector-size", type=int, metavar="D", help=f"dimensions (default: {S.vector_size})"
-    )
-    p.add_argument(
-        "--window", type=int, metavar="N", help=f"context words each side (default: {S.window})"
-    )
-    p.add_argument("--x-max", type=float, help=f"weighting cutoff (default: {S.x_max})")
-    p.add_argument("--alpha", type=float, help=f"weighting exponent (default: {S.alpha})")
-    p.add_argument("--lr", type=float, help=f"AdaGrad step size (default: {S.lr})")
-    p.add_argument("--max-vocab", type=int, metavar="N", help="keep only the N most frequent words")
-    p.add_argument(
-        "--workers", type=int, metavar="N", help="threads (default: one per CPU; 1 is reproducible)"
-    )
-    p.set_defaults(model="glove")
 
 
 def _nplm_parser(models: Any) -> None:
+    from rowbook.models import NPLM
+
     p = add_command(
         models, "nplm", run=run_nplm,
         help="a neural language model over characters or words (Bengio et al. 2003)",
@@ -212,23 +246,9 @@ def _nplm_parser(models: Any) -> None:
                   "rowbook train nplm lines.txt -o lm.txt --level word --dim 32 --sample-length 30",
                   "rowbook train nplm lines.txt -o lm.npz --checkpoint lm.ckpt.npz --resume"],
     )  # fmt: skip
-    from rowbook.models import NPLM
-
-    S = argparse.Namespace(**{k: v.default for k, v in inspect.signature(NPLM).parameters.items()})
-    S.min_count = S.min_freq
-    _common_options(p, S, tokenizers=False)
-    p.add_argument(
-        "--level", choices=("char", "word"), default=S.level, help="tokens (default: %(default)s)"
-    )
-    p.add_argument(
-        "--context", type=int, metavar="N", help=f"previous tokens seen (default: {S.context})"
-    )
-    p.add_argument("--dim", type=int, metavar="D", help=f"embedding size (default: {S.dim})")
-    p.add_argument("--hidden", type=int, metavar="H", help=f"tanh layer size (default: {S.hidden})")
-    p.add_argument("--tied", action="store_const", const=True, help="reuse C as the output layer")
-    p.add_argument("--lr", type=float, help="learning rate (default: 0.01 for adam, 0.1 for sgd)")
-    p.add_argument("--batch-size", type=int, metavar="N", help=f"(default: {S.batch_size})")
-    p.add_argument("--optimizer", choices=("adam", "sgd", "sparse_adam"), help=f"(default: {S.optimizer})")  # fmt: skip
+    p.allow_abbrev = False
+    _run_options(p, word_vectors=False)
+    _add_model_options(p, NPLM)
     p.add_argument("--sample-length", type=int, default=200, metavar="N",
                    help="tokens to sample after training, 0 for none (default: %(default)s)")  # fmt: skip
     p.add_argument(
@@ -242,10 +262,12 @@ def register(commands: Any) -> None:
         "train", help="train word2vec, GloVe, fastText or a neural language model on a corpus",
         description="Train a model on CORPUS and write its embedding table to OUT.",
         epilog="examples:\n  rowbook train word2vec corpus.txt -o vectors.txt\n"
-        "  rowbook train glove corpus.txt -o glove.npz\n  rowbook train fasttext corpus.txt -o model.bin\n  rowbook train nplm lines.txt -o lm.npz\n"
+        "  rowbook train glove corpus.txt -o glove.npz\n"
+        "  rowbook train fasttext corpus.txt -o model.bin\n  rowbook train nplm lines.txt -o lm.npz\n"
         "  rowbook train word2vec --help",
         formatter_class=HelpFormatter,
     )  # fmt: skip
+    train.allow_abbrev = False
     models = train.add_subparsers(dest="model", required=True, metavar="MODEL")
     _word2vec_parser(models)
     _glove_parser(models)

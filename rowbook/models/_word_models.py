@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from rowbook.checks import ParameterError
 from rowbook.models._fitting import Progress, ProgressReporter
 
 if TYPE_CHECKING:
@@ -40,17 +41,24 @@ __all__ = [
 
 
 def check_vocab(vocab: CountedVocab, min_count: int) -> None:
-    """Refuse an empty corpus, or one where no word reaches ``min_count``, saying which."""
+    """Refuse an empty corpus, or one where no word reaches ``min_count`` (a
+    :class:`~rowbook.checks.ParameterError` of ``min_count``, so a front end names its flag).
+
+    >>> from rowbook.data.corpus import read_corpus
+    >>> check_vocab(read_corpus([["a", "b", "a"]], min_count=3)[0], 3)
+    Traceback (most recent call last):
+    ...
+    rowbook.checks.ParameterError: min_count must be at most the count of the most frequent word, got 3; no word of the 3 tokens read occurs that often: lower it or use a larger corpus
+    """
     if vocab.total_words == 0:
         raise ValueError(
             f"the corpus is empty: {vocab.corpus_count} sentences and no tokens were read; "
             "pass token lists or a non-empty text file"
         )
     if len(vocab) == 0:
-        raise ValueError(
-            f"no word occurs at least min_count={min_count} times in the corpus "
-            f"({vocab.total_words} tokens); lower min_count or use a larger corpus"
-        )
+        raise ParameterError("min_count", min_count, "at most the count of the most frequent word",
+                             fix=f"no word of the {vocab.total_words} tokens read occurs that often: "
+                             "lower it or use a larger corpus")  # fmt: skip
 
 
 def resume_state(model: Model, path: Any, vocab: CountedVocab, run_only: tuple[str, ...]) -> dict:

@@ -35,7 +35,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable
-from typing import Any, ClassVar, Literal
+from typing import ClassVar, Literal
 
 import numpy as np
 
@@ -44,7 +44,6 @@ from rowbook.data.corpus import CountedVocab, EncodedCorpus
 from rowbook.data.sampling import negative_guide, negative_table, sample_thresholds
 from rowbook.models._ft_kernels import train_job
 from rowbook.models._w2v_training import grow_tables, initial_rows
-from rowbook.models._word_models import check_tables, history_from_state, vocab_from_state
 from rowbook.models.word2vec import Word2Vec
 from rowbook.text.subwords import subword_table
 from rowbook.vectors.fasttext_format import (
@@ -153,14 +152,15 @@ class FastText(Word2Vec):
 
     # -- what differs from word2vec: the tables and the kernel ---------------------------
 
-    def _new_state(self, vocab: CountedVocab) -> dict[str, Any]:
-        """Word2vec's state with ``W_in`` of ``nwords + bucket`` rows, uniform(-1/d, 1/d) as
+    def _new_tables(self, V: int) -> dict[str, np.ndarray]:
+        """Word2vec's tables with ``W_in`` of ``nwords + bucket`` rows, uniform(-1/d, 1/d) as
         fastText's (its first ``nwords`` rows are exactly Word2Vec's)."""
-        state = super()._new_state(vocab)
-        state["tables"]["W_in"] = initial_rows(
-            self.seed, len(vocab) + self.n_buckets, self.vector_size
-        )
-        return state
+        tables = super()._new_tables(V)
+        tables["W_in"] = initial_rows(self.seed, V + self.n_buckets, self.vector_size)
+        return tables
+
+    def _table_shapes(self, V: int) -> dict[str, tuple[int, int]]:
+        return {**super()._table_shapes(V), "W_in": (V + self.n_buckets, self.vector_size)}
 
     def _grown_tables(self, tables: dict[str, np.ndarray], V: int) -> dict[str, np.ndarray]:
         """New word rows go between the old word rows and the bucket rows, which are kept."""
@@ -187,14 +187,6 @@ class FastText(Word2Vec):
             return n, 0.0
 
         return step
-
-    def _set_state(self, state: dict[str, Any]) -> None:
-        vocab = vocab_from_state(state["vocab"])
-        tables = {k: np.array(v, dtype=np.float32, order="C") for k, v in state["tables"].items()}
-        V, d = len(vocab), self.vector_size
-        check_tables(tables, {"W_in": (V + self.n_buckets, d), "W_out": (V, d), "W_nodes": (0, d)})
-        self._fitted = {"vocab": vocab, "tables": tables, "history": history_from_state(state["history"]),
-                        "schedule": dict(state["schedule"]), "vectors": None}  # fmt: skip
 
     # -- learned state ------------------------------------------------------------------
 

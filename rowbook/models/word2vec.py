@@ -64,7 +64,7 @@ from rowbook.models._word_models import (
 from rowbook.models.base import Model, NotFittedError
 from rowbook.vectors import Vectors
 
-__all__ = ["NotFittedError", "Progress", "Word2Vec"]
+__all__ = ["DEFAULT_LR", "NotFittedError", "Progress", "Word2Vec"]
 
 #: The default learning rate of each architecture when ``lr=None`` (word2vec.c's).
 DEFAULT_LR = {"skipgram": 0.025, "cbow": 0.05}
@@ -262,7 +262,11 @@ class Word2Vec(Model):
         :meth:`build_vocab` ``(corpus, update=True)``). The learning rate decays from ``lr``
         to ``min_lr`` over the ``epochs`` of this call, measured in ``total_words`` corpus
         words per epoch (default: the words of ``corpus``), as gensim's ``train`` does.
-        ``callback`` and ``checkpoint`` are as in :meth:`fit`.
+        Its :class:`Progress` records (added to :attr:`history`) count this call's epochs,
+        ``1 .. epochs``. ``callback`` and ``checkpoint`` are as in :meth:`fit`; a
+        checkpoint written here holds the model after each epoch: load it and ``train``
+        the epochs still to do to finish an interrupted call (not bit for bit: a new call
+        starts a new schedule).
         """
         state = self._require_fitted("train(...)")
         check_int("epochs", epochs, 1)
@@ -279,7 +283,7 @@ class Word2Vec(Model):
 
     def _new_state(self, vocab: CountedVocab) -> dict[str, Any]:
         """A model of ``vocab`` with fresh tables, nothing trained (a schedule of 0 epochs)."""
-        tables = initial_tables(len(vocab), self.vector_size, self.seed, self.hierarchical_softmax)
+        tables = self._new_tables(len(vocab))
         schedule = {"by": "build_vocab", "epochs": 0, "done": 0, "trained": 0, "total_words": None}
         return {
             "vocab": vocab,
@@ -289,8 +293,20 @@ class Word2Vec(Model):
             "vectors": None,
         }
 
+    # The tables (and, below, the kernel call _job_step): what a trainer built on this one
+    # (FastText's subword tables) overrides.
+
+    def _new_tables(self, V: int) -> dict[str, np.ndarray]:
+        return initial_tables(V, self.vector_size, self.seed, self.hierarchical_softmax)
+
     def _grown_tables(self, tables: dict[str, np.ndarray], V: int) -> dict[str, np.ndarray]:
         return grow_tables(tables, V, self.seed)
+
+    def _table_shapes(self, V: int) -> dict[str, tuple[int, int]]:
+        """The shape of every table for ``V`` words (what a saved model must hold)."""
+        n_nodes = max(V - 1, 1) if self.hierarchical_softmax else 0
+        d = self.vector_size
+        return {"W_in": (V, d), "W_out": (V, d), "W_nodes": (n_nodes, d)}
 
     def _train_epochs(self, state: dict[str, Any], encoded: EncodedCorpus, callback: Callable | None,
                       checkpoint: str | os.PathLike | None) -> None:  # fmt: skip
@@ -345,9 +361,7 @@ class Word2Vec(Model):
     def _set_state(self, state: dict[str, Any]) -> None:
         vocab = vocab_from_state(state["vocab"])
         tables = {k: np.array(v, dtype=np.float32, order="C") for k, v in state["tables"].items()}
-        V, d = len(vocab), self.vector_size
-        n_nodes = max(V - 1, 1) if self.hierarchical_softmax else 0
-        check_tables(tables, {"W_in": (V, d), "W_out": (V, d), "W_nodes": (n_nodes, d)})
+        check_tables(tables, self._table_shapes(len(vocab)))
         self._fitted = {"vocab": vocab, "tables": tables, "history": history_from_state(state["history"]),
                         "schedule": dict(state["schedule"]), "vectors": None}  # fmt: skip
 

@@ -50,7 +50,7 @@ def test_word2vec_equals_the_api_and_gensim_reads_it(run, corpus_txt, tmp_path, 
 def test_word2vec_summary_and_stdin(run, corpus_txt, tmp_path, monkeypatch):
     monkeypatch.setattr(sys, "stdin", io.StringIO(corpus_txt.read_text().upper()))
     out = tmp_path / "v.txt"
-    result = run("train", "word2vec", "-", "-o", out, *W2V, "--lower")
+    result = run("train", "word2vec", "-", "-o", out, *W2V)  # lower-cased by default
     assert result.code == 0, result
     n_words = len(corpus_txt.read_text().split())
     assert (
@@ -143,12 +143,22 @@ def test_train_errors(run, one_line_error, corpus_txt, tmp_path, monkeypatch):
         run("train", "word2vec", "-", "-o", out), "train word2vec", "standard input is empty"
     )
     one_line_error(run("train", "word2vec", corpus_txt, "-o", out, "--min-count", 10**6, "--quiet"),
-                   "train word2vec", "--min-count=1000000")  # fmt: skip
+                   "train word2vec", "--min-count must be at most the count of the most frequent "
+                   "word, got 1000000")  # fmt: skip
     one_line_error(
         run("train", "glove", corpus_txt, "-o", out, "--vector-size", 0),
         "train glove",
-        "--vector-size",
+        "--vector-size must be an integer >= 1, got 0",
     )
+    for argv, message in [
+        (["--lr", 0], "--lr must be a finite number in (0.0, inf) or None, got 0.0"),
+        (["--min-lr", 0.04], "--min-lr must be a finite number in [0.0, 0.025], got 0.04"),
+        (["--negative", 0], "--negative must be an integer >= 1 unless hierarchical softmax is on"),
+        (["--epochs", 0], "--epochs must be an integer >= 1, got 0"),
+    ]:
+        one_line_error(
+            run("train", "word2vec", corpus_txt, "-o", out, *argv), "train word2vec", message
+        )
     one_line_error(
         run("train", "word2vec", corpus_txt, "-o", tmp_path / "v.vectors"),
         "train word2vec",
@@ -226,3 +236,127 @@ def test_ctrl_c_keeps_the_checkpoint_and_exits_130(tmp_path):
     from rowbook import Vectors
 
     np.testing.assert_array_equal(Vectors.load_word2vec_format(out).vectors, expected.vectors)
+
+
+def test_abbreviations_are_not_options(run, one_line_error, corpus_txt, tmp_path):
+    out = tmp_path / "v.txt"
+    for argv in (["--vector", 12], ["--to", "whitespace"], ["--min", 2]):
+        result = run("train", "word2vec", corpus_txt, "-o", out, *argv)
+        assert result.code == 2 and "unrecognized arguments" in result.err, result
+    assert not out.exists()
+
+
+def test_default_reading_is_lowercase_words_and_raw_is_one_option_away(run, tmp_path):
+    """Default: lower-cased words, punctuation dropped; --tokenizer whitespace --keep-case: as written."""
+    from rowbook import Vectors
+
+    text = "The whale, the Whale's eye. THE WHALE!\n" * 20 + "A ship; the ship's whale.\n" * 20
+    corpus = tmp_path / "moby.txt"
+    corpus.write_text(text, encoding="utf-8")
+    argv = ["--vector-size", 6, "--min-count", 1, "--epochs", 1, "--workers", 1, "--quiet"]
+    out = tmp_path / "v.npz"
+    assert run("train", "word2vec", corpus, "-o", out, *argv).code == 0
+    words = [[w.strip(",.!;").lower() for w in line.split()] for line in text.splitlines()]
+    expected = Word2Vec(vector_size=6, min_count=1, epochs=1, workers=1).fit(words).vectors
+    got = Vectors.load(out)
+    assert got.index_to_key == expected.index_to_key and "whale" in got and "whale," not in got
+    np.testing.assert_array_equal(got.vectors, expected.vectors)
+    assert (
+        run(
+            "train",
+            "word2vec",
+            corpus,
+            "-o",
+            out,
+            *argv,
+            "--tokenizer",
+            "whitespace",
+            "--keep-case",
+        ).code
+        == 0
+    )
+    raw = Word2Vec(vector_size=6, min_count=1, epochs=1, workers=1).fit(sentences(corpus)).vectors
+    assert Vectors.load(out).index_to_key == raw.index_to_key and "Whale's" in raw
+
+
+@pytest.mark.parametrize("model", ["word2vec", "glove"])
+def test_save_model_then_init_continues_like_the_api(run, corpus_txt, tmp_path, model):
+    """--save-model keeps the whole model; --init loads it, adds new words (word2vec) and trains
+    --epochs more: the same tables as load + build_vocab(update=True) + train in the library."""
+    import rowbook
+
+    saved, out = tmp_path / "m.model.npz", tmp_path / "v.npz"
+    argv = ["--vector-size", 8, "--min-count", 2, "--epochs", 2, "--workers", 1, "--seed", 4]
+    result = run("train", model, corpus_txt, "-o", out, *argv, "--save-model", saved)
+    assert result.code == 0 and f"model -> {saved}" in result.out, result
+    first = rowbook.load(saved)
+    np.testing.assert_array_equal(first.vectors.vectors, rowbook.Vectors.load(out).vectors)
+    more = tmp_path / "more.txt"
+    more.write_text(
+        "zebra okapi king zebra okapi queen\n" * 5 + corpus_txt.read_text(), encoding="utf-8"
+    )
+    result = run("train", model, more, "-o", out, "--init", saved, "--epochs", 1, "--workers", 1,
+                 "--save-model", tmp_path / "next.model.npz")  # fmt: skip
+    assert result.code == 0 and f"1 epochs (more, on a model loaded from {saved})" in result.out, (
+        result
+    )
+    expected = rowbook.load(saved)
+    if model == "word2vec":
+        expected.build_vocab(sentences(more), update=True)
+        assert "zebra" in expected.index_to_key
+    expected.train(sentences(more), epochs=1)
+    got = rowbook.Vectors.load(out)
+    assert got.index_to_key == expected.vectors.index_to_key
+    np.testing.assert_array_equal(got.vectors, expected.vectors.vectors)
+    assert len(rowbook.load(tmp_path / "next.model.npz").history) == 3
+
+
+def test_init_errors(run, one_line_error, corpus_txt, tmp_path):
+    saved, out = tmp_path / "g.model.npz", tmp_path / "v.txt"
+    argv = ["--vector-size", 4, "--min-count", 2, "--epochs", 1, "--workers", 1, "--quiet"]
+    assert run("train", "glove", corpus_txt, "-o", out, *argv, "--save-model", saved).code == 0
+    one_line_error(run("train", "word2vec", corpus_txt, "-o", out, "--init", saved), "train word2vec",
+                   "holds a GloVe model, not a Word2Vec")  # fmt: skip
+    one_line_error(run("train", "glove", corpus_txt, "-o", out, "--init", saved, "--window", 3),
+                   "train glove", "--window: a model continued with --init keeps its own parameters")  # fmt: skip
+    one_line_error(run("train", "glove", corpus_txt, "-o", out, "--init", saved, "--checkpoint", saved,
+                       "--resume"), "train glove", "give one")  # fmt: skip
+    one_line_error(run("train", "glove", corpus_txt, "-o", out, "--init", saved, "--workers", 0),
+                   "train glove", "--workers must be an integer >= 1, got 0")  # fmt: skip
+    one_line_error(run("train", "glove", corpus_txt, "-o", out, "--init", tmp_path / "none.npz"),
+                   "train glove", "none.npz")  # fmt: skip
+
+
+def _other_value(kwargs: dict, default: object) -> tuple[list[str], object]:
+    """Command-line words for a value of the option other than ``default``, and that value."""
+    if "choices" in kwargs:
+        value = next(c for c in kwargs["choices"] if c != default)
+        return [str(value)], value
+    if kwargs.get("action") == "store_const":
+        return [], kwargs["const"]
+    if kwargs["type"] is int:
+        value = 2 if default is None else default + 1
+    else:
+        value = 0.01 if default is None else default / 2
+    return [str(value)], value
+
+
+@pytest.mark.parametrize("command", ["word2vec", "glove", "nplm"])
+def test_every_option_sets_the_model_parameter_of_its_name(command):
+    """The options come from the model's signature: each one given reaches that parameter."""
+    import inspect
+
+    from rowbook.cli import build_parser
+    from rowbook.cli.train_options import OPTIONS, model_options
+
+    parser = build_parser()
+    cls = parser.parse_args(["train", command, "c.txt", "-o", "v.npz"]).model_class
+    signature = inspect.signature(cls.__init__).parameters
+    options = model_options(cls)
+    assert set(options) == set(signature) & set(OPTIONS)
+    for name, (flag, kwargs) in options.items():
+        words, value = _other_value(kwargs, signature[name].default)
+        args = parser.parse_args(["train", command, "c.txt", "-o", "v.npz", flag, *words])
+        given = {k: getattr(args, k) for k in args.flags if getattr(args, k) is not None}
+        assert given == {name: value}, flag
+        assert getattr(cls(**given), name) == value

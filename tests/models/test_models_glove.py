@@ -141,7 +141,9 @@ def test_errors():
         GloVe().vectors  # noqa: B018
     with pytest.raises(ValueError, match="corpus is empty"):
         GloVe().fit([])
-    with pytest.raises(ValueError, match="no word occurs at least min_count=5"):
+    with pytest.raises(
+        ValueError, match="min_count must be at most the count of the most frequent word, got 5"
+    ):
         GloVe().fit([["a", "b"]])
     with pytest.raises(ValueError, match=r"x_max must be a finite number in \(0.0, inf\), got -1"):
         GloVe(x_max=-1)

@@ -215,7 +215,10 @@ def test_empty_corpus_and_high_min_count():
         Word2Vec().fit([])
     with pytest.raises(ValueError, match="corpus is empty"):
         Word2Vec().fit([[], []])
-    with pytest.raises(ValueError, match="no word occurs at least min_count=50 times"):
+    with pytest.raises(
+        ValueError,
+        match="min_count must be at most the count of the most frequent word, got 50; no word of the 20 tokens",
+    ):
         Word2Vec(min_count=50).fit([["a", "b"]] * 10)
 
 
@@ -392,3 +395,32 @@ def test_a_damaged_model_file_is_refused_before_training(tmp_path):
     save_state(path, document, kind="model")
     with pytest.raises(ValueError, match=r"saved tables must have the shapes .*W_out"):
         Word2Vec.load(path)
+
+
+@pytest.mark.parametrize("architecture", ["skipgram", "cbow"])
+def test_fit_is_build_vocab_then_train(architecture):
+    params = {**SMALL, "architecture": architecture, "epochs": 2, "sample": 1e-2}
+    fitted = Word2Vec(**params).fit(CORPUS)
+    built = Word2Vec(**params).build_vocab(CORPUS)
+    assert built.index_to_key == fitted.index_to_key and not built.history
+    assert _same_tables(built.train(CORPUS, epochs=2), fitted)
+
+
+def test_total_words_sets_the_length_of_the_schedule():
+    """gensim's total_words: an epoch's lr goes down as if it had that many words."""
+    from rowbook.data.corpus import read_corpus
+    from rowbook.models._w2v_training import job_plan
+
+    params = {**SMALL, "epochs": 1, "batch_words": 2000}
+    n = sum(map(len, CORPUS))
+    model = Word2Vec(**params).fit(CORPUS)
+    same = Word2Vec(**params).fit(CORPUS).train(CORPUS, epochs=2, total_words=n)
+    model.train(CORPUS, epochs=2)
+    assert _same_tables(model, same)
+    longer = Word2Vec(**params).fit(CORPUS).train(CORPUS, epochs=2, total_words=4 * n)
+    _, words_before = job_plan(read_corpus(CORPUS, min_count=5)[1], 2000)
+    last = words_before[-2]  # where the last job of an epoch starts; its lr ends the epoch's record
+    lr, min_lr = 0.025, 1e-4
+    for trained, total in ((model, n), (longer, 4 * n)):
+        expected = [lr - (lr - min_lr) * (epoch + last / total) / 2 for epoch in (0, 1)]
+        assert [p.learning_rate for p in trained.history[1:]] == pytest.approx(expected, rel=1e-12)
