@@ -114,3 +114,19 @@ def test_a_word_without_ngrams_is_still_an_error(run, one_line_error, model_bin,
         "convert",
         "fastText .bin",
     )
+
+
+def test_evaluate_takes_a_fasttext_bin(run, model_bin, tmp_path):
+    ft = SubwordVectors.load_fasttext(model_bin)
+    pairs = tmp_path / "pairs.tsv"
+    rows = [
+        ("walk", "walked", 9.0),
+        ("walk", "kick", 2.0),
+        ("cook", "cooks", 8.0),
+        ("paint", "jump", 1.0),
+    ]
+    pairs.write_text("".join(f"{a}\t{b}\t{s}\n" for a, b, s in rows), encoding="utf-8")
+    result = run("evaluate", model_bin, "--pairs", pairs, "--json")
+    assert result.code == 0, result
+    expected = ft.evaluate_word_pairs(pairs)
+    assert json.loads(result.out)["pairs"]["spearman"] == pytest.approx(expected[1][0])
