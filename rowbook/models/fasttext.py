@@ -120,12 +120,8 @@ class FastText(Word2Vec):
         self.min_count, self.minn, self.maxn, self.bucket = min_count, minn, maxn, bucket
         self.negative, self.ns_exponent, self.sample = negative, ns_exponent, sample
         self.lr, self.min_lr, self.epochs = lr, min_lr, epochs
-        self.workers, self.seed, self.batch_words, self.progress = (
-            workers,
-            seed,
-            batch_words,
-            progress,
-        )
+        self.workers, self.seed = workers, seed
+        self.batch_words, self.progress = batch_words, progress
         self._check_params()
 
     def _check_params(self) -> None:
