@@ -35,7 +35,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable
-from typing import ClassVar, Literal
+from typing import Any, ClassVar, Literal
 
 import numpy as np
 
@@ -43,7 +43,7 @@ from rowbook.checks import check_choice, check_int, check_number
 from rowbook.data.corpus import CountedVocab, EncodedCorpus
 from rowbook.data.sampling import negative_guide, negative_table, sample_thresholds
 from rowbook.models._ft_kernels import train_job
-from rowbook.models._w2v_training import grow_tables, initial_rows
+from rowbook.models._w2v_training import grow_tables
 from rowbook.models.word2vec import Word2Vec
 from rowbook.text.subwords import subword_table
 from rowbook.vectors.fasttext_format import (
@@ -54,7 +54,7 @@ from rowbook.vectors.fasttext_format import (
 )
 from rowbook.vectors.subword import SubwordVectors
 
-__all__ = ["FastText"]
+__all__ = ["FastText", "initial_input"]
 
 _MODEL_CODES = {"cbow": 1, "skipgram": 2}
 
@@ -148,22 +148,27 @@ class FastText(Word2Vec):
 
     # -- what differs from word2vec: the tables and the kernel ---------------------------
 
-    def _new_tables(self, V: int) -> dict[str, np.ndarray]:
-        """Word2vec's tables with ``W_in`` of ``nwords + bucket`` rows, uniform(-1/d, 1/d) as
-        fastText's (its first ``nwords`` rows are exactly Word2Vec's)."""
-        tables = super()._new_tables(V)
-        tables["W_in"] = initial_rows(self.seed, V + self.n_buckets, self.vector_size)
-        return tables
+    def _new_state(self, vocab: CountedVocab) -> dict[str, Any]:
+        """Word2vec's state, ``W_in`` with ``nwords + bucket`` rows (:func:`initial_input`)."""
+        state = super()._new_state(vocab)
+        state["tables"]["W_in"] = initial_input(self.seed, vocab.keys, self)
+        return state
 
     def _table_shapes(self, V: int) -> dict[str, tuple[int, int]]:
         return {**super()._table_shapes(V), "W_in": (V + self.n_buckets, self.vector_size)}
 
     def _grown_tables(self, tables: dict[str, np.ndarray], V: int) -> dict[str, np.ndarray]:
-        """New word rows go between the old word rows and the bucket rows, which are kept."""
+        """New word rows go between the old word rows and the bucket rows, which are kept;
+        buckets that only the new words use start at their initial values."""
         old_V = len(tables["W_out"])
         words = {**tables, "W_in": tables["W_in"][:old_V]}
         grown = grow_tables(words, V, self.seed)
-        grown["W_in"] = np.concatenate([grown["W_in"], tables["W_in"][old_V:]])  # (V + bucket, d)
+        keys = self._fitted["vocab"].keys  # build_vocab(update=True) has grown the vocabulary
+        fresh = initial_input(self.seed, keys, self)
+        kept = np.any(tables["W_in"][old_V:] != 0, axis=1)  # (bucket,) rows in use before
+        fresh[V:][kept] = tables["W_in"][old_V:][kept]
+        fresh[:V] = grown["W_in"]
+        grown["W_in"] = fresh  # (V + bucket, d)
         return grown
 
     def _job_step(self, vocab: CountedVocab, tables: dict[str, np.ndarray], encoded: EncodedCorpus,
@@ -250,3 +255,34 @@ class FastText(Word2Vec):
             "vectors": None,
         }
         return model
+
+
+def initial_input(seed: int, keys: tuple[str, ...], model: FastText) -> np.ndarray:
+    """``W_in`` ``(nwords + bucket, d)``: the rows of ``initial_rows(seed, nwords + bucket, d)``
+    (uniform(-1/d, 1/d), the first ``nwords`` exactly Word2Vec's) for the words and for the
+    buckets some word's bag uses; the other buckets zero.
+
+    No word of the vocabulary reads an unused bucket, so training never sees the
+    difference; the zero rows are never written either, and so cost no memory (the table
+    comes from ``calloc``: with 2M buckets most of its 800 MB are never touched). fastText
+    leaves them uninitialised (``DenseMatrix::uniform`` fills only ``thread / 10`` of the
+    table); an unseen word's n-gram that hashes there adds a zero row to its mean.
+    """
+    V, d = len(keys), model.vector_size
+    n_rows = V + model.n_buckets
+    used = np.zeros(n_rows, dtype=np.bool_)
+    used[:V] = True
+    if model.n_buckets:
+        used[subword_table(keys, minn=model.minn, maxn=model.maxn, bucket=model.n_buckets)[1]] = (
+            True
+        )
+    W_in = np.zeros((n_rows, d), dtype=np.float32)  # (V + bucket, d), pages untouched until written
+    rng, chunk = np.random.default_rng(seed), 1 << 16
+    for start in range(0, n_rows, chunk):  # the same stream as one initial_rows call
+        block = rng.random((min(chunk, n_rows - start), d), dtype=np.float32)  # (chunk, d)
+        block *= np.float32(2.0)
+        block -= np.float32(1.0)
+        block /= np.float32(d)
+        rows = np.flatnonzero(used[start : start + len(block)])
+        W_in[start + rows] = block[rows]
+    return W_in

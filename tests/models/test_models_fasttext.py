@@ -312,12 +312,28 @@ def test_build_vocab_update_keeps_the_bucket_rows_and_trains_on():
     model.build_vocab(extra, update=True)
     assert len(model.vectors) == V + 2 and model.W_in.shape[0] == V + 2 + SMALL["bucket"]
     np.testing.assert_array_equal(model.W_in[:V], before[:V])
-    np.testing.assert_array_equal(
-        model.W_in[V + 2 :], before[V:]
-    )  # buckets kept, after the new words
+    kept = np.any(before[V:] != 0, axis=1)  # buckets in use before: kept, after the new words
+    np.testing.assert_array_equal(model.W_in[V + 2 :][kept], before[V:][kept])
+    changed = set(np.flatnonzero(np.any(model.W_in[V + 2 :] != before[V:], axis=1)).tolist())
+    new_rows = {i - V - 2 for i in model.vectors.subword_ids("zzyzxs").tolist()[1:]}
+    assert (
+        changed == {i for i in new_rows if not kept[i]} != set()
+    )  # buckets only the new words use
     np.testing.assert_array_equal(model.W_in[V : V + 2], initial_rows(1, V + 2, 24)[V:])
-    np.testing.assert_array_equal(
-        model.vectors.vectors[:V], old_vectors
-    )  # the bags moved with them
+    np.testing.assert_array_equal(model.vectors.vectors[:V], old_vectors)  # bags moved with them
     model.train(extra + CORPUS[:50], epochs=1)
     assert not np.array_equal(model.W_in[V : V + 2], initial_rows(1, V + 2, 24)[V:])
+
+
+def test_initial_input_is_initial_rows_on_the_rows_in_use_and_zero_elsewhere():
+    from rowbook.models._w2v_training import initial_rows
+    from rowbook.models.fasttext import initial_input
+
+    model = FastText(vector_size=6, minn=2, maxn=3, bucket=70_000, seed=4)
+    keys = ("walk", "walked", "talk")
+    W = initial_input(4, keys, model)
+    full = initial_rows(4, 3 + 70_000, 6)
+    used = np.unique(subword_table(keys, minn=2, maxn=3, bucket=70_000)[1])
+    np.testing.assert_array_equal(W[used], full[used])
+    unused = np.setdiff1d(np.arange(len(W)), used)
+    assert not W[unused].any() and len(unused) > 69_000
