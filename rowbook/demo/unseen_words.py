@@ -37,7 +37,7 @@ def unseen_words(ctx: Context) -> dict[str, Any]:
     word = stems[0] + HELD_OUT_SUFFIX
     bag = model.subwords(word)
     echo(
-        f"{word!r} is not in the vocabulary ({word in vectors}); its bag is {len(bag)} n-grams of '<{word}>':"
+        f"{word!r} is not in the vocabulary; its bag is the {len(bag)} n-grams of '<{word}>' (-> row):"
     )
     echo("  " + ", ".join(f"{g} -> {i}" for g, i in bag))
     echo(f"its vector is their mean (an EmbeddingBag(mode='mean') over rows {len(vectors)}..):")
