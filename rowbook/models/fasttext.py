@@ -33,6 +33,7 @@ tables, across a checkpoint resume too, and ``maxn=0`` is exactly :class:`Word2V
 
 from __future__ import annotations
 
+import mmap
 import os
 from collections.abc import Callable
 from typing import Any, ClassVar, Literal
@@ -54,7 +55,7 @@ from rowbook.vectors.fasttext_format import (
 )
 from rowbook.vectors.subword import SubwordVectors
 
-__all__ = ["FastText", "initial_input"]
+__all__ = ["FastText", "initial_input", "lazy_zeros"]
 
 _MODEL_CODES = {"cbow": 1, "skipgram": 2}
 
@@ -263,8 +264,9 @@ def initial_input(seed: int, keys: tuple[str, ...], model: FastText) -> np.ndarr
     buckets some word's bag uses; the other buckets zero.
 
     No word of the vocabulary reads an unused bucket, so training never sees the
-    difference; the zero rows are never written either, and so cost no memory (the table
-    comes from ``calloc``: with 2M buckets most of its 800 MB are never touched). fastText
+    difference; the zero rows are never written either, and so cost little memory
+    (:func:`lazy_zeros`; on NewsArticles, 2M buckets x 100 dims: about 350 MB of the 800 MB
+    table are ever touched). fastText
     leaves them uninitialised (``DenseMatrix::uniform`` fills only ``thread / 10`` of the
     table); an unseen word's n-gram that hashes there adds a zero row to its mean.
     """
@@ -276,7 +278,7 @@ def initial_input(seed: int, keys: tuple[str, ...], model: FastText) -> np.ndarr
         used[subword_table(keys, minn=model.minn, maxn=model.maxn, bucket=model.n_buckets)[1]] = (
             True
         )
-    W_in = np.zeros((n_rows, d), dtype=np.float32)  # (V + bucket, d), pages untouched until written
+    W_in = lazy_zeros(n_rows, d)  # (V + bucket, d), pages untouched until written
     rng, chunk = np.random.default_rng(seed), 1 << 16
     for start in range(0, n_rows, chunk):  # the same stream as one initial_rows call
         block = rng.random((min(chunk, n_rows - start), d), dtype=np.float32)  # (chunk, d)
@@ -286,3 +288,23 @@ def initial_input(seed: int, keys: tuple[str, ...], model: FastText) -> np.ndarr
         rows = np.flatnonzero(used[start : start + len(block)])
         W_in[start + rows] = block[rows]
     return W_in
+
+
+def lazy_zeros(n_rows: int, d: int) -> np.ndarray:
+    """A zero ``(n_rows, d)`` float32 table whose memory is taken only where it is written.
+
+    A private anonymous ``mmap``: the kernel maps a 4 KiB page when it is first written.
+    ``np.zeros`` would do the same, except that NumPy asks for transparent huge pages on
+    large arrays, and then writing one row makes a whole 2 MiB resident (measured: 1,167
+    against 397 MB for 112k scattered rows of a 2M x 100 table).
+
+    >>> W = lazy_zeros(3, 2)
+    >>> W[1] = 5.0
+    >>> W.tolist()
+    [[0.0, 0.0], [5.0, 5.0], [0.0, 0.0]]
+    """
+    flags = getattr(mmap, "MAP_PRIVATE", None), getattr(mmap, "MAP_ANONYMOUS", None)
+    if None in flags or n_rows * d == 0:
+        return np.zeros((n_rows, d), dtype=np.float32)
+    buffer = mmap.mmap(-1, n_rows * d * 4, flags=flags[0] | flags[1])
+    return np.frombuffer(buffer, dtype=np.float32).reshape(n_rows, d)  # keeps the mapping alive
