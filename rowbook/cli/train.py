@@ -5,8 +5,8 @@ model's input table ``C``), in the format its suffix names (``.npz``, ``.txt``/`
 ``.bin``; for fasttext, ``.bin`` is Facebook fastText's model file, which keeps the
 n-grams), for the query commands and other tools; ``--save-model FILE`` also keeps the
 whole model (``model.save``: parameters, tables, training progress), which ``rowbook.load``
-opens and ``--init FILE`` continues: the corpus's new words are added (word2vec,
-``build_vocab(update=True)``) and ``--epochs`` more epochs run (``train``, its own
+opens and ``--init FILE`` continues: the corpus's new words are added
+(``build_vocab(update=True)``) and ``--epochs`` more epochs run (``train``, its own
 learning-rate schedule). ``--checkpoint FILE`` saves the model there after every epoch
 (atomically), and ``--resume`` continues a ``fit`` from it, so an interrupted run (Ctrl-C:
 exit status 130) loses at most the epoch in progress.
@@ -152,11 +152,10 @@ def _initial_model(args: argparse.Namespace) -> Any:
 
 
 def _continue(model: Any, corpus: Any, args: argparse.Namespace) -> None:
-    """``build_vocab(update=True)`` (word2vec) and ``train`` for ``--epochs`` (default: the model's)."""
+    """``build_vocab(update=True)`` and ``train`` for ``--epochs`` (default: the model's)."""
     if args.corpus == STDIN:
         corpus = list(corpus)  # read twice below
-    if hasattr(model, "build_vocab"):
-        model.build_vocab(corpus, update=True)
+    model.build_vocab(corpus, update=True)
     model.train(corpus, epochs=args.epochs or model.epochs, checkpoint=args.checkpoint)
 
 

@@ -153,7 +153,7 @@ def _run_options(p: argparse.ArgumentParser, *, word_vectors: bool) -> None:
             "--init",
             metavar="MODEL",
             help="continue from a saved model (--save-model): "
-            "add the corpus's new words (word2vec), then train --epochs more",
+            "add the corpus's new words, then train --epochs more",
         )
         p.add_argument(
             "--save-model",

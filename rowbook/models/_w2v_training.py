@@ -11,9 +11,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from rowbook.data.corpus import CountedVocab, EncodedCorpus, job_boundaries
+from rowbook.data.corpus import EncodedCorpus, job_boundaries
 
-__all__ = ["grow_tables", "grow_vocab", "initial_rows", "initial_tables", "job_lrs", "job_plan"]
+__all__ = ["grow_tables", "initial_rows", "initial_tables", "job_lrs", "job_plan"]
 
 
 def initial_rows(seed: int, n_rows: int, vector_size: int) -> np.ndarray:
@@ -69,31 +69,6 @@ def grow_tables(tables: dict[str, np.ndarray], V: int, seed: int) -> dict[str, n
     grown_nodes = max(V - 1, 1) - n_nodes if n_nodes else 0
     W_nodes = np.concatenate([tables["W_nodes"], np.zeros((grown_nodes, d), dtype=np.float32)])
     return {"W_in": W_in, "W_out": W_out, "W_nodes": W_nodes}
-
-
-def grow_vocab(old: CountedVocab, seen: CountedVocab, min_count: int) -> CountedVocab:
-    """``old`` with the counts of ``seen`` added, and the words of ``seen`` it lacks that
-    occur at least ``min_count`` times there appended (gensim's ``prepare_vocab(update=True)``).
-
-    >>> from rowbook.data.corpus import read_corpus
-    >>> old, _ = read_corpus([["a", "b", "a"]])
-    >>> seen, _ = read_corpus([["c", "a", "c", "d"]])
-    >>> new = grow_vocab(old, seen, min_count=2)
-    >>> new.keys, new.counts.tolist(), new.total_words
-    (('a', 'b', 'c'), [3, 1, 2], 7)
-    """
-    index = {key: i for i, key in enumerate(old.keys)}
-    counts = old.counts.copy()
-    new_keys, new_counts = [], []
-    for key, count in zip(seen.keys, seen.counts.tolist(), strict=True):
-        if key in index:
-            counts[index[key]] += count
-        elif count >= min_count:
-            new_keys.append(key)
-            new_counts.append(count)
-    counts = np.concatenate([counts, np.array(new_counts, dtype=np.int64)])  # (V,)
-    return CountedVocab(old.keys + tuple(new_keys), counts, old.total_words + seen.total_words,
-                        old.corpus_count + seen.corpus_count)  # fmt: skip
 
 
 def job_plan(encoded: EncodedCorpus, batch_words: int) -> tuple[np.ndarray, np.ndarray]:

@@ -21,15 +21,16 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from rowbook.checks import ParameterError
+from rowbook.data.corpus import CountedVocab
 from rowbook.models._fitting import Progress, ProgressReporter
 
 if TYPE_CHECKING:
-    from rowbook.data.corpus import CountedVocab
     from rowbook.models.base import Model
 
 __all__ = [
     "check_tables",
     "check_vocab",
+    "grow_vocab",
     "history_from_state",
     "history_state",
     "resume_state",
@@ -144,8 +145,6 @@ def vocab_state(vocab: CountedVocab) -> dict[str, Any]:
 
 def vocab_from_state(state: dict[str, Any]) -> CountedVocab:
     """The vocabulary :func:`vocab_state` saved."""
-    from rowbook.data.corpus import CountedVocab
-
     counts = np.asarray(state["counts"], dtype=np.int64)
     if len(counts) != len(state["keys"]):
         raise ValueError(f"saved vocabulary has {len(state['keys'])} keys but {len(counts)} counts")
@@ -174,3 +173,28 @@ def check_tables(tables: dict[str, np.ndarray], shapes: dict[str, tuple[int, ...
         raise ValueError(
             f"saved tables must have the shapes {shapes}, got {found}; the file is damaged"
         )
+
+
+def grow_vocab(old: CountedVocab, seen: CountedVocab, min_count: int) -> CountedVocab:
+    """``old`` with the counts of ``seen`` added, and the words of ``seen`` it lacks that
+    occur at least ``min_count`` times there appended (gensim's ``prepare_vocab(update=True)``).
+
+    >>> from rowbook.data.corpus import read_corpus
+    >>> old, _ = read_corpus([["a", "b", "a"]])
+    >>> seen, _ = read_corpus([["c", "a", "c", "d"]])
+    >>> new = grow_vocab(old, seen, min_count=2)
+    >>> new.keys, new.counts.tolist(), new.total_words
+    (('a', 'b', 'c'), [3, 1, 2], 7)
+    """
+    index = {key: i for i, key in enumerate(old.keys)}
+    counts = old.counts.copy()
+    new_keys, new_counts = [], []
+    for key, count in zip(seen.keys, seen.counts.tolist(), strict=True):
+        if key in index:
+            counts[index[key]] += count
+        elif count >= min_count:
+            new_keys.append(key)
+            new_counts.append(count)
+    counts = np.concatenate([counts, np.array(new_counts, dtype=np.int64)])  # (V,)
+    return CountedVocab(old.keys + tuple(new_keys), counts, old.total_words + seen.total_words,
+                        old.corpus_count + seen.corpus_count)  # fmt: skip

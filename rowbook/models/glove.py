@@ -16,8 +16,9 @@ divides by the vector size counted with the bias column) and the AdaGrad accumul
 1. The vectors returned are ``W + W_tilde`` (glove.c's default ``-model 2``).
 
 Keeping a model: :meth:`GloVe.save` / :meth:`GloVe.load` keep the tables and the AdaGrad
-sums, and :meth:`GloVe.train` runs more epochs on a corpus (its co-occurrences counted
-over the model's vocabulary). AdaGrad's step size has no schedule and the records are
+sums, :meth:`GloVe.build_vocab` with ``update=True`` adds the words of new text, and
+:meth:`GloVe.train` runs more epochs on a corpus (its co-occurrences counted over the
+model's vocabulary). AdaGrad's step size has no schedule and the records are
 shuffled once by ``seed``, so ``fit`` for 2 epochs and ``train`` for 3 on the same corpus
 is a 5-epoch ``fit``, bit for bit with one worker.
 """
@@ -46,6 +47,7 @@ from rowbook.models._glove_kernels import glove_records
 from rowbook.models._word_models import (
     check_tables,
     check_vocab,
+    grow_vocab,
     history_from_state,
     history_state,
     resume_state,
@@ -143,11 +145,7 @@ class GloVe(Model):
         The arguments are those of :meth:`rowbook.models.word2vec.Word2Vec.fit`; progress
         ``words`` here counts co-occurrence records.
         """
-        vocab, encoded = read_corpus(corpus, min_count=self.min_count, tokenizer=tokenizer,
-                                     ties="alphabetical")  # fmt: skip
-        if self.max_vocab is not None and len(vocab) > self.max_vocab:
-            vocab, encoded = truncate_vocab(vocab, encoded, self.max_vocab)
-        check_vocab(vocab, self.min_count)
+        vocab, encoded = self._read_vocab(corpus, tokenizer)
         if resume is None:
             state = self._new_state(vocab)
         else:
@@ -155,6 +153,30 @@ class GloVe(Model):
         records = self._records(encoded, len(vocab))
         train = partial(self._train_epochs, state, records, callback, checkpoint)
         run_training(self, state, train, keep_on_error=False)
+        return self
+
+    def build_vocab(self, corpus: Corpus, *, update: bool = False, tokenizer: Any = None) -> GloVe:
+        """Read the vocabulary of ``corpus``; returns ``self`` (gensim's ``build_vocab``).
+
+        ``update=False`` starts a new model (fresh tables, nothing trained). ``update=True``
+        adds to a fitted (or loaded) model the words of ``corpus`` seen at least
+        ``min_count`` times there (``max_vocab`` caps only the vocabulary ``fit`` builds);
+        old words add their counts. Old rows and their AdaGrad sums are unchanged; new rows
+        are the rows a fresh model of the grown vocabulary starts with, their sums 1.
+        """
+        if not update:
+            self._fitted = self._new_state(self._read_vocab(corpus, tokenizer)[0])
+            self._fitted["schedule"].update(by="build_vocab", epochs=0)
+            return self
+        state = self._require_fitted("build_vocab(..., update=True)")
+        seen, _ = read_corpus(corpus, min_count=1, tokenizer=tokenizer, ties="alphabetical")
+        old_V = len(state["vocab"])
+        state["vocab"] = grow_vocab(state["vocab"], seen, self.min_count)
+        tables, sums = self._new_tables(len(state["vocab"]))
+        for name in _TABLES:
+            state["tables"][name] = np.concatenate([state["tables"][name], tables[name][old_V:]])
+            state["sums"][name] = np.concatenate([state["sums"][name], sums[name][old_V:]])
+        state["vectors"] = None
         return self
 
     def train(
@@ -185,6 +207,15 @@ class GloVe(Model):
         run_training(self, state, train, keep_on_error=True)
         return self
 
+    def _read_vocab(self, corpus: Corpus, tokenizer: Any) -> tuple[CountedVocab, EncodedCorpus]:
+        """glove.c's ``vocab_count``: ``min_count``, then the ``max_vocab`` most frequent."""
+        vocab, encoded = read_corpus(corpus, min_count=self.min_count, tokenizer=tokenizer,
+                                     ties="alphabetical")  # fmt: skip
+        if self.max_vocab is not None and len(vocab) > self.max_vocab:
+            vocab, encoded = truncate_vocab(vocab, encoded, self.max_vocab)
+        check_vocab(vocab, self.min_count)
+        return vocab, encoded
+
     def _records(self, encoded: EncodedCorpus, V: int) -> Records:
         """The non-zero co-occurrence records ``(rows, cols, values)``, shuffled once (shuffle.c)."""
         X = cooccurrence_matrix(encoded, V, self.window, symmetric=self.symmetric,
@@ -192,9 +223,9 @@ class GloVe(Model):
         order = np.random.default_rng(self.seed).permutation(X.nnz)
         return X.row[order].astype(np.int32), X.col[order].astype(np.int32), X.data[order]
 
-    def _new_state(self, vocab: CountedVocab) -> dict[str, Any]:
+    def _new_tables(self, V: int) -> tuple[dict[str, np.ndarray], dict[str, np.ndarray]]:
         """``W``, ``W_tilde`` and the biases uniform in ``[-0.5, 0.5) / (d + 1)``, AdaGrad sums 1."""
-        V, d = len(vocab), self.vector_size
+        d = self.vector_size
         rng = np.random.default_rng(self.seed)
         scale = 1.0 / (d + 1)
         shapes = ((V, d), (V, d), (V,), (V,))
@@ -202,7 +233,10 @@ class GloVe(Model):
             name: (rng.random(shape) - 0.5) * scale
             for name, shape in zip(_TABLES, shapes, strict=True)
         }
-        sums = {name: np.ones_like(table) for name, table in tables.items()}
+        return tables, {name: np.ones_like(table) for name, table in tables.items()}
+
+    def _new_state(self, vocab: CountedVocab) -> dict[str, Any]:
+        tables, sums = self._new_tables(len(vocab))
         schedule = {"by": "fit", "epochs": self.epochs, "done": 0, "trained": 0}
         return {"vocab": vocab, "tables": tables, "sums": sums, "history": [], "schedule": schedule,
                 "n_records": 0, "vectors": None}  # fmt: skip

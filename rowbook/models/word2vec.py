@@ -49,10 +49,11 @@ from rowbook.data.huffman import huffman_tree
 from rowbook.data.sampling import job_seed, negative_guide, negative_table, sample_thresholds
 from rowbook.models._fitting import Progress, ProgressReporter, resolve_workers, run_jobs
 from rowbook.models._w2v_kernels import train_job
-from rowbook.models._w2v_training import grow_tables, grow_vocab, initial_tables, job_lrs, job_plan
+from rowbook.models._w2v_training import grow_tables, initial_tables, job_lrs, job_plan
 from rowbook.models._word_models import (
     check_tables,
     check_vocab,
+    grow_vocab,
     history_from_state,
     history_state,
     resume_state,

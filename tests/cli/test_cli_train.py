@@ -281,7 +281,7 @@ def test_default_reading_is_lowercase_words_and_raw_is_one_option_away(run, tmp_
 
 @pytest.mark.parametrize("model", ["word2vec", "glove"])
 def test_save_model_then_init_continues_like_the_api(run, corpus_txt, tmp_path, model):
-    """--save-model keeps the whole model; --init loads it, adds new words (word2vec) and trains
+    """--save-model keeps the whole model; --init loads it, adds the new words and trains
     --epochs more: the same tables as load + build_vocab(update=True) + train in the library."""
     import rowbook
 
@@ -301,9 +301,8 @@ def test_save_model_then_init_continues_like_the_api(run, corpus_txt, tmp_path, 
         result
     )
     expected = rowbook.load(saved)
-    if model == "word2vec":
-        expected.build_vocab(sentences(more), update=True)
-        assert "zebra" in expected.index_to_key
+    expected.build_vocab(sentences(more), update=True)
+    assert "zebra" in expected.index_to_key
     expected.train(sentences(more), epochs=1)
     got = rowbook.Vectors.load(out)
     assert got.index_to_key == expected.vectors.index_to_key

@@ -180,3 +180,28 @@ def test_save_load_and_train_more_equals_the_longer_fit(tmp_path):
 def test_train_needs_a_fitted_model():
     with pytest.raises(NotFittedError, match="before using train"):
         GloVe().train(CORPUS, epochs=1)
+
+
+def test_fit_is_build_vocab_then_train():
+    params = {**SMALL, "epochs": 2}
+    built = GloVe(**params).build_vocab(CORPUS)
+    assert not built.history
+    assert _same(built.train(CORPUS, epochs=2), GloVe(**params).fit(CORPUS))
+
+
+def test_build_vocab_update_adds_words_and_keeps_old_rows():
+    model = GloVe(**{**SMALL, "epochs": 1}).fit(CORPUS)
+    V, keys = len(model.index_to_key), model.index_to_key
+    before = [t.copy() for t in (model.W, model.W_tilde, *model.biases)]
+    new_text = [["zebra", "king", "okapi", "zebra"]] * 6
+    model.build_vocab(new_text, update=True)
+    assert model.index_to_key[:V] == keys and model.index_to_key[V:] == ("zebra", "okapi")
+    after = (model.W, model.W_tilde, *model.biases)
+    assert all(np.array_equal(a[:V], b) for a, b in zip(after, before, strict=True))
+    fresh = GloVe(**{**SMALL, "epochs": 1}).build_vocab(CORPUS + new_text)  # the same V + 2 words
+    assert len(fresh.index_to_key) == V + 2
+    for a, b in zip(after, (fresh.W, fresh.W_tilde, *fresh.biases), strict=True):
+        np.testing.assert_array_equal(a[V:], b[V:])
+    zebra = model.W[V].copy()
+    model.train(new_text, epochs=1)
+    assert not np.array_equal(model.W[V], zebra) and "okapi" in model.vectors
