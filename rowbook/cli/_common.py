@@ -15,6 +15,7 @@ import argparse
 import difflib
 import json
 import re
+import sys
 import tempfile
 from collections.abc import Callable, Collection, Iterator, Sequence
 from pathlib import Path
@@ -193,12 +194,22 @@ def source_name(sources: str | Sequence[str], what: str = "corpus") -> str:
 
 
 def check_words(vectors: Any, words: Sequence[str], source: str) -> None:
-    """``KeyError`` naming the first word missing from ``vectors``, with close spellings."""
+    """``KeyError`` naming the first word missing from ``vectors``, with close spellings.
+
+    Vectors that build a vector for any word from its n-grams (a fastText ``.bin``) take
+    unseen words too, with a note on stderr saying so.
+    """
     for word in words:
-        if word not in vectors:
-            close = difflib.get_close_matches(word, list(vectors.index_to_key), n=3)
-            hint = f"; did you mean {', '.join(map(repr, close))}?" if close else ""
-            raise KeyError(f"word {word!r} is not in {source} ({len(vectors)} words){hint}")
+        if word in vectors:
+            continue
+        n_grams = len(vectors.subword_ids(word)) if hasattr(vectors, "subword_ids") else 0
+        if n_grams:
+            print(f"'{word}' is not in the vocabulary; its vector is built from {n_grams} n-grams",
+                  file=sys.stderr)  # fmt: skip
+            continue
+        close = difflib.get_close_matches(word, list(vectors.index_to_key), n=3)
+        hint = f"; did you mean {', '.join(map(repr, close))}?" if close else ""
+        raise KeyError(f"word {word!r} is not in {source} ({len(vectors)} words){hint}")
 
 
 def format_table(headers: Sequence[str], rows: Sequence[Sequence[Any]], align: str = "") -> str:

@@ -129,6 +129,10 @@ ROUND_TRIP: dict[str, tuple[Callable[[], Any], tuple[Any, ...]]] = {
         lambda: rowbook.LSTMClassifier(dim=4, hidden=4, epochs=2),
         (_LINES, [0, 1, 0] * 4),
     ),
+    "FastText": (
+        lambda: rowbook.FastText(vector_size=8, min_count=1, bucket=50, epochs=2, workers=1),
+        (_TINY_TEXT,),
+    ),
 }
 
 
