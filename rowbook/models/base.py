@@ -12,8 +12,9 @@ save / load / keep training on top):
    exactly as :meth:`Model.save` would (atomically). ``resume`` is a path to such a file
    (a checkpoint, or any saved model of the same class): training continues from the
    state it holds and stops where the uninterrupted run would have, bit for bit with one
-   worker and the same seed. Passing the same path to both is the usual way to make a run
-   that survives being killed.
+   worker and the same seed. A ``resume`` path with no file yet starts afresh, so passing
+   the same path to both is the way to make a run that survives being killed: the first
+   run writes it, a rerun after a crash continues from it.
 3. **Learned state** is set only by ``fit`` and ``load``. Reading it before raises
    :class:`NotFittedError`, one exception for every model.
 4. **One way into the learned table.** Every model that learns an embedding table has

@@ -28,6 +28,7 @@ from __future__ import annotations
 import os
 from collections.abc import Callable, Sequence
 from functools import partial
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -156,7 +157,7 @@ class GloVe(Model):
         ``words`` here counts co-occurrence records.
         """
         vocab, encoded = self._read_vocab(corpus, tokenizer, spill_dir)
-        if resume is None:
+        if resume is None or not Path(resume).exists():  # nothing saved yet: start afresh
             state = self._new_state(vocab)
         else:
             state = resume_state(self, resume, vocab, self._RUN_ONLY)
