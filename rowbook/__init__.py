@@ -17,6 +17,7 @@ from rowbook.autograd import RowSparse, Tensor, no_grad
 from rowbook.models import (
     NPLM,
     ColorHarmony,
+    FastText,
     GloVe,
     LSTMClassifier,
     TextClassifier,
@@ -27,7 +28,7 @@ from rowbook.nn import Embedding, EmbeddingBag
 from rowbook.optim import SGD, Adagrad, Adam, AdamW, RowWiseAdagrad, SparseAdam
 from rowbook.text import ByteLevelBPE, CharTokenizer, Normalizer, TextPipeline, Vocab, WordTokenizer
 from rowbook.training import TrainConfig, Trainer
-from rowbook.vectors import Vectors
+from rowbook.vectors import SubwordVectors, Vectors
 
 __version__ = "0.1.0"
 
@@ -61,9 +62,11 @@ __all__ = [  # noqa: RUF022 - pipeline order, not alphabetical
     "LSTMClassifier",
     "Word2Vec",
     "GloVe",
+    "FastText",
     "load",
     # query side
     "Vectors",
+    "SubwordVectors",
     # sub-packages
     "autograd",
     "nn",

@@ -8,17 +8,20 @@ never half of either.
 :func:`save_state` / :func:`load_state` store a nested structure of dicts, lists,
 scalars, strings and NumPy arrays (a model's ``state_dict``, an optimizer's state, a
 trainer's progress) as one ``.npz``: arrays as members, the rest as a JSON document
-that refers to them. It is read with ``allow_pickle=False``.
+that refers to them. Reading never unpickles and checks every array's header against the
+archive before allocating (see :mod:`rowbook._npz` and ``docs/safety.md``).
+
+:func:`write_json` / :func:`read_json` are the one way rowbook writes and reads a JSON file
+(vocabularies, BPE models, text pipelines): written through :func:`atomic_write`, read with
+a size cap, a depth limit (:data:`MAX_JSON_DEPTH`) and errors that name the file, line and
+column; gzip/bzip2/xz files are read too. Corpora and other text inputs are read by
+:mod:`rowbook.corpus_files`, whose :func:`~rowbook.corpus_files.check_regular_file` refuses
+what is not a regular file (a FIFO would block).
 
 :func:`save_safetensors` / :func:`load_safetensors` read and write flat ``name -> array``
 dicts in Hugging Face's safetensors format (no pickle, memory-mappable), the format
 ``torch``, ``transformers`` and ``safetensors.torch.load_file`` read: a rowbook
 ``Module.state_dict()`` saved this way loads into the equivalent torch module.
-
-:func:`write_json` / :func:`read_json` are the JSON files (vocabularies, BPE models, text
-pipelines): written through :func:`atomic_write`, read with a size cap and a nesting
-guard, every failure naming the file. Corpora and other text inputs are read by
-:mod:`rowbook.corpus_files` (plain, gzip, bzip2 or xz; files, folders or standard input).
 """
 
 from __future__ import annotations
@@ -26,21 +29,34 @@ from __future__ import annotations
 import contextlib
 import io
 import json
+import lzma
 import os
+import re
+import struct
 import tempfile
+import time
 import zipfile
+import zlib
 from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import IO, Any
 
 import numpy as np
 
+from rowbook._npz import MAX_INFLATED_BYTES, read_members
+from rowbook.corpus_files import check_regular_file, open_binary
+
 __all__ = [
     "FORMAT_VERSION",
+    "MAX_INFLATED_BYTES",
     "MAX_JSON_BYTES",
+    "MAX_JSON_DEPTH",
+    "STALE_TMP_SECONDS",
     "atomic_write",
+    "fields_of",
     "load_safetensors",
     "load_state",
+    "parse_json",
     "read_json",
     "save_safetensors",
     "save_state",
@@ -48,12 +64,21 @@ __all__ = [
 ]
 
 FORMAT_VERSION = 1
+#: Deepest JSON nesting rowbook reads; its own files nest a few levels.
+MAX_JSON_DEPTH = 100
+#: A temporary file of :func:`atomic_write` older than this is left over from a killed save
+#: and is removed when the same target is written again.
+STALE_TMP_SECONDS = 24 * 3600
 _META = "__rowbook_meta__"
 _ARRAY_TAG = "__array__"
+_NOT_AN_ARCHIVE = (OSError, EOFError, ValueError, zipfile.BadZipFile, zlib.error, lzma.LZMAError,
+                   NotImplementedError, RuntimeError, struct.error, OverflowError)  # fmt: skip
 
 
 @contextlib.contextmanager
-def atomic_write(path: str | os.PathLike[str], mode: str = "wb", **kwargs: Any) -> Iterator[IO[Any]]:
+def atomic_write(
+    path: str | os.PathLike[str], mode: str = "wb", **kwargs: Any
+) -> Iterator[IO[Any]]:
     """Open a temporary file beside ``path``; on success it atomically becomes ``path``.
 
     Examples
@@ -69,6 +94,7 @@ def atomic_write(path: str | os.PathLike[str], mode: str = "wb", **kwargs: Any) 
     folder = path.parent if str(path.parent) else Path(".")
     if not folder.is_dir():
         raise FileNotFoundError(f"cannot write {path}: folder {folder} does not exist")
+    _remove_stale_temporaries(path, folder)
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=folder)
     try:
         os.chmod(tmp, 0o666 & ~_umask())  # mkstemp makes 0600; give the file the usual mode
@@ -83,60 +109,17 @@ def atomic_write(path: str | os.PathLike[str], mode: str = "wb", **kwargs: Any) 
         raise
 
 
-def write_json(path: str | os.PathLike[str], obj: Any) -> None:
-    """Atomically write ``obj`` as UTF-8 JSON (non-ASCII kept as is, one space indent)."""
-    with atomic_write(path, "w", encoding="utf-8") as f:
-        json.dump(obj, f, ensure_ascii=False, indent=1)
-        f.write("\n")
-
-
-#: Largest JSON file :func:`read_json` reads by default (decompressed), in bytes.
-MAX_JSON_BYTES = 1 << 30
-
-
-def read_json(
-    path: str | os.PathLike[str], what: str = "JSON", *, max_bytes: int = MAX_JSON_BYTES
-) -> Any:
-    """Parse a JSON file; every failure is a ``ValueError`` naming the file (``what`` says
-    what it should hold), except a missing file (``FileNotFoundError``).
-
-    Files larger than ``max_bytes`` and nesting too deep for the parser are refused
-    rather than exhausting memory or the stack. The file may be gzip/bzip2/xz compressed.
-
-    Examples
-    --------
-    >>> import tempfile, pathlib
-    >>> path = pathlib.Path(tempfile.mkdtemp()) / "deep.json"
-    >>> _ = path.write_text("[" * 200_000 + "]" * 200_000)
-    >>> read_json(path, "Vocab")  # doctest: +ELLIPSIS
-    Traceback (most recent call last):
-    ...
-    ValueError: Vocab file .../deep.json nests arrays or objects too deeply...
-    """
-    from rowbook.corpus_files import open_binary
-
-    with open_binary(path, f"{what} file") as f:
-        raw = f.read(max_bytes + 1)
-    if len(raw) > max_bytes:
-        raise ValueError(f"{what} file {path} is larger than {max_bytes:,} bytes; pass a larger "
-                         "max_bytes if you trust it")  # fmt: skip
-    try:
-        text = raw.decode("utf-8")
-    except UnicodeDecodeError as err:
-        raise ValueError(
-            f"{what} file {path} is not valid UTF-8 at byte offset {err.start}"
-        ) from None
-    try:
-        return json.loads(text)
-    except json.JSONDecodeError as err:
-        raise ValueError(
-            f"{what} file {path} is not valid JSON: {err.msg} at line {err.lineno}, "
-            f"column {err.colno} (character offset {err.pos})"
-        ) from None
-    except RecursionError:
-        raise ValueError(
-            f"{what} file {path} nests arrays or objects too deeply to be a {what} file"
-        ) from None
+def _remove_stale_temporaries(path: Path, folder: Path) -> None:
+    """Delete this target's own temporaries (``.NAME.XXXXXXXX.tmp``) older than a day: what a
+    killed save leaves behind. Younger ones may belong to a save still running."""
+    own = re.compile(rf"\.{re.escape(path.name)}\.[a-z0-9_]{{8}}\.tmp")
+    now = time.time()
+    with contextlib.suppress(OSError), os.scandir(folder) as entries:
+        for entry in entries:
+            if own.fullmatch(entry.name) and entry.is_file(follow_symlinks=False):
+                if now - entry.stat(follow_symlinks=False).st_mtime > STALE_TMP_SECONDS:
+                    with contextlib.suppress(OSError):
+                        os.unlink(entry.path)
 
 
 def _umask() -> int:
@@ -154,7 +137,9 @@ def _split(obj: Any, arrays: dict[str, np.ndarray], where: str) -> Any:
     if isinstance(obj, dict):
         bad = [k for k in obj if not isinstance(k, str)]
         if bad:
-            raise TypeError(f"save_state: keys must be strings, got {bad[0]!r} at {where or 'top level'}")
+            raise TypeError(
+                f"save_state: keys must be strings, got {bad[0]!r} at {where or 'top level'}"
+            )
         return {k: _split(v, arrays, f"{where}/{k}") for k, v in obj.items()}
     if isinstance(obj, list | tuple):
         return [_split(v, arrays, f"{where}/{i}") for i, v in enumerate(obj)]
@@ -165,13 +150,18 @@ def _split(obj: Any, arrays: dict[str, np.ndarray], where: str) -> Any:
     raise TypeError(f"save_state: cannot store a {type(obj).__name__} at {where or 'top level'}")
 
 
-def _join(obj: Any, arrays: Any) -> Any:
+def _join(obj: Any, arrays: dict[str, np.ndarray], file: Path, where: str) -> Any:
+    """Put the arrays back where the tree refers to them; a reference to none is an error."""
     if isinstance(obj, dict):
         if set(obj) == {_ARRAY_TAG}:
-            return arrays[obj[_ARRAY_TAG]]
-        return {k: _join(v, arrays) for k, v in obj.items()}
+            key = obj[_ARRAY_TAG]
+            if not isinstance(key, str) or key not in arrays:
+                raise ValueError(f"{file}: metadata field 'tree' refers at {where or '/'} to "
+                                 f"array {key!r}, which the archive does not hold")  # fmt: skip
+            return arrays[key]
+        return {k: _join(v, arrays, file, f"{where}/{k}") for k, v in obj.items()}
     if isinstance(obj, list):
-        return [_join(v, arrays) for v in obj]
+        return [_join(v, arrays, file, f"{where}/{i}") for i, v in enumerate(obj)]
     return obj
 
 
@@ -190,32 +180,145 @@ def save_state(path: str | os.PathLike[str], state: Any, *, kind: str) -> None:
         f.write(buffer.getvalue())
 
 
-def load_state(path: str | os.PathLike[str], *, kind: str) -> Any:
-    """Read a file written by :func:`save_state`; errors name the file and the problem."""
-    path = Path(path)
+def load_state(
+    path: str | os.PathLike[str], *, kind: str, max_inflated_bytes: int | None = MAX_INFLATED_BYTES
+) -> Any:
+    """Read a file written by :func:`save_state`; errors name the file and the problem.
+
+    Every array's header is checked against the archive before it is allocated; compressed
+    members (which rowbook never writes) may expand to ``max_inflated_bytes`` in all
+    (``None``: no cap, for a file you trust).
+    """
+    path = check_regular_file(path, f"{kind} file")
     try:
-        with np.load(path, allow_pickle=False) as archive:
-            names = archive.files
-            meta_raw = str(archive[_META]) if _META in names else None
-            arrays = {k: archive[k] for k in names if k != _META}
-    except FileNotFoundError:
-        raise
-    except (OSError, EOFError, ValueError, zipfile.BadZipFile) as err:
-        raise ValueError(f"{path} is not a readable .npz archive ({err}); was it truncated?") from None
-    if meta_raw is None:
+        arrays = read_members(path, max_inflated_bytes)
+    except _NOT_AN_ARCHIVE as err:
+        if isinstance(err, ValueError) and str(err).startswith(str(path)):
+            raise
+        raise ValueError(
+            f"{path} is not a readable .npz archive ({err}); was it truncated?"
+        ) from None
+    meta = _metadata(path, arrays.pop(_META, None), kind)
+    return _join(meta["tree"], arrays, path, "")
+
+
+def _metadata(path: Path, raw: np.ndarray | None, kind: str) -> dict[str, Any]:
+    """The archive's JSON document, each field checked."""
+    if raw is None:
         raise ValueError(f"{path} is not a rowbook file: it has no {_META} member")
-    try:
-        meta = json.loads(meta_raw)
-    except json.JSONDecodeError as err:
-        raise ValueError(f"{path}: corrupt metadata ({err})") from None
-    if meta.get("format") != "rowbook" or meta.get("kind") != kind:
+    if raw.shape != () or raw.dtype.kind != "U":
+        raise ValueError(
+            f"{path}: member {_META!r} must be one string, got {raw.dtype} {raw.shape}"
+        )
+    meta = parse_json(str(raw), f"{path}: metadata")
+    if not isinstance(meta, dict) or meta.get("format") != "rowbook":
+        raise ValueError(f"{path} is not a rowbook file: its metadata is not an object with "
+                         "format 'rowbook'")  # fmt: skip
+    if meta.get("kind") != kind:
         raise ValueError(f"{path} holds a {meta.get('kind')!r} file, expected {kind!r}")
     if meta.get("version") != FORMAT_VERSION:
         raise ValueError(
-            f"{path} has format version {meta.get('version')}; this rowbook reads version "
+            f"{path} has format version {meta.get('version')!r}; this rowbook reads version "
             f"{FORMAT_VERSION}"
         )
-    return _join(meta["tree"], arrays)
+    if "tree" not in meta:
+        raise ValueError(f"{path}: metadata lacks the field 'tree' (the saved contents)")
+    return meta
+
+
+@contextlib.contextmanager
+def fields_of(path: str | os.PathLike[str], what: str) -> Iterator[None]:
+    """Around code that takes apart a loaded file's contents: a ``KeyError``, ``TypeError``,
+    ``IndexError``, ``AttributeError`` or ``OverflowError`` that a damaged field causes there
+    (or a ``ValueError`` not naming the file) becomes one ``ValueError`` naming ``what`` file.
+
+    >>> with fields_of("ck.npz", "checkpoint"):
+    ...     {"epoch": 3}["rng"]
+    Traceback (most recent call last):
+    ...
+    ValueError: checkpoint ck.npz is damaged or was not written by this rowbook (KeyError: 'rng')
+    """
+    try:
+        yield
+    except (KeyError, TypeError, IndexError, AttributeError, OverflowError, ValueError) as err:
+        if isinstance(err, ValueError) and str(path) in str(err):
+            raise
+        raise ValueError(f"{what} {path} is damaged or was not written by this rowbook "
+                         f"({type(err).__name__}: {str(err)[:200]})") from None  # fmt: skip
+
+
+def write_json(path: str | os.PathLike[str], obj: Any) -> None:
+    """Atomically write ``obj`` as UTF-8 JSON (non-ASCII kept as is, one space indent)."""
+    with atomic_write(path, "w", encoding="utf-8") as f:
+        json.dump(obj, f, ensure_ascii=False, indent=1)
+        f.write("\n")
+
+
+#: Largest JSON file :func:`read_json` reads by default (decompressed), in bytes.
+MAX_JSON_BYTES = 1 << 30
+
+
+def read_json(
+    path: str | os.PathLike[str], what: str = "JSON", *, max_bytes: int = MAX_JSON_BYTES
+) -> Any:
+    """Parse a JSON file; every failure is a ``ValueError`` naming ``what`` file it is, except a
+    missing file (``FileNotFoundError``).
+
+    A FIFO or device is refused, the file may be gzip/bzip2/xz compressed, files larger than
+    ``max_bytes`` and nesting deeper than :data:`MAX_JSON_DEPTH` are refused before parsing.
+
+    >>> import tempfile, pathlib
+    >>> path = pathlib.Path(tempfile.mkdtemp()) / "deep.json"
+    >>> _ = path.write_text("[" * 200_000 + "]" * 200_000)
+    >>> read_json(path, "Vocab")  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    ValueError: Vocab file .../deep.json nests arrays/objects 200000 levels deep; rowbook reads at most 100
+    """
+    with open_binary(path, f"{what} file") as f:
+        raw = f.read(max_bytes + 1)
+    if len(raw) > max_bytes:
+        raise ValueError(f"{what} file {path} is larger than {max_bytes:,} bytes; pass a larger "
+                         "max_bytes if you trust it")  # fmt: skip
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as err:
+        raise ValueError(
+            f"{what} file {path} is not valid UTF-8 at byte offset {err.start}"
+        ) from None
+    return parse_json(text, f"{what} file {path}")
+
+
+# A JSON string, or an unterminated one up to the end: every quote starts a match that
+# succeeds, so the scan is linear however the quotes and backslashes are arranged.
+_STRING = re.compile(r'(?s)"(?:[^"\\]++|\\.)*+\\?(?:"|\Z)')
+_NOT_BRACKET = re.compile(r"[^\[\]{}]++")
+
+
+def parse_json(text: str, where: str) -> Any:
+    """``json.loads(text)``, refusing nesting deeper than :data:`MAX_JSON_DEPTH`.
+
+    >>> parse_json("[[1], {}]", "example")
+    [[1], {}]
+    >>> parse_json("[" * 200_000, "example")  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    ValueError: example nests arrays/objects ... rowbook reads at most 100
+    """
+    brackets = _NOT_BRACKET.sub("", _STRING.sub("", text))
+    steps = np.frombuffer(brackets.encode("ascii"), dtype=np.uint8)
+    opens = (steps == ord("[")) | (steps == ord("{"))
+    depth = int(np.cumsum(np.where(opens, 1, -1)).max()) if steps.size else 0
+    if depth > MAX_JSON_DEPTH:
+        raise ValueError(f"{where} nests arrays/objects {depth} levels deep; "
+                         f"rowbook reads at most {MAX_JSON_DEPTH}")  # fmt: skip
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError as err:
+        raise ValueError(f"{where} is not valid JSON: {err.msg} at line {err.lineno}, column "
+                         f"{err.colno} (character offset {err.pos})") from None  # fmt: skip
+    except RecursionError:
+        raise ValueError(f"{where} nests arrays/objects too deeply") from None
 
 
 def save_safetensors(

@@ -34,7 +34,7 @@ import numpy as np
 from rowbook._progress import ProgressBar
 from rowbook.autograd import Tensor
 from rowbook.checks import check_int
-from rowbook.io import load_state, save_state
+from rowbook.io import fields_of, load_state, save_state
 from rowbook.nn.module import Module
 
 __all__ = ["CHECKPOINT_KIND", "History", "TrainConfig", "Trainer", "TrainingDiverged", "batches"]
@@ -164,6 +164,7 @@ class Trainer:
         self.history = History(**state["history"])
         self.epoch, self.best, self.bad_epochs = state["epoch"], state["best"], state["bad_epochs"]
         self.best_state = state.get("best_state")
+        _check_loop(self.epoch, self.best, self.bad_epochs, self.history)
 
     def save_checkpoint(self, path: PathLike) -> None:
         """Write :meth:`state_dict` to ``path`` atomically (kind ``"checkpoint"``)."""
@@ -206,8 +207,11 @@ class Trainer:
         if not isinstance(resume, Mapping):
             if not Path(resume).exists():
                 return f"no checkpoint {resume} yet; starting at epoch 1"
-            resume = load_state(resume, kind=CHECKPOINT_KIND)["trainer"]
-        self.load_state_dict(resume)
+            state = load_state(resume, kind=CHECKPOINT_KIND)
+            with fields_of(resume, "checkpoint"):
+                self.load_state_dict(state["trainer"])
+        else:
+            self.load_state_dict(resume)
         self.history.resumed_at.append(self.epoch)
         return f"resumed at epoch {self.epoch + 1} of {self.config.epochs}"
 
@@ -265,6 +269,21 @@ class Trainer:
         self.best, self.bad_epochs = (value, 0) if better else (best, self.bad_epochs + 1)
         if better and self.config.restore_best:
             self.best_state = self.model.state_dict()
+
+
+def _check_loop(epoch: Any, best: Any, bad_epochs: Any, history: History) -> None:
+    """The loop counters of a saved state: what a damaged file could make loop for ever."""
+    counts_ok = all(
+        isinstance(n, int) and not isinstance(n, bool) and n >= 0 for n in (epoch, bad_epochs)
+    )
+    best_ok = best is None or (isinstance(best, int | float) and not isinstance(best, bool))
+    epochs_ok = isinstance(history.epochs, list) and all(
+        isinstance(m, dict) for m in history.epochs
+    )
+    if not (counts_ok and best_ok and epochs_ok):
+        raise ValueError(f"the trainer state must hold epoch and bad_epochs (integers >= 0), best "
+                         "(a number or null) and history.epochs (a list of objects); got epoch "
+                         f"{epoch!r}, bad_epochs {bad_epochs!r}, best {best!r}")  # fmt: skip
 
 
 def _as_columns(data: Sequence[np.ndarray], name: str) -> tuple[np.ndarray, ...]:

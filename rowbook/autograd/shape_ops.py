@@ -117,12 +117,13 @@ def gather(a: Any, ids: Any) -> Tensor:
     ids = np.asarray(ids.data if isinstance(ids, Tensor) else ids)
     if ids.dtype.kind not in "iu":
         raise TypeError(f"gather: ids must be integers, got dtype {ids.dtype}")
-    flat = ids.reshape(-1).astype(np.int64, copy=False)
+    flat = ids.reshape(-1)  # range checked in its own dtype: a uint64 2**64-1 must not wrap to -1
     if flat.size and (flat.min() < 0 or flat.max() >= a.shape[0]):
         bad = flat[(flat < 0) | (flat >= a.shape[0])][0]
         raise IndexError(
             f"gather: id {bad} is out of range for {a.shape[0]} rows (valid: 0..{a.shape[0] - 1})"
         )
+    flat = flat.astype(np.int64, copy=False)
     out = gather_rows(a.data, flat).reshape(*ids.shape, *a.shape[1:])
 
     def backward(g: np.ndarray) -> tuple[np.ndarray]:

@@ -10,7 +10,7 @@ module         commands
 =============  ====================================================================
 ``misc``       ``demo``, ``bench``
 ``text``       ``tokenize``, ``vocab``
-``train``      ``train word2vec``, ``train glove``, ``train nplm`` (options in ``train_options``)
+``train``      ``train word2vec``, ``train glove``, ``train fasttext``, ``train nplm`` (options in ``train_options``)
 ``query``      ``neighbors``, ``analogy``, ``similarity``, ``evaluate``
 ``files``      ``plot``, ``convert``
 =============  ====================================================================

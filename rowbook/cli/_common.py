@@ -15,6 +15,8 @@ import argparse
 import difflib
 import json
 import re
+import sys
+import tempfile
 from collections.abc import Callable, Collection, Iterator, Sequence
 from pathlib import Path
 from typing import Any, NoReturn
@@ -144,14 +146,22 @@ def check_input_file(path: str | Path, what: str) -> Path:
 
 
 def check_output_path(path: str | Path) -> Path:
-    """``path`` as a Path, or ``FileNotFoundError`` if its folder does not exist (checked
-    before long work, so that it does not fail at the end)."""
+    """``path`` as a Path, or an ``OSError`` if it cannot be written: its folder does not
+    exist or is not writable, or it is a folder. Checked before long work, so that the
+    work does not fail at the end; writability by creating (and removing) a file there,
+    as the atomic save will."""
     path = Path(path)
     folder = path.parent if str(path.parent) else Path(".")
     if not folder.is_dir():
         raise FileNotFoundError(f"cannot write {path}: folder {folder} does not exist")
     if path.is_dir():
         raise IsADirectoryError(f"cannot write {path}: it is a folder; give a file name")
+    try:
+        with tempfile.TemporaryFile(dir=folder, prefix=f".{path.name}.", suffix=".probe"):
+            pass
+    except OSError as err:
+        raise PermissionError(f"cannot write {path}: folder {folder} is not writable "
+                              f"({err.strerror or err}); choose another output path") from None  # fmt: skip
     return path
 
 
@@ -184,12 +194,22 @@ def source_name(sources: str | Sequence[str], what: str = "corpus") -> str:
 
 
 def check_words(vectors: Any, words: Sequence[str], source: str) -> None:
-    """``KeyError`` naming the first word missing from ``vectors``, with close spellings."""
+    """``KeyError`` naming the first word missing from ``vectors``, with close spellings.
+
+    Vectors that build a vector for any word from its n-grams (a fastText ``.bin``) take
+    unseen words too, with a note on stderr saying so.
+    """
     for word in words:
-        if word not in vectors:
-            close = difflib.get_close_matches(word, list(vectors.index_to_key), n=3)
-            hint = f"; did you mean {', '.join(map(repr, close))}?" if close else ""
-            raise KeyError(f"word {word!r} is not in {source} ({len(vectors)} words){hint}")
+        if word in vectors:
+            continue
+        n_grams = len(vectors.subword_ids(word)) if hasattr(vectors, "subword_ids") else 0
+        if n_grams:
+            print(f"'{word}' is not in the vocabulary; its vector is built from {n_grams} n-grams",
+                  file=sys.stderr)  # fmt: skip
+            continue
+        close = difflib.get_close_matches(word, list(vectors.index_to_key), n=3)
+        hint = f"; did you mean {', '.join(map(repr, close))}?" if close else ""
+        raise KeyError(f"word {word!r} is not in {source} ({len(vectors)} words){hint}")
 
 
 def format_table(headers: Sequence[str], rows: Sequence[Sequence[Any]], align: str = "") -> str:

@@ -7,10 +7,13 @@ format     suffix                         what it is
 ``text``   ``.txt``, ``.vec``             word2vec text: header ``n d``, then rows
 ``binary`` ``.bin``                       word2vec binary (float32 rows)
 ``glove``  (``.txt`` without a header)    GloVe text: the rows only
+``fasttext`` (``.bin`` starting with       Facebook fastText model (read only: word
+           fastText's magic number)       vectors, and a vector for any word)
 =========  =============================  =========================================
 
 Text and binary files may be gzip, bzip2 or xz compressed (``vectors.txt.gz``).
-Reading looks at the (decompressed) content, whatever the suffix: a zip archive is ``.npz``; a first
+Reading looks at the (decompressed) content, whatever the suffix: fastText's magic number
+starts a fastText model; a zip archive is ``.npz``; a first
 line of two integers starts word2vec, binary if what follows is not text; anything else
 is GloVe text. ``--from`` overrides the guess.
 """
@@ -21,7 +24,7 @@ from pathlib import Path
 
 from rowbook.cli._common import check_input_file
 from rowbook.corpus_files import open_binary
-from rowbook.vectors import Vectors
+from rowbook.vectors import SubwordVectors, Vectors
 
 __all__ = [
     "FORMATS",
@@ -32,11 +35,12 @@ __all__ = [
     "save_vectors",
 ]
 
-FORMATS = ("npz", "text", "binary", "glove")
+FORMATS = ("npz", "text", "binary", "glove", "fasttext")
 FORMAT_NAMES = {"npz": "rowbook .npz", "text": "word2vec text", "binary": "word2vec binary",
-                "glove": "GloVe text"}  # fmt: skip
+                "glove": "GloVe text", "fasttext": "fastText .bin"}  # fmt: skip
 SUFFIXES = {".npz": "npz", ".txt": "text", ".vec": "text", ".bin": "binary"}
 _ZIP_MAGIC = b"PK\x03\x04"
+_FASTTEXT_MAGIC = (793712314).to_bytes(4, "little")
 
 
 def _looks_binary(data: bytes) -> bool:
@@ -62,6 +66,8 @@ def input_format(path: str | Path, given: str | None = None) -> str:
         head = f.read(4096)
     if head.startswith(_ZIP_MAGIC):
         return "npz"
+    if head.startswith(_FASTTEXT_MAGIC):
+        return "fasttext"
     first, _, rest = head.partition(b"\n")
     fields = first.split()
     if len(fields) == 2 and all(f.isdigit() for f in fields):
@@ -91,6 +97,8 @@ def load_vectors(path: str | Path, fmt: str | None = None, *,
     fmt = input_format(path, fmt)
     if fmt == "npz":
         return Vectors.load(path), fmt
+    if fmt == "fasttext":
+        return SubwordVectors.load_fasttext(path), fmt
     return Vectors.load_word2vec_format(path, binary=fmt == "binary", no_header=fmt == "glove",
                                         unicode_errors=unicode_errors), fmt  # fmt: skip
 
@@ -98,6 +106,12 @@ def load_vectors(path: str | Path, fmt: str | None = None, *,
 def save_vectors(vectors: Vectors, path: str | Path, fmt: str | None = None) -> str:
     """Write ``vectors`` atomically in ``fmt`` (default: from the suffix); returns the format."""
     fmt = output_format(path, fmt)
+    if fmt == "fasttext":
+        raise ValueError(
+            f"cannot write {path} as a fastText .bin from vectors alone (it needs the model's "
+            "output table): `rowbook train fasttext CORPUS -o model.bin` writes one; convert to "
+            ".vec or .npz instead"
+        )
     if fmt == "npz":
         vectors.save(path)
     else:

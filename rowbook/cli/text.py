@@ -28,6 +28,7 @@ from rowbook.cli._common import (
     read_lines,
     source_name,
 )
+from rowbook.io import read_json
 
 __all__ = ["Normalized", "make_tokenizer", "register"]
 
@@ -79,11 +80,10 @@ def _load_bpe(path: Path, cls: Any) -> Any:
 def _file_kind(path: Path) -> str | None:
     """``"text_pipeline"``, ``"tokenizer.json"`` (it has a ``model`` field), or None: let the
     loader report what is wrong with the file."""
-    from rowbook.io import read_json
 
     try:
-        d = read_json(path)
-    except ValueError:
+        d = read_json(path, "BPE")
+    except (ValueError, TypeError):
         return None
     if isinstance(d, dict) and d.get("kind") == "text_pipeline":
         return "text_pipeline"

@@ -1,8 +1,9 @@
-"""``rowbook train word2vec|glove|nplm CORPUS -o OUT``: fit a model, write its table.
+"""``rowbook train word2vec|glove|fasttext|nplm CORPUS -o OUT``: fit a model, write its table.
 
 Two files, two options: ``-o OUT`` is always the table (word vectors, or the language
 model's input table ``C``), in the format its suffix names (``.npz``, ``.txt``/``.vec``,
-``.bin``), for the query commands and other tools; ``--save-model FILE`` also keeps the
+``.bin``; for fasttext, ``.bin`` is Facebook fastText's model file, which keeps the
+n-grams), for the query commands and other tools; ``--save-model FILE`` also keeps the
 whole model (``model.save``: parameters, tables, training progress), which ``rowbook.load``
 opens and ``--init FILE`` continues: the corpus's new words are added
 (``build_vocab(update=True)``) and ``--epochs`` more epochs run (``train``, its own
@@ -112,6 +113,9 @@ def _interrupted(args: argparse.Namespace) -> int:
     elif saved:
         hint = (f"{args.checkpoint} holds the last finished epoch; add --resume to the same "
                 "command to continue")  # fmt: skip
+    elif args.checkpoint is not None:
+        hint = (f"nothing was saved yet: {args.checkpoint} is written at the end of the first "
+                "epoch")  # fmt: skip
     else:
         hint = "nothing was saved (add --checkpoint FILE to make training resumable)"
     print(f"{args.prog}: interrupted; {hint}", file=sys.stderr)
@@ -188,7 +192,8 @@ def _fit_or_continue(model: Any, args: argparse.Namespace, resume: str | None) -
 
 def run_word_vectors(args: argparse.Namespace) -> int:
     out = check_output_path(args.output)
-    fmt = output_format(out)
+    fasttext_bin = args.model == "fasttext" and out.suffix.lower() == ".bin"
+    fmt = "fasttext" if fasttext_bin else output_format(out)
     for path in (args.checkpoint, args.save_model):
         if path is not None:
             check_output_path(path)
@@ -202,7 +207,10 @@ def run_word_vectors(args: argparse.Namespace) -> int:
     except KeyboardInterrupt:
         return _interrupted(args)
     seconds = time.perf_counter() - start
-    save_vectors(model.vectors, out, fmt)
+    if fasttext_bin:
+        model.save_fasttext(out)
+    else:
+        save_vectors(model.vectors, out, fmt)
     if args.save_model is not None:
         model.save(args.save_model)
     if not args.quiet:
@@ -235,6 +243,8 @@ def run_nplm(args: argparse.Namespace) -> int:
     from rowbook.text import Normalizer
 
     out = check_output_path(args.output)
+    if args.checkpoint is not None:
+        check_output_path(args.checkpoint)
     fmt = output_format(out)
     init = inspect.signature(args.model_class.__init__).parameters
     level = args.level or init["level"].default

@@ -1,4 +1,4 @@
-"""The options of ``rowbook train word2vec|glove|nplm`` (see :mod:`rowbook.cli.train`).
+"""The options of ``rowbook train word2vec|glove|fasttext|nplm`` (see :mod:`rowbook.cli.train`).
 
 The model options come from one table, :data:`OPTIONS` (parameter -> flag, metavar, help),
 read against each model's signature: a parameter becomes an option of a command when the
@@ -68,6 +68,7 @@ NONE_MEANS = {
     ("GloVe", "max_vocab"): "no cap",
     ("Word2Vec", "workers"): "one per CPU",
     ("GloVe", "workers"): "one per CPU",
+    ("FastText", "workers"): "one per CPU",
 }
 
 
@@ -207,6 +208,23 @@ def _word2vec_parser(models: Any) -> None:
     )  # fmt: skip
 
 
+def _fasttext_parser(models: Any) -> None:
+    from rowbook.models import FastText
+
+    _word_vectors_parser(
+        models, FastText, "fasttext",
+        help="subword word vectors: words as bags of character n-grams (Bojanowski et al. 2017)",
+        description="Train fastText on CORPUS and write OUT: .bin is Facebook fastText's model file "
+        "(the fasttext package loads it; the query commands answer for unseen words from it); "
+        ".npz, .txt or .vec hold the vocabulary's vectors only. Lines are lower-cased and split "
+        "into words, punctuation dropped, unless --keep-case / --tokenizer whitespace say otherwise.",
+        examples=["rowbook train fasttext corpus.txt -o model.bin",
+                  "rowbook train fasttext corpus.txt -o model.bin --minn 2 --maxn 5 --bucket 200000",
+                  "rowbook neighbors model.bin whalebone  # a word the corpus never had",
+                  "rowbook train fasttext corpus.txt -o model.bin --save-model ft.model.npz"],
+    )  # fmt: skip
+
+
 def _glove_parser(models: Any) -> None:
     from rowbook.models import GloVe
 
@@ -249,10 +267,11 @@ def _nplm_parser(models: Any) -> None:
 
 def register(commands: Any) -> None:
     train = commands.add_parser(
-        "train", help="train word2vec, GloVe or a neural language model on a corpus",
+        "train", help="train word2vec, GloVe, fastText or a neural language model on a corpus",
         description="Train a model on CORPUS and write its embedding table to OUT.",
         epilog="examples:\n  rowbook train word2vec corpus.txt -o vectors.txt\n"
-        "  rowbook train glove corpus.txt -o glove.npz\n  rowbook train nplm lines.txt -o lm.npz\n"
+        "  rowbook train glove corpus.txt -o glove.npz\n"
+        "  rowbook train fasttext corpus.txt -o model.bin\n  rowbook train nplm lines.txt -o lm.npz\n"
         "  rowbook train word2vec --help",
         formatter_class=HelpFormatter,
     )  # fmt: skip
@@ -260,4 +279,5 @@ def register(commands: Any) -> None:
     models = train.add_subparsers(dest="model", required=True, metavar="MODEL")
     _word2vec_parser(models)
     _glove_parser(models)
+    _fasttext_parser(models)
     _nplm_parser(models)

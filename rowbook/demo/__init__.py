@@ -1,6 +1,6 @@
 """``rowbook demo``: the whole path from text to learned tables, on built-in data.
 
-Five sections, each printing what it does and writing its results into the output folder
+Six sections, each printing what it does and writing its results into the output folder
 (a JSON file per section, plus vectors, pictures and models):
 
 1. :mod:`~rowbook.demo.lookup` -- "The cat sat on the mat": normalize, tokenize, vocab, ids,
@@ -11,6 +11,8 @@ Five sections, each printing what it does and writing its results into the outpu
    analogy that works (king - man + woman = queen), the vectors as word2vec text.
 4. :mod:`~rowbook.demo.subwords` -- the BPE paper's merge trace; a byte-level BPE's merges.
 5. :mod:`~rowbook.demo.language_model` -- a character NPLM trained for seconds, and a sample.
+6. :mod:`~rowbook.demo.unseen_words` -- fastText: a word the corpus never had, its n-grams,
+   its nearest neighbours, and the model as a Facebook fastText ``.bin``.
 """
 
 from __future__ import annotations
@@ -24,6 +26,7 @@ from rowbook.demo.colors import color_harmony
 from rowbook.demo.language_model import language_model
 from rowbook.demo.lookup import HAND_TABLE, lookup_walkthrough
 from rowbook.demo.subwords import bpe_merges
+from rowbook.demo.unseen_words import unseen_words
 from rowbook.demo.words import word_vectors
 
 __all__ = ["HAND_TABLE", "OUTPUTS", "SECTIONS", "run_demo"]
@@ -39,6 +42,7 @@ SECTIONS: list[tuple[str, str, Callable[[Context], dict[str, Any]]]] = [
     ),
     ("04_bpe", "4. Subwords: byte-pair encoding merges", bpe_merges),
     ("05_language_model", "5. A neural language model over characters", language_model),
+    ("06_unseen_words", "6. Subword vectors: a word the corpus never had", unseen_words),
 ]
 
 #: Every file a demo run writes, in order.
@@ -49,6 +53,7 @@ OUTPUTS = (
     "word_space.html", "03_word_vectors.json",
     "bpe.json", "04_bpe.json",
     "lm_training.png", "05_language_model.json",
+    "subword_model.bin", "06_unseen_words.json",
 )  # fmt: skip
 
 

@@ -12,6 +12,7 @@ import os
 from rowbook.models.base import Model, NotFittedError, read_model_file
 from rowbook.models.classifier import LSTMClassifier, TextClassifier
 from rowbook.models.color_harmony import COLOR_NAMES, ColorHarmony
+from rowbook.models.fasttext import FastText
 from rowbook.models.glove import GloVe
 from rowbook.models.nplm import NPLM
 from rowbook.models.word2vec import Word2Vec
@@ -21,6 +22,7 @@ __all__ = [
     "MODELS",
     "NPLM",
     "ColorHarmony",
+    "FastText",
     "GloVe",
     "LSTMClassifier",
     "Model",
@@ -33,7 +35,7 @@ __all__ = [
 #: Every model class by name: what :func:`load` can open and what the contract test checks.
 MODELS: dict[str, type] = {
     cls.__name__: cls
-    for cls in (ColorHarmony, NPLM, TextClassifier, LSTMClassifier, Word2Vec, GloVe)
+    for cls in (ColorHarmony, NPLM, TextClassifier, LSTMClassifier, Word2Vec, GloVe, FastText)
 }
 
 

@@ -36,6 +36,7 @@ __all__ = [
     "resume_state",
     "run_epochs",
     "run_training",
+    "schedule_from_state",
     "vocab_from_state",
     "vocab_state",
 ]
@@ -158,6 +159,38 @@ def history_state(history: list[Progress]) -> list[dict[str, Any]]:
 
 def history_from_state(state: list[dict[str, Any]]) -> list[Progress]:
     return [Progress(**p) for p in state]
+
+
+def schedule_from_state(schedule: Any, *, total_words: bool = False) -> dict[str, Any]:
+    """The training schedule a saved model holds, checked: its counters drive the epoch loop,
+    so a damaged file must not make it run backwards or for ever. ``total_words``: the
+    schedule must also hold ``total_words`` (Word2Vec's learning-rate schedule reads it).
+
+    >>> schedule_from_state({"by": "fit", "epochs": 5, "done": -9, "trained": 0})
+    Traceback (most recent call last):
+    ...
+    ValueError: saved schedule must be {"by": "fit" | "train" | "build_vocab", "epochs", "done", "trained": integers >= 0 with done <= epochs, "total_words": an integer or null}, got {'by': 'fit', 'epochs': 5, 'done': -9, 'trained': 0}; the file is damaged
+    """
+    counts = ("epochs", "done", "trained")
+
+    def count(x: Any) -> bool:
+        return isinstance(x, int) and not isinstance(x, bool) and x >= 0
+
+    ok = isinstance(schedule, dict) and schedule.get("by") in ("fit", "train", "build_vocab")
+    ok = (
+        ok
+        and all(count(schedule.get(k)) for k in counts)
+        and schedule["done"] <= schedule["epochs"]
+    )
+    ok = ok and (not total_words or "total_words" in schedule)
+    ok = ok and (schedule.get("total_words") is None or count(schedule["total_words"]))
+    if not ok:
+        raise ValueError(
+            'saved schedule must be {"by": "fit" | "train" | "build_vocab", "epochs", "done", '
+            '"trained": integers >= 0 with done <= epochs, "total_words": an integer or null}, '
+            f"got {str(schedule)[:200]}; the file is damaged"
+        )
+    return dict(schedule)
 
 
 def check_tables(tables: dict[str, np.ndarray], shapes: dict[str, tuple[int, ...]]) -> None:

@@ -12,8 +12,9 @@ save / load / keep training on top):
    exactly as :meth:`Model.save` would (atomically). ``resume`` is a path to such a file
    (a checkpoint, or any saved model of the same class): training continues from the
    state it holds and stops where the uninterrupted run would have, bit for bit with one
-   worker and the same seed. Passing the same path to both is the usual way to make a run
-   that survives being killed.
+   worker and the same seed. A ``resume`` path with no file yet starts afresh, so passing
+   the same path to both is the way to make a run that survives being killed: the first
+   run writes it, a rerun after a crash continues from it.
 3. **Learned state** is set only by ``fit`` and ``load``. Reading it before raises
    :class:`NotFittedError`, one exception for every model.
 4. **One way into the learned table.** Every model that learns an embedding table has
@@ -37,7 +38,7 @@ import inspect
 import os
 from typing import Any, ClassVar, TypeVar
 
-from rowbook.io import load_state, save_state
+from rowbook.io import fields_of, load_state, save_state
 
 __all__ = ["MODEL_KIND", "Model", "NotFittedError", "read_model_file"]
 
@@ -152,11 +153,12 @@ class Model:
             )
         try:
             model = cls(**cls._params_from_json(dict(document["params"])))
-        except TypeError as err:
+        except (TypeError, ValueError) as err:
             raise ValueError(
                 f"{path}: field 'params' does not fit {cls.__name__} ({err})"
             ) from None
-        model._set_state(document["state"])
+        with fields_of(path, f"saved {cls.__name__}"):
+            model._set_state(document["state"])
         return model
 
 

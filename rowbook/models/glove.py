@@ -28,6 +28,7 @@ from __future__ import annotations
 import os
 from collections.abc import Callable, Sequence
 from functools import partial
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -54,6 +55,7 @@ from rowbook.models._word_models import (
     resume_state,
     run_epochs,
     run_training,
+    schedule_from_state,
     vocab_from_state,
     vocab_state,
 )
@@ -155,7 +157,7 @@ class GloVe(Model):
         ``words`` here counts co-occurrence records.
         """
         vocab, encoded = self._read_vocab(corpus, tokenizer, spill_dir)
-        if resume is None:
+        if resume is None or not Path(resume).exists():  # nothing saved yet: start afresh
             state = self._new_state(vocab)
         else:
             state = resume_state(self, resume, vocab, self._RUN_ONLY)
@@ -331,7 +333,7 @@ class GloVe(Model):
         check_tables(sums, shapes)
         self._fitted = {"vocab": vocab, "tables": tables, "sums": sums,
                         "history": history_from_state(state["history"]),
-                        "schedule": dict(state["schedule"]), "n_records": int(state["n_records"]),
+                        "schedule": schedule_from_state(state["schedule"]), "n_records": int(state["n_records"]),
                         "vectors": None}  # fmt: skip
 
     # -- learned state ------------------------------------------------------------------

@@ -39,6 +39,7 @@ from __future__ import annotations
 import os
 from collections.abc import Callable, Mapping
 from functools import partial
+from pathlib import Path
 from typing import Any, Literal
 
 import numpy as np
@@ -66,6 +67,7 @@ from rowbook.models._word_models import (
     resume_state,
     run_epochs,
     run_training,
+    schedule_from_state,
     vocab_from_state,
     vocab_state,
 )
@@ -214,7 +216,8 @@ class Word2Vec(Model):
         resume : path, optional
             A checkpoint, or a model saved by :meth:`save`, of a ``fit`` with the same
             parameters on the same corpus: training continues after its last epoch and
-            ends where the uninterrupted run would (bit for bit with one worker).
+            ends where the uninterrupted run would (bit for bit with one worker). A path
+            with no file yet starts afresh (give the same path as ``checkpoint``).
         spill_dir : path, optional
             A folder for the corpus's id stream (4 bytes per token), read back job by job:
             memory then stays at the vocabulary and the tables however long the corpus
@@ -223,7 +226,7 @@ class Word2Vec(Model):
         vocab, encoded = read_corpus(corpus, min_count=self.min_count, max_vocab_size=self.max_vocab_size,
                                      tokenizer=tokenizer, spill_dir=spill_dir)  # fmt: skip
         check_vocab(vocab, self.min_count)
-        if resume is None:
+        if resume is None or not Path(resume).exists():  # nothing saved yet: start afresh
             state = self._new_state(vocab)
             state["schedule"].update(by="fit", epochs=self.epochs)
         else:
@@ -399,7 +402,8 @@ class Word2Vec(Model):
         tables = {k: np.array(v, dtype=np.float32, order="C") for k, v in state["tables"].items()}
         check_tables(tables, self._table_shapes(len(vocab)))
         self._fitted = {"vocab": vocab, "tables": tables, "history": history_from_state(state["history"]),
-                        "schedule": dict(state["schedule"]), "vectors": None}  # fmt: skip
+                        "schedule": schedule_from_state(state["schedule"], total_words=True),
+                        "vectors": None}  # fmt: skip
 
     # -- learned state ------------------------------------------------------------------
 

@@ -183,7 +183,7 @@ def _checked_ids(x: Tensor, t: np.ndarray, ignore_index: int) -> np.ndarray:
             f"targets has shape {t.shape}, expected {expected} for logits of shape {x.shape} "
             "(the logits' shape without the class axis)"
         )
-    ids = t.reshape(-1).astype(np.int64, copy=False)
+    ids = t.reshape(-1)  # range checked in its own dtype: a uint64 2**64-1 must not wrap to -1
     C = x.shape[1] if x.ndim >= 2 else x.shape[0]
     bad = (ids != ignore_index) & ((ids < 0) | (ids >= C))
     if bad.any():
@@ -191,7 +191,7 @@ def _checked_ids(x: Tensor, t: np.ndarray, ignore_index: int) -> np.ndarray:
             f"target {ids[bad][0]} is out of range: class ids must be in 0..{C - 1} "
             f"(or ignore_index={ignore_index})"
         )
-    return ids
+    return ids.astype(np.int64, copy=False)
 
 
 def _cross_entropy_ids(x, t, w, ignore_index, reduction, eps) -> Tensor:

@@ -175,9 +175,13 @@ class Vocab:
             raise TypeError(f"encode expects a sequence of tokens, got the str {tokens[:20]!r}; "
                             "tokenize it first")  # fmt: skip
         stoi, unk = self._stoi, self._stoi.get(self.unk_token)
+        ids = [
+            stoi.get(t, unk) if isinstance(t, str) else _not_a_token(i, t)
+            for i, t in enumerate(tokens)
+        ]
         if unk is None:
             return np.array([self.token_to_id(t) for t in tokens], dtype=np.int64)
-        return np.array([stoi.get(t, unk) for t in tokens], dtype=np.int64)
+        return np.array(ids, dtype=np.int64)
 
     def decode(self, ids: Iterable[int]) -> list[str]:
         """Tokens of ``ids``."""
@@ -210,56 +214,93 @@ class Vocab:
 
     @classmethod
     def from_dict(cls, d: Any, where: str = "Vocab data") -> Vocab:
-        """Rebuild from :meth:`to_dict` output, checking every field."""
-        if not isinstance(d, dict) or d.get("format") != FORMAT:
-            found = d.get("format") if isinstance(d, dict) else type(d).__name__
-            raise ValueError(
-                f"{where} is not a rowbook Vocab (format {found!r}, expected {FORMAT!r})"
-            )
-        if d.get("version") != VERSION:
-            raise ValueError(
-                f"{where} has version {d.get('version')!r}; this rowbook reads version {VERSION}"
-            )
-        keys = (
-            "min_count",
-            "max_size",
-            "pad_token",
-            "unk_token",
-            "bos_token",
-            "eos_token",
-            "extra_specials",
-        )
-        if "min_freq" in d and "min_count" not in d:  # written before the rename to min_count
+        """Rebuild from :meth:`to_dict` output, checking every field (``ValueError`` naming it)."""
+        if isinstance(d, dict) and "min_freq" in d and "min_count" not in d:  # before the rename
             d = {**d, "min_count": d["min_freq"]}
-        missing = [k for k in (*keys, "tokens") if k not in d]
-        if missing:
-            raise ValueError(f"{where} lacks the fields {missing}")
+        _check_fields(d, where)
         try:
-            vocab = cls(**{k: d[k] for k in keys})
+            vocab = cls(**{k: d[k] for k in _FIELDS})
         except (TypeError, ValueError) as err:
             raise ValueError(f"{where}: {err}") from None
-        entries = d["tokens"]
-        if not isinstance(entries, list) or not all(
-            isinstance(e, list) and len(e) == 2 and isinstance(e[0], str) and isinstance(e[1], int)
-            for e in entries
-        ):
-            raise ValueError(f"{where}: 'tokens' must be a list of [token, count] pairs")
-        tokens = [e[0] for e in entries]
+        tokens = [e[0] for e in d["tokens"]]
         if tuple(tokens[: len(vocab.specials)]) != vocab.specials or len(set(tokens)) != len(
             tokens
         ):
-            raise ValueError(
-                f"{where}: tokens must be distinct and start with the specials {vocab.specials}"
-            )
+            raise ValueError(f"{where}: field 'tokens' must be distinct and start with the "
+                             f"specials {list(vocab.specials)}")  # fmt: skip
+        if vocab.max_size is not None and len(tokens) > vocab.max_size:
+            raise ValueError(f"{where}: field 'tokens' holds {len(tokens)} entries, more than "
+                             f"max_size={vocab.max_size}")  # fmt: skip
         vocab._itos, vocab._stoi = tokens, {t: i for i, t in enumerate(tokens)}
-        vocab._counts = {e[0]: e[1] for e in entries}
+        vocab._counts = {e[0]: e[1] for e in d["tokens"]}
         return vocab
 
     @classmethod
     def load(cls, path: str | os.PathLike) -> Vocab:
         """Read a file written by :meth:`save`."""
-        return cls.from_dict(read_json(path, "Vocab"), f"Vocab file {path}")
+        return cls.from_dict(read_json(path, what="Vocab"), f"Vocab file {path}")
 
     def __repr__(self) -> str:
         size = f"{len(self._itos)} tokens" if self._itos is not None else "not fitted"
         return f"Vocab({size}, specials={list(self.specials)})"
+
+
+_FIELDS = (
+    "min_count",
+    "max_size",
+    "pad_token",
+    "unk_token",
+    "bos_token",
+    "eos_token",
+    "extra_specials",
+)
+
+
+def _not_a_token(index: int, item: Any) -> int:
+    raise TypeError(f"tokens must be str, got {type(item).__name__} {item!r} at index {index}; "
+                    "convert or drop it before encode (fit refuses it too)")  # fmt: skip
+
+
+def _is_int(x: Any) -> bool:
+    return isinstance(x, int) and not isinstance(x, bool)
+
+
+def _is_entry(e: Any) -> bool:
+    return isinstance(e, list) and len(e) == 2 and isinstance(e[0], str) and _is_int(e[1])
+
+
+def _check_fields(d: Any, where: str) -> None:
+    """The one validation step of a Vocab file: every field's type, as the constructor wants it."""
+    if not isinstance(d, dict) or d.get("format") != FORMAT:
+        found = d.get("format") if isinstance(d, dict) else type(d).__name__
+        raise ValueError(f"{where} is not a rowbook Vocab (format {found!r}, expected {FORMAT!r})")
+    if d.get("version") != VERSION:
+        raise ValueError(
+            f"{where} has version {d.get('version')!r}; this rowbook reads version {VERSION}"
+        )
+    missing = [k for k in (*_FIELDS, "tokens") if k not in d]
+    if missing:
+        raise ValueError(f"{where} lacks the fields {missing}")
+    expected = {"min_count": (_is_int, "an integer >= 1"),
+                "max_size": (lambda x: x is None or _is_int(x), "an integer or null"),
+                "extra_specials": (lambda x: isinstance(x, list) and all(isinstance(t, str) for t in x),
+                                   "a list of strings")}  # fmt: skip
+    for name in ("pad_token", "unk_token", "bos_token", "eos_token"):
+        expected[name] = (lambda x: x is None or isinstance(x, str), "a string or null")
+    for name, (ok, what) in expected.items():
+        if not ok(d[name]):
+            raise ValueError(f"{where}: field {name!r} must be {what}, got {d[name]!r}")
+    entries = d["tokens"]
+    bad = (
+        next((i for i, e in enumerate(entries) if not _is_entry(e)), None)
+        if isinstance(entries, list)
+        else -1
+    )
+    if bad is not None:
+        shown = entries[bad] if bad >= 0 else entries
+        raise ValueError(f"{where}: field 'tokens' must be a list of [token, count] pairs, got "
+                         f"{str(shown)[:60]}" + (f" at index {bad}" if bad >= 0 else ""))  # fmt: skip
+    negative = next((e for e in entries if e[1] < 0), None)
+    if negative is not None:
+        raise ValueError(f"{where}: field 'tokens': the count of {negative[0]!r} must be an int >= 0, "
+                         f"got {negative[1]}")  # fmt: skip

@@ -6,10 +6,13 @@
 * :mod:`rowbook.vectors.core` -- :class:`Vectors`: neighbours, analogies, evaluation;
 * :mod:`rowbook.vectors.neighbours` -- the array math (3CosAdd, 3CosMul, top-k);
 * :mod:`rowbook.vectors.evaluate` -- analogy and word-pair benchmarks, gensim's conventions;
-* :mod:`rowbook.vectors.formats` -- word2vec text/binary, GloVe, ``.npz``.
+* :mod:`rowbook.vectors.formats` -- word2vec text/binary, GloVe, ``.npz``;
+* :mod:`rowbook.vectors.subword` -- :class:`SubwordVectors`: a vector for any word from its n-grams;
+* :mod:`rowbook.vectors.fasttext_format` -- Facebook fastText ``.bin`` files.
 """
 
 from rowbook.vectors.core import Vectors
 from rowbook.vectors.evaluate import evaluate_analogies, evaluate_word_pairs
+from rowbook.vectors.subword import SubwordVectors
 
-__all__ = ["Vectors", "evaluate_analogies", "evaluate_word_pairs"]
+__all__ = ["SubwordVectors", "Vectors", "evaluate_analogies", "evaluate_word_pairs"]

@@ -1,4 +1,4 @@
-"""Vector files: word2vec text and binary, GloVe text, and rowbook's ``.npz``.
+"""Vector files: word2vec text and binary, GloVe text (rowbook's ``.npz``: :mod:`.npz`).
 
 The word2vec formats are those of the original C tool, as gensim reads and writes them:
 
@@ -21,32 +21,46 @@ Text and binary files may be gzip, bzip2 or xz compressed (recognised by content
 disagrees with the rows, a truncated binary file, each raise a ``ValueError`` naming
 the file and the line (text) or byte offset (binary). Duplicate keys keep their first
 row, as in gensim, with a warning.
+
+Reading is bounded: a header's claim is compared with the file's size before the table
+is allocated (a row needs at least 2 bytes per value in text, 4 in binary), so a small
+file cannot make the reader allocate more than it could hold. ``inf`` and ``nan`` (or a
+value too large for float32) are refused with their line or row: they would make every
+query score ``nan``.
 """
 
 from __future__ import annotations
 
+import io
 import os
+import stat
 import warnings
 from collections.abc import Sequence
-from typing import BinaryIO
+from typing import Any, BinaryIO
 
 import numpy as np
 
 from rowbook.checks import ParameterHint
 from rowbook.corpus_files import open_binary
-from rowbook.io import atomic_write, load_state, save_state
+from rowbook.io import atomic_write
 
 __all__ = [
     "check_word2vec_key",
-    "read_npz",
+    "nonfinite_message",
     "read_word2vec",
-    "write_npz",
     "write_word2vec",
 ]
 
 _ROWS_PER_BLOCK = 4096  # text rows parsed per np.array call
 _CHUNK_BYTES = 1 << 20  # binary read size
 _MAX_KEY_BYTES = 1 << 16  # a longer "key" means the file is not word2vec binary
+_FIRST_ROWS = 1 << 14  # rows allocated first when the file size cannot bound the header's claim
+
+
+def _plain_file(f: Any) -> bool:
+    """Whether ``f`` reads a regular file as it is on disk (not decompressed, not a pipe)."""
+    return isinstance(f, io.BufferedReader) and stat.S_ISREG(os.fstat(f.fileno()).st_mode)
+
 
 PathLike = str | os.PathLike[str]
 
@@ -105,12 +119,15 @@ def read_word2vec(
     encoding: str = "utf8",
     unicode_errors: str = "strict",
     dtype: np.dtype | type = np.float32,
+    allow_nonfinite: bool = False,
 ) -> tuple[list[str], np.ndarray]:
     """Read a word2vec text/binary or GloVe file into ``(keys, vectors)``, vectors (V, d).
 
     ``limit`` reads at most that many rows (duplicates included, as gensim counts them).
     ``dtype`` is the table's type (float32, or float16 as gensim's ``datatype=``): text
     values are rounded to it once, binary float32 values converted, as gensim does.
+    ``allow_nonfinite=True`` keeps ``inf`` / ``nan`` values (as gensim does) instead of
+    refusing them; queries then treat such rows as zero rows (cosine 0 with everything).
     """
     if limit is not None and (isinstance(limit, bool) or not isinstance(limit, int) or limit < 1):
         raise ValueError(f"limit must be None (read all rows) or an int >= 1, got {limit!r}")
@@ -119,6 +136,7 @@ def read_word2vec(
             "no_header=True is only for text files (GloVe); binary files need the header"
         )
     reader = _Reader(os.fspath(path), encoding, unicode_errors)
+    reader.allow_nonfinite = bool(allow_nonfinite)
     with open_binary(reader.path, "vectors file") as f:  # gzip, bzip2, xz: decompressed
         if no_header:
             n_rows, dim = reader.sniff_text(f)
@@ -126,7 +144,13 @@ def read_word2vec(
         else:
             n_rows, dim = reader.header(f.readline())
         n_read = n_rows if limit is None else min(n_rows, limit)
-        reader.table = np.empty((n_read, dim), dtype=dtype)  # (V, d)
+        reader.capacity = n_read
+        if _plain_file(f):  # the claim against the bytes that follow the header
+            room = os.fstat(f.fileno()).st_size - f.tell()
+            reader.check_claim(n_read, dim, room, binary=binary, header=not no_header)
+            reader.table = np.empty((n_read, dim), dtype=dtype)  # (V, d)
+        else:  # compressed or piped: no size to check against, so the table grows with the rows read
+            reader.table = np.empty((min(n_read, _FIRST_ROWS), dim), dtype=dtype)  # (V, d)
         if binary:
             reader.binary_rows(f, n_read, dim, check_rest=limit is None)
         else:
@@ -141,11 +165,23 @@ class _Reader:
 
     def __init__(self, path: str, encoding: str, unicode_errors: str) -> None:
         self.path, self.encoding, self.errors = path, encoding, unicode_errors
+        self.allow_nonfinite = False  # True: keep inf / nan values
         self.keys: list[str] = []
         self.table = np.empty((0, 0), dtype=np.float32)  # (n_rows, d), filled row by row
         self.filled = 0  # rows of `table` holding kept (first-occurrence) rows
+        self.capacity = 0  # rows the header claims (the most `table` may grow to)
         self.seen: set[str] = set()
         self.duplicates: list[tuple[str, str]] = []  # (key, where its dropped row is)
+
+    def reserve(self, rows: int) -> None:
+        """Room for ``rows`` more rows: the table doubles, up to the claimed row count, so a
+        table read from a compressed file never outgrows twice the rows it really has."""
+        need = self.filled + rows
+        if need > len(self.table):
+            grown = np.empty((min(self.capacity, max(need, 2 * len(self.table))), self.table.shape[1]),
+                             dtype=self.table.dtype)  # fmt: skip
+            grown[: self.filled] = self.table[: self.filled]
+            self.table = grown
 
     def fail(self, where: str, message: str) -> ValueError:
         return ValueError(f"{self.path}, {where}: {message}")
@@ -173,6 +209,22 @@ class _Reader:
                 "if the file has no header (GloVe), pass no_header=True",
             ) from None
         return n_rows, dim
+
+    def check_claim(self, n_rows: int, dim: int, room: int, *, binary: bool, header: bool) -> None:
+        """Refuse a table larger than the ``room`` bytes after the header could hold: a row
+        needs at least a separator and 2 bytes a value in text (space, digit), 4 in binary."""
+        if n_rows == 0:
+            return
+        per_value = 4 if binary else 2
+        rows, size = ("header rows", "header dim") if header else ("line count", "values on line 1")
+        if n_rows == 1 and dim * per_value > room:
+            raise self.fail("line 1", f"{size} {dim} cannot be true: one row of {dim} values "
+                            f"needs at least {dim * per_value} bytes, the file holds {room} "
+                            "after the header; the file is damaged or not a vector file")  # fmt: skip
+        if n_rows * (dim * per_value + 1) > room + 1:
+            raise self.fail("line 1", f"{rows} {n_rows} cannot be true: {n_rows} rows of {dim} "
+                            f"values need at least {n_rows * (dim * per_value + 1) - 1} bytes, the "
+                            f"file holds {room} after the header; fix the count or pass limit=")  # fmt: skip
 
     def sniff_text(self, f: BinaryIO) -> tuple[int, int]:
         """Rows and vector size of a header-less file: non-blank lines up to the last one."""
@@ -243,7 +295,14 @@ class _Reader:
                         f"line {lines[i // dim]}", f"value {i % dim + 1} is {token!r}, not a number"
                     ) from None
             raise
-        self.table[self.filled : self.filled + len(lines)] = values.reshape(len(lines), dim)
+        with np.errstate(over="ignore"):
+            block = values.reshape(len(lines), dim).astype(np.float32)  # (rows, d)
+        finite = np.isfinite(block)
+        if not (self.allow_nonfinite or finite.all()):
+            row, col = (int(i[0]) for i in np.nonzero(~finite))
+            raise self.fail(f"line {lines[row]}", nonfinite_message(col, tokens[row * dim + col]))
+        self.reserve(len(lines))
+        self.table[self.filled : self.filled + len(lines)] = block
         self.filled += len(lines)
 
     def check_text_rest(self, f: BinaryIO, n_rows: int, first_line: int) -> None:
@@ -258,6 +317,7 @@ class _Reader:
     def binary_rows(self, f: BinaryIO, n_rows: int, dim: int, check_rest: bool) -> None:
         n_bytes = 4 * dim
         chunk, start, offset = b"", 0, f.tell()  # offset: file position of chunk[0]
+        labels: list[str] = []  # where each kept row is, for the error about a non-finite value
         for row in range(n_rows):
             space = chunk.find(b" ", start)
             while space < 0 or len(chunk) - space - 1 < n_bytes:
@@ -268,16 +328,29 @@ class _Reader:
                 space = chunk.find(b" ")
             where = f"byte offset {offset + start}"
             key = self.decode(chunk[start:space].lstrip(b"\n"), where)
-            if self.keep(key, f"row {row + 1} ({where})"):
+            label = f"row {row + 1} ({where})"
+            if self.keep(key, label):
+                self.reserve(1)
                 self.table[self.filled] = np.frombuffer(chunk, "<f4", dim, offset=space + 1)
                 self.filled += 1
+                labels.append(label)
             start = space + 1 + n_bytes
+        self.check_finite(labels)
         if check_rest and (chunk[start:] + f.read(_CHUNK_BYTES)).strip(b"\n"):
             raise self.fail(
                 f"byte offset {offset + start}",
                 f"data continues after the {n_rows} rows the "
                 "header declares; fix the header count or pass limit= to read only the first rows",
             )
+
+    def check_finite(self, labels: list[str]) -> None:
+        """Refuse inf / nan in the rows read (one vectorised pass), naming the first one's row."""
+        if self.allow_nonfinite:
+            return
+        finite = np.isfinite(self.table[: self.filled])  # (rows, d)
+        if not finite.all():
+            row, col = (int(i[0]) for i in np.nonzero(~finite))
+            raise self.fail(labels[row], nonfinite_message(col, self.table[row, col]))
 
     def truncated(
         self, chunk: bytes, start: int, offset: int, row: int, n_rows: int, n_bytes: int, space: int
@@ -304,23 +377,7 @@ class _Reader:
         return self.keys, self.table[: self.filled]  # (V, d), shorter by the duplicates
 
 
-def write_npz(
-    path: PathLike, keys: Sequence[str], vectors: np.ndarray, counts: np.ndarray | None
-) -> None:
-    """Atomically write rowbook's native format (see :func:`rowbook.io.save_state`)."""
-    state = {"keys": list(keys), "vectors": np.asarray(vectors), "counts": counts}
-    save_state(path, state, kind="vectors")
-
-
-def read_npz(path: PathLike) -> tuple[list[str], np.ndarray, np.ndarray | None]:
-    """Read a file written by :func:`write_npz`; checks what it holds."""
-    state = load_state(path, kind="vectors")
-    keys, vectors, counts = state.get("keys"), state.get("vectors"), state.get("counts")
-    if not isinstance(keys, list) or not all(isinstance(k, str) for k in keys):
-        raise ValueError(f"{path}: 'keys' must be a list of strings")
-    if not isinstance(vectors, np.ndarray) or vectors.ndim != 2 or len(vectors) != len(keys):
-        shape = getattr(vectors, "shape", None)
-        raise ValueError(f"{path}: 'vectors' must be a ({len(keys)}, d) array, got shape {shape}")
-    if counts is not None and (not isinstance(counts, np.ndarray) or counts.shape != (len(keys),)):
-        raise ValueError(f"{path}: 'counts' must be None or a ({len(keys)},) array")
-    return keys, vectors, counts
+def nonfinite_message(col: int, value: object) -> str:
+    """What to say about the non-finite value ``value`` in column ``col`` (0-based)."""
+    return (f"value {col + 1} is {str(value)!r}, not a finite float32; inf and nan are refused "
+            "(they make query scores nan): fix or drop that row, or pass allow_nonfinite=True")  # fmt: skip

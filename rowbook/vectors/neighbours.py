@@ -80,7 +80,8 @@ def unit_rows(vectors: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     ``matutils.unitvec`` (BLAS ``nrm2`` then ``scal``) computes, bit for bit. A zero row
     keeps norm 0 and stays zero, so its cosine with anything is 0 (gensim divides by the
     zero norm and gets NaN). Large tables are scaled in blocks of rows. The norms are
-    float64.
+    float64. A row holding ``inf`` or ``nan`` (read with ``allow_nonfinite=True``) becomes a
+    zero unit row too, so no score is ``nan``.
 
     Examples
     --------
@@ -99,8 +100,12 @@ def unit_rows(vectors: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     for start in range(0, len(flat), _ROWS_PER_BLOCK):
         block = flat[start : start + _ROWS_PER_BLOCK].astype(np.float64)  # (b, d)
         norm = norms[start : start + len(block)] = row_norms(block)
-        scale = np.divide(1.0, norm, out=np.zeros_like(norm), where=norm > 0)  # (b,)
-        unit[start : start + len(block)] = block * scale[:, None]
+        usable = (norm > 0) & np.isfinite(norm)  # (b,) zero and non-finite rows stay zero
+        scale = np.divide(1.0, norm, out=np.zeros_like(norm), where=usable)  # (b,)
+        with np.errstate(invalid="ignore"):  # inf * 0 in rows that are zeroed anyway
+            unit[start : start + len(block)] = np.where(
+                usable[:, None], block * scale[:, None], 0.0
+            )
     return norms.reshape(vectors.shape[:-1]), unit.reshape(vectors.shape)
 
 

@@ -15,7 +15,8 @@ from typing import Any, Self
 
 import numpy as np
 
-from rowbook.vectors import formats, sidefiles
+from rowbook.io import MAX_INFLATED_BYTES
+from rowbook.vectors import formats, npz, sidefiles
 from rowbook.vectors.neighbours import unit_rows
 
 __all__ = ["KeyedTable"]
@@ -229,6 +230,7 @@ class KeyedTable:
         limit: int | None = None,
         datatype: Any = np.float32,
         no_header: bool = False,
+        allow_nonfinite: bool = False,
     ) -> Self:
         """Read a word2vec text/binary file (or GloVe text with ``no_header=True``).
 
@@ -237,7 +239,10 @@ class KeyedTable:
         without it there are no counts, where gensim makes up descending ones); ``limit``
         reads only the first rows; ``datatype=np.float16`` stores the table in half
         precision. Malformed files raise ``ValueError`` with the line or byte offset; a
-        repeated key keeps its first row, with a warning (as gensim).
+        repeated key keeps its first row, with a warning (as gensim). ``inf`` / ``nan``
+        values are refused with their line or row, unless ``allow_nonfinite=True`` (queries
+        then treat such rows as zero rows). A header claiming more than the file can hold is
+        refused before anything is allocated (a compressed file's table grows with its rows).
         """
         dtype = _check_dtype(datatype, "datatype")
         keys, table = formats.read_word2vec(
@@ -248,6 +253,7 @@ class KeyedTable:
             encoding=encoding,
             unicode_errors=unicode_errors,
             dtype=dtype,
+            allow_nonfinite=allow_nonfinite,
         )
         counts = None
         if fvocab is not None:
@@ -255,9 +261,11 @@ class KeyedTable:
         return cls(keys, table, counts, copy=False, dtype=dtype)
 
     @classmethod
-    def load_glove(cls, path: PathLike, limit: int | None = None, encoding: str = "utf8") -> Self:
+    def load_glove(cls, path: PathLike, limit: int | None = None, encoding: str = "utf8",
+                   allow_nonfinite: bool = False) -> Self:  # fmt: skip
         """Read GloVe text vectors (word2vec text rows without a header)."""
-        return cls.load_word2vec_format(path, no_header=True, limit=limit, encoding=encoding)
+        return cls.load_word2vec_format(path, no_header=True, limit=limit, encoding=encoding,
+                                        allow_nonfinite=allow_nonfinite)  # fmt: skip
 
     def save(self, path: PathLike) -> None:
         """Write keys, vectors and counts to one file (no pickle), atomically, at exactly ``path``.
@@ -266,14 +274,25 @@ class KeyedTable:
         ``safetensors.torch.load_file``: ``["vectors"]`` is the table for
         ``torch.nn.Embedding.from_pretrained``); any other, rowbook's ``.npz``.
         """
-        write = sidefiles.write_safetensors if _is_safetensors(path) else formats.write_npz
+        write = sidefiles.write_safetensors if _is_safetensors(path) else npz.write_npz
         write(path, self._keys, self._vectors, self._counts)
 
     @classmethod
-    def load(cls, path: PathLike) -> Self:
-        """Read a file written by :meth:`save` (``.safetensors`` or ``.npz``, by the name)."""
-        read = sidefiles.read_safetensors if _is_safetensors(path) else formats.read_npz
-        keys, table, counts = read(path)
+    def load(cls, path: PathLike, *, max_inflated_bytes: int | None = MAX_INFLATED_BYTES,
+             allow_nonfinite: bool = False) -> Self:  # fmt: skip
+        """Read a file written by :meth:`save` (``.safetensors`` or ``.npz``, by the name;
+        fields checked, no pickle).
+
+        ``max_inflated_bytes`` caps what compressed ``.npz`` members may expand to (rowbook
+        writes none; ``None`` lifts the cap for a file you trust, see ``docs/safety.md``);
+        ``allow_nonfinite`` as in :meth:`load_word2vec_format`.
+        """
+        if _is_safetensors(path):
+            keys, table, counts = sidefiles.read_safetensors(path)
+        else:
+            keys, table, counts = npz.read_npz(
+                path, max_inflated_bytes=max_inflated_bytes, allow_nonfinite=allow_nonfinite
+            )
         dtype = np.float16 if table.dtype == np.float16 else np.float32
         return cls(keys, table, counts, copy=False, dtype=dtype)
 

@@ -132,3 +132,24 @@ def test_sections_print_their_tables(tmp_path):
     for k, token in enumerate(PAPER_MERGES, start=1):
         assert f"{k}. " in text and f"-> {token!r}" in text
     assert ctx.written == [tmp_path / "bpe.json"]
+
+
+def test_demo_unseen_word_is_a_mean_bag_fasttext_agrees_with(demo_dir):
+    from rowbook.text.subwords import char_ngrams
+    from rowbook.vectors import SubwordVectors
+
+    result = json.loads((demo_dir / "06_unseen_words.json").read_text())
+    word = result["word"]
+    vectors = SubwordVectors.load_fasttext(demo_dir / "subword_model.bin")
+    assert not result["in_vocabulary"] and word not in vectors
+    assert [g for g, _ in result["subwords"]] == char_ngrams(word, 3, 6)
+    rows = [i for _, i in result["subwords"]]
+    np.testing.assert_allclose(
+        vectors.vector_for(word), vectors.input_matrix[rows].mean(0), rtol=1e-5, atol=1e-7
+    )
+    best = [k for k, _ in vectors.most_similar(word, topn=4)]
+    assert best == [k for k, _ in result["neighbours"][word]]
+    assert result["stem_hits"] >= 0.9 * result["stems"]
+    fasttext = pytest.importorskip("fasttext")
+    theirs = fasttext.load_model(str(demo_dir / "subword_model.bin"))
+    np.testing.assert_allclose(theirs.get_word_vector(word), vectors.vector_for(word), atol=1e-6)

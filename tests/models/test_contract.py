@@ -129,6 +129,10 @@ ROUND_TRIP: dict[str, tuple[Callable[[], Any], tuple[Any, ...]]] = {
         lambda: rowbook.LSTMClassifier(dim=4, hidden=4, epochs=2),
         (_LINES, [0, 1, 0] * 4),
     ),
+    "FastText": (
+        lambda: rowbook.FastText(vector_size=8, min_count=1, bucket=50, epochs=2, workers=1),
+        (_TINY_TEXT,),
+    ),
 }
 
 
@@ -146,3 +150,14 @@ def test_fit_save_load_gives_the_same_vectors_bit_for_bit(name, tmp_path):
         assert type(loaded) is type(model) and loaded.get_params() == model.get_params()
         assert loaded.vectors.index_to_key == model.vectors.index_to_key
         assert np.array_equal(loaded.vectors.vectors, model.vectors.vectors)
+
+
+@pytest.mark.parametrize("name", sorted(ROUND_TRIP))
+def test_the_same_path_as_checkpoint_and_resume_starts_then_continues(name, tmp_path):
+    """A resume path with no file yet starts afresh, in every model: the kill-safe idiom."""
+    factory, args = ROUND_TRIP[name]
+    path = tmp_path / "run.npz"
+    first = factory().fit(*args, checkpoint=path, resume=path)
+    assert path.exists()
+    again = factory().fit(*args, checkpoint=path, resume=path)  # finished: nothing left to train
+    assert np.array_equal(again.vectors.vectors, first.vectors.vectors)

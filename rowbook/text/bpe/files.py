@@ -51,17 +51,30 @@ VERSION = 1
 _WHOLE_TEXT = r"(?s).+"  # the pre-tokenizer of ByteLevel(use_regex=false) alone
 
 
-def check_model(vocab: Any, merges: Any, specials: list[str]) -> dict[str, Any]:
+def check_model(vocab: Any, merges: Any, specials: Any) -> dict[str, Any]:
     """Validate a vocabulary and merge list; return the lookup tables of the encoder."""
     if not isinstance(vocab, dict):
         raise TypeError(f"vocab must be a dict token -> id, got {type(vocab).__name__}")
     id_to_token: list[str | None] = [None] * len(vocab)
     for token, i in vocab.items():
-        if not isinstance(token, str) or not isinstance(i, int) or not 0 <= i < len(vocab):
-            raise ValueError(f"vocab entry {token!r}: {i!r} must map a str to an id in [0, {len(vocab)})")
+        if not isinstance(token, str) or not _is_int(i) or not 0 <= i < len(vocab):
+            raise ValueError(
+                f"vocab entry {token!r}: {i!r} must map a str to an id in [0, {len(vocab)})"
+            )
         if id_to_token[i] is not None:
             raise ValueError(f"vocab id {i} is used twice ({id_to_token[i]!r} and {token!r})")
         id_to_token[i] = token
+    if not isinstance(specials, list) or not all(isinstance(t, str) and t for t in specials):
+        raise ValueError(
+            f"special tokens must be a list of non-empty strings, got {str(specials)[:80]}"
+        )
+    if not isinstance(merges, list) or not all(_is_pair(m) for m in merges):
+        bad = (
+            next((m for m in merges if not _is_pair(m)), None)
+            if isinstance(merges, list)
+            else merges
+        )
+        raise ValueError(f"merges must be a list of pairs of strings, got {str(bad)[:80]}")
     missing = [f"{c!r} (byte 0x{b:02x})" for b, c in enumerate(BYTE_TO_UNICODE) if c not in vocab]
     if missing:
         raise ValueError(f"vocab lacks {len(missing)} byte symbols, e.g. {missing[0]}; "
@@ -71,11 +84,18 @@ def check_model(vocab: Any, merges: Any, specials: list[str]) -> dict[str, Any]:
             raise ValueError(f"special token {token!r} is missing from the vocabulary")
     table: dict[int, tuple[int, int]] = {}
     for rank, pair in enumerate(merges):
-        if not (isinstance(pair, tuple | list) and len(pair) == 2 and all(p in vocab for p in pair)):
+        if not (
+            isinstance(pair, tuple | list) and len(pair) == 2 and all(p in vocab for p in pair)
+        ):
             raise ValueError(f"merge {rank} {pair!r} must be two tokens of the vocabulary")
         if pair[0] + pair[1] not in vocab:
-            raise ValueError(f"merge {rank} {pair!r} makes {pair[0] + pair[1]!r}, which is not in the vocabulary")
-        table[pair_key(vocab[pair[0]], vocab[pair[1]])] = (rank, vocab[pair[0] + pair[1]])  # last wins
+            raise ValueError(
+                f"merge {rank} {pair!r} makes {pair[0] + pair[1]!r}, which is not in the vocabulary"
+            )
+        table[pair_key(vocab[pair[0]], vocab[pair[1]])] = (
+            rank,
+            vocab[pair[0] + pair[1]],
+        )  # last wins
     keys = np.array(sorted(table), dtype=np.int64)  # (M,) sorted pair keys
     ranks = np.array([table[k][0] for k in keys.tolist()], dtype=np.int64)
     new_ids = np.array([table[k][1] for k in keys.tolist()], dtype=np.int64)
@@ -112,6 +132,14 @@ def to_dict(bpe) -> dict[str, Any]:
     }  # fmt: skip
 
 
+def _is_int(x: Any) -> bool:
+    return isinstance(x, int) and not isinstance(x, bool)
+
+
+def _is_pair(m: Any) -> bool:
+    return isinstance(m, tuple | list) and len(m) == 2 and all(isinstance(p, str) for p in m)
+
+
 def _require(d: dict, key: str, kind: type | tuple, where: str) -> Any:
     if key not in d:
         raise ValueError(f"{where} has no {key!r} field")
@@ -132,17 +160,31 @@ def from_dict(cls, d: Any, where: str):
         raise ValueError(f"{where} is not a rowbook ByteLevelBPE file (format {found!r}, "
                          f"expected {FORMAT!r}); for a Hugging Face file use from_tokenizer_json")  # fmt: skip
     if d.get("version") != VERSION:
-        raise ValueError(f"{where} has version {d.get('version')!r}; this rowbook reads version {VERSION}")
+        raise ValueError(
+            f"{where} has version {d.get('version')!r}; this rowbook reads version {VERSION}"
+        )
     merges = _require(d, "merges", list, where)
     for i, m in enumerate(merges):
-        if not (isinstance(m, list) and len(m) == 3 and (m[2] is None or isinstance(m[2], int))):
-            raise ValueError(f"{where}: merge {i} {m!r} must be [left, right, count or null]")
+        if not (
+            isinstance(m, list)
+            and len(m) == 3
+            and _is_pair(m[:2])
+            and (m[2] is None or _is_int(m[2]))
+        ):
+            raise ValueError(
+                f"{where}: merge {i} {str(m)[:80]} must be [left, right, count or null]"
+            )
     added = d.get("added_tokens", [])
     if not isinstance(added, list) or not all(
         isinstance(a, list) and len(a) == 2 and isinstance(a[0], str) and isinstance(a[1], bool)
         for a in added
     ):
         raise ValueError(f"{where}: added_tokens must be a list of [token, special] pairs")
+    specials = _require(d, "special_tokens", list, where)
+    if not all(isinstance(t, str) and t for t in specials):
+        raise ValueError(
+            f"{where}: special tokens must be a list of non-empty strings, got {str(specials)[:80]}"
+        )
     try:
         bpe = cls(pattern=_require(d, "pattern", str, where),
                   add_prefix_space=_require(d, "add_prefix_space", bool, where),
@@ -186,10 +228,17 @@ def to_tokenizer_json(bpe, path: str | os.PathLike) -> None:
     if bpe.pattern == GPT2_PATTERN:
         pre = _byte_level(bpe.add_prefix_space, True)
     elif not bpe.add_prefix_space:
-        split = {"type": "Split", "pattern": {"Regex": bpe.pattern}, "behavior": "Isolated", "invert": False}
+        split = {
+            "type": "Split",
+            "pattern": {"Regex": bpe.pattern},
+            "behavior": "Isolated",
+            "invert": False,
+        }
         pre = {"type": "Sequence", "pretokenizers": [split, _byte_level(False, False)]}
     else:
-        raise ValueError("add_prefix_space=True with a custom pattern has no tokenizer.json equivalent")
+        raise ValueError(
+            "add_prefix_space=True with a custom pattern has no tokenizer.json equivalent"
+        )
     later = dict(bpe._added)  # added after training: not in the model's vocab
     flags = {**{s: True for s in bpe._specials}, **later}
     added = [{"id": bpe._vocab[t], "content": t, "single_word": False, "lstrip": False, "rstrip": False,
@@ -209,34 +258,44 @@ def to_tokenizer_json(bpe, path: str | os.PathLike) -> None:
 def _pattern_of(pre: Any, where: str) -> tuple[str, bool]:
     """(pattern, add_prefix_space) of a supported pre-tokenizer."""
     if isinstance(pre, dict) and pre.get("type") == "ByteLevel":
-        return (GPT2_PATTERN if pre.get("use_regex", True) else _WHOLE_TEXT), bool(pre.get("add_prefix_space"))
-    steps = pre.get("pretokenizers") if isinstance(pre, dict) and pre.get("type") == "Sequence" else None
+        return (GPT2_PATTERN if pre.get("use_regex", True) else _WHOLE_TEXT), bool(
+            pre.get("add_prefix_space")
+        )
+    steps = (
+        pre.get("pretokenizers")
+        if isinstance(pre, dict) and pre.get("type") == "Sequence"
+        else None
+    )
     if isinstance(steps, list) and len(steps) == 2 and isinstance(steps[0], dict):
         split, last = steps
-        pattern = split.get("pattern") or {}
+        pattern = split.get("pattern")
+        pattern = pattern if isinstance(pattern, dict) else {}
         if (split.get("type") == "Split" and split.get("behavior") == "Isolated" and not split.get("invert")
                 and isinstance(last, dict) and last.get("type") == "ByteLevel"
                 and not last.get("use_regex", True) and not last.get("add_prefix_space")):  # fmt: skip
-            if "Regex" in pattern:
+            if isinstance(pattern.get("Regex"), str):
                 return pattern["Regex"], False
-            if "String" in pattern:
+            if isinstance(pattern.get("String"), str):
                 import regex
 
                 return regex.escape(pattern["String"]), False
-    raise ValueError(f"{where}: pre_tokenizer {pre!r} is not supported; rowbook reads ByteLevel, "
+    raise ValueError(f"{where}: pre_tokenizer {str(pre)[:200]} is not supported; rowbook reads ByteLevel, "
                      "or Sequence[Split(Isolated), ByteLevel(use_regex=false)]")  # fmt: skip
 
 
 def _check_hf_options(d: dict, model: dict, where: str) -> None:
     if d.get("version", "1.0") != "1.0":
-        raise ValueError(f"{where} has tokenizer.json version {d.get('version')!r}; rowbook reads '1.0'")
+        raise ValueError(
+            f"{where} has tokenizer.json version {d.get('version')!r}; rowbook reads '1.0'"
+        )
     for key in ("normalizer", "truncation", "padding"):
         if d.get(key) is not None:
             raise ValueError(f"{where}: {key} {d[key]!r} is not supported; set it to null "
                              "(use a rowbook Normalizer / TextPipeline padding instead)")  # fmt: skip
     post = d.get("post_processor")
-    if post is not None and post.get("type") != "ByteLevel":
-        raise ValueError(f"{where}: post_processor {post.get('type')!r} adds tokens; only ByteLevel "
+    if post is not None and (not isinstance(post, dict) or post.get("type") != "ByteLevel"):
+        kind = post.get("type") if isinstance(post, dict) else type(post).__name__
+        raise ValueError(f"{where}: post_processor {kind!r} adds tokens; only ByteLevel "
                          "or null is supported")  # fmt: skip
     for key in ("continuing_subword_prefix", "end_of_word_suffix"):
         if model.get(key) not in (None, ""):  # GPT-2's file writes "" for the two affixes
@@ -256,27 +315,58 @@ def from_tokenizer_json(cls, path: str | os.PathLike):
     _check_hf_options(d, model, where)
     pattern, add_prefix_space = _pattern_of(d.get("pre_tokenizer"), where)
     vocab = dict(_require(model, "vocab", dict, where))
-    in_model = set(vocab)
-    specials, added = [], []
-    for tok in d.get("added_tokens") or []:
-        content, i = tok.get("content"), tok.get("id")
-        if any(tok.get(k) for k in ("lstrip", "rstrip", "single_word")):
-            raise ValueError(f"{where}: added token {content!r} uses lstrip/rstrip/single_word, not supported")
-        if vocab.setdefault(content, i) != i:
-            raise ValueError(f"{where}: added token {content!r} has id {i} but the vocab gives {vocab[content]}")
-        special = bool(tok.get("special", True))
-        specials += [content] if special else []
-        if content not in in_model or not special:
-            added.append((content, special))
+    specials, added = _added_tokens(d.get("added_tokens"), vocab, where)
     merges = []
     for i, m in enumerate(_require(model, "merges", list, where)):
         pair = m.split(" ") if isinstance(m, str) else m
-        if not (isinstance(pair, list) and len(pair) == 2):
-            raise ValueError(f"{where}: merge {i} {m!r} is not 'left right' or [left, right]")
+        if not _is_pair(pair):
+            raise ValueError(
+                f"{where}: merge {i} {str(m)[:80]} is not 'left right' or [left, right]"
+            )
         merges.append((pair[0], pair[1]))
     dropout = model.get("dropout")
-    if dropout is not None and not isinstance(dropout, int | float):
+    if dropout is not None and (isinstance(dropout, bool) or not isinstance(dropout, int | float)):
         raise ValueError(f"{where}: model.dropout={dropout!r} must be null or a number")
-    bpe = cls(pattern=pattern, add_prefix_space=add_prefix_space, dropout=dropout)
-    bpe._set_model(vocab, merges, specials, None, bool(model.get("ignore_merges", False)), added)
+    try:
+        bpe = cls(pattern=pattern, add_prefix_space=add_prefix_space, dropout=dropout)
+        bpe._set_model(
+            vocab, merges, specials, None, bool(model.get("ignore_merges", False)), added
+        )
+    except (TypeError, ValueError) as err:
+        raise ValueError(f"{where}: {err}") from None
     return bpe
+
+
+def _added_tokens(
+    entries: Any, vocab: dict[str, Any], where: str
+) -> tuple[list[str], list[tuple[str, bool]]]:
+    """The ``added_tokens`` of a tokenizer.json, checked and put into ``vocab``: the special
+    tokens, and the ``(token, special)`` pairs added after training (outside the model's
+    vocab, or not special)."""
+    if entries is None:
+        return [], []
+    if not isinstance(entries, list):
+        raise ValueError(f"{where}: field 'added_tokens' must be a list of objects, got "
+                         f"{type(entries).__name__}")  # fmt: skip
+    in_model = set(vocab)
+    specials, added = [], []
+    for n, tok in enumerate(entries):
+        if not (
+            isinstance(tok, dict) and isinstance(tok.get("content"), str) and _is_int(tok.get("id"))
+        ):
+            raise ValueError(f"{where}: added_tokens[{n}] must be an object with a string 'content' "
+                             f"and an integer 'id', got {str(tok)[:80]}")  # fmt: skip
+        content, i = tok["content"], tok["id"]
+        if any(tok.get(k) for k in ("lstrip", "rstrip", "single_word")):
+            raise ValueError(
+                f"{where}: added token {content!r} uses lstrip/rstrip/single_word, not supported"
+            )
+        if vocab.setdefault(content, i) != i:
+            raise ValueError(
+                f"{where}: added token {content!r} has id {i} but the vocab gives {vocab[content]}"
+            )
+        special = tok.get("special", True) is not False
+        specials += [content] if special else []
+        if content not in in_model or not special:
+            added.append((content, special))
+    return specials, added
