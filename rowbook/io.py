@@ -232,6 +232,8 @@ def fields_of(path: str | os.PathLike[str], what: str) -> Iterator[None]:
     ``IndexError``, ``AttributeError`` or ``OverflowError`` that a damaged field causes there
     (or a ``ValueError`` not naming the file) becomes one ``ValueError`` naming ``what`` file.
 
+    Examples
+    --------
     >>> with fields_of("ck.npz", "checkpoint"):
     ...     {"epoch": 3}["rng"]
     Traceback (most recent call last):
@@ -267,6 +269,8 @@ def read_json(
     A FIFO or device is refused, the file may be gzip/bzip2/xz compressed, files larger than
     ``max_bytes`` and nesting deeper than :data:`MAX_JSON_DEPTH` are refused before parsing.
 
+    Examples
+    --------
     >>> import tempfile, pathlib
     >>> path = pathlib.Path(tempfile.mkdtemp()) / "deep.json"
     >>> _ = path.write_text("[" * 200_000 + "]" * 200_000)
@@ -298,6 +302,8 @@ _NOT_BRACKET = re.compile(r"[^\[\]{}]++")
 def parse_json(text: str, where: str) -> Any:
     """``json.loads(text)``, refusing nesting deeper than :data:`MAX_JSON_DEPTH`.
 
+    Examples
+    --------
     >>> parse_json("[[1], {}]", "example")
     [[1], {}]
     >>> parse_json("[" * 200_000, "example")  # doctest: +ELLIPSIS

@@ -23,6 +23,8 @@ _CONSONANTS, _VOWELS = tuple("bcdfghjklmnprstvz"), tuple("aeiou")
 def made_up_stems(n: int, seed: int = 0) -> list[str]:
     """``n`` distinct stems of 2-3 consonant-vowel syllables plus a consonant, sorted.
 
+    Examples
+    --------
     >>> made_up_stems(3)
     ['nigebab', 'romives', 'sovin']
     """
@@ -40,6 +42,8 @@ def made_up_stems(n: int, seed: int = 0) -> list[str]:
 def partners(stem: str) -> list[str]:
     """The four words ``stem`` keeps company with: its reversal and a digit.
 
+    Examples
+    --------
     >>> partners("zalef")
     ['felaz0', 'felaz1', 'felaz2', 'felaz3']
     """
@@ -49,6 +53,8 @@ def partners(stem: str) -> list[str]:
 def morphology_corpus(n_stems: int = 120, sentences: int = 3000, seed: int = 0) -> list[list[str]]:
     """Sentences of the planted-morphology corpus described in the module docstring.
 
+    Examples
+    --------
     >>> corpus = morphology_corpus(n_stems=3, sentences=2)
     >>> len(corpus), all(not w.endswith("er") for s in corpus for w in s)
     (2, True)

@@ -44,6 +44,8 @@ _FNV_OFFSET, _FNV_PRIME, _MASK32 = 2166136261, 16777619, 0xFFFFFFFF
 def fasttext_hash(text: str | bytes) -> int:
     """fastText's ``Dictionary::hash``: FNV-1a over the UTF-8 bytes, each byte sign-extended.
 
+    Examples
+    --------
     >>> fasttext_hash("a"), fasttext_hash(b"a")
     (3826002220, 3826002220)
     >>> fasttext_hash("é") == fasttext_hash("é".encode())  # bytes 0xc3 0xa9, both sign-extended
@@ -77,6 +79,8 @@ def _ngram_spans(data: bytes, minn: int, maxn: int) -> list[tuple[int, int]]:
 def char_ngrams(word: str, minn: int = 3, maxn: int = 6) -> list[str]:
     """The character n-grams of ``"<" + word + ">"`` in fastText's order (none for ``</s>``).
 
+    Examples
+    --------
     >>> char_ngrams("where", 3, 3)
     ['<wh', 'whe', 'her', 'ere', 're>']
     >>> char_ngrams("a", 1, 2)  # the lone '<' and '>' are left out
@@ -96,6 +100,8 @@ def subword_ids(word: str, *, minn: int, maxn: int, bucket: int, nwords: int,
 
     ``nwords + fasttext_hash(g) % bucket`` for each n-gram ``g`` of :func:`char_ngrams`.
 
+    Examples
+    --------
     >>> [fasttext_hash(g) % 10 for g in char_ngrams("ab", 3, 3)]  # '<ab', 'ab>'
     [8, 6]
     >>> subword_ids("ab", minn=3, maxn=3, bucket=10, nwords=2, word_id=1).tolist()
@@ -117,6 +123,8 @@ def subword_table_reference(words: Sequence[str], *, minn: int, maxn: int,
     Bag ``i`` is ``ids[starts[i]:starts[i + 1]]``; plain Python, the reference of
     :func:`subword_table`.
 
+    Examples
+    --------
     >>> starts, ids = subword_table_reference(["ab", "</s>"], minn=3, maxn=3, bucket=10)
     >>> starts.tolist(), ids.tolist()
     ([0, 3, 4], [0, 10, 8, 1])

@@ -43,6 +43,8 @@ class SubwordVectors(Vectors):
     counts : array_like, optional
         ``(nwords,)`` corpus counts.
 
+    Notes
+    -----
     Queries (``most_similar``, ``similarity``, ``analogy``, ``distances``) accept unseen
     words too: their vector is :meth:`vector_for`. The evaluations score the vocabulary
     only, as gensim's do; ``"word" in vectors`` is vocabulary membership. ``save`` and
