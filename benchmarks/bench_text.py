@@ -64,12 +64,19 @@ def hf_times(texts, vocab_size, repeat) -> dict[str, float]:
     }
 
 
-def hf_single_thread(quick: bool, repeat: int) -> dict[str, float]:
-    """The same measurement in a subprocess whose Rayon pool has one thread."""
+def hf_single_thread(quick: bool, repeat: int, copies: int) -> dict[str, float]:
+    """The same measurement (same corpus) in a subprocess whose Rayon pool has one thread."""
     env = {**os.environ, "RAYON_NUM_THREADS": "1"}
-    cmd = [sys.executable, __file__, "--hf-worker", "--repeat", str(repeat)] + (
-        ["--quick"] if quick else []
-    )
+    cmd = [
+        sys.executable,
+        __file__,
+        "--hf-worker",
+        "--repeat",
+        str(repeat),
+        "--copies",
+        str(copies),
+    ]
+    cmd += ["--quick"] if quick else []
     out = subprocess.run(cmd, env=env, check=True, capture_output=True, text=True).stdout
     return json.loads(out.strip().splitlines()[-1])
 
@@ -146,7 +153,10 @@ def main(argv: list[str] | None = None) -> int:
         "vocab"
     ] == bpe.vocab
     same_ids = [e.ids for e in bpe.encode_batch(texts)] == [e.ids for e in hf.encode_batch(texts)]
-    theirs, single = hf_times(texts, vocab_size, repeat), hf_single_thread(args.quick, repeat)
+    theirs, single = (
+        hf_times(texts, vocab_size, repeat),
+        hf_single_thread(args.quick, repeat, args.copies),
+    )
     n_naive = 10 if args.quick else 40
     naive_est, naive_measured = naive_train_ms(texts, bpe, n_naive, len(bpe.merges))
     cold = median_ms(lambda: encode_cold(bpe, texts), repeat=repeat, warmup=1)
