@@ -1,4 +1,4 @@
-"""Approximate neighbours (faiss HNSW and IVF through ``rowbook.vectors.index``) against the exact scan.
+"""Approximate neighbors (faiss HNSW and IVF through ``rowbook.vectors.index``) against the exact scan.
 
 A table of 1,000,000 clustered 100-d unit vectors (20,000 Gaussian clusters, like the
 clumpy geometry of word vectors; pure noise would be a worst case no real table has).
@@ -26,7 +26,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from timing import machine, print_targets
 
 from rowbook.vectors.index import VectorIndex
-from rowbook.vectors.neighbours import top_k, unit_rows
+from rowbook.vectors.neighbors import top_k, unit_rows
 
 
 def clustered(n: int, d: int, clusters: int, rng: np.random.Generator) -> np.ndarray:

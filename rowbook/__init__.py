@@ -5,7 +5,7 @@ The public API, in pipeline order::
     text -> Normalizer -> WordTokenizer / CharTokenizer / ByteLevelBPE -> Vocab -> ids
          -> Embedding / EmbeddingBag (gather forward, scatter-add backward, RowSparse grads)
          -> model -> loss -> backward -> SGD / Adagrad / Adam / SparseAdam
-         -> Vectors (similarity, neighbours, analogies, evaluation, file formats)
+         -> Vectors (similarity, neighbors, analogies, evaluation, file formats)
 
 Sub-packages: :mod:`rowbook.text`, :mod:`rowbook.autograd`, :mod:`rowbook.nn`,
 :mod:`rowbook.optim`, :mod:`rowbook.models`, :mod:`rowbook.vectors`, :mod:`rowbook.viz`

@@ -280,10 +280,14 @@ def _check_loop(epoch: Any, best: Any, bad_epochs: Any, history: History) -> Non
     epochs_ok = isinstance(history.epochs, list) and all(
         isinstance(m, dict) for m in history.epochs
     )
-    if not (counts_ok and best_ok and epochs_ok):
+    resumed_ok = isinstance(history.resumed_at, list) and all(
+        isinstance(n, int) and not isinstance(n, bool) for n in history.resumed_at
+    )
+    if not (counts_ok and best_ok and epochs_ok and resumed_ok and isinstance(history.stopped, str)):
         raise ValueError(f"the trainer state must hold epoch and bad_epochs (integers >= 0), best "
-                         "(a number or null) and history.epochs (a list of objects); got epoch "
-                         f"{epoch!r}, bad_epochs {bad_epochs!r}, best {best!r}")  # fmt: skip
+                         "(a number or null), history.epochs (a list of objects), "
+                         "history.resumed_at (a list of integers) and history.stopped (a string); "
+                         f"got epoch {epoch!r}, bad_epochs {bad_epochs!r}, best {best!r}")  # fmt: skip
 
 
 def _as_columns(data: Sequence[np.ndarray], name: str) -> tuple[np.ndarray, ...]:

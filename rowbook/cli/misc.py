@@ -61,7 +61,7 @@ def register_demo(commands: Any) -> None:
         description="A guided tour in six sections, about a minute on 2 cores: (1) 'The cat sat "
         "on the mat' through normalize, tokenize, vocab, ids, one-hot, lookup and the sparse "
         "gradient; (2) the colour-harmony table and its pictures; (3) word2vec on a corpus with "
-        "planted structure: neighbours and king - man + woman; (4) BPE merges; (5) a neural "
+        "planted structure: neighbors and king - man + woman; (4) BPE merges; (5) a neural "
         "language model's sample; (6) fastText's vector for a word the corpus never had. Tables, vectors and pictures go to --out.",
         examples=["rowbook demo", "rowbook demo --out /tmp/demo --quiet",
                   "rowbook neighbors rowbook-demo/word_vectors.txt king  # after the demo"],

@@ -7,12 +7,12 @@ Six sections, each printing what it does and writing its results into the output
    one-hot, lookup, the lookup == one-hot matmul check, a loss and its row-sparse gradient.
 2. :mod:`~rowbook.demo.colors` -- the colour-harmony predictor trained to 100% accuracy, its
    table, cosine table, a 2-D picture of the wheel, a heatmap and a 3-D HTML view.
-3. :mod:`~rowbook.demo.words` -- word2vec on a corpus with planted structure: neighbours, an
+3. :mod:`~rowbook.demo.words` -- word2vec on a corpus with planted structure: neighbors, an
    analogy that works (king - man + woman = queen), the vectors as word2vec text.
 4. :mod:`~rowbook.demo.subwords` -- the BPE paper's merge trace; a byte-level BPE's merges.
 5. :mod:`~rowbook.demo.language_model` -- a character NPLM trained for seconds, and a sample.
 6. :mod:`~rowbook.demo.unseen_words` -- fastText: a word the corpus never had, its n-grams,
-   its nearest neighbours, and the model as a Facebook fastText ``.bin``.
+   its nearest neighbors, and the model as a Facebook fastText ``.bin``.
 """
 
 from __future__ import annotations

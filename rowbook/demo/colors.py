@@ -32,9 +32,9 @@ def color_harmony(ctx: Context) -> dict[str, Any]:
     echo("learned rows:\n" + matrix(table, names, ["d0", "d1", "d2", "d3"], "{:+.2f}") + "\n")
     echo("cosine similarity (one decimal; every digit is in 02_color_harmony.json):")
     echo(matrix(cos, names, [short_name(n) for n in names], "{:+.1f}") + "\n")
-    neighbours = model.nearest_neighbors()
+    neighbors = model.nearest_neighbors()
     echo("nearest neighbour of each colour (its complement on the wheel):")
-    pairs = [f"{a} -> {b}" for a, b in neighbours.items()]
+    pairs = [f"{a} -> {b}" for a, b in neighbors.items()]
     echo("\n".join("  " + ", ".join(pairs[i : i + 4]) for i in range(0, len(pairs), 4)) + "\n")
 
     colors = hue_colors(len(names))
@@ -49,4 +49,4 @@ def color_harmony(ctx: Context) -> dict[str, Any]:
         f"{ctx.out / 'color_cosine.png'} (heatmap), {ctx.out / 'color_wheel.html'} (rotate it)\n"
     )
     return {"accuracy": model.accuracy(), "names": names, "table": table.tolist(),
-            "cosine": cos.tolist(), "nearest": neighbours}  # fmt: skip
+            "cosine": cos.tolist(), "nearest": neighbors}  # fmt: skip

@@ -20,7 +20,7 @@ SHOWN = 3
 
 
 def unseen_words(ctx: Context) -> dict[str, Any]:
-    """Train FastText, show an unseen word's n-grams and rows, and its nearest neighbours."""
+    """Train FastText, show an unseen word's n-grams and rows, and its nearest neighbors."""
     from rowbook.data.morphology import HELD_OUT_SUFFIX, made_up_stems, morphology_corpus
     from rowbook.models import FastText
 
@@ -41,11 +41,11 @@ def unseen_words(ctx: Context) -> dict[str, Any]:
     )
     echo("  " + ", ".join(f"{g} -> {i}" for g, i in bag))
     echo(f"its vector is their mean (an EmbeddingBag(mode='mean') over rows {len(vectors)}..):")
-    neighbours = {
+    neighbors = {
         w: vectors.most_similar(w, topn=4)
         for w in [word, *(s + HELD_OUT_SUFFIX for s in stems[1:SHOWN])]
     }
-    for w, pairs in neighbours.items():
+    for w, pairs in neighbors.items():
         echo(f"  nearest to {w:<12} " + ", ".join(f"{k} {c:.2f}" for k, c in pairs))
     hits = sum(vectors.most_similar(s + HELD_OUT_SUFFIX, topn=1)[0][0].startswith(s) for s in stems)
     echo(f"over all {len(stems)} unseen '-{HELD_OUT_SUFFIX}' words, the nearest word is a form of the stem "
@@ -57,4 +57,4 @@ def unseen_words(ctx: Context) -> dict[str, Any]:
     echo(f"try: rowbook neighbors {ctx.out / 'subword_model.bin'} {stems[1]}er\n")
     return {"settings": SETTINGS, "vocabulary": len(vectors), "word": word, "in_vocabulary": word in vectors,
             "subwords": [[g, i] for g, i in bag], "stem_hits": hits, "stems": len(stems),
-            "neighbours": {w: [[k, c] for k, c in pairs] for w, pairs in neighbours.items()}}  # fmt: skip
+            "neighbors": {w: [[k, c] for k, c in pairs] for w, pairs in neighbors.items()}}  # fmt: skip

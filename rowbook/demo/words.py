@@ -24,7 +24,7 @@ SETTINGS = {"vector_size": 24, "window": 5, "min_count": 5, "sample": 0.0, "nega
 
 
 def word_vectors(ctx: Context) -> dict[str, Any]:
-    """Train, query (neighbours, analogies, the planted test set), save, and draw."""
+    """Train, query (neighbors, analogies, the planted test set), save, and draw."""
     from rowbook.data.synthetic import CAPITALS, PEOPLE, planted_analogies, planted_corpus
     from rowbook.models import Word2Vec
 
@@ -39,9 +39,9 @@ def word_vectors(ctx: Context) -> dict[str, Any]:
     echo(f"skip-gram, negative sampling, {SETTINGS['epochs']} epochs: {len(vectors)} words x "
          f"{vectors.vector_size} dims in {sum(p.seconds for p in model.history):.1f} s\n")  # fmt: skip
 
-    neighbours = {w: vectors.most_similar(w, topn=4) for w in QUERIES}
-    echo("nearest neighbours (cosine):")
-    echo(_side_by_side(neighbours) + "\n")
+    neighbors = {w: vectors.most_similar(w, topn=4) for w in QUERIES}
+    echo("nearest neighbors (cosine):")
+    echo(_side_by_side(neighbors) + "\n")
     answers = []
     for a, b, c, expected in ANALOGIES:
         best, score = vectors.most_similar(positive=[b, c], negative=[a], topn=1)[0]
@@ -67,12 +67,12 @@ def word_vectors(ctx: Context) -> dict[str, Any]:
     echo(f"try: rowbook neighbors {ctx.out / 'word_vectors.txt'} queen tokyo\n")
     return {"settings": SETTINGS, "vocabulary": len(vectors), "analogies": answers,
             "planted_accuracy": accuracy, "planted_questions": n_questions,
-            "neighbours": {w: [[k, c] for k, c in pairs] for w, pairs in neighbours.items()}}  # fmt: skip
+            "neighbors": {w: [[k, c] for k, c in pairs] for w, pairs in neighbors.items()}}  # fmt: skip
 
 
-def _side_by_side(neighbours: dict[str, list[tuple[str, float]]]) -> str:
+def _side_by_side(neighbors: dict[str, list[tuple[str, float]]]) -> str:
     """One column per query word, ``word cosine`` cells."""
-    columns = {q: [f"{k} {c:.2f}" for k, c in pairs] for q, pairs in neighbours.items()}
+    columns = {q: [f"{k} {c:.2f}" for k, c in pairs] for q, pairs in neighbors.items()}
     width = max(len(cell) for cells in columns.values() for cell in [*cells, "x" * 12])
     lines = ["  " + "  ".join(f"{q:<{width}}" for q in columns).rstrip()]
     for row in zip(*columns.values(), strict=True):

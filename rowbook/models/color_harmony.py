@@ -1,7 +1,7 @@
 """The colour-harmony predictor: 16 colours, a 4-d embedding table, and what it learns.
 
 Sixteen colours sit on a wheel. A pair is *harmonious* when the colours are the same,
-neighbours, or opposite (wheel distance 0, 1 or 8) and *clashing* at distance 2 to 5;
+neighbors, or opposite (wheel distance 0, 1 or 8) and *clashing* at distance 2 to 5;
 distances 6 and 7 are left out. That gives 192 ordered, labelled pairs. The network
 looks both colours up in a (16, 4) table, concatenates the two rows, and scores the
 pair with a 16-unit ReLU layer and a sigmoid output, trained with binary cross entropy.

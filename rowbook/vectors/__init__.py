@@ -3,8 +3,8 @@
 * :mod:`rowbook.vectors.table` -- the store: lookup, files;
 * :mod:`rowbook.vectors.edit` -- building and editing: ``add_vectors``, ``table[key] = v``;
 * :mod:`rowbook.vectors.pairs` -- pairwise questions: similarity, distances, ranks, means;
-* :mod:`rowbook.vectors.core` -- :class:`Vectors`: neighbours, analogies, evaluation;
-* :mod:`rowbook.vectors.neighbours` -- the array math (3CosAdd, 3CosMul, top-k);
+* :mod:`rowbook.vectors.core` -- :class:`Vectors`: neighbors, analogies, evaluation;
+* :mod:`rowbook.vectors.neighbors` -- the array math (3CosAdd, 3CosMul, top-k);
 * :mod:`rowbook.vectors.evaluate` -- analogy and word-pair benchmarks, gensim's conventions;
 * :mod:`rowbook.vectors.formats` -- word2vec text/binary, GloVe, ``.npz``;
 * :mod:`rowbook.vectors.subword` -- :class:`SubwordVectors`: a vector for any word from its n-grams;

@@ -18,7 +18,7 @@ import numpy as np
 from rowbook.checks import check_int
 from rowbook.vectors import evaluate
 from rowbook.vectors.index import IndexKind, VectorIndex
-from rowbook.vectors.neighbours import (
+from rowbook.vectors.neighbors import (
     cos_add_direction,
     cos_mul_scores,
     restrict_stop,
@@ -50,7 +50,7 @@ class Vectors(PairQueries):
     array([-0.2,  1. ], dtype=float32)
     """
 
-    # -- neighbours ----------------------------------------------------------------
+    # -- neighbors ----------------------------------------------------------------
 
     def most_similar(
         self,
@@ -99,7 +99,7 @@ class Vectors(PairQueries):
         scores = self.get_normed_vectors()[:stop] @ query.astype(np.float32)  # (stop,)
         return scores if topn is None else self._ranked(scores, topn, exclude)
 
-    # -- approximate neighbours ----------------------------------------------------
+    # -- approximate neighbors ----------------------------------------------------
 
     def build_index(self, kind: IndexKind = "hnsw", **options: Any) -> VectorIndex:
         """Index the unit rows for ``most_similar(..., approximate=True)`` (needs faiss).
@@ -226,7 +226,7 @@ class Vectors(PairQueries):
         """
         nearest = self.similar_by_key(wa, topn=topn)
         if not nearest:
-            raise ValueError(f"relative_cosine_similarity needs topn >= 1 neighbours, got {topn!r}")
+            raise ValueError(f"relative_cosine_similarity needs topn >= 1 neighbors, got {topn!r}")
         return self.similarity(wa, wb) / sum(score for _, score in nearest)
 
     def doesnt_match(self, keys: Sequence[str]) -> str:

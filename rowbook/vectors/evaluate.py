@@ -40,7 +40,7 @@ import numpy as np
 from scipy import stats
 
 from rowbook.corpus_files import open_binary
-from rowbook.vectors.neighbours import (
+from rowbook.vectors.neighbors import (
     cos_mul_scores,
     pair_cosines,
     restrict_stop,

@@ -162,6 +162,9 @@ def _read_dictionary(s: _Stream) -> tuple[list[str], np.ndarray, np.ndarray, int
             except UnicodeDecodeError as err:
                 raise s.fail(f"dictionary entry {i}", f"is not UTF-8 ({err})") from None
             counts[i], types[i] = struct.unpack_from("<qb", buffer, end + 1)
+            if counts[i] < 0 or types[i] not in (0, 1):
+                raise s.fail(f"dictionary entry {i}", f"has count {counts[i]} and type {types[i]}; "
+                             "a count is >= 0 and a type 0 (word) or 1 (label)")  # fmt: skip
             pos = end + _ENTRY_MIN_BYTES
     s.f.seek(pos)
     if prune_size > 0:

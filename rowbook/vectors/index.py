@@ -1,9 +1,9 @@
-"""Approximate nearest neighbours: a faiss index over a table's unit rows.
+"""Approximate nearest neighbors: a faiss index over a table's unit rows.
 
 An exact query scans every row (``U @ q``, V x d multiply-adds); past a few hundred
 thousand rows that is tens of milliseconds. An index finds candidates without the scan;
 rowbook then re-scores the candidates exactly, so the scores returned are the true
-cosines and only the *choice* of neighbours is approximate. Two kinds, both on faiss
+cosines and only the *choice* of neighbors is approximate. Two kinds, both on faiss
 (``pip install rowbook[ann]``), inner product on unit rows = cosine:
 
 * ``"hnsw"`` (Malkov & Yashunin 2018): a navigable graph; slow to build (minutes per
@@ -45,7 +45,7 @@ def _faiss() -> Any:
         import faiss
     except ImportError:
         raise ImportError(
-            "approximate neighbours need faiss: pip install 'rowbook[ann]' (faiss-cpu)"
+            "approximate neighbors need faiss: pip install 'rowbook[ann]' (faiss-cpu)"
         ) from None
     return faiss
 

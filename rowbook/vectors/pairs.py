@@ -2,7 +2,7 @@
 
 ``similarity``, ``distance(s)``, ``closer_than`` / ``rank``, ``n_similarity``,
 ``most_similar_to_given`` and ``get_mean_vector``, as gensim's ``KeyedVectors`` answer
-them. Every cosine here is :func:`~rowbook.vectors.neighbours.pair_cosines` (float64, one
+them. Every cosine here is :func:`~rowbook.vectors.neighbors.pair_cosines` (float64, one
 rounding), so a key's similarity with itself is exactly 1.0 and its distance exactly 0.0.
 :class:`~rowbook.vectors.Vectors` adds the neighbour searches on top.
 """
@@ -15,7 +15,7 @@ from typing import Literal
 import numpy as np
 
 from rowbook.vectors.edit import EditableTable
-from rowbook.vectors.neighbours import cos_add_direction, pair_cosines, row_norms, unit_rows
+from rowbook.vectors.neighbors import cos_add_direction, pair_cosines, row_norms, unit_rows
 
 __all__ = ["PairQueries", "Term"]
 
@@ -35,7 +35,7 @@ class PairQueries(EditableTable):
     def similarity(self, key1: str, key2: str) -> float:
         """Cosine similarity of two keys; a key with itself gives exactly 1.0.
 
-        Computed in float64 from the two rows (:func:`~rowbook.vectors.neighbours.pair_cosines`)
+        Computed in float64 from the two rows (:func:`~rowbook.vectors.neighbors.pair_cosines`)
         and rounded to float32: gensim's value to within one float32 step, and exactly
         1.0 for ``similarity(w, w)``, where gensim's float32 dot product of two unit
         vectors sometimes gives 0.99999994 or 1.0000001.
@@ -102,7 +102,7 @@ class PairQueries(EditableTable):
         return self.closer_than(word1, word2)
 
     def rank(self, key1: str, key2: str) -> int:
-        """Rank of ``key2`` among the neighbours of ``key1`` (1 = nearest)."""
+        """Rank of ``key2`` among the neighbors of ``key1`` (1 = nearest)."""
         return len(self.closer_than(key1, key2)) + 1
 
     def most_similar_to_given(self, key1: str, keys_list: Sequence[str]) -> str:

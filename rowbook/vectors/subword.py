@@ -22,7 +22,7 @@ import numpy as np
 from rowbook.nn.bag import bag_sum
 from rowbook.text.subwords import char_ngrams, subword_ids, subword_table
 from rowbook.vectors.core import Term, Vectors
-from rowbook.vectors.neighbours import unit_rows
+from rowbook.vectors.neighbors import unit_rows
 
 __all__ = ["SubwordVectors"]
 

@@ -17,7 +17,7 @@ import numpy as np
 
 from rowbook.io import MAX_INFLATED_BYTES
 from rowbook.vectors import formats, npz, sidefiles
-from rowbook.vectors.neighbours import unit_rows
+from rowbook.vectors.neighbors import unit_rows
 
 __all__ = ["KeyedTable"]
 
@@ -162,7 +162,7 @@ class KeyedTable:
     def fill_norms(self, force: bool = False) -> None:
         """Compute and cache row norms and unit rows (done lazily by every query).
 
-        Both come from :func:`~rowbook.vectors.neighbours.unit_rows`, the package's one
+        Both come from :func:`~rowbook.vectors.neighbors.unit_rows`, the package's one
         norm; every edit of the table drops them, to be computed again on the next query.
         """
         if self._unit is None or force:

@@ -148,7 +148,7 @@ def test_demo_unseen_word_is_a_mean_bag_fasttext_agrees_with(demo_dir):
         vectors.vector_for(word), vectors.input_matrix[rows].mean(0), rtol=1e-5, atol=1e-7
     )
     best = [k for k, _ in vectors.most_similar(word, topn=4)]
-    assert best == [k for k, _ in result["neighbours"][word]]
+    assert best == [k for k, _ in result["neighbors"][word]]
     assert result["stem_hits"] >= 0.9 * result["stems"]
     fasttext = pytest.importorskip("fasttext")
     theirs = fasttext.load_model(str(demo_dir / "subword_model.bin"))

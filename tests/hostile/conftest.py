@@ -30,12 +30,12 @@ import pytest
 
 import rowbook
 from rowbook.io import load_state, save_state
-from rowbook.models import ColorHarmony, GloVe, Word2Vec
+from rowbook.models import ColorHarmony, FastText, GloVe, Word2Vec
 from rowbook.nn import Embedding, Module
 from rowbook.optim import Adam
 from rowbook.text import ByteLevelBPE, Vocab
 from rowbook.training import TrainConfig, Trainer
-from rowbook.vectors import Vectors
+from rowbook.vectors import SubwordVectors, Vectors
 
 KEYS = ["king", "queen", "naïve", "a_b"]
 TABLE = (np.arange(12, dtype=np.float32).reshape(4, 3) - 5) / 7  # (4, 3)
@@ -73,6 +73,7 @@ LOADERS = {
     "vocab json": Vocab.load,
     "bpe json": ByteLevelBPE.load,
     "tokenizer.json": ByteLevelBPE.from_tokenizer_json,
+    "fasttext bin": SubwordVectors.load_fasttext,
 }
 NPZ_FORMATS = ("vectors npz", "state", "trainer checkpoint", "word2vec checkpoint",
                "glove checkpoint", "saved model")  # fmt: skip
@@ -96,6 +97,9 @@ def _write_bases(folder: Path) -> None:
     bpe = ByteLevelBPE().fit(texts, 270, special_tokens=["<pad>"])
     bpe.save(folder / "bpe json")
     bpe.to_tokenizer_json(folder / "tokenizer.json")
+    FastText(vector_size=4, bucket=64, min_count=1, epochs=1, workers=1).fit(CORPUS).save_fasttext(
+        folder / "fasttext bin"
+    )
 
 
 class Bases(dict):

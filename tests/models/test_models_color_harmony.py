@@ -33,9 +33,9 @@ def test_reaches_full_accuracy_with_the_seed_settings(trained):
 
 
 def test_nearest_neighbour_is_the_complement(trained):
-    neighbours = trained.nearest_neighbors()
+    neighbors = trained.nearest_neighbors()
     for i, name in enumerate(COLOR_NAMES):
-        assert neighbours[name] == COLOR_NAMES[(i + 8) % 16]
+        assert neighbors[name] == COLOR_NAMES[(i + 8) % 16]
     cos = trained.cosine_table()
     np.testing.assert_allclose(np.diag(cos), 1.0, rtol=1e-6)
     np.testing.assert_allclose(cos, cos.T, atol=1e-7)

@@ -73,7 +73,7 @@ def test_untrained_control_fails_the_analogy_check():
 
 
 @pytest.mark.parametrize("name", ["skipgram", "cbow"])
-def test_planted_neighbours(name, request):
+def test_planted_neighbors(name, request):
     """A person's 3 nearest are the people one attribute away; a country's capital is near."""
     vectors = request.getfixturevalue(name).vectors
     for person, attributes in PEOPLE.items():
@@ -90,7 +90,7 @@ def test_planted_neighbours(name, request):
     )
 
 
-def test_neighbours_overlap_with_gensim(skipgram):
+def test_neighbors_overlap_with_gensim(skipgram):
     gensim = pytest.importorskip("gensim.models")
     g = gensim.Word2Vec(CORPUS, sg=1, hs=0, vector_size=24, window=5, min_count=5, sample=0.0,
                         negative=5, workers=1, epochs=8, seed=1)  # fmt: skip

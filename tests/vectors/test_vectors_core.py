@@ -7,7 +7,7 @@ import pytest
 from gensim.models import KeyedVectors
 
 from rowbook.vectors import Vectors
-from rowbook.vectors.neighbours import top_k, top_k_rows
+from rowbook.vectors.neighbors import top_k, top_k_rows
 
 V, D = 400, 12
 pytestmark = pytest.mark.filterwarnings("ignore:Call to deprecated:DeprecationWarning")  # gensim

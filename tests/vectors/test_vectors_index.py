@@ -8,7 +8,7 @@ import pytest
 pytest.importorskip("faiss")
 
 from rowbook.vectors.index import VectorIndex
-from rowbook.vectors.neighbours import top_k, unit_rows
+from rowbook.vectors.neighbors import top_k, unit_rows
 
 
 @pytest.fixture(scope="module")
@@ -23,7 +23,7 @@ def unit():
     ("ivf", {"nlist": 8, "nprobe": 8}),          # every cell scanned: exhaustive
     ("hnsw", {"M": 16, "ef_search": 600}),       # a beam as wide as the table: exhaustive
 ])  # fmt: skip
-def test_exhaustive_settings_return_the_exact_neighbours(unit, kind, options):
+def test_exhaustive_settings_return_the_exact_neighbors(unit, kind, options):
     index = VectorIndex.build(unit, kind, **options)
     for row in range(0, 600, 37):
         exact = top_k(unit @ unit[row], 10)
