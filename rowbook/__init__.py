@@ -8,27 +8,59 @@ The public API, in pipeline order::
          -> Vectors (similarity, neighbors, analogies, evaluation, file formats)
 
 Sub-packages: :mod:`rowbook.text`, :mod:`rowbook.autograd`, :mod:`rowbook.nn`,
-:mod:`rowbook.optim`, :mod:`rowbook.models`, :mod:`rowbook.vectors`, :mod:`rowbook.viz`
-(imported on demand: it loads matplotlib).
+:mod:`rowbook.optim`, :mod:`rowbook.models`, :mod:`rowbook.vectors`, :mod:`rowbook.viz`.
+Each name is imported on first use, so ``import rowbook`` itself is cheap.
 """
 
-from rowbook import autograd, nn, optim
-from rowbook.autograd import RowSparse, Tensor, no_grad
-from rowbook.models import (
-    NPLM,
-    ColorHarmony,
-    FastText,
-    GloVe,
-    LSTMClassifier,
-    TextClassifier,
-    Word2Vec,
-    load,
-)
-from rowbook.nn import Embedding, EmbeddingBag
-from rowbook.optim import SGD, Adagrad, Adam, AdamW, RowWiseAdagrad, SparseAdam
-from rowbook.text import ByteLevelBPE, CharTokenizer, Normalizer, TextPipeline, Vocab, WordTokenizer
-from rowbook.training import TrainConfig, Trainer
-from rowbook.vectors import SubwordVectors, Vectors
+from typing import TYPE_CHECKING
+
+from rowbook._lazy import lazy_exports
+
+if TYPE_CHECKING:  # the names as type checkers and editors see them; imported on use below
+    from rowbook import autograd, nn, optim
+    from rowbook.autograd import RowSparse, Tensor, no_grad
+    from rowbook.models import (
+        NPLM,
+        ColorHarmony,
+        FastText,
+        GloVe,
+        LSTMClassifier,
+        TextClassifier,
+        Word2Vec,
+        load,
+    )
+    from rowbook.nn import Embedding, EmbeddingBag
+    from rowbook.optim import SGD, Adagrad, Adam, AdamW, RowWiseAdagrad, SparseAdam
+    from rowbook.text import (
+        ByteLevelBPE,
+        CharTokenizer,
+        Normalizer,
+        TextPipeline,
+        Vocab,
+        WordTokenizer,
+    )
+    from rowbook.training import TrainConfig, Trainer
+    from rowbook.vectors import SubwordVectors, Vectors
+
+#: Where each public name lives. ``import rowbook`` imports none of them: a name's module
+#: is imported when the name is first used (:mod:`rowbook._lazy`), so a script that trains
+#: word2vec never loads the autograd stack, SciPy's statistics or the plotting code.
+_EXPORTS = {
+    **dict.fromkeys(["Normalizer", "WordTokenizer", "CharTokenizer", "ByteLevelBPE", "Vocab",
+                     "TextPipeline"], "rowbook.text"),
+    **dict.fromkeys(["Tensor", "RowSparse", "no_grad"], "rowbook.autograd"),
+    **dict.fromkeys(["Embedding", "EmbeddingBag"], "rowbook.nn"),
+    **dict.fromkeys(["SGD", "Adagrad", "RowWiseAdagrad", "Adam", "AdamW", "SparseAdam"],
+                    "rowbook.optim"),
+    **dict.fromkeys(["TrainConfig", "Trainer"], "rowbook.training"),
+    **dict.fromkeys(["ColorHarmony", "NPLM", "TextClassifier", "LSTMClassifier", "Word2Vec",
+                     "GloVe", "FastText", "load"], "rowbook.models"),
+    **dict.fromkeys(["Vectors", "SubwordVectors"], "rowbook.vectors"),
+    # sub-packages, as attributes of the package
+    **{name: f"rowbook.{name}" for name in ("autograd", "nn", "optim", "text", "data", "models",
+                                            "vectors", "viz", "training", "io", "checks")},
+}  # fmt: skip
+__getattr__, __dir__ = lazy_exports(__name__, _EXPORTS, globals())
 
 __version__ = "0.1.0"
 

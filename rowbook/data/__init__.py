@@ -1,10 +1,8 @@
 """Data preparation for the word-vector trainers: corpus reading, sampling, co-occurrences."""
 
-from rowbook.data.cooccurrence import (
-    cooccurrence_matrix,
-    cooccurrence_pairs_reference,
-    count_cooccurrences,
-)
+from typing import TYPE_CHECKING
+
+from rowbook._lazy import lazy_exports
 from rowbook.data.corpus import (
     Corpus,
     CountedVocab,
@@ -25,6 +23,21 @@ from rowbook.data.sampling import (
     sample_thresholds,
     window_bounds,
 )
+
+if TYPE_CHECKING:
+    from rowbook.data.cooccurrence import (
+        cooccurrence_matrix,
+        cooccurrence_pairs_reference,
+        count_cooccurrences,
+    )
+
+# GloVe's co-occurrence counting builds SciPy sparse matrices: imported when first used.
+__getattr__, __dir__ = lazy_exports(
+    __name__,
+    dict.fromkeys(["cooccurrence_matrix", "cooccurrence_pairs_reference", "count_cooccurrences"],
+                  "rowbook.data.cooccurrence"),
+    globals(),
+)  # fmt: skip
 
 __all__ = [
     "Corpus",
