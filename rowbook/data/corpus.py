@@ -206,11 +206,13 @@ class _Interner(dict):
 
 
 def _bincount_since(raw_ids: array, start: int, size: int) -> np.ndarray:
-    """Counts of the provisional ids appended since ``start`` (the buffer view dies here)."""
-    fresh = (
-        np.frombuffer(raw_ids, dtype=np.int32)[start:] if len(raw_ids) else np.zeros(0, np.int32)
-    )
-    return np.bincount(fresh, minlength=size).astype(np.int64)
+    """Counts of the provisional ids appended since ``start`` (the buffer view dies here),
+    a block at a time: ``np.bincount`` would copy the whole stream to int64 first."""
+    counts = np.zeros(size, dtype=np.int64)
+    fresh = np.frombuffer(raw_ids, dtype=np.int32) if len(raw_ids) else np.zeros(0, np.int32)
+    for a in range(start, len(fresh), id_stream.REMAP_TOKENS):
+        counts += np.bincount(fresh[a : a + id_stream.REMAP_TOKENS], minlength=size)
+    return counts
 
 
 def _scan(
@@ -218,8 +220,8 @@ def _scan(
 ):
     """Intern every token; prune like gensim whenever the live vocabulary is too big.
 
-    Returns the provisional keys, the (N,) provisional ids (None when they went to
-    ``sink``, block by block), the (S,) sentence lengths, the ids still live at the end,
+    Returns the provisional keys, the (N,) provisional ids as an ``array("i")`` (None
+    when they went to ``sink``, block by block), the (S,) sentence lengths, the ids still live at the end,
     and the counts by provisional id.
     """
     interner, raw_ids, lengths = _Interner(), array("i"), array("q")
@@ -242,7 +244,7 @@ def _scan(
     if sink is not None:
         sink.write(raw_ids)
         sink.finish()
-    ids = None if sink is not None else np.array(raw_ids, dtype=np.int32)
+    ids = None if sink is not None else raw_ids  # the one buffer, remapped in place later
     live = np.fromiter(interner.values(), dtype=np.int64, count=len(interner))
     return interner.keys_in_order, ids, np.array(lengths, dtype=np.int64), live, counts
 
@@ -302,8 +304,12 @@ def read_corpus(
         dead = np.setdiff1d(np.arange(len(keys)), live)
         remap[dead] = [index.get(keys[i], -1) for i in dead]
     if sink is not None:
-        return vocab, _encode_spilled(sink, remap, lengths, max_sentence_length)
-    return vocab, _encode(remap[raw] if len(raw) else raw, lengths, max_sentence_length)
+        id_file, kept_per_sentence = id_stream.remap_to_file(sink, remap, lengths)
+        return vocab, _encoded(
+            id_file.ids, kept_per_sentence, lengths, max_sentence_length, id_file
+        )
+    ids, kept_per_sentence = id_stream.remap_in_place(raw, remap, lengths)
+    return vocab, _encoded(ids, kept_per_sentence, lengths, max_sentence_length)
 
 
 def vocab_from_counts(
@@ -357,42 +363,15 @@ def encode_corpus(
     scanned, raw, lengths, _, _ = _scan(iter_sentences(corpus, tokenizer), None)
     index = {key: i for i, key in enumerate(keys)}
     remap = np.array([index.get(key, -1) for key in scanned], dtype=np.int32)
-    return _encode(remap[raw] if len(raw) else raw, lengths, max_sentence_length)
+    ids, kept_per_sentence = id_stream.remap_in_place(raw, remap, lengths)
+    return _encoded(ids, kept_per_sentence, lengths, max_sentence_length)
 
 
-def _encode(mapped: np.ndarray, lengths: np.ndarray, max_len: int) -> EncodedCorpus:
-    """Drop out-of-vocabulary ids (-1) and cut sentences longer than ``max_len``."""
-    keep = mapped >= 0
-    raw_starts = np.concatenate([[0], np.cumsum(lengths)])
-    kept_before = np.concatenate([[0], np.cumsum(keep)])
-    kept_per_sentence = kept_before[raw_starts[1:]] - kept_before[raw_starts[:-1]]
+def _encoded(ids: np.ndarray, kept_per_sentence: np.ndarray, lengths: np.ndarray, max_len: int,
+             id_file: IdFile | None = None) -> EncodedCorpus:  # fmt: skip
+    """The corpus of in-vocabulary ``ids``, its sentences cut into pieces of ``max_len``."""
     starts, raw_piece = _layout(kept_per_sentence, lengths, max_len)
-    return EncodedCorpus(mapped[keep].astype(np.int32), starts, raw_piece)
-
-
-def _encode_spilled(
-    sink: RawIdSink, remap: np.ndarray, lengths: np.ndarray, max_len: int
-) -> EncodedCorpus:
-    """:func:`_encode` block by block from the spilled provisional ids into the final id file."""
-    raw_starts = np.concatenate([[0], np.cumsum(lengths)])  # (S + 1,)
-    kept_at = np.zeros(len(raw_starts), dtype=np.int64)  # kept tokens before each sentence
-    kept = 0
-    out_path = sink.folder / "ids.i32"
-    with open(out_path, "wb") as out:
-        for start, raw in sink.blocks():
-            mapped = remap[raw]
-            keep = mapped >= 0
-            prefix = kept + np.concatenate([[0], np.cumsum(keep)])  # (len(raw) + 1,)
-            lo = int(np.searchsorted(raw_starts, start, side="left"))
-            hi = int(np.searchsorted(raw_starts, start + len(raw), side="right"))
-            kept_at[lo:hi] = prefix[raw_starts[lo:hi] - start]
-            out.write(mapped[keep].tobytes())
-            kept = int(prefix[-1])
-    sink.raw_path.unlink()
-    sink.detach()
-    id_file = IdFile(sink.folder, out_path, kept)
-    starts, raw_piece = _layout(np.diff(kept_at), lengths, max_len)
-    return EncodedCorpus(id_file.ids, starts, raw_piece, id_file)
+    return EncodedCorpus(ids, starts, raw_piece, id_file)
 
 
 def _layout(
