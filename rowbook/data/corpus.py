@@ -399,14 +399,13 @@ def job_boundaries(raw_lengths: np.ndarray, batch_words: int = MAX_SENTENCE_LENG
     >>> job_boundaries(np.array([4, 4, 4, 9, 1]), batch_words=8).tolist()
     [0, 2, 3, 4, 5]
     """
-    bounds, size = [0], 0
-    for s, length in enumerate(raw_lengths.tolist()):
-        if size + length > batch_words and s > bounds[-1]:
-            bounds.append(s)
-            size = 0
-        size += length
-    if len(raw_lengths) > bounds[-1]:
-        bounds.append(len(raw_lengths))
+    ends = np.cumsum(raw_lengths, dtype=np.int64)  # (S,) words up to each sentence's end
+    bounds, start = [0], 0
+    while start < len(ends):  # one step per job, not per sentence (10M lines: 3 s in Python)
+        before = int(ends[start - 1]) if start else 0
+        fits = int(np.searchsorted(ends, before + batch_words, side="right"))
+        start = max(fits, start + 1)  # a sentence longer than batch_words is a job alone
+        bounds.append(start)
     return np.array(bounds, dtype=np.int64)
 
 

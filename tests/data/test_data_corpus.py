@@ -6,6 +6,8 @@ import itertools
 
 import numpy as np
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from rowbook.data import id_stream, iter_sentences, job_boundaries, read_corpus, truncate_vocab
 from rowbook.data.corpus import encode_corpus
@@ -138,6 +140,23 @@ def test_job_boundaries_pack_greedily():
         assert size <= 100 or b - a == 1
         if b < 200:
             assert size + lengths[b] > 100  # the next sentence did not fit
+
+
+def _greedy_jobs(lengths, batch_words):
+    """Sentence by sentence, as gensim's job producer fills jobs (never an empty one)."""
+    bounds, size = [0], 0
+    for s, length in enumerate(lengths):
+        if size + length > batch_words and s > bounds[-1]:
+            bounds.append(s)
+            size = 0
+        size += length
+    return [*bounds, len(lengths)] if len(lengths) > bounds[-1] else bounds
+
+
+@given(st.lists(st.integers(0, 30), max_size=60), st.integers(1, 40))
+def test_job_boundaries_equal_filling_jobs_sentence_by_sentence(lengths, batch_words):
+    bounds = job_boundaries(np.array(lengths, dtype=np.int64), batch_words)
+    assert bounds.tolist() == _greedy_jobs(lengths, batch_words)
 
 
 def test_truncate_vocab_drops_rare_words_from_text():
