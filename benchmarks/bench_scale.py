@@ -187,7 +187,8 @@ def fixed_costs(path: str, repeats: int) -> None:
               f"{med['tables'] - med['read']:.2f} | {med['job']:.2f} | {med['rss_import']:.0f} | "
               f"{med['peak']:.0f} | {tables_mb:.0f} | {med['peak'] - tables_mb:.0f} |")  # fmt: skip
     print("\nimport, first trained word: seconds since the process was launched; read: reading and "
-          "counting the corpus; tables: choosing the vocabulary and allocating the tables. "
+          "counting the corpus (rowbook chooses the vocabulary there too); tables: gensim choosing "
+          "its vocabulary, and both allocating the tables. "
           f"Medians of {repeats} runs.")  # fmt: skip
 
 
