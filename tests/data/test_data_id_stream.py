@@ -8,7 +8,7 @@ import sys
 import numpy as np
 import pytest
 
-from rowbook import GloVe, Word2Vec
+from rowbook import FastText, GloVe, Word2Vec
 from rowbook.data import id_stream, read_corpus
 from rowbook.data.corpus import truncate_vocab
 
@@ -49,6 +49,19 @@ def test_word2vec_on_a_spilled_corpus_learns_the_same_vectors(tmp_path, monkeypa
     spilled = Word2Vec(**settings).fit(corpus, spill_dir=tmp_path)
     np.testing.assert_array_equal(spilled.vectors.vectors, in_ram.vectors.vectors)
     assert list(tmp_path.iterdir()) == []  # nothing left behind once the corpus is gone
+
+
+def test_fasttext_on_a_spilled_corpus_learns_the_same_vectors(tmp_path, monkeypatch):
+    monkeypatch.setattr(id_stream, "BLOCK_TOKENS", 1000)
+    corpus = _sentences(300, seed=5)
+    settings = {"vector_size": 8, "min_count": 2, "epochs": 2, "workers": 1, "batch_words": 500,
+                "bucket": 5000}  # fmt: skip
+    in_ram = FastText(**settings).fit(corpus)
+    spilled = FastText(**settings).fit(corpus, spill_dir=tmp_path)
+    np.testing.assert_array_equal(spilled.vectors.vectors, in_ram.vectors.vectors)
+    np.testing.assert_array_equal(
+        spilled.vectors.vector_for("w299x"), in_ram.vectors.vector_for("w299x")
+    )  # a new word
 
 
 def test_truncating_a_spilled_corpus_keeps_it_on_disk_and_equal(tmp_path, monkeypatch):
