@@ -9,7 +9,7 @@ pytest.importorskip("distributed")
 
 from distributed import Client, LocalCluster
 
-from rowbook import ByteLevelBPE, GloVe, Vocab, Word2Vec
+from rowbook import ByteLevelBPE, FastText, GloVe, Vocab, Word2Vec
 from rowbook.data import cooccurrence_matrix, read_corpus
 from rowbook.distributed import bpe_word_counts, cooccurrence_counts, word_counts
 
@@ -50,6 +50,22 @@ def test_word_counts_equal_one_pass_in_order(client, shards):
     assert model.index_to_key == vocab.keys  # same words, same gensim tie order
     assert model.counts.tolist() == vocab.counts.tolist()
     assert Vocab(min_count=3).fit_counts(counts).itos == Vocab(min_count=3).fit(sentences).itos
+
+
+@pytest.mark.parametrize("model", [Word2Vec, FastText])
+def test_fit_on_dask_counts_learns_the_model_of_one_pass(client, shards, tmp_path, model):
+    paths, _ = shards
+    settings = {"min_count": 3, "vector_size": 6, "epochs": 2, "workers": 1, "seed": 2}
+    if model is FastText:
+        settings["bucket"] = 2000
+    counts = word_counts(paths, client=client)
+    whole = model(**settings).fit(paths)
+    counted = model(**settings).fit(paths, vocab=counts)
+    spilled = model(**settings).fit(paths, vocab=counts, spill_dir=tmp_path)
+    assert counted.index_to_key == whole.index_to_key
+    for other in (counted, spilled):
+        np.testing.assert_array_equal(other.W_in, whole.W_in)
+        np.testing.assert_array_equal(other.W_out, whole.W_out)
 
 
 def test_bpe_word_counts_give_the_same_merges(client, shards):

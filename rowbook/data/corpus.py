@@ -343,11 +343,13 @@ def encode_corpus(
     *,
     tokenizer: Any = None,
     max_sentence_length: int = MAX_SENTENCE_LENGTH,
+    spill_dir: str | os.PathLike[str] | None = None,
 ) -> EncodedCorpus:
     """The id stream of ``corpus`` over a vocabulary already chosen (``keys`` in id order).
 
     Words not in ``keys`` are dropped as :func:`read_corpus` drops out-of-vocabulary words,
     so encoding a corpus with the vocabulary ``read_corpus`` chose for it gives the same ids.
+    ``spill_dir`` keeps the ids in a file there, as in :func:`read_corpus`.
 
     Examples
     --------
@@ -355,9 +357,12 @@ def encode_corpus(
     >>> enc.ids.tolist(), enc.starts.tolist(), enc.raw_lengths.tolist()
     ([1, 0, 0], [0, 2, 3], [3, 1])
     """
-    scanned, raw, lengths, _, _ = _scan(iter_sentences(corpus, tokenizer), None)
+    sink = None if spill_dir is None else RawIdSink(spill_dir)
+    scanned, raw, lengths, _, _ = _scan(iter_sentences(corpus, tokenizer), None, sink)
     index = {key: i for i, key in enumerate(keys)}
     remap = np.array([index.get(key, -1) for key in scanned], dtype=np.int32)
+    if sink is not None:
+        return _encode_spilled(sink, remap, lengths, max_sentence_length)
     return _encode(remap[raw] if len(raw) else raw, lengths, max_sentence_length)
 
 
