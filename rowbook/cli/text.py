@@ -5,6 +5,7 @@ tokenizer, vocabulary or BPE), so ``rowbook tokenize --vocab FILE`` encodes new 
 corpus was encoded (``--lower`` included) without being told again. Plain ``Vocab`` files
 of earlier versions are still read by ``--vocab``, with the ``--tokenizer``/``--lower``
 given; ``tokenize`` warns on standard error when more than half of the tokens are unknown.
+``vocab --scheduler ADDRESS`` counts the corpus on Dask (:mod:`rowbook.cli._cluster`).
 """
 
 from __future__ import annotations

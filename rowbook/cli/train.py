@@ -14,8 +14,10 @@ exit status 130) loses at most the epoch in progress. ``train nplm`` holds out
 
 word2vec and GloVe read lines lower-cased and split into words, punctuation dropped (as
 gensim's ``simple_preprocess`` reads them), unless ``--keep-case`` or ``--tokenizer
-whitespace``. The options are defined in :mod:`rowbook.cli.train_options`; a parameter
-the model refuses is reported with its flag (:meth:`rowbook.checks.ParameterError.message_for`).
+whitespace``. ``--scheduler ADDRESS`` counts the corpus on Dask and trains here on the
+counts (:mod:`rowbook.cli._cluster`). The options are defined in
+:mod:`rowbook.cli.train_options`; a parameter the model refuses is reported with its flag
+(:meth:`rowbook.checks.ParameterError.message_for`).
 """
 
 from __future__ import annotations
