@@ -191,3 +191,10 @@ def test_help_says_the_training_stays_here(run):
     assert "--scheduler ADDRESS" in result.out
     assert "training epochs stay on this machine" in " ".join(result.out.split())
     assert "--scheduler ADDRESS" in run("vocab", "--help").out
+
+
+def test_local_starts_worker_processes_here(run, corpus, tmp_path):
+    """``--scheduler local``: the one test that starts processes (a few seconds)."""
+    options = ["--lower", "--quiet"]
+    here, there = same_file_both_ways(run, "local", tmp_path, ["vocab", *corpus], options)
+    assert here == there
