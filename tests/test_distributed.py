@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections import Counter
+
 import numpy as np
 import pytest
 
@@ -95,3 +97,21 @@ def test_cooccurrence_counts_equal_one_pass_bit_for_bit_and_train_glove(client, 
 def test_a_single_path_is_not_a_list_of_shards(client, shards):
     with pytest.raises(ValueError, match="pass \\[path\\] for a single file"):
         word_counts(str(shards[0][0]), client=client)
+
+
+def test_normalizer_and_unicode_errors_read_shards_as_one_pass_does(client, tmp_path):
+    from rowbook.corpus_files import iter_lines
+    from rowbook.text import Normalizer
+
+    paths = [tmp_path / "a.txt", tmp_path / "b.txt"]
+    paths[0].write_bytes(b"The Caf\xe9 opens\nTHE end\n")
+    paths[1].write_bytes(b"the cafe\n")
+    lower = Normalizer(case="lower")
+    lines = list(iter_lines(paths, errors="replace"))
+    counts = bpe_word_counts(paths, normalizer=lower, errors="replace", client=client)
+    assert counts == ByteLevelBPE().count_words(map(lower, lines))
+    assert word_counts(paths, errors="replace", client=client) == Counter(
+        w for line in lines for w in line.split()
+    )
+    with pytest.raises(ValueError, match=r"a\.txt"):
+        word_counts(paths, client=client)  # strict: the byte is named, as one pass names it
