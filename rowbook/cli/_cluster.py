@@ -4,14 +4,14 @@ Each file of CORPUS (folders expanded, in reading order) is one shard, counted b
 with the command's own reading options (tokenizer, ``--lower``, ``--unicode-errors``) and
 summed by :mod:`rowbook.distributed`; the counts then go down the same fitting path as
 counts made here (``Vocab.fit_counts``, ``ByteLevelBPE.fit_word_counts``,
-``Word2Vec.build_vocab_from_freq`` + ``train``, ``GloVe.fit_cooccurrence``), so the
+``Word2Vec.fit(corpus, vocab=counts)``, ``GloVe.fit_cooccurrence``), so the
 output files are the same. The SGD passes stay on this machine: they read and write rows
 of shared tables every few microseconds (Hogwild threads), and across machines each step
 would wait on the network.
 
 Dask is imported only when ``--scheduler`` is given. Not with it: standard input (the
 workers cannot read it), and the options that act during one local pass over the corpus
-(:data:`LOCAL_ONLY`).
+(:data:`LOCAL_ONLY`, and for GloVe :data:`GLOVE_LOCAL_ONLY`).
 """
 
 from __future__ import annotations
@@ -25,17 +25,20 @@ from typing import Any
 from rowbook.cli._common import STDIN, source_name
 from rowbook.corpus_files import source_files
 
-__all__ = ["CONNECT_TIMEOUT", "LOCAL_ONLY", "check_options", "counting", "fit_counted"]
+__all__ = [
+    "CONNECT_TIMEOUT",
+    "GLOVE_LOCAL_ONLY",
+    "LOCAL_ONLY",
+    "check_options",
+    "counting",
+    "fit_counted",
+]
 
 #: Seconds to wait for the scheduler (and for it to have a worker) before giving up.
 CONNECT_TIMEOUT = 10.0
 
 #: Options that cannot go with --scheduler: option dest -> why, and what to do instead.
 LOCAL_ONLY = {
-    "resume": "it continues a fit that counted the corpus on this machine; continue the "
-    "checkpoint of a --scheduler run with --init FILE --epochs N (the epochs left)",
-    "spill_dir": "it spills the word ids of a corpus counted on this machine; drop it (with "
-    "--scheduler the ids are kept in RAM)",
     "max_vocab_size": "it prunes words during one pass in corpus order, which counts summed over "
     "files cannot repeat; drop it (--min-count caps the vocabulary)",
     "memory": "it budgets counting on this machine, and with --scheduler each file is counted in "
@@ -43,9 +46,19 @@ LOCAL_ONLY = {
 }
 
 
+#: GloVe trains on the counted matrix alone: these act on a local pass over the corpus.
+GLOVE_LOCAL_ONLY = {
+    "resume": "a GloVe run on counts made with --scheduler continues with --init FILE --epochs N "
+    "(the epochs left) after counting again; drop --scheduler to resume a local fit",
+    "spill_dir": "GloVe with --scheduler never holds the corpus's ids (it trains on the counted "
+    "matrix); drop it",
+}
+
+
 def check_options(args: argparse.Namespace) -> None:
     """Refuse, in one line, the options that do not go with ``--scheduler``."""
-    for dest, why in LOCAL_ONLY.items():
+    local_only = LOCAL_ONLY | (GLOVE_LOCAL_ONLY if getattr(args, "model", None) == "glove" else {})
+    for dest, why in local_only.items():
         if getattr(args, dest, None):
             raise ValueError(f"--{dest.replace('_', '-')} does not go with --scheduler: {why}")
     if getattr(args, "init", None) and getattr(args, "model", None) == "glove":
@@ -100,10 +113,12 @@ def counting(args: argparse.Namespace) -> Iterator[Callable[..., Any]]:
         yield count
 
 
-def fit_counted(model: Any, corpus: Any, args: argparse.Namespace) -> None:
+def fit_counted(model: Any, corpus: Any, args: argparse.Namespace, resume: str | None) -> None:
     """Fit (or, with ``--init``, continue) ``model`` on counts made on ``--scheduler``:
-    word counts for word2vec and fastText, then the local epochs over ``corpus``;
-    co-occurrences over the vocabulary for GloVe, then its local epochs over them."""
+    word counts for word2vec and fastText, then the local epochs over ``corpus``
+    (``fit(corpus, vocab=counts)``, so ``--resume`` and ``--spill-dir`` work as without
+    ``--scheduler``); co-occurrences over the vocabulary for GloVe, then its local epochs
+    over them."""
     from rowbook.distributed import cooccurrence_counts, word_counts
 
     glove = args.model == "glove"
@@ -118,8 +133,12 @@ def fit_counted(model: Any, corpus: Any, args: argparse.Namespace) -> None:
     if glove:
         model.fit_cooccurrence(X, keys, counts=kept, checkpoint=args.checkpoint)
         return
-    model.build_vocab_from_freq(counts, update=bool(args.init))
-    model.train(corpus, epochs=args.epochs or model.epochs, checkpoint=args.checkpoint)
+    if args.init:
+        model.build_vocab_from_freq(counts, update=True)
+        model.train(corpus, epochs=args.epochs or model.epochs, checkpoint=args.checkpoint)
+        return
+    spill = {"spill_dir": args.spill_dir} if args.spill_dir else {}
+    model.fit(corpus, vocab=counts, checkpoint=args.checkpoint, resume=resume, **spill)
 
 
 def _glove_vocab(model: Any, counts: Any) -> tuple[tuple[str, ...], Any]:

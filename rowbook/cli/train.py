@@ -110,7 +110,8 @@ def _resumed(source: str | None, verb: str = "continued") -> str:
 
 def _interrupted(args: argparse.Namespace) -> int:
     saved = args.checkpoint is not None and Path(args.checkpoint).exists()
-    if saved and (getattr(args, "init", None) or getattr(args, "scheduler", None)):
+    glove_counted = getattr(args, "scheduler", None) and getattr(args, "model", None) == "glove"
+    if saved and (getattr(args, "init", None) or glove_counted):
         hint = (f"{args.checkpoint} holds the model after the last finished epoch; continue it "
                 f"with --init {args.checkpoint} and the epochs still to do")  # fmt: skip
     elif saved:
@@ -178,7 +179,7 @@ def _fit_or_continue(model: Any, args: argparse.Namespace, resume: str | None) -
     corpus = Corpus(args)
     try:
         if args.scheduler:
-            fit_counted(model, corpus, args)
+            fit_counted(model, corpus, args, resume)
         elif args.init:
             _continue(model, corpus, args)
         else:

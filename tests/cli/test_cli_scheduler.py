@@ -105,6 +105,23 @@ def test_trained_vectors_are_the_same_with_and_without_scheduler(
     assert here == there
 
 
+@pytest.mark.parametrize("model", ["word2vec", "fasttext"])
+def test_spill_dir_and_resume_work_with_scheduler(run, address, corpus, tmp_path, model):
+    plain = tmp_path / "plain.txt"
+    assert run("train", model, *corpus, "-o", plain, "--quiet", *TRAIN).code == 0
+    spill, ckpt = tmp_path / "spill", tmp_path / "run.ckpt.npz"
+    spill.mkdir()
+    options = ["--spill-dir", spill, "--checkpoint", ckpt, "--resume", "--scheduler", address]
+    first = run("train", model, *corpus, "-o", tmp_path / "a.txt", "--quiet", *TRAIN, *options)
+    assert first.code == 0, first
+    assert (tmp_path / "a.txt").read_bytes() == plain.read_bytes()
+    # the finished run's checkpoint resumes to the same vectors: nothing is left to train
+    again = run("train", model, *corpus, "-o", tmp_path / "b.txt", "--quiet", *TRAIN, *options)
+    assert again.code == 0, again
+    assert (tmp_path / "b.txt").read_bytes() == plain.read_bytes()
+    assert list(spill.iterdir()) == []
+
+
 def test_init_continues_the_same_with_and_without_scheduler(run, address, corpus, tmp_path):
     saved = tmp_path / "w2v.model.npz"
     assert run("train", "word2vec", corpus[0], "-o", tmp_path / "v.txt", "--save-model", saved,
@@ -150,12 +167,8 @@ def test_no_scheduler_at_the_address_is_one_line(
 @pytest.mark.parametrize(
     ("model", "options", "needle"),
     [
-        (
-            "word2vec",
-            ["--checkpoint", "c.npz", "--resume"],
-            "--resume does not go with --scheduler",
-        ),
-        ("word2vec", ["--spill-dir", "."], "--spill-dir does not go with --scheduler"),
+        ("glove", ["--checkpoint", "c.npz", "--resume"], "--resume does not go with --scheduler"),
+        ("glove", ["--spill-dir", "."], "--spill-dir does not go with --scheduler"),
         ("word2vec", ["--max-vocab-size", 50], "--max-vocab-size does not go with --scheduler"),
         ("glove", ["--memory", 1], "--memory does not go with --scheduler"),
         ("glove", ["--init", "g.npz"], "--init does not go with --scheduler for GloVe"),
