@@ -1,20 +1,28 @@
 """Trainers on a busy machine: 1 and 2 workers, idle and beside a CPU-bound competitor, against gensim.
 
 Servers are shared, so a trainer's speed-up from a second worker must survive another
-process wanting the same cores. Each configuration trains word2vec skip-gram (d=100,
-window 5, negative 5, sample 1e-3, min_count 5) on NewsArticles for ``--epochs`` epochs,
-rowbook and gensim on the same token lists, with the vocabulary built first and only
-``train`` timed. "Busy" runs ``--competitors`` processes spinning a Python loop (one per
-core by default would leave no fair share to measure; one competitor on a 2-core machine
-leaves each of three runnable threads two thirds of a core).
+process wanting the same cores. Each trainer runs on NewsArticles with its vocabulary (or
+co-occurrence matrix) built first and only the training epochs timed:
 
-Reported per run: words per second (corpus tokens x epochs / train seconds) and the CPU
-share (this process's user + system CPU seconds / wall seconds: 2.0 is two full cores).
-Runs alternate between the tools and repeat ``--repeat`` times; medians are printed. The
-targets compare ratios measured in the same invocation:
+- word2vec skip-gram (d=100, window 5, negative 5, sample 1e-3, min_count 5), rowbook and
+  gensim on the same token lists;
+- FastText skip-gram (the same, n-grams 3-6, 2M buckets), rowbook and gensim's FastText,
+  on the first ``--fasttext-docs`` documents;
+- GloVe (d=100, window 10, x_max 10), rowbook alone (gensim has none) on the counted
+  matrix, its epochs timed (the records' shuffle before them is serial).
 
-- busy: rowbook's 2-worker / 1-worker speed-up is at least gensim's;
-- idle: rowbook's 2-worker / 1-worker speed-up is at least 1.8.
+"Busy" runs ``--competitors`` processes spinning a Python loop. One competitor on a 2-core
+machine leaves each of three runnable threads two thirds of a core: the most a 2-worker
+trainer can then get is 1.33 cores.
+
+Reported per run: speed (corpus tokens or co-occurrence records x epochs / train seconds)
+and the CPU share (this process's user + system CPU seconds / wall seconds: 2.0 is two
+full cores). Runs alternate between the tools and repeat ``--repeat`` times; medians are
+printed. The targets compare ratios measured in the same invocation:
+
+- busy: rowbook's 2-worker / 1-worker speed-up is at least gensim's, for each trainer
+  gensim has;
+- idle: rowbook's 2-worker / 1-worker speed-up is at least 1.8, for each trainer.
 
     python benchmarks/bench_contention.py            # 2 epochs, 3 repeats
     python benchmarks/bench_contention.py --quick    # 300 documents, 1 repeat
@@ -35,9 +43,12 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from benchmarks.corpora import newsarticles_tokens
 from benchmarks.timing import machine, print_targets
-from rowbook.models.word2vec import Word2Vec
+from rowbook import FastText, GloVe, Word2Vec
+from rowbook.data import cooccurrence_matrix, read_corpus
 
 PARAMS = {"vector_size": 100, "window": 5, "min_count": 5, "sample": 1e-3, "negative": 5}
+FASTTEXT = {"min_n": 3, "max_n": 6, "bucket": 2_000_000}
+GLOVE = {"vector_size": 100, "window": 10, "min_count": 5, "x_max": 10.0}
 SPIN = "while True: pass"
 
 
@@ -55,20 +66,21 @@ def competitors(n: int) -> Iterator[None]:
 
 
 def timed(train: Callable[[], object]) -> tuple[float, float]:
-    """(wall seconds, CPU share) of ``train()``."""
+    """(seconds, CPU share) of ``train()``: its wall time, or the seconds it returns (GloVe's
+    epochs, without the shuffle of the records before them)."""
     wall, cpu = time.perf_counter(), time.process_time()
-    train()
+    seconds = train()
     wall, cpu = time.perf_counter() - wall, time.process_time() - cpu
-    return wall, cpu / wall
+    return (seconds if isinstance(seconds, float) else wall), cpu / wall
 
 
-def rowbook_run(sentences, workers: int, epochs: int, seed: int) -> Callable[[], object]:
+def rowbook_word2vec(sentences, workers: int, epochs: int, seed: int) -> Callable[[], object]:
     model = Word2Vec(workers=workers, epochs=epochs, seed=seed, lr=0.025, **PARAMS)
     model.build_vocab(sentences)
     return lambda: model.train(sentences, epochs=epochs)
 
 
-def gensim_run(sentences, workers: int, epochs: int, seed: int) -> Callable[[], object]:
+def gensim_word2vec(sentences, workers: int, epochs: int, seed: int) -> Callable[[], object]:
     from gensim.models import Word2Vec as GensimWord2Vec
 
     model = GensimWord2Vec(sg=1, workers=workers, epochs=epochs, seed=seed, **PARAMS)
@@ -76,18 +88,68 @@ def gensim_run(sentences, workers: int, epochs: int, seed: int) -> Callable[[], 
     return lambda: model.train(sentences, total_examples=model.corpus_count, epochs=epochs)
 
 
-def measure(
-    sentences, epochs: int, repeat: int, busy: int
-) -> dict[tuple[str, int], tuple[float, float]]:
-    """Median (words/s, CPU share) per (tool, workers), under ``busy`` competitors."""
-    tokens = sum(map(len, sentences)) * epochs
+def rowbook_fasttext(sentences, workers: int, epochs: int, seed: int) -> Callable[[], object]:
+    model = FastText(workers=workers, epochs=epochs, seed=seed, lr=0.025, minn=3, maxn=6,
+                     bucket=FASTTEXT["bucket"], **PARAMS)  # fmt: skip
+    model.build_vocab(sentences)
+    return lambda: model.train(sentences, epochs=epochs)
+
+
+def gensim_fasttext(sentences, workers: int, epochs: int, seed: int) -> Callable[[], object]:
+    from gensim.models import FastText as GensimFastText
+
+    model = GensimFastText(sg=1, workers=workers, epochs=epochs, seed=seed, **FASTTEXT, **PARAMS)
+    model.build_vocab(sentences)
+    return lambda: model.train(sentences, total_examples=model.corpus_count, epochs=epochs)
+
+
+_MATRICES: dict[int, tuple] = {}  # id(sentences) -> (X, keys): counted once per corpus
+
+
+def _glove_matrix(sentences) -> tuple:
+    if id(sentences) not in _MATRICES:
+        vocab, encoded = read_corpus(sentences, min_count=GLOVE["min_count"], ties="alphabetical")
+        _MATRICES[id(sentences)] = (
+            cooccurrence_matrix(encoded, len(vocab), GLOVE["window"]),
+            vocab.keys,
+        )
+    return _MATRICES[id(sentences)]
+
+
+def rowbook_glove(sentences, workers: int, epochs: int, seed: int) -> Callable[[], object]:
+    X, keys = _glove_matrix(sentences)
+    model = GloVe(workers=workers, epochs=epochs, seed=seed, **GLOVE)
+    return lambda: sum(p.seconds for p in model.fit_cooccurrence(X, keys).history)
+
+
+#: trainer -> (rowbook, gensim or None, what the speed counts)
+TRAINERS = {
+    "word2vec": (rowbook_word2vec, gensim_word2vec, "words"),
+    "FastText": (rowbook_fasttext, gensim_fasttext, "words"),
+    "GloVe": (rowbook_glove, None, "records"),
+}
+
+
+def units(trainer: str, sentences) -> int:
+    """What one epoch of ``trainer`` processes: corpus tokens, or GloVe's records."""
+    if trainer == "GloVe":
+        return _glove_matrix(sentences)[0].nnz
+    return sum(map(len, sentences))
+
+
+def measure(trainer: str, sentences, epochs: int, repeat: int,
+            busy: int) -> dict[tuple[str, int], tuple[float, float]]:  # fmt: skip
+    """Median (units/s, CPU share) per (tool, workers) of ``trainer``, under ``busy`` competitors."""
+    ours, theirs, _ = TRAINERS[trainer]
+    tools = [("rowbook", ours)] + ([("gensim", theirs)] if theirs else [])
+    per_epoch = units(trainer, sentences)
     runs: dict[tuple[str, int], list[tuple[float, float]]] = {}
     with competitors(busy) if busy else contextlib.nullcontext():
         for r in range(repeat):
             for workers in (1, 2):
-                for tool, make in (("rowbook", rowbook_run), ("gensim", gensim_run)):
+                for tool, make in tools:
                     wall, share = timed(make(sentences, workers, epochs, seed=r + 1))
-                    runs.setdefault((tool, workers), []).append((tokens / wall, share))
+                    runs.setdefault((tool, workers), []).append((per_epoch * epochs / wall, share))
     return {k: (statistics.median(s for s, _ in v), statistics.median(c for _, c in v))
             for k, v in runs.items()}  # fmt: skip
 
@@ -98,30 +160,40 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--epochs", type=int, default=2)
     parser.add_argument("--repeat", type=int, default=3)
     parser.add_argument("--competitors", type=int, default=1, help="spinning processes when busy")
+    parser.add_argument("--fasttext-docs", type=int, default=1000)
+    parser.add_argument("--trainers", nargs="+", default=list(TRAINERS), choices=list(TRAINERS))
     args = parser.parse_args(argv)
     sentences = newsarticles_tokens()
     if args.quick:
-        sentences, args.repeat = sentences[:300], 1
-    rowbook_run(sentences[:50], 2, 1, 1)()  # compile (or load) the kernels before timing
-    print(f"\n### Trainers under contention\n\n{machine()}; word2vec skip-gram, "
-          f"{sum(map(len, sentences)):,} tokens x {args.epochs} epochs, train only, "
-          f"medians of {args.repeat}\n")  # fmt: skip
+        sentences, args.repeat, args.fasttext_docs = sentences[:300], 1, 100
+    print(f"\n### Trainers under contention\n\n{machine()}; {sum(map(len, sentences)):,} tokens "
+          f"(FastText: the first {args.fasttext_docs:,} documents) x {args.epochs} epochs, "
+          f"training only, medians of {args.repeat}\n")  # fmt: skip
     print(
-        "| machine | tool | words/s, 1 worker | words/s, 2 workers | 2 / 1 | CPU share, 2 workers |"
+        "| trainer | machine | tool | speed, 1 worker | speed, 2 workers | 2 / 1 | CPU share, 2 workers |"
     )
-    print("|---|---|---:|---:|---:|---:|")
-    ratio = {}
-    for label, busy in (("idle", 0), (f"busy ({args.competitors} spinning)", args.competitors)):
-        result = measure(sentences, args.epochs, args.repeat, busy)
-        for tool in ("rowbook", "gensim"):
-            one, two = result[(tool, 1)], result[(tool, 2)]
-            ratio[(label.split()[0], tool)] = two[0] / one[0]
-            print(f"| {label} | {tool} | {one[0]:,.0f} | {two[0]:,.0f} | {two[0] / one[0]:.2f} | "
-                  f"{two[1]:.0%} |")  # fmt: skip
-    return 0 if print_targets([
-        ("busy: rowbook 2/1 speed-up vs gensim's", ratio[("busy", "rowbook")], ratio[("busy", "gensim")]),
-        ("idle: rowbook 2/1 speed-up", ratio[("idle", "rowbook")], 1.8),
-    ]) else 1  # fmt: skip
+    print("|---|---|---|---:|---:|---:|---:|")
+    targets = []
+    for trainer in args.trainers:
+        corpus = sentences[: args.fasttext_docs] if trainer == "FastText" else sentences
+        ours = TRAINERS[trainer][0]
+        ours(corpus[:50] if trainer != "GloVe" else corpus, 2, 1, 1)()  # compile or load kernels
+        unit = TRAINERS[trainer][2]
+        ratio = {}
+        for label, busy in (("idle", 0), (f"busy ({args.competitors} spinning)", args.competitors)):
+            result = measure(trainer, corpus, args.epochs, args.repeat, busy)
+            for tool in ("rowbook", "gensim"):
+                if (tool, 1) not in result:
+                    continue
+                one, two = result[(tool, 1)], result[(tool, 2)]
+                ratio[(label.split()[0], tool)] = two[0] / one[0]
+                print(f"| {trainer} | {label} | {tool} | {one[0]:,.0f} {unit}/s | {two[0]:,.0f} | "
+                      f"{two[0] / one[0]:.2f} | {two[1]:.0%} |", flush=True)  # fmt: skip
+        if ("busy", "gensim") in ratio:
+            targets.append((f"{trainer} busy: rowbook 2/1 speed-up vs gensim's",
+                            ratio[("busy", "rowbook")], ratio[("busy", "gensim")]))  # fmt: skip
+        targets.append((f"{trainer} idle: rowbook 2/1 speed-up", ratio[("idle", "rowbook")], 1.8))
+    return 0 if print_targets(targets) else 1
 
 
 if __name__ == "__main__":
