@@ -38,7 +38,7 @@ import numpy as np
 
 from rowbook.corpus_files import iter_pieces
 from rowbook.data import id_stream
-from rowbook.data.id_stream import IdFile, RawIdSink
+from rowbook.data.id_stream import IdFile, RawIdSink, new_spill_folder
 
 __all__ = [
     "Corpus",
@@ -303,13 +303,7 @@ def read_corpus(
         index = dict(zip(vocab_keys, range(len(kept)), strict=True))
         dead = np.setdiff1d(np.arange(len(keys)), live)
         remap[dead] = [index.get(keys[i], -1) for i in dead]
-    if sink is not None:
-        id_file, kept_per_sentence = id_stream.remap_to_file(sink, remap, lengths)
-        return vocab, _encoded(
-            id_file.ids, kept_per_sentence, lengths, max_sentence_length, id_file
-        )
-    ids, kept_per_sentence = id_stream.remap_in_place(raw, remap, lengths)
-    return vocab, _encoded(ids, kept_per_sentence, lengths, max_sentence_length)
+    return vocab, _encode(sink, raw, remap, lengths, max_sentence_length)
 
 
 def vocab_from_counts(
@@ -348,11 +342,13 @@ def encode_corpus(
     *,
     tokenizer: Any = None,
     max_sentence_length: int = MAX_SENTENCE_LENGTH,
+    spill_dir: str | os.PathLike[str] | None = None,
 ) -> EncodedCorpus:
     """The id stream of ``corpus`` over a vocabulary already chosen (``keys`` in id order).
 
     Words not in ``keys`` are dropped as :func:`read_corpus` drops out-of-vocabulary words,
     so encoding a corpus with the vocabulary ``read_corpus`` chose for it gives the same ids.
+    ``spill_dir`` keeps the ids in a file there, as in :func:`read_corpus`.
 
     Examples
     --------
@@ -360,11 +356,11 @@ def encode_corpus(
     >>> enc.ids.tolist(), enc.starts.tolist(), enc.raw_lengths.tolist()
     ([1, 0, 0], [0, 2, 3], [3, 1])
     """
-    scanned, raw, lengths, _, _ = _scan(iter_sentences(corpus, tokenizer), None)
+    sink = None if spill_dir is None else RawIdSink(spill_dir)
+    scanned, raw, lengths, _, _ = _scan(iter_sentences(corpus, tokenizer), None, sink)
     index = {key: i for i, key in enumerate(keys)}
     remap = np.array([index.get(key, -1) for key in scanned], dtype=np.int32)
-    ids, kept_per_sentence = id_stream.remap_in_place(raw, remap, lengths)
-    return _encoded(ids, kept_per_sentence, lengths, max_sentence_length)
+    return _encode(sink, raw, remap, lengths, max_sentence_length)
 
 
 def _encoded(ids: np.ndarray, kept_per_sentence: np.ndarray, lengths: np.ndarray, max_len: int,
@@ -372,6 +368,20 @@ def _encoded(ids: np.ndarray, kept_per_sentence: np.ndarray, lengths: np.ndarray
     """The corpus of in-vocabulary ``ids``, its sentences cut into pieces of ``max_len``."""
     starts, raw_piece = _layout(kept_per_sentence, lengths, max_len)
     return EncodedCorpus(ids, starts, raw_piece, id_file)
+
+
+def _encode(sink: RawIdSink | None, raw: array | None, remap: np.ndarray, lengths: np.ndarray,
+            max_len: int) -> EncodedCorpus:  # fmt: skip
+    """The scanned provisional ids mapped through ``remap`` (out-of-vocabulary ``-1`` dropped):
+    in RAM in place, spilled into the final id file beside them."""
+    if sink is None:
+        ids, kept_per_sentence = id_stream.remap_in_place(raw, remap, lengths)
+        return _encoded(ids, kept_per_sentence, lengths, max_len)
+    blocks = sink.blocks(id_stream.REMAP_TOKENS)
+    id_file, kept_per_sentence = id_stream.remap_to_file(blocks, remap, lengths, sink.folder)
+    sink.raw_path.unlink()
+    sink.detach()
+    return _encoded(id_file.ids, kept_per_sentence, lengths, max_len, id_file)
 
 
 def _layout(
@@ -421,7 +431,20 @@ def truncate_vocab(
     >>> small.keys, enc2.ids.tolist(), enc2.starts.tolist()
     (('a',), [0, 0], [0, 2])
     """
+    small = CountedVocab(vocab.keys[:n], vocab.counts[:n], vocab.total_words, vocab.corpus_count)
+    if corpus.id_file is not None:  # block by block into a new id file: the ids stay on disk
+        return small, _truncate_spilled(corpus, len(vocab.keys), n)
     keep = corpus.ids < n
     kept_before = np.concatenate([[0], np.cumsum(keep)]).astype(np.int64)
-    small = CountedVocab(vocab.keys[:n], vocab.counts[:n], vocab.total_words, vocab.corpus_count)
     return small, EncodedCorpus(corpus.ids[keep], kept_before[corpus.starts], corpus.raw_lengths)
+
+
+def _truncate_spilled(corpus: EncodedCorpus, V: int, n: int) -> EncodedCorpus:
+    """:func:`truncate_vocab`'s corpus from a spilled one of ``V`` words, block by block into a
+    new id file in the same ``spill_dir``."""
+    folder = new_spill_folder(corpus.id_file.folder.parent)
+    remap = np.where(np.arange(V) < n, np.arange(V), -1).astype(np.int32)  # (V,)
+    pieces = np.diff(corpus.starts)  # (P,) ids of each sentence piece
+    id_file, kept = id_stream.remap_to_file(corpus.id_file.blocks(), remap, pieces, folder)
+    starts = np.concatenate([[0], np.cumsum(kept)]).astype(np.int64)  # (P + 1,)
+    return EncodedCorpus(id_file.ids, starts, corpus.raw_lengths, id_file)

@@ -33,8 +33,8 @@ from pathlib import Path
 
 import numpy as np
 
-__all__ = ["BLOCK_TOKENS", "REMAP_TOKENS", "IdFile", "RawIdSink", "remap_blocks", "remap_in_place",
-           "remap_to_file"]  # fmt: skip
+__all__ = ["BLOCK_TOKENS", "REMAP_TOKENS", "IdFile", "RawIdSink", "new_spill_folder", "remap_blocks",
+           "remap_in_place", "remap_to_file"]  # fmt: skip
 
 BLOCK_TOKENS = 1 << 20  # 4 MB of int32 ids per block written while scanning
 REMAP_TOKENS = 1 << 18  # ids remapped at once: about 2.5 MB of temporaries
@@ -100,25 +100,29 @@ def _compact(raw_ids: array, remap: np.ndarray, lengths: np.ndarray) -> tuple[in
     return n, kept
 
 
-def remap_to_file(sink: RawIdSink, remap: np.ndarray, lengths: np.ndarray) -> tuple[IdFile, np.ndarray]:  # fmt: skip
-    """``(id file, kept per sentence)``: :func:`remap_blocks` from the spilled provisional ids
-    into the final id file beside them (then the provisional ids are removed)."""
-    out_path = sink.folder / "ids.i32"
+def remap_to_file(blocks: Iterable[tuple[int, np.ndarray]], remap: np.ndarray, lengths: np.ndarray,
+                  folder: Path) -> tuple[IdFile, np.ndarray]:  # fmt: skip
+    """``(id file, kept per sentence)``: :func:`remap_blocks` of ids read block by block (from
+    a :class:`RawIdSink` or an :class:`IdFile`) written to ``folder/ids.i32``."""
+    out_path = folder / "ids.i32"
     with open(out_path, "wb") as out:
-        kept = remap_blocks(sink.blocks(REMAP_TOKENS), remap, lengths, out.write)
-    sink.raw_path.unlink()
-    sink.detach()
-    return IdFile(sink.folder, out_path, int(kept.sum())), kept
+        kept = remap_blocks(blocks, remap, lengths, out.write)
+    return IdFile(folder, out_path, int(kept.sum())), kept
+
+
+def new_spill_folder(spill_dir: str | os.PathLike[str]) -> Path:
+    """A new temporary folder for id files inside ``spill_dir`` (which must be a folder)."""
+    folder = Path(spill_dir)
+    if not folder.is_dir():
+        raise FileNotFoundError(f"spill_dir {folder} is not a folder; create it or pass None")
+    return Path(tempfile.mkdtemp(prefix="rowbook-ids-", dir=folder))
 
 
 class RawIdSink:
     """Where :func:`read_corpus` spills provisional ids while scanning: an append-only file."""
 
     def __init__(self, spill_dir: str | os.PathLike[str]) -> None:
-        folder = Path(spill_dir)
-        if not folder.is_dir():
-            raise FileNotFoundError(f"spill_dir {folder} is not a folder; create it or pass None")
-        self.folder = Path(tempfile.mkdtemp(prefix="rowbook-ids-", dir=folder))
+        self.folder = new_spill_folder(spill_dir)
         self._cleanup = weakref.finalize(self, _remove_folder, self.folder)
         self.raw_path = self.folder / "raw.i32"
         self._file = open(self.raw_path, "wb")
@@ -166,6 +170,13 @@ class IdFile:
         if len(data) != n * _ITEM:
             raise OSError(f"{self.path} was cut short: ids {start}..{stop} are not all there")
         return np.frombuffer(data, dtype=np.int32)
+
+    def blocks(self, tokens: int | None = None):
+        """The ids ``tokens`` (default :data:`BLOCK_TOKENS`) at a time, as ``(start, int32
+        array)`` pairs (as :meth:`RawIdSink.blocks`)."""
+        tokens = tokens or BLOCK_TOKENS
+        for start in range(0, self.n_tokens, tokens):
+            yield start, self.read(start, min(start + tokens, self.n_tokens))
 
     @property
     def ids(self) -> np.ndarray:
