@@ -44,7 +44,7 @@ def _imported_after(code: str, watched: list[str], tmp_path: Path) -> list[str]:
     return json.loads(out.stdout.strip().splitlines()[-1])
 
 
-def test_the_heavy_list_names_modules_this_process_can_see(tmp_path):
+def test_the_check_sees_a_heavy_import(tmp_path):
     """The check can fail: importing a heavy module in the child is seen."""
     found = _imported_after("import rowbook.nn", HEAVY, tmp_path)
     assert {"rowbook.autograd", "rowbook.nn"} <= set(found)
