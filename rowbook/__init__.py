@@ -14,7 +14,7 @@ Each name is imported on first use, so ``import rowbook`` itself is cheap.
 
 from typing import TYPE_CHECKING
 
-from rowbook._lazy import lazy_exports
+import lazy_loader
 
 if TYPE_CHECKING:  # the names as type checkers and editors see them; imported on use below
     from rowbook import autograd, nn, optim
@@ -43,24 +43,25 @@ if TYPE_CHECKING:  # the names as type checkers and editors see them; imported o
     from rowbook.vectors import SubwordVectors, Vectors
 
 #: Where each public name lives. ``import rowbook`` imports none of them: a name's module
-#: is imported when the name is first used (:mod:`rowbook._lazy`), so a script that trains
-#: word2vec never loads the autograd stack, SciPy's statistics or the plotting code.
-_EXPORTS = {
-    **dict.fromkeys(["Normalizer", "WordTokenizer", "CharTokenizer", "ByteLevelBPE", "Vocab",
-                     "TextPipeline"], "rowbook.text"),
-    **dict.fromkeys(["Tensor", "RowSparse", "no_grad"], "rowbook.autograd"),
-    **dict.fromkeys(["Embedding", "EmbeddingBag"], "rowbook.nn"),
-    **dict.fromkeys(["SGD", "Adagrad", "RowWiseAdagrad", "Adam", "AdamW", "SparseAdam"],
-                    "rowbook.optim"),
-    **dict.fromkeys(["TrainConfig", "Trainer"], "rowbook.training"),
-    **dict.fromkeys(["ColorHarmony", "NPLM", "TextClassifier", "LSTMClassifier", "Word2Vec",
-                     "GloVe", "FastText", "load"], "rowbook.models"),
-    **dict.fromkeys(["Vectors", "SubwordVectors"], "rowbook.vectors"),
-    # sub-packages, as attributes of the package
-    **{name: f"rowbook.{name}" for name in ("autograd", "nn", "optim", "text", "data", "models",
-                                            "vectors", "viz", "training", "io", "checks")},
-}  # fmt: skip
-__getattr__, __dir__ = lazy_exports(__name__, _EXPORTS, globals())
+#: is imported when the name is first used (``lazy_loader``, as SciPy and scikit-image do),
+#: so a script that trains word2vec never loads the autograd stack, SciPy's statistics or
+#: the plotting code. ``EAGER_IMPORT=1`` imports everything at once (to check the names).
+__getattr__, __dir__, _ = lazy_loader.attach(
+    __name__,
+    submodules=["autograd", "nn", "optim", "text", "data", "models", "vectors", "viz",
+                "training", "io", "checks"],
+    submod_attrs={
+        "text": ["Normalizer", "WordTokenizer", "CharTokenizer", "ByteLevelBPE", "Vocab",
+                 "TextPipeline"],
+        "autograd": ["Tensor", "RowSparse", "no_grad"],
+        "nn": ["Embedding", "EmbeddingBag"],
+        "optim": ["SGD", "Adagrad", "RowWiseAdagrad", "Adam", "AdamW", "SparseAdam"],
+        "training": ["TrainConfig", "Trainer"],
+        "models": ["ColorHarmony", "NPLM", "TextClassifier", "LSTMClassifier", "Word2Vec",
+                   "GloVe", "FastText", "load"],
+        "vectors": ["Vectors", "SubwordVectors"],
+    },
+)  # fmt: skip
 
 __version__ = "0.1.0"
 

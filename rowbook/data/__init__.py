@@ -2,7 +2,8 @@
 
 from typing import TYPE_CHECKING
 
-from rowbook._lazy import lazy_exports
+import lazy_loader
+
 from rowbook.data.corpus import (
     Corpus,
     CountedVocab,
@@ -32,11 +33,10 @@ if TYPE_CHECKING:
     )
 
 # GloVe's co-occurrence counting builds SciPy sparse matrices: imported when first used.
-__getattr__, __dir__ = lazy_exports(
+__getattr__, _, _ = lazy_loader.attach(
     __name__,
-    dict.fromkeys(["cooccurrence_matrix", "cooccurrence_pairs_reference", "count_cooccurrences"],
-                  "rowbook.data.cooccurrence"),
-    globals(),
+    submod_attrs={"cooccurrence": ["cooccurrence_matrix", "cooccurrence_pairs_reference",
+                                   "count_cooccurrences"]},
 )  # fmt: skip
 
 __all__ = [

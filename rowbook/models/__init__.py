@@ -10,7 +10,8 @@ from __future__ import annotations
 import os
 from typing import TYPE_CHECKING
 
-from rowbook._lazy import lazy_exports
+import lazy_loader
+
 from rowbook.models.base import Model, NotFittedError, read_model_file
 
 if TYPE_CHECKING:
@@ -24,24 +25,23 @@ if TYPE_CHECKING:
 #: The module of every model class, imported on first use: training word2vec does not
 #: load the autograd stack the classifiers are built on.
 _MODULES = {
-    "ColorHarmony": "rowbook.models.color_harmony",
-    "NPLM": "rowbook.models.nplm",
-    "TextClassifier": "rowbook.models.classifier",
-    "LSTMClassifier": "rowbook.models.classifier",
-    "Word2Vec": "rowbook.models.word2vec",
-    "GloVe": "rowbook.models.glove",
-    "FastText": "rowbook.models.fasttext",
+    "color_harmony": ["ColorHarmony", "COLOR_NAMES"],
+    "nplm": ["NPLM"],
+    "classifier": ["TextClassifier", "LSTMClassifier"],
+    "word2vec": ["Word2Vec"],
+    "glove": ["GloVe"],
+    "fasttext": ["FastText"],
 }
-_getattr, __dir__ = lazy_exports(
-    __name__, {**_MODULES, "COLOR_NAMES": "rowbook.models.color_harmony"}, globals()
-)
+_getattr, _, _ = lazy_loader.attach(__name__, submod_attrs=_MODULES)
+_MODEL_NAMES = ("ColorHarmony", "NPLM", "TextClassifier", "LSTMClassifier", "Word2Vec", "GloVe",
+                "FastText")  # fmt: skip
 
 
 def __getattr__(name: str) -> object:
     """A model class, imported now; ``MODELS``: every model class by name (what
     :func:`load` can open and what the contract test checks), all of them imported."""
     if name == "MODELS":
-        return {cls: _getattr(cls) for cls in _MODULES}
+        return {cls: _getattr(cls) for cls in _MODEL_NAMES}
     return _getattr(name)
 
 
@@ -77,9 +77,9 @@ def load(path: str | os.PathLike[str]) -> Model:
     ('Word2Vec', True)
     """
     document = read_model_file(path)
-    if document["class"] not in _MODULES:
+    if document["class"] not in _MODEL_NAMES:
         raise ValueError(
             f"{path} holds a {document['class']!r} model, which this rowbook does not know "
-            f"(it knows {', '.join(sorted(_MODULES))}); was it saved by a newer rowbook?"
+            f"(it knows {', '.join(sorted(_MODEL_NAMES))}); was it saved by a newer rowbook?"
         )
     return _getattr(document["class"])._from_document(document, path)

@@ -13,7 +13,8 @@
 
 from typing import TYPE_CHECKING
 
-from rowbook._lazy import lazy_exports
+import lazy_loader
+
 from rowbook.vectors.core import Vectors
 from rowbook.vectors.evaluate import evaluate_analogies, evaluate_word_pairs
 
@@ -21,8 +22,6 @@ if TYPE_CHECKING:
     from rowbook.vectors.subword import SubwordVectors
 
 # SubwordVectors sums n-gram rows with rowbook.nn's bag kernels: imported when first used.
-__getattr__, __dir__ = lazy_exports(
-    __name__, {"SubwordVectors": "rowbook.vectors.subword"}, globals()
-)
+__getattr__, _, _ = lazy_loader.attach(__name__, submod_attrs={"subword": ["SubwordVectors"]})
 
 __all__ = ["SubwordVectors", "Vectors", "evaluate_analogies", "evaluate_word_pairs"]
