@@ -150,7 +150,8 @@ def count_cooccurrences(
     ``memory`` is a budget in bytes for counting (``None``: no cap): up to an eighth for the
     table of frequent pairs (``dense_cells`` int64 cells, :func:`dense_layout`; default
     :data:`DENSE_CELLS`), an eighth for the block of other pairs in
-    flight, half for the counts held in RAM, past which they go as sorted runs to temporary
+    flight, half for the counts held in RAM (a quarter, and a sum of two being made), past
+    which they go as sorted runs to temporary
     files in ``folder`` (default: the system's temporary folder, removed when the iteration
     ends), a quarter for merging the runs' bands. The values are exact sums, rounded once,
     whatever the budget and the table's size. The bands are the caller's to keep or write.
