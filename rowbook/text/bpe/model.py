@@ -35,7 +35,6 @@ ids and are never split.
 
 from __future__ import annotations
 
-import itertools
 import os
 from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
@@ -47,10 +46,11 @@ from tqdm.auto import tqdm
 
 from rowbook.checks import check_int
 from rowbook.text.bpe import files as bpe_files
+from rowbook.text.bpe.batch import Segments, encode_batch, encode_texts
 from rowbook.text.bpe.bytelevel import GPT2_PATTERN, decode_tokens, to_byte_level
 from rowbook.text.bpe.classic import MergeStep
 from rowbook.text.bpe.count import count_words_parallel
-from rowbook.text.bpe.encode import encode_word_dropout, encode_words
+from rowbook.text.bpe.encode import encode_word_dropout
 from rowbook.text.bpe.encoding import Encoding, build_encoding
 from rowbook.text.bpe.options import check_fit_args, check_trainer_options, special_regex
 from rowbook.text.bpe.train import learn
@@ -96,7 +96,11 @@ class ByteLevelBPE:
             ) from None
         if not isinstance(cache_size, int) or cache_size < 0:
             raise ValueError(f"cache_size must be an int >= 0, got {cache_size!r}")
-        self.pattern, self.add_prefix_space, self.cache_size = pattern, bool(add_prefix_space), cache_size
+        self.pattern, self.add_prefix_space, self.cache_size = (
+            pattern,
+            bool(add_prefix_space),
+            cache_size,
+        )
         if dropout is not None and (isinstance(dropout, bool) or not 0.0 <= dropout <= 1.0):
             raise ValueError(f"dropout must be None or a probability in [0, 1], got {dropout!r}")
         self.dropout, self.seed = dropout, seed
@@ -269,28 +273,6 @@ class ByteLevelBPE:
                 prefixed = self.add_prefix_space and not part.startswith(" ")
                 yield (" " + part if prefixed else part), None, prefixed
 
-    def _encode_words(self, words: list[str]) -> list[int]:
-        cache = self._cache
-        try:  # the common case once the cache is warm: every word is known
-            return list(itertools.chain.from_iterable(map(cache.__getitem__, words)))
-        except KeyError:
-            pass
-        unique = set(words)
-        missing = list(unique.difference(cache))
-        if len(cache) + len(missing) > self.cache_size:
-            cache.clear()
-            missing = list(unique)
-        if self._ignore_merges:
-            whole = [w for w in missing if to_byte_level(w) in self._vocab]
-            cache.update((w, (self._vocab[to_byte_level(w)],)) for w in whole)
-            missing = [w for w in missing if w not in cache]
-        if missing:
-            encoded = encode_words(
-                [w.encode("utf-8") for w in missing], self._byte_ids, self._merge_table
-            )
-            cache.update(zip(missing, map(tuple, encoded), strict=True))
-        return list(itertools.chain.from_iterable(map(cache.__getitem__, words)))
-
     def _encode_dropout(self, words: list[str]) -> list[int]:
         if self._ranks is None:
             keys, ranks, new_ids = self._merge_table
@@ -305,44 +287,53 @@ class ByteLevelBPE:
             ids += encode_word_dropout(symbols, self._ranks, self.dropout, self._rng)
         return ids
 
-    def _encode_ids(self, text: str) -> tuple[list[int], list[int]]:
-        """Ids of ``text``, and the tokens that start with an inserted prefix space."""
-        self._check_fitted()
+    def _checked(self, text: str) -> str:
         _check_str(text)
-        try:
-            text.encode("utf-8")
-        except UnicodeEncodeError as err:
-            raise ValueError(f"text has a lone surrogate {text[err.start]!r} at character offset "
-                             f"{err.start}, which has no UTF-8 bytes; encode valid Unicode") from None  # fmt: skip
-        ids: list[int] = []
-        prefixed_at: list[int] = []  # tokens holding a space the text has not
-        encode_words_of = self._encode_dropout if self.dropout else self._encode_words
-        for piece, token, prefixed in self._pieces(text, self._cutter, self._unsplit_ids):
-            if token is not None:
-                ids.append(self._unsplit_ids[token])
-                continue
-            if prefixed:
-                prefixed_at.append(len(ids))
-            ids += encode_words_of(self._pretokenize(piece))
-        return ids, prefixed_at
+        if not text.isascii():
+            try:
+                text.encode("utf-8")
+            except UnicodeEncodeError as err:
+                raise ValueError(f"text has a lone surrogate {text[err.start]!r} at character offset "
+                                 f"{err.start}, which has no UTF-8 bytes; encode valid Unicode") from None  # fmt: skip
+        return text
+
+    def _words(self, text: str) -> list[str]:
+        """The words of ``text``, for a model with no unsplit tokens and no prefix space."""
+        return self._pretokenize(self._checked(text)) if text else []
+
+    def _segments(self, text: str) -> Segments:
+        """``text`` cut for encoding: unsplit tokens, and the words of the text between them."""
+        return [(None, prefixed, self._pretokenize(piece)) if token is None
+                else (self._unsplit_ids[token], False, [])
+                for piece, token, prefixed in self._pieces(self._checked(text), self._cutter,
+                                                           self._unsplit_ids)]  # fmt: skip
 
     def encode(self, text: str) -> Encoding:
         """The :class:`~rowbook.text.bpe.encoding.Encoding` of ``text``: ids, tokens, offsets, masks.
 
         Special and added tokens found in the text become their ids, unsplit.
         """
-        ids, prefixed_at = self._encode_ids(text)
-        return build_encoding(text, ids, prefixed_at, self._id_to_token, self._id_len)
+        self._check_fitted()
+        ids_of, prefixed = encode_texts(self, [text])
+        return build_encoding(text, ids_of[0], prefixed.get(0, []), self._id_to_token, self._id_len)
 
-    def encode_batch(self, texts: Sequence[str]) -> list[Encoding]:
-        """:meth:`encode` for each text."""
+    def encode_batch(self, texts: Sequence[str], *, workers: int | None = None) -> list[Encoding]:
+        """:meth:`encode` for each text, on ``workers`` processes (``None``: one per CPU).
+
+        Each distinct word is encoded once per call. Batches of texts go to a pool of
+        worker processes when the texts hold more than 256k characters (fewer stay in this
+        process); the result is the same for every ``workers`` (:mod:`rowbook.text.bpe.batch`).
+        """
+        self._check_fitted()
         if isinstance(texts, str):
             raise TypeError("encode_batch expects a sequence of str; for one text use encode()")
-        return [self.encode(text) for text in texts]
+        workers = check_int("workers", workers, 1, allow_none=True) or os.cpu_count() or 1
+        return encode_batch(self, [_check_str(text) for text in texts], workers)
 
     def tokenize(self, text: str) -> list[str]:
         """The tokens of ``text`` as byte-level spellings (``"Ġworld"``)."""
-        return [self._id_to_token[i] for i in self._encode_ids(text)[0]]
+        self._check_fitted()
+        return [self._id_to_token[i] for i in encode_texts(self, [text])[0][0]]
 
     def detokenize(self, tokens: Sequence[str]) -> str:
         """Text of tokens, as ``tokenizers``' ``ByteLevel`` decoder gives it (no vocabulary lookup).

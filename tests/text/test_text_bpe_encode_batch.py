@@ -1,0 +1,116 @@
+"""``encode_batch`` on several processes: the serial encodings, and those of ``tokenizers``.
+
+The batch size constants are made small so that a corpus of a few thousand lines is cut
+into many batches and actually goes through the worker pool.
+"""
+
+from __future__ import annotations
+
+import pytest
+from tokenizers import ByteLevelBPETokenizer, Tokenizer
+
+from rowbook.text import ByteLevelBPE
+from rowbook.text.bpe import batch as bpe_batch
+from rowbook.text.bpe import count as bpe_count
+
+SPECIALS = ["<pad>", "<|endoftext|>"]
+HARD = [
+    "héllo wörld ✓ 日本語",
+    "x<pad>y 日 <|endoftext|>",
+    " ✓✓  spaced\tout\n",
+    "Emoji 👍🏽 👨‍👩‍👧‍👦 and e\u0301",
+    "",
+    "the ☃ sat on<mask>héllo wörld",
+    "<mask>",
+]
+
+
+@pytest.fixture(scope="module")
+def texts(corpus):
+    lines = [*corpus, *corpus[::-1]]  # about 3,000 lines
+    return [
+        t
+        for i, line in enumerate(lines)
+        for t in ([line, HARD[i % len(HARD)]] if i % 50 == 0 else [line])
+    ]
+
+
+@pytest.fixture
+def pool_calls(monkeypatch):
+    """Small batches, and a record of ``(number of batches, workers)`` of each pool run."""
+    monkeypatch.setattr(bpe_batch, "POOL_CHARS", 8_000)
+    monkeypatch.setattr(bpe_batch, "BATCH_CHARS", 2_000)
+    calls = []
+
+    def spy(job, tasks, workers):
+        tasks = list(tasks)
+        calls.append((len(tasks), workers))
+        return bpe_count.map_in_order(job, tasks, workers)
+
+    monkeypatch.setattr(bpe_batch, "map_in_order", spy)
+    return calls
+
+
+def _model(corpus, tmp_path, **params):
+    ours = ByteLevelBPE(**params).fit(corpus, 600, special_tokens=SPECIALS)
+    ours.add_tokens(["héllo wörld", "☃", "sat on"])
+    ours.add_special_tokens(["<mask>"])
+    ours.to_tokenizer_json(tmp_path / "tokenizer.json")
+    return ours, Tokenizer.from_file(str(tmp_path / "tokenizer.json"))
+
+
+def _fields(encodings):
+    return [(e.ids, e.tokens, e.offsets) for e in encodings]
+
+
+@pytest.mark.parametrize("add_prefix_space", [False, True])
+def test_parallel_equals_serial_equals_tokenizers(
+    corpus, texts, pool_calls, tmp_path, add_prefix_space
+):
+    ours, theirs = _model(corpus, tmp_path, add_prefix_space=add_prefix_space)
+    parallel = ours.encode_batch(texts, workers=2)  # cold cache: every word met in a worker
+    assert pool_calls and pool_calls[0][0] >= 8 and pool_calls[0][1] == 2
+    serial = ours.encode_batch(texts, workers=1)
+    assert _fields(parallel) == _fields(serial) == _fields(theirs.encode_batch(texts))
+    assert parallel == serial == [ours.encode(t) for t in texts]
+    assert ours.encode_batch(texts, workers=2) == serial  # now with a warm cache in the parent
+
+
+def test_a_small_cache_gives_the_same_encodings(corpus, texts, pool_calls, tmp_path):
+    ours, _ = _model(corpus, tmp_path)
+    small, _ = _model(corpus, tmp_path, cache_size=40)  # emptied every few texts, in workers too
+    assert small.encode_batch(texts, workers=2) == ours.encode_batch(texts, workers=1)
+    assert len(small._cache) <= 40
+
+
+def test_default_workers_use_the_pool_and_give_the_serial_result(
+    corpus, texts, pool_calls, tmp_path
+):
+    ours, _ = _model(corpus, tmp_path)
+    assert ours.encode_batch(texts) == ours.encode_batch(texts, workers=1)
+    assert pool_calls[0][1] >= 1  # None: one worker per CPU
+
+
+def test_dropout_draws_in_text_order_whatever_the_workers(corpus, texts, pool_calls, tmp_path):
+    theirs = ByteLevelBPETokenizer()
+    theirs.train_from_iterator(corpus, 600, show_progress=False)
+    vocab, merges = theirs.save_model(str(tmp_path))
+    parallel = ByteLevelBPE.from_files(vocab, merges, dropout=0.3, seed=5).encode_batch(
+        texts, workers=2
+    )
+    again = ByteLevelBPE.from_files(vocab, merges, dropout=0.3, seed=5)
+    assert parallel == [again.encode(t) for t in texts]
+    assert not pool_calls  # dropout stays in the calling process
+
+
+def test_errors_name_the_text_in_the_parent_and_in_workers(corpus, texts, pool_calls, tmp_path):
+    ours, _ = _model(corpus, tmp_path)
+    with pytest.raises(ValueError, match=r"lone surrogate '\\ud800' at character offset 3"):
+        ours.encode_batch([*texts, "ok \ud800"], workers=2)
+    assert pool_calls
+    with pytest.raises(TypeError, match="text must be a str, got bytes"):
+        ours.encode_batch([*texts, b"bytes"], workers=2)
+    with pytest.raises(ValueError, match="workers must be an integer >= 1"):
+        ours.encode_batch(texts, workers=0)
+    with pytest.raises(TypeError, match="for one text use encode"):
+        ours.encode_batch("one text", workers=2)
