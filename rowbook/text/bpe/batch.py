@@ -40,7 +40,7 @@ import numpy as np
 from rowbook.text.bpe.bytelevel import to_byte_level
 from rowbook.text.bpe.count import map_in_order, text_batches
 from rowbook.text.bpe.encode import encode_words
-from rowbook.text.bpe.encoding import Encoding, build_encoding
+from rowbook.text.bpe.encoding import Encoding, build_encodings
 
 if TYPE_CHECKING:
     from rowbook.text.bpe.model import ByteLevelBPE
@@ -143,26 +143,24 @@ def _gc_paused() -> Iterator[None]:
             gc.enable()
 
 
-def _lookup(bpe: ByteLevelBPE, words_of: list[list[str]]) -> Callable[[str], tuple[int, ...]]:
-    """The lookup of every word of ``words_of``: the warm cache if it holds them all."""
-    cache = bpe._cache
-    if all(map(cache.__contains__, itertools.chain.from_iterable(words_of))):
-        return cache.__getitem__
-    return word_table(bpe, list(itertools.chain.from_iterable(words_of))).__getitem__
-
-
 def encode_texts(bpe: ByteLevelBPE, texts: Sequence[str]) -> BatchIds:
     """Ids of each text, in this process: each distinct word looked up or encoded once."""
     chain = itertools.chain.from_iterable
     if bpe._cutter is None and not bpe.add_prefix_space and not bpe.dropout:  # plain text
-        words_of = [bpe._words(text) for text in texts]
-        get = _lookup(bpe, words_of)
-        return [list(chain(map(get, words))) for words in words_of], {}
+        words_of = bpe._words_of(texts)
+        try:  # the common case once the cache is warm: every word is known
+            get = bpe._cache.__getitem__
+            return [list(chain(map(get, words))) for words in words_of], {}
+        except KeyError:
+            get = word_table(bpe, list(chain(words_of))).__getitem__
+            return [list(chain(map(get, words))) for words in words_of], {}
     segments = [bpe._segments(text) for text in texts]
     if bpe.dropout:
         encode = bpe._encode_dropout
     else:
-        get = _lookup(bpe, [words for text in segments for _, _, words in text])
+        get = word_table(
+            bpe, [w for text in segments for _, _, words in text for w in words]
+        ).__getitem__
 
         def encode(words: list[str]) -> Iterable[int]:
             return chain(map(get, words))
@@ -203,10 +201,10 @@ def encode_batch(bpe: ByteLevelBPE, texts: list[str], workers: int) -> list[Enco
             parts = [(texts, encode_texts(bpe, texts))]
         else:
             encode_words([], bpe._byte_ids, bpe._merge_table)  # compile or load it before the fork
-            batches = list(text_batches(texts, max(BATCH_CHARS, chars // (4 * workers))))
+            batches = list(text_batches(texts, max(BATCH_CHARS, chars // (8 * workers))))
             results = map_in_order(functools.partial(_encode_job, bpe), batches, workers)
             parts = zip(batches, map(_unpack, results), strict=True)  # built as they arrive
-        id_to_token, id_len = bpe._id_to_token, bpe._id_len
-        return [build_encoding(text, ids, prefixed.get(i, []), id_to_token, id_len)
-                for batch, (ids_of, prefixed) in parts
-                for i, (text, ids) in enumerate(zip(batch, ids_of, strict=True))]  # fmt: skip
+        encodings = []
+        for batch, (ids_of, prefixed) in parts:
+            encodings += build_encodings(batch, ids_of, prefixed, bpe._id_to_token, bpe._id_len)
+        return encodings

@@ -24,11 +24,13 @@ one process.
 
 from __future__ import annotations
 
+import collections
 import itertools
 import multiprocessing
 import os
 from collections import Counter
 from collections.abc import Callable, Iterable, Iterator, Sequence
+from multiprocessing.pool import AsyncResult
 from typing import Any, TypeVar
 
 __all__ = ["BATCH_CHARS", "count_words_parallel", "map_in_order", "text_batches"]
@@ -69,10 +71,15 @@ def _run(task: Any) -> Any:
 
 def map_in_order(job: Callable[[_Task], _Result], tasks: Iterable[_Task],
                  workers: int) -> Iterator[_Result]:  # fmt: skip
-    """``job(task)`` for each task, in task order, on up to ``workers`` forked processes.
+    """``job(task)`` for each task, in task order, on ``workers`` processes: this one and
+    ``workers - 1`` forked ones.
 
-    In this process when there are fewer than two tasks, ``workers`` is 1 or the platform
-    cannot fork. ``job`` is inherited by the workers, never pickled; tasks and results are.
+    Tasks are read one at a time. Each goes to the pool while it has fewer than two tasks
+    per process to do, else this process runs it, so all processes stay busy to the last
+    task whatever their speed, and the caller's work on the results (between two ``next``)
+    is shared out too. Everything runs here when there are fewer than two tasks,
+    ``workers`` is 1 or the platform cannot fork. ``job`` is inherited by the workers,
+    never pickled; tasks and results are.
 
     Examples
     --------
@@ -82,13 +89,24 @@ def map_in_order(job: Callable[[_Task], _Result], tasks: Iterable[_Task],
     tasks = iter(tasks)
     head = list(itertools.islice(tasks, 2))
     tasks = itertools.chain(head, tasks)
-    workers = min(workers, os.cpu_count() or 1)
-    if len(head) < 2 or workers == 1 or "fork" not in multiprocessing.get_all_start_methods():
+    processes = min(workers, os.cpu_count() or 1) - 1
+    if len(head) < 2 or processes < 1 or "fork" not in multiprocessing.get_all_start_methods():
         yield from map(job, tasks)
         return
     context = multiprocessing.get_context("fork")
-    with context.Pool(workers, initializer=_install, initargs=(job,)) as pool:
-        yield from pool.imap(_run, tasks)
+    with context.Pool(processes, initializer=_install, initargs=(job,)) as pool:
+        slots: collections.deque = collections.deque()  # AsyncResult, or (result,) made here
+        for task in tasks:
+            busy = sum(isinstance(s, AsyncResult) and not s.ready() for s in slots)
+            slots.append(pool.apply_async(_run, (task,)) if busy < 2 * processes else (job(task),))
+            while slots and (not isinstance(slots[0], AsyncResult) or slots[0].ready()):
+                yield _value(slots.popleft())
+        while slots:
+            yield _value(slots.popleft())
+
+
+def _value(slot: AsyncResult | tuple) -> Any:
+    return slot.get() if isinstance(slot, AsyncResult) else slot[0]
 
 
 def _count_batch(settings: dict[str, Any], specials: list[str], texts: list[str]) -> Counter[str]:

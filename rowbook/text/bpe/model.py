@@ -35,9 +35,10 @@ ids and are never split.
 
 from __future__ import annotations
 
+import itertools
 import os
 from collections import Counter
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Container, Iterable, Mapping, Sequence
 from typing import Any
 
 import numpy as np
@@ -51,7 +52,7 @@ from rowbook.text.bpe.bytelevel import GPT2_PATTERN, decode_tokens, to_byte_leve
 from rowbook.text.bpe.classic import MergeStep
 from rowbook.text.bpe.count import count_words_parallel
 from rowbook.text.bpe.encode import encode_word_dropout
-from rowbook.text.bpe.encoding import Encoding, build_encoding
+from rowbook.text.bpe.encoding import Encoding, build_encodings
 from rowbook.text.bpe.options import check_fit_args, check_trainer_options, special_regex
 from rowbook.text.bpe.train import learn
 
@@ -262,9 +263,8 @@ class ByteLevelBPE:
             end = m.end()
         return [w for w in (*out, piece[end:]) if w]
 
-    def _pieces(self, text: str, cutter: regex.Pattern | None, specials: Iterable[str]):
+    def _pieces(self, text: str, cutter: regex.Pattern | None, specials: Container[str]):
         """``(piece, token or None, prefixed)``: unsplit tokens, and text with its prefix space."""
-        specials = set(specials)
         parts = cutter.split(text) if cutter is not None else [text]
         for part in parts:
             if part in specials:
@@ -288,7 +288,7 @@ class ByteLevelBPE:
         return ids
 
     def _checked(self, text: str) -> str:
-        _check_str(text)
+        """``text`` (a ``str``, checked by the caller) if it has UTF-8 bytes."""
         if not text.isascii():
             try:
                 text.encode("utf-8")
@@ -297,9 +297,14 @@ class ByteLevelBPE:
                                  f"{err.start}, which has no UTF-8 bytes; encode valid Unicode") from None  # fmt: skip
         return text
 
-    def _words(self, text: str) -> list[str]:
-        """The words of ``text``, for a model with no unsplit tokens and no prefix space."""
-        return self._pretokenize(self._checked(text)) if text else []
+    def _words_of(self, texts: Sequence[str]) -> list[list[str]]:
+        """The words of each text, for a model with no unsplit tokens and no prefix space."""
+        for text in itertools.filterfalse(str.isascii, texts):
+            self._checked(text)
+        words_of = list(map(self._split.findall, texts))
+        if sum(map(len, itertools.chain.from_iterable(words_of))) == sum(map(len, texts)):
+            return words_of  # the pattern skipped no character of any text
+        return [self._pretokenize(text) for text in texts]
 
     def _segments(self, text: str) -> Segments:
         """``text`` cut for encoding: unsplit tokens, and the words of the text between them."""
@@ -314,26 +319,30 @@ class ByteLevelBPE:
         Special and added tokens found in the text become their ids, unsplit.
         """
         self._check_fitted()
-        ids_of, prefixed = encode_texts(self, [text])
-        return build_encoding(text, ids_of[0], prefixed.get(0, []), self._id_to_token, self._id_len)
+        ids_of, prefixed = encode_texts(self, [_check_str(text)])
+        return build_encodings([text], ids_of, prefixed, self._id_to_token, self._id_len)[0]
 
     def encode_batch(self, texts: Sequence[str], *, workers: int | None = None) -> list[Encoding]:
         """:meth:`encode` for each text, on ``workers`` processes (``None``: one per CPU).
 
-        Each distinct word is encoded once per call. Batches of texts go to a pool of
-        worker processes when the texts hold more than 256k characters (fewer stay in this
-        process); the result is the same for every ``workers`` (:mod:`rowbook.text.bpe.batch`).
+        Each distinct word is encoded once per call. Texts of more than a million characters
+        in all are cut into batches shared by this process and ``workers - 1`` forked ones;
+        the result is the same for every ``workers`` (:mod:`rowbook.text.bpe.batch`).
         """
         self._check_fitted()
         if isinstance(texts, str):
             raise TypeError("encode_batch expects a sequence of str; for one text use encode()")
         workers = check_int("workers", workers, 1, allow_none=True) or os.cpu_count() or 1
-        return encode_batch(self, [_check_str(text) for text in texts], workers)
+        texts = list(texts)
+        if not set(map(type, texts)) <= {str}:  # the quick check; a subclass of str passes below
+            for text in texts:
+                _check_str(text)
+        return encode_batch(self, texts, workers)
 
     def tokenize(self, text: str) -> list[str]:
         """The tokens of ``text`` as byte-level spellings (``"Ġworld"``)."""
         self._check_fitted()
-        return [self._id_to_token[i] for i in encode_texts(self, [text])[0][0]]
+        return [self._id_to_token[i] for i in encode_texts(self, [_check_str(text)])[0][0]]
 
     def detokenize(self, tokens: Sequence[str]) -> str:
         """Text of tokens, as ``tokenizers``' ``ByteLevel`` decoder gives it (no vocabulary lookup).
