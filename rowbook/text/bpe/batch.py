@@ -187,7 +187,10 @@ def _encode_job(
     return flat, lengths, prefixed
 
 
-def _unpack(result: tuple[np.ndarray, np.ndarray, dict[int, list[int]]]) -> BatchIds:
+def _unpack(result: tuple[np.ndarray, np.ndarray, dict[int, list[int]]] | BatchIds) -> BatchIds:
+    """The :data:`BatchIds` of a worker's packed result (a batch encoded here is left as is)."""
+    if len(result) == 2:
+        return result
     flat, lengths, prefixed = result
     ids, ends = flat.tolist(), np.cumsum(lengths).tolist()
     return [ids[end - n : end] for end, n in zip(ends, lengths.tolist(), strict=True)], prefixed
@@ -202,7 +205,8 @@ def encode_batch(bpe: ByteLevelBPE, texts: list[str], workers: int) -> list[Enco
         else:
             encode_words([], bpe._byte_ids, bpe._merge_table)  # compile or load it before the fork
             batches = list(text_batches(texts, max(BATCH_CHARS, chars // (8 * workers))))
-            results = map_in_order(functools.partial(_encode_job, bpe), batches, workers)
+            job, here = functools.partial(_encode_job, bpe), functools.partial(encode_texts, bpe)
+            results = map_in_order(job, batches, workers, here=here)
             parts = zip(batches, map(_unpack, results), strict=True)  # built as they arrive
         encodings = []
         for batch, (ids_of, prefixed) in parts:

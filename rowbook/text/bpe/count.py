@@ -69,8 +69,8 @@ def _run(task: Any) -> Any:
     return _job(task)
 
 
-def map_in_order(job: Callable[[_Task], _Result], tasks: Iterable[_Task],
-                 workers: int) -> Iterator[_Result]:  # fmt: skip
+def map_in_order(job: Callable[[_Task], _Result], tasks: Iterable[_Task], workers: int, *,
+                 here: Callable[[_Task], _Result] | None = None) -> Iterator[_Result]:  # fmt: skip
     """``job(task)`` for each task, in task order, on ``workers`` processes: this one and
     ``workers - 1`` forked ones.
 
@@ -79,7 +79,8 @@ def map_in_order(job: Callable[[_Task], _Result], tasks: Iterable[_Task],
     task whatever their speed, and the caller's work on the results (between two ``next``)
     is shared out too. Everything runs here when there are fewer than two tasks,
     ``workers`` is 1 or the platform cannot fork. ``job`` is inherited by the workers,
-    never pickled; tasks and results are.
+    never pickled; tasks and results are. ``here``, if given, replaces ``job`` for the
+    tasks run in this process (a result that need not be packed for a pipe, say).
 
     Examples
     --------
@@ -90,15 +91,16 @@ def map_in_order(job: Callable[[_Task], _Result], tasks: Iterable[_Task],
     head = list(itertools.islice(tasks, 2))
     tasks = itertools.chain(head, tasks)
     processes = min(workers, os.cpu_count() or 1) - 1
+    here = here or job
     if len(head) < 2 or processes < 1 or "fork" not in multiprocessing.get_all_start_methods():
-        yield from map(job, tasks)
+        yield from map(here, tasks)
         return
     context = multiprocessing.get_context("fork")
     with context.Pool(processes, initializer=_install, initargs=(job,)) as pool:
         slots: collections.deque = collections.deque()  # AsyncResult, or (result,) made here
         for task in tasks:
             busy = sum(isinstance(s, AsyncResult) and not s.ready() for s in slots)
-            slots.append(pool.apply_async(_run, (task,)) if busy < 2 * processes else (job(task),))
+            slots.append(pool.apply_async(_run, (task,)) if busy < 2 * processes else (here(task),))
             while slots and (not isinstance(slots[0], AsyncResult) or slots[0].ready()):
                 yield _value(slots.popleft())
         while slots:
