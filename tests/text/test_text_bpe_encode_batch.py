@@ -42,10 +42,10 @@ def pool_calls(monkeypatch):
     monkeypatch.setattr(bpe_batch, "BATCH_CHARS", 2_000)
     calls = []
 
-    def spy(job, tasks, workers):
+    def spy(job, tasks, workers, **options):
         tasks = list(tasks)
         calls.append((len(tasks), workers))
-        return bpe_count.map_in_order(job, tasks, workers)
+        return bpe_count.map_in_order(job, tasks, workers, **options)
 
     monkeypatch.setattr(bpe_batch, "map_in_order", spy)
     return calls
