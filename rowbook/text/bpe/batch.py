@@ -4,23 +4,30 @@
 every text, looks each distinct word up once in the word cache, encodes the words it has
 not seen in one call of the numba kernel (:func:`~rowbook.text.bpe.encode.encode_words`)
 and joins the cached ids of each text's words. An :class:`~rowbook.text.bpe.encoding.Encoding`
-holds the ids; its tokens and offsets are computed when first read.
+holds the ids; its tokens and offsets are computed when first read. The cyclic garbage
+collector is paused meanwhile: the lists made hold no cycles, and the collections their
+number sets off walked every live object, as long again as the encoding itself.
 
-With ``workers > 1`` a fork pool (:func:`~rowbook.text.bpe.count.map_in_order`, the pool
-that counts words for training) encodes batches of about :data:`BATCH_CHARS` characters or
-more, and the parent joins the results in batch order, so the result does not depend on
-``workers``. Each worker inherits the model and the word cache as they are at the fork,
-and keeps the words it encodes for its next batches; a worker sends back only the ids of
-its batch, one ``int32`` array. Work between batches is cut so that each worker gets
-about four batches, which keeps both cores busy to the end.
+With ``workers > 1`` and more than :data:`POOL_CHARS` characters, the texts are cut into
+batches (about eight per worker, at least :data:`BATCH_CHARS` characters each) that this
+process and ``workers - 1`` forked ones share as each becomes free
+(:func:`~rowbook.text.bpe.count.map_in_order`, the pool that counts words for training).
+Results are joined in batch order, so they do not depend on ``workers``. A forked worker
+inherits the model and the word cache as they are at the fork and keeps the words it
+encodes for its next batches, but not beyond the call: this process's cache learns only
+the words of the batches it encoded itself. A worker sends back the ids of a batch as one
+``int32`` array.
 
 Why processes and not threads: in one process on 20,000 lines of news text, the numba
-kernel is under a tenth of the time, while the regex pre-split, the dictionary lookups and
-building the lists of ids are Python that holds the GIL. Threads running the kernel
+kernel is under a tenth of the time, while the regex pre-split (about half), the dictionary
+lookups and the lists of ids are Python that holds the GIL. Threads running the kernel
 without the GIL (``nogil``) would leave nine tenths on one core; the ``regex`` package can
 release the GIL during a match (``concurrent=True``), but the lookups that follow cannot.
-Processes run all of it in parallel, at the price of forking and of sending the texts and
-ids between processes (a few percent of the work; measured in ``benchmarks/bench_text.py``).
+Processes run all of it in parallel. The price, measured on those lines on 2 cores: forking,
+the pipes and the joining cost about a sixth more CPU time than one process, and two busy
+processes each run 15-20% slower than one alone (shared caches). So a second core pays
+when it is free, not when other work already fills it; ``workers=1`` is the better choice
+on a machine that is busy anyway.
 
 BPE-dropout draws random numbers word by word, so with ``dropout`` set every batch is
 encoded in the calling process, in order, and the draws are those of a serial run.
@@ -60,7 +67,7 @@ POOL_CHARS = 1 << 20  # texts of fewer characters are encoded in this process: f
 BATCH_CHARS = 1 << 17  # the smallest batch sent to a worker
 
 Segments = list[tuple[int | None, bool, list[str]]]
-"""A text cut for encoding: ``(unsplit token id, None, [])`` for a special or added token,
+"""A text cut for encoding: ``(unsplit token id, False, [])`` for a special or added token,
 ``(None, prefixed, words)`` for the pre-split words of the text between them."""
 
 
@@ -183,7 +190,7 @@ def _encode_job(
         lengths = np.fromiter(map(len, ids_of), dtype=np.int64, count=len(ids_of))  # (B,)
         flat = np.fromiter(
             itertools.chain.from_iterable(ids_of), dtype=np.int32, count=int(lengths.sum())
-        )  # (N,) fmt: skip
+        )  # (N,)
     return flat, lengths, prefixed
 
 

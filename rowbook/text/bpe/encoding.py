@@ -38,6 +38,8 @@ class Encoding:
     (2, [5, 9], [1, 1], [0, 0])
     """
 
+    __slots__ = ("_offsets", "_source", "_tokens", "ids")  # encode_batch makes many
+
     def __init__(
         self,
         ids: list[int],

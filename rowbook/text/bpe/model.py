@@ -323,11 +323,18 @@ class ByteLevelBPE:
         return build_encodings([text], ids_of, prefixed, self._id_to_token, self._id_len)[0]
 
     def encode_batch(self, texts: Sequence[str], *, workers: int | None = None) -> list[Encoding]:
-        """:meth:`encode` for each text, on ``workers`` processes (``None``: one per CPU).
+        """:meth:`encode` for each text, each distinct word encoded once, on every core.
 
-        Each distinct word is encoded once per call. Texts of more than a million characters
-        in all are cut into batches shared by this process and ``workers - 1`` forked ones;
-        the result is the same for every ``workers`` (:mod:`rowbook.text.bpe.batch`).
+        Parameters
+        ----------
+        texts : Sequence[str]
+        workers : int, optional
+            Processes that share the work (``None``: one per CPU). Texts of more than a
+            million characters in all are cut into batches shared by this process and
+            ``workers - 1`` forked ones; fewer stay here. The encodings are the same for
+            every ``workers``; with ``dropout`` all texts are encoded here, in order.
+            A busy machine may be faster with ``workers=1``
+            (:mod:`rowbook.text.bpe.batch`).
         """
         self._check_fitted()
         if isinstance(texts, str):
