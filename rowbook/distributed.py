@@ -14,9 +14,11 @@ the same ties, the same matrix bit for bit. Sums are a binary tree of Dask tasks
 adding is spread over the workers too.
 
 ``client`` is a ``dask.distributed.Client``, the address of a scheduler
-(``"tcp://10.0.0.5:8786"``: the same code on a cluster), or ``None`` for Dask's configured
-local scheduler (threads by default; ``dask.config.set(scheduler="processes")`` for
-several cores, since counting in Python holds the GIL). What stays on one machine, and why: the SGD training itself. Its updates
+(``"tcp://10.0.0.5:8786"``: the same code on a cluster; ``"local"`` starts a
+``LocalCluster`` of worker processes on this machine, see :func:`connect`), or ``None`` for
+Dask's configured local scheduler (threads by default; ``dask.config.set(scheduler="processes")``
+for several cores, since counting in Python holds the GIL). File shards are opened by the
+workers, so their paths must name the same files there (a shared file system). What stays on one machine, and why: the SGD training itself. Its updates
 are many tiny reads and writes into one shared table (Hogwild threads on shared memory);
 across machines every step would wait on the network, so the trainers run where the
 tables are, on as many cores as that machine has. Needs ``pip install 'rowbook[dask]'``.
@@ -27,7 +29,7 @@ from __future__ import annotations
 import os
 from collections import Counter
 from collections.abc import Callable, Sequence
-from typing import Any
+from typing import Any, Literal
 
 import numpy as np
 import scipy.sparse as sp
@@ -36,9 +38,10 @@ from rowbook.data.cooccurrence import cooccurrence_numerators
 from rowbook.data.cooccurrence_runs import denominator
 from rowbook.data.corpus import Corpus, encode_corpus, iter_sentences
 
-__all__ = ["bpe_word_counts", "cooccurrence_counts", "word_counts"]
+__all__ = ["bpe_word_counts", "connect", "cooccurrence_counts", "word_counts"]
 
 Shards = Sequence[Corpus]
+Errors = Literal["strict", "replace"]
 
 
 def _dask() -> Any:
@@ -58,14 +61,33 @@ def _tree_sum(parts: list[Any], add: Callable[[Any, Any], Any]) -> Any:
     return parts[0]
 
 
+def connect(address: str, *, timeout: float | None = None) -> Any:
+    """A ``dask.distributed.Client`` of the scheduler at ``address`` (``"tcp://host:8786"``),
+    or, for ``"local"``, of a new ``LocalCluster`` of worker processes on this machine (one
+    per core; the cluster closes with the client). Use it in a ``with`` block.
+
+    ``timeout`` (seconds) bounds the wait for the scheduler (default: Dask's
+    ``distributed.comm.timeouts.connect``); past it ``OSError``, as for a refused
+    connection. A malformed address raises ``ValueError``.
+    """
+    _dask()
+    try:
+        from distributed import Client
+    except ImportError:
+        raise ImportError("counting on a Dask cluster needs dask.distributed: "
+                          "pip install 'rowbook[dask]'") from None  # fmt: skip
+    wait = {} if timeout is None else {"timeout": timeout}
+    if address == "local":
+        return Client(processes=True, dashboard_address=None, **wait)
+    return Client(address, **wait)
+
+
 def _compute(task: Any, client: Any) -> Any:
     dask = _dask()
     if client is None:
         return dask.compute(task)[0]
     if isinstance(client, str):
-        from distributed import Client
-
-        with Client(client) as connected:
+        with connect(client) as connected:
             return connected.compute(task, sync=True)
     return client.compute(task, sync=True)
 
@@ -83,9 +105,9 @@ def _check_shards(shards: Any) -> list[Any]:
     return list(shards)
 
 
-def _count_words(shard: Corpus, tokenizer: Any) -> Counter[str]:
+def _count_words(shard: Corpus, tokenizer: Any, errors: Errors) -> Counter[str]:
     counts: Counter[str] = Counter()
-    for sentence in iter_sentences(shard, tokenizer):
+    for sentence in iter_sentences(shard, tokenizer, errors=errors):
         counts.update(sentence)
     return counts
 
@@ -97,10 +119,12 @@ def _add(a: Any, b: Any) -> Any:
     return a + b
 
 
-def word_counts(shards: Shards, *, tokenizer: Any = None, client: Any = None) -> Counter[str]:
+def word_counts(shards: Shards, *, tokenizer: Any = None, errors: Errors = "strict",
+                client: Any = None) -> Counter[str]:  # fmt: skip
     """Token counts of every shard, summed, in first-sighting order across the shards in order.
 
-    ``tokenizer`` splits the lines of file shards, as in :func:`rowbook.data.read_corpus`.
+    ``tokenizer`` splits the lines of file shards, as in :func:`rowbook.data.read_corpus`;
+    ``errors`` is how they are decoded (:func:`rowbook.data.iter_sentences`).
 
     Examples
     --------
@@ -110,40 +134,43 @@ def word_counts(shards: Shards, *, tokenizer: Any = None, client: Any = None) ->
     Counter({'b': 2, 'a': 1, 'c': 1})
     """
     dask = _dask()
-    parts = [dask.delayed(_count_words)(shard, tokenizer) for shard in _check_shards(shards)]
-    return _compute(_tree_sum(parts, _add), client)
-
-
-def _count_bpe_words(shard: Any, pattern: str, special_tokens: tuple[str, ...]) -> Counter[str]:
-    from rowbook.text.bpe import ByteLevelBPE
-
-    texts = _lines(shard) if isinstance(shard, str | os.PathLike) else shard
-    return ByteLevelBPE(pattern=pattern).count_words(texts, special_tokens=special_tokens)
-
-
-def _lines(path: Any) -> Any:
-    from rowbook.corpus_files import iter_lines
-
-    return iter_lines(path)
-
-
-def bpe_word_counts(shards: Sequence[Any], *, pattern: str | None = None,
-                    special_tokens: Sequence[str] = (), client: Any = None) -> Counter[str]:  # fmt: skip
-    """The pre-tokenized words :meth:`ByteLevelBPE.fit` counts, per shard (text files or lists
-    of strings), summed: feed them to :meth:`ByteLevelBPE.fit_word_counts`."""
-    from rowbook.text.bpe import GPT2_PATTERN
-
-    dask = _dask()
-    pattern, specials = pattern or GPT2_PATTERN, tuple(special_tokens)
     parts = [
-        dask.delayed(_count_bpe_words)(shard, pattern, specials) for shard in _check_shards(shards)
+        dask.delayed(_count_words)(shard, tokenizer, errors) for shard in _check_shards(shards)
     ]
     return _compute(_tree_sum(parts, _add), client)
 
 
+def _count_bpe_words(shard: Any, pattern: str, special_tokens: tuple[str, ...],
+                     normalizer: Callable[[str], str] | None, errors: Errors) -> Counter[str]:  # fmt: skip
+    from rowbook.corpus_files import iter_lines
+    from rowbook.text.bpe import ByteLevelBPE
+
+    texts = iter_lines(shard, errors=errors) if isinstance(shard, str | os.PathLike) else shard
+    texts = map(normalizer, texts) if normalizer is not None else texts
+    return ByteLevelBPE(pattern=pattern).count_words(texts, special_tokens=special_tokens)
+
+
+def bpe_word_counts(shards: Sequence[Any], *, pattern: str | None = None,
+                    special_tokens: Sequence[str] = (), normalizer: Callable[[str], str] | None = None,
+                    errors: Errors = "strict", client: Any = None) -> Counter[str]:  # fmt: skip
+    """The pre-tokenized words :meth:`ByteLevelBPE.fit` counts, per shard (text files or lists
+    of strings), summed: feed them to :meth:`ByteLevelBPE.fit_word_counts`.
+
+    ``normalizer`` (a :class:`rowbook.text.Normalizer`, say) maps every line or string first;
+    ``errors`` is how file lines are decoded (:func:`rowbook.corpus_files.iter_lines`).
+    """
+    from rowbook.text.bpe import GPT2_PATTERN
+
+    dask = _dask()
+    pattern, specials = pattern or GPT2_PATTERN, tuple(special_tokens)
+    parts = [dask.delayed(_count_bpe_words)(shard, pattern, specials, normalizer, errors)
+             for shard in _check_shards(shards)]  # fmt: skip
+    return _compute(_tree_sum(parts, _add), client)
+
+
 def _count_pairs(shard: Corpus, keys: tuple[str, ...], window: int, symmetric: bool,
-                 weighted: bool, tokenizer: Any) -> tuple[sp.csr_matrix, int]:  # fmt: skip
-    encoded = encode_corpus(shard, keys, tokenizer=tokenizer)
+                 weighted: bool, tokenizer: Any, errors: Errors) -> tuple[sp.csr_matrix, int]:  # fmt: skip
+    encoded = encode_corpus(iter_sentences(shard, tokenizer, errors=errors), keys)
     V = len(keys)
     total = sp.csr_matrix((V, V), dtype=np.int64)
     for band in cooccurrence_numerators(encoded, V, window, symmetric=symmetric, weighted=weighted):
@@ -158,16 +185,18 @@ def _add_pairs(
 
 
 def cooccurrence_counts(shards: Shards, keys: Sequence[str], window: int, *, symmetric: bool = True,
-                        weighted: bool = True, tokenizer: Any = None, client: Any = None) -> sp.csr_matrix:  # fmt: skip
+                        weighted: bool = True, tokenizer: Any = None, errors: Errors = "strict",
+                        client: Any = None) -> sp.csr_matrix:  # fmt: skip
     """The ``(V, V)`` co-occurrence matrix of the shards over the vocabulary ``keys``, summed
     exactly (in units of ``1 / L``) and divided once: :meth:`GloVe.fit_cooccurrence` input.
+    ``tokenizer`` and ``errors`` read file shards as in :func:`word_counts`.
 
     Windows do not cross lines, so shards split at line boundaries give the counts of the
     whole corpus.
     """
     dask = _dask()
     keys = tuple(keys)
-    parts = [dask.delayed(_count_pairs)(shard, keys, window, symmetric, weighted, tokenizer)
+    parts = [dask.delayed(_count_pairs)(shard, keys, window, symmetric, weighted, tokenizer, errors)
              for shard in _check_shards(shards)]  # fmt: skip
     numerators, tokens = _compute(_tree_sum(parts, _add_pairs), client)
     L = denominator(window, weighted, max_count=2 * tokens + 1)  # the sum may not overflow either

@@ -27,7 +27,6 @@ dicts in Hugging Face's safetensors format (no pickle, memory-mappable), the for
 from __future__ import annotations
 
 import contextlib
-import io
 import json
 import lzma
 import os
@@ -174,10 +173,8 @@ def save_state(path: str | os.PathLike[str], state: Any, *, kind: str) -> None:
     arrays: dict[str, np.ndarray] = {}
     tree = _split(state, arrays, "")
     meta = json.dumps({"format": "rowbook", "version": FORMAT_VERSION, "kind": kind, "tree": tree})
-    buffer = io.BytesIO()
-    np.savez(buffer, **arrays, **{_META: np.array(meta)})
-    with atomic_write(path) as f:
-        f.write(buffer.getvalue())
+    with atomic_write(path) as f:  # straight into the file: no second copy of the arrays in RAM
+        np.savez(f, **arrays, **{_META: np.array(meta)})
 
 
 def load_state(

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections import Counter
+
 import numpy as np
 import pytest
 
@@ -9,7 +11,7 @@ pytest.importorskip("distributed")
 
 from distributed import Client, LocalCluster
 
-from rowbook import ByteLevelBPE, GloVe, Vocab, Word2Vec
+from rowbook import ByteLevelBPE, FastText, GloVe, Vocab, Word2Vec
 from rowbook.data import cooccurrence_matrix, read_corpus
 from rowbook.distributed import bpe_word_counts, cooccurrence_counts, word_counts
 
@@ -52,6 +54,22 @@ def test_word_counts_equal_one_pass_in_order(client, shards):
     assert Vocab(min_count=3).fit_counts(counts).itos == Vocab(min_count=3).fit(sentences).itos
 
 
+@pytest.mark.parametrize("model", [Word2Vec, FastText])
+def test_fit_on_dask_counts_learns_the_model_of_one_pass(client, shards, tmp_path, model):
+    paths, _ = shards
+    settings = {"min_count": 3, "vector_size": 6, "epochs": 2, "workers": 1, "seed": 2}
+    if model is FastText:
+        settings["bucket"] = 2000
+    counts = word_counts(paths, client=client)
+    whole = model(**settings).fit(paths)
+    counted = model(**settings).fit(paths, vocab=counts)
+    spilled = model(**settings).fit(paths, vocab=counts, spill_dir=tmp_path)
+    assert counted.index_to_key == whole.index_to_key
+    for other in (counted, spilled):
+        np.testing.assert_array_equal(other.W_in, whole.W_in)
+        np.testing.assert_array_equal(other.W_out, whole.W_out)
+
+
 def test_bpe_word_counts_give_the_same_merges(client, shards):
     paths, lines = shards
     counts = bpe_word_counts(paths, client=client)
@@ -79,3 +97,21 @@ def test_cooccurrence_counts_equal_one_pass_bit_for_bit_and_train_glove(client, 
 def test_a_single_path_is_not_a_list_of_shards(client, shards):
     with pytest.raises(ValueError, match="pass \\[path\\] for a single file"):
         word_counts(str(shards[0][0]), client=client)
+
+
+def test_normalizer_and_unicode_errors_read_shards_as_one_pass_does(client, tmp_path):
+    from rowbook.corpus_files import iter_lines
+    from rowbook.text import Normalizer
+
+    paths = [tmp_path / "a.txt", tmp_path / "b.txt"]
+    paths[0].write_bytes(b"The Caf\xe9 opens\nTHE end\n")
+    paths[1].write_bytes(b"the cafe\n")
+    lower = Normalizer(case="lower")
+    lines = list(iter_lines(paths, errors="replace"))
+    counts = bpe_word_counts(paths, normalizer=lower, errors="replace", client=client)
+    assert counts == ByteLevelBPE().count_words(map(lower, lines))
+    assert word_counts(paths, errors="replace", client=client) == Counter(
+        w for line in lines for w in line.split()
+    )
+    with pytest.raises(ValueError, match=r"a\.txt"):
+        word_counts(paths, client=client)  # strict: the byte is named, as one pass names it

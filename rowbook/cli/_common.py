@@ -30,6 +30,7 @@ __all__ = [
     "HelpFormatter",
     "Parser",
     "add_command",
+    "add_scheduler",
     "add_unicode_errors",
     "check_input_file",
     "check_output_path",
@@ -137,6 +138,17 @@ def add_unicode_errors(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--unicode-errors", choices=("strict", "replace"), default="strict",
                         help="what to do with bytes that are not UTF-8: stop with an error, or "
                         "read them as U+FFFD (default: %(default)s)")  # fmt: skip
+
+
+def add_scheduler(parser: argparse.ArgumentParser, stays_here: str) -> None:
+    """The ``--scheduler ADDRESS`` option of a command that counts a corpus
+    (:mod:`rowbook.cli._cluster`); ``stays_here`` says what still runs on this machine."""
+    parser.add_argument("--scheduler", metavar="ADDRESS",
+                        help="count CORPUS on the Dask scheduler at ADDRESS (tcp://HOST:8786), one "
+                        "task per file, the counts summed: the same result as counting here. "
+                        "'local' starts worker processes on this machine. The workers must read "
+                        f"the files at the same paths. {stays_here} Needs pip install "
+                        "'rowbook[dask]'")  # fmt: skip
 
 
 def check_input_file(path: str | Path, what: str) -> Path:

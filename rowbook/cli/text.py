@@ -5,6 +5,7 @@ tokenizer, vocabulary or BPE), so ``rowbook tokenize --vocab FILE`` encodes new 
 corpus was encoded (``--lower`` included) without being told again. Plain ``Vocab`` files
 of earlier versions are still read by ``--vocab``, with the ``--tokenizer``/``--lower``
 given; ``tokenize`` warns on standard error when more than half of the tokens are unknown.
+``vocab --scheduler ADDRESS`` counts the corpus on Dask (:mod:`rowbook.cli._cluster`).
 """
 
 from __future__ import annotations
@@ -13,13 +14,15 @@ import argparse
 import json
 import sys
 from collections import Counter
-from collections.abc import Callable, Iterable
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from rowbook.cli._cluster import counting
 from rowbook.cli._common import (
     STDIN,
     add_command,
+    add_scheduler,
     add_unicode_errors,
     check_input_file,
     check_output_path,
@@ -28,6 +31,7 @@ from rowbook.cli._common import (
     read_lines,
     source_name,
 )
+from rowbook.corpus_files import source_files
 from rowbook.io import read_json
 
 __all__ = ["Normalized", "make_tokenizer", "register"]
@@ -223,13 +227,12 @@ class _Unknown:
 
 def run_vocab(args: argparse.Namespace) -> int:
     out = check_output_path(args.output)
-    lines = read_lines(args.corpus, progress=not args.quiet, errors=args.unicode_errors)
     if args.tokenizer == "bpe":
-        return _fit_bpe(args, lines, out)
+        return _fit_bpe(args, out)
     tokenizer = make_tokenizer(args.tokenizer, lower=args.lower)
-    counts, n_lines = _count(tokenizer, lines)
+    counts, n_lines = _count(args, tokenizer)
     if not counts:
-        raise ValueError(f"{source_name(args.corpus)} is empty: {n_lines} lines and no tokens")
+        raise ValueError(f"{source_name(args.corpus)} is empty: {_lines_read(n_lines)}no tokens")
     from rowbook.text import TextPipeline, Vocab
 
     min_count = 1 if args.min_count is None else args.min_count
@@ -250,7 +253,7 @@ def run_vocab(args: argparse.Namespace) -> int:
     if args.json:
         print_json(summary)
     elif not args.quiet:
-        print(f"read {n_lines} lines: {summary['tokens']} tokens, {len(counts)} distinct")
+        print(f"{_read(args, n_lines)}: {summary['tokens']} tokens, {len(counts)} distinct")
         print(f"vocabulary: {len(vocab)} entries ({len(vocab.specials)} special + {kept} tokens "
               f"seen >= {vocab.min_count} times) -> {out}")  # fmt: skip
         rows = [(i, _shown(t), c) for i, t, c in top]
@@ -258,32 +261,69 @@ def run_vocab(args: argparse.Namespace) -> int:
     return 0
 
 
-def _count(tokenizer: Any, lines: Iterable[str]) -> tuple[Counter, int]:
+def _count(args: argparse.Namespace, tokenizer: Any) -> tuple[Counter, int | None]:
+    """The token counts of CORPUS and its number of lines (None: counted on --scheduler)."""
+    if args.scheduler:
+        from rowbook.distributed import word_counts
+
+        with counting(args) as count:
+            return count(word_counts, tokenizer=tokenizer), None
     counts: Counter[str] = Counter()
     n_lines = 0
+    lines = read_lines(args.corpus, progress=not args.quiet, errors=args.unicode_errors)
     for n_lines, line in enumerate(lines, start=1):  # noqa: B007 - the count is the result
         counts.update(tokenizer.tokenize(line))
     return counts, n_lines
 
 
-def _fit_bpe(args: argparse.Namespace, lines: Iterable[str], out: Path) -> int:
+def _bpe_counts(args: argparse.Namespace, normalizer: Any) -> tuple[Counter, int | None]:
+    """The words :meth:`ByteLevelBPE.fit` counts in CORPUS, and its number of lines (None:
+    counted on --scheduler)."""
+    from rowbook.text import ByteLevelBPE
+
+    if args.scheduler:
+        from rowbook.distributed import bpe_word_counts
+
+        with counting(args) as count:
+            return count(bpe_word_counts, normalizer=normalizer), None
+    lines = read_lines(args.corpus, progress=not args.quiet, errors=args.unicode_errors)
+    texts = [normalizer(line) if normalizer else line for line in lines]
+    return ByteLevelBPE().count_words(texts, workers=None), len(texts)
+
+
+def _lines_read(n_lines: int | None) -> str:
+    return "" if n_lines is None else f"{n_lines} lines and "
+
+
+def _read(args: argparse.Namespace, n_lines: int | None) -> str:
+    """``read 12 lines``, or ``counted 3 files on Dask at tcp://...`` (--scheduler)."""
+    if n_lines is not None:
+        return f"read {n_lines} lines"
+    where = "a local Dask cluster" if args.scheduler == "local" else f"Dask at {args.scheduler}"
+    return f"counted {len(source_files(args.corpus))} files on {where}"
+
+
+def _fit_bpe(args: argparse.Namespace, out: Path) -> int:
     from rowbook.text import ByteLevelBPE, Normalizer, TextPipeline
+    from rowbook.text.bpe.options import check_fit_args
 
     if args.max_size is None:
         raise ValueError("--tokenizer bpe needs --max-size N, the final vocabulary size "
                          "(256 byte symbols + N - 256 merges)")  # fmt: skip
+    min_frequency = 2 if args.min_count is None else args.min_count
+    check_fit_args(args.max_size, min_frequency, ())  # before the long count
     norm = Normalizer(case="lower") if args.lower else None
-    texts = [norm(line) if norm else line for line in lines]
-    if not any(texts):
-        raise ValueError(f"{source_name(args.corpus)} is empty: {len(texts)} lines and no text")
-    bpe = ByteLevelBPE().fit(texts, vocab_size=args.max_size, min_frequency=args.min_count or 2)
+    counts, n_lines = _bpe_counts(args, norm)
+    if not counts:
+        raise ValueError(f"{source_name(args.corpus)} is empty: {_lines_read(n_lines)}no text")
+    bpe = ByteLevelBPE().fit_word_counts(counts, args.max_size, min_frequency=min_frequency)
     TextPipeline(norm, bpe).fit([]).save(out)
     trace = bpe.merge_trace
     if args.json:
-        print_json({"output": str(out), "lines": len(texts), "size": len(bpe), "merges": len(trace),
+        print_json({"output": str(out), "lines": n_lines, "size": len(bpe), "merges": len(trace),
                     "first_merges": [[m.left, m.right, m.count] for m in trace[: args.top]]})  # fmt: skip
     elif not args.quiet:
-        print(f"read {len(texts)} lines; byte-level BPE: {len(bpe)} entries "
+        print(f"{_read(args, n_lines)}; byte-level BPE: {len(bpe)} entries "
               f"(256 bytes + {len(trace)} merges) -> {out}")  # fmt: skip
         rows = [(k + 1, m.left, m.right, m.token, m.count) for k, m in enumerate(trace[: args.top])]
         print(format_table(["#", "left", "right", "merged", "count"], rows, "rlllr"))
@@ -349,3 +389,4 @@ def register(commands: Any) -> None:
     p.add_argument("--json", action="store_true", help="print the summary as JSON")
     p.add_argument("--quiet", action="store_true", help="no progress bar, no summary")
     add_unicode_errors(p)
+    add_scheduler(p, "")

@@ -14,8 +14,10 @@ exit status 130) loses at most the epoch in progress. ``train nplm`` holds out
 
 word2vec and GloVe read lines lower-cased and split into words, punctuation dropped (as
 gensim's ``simple_preprocess`` reads them), unless ``--keep-case`` or ``--tokenizer
-whitespace``. The options are defined in :mod:`rowbook.cli.train_options`; a parameter
-the model refuses is reported with its flag (:meth:`rowbook.checks.ParameterError.message_for`).
+whitespace``. ``--scheduler ADDRESS`` counts the corpus on Dask and trains here on the
+counts (:mod:`rowbook.cli._cluster`). The options are defined in
+:mod:`rowbook.cli.train_options`; a parameter the model refuses is reported with its flag
+(:meth:`rowbook.checks.ParameterError.message_for`).
 """
 
 from __future__ import annotations
@@ -29,6 +31,7 @@ from pathlib import Path
 from typing import Any
 
 from rowbook.checks import ParameterError, check_int
+from rowbook.cli._cluster import check_options, fit_counted
 from rowbook.cli._common import STDIN, check_output_path, read_lines, show_progress, source_name
 from rowbook.cli._vectorio import FORMAT_NAMES, output_format, save_vectors
 from rowbook.cli.text import Normalized
@@ -107,7 +110,8 @@ def _resumed(source: str | None, verb: str = "continued") -> str:
 
 def _interrupted(args: argparse.Namespace) -> int:
     saved = args.checkpoint is not None and Path(args.checkpoint).exists()
-    if saved and getattr(args, "init", None):
+    glove_counted = getattr(args, "scheduler", None) and getattr(args, "model", None) == "glove"
+    if saved and (getattr(args, "init", None) or glove_counted):
         hint = (f"{args.checkpoint} holds the model after the last finished epoch; continue it "
                 f"with --init {args.checkpoint} and the epochs still to do")  # fmt: skip
     elif saved:
@@ -174,7 +178,9 @@ def _continue(model: Any, corpus: Any, args: argparse.Namespace) -> None:
 def _fit_or_continue(model: Any, args: argparse.Namespace, resume: str | None) -> Corpus:
     corpus = Corpus(args)
     try:
-        if args.init:
+        if args.scheduler:
+            fit_counted(model, corpus, args, resume)
+        elif args.init:
             _continue(model, corpus, args)
         else:
             spill = {"spill_dir": args.spill_dir} if args.spill_dir else {}
@@ -182,7 +188,7 @@ def _fit_or_continue(model: Any, args: argparse.Namespace, resume: str | None) -
     except ParameterError as err:
         raise cli_error(err, args.flags) from None
     except ValueError:
-        if corpus.tokens == 0:
+        if corpus.tokens == 0 and not args.scheduler:
             raise ValueError(
                 f"{source_name(args.corpus)} is empty: {corpus.lines} lines, no words"
             ) from None
@@ -197,6 +203,8 @@ def run_word_vectors(args: argparse.Namespace) -> int:
     for path in (args.checkpoint, args.save_model):
         if path is not None:
             check_output_path(path)
+    if args.scheduler:
+        check_options(args)
     if args.init:
         model = _initial_model(args)
     else:

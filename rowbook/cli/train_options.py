@@ -16,7 +16,7 @@ import types
 import typing
 from typing import Any, Literal
 
-from rowbook.cli._common import HelpFormatter, add_command, add_unicode_errors
+from rowbook.cli._common import HelpFormatter, add_command, add_scheduler, add_unicode_errors
 from rowbook.cli.train import run_nplm, run_word_vectors
 
 __all__ = ["MODEL_HELP", "NONE_MEANS", "OPTIONS", "model_options", "register"]
@@ -161,6 +161,11 @@ def _run_options(p: argparse.ArgumentParser, *, word_vectors: bool) -> None:
             "--save-model",
             metavar="FILE",
             help="also save the whole model to FILE (.npz), to query, load or continue with --init",
+        )
+        add_scheduler(
+            p,
+            "Only the counting runs there: the training epochs stay on this "
+            "machine (their updates hit shared tables every few microseconds).",
         )
         p.add_argument(
             "--spill-dir",

@@ -32,13 +32,14 @@ import os
 from array import array
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any, Literal
 
 import numpy as np
 
 from rowbook.corpus_files import iter_pieces
 from rowbook.data import id_stream
-from rowbook.data.id_stream import IdFile, RawIdSink
+from rowbook.data.id_stream import IdFile, RawIdSink, new_spill_folder
 
 __all__ = [
     "Corpus",
@@ -342,11 +343,13 @@ def encode_corpus(
     *,
     tokenizer: Any = None,
     max_sentence_length: int = MAX_SENTENCE_LENGTH,
+    spill_dir: str | os.PathLike[str] | None = None,
 ) -> EncodedCorpus:
     """The id stream of ``corpus`` over a vocabulary already chosen (``keys`` in id order).
 
     Words not in ``keys`` are dropped as :func:`read_corpus` drops out-of-vocabulary words,
     so encoding a corpus with the vocabulary ``read_corpus`` chose for it gives the same ids.
+    ``spill_dir`` keeps the ids in a file there, as in :func:`read_corpus`.
 
     Examples
     --------
@@ -354,9 +357,12 @@ def encode_corpus(
     >>> enc.ids.tolist(), enc.starts.tolist(), enc.raw_lengths.tolist()
     ([1, 0, 0], [0, 2, 3], [3, 1])
     """
-    scanned, raw, lengths, _, _ = _scan(iter_sentences(corpus, tokenizer), None)
+    sink = None if spill_dir is None else RawIdSink(spill_dir)
+    scanned, raw, lengths, _, _ = _scan(iter_sentences(corpus, tokenizer), None, sink)
     index = {key: i for i, key in enumerate(keys)}
     remap = np.array([index.get(key, -1) for key in scanned], dtype=np.int32)
+    if sink is not None:
+        return _encode_spilled(sink, remap, lengths, max_sentence_length)
     return _encode(remap[raw] if len(raw) else raw, lengths, max_sentence_length)
 
 
@@ -375,24 +381,32 @@ def _encode_spilled(
 ) -> EncodedCorpus:
     """:func:`_encode` block by block from the spilled provisional ids into the final id file."""
     raw_starts = np.concatenate([[0], np.cumsum(lengths)])  # (S + 1,)
-    kept_at = np.zeros(len(raw_starts), dtype=np.int64)  # kept tokens before each sentence
-    kept = 0
     out_path = sink.folder / "ids.i32"
+    kept_at = _filter_blocks(sink.blocks(), remap, raw_starts, out_path)
+    sink.raw_path.unlink()
+    sink.detach()
+    id_file = IdFile(sink.folder, out_path, int(kept_at[-1]))
+    starts, raw_piece = _layout(np.diff(kept_at), lengths, max_len)
+    return EncodedCorpus(id_file.ids, starts, raw_piece, id_file)
+
+
+def _filter_blocks(blocks: Iterable[tuple[int, np.ndarray]], remap: np.ndarray,
+                   bounds: np.ndarray, out_path: Path) -> np.ndarray:  # fmt: skip
+    """Write ``remap[ids]`` of every ``(start, ids)`` block to ``out_path``, dropping ``-1``;
+    return how many ids were kept before each position of ``bounds`` (sentence starts)."""
+    kept_at = np.zeros(len(bounds), dtype=np.int64)  # (S + 1,)
+    kept = 0
     with open(out_path, "wb") as out:
-        for start, raw in sink.blocks():
+        for start, raw in blocks:
             mapped = remap[raw]
             keep = mapped >= 0
             prefix = kept + np.concatenate([[0], np.cumsum(keep)])  # (len(raw) + 1,)
-            lo = int(np.searchsorted(raw_starts, start, side="left"))
-            hi = int(np.searchsorted(raw_starts, start + len(raw), side="right"))
-            kept_at[lo:hi] = prefix[raw_starts[lo:hi] - start]
+            lo = int(np.searchsorted(bounds, start, side="left"))
+            hi = int(np.searchsorted(bounds, start + len(raw), side="right"))
+            kept_at[lo:hi] = prefix[bounds[lo:hi] - start]
             out.write(mapped[keep].tobytes())
             kept = int(prefix[-1])
-    sink.raw_path.unlink()
-    sink.detach()
-    id_file = IdFile(sink.folder, out_path, kept)
-    starts, raw_piece = _layout(np.diff(kept_at), lengths, max_len)
-    return EncodedCorpus(id_file.ids, starts, raw_piece, id_file)
+    return kept_at
 
 
 def _layout(
@@ -443,7 +457,20 @@ def truncate_vocab(
     >>> small.keys, enc2.ids.tolist(), enc2.starts.tolist()
     (('a',), [0, 0], [0, 2])
     """
+    small = CountedVocab(vocab.keys[:n], vocab.counts[:n], vocab.total_words, vocab.corpus_count)
+    if corpus.id_file is not None:  # block by block into a new id file: the ids stay on disk
+        return small, _truncate_spilled(corpus, len(vocab.keys), n)
     keep = corpus.ids < n
     kept_before = np.concatenate([[0], np.cumsum(keep)]).astype(np.int64)
-    small = CountedVocab(vocab.keys[:n], vocab.counts[:n], vocab.total_words, vocab.corpus_count)
     return small, EncodedCorpus(corpus.ids[keep], kept_before[corpus.starts], corpus.raw_lengths)
+
+
+def _truncate_spilled(corpus: EncodedCorpus, V: int, n: int) -> EncodedCorpus:
+    """:func:`truncate_vocab`'s corpus from a spilled one of ``V`` words, block by block into a
+    new id file in the same ``spill_dir``."""
+    folder = new_spill_folder(corpus.id_file.folder.parent)
+    out_path = folder / "ids.i32"
+    remap = np.where(np.arange(V) < n, np.arange(V), -1).astype(np.int32)  # (V,)
+    kept_at = _filter_blocks(corpus.id_file.blocks(), remap, corpus.starts, out_path)
+    id_file = IdFile(folder, out_path, int(kept_at[-1]))
+    return EncodedCorpus(id_file.ids, kept_at, corpus.raw_lengths, id_file)

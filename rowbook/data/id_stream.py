@@ -25,20 +25,25 @@ from pathlib import Path
 
 import numpy as np
 
-__all__ = ["BLOCK_TOKENS", "IdFile", "RawIdSink"]
+__all__ = ["BLOCK_TOKENS", "IdFile", "RawIdSink", "new_spill_folder"]
 
 BLOCK_TOKENS = 1 << 20  # 4 MB of int32 ids per block (about 30 MB in flight while encoding)
 _ITEM = 4  # bytes per int32 id
+
+
+def new_spill_folder(spill_dir: str | os.PathLike[str]) -> Path:
+    """A new temporary folder for id files inside ``spill_dir`` (which must be a folder)."""
+    folder = Path(spill_dir)
+    if not folder.is_dir():
+        raise FileNotFoundError(f"spill_dir {folder} is not a folder; create it or pass None")
+    return Path(tempfile.mkdtemp(prefix="rowbook-ids-", dir=folder))
 
 
 class RawIdSink:
     """Where :func:`read_corpus` spills provisional ids while scanning: an append-only file."""
 
     def __init__(self, spill_dir: str | os.PathLike[str]) -> None:
-        folder = Path(spill_dir)
-        if not folder.is_dir():
-            raise FileNotFoundError(f"spill_dir {folder} is not a folder; create it or pass None")
-        self.folder = Path(tempfile.mkdtemp(prefix="rowbook-ids-", dir=folder))
+        self.folder = new_spill_folder(spill_dir)
         self._cleanup = weakref.finalize(self, _remove_folder, self.folder)
         self.raw_path = self.folder / "raw.i32"
         self._file = open(self.raw_path, "wb")
@@ -86,6 +91,13 @@ class IdFile:
         if len(data) != n * _ITEM:
             raise OSError(f"{self.path} was cut short: ids {start}..{stop} are not all there")
         return np.frombuffer(data, dtype=np.int32)
+
+    def blocks(self, tokens: int | None = None):
+        """The ids ``tokens`` (default :data:`BLOCK_TOKENS`) at a time, as ``(start, int32
+        array)`` pairs (as :meth:`RawIdSink.blocks`)."""
+        tokens = tokens or BLOCK_TOKENS
+        for start in range(0, self.n_tokens, tokens):
+            yield start, self.read(start, min(start + tokens, self.n_tokens))
 
     @property
     def ids(self) -> np.ndarray:

@@ -20,12 +20,32 @@ import os
 from pathlib import Path
 from typing import Any, ClassVar
 
+from rowbook.checks import ParameterError
 from rowbook.models._pipeline_state import same_json
 from rowbook.models.base import Model, read_model_file
 from rowbook.nn.module import Module
+from rowbook.text import TextPipeline
 from rowbook.training import History, Trainer
 
-__all__ = ["_TrainerModel"]
+__all__ = ["_TrainerModel", "check_tokens_kept"]
+
+
+def check_tokens_kept(pipeline: TextPipeline, min_count: int) -> TextPipeline:
+    """``pipeline``, if its fitted vocabulary kept a token besides the special ones; else a
+    :class:`~rowbook.checks.ParameterError` of ``min_count`` (a front end names its flag).
+
+    >>> from rowbook.text import Vocab, WordTokenizer
+    >>> check_tokens_kept(TextPipeline(None, WordTokenizer(), Vocab(min_count=3)).fit(["a b a"]), 3)
+    Traceback (most recent call last):
+    ...
+    rowbook.checks.ParameterError: min_count must be at most the count of the most frequent token, got 3; no token of the texts occurs that often, so only the special tokens would be learned: lower it or use more text
+    """
+    vocab = pipeline.vocab_
+    if vocab is not None and len(vocab) == len(vocab.specials):
+        raise ParameterError("min_count", min_count, "at most the count of the most frequent token",
+                             fix="no token of the texts occurs that often, so only the special "
+                             "tokens would be learned: lower it or use more text")  # fmt: skip
+    return pipeline
 
 
 class _TrainerModel(Model):

@@ -31,7 +31,7 @@ from rowbook.autograd import Tensor, no_grad, ops
 from rowbook.checks import check_choice, check_int, check_number
 from rowbook.models._optimizers import DEFAULT_LR, OptimizerName, build_optimizer, sparse_table
 from rowbook.models._pipeline_state import pipeline_from_json, pipeline_to_json
-from rowbook.models._trained import _TrainerModel
+from rowbook.models._trained import _TrainerModel, check_tokens_kept
 from rowbook.nn import Embedding, EmbeddingBag, Linear, Module, init
 from rowbook.nn import functional as F
 from rowbook.nn.recurrent import LSTM
@@ -182,7 +182,10 @@ class _SequenceClassifier(_TrainerModel):
                 raise ValueError(
                     f"labels must hold at least 2 classes, got only {classes.tolist()}"
                 )
-            extras = {"pipeline": self._make_pipeline().fit(texts), "classes": classes}
+            pipeline = self._make_pipeline().fit(texts)
+            if self.pipeline is None:  # min_count made the vocabulary
+                check_tokens_kept(pipeline, self.min_count)
+            extras = {"pipeline": pipeline, "classes": classes}
         else:
             extras = self._extras_from_state(state)
         train = (*self._encode(texts, extras["pipeline"]), _class_ids(extras["classes"], labels))

@@ -37,7 +37,7 @@ from rowbook.models._pipeline_state import (
     pipeline_from_json,
     pipeline_to_json,
 )
-from rowbook.models._trained import _TrainerModel
+from rowbook.models._trained import _TrainerModel, check_tokens_kept
 from rowbook.nn import Embedding, Linear, Module, init
 from rowbook.nn import functional as F
 from rowbook.nn.position import TiedOutput
@@ -230,6 +230,7 @@ class NPLM(_TrainerModel):
                 min_count=self.min_count, pad_token=None, unk_token="<unk>", bos_token=BOUNDARY
             )
             pipeline = TextPipeline(self.normalizer, tokenizer, vocab).fit(texts)
+            check_tokens_kept(pipeline, self.min_count)
         else:
             pipeline = pipeline_from_json(state["pipeline"])
         train = _windows(pipeline, self.context, texts)

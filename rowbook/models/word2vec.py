@@ -200,6 +200,7 @@ class Word2Vec(Model):
         checkpoint: str | os.PathLike | None = None,
         resume: str | os.PathLike | None = None,
         spill_dir: str | os.PathLike | None = None,
+        vocab: Mapping[str, int] | None = None,
     ) -> Word2Vec:
         """Learn the vocabulary and the vectors of ``corpus`` in ``epochs`` epochs; returns ``self``.
 
@@ -222,18 +223,35 @@ class Word2Vec(Model):
             A folder for the corpus's id stream (4 bytes per token), read back job by job:
             memory then stays at the vocabulary and the tables however long the corpus
             (:mod:`rowbook.data.id_stream`). The vectors are the same.
+        vocab : mapping of str to int, optional
+            Word counts of ``corpus`` made elsewhere, in first-sighting order (from
+            :func:`rowbook.distributed.word_counts`, say): the vocabulary is chosen from them
+            (``min_count``, gensim's order) and ``corpus`` is only read once, to encode it.
+            With the corpus's own counts, the model is the one ``fit(corpus)`` learns.
         """
-        vocab, encoded = read_corpus(corpus, min_count=self.min_count, max_vocab_size=self.max_vocab_size,
-                                     tokenizer=tokenizer, spill_dir=spill_dir)  # fmt: skip
-        check_vocab(vocab, self.min_count)
+        if vocab is None:
+            counted, encoded = read_corpus(corpus, min_count=self.min_count, max_vocab_size=self.max_vocab_size,
+                                           tokenizer=tokenizer, spill_dir=spill_dir)  # fmt: skip
+        else:
+            counted = self._vocab_of_counts(vocab)
+            encoded = encode_corpus(corpus, counted.keys, tokenizer=tokenizer, spill_dir=spill_dir)
+        check_vocab(counted, self.min_count)
         if resume is None or not Path(resume).exists():  # nothing saved yet: start afresh
-            state = self._new_state(vocab)
+            state = self._new_state(counted)
             state["schedule"].update(by="fit", epochs=self.epochs)
         else:
-            state = resume_state(self, resume, vocab, self._RUN_ONLY)
+            state = resume_state(self, resume, counted, self._RUN_ONLY)
         train = partial(self._train_epochs, state, encoded, callback, checkpoint)
         run_training(self, state, train, keep_on_error=False)
         return self
+
+    def _vocab_of_counts(self, word_freq: Mapping[str, int]) -> CountedVocab:
+        """``fit(..., vocab=word_freq)``'s vocabulary; ``max_vocab_size`` has no meaning there."""
+        if self.max_vocab_size is not None:
+            raise ParameterError("max_vocab_size", self.max_vocab_size, "None when fit is given vocab=",
+                                 fix="it prunes while a corpus is counted, and these counts are made; "
+                                 "min_count still applies")  # fmt: skip
+        return vocab_from_counts(word_freq, min_count=self.min_count)
 
     def build_vocab(
         self, corpus: Corpus, *, update: bool = False, tokenizer: Any = None

@@ -142,7 +142,10 @@ def test_nplm_reports_held_out_perplexity_and_resumes(run, tmp_path):
     lm = NPLM(context=2, dim=4, hidden=8, epochs=2, seed=3, val_fraction=0.2).fit(lines)
     last = lm.history_.epochs[-1]
     assert f"training loss {last['loss']:.4f}, perplexity {last['perplexity']:.3f}" in result.out
-    assert f"held-out loss {last['val_loss']:.4f}, perplexity {last['val_perplexity']:.3f}" in result.out
+    assert (
+        f"held-out loss {last['val_loss']:.4f}, perplexity {last['val_perplexity']:.3f}"
+        in result.out
+    )
     assert "epoch 2/2: loss" in result.err and "val_perplexity" in result.err  # one line per epoch
     assert isinstance(rowbook.load(ck), NPLM)  # the checkpoint is a saved model
 
@@ -152,7 +155,10 @@ def test_nplm_reports_held_out_perplexity_and_resumes(run, tmp_path):
     full = NPLM(context=2, dim=4, hidden=8, epochs=3, seed=3, val_fraction=0.2).fit(lines)
     np.testing.assert_array_equal(rowbook.Vectors.load(out).vectors, full.vectors.vectors)
     result = run(*argv, "--val-fraction", 1.5)
-    assert result.code == 2 and "--val-fraction must be a finite number in [0.0, 1.0), got 1.5" in result.err
+    assert (
+        result.code == 2
+        and "--val-fraction must be a finite number in [0.0, 1.0), got 1.5" in result.err
+    )
 
 
 def test_train_errors(run, one_line_error, corpus_txt, tmp_path, monkeypatch):
@@ -171,6 +177,9 @@ def test_train_errors(run, one_line_error, corpus_txt, tmp_path, monkeypatch):
     one_line_error(run("train", "word2vec", corpus_txt, "-o", out, "--min-count", 10**6, "--quiet"),
                    "train word2vec", "--min-count must be at most the count of the most frequent "
                    "word, got 1000000")  # fmt: skip
+    one_line_error(run("train", "nplm", corpus_txt, "-o", tmp_path / "lm.npz", "--min-count", 10**6, "--quiet"),
+                   "train nplm", "--min-count must be at most the count of the most frequent "
+                   "token, got 1000000")  # fmt: skip
     one_line_error(
         run("train", "glove", corpus_txt, "-o", out, "--vector-size", 0),
         "train glove",

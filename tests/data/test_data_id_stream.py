@@ -8,8 +8,9 @@ import sys
 import numpy as np
 import pytest
 
-from rowbook import Word2Vec
+from rowbook import FastText, GloVe, Word2Vec
 from rowbook.data import id_stream, read_corpus
+from rowbook.data.corpus import truncate_vocab
 
 
 def _sentences(n: int, seed: int) -> list[list[str]]:
@@ -48,6 +49,43 @@ def test_word2vec_on_a_spilled_corpus_learns_the_same_vectors(tmp_path, monkeypa
     spilled = Word2Vec(**settings).fit(corpus, spill_dir=tmp_path)
     np.testing.assert_array_equal(spilled.vectors.vectors, in_ram.vectors.vectors)
     assert list(tmp_path.iterdir()) == []  # nothing left behind once the corpus is gone
+
+
+def test_fasttext_on_a_spilled_corpus_learns_the_same_vectors(tmp_path, monkeypatch):
+    monkeypatch.setattr(id_stream, "BLOCK_TOKENS", 1000)
+    corpus = _sentences(300, seed=5)
+    settings = {"vector_size": 8, "min_count": 2, "epochs": 2, "workers": 1, "batch_words": 500,
+                "bucket": 5000}  # fmt: skip
+    in_ram = FastText(**settings).fit(corpus)
+    spilled = FastText(**settings).fit(corpus, spill_dir=tmp_path)
+    np.testing.assert_array_equal(spilled.vectors.vectors, in_ram.vectors.vectors)
+    np.testing.assert_array_equal(
+        spilled.vectors.vector_for("w299x"), in_ram.vectors.vector_for("w299x")
+    )  # a new word
+
+
+def test_truncating_a_spilled_corpus_keeps_it_on_disk_and_equal(tmp_path, monkeypatch):
+    monkeypatch.setattr(id_stream, "BLOCK_TOKENS", 997)
+    corpus = _sentences(500, seed=3)
+    vocab, in_ram = read_corpus(corpus)
+    _, spilled = read_corpus(corpus, spill_dir=tmp_path)
+    small, cut = truncate_vocab(vocab, in_ram, 40)
+    small2, cut2 = truncate_vocab(vocab, spilled, 40)
+    assert small2.keys == small.keys and cut2.id_file is not None
+    assert cut2.id_file.folder.parent == tmp_path
+    np.testing.assert_array_equal(np.asarray(cut2.ids), cut.ids)
+    np.testing.assert_array_equal(cut2.starts, cut.starts)
+    np.testing.assert_array_equal(cut2.raw_lengths, cut.raw_lengths)
+    del cut2, spilled
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_glove_with_max_vocab_on_a_spilled_corpus_learns_the_same_vectors(tmp_path):
+    corpus = _sentences(300, seed=4)
+    settings = {"vector_size": 6, "min_count": 1, "max_vocab": 50, "epochs": 2, "workers": 1}
+    in_ram = GloVe(**settings).fit(corpus)
+    spilled = GloVe(**settings).fit(corpus, spill_dir=tmp_path)
+    np.testing.assert_array_equal(spilled.vectors.vectors, in_ram.vectors.vectors)
 
 
 def test_spill_dir_must_be_a_folder(tmp_path):

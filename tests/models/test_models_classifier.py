@@ -187,3 +187,13 @@ def test_a_custom_pipeline_round_trips_through_the_file(tmp_path):
     np.testing.assert_array_equal(loaded.predict_proba(probe), clf.predict_proba(probe))
     assert loaded.pipeline.normalizer == Normalizer(case="lower")
     assert len(loaded.vectors) == len(bpe)
+
+
+def test_min_count_that_keeps_no_word_is_refused():
+    from rowbook.models.classifier import TextClassifier
+
+    with pytest.raises(
+        rowbook.checks.ParameterError,
+        match="min_count must be at most the count of the most frequent token, got 9",
+    ):
+        TextClassifier(epochs=1, min_count=9).fit(["good film", "bad film"], ["pos", "neg"])

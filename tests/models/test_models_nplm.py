@@ -184,3 +184,11 @@ def test_errors_name_the_parameter():
     lm = NPLM(epochs=0).fit(["ab"])
     with pytest.raises(ValueError, match="temperature"):
         lm.sample(3, temperature=-1.0)
+
+
+def test_min_count_that_keeps_no_token_is_refused():
+    with pytest.raises(
+        rowbook.checks.ParameterError,
+        match="min_count must be at most the count of the most frequent token, got 50",
+    ):
+        NPLM(level="word", min_count=50, epochs=1).fit(["a b a", "b a"])

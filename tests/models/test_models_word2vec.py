@@ -424,3 +424,11 @@ def test_total_words_sets_the_length_of_the_schedule():
     for trained, total in ((model, n), (longer, 4 * n)):
         expected = [lr - (lr - min_lr) * (epoch + last / total) / 2 for epoch in (0, 1)]
         assert [p.learning_rate for p in trained.history[1:]] == pytest.approx(expected, rel=1e-12)
+
+
+def test_fit_with_given_counts_refuses_max_vocab_size():
+    counts = {"a": 5, "b": 4}
+    with pytest.raises(
+        ParameterError, match="max_vocab_size must be None when fit is given vocab="
+    ):
+        Word2Vec(min_count=1, max_vocab_size=10).fit([["a", "b"]], vocab=counts)

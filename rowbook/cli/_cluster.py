@@ -1,0 +1,153 @@
+"""``--scheduler ADDRESS``: a command's counting passes on Dask, the rest on this machine.
+
+Each file of CORPUS (folders expanded, in reading order) is one shard, counted by a worker
+with the command's own reading options (tokenizer, ``--lower``, ``--unicode-errors``) and
+summed by :mod:`rowbook.distributed`; the counts then go down the same fitting path as
+counts made here (``Vocab.fit_counts``, ``ByteLevelBPE.fit_word_counts``,
+``Word2Vec.fit(corpus, vocab=counts)``, ``GloVe.fit_cooccurrence``), so the
+output files are the same. The SGD passes stay on this machine: they read and write rows
+of shared tables every few microseconds (Hogwild threads), and across machines each step
+would wait on the network.
+
+Dask is imported only when ``--scheduler`` is given. Not with it: standard input (the
+workers cannot read it), and the options that act during one local pass over the corpus
+(:data:`LOCAL_ONLY`, and for GloVe :data:`GLOVE_LOCAL_ONLY`).
+"""
+
+from __future__ import annotations
+
+import argparse
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+from rowbook.cli._common import STDIN, source_name
+from rowbook.corpus_files import source_files
+
+__all__ = [
+    "CONNECT_TIMEOUT",
+    "GLOVE_LOCAL_ONLY",
+    "LOCAL_ONLY",
+    "check_options",
+    "counting",
+    "fit_counted",
+]
+
+#: Seconds to wait for the scheduler (and for it to have a worker) before giving up.
+CONNECT_TIMEOUT = 10.0
+
+#: Options that cannot go with --scheduler: option dest -> why, and what to do instead.
+LOCAL_ONLY = {
+    "max_vocab_size": "it prunes words during one pass in corpus order, which counts summed over "
+    "files cannot repeat; drop it (--min-count caps the vocabulary)",
+    "memory": "it budgets counting on this machine, and with --scheduler each file is counted in "
+    "a worker's memory (split large files to bound it); drop it",
+}
+
+
+#: GloVe trains on the counted matrix alone: these act on a local pass over the corpus.
+GLOVE_LOCAL_ONLY = {
+    "resume": "a GloVe run on counts made with --scheduler continues with --init FILE --epochs N "
+    "(the epochs left) after counting again; drop --scheduler to resume a local fit",
+    "spill_dir": "GloVe with --scheduler never holds the corpus's ids (it trains on the counted "
+    "matrix); drop it",
+}
+
+
+def check_options(args: argparse.Namespace) -> None:
+    """Refuse, in one line, the options that do not go with ``--scheduler``."""
+    local_only = LOCAL_ONLY | (GLOVE_LOCAL_ONLY if getattr(args, "model", None) == "glove" else {})
+    for dest, why in local_only.items():
+        if getattr(args, dest, None):
+            raise ValueError(f"--{dest.replace('_', '-')} does not go with --scheduler: {why}")
+    if getattr(args, "init", None) and getattr(args, "model", None) == "glove":
+        raise ValueError("--init does not go with --scheduler for GloVe: a continued GloVe model "
+                         "counts the new corpus's co-occurrences on this machine; drop --scheduler")  # fmt: skip
+
+
+def shard_files(sources: str | list[str]) -> list[Path]:
+    """The files of CORPUS, one shard each, as absolute paths (the workers' working folder
+    is not ours)."""
+    files = source_files(sources)
+    if STDIN in files:
+        raise ValueError("--scheduler counts files on the Dask workers, which cannot read this "
+                         "command's standard input ('-'); save it to a file and give its path")  # fmt: skip
+    return [Path(file).resolve() for file in files]
+
+
+@contextmanager
+def _client(address: str) -> Iterator[Any]:
+    """A client of the scheduler at ``address`` with one worker at least; errors in one line."""
+    try:
+        from rowbook.distributed import connect
+
+        client = connect(address, timeout=CONNECT_TIMEOUT)
+    except ImportError:
+        raise ImportError("--scheduler needs Dask: pip install 'rowbook[dask]'") from None
+    except ValueError as err:
+        raise ValueError(f"--scheduler {address} is not a scheduler address ({err}); give "
+                         "tcp://HOST:PORT, or 'local'") from None  # fmt: skip
+    except OSError as err:  # refused, unknown host, timed out
+        raise OSError(f"--scheduler {address}: no Dask scheduler answered ({err}); start one "
+                      "('dask scheduler', then 'dask worker ADDRESS') or check the address") from None  # fmt: skip
+    with client:
+        try:
+            client.wait_for_workers(1, timeout=CONNECT_TIMEOUT)
+        except TimeoutError:
+            raise OSError(f"--scheduler {address} has no worker after {CONNECT_TIMEOUT:g} s; "
+                          "start some with 'dask worker ADDRESS'") from None  # fmt: skip
+        yield client
+
+
+@contextmanager
+def counting(args: argparse.Namespace) -> Iterator[Callable[..., Any]]:
+    """``count(function, **kwargs)``: a :mod:`rowbook.distributed` counting function run on
+    the files of CORPUS on ``--scheduler``, with ``--unicode-errors``."""
+    shards = shard_files(args.corpus)
+    with _client(args.scheduler) as client:
+
+        def count(function: Callable[..., Any], **kwargs: Any) -> Any:
+            return function(shards, errors=args.unicode_errors, client=client, **kwargs)
+
+        yield count
+
+
+def fit_counted(model: Any, corpus: Any, args: argparse.Namespace, resume: str | None) -> None:
+    """Fit (or, with ``--init``, continue) ``model`` on counts made on ``--scheduler``:
+    word counts for word2vec and fastText, then the local epochs over ``corpus``
+    (``fit(corpus, vocab=counts)``, so ``--resume`` and ``--spill-dir`` work as without
+    ``--scheduler``); co-occurrences over the vocabulary for GloVe, then its local epochs
+    over them."""
+    from rowbook.distributed import cooccurrence_counts, word_counts
+
+    glove = args.model == "glove"
+    with counting(args) as count:
+        counts = count(word_counts, tokenizer=corpus.tokenizer)
+        if not counts:
+            raise ValueError(f"{source_name(args.corpus)} is empty: no words")
+        if glove:
+            keys, kept = _glove_vocab(model, counts)
+            X = count(cooccurrence_counts, keys=keys, window=model.window, symmetric=model.symmetric,
+                      weighted=model.distance_weighting, tokenizer=corpus.tokenizer)  # fmt: skip
+    if glove:
+        model.fit_cooccurrence(X, keys, counts=kept, checkpoint=args.checkpoint)
+        return
+    if args.init:
+        model.build_vocab_from_freq(counts, update=True)
+        model.train(corpus, epochs=args.epochs or model.epochs, checkpoint=args.checkpoint)
+        return
+    spill = {"spill_dir": args.spill_dir} if args.spill_dir else {}
+    model.fit(corpus, vocab=counts, checkpoint=args.checkpoint, resume=resume, **spill)
+
+
+def _glove_vocab(model: Any, counts: Any) -> tuple[tuple[str, ...], Any]:
+    """GloVe's vocabulary from word counts (its ``fit`` chooses the same): ``min_count``,
+    ties alphabetical, the ``max_vocab`` most frequent; keys and their counts."""
+    from rowbook.data.corpus import vocab_from_counts
+    from rowbook.models._word_models import check_vocab
+
+    vocab = vocab_from_counts(counts, min_count=model.min_count, ties="alphabetical")
+    check_vocab(vocab, model.min_count)
+    n = model.max_vocab or len(vocab)
+    return vocab.keys[:n], vocab.counts[:n]
