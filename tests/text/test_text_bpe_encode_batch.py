@@ -1,17 +1,24 @@
 """``encode_batch`` on several processes: the serial encodings, and those of ``tokenizers``.
 
 The batch size constants are made small so that a corpus of a few thousand lines is cut
-into many batches and actually goes through the worker pool.
+into many batches and actually goes through the worker pool. ASCII text is pre-split with
+a twin of GPT-2's pattern for the standard ``re``, held here to the original.
 """
 
 from __future__ import annotations
 
+import re
+
 import pytest
+import regex
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from tokenizers import ByteLevelBPETokenizer, Tokenizer
 
 from rowbook.text import ByteLevelBPE
 from rowbook.text.bpe import batch as bpe_batch
 from rowbook.text.bpe import count as bpe_count
+from rowbook.text.bpe.bytelevel import GPT2_ASCII_PATTERN, GPT2_PATTERN
 
 SPECIALS = ["<pad>", "<|endoftext|>"]
 HARD = [
@@ -114,3 +121,21 @@ def test_errors_name_the_text_in_the_parent_and_in_workers(corpus, texts, pool_c
         ours.encode_batch(texts, workers=0)
     with pytest.raises(TypeError, match="for one text use encode"):
         ours.encode_batch("one text", workers=2)
+
+
+ASCII_PIECES = st.sampled_from([*map(chr, range(128)), "'s", "'ll", "  ", " \n", "ab", "42"])
+SPACES = st.sampled_from(
+    [*" \t\n\x0b\x0c\r\x1c\x1d\x1e\x1f", "a", "1", "'", ".", "'s"]
+)  # where \s differs
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.one_of(st.lists(ASCII_PIECES, max_size=40), st.lists(SPACES, max_size=12)).map("".join))
+def test_the_ascii_twin_of_gpt2s_pattern_finds_the_same_pieces(text):
+    assert re.findall(GPT2_ASCII_PATTERN, text) == regex.findall(GPT2_PATTERN, text)
+
+
+def test_ascii_and_other_texts_split_as_the_pattern_says(corpus):
+    bpe = ByteLevelBPE()
+    texts = [*corpus, "tab\there \x1c\x1f end", "naïve mix of ASCII and 日本語"]
+    assert bpe._words_of(texts) == [regex.findall(GPT2_PATTERN, t) for t in texts]

@@ -37,6 +37,7 @@ from __future__ import annotations
 
 import itertools
 import os
+import re
 from collections import Counter
 from collections.abc import Container, Iterable, Mapping, Sequence
 from typing import Any
@@ -48,7 +49,12 @@ from tqdm.auto import tqdm
 from rowbook.checks import check_int
 from rowbook.text.bpe import files as bpe_files
 from rowbook.text.bpe.batch import Segments, encode_batch, encode_texts
-from rowbook.text.bpe.bytelevel import GPT2_PATTERN, decode_tokens, to_byte_level
+from rowbook.text.bpe.bytelevel import (
+    GPT2_ASCII_PATTERN,
+    GPT2_PATTERN,
+    decode_tokens,
+    to_byte_level,
+)
 from rowbook.text.bpe.classic import MergeStep
 from rowbook.text.bpe.count import count_words_parallel
 from rowbook.text.bpe.encode import encode_word_dropout
@@ -91,6 +97,7 @@ class ByteLevelBPE:
                  seed: int | None = None) -> None:  # fmt: skip
         try:
             self._split = regex.compile(_check_str(pattern, "pattern"))
+            self._split_ascii = re.compile(GPT2_ASCII_PATTERN) if pattern == GPT2_PATTERN else None
         except regex.error as err:
             raise ValueError(
                 f"pattern {pattern!r} is not a valid regular expression: {err}"
@@ -254,7 +261,8 @@ class ByteLevelBPE:
 
     # ----------------------------------------------------------------- encoding
     def _pretokenize(self, piece: str) -> list[str]:
-        words = self._split.findall(piece)
+        fast = self._split_ascii is not None and piece.isascii()  # the same pieces, sooner
+        words = (self._split_ascii if fast else self._split).findall(piece)
         if sum(map(len, words)) == len(piece):
             return words
         out, end = [], 0  # text the pattern skips forms pieces too, as in tokenizers
@@ -301,7 +309,11 @@ class ByteLevelBPE:
         """The words of each text, for a model with no unsplit tokens and no prefix space."""
         for text in itertools.filterfalse(str.isascii, texts):
             self._checked(text)
-        words_of = list(map(self._split.findall, texts))
+        if self._split_ascii is None:
+            words_of = list(map(self._split.findall, texts))
+        else:  # GPT-2's pattern: ASCII texts go to its twin for re (bytelevel.GPT2_ASCII_PATTERN)
+            ascii_findall, findall = self._split_ascii.findall, self._split.findall
+            words_of = [ascii_findall(t) if t.isascii() else findall(t) for t in texts]
         if sum(map(len, itertools.chain.from_iterable(words_of))) == sum(map(len, texts)):
             return words_of  # the pattern skipped no character of any text
         return [self._pretokenize(text) for text in texts]
