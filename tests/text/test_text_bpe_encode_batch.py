@@ -7,6 +7,7 @@ a twin of GPT-2's pattern for the standard ``re``, held here to the original.
 
 from __future__ import annotations
 
+import multiprocessing
 import re
 
 import pytest
@@ -108,6 +109,23 @@ def test_dropout_draws_in_text_order_whatever_the_workers(corpus, texts, pool_ca
     again = ByteLevelBPE.from_files(vocab, merges, dropout=0.3, seed=5)
     assert parallel == [again.encode(t) for t in texts]
     assert not pool_calls  # dropout stays in the calling process
+
+
+def _encode_in(model, texts, connection):
+    connection.send([e.ids for e in model.encode_batch(texts)])
+
+
+def test_a_daemonic_process_encodes_alone(corpus, texts, pool_calls, tmp_path):
+    ours, _ = _model(corpus, tmp_path)
+    here, there = multiprocessing.get_context("fork").Pipe()
+    child = multiprocessing.get_context("fork").Process(
+        target=_encode_in, args=(ours, texts, there), daemon=True
+    )
+    child.start()  # a data loader's worker is daemonic: it may not start a pool of its own
+    there.close()  # so that recv fails, not waits, if the child dies
+    assert here.recv() == [e.ids for e in ours.encode_batch(texts, workers=1)]
+    child.join()
+    assert child.exitcode == 0
 
 
 def test_errors_name_the_text_in_the_parent_and_in_workers(corpus, texts, pool_calls, tmp_path):

@@ -78,7 +78,8 @@ def map_in_order(job: Callable[[_Task], _Result], tasks: Iterable[_Task], worker
     per process to do, else this process runs it, so all processes stay busy to the last
     task whatever their speed, and the caller's work on the results (between two ``next``)
     is shared out too. Everything runs here when there are fewer than two tasks,
-    ``workers`` is 1 or the platform cannot fork. ``job`` is inherited by the workers,
+    ``workers`` is 1, this process is daemonic (may not have children) or the platform
+    cannot fork. ``job`` is inherited by the workers,
     never pickled; tasks and results are. ``here``, if given, replaces ``job`` for the
     tasks run in this process (a result that need not be packed for a pipe, say).
 
@@ -92,6 +93,8 @@ def map_in_order(job: Callable[[_Task], _Result], tasks: Iterable[_Task], worker
     tasks = itertools.chain(head, tasks)
     processes = min(workers, os.cpu_count() or 1) - 1
     here = here or job
+    if multiprocessing.current_process().daemon:  # a daemonic process (a data loader's) cannot fork
+        processes = 0
     if len(head) < 2 or processes < 1 or "fork" not in multiprocessing.get_all_start_methods():
         yield from map(here, tasks)
         return
