@@ -4,8 +4,9 @@ Counting the pre-tokenized words (the first pass of training) and encoding texts
 (:meth:`ByteLevelBPE.encode_batch <rowbook.text.bpe.model.ByteLevelBPE.encode_batch>`) are
 a regex pre-split and dictionary work per text, Python that holds the GIL, so they scale
 with processes, not threads. The texts are cut into batches of about ``size`` characters
-(:func:`text_batches`), a pool of worker processes runs a job on each batch
-(:func:`map_in_order`) and the results come back *in batch order*.
+(:func:`text_batches`); the calling process and ``workers - 1`` forked ones run a job on
+each batch, taking the next batch when free (:func:`map_in_order`), and the results come
+back *in batch order*.
 
 For counting, the parent adds the counts in that order. ``Counter.update`` keeps a key
 where it first appeared, so the result is the serial count, same counts and same order,
@@ -25,6 +26,7 @@ one process.
 from __future__ import annotations
 
 import collections
+import functools
 import itertools
 import multiprocessing
 import os
@@ -79,9 +81,9 @@ def map_in_order(job: Callable[[_Task], _Result], tasks: Iterable[_Task], worker
     task whatever their speed, and the caller's work on the results (between two ``next``)
     is shared out too. Everything runs here when there are fewer than two tasks,
     ``workers`` is 1, this process is daemonic (may not have children) or the platform
-    cannot fork. ``job`` is inherited by the workers,
-    never pickled; tasks and results are. ``here``, if given, replaces ``job`` for the
-    tasks run in this process (a result that need not be packed for a pipe, say).
+    cannot fork. ``job`` is inherited by the workers, never pickled; tasks and results
+    are. ``here``, if given, replaces ``job`` for the tasks run in this process (a result
+    that need not be packed for a pipe, say).
 
     Examples
     --------
@@ -129,9 +131,7 @@ def count_words_parallel(settings: dict[str, Any], texts: Iterable[str], special
     """
     specials = list(specials)
     counts: Counter[str] = Counter()
-    batches = text_batches(texts, BATCH_CHARS)
-    for part in map_in_order(
-        lambda batch: _count_batch(settings, specials, batch), batches, workers
-    ):
+    count = functools.partial(_count_batch, settings, specials)
+    for part in map_in_order(count, text_batches(texts, BATCH_CHARS), workers):
         counts.update(part)  # in batch order: first sightings kept
     return counts
