@@ -309,11 +309,11 @@ class ByteLevelBPE:
         """The words of each text, for a model with no unsplit tokens and no prefix space."""
         for text in itertools.filterfalse(str.isascii, texts):
             self._checked(text)
-        if self._split_ascii is None:
-            words_of = list(map(self._split.findall, texts))
-        else:  # GPT-2's pattern: ASCII texts go to its twin for re (bytelevel.GPT2_ASCII_PATTERN)
+        if self._split_ascii is not None:
+            # GPT-2's pattern puts every character in a word; ASCII texts go to its twin for re
             ascii_findall, findall = self._split_ascii.findall, self._split.findall
-            words_of = [ascii_findall(t) if t.isascii() else findall(t) for t in texts]
+            return [ascii_findall(t) if t.isascii() else findall(t) for t in texts]
+        words_of = list(map(self._split.findall, texts))
         if sum(map(len, itertools.chain.from_iterable(words_of))) == sum(map(len, texts)):
             return words_of  # the pattern skipped no character of any text
         return [self._pretokenize(text) for text in texts]
