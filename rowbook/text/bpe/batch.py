@@ -24,10 +24,11 @@ lookups and the lists of ids are Python that holds the GIL. Threads running the 
 without the GIL (``nogil``) would leave nine tenths on one core; the ``regex`` package can
 release the GIL during a match (``concurrent=True``), but the lookups that follow cannot.
 Processes run all of it in parallel. The price, measured on those lines on 2 cores: forking,
-the pipes and the joining cost about a sixth more CPU time than one process, and two busy
-processes each run 15-20% slower than one alone (shared caches). So a second core pays
-when it is free, not when other work already fills it; ``workers=1`` is the better choice
-on a machine that is busy anyway.
+the pipes, the joining and the copy-on-write faults after the fork cost about a sixth more
+CPU time than one process, and two busy processes each run 15-25% slower than one alone
+(shared caches). On 20,000 lines (0.3 s of work) that ate the gain even on an idle machine;
+larger batches gain more (BPE training's word counting, 1.4x on 2 cores), and on a machine
+busy with other work ``workers=1`` is the better choice.
 
 BPE-dropout draws random numbers word by word, so with ``dropout`` set every batch is
 encoded in the calling process, in order, and the draws are those of a serial run.
