@@ -26,9 +26,9 @@ release the GIL during a match (``concurrent=True``), but the lookups that follo
 Processes run all of it in parallel. The price, measured on those lines on 2 cores: forking,
 the pipes, the joining and the copy-on-write faults after the fork cost about a sixth more
 CPU time than one process, and two busy processes each run 15-25% slower than one alone
-(shared caches). On 20,000 lines (0.3 s of work) that ate the gain even on an idle machine;
-larger batches gain more (BPE training's word counting, 1.4x on 2 cores), and on a machine
-busy with other work ``workers=1`` is the better choice.
+(shared caches). On 20,000 lines (0.25 s of work) that leaves 1.1-1.2x on an idle 2-core
+machine (BPE training's word counting, with batches of 2M characters, gains 1.4x), and on a
+machine busy with other work ``workers=1`` is the better choice.
 
 BPE-dropout draws random numbers word by word, so with ``dropout`` set every batch is
 encoded in the calling process, in order, and the draws are those of a serial run.
