@@ -8,27 +8,60 @@ The public API, in pipeline order::
          -> Vectors (similarity, neighbors, analogies, evaluation, file formats)
 
 Sub-packages: :mod:`rowbook.text`, :mod:`rowbook.autograd`, :mod:`rowbook.nn`,
-:mod:`rowbook.optim`, :mod:`rowbook.models`, :mod:`rowbook.vectors`, :mod:`rowbook.viz`
-(imported on demand: it loads matplotlib).
+:mod:`rowbook.optim`, :mod:`rowbook.models`, :mod:`rowbook.vectors`, :mod:`rowbook.viz`.
+Each name is imported on first use, so ``import rowbook`` itself is cheap.
 """
 
-from rowbook import autograd, nn, optim
-from rowbook.autograd import RowSparse, Tensor, no_grad
-from rowbook.models import (
-    NPLM,
-    ColorHarmony,
-    FastText,
-    GloVe,
-    LSTMClassifier,
-    TextClassifier,
-    Word2Vec,
-    load,
-)
-from rowbook.nn import Embedding, EmbeddingBag
-from rowbook.optim import SGD, Adagrad, Adam, AdamW, RowWiseAdagrad, SparseAdam
-from rowbook.text import ByteLevelBPE, CharTokenizer, Normalizer, TextPipeline, Vocab, WordTokenizer
-from rowbook.training import TrainConfig, Trainer
-from rowbook.vectors import SubwordVectors, Vectors
+from typing import TYPE_CHECKING
+
+import lazy_loader
+
+if TYPE_CHECKING:  # the names as type checkers and editors see them; imported on use below
+    from rowbook import autograd, nn, optim
+    from rowbook.autograd import RowSparse, Tensor, no_grad
+    from rowbook.models import (
+        NPLM,
+        ColorHarmony,
+        FastText,
+        GloVe,
+        LSTMClassifier,
+        TextClassifier,
+        Word2Vec,
+        load,
+    )
+    from rowbook.nn import Embedding, EmbeddingBag
+    from rowbook.optim import SGD, Adagrad, Adam, AdamW, RowWiseAdagrad, SparseAdam
+    from rowbook.text import (
+        ByteLevelBPE,
+        CharTokenizer,
+        Normalizer,
+        TextPipeline,
+        Vocab,
+        WordTokenizer,
+    )
+    from rowbook.training import TrainConfig, Trainer
+    from rowbook.vectors import SubwordVectors, Vectors
+
+#: Where each public name lives. ``import rowbook`` imports none of them: a name's module
+#: is imported when the name is first used (``lazy_loader``, as SciPy and scikit-image do),
+#: so a script that trains word2vec never loads the autograd stack, SciPy's statistics or
+#: the plotting code. ``EAGER_IMPORT=1`` imports everything at once (to check the names).
+__getattr__, __dir__, _ = lazy_loader.attach(
+    __name__,
+    submodules=["autograd", "nn", "optim", "text", "data", "models", "vectors", "viz",
+                "training", "io", "checks"],
+    submod_attrs={
+        "text": ["Normalizer", "WordTokenizer", "CharTokenizer", "ByteLevelBPE", "Vocab",
+                 "TextPipeline"],
+        "autograd": ["Tensor", "RowSparse", "no_grad"],
+        "nn": ["Embedding", "EmbeddingBag"],
+        "optim": ["SGD", "Adagrad", "RowWiseAdagrad", "Adam", "AdamW", "SparseAdam"],
+        "training": ["TrainConfig", "Trainer"],
+        "models": ["ColorHarmony", "NPLM", "TextClassifier", "LSTMClassifier", "Word2Vec",
+                   "GloVe", "FastText", "load"],
+        "vectors": ["Vectors", "SubwordVectors"],
+    },
+)  # fmt: skip
 
 __version__ = "0.1.0"
 

@@ -27,22 +27,24 @@ import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from rowbook._progress import ProgressBar
-from rowbook.autograd import Tensor
 from rowbook.checks import check_int
 from rowbook.io import fields_of, load_state, save_state
-from rowbook.nn.module import Module
+
+if TYPE_CHECKING:  # annotations only: the CLI imports TrainingDiverged without these stacks
+    from rowbook.autograd import Tensor
+    from rowbook.nn.module import Module
 
 __all__ = ["CHECKPOINT_KIND", "History", "TrainConfig", "Trainer", "TrainingDiverged", "batches"]
 
 CHECKPOINT_KIND = "checkpoint"
 
-LossFn = Callable[[Module, tuple[np.ndarray, ...]], Tensor]
-EvalFn = Callable[[Module, tuple[np.ndarray, ...]], dict[str, float]]
+LossFn = Callable[["Module", tuple[np.ndarray, ...]], "Tensor"]
+EvalFn = Callable[["Module", tuple[np.ndarray, ...]], dict[str, float]]
 PathLike = str | os.PathLike[str]
 
 
@@ -283,7 +285,9 @@ def _check_loop(epoch: Any, best: Any, bad_epochs: Any, history: History) -> Non
     resumed_ok = isinstance(history.resumed_at, list) and all(
         isinstance(n, int) and not isinstance(n, bool) for n in history.resumed_at
     )
-    if not (counts_ok and best_ok and epochs_ok and resumed_ok and isinstance(history.stopped, str)):
+    if not (
+        counts_ok and best_ok and epochs_ok and resumed_ok and isinstance(history.stopped, str)
+    ):
         raise ValueError(f"the trainer state must hold epoch and bad_epochs (integers >= 0), best "
                          "(a number or null), history.epochs (a list of objects), "
                          "history.resumed_at (a list of integers) and history.stopped (a string); "

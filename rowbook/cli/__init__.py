@@ -9,8 +9,10 @@ Ctrl-C exits with status 130.
 module         commands
 =============  ====================================================================
 ``misc``       ``demo``, ``bench``
-``text``       ``tokenize``, ``vocab``
+``text``       ``tokenize``
+``vocab``      ``vocab``
 ``train``      ``train word2vec``, ``train glove``, ``train fasttext``, ``train nplm`` (options in ``train_options``)
+``cooccur``    ``cooccur`` (GloVe's counting alone; ``train glove`` trains on its file)
 ``query``      ``neighbors``, ``analogy``, ``similarity``, ``evaluate``
 ``files``      ``plot``, ``convert``
 =============  ====================================================================
@@ -25,7 +27,7 @@ import warnings
 from collections.abc import Collection, Sequence
 
 from rowbook.checks import ParameterError
-from rowbook.cli import files, misc, query, text, train_options
+from rowbook.cli import cooccur, files, misc, query, text, train_options, vocab
 from rowbook.cli._common import HelpFormatter, Parser, flag_for
 
 __all__ = ["USER_ERRORS", "build_parser", "main"]
@@ -41,8 +43,13 @@ def _user_errors() -> tuple[type[BaseException], ...]:
 USER_ERRORS = _user_errors()
 
 
-def build_parser() -> argparse.ArgumentParser:
-    """The ``rowbook`` parser with every command."""
+def build_parser(argv: Sequence[str] | None = None) -> argparse.ArgumentParser:
+    """The ``rowbook`` parser with every command.
+
+    Given the ``argv`` it is built to parse, the ``train`` models that ``argv`` does not
+    name are listed with their help but without their options (which are read from the
+    model classes, so importing every model), so a command imports only what it runs.
+    """
     from rowbook import __version__
 
     parser = Parser(
@@ -55,8 +62,13 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--version", action="version", version=f"rowbook {__version__}")
     commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
     misc.register_demo(commands)
-    for module in (text, train_options, query, files):
-        module.register(commands)
+    train_models = None if argv is None else set(argv[1:2]) if argv[:1] == ["train"] else set()
+    text.register(commands)
+    vocab.register(commands)
+    train_options.register(commands, only=train_models)
+    cooccur.register(commands, options=argv is None or argv[:1] == ["cooccur"])
+    query.register(commands)
+    files.register(commands)
     misc.register_bench(commands)
     return parser
 
@@ -78,8 +90,9 @@ def _describe(err: BaseException, options: Collection[str] = ()) -> str:
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the ``rowbook`` console script; returns the exit status."""
+    argv = sys.argv[1:] if argv is None else list(argv)
     try:
-        args = build_parser().parse_args(argv)
+        args = build_parser(argv).parse_args(argv)
     except SystemExit as stop:  # --help, --version, usage errors
         return stop.code if isinstance(stop.code, int) else 0
     prog = getattr(args, "prog", f"rowbook {args.command}")

@@ -21,10 +21,13 @@ is GloVe text. ``--from`` overrides the guess.
 from __future__ import annotations
 
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from rowbook.cli._common import check_input_file
 from rowbook.corpus_files import open_binary
-from rowbook.vectors import SubwordVectors, Vectors
+
+if TYPE_CHECKING:
+    from rowbook.vectors import Vectors
 
 __all__ = [
     "FORMATS",
@@ -93,11 +96,15 @@ def output_format(path: str | Path, given: str | None = None, *, flag: str | Non
 def load_vectors(path: str | Path, fmt: str | None = None, *,
                  unicode_errors: str = "strict") -> tuple[Vectors, str]:  # fmt: skip
     """Read a vectors file; returns the table and the format it was read as."""
+    from rowbook.vectors import Vectors  # numba: imported by the commands that read vectors
+
     path = check_input_file(path, "vectors")
     fmt = input_format(path, fmt)
     if fmt == "npz":
         return Vectors.load(path), fmt
     if fmt == "fasttext":
+        from rowbook.vectors import SubwordVectors  # loads rowbook.nn's bag kernels
+
         return SubwordVectors.load_fasttext(path), fmt
     return Vectors.load_word2vec_format(path, binary=fmt == "binary", no_header=fmt == "glove",
                                         unicode_errors=unicode_errors), fmt  # fmt: skip

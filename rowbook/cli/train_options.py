@@ -14,6 +14,7 @@ import argparse
 import inspect
 import types
 import typing
+from collections.abc import Collection
 from typing import Any, Literal
 
 from rowbook.cli._common import HelpFormatter, add_command, add_scheduler, add_unicode_errors
@@ -57,6 +58,14 @@ OPTIONS: dict[str, tuple[str, str | None, str]] = {
 MODEL_HELP = {
     ("GloVe", "lr"): "AdaGrad step size",
     ("GloVe", "epochs"): "passes over the co-occurrence records",
+}
+
+#: The one-line help of each model's command (``rowbook train --help`` lists them).
+_HELP = {
+    "word2vec": "skip-gram / CBOW word vectors (Mikolov et al. 2013)",
+    "glove": "GloVe word vectors from co-occurrence counts (Pennington et al. 2014)",
+    "fasttext": "subword word vectors: words as bags of character n-grams (Bojanowski et al. 2017)",
+    "nplm": "a neural language model over characters or words (Bengio et al. 2003)",
 }
 
 #: What a default of None means, where the signature cannot say it.
@@ -198,7 +207,7 @@ def _word2vec_parser(models: Any) -> None:
 
     _word_vectors_parser(
         models, Word2Vec, "word2vec",
-        help="skip-gram / CBOW word vectors (Mikolov et al. 2013)",
+        help=_HELP["word2vec"],
         description="Train word2vec on CORPUS and write the word vectors to OUT: .npz (rowbook), "
         ".txt or .vec (word2vec text), .bin (word2vec binary). Lines are lower-cased and split into "
         "words, punctuation dropped, unless --keep-case / --tokenizer whitespace say otherwise.",
@@ -218,7 +227,7 @@ def _fasttext_parser(models: Any) -> None:
 
     _word_vectors_parser(
         models, FastText, "fasttext",
-        help="subword word vectors: words as bags of character n-grams (Bojanowski et al. 2017)",
+        help=_HELP["fasttext"],
         description="Train fastText on CORPUS and write OUT: .bin is Facebook fastText's model file "
         "(the fasttext package loads it; the query commands answer for unseen words from it); "
         ".npz, .txt or .vec hold the vocabulary's vectors only. Lines are lower-cased and split "
@@ -235,7 +244,7 @@ def _glove_parser(models: Any) -> None:
 
     _word_vectors_parser(
         models, GloVe, "glove",
-        help="GloVe word vectors from co-occurrence counts (Pennington et al. 2014)",
+        help=_HELP["glove"],
         description="Count co-occurrences in CORPUS, fit GloVe, and write W + W~ to OUT: .npz, "
         ".txt or .vec (word2vec text), .bin (word2vec binary). Lines are lower-cased and split into "
         "words, punctuation dropped, unless --keep-case / --tokenizer whitespace say otherwise.",
@@ -251,7 +260,7 @@ def _nplm_parser(models: Any) -> None:
 
     p = add_command(
         models, "nplm", run=run_nplm,
-        help="a neural language model over characters or words (Bengio et al. 2003)",
+        help=_HELP["nplm"],
         description="Train the NPLM to predict each token from the CONTEXT tokens before it (each "
         "non-blank line of CORPUS is one text), write its input table C to OUT (.npz; .txt or "
         ".bin for --level word), and print a sample.",
@@ -270,7 +279,11 @@ def _nplm_parser(models: Any) -> None:
     p.add_argument("--prompt", default="", help="text the sample starts with")
 
 
-def register(commands: Any) -> None:
+def register(commands: Any, only: Collection[str] | None = None) -> None:
+    """``rowbook train MODEL``; with ``only``, the models not in it are named (with their
+    help) but get no options: reading those imports the model's class, and the modules of
+    all four (GloVe's SciPy, the NPLM's autograd stack) cost a command using none of them
+    about a second."""
     train = commands.add_parser(
         "train", help="train word2vec, GloVe, fastText or a neural language model on a corpus",
         description="Train a model on CORPUS and write its embedding table to OUT.",
@@ -282,7 +295,10 @@ def register(commands: Any) -> None:
     )  # fmt: skip
     train.allow_abbrev = False
     models = train.add_subparsers(dest="model", required=True, metavar="MODEL")
-    _word2vec_parser(models)
-    _glove_parser(models)
-    _fasttext_parser(models)
-    _nplm_parser(models)
+    builders = {"word2vec": _word2vec_parser, "glove": _glove_parser,
+                "fasttext": _fasttext_parser, "nplm": _nplm_parser}  # fmt: skip
+    for name, build in builders.items():
+        if only is None or name in only:
+            build(models)
+        else:
+            models.add_parser(name, help=_HELP[name])

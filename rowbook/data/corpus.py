@@ -32,7 +32,6 @@ import os
 from array import array
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any, Literal
 
 import numpy as np
@@ -207,11 +206,13 @@ class _Interner(dict):
 
 
 def _bincount_since(raw_ids: array, start: int, size: int) -> np.ndarray:
-    """Counts of the provisional ids appended since ``start`` (the buffer view dies here)."""
-    fresh = (
-        np.frombuffer(raw_ids, dtype=np.int32)[start:] if len(raw_ids) else np.zeros(0, np.int32)
-    )
-    return np.bincount(fresh, minlength=size).astype(np.int64)
+    """Counts of the provisional ids appended since ``start`` (the buffer view dies here),
+    a block at a time: ``np.bincount`` would copy the whole stream to int64 first."""
+    counts = np.zeros(size, dtype=np.int64)
+    fresh = np.frombuffer(raw_ids, dtype=np.int32) if len(raw_ids) else np.zeros(0, np.int32)
+    for a in range(start, len(fresh), id_stream.REMAP_TOKENS):
+        counts += np.bincount(fresh[a : a + id_stream.REMAP_TOKENS], minlength=size)
+    return counts
 
 
 def _scan(
@@ -219,8 +220,8 @@ def _scan(
 ):
     """Intern every token; prune like gensim whenever the live vocabulary is too big.
 
-    Returns the provisional keys, the (N,) provisional ids (None when they went to
-    ``sink``, block by block), the (S,) sentence lengths, the ids still live at the end,
+    Returns the provisional keys, the (N,) provisional ids as an ``array("i")`` (None
+    when they went to ``sink``, block by block), the (S,) sentence lengths, the ids still live at the end,
     and the counts by provisional id.
     """
     interner, raw_ids, lengths = _Interner(), array("i"), array("q")
@@ -243,7 +244,7 @@ def _scan(
     if sink is not None:
         sink.write(raw_ids)
         sink.finish()
-    ids = None if sink is not None else np.array(raw_ids, dtype=np.int32)
+    ids = None if sink is not None else raw_ids  # the one buffer, remapped in place later
     live = np.fromiter(interner.values(), dtype=np.int64, count=len(interner))
     return interner.keys_in_order, ids, np.array(lengths, dtype=np.int64), live, counts
 
@@ -302,9 +303,7 @@ def read_corpus(
         index = dict(zip(vocab_keys, range(len(kept)), strict=True))
         dead = np.setdiff1d(np.arange(len(keys)), live)
         remap[dead] = [index.get(keys[i], -1) for i in dead]
-    if sink is not None:
-        return vocab, _encode_spilled(sink, remap, lengths, max_sentence_length)
-    return vocab, _encode(remap[raw] if len(raw) else raw, lengths, max_sentence_length)
+    return vocab, _encode(sink, raw, remap, lengths, max_sentence_length)
 
 
 def vocab_from_counts(
@@ -361,52 +360,28 @@ def encode_corpus(
     scanned, raw, lengths, _, _ = _scan(iter_sentences(corpus, tokenizer), None, sink)
     index = {key: i for i, key in enumerate(keys)}
     remap = np.array([index.get(key, -1) for key in scanned], dtype=np.int32)
-    if sink is not None:
-        return _encode_spilled(sink, remap, lengths, max_sentence_length)
-    return _encode(remap[raw] if len(raw) else raw, lengths, max_sentence_length)
+    return _encode(sink, raw, remap, lengths, max_sentence_length)
 
 
-def _encode(mapped: np.ndarray, lengths: np.ndarray, max_len: int) -> EncodedCorpus:
-    """Drop out-of-vocabulary ids (-1) and cut sentences longer than ``max_len``."""
-    keep = mapped >= 0
-    raw_starts = np.concatenate([[0], np.cumsum(lengths)])
-    kept_before = np.concatenate([[0], np.cumsum(keep)])
-    kept_per_sentence = kept_before[raw_starts[1:]] - kept_before[raw_starts[:-1]]
+def _encoded(ids: np.ndarray, kept_per_sentence: np.ndarray, lengths: np.ndarray, max_len: int,
+             id_file: IdFile | None = None) -> EncodedCorpus:  # fmt: skip
+    """The corpus of in-vocabulary ``ids``, its sentences cut into pieces of ``max_len``."""
     starts, raw_piece = _layout(kept_per_sentence, lengths, max_len)
-    return EncodedCorpus(mapped[keep].astype(np.int32), starts, raw_piece)
+    return EncodedCorpus(ids, starts, raw_piece, id_file)
 
 
-def _encode_spilled(
-    sink: RawIdSink, remap: np.ndarray, lengths: np.ndarray, max_len: int
-) -> EncodedCorpus:
-    """:func:`_encode` block by block from the spilled provisional ids into the final id file."""
-    raw_starts = np.concatenate([[0], np.cumsum(lengths)])  # (S + 1,)
-    out_path = sink.folder / "ids.i32"
-    kept_at = _filter_blocks(sink.blocks(), remap, raw_starts, out_path)
+def _encode(sink: RawIdSink | None, raw: array | None, remap: np.ndarray, lengths: np.ndarray,
+            max_len: int) -> EncodedCorpus:  # fmt: skip
+    """The scanned provisional ids mapped through ``remap`` (out-of-vocabulary ``-1`` dropped):
+    in RAM in place, spilled into the final id file beside them."""
+    if sink is None:
+        ids, kept_per_sentence = id_stream.remap_in_place(raw, remap, lengths)
+        return _encoded(ids, kept_per_sentence, lengths, max_len)
+    blocks = sink.blocks(id_stream.REMAP_TOKENS)
+    id_file, kept_per_sentence = id_stream.remap_to_file(blocks, remap, lengths, sink.folder)
     sink.raw_path.unlink()
     sink.detach()
-    id_file = IdFile(sink.folder, out_path, int(kept_at[-1]))
-    starts, raw_piece = _layout(np.diff(kept_at), lengths, max_len)
-    return EncodedCorpus(id_file.ids, starts, raw_piece, id_file)
-
-
-def _filter_blocks(blocks: Iterable[tuple[int, np.ndarray]], remap: np.ndarray,
-                   bounds: np.ndarray, out_path: Path) -> np.ndarray:  # fmt: skip
-    """Write ``remap[ids]`` of every ``(start, ids)`` block to ``out_path``, dropping ``-1``;
-    return how many ids were kept before each position of ``bounds`` (sentence starts)."""
-    kept_at = np.zeros(len(bounds), dtype=np.int64)  # (S + 1,)
-    kept = 0
-    with open(out_path, "wb") as out:
-        for start, raw in blocks:
-            mapped = remap[raw]
-            keep = mapped >= 0
-            prefix = kept + np.concatenate([[0], np.cumsum(keep)])  # (len(raw) + 1,)
-            lo = int(np.searchsorted(bounds, start, side="left"))
-            hi = int(np.searchsorted(bounds, start + len(raw), side="right"))
-            kept_at[lo:hi] = prefix[bounds[lo:hi] - start]
-            out.write(mapped[keep].tobytes())
-            kept = int(prefix[-1])
-    return kept_at
+    return _encoded(id_file.ids, kept_per_sentence, lengths, max_len, id_file)
 
 
 def _layout(
@@ -434,14 +409,13 @@ def job_boundaries(raw_lengths: np.ndarray, batch_words: int = MAX_SENTENCE_LENG
     >>> job_boundaries(np.array([4, 4, 4, 9, 1]), batch_words=8).tolist()
     [0, 2, 3, 4, 5]
     """
-    bounds, size = [0], 0
-    for s, length in enumerate(raw_lengths.tolist()):
-        if size + length > batch_words and s > bounds[-1]:
-            bounds.append(s)
-            size = 0
-        size += length
-    if len(raw_lengths) > bounds[-1]:
-        bounds.append(len(raw_lengths))
+    ends = np.cumsum(raw_lengths, dtype=np.int64)  # (S,) words up to each sentence's end
+    bounds, start = [0], 0
+    while start < len(ends):  # one step per job, not per sentence (10M lines: 3 s in Python)
+        before = int(ends[start - 1]) if start else 0
+        fits = int(np.searchsorted(ends, before + batch_words, side="right"))
+        start = max(fits, start + 1)  # a sentence longer than batch_words is a job alone
+        bounds.append(start)
     return np.array(bounds, dtype=np.int64)
 
 
@@ -469,8 +443,8 @@ def _truncate_spilled(corpus: EncodedCorpus, V: int, n: int) -> EncodedCorpus:
     """:func:`truncate_vocab`'s corpus from a spilled one of ``V`` words, block by block into a
     new id file in the same ``spill_dir``."""
     folder = new_spill_folder(corpus.id_file.folder.parent)
-    out_path = folder / "ids.i32"
     remap = np.where(np.arange(V) < n, np.arange(V), -1).astype(np.int32)  # (V,)
-    kept_at = _filter_blocks(corpus.id_file.blocks(), remap, corpus.starts, out_path)
-    id_file = IdFile(folder, out_path, int(kept_at[-1]))
-    return EncodedCorpus(id_file.ids, kept_at, corpus.raw_lengths, id_file)
+    pieces = np.diff(corpus.starts)  # (P,) ids of each sentence piece
+    id_file, kept = id_stream.remap_to_file(corpus.id_file.blocks(), remap, pieces, folder)
+    starts = np.concatenate([[0], np.cumsum(kept)]).astype(np.int64)  # (P + 1,)
+    return EncodedCorpus(id_file.ids, starts, corpus.raw_lengths, id_file)

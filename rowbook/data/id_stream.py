@@ -1,7 +1,14 @@
-"""A corpus's id stream on disk: written once while reading, read back job by job.
+"""A corpus's id stream: remapped in place in RAM, or on disk, written once and read back job by job.
 
-In RAM a corpus costs 4 bytes per token as int32 ids (and, at the peak of reading, the
-provisional ids and their remapped copy besides). For corpora larger than that budget,
+:func:`rowbook.data.read_corpus` appends each token's provisional id (its order of first
+sighting) to one growing ``array("i")`` while it scans. Once the vocabulary is chosen,
+:func:`remap_in_place` maps those ids to the final ones block by block, moving the
+in-vocabulary ids down over the dropped ones in the same buffer, which then shrinks to
+fit: in RAM a corpus costs 4 bytes per token at the peak of reading too (the buffer's
+growth margin of 1/16 and one block of :data:`REMAP_TOKENS` besides), never a second copy
+of the stream.
+
+For corpora larger than that budget,
 :func:`rowbook.data.read_corpus` with ``spill_dir=`` writes the provisional ids to a
 temporary file in blocks of :data:`BLOCK_TOKENS` while it scans, then remaps them block by
 block into the final id file; the trainers read each job's ids with ``pread`` (a job is
@@ -21,14 +28,86 @@ import os
 import tempfile
 import weakref
 from array import array
+from collections.abc import Callable, Iterable
 from pathlib import Path
 
 import numpy as np
 
-__all__ = ["BLOCK_TOKENS", "IdFile", "RawIdSink", "new_spill_folder"]
+__all__ = ["BLOCK_TOKENS", "REMAP_TOKENS", "IdFile", "RawIdSink", "new_spill_folder", "remap_blocks",
+           "remap_in_place", "remap_to_file"]  # fmt: skip
 
-BLOCK_TOKENS = 1 << 20  # 4 MB of int32 ids per block (about 30 MB in flight while encoding)
+BLOCK_TOKENS = 1 << 20  # 4 MB of int32 ids per block written while scanning
+REMAP_TOKENS = 1 << 18  # ids remapped at once: about 2.5 MB of temporaries
 _ITEM = 4  # bytes per int32 id
+
+
+def remap_blocks(blocks: Iterable[tuple[int, np.ndarray]], remap: np.ndarray, lengths: np.ndarray,
+                 write: Callable[[np.ndarray], object]) -> np.ndarray:  # fmt: skip
+    """Map each ``(start, provisional ids)`` block through ``remap``, hand the ids that are
+    not ``-1`` (out of the vocabulary) to ``write`` in order, and return how many ids each
+    sentence kept (sentence ``s`` has ``lengths[s]`` provisional ids).
+
+    Examples
+    --------
+    >>> kept = []
+    >>> remap_blocks([(0, np.array([0, 1, 2])), (3, np.array([1, 0]))], np.array([5, -1, 6]),
+    ...              np.array([2, 0, 3]), kept.append).tolist()
+    [1, 0, 2]
+    >>> np.concatenate(kept).tolist()
+    [5, 6, 5]
+    """
+    raw_starts = np.concatenate([[0], np.cumsum(lengths)])  # (S + 1,)
+    dropped = np.zeros(len(lengths), dtype=np.int64)  # (S,)
+    for start, raw in blocks:
+        mapped = remap[raw]  # (b,)
+        keep = mapped >= 0
+        write(mapped[keep])
+        gone = np.flatnonzero(~keep) + start  # where the dropped ids were, in the whole stream
+        if len(gone):
+            sentence = np.searchsorted(raw_starts, gone, side="right") - 1  # nondecreasing
+            dropped[sentence[0] : sentence[-1] + 1] += np.bincount(sentence - sentence[0])
+    return lengths - dropped
+
+
+def remap_in_place(raw_ids: array, remap: np.ndarray, lengths: np.ndarray) -> tuple[np.ndarray, np.ndarray]:  # fmt: skip
+    """``(ids, kept per sentence)``: :func:`remap_blocks` over the provisional ids in
+    ``raw_ids``, the kept ids written over them from the front; ``raw_ids`` is then cut
+    to those and ``ids`` is an int32 view of it (no copy).
+
+    >>> raw = array("i", [0, 1, 2, 1, 0])
+    >>> ids, kept = remap_in_place(raw, np.array([5, -1, 6], np.int32), np.array([2, 0, 3]))
+    >>> ids.tolist(), kept.tolist(), len(raw)
+    ([5, 6, 5], [1, 0, 2], 3)
+    """
+    n, kept = _compact(raw_ids, remap, lengths)
+    del raw_ids[n:]  # no view of the buffer is left, so it shrinks (realloc) instead of copying
+    return (np.frombuffer(raw_ids, dtype=np.int32) if n else np.zeros(0, np.int32)), kept
+
+
+def _compact(raw_ids: array, remap: np.ndarray, lengths: np.ndarray) -> tuple[int, np.ndarray]:
+    """Remap ``raw_ids`` in place, kept ids first; returns their number and the per-sentence
+    counts. Every NumPy view of the buffer dies with this call."""
+    buf = np.frombuffer(raw_ids, dtype=np.int32) if len(raw_ids) else np.zeros(0, np.int32)
+    n = 0
+
+    def write(ids: np.ndarray) -> None:  # never past the block being read: ids is a copy
+        nonlocal n
+        buf[n : n + len(ids)] = ids
+        n += len(ids)
+
+    blocks = ((a, buf[a : a + REMAP_TOKENS]) for a in range(0, len(buf), REMAP_TOKENS))
+    kept = remap_blocks(blocks, remap, lengths, write)
+    return n, kept
+
+
+def remap_to_file(blocks: Iterable[tuple[int, np.ndarray]], remap: np.ndarray, lengths: np.ndarray,
+                  folder: Path) -> tuple[IdFile, np.ndarray]:  # fmt: skip
+    """``(id file, kept per sentence)``: :func:`remap_blocks` of ids read block by block (from
+    a :class:`RawIdSink` or an :class:`IdFile`) written to ``folder/ids.i32``."""
+    out_path = folder / "ids.i32"
+    with open(out_path, "wb") as out:
+        kept = remap_blocks(blocks, remap, lengths, out.write)
+    return IdFile(folder, out_path, int(kept.sum())), kept
 
 
 def new_spill_folder(spill_dir: str | os.PathLike[str]) -> Path:

@@ -8,14 +8,42 @@ parameters, ``fit(data, *, checkpoint=None, resume=None) -> self``, ``vectors``,
 from __future__ import annotations
 
 import os
+from typing import TYPE_CHECKING
+
+import lazy_loader
 
 from rowbook.models.base import Model, NotFittedError, read_model_file
-from rowbook.models.classifier import LSTMClassifier, TextClassifier
-from rowbook.models.color_harmony import COLOR_NAMES, ColorHarmony
-from rowbook.models.fasttext import FastText
-from rowbook.models.glove import GloVe
-from rowbook.models.nplm import NPLM
-from rowbook.models.word2vec import Word2Vec
+
+if TYPE_CHECKING:
+    from rowbook.models.classifier import LSTMClassifier, TextClassifier
+    from rowbook.models.color_harmony import COLOR_NAMES, ColorHarmony
+    from rowbook.models.fasttext import FastText
+    from rowbook.models.glove import GloVe
+    from rowbook.models.nplm import NPLM
+    from rowbook.models.word2vec import Word2Vec
+
+#: The module of every model class, imported on first use: training word2vec does not
+#: load the autograd stack the classifiers are built on.
+_MODULES = {
+    "color_harmony": ["ColorHarmony", "COLOR_NAMES"],
+    "nplm": ["NPLM"],
+    "classifier": ["TextClassifier", "LSTMClassifier"],
+    "word2vec": ["Word2Vec"],
+    "glove": ["GloVe"],
+    "fasttext": ["FastText"],
+}
+_getattr, _, _ = lazy_loader.attach(__name__, submod_attrs=_MODULES)
+_MODEL_NAMES = ("ColorHarmony", "NPLM", "TextClassifier", "LSTMClassifier", "Word2Vec", "GloVe",
+                "FastText")  # fmt: skip
+
+
+def __getattr__(name: str) -> object:
+    """A model class, imported now; ``MODELS``: every model class by name (what
+    :func:`load` can open and what the contract test checks), all of them imported."""
+    if name == "MODELS":
+        return {cls: _getattr(cls) for cls in _MODEL_NAMES}
+    return _getattr(name)
+
 
 __all__ = [
     "COLOR_NAMES",
@@ -32,12 +60,6 @@ __all__ = [
     "load",
 ]
 
-#: Every model class by name: what :func:`load` can open and what the contract test checks.
-MODELS: dict[str, type] = {
-    cls.__name__: cls
-    for cls in (ColorHarmony, NPLM, TextClassifier, LSTMClassifier, Word2Vec, GloVe, FastText)
-}
-
 
 def load(path: str | os.PathLike[str]) -> Model:
     """The model saved at ``path``, of whichever class saved it.
@@ -45,6 +67,7 @@ def load(path: str | os.PathLike[str]) -> Model:
     Examples
     --------
     >>> import tempfile, pathlib, numpy as np
+    >>> from rowbook.models import Word2Vec
     >>> corpus = [["the", "cat", "sat"], ["the", "dog", "sat"]] * 20
     >>> model = Word2Vec(vector_size=8, min_count=1, epochs=1, workers=1).fit(corpus)
     >>> path = pathlib.Path(tempfile.mkdtemp()) / "cats.model.npz"
@@ -54,10 +77,9 @@ def load(path: str | os.PathLike[str]) -> Model:
     ('Word2Vec', True)
     """
     document = read_model_file(path)
-    cls = MODELS.get(document["class"])
-    if cls is None:
+    if document["class"] not in _MODEL_NAMES:
         raise ValueError(
             f"{path} holds a {document['class']!r} model, which this rowbook does not know "
-            f"(it knows {', '.join(sorted(MODELS))}); was it saved by a newer rowbook?"
+            f"(it knows {', '.join(sorted(_MODEL_NAMES))}); was it saved by a newer rowbook?"
         )
-    return cls._from_document(document, path)
+    return _getattr(document["class"])._from_document(document, path)

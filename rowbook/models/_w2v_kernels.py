@@ -34,7 +34,6 @@ import math
 import numba
 import numpy as np
 
-from rowbook.autograd.sparse import gather_rows_reference, scatter_add_rows
 from rowbook.data.sampling import LCG_MASK, LCG_MULTIPLIER, draw_negative, lcg_next
 from rowbook.models._prefetch import prefetch_row
 
@@ -178,6 +177,8 @@ def cbow_step_reference(W_in, W_out, context_ids, center, negatives, lr, cbow_me
     :mod:`rowbook.autograd.sparse`'s, so repeated context words receive it once per
     occurrence.
     """
+    from rowbook.autograd.sparse import gather_rows_reference, scatter_add_rows  # reference only
+
     context_ids = np.asarray(context_ids, dtype=np.int64)
     rows = gather_rows_reference(W_in, context_ids)  # (C, d)
     scale = np.float32(1.0 / len(context_ids)) if len(context_ids) else np.float32(1.0)

@@ -11,8 +11,17 @@
 * :mod:`rowbook.vectors.fasttext_format` -- Facebook fastText ``.bin`` files.
 """
 
+from typing import TYPE_CHECKING
+
+import lazy_loader
+
 from rowbook.vectors.core import Vectors
 from rowbook.vectors.evaluate import evaluate_analogies, evaluate_word_pairs
-from rowbook.vectors.subword import SubwordVectors
+
+if TYPE_CHECKING:
+    from rowbook.vectors.subword import SubwordVectors
+
+# SubwordVectors sums n-gram rows with rowbook.nn's bag kernels: imported when first used.
+__getattr__, _, _ = lazy_loader.attach(__name__, submod_attrs={"subword": ["SubwordVectors"]})
 
 __all__ = ["SubwordVectors", "Vectors", "evaluate_analogies", "evaluate_word_pairs"]

@@ -37,7 +37,6 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING, Literal
 
 import numpy as np
-from scipy import stats
 
 from rowbook.corpus_files import open_binary
 from rowbook.vectors.neighbors import (
@@ -237,6 +236,8 @@ def evaluate_word_pairs(
             f"{path}: no usable word pairs (lines 'word1{delimiter!r}word2{delimiter!r}score' "
             f"with both words among the first {stop} keys)"
         )
+    from scipy import stats  # 0.3 s to import: only when pairs are scored
+
     model = _pair_cosines(vectors.vectors, rows)
     pearson, spearman = stats.pearsonr(gold, model), stats.spearmanr(gold, model)
     oov_ratio = oov / (len(gold) if dummy4unknown else len(gold) + oov) * 100

@@ -6,8 +6,11 @@ import itertools
 
 import numpy as np
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
-from rowbook.data import iter_sentences, job_boundaries, read_corpus, truncate_vocab
+from rowbook.data import id_stream, iter_sentences, job_boundaries, read_corpus, truncate_vocab
+from rowbook.data.corpus import encode_corpus
 
 gensim_word2vec = pytest.importorskip("gensim.models.word2vec")
 
@@ -20,7 +23,8 @@ def _corpus(seed: int = 0, n: int = 400) -> list[list[str]]:
 
 
 @pytest.mark.parametrize(("min_count", "max_vocab_size"), [(1, None), (5, None), (1, 60), (2, 40)])
-def test_vocabulary_equals_gensim(min_count, max_vocab_size):
+def test_vocabulary_equals_gensim(min_count, max_vocab_size, monkeypatch):
+    monkeypatch.setattr(id_stream, "REMAP_TOKENS", 97)  # counted and remapped in many blocks
     corpus = _corpus()
     model = gensim_word2vec.Word2Vec(min_count=min_count, max_vocab_size=max_vocab_size)
     model.build_vocab(corpus)
@@ -42,6 +46,33 @@ def test_encoding_drops_unknown_words_and_keeps_sentences():
     assert enc.ids.tolist() == [0, 1, 1, 0, 0]
     assert enc.raw_lengths.tolist() == [3, 0, 4]
     assert enc.total_words == 7
+
+
+def _plain_encoding(corpus, keys, max_len):
+    """The ids, starts and raw lengths of ``corpus`` over ``keys``, by lists of Python ints."""
+    index = {key: i for i, key in enumerate(keys)}
+    ids, starts, raw_lengths = [], [0], []
+    for sentence in corpus:
+        kept = [index[w] for w in sentence if w in index]
+        pieces = [kept[a : a + max_len] for a in range(0, len(kept), max_len)] or [[]]
+        for number, piece in enumerate(pieces):
+            ids += piece
+            starts.append(len(ids))
+            raw_lengths.append(len(sentence) if number == 0 else 0)
+    return ids, starts, raw_lengths
+
+
+@pytest.mark.parametrize("block", [1, 7, 1 << 18])
+def test_ids_remapped_in_place_block_by_block_equal_a_plain_encoding(block, monkeypatch):
+    monkeypatch.setattr(id_stream, "REMAP_TOKENS", block)
+    corpus = [*_corpus(seed=3, n=120), [], ["t0"] * 30, ["unseen"]]
+    vocab, enc = read_corpus(corpus, min_count=3, max_sentence_length=6)
+    expected = _plain_encoding(corpus, vocab.keys, 6)
+    assert (enc.ids.tolist(), enc.starts.tolist(), enc.raw_lengths.tolist()) == expected
+    assert enc.ids.dtype == np.int32 and enc.ids.flags.c_contiguous
+    again = encode_corpus(corpus, vocab.keys[:40], max_sentence_length=6)
+    expected = _plain_encoding(corpus, vocab.keys[:40], 6)
+    assert (again.ids.tolist(), again.starts.tolist(), again.raw_lengths.tolist()) == expected
 
 
 def test_long_sentences_are_cut_into_pieces():
@@ -109,6 +140,23 @@ def test_job_boundaries_pack_greedily():
         assert size <= 100 or b - a == 1
         if b < 200:
             assert size + lengths[b] > 100  # the next sentence did not fit
+
+
+def _greedy_jobs(lengths, batch_words):
+    """Sentence by sentence, as gensim's job producer fills jobs (never an empty one)."""
+    bounds, size = [0], 0
+    for s, length in enumerate(lengths):
+        if size + length > batch_words and s > bounds[-1]:
+            bounds.append(s)
+            size = 0
+        size += length
+    return [*bounds, len(lengths)] if len(lengths) > bounds[-1] else bounds
+
+
+@given(st.lists(st.integers(0, 30), max_size=60), st.integers(1, 40))
+def test_job_boundaries_equal_filling_jobs_sentence_by_sentence(lengths, batch_words):
+    bounds = job_boundaries(np.array(lengths, dtype=np.int64), batch_words)
+    assert bounds.tolist() == _greedy_jobs(lengths, batch_words)
 
 
 def test_truncate_vocab_drops_rare_words_from_text():
