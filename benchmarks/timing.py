@@ -10,7 +10,15 @@ from dataclasses import dataclass
 
 import numpy as np
 
-__all__ = ["Row", "machine", "median_ms", "print_table", "print_targets", "zipf_ids"]
+__all__ = [
+    "Row",
+    "interleaved_medians_ms",
+    "machine",
+    "median_ms",
+    "print_table",
+    "print_targets",
+    "zipf_ids",
+]
 
 
 def median_ms(fn: Callable[[], object], *, repeat: int = 15, warmup: int = 2) -> float:
@@ -29,6 +37,28 @@ def median_ms(fn: Callable[[], object], *, repeat: int = 15, warmup: int = 2) ->
         if gc_was_enabled:
             gc.enable()
     return float(np.median(times)) * 1e3
+
+
+def interleaved_medians_ms(fns: dict[str, Callable[[], object]], *, repeat: int = 7,
+                           warmup: int = 1) -> dict[str, float]:  # fmt: skip
+    """Median wall time in ms of each of ``fns``, run in turn in every repetition, so that a
+    change of load on a shared machine reaches all of them alike (garbage collection paused)."""
+    for _ in range(warmup):
+        for fn in fns.values():
+            fn()
+    times: dict[str, list[float]] = {name: [] for name in fns}
+    gc_was_enabled = gc.isenabled()
+    gc.disable()
+    try:
+        for _ in range(repeat):
+            for name, fn in fns.items():
+                start = time.perf_counter()
+                fn()
+                times[name].append(time.perf_counter() - start)
+    finally:
+        if gc_was_enabled:
+            gc.enable()
+    return {name: float(np.median(t)) * 1e3 for name, t in times.items()}
 
 
 def zipf_ids(n: int, vocab: int, rng: np.random.Generator, a: float = 1.2) -> np.ndarray:
@@ -59,7 +89,9 @@ def machine() -> str:
             cpu = next(line.split(":", 1)[1].strip() for line in f if line.startswith("model name"))
     except (OSError, StopIteration):
         pass
-    return f"{cpu}, {os.cpu_count()} cores, Python {platform.python_version()}, NumPy {np.__version__}"
+    return (
+        f"{cpu}, {os.cpu_count()} cores, Python {platform.python_version()}, NumPy {np.__version__}"
+    )
 
 
 def print_table(title: str, rows: list[Row], subject: dict[str, str]) -> None:

@@ -6,8 +6,9 @@ alphabet and pre-split), :mod:`~rowbook.text.bpe.train` (the fast trainer held t
 reference), :mod:`~rowbook.text.bpe.encode` (applying merges), :mod:`~rowbook.text.bpe.files`
 (``tokenizer.json``, GPT-2's vocab.json + merges.txt and rowbook's BPE JSON),
 :mod:`~rowbook.text.bpe.options` (the trainer options), :mod:`~rowbook.text.bpe.encoding`
-(:class:`Encoding`, with character offsets) and :mod:`~rowbook.text.bpe.model`
-(:class:`ByteLevelBPE`, the tokenizer users hold).
+(:class:`Encoding`, with character offsets), :mod:`~rowbook.text.bpe.count` (the pool of
+processes that counts and encodes), :mod:`~rowbook.text.bpe.batch` (``encode_batch``) and
+:mod:`~rowbook.text.bpe.model` (:class:`ByteLevelBPE`, the tokenizer users hold).
 """
 
 from rowbook.text.bpe.bytelevel import GPT2_PATTERN

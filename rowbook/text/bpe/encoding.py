@@ -18,11 +18,11 @@ text (``"<pad>"``) is 0 there too. Compare ``ids`` with ``special_tokens`` to fi
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 
 import numpy as np
 
-__all__ = ["Encoding", "build_encoding", "byte_spans", "char_offsets"]
+__all__ = ["Encoding", "build_encodings", "byte_spans", "char_offsets"]
 
 
 class Encoding:
@@ -38,13 +38,15 @@ class Encoding:
     (2, [5, 9], [1, 1], [0, 0])
     """
 
+    __slots__ = ("_offsets", "_source", "_tokens", "ids")  # encode_batch makes many
+
     def __init__(
         self,
         ids: list[int],
         tokens: list[str] | None = None,
         offsets: list[tuple[int, int]] | None = None,
         *,
-        source: tuple[str, list[int], Sequence[str], np.ndarray] | None = None,
+        source: tuple[str, Sequence[int], Sequence[str], np.ndarray] | None = None,
     ) -> None:
         self.ids = ids
         self._tokens, self._offsets = tokens, offsets
@@ -129,16 +131,19 @@ def byte_spans(lengths: Sequence[int], prefixed_at: Sequence[int]) -> np.ndarray
     return np.stack([ends - sizes, ends], axis=1)  # (n, 2)
 
 
-def build_encoding(
-    text: str,
-    ids: list[int],
-    prefixed_at: list[int],
+def build_encodings(
+    texts: Sequence[str],
+    ids_of: Sequence[list[int]],
+    prefixed: Mapping[int, Sequence[int]],
     id_to_token: Sequence[str],
     id_len: np.ndarray,
-) -> Encoding:
-    """The :class:`Encoding` of ``text`` from its ids and the tokens holding a prefix space.
+) -> list[Encoding]:
+    """The :class:`Encoding` of each text from its ids; ``prefixed[i]`` lists the tokens of
+    text ``i`` that hold an inserted prefix space (texts without any are left out).
 
     ``id_len[i]`` is the number of bytes token ``i`` spells (its special-token text for
     special and added tokens). Tokens and offsets are computed when first read.
     """
-    return Encoding(ids, source=(text, prefixed_at, id_to_token, id_len))
+    none: tuple[int, ...] = ()
+    return [Encoding(ids, source=(text, prefixed.get(i, none), id_to_token, id_len))
+            for i, (text, ids) in enumerate(zip(texts, ids_of, strict=True))]  # fmt: skip

@@ -37,8 +37,9 @@ from __future__ import annotations
 
 import itertools
 import os
+import re
 from collections import Counter
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Container, Iterable, Mapping, Sequence
 from typing import Any
 
 import numpy as np
@@ -47,11 +48,17 @@ from tqdm.auto import tqdm
 
 from rowbook.checks import check_int
 from rowbook.text.bpe import files as bpe_files
-from rowbook.text.bpe.bytelevel import GPT2_PATTERN, decode_tokens, to_byte_level
+from rowbook.text.bpe.batch import Segments, encode_batch, encode_texts
+from rowbook.text.bpe.bytelevel import (
+    GPT2_ASCII_PATTERN,
+    GPT2_PATTERN,
+    decode_tokens,
+    to_byte_level,
+)
 from rowbook.text.bpe.classic import MergeStep
 from rowbook.text.bpe.count import count_words_parallel
-from rowbook.text.bpe.encode import encode_word_dropout, encode_words
-from rowbook.text.bpe.encoding import Encoding, build_encoding
+from rowbook.text.bpe.encode import encode_word_dropout
+from rowbook.text.bpe.encoding import Encoding, build_encodings
 from rowbook.text.bpe.options import check_fit_args, check_trainer_options, special_regex
 from rowbook.text.bpe.train import learn
 
@@ -90,13 +97,18 @@ class ByteLevelBPE:
                  seed: int | None = None) -> None:  # fmt: skip
         try:
             self._split = regex.compile(_check_str(pattern, "pattern"))
+            self._split_ascii = re.compile(GPT2_ASCII_PATTERN) if pattern == GPT2_PATTERN else None
         except regex.error as err:
             raise ValueError(
                 f"pattern {pattern!r} is not a valid regular expression: {err}"
             ) from None
         if not isinstance(cache_size, int) or cache_size < 0:
             raise ValueError(f"cache_size must be an int >= 0, got {cache_size!r}")
-        self.pattern, self.add_prefix_space, self.cache_size = pattern, bool(add_prefix_space), cache_size
+        self.pattern, self.add_prefix_space, self.cache_size = (
+            pattern,
+            bool(add_prefix_space),
+            cache_size,
+        )
         if dropout is not None and (isinstance(dropout, bool) or not 0.0 <= dropout <= 1.0):
             raise ValueError(f"dropout must be None or a probability in [0, 1], got {dropout!r}")
         self.dropout, self.seed = dropout, seed
@@ -249,7 +261,8 @@ class ByteLevelBPE:
 
     # ----------------------------------------------------------------- encoding
     def _pretokenize(self, piece: str) -> list[str]:
-        words = self._split.findall(piece)
+        fast = self._split_ascii is not None and piece.isascii()  # the same pieces, sooner
+        words = (self._split_ascii if fast else self._split).findall(piece)
         if sum(map(len, words)) == len(piece):
             return words
         out, end = [], 0  # text the pattern skips forms pieces too, as in tokenizers
@@ -258,9 +271,8 @@ class ByteLevelBPE:
             end = m.end()
         return [w for w in (*out, piece[end:]) if w]
 
-    def _pieces(self, text: str, cutter: regex.Pattern | None, specials: Iterable[str]):
+    def _pieces(self, text: str, cutter: regex.Pattern | None, specials: Container[str]):
         """``(piece, token or None, prefixed)``: unsplit tokens, and text with its prefix space."""
-        specials = set(specials)
         parts = cutter.split(text) if cutter is not None else [text]
         for part in parts:
             if part in specials:
@@ -268,28 +280,6 @@ class ByteLevelBPE:
             elif part:
                 prefixed = self.add_prefix_space and not part.startswith(" ")
                 yield (" " + part if prefixed else part), None, prefixed
-
-    def _encode_words(self, words: list[str]) -> list[int]:
-        cache = self._cache
-        try:  # the common case once the cache is warm: every word is known
-            return list(itertools.chain.from_iterable(map(cache.__getitem__, words)))
-        except KeyError:
-            pass
-        unique = set(words)
-        missing = list(unique.difference(cache))
-        if len(cache) + len(missing) > self.cache_size:
-            cache.clear()
-            missing = list(unique)
-        if self._ignore_merges:
-            whole = [w for w in missing if to_byte_level(w) in self._vocab]
-            cache.update((w, (self._vocab[to_byte_level(w)],)) for w in whole)
-            missing = [w for w in missing if w not in cache]
-        if missing:
-            encoded = encode_words(
-                [w.encode("utf-8") for w in missing], self._byte_ids, self._merge_table
-            )
-            cache.update(zip(missing, map(tuple, encoded), strict=True))
-        return list(itertools.chain.from_iterable(map(cache.__getitem__, words)))
 
     def _encode_dropout(self, words: list[str]) -> list[int]:
         if self._ranks is None:
@@ -305,44 +295,73 @@ class ByteLevelBPE:
             ids += encode_word_dropout(symbols, self._ranks, self.dropout, self._rng)
         return ids
 
-    def _encode_ids(self, text: str) -> tuple[list[int], list[int]]:
-        """Ids of ``text``, and the tokens that start with an inserted prefix space."""
-        self._check_fitted()
-        _check_str(text)
-        try:
-            text.encode("utf-8")
-        except UnicodeEncodeError as err:
-            raise ValueError(f"text has a lone surrogate {text[err.start]!r} at character offset "
-                             f"{err.start}, which has no UTF-8 bytes; encode valid Unicode") from None  # fmt: skip
-        ids: list[int] = []
-        prefixed_at: list[int] = []  # tokens holding a space the text has not
-        encode_words_of = self._encode_dropout if self.dropout else self._encode_words
-        for piece, token, prefixed in self._pieces(text, self._cutter, self._unsplit_ids):
-            if token is not None:
-                ids.append(self._unsplit_ids[token])
-                continue
-            if prefixed:
-                prefixed_at.append(len(ids))
-            ids += encode_words_of(self._pretokenize(piece))
-        return ids, prefixed_at
+    def _checked(self, text: str) -> str:
+        """``text`` (a ``str``, checked by the caller) if it has UTF-8 bytes."""
+        if not text.isascii():
+            try:
+                text.encode("utf-8")
+            except UnicodeEncodeError as err:
+                raise ValueError(f"text has a lone surrogate {text[err.start]!r} at character offset "
+                                 f"{err.start}, which has no UTF-8 bytes; encode valid Unicode") from None  # fmt: skip
+        return text
+
+    def _words_of(self, texts: Sequence[str]) -> list[list[str]]:
+        """The words of each text, for a model with no unsplit tokens and no prefix space."""
+        for text in itertools.filterfalse(str.isascii, texts):
+            self._checked(text)
+        if self._split_ascii is not None:
+            # GPT-2's pattern puts every character in a word; ASCII texts go to its twin for re
+            ascii_findall, findall = self._split_ascii.findall, self._split.findall
+            return [ascii_findall(t) if t.isascii() else findall(t) for t in texts]
+        words_of = list(map(self._split.findall, texts))
+        if sum(map(len, itertools.chain.from_iterable(words_of))) == sum(map(len, texts)):
+            return words_of  # the pattern skipped no character of any text
+        return [self._pretokenize(text) for text in texts]
+
+    def _segments(self, text: str) -> Segments:
+        """``text`` cut for encoding: unsplit tokens, and the words of the text between them."""
+        return [(None, prefixed, self._pretokenize(piece)) if token is None
+                else (self._unsplit_ids[token], False, [])
+                for piece, token, prefixed in self._pieces(self._checked(text), self._cutter,
+                                                           self._unsplit_ids)]  # fmt: skip
 
     def encode(self, text: str) -> Encoding:
         """The :class:`~rowbook.text.bpe.encoding.Encoding` of ``text``: ids, tokens, offsets, masks.
 
         Special and added tokens found in the text become their ids, unsplit.
         """
-        ids, prefixed_at = self._encode_ids(text)
-        return build_encoding(text, ids, prefixed_at, self._id_to_token, self._id_len)
+        self._check_fitted()
+        ids_of, prefixed = encode_texts(self, [_check_str(text)])
+        return build_encodings([text], ids_of, prefixed, self._id_to_token, self._id_len)[0]
 
-    def encode_batch(self, texts: Sequence[str]) -> list[Encoding]:
-        """:meth:`encode` for each text."""
+    def encode_batch(self, texts: Sequence[str], *, workers: int | None = None) -> list[Encoding]:
+        """:meth:`encode` for each text, each distinct word encoded once, on every core.
+
+        Parameters
+        ----------
+        texts : Sequence[str]
+        workers : int, optional
+            Processes that share the work (``None``: one per CPU). Texts of more than a
+            million characters in all are cut into batches shared by this process and
+            ``workers - 1`` forked ones; fewer stay here. The encodings are the same for
+            every ``workers``; with ``dropout`` all texts are encoded here, in order.
+            A busy machine may be faster with ``workers=1``
+            (:mod:`rowbook.text.bpe.batch`).
+        """
+        self._check_fitted()
         if isinstance(texts, str):
             raise TypeError("encode_batch expects a sequence of str; for one text use encode()")
-        return [self.encode(text) for text in texts]
+        workers = check_int("workers", workers, 1, allow_none=True) or os.cpu_count() or 1
+        texts = list(texts)
+        if not set(map(type, texts)) <= {str}:  # the quick check; a subclass of str passes below
+            for text in texts:
+                _check_str(text)
+        return encode_batch(self, texts, workers)
 
     def tokenize(self, text: str) -> list[str]:
         """The tokens of ``text`` as byte-level spellings (``"Ġworld"``)."""
-        return [self._id_to_token[i] for i in self._encode_ids(text)[0]]
+        self._check_fitted()
+        return [self._id_to_token[i] for i in encode_texts(self, [_check_str(text)])[0][0]]
 
     def detokenize(self, tokens: Sequence[str]) -> str:
         """Text of tokens, as ``tokenizers``' ``ByteLevel`` decoder gives it (no vocabulary lookup).

@@ -1,0 +1,159 @@
+"""``encode_batch`` on several processes: the serial encodings, and those of ``tokenizers``.
+
+The batch size constants are made small so that a corpus of a few thousand lines is cut
+into many batches and actually goes through the worker pool. ASCII text is pre-split with
+a twin of GPT-2's pattern for the standard ``re``, held here to the original.
+"""
+
+from __future__ import annotations
+
+import multiprocessing
+import re
+
+import pytest
+import regex
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from tokenizers import ByteLevelBPETokenizer, Tokenizer
+
+from rowbook.text import ByteLevelBPE
+from rowbook.text.bpe import batch as bpe_batch
+from rowbook.text.bpe import count as bpe_count
+from rowbook.text.bpe.bytelevel import GPT2_ASCII_PATTERN, GPT2_PATTERN
+
+SPECIALS = ["<pad>", "<|endoftext|>"]
+HARD = [
+    "héllo wörld ✓ 日本語",
+    "x<pad>y 日 <|endoftext|>",
+    " ✓✓  spaced\tout\n",
+    "Emoji 👍🏽 👨‍👩‍👧‍👦 and e\u0301",
+    "",
+    "the ☃ sat on<mask>héllo wörld",
+    "<mask>",
+]
+
+
+@pytest.fixture(scope="module")
+def texts(corpus):
+    lines = [*corpus, *corpus[::-1]]  # about 3,000 lines
+    return [
+        t
+        for i, line in enumerate(lines)
+        for t in ([line, HARD[i % len(HARD)]] if i % 50 == 0 else [line])
+    ]
+
+
+@pytest.fixture
+def pool_calls(monkeypatch):
+    """Small batches, and a record of ``(number of batches, workers)`` of each pool run."""
+    monkeypatch.setattr(bpe_batch, "POOL_CHARS", 8_000)
+    monkeypatch.setattr(bpe_batch, "BATCH_CHARS", 2_000)
+    calls = []
+
+    def spy(job, tasks, workers, **options):
+        tasks = list(tasks)
+        calls.append((len(tasks), workers))
+        return bpe_count.map_in_order(job, tasks, workers, **options)
+
+    monkeypatch.setattr(bpe_batch, "map_in_order", spy)
+    return calls
+
+
+def _model(corpus, tmp_path, **params):
+    ours = ByteLevelBPE(**params).fit(corpus, 600, special_tokens=SPECIALS)
+    ours.add_tokens(["héllo wörld", "☃", "sat on"])
+    ours.add_special_tokens(["<mask>"])
+    ours.to_tokenizer_json(tmp_path / "tokenizer.json")
+    return ours, Tokenizer.from_file(str(tmp_path / "tokenizer.json"))
+
+
+def _fields(encodings):
+    return [(e.ids, e.tokens, e.offsets) for e in encodings]
+
+
+@pytest.mark.parametrize("add_prefix_space", [False, True])
+def test_parallel_equals_serial_equals_tokenizers(
+    corpus, texts, pool_calls, tmp_path, add_prefix_space
+):
+    ours, theirs = _model(corpus, tmp_path, add_prefix_space=add_prefix_space)
+    parallel = ours.encode_batch(texts, workers=2)  # cold cache: every word met in a worker
+    assert pool_calls and pool_calls[0][0] >= 8 and pool_calls[0][1] == 2
+    serial = ours.encode_batch(texts, workers=1)
+    assert _fields(parallel) == _fields(serial) == _fields(theirs.encode_batch(texts))
+    assert parallel == serial == [ours.encode(t) for t in texts]
+    assert ours.encode_batch(texts, workers=2) == serial  # now with a warm cache in the parent
+
+
+def test_a_small_cache_gives_the_same_encodings(corpus, texts, pool_calls, tmp_path):
+    ours, _ = _model(corpus, tmp_path)
+    small, _ = _model(corpus, tmp_path, cache_size=40)  # emptied every few texts, in workers too
+    assert small.encode_batch(texts, workers=2) == ours.encode_batch(texts, workers=1)
+    assert len(small._cache) <= 40
+
+
+def test_default_workers_use_the_pool_and_give_the_serial_result(
+    corpus, texts, pool_calls, tmp_path
+):
+    ours, _ = _model(corpus, tmp_path)
+    assert ours.encode_batch(texts) == ours.encode_batch(texts, workers=1)
+    assert pool_calls[0][1] >= 1  # None: one worker per CPU
+
+
+def test_dropout_draws_in_text_order_whatever_the_workers(corpus, texts, pool_calls, tmp_path):
+    theirs = ByteLevelBPETokenizer()
+    theirs.train_from_iterator(corpus, 600, show_progress=False)
+    vocab, merges = theirs.save_model(str(tmp_path))
+    parallel = ByteLevelBPE.from_files(vocab, merges, dropout=0.3, seed=5).encode_batch(
+        texts, workers=2
+    )
+    again = ByteLevelBPE.from_files(vocab, merges, dropout=0.3, seed=5)
+    assert parallel == [again.encode(t) for t in texts]
+    assert not pool_calls  # dropout stays in the calling process
+
+
+def _encode_in(model, texts, connection):
+    connection.send([e.ids for e in model.encode_batch(texts)])
+
+
+def test_a_daemonic_process_encodes_alone(corpus, texts, pool_calls, tmp_path):
+    ours, _ = _model(corpus, tmp_path)
+    here, there = multiprocessing.get_context("fork").Pipe()
+    child = multiprocessing.get_context("fork").Process(
+        target=_encode_in, args=(ours, texts, there), daemon=True
+    )
+    child.start()  # a data loader's worker is daemonic: it may not start a pool of its own
+    there.close()  # so that recv fails, not waits, if the child dies
+    assert here.recv() == [e.ids for e in ours.encode_batch(texts, workers=1)]
+    child.join()
+    assert child.exitcode == 0
+
+
+def test_errors_name_the_text_in_the_parent_and_in_workers(corpus, texts, pool_calls, tmp_path):
+    ours, _ = _model(corpus, tmp_path)
+    with pytest.raises(ValueError, match=r"lone surrogate '\\ud800' at character offset 3"):
+        ours.encode_batch([*texts, "ok \ud800"], workers=2)
+    assert pool_calls
+    with pytest.raises(TypeError, match="text must be a str, got bytes"):
+        ours.encode_batch([*texts, b"bytes"], workers=2)
+    with pytest.raises(ValueError, match="workers must be an integer >= 1"):
+        ours.encode_batch(texts, workers=0)
+    with pytest.raises(TypeError, match="for one text use encode"):
+        ours.encode_batch("one text", workers=2)
+
+
+ASCII_PIECES = st.sampled_from([*map(chr, range(128)), "'s", "'ll", "  ", " \n", "ab", "42"])
+SPACES = st.sampled_from(
+    [*" \t\n\x0b\x0c\r\x1c\x1d\x1e\x1f", "a", "1", "'", ".", "'s"]
+)  # where \s differs
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.one_of(st.lists(ASCII_PIECES, max_size=40), st.lists(SPACES, max_size=12)).map("".join))
+def test_the_ascii_twin_of_gpt2s_pattern_finds_the_same_pieces(text):
+    assert re.findall(GPT2_ASCII_PATTERN, text) == regex.findall(GPT2_PATTERN, text)
+
+
+def test_ascii_and_other_texts_split_as_the_pattern_says(corpus):
+    bpe = ByteLevelBPE()
+    texts = [*corpus, "tab\there \x1c\x1f end", "naïve mix of ASCII and 日本語"]
+    assert bpe._words_of(texts) == [regex.findall(GPT2_PATTERN, t) for t in texts]
