@@ -11,9 +11,12 @@ co-occurrence matrix) built first and only the training epochs timed:
 - GloVe (d=100, window 10, x_max 10), rowbook alone (gensim has none) on the counted
   matrix, its epochs timed (the records' shuffle before them is serial).
 
-"Busy" runs ``--competitors`` processes spinning a Python loop. One competitor on a 2-core
-machine leaves each of three runnable threads two thirds of a core: the most a 2-worker
-trainer can then get is 1.33 cores.
+"Busy" runs ``--competitors`` processes spinning a Python loop. Where Linux's autogroup is on
+(``/proc/sys/kernel/sched_autogroup_enabled``), CPU time is shared between sessions first:
+a competitor in a session of its own (``--session own``, the default: another user's job)
+leaves a whole trainer one core of two however many threads it runs, and a competitor in
+the trainer's session (``--session same``) leaves each of three runnable threads two thirds
+of a core (at most 1.33 cores for a 2-worker trainer).
 
 Reported per run: speed (corpus tokens or co-occurrence records x epochs / train seconds)
 and the CPU share (this process's user + system CPU seconds / wall seconds: 2.0 is two
@@ -52,10 +55,21 @@ GLOVE = {"vector_size": 100, "window": 10, "min_count": 5, "x_max": 10.0}
 SPIN = "while True: pass"
 
 
+def autogroup() -> str:
+    """Whether Linux shares CPU time between sessions first (``sched_autogroup``)."""
+    try:
+        with open("/proc/sys/kernel/sched_autogroup_enabled") as f:
+            return "on" if f.read().strip() == "1" else "off"
+    except OSError:
+        return "unknown"
+
+
 @contextlib.contextmanager
-def competitors(n: int) -> Iterator[None]:
-    """``n`` processes each spinning one core for the duration of the block."""
-    procs = [subprocess.Popen([sys.executable, "-c", SPIN]) for _ in range(n)]
+def competitors(n: int, own_session: bool) -> Iterator[None]:
+    """``n`` processes each spinning one core for the duration of the block, in a session
+    of their own (another user's job on a shared server) or in this one."""
+    procs = [subprocess.Popen([sys.executable, "-c", SPIN], start_new_session=own_session)
+             for _ in range(n)]  # fmt: skip
     try:
         time.sleep(0.5)  # let them reach the loop
         yield
@@ -137,14 +151,14 @@ def units(trainer: str, sentences) -> int:
     return sum(map(len, sentences))
 
 
-def measure(trainer: str, sentences, epochs: int, repeat: int,
-            busy: int) -> dict[tuple[str, int], tuple[float, float]]:  # fmt: skip
+def measure(trainer: str, sentences, epochs: int, repeat: int, busy: int,
+            own_session: bool) -> dict[tuple[str, int], tuple[float, float]]:  # fmt: skip
     """Median (units/s, CPU share) per (tool, workers) of ``trainer``, under ``busy`` competitors."""
     ours, theirs, _ = TRAINERS[trainer]
     tools = [("rowbook", ours)] + ([("gensim", theirs)] if theirs else [])
     per_epoch = units(trainer, sentences)
     runs: dict[tuple[str, int], list[tuple[float, float]]] = {}
-    with competitors(busy) if busy else contextlib.nullcontext():
+    with competitors(busy, own_session) if busy else contextlib.nullcontext():
         for r in range(repeat):
             for workers in (1, 2):
                 for tool, make in tools:
@@ -162,13 +176,17 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--competitors", type=int, default=1, help="spinning processes when busy")
     parser.add_argument("--fasttext-docs", type=int, default=1000)
     parser.add_argument("--trainers", nargs="+", default=list(TRAINERS), choices=list(TRAINERS))
+    parser.add_argument("--session", choices=("own", "same"), default="own",
+                        help="the competitors' session: their own (another user's job; with "
+                        "autogroup, sessions share the CPU first) or this one (threads share it)")  # fmt: skip
     args = parser.parse_args(argv)
     sentences = newsarticles_tokens()
     if args.quick:
         sentences, args.repeat, args.fasttext_docs = sentences[:300], 1, 100
     print(f"\n### Trainers under contention\n\n{machine()}; {sum(map(len, sentences)):,} tokens "
           f"(FastText: the first {args.fasttext_docs:,} documents) x {args.epochs} epochs, "
-          f"training only, medians of {args.repeat}\n")  # fmt: skip
+          f"training only, medians of {args.repeat}; competitors in {args.session} session, "
+          f"autogroup {autogroup()}\n")  # fmt: skip
     print(
         "| trainer | machine | tool | speed, 1 worker | speed, 2 workers | 2 / 1 | CPU share, 2 workers |"
     )
@@ -181,7 +199,7 @@ def main(argv: list[str] | None = None) -> int:
         unit = TRAINERS[trainer][2]
         ratio = {}
         for label, busy in (("idle", 0), (f"busy ({args.competitors} spinning)", args.competitors)):
-            result = measure(trainer, corpus, args.epochs, args.repeat, busy)
+            result = measure(trainer, corpus, args.epochs, args.repeat, busy, args.session == "own")
             for tool in ("rowbook", "gensim"):
                 if (tool, 1) not in result:
                     continue
