@@ -53,8 +53,10 @@ PIECE_RECORDS = 1 << 20  # records keyed at once while filling a chunk
 def record_keys(rows: np.ndarray, cols: np.ndarray, seed: int) -> np.ndarray:
     """The ``(n,)`` uint64 sort keys of records ``(rows[k], cols[k])`` (see the module docstring).
 
-    A record's key does not depend on the other records:
+    A record's key does not depend on the other records.
 
+    Examples
+    --------
     >>> rows, cols = np.array([0, 0, 5]), np.array([1, 2, 1])
     >>> keys = record_keys(rows, cols, seed=1)
     >>> bool(np.array_equal(keys[1:], record_keys(rows[1:], cols[1:], seed=1)))
@@ -73,6 +75,8 @@ def record_keys(rows: np.ndarray, cols: np.ndarray, seed: int) -> np.ndarray:
 def band_records(band: sp.csr_matrix, r0: int, a: int, b: int) -> tuple[np.ndarray, ...]:
     """``(rows, cols, vals)`` of the stored entries ``[a, b)`` of a CSR band whose first row is ``r0``.
 
+    Examples
+    --------
     >>> band = sp.csr_matrix(np.array([[0.0, 2.0], [3.0, 4.0]]))
     >>> [x.tolist() for x in band_records(band, 10, 1, 3)]
     [[11, 11], [0, 1], [3.0, 4.0]]
