@@ -86,7 +86,11 @@ def band_records(band: sp.csr_matrix, r0: int, a: int, b: int) -> tuple[np.ndarr
     i1 = int(np.searchsorted(indptr, b, side="left"))  # one past the row holding entry b - 1
     lengths = np.diff(np.clip(indptr[i0 : i1 + 1], a, b))  # (i1 - i0,)
     rows = np.repeat(np.arange(r0 + i0, r0 + i1, dtype=np.int32), lengths)
-    return rows, band.indices[a:b].astype(np.int32, copy=False), band.data[a:b].astype(np.float64)
+    return (
+        rows,
+        band.indices[a:b].astype(np.int32, copy=False),
+        band.data[a:b].astype(np.float64, copy=False),
+    )
 
 
 @dataclass(frozen=True)
@@ -164,7 +168,9 @@ class ColumnFile:
         return lo
 
     def close(self) -> None:
-        os.close(self.fd)
+        if self.fd >= 0:
+            os.close(self.fd)
+            self.fd = -1
 
 
 class RecordFile(ColumnFile):
@@ -212,7 +218,10 @@ def shuffle_to_file(
     except BaseException:
         for run in runs:
             run.close()
-        out.close() if out is not None else remove_folder(folder)
+        if out is None:
+            remove_folder(folder)
+        else:
+            out.close()
         raise
     return out
 
