@@ -119,26 +119,43 @@ def fit_counted(model: Any, corpus: Any, args: argparse.Namespace, resume: str |
     (``fit(corpus, vocab=counts)``, so ``--resume`` and ``--spill-dir`` work as without
     ``--scheduler``); co-occurrences over the vocabulary for GloVe, then its local epochs
     over them."""
-    from rowbook.distributed import cooccurrence_counts, word_counts
+    from rowbook.distributed import word_counts
 
-    glove = args.model == "glove"
-    with counting(args) as count:
-        counts = count(word_counts, tokenizer=corpus.tokenizer)
-        if not counts:
-            raise ValueError(f"{source_name(args.corpus)} is empty: no words")
-        if glove:
-            keys, kept = _glove_vocab(model, counts)
-            X = count(cooccurrence_counts, keys=keys, window=model.window, symmetric=model.symmetric,
-                      weighted=model.distance_weighting, tokenizer=corpus.tokenizer)  # fmt: skip
-    if glove:
-        model.fit_cooccurrence(X, keys, counts=kept, checkpoint=args.checkpoint)
+    if args.model == "glove":
+        counted = count_glove(model, corpus, args)
+        model.fit_cooccurrence(counted.matrix, counted.keys, counts=counted.counts,
+                               checkpoint=args.checkpoint)  # fmt: skip
         return
+    with counting(args) as count:
+        counts = _word_counts(count, word_counts, corpus, args)
     if args.init:
         model.build_vocab_from_freq(counts, update=True)
         model.train(corpus, epochs=args.epochs or model.epochs, checkpoint=args.checkpoint)
         return
     spill = {"spill_dir": args.spill_dir} if args.spill_dir else {}
     model.fit(corpus, vocab=counts, checkpoint=args.checkpoint, resume=resume, **spill)
+
+
+def count_glove(model: Any, corpus: Any, args: argparse.Namespace) -> Any:
+    """GloVe's vocabulary and co-occurrence matrix counted on ``--scheduler`` (what
+    ``model.cooccurrence(corpus)`` counts here), as a ``CountedCooccurrence``."""
+    from rowbook.data.cooccurrence_file import CountedCooccurrence
+    from rowbook.distributed import cooccurrence_counts, word_counts
+
+    with counting(args) as count:
+        keys, kept = _glove_vocab(model, _word_counts(count, word_counts, corpus, args))
+        X = count(cooccurrence_counts, keys=keys, window=model.window, symmetric=model.symmetric,
+                  weighted=model.distance_weighting, tokenizer=corpus.tokenizer)  # fmt: skip
+    return CountedCooccurrence(X.tocsr(), keys, kept, model.window, model.symmetric,
+                               model.distance_weighting)  # fmt: skip
+
+
+def _word_counts(count: Callable[..., Any], word_counts: Any, corpus: Any,
+                 args: argparse.Namespace) -> Any:  # fmt: skip
+    counts = count(word_counts, tokenizer=corpus.tokenizer)
+    if not counts:
+        raise ValueError(f"{source_name(args.corpus)} is empty: no words")
+    return counts
 
 
 def _glove_vocab(model: Any, counts: Any) -> tuple[tuple[str, ...], Any]:

@@ -34,6 +34,7 @@ from rowbook.checks import ParameterError, check_int
 from rowbook.cli._cluster import check_options, fit_counted
 from rowbook.cli._common import STDIN, check_output_path, read_lines, show_progress, source_name
 from rowbook.cli._vectorio import FORMAT_NAMES, output_format, save_vectors
+from rowbook.cli.cooccur import fit_from_file, is_counted_file
 from rowbook.cli.text import Normalized
 
 __all__ = ["WORD_PATTERN", "Corpus", "cli_error", "run_nplm", "run_word_vectors", "train_tokenizer"]
@@ -178,7 +179,9 @@ def _continue(model: Any, corpus: Any, args: argparse.Namespace) -> None:
 def _fit_or_continue(model: Any, args: argparse.Namespace, resume: str | None) -> Corpus:
     corpus = Corpus(args)
     try:
-        if args.scheduler:
+        if is_counted_file(args):
+            fit_from_file(model, args)
+        elif args.scheduler:
             fit_counted(model, corpus, args, resume)
         elif args.init:
             _continue(model, corpus, args)
@@ -188,7 +191,7 @@ def _fit_or_continue(model: Any, args: argparse.Namespace, resume: str | None) -
     except ParameterError as err:
         raise cli_error(err, args.flags) from None
     except ValueError:
-        if corpus.tokens == 0 and not args.scheduler:
+        if corpus.tokens == 0 and not args.scheduler and not is_counted_file(args):
             raise ValueError(
                 f"{source_name(args.corpus)} is empty: {corpus.lines} lines, no words"
             ) from None
@@ -203,9 +206,9 @@ def run_word_vectors(args: argparse.Namespace) -> int:
     for path in (args.checkpoint, args.save_model):
         if path is not None:
             check_output_path(path)
-    if args.scheduler:
+    if args.scheduler and not is_counted_file(args):
         check_options(args)
-    if args.init:
+    if args.init and not is_counted_file(args):
         model = _initial_model(args)
     else:
         model = _make_model(args, progress=not args.quiet)

@@ -31,16 +31,24 @@ if TYPE_CHECKING:
         cooccurrence_pairs_reference,
         count_cooccurrences,
     )
+    from rowbook.data.cooccurrence_file import (
+        CountedCooccurrence,
+        load_cooccurrence,
+        save_cooccurrence,
+    )
 
 # GloVe's co-occurrence counting builds SciPy sparse matrices: imported when first used.
 __getattr__, _, _ = lazy_loader.attach(
     __name__,
     submod_attrs={"cooccurrence": ["cooccurrence_matrix", "cooccurrence_pairs_reference",
-                                   "count_cooccurrences"]},
+                                   "count_cooccurrences"],
+                  "cooccurrence_file": ["CountedCooccurrence", "load_cooccurrence",
+                                        "save_cooccurrence"]},
 )  # fmt: skip
 
 __all__ = [
     "Corpus",
+    "CountedCooccurrence",
     "CountedVocab",
     "EncodedCorpus",
     "cooccurrence_matrix",
@@ -53,10 +61,12 @@ __all__ = [
     "job_seed",
     "keep_probabilities",
     "lcg_next",
+    "load_cooccurrence",
     "negative_guide",
     "negative_table",
     "read_corpus",
     "sample_thresholds",
+    "save_cooccurrence",
     "truncate_vocab",
     "window_bounds",
 ]

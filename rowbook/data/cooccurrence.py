@@ -139,9 +139,8 @@ def cooccurrence_numerators(
             size = int(corpus.starts[e] - corpus.starts[s]) * per_token
             rows, cols = np.empty(size, np.int32), np.empty(size, np.int32)  # (P,)
             nums = np.empty(size, np.int64)
-            n = _block_pairs(
-                corpus.ids, corpus.starts, s, e, window, symmetric, weighted, L, rows, cols, nums
-            )
+            ids, starts = corpus.sentences(s, e)  # read from disk if spilled, not mapped
+            n = _block_pairs(ids, starts, 0, e - s, window, symmetric, weighted, L, rows, cols, nums)
             counter.add(rows[:n], cols[:n], nums[:n])
             s = e
         yield from counter.bands(band_records=None if memory is None else memory // 4 // 12)

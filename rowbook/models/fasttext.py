@@ -184,8 +184,9 @@ class FastText(Word2Vec):
         skipgram = self.architecture == "skipgram"
 
         def step(j: int, lr: float, seed: int) -> tuple[int, float]:
-            n = train_job(tables["W_in"], bag_starts, bag_ids, encoded.ids, encoded.starts, bounds[j],
-                          bounds[j + 1], thresholds, self.sample > 0, out, self.window, skipgram, lr, seed)  # fmt: skip
+            ids, starts = encoded.sentences(bounds[j], bounds[j + 1])  # read from disk if spilled
+            n = train_job(tables["W_in"], bag_starts, bag_ids, ids, starts, 0, len(starts) - 1,
+                          thresholds, self.sample > 0, out, self.window, skipgram, lr, seed)  # fmt: skip
             return n, 0.0
 
         return step

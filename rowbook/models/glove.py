@@ -36,7 +36,8 @@ import numpy as np
 import scipy.sparse as sp
 
 from rowbook.checks import check_int, check_number
-from rowbook.data.cooccurrence import count_cooccurrences
+from rowbook.data.cooccurrence import cooccurrence_matrix, count_cooccurrences
+from rowbook.data.cooccurrence_file import CountedCooccurrence
 from rowbook.data.corpus import (
     Corpus,
     CountedVocab,
@@ -263,6 +264,21 @@ class GloVe(Model):
             X.sum_duplicates()
         self._run(state, self._records([X], spill_dir), callback, checkpoint, keep_on_error=False)
         return self
+
+    def cooccurrence(self, corpus: Corpus, *, tokenizer: Any = None,
+                     spill_dir: str | os.PathLike | None = None) -> CountedCooccurrence:  # fmt: skip
+        """What :meth:`fit` counts before it trains: the vocabulary (``min_count``,
+        ``max_vocab``) and the co-occurrence matrix (``window``, ``symmetric``,
+        ``distance_weighting``, under ``memory``), as glove.c's ``vocab_count`` and
+        ``cooccur`` write them. Save it with :func:`rowbook.data.save_cooccurrence` (or
+        ``rowbook cooccur``), and train on it later with :meth:`fit_cooccurrence`: the
+        vectors are those ``fit`` gives.
+        """
+        vocab, encoded = self._read_vocab(corpus, tokenizer, spill_dir)
+        X = cooccurrence_matrix(encoded, len(vocab), self.window, symmetric=self.symmetric,
+                                weighted=self.distance_weighting, memory=self._budget)  # fmt: skip
+        return CountedCooccurrence(X, vocab.keys, vocab.counts, self.window, self.symmetric,
+                                   self.distance_weighting)  # fmt: skip
 
     def _read_vocab(self, corpus: Corpus, tokenizer: Any,
                     spill_dir: str | os.PathLike | None = None) -> tuple[CountedVocab, EncodedCorpus]:  # fmt: skip

@@ -211,3 +211,11 @@ def test_local_starts_worker_processes_here(run, corpus, tmp_path):
     options = ["--lower", "--quiet"]
     here, there = same_file_both_ways(run, "local", tmp_path, ["vocab", *corpus], options)
     assert here == there
+
+
+def test_cooccur_files_are_the_same_with_and_without_scheduler(run, address, corpus, tmp_path):
+    options = ["--window", 3, "--min-count", 2, "--quiet"]
+    here, there = same_file_both_ways(
+        run, address, tmp_path, ["cooccur", *corpus], options, "c.npz"
+    )
+    assert here == there

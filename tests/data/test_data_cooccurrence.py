@@ -133,3 +133,17 @@ print(nnz, (resource.getrusage(resource.RUSAGE_SELF).ru_maxrss - before) / 1024)
     nnz, grown_mb = out.stdout.split()
     assert int(nnz) > 5_000_000  # the counts themselves (~120 MB as int64 CSR) exceed the budget
     assert float(grown_mb) < 16 * 5, f"a 16 MB budget grew the process by {grown_mb} MB"
+
+
+def test_a_spilled_corpus_is_counted_block_by_block_without_mapping_its_ids(tmp_path):
+    """Mapped pages of the id file would count in the process's memory: counting reads blocks."""
+    import dataclasses
+
+    rng = np.random.default_rng(4)
+    corpus = [[f"w{i}" for i in rng.integers(0, 50, size=rng.integers(1, 20))] for _ in range(400)]
+    vocab, in_ram = read_corpus(corpus)
+    _, spilled = read_corpus(corpus, spill_dir=tmp_path)
+    unmapped = dataclasses.replace(spilled, ids=None)  # only the file's blocks can be read
+    expected = cooccurrence_matrix(in_ram, len(vocab), 5)
+    counted = cooccurrence_matrix(unmapped, len(vocab), 5, memory=1 << 20)
+    assert (counted != expected).nnz == 0

@@ -29,6 +29,7 @@ import numpy as np
 import pytest
 
 import rowbook
+from rowbook.data.cooccurrence_file import load_cooccurrence, save_cooccurrence
 from rowbook.io import load_state, save_state
 from rowbook.models import ColorHarmony, FastText, GloVe, Word2Vec
 from rowbook.nn import Embedding, Module
@@ -74,9 +75,10 @@ LOADERS = {
     "bpe json": ByteLevelBPE.load,
     "tokenizer.json": ByteLevelBPE.from_tokenizer_json,
     "fasttext bin": SubwordVectors.load_fasttext,
+    "cooccurrence npz": load_cooccurrence,
 }
 NPZ_FORMATS = ("vectors npz", "state", "trainer checkpoint", "word2vec checkpoint",
-               "glove checkpoint", "saved model")  # fmt: skip
+               "glove checkpoint", "saved model", "cooccurrence npz")  # fmt: skip
 JSON_FORMATS = ("vocab json", "bpe json", "tokenizer.json")
 TEXT_FORMATS = ("word2vec text", "word2vec binary", "glove")
 
@@ -97,6 +99,9 @@ def _write_bases(folder: Path) -> None:
     bpe = ByteLevelBPE().fit(texts, 270, special_tokens=["<pad>"])
     bpe.save(folder / "bpe json")
     bpe.to_tokenizer_json(folder / "tokenizer.json")
+    counted = GloVe(**GLOVE).cooccurrence(CORPUS)
+    save_cooccurrence(folder / "cooccurrence npz", counted.matrix, counted.keys, counted.counts,
+                      window=counted.window)  # fmt: skip
     FastText(vector_size=4, bucket=64, min_count=1, epochs=1, workers=1).fit(CORPUS).save_fasttext(
         folder / "fasttext bin"
     )
