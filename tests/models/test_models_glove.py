@@ -261,7 +261,7 @@ def test_a_budgeted_fit_keeps_the_records_out_of_memory(tmp_path):
     """In a child process: 1M tokens give 8.4M records (128 MB as arrays, ~390 MB at the
     peak of the old in-RAM shuffle); under a 16 MB budget the fit grows the process by
     counting's peak (about twice its budget) and the tables, not by the records (measured:
-    48 MB)."""
+    46 MB)."""
     import subprocess
     import sys
 
