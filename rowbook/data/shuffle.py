@@ -211,10 +211,14 @@ def shuffle_to_file(
     folder = new_spill_folder(spill_dir, prefix="rowbook-records-")
     runs: list[ColumnFile] = []
     out = None
+    # Sorting a chunk holds its 24 bytes a record, the int64 order and one gathered column:
+    # 40 bytes a record, so chunks of memory / 96 records take ~0.42 of the budget, beside
+    # the band of counts in flight. Merge bands get the same size at the mean, which leaves
+    # room for the spread of a band's count (its standard deviation is sqrt(band)).
     try:
-        _write_runs(bands, seed, max(1, memory // 4 // 24), folder, runs)
+        _write_runs(bands, seed, max(1, memory // 96), folder, runs)
         out = RecordFile(folder, sum(map(len, runs)))
-        _merge(runs, out, max(1, memory // 2 // 48))
+        _merge(runs, out, max(1, memory // 96))
     except BaseException:
         for run in runs:
             run.close()
@@ -249,7 +253,7 @@ def _write_runs(bands: Iterable[sp.csr_matrix], seed: int, chunk: int, folder: P
 
 
 def _sorted_run(buffers: list[np.ndarray], n: int, path: Path) -> ColumnFile:
-    order = np.argsort(buffers[0][:n])  # (n,) int64; keys are distinct, any sort is stable
+    order = np.argsort(buffers[0][:n])  # (n,) int64; keys are distinct: one possible order
     run = ColumnFile(path, RUN_DTYPES, n)
     for c, buffer in enumerate(buffers):  # one gathered column at a time
         run.write(c, 0, buffer[:n][order])
