@@ -9,7 +9,8 @@ Ctrl-C exits with status 130.
 module         commands
 =============  ====================================================================
 ``misc``       ``demo``, ``bench``
-``text``       ``tokenize``, ``vocab``
+``text``       ``tokenize``
+``vocab``      ``vocab``
 ``train``      ``train word2vec``, ``train glove``, ``train fasttext``, ``train nplm`` (options in ``train_options``)
 ``cooccur``    ``cooccur`` (GloVe's counting alone; ``train glove`` trains on its file)
 ``query``      ``neighbors``, ``analogy``, ``similarity``, ``evaluate``
@@ -26,7 +27,7 @@ import warnings
 from collections.abc import Collection, Sequence
 
 from rowbook.checks import ParameterError
-from rowbook.cli import cooccur, files, misc, query, text, train_options
+from rowbook.cli import cooccur, files, misc, query, text, train_options, vocab
 from rowbook.cli._common import HelpFormatter, Parser, flag_for
 
 __all__ = ["USER_ERRORS", "build_parser", "main"]
@@ -63,6 +64,7 @@ def build_parser(argv: Sequence[str] | None = None) -> argparse.ArgumentParser:
     misc.register_demo(commands)
     train_models = None if argv is None else set(argv[1:2]) if argv[:1] == ["train"] else set()
     text.register(commands)
+    vocab.register(commands)
     train_options.register(commands, only=train_models)
     cooccur.register(commands, options=argv is None or argv[:1] == ["cooccur"])
     query.register(commands)

@@ -1,11 +1,10 @@
-"""``rowbook tokenize`` and ``rowbook vocab``: text -> tokens -> ids, from the command line.
+"""``rowbook tokenize``: text -> tokens -> ids, from the command line.
 
-``rowbook vocab`` writes one file, a :class:`~rowbook.text.TextPipeline` (normalizer,
+``rowbook vocab`` (:mod:`rowbook.cli.vocab`) writes one file, a :class:`~rowbook.text.TextPipeline` (normalizer,
 tokenizer, vocabulary or BPE), so ``rowbook tokenize --vocab FILE`` encodes new text as the
 corpus was encoded (``--lower`` included) without being told again. Plain ``Vocab`` files
 of earlier versions are still read by ``--vocab``, with the ``--tokenizer``/``--lower``
 given; ``tokenize`` warns on standard error when more than half of the tokens are unknown.
-``vocab --scheduler ADDRESS`` counts the corpus on Dask (:mod:`rowbook.cli._cluster`).
 """
 
 from __future__ import annotations
@@ -13,25 +12,16 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-from collections import Counter
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from rowbook.cli._cluster import counting
 from rowbook.cli._common import (
     STDIN,
     add_command,
-    add_scheduler,
-    add_unicode_errors,
     check_input_file,
-    check_output_path,
-    format_table,
-    print_json,
     read_lines,
-    source_name,
 )
-from rowbook.corpus_files import source_files
 from rowbook.io import read_json
 
 __all__ = ["Normalized", "make_tokenizer", "register"]
@@ -222,114 +212,6 @@ class _Unknown:
               f"{cause}", file=sys.stderr)  # fmt: skip
 
 
-# -- vocab ----------------------------------------------------------------------------------
-
-
-def run_vocab(args: argparse.Namespace) -> int:
-    out = check_output_path(args.output)
-    if args.tokenizer == "bpe":
-        return _fit_bpe(args, out)
-    tokenizer = make_tokenizer(args.tokenizer, lower=args.lower)
-    counts, n_lines = _count(args, tokenizer)
-    if not counts:
-        raise ValueError(f"{source_name(args.corpus)} is empty: {_lines_read(n_lines)}no tokens")
-    from rowbook.text import TextPipeline, Vocab
-
-    min_count = 1 if args.min_count is None else args.min_count
-    vocab = Vocab(min_count=min_count, max_size=args.max_size).fit_counts(counts)
-    kept = len(vocab) - len(vocab.specials)
-    if kept == 0:
-        top, count = counts.most_common(1)[0]
-        raise ValueError(f"no token occurs at least --min-count={vocab.min_count} times (the most "
-                         f"frequent, {top!r}, occurs {count}); lower --min-count")  # fmt: skip
-    parts = (tokenizer.normalizer, tokenizer.tokenizer) if args.lower else (None, tokenizer)
-    TextPipeline(*parts, vocab).fit([]).save(out)
-    top = [(i, t, vocab.counts[t]) for i, t in enumerate(vocab.itos) if t not in vocab.specials][
-        : args.top
-    ]
-    summary = {"output": str(out), "lines": n_lines, "tokens": sum(counts.values()),
-               "distinct": len(counts), "size": len(vocab), "specials": list(vocab.specials),
-               "top": [{"id": i, "token": t, "count": c} for i, t, c in top]}  # fmt: skip
-    if args.json:
-        print_json(summary)
-    elif not args.quiet:
-        print(f"{_read(args, n_lines)}: {summary['tokens']} tokens, {len(counts)} distinct")
-        print(f"vocabulary: {len(vocab)} entries ({len(vocab.specials)} special + {kept} tokens "
-              f"seen >= {vocab.min_count} times) -> {out}")  # fmt: skip
-        rows = [(i, _shown(t), c) for i, t, c in top]
-        print(format_table(["id", "token", "count"], rows, "rlr"))
-    return 0
-
-
-def _count(args: argparse.Namespace, tokenizer: Any) -> tuple[Counter, int | None]:
-    """The token counts of CORPUS and its number of lines (None: counted on --scheduler)."""
-    if args.scheduler:
-        from rowbook.distributed import word_counts
-
-        with counting(args) as count:
-            return count(word_counts, tokenizer=tokenizer), None
-    counts: Counter[str] = Counter()
-    n_lines = 0
-    lines = read_lines(args.corpus, progress=not args.quiet, errors=args.unicode_errors)
-    for n_lines, line in enumerate(lines, start=1):  # noqa: B007 - the count is the result
-        counts.update(tokenizer.tokenize(line))
-    return counts, n_lines
-
-
-def _bpe_counts(args: argparse.Namespace, normalizer: Any) -> tuple[Counter, int | None]:
-    """The words :meth:`ByteLevelBPE.fit` counts in CORPUS, and its number of lines (None:
-    counted on --scheduler)."""
-    from rowbook.text import ByteLevelBPE
-
-    if args.scheduler:
-        from rowbook.distributed import bpe_word_counts
-
-        with counting(args) as count:
-            return count(bpe_word_counts, normalizer=normalizer), None
-    lines = read_lines(args.corpus, progress=not args.quiet, errors=args.unicode_errors)
-    texts = [normalizer(line) if normalizer else line for line in lines]
-    return ByteLevelBPE().count_words(texts, workers=None), len(texts)
-
-
-def _lines_read(n_lines: int | None) -> str:
-    return "" if n_lines is None else f"{n_lines} lines and "
-
-
-def _read(args: argparse.Namespace, n_lines: int | None) -> str:
-    """``read 12 lines``, or ``counted 3 files on Dask at tcp://...`` (--scheduler)."""
-    if n_lines is not None:
-        return f"read {n_lines} lines"
-    where = "a local Dask cluster" if args.scheduler == "local" else f"Dask at {args.scheduler}"
-    return f"counted {len(source_files(args.corpus))} files on {where}"
-
-
-def _fit_bpe(args: argparse.Namespace, out: Path) -> int:
-    from rowbook.text import ByteLevelBPE, Normalizer, TextPipeline
-    from rowbook.text.bpe.options import check_fit_args
-
-    if args.max_size is None:
-        raise ValueError("--tokenizer bpe needs --max-size N, the final vocabulary size "
-                         "(256 byte symbols + N - 256 merges)")  # fmt: skip
-    min_frequency = 2 if args.min_count is None else args.min_count
-    check_fit_args(args.max_size, min_frequency, ())  # before the long count
-    norm = Normalizer(case="lower") if args.lower else None
-    counts, n_lines = _bpe_counts(args, norm)
-    if not counts:
-        raise ValueError(f"{source_name(args.corpus)} is empty: {_lines_read(n_lines)}no text")
-    bpe = ByteLevelBPE().fit_word_counts(counts, args.max_size, min_frequency=min_frequency)
-    TextPipeline(norm, bpe).fit([]).save(out)
-    trace = bpe.merge_trace
-    if args.json:
-        print_json({"output": str(out), "lines": n_lines, "size": len(bpe), "merges": len(trace),
-                    "first_merges": [[m.left, m.right, m.count] for m in trace[: args.top]]})  # fmt: skip
-    elif not args.quiet:
-        print(f"{_read(args, n_lines)}; byte-level BPE: {len(bpe)} entries "
-              f"(256 bytes + {len(trace)} merges) -> {out}")  # fmt: skip
-        rows = [(k + 1, m.left, m.right, m.token, m.count) for k, m in enumerate(trace[: args.top])]
-        print(format_table(["#", "left", "right", "merged", "count"], rows, "rlllr"))
-    return 0
-
-
 # -- parsers --------------------------------------------------------------------------------
 
 
@@ -358,35 +240,3 @@ def register(commands: Any) -> None:
                    "applied (an older plain vocabulary file maps the tokens of --tokenizer)")  # fmt: skip
     p.add_argument("--ids", action="store_true", help="print ids instead of tokens")
     p.add_argument("--json", action="store_true", help="one JSON object per line")
-
-    p = add_command(
-        commands, "vocab", run=run_vocab,
-        help="build a vocabulary (or train a byte-level BPE) from a corpus",
-        description="Count the tokens of CORPUS (UTF-8 text files, compressed or not, folders, or "
-        "'-' for standard input) and write a text pipeline file (JSON): the normalizer (--lower), "
-        "the tokenizer and the vocabulary, <pad> = 0, <unk> = 1, then tokens by decreasing count. "
-        "With --tokenizer bpe, train a byte-level BPE of --max-size entries instead (its own ids). "
-        "'rowbook tokenize --vocab FILE' (or --bpe FILE) applies the file as it was built.",
-        examples=["rowbook vocab corpus.txt --lower --min-count 2 -o vocab.json",
-                  "rowbook vocab corpus.txt --max-size 10000 -o vocab.json --json",
-                  "rowbook vocab corpus.txt --tokenizer bpe --max-size 1000 -o bpe.json",
-                  "rowbook vocab books/ news.txt.gz -o vocab.json",
-                  "cat *.txt | rowbook vocab - -o vocab.json"],
-    )  # fmt: skip
-    p.add_argument("corpus", metavar="CORPUS", nargs="+",
-                   help="UTF-8 text files (gzip/bzip2/xz too), folders of them (read in sorted path "
-                   "order), or '-' for standard input; one document per line")  # fmt: skip
-    p.add_argument("-o", "--output", required=True, metavar="FILE", help="where to write the JSON")
-    p.add_argument("--tokenizer", choices=TOKENIZERS, default="word", help="(default: %(default)s)")
-    p.add_argument("--lower", action="store_true", help="lower-case the text first")
-    p.add_argument("--min-count", type=int, metavar="N",
-                   help="keep tokens seen at least N times (default 1; for bpe, the least count of "
-                   "a pair to merge, default 2)")  # fmt: skip
-    p.add_argument("--max-size", type=int, metavar="N", help="at most N entries, specials included "
-                   "(required for bpe)")  # fmt: skip
-    p.add_argument("--top", type=int, default=10, metavar="N", help="show the N most frequent "
-                   "tokens (or first merges) (default: %(default)s)")  # fmt: skip
-    p.add_argument("--json", action="store_true", help="print the summary as JSON")
-    p.add_argument("--quiet", action="store_true", help="no progress bar, no summary")
-    add_unicode_errors(p)
-    add_scheduler(p, "")

@@ -14,7 +14,8 @@ become a sparse matrix of numerators (scipy's COO -> CSR conversion: a counting 
 row that sums duplicates). Blocks are added like a log-structured merge: a new matrix is
 added to the previous one while that one is at most twice its size, so about
 ``log2(blocks)`` matrices are held and each count is copied ``log2(blocks)`` times, not
-once per block. When the held matrices pass half the budget they are summed into one
+once per block. When the held matrices pass a quarter of the budget (adding two of them
+briefly holds a third as large, so half the budget in all) they are summed into one
 *run* written to disk; at the end the runs are added a band of rows at a time, so the
 merge holds one band of every run. No step copies the whole accumulated matrix per block.
 """
@@ -129,7 +130,7 @@ class RunCounter:
         held.append(block)
         while len(held) > 1 and held[-2].nnz <= 2 * held[-1].nnz:  # ~log2(blocks) matrices
             held[-2:] = [held[-2] + held[-1]]
-        if self.memory is not None and sum(map(_bytes, held)) > self.memory // 2:
+        if self.memory is not None and sum(map(_bytes, held)) > self.memory // 4:
             self._spill()
 
     def _summed(self) -> sp.csr_matrix:

@@ -16,7 +16,8 @@ def _sentences(seed: int):
 @pytest.mark.parametrize("symmetric", [True, False])
 @pytest.mark.parametrize("weighted", [True, False])
 @pytest.mark.parametrize("window", [1, 4, 15])
-def test_matrix_equals_definition(symmetric, weighted, window):
+@pytest.mark.parametrize("dense_cells", [0, 37, None])  # every pair sorted, some, none
+def test_matrix_equals_definition(symmetric, weighted, window, dense_cells):
     vocab, enc = read_corpus(_sentences(window), min_count=2)
     ids = [enc.ids[a:b].tolist() for a, b in zip(enc.starts[:-1], enc.starts[1:], strict=True)]
     expected = np.zeros((len(vocab), len(vocab)))
@@ -24,9 +25,8 @@ def test_matrix_equals_definition(symmetric, weighted, window):
         ids, window, symmetric=symmetric, weighted=weighted
     ).items():
         expected[i, j] = v
-    X = cooccurrence_matrix(
-        enc, len(vocab), window, symmetric=symmetric, weighted=weighted, block_tokens=50
-    )
+    X = cooccurrence_matrix(enc, len(vocab), window, symmetric=symmetric, weighted=weighted,
+                            block_tokens=50, dense_cells=dense_cells)  # fmt: skip
     np.testing.assert_allclose(X.toarray(), expected, rtol=1e-12)
     if symmetric:
         np.testing.assert_allclose(X.toarray(), X.toarray().T, rtol=1e-12)
