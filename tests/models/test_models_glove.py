@@ -260,8 +260,8 @@ def test_budgeted_training_with_threads_and_an_interrupted_fit_clean_up(tmp_path
 def test_a_budgeted_fit_keeps_the_records_out_of_memory(tmp_path):
     """In a child process: 1M tokens give 8.4M records (128 MB as arrays, ~390 MB at the
     peak of the old in-RAM shuffle); under a 16 MB budget the fit grows the process by
-    counting's peak (about twice its budget) and the tables, not by the records (measured:
-    46 MB)."""
+    counting's and the shuffle's peak (27 MB measured), the ids and the tables, not by the
+    records (measured: 37 MB in all)."""
     import subprocess
     import sys
 
@@ -283,6 +283,6 @@ print(m.n_records, (resource.getrusage(resource.RUSAGE_SELF).ru_maxrss - before)
 """
     out = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, check=True)
     n_records, grown_mb = out.stdout.split()
-    assert int(n_records) * 16 / 2**20 > 120  # the records alone would exceed the bound twice
-    assert float(grown_mb) < 16 * 4, f"a 16 MB budget grew the process by {grown_mb} MB"
+    assert int(n_records) * 16 / 2**20 > 120  # the records alone would pass the bound twice
+    assert float(grown_mb) < 16 * 3, f"a 16 MB budget grew the process by {grown_mb} MB"
     assert [p.name for p in tmp_path.iterdir()] == ["corpus.txt"]
