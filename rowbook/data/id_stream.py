@@ -33,8 +33,8 @@ from pathlib import Path
 
 import numpy as np
 
-__all__ = ["BLOCK_TOKENS", "REMAP_TOKENS", "IdFile", "RawIdSink", "new_spill_folder", "remap_blocks",
-           "remap_in_place", "remap_to_file"]  # fmt: skip
+__all__ = ["BLOCK_TOKENS", "REMAP_TOKENS", "IdFile", "RawIdSink", "close_and_remove", "new_spill_folder",
+           "pread_into", "pwrite_all", "remap_blocks", "remap_in_place", "remap_to_file", "remove_folder"]  # fmt: skip
 
 BLOCK_TOKENS = 1 << 20  # 4 MB of int32 ids per block written while scanning
 REMAP_TOKENS = 1 << 18  # ids remapped at once: about 2.5 MB of temporaries
@@ -110,12 +110,15 @@ def remap_to_file(blocks: Iterable[tuple[int, np.ndarray]], remap: np.ndarray, l
     return IdFile(folder, out_path, int(kept.sum())), kept
 
 
-def new_spill_folder(spill_dir: str | os.PathLike[str]) -> Path:
-    """A new temporary folder for id files inside ``spill_dir`` (which must be a folder)."""
-    folder = Path(spill_dir)
+def new_spill_folder(
+    spill_dir: str | os.PathLike[str] | None, prefix: str = "rowbook-ids-"
+) -> Path:
+    """A new temporary folder for spilled files inside ``spill_dir`` (which must be a folder;
+    ``None``: the system's temporary folder)."""
+    folder = Path(tempfile.gettempdir() if spill_dir is None else spill_dir)
     if not folder.is_dir():
         raise FileNotFoundError(f"spill_dir {folder} is not a folder; create it or pass None")
-    return Path(tempfile.mkdtemp(prefix="rowbook-ids-", dir=folder))
+    return Path(tempfile.mkdtemp(prefix=prefix, dir=folder))
 
 
 class RawIdSink:
@@ -123,7 +126,7 @@ class RawIdSink:
 
     def __init__(self, spill_dir: str | os.PathLike[str]) -> None:
         self.folder = new_spill_folder(spill_dir)
-        self._cleanup = weakref.finalize(self, _remove_folder, self.folder)
+        self._cleanup = weakref.finalize(self, remove_folder, self.folder)
         self.raw_path = self.folder / "raw.i32"
         self._file = open(self.raw_path, "wb")
         self.tokens = 0
@@ -162,7 +165,7 @@ class IdFile:
     def __init__(self, folder: Path, path: Path, n_tokens: int) -> None:
         self.folder, self.path, self.n_tokens = folder, path, n_tokens
         self._fd = os.open(path, os.O_RDONLY)
-        self._cleanup = weakref.finalize(self, _close_and_remove, self._fd, folder)
+        self._cleanup = weakref.finalize(self, close_and_remove, self._fd, folder)
 
     def read(self, start: int, stop: int) -> np.ndarray:
         n = max(0, stop - start)
@@ -189,12 +192,29 @@ class IdFile:
         self._cleanup()
 
 
-def _remove_folder(folder: Path) -> None:
+def pread_into(fd: int, out: np.ndarray, offset: int) -> None:
+    """Fill the contiguous array ``out`` with the bytes of file ``fd`` from ``offset`` on."""
+    view, done = memoryview(out).cast("B"), 0
+    while done < len(view):
+        got = os.preadv(fd, [view[done:]], offset + done)
+        if got == 0:
+            raise OSError(f"a spilled file was cut short at byte {offset + done}")
+        done += got
+
+
+def pwrite_all(fd: int, values: np.ndarray, offset: int) -> None:
+    """Write the contiguous array ``values`` into file ``fd`` at byte ``offset``."""
+    view, done = memoryview(np.ascontiguousarray(values)).cast("B"), 0
+    while done < len(view):
+        done += os.pwrite(fd, view[done:], offset + done)
+
+
+def remove_folder(folder: Path) -> None:
     for child in folder.iterdir():
         child.unlink(missing_ok=True)
     folder.rmdir()
 
 
-def _close_and_remove(fd: int, folder: Path) -> None:
+def close_and_remove(fd: int, folder: Path) -> None:
     os.close(fd)
-    _remove_folder(folder)
+    remove_folder(folder)

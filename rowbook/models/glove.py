@@ -7,7 +7,8 @@ The pipeline is the reference implementation's (``vocab_count``, ``cooccur``,
    alphabetical (``max_vocab`` keeps only the most frequent);
 2. co-occurrences: ``X_ij`` sums ``1 / distance`` over windows of ``window`` words,
    symmetric by default (:func:`rowbook.data.cooccurrence_matrix`);
-3. the non-zero records are shuffled once (seeded);
+3. the non-zero records are shuffled once, in the order of a seeded hash of ``(row, col)``
+   (:mod:`rowbook.data.shuffle`; on disk within ``memory`` when it is set);
 4. ``epochs`` passes of AdaGrad over the records (:mod:`rowbook.models._glove_kernels`),
    split between ``workers`` threads without locks, as glove.c does.
 
@@ -26,7 +27,7 @@ is a 5-epoch ``fit``, bit for bit with one worker.
 from __future__ import annotations
 
 import os
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from functools import partial
 from pathlib import Path
 from typing import Any
@@ -35,7 +36,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from rowbook.checks import check_int, check_number
-from rowbook.data.cooccurrence import cooccurrence_matrix
+from rowbook.data.cooccurrence import cooccurrence_matrix, count_cooccurrences
 from rowbook.data.cooccurrence_file import CountedCooccurrence
 from rowbook.data.corpus import (
     Corpus,
@@ -45,6 +46,7 @@ from rowbook.data.corpus import (
     read_corpus,
     truncate_vocab,
 )
+from rowbook.data.shuffle import RecordArrays, RecordFile, shuffle_records, shuffle_to_file
 from rowbook.models._fitting import Progress, ProgressReporter, resolve_workers, run_jobs
 from rowbook.models._glove_kernels import glove_records
 from rowbook.models._word_models import (
@@ -68,7 +70,7 @@ __all__ = ["GloVe"]
 _JOB_RECORDS = 1 << 16
 _TABLES = ("W", "W_tilde", "b", "b_tilde")
 
-Records = tuple[np.ndarray, np.ndarray, np.ndarray]
+Records = RecordArrays | RecordFile
 
 
 class GloVe(Model):
@@ -87,10 +89,13 @@ class GloVe(Model):
     symmetric, distance_weighting : bool
         Count right contexts too; weight a pair by ``1 / distance`` (else by 1).
     memory : float or None
-        Budget in GB for counting co-occurrences, as glove.c's ``cooccur -memory``: past it,
-        counted runs spill to temporary files and are merged
-        (:func:`rowbook.data.count_cooccurrences`); ``None`` counts in RAM. The counts, and
-        so the vectors, are the same bit for bit whatever the budget.
+        Budget in GB for counting and shuffling co-occurrences, as glove.c's ``cooccur
+        -memory`` and ``shuffle -memory``: past it, counted runs spill to temporary files
+        and are merged (:func:`rowbook.data.count_cooccurrences`), the records are sorted
+        into their shuffled order on disk and training reads them job by job
+        (:func:`rowbook.data.shuffle.shuffle_to_file`); ``None`` does all of it in RAM.
+        The counts, their order, and so the vectors are the same bit for bit whatever the
+        budget.
     seed, workers, progress
         Seed of the initial values and the shuffle; threads (``None``: one per CPU; one
         worker is reproducible); show a tqdm bar.
@@ -155,16 +160,17 @@ class GloVe(Model):
         """Count co-occurrences in ``corpus`` and fit the vectors in ``epochs``; returns ``self``.
 
         The arguments are those of :meth:`rowbook.models.word2vec.Word2Vec.fit`; progress
-        ``words`` here counts co-occurrence records.
+        ``words`` here counts co-occurrence records. With ``memory`` set, ``spill_dir`` also
+        holds the counting runs and the shuffled records (24 bytes a record while sorting,
+        then 16), removed when training ends.
         """
         vocab, encoded = self._read_vocab(corpus, tokenizer, spill_dir)
         if resume is None or not Path(resume).exists():  # nothing saved yet: start afresh
             state = self._new_state(vocab)
         else:
             state = resume_state(self, resume, vocab, self._RUN_ONLY)
-        records = self._records(encoded, len(vocab))
-        train = partial(self._train_epochs, state, records, callback, checkpoint)
-        run_training(self, state, train, keep_on_error=False)
+        records = self._records(self._counted(encoded, len(vocab), spill_dir), spill_dir)
+        self._run(state, records, callback, checkpoint, keep_on_error=False)
         return self
 
     def build_vocab(self, corpus: Corpus, *, update: bool = False, tokenizer: Any = None) -> GloVe:
@@ -199,24 +205,26 @@ class GloVe(Model):
         tokenizer: Any = None,
         callback: Callable[[Progress], None] | None = None,
         checkpoint: str | os.PathLike | None = None,
+        spill_dir: str | os.PathLike | None = None,
     ) -> GloVe:
         """Run ``epochs`` more AdaGrad epochs on the co-occurrences of ``corpus``; returns ``self``.
 
         Co-occurrences are counted over the model's vocabulary (other words are skipped)
         and shuffled by ``seed``; the AdaGrad sums carry on from where training stopped.
-        ``callback`` and ``checkpoint`` are as in :meth:`fit`.
+        ``callback``, ``checkpoint`` and ``spill_dir`` are as in :meth:`fit`.
         """
         state = self._require_fitted("train(...)")
         check_int("epochs", epochs, 1)
-        encoded = encode_corpus(corpus, state["vocab"].keys, tokenizer=tokenizer)
+        encoded = encode_corpus(
+            corpus, state["vocab"].keys, tokenizer=tokenizer, spill_dir=spill_dir
+        )
         if encoded.total_words == 0:
             raise ValueError(
                 "the corpus is empty: no tokens were read; pass token lists or a non-empty text file"
             )
         state["schedule"].update(by="train", epochs=epochs, done=0)
-        records = self._records(encoded, len(state["vocab"]))
-        train = partial(self._train_epochs, state, records, callback, checkpoint)
-        run_training(self, state, train, keep_on_error=True)
+        records = self._records(self._counted(encoded, len(state["vocab"]), spill_dir), spill_dir)
+        self._run(state, records, callback, checkpoint, keep_on_error=True)
         return self
 
     def fit_cooccurrence(
@@ -227,6 +235,7 @@ class GloVe(Model):
         counts: Sequence[int] | None = None,
         callback: Callable[[Progress], None] | None = None,
         checkpoint: str | os.PathLike | None = None,
+        spill_dir: str | os.PathLike | None = None,
     ) -> GloVe:
         """Fit the vectors in ``epochs`` on co-occurrences counted elsewhere; returns ``self``.
 
@@ -235,11 +244,11 @@ class GloVe(Model):
         (:func:`rowbook.data.count_cooccurrences`), per shard on a cluster
         (:mod:`rowbook.distributed`), or by another tool. ``counts`` (the words' corpus
         counts, optional) are kept with the vectors. The records are shuffled by ``seed``
-        as in :meth:`fit`, so fitting a corpus and fitting its counted matrix give the same
-        vectors.
+        as in :meth:`fit` (on disk in ``spill_dir`` with ``memory`` set), so fitting a
+        corpus and fitting its counted matrix give the same vectors.
         """
         keys = tuple(keys)
-        X = sp.coo_matrix(cooccurrence)
+        X = sp.csr_matrix(cooccurrence)
         if X.shape != (len(keys), len(keys)):
             raise ValueError(
                 f"cooccurrence has shape {X.shape}, but there are {len(keys)} keys; it must be "
@@ -250,9 +259,10 @@ class GloVe(Model):
         given = np.zeros(len(keys), np.int64) if counts is None else np.asarray(counts, np.int64)
         vocab = CountedVocab(keys, given, int(given.sum()), 0)
         state = self._new_state(vocab)
-        X.sum_duplicates()  # row-major order, as count_cooccurrences gives them
-        train = partial(self._train_epochs, state, self._shuffled(X), callback, checkpoint)
-        run_training(self, state, train, keep_on_error=False)
+        if not X.has_canonical_format:  # sum duplicates in a copy, not in the caller's matrix
+            X = X.copy()
+            X.sum_duplicates()
+        self._run(state, self._records([X], spill_dir), callback, checkpoint, keep_on_error=False)
         return self
 
     def cooccurrence(self, corpus: Corpus, *, tokenizer: Any = None,
@@ -265,9 +275,8 @@ class GloVe(Model):
         vectors are those ``fit`` gives.
         """
         vocab, encoded = self._read_vocab(corpus, tokenizer, spill_dir)
-        budget = None if self.memory is None else int(self.memory * 2**30)
         X = cooccurrence_matrix(encoded, len(vocab), self.window, symmetric=self.symmetric,
-                                weighted=self.distance_weighting, memory=budget)  # fmt: skip
+                                weighted=self.distance_weighting, memory=self._budget)  # fmt: skip
         return CountedCooccurrence(X, vocab.keys, vocab.counts, self.window, self.symmetric,
                                    self.distance_weighting)  # fmt: skip
 
@@ -281,16 +290,33 @@ class GloVe(Model):
         check_vocab(vocab, self.min_count)
         return vocab, encoded
 
-    def _records(self, encoded: EncodedCorpus, V: int) -> Records:
-        """The non-zero co-occurrence records ``(rows, cols, values)``, shuffled once (shuffle.c)."""
-        budget = None if self.memory is None else int(self.memory * 2**30)
-        X = cooccurrence_matrix(encoded, V, self.window, symmetric=self.symmetric,
-                                weighted=self.distance_weighting, memory=budget).tocoo()  # fmt: skip
-        return self._shuffled(X)
+    @property
+    def _budget(self) -> int | None:
+        return None if self.memory is None else int(self.memory * 2**30)
 
-    def _shuffled(self, X: sp.coo_matrix) -> Records:
-        order = np.random.default_rng(self.seed).permutation(X.nnz)
-        return X.row[order].astype(np.int32), X.col[order].astype(np.int32), X.data[order]
+    def _counted(self, encoded: EncodedCorpus, V: int,
+                 spill_dir: str | os.PathLike | None) -> Iterable[sp.csr_matrix]:  # fmt: skip
+        """glove.c's ``cooccur``: the counts as CSR bands of rows, within ``memory``."""
+        return count_cooccurrences(encoded, V, self.window, symmetric=self.symmetric,
+                                   weighted=self.distance_weighting, memory=self._budget,
+                                   folder=spill_dir)  # fmt: skip
+
+    def _records(
+        self, bands: Iterable[sp.csr_matrix], spill_dir: str | os.PathLike | None
+    ) -> Records:
+        """glove.c's ``shuffle``: the records in seeded-hash order, in RAM or on disk within ``memory``."""
+        if self._budget is None:
+            return shuffle_records(bands, self.seed)
+        return shuffle_to_file(bands, self.seed, self._budget, spill_dir)
+
+    def _run(self, state: dict[str, Any], records: Records, callback: Callable | None,
+             checkpoint: str | os.PathLike | None, keep_on_error: bool) -> None:  # fmt: skip
+        """Train ``state`` on ``records``, then remove the records' temporary file if any."""
+        try:
+            train = partial(self._train_epochs, state, records, callback, checkpoint)
+            run_training(self, state, train, keep_on_error=keep_on_error)
+        finally:
+            records.close()
 
     def _new_tables(self, V: int) -> tuple[dict[str, np.ndarray], dict[str, np.ndarray]]:
         """``W``, ``W_tilde`` and the biases uniform in ``[-0.5, 0.5) / (d + 1)``, AdaGrad sums 1."""
@@ -312,8 +338,7 @@ class GloVe(Model):
 
     def _train_epochs(self, state: dict[str, Any], records: Records, callback: Callable | None,
                       checkpoint: str | os.PathLike | None) -> None:  # fmt: skip
-        rows, cols, vals = records
-        nnz = state["n_records"] = len(vals)
+        nnz = state["n_records"] = len(records)
         bounds = np.append(np.arange(0, nnz, _JOB_RECORDS), nnz)  # (J + 1,)
         params = tuple(state["tables"][name] for name in _TABLES)
         grads = tuple(state["sums"][name] for name in _TABLES)
@@ -321,8 +346,9 @@ class GloVe(Model):
         reporter = ProgressReporter(schedule["epochs"], nnz, show=self.progress, callback=callback,
                                     start_epoch=schedule["done"], unit="record", mean_loss=True)  # fmt: skip
 
-        def job(j: int) -> float:
-            return glove_records(params, grads, rows, cols, vals, bounds[j], bounds[j + 1],
+        def job(j: int) -> float:  # a job's records: views in RAM, or read from the file
+            rows, cols, vals = records.read(int(bounds[j]), int(bounds[j + 1]))
+            return glove_records(params, grads, rows, cols, vals, 0, len(vals),
                                  self.x_max, self.alpha, self.lr)  # fmt: skip
 
         def run_epoch(epoch: int, trained: int) -> None:

@@ -207,24 +207,82 @@ def test_build_vocab_update_adds_words_and_keeps_old_rows():
     assert not np.array_equal(model.W[V], zebra) and "okapi" in model.vectors
 
 
-def test_a_memory_budget_and_a_counted_matrix_give_the_same_vectors(monkeypatch):
-    from rowbook.data import cooccurrence_matrix, read_corpus
+def test_a_memory_budget_and_a_counted_matrix_give_the_same_vectors(monkeypatch, tmp_path):
+    """Counts spilled, records sorted on disk in many runs and bands, trained from the file:
+    the same vectors bit for bit as everything in RAM, and nothing left in ``spill_dir``."""
+    from rowbook.data import cooccurrence_matrix, read_corpus, shuffle
     from rowbook.data.cooccurrence_runs import RunCounter
 
     rng = np.random.default_rng(3)
     corpus = [[f"w{i}" for i in rng.integers(0, 1000, 30)] for _ in range(3000)]
     settings = {"vector_size": 6, "min_count": 1, "epochs": 2, "workers": 1, "window": 8}
     in_ram = GloVe(**settings).fit(corpus)
-    spills = []
-    spill = RunCounter._spill
+    spills, runs = [], []
+    spill, sorted_run = RunCounter._spill, shuffle._sorted_run
     monkeypatch.setattr(RunCounter, "_spill", lambda self: spills.append(1) or spill(self))
-    budget = GloVe(**settings, memory=0.001).fit(corpus)  # 1 MB: counts spill to disk
-    assert len(spills) >= 2
+    monkeypatch.setattr(shuffle, "_sorted_run", lambda *a: runs.append(1) or sorted_run(*a))
+    budget = GloVe(**settings, memory=0.001).fit(corpus, spill_dir=tmp_path)  # 1 MB
+    assert len(spills) >= 2 and len(runs) >= 10  # ~11k records a run: many runs and bands
+    assert not any(tmp_path.iterdir())
     np.testing.assert_array_equal(budget.vectors.vectors, in_ram.vectors.vectors)
     vocab, enc = read_corpus(corpus, min_count=1, ties="alphabetical")
     X = cooccurrence_matrix(enc, len(vocab), 8)
     counted = GloVe(**settings).fit_cooccurrence(X.tocsc(), vocab.keys, counts=vocab.counts)
     assert counted.vectors.index_to_key == in_ram.vectors.index_to_key
     np.testing.assert_array_equal(counted.vectors.vectors, in_ram.vectors.vectors)
+    counted_on_disk = GloVe(**settings, memory=0.001).fit_cooccurrence(
+        X.tocoo(), vocab.keys, spill_dir=tmp_path
+    )
+    np.testing.assert_array_equal(counted_on_disk.vectors.vectors, in_ram.vectors.vectors)
+    more = budget.train(corpus, epochs=1, spill_dir=tmp_path)  # 3 epochs in all, as below
+    three = GloVe(**{**settings, "epochs": 3}).fit(corpus)
+    assert _same(more, three) and not any(tmp_path.iterdir())
     with pytest.raises(ValueError, match="but there are 2 keys"):
         GloVe(**settings).fit_cooccurrence(X, ["a", "b"])
+
+
+def test_budgeted_training_with_threads_and_an_interrupted_fit_clean_up(tmp_path):
+    class Stop(Exception):
+        pass
+
+    def stop(progress: Progress) -> None:
+        raise Stop
+
+    params = {**SMALL, "epochs": 2, "memory": 0.002}
+    with pytest.raises(Stop):
+        GloVe(**params).fit(CORPUS, spill_dir=tmp_path, callback=stop)
+    assert not any(tmp_path.iterdir())
+    threads = GloVe(**{**params, "workers": 2}).fit(CORPUS, spill_dir=tmp_path)
+    assert np.isfinite(threads.W).all() and threads.history[-1].loss < threads.history[0].loss
+    assert not any(tmp_path.iterdir())
+
+
+def test_a_budgeted_fit_keeps_the_records_out_of_memory(tmp_path):
+    """In a child process: 1M tokens give 8.4M records (128 MB as arrays, ~390 MB at the
+    peak of the old in-RAM shuffle); under a 16 MB budget the fit grows the process by
+    counting's and the shuffle's peak (27 MB measured), the ids and the tables, not by the
+    records (measured: 37 MB in all)."""
+    import subprocess
+    import sys
+
+    script = f"""
+import resource, numpy as np
+from rowbook.models.glove import GloVe
+rng = np.random.default_rng(0)
+V, N = 20_000, 1_000_000
+p = 1 / np.arange(1, V + 1); p /= p.sum()
+words = np.array([f"w{{i}}" for i in range(V)])
+with open({str(tmp_path / "corpus.txt")!r}, "w") as f:
+    for ids in rng.choice(V, N, p=p).reshape(-1, 1000):
+        f.write(" ".join(words[ids]) + "\\n")
+settings = dict(min_count=1, epochs=1, workers=1, memory=1 / 64)
+GloVe(vector_size=4, **settings).fit([["a", "b"]] * 3)  # compile and import first
+before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+m = GloVe(vector_size=8, **settings).fit({str(tmp_path / "corpus.txt")!r}, spill_dir={str(tmp_path)!r})
+print(m.n_records, (resource.getrusage(resource.RUSAGE_SELF).ru_maxrss - before) / 1024)
+"""
+    out = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, check=True)
+    n_records, grown_mb = out.stdout.split()
+    assert int(n_records) * 16 / 2**20 > 120  # the records alone would pass the bound twice
+    assert float(grown_mb) < 16 * 3, f"a 16 MB budget grew the process by {grown_mb} MB"
+    assert [p.name for p in tmp_path.iterdir()] == ["corpus.txt"]
