@@ -41,8 +41,6 @@ CONNECT_TIMEOUT = 10.0
 LOCAL_ONLY = {
     "max_vocab_size": "it prunes words during one pass in corpus order, which counts summed over "
     "files cannot repeat; drop it (--min-count caps the vocabulary)",
-    "memory": "it budgets counting on this machine, and with --scheduler each file is counted in "
-    "a worker's memory (split large files to bound it); drop it",
 }
 
 
@@ -50,8 +48,6 @@ LOCAL_ONLY = {
 GLOVE_LOCAL_ONLY = {
     "resume": "a GloVe run on counts made with --scheduler continues with --init FILE --epochs N "
     "(the epochs left) after counting again; drop --scheduler to resume a local fit",
-    "spill_dir": "GloVe with --scheduler never holds the corpus's ids (it trains on the counted "
-    "matrix); drop it",
 }
 
 
@@ -124,7 +120,7 @@ def fit_counted(model: Any, corpus: Any, args: argparse.Namespace, resume: str |
     if args.model == "glove":
         counted = count_glove(model, corpus, args)
         model.fit_cooccurrence(counted.matrix, counted.keys, counts=counted.counts,
-                               checkpoint=args.checkpoint)  # fmt: skip
+                               checkpoint=args.checkpoint, spill_dir=args.spill_dir)  # fmt: skip
         return
     with counting(args) as count:
         counts = _word_counts(count, word_counts, corpus, args)

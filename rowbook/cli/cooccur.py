@@ -20,8 +20,9 @@ from rowbook.cli._common import add_command, add_scheduler, add_unicode_errors, 
 
 __all__ = ["COUNTING", "fit_from_file", "is_counted_file", "register", "run_cooccur"]
 
-#: The GloVe options that act on counting: ``cooccur`` takes them, training from a file refuses them.
-COUNTING = ("window", "min_count", "max_vocab", "memory")
+#: The GloVe options that act on counting: ``cooccur`` takes them (and ``--memory``), training
+#: from a file refuses them.
+COUNTING = ("window", "min_count", "max_vocab")
 
 
 def register(commands: Any, *, options: bool = True) -> None:
@@ -64,10 +65,10 @@ def _add_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("--quiet", action="store_true", help="no progress bar, no summary")
     options = model_options(GloVe)
     group = p.add_argument_group("counting")
-    for name in COUNTING:
+    for name in (*COUNTING, "memory"):
         flag, kwargs = options[name]
         group.add_argument(flag, **kwargs)
-    p.set_defaults(flags={name: options[name][0] for name in COUNTING}, model_class=GloVe,
+    p.set_defaults(flags={name: options[name][0] for name in (*COUNTING, "memory")}, model_class=GloVe,
                    model="glove", init=None, resume=False)  # fmt: skip
 
 
@@ -109,13 +110,14 @@ def is_counted_file(args: argparse.Namespace) -> bool:
 
 
 def fit_from_file(model: Any, args: argparse.Namespace) -> None:
-    """``train glove counts.npz``: fit on the file's matrix; the counting options, which the
-    file has already applied, and the options of a pass over a corpus are refused."""
+    """``train glove counts.npz``: fit on the file's matrix (``--memory`` and ``--spill-dir``
+    bound its shuffle and training); the counting options, which the file has already
+    applied, and the options of a pass over a corpus are refused."""
     from rowbook.data.cooccurrence_file import load_cooccurrence
 
     given = [args.flags[name] for name in COUNTING if getattr(args, name, None) is not None]
-    given += [flag for flag, dest in (("--init", "init"), ("--resume", "resume"), ("--scheduler", "scheduler"),
-                                      ("--spill-dir", "spill_dir")) if getattr(args, dest, None)]  # fmt: skip
+    given += [flag for flag, dest in (("--init", "init"), ("--resume", "resume"),
+                                      ("--scheduler", "scheduler")) if getattr(args, dest, None)]  # fmt: skip
     if given:
         raise ValueError(f"{given[0]} does not go with a co-occurrence file ({args.corpus[0]}): "
                          "the file is counted already; give it to 'rowbook cooccur' instead, or "
@@ -124,4 +126,4 @@ def fit_from_file(model: Any, args: argparse.Namespace) -> None:
     model.window, model.symmetric = counted.window, counted.symmetric  # how the file was counted
     model.distance_weighting = counted.weighted
     model.fit_cooccurrence(counted.matrix, counted.keys, counts=counted.counts,
-                           checkpoint=args.checkpoint)  # fmt: skip
+                           checkpoint=args.checkpoint, spill_dir=args.spill_dir)  # fmt: skip

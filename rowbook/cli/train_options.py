@@ -42,7 +42,7 @@ OPTIONS: dict[str, tuple[str, str | None, str]] = {
     "maxn": ("--maxn", "N", "longest character n-gram, 0 = none"),
     "bucket": ("--bucket", "N", "hash buckets for the n-grams"),
     "x_max": ("--x-max", "X", "co-occurrence count where the weighting reaches 1"),
-    "memory": ("--memory", "GB", "budget for counting co-occurrences; past it, counts spill to temporary files"),
+    "memory": ("--memory", "GB", "budget for counting and shuffling co-occurrences; past it, counts and the shuffled records go to temporary files (in --spill-dir)"),
     "alpha": ("--alpha", "A", "exponent of the weighting (x / x_max) ** alpha"),
     "epochs": ("--epochs", "N", "passes over the corpus"),
     "lr": ("--lr", "LR", "initial learning rate"),
@@ -180,7 +180,8 @@ def _run_options(p: argparse.ArgumentParser, *, word_vectors: bool) -> None:
             "--spill-dir",
             metavar="DIR",
             help="keep the corpus's word ids in a temporary file in DIR (4 bytes a word) "
-            "instead of memory, for corpora larger than RAM (word2vec)",
+            "instead of memory, for corpora larger than RAM; for GloVe with --memory, also its "
+            "counting runs and shuffled records",
         )
     else:
         p.add_argument("--lower", action="store_true", help="lower-case the text first")

@@ -36,7 +36,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from rowbook.checks import check_int, check_number
-from rowbook.data.cooccurrence import cooccurrence_matrix, count_cooccurrences
+from rowbook.data.cooccurrence import count_cooccurrences
 from rowbook.data.cooccurrence_file import CountedCooccurrence
 from rowbook.data.corpus import (
     Corpus,
@@ -275,8 +275,8 @@ class GloVe(Model):
         vectors are those ``fit`` gives.
         """
         vocab, encoded = self._read_vocab(corpus, tokenizer, spill_dir)
-        X = cooccurrence_matrix(encoded, len(vocab), self.window, symmetric=self.symmetric,
-                                weighted=self.distance_weighting, memory=self._budget)  # fmt: skip
+        bands = list(self._counted(encoded, len(vocab), spill_dir))
+        X = bands[0] if len(bands) == 1 else sp.vstack(bands, format="csr")
         return CountedCooccurrence(X, vocab.keys, vocab.counts, self.window, self.symmetric,
                                    self.distance_weighting)  # fmt: skip
 

@@ -31,3 +31,21 @@ def test_cli_cooccur_then_train_glove_on_the_file(run, one_line_error, tmp_path)
     one_line_error(run("cooccur", corpus, "-o", tmp_path / "c.txt"), "cooccur", "name it c.npz")
     one_line_error(run("cooccur", corpus, "-o", counts, "--window", 0), "cooccur",
                    "--window must be an integer >= 1, got 0")  # fmt: skip
+
+
+def test_a_counted_file_trains_within_a_memory_budget_to_the_same_vectors(run, tmp_path):
+    corpus = tmp_path / "corpus.txt"
+    corpus.write_text("".join(" ".join(s) + "\n" for s in _corpus()), encoding="utf-8")
+    counts, options = (
+        tmp_path / "counts.npz",
+        ["--workers", 1, "--seed", 2, "--epochs", 2, "--quiet"],
+    )
+    assert run("cooccur", corpus, "-o", counts, "--window", 4, "--quiet").code == 0
+    spill = tmp_path / "spill"
+    spill.mkdir()
+    assert run("train", "glove", counts, "-o", tmp_path / "a.txt", *options).code == 0
+    budgeted = run("train", "glove", counts, "-o", tmp_path / "b.txt", *options,
+                   "--memory", 0.001, "--spill-dir", spill)  # fmt: skip
+    assert budgeted.code == 0, budgeted
+    assert (tmp_path / "a.txt").read_bytes() == (tmp_path / "b.txt").read_bytes()
+    assert list(spill.iterdir()) == []

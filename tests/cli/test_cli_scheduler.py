@@ -168,9 +168,7 @@ def test_no_scheduler_at_the_address_is_one_line(
     ("model", "options", "needle"),
     [
         ("glove", ["--checkpoint", "c.npz", "--resume"], "--resume does not go with --scheduler"),
-        ("glove", ["--spill-dir", "."], "--spill-dir does not go with --scheduler"),
         ("word2vec", ["--max-vocab-size", 50], "--max-vocab-size does not go with --scheduler"),
-        ("glove", ["--memory", 1], "--memory does not go with --scheduler"),
         ("glove", ["--init", "g.npz"], "--init does not go with --scheduler for GloVe"),
     ],
 )
@@ -219,3 +217,13 @@ def test_cooccur_files_are_the_same_with_and_without_scheduler(run, address, cor
         run, address, tmp_path, ["cooccur", *corpus], options, "c.npz"
     )
     assert here == there
+
+
+def test_glove_with_scheduler_shuffles_within_memory_in_spill_dir(run, address, corpus, tmp_path):
+    spill = tmp_path / "spill"
+    spill.mkdir()
+    options = ["--memory", 0.001, "--spill-dir", spill]
+    command = ["train", "glove", *corpus, "--quiet", *TRAIN]
+    here, there = same_file_both_ways(run, address, tmp_path, command, options, "g.txt")
+    assert here == there
+    assert list(spill.iterdir()) == []
