@@ -3,9 +3,10 @@
 Training is split into *jobs* (about 10,000 corpus words each, as in gensim). Worker
 threads take jobs in order from a shared counter and run a numba kernel on each with the
 GIL released, all writing into the same tables without locks (Hogwild: Recht et al.
-2011, the scheme of word2vec.c, gensim and glove.c). Results flow back to the calling
-thread, which alone updates the progress bar and calls the user's callback, so a callback
-that raises stops training cleanly after the jobs in flight.
+2011, the scheme of word2vec.c, gensim and glove.c). The calling thread collects the
+finished jobs' results every tenth of a second, without being woken per job, and alone
+updates the progress bar and calls the user's callback, so a callback that raises stops
+training cleanly after the jobs in flight.
 """
 
 from __future__ import annotations
@@ -13,7 +14,6 @@ from __future__ import annotations
 import itertools
 import math
 import os
-import queue
 import threading
 import time
 from collections.abc import Callable
@@ -70,18 +70,31 @@ def resolve_workers(workers: int | None) -> int:
     return max(1, os.cpu_count() or 1) if workers is None else workers
 
 
-def run_jobs(
-    n_jobs: int, workers: int, job: Callable[[int], Any], report: Callable[[int, Any], None]
-) -> None:
+def run_jobs(n_jobs: int, workers: int, job: Callable[[int], Any], report: Callable[[int, Any], None],
+             *, poll_seconds: float = 0.1) -> None:  # fmt: skip
     """Run ``job(j)`` for every ``j < n_jobs`` on ``workers`` threads; ``report(j, result)``
-    is called in this thread as results arrive (in job order when ``workers == 1``).
+    is called in this thread for every finished job (in job order when ``workers == 1``).
+
+    The workers never wait for this thread: they take the next job number and append
+    ``(j, result)`` to a list, and this thread reads the new entries every
+    ``poll_seconds``. So it is not woken (and does not take a core from a worker) per job,
+    which matters when the machine is busy or the threads are many. A job that raises stops
+    the others after their current job and the error is raised here; so does an error in
+    ``report`` (or Ctrl-C), once the jobs in flight are done.
     """
     if workers == 1:
         for j in range(n_jobs):
             report(j, job(j))
         return
-    results: queue.Queue = queue.Queue()
-    counter, stop = itertools.count(), threading.Event()
+    done: list[tuple[int, Any]] = []  # appended by the workers (atomic under the GIL)
+    errors: list[BaseException] = []
+    counter, stop, finished, lock = (
+        itertools.count(),
+        threading.Event(),
+        threading.Event(),
+        threading.Lock(),
+    )
+    alive = [workers]
 
     def worker() -> None:
         try:
@@ -89,29 +102,40 @@ def run_jobs(
                 j = next(counter)  # atomic under the GIL
                 if j >= n_jobs:
                     break
-                results.put((j, job(j), None))
+                done.append((j, job(j)))
         except BaseException as err:  # handed to the calling thread
-            results.put((None, None, err))
+            errors.append(err)
+            stop.set()
         finally:
-            results.put(None)
+            with lock:
+                alive[0] -= 1
+                if alive[0] == 0:
+                    finished.set()
 
     threads = [threading.Thread(target=worker, daemon=True) for _ in range(workers)]
     for t in threads:
         t.start()
+    reported = 0
     try:
-        finished = 0
-        while finished < workers:
-            item = results.get()
-            if item is None:
-                finished += 1
-            elif item[2] is not None:
-                raise item[2]
-            else:
-                report(item[0], item[1])
+        while not finished.wait(poll_seconds):
+            reported = _report_new(done, reported, report)
+        _report_new(done, reported, report)
+        if errors:
+            raise errors[0]
     finally:
         stop.set()
         for t in threads:
             t.join()
+
+
+def _report_new(
+    done: list[tuple[int, Any]], reported: int, report: Callable[[int, Any], None]
+) -> int:
+    """``report`` the entries of ``done`` from ``reported`` on; returns how many are reported."""
+    end = len(done)
+    for j, result in done[reported:end]:
+        report(j, result)
+    return end
 
 
 class ProgressReporter:
