@@ -90,6 +90,9 @@ def run_cooccur(args: argparse.Namespace) -> int:
     try:
         if args.scheduler:
             check_options(args)
+            if args.memory is not None:
+                raise ValueError("--memory does not go with 'cooccur --scheduler': each file is "
+                                 "counted in a worker's memory (split large files to bound it); drop it")  # fmt: skip
             counted = count_glove(model, corpus, args)
         else:
             counted = model.cooccurrence(corpus, spill_dir=args.spill_dir)

@@ -227,3 +227,12 @@ def test_glove_with_scheduler_shuffles_within_memory_in_spill_dir(run, address, 
     here, there = same_file_both_ways(run, address, tmp_path, command, options, "g.txt")
     assert here == there
     assert list(spill.iterdir()) == []
+
+
+def test_cooccur_refuses_a_memory_budget_it_could_not_apply(
+    run, one_line_error, address, corpus, tmp_path
+):
+    result = run(
+        "cooccur", *corpus, "-o", tmp_path / "c.npz", "--scheduler", address, "--memory", 1
+    )
+    one_line_error(result, "cooccur", "--memory does not go with 'cooccur --scheduler'")
