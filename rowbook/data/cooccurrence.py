@@ -22,7 +22,7 @@ glove.c ``cooccurrence.bin`` file, :func:`write_cooccurrence_file`);
 from __future__ import annotations
 
 import os
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 
 import numba
 import numpy as np
@@ -39,6 +39,7 @@ __all__ = [
     "cooccurrence_pairs_reference",
     "count_cooccurrences",
     "dense_layout",
+    "stack_bands",
 ]
 
 #: Cells of the table of frequent pairs (16 MB of int64). A larger table takes more pairs off
@@ -149,11 +150,10 @@ def count_cooccurrences(
 
     ``memory`` is a budget in bytes for counting (``None``: no cap): up to an eighth for the
     table of frequent pairs (``dense_cells`` int64 cells, :func:`dense_layout`; default
-    :data:`DENSE_CELLS`), an eighth for the block of other pairs in
-    flight, half for the counts held in RAM (a quarter, and a sum of two being made), past
-    which they go as sorted runs to temporary
-    files in ``folder`` (default: the system's temporary folder, removed when the iteration
-    ends), a quarter for merging the runs' bands. The values are exact sums, rounded once,
+    :data:`DENSE_CELLS`), an eighth for the block of other pairs in flight, half for the
+    counts held in RAM (a quarter, and a sum of two being made), past which they go as
+    sorted runs to temporary files in ``folder`` (default: the system's temporary folder,
+    removed when the iteration ends), a quarter for merging the runs' bands. The values are exact sums, rounded once,
     whatever the budget and the table's size. The bands are the caller's to keep or write.
 
     Examples
@@ -238,9 +238,14 @@ def cooccurrence_matrix(
            [1. , 0. , 1. ],
            [0.5, 1. , 0. ]])
     """
-    bands = list(count_cooccurrences(corpus, vocab_size, window, symmetric=symmetric, weighted=weighted,
-                                     memory=memory, block_tokens=block_tokens,
-                                     dense_cells=dense_cells))  # fmt: skip
+    bands = count_cooccurrences(corpus, vocab_size, window, symmetric=symmetric, weighted=weighted,
+                                memory=memory, block_tokens=block_tokens, dense_cells=dense_cells)  # fmt: skip
+    return stack_bands(bands)
+
+
+def stack_bands(bands: Iterable[sp.csr_matrix]) -> sp.csr_matrix:
+    """One CSR matrix of consecutive row bands (the one band itself when there is one)."""
+    bands = list(bands)
     return bands[0] if len(bands) == 1 else sp.vstack(bands, format="csr")
 
 

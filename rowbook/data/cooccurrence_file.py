@@ -121,8 +121,10 @@ def _check_csr(indptr: np.ndarray, indices: np.ndarray, data: np.ndarray, counts
         raise ValueError(f"{where} 'indptr' must start at 0 and never decrease")
     if len(indices) and (indices.min() < 0 or indices.max() >= V):
         raise ValueError(f"{where} 'indices' holds a column outside [0, {V})")
-    row_of = np.repeat(np.arange(V), np.diff(indptr))  # (nnz,)
-    if len(indices) > 1 and ((np.diff(indices) <= 0) & (np.diff(row_of) == 0)).any():
+    unsorted = np.diff(indices) <= 0  # (nnz - 1,) True where a column does not grow...
+    row_starts = indptr[1:-1][(indptr[1:-1] > 0) & (indptr[1:-1] < len(indices))]
+    unsorted[row_starts - 1] = False  # ...except where a new row begins
+    if unsorted.any():
         raise ValueError(f"{where} 'indices' must be strictly increasing within each row")
     if not np.isfinite(data).all() or (data <= 0).any():
         raise ValueError(f"{where} 'data' must hold finite counts > 0")

@@ -36,7 +36,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from rowbook.checks import check_int, check_number
-from rowbook.data.cooccurrence import count_cooccurrences
+from rowbook.data.cooccurrence import count_cooccurrences, stack_bands
 from rowbook.data.cooccurrence_file import CountedCooccurrence
 from rowbook.data.corpus import (
     Corpus,
@@ -275,8 +275,7 @@ class GloVe(Model):
         vectors are those ``fit`` gives.
         """
         vocab, encoded = self._read_vocab(corpus, tokenizer, spill_dir)
-        bands = list(self._counted(encoded, len(vocab), spill_dir))
-        X = bands[0] if len(bands) == 1 else sp.vstack(bands, format="csr")
+        X = stack_bands(self._counted(encoded, len(vocab), spill_dir))
         return CountedCooccurrence(X, vocab.keys, vocab.counts, self.window, self.symmetric,
                                    self.distance_weighting)  # fmt: skip
 
