@@ -46,6 +46,8 @@ class Adagrad(Optimizer):
         as PyTorch refuses it.
     initial_accumulator_value : float, >= 0
     eps : float, >= 0
+    row_stats : bool
+        Keep per-row telemetry (:meth:`~rowbook.optim.Optimizer.row_stats`).
     """
 
     def __init__(
@@ -56,10 +58,12 @@ class Adagrad(Optimizer):
         weight_decay: float = 0.0,
         initial_accumulator_value: float = 0.0,
         eps: float = 1e-10,
+        *,
+        row_stats: bool = False,
     ) -> None:
         defaults = {"lr": lr, "lr_decay": lr_decay, "weight_decay": weight_decay,
                     "initial_accumulator_value": initial_accumulator_value, "eps": eps}  # fmt: skip
-        super().__init__(params, defaults)
+        super().__init__(params, defaults, row_stats=row_stats)
         self._init_all_states()  # the accumulators exist from the start, as in PyTorch
 
     def _check_group(self, group: dict[str, Any]) -> None:
@@ -125,6 +129,8 @@ class RowWiseAdagrad(Optimizer):
     state_factory : callable, optional
         ``(name, shape, dtype) -> array`` for the ``(V,)`` accumulator (default: in RAM;
         :func:`~rowbook.optim.state.memmap_factory` puts it on disk).
+    row_stats : bool
+        Keep per-row telemetry (:meth:`~rowbook.optim.Optimizer.row_stats`).
     """
 
     def __init__(
@@ -137,12 +143,13 @@ class RowWiseAdagrad(Optimizer):
         initial_accumulator_value: float = 0.0,
         *,
         state_factory: StateFactory | None = None,
+        row_stats: bool = False,
     ) -> None:
         defaults = {"lr": lr, "eps": eps, "weight_decay": weight_decay,
                     "weight_decay_mode": weight_decay_mode,
                     "initial_accumulator_value": initial_accumulator_value}  # fmt: skip
         self.state_factory = state_factory
-        super().__init__(params, defaults)
+        super().__init__(params, defaults, row_stats=row_stats)
         self._init_all_states()
 
     def _check_group(self, group: dict[str, Any]) -> None:
@@ -156,7 +163,11 @@ class RowWiseAdagrad(Optimizer):
 
     def _init_state(self, param: np.ndarray, group: dict[str, Any]) -> dict[str, Any]:
         rows = param.shape[0] if param.ndim else 1
-        return {"sum": self._state_array("sum", (rows,), param.dtype, group["initial_accumulator_value"])}
+        return {
+            "sum": self._state_array(
+                "sum", (rows,), param.dtype, group["initial_accumulator_value"]
+            )
+        }
 
     def _state_shapes(self, param: np.ndarray) -> dict[str, tuple[int, ...]]:
         return {"sum": (param.shape[0] if param.ndim else 1,)}

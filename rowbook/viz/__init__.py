@@ -8,6 +8,8 @@
   labels placed so that none overlap (leader lines, the hidden ones counted);
 * :mod:`rowbook.viz.plots` -- labelled scatter, cosine heatmap and training curves as PNG
   (matplotlib, Agg, written atomically);
+* :mod:`rowbook.viz.row_stats` -- which rows trained: updates against frequency rank,
+  distance travelled against updates, the rows never touched (:class:`~rowbook.optim.RowStats`);
 * :mod:`rowbook.viz.html` -- one self-contained HTML file to rotate, zoom and hover in 2-D
   or 3-D, with no network and no server.
 """
@@ -23,6 +25,7 @@ from rowbook.viz.plots import (
 )
 from rowbook.viz.points import as_points, cosine_matrix, hue_colors
 from rowbook.viz.project import PCA, project, tsne
+from rowbook.viz.row_stats import plot_row_stats, row_stats_figure
 
 __all__ = [
     "PCA",
@@ -30,10 +33,12 @@ __all__ = [
     "cosine_matrix",
     "embedding_html",
     "hue_colors",
+    "plot_row_stats",
     "plot_scatter",
     "plot_similarity",
     "plot_training",
     "project",
+    "row_stats_figure",
     "scatter_figure",
     "similarity_figure",
     "training_figure",
