@@ -14,6 +14,7 @@ module         commands
 ``train``      ``train word2vec``, ``train glove``, ``train fasttext``, ``train nplm`` (options in ``train_options``)
 ``cooccur``    ``cooccur`` (GloVe's counting alone; ``train glove`` trains on its file)
 ``query``      ``neighbors``, ``analogy``, ``similarity``, ``evaluate``
+``compare``    ``compare`` (two vectors files: what moved)
 ``files``      ``plot``, ``convert``
 =============  ====================================================================
 """
@@ -27,7 +28,7 @@ import warnings
 from collections.abc import Collection, Sequence
 
 from rowbook.checks import ParameterError
-from rowbook.cli import cooccur, files, misc, query, text, train_options, vocab
+from rowbook.cli import compare, cooccur, files, misc, query, text, train_options, vocab
 from rowbook.cli._common import HelpFormatter, Parser, flag_for
 
 __all__ = ["USER_ERRORS", "build_parser", "main"]
@@ -68,6 +69,7 @@ def build_parser(argv: Sequence[str] | None = None) -> argparse.ArgumentParser:
     train_options.register(commands, only=train_models)
     cooccur.register(commands, options=argv is None or argv[:1] == ["cooccur"])
     query.register(commands)
+    compare.register(commands)
     files.register(commands)
     misc.register_bench(commands)
     return parser
