@@ -11,7 +11,7 @@ the two tables share (in the first table's order) and measures two things:
   .. math:: R = \arg\min_{R^\top R = I} \|A R - B\|_F = U V^\top, \quad U S V^\top = A^\top B,
 
   one SVD of a d x d matrix (what ``scipy.linalg.orthogonal_procrustes`` computes; here
-  ``A^T B`` comes from a parallel kernel, :func:`cross_product`, held to its reference). A word's
+  ``A^T B`` comes from a parallel kernel, :func:`rowbook.vectors.products.cross_product`). A word's
   *cosine after alignment* is ``cos(a_w R, b_w)``: 1 for a row that did not move relative
   to the rest. Tables of different widths are compared in the wider one, the narrower
   padded with zero columns (``R`` stays orthogonal);
@@ -55,12 +55,12 @@ import math
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal
 
-import numba
 import numpy as np
 import scipy.linalg
 
 from rowbook.checks import ParameterError, check_int
 from rowbook.vectors.neighbors import top_k_rows
+from rowbook.vectors.products import cross_product
 
 if TYPE_CHECKING:
     from rowbook.vectors.core import Vectors
@@ -71,8 +71,6 @@ __all__ = [
     "MIN_SAMPLE",
     "Comparison",
     "compare",
-    "cross_product",
-    "cross_product_reference",
     "nearest_shared",
     "procrustes",
 ]
@@ -195,44 +193,6 @@ class Comparison:
             "changed_by_half": float(changed.mean()) if m else math.nan,
             "flagged": len(self.flagged()),
         }
-
-
-def cross_product_reference(A: np.ndarray, B: np.ndarray) -> np.ndarray:
-    """``A^T B`` (da, db) in float64: the sum over rows of ``a_r^T b_r``.
-
-    >>> cross_product_reference(np.array([[1.0, 2.0]]), np.array([[3.0, 4.0]]))
-    array([[3., 4.],
-           [6., 8.]])
-    """
-    return A.T.astype(np.float64) @ B.astype(np.float64)
-
-
-# Each chunk of rows sums its rank-1 updates in float32 (SIMD along the row), chunks are added
-# in float64. Why not BLAS's A.T @ B: this (100 x 1M) @ (1M x 100) shape is split by OpenBLAS's
-# threads along the long axis with a synchronisation per panel, and on this shared 2-core machine
-# under load it measured 2-17 s (0.5 s with one thread); these chunks never wait for each other.
-@numba.njit(parallel=True, cache=True, nogil=True, fastmath={"reassoc", "contract"})
-def _cross_product_kernel(A, B, chunk):  # pragma: no cover - compiled
-    n, da = A.shape
-    db = B.shape[1]
-    chunks = (n + chunk - 1) // chunk
-    partial = np.zeros((chunks, da, db))
-    for c in numba.prange(chunks):
-        local = np.zeros((da, db), dtype=A.dtype)
-        for r in range(c * chunk, min(n, (c + 1) * chunk)):
-            for i in range(da):
-                a = A[r, i]
-                for j in range(db):
-                    local[i, j] += a * B[r, j]
-        partial[c] = local
-    return partial.sum(axis=0)
-
-
-def cross_product(A: np.ndarray, B: np.ndarray) -> np.ndarray:
-    """:func:`cross_product_reference` by a parallel numba kernel (float32 rows, float64 sum)."""
-    if A.dtype != B.dtype or not (A.flags.c_contiguous and B.flags.c_contiguous):
-        return cross_product_reference(A, B)
-    return _cross_product_kernel(A, B, 4096)
 
 
 def procrustes(A: np.ndarray, B: np.ndarray) -> tuple[np.ndarray, float]:

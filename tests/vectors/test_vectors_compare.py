@@ -9,14 +9,9 @@ import scipy.linalg
 
 from rowbook.data.synthetic import planted_corpus
 from rowbook.vectors import Comparison, Vectors, compare
-from rowbook.vectors.compare import (
-    AUTO_ALL,
-    cross_product,
-    cross_product_reference,
-    nearest_shared,
-    procrustes,
-)
+from rowbook.vectors.compare import AUTO_ALL, nearest_shared, procrustes
 from rowbook.vectors.neighbors import unit_rows
+from rowbook.vectors.products import cross_product, cross_product_reference
 
 
 def _table(n: int = 400, d: int = 12, seed: int = 0) -> tuple[list[str], np.ndarray]:
