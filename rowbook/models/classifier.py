@@ -203,7 +203,8 @@ class _SequenceClassifier(_TrainerModel):
 
     def _trainer_for(self, net: Module, optimizer: Any) -> Trainer:
         config = TrainConfig(epochs=self.epochs, batch_size=self.batch_size, seed=self.seed,
-                             patience=self.patience, progress=self.progress)  # fmt: skip
+                             patience=self.patience, progress=self.progress, eval_on_start=True,
+                             eval_on_train=True)  # fmt: skip
         return Trainer(net, optimizer, _loss, evaluate=_metrics, config=config, save=self.save)
 
     def _extras_to_state(self, extras: dict[str, Any]) -> dict[str, Any]:
@@ -302,7 +303,9 @@ class TextClassifier(_SequenceClassifier):
     ----------
     classes_, pipeline_, net_, history_
         the sorted labels, the fitted pipeline, the network,
-        and the per-epoch ``loss`` (plus ``val_loss`` and ``val_accuracy`` with ``val``).
+        and the per-epoch ``loss`` plus ``val_loss`` and ``val_accuracy`` with ``val``, or
+        ``eval_loss`` and ``eval_accuracy`` over the training texts without it
+        (``history_.initial``: the same before training).
     vectors
         the embedding table as :class:`~rowbook.Vectors`, keyed by the vocabulary.
 

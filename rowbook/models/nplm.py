@@ -155,7 +155,9 @@ class NPLM(_TrainerModel):
     history_
         :class:`~rowbook.training.History`; each epoch has ``loss`` and ``perplexity``
         (training, averaged over the epoch's batches) and, with validation texts (given or
-        held out), ``val_loss`` and ``val_perplexity``.
+        held out), ``val_loss`` and ``val_perplexity``; without them, ``eval_loss`` and
+        ``eval_perplexity`` over the training texts after the epoch. ``history_.initial``
+        holds the same scores before training.
     vectors
         the table ``C`` as :class:`~rowbook.Vectors` keyed by the vocabulary.
 
@@ -246,7 +248,8 @@ class NPLM(_TrainerModel):
 
     def _trainer_for(self, net: NPLMNet, optimizer: Any) -> Trainer:
         config = TrainConfig(epochs=self.epochs, batch_size=self.batch_size, seed=self.seed,
-                             patience=self.patience, progress=self.progress)  # fmt: skip
+                             patience=self.patience, progress=self.progress, eval_on_start=True,
+                             eval_on_train=True)  # fmt: skip
         return Trainer(net, optimizer, _loss, evaluate=_metrics, config=config,
                        derive=lambda m: {"perplexity": math.exp(m["loss"])}, save=self.save)  # fmt: skip
 
