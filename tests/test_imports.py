@@ -19,10 +19,28 @@ import pytest
 ROOT = Path(__file__).resolve().parent.parent
 
 #: Never needed to train word vectors: other stacks, optional dependencies, oracles.
-HEAVY = ["torch", "matplotlib", "sklearn", "faiss", "dask", "distributed", "safetensors",
-         "tokenizers", "gensim", "fasttext", "PIL", "pandas", "rowbook.viz", "rowbook.autograd",
-         "rowbook.nn", "rowbook.optim", "rowbook.demo", "scipy.stats",
-         "scipy.sparse", "scipy.special"]  # fmt: skip
+HEAVY = [
+    "torch",
+    "matplotlib",
+    "sklearn",
+    "faiss",
+    "dask",
+    "distributed",
+    "safetensors",
+    "tokenizers",
+    "gensim",
+    "fasttext",
+    "PIL",
+    "pandas",
+    "rowbook.viz",
+    "rowbook.autograd",
+    "rowbook.nn",
+    "rowbook.optim",
+    "rowbook.demo",
+    "scipy.stats",
+    "scipy.sparse",
+    "scipy.special",
+]
 #: Not needed to import the package or build the command line, either.
 HEAVY_AT_IMPORT = [*HEAVY, "numba", "llvmlite", "scipy", "tqdm", "rowbook.models.word2vec"]
 
@@ -38,8 +56,14 @@ def _imported_after(code: str, watched: list[str], tmp_path: Path) -> list[str]:
         **os.environ,
         "PYTHONPATH": os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")]),
     }
-    out = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,
-                         cwd=tmp_path, env=env, timeout=300)  # fmt: skip
+    out = subprocess.run(
+        [sys.executable, "-c", script],
+        capture_output=True,
+        text=True,
+        cwd=tmp_path,
+        env=env,
+        timeout=300,
+    )
     assert out.returncode == 0, out.stderr
     return json.loads(out.stdout.strip().splitlines()[-1])
 

@@ -60,9 +60,11 @@ class Progress:
 
     def __repr__(self) -> str:
         loss = "" if math.isnan(self.loss) else f", loss={self.loss:.6g}"
-        return (f"Progress(epoch={self.epoch}/{self.epochs}, words={self.words:,}/"
-                f"{self.total_words:,}, words_per_sec={self.words_per_sec:,.0f}{loss}, "
-                f"learning_rate={self.learning_rate:.6g}, seconds={self.seconds:.3f})")  # fmt: skip
+        return (
+            f"Progress(epoch={self.epoch}/{self.epochs}, words={self.words:,}/"
+            f"{self.total_words:,}, words_per_sec={self.words_per_sec:,.0f}{loss}, "
+            f"learning_rate={self.learning_rate:.6g}, seconds={self.seconds:.3f})"
+        )
 
 
 def resolve_workers(workers: int | None) -> int:
@@ -70,8 +72,14 @@ def resolve_workers(workers: int | None) -> int:
     return max(1, os.cpu_count() or 1) if workers is None else workers
 
 
-def run_jobs(n_jobs: int, workers: int, job: Callable[[int], Any], report: Callable[[int, Any], None],
-             *, poll_seconds: float = 0.1) -> None:  # fmt: skip
+def run_jobs(
+    n_jobs: int,
+    workers: int,
+    job: Callable[[int], Any],
+    report: Callable[[int, Any], None],
+    *,
+    poll_seconds: float = 0.1,
+) -> None:
     """Run ``job(j)`` for every ``j < n_jobs`` on ``workers`` threads; ``report(j, result)``
     is called in this thread for every finished job (in job order when ``workers == 1``).
 
@@ -151,13 +159,23 @@ class ProgressReporter:
     otherwise it is the epoch's summed loss.
     """
 
-    def __init__(self, epochs: int, total_words: int, *, show: bool, callback: Callable | None,
-                 start_epoch: int = 0, unit: str = "word", show_loss: bool = True,
-                 mean_loss: bool = False) -> None:  # fmt: skip
+    def __init__(
+        self,
+        epochs: int,
+        total_words: int,
+        *,
+        show: bool,
+        callback: Callable | None,
+        start_epoch: int = 0,
+        unit: str = "word",
+        show_loss: bool = True,
+        mean_loss: bool = False,
+    ) -> None:
         self.epochs, self.total_words, self.callback = epochs, total_words, callback
         self.show_loss, self.mean_loss, self.unit = show_loss, mean_loss, unit
-        self.bar = ProgressBar(epochs * total_words, unit=unit, initial=start_epoch * total_words,
-                               show=show)  # fmt: skip
+        self.bar = ProgressBar(
+            epochs * total_words, unit=unit, initial=start_epoch * total_words, show=show
+        )
 
     def start_epoch(self) -> None:
         self.words, self.loss, self.alpha, self.t0 = 0, 0.0, math.nan, time.perf_counter()
@@ -176,11 +194,20 @@ class ProgressReporter:
     def end_epoch(self, epoch: int, *, loss_known: bool = True) -> Progress:
         seconds = time.perf_counter() - self.t0
         loss = self._shown_loss() if loss_known else math.nan
-        progress = Progress(epoch + 1, self.epochs, self.words, self.total_words,
-                            self.words / max(seconds, 1e-12), loss, self.alpha, seconds)  # fmt: skip
+        progress = Progress(
+            epoch + 1,
+            self.epochs,
+            self.words,
+            self.total_words,
+            self.words / max(seconds, 1e-12),
+            loss,
+            self.alpha,
+            seconds,
+        )
         rate = f"{progress.words_per_sec:,.0f} {self.unit}s/s"
-        self.bar.epoch_done(epoch + 1, self.epochs, {"loss": loss, "lr": self.alpha, "speed": rate},
-                            seconds)  # fmt: skip
+        self.bar.epoch_done(
+            epoch + 1, self.epochs, {"loss": loss, "lr": self.alpha, "speed": rate}, seconds
+        )
         return progress
 
     def notify(self, progress: Progress) -> None:

@@ -64,8 +64,22 @@ def _scatter_bag(W_in, bag_starts, bag_ids, word, work):  # pragma: no cover - c
 
 
 @numba.njit(nogil=True, fastmath=_FAST, cache=True)
-def train_job(W_in, bag_starts, bag_ids, ids, starts, s0, s1, thresholds, use_sample, out,
-              window, skipgram, lr, seed):  # fmt: skip  # pragma: no cover - compiled
+def train_job(
+    W_in,
+    bag_starts,
+    bag_ids,
+    ids,
+    starts,
+    s0,
+    s1,
+    thresholds,
+    use_sample,
+    out,
+    window,
+    skipgram,
+    lr,
+    seed,
+):  # pragma: no cover - compiled
     """Train on sentences ``[s0, s1)`` of an encoded corpus; returns the words trained.
 
     ``out = (W_out, table, guide, negative)``; draws, in order from the generator state
@@ -98,8 +112,9 @@ def train_job(W_in, bag_starts, bag_ids, ids, starts, s0, s1, thresholds, use_sa
                         for c in range(d):
                             h[c] *= inv
                         work[:] = 0.0
-                        state, _ = negative_sampling_step(h, W_out, words[i], negative, table, guide,
-                                                          lr, state, work, False)  # fmt: skip
+                        state, _ = negative_sampling_step(
+                            h, W_out, words[i], negative, table, guide, lr, state, work, False
+                        )
                         _scatter_bag(W_in, bag_starts, bag_ids, words[j], work)
             else:
                 h[:] = 0.0
@@ -111,8 +126,9 @@ def train_job(W_in, bag_starts, bag_ids, ids, starts, s0, s1, thresholds, use_sa
                 for c in range(d):
                     h[c] *= inv
                 work[:] = 0.0
-                state, _ = negative_sampling_step(h, W_out, words[i], negative, table, guide, lr,
-                                                  state, work, False)  # fmt: skip
+                state, _ = negative_sampling_step(
+                    h, W_out, words[i], negative, table, guide, lr, state, work, False
+                )
                 for j in range(lo, hi):
                     if j != i:
                         _scatter_bag(W_in, bag_starts, bag_ids, words[j], work)

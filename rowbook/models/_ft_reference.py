@@ -21,8 +21,22 @@ def _next(state: int) -> int:
     return (state * LCG_MULTIPLIER + 11) & LCG_MASK
 
 
-def train_job_reference(W_in, bag_starts, bag_ids, ids, starts, s0, s1, thresholds, use_sample,
-                        out, window, skipgram, lr, seed):  # fmt: skip
+def train_job_reference(
+    W_in,
+    bag_starts,
+    bag_ids,
+    ids,
+    starts,
+    s0,
+    s1,
+    thresholds,
+    use_sample,
+    out,
+    window,
+    skipgram,
+    lr,
+    seed,
+):
     """Plain-Python :func:`rowbook.models._ft_kernels.train_job`; returns the words trained."""
     state, sentences = int(seed), []
     for s in range(s0, s1):

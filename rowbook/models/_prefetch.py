@@ -26,7 +26,10 @@ def _prefetch(typingctx, table, row, column):  # pragma: no cover - compiled
     def codegen(context, builder, signature, args):
         table_type = signature.args[0]
         array = context.make_array(table_type)(context, builder, args[0])
-        index = [context.cast(builder, v, t, types.intp) for v, t in zip(args[1:], signature.args[1:], strict=True)]
+        index = [
+            context.cast(builder, v, t, types.intp)
+            for v, t in zip(args[1:], signature.args[1:], strict=True)
+        ]
         address = cgutils.get_item_pointer(context, builder, table_type, array, index)
         byte_ptr = ir.IntType(8).as_pointer()
         i32 = ir.IntType(32)

@@ -212,23 +212,29 @@ def _subsample(ids, starts, s0, s1, thresholds, use_sample, state):  # pragma: n
 
 
 @numba.njit(nogil=True, fastmath=_FAST, cache=True, inline="always")
-def _predict(h, center, W_out, table, guide, negative, tree, lr, state, work, compute_loss):  # fmt: skip  # pragma: no cover
+def _predict(
+    h, center, W_out, table, guide, negative, tree, lr, state, work, compute_loss
+):  # pragma: no cover
     """Both objectives for (h, center): their gradient steps for h summed into ``work``."""
     work[:] = 0.0
     loss = 0.0
     if tree is not None:  # hierarchical softmax; None compiles the branch away
         W_nodes, codes, points, lengths = tree
-        loss += hierarchical_softmax_step(h, W_nodes, codes[center], points[center],
-                                          lengths[center], lr, work, compute_loss)  # fmt: skip
+        loss += hierarchical_softmax_step(
+            h, W_nodes, codes[center], points[center], lengths[center], lr, work, compute_loss
+        )
     if negative > 0:
-        state, step_loss = negative_sampling_step(h, W_out, center, negative, table, guide,
-                                                  lr, state, work, compute_loss)  # fmt: skip
+        state, step_loss = negative_sampling_step(
+            h, W_out, center, negative, table, guide, lr, state, work, compute_loss
+        )
         loss += step_loss
     return state, loss
 
 
 @numba.njit(nogil=True, fastmath=_FAST, cache=True, inline="always")
-def _cbow_position(W_in, words, i, lo, hi, out, tree, cbow_mean, lr, state, work, neu1, compute_loss):  # fmt: skip  # pragma: no cover
+def _cbow_position(
+    W_in, words, i, lo, hi, out, tree, cbow_mean, lr, state, work, neu1, compute_loss
+):  # pragma: no cover
     """CBOW at position ``i``: the window's mean (or sum) predicts ``words[i]``."""
     d = W_in.shape[1]
     neu1[:] = 0.0
@@ -244,8 +250,9 @@ def _cbow_position(W_in, words, i, lo, hi, out, tree, cbow_mean, lr, state, work
         for c in range(d):
             neu1[c] *= inv
     W_out, table, guide, negative = out
-    state, loss = _predict(neu1, words[i], W_out, table, guide, negative, tree, lr, state,
-                           work, compute_loss)  # fmt: skip
+    state, loss = _predict(
+        neu1, words[i], W_out, table, guide, negative, tree, lr, state, work, compute_loss
+    )
     if not cbow_mean:  # gensim divides the step, not the input, for the sum
         for c in range(d):
             work[c] *= inv
@@ -258,8 +265,24 @@ def _cbow_position(W_in, words, i, lo, hi, out, tree, cbow_mean, lr, state, work
 
 
 @numba.njit(nogil=True, fastmath=_FAST, cache=True)
-def train_job(W_in, ids, starts, s0, s1, thresholds, use_sample, out, tree, window, shrink,
-              skipgram, cbow_mean, lr, seed, compute_loss):  # fmt: skip  # pragma: no cover
+def train_job(
+    W_in,
+    ids,
+    starts,
+    s0,
+    s1,
+    thresholds,
+    use_sample,
+    out,
+    tree,
+    window,
+    shrink,
+    skipgram,
+    cbow_mean,
+    lr,
+    seed,
+    compute_loss,
+):  # pragma: no cover
     """Train on sentences ``[s0, s1)`` of an encoded corpus; returns (words trained, loss).
 
     ``out = (W_out, table, guide, negative)`` is negative sampling (off when
@@ -290,16 +313,40 @@ def train_job(W_in, ids, starts, s0, s1, thresholds, use_sample, out, tree, wind
                 for j in range(lo, hi):
                     if j != i:
                         h = W_in[words[j]]  # the context row predicts the centre word
-                        state, step_loss = _predict(h, words[i], W_out, table, guide, negative,
-                                                    tree, lr, state, work, compute_loss)  # fmt: skip
+                        state, step_loss = _predict(
+                            h,
+                            words[i],
+                            W_out,
+                            table,
+                            guide,
+                            negative,
+                            tree,
+                            lr,
+                            state,
+                            work,
+                            compute_loss,
+                        )
                         for c in range(d):
                             h[c] += work[c]
                         loss += step_loss
             else:
                 if i + 1 < end:
                     prefetch_row(W_out, words[i + 1])  # the next centre's output row
-                state, step_loss = _cbow_position(W_in, words, i, lo, hi, out, tree, cbow_mean, lr,
-                                                  state, work, neu1, compute_loss)  # fmt: skip
+                state, step_loss = _cbow_position(
+                    W_in,
+                    words,
+                    i,
+                    lo,
+                    hi,
+                    out,
+                    tree,
+                    cbow_mean,
+                    lr,
+                    state,
+                    work,
+                    neu1,
+                    compute_loss,
+                )
                 loss += step_loss
         start = end
     return n, loss

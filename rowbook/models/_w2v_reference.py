@@ -24,8 +24,23 @@ from rowbook.models._w2v_kernels import (
 __all__ = ["train_job_reference"]
 
 
-def train_job_reference(W_in, ids, starts, s0, s1, thresholds, use_sample, out, tree, window,
-                        shrink, skipgram, cbow_mean, lr, seed):  # fmt: skip
+def train_job_reference(
+    W_in,
+    ids,
+    starts,
+    s0,
+    s1,
+    thresholds,
+    use_sample,
+    out,
+    tree,
+    window,
+    shrink,
+    skipgram,
+    cbow_mean,
+    lr,
+    seed,
+):
     """Plain-Python :func:`train_job`: same draws in the same order, NumPy updates."""
     state, sentences = int(seed), []
     for s in range(s0, s1):
@@ -48,8 +63,16 @@ def train_job_reference(W_in, ids, starts, s0, s1, thresholds, use_sample, out, 
             lo, hi = max(i - window + b, 0), min(i + window + 1 - b, len(words))
             context = [words[j] for j in range(lo, hi) if j != i]
             for group in [[w] for w in context] if skipgram else [context]:
-                state = _step_reference(W_in, group, center, out, tree, np.float32(lr), state,
-                                        mean=cbow_mean or skipgram)  # fmt: skip
+                state = _step_reference(
+                    W_in,
+                    group,
+                    center,
+                    out,
+                    tree,
+                    np.float32(lr),
+                    state,
+                    mean=cbow_mean or skipgram,
+                )
         position += len(words)
     return sum(map(len, sentences))
 

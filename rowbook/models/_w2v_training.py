@@ -85,8 +85,9 @@ def job_plan(encoded: EncodedCorpus, batch_words: int) -> tuple[np.ndarray, np.n
     return bounds, words_before
 
 
-def job_lrs(lr: float, min_lr: float, epoch: int, epochs: int, words_before: np.ndarray,
-            total_words: int) -> np.ndarray:  # fmt: skip
+def job_lrs(
+    lr: float, min_lr: float, epoch: int, epochs: int, words_before: np.ndarray, total_words: int
+) -> np.ndarray:
     """Each job's learning rate in epoch ``epoch`` of a schedule of ``epochs`` epochs.
 
     Linear from ``lr`` at the start of the schedule to ``min_lr`` at its end, measured in

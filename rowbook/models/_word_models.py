@@ -58,9 +58,13 @@ def check_vocab(vocab: CountedVocab, min_count: int) -> None:
             "pass token lists or a non-empty text file"
         )
     if len(vocab) == 0:
-        raise ParameterError("min_count", min_count, "at most the count of the most frequent word",
-                             fix=f"no word of the {vocab.total_words} tokens read occurs that often: "
-                             "lower it or use a larger corpus")  # fmt: skip
+        raise ParameterError(
+            "min_count",
+            min_count,
+            "at most the count of the most frequent word",
+            fix=f"no word of the {vocab.total_words} tokens read occurs that often: "
+            "lower it or use a larger corpus",
+        )
 
 
 def resume_state(model: Model, path: Any, vocab: CountedVocab, run_only: tuple[str, ...]) -> dict:
@@ -95,8 +99,9 @@ def resume_state(model: Model, path: Any, vocab: CountedVocab, run_only: tuple[s
     return state
 
 
-def run_training(model: Model, state: dict[str, Any], train: Callable[[], None], *,
-                 keep_on_error: bool) -> None:  # fmt: skip
+def run_training(
+    model: Model, state: dict[str, Any], train: Callable[[], None], *, keep_on_error: bool
+) -> None:
     """Make ``state`` the learned state of ``model`` (so checkpoints save it), then ``train()``.
 
     If training stops early the model keeps ``state`` when ``keep_on_error`` (more training
@@ -113,9 +118,15 @@ def run_training(model: Model, state: dict[str, Any], train: Callable[[], None],
         raise
 
 
-def run_epochs(schedule: dict[str, int], history: list[Progress], reporter: ProgressReporter,
-               run_epoch: Callable[[int, int], None], save: Callable[[], None] | None, *,
-               loss_known: bool = True) -> None:  # fmt: skip
+def run_epochs(
+    schedule: dict[str, int],
+    history: list[Progress],
+    reporter: ProgressReporter,
+    run_epoch: Callable[[int, int], None],
+    save: Callable[[], None] | None,
+    *,
+    loss_known: bool = True,
+) -> None:
     """The epochs still to do in ``schedule`` (``done`` of ``epochs``), one after the other.
 
     ``run_epoch(epoch, trained)`` trains epoch ``epoch`` of this schedule, the
@@ -140,8 +151,12 @@ def run_epochs(schedule: dict[str, int], history: list[Progress], reporter: Prog
 
 def vocab_state(vocab: CountedVocab) -> dict[str, Any]:
     """A :class:`~rowbook.data.corpus.CountedVocab` as saved-state values (arrays and JSON)."""
-    return {"keys": list(vocab.keys), "counts": vocab.counts, "total_words": vocab.total_words,
-            "corpus_count": vocab.corpus_count}  # fmt: skip
+    return {
+        "keys": list(vocab.keys),
+        "counts": vocab.counts,
+        "total_words": vocab.total_words,
+        "corpus_count": vocab.corpus_count,
+    }
 
 
 def vocab_from_state(state: dict[str, Any]) -> CountedVocab:
@@ -149,8 +164,9 @@ def vocab_from_state(state: dict[str, Any]) -> CountedVocab:
     counts = np.asarray(state["counts"], dtype=np.int64)
     if len(counts) != len(state["keys"]):
         raise ValueError(f"saved vocabulary has {len(state['keys'])} keys but {len(counts)} counts")
-    return CountedVocab(tuple(state["keys"]), counts, int(state["total_words"]),
-                        int(state["corpus_count"]))  # fmt: skip
+    return CountedVocab(
+        tuple(state["keys"]), counts, int(state["total_words"]), int(state["corpus_count"])
+    )
 
 
 def history_state(history: list[Progress]) -> list[dict[str, Any]]:
@@ -229,5 +245,9 @@ def grow_vocab(old: CountedVocab, seen: CountedVocab, min_count: int) -> Counted
             new_keys.append(key)
             new_counts.append(count)
     counts = np.concatenate([counts, np.array(new_counts, dtype=np.int64)])  # (V,)
-    return CountedVocab(old.keys + tuple(new_keys), counts, old.total_words + seen.total_words,
-                        old.corpus_count + seen.corpus_count)  # fmt: skip
+    return CountedVocab(
+        old.keys + tuple(new_keys),
+        counts,
+        old.total_words + seen.total_words,
+        old.corpus_count + seen.corpus_count,
+    )

@@ -112,11 +112,27 @@ class FastText(Word2Vec):
     shrink_windows: ClassVar[bool] = True
     compute_loss: ClassVar[bool] = False
 
-    def __init__(self, *, architecture: Literal["skipgram", "cbow"] = "skipgram", vector_size: int = 100,
-                 window: int = 5, min_count: int = 5, minn: int = 3, maxn: int = 6, bucket: int = 2_000_000,
-                 negative: int = 5, ns_exponent: float = 0.5, sample: float = 1e-4, lr: float = 0.05,
-                 min_lr: float = 0.0, epochs: int = 5, workers: int | None = None, seed: int = 1,
-                 batch_words: int = 10_000, progress: bool = False) -> None:  # fmt: skip
+    def __init__(
+        self,
+        *,
+        architecture: Literal["skipgram", "cbow"] = "skipgram",
+        vector_size: int = 100,
+        window: int = 5,
+        min_count: int = 5,
+        minn: int = 3,
+        maxn: int = 6,
+        bucket: int = 2_000_000,
+        negative: int = 5,
+        ns_exponent: float = 0.5,
+        sample: float = 1e-4,
+        lr: float = 0.05,
+        min_lr: float = 0.0,
+        epochs: int = 5,
+        workers: int | None = None,
+        seed: int = 1,
+        batch_words: int = 10_000,
+        progress: bool = False,
+    ) -> None:
         self.architecture, self.vector_size, self.window = architecture, vector_size, window
         self.min_count, self.minn, self.maxn, self.bucket = min_count, minn, maxn, bucket
         self.negative, self.ns_exponent, self.sample = negative, ns_exponent, sample
@@ -127,8 +143,18 @@ class FastText(Word2Vec):
 
     def _check_params(self) -> None:
         check_choice("architecture", self.architecture, ("skipgram", "cbow"))
-        for name, minimum in (("vector_size", 1), ("window", 1), ("min_count", 0), ("minn", 1), ("maxn", 0),
-                              ("bucket", 1), ("negative", 1), ("epochs", 1), ("seed", 0), ("batch_words", 1)):  # fmt: skip
+        for name, minimum in (
+            ("vector_size", 1),
+            ("window", 1),
+            ("min_count", 0),
+            ("minn", 1),
+            ("maxn", 0),
+            ("bucket", 1),
+            ("negative", 1),
+            ("epochs", 1),
+            ("seed", 0),
+            ("batch_words", 1),
+        ):
             check_int(name, getattr(self, name), minimum)
         if 0 < self.maxn < self.minn:
             check_int("maxn", self.maxn, self.minn)
@@ -172,8 +198,13 @@ class FastText(Word2Vec):
         grown["W_in"] = fresh  # (V + bucket, d)
         return grown
 
-    def _job_step(self, vocab: CountedVocab, tables: dict[str, np.ndarray], encoded: EncodedCorpus,
-                  bounds: np.ndarray) -> Callable[[int, float, int], tuple[int, float]]:  # fmt: skip
+    def _job_step(
+        self,
+        vocab: CountedVocab,
+        tables: dict[str, np.ndarray],
+        encoded: EncodedCorpus,
+        bounds: np.ndarray,
+    ) -> Callable[[int, float, int], tuple[int, float]]:
         """``step(j, lr, seed)`` trains job ``j`` with the bags of the vocabulary: (words, 0.0)."""
         bag_starts, bag_ids = subword_table(
             vocab.keys, minn=self.minn, maxn=self.maxn, bucket=self.n_buckets
@@ -185,8 +216,22 @@ class FastText(Word2Vec):
 
         def step(j: int, lr: float, seed: int) -> tuple[int, float]:
             ids, starts = encoded.sentences(bounds[j], bounds[j + 1])  # read from disk if spilled
-            n = train_job(tables["W_in"], bag_starts, bag_ids, ids, starts, 0, len(starts) - 1,
-                          thresholds, self.sample > 0, out, self.window, skipgram, lr, seed)  # fmt: skip
+            n = train_job(
+                tables["W_in"],
+                bag_starts,
+                bag_ids,
+                ids,
+                starts,
+                0,
+                len(starts) - 1,
+                thresholds,
+                self.sample > 0,
+                out,
+                self.window,
+                skipgram,
+                lr,
+                seed,
+            )
             return n, 0.0
 
         return step
@@ -199,8 +244,14 @@ class FastText(Word2Vec):
         state = self._require_fitted(".vectors")
         if state["vectors"] is None:
             vocab = state["vocab"]
-            state["vectors"] = SubwordVectors(vocab.keys, state["tables"]["W_in"], minn=self.minn,
-                                              maxn=self.maxn, bucket=self.n_buckets, counts=vocab.counts)  # fmt: skip
+            state["vectors"] = SubwordVectors(
+                vocab.keys,
+                state["tables"]["W_in"],
+                minn=self.minn,
+                maxn=self.maxn,
+                bucket=self.n_buckets,
+                counts=vocab.counts,
+            )
         return state["vectors"]
 
     @property
@@ -218,11 +269,30 @@ class FastText(Word2Vec):
         """Write a fastText ``.bin`` (version 12) that ``fasttext.load_model`` reads, atomically."""
         state = self._require_fitted("save_fasttext()")
         vocab, tables = state["vocab"], state["tables"]
-        args = FastTextArgs(dim=self.vector_size, ws=self.window, epoch=self.epochs, minCount=self.min_count,
-                            neg=self.negative, loss=2, model=_MODEL_CODES[self.architecture],
-                            bucket=self.n_buckets, minn=self.minn, maxn=self.maxn, t=self.sample)  # fmt: skip
-        write_fasttext_bin(path, FastTextFile(args, vocab.keys, vocab.counts, tables["W_in"], tables["W_out"],
-                                              ntokens=vocab.total_words))  # fmt: skip
+        args = FastTextArgs(
+            dim=self.vector_size,
+            ws=self.window,
+            epoch=self.epochs,
+            minCount=self.min_count,
+            neg=self.negative,
+            loss=2,
+            model=_MODEL_CODES[self.architecture],
+            bucket=self.n_buckets,
+            minn=self.minn,
+            maxn=self.maxn,
+            t=self.sample,
+        )
+        write_fasttext_bin(
+            path,
+            FastTextFile(
+                args,
+                vocab.keys,
+                vocab.counts,
+                tables["W_in"],
+                tables["W_out"],
+                ntokens=vocab.total_words,
+            ),
+        )
 
     @classmethod
     def load_fasttext(cls, path: str | os.PathLike) -> FastText:
@@ -233,12 +303,23 @@ class FastText(Word2Vec):
         file = read_fasttext_bin(path)
         a = file.args
         if a.model not in _MODEL_CODES.values() or a.loss != 2:
-            raise ValueError(f"{path}: a {'supervised' if a.model == 3 else 'non negative-sampling'} fastText "
-                             "model; FastText.load_fasttext reads skip-gram/CBOW with negative sampling "
-                             "(SubwordVectors.load_fasttext reads the vectors of any .bin)")  # fmt: skip
-        model = cls(architecture="cbow" if a.model == 1 else "skipgram", vector_size=a.dim, window=a.ws,
-                    min_count=a.minCount, minn=max(a.minn, 1), maxn=a.maxn, bucket=max(a.bucket, 1),
-                    negative=a.neg, sample=a.t, epochs=a.epoch)  # fmt: skip
+            raise ValueError(
+                f"{path}: a {'supervised' if a.model == 3 else 'non negative-sampling'} fastText "
+                "model; FastText.load_fasttext reads skip-gram/CBOW with negative sampling "
+                "(SubwordVectors.load_fasttext reads the vectors of any .bin)"
+            )
+        model = cls(
+            architecture="cbow" if a.model == 1 else "skipgram",
+            vector_size=a.dim,
+            window=a.ws,
+            min_count=a.minCount,
+            minn=max(a.minn, 1),
+            maxn=a.maxn,
+            bucket=max(a.bucket, 1),
+            negative=a.neg,
+            sample=a.t,
+            epochs=a.epoch,
+        )
         vocab = CountedVocab(file.words, file.counts, file.ntokens, 0)
         W_in = file.input[
             : len(file.words) + model.n_buckets

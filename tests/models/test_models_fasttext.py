@@ -133,8 +133,18 @@ def test_every_row_of_a_bag_takes_the_whole_step():
 
 @pytest.mark.parametrize("architecture", ["skipgram", "cbow"])
 def test_maxn_zero_is_word2vec_bit_for_bit(architecture):
-    common = {"architecture": architecture, "vector_size": 16, "window": 4, "min_count": 2, "negative": 5,
-              "sample": 1e-3, "epochs": 2, "workers": 1, "seed": 3, "batch_words": 2000}  # fmt: skip
+    common = {
+        "architecture": architecture,
+        "vector_size": 16,
+        "window": 4,
+        "min_count": 2,
+        "negative": 5,
+        "sample": 1e-3,
+        "epochs": 2,
+        "workers": 1,
+        "seed": 3,
+        "batch_words": 2000,
+    }
     ft = FastText(**common, maxn=0, ns_exponent=0.75, lr=0.025, min_lr=1e-4).fit(CORPUS[:1500])
     w2v = Word2Vec(**common, lr=0.025, min_lr=1e-4).fit(CORPUS[:1500])
     assert ft.vectors.index_to_key == w2v.index_to_key
@@ -176,8 +186,13 @@ def test_unseen_inflections_land_next_to_their_stems(architecture):
 
 def test_meaning_is_learned(trained):
     """A stem's forms end up next to its partners (context alone says so); untrained, they do not."""
-    untrained = SubwordVectors(trained.vectors.index_to_key, FastText(**SMALL).build_vocab(CORPUS).W_in,
-                               minn=3, maxn=6, bucket=SMALL["bucket"])  # fmt: skip
+    untrained = SubwordVectors(
+        trained.vectors.index_to_key,
+        FastText(**SMALL).build_vocab(CORPUS).W_in,
+        minn=3,
+        maxn=6,
+        bucket=SMALL["bucket"],
+    )
 
     def with_partner(vectors: SubwordVectors) -> float:
         stems = _stems(120)

@@ -41,8 +41,12 @@ def test_weighting_function_formula():
 
 def _state(V: int, d: int, seed: int):
     rng = np.random.default_rng(seed)
-    params = (rng.standard_normal((V, d)) * 0.3, rng.standard_normal((V, d)) * 0.3,
-              rng.standard_normal(V) * 0.1, rng.standard_normal(V) * 0.1)  # fmt: skip
+    params = (
+        rng.standard_normal((V, d)) * 0.3,
+        rng.standard_normal((V, d)) * 0.3,
+        rng.standard_normal(V) * 0.1,
+        rng.standard_normal(V) * 0.1,
+    )
     grads = tuple(1.0 + rng.random(p.shape) for p in params)
     return params, grads
 
@@ -56,8 +60,10 @@ def test_kernel_matches_reference_record_by_record(x_max):
     params, grads = _state(V, d, 1)
     ref_params, ref_grads = tuple(p.copy() for p in params), tuple(g.copy() for g in grads)
     cost = glove_records(params, grads, rows, cols, vals, 0, n, x_max, 0.75, 0.05)
-    ref_cost = sum(glove_step_reference(ref_params, ref_grads, rows[r], cols[r], vals[r], x_max, 0.75, 0.05)
-                   for r in range(n))  # fmt: skip
+    ref_cost = sum(
+        glove_step_reference(ref_params, ref_grads, rows[r], cols[r], vals[r], x_max, 0.75, 0.05)
+        for r in range(n)
+    )
     assert cost == pytest.approx(ref_cost, rel=1e-12)
     for got, want in zip(params + grads, ref_params + ref_grads, strict=True):
         np.testing.assert_allclose(got, want, rtol=1e-12, atol=1e-14)
@@ -71,8 +77,18 @@ def test_first_step_is_sgd_on_the_weighted_least_squares_gradient():
     x, lr = 5.0, 0.1
     f = (x / 100.0) ** 0.75
     diff = W[0] @ Wt[2] + b[0] + bt[2] - np.log(x)
-    glove_records(params, grads, np.array([0], np.int32), np.array([2], np.int32), np.array([x]),
-                  0, 1, 100.0, 0.75, lr)  # fmt: skip
+    glove_records(
+        params,
+        grads,
+        np.array([0], np.int32),
+        np.array([2], np.int32),
+        np.array([x]),
+        0,
+        1,
+        100.0,
+        0.75,
+        lr,
+    )
     np.testing.assert_allclose(params[0][0], W[0] - lr * f * diff * Wt[2], rtol=1e-12)
     np.testing.assert_allclose(params[1][2], Wt[2] - lr * f * diff * W[0], rtol=1e-12)
     assert params[2][0] == pytest.approx(b[0] - lr * f * diff)

@@ -55,14 +55,30 @@ def test_recovers_planted_analogies(name, request):
 
 def test_hierarchical_softmax_agrees_with_gensim(hierarchical):
     gensim = pytest.importorskip("gensim.models")
-    g = gensim.Word2Vec(CORPUS, sg=1, hs=1, negative=0, vector_size=24, window=5, min_count=5,
-                        sample=0.0, workers=1, epochs=15, seed=1)  # fmt: skip
+    g = gensim.Word2Vec(
+        CORPUS,
+        sg=1,
+        hs=1,
+        negative=0,
+        vector_size=24,
+        window=5,
+        min_count=5,
+        sample=0.0,
+        workers=1,
+        epochs=15,
+        seed=1,
+    )
     assert analogy_accuracy(g.wv.index_to_key, g.wv.vectors) >= 0.9
     assert hierarchical.W_nodes.shape == (len(hierarchical.index_to_key) - 1, 24)
     assert not hierarchical.W_out.any()  # negative sampling was off
-    overlaps = [len({k for k, _ in hierarchical.vectors.most_similar(w, topn=5)}
-                    & {k for k, _ in g.wv.most_similar(w, topn=5)}) / 5
-                for w in ["king", "woman", "paris", "germany", "school"]]  # fmt: skip
+    overlaps = [
+        len(
+            {k for k, _ in hierarchical.vectors.most_similar(w, topn=5)}
+            & {k for k, _ in g.wv.most_similar(w, topn=5)}
+        )
+        / 5
+        for w in ["king", "woman", "paris", "germany", "school"]
+    ]
     assert np.mean(overlaps) >= 0.5
 
 
@@ -92,8 +108,19 @@ def test_planted_neighbors(name, request):
 
 def test_neighbors_overlap_with_gensim(skipgram):
     gensim = pytest.importorskip("gensim.models")
-    g = gensim.Word2Vec(CORPUS, sg=1, hs=0, vector_size=24, window=5, min_count=5, sample=0.0,
-                        negative=5, workers=1, epochs=8, seed=1)  # fmt: skip
+    g = gensim.Word2Vec(
+        CORPUS,
+        sg=1,
+        hs=0,
+        vector_size=24,
+        window=5,
+        min_count=5,
+        sample=0.0,
+        negative=5,
+        workers=1,
+        epochs=8,
+        seed=1,
+    )
     assert tuple(g.wv.index_to_key) == skipgram.index_to_key
     assert analogy_accuracy(g.wv.index_to_key, g.wv.vectors) >= 0.9
     ours = skipgram.vectors
