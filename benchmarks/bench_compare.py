@@ -51,8 +51,10 @@ def main(argv: list[str] | None = None) -> int:
     keys, A, B, changed = tables(n, d)
     a, b = Vectors(keys, A, copy=False), Vectors(keys, B, copy=False)
     m = _sample_size(n, "auto")
-    print(f"compare on two {n:,} x {d} float32 tables (rotated, noised, 1,000 rows replaced); "
-          f"neighbours of {m:,} sampled words, k=10; {machine()}")  # fmt: skip
+    print(
+        f"compare on two {n:,} x {d} float32 tables (rotated, noised, 1,000 rows replaced); "
+        f"neighbours of {m:,} sampled words, k=10; {machine()}"
+    )
 
     def fresh() -> None:
         compare(Vectors(keys, A, copy=False), Vectors(keys, B, copy=False))
@@ -63,29 +65,62 @@ def main(argv: list[str] | None = None) -> int:
     UA, UB = a.get_normed_vectors(), b.get_normed_vectors()
     R, _ = procrustes(UA, UB)
     rows = [
-        Row("whole", "compare(a, b), unit rows cached", median_ms(lambda: compare(a, b), repeat=repeat, warmup=0)),
-        Row("whole", "compare(a, b), fresh tables", median_ms(fresh, repeat=max(1, repeat // 2), warmup=0),
-            "unit rows computed first"),
-        Row("alignment", "rowbook procrustes (kernel A^T B + SVD)", median_ms(lambda: procrustes(UA, UB), repeat=repeat, warmup=1)),
-        Row("alignment", "scipy.linalg.orthogonal_procrustes", median_ms(lambda: scipy.linalg.orthogonal_procrustes(UA, UB), repeat=repeat, warmup=1),
-            "same unit rows"),
-        Row("parts", "cosines after alignment (all words)", median_ms(lambda: _aligned_cosines(UA, UB, R), repeat=repeat, warmup=0)),
-        Row("parts", f"exact neighbours of {m:,} words, one table", median_ms(lambda: nearest_shared(UA, result.sampled, 10), repeat=repeat, warmup=0)),
-    ]  # fmt: skip
-    print_table("compare and its parts", rows,
-                {"whole": "compare(a, b), unit rows cached",
-                 "alignment": "rowbook procrustes (kernel A^T B + SVD)",
-                 "parts": "cosines after alignment (all words)"})  # fmt: skip
+        Row(
+            "whole",
+            "compare(a, b), unit rows cached",
+            median_ms(lambda: compare(a, b), repeat=repeat, warmup=0),
+        ),
+        Row(
+            "whole",
+            "compare(a, b), fresh tables",
+            median_ms(fresh, repeat=max(1, repeat // 2), warmup=0),
+            "unit rows computed first",
+        ),
+        Row(
+            "alignment",
+            "rowbook procrustes (kernel A^T B + SVD)",
+            median_ms(lambda: procrustes(UA, UB), repeat=repeat, warmup=1),
+        ),
+        Row(
+            "alignment",
+            "scipy.linalg.orthogonal_procrustes",
+            median_ms(lambda: scipy.linalg.orthogonal_procrustes(UA, UB), repeat=repeat, warmup=1),
+            "same unit rows",
+        ),
+        Row(
+            "parts",
+            "cosines after alignment (all words)",
+            median_ms(lambda: _aligned_cosines(UA, UB, R), repeat=repeat, warmup=0),
+        ),
+        Row(
+            "parts",
+            f"exact neighbours of {m:,} words, one table",
+            median_ms(lambda: nearest_shared(UA, result.sampled, 10), repeat=repeat, warmup=0),
+        ),
+    ]
+    print_table(
+        "compare and its parts",
+        rows,
+        {
+            "whole": "compare(a, b), unit rows cached",
+            "alignment": "rowbook procrustes (kernel A^T B + SVD)",
+            "parts": "cosines after alignment (all words)",
+        },
+    )
     s = result.summary()
     found = len(set(result.flagged()) & {keys[i] for i in changed})
-    print(f"\nfirst call {first:.2f} s; alignment error {s['alignment_error']:.4f}, mean overlap@10 "
-          f"{s['mean_overlap']:.3f} +- {s['overlap_stderr']:.3f}; {found} of the 1,000 replaced rows "
-          f"flagged, {s['flagged'] - found} others")  # fmt: skip
+    print(
+        f"\nfirst call {first:.2f} s; alignment error {s['alignment_error']:.4f}, mean overlap@10 "
+        f"{s['mean_overlap']:.3f} +- {s['overlap_stderr']:.3f}; {found} of the 1,000 replaced rows "
+        f"flagged, {s['flagged'] - found} others"
+    )
     t = {r.name: r.ms for r in rows}
-    ok = print_targets([
-        ("5 s / compare (unit rows cached)", 5000 / t["compare(a, b), unit rows cached"], 1.0),
-        ("replaced rows flagged (share)", found / 1000, 0.99),
-    ])  # fmt: skip
+    ok = print_targets(
+        [
+            ("5 s / compare (unit rows cached)", 5000 / t["compare(a, b), unit rows cached"], 1.0),
+            ("replaced rows flagged (share)", found / 1000, 0.99),
+        ]
+    )
     return 0 if ok or args.quick else 1
 
 

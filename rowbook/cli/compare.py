@@ -38,16 +38,25 @@ def _sample(value: str) -> int | str | None:
 
 
 def _moved_rows(pairs: list[tuple[str, float]], a: Any, b: Any, n: int) -> list[dict[str, Any]]:
-    return [{"word": word, "cosine": cos,
-             "nearest_a": [k for k, _ in a.most_similar(word, topn=n)],
-             "nearest_b": [k for k, _ in b.most_similar(word, topn=n)]} for word, cos in pairs]  # fmt: skip
+    return [
+        {
+            "word": word,
+            "cosine": cos,
+            "nearest_a": [k for k, _ in a.most_similar(word, topn=n)],
+            "nearest_b": [k for k, _ in b.most_similar(word, topn=n)],
+        }
+        for word, cos in pairs
+    ]
 
 
 def _table(rows: list[dict[str, Any]], name_a: str, name_b: str) -> str:
-    lines = [(i, r["word"], f"{r['cosine']:.4f}", ", ".join(r["nearest_a"]), ", ".join(r["nearest_b"]))
-             for i, r in enumerate(rows, start=1)]  # fmt: skip
-    return format_table(["rank", "word", "cosine", f"nearest in {name_a}", f"nearest in {name_b}"],
-                        lines, "rlrll")  # fmt: skip
+    lines = [
+        (i, r["word"], f"{r['cosine']:.4f}", ", ".join(r["nearest_a"]), ", ".join(r["nearest_b"]))
+        for i, r in enumerate(rows, start=1)
+    ]
+    return format_table(
+        ["rank", "word", "cosine", f"nearest in {name_a}", f"nearest in {name_b}"], lines, "rlrll"
+    )
 
 
 def _summary_lines(s: dict[str, Any], name_a: str, name_b: str) -> list[str]:
@@ -90,8 +99,16 @@ def run_compare(args: argparse.Namespace) -> int:
 
         plot_moved(result, a, b, plot, top=max(top, 1), names=(name_a, name_b))
     if args.json:
-        print_json({"a": str(args.a), "b": str(args.b), "summary": summary,
-                    "most_moved": most, "least_moved": least, "flagged": result.flagged()})  # fmt: skip
+        print_json(
+            {
+                "a": str(args.a),
+                "b": str(args.b),
+                "summary": summary,
+                "most_moved": most,
+                "least_moved": least,
+                "flagged": result.flagged(),
+            }
+        )
         return 0
     print(f"{name_a} against {name_b}")
     print("\n".join(_summary_lines(summary, name_a, name_b)))
@@ -105,29 +122,52 @@ def run_compare(args: argparse.Namespace) -> int:
 
 def register(commands: Any) -> None:
     p = add_command(
-        commands, "compare", run=run_compare,
+        commands,
+        "compare",
+        run=run_compare,
         help="what moved between two vectors files (two seeds, checkpoints, models)",
         description="Compare two tables on the words they share: align B's rows with A's by the "
         "best rotation (orthogonal Procrustes), then report each word's cosine after alignment "
         "(1: it did not move relative to the rest), the overlap of its nearest neighbours in "
         "the two tables, the words that moved most and least, and a summary. Past 16,384 "
         "shared words the neighbours are compared for a seeded sample of words (--sample).",
-        examples=["rowbook compare seed1.txt seed2.txt --top 20",
-                  "rowbook compare before.npz after.npz --plot moved.png",
-                  "rowbook compare word2vec.txt glove.txt --k 10 --sample all --json"],
-    )  # fmt: skip
+        examples=[
+            "rowbook compare seed1.txt seed2.txt --top 20",
+            "rowbook compare before.npz after.npz --plot moved.png",
+            "rowbook compare word2vec.txt glove.txt --k 10 --sample all --json",
+        ],
+    )
     p.add_argument("a", metavar="A", help="the first vectors file")
     p.add_argument("b", metavar="B", help="the second vectors file")
-    p.add_argument("--top", type=int, default=20, metavar="N",
-                   help="most and least moved words to list (default: %(default)s)")  # fmt: skip
-    p.add_argument("--k", type=int, default=10,
-                   help="neighbours compared per word, overlap@k (default: %(default)s)")  # fmt: skip
-    p.add_argument("--sample", type=_sample, default="auto", metavar="N|auto|all",
-                   help="words whose neighbours are compared: a number, all, or auto (all up to "
-                   "16,384 shared words, a sample beyond; default: %(default)s)")  # fmt: skip
+    p.add_argument(
+        "--top",
+        type=int,
+        default=20,
+        metavar="N",
+        help="most and least moved words to list (default: %(default)s)",
+    )
+    p.add_argument(
+        "--k",
+        type=int,
+        default=10,
+        help="neighbours compared per word, overlap@k (default: %(default)s)",
+    )
+    p.add_argument(
+        "--sample",
+        type=_sample,
+        default="auto",
+        metavar="N|auto|all",
+        help="words whose neighbours are compared: a number, all, or auto (all up to "
+        "16,384 shared words, a sample beyond; default: %(default)s)",
+    )
     p.add_argument("--seed", type=int, default=0, help="seed of the sample (default: %(default)s)")
-    p.add_argument("--neighbors", type=int, default=3, metavar="N",
-                   help="nearest words shown beside each listed word (default: %(default)s)")  # fmt: skip
+    p.add_argument(
+        "--neighbors",
+        type=int,
+        default=3,
+        metavar="N",
+        help="nearest words shown beside each listed word (default: %(default)s)",
+    )
     p.add_argument("--plot", metavar="FILE.png", help="draw the most-moved words to this PNG")
     p.add_argument("--json", action="store_true", help="print JSON instead of tables")
     add_unicode_errors(p)

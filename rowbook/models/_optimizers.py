@@ -38,7 +38,9 @@ class OptimizerChain:
 
     def load_state_dict(self, state: dict[str, Any]) -> None:
         if len(state) != len(self.optimizers):
-            raise ValueError(f"the saved state holds {len(state)} optimizers, this chain has {len(self.optimizers)}")
+            raise ValueError(
+                f"the saved state holds {len(state)} optimizers, this chain has {len(self.optimizers)}"
+            )
         for i, opt in enumerate(self.optimizers):
             opt.load_state_dict(state[str(i)])
 

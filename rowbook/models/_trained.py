@@ -42,9 +42,13 @@ def check_tokens_kept(pipeline: TextPipeline, min_count: int) -> TextPipeline:
     """
     vocab = pipeline.vocab_
     if vocab is not None and len(vocab) == len(vocab.specials):
-        raise ParameterError("min_count", min_count, "at most the count of the most frequent token",
-                             fix="no token of the texts occurs that often, so only the special "
-                             "tokens would be learned: lower it or use more text")  # fmt: skip
+        raise ParameterError(
+            "min_count",
+            min_count,
+            "at most the count of the most frequent token",
+            fix="no token of the texts occurs that often, so only the special "
+            "tokens would be learned: lower it or use more text",
+        )
     return pipeline
 
 
@@ -99,8 +103,15 @@ class _TrainerModel(Model):
             )
         return document["state"]
 
-    def _train(self, extras: dict[str, Any], train: tuple[Any, ...], val: tuple[Any, ...] | None,
-               *, checkpoint: str | os.PathLike[str] | None, state: dict[str, Any] | None) -> None:  # fmt: skip
+    def _train(
+        self,
+        extras: dict[str, Any],
+        train: tuple[Any, ...],
+        val: tuple[Any, ...] | None,
+        *,
+        checkpoint: str | os.PathLike[str] | None,
+        state: dict[str, Any] | None,
+    ) -> None:
         """Build the network and the Trainer, and train (continuing ``state`` if given)."""
         net, optimizer = self._build(extras)
         trainer = self._trainer_for(net, optimizer)

@@ -74,8 +74,18 @@ class NPLMNet(Module):
     - Output: ``(B, V)`` logits of the next token
     """
 
-    def __init__(self, vocab_size: int, context: int, dim: int, hidden: int, *, tied: bool = False,
-                 sparse: bool = False, dtype: Any = np.float32, rng: Any = None) -> None:  # fmt: skip
+    def __init__(
+        self,
+        vocab_size: int,
+        context: int,
+        dim: int,
+        hidden: int,
+        *,
+        tied: bool = False,
+        sparse: bool = False,
+        dtype: Any = np.float32,
+        rng: Any = None,
+    ) -> None:
         rng = init.as_generator(rng)
         self.context, self.dim, self.tied = context, dim, tied
         self.C = Embedding(vocab_size, dim, sparse=sparse, dtype=dtype, rng=rng)
@@ -168,11 +178,25 @@ class NPLM(_TrainerModel):
     (4, 'ab')
     """
 
-    def __init__(self, *, level: Literal["char", "word"] = "char", context: int = 3, dim: int = 16,
-                 hidden: int = 64, tied: bool = False, epochs: int = 10, lr: float | None = None,
-                 batch_size: int = 64, optimizer: OptimizerName = "adam", seed: int = 0,
-                 min_count: int = 1, normalizer: Normalizer | None = None, val_fraction: float = 0.1,
-                 patience: int | None = None, progress: bool = False) -> None:  # fmt: skip
+    def __init__(
+        self,
+        *,
+        level: Literal["char", "word"] = "char",
+        context: int = 3,
+        dim: int = 16,
+        hidden: int = 64,
+        tied: bool = False,
+        epochs: int = 10,
+        lr: float | None = None,
+        batch_size: int = 64,
+        optimizer: OptimizerName = "adam",
+        seed: int = 0,
+        min_count: int = 1,
+        normalizer: Normalizer | None = None,
+        val_fraction: float = 0.1,
+        patience: int | None = None,
+        progress: bool = False,
+    ) -> None:
         self.level, self.context, self.dim, self.hidden, self.tied = (
             level,
             context,
@@ -188,19 +212,30 @@ class NPLM(_TrainerModel):
     def _check_params(self) -> None:
         check_choice("level", self.level, ("char", "word"), owner="NPLM")
         check_choice("optimizer", self.optimizer, ("adam", "sgd", "sparse_adam"), owner="NPLM")
-        for name, minimum in (("context", 1), ("dim", 1), ("hidden", 1), ("epochs", 0),
-                              ("batch_size", 1), ("seed", 0), ("min_count", 1)):  # fmt: skip
+        for name, minimum in (
+            ("context", 1),
+            ("dim", 1),
+            ("hidden", 1),
+            ("epochs", 0),
+            ("batch_size", 1),
+            ("seed", 0),
+            ("min_count", 1),
+        ):
             check_int(name, getattr(self, name), minimum, owner="NPLM")
         check_int("patience", self.patience, 1, allow_none=True, owner="NPLM")
         check_number("lr", self.lr, 0.0, low_open=True, allow_none=True, owner="NPLM")
         check_number("val_fraction", self.val_fraction, 0.0, 1.0, high_open=True, owner="NPLM")
         if self.normalizer is not None and not isinstance(self.normalizer, Normalizer):
-            raise TypeError(f"NPLM: normalizer must be a rowbook.text.Normalizer or None, got "
-                            f"{type(self.normalizer).__name__}")  # fmt: skip
+            raise TypeError(
+                f"NPLM: normalizer must be a rowbook.text.Normalizer or None, got "
+                f"{type(self.normalizer).__name__}"
+            )
         if self.tied and self.optimizer == "sparse_adam":
-            raise ValueError("optimizer='sparse_adam' needs row-sparse gradients for the table, but "
-                             "tied=True also gives it a dense gradient from the output layer; use "
-                             "optimizer='adam' (or 'sgd') with tied=True")  # fmt: skip
+            raise ValueError(
+                "optimizer='sparse_adam' needs row-sparse gradients for the table, but "
+                "tied=True also gives it a dense gradient from the output layer; use "
+                "optimizer='adam' (or 'sgd') with tied=True"
+            )
 
     def _params_to_json(self) -> dict[str, Any]:
         return self.get_params() | {"normalizer": normalizer_to_json(self.normalizer)}
@@ -210,9 +245,14 @@ class NPLM(_TrainerModel):
         return params | {"normalizer": normalizer_from_json(params.get("normalizer"))}
 
     # -- fitting ------------------------------------------------------------------------
-    def fit(self, texts: Sequence[str], val_texts: Sequence[str] | None = None, *,
-            checkpoint: str | os.PathLike[str] | None = None,
-            resume: str | os.PathLike[str] | None = None) -> NPLM:  # fmt: skip
+    def fit(
+        self,
+        texts: Sequence[str],
+        val_texts: Sequence[str] | None = None,
+        *,
+        checkpoint: str | os.PathLike[str] | None = None,
+        resume: str | os.PathLike[str] | None = None,
+    ) -> NPLM:
         """Build the vocabulary from ``texts`` and train; returns ``self``.
 
         ``val_texts`` are scored after every epoch; without them, ``val_fraction`` of
@@ -241,17 +281,37 @@ class NPLM(_TrainerModel):
         return self
 
     def _build(self, extras: dict[str, Any]) -> tuple[NPLMNet, Any]:
-        net = NPLMNet(len(extras["pipeline"].vocab_), self.context, self.dim, self.hidden,
-                      tied=self.tied, sparse=sparse_table(self.optimizer), rng=self.seed)  # fmt: skip
+        net = NPLMNet(
+            len(extras["pipeline"].vocab_),
+            self.context,
+            self.dim,
+            self.hidden,
+            tied=self.tied,
+            sparse=sparse_table(self.optimizer),
+            rng=self.seed,
+        )
         lr = self.lr if self.lr is not None else DEFAULT_LR[self.optimizer]
         return net, build_optimizer(self.optimizer, net, net.C.weight, lr)
 
     def _trainer_for(self, net: NPLMNet, optimizer: Any) -> Trainer:
-        config = TrainConfig(epochs=self.epochs, batch_size=self.batch_size, seed=self.seed,
-                             patience=self.patience, progress=self.progress, eval_on_start=True,
-                             eval_on_train=True)  # fmt: skip
-        return Trainer(net, optimizer, _loss, evaluate=_metrics, config=config,
-                       derive=lambda m: {"perplexity": math.exp(m["loss"])}, save=self.save)  # fmt: skip
+        config = TrainConfig(
+            epochs=self.epochs,
+            batch_size=self.batch_size,
+            seed=self.seed,
+            patience=self.patience,
+            progress=self.progress,
+            eval_on_start=True,
+            eval_on_train=True,
+        )
+        return Trainer(
+            net,
+            optimizer,
+            _loss,
+            evaluate=_metrics,
+            config=config,
+            derive=lambda m: {"perplexity": math.exp(m["loss"])},
+            save=self.save,
+        )
 
     def _extras_to_state(self, extras: dict[str, Any]) -> dict[str, Any]:
         return {"pipeline": pipeline_to_json(extras["pipeline"])}
@@ -364,6 +424,8 @@ def _check_texts(texts: Any, name: str) -> list[str]:
         raise TypeError(f"{name} must be a list of texts, got one str; wrap it: [{name}]")
     texts = list(texts)
     if not texts or not all(isinstance(t, str) for t in texts):
-        raise ValueError(f"{name} must be a non-empty list of str, got {len(texts)} items "
-                         f"of types {sorted({type(t).__name__ for t in texts})}")  # fmt: skip
+        raise ValueError(
+            f"{name} must be a non-empty list of str, got {len(texts)} items "
+            f"of types {sorted({type(t).__name__ for t in texts})}"
+        )
     return texts

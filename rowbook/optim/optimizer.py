@@ -224,8 +224,9 @@ class Optimizer:
             recorder = self._row_stats[p] = RowStatsRecorder(p.shape, p.dtype)
         return recorder
 
-    def row_stats(self, param: Tensor | None = None, *, keys: Any = None,
-                  counts: Any = None) -> RowStats:  # fmt: skip
+    def row_stats(
+        self, param: Tensor | None = None, *, keys: Any = None, counts: Any = None
+    ) -> RowStats:
         """Per-row telemetry of ``param`` (the only parameter when there is one) so far.
 
         Each row of the parameter's first axis gets its update count, summed gradient norm,
@@ -250,17 +251,23 @@ class Optimizer:
         """
         name = type(self).__name__
         if self._row_stats is None:
-            raise ValueError(f"{name} keeps no row statistics; build it with row_stats=True "
-                             f"(e.g. {name}(params, row_stats=True))")  # fmt: skip
+            raise ValueError(
+                f"{name} keeps no row statistics; build it with row_stats=True "
+                f"(e.g. {name}(params, row_stats=True))"
+            )
         params = self._params()
         if param is None:
             if len(params) != 1:
-                raise ValueError(f"{name} steps {len(params)} parameters; say which table: "
-                                 "optimizer.row_stats(embedding.weight)")  # fmt: skip
+                raise ValueError(
+                    f"{name} steps {len(params)} parameters; say which table: "
+                    "optimizer.row_stats(embedding.weight)"
+                )
             param = params[0]
         if not any(p is param for p in params):
-            raise ValueError(f"{name}.row_stats: the tensor given is not one of the parameters "
-                             "this optimizer steps")  # fmt: skip
+            raise ValueError(
+                f"{name}.row_stats: the tensor given is not one of the parameters "
+                "this optimizer steps"
+            )
         return self._recorder(param).stats(param.data, keys, counts)
 
     # -- state ----------------------------------------------------------------------------
@@ -275,11 +282,12 @@ class Optimizer:
         """
         index = {id(p): i for i, p in enumerate(self._params())}
         state = {
-            str(index[id(p)]): {k: np.copy(v) if isinstance(v, np.ndarray) else v
-                                for k, v in s.items()}
+            str(index[id(p)]): {
+                k: np.copy(v) if isinstance(v, np.ndarray) else v for k, v in s.items()
+            }
             for p, s in self.state.items()
             if id(p) in index
-        }  # fmt: skip
+        }
         groups = []
         for group in self.param_groups:
             options = {k: list(v) if isinstance(v, tuple) else v for k, v in group.items()}
@@ -287,8 +295,11 @@ class Optimizer:
             groups.append(options)
         saved = {"state": state, "param_groups": groups}
         if self._row_stats is not None:  # only when recording: torch's layout otherwise
-            saved["row_stats"] = {str(index[id(p)]): r.state_dict()
-                                  for p, r in self._row_stats.items() if id(p) in index}  # fmt: skip
+            saved["row_stats"] = {
+                str(index[id(p)]): r.state_dict()
+                for p, r in self._row_stats.items()
+                if id(p) in index
+            }
         return saved
 
     def load_state_dict(self, state_dict: Mapping[str, Any]) -> None:
@@ -299,14 +310,19 @@ class Optimizer:
         new_state = {}
         for key, saved in state_dict["state"].items():
             if not 0 <= int(key) < len(params):
-                raise ValueError(f"{type(self).__name__}.load_state_dict: state for parameter "
-                                 f"{key}, but there are {len(params)} parameters")  # fmt: skip
+                raise ValueError(
+                    f"{type(self).__name__}.load_state_dict: state for parameter "
+                    f"{key}, but there are {len(params)} parameters"
+                )
             p = params[int(key)]
             new_state[p] = {k: self._loaded(p, k, v) for k, v in saved.items()}
         new_groups = []
         for saved, group in zip(groups, self.param_groups, strict=True):
-            options = {k: tuple(v) if isinstance(self.defaults.get(k), tuple) else v
-                       for k, v in saved.items() if k != "params"}  # fmt: skip
+            options = {
+                k: tuple(v) if isinstance(self.defaults.get(k), tuple) else v
+                for k, v in saved.items()
+                if k != "params"
+            }
             new_groups.append({**group, **options})
             self._check_group(new_groups[-1])
         self.param_groups[:] = new_groups
@@ -315,8 +331,10 @@ class Optimizer:
             self._row_stats = {}
             for key, saved in state_dict.get("row_stats", {}).items():
                 if not 0 <= int(key) < len(params):
-                    raise ValueError(f"{type(self).__name__}.load_state_dict: row_stats for "
-                                     f"parameter {key}, but there are {len(params)} parameters")  # fmt: skip
+                    raise ValueError(
+                        f"{type(self).__name__}.load_state_dict: row_stats for "
+                        f"parameter {key}, but there are {len(params)} parameters"
+                    )
                 self._recorder(params[int(key)]).load_state_dict(saved)
 
     def _check_saved_groups(self, groups: list[dict[str, Any]]) -> None:
@@ -334,8 +352,10 @@ class Optimizer:
                 )
             unknown = sorted(set(saved) - set(group))
             if unknown:
-                raise ValueError(f"{name}.load_state_dict: unknown options {unknown}; saved "
-                                 "by a different optimizer?")  # fmt: skip
+                raise ValueError(
+                    f"{name}.load_state_dict: unknown options {unknown}; saved "
+                    "by a different optimizer?"
+                )
 
     def _state_shapes(self, param: np.ndarray) -> dict[str, tuple[int, ...]]:
         """Shapes of the state arrays of ``param`` (checked when loading)."""

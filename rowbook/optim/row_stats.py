@@ -70,8 +70,12 @@ class RowStats:
     counts: np.ndarray | None = None
 
     def __post_init__(self) -> None:
-        arrays = {"updates": np.int64, "grad_norm_sum": np.float64, "last_step": np.int64,
-                  "distance": np.float64}  # fmt: skip
+        arrays = {
+            "updates": np.int64,
+            "grad_norm_sum": np.float64,
+            "last_step": np.int64,
+            "distance": np.float64,
+        }
         rows = None
         for name, dtype in arrays.items():
             value = np.array(getattr(self, name), dtype=dtype)
@@ -117,8 +121,11 @@ class RowStats:
         self, keys: Sequence[str] | None, counts: Sequence[int] | None = None
     ) -> RowStats:
         """The same record with the rows named (and their corpus ``counts``, if given)."""
-        return replace(self, keys=None if keys is None else tuple(keys),
-                       counts=self.counts if counts is None else np.asarray(counts))  # fmt: skip
+        return replace(
+            self,
+            keys=None if keys is None else tuple(keys),
+            counts=self.counts if counts is None else np.asarray(counts),
+        )
 
     @property
     def mean_grad_norm(self) -> np.ndarray:
@@ -167,9 +174,16 @@ class RowStats:
 # -- recording one step -------------------------------------------------------------------
 
 
-def record_rows_reference(updates: np.ndarray, grad_norm_sum: np.ndarray, last_step: np.ndarray,
-                          start: np.ndarray, table: np.ndarray, rows: np.ndarray,
-                          grad_rows: np.ndarray, step: int) -> None:  # fmt: skip
+def record_rows_reference(
+    updates: np.ndarray,
+    grad_norm_sum: np.ndarray,
+    last_step: np.ndarray,
+    start: np.ndarray,
+    table: np.ndarray,
+    rows: np.ndarray,
+    grad_rows: np.ndarray,
+    step: int,
+) -> None:
     """Record one step that gave ``rows`` (U,) sorted unique the gradient ``grad_rows`` (U, D).
 
     ``table`` (V, D) is read *before* the step updates it: a row seen for the first time
@@ -210,9 +224,16 @@ def _record_rows_kernel(
         last_step[r] = step
 
 
-def record_rows(updates: np.ndarray, grad_norm_sum: np.ndarray, last_step: np.ndarray,
-                start: np.ndarray, table: np.ndarray, rows: np.ndarray, grad_rows: np.ndarray,
-                step: int) -> None:  # fmt: skip
+def record_rows(
+    updates: np.ndarray,
+    grad_norm_sum: np.ndarray,
+    last_step: np.ndarray,
+    start: np.ndarray,
+    table: np.ndarray,
+    rows: np.ndarray,
+    grad_rows: np.ndarray,
+    step: int,
+) -> None:
     """:func:`record_rows_reference` in one pass over the touched rows (numba).
 
     The NumPy reference makes six fancy-indexed passes and a float64 copy of the gradient;
@@ -278,27 +299,49 @@ class RowStatsRecorder:
             grad_rows = g[rows]  # (U, D)
         elif not len(rows):
             return
-        record_rows(self.updates, self.grad_norm_sum, self.last_step, self.start, view,
-                    np.asarray(rows, dtype=np.int64), grad_rows, self.steps)  # fmt: skip
+        record_rows(
+            self.updates,
+            self.grad_norm_sum,
+            self.last_step,
+            self.start,
+            view,
+            np.asarray(rows, dtype=np.int64),
+            grad_rows,
+            self.steps,
+        )
 
-    def stats(self, table: np.ndarray, keys: Sequence[str] | None = None,
-              counts: Sequence[int] | None = None) -> RowStats:  # fmt: skip
+    def stats(
+        self,
+        table: np.ndarray,
+        keys: Sequence[str] | None = None,
+        counts: Sequence[int] | None = None,
+    ) -> RowStats:
         """The record now, with ``distance`` measured against ``table``'s current rows."""
         view = self._rows_view(table)
         touched = np.flatnonzero(self.updates)  # (T,)
         distance = np.zeros(len(self.updates))
         delta = view[touched].astype(np.float64) - self.start[touched]  # (T, D)
         distance[touched] = np.sqrt(np.einsum("ij,ij->i", delta, delta))
-        return RowStats(np.array(self.updates), np.array(self.grad_norm_sum),
-                        np.array(self.last_step), distance, self.steps,
-                        None if keys is None else tuple(keys), counts)  # fmt: skip
+        return RowStats(
+            np.array(self.updates),
+            np.array(self.grad_norm_sum),
+            np.array(self.last_step),
+            distance,
+            self.steps,
+            None if keys is None else tuple(keys),
+            counts,
+        )
 
     # -- state ------------------------------------------------------------------------
     def state_dict(self) -> dict[str, Any]:
         """Copies of the arrays and the step count (plain data, for checkpoints)."""
-        return {"steps": self.steps, "updates": np.array(self.updates),
-                "grad_norm_sum": np.array(self.grad_norm_sum),
-                "last_step": np.array(self.last_step), "start": np.array(self.start)}  # fmt: skip
+        return {
+            "steps": self.steps,
+            "updates": np.array(self.updates),
+            "grad_norm_sum": np.array(self.grad_norm_sum),
+            "last_step": np.array(self.last_step),
+            "start": np.array(self.start),
+        }
 
     def load_state_dict(self, state: Mapping[str, Any]) -> None:
         """Restore what :meth:`state_dict` gave; shapes are checked against this table."""

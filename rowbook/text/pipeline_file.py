@@ -38,17 +38,24 @@ _TOKENIZER_FIELDS = {"word": {"pattern"}, "char": {"graphemes"}, "byte_level_bpe
 def to_dict(normalizer: Any, tokenizer: Any, vocab: Vocab | None) -> dict[str, Any]:
     """The JSON document of a fitted pipeline's parts."""
     if normalizer is not None and not isinstance(normalizer, Normalizer):
-        raise ValueError(f"only a Normalizer can be saved in a pipeline file, not the "
-                         f"{type(normalizer).__name__} {normalizer!r}; use Normalizer(...)")  # fmt: skip
+        raise ValueError(
+            f"only a Normalizer can be saved in a pipeline file, not the "
+            f"{type(normalizer).__name__} {normalizer!r}; use Normalizer(...)"
+        )
     if isinstance(tokenizer, ByteLevelBPE):
         tok = {"type": "byte_level_bpe", "model": bpe_files.to_dict(tokenizer)}
     elif isinstance(tokenizer, CharTokenizer):
         tok = {"type": "char", **tokenizer.to_dict()}
     else:
         tok = {"type": "word", **tokenizer.to_dict()}
-    return {"format": FORMAT, "kind": KIND, "version": VERSION,
-            "normalizer": None if normalizer is None else normalizer.to_dict(),
-            "tokenizer": tok, "vocab": None if vocab is None else vocab.to_dict()}  # fmt: skip
+    return {
+        "format": FORMAT,
+        "kind": KIND,
+        "version": VERSION,
+        "normalizer": None if normalizer is None else normalizer.to_dict(),
+        "tokenizer": tok,
+        "vocab": None if vocab is None else vocab.to_dict(),
+    }
 
 
 def from_dict(d: Any, where: str) -> tuple[Normalizer | None, Any, Vocab | None]:
@@ -58,26 +65,33 @@ def from_dict(d: Any, where: str) -> tuple[Normalizer | None, Any, Vocab | None]
     tokenizer = _tokenizer(d["tokenizer"], f"{where} field 'tokenizer'")
     if d["vocab"] is None:
         if not isinstance(tokenizer, ByteLevelBPE):
-            raise ValueError(f"{where} field 'vocab' is null, which only a byte-level BPE "
-                             "tokenizer allows (it numbers its own tokens)")  # fmt: skip
+            raise ValueError(
+                f"{where} field 'vocab' is null, which only a byte-level BPE "
+                "tokenizer allows (it numbers its own tokens)"
+            )
         return normalizer, tokenizer, None
     return normalizer, tokenizer, Vocab.from_dict(d["vocab"], f"{where} field 'vocab'")
 
 
 def _check_header(d: Any, where: str) -> None:
     if not isinstance(d, dict):
-        raise ValueError(f"{where} is not a rowbook text pipeline: it holds a JSON "
-                         f"{type(d).__name__}, not an object")  # fmt: skip
+        raise ValueError(
+            f"{where} is not a rowbook text pipeline: it holds a JSON "
+            f"{type(d).__name__}, not an object"
+        )
     if d.get("format") != FORMAT or d.get("kind") != KIND:
         found = d.get("kind") or d.get("format")
-        raise ValueError(f"{where} is not a rowbook text pipeline (it holds {found!r}; expected "
-                         f"format {FORMAT!r}, kind {KIND!r})")  # fmt: skip
+        raise ValueError(
+            f"{where} is not a rowbook text pipeline (it holds {found!r}; expected "
+            f"format {FORMAT!r}, kind {KIND!r})"
+        )
     version = d.get("version")
     if version != VERSION:
         newer = isinstance(version, int) and version > VERSION
         hint = "; it was written by a newer rowbook, upgrade to read it" if newer else ""
-        raise ValueError(f"{where} field 'version' is {version!r}; this rowbook reads version "
-                         f"{VERSION}{hint}")  # fmt: skip
+        raise ValueError(
+            f"{where} field 'version' is {version!r}; this rowbook reads version {VERSION}{hint}"
+        )
     _exact_keys(d, set(_FIELDS), where)
 
 
@@ -104,8 +118,10 @@ def _normalizer(d: Any, where: str) -> Normalizer | None:
 def _tokenizer(d: Any, where: str) -> Any:
     if not isinstance(d, dict) or d.get("type") not in _TOKENIZER_FIELDS:
         found = d.get("type") if isinstance(d, dict) else type(d).__name__
-        raise ValueError(f"{where} must be an object whose 'type' is one of "
-                         f"{sorted(_TOKENIZER_FIELDS)}, got {found!r}")  # fmt: skip
+        raise ValueError(
+            f"{where} must be an object whose 'type' is one of "
+            f"{sorted(_TOKENIZER_FIELDS)}, got {found!r}"
+        )
     kind = d["type"]
     _exact_keys(d, {"type"} | _TOKENIZER_FIELDS[kind], where)
     if kind == "byte_level_bpe":

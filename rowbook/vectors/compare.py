@@ -131,8 +131,10 @@ class Comparison:
 
     def __repr__(self) -> str:
         s = self.summary()
-        return (f"Comparison(shared={s['shared']}, mean_cosine={s['mean_cosine']:.4f}, "
-                f"mean_overlap@{self.k}={s['mean_overlap']:.4f})")  # fmt: skip
+        return (
+            f"Comparison(shared={s['shared']}, mean_cosine={s['mean_cosine']:.4f}, "
+            f"mean_overlap@{self.k}={s['mean_overlap']:.4f})"
+        )
 
     def most_moved(self, n: int = 20) -> list[tuple[str, float]]:
         """The ``n`` words with the lowest cosine after alignment, lowest first."""
@@ -171,8 +173,10 @@ class Comparison:
                 f"{key!r} is not among the {len(self.sampled)} words whose neighbours were "
                 "compared; compare(..., sample=None) compares every shared word"
             )
-        return ([self.keys[i] for i in self.neighbors_a[row]],
-                [self.keys[i] for i in self.neighbors_b[row]])  # fmt: skip
+        return (
+            [self.keys[i] for i in self.neighbors_a[row]],
+            [self.keys[i] for i in self.neighbors_b[row]],
+        )
 
     def summary(self) -> dict[str, Any]:
         """The numbers of the comparison, as plain Python values."""
@@ -339,8 +343,12 @@ def compare(
             "shared keys: are they tables of the same vocabulary?"
         )
     if k >= n:
-        raise ParameterError("k", k, f"smaller than the {n} shared keys",
-                             fix="a word is not its own neighbour: ask for fewer neighbours")  # fmt: skip
+        raise ParameterError(
+            "k",
+            k,
+            f"smaller than the {n} shared keys",
+            fix="a word is not its own neighbour: ask for fewer neighbours",
+        )
     R, singular_sum = procrustes(A, B)
     cos = _aligned_cosines(A, B, R)
     error = _alignment_error(_nonzero(a, keys), _nonzero(b, keys), singular_sum)
@@ -352,7 +360,16 @@ def compare(
     both = np.sort(np.concatenate([near_a, near_b], axis=1), axis=1)  # (m, 2k): shared ones twice
     overlap = (both[:, 1:] == both[:, :-1]).sum(axis=1) / k  # (m,)
     return Comparison(
-        keys=keys, cosine=cos, rotation=R, alignment_error=error, k=k, sampled=chosen,
-        overlap=overlap, neighbors_a=near_a, neighbors_b=near_b,
-        only_a=len(a) - n, only_b=len(b) - n, dims=(a.vector_size, b.vector_size),
-    )  # fmt: skip
+        keys=keys,
+        cosine=cos,
+        rotation=R,
+        alignment_error=error,
+        k=k,
+        sampled=chosen,
+        overlap=overlap,
+        neighbors_a=near_a,
+        neighbors_b=near_b,
+        only_a=len(a) - n,
+        only_b=len(b) - n,
+        dims=(a.vector_size, b.vector_size),
+    )

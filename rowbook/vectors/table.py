@@ -262,14 +262,25 @@ class KeyedTable:
         return cls(keys, table, counts, copy=False, dtype=dtype)
 
     @classmethod
-    def load_glove(cls, path: PathLike, limit: int | None = None, encoding: str = "utf8",
-                   allow_nonfinite: bool = False) -> Self:  # fmt: skip
+    def load_glove(
+        cls,
+        path: PathLike,
+        limit: int | None = None,
+        encoding: str = "utf8",
+        allow_nonfinite: bool = False,
+    ) -> Self:
         """Read GloVe text vectors (word2vec text rows without a header)."""
-        return cls.load_word2vec_format(path, no_header=True, limit=limit, encoding=encoding,
-                                        allow_nonfinite=allow_nonfinite)  # fmt: skip
+        return cls.load_word2vec_format(
+            path, no_header=True, limit=limit, encoding=encoding, allow_nonfinite=allow_nonfinite
+        )
 
-    def save_projector(self, folder: PathLike, metadata: Mapping[str, Sequence[Any]] | None = None,
-                       *, name: str = "embedding") -> Path:  # fmt: skip
+    def save_projector(
+        self,
+        folder: PathLike,
+        metadata: Mapping[str, Sequence[Any]] | None = None,
+        *,
+        name: str = "embedding",
+    ) -> Path:
         """Write the table for TensorBoard's Embedding Projector into ``folder``.
 
         ``tensors.tsv`` (the rows), ``metadata.tsv`` (the keys, a ``count`` column when the
@@ -286,8 +297,9 @@ class KeyedTable:
         return write_projector(folder, self._keys, self._vectors, columns, name=name)
 
     @classmethod
-    def load_projector(cls, folder: PathLike, *, tensor: str | None = None,
-                       key_column: str | None = None) -> Self:  # fmt: skip
+    def load_projector(
+        cls, folder: PathLike, *, tensor: str | None = None, key_column: str | None = None
+    ) -> Self:
         """Read a table of a TensorBoard projector folder (:meth:`save_projector`'s, or one
         TensorBoard's own ``projector.visualize_embeddings`` describes).
 
@@ -308,20 +320,28 @@ class KeyedTable:
         keys = columns.get(key_column) or [str(i) for i in range(len(found.vectors))]
         missing = [i for i, key in enumerate(keys) if key is None]
         if missing:
-            raise ValueError(f"{folder}: row {missing[0]} has no {key_column!r}; every row needs a "
-                             "key (choose another column with key_column=)")  # fmt: skip
+            raise ValueError(
+                f"{folder}: row {missing[0]} has no {key_column!r}; every row needs a "
+                "key (choose another column with key_column=)"
+            )
         counts = columns.get("count") if key_column != "count" else None
         if counts is not None and not all(c is not None and c.isdigit() for c in counts):
             counts = None  # not counts after all: left in the metadata, not taken as counts
         try:
-            return cls(keys, found.vectors, None if counts is None else [int(c) for c in counts],
-                       copy=False)  # fmt: skip
+            return cls(
+                keys,
+                found.vectors,
+                None if counts is None else [int(c) for c in counts],
+                copy=False,
+            )
         except ValueError as err:
             if "duplicate key" not in str(err):
                 raise
-            raise ValueError(f"{folder}: the metadata column {key_column!r} repeats a value ({err}); "
-                             "choose a column of unique values with key_column=, or read the rows "
-                             "and metadata with rowbook.viz.projector.read_projector") from None  # fmt: skip
+            raise ValueError(
+                f"{folder}: the metadata column {key_column!r} repeats a value ({err}); "
+                "choose a column of unique values with key_column=, or read the rows "
+                "and metadata with rowbook.viz.projector.read_projector"
+            ) from None
 
     def save(self, path: PathLike) -> None:
         """Write keys, vectors and counts to one file (no pickle), atomically, at exactly ``path``.
@@ -334,8 +354,13 @@ class KeyedTable:
         write(path, self._keys, self._vectors, self._counts)
 
     @classmethod
-    def load(cls, path: PathLike, *, max_inflated_bytes: int | None = MAX_INFLATED_BYTES,
-             allow_nonfinite: bool = False) -> Self:  # fmt: skip
+    def load(
+        cls,
+        path: PathLike,
+        *,
+        max_inflated_bytes: int | None = MAX_INFLATED_BYTES,
+        allow_nonfinite: bool = False,
+    ) -> Self:
         """Read a file written by :meth:`save` (``.safetensors`` or ``.npz``, by the name;
         fields checked, no pickle).
 

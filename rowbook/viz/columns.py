@@ -62,6 +62,12 @@ def metadata_columns(metadata: Mapping[str, Sequence[Any]] | None, n: int) -> li
         labels = [MISSING if v is None else str(v) for v in values]
         order = [value for value, _ in Counter(labels).most_common()]  # ties: first seen first
         code = {value: i for i, value in enumerate(order)}
-        columns.append({"name": name, "kind": "category", "categories": order,
-                        "codes": [code[v] for v in labels]})  # fmt: skip
+        columns.append(
+            {
+                "name": name,
+                "kind": "category",
+                "categories": order,
+                "codes": [code[v] for v in labels],
+            }
+        )
     return columns

@@ -90,8 +90,13 @@ def moved_figure(
     where.scatter(*coords[:t].T, s=18, c="#1f77b4", zorder=3, label=f"in {names[0]} (aligned)")
     where.scatter(*coords[t : 2 * t].T, s=18, c="#d62728", zorder=3, label=f"in {names[1]}")
     for (x0, y0), (x1, y1) in zip(coords[:t], coords[t : 2 * t], strict=True):
-        where.annotate("", xy=(x1, y1), xytext=(x0, y0), zorder=2,
-                       arrowprops={"arrowstyle": "->", "color": "0.35", "lw": 0.8})  # fmt: skip
+        where.annotate(
+            "",
+            xy=(x1, y1),
+            xytext=(x0, y0),
+            zorder=2,
+            arrowprops={"arrowstyle": "->", "color": "0.35", "lw": 0.8},
+        )
     where.set_xlabel("PC1 of both tables' rows")
     where.set_ylabel("PC2")
     where.set_title(f"where the {t} most-moved words went")
@@ -113,9 +118,12 @@ def moved_figure(
     bars.set_title("how far")
     bars.grid(True, axis="x", alpha=0.3)
     s = comparison.summary()
-    fig.suptitle(title if title is not None else
-                 f"{names[0]} against {names[1]}: {s['shared']:,} shared words, mean overlap@"
-                 f"{s['k']} {s['mean_overlap']:.3f}, alignment error {s['alignment_error']:.3f}")  # fmt: skip
+    fig.suptitle(
+        title
+        if title is not None
+        else f"{names[0]} against {names[1]}: {s['shared']:,} shared words, mean overlap@"
+        f"{s['k']} {s['mean_overlap']:.3f}, alignment error {s['alignment_error']:.3f}"
+    )
     fig.draw_without_rendering()  # the layout is final: place the word labels in pixels
     fig.set_layout_engine("none")
     where.set_autoscale_on(False)
@@ -123,8 +131,9 @@ def moved_figure(
     return fig
 
 
-def plot_moved(comparison: Comparison, a: Vectors, b: Vectors, path: str | os.PathLike[str],
-               **kwargs: Any) -> Path:  # fmt: skip
+def plot_moved(
+    comparison: Comparison, a: Vectors, b: Vectors, path: str | os.PathLike[str], **kwargs: Any
+) -> Path:
     """Write :func:`moved_figure` as a PNG at ``path``; returns the path.
 
     Examples

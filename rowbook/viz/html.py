@@ -43,8 +43,14 @@ from rowbook.viz.viewer import ERROR_HOOK_JS, STYLE_CSS, VIEWER_JS
 if TYPE_CHECKING:
     from rowbook.vectors import Vectors
 
-__all__ = ["DATA_FORMAT", "MAX_EMBEDDED_VALUES", "NEIGHBORS_BY_DEFAULT", "embedding_html",
-           "script_json", "write_html"]  # fmt: skip
+__all__ = [
+    "DATA_FORMAT",
+    "MAX_EMBEDDED_VALUES",
+    "NEIGHBORS_BY_DEFAULT",
+    "embedding_html",
+    "script_json",
+    "write_html",
+]
 
 DATA_FORMAT = {"format": "rowbook-embedding-view", "version": 2}
 #: ``neighbors=None`` embeds the rows when they hold at most this many values (64 MB of float32)
@@ -156,8 +162,10 @@ def embedding_html(
     points = as_points(data, labels, words, groups=groups, colors=colors)
     columns = metadata_columns(_with_counts(data, words, metadata), len(points.labels))
     if color_by is not None and color_by not in [c["name"] for c in columns]:
-        raise ValueError(f"color_by={color_by!r} is not a metadata column; the columns are "
-                         f"{[c['name'] for c in columns]}")  # fmt: skip
+        raise ValueError(
+            f"color_by={color_by!r} is not a metadata column; the columns are "
+            f"{[c['name'] for c in columns]}"
+        )
     rows = _embedded_rows(points.X, neighbors)
     if method == "pca" and min(points.X.shape) < dims:
         raise ValueError(
@@ -201,8 +209,9 @@ def embedding_html(
     )
 
 
-def _with_counts(data: Any, words: Sequence[str] | None,
-                 metadata: Mapping[str, Sequence[Any]] | None) -> dict[str, Sequence[Any]]:  # fmt: skip
+def _with_counts(
+    data: Any, words: Sequence[str] | None, metadata: Mapping[str, Sequence[Any]] | None
+) -> dict[str, Sequence[Any]]:
     """``metadata``, with a Vectors' counts of the drawn words as a ``count`` column first."""
     columns = dict(metadata or {})
     counts = getattr(data, "counts", None)
@@ -217,8 +226,10 @@ def _embedded_rows(X: np.ndarray, neighbors: bool | None) -> np.ndarray | None:
     if neighbors is False or (neighbors is None and X.size > NEIGHBORS_BY_DEFAULT):
         return None
     if X.size > MAX_EMBEDDED_VALUES:
-        raise ValueError(f"neighbors=True would embed {X.shape[0]:,} x {X.shape[1]:,} = {X.size:,} values, more "
-                         f"than {MAX_EMBEDDED_VALUES:,}: draw fewer words, or neighbors=False")  # fmt: skip
+        raise ValueError(
+            f"neighbors=True would embed {X.shape[0]:,} x {X.shape[1]:,} = {X.size:,} values, more "
+            f"than {MAX_EMBEDDED_VALUES:,}: draw fewer words, or neighbors=False"
+        )
     return unit_rows(X.astype(np.float32))[1]  # (n, d) float32
 
 
@@ -230,8 +241,12 @@ def _vectors_block(rows: np.ndarray | None) -> str:
     return f'\n<script type="application/octet-stream" id="rowbook-vectors">{payload}</script>'
 
 
-def write_html(data: np.ndarray | Vectors, path: str | os.PathLike[str],
-               labels: Sequence[Any] | None = None, **kwargs: Any) -> Path:  # fmt: skip
+def write_html(
+    data: np.ndarray | Vectors,
+    path: str | os.PathLike[str],
+    labels: Sequence[Any] | None = None,
+    **kwargs: Any,
+) -> Path:
     """Write :func:`embedding_html` to ``path`` (UTF-8, atomically); returns the path.
 
     Examples

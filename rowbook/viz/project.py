@@ -144,8 +144,9 @@ def _singular(centred: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     return np.sqrt(np.clip(values[order], 0.0, None)), vectors[:, order].T
 
 
-def tsne(X: np.ndarray, n_components: int = 2, *, perplexity: float | None = None,
-         seed: int = 0) -> np.ndarray:  # fmt: skip
+def tsne(
+    X: np.ndarray, n_components: int = 2, *, perplexity: float | None = None, seed: int = 0
+) -> np.ndarray:
     """t-SNE coordinates (n, n_components) via scikit-learn (the ``viz`` extra).
 
     ``perplexity`` defaults to ``min(30, (n - 1) / 3)`` (at least 1), which keeps it below
@@ -170,8 +171,9 @@ def tsne(X: np.ndarray, n_components: int = 2, *, perplexity: float | None = Non
     return model.fit_transform(X).astype(np.float64)  # (n, k)
 
 
-def project(X: np.ndarray, n_components: int = 2, *, method: Method = "pca",
-            seed: int = 0) -> tuple[np.ndarray, list[str]]:  # fmt: skip
+def project(
+    X: np.ndarray, n_components: int = 2, *, method: Method = "pca", seed: int = 0
+) -> tuple[np.ndarray, list[str]]:
     """Project ``X`` (n, d) to ``n_components`` axes; returns ``(coords, axis_names)``.
 
     ``method="pca"`` names the axes ``"PC1 (62.5%)"`` etc. (share of variance),

@@ -97,8 +97,10 @@ def escape(value: str) -> str:
     """
     if _BLANK.fullmatch(value):
         if not value:
-            raise ValueError("an empty value cannot be written to a projector file: the "
-                             "projector skips blank lines, which would shift every row after it")  # fmt: skip
+            raise ValueError(
+                "an empty value cannot be written to a projector file: the "
+                "projector skips blank lines, which would shift every row after it"
+            )
         return "".join(f"\\u{ord(c):04x}" for c in value)
     return "".join(_ESCAPES.get(c, c) for c in value)
 
@@ -145,8 +147,10 @@ def _quote(text: str) -> str:
     return '"' + "".join(out) + '"'
 
 
-_TOKEN = re.compile(r"""\s+|\#[^\n]*|(?P<string>"(?:[^"\\\n]|\\.)*"|'(?:[^'\\\n]|\\.)*')"""
-                    r"|(?P<word>[A-Za-z_][A-Za-z0-9_]*|-?[0-9][0-9A-Za-z_.+-]*)|(?P<punct>[{}:\[\],;<>])")  # fmt: skip
+_TOKEN = re.compile(
+    r"""\s+|\#[^\n]*|(?P<string>"(?:[^"\\\n]|\\.)*"|'(?:[^'\\\n]|\\.)*')"""
+    r"|(?P<word>[A-Za-z_][A-Za-z0-9_]*|-?[0-9][0-9A-Za-z_.+-]*)|(?P<punct>[{}:\[\],;<>])"
+)
 _STRING_ESCAPE = re.compile(r"\\(?:([0-7]{1,3})|x([0-9a-fA-F]{1,2})|(.))", re.S)
 _SIMPLE = {
     "n": 10,
@@ -163,12 +167,21 @@ _SIMPLE = {
 }
 # ProjectorConfig and its messages (projector_config.proto): field -> "str", "int" or a message
 _MESSAGES: dict[str, dict[str, Any]] = {
-    "ProjectorConfig": {"model_checkpoint_path": "str", "model_checkpoint_dir": "str",
-                        "embeddings": "EmbeddingInfo"},
-    "EmbeddingInfo": {"tensor_name": "str", "metadata_path": "str", "bookmarks_path": "str",
-                      "tensor_shape": "int", "sprite": "SpriteMetadata", "tensor_path": "str"},
+    "ProjectorConfig": {
+        "model_checkpoint_path": "str",
+        "model_checkpoint_dir": "str",
+        "embeddings": "EmbeddingInfo",
+    },
+    "EmbeddingInfo": {
+        "tensor_name": "str",
+        "metadata_path": "str",
+        "bookmarks_path": "str",
+        "tensor_shape": "int",
+        "sprite": "SpriteMetadata",
+        "tensor_path": "str",
+    },
     "SpriteMetadata": {"image_path": "str", "single_image_dim": "int"},
-}  # fmt: skip
+}
 _REPEATED = {"embeddings", "tensor_shape", "single_image_dim"}
 
 
@@ -195,8 +208,10 @@ def _tokens(text: str, path: Path) -> list[tuple[str, str, int]]:
         match = _TOKEN.match(text, pos)
         if match is None:
             line = text.count("\n", 0, pos) + 1
-            raise ValueError(f"{path}, line {line}: cannot read {text[pos:pos + 20]!r} "
-                             "(not protobuf text format)")  # fmt: skip
+            raise ValueError(
+                f"{path}, line {line}: cannot read {text[pos : pos + 20]!r} "
+                "(not protobuf text format)"
+            )
         kind = match.lastgroup
         if kind is not None:
             tokens.append((kind, match.group(kind), text.count("\n", 0, pos) + 1))
@@ -215,8 +230,9 @@ def _parse_message(
         if closing is not None and value == closing and tok_kind == "punct":
             return out, i + 1
         if tok_kind != "word" or value not in fields:
-            raise ValueError(f"{where}: unexpected {value!r} in a {kind} (it has the fields "
-                             f"{', '.join(fields)})")  # fmt: skip
+            raise ValueError(
+                f"{where}: unexpected {value!r} in a {kind} (it has the fields {', '.join(fields)})"
+            )
         ftype, i = fields[value], i + 1
         if i < len(tokens) and tokens[i][1] == ":":
             i += 1
@@ -284,8 +300,10 @@ def read_config(path: PathLike) -> dict[str, Any]:
     path = Path(path)
     size = path.stat().st_size
     if size > MAX_CONFIG_BYTES:
-        raise ValueError(f"{path} is {size:,} bytes; a projector configuration is at most "
-                         f"{MAX_CONFIG_BYTES:,} (it lists a few file names)")  # fmt: skip
+        raise ValueError(
+            f"{path} is {size:,} bytes; a projector configuration is at most "
+            f"{MAX_CONFIG_BYTES:,} (it lists a few file names)"
+        )
     try:
         text = path.read_bytes().decode("utf-8")
     except UnicodeDecodeError as err:
@@ -298,24 +316,31 @@ def _config_text(name: str, shape: tuple[int, int], metadata: bool) -> str:
     lines = ["embeddings {", f"  tensor_name: {_quote(name)}"]
     if metadata:
         lines.append(f"  metadata_path: {_quote(METADATA_NAME)}")
-    lines += [f"  tensor_shape: {shape[0]}", f"  tensor_shape: {shape[1]}",
-              f"  tensor_path: {_quote(TENSORS_NAME)}", "}", ""]  # fmt: skip
+    lines += [
+        f"  tensor_shape: {shape[0]}",
+        f"  tensor_shape: {shape[1]}",
+        f"  tensor_path: {_quote(TENSORS_NAME)}",
+        "}",
+        "",
+    ]
     return "\n".join(lines)
 
 
 # -- writing -----------------------------------------------------------------------------
 
 
-def _columns(keys: Sequence[str], metadata: Mapping[str, Sequence[Any]] | None,
-             key_column: str) -> dict[str, list[Any]]:  # fmt: skip
+def _columns(
+    keys: Sequence[str], metadata: Mapping[str, Sequence[Any]] | None, key_column: str
+) -> dict[str, list[Any]]:
     columns: dict[str, list[Any]] = {key_column: list(keys)}
     for name, values in (metadata or {}).items():
         if not isinstance(name, str) or name in columns:
             raise ValueError(f"metadata column {name!r} must be a str other than {list(columns)}")
         if isinstance(values, str) or len(values) != len(keys):
             got = "a str" if isinstance(values, str) else f"{len(values)} values"
-            raise ValueError(f"metadata column {name!r} must hold one value per row "
-                             f"({len(keys)}), got {got}")  # fmt: skip
+            raise ValueError(
+                f"metadata column {name!r} must hold one value per row ({len(keys)}), got {got}"
+            )
         columns[name] = list(values)
     return columns
 
@@ -361,16 +386,21 @@ def write_projector(
     folder = Path(folder)
     rows = np.asarray(vectors, dtype=np.float32)  # (n, d)
     if rows.ndim != 2 or rows.shape[0] != len(keys) or rows.shape[1] < 1:
-        raise ValueError(f"vectors must be (n, d) with n = {len(keys)} keys and d >= 1, got "
-                         f"shape {rows.shape}")  # fmt: skip
+        raise ValueError(
+            f"vectors must be (n, d) with n = {len(keys)} keys and d >= 1, got shape {rows.shape}"
+        )
     bad = np.flatnonzero(~np.isfinite(rows).all(axis=1))
     if bad.size:
-        raise ValueError(f"row {bad[0]} ({keys[bad[0]]!r}) has a NaN or infinite value: the "
-                         "projector would read it as a label, not a number")  # fmt: skip
+        raise ValueError(
+            f"row {bad[0]} ({keys[bad[0]]!r}) has a NaN or infinite value: the "
+            "projector would read it as a label, not a number"
+        )
     for i, key in enumerate(keys):
         if not isinstance(key, str) or not key:
-            raise ValueError(f"key {i} is {key!r}; the projector's metadata needs a non-empty str "
-                             "per row (it skips blank lines)")  # fmt: skip
+            raise ValueError(
+                f"key {i} is {key!r}; the projector's metadata needs a non-empty str "
+                "per row (it skips blank lines)"
+            )
     columns = _columns(keys, metadata, key_column)
     folder.mkdir(exist_ok=True)
     with atomic_write(folder / TENSORS_NAME, "w", encoding="utf-8", newline="\n") as f:
@@ -397,8 +427,10 @@ def _inside(folder: Path, relative: str, what: str) -> Path:
     base = folder.resolve()
     target = (base / Path(relative).expanduser()).resolve()
     if os.path.commonpath([base, target]) != str(base):
-        raise ValueError(f"{what} {relative!r} in {folder / CONFIG_NAME} leads outside {folder}; "
-                         "a projector folder must hold its own files")  # fmt: skip
+        raise ValueError(
+            f"{what} {relative!r} in {folder / CONFIG_NAME} leads outside {folder}; "
+            "a projector folder must hold its own files"
+        )
     return target
 
 
@@ -408,8 +440,10 @@ def _read_tensors(path: Path, shape: Sequence[int]) -> np.ndarray:
         text = raw.decode("utf-8")
     except UnicodeDecodeError:  # TensorBoard's fallback: raw float32 of tensor_shape
         if len(shape) != 2 or shape[0] * shape[1] * 4 != len(raw):
-            raise ValueError(f"{path} is not text, so it must be raw float32 of tensor_shape; "
-                             f"tensor_shape is {list(shape)} and the file has {len(raw):,} bytes") from None  # fmt: skip
+            raise ValueError(
+                f"{path} is not text, so it must be raw float32 of tensor_shape; "
+                f"tensor_shape is {list(shape)} and the file has {len(raw):,} bytes"
+            ) from None
         return np.frombuffer(raw, dtype="<f4").reshape(shape).astype(np.float32)
     lines = [line for line in text.split("\n") if line]
     if not lines:
@@ -417,15 +451,18 @@ def _read_tensors(path: Path, shape: Sequence[int]) -> np.ndarray:
     width = lines[0].count("\t") + 1
     for number, line in enumerate(lines, start=1):
         if line.count("\t") + 1 != width:
-            raise ValueError(f"{path}, row {number}: {line.count(chr(9)) + 1} values, the first "
-                             f"row has {width}")  # fmt: skip
+            raise ValueError(
+                f"{path}, row {number}: {line.count(chr(9)) + 1} values, the first row has {width}"
+            )
     fields = "\t".join(lines).split("\t")
     try:
         values = np.array(fields, dtype=np.float64)  # float() of each field, as TensorBoard
     except ValueError:
         bad = next(i for i, f in enumerate(fields) if not _is_float(f))
-        raise ValueError(f"{path}, row {bad // width + 1}: value {bad % width + 1} is "
-                         f"{fields[bad][:40]!r}, not a number") from None  # fmt: skip
+        raise ValueError(
+            f"{path}, row {bad // width + 1}: value {bad % width + 1} is "
+            f"{fields[bad][:40]!r}, not a number"
+        ) from None
     with np.errstate(over="ignore"):
         table = values.reshape(len(lines), width).astype(np.float32)  # (n, d)
     if not np.isfinite(table).all():
@@ -434,8 +471,10 @@ def _read_tensors(path: Path, shape: Sequence[int]) -> np.ndarray:
             f"{path}, row {row + 1}: a NaN or infinite value (or one too large for float32)"
         )
     if len(shape) == 2 and tuple(shape) != table.shape:
-        raise ValueError(f"{path} holds {table.shape[0]} x {table.shape[1]} values, but "
-                         f"tensor_shape says {list(shape)}")  # fmt: skip
+        raise ValueError(
+            f"{path} holds {table.shape[0]} x {table.shape[1]} values, but "
+            f"tensor_shape says {list(shape)}"
+        )
     return table
 
 
@@ -486,17 +525,24 @@ def read_projector(folder: PathLike, *, tensor: str | None = None) -> ProjectorT
             item["tensor_name"] = os.path.basename(item["tensor_path"])
     names = [e.get("tensor_name", "") for e in embeddings]
     if tensor is None and len(embeddings) != 1:
-        raise ValueError(f"{config_path} lists {len(embeddings)} tables {names}; choose one with "
-                         "tensor=NAME")  # fmt: skip
-    chosen = embeddings[0] if tensor is None else next(
-        (e for e in embeddings if e.get("tensor_name") == tensor), None)  # fmt: skip
+        raise ValueError(
+            f"{config_path} lists {len(embeddings)} tables {names}; choose one with tensor=NAME"
+        )
+    chosen = (
+        embeddings[0]
+        if tensor is None
+        else next((e for e in embeddings if e.get("tensor_name") == tensor), None)
+    )
     if chosen is None:
         raise KeyError(f"{config_path} has no table {tensor!r}; it lists {names}")
     if not chosen.get("tensor_path"):
-        raise ValueError(f"table {chosen.get('tensor_name')!r} of {config_path} has no tensor_path: "
-                         "it lives in a TensorFlow checkpoint, which rowbook does not read")  # fmt: skip
-    table = _read_tensors(_inside(folder, chosen["tensor_path"], "tensor_path"),
-                          chosen.get("tensor_shape", []))  # fmt: skip
+        raise ValueError(
+            f"table {chosen.get('tensor_name')!r} of {config_path} has no tensor_path: "
+            "it lives in a TensorFlow checkpoint, which rowbook does not read"
+        )
+    table = _read_tensors(
+        _inside(folder, chosen["tensor_path"], "tensor_path"), chosen.get("tensor_shape", [])
+    )
     metadata = {}
     if chosen.get("metadata_path"):
         metadata = _read_metadata(

@@ -98,18 +98,30 @@ def row_stats_figure(
         right.scatter(updates[moved], stats.distance[shown][moved], c="#d62728", **marker)
         right.set_xscale("log")
     else:
-        right.text(0.5, 0.5, "no row was updated", ha="center", va="center",
-                   transform=right.transAxes)  # fmt: skip
+        right.text(
+            0.5, 0.5, "no row was updated", ha="center", va="center", transform=right.transAxes
+        )
     right.set_xlabel("steps that updated the row")
     right.set_ylabel("distance travelled from the starting row")
     right.set_title("how far rows moved")
     for ax in (left, right):
         ax.grid(True, alpha=0.3)
     sampled = f", {len(shown):,} drawn" if len(shown) < len(stats) else ""
-    fig.suptitle(title if title is not None else
-                 f"row statistics: {len(stats):,} rows, {stats.steps:,} steps{sampled}")  # fmt: skip
-    fig.text(0.01, 0.005, never_touched_text(stats), fontsize=8, color="0.25", ha="left",
-             va="bottom", wrap=True)  # fmt: skip
+    fig.suptitle(
+        title
+        if title is not None
+        else f"row statistics: {len(stats):,} rows, {stats.steps:,} steps{sampled}"
+    )
+    fig.text(
+        0.01,
+        0.005,
+        never_touched_text(stats),
+        fontsize=8,
+        color="0.25",
+        ha="left",
+        va="bottom",
+        wrap=True,
+    )
     fig.get_layout_engine().set(rect=(0, 0.05, 1, 0.95))
     return fig
 

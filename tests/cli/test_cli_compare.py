@@ -63,13 +63,22 @@ def test_tables_and_picture(run, two_files, tmp_path: Path) -> None:
 def test_errors(run, one_line_error, two_files, tmp_path: Path) -> None:
     path_a, path_b, _, _ = two_files
     assert_one_line_error = one_line_error
-    assert_one_line_error(run("compare", path_a, path_b, "--k", 500), "compare",
-                          "--k must be smaller than the 120 shared keys")  # fmt: skip
-    assert_one_line_error(run("compare", path_a, path_b, "--plot", tmp_path / "x.jpg"), "compare",
-                          "--plot draws a PNG")  # fmt: skip
+    assert_one_line_error(
+        run("compare", path_a, path_b, "--k", 500),
+        "compare",
+        "--k must be smaller than the 120 shared keys",
+    )
+    assert_one_line_error(
+        run("compare", path_a, path_b, "--plot", tmp_path / "x.jpg"),
+        "compare",
+        "--plot draws a PNG",
+    )
     assert_one_line_error(
         run("compare", path_a, tmp_path / "missing.txt"), "compare", "missing.txt"
     )
-    assert_one_line_error(run("compare", path_a, path_b, "--sample", "many"), "compare",
-                          "expected a number of words, 'auto' or 'all'")  # fmt: skip
+    assert_one_line_error(
+        run("compare", path_a, path_b, "--sample", "many"),
+        "compare",
+        "expected a number of words, 'auto' or 'all'",
+    )
     assert_one_line_error(run("compare", path_a, path_b, "--top", -1), "compare", "--top")

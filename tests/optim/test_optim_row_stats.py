@@ -110,8 +110,14 @@ def test_kernel_equals_reference() -> None:
     rng = np.random.default_rng(5)
     arrays = []
     for _ in range(2):
-        arrays.append([np.zeros(60, np.int64), np.zeros(60), np.zeros(60, np.int64),
-                       np.zeros((60, 3), np.float32)])  # fmt: skip
+        arrays.append(
+            [
+                np.zeros(60, np.int64),
+                np.zeros(60),
+                np.zeros(60, np.int64),
+                np.zeros((60, 3), np.float32),
+            ]
+        )
     table = rng.standard_normal((60, 3)).astype(np.float32)
     for step in range(1, 6):
         rows = np.unique(rng.integers(0, 60, 20))
@@ -171,8 +177,13 @@ def test_which_parameter_and_errors() -> None:
 
 
 def test_row_stats_record_checks_its_fields() -> None:
-    good = {"updates": [1, 0], "grad_norm_sum": [0.5, 0.0], "last_step": [1, 0],
-            "distance": [0.1, 0.0], "steps": 1}  # fmt: skip
+    good = {
+        "updates": [1, 0],
+        "grad_norm_sum": [0.5, 0.0],
+        "last_step": [1, 0],
+        "distance": [0.1, 0.0],
+        "steps": 1,
+    }
     assert RowStats(**good).summary()["never_touched"] == 1
     with pytest.raises(ValueError, match="one entry per row"):
         RowStats(**{**good, "distance": [0.1]})

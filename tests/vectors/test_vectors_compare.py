@@ -83,8 +83,10 @@ def test_neighbours_are_those_of_a_brute_force_scan() -> None:
         for a, b in zip(result.neighbors_a, result.neighbors_b, strict=True)
     ]
     np.testing.assert_allclose(result.overlap, overlap)
-    assert result.neighbors("w3") == ([keys[i] for i in result.neighbors_a[3]],
-                                      [keys[i] for i in result.neighbors_b[3]])  # fmt: skip
+    assert result.neighbors("w3") == (
+        [keys[i] for i in result.neighbors_a[3]],
+        [keys[i] for i in result.neighbors_b[3]],
+    )
     # the scan in blocks: queries spread over several blocks of rows give the same lists
     unit = unit_rows(X)[1]
     np.testing.assert_array_equal(nearest_shared(unit, np.arange(300), 7), result.neighbors_a)
@@ -135,7 +137,7 @@ def trained() -> dict[str, object]:
     settings = {"vector_size": 16, "min_count": 5, "sample": 0.0, "epochs": 5, "workers": 1}
     first = Word2Vec(**settings, seed=0)
     epochs: list[Vectors] = []  # a copy of the table after each epoch: the run's checkpoints
-    first.fit(corpus, callback=lambda _: epochs.append(Vectors(first.index_to_key, first.W_in)))
+    first.fit(corpus, callback=lambda _: epochs.append(Vectors(first.index_to_key_, first.W_in_)))
     second = Word2Vec(**settings, seed=1).fit(corpus)
     glove = GloVe(vector_size=16, min_count=5, window=5, epochs=15, workers=1).fit(corpus)
     return {"first": first, "second": second, "glove": glove, "epochs": epochs}
@@ -177,7 +179,7 @@ def test_before_and_after_training_on_new_text(trained: dict) -> None:
 
     corpus = planted_corpus(400, seed=0)
     model = Word2Vec(vector_size=16, min_count=5, sample=0.0, epochs=3, workers=1, seed=0)
-    before = Vectors(model.fit(corpus).index_to_key, model.W_in)  # a copy of the table
+    before = Vectors(model.fit(corpus).index_to_key_, model.W_in_)  # a copy of the table
     new_text = [["the", "king", "and", "the", "queen", "in", "the", "palace"]] * 150
     after = model.train(new_text, epochs=2).vectors
     result = compare(before, after, k=5)

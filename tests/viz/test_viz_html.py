@@ -135,8 +135,14 @@ def test_errors(table: np.ndarray) -> None:
 
 
 def _chromium() -> str | None:
-    found = next((shutil.which(n) for n in ("chromium", "chromium-browser", "google-chrome")
-                  if shutil.which(n)), None)  # fmt: skip
+    found = next(
+        (
+            shutil.which(n)
+            for n in ("chromium", "chromium-browser", "google-chrome")
+            if shutil.which(n)
+        ),
+        None,
+    )
     if os.environ.get("ROWBOOK_BROWSER_TESTS") == "1":
         assert found, "ROWBOOK_BROWSER_TESTS=1 but no chromium on PATH"
         return found
@@ -151,11 +157,20 @@ browser = pytest.mark.skipif(
 
 def _run_chromium(page: Path, profile: Path, *extra: str, fragment: str = "") -> str:
     command = [
-        BROWSER, "--headless", "--no-sandbox", "--disable-gpu", "--disable-quic",
+        BROWSER,
+        "--headless",
+        "--no-sandbox",
+        "--disable-gpu",
+        "--disable-quic",
         "--disable-background-networking",
-        "--disable-component-update", "--disable-sync", "--no-first-run",
-        f"--user-data-dir={profile}", "--window-size=800,600", *extra, page.as_uri() + fragment,
-    ]  # fmt: skip
+        "--disable-component-update",
+        "--disable-sync",
+        "--no-first-run",
+        f"--user-data-dir={profile}",
+        "--window-size=800,600",
+        *extra,
+        page.as_uri() + fragment,
+    ]
     done = subprocess.run(command, capture_output=True, text=True, timeout=120, check=True)
     return done.stdout
 
@@ -291,21 +306,34 @@ def test_metadata_columns_and_counts() -> None:
     vectors = Vectors(
         [f"k{i}" for i in range(6)], rng.standard_normal((6, 4)), counts=[60, 50, 40, 3, 2, 1]
     )
-    page = embedding_html(vectors, words=["k5", "k0", "k3"], metadata={"pos": ["n", None, "n"]},
-                          color_by="pos")  # fmt: skip
+    page = embedding_html(
+        vectors, words=["k5", "k0", "k3"], metadata={"pos": ["n", None, "n"]}, color_by="pos"
+    )
     _, data = _parse(page)
     assert [c["name"] for c in data["metadata"]] == ["count", "pos"]
-    assert data["metadata"][0] == {"name": "count", "kind": "number", "values": [1.0, 60.0, 3.0],
-                                   "log": False}  # fmt: skip
-    assert data["metadata"][1] == {"name": "pos", "kind": "category",
-                                   "categories": ["n", "(missing)"], "codes": [0, 1, 0]}  # fmt: skip
+    assert data["metadata"][0] == {
+        "name": "count",
+        "kind": "number",
+        "values": [1.0, 60.0, 3.0],
+        "log": False,
+    }
+    assert data["metadata"][1] == {
+        "name": "pos",
+        "kind": "category",
+        "categories": ["n", "(missing)"],
+        "codes": [0, 1, 0],
+    }
     assert data["color_by"] == "pos"
     columns = metadata_columns(
         {"zipf": [1e5, 10, 1], "mixed": [1, "a", None], "flag": [True, False, True]}, 3
     )
     assert columns[0]["kind"] == "number" and columns[0]["log"] is True  # 5 orders of magnitude
-    assert columns[1] == {"name": "mixed", "kind": "category", "categories": ["1", "a", "(missing)"],
-                          "codes": [0, 1, 2]}  # fmt: skip
+    assert columns[1] == {
+        "name": "mixed",
+        "kind": "category",
+        "categories": ["1", "a", "(missing)"],
+        "codes": [0, 1, 2],
+    }
     assert columns[2]["kind"] == "category" and columns[2]["categories"] == ["True", "False"]
     with pytest.raises(ValueError, match="color_by='kind' is not a metadata column"):
         embedding_html(vectors, color_by="kind")
@@ -335,8 +363,13 @@ def test_search_neighbours_and_colours_in_chromium(tmp_path: Path, n: int) -> No
     X = rng.standard_normal((n, 8)) * np.linspace(2, 0.5, 8)
     labels = [f"w{i}" for i in range(n - 1)] + ["last\tone"]
     kinds = [["noun", "verb", "adj"][i % 3] for i in range(n)]
-    page = write_html(X, tmp_path / "space.html", labels=labels, dims=3,
-                      metadata={"kind": kinds, "count": list(range(n, 0, -1))})  # fmt: skip
+    page = write_html(
+        X,
+        tmp_path / "space.html",
+        labels=labels,
+        dims=3,
+        metadata={"kind": kinds, "count": list(range(n, 0, -1))},
+    )
     report = _selftest(tmp_path, page)
     # a click lists the point's true cosine neighbours (of the rows, not of the screen)
     i = report["selected"]

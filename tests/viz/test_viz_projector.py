@@ -26,8 +26,23 @@ from google.protobuf import text_format  # noqa: E402
 from tensorboard.plugins import projector  # noqa: E402
 from tensorboard.plugins.projector import projector_plugin  # noqa: E402
 
-HARD_KEYS = ["plain", "new\tyork", "two\nlines", "back\\slash", " ", "\t", " lead", "trail ",
-             "\u3000", "crlf\r", "\\u0041", '"quoted"', "#hash", "naïve", "\u2028"]  # fmt: skip
+HARD_KEYS = [
+    "plain",
+    "new\tyork",
+    "two\nlines",
+    "back\\slash",
+    " ",
+    "\t",
+    " lead",
+    "trail ",
+    "\u3000",
+    "crlf\r",
+    "\\u0041",
+    '"quoted"',
+    "#hash",
+    "naïve",
+    "\u2028",
+]
 
 
 def _js_trim_is_empty(line: str) -> bool:
@@ -49,8 +64,12 @@ def projector_metadata(text: str) -> tuple[list[str], list[dict[str, str | None]
                 names = line.split("\t")
                 continue
         values = line.split("\t")
-        rows.append({n: (values[j] if j < len(values) and values[j] != "" else None)
-                     for j, n in enumerate(names)})  # fmt: skip
+        rows.append(
+            {
+                n: (values[j] if j < len(values) and values[j] != "" else None)
+                for j, n in enumerate(names)
+            }
+        )
     return names, rows
 
 
@@ -78,7 +97,10 @@ def test_tensorboard_reads_what_is_written(tmp_path: Path, table: Vectors) -> No
     config = text_format.Parse(config_path.read_text(encoding="utf-8"), projector.ProjectorConfig())
     (info,) = config.embeddings
     assert (info.tensor_name, info.tensor_path, info.metadata_path) == (
-        "my table", "tensors.tsv", "metadata.tsv")  # fmt: skip
+        "my table",
+        "tensors.tsv",
+        "metadata.tsv",
+    )
     assert list(info.tensor_shape) == [15, 5]
     tensor = projector_plugin._read_tensor_tsv_file(str(tmp_path / info.tensor_path))
     assert np.array_equal(tensor, table.vectors)
@@ -96,8 +118,10 @@ def test_a_folder_described_by_tensorboard_reads(tmp_path: Path) -> None:
     rng = np.random.default_rng(1)
     vectors = rng.standard_normal((6, 3)).astype(np.float32)
     np.savetxt(tmp_path / "vecs.tsv", vectors, delimiter="\t")  # the TensorFlow tutorial's way
-    (tmp_path / "meta.tsv").write_text("word\tpos\nrun\tverb\ncat\tnoun\nsat\tverb\non\tprep\n"
-                                       "the\tdet\nmat\tnoun\n", encoding="utf-8")  # fmt: skip
+    (tmp_path / "meta.tsv").write_text(
+        "word\tpos\nrun\tverb\ncat\tnoun\nsat\tverb\non\tprep\nthe\tdet\nmat\tnoun\n",
+        encoding="utf-8",
+    )
     config = projector.ProjectorConfig()
     info = config.embeddings.add()
     info.tensor_name, info.tensor_path, info.metadata_path = "words:0", "vecs.tsv", "meta.tsv"

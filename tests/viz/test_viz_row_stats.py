@@ -16,8 +16,15 @@ def _stats(n: int = 300, seed: int = 0) -> RowStats:
     rng = np.random.default_rng(seed)
     updates = np.maximum(0, (200 / np.arange(1, n + 1)).astype(int) - rng.integers(0, 2, n))
     last = np.where(updates > 0, 200, 0)
-    return RowStats(updates, updates * 0.1, last, np.sqrt(updates) * 0.05, 200,
-                    keys=tuple(f"w{i}" for i in range(n)), counts=1000 // np.arange(1, n + 1))  # fmt: skip
+    return RowStats(
+        updates,
+        updates * 0.1,
+        last,
+        np.sqrt(updates) * 0.05,
+        200,
+        keys=tuple(f"w{i}" for i in range(n)),
+        counts=1000 // np.arange(1, n + 1),
+    )
 
 
 def test_panels_draw_the_record(tmp_path: Path) -> None:
