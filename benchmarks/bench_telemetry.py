@@ -12,8 +12,11 @@ both alike:
 3. the same at d=64, where a row is 12 times cheaper to update, so the per-row counters
    weigh the most.
 
-The target: telemetry adds at most 5% to a training step. (The word-vector trainers'
-telemetry is measured with them, when they record it.)
+Each table gives the median and the fastest of the repetitions: on a shared, busy machine a
+step's median moves by 20% from run to run, while the fastest repetition (the step when the
+machine happened to be free) is steadier, so the target is on the fastest. The target:
+telemetry adds at most 5% to a training step. (The word-vector trainers' telemetry is
+measured with them, when they record it.)
 
     python benchmarks/bench_telemetry.py           # the sizes above
     python benchmarks/bench_telemetry.py --quick   # small sizes, a smoke test
@@ -22,14 +25,16 @@ telemetry is measured with them, when they record it.)
 from __future__ import annotations
 
 import argparse
+import gc
 import itertools
 import sys
+import time
 from pathlib import Path
 
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from timing import Row, interleaved_medians_ms, machine, print_table, print_targets, zipf_ids
+from timing import Row, machine, print_table, print_targets, zipf_ids
 
 import rowbook.optim as ro
 from rowbook.autograd.sparse import scatter_add_rows
@@ -79,6 +84,24 @@ def train_fns(W0: np.ndarray, batches: list) -> dict[str, object]:
     return fns
 
 
+def interleaved(fns: dict[str, object], repeat: int, warmup: int) -> dict[str, np.ndarray]:
+    """Each function's times (ms) over ``repeat`` rounds, the functions in turn in each round."""
+    for _ in range(warmup):
+        for fn in fns.values():
+            fn()
+    times: dict[str, list[float]] = {name: [] for name in fns}
+    gc.disable()
+    try:
+        for _ in range(repeat):
+            for name, fn in fns.items():
+                start = time.perf_counter()
+                fn()
+                times[name].append(1e3 * (time.perf_counter() - start))
+    finally:
+        gc.enable()
+    return {name: np.array(t) for name, t in times.items()}
+
+
 def measure(V: int, d: int, N: int, repeat: int, rng: np.random.Generator) -> list[Row]:
     W0 = rng.standard_normal((V, d), dtype=np.float32)  # (V, d)
     batches = []
@@ -91,9 +114,13 @@ def measure(V: int, d: int, N: int, repeat: int, rng: np.random.Generator) -> li
     fns = {"fused Adam kernel alone (adam_rows)": kernel_fn(W0, grads)}
     fns |= step_fns(W0, grads, ro.SparseAdam) | step_fns(W0, grads, ro.Adagrad)
     fns |= train_fns(W0, batches)
-    ms = interleaved_medians_ms(fns, repeat=repeat, warmup=2 * BATCHES)
+    times = interleaved(fns, repeat=repeat, warmup=2 * BATCHES)
     note = f"V={V:,}, {unique:,} unique rows of {N:,} ids"
-    return [Row(group, name, t, note if i == 0 else "") for i, (name, t) in enumerate(ms.items())]
+    rows = []
+    for i, (name, t) in enumerate(times.items()):
+        rows.append(Row(group, f"{name}, median", float(np.median(t)), note if i == 0 else ""))
+        rows.append(Row(f"{group} fastest", f"{name}, fastest", float(t.min())))
+    return rows
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -108,17 +135,21 @@ def main(argv: list[str] | None = None) -> int:
     )
     rows = measure(V, 768, N, repeat, rng) + measure(V, 64, N, repeat, rng)
     for group in ("d=768", "d=64"):
-        part = [r for r in rows if r.group == group]
-        print_table(
-            f"Telemetry off and on, {group}", part, {group: "SparseAdam step, row_stats=False"}
-        )
+        fastest = f"{group} fastest"
+        part = [r for r in rows if r.group in (group, fastest)]
+        subjects = {
+            group: "SparseAdam step, row_stats=False, median",
+            fastest: "SparseAdam step, row_stats=False, fastest",
+        }
+        print_table(f"Telemetry off and on, {group}", part, subjects)
     t = {(r.group, r.name): r.ms for r in rows}
     targets = []
     for group in ("d=768", "d=64"):
-        off, on = t[group, "train step, row_stats=False"], t[group, "train step, row_stats=True"]
-        targets.append(
-            (f"{group}: 1.05 / (train step with telemetry / without)", 1.05 / (on / off), 1.0)
-        )
+        fastest = f"{group} fastest"
+        off = t[fastest, "train step, row_stats=False, fastest"]
+        on = t[fastest, "train step, row_stats=True, fastest"]
+        text = f"{group}: 1.05 / (fastest train step with telemetry / without)"
+        targets.append((text, 1.05 / (on / off), 1.0))
     ok = print_targets(targets)
     return 0 if ok or args.quick else 1
 
