@@ -42,6 +42,7 @@ from typing import Any
 import numpy as np
 
 from rowbook.io import atomic_write
+from rowbook.viz.projector_config import config_text, read_config
 
 __all__ = [
     "CONFIG_NAME",
@@ -49,6 +50,7 @@ __all__ = [
     "TENSORS_NAME",
     "ProjectorTable",
     "escape",
+    "read_config",
     "read_projector",
     "unescape",
     "write_projector",
@@ -57,7 +59,6 @@ __all__ = [
 CONFIG_NAME = "projector_config.pbtxt"  # tensorboard.plugins.projector.metadata.PROJECTOR_FILENAME
 TENSORS_NAME = "tensors.tsv"
 METADATA_NAME = "metadata.tsv"
-MAX_CONFIG_BYTES = 1 << 20
 
 PathLike = str | os.PathLike[str]
 # What JavaScript's String.prototype.trim() removes (the projector's test for a blank line)
@@ -126,204 +127,6 @@ def unescape(field: str) -> str:
             out.append(_UNESCAPES.get(field[i + 1], "\\" + field[i + 1]))
             i += 2
     return "".join(out)
-
-
-# -- protobuf text format (the ProjectorConfig message) ----------------------------------
-
-
-def _quote(text: str) -> str:
-    """A protobuf text-format string literal, as ``text_format.MessageToString`` writes it."""
-    out = []
-    for byte in text.encode("utf-8"):
-        c = chr(byte)
-        if c in "\"'\\":
-            out.append("\\" + c)
-        elif c in "\n\r\t":
-            out.append({"\n": "\\n", "\r": "\\r", "\t": "\\t"}[c])
-        elif 32 <= byte < 127:
-            out.append(c)
-        else:
-            out.append(f"\\{byte:03o}")
-    return '"' + "".join(out) + '"'
-
-
-_TOKEN = re.compile(
-    r"""\s+|\#[^\n]*|(?P<string>"(?:[^"\\\n]|\\.)*"|'(?:[^'\\\n]|\\.)*')"""
-    r"|(?P<word>[A-Za-z_][A-Za-z0-9_]*|-?[0-9][0-9A-Za-z_.+-]*)|(?P<punct>[{}:\[\],;<>])"
-)
-_STRING_ESCAPE = re.compile(r"\\(?:([0-7]{1,3})|x([0-9a-fA-F]{1,2})|(.))", re.S)
-_SIMPLE = {
-    "n": 10,
-    "r": 13,
-    "t": 9,
-    "a": 7,
-    "b": 8,
-    "f": 12,
-    "v": 11,
-    "\\": 92,
-    "'": 39,
-    '"': 34,
-    "?": 63,
-}
-# ProjectorConfig and its messages (projector_config.proto): field -> "str", "int" or a message
-_MESSAGES: dict[str, dict[str, Any]] = {
-    "ProjectorConfig": {
-        "model_checkpoint_path": "str",
-        "model_checkpoint_dir": "str",
-        "embeddings": "EmbeddingInfo",
-    },
-    "EmbeddingInfo": {
-        "tensor_name": "str",
-        "metadata_path": "str",
-        "bookmarks_path": "str",
-        "tensor_shape": "int",
-        "sprite": "SpriteMetadata",
-        "tensor_path": "str",
-    },
-    "SpriteMetadata": {"image_path": "str", "single_image_dim": "int"},
-}
-_REPEATED = {"embeddings", "tensor_shape", "single_image_dim"}
-
-
-def _unquote(literal: str, where: str) -> str:
-    body = literal[1:-1]
-
-    def one(match: re.Match[str]) -> str:
-        octal, hexa, simple = match.groups()
-        if octal is not None:
-            return chr(int(octal, 8))
-        if hexa is not None:
-            return chr(int(hexa, 16))
-        if simple in _SIMPLE:
-            return chr(_SIMPLE[simple])
-        raise ValueError(f"{where}: unknown escape \\{simple} in the string {literal[:60]}")
-
-    latin = _STRING_ESCAPE.sub(one, body.encode("utf-8").decode("latin-1"))  # bytes as chars
-    return latin.encode("latin-1").decode("utf-8")
-
-
-def _tokens(text: str, path: Path) -> list[tuple[str, str, int]]:
-    tokens, pos = [], 0
-    while pos < len(text):
-        match = _TOKEN.match(text, pos)
-        if match is None:
-            line = text.count("\n", 0, pos) + 1
-            raise ValueError(
-                f"{path}, line {line}: cannot read {text[pos : pos + 20]!r} "
-                "(not protobuf text format)"
-            )
-        kind = match.lastgroup
-        if kind is not None:
-            tokens.append((kind, match.group(kind), text.count("\n", 0, pos) + 1))
-        pos = match.end()
-    return tokens
-
-
-def _parse_message(
-    tokens: list, i: int, kind: str, path: Path, closing: str | None
-) -> tuple[dict, int]:
-    fields = _MESSAGES[kind]
-    out: dict[str, Any] = {name: [] for name in fields if name in _REPEATED}
-    while i < len(tokens):
-        tok_kind, value, line = tokens[i]
-        where = f"{path}, line {line}"
-        if closing is not None and value == closing and tok_kind == "punct":
-            return out, i + 1
-        if tok_kind != "word" or value not in fields:
-            raise ValueError(
-                f"{where}: unexpected {value!r} in a {kind} (it has the fields {', '.join(fields)})"
-            )
-        ftype, i = fields[value], i + 1
-        if i < len(tokens) and tokens[i][1] == ":":
-            i += 1
-        if ftype in _MESSAGES:
-            if i >= len(tokens) or tokens[i][1] not in ("{", "<"):
-                raise ValueError(f"{where}: {value} must be followed by {{ ... }}")
-            item, i = _parse_message(
-                tokens, i + 1, ftype, path, "}" if tokens[i][1] == "{" else ">"
-            )
-            values = [item]
-        else:
-            values, i = _parse_values(tokens, i, ftype, value, where)
-        if value in _REPEATED:
-            out[value].extend(values)
-        elif len(values) == 1:
-            out[value] = values[0]
-        else:
-            raise ValueError(f"{where}: {value} is not a repeated field")
-        if i < len(tokens) and tokens[i][1] in (",", ";"):
-            i += 1
-    if closing is not None:
-        raise ValueError(f"{path}: the file ends inside a {kind} (a {closing!r} is missing)")
-    return out, i
-
-
-def _parse_values(tokens: list, i: int, ftype: str, name: str, where: str) -> tuple[list, int]:
-    if i < len(tokens) and tokens[i][1] == "[":  # list syntax: tensor_shape: [3, 4]
-        values, i = [], i + 1
-        while i < len(tokens) and tokens[i][1] != "]":
-            if tokens[i][1] != ",":
-                values.append(_scalar(tokens[i], ftype, name, where))
-            i += 1
-        return values, i + 1
-    if i >= len(tokens):
-        raise ValueError(f"{where}: {name} has no value")
-    if ftype == "str":  # adjacent string literals are concatenated, as in protobuf
-        parts = []
-        while i < len(tokens) and tokens[i][0] == "string":
-            parts.append(_scalar(tokens[i], ftype, name, where))
-            i += 1
-        if not parts:
-            raise ValueError(f"{where}: {name} must be a quoted string, got {tokens[i][1]!r}")
-        return ["".join(parts)], i
-    return [_scalar(tokens[i], ftype, name, where)], i + 1
-
-
-def _scalar(token: tuple[str, str, int], ftype: str, name: str, where: str) -> Any:
-    kind, value, _ = token
-    if ftype == "str":
-        if kind != "string":
-            raise ValueError(f"{where}: {name} must be a quoted string, got {value!r}")
-        return _unquote(value, where)
-    try:
-        number = int(value, 0)
-    except ValueError:
-        raise ValueError(f"{where}: {name} must be an integer, got {value!r}") from None
-    if not 0 <= number < 2**32:
-        raise ValueError(f"{where}: {name} must be a uint32, got {number}")
-    return number
-
-
-def read_config(path: PathLike) -> dict[str, Any]:
-    """The ``ProjectorConfig`` in a ``projector_config.pbtxt`` as nested dicts (fields named as
-    in ``projector_config.proto``; repeated fields as lists)."""
-    path = Path(path)
-    size = path.stat().st_size
-    if size > MAX_CONFIG_BYTES:
-        raise ValueError(
-            f"{path} is {size:,} bytes; a projector configuration is at most "
-            f"{MAX_CONFIG_BYTES:,} (it lists a few file names)"
-        )
-    try:
-        text = path.read_bytes().decode("utf-8")
-    except UnicodeDecodeError as err:
-        raise ValueError(f"{path} is not UTF-8 text: {err}") from None
-    config, _ = _parse_message(_tokens(text, path), 0, "ProjectorConfig", path, None)
-    return config
-
-
-def _config_text(name: str, shape: tuple[int, int], metadata: bool) -> str:
-    lines = ["embeddings {", f"  tensor_name: {_quote(name)}"]
-    if metadata:
-        lines.append(f"  metadata_path: {_quote(METADATA_NAME)}")
-    lines += [
-        f"  tensor_shape: {shape[0]}",
-        f"  tensor_shape: {shape[1]}",
-        f"  tensor_path: {_quote(TENSORS_NAME)}",
-        "}",
-        "",
-    ]
-    return "\n".join(lines)
 
 
 # -- writing -----------------------------------------------------------------------------
@@ -415,7 +218,9 @@ def write_projector(
         f.writelines(lines)
     config = folder / CONFIG_NAME
     with atomic_write(config, "w", encoding="utf-8", newline="\n") as f:
-        f.write(_config_text(name, rows.shape, metadata=True))
+        f.write(
+            config_text(name, rows.shape, tensor_path=TENSORS_NAME, metadata_path=METADATA_NAME)
+        )
     return config
 
 

@@ -11,7 +11,8 @@ import pytest
 
 from rowbook.nn import Embedding
 from rowbook.optim import SGD, Adagrad, Adam, RowStats, RowWiseAdagrad, SparseAdam
-from rowbook.optim.row_stats import RowStatsRecorder, record_rows, record_rows_reference
+from rowbook.optim.row_stats import RowStatsRecorder
+from rowbook.optim.row_stats_kernels import record_rows, record_rows_reference
 
 V, D, STEPS = 40, 4, 12
 

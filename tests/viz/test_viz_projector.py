@@ -13,13 +13,13 @@ from hypothesis import strategies as st
 from rowbook.vectors import Vectors
 from rowbook.viz.projector import (
     CONFIG_NAME,
-    MAX_CONFIG_BYTES,
     escape,
     read_config,
     read_projector,
     unescape,
     write_projector,
 )
+from rowbook.viz.projector_config import MAX_CONFIG_BYTES
 
 tensorboard = pytest.importorskip("tensorboard")
 from google.protobuf import text_format  # noqa: E402
