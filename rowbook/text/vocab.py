@@ -223,6 +223,13 @@ class Vocab:
         return [self._itos[i] for i in ids.tolist()]
 
     # ----------------------------------------------------------------- files
+    def get_params(self) -> dict[str, Any]:
+        """The constructor's parameters (JSON values): ``Vocab(**vocab.get_params())`` is an
+        unfitted copy."""
+        params = {k: getattr(self, k) for k in _FIELDS}
+        params["extra_specials"] = list(self.extra_specials)
+        return params
+
     def to_dict(self) -> dict[str, Any]:
         """Versioned JSON-ready form."""
         self._check_fitted()

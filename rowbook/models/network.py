@@ -1,5 +1,5 @@
-"""What the models trained by :class:`~rowbook.training.Trainer` share: one saved file that
-holds the whole training loop, and ``resume`` from it.
+"""The network family: models trained by :class:`~rowbook.training.Trainer`, one saved file
+that holds the whole training loop, and ``resume`` from it.
 
 A model here keeps, once fitted, its *extras* (a fitted text pipeline, the class labels:
 whatever it needs besides the network), the network and the Trainer. Its saved file
@@ -9,25 +9,67 @@ moments, the shuffle's random state, history, epoch); the Trainer writes that sa
 as its checkpoint after every epoch, so a checkpoint *is* a saved model, and
 ``fit(..., resume=path)`` rebuilds the network and the loop from it and carries on.
 
-A subclass implements ``_build(extras) -> (network, optimizer)``,
-``_trainer_for(network, optimizer) -> Trainer``, ``_extras_to_state`` and
-``_extras_from_state``.
+A subclass of :class:`NetworkModel` implements ``_build(extras) -> (network,
+optimizer)``, ``_trainer_for(network, optimizer) -> Trainer``, ``_extras_to_state`` and
+``_extras_from_state``; whether a file may be resumed is the one rule of
+:meth:`Model._resume_state <rowbook.models.base.Model._resume_state>`. The text models
+keep their :class:`~rowbook.text.TextPipeline` as its own versioned document
+(:meth:`TextPipeline.to_dict <rowbook.text.TextPipeline.to_dict>`, fitted or not).
+
+The optimizer choice they share is one table: an embedding table looked up with
+``sparse=True`` gets a row-sparse gradient that :class:`~rowbook.optim.SparseAdam` steps
+lazily, and the dense layers after it get :class:`~rowbook.optim.Adam`
+(:func:`build_optimizer`).
 """
 
 from __future__ import annotations
 
+import json
 import os
-from pathlib import Path
-from typing import Any, ClassVar
+from abc import abstractmethod
+from typing import Any, ClassVar, Literal
 
 from rowbook.checks import ParameterError
-from rowbook.models._pipeline_state import same_json
-from rowbook.models.base import Model, read_model_file
-from rowbook.nn.module import Module
+from rowbook.models.base import Model
+from rowbook.nn.module import Module, Parameter
+from rowbook.optim import SGD, Adam, OptimizerChain, SparseAdam
 from rowbook.text import TextPipeline
 from rowbook.training import History, Trainer
 
-__all__ = ["_TrainerModel", "check_tokens_kept"]
+__all__ = [
+    "DEFAULT_LR",
+    "NetworkModel",
+    "OptimizerName",
+    "build_optimizer",
+    "check_tokens_kept",
+    "pipeline_of_0_1",
+    "sparse_table",
+]
+
+OptimizerName = Literal["adam", "sgd", "sparse_adam"]
+#: The learning rate of each optimizer when a model's ``lr`` is None.
+DEFAULT_LR = {"adam": 1e-2, "sparse_adam": 1e-2, "sgd": 0.1}
+
+
+def sparse_table(optimizer: OptimizerName) -> bool:
+    """Whether the embedding lookup should produce row-sparse gradients for ``optimizer``.
+
+    >>> sparse_table("sparse_adam"), sparse_table("adam")
+    (True, False)
+    """
+    return optimizer in ("sgd", "sparse_adam")
+
+
+def build_optimizer(optimizer: OptimizerName, net: Module, table: Parameter, lr: float) -> Any:
+    """``Adam`` or ``SGD`` over every parameter, or ``SparseAdam`` (table) + ``Adam`` (rest)."""
+    params = list(net.parameters())
+    if optimizer == "adam":
+        return Adam(params, lr=lr)
+    if optimizer == "sgd":
+        return SGD(params, lr=lr)
+    rest = [p for p in params if p is not table]
+    sparse = SparseAdam([table], lr=lr)
+    return OptimizerChain(sparse, Adam(rest, lr=lr)) if rest else sparse
 
 
 def check_tokens_kept(pipeline: TextPipeline, min_count: int) -> TextPipeline:
@@ -52,18 +94,19 @@ def check_tokens_kept(pipeline: TextPipeline, min_count: int) -> TextPipeline:
     return pipeline
 
 
-class _TrainerModel(Model):
-    """Base of the models trained by a :class:`~rowbook.training.Trainer` (not itself a model)."""
+class NetworkModel(Model):
+    """Base of the models trained by a :class:`~rowbook.training.Trainer` (abstract: not a model)."""
 
-    #: Parameters a resumed run may change; every other one must equal the saved model's.
     _run_only: ClassVar[tuple[str, ...]] = ("epochs", "patience", "progress")
 
     # -- what a subclass provides -----------------------------------------------------
+    @abstractmethod
     def _build(self, extras: dict[str, Any]) -> tuple[Module, Any]:
-        raise NotImplementedError
+        """The network and its optimizer, for ``extras``."""
 
+    @abstractmethod
     def _trainer_for(self, net: Module, optimizer: Any) -> Trainer:
-        raise NotImplementedError
+        """The training loop of ``net``."""
 
     def _extras_to_state(self, extras: dict[str, Any]) -> dict[str, Any]:
         return {}
@@ -72,37 +115,6 @@ class _TrainerModel(Model):
         return {}
 
     # -- training ---------------------------------------------------------------------
-    def _resume_state(self, resume: str | os.PathLike[str] | None) -> dict[str, Any] | None:
-        """The saved state to continue from; None to start afresh (no ``resume``, or a path
-        not written yet, so the same path can be given as ``checkpoint`` and ``resume``)."""
-        if resume is None or not Path(resume).exists():
-            return None
-        document = read_model_file(resume)
-        name = type(self).__name__
-        if document["class"] != name:
-            raise ValueError(
-                f"cannot resume from {resume}: it holds a {document['class']} model, not a {name}"
-            )
-        if document["state_version"] != self._state_version:
-            raise ValueError(
-                f"cannot resume from {resume}: it holds {name} state version "
-                f"{document['state_version']}, and this rowbook continues version "
-                f"{self._state_version} only"
-            )
-        theirs, ours = document["params"], self._params_to_json()
-        diff = {
-            k: (theirs.get(k), v)
-            for k, v in ours.items()
-            if k not in self._run_only and not same_json(theirs.get(k), v)
-        }
-        if diff:
-            changed = "; ".join(f"{k} saved {a!r}, now {b!r}" for k, (a, b) in diff.items())
-            raise ValueError(
-                f"cannot resume from {resume}: it was saved with other parameters ({changed}); "
-                f"resume with the saved ones (only {', '.join(self._run_only)} may change)"
-            )
-        return document["state"]
-
     def _train(
         self,
         extras: dict[str, Any],
@@ -145,3 +157,38 @@ class _TrainerModel(Model):
     def history_(self) -> History:
         """Per-epoch metrics of training (:class:`~rowbook.training.History`)."""
         return self._learned("trainer", "history_").history
+
+
+def pipeline_of_0_1(data: dict[str, Any] | None) -> dict[str, Any] | None:
+    """A pipeline as rowbook 0.1 kept it in a model file, as a
+    :mod:`~rowbook.text.pipeline_file` document (the one step from state version 1).
+
+    >>> from rowbook.text import Vocab
+    >>> old = {"normalizer": None, "tokenizer": {"type": "char", "graphemes": False},
+    ...        "vocab": {"settings": Vocab().get_params()}, "fitted": False}
+    >>> TextPipeline.from_dict(pipeline_of_0_1(old)).fit(["ab"]).encode("ba").tolist()
+    [3, 2]
+    """
+    if data is None:
+        return None
+    tokenizer, vocab = data["tokenizer"], data["vocab"]
+    if tokenizer is not None and tokenizer["type"] == "bpe":
+        if tokenizer["file"] is None:
+            tokenizer = {"type": "byte_level_bpe", "settings": tokenizer["params"]}
+        else:
+            tokenizer = {
+                "type": "byte_level_bpe",
+                "model": json.loads(tokenizer["file"]),
+                "cache_size": tokenizer["params"]["cache_size"],
+            }
+    if vocab is not None:
+        vocab = vocab["fitted"] if "fitted" in vocab else {"settings": vocab["settings"]}
+    return {
+        "format": "rowbook",
+        "kind": "text_pipeline",
+        "version": 2,
+        "fitted": data["fitted"],
+        "normalizer": data["normalizer"],
+        "tokenizer": tokenizer,
+        "vocab": vocab,
+    }
