@@ -106,7 +106,7 @@ def naive_train_ms(
     counting = time.perf_counter() - start
     tokens = [bytes([b]) for b in range(256)]  # same ids as rowbook up to a permutation
     start = time.perf_counter()
-    learn_merges_recount(words, tokens, 256 + n_merges, min_frequency=2)
+    learn_merges_recount(words, tokens, 256 + n_merges, min_count=2)
     merging = time.perf_counter() - start
     return 1e3 * (counting + merging / n_merges * total_merges), 1e3 * (counting + merging)
 

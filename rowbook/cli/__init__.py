@@ -101,6 +101,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             warnings.showwarning = lambda message, *_, **__: print(
                 f"{prog}: warning: {' '.join(str(message).split())}", file=sys.stderr
             )
+            for note in getattr(args, "renamed", ()):  # an old option spelling: end users are
+                warnings.warn(note, FutureWarning, stacklevel=1)  # warned with FutureWarning
             return args.run(args)
     except KeyboardInterrupt:
         print(f"\n{prog}: interrupted", file=sys.stderr)

@@ -21,6 +21,7 @@ from collections.abc import Callable, Collection, Iterator, Sequence
 from pathlib import Path
 from typing import Any, NoReturn
 
+from rowbook._deprecation import renamed_message
 from rowbook.corpus_files import STDIN, check_regular_file, iter_lines, source_files
 
 __all__ = [
@@ -30,6 +31,7 @@ __all__ = [
     "HelpFormatter",
     "Parser",
     "add_command",
+    "add_renamed",
     "add_scheduler",
     "add_unicode_errors",
     "check_input_file",
@@ -143,6 +145,41 @@ def add_command(
     )
     parser.set_defaults(run=run, prog=parser.prog, parser=parser)
     return parser
+
+
+class _Renamed(argparse.Action):
+    """An option's old spelling: stores its value as the new option would, and notes the
+    rename in ``args.renamed`` for :func:`rowbook.cli.main` to warn about."""
+
+    def __init__(self, option_strings: Sequence[str], dest: str, *, new: str, **kwargs: Any):
+        super().__init__(option_strings, dest, **kwargs)
+        self.new = new
+
+    def __call__(
+        self,
+        parser: argparse.ArgumentParser,
+        namespace: argparse.Namespace,
+        values: Any,
+        option_string: str | None = None,
+    ) -> None:
+        setattr(namespace, self.dest, values)
+        notes = [*getattr(namespace, "renamed", []), renamed_message(option_string, self.new)]
+        namespace.renamed = notes
+
+
+def add_renamed(parser: argparse.ArgumentParser, old: str, new: str) -> None:
+    """``old``, the spelling of the option ``new`` before it was renamed: accepted for one
+    release, left out of ``--help``, and warned about on standard error when used."""
+    action = parser._option_string_actions[new]
+    parser.add_argument(
+        old,
+        action=_Renamed,
+        new=new,
+        dest=action.dest,
+        type=action.type,
+        metavar=action.metavar,
+        help=argparse.SUPPRESS,
+    )
 
 
 def add_unicode_errors(parser: argparse.ArgumentParser) -> None:

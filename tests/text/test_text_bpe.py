@@ -83,17 +83,17 @@ def test_incremental_trainer_equals_recount_reference(seed):
     rng = random.Random(seed)
     words = random_word_counts(rng)
     tokens = [bytes([b]) for b in range(256)]
-    vocab_size, min_frequency = 256 + rng.randint(1, 60), rng.randint(0, 3)
+    vocab_size, min_count = 256 + rng.randint(1, 60), rng.randint(0, 3)
     fast = train_merges(
         list(words),
         np.array(list(words.values())),
         np.arange(256),
         tokens,
         vocab_size,
-        min_frequency,
+        min_count,
     )
     reference = learn_merges_recount(
-        {tuple(w): c for w, c in words.items()}, tokens, vocab_size, min_frequency=min_frequency
+        {tuple(w): c for w, c in words.items()}, tokens, vocab_size, min_count=min_count
     )
     assert [tuple(row) for row in fast.tolist()] == reference
 
@@ -101,7 +101,7 @@ def test_incremental_trainer_equals_recount_reference(seed):
 @pytest.mark.parametrize("seed", range(10))
 def test_encode_kernel_equals_reference(seed, corpus):
     rng = random.Random(seed)
-    bpe = ByteLevelBPE().fit(corpus, rng.randint(300, 900), min_frequency=rng.randint(0, 3))
+    bpe = ByteLevelBPE().fit(corpus, rng.randint(300, 900), min_count=rng.randint(0, 3))
     ranks = {
         (bpe.vocab[a], bpe.vocab[b]): (r, bpe.vocab[a + b]) for r, (a, b) in enumerate(bpe.merges)
     }
@@ -187,6 +187,22 @@ def test_vocab_size_below_byte_alphabet_plus_specials(vocab_size):
         ByteLevelBPE().fit(["text"], vocab_size, special_tokens=SPECIALS)
 
 
+def test_min_frequency_is_the_old_name_of_min_count():
+    """``min_frequency`` (``tokenizers``' name, rowbook's before 0.2) works and warns."""
+    texts = ["low lower lowest", "newest widest new"] * 3
+    counts = {"low": 5, "lower": 2, "newest": 6, "widest": 3}
+    with pytest.warns(DeprecationWarning, match=r"ByteLevelBPE\.fit\(min_frequency=\.\.\.\)"):
+        old = ByteLevelBPE().fit(texts, 270, min_frequency=3)
+    assert old.merges == ByteLevelBPE().fit(texts, 270, min_count=3).merges
+    with pytest.warns(DeprecationWarning, match=r"fit_word_counts\(min_frequency=\.\.\.\)"):
+        old = ByteLevelBPE().fit_word_counts(counts, 270, min_frequency=3)
+    assert old.merges == ByteLevelBPE().fit_word_counts(counts, 270, min_count=3).merges
+    words, tokens = {(0, 1, 2): 3, (1, 2): 1}, ["a", "b", "c"]
+    with pytest.warns(DeprecationWarning, match=r"learn_merges_recount\(min_frequency=\.\.\.\)"):
+        old = learn_merges_recount(words, tokens, 6, min_frequency=4)
+    assert old == learn_merges_recount(words, tokens, 6, min_count=4) == [(1, 2, 3, 4)]
+
+
 def test_fit_arguments_are_checked_before_reading_the_corpus():
     def corpus():
         raise AssertionError("the corpus was read")
@@ -194,8 +210,8 @@ def test_fit_arguments_are_checked_before_reading_the_corpus():
 
     with pytest.raises(ValueError, match="vocab_size must be an int >= 256"):
         ByteLevelBPE().fit(corpus(), 100)
-    with pytest.raises(ValueError, match="min_frequency must be an int >= 0, got -1"):
-        ByteLevelBPE().fit(corpus(), 300, min_frequency=-1)
+    with pytest.raises(ValueError, match="min_count must be an int >= 0, got -1"):
+        ByteLevelBPE().fit(corpus(), 300, min_count=-1)
     with pytest.raises(TypeError, match="word_counts must map str to int"):
         ByteLevelBPE().fit_word_counts({b"bytes": 3}, 300)
 

@@ -16,7 +16,7 @@ On the BPE paper's toy corpus (no end-of-word symbol here; see
 Examples
 --------
 >>> bpe = ByteLevelBPE().fit_word_counts(
-...     {"low": 5, "lower": 2, "newest": 6, "widest": 3}, vocab_size=263, min_frequency=2)
+...     {"low": 5, "lower": 2, "newest": 6, "widest": 3}, vocab_size=263, min_count=2)
 >>> [(step.token, step.count) for step in bpe.merge_trace]
 [('es', 9), ('est', 9), ('lo', 7), ('low', 7), ('ew', 6), ('new', 6), ('newest', 6)]
 >>> bpe.tokenize("lowest"), bpe.tokenize("newer")
@@ -46,6 +46,7 @@ import numpy as np
 import regex
 from tqdm.auto import tqdm
 
+from rowbook._deprecation import renamed_kwargs
 from rowbook.checks import check_int
 from rowbook.text.bpe import files as bpe_files
 from rowbook.text.bpe.batch import Segments, encode_batch, encode_texts
@@ -122,12 +123,13 @@ class ByteLevelBPE:
         self._fitted = False
 
     # ----------------------------------------------------------------- training
+    @renamed_kwargs(min_frequency="min_count")
     def fit(
         self,
         texts: Iterable[str],
         vocab_size: int,
         *,
-        min_frequency: int = 2,
+        min_count: int = 2,
         special_tokens: Sequence[str] = (),
         show_progress: bool = False,
         limit_alphabet: int | None = None,
@@ -143,9 +145,10 @@ class ByteLevelBPE:
             The training corpus, read once (a generator is fine).
         vocab_size : int
             Final size: special tokens + 256 byte symbols + merges. Fewer if the pairs
-            run out or drop below ``min_frequency``.
-        min_frequency : int, default 2
-            Stop when the most frequent pair occurs fewer times than this.
+            run out or drop below ``min_count``.
+        min_count : int, default 2
+            Stop when the most frequent pair occurs fewer times than this: ``tokenizers``'
+            ``min_frequency`` (that name is still accepted, with a ``DeprecationWarning``).
         special_tokens : Sequence[str], default ()
             Tokens given the first ids, never split, and cut out of the training text.
         show_progress : bool, default False
@@ -153,7 +156,7 @@ class ByteLevelBPE:
         limit_alphabet, initial_alphabet, max_token_length
             ``tokenizers``' ``BpeTrainer`` options; see :mod:`rowbook.text.bpe.options`.
         """
-        check_fit_args(vocab_size, min_frequency, special_tokens)
+        check_fit_args(vocab_size, min_count, special_tokens)
         options = {
             "limit_alphabet": limit_alphabet,
             "initial_alphabet": initial_alphabet,
@@ -166,7 +169,7 @@ class ByteLevelBPE:
         return self.fit_word_counts(
             counts,
             vocab_size,
-            min_frequency=min_frequency,
+            min_count=min_count,
             special_tokens=list(special_tokens),
             **options,
         )
@@ -203,19 +206,21 @@ class ByteLevelBPE:
                     counts.update(self._pretokenize(piece))
         return counts
 
+    @renamed_kwargs(min_frequency="min_count")
     def fit_word_counts(
         self,
         word_counts: Mapping[str, int],
         vocab_size: int,
         *,
-        min_frequency: int = 2,
+        min_count: int = 2,
         special_tokens: Sequence[str] = (),
         limit_alphabet: int | None = None,
         initial_alphabet: Sequence[str] = (),
         max_token_length: int | None = None,
     ) -> ByteLevelBPE:
-        """Learn merges from already pre-tokenized words and their frequencies."""
-        specials = check_fit_args(vocab_size, min_frequency, special_tokens)
+        """Learn merges from already pre-tokenized words and their frequencies (the
+        parameters as in :meth:`fit`)."""
+        specials = check_fit_args(vocab_size, min_count, special_tokens)
         alphabet = check_trainer_options(limit_alphabet, initial_alphabet, max_token_length)
         for word, count in word_counts.items():
             if not isinstance(word, str) or not isinstance(count, int | np.integer) or count < 0:
@@ -223,7 +228,7 @@ class ByteLevelBPE:
         vocab, merges, trace = learn(
             word_counts,
             vocab_size,
-            min_frequency,
+            min_count,
             specials,
             initial_alphabet=alphabet,
             max_token_length=max_token_length,

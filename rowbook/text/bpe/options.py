@@ -25,7 +25,7 @@ from rowbook.text.bpe.bytelevel import byte_alphabet
 __all__ = ["check_fit_args", "check_trainer_options", "special_regex"]
 
 
-def check_fit_args(vocab_size: Any, min_frequency: Any, special_tokens: Any) -> list[str]:
+def check_fit_args(vocab_size: Any, min_count: Any, special_tokens: Any) -> list[str]:
     """The special tokens as a list, after checking the three basic training arguments."""
     if isinstance(special_tokens, str):
         raise TypeError(f"special_tokens must be a sequence of str, got the str {special_tokens!r}")
@@ -41,8 +41,8 @@ def check_fit_args(vocab_size: Any, min_frequency: Any, special_tokens: Any) -> 
             f"vocab_size must be an int >= {base} (256 byte symbols + {base - 256} "
             f"special tokens), got {vocab_size!r}"
         )
-    if not isinstance(min_frequency, int) or min_frequency < 0:
-        raise ValueError(f"min_frequency must be an int >= 0, got {min_frequency!r}")
+    if not isinstance(min_count, int) or min_count < 0:
+        raise ValueError(f"min_count must be an int >= 0, got {min_count!r}")
     return specials
 
 
