@@ -59,10 +59,12 @@ def vocab_order(
     [2, 1, 0]
     >>> vocab_order(keys, np.arange(3), np.array([2, 2, 5]), "alphabetical").tolist()
     [2, 0, 1]
+    >>> vocab_order(keys, np.array([2, 1]), np.array([2, 2]), "alphabetical").tolist()  # b, c
+    [1, 0]
     """
     if ties == "alphabetical":
         return np.array(
-            sorted(range(len(ids)), key=lambda i: (-counts[i], keys[i])), dtype=np.int64
+            sorted(range(len(ids)), key=lambda i: (-counts[i], keys[ids[i]])), dtype=np.int64
         )
     return np.lexsort((-ids, -counts))  # gensim: descending count, later first sighting first
 
