@@ -66,7 +66,9 @@ def test_cache_gives_the_same_ids_as_a_cold_encoder(corpus):
     longest = max(len(set(regex.findall(GPT2_PATTERN, t))) for t in corpus[:100])
     for text in corpus[:100]:
         assert small.encode(text).ids == big.encode(text).ids
-        assert len(small._cache) <= max(5, longest)  # emptied when full, refilled by one text
+        assert len(small._encoder.cache) <= max(
+            5, longest
+        )  # emptied when full, refilled by one text
 
 
 def random_word_counts(rng: random.Random) -> dict[bytes, int]:
@@ -107,8 +109,10 @@ def test_encode_kernel_equals_reference(seed, corpus):
     }
     words = [w.encode() for t in rng.sample(corpus, 40) for w in re.findall(r"\S+|\s+", t)]
     words += [b"a" * 300, b"ab" * 150, "é".encode() * 50]
-    got = encode_words(words, bpe._byte_ids, bpe._merge_table)
-    assert got == [encode_word_reference(bpe._byte_ids[list(w)].tolist(), ranks) for w in words]
+    got = encode_words(words, bpe._encoder.byte_ids, bpe._encoder.merge_table)
+    assert got == [
+        encode_word_reference(bpe._encoder.byte_ids[list(w)].tolist(), ranks) for w in words
+    ]
 
 
 def paper_algorithm_1(vocab: dict[str, int], num_merges: int) -> list[tuple[str, str]]:
