@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import Any, NoReturn
 
 from rowbook._deprecation import renamed_message
+from rowbook.checks import ParameterError
 from rowbook.corpus_files import STDIN, check_regular_file, iter_lines, source_files
 
 __all__ = [
@@ -37,6 +38,7 @@ __all__ = [
     "check_input_file",
     "check_output_path",
     "check_words",
+    "cli_error",
     "flag_for",
     "format_table",
     "print_json",
@@ -127,6 +129,17 @@ def flag_for(name: str, options: Collection[str] | None = None) -> str | None:
     if options is None:
         return spellings[0]
     return next((flag for flag in spellings if flag in options), None)
+
+
+def cli_error(err: ParameterError, flags: dict[str, str]) -> ValueError:
+    """``err`` said with the flag of its parameter (``flags``: this command's parameter -> flag);
+    a parameter the command does not list (``errors``, say) is left to :func:`rowbook.cli.main`,
+    which names it by :func:`flag_for`.
+
+    >>> str(cli_error(ParameterError("vector_size", 0, "an integer >= 1"), {"vector_size": "--vector-size"}))
+    '--vector-size must be an integer >= 1, got 0'
+    """
+    return ValueError(err.message_for(flags[err.name])) if err.name in flags else err
 
 
 def add_command(
