@@ -11,11 +11,15 @@ module         commands
 ``misc``       ``demo``, ``bench``
 ``text``       ``tokenize``
 ``vocab``      ``vocab``
-``train``      ``train word2vec``, ``train glove``, ``train fasttext``, ``train nplm`` (options in ``train_options``)
+``train``      ``train word2vec``, ``train glove``, ``train fasttext``, ``train nplm`` (parsers in ``train_options``)
 ``cooccur``    ``cooccur`` (GloVe's counting alone; ``train glove`` trains on its file)
 ``query``      ``neighbors``, ``analogy``, ``similarity``, ``evaluate``
 ``files``      ``plot``, ``convert``
 =============  ====================================================================
+
+Shared by several: ``_common`` (the parser, one-line errors, input lines, tables),
+``options`` (the model options, read from the models' signatures), ``corpus`` (how the
+word-vector commands read CORPUS), ``_cluster`` (``--scheduler``), ``_vectorio`` (vector files).
 """
 
 from __future__ import annotations

@@ -12,10 +12,12 @@ learning-rate schedule). ``--checkpoint FILE`` saves the model there after every
 exit status 130) loses at most the epoch in progress. ``train nplm`` holds out
 ``--val-fraction`` of the lines and reports training and held-out perplexity apart.
 
-word2vec and GloVe read lines lower-cased and split into words, punctuation dropped (as
-gensim's ``simple_preprocess`` reads them), unless ``--keep-case`` or ``--tokenizer
-whitespace``. ``--scheduler ADDRESS`` counts the corpus on Dask and trains here on the
-counts (:mod:`rowbook.cli._cluster`). The options are defined in
+word2vec, GloVe and fastText read CORPUS as :mod:`rowbook.cli.corpus` says. A word-vector
+command decides once, before it makes or loads a model, where its counts come from
+(:func:`counts_source`): GloVe's co-occurrence file (``train glove counts.npz``, see
+:mod:`rowbook.cli.cooccur`), counting on Dask (``--scheduler ADDRESS``, see
+:mod:`rowbook.cli._cluster`; the epochs run here), or a pass over CORPUS here; the options
+that do not go with that source are refused then, in one line. The parsers are in
 :mod:`rowbook.cli.train_options`; a parameter the model refuses is reported with its flag
 (:meth:`rowbook.checks.ParameterError.message_for`).
 """
@@ -46,9 +48,9 @@ __all__ = [
     "CORPUS",
     "COUNTS_FILE",
     "SCHEDULER",
+    "counts_source",
     "run_nplm",
     "run_word_vectors",
-    "word_counts_source",
 ]
 
 
@@ -108,12 +110,12 @@ def _make_model(args: argparse.Namespace, **extra: Any) -> Any:
 
 # -- word2vec, GloVe, fastText --------------------------------------------------------------
 
-#: Where a word-vector command's counts come from (:func:`word_counts_source`): GloVe's
+#: Where a word-vector command's counts come from (:func:`counts_source`): GloVe's
 #: co-occurrence file, counting on ``--scheduler``, or a pass over CORPUS on this machine.
 COUNTS_FILE, SCHEDULER, CORPUS = "counts file", "scheduler", "corpus"
 
 
-def word_counts_source(args: argparse.Namespace) -> str:
+def counts_source(args: argparse.Namespace) -> str:
     """The one decision of a word-vector command: where its counts come from, with the
     options that do not go with that source refused (``--init`` continues a saved model on
     the scheduler's counts or the corpus's; a counts file refuses it)."""
@@ -202,7 +204,7 @@ def run_word_vectors(args: argparse.Namespace) -> int:
     for path in (args.checkpoint, args.save_model):
         if path is not None:
             check_output_path(path)
-    source = word_counts_source(args)
+    source = counts_source(args)
     if args.init:
         _check_init(args)
     resume = _check_resume(args)

@@ -13,7 +13,7 @@ from collections import Counter
 from pathlib import Path
 from typing import Any
 
-from rowbook.cli._cluster import counting
+from rowbook.cli._cluster import check_options, counting
 from rowbook.cli._common import (
     add_command,
     add_renamed,
@@ -33,6 +33,8 @@ __all__ = ["register", "run_vocab"]
 
 def run_vocab(args: argparse.Namespace) -> int:
     out = check_output_path(args.output)
+    if args.scheduler:
+        check_options(args)
     if args.tokenizer == "bpe":
         return _fit_bpe(args, out)
     tokenizer = make_tokenizer(args.tokenizer, lower=args.lower)
