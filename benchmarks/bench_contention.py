@@ -145,7 +145,7 @@ def _glove_matrix(sentences) -> tuple:
 def rowbook_glove(sentences, workers: int, epochs: int, seed: int) -> Callable[[], object]:
     X, keys = _glove_matrix(sentences)
     model = GloVe(workers=workers, epochs=epochs, seed=seed, **GLOVE)
-    return lambda: sum(p.seconds for p in model.fit_cooccurrence(X, keys).history)
+    return lambda: sum(p.seconds for p in model.fit_cooccurrence(X, keys).history_)
 
 
 #: trainer -> (rowbook, gensim or None, what the speed counts)

@@ -33,8 +33,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from benchmarks.corpora import newsarticles_tokens
 from benchmarks.timing import machine, print_targets
-from rowbook.models.glove import GloVe
-from rowbook.models.word2vec import DEFAULT_LR, Word2Vec
+from rowbook.models.word_vectors.glove import GloVe
+from rowbook.models.word_vectors.word2vec import DEFAULT_LR, Word2Vec
 
 PARAMS = {
     "vector_size": 100,
@@ -110,7 +110,7 @@ def train_rowbook(
     start = time.perf_counter()
     model = Word2Vec(architecture=architecture, seed=seed, lr=lr, **params).fit(sentences)
     seconds = time.perf_counter() - start
-    return seconds, gensim_scores(model.index_to_key, model.W_in), rowbook_scores(model.vectors)
+    return seconds, gensim_scores(model.index_to_key_, model.W_in_), rowbook_scores(model.vectors)
 
 
 def _runs(train, sentences, architecture: str, params: dict, seeds: int):
@@ -186,7 +186,7 @@ def main(argv: list[str] | None = None) -> int:
             seconds,
             float("nan"),
             scores,
-            f"{glove.n_records} co-occurrence records",
+            f"{glove.n_records_} co-occurrence records",
         )
     print(
         "\nwords/s = corpus tokens x epochs / fit time (median); scores (mean over seeds) by "

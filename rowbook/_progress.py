@@ -5,7 +5,7 @@ records) with a rate and an ETA, and shows the latest metrics beside it. When st
 error is not a terminal (a log file, a pipe, CI), a bar redrawn into the log would be
 noise, so one plain line is printed per epoch instead. The shared loop
 (:class:`rowbook.training.Trainer`) and the word-vector trainers
-(:class:`rowbook.models._fitting.ProgressReporter`) both report through
+(:class:`rowbook.models.word_vectors.jobs.ProgressReporter`) both report through
 :class:`ProgressBar`.
 """
 

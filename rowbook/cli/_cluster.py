@@ -175,7 +175,7 @@ def _glove_vocab(model: Any, counts: Any) -> tuple[tuple[str, ...], Any]:
     """GloVe's vocabulary from word counts (its ``fit`` chooses the same): ``min_count``,
     ties alphabetical, the ``max_vocab`` most frequent; keys and their counts."""
     from rowbook.data.counted_vocab import vocab_from_counts
-    from rowbook.models._word_models import check_vocab
+    from rowbook.models.word_vectors.state import check_vocab
 
     vocab = vocab_from_counts(counts, min_count=model.min_count, ties="alphabetical")
     check_vocab(vocab, model.min_count)

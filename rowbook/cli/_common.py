@@ -164,9 +164,11 @@ class _Renamed(argparse.Action):
     """An option's old spelling: stores its value as the new option would, and notes the
     rename in ``args.renamed`` for :func:`rowbook.cli.main` to warn about."""
 
-    def __init__(self, option_strings: Sequence[str], dest: str, *, new: str, **kwargs: Any):
+    def __init__(
+        self, option_strings: Sequence[str], dest: str, *, new: str, since: str, **kwargs: Any
+    ):
         super().__init__(option_strings, dest, **kwargs)
-        self.new = new
+        self.new, self.since = new, since
 
     def __call__(
         self,
@@ -176,18 +178,20 @@ class _Renamed(argparse.Action):
         option_string: str | None = None,
     ) -> None:
         setattr(namespace, self.dest, values)
-        notes = [*getattr(namespace, "renamed", []), renamed_message(option_string, self.new)]
+        note = renamed_message(option_string, self.new, self.since)
+        notes = [*getattr(namespace, "renamed", []), note]
         namespace.renamed = notes
 
 
-def add_renamed(parser: argparse.ArgumentParser, old: str, new: str) -> None:
-    """``old``, the spelling of the option ``new`` before it was renamed: accepted for one
-    release, left out of ``--help``, and warned about on standard error when used."""
+def add_renamed(parser: argparse.ArgumentParser, old: str, new: str, *, since: str) -> None:
+    """``old``, the spelling of the option ``new`` before rowbook ``since`` renamed it:
+    accepted for one release, left out of ``--help``, and warned about on standard error."""
     action = parser._option_string_actions[new]
     parser.add_argument(
         old,
         action=_Renamed,
         new=new,
+        since=since,
         dest=action.dest,
         type=action.type,
         metavar=action.metavar,

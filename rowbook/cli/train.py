@@ -230,7 +230,7 @@ def run_word_vectors(args: argparse.Namespace) -> int:
 
 
 def _epochs_done(model: Any) -> int:
-    return len(model.history) if model.is_fitted else 0
+    return len(model.history_) if model.is_fitted else 0
 
 
 def _summary(
@@ -242,9 +242,9 @@ def _summary(
     epochs_before: int,
     resume: str | None,
 ) -> str:
-    vectors, history = model.vectors, model.history
-    if hasattr(model, "n_records"):  # GloVe trains on co-occurrence records
-        what = f"{model.n_records:,} co-occurrence records, final cost {history[-1].loss:.4g}"
+    vectors, history = model.vectors, model.history_
+    if hasattr(model, "n_records_"):  # GloVe trains on co-occurrence records
+        what = f"{model.n_records_:,} co-occurrence records, final cost {history[-1].loss:.4g}"
     else:
         what = f"{history[-1].total_words:,} corpus words"
     how = _resumed(args.init, "more, on a model loaded") or _resumed(resume)

@@ -201,7 +201,7 @@ def register(commands: Any) -> None:
         metavar="N",
         help="keep at most N entries, the most frequent, specials included (required for bpe)",
     )
-    add_renamed(p, "--max-size", "--max-vocab")
+    add_renamed(p, "--max-size", "--max-vocab", since="0.2")
     p.add_argument(
         "--top",
         type=int,

@@ -6,7 +6,7 @@ file is the cut between counting and training for when they happen apart: ``rowb
 cooccur CORPUS -o counts.npz`` (or :func:`save_cooccurrence`) writes the matrix with its
 vocabulary and how it was counted, and ``rowbook train glove --cooccurrence counts.npz``
 (or :func:`load_cooccurrence` and :meth:`GloVe.fit_cooccurrence
-<rowbook.models.glove.GloVe.fit_cooccurrence>`) trains on it.
+<rowbook.models.word_vectors.glove.GloVe.fit_cooccurrence>`) trains on it.
 
 The file is a rowbook ``.npz`` (:func:`rowbook.io.save_state`, no pickle) of kind
 ``"cooccurrence"``: the words (``keys``) and their corpus ``counts``, the CSR arrays of the

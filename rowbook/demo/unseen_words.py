@@ -40,7 +40,7 @@ def unseen_words(ctx: Context) -> dict[str, Any]:
     echo(f"  {' '.join(corpus[0])!r}")
     echo(
         f"fastText skip-gram, n-grams {SETTINGS['minn']}-{SETTINGS['maxn']}: {len(vectors)} words + "
-        f"{SETTINGS['bucket']:,} n-gram buckets = {model.W_in.shape[0]:,} rows x {vectors.vector_size} dims\n"
+        f"{SETTINGS['bucket']:,} n-gram buckets = {model.W_in_.shape[0]:,} rows x {vectors.vector_size} dims\n"
     )
 
     stems = made_up_stems(120, ctx.seed)

@@ -48,7 +48,7 @@ def word_vectors(ctx: Context) -> dict[str, Any]:
     echo("".join(f"  {' '.join(s)!r}\n" for s in corpus[:2]))
     echo(
         f"skip-gram, negative sampling, {SETTINGS['epochs']} epochs: {len(vectors)} words x "
-        f"{vectors.vector_size} dims in {sum(p.seconds for p in model.history):.1f} s\n"
+        f"{vectors.vector_size} dims in {sum(p.seconds for p in model.history_):.1f} s\n"
     )
 
     neighbors = {w: vectors.most_similar(w, topn=4) for w in QUERIES}

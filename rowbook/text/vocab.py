@@ -57,7 +57,7 @@ class Vocab:
         More reserved symbols, after all of the above.
     """
 
-    @renamed_kwargs(max_size="max_vocab")
+    @renamed_kwargs(max_size="max_vocab", since="0.2")
     def __init__(
         self,
         *,
@@ -100,7 +100,7 @@ class Vocab:
         self.specials = tuple(specials)
         self._itos: list[str] | None = None
 
-    max_size = renamed_attribute("max_vocab")
+    max_size = renamed_attribute("max_size", "max_vocab", since="0.2")
 
     # ----------------------------------------------------------------- fitting
     def fit(self, documents: Iterable[Iterable[str]]) -> Vocab:

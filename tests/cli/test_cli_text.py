@@ -174,8 +174,8 @@ def test_vocab_max_size_is_the_old_spelling_of_max_vocab(run, tmp_path, monkeypa
     assert result.code == 0, result
     assert json.loads((tmp_path / "v.json").read_text())["vocab"]["max_vocab"] == 3
     assert result.err == (
-        "rowbook vocab: warning: --max-size is renamed --max-vocab; "
-        "the old name works until rowbook 0.3\n"
+        "rowbook vocab: warning: --max-size is deprecated since rowbook 0.2 and will be "
+        "removed in the next release; use --max-vocab\n"
     )
     assert "--max-size" not in run("vocab", "--help").out
 

@@ -90,7 +90,7 @@ def test_glove_equals_the_api(run, corpus_txt, tmp_path):
     got = Vectors.load(out)
     assert got.index_to_key == expected.index_to_key
     np.testing.assert_array_equal(got.vectors, expected.vectors)
-    assert f"{api.n_records:,} co-occurrence records" in result.out
+    assert f"{api.n_records_:,} co-occurrence records" in result.out
 
 
 def test_nplm_table_and_sample(run, tmp_path):
@@ -463,12 +463,12 @@ def test_save_model_then_init_continues_like_the_api(run, corpus_txt, tmp_path, 
     )
     expected = rowbook.load(saved)
     expected.build_vocab(sentences(more), update=True)
-    assert "zebra" in expected.index_to_key
+    assert "zebra" in expected.index_to_key_
     expected.train(sentences(more), epochs=1)
     got = rowbook.Vectors.load(out)
     assert got.index_to_key == expected.vectors.index_to_key
     np.testing.assert_array_equal(got.vectors, expected.vectors.vectors)
-    assert len(rowbook.load(tmp_path / "next.model.npz").history) == 3
+    assert len(rowbook.load(tmp_path / "next.model.npz").history_) == 3
 
 
 def test_init_errors(run, one_line_error, corpus_txt, tmp_path):

@@ -6,17 +6,19 @@ import numpy as np
 import pytest
 
 from rowbook.data import huffman_tree, negative_guide, negative_table, sample_thresholds
-from rowbook.models._w2v_kernels import (
+from rowbook.models.word_vectors.word2vec_kernels import (
+    hierarchical_softmax_step,
+    negative_sampling_step,
+    train_job,
+)
+from rowbook.models.word_vectors.word2vec_reference import (
     cbow_step_reference,
     draw_negatives_reference,
     hierarchical_softmax_reference,
-    hierarchical_softmax_step,
     negative_sampling_reference,
-    negative_sampling_step,
     skipgram_step_reference,
-    train_job,
+    train_job_reference,
 )
-from rowbook.models._w2v_reference import train_job_reference
 
 V, D = 40, 16
 

@@ -75,10 +75,15 @@ def test_save_load_round_trip(tmp_path):
 def test_max_size_is_the_old_name_of_max_vocab():
     """``max_size`` (before 0.2) still works as keyword and attribute, with a warning."""
     docs = [list("abracadabra")]
-    with pytest.warns(DeprecationWarning, match=r"Vocab\(max_size=\.\.\.\) is renamed max_vocab"):
+    with pytest.warns(
+        DeprecationWarning,
+        match=r"Vocab\(max_size=\.\.\.\) is deprecated.*use Vocab\(max_vocab=\.\.\.\)",
+    ):
         old = Vocab(max_size=4).fit(docs)
     assert old.itos == Vocab(max_vocab=4).fit(docs).itos and old.max_vocab == 4
-    with pytest.warns(DeprecationWarning, match=r"Vocab\.max_size is renamed max_vocab"):
+    with pytest.warns(
+        DeprecationWarning, match=r"Vocab\.max_size is deprecated.*use Vocab\.max_vocab"
+    ):
         assert old.max_size == 4
 
 

@@ -138,7 +138,7 @@ def segment(word: str, merges: Sequence[MergeStep], *, end_of_word: str = "</w>"
     return list(symbols)
 
 
-@renamed_kwargs(min_frequency="min_count")
+@renamed_kwargs(min_frequency="min_count", since="0.2")
 def learn_merges_recount(
     words: Mapping[tuple[int, ...], int],
     tokens: Sequence[bytes | str],

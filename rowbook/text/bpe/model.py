@@ -133,7 +133,7 @@ class ByteLevelBPE:
         self._encoder.dropout = check_dropout(value)
 
     # ----------------------------------------------------------------- training
-    @renamed_kwargs(min_frequency="min_count")
+    @renamed_kwargs(min_frequency="min_count", since="0.2")
     def fit(
         self,
         texts: Iterable[str],
@@ -210,7 +210,7 @@ class ByteLevelBPE:
             return count_words_parallel(self._pretokenizer, texts, specials, workers)
         return self._pretokenizer.count_words(texts, specials)
 
-    @renamed_kwargs(min_frequency="min_count")
+    @renamed_kwargs(min_frequency="min_count", since="0.2")
     def fit_word_counts(
         self,
         word_counts: Mapping[str, int],

@@ -1,4 +1,4 @@
-"""What the word-vector trainers share: progress and Hogwild threads.
+"""How the word-vector family trains: jobs on Hogwild threads, and their progress.
 
 Training is split into *jobs* (about 10,000 corpus words each, as in gensim). Worker
 threads take jobs in order from a shared counter and run a numba kernel on each with the
@@ -20,13 +20,17 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+import numpy as np
+
 from rowbook._progress import ProgressBar
 
 __all__ = [
+    "EpochJobs",
     "Progress",
     "ProgressReporter",
     "resolve_workers",
     "run_jobs",
+    "run_schedule",
 ]
 
 
@@ -65,6 +69,27 @@ class Progress:
             f"{self.total_words:,}, words_per_sec={self.words_per_sec:,.0f}{loss}, "
             f"learning_rate={self.learning_rate:.6g}, seconds={self.seconds:.3f})"
         )
+
+
+@dataclass(frozen=True)
+class EpochJobs:
+    """One epoch of a word-vector model's training, cut into jobs (what its kernel runs).
+
+    ``run(j, lr, trained)`` trains job ``j`` at learning rate ``lr`` in the ``trained``-th
+    epoch of the model's life (what seeds its random draws) and returns its loss;
+    ``lrs(epoch)`` is every job's learning rate in epoch ``epoch`` of the schedule;
+    ``sizes[j]`` is the units job ``j`` covers (corpus words, or GloVe's co-occurrence
+    records), ``total`` their sum per epoch. ``loss_known`` says whether ``run`` computes a
+    loss, ``mean_loss`` whether progress shows it per unit (see :class:`ProgressReporter`).
+    """
+
+    sizes: np.ndarray  # (J,)
+    total: int
+    run: Callable[[int, float, int], float]
+    lrs: Callable[[int], np.ndarray]
+    unit: str = "word"
+    loss_known: bool = True
+    mean_loss: bool = False
 
 
 def resolve_workers(workers: int | None) -> int:
@@ -178,18 +203,18 @@ class ProgressReporter:
         )
 
     def start_epoch(self) -> None:
-        self.words, self.loss, self.alpha, self.t0 = 0, 0.0, math.nan, time.perf_counter()
+        self.words, self.loss, self.lr, self.t0 = 0, 0.0, math.nan, time.perf_counter()
 
     def _shown_loss(self) -> float:
         if not self.show_loss:
             return math.nan
         return self.loss / max(self.words, 1) if self.mean_loss else self.loss
 
-    def job_done(self, words: int, loss: float, alpha: float) -> None:
+    def job_done(self, words: int, loss: float, lr: float) -> None:
         self.words += words
         self.loss += float(loss)
-        self.alpha = float(alpha)
-        self.bar.update(words, {"loss": self._shown_loss(), "lr": self.alpha})
+        self.lr = float(lr)
+        self.bar.update(words, {"loss": self._shown_loss(), "lr": self.lr})
 
     def end_epoch(self, epoch: int, *, loss_known: bool = True) -> Progress:
         seconds = time.perf_counter() - self.t0
@@ -201,12 +226,12 @@ class ProgressReporter:
             self.total_words,
             self.words / max(seconds, 1e-12),
             loss,
-            self.alpha,
+            self.lr,
             seconds,
         )
         rate = f"{progress.words_per_sec:,.0f} {self.unit}s/s"
         self.bar.epoch_done(
-            epoch + 1, self.epochs, {"loss": loss, "lr": self.alpha, "speed": rate}, seconds
+            epoch + 1, self.epochs, {"loss": loss, "lr": self.lr, "speed": rate}, seconds
         )
         return progress
 
@@ -217,3 +242,57 @@ class ProgressReporter:
 
     def close(self) -> None:
         self.bar.close()
+
+
+def run_schedule(
+    schedule: dict[str, Any],
+    history: list[Progress],
+    jobs: EpochJobs,
+    *,
+    workers: int,
+    show: bool,
+    callback: Callable | None,
+    save: Callable[[], None] | None,
+) -> None:
+    """The epochs still to do in ``schedule`` (``done`` of ``epochs``), one after the other.
+
+    Each epoch runs every job of ``jobs`` on ``workers`` threads, the ``trained``-th of the
+    model's life seeding their draws; then its :class:`Progress` joins ``history``, the
+    schedule advances, ``save()`` writes the checkpoint, and then ``callback`` runs.
+    """
+    reporter = ProgressReporter(
+        schedule["epochs"],
+        jobs.total,
+        show=show,
+        callback=callback,
+        start_epoch=schedule["done"],
+        unit=jobs.unit,
+        show_loss=jobs.loss_known,
+        mean_loss=jobs.mean_loss,
+    )
+    try:
+        while schedule["done"] < schedule["epochs"]:
+            reporter.start_epoch()
+            _run_epoch(jobs, reporter, workers, schedule["done"], schedule["trained"])
+            progress = reporter.end_epoch(schedule["done"], loss_known=jobs.loss_known)
+            history.append(progress)
+            schedule["done"] += 1
+            schedule["trained"] += 1
+            if save is not None:
+                save()
+            reporter.notify(progress)
+    finally:
+        reporter.close()
+
+
+def _run_epoch(
+    jobs: EpochJobs, reporter: ProgressReporter, workers: int, epoch: int, trained: int
+) -> None:
+    """Epoch ``epoch`` of the schedule, the ``trained``-th of the model's life."""
+    lrs = jobs.lrs(epoch)  # (J,)
+    run_jobs(
+        len(jobs.sizes),
+        workers,
+        lambda j: jobs.run(j, lrs[j], trained),
+        lambda j, loss: reporter.job_done(int(jobs.sizes[j]), loss, lrs[j]),
+    )

@@ -6,8 +6,12 @@ own id, then its n-gram rows, :mod:`rowbook.text.subwords`). ``W_out`` ``(nwords
 the negative-sampling output table. One example is a hidden vector ``h`` predicting a
 ``center`` word:
 
-* skip-gram: ``h = mean(W_in[r] for r in bag(context))`` for each ``context`` in the
-  window of ``center`` -- a word's n-grams predict its neighbour;
+* skip-gram: ``h = mean(W_in[r] for r in bag(center))`` predicts each ``context`` word in
+  the window of ``center``, h taken afresh before each (fastText's ``FastText::skipgram``,
+  which calls ``Model::update`` once per context word) -- a word's n-grams predict its
+  neighbours. word2vec.c's skip-gram (and :mod:`~rowbook.models.word_vectors.word2vec_kernels`)
+  takes the other orientation, the context row predicting the centre: the same pairs, but
+  the rows stepped are the context's, and the window drawn for the centre bounds them;
 * CBOW: ``h = mean(W_in[r] for r in bag(c1) + bag(c2) + ...)``: one mean over the rows of
   every context word's bag together (fastText's ``bow``), not a mean of means.
 
@@ -21,12 +25,14 @@ is ``(1/n)`` of h's; fastText (``Model::update`` with ``normalizeGradient`` fals
 unsupervised models) adds h's *whole* step to every row of the bag, and so do these
 kernels: ``W_in[r] += sum_t g_t W_out[t]`` for each ``r`` in the bag, once per occurrence.
 
-With ``maxn=0`` every bag is the word alone, ``h`` is its row (times exactly 1.0), and a
-job makes the same draws in the same order as word2vec's
-(:func:`rowbook.models._w2v_kernels.train_job`): one per word for subsampling, one per
-kept word for the window shrink, then the negatives, through the same
-:func:`~rowbook.models._w2v_kernels.negative_sampling_step`. The window shrink ``b`` in
-``[0, window)`` gives fastText's ``uniform(1, ws)`` effective window.
+A job makes its draws as word2vec's does (:func:`~rowbook.models.word_vectors.word2vec_kernels.kept_words`:
+one per word for subsampling, one per kept word for the window shrink, then the
+negatives, through the same :func:`~rowbook.models.word_vectors.word2vec_kernels.negative_sampling_step`);
+with ``maxn=0`` every bag is the word alone, ``h`` is its row (times exactly 1.0), and CBOW
+is word2vec's CBOW bit for bit. The window shrink ``b`` in ``[0, window)`` gives
+fastText's ``uniform(1, ws)`` effective window, drawn once per centre word as fastText does.
+:func:`~rowbook.models.word_vectors.word2vec_reference.fasttext_job_reference` is the
+plain-Python formulation the tests hold this kernel to.
 """
 
 from __future__ import annotations
@@ -34,15 +40,17 @@ from __future__ import annotations
 import numba
 import numpy as np
 
-from rowbook.data.sampling import lcg_next
-from rowbook.models._w2v_kernels import _FAST, _subsample, negative_sampling_step
+from rowbook.data.sampling import window_bounds
+from rowbook.models.word_vectors.word2vec_kernels import (
+    FASTMATH,
+    kept_words,
+    negative_sampling_step,
+)
 
 __all__ = ["train_job"]
 
-_U16 = np.uint64(16)
 
-
-@numba.njit(nogil=True, fastmath=_FAST, cache=True, inline="always")
+@numba.njit(nogil=True, fastmath=FASTMATH, cache=True, inline="always")
 def _add_bag(W_in, bag_starts, bag_ids, word, h):  # pragma: no cover - compiled
     """``h += sum(W_in[r] for r in bag(word))``; returns the bag's size."""
     d = W_in.shape[1]
@@ -53,7 +61,7 @@ def _add_bag(W_in, bag_starts, bag_ids, word, h):  # pragma: no cover - compiled
     return bag_starts[word + 1] - bag_starts[word]
 
 
-@numba.njit(nogil=True, fastmath=_FAST, cache=True, inline="always")
+@numba.njit(nogil=True, fastmath=FASTMATH, cache=True, inline="always")
 def _scatter_bag(W_in, bag_starts, bag_ids, word, work):  # pragma: no cover - compiled
     """``W_in[r] += work`` for every row ``r`` of bag(word) (fastText: the full step each)."""
     d = W_in.shape[1]
@@ -63,7 +71,14 @@ def _scatter_bag(W_in, bag_starts, bag_ids, word, work):  # pragma: no cover - c
             row[c] += work[c]
 
 
-@numba.njit(nogil=True, fastmath=_FAST, cache=True)
+@numba.njit(nogil=True, fastmath=FASTMATH, cache=True, inline="always")
+def _scale(h, factor):  # pragma: no cover - compiled
+    """``h *= factor`` (the mean of a bag: its sum times ``1 / size``)."""
+    for c in range(h.shape[0]):
+        h[c] *= factor
+
+
+@numba.njit(nogil=True, fastmath=FASTMATH, cache=True)
 def train_job(
     W_in,
     bag_starts,
@@ -82,18 +97,14 @@ def train_job(
 ):  # pragma: no cover - compiled
     """Train on sentences ``[s0, s1)`` of an encoded corpus; returns the words trained.
 
-    ``out = (W_out, table, guide, negative)``; draws, in order from the generator state
-    ``seed``: one per word for subsampling, one per kept word for its window shrink, then
-    the negatives of every example (word2vec's order).
+    ``out = (W_out, table, guide, negative)``; the draws are word2vec's
+    (:func:`~rowbook.models.word_vectors.word2vec_kernels.kept_words`, then the negatives
+    of every example in order).
     """
     W_out, table, guide, negative = out
-    state = np.uint64(seed)
-    words, ends, state = _subsample(ids, starts, s0, s1, thresholds, use_sample, state)
-    n = words.shape[0]
-    reduced = np.empty(n, dtype=np.int64)
-    for i in range(n):
-        reduced[i] = np.int64((state >> _U16) % np.uint64(window))
-        state = lcg_next(state)
+    words, ends, shrinks, state = kept_words(
+        ids, starts, s0, s1, thresholds, use_sample, window, True, np.uint64(seed)
+    )
     d = W_in.shape[1]
     work = np.empty(d, dtype=np.float32)  # (d,) h's step
     h = np.empty(d, dtype=np.float32)  # (d,) the mean bag
@@ -101,30 +112,25 @@ def train_job(
     start = 0
     for end in ends:
         for i in range(start, end):
-            lo = max(i - window + reduced[i], start)
-            hi = min(i + window + 1 - reduced[i], end)
-            if skipgram:
+            lo, hi = window_bounds(i, start, end, window, shrinks[i])
+            if skipgram:  # the centre's bag predicts each context word, h afresh each time
                 for j in range(lo, hi):
                     if j != i:
                         h[:] = 0.0
-                        size = _add_bag(W_in, bag_starts, bag_ids, words[j], h)
-                        inv = np.float32(1.0 / size)
-                        for c in range(d):
-                            h[c] *= inv
+                        size = _add_bag(W_in, bag_starts, bag_ids, words[i], h)
+                        _scale(h, np.float32(1.0 / size))
                         work[:] = 0.0
                         state, _ = negative_sampling_step(
-                            h, W_out, words[i], negative, table, guide, lr, state, work, False
+                            h, W_out, words[j], negative, table, guide, lr, state, work, False
                         )
-                        _scatter_bag(W_in, bag_starts, bag_ids, words[j], work)
-            else:
+                        _scatter_bag(W_in, bag_starts, bag_ids, words[i], work)
+            else:  # one mean over the rows of every context word's bag predicts the centre
                 h[:] = 0.0
                 size = 0
                 for j in range(lo, hi):
                     if j != i:
                         size += _add_bag(W_in, bag_starts, bag_ids, words[j], h)
-                inv = np.float32(1.0 / size) if size > 0 else np.float32(1.0)  # word2vec's draws
-                for c in range(d):
-                    h[c] *= inv
+                _scale(h, np.float32(1.0 / size) if size > 0 else np.float32(1.0))
                 work[:] = 0.0
                 state, _ = negative_sampling_step(
                     h, W_out, words[i], negative, table, guide, lr, state, work, False
@@ -133,4 +139,4 @@ def train_job(
                     if j != i:
                         _scatter_bag(W_in, bag_starts, bag_ids, words[j], work)
         start = end
-    return n
+    return words.shape[0]
