@@ -41,14 +41,9 @@ import numpy as np
 
 from rowbook._deprecation import renamed_attribute
 from rowbook.checks import ParameterError, check_int
-from rowbook.data.corpus import (
-    Corpus,
-    CountedVocab,
-    EncodedCorpus,
-    encode_corpus,
-    read_corpus,
-    vocab_from_counts,
-)
+from rowbook.data.corpus import Corpus, encode_corpus, read_corpus
+from rowbook.data.counted_vocab import CountedVocab, vocab_from_counts
+from rowbook.data.id_stream import EncodedCorpus
 from rowbook.io import fields_of
 from rowbook.models.base import Model
 from rowbook.models.word_vectors.jobs import EpochJobs, Progress, resolve_workers, run_schedule
