@@ -181,8 +181,12 @@ def pipeline_of_0_1(data: dict[str, Any] | None) -> dict[str, Any] | None:
                 "model": json.loads(tokenizer["file"]),
                 "cache_size": tokenizer["params"]["cache_size"],
             }
-    if vocab is not None:
-        vocab = vocab["fitted"] if "fitted" in vocab else {"settings": vocab["settings"]}
+    if vocab is not None and "fitted" in vocab:
+        vocab = vocab["fitted"]  # a Vocab file: Vocab.from_dict reads its 0.1 field names
+    elif vocab is not None:
+        settings = dict(vocab["settings"])
+        settings["max_vocab"] = settings.pop("max_size", settings.get("max_vocab"))
+        vocab = {"settings": settings}
     return {
         "format": "rowbook",
         "kind": "text_pipeline",

@@ -21,7 +21,7 @@ def _pipelines(corpus):
     yield TextPipeline(lower, ByteLevelBPE()).fit(corpus, vocab_size=400, special_tokens=["<pad>"])
     yield TextPipeline(None, WordTokenizer(pattern=r"[a-z]+"), Vocab(eos_token="<eos>")).fit(corpus)
     yield TextPipeline(Normalizer(case="casefold"), WordTokenizer(pattern=None)).fit(corpus)
-    yield TextPipeline(None, CharTokenizer(graphemes=True), Vocab(max_size=50)).fit(corpus)
+    yield TextPipeline(None, CharTokenizer(graphemes=True), Vocab(max_vocab=50)).fit(corpus)
 
 
 def test_saved_pipelines_encode_new_text_identically(corpus, tmp_path):

@@ -41,7 +41,8 @@ import numpy as np
 
 from rowbook._memory import untouched_zeros
 from rowbook.checks import check_choice, check_int, check_number
-from rowbook.data.corpus import CountedVocab, EncodedCorpus
+from rowbook.data.counted_vocab import CountedVocab
+from rowbook.data.id_stream import EncodedCorpus
 from rowbook.data.sampling import negative_guide, negative_table, sample_thresholds
 from rowbook.models.word_vectors.fasttext_kernels import train_job
 from rowbook.models.word_vectors.word2vec import Word2Vec
