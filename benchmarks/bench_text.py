@@ -100,13 +100,13 @@ def naive_train_ms(
     start = time.perf_counter()
     counts = Counter()
     for text in texts:
-        counts.update(bpe._pretokenize(text))
-    byte_ids = bpe._byte_ids.tolist()
+        counts.update(bpe._pretokenizer.split(text))
+    byte_ids = bpe._encoder.byte_ids.tolist()
     words = {tuple(byte_ids[b] for b in w.encode("utf-8")): c for w, c in counts.items()}
     counting = time.perf_counter() - start
     tokens = [bytes([b]) for b in range(256)]  # same ids as rowbook up to a permutation
     start = time.perf_counter()
-    learn_merges_recount(words, tokens, 256 + n_merges, min_frequency=2)
+    learn_merges_recount(words, tokens, 256 + n_merges, min_count=2)
     merging = time.perf_counter() - start
     return 1e3 * (counting + merging / n_merges * total_merges), 1e3 * (counting + merging)
 
@@ -115,16 +115,16 @@ def naive_encode_ms(texts, bpe: ByteLevelBPE) -> float:
     """A cache-free encoder merging the leftmost lowest-rank pair at a time (ms)."""
     vocab = bpe.vocab
     ranks = {(vocab[a], vocab[b]): (r, vocab[a + b]) for r, (a, b) in enumerate(bpe.merges)}
-    byte_ids = bpe._byte_ids.tolist()
+    byte_ids = bpe._encoder.byte_ids.tolist()
     start = time.perf_counter()
     for text in texts:
-        for word in bpe._pretokenize(text):
+        for word in bpe._pretokenizer.split(text):
             encode_word_reference([byte_ids[b] for b in word.encode("utf-8")], ranks)
     return 1e3 * (time.perf_counter() - start)
 
 
 def encode_cold(bpe: ByteLevelBPE, texts, workers=None):
-    bpe._cache.clear()
+    bpe._encoder.cache.clear()
     return bpe.encode_batch(texts, workers=workers)
 
 

@@ -21,6 +21,8 @@ from collections.abc import Callable, Collection, Iterator, Sequence
 from pathlib import Path
 from typing import Any, NoReturn
 
+from rowbook._deprecation import renamed_message
+from rowbook.checks import ParameterError
 from rowbook.corpus_files import STDIN, check_regular_file, iter_lines, source_files
 
 __all__ = [
@@ -30,11 +32,13 @@ __all__ = [
     "HelpFormatter",
     "Parser",
     "add_command",
+    "add_renamed",
     "add_scheduler",
     "add_unicode_errors",
     "check_input_file",
     "check_output_path",
     "check_words",
+    "cli_error",
     "flag_for",
     "format_table",
     "print_json",
@@ -127,6 +131,17 @@ def flag_for(name: str, options: Collection[str] | None = None) -> str | None:
     return next((flag for flag in spellings if flag in options), None)
 
 
+def cli_error(err: ParameterError, flags: dict[str, str]) -> ValueError:
+    """``err`` said with the flag of its parameter (``flags``: this command's parameter -> flag);
+    a parameter the command does not list (``errors``, say) is left to :func:`rowbook.cli.main`,
+    which names it by :func:`flag_for`.
+
+    >>> str(cli_error(ParameterError("vector_size", 0, "an integer >= 1"), {"vector_size": "--vector-size"}))
+    '--vector-size must be an integer >= 1, got 0'
+    """
+    return ValueError(err.message_for(flags[err.name])) if err.name in flags else err
+
+
 def add_command(
     commands: Any,
     name: str,
@@ -143,6 +158,45 @@ def add_command(
     )
     parser.set_defaults(run=run, prog=parser.prog, parser=parser)
     return parser
+
+
+class _Renamed(argparse.Action):
+    """An option's old spelling: stores its value as the new option would, and notes the
+    rename in ``args.renamed`` for :func:`rowbook.cli.main` to warn about."""
+
+    def __init__(
+        self, option_strings: Sequence[str], dest: str, *, new: str, since: str, **kwargs: Any
+    ):
+        super().__init__(option_strings, dest, **kwargs)
+        self.new, self.since = new, since
+
+    def __call__(
+        self,
+        parser: argparse.ArgumentParser,
+        namespace: argparse.Namespace,
+        values: Any,
+        option_string: str | None = None,
+    ) -> None:
+        setattr(namespace, self.dest, values)
+        note = renamed_message(option_string, self.new, self.since)
+        notes = [*getattr(namespace, "renamed", []), note]
+        namespace.renamed = notes
+
+
+def add_renamed(parser: argparse.ArgumentParser, old: str, new: str, *, since: str) -> None:
+    """``old``, the spelling of the option ``new`` before rowbook ``since`` renamed it:
+    accepted for one release, left out of ``--help``, and warned about on standard error."""
+    action = parser._option_string_actions[new]
+    parser.add_argument(
+        old,
+        action=_Renamed,
+        new=new,
+        since=since,
+        dest=action.dest,
+        type=action.type,
+        metavar=action.metavar,
+        help=argparse.SUPPRESS,
+    )
 
 
 def add_unicode_errors(parser: argparse.ArgumentParser) -> None:

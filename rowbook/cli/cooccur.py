@@ -16,9 +16,23 @@ import time
 from typing import Any
 
 from rowbook.checks import ParameterError
-from rowbook.cli._common import add_command, add_scheduler, add_unicode_errors, check_output_path
+from rowbook.cli._common import (
+    add_command,
+    add_scheduler,
+    add_unicode_errors,
+    check_output_path,
+    cli_error,
+)
+from rowbook.cli.corpus import Corpus
 
-__all__ = ["COUNTING", "fit_from_file", "is_counted_file", "register", "run_cooccur"]
+__all__ = [
+    "COUNTING",
+    "check_counted_file",
+    "fit_from_file",
+    "is_counted_file",
+    "register",
+    "run_cooccur",
+]
 
 #: The GloVe options that act on counting: ``cooccur`` takes them (and ``--memory``), training
 #: from a file refuses them.
@@ -49,7 +63,7 @@ def register(commands: Any, *, options: bool = True) -> None:
 
 
 def _add_options(p: argparse.ArgumentParser) -> None:
-    from rowbook.cli.train_options import model_options
+    from rowbook.cli.options import model_options
     from rowbook.models import GloVe
 
     p.add_argument(
@@ -98,7 +112,6 @@ def _add_options(p: argparse.ArgumentParser) -> None:
 
 def run_cooccur(args: argparse.Namespace) -> int:
     from rowbook.cli._cluster import check_options, count_glove
-    from rowbook.cli.train import Corpus, cli_error  # train imports this module
     from rowbook.data.cooccurrence_file import save_cooccurrence
 
     out = check_output_path(args.output)
@@ -150,12 +163,9 @@ def is_counted_file(args: argparse.Namespace) -> bool:
     )
 
 
-def fit_from_file(model: Any, args: argparse.Namespace) -> None:
-    """``train glove counts.npz``: fit on the file's matrix (``--memory`` and ``--spill-dir``
-    bound its shuffle and training); the counting options, which the file has already
-    applied, and the options of a pass over a corpus are refused."""
-    from rowbook.data.cooccurrence_file import load_cooccurrence
-
+def check_counted_file(args: argparse.Namespace) -> None:
+    """Refuse, for ``train glove counts.npz``, the counting options (the file has applied
+    them already) and the options of a pass over a corpus."""
     given = [args.flags[name] for name in COUNTING if getattr(args, name, None) is not None]
     given += [
         flag
@@ -168,6 +178,13 @@ def fit_from_file(model: Any, args: argparse.Namespace) -> None:
             "the file is counted already; give it to 'rowbook cooccur' instead, or "
             "train on the corpus"
         )
+
+
+def fit_from_file(model: Any, args: argparse.Namespace) -> None:
+    """``train glove counts.npz``: fit on the file's matrix (``--memory`` and ``--spill-dir``
+    bound its shuffle and training), its options checked by :func:`check_counted_file`."""
+    from rowbook.data.cooccurrence_file import load_cooccurrence
+
     counted = load_cooccurrence(args.corpus[0])
     model.window, model.symmetric = counted.window, counted.symmetric  # how the file was counted
     model.distance_weighting = counted.weighted

@@ -41,7 +41,7 @@ def make_tokenizer(name: str, *, lower: bool = False, bpe_file: str | None = Non
         if bpe_file is None:
             raise ValueError(
                 "--tokenizer bpe needs --bpe FILE (make one with 'rowbook vocab "
-                "CORPUS --tokenizer bpe --max-size N -o bpe.json')"
+                "CORPUS --tokenizer bpe --max-vocab N -o bpe.json')"
             )
         tokenizer = _load_bpe(check_input_file(bpe_file, "BPE"), ByteLevelBPE)
     elif name == "char":

@@ -13,9 +13,10 @@ from collections import Counter
 from pathlib import Path
 from typing import Any
 
-from rowbook.cli._cluster import counting
+from rowbook.cli._cluster import check_options, counting
 from rowbook.cli._common import (
     add_command,
+    add_renamed,
     add_scheduler,
     add_unicode_errors,
     check_output_path,
@@ -32,6 +33,8 @@ __all__ = ["register", "run_vocab"]
 
 def run_vocab(args: argparse.Namespace) -> int:
     out = check_output_path(args.output)
+    if args.scheduler:
+        check_options(args)
     if args.tokenizer == "bpe":
         return _fit_bpe(args, out)
     tokenizer = make_tokenizer(args.tokenizer, lower=args.lower)
@@ -41,7 +44,7 @@ def run_vocab(args: argparse.Namespace) -> int:
     from rowbook.text import TextPipeline, Vocab
 
     min_count = 1 if args.min_count is None else args.min_count
-    vocab = Vocab(min_count=min_count, max_size=args.max_size).fit_counts(counts)
+    vocab = Vocab(min_count=min_count, max_vocab=args.max_vocab).fit_counts(counts)
     kept = len(vocab) - len(vocab.specials)
     if kept == 0:
         top, count = counts.most_common(1)[0]
@@ -122,18 +125,18 @@ def _fit_bpe(args: argparse.Namespace, out: Path) -> int:
     from rowbook.text import ByteLevelBPE, Normalizer, TextPipeline
     from rowbook.text.bpe.options import check_fit_args
 
-    if args.max_size is None:
+    if args.max_vocab is None:
         raise ValueError(
-            "--tokenizer bpe needs --max-size N, the final vocabulary size "
+            "--tokenizer bpe needs --max-vocab N, the final vocabulary size "
             "(256 byte symbols + N - 256 merges)"
         )
-    min_frequency = 2 if args.min_count is None else args.min_count
-    check_fit_args(args.max_size, min_frequency, ())  # before the long count
+    min_count = 2 if args.min_count is None else args.min_count
+    check_fit_args(args.max_vocab, min_count, ())  # before the long count
     norm = Normalizer(case="lower") if args.lower else None
     counts, n_lines = _bpe_counts(args, norm)
     if not counts:
         raise ValueError(f"{source_name(args.corpus)} is empty: {_lines_read(n_lines)}no text")
-    bpe = ByteLevelBPE().fit_word_counts(counts, args.max_size, min_frequency=min_frequency)
+    bpe = ByteLevelBPE().fit_word_counts(counts, args.max_vocab, min_count=min_count)
     TextPipeline(norm, bpe).fit([]).save(out)
     trace = bpe.merge_trace
     if args.json:
@@ -165,12 +168,12 @@ def register(commands: Any) -> None:
         description="Count the tokens of CORPUS (UTF-8 text files, compressed or not, folders, or "
         "'-' for standard input) and write a text pipeline file (JSON): the normalizer (--lower), "
         "the tokenizer and the vocabulary, <pad> = 0, <unk> = 1, then tokens by decreasing count. "
-        "With --tokenizer bpe, train a byte-level BPE of --max-size entries instead (its own ids). "
+        "With --tokenizer bpe, train a byte-level BPE of --max-vocab entries instead (its own ids). "
         "'rowbook tokenize --vocab FILE' (or --bpe FILE) applies the file as it was built.",
         examples=[
             "rowbook vocab corpus.txt --lower --min-count 2 -o vocab.json",
-            "rowbook vocab corpus.txt --max-size 10000 -o vocab.json --json",
-            "rowbook vocab corpus.txt --tokenizer bpe --max-size 1000 -o bpe.json",
+            "rowbook vocab corpus.txt --max-vocab 10000 -o vocab.json --json",
+            "rowbook vocab corpus.txt --tokenizer bpe --max-vocab 1000 -o bpe.json",
             "rowbook vocab books/ news.txt.gz -o vocab.json",
             "cat *.txt | rowbook vocab - -o vocab.json",
         ],
@@ -193,11 +196,12 @@ def register(commands: Any) -> None:
         "a pair to merge, default 2)",
     )
     p.add_argument(
-        "--max-size",
+        "--max-vocab",
         type=int,
         metavar="N",
-        help="at most N entries, specials included (required for bpe)",
+        help="keep at most N entries, the most frequent, specials included (required for bpe)",
     )
+    add_renamed(p, "--max-size", "--max-vocab", since="0.2")
     p.add_argument(
         "--top",
         type=int,

@@ -1,19 +1,14 @@
-"""Data preparation for the word-vector trainers: corpus reading, sampling, co-occurrences."""
+"""Data preparation for the word-vector trainers: corpus reading, the vocabulary, sampling,
+co-occurrences."""
 
 from typing import TYPE_CHECKING
 
 import lazy_loader
 
-from rowbook.data.corpus import (
-    Corpus,
-    CountedVocab,
-    EncodedCorpus,
-    iter_sentences,
-    job_boundaries,
-    read_corpus,
-    truncate_vocab,
-)
+from rowbook.data.corpus import Corpus, iter_sentences, job_boundaries, read_corpus
+from rowbook.data.counted_vocab import CountedVocab, truncate_vocab
 from rowbook.data.huffman import huffman_tree
+from rowbook.data.id_stream import EncodedCorpus
 from rowbook.data.sampling import (
     draw_negative,
     job_seed,

@@ -30,7 +30,7 @@ import scipy.sparse as sp
 
 from rowbook.checks import check_int
 from rowbook.data.cooccurrence_runs import RunCounter, denominator
-from rowbook.data.corpus import EncodedCorpus
+from rowbook.data.id_stream import EncodedCorpus
 
 __all__ = [
     "DENSE_CELLS",

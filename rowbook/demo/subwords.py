@@ -32,7 +32,7 @@ def bpe_merges(ctx: Context) -> dict[str, Any]:
     echo("  unseen words: " + ", ".join(f"{w} -> {s}" for w, s in unseen.items()) + "\n")
 
     texts = PARAGRAPH.splitlines()
-    bpe = ByteLevelBPE().fit(texts, vocab_size=256 + N_BYTE_MERGES, min_frequency=2)
+    bpe = ByteLevelBPE().fit(texts, vocab_size=256 + N_BYTE_MERGES, min_count=2)
     bpe.save(ctx.file("bpe.json"))
     merges = bpe.merge_trace
     echo(

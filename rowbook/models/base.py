@@ -27,7 +27,7 @@ save / load / keep training on top):
    :func:`rowbook.load` gives back a model that predicts, answers queries and takes its next
    training step exactly as the saved one would. A file of another class or of a newer
    state version is refused with a message saying which; a file of an older state version
-   is brought up to date as it loads (``_upgrade_state``).
+   is brought up to date as it loads (``_upgrade``).
 
 A new model subclasses :class:`Model`, implements ``fit``, ``_get_state`` and
 ``_set_state``, and is listed in ``rowbook.models.MODELS``; ``tests/models/test_contract.py``
@@ -60,7 +60,7 @@ class Model(ABC):
     """Base class of every model; see the module docstring for the contract it stands for.
 
     Subclasses set ``_state_version`` (bumped whenever what ``_get_state`` returns changes
-    shape, with ``_upgrade_state`` reading the older shape), implement ``fit``,
+    shape, with ``_upgrade`` reading the older shape), implement ``fit``,
     ``_get_state`` and ``_set_state``, list in ``_run_only`` the parameters a resumed
     ``fit`` may change, and override ``_params_to_json`` / ``_params_from_json`` only for
     parameters that are not JSON values (a :class:`~rowbook.text.TextPipeline`, say).
@@ -133,29 +133,34 @@ class Model(ABC):
         """Set the learned state from what :meth:`_get_state` returned (parameters are set)."""
 
     @classmethod
-    def _upgrade_state(cls, state: dict[str, Any], version: int) -> dict[str, Any]:
-        """``state`` as state version ``version`` (older than ``_state_version``) saved it,
-        in the current shape. A class that bumps its version reads the old shape here."""
+    def _upgrade(
+        cls, params: dict[str, Any], state: dict[str, Any], version: int
+    ) -> tuple[dict[str, Any], dict[str, Any]]:
+        """``(params, state)`` as state version ``version`` (older than ``_state_version``)
+        saved them, in the current shape. A class that bumps its version reads the old
+        shape here, one version step at a time."""
         raise ValueError(
             f"{cls.__name__} state version {version} is not one this rowbook reads "
             f"(it reads version {cls._state_version})"
         )
 
     @classmethod
-    def _state_of(cls, document: dict[str, Any], path: Any) -> dict[str, Any]:
-        """The learned state a saved ``document`` holds, in the current shape: a newer state
-        version is refused (upgrade rowbook), an older one upgraded."""
-        version = document["state_version"]
+    def _current(cls, document: dict[str, Any], path: Any) -> tuple[dict[str, Any], dict[str, Any]]:
+        """The parameters (as saved) and learned state a saved ``document`` holds, in the
+        current shape: a newer state version is refused (upgrade rowbook), an older one
+        upgraded."""
+        version, params, state = document["state_version"], document["params"], document["state"]
         if version > cls._state_version:
             raise ValueError(
                 f"{path} holds {cls.__name__} state version {version}, written "
                 f"by a newer rowbook; this one reads up to version {cls._state_version}: upgrade "
                 "rowbook to load it"
             )
-        if version == cls._state_version:
-            return document["state"]
         with fields_of(path, f"saved {cls.__name__}"):
-            return cls._upgrade_state(document["state"], version)
+            while version < cls._state_version:
+                params, state = cls._upgrade(params, state, version)
+                version += 1
+        return params, state
 
     def _resume_state(self, resume: str | os.PathLike[str] | None) -> dict[str, Any] | None:
         """The saved state a ``fit(..., resume=resume)`` continues, or ``None`` to start afresh
@@ -174,8 +179,8 @@ class Model(ABC):
             raise ValueError(
                 f"cannot resume from {resume}: it holds a {document['class']} model, not a {name}"
             )
-        state = type(self)._state_of(document, resume)
-        theirs, ours = document["params"], self._params_to_json()
+        theirs, state = type(self)._current(document, resume)
+        ours = self._params_to_json()
         diff = {
             k: (theirs.get(k), v)
             for k, v in ours.items()
@@ -216,9 +221,9 @@ class Model(ABC):
 
     @classmethod
     def _from_document(cls: type[M], document: dict[str, Any], path: Any) -> M:
-        state = cls._state_of(document, path)
+        params, state = cls._current(document, path)
         try:
-            model = cls(**cls._params_from_json(dict(document["params"])))
+            model = cls(**cls._params_from_json(dict(params)))
         except (TypeError, ValueError) as err:
             raise ValueError(
                 f"{path}: field 'params' does not fit {cls.__name__} ({err})"

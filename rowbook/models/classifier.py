@@ -23,15 +23,21 @@ from __future__ import annotations
 import copy
 import os
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, ClassVar
 
 import numpy as np
 
 from rowbook.autograd import Tensor, no_grad, ops
 from rowbook.checks import check_choice, check_int, check_number
-from rowbook.models._optimizers import DEFAULT_LR, OptimizerName, build_optimizer, sparse_table
-from rowbook.models._pipeline_state import pipeline_from_json, pipeline_to_json
-from rowbook.models._trained import _TrainerModel, check_tokens_kept
+from rowbook.models.network import (
+    DEFAULT_LR,
+    NetworkModel,
+    OptimizerName,
+    build_optimizer,
+    check_tokens_kept,
+    pipeline_of_0_1,
+    sparse_table,
+)
 from rowbook.nn import Embedding, EmbeddingBag, Linear, Module, init
 from rowbook.nn import functional as F
 from rowbook.nn.recurrent import LSTM
@@ -133,8 +139,11 @@ def _metrics(net: Module, data: tuple[np.ndarray, ...]) -> dict[str, float]:
     return {"loss": loss, "accuracy": float(np.mean(logits.argmax(axis=1) == y))}
 
 
-class _SequenceClassifier(_TrainerModel):
+class _SequenceClassifier(NetworkModel):
     """fit / predict / score shared by the two classifiers; subclasses name their network."""
+
+    #: 2: the pipelines are :mod:`rowbook.text.pipeline_file` documents.
+    _state_version: ClassVar[int] = 2
 
     _net_class: type[Module]
 
@@ -182,13 +191,21 @@ class _SequenceClassifier(_TrainerModel):
             )
 
     def _params_to_json(self) -> dict[str, Any]:
-        pipeline = None if self.pipeline is None else pipeline_to_json(self.pipeline)
+        pipeline = None if self.pipeline is None else self.pipeline.to_dict()
         return self.get_params() | {"pipeline": pipeline}
 
     @classmethod
     def _params_from_json(cls, params: dict[str, Any]) -> dict[str, Any]:
         pipeline = params.get("pipeline")
-        return params | {"pipeline": None if pipeline is None else pipeline_from_json(pipeline)}
+        if pipeline is not None:
+            pipeline = TextPipeline.from_dict(pipeline, "field 'params.pipeline'")
+        return params | {"pipeline": pipeline}
+
+    @classmethod
+    def _upgrade(cls, params: dict[str, Any], state: dict[str, Any], version: int):
+        """Version 1 (rowbook 0.1) kept the pipelines in a form of its own."""
+        params = params | {"pipeline": pipeline_of_0_1(params.get("pipeline"))}
+        return params, state | {"pipeline": pipeline_of_0_1(state["pipeline"])}
 
     def _make_pipeline(self) -> TextPipeline:
         if self.pipeline is not None:
@@ -264,11 +281,11 @@ class _SequenceClassifier(_TrainerModel):
         return Trainer(net, optimizer, _loss, evaluate=_metrics, config=config, save=self.save)
 
     def _extras_to_state(self, extras: dict[str, Any]) -> dict[str, Any]:
-        return {"pipeline": pipeline_to_json(extras["pipeline"]), "classes": extras["classes"]}
+        return {"pipeline": extras["pipeline"].to_dict(), "classes": extras["classes"]}
 
     def _extras_from_state(self, state: dict[str, Any]) -> dict[str, Any]:
         return {
-            "pipeline": pipeline_from_json(state["pipeline"]),
+            "pipeline": TextPipeline.from_dict(state["pipeline"], "field 'state.pipeline'"),
             "classes": np.asarray(state["classes"]),
         }
 

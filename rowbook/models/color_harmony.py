@@ -20,7 +20,7 @@ import numpy as np
 
 from rowbook.autograd import Tensor, no_grad, ops
 from rowbook.checks import check_int, check_number
-from rowbook.models._trained import _TrainerModel
+from rowbook.models.network import NetworkModel
 from rowbook.nn import Embedding, Linear, Module, init
 from rowbook.nn import functional as F
 from rowbook.optim import SGD
@@ -91,7 +91,7 @@ class HarmonyNet(Module):
         return self.output(ops.relu(self.hidden(pair))).reshape(-1)  # (B,)
 
 
-class ColorHarmony(_TrainerModel):
+class ColorHarmony(NetworkModel):
     """Train :class:`HarmonyNet` on colour pairs and inspect its table.
 
     Parameters

@@ -23,25 +23,27 @@ from __future__ import annotations
 import math
 import os
 from collections.abc import Sequence
-from typing import Any, Literal
+from typing import Any, ClassVar, Literal
 
 import numpy as np
 from numpy.lib.stride_tricks import sliding_window_view
 
 from rowbook.autograd import Tensor, no_grad, ops
 from rowbook.checks import check_choice, check_int, check_number
-from rowbook.models._optimizers import DEFAULT_LR, OptimizerName, build_optimizer, sparse_table
-from rowbook.models._pipeline_state import (
-    normalizer_from_json,
-    normalizer_to_json,
-    pipeline_from_json,
-    pipeline_to_json,
+from rowbook.models.network import (
+    DEFAULT_LR,
+    NetworkModel,
+    OptimizerName,
+    build_optimizer,
+    check_tokens_kept,
+    pipeline_of_0_1,
+    sparse_table,
 )
-from rowbook.models._trained import _TrainerModel, check_tokens_kept
 from rowbook.nn import Embedding, Linear, Module, init
 from rowbook.nn import functional as F
 from rowbook.nn.position import TiedOutput
 from rowbook.text import CharTokenizer, Normalizer, TextPipeline, Vocab, WordTokenizer
+from rowbook.text.pipeline_file import normalizer_from_dict
 from rowbook.training import TrainConfig, Trainer
 from rowbook.vectors import Vectors
 
@@ -120,7 +122,7 @@ def _metrics(net: Module, data: tuple[np.ndarray, ...]) -> dict[str, float]:
     return {"loss": loss, "perplexity": math.exp(loss)}
 
 
-class NPLM(_TrainerModel):
+class NPLM(NetworkModel):
     """Bengio et al.'s neural language model over characters or words.
 
     Parameters
@@ -177,6 +179,9 @@ class NPLM(_TrainerModel):
     >>> len(lm.vocab_), lm.sample(4, prompt="ab", seed=0)[:2]
     (4, 'ab')
     """
+
+    #: 2: the pipeline is a :mod:`rowbook.text.pipeline_file` document.
+    _state_version: ClassVar[int] = 2
 
     def __init__(
         self,
@@ -238,11 +243,18 @@ class NPLM(_TrainerModel):
             )
 
     def _params_to_json(self) -> dict[str, Any]:
-        return self.get_params() | {"normalizer": normalizer_to_json(self.normalizer)}
+        normalizer = None if self.normalizer is None else self.normalizer.to_dict()
+        return self.get_params() | {"normalizer": normalizer}
 
     @classmethod
     def _params_from_json(cls, params: dict[str, Any]) -> dict[str, Any]:
-        return params | {"normalizer": normalizer_from_json(params.get("normalizer"))}
+        normalizer = normalizer_from_dict(params.get("normalizer"), "field 'params.normalizer'")
+        return params | {"normalizer": normalizer}
+
+    @classmethod
+    def _upgrade(cls, params: dict[str, Any], state: dict[str, Any], version: int):
+        """Version 1 (rowbook 0.1) kept the pipeline in a form of its own."""
+        return params, state | {"pipeline": pipeline_of_0_1(state["pipeline"])}
 
     # -- fitting ------------------------------------------------------------------------
     def fit(
@@ -274,7 +286,7 @@ class NPLM(_TrainerModel):
             pipeline = TextPipeline(self.normalizer, tokenizer, vocab).fit(texts)
             check_tokens_kept(pipeline, self.min_count)
         else:
-            pipeline = pipeline_from_json(state["pipeline"])
+            pipeline = TextPipeline.from_dict(state["pipeline"], "field 'state.pipeline'")
         train = _windows(pipeline, self.context, texts)
         val = _windows(pipeline, self.context, val_texts) if val_texts else None
         self._train({"pipeline": pipeline}, train, val, checkpoint=checkpoint, state=state)
@@ -314,10 +326,10 @@ class NPLM(_TrainerModel):
         )
 
     def _extras_to_state(self, extras: dict[str, Any]) -> dict[str, Any]:
-        return {"pipeline": pipeline_to_json(extras["pipeline"])}
+        return {"pipeline": extras["pipeline"].to_dict()}
 
     def _extras_from_state(self, state: dict[str, Any]) -> dict[str, Any]:
-        return {"pipeline": pipeline_from_json(state["pipeline"])}
+        return {"pipeline": TextPipeline.from_dict(state["pipeline"], "field 'state.pipeline'")}
 
     # -- learned state ------------------------------------------------------------------
     @property

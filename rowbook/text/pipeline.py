@@ -274,24 +274,34 @@ class TextPipeline:
         return [self.decode(row) for row in rows]
 
     # ----------------------------------------------------------------- files
+    def to_dict(self) -> dict[str, Any]:
+        """The pipeline as one versioned JSON document (:mod:`rowbook.text.pipeline_file`):
+        the fitted parts once fitted, else the settings :meth:`fit` starts from."""
+        if self._fitted:
+            return pipeline_file.to_dict(self.normalizer, self._tokenizer, self._vocab)
+        return pipeline_file.to_dict(self.normalizer, self.tokenizer, self.vocab, fitted=False)
+
+    @classmethod
+    def from_dict(cls, d: Any, where: str = "text pipeline data") -> TextPipeline:
+        """The pipeline :meth:`to_dict` described, fitted if it was; errors name ``where``."""
+        normalizer, tokenizer, vocab, fitted = pipeline_file.from_dict(d, where)
+        pipe = cls(normalizer, tokenizer, vocab)
+        if fitted:
+            pipe._tokenizer, pipe._vocab, pipe._fitted = tokenizer, vocab, True
+        return pipe
+
     def save(self, path: str | os.PathLike) -> None:
         """Write the normalizer settings, the tokenizer (with a BPE's merges and specials)
         and the vocabulary to one versioned JSON file, atomically (see
         :mod:`rowbook.text.pipeline_file` for the layout)."""
         self._check_fitted()
-        write_json(path, pipeline_file.to_dict(self.normalizer, self._tokenizer, self._vocab))
+        write_json(path, self.to_dict())
 
     @classmethod
     def load(cls, path: str | os.PathLike) -> TextPipeline:
         """Read a file written by :meth:`save`: a fitted pipeline that encodes as the saved
         one did. Every field is checked; errors name the file and the field."""
-        where = f"text pipeline file {path}"
-        normalizer, tokenizer, vocab = pipeline_file.from_dict(
-            read_json(path, "text pipeline"), where
-        )
-        pipe = cls(normalizer, tokenizer, vocab)
-        pipe._tokenizer, pipe._vocab, pipe._fitted = tokenizer, vocab, True
-        return pipe
+        return cls.from_dict(read_json(path, "text pipeline"), f"text pipeline file {path}")
 
     def __repr__(self) -> str:
         return f"TextPipeline({self.normalizer!r}, {self.tokenizer!r}, {self.vocab!r})"

@@ -3,7 +3,7 @@
 Special tokens come first (``<pad>`` = 0, ``<unk>`` = 1, then the optional ``<bos>``,
 ``<eos>`` and any extra ones), then the corpus tokens by decreasing count, ties broken
 by first appearance. Tokens rarer than ``min_count`` are left out, and at most
-``max_size`` entries (specials included) are kept. Unknown tokens map to ``<unk>``, or
+``max_vocab`` entries (specials included) are kept. Unknown tokens map to ``<unk>``, or
 raise a ``KeyError`` when the vocabulary has no ``<unk>``.
 
 The cat sat on the mat example:
@@ -28,6 +28,7 @@ from typing import Any
 
 import numpy as np
 
+from rowbook._deprecation import renamed_attribute, renamed_kwargs
 from rowbook.checks import ParameterError, check_int
 from rowbook.io import read_json, write_json
 
@@ -44,8 +45,9 @@ class Vocab:
     ----------
     min_count : int, default 1
         Keep only tokens seen at least this many times.
-    max_size : int or None, default None
-        Largest number of entries, special tokens included; the most frequent tokens win.
+    max_vocab : int or None, default None
+        Largest number of entries, special tokens included; the most frequent tokens win
+        (``max_size`` before rowbook 0.2, still accepted with a ``DeprecationWarning``).
     pad_token, unk_token : str or None, default "<pad>", "<unk>"
         Padding and unknown-token symbols (ids 0 and 1). ``unk_token=None`` makes
         unknown tokens an error.
@@ -55,11 +57,12 @@ class Vocab:
         More reserved symbols, after all of the above.
     """
 
+    @renamed_kwargs(max_size="max_vocab", since="0.2")
     def __init__(
         self,
         *,
         min_count: int = 1,
-        max_size: int | None = None,
+        max_vocab: int | None = None,
         pad_token: str | None = "<pad>",
         unk_token: str | None = "<unk>",
         bos_token: str | None = None,
@@ -85,17 +88,19 @@ class Vocab:
             isinstance(t, str) and t for t in specials
         ):
             raise ValueError(f"special tokens must be distinct non-empty str, got {specials}")
-        if max_size is not None and (not isinstance(max_size, int) or max_size < len(specials)):
+        if max_vocab is not None and (not isinstance(max_vocab, int) or max_vocab < len(specials)):
             raise ParameterError(
-                "max_size",
-                max_size,
+                "max_vocab",
+                max_vocab,
                 f"an integer >= {len(specials)} (room for the special tokens {specials})",
             )
-        self.min_count, self.max_size = min_count, max_size
+        self.min_count, self.max_vocab = min_count, max_vocab
         self.pad_token, self.unk_token, self.bos_token, self.eos_token = named.values()
         self.extra_specials = tuple(extra_specials)
         self.specials = tuple(specials)
         self._itos: list[str] | None = None
+
+    max_size = renamed_attribute("max_size", "max_vocab", since="0.2")
 
     # ----------------------------------------------------------------- fitting
     def fit(self, documents: Iterable[Iterable[str]]) -> Vocab:
@@ -122,7 +127,7 @@ class Vocab:
             (t for t, c in counts.items() if c >= self.min_count and t not in special_set),
             key=lambda t: -counts[t],
         )  # stable: ties keep first appearance
-        room = None if self.max_size is None else self.max_size - len(self.specials)
+        room = None if self.max_vocab is None else self.max_vocab - len(self.specials)
         self._itos = [*self.specials, *ranked[:room]]
         self._stoi = {t: i for i, t in enumerate(self._itos)}
         self._counts = {t: int(counts.get(t, 0)) for t in self._itos}
@@ -223,6 +228,13 @@ class Vocab:
         return [self._itos[i] for i in ids.tolist()]
 
     # ----------------------------------------------------------------- files
+    def get_params(self) -> dict[str, Any]:
+        """The constructor's parameters (JSON values): ``Vocab(**vocab.get_params())`` is an
+        unfitted copy."""
+        params = {k: getattr(self, k) for k in _FIELDS}
+        params["extra_specials"] = list(self.extra_specials)
+        return params
+
     def to_dict(self) -> dict[str, Any]:
         """Versioned JSON-ready form."""
         self._check_fitted()
@@ -230,7 +242,7 @@ class Vocab:
             "format": FORMAT,
             "version": VERSION,
             "min_count": self.min_count,
-            "max_size": self.max_size,
+            "max_vocab": self.max_vocab,
             "pad_token": self.pad_token,
             "unk_token": self.unk_token,
             "bos_token": self.bos_token,
@@ -245,9 +257,15 @@ class Vocab:
 
     @classmethod
     def from_dict(cls, d: Any, where: str = "Vocab data") -> Vocab:
-        """Rebuild from :meth:`to_dict` output, checking every field (``ValueError`` naming it)."""
-        if isinstance(d, dict) and "min_freq" in d and "min_count" not in d:  # before the rename
-            d = {**d, "min_count": d["min_freq"]}
+        """Rebuild from :meth:`to_dict` output, checking every field (``ValueError`` naming it).
+
+        Files written before the renames hold ``min_freq`` (now ``min_count``) or
+        ``max_size`` (now ``max_vocab``); they are read as they were written.
+        """
+        if isinstance(d, dict):
+            for old, new in _RENAMED_FIELDS.items():
+                if old in d and new not in d:
+                    d = {new if k == old else k: v for k, v in d.items()}
         _check_fields(d, where)
         try:
             vocab = cls(**{k: d[k] for k in _FIELDS})
@@ -261,10 +279,10 @@ class Vocab:
                 f"{where}: field 'tokens' must be distinct and start with the "
                 f"specials {list(vocab.specials)}"
             )
-        if vocab.max_size is not None and len(tokens) > vocab.max_size:
+        if vocab.max_vocab is not None and len(tokens) > vocab.max_vocab:
             raise ValueError(
                 f"{where}: field 'tokens' holds {len(tokens)} entries, more than "
-                f"max_size={vocab.max_size}"
+                f"max_vocab={vocab.max_vocab}"
             )
         vocab._itos, vocab._stoi = tokens, {t: i for i, t in enumerate(tokens)}
         vocab._counts = {e[0]: e[1] for e in d["tokens"]}
@@ -282,13 +300,17 @@ class Vocab:
 
 _FIELDS = (
     "min_count",
-    "max_size",
+    "max_vocab",
     "pad_token",
     "unk_token",
     "bos_token",
     "eos_token",
     "extra_specials",
 )
+
+
+#: Fields of files written before a rename: old name -> new name.
+_RENAMED_FIELDS = {"min_freq": "min_count", "max_size": "max_vocab"}
 
 
 def _not_a_token(index: int, item: Any) -> int:
@@ -320,7 +342,7 @@ def _check_fields(d: Any, where: str) -> None:
         raise ValueError(f"{where} lacks the fields {missing}")
     expected = {
         "min_count": (_is_int, "an integer >= 1"),
-        "max_size": (lambda x: x is None or _is_int(x), "an integer or null"),
+        "max_vocab": (lambda x: x is None or _is_int(x), "an integer or null"),
         "extra_specials": (
             lambda x: isinstance(x, list) and all(isinstance(t, str) for t in x),
             "a list of strings",

@@ -8,7 +8,8 @@
 * :mod:`rowbook.vectors.evaluate` -- analogy and word-pair benchmarks, gensim's conventions;
 * :mod:`rowbook.vectors.compare` -- two tables side by side: Procrustes alignment, the words
   that moved, neighbour overlap;
-* :mod:`rowbook.vectors.formats` -- word2vec text/binary, GloVe, ``.npz``;
+* :mod:`rowbook.vectors.formats` -- word2vec text/binary, GloVe (rows parsed by
+  :mod:`rowbook.vectors.word2vec_reader`); ``.npz`` in :mod:`rowbook.vectors.npz`;
 * :mod:`rowbook.vectors.subword` -- :class:`SubwordVectors`: a vector for any word from its n-grams;
 * :mod:`rowbook.vectors.fasttext_format` -- Facebook fastText ``.bin`` files.
 """

@@ -13,7 +13,7 @@ from collections.abc import Sequence
 import numpy as np
 
 from rowbook.io import MAX_INFLATED_BYTES, load_state, save_state
-from rowbook.vectors.formats import nonfinite_message
+from rowbook.vectors.word2vec_reader import nonfinite_message
 
 __all__ = ["read_npz", "write_npz"]
 

@@ -67,10 +67,10 @@ def same_file_both_ways(run, address, tmp_path, command, options, name="out.json
     [
         [],
         ["--lower", "--min-count", 2],
-        ["--tokenizer", "whitespace", "--max-size", 20],
+        ["--tokenizer", "whitespace", "--max-vocab", 20],
         ["--tokenizer", "char", "--lower"],
-        ["--tokenizer", "bpe", "--max-size", 300],
-        ["--tokenizer", "bpe", "--max-size", 290, "--lower", "--min-count", 3],
+        ["--tokenizer", "bpe", "--max-vocab", 300],
+        ["--tokenizer", "bpe", "--max-vocab", 290, "--lower", "--min-count", 3],
     ],
 )
 def test_vocab_files_are_the_same_with_and_without_scheduler(

@@ -95,7 +95,7 @@ def bpe_files(run, tmp_path):
         corpus,
         "--tokenizer",
         "bpe",
-        "--max-size",
+        "--max-vocab",
         290,
         "-o",
         tmp_path / "bpe.json",
@@ -152,9 +152,9 @@ def test_vocab_counts_and_order(run, corpus_txt, tmp_path):
     ]
 
 
-def test_vocab_table_max_size_and_stdin(run, tmp_path, monkeypatch):
+def test_vocab_table_max_vocab_and_stdin(run, tmp_path, monkeypatch):
     monkeypatch.setattr(sys, "stdin", io.StringIO("b a b c b a\n"))
-    result = run("vocab", "-", "--max-size", 4, "-o", tmp_path / "v.json")
+    result = run("vocab", "-", "--max-vocab", 4, "-o", tmp_path / "v.json")
     assert result.code == 0, result
     assert [t for t, _ in json.loads((tmp_path / "v.json").read_text())["vocab"]["tokens"]] == [
         "<pad>",
@@ -165,6 +165,19 @@ def test_vocab_table_max_size_and_stdin(run, tmp_path, monkeypatch):
     lines = result.out.splitlines()
     assert lines[0] == "read 1 lines: 6 tokens, 3 distinct"
     assert lines[2].split() == ["id", "token", "count"] and lines[3].split() == ["2", "b", "3"]
+
+
+def test_vocab_max_size_is_the_old_spelling_of_max_vocab(run, tmp_path, monkeypatch):
+    """``--max-size`` (before 0.2) still works, says its new name on stderr, and is not in --help."""
+    monkeypatch.setattr(sys, "stdin", io.StringIO("b a b c b a\n"))
+    result = run("vocab", "-", "--max-size", 3, "-o", tmp_path / "v.json", "--quiet")
+    assert result.code == 0, result
+    assert json.loads((tmp_path / "v.json").read_text())["vocab"]["max_vocab"] == 3
+    assert result.err == (
+        "rowbook vocab: warning: --max-size is deprecated since rowbook 0.2 and will be "
+        "removed in the next release; use --max-vocab\n"
+    )
+    assert "--max-size" not in run("vocab", "--help").out
 
 
 def test_text_errors(run, one_line_error, tmp_path, monkeypatch):
@@ -195,7 +208,7 @@ def test_text_errors(run, one_line_error, tmp_path, monkeypatch):
     one_line_error(
         run("vocab", tmp_path / "c.txt", "--tokenizer", "bpe", "-o", tmp_path / "b.json"),
         "vocab",
-        "--max-size",
+        "--max-vocab",
     )
     (tmp_path / "bad.txt").write_bytes(b"ok\nbad \xff byte\n")
     one_line_error(

@@ -533,7 +533,7 @@ def test_every_option_sets_the_model_parameter_of_its_name(command):
     import inspect
 
     from rowbook.cli import build_parser
-    from rowbook.cli.train_options import OPTIONS, model_options
+    from rowbook.cli.options import OPTIONS, model_options
 
     parser = build_parser()
     cls = parser.parse_args(["train", command, "c.txt", "-o", "v.npz"]).model_class

@@ -47,3 +47,22 @@ def test_a_file_saved_by_0_1_loads_and_answers_as_it_did(name):
         assert np.array_equal(model.predict_proba(*args), expected[f"{name}/proba"])
     if f"{name}/perplexity" in expected:
         assert model.perplexity(PROBE) == float(expected[f"{name}/perplexity"])
+
+
+def test_a_checkpoint_saved_by_0_1_resumes(tmp_path):
+    """The one resume rule reads old state versions too: a 0.1 run continues here."""
+    import shutil
+
+    lines = ["the cat sat on the mat", "the dog sat on the rug", "a cat is not a dog"] * 4
+    for name, model, args in [
+        (
+            "TextClassifier",
+            rowbook.TextClassifier(dim=4, hidden=4, epochs=3),
+            (lines, [0, 1, 0] * 4),
+        ),
+        ("NPLM", rowbook.NPLM(level="word", context=2, dim=4, hidden=8, epochs=3), (lines,)),
+    ]:
+        path = tmp_path / f"{name}.npz"
+        shutil.copy(HERE / f"{name}.npz", path)
+        model.fit(*args, resume=path, checkpoint=path)
+        assert len(model.history_.epochs) == 3 and model.history_.resumed_at == [2]

@@ -66,7 +66,9 @@ def test_cache_gives_the_same_ids_as_a_cold_encoder(corpus):
     longest = max(len(set(regex.findall(GPT2_PATTERN, t))) for t in corpus[:100])
     for text in corpus[:100]:
         assert small.encode(text).ids == big.encode(text).ids
-        assert len(small._cache) <= max(5, longest)  # emptied when full, refilled by one text
+        assert len(small._encoder.cache) <= max(
+            5, longest
+        )  # emptied when full, refilled by one text
 
 
 def random_word_counts(rng: random.Random) -> dict[bytes, int]:
@@ -83,17 +85,17 @@ def test_incremental_trainer_equals_recount_reference(seed):
     rng = random.Random(seed)
     words = random_word_counts(rng)
     tokens = [bytes([b]) for b in range(256)]
-    vocab_size, min_frequency = 256 + rng.randint(1, 60), rng.randint(0, 3)
+    vocab_size, min_count = 256 + rng.randint(1, 60), rng.randint(0, 3)
     fast = train_merges(
         list(words),
         np.array(list(words.values())),
         np.arange(256),
         tokens,
         vocab_size,
-        min_frequency,
+        min_count,
     )
     reference = learn_merges_recount(
-        {tuple(w): c for w, c in words.items()}, tokens, vocab_size, min_frequency=min_frequency
+        {tuple(w): c for w, c in words.items()}, tokens, vocab_size, min_count=min_count
     )
     assert [tuple(row) for row in fast.tolist()] == reference
 
@@ -101,14 +103,16 @@ def test_incremental_trainer_equals_recount_reference(seed):
 @pytest.mark.parametrize("seed", range(10))
 def test_encode_kernel_equals_reference(seed, corpus):
     rng = random.Random(seed)
-    bpe = ByteLevelBPE().fit(corpus, rng.randint(300, 900), min_frequency=rng.randint(0, 3))
+    bpe = ByteLevelBPE().fit(corpus, rng.randint(300, 900), min_count=rng.randint(0, 3))
     ranks = {
         (bpe.vocab[a], bpe.vocab[b]): (r, bpe.vocab[a + b]) for r, (a, b) in enumerate(bpe.merges)
     }
     words = [w.encode() for t in rng.sample(corpus, 40) for w in re.findall(r"\S+|\s+", t)]
     words += [b"a" * 300, b"ab" * 150, "é".encode() * 50]
-    got = encode_words(words, bpe._byte_ids, bpe._merge_table)
-    assert got == [encode_word_reference(bpe._byte_ids[list(w)].tolist(), ranks) for w in words]
+    got = encode_words(words, bpe._encoder.byte_ids, bpe._encoder.merge_table)
+    assert got == [
+        encode_word_reference(bpe._encoder.byte_ids[list(w)].tolist(), ranks) for w in words
+    ]
 
 
 def paper_algorithm_1(vocab: dict[str, int], num_merges: int) -> list[tuple[str, str]]:
@@ -187,6 +191,22 @@ def test_vocab_size_below_byte_alphabet_plus_specials(vocab_size):
         ByteLevelBPE().fit(["text"], vocab_size, special_tokens=SPECIALS)
 
 
+def test_min_frequency_is_the_old_name_of_min_count():
+    """``min_frequency`` (``tokenizers``' name, rowbook's before 0.2) works and warns."""
+    texts = ["low lower lowest", "newest widest new"] * 3
+    counts = {"low": 5, "lower": 2, "newest": 6, "widest": 3}
+    with pytest.warns(DeprecationWarning, match=r"ByteLevelBPE\.fit\(min_frequency=\.\.\.\)"):
+        old = ByteLevelBPE().fit(texts, 270, min_frequency=3)
+    assert old.merges == ByteLevelBPE().fit(texts, 270, min_count=3).merges
+    with pytest.warns(DeprecationWarning, match=r"fit_word_counts\(min_frequency=\.\.\.\)"):
+        old = ByteLevelBPE().fit_word_counts(counts, 270, min_frequency=3)
+    assert old.merges == ByteLevelBPE().fit_word_counts(counts, 270, min_count=3).merges
+    words, tokens = {(0, 1, 2): 3, (1, 2): 1}, ["a", "b", "c"]
+    with pytest.warns(DeprecationWarning, match=r"learn_merges_recount\(min_frequency=\.\.\.\)"):
+        old = learn_merges_recount(words, tokens, 6, min_frequency=4)
+    assert old == learn_merges_recount(words, tokens, 6, min_count=4) == [(1, 2, 3, 4)]
+
+
 def test_fit_arguments_are_checked_before_reading_the_corpus():
     def corpus():
         raise AssertionError("the corpus was read")
@@ -194,8 +214,8 @@ def test_fit_arguments_are_checked_before_reading_the_corpus():
 
     with pytest.raises(ValueError, match="vocab_size must be an int >= 256"):
         ByteLevelBPE().fit(corpus(), 100)
-    with pytest.raises(ValueError, match="min_frequency must be an int >= 0, got -1"):
-        ByteLevelBPE().fit(corpus(), 300, min_frequency=-1)
+    with pytest.raises(ValueError, match="min_count must be an int >= 0, got -1"):
+        ByteLevelBPE().fit(corpus(), 300, min_count=-1)
     with pytest.raises(TypeError, match="word_counts must map str to int"):
         ByteLevelBPE().fit_word_counts({b"bytes": 3}, 300)
 

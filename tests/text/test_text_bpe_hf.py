@@ -27,7 +27,7 @@ STABLE_TEXT = st.text(
 @pytest.fixture(scope="module")
 def trained(corpus, hf_trainer):
     """(rowbook BPE, HF tokenizer) trained on the same corpus with the same settings."""
-    ours = ByteLevelBPE().fit(corpus, 700, min_frequency=2, special_tokens=SPECIALS)
+    ours = ByteLevelBPE().fit(corpus, 700, min_count=2, special_tokens=SPECIALS)
     theirs = hf_trainer(corpus, 700, min_frequency=2, special_tokens=SPECIALS)
     return ours, theirs
 
@@ -36,9 +36,7 @@ def trained(corpus, hf_trainer):
 def test_same_merges_and_vocab_as_hf_trainer(
     corpus, hf_trainer, hf_model_of, vocab_size, min_frequency
 ):
-    ours = ByteLevelBPE().fit(
-        corpus, vocab_size, min_frequency=min_frequency, special_tokens=SPECIALS
-    )
+    ours = ByteLevelBPE().fit(corpus, vocab_size, min_count=min_frequency, special_tokens=SPECIALS)
     theirs = hf_model_of(
         hf_trainer(corpus, vocab_size, min_frequency=min_frequency, special_tokens=SPECIALS)
     )
@@ -48,7 +46,7 @@ def test_same_merges_and_vocab_as_hf_trainer(
 
 def test_bpe_paper_corpus_matches_hf(hf_trainer, hf_model_of):
     texts = ["low"] * 5 + ["lower"] * 2 + ["newest"] * 6 + ["widest"] * 3
-    ours = ByteLevelBPE().fit(texts, 270, min_frequency=1)
+    ours = ByteLevelBPE().fit(texts, 270, min_count=1)
     theirs = hf_model_of(hf_trainer(texts, 270, min_frequency=1))
     assert ours.merges == theirs["merges"]
     assert [s.count for s in ours.merge_trace][:2] == [9, 9]  # "es" and "est": 6 + 3 each
@@ -66,7 +64,7 @@ def test_same_merges_as_hf_on_small_word_counts(words, extra, hf_trainer, hf_mod
     texts = [w for w, c in words.items() for _ in range(c)]
     whole = pre_tokenizers.ByteLevel(add_prefix_space=False, use_regex=False)
     theirs = hf_model_of(hf_trainer(texts, 256 + extra, min_frequency=0, pre_tokenizer=whole))
-    ours = ByteLevelBPE().fit_word_counts(words, 256 + extra, min_frequency=0)
+    ours = ByteLevelBPE().fit_word_counts(words, 256 + extra, min_count=0)
     assert ours.merges == theirs["merges"]
     assert ours.vocab == theirs["vocab"]
 

@@ -38,7 +38,7 @@ def _same_encodings(ours, theirs, texts):
 
 @pytest.fixture(scope="module")
 def trained(corpus):
-    ours = ByteLevelBPE().fit(corpus, 600, min_frequency=2, special_tokens=SPECIALS)
+    ours = ByteLevelBPE().fit(corpus, 600, min_count=2, special_tokens=SPECIALS)
     theirs = ByteLevelBPETokenizer()
     theirs.train_from_iterator(
         corpus, 600, min_frequency=2, special_tokens=SPECIALS, show_progress=False
@@ -158,7 +158,7 @@ def _hf_train(corpus, **options):
 )
 def test_trainer_options_learn_the_same_merges_as_bpe_trainer(corpus, options):
     theirs = _hf_train(corpus, **dict(options))
-    ours = ByteLevelBPE().fit(corpus, 700, min_frequency=2, special_tokens=SPECIALS, **options)
+    ours = ByteLevelBPE().fit(corpus, 700, min_count=2, special_tokens=SPECIALS, **options)
     expected = Tokenizer.from_str(theirs.to_str())
     assert ours.vocab == expected.get_vocab()
     _same_encodings(ours, expected, HARD[:3])

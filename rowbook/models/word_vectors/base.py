@@ -41,14 +41,9 @@ import numpy as np
 
 from rowbook._deprecation import renamed_attribute
 from rowbook.checks import ParameterError, check_int
-from rowbook.data.corpus import (
-    Corpus,
-    CountedVocab,
-    EncodedCorpus,
-    encode_corpus,
-    read_corpus,
-    vocab_from_counts,
-)
+from rowbook.data.corpus import Corpus, encode_corpus, read_corpus
+from rowbook.data.counted_vocab import CountedVocab, vocab_from_counts
+from rowbook.data.id_stream import EncodedCorpus
 from rowbook.io import fields_of
 from rowbook.models.base import Model
 from rowbook.models.word_vectors.jobs import EpochJobs, Progress, resolve_workers, run_schedule
@@ -204,17 +199,31 @@ class WordVectorModel(Model):
         order are then those :meth:`build_vocab` would give. ``update`` as in
         :meth:`build_vocab`. Follow with :meth:`train`.
         """
-        ties = self._scan()["ties"]
         if not update:
-            seen, _ = self._kept(
-                vocab_from_counts(word_freq, min_count=self.min_count, ties=ties), None
-            )
-            check_vocab(seen, self.min_count)
-            self._fitted = self._new_state(seen, by="build_vocab")
+            self._fitted = self._new_state(self.choose_vocab(word_freq), by="build_vocab")
             return self
         state = self._require_fitted("build_vocab_from_freq(..., update=True)")
-        self._grow(state, vocab_from_counts(word_freq, min_count=1, ties=ties))
+        self._grow(state, vocab_from_counts(word_freq, min_count=1, ties=self._scan()["ties"]))
         return self
+
+    def choose_vocab(self, word_freq: Mapping[str, int]) -> CountedVocab:
+        """The vocabulary ``fit`` and :meth:`build_vocab_from_freq` choose from word counts
+        made elsewhere (in first-sighting order), without making tables: ``min_count``, the
+        model's order of equal counts (gensim's, or glove.c's alphabetical) and cut (GloVe's
+        ``max_vocab``). An empty result is refused as ``fit`` refuses it.
+
+        Examples
+        --------
+        >>> from rowbook.models import GloVe
+        >>> GloVe(min_count=2, max_vocab=2).choose_vocab({"b": 3, "c": 2, "a": 2, "d": 1}).keys
+        ('b', 'a')
+        """
+        ties = self._scan()["ties"]
+        vocab, _ = self._kept(
+            vocab_from_counts(word_freq, min_count=self.min_count, ties=ties), None
+        )
+        check_vocab(vocab, self.min_count)
+        return vocab
 
     def train(
         self,
@@ -269,12 +278,7 @@ class WordVectorModel(Model):
     ) -> tuple[CountedVocab, EncodedCorpus]:
         """The vocabulary of ``corpus`` (from its own ``counts`` when given) and its ids."""
         scan = self._scan()
-        if counts is None:
-            counted, encoded = read_corpus(
-                corpus, min_count=self.min_count, tokenizer=tokenizer, spill_dir=spill_dir, **scan
-            )
-            counted, encoded = self._kept(counted, encoded)
-        else:
+        if counts is not None:
             if scan["max_vocab_size"] is not None:
                 raise ParameterError(
                     "max_vocab_size",
@@ -283,9 +287,14 @@ class WordVectorModel(Model):
                     fix="it prunes while a corpus is counted, and these counts are made; "
                     "min_count still applies",
                 )
-            vocab = vocab_from_counts(counts, min_count=self.min_count, ties=scan["ties"])
-            counted, _ = self._kept(vocab, None)
-            encoded = encode_corpus(corpus, counted.keys, tokenizer=tokenizer, spill_dir=spill_dir)
+            counted = self.choose_vocab(counts)
+            return counted, encode_corpus(
+                corpus, counted.keys, tokenizer=tokenizer, spill_dir=spill_dir
+            )
+        counted, encoded = read_corpus(
+            corpus, min_count=self.min_count, tokenizer=tokenizer, spill_dir=spill_dir, **scan
+        )
+        counted, encoded = self._kept(counted, encoded)
         check_vocab(counted, self.min_count)
         return counted, encoded
 

@@ -40,8 +40,9 @@ from typing import Any, ClassVar, Literal
 import numpy as np
 
 from rowbook._memory import untouched_zeros
-from rowbook.checks import check_choice, check_int, check_number
-from rowbook.data.corpus import CountedVocab, EncodedCorpus
+from rowbook.checks import check_int, check_number
+from rowbook.data.counted_vocab import CountedVocab
+from rowbook.data.id_stream import EncodedCorpus
 from rowbook.data.sampling import negative_guide, negative_table, sample_thresholds
 from rowbook.models.word_vectors.fasttext_kernels import train_job
 from rowbook.models.word_vectors.word2vec import Word2Vec
@@ -142,27 +143,14 @@ class FastText(Word2Vec):
         self._check_params()
 
     def _check_params(self) -> None:
-        check_choice("architecture", self.architecture, ("skipgram", "cbow"))
-        for name, minimum in (
-            ("vector_size", 1),
-            ("window", 1),
-            ("min_count", 0),
-            ("minn", 1),
-            ("maxn", 0),
-            ("bucket", 1),
-            ("negative", 1),
-            ("epochs", 1),
-            ("seed", 0),
-            ("batch_words", 1),
-        ):
+        """Word2Vec's checks, and the n-gram options; negative sampling is the only objective."""
+        check_int("negative", self.negative, 1)
+        check_number("lr", self.lr, 0.0, low_open=True)  # no architecture default here
+        for name, minimum in (("minn", 1), ("maxn", 0), ("bucket", 1)):
             check_int(name, getattr(self, name), minimum)
         if 0 < self.maxn < self.minn:
             check_int("maxn", self.maxn, self.minn)
-        check_int("workers", self.workers, 1, allow_none=True)
-        check_number("ns_exponent", self.ns_exponent, -10.0, 10.0)
-        check_number("sample", self.sample, 0.0)
-        check_number("lr", self.lr, 0.0, low_open=True)
-        check_number("min_lr", self.min_lr, 0.0, self.lr)
+        super()._check_params()
 
     @property
     def _start_lr(self) -> float:

@@ -39,7 +39,9 @@ from rowbook._deprecation import renamed_attribute
 from rowbook.checks import check_int, check_number
 from rowbook.data.cooccurrence import count_cooccurrences, stack_bands
 from rowbook.data.cooccurrence_file import CountedCooccurrence
-from rowbook.data.corpus import Corpus, CountedVocab, EncodedCorpus, truncate_vocab
+from rowbook.data.corpus import Corpus
+from rowbook.data.counted_vocab import CountedVocab, truncate_vocab
+from rowbook.data.id_stream import EncodedCorpus
 from rowbook.data.shuffle import RecordArrays, RecordFile, shuffle_records, shuffle_to_file
 from rowbook.models.word_vectors.base import WordVectorModel
 from rowbook.models.word_vectors.glove_kernels import glove_records

@@ -16,7 +16,7 @@ from typing import Any
 import numpy as np
 
 from rowbook.checks import ParameterError
-from rowbook.data.corpus import CountedVocab
+from rowbook.data.counted_vocab import CountedVocab
 from rowbook.models.word_vectors.jobs import Progress
 
 __all__ = [

@@ -45,8 +45,9 @@ import numpy as np
 
 from rowbook._deprecation import renamed_attribute
 from rowbook.checks import ParameterError, check_choice, check_int, check_number
-from rowbook.data.corpus import CountedVocab, EncodedCorpus
+from rowbook.data.counted_vocab import CountedVocab
 from rowbook.data.huffman import huffman_tree
+from rowbook.data.id_stream import EncodedCorpus
 from rowbook.data.sampling import job_seed, negative_guide, negative_table, sample_thresholds
 from rowbook.models.base import NotFittedError
 from rowbook.models.word_vectors.base import WordVectorModel

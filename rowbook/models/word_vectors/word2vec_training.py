@@ -11,7 +11,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from rowbook.data.corpus import EncodedCorpus, job_boundaries
+from rowbook.data.corpus import job_boundaries
+from rowbook.data.id_stream import EncodedCorpus
 
 __all__ = ["grow_tables", "initial_rows", "initial_tables", "job_lrs", "job_plan"]
 

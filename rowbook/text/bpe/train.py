@@ -194,7 +194,7 @@ def _token_id(a, b, tok_hash, tok_pow, tok_len, index, n_tokens):
 
 @numba.njit(cache=True)
 def _train_kernel(
-    sym, wstart, wcount, tok_hash, tok_pow, tok_len, n_tokens, vocab_size, min_frequency, max_len
+    sym, wstart, wcount, tok_hash, tok_pow, tok_len, n_tokens, vocab_size, min_count, max_len
 ):
     pair_count, keys, words, n = _count_pairs(sym, wstart, wcount)
     cap = 3 * keys.size + 1  # entries, their words and heap items: P initial + 2 per merged pair
@@ -220,7 +220,7 @@ def _train_kernel(
         if count != pair_count[key]:  # stale: count changed since the push
             sizes[2] = _push(hp[0], hp[1], hp[2], sizes[2], pair_count[key], key, e)
             continue
-        if count < 1 or count < min_frequency:
+        if count < 1 or count < min_count:
             break
         a, b = key >> 32, key & _LOW
         new = _token_id(a, b, tok_hash, tok_pow, tok_len, index, n_tokens)
@@ -267,7 +267,7 @@ def train_merges(
     byte_ids: np.ndarray,
     tokens: Sequence[bytes | None],
     vocab_size: int,
-    min_frequency: int,
+    min_count: int,
     max_token_length: int | None = None,
 ) -> np.ndarray:
     """Learn merges from words given as bytes with their counts.
@@ -282,9 +282,9 @@ def train_merges(
         ``(256,)`` int64, the id of each byte's symbol.
     tokens : Sequence[bytes | None]
         Spelling of every existing id (``None`` for a special token no merge can spell).
-    vocab_size, min_frequency : int
+    vocab_size, min_count : int
         Stop at ``vocab_size`` distinct tokens or when the best count drops below
-        ``min_frequency``.
+        ``min_count``.
     max_token_length : int, optional
         ``tokenizers``' option: after the first merges (two bytes), a pair is only counted
         when its two tokens span fewer than this many bytes together.
@@ -316,7 +316,7 @@ def train_merges(
         tok_len,
         len(tokens),
         vocab_size,
-        min_frequency,
+        min_count,
         max_len,
     )
     return merges
@@ -330,7 +330,7 @@ def _spelling(token: str) -> bytes | None:
 def learn(
     word_counts: Mapping[str, int],
     vocab_size: int,
-    min_frequency: int,
+    min_count: int,
     specials: Sequence[str],
     *,
     initial_alphabet: Sequence[str] = (),
@@ -357,9 +357,7 @@ def learn(
     words = [w.encode("utf-8") for w in word_counts]
     freqs = np.fromiter(word_counts.values(), dtype=np.int64, count=len(word_counts))  # (W,)
     spellings = [_spelling(t) for t in tokens]
-    rows = train_merges(
-        words, freqs, byte_ids, spellings, vocab_size, min_frequency, max_token_length
-    )
+    rows = train_merges(words, freqs, byte_ids, spellings, vocab_size, min_count, max_token_length)
     merges, trace = [], []
     for left, right, new, count in rows.tolist():
         pair = (tokens[left], tokens[right])
