@@ -25,16 +25,14 @@ measured with them, when they record it.)
 from __future__ import annotations
 
 import argparse
-import gc
 import itertools
 import sys
-import time
 from pathlib import Path
 
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from timing import Row, machine, print_table, print_targets, zipf_ids
+from timing import Row, interleaved_times_ms, machine, print_table, print_targets, zipf_ids
 
 import rowbook.optim as ro
 from rowbook.autograd.sparse import scatter_add_rows
@@ -84,24 +82,6 @@ def train_fns(W0: np.ndarray, batches: list) -> dict[str, object]:
     return fns
 
 
-def interleaved(fns: dict[str, object], repeat: int, warmup: int) -> dict[str, np.ndarray]:
-    """Each function's times (ms) over ``repeat`` rounds, the functions in turn in each round."""
-    for _ in range(warmup):
-        for fn in fns.values():
-            fn()
-    times: dict[str, list[float]] = {name: [] for name in fns}
-    gc.disable()
-    try:
-        for _ in range(repeat):
-            for name, fn in fns.items():
-                start = time.perf_counter()
-                fn()
-                times[name].append(1e3 * (time.perf_counter() - start))
-    finally:
-        gc.enable()
-    return {name: np.array(t) for name, t in times.items()}
-
-
 def measure(V: int, d: int, N: int, repeat: int, rng: np.random.Generator) -> list[Row]:
     W0 = rng.standard_normal((V, d), dtype=np.float32)  # (V, d)
     batches = []
@@ -114,7 +94,7 @@ def measure(V: int, d: int, N: int, repeat: int, rng: np.random.Generator) -> li
     fns = {"fused Adam kernel alone (adam_rows)": kernel_fn(W0, grads)}
     fns |= step_fns(W0, grads, ro.SparseAdam) | step_fns(W0, grads, ro.Adagrad)
     fns |= train_fns(W0, batches)
-    times = interleaved(fns, repeat=repeat, warmup=2 * BATCHES)
+    times = interleaved_times_ms(fns, repeat=repeat, warmup=2 * BATCHES)
     note = f"V={V:,}, {unique:,} unique rows of {N:,} ids"
     rows = []
     for i, (name, t) in enumerate(times.items()):
