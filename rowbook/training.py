@@ -15,8 +15,10 @@ the log the chapters print: ``eval_on_train`` scores the training data itself wh
 no held-out data (``eval_loss``, ``eval_accuracy``...: the whole set with the epoch's final
 weights, where ``loss`` is the running mean over the epoch's steps), and ``eval_on_start``
 scores the model before its first step into :attr:`History.initial` (Hugging Face's
-``TrainingArguments`` has a setting of that name), so a log can start "before training:
-loss 0.6625, accuracy 61.46%". The models trained by this loop turn both on.
+``TrainingArguments`` has a setting of that name), so a log can start with the untrained
+model's loss and accuracy, as the colour-harmony chapter's does ("before training:
+eval_loss 0.6882, eval_accuracy 0.5729" on the progress stream). The models trained by this
+loop turn both on.
 
 What it adds over writing that loop by hand: the whole state of the loop (weights,
 optimizer moments, the shuffle's random state, history, best score, epoch) as one
