@@ -16,9 +16,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from tokenizers import ByteLevelBPETokenizer, Tokenizer
 
+from rowbook import fork_pool
 from rowbook.text import ByteLevelBPE
 from rowbook.text.bpe import batch as bpe_batch
-from rowbook.text.bpe import count as bpe_count
 from rowbook.text.bpe.bytelevel import GPT2_ASCII_PATTERN, GPT2_PATTERN
 
 SPECIALS = ["<pad>", "<|endoftext|>"]
@@ -53,7 +53,7 @@ def pool_calls(monkeypatch):
     def spy(job, tasks, workers, **options):
         tasks = list(tasks)
         calls.append((len(tasks), workers))
-        return bpe_count.map_in_order(job, tasks, workers, **options)
+        return fork_pool.map_in_order(job, tasks, workers, **options)
 
     monkeypatch.setattr(bpe_batch, "map_in_order", spy)
     return calls

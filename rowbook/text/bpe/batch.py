@@ -13,7 +13,7 @@ long again as the encoding itself.
 With ``workers > 1`` and more than :data:`POOL_CHARS` characters, the texts are cut into
 batches (about eight per worker, at least :data:`BATCH_CHARS` characters each) that this
 process and ``workers - 1`` forked ones share as each becomes free
-(:func:`~rowbook.text.bpe.count.map_in_order`, the pool that counts words for training).
+(:func:`rowbook.fork_pool.map_in_order`, the pool that counts words for training).
 Results are joined in batch order, so they do not depend on ``workers``. A forked worker
 inherits the model and the word cache as they are at the fork and keeps the words it
 encodes for its next batches, but not beyond the call: this process's cache learns only
@@ -46,7 +46,8 @@ from collections.abc import Callable, Iterable, Iterator, Sequence
 
 import numpy as np
 
-from rowbook.text.bpe.count import map_in_order, text_batches
+from rowbook.fork_pool import map_in_order
+from rowbook.text.bpe.count import text_batches
 from rowbook.text.bpe.encode import encode_words
 from rowbook.text.bpe.encoder import Encoder, Segments
 from rowbook.text.bpe.encoding import Encoding, build_encodings

@@ -1,0 +1,100 @@
+"""Python work on every core: jobs on a pool of forked processes, results in task order.
+
+Reading a corpus (the regex or whitespace split of each line, interning its words) and
+encoding text with a byte-level BPE are Python that holds the GIL, so they scale with
+processes, not threads. :func:`map_in_order` runs a job on each task in the calling
+process and ``workers - 1`` forked ones, each taking the next task when free, and hands
+the results back *in task order*, so a caller that adds them up in that order gets the
+serial result (first sightings included).
+
+The pool forks the calling process (the ``fork`` start method): the job, a bound method
+or a closure over a fitted model, is inherited by the workers and never pickled, and the
+workers need no import of the caller's ``__main__``, which a notebook or ``python -``
+does not have. Only the tasks and the results cross between processes. A worker runs only
+the regex, dictionaries and numba kernels, never a lock another thread of the parent may
+hold. The pool starts only when there is more than one task, so a small job runs in the
+calling process; where ``fork`` does not exist (Windows) every job runs in one process.
+Users: :mod:`rowbook.data.scan` (the first pass over a corpus),
+:mod:`rowbook.text.bpe.count` (BPE's word counts) and :mod:`rowbook.text.bpe.batch`
+(``encode_batch``).
+"""
+
+from __future__ import annotations
+
+import collections
+import itertools
+import multiprocessing
+import os
+from collections.abc import Callable, Iterable, Iterator
+from multiprocessing.pool import AsyncResult
+from typing import Any, TypeVar
+
+__all__ = ["can_fork", "map_in_order"]
+
+_Task, _Result = TypeVar("_Task"), TypeVar("_Result")
+_job: Callable[[Any], Any] | None = None  # the job of a worker process, set when it starts
+
+
+def _install(job: Callable[[Any], Any]) -> None:
+    global _job
+    _job = job
+
+
+def _run(task: Any) -> Any:
+    return _job(task)
+
+
+def can_fork() -> bool:
+    """Whether this process may start forked workers: the platform forks, and this process
+    is not daemonic (a data loader's worker may not have children)."""
+    if multiprocessing.current_process().daemon:
+        return False
+    return "fork" in multiprocessing.get_all_start_methods()
+
+
+def map_in_order(
+    job: Callable[[_Task], _Result],
+    tasks: Iterable[_Task],
+    workers: int,
+    *,
+    here: Callable[[_Task], _Result] | None = None,
+) -> Iterator[_Result]:
+    """``job(task)`` for each task, in task order, on ``workers`` processes: this one and
+    ``workers - 1`` forked ones.
+
+    Tasks are read one at a time. Each goes to the pool while it has fewer than two tasks
+    per process to do, else this process runs it, so all processes stay busy to the last
+    task whatever their speed, and the caller's work on the results (between two ``next``)
+    is shared out too. Everything runs here when there are fewer than two tasks,
+    ``workers`` is 1, this process is daemonic (may not have children) or the platform
+    cannot fork. ``job`` is inherited by the workers, never pickled; tasks and results
+    are. ``here``, if given, replaces ``job`` for the tasks run in this process (a result
+    that need not be packed for a pipe, say).
+
+    Examples
+    --------
+    >>> list(map_in_order(len, [["a"], ["b", "c"]], workers=1))
+    [1, 2]
+    """
+    tasks = iter(tasks)
+    head = list(itertools.islice(tasks, 2))
+    tasks = itertools.chain(head, tasks)
+    processes = min(workers, os.cpu_count() or 1) - 1
+    here = here or job
+    if len(head) < 2 or processes < 1 or not can_fork():
+        yield from map(here, tasks)
+        return
+    context = multiprocessing.get_context("fork")
+    with context.Pool(processes, initializer=_install, initargs=(job,)) as pool:
+        slots: collections.deque = collections.deque()  # AsyncResult, or (result,) made here
+        for task in tasks:
+            busy = sum(isinstance(s, AsyncResult) and not s.ready() for s in slots)
+            slots.append(pool.apply_async(_run, (task,)) if busy < 2 * processes else (here(task),))
+            while slots and (not isinstance(slots[0], AsyncResult) or slots[0].ready()):
+                yield _value(slots.popleft())
+        while slots:
+            yield _value(slots.popleft())
+
+
+def _value(slot: AsyncResult | tuple) -> Any:
+    return slot.get() if isinstance(slot, AsyncResult) else slot[0]
