@@ -31,6 +31,15 @@ which piece ends its line; :func:`iter_lines` yields the pieces as consecutive i
 Sentence readers (:func:`rowbook.data.iter_sentences`) join the pieces of one line and
 cut it every ``max_sentence_length`` tokens, as gensim's ``LineSentence`` does.
 
+**Parts, for reading on every core.** :func:`source_parts` cuts a source into
+:class:`Part` s that processes can read side by side (:mod:`rowbook.data.scan`): an
+uncompressed file into byte ranges of about ``part_bytes``, a compressed file whole (its
+stream cannot be entered in the middle). A range holds the lines that *start* in it: it
+begins at the first line break after its offset (at byte 0 for the first) and its last
+line runs past its end to that line's break, so every line is read once, by one range,
+and its pieces are those a whole-file read gives (:func:`iter_part_batches`). Standard
+input is never cut.
+
 Examples
 --------
 >>> import os, tempfile, gzip
@@ -50,12 +59,14 @@ import bz2
 import contextlib
 import gzip
 import io
+import itertools
 import lzma
 import os
 import stat
 import sys
 import zlib
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, Any, Literal
 
@@ -63,19 +74,26 @@ from rowbook.checks import ParameterHint
 
 __all__ = [
     "CHUNK_BYTES",
+    "PART_BYTES",
     "STDIN",
+    "Part",
     "Source",
     "check_regular_file",
+    "is_compressed",
     "iter_batches",
     "iter_lines",
+    "iter_part_batches",
     "iter_pieces",
     "open_binary",
     "source_files",
+    "source_parts",
 ]
 
 STDIN = "-"
 #: Longest piece of a line read at once, in bytes.
 CHUNK_BYTES = 1 << 20
+#: Bytes of an uncompressed file in one :class:`Part` (:func:`source_parts`).
+PART_BYTES = 1 << 24
 
 Source = str | os.PathLike[str] | Sequence[str | os.PathLike[str]]
 
@@ -181,6 +199,112 @@ def source_files(source: Source) -> list[Path | str]:
     if files.count(STDIN) > 1:
         raise ValueError("'-' (standard input) can be read only once; give it once")
     return files
+
+
+def is_compressed(path: str | os.PathLike[str]) -> bool:
+    """Whether the regular file ``path`` starts with the magic bytes of gzip, bzip2 or xz."""
+    with open(path, "rb") as f:
+        head = f.read(6)
+    return any(head.startswith(magic) for magic, _, _ in _MAGIC)
+
+
+@dataclass(frozen=True)
+class Part:
+    """What one process reads of a source: a whole file (``span`` None; standard input is
+    ``"-"``) or the lines of a file that start in the byte range ``span = (start, stop)``."""
+
+    file: Path | str
+    span: tuple[int, int] | None = None
+
+
+def source_parts(source: Source, part_bytes: int = PART_BYTES) -> list[Part]:
+    """The :class:`Part` s of a source, in reading order: each uncompressed file cut into
+    ranges of about ``part_bytes`` (at least one), compressed files and ``"-"`` whole.
+
+    Reading the parts one after the other with :func:`iter_part_batches` gives the pieces
+    :func:`iter_batches` gives.
+
+    Examples
+    --------
+    >>> import os, tempfile
+    >>> path = os.path.join(tempfile.mkdtemp(), "corpus.txt")
+    >>> _ = open(path, "w").write("the cat\\nsat on\\nthe mat\\n")
+    >>> [p.span for p in source_parts(path, part_bytes=8)]
+    [(0, 7), (7, 15), (15, 23)]
+    >>> [list(iter_part_batches(p)) for p in source_parts(path, part_bytes=8)]
+    [[(['the cat'], True)], [(['sat on'], True)], [(['the mat'], True)]]
+    """
+    parts = []
+    for file in source_files(source):
+        if file == STDIN or is_compressed(file):
+            parts.append(Part(file))
+            continue
+        size = file.stat().st_size
+        n = max(1, -(-size // part_bytes))
+        bounds = [size * k // n for k in range(n + 1)]
+        parts += [Part(file, (a, b)) for a, b in itertools.pairwise(bounds)]
+    return parts
+
+
+def iter_part_batches(
+    part: Part,
+    *,
+    errors: Literal["strict", "replace"] = "strict",
+    chunk_bytes: int = CHUNK_BYTES,
+) -> Iterator[tuple[list[str], bool]]:
+    """:func:`iter_batches` of one :class:`Part`: its lines (long ones in pieces, cut where
+    a whole-file read cuts them). An invalid byte names the file, its byte offset and
+    its line, as for a whole file."""
+    if errors not in ("strict", "replace"):
+        raise ValueError(f"errors must be 'strict' or 'replace', got {errors!r}")
+    yield from _file_batches(part.file, errors, chunk_bytes, _NoBar(), part.span)
+
+
+class _LineRange:
+    """The bytes of the lines of an uncompressed file that start in ``[start, stop)``, read
+    with ``read1`` as a stream: from the byte after the first line break at or after
+    ``start - 1`` (byte 0 when ``start`` is 0) to the line break that ends the last line
+    starting before ``stop`` (or the end of the file)."""
+
+    def __init__(self, raw: IO[bytes], start: int, stop: int) -> None:
+        self._raw, self._stop = raw, stop
+        self.first = self._first_line(start, stop)
+        raw.seek(self.first)
+        self._pos, self._done, self._last = self.first, self.first >= stop, b"\n"
+
+    def _first_line(self, start: int, stop: int) -> int:
+        """Where the first line starting in ``[start, stop)`` starts (``stop``: none does)."""
+        if start == 0:
+            return 0
+        self._raw.seek(start - 1)
+        pos = start - 1
+        while pos < stop - 1:
+            block = self._raw.read(min(CHUNK_BYTES, stop - 1 - pos))
+            if not block:
+                break
+            found = block.find(b"\n")
+            if found >= 0:
+                return pos + found + 1
+            pos += len(block)
+        return stop
+
+    def read1(self, n: int) -> bytes:
+        if self._done:
+            return b""
+        within = self._pos < self._stop
+        if not within and self._last == b"\n":  # the last line ended at the range's end
+            self._done = True
+            return b""
+        data = self._raw.read1(min(n, self._stop - self._pos) if within else n)
+        if not data:
+            self._done = True
+            return b""
+        if not within:  # the last line, up to its line break
+            found = data.find(b"\n")
+            if found >= 0:
+                data, self._done = data[: found + 1], True
+        self._pos, self._last = self._pos + len(data), data[-1:]
+        return data
 
 
 def _shown(obj: object) -> str:
@@ -291,33 +415,68 @@ def iter_lines(
 
 
 def _file_batches(
-    file: Path | str, errors: str, chunk: int, bar: Any
+    file: Path | str, errors: str, chunk: int, bar: Any, span: tuple[int, int] | None = None
 ) -> Iterator[tuple[list[str], bool]]:
     """Blocks of at most ``chunk`` bytes, the unfinished line before included; a block's
-    complete lines are decoded at once, and an unfinished line ``chunk`` long is cut."""
+    complete lines are decoded at once, and an unfinished line ``chunk`` long is cut.
+    ``span``: only the lines that start in that byte range (:class:`Part`)."""
     name = "standard input" if file == STDIN else str(file)
     with _open(file, "corpus file") as (f, raw):
-        buf, offset, line, open_line, seen = b"", 0, 1, False, 0  # offset, line: of buf[0]
+        where = _Where(name, 0)  # of buf[0]
+        if span is not None:
+            f = _LineRange(raw, *span)
+            where = _Where(name, f.first, 0, lambda: _lines_before(file, f.first))
+        buf, open_line, seen = b"", False, where.offset
         while block := f.read1(chunk - len(buf)):  # read1: a pipe's lines come when written
             position = raw.tell() if raw is not None else seen + len(block)
             bar.update(position - seen)
             buf, seen = buf + block, position
             end = buf.rfind(b"\n") + 1
             if end:
-                yield _lines(buf[:end], errors, name, offset, line), True
-                offset, line, open_line = offset + end, line + buf.count(b"\n", 0, end), False
-                buf = buf[end:]
+                yield _lines(buf[:end], errors, where), True
+                where = where.after(buf, end)
+                open_line, buf = False, buf[end:]
             while len(buf) >= chunk:  # a long line: a piece now, the rest later
                 cut = _cut(buf[:chunk])
-                yield [_decode(buf[:cut], errors, name, offset, line)], False
-                offset, buf, open_line = offset + cut, buf[cut:], True
+                yield [_decode(buf[:cut], errors, where)], False
+                where, buf, open_line = where.after(buf, cut), buf[cut:], True
         if buf or open_line:  # the last line has no line end
-            yield [_decode(buf, errors, name, offset, line)], True
+            yield [_decode(buf, errors, where)], True
 
 
-def _lines(data: bytes, errors: str, name: str, offset: int, line: int) -> list[str]:
+@dataclass(frozen=True)
+class _Where:
+    """Where a block starts, for error messages: its file's name, its byte offset and the
+    line breaks before it since ``first_line()``, the number of the line where reading
+    began (counted only when an error needs it: a range does not know it)."""
+
+    name: str
+    offset: int
+    breaks: int = 0
+    first_line: Callable[[], int] = lambda: 1
+
+    def after(self, data: bytes, n: int) -> _Where:
+        """Where ``data[n:]`` starts, ``data`` starting here."""
+        breaks = self.breaks + data.count(b"\n", 0, n)
+        return _Where(self.name, self.offset + n, breaks, self.first_line)
+
+    def line_at(self, data: bytes, k: int) -> int:
+        """The line of byte ``k`` of ``data``, ``data`` starting here."""
+        return self.first_line() + self.breaks + data.count(b"\n", 0, k)
+
+
+def _lines_before(file: Path | str, offset: int) -> int:
+    """The number of the line that starts at byte ``offset`` of ``file`` (an error's line)."""
+    breaks = 0
+    with open(file, "rb") as f:
+        while offset > 0 and (block := f.read(min(offset, CHUNK_BYTES))):
+            breaks, offset = breaks + block.count(b"\n"), offset - len(block)
+    return breaks + 1
+
+
+def _lines(data: bytes, errors: str, where: _Where) -> list[str]:
     """The lines of ``data`` (which ends with ``\\n``), ``\\n`` and ``\\r\\n`` dropped."""
-    lines = _decode(data, errors, name, offset, line, data).split("\n")
+    lines = _decode(data, errors, where).split("\n")
     lines.pop()  # after the last line end
     if b"\r" in data:
         lines = [text[:-1] if text.endswith("\r") else text for text in lines]
@@ -347,17 +506,17 @@ def _cut(data: bytes) -> int:
     return starts[0] if starts else len(data)
 
 
-def _decode(raw: bytes, errors: str, name: str, offset: int, line: int, lines: bytes = b"") -> str:
-    """``raw`` as UTF-8; an error names the file, byte offset and line (counting the line
-    ends of ``lines`` before the bad byte)."""
+def _decode(raw: bytes, errors: str, where: _Where) -> str:
+    """``raw`` as UTF-8; an error names the file, byte offset and line (``raw`` starts
+    ``where``)."""
     try:
         return raw.decode("utf-8", errors=errors)
     except UnicodeDecodeError as err:
-        line += lines.count(b"\n", 0, err.start)
-        where = f"byte offset {offset + err.start} (line {line})"
+        line = where.line_at(raw, err.start)
+        place = f"byte offset {where.offset + err.start} (line {line})"
         raise ParameterHint(
             "errors",
             "replace",
-            f"{name}: invalid UTF-8 at {where}: {err.reason}",
+            f"{where.name}: invalid UTF-8 at {place}: {err.reason}",
             effect="to substitute U+FFFD",
         ) from None
