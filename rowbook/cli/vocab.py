@@ -23,6 +23,7 @@ from rowbook.cli._common import (
     format_table,
     print_json,
     read_lines,
+    show_progress,
     source_name,
 )
 from rowbook.cli.text import TOKENIZERS, _shown, make_tokenizer
@@ -80,18 +81,24 @@ def run_vocab(args: argparse.Namespace) -> int:
 
 
 def _count(args: argparse.Namespace, tokenizer: Any) -> tuple[Counter, int | None]:
-    """The token counts of CORPUS and its number of lines (None: counted on --scheduler)."""
+    """The token counts of CORPUS, in order of first sighting, and its number of lines (None:
+    counted on --scheduler): the trainers' first pass (:func:`rowbook.data.corpus.count_words`),
+    on --workers processes."""
     if args.scheduler:
         from rowbook.distributed import word_counts
 
         with counting(args) as count:
             return count(word_counts, tokenizer=tokenizer), None
-    counts: Counter[str] = Counter()
-    n_lines = 0
-    lines = read_lines(args.corpus, progress=not args.quiet, errors=args.unicode_errors)
-    for n_lines, line in enumerate(lines, start=1):  # noqa: B007 - the count is the result
-        counts.update(tokenizer.tokenize(line))
-    return counts, n_lines
+    from rowbook.data.corpus import count_words
+
+    counts, n_lines = count_words(
+        args.corpus,
+        tokenizer=tokenizer,
+        workers=args.workers,
+        errors=args.unicode_errors,
+        show_progress=show_progress(args.corpus, not args.quiet),
+    )
+    return Counter(counts), n_lines
 
 
 def _bpe_counts(args: argparse.Namespace, normalizer: Any) -> tuple[Counter, int | None]:
@@ -208,6 +215,13 @@ def register(commands: Any) -> None:
         default=10,
         metavar="N",
         help="show the N most frequent tokens (or first merges) (default: %(default)s)",
+    )
+    p.add_argument(
+        "--workers",
+        type=int,
+        metavar="N",
+        help="processes that read CORPUS, over byte ranges of its files; the counts are the "
+        "same for every N (default: one per CPU)",
     )
     p.add_argument("--json", action="store_true", help="print the summary as JSON")
     p.add_argument("--quiet", action="store_true", help="no progress bar, no summary")

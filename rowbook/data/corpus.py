@@ -26,12 +26,14 @@ the words after the 10,000th).
 from __future__ import annotations
 
 import os
+import sys
 from array import array
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from typing import Any, Literal
 
 import numpy as np
 
+from rowbook.checks import check_int
 from rowbook.corpus_files import iter_pieces
 from rowbook.data import id_stream
 from rowbook.data.counted_vocab import (  # truncate_vocab, vocab_from_counts: also named here
@@ -41,11 +43,20 @@ from rowbook.data.counted_vocab import (  # truncate_vocab, vocab_from_counts: a
     vocab_order,
 )
 from rowbook.data.id_stream import EncodedCorpus, IdFile, RawIdSink
+from rowbook.data.scan import (
+    Discard,
+    Scanned,
+    line_sentences,
+    parallel_parts,
+    scan_parts,
+    scan_sentences,
+)
 
 __all__ = [
     "Corpus",
     "CountedVocab",
     "EncodedCorpus",
+    "count_words",
     "encode_corpus",
     "iter_sentences",
     "job_boundaries",
@@ -95,7 +106,7 @@ def iter_sentences(
     """
     if _is_source(corpus):
         pieces = iter_pieces(corpus, errors=errors, show_progress=show_progress)
-        yield from _line_sentences(pieces, _tokenize_with(tokenizer), max_sentence_length)
+        yield from line_sentences(pieces, _tokenize_with(tokenizer), max_sentence_length)
         return
     if isinstance(corpus, bytes) or not isinstance(corpus, Iterable):
         raise TypeError(
@@ -127,88 +138,59 @@ def _is_source(corpus: Any) -> bool:
     )
 
 
-def _line_sentences(
-    pieces: Iterable[tuple[str, bool]], tokenize: Callable[[str], list[str]], max_len: int
-) -> Iterator[list[str]]:
-    """Join the pieces of each line into sentences of at most ``max_len`` tokens.
-
-    >>> list(_line_sentences([("a b", False), (" c d e", True), ("", True)], str.split, 2))
-    [['a', 'b'], ['c', 'd'], ['e'], []]
-    """
-    sentence: list[str] = []
-    for text, ends_line in pieces:
-        sentence += tokenize(text)
-        start = 0
-        while len(sentence) - start > max_len:
-            yield sentence[start : start + max_len]
-            start += max_len
-        sentence = sentence[start:]
-        if ends_line:
-            yield sentence
-            sentence = []
-
-
-class _Interner(dict):
-    """``interner[key]`` is the key's id, assigning the next id to a new key."""
-
-    def __missing__(self, key: str) -> int:
-        index = self[key] = len(self.keys_in_order)
-        self.keys_in_order.append(key)
-        return index
-
-    def __init__(self) -> None:
-        super().__init__()
-        self.keys_in_order: list[str] = []
-
-
-def _bincount_since(raw_ids: array, start: int, size: int) -> np.ndarray:
-    """Counts of the provisional ids appended since ``start`` (the buffer view dies here),
-    a block at a time: ``np.bincount`` would copy the whole stream to int64 first."""
-    counts = np.zeros(size, dtype=np.int64)
-    fresh = np.frombuffer(raw_ids, dtype=np.int32) if len(raw_ids) else np.zeros(0, np.int32)
-    for a in range(start, len(fresh), id_stream.REMAP_TOKENS):
-        counts += np.bincount(fresh[a : a + id_stream.REMAP_TOKENS], minlength=size)
-    return counts
-
-
 def _scan(
-    sentences: Iterable[Sequence[str]], max_vocab_size: int | None, sink: RawIdSink | None = None
-):
-    """Intern every token; prune like gensim whenever the live vocabulary is too big.
+    corpus: Corpus,
+    tokenizer: Any,
+    max_len: int,
+    max_vocab_size: int | None,
+    sink: Any,
+    workers: int | None,
+    **reading: Any,
+) -> Scanned:
+    """The first pass (:mod:`rowbook.data.scan`), on ``workers`` processes where it can;
+    ``reading``: ``errors``, ``show_progress`` and ``keep_ids`` for a file corpus."""
+    workers = check_int("workers", workers, 1, allow_none=True) or os.cpu_count() or 1
+    parts = parallel_parts(corpus, workers, max_vocab_size) if _is_source(corpus) else None
+    if parts is None:
+        keep_ids = reading.pop("keep_ids", True)
+        sentences = iter_sentences(corpus, tokenizer, max_sentence_length=max_len, **reading)
+        return scan_sentences(sentences, max_vocab_size, sink if keep_ids else Discard())
+    tokenize = _tokenize_with(tokenizer)
+    return scan_parts(parts, tokenize, max_len=max_len, sink=sink, workers=workers, **reading)
 
-    Returns the provisional keys, the (N,) provisional ids as an ``array("i")`` (None
-    when they went to ``sink``, block by block), the (S,) sentence lengths, the ids still live at the end,
-    and the counts by provisional id.
+
+def count_words(
+    corpus: Corpus,
+    *,
+    tokenizer: Any = None,
+    workers: int | None = 1,
+    errors: Literal["strict", "replace"] = "strict",
+    show_progress: bool = False,
+) -> tuple[dict[str, int], int]:
+    """``(counts, lines)``: every word of ``corpus`` with its count, in order of first
+    sighting, and the number of lines (sentences of token lists) read.
+
+    The pass of :func:`read_corpus` without the id stream (what ``rowbook vocab`` counts),
+    on ``workers`` processes for a file corpus. ``errors`` and ``show_progress`` apply to
+    files, as in :func:`iter_sentences`.
+
+    Examples
+    --------
+    >>> count_words([["b", "a", "b"], []])
+    ({'b': 2, 'a': 1}, 2)
     """
-    interner, raw_ids, lengths = _Interner(), array("i"), array("q")
-    counts = np.zeros(0, dtype=np.int64)  # by provisional id, for tokens before counted_upto
-    counted_upto, min_reduce = 0, 1
-    for sentence in sentences:
-        raw_ids.extend(map(interner.__getitem__, sentence))
-        lengths.append(len(sentence))
-        if sink is not None and len(raw_ids) >= id_stream.BLOCK_TOKENS:
-            counts = _with_fresh(counts, raw_ids, counted_upto, len(interner.keys_in_order))
-            sink.write(raw_ids)
-            raw_ids, counted_upto = array("i"), 0
-        if max_vocab_size and len(interner) > max_vocab_size:
-            counts = _with_fresh(counts, raw_ids, counted_upto, len(interner.keys_in_order))
-            counted_upto = len(raw_ids)
-            for key in [k for k, i in interner.items() if counts[i] < min_reduce]:
-                del interner[key]
-            min_reduce += 1
-    counts = _with_fresh(counts, raw_ids, counted_upto, len(interner.keys_in_order))
-    if sink is not None:
-        sink.write(raw_ids)
-        sink.finish()
-    ids = None if sink is not None else raw_ids  # the one buffer, remapped in place later
-    live = np.fromiter(interner.values(), dtype=np.int64, count=len(interner))
-    return interner.keys_in_order, ids, np.array(lengths, dtype=np.int64), live, counts
-
-
-def _with_fresh(counts: np.ndarray, raw_ids: array, start: int, size: int) -> np.ndarray:
-    total = _bincount_since(raw_ids, start, size)
-    total[: len(counts)] += counts
-    return total
+    keys, _, lengths, _, counts = _scan(
+        corpus,
+        tokenizer,
+        sys.maxsize,
+        None,
+        None,
+        workers,
+        errors=errors,
+        show_progress=show_progress,
+        keep_ids=False,
+    )
+    return dict(zip(keys, counts.tolist(), strict=True)), len(lengths)
 
 
 def read_corpus(
@@ -220,12 +202,18 @@ def read_corpus(
     ties: Literal["gensim", "alphabetical"] = "gensim",
     max_sentence_length: int = MAX_SENTENCE_LENGTH,
     spill_dir: str | os.PathLike[str] | None = None,
+    workers: int | None = 1,
 ) -> tuple[CountedVocab, EncodedCorpus]:
     """Scan ``corpus`` once; return its vocabulary and its in-vocabulary id stream.
 
     With ``spill_dir`` (a folder) the id stream goes to a temporary file there instead of
     RAM (:mod:`rowbook.data.id_stream`), so memory stays bounded by the vocabulary however
     long the corpus; the ids, and so anything trained on them, are the same.
+
+    ``workers`` processes (``None``: one per CPU) read a file corpus side by side, over
+    byte ranges of its files (:mod:`rowbook.data.scan`); the vocabulary, its order and the
+    ids are those of one process, byte for byte. ``max_vocab_size`` pruning, standard
+    input and token lists read on one.
 
     Examples
     --------
@@ -236,8 +224,9 @@ def read_corpus(
     ([0, 1, 0, 0, 1], [0, 3, 5], [3, 3])
     """
     sink = None if spill_dir is None else RawIdSink(spill_dir)
-    sentences = iter_sentences(corpus, tokenizer, max_sentence_length=max_sentence_length)
-    keys, raw, lengths, live, counts = _scan(sentences, max_vocab_size, sink)
+    keys, raw, lengths, live, counts = _scan(
+        corpus, tokenizer, max_sentence_length, max_vocab_size, sink, workers
+    )
     live_counts = counts[live]
     kept = live[live_counts >= min_count]
     kept = kept[vocab_order(keys, kept, counts[kept], ties)]
@@ -261,12 +250,14 @@ def encode_corpus(
     tokenizer: Any = None,
     max_sentence_length: int = MAX_SENTENCE_LENGTH,
     spill_dir: str | os.PathLike[str] | None = None,
+    workers: int | None = 1,
 ) -> EncodedCorpus:
     """The id stream of ``corpus`` over a vocabulary already chosen (``keys`` in id order).
 
     Words not in ``keys`` are dropped as :func:`read_corpus` drops out-of-vocabulary words,
     so encoding a corpus with the vocabulary ``read_corpus`` chose for it gives the same ids.
-    ``spill_dir`` keeps the ids in a file there, as in :func:`read_corpus`.
+    ``spill_dir`` keeps the ids in a file there, and ``workers`` read a file corpus, as in
+    :func:`read_corpus`.
 
     Examples
     --------
@@ -275,7 +266,7 @@ def encode_corpus(
     ([1, 0, 0], [0, 2, 3], [3, 1])
     """
     sink = None if spill_dir is None else RawIdSink(spill_dir)
-    scanned, raw, lengths, _, _ = _scan(iter_sentences(corpus, tokenizer), None, sink)
+    scanned, raw, lengths, _, _ = _scan(corpus, tokenizer, MAX_SENTENCE_LENGTH, None, sink, workers)
     index = {key: i for i, key in enumerate(keys)}
     remap = np.array([index.get(key, -1) for key in scanned], dtype=np.int32)
     return _encode(sink, raw, remap, lengths, max_sentence_length)

@@ -228,12 +228,12 @@ def test_compressed_many_file_folder_and_stdin_corpora_equal_the_plain_file(tmp_
 @pytest.mark.parametrize("chunk_bytes", [16, 1 << 20])
 def test_long_lines_become_sentences_as_gensim_line_sentence(tmp_path, chunk_bytes):
     from rowbook.corpus_files import iter_pieces
-    from rowbook.data.corpus import _line_sentences
+    from rowbook.data.scan import line_sentences
 
     words = [f"w{i % 7}" for i in range(53)]
     path = tmp_path / "long.txt"
     path.write_text(" ".join(words) + "\nshort line\n\n" + " ".join(words[:20]) + "\n")
     pieces = iter_pieces(path, chunk_bytes=chunk_bytes)
-    ours = [s for s in _line_sentences(pieces, str.split, 10) if s]  # gensim skips empty lines
+    ours = [s for s in line_sentences(pieces, str.split, 10) if s]  # gensim skips empty lines
     assert ours == list(gensim_word2vec.LineSentence(str(path), max_sentence_length=10))
     assert [s for s in iter_sentences(path, max_sentence_length=10) if s] == ours

@@ -203,7 +203,9 @@ class WordVectorModel(Model):
             self._fitted = self._new_state(counted, by="build_vocab")
             return self
         state = self._require_fitted("build_vocab(..., update=True)")
-        seen, _ = read_corpus(corpus, min_count=1, tokenizer=tokenizer, **self._scan())
+        seen, _ = read_corpus(
+            corpus, min_count=1, tokenizer=tokenizer, workers=self._readers(), **self._scan()
+        )
         self._grow(state, seen)
         return self
 
@@ -276,7 +278,11 @@ class WordVectorModel(Model):
                 fix="its steps have no learning-rate schedule to measure in corpus words",
             )
         encoded = encode_corpus(
-            corpus, state["vocab"].keys, tokenizer=tokenizer, spill_dir=spill_dir
+            corpus,
+            state["vocab"].keys,
+            tokenizer=tokenizer,
+            spill_dir=spill_dir,
+            workers=self._readers(),
         )
         if encoded.total_words == 0:
             raise ValueError(
@@ -293,8 +299,9 @@ class WordVectorModel(Model):
         spill_dir: Any = None,
         counts: Mapping[str, int] | None = None,
     ) -> tuple[CountedVocab, EncodedCorpus]:
-        """The vocabulary of ``corpus`` (from its own ``counts`` when given) and its ids."""
-        scan = self._scan()
+        """The vocabulary of ``corpus`` (from its own ``counts`` when given) and its ids,
+        read by as many processes as ``workers`` trains on."""
+        scan, readers = self._scan(), self._readers()
         if counts is not None:
             if scan["max_vocab_size"] is not None:
                 raise ParameterError(
@@ -306,14 +313,23 @@ class WordVectorModel(Model):
                 )
             counted = self.choose_vocab(counts)
             return counted, encode_corpus(
-                corpus, counted.keys, tokenizer=tokenizer, spill_dir=spill_dir
+                corpus, counted.keys, tokenizer=tokenizer, spill_dir=spill_dir, workers=readers
             )
         counted, encoded = read_corpus(
-            corpus, min_count=self.min_count, tokenizer=tokenizer, spill_dir=spill_dir, **scan
+            corpus,
+            min_count=self.min_count,
+            tokenizer=tokenizer,
+            spill_dir=spill_dir,
+            workers=readers,
+            **scan,
         )
         counted, encoded = self._kept(counted, encoded)
         check_vocab(counted, self.min_count)
         return counted, encoded
+
+    def _readers(self) -> int:
+        """Processes that read a file corpus: as many as the threads that train."""
+        return resolve_workers(self.workers)
 
     def _grow(self, state: dict[str, Any], seen: CountedVocab) -> None:
         """Add the words of ``seen`` to ``state``'s vocabulary and grow its tables."""
