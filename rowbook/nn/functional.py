@@ -1,4 +1,7 @@
-r"""Stateless math: ``one_hot``, ``embedding``, ``embedding_bag`` (and the losses, re-exported).
+r"""Stateless math: ``one_hot``, ``embedding``, ``embedding_bag``, ``linear``, and re-exported
+from the modules beside it, the losses (:mod:`~rowbook.nn.loss`), the activations and dropout
+(:mod:`~rowbook.nn.activation`), the normalisations (:mod:`~rowbook.nn.normalization`) and
+attention (:mod:`~rowbook.nn.sdpa`).
 
 A layer stores a table; these functions compute with a table passed in (PyTorch's
 ``nn.Embedding`` -> ``F.embedding``). The lookup is the matrix product it replaces,
@@ -15,7 +18,8 @@ from typing import Any, Literal
 
 import numpy as np
 
-from rowbook.autograd import Tensor, gather_rows, scatter_add_rows
+from rowbook.autograd import Tensor, as_tensor, gather_rows, scatter_add_rows
+from rowbook.nn.activation import dropout, gelu, silu
 from rowbook.nn.bag import (
     bag_bounds,
     bag_max,
@@ -35,14 +39,23 @@ from rowbook.nn.lookup import (
     normalize_padding_idx,
 )
 from rowbook.nn.loss import binary_cross_entropy_with_logits, cross_entropy, mse_loss
+from rowbook.nn.normalization import layer_norm, rms_norm
+from rowbook.nn.sdpa import scaled_dot_product_attention
 
 __all__ = [
     "binary_cross_entropy_with_logits",
     "cross_entropy",
+    "dropout",
     "embedding",
     "embedding_bag",
+    "gelu",
+    "layer_norm",
+    "linear",
     "mse_loss",
     "one_hot",
+    "rms_norm",
+    "scaled_dot_product_attention",
+    "silu",
 ]
 
 Mode = Literal["sum", "mean", "max"]
@@ -85,6 +98,47 @@ def one_hot(ids: Any, num_classes: int = -1, *, dtype: Any = np.int64) -> Tensor
     out = np.zeros((flat.size, num_classes), dtype=dtype)  # (N, V)
     out[np.arange(flat.size), flat] = 1
     return Tensor(out.reshape(*ids.shape, num_classes))
+
+
+def linear(x: Any, weight: Any, bias: Any = None) -> Tensor:
+    r"""``y = x W^T + b`` over the last dimension, as one matrix product of every row of ``x``.
+
+    Backward, with ``X`` and ``G`` the inputs and gradients as ``(N, in)`` and ``(N, out)``
+    rows: ``dX = G W``, ``dW = G^T X``, ``db = sum of the rows of G``. Flattening the
+    leading dimensions first makes ``dW`` one product instead of a batch of them summed.
+
+    Shape
+    -----
+    - x: ``(*, in)``; weight: ``(out, in)``; bias: ``(out,)``
+    - output: ``(*, out)``
+
+    Examples
+    --------
+    >>> linear(np.array([[1.0, 2.0]]), np.array([[1.0, 0.0], [1.0, 1.0]]), np.array([0.5, 0.0])).numpy()
+    array([[1.5, 3. ]])
+    """
+    x, weight = as_tensor(x), as_tensor(weight)
+    if weight.ndim != 2 or x.ndim == 0 or x.shape[-1] != weight.shape[1]:
+        raise ValueError(f"linear: x of shape {x.shape} needs a weight of shape (out, "
+                         f"{x.shape[-1] if x.ndim else '?'}), got {weight.shape}")  # fmt: skip
+    bias = None if bias is None else as_tensor(bias)
+    if bias is not None and bias.shape != weight.shape[:1]:
+        raise ValueError(f"linear: bias must have shape {weight.shape[:1]}, got {bias.shape}")
+    rows = x.data.reshape(-1, weight.shape[1])  # (N, in)
+    out = rows @ weight.data.T  # (N, out)
+    if bias is not None:
+        out += bias.data
+
+    def backward(g: np.ndarray) -> tuple[np.ndarray | None, ...]:
+        g2 = g.reshape(-1, weight.shape[0])  # (N, out)
+        gx = (g2 @ weight.data).reshape(x.shape) if x.requires_grad else None
+        gw = g2.T @ rows if weight.requires_grad else None
+        if bias is None:
+            return gx, gw
+        return gx, gw, g2.sum(axis=0) if bias.requires_grad else None
+
+    parents = (x, weight) if bias is None else (x, weight, bias)
+    return Tensor._make(out.reshape(*x.shape[:-1], weight.shape[0]), parents, backward, "linear")
 
 
 def embedding(
