@@ -26,6 +26,7 @@ if TYPE_CHECKING:  # the names as type checkers and editors see them; imported o
         GloVe,
         LSTMClassifier,
         TextClassifier,
+        TransformerLM,
         Word2Vec,
         load,
     )
@@ -58,7 +59,7 @@ __getattr__, __dir__, _ = lazy_loader.attach(
         "optim": ["SGD", "Adagrad", "RowWiseAdagrad", "Adam", "AdamW", "SparseAdam"],
         "training": ["TrainConfig", "Trainer"],
         "models": ["ColorHarmony", "NPLM", "TextClassifier", "LSTMClassifier", "Word2Vec",
-                   "GloVe", "FastText", "load"],
+                   "GloVe", "FastText", "TransformerLM", "load"],
         "vectors": ["Vectors", "SubwordVectors"],
     },
 )  # fmt: skip
@@ -96,6 +97,7 @@ __all__ = [  # noqa: RUF022 - pipeline order, not alphabetical
     "Word2Vec",
     "GloVe",
     "FastText",
+    "TransformerLM",
     "load",
     # query side
     "Vectors",

@@ -22,6 +22,8 @@ what is not a regular file (a FIFO would block).
 dicts in Hugging Face's safetensors format (no pickle, memory-mappable), the format
 ``torch``, ``transformers`` and ``safetensors.torch.load_file`` read: a rowbook
 ``Module.state_dict()`` saved this way loads into the equivalent torch module.
+:func:`map_safetensors` memory-maps the tensors of a checkpoint that may be larger than RAM
+(or hostile), after checking its header whole (:mod:`rowbook._safetensors`).
 """
 
 from __future__ import annotations
@@ -43,6 +45,7 @@ from typing import IO, Any
 import numpy as np
 
 from rowbook._npz import MAX_INFLATED_BYTES, read_members
+from rowbook._safetensors import map_safetensors
 from rowbook.corpus_files import check_regular_file, open_binary
 
 __all__ = [
@@ -55,6 +58,7 @@ __all__ = [
     "fields_of",
     "load_safetensors",
     "load_state",
+    "map_safetensors",
     "parse_json",
     "read_json",
     "save_safetensors",

@@ -1,4 +1,4 @@
-"""The worked models: colour harmony, a neural language model, classifiers, word vectors.
+"""The worked models: colour harmony, neural language models, classifiers, word vectors.
 
 Every model follows one contract, written down in :mod:`rowbook.models.base`: keyword
 parameters, ``fit(data, *, checkpoint=None, resume=None) -> self``, ``vectors``,
@@ -19,6 +19,7 @@ if TYPE_CHECKING:
     from rowbook.models.color_harmony import COLOR_NAMES, ColorHarmony
     from rowbook.models.fasttext import FastText
     from rowbook.models.glove import GloVe
+    from rowbook.models.language_model import TransformerLM
     from rowbook.models.nplm import NPLM
     from rowbook.models.word2vec import Word2Vec
 
@@ -31,10 +32,11 @@ _MODULES = {
     "word2vec": ["Word2Vec"],
     "glove": ["GloVe"],
     "fasttext": ["FastText"],
+    "language_model": ["TransformerLM"],
 }
 _getattr, _, _ = lazy_loader.attach(__name__, submod_attrs=_MODULES)
 _MODEL_NAMES = ("ColorHarmony", "NPLM", "TextClassifier", "LSTMClassifier", "Word2Vec", "GloVe",
-                "FastText")  # fmt: skip
+                "FastText", "TransformerLM")  # fmt: skip
 
 
 def __getattr__(name: str) -> object:
@@ -56,6 +58,7 @@ __all__ = [
     "Model",
     "NotFittedError",
     "TextClassifier",
+    "TransformerLM",
     "Word2Vec",
     "load",
 ]
