@@ -125,8 +125,9 @@ def _llama(cfg: dict[str, Any], path: Path) -> dict[str, Any]:
 
 
 def read_config(directory: Path) -> tuple[dict[str, Any], int | None]:
-    """``(TransformerLM parameters, end-of-text id)`` of ``directory/config.json``."""
-    path = directory / "config.json"
+    """``(TransformerLM parameters, end-of-text id)`` of ``directory/config.json`` (or of the
+    config file ``directory`` names)."""
+    path = directory if directory.is_file() else directory / "config.json"
     cfg = read_json(path, "Hugging Face config", max_bytes=MAX_CONFIG_BYTES)
     if not isinstance(cfg, dict):
         raise ValueError(f"{path} must hold a JSON object, got {type(cfg).__name__}")

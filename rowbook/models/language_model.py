@@ -32,6 +32,7 @@ from numpy.lib.stride_tricks import sliding_window_view
 
 from rowbook.autograd import Tensor, no_grad
 from rowbook.checks import ParameterError, check_choice, check_int, check_number
+from rowbook.corpus_files import read_texts
 from rowbook.models._optimizers import OptimizerChain
 from rowbook.models._pipeline_state import pipeline_from_json, pipeline_to_json
 from rowbook.models._trained import _TrainerModel
@@ -87,27 +88,6 @@ def _metrics(net: TransformerNet, data: tuple[np.ndarray, ...]) -> dict[str, flo
         net.train()
     loss = total / max(windows[:, 1:].size, 1)
     return {"loss": loss, "perplexity": math.exp(loss)}
-
-
-def _texts(corpus: Any, name: str) -> list[str]:
-    """The non-blank texts of a list of str, or of the lines of files (a path or a list of paths)."""
-    from rowbook.corpus_files import iter_lines
-
-    if isinstance(corpus, str):
-        raise TypeError(f"{name} must be a list of texts or a path (pathlib.Path), got one str; "
-                        f"wrap it: [{name}]")  # fmt: skip
-    is_path = isinstance(corpus, os.PathLike) or (
-        isinstance(corpus, list | tuple)
-        and corpus
-        and all(isinstance(c, os.PathLike) for c in corpus)
-    )
-    texts = list(iter_lines(corpus)) if is_path else list(corpus)
-    if not all(isinstance(t, str) for t in texts):
-        raise TypeError(f"{name} must hold str, got {sorted({type(t).__name__ for t in texts})}")
-    texts = [t for t in texts if t.strip()]
-    if not texts:
-        raise ValueError(f"{name} holds no text (every line is blank)")
-    return texts
 
 
 class TransformerLM(_TrainerModel):
@@ -237,11 +217,11 @@ class TransformerLM(_TrainerModel):
         ``val_texts`` are scored after every epoch; without them ``val_fraction`` of the
         texts is held out. ``checkpoint`` and ``resume`` follow the model contract.
         """
-        texts = _texts(texts, "texts")
+        texts = read_texts(texts, "texts")
         if val_texts is None:
             texts, val_texts = hold_out(texts, self.val_fraction, self.seed)
         else:
-            val_texts = _texts(val_texts, "val_texts")
+            val_texts = read_texts(val_texts, "val_texts")
         state = self._resume_state(resume)
         if state is None:
             bpe = ByteLevelBPE()
@@ -339,7 +319,9 @@ class TransformerLM(_TrainerModel):
     def perplexity(self, texts: Sequence[str]) -> float:
         """``exp`` of the mean cross entropy per token over ``texts`` (each ended by ``<|endoftext|>``)."""
         extras = self._require_fitted("perplexity()")
-        return _metrics(self.net_, (self._windows(extras, _texts(texts, "texts")),))["perplexity"]
+        return _metrics(self.net_, (self._windows(extras, read_texts(texts, "texts")),))[
+            "perplexity"
+        ]
 
     def generate(self, prompt: str | Sequence[int], max_new_tokens: int = 50, *,
                  temperature: float = 1.0, top_k: int | None = None, top_p: float | None = None,

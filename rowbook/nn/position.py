@@ -22,6 +22,7 @@ from typing import Any
 import numpy as np
 
 from rowbook.autograd import Tensor, as_tensor, ops
+from rowbook.nn import functional as F
 from rowbook.nn.module import Module, Parameter
 
 __all__ = [
@@ -191,6 +192,4 @@ class TiedOutput(Module):
         self.bias = Parameter(np.zeros(weight.shape[0], dtype=weight.dtype)) if bias else None
 
     def forward(self, h: Any) -> Tensor:
-        weight = self.embedding.weight
-        logits = ops.matmul(as_tensor(h), ops.transpose(weight))
-        return logits + self.bias if self.bias is not None else logits
+        return F.linear(h, self.embedding.weight, self.bias)  # one (N, d) x (d, V) product

@@ -69,13 +69,14 @@ def _split_heads(q: np.ndarray, k: np.ndarray) -> tuple[int, int, int]:
     return q.shape[0], k.shape[1], q.shape[1] // k.shape[1]
 
 
-def _mask5(mask: np.ndarray, B: int, Hkv: int, g: int) -> np.ndarray:
-    """A mask broadcastable to ``(B, H, L, S)`` as one broadcastable to ``(B, Hkv, g, L, S)``."""
+def _group_mask(mask: np.ndarray, Hkv: int, g: int, L: int, S: int) -> np.ndarray:
+    """A mask broadcastable to ``(B, H, L, S)`` as one broadcastable to ``(B, H_kv, g L, S)``,
+    the scores of the ``g`` query heads that share a key head stacked as rows."""
     m = mask.reshape((1,) * (4 - mask.ndim) + mask.shape)  # (b, h, l, s)
-    b, h = m.shape[:2]
-    if h == 1:
-        return m[:, :, None]  # (b, 1, 1, l, s)
-    return m.reshape(b, Hkv, g, *m.shape[2:])
+    if g == 1 or (m.shape[1] == 1 and m.shape[2] == 1):
+        return m  # already fits, or depends on the key alone
+    full = np.broadcast_to(m, (m.shape[0], Hkv * g, L, S))
+    return full.reshape(m.shape[0], Hkv, g * L, S)
 
 
 def attention_plain(
@@ -92,46 +93,46 @@ def attention_plain(
 
     ``q`` (B, H, L, E), ``k`` (B, H_kv, S, E), ``v`` (B, H_kv, S, Ev); ``mask`` boolean or
     float, broadcastable to (B, H, L, S); ``dropout`` a scaled keep-mask of the weights'
-    shape (B, H_kv, H / H_kv, L, S), or None.
+    shape (B, H_kv, H / H_kv * L, S), or None. The ``H / H_kv`` query heads of a group are
+    stacked as rows against their one key head, so every product is one batched matmul.
     """
     B, Hkv, g = _split_heads(q, k)
     L, S, E = q.shape[2], k.shape[2], q.shape[3]
-    q5 = q.reshape(B, Hkv, g, L, E)
-    k5, v5 = k[:, :, None], v[:, :, None]  # (B, Hkv, 1, S, E): shared by the group
-    scores = q5 @ np.swapaxes(k5, -1, -2)  # (B, Hkv, g, L, S)
+    qg = q.reshape(B, Hkv, g * L, E)  # a group's query heads as rows
+    scores = qg @ np.swapaxes(k, -1, -2)  # (B, Hkv, g L, S)
     scores *= scores.dtype.type(scale)
     allowed = None
     if causal_offset is not None:
-        allowed = causal_mask(L, S, causal_offset)
+        allowed = np.tile(causal_mask(L, S, causal_offset), (g, 1))  # (g L, S)
     if mask is not None and mask.dtype == np.bool_:
-        m5 = _mask5(mask, B, Hkv, g)
-        allowed = m5 if allowed is None else allowed & m5
+        grouped = _group_mask(mask, Hkv, g, L, S)
+        allowed = grouped if allowed is None else allowed & grouped
     elif mask is not None:
-        scores += _mask5(mask.astype(scores.dtype, copy=False), B, Hkv, g)
+        scores += _group_mask(mask.astype(scores.dtype, copy=False), Hkv, g, L, S)
     if allowed is not None:
         np.copyto(scores, -np.inf, where=~allowed)
     top = scores.max(axis=-1, keepdims=True)
     top[~np.isfinite(top)] = 0  # a row that sees no key: exp gives zeros, not NaN
     np.subtract(scores, top, out=scores)
-    probs = np.exp(scores, out=scores)  # (B, Hkv, g, L, S)
+    probs = np.exp(scores, out=scores)  # (B, Hkv, g L, S)
     total = probs.sum(axis=-1, keepdims=True)
     total[total == 0] = np.inf  # zeros over a zero sum stay zeros
     probs /= total
     weights = probs if dropout is None else probs * dropout
-    out = weights @ v5  # (B, Hkv, g, L, Ev)
+    out = weights @ v  # (B, Hkv, g L, Ev)
 
     def backward(g_out: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         go = g_out.reshape(out.shape)
-        dv = (np.swapaxes(weights, -1, -2) @ go).sum(axis=2)  # (B, Hkv, S, Ev)
-        dp = go @ np.swapaxes(v5, -1, -2)  # (B, Hkv, g, L, S)
+        dv = np.swapaxes(weights, -1, -2) @ go  # (B, Hkv, S, Ev): the group's rows summed
+        dp = go @ np.swapaxes(v, -1, -2)  # (B, Hkv, g L, S)
         if dropout is not None:
             dp *= dropout
         delta = (go * out).sum(axis=-1, keepdims=True)  # rowsum(dO * O) = rowsum(dP * P)
         dp -= delta
         dp *= probs  # dS
         dp *= dp.dtype.type(scale)
-        dq = (dp @ k5).reshape(q.shape)
-        dk = (np.swapaxes(dp, -1, -2) @ q5).sum(axis=2)  # (B, Hkv, S, E)
+        dq = (dp @ k).reshape(q.shape)
+        dk = np.swapaxes(dp, -1, -2) @ qg  # (B, Hkv, S, E)
         return dq, dk, dv
 
     return out.reshape(B, Hkv * g, L, v.shape[3]), backward
@@ -306,7 +307,7 @@ def attend(
         B, Hkv, g = _split_heads(q4, k4)
         keep = None
         if dropout_p > 0:
-            keep = dropout_mask((B, Hkv, g, q4.shape[2], k4.shape[2]), dropout_p, rng, q4.dtype)
+            keep = dropout_mask((B, Hkv, g * q4.shape[2], k4.shape[2]), dropout_p, rng, q4.dtype)
         out, backward = attention_plain(q4, k4, v4, scale=scale, causal_offset=causal_offset,
                                         mask=mask, dropout=keep)  # fmt: skip
     out_shape = (*q.shape[:-1], v.shape[-1])
