@@ -18,25 +18,37 @@ sequences shorter (fewer tokens per character), and attention cheaper with them.
 
 Examples
 --------
->>> llama = PRESETS["llama-2-7b"]
+>>> llama = preset("llama-2-7b")
 >>> llama.kv_cache_bytes(4096, "float16") / 2**30, llama.kv_cache_bytes(8192, "float16") / 2**30
 (2.0, 4.0)
->>> f"{PRESETS['gpt2'].embedding_parameters / 1e6:.1f}M of {PRESETS['gpt2'].parameters / 1e6:.1f}M"
+>>> gpt2 = preset("gpt2")
+>>> f"{gpt2.embedding_parameters / 1e6:.1f}M of {gpt2.parameters / 1e6:.1f}M"
 '38.6M of 124.4M'
 """
 
 from __future__ import annotations
 
+import math
 import os
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
-from rowbook.checks import check_choice, check_int
+from rowbook.checks import check_choice, check_heads, check_int
 
-__all__ = ["DTYPE_BYTES", "PRESETS", "ModelSize", "VocabRow", "model_size", "model_size_from_hf",
-           "vocab_sweep", "vocab_table"]  # fmt: skip
+__all__ = [
+    "DTYPE_BYTES",
+    "PRESETS",
+    "ModelSize",
+    "VocabRow",
+    "default_d_ff",
+    "model_size",
+    "model_size_from_hf",
+    "preset",
+    "vocab_sweep",
+    "vocab_table",
+]  # fmt: skip
 
 #: Bytes per number of each storage type.
 DTYPE_BYTES = {"float32": 4, "float16": 2, "bfloat16": 2, "int8": 1, "float64": 8}
@@ -182,6 +194,17 @@ class ModelSize:
         return self.table()
 
 
+def default_d_ff(family: str, d_model: int) -> int:
+    """GPT-2's ``4 d``; Llama's ``2/3 * 4 d`` rounded up to a multiple of 256 (Meta's rule).
+
+    >>> default_d_ff("gpt2", 768), default_d_ff("llama", 4096)
+    (3072, 11008)
+    """
+    if family == "gpt2":
+        return 4 * d_model
+    return 256 * math.ceil(int(2 * 4 * d_model / 3) / 256)
+
+
 def _width(dtype: str) -> int:
     check_choice("dtype", dtype, tuple(DTYPE_BYTES), owner="model_size")
     return DTYPE_BYTES[dtype]
@@ -215,9 +238,6 @@ def model_size(vocab_size: int, d_model: int, n_layers: int, n_heads: int,
     >>> f"{model_size(3_000_000, 300, 0, 1).embedding_parameters:,}"  # word2vec's table
     '900,000,000'
     """
-    from rowbook.models.transformer import default_d_ff
-    from rowbook.nn.attention import check_heads
-
     check_choice("family", family, tuple(_FAMILIES), owner="model_size")
     for name, value, minimum in (("vocab_size", vocab_size, 1), ("n_layers", n_layers, 0),
                                  ("context", context, 1), ("batch", batch, 1)):  # fmt: skip
@@ -246,22 +266,30 @@ def model_size_from_hf(
 model_size.from_hf = model_size_from_hf  # type: ignore[attr-defined]
 
 
-def _presets() -> dict[str, ModelSize]:
-    """Published configurations (their ``config.json`` values)."""
-    return {
-        "gpt2": model_size(50257, 768, 12, 12, context=1024),
-        "gpt-3": model_size(50257, 12288, 96, 96, context=2048),
-        "bert-base": model_size(30522, 768, 0, 12, context=512),  # the table: an encoder otherwise
-        "llama-2-7b": model_size(32000, 4096, 32, 32, 32, 11008, 4096, False, "float16", family="llama"),
-        "llama-3-8b": model_size(128256, 4096, 32, 32, 8, 14336, 8192, False, "bfloat16", family="llama"),
-        # Gemma 2 as a Llama: GeGLU has SwiGLU's size; its two extra norms per layer not counted
-        "gemma-2-9b": model_size(256128, 3584, 42, 16, 8, 14336, 8192, True, "bfloat16",
-                                 family="llama", head_dim=256),
-    }  # fmt: skip
+#: Published configurations (their ``config.json`` values): name -> :func:`model_size` arguments.
+PRESETS: dict[str, dict[str, Any]] = {
+    "gpt2": {"vocab_size": 50257, "d_model": 768, "n_layers": 12, "n_heads": 12, "context": 1024},
+    "gpt-3": {"vocab_size": 50257, "d_model": 12288, "n_layers": 96, "n_heads": 96, "context": 2048},
+    # an encoder beyond its table: only the table's row of the sizes is BERT's
+    "bert-base": {"vocab_size": 30522, "d_model": 768, "n_layers": 0, "n_heads": 12, "context": 512},
+    "llama-2-7b": {"vocab_size": 32000, "d_model": 4096, "n_layers": 32, "n_heads": 32,
+                   "n_kv_heads": 32, "d_ff": 11008, "context": 4096, "tied": False,
+                   "dtype": "float16", "family": "llama"},
+    "llama-3-8b": {"vocab_size": 128256, "d_model": 4096, "n_layers": 32, "n_heads": 32,
+                   "n_kv_heads": 8, "d_ff": 14336, "context": 8192, "tied": False,
+                   "dtype": "bfloat16", "family": "llama"},
+    # Gemma 2 as a Llama: GeGLU has SwiGLU's size; its two extra norms per layer are not counted
+    "gemma-2-9b": {"vocab_size": 256128, "d_model": 3584, "n_layers": 42, "n_heads": 16,
+                   "n_kv_heads": 8, "d_ff": 14336, "context": 8192, "tied": True,
+                   "dtype": "bfloat16", "family": "llama", "head_dim": 256},
+}  # fmt: skip
 
 
-#: Published configurations, by name (``rowbook size --preset NAME``).
-PRESETS = _presets()
+def preset(name: str, **changes: Any) -> ModelSize:
+    """The :class:`ModelSize` of a published configuration of :data:`PRESETS`, with ``changes``
+    (``dtype="int8"``, ``batch=8``, ...)."""
+    check_choice("preset", name, tuple(PRESETS))
+    return model_size(**(PRESETS[name] | changes))
 
 
 @dataclass(frozen=True)

@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 from rowbook.models.transformer import TransformerConfig, TransformerNet
-from rowbook.sizing import PRESETS, model_size, vocab_sweep, vocab_table
+from rowbook.sizing import model_size, preset, vocab_sweep, vocab_table
 from rowbook.text import ByteLevelBPE
 
 
@@ -29,28 +29,28 @@ def test_the_table_of_embedding_sizes(name, V, d, parameters):
 
 
 def test_the_presets_give_the_published_totals_and_what_tying_saves():
-    gpt2 = PRESETS["gpt2"]
+    gpt2 = preset("gpt2")
     assert gpt2.parameters == 124_439_808  # GPT-2 small, tied
     assert gpt2.tying_saves == 38_597_376 and 0.30 < gpt2.tying_saves / gpt2.parameters < 0.32
-    assert PRESETS["llama-2-7b"].parameters == 6_738_415_616
-    assert PRESETS["llama-3-8b"].parameters == 8_030_261_248
-    llama = PRESETS["llama-2-7b"]
+    assert preset("llama-2-7b").parameters == 6_738_415_616
+    assert preset("llama-3-8b").parameters == 8_030_261_248
+    llama = preset("llama-2-7b")
     assert (llama.d_model, llama.n_heads, llama.head_dim) == (4096, 32, 128)
 
 
 def test_the_kv_cache_of_llama_2_7b():
-    llama = PRESETS["llama-2-7b"]  # L = 32, d = 4096, float16
+    llama = preset("llama-2-7b")  # L = 32, d = 4096, float16
     assert llama.kv_cache_bytes(4096, "float16") == 2 * 2**30
     assert llama.kv_cache_bytes(8192, "float16") == 4 * 2**30
     assert (
         llama.kv_cache_bytes(8192, "float16") == 2 * 32 * 8192 * 4096 * 2
     )  # 2 x L x T x d x bytes
-    grouped = PRESETS["llama-3-8b"]  # 8 key/value heads of 32: a quarter of the cache
+    grouped = preset("llama-3-8b")  # 8 key/value heads of 32: a quarter of the cache
     assert grouped.kv_cache_bytes(8192, "bfloat16") == 2**30
 
 
 def test_attention_costs_grow_with_the_square_of_the_length():
-    gpt2 = PRESETS["gpt2"]
+    gpt2 = preset("gpt2")
     assert gpt2.attention_flops(2048) == 4 * gpt2.attention_flops(1024)
     assert gpt2.attention_flops(1024, causal=True) * 2 == gpt2.attention_flops(1024)
     assert gpt2.attention_bytes(8192) == 12 * 8192 * 8192 * 4
@@ -93,7 +93,7 @@ def test_model_size_from_a_hugging_face_config(tmp_path):
               "rope_theta": 500000.0, "tie_word_embeddings": False}  # fmt: skip
     (tmp_path / "config.json").write_text(json.dumps(config))
     size = model_size.from_hf(tmp_path / "config.json", dtype="bfloat16")
-    assert size == PRESETS["llama-3-8b"]
+    assert size == preset("llama-3-8b")
     assert model_size.from_hf(tmp_path).parameters == 8_030_261_248
 
 

@@ -12,6 +12,7 @@ module         commands
 ``text``       ``tokenize``
 ``vocab``      ``vocab``
 ``train``      ``train word2vec``, ``train glove``, ``train fasttext``, ``train nplm`` (options in ``train_options``)
+``lm``         ``train lm``, ``generate``, ``size``, ``vocab-sweep`` (language models)
 ``cooccur``    ``cooccur`` (GloVe's counting alone; ``train glove`` trains on its file)
 ``query``      ``neighbors``, ``analogy``, ``similarity``, ``evaluate``
 ``files``      ``plot``, ``convert``
@@ -27,7 +28,7 @@ import warnings
 from collections.abc import Collection, Sequence
 
 from rowbook.checks import ParameterError
-from rowbook.cli import cooccur, files, misc, query, text, train_options, vocab
+from rowbook.cli import cooccur, files, lm, misc, query, text, train_options, vocab
 from rowbook.cli._common import HelpFormatter, Parser, flag_for
 
 __all__ = ["USER_ERRORS", "build_parser", "main"]
@@ -65,10 +66,11 @@ def build_parser(argv: Sequence[str] | None = None) -> argparse.ArgumentParser:
     train_models = None if argv is None else set(argv[1:2]) if argv[:1] == ["train"] else set()
     text.register(commands)
     vocab.register(commands)
-    train_options.register(commands, only=train_models)
+    train = train_options.register(commands, only=train_models)
     cooccur.register(commands, options=argv is None or argv[:1] == ["cooccur"])
     query.register(commands)
     files.register(commands)
+    lm.register(commands, train, only=train_models)
     misc.register_bench(commands)
     return parser
 

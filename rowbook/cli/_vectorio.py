@@ -12,6 +12,9 @@ format     suffix                         what it is
 =========  =============================  =========================================
 
 Text and binary files may be gzip, bzip2 or xz compressed (``vectors.txt.gz``).
+Tables inside models are read too: a saved rowbook model (``model.save``, ``rowbook train lm
+-o lm.npz``) gives its ``vectors``, and a Hugging Face checkpoint folder (GPT-2, Llama) its
+token table, with the tokens of its ``tokenizer.json`` as keys.
 Reading looks at the (decompressed) content, whatever the suffix: fastText's magic number
 starts a fastText model; a zip archive is ``.npz``; a first
 line of two integers starts word2vec, binary if what follows is not text; anything else
@@ -40,7 +43,9 @@ __all__ = [
 
 FORMATS = ("npz", "text", "binary", "glove", "fasttext")
 FORMAT_NAMES = {"npz": "rowbook .npz", "text": "word2vec text", "binary": "word2vec binary",
-                "glove": "GloVe text", "fasttext": "fastText .bin"}  # fmt: skip
+                "glove": "GloVe text", "fasttext": "fastText .bin",
+                "model": "the table of a saved rowbook model",
+                "hf": "the token table of a Hugging Face checkpoint"}  # fmt: skip
 SUFFIXES = {".npz": "npz", ".txt": "text", ".vec": "text", ".bin": "binary"}
 _ZIP_MAGIC = b"PK\x03\x04"
 _FASTTEXT_MAGIC = (793712314).to_bytes(4, "little")
@@ -98,16 +103,37 @@ def load_vectors(path: str | Path, fmt: str | None = None, *,
     """Read a vectors file; returns the table and the format it was read as."""
     from rowbook.vectors import Vectors  # numba: imported by the commands that read vectors
 
+    if fmt is None and Path(path).is_dir():
+        from rowbook.models.hf_checkpoint import hf_vectors
+
+        return hf_vectors(path), "hf"
     path = check_input_file(path, "vectors")
     fmt = input_format(path, fmt)
     if fmt == "npz":
-        return Vectors.load(path), fmt
+        try:
+            return Vectors.load(path), fmt
+        except ValueError:
+            model = _saved_model(path)
+            if model is None:
+                raise
+            return model.vectors, "model"
     if fmt == "fasttext":
         from rowbook.vectors import SubwordVectors  # loads rowbook.nn's bag kernels
 
         return SubwordVectors.load_fasttext(path), fmt
     return Vectors.load_word2vec_format(path, binary=fmt == "binary", no_header=fmt == "glove",
                                         unicode_errors=unicode_errors), fmt  # fmt: skip
+
+
+def _saved_model(path: Path) -> object | None:
+    """The model saved at ``path`` if it is a rowbook model file, else None."""
+    from rowbook.models import load, read_model_file
+
+    try:
+        read_model_file(path)
+    except ValueError:
+        return None
+    return load(path)
 
 
 def save_vectors(vectors: Vectors, path: str | Path, fmt: str | None = None) -> str:

@@ -20,7 +20,7 @@ from typing import Any, Literal
 from rowbook.cli._common import HelpFormatter, add_command, add_scheduler, add_unicode_errors
 from rowbook.cli.train import run_nplm, run_word_vectors
 
-__all__ = ["MODEL_HELP", "NONE_MEANS", "OPTIONS", "model_options", "register"]
+__all__ = ["MODEL_HELP", "NONE_MEANS", "OPTIONS", "add_model_options", "model_options", "register"]
 
 #: Model parameter -> (flag, metavar, help) for every model option of the train commands.
 OPTIONS: dict[str, tuple[str, str | None, str]] = {
@@ -78,6 +78,9 @@ NONE_MEANS = {
     ("Word2Vec", "workers"): "one per CPU",
     ("GloVe", "workers"): "one per CPU",
     ("FastText", "workers"): "one per CPU",
+    ("TransformerLM", "n_kv_heads"): "--heads",
+    ("TransformerLM", "d_ff"): "4 D for gpt2, 8 D / 3 rounded up to 256 for llama",
+    ("TransformerLM", "positions"): "learned for gpt2, rope for llama",
 }
 
 
@@ -98,8 +101,9 @@ def _base_type(hint: Any, default: Any) -> Any:
     return hint
 
 
-def model_options(cls: type) -> dict[str, tuple[str, dict[str, Any]]]:
-    """Parameter -> (flag, ``add_argument`` keywords) of the :data:`OPTIONS` ``cls`` takes.
+def model_options(cls: type, options: dict[str, tuple[str, str | None, str]] = OPTIONS,
+                  ) -> dict[str, tuple[str, dict[str, Any]]]:  # fmt: skip
+    """Parameter -> (flag, ``add_argument`` keywords) of the ``options`` (:data:`OPTIONS`) ``cls`` takes.
 
     >>> from rowbook.models import GloVe
     >>> flag, kwargs = model_options(GloVe)["x_max"]
@@ -108,9 +112,9 @@ def model_options(cls: type) -> dict[str, tuple[str, dict[str, Any]]]:
     """
     hints, found = _hints(cls), {}
     for name, param in inspect.signature(cls.__init__).parameters.items():
-        if name not in OPTIONS:
+        if name not in options:
             continue
-        flag, metavar, text = OPTIONS[name]
+        flag, metavar, text = options[name]
         text = MODEL_HELP.get((cls.__name__, name), text)
         default = param.default
         shown = NONE_MEANS.get((cls.__name__, name), default)
@@ -130,9 +134,10 @@ def model_options(cls: type) -> dict[str, tuple[str, dict[str, Any]]]:
     return found
 
 
-def _add_model_options(p: argparse.ArgumentParser, cls: type) -> None:
+def add_model_options(p: argparse.ArgumentParser, cls: type,
+                      table: dict[str, tuple[str, str | None, str]] = OPTIONS) -> None:  # fmt: skip
     """The model's options, and ``flags`` (parameter -> flag) for error messages."""
-    options = model_options(cls)
+    options = model_options(cls, table)
     group = p.add_argument_group(f"{cls.__name__} parameters")
     for flag, kwargs in options.values():
         group.add_argument(flag, **kwargs)
@@ -198,7 +203,7 @@ def _word_vectors_parser(models: Any, cls: type, name: str, **text: Any) -> argp
     p = add_command(models, name, run=run_word_vectors, **text)
     p.allow_abbrev = False
     _run_options(p, word_vectors=True)
-    _add_model_options(p, cls)
+    add_model_options(p, cls)
     p.set_defaults(model=name)
     return p
 
@@ -271,7 +276,7 @@ def _nplm_parser(models: Any) -> None:
     )  # fmt: skip
     p.allow_abbrev = False
     _run_options(p, word_vectors=False)
-    _add_model_options(p, NPLM)
+    add_model_options(p, NPLM)
     p.add_argument("--sample-length", type=int, default=200, metavar="N",
                    help="tokens to sample after training, 0 for none (default: %(default)s)")  # fmt: skip
     p.add_argument(
@@ -280,7 +285,7 @@ def _nplm_parser(models: Any) -> None:
     p.add_argument("--prompt", default="", help="text the sample starts with")
 
 
-def register(commands: Any, only: Collection[str] | None = None) -> None:
+def register(commands: Any, only: Collection[str] | None = None) -> Any:
     """``rowbook train MODEL``; with ``only``, the models not in it are named (with their
     help) but get no options: reading those imports the model's class, and the modules of
     all four (GloVe's SciPy, the NPLM's autograd stack) cost a command using none of them
@@ -303,3 +308,4 @@ def register(commands: Any, only: Collection[str] | None = None) -> None:
             build(models)
         else:
             models.add_parser(name, help=_HELP[name])
+    return models  # more models register into it (rowbook.cli.lm)

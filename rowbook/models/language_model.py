@@ -352,10 +352,11 @@ class TransformerLM(_TrainerModel):
             raise ValueError(f"generate: prompt ids must be in 0..{config.vocab_size - 1}")
         total = ids.size + max_new_tokens
         if config.positions in ("learned", "sinusoidal") and total > config.context:
-            raise ValueError(f"generate: the prompt's {ids.size} tokens and max_new_tokens="
-                             f"{max_new_tokens} make {total} positions, past context="
-                             f"{config.context} of this model's {config.positions} positions; "
-                             "shorten the prompt or lower max_new_tokens")  # fmt: skip
+            raise ParameterError("max_new_tokens", max_new_tokens,
+                                 f"at most {config.context - ids.size} (context={config.context} of "
+                                 f"this model's {config.positions} positions, minus the prompt's "
+                                 f"{ids.size} tokens)", fix="shorten the prompt or ask for fewer "
+                                 "tokens")  # fmt: skip
         eos = self._fitted["eos"] if stop_at_eos else None
         out = list(ids.tolist())
         cache = net.new_cache(1, total)

@@ -31,7 +31,7 @@ from typing import Any, Literal
 import numpy as np
 
 from rowbook.autograd import Tensor, ops
-from rowbook.checks import ParameterError, check_choice, check_int, check_number
+from rowbook.checks import ParameterError, check_choice, check_heads, check_int, check_number
 from rowbook.nn import (
     Dropout,
     Embedding,
@@ -48,7 +48,7 @@ from rowbook.nn import (
     init,
 )
 from rowbook.nn import functional as F
-from rowbook.nn.attention import check_heads
+from rowbook.sizing import default_d_ff
 
 __all__ = ["FAMILIES", "MLP", "Block", "TransformerConfig", "TransformerNet", "rope_frequencies"]
 
@@ -63,17 +63,6 @@ FAMILIES: dict[str, dict[str, Any]] = {
     "llama": {"positions": "rope", "norm": "rmsnorm", "mlp": "swiglu", "activation": "silu",
               "bias": False, "norm_eps": 1e-5},
 }  # fmt: skip
-
-
-def default_d_ff(family: str, d_model: int) -> int:
-    """GPT-2's ``4 d``; Llama's ``2/3 * 4 d`` rounded up to a multiple of 256 (Meta's rule).
-
-    >>> default_d_ff("gpt2", 768), default_d_ff("llama", 4096)
-    (3072, 11008)
-    """
-    if family == "gpt2":
-        return 4 * d_model
-    return 256 * math.ceil(int(2 * 4 * d_model / 3) / 256)
 
 
 @dataclass(frozen=True)

@@ -24,7 +24,7 @@ from typing import Any
 import numpy as np
 
 from rowbook.autograd import Tensor, as_tensor, no_grad, ops
-from rowbook.checks import check_int, check_number
+from rowbook.checks import check_heads, check_number
 from rowbook.nn import functional as F
 from rowbook.nn import init
 from rowbook.nn.layers import Linear
@@ -32,36 +32,7 @@ from rowbook.nn.module import Module, Parameter
 from rowbook.nn.position import RotaryEmbedding
 from rowbook.nn.sdpa import attend, causal_mask
 
-__all__ = ["KVCache", "MultiheadAttention", "check_heads", "padding_mask"]
-
-
-def check_heads(d_model: int, n_heads: int, n_kv_heads: int | None, head_dim: int | None,
-                owner: str) -> tuple[int, int]:  # fmt: skip
-    """``(n_kv_heads, head_dim)`` after checking that the heads divide as they must.
-
-    >>> check_heads(4096, 32, 8, None, "Llama")
-    (8, 128)
-    >>> check_heads(100, 3, None, None, "GPT")
-    Traceback (most recent call last):
-    ...
-    rowbook.checks.ParameterError: GPT: d_model must be divisible by n_heads (3) so that each head gets d_model / n_heads features, got 100; change d_model or n_heads (or give head_dim)
-    """
-    from rowbook.checks import ParameterError
-
-    check_int("d_model", d_model, 1, owner=owner)
-    check_int("n_heads", n_heads, 1, owner=owner)
-    n_kv = n_heads if n_kv_heads is None else check_int("n_kv_heads", n_kv_heads, 1, owner=owner)
-    if n_heads % n_kv:
-        raise ParameterError("n_kv_heads", n_kv_heads, f"a divisor of n_heads ({n_heads})",
-                             owner=owner, fix="each key/value head serves n_heads / n_kv_heads "
-                             "query heads: use 1 (multi-query), n_heads (multi-head) or a divisor")  # fmt: skip
-    if head_dim is None:
-        if d_model % n_heads:
-            raise ParameterError("d_model", d_model, f"divisible by n_heads ({n_heads}) so that "
-                                 "each head gets d_model / n_heads features", owner=owner,
-                                 fix="change d_model or n_heads (or give head_dim)")  # fmt: skip
-        head_dim = d_model // n_heads
-    return n_kv, check_int("head_dim", head_dim, 1, owner=owner)
+__all__ = ["KVCache", "MultiheadAttention", "padding_mask"]
 
 
 def padding_mask(ids: Any, padding_idx: int | None) -> np.ndarray | None:
