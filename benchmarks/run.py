@@ -24,7 +24,7 @@ sys.path.insert(0, str(HERE))
 
 from timing import machine  # noqa: E402
 
-NAMES = ["embedding", "optim", "losses", "text", "vectors", "index", "word2vec", "fasttext", "contention", "scale"]
+NAMES = ["embedding", "optim", "losses", "text", "vectors", "index", "word2vec", "fasttext", "contention", "scale", "lm"]
 
 
 class _Tee(io.TextIOBase):

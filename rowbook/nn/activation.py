@@ -13,20 +13,16 @@ PyTorch's ``F.gelu``, ``F.silu`` and ``F.dropout``; the layers are
 
 from __future__ import annotations
 
-import math
 from typing import Any, Literal
 
 import numpy as np
-from scipy import special
 
 from rowbook.autograd import Tensor, as_tensor
 from rowbook.checks import check_choice, check_number
+from rowbook.nn import activation_kernels as K
 from rowbook.nn.init import as_generator
 
 __all__ = ["dropout", "dropout_mask", "gelu", "silu"]
-
-_SQRT_2_OVER_PI = math.sqrt(2.0 / math.pi)
-_GELU_TANH_C = 0.044715
 
 
 def _floating(x: Any, name: str) -> Tensor:
@@ -36,12 +32,20 @@ def _floating(x: Any, name: str) -> Tensor:
     return t
 
 
+def _fused(v: np.ndarray) -> bool:
+    """Whether the numba kernels take ``v``: a large contiguous float32 or float64 array."""
+    return (
+        v.size >= K.KERNEL_MIN_SIZE and v.dtype in (np.float32, np.float64) and v.flags.c_contiguous
+    )
+
+
 def gelu(x: Any, approximate: Literal["none", "tanh"] = "none") -> Tensor:
     r"""``GELU(x) = x Phi(x) = x (1 + erf(x / sqrt 2)) / 2``, or its tanh approximation.
 
     ``approximate="tanh"`` is GPT-2's ``x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3))) / 2``
     (Hugging Face's ``gelu_new``). Derivatives: ``Phi(x) + x phi(x)`` for the exact form;
     ``(1 + t) / 2 + x (1 - t^2) sqrt(2/pi) (1 + 3 * 0.044715 x^2) / 2`` for the tanh form.
+    Large arrays go through :mod:`rowbook.nn.activation_kernels` (the same formulas fused).
 
     Shape
     -----
@@ -57,25 +61,11 @@ def gelu(x: Any, approximate: Literal["none", "tanh"] = "none") -> Tensor:
     check_choice("approximate", approximate, ("none", "tanh"), owner="gelu")
     x = _floating(x, "gelu")
     v = x.data
-    half = v.dtype.type(0.5)
-    if approximate == "tanh":
-        inner = v.dtype.type(_SQRT_2_OVER_PI) * (v + v.dtype.type(_GELU_TANH_C) * v * v * v)
-        t = np.tanh(inner)
-        out = half * v * (1 + t)
-
-        def backward(g: np.ndarray) -> tuple[np.ndarray]:
-            dinner = v.dtype.type(_SQRT_2_OVER_PI) * (1 + v.dtype.type(3 * _GELU_TANH_C) * v * v)
-            return (g * (half * (1 + t) + half * v * (1 - t * t) * dinner),)
-
-        return Tensor._make(out, (x,), backward, "gelu")
-    cdf = half * (1 + special.erf(v * v.dtype.type(1 / math.sqrt(2.0))))  # Phi(x)
-    out = v * cdf
-
-    def backward_exact(g: np.ndarray) -> tuple[np.ndarray]:
-        pdf = np.exp(-half * v * v) * v.dtype.type(1 / math.sqrt(2 * math.pi))  # phi(x)
-        return (g * (cdf + v * pdf),)
-
-    return Tensor._make(out, (x,), backward_exact, "gelu")
+    if _fused(v):
+        out = K.gelu_forward(v, approximate)
+        return Tensor._make(out, (x,), lambda g: (K.gelu_backward(v, g, approximate),), "gelu")
+    out = K.gelu_reference(v, approximate)
+    return Tensor._make(out, (x,), lambda g: (g * K.gelu_grad_reference(v, approximate),), "gelu")
 
 
 def silu(x: Any) -> Tensor:
@@ -92,13 +82,11 @@ def silu(x: Any) -> Tensor:
     """
     x = _floating(x, "silu")
     v = x.data
-    s = special.expit(v)
-    out = v * s
-
-    def backward(g: np.ndarray) -> tuple[np.ndarray]:
-        return (g * (s * (1 + v * (1 - s))),)
-
-    return Tensor._make(out, (x,), backward, "silu")
+    if _fused(v):
+        return Tensor._make(K.silu_forward(v), (x,), lambda g: (K.silu_backward(v, g),), "silu")
+    return Tensor._make(
+        K.silu_reference(v), (x,), lambda g: (g * K.silu_grad_reference(v),), "silu"
+    )
 
 
 def dropout_mask(shape: tuple[int, ...], p: float, rng: Any, dtype: Any) -> np.ndarray:

@@ -40,9 +40,10 @@ from typing import Any
 
 import numba
 import numpy as np
-from llvmlite import ir
-from numba.core import types
-from numba.extending import intrinsic, overload, register_jitable
+from numba.extending import register_jitable
+
+from rowbook.nn.kernel_math import FASTMATH as _FASTMATH
+from rowbook.nn.kernel_math import blas_single_thread, fast_exp
 
 __all__ = ["BLOCK_K", "BLOCK_Q", "attention_tiled", "blas_single_thread"]
 
@@ -50,21 +51,6 @@ __all__ = ["BLOCK_K", "BLOCK_Q", "attention_tiled", "blas_single_thread"]
 BLOCK_Q = 128
 #: Keys per tile.
 BLOCK_K = 128
-
-#: LLVM's fast-math flags minus "no NaNs" and "no infinities": masked scores are -inf.
-_FASTMATH = {"reassoc", "contract", "arcp", "nsz", "afn"}
-
-_controller: Any = None
-
-
-def blas_single_thread() -> Any:
-    """A context in which BLAS runs on one thread (``threadpoolctl``), built once."""
-    global _controller
-    if _controller is None:
-        from threadpoolctl import ThreadpoolController
-
-        _controller = ThreadpoolController()
-    return _controller.limit(limits=1, user_api="blas")
 
 
 def _blocks(x: np.ndarray, block: int) -> np.ndarray:
@@ -74,45 +60,6 @@ def _blocks(x: np.ndarray, block: int) -> np.ndarray:
     out = np.zeros((B, H, n, block, E), dtype=x.dtype)
     out.reshape(B, H, n * block, E)[:, :, :S] = x
     return out
-
-
-@intrinsic
-def _bits_to_float32(typingctx, bits):  # pragma: no cover - compiled
-    """The float32 whose bit pattern is the int32 ``bits`` (a bitcast, vectorisable)."""
-
-    def codegen(context, builder, signature, args):
-        return builder.bitcast(args[0], ir.FloatType())
-
-    return types.float32(types.int32), codegen
-
-
-@register_jitable(inline="always", fastmath=_FASTMATH)
-def _exp_float32(x):  # pragma: no cover - compiled
-    """Cephes' ``expf``: ``2^n p(r)`` with ``x = n ln 2 + r``; 1.2e-7 relative error, and a
-    loop of it vectorises (libm's ``expf`` does not: 5x slower on a tile)."""
-    x = min(max(x, np.float32(-87.33654)), np.float32(88.72284))
-    n = np.floor(x * np.float32(1.44269504088896341) + np.float32(0.5))
-    r = x - n * np.float32(0.693359375) + n * np.float32(2.12194440e-4)
-    p = np.float32(1.9875691500e-4) * r + np.float32(1.3981999507e-3)
-    p = ((p * r + np.float32(8.3334519073e-3)) * r + np.float32(4.1665795894e-2)) * r
-    p = ((p + np.float32(1.6666665459e-1)) * r + np.float32(5.0000001201e-1)) * (r * r)
-    return (p + r + np.float32(1.0)) * _bits_to_float32((np.int32(n) + np.int32(127)) << 23)
-
-
-def _exp(x: float) -> float:
-    """``exp(x)``, and 0 for ``x <= -87`` (below float32's smallest normal number)."""
-    return math.exp(x) if x > -87.0 else 0.0
-
-
-@overload(_exp, inline="always", fastmath=_FASTMATH)
-def _exp_compiled(x):  # pragma: no cover - compiled
-    if isinstance(x, types.Float) and x.bitwidth == 32:
-
-        def exp_float32(x):
-            return _exp_float32(x) * np.float32(x > np.float32(-87.0))  # 0 for exp(-inf)
-
-        return exp_float32
-    return lambda x: math.exp(x)
 
 
 @register_jitable(inline="always")
@@ -160,10 +107,10 @@ def _forward_kernel(q, kb, vb, key_bias, S, scale, causal, offset, block_q,
                 if new_m == -np.inf:  # nothing visible yet: this row's tile adds nothing
                     s[r, :] = 0
                     continue
-                alpha = _exp(m[r] - new_m)
+                alpha = fast_exp(m[r] - new_m)
                 row_sum = q.dtype.type(0)
                 for c in range(bk):
-                    p = _exp(s[r, c] - new_m)
+                    p = fast_exp(s[r, c] - new_m)
                     s[r, c] = p
                     row_sum += p
                 total[r] = total[r] * alpha + row_sum
@@ -209,7 +156,7 @@ def _backward_kernel(q, kb, vb, key_bias, do, lse, delta, S, scale, causal, offs
                         row_lse = lse[b, h, i0 + r]
                         for c in range(bk):
                             x = p[r, c] * scale + bias[j0 + c] if c < seen else minus_inf
-                            p[r, c] = _exp(x - row_lse)
+                            p[r, c] = fast_exp(x - row_lse)
                     dv += np.dot(p.T, doi)
                     ds = np.dot(doi, vj.T)  # dP_ij, then dS_ij
                     for r in range(i1 - i0):

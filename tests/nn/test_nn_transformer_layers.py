@@ -162,3 +162,34 @@ def test_dropout_edge_probabilities():
     np.testing.assert_array_equal(F.dropout(x, 1.0).data, np.zeros(6))
     with pytest.raises(ValueError, match=r"p must be a finite number in \[0.0, 1.0\], got 1.5"):
         nn.Dropout(1.5)
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("name", ["gelu", "gelu_tanh", "silu"])
+def test_fused_kernels_equal_their_references_and_torch(name, dtype):
+    from rowbook.nn import activation_kernels as K
+
+    x = (RNG.standard_normal(K.KERNEL_MIN_SIZE * 2) * 4).astype(dtype)
+    x[:4] = [0.0, -30.0, 30.0, 1e-4]
+    g = RNG.standard_normal(x.shape).astype(dtype)
+    if name == "silu":
+        forward, grad = K.silu_forward(x), K.silu_backward(x, g)
+        ref, ref_grad = K.silu_reference(x), g * K.silu_grad_reference(x)
+    else:
+        approximate = "tanh" if name == "gelu_tanh" else "none"
+        forward, grad = K.gelu_forward(x, approximate), K.gelu_backward(x, g, approximate)
+        ref, ref_grad = K.gelu_reference(x, approximate), g * K.gelu_grad_reference(x, approximate)
+    atol = 2e-6 if dtype == np.float32 else 1e-12
+    np.testing.assert_allclose(forward, ref, atol=atol, rtol=atol)
+    np.testing.assert_allclose(grad, ref_grad, atol=atol * 4, rtol=atol)
+    t = torch.tensor(x, requires_grad=True)  # and the op, which takes the kernel at this size
+    theirs = {"gelu": lambda v: torch.nn.functional.gelu(v),
+              "gelu_tanh": lambda v: torch.nn.functional.gelu(v, approximate="tanh"),
+              "silu": torch.nn.functional.silu}[name](t)  # fmt: skip
+    ours = {"gelu": F.gelu, "gelu_tanh": lambda v: F.gelu(v, "tanh"), "silu": F.silu}[name]
+    X = Tensor(x, requires_grad=True)
+    out = ours(X)
+    out.backward(g)
+    theirs.backward(torch.tensor(g))
+    np.testing.assert_allclose(out.data, theirs.detach().numpy(), atol=atol, rtol=atol)
+    np.testing.assert_allclose(X.grad, t.grad.numpy(), atol=atol * 4, rtol=atol)
