@@ -61,17 +61,23 @@ def _check_directory(
         if info.flag_bits & 0x1:
             raise ValueError(f"{where} is encrypted; rowbook reads unencrypted archives only")
         if info.header_offset + info.compress_size > size:
-            raise ValueError(f"{where} claims {info.compress_size} bytes past the end of the "
-                             f"{size}-byte file; the file is truncated or damaged")  # fmt: skip
+            raise ValueError(
+                f"{where} claims {info.compress_size} bytes past the end of the "
+                f"{size}-byte file; the file is truncated or damaged"
+            )
         if info.compress_type == zipfile.ZIP_STORED:
             if info.file_size != info.compress_size:
-                raise ValueError(f"{where} is stored (not compressed) yet claims {info.file_size} "
-                                 f"bytes in {info.compress_size}; the zip directory is damaged")  # fmt: skip
+                raise ValueError(
+                    f"{where} is stored (not compressed) yet claims {info.file_size} "
+                    f"bytes in {info.compress_size}; the zip directory is damaged"
+                )
         elif info.compress_type in _COMPRESSED:
             inflated += info.file_size
         else:
-            raise ValueError(f"{where} uses zip compression method {info.compress_type}, which "
-                             "rowbook does not read (stored and deflate only)")  # fmt: skip
+            raise ValueError(
+                f"{where} uses zip compression method {info.compress_type}, which "
+                "rowbook does not read (stored and deflate only)"
+            )
     if max_inflated_bytes is not None and inflated > max_inflated_bytes:
         raise ValueError(
             f"{path}: its compressed members would expand to {inflated} bytes, more than the "
@@ -92,13 +98,17 @@ def _read_member(path: Path, archive: zipfile.ZipFile, info: zipfile.ZipInfo) ->
             raise ValueError(f"{where} has a damaged .npy header ({err})") from None
         kind_ok = dtype.kind in _KINDS and dtype.fields is None and dtype.itemsize > 0
         if dtype.hasobject or not kind_ok:
-            raise ValueError(f"{where} has dtype {dtype}; rowbook reads only booleans, numbers "
-                             "and strings (never objects, which would need pickle)")  # fmt: skip
+            raise ValueError(
+                f"{where} has dtype {dtype}; rowbook reads only booleans, numbers "
+                "and strings (never objects, which would need pickle)"
+            )
         n_bytes = math.prod(shape) * dtype.itemsize
         held = info.file_size - f.tell()
         if n_bytes != held:
-            raise ValueError(f"{where}: its .npy header claims shape {shape} of {dtype} "
-                             f"({n_bytes} bytes), but the member holds {held} bytes")  # fmt: skip
+            raise ValueError(
+                f"{where}: its .npy header claims shape {shape} of {dtype} "
+                f"({n_bytes} bytes), but the member holds {held} bytes"
+            )
         data = bytearray(n_bytes)
         view = memoryview(data)
         for start in range(0, n_bytes, _PIECE):

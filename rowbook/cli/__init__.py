@@ -11,12 +11,16 @@ module         commands
 ``misc``       ``demo``, ``bench``
 ``text``       ``tokenize``
 ``vocab``      ``vocab``
-``train``      ``train word2vec``, ``train glove``, ``train fasttext``, ``train nplm`` (options in ``train_options``)
+``train``      ``train word2vec``, ``train glove``, ``train fasttext``, ``train nplm`` (parsers in ``train_options``)
 ``lm``         ``train lm``, ``generate``, ``size``, ``vocab-sweep`` (language models)
 ``cooccur``    ``cooccur`` (GloVe's counting alone; ``train glove`` trains on its file)
 ``query``      ``neighbors``, ``analogy``, ``similarity``, ``evaluate``
 ``files``      ``plot``, ``convert``
 =============  ====================================================================
+
+Shared by several: ``_common`` (the parser, one-line errors, input lines, tables),
+``options`` (the model options, read from the models' signatures), ``corpus`` (how the
+word-vector commands read CORPUS), ``_cluster`` (``--scheduler``), ``_vectorio`` (vector files).
 """
 
 from __future__ import annotations
@@ -103,6 +107,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             warnings.showwarning = lambda message, *_, **__: print(
                 f"{prog}: warning: {' '.join(str(message).split())}", file=sys.stderr
             )
+            for note in getattr(args, "renamed", ()):  # an old option spelling: end users are
+                warnings.warn(note, FutureWarning, stacklevel=1)  # warned with FutureWarning
             return args.run(args)
     except KeyboardInterrupt:
         print(f"\n{prog}: interrupted", file=sys.stderr)

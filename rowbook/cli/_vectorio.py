@@ -42,10 +42,15 @@ __all__ = [
 ]
 
 FORMATS = ("npz", "text", "binary", "glove", "fasttext")
-FORMAT_NAMES = {"npz": "rowbook .npz", "text": "word2vec text", "binary": "word2vec binary",
-                "glove": "GloVe text", "fasttext": "fastText .bin",
-                "model": "the table of a saved rowbook model",
-                "hf": "the token table of a Hugging Face checkpoint"}  # fmt: skip
+FORMAT_NAMES = {
+    "npz": "rowbook .npz",
+    "text": "word2vec text",
+    "binary": "word2vec binary",
+    "glove": "GloVe text",
+    "fasttext": "fastText .bin",
+    "model": "the table of a saved rowbook model",
+    "hf": "the token table of a Hugging Face checkpoint",
+}
 SUFFIXES = {".npz": "npz", ".txt": "text", ".vec": "text", ".bin": "binary"}
 _ZIP_MAGIC = b"PK\x03\x04"
 _FASTTEXT_MAGIC = (793712314).to_bytes(4, "little")
@@ -98,8 +103,9 @@ def output_format(path: str | Path, given: str | None = None, *, flag: str | Non
     return SUFFIXES[suffix]
 
 
-def load_vectors(path: str | Path, fmt: str | None = None, *,
-                 unicode_errors: str = "strict") -> tuple[Vectors, str]:  # fmt: skip
+def load_vectors(
+    path: str | Path, fmt: str | None = None, *, unicode_errors: str = "strict"
+) -> tuple[Vectors, str]:
     """Read a vectors file; returns the table and the format it was read as."""
     from rowbook.vectors import Vectors  # numba: imported by the commands that read vectors
 
@@ -121,8 +127,9 @@ def load_vectors(path: str | Path, fmt: str | None = None, *,
         from rowbook.vectors import SubwordVectors  # loads rowbook.nn's bag kernels
 
         return SubwordVectors.load_fasttext(path), fmt
-    return Vectors.load_word2vec_format(path, binary=fmt == "binary", no_header=fmt == "glove",
-                                        unicode_errors=unicode_errors), fmt  # fmt: skip
+    return Vectors.load_word2vec_format(
+        path, binary=fmt == "binary", no_header=fmt == "glove", unicode_errors=unicode_errors
+    ), fmt
 
 
 def _saved_model(path: Path) -> object | None:

@@ -30,34 +30,11 @@ from rowbook.cli._common import (
     read_lines,
     source_name,
 )
-from rowbook.cli.train_options import OPTIONS, add_model_options
+from rowbook.cli.options import add_model_options
 
-__all__ = ["HELP", "LM_OPTIONS", "register"]
+__all__ = ["HELP", "register"]
 
 HELP = "a GPT-2 or Llama language model: BPE, attention, the table inside"
-
-#: TransformerLM parameter -> (flag, metavar, help); the others come from ``OPTIONS``.
-LM_OPTIONS: dict[str, tuple[str, str | None, str]] = {
-    "family": ("--family", None, "gpt2: learned positions, LayerNorm, GELU, biases; llama: RoPE, RMSNorm, SwiGLU, grouped-query heads"),
-    "vocab_size": ("--vocab-size", "V", "entries of the byte-level BPE: the rows of the table"),
-    "d_model": ("--d-model", "D", "width of the table and of every layer"),
-    "n_layers": ("--layers", "L", "Transformer blocks"),
-    "n_heads": ("--heads", "H", "attention heads"),
-    "n_kv_heads": ("--kv-heads", "H", "key/value heads, a divisor of --heads (grouped-query attention)"),
-    "d_ff": ("--d-ff", "N", "MLP width"),
-    "context": ("--context", "T", "longest sequence: the length of the training windows"),
-    "positions": ("--positions", None, "position information"),
-    "tie_embeddings": ("--untied", None, "a separate output layer instead of the table (V x D more parameters)"),
-    "scale_embeddings": ("--scale-embeddings", None, "multiply the rows by sqrt(D)"),
-    "dropout": ("--dropout", "P", "dropout on embeddings, attention weights and residual branches"),
-    "weight_decay": ("--weight-decay", "W", "AdamW's decoupled weight decay (matrices and tables)"),
-    "optimizer": ("--optimizer", None, "adamw: AdamW on everything; sparse_adam: SparseAdam on the table's touched rows (needs --untied)"),
-}  # fmt: skip
-
-
-def _table() -> dict[str, tuple[str, str | None, str]]:
-    return OPTIONS | LM_OPTIONS
-
 
 # -- train lm -------------------------------------------------------------------------------
 
@@ -152,7 +129,7 @@ def _train_parser(models: Any) -> None:
     )
     p.add_argument("--prompt", default="", help="text the sample starts with")
     p.allow_abbrev = False
-    add_model_options(p, TransformerLM, _table())
+    add_model_options(p, TransformerLM)
 
 
 # -- generate ---------------------------------------------------------------------------

@@ -33,13 +33,11 @@ from numpy.lib.stride_tricks import sliding_window_view
 from rowbook.autograd import Tensor, no_grad
 from rowbook.checks import ParameterError, check_choice, check_int, check_number
 from rowbook.corpus_files import read_texts
-from rowbook.models._optimizers import OptimizerChain
-from rowbook.models._pipeline_state import pipeline_from_json, pipeline_to_json
-from rowbook.models._trained import _TrainerModel
+from rowbook.models.network import NetworkModel
 from rowbook.models.sampling import check_sampling, choose_token
 from rowbook.models.transformer import TransformerConfig, TransformerNet
 from rowbook.nn import functional as F
-from rowbook.optim import AdamW, SparseAdam
+from rowbook.optim import AdamW, OptimizerChain, SparseAdam
 from rowbook.text import ByteLevelBPE, TextPipeline
 from rowbook.training import TrainConfig, Trainer, hold_out
 from rowbook.vectors import Vectors
@@ -90,7 +88,7 @@ def _metrics(net: TransformerNet, data: tuple[np.ndarray, ...]) -> dict[str, flo
     return {"loss": loss, "perplexity": math.exp(loss)}
 
 
-class TransformerLM(_TrainerModel):
+class TransformerLM(NetworkModel):
     """A decoder-only Transformer language model: GPT-2 or Llama by ``family``.
 
     Parameters
@@ -268,12 +266,13 @@ class TransformerLM(_TrainerModel):
 
     def _extras_to_state(self, fitted: dict[str, Any]) -> dict[str, Any]:
         pipeline = fitted["pipeline"]
-        return {"pipeline": None if pipeline is None else pipeline_to_json(pipeline),
+        return {"pipeline": None if pipeline is None else pipeline.to_dict(),
                 "vocab": fitted["vocab"], "eos": fitted["eos"],
                 "dropout_rng": fitted["net"].rng.bit_generator.state}  # fmt: skip
 
     def _extras_from_state(self, state: dict[str, Any]) -> dict[str, Any]:
-        pipeline = None if state["pipeline"] is None else pipeline_from_json(state["pipeline"])
+        data = state["pipeline"]
+        pipeline = None if data is None else TextPipeline.from_dict(data, "field 'state.pipeline'")
         vocab, eos = check_int("vocab", state["vocab"], 1), state["eos"]
         if eos is not None:
             eos = check_int("eos", eos, 0)

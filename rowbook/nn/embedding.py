@@ -134,9 +134,14 @@ class Embedding(Module):
 
     def forward(self, ids: Any) -> Tensor:
         return F.embedding(
-            ids, self.weight, self.padding_idx, self.max_norm, self.norm_type,
-            self.scale_grad_by_freq, self.sparse,
-        )  # fmt: skip
+            ids,
+            self.weight,
+            self.padding_idx,
+            self.max_norm,
+            self.norm_type,
+            self.scale_grad_by_freq,
+            self.sparse,
+        )
 
     def extra_repr(self) -> str:
         s = f"{self.num_embeddings}, {self.embedding_dim}"
@@ -176,9 +181,16 @@ class Embedding(Module):
         """
         rows, cols = _pretrained_shape(embeddings)
         return cls(
-            rows, cols, padding_idx, max_norm, norm_type, scale_grad_by_freq, sparse,
-            _weight=embeddings, _freeze=freeze,
-        )  # fmt: skip
+            rows,
+            cols,
+            padding_idx,
+            max_norm,
+            norm_type,
+            scale_grad_by_freq,
+            sparse,
+            _weight=embeddings,
+            _freeze=freeze,
+        )
 
 
 class EmbeddingBag(Module):
@@ -251,10 +263,18 @@ class EmbeddingBag(Module):
 
     def forward(self, ids: Any, offsets: Any = None, per_sample_weights: Any = None) -> Tensor:
         return F.embedding_bag(
-            ids, self.weight, offsets, self.max_norm, self.norm_type, self.scale_grad_by_freq,
-            self.mode, self.sparse, per_sample_weights, self.include_last_offset,
+            ids,
+            self.weight,
+            offsets,
+            self.max_norm,
+            self.norm_type,
+            self.scale_grad_by_freq,
+            self.mode,
+            self.sparse,
+            per_sample_weights,
+            self.include_last_offset,
             self.padding_idx,
-        )  # fmt: skip
+        )
 
     def extra_repr(self) -> str:
         s = f"{self.num_embeddings}, {self.embedding_dim}"
@@ -285,6 +305,15 @@ class EmbeddingBag(Module):
         """A bag layer over an existing ``(V, d)`` table (memory shared, padding row kept)."""
         rows, cols = _pretrained_shape(embeddings)
         return cls(
-            rows, cols, max_norm, norm_type, scale_grad_by_freq, mode, sparse,
-            include_last_offset, padding_idx, _weight=embeddings, _freeze=freeze,
-        )  # fmt: skip
+            rows,
+            cols,
+            max_norm,
+            norm_type,
+            scale_grad_by_freq,
+            mode,
+            sparse,
+            include_last_offset,
+            padding_idx,
+            _weight=embeddings,
+            _freeze=freeze,
+        )

@@ -357,10 +357,14 @@ def _half_bag(
         psw = psw.astype(np.float32) if isinstance(psw, Tensor) else np.asarray(psw, np.float32)
     mean = options["mode"] == "mean"
     bags = embedding_bag(
-        inverse.reshape(ids.shape), rows, offsets, per_sample_weights=psw,
-        include_last_offset=include_last_offset, padding_idx=small_pad,
+        inverse.reshape(ids.shape),
+        rows,
+        offsets,
+        per_sample_weights=psw,
+        include_last_offset=include_last_offset,
+        padding_idx=small_pad,
         **{**options, "mode": "sum" if mean else options["mode"]},
-    ).astype(np.float16)  # fmt: skip
+    ).astype(np.float16)
     if not mean:
         return bags
     flat, bounds = bag_bounds(ids, offsets, include_last_offset)  # (n,), (B + 1,)

@@ -78,8 +78,15 @@ class SinusoidalPositionalEncoding(Module):
 
     _buffers = ("table",)  # converted by Module.to(dtype), as torch's registered buffer
 
-    def __init__(self, d_model: int, max_len: int = 5000, *, base: float = 10000.0,
-                 scale: bool = False, dtype: Any = np.float32) -> None:  # fmt: skip
+    def __init__(
+        self,
+        d_model: int,
+        max_len: int = 5000,
+        *,
+        base: float = 10000.0,
+        scale: bool = False,
+        dtype: Any = np.float32,
+    ) -> None:
         self.d_model, self.max_len, self.scale = d_model, max_len, scale
         self.table = sinusoidal_table(max_len, d_model, base).astype(dtype)  # (max_len, d) buffer
 
@@ -103,8 +110,16 @@ class LearnedPositionalEmbedding(Module):
     - Output: same shape
     """
 
-    def __init__(self, max_len: int, d_model: int, *, scale: bool = False, std: float = 0.02,
-                 dtype: Any = np.float32, rng: Any = None) -> None:  # fmt: skip
+    def __init__(
+        self,
+        max_len: int,
+        d_model: int,
+        *,
+        scale: bool = False,
+        std: float = 0.02,
+        dtype: Any = np.float32,
+        rng: Any = None,
+    ) -> None:
         from rowbook.nn import init
 
         self.max_len, self.d_model, self.scale = max_len, d_model, scale

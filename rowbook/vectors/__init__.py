@@ -6,7 +6,8 @@
 * :mod:`rowbook.vectors.core` -- :class:`Vectors`: neighbors, analogies, evaluation;
 * :mod:`rowbook.vectors.neighbors` -- the array math (3CosAdd, 3CosMul, top-k);
 * :mod:`rowbook.vectors.evaluate` -- analogy and word-pair benchmarks, gensim's conventions;
-* :mod:`rowbook.vectors.formats` -- word2vec text/binary, GloVe, ``.npz``;
+* :mod:`rowbook.vectors.formats` -- word2vec text/binary, GloVe (rows parsed by
+  :mod:`rowbook.vectors.word2vec_reader`); ``.npz`` in :mod:`rowbook.vectors.npz`;
 * :mod:`rowbook.vectors.subword` -- :class:`SubwordVectors`: a vector for any word from its n-grams;
 * :mod:`rowbook.vectors.fasttext_format` -- Facebook fastText ``.bin`` files.
 """

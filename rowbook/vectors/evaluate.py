@@ -27,6 +27,10 @@ Conventions taken from gensim, so results match it:
 Unlike gensim, a file with no usable question or pair raises a ``ValueError`` naming it
 (gensim divides by zero for analogies), and analogies are answered in batches of one
 matrix product each, not one query per question.
+
+Both functions read a table's keys, rows and unit rows, so they take any
+:class:`~rowbook.vectors.table.KeyedTable`: a :class:`~rowbook.vectors.Vectors` (whose
+``evaluate_analogies`` and ``evaluate_word_pairs`` call them) or the plain table beneath it.
 """
 
 from __future__ import annotations
@@ -34,7 +38,7 @@ from __future__ import annotations
 import io
 import os
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Literal
+from typing import Literal
 
 import numpy as np
 
@@ -46,9 +50,7 @@ from rowbook.vectors.neighbors import (
     top_k_rows,
     unit_rows,
 )
-
-if TYPE_CHECKING:
-    from rowbook.vectors.core import Vectors
+from rowbook.vectors.table import KeyedTable
 
 __all__ = [
     "evaluate_analogies",
@@ -105,7 +107,7 @@ def read_analogy_questions(
 
 
 def evaluate_analogies(
-    vectors: Vectors,
+    vectors: KeyedTable,
     path: str | os.PathLike[str],
     *,
     restrict_vocab: int | None = 300_000,
@@ -188,7 +190,7 @@ def _tally(
 
 
 def evaluate_word_pairs(
-    vectors: Vectors,
+    vectors: KeyedTable,
     path: str | os.PathLike[str],
     *,
     delimiter: str = "\t",

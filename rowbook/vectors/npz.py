@@ -13,7 +13,7 @@ from collections.abc import Sequence
 import numpy as np
 
 from rowbook.io import MAX_INFLATED_BYTES, load_state, save_state
-from rowbook.vectors.formats import nonfinite_message
+from rowbook.vectors.word2vec_reader import nonfinite_message
 
 __all__ = ["read_npz", "write_npz"]
 
@@ -51,19 +51,25 @@ def read_npz(
             getattr(vectors, "shape", None),
             getattr(vectors, "dtype", type(vectors).__name__),
         )
-        raise ValueError(f"{path}: 'vectors' must be a ({len(keys)}, d >= 1) array of real "
-                         f"numbers, got shape {shape}, dtype {dtype}")  # fmt: skip
+        raise ValueError(
+            f"{path}: 'vectors' must be a ({len(keys)}, d >= 1) array of real "
+            f"numbers, got shape {shape}, dtype {dtype}"
+        )
     with np.errstate(over="ignore"):
         table = vectors if vectors.dtype == np.float16 else vectors.astype(np.float32)  # (V, d)
     finite = np.isfinite(table)
     if not (allow_nonfinite or finite.all()):
         row, col = (int(i[0]) for i in np.nonzero(~finite))
-        raise ValueError(f"{path}: 'vectors' row {row + 1} ({keys[row]!r}): "
-                         + nonfinite_message(col, vectors[row, col]))  # fmt: skip
+        raise ValueError(
+            f"{path}: 'vectors' row {row + 1} ({keys[row]!r}): "
+            + nonfinite_message(col, vectors[row, col])
+        )
     if counts is not None and not (
-        isinstance(counts, np.ndarray) and counts.shape == (len(keys),) and counts.dtype.kind in "iu"
+        isinstance(counts, np.ndarray)
+        and counts.shape == (len(keys),)
+        and counts.dtype.kind in "iu"
         and not (counts < 0).any()
-    ):  # fmt: skip
+    ):
         raise ValueError(
             f"{path}: 'counts' must be None or {len(keys)} integers >= 0 (one per key)"
         )

@@ -62,8 +62,16 @@ class SubwordVectors(Vectors):
     ['bone', '<bo', '<bon', 'bon', 'bone', 'one', 'one>', 'ne>']
     """
 
-    def __init__(self, keys: Sequence[str], input_matrix: np.ndarray, *, minn: int, maxn: int,
-                 bucket: int, counts: np.ndarray | Sequence[int] | None = None) -> None:  # fmt: skip
+    def __init__(
+        self,
+        keys: Sequence[str],
+        input_matrix: np.ndarray,
+        *,
+        minn: int,
+        maxn: int,
+        bucket: int,
+        counts: np.ndarray | Sequence[int] | None = None,
+    ) -> None:
         W_in = np.array(
             input_matrix, dtype=np.float32, order="C", copy=None
         )  # (nwords + bucket, d)
@@ -88,8 +96,14 @@ class SubwordVectors(Vectors):
 
     def subword_ids(self, word: str) -> np.ndarray:
         """Rows of ``input_matrix`` in the bag of ``word``: its own id (if known), then n-grams."""
-        return subword_ids(word, minn=self.minn, maxn=self.maxn, bucket=self.bucket,
-                           nwords=len(self), word_id=self.key_to_index.get(word))  # fmt: skip
+        return subword_ids(
+            word,
+            minn=self.minn,
+            maxn=self.maxn,
+            bucket=self.bucket,
+            nwords=len(self),
+            word_id=self.key_to_index.get(word),
+        )
 
     def subwords(self, word: str) -> list[tuple[str, int]]:
         """``(piece, row)`` for each member of the bag of ``word``, the word itself first if known.
@@ -120,8 +134,10 @@ class SubwordVectors(Vectors):
 
     def _resolve(self, terms: Sequence[Term], normalise_keys: bool) -> tuple[np.ndarray, list[int]]:
         """As :class:`Vectors`, with an unseen word standing for its :meth:`vector_for`."""
-        known = [t if not isinstance(t, str) or t in self else self._unseen(t, normalise_keys)
-                 for t in terms]  # fmt: skip
+        known = [
+            t if not isinstance(t, str) or t in self else self._unseen(t, normalise_keys)
+            for t in terms
+        ]
         return super()._resolve(known, normalise_keys)
 
     def _unseen(self, word: str, normalise: bool) -> np.ndarray:
@@ -153,5 +169,11 @@ class SubwordVectors(Vectors):
 
         model = read_fasttext_bin(path)
         n = model.nwords
-        return cls(model.words[:n], model.input, minn=model.args.minn, maxn=model.args.maxn,
-                   bucket=model.args.bucket, counts=model.counts[:n])  # fmt: skip
+        return cls(
+            model.words[:n],
+            model.input,
+            minn=model.args.minn,
+            maxn=model.args.maxn,
+            bucket=model.args.bucket,
+            counts=model.counts[:n],
+        )

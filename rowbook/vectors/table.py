@@ -261,11 +261,17 @@ class KeyedTable:
         return cls(keys, table, counts, copy=False, dtype=dtype)
 
     @classmethod
-    def load_glove(cls, path: PathLike, limit: int | None = None, encoding: str = "utf8",
-                   allow_nonfinite: bool = False) -> Self:  # fmt: skip
+    def load_glove(
+        cls,
+        path: PathLike,
+        limit: int | None = None,
+        encoding: str = "utf8",
+        allow_nonfinite: bool = False,
+    ) -> Self:
         """Read GloVe text vectors (word2vec text rows without a header)."""
-        return cls.load_word2vec_format(path, no_header=True, limit=limit, encoding=encoding,
-                                        allow_nonfinite=allow_nonfinite)  # fmt: skip
+        return cls.load_word2vec_format(
+            path, no_header=True, limit=limit, encoding=encoding, allow_nonfinite=allow_nonfinite
+        )
 
     def save(self, path: PathLike) -> None:
         """Write keys, vectors and counts to one file (no pickle), atomically, at exactly ``path``.
@@ -278,8 +284,13 @@ class KeyedTable:
         write(path, self._keys, self._vectors, self._counts)
 
     @classmethod
-    def load(cls, path: PathLike, *, max_inflated_bytes: int | None = MAX_INFLATED_BYTES,
-             allow_nonfinite: bool = False) -> Self:  # fmt: skip
+    def load(
+        cls,
+        path: PathLike,
+        *,
+        max_inflated_bytes: int | None = MAX_INFLATED_BYTES,
+        allow_nonfinite: bool = False,
+    ) -> Self:
         """Read a file written by :meth:`save` (``.safetensors`` or ``.npz``, by the name;
         fields checked, no pickle).
 
