@@ -43,10 +43,19 @@ def _gpt2(folder: Path, V: int, d: int, layers: int, heads: int, context: int, t
     """A random GPT2LMHeadModel saved in ``folder``, and rowbook's model read from it."""
     import transformers
 
-    config = transformers.GPT2Config(vocab_size=V, n_embd=d, n_layer=layers, n_head=heads,
-                                     n_positions=context, resid_pdrop=0.0, embd_pdrop=0.0,
-                                     attn_pdrop=0.0, tie_word_embeddings=tied,
-                                     bos_token_id=0, eos_token_id=0)  # fmt: skip
+    config = transformers.GPT2Config(
+        vocab_size=V,
+        n_embd=d,
+        n_layer=layers,
+        n_head=heads,
+        n_positions=context,
+        resid_pdrop=0.0,
+        embd_pdrop=0.0,
+        attn_pdrop=0.0,
+        tie_word_embeddings=tied,
+        bos_token_id=0,
+        eos_token_id=0,
+    )
     torch.manual_seed(0)
     theirs = transformers.GPT2LMHeadModel(config)
     theirs.save_pretrained(folder)
@@ -56,8 +65,10 @@ def _gpt2(folder: Path, V: int, d: int, layers: int, heads: int, context: int, t
 def _groups(named, skip=None):
     """nanoGPT's AdamW groups: decay on matrices and tables, none on biases and norms."""
     params = [(n, p) for n, p in named if p is not skip]
-    return [{"params": [p for _, p in params if p.ndim >= 2]},
-            {"params": [p for _, p in params if p.ndim < 2], "weight_decay": 0.0}]  # fmt: skip
+    return [
+        {"params": [p for _, p in params if p.ndim >= 2]},
+        {"params": [p for _, p in params if p.ndim < 2], "weight_decay": 0.0},
+    ]
 
 
 def _steps(V: int, d: int, layers: int, heads: int, T: int, B: int, sparse: bool):
@@ -72,9 +83,12 @@ def _steps(V: int, d: int, layers: int, heads: int, T: int, B: int, sparse: bool
         optimizers = [ro.SparseAdam([table], lr=1e-3), rest]
         wte = theirs.transformer.wte
         wte.sparse = True
-        t_opts = [torch.optim.SparseAdam([wte.weight], lr=1e-3),
-                  torch.optim.AdamW(_groups(theirs.named_parameters(), wte.weight), lr=1e-3,
-                                    weight_decay=0.1)]  # fmt: skip
+        t_opts = [
+            torch.optim.SparseAdam([wte.weight], lr=1e-3),
+            torch.optim.AdamW(
+                _groups(theirs.named_parameters(), wte.weight), lr=1e-3, weight_decay=0.1
+            ),
+        ]
     else:
         optimizers = [ro.AdamW(_groups(net.named_parameters()), lr=1e-3, weight_decay=0.1)]
         t_opts = [torch.optim.AdamW(_groups(theirs.named_parameters()), lr=1e-3, weight_decay=0.1)]
@@ -109,8 +123,10 @@ def _steps(V: int, d: int, layers: int, heads: int, T: int, B: int, sparse: bool
 
 def bench_step(quick: bool, repeat: int) -> list[tuple[str, float, float]]:
     V, d, layers, heads, T, B = (500, 32, 2, 2, 32, 4) if quick else (8000, 256, 4, 4, 256, 16)
-    print(f"### One training step: V={V:,}, d={d}, {layers} layers, {heads} heads, T={T}, "
-          f"batch {B}, float32; median of {repeat} interleaved\n")  # fmt: skip
+    print(
+        f"### One training step: V={V:,}, d={d}, {layers} layers, {heads} heads, T={T}, "
+        f"batch {B}, float32; median of {repeat} interleaved\n"
+    )
     print("| optimizer | threads | rowbook ms | torch ms | torch / rowbook | first losses equal |")
     print("|---|---:|---:|---:|---:|---|")
     targets = []
@@ -123,8 +139,10 @@ def bench_step(quick: bool, repeat: int) -> list[tuple[str, float, float]]:
                 times = interleaved_medians_ms({"rowbook": ours, "torch": torchs}, repeat=repeat)
             same = abs(losses["rowbook"][0] - losses["torch"][0]) < 1e-4
             ratio = times["torch"] / times["rowbook"]
-            print(f"| {name} | {threads} | {times['rowbook']:.0f} | {times['torch']:.0f} | "
-                  f"{ratio:.2f} | {'yes' if same else 'NO'} |")  # fmt: skip
+            print(
+                f"| {name} | {threads} | {times['rowbook']:.0f} | {times['torch']:.0f} | "
+                f"{ratio:.2f} | {'yes' if same else 'NO'} |"
+            )
             targets.append(
                 (f"train step, {name}, {threads} thread(s): within 1.2x", ratio, 1 / 1.2)
             )
@@ -168,8 +186,12 @@ _MEASURE = textwrap.dedent(
 
 
 def _added_mib(T: int, H: int, who: str) -> float:
-    done = subprocess.run([sys.executable, "-c", _MEASURE, str(T), str(H), who],
-                          capture_output=True, text=True, check=True)  # fmt: skip
+    done = subprocess.run(
+        [sys.executable, "-c", _MEASURE, str(T), str(H), who],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
     return json.loads(done.stdout.strip().splitlines()[-1])
 
 
@@ -179,8 +201,10 @@ def bench_attention(quick: bool, repeat: int) -> list[tuple[str, float, float]]:
 
     H, lengths = (2, (512, 1024)) if quick else (8, (4096, 8192))
     torch.set_num_threads(2)
-    print(f"\n### Attention, forward + backward: 1 x {H} heads x T x 64, causal, float32, "
-          f"2 threads; median of {repeat} interleaved; memory: peak resident size a child adds\n")  # fmt: skip
+    print(
+        f"\n### Attention, forward + backward: 1 x {H} heads x T x 64, causal, float32, "
+        f"2 threads; median of {repeat} interleaved; memory: peak resident size a child adds\n"
+    )
     print(
         "| T | rowbook tiled ms | torch SDPA ms | torch / rowbook | tiled MiB | plain MiB | torch MiB |"
     )
@@ -208,8 +232,10 @@ def bench_attention(quick: bool, repeat: int) -> list[tuple[str, float, float]]:
         plain = _added_mib(T, H, "plain") if T == lengths[0] else 2 * H * T * T * 4 / 2**20
         shown = f"{plain:.0f}" if T == lengths[0] else f">= {plain:.0f} (2 H T^2 float32, not run)"
         ratio = times["torch"] / times["rowbook"]
-        print(f"| {T:,} | {times['rowbook']:.0f} | {times['torch']:.0f} | {ratio:.2f} | "
-              f"{tiled:.0f} | {shown} | {theirs_mib:.0f} |")  # fmt: skip
+        print(
+            f"| {T:,} | {times['rowbook']:.0f} | {times['torch']:.0f} | {ratio:.2f} | "
+            f"{tiled:.0f} | {shown} | {theirs_mib:.0f} |"
+        )
         targets.append((f"attention T={T}: at most 1.5x torch's time", ratio, 1 / 1.5))
         targets.append(
             (f"attention T={T}: plain / tiled memory at least 8", plain / max(tiled, 1), 8)
@@ -232,19 +258,30 @@ def bench_generate(quick: bool, repeat: int) -> list[tuple[str, float, float]]:
 
     def transformers_generate() -> None:
         with torch.no_grad():
-            out = theirs.generate(t_prompt, max_new_tokens=new, min_new_tokens=new, do_sample=False,
-                                  use_cache=True, pad_token_id=0, eos_token_id=None)  # fmt: skip
+            out = theirs.generate(
+                t_prompt,
+                max_new_tokens=new,
+                min_new_tokens=new,
+                do_sample=False,
+                use_cache=True,
+                pad_token_id=0,
+                eos_token_id=None,
+            )
         outputs["torch"] = out[0].numpy()
 
     times = interleaved_medians_ms({"rowbook": ours, "torch": transformers_generate}, repeat=repeat)
     same = np.array_equal(outputs["rowbook"], outputs["torch"])
     rate = {k: new / (v / 1e3) for k, v in times.items()}
-    print(f"\n### Generation: {new} new tokens after 16, greedy, KV cache; V={V:,}, d={d}, "
-          f"{layers} layers, 2 threads; median of {repeat} interleaved\n")  # fmt: skip
+    print(
+        f"\n### Generation: {new} new tokens after 16, greedy, KV cache; V={V:,}, d={d}, "
+        f"{layers} layers, 2 threads; median of {repeat} interleaved\n"
+    )
     print("| rowbook tokens/s | transformers tokens/s | rowbook / transformers | same tokens |")
     print("|---:|---:|---:|---|")
-    print(f"| {rate['rowbook']:.0f} | {rate['torch']:.0f} | {rate['rowbook'] / rate['torch']:.2f} | "
-          f"{'yes' if same else 'no'} |")  # fmt: skip
+    print(
+        f"| {rate['rowbook']:.0f} | {rate['torch']:.0f} | {rate['rowbook'] / rate['torch']:.2f} | "
+        f"{'yes' if same else 'no'} |"
+    )
     return [("generation: at least transformers' tokens/s", rate["rowbook"] / rate["torch"], 1.0)]
 
 

@@ -35,9 +35,18 @@ MAX_HEADER_BYTES = 100 * 2**20
 #: Most tensors one file may list.
 MAX_TENSORS = 1 << 20
 #: safetensors dtype -> NumPy dtype of the mapped array (BF16: its raw bits).
-DTYPES = {"F64": np.float64, "F32": np.float32, "F16": np.float16, "BF16": np.uint16,
-          "I64": np.int64, "I32": np.int32, "I16": np.int16, "I8": np.int8, "U8": np.uint8,
-          "BOOL": np.bool_}  # fmt: skip
+DTYPES = {
+    "F64": np.float64,
+    "F32": np.float32,
+    "F16": np.float16,
+    "BF16": np.uint16,
+    "I64": np.int64,
+    "I32": np.int32,
+    "I16": np.int16,
+    "I8": np.int8,
+    "U8": np.uint8,
+    "BOOL": np.bool_,
+}
 
 
 def _header(path: Path) -> tuple[dict[str, Any], int]:
@@ -47,24 +56,31 @@ def _header(path: Path) -> tuple[dict[str, Any], int]:
     with open(path, "rb") as f:
         head = f.read(8)
         if len(head) < 8:
-            raise ValueError(f"{path} is not a safetensors file: {size} bytes, shorter than "
-                             "its 8-byte header length")  # fmt: skip
+            raise ValueError(
+                f"{path} is not a safetensors file: {size} bytes, shorter than "
+                "its 8-byte header length"
+            )
         (n,) = struct.unpack("<Q", head)
         if n > MAX_HEADER_BYTES or 8 + n > size:
-            raise ValueError(f"{path}: the safetensors header claims {n:,} bytes, but the file has "
-                             f"{size - 8:,} after the length (and rowbook reads at most "
-                             f"{MAX_HEADER_BYTES:,}): not a safetensors file, or truncated")  # fmt: skip
+            raise ValueError(
+                f"{path}: the safetensors header claims {n:,} bytes, but the file has "
+                f"{size - 8:,} after the length (and rowbook reads at most "
+                f"{MAX_HEADER_BYTES:,}): not a safetensors file, or truncated"
+            )
         raw = f.read(n)
     try:
         header = parse_json(raw.decode("utf-8"), f"the header of {path}")
     except UnicodeDecodeError:
         raise ValueError(f"{path}: the safetensors header is not UTF-8 JSON") from None
     if not isinstance(header, dict):
-        raise ValueError(f"{path}: the safetensors header must be a JSON object, "
-                         f"got {type(header).__name__}")  # fmt: skip
+        raise ValueError(
+            f"{path}: the safetensors header must be a JSON object, got {type(header).__name__}"
+        )
     if len(header) > MAX_TENSORS + 1:
-        raise ValueError(f"{path}: the header lists {len(header):,} tensors; rowbook reads at "
-                         f"most {MAX_TENSORS:,}")  # fmt: skip
+        raise ValueError(
+            f"{path}: the header lists {len(header):,} tensors; rowbook reads at "
+            f"most {MAX_TENSORS:,}"
+        )
     return header, 8 + n
 
 
@@ -81,16 +97,22 @@ def _entry(
     if not (
         isinstance(shape, list) and isinstance(offsets, list) and len(offsets) == 2 and all(ints)
     ):
-        raise ValueError(f"{where} needs a shape (a list of integers) and data_offsets [start, "
-                         f"end], got {shape!r} and {offsets!r}")  # fmt: skip
+        raise ValueError(
+            f"{where} needs a shape (a list of integers) and data_offsets [start, "
+            f"end], got {shape!r} and {offsets!r}"
+        )
     start, end = offsets
     if min(shape, default=0) < 0 or not 0 <= start <= end <= data_bytes:
-        raise ValueError(f"{where} claims shape {shape} at bytes [{start}, {end}), but the "
-                         f"data has {data_bytes:,} bytes")  # fmt: skip
+        raise ValueError(
+            f"{where} claims shape {shape} at bytes [{start}, {end}), but the "
+            f"data has {data_bytes:,} bytes"
+        )
     width = np.dtype(DTYPES[dtype]).itemsize
     if math.prod(shape) * width != end - start:
-        raise ValueError(f"{where} has shape {shape} of {dtype} ({math.prod(shape) * width:,} "
-                         f"bytes) but spans {end - start:,} bytes")  # fmt: skip
+        raise ValueError(
+            f"{where} has shape {shape} of {dtype} ({math.prod(shape) * width:,} "
+            f"bytes) but spans {end - start:,} bytes"
+        )
     return dtype, tuple(shape), start, end
 
 

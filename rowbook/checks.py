@@ -167,8 +167,9 @@ def check_choice(
     return value
 
 
-def check_heads(d_model: int, n_heads: int, n_kv_heads: int | None, head_dim: int | None,
-                owner: str) -> tuple[int, int]:  # fmt: skip
+def check_heads(
+    d_model: int, n_heads: int, n_kv_heads: int | None, head_dim: int | None, owner: str
+) -> tuple[int, int]:
     """``(n_kv_heads, head_dim)`` after checking that the heads divide as they must.
 
     >>> check_heads(4096, 32, 8, None, "Llama")
@@ -182,13 +183,23 @@ def check_heads(d_model: int, n_heads: int, n_kv_heads: int | None, head_dim: in
     check_int("n_heads", n_heads, 1, owner=owner)
     n_kv = n_heads if n_kv_heads is None else check_int("n_kv_heads", n_kv_heads, 1, owner=owner)
     if n_heads % n_kv:
-        raise ParameterError("n_kv_heads", n_kv_heads, f"a divisor of n_heads ({n_heads})",
-                             owner=owner, fix="each key/value head serves n_heads / n_kv_heads "
-                             "query heads: use 1 (multi-query), n_heads (multi-head) or a divisor")  # fmt: skip
+        raise ParameterError(
+            "n_kv_heads",
+            n_kv_heads,
+            f"a divisor of n_heads ({n_heads})",
+            owner=owner,
+            fix="each key/value head serves n_heads / n_kv_heads "
+            "query heads: use 1 (multi-query), n_heads (multi-head) or a divisor",
+        )
     if head_dim is None:
         if d_model % n_heads:
-            raise ParameterError("d_model", d_model, f"divisible by n_heads ({n_heads}) so that "
-                                 "each head gets d_model / n_heads features", owner=owner,
-                                 fix="change d_model or n_heads (or give head_dim)")  # fmt: skip
+            raise ParameterError(
+                "d_model",
+                d_model,
+                f"divisible by n_heads ({n_heads}) so that "
+                "each head gets d_model / n_heads features",
+                owner=owner,
+                fix="change d_model or n_heads (or give head_dim)",
+            )
         head_dim = d_model // n_heads
     return n_kv, check_int("head_dim", head_dim, 1, owner=owner)

@@ -364,8 +364,9 @@ def _decode(raw: bytes, errors: str, name: str, offset: int, line: int, lines: b
         ) from None
 
 
-def read_texts(corpus: Any, name: str = "texts", *,
-               errors: Literal["strict", "replace"] = "strict") -> list[str]:  # fmt: skip
+def read_texts(
+    corpus: Any, name: str = "texts", *, errors: Literal["strict", "replace"] = "strict"
+) -> list[str]:
     """The non-blank texts of a list of ``str``, or the non-blank lines of a source given as
     a ``pathlib.Path`` (or a list of them): what the language models train on.
 
@@ -375,12 +376,15 @@ def read_texts(corpus: Any, name: str = "texts", *,
     ['the cat', 'sat']
     """
     if isinstance(corpus, str):
-        raise TypeError(f"{name} must be a list of texts or a path (pathlib.Path), got one str; "
-                        f"wrap it: [{name}]")  # fmt: skip
+        raise TypeError(
+            f"{name} must be a list of texts or a path (pathlib.Path), got one str; "
+            f"wrap it: [{name}]"
+        )
     is_path = isinstance(corpus, os.PathLike) or (
-        isinstance(corpus, list | tuple) and bool(corpus)
+        isinstance(corpus, list | tuple)
+        and bool(corpus)
         and all(isinstance(c, os.PathLike) for c in corpus)
-    )  # fmt: skip
+    )
     texts = list(iter_lines(corpus, errors=errors)) if is_path else list(corpus)
     if not all(isinstance(t, str) for t in texts):
         raise TypeError(f"{name} must hold str, got {sorted({type(t).__name__ for t in texts})}")

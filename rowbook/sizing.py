@@ -48,12 +48,14 @@ __all__ = [
     "preset",
     "vocab_sweep",
     "vocab_table",
-]  # fmt: skip
+]
 
 #: Bytes per number of each storage type.
 DTYPE_BYTES = {"float32": 4, "float16": 2, "bfloat16": 2, "int8": 1, "float64": 8}
-_FAMILIES = {"gpt2": {"norm": 2, "mlp": 2, "bias": True, "learned": True},
-             "llama": {"norm": 1, "mlp": 3, "bias": False, "learned": False}}  # fmt: skip
+_FAMILIES = {
+    "gpt2": {"norm": 2, "mlp": 2, "bias": True, "learned": True},
+    "llama": {"norm": 1, "mlp": 3, "bias": False, "learned": False},
+}
 
 
 @dataclass(frozen=True)
@@ -172,20 +174,32 @@ class ModelSize:
 
     def table(self, lengths: Sequence[int] = (1024, 4096, 8192)) -> str:
         """Everything above as aligned text, the costs of attention for each of ``lengths``."""
-        rows = [("parameters", f"{self.parameters:,}"),
-                ("  table V x d", f"{self.embedding_parameters:,} ({self.vocab_size:,} x {self.d_model:,})"),
-                ("  per layer", f"{self.layer_parameters:,} x {self.n_layers}"),
-                ("  output layer", "tied to the table" if self.tied else f"{self.head_parameters:,}"),
-                ("tying saves", f"{self.tying_saves:,} (V x d: {100 * self.tying_saves / self.parameters:.1f}% of this model)"),
-                ("heads", f"{self.n_heads} query, {self.n_kv_heads} key/value, d_k = {self.head_dim}")]  # fmt: skip
+        rows = [
+            ("parameters", f"{self.parameters:,}"),
+            (
+                "  table V x d",
+                f"{self.embedding_parameters:,} ({self.vocab_size:,} x {self.d_model:,})",
+            ),
+            ("  per layer", f"{self.layer_parameters:,} x {self.n_layers}"),
+            ("  output layer", "tied to the table" if self.tied else f"{self.head_parameters:,}"),
+            (
+                "tying saves",
+                f"{self.tying_saves:,} (V x d: {100 * self.tying_saves / self.parameters:.1f}% of this model)",
+            ),
+            ("heads", f"{self.n_heads} query, {self.n_kv_heads} key/value, d_k = {self.head_dim}"),
+        ]
         rows += [(f"bytes as {d}", _size(self.bytes(d))) for d in ("float32", "bfloat16", "int8")]
-        rows += [("Adam moments (float32)", _size(self.adam_state_bytes)),
-                 ("SparseAdam, table rows / step", _size(self.sparse_step_bytes()))]  # fmt: skip
+        rows += [
+            ("Adam moments (float32)", _size(self.adam_state_bytes)),
+            ("SparseAdam, table rows / step", _size(self.sparse_step_bytes())),
+        ]
         for T in lengths:
-            rows += [(f"T={T:,}: KV cache / batch of {self.batch}", _size(self.kv_cache_bytes(T))),
-                     (f"T={T:,}: attention FLOPs (fwd)", f"{self.attention_flops(T):.3g}"),
-                     (f"T={T:,}: scores / layer, plain", _size(self.attention_bytes(T))),
-                     (f"T={T:,}: scores / layer, tiled", _size(self.attention_bytes(T, tiled=True)))]  # fmt: skip
+            rows += [
+                (f"T={T:,}: KV cache / batch of {self.batch}", _size(self.kv_cache_bytes(T))),
+                (f"T={T:,}: attention FLOPs (fwd)", f"{self.attention_flops(T):.3g}"),
+                (f"T={T:,}: scores / layer, plain", _size(self.attention_bytes(T))),
+                (f"T={T:,}: scores / layer, tiled", _size(self.attention_bytes(T, tiled=True))),
+            ]
         width = max(len(k) for k, _ in rows)
         title = f"{self.family}: d={self.d_model}, L={self.n_layers}, V={self.vocab_size:,}, {self.dtype}"
         return "\n".join([title, *(f"{k:<{width}}  {v}" for k, v in rows)])
@@ -222,11 +236,21 @@ def _size(n: int) -> str:
     return f"{n:,} bytes"
 
 
-def model_size(vocab_size: int, d_model: int, n_layers: int, n_heads: int,
-               n_kv_heads: int | None = None, d_ff: int | None = None, context: int = 2048,
-               tied: bool = True, dtype: str = "float32", batch: int = 1,
-               family: Literal["gpt2", "llama"] = "gpt2", head_dim: int | None = None,
-               bias: bool | None = None) -> ModelSize:  # fmt: skip
+def model_size(
+    vocab_size: int,
+    d_model: int,
+    n_layers: int,
+    n_heads: int,
+    n_kv_heads: int | None = None,
+    d_ff: int | None = None,
+    context: int = 2048,
+    tied: bool = True,
+    dtype: str = "float32",
+    batch: int = 1,
+    family: Literal["gpt2", "llama"] = "gpt2",
+    head_dim: int | None = None,
+    bias: bool | None = None,
+) -> ModelSize:
     """The :class:`ModelSize` of a GPT-2 or Llama shaped model (``n_layers=0``: the table alone).
 
     ``d_ff`` defaults to the family's (``4 d``, or Llama's ``8 d / 3`` rounded up to 256),
@@ -239,15 +263,30 @@ def model_size(vocab_size: int, d_model: int, n_layers: int, n_heads: int,
     '900,000,000'
     """
     check_choice("family", family, tuple(_FAMILIES), owner="model_size")
-    for name, value, minimum in (("vocab_size", vocab_size, 1), ("n_layers", n_layers, 0),
-                                 ("context", context, 1), ("batch", batch, 1)):  # fmt: skip
+    for name, value, minimum in (
+        ("vocab_size", vocab_size, 1),
+        ("n_layers", n_layers, 0),
+        ("context", context, 1),
+        ("batch", batch, 1),
+    ):
         check_int(name, value, minimum, owner="model_size")
     n_kv, head_dim = check_heads(d_model, n_heads, n_kv_heads, head_dim, "model_size")
     _width(dtype)
-    return ModelSize(family, vocab_size, d_model, n_layers, n_heads, n_kv, head_dim,
-                     check_int("d_ff", d_ff, 1, owner="model_size") if d_ff else default_d_ff(family, d_model),
-                     context, bool(tied), dtype, batch,
-                     _FAMILIES[family]["bias"] if bias is None else bool(bias))  # fmt: skip
+    return ModelSize(
+        family,
+        vocab_size,
+        d_model,
+        n_layers,
+        n_heads,
+        n_kv,
+        head_dim,
+        check_int("d_ff", d_ff, 1, owner="model_size") if d_ff else default_d_ff(family, d_model),
+        context,
+        bool(tied),
+        dtype,
+        batch,
+        _FAMILIES[family]["bias"] if bias is None else bool(bias),
+    )
 
 
 def model_size_from_hf(
@@ -257,10 +296,21 @@ def model_size_from_hf(
     from rowbook.models.hf_checkpoint import read_config
 
     settings, _ = read_config(Path(path))
-    return model_size(settings["vocab_size"], settings["d_model"], settings["n_layers"],
-                      settings["n_heads"], settings.get("n_kv_heads"), settings["d_ff"],
-                      settings["context"], settings["tie_embeddings"], dtype, batch,
-                      settings["family"], settings.get("head_dim"), settings["bias"])  # fmt: skip
+    return model_size(
+        settings["vocab_size"],
+        settings["d_model"],
+        settings["n_layers"],
+        settings["n_heads"],
+        settings.get("n_kv_heads"),
+        settings["d_ff"],
+        settings["context"],
+        settings["tie_embeddings"],
+        dtype,
+        batch,
+        settings["family"],
+        settings.get("head_dim"),
+        settings["bias"],
+    )
 
 
 model_size.from_hf = model_size_from_hf  # type: ignore[attr-defined]
@@ -269,20 +319,60 @@ model_size.from_hf = model_size_from_hf  # type: ignore[attr-defined]
 #: Published configurations (their ``config.json`` values): name -> :func:`model_size` arguments.
 PRESETS: dict[str, dict[str, Any]] = {
     "gpt2": {"vocab_size": 50257, "d_model": 768, "n_layers": 12, "n_heads": 12, "context": 1024},
-    "gpt-3": {"vocab_size": 50257, "d_model": 12288, "n_layers": 96, "n_heads": 96, "context": 2048},
+    "gpt-3": {
+        "vocab_size": 50257,
+        "d_model": 12288,
+        "n_layers": 96,
+        "n_heads": 96,
+        "context": 2048,
+    },
     # an encoder beyond its table: only the table's row of the sizes is BERT's
-    "bert-base": {"vocab_size": 30522, "d_model": 768, "n_layers": 0, "n_heads": 12, "context": 512},
-    "llama-2-7b": {"vocab_size": 32000, "d_model": 4096, "n_layers": 32, "n_heads": 32,
-                   "n_kv_heads": 32, "d_ff": 11008, "context": 4096, "tied": False,
-                   "dtype": "float16", "family": "llama"},
-    "llama-3-8b": {"vocab_size": 128256, "d_model": 4096, "n_layers": 32, "n_heads": 32,
-                   "n_kv_heads": 8, "d_ff": 14336, "context": 8192, "tied": False,
-                   "dtype": "bfloat16", "family": "llama"},
+    "bert-base": {
+        "vocab_size": 30522,
+        "d_model": 768,
+        "n_layers": 0,
+        "n_heads": 12,
+        "context": 512,
+    },
+    "llama-2-7b": {
+        "vocab_size": 32000,
+        "d_model": 4096,
+        "n_layers": 32,
+        "n_heads": 32,
+        "n_kv_heads": 32,
+        "d_ff": 11008,
+        "context": 4096,
+        "tied": False,
+        "dtype": "float16",
+        "family": "llama",
+    },
+    "llama-3-8b": {
+        "vocab_size": 128256,
+        "d_model": 4096,
+        "n_layers": 32,
+        "n_heads": 32,
+        "n_kv_heads": 8,
+        "d_ff": 14336,
+        "context": 8192,
+        "tied": False,
+        "dtype": "bfloat16",
+        "family": "llama",
+    },
     # Gemma 2 as a Llama: GeGLU has SwiGLU's size; its two extra norms per layer are not counted
-    "gemma-2-9b": {"vocab_size": 256128, "d_model": 3584, "n_layers": 42, "n_heads": 16,
-                   "n_kv_heads": 8, "d_ff": 14336, "context": 8192, "tied": True,
-                   "dtype": "bfloat16", "family": "llama", "head_dim": 256},
-}  # fmt: skip
+    "gemma-2-9b": {
+        "vocab_size": 256128,
+        "d_model": 3584,
+        "n_layers": 42,
+        "n_heads": 16,
+        "n_kv_heads": 8,
+        "d_ff": 14336,
+        "context": 8192,
+        "tied": True,
+        "dtype": "bfloat16",
+        "family": "llama",
+        "head_dim": 256,
+    },
+}
 
 
 def preset(name: str, **changes: Any) -> ModelSize:
@@ -304,9 +394,17 @@ class VocabRow:
     attention_flops: int
 
 
-def vocab_sweep(texts: Any, sizes: Sequence[int], *, held_out: Any = None,
-                val_fraction: float = 0.1, d_model: int = 768, dtype: str = "float32",
-                characters: int = 4096, seed: int = 0) -> list[VocabRow]:  # fmt: skip
+def vocab_sweep(
+    texts: Any,
+    sizes: Sequence[int],
+    *,
+    held_out: Any = None,
+    val_fraction: float = 0.1,
+    d_model: int = 768,
+    dtype: str = "float32",
+    characters: int = 4096,
+    seed: int = 0,
+) -> list[VocabRow]:
     """For each vocabulary size: tokens per character of held-out text, the table's size,
     and the length and attention cost of ``characters`` characters of such text.
 
@@ -349,18 +447,35 @@ def vocab_sweep(texts: Any, sizes: Sequence[int], *, held_out: Any = None,
         tokens = sum(len(e.ids) for e in model.encode_batch(held_out, workers=1))
         rate = tokens / chars
         T = max(1, round(characters * rate))
-        rows.append(VocabRow(size, rate, size * d_model, size * d_model * width, T,
-                             4 * T * T * d_model))  # fmt: skip
+        rows.append(
+            VocabRow(size, rate, size * d_model, size * d_model * width, T, 4 * T * T * d_model)
+        )
     return rows
 
 
 def vocab_table(rows: Sequence[VocabRow], characters: int = 4096) -> str:
     """:func:`vocab_sweep`'s rows as aligned text."""
-    header = ("V", "tokens/char", "table params", "table bytes", f"T ({characters:,} chars)",
-              "attention FLOPs/layer")  # fmt: skip
-    lines = [(f"{r.vocab_size:,}", f"{r.tokens_per_char:.4f}", f"{r.table_parameters:,}",
-              _size(r.table_bytes).split(" (")[0], f"{r.sequence_length:,}",
-              f"{r.attention_flops:.3g}") for r in rows]  # fmt: skip
+    header = (
+        "V",
+        "tokens/char",
+        "table params",
+        "table bytes",
+        f"T ({characters:,} chars)",
+        "attention FLOPs/layer",
+    )
+    lines = [
+        (
+            f"{r.vocab_size:,}",
+            f"{r.tokens_per_char:.4f}",
+            f"{r.table_parameters:,}",
+            _size(r.table_bytes).split(" (")[0],
+            f"{r.sequence_length:,}",
+            f"{r.attention_flops:.3g}",
+        )
+        for r in rows
+    ]
     widths = [max(len(x) for x in column) for column in zip(header, *lines, strict=True)]
-    return "\n".join("  ".join(x.rjust(w) for x, w in zip(line, widths, strict=True))
-                     for line in [header, *lines])  # fmt: skip
+    return "\n".join(
+        "  ".join(x.rjust(w) for x, w in zip(line, widths, strict=True))
+        for line in [header, *lines]
+    )

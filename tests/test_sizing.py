@@ -11,19 +11,29 @@ from rowbook.sizing import model_size, preset, vocab_sweep, vocab_table
 from rowbook.text import ByteLevelBPE
 
 
-@pytest.mark.parametrize(("name", "V", "d", "parameters"), [
-    ("word2vec", 3_000_000, 300, 900_000_000),
-    ("BERT-base", 30_522, 768, 23_440_896),
-    ("GPT-2", 50_257, 768, 38_597_376),
-    ("GPT-3", 50_257, 12_288, 617_558_016),
-    ("LLaMA-2-7B", 32_000, 4_096, 131_072_000),
-    ("LLaMA-3", 128_256, 4_096, 525_336_576),
-    ("Gemma-2-9B", 256_128, 3_584, 917_962_752),
-])  # fmt: skip
+@pytest.mark.parametrize(
+    ("name", "V", "d", "parameters"),
+    [
+        ("word2vec", 3_000_000, 300, 900_000_000),
+        ("BERT-base", 30_522, 768, 23_440_896),
+        ("GPT-2", 50_257, 768, 38_597_376),
+        ("GPT-3", 50_257, 12_288, 617_558_016),
+        ("LLaMA-2-7B", 32_000, 4_096, 131_072_000),
+        ("LLaMA-3", 128_256, 4_096, 525_336_576),
+        ("Gemma-2-9B", 256_128, 3_584, 917_962_752),
+    ],
+)
 def test_the_table_of_embedding_sizes(name, V, d, parameters):
     assert model_size(V, d, 0, 1).embedding_parameters == parameters
-    published = {"word2vec": "900M", "BERT-base": "23.4M", "GPT-2": "38.6M", "GPT-3": "617.6M",
-                 "LLaMA-2-7B": "131.1M", "LLaMA-3": "525.3M", "Gemma-2-9B": "918.0M"}  # fmt: skip
+    published = {
+        "word2vec": "900M",
+        "BERT-base": "23.4M",
+        "GPT-2": "38.6M",
+        "GPT-3": "617.6M",
+        "LLaMA-2-7B": "131.1M",
+        "LLaMA-3": "525.3M",
+        "Gemma-2-9B": "918.0M",
+    }
     shown = f"{parameters / 1e6:.1f}M" if name != "word2vec" else f"{parameters / 1e6:.0f}M"
     assert shown == published[name]
 
@@ -74,8 +84,20 @@ def test_model_size_is_exactly_what_transformer_lm_allocates(settings):
         vocab_size=77, d_model=16, n_layers=3, n_heads=4, context=24, **settings
     )
     net = TransformerNet(config, rng=0)
-    size = model_size(77, 16, 3, 4, config.n_kv_heads, config.d_ff, 24, config.tie_embeddings,
-                      batch=2, family=config.family, head_dim=config.head_dim, bias=config.bias)  # fmt: skip
+    size = model_size(
+        77,
+        16,
+        3,
+        4,
+        config.n_kv_heads,
+        config.d_ff,
+        24,
+        config.tie_embeddings,
+        batch=2,
+        family=config.family,
+        head_dim=config.head_dim,
+        bias=config.bias,
+    )
     assert size.parameters == sum(p.size for p in net.parameters())
     assert size.embedding_parameters == net.embedding.weight.size
     assert size.layer_parameters == sum(p.size for p in net.blocks[0].parameters())
@@ -87,10 +109,19 @@ def test_model_size_is_exactly_what_transformer_lm_allocates(settings):
 def test_model_size_from_a_hugging_face_config(tmp_path):
     import json
 
-    config = {"model_type": "llama", "vocab_size": 128256, "hidden_size": 4096,
-              "intermediate_size": 14336, "num_hidden_layers": 32, "num_attention_heads": 32,
-              "num_key_value_heads": 8, "max_position_embeddings": 8192, "rms_norm_eps": 1e-5,
-              "rope_theta": 500000.0, "tie_word_embeddings": False}  # fmt: skip
+    config = {
+        "model_type": "llama",
+        "vocab_size": 128256,
+        "hidden_size": 4096,
+        "intermediate_size": 14336,
+        "num_hidden_layers": 32,
+        "num_attention_heads": 32,
+        "num_key_value_heads": 8,
+        "max_position_embeddings": 8192,
+        "rms_norm_eps": 1e-5,
+        "rope_theta": 500000.0,
+        "tie_word_embeddings": False,
+    }
     (tmp_path / "config.json").write_text(json.dumps(config))
     size = model_size.from_hf(tmp_path / "config.json", dtype="bfloat16")
     assert size == preset("llama-3-8b")

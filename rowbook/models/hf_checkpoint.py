@@ -30,8 +30,16 @@ import numpy as np
 from rowbook._safetensors import as_float32
 from rowbook.io import map_safetensors, read_json, save_safetensors, write_json
 
-__all__ = ["LIMITS", "MAX_CONFIG_BYTES", "SUPPORTED", "hf_vectors", "load_lm", "read_config",
-           "save_lm", "tensor_plan"]  # fmt: skip
+__all__ = [
+    "LIMITS",
+    "MAX_CONFIG_BYTES",
+    "SUPPORTED",
+    "hf_vectors",
+    "load_lm",
+    "read_config",
+    "save_lm",
+    "tensor_plan",
+]
 
 #: ``model_type`` -> the ``transformers`` class whose checkpoints rowbook reads and writes.
 SUPPORTED = {"gpt2": "GPT2LMHeadModel", "llama": "LlamaForCausalLM"}
@@ -39,10 +47,24 @@ SUPPORTED = {"gpt2": "GPT2LMHeadModel", "llama": "LlamaForCausalLM"}
 MAX_CONFIG_BYTES = 1 << 20
 #: Largest value of each architecture setting read from a config (a claim past these is
 #: refused before anything is allocated).
-LIMITS = {"vocab_size": 1 << 22, "d_model": 1 << 16, "n_layers": 1 << 10, "n_heads": 1 << 10,
-          "n_kv_heads": 1 << 10, "d_ff": 1 << 18, "context": 1 << 22, "head_dim": 1 << 12}  # fmt: skip
-_ACTIVATIONS = {"gelu_new": "gelu_tanh", "gelu_pytorch_tanh": "gelu_tanh", "gelu": "gelu",
-                "relu": "relu", "silu": "silu", "swish": "silu"}  # fmt: skip
+LIMITS = {
+    "vocab_size": 1 << 22,
+    "d_model": 1 << 16,
+    "n_layers": 1 << 10,
+    "n_heads": 1 << 10,
+    "n_kv_heads": 1 << 10,
+    "d_ff": 1 << 18,
+    "context": 1 << 22,
+    "head_dim": 1 << 12,
+}
+_ACTIVATIONS = {
+    "gelu_new": "gelu_tanh",
+    "gelu_pytorch_tanh": "gelu_tanh",
+    "gelu": "gelu",
+    "relu": "relu",
+    "silu": "silu",
+    "swish": "silu",
+}
 _HF_ACTIVATION = {"gelu_tanh": "gelu_new", "gelu": "gelu", "relu": "relu", "silu": "silu"}
 _MISSING = object()
 _BUFFERS = (".attn.bias", ".attn.masked_bias", "rotary_emb.inv_freq")  # not weights
@@ -68,23 +90,35 @@ def _field(cfg: dict[str, Any], key: str, path: Path, kind: type, default: Any =
 
 def _activation(name: Any, path: Path, key: str) -> str:
     if name not in _ACTIVATIONS:
-        raise ValueError(f"{path}: {key} {name!r} is not one rowbook computes "
-                         f"({', '.join(_ACTIVATIONS)})")  # fmt: skip
+        raise ValueError(
+            f"{path}: {key} {name!r} is not one rowbook computes ({', '.join(_ACTIVATIONS)})"
+        )
     return _ACTIVATIONS[name]
 
 
 def _gpt2(cfg: dict[str, Any], path: Path) -> dict[str, Any]:
     if not cfg.get("scale_attn_weights", True) or cfg.get("scale_attn_by_inverse_layer_idx", False):
-        raise ValueError(f"{path}: only GPT-2's attention scaled by 1 / sqrt(d_k) is implemented "
-                         "(scale_attn_weights=true, scale_attn_by_inverse_layer_idx=false)")  # fmt: skip
+        raise ValueError(
+            f"{path}: only GPT-2's attention scaled by 1 / sqrt(d_k) is implemented "
+            "(scale_attn_weights=true, scale_attn_by_inverse_layer_idx=false)"
+        )
     d = _field(cfg, "n_embd", path, int)
-    return {"family": "gpt2", "vocab_size": _field(cfg, "vocab_size", path, int), "d_model": d,
-            "n_layers": _field(cfg, "n_layer", path, int), "n_heads": _field(cfg, "n_head", path, int),
-            "d_ff": _field(cfg, "n_inner", path, int, None) or 4 * d,
-            "context": _field(cfg, "n_positions", path, int), "positions": "learned", "bias": True,
-            "norm_eps": float(_field(cfg, "layer_norm_epsilon", path, float, 1e-5)),
-            "activation": _activation(cfg.get("activation_function", "gelu_new"), path, "activation_function"),
-            "tie_embeddings": _field(cfg, "tie_word_embeddings", path, bool, True)}  # fmt: skip
+    return {
+        "family": "gpt2",
+        "vocab_size": _field(cfg, "vocab_size", path, int),
+        "d_model": d,
+        "n_layers": _field(cfg, "n_layer", path, int),
+        "n_heads": _field(cfg, "n_head", path, int),
+        "d_ff": _field(cfg, "n_inner", path, int, None) or 4 * d,
+        "context": _field(cfg, "n_positions", path, int),
+        "positions": "learned",
+        "bias": True,
+        "norm_eps": float(_field(cfg, "layer_norm_epsilon", path, float, 1e-5)),
+        "activation": _activation(
+            cfg.get("activation_function", "gelu_new"), path, "activation_function"
+        ),
+        "tie_embeddings": _field(cfg, "tie_word_embeddings", path, bool, True),
+    }
 
 
 def _rope(cfg: dict[str, Any], path: Path) -> tuple[float, dict[str, Any] | None]:
@@ -107,21 +141,30 @@ def _rope(cfg: dict[str, Any], path: Path) -> tuple[float, dict[str, Any] | None
 def _llama(cfg: dict[str, Any], path: Path) -> dict[str, Any]:
     attention_bias = _field(cfg, "attention_bias", path, bool, False)
     if _field(cfg, "mlp_bias", path, bool, False) != attention_bias:
-        raise ValueError(f"{path}: attention_bias and mlp_bias differ; rowbook's Llama has biases "
-                         "on both or on neither")  # fmt: skip
+        raise ValueError(
+            f"{path}: attention_bias and mlp_bias differ; rowbook's Llama has biases "
+            "on both or on neither"
+        )
     heads = _field(cfg, "num_attention_heads", path, int)
     base, scaling = _rope(cfg, path)
-    return {"family": "llama", "vocab_size": _field(cfg, "vocab_size", path, int),
-            "d_model": _field(cfg, "hidden_size", path, int),
-            "n_layers": _field(cfg, "num_hidden_layers", path, int), "n_heads": heads,
-            "n_kv_heads": _field(cfg, "num_key_value_heads", path, int, None) or heads,
-            "head_dim": _field(cfg, "head_dim", path, int, None),
-            "d_ff": _field(cfg, "intermediate_size", path, int),
-            "context": _field(cfg, "max_position_embeddings", path, int), "positions": "rope",
-            "bias": attention_bias, "norm_eps": float(_field(cfg, "rms_norm_eps", path, float, 1e-6)),
-            "activation": _activation(cfg.get("hidden_act", "silu"), path, "hidden_act"),
-            "rope_base": base, "rope_scaling": scaling,
-            "tie_embeddings": _field(cfg, "tie_word_embeddings", path, bool, False)}  # fmt: skip
+    return {
+        "family": "llama",
+        "vocab_size": _field(cfg, "vocab_size", path, int),
+        "d_model": _field(cfg, "hidden_size", path, int),
+        "n_layers": _field(cfg, "num_hidden_layers", path, int),
+        "n_heads": heads,
+        "n_kv_heads": _field(cfg, "num_key_value_heads", path, int, None) or heads,
+        "head_dim": _field(cfg, "head_dim", path, int, None),
+        "d_ff": _field(cfg, "intermediate_size", path, int),
+        "context": _field(cfg, "max_position_embeddings", path, int),
+        "positions": "rope",
+        "bias": attention_bias,
+        "norm_eps": float(_field(cfg, "rms_norm_eps", path, float, 1e-6)),
+        "activation": _activation(cfg.get("hidden_act", "silu"), path, "hidden_act"),
+        "rope_base": base,
+        "rope_scaling": scaling,
+        "tie_embeddings": _field(cfg, "tie_word_embeddings", path, bool, False),
+    }
 
 
 def read_config(directory: Path) -> tuple[dict[str, Any], int | None]:
@@ -141,8 +184,10 @@ def read_config(directory: Path) -> tuple[dict[str, Any], int | None]:
     for key, limit in LIMITS.items():
         value = settings.get(key)
         if value is not None and not 1 <= value <= limit:
-            raise ValueError(f"{path}: {key} = {value} is outside 1..{limit:,}; not a checkpoint "
-                             "rowbook can open")  # fmt: skip
+            raise ValueError(
+                f"{path}: {key} = {value} is outside 1..{limit:,}; not a checkpoint "
+                "rowbook can open"
+            )
     eos = cfg.get("eos_token_id")
     eos = eos[0] if isinstance(eos, list) and eos else eos
     valid = isinstance(eos, int) and not isinstance(eos, bool) and 0 <= eos < settings["vocab_size"]
@@ -162,8 +207,12 @@ def tensor_plan(config: Any, names: set[str]) -> dict[str, tuple[list[str], str]
             for a, b in (("norm1", "ln_1"), ("norm2", "ln_2")):
                 for kind in ("weight", "bias"):
                     plan[f"{ours}{a}.{kind}"] = ([f"{theirs}{b}.{kind}"], "copy")
-            for a, b in (("attention.in_proj_", "attn.c_attn."), ("attention.out_proj.", "attn.c_proj."),
-                         ("mlp.fc.", "mlp.c_fc."), ("mlp.proj.", "mlp.c_proj.")):  # fmt: skip
+            for a, b in (
+                ("attention.in_proj_", "attn.c_attn."),
+                ("attention.out_proj.", "attn.c_proj."),
+                ("mlp.fc.", "mlp.c_fc."),
+                ("mlp.proj.", "mlp.c_proj."),
+            ):
                 plan[f"{ours}{a}weight"] = (
                     [f"{theirs}{b}weight"],
                     "transpose",
@@ -232,17 +281,21 @@ def _read(net: Any, weights: dict[str, tuple[np.ndarray, str, Path]], directory:
         hf_names, how = plan[name]
         missing = [n for n in hf_names if n not in weights]
         if missing:
-            raise ValueError(f"{directory}: tensor {missing[0]!r} is missing; config.json "
-                             f"describes a {config.family} model that has it")  # fmt: skip
+            raise ValueError(
+                f"{directory}: tensor {missing[0]!r} is missing; config.json "
+                f"describes a {config.family} model that has it"
+            )
         parts = []
         for hf_name, shape in zip(
             hf_names, _expected(len(hf_names), param.shape, how, config), strict=True
         ):
             array, dtype, file = weights[hf_name]
             if array.shape != shape:
-                raise ValueError(f"{file}: tensor {hf_name!r} has shape {array.shape}, but "
-                                 f"config.json implies {shape}; the weights and the config "
-                                 "do not belong together")  # fmt: skip
+                raise ValueError(
+                    f"{file}: tensor {hf_name!r} has shape {array.shape}, but "
+                    f"config.json implies {shape}; the weights and the config "
+                    "do not belong together"
+                )
             parts.append(as_float32(array, dtype))
             used.add(hf_name)
         value = (
@@ -255,8 +308,10 @@ def _read(net: Any, weights: dict[str, tuple[np.ndarray, str, Path]], directory:
         param.data[...] = value
     extra = sorted(n for n in weights if n not in used and not n.endswith(_BUFFERS))
     if extra:
-        raise ValueError(f"{directory}: tensor {extra[0]!r} (and {len(extra) - 1} more) is not part of "
-                         f"the {config.family} model config.json describes")  # fmt: skip
+        raise ValueError(
+            f"{directory}: tensor {extra[0]!r} (and {len(extra) - 1} more) is not part of "
+            f"the {config.family} model config.json describes"
+        )
 
 
 def _tokenizer(directory: Path) -> tuple[Any, int | None]:
@@ -269,8 +324,10 @@ def _tokenizer(directory: Path) -> tuple[Any, int | None]:
     try:
         bpe = ByteLevelBPE.from_tokenizer_json(path)
     except ValueError as err:
-        warnings.warn(f"{path} is not a byte-level BPE rowbook reads ({err}); the model works "
-                      "on token ids", stacklevel=3)  # fmt: skip
+        warnings.warn(
+            f"{path} is not a byte-level BPE rowbook reads ({err}); the model works on token ids",
+            stacklevel=3,
+        )
         return None, None
     eos = bpe.special_tokens.get("<|endoftext|>")
     return TextPipeline(None, bpe).fit([]), eos
@@ -281,16 +338,21 @@ def load_lm(cls: type, directory: Path, params: dict[str, Any]) -> Any:
     settings, eos = read_config(directory)
     fixed = sorted(set(params) & set(settings))
     if fixed:
-        raise ValueError(f"from_hf: {', '.join(fixed)} come from {directory / 'config.json'}; "
-                         "pass training parameters only (lr, epochs, ...)")  # fmt: skip
+        raise ValueError(
+            f"from_hf: {', '.join(fixed)} come from {directory / 'config.json'}; "
+            "pass training parameters only (lr, epochs, ...)"
+        )
     try:
         model = cls(**settings, **params)
     except ValueError as err:
         raise ValueError(f"{directory / 'config.json'}: {err}") from None
     weights = _weights(directory)
     pipeline, tokenizer_eos = _tokenizer(directory)
-    extras = {"pipeline": pipeline, "vocab": settings["vocab_size"],
-              "eos": tokenizer_eos if tokenizer_eos is not None else eos}  # fmt: skip
+    extras = {
+        "pipeline": pipeline,
+        "vocab": settings["vocab_size"],
+        "eos": tokenizer_eos if tokenizer_eos is not None else eos,
+    }
     net, optimizer = model._build(extras)
     _read(net, weights, directory)
     model._fitted = {**extras, "net": net, "trainer": model._trainer_for(net, optimizer)}
@@ -312,26 +374,49 @@ def _hf_config(config: Any, eos: int | None) -> dict[str, Any]:
     elif config.positions != "rope":
         problems.append("Llama needs positions='rope'")
     if problems:
-        raise ValueError(f"save_hf: this {config.family} model cannot be written as a "
-                         f"{SUPPORTED[config.family]} checkpoint: {'; '.join(problems)}")  # fmt: skip
-    common = {"model_type": config.family, "architectures": [SUPPORTED[config.family]],
-              "vocab_size": config.vocab_size, "tie_word_embeddings": config.tie_embeddings,
-              "bos_token_id": eos, "eos_token_id": eos}  # fmt: skip
+        raise ValueError(
+            f"save_hf: this {config.family} model cannot be written as a "
+            f"{SUPPORTED[config.family]} checkpoint: {'; '.join(problems)}"
+        )
+    common = {
+        "model_type": config.family,
+        "architectures": [SUPPORTED[config.family]],
+        "vocab_size": config.vocab_size,
+        "tie_word_embeddings": config.tie_embeddings,
+        "bos_token_id": eos,
+        "eos_token_id": eos,
+    }
     if config.family == "gpt2":
-        return common | {"n_embd": config.d_model, "n_layer": config.n_layers, "n_head": config.n_heads,
-                         "n_inner": config.d_ff, "n_positions": config.context,
-                         "activation_function": _HF_ACTIVATION[config.activation],
-                         "layer_norm_epsilon": config.norm_eps, "resid_pdrop": config.dropout,
-                         "embd_pdrop": config.dropout, "attn_pdrop": config.dropout}  # fmt: skip
+        return common | {
+            "n_embd": config.d_model,
+            "n_layer": config.n_layers,
+            "n_head": config.n_heads,
+            "n_inner": config.d_ff,
+            "n_positions": config.context,
+            "activation_function": _HF_ACTIVATION[config.activation],
+            "layer_norm_epsilon": config.norm_eps,
+            "resid_pdrop": config.dropout,
+            "embd_pdrop": config.dropout,
+            "attn_pdrop": config.dropout,
+        }
     rope = {"rope_theta": config.rope_base, "rope_type": "default"} | (config.rope_scaling or {})
-    return common | {"hidden_size": config.d_model, "intermediate_size": config.d_ff,
-                     "num_hidden_layers": config.n_layers, "num_attention_heads": config.n_heads,
-                     "num_key_value_heads": config.n_kv_heads, "head_dim": config.head_dim,
-                     "max_position_embeddings": config.context, "rms_norm_eps": config.norm_eps,
-                     "hidden_act": _HF_ACTIVATION[config.activation], "rope_theta": config.rope_base,
-                     "rope_scaling": config.rope_scaling, "rope_parameters": rope,
-                     "attention_bias": config.bias, "mlp_bias": config.bias,
-                     "attention_dropout": config.dropout}  # fmt: skip
+    return common | {
+        "hidden_size": config.d_model,
+        "intermediate_size": config.d_ff,
+        "num_hidden_layers": config.n_layers,
+        "num_attention_heads": config.n_heads,
+        "num_key_value_heads": config.n_kv_heads,
+        "head_dim": config.head_dim,
+        "max_position_embeddings": config.context,
+        "rms_norm_eps": config.norm_eps,
+        "hidden_act": _HF_ACTIVATION[config.activation],
+        "rope_theta": config.rope_base,
+        "rope_scaling": config.rope_scaling,
+        "rope_parameters": rope,
+        "attention_bias": config.bias,
+        "mlp_bias": config.bias,
+        "attention_dropout": config.dropout,
+    }
 
 
 def save_lm(model: Any, directory: Path) -> None:
@@ -365,17 +450,23 @@ def hf_vectors(directory: str | Path) -> Any:
     directory = Path(directory)
     settings, _ = read_config(directory)
     weights = _weights(directory)
-    name = "model.embed_tokens.weight" if settings["family"] == "llama" else (
-        "wte.weight" if "wte.weight" in weights else "transformer.wte.weight")  # fmt: skip
+    name = (
+        "model.embed_tokens.weight"
+        if settings["family"] == "llama"
+        else ("wte.weight" if "wte.weight" in weights else "transformer.wte.weight")
+    )
     if name not in weights:
         raise ValueError(f"{directory}: tensor {name!r} (the token table) is missing")
     array, dtype, file = weights[name]
     expected = (settings["vocab_size"], settings["d_model"])
     if array.shape != expected:
-        raise ValueError(f"{file}: tensor {name!r} has shape {array.shape}, but config.json "
-                         f"implies {expected}")  # fmt: skip
+        raise ValueError(
+            f"{file}: tensor {name!r} has shape {array.shape}, but config.json implies {expected}"
+        )
     pipeline, _ = _tokenizer(directory)
     bpe = None if pipeline is None else pipeline.tokenizer_
-    keys = [bpe.id_to_token(i) if bpe is not None and i < len(bpe) else f"id:{i}"
-            for i in range(expected[0])]  # fmt: skip
+    keys = [
+        bpe.id_to_token(i) if bpe is not None and i < len(bpe) else f"id:{i}"
+        for i in range(expected[0])
+    ]
     return Vectors(keys, as_float32(array, dtype), copy=False)

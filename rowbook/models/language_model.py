@@ -46,9 +46,26 @@ __all__ = ["END_OF_TEXT", "TransformerLM", "token_windows"]
 
 END_OF_TEXT = "<|endoftext|>"
 _EVAL_WINDOWS = 8
-_ARCHITECTURE = ("family", "vocab_size", "d_model", "n_layers", "n_heads", "n_kv_heads", "d_ff",
-                 "context", "positions", "tie_embeddings", "scale_embeddings", "dropout", "bias",
-                 "norm_eps", "activation", "rope_base", "rope_scaling", "head_dim")  # fmt: skip
+_ARCHITECTURE = (
+    "family",
+    "vocab_size",
+    "d_model",
+    "n_layers",
+    "n_heads",
+    "n_kv_heads",
+    "d_ff",
+    "context",
+    "positions",
+    "tie_embeddings",
+    "scale_embeddings",
+    "dropout",
+    "bias",
+    "norm_eps",
+    "activation",
+    "rope_base",
+    "rope_scaling",
+    "head_dim",
+)
 
 
 def token_windows(stream: np.ndarray, context: int) -> np.ndarray:
@@ -80,8 +97,9 @@ def _metrics(net: TransformerNet, data: tuple[np.ndarray, ...]) -> dict[str, flo
             for start in range(0, len(windows), _EVAL_WINDOWS):
                 part = windows[start : start + _EVAL_WINDOWS]
                 logits = net(part[:, :-1])
-                total += F.cross_entropy(logits.reshape(-1, logits.shape[-1]),
-                                         part[:, 1:].reshape(-1), reduction="sum").item()  # fmt: skip
+                total += F.cross_entropy(
+                    logits.reshape(-1, logits.shape[-1]), part[:, 1:].reshape(-1), reduction="sum"
+                ).item()
     finally:
         net.train()
     loss = total / max(windows[:, 1:].size, 1)
@@ -152,19 +170,37 @@ class TransformerLM(NetworkModel):
 
     _run_only = ("epochs", "patience", "progress")
 
-    def __init__(self, *, family: Literal["gpt2", "llama"] = "gpt2", vocab_size: int = 8000,
-                 d_model: int = 256, n_layers: int = 4, n_heads: int = 4,
-                 n_kv_heads: int | None = None, d_ff: int | None = None, context: int = 256,
-                 positions: Literal["learned", "sinusoidal", "rope", "none"] | None = None,
-                 tie_embeddings: bool = True, scale_embeddings: bool = False, dropout: float = 0.0,
-                 bias: bool | None = None, norm_eps: float | None = None,
-                 activation: Literal["gelu_tanh", "gelu", "silu", "relu"] | None = None,
-                 rope_base: float = 10000.0, rope_scaling: dict[str, Any] | None = None,
-                 head_dim: int | None = None, epochs: int = 1, batch_size: int = 16,
-                 lr: float = 1e-3, weight_decay: float = 0.1,
-                 optimizer: Literal["adamw", "sparse_adam"] = "adamw", seed: int = 0,
-                 val_fraction: float = 0.1, patience: int | None = None,
-                 progress: bool = False) -> None:  # fmt: skip
+    def __init__(
+        self,
+        *,
+        family: Literal["gpt2", "llama"] = "gpt2",
+        vocab_size: int = 8000,
+        d_model: int = 256,
+        n_layers: int = 4,
+        n_heads: int = 4,
+        n_kv_heads: int | None = None,
+        d_ff: int | None = None,
+        context: int = 256,
+        positions: Literal["learned", "sinusoidal", "rope", "none"] | None = None,
+        tie_embeddings: bool = True,
+        scale_embeddings: bool = False,
+        dropout: float = 0.0,
+        bias: bool | None = None,
+        norm_eps: float | None = None,
+        activation: Literal["gelu_tanh", "gelu", "silu", "relu"] | None = None,
+        rope_base: float = 10000.0,
+        rope_scaling: dict[str, Any] | None = None,
+        head_dim: int | None = None,
+        epochs: int = 1,
+        batch_size: int = 16,
+        lr: float = 1e-3,
+        weight_decay: float = 0.1,
+        optimizer: Literal["adamw", "sparse_adam"] = "adamw",
+        seed: int = 0,
+        val_fraction: float = 0.1,
+        patience: int | None = None,
+        progress: bool = False,
+    ) -> None:
         self.family, self.vocab_size, self.d_model, self.n_layers = (
             family,
             vocab_size,
@@ -196,19 +232,29 @@ class TransformerLM(NetworkModel):
         check_number("weight_decay", self.weight_decay, 0.0, owner=owner)
         check_number("val_fraction", self.val_fraction, 0.0, 1.0, high_open=True, owner=owner)
         if self.tie_embeddings and self.optimizer == "sparse_adam":
-            raise ParameterError("optimizer", "sparse_adam", "'adamw' with tie_embeddings=True",
-                                 owner=owner, fix="a tied output layer gives every row of the "
-                                 "table a gradient, which SparseAdam refuses; untie the table "
-                                 "(tie_embeddings=False) to step it row by row")  # fmt: skip
+            raise ParameterError(
+                "optimizer",
+                "sparse_adam",
+                "'adamw' with tie_embeddings=True",
+                owner=owner,
+                fix="a tied output layer gives every row of the "
+                "table a gradient, which SparseAdam refuses; untie the table "
+                "(tie_embeddings=False) to step it row by row",
+            )
 
     def _config(self, vocab_size: int) -> TransformerConfig:
         settings = {name: getattr(self, name) for name in _ARCHITECTURE}
         return TransformerConfig(**(settings | {"vocab_size": vocab_size}))
 
     # -- fitting ------------------------------------------------------------------------
-    def fit(self, texts: Sequence[str] | os.PathLike, val_texts: Sequence[str] | None = None, *,
-            checkpoint: str | os.PathLike[str] | None = None,
-            resume: str | os.PathLike[str] | None = None) -> TransformerLM:  # fmt: skip
+    def fit(
+        self,
+        texts: Sequence[str] | os.PathLike,
+        val_texts: Sequence[str] | None = None,
+        *,
+        checkpoint: str | os.PathLike[str] | None = None,
+        resume: str | os.PathLike[str] | None = None,
+    ) -> TransformerLM:
         """Learn the BPE (unless resuming) and train on ``texts`` (a list, or a path whose
         non-blank lines are the texts); returns ``self``.
 
@@ -223,8 +269,9 @@ class TransformerLM(NetworkModel):
         state = self._resume_state(resume)
         if state is None:
             bpe = ByteLevelBPE()
-            pipeline = TextPipeline(None, bpe).fit(texts, vocab_size=self.vocab_size,
-                                                   special_tokens=[END_OF_TEXT])  # fmt: skip
+            pipeline = TextPipeline(None, bpe).fit(
+                texts, vocab_size=self.vocab_size, special_tokens=[END_OF_TEXT]
+            )
             extras = {
                 "pipeline": pipeline,
                 "vocab": pipeline.vocab_size,
@@ -249,8 +296,10 @@ class TransformerLM(NetworkModel):
             net.rng.bit_generator.state = extras["dropout_rng"]
         table = net.embedding.weight
         rest = [p for p in net.parameters() if not (sparse and p is table)]
-        groups = [{"params": [p for p in rest if p.ndim >= 2]},
-                  {"params": [p for p in rest if p.ndim < 2], "weight_decay": 0.0}]  # fmt: skip
+        groups = [
+            {"params": [p for p in rest if p.ndim >= 2]},
+            {"params": [p for p in rest if p.ndim < 2], "weight_decay": 0.0},
+        ]
         adamw = AdamW(
             [g for g in groups if g["params"]], lr=self.lr, weight_decay=self.weight_decay
         )
@@ -259,16 +308,31 @@ class TransformerLM(NetworkModel):
         return net, OptimizerChain(SparseAdam([table], lr=self.lr), adamw)
 
     def _trainer_for(self, net: TransformerNet, optimizer: Any) -> Trainer:
-        config = TrainConfig(epochs=self.epochs, batch_size=self.batch_size, seed=self.seed,
-                             patience=self.patience, progress=self.progress)  # fmt: skip
-        return Trainer(net, optimizer, _loss, evaluate=_metrics, config=config,
-                       derive=lambda m: {"perplexity": math.exp(m["loss"])}, save=self.save)  # fmt: skip
+        config = TrainConfig(
+            epochs=self.epochs,
+            batch_size=self.batch_size,
+            seed=self.seed,
+            patience=self.patience,
+            progress=self.progress,
+        )
+        return Trainer(
+            net,
+            optimizer,
+            _loss,
+            evaluate=_metrics,
+            config=config,
+            derive=lambda m: {"perplexity": math.exp(m["loss"])},
+            save=self.save,
+        )
 
     def _extras_to_state(self, fitted: dict[str, Any]) -> dict[str, Any]:
         pipeline = fitted["pipeline"]
-        return {"pipeline": None if pipeline is None else pipeline.to_dict(),
-                "vocab": fitted["vocab"], "eos": fitted["eos"],
-                "dropout_rng": fitted["net"].rng.bit_generator.state}  # fmt: skip
+        return {
+            "pipeline": None if pipeline is None else pipeline.to_dict(),
+            "vocab": fitted["vocab"],
+            "eos": fitted["eos"],
+            "dropout_rng": fitted["net"].rng.bit_generator.state,
+        }
 
     def _extras_from_state(self, state: dict[str, Any]) -> dict[str, Any]:
         data = state["pipeline"]
@@ -311,8 +375,10 @@ class TransformerLM(NetworkModel):
         """``(T,)`` ids of ``text``."""
         pipeline = self._learned("pipeline", "encode()")
         if pipeline is None:
-            raise ValueError("this model has no tokenizer (its checkpoint had no readable "
-                             "tokenizer.json): pass token ids instead of text")  # fmt: skip
+            raise ValueError(
+                "this model has no tokenizer (its checkpoint had no readable "
+                "tokenizer.json): pass token ids instead of text"
+            )
         return pipeline.encode(text)
 
     def perplexity(self, texts: Sequence[str]) -> float:
@@ -322,9 +388,17 @@ class TransformerLM(NetworkModel):
             "perplexity"
         ]
 
-    def generate(self, prompt: str | Sequence[int], max_new_tokens: int = 50, *,
-                 temperature: float = 1.0, top_k: int | None = None, top_p: float | None = None,
-                 seed: int | None = None, stop_at_eos: bool = True) -> str | np.ndarray:  # fmt: skip
+    def generate(
+        self,
+        prompt: str | Sequence[int],
+        max_new_tokens: int = 50,
+        *,
+        temperature: float = 1.0,
+        top_k: int | None = None,
+        top_p: float | None = None,
+        seed: int | None = None,
+        stop_at_eos: bool = True,
+    ) -> str | np.ndarray:
         """Continue ``prompt`` by up to ``max_new_tokens`` tokens, with a KV cache.
 
         A text prompt gives the prompt and its continuation as text; a prompt of ids gives
@@ -337,13 +411,29 @@ class TransformerLM(NetworkModel):
         check_sampling(temperature, top_k, top_p)
         as_text = isinstance(prompt, str)
         ids = self.encode(prompt) if as_text else np.asarray(prompt, dtype=np.int64).reshape(-1)
-        tokens = self._generate_ids(net, ids, max_new_tokens, temperature, top_k, top_p,
-                                    np.random.default_rng(seed), stop_at_eos)  # fmt: skip
+        tokens = self._generate_ids(
+            net,
+            ids,
+            max_new_tokens,
+            temperature,
+            top_k,
+            top_p,
+            np.random.default_rng(seed),
+            stop_at_eos,
+        )
         return self.pipeline_.decode(tokens) if as_text else tokens
 
-    def _generate_ids(self, net: TransformerNet, ids: np.ndarray, max_new_tokens: int,
-                      temperature: float, top_k: int | None, top_p: float | None,
-                      rng: np.random.Generator, stop_at_eos: bool) -> np.ndarray:  # fmt: skip
+    def _generate_ids(
+        self,
+        net: TransformerNet,
+        ids: np.ndarray,
+        max_new_tokens: int,
+        temperature: float,
+        top_k: int | None,
+        top_p: float | None,
+        rng: np.random.Generator,
+        stop_at_eos: bool,
+    ) -> np.ndarray:
         config = net.config
         if ids.size == 0:
             raise ValueError("generate: the prompt is empty; give at least one token")
@@ -351,11 +441,14 @@ class TransformerLM(NetworkModel):
             raise ValueError(f"generate: prompt ids must be in 0..{config.vocab_size - 1}")
         total = ids.size + max_new_tokens
         if config.positions in ("learned", "sinusoidal") and total > config.context:
-            raise ParameterError("max_new_tokens", max_new_tokens,
-                                 f"at most {config.context - ids.size} (context={config.context} of "
-                                 f"this model's {config.positions} positions, minus the prompt's "
-                                 f"{ids.size} tokens)", fix="shorten the prompt or ask for fewer "
-                                 "tokens")  # fmt: skip
+            raise ParameterError(
+                "max_new_tokens",
+                max_new_tokens,
+                f"at most {config.context - ids.size} (context={config.context} of "
+                f"this model's {config.positions} positions, minus the prompt's "
+                f"{ids.size} tokens)",
+                fix="shorten the prompt or ask for fewer tokens",
+            )
         eos = self._fitted["eos"] if stop_at_eos else None
         out = list(ids.tolist())
         cache = net.new_cache(1, total)

@@ -23,8 +23,9 @@ def check_sampling(temperature: float, top_k: int | None, top_p: float | None) -
     check_number("top_p", top_p, 0.0, 1.0, low_open=True, allow_none=True)
 
 
-def filter_logits(logits: np.ndarray, temperature: float, top_k: int | None = None,
-                  top_p: float | None = None) -> np.ndarray:  # fmt: skip
+def filter_logits(
+    logits: np.ndarray, temperature: float, top_k: int | None = None, top_p: float | None = None
+) -> np.ndarray:
     """``(V,)`` float64 scores after the warpers; removed tokens get ``-inf``.
 
     Examples
@@ -49,8 +50,13 @@ def filter_logits(logits: np.ndarray, temperature: float, top_k: int | None = No
     return scores
 
 
-def choose_token(logits: np.ndarray, rng: np.random.Generator, temperature: float = 1.0,
-                 top_k: int | None = None, top_p: float | None = None) -> int:  # fmt: skip
+def choose_token(
+    logits: np.ndarray,
+    rng: np.random.Generator,
+    temperature: float = 1.0,
+    top_k: int | None = None,
+    top_p: float | None = None,
+) -> int:
     """The next token id: the argmax at temperature 0, else a draw from the filtered softmax.
 
     >>> choose_token(np.array([0.1, 2.0, 0.3]), np.random.default_rng(0), temperature=0)

@@ -58,11 +58,23 @@ Activation = Literal["gelu_tanh", "gelu", "silu", "relu"]
 
 #: What each family sets when a setting is left at None.
 FAMILIES: dict[str, dict[str, Any]] = {
-    "gpt2": {"positions": "learned", "norm": "layernorm", "mlp": "gelu", "activation": "gelu_tanh",
-             "bias": True, "norm_eps": 1e-5},
-    "llama": {"positions": "rope", "norm": "rmsnorm", "mlp": "swiglu", "activation": "silu",
-              "bias": False, "norm_eps": 1e-5},
-}  # fmt: skip
+    "gpt2": {
+        "positions": "learned",
+        "norm": "layernorm",
+        "mlp": "gelu",
+        "activation": "gelu_tanh",
+        "bias": True,
+        "norm_eps": 1e-5,
+    },
+    "llama": {
+        "positions": "rope",
+        "norm": "rmsnorm",
+        "mlp": "swiglu",
+        "activation": "silu",
+        "bias": False,
+        "norm_eps": 1e-5,
+    },
+}
 
 
 @dataclass(frozen=True)
@@ -123,8 +135,13 @@ class TransformerConfig:
         check_number("norm_eps", self.norm_eps, 0.0, owner=owner)
         check_number("rope_base", self.rope_base, 0.0, low_open=True, owner=owner)
         if self.positions == "rope" and head_dim % 2:
-            raise ParameterError("head_dim", head_dim, "even with positions='rope'", owner=owner,
-                                 fix="RoPE rotates pairs of features")  # fmt: skip
+            raise ParameterError(
+                "head_dim",
+                head_dim,
+                "even with positions='rope'",
+                owner=owner,
+                fix="RoPE rotates pairs of features",
+            )
         rope_frequencies(self)  # checks rope_scaling
 
     def to_dict(self) -> dict[str, Any]:
@@ -158,8 +175,13 @@ def rope_frequencies(config: TransformerConfig) -> np.ndarray:
         smooth = (old / wavelen - low) / (high - low)
         medium = (wavelen >= old / high) & (wavelen <= old / low)
         return np.where(medium, (1 - smooth) * scaled / factor + smooth * scaled, scaled)
-    raise ParameterError("rope_scaling", scaling, "None or a rope_type of 'linear' or 'llama3'",
-                         owner="TransformerLM", fix="other RoPE scalings are not implemented")  # fmt: skip
+    raise ParameterError(
+        "rope_scaling",
+        scaling,
+        "None or a rope_type of 'linear' or 'llama3'",
+        owner="TransformerLM",
+        fix="other RoPE scalings are not implemented",
+    )
 
 
 def _norm(config: TransformerConfig) -> Module:
@@ -209,21 +231,39 @@ class Block(Module):
     - Input: ``(B, T, d)``; Output: ``(B, T, d)``
     """
 
-    def __init__(self, config: TransformerConfig, rotary: RotaryEmbedding | None,
-                 rng: np.random.Generator) -> None:  # fmt: skip
+    def __init__(
+        self, config: TransformerConfig, rotary: RotaryEmbedding | None, rng: np.random.Generator
+    ) -> None:
         self.norm1 = _norm(config)
         self.attention = MultiheadAttention(
-            config.d_model, config.n_heads, config.dropout, config.bias,
-            n_kv_heads=config.n_kv_heads, head_dim=config.head_dim, rotary=rotary, rng=rng,
-        )  # fmt: skip
+            config.d_model,
+            config.n_heads,
+            config.dropout,
+            config.bias,
+            n_kv_heads=config.n_kv_heads,
+            head_dim=config.head_dim,
+            rotary=rotary,
+            rng=rng,
+        )
         self.norm2 = _norm(config)
         self.mlp = MLP(config, rng)
         self.drop = Dropout(config.dropout, rng=rng)
 
-    def forward(self, x: Tensor, key_padding_mask: np.ndarray | None = None,
-                cache: KVCache | None = None, layer: int = 0) -> Tensor:  # fmt: skip
-        attended, _ = self.attention(self.norm1(x), key_padding_mask=key_padding_mask,
-                                     need_weights=False, is_causal=True, cache=cache, layer=layer)  # fmt: skip
+    def forward(
+        self,
+        x: Tensor,
+        key_padding_mask: np.ndarray | None = None,
+        cache: KVCache | None = None,
+        layer: int = 0,
+    ) -> Tensor:
+        attended, _ = self.attention(
+            self.norm1(x),
+            key_padding_mask=key_padding_mask,
+            need_weights=False,
+            is_causal=True,
+            cache=cache,
+            layer=layer,
+        )
         h = x + self.drop(attended)
         return h + self.drop(self.mlp(self.norm2(h)))
 
@@ -307,5 +347,11 @@ class TransformerNet(Module):
     def new_cache(self, batch: int, max_length: int) -> KVCache:
         """An empty :class:`~rowbook.nn.KVCache` for ``batch`` sequences of ``max_length``."""
         c = self.config
-        return KVCache(c.n_layers, batch, c.n_kv_heads, c.head_dim, max_length,
-                       dtype=self.embedding.weight.dtype)  # fmt: skip
+        return KVCache(
+            c.n_layers,
+            batch,
+            c.n_kv_heads,
+            c.head_dim,
+            max_length,
+            dtype=self.embedding.weight.dtype,
+        )

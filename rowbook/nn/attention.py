@@ -63,8 +63,15 @@ class KVCache:
     2.0
     """
 
-    def __init__(self, n_layers: int, batch: int, n_kv_heads: int, head_dim: int,
-                 max_length: int, dtype: Any = np.float32) -> None:  # fmt: skip
+    def __init__(
+        self,
+        n_layers: int,
+        batch: int,
+        n_kv_heads: int,
+        head_dim: int,
+        max_length: int,
+        dtype: Any = np.float32,
+    ) -> None:
         shape = (batch, n_kv_heads, max_length, head_dim)  # (B, H_kv, T, d_k)
         self.keys = [np.zeros(shape, dtype=dtype) for _ in range(n_layers)]
         self.values = [np.zeros(shape, dtype=dtype) for _ in range(n_layers)]
@@ -82,8 +89,10 @@ class KVCache:
         :attr:`length` already held; the keys and values of all positions so far."""
         end = self.length + keys.shape[2]
         if end > self.max_length:
-            raise ValueError(f"the KV cache holds {self.max_length} positions and already has "
-                             f"{self.length}; {keys.shape[2]} more do not fit")  # fmt: skip
+            raise ValueError(
+                f"the KV cache holds {self.max_length} positions and already has "
+                f"{self.length}; {keys.shape[2]} more do not fit"
+            )
         self.keys[layer][:, :, self.length : end] = keys
         self.values[layer][:, :, self.length : end] = values
         return self.keys[layer][:, :, :end], self.values[layer][:, :, :end]
@@ -144,10 +153,20 @@ class MultiheadAttention(Module):
     ((2, 5, 8), True, (16, 8))
     """
 
-    def __init__(self, embed_dim: int, num_heads: int, dropout: float = 0.0, bias: bool = True, *,
-                 n_kv_heads: int | None = None, head_dim: int | None = None,
-                 batch_first: bool = True, rotary: RotaryEmbedding | None = None,
-                 dtype: Any = np.float32, rng: Any = None) -> None:  # fmt: skip
+    def __init__(
+        self,
+        embed_dim: int,
+        num_heads: int,
+        dropout: float = 0.0,
+        bias: bool = True,
+        *,
+        n_kv_heads: int | None = None,
+        head_dim: int | None = None,
+        batch_first: bool = True,
+        rotary: RotaryEmbedding | None = None,
+        dtype: Any = np.float32,
+        rng: Any = None,
+    ) -> None:
         owner = "MultiheadAttention"
         self.n_kv_heads, self.head_dim = check_heads(
             embed_dim, num_heads, n_kv_heads, head_dim, owner
@@ -174,10 +193,20 @@ class MultiheadAttention(Module):
         y = F.linear(x, self.in_proj_weight[rows], bias)  # (B, T, h d_k)
         return y.reshape(x.shape[0], x.shape[1], heads, self.head_dim).transpose(0, 2, 1, 3)
 
-    def forward(self, query: Any, key: Any = None, value: Any = None, key_padding_mask: Any = None,
-                need_weights: bool = True, attn_mask: Any = None, average_attn_weights: bool = True,
-                is_causal: bool = False, *, cache: KVCache | None = None,
-                layer: int = 0) -> tuple[Tensor, Tensor | None]:  # fmt: skip
+    def forward(
+        self,
+        query: Any,
+        key: Any = None,
+        value: Any = None,
+        key_padding_mask: Any = None,
+        need_weights: bool = True,
+        attn_mask: Any = None,
+        average_attn_weights: bool = True,
+        is_causal: bool = False,
+        *,
+        cache: KVCache | None = None,
+        layer: int = 0,
+    ) -> tuple[Tensor, Tensor | None]:
         """``(output, weights)``; ``weights`` (averaged over heads unless told otherwise) are
         computed without a graph, and only when ``need_weights``.
 
@@ -194,8 +223,10 @@ class MultiheadAttention(Module):
         if not self.batch_first and not self_attention:
             key, value = key.transpose(1, 0, 2), value.transpose(1, 0, 2)
         if x.shape[-1] != self.embed_dim:
-            raise ValueError(f"MultiheadAttention(embed_dim={self.embed_dim}) got inputs of shape "
-                             f"{x.shape}; the last dimension must be {self.embed_dim}")  # fmt: skip
+            raise ValueError(
+                f"MultiheadAttention(embed_dim={self.embed_dim}) got inputs of shape "
+                f"{x.shape}; the last dimension must be {self.embed_dim}"
+            )
         q = self._project(x, 0, self.num_heads)
         k = self._project(key, 1, self.n_kv_heads)
         v = self._project(value, 2, self.n_kv_heads)
@@ -211,8 +242,16 @@ class MultiheadAttention(Module):
             k, v, offset = Tensor(keys), Tensor(values), start
         mask = self._mask(key_padding_mask, attn_mask, x.shape[0], q.shape[2], k.shape[2], x.dtype)
         p = self.dropout if self.training else 0.0
-        out = attend(q, k, v, scale=1.0 / math.sqrt(self.head_dim), causal_offset=offset,
-                     mask=mask, dropout_p=p, rng=self.rng)  # (B, H, L, d_k)  # fmt: skip
+        out = attend(
+            q,
+            k,
+            v,
+            scale=1.0 / math.sqrt(self.head_dim),
+            causal_offset=offset,
+            mask=mask,
+            dropout_p=p,
+            rng=self.rng,
+        )  # (B, H, L, d_k)
         weights = None
         if need_weights:
             weights = self._weights(q, k, offset, mask, average_attn_weights)
@@ -220,8 +259,9 @@ class MultiheadAttention(Module):
         out = self.out_proj(out)
         return (out if self.batch_first else out.transpose(1, 0, 2)), weights
 
-    def _mask(self, key_padding_mask: Any, attn_mask: Any, B: int, L: int, S: int,
-              dtype: np.dtype) -> np.ndarray | None:  # fmt: skip
+    def _mask(
+        self, key_padding_mask: Any, attn_mask: Any, B: int, L: int, S: int, dtype: np.dtype
+    ) -> np.ndarray | None:
         """torch's two masks (True or -inf: left out) as one SDPA mask (True or 0: may attend)."""
         mask = None
         for given, shape in ((key_padding_mask, (B, 1, 1, S)), (attn_mask, None)):
@@ -241,8 +281,9 @@ class MultiheadAttention(Module):
                 mask = _additive(mask, dtype) + _additive(m, dtype)
         return mask
 
-    def _weights(self, q: Tensor, k: Tensor, offset: int | None, mask: np.ndarray | None,
-                 average: bool) -> Tensor:  # fmt: skip
+    def _weights(
+        self, q: Tensor, k: Tensor, offset: int | None, mask: np.ndarray | None, average: bool
+    ) -> Tensor:
         """The attention weights ``softmax(Q K^T / sqrt(d_k) + mask)``, without a graph."""
         group = self.num_heads // self.n_kv_heads
         with no_grad():

@@ -119,8 +119,10 @@ def linear(x: Any, weight: Any, bias: Any = None) -> Tensor:
     """
     x, weight = as_tensor(x), as_tensor(weight)
     if weight.ndim != 2 or x.ndim == 0 or x.shape[-1] != weight.shape[1]:
-        raise ValueError(f"linear: x of shape {x.shape} needs a weight of shape (out, "
-                         f"{x.shape[-1] if x.ndim else '?'}), got {weight.shape}")  # fmt: skip
+        raise ValueError(
+            f"linear: x of shape {x.shape} needs a weight of shape (out, "
+            f"{x.shape[-1] if x.ndim else '?'}), got {weight.shape}"
+        )
     bias = None if bias is None else as_tensor(bias)
     if bias is not None and bias.shape != weight.shape[:1]:
         raise ValueError(f"linear: bias must have shape {weight.shape[:1]}, got {bias.shape}")

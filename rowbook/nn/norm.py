@@ -24,8 +24,10 @@ __all__ = ["LayerNorm", "RMSNorm"]
 def _shape(normalized_shape: int | Sequence[int], owner: str) -> tuple[int, ...]:
     if isinstance(normalized_shape, int | np.integer):
         normalized_shape = (normalized_shape,)
-    shape = tuple(check_int("normalized_shape", int(n) if isinstance(n, np.integer) else n, 1,
-                            owner=owner) for n in normalized_shape)  # fmt: skip
+    shape = tuple(
+        check_int("normalized_shape", int(n) if isinstance(n, np.integer) else n, 1, owner=owner)
+        for n in normalized_shape
+    )
     if not shape:
         raise ValueError(f"{owner}: normalized_shape must name at least one dimension, got ()")
     return shape
@@ -58,9 +60,15 @@ class LayerNorm(Module):
     array([[-1.225,  0.   ,  1.225]], dtype=float32)
     """
 
-    def __init__(self, normalized_shape: int | Sequence[int], eps: float = 1e-5,
-                 elementwise_affine: bool = True, bias: bool = True, *,
-                 dtype: Any = np.float32) -> None:  # fmt: skip
+    def __init__(
+        self,
+        normalized_shape: int | Sequence[int],
+        eps: float = 1e-5,
+        elementwise_affine: bool = True,
+        bias: bool = True,
+        *,
+        dtype: Any = np.float32,
+    ) -> None:
         self.normalized_shape = _shape(normalized_shape, "LayerNorm")
         self.eps = check_number("eps", eps, 0.0, owner="LayerNorm")
         self.elementwise_affine = bool(elementwise_affine)
@@ -104,8 +112,14 @@ class RMSNorm(Module):
     array([[0.8485, 1.1314]], dtype=float32)
     """
 
-    def __init__(self, normalized_shape: int | Sequence[int], eps: float | None = None,
-                 elementwise_affine: bool = True, *, dtype: Any = np.float32) -> None:  # fmt: skip
+    def __init__(
+        self,
+        normalized_shape: int | Sequence[int],
+        eps: float | None = None,
+        elementwise_affine: bool = True,
+        *,
+        dtype: Any = np.float32,
+    ) -> None:
         self.normalized_shape = _shape(normalized_shape, "RMSNorm")
         self.eps = check_number("eps", eps, 0.0, allow_none=True, owner="RMSNorm")
         self.elementwise_affine = bool(elementwise_affine)

@@ -73,8 +73,13 @@ def _param(p: Any, shape: tuple[int, ...], name: str, what: str, dtype: np.dtype
     return t
 
 
-def _param_grads(g: np.ndarray, x_hat: np.ndarray, weight: Tensor | None, bias: Tensor | None,
-                 lead: tuple[int, ...]) -> list[np.ndarray | None]:  # fmt: skip
+def _param_grads(
+    g: np.ndarray,
+    x_hat: np.ndarray,
+    weight: Tensor | None,
+    bias: Tensor | None,
+    lead: tuple[int, ...],
+) -> list[np.ndarray | None]:
     grads: list[np.ndarray | None] = []
     if weight is not None:
         grads.append((g * x_hat).sum(axis=lead) if weight.requires_grad else None)

@@ -148,8 +148,10 @@ def attention_plain(
 
 def _as_4d(t: Tensor, name: str) -> np.ndarray:
     if t.ndim < 2:
-        raise ValueError(f"scaled_dot_product_attention: {name} needs at least 2 dimensions "
-                         f"(..., length, features), got shape {t.shape}")  # fmt: skip
+        raise ValueError(
+            f"scaled_dot_product_attention: {name} needs at least 2 dimensions "
+            f"(..., length, features), got shape {t.shape}"
+        )
     a = t.data
     if a.ndim == 2:
         return a[None, None]
@@ -158,14 +160,20 @@ def _as_4d(t: Tensor, name: str) -> np.ndarray:
 
 def _check_shapes(q: Tensor, k: Tensor, v: Tensor, enable_gqa: bool) -> None:
     if not (q.ndim == k.ndim == v.ndim):
-        raise ValueError(f"scaled_dot_product_attention: query, key and value must have the same "
-                         f"number of dimensions, got shapes {q.shape}, {k.shape}, {v.shape}")  # fmt: skip
+        raise ValueError(
+            f"scaled_dot_product_attention: query, key and value must have the same "
+            f"number of dimensions, got shapes {q.shape}, {k.shape}, {v.shape}"
+        )
     if k.shape[:-1] != v.shape[:-1]:
-        raise ValueError(f"scaled_dot_product_attention: key {k.shape} and value {v.shape} must "
-                         "agree on every dimension but the last")  # fmt: skip
+        raise ValueError(
+            f"scaled_dot_product_attention: key {k.shape} and value {v.shape} must "
+            "agree on every dimension but the last"
+        )
     if q.shape[-1] != k.shape[-1]:
-        raise ValueError(f"scaled_dot_product_attention: query and key must have the same last "
-                         f"dimension (E), got {q.shape} and {k.shape}")  # fmt: skip
+        raise ValueError(
+            f"scaled_dot_product_attention: query and key must have the same last "
+            f"dimension (E), got {q.shape} and {k.shape}"
+        )
     heads_q = q.shape[-3] if q.ndim > 2 else 1
     heads_k = k.shape[-3] if k.ndim > 2 else 1
     same_lead = q.shape[:-3] == k.shape[:-3]
@@ -175,26 +183,33 @@ def _check_shapes(q: Tensor, k: Tensor, v: Tensor, enable_gqa: bool) -> None:
             "their batch and head dimensions (pass enable_gqa=True for fewer key/value heads)"
         )
     if heads_q % heads_k:
-        raise ValueError(f"scaled_dot_product_attention: with enable_gqa, the query heads "
-                         f"({heads_q}) must be a multiple of the key/value heads ({heads_k})")  # fmt: skip
+        raise ValueError(
+            f"scaled_dot_product_attention: with enable_gqa, the query heads "
+            f"({heads_q}) must be a multiple of the key/value heads ({heads_k})"
+        )
 
 
 def _mask_array(attn_mask: Any, q: Tensor, L: int, S: int, dtype: np.dtype) -> np.ndarray | None:
     if attn_mask is None:
         return None
     if isinstance(attn_mask, Tensor) and attn_mask.requires_grad:
-        raise ValueError("scaled_dot_product_attention: attn_mask is a constant here; pass "
-                         "attn_mask.detach()")  # fmt: skip
+        raise ValueError(
+            "scaled_dot_product_attention: attn_mask is a constant here; pass attn_mask.detach()"
+        )
     mask = np.asarray(attn_mask.data if isinstance(attn_mask, Tensor) else attn_mask)
     if mask.dtype != np.bool_ and mask.dtype.kind != "f":
-        raise TypeError(f"scaled_dot_product_attention: attn_mask must be boolean (True: may "
-                        f"attend) or floating (added to the scores), got dtype {mask.dtype}")  # fmt: skip
+        raise TypeError(
+            f"scaled_dot_product_attention: attn_mask must be boolean (True: may "
+            f"attend) or floating (added to the scores), got dtype {mask.dtype}"
+        )
     full = (*q.shape[:-2], L, S)
     try:
         np.broadcast_shapes(mask.shape, full)
     except ValueError:
-        raise ValueError(f"scaled_dot_product_attention: attn_mask of shape {mask.shape} does not "
-                         f"broadcast to the scores' shape {full}") from None  # fmt: skip
+        raise ValueError(
+            f"scaled_dot_product_attention: attn_mask of shape {mask.shape} does not "
+            f"broadcast to the scores' shape {full}"
+        ) from None
     if mask.ndim > 4 or (mask.ndim == 4 and q.ndim > 4):
         mask = np.broadcast_to(mask, full).reshape(-1, *full[-3:])
     return mask if mask.dtype == np.bool_ else mask.astype(dtype, copy=False)
@@ -265,22 +280,39 @@ def scaled_dot_product_attention(
     array([[1.   , 2.   ],
            [2.339, 3.339]])
     """
-    check_choice("implementation", implementation, ("auto", "plain", "tiled"),
-                 owner="scaled_dot_product_attention")  # fmt: skip
+    check_choice(
+        "implementation",
+        implementation,
+        ("auto", "plain", "tiled"),
+        owner="scaled_dot_product_attention",
+    )
     check_number("dropout_p", dropout_p, 0.0, 1.0, owner="scaled_dot_product_attention")
     q, k, v = as_tensor(query), as_tensor(key), as_tensor(value)
     if q.dtype.kind != "f" or not (q.dtype == k.dtype == v.dtype):
-        raise TypeError(f"scaled_dot_product_attention: query, key and value must share one "
-                        f"floating dtype, got {q.dtype}, {k.dtype}, {v.dtype}")  # fmt: skip
+        raise TypeError(
+            f"scaled_dot_product_attention: query, key and value must share one "
+            f"floating dtype, got {q.dtype}, {k.dtype}, {v.dtype}"
+        )
     _check_shapes(q, k, v, enable_gqa)
     if is_causal and attn_mask is not None:
-        raise ValueError("scaled_dot_product_attention: pass either attn_mask or is_causal, not "
-                         "both (fold the causal triangle into the mask)")  # fmt: skip
+        raise ValueError(
+            "scaled_dot_product_attention: pass either attn_mask or is_causal, not "
+            "both (fold the causal triangle into the mask)"
+        )
     L, S = q.shape[-2], k.shape[-2]
     mask = _mask_array(attn_mask, q, L, S, q.dtype)
     scale = 1.0 / math.sqrt(q.shape[-1]) if scale is None else float(scale)
-    return attend(q, k, v, scale=scale, causal_offset=0 if is_causal else None, mask=mask,
-                  dropout_p=dropout_p, rng=rng, implementation=implementation)  # fmt: skip
+    return attend(
+        q,
+        k,
+        v,
+        scale=scale,
+        causal_offset=0 if is_causal else None,
+        mask=mask,
+        dropout_p=dropout_p,
+        rng=rng,
+        implementation=implementation,
+    )
 
 
 def attend(
@@ -302,22 +334,25 @@ def attend(
     key_mask = key_mask_of(mask, q4.shape[0])
     tileable = key_mask is not False and dropout_p == 0
     if implementation == "tiled" and not tileable:
-        raise ValueError("scaled_dot_product_attention: implementation='tiled' takes causal and "
-                         "key masks (shape (B, 1, 1, S)) and no dropout; use 'plain' or 'auto'")  # fmt: skip
+        raise ValueError(
+            "scaled_dot_product_attention: implementation='tiled' takes causal and "
+            "key masks (shape (B, 1, 1, S)) and no dropout; use 'plain' or 'auto'"
+        )
     tiled = implementation == "tiled" or (
         implementation == "auto" and tileable and k4.shape[2] >= TILED_MIN_KEYS
     )
     if tiled:
         out, backward = sdpa_tiled.attention_tiled(
             q4, k4, v4, scale=scale, causal_offset=causal_offset, key_mask=key_mask
-        )  # fmt: skip
+        )
     else:
         B, Hkv, g = _split_heads(q4, k4)
         keep = None
         if dropout_p > 0:
             keep = dropout_mask((B, Hkv, g * q4.shape[2], k4.shape[2]), dropout_p, rng, q4.dtype)
-        out, backward = attention_plain(q4, k4, v4, scale=scale, causal_offset=causal_offset,
-                                        mask=mask, dropout=keep)  # fmt: skip
+        out, backward = attention_plain(
+            q4, k4, v4, scale=scale, causal_offset=causal_offset, mask=mask, dropout=keep
+        )
     out_shape = (*q.shape[:-1], v.shape[-1])
 
     def grads(g: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:

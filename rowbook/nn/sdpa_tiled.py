@@ -81,8 +81,9 @@ def _clean(S, j0, i0, masked, causal, offset, block):  # pragma: no cover - comp
 
 
 @numba.njit(parallel=True, cache=True, nogil=True, fastmath=_FASTMATH)
-def _forward_kernel(q, kb, vb, key_bias, masked, S, scale, causal, offset, block_q,
-                    out, lse):  # pragma: no cover - compiled  # fmt: skip
+def _forward_kernel(
+    q, kb, vb, key_bias, masked, S, scale, causal, offset, block_q, out, lse
+):  # pragma: no cover - compiled
     B, H, L, _ = q.shape
     Hkv, nkb, bk, Ev = kb.shape[1], kb.shape[2], kb.shape[3], vb.shape[4]
     group = H // Hkv
@@ -143,8 +144,9 @@ def _forward_kernel(q, kb, vb, key_bias, masked, S, scale, causal, offset, block
 
 
 @numba.njit(parallel=True, cache=True, nogil=True, fastmath=_FASTMATH)
-def _backward_kernel(q, kb, vb, key_bias, masked, do, lse, delta, S, scale, causal, offset,
-                     block_q, dq, dkb, dvb):  # pragma: no cover - compiled  # fmt: skip
+def _backward_kernel(
+    q, kb, vb, key_bias, masked, do, lse, delta, S, scale, causal, offset, block_q, dq, dkb, dvb
+):  # pragma: no cover - compiled
     B, H, L, _ = q.shape
     Hkv, nkb, bk = kb.shape[1], kb.shape[2], kb.shape[3]
     group = H // Hkv
@@ -214,8 +216,9 @@ def attention_tiled(
     out = np.empty((B, H, L, v.shape[3]), dtype=q.dtype)
     lse = np.empty((B, H, L), dtype=q.dtype)  # log-sum-exp of each query's scores
     with blas_single_thread():
-        _forward_kernel(qc, kb, vb, key_bias, masked, S, dtype(scale), causal, offset, BLOCK_Q,
-                        out, lse)  # fmt: skip
+        _forward_kernel(
+            qc, kb, vb, key_bias, masked, S, dtype(scale), causal, offset, BLOCK_Q, out, lse
+        )
 
     def backward(g: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         do = np.ascontiguousarray(g, dtype=q.dtype)
@@ -223,8 +226,24 @@ def attention_tiled(
         dq = np.zeros_like(qc)
         dkb, dvb = np.zeros_like(kb), np.zeros_like(vb)
         with blas_single_thread():
-            _backward_kernel(qc, kb, vb, key_bias, masked, do, lse, delta, S, dtype(scale),
-                             causal, offset, BLOCK_Q, dq, dkb, dvb)  # fmt: skip
+            _backward_kernel(
+                qc,
+                kb,
+                vb,
+                key_bias,
+                masked,
+                do,
+                lse,
+                delta,
+                S,
+                dtype(scale),
+                causal,
+                offset,
+                BLOCK_Q,
+                dq,
+                dkb,
+                dvb,
+            )
         unblock = lambda x: x.reshape(B, x.shape[1], -1, x.shape[4])[:, :, :S]  # noqa: E731
         return dq, unblock(dkb), unblock(dvb)
 

@@ -263,8 +263,13 @@ def plot_training(
 # -- what a vocabulary costs -------------------------------------------------------------
 
 
-def vocab_sweep_figure(rows: Sequence[Any], *, title: str | None = None,
-                       figsize: tuple[float, float] = (8.0, 4.5), dpi: int = 100) -> Figure:  # fmt: skip
+def vocab_sweep_figure(
+    rows: Sequence[Any],
+    *,
+    title: str | None = None,
+    figsize: tuple[float, float] = (8.0, 4.5),
+    dpi: int = 100,
+) -> Figure:
     """:func:`rowbook.sizing.vocab_sweep`'s rows against V (log scale): tokens per character
     on the left axis, falling; the table's parameters on the right, growing."""
     if not rows:

@@ -14,8 +14,22 @@ from rowbook.sizing import preset
 from .conftest import assert_one_line_error
 
 LINES = ["the cat sat on the mat", "the dog sat on the log", "a cat and a dog met at noon"] * 15
-SMALL = ["--vocab-size", 300, "--d-model", 16, "--layers", 1, "--heads", 2, "--context", 24,
-         "--epochs", 2, "--seed", 3]  # fmt: skip
+SMALL = [
+    "--vocab-size",
+    300,
+    "--d-model",
+    16,
+    "--layers",
+    1,
+    "--heads",
+    2,
+    "--context",
+    24,
+    "--epochs",
+    2,
+    "--seed",
+    3,
+]
 SMALL_API = dict(vocab_size=300, d_model=16, n_layers=1, n_heads=2, context=24, epochs=2, seed=3)
 
 
@@ -28,8 +42,19 @@ def lines_txt(tmp_path):
 
 def test_train_lm_equals_the_api_and_every_command_reads_its_file(run, lines_txt, tmp_path):
     out = tmp_path / "lm.npz"
-    result = run("train", "lm", lines_txt, "-o", out, *SMALL, "--save-hf", tmp_path / "hf",
-                 "--sample-length", 5, "--quiet")  # fmt: skip
+    result = run(
+        "train",
+        "lm",
+        lines_txt,
+        "-o",
+        out,
+        *SMALL,
+        "--save-hf",
+        tmp_path / "hf",
+        "--sample-length",
+        5,
+        "--quiet",
+    )
     assert result.code == 0 and result.err == "", result
     api = TransformerLM(**SMALL_API).fit(LINES)
     saved = load(out)
@@ -53,8 +78,11 @@ def test_generate_takes_ids_and_says_the_flag_in_its_errors(run, lines_txt, tmp_
     )
     ids = run("generate", out, "5 6 7", "--ids", "--max-new-tokens", 3, "--no-stop", "--seed", 1)
     assert ids.code == 0 and ids.out.split()[:3] == ["5", "6", "7"] and len(ids.out.split()) == 6
-    assert_one_line_error(run("generate", out, "the cat", "--max-new-tokens", 100), "generate",
-                          "--max-new-tokens must be at most 22")  # fmt: skip
+    assert_one_line_error(
+        run("generate", out, "the cat", "--max-new-tokens", 100),
+        "generate",
+        "--max-new-tokens must be at most 22",
+    )
     assert_one_line_error(run("generate", out, "the", "--top-p", 0), "generate", "--top-p must be")
     assert_one_line_error(
         run("generate", out, "x y", "--ids"), "generate", "--ids: the prompt must be token ids"
@@ -63,12 +91,19 @@ def test_generate_takes_ids_and_says_the_flag_in_its_errors(run, lines_txt, tmp_
 
 def test_train_lm_names_its_flags_in_errors(run, lines_txt, tmp_path):
     out = tmp_path / "lm.npz"
-    assert_one_line_error(run("train", "lm", lines_txt, "-o", out, "--d-model", 10, "--heads", 3),
-                          "train lm", "--d-model must be divisible by n_heads (3)")  # fmt: skip
-    assert_one_line_error(run("train", "lm", lines_txt, "-o", out, "--optimizer", "sparse_adam"),
-                          "train lm", "--optimizer must be 'adamw' with tie_embeddings=True")  # fmt: skip
-    assert_one_line_error(run("train", "lm", lines_txt, "-o", tmp_path / "lm.txt"), "train lm",
-                          "is saved as .npz")  # fmt: skip
+    assert_one_line_error(
+        run("train", "lm", lines_txt, "-o", out, "--d-model", 10, "--heads", 3),
+        "train lm",
+        "--d-model must be divisible by n_heads (3)",
+    )
+    assert_one_line_error(
+        run("train", "lm", lines_txt, "-o", out, "--optimizer", "sparse_adam"),
+        "train lm",
+        "--optimizer must be 'adamw' with tie_embeddings=True",
+    )
+    assert_one_line_error(
+        run("train", "lm", lines_txt, "-o", tmp_path / "lm.txt"), "train lm", "is saved as .npz"
+    )
 
 
 def test_size_prints_presets_configs_and_dimensions(run, tmp_path):
@@ -77,11 +112,28 @@ def test_size_prints_presets_configs_and_dimensions(run, tmp_path):
     data = json.loads(shown.out)
     assert data["kv_cache_bytes"] == {"4096": 2 * 2**30, "8192": 4 * 2**30}
     assert data["parameters"] == preset("llama-2-7b").parameters
-    text = run("size", "--vocab-size", 50257, "--d-model", 768, "--layers", 12, "--heads", 12,
-               "--context", 1024)  # fmt: skip
+    text = run(
+        "size",
+        "--vocab-size",
+        50257,
+        "--d-model",
+        768,
+        "--layers",
+        12,
+        "--heads",
+        12,
+        "--context",
+        1024,
+    )
     assert text.code == 0 and "124,439,808" in text.out and "tying saves" in text.out
-    config = {"model_type": "gpt2", "vocab_size": 50257, "n_embd": 768, "n_layer": 12, "n_head": 12,
-              "n_positions": 1024}  # fmt: skip
+    config = {
+        "model_type": "gpt2",
+        "vocab_size": 50257,
+        "n_embd": 768,
+        "n_layer": 12,
+        "n_head": 12,
+        "n_positions": 1024,
+    }
     (tmp_path / "config.json").write_text(json.dumps(config))
     assert "124,439,808" in run("size", tmp_path / "config.json").out
     assert_one_line_error(run("size"), "size", "give one of CONFIG")
@@ -98,5 +150,8 @@ def test_vocab_sweep_prints_the_table_and_draws_it(run, lines_txt, tmp_path):
     assert [r["vocab_size"] for r in rows] == [260, 283]  # the text has pairs for 283 entries
     assert rows[0]["tokens_per_char"] > rows[1]["tokens_per_char"]
     assert picture.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
-    assert_one_line_error(run("vocab-sweep", lines_txt, "--sizes", "100", "--plot", ""),
-                          "vocab-sweep", "--sizes must be an integer >= 257")  # fmt: skip
+    assert_one_line_error(
+        run("vocab-sweep", lines_txt, "--sizes", "100", "--plot", ""),
+        "vocab-sweep",
+        "--sizes must be an integer >= 257",
+    )

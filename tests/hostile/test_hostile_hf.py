@@ -17,8 +17,15 @@ from rowbook.io import map_safetensors, save_safetensors
 from rowbook.models import TransformerLM
 from rowbook.models.hf_checkpoint import hf_vectors
 
-CONFIG = {"model_type": "gpt2", "vocab_size": 20, "n_embd": 8, "n_layer": 1, "n_head": 2,
-          "n_positions": 16, "tie_word_embeddings": True}  # fmt: skip
+CONFIG = {
+    "model_type": "gpt2",
+    "vocab_size": 20,
+    "n_embd": 8,
+    "n_layer": 1,
+    "n_head": 2,
+    "n_positions": 16,
+    "tie_word_embeddings": True,
+}
 
 
 @pytest.fixture(scope="module")
@@ -35,15 +42,27 @@ def _write(path: Path, config: dict, tensors: dict | None) -> Path:
     if tensors is None:
         rng = np.random.default_rng(0)
         d, f = config["n_embd"], 4 * config["n_embd"]
-        shapes = {"wte.weight": (config["vocab_size"], d), "wpe.weight": (config["n_positions"], d),
-                  "ln_f.weight": (d,), "ln_f.bias": (d,)}  # fmt: skip
+        shapes = {
+            "wte.weight": (config["vocab_size"], d),
+            "wpe.weight": (config["n_positions"], d),
+            "ln_f.weight": (d,),
+            "ln_f.bias": (d,),
+        }
         for i in range(config["n_layer"]):
-            shapes |= {f"h.{i}.ln_1.weight": (d,), f"h.{i}.ln_1.bias": (d,), f"h.{i}.ln_2.weight": (d,),
-                       f"h.{i}.ln_2.bias": (d,), f"h.{i}.attn.c_attn.weight": (d, 3 * d),
-                       f"h.{i}.attn.c_attn.bias": (3 * d,), f"h.{i}.attn.c_proj.weight": (d, d),
-                       f"h.{i}.attn.c_proj.bias": (d,), f"h.{i}.mlp.c_fc.weight": (d, f),
-                       f"h.{i}.mlp.c_fc.bias": (f,), f"h.{i}.mlp.c_proj.weight": (f, d),
-                       f"h.{i}.mlp.c_proj.bias": (d,)}  # fmt: skip
+            shapes |= {
+                f"h.{i}.ln_1.weight": (d,),
+                f"h.{i}.ln_1.bias": (d,),
+                f"h.{i}.ln_2.weight": (d,),
+                f"h.{i}.ln_2.bias": (d,),
+                f"h.{i}.attn.c_attn.weight": (d, 3 * d),
+                f"h.{i}.attn.c_attn.bias": (3 * d,),
+                f"h.{i}.attn.c_proj.weight": (d, d),
+                f"h.{i}.attn.c_proj.bias": (d,),
+                f"h.{i}.mlp.c_fc.weight": (d, f),
+                f"h.{i}.mlp.c_fc.bias": (f,),
+                f"h.{i}.mlp.c_proj.weight": (f, d),
+                f"h.{i}.mlp.c_proj.bias": (d,),
+            }
         tensors = {k: rng.standard_normal(s).astype(np.float32) for k, s in shapes.items()}
     save_safetensors(path / "model.safetensors", tensors, {"format": "pt"})
     return path
@@ -60,17 +79,35 @@ def _copy(folder: Path, tmp_path: Path, config_edit=None) -> Path:
     return target
 
 
-@pytest.mark.parametrize(("edit", "message"), [
-    (lambda c: c.update(model_type="bert"), r"model_type 'bert' is not supported; rowbook opens 'gpt2'"),
-    (lambda c: c.update(n_embd=16, n_head=2), r"'wte.weight' has shape \(20, 8\), but config.json implies \(20, 16\)"),
-    (lambda c: c.update(vocab_size=21), r"has shape \(20, 8\), but config.json implies \(21, 8\)"),
-    (lambda c: c.update(n_layer=2), r"tensor 'h.1.ln_1.weight' is missing"),
-    (lambda c: c.update(n_head="two"), r"field 'n_head' must be an integer, got 'two'"),
-    (lambda c: c.update(vocab_size=10**12), r"vocab_size = 1000000000000 is outside 1..4,194,304"),
-    (lambda c: c.update(n_head=3), r"d_model must be divisible by n_heads \(3\)"),
-    (lambda c: c.update(activation_function="mish"), r"activation_function 'mish' is not one rowbook computes"),
-    (lambda c: c.pop("n_embd"), r"field 'n_embd' is missing"),
-])  # fmt: skip
+@pytest.mark.parametrize(
+    ("edit", "message"),
+    [
+        (
+            lambda c: c.update(model_type="bert"),
+            r"model_type 'bert' is not supported; rowbook opens 'gpt2'",
+        ),
+        (
+            lambda c: c.update(n_embd=16, n_head=2),
+            r"'wte.weight' has shape \(20, 8\), but config.json implies \(20, 16\)",
+        ),
+        (
+            lambda c: c.update(vocab_size=21),
+            r"has shape \(20, 8\), but config.json implies \(21, 8\)",
+        ),
+        (lambda c: c.update(n_layer=2), r"tensor 'h.1.ln_1.weight' is missing"),
+        (lambda c: c.update(n_head="two"), r"field 'n_head' must be an integer, got 'two'"),
+        (
+            lambda c: c.update(vocab_size=10**12),
+            r"vocab_size = 1000000000000 is outside 1..4,194,304",
+        ),
+        (lambda c: c.update(n_head=3), r"d_model must be divisible by n_heads \(3\)"),
+        (
+            lambda c: c.update(activation_function="mish"),
+            r"activation_function 'mish' is not one rowbook computes",
+        ),
+        (lambda c: c.pop("n_embd"), r"field 'n_embd' is missing"),
+    ],
+)
 def test_configs_that_disagree_with_their_weights_are_refused(folder, tmp_path, edit, message):
     target = _copy(folder, tmp_path, edit)
     with pytest.raises(ValueError, match=message):
@@ -94,19 +131,34 @@ def _raw(header: dict | bytes, data: bytes = b"", length: int | None = None) -> 
 F32 = {"dtype": "F32", "shape": [2, 2], "data_offsets": [0, 16]}
 
 
-@pytest.mark.parametrize(("raw", "message"), [
-    (b"\x01\x02", "shorter than its 8-byte header length"),
-    (_raw({"a": F32}, bytes(16), length=2**40), "the safetensors header claims 1,099,511,627,776 bytes"),
-    (_raw({"a": F32 | {"shape": [10**9, 10**9]}}, bytes(16)), r"claims shape \[1000000000, 1000000000\]|spans 16 bytes"),
-    (_raw({"a": F32 | {"data_offsets": [0, 10**12]}}, bytes(16)), r"claims shape \[2, 2\] at bytes \[0, 1000000000000\)"),
-    (_raw({"a": F32 | {"shape": [3, 2]}}, bytes(16)), r"has shape \[3, 2\] of F32 \(24 bytes\) but spans 16"),
-    (_raw({"a": F32, "b": F32 | {"data_offsets": [8, 24]}}, bytes(24)), "overlap in the data"),
-    (_raw({"a": F32 | {"dtype": "F8_E4M3"}}, bytes(16)), "has dtype 'F8_E4M3'; rowbook reads"),
-    (_raw({"a": F32 | {"shape": [-2, -2]}}, bytes(16)), r"claims shape \[-2, -2\]"),
-    (_raw([1, 2]), "header must be a JSON object"),
-    (_raw(b"\xff\xfe"), "not UTF-8 JSON"),
-    (_raw({"a": "x"}), "must be described by an object"),
-])  # fmt: skip
+@pytest.mark.parametrize(
+    ("raw", "message"),
+    [
+        (b"\x01\x02", "shorter than its 8-byte header length"),
+        (
+            _raw({"a": F32}, bytes(16), length=2**40),
+            "the safetensors header claims 1,099,511,627,776 bytes",
+        ),
+        (
+            _raw({"a": F32 | {"shape": [10**9, 10**9]}}, bytes(16)),
+            r"claims shape \[1000000000, 1000000000\]|spans 16 bytes",
+        ),
+        (
+            _raw({"a": F32 | {"data_offsets": [0, 10**12]}}, bytes(16)),
+            r"claims shape \[2, 2\] at bytes \[0, 1000000000000\)",
+        ),
+        (
+            _raw({"a": F32 | {"shape": [3, 2]}}, bytes(16)),
+            r"has shape \[3, 2\] of F32 \(24 bytes\) but spans 16",
+        ),
+        (_raw({"a": F32, "b": F32 | {"data_offsets": [8, 24]}}, bytes(24)), "overlap in the data"),
+        (_raw({"a": F32 | {"dtype": "F8_E4M3"}}, bytes(16)), "has dtype 'F8_E4M3'; rowbook reads"),
+        (_raw({"a": F32 | {"shape": [-2, -2]}}, bytes(16)), r"claims shape \[-2, -2\]"),
+        (_raw([1, 2]), "header must be a JSON object"),
+        (_raw(b"\xff\xfe"), "not UTF-8 JSON"),
+        (_raw({"a": "x"}), "must be described by an object"),
+    ],
+)
 def test_safetensors_headers_are_checked_before_anything_is_mapped(tmp_path, raw, message):
     path = tmp_path / "model.safetensors"
     path.write_bytes(raw)

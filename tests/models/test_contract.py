@@ -139,8 +139,9 @@ ROUND_TRIP: dict[str, tuple[Callable[[], Any], tuple[Any, ...]]] = {
         (_TINY_TEXT,),
     ),
     "TransformerLM": (
-        lambda: rowbook.TransformerLM(vocab_size=280, d_model=8, n_layers=1, n_heads=2, context=8,
-                                      epochs=2),
+        lambda: rowbook.TransformerLM(
+            vocab_size=280, d_model=8, n_layers=1, n_heads=2, context=8, epochs=2
+        ),
         (_LINES,),
     ),
 }

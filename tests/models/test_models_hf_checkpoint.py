@@ -22,15 +22,31 @@ V = 96
 
 
 def _gpt2(**extra):
-    config = transformers.GPT2Config(vocab_size=V, n_embd=32, n_layer=2, n_head=4, n_positions=48,
-                                     bos_token_id=0, eos_token_id=0, **extra)  # fmt: skip
+    config = transformers.GPT2Config(
+        vocab_size=V,
+        n_embd=32,
+        n_layer=2,
+        n_head=4,
+        n_positions=48,
+        bos_token_id=0,
+        eos_token_id=0,
+        **extra,
+    )
     return transformers.GPT2LMHeadModel(config)
 
 
 def _llama(**extra):
-    settings = {"vocab_size": V, "hidden_size": 32, "intermediate_size": 48, "num_hidden_layers": 2,
-                "num_attention_heads": 4, "num_key_value_heads": 2, "max_position_embeddings": 48,
-                "bos_token_id": 0, "eos_token_id": 0} | extra  # fmt: skip
+    settings = {
+        "vocab_size": V,
+        "hidden_size": 32,
+        "intermediate_size": 48,
+        "num_hidden_layers": 2,
+        "num_attention_heads": 4,
+        "num_key_value_heads": 2,
+        "max_position_embeddings": 48,
+        "bos_token_id": 0,
+        "eos_token_id": 0,
+    } | extra
     return transformers.LlamaForCausalLM(transformers.LlamaConfig(**settings))
 
 
@@ -41,10 +57,17 @@ CHECKPOINTS = {
     "llama_gqa": lambda: _llama(),
     "llama_mqa_tied": lambda: _llama(num_key_value_heads=1, tie_word_embeddings=True),
     "llama_mha_bias": lambda: _llama(num_key_value_heads=4, attention_bias=True, mlp_bias=True),
-    "llama3_rope": lambda: _llama(rope_theta=500000.0, rope_scaling={
-        "rope_type": "llama3", "factor": 8.0, "low_freq_factor": 1.0, "high_freq_factor": 4.0,
-        "original_max_position_embeddings": 16}),
-}  # fmt: skip
+    "llama3_rope": lambda: _llama(
+        rope_theta=500000.0,
+        rope_scaling={
+            "rope_type": "llama3",
+            "factor": 8.0,
+            "low_freq_factor": 1.0,
+            "high_freq_factor": 4.0,
+            "original_max_position_embeddings": 16,
+        },
+    ),
+}
 
 
 def _random(model):
@@ -83,8 +106,16 @@ def test_from_hf_and_save_hf_give_transformers_logits(name, tmp_path):
 def test_a_model_trained_by_rowbook_opens_in_transformers_with_its_tokenizer(tmp_path):
     texts = ["the cat sat on the mat", "the dog sat on the log"] * 10
     for family in ("gpt2", "llama"):
-        lm = TransformerLM(family=family, vocab_size=280, d_model=16, n_layers=1, n_heads=2,
-                           context=16, epochs=1, seed=2).fit(texts)  # fmt: skip
+        lm = TransformerLM(
+            family=family,
+            vocab_size=280,
+            d_model=16,
+            n_layers=1,
+            n_heads=2,
+            context=16,
+            epochs=1,
+            seed=2,
+        ).fit(texts)
         lm.save_hf(tmp_path / family)
         theirs = transformers.AutoModelForCausalLM.from_pretrained(tmp_path / family).eval()
         ids = lm.encode("the cat sat")[None, :]
@@ -105,8 +136,14 @@ def test_greedy_generation_with_the_cache_equals_transformers_generate(tmp_path)
     lm = TransformerLM.from_hf(tmp_path / "hf")
     prompt = IDS[0, :5]
     with torch.no_grad():
-        expected = theirs.generate(torch.tensor(prompt[None]), max_new_tokens=12, do_sample=False,
-                                   use_cache=True, eos_token_id=None, pad_token_id=0)  # fmt: skip
+        expected = theirs.generate(
+            torch.tensor(prompt[None]),
+            max_new_tokens=12,
+            do_sample=False,
+            use_cache=True,
+            eos_token_id=None,
+            pad_token_id=0,
+        )
     ours = lm.generate(prompt, 12, temperature=0, stop_at_eos=False)
     np.testing.assert_array_equal(ours, expected[0].numpy())
 

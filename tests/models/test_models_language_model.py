@@ -28,8 +28,11 @@ class TorchLM(torch.nn.Module):
         if c.positions == "learned":
             self.positions = torch.nn.Module()
             self.positions.weight = torch.nn.Parameter(torch.zeros(c.context, c.d_model))
-        norm = (lambda: torch.nn.LayerNorm(c.d_model, eps=c.norm_eps, bias=c.bias)) if c.norm == "layernorm" \
-            else (lambda: torch.nn.RMSNorm(c.d_model, eps=c.norm_eps))  # fmt: skip
+        norm = (
+            (lambda: torch.nn.LayerNorm(c.d_model, eps=c.norm_eps, bias=c.bias))
+            if c.norm == "layernorm"
+            else (lambda: torch.nn.RMSNorm(c.d_model, eps=c.norm_eps))
+        )
         q, kv = c.n_heads * c.head_dim, c.n_kv_heads * c.head_dim
         self.blocks = torch.nn.ModuleList()
         for _ in range(c.n_layers):
@@ -148,21 +151,34 @@ def _torch_optimizer(theirs, lr, weight_decay, sparse):
     params = list(theirs.named_parameters())
     table = [p for n, p in params if sparse and n == "embedding.weight"]
     rest = [p for n, p in params if not (sparse and n == "embedding.weight")]
-    groups = [{"params": [p for p in rest if p.ndim >= 2]},
-              {"params": [p for p in rest if p.ndim < 2], "weight_decay": 0.0}]  # fmt: skip
+    groups = [
+        {"params": [p for p in rest if p.ndim >= 2]},
+        {"params": [p for p in rest if p.ndim < 2], "weight_decay": 0.0},
+    ]
     optimizers = [torch.optim.AdamW(groups, lr=lr, weight_decay=weight_decay)]
     if table:
         optimizers.append(torch.optim.SparseAdam(table, lr=lr))
     return optimizers
 
 
-@pytest.mark.parametrize(("settings", "optimizer"), [
-    ({"family": "gpt2"}, "adamw"),
-    ({"family": "llama", "n_kv_heads": 2, "tie_embeddings": False}, "sparse_adam"),
-])  # fmt: skip
+@pytest.mark.parametrize(
+    ("settings", "optimizer"),
+    [
+        ({"family": "gpt2"}, "adamw"),
+        ({"family": "llama", "n_kv_heads": 2, "tie_embeddings": False}, "sparse_adam"),
+    ],
+)
 def test_twenty_optimizer_steps_give_torchs_losses(settings, optimizer):
-    lm = TransformerLM(vocab_size=50, d_model=16, n_layers=2, n_heads=4, context=12, lr=3e-3,
-                       optimizer=optimizer, **settings)  # fmt: skip
+    lm = TransformerLM(
+        vocab_size=50,
+        d_model=16,
+        n_layers=2,
+        n_heads=4,
+        context=12,
+        lr=3e-3,
+        optimizer=optimizer,
+        **settings,
+    )
     net, opt = lm._build({"vocab": 50})
     theirs = TorchLM(net.config, sparse=optimizer == "sparse_adam")
     theirs.load_state_dict({k: torch.tensor(v) for k, v in net.state_dict().items()})
@@ -178,8 +194,10 @@ def test_twenty_optimizer_steps_give_torchs_losses(settings, optimizer):
         losses.append(loss.item())
         for o in t_opts:
             o.zero_grad()
-        t_loss = torch.nn.functional.cross_entropy(theirs(torch.tensor(windows[:, :-1])).reshape(-1, 50),
-                                                   torch.tensor(windows[:, 1:].reshape(-1)))  # fmt: skip
+        t_loss = torch.nn.functional.cross_entropy(
+            theirs(torch.tensor(windows[:, :-1])).reshape(-1, 50),
+            torch.tensor(windows[:, 1:].reshape(-1)),
+        )
         t_loss.backward()
         for o in t_opts:
             o.step()
@@ -205,8 +223,9 @@ def test_the_kv_cache_gives_the_full_recompute_at_every_step(name):
 
 @pytest.fixture(scope="module")
 def trained():
-    lm = TransformerLM(vocab_size=300, d_model=16, n_layers=1, n_heads=2, context=16, epochs=2,
-                       lr=3e-3, seed=1)  # fmt: skip
+    lm = TransformerLM(
+        vocab_size=300, d_model=16, n_layers=1, n_heads=2, context=16, epochs=2, lr=3e-3, seed=1
+    )
     return lm.fit(TEXTS)
 
 
@@ -232,8 +251,15 @@ def test_token_windows_share_their_boundary_token():
 
 
 def test_resume_from_a_checkpoint_ends_as_the_uninterrupted_run(tmp_path):
-    settings = {"vocab_size": 280, "d_model": 8, "n_layers": 1, "n_heads": 2, "context": 8,
-                "seed": 3, "dropout": 0.1}  # fmt: skip
+    settings = {
+        "vocab_size": 280,
+        "d_model": 8,
+        "n_layers": 1,
+        "n_heads": 2,
+        "context": 8,
+        "seed": 3,
+        "dropout": 0.1,
+    }
     whole = TransformerLM(epochs=3, **settings).fit(TEXTS)
     path = tmp_path / "lm.npz"
     TransformerLM(epochs=1, **settings).fit(TEXTS, checkpoint=path)
@@ -254,20 +280,32 @@ def test_generate_is_seeded_stops_where_told_and_keeps_the_prompt(trained):
     assert len(ids) == len(trained.encode("the dog")) + 6
     greedy = trained.generate("the", 5, temperature=0, stop_at_eos=False)
     assert greedy == trained.generate("the", 5, temperature=0.5, top_k=1, stop_at_eos=False)
-    with pytest.raises(ValueError, match=r"max_new_tokens must be at most 14 \(context=16 of this model's learned positions, minus the prompt's 2"):
+    with pytest.raises(
+        ValueError,
+        match=r"max_new_tokens must be at most 14 \(context=16 of this model's learned positions, minus the prompt's 2",
+    ):
         trained.generate("the cat", 30)
     with pytest.raises(ValueError, match="top_p must be a finite number in"):
         trained.generate("the", 3, top_p=0.0)
 
 
-@pytest.mark.parametrize(("params", "message"), [
-    ({"d_model": 10, "n_heads": 3}, r"d_model must be divisible by n_heads \(3\)"),
-    ({"n_heads": 4, "n_kv_heads": 3}, r"n_kv_heads must be a divisor of n_heads \(4\), got 3"),
-    ({"optimizer": "sparse_adam"}, "untie the table"),
-    ({"family": "bert"}, "family must be one of 'gpt2', 'llama'"),
-    ({"positions": "rope", "d_model": 12, "n_heads": 4}, "head_dim must be even with positions='rope'"),
-    ({"rope_scaling": {"rope_type": "yarn"}}, "rope_scaling must be None or a rope_type of 'linear' or 'llama3'"),
-])  # fmt: skip
+@pytest.mark.parametrize(
+    ("params", "message"),
+    [
+        ({"d_model": 10, "n_heads": 3}, r"d_model must be divisible by n_heads \(3\)"),
+        ({"n_heads": 4, "n_kv_heads": 3}, r"n_kv_heads must be a divisor of n_heads \(4\), got 3"),
+        ({"optimizer": "sparse_adam"}, "untie the table"),
+        ({"family": "bert"}, "family must be one of 'gpt2', 'llama'"),
+        (
+            {"positions": "rope", "d_model": 12, "n_heads": 4},
+            "head_dim must be even with positions='rope'",
+        ),
+        (
+            {"rope_scaling": {"rope_type": "yarn"}},
+            "rope_scaling must be None or a rope_type of 'linear' or 'llama3'",
+        ),
+    ],
+)
 def test_bad_architectures_name_the_fix(params, message):
     with pytest.raises(ValueError, match=message):
         TransformerLM(**params)

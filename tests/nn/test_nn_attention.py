@@ -17,8 +17,11 @@ RNG = np.random.default_rng(0)
 
 
 def _qkv(B, H, Hkv, L, S, E, Ev=None):
-    arrays = (RNG.standard_normal((B, H, L, E)), RNG.standard_normal((B, Hkv, S, E)),
-              RNG.standard_normal((B, Hkv, S, Ev or E)))  # fmt: skip
+    arrays = (
+        RNG.standard_normal((B, H, L, E)),
+        RNG.standard_normal((B, Hkv, S, E)),
+        RNG.standard_normal((B, Hkv, S, Ev or E)),
+    )
     ours = [Tensor(a.copy(), requires_grad=True) for a in arrays]
     theirs = [torch.tensor(a, requires_grad=True) for a in arrays]
     return ours, theirs
@@ -90,8 +93,10 @@ def test_sdpa_dropout_drops_weights_with_a_seeded_mask():
     weights = np.exp(scores - scores.max(-1, keepdims=True))
     weights /= weights.sum(-1, keepdims=True)
     np.testing.assert_allclose(first, (weights * keep) @ v.data, atol=1e-12)
-    assert gradcheck(lambda q: F.scaled_dot_product_attention(q, k.detach(), v.detach(), dropout_p=0.5, rng=7),
-                     [Tensor(q.data.copy(), requires_grad=True)])  # fmt: skip
+    assert gradcheck(
+        lambda q: F.scaled_dot_product_attention(q, k.detach(), v.detach(), dropout_p=0.5, rng=7),
+        [Tensor(q.data.copy(), requires_grad=True)],
+    )
 
 
 def test_sdpa_bad_input_names_the_fix():
@@ -115,8 +120,9 @@ def test_sdpa_bad_input_names_the_fix():
 
 
 def _torch_mha(ours, **kwargs):
-    theirs = torch.nn.MultiheadAttention(ours.embed_dim, ours.num_heads, batch_first=True,
-                                         dtype=torch.float64, **kwargs)  # fmt: skip
+    theirs = torch.nn.MultiheadAttention(
+        ours.embed_dim, ours.num_heads, batch_first=True, dtype=torch.float64, **kwargs
+    )
     theirs.load_state_dict({k: torch.tensor(v) for k, v in ours.state_dict().items()})
     return theirs
 
@@ -131,8 +137,14 @@ def test_multihead_attention_equals_torch_with_padding_and_causal_masks(bias):
     causal = np.triu(np.ones((6, 6), bool), 1)  # torch's MHA mask: True is left out
     X, tx = Tensor(x.copy(), requires_grad=True), torch.tensor(x, requires_grad=True)
     out, weights = ours(X, key_padding_mask=kpm, attn_mask=causal, is_causal=True)
-    t_out, t_weights = theirs(tx, tx, tx, key_padding_mask=torch.tensor(kpm),
-                              attn_mask=torch.tensor(causal), is_causal=True)  # fmt: skip
+    t_out, t_weights = theirs(
+        tx,
+        tx,
+        tx,
+        key_padding_mask=torch.tensor(kpm),
+        attn_mask=torch.tensor(causal),
+        is_causal=True,
+    )
     np.testing.assert_allclose(weights.data, t_weights.detach().numpy(), atol=1e-12)
     _check(out, t_out, (X,), (tx,))
     torch_params = dict(theirs.named_parameters())
@@ -169,9 +181,11 @@ def test_grouped_query_attention_equals_repeated_key_heads_in_torch():
     k = heads(Wk, bk, 2).repeat_interleave(2, dim=1)  # head h reads key head h // 2
     v = heads(Wv, bv, 2).repeat_interleave(2, dim=1)
     o = torch.nn.functional.scaled_dot_product_attention(heads(Wq, bq, 4), k, v, is_causal=True)
-    expected = torch.nn.functional.linear(o.transpose(1, 2).reshape(2, 5, 16),
-                                          torch.tensor(ours.out_proj.weight.data),
-                                          torch.tensor(ours.out_proj.bias.data))  # fmt: skip
+    expected = torch.nn.functional.linear(
+        o.transpose(1, 2).reshape(2, 5, 16),
+        torch.tensor(ours.out_proj.weight.data),
+        torch.tensor(ours.out_proj.bias.data),
+    )
     _check(out, expected, (X,), (tx,))
 
 

@@ -102,8 +102,12 @@ _MEASURE = textwrap.dedent(
 
 
 def _added_mib(T: int, implementation: str) -> float:
-    result = subprocess.run([sys.executable, "-c", _MEASURE, str(T), implementation],
-                            capture_output=True, text=True, check=True)  # fmt: skip
+    result = subprocess.run(
+        [sys.executable, "-c", _MEASURE, str(T), implementation],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
     return json.loads(result.stdout.strip().splitlines()[-1])["added_mib"]
 
 

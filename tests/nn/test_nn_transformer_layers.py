@@ -57,15 +57,20 @@ def test_gelu_refuses_an_unknown_approximation():
 
 @pytest.mark.parametrize(
     ("shape", "normalized", "affine", "bias"),
-    [((4, 6), 6, True, True), ((2, 3, 4, 5), (4, 5), True, True), ((3, 7), 7, True, False),
-     ((3, 7), 7, False, False)],
-)  # fmt: skip
+    [
+        ((4, 6), 6, True, True),
+        ((2, 3, 4, 5), (4, 5), True, True),
+        ((3, 7), 7, True, False),
+        ((3, 7), 7, False, False),
+    ],
+)
 def test_layer_norm_equals_torch(shape, normalized, affine, bias):
     ours = nn.LayerNorm(
         normalized, eps=1e-5, elementwise_affine=affine, bias=bias, dtype=np.float64
     )
-    theirs = torch.nn.LayerNorm(normalized, eps=1e-5, elementwise_affine=affine, bias=bias,
-                                dtype=torch.float64)  # fmt: skip
+    theirs = torch.nn.LayerNorm(
+        normalized, eps=1e-5, elementwise_affine=affine, bias=bias, dtype=torch.float64
+    )
     if affine:  # random gains and offsets, the same on both sides
         for p in ours.parameters():
             p.data[...] = RNG.standard_normal(p.shape)
@@ -124,8 +129,13 @@ def test_linear_is_one_product_and_equals_torch():
     tout.backward(torch.tensor(g))
     for ours, theirs in ((x, tx), (w, tw), (b, tb)):
         _same(ours.grad, theirs.grad)
-    assert gradcheck(lambda x, w: F.linear(x, w), [Tensor(RNG.standard_normal((3, 2)), requires_grad=True),
-                                                     Tensor(RNG.standard_normal((4, 2)), requires_grad=True)])  # fmt: skip
+    assert gradcheck(
+        lambda x, w: F.linear(x, w),
+        [
+            Tensor(RNG.standard_normal((3, 2)), requires_grad=True),
+            Tensor(RNG.standard_normal((4, 2)), requires_grad=True),
+        ],
+    )
     with pytest.raises(ValueError, match=r"needs a weight of shape \(out, 4\)"):
         F.linear(np.ones((2, 4)), np.ones((3, 5)))
 
@@ -183,9 +193,11 @@ def test_fused_kernels_equal_their_references_and_torch(name, dtype):
     np.testing.assert_allclose(forward, ref, atol=atol, rtol=atol)
     np.testing.assert_allclose(grad, ref_grad, atol=atol * 4, rtol=atol)
     t = torch.tensor(x, requires_grad=True)  # and the op, which takes the kernel at this size
-    theirs = {"gelu": lambda v: torch.nn.functional.gelu(v),
-              "gelu_tanh": lambda v: torch.nn.functional.gelu(v, approximate="tanh"),
-              "silu": torch.nn.functional.silu}[name](t)  # fmt: skip
+    theirs = {
+        "gelu": lambda v: torch.nn.functional.gelu(v),
+        "gelu_tanh": lambda v: torch.nn.functional.gelu(v, approximate="tanh"),
+        "silu": torch.nn.functional.silu,
+    }[name](t)
     ours = {"gelu": F.gelu, "gelu_tanh": lambda v: F.gelu(v, "tanh"), "silu": F.silu}[name]
     X = Tensor(x, requires_grad=True)
     out = ours(X)

@@ -428,8 +428,10 @@ class ByteLevelBPE:
         self._check_fitted()
         check_int("vocab_size", vocab_size, len(self._specials) + 256)
         if self._added:
-            raise ValueError("truncated: this BPE has tokens added after training, which a "
-                             "shorter run would number differently")  # fmt: skip
+            raise ValueError(
+                "truncated: this BPE has tokens added after training, which a "
+                "shorter run would number differently"
+            )
         if vocab_size >= len(self):
             return bpe_files.from_dict(type(self), bpe_files.to_dict(self), "this BPE")
         document = bpe_files.to_dict(self)
