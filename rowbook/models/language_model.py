@@ -37,6 +37,7 @@ from rowbook.models.network import NetworkModel
 from rowbook.models.sampling import check_sampling, choose_token
 from rowbook.models.transformer import TransformerConfig, TransformerNet
 from rowbook.nn import functional as F
+from rowbook.nn.kernel_math import blas_single_thread
 from rowbook.optim import AdamW, OptimizerChain, SparseAdam
 from rowbook.text import ByteLevelBPE, TextPipeline
 from rowbook.training import Trainer, hold_out
@@ -438,8 +439,8 @@ class TransformerLM(NetworkModel):
         out = list(ids.tolist())
         cache = net.new_cache(1, total)
         net.eval()
-        try:
-            with no_grad():
+        try:  # one token's products are small: BLAS's threads would only wait on each other
+            with no_grad(), blas_single_thread():
                 logits = net(ids[None, :], cache=cache).data[0, -1]  # (V,)
                 for step in range(max_new_tokens):
                     token = choose_token(logits, rng, temperature, top_k, top_p)
