@@ -27,14 +27,17 @@ from timing import machine  # noqa: E402
 NAMES = [
     "embedding",
     "optim",
+    "telemetry",
     "losses",
     "text",
     "vectors",
+    "compare",
     "index",
     "word2vec",
     "fasttext",
     "contention",
     "scale",
+    "viewer",
     "lm",
 ]
 

@@ -15,6 +15,7 @@ module         commands
 ``lm``         ``train lm``, ``generate``, ``size``, ``vocab-sweep`` (language models)
 ``cooccur``    ``cooccur`` (GloVe's counting alone; ``train glove`` trains on its file)
 ``query``      ``neighbors``, ``analogy``, ``similarity``, ``evaluate``
+``compare``    ``compare`` (two vectors files: what moved)
 ``files``      ``plot``, ``convert``
 =============  ====================================================================
 
@@ -32,7 +33,7 @@ import warnings
 from collections.abc import Collection, Sequence
 
 from rowbook.checks import ParameterError
-from rowbook.cli import cooccur, files, lm, misc, query, text, train_options, vocab
+from rowbook.cli import compare, cooccur, files, lm, misc, query, text, train_options, vocab
 from rowbook.cli._common import HelpFormatter, Parser, flag_for
 
 __all__ = ["USER_ERRORS", "build_parser", "main"]
@@ -73,6 +74,7 @@ def build_parser(argv: Sequence[str] | None = None) -> argparse.ArgumentParser:
     train = train_options.register(commands, only=train_models)
     cooccur.register(commands, options=argv is None or argv[:1] == ["cooccur"])
     query.register(commands)
+    compare.register(commands)
     files.register(commands)
     lm.register(commands, train, only=train_models)
     misc.register_bench(commands)

@@ -42,7 +42,7 @@ from rowbook.nn import Embedding, EmbeddingBag, Linear, Module, init
 from rowbook.nn import functional as F
 from rowbook.nn.recurrent import LSTM
 from rowbook.text import Normalizer, TextPipeline, Vocab, WordTokenizer
-from rowbook.training import Trainer
+from rowbook.training import TrainConfig, Trainer
 from rowbook.vectors import Vectors
 
 __all__ = ["BagOfEmbeddingsNet", "LSTMClassifier", "LSTMNet", "TextClassifier"]
@@ -269,7 +269,16 @@ class _SequenceClassifier(NetworkModel):
         return net, build_optimizer(self.optimizer, net, net.embedding.weight, lr)
 
     def _trainer_for(self, net: Module, optimizer: Any) -> Trainer:
-        return self._loop(net, optimizer, _loss, _metrics)
+        config = TrainConfig(
+            epochs=self.epochs,
+            batch_size=self.batch_size,
+            seed=self.seed,
+            patience=self.patience,
+            progress=self.progress,
+            eval_on_start=True,
+            eval_on_train=True,
+        )
+        return Trainer(net, optimizer, _loss, evaluate=_metrics, config=config, save=self.save)
 
     def _extras_to_state(self, extras: dict[str, Any]) -> dict[str, Any]:
         return {"pipeline": extras["pipeline"].to_dict(), "classes": extras["classes"]}
@@ -368,7 +377,9 @@ class TextClassifier(_SequenceClassifier):
     ----------
     classes_, pipeline_, net_, history_
         the sorted labels, the fitted pipeline, the network,
-        and the per-epoch ``loss`` (plus ``val_loss`` and ``val_accuracy`` with ``val``).
+        and the per-epoch ``loss`` plus ``val_loss`` and ``val_accuracy`` with ``val``, or
+        ``eval_loss`` and ``eval_accuracy`` over the training texts without it
+        (``history_.initial``: the same before training).
     vectors
         the embedding table as :class:`~rowbook.Vectors`, keyed by the vocabulary.
 

@@ -40,7 +40,7 @@ from rowbook.nn import functional as F
 from rowbook.nn.kernel_math import blas_single_thread
 from rowbook.optim import AdamW, OptimizerChain, SparseAdam
 from rowbook.text import ByteLevelBPE, TextPipeline
-from rowbook.training import Trainer, hold_out
+from rowbook.training import TrainConfig, Trainer, hold_out
 from rowbook.vectors import Vectors
 
 __all__ = ["END_OF_TEXT", "TransformerLM", "token_windows"]
@@ -309,7 +309,22 @@ class TransformerLM(NetworkModel):
         return net, OptimizerChain(SparseAdam([table], lr=self.lr), adamw)
 
     def _trainer_for(self, net: TransformerNet, optimizer: Any) -> Trainer:
-        return self._loop(net, optimizer, _loss, _metrics, perplexity=True)
+        config = TrainConfig(
+            epochs=self.epochs,
+            batch_size=self.batch_size,
+            seed=self.seed,
+            patience=self.patience,
+            progress=self.progress,
+        )
+        return Trainer(
+            net,
+            optimizer,
+            _loss,
+            evaluate=_metrics,
+            config=config,
+            derive=lambda m: {"perplexity": math.exp(m["loss"])},
+            save=self.save,
+        )
 
     def _extras_to_state(self, fitted: dict[str, Any]) -> dict[str, Any]:
         pipeline = fitted["pipeline"]

@@ -25,7 +25,6 @@ lazily, and the dense layers after it get :class:`~rowbook.optim.Adam`
 from __future__ import annotations
 
 import json
-import math
 import os
 from abc import abstractmethod
 from typing import Any, ClassVar, Literal
@@ -35,7 +34,7 @@ from rowbook.models.base import Model
 from rowbook.nn.module import Module, Parameter
 from rowbook.optim import SGD, Adam, OptimizerChain, SparseAdam
 from rowbook.text import TextPipeline
-from rowbook.training import History, TrainConfig, Trainer
+from rowbook.training import History, Trainer
 
 __all__ = [
     "DEFAULT_LR",
@@ -111,30 +110,6 @@ class NetworkModel(Model):
 
     def _extras_to_state(self, extras: dict[str, Any]) -> dict[str, Any]:
         return {}
-
-    def _loop(
-        self,
-        net: Module,
-        optimizer: Any,
-        loss_fn: Any,
-        evaluate: Any = None,
-        *,
-        perplexity: bool = False,
-    ) -> Trainer:
-        """The :class:`~rowbook.training.Trainer` of the family's loop parameters (``epochs``,
-        ``batch_size``, ``seed``, ``patience``, ``progress``), saving to this model's file;
-        ``perplexity`` adds ``exp(loss)`` to each epoch's metrics (the language models)."""
-        config = TrainConfig(
-            epochs=self.epochs,
-            batch_size=self.batch_size,
-            seed=self.seed,
-            patience=self.patience,
-            progress=self.progress,
-        )
-        derive = (lambda m: {"perplexity": math.exp(m["loss"])}) if perplexity else None
-        return Trainer(
-            net, optimizer, loss_fn, evaluate=evaluate, config=config, derive=derive, save=self.save
-        )
 
     def _extras_from_state(self, state: dict[str, Any]) -> dict[str, Any]:
         return {}

@@ -44,7 +44,7 @@ from rowbook.nn import functional as F
 from rowbook.nn.position import TiedOutput
 from rowbook.text import CharTokenizer, Normalizer, TextPipeline, Vocab, WordTokenizer
 from rowbook.text.pipeline_file import normalizer_from_dict
-from rowbook.training import Trainer, hold_out
+from rowbook.training import TrainConfig, Trainer, hold_out
 from rowbook.vectors import Vectors
 
 __all__ = ["BOUNDARY", "NPLM", "NPLMNet", "context_windows"]
@@ -167,7 +167,9 @@ class NPLM(NetworkModel):
     history_
         :class:`~rowbook.training.History`; each epoch has ``loss`` and ``perplexity``
         (training, averaged over the epoch's batches) and, with validation texts (given or
-        held out), ``val_loss`` and ``val_perplexity``.
+        held out), ``val_loss`` and ``val_perplexity``; without them, ``eval_loss`` and
+        ``eval_perplexity`` over the training texts after the epoch. ``history_.initial``
+        holds the same scores before training.
     vectors
         the table ``C`` as :class:`~rowbook.Vectors` keyed by the vocabulary.
 
@@ -304,7 +306,24 @@ class NPLM(NetworkModel):
         return net, build_optimizer(self.optimizer, net, net.C.weight, lr)
 
     def _trainer_for(self, net: NPLMNet, optimizer: Any) -> Trainer:
-        return self._loop(net, optimizer, _loss, _metrics, perplexity=True)
+        config = TrainConfig(
+            epochs=self.epochs,
+            batch_size=self.batch_size,
+            seed=self.seed,
+            patience=self.patience,
+            progress=self.progress,
+            eval_on_start=True,
+            eval_on_train=True,
+        )
+        return Trainer(
+            net,
+            optimizer,
+            _loss,
+            evaluate=_metrics,
+            config=config,
+            derive=lambda m: {"perplexity": math.exp(m["loss"])},
+            save=self.save,
+        )
 
     def _extras_to_state(self, extras: dict[str, Any]) -> dict[str, Any]:
         return {"pipeline": extras["pipeline"].to_dict()}

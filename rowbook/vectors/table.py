@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Iterable, Iterator, Mapping, Sequence
+from pathlib import Path
 from types import MappingProxyType
 from typing import Any, Self
 
@@ -272,6 +273,75 @@ class KeyedTable:
         return cls.load_word2vec_format(
             path, no_header=True, limit=limit, encoding=encoding, allow_nonfinite=allow_nonfinite
         )
+
+    def save_projector(
+        self,
+        folder: PathLike,
+        metadata: Mapping[str, Sequence[Any]] | None = None,
+        *,
+        name: str = "embedding",
+    ) -> Path:
+        """Write the table for TensorBoard's Embedding Projector into ``folder``.
+
+        ``tensors.tsv`` (the rows), ``metadata.tsv`` (the keys, a ``count`` column when the
+        table has counts, and the columns of ``metadata``: name to one value per row) and
+        ``projector_config.pbtxt`` naming the table ``name``; keys and values holding tabs or
+        newlines are escaped (:mod:`rowbook.viz.projector`). Point TensorBoard at the folder
+        (``tensorboard --logdir FOLDER``) and open its Projector tab. Returns the config path.
+        """
+        from rowbook.viz.projector import write_projector
+
+        columns = dict(metadata or {})
+        if self._counts is not None and "count" not in columns:
+            columns = {"count": self._counts.tolist(), **columns}
+        return write_projector(folder, self._keys, self._vectors, columns, name=name)
+
+    @classmethod
+    def load_projector(
+        cls, folder: PathLike, *, tensor: str | None = None, key_column: str | None = None
+    ) -> Self:
+        """Read a table of a TensorBoard projector folder (:meth:`save_projector`'s, or one
+        TensorBoard's own ``projector.visualize_embeddings`` describes).
+
+        The keys are the metadata column ``key_column`` (default: ``"label"``, else the first
+        column), or the row numbers without metadata; they must be unique. A ``count``
+        column of non-negative integers becomes the counts. ``tensor`` picks the table when
+        the folder lists several. :func:`rowbook.viz.projector.read_projector` gives every
+        metadata column.
+        """
+        from rowbook.viz.projector import read_projector
+
+        found = read_projector(folder, tensor=tensor)
+        columns = found.metadata
+        if key_column is None:
+            key_column = "label" if "label" in columns or not columns else next(iter(columns))
+        if columns and key_column not in columns:
+            raise KeyError(f"{folder}: no metadata column {key_column!r}; it has {list(columns)}")
+        keys = columns.get(key_column) or [str(i) for i in range(len(found.vectors))]
+        missing = [i for i, key in enumerate(keys) if key is None]
+        if missing:
+            raise ValueError(
+                f"{folder}: row {missing[0]} has no {key_column!r}; every row needs a "
+                "key (choose another column with key_column=)"
+            )
+        counts = columns.get("count") if key_column != "count" else None
+        if counts is not None and not all(c is not None and c.isdigit() for c in counts):
+            counts = None  # not counts after all: left in the metadata, not taken as counts
+        try:
+            return cls(
+                keys,
+                found.vectors,
+                None if counts is None else [int(c) for c in counts],
+                copy=False,
+            )
+        except ValueError as err:
+            if "duplicate key" not in str(err):
+                raise
+            raise ValueError(
+                f"{folder}: the metadata column {key_column!r} repeats a value ({err}); "
+                "choose a column of unique values with key_column=, or read the rows "
+                "and metadata with rowbook.viz.projector.read_projector"
+            ) from None
 
     def save(self, path: PathLike) -> None:
         """Write keys, vectors and counts to one file (no pickle), atomically, at exactly ``path``.

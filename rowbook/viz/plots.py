@@ -30,6 +30,7 @@ if TYPE_CHECKING:
     from rowbook.vectors import Vectors
 
 __all__ = [
+    "new_figure",
     "plot_scatter",
     "plot_similarity",
     "plot_training",
@@ -44,7 +45,8 @@ __all__ = [
 PathLike = str | os.PathLike[str]
 
 
-def _new_figure(figsize: tuple[float, float], dpi: int) -> Figure:
+def new_figure(figsize: tuple[float, float], dpi: int) -> Figure:
+    """A matplotlib Figure with an Agg canvas and constrained layout, no ``pyplot`` involved."""
     fig = Figure(figsize=figsize, dpi=dpi, layout="constrained")
     FigureCanvasAgg(fig)
     return fig
@@ -98,7 +100,7 @@ def scatter_figure(
     points = as_points(data, labels, words, groups=groups, colors=colors)
     check_choice("show_labels", show_labels, ("auto", "all", "none"))
     coords, axis_names = project(points.X, 2, method=method, seed=seed)  # (n, 2)
-    fig = _new_figure(figsize, dpi)
+    fig = new_figure(figsize, dpi)
     ax = fig.add_subplot()
     marker = {"s": 36, "edgecolors": "black", "linewidths": 0.4}
     ax.scatter(coords[:, 0], coords[:, 1], c=points.colors, zorder=2, **marker)
@@ -191,7 +193,7 @@ def similarity_figure(
     if figsize is None:
         side = min(4.0 + 0.35 * n, 16.0)
         figsize = (side + 1.2, side)
-    fig = _new_figure(figsize, dpi)
+    fig = new_figure(figsize, dpi)
     ax = fig.add_subplot()
     image = ax.imshow(cos, cmap="RdBu_r", vmin=-1.0, vmax=1.0)
     ax.set_xticks(range(n), points.labels, rotation=90, fontsize=8)
@@ -237,7 +239,7 @@ def training_figure(
     x = [float(r["epoch"]) + 1 if "epoch" in r else i + 1 for i, r in enumerate(rows)]
     panels = [[m for m in names if "loss" in m], [m for m in names if "loss" not in m]]
     panels = [p for p in panels if p]
-    fig = _new_figure(figsize, dpi)
+    fig = new_figure(figsize, dpi)
     axes = fig.subplots(1, len(panels), squeeze=False)[0]
     for ax, panel in zip(axes, panels, strict=True):
         for name in panel:
@@ -275,7 +277,7 @@ def vocab_sweep_figure(
     if not rows:
         raise ValueError("rows is empty: run vocab_sweep on at least one size")
     V = [r.vocab_size for r in rows]
-    fig = _new_figure(figsize, dpi)
+    fig = new_figure(figsize, dpi)
     ax = fig.subplots()
     ax.plot(V, [r.tokens_per_char for r in rows], marker="o", color="tab:blue")
     ax.set_xscale("log")

@@ -44,6 +44,7 @@ def test_every_command_is_there():
         "analogy",
         "similarity",
         "evaluate",
+        "compare",
         "plot",
         "convert",
         "bench",
