@@ -30,7 +30,7 @@ import pytest
 
 import rowbook
 from rowbook.data.cooccurrence_file import load_cooccurrence, save_cooccurrence
-from rowbook.io import load_state, save_state
+from rowbook.io import load_state, map_safetensors, save_safetensors, save_state
 from rowbook.models import ColorHarmony, FastText, GloVe, Word2Vec
 from rowbook.nn import Embedding, Module
 from rowbook.optim import Adam
@@ -76,6 +76,7 @@ LOADERS = {
     "tokenizer.json": ByteLevelBPE.from_tokenizer_json,
     "fasttext bin": SubwordVectors.load_fasttext,
     "cooccurrence npz": load_cooccurrence,
+    "safetensors": lambda p: [np.asarray(a).sum() for a in map_safetensors(p)[0].values()],
 }
 NPZ_FORMATS = (
     "vectors npz",
@@ -113,6 +114,9 @@ def _write_bases(folder: Path) -> None:
         counted.keys,
         counted.counts,
         window=counted.window,
+    )
+    save_safetensors(
+        folder / "safetensors", {"wte.weight": TABLE, "ln_f.bias": TABLE[0]}, {"format": "pt"}
     )
     FastText(vector_size=4, bucket=64, min_count=1, epochs=1, workers=1).fit(CORPUS).save_fasttext(
         folder / "fasttext bin"

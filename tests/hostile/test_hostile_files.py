@@ -35,7 +35,7 @@ FUZZ = settings(
     suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
 )
 TEXT = ("word2vec text", "word2vec binary", "glove")
-BINARY = ("fasttext bin",)
+BINARY = ("fasttext bin", "safetensors")
 NPZ = (
     "vectors npz",
     "state",
