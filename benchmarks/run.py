@@ -28,6 +28,7 @@ NAMES = [
     "embedding",
     "optim",
     "telemetry",
+    "learning",
     "losses",
     "text",
     "vectors",

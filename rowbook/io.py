@@ -33,8 +33,8 @@ import json
 import lzma
 import os
 import re
+import secrets
 import struct
-import tempfile
 import time
 import zipfile
 import zlib
@@ -108,9 +108,8 @@ def atomic_write(
     if not folder.is_dir():
         raise FileNotFoundError(f"cannot write {path}: folder {folder} does not exist")
     _remove_stale_temporaries(path, folder)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=folder)
+    tmp, fd = _new_temporary(path, folder)
     try:
-        os.chmod(tmp, 0o666 & ~_umask())  # mkstemp makes 0600; give the file the usual mode
         with os.fdopen(fd, mode, **kwargs) as f:
             yield f
             f.flush()
@@ -120,6 +119,23 @@ def atomic_write(
         with contextlib.suppress(FileNotFoundError):
             os.unlink(tmp)
         raise
+
+
+def _new_temporary(path: Path, folder: Path) -> tuple[Path, int]:
+    """A new file ``.NAME.XXXXXXXX.tmp`` beside ``path`` (mode 0666 less the umask) and its
+    descriptor. The name is chosen before the file is made, so a Ctrl-C that lands while it
+    is made (even between ``os.open`` returning and its result being kept) removes it."""
+    flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_BINARY", 0)
+    while True:
+        tmp = folder / f".{path.name}.{secrets.token_hex(4)}.tmp"
+        try:
+            return tmp, os.open(tmp, flags, 0o666)
+        except FileExistsError:
+            continue
+        except BaseException:
+            with contextlib.suppress(FileNotFoundError):
+                os.unlink(tmp)
+            raise
 
 
 def _remove_stale_temporaries(path: Path, folder: Path) -> None:
@@ -133,12 +149,6 @@ def _remove_stale_temporaries(path: Path, folder: Path) -> None:
                 if now - entry.stat(follow_symlinks=False).st_mtime > STALE_TMP_SECONDS:
                     with contextlib.suppress(OSError):
                         os.unlink(entry.path)
-
-
-def _umask() -> int:
-    mask = os.umask(0)
-    os.umask(mask)
-    return mask
 
 
 def _split(obj: Any, arrays: dict[str, np.ndarray], where: str) -> Any:

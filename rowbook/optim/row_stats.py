@@ -3,7 +3,9 @@
 An embedding table learns one row at a time: a step moves only the rows its batch looked
 up. :class:`RowStats` is the record of that, one entry per row of a ``(V, ...)`` table:
 
-* ``updates[r]`` -- the steps on which row ``r`` had a gradient (was looked up);
+* ``updates[r]`` -- the updates of row ``r``: the steps on which it had a gradient (was
+  looked up) for an optimizer; a trainer that moves a row once per example, several times
+  in one step (the word-vector models, whose step is a job), counts each;
 * ``grad_norm_sum[r]`` -- the sum over those steps of ``||g_r||``, the Euclidean norm of
   the row's (summed) gradient;
 * ``last_step[r]`` -- the last such step, counted from 1 (0: never);
@@ -91,10 +93,10 @@ class RowStats:
         if (self.updates < 0).any() or (self.last_step < 0).any():
             raise ValueError("RowStats: updates and last_step must be >= 0 (0: never updated)")
         steps = int(self.steps)
-        if steps < 0 or (rows and (self.updates.max() > steps or self.last_step.max() > steps)):
+        if steps < 0 or (rows and self.last_step.max() > steps):
             raise ValueError(
-                f"RowStats: steps={self.steps!r} must be >= 0 and >= every updates and "
-                "last_step entry (a row cannot be updated on more steps than were taken)"
+                f"RowStats: steps={self.steps!r} must be >= 0 and >= every last_step entry "
+                "(a row cannot be updated on a step that was not taken)"
             )
         object.__setattr__(self, "steps", steps)
         if self.keys is not None:

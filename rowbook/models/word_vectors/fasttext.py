@@ -94,6 +94,9 @@ class FastText(Word2Vec):
         Corpus words per job (the unit of threading and of learning-rate updates).
     progress : bool
         Show a tqdm progress bar.
+    row_stats : bool
+        Record per-row telemetry of ``W_in``, bucket rows included, read as
+        :attr:`row_stats_` (:mod:`~rowbook.models.word_vectors.telemetry`).
 
     Examples
     --------
@@ -105,7 +108,7 @@ class FastText(Word2Vec):
     ['walk', '<wa', '<wal', '<walk']
     """
 
-    _run_only: ClassVar[tuple[str, ...]] = ("workers", "progress")
+    _run_only: ClassVar[tuple[str, ...]] = ("workers", "progress", "row_stats")
     # word2vec's options fastText does not have, fixed (class constants, not parameters)
     max_vocab_size: ClassVar[None] = None
     hierarchical_softmax: ClassVar[bool] = False
@@ -133,13 +136,14 @@ class FastText(Word2Vec):
         seed: int = 1,
         batch_words: int = 10_000,
         progress: bool = False,
+        row_stats: bool = False,
     ) -> None:
         self.architecture, self.vector_size, self.window = architecture, vector_size, window
         self.min_count, self.minn, self.maxn, self.bucket = min_count, minn, maxn, bucket
         self.negative, self.ns_exponent, self.sample = negative, ns_exponent, sample
         self.lr, self.min_lr, self.epochs = lr, min_lr, epochs
         self.workers, self.seed = workers, seed
-        self.batch_words, self.progress = batch_words, progress
+        self.batch_words, self.progress, self.row_stats = batch_words, progress, row_stats
         self._check_params()
 
     def _check_params(self) -> None:
@@ -189,7 +193,7 @@ class FastText(Word2Vec):
         encoded: EncodedCorpus,
         bounds: np.ndarray,
     ):
-        """``step(j, lr, seed)`` trains job ``j`` with the bags of the vocabulary (loss not kept)."""
+        """``step(j, lr, seed, stats)`` trains job ``j`` with the bags of the vocabulary (loss not kept)."""
         bag_starts, bag_ids = subword_table(
             vocab.keys, minn=self.minn, maxn=self.maxn, bucket=self.n_buckets
         )
@@ -198,7 +202,7 @@ class FastText(Word2Vec):
         out = (tables["W_out"], table, negative_guide(table), self.negative)
         skipgram = self.architecture == "skipgram"
 
-        def step(j: int, lr: float, seed: int) -> float:
+        def step(j: int, lr: float, seed: int, stats: Any) -> float:
             ids, starts = encoded.sentences(bounds[j], bounds[j + 1])  # read from disk if spilled
             train_job(
                 tables["W_in"],
@@ -215,6 +219,7 @@ class FastText(Word2Vec):
                 skipgram,
                 lr,
                 seed,
+                stats,
             )
             return 0.0
 

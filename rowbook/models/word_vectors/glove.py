@@ -83,6 +83,9 @@ class GloVe(WordVectorModel):
     seed, workers, progress
         Seed of the initial values and the shuffle; threads (``None``: one per CPU; one
         worker is reproducible); show a tqdm bar.
+    row_stats : bool
+        Record per-word telemetry (a record updates both of its words), read as
+        :attr:`row_stats_` (:mod:`~rowbook.models.word_vectors.telemetry`).
 
     Examples
     --------
@@ -96,6 +99,7 @@ class GloVe(WordVectorModel):
 
     _table_dtype: ClassVar[type] = np.float64
     _lr_schedule: ClassVar[bool] = False
+    _stats_shape_of: ClassVar[str] = "W"
 
     def __init__(
         self,
@@ -114,11 +118,12 @@ class GloVe(WordVectorModel):
         seed: int = 1,
         workers: int | None = None,
         progress: bool = False,
+        row_stats: bool = False,
     ) -> None:
         self.vector_size, self.window, self.x_max, self.alpha = vector_size, window, x_max, alpha
         self.epochs, self.lr, self.min_count, self.max_vocab = epochs, lr, min_count, max_vocab
         self.symmetric, self.distance_weighting, self.memory = symmetric, distance_weighting, memory
-        self.seed, self.workers, self.progress = seed, workers, progress
+        self.seed, self.workers, self.progress, self.row_stats = seed, workers, progress, row_stats
         for name, minimum in (
             ("vector_size", 1),
             ("window", 1),
@@ -272,10 +277,10 @@ class GloVe(WordVectorModel):
         params = tuple(state["tables"][name] for name in _TABLES)
         grads = tuple(state["sums"][name] for name in _TABLES)
 
-        def run(j: int, lr: float, trained: int) -> float:  # views in RAM, or read from the file
+        def run(j: int, lr: float, trained: int, stats: Any) -> float:  # RAM views or file reads
             rows, cols, vals = records.read(int(bounds[j]), int(bounds[j + 1]))
             return glove_records(
-                params, grads, rows, cols, vals, 0, len(vals), self.x_max, self.alpha, lr
+                params, grads, rows, cols, vals, 0, len(vals), self.x_max, self.alpha, lr, stats
             )
 
         return EpochJobs(
@@ -286,6 +291,10 @@ class GloVe(WordVectorModel):
             unit="record",
             mean_loss=True,
         )
+
+    def _stats_table(self, state: dict[str, Any]) -> np.ndarray:
+        """The words' vectors ``W + W_tilde``, whose rows the telemetry follows."""
+        return state["tables"]["W"] + state["tables"]["W_tilde"]
 
     def _make_vectors(self, state: dict[str, Any]) -> Vectors:
         """``W + W_tilde`` as float32 (glove.c's ``-model 2`` output)."""
