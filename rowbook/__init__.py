@@ -23,6 +23,7 @@ if TYPE_CHECKING:  # the names as type checkers and editors see them; imported o
         NPLM,
         ColorHarmony,
         FastText,
+        FastTextClassifier,
         GloVe,
         LSTMClassifier,
         TextClassifier,
@@ -82,6 +83,7 @@ __getattr__, __dir__, _ = lazy_loader.attach(
             "Word2Vec",
             "GloVe",
             "FastText",
+            "FastTextClassifier",
             "load",
         ],
         "vectors": ["Vectors", "SubwordVectors"],
@@ -121,6 +123,7 @@ __all__ = [  # noqa: RUF022 - pipeline order, not alphabetical
     "Word2Vec",
     "GloVe",
     "FastText",
+    "FastTextClassifier",
     "load",
     # query side
     "Vectors",

@@ -18,6 +18,7 @@ if TYPE_CHECKING:
     from rowbook.models.classifier import LSTMClassifier, TextClassifier
     from rowbook.models.color_harmony import COLOR_NAMES, ColorHarmony
     from rowbook.models.nplm import NPLM
+    from rowbook.models.word_vectors.classifier import FastTextClassifier
     from rowbook.models.word_vectors.fasttext import FastText
     from rowbook.models.word_vectors.glove import GloVe
     from rowbook.models.word_vectors.word2vec import Word2Vec
@@ -31,6 +32,7 @@ _MODULES = {
     "word_vectors.word2vec": ["Word2Vec"],
     "word_vectors.glove": ["GloVe"],
     "word_vectors.fasttext": ["FastText"],
+    "word_vectors.classifier": ["FastTextClassifier"],
 }
 _getattr, _, _ = lazy_loader.attach(__name__, submod_attrs=_MODULES)
 _MODEL_NAMES = (
@@ -41,6 +43,7 @@ _MODEL_NAMES = (
     "Word2Vec",
     "GloVe",
     "FastText",
+    "FastTextClassifier",
 )
 
 
@@ -58,6 +61,7 @@ __all__ = [
     "NPLM",
     "ColorHarmony",
     "FastText",
+    "FastTextClassifier",
     "GloVe",
     "LSTMClassifier",
     "Model",

@@ -9,7 +9,8 @@ args                   int32 dim, ws, epoch, minCount, neg, wordNgrams, loss, mo
                        minn, maxn, lrUpdateRate; float64 t (56 bytes)
 dictionary             int32 size, nwords, nlabels; int64 ntokens, pruneidx_size; then
                        ``size`` entries (NUL-terminated UTF-8 word, int64 count, int8 type
-                       0 word / 1 label), then ``pruneidx_size`` int32 pairs
+                       0 word / 1 label), then ``pruneidx_size`` int32 pairs (bucket, row):
+                       the buckets a quantised model kept (-1: not pruned)
 quant flag             1 byte; 1 means a quantised (``.ftz``) input matrix: not supported
 input matrix           int64 rows (nwords + bucket), int64 cols (dim), rows * cols float32
 qout flag              1 byte
@@ -27,7 +28,7 @@ from __future__ import annotations
 import mmap
 import os
 import struct
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import BinaryIO
 
 import numpy as np
@@ -89,6 +90,7 @@ class FastTextFile:
     output: np.ndarray  # (nwords or nlabels, dim) float32
     ntokens: int = 0
     types: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.int8))  # (size,)
+    pruneidx: np.ndarray | None = None  # (n, 2) int32 (bucket, kept row); None: not pruned
 
     @property
     def nwords(self) -> int:
@@ -144,7 +146,9 @@ def read_fasttext_bin(path: PathLike) -> FastTextFile:
                 f"{FASTTEXT_VERSION} this rowbook reads"
             )
         args = FastTextArgs(*s.unpack(_ARGS, "args"))
-        words, counts, types, ntokens = _read_dictionary(s)
+        if version == 11 and args.model == 3:  # fastText: old supervised models had no char n-grams
+            args = replace(args, maxn=0)
+        words, counts, types, ntokens, pruneidx = _read_dictionary(s)
         input_ = _read_matrix(s, "input matrix", "quant flag", args.dim, reserve=1 + 16)
         output = _read_matrix(s, "output matrix", "qout flag", args.dim, reserve=0)
         if s.left:
@@ -156,10 +160,12 @@ def read_fasttext_bin(path: PathLike) -> FastTextFile:
             f"{s.path}: field 'input matrix' has {input_.shape[0]} rows, but "
             f"nwords + bucket = {nwords} + {args.bucket} = {expected}; the file is damaged"
         )
-    return FastTextFile(args, tuple(words), counts, input_, output, ntokens, types)
+    return FastTextFile(args, tuple(words), counts, input_, output, ntokens, types, pruneidx)
 
 
-def _read_dictionary(s: _Stream) -> tuple[list[str], np.ndarray, np.ndarray, int]:
+def _read_dictionary(
+    s: _Stream,
+) -> tuple[list[str], np.ndarray, np.ndarray, int, np.ndarray | None]:
     size, nwords, nlabels, ntokens, prune_size = s.unpack(_DICT_HEAD, "dictionary header")
     s.claim("dictionary field 'size'", size, _ENTRY_MIN_BYTES)
     if nwords < 0 or nlabels < 0 or nwords + nlabels != size:
@@ -185,12 +191,14 @@ def _read_dictionary(s: _Stream) -> tuple[list[str], np.ndarray, np.ndarray, int
                 )
             pos = end + _ENTRY_MIN_BYTES
     s.f.seek(pos)
-    if prune_size > 0:
-        raise s.fail(
-            "dictionary field 'pruneidx_size'",
-            f"is {prune_size}: a pruned dictionary belongs to a quantised model, not supported",
-        )
-    return words, counts, types, ntokens
+    pruneidx = None
+    if prune_size >= 0:
+        s.claim("dictionary field 'pruneidx_size'", prune_size, 8)
+        pruneidx = np.frombuffer(s.f.read(8 * prune_size), dtype="<i4").reshape(-1, 2)
+        pruneidx = pruneidx.astype(np.int32)
+    elif prune_size != -1:
+        raise s.fail("dictionary field 'pruneidx_size'", f"is {prune_size}, not -1 or a count")
+    return words, counts, types, ntokens, pruneidx
 
 
 def _read_matrix(s: _Stream, what: str, flag: str, dim: int, reserve: int) -> np.ndarray:
@@ -238,13 +246,19 @@ def write_fasttext_bin(path: PathLike, model: FastTextFile) -> None:
                 a.t,
             )
         )
-        f.write(_DICT_HEAD.pack(len(words), len(words) - nlabels, nlabels, model.ntokens, -1))
+        prune = model.pruneidx
+        prune_size = -1 if prune is None else len(prune)
+        f.write(
+            _DICT_HEAD.pack(len(words), len(words) - nlabels, nlabels, model.ntokens, prune_size)
+        )
         f.write(
             b"".join(
                 w.encode("utf-8") + struct.pack("<bqb", 0, int(c), int(t))
                 for w, c, t in zip(words, model.counts, types, strict=True)
             )
         )
+        if prune is not None:
+            f.write(np.ascontiguousarray(prune, dtype="<i4").tobytes())
         for flag, matrix in ((b"\0", model.input), (b"\0", model.output)):
             table = np.ascontiguousarray(matrix, dtype="<f4")
             f.write(flag + _MATRIX_HEAD.pack(*table.shape))
