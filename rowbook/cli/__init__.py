@@ -31,7 +31,7 @@ import warnings
 from collections.abc import Collection, Sequence
 
 from rowbook.checks import ParameterError
-from rowbook.cli import cooccur, files, misc, query, text, train_options, vocab
+from rowbook.cli import classify, cooccur, files, misc, query, text, train_options, vocab
 from rowbook.cli._common import HelpFormatter, Parser, flag_for
 
 __all__ = ["USER_ERRORS", "build_parser", "main"]
@@ -73,6 +73,7 @@ def build_parser(argv: Sequence[str] | None = None) -> argparse.ArgumentParser:
     cooccur.register(commands, options=argv is None or argv[:1] == ["cooccur"])
     query.register(commands)
     files.register(commands)
+    classify.register(commands)
     misc.register_bench(commands)
     return parser
 
