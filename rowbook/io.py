@@ -42,7 +42,7 @@ from typing import IO, Any
 
 import numpy as np
 
-from rowbook._npz import MAX_INFLATED_BYTES, read_members
+from rowbook._npz import MAX_INFLATED_BYTES, MmapMode, read_members, write_members
 from rowbook.corpus_files import check_regular_file, open_binary
 
 __all__ = [
@@ -174,21 +174,27 @@ def save_state(path: str | os.PathLike[str], state: Any, *, kind: str) -> None:
     tree = _split(state, arrays, "")
     meta = json.dumps({"format": "rowbook", "version": FORMAT_VERSION, "kind": kind, "tree": tree})
     with atomic_write(path) as f:  # straight into the file: no second copy of the arrays in RAM
-        np.savez(f, **arrays, **{_META: np.array(meta)})
+        write_members(f, {**arrays, _META: np.array(meta)})  # stored, aligned: mappable
 
 
 def load_state(
-    path: str | os.PathLike[str], *, kind: str, max_inflated_bytes: int | None = MAX_INFLATED_BYTES
+    path: str | os.PathLike[str],
+    *,
+    kind: str,
+    max_inflated_bytes: int | None = MAX_INFLATED_BYTES,
+    mmap_mode: MmapMode = None,
 ) -> Any:
     """Read a file written by :func:`save_state`; errors name the file and the problem.
 
     Every array's header is checked against the archive before it is allocated; compressed
     members (which rowbook never writes) may expand to ``max_inflated_bytes`` in all
-    (``None``: no cap, for a file you trust).
+    (``None``: no cap, for a file you trust). ``mmap_mode`` (``"r"`` read-only, ``"c"``
+    copy-on-write) maps large arrays from the file instead of reading them
+    (see :mod:`rowbook._npz`).
     """
     path = check_regular_file(path, f"{kind} file")
     try:
-        arrays = read_members(path, max_inflated_bytes)
+        arrays = read_members(path, max_inflated_bytes, mmap_mode)
     except _NOT_AN_ARCHIVE as err:
         if isinstance(err, ValueError) and str(err).startswith(str(path)):
             raise
@@ -366,8 +372,20 @@ def save_safetensors(
         f.write(data)
 
 
-def load_safetensors(path: str | os.PathLike[str]) -> tuple[dict[str, np.ndarray], dict[str, str]]:
-    """Read a safetensors file: ``(name -> array, metadata)``; a bad file raises ``ValueError``."""
+_SAFETENSORS_DTYPES = {"F64": "<f8", "F32": "<f4", "F16": "<f2", "I64": "<i8", "I32": "<i4",
+                       "I16": "<i2", "I8": "i1", "U64": "<u8", "U32": "<u4", "U16": "<u2",
+                       "U8": "u1", "BOOL": "?"}  # fmt: skip
+_MAP_AT_LEAST = 1 << 16  # smaller tensors are read (a mapping costs a file descriptor)
+
+
+def load_safetensors(
+    path: str | os.PathLike[str], *, mmap_mode: MmapMode = None
+) -> tuple[dict[str, np.ndarray], dict[str, str]]:
+    """Read a safetensors file: ``(name -> array, metadata)``; a bad file raises ``ValueError``.
+
+    With ``mmap_mode`` (``"r"`` or ``"c"``) tensors of 64 KiB or more are mapped from the file
+    (after ``safetensors`` has checked the header and the offsets) instead of read.
+    """
     from safetensors import SafetensorError, safe_open
 
     path = Path(path)
@@ -375,8 +393,26 @@ def load_safetensors(path: str | os.PathLike[str]) -> tuple[dict[str, np.ndarray
         raise FileNotFoundError(f"no safetensors file at {path}")
     try:
         with safe_open(path, framework="np") as f:
-            tensors = {name: f.get_tensor(name) for name in f.keys()}
-            metadata = dict(f.metadata() or {})
+            names, metadata = list(f.keys()), dict(f.metadata() or {})
+            mapped = _mapped_safetensors(path, mmap_mode) if mmap_mode else {}
+            tensors = {name: mapped[name] if name in mapped else f.get_tensor(name) for name in names}
     except (SafetensorError, OSError, ValueError) as err:
         raise ValueError(f"{path} is not a readable safetensors file ({err})") from None
     return tensors, metadata
+
+
+def _mapped_safetensors(path: Path, mmap_mode: str) -> dict[str, np.ndarray]:
+    """The large tensors of a safetensors file (already checked by ``safe_open``) as memmaps."""
+    with open(path, "rb") as f:
+        (size,) = struct.unpack("<Q", f.read(8))
+        header = json.loads(f.read(size))
+    mapped = {}
+    for name, entry in header.items():
+        if name == "__metadata__" or entry["dtype"] not in _SAFETENSORS_DTYPES:
+            continue
+        begin, end = entry["data_offsets"]
+        dtype = np.dtype(_SAFETENSORS_DTYPES[entry["dtype"]])
+        offset = 8 + size + begin
+        if end - begin >= _MAP_AT_LEAST and offset % dtype.alignment == 0:
+            mapped[name] = np.memmap(path, dtype, mmap_mode, offset, tuple(entry["shape"]))
+    return mapped

@@ -20,7 +20,7 @@ from rowbook.vectors import evaluate
 from rowbook.vectors.index import IndexKind, VectorIndex
 from rowbook.vectors.neighbors import (
     cos_add_direction,
-    cos_mul_scores,
+    cos_mul_combine,
     restrict_stop,
     top_k,
 )
@@ -96,7 +96,7 @@ class Vectors(PairQueries):
         query = cos_add_direction(vectors, np.array([w for _, w in terms]))  # (d,)
         if approximate:
             return self._approximate(query.astype(np.float32), topn, exclude, stop)
-        scores = self.get_normed_vectors()[:stop] @ query.astype(np.float32)  # (stop,)
+        scores = self._cosines(query.astype(np.float32), stop)  # (stop,)
         return scores if topn is None else self._ranked(scores, topn, exclude)
 
     # -- approximate neighbors ----------------------------------------------------
@@ -133,7 +133,7 @@ class Vectors(PairQueries):
         wanted = topn + len(exclude)
         candidates = self._built_index().search(query, wanted if stop == len(self) else 4 * wanted)
         candidates = candidates[candidates < stop]
-        scores = self.get_normed_vectors()[candidates] @ query  # (C,) exact cosines
+        scores = self._unit_rows(candidates) @ query  # (C,) exact cosines
         order = np.argsort(-scores, kind="stable")
         ranked = [
             (self._keys[c], float(scores[i])) for i, c in zip(order, candidates[order], strict=True)
@@ -181,10 +181,8 @@ class Vectors(PairQueries):
         if not plus:
             raise ValueError("most_similar_cosmul needs at least one key or vector in positive")
         vectors, exclude = self._resolve(plus + minus, normalise_keys=True)
-        rows = [v[None, :] for v in vectors]  # each (1, d)
-        scores = cos_mul_scores(
-            self.get_normed_vectors()[:stop], rows[: len(plus)], rows[len(plus) :]
-        )[0]
+        cosines = [self._cosines(v[None, :], stop) for v in vectors]  # each (1, stop)
+        scores = cos_mul_combine(cosines[: len(plus)], cosines[len(plus) :])[0]
         return scores if topn is None else self._ranked(scores, topn, exclude)
 
     def analogy(
@@ -244,7 +242,7 @@ class Vectors(PairQueries):
             )
         if not present:
             raise ValueError(f"doesnt_match needs at least one known key, got {list(keys)!r}")
-        unit = self.get_normed_vectors()[[self.get_index(k) for k in present]]  # (n, d)
+        unit = self._unit_rows([self.get_index(k) for k in present])  # (n, d)
         centre = cos_add_direction(unit, np.ones(len(present)))  # (d,)
         return min(zip((unit @ centre).tolist(), present, strict=True))[1]
 

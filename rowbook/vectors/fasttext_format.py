@@ -27,6 +27,7 @@ from __future__ import annotations
 import mmap
 import os
 import struct
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import BinaryIO
 
@@ -45,6 +46,7 @@ _ARGS = struct.Struct("<12id")
 _DICT_HEAD = struct.Struct("<3i2q")
 _MATRIX_HEAD = struct.Struct("<2q")
 _ENTRY_MIN_BYTES = 10  # an empty word's NUL, int64 count, int8 type
+_PIECE = 1 << 24  # bytes of a matrix read per call
 
 PathLike = str | os.PathLike[str]
 
@@ -119,8 +121,12 @@ class _Stream:
         return value
 
 
-def read_fasttext_bin(path: PathLike) -> FastTextFile:
-    """Read an unquantised fastText ``.bin`` (see the module docstring for the layout)."""
+def read_fasttext_bin(path: PathLike, *, allocate: Callable[[tuple[int, int], np.dtype], np.ndarray]
+                      = np.empty) -> FastTextFile:  # fmt: skip
+    """Read an unquantised fastText ``.bin`` (see the module docstring for the layout).
+
+    ``allocate(shape, dtype)`` makes the arrays the matrices are read into (a memory map of
+    a file, when converting a model larger than memory)."""
     with open(path, "rb") as f:
         s = _Stream(f, path)
         magic, version = s.unpack(struct.Struct("<2i"), "header")
@@ -132,8 +138,8 @@ def read_fasttext_bin(path: PathLike) -> FastTextFile:
                              f"{FASTTEXT_VERSION} this rowbook reads")  # fmt: skip
         args = FastTextArgs(*s.unpack(_ARGS, "args"))
         words, counts, types, ntokens = _read_dictionary(s)
-        input_ = _read_matrix(s, "input matrix", "quant flag", args.dim, reserve=1 + 16)
-        output = _read_matrix(s, "output matrix", "qout flag", args.dim, reserve=0)
+        input_ = _read_matrix(s, "input matrix", "quant flag", args.dim, 1 + 16, allocate)
+        output = _read_matrix(s, "output matrix", "qout flag", args.dim, 0, allocate)
         if s.left:
             raise s.fail("end of file", f"has {s.left} bytes after the output matrix")
     nwords = int(np.count_nonzero(types == 0))
@@ -173,7 +179,8 @@ def _read_dictionary(s: _Stream) -> tuple[list[str], np.ndarray, np.ndarray, int
     return words, counts, types, ntokens
 
 
-def _read_matrix(s: _Stream, what: str, flag: str, dim: int, reserve: int) -> np.ndarray:
+def _read_matrix(s: _Stream, what: str, flag: str, dim: int, reserve: int,
+                 allocate: Callable[[tuple[int, int], np.dtype], np.ndarray]) -> np.ndarray:  # fmt: skip
     if s.left < 1:
         raise s.fail(f"field '{flag}'", "is missing")
     if s.f.read(1) != b"\0":
@@ -183,10 +190,11 @@ def _read_matrix(s: _Stream, what: str, flag: str, dim: int, reserve: int) -> np
     if cols != dim:
         raise s.fail(f"field '{what}'", f"has {cols} columns but args.dim is {dim}")
     s.claim(f"field '{what}' rows", rows, 4 * max(cols, 1), reserve)
-    matrix = np.empty((rows, cols), dtype=np.float32)  # (rows, dim), filled in place
+    matrix = allocate((rows, cols), np.dtype(np.float32))  # (rows, dim), filled in place
     view = memoryview(matrix).cast("B")
-    if s.f.readinto(view) != view.nbytes:
-        raise s.fail(f"field '{what}'", "ends early")
+    for start in range(0, view.nbytes, _PIECE):  # a piece at a time: a mapped matrix pages out
+        if s.f.readinto(view[start : start + _PIECE]) != len(view[start : start + _PIECE]):
+            raise s.fail(f"field '{what}'", "ends early")
     if np.little_endian is False:  # pragma: no cover - big-endian hosts
         matrix.byteswap(inplace=True)
     return matrix

@@ -26,6 +26,7 @@ from rowbook.checks import check_int
 __all__ = [
     "EPSILON",
     "cos_add_direction",
+    "cos_mul_combine",
     "cos_mul_scores",
     "pair_cosines",
     "restrict_stop",
@@ -227,9 +228,18 @@ def cos_mul_scores(
     array([[0.999999, 0.4999995]], dtype=float32)
     """
 
-    def shifted(terms: np.ndarray) -> np.ndarray:  # (Q, d) -> (Q, V)
-        return (1 + terms @ unit.T) / 2
+    return cos_mul_combine([t @ unit.T for t in positive], [t @ unit.T for t in negative])
 
-    numerator = np.prod([shifted(t) for t in positive], axis=0)  # (Q, V)
-    denominator = np.prod([shifted(t) for t in negative], axis=0) if negative else 1.0
-    return (numerator / (denominator + EPSILON)).astype(unit.dtype, copy=False)
+
+def cos_mul_combine(positive: Sequence[np.ndarray], negative: Sequence[np.ndarray]) -> np.ndarray:
+    """3CosMul from the cosines of every row with each term: ``positive`` and ``negative`` hold
+    (Q, V) cosine arrays; the result is :func:`cos_mul_scores`'s, in their dtype.
+
+    Examples
+    --------
+    >>> cos_mul_combine([np.array([[1.0, 0.0]], np.float32)], [])
+    array([[0.999999, 0.4999995]], dtype=float32)
+    """
+    numerator = np.prod([(1 + c) / 2 for c in positive], axis=0)  # (Q, V)
+    denominator = np.prod([(1 + c) / 2 for c in negative], axis=0) if negative else 1.0
+    return (numerator / (denominator + EPSILON)).astype(positive[0].dtype, copy=False)

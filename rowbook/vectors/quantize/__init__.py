@@ -1,0 +1,1 @@
+"""Quantised tables (placeholder docstring, rewritten below)."""
