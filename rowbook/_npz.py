@@ -59,17 +59,19 @@ _LOCAL_HEADER = struct.Struct("<4s5H3L2H")  # a zip local file header, before it
 MmapMode = Literal["r", "c"] | None
 
 
-def read_members(path: Path, max_inflated_bytes: int | None,
-                 mmap_mode: MmapMode = None) -> dict[str, np.ndarray]:  # fmt: skip
-    """Every member of the archive at ``path`` as an array, by name without ``.npy``; with
-    ``mmap_mode``, large stored members are mapped (see the module docstring)."""
+def read_members(path: Path, max_inflated_bytes: int | None, mmap_mode: MmapMode = None,
+                 only: set[str] | None = None) -> dict[str, np.ndarray]:  # fmt: skip
+    """Every member of the archive at ``path`` (or those named in ``only``) as an array, by
+    name without ``.npy``; with ``mmap_mode``, large stored members are mapped (see the module
+    docstring)."""
     if mmap_mode not in (None, "r", "c"):
         raise ValueError(f"mmap_mode must be None, 'r' or 'c', got {mmap_mode!r}")
     size = path.stat().st_size
     with zipfile.ZipFile(path) as archive:
         infos = archive.infolist()
         _check_directory(path, infos, size, max_inflated_bytes)
-        return {info.filename[:-4]: _read_member(path, archive, info, mmap_mode) for info in infos}
+        return {info.filename[:-4]: _read_member(path, archive, info, mmap_mode) for info in infos
+                if only is None or info.filename[:-4] in only}  # fmt: skip
 
 
 def write_members(f: BinaryIO, arrays: dict[str, np.ndarray]) -> None:

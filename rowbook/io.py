@@ -53,6 +53,7 @@ __all__ = [
     "STALE_TMP_SECONDS",
     "atomic_write",
     "fields_of",
+    "kind_of",
     "load_safetensors",
     "load_state",
     "parse_json",
@@ -205,8 +206,20 @@ def load_state(
     return _join(meta["tree"], arrays, path, "")
 
 
-def _metadata(path: Path, raw: np.ndarray | None, kind: str) -> dict[str, Any]:
-    """The archive's JSON document, each field checked."""
+def kind_of(path: str | os.PathLike[str]) -> str | None:
+    """The ``kind`` a file written by :func:`save_state` declares (reading its metadata only);
+    None when it is not such a file."""
+    path = check_regular_file(path, "rowbook file")
+    try:
+        raw = read_members(path, MAX_INFLATED_BYTES, only={_META}).get(_META)
+        meta = _metadata(path, raw, None)
+    except (*_NOT_AN_ARCHIVE, ValueError):
+        return None
+    return meta.get("kind") if isinstance(meta.get("kind"), str) else None
+
+
+def _metadata(path: Path, raw: np.ndarray | None, kind: str | None) -> dict[str, Any]:
+    """The archive's JSON document, each field checked (``kind`` None: any kind)."""
     if raw is None:
         raise ValueError(f"{path} is not a rowbook file: it has no {_META} member")
     if raw.shape != () or raw.dtype.kind != "U":
@@ -217,7 +230,7 @@ def _metadata(path: Path, raw: np.ndarray | None, kind: str) -> dict[str, Any]:
     if not isinstance(meta, dict) or meta.get("format") != "rowbook":
         raise ValueError(f"{path} is not a rowbook file: its metadata is not an object with "
                          "format 'rowbook'")  # fmt: skip
-    if meta.get("kind") != kind:
+    if kind is not None and meta.get("kind") != kind:
         raise ValueError(f"{path} holds a {meta.get('kind')!r} file, expected {kind!r}")
     if meta.get("version") != FORMAT_VERSION:
         raise ValueError(

@@ -161,8 +161,26 @@ def _candidates(vectors: Vectors, stop: int, abc: np.ndarray, method: str) -> np
         else:
             cosines = [vectors._cosines(t, stop) for t in (b, c, a)]  # each (q, stop)
             scores = cos_mul_combine(cosines[:2], cosines[2:])
-        best[start : start + block] = top_k_rows(scores, k)
+        pool = vectors._rerank_pool(k)
+        if pool is None:
+            best[start : start + block] = top_k_rows(scores, k)
+        else:  # estimated scores: re-score a pool of the best exactly, keep the k best of those
+            pool_rows = top_k_rows(scores, min(pool, stop))  # (q, P)
+            exact = _exact_scores(vectors, pool_rows, (a, b, c), method)  # (q, P)
+            order = np.argsort(-exact, axis=1, kind="stable")[:, :k]
+            best[start : start + block] = np.take_along_axis(pool_rows, order, axis=1)
     return best
+
+
+def _exact_scores(vectors: Vectors, rows: np.ndarray, abc: tuple[np.ndarray, ...],
+                  method: str) -> np.ndarray:  # fmt: skip
+    """Scores of the candidate ``rows`` (q, P) of each question from the table's exact rows."""
+    unit = vectors._unit_rows(rows.reshape(-1)).reshape(*rows.shape, -1)  # (q, P, d)
+    a, b, c = abc
+    if method == "3cosadd":
+        return np.einsum("qpd,qd->qp", unit, unit_rows(b + c - a)[1])
+    cosines = [np.einsum("qpd,qd->qp", unit, t) for t in (b, c, a)]
+    return cos_mul_combine(cosines[:2], cosines[2:])
 
 
 def _tally(

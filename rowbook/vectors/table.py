@@ -16,7 +16,7 @@ from typing import Any, Self
 
 import numpy as np
 
-from rowbook.io import MAX_INFLATED_BYTES
+from rowbook.io import MAX_INFLATED_BYTES, kind_of
 from rowbook.vectors import formats, npz, sidefiles
 from rowbook.vectors.mapped import maps_a_file, open_cached
 from rowbook.vectors.neighbors import row_norms, unit_rows
@@ -368,10 +368,18 @@ class KeyedTable:
         reads the keys only, queries page in the rows they touch, and the norms they need are
         computed a block at a time (see :mod:`rowbook.vectors.mapped`). The mapped values are
         not scanned, so inf / nan rows score as zero rows instead of being refused.
+        A quantised file (``QuantizedVectors.save``) comes back as a
+        :class:`~rowbook.vectors.quantize.QuantizedVectors`.
         ``max_inflated_bytes`` caps what compressed ``.npz`` members may expand to (rowbook
         writes none; ``None`` lifts the cap for a file you trust, see ``docs/safety.md``);
         ``allow_nonfinite`` as in :meth:`load_word2vec_format`.
         """
+        if not _is_safetensors(path) and kind_of(path) == "quantized vectors":
+            from rowbook.vectors.quantize.table import QuantizedVectors
+
+            if not issubclass(QuantizedVectors, cls):
+                raise TypeError(f"{path} holds quantised vectors; read it with Vectors.load(path)")
+            return QuantizedVectors.load(path, mmap=mmap)
         if _is_safetensors(path):
             keys, table, counts = sidefiles.read_safetensors(path, mmap=mmap)
         else:

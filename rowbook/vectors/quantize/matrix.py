@@ -28,6 +28,7 @@ A quantised matrix is frozen: it is for lookups and queries, not for training.
 from __future__ import annotations
 
 import math
+import struct
 from typing import Any
 
 import numba
@@ -39,6 +40,7 @@ from rowbook.vectors.quantize.pq import ProductQuantizer
 __all__ = ["Int8Matrix", "PQMatrix", "QuantizedMatrix", "table_sums", "table_sums_reference"]
 
 _ROWS_PER_BLOCK = 1 << 14  # rows decoded at a time when scanning: a bounded float32 scratch
+_FASTTEXT_HEAD = struct.Struct("<?2qi")  # QuantMatrix::save: qnorm, rows, dim, code size
 
 
 @numba.njit(cache=True, nogil=True)
@@ -148,6 +150,10 @@ class QuantizedMatrix:
         """Norm of every decoded row, (V,) float32."""
         raise NotImplementedError
 
+    def take(self, rows: np.ndarray) -> QuantizedMatrix:
+        """The matrix of the given rows only (same codebook), codes copied into memory."""
+        raise NotImplementedError
+
     def _direction_scores(self, queries: np.ndarray, start: int, stop: int) -> np.ndarray:
         raise NotImplementedError
 
@@ -230,6 +236,9 @@ class Int8Matrix(QuantizedMatrix):
 
     def norms(self) -> np.ndarray:
         return self.direction_norms() * self.scales
+
+    def take(self, rows: np.ndarray) -> Int8Matrix:
+        return Int8Matrix(self.codes[rows], self.scales[rows])
 
     @property
     def nbytes(self) -> int:
@@ -351,6 +360,10 @@ class PQMatrix(QuantizedMatrix):
             norms = norms * self.norm_quantizer.decode(self.norm_codes[:, None])[:, 0]
         return norms
 
+    def take(self, rows: np.ndarray) -> PQMatrix:
+        norm_codes = None if self.norm_codes is None else self.norm_codes[rows]
+        return PQMatrix(self.quantizer, self.codes[rows], self.norm_quantizer, norm_codes)
+
     @property
     def nbytes(self) -> int:
         total = self.codes.nbytes + self.quantizer.nbytes
@@ -383,6 +396,50 @@ class PQMatrix(QuantizedMatrix):
         norm_codes = _check_codes(norms.get("codes"), (len(codes),), norm_quantizer.ksub,
                                   f"{where}: 'norms.codes'")  # fmt: skip
         return cls(quantizer, codes, norm_quantizer, norm_codes)
+
+
+    # -- fastText's QuantMatrix bytes ---------------------------------------------------
+
+    def fasttext_bytes(self) -> bytes:
+        """The matrix as fastText writes a quantised one (``QuantMatrix::save``): bool qnorm,
+        int64 rows, int64 dim, int32 code size, the codes, the quantiser, then with qnorm the
+        norm codes and the norms' quantiser."""
+        head = _FASTTEXT_HEAD.pack(self.qnorm, len(self), self.dim, self.codes.size)
+        parts = [head, np.ascontiguousarray(self.codes).tobytes(), self.quantizer.fasttext_bytes()]
+        if self.qnorm:
+            parts += [self.norm_codes.tobytes(), self.norm_quantizer.fasttext_bytes()]
+        return b"".join(parts)
+
+    @classmethod
+    def from_fasttext_bytes(cls, buffer: bytes | memoryview, offset: int,
+                            where: str) -> tuple[PQMatrix, int]:  # fmt: skip
+        """Read a matrix laid out as :meth:`fasttext_bytes` at ``offset`` of ``buffer`` (a
+        fastText ``.ftz``'s input matrix); returns it and the offset after it. Every size is
+        checked against the bytes left before anything is allocated."""
+        if len(buffer) - offset < _FASTTEXT_HEAD.size:
+            raise ValueError(f"{where}: the quantised matrix header needs {_FASTTEXT_HEAD.size} "
+                             f"bytes, {max(len(buffer) - offset, 0)} are left")  # fmt: skip
+        qnorm, rows, dim, size = _FASTTEXT_HEAD.unpack_from(buffer, offset)
+        offset += _FASTTEXT_HEAD.size
+        if qnorm not in (0, 1) or rows < 0 or dim < 1 or size < 0 or size > len(buffer) - offset:
+            raise ValueError(f"{where}: quantised matrix qnorm={qnorm}, rows={rows}, dim={dim}, "
+                             f"code size={size} do not fit the {len(buffer) - offset} bytes left")  # fmt: skip
+        codes = np.frombuffer(buffer, np.uint8, size, offset)
+        quantizer, offset = ProductQuantizer.from_fasttext_bytes(buffer, offset + size, where)
+        if quantizer.dim != dim or size != rows * quantizer.nsubq:
+            raise ValueError(f"{where}: {size} codes for {rows} rows of {quantizer.nsubq} "
+                             f"sub-spaces of dim {quantizer.dim} (matrix dim {dim}): the codes "
+                             "and the codebook disagree")  # fmt: skip
+        codes = codes.reshape(rows, quantizer.nsubq).copy()
+        if not qnorm:
+            return cls(quantizer, codes), offset
+        if len(buffer) - offset < rows:
+            raise ValueError(f"{where}: {rows} norm codes needed, {len(buffer) - offset} bytes left")
+        norm_codes = np.frombuffer(buffer, np.uint8, rows, offset).copy()
+        norm_quantizer, offset = ProductQuantizer.from_fasttext_bytes(buffer, offset + rows, where)
+        if norm_quantizer.dim != 1:
+            raise ValueError(f"{where}: the norms' quantiser has dim {norm_quantizer.dim}, not 1")
+        return cls(quantizer, codes, norm_quantizer, norm_codes), offset
 
 
 def _check_codes(codes: Any, shape: tuple[int | None, ...], ksub: int, where: str) -> np.ndarray:
