@@ -367,8 +367,8 @@ class GloVe(Model):
 
     def _set_state(self, state: dict[str, Any]) -> None:
         vocab = vocab_from_state(state["vocab"])
-        tables = {k: np.array(v, dtype=np.float64, order="C") for k, v in state["tables"].items()}
-        sums = {k: np.array(v, dtype=np.float64, order="C") for k, v in state["sums"].items()}
+        tables = {k: np.asarray(v, dtype=np.float64, order="C") for k, v in state["tables"].items()}
+        sums = {k: np.asarray(v, dtype=np.float64, order="C") for k, v in state["sums"].items()}
         V, d = len(vocab), self.vector_size
         shapes = dict(zip(_TABLES, ((V, d), (V, d), (V,), (V,)), strict=True))
         check_tables(tables, shapes)

@@ -417,7 +417,7 @@ class Word2Vec(Model):
 
     def _set_state(self, state: dict[str, Any]) -> None:
         vocab = vocab_from_state(state["vocab"])
-        tables = {k: np.array(v, dtype=np.float32, order="C") for k, v in state["tables"].items()}
+        tables = {k: np.asarray(v, dtype=np.float32, order="C") for k, v in state["tables"].items()}
         check_tables(tables, self._table_shapes(len(vocab)))
         self._fitted = {"vocab": vocab, "tables": tables, "history": history_from_state(state["history"]),
                         "schedule": schedule_from_state(state["schedule"], total_words=True),

@@ -25,7 +25,12 @@ __all__ = ["KeyedTable"]
 
 PathLike = str | os.PathLike[str]
 _DTYPES = (np.dtype(np.float32), np.dtype(np.float16))
-_SCAN_ROWS = 1 << 15  # rows of a mapped table scored at a time: a bounded float32 scratch
+_SCAN_BYTES = 8 << 20  # float64 bytes of a mapped table's rows handled at a time (scratch)
+
+
+def _scan_rows(dim: int) -> int:
+    """Rows of a mapped table scanned at a time: a scratch of at most 8 MB in float64."""
+    return max(256, _SCAN_BYTES // (8 * dim))
 
 
 class KeyedTable:
@@ -179,7 +184,10 @@ class KeyedTable:
         """
         if self._mapped and self._unit is None:
             if self._norms is None or force:
-                self._norms = _read_only(row_norms(self._vectors).astype(np.float32))
+                step = _scan_rows(self.vector_size)
+                norms = np.concatenate([row_norms(self._vectors[i : i + step])
+                                        for i in range(0, len(self), step)] or [np.zeros(0)])  # fmt: skip
+                self._norms = _read_only(norms.astype(np.float32))
         elif self._unit is None or force:
             norms, unit = unit_rows(self._vectors)  # (V,) float64, (V, d)
             self._norms, self._unit = _read_only(norms.astype(np.float32)), _read_only(unit)
@@ -217,8 +225,9 @@ class KeyedTable:
         scale = np.divide(np.float32(1), self._norms, out=np.zeros_like(self._norms),
                           where=(self._norms > 0) & np.isfinite(self._norms))  # fmt: skip
         out = np.empty((*queries.shape[:-1], stop), dtype=np.float32)  # (stop,) or (Q, stop)
-        for start in range(0, stop, _SCAN_ROWS):
-            end = min(start + _SCAN_ROWS, stop)
+        step = _scan_rows(self.vector_size)
+        for start in range(0, stop, step):
+            end = min(start + step, stop)
             block = self._vectors[start:end].astype(np.float32, copy=False)  # (b, d), paged in
             dots = block @ queries if queries.ndim == 1 else queries @ block.T
             with np.errstate(invalid="ignore"):  # inf * 0 in rows that score 0 anyway
