@@ -33,7 +33,7 @@ FUZZ = settings(max_examples=300 if EXPLORE else 30, deadline=10_000, database=N
 TEXT = ("word2vec text", "word2vec binary", "glove")
 BINARY = ("fasttext bin",)
 NPZ = ("vectors npz", "state", "trainer checkpoint", "word2vec checkpoint", "glove checkpoint",
-       "saved model")  # fmt: skip
+       "saved model", "quantized npz", "mapped vectors npz", "mapped quantized npz")  # fmt: skip
 JSON = ("vocab json", "bpe json", "tokenizer.json")
 BIG = st.one_of(st.integers(0, 64), st.integers(0, 10**13))  # sizes, small and absurd
 JSON_VALUES = st.recursive(
@@ -128,7 +128,7 @@ def test_fuzz_npy_header_claims(fmt, shape, descr, held, compress, data, bases, 
 
 
 @child_only
-@pytest.mark.parametrize("fmt", ["vectors npz", "state"])
+@pytest.mark.parametrize("fmt", ["vectors npz", "state", "mapped vectors npz"])
 @FUZZ
 @given(size=st.one_of(BIG, st.integers(MAX_INFLATED_BYTES - 8, MAX_INFLATED_BYTES * 4)),
        compress=st.booleans())  # fmt: skip
