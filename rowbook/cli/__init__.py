@@ -15,6 +15,7 @@ module         commands
 ``cooccur``    ``cooccur`` (GloVe's counting alone; ``train glove`` trains on its file)
 ``query``      ``neighbors``, ``analogy``, ``similarity``, ``evaluate``
 ``files``      ``plot``, ``convert``
+``tables``     ``quantize``, ``prune``
 =============  ====================================================================
 """
 
@@ -27,7 +28,7 @@ import warnings
 from collections.abc import Collection, Sequence
 
 from rowbook.checks import ParameterError
-from rowbook.cli import cooccur, files, misc, query, text, train_options, vocab
+from rowbook.cli import cooccur, files, misc, query, tables, text, train_options, vocab
 from rowbook.cli._common import HelpFormatter, Parser, flag_for
 
 __all__ = ["USER_ERRORS", "build_parser", "main"]
@@ -69,6 +70,7 @@ def build_parser(argv: Sequence[str] | None = None) -> argparse.ArgumentParser:
     cooccur.register(commands, options=argv is None or argv[:1] == ["cooccur"])
     query.register(commands)
     files.register(commands)
+    tables.register(commands)
     misc.register_bench(commands)
     return parser
 

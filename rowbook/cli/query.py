@@ -14,6 +14,7 @@ from typing import Any
 
 from rowbook.cli._common import (
     add_command,
+    add_mapping,
     add_unicode_errors,
     check_input_file,
     check_words,
@@ -31,7 +32,8 @@ def _ranked(pairs: list[tuple[str, float]], score: str) -> str:
 
 
 def run_neighbors(args: argparse.Namespace) -> int:
-    vectors, _ = load_vectors(args.vectors, unicode_errors=args.unicode_errors)
+    vectors, _ = load_vectors(args.vectors, unicode_errors=args.unicode_errors, mmap=args.mmap,
+                              cache_dir=args.cache_dir)
     check_words(vectors, args.words, args.vectors)
     if args.index:
         _attach_index(vectors, Path(args.index))
@@ -58,7 +60,8 @@ def _attach_index(vectors: Any, path: Path) -> None:
 
 
 def run_analogy(args: argparse.Namespace) -> int:
-    vectors, _ = load_vectors(args.vectors, unicode_errors=args.unicode_errors)
+    vectors, _ = load_vectors(args.vectors, unicode_errors=args.unicode_errors, mmap=args.mmap,
+                              cache_dir=args.cache_dir)
     a, b, c = args.a, args.b, args.c
     check_words(vectors, [a, b, c], args.vectors)
     query = vectors.most_similar if args.method == "3cosadd" else vectors.most_similar_cosmul
@@ -74,7 +77,8 @@ def run_analogy(args: argparse.Namespace) -> int:
 
 
 def run_similarity(args: argparse.Namespace) -> int:
-    vectors, _ = load_vectors(args.vectors, unicode_errors=args.unicode_errors)
+    vectors, _ = load_vectors(args.vectors, unicode_errors=args.unicode_errors, mmap=args.mmap,
+                              cache_dir=args.cache_dir)
     check_words(vectors, [args.word1, args.word2], args.vectors)
     cosine = vectors.similarity(args.word1, args.word2)
     if args.json:
@@ -87,7 +91,8 @@ def run_similarity(args: argparse.Namespace) -> int:
 def run_evaluate(args: argparse.Namespace) -> int:
     if args.analogies is None and args.pairs is None:
         raise ValueError("nothing to evaluate: give --analogies FILE and/or --pairs FILE")
-    vectors, _ = load_vectors(args.vectors, unicode_errors=args.unicode_errors)
+    vectors, _ = load_vectors(args.vectors, unicode_errors=args.unicode_errors, mmap=args.mmap,
+                              cache_dir=args.cache_dir)
     options = {"restrict_vocab": args.restrict_vocab, "case_insensitive": not args.case_sensitive}
     report: dict[str, Any] = {}
     if args.analogies is not None:
@@ -175,6 +180,7 @@ def register(commands: Any) -> None:
                    "in FILE, built there on first use; for tables of millions of words")  # fmt: skip
     p.add_argument("--json", action="store_true", help="print JSON")
     add_unicode_errors(p)
+    add_mapping(p)
 
     p = add_command(
         commands, "analogy", run=run_analogy,
@@ -194,6 +200,7 @@ def register(commands: Any) -> None:
     )
     p.add_argument("--json", action="store_true", help="print JSON")
     add_unicode_errors(p)
+    add_mapping(p)
 
     p = add_command(
         commands, "similarity", run=run_similarity,
@@ -206,6 +213,7 @@ def register(commands: Any) -> None:
     p.add_argument("word2", metavar="WORD2")
     p.add_argument("--json", action="store_true", help="print JSON")
     add_unicode_errors(p)
+    add_mapping(p)
 
     p = add_command(
         commands, "evaluate", run=run_evaluate,
@@ -231,3 +239,4 @@ def register(commands: Any) -> None:
     )
     p.add_argument("--json", action="store_true", help="print JSON")
     add_unicode_errors(p)
+    add_mapping(p)

@@ -18,7 +18,8 @@ vectors are computed. They are **converted once** into a rowbook ``.npz`` cache,
   a cache that records another source, other options, or cannot be read is **refused**
   (``ValueError`` naming it: delete it, or give another ``cache_dir``);
 * building it reads the source into memory-mapped scratch files beside the cache, so the
-  conversion needs disk, not memory, for the table; the cache is written atomically.
+  conversion needs disk, not memory, for the table; the cache is written atomically, and a
+  line on standard error says it is being made.
 """
 
 from __future__ import annotations
@@ -28,6 +29,7 @@ import hashlib
 import json
 import mmap
 import os
+import sys
 import tempfile
 import warnings
 from collections.abc import Callable, Iterator
@@ -97,6 +99,7 @@ def open_cached(source: PathLike, fmt: str, options: dict[str, Any],
                       UserWarning, stacklevel=3)  # fmt: skip
     if cache_dir is not None:
         Path(cache_dir).mkdir(parents=True, exist_ok=True)
+    print(f"converting {source} once into the mapped cache {cache}", file=sys.stderr)
     with _scratch(cache.parent) as allocate:
         state = build(allocate)
         try:
