@@ -408,7 +408,9 @@ def load_safetensors(
         with safe_open(path, framework="np") as f:
             names, metadata = list(f.keys()), dict(f.metadata() or {})
             mapped = _mapped_safetensors(path, mmap_mode) if mmap_mode else {}
-            tensors = {name: mapped[name] if name in mapped else f.get_tensor(name) for name in names}
+            tensors = {
+                name: mapped[name] if name in mapped else f.get_tensor(name) for name in names
+            }
     except (SafetensorError, OSError, ValueError) as err:
         raise ValueError(f"{path} is not a readable safetensors file ({err})") from None
     return tensors, metadata

@@ -32,8 +32,9 @@ def _ranked(pairs: list[tuple[str, float]], score: str) -> str:
 
 
 def run_neighbors(args: argparse.Namespace) -> int:
-    vectors, _ = load_vectors(args.vectors, unicode_errors=args.unicode_errors, mmap=args.mmap,
-                              cache_dir=args.cache_dir)
+    vectors, _ = load_vectors(
+        args.vectors, unicode_errors=args.unicode_errors, mmap=args.mmap, cache_dir=args.cache_dir
+    )
     check_words(vectors, args.words, args.vectors)
     if args.index:
         _attach_index(vectors, Path(args.index))
@@ -60,8 +61,9 @@ def _attach_index(vectors: Any, path: Path) -> None:
 
 
 def run_analogy(args: argparse.Namespace) -> int:
-    vectors, _ = load_vectors(args.vectors, unicode_errors=args.unicode_errors, mmap=args.mmap,
-                              cache_dir=args.cache_dir)
+    vectors, _ = load_vectors(
+        args.vectors, unicode_errors=args.unicode_errors, mmap=args.mmap, cache_dir=args.cache_dir
+    )
     a, b, c = args.a, args.b, args.c
     check_words(vectors, [a, b, c], args.vectors)
     query = vectors.most_similar if args.method == "3cosadd" else vectors.most_similar_cosmul
@@ -77,8 +79,9 @@ def run_analogy(args: argparse.Namespace) -> int:
 
 
 def run_similarity(args: argparse.Namespace) -> int:
-    vectors, _ = load_vectors(args.vectors, unicode_errors=args.unicode_errors, mmap=args.mmap,
-                              cache_dir=args.cache_dir)
+    vectors, _ = load_vectors(
+        args.vectors, unicode_errors=args.unicode_errors, mmap=args.mmap, cache_dir=args.cache_dir
+    )
     check_words(vectors, [args.word1, args.word2], args.vectors)
     cosine = vectors.similarity(args.word1, args.word2)
     if args.json:
@@ -91,8 +94,9 @@ def run_similarity(args: argparse.Namespace) -> int:
 def run_evaluate(args: argparse.Namespace) -> int:
     if args.analogies is None and args.pairs is None:
         raise ValueError("nothing to evaluate: give --analogies FILE and/or --pairs FILE")
-    vectors, _ = load_vectors(args.vectors, unicode_errors=args.unicode_errors, mmap=args.mmap,
-                              cache_dir=args.cache_dir)
+    vectors, _ = load_vectors(
+        args.vectors, unicode_errors=args.unicode_errors, mmap=args.mmap, cache_dir=args.cache_dir
+    )
     options = {"restrict_vocab": args.restrict_vocab, "case_insensitive": not args.case_sensitive}
     report: dict[str, Any] = {}
     if args.analogies is not None:

@@ -30,7 +30,9 @@ def run_quantize(args: argparse.Namespace) -> int:
     if output.suffix != ".npz":
         raise ValueError(f"a quantised table is written as rowbook .npz; name the output "
                          f"{output.with_suffix('.npz')} (got {output})")  # fmt: skip
-    analogies = None if args.analogies is None else check_input_file(args.analogies, "analogy questions")
+    analogies = (
+        None if args.analogies is None else check_input_file(args.analogies, "analogy questions")
+    )
     pairs = [check_input_file(p, "word pairs") for p in args.pairs]
     vectors, _ = load_vectors(args.vectors, unicode_errors=args.unicode_errors,
                               mmap=True if args.rerank else args.mmap, cache_dir=args.cache_dir)  # fmt: skip
@@ -41,7 +43,11 @@ def run_quantize(args: argparse.Namespace) -> int:
                              report=args.report, analogies=analogies, pairs=pairs,
                              queries=args.queries)  # fmt: skip
     small.save(output)
-    linked = f", linked to {small.float_table.path} (re-rank {small.rerank})" if small.float_table else ""
+    linked = (
+        f", linked to {small.float_table.path} (re-rank {small.rerank})"
+        if small.float_table
+        else ""
+    )
     print(f"wrote {output}{linked}", file=sys.stderr)
     return 0
 
@@ -78,15 +84,24 @@ def register(commands: Any) -> None:
     p.add_argument("-o", "--output", required=True, type=Path, metavar="FILE", help="a .npz file")
     p.add_argument("--method", choices=("pq", "int8"), default="pq", help="(default: %(default)s)")
     p.add_argument("--m", type=int, metavar="M", help="pq: sub-spaces, one byte each")
-    p.add_argument("--dsub", type=int, metavar="D", help="pq: sub-space width instead of --m (fastText's -dsub)")
-    p.add_argument("--nbits", type=int, default=8, help="pq: bits per code, 1 to 8 (default: %(default)s)")
+    p.add_argument(
+        "--dsub",
+        type=int,
+        metavar="D",
+        help="pq: sub-space width instead of --m (fastText's -dsub)",
+    )
+    p.add_argument(
+        "--nbits", type=int, default=8, help="pq: bits per code, 1 to 8 (default: %(default)s)"
+    )
     p.add_argument("--no-qnorm", action="store_true", help="pq: quantise the raw rows, not their "
                    "directions with the norms apart in a byte each")  # fmt: skip
     p.add_argument("--seed", type=int, default=1234, help="k-means seed (default: %(default)s)")
     p.add_argument("--keep", type=int, metavar="N", help="prune to the N most frequent words first")
     p.add_argument("--rerank", type=int, metavar="N", help="link to the float table (opened mapped) "
                    "and re-score the N best candidates of each query exactly")  # fmt: skip
-    p.add_argument("--report", action="store_true", help="measure recall@10 and the evaluation changes")
+    p.add_argument(
+        "--report", action="store_true", help="measure recall@10 and the evaluation changes"
+    )
     p.add_argument("--analogies", metavar="FILE", help="with --report: a questions-words file")
     p.add_argument("--pairs", metavar="FILE", nargs="+", default=[],
                    help="with --report: word-pair files (WordSim353, SimLex-999)")  # fmt: skip
@@ -107,6 +122,8 @@ def register(commands: Any) -> None:
     p.add_argument("vectors", metavar="VECTORS")
     p.add_argument("-o", "--output", required=True, type=Path, metavar="OUT")
     p.add_argument("--keep", type=int, required=True, metavar="N", help="words to keep")
-    p.add_argument("--to", choices=("npz", "safetensors", "text", "binary", "glove"), help="format of OUT")
+    p.add_argument(
+        "--to", choices=("npz", "safetensors", "text", "binary", "glove"), help="format of OUT"
+    )
     add_unicode_errors(p)
     add_mapping(p)

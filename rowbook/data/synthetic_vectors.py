@@ -48,7 +48,9 @@ def clustered_vectors(n: int, d: int, *, seed: int = 0, topics: int | None = Non
     spectrum /= np.sqrt((spectrum**2).sum())  # a draw's expected squared norm is 1
 
     def draw(rows: int, share: float) -> np.ndarray:  # (rows, d)
-        return (rng.standard_normal((rows, d), dtype=np.float32) * (spectrum * np.sqrt(share))) @ basis.T
+        return (
+            rng.standard_normal((rows, d), dtype=np.float32) * (spectrum * np.sqrt(share))
+        ) @ basis.T
 
     common = draw(1, 1.0)[0]
     common *= np.sqrt(_SHARES[0]) / np.linalg.norm(common)  # (d,)

@@ -112,9 +112,7 @@ class PairQueries(EditableTable):
         if not len(keys_list):
             raise ValueError("most_similar_to_given needs a non-empty keys_list")
         rows = [self.get_index(key) for key in keys_list]
-        cosines = pair_cosines(
-            self._rows([self.get_index(key1)] * len(rows)), self._rows(rows)
-        )
+        cosines = pair_cosines(self._rows([self.get_index(key1)] * len(rows)), self._rows(rows))
         return keys_list[int(np.argmax(cosines))]
 
     def get_mean_vector(
@@ -158,7 +156,9 @@ class PairQueries(EditableTable):
         for term in terms:
             if isinstance(term, str):
                 exclude.append(self.get_index(term))
-                rows.append(self._unit_rows(exclude[-1]) if normalise_keys else self._rows(exclude[-1]))
+                rows.append(
+                    self._unit_rows(exclude[-1]) if normalise_keys else self._rows(exclude[-1])
+                )
             elif isinstance(term, np.ndarray) and term.shape == (self.vector_size,):
                 rows.append(term.astype(np.float32, copy=False))
             else:

@@ -150,7 +150,9 @@ class SubwordVectors(Vectors):
         if self._kept is None:
             return list(zip(pieces, ids.tolist(), strict=True))
         rows, kept = keep_buckets(ids, len(self), self._kept)
-        return list(zip([p for p, k in zip(pieces, kept, strict=True) if k], rows.tolist(), strict=True))
+        return list(
+            zip([p for p, k in zip(pieces, kept, strict=True) if k], rows.tolist(), strict=True)
+        )
 
     def vector_for(self, word: str) -> np.ndarray:
         """The ``(d,)`` vector of any word: the mean of its bag's rows (zeros for an empty bag).
@@ -185,7 +187,9 @@ class SubwordVectors(Vectors):
 
     # -- smaller tables ----------------------------------------------------------------
 
-    def quantize(self, method: Literal["int8", "pq"] = "pq", **options: Any) -> QuantizedSubwordVectors:
+    def quantize(
+        self, method: Literal["int8", "pq"] = "pq", **options: Any
+    ) -> QuantizedSubwordVectors:
         """A quantised copy: the word rows and the input matrix each quantised (the options of
         :meth:`Vectors.quantize`), so ``vector_for`` works for unseen words too."""
         from rowbook.vectors.quantize.subword import quantize_subword
@@ -281,7 +285,9 @@ def _check_kept(kept: Any, bucket: int) -> np.ndarray | None:
     if kept is None:
         return None
     kept = np.asarray(kept, dtype=np.int64)
-    if kept.ndim != 1 or (kept.size and (kept[0] < 0 or kept[-1] >= bucket or (np.diff(kept) <= 0).any())):
+    if kept.ndim != 1 or (
+        kept.size and (kept[0] < 0 or kept[-1] >= bucket or (np.diff(kept) <= 0).any())
+    ):
         raise ValueError(f"kept_buckets must be increasing bucket numbers in 0..{bucket - 1}")
     return kept
 

@@ -27,15 +27,30 @@ def test_quantize_prints_its_cost_and_writes_a_table_that_answers(run, table_npz
     result = run("quantize", table_npz, "-o", tmp_path / "small.npz", "--m", "4", "--report",
                  "--pairs", tmp_path / "pairs.tsv", "--queries", "30")  # fmt: skip
     assert result.code == 0, result
-    assert "quantised 1,200 x 16 float32 (76.8 kB) to pq (m=4 x 8 bits, norms in 1 byte)" in result.err
-    assert "recall@10 against the float table" in result.err and "Spearman (pairs.tsv)" in result.err
+    assert (
+        "quantised 1,200 x 16 float32 (76.8 kB) to pq (m=4 x 8 bits, norms in 1 byte)" in result.err
+    )
+    assert (
+        "recall@10 against the float table" in result.err and "Spearman (pairs.tsv)" in result.err
+    )
     small = Vectors.load(tmp_path / "small.npz")
     answer = run("neighbors", tmp_path / "small.npz", "w3", "--topn", "3", "--json")
-    assert [d["word"] for d in json.loads(answer.out)["w3"]] == [k for k, _ in small.most_similar("w3", topn=3)]
+    assert [d["word"] for d in json.loads(answer.out)["w3"]] == [
+        k for k, _ in small.most_similar("w3", topn=3)
+    ]
 
 
 def test_quantize_reranks_against_the_mapped_float_table(run, table_npz, tmp_path):
-    result = run("quantize", tmp_path / "float.bin", "-o", tmp_path / "small.npz", "--m", "2", "--rerank", "50")
+    result = run(
+        "quantize",
+        tmp_path / "float.bin",
+        "-o",
+        tmp_path / "small.npz",
+        "--m",
+        "2",
+        "--rerank",
+        "50",
+    )
     assert result.code == 0, result
     assert "converting" in result.err and "re-rank 50" in result.err
     answer = json.loads(run("neighbors", tmp_path / "small.npz", "w8", "--json").out)["w8"]
@@ -66,4 +81,6 @@ def test_query_commands_answer_the_same_mapped_or_read(run, table_npz, tmp_path,
     assert [d["word"] for d in json.loads(answer.out)["w8"]] == [k for k, _ in exact]
     assert ("converting" in answer.err) == (flag == "--mmap")
     similarity = run("similarity", table_npz, "w1", "w2", "--json", flag)
-    assert json.loads(similarity.out)["cosine"] == pytest.approx(Vectors.load(table_npz).similarity("w1", "w2"))
+    assert json.loads(similarity.out)["cosine"] == pytest.approx(
+        Vectors.load(table_npz).similarity("w1", "w2")
+    )

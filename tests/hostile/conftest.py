@@ -112,7 +112,9 @@ def _write_bases(folder: Path) -> None:
     rows = np.random.default_rng(0).standard_normal((300, 6)).astype(np.float32)  # 7 KiB
     many = Vectors(KEYS + [f"k{i}" for i in range(296)], rows, counts=np.arange(300, 0, -1))
     many.quantize("pq", m=3, nbits=4, verbose=False).save(folder / "quantized npz")
-    wide = Vectors(KEYS + [f"k{i}" for i in range(2044)], np.tile(rows, (8, 2))[:2048])  # 96 KiB: mapped
+    wide = Vectors(
+        KEYS + [f"k{i}" for i in range(2044)], np.tile(rows, (8, 2))[:2048]
+    )  # 96 KiB: mapped
     wide.save(folder / "mapped vectors npz")
     wide.quantize("int8", verbose=False).save(folder / "mapped quantized npz")
 

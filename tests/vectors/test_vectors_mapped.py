@@ -86,9 +86,13 @@ def test_other_formats_convert_once_into_a_checked_cache(table, tmp_path, fmt):
     for mapped in (first, second):
         assert mapped.index_to_key == expected.index_to_key
         np.testing.assert_allclose(mapped.vectors, expected.vectors, rtol=1e-6)
-        assert [k for k, _ in mapped.most_similar("w5", topn=5)] == [k for k, _ in expected.most_similar("w5", topn=5)]
+        assert [k for k, _ in mapped.most_similar("w5", topn=5)] == [
+            k for k, _ in expected.most_similar("w5", topn=5)
+        ]
     if fmt == "fasttext":
-        np.testing.assert_allclose(second.vector_for("w5xyz"), expected.vector_for("w5xyz"), rtol=1e-6)
+        np.testing.assert_allclose(
+            second.vector_for("w5xyz"), expected.vector_for("w5xyz"), rtol=1e-6
+        )
     # the source changes: the cache is rebuilt
     os.utime(source, ns=(made + 10**9, made + 10**9))
     with pytest.warns(UserWarning, match="changed since its mapped cache"):
@@ -104,16 +108,20 @@ def test_a_cache_of_another_source_is_refused(table, tmp_path):
                "unicode_errors": "strict", "datatype": "float32", "allow_nonfinite": False}  # fmt: skip
     cache_b = cache_path(tmp_path / "b.bin", "word2vec binary", options)
     cache_b.write_bytes(cache_a.read_bytes())  # a's cache where b's belongs
-    with pytest.raises(ValueError, match=r"is a mapped cache of .*a\.bin read as word2vec binary.*not of .*b\.bin"):
+    with pytest.raises(
+        ValueError, match=r"is a mapped cache of .*a\.bin read as word2vec binary.*not of .*b\.bin"
+    ):
         Vectors.load_word2vec_format(tmp_path / "b.bin", binary=True, mmap=True)
     cache_b.write_bytes(b"not a zip")
-    with pytest.raises(ValueError, match="cannot be read .* delete it to rebuild it"):
+    with pytest.raises(ValueError, match=r"cannot be read .* delete it to rebuild it"):
         Vectors.load_word2vec_format(tmp_path / "b.bin", binary=True, mmap=True)
 
 
 def test_the_cache_can_live_in_a_named_folder(table, tmp_path):
     table.save_word2vec_format(tmp_path / "v.txt")
-    mapped = Vectors.load_word2vec_format(tmp_path / "v.txt", mmap=True, cache_dir=tmp_path / "caches")
+    mapped = Vectors.load_word2vec_format(
+        tmp_path / "v.txt", mmap=True, cache_dir=tmp_path / "caches"
+    )
     assert mapped.path.parent == tmp_path / "caches" and mapped.index_to_key == table.index_to_key
 
 

@@ -15,7 +15,7 @@ import pytest
 from rowbook.data.synthetic_vectors import clustered_vectors
 from rowbook.nn import Embedding, EmbeddingBag
 from rowbook.vectors import SubwordVectors, Vectors
-from rowbook.vectors.quantize import Int8Matrix, PQMatrix, ProductQuantizer, QuantizedVectors
+from rowbook.vectors.quantize import Int8Matrix, PQMatrix, ProductQuantizer
 from rowbook.vectors.quantize.cost import nearest, recall
 from rowbook.vectors.quantize.kmeans import (
     kmeans,
@@ -42,7 +42,10 @@ def _unit(rows: np.ndarray) -> np.ndarray:
 def test_nearest_centroid_kernel_picks_a_nearest_centroid():
     rng = np.random.default_rng(0)
     x = rng.standard_normal((500, 7)).astype(np.float32)
-    parts = [rng.standard_normal((16, 3)).astype(np.float32), rng.standard_normal((16, 4)).astype(np.float32)]
+    parts = [
+        rng.standard_normal((16, 3)).astype(np.float32),
+        rng.standard_normal((16, 4)).astype(np.float32),
+    ]
     codes = nearest_centroids(x, transposed_layout(parts), np.empty((500, 2), dtype=np.int64))
     reference = nearest_centroids_reference(x, parts)
     for m, (start, c) in enumerate(zip((0, 3), parts, strict=True)):
@@ -57,11 +60,15 @@ def test_table_sums_kernel_equals_its_reference():
     codes = rng.integers(0, 256, (1003, 7), dtype=np.uint8)
     tables = rng.standard_normal((3, 7, 256)).astype(np.float32)
     np.testing.assert_array_equal(table_sums(codes, tables), table_sums_reference(codes, tables))
-    np.testing.assert_array_equal(table_sums(codes, tables, 5, 11), table_sums_reference(codes[5:11], tables))
+    np.testing.assert_array_equal(
+        table_sums(codes, tables, 5, 11), table_sums_reference(codes[5:11], tables)
+    )
 
 
 def test_kmeans_is_reproducible_and_splits_empty_clusters():
-    x = np.concatenate([np.zeros((50, 2)), np.ones((50, 2))]).astype(np.float32)  # 2 distinct points
+    x = np.concatenate([np.zeros((50, 2)), np.ones((50, 2))]).astype(
+        np.float32
+    )  # 2 distinct points
     a = kmeans(x, 4, rng=np.random.default_rng(3))
     b = kmeans(x, 4, rng=np.random.default_rng(3))
     np.testing.assert_array_equal(a, b)
@@ -148,7 +155,9 @@ def test_the_queries_of_vectors_answer_from_codes(table):
     decoded = Vectors(table.index_to_key, small.vectors)  # the decoded rows as a float table
     key, other = table.index_to_key[3], table.index_to_key[9]
     assert small.similarity(key, other) == pytest.approx(decoded.similarity(key, other), abs=1e-6)
-    assert [k for k, _ in small.most_similar(key, topn=5)] == [k for k, _ in decoded.most_similar(key, topn=5)]
+    assert [k for k, _ in small.most_similar(key, topn=5)] == [
+        k for k, _ in decoded.most_similar(key, topn=5)
+    ]
     assert small.analogy(key, other, "w20") == decoded.analogy(key, other, "w20")
     np.testing.assert_allclose(small.distances(key)[:50], decoded.distances(key)[:50], atol=1e-5)
     np.testing.assert_allclose(small[key], decoded[key])
@@ -161,8 +170,13 @@ def test_the_queries_of_vectors_answer_from_codes(table):
 
 def test_evaluations_run_on_codes_and_report_the_cost(table, tmp_path, capsys):
     keys = table.index_to_key
-    (tmp_path / "q.txt").write_text(": s\n" + "".join(f"{keys[i]} {keys[i + 1]} {keys[i + 2]} {keys[i + 3]}\n" for i in range(0, 80, 4)))
-    (tmp_path / "pairs.tsv").write_text("".join(f"{keys[i]}\t{keys[i + 7]}\t{i % 10}\n" for i in range(60)))
+    (tmp_path / "q.txt").write_text(
+        ": s\n"
+        + "".join(f"{keys[i]} {keys[i + 1]} {keys[i + 2]} {keys[i + 3]}\n" for i in range(0, 80, 4))
+    )
+    (tmp_path / "pairs.tsv").write_text(
+        "".join(f"{keys[i]}\t{keys[i + 7]}\t{i % 10}\n" for i in range(60))
+    )
     small = table.quantize("pq", m=8, report=True, analogies=tmp_path / "q.txt",
                            pairs=[tmp_path / "pairs.tsv"], queries=50)  # fmt: skip
     cost = small.cost
@@ -201,7 +215,9 @@ def test_quantised_files_answer_the_same_in_a_fresh_process(table, tmp_path, met
 
 def test_a_saved_link_is_restored_or_reported(table, tmp_path):
     table.save(tmp_path / "float.npz")
-    linked = Vectors.load(tmp_path / "float.npz", mmap=True).quantize("pq", m=4, rerank=50, verbose=False)
+    linked = Vectors.load(tmp_path / "float.npz", mmap=True).quantize(
+        "pq", m=4, rerank=50, verbose=False
+    )
     linked.save(tmp_path / "small.npz")
     back = Vectors.load(tmp_path / "small.npz")
     assert back.float_table is not None and back.rerank == 50
@@ -231,17 +247,26 @@ def test_hostile_quantised_files_get_clear_errors(table, tmp_path):
         s["matrix"]["codes"][5, 2] = 64  # nbits=6: codes 0..63
 
     refused(code_out_of_range, r"holds code 64, out of range: the codebook has 64 centroids")
-    refused(lambda s: s["matrix"]["quantizer"].update(widths=[8, 8, 8, 9]),
-            r"'centroids' must be 2112 float32 values .* the codebook shapes disagree")
-    refused(lambda s: s["matrix"].update(codes=s["matrix"]["codes"][:, :3].copy()),
-            r"'codes' must be a \(3000, 4\) uint8 array, got uint8 \(3000, 3\)")
-    refused(lambda s: s["matrix"]["norms"].update(codes=np.zeros(2999, np.uint8)),
-            r"'norms.codes' must be a \(3000,\) uint8 array")
+    refused(
+        lambda s: s["matrix"]["quantizer"].update(widths=[8, 8, 8, 9]),
+        r"'centroids' must be 2112 float32 values .* the codebook shapes disagree",
+    )
+    refused(
+        lambda s: s["matrix"].update(codes=s["matrix"]["codes"][:, :3].copy()),
+        r"'codes' must be a \(3000, 4\) uint8 array, got uint8 \(3000, 3\)",
+    )
+    refused(
+        lambda s: s["matrix"]["norms"].update(codes=np.zeros(2999, np.uint8)),
+        r"'norms.codes' must be a \(3000,\) uint8 array",
+    )
     refused(lambda s: s["matrix"].update(method="opq"), r"'method' must be 'int8' or 'pq'")
     refused(lambda s: s.update(keys=s["keys"][:-1]), r"'codes' must be a \(2999, 4\) uint8 array")
     table.quantize("int8", verbose=False).save(tmp_path / "good.npz")
     state = load_state(tmp_path / "good.npz", kind="quantized vectors")
-    refused(lambda s: s["matrix"].update(scales=-s["matrix"]["scales"]), "'scales' must be finite and >= 0")
+    refused(
+        lambda s: s["matrix"].update(scales=-s["matrix"]["scales"]),
+        "'scales' must be finite and >= 0",
+    )
 
 
 def _with_arrays(copied, original):
@@ -308,7 +333,9 @@ def test_a_fasttext_ftz_input_matrix_decodes_as_fasttext_reads_it(tmp_path):
 @pytest.fixture(scope="module")
 def subword() -> SubwordVectors:
     rng = np.random.default_rng(4)
-    words = [f"{a}{b}" for a in ("walk", "talk", "jump", "look") for b in ("", "s", "ed", "ing", "er")]
+    words = [
+        f"{a}{b}" for a in ("walk", "talk", "jump", "look") for b in ("", "s", "ed", "ing", "er")
+    ]
     return SubwordVectors(words, rng.standard_normal((len(words) + 400, 8)), minn=3, maxn=4,
                           bucket=400, counts=np.arange(len(words), 0, -1))  # fmt: skip
 
@@ -316,7 +343,9 @@ def subword() -> SubwordVectors:
 def test_quantised_subword_vectors_give_vectors_for_unseen_words(subword, tmp_path):
     small = subword.quantize("int8", verbose=False)
     unseen = small.vector_for("jumpings")
-    decoded = SubwordVectors(subword.index_to_key, small.input_matrix.decode(), minn=3, maxn=4, bucket=400)
+    decoded = SubwordVectors(
+        subword.index_to_key, small.input_matrix.decode(), minn=3, maxn=4, bucket=400
+    )
     np.testing.assert_allclose(unseen, decoded.vector_for("jumpings"), rtol=1e-6)
     np.testing.assert_allclose(unseen, subword.vector_for("jumpings"), atol=0.05)
     small.save(tmp_path / "sub.npz")
@@ -329,11 +358,15 @@ def test_pruning_keeps_the_frequent_words_and_their_buckets(subword):
     pruned = subword.prune(6, verbose=False)
     assert pruned.index_to_key == subword.index_to_key[:6]
     np.testing.assert_allclose(pruned.vectors, subword.vectors[:6], rtol=1e-6)
-    used = {b for w in pruned.index_to_key for b in subword.subword_ids(w).tolist() if b >= len(subword)}
+    used = {
+        b for w in pruned.index_to_key for b in subword.subword_ids(w).tolist() if b >= len(subword)
+    }
     assert pruned.kept_buckets.tolist() == sorted(b - len(subword) for b in used)
     # an unseen word keeps the n-grams whose bucket survived, as fastText's pruned models do
     kept = [i for i in subword.subword_ids("walkable").tolist() if i in used]
-    np.testing.assert_allclose(pruned.vector_for("walkable"), subword.input_matrix[kept].mean(axis=0), rtol=1e-6)
+    np.testing.assert_allclose(
+        pruned.vector_for("walkable"), subword.input_matrix[kept].mean(axis=0), rtol=1e-6
+    )
     assert pruned.input_matrix.shape[0] == 6 + len(used) < subword.input_matrix.shape[0]
 
 
@@ -359,7 +392,7 @@ def test_embedding_layers_look_up_a_quantised_table(table, method):
                                   float_bag(ids, per_sample_weights=weights).numpy())  # fmt: skip
     with pytest.raises(ValueError, match="a quantised table is frozen: pass freeze=True"):
         Embedding.from_pretrained(matrix, freeze=False)
-    with pytest.raises(ValueError, match="max_norm=1.0 rescales rows in place"):
+    with pytest.raises(ValueError, match=r"max_norm=1\.0 rescales rows in place"):
         Embedding.from_pretrained(matrix, max_norm=1.0)(ids)
     with pytest.raises(IndexError, match="out of range"):
         layer(np.array([3000]))

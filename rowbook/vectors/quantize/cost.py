@@ -86,7 +86,9 @@ def quantize_matrix(rows: np.ndarray, method: Method, *, m: int | None, dsub: in
         return Int8Matrix.from_rows(rows)
     if m is None and dsub is None:
         m = max(1, round(0.4 * rows.shape[1]))
-    return PQMatrix.from_rows(rows, m=m, dsub=dsub, nbits=nbits, qnorm=qnorm, niter=niter, seed=seed)
+    return PQMatrix.from_rows(
+        rows, m=m, dsub=dsub, nbits=nbits, qnorm=qnorm, niter=niter, seed=seed
+    )
 
 
 def quantize_vectors(vectors: Vectors, method: Method = "pq", *, m: int | None = None,
@@ -124,7 +126,10 @@ def measure_cost(cost: QuantizationCost, vectors: Vectors, quantized: Vectors, *
     truth = nearest(vectors, vectors, rows, 10)
     cost.queries = len(rows)
     cost.recall_at_10 = recall(nearest(quantized, vectors, rows, 10), truth)
-    float_table, rerank = getattr(quantized, "float_table", None), getattr(quantized, "rerank", None)
+    float_table, rerank = (
+        getattr(quantized, "float_table", None),
+        getattr(quantized, "rerank", None),
+    )
     if float_table is not None and rerank:
         found = [[quantized.get_index(k) for k, _ in quantized.most_similar(quantized.index_to_key[r], topn=10)]
                  for r in rows]  # fmt: skip
@@ -170,7 +175,9 @@ def recall(found: Sequence[Sequence[int]], truth: Sequence[Sequence[int]]) -> fl
     >>> recall([[1, 2], [3, 9]], [[2, 1], [3, 4]])
     0.75
     """
-    return float(np.mean([len(set(f) & set(t)) / len(t) for f, t in zip(found, truth, strict=True)]))
+    return float(
+        np.mean([len(set(f) & set(t)) / len(t) for f, t in zip(found, truth, strict=True)])
+    )
 
 
 def _describe(matrix: QuantizedMatrix) -> str:

@@ -375,7 +375,10 @@ class PQMatrix(QuantizedMatrix):
         state = {"method": "pq", "quantizer": self.quantizer.get_state(), "codes": self.codes,
                  "norms": None}  # fmt: skip
         if self.qnorm:
-            state["norms"] = {"quantizer": self.norm_quantizer.get_state(), "codes": self.norm_codes}
+            state["norms"] = {
+                "quantizer": self.norm_quantizer.get_state(),
+                "codes": self.norm_codes,
+            }
         return state
 
     @classmethod
@@ -396,7 +399,6 @@ class PQMatrix(QuantizedMatrix):
         norm_codes = _check_codes(norms.get("codes"), (len(codes),), norm_quantizer.ksub,
                                   f"{where}: 'norms.codes'")  # fmt: skip
         return cls(quantizer, codes, norm_quantizer, norm_codes)
-
 
     # -- fastText's QuantMatrix bytes ---------------------------------------------------
 
@@ -434,7 +436,9 @@ class PQMatrix(QuantizedMatrix):
         if not qnorm:
             return cls(quantizer, codes), offset
         if len(buffer) - offset < rows:
-            raise ValueError(f"{where}: {rows} norm codes needed, {len(buffer) - offset} bytes left")
+            raise ValueError(
+                f"{where}: {rows} norm codes needed, {len(buffer) - offset} bytes left"
+            )
         norm_codes = np.frombuffer(buffer, np.uint8, rows, offset).copy()
         norm_quantizer, offset = ProductQuantizer.from_fasttext_bytes(buffer, offset + rows, where)
         if norm_quantizer.dim != 1:
@@ -445,9 +449,16 @@ class PQMatrix(QuantizedMatrix):
 def _check_codes(codes: Any, shape: tuple[int | None, ...], ksub: int, where: str) -> np.ndarray:
     """Codes of the expected shape (None: any length), uint8, each below ``ksub``."""
     ok = isinstance(codes, np.ndarray) and codes.dtype == np.uint8 and codes.ndim == len(shape)
-    ok = ok and all(want is None or got == want for got, want in zip(codes.shape, shape, strict=True))
+    ok = ok and all(
+        want is None or got == want for got, want in zip(codes.shape, shape, strict=True)
+    )
     if not ok:
-        want = "(" + ", ".join("V" if s is None else str(s) for s in shape) + ("," if len(shape) == 1 else "") + ")"
+        want = (
+            "("
+            + ", ".join("V" if s is None else str(s) for s in shape)
+            + ("," if len(shape) == 1 else "")
+            + ")"
+        )
         raise ValueError(f"{where} must be a {want} uint8 array, got "
                          f"{getattr(codes, 'dtype', type(codes).__name__)} {getattr(codes, 'shape', None)}; "
                          "the codes and the codebook disagree")  # fmt: skip

@@ -23,6 +23,7 @@ written as fastText bytes. See :mod:`rowbook.vectors.quantize` for why one class
 
 from __future__ import annotations
 
+import itertools
 import struct
 from typing import Any, Self
 
@@ -82,7 +83,9 @@ class ProductQuantizer:
         if self.nbits > 8:
             raise ParameterError("nbits", nbits, "an integer from 1 to 8 (one byte per code)")
         self.niter = check_int("niter", niter, 1)
-        self.max_points_per_centroid = check_int("max_points_per_centroid", max_points_per_centroid, 1)
+        self.max_points_per_centroid = check_int(
+            "max_points_per_centroid", max_points_per_centroid, 1
+        )
         self.seed = check_int("seed", seed)
         self._widths: tuple[int, ...] | None = None
         self._centroids: np.ndarray | None = None  # (ksub * dim,) float32, fastText's order
@@ -161,7 +164,7 @@ class ProductQuantizer:
         sample = x if len(ids) == n else x[ids]  # (s, dim)
         rng = np.random.default_rng([self.seed, 1])  # first centroids, splits of empty clusters
         offsets, parts = np.cumsum((0, *widths)), []
-        for start, stop in zip(offsets[:-1], offsets[1:], strict=True):
+        for start, stop in itertools.pairwise(offsets):
             parts.append(kmeans(sample[:, start:stop], self.ksub, niter=self.niter, rng=rng))
         self._widths = widths
         self._centroids = _read_only(np.concatenate([c.ravel() for c in parts]))
@@ -280,7 +283,11 @@ class ProductQuantizer:
             raise ValueError(f"{where}: the product quantiser header needs 16 bytes, "
                              f"{max(len(buffer) - offset, 0)} are left")  # fmt: skip
         dim, nsubq, dsub, lastdsub = _FASTTEXT_HEAD.unpack_from(buffer, offset)
-        if min(dim, nsubq, dsub, lastdsub) < 1 or lastdsub > dsub or (nsubq - 1) * dsub + lastdsub != dim:
+        if (
+            min(dim, nsubq, dsub, lastdsub) < 1
+            or lastdsub > dsub
+            or (nsubq - 1) * dsub + lastdsub != dim
+        ):
             raise ValueError(f"{where}: product quantiser dim={dim}, nsubq={nsubq}, dsub={dsub}, "
                              f"lastdsub={lastdsub} do not describe a split of dim")  # fmt: skip
         start, size = offset + _FASTTEXT_HEAD.size, 4 * 256 * dim
@@ -301,7 +308,11 @@ class ProductQuantizer:
 
 def _check_rows(x: Any, name: str, dim: int | None = None) -> np.ndarray:
     array = np.asarray(x)
-    if array.ndim != 2 or array.dtype.kind not in "fiu" or (dim is not None and array.shape[1] != dim):
+    if (
+        array.ndim != 2
+        or array.dtype.kind not in "fiu"
+        or (dim is not None and array.shape[1] != dim)
+    ):
         want = f"(n, {dim})" if dim is not None else "(n, dim)"
         raise ValueError(f"{name} must be a {want} array of real numbers, got {array.dtype} "
                          f"{array.shape}")  # fmt: skip

@@ -78,7 +78,9 @@ class QuantizedVectors(Vectors):
     def __init__(self, keys: Any, matrix: QuantizedMatrix,
                  counts: np.ndarray | None = None) -> None:  # fmt: skip
         if not isinstance(matrix, QuantizedMatrix):
-            raise TypeError(f"matrix must be an Int8Matrix or PQMatrix, got {type(matrix).__name__}")
+            raise TypeError(
+                f"matrix must be an Int8Matrix or PQMatrix, got {type(matrix).__name__}"
+            )
         self._keys = tuple(keys)
         if len(self._keys) != len(matrix):
             raise ValueError(f"got {len(self._keys)} keys for {len(matrix)} quantised rows; "
@@ -197,7 +199,11 @@ class QuantizedVectors(Vectors):
     def vectors_for_all(self, keys: Any) -> Vectors:
         """A float :class:`~rowbook.vectors.Vectors` of the given keys' decoded rows."""
         chosen = [key for key in dict.fromkeys(keys) if key in self]
-        rows = self._rows([self.get_index(k) for k in chosen]) if chosen else np.zeros((0, self.vector_size))
+        rows = (
+            self._rows([self.get_index(k) for k in chosen])
+            if chosen
+            else np.zeros((0, self.vector_size))
+        )
         counts = None if self._counts is None else self._counts[[self.get_index(k) for k in chosen]]
         return Vectors(chosen, rows, counts)
 
