@@ -59,8 +59,12 @@ _LOCAL_HEADER = struct.Struct("<4s5H3L2H")  # a zip local file header, before it
 MmapMode = Literal["r", "c"] | None
 
 
-def read_members(path: Path, max_inflated_bytes: int | None, mmap_mode: MmapMode = None,
-                 only: set[str] | None = None) -> dict[str, np.ndarray]:  # fmt: skip
+def read_members(
+    path: Path,
+    max_inflated_bytes: int | None,
+    mmap_mode: MmapMode = None,
+    only: set[str] | None = None,
+) -> dict[str, np.ndarray]:
     """Every member of the archive at ``path`` (or those named in ``only``) as an array, by
     name without ``.npy``; with ``mmap_mode``, large stored members are mapped (see the module
     docstring)."""
@@ -70,8 +74,11 @@ def read_members(path: Path, max_inflated_bytes: int | None, mmap_mode: MmapMode
     with zipfile.ZipFile(path) as archive:
         infos = archive.infolist()
         _check_directory(path, infos, size, max_inflated_bytes)
-        return {info.filename[:-4]: _read_member(path, archive, info, mmap_mode) for info in infos
-                if only is None or info.filename[:-4] in only}  # fmt: skip
+        return {
+            info.filename[:-4]: _read_member(path, archive, info, mmap_mode)
+            for info in infos
+            if only is None or info.filename[:-4] in only
+        }
 
 
 def write_members(f: BinaryIO, arrays: dict[str, np.ndarray]) -> None:
@@ -94,8 +101,10 @@ def write_members(f: BinaryIO, arrays: dict[str, np.ndarray]) -> None:
 def _npy_header(array: np.ndarray) -> bytes:
     """The ``.npy`` header of ``array`` written C-ordered (padded to 64 bytes, as numpy pads it)."""
     buffer = io.BytesIO()
-    npy.write_array_header_1_0(buffer, {"descr": npy.dtype_to_descr(array.dtype),
-                                        "fortran_order": False, "shape": array.shape})  # fmt: skip
+    npy.write_array_header_1_0(
+        buffer,
+        {"descr": npy.dtype_to_descr(array.dtype), "fortran_order": False, "shape": array.shape},
+    )
     return buffer.getvalue()
 
 
@@ -123,17 +132,23 @@ def _check_directory(
         if info.flag_bits & 0x1:
             raise ValueError(f"{where} is encrypted; rowbook reads unencrypted archives only")
         if info.header_offset + info.compress_size > size:
-            raise ValueError(f"{where} claims {info.compress_size} bytes past the end of the "
-                             f"{size}-byte file; the file is truncated or damaged")  # fmt: skip
+            raise ValueError(
+                f"{where} claims {info.compress_size} bytes past the end of the "
+                f"{size}-byte file; the file is truncated or damaged"
+            )
         if info.compress_type == zipfile.ZIP_STORED:
             if info.file_size != info.compress_size:
-                raise ValueError(f"{where} is stored (not compressed) yet claims {info.file_size} "
-                                 f"bytes in {info.compress_size}; the zip directory is damaged")  # fmt: skip
+                raise ValueError(
+                    f"{where} is stored (not compressed) yet claims {info.file_size} "
+                    f"bytes in {info.compress_size}; the zip directory is damaged"
+                )
         elif info.compress_type in _COMPRESSED:
             inflated += info.file_size
         else:
-            raise ValueError(f"{where} uses zip compression method {info.compress_type}, which "
-                             "rowbook does not read (stored and deflate only)")  # fmt: skip
+            raise ValueError(
+                f"{where} uses zip compression method {info.compress_type}, which "
+                "rowbook does not read (stored and deflate only)"
+            )
     if max_inflated_bytes is not None and inflated > max_inflated_bytes:
         raise ValueError(
             f"{path}: its compressed members would expand to {inflated} bytes, more than the "
@@ -142,8 +157,9 @@ def _check_directory(
         )
 
 
-def _read_member(path: Path, archive: zipfile.ZipFile, info: zipfile.ZipInfo,
-                 mmap_mode: MmapMode) -> np.ndarray:  # fmt: skip
+def _read_member(
+    path: Path, archive: zipfile.ZipFile, info: zipfile.ZipInfo, mmap_mode: MmapMode
+) -> np.ndarray:
     where = f"{path}: member {info.filename!r}"
     with archive.open(info) as f:
         version = npy.read_magic(f)
@@ -155,13 +171,17 @@ def _read_member(path: Path, archive: zipfile.ZipFile, info: zipfile.ZipInfo,
             raise ValueError(f"{where} has a damaged .npy header ({err})") from None
         kind_ok = dtype.kind in _KINDS and dtype.fields is None and dtype.itemsize > 0
         if dtype.hasobject or not kind_ok:
-            raise ValueError(f"{where} has dtype {dtype}; rowbook reads only booleans, numbers "
-                             "and strings (never objects, which would need pickle)")  # fmt: skip
+            raise ValueError(
+                f"{where} has dtype {dtype}; rowbook reads only booleans, numbers "
+                "and strings (never objects, which would need pickle)"
+            )
         n_bytes = math.prod(shape) * dtype.itemsize
         held = info.file_size - f.tell()
         if n_bytes != held:
-            raise ValueError(f"{where}: its .npy header claims shape {shape} of {dtype} "
-                             f"({n_bytes} bytes), but the member holds {held} bytes")  # fmt: skip
+            raise ValueError(
+                f"{where}: its .npy header claims shape {shape} of {dtype} "
+                f"({n_bytes} bytes), but the member holds {held} bytes"
+            )
         if mmap_mode and n_bytes >= _MAP_AT_LEAST and info.compress_type == zipfile.ZIP_STORED:
             offset = _data_offset(archive, info) + f.tell()
             if offset % dtype.alignment == 0:

@@ -71,8 +71,18 @@ MAX_JSON_DEPTH = 100
 STALE_TMP_SECONDS = 24 * 3600
 _META = "__rowbook_meta__"
 _ARRAY_TAG = "__array__"
-_NOT_AN_ARCHIVE = (OSError, EOFError, ValueError, zipfile.BadZipFile, zlib.error, lzma.LZMAError,
-                   NotImplementedError, RuntimeError, struct.error, OverflowError)  # fmt: skip
+_NOT_AN_ARCHIVE = (
+    OSError,
+    EOFError,
+    ValueError,
+    zipfile.BadZipFile,
+    zlib.error,
+    lzma.LZMAError,
+    NotImplementedError,
+    RuntimeError,
+    struct.error,
+    OverflowError,
+)
 
 
 @contextlib.contextmanager
@@ -156,8 +166,10 @@ def _join(obj: Any, arrays: dict[str, np.ndarray], file: Path, where: str) -> An
         if set(obj) == {_ARRAY_TAG}:
             key = obj[_ARRAY_TAG]
             if not isinstance(key, str) or key not in arrays:
-                raise ValueError(f"{file}: metadata field 'tree' refers at {where or '/'} to "
-                                 f"array {key!r}, which the archive does not hold")  # fmt: skip
+                raise ValueError(
+                    f"{file}: metadata field 'tree' refers at {where or '/'} to "
+                    f"array {key!r}, which the archive does not hold"
+                )
             return arrays[key]
         return {k: _join(v, arrays, file, f"{where}/{k}") for k, v in obj.items()}
     if isinstance(obj, list):
@@ -228,8 +240,9 @@ def _metadata(path: Path, raw: np.ndarray | None, kind: str | None) -> dict[str,
         )
     meta = parse_json(str(raw), f"{path}: metadata")
     if not isinstance(meta, dict) or meta.get("format") != "rowbook":
-        raise ValueError(f"{path} is not a rowbook file: its metadata is not an object with "
-                         "format 'rowbook'")  # fmt: skip
+        raise ValueError(
+            f"{path} is not a rowbook file: its metadata is not an object with format 'rowbook'"
+        )
     if kind is not None and meta.get("kind") != kind:
         raise ValueError(f"{path} holds a {meta.get('kind')!r} file, expected {kind!r}")
     if meta.get("version") != FORMAT_VERSION:
@@ -261,8 +274,10 @@ def fields_of(path: str | os.PathLike[str], what: str) -> Iterator[None]:
     except (KeyError, TypeError, IndexError, AttributeError, OverflowError, ValueError) as err:
         if isinstance(err, ValueError) and str(path) in str(err):
             raise
-        raise ValueError(f"{what} {path} is damaged or was not written by this rowbook "
-                         f"({type(err).__name__}: {str(err)[:200]})") from None  # fmt: skip
+        raise ValueError(
+            f"{what} {path} is damaged or was not written by this rowbook "
+            f"({type(err).__name__}: {str(err)[:200]})"
+        ) from None
 
 
 def write_json(path: str | os.PathLike[str], obj: Any) -> None:
@@ -298,8 +313,10 @@ def read_json(
     with open_binary(path, f"{what} file") as f:
         raw = f.read(max_bytes + 1)
     if len(raw) > max_bytes:
-        raise ValueError(f"{what} file {path} is larger than {max_bytes:,} bytes; pass a larger "
-                         "max_bytes if you trust it")  # fmt: skip
+        raise ValueError(
+            f"{what} file {path} is larger than {max_bytes:,} bytes; pass a larger "
+            "max_bytes if you trust it"
+        )
     try:
         text = raw.decode("utf-8")
     except UnicodeDecodeError as err:
@@ -332,13 +349,17 @@ def parse_json(text: str, where: str) -> Any:
     opens = (steps == ord("[")) | (steps == ord("{"))
     depth = int(np.cumsum(np.where(opens, 1, -1)).max()) if steps.size else 0
     if depth > MAX_JSON_DEPTH:
-        raise ValueError(f"{where} nests arrays/objects {depth} levels deep; "
-                         f"rowbook reads at most {MAX_JSON_DEPTH}")  # fmt: skip
+        raise ValueError(
+            f"{where} nests arrays/objects {depth} levels deep; "
+            f"rowbook reads at most {MAX_JSON_DEPTH}"
+        )
     try:
         return json.loads(text)
     except json.JSONDecodeError as err:
-        raise ValueError(f"{where} is not valid JSON: {err.msg} at line {err.lineno}, column "
-                         f"{err.colno} (character offset {err.pos})") from None  # fmt: skip
+        raise ValueError(
+            f"{where} is not valid JSON: {err.msg} at line {err.lineno}, column "
+            f"{err.colno} (character offset {err.pos})"
+        ) from None
     except RecursionError:
         raise ValueError(f"{where} nests arrays/objects too deeply") from None
 
@@ -385,9 +406,20 @@ def save_safetensors(
         f.write(data)
 
 
-_SAFETENSORS_DTYPES = {"F64": "<f8", "F32": "<f4", "F16": "<f2", "I64": "<i8", "I32": "<i4",
-                       "I16": "<i2", "I8": "i1", "U64": "<u8", "U32": "<u4", "U16": "<u2",
-                       "U8": "u1", "BOOL": "?"}  # fmt: skip
+_SAFETENSORS_DTYPES = {
+    "F64": "<f8",
+    "F32": "<f4",
+    "F16": "<f2",
+    "I64": "<i8",
+    "I32": "<i4",
+    "I16": "<i2",
+    "I8": "i1",
+    "U64": "<u8",
+    "U32": "<u4",
+    "U16": "<u2",
+    "U8": "u1",
+    "BOOL": "?",
+}
 _MAP_AT_LEAST = 1 << 16  # smaller tensors are read (a mapping costs a file descriptor)
 
 

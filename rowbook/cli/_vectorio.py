@@ -46,10 +46,21 @@ __all__ = [
 ]
 
 FORMATS = ("npz", "safetensors", "text", "binary", "glove", "fasttext")
-FORMAT_NAMES = {"npz": "rowbook .npz", "safetensors": "safetensors", "text": "word2vec text",
-                "binary": "word2vec binary", "glove": "GloVe text", "fasttext": "fastText .bin"}  # fmt: skip
-SUFFIXES = {".npz": "npz", ".safetensors": "safetensors", ".txt": "text", ".vec": "text",
-            ".bin": "binary"}  # fmt: skip
+FORMAT_NAMES = {
+    "npz": "rowbook .npz",
+    "safetensors": "safetensors",
+    "text": "word2vec text",
+    "binary": "word2vec binary",
+    "glove": "GloVe text",
+    "fasttext": "fastText .bin",
+}
+SUFFIXES = {
+    ".npz": "npz",
+    ".safetensors": "safetensors",
+    ".txt": "text",
+    ".vec": "text",
+    ".bin": "binary",
+}
 #: Files at least this large are opened mapped unless ``--no-mmap`` says otherwise.
 MAP_FROM_BYTES = 256 << 20
 _ZIP_MAGIC = b"PK\x03\x04"
@@ -105,8 +116,14 @@ def output_format(path: str | Path, given: str | None = None, *, flag: str | Non
     return SUFFIXES[suffix]
 
 
-def load_vectors(path: str | Path, fmt: str | None = None, *, unicode_errors: str = "strict",
-                 mmap: bool | None = False, cache_dir: str | Path | None = None) -> tuple[Vectors, str]:  # fmt: skip
+def load_vectors(
+    path: str | Path,
+    fmt: str | None = None,
+    *,
+    unicode_errors: str = "strict",
+    mmap: bool | None = False,
+    cache_dir: str | Path | None = None,
+) -> tuple[Vectors, str]:
     """Read a vectors file; returns the table and the format it was read as.
 
     ``mmap`` True maps the table, False reads it, None maps a file of :data:`MAP_FROM_BYTES`
@@ -124,8 +141,13 @@ def load_vectors(path: str | Path, fmt: str | None = None, *, unicode_errors: st
         from rowbook.vectors import SubwordVectors  # loads rowbook.nn's bag kernels
 
         return SubwordVectors.load_fasttext(path, **cached), fmt
-    return Vectors.load_word2vec_format(path, binary=fmt == "binary", no_header=fmt == "glove",
-                                        unicode_errors=unicode_errors, **cached), fmt  # fmt: skip
+    return Vectors.load_word2vec_format(
+        path,
+        binary=fmt == "binary",
+        no_header=fmt == "glove",
+        unicode_errors=unicode_errors,
+        **cached,
+    ), fmt
 
 
 def save_vectors(vectors: Vectors, path: str | Path, fmt: str | None = None) -> str:

@@ -33,8 +33,15 @@ _MODULES = {
     "fasttext": ["FastText"],
 }
 _getattr, _, _ = lazy_loader.attach(__name__, submod_attrs=_MODULES)
-_MODEL_NAMES = ("ColorHarmony", "NPLM", "TextClassifier", "LSTMClassifier", "Word2Vec", "GloVe",
-                "FastText")  # fmt: skip
+_MODEL_NAMES = (
+    "ColorHarmony",
+    "NPLM",
+    "TextClassifier",
+    "LSTMClassifier",
+    "Word2Vec",
+    "GloVe",
+    "FastText",
+)
 
 
 def __getattr__(name: str) -> object:

@@ -70,9 +70,10 @@ class Model:
         """The names of the keyword parameters of ``__init__``, in signature order."""
         signature = inspect.signature(cls.__init__)
         return tuple(
-            name for name, p in signature.parameters.items()
+            name
+            for name, p in signature.parameters.items()
             if p.kind is inspect.Parameter.KEYWORD_ONLY
-        )  # fmt: skip
+        )
 
     def get_params(self) -> dict[str, Any]:
         """The parameters as a dict (scikit-learn's accessor); ``Cls(**get_params())`` is a copy."""

@@ -135,8 +135,13 @@ class GloVe(Model):
         self.epochs, self.lr, self.min_count, self.max_vocab = epochs, lr, min_count, max_vocab
         self.symmetric, self.distance_weighting, self.memory = symmetric, distance_weighting, memory
         self.seed, self.workers, self.progress = seed, workers, progress
-        for name, minimum in (("vector_size", 1), ("window", 1), ("epochs", 1), ("min_count", 1),
-                              ("seed", 0)):  # fmt: skip
+        for name, minimum in (
+            ("vector_size", 1),
+            ("window", 1),
+            ("epochs", 1),
+            ("min_count", 1),
+            ("seed", 0),
+        ):
             check_int(name, getattr(self, name), minimum)
         check_int("max_vocab", max_vocab, 1, allow_none=True)
         check_int("workers", workers, 1, allow_none=True)
@@ -265,8 +270,9 @@ class GloVe(Model):
         self._run(state, self._records([X], spill_dir), callback, checkpoint, keep_on_error=False)
         return self
 
-    def cooccurrence(self, corpus: Corpus, *, tokenizer: Any = None,
-                     spill_dir: str | os.PathLike | None = None) -> CountedCooccurrence:  # fmt: skip
+    def cooccurrence(
+        self, corpus: Corpus, *, tokenizer: Any = None, spill_dir: str | os.PathLike | None = None
+    ) -> CountedCooccurrence:
         """What :meth:`fit` counts before it trains: the vocabulary (``min_count``,
         ``max_vocab``) and the co-occurrence matrix (``window``, ``symmetric``,
         ``distance_weighting``, under ``memory``), as glove.c's ``vocab_count`` and
@@ -276,14 +282,21 @@ class GloVe(Model):
         """
         vocab, encoded = self._read_vocab(corpus, tokenizer, spill_dir)
         X = stack_bands(self._counted(encoded, len(vocab), spill_dir))
-        return CountedCooccurrence(X, vocab.keys, vocab.counts, self.window, self.symmetric,
-                                   self.distance_weighting)  # fmt: skip
+        return CountedCooccurrence(
+            X, vocab.keys, vocab.counts, self.window, self.symmetric, self.distance_weighting
+        )
 
-    def _read_vocab(self, corpus: Corpus, tokenizer: Any,
-                    spill_dir: str | os.PathLike | None = None) -> tuple[CountedVocab, EncodedCorpus]:  # fmt: skip
+    def _read_vocab(
+        self, corpus: Corpus, tokenizer: Any, spill_dir: str | os.PathLike | None = None
+    ) -> tuple[CountedVocab, EncodedCorpus]:
         """glove.c's ``vocab_count``: ``min_count``, then the ``max_vocab`` most frequent."""
-        vocab, encoded = read_corpus(corpus, min_count=self.min_count, tokenizer=tokenizer,
-                                     ties="alphabetical", spill_dir=spill_dir)  # fmt: skip
+        vocab, encoded = read_corpus(
+            corpus,
+            min_count=self.min_count,
+            tokenizer=tokenizer,
+            ties="alphabetical",
+            spill_dir=spill_dir,
+        )
         if self.max_vocab is not None and len(vocab) > self.max_vocab:
             vocab, encoded = truncate_vocab(vocab, encoded, self.max_vocab)
         check_vocab(vocab, self.min_count)
@@ -293,12 +306,19 @@ class GloVe(Model):
     def _budget(self) -> int | None:
         return None if self.memory is None else int(self.memory * 2**30)
 
-    def _counted(self, encoded: EncodedCorpus, V: int,
-                 spill_dir: str | os.PathLike | None) -> Iterable[sp.csr_matrix]:  # fmt: skip
+    def _counted(
+        self, encoded: EncodedCorpus, V: int, spill_dir: str | os.PathLike | None
+    ) -> Iterable[sp.csr_matrix]:
         """glove.c's ``cooccur``: the counts as CSR bands of rows, within ``memory``."""
-        return count_cooccurrences(encoded, V, self.window, symmetric=self.symmetric,
-                                   weighted=self.distance_weighting, memory=self._budget,
-                                   folder=spill_dir)  # fmt: skip
+        return count_cooccurrences(
+            encoded,
+            V,
+            self.window,
+            symmetric=self.symmetric,
+            weighted=self.distance_weighting,
+            memory=self._budget,
+            folder=spill_dir,
+        )
 
     def _records(
         self, bands: Iterable[sp.csr_matrix], spill_dir: str | os.PathLike | None
@@ -308,8 +328,14 @@ class GloVe(Model):
             return shuffle_records(bands, self.seed)
         return shuffle_to_file(bands, self.seed, self._budget, spill_dir)
 
-    def _run(self, state: dict[str, Any], records: Records, callback: Callable | None,
-             checkpoint: str | os.PathLike | None, keep_on_error: bool) -> None:  # fmt: skip
+    def _run(
+        self,
+        state: dict[str, Any],
+        records: Records,
+        callback: Callable | None,
+        checkpoint: str | os.PathLike | None,
+        keep_on_error: bool,
+    ) -> None:
         """Train ``state`` on ``records``, then remove the records' temporary file if any."""
         try:
             train = partial(self._train_epochs, state, records, callback, checkpoint)
@@ -332,27 +358,51 @@ class GloVe(Model):
     def _new_state(self, vocab: CountedVocab) -> dict[str, Any]:
         tables, sums = self._new_tables(len(vocab))
         schedule = {"by": "fit", "epochs": self.epochs, "done": 0, "trained": 0}
-        return {"vocab": vocab, "tables": tables, "sums": sums, "history": [], "schedule": schedule,
-                "n_records": 0, "vectors": None}  # fmt: skip
+        return {
+            "vocab": vocab,
+            "tables": tables,
+            "sums": sums,
+            "history": [],
+            "schedule": schedule,
+            "n_records": 0,
+            "vectors": None,
+        }
 
-    def _train_epochs(self, state: dict[str, Any], records: Records, callback: Callable | None,
-                      checkpoint: str | os.PathLike | None) -> None:  # fmt: skip
+    def _train_epochs(
+        self,
+        state: dict[str, Any],
+        records: Records,
+        callback: Callable | None,
+        checkpoint: str | os.PathLike | None,
+    ) -> None:
         nnz = state["n_records"] = len(records)
         bounds = np.append(np.arange(0, nnz, _JOB_RECORDS), nnz)  # (J + 1,)
         params = tuple(state["tables"][name] for name in _TABLES)
         grads = tuple(state["sums"][name] for name in _TABLES)
         schedule = state["schedule"]
-        reporter = ProgressReporter(schedule["epochs"], nnz, show=self.progress, callback=callback,
-                                    start_epoch=schedule["done"], unit="record", mean_loss=True)  # fmt: skip
+        reporter = ProgressReporter(
+            schedule["epochs"],
+            nnz,
+            show=self.progress,
+            callback=callback,
+            start_epoch=schedule["done"],
+            unit="record",
+            mean_loss=True,
+        )
 
         def job(j: int) -> float:  # a job's records: views in RAM, or read from the file
             rows, cols, vals = records.read(int(bounds[j]), int(bounds[j + 1]))
-            return glove_records(params, grads, rows, cols, vals, 0, len(vals),
-                                 self.x_max, self.alpha, self.lr)  # fmt: skip
+            return glove_records(
+                params, grads, rows, cols, vals, 0, len(vals), self.x_max, self.alpha, self.lr
+            )
 
         def run_epoch(epoch: int, trained: int) -> None:
-            run_jobs(len(bounds) - 1, resolve_workers(self.workers), job,
-                     lambda j, cost: reporter.job_done(int(bounds[j + 1] - bounds[j]), cost, self.lr))  # fmt: skip
+            run_jobs(
+                len(bounds) - 1,
+                resolve_workers(self.workers),
+                job,
+                lambda j, cost: reporter.job_done(int(bounds[j + 1] - bounds[j]), cost, self.lr),
+            )
 
         save = None if checkpoint is None else lambda: self.save(checkpoint)
         run_epochs(schedule, state["history"], reporter, run_epoch, save)
@@ -361,9 +411,14 @@ class GloVe(Model):
 
     def _get_state(self) -> dict[str, Any]:
         state = self._require_fitted("save()")
-        return {"vocab": vocab_state(state["vocab"]), "tables": dict(state["tables"]),
-                "sums": dict(state["sums"]), "history": history_state(state["history"]),
-                "schedule": dict(state["schedule"]), "n_records": state["n_records"]}  # fmt: skip
+        return {
+            "vocab": vocab_state(state["vocab"]),
+            "tables": dict(state["tables"]),
+            "sums": dict(state["sums"]),
+            "history": history_state(state["history"]),
+            "schedule": dict(state["schedule"]),
+            "n_records": state["n_records"],
+        }
 
     def _set_state(self, state: dict[str, Any]) -> None:
         vocab = vocab_from_state(state["vocab"])
@@ -373,10 +428,15 @@ class GloVe(Model):
         shapes = dict(zip(_TABLES, ((V, d), (V, d), (V,), (V,)), strict=True))
         check_tables(tables, shapes)
         check_tables(sums, shapes)
-        self._fitted = {"vocab": vocab, "tables": tables, "sums": sums,
-                        "history": history_from_state(state["history"]),
-                        "schedule": schedule_from_state(state["schedule"]), "n_records": int(state["n_records"]),
-                        "vectors": None}  # fmt: skip
+        self._fitted = {
+            "vocab": vocab,
+            "tables": tables,
+            "sums": sums,
+            "history": history_from_state(state["history"]),
+            "schedule": schedule_from_state(state["schedule"]),
+            "n_records": int(state["n_records"]),
+            "vectors": None,
+        }
 
     # -- learned state ------------------------------------------------------------------
 

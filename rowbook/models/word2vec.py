@@ -171,13 +171,24 @@ class Word2Vec(Model):
 
     def _check_params(self) -> None:
         check_choice("architecture", self.architecture, ("skipgram", "cbow"))
-        for name, minimum in (("vector_size", 1), ("window", 1), ("min_count", 0),
-                              ("negative", 0), ("epochs", 1), ("seed", 0), ("batch_words", 1)):  # fmt: skip
+        for name, minimum in (
+            ("vector_size", 1),
+            ("window", 1),
+            ("min_count", 0),
+            ("negative", 0),
+            ("epochs", 1),
+            ("seed", 0),
+            ("batch_words", 1),
+        ):
             check_int(name, getattr(self, name), minimum)
         if self.negative == 0 and not self.hierarchical_softmax:
-            raise ParameterError("negative", 0, "an integer >= 1 unless hierarchical softmax is on",
-                                 fix="0 turns negative sampling off, which needs hierarchical "
-                                 "softmax on to train anything")  # fmt: skip
+            raise ParameterError(
+                "negative",
+                0,
+                "an integer >= 1 unless hierarchical softmax is on",
+                fix="0 turns negative sampling off, which needs hierarchical "
+                "softmax on to train anything",
+            )
         check_int("max_vocab_size", self.max_vocab_size, 1, allow_none=True)
         check_int("workers", self.workers, 1, allow_none=True)
         check_number("sample", self.sample, 0.0)
@@ -230,8 +241,13 @@ class Word2Vec(Model):
             With the corpus's own counts, the model is the one ``fit(corpus)`` learns.
         """
         if vocab is None:
-            counted, encoded = read_corpus(corpus, min_count=self.min_count, max_vocab_size=self.max_vocab_size,
-                                           tokenizer=tokenizer, spill_dir=spill_dir)  # fmt: skip
+            counted, encoded = read_corpus(
+                corpus,
+                min_count=self.min_count,
+                max_vocab_size=self.max_vocab_size,
+                tokenizer=tokenizer,
+                spill_dir=spill_dir,
+            )
         else:
             counted = self._vocab_of_counts(vocab)
             encoded = encode_corpus(corpus, counted.keys, tokenizer=tokenizer, spill_dir=spill_dir)
@@ -248,9 +264,13 @@ class Word2Vec(Model):
     def _vocab_of_counts(self, word_freq: Mapping[str, int]) -> CountedVocab:
         """``fit(..., vocab=word_freq)``'s vocabulary; ``max_vocab_size`` has no meaning there."""
         if self.max_vocab_size is not None:
-            raise ParameterError("max_vocab_size", self.max_vocab_size, "None when fit is given vocab=",
-                                 fix="it prunes while a corpus is counted, and these counts are made; "
-                                 "min_count still applies")  # fmt: skip
+            raise ParameterError(
+                "max_vocab_size",
+                self.max_vocab_size,
+                "None when fit is given vocab=",
+                fix="it prunes while a corpus is counted, and these counts are made; "
+                "min_count still applies",
+            )
         return vocab_from_counts(word_freq, min_count=self.min_count)
 
     def build_vocab(
@@ -266,8 +286,12 @@ class Word2Vec(Model):
         output rows at zero. The Huffman tree is rebuilt from the new counts (as gensim).
         """
         if not update:
-            vocab, _ = read_corpus(corpus, min_count=self.min_count,
-                                   max_vocab_size=self.max_vocab_size, tokenizer=tokenizer)  # fmt: skip
+            vocab, _ = read_corpus(
+                corpus,
+                min_count=self.min_count,
+                max_vocab_size=self.max_vocab_size,
+                tokenizer=tokenizer,
+            )
             check_vocab(vocab, self.min_count)
             self._fitted = self._new_state(vocab)
             return self
@@ -364,33 +388,51 @@ class Word2Vec(Model):
         d = self.vector_size
         return {"W_in": (V, d), "W_out": (V, d), "W_nodes": (n_nodes, d)}
 
-    def _train_epochs(self, state: dict[str, Any], encoded: EncodedCorpus, callback: Callable | None,
-                      checkpoint: str | os.PathLike | None) -> None:  # fmt: skip
+    def _train_epochs(
+        self,
+        state: dict[str, Any],
+        encoded: EncodedCorpus,
+        callback: Callable | None,
+        checkpoint: str | os.PathLike | None,
+    ) -> None:
         """The epochs left in the schedule: jobs on worker threads, checkpoint, callback."""
         schedule = state["schedule"]
         bounds, words_before = job_plan(encoded, self.batch_words)
         job_words = np.diff(words_before)
         total = schedule["total_words"] or encoded.total_words
         step = self._job_step(state["vocab"], state["tables"], encoded, bounds)
-        reporter = ProgressReporter(schedule["epochs"], encoded.total_words, show=self.progress,
-                                    callback=callback, start_epoch=schedule["done"],
-                                    show_loss=self.compute_loss)  # fmt: skip
+        reporter = ProgressReporter(
+            schedule["epochs"],
+            encoded.total_words,
+            show=self.progress,
+            callback=callback,
+            start_epoch=schedule["done"],
+            show_loss=self.compute_loss,
+        )
 
         def run_epoch(epoch: int, trained: int) -> None:
             lrs = job_lrs(
                 self._start_lr, self.min_lr, epoch, schedule["epochs"], words_before[:-1], total
             )
-            run_jobs(len(bounds) - 1, resolve_workers(self.workers),
-                     lambda j: step(j, lrs[j], job_seed(self.seed, trained, j)),
-                     lambda j, r: reporter.job_done(int(job_words[j]), r[1], lrs[j]))  # fmt: skip
+            run_jobs(
+                len(bounds) - 1,
+                resolve_workers(self.workers),
+                lambda j: step(j, lrs[j], job_seed(self.seed, trained, j)),
+                lambda j, r: reporter.job_done(int(job_words[j]), r[1], lrs[j]),
+            )
 
         save = None if checkpoint is None else lambda: self.save(checkpoint)
         run_epochs(
             schedule, state["history"], reporter, run_epoch, save, loss_known=self.compute_loss
         )
 
-    def _job_step(self, vocab: CountedVocab, tables: dict[str, np.ndarray], encoded: EncodedCorpus,
-                  bounds: np.ndarray) -> Callable[[int, float, int], tuple[int, float]]:  # fmt: skip
+    def _job_step(
+        self,
+        vocab: CountedVocab,
+        tables: dict[str, np.ndarray],
+        encoded: EncodedCorpus,
+        bounds: np.ndarray,
+    ) -> Callable[[int, float, int], tuple[int, float]]:
         """``step(j, lr, seed)`` trains job ``j`` into ``tables``: (words trained, loss)."""
         thresholds = sample_thresholds(vocab.counts, self.sample)
         table = negative_table(vocab.counts, self.ns_exponent)
@@ -402,9 +444,24 @@ class Word2Vec(Model):
 
         def step(j: int, lr: float, seed: int) -> tuple[int, float]:
             ids, starts = encoded.sentences(bounds[j], bounds[j + 1])  # read from disk if spilled
-            return train_job(tables["W_in"], ids, starts, 0, len(starts) - 1,
-                             thresholds, self.sample > 0, out, tree, self.window, self.shrink_windows,
-                             skipgram, self.cbow_mean, lr, seed, self.compute_loss)  # fmt: skip
+            return train_job(
+                tables["W_in"],
+                ids,
+                starts,
+                0,
+                len(starts) - 1,
+                thresholds,
+                self.sample > 0,
+                out,
+                tree,
+                self.window,
+                self.shrink_windows,
+                skipgram,
+                self.cbow_mean,
+                lr,
+                seed,
+                self.compute_loss,
+            )
 
         return step
 
@@ -412,16 +469,24 @@ class Word2Vec(Model):
 
     def _get_state(self) -> dict[str, Any]:
         state = self._require_fitted("save()")
-        return {"vocab": vocab_state(state["vocab"]), "tables": dict(state["tables"]),
-                "history": history_state(state["history"]), "schedule": dict(state["schedule"])}  # fmt: skip
+        return {
+            "vocab": vocab_state(state["vocab"]),
+            "tables": dict(state["tables"]),
+            "history": history_state(state["history"]),
+            "schedule": dict(state["schedule"]),
+        }
 
     def _set_state(self, state: dict[str, Any]) -> None:
         vocab = vocab_from_state(state["vocab"])
         tables = {k: np.asarray(v, dtype=np.float32, order="C") for k, v in state["tables"].items()}
         check_tables(tables, self._table_shapes(len(vocab)))
-        self._fitted = {"vocab": vocab, "tables": tables, "history": history_from_state(state["history"]),
-                        "schedule": schedule_from_state(state["schedule"], total_words=True),
-                        "vectors": None}  # fmt: skip
+        self._fitted = {
+            "vocab": vocab,
+            "tables": tables,
+            "history": history_from_state(state["history"]),
+            "schedule": schedule_from_state(state["schedule"], total_words=True),
+            "vectors": None,
+        }
 
     # -- learned state ------------------------------------------------------------------
 

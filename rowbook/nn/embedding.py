@@ -38,11 +38,15 @@ def _table(
         return Parameter(data, requires_grad=not freeze)
     if isinstance(weight, DecodedTable):
         if not freeze:
-            raise ValueError("a quantised table is frozen: pass freeze=True (from_pretrained's "
-                             "default); to train, start from the float table")  # fmt: skip
+            raise ValueError(
+                "a quantised table is frozen: pass freeze=True (from_pretrained's "
+                "default); to train, start from the float table"
+            )
         if tuple(weight.shape) != (num_embeddings, embedding_dim):
-            raise ValueError(f"_weight has shape {tuple(weight.shape)}, expected "
-                             f"{(num_embeddings, embedding_dim)}")  # fmt: skip
+            raise ValueError(
+                f"_weight has shape {tuple(weight.shape)}, expected "
+                f"{(num_embeddings, embedding_dim)}"
+            )
         return weight
     data = weight.data if isinstance(weight, Tensor) else np.asarray(weight)
     if data.shape != (num_embeddings, embedding_dim):
@@ -150,9 +154,14 @@ class Embedding(Module):
 
     def forward(self, ids: Any) -> Tensor:
         return F.embedding(
-            ids, self.weight, self.padding_idx, self.max_norm, self.norm_type,
-            self.scale_grad_by_freq, self.sparse,
-        )  # fmt: skip
+            ids,
+            self.weight,
+            self.padding_idx,
+            self.max_norm,
+            self.norm_type,
+            self.scale_grad_by_freq,
+            self.sparse,
+        )
 
     def extra_repr(self) -> str:
         s = f"{self.num_embeddings}, {self.embedding_dim}"
@@ -196,9 +205,16 @@ class Embedding(Module):
         """
         rows, cols = _pretrained_shape(embeddings)
         return cls(
-            rows, cols, padding_idx, max_norm, norm_type, scale_grad_by_freq, sparse,
-            _weight=embeddings, _freeze=freeze,
-        )  # fmt: skip
+            rows,
+            cols,
+            padding_idx,
+            max_norm,
+            norm_type,
+            scale_grad_by_freq,
+            sparse,
+            _weight=embeddings,
+            _freeze=freeze,
+        )
 
 
 class EmbeddingBag(Module):
@@ -271,10 +287,18 @@ class EmbeddingBag(Module):
 
     def forward(self, ids: Any, offsets: Any = None, per_sample_weights: Any = None) -> Tensor:
         return F.embedding_bag(
-            ids, self.weight, offsets, self.max_norm, self.norm_type, self.scale_grad_by_freq,
-            self.mode, self.sparse, per_sample_weights, self.include_last_offset,
+            ids,
+            self.weight,
+            offsets,
+            self.max_norm,
+            self.norm_type,
+            self.scale_grad_by_freq,
+            self.mode,
+            self.sparse,
+            per_sample_weights,
+            self.include_last_offset,
             self.padding_idx,
-        )  # fmt: skip
+        )
 
     def extra_repr(self) -> str:
         s = f"{self.num_embeddings}, {self.embedding_dim}"
@@ -306,6 +330,15 @@ class EmbeddingBag(Module):
         a quantised table is decoded as it is read, and stays frozen."""
         rows, cols = _pretrained_shape(embeddings)
         return cls(
-            rows, cols, max_norm, norm_type, scale_grad_by_freq, mode, sparse,
-            include_last_offset, padding_idx, _weight=embeddings, _freeze=freeze,
-        )  # fmt: skip
+            rows,
+            cols,
+            max_norm,
+            norm_type,
+            scale_grad_by_freq,
+            mode,
+            sparse,
+            include_last_offset,
+            padding_idx,
+            _weight=embeddings,
+            _freeze=freeze,
+        )

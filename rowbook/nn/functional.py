@@ -235,9 +235,18 @@ def embedding_bag(
         uniq, inverse = np.unique(flat, return_inverse=True)  # (U,), positions -> row of uniq
         small_pad = int(np.searchsorted(uniq, pad)) if pad is not None and pad in uniq else None
         return embedding_bag(
-            inverse.reshape(ids.shape), weight.decode(uniq), offsets, None, norm_type,
-            scale_grad_by_freq, mode, sparse, per_sample_weights, include_last_offset, small_pad,
-        )  # fmt: skip
+            inverse.reshape(ids.shape),
+            weight.decode(uniq),
+            offsets,
+            None,
+            norm_type,
+            scale_grad_by_freq,
+            mode,
+            sparse,
+            per_sample_weights,
+            include_last_offset,
+            small_pad,
+        )
     if weight.dtype == np.float16:
         if max_norm is not None:
             embedding_renorm_(weight.data, flat[: bounds[-1]], max_norm, norm_type)
@@ -267,8 +276,10 @@ def _decoded_embedding(ids: Any, weight: DecodedTable, padding_idx: Any, max_nor
 
 def _refuse_max_norm(max_norm: Any) -> None:
     if max_norm is not None:
-        raise ValueError(f"max_norm={max_norm!r} rescales rows in place, and a quantised table is "
-                         "frozen; pass max_norm=None, or look up a float table")  # fmt: skip
+        raise ValueError(
+            f"max_norm={max_norm!r} rescales rows in place, and a quantised table is "
+            "frozen; pass max_norm=None, or look up a float table"
+        )
 
 
 def _bag_sum(
@@ -330,10 +341,14 @@ def _half_bag(
         psw = psw.astype(np.float32) if isinstance(psw, Tensor) else np.asarray(psw, np.float32)
     mean = options["mode"] == "mean"
     bags = embedding_bag(
-        inverse.reshape(ids.shape), rows, offsets, per_sample_weights=psw,
-        include_last_offset=include_last_offset, padding_idx=small_pad,
+        inverse.reshape(ids.shape),
+        rows,
+        offsets,
+        per_sample_weights=psw,
+        include_last_offset=include_last_offset,
+        padding_idx=small_pad,
         **{**options, "mode": "sum" if mean else options["mode"]},
-    ).astype(np.float16)  # fmt: skip
+    ).astype(np.float16)
     if not mean:
         return bags
     flat, bounds = bag_bounds(ids, offsets, include_last_offset)  # (n,), (B + 1,)

@@ -86,8 +86,10 @@ def as_ids(ids: Any, name: str = "ids", what: str = "token ids") -> np.ndarray:
     if array.dtype == np.uint64 and array.size and array.max() > np.iinfo(np.int64).max:
         first = int(np.argmax(array > np.iinfo(np.int64).max))  # checked before the cast wraps it
         where = tuple(int(i) for i in np.unravel_index(first, array.shape)) if array.ndim else ()
-        raise IndexError(f"{name} contains {int(array.reshape(-1)[first])} at position {where}, "
-                         "out of range: ids must fit in int64 (and be below the table size)")  # fmt: skip
+        raise IndexError(
+            f"{name} contains {int(array.reshape(-1)[first])} at position {where}, "
+            "out of range: ids must fit in int64 (and be below the table size)"
+        )
     return array.astype(np.int64, copy=False)
 
 

@@ -301,11 +301,23 @@ class Vectors(PairQueries):
 
     # -- smaller tables --------------------------------------------------------------
 
-    def quantize(self, method: Literal["int8", "pq"] = "pq", *, m: int | None = None,
-                 dsub: int | None = None, nbits: int = 8, qnorm: bool = True, niter: int = 25,
-                 seed: int = 1234, rerank: int | None = None, report: bool = False,
-                 analogies: PathLike | None = None, pairs: Sequence[PathLike] = (),
-                 queries: int = 200, verbose: bool = True) -> QuantizedVectors:  # fmt: skip
+    def quantize(
+        self,
+        method: Literal["int8", "pq"] = "pq",
+        *,
+        m: int | None = None,
+        dsub: int | None = None,
+        nbits: int = 8,
+        qnorm: bool = True,
+        niter: int = 25,
+        seed: int = 1234,
+        rerank: int | None = None,
+        report: bool = False,
+        analogies: PathLike | None = None,
+        pairs: Sequence[PathLike] = (),
+        queries: int = 200,
+        verbose: bool = True,
+    ) -> QuantizedVectors:
         """A quantised copy of this table that answers the same queries, with its cost.
 
         Parameters
@@ -338,10 +350,22 @@ class Vectors(PairQueries):
         """
         from rowbook.vectors.quantize.cost import quantize_vectors
 
-        return quantize_vectors(self, method, m=m, dsub=dsub, nbits=nbits, qnorm=qnorm,
-                                niter=niter, seed=seed, rerank=rerank, report=report,
-                                analogies=analogies, pairs=pairs, queries=queries,
-                                verbose=verbose)  # fmt: skip
+        return quantize_vectors(
+            self,
+            method,
+            m=m,
+            dsub=dsub,
+            nbits=nbits,
+            qnorm=qnorm,
+            niter=niter,
+            seed=seed,
+            rerank=rerank,
+            report=report,
+            analogies=analogies,
+            pairs=pairs,
+            queries=queries,
+            verbose=verbose,
+        )
 
     def prune(self, keep: int, *, verbose: bool = True) -> Vectors:
         """The ``keep`` most frequent keys: by ``counts`` (ties in row order), or the first
@@ -359,8 +383,13 @@ class Vectors(PairQueries):
     def _stop(self, restrict_vocab: int | None) -> int:
         return restrict_stop(restrict_vocab, len(self))
 
-    def _ranked(self, scores: np.ndarray, topn: int, exclude: list[int],
-                rescore: Callable[[np.ndarray], np.ndarray] | None = None) -> list[tuple[str, float]]:  # fmt: skip
+    def _ranked(
+        self,
+        scores: np.ndarray,
+        topn: int,
+        exclude: list[int],
+        rescore: Callable[[np.ndarray], np.ndarray] | None = None,
+    ) -> list[tuple[str, float]]:
         """The ``topn`` best rows not in ``exclude``, as ``(key, score)``, best first.
 
         A table whose ``scores`` are estimates (a quantised one linked to its float table)

@@ -172,8 +172,9 @@ def _candidates(vectors: Vectors, stop: int, abc: np.ndarray, method: str) -> np
     return best
 
 
-def _exact_scores(vectors: Vectors, rows: np.ndarray, abc: tuple[np.ndarray, ...],
-                  method: str) -> np.ndarray:  # fmt: skip
+def _exact_scores(
+    vectors: Vectors, rows: np.ndarray, abc: tuple[np.ndarray, ...], method: str
+) -> np.ndarray:
     """Scores of the candidate ``rows`` (q, P) of each question from the table's exact rows."""
     unit = vectors._unit_rows(rows.reshape(-1)).reshape(*rows.shape, -1)  # (q, P, d)
     a, b, c = abc

@@ -35,8 +35,14 @@ import numpy as np
 
 from rowbook.io import atomic_write
 
-__all__ = ["FASTTEXT_MAGIC", "FASTTEXT_VERSION", "FastTextArgs", "FastTextFile",
-           "read_fasttext_bin", "write_fasttext_bin"]  # fmt: skip
+__all__ = [
+    "FASTTEXT_MAGIC",
+    "FASTTEXT_VERSION",
+    "FastTextArgs",
+    "FastTextFile",
+    "read_fasttext_bin",
+    "write_fasttext_bin",
+]
 
 FASTTEXT_MAGIC = 793712314
 FASTTEXT_VERSION = 12
@@ -116,13 +122,17 @@ class _Stream:
     def claim(self, what: str, value: int, unit: int, reserve: int = 0) -> int:
         """``value`` items of ``unit`` bytes must fit in the bytes left (minus ``reserve``)."""
         if value < 0 or value * unit > self.left - reserve:
-            raise self.fail(what, f"claims {value} items ({value * unit:,} bytes) but only "
-                                  f"{max(self.left - reserve, 0):,} bytes are left")  # fmt: skip
+            raise self.fail(
+                what,
+                f"claims {value} items ({value * unit:,} bytes) but only "
+                f"{max(self.left - reserve, 0):,} bytes are left",
+            )
         return value
 
 
-def read_fasttext_bin(path: PathLike, *, allocate: Callable[[tuple[int, int], np.dtype], np.ndarray]
-                      = np.empty) -> FastTextFile:  # fmt: skip
+def read_fasttext_bin(
+    path: PathLike, *, allocate: Callable[[tuple[int, int], np.dtype], np.ndarray] = np.empty
+) -> FastTextFile:
     """Read an unquantised fastText ``.bin`` (see the module docstring for the layout).
 
     ``allocate(shape, dtype)`` makes the arrays the matrices are read into (a memory map of
@@ -131,11 +141,15 @@ def read_fasttext_bin(path: PathLike, *, allocate: Callable[[tuple[int, int], np
         s = _Stream(f, path)
         magic, version = s.unpack(struct.Struct("<2i"), "header")
         if magic != FASTTEXT_MAGIC:
-            raise ValueError(f"{s.path} is not a fastText .bin model (magic number {magic}, "
-                             f"expected {FASTTEXT_MAGIC}); for .vec text use Vectors.load_word2vec_format")  # fmt: skip
+            raise ValueError(
+                f"{s.path} is not a fastText .bin model (magic number {magic}, "
+                f"expected {FASTTEXT_MAGIC}); for .vec text use Vectors.load_word2vec_format"
+            )
         if version > FASTTEXT_VERSION:
-            raise ValueError(f"{s.path}: fastText file version {version} is newer than the "
-                             f"{FASTTEXT_VERSION} this rowbook reads")  # fmt: skip
+            raise ValueError(
+                f"{s.path}: fastText file version {version} is newer than the "
+                f"{FASTTEXT_VERSION} this rowbook reads"
+            )
         args = FastTextArgs(*s.unpack(_ARGS, "args"))
         words, counts, types, ntokens = _read_dictionary(s)
         input_ = _read_matrix(s, "input matrix", "quant flag", args.dim, 1 + 16, allocate)
@@ -145,8 +159,10 @@ def read_fasttext_bin(path: PathLike, *, allocate: Callable[[tuple[int, int], np
     nwords = int(np.count_nonzero(types == 0))
     expected = nwords + args.bucket
     if input_.shape[0] != expected:
-        raise ValueError(f"{s.path}: field 'input matrix' has {input_.shape[0]} rows, but "
-                         f"nwords + bucket = {nwords} + {args.bucket} = {expected}; the file is damaged")  # fmt: skip
+        raise ValueError(
+            f"{s.path}: field 'input matrix' has {input_.shape[0]} rows, but "
+            f"nwords + bucket = {nwords} + {args.bucket} = {expected}; the file is damaged"
+        )
     return FastTextFile(args, tuple(words), counts, input_, output, ntokens, types)
 
 
@@ -169,23 +185,36 @@ def _read_dictionary(s: _Stream) -> tuple[list[str], np.ndarray, np.ndarray, int
                 raise s.fail(f"dictionary entry {i}", f"is not UTF-8 ({err})") from None
             counts[i], types[i] = struct.unpack_from("<qb", buffer, end + 1)
             if counts[i] < 0 or types[i] not in (0, 1):
-                raise s.fail(f"dictionary entry {i}", f"has count {counts[i]} and type {types[i]}; "
-                             "a count is >= 0 and a type 0 (word) or 1 (label)")  # fmt: skip
+                raise s.fail(
+                    f"dictionary entry {i}",
+                    f"has count {counts[i]} and type {types[i]}; "
+                    "a count is >= 0 and a type 0 (word) or 1 (label)",
+                )
             pos = end + _ENTRY_MIN_BYTES
     s.f.seek(pos)
     if prune_size > 0:
-        raise s.fail("dictionary field 'pruneidx_size'",
-                     f"is {prune_size}: a pruned dictionary belongs to a quantised model, not supported")  # fmt: skip
+        raise s.fail(
+            "dictionary field 'pruneidx_size'",
+            f"is {prune_size}: a pruned dictionary belongs to a quantised model, not supported",
+        )
     return words, counts, types, ntokens
 
 
-def _read_matrix(s: _Stream, what: str, flag: str, dim: int, reserve: int,
-                 allocate: Callable[[tuple[int, int], np.dtype], np.ndarray]) -> np.ndarray:  # fmt: skip
+def _read_matrix(
+    s: _Stream,
+    what: str,
+    flag: str,
+    dim: int,
+    reserve: int,
+    allocate: Callable[[tuple[int, int], np.dtype], np.ndarray],
+) -> np.ndarray:
     if s.left < 1:
         raise s.fail(f"field '{flag}'", "is missing")
     if s.f.read(1) != b"\0":
-        raise ValueError(f"{s.path}: field '{flag}' is set: this is a quantised fastText model "
-                         "(.ftz), which is not supported; use the unquantised .bin")  # fmt: skip
+        raise ValueError(
+            f"{s.path}: field '{flag}' is set: this is a quantised fastText model "
+            "(.ftz), which is not supported; use the unquantised .bin"
+        )
     rows, cols = s.unpack(_MATRIX_HEAD, f"field '{what}' shape")
     if cols != dim:
         raise s.fail(f"field '{what}'", f"has {cols} columns but args.dim is {dim}")
@@ -207,11 +236,30 @@ def write_fasttext_bin(path: PathLike, model: FastTextFile) -> None:
     nlabels = int(np.count_nonzero(types))
     with atomic_write(path) as f:
         f.write(struct.pack("<2i", FASTTEXT_MAGIC, FASTTEXT_VERSION))
-        f.write(_ARGS.pack(a.dim, a.ws, a.epoch, a.minCount, a.neg, a.wordNgrams, a.loss,
-                           a.model, a.bucket, a.minn, a.maxn, a.lrUpdateRate, a.t))  # fmt: skip
+        f.write(
+            _ARGS.pack(
+                a.dim,
+                a.ws,
+                a.epoch,
+                a.minCount,
+                a.neg,
+                a.wordNgrams,
+                a.loss,
+                a.model,
+                a.bucket,
+                a.minn,
+                a.maxn,
+                a.lrUpdateRate,
+                a.t,
+            )
+        )
         f.write(_DICT_HEAD.pack(len(words), len(words) - nlabels, nlabels, model.ntokens, -1))
-        f.write(b"".join(w.encode("utf-8") + struct.pack("<bqb", 0, int(c), int(t))
-                         for w, c, t in zip(words, model.counts, types, strict=True)))  # fmt: skip
+        f.write(
+            b"".join(
+                w.encode("utf-8") + struct.pack("<bqb", 0, int(c), int(t))
+                for w, c, t in zip(words, model.counts, types, strict=True)
+            )
+        )
         for flag, matrix in ((b"\0", model.input), (b"\0", model.output)):
             table = np.ascontiguousarray(matrix, dtype="<f4")
             f.write(flag + _MATRIX_HEAD.pack(*table.shape))

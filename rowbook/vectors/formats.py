@@ -182,8 +182,10 @@ class _Reader:
         table read from a compressed file never outgrows twice the rows it really has."""
         need = self.filled + rows
         if need > len(self.table):
-            grown = self.allocate((min(self.capacity, max(need, 2 * len(self.table))),
-                                   self.table.shape[1]), self.table.dtype)  # fmt: skip
+            grown = self.allocate(
+                (min(self.capacity, max(need, 2 * len(self.table))), self.table.shape[1]),
+                self.table.dtype,
+            )
             grown[: self.filled] = self.table[: self.filled]
             self.table = grown
 
@@ -195,8 +197,9 @@ class _Reader:
             return raw.decode(self.encoding, self.errors)
         except UnicodeDecodeError as err:
             problem = f"{self.path}, {where}: cannot decode as {self.encoding} ({err.reason})"
-            raise ParameterHint("unicode_errors", "replace", problem,
-                                effect="to substitute U+FFFD") from None  # fmt: skip
+            raise ParameterHint(
+                "unicode_errors", "replace", problem, effect="to substitute U+FFFD"
+            ) from None
 
     def header(self, line: bytes) -> tuple[int, int]:
         text = self.decode(line, "line 1")
@@ -222,13 +225,19 @@ class _Reader:
         per_value = 4 if binary else 2
         rows, size = ("header rows", "header dim") if header else ("line count", "values on line 1")
         if n_rows == 1 and dim * per_value > room:
-            raise self.fail("line 1", f"{size} {dim} cannot be true: one row of {dim} values "
-                            f"needs at least {dim * per_value} bytes, the file holds {room} "
-                            "after the header; the file is damaged or not a vector file")  # fmt: skip
+            raise self.fail(
+                "line 1",
+                f"{size} {dim} cannot be true: one row of {dim} values "
+                f"needs at least {dim * per_value} bytes, the file holds {room} "
+                "after the header; the file is damaged or not a vector file",
+            )
         if n_rows * (dim * per_value + 1) > room + 1:
-            raise self.fail("line 1", f"{rows} {n_rows} cannot be true: {n_rows} rows of {dim} "
-                            f"values need at least {n_rows * (dim * per_value + 1) - 1} bytes, the "
-                            f"file holds {room} after the header; fix the count or pass limit=")  # fmt: skip
+            raise self.fail(
+                "line 1",
+                f"{rows} {n_rows} cannot be true: {n_rows} rows of {dim} "
+                f"values need at least {n_rows * (dim * per_value + 1) - 1} bytes, the "
+                f"file holds {room} after the header; fix the count or pass limit=",
+            )
 
     def sniff_text(self, f: BinaryIO) -> tuple[int, int]:
         """Rows and vector size of a header-less file: non-blank lines up to the last one."""
@@ -383,5 +392,7 @@ class _Reader:
 
 def nonfinite_message(col: int, value: object) -> str:
     """What to say about the non-finite value ``value`` in column ``col`` (0-based)."""
-    return (f"value {col + 1} is {str(value)!r}, not a finite float32; inf and nan are refused "
-            "(they make query scores nan): fix or drop that row, or pass allow_nonfinite=True")  # fmt: skip
+    return (
+        f"value {col + 1} is {str(value)!r}, not a finite float32; inf and nan are refused "
+        "(they make query scores nan): fix or drop that row, or pass allow_nonfinite=True"
+    )

@@ -63,8 +63,9 @@ def maps_a_file(array: np.ndarray) -> bool:
     return False
 
 
-def cache_path(source: PathLike, fmt: str, options: dict[str, Any],
-               cache_dir: PathLike | None = None) -> Path:  # fmt: skip
+def cache_path(
+    source: PathLike, fmt: str, options: dict[str, Any], cache_dir: PathLike | None = None
+) -> Path:
     """Where the mapped cache of ``source`` read as ``fmt`` with ``options`` lives."""
     source = Path(source).resolve()
     named = {"format": fmt, "options": options}
@@ -75,9 +76,15 @@ def cache_path(source: PathLike, fmt: str, options: dict[str, Any],
     return folder / f"{source.name}.{digest}.rowbook.npz"
 
 
-def open_cached(source: PathLike, fmt: str, options: dict[str, Any],
-                build: Callable[[Allocate], dict[str, Any]], *, kind: str,
-                cache_dir: PathLike | None = None) -> tuple[dict[str, Any], Path]:  # fmt: skip
+def open_cached(
+    source: PathLike,
+    fmt: str,
+    options: dict[str, Any],
+    build: Callable[[Allocate], dict[str, Any]],
+    *,
+    kind: str,
+    cache_dir: PathLike | None = None,
+) -> tuple[dict[str, Any], Path]:
     """The mapped state of ``source``'s cache, built by ``build(allocate)`` if missing or stale.
 
     ``build`` reads the source into arrays made by ``allocate`` and returns the state to save
@@ -91,12 +98,17 @@ def open_cached(source: PathLike, fmt: str, options: dict[str, Any],
         state = _open(cache, kind)
         recorded = state.get("source") if isinstance(state, dict) else None
         if not _same_source(recorded, record):
-            raise ValueError(f"{cache} is a mapped cache of {_describe(recorded)}, not of {source} "
-                             f"read as {fmt} with {options}; delete it, or pass another cache_dir")  # fmt: skip
+            raise ValueError(
+                f"{cache} is a mapped cache of {_describe(recorded)}, not of {source} "
+                f"read as {fmt} with {options}; delete it, or pass another cache_dir"
+            )
         if (recorded["size"], recorded["mtime_ns"]) == (record["size"], record["mtime_ns"]):
             return state, cache
-        warnings.warn(f"{source} changed since its mapped cache {cache} was made; rebuilding it",
-                      UserWarning, stacklevel=3)  # fmt: skip
+        warnings.warn(
+            f"{source} changed since its mapped cache {cache} was made; rebuilding it",
+            UserWarning,
+            stacklevel=3,
+        )
     if cache_dir is not None:
         Path(cache_dir).mkdir(parents=True, exist_ok=True)
     print(f"converting {source} once into the mapped cache {cache}", file=sys.stderr)
@@ -105,8 +117,10 @@ def open_cached(source: PathLike, fmt: str, options: dict[str, Any],
         try:
             save_state(cache, {**state, "source": record}, kind=kind)
         except PermissionError as err:
-            raise PermissionError(f"cannot write the mapped cache {cache} ({err.strerror}); "
-                                  "pass cache_dir= a folder you can write to") from None  # fmt: skip
+            raise PermissionError(
+                f"cannot write the mapped cache {cache} ({err.strerror}); "
+                "pass cache_dir= a folder you can write to"
+            ) from None
     return _open(cache, kind), cache
 
 
@@ -114,14 +128,21 @@ def _open(cache: Path, kind: str) -> Any:
     try:
         return load_state(cache, kind=kind, mmap_mode="r")
     except ValueError as err:
-        raise ValueError(f"the mapped cache {cache} cannot be read ({err}); delete it to "
-                         "rebuild it from its source") from None  # fmt: skip
+        raise ValueError(
+            f"the mapped cache {cache} cannot be read ({err}); delete it to "
+            "rebuild it from its source"
+        ) from None
 
 
 def _record(source: Path, fmt: str, options: dict[str, Any]) -> dict[str, Any]:
     stat = source.stat()
-    return {"path": str(source), "size": stat.st_size, "mtime_ns": stat.st_mtime_ns,
-            "format": fmt, "options": options}  # fmt: skip
+    return {
+        "path": str(source),
+        "size": stat.st_size,
+        "mtime_ns": stat.st_mtime_ns,
+        "format": fmt,
+        "options": options,
+    }
 
 
 def _same_source(recorded: Any, record: dict[str, Any]) -> bool:

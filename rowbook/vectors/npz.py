@@ -43,8 +43,9 @@ def read_npz(
     its values are not scanned, so inf / nan rows are not refused (queries score them as
     zero rows, as with ``allow_nonfinite``).
     """
-    state = load_state(path, kind="vectors", max_inflated_bytes=max_inflated_bytes,
-                       mmap_mode="r" if mmap else None)  # fmt: skip
+    state = load_state(
+        path, kind="vectors", max_inflated_bytes=max_inflated_bytes, mmap_mode="r" if mmap else None
+    )
     return check_vectors_state(state, path, allow_nonfinite=allow_nonfinite or mmap)
 
 
@@ -65,20 +66,26 @@ def check_vectors_state(
             getattr(vectors, "shape", None),
             getattr(vectors, "dtype", type(vectors).__name__),
         )
-        raise ValueError(f"{path}: 'vectors' must be a ({len(keys)}, d >= 1) array of real "
-                         f"numbers, got shape {shape}, dtype {dtype}")  # fmt: skip
+        raise ValueError(
+            f"{path}: 'vectors' must be a ({len(keys)}, d >= 1) array of real "
+            f"numbers, got shape {shape}, dtype {dtype}"
+        )
     with np.errstate(over="ignore"):  # float32 and float16 tables kept as they are (or mapped)
         table = vectors if vectors.dtype == np.float16 else vectors.astype(np.float32, copy=False)
     if not allow_nonfinite:
         finite = np.isfinite(table)
         if not finite.all():
             row, col = (int(i[0]) for i in np.nonzero(~finite))
-            raise ValueError(f"{path}: 'vectors' row {row + 1} ({keys[row]!r}): "
-                             + nonfinite_message(col, vectors[row, col]))  # fmt: skip
+            raise ValueError(
+                f"{path}: 'vectors' row {row + 1} ({keys[row]!r}): "
+                + nonfinite_message(col, vectors[row, col])
+            )
     if counts is not None and not (
-        isinstance(counts, np.ndarray) and counts.shape == (len(keys),) and counts.dtype.kind in "iu"
+        isinstance(counts, np.ndarray)
+        and counts.shape == (len(keys),)
+        and counts.dtype.kind in "iu"
         and not (counts < 0).any()
-    ):  # fmt: skip
+    ):
         raise ValueError(
             f"{path}: 'counts' must be None or {len(keys)} integers >= 0 (one per key)"
         )

@@ -79,8 +79,11 @@ class PairQueries(EditableTable):
         if metric not in ("cosine", "euclidean"):
             raise ValueError(f"metric must be 'cosine' or 'euclidean', got {metric!r}")
         point = self._resolve([key_or_vector], normalise_keys=False)[0][0]  # (d,)
-        index = np.arange(len(self)) if not len(other_keys) else np.array(
-            [self.get_index(k) for k in other_keys], dtype=np.int64)  # fmt: skip
+        index = (
+            np.arange(len(self))
+            if not len(other_keys)
+            else np.array([self.get_index(k) for k in other_keys], dtype=np.int64)
+        )
         if metric == "euclidean":
             return row_norms(self._rows(index) - point).astype(np.float32)  # (n,)
         direction = unit_rows(point)[1].astype(np.float32)  # (d,)

@@ -73,15 +73,26 @@ def prune_subword(vectors: SubwordVectors, keep: int, *, verbose: bool = True) -
     input_rows = np.concatenate([rows, used])
     table = vectors.input_matrix[input_rows]  # (keep + kept buckets, d)
     counts = None if vectors.counts is None else vectors.counts[rows]
-    pruned = SubwordVectors(words, table, minn=vectors.minn, maxn=vectors.maxn,
-                            bucket=vectors.bucket, counts=counts, kept_buckets=buckets)  # fmt: skip
+    pruned = SubwordVectors(
+        words,
+        table,
+        minn=vectors.minn,
+        maxn=vectors.maxn,
+        bucket=vectors.bucket,
+        counts=counts,
+        kept_buckets=buckets,
+    )
     detail = f", {len(buckets):,} of {vectors.bucket:,} n-gram buckets"
     _say(verbose, nwords, len(words), vectors.input_matrix.nbytes, table.nbytes, detail)
     return pruned
 
 
-def _say(verbose: bool, before_rows: int, after_rows: int, before: int, after: int,
-         detail: str) -> None:  # fmt: skip
+def _say(
+    verbose: bool, before_rows: int, after_rows: int, before: int, after: int, detail: str
+) -> None:
     if verbose:
-        print(f"pruned to {after_rows:,} of {before_rows:,} keys{detail}: {before / 1e6:.1f} MB "
-              f"-> {after / 1e6:.1f} MB ({(before - after) / 1e6:.1f} MB saved)", file=sys.stderr)  # fmt: skip
+        print(
+            f"pruned to {after_rows:,} of {before_rows:,} keys{detail}: {before / 1e6:.1f} MB "
+            f"-> {after / 1e6:.1f} MB ({(before - after) / 1e6:.1f} MB saved)",
+            file=sys.stderr,
+        )

@@ -98,8 +98,13 @@ def read_safetensors(
         tensors["key_bytes"].tobytes(),
         tensors["key_offsets"],
     )
-    if vectors.ndim != 2 or offsets.shape != (len(vectors) + 1,) or offsets[0] != 0 or (
-        np.diff(offsets) < 0).any() or offsets[-1] != len(raw):  # fmt: skip
+    if (
+        vectors.ndim != 2
+        or offsets.shape != (len(vectors) + 1,)
+        or offsets[0] != 0
+        or (np.diff(offsets) < 0).any()
+        or offsets[-1] != len(raw)
+    ):
         raise ValueError(f"{path}: 'key_offsets' does not cut 'key_bytes' into {len(vectors)} keys")
     keys = [raw[a:b].decode("utf8") for a, b in itertools.pairwise(offsets)]
     counts = tensors.get("counts")

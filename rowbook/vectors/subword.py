@@ -74,9 +74,17 @@ class SubwordVectors(Vectors):
     ['bone', '<bo', '<bon', 'bon', 'bone', 'one', 'one>', 'ne>']
     """
 
-    def __init__(self, keys: Sequence[str], input_matrix: np.ndarray, *, minn: int, maxn: int,
-                 bucket: int, counts: np.ndarray | Sequence[int] | None = None,
-                 kept_buckets: np.ndarray | Sequence[int] | None = None) -> None:  # fmt: skip
+    def __init__(
+        self,
+        keys: Sequence[str],
+        input_matrix: np.ndarray,
+        *,
+        minn: int,
+        maxn: int,
+        bucket: int,
+        counts: np.ndarray | Sequence[int] | None = None,
+        kept_buckets: np.ndarray | Sequence[int] | None = None,
+    ) -> None:
         W_in = np.array(
             input_matrix, dtype=np.float32, order="C", copy=None
         )  # (nwords + bucket, d)
@@ -95,9 +103,18 @@ class SubwordVectors(Vectors):
         self._input.flags.writeable = False
 
     @classmethod
-    def _from_rows(cls, keys: Sequence[str], rows: np.ndarray, input_matrix: np.ndarray, *,
-                   minn: int, maxn: int, bucket: int, counts: np.ndarray | None = None,
-                   kept_buckets: np.ndarray | None = None) -> Self:  # fmt: skip
+    def _from_rows(
+        cls,
+        keys: Sequence[str],
+        rows: np.ndarray,
+        input_matrix: np.ndarray,
+        *,
+        minn: int,
+        maxn: int,
+        bucket: int,
+        counts: np.ndarray | None = None,
+        kept_buckets: np.ndarray | None = None,
+    ) -> Self:
         """A table whose word rows are already computed (a mapped cache): nothing is averaged."""
         table = cls.__new__(cls)
         Vectors.__init__(table, keys, rows, counts, copy=False)
@@ -133,8 +150,14 @@ class SubwordVectors(Vectors):
 
     def subword_ids(self, word: str) -> np.ndarray:
         """Rows of ``input_matrix`` in the bag of ``word``: its own id (if known), then n-grams."""
-        ids = subword_ids(word, minn=self.minn, maxn=self.maxn, bucket=self.bucket,
-                          nwords=len(self), word_id=self.key_to_index.get(word))  # fmt: skip
+        ids = subword_ids(
+            word,
+            minn=self.minn,
+            maxn=self.maxn,
+            bucket=self.bucket,
+            nwords=len(self),
+            word_id=self.key_to_index.get(word),
+        )
         return ids if self._kept is None else keep_buckets(ids, len(self), self._kept)[0]
 
     def subwords(self, word: str) -> list[tuple[str, int]]:
@@ -145,8 +168,14 @@ class SubwordVectors(Vectors):
         """
         ngrams = char_ngrams(word, self.minn, self.maxn) if self.maxn > 0 and self.bucket else []
         pieces = ([word] if word in self else []) + ngrams
-        ids = subword_ids(word, minn=self.minn, maxn=self.maxn, bucket=self.bucket,
-                          nwords=len(self), word_id=self.key_to_index.get(word))  # fmt: skip
+        ids = subword_ids(
+            word,
+            minn=self.minn,
+            maxn=self.maxn,
+            bucket=self.bucket,
+            nwords=len(self),
+            word_id=self.key_to_index.get(word),
+        )
         if self._kept is None:
             return list(zip(pieces, ids.tolist(), strict=True))
         rows, kept = keep_buckets(ids, len(self), self._kept)
@@ -177,8 +206,10 @@ class SubwordVectors(Vectors):
 
     def _resolve(self, terms: Sequence[Term], normalise_keys: bool) -> tuple[np.ndarray, list[int]]:
         """As :class:`Vectors`, with an unseen word standing for its :meth:`vector_for`."""
-        known = [t if not isinstance(t, str) or t in self else self._unseen(t, normalise_keys)
-                 for t in terms]  # fmt: skip
+        known = [
+            t if not isinstance(t, str) or t in self else self._unseen(t, normalise_keys)
+            for t in terms
+        ]
         return super()._resolve(known, normalise_keys)
 
     def _unseen(self, word: str, normalise: bool) -> np.ndarray:
@@ -222,8 +253,9 @@ class SubwordVectors(Vectors):
         )
 
     @classmethod
-    def load_fasttext(cls, path: PathLike, *, mmap: bool = False,
-                      cache_dir: PathLike | None = None) -> Self:  # fmt: skip
+    def load_fasttext(
+        cls, path: PathLike, *, mmap: bool = False, cache_dir: PathLike | None = None
+    ) -> Self:
         """The vectors of a Facebook fastText ``.bin`` (unquantised); see :mod:`.fasttext_format`.
 
         ``mmap=True`` converts the model once into a rowbook ``.npz`` (word rows, input
@@ -235,27 +267,42 @@ class SubwordVectors(Vectors):
         if not mmap:
             model = read_fasttext_bin(path)
             n = model.nwords
-            return cls(model.words[:n], model.input, minn=model.args.minn, maxn=model.args.maxn,
-                       bucket=model.args.bucket, counts=model.counts[:n])  # fmt: skip
+            return cls(
+                model.words[:n],
+                model.input,
+                minn=model.args.minn,
+                maxn=model.args.maxn,
+                bucket=model.args.bucket,
+                counts=model.counts[:n],
+            )
         from rowbook.vectors.mapped import open_cached
 
         def build(allocate: Any) -> dict[str, Any]:
             model = read_fasttext_bin(path, allocate=allocate)
             words = model.words[: model.nwords]
-            starts, ids = subword_table(words, minn=model.args.minn, maxn=model.args.maxn,
-                                        bucket=model.args.bucket)  # fmt: skip
+            starts, ids = subword_table(
+                words, minn=model.args.minn, maxn=model.args.maxn, bucket=model.args.bucket
+            )
             rows = allocate((len(words), model.args.dim), np.dtype(np.float32))  # (nwords, d)
             for first in range(0, len(words), _WORDS_PER_BLOCK):
                 last = min(first + _WORDS_PER_BLOCK, len(words))
                 bounds = starts[first : last + 1] - starts[first]
-                rows[first:last] = bag_sum(model.input, ids[starts[first] : starts[last]], bounds,
-                                           mean=True)[0]  # fmt: skip
-            return {"keys": list(words), "vectors": rows, "counts": model.counts[: model.nwords],
-                    "input": model.input, "minn": model.args.minn, "maxn": model.args.maxn,
-                    "bucket": model.args.bucket}  # fmt: skip
+                rows[first:last] = bag_sum(
+                    model.input, ids[starts[first] : starts[last]], bounds, mean=True
+                )[0]
+            return {
+                "keys": list(words),
+                "vectors": rows,
+                "counts": model.counts[: model.nwords],
+                "input": model.input,
+                "minn": model.args.minn,
+                "maxn": model.args.maxn,
+                "bucket": model.args.bucket,
+            }
 
-        state, cache = open_cached(path, "fasttext bin", {}, build, kind="fasttext cache",
-                                   cache_dir=cache_dir)  # fmt: skip
+        state, cache = open_cached(
+            path, "fasttext bin", {}, build, kind="fasttext cache", cache_dir=cache_dir
+        )
         return _from_cache(cls, state, cache)
 
 
@@ -299,10 +346,14 @@ def _from_cache(cls: type[SubwordVectors], state: Any, cache: PathLike) -> Subwo
     keys, rows, counts = check_vectors_state(state, cache, allow_nonfinite=True)
     input_, minn, maxn, bucket = (state.get(k) for k in ("input", "minn", "maxn", "bucket"))
     if not all(isinstance(v, int) and v >= 0 for v in (minn, maxn, bucket)) or not (
-        isinstance(input_, np.ndarray) and input_.dtype == np.float32
-        and input_.shape == (len(keys) + bucket, rows.shape[1])):  # fmt: skip
-        raise ValueError(f"{cache}: the fastText cache's 'input', 'minn', 'maxn' or 'bucket' "
-                         "does not fit its vectors; delete it to rebuild it")  # fmt: skip
+        isinstance(input_, np.ndarray)
+        and input_.dtype == np.float32
+        and input_.shape == (len(keys) + bucket, rows.shape[1])
+    ):
+        raise ValueError(
+            f"{cache}: the fastText cache's 'input', 'minn', 'maxn' or 'bucket' "
+            "does not fit its vectors; delete it to rebuild it"
+        )
     table = cls._from_rows(keys, rows, input_, minn=minn, maxn=maxn, bucket=bucket, counts=counts)
     table.path = cache
     return table

@@ -185,8 +185,10 @@ class KeyedTable:
         if self._mapped and self._unit is None:
             if self._norms is None or force:
                 step = _scan_rows(self.vector_size)
-                norms = np.concatenate([row_norms(self._vectors[i : i + step])
-                                        for i in range(0, len(self), step)] or [np.zeros(0)])  # fmt: skip
+                norms = np.concatenate(
+                    [row_norms(self._vectors[i : i + step]) for i in range(0, len(self), step)]
+                    or [np.zeros(0)]
+                )
                 self._norms = _read_only(norms.astype(np.float32))
         elif self._unit is None or force:
             norms, unit = unit_rows(self._vectors)  # (V,) float64, (V, d)
@@ -222,8 +224,12 @@ class KeyedTable:
             unit = self.get_normed_vectors()[:stop]
             return unit @ queries if queries.ndim == 1 else queries @ unit.T
         self.fill_norms()
-        scale = np.divide(np.float32(1), self._norms, out=np.zeros_like(self._norms),
-                          where=(self._norms > 0) & np.isfinite(self._norms))  # fmt: skip
+        scale = np.divide(
+            np.float32(1),
+            self._norms,
+            out=np.zeros_like(self._norms),
+            where=(self._norms > 0) & np.isfinite(self._norms),
+        )
         out = np.empty((*queries.shape[:-1], stop), dtype=np.float32)  # (stop,) or (Q, stop)
         step = _scan_rows(self.vector_size)
         for start in range(0, stop, step):
@@ -314,13 +320,23 @@ class KeyedTable:
         when the source changes (see :mod:`rowbook.vectors.mapped`).
         """
         dtype = _check_dtype(datatype, "datatype")
-        options = {"binary": binary, "no_header": no_header, "limit": limit, "encoding": encoding,
-                   "unicode_errors": unicode_errors, "datatype": dtype.name,
-                   "allow_nonfinite": allow_nonfinite}  # fmt: skip
+        options = {
+            "binary": binary,
+            "no_header": no_header,
+            "limit": limit,
+            "encoding": encoding,
+            "unicode_errors": unicode_errors,
+            "datatype": dtype.name,
+            "allow_nonfinite": allow_nonfinite,
+        }
 
         def read(allocate: Any = np.empty) -> dict[str, Any]:
-            keys, table = formats.read_word2vec(path, dtype=dtype, allocate=allocate, **{
-                k: v for k, v in options.items() if k not in ("datatype",)})  # fmt: skip
+            keys, table = formats.read_word2vec(
+                path,
+                dtype=dtype,
+                allocate=allocate,
+                **{k: v for k, v in options.items() if k not in ("datatype",)},
+            )
             return {"keys": keys, "vectors": table, "counts": None}
 
         if mmap:
@@ -337,8 +353,14 @@ class KeyedTable:
         return loaded
 
     @classmethod
-    def _open_cache(cls, source: PathLike, fmt: str, options: dict[str, Any],
-                    read: Any, cache_dir: PathLike | None) -> Self:  # fmt: skip
+    def _open_cache(
+        cls,
+        source: PathLike,
+        fmt: str,
+        options: dict[str, Any],
+        read: Any,
+        cache_dir: PathLike | None,
+    ) -> Self:
         """The table of ``source`` mapped from its conversion cache (made by ``read`` if needed)."""
         state, cache = open_cached(source, fmt, options, read, kind="vectors", cache_dir=cache_dir)
         keys, table, counts = npz.check_vectors_state(state, cache, allow_nonfinite=True)
@@ -347,14 +369,27 @@ class KeyedTable:
         return loaded
 
     @classmethod
-    def load_glove(cls, path: PathLike, limit: int | None = None, encoding: str = "utf8",
-                   allow_nonfinite: bool = False, *, mmap: bool = False,
-                   cache_dir: PathLike | None = None) -> Self:  # fmt: skip
+    def load_glove(
+        cls,
+        path: PathLike,
+        limit: int | None = None,
+        encoding: str = "utf8",
+        allow_nonfinite: bool = False,
+        *,
+        mmap: bool = False,
+        cache_dir: PathLike | None = None,
+    ) -> Self:
         """Read GloVe text vectors (word2vec text rows without a header); ``mmap`` as in
         :meth:`load_word2vec_format`."""
-        return cls.load_word2vec_format(path, no_header=True, limit=limit, encoding=encoding,
-                                        allow_nonfinite=allow_nonfinite, mmap=mmap,
-                                        cache_dir=cache_dir)  # fmt: skip
+        return cls.load_word2vec_format(
+            path,
+            no_header=True,
+            limit=limit,
+            encoding=encoding,
+            allow_nonfinite=allow_nonfinite,
+            mmap=mmap,
+            cache_dir=cache_dir,
+        )
 
     def save(self, path: PathLike) -> None:
         """Write keys, vectors and counts to one file (no pickle), atomically, at exactly ``path``.
@@ -367,9 +402,14 @@ class KeyedTable:
         write(path, self._keys, self._vectors, self._counts)
 
     @classmethod
-    def load(cls, path: PathLike, *, mmap: bool = False,
-             max_inflated_bytes: int | None = MAX_INFLATED_BYTES,
-             allow_nonfinite: bool = False) -> Self:  # fmt: skip
+    def load(
+        cls,
+        path: PathLike,
+        *,
+        mmap: bool = False,
+        max_inflated_bytes: int | None = MAX_INFLATED_BYTES,
+        allow_nonfinite: bool = False,
+    ) -> Self:
         """Read a file written by :meth:`save` (``.safetensors`` or ``.npz``, by the name;
         fields checked, no pickle).
 
@@ -392,8 +432,12 @@ class KeyedTable:
         if _is_safetensors(path):
             keys, table, counts = sidefiles.read_safetensors(path, mmap=mmap)
         else:
-            keys, table, counts = npz.read_npz(path, max_inflated_bytes=max_inflated_bytes,
-                                               allow_nonfinite=allow_nonfinite, mmap=mmap)  # fmt: skip
+            keys, table, counts = npz.read_npz(
+                path,
+                max_inflated_bytes=max_inflated_bytes,
+                allow_nonfinite=allow_nonfinite,
+                mmap=mmap,
+            )
         dtype = np.float16 if table.dtype == np.float16 else np.float32
         loaded = cls(keys, table, counts, copy=False, dtype=dtype)
         loaded.path = Path(path) if loaded.mapped else None

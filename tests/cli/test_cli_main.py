@@ -30,9 +30,26 @@ def command_parsers() -> dict[str, argparse.ArgumentParser]:
 
 
 def test_every_command_is_there():
-    expected = {"demo", "tokenize", "vocab", "train", "train word2vec", "train glove", "train fasttext", "train nplm",
-                "cooccur", "neighbors", "analogy", "similarity", "evaluate", "plot", "convert", "quantize",
-                "prune", "bench"}  # fmt: skip
+    expected = {
+        "demo",
+        "tokenize",
+        "vocab",
+        "train",
+        "train word2vec",
+        "train glove",
+        "train fasttext",
+        "train nplm",
+        "cooccur",
+        "neighbors",
+        "analogy",
+        "similarity",
+        "evaluate",
+        "plot",
+        "convert",
+        "quantize",
+        "prune",
+        "bench",
+    }
     assert set(command_parsers()) == expected
 
 

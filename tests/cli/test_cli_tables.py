@@ -24,8 +24,19 @@ def table_npz(tmp_path):
 
 def test_quantize_prints_its_cost_and_writes_a_table_that_answers(run, table_npz, tmp_path):
     (tmp_path / "pairs.tsv").write_text("".join(f"w{i}\tw{i + 3}\t{i % 7}\n" for i in range(40)))
-    result = run("quantize", table_npz, "-o", tmp_path / "small.npz", "--m", "4", "--report",
-                 "--pairs", tmp_path / "pairs.tsv", "--queries", "30")  # fmt: skip
+    result = run(
+        "quantize",
+        table_npz,
+        "-o",
+        tmp_path / "small.npz",
+        "--m",
+        "4",
+        "--report",
+        "--pairs",
+        tmp_path / "pairs.tsv",
+        "--queries",
+        "30",
+    )
     assert result.code == 0, result
     assert (
         "quantised 1,200 x 16 float32 (76.8 kB) to pq (m=4 x 8 bits, norms in 1 byte)" in result.err
@@ -59,10 +70,16 @@ def test_quantize_reranks_against_the_mapped_float_table(run, table_npz, tmp_pat
 
 
 def test_quantize_refuses_another_output_format(run, table_npz, tmp_path):
-    assert_one_line_error(run("quantize", table_npz, "-o", tmp_path / "small.txt"), "quantize",
-                          "written as rowbook .npz")  # fmt: skip
-    assert_one_line_error(run("quantize", table_npz, "-o", tmp_path / "s.npz", "--nbits", "9"),
-                          "quantize", "--nbits must be an integer from 1 to 8")  # fmt: skip
+    assert_one_line_error(
+        run("quantize", table_npz, "-o", tmp_path / "small.txt"),
+        "quantize",
+        "written as rowbook .npz",
+    )
+    assert_one_line_error(
+        run("quantize", table_npz, "-o", tmp_path / "s.npz", "--nbits", "9"),
+        "quantize",
+        "--nbits must be an integer from 1 to 8",
+    )
 
 
 def test_prune_keeps_the_most_frequent_words(run, table_npz, tmp_path):

@@ -80,9 +80,18 @@ LOADERS = {
     "mapped vectors npz": lambda p: Vectors.load(p, mmap=True).most_similar("king", topn=2),
     "mapped quantized npz": lambda p: Vectors.load(p, mmap=True).most_similar("king", topn=2),
 }
-NPZ_FORMATS = ("vectors npz", "state", "trainer checkpoint", "word2vec checkpoint",
-               "glove checkpoint", "saved model", "cooccurrence npz", "quantized npz",
-               "mapped vectors npz", "mapped quantized npz")  # fmt: skip
+NPZ_FORMATS = (
+    "vectors npz",
+    "state",
+    "trainer checkpoint",
+    "word2vec checkpoint",
+    "glove checkpoint",
+    "saved model",
+    "cooccurrence npz",
+    "quantized npz",
+    "mapped vectors npz",
+    "mapped quantized npz",
+)
 JSON_FORMATS = ("vocab json", "bpe json", "tokenizer.json")
 TEXT_FORMATS = ("word2vec text", "word2vec binary", "glove")
 
@@ -104,8 +113,13 @@ def _write_bases(folder: Path) -> None:
     bpe.save(folder / "bpe json")
     bpe.to_tokenizer_json(folder / "tokenizer.json")
     counted = GloVe(**GLOVE).cooccurrence(CORPUS)
-    save_cooccurrence(folder / "cooccurrence npz", counted.matrix, counted.keys, counted.counts,
-                      window=counted.window)  # fmt: skip
+    save_cooccurrence(
+        folder / "cooccurrence npz",
+        counted.matrix,
+        counted.keys,
+        counted.counts,
+        window=counted.window,
+    )
     FastText(vector_size=4, bucket=64, min_count=1, epochs=1, workers=1).fit(CORPUS).save_fasttext(
         folder / "fasttext bin"
     )
@@ -151,8 +165,9 @@ def outcome(fmt: str, data: bytes) -> str:
 # -- .npz archives member by member ---------------------------------------------------------
 
 
-def npy(array: np.ndarray | None = None, *, shape: tuple = (), descr: str = "<f4",
-        data: bytes = b"") -> bytes:  # fmt: skip
+def npy(
+    array: np.ndarray | None = None, *, shape: tuple = (), descr: str = "<f4", data: bytes = b""
+) -> bytes:
     """An ``.npy`` member: ``array``, or a header claiming ``shape``/``descr`` followed by ``data``."""
     buffer = io.BytesIO()
     if array is not None:
@@ -206,8 +221,15 @@ def claim_sizes(data: bytes, size: int) -> bytes:
 @pytest.fixture(scope="session")
 def craft() -> SimpleNamespace:
     """The archive tools above, for tests (hypothesis allows session-scoped fixtures)."""
-    return SimpleNamespace(npy=npy, npz=npz, members=members, meta_of=meta_of,
-                           with_meta=with_meta, claim_sizes=claim_sizes, outcome=outcome)  # fmt: skip
+    return SimpleNamespace(
+        npy=npy,
+        npz=npz,
+        members=members,
+        meta_of=meta_of,
+        with_meta=with_meta,
+        claim_sizes=claim_sizes,
+        outcome=outcome,
+    )
 
 
 @pytest.fixture(scope="session", autouse=True)

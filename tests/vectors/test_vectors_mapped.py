@@ -32,8 +32,10 @@ def _close(got: list, want: list) -> None:
 def _same_answers(mapped: Vectors, table: Vectors) -> None:
     for key in ("w0", "w77", "w1999"):
         _close(mapped.most_similar(key, topn=8), table.most_similar(key, topn=8))
-    _close(mapped.most_similar_cosmul(["w3", "w4"], ["w5"], topn=3),
-           table.most_similar_cosmul(["w3", "w4"], ["w5"], topn=3))  # fmt: skip
+    _close(
+        mapped.most_similar_cosmul(["w3", "w4"], ["w5"], topn=3),
+        table.most_similar_cosmul(["w3", "w4"], ["w5"], topn=3),
+    )
     assert mapped.similarity("w1", "w2") == table.similarity("w1", "w2")
     np.testing.assert_array_equal(mapped["w9"], table["w9"])
 
@@ -64,18 +66,36 @@ def test_other_formats_convert_once_into_a_checked_cache(table, tmp_path, fmt):
     if fmt == "fasttext":
         rng = np.random.default_rng(0)
         keys = table.index_to_key  # 2000 x 24 float32: large enough to be mapped
-        subword = SubwordVectors(keys, rng.standard_normal((2000 + 64, 24)), minn=3, maxn=4, bucket=64,
-                                 counts=np.arange(2000, 0, -1))  # fmt: skip
+        subword = SubwordVectors(
+            keys,
+            rng.standard_normal((2000 + 64, 24)),
+            minn=3,
+            maxn=4,
+            bucket=64,
+            counts=np.arange(2000, 0, -1),
+        )
         from rowbook.vectors.fasttext_format import FastTextArgs, FastTextFile, write_fasttext_bin
 
-        write_fasttext_bin(source, FastTextFile(FastTextArgs(dim=24, bucket=64, minn=3, maxn=4),
-                           keys, subword.counts, subword.input_matrix, np.zeros((2000, 24), np.float32)))  # fmt: skip
+        write_fasttext_bin(
+            source,
+            FastTextFile(
+                FastTextArgs(dim=24, bucket=64, minn=3, maxn=4),
+                keys,
+                subword.counts,
+                subword.input_matrix,
+                np.zeros((2000, 24), np.float32),
+            ),
+        )
         load = lambda: SubwordVectors.load_fasttext(source, mmap=True)  # noqa: E731
         expected = subword
     else:
         table.save_word2vec_format(source, binary=fmt == "binary", write_header=fmt != "glove")
-        load = lambda: Vectors.load_word2vec_format(source, binary=fmt == "binary",  # noqa: E731
-                                                    no_header=fmt == "glove", mmap=True)  # fmt: skip
+        load = lambda: Vectors.load_word2vec_format(
+            source,
+            binary=fmt == "binary",
+            no_header=fmt == "glove",
+            mmap=True,
+        )
         expected = table
     first = load()
     cache = first.path
@@ -104,8 +124,15 @@ def test_a_cache_of_another_source_is_refused(table, tmp_path):
     table.save_word2vec_format(tmp_path / "a.bin", binary=True)
     table.save_word2vec_format(tmp_path / "b.bin", binary=True)
     cache_a = Vectors.load_word2vec_format(tmp_path / "a.bin", binary=True, mmap=True).path
-    options = {"binary": True, "no_header": False, "limit": None, "encoding": "utf8",
-               "unicode_errors": "strict", "datatype": "float32", "allow_nonfinite": False}  # fmt: skip
+    options = {
+        "binary": True,
+        "no_header": False,
+        "limit": None,
+        "encoding": "utf8",
+        "unicode_errors": "strict",
+        "datatype": "float32",
+        "allow_nonfinite": False,
+    }
     cache_b = cache_path(tmp_path / "b.bin", "word2vec binary", options)
     cache_b.write_bytes(cache_a.read_bytes())  # a's cache where b's belongs
     with pytest.raises(
@@ -167,8 +194,13 @@ def test_a_mapped_table_larger_than_the_memory_cap_answers(tmp_path):
     table.save(tmp_path / "big.npz")
     del table, rows
     env = {**os.environ, "OPENBLAS_NUM_THREADS": "1"}
-    out = subprocess.run([sys.executable, "-c", textwrap.dedent(BIGGER_THAN_THE_CAP), str(tmp_path / "big.npz")],
-                         capture_output=True, text=True, timeout=300, env=env)  # fmt: skip
+    out = subprocess.run(
+        [sys.executable, "-c", textwrap.dedent(BIGGER_THAN_THE_CAP), str(tmp_path / "big.npz")],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        env=env,
+    )
     assert out.returncode == 0, out.stderr[-3000:]
     assert "does not bite" not in out.stdout
     got = eval(out.stdout.strip().splitlines()[-1])  # a list of (key, float) pairs

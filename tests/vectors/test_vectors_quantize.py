@@ -96,8 +96,11 @@ def test_sub_space_widths_follow_fasttext_and_m():
 def test_asymmetric_distance_equals_decoding_then_scoring(table):
     """q . u^ / |u^| from the codes, against the cosine of q with the decoded row (1e-5)."""
     queries = _unit(table.vectors[:20])
-    for matrix in (PQMatrix.from_rows(table.vectors, m=8), Int8Matrix.from_rows(table.vectors),
-                   PQMatrix.from_rows(table.vectors, m=6, nbits=5, qnorm=False)):  # fmt: skip
+    for matrix in (
+        PQMatrix.from_rows(table.vectors, m=8),
+        Int8Matrix.from_rows(table.vectors),
+        PQMatrix.from_rows(table.vectors, m=6, nbits=5, qnorm=False),
+    ):
         decoded = matrix.decode()  # (V, d)
         exact = (queries @ decoded.T) / np.linalg.norm(decoded, axis=1)
         np.testing.assert_allclose(matrix.cosines(queries), exact, atol=1e-5)
@@ -141,8 +144,10 @@ def test_rerank_against_the_float_table_restores_the_neighbours(table, tmp_path)
     rows = np.arange(0, 3000, 15)
     truth = nearest(table, table, rows, 10)
     assert recall(nearest(small, table, rows, 10), truth) < 0.8  # the codes alone
-    found = [[small.get_index(k) for k, _ in small.most_similar(table.index_to_key[r], topn=10)]
-             for r in rows]  # fmt: skip
+    found = [
+        [small.get_index(k) for k, _ in small.most_similar(table.index_to_key[r], topn=10)]
+        for r in rows
+    ]
     assert recall(found, truth) >= 0.95
     key = table.index_to_key[7]
     answers, exact = small.most_similar(key, topn=5), table.most_similar(key, topn=5)
@@ -177,8 +182,14 @@ def test_evaluations_run_on_codes_and_report_the_cost(table, tmp_path, capsys):
     (tmp_path / "pairs.tsv").write_text(
         "".join(f"{keys[i]}\t{keys[i + 7]}\t{i % 10}\n" for i in range(60))
     )
-    small = table.quantize("pq", m=8, report=True, analogies=tmp_path / "q.txt",
-                           pairs=[tmp_path / "pairs.tsv"], queries=50)  # fmt: skip
+    small = table.quantize(
+        "pq",
+        m=8,
+        report=True,
+        analogies=tmp_path / "q.txt",
+        pairs=[tmp_path / "pairs.tsv"],
+        queries=50,
+    )
     cost = small.cost
     assert cost.bytes_before == 3000 * 32 * 4 and cost.bytes_after == small.matrix.nbytes
     assert 0 < cost.recall_at_10 <= 1 and cost.queries == 50
@@ -205,8 +216,12 @@ def test_quantised_files_answer_the_same_in_a_fresh_process(table, tmp_path, met
     small.save(tmp_path / "small.npz")
     expected = [type(small).__name__, small.most_similar("w5", topn=5), small["w9"].tolist()]
     for mode in ("read", "mapped"):
-        out = subprocess.run([sys.executable, "-c", textwrap.dedent(ANSWER), str(tmp_path / "small.npz"), mode],
-                             capture_output=True, text=True, check=True)  # fmt: skip
+        out = subprocess.run(
+            [sys.executable, "-c", textwrap.dedent(ANSWER), str(tmp_path / "small.npz"), mode],
+            capture_output=True,
+            text=True,
+            check=True,
+        )
         got = json.loads(out.stdout)
         assert got[0] == expected[0] and got[2] == expected[2]
         assert [k for k, _ in got[1]] == [k for k, _ in expected[1]]
@@ -305,9 +320,18 @@ def test_a_fasttext_ftz_input_matrix_decodes_as_fasttext_reads_it(tmp_path):
     rng = np.random.default_rng(0)
     words = tuple([f"w{i}" for i in range(400)] + [f"__label__{c}" for c in range(3)])
     args = ff.FastTextArgs(dim=10, model=3, loss=3, bucket=0, minn=0, maxn=0, minCount=1)
-    ff.write_fasttext_bin(tmp_path / "m.bin", ff.FastTextFile(
-        args, words, np.arange(403, 0, -1), rng.standard_normal((400, 10)).astype(np.float32),
-        rng.standard_normal((3, 10)).astype(np.float32), 1000, np.array([0] * 400 + [1] * 3, np.int8)))  # fmt: skip
+    ff.write_fasttext_bin(
+        tmp_path / "m.bin",
+        ff.FastTextFile(
+            args,
+            words,
+            np.arange(403, 0, -1),
+            rng.standard_normal((400, 10)).astype(np.float32),
+            rng.standard_normal((3, 10)).astype(np.float32),
+            1000,
+            np.array([0] * 400 + [1] * 3, np.int8),
+        ),
+    )
     model = fasttext.load_model(str(tmp_path / "m.bin"))
     model.quantize(qnorm=True, dsub=3, retrain=False)
     model.save_model(str(tmp_path / "m.ftz"))
@@ -336,8 +360,14 @@ def subword() -> SubwordVectors:
     words = [
         f"{a}{b}" for a in ("walk", "talk", "jump", "look") for b in ("", "s", "ed", "ing", "er")
     ]
-    return SubwordVectors(words, rng.standard_normal((len(words) + 400, 8)), minn=3, maxn=4,
-                          bucket=400, counts=np.arange(len(words), 0, -1))  # fmt: skip
+    return SubwordVectors(
+        words,
+        rng.standard_normal((len(words) + 400, 8)),
+        minn=3,
+        maxn=4,
+        bucket=400,
+        counts=np.arange(len(words), 0, -1),
+    )
 
 
 def test_quantised_subword_vectors_give_vectors_for_unseen_words(subword, tmp_path):
@@ -388,8 +418,10 @@ def test_embedding_layers_look_up_a_quantised_table(table, method):
     bag = EmbeddingBag.from_pretrained(matrix, mode="sum", padding_idx=7)
     float_bag = EmbeddingBag.from_pretrained(matrix.decode(), mode="sum", padding_idx=7)
     weights = np.random.default_rng(0).random(ids.shape).astype(np.float32)
-    np.testing.assert_array_equal(bag(ids, per_sample_weights=weights).numpy(),
-                                  float_bag(ids, per_sample_weights=weights).numpy())  # fmt: skip
+    np.testing.assert_array_equal(
+        bag(ids, per_sample_weights=weights).numpy(),
+        float_bag(ids, per_sample_weights=weights).numpy(),
+    )
     with pytest.raises(ValueError, match="a quantised table is frozen: pass freeze=True"):
         Embedding.from_pretrained(matrix, freeze=False)
     with pytest.raises(ValueError, match=r"max_norm=1\.0 rescales rows in place"):

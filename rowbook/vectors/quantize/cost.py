@@ -64,21 +64,35 @@ class QuantizationCost:
         return self.bytes_after / self.bytes_before if self.bytes_before else 0.0
 
     def __str__(self) -> str:
-        lines = [f"quantised {self.rows:,} x {self.dim} float32 ({_size(self.bytes_before)}) to "
-                 f"{self.method}: {_size(self.bytes_after)}, 1/{1 / self.ratio:.1f} of the bytes"]  # fmt: skip
+        lines = [
+            f"quantised {self.rows:,} x {self.dim} float32 ({_size(self.bytes_before)}) to "
+            f"{self.method}: {_size(self.bytes_after)}, 1/{1 / self.ratio:.1f} of the bytes"
+        ]
         if self.recall_at_10 is not None:
-            lines.append(f"  recall@10 against the float table: {self.recall_at_10:.3f} "
-                         f"({self.queries} queries)")  # fmt: skip
+            lines.append(
+                f"  recall@10 against the float table: {self.recall_at_10:.3f} "
+                f"({self.queries} queries)"
+            )
         if self.reranked_recall_at_10 is not None:
-            lines.append(f"  recall@10 re-ranked against the float table: "
-                         f"{self.reranked_recall_at_10:.3f}")  # fmt: skip
+            lines.append(
+                f"  recall@10 re-ranked against the float table: {self.reranked_recall_at_10:.3f}"
+            )
         for name, (before, after) in self.scores.items():
             lines.append(f"  {name}: {before:.4f} -> {after:.4f} ({after - before:+.4f})")
         return "\n".join(lines)
 
 
-def quantize_matrix(rows: np.ndarray, method: Method, *, m: int | None, dsub: int | None,
-                    nbits: int, qnorm: bool, niter: int, seed: int) -> QuantizedMatrix:  # fmt: skip
+def quantize_matrix(
+    rows: np.ndarray,
+    method: Method,
+    *,
+    m: int | None,
+    dsub: int | None,
+    nbits: int,
+    qnorm: bool,
+    niter: int,
+    seed: int,
+) -> QuantizedMatrix:
     """The quantised form of ``rows`` (V, d); ``m=None`` and ``dsub=None`` give one tenth of
     the float32 bytes (``m = 0.4 d`` one-byte codes)."""
     check_choice("method", method, ("int8", "pq"))
@@ -91,34 +105,60 @@ def quantize_matrix(rows: np.ndarray, method: Method, *, m: int | None, dsub: in
     )
 
 
-def quantize_vectors(vectors: Vectors, method: Method = "pq", *, m: int | None = None,
-                     dsub: int | None = None, nbits: int = 8, qnorm: bool = True, niter: int = 25,
-                     seed: int = 1234, rerank: int | None = None, report: bool = False,
-                     analogies: PathLike | None = None, pairs: Sequence[PathLike] = (),
-                     queries: int = 200, verbose: bool = True) -> QuantizedVectors:  # fmt: skip
+def quantize_vectors(
+    vectors: Vectors,
+    method: Method = "pq",
+    *,
+    m: int | None = None,
+    dsub: int | None = None,
+    nbits: int = 8,
+    qnorm: bool = True,
+    niter: int = 25,
+    seed: int = 1234,
+    rerank: int | None = None,
+    report: bool = False,
+    analogies: PathLike | None = None,
+    pairs: Sequence[PathLike] = (),
+    queries: int = 200,
+    verbose: bool = True,
+) -> QuantizedVectors:
     """``vectors.quantize(...)``: see :meth:`rowbook.vectors.Vectors.quantize`."""
     from rowbook.vectors.quantize.table import QuantizedVectors
 
     if rerank is not None:
         check_int("rerank", rerank, 0)
-    matrix = quantize_matrix(vectors.vectors, method, m=m, dsub=dsub, nbits=nbits, qnorm=qnorm,
-                             niter=niter, seed=seed)  # fmt: skip
+    matrix = quantize_matrix(
+        vectors.vectors, method, m=m, dsub=dsub, nbits=nbits, qnorm=qnorm, niter=niter, seed=seed
+    )
     quantized = QuantizedVectors(vectors.index_to_key, matrix, vectors.counts)
     if rerank is not None:
         quantized.link(vectors, rerank=rerank)
-    quantized.cost = QuantizationCost(_describe(matrix), len(vectors), vectors.vector_size,
-                                      4 * len(vectors) * vectors.vector_size, matrix.nbytes)  # fmt: skip
+    quantized.cost = QuantizationCost(
+        _describe(matrix),
+        len(vectors),
+        vectors.vector_size,
+        4 * len(vectors) * vectors.vector_size,
+        matrix.nbytes,
+    )
     if report:
-        measure_cost(quantized.cost, vectors, quantized, analogies=analogies, pairs=pairs,
-                     queries=queries)  # fmt: skip
+        measure_cost(
+            quantized.cost, vectors, quantized, analogies=analogies, pairs=pairs, queries=queries
+        )
     if verbose:
         print(quantized.cost, file=sys.stderr)
     return quantized
 
 
-def measure_cost(cost: QuantizationCost, vectors: Vectors, quantized: Vectors, *,
-                 analogies: PathLike | None = None, pairs: Sequence[PathLike] = (),
-                 queries: int = 200, seed: int = 0) -> QuantizationCost:  # fmt: skip
+def measure_cost(
+    cost: QuantizationCost,
+    vectors: Vectors,
+    quantized: Vectors,
+    *,
+    analogies: PathLike | None = None,
+    pairs: Sequence[PathLike] = (),
+    queries: int = 200,
+    seed: int = 0,
+) -> QuantizationCost:
     """Fill ``cost`` with recall@10 and the evaluation changes of ``quantized`` against ``vectors``."""
     check_int("queries", queries, 1)
     rng = np.random.default_rng(seed)
@@ -131,16 +171,29 @@ def measure_cost(cost: QuantizationCost, vectors: Vectors, quantized: Vectors, *
         getattr(quantized, "rerank", None),
     )
     if float_table is not None and rerank:
-        found = [[quantized.get_index(k) for k, _ in quantized.most_similar(quantized.index_to_key[r], topn=10)]
-                 for r in rows]  # fmt: skip
+        found = [
+            [
+                quantized.get_index(k)
+                for k, _ in quantized.most_similar(quantized.index_to_key[r], topn=10)
+            ]
+            for r in rows
+        ]
         cost.reranked_recall_at_10 = recall(found, truth)
     measures = []
     if analogies is not None:
-        measures.append((f"analogy accuracy ({Path(analogies).name})",
-                         lambda table: table.evaluate_analogies(analogies)[0]))  # fmt: skip
+        measures.append(
+            (
+                f"analogy accuracy ({Path(analogies).name})",
+                lambda table: table.evaluate_analogies(analogies)[0],
+            )
+        )
     for path in pairs:
-        measures.append((f"Spearman ({Path(path).name})",
-                         lambda table, path=path: table.evaluate_word_pairs(path)[1][0]))  # fmt: skip
+        measures.append(
+            (
+                f"Spearman ({Path(path).name})",
+                lambda table, path=path: table.evaluate_word_pairs(path)[1][0],
+            )
+        )
     for name, measure in measures:
         before = measure(vectors)
         if float_table is not None:  # the codes alone, then re-ranked against the float table

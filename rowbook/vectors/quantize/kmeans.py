@@ -88,8 +88,9 @@ def nearest_centroids(
     """Fill ``codes`` (n, M) with, for each row of ``x`` (n, dim) and sub-space m, its nearest
     centroid, ``layout`` being :func:`transposed_layout`'s. Returns ``codes``."""
     offsets, centroids_t, sq_norms = layout
-    _nearest_kernel(np.ascontiguousarray(x, dtype=np.float32), offsets, centroids_t, sq_norms,
-                    codes)  # fmt: skip
+    _nearest_kernel(
+        np.ascontiguousarray(x, dtype=np.float32), offsets, centroids_t, sq_norms, codes
+    )
     return codes
 
 
@@ -126,8 +127,10 @@ def kmeans(x: np.ndarray, k: int, *, niter: int = 25, rng: np.random.Generator) 
     n, d = x.shape
     check_int("niter", niter, 1)
     if n < k:
-        raise ValueError(f"k-means needs at least k={k} points to start from, got {n}; "
-                         "use fewer centroids (a smaller nbits) or more rows")  # fmt: skip
+        raise ValueError(
+            f"k-means needs at least k={k} points to start from, got {n}; "
+            "use fewer centroids (a smaller nbits) or more rows"
+        )
     centroids = x[rng.choice(n, k, replace=False)].copy()  # (k, d)
     codes = np.full((n, 1), -1, dtype=np.int64)
     for _ in range(niter):

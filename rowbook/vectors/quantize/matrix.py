@@ -65,8 +65,9 @@ def _table_sums_kernel(codes, tables, start, out):  # pragma: no cover - compile
             out[q, i] = s
 
 
-def table_sums(codes: np.ndarray, tables: np.ndarray, start: int = 0,
-               stop: int | None = None) -> np.ndarray:  # fmt: skip
+def table_sums(
+    codes: np.ndarray, tables: np.ndarray, start: int = 0, stop: int | None = None
+) -> np.ndarray:
     """``out[q, i] = sum_m tables[q, m, codes[start + i, m]]`` for rows ``start..stop-1``: (Q, n).
 
     The asymmetric distance's inner loop: M table reads per row and query, summed in
@@ -250,16 +251,28 @@ class Int8Matrix(QuantizedMatrix):
     @classmethod
     def from_state(cls, state: dict, where: str, n_rows: int | None = None) -> Int8Matrix:
         codes, scales = state.get("codes"), state.get("scales")
-        if not (isinstance(codes, np.ndarray) and codes.dtype == np.int8 and codes.ndim == 2
-                and codes.shape[1] >= 1 and (n_rows is None or len(codes) == n_rows)):  # fmt: skip
+        if not (
+            isinstance(codes, np.ndarray)
+            and codes.dtype == np.int8
+            and codes.ndim == 2
+            and codes.shape[1] >= 1
+            and (n_rows is None or len(codes) == n_rows)
+        ):
             want = f"({n_rows}, d)" if n_rows is not None else "(V, d)"
-            raise ValueError(f"{where}: 'codes' must be a {want} int8 array, got "
-                             f"{getattr(codes, 'dtype', type(codes).__name__)} "
-                             f"{getattr(codes, 'shape', None)}")  # fmt: skip
-        if not (isinstance(scales, np.ndarray) and scales.dtype == np.float32
-                and scales.shape == (len(codes),)):  # fmt: skip
-            raise ValueError(f"{where}: 'scales' must be {len(codes)} float32 values (one per "
-                             f"row of 'codes'), got {getattr(scales, 'shape', None)}")  # fmt: skip
+            raise ValueError(
+                f"{where}: 'codes' must be a {want} int8 array, got "
+                f"{getattr(codes, 'dtype', type(codes).__name__)} "
+                f"{getattr(codes, 'shape', None)}"
+            )
+        if not (
+            isinstance(scales, np.ndarray)
+            and scales.dtype == np.float32
+            and scales.shape == (len(codes),)
+        ):
+            raise ValueError(
+                f"{where}: 'scales' must be {len(codes)} float32 values (one per "
+                f"row of 'codes'), got {getattr(scales, 'shape', None)}"
+            )
         if not (np.isfinite(scales).all() and (scales >= 0).all()):
             raise ValueError(f"{where}: 'scales' must be finite and >= 0")
         return cls(codes, scales)
@@ -293,9 +306,13 @@ class PQMatrix(QuantizedMatrix):
 
     method = "pq"
 
-    def __init__(self, quantizer: ProductQuantizer, codes: np.ndarray,
-                 norm_quantizer: ProductQuantizer | None = None,
-                 norm_codes: np.ndarray | None = None) -> None:  # fmt: skip
+    def __init__(
+        self,
+        quantizer: ProductQuantizer,
+        codes: np.ndarray,
+        norm_quantizer: ProductQuantizer | None = None,
+        norm_codes: np.ndarray | None = None,
+    ) -> None:
         if (norm_quantizer is None) != (norm_codes is None):
             raise ValueError("norm_quantizer and norm_codes go together (qnorm), or neither")
         self.quantizer, self.codes = quantizer, codes  # (V, M) uint8
@@ -308,16 +325,29 @@ class PQMatrix(QuantizedMatrix):
         return self.norm_codes is not None
 
     @classmethod
-    def from_rows(cls, rows: np.ndarray, *, m: int | None = None, dsub: int | None = None,
-                  nbits: int = 8, qnorm: bool = True, niter: int = 25,
-                  max_points_per_centroid: int = 256, seed: int = 1234) -> PQMatrix:  # fmt: skip
+    def from_rows(
+        cls,
+        rows: np.ndarray,
+        *,
+        m: int | None = None,
+        dsub: int | None = None,
+        nbits: int = 8,
+        qnorm: bool = True,
+        niter: int = 25,
+        max_points_per_centroid: int = 256,
+        seed: int = 1234,
+    ) -> PQMatrix:
         """Fit a quantiser to ``rows`` (V, d) and encode them (see :class:`ProductQuantizer`).
 
         With ``qnorm`` the rows' directions are quantised and their norms by a 1-d quantiser
         of up to 256 levels (fewer for a table of fewer rows).
         """
-        options = {"nbits": nbits, "niter": niter, "seed": seed,
-                   "max_points_per_centroid": max_points_per_centroid}  # fmt: skip
+        options = {
+            "nbits": nbits,
+            "niter": niter,
+            "seed": seed,
+            "max_points_per_centroid": max_points_per_centroid,
+        }
         rows = np.asarray(rows)
         norm_quantizer = norm_codes = norms = None
         if qnorm:
@@ -372,8 +402,12 @@ class PQMatrix(QuantizedMatrix):
         return total
 
     def get_state(self) -> dict[str, Any]:
-        state = {"method": "pq", "quantizer": self.quantizer.get_state(), "codes": self.codes,
-                 "norms": None}  # fmt: skip
+        state = {
+            "method": "pq",
+            "quantizer": self.quantizer.get_state(),
+            "codes": self.codes,
+            "norms": None,
+        }
         if self.qnorm:
             state["norms"] = {
                 "quantizer": self.norm_quantizer.get_state(),
@@ -384,20 +418,25 @@ class PQMatrix(QuantizedMatrix):
     @classmethod
     def from_state(cls, state: dict, where: str, n_rows: int | None = None) -> PQMatrix:
         quantizer = ProductQuantizer.from_state(state.get("quantizer"), f"{where}: 'quantizer'")
-        codes = _check_codes(state.get("codes"), (n_rows, quantizer.nsubq), quantizer.ksub,
-                             f"{where}: 'codes'")  # fmt: skip
+        codes = _check_codes(
+            state.get("codes"), (n_rows, quantizer.nsubq), quantizer.ksub, f"{where}: 'codes'"
+        )
         norms = state.get("norms")
         if norms is None:
             return cls(quantizer, codes)
         if not isinstance(norms, dict):
             raise ValueError(f"{where}: 'norms' must be None or an object with quantizer, codes")
-        norm_quantizer = ProductQuantizer.from_state(norms.get("quantizer"),
-                                                     f"{where}: 'norms.quantizer'")  # fmt: skip
+        norm_quantizer = ProductQuantizer.from_state(
+            norms.get("quantizer"), f"{where}: 'norms.quantizer'"
+        )
         if norm_quantizer.dim != 1:
-            raise ValueError(f"{where}: 'norms.quantizer' must quantise one value (dim 1), "
-                             f"got dim {norm_quantizer.dim}")  # fmt: skip
-        norm_codes = _check_codes(norms.get("codes"), (len(codes),), norm_quantizer.ksub,
-                                  f"{where}: 'norms.codes'")  # fmt: skip
+            raise ValueError(
+                f"{where}: 'norms.quantizer' must quantise one value (dim 1), "
+                f"got dim {norm_quantizer.dim}"
+            )
+        norm_codes = _check_codes(
+            norms.get("codes"), (len(codes),), norm_quantizer.ksub, f"{where}: 'norms.codes'"
+        )
         return cls(quantizer, codes, norm_quantizer, norm_codes)
 
     # -- fastText's QuantMatrix bytes ---------------------------------------------------
@@ -413,25 +452,32 @@ class PQMatrix(QuantizedMatrix):
         return b"".join(parts)
 
     @classmethod
-    def from_fasttext_bytes(cls, buffer: bytes | memoryview, offset: int,
-                            where: str) -> tuple[PQMatrix, int]:  # fmt: skip
+    def from_fasttext_bytes(
+        cls, buffer: bytes | memoryview, offset: int, where: str
+    ) -> tuple[PQMatrix, int]:
         """Read a matrix laid out as :meth:`fasttext_bytes` at ``offset`` of ``buffer`` (a
         fastText ``.ftz``'s input matrix); returns it and the offset after it. Every size is
         checked against the bytes left before anything is allocated."""
         if len(buffer) - offset < _FASTTEXT_HEAD.size:
-            raise ValueError(f"{where}: the quantised matrix header needs {_FASTTEXT_HEAD.size} "
-                             f"bytes, {max(len(buffer) - offset, 0)} are left")  # fmt: skip
+            raise ValueError(
+                f"{where}: the quantised matrix header needs {_FASTTEXT_HEAD.size} "
+                f"bytes, {max(len(buffer) - offset, 0)} are left"
+            )
         qnorm, rows, dim, size = _FASTTEXT_HEAD.unpack_from(buffer, offset)
         offset += _FASTTEXT_HEAD.size
         if qnorm not in (0, 1) or rows < 0 or dim < 1 or size < 0 or size > len(buffer) - offset:
-            raise ValueError(f"{where}: quantised matrix qnorm={qnorm}, rows={rows}, dim={dim}, "
-                             f"code size={size} do not fit the {len(buffer) - offset} bytes left")  # fmt: skip
+            raise ValueError(
+                f"{where}: quantised matrix qnorm={qnorm}, rows={rows}, dim={dim}, "
+                f"code size={size} do not fit the {len(buffer) - offset} bytes left"
+            )
         codes = np.frombuffer(buffer, np.uint8, size, offset)
         quantizer, offset = ProductQuantizer.from_fasttext_bytes(buffer, offset + size, where)
         if quantizer.dim != dim or size != rows * quantizer.nsubq:
-            raise ValueError(f"{where}: {size} codes for {rows} rows of {quantizer.nsubq} "
-                             f"sub-spaces of dim {quantizer.dim} (matrix dim {dim}): the codes "
-                             "and the codebook disagree")  # fmt: skip
+            raise ValueError(
+                f"{where}: {size} codes for {rows} rows of {quantizer.nsubq} "
+                f"sub-spaces of dim {quantizer.dim} (matrix dim {dim}): the codes "
+                "and the codebook disagree"
+            )
         codes = codes.reshape(rows, quantizer.nsubq).copy()
         if not qnorm:
             return cls(quantizer, codes), offset
@@ -459,15 +505,19 @@ def _check_codes(codes: Any, shape: tuple[int | None, ...], ksub: int, where: st
             + ("," if len(shape) == 1 else "")
             + ")"
         )
-        raise ValueError(f"{where} must be a {want} uint8 array, got "
-                         f"{getattr(codes, 'dtype', type(codes).__name__)} {getattr(codes, 'shape', None)}; "
-                         "the codes and the codebook disagree")  # fmt: skip
+        raise ValueError(
+            f"{where} must be a {want} uint8 array, got "
+            f"{getattr(codes, 'dtype', type(codes).__name__)} {getattr(codes, 'shape', None)}; "
+            "the codes and the codebook disagree"
+        )
     if ksub < 256 and codes.size:
         for start in range(0, len(codes), 1 << 20):  # bounded: no (V, M) mask
             top = int(codes[start : start + (1 << 20)].max(initial=0))
             if top >= ksub:
-                raise ValueError(f"{where} holds code {top}, out of range: the codebook has "
-                                 f"{ksub} centroids per sub-space (codes 0..{ksub - 1})")  # fmt: skip
+                raise ValueError(
+                    f"{where} holds code {top}, out of range: the codebook has "
+                    f"{ksub} centroids per sub-space (codes 0..{ksub - 1})"
+                )
     return codes
 
 

@@ -72,11 +72,23 @@ class ProductQuantizer:
     True
     """
 
-    def __init__(self, *, m: int | None = None, dsub: int | None = None, nbits: int = 8,
-                 niter: int = 25, max_points_per_centroid: int = 256, seed: int = 1234) -> None:  # fmt: skip
+    def __init__(
+        self,
+        *,
+        m: int | None = None,
+        dsub: int | None = None,
+        nbits: int = 8,
+        niter: int = 25,
+        max_points_per_centroid: int = 256,
+        seed: int = 1234,
+    ) -> None:
         if (m is None) == (dsub is None):
-            raise ParameterError("m", m, "an integer >= 1 when dsub is None", fix="give the number "
-                                 "of sub-spaces m=, or their width dsub= (fastText's), not both")  # fmt: skip
+            raise ParameterError(
+                "m",
+                m,
+                "an integer >= 1 when dsub is None",
+                fix="give the number of sub-spaces m=, or their width dsub= (fastText's), not both",
+            )
         self.m = check_int("m", m, 1, allow_none=True)
         self.dsub = check_int("dsub", dsub, 1, allow_none=True)
         self.nbits = check_int("nbits", nbits, 1)
@@ -135,8 +147,10 @@ class ProductQuantizer:
         if self._widths is None or self._centroids is None:
             from rowbook.models.base import NotFittedError
 
-            raise NotFittedError("this ProductQuantizer is not fitted yet; call fit(rows) before "
-                                 "encoding or decoding, or build one with from_centroids")  # fmt: skip
+            raise NotFittedError(
+                "this ProductQuantizer is not fitted yet; call fit(rows) before "
+                "encoding or decoding, or build one with from_centroids"
+            )
         return self._widths, self._centroids
 
     def _split(self, dim: int) -> tuple[int, ...]:
@@ -156,9 +170,13 @@ class ProductQuantizer:
         x = _check_rows(x, "x")
         n, dim = x.shape
         if n < self.ksub:
-            raise ParameterError("nbits", self.nbits, f"at most log2({n}) for {n} rows",
-                                 fix=f"k-means needs at least 2**nbits = {self.ksub} rows to start "
-                                 "from; use a smaller nbits or int8")  # fmt: skip
+            raise ParameterError(
+                "nbits",
+                self.nbits,
+                f"at most log2({n}) for {n} rows",
+                fix=f"k-means needs at least 2**nbits = {self.ksub} rows to start "
+                "from; use a smaller nbits or int8",
+            )
         widths = self._split(dim)
         ids = self.sample_ids(n)
         sample = x if len(ids) == n else x[ids]  # (s, dim)
@@ -179,16 +197,19 @@ class ProductQuantizer:
         return np.sort(np.random.default_rng([self.seed, 0]).choice(n, most, replace=False))
 
     @classmethod
-    def from_centroids(cls, widths: tuple[int, ...] | list[int], centroids: np.ndarray,
-                       nbits: int = 8) -> ProductQuantizer:  # fmt: skip
+    def from_centroids(
+        cls, widths: tuple[int, ...] | list[int], centroids: np.ndarray, nbits: int = 8
+    ) -> ProductQuantizer:
         """A fitted quantiser from its codebook: ``widths`` and the ``(2**nbits * dim,)``
         centroids in fastText's order (what a file holds)."""
         pq = cls(m=len(widths), nbits=nbits)
         widths = tuple(int(w) for w in widths)
         flat = np.ascontiguousarray(centroids, dtype=np.float32).reshape(-1)
         if not widths or min(widths) < 1 or flat.size != pq.ksub * sum(widths):
-            raise ValueError(f"a codebook of widths {widths} and nbits {nbits} holds "
-                             f"{pq.ksub} x {sum(widths)} centroid values, got {flat.size}")  # fmt: skip
+            raise ValueError(
+                f"a codebook of widths {widths} and nbits {nbits} holds "
+                f"{pq.ksub} x {sum(widths)} centroid values, got {flat.size}"
+            )
         pq._widths, pq._centroids = widths, _read_only(flat)
         return pq
 
@@ -254,11 +275,16 @@ class ProductQuantizer:
         if not (_is_int(nbits) and 1 <= nbits <= 8):
             raise ValueError(f"{where}: 'nbits' must be an integer from 1 to 8, got {nbits!r}")
         expected = (1 << nbits) * sum(widths)
-        if not (isinstance(centroids, np.ndarray) and centroids.dtype == np.float32
-                and centroids.shape == (expected,)):  # fmt: skip
-            raise ValueError(f"{where}: 'centroids' must be {expected} float32 values "
-                             f"(2**nbits x sum(widths)), got {getattr(centroids, 'dtype', None)} "
-                             f"{getattr(centroids, 'shape', None)}; the codebook shapes disagree")  # fmt: skip
+        if not (
+            isinstance(centroids, np.ndarray)
+            and centroids.dtype == np.float32
+            and centroids.shape == (expected,)
+        ):
+            raise ValueError(
+                f"{where}: 'centroids' must be {expected} float32 values "
+                f"(2**nbits x sum(widths)), got {getattr(centroids, 'dtype', None)} "
+                f"{getattr(centroids, 'shape', None)}; the codebook shapes disagree"
+            )
         if not np.isfinite(centroids).all():
             raise ValueError(f"{where}: 'centroids' holds inf or nan")
         return cls.from_centroids(widths, centroids, nbits)
@@ -268,36 +294,45 @@ class ProductQuantizer:
         dsub, lastdsub, then the float32 centroids. Only fastText's layout can be written."""
         widths = self.widths
         if self.nbits != 8 or any(w != widths[0] for w in widths[:-1]) or widths[-1] > widths[0]:
-            raise ValueError(f"fastText stores 8-bit codes and sub-spaces of one width dsub but a "
-                             f"narrower last one; this quantiser has nbits={self.nbits}, widths "
-                             f"{widths}: build it with dsub= and nbits=8")  # fmt: skip
+            raise ValueError(
+                f"fastText stores 8-bit codes and sub-spaces of one width dsub but a "
+                f"narrower last one; this quantiser has nbits={self.nbits}, widths "
+                f"{widths}: build it with dsub= and nbits=8"
+            )
         head = _FASTTEXT_HEAD.pack(self.dim, self.nsubq, widths[0], widths[-1])
         return head + self.centroids.astype("<f4").tobytes()
 
     @classmethod
-    def from_fasttext_bytes(cls, buffer: bytes | memoryview, offset: int,
-                            where: str) -> tuple[ProductQuantizer, int]:  # fmt: skip
+    def from_fasttext_bytes(
+        cls, buffer: bytes | memoryview, offset: int, where: str
+    ) -> tuple[ProductQuantizer, int]:
         """Read a quantiser laid out as :meth:`fasttext_bytes` at ``offset`` of ``buffer``;
         returns it and the offset after it. Every field is checked against the bytes left."""
         if len(buffer) - offset < _FASTTEXT_HEAD.size:
-            raise ValueError(f"{where}: the product quantiser header needs 16 bytes, "
-                             f"{max(len(buffer) - offset, 0)} are left")  # fmt: skip
+            raise ValueError(
+                f"{where}: the product quantiser header needs 16 bytes, "
+                f"{max(len(buffer) - offset, 0)} are left"
+            )
         dim, nsubq, dsub, lastdsub = _FASTTEXT_HEAD.unpack_from(buffer, offset)
         if (
             min(dim, nsubq, dsub, lastdsub) < 1
             or lastdsub > dsub
             or (nsubq - 1) * dsub + lastdsub != dim
         ):
-            raise ValueError(f"{where}: product quantiser dim={dim}, nsubq={nsubq}, dsub={dsub}, "
-                             f"lastdsub={lastdsub} do not describe a split of dim")  # fmt: skip
+            raise ValueError(
+                f"{where}: product quantiser dim={dim}, nsubq={nsubq}, dsub={dsub}, "
+                f"lastdsub={lastdsub} do not describe a split of dim"
+            )
         start, size = offset + _FASTTEXT_HEAD.size, 4 * 256 * dim
         if len(buffer) - start < size:
-            raise ValueError(f"{where}: the centroids need {size} bytes, "
-                             f"{len(buffer) - start} are left")  # fmt: skip
+            raise ValueError(
+                f"{where}: the centroids need {size} bytes, {len(buffer) - start} are left"
+            )
         centroids = np.frombuffer(buffer, "<f4", 256 * dim, start).astype(np.float32)
         widths = (dsub,) * (nsubq - 1) + (lastdsub,)
-        return cls.from_state({"widths": list(widths), "nbits": 8, "centroids": centroids},
-                              where), start + size  # fmt: skip
+        return cls.from_state(
+            {"widths": list(widths), "nbits": 8, "centroids": centroids}, where
+        ), start + size
 
     def __repr__(self) -> str:
         if self._widths is None:
@@ -314,8 +349,9 @@ def _check_rows(x: Any, name: str, dim: int | None = None) -> np.ndarray:
         or (dim is not None and array.shape[1] != dim)
     ):
         want = f"(n, {dim})" if dim is not None else "(n, dim)"
-        raise ValueError(f"{name} must be a {want} array of real numbers, got {array.dtype} "
-                         f"{array.shape}")  # fmt: skip
+        raise ValueError(
+            f"{name} must be a {want} array of real numbers, got {array.dtype} {array.shape}"
+        )
     if array.dtype.kind == "f":
         for start in range(0, len(array), _ENCODE_ROWS):  # a bounded scratch, not a (n, dim) mask
             if not np.isfinite(array[start : start + _ENCODE_ROWS]).all():

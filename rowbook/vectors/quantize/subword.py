@@ -40,23 +40,37 @@ class QuantizedSubwordVectors(QuantizedVectors, SubwordVectors):
         As in :class:`~rowbook.vectors.SubwordVectors`.
     """
 
-    def __init__(self, keys: Sequence[str], matrix: QuantizedMatrix, input_matrix: QuantizedMatrix,
-                 *, minn: int, maxn: int, bucket: int, counts: np.ndarray | None = None,
-                 kept_buckets: np.ndarray | None = None) -> None:  # fmt: skip
+    def __init__(
+        self,
+        keys: Sequence[str],
+        matrix: QuantizedMatrix,
+        input_matrix: QuantizedMatrix,
+        *,
+        minn: int,
+        maxn: int,
+        bucket: int,
+        counts: np.ndarray | None = None,
+        kept_buckets: np.ndarray | None = None,
+    ) -> None:
         QuantizedVectors.__init__(self, keys, matrix, counts)
         self.minn, self.maxn, self.bucket = int(minn), int(maxn), int(bucket)
         self._kept = _check_kept(kept_buckets, self.bucket)
         buckets = self.bucket if self._kept is None else len(self._kept)
         if not isinstance(input_matrix, QuantizedMatrix) or input_matrix.shape != (
-                len(self._keys) + buckets, matrix.dim):  # fmt: skip
-            raise ValueError(f"input_matrix must be a quantised ({len(self._keys)} + {buckets}, "
-                             f"{matrix.dim}) table, got {input_matrix!r}")  # fmt: skip
+            len(self._keys) + buckets,
+            matrix.dim,
+        ):
+            raise ValueError(
+                f"input_matrix must be a quantised ({len(self._keys)} + {buckets}, "
+                f"{matrix.dim}) table, got {input_matrix!r}"
+            )
         self._input = input_matrix
 
     def _bag_mean(self, ids: np.ndarray) -> np.ndarray:
         rows = self._input.decode(ids)  # (n, d), only the bag's rows decoded
-        return bag_sum(rows, np.arange(len(ids), dtype=np.int32), np.array([0, len(ids)]),
-                       mean=True)[0][0]  # fmt: skip
+        return bag_sum(
+            rows, np.arange(len(ids), dtype=np.int32), np.array([0, len(ids)]), mean=True
+        )[0][0]
 
     @property
     def nbytes(self) -> int:
@@ -65,17 +79,31 @@ class QuantizedSubwordVectors(QuantizedVectors, SubwordVectors):
 
     def _state(self) -> dict[str, Any]:
         state = super()._state()
-        state["subword"] = {"minn": self.minn, "maxn": self.maxn, "bucket": self.bucket,
-                            "input": self._input.get_state(), "kept_buckets": self._kept}  # fmt: skip
+        state["subword"] = {
+            "minn": self.minn,
+            "maxn": self.maxn,
+            "bucket": self.bucket,
+            "input": self._input.get_state(),
+            "kept_buckets": self._kept,
+        }
         return state
 
     @classmethod
-    def from_state(cls, keys: list[str], matrix: QuantizedMatrix, counts: np.ndarray | None,
-                   subword: Any, where: str) -> QuantizedSubwordVectors:  # fmt: skip
+    def from_state(
+        cls,
+        keys: list[str],
+        matrix: QuantizedMatrix,
+        counts: np.ndarray | None,
+        subword: Any,
+        where: str,
+    ) -> QuantizedSubwordVectors:
         """The table a quantised file's ``subword`` field describes, every field checked."""
         if not isinstance(subword, dict) or not all(
-            isinstance(subword.get(k), int) and not isinstance(subword.get(k), bool)
-            and subword.get(k) >= 0 for k in ("minn", "maxn", "bucket")):  # fmt: skip
+            isinstance(subword.get(k), int)
+            and not isinstance(subword.get(k), bool)
+            and subword.get(k) >= 0
+            for k in ("minn", "maxn", "bucket")
+        ):
             raise ValueError(f"{where}: 'subword' must hold integers minn, maxn, bucket >= 0")
         kept = subword.get("kept_buckets")
         if kept is not None and not (isinstance(kept, np.ndarray) and kept.dtype.kind in "iu"):
@@ -87,34 +115,69 @@ class QuantizedSubwordVectors(QuantizedVectors, SubwordVectors):
         rows = len(keys) + (subword["bucket"] if kept is None else len(kept))
         input_ = QuantizedMatrix.from_state(subword.get("input"), f"{where}: 'subword.input'", rows)
         if input_.dim != matrix.dim:
-            raise ValueError(f"{where}: 'subword.input' has {input_.dim} columns, the word "
-                             f"rows {matrix.dim}; the file is damaged")  # fmt: skip
+            raise ValueError(
+                f"{where}: 'subword.input' has {input_.dim} columns, the word "
+                f"rows {matrix.dim}; the file is damaged"
+            )
         if len(set(keys)) != len(keys):
             raise ValueError(f"{where}: 'keys' must be unique; the file repeats some")
-        return cls(keys, matrix, input_, minn=subword["minn"], maxn=subword["maxn"],
-                   bucket=subword["bucket"], counts=counts, kept_buckets=kept)  # fmt: skip
+        return cls(
+            keys,
+            matrix,
+            input_,
+            minn=subword["minn"],
+            maxn=subword["maxn"],
+            bucket=subword["bucket"],
+            counts=counts,
+            kept_buckets=kept,
+        )
 
 
-def quantize_subword(vectors: SubwordVectors, method: str = "pq", *, m: int | None = None,
-                     dsub: int | None = None, nbits: int = 8, qnorm: bool = True,
-                     niter: int = 25, seed: int = 1234, rerank: int | None = None,
-                     report: bool = False, analogies: Any = None, pairs: Sequence[Any] = (),
-                     queries: int = 200, verbose: bool = True) -> QuantizedSubwordVectors:  # fmt: skip
+def quantize_subword(
+    vectors: SubwordVectors,
+    method: str = "pq",
+    *,
+    m: int | None = None,
+    dsub: int | None = None,
+    nbits: int = 8,
+    qnorm: bool = True,
+    niter: int = 25,
+    seed: int = 1234,
+    rerank: int | None = None,
+    report: bool = False,
+    analogies: Any = None,
+    pairs: Sequence[Any] = (),
+    queries: int = 200,
+    verbose: bool = True,
+) -> QuantizedSubwordVectors:
     """``subword_vectors.quantize(...)``: the word rows and the input matrix quantised apart."""
     options = {"m": m, "dsub": dsub, "nbits": nbits, "qnorm": qnorm, "niter": niter, "seed": seed}
     words = quantize_matrix(vectors.vectors, method, **options)
     input_ = quantize_matrix(vectors.input_matrix, method, **options)
-    quantized = QuantizedSubwordVectors(vectors.index_to_key, words, input_, minn=vectors.minn,
-                                        maxn=vectors.maxn, bucket=vectors.bucket,
-                                        counts=vectors.counts, kept_buckets=vectors.kept_buckets)  # fmt: skip
+    quantized = QuantizedSubwordVectors(
+        vectors.index_to_key,
+        words,
+        input_,
+        minn=vectors.minn,
+        maxn=vectors.maxn,
+        bucket=vectors.bucket,
+        counts=vectors.counts,
+        kept_buckets=vectors.kept_buckets,
+    )
     if rerank is not None:
         quantized.link(vectors, rerank=rerank)
     before = vectors.vectors.nbytes + vectors.input_matrix.nbytes
-    quantized.cost = QuantizationCost(f"{method} (word rows and input matrix)", len(vectors),
-                                      vectors.vector_size, before, quantized.nbytes)  # fmt: skip
+    quantized.cost = QuantizationCost(
+        f"{method} (word rows and input matrix)",
+        len(vectors),
+        vectors.vector_size,
+        before,
+        quantized.nbytes,
+    )
     if report:
-        measure_cost(quantized.cost, vectors, quantized, analogies=analogies, pairs=pairs,
-                     queries=queries)  # fmt: skip
+        measure_cost(
+            quantized.cost, vectors, quantized, analogies=analogies, pairs=pairs, queries=queries
+        )
     if verbose:
         print(quantized.cost, file=sys.stderr)
     return quantized

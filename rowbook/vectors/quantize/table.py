@@ -75,16 +75,18 @@ class QuantizedVectors(Vectors):
     Int8Matrix(3 x 2, 18 bytes)
     """
 
-    def __init__(self, keys: Any, matrix: QuantizedMatrix,
-                 counts: np.ndarray | None = None) -> None:  # fmt: skip
+    def __init__(
+        self, keys: Any, matrix: QuantizedMatrix, counts: np.ndarray | None = None
+    ) -> None:
         if not isinstance(matrix, QuantizedMatrix):
             raise TypeError(
                 f"matrix must be an Int8Matrix or PQMatrix, got {type(matrix).__name__}"
             )
         self._keys = tuple(keys)
         if len(self._keys) != len(matrix):
-            raise ValueError(f"got {len(self._keys)} keys for {len(matrix)} quantised rows; "
-                             "they must match")  # fmt: skip
+            raise ValueError(
+                f"got {len(self._keys)} keys for {len(matrix)} quantised rows; they must match"
+            )
         self._key_to_index = _index_keys(self._keys)
         self._matrix = matrix
         self._counts = None if counts is None else _check_counts(counts, len(self._keys))
@@ -134,8 +136,10 @@ class QuantizedVectors(Vectors):
 
     def __repr__(self) -> str:
         linked = f", linked to {self._float.path or 'a float table'}" if self._float else ""
-        return (f"{type(self).__name__}(n_keys={len(self)}, vector_size={self.vector_size}, "
-                f"{self._matrix.method}, {self._matrix.nbytes:,} bytes{linked})")  # fmt: skip
+        return (
+            f"{type(self).__name__}(n_keys={len(self)}, vector_size={self.vector_size}, "
+            f"{self._matrix.method}, {self._matrix.nbytes:,} bytes{linked})"
+        )
 
     # -- how queries read rows ---------------------------------------------------------
 
@@ -174,10 +178,12 @@ class QuantizedVectors(Vectors):
         if isinstance(float_table, QuantizedVectors):
             raise TypeError("link a float table, not another quantised one")
         if float_table.index_to_key != self._keys or float_table.vector_size != self.vector_size:
-            raise ValueError(f"the float table ({len(float_table)} x {float_table.vector_size}) "
-                             f"does not hold this table's {len(self)} keys in the same order "
-                             f"with vector_size {self.vector_size}; link the table these codes "
-                             "were made from")  # fmt: skip
+            raise ValueError(
+                f"the float table ({len(float_table)} x {float_table.vector_size}) "
+                f"does not hold this table's {len(self)} keys in the same order "
+                f"with vector_size {self.vector_size}; link the table these codes "
+                "were made from"
+            )
         self._float, self.rerank = float_table, rerank
         return self
 
@@ -208,8 +214,10 @@ class QuantizedVectors(Vectors):
         return Vectors(chosen, rows, counts)
 
     def build_index(self, *args: Any, **kwargs: Any) -> Any:
-        raise TypeError("a quantised table is its own compressed index: its scans read the codes; "
-                        "link it to its float table (link(path, rerank=100)) for exact neighbours")  # fmt: skip
+        raise TypeError(
+            "a quantised table is its own compressed index: its scans read the codes; "
+            "link it to its float table (link(path, rerank=100)) for exact neighbours"
+        )
 
     # -- files -------------------------------------------------------------------------
 
@@ -223,10 +231,19 @@ class QuantizedVectors(Vectors):
         if self._float is not None and self._float.path is not None:
             source = Path(self._float.path).resolve()
             stat = source.stat()
-            link = {"path": str(source), "size": stat.st_size, "mtime_ns": stat.st_mtime_ns,
-                    "rerank": self.rerank}  # fmt: skip
-        return {"keys": list(self._keys), "counts": self._counts, "matrix": self._matrix.get_state(),
-                "link": link, "subword": None}  # fmt: skip
+            link = {
+                "path": str(source),
+                "size": stat.st_size,
+                "mtime_ns": stat.st_mtime_ns,
+                "rerank": self.rerank,
+            }
+        return {
+            "keys": list(self._keys),
+            "counts": self._counts,
+            "matrix": self._matrix.get_state(),
+            "link": link,
+            "subword": None,
+        }
 
     @classmethod
     def load(cls, path: PathLike, *, mmap: bool = False, link: bool = True) -> QuantizedVectors:
@@ -247,8 +264,10 @@ class QuantizedVectors(Vectors):
         return table
 
 
-_FROZEN = ("a quantised table is frozen: edit the float table and quantise it again "
-           "(vectors_for_all gives a float table of chosen keys)")  # fmt: skip
+_FROZEN = (
+    "a quantised table is frozen: edit the float table and quantise it again "
+    "(vectors_for_all gives a float table of chosen keys)"
+)
 
 
 def _from_state(state: Any, where: str) -> QuantizedVectors:
@@ -258,8 +277,12 @@ def _from_state(state: Any, where: str) -> QuantizedVectors:
     if not isinstance(keys, list) or not all(isinstance(k, str) for k in keys):
         raise ValueError(f"{where}: 'keys' must be a list of strings")
     matrix = QuantizedMatrix.from_state(state.get("matrix"), f"{where}: 'matrix'", len(keys))
-    if counts is not None and not (isinstance(counts, np.ndarray) and counts.shape == (len(keys),)
-                                   and counts.dtype.kind in "iu" and not (counts < 0).any()):  # fmt: skip
+    if counts is not None and not (
+        isinstance(counts, np.ndarray)
+        and counts.shape == (len(keys),)
+        and counts.dtype.kind in "iu"
+        and not (counts < 0).any()
+    ):
         raise ValueError(f"{where}: 'counts' must be None or {len(keys)} integers >= 0")
     subword = state.get("subword")
     if subword is not None:
@@ -273,8 +296,11 @@ def _from_state(state: Any, where: str) -> QuantizedVectors:
 
 def _restore_link(table: QuantizedVectors, record: Any, path: PathLike) -> None:
     fields = ("path", "size", "mtime_ns", "rerank")
-    if not (isinstance(record, dict) and isinstance(record.get("path"), str)
-            and all(isinstance(record.get(k), int) for k in fields[1:])):  # fmt: skip
+    if not (
+        isinstance(record, dict)
+        and isinstance(record.get("path"), str)
+        and all(isinstance(record.get(k), int) for k in fields[1:])
+    ):
         raise ValueError(f"{path}: 'link' must be None or an object with {', '.join(fields)}")
     source = Path(record["path"])
     try:
@@ -283,9 +309,12 @@ def _restore_link(table: QuantizedVectors, record: Any, path: PathLike) -> None:
         stat = None
     if stat is None or (stat.st_size, stat.st_mtime_ns) != (record["size"], record["mtime_ns"]):
         state = "is missing" if stat is None else "has changed since"
-        warnings.warn(f"{path}: its float table {source} {state} the codes were linked to it; "
-                      "queries use the codes alone (link(path) to re-link)", UserWarning,
-                      stacklevel=3)  # fmt: skip
+        warnings.warn(
+            f"{path}: its float table {source} {state} the codes were linked to it; "
+            "queries use the codes alone (link(path) to re-link)",
+            UserWarning,
+            stacklevel=3,
+        )
         return
     table.link(source, rerank=record["rerank"])
 
