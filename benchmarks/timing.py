@@ -39,8 +39,9 @@ def median_ms(fn: Callable[[], object], *, repeat: int = 15, warmup: int = 2) ->
     return float(np.median(times)) * 1e3
 
 
-def interleaved_medians_ms(fns: dict[str, Callable[[], object]], *, repeat: int = 7,
-                           warmup: int = 1) -> dict[str, float]:  # fmt: skip
+def interleaved_medians_ms(
+    fns: dict[str, Callable[[], object]], *, repeat: int = 7, warmup: int = 1
+) -> dict[str, float]:
     """Median wall time in ms of each of ``fns``, run in turn in every repetition, so that a
     change of load on a shared machine reaches all of them alike (garbage collection paused)."""
     for _ in range(warmup):

@@ -48,20 +48,45 @@ if TYPE_CHECKING:  # the names as type checkers and editors see them; imported o
 #: the plotting code. ``EAGER_IMPORT=1`` imports everything at once (to check the names).
 __getattr__, __dir__, _ = lazy_loader.attach(
     __name__,
-    submodules=["autograd", "nn", "optim", "text", "data", "models", "vectors", "viz",
-                "training", "io", "checks"],
+    submodules=[
+        "autograd",
+        "nn",
+        "optim",
+        "text",
+        "data",
+        "models",
+        "vectors",
+        "viz",
+        "training",
+        "io",
+        "checks",
+    ],
     submod_attrs={
-        "text": ["Normalizer", "WordTokenizer", "CharTokenizer", "ByteLevelBPE", "Vocab",
-                 "TextPipeline"],
+        "text": [
+            "Normalizer",
+            "WordTokenizer",
+            "CharTokenizer",
+            "ByteLevelBPE",
+            "Vocab",
+            "TextPipeline",
+        ],
         "autograd": ["Tensor", "RowSparse", "no_grad"],
         "nn": ["Embedding", "EmbeddingBag"],
         "optim": ["SGD", "Adagrad", "RowWiseAdagrad", "Adam", "AdamW", "SparseAdam"],
         "training": ["TrainConfig", "Trainer"],
-        "models": ["ColorHarmony", "NPLM", "TextClassifier", "LSTMClassifier", "Word2Vec",
-                   "GloVe", "FastText", "load"],
+        "models": [
+            "ColorHarmony",
+            "NPLM",
+            "TextClassifier",
+            "LSTMClassifier",
+            "Word2Vec",
+            "GloVe",
+            "FastText",
+            "load",
+        ],
         "vectors": ["Vectors", "SubwordVectors"],
     },
-)  # fmt: skip
+)
 
 __version__ = "0.1.0"
 

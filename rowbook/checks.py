@@ -39,8 +39,15 @@ class ParameterError(ValueError):
     ('window must be an integer >= 1, got 0', '--window must be an integer >= 1, got 0')
     """
 
-    def __init__(self, name: str, value: Any, expected: str, *, owner: str | None = None,
-                 fix: str | None = None) -> None:  # fmt: skip
+    def __init__(
+        self,
+        name: str,
+        value: Any,
+        expected: str,
+        *,
+        owner: str | None = None,
+        fix: str | None = None,
+    ) -> None:
         self.name, self.value, self.expected, self.owner, self.fix = (
             name,
             value,
@@ -85,8 +92,14 @@ class ParameterHint(ParameterError):
         return f"{self.problem}; {setting}{' ' + self.effect if self.effect else ''}"
 
 
-def check_int(name: str, value: Any, minimum: int | None = None, *, allow_none: bool = False,
-              owner: str | None = None) -> Any:  # fmt: skip
+def check_int(
+    name: str,
+    value: Any,
+    minimum: int | None = None,
+    *,
+    allow_none: bool = False,
+    owner: str | None = None,
+) -> Any:
     """``value`` as an ``int`` if it is an integer ``>= minimum`` (or None when allowed).
 
     NumPy integers are accepted and converted; ``bool`` is refused (``True`` is not a size).
@@ -101,9 +114,17 @@ def check_int(name: str, value: Any, minimum: int | None = None, *, allow_none: 
     return int(value)
 
 
-def check_number(name: str, value: Any, low: float = -math.inf, high: float = math.inf, *,
-                 low_open: bool = False, high_open: bool = False, allow_none: bool = False,
-                 owner: str | None = None) -> Any:  # fmt: skip
+def check_number(
+    name: str,
+    value: Any,
+    low: float = -math.inf,
+    high: float = math.inf,
+    *,
+    low_open: bool = False,
+    high_open: bool = False,
+    allow_none: bool = False,
+    owner: str | None = None,
+) -> Any:
     """``value`` as a ``float`` if it is a finite real number in the interval ``low .. high``.
 
     The interval is closed unless ``low_open`` / ``high_open``; an infinite bound is open.

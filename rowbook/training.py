@@ -128,10 +128,17 @@ class Trainer:
         ``save``, so its checkpoint is its saved-model file.
     """
 
-    def __init__(self, model: Module, optimizer: Any, loss_fn: LossFn, *,
-                 evaluate: EvalFn | None = None, config: TrainConfig | None = None,
-                 derive: Callable[[dict[str, float]], dict[str, float]] | None = None,
-                 save: Callable[[PathLike], None] | None = None) -> None:  # fmt: skip
+    def __init__(
+        self,
+        model: Module,
+        optimizer: Any,
+        loss_fn: LossFn,
+        *,
+        evaluate: EvalFn | None = None,
+        config: TrainConfig | None = None,
+        derive: Callable[[dict[str, float]], dict[str, float]] | None = None,
+        save: Callable[[PathLike], None] | None = None,
+    ) -> None:
         self.model, self.optimizer, self.loss_fn = model, optimizer, loss_fn
         self.evaluate, self.config, self.derive = evaluate, config or TrainConfig(), derive
         self.save = save if save is not None else self.save_checkpoint
@@ -173,9 +180,14 @@ class Trainer:
         save_state(path, {"trainer": self.state_dict()}, kind=CHECKPOINT_KIND)
 
     # -- fitting ------------------------------------------------------------------------
-    def fit(self, train: Sequence[np.ndarray], val: Sequence[np.ndarray] | None = None, *,
-            checkpoint: PathLike | None = None,
-            resume: PathLike | Mapping[str, Any] | None = None) -> History:  # fmt: skip
+    def fit(
+        self,
+        train: Sequence[np.ndarray],
+        val: Sequence[np.ndarray] | None = None,
+        *,
+        checkpoint: PathLike | None = None,
+        resume: PathLike | Mapping[str, Any] | None = None,
+    ) -> History:
         """Train for ``config.epochs`` epochs, or the rest of them when resuming.
 
         ``checkpoint`` is a path written after every epoch (by ``save``). ``resume`` is a
@@ -190,8 +202,13 @@ class Trainer:
         n_batches = math.ceil(len(train[0]) / cfg.batch_size)
         self._reset()
         note = self._resume(resume)
-        bar = ProgressBar(cfg.epochs * n_batches, unit="batch", initial=self.epoch * n_batches,
-                          show=cfg.progress, unit_scale=False)  # fmt: skip
+        bar = ProgressBar(
+            cfg.epochs * n_batches,
+            unit="batch",
+            initial=self.epoch * n_batches,
+            show=cfg.progress,
+            unit_scale=False,
+        )
         try:
             if note:
                 bar.note(note)
@@ -221,8 +238,13 @@ class Trainer:
         patience = self.config.patience
         return patience is not None and self.bad_epochs >= patience
 
-    def _one_epoch(self, train: tuple[np.ndarray, ...], val: tuple[np.ndarray, ...] | None,
-                   bar: ProgressBar, checkpoint: PathLike | None) -> None:  # fmt: skip
+    def _one_epoch(
+        self,
+        train: tuple[np.ndarray, ...],
+        val: tuple[np.ndarray, ...] | None,
+        bar: ProgressBar,
+        checkpoint: PathLike | None,
+    ) -> None:
         start, epoch = time.perf_counter(), self.epoch
         loss = self._run_epoch(train, bar, checkpoint)
         metrics: dict[str, float] = {"epoch": epoch, "loss": loss}
@@ -240,8 +262,9 @@ class Trainer:
         if checkpoint is not None:
             self.save(checkpoint)
 
-    def _run_epoch(self, train: tuple[np.ndarray, ...], bar: ProgressBar,
-                   checkpoint: PathLike | None) -> float:  # fmt: skip
+    def _run_epoch(
+        self, train: tuple[np.ndarray, ...], bar: ProgressBar, checkpoint: PathLike | None
+    ) -> float:
         snapshot = self.model.state_dict()
         rng = self.rng if self.config.shuffle else None
         total, seen = 0.0, 0
@@ -288,10 +311,12 @@ def _check_loop(epoch: Any, best: Any, bad_epochs: Any, history: History) -> Non
     if not (
         counts_ok and best_ok and epochs_ok and resumed_ok and isinstance(history.stopped, str)
     ):
-        raise ValueError(f"the trainer state must hold epoch and bad_epochs (integers >= 0), best "
-                         "(a number or null), history.epochs (a list of objects), "
-                         "history.resumed_at (a list of integers) and history.stopped (a string); "
-                         f"got epoch {epoch!r}, bad_epochs {bad_epochs!r}, best {best!r}")  # fmt: skip
+        raise ValueError(
+            f"the trainer state must hold epoch and bad_epochs (integers >= 0), best "
+            "(a number or null), history.epochs (a list of objects), "
+            "history.resumed_at (a list of integers) and history.stopped (a string); "
+            f"got epoch {epoch!r}, bad_epochs {bad_epochs!r}, best {best!r}"
+        )
 
 
 def _as_columns(data: Sequence[np.ndarray], name: str) -> tuple[np.ndarray, ...]:

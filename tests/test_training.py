@@ -30,16 +30,24 @@ def _loss(model, batch):
 
 
 def _trainer(model, **config):
-    return Trainer(model, Adam(model.parameters(), lr=0.05), _loss,
-                   evaluate=lambda m, d: {"loss": float(_loss(m, d).data)},
-                   config=TrainConfig(batch_size=8, seed=3, **config))  # fmt: skip
+    return Trainer(
+        model,
+        Adam(model.parameters(), lr=0.05),
+        _loss,
+        evaluate=lambda m, d: {"loss": float(_loss(m, d).data)},
+        config=TrainConfig(batch_size=8, seed=3, **config),
+    )
 
 
 def test_resume_gives_the_same_weights_as_an_uninterrupted_run(tmp_path):
     data = _data()
     straight = Tiny(0)
-    Trainer(straight, Adam(straight.parameters(), lr=0.05), _loss,
-            config=TrainConfig(epochs=6, batch_size=8, seed=3)).fit(data)  # fmt: skip
+    Trainer(
+        straight,
+        Adam(straight.parameters(), lr=0.05),
+        _loss,
+        config=TrainConfig(epochs=6, batch_size=8, seed=3),
+    ).fit(data)
 
     path = tmp_path / "ckpt.npz"
     interrupted = Tiny(0)
@@ -73,23 +81,32 @@ def test_nan_loss_stops_with_last_good_weights_and_checkpoint(tmp_path):
         return loss * np.float32("nan") if calls["n"] > 12 else loss  # 5 batches per epoch
 
     path = tmp_path / "c.npz"
-    trainer = Trainer(model, SGD(model.parameters(), lr=0.1), exploding,
-                      config=TrainConfig(epochs=5, batch_size=8))  # fmt: skip
+    trainer = Trainer(
+        model,
+        SGD(model.parameters(), lr=0.1),
+        exploding,
+        config=TrainConfig(epochs=5, batch_size=8),
+    )
     with pytest.raises(TrainingDiverged, match=r"loss became nan at epoch 2, step 2.*c\.npz"):
         trainer.fit(data, checkpoint=path)
     # The model is back at the start of epoch 2, which is what the checkpoint (end of epoch 1) holds.
     saved = Tiny(5)
-    Trainer(saved, SGD(saved.parameters(), lr=0.1), _loss,
-            config=TrainConfig(epochs=2)).fit(data, resume=path)  # fmt: skip
+    Trainer(saved, SGD(saved.parameters(), lr=0.1), _loss, config=TrainConfig(epochs=2)).fit(
+        data, resume=path
+    )
     for (name, a), (_, b) in zip(model.named_parameters(), saved.named_parameters(), strict=True):
         np.testing.assert_array_equal(a.data, b.data, err_msg=name)
 
 
 def test_early_stopping_watches_the_monitored_metric():
     scores = iter([0.5, 0.6, 0.55, 0.58, 0.59, 0.9])
-    trainer = Trainer(Tiny(0), SGD(Tiny(0).parameters(), lr=0.0), _loss,
-                      evaluate=lambda m, d: {"accuracy": next(scores)},
-                      config=TrainConfig(epochs=6, patience=3, monitor="val_accuracy"))  # fmt: skip
+    trainer = Trainer(
+        Tiny(0),
+        SGD(Tiny(0).parameters(), lr=0.0),
+        _loss,
+        evaluate=lambda m, d: {"accuracy": next(scores)},
+        config=TrainConfig(epochs=6, patience=3, monitor="val_accuracy"),
+    )
     history = trainer.fit(_data(), val=_data())
     assert history.stopped == "early_stopping"
     assert len(history.epochs) == 5  # best at epoch 1, then three epochs without improvement
@@ -150,8 +167,13 @@ def test_restore_best_puts_back_the_best_epochs_weights():
         seen[score] = m.state_dict()
         return {"accuracy": score}
 
-    trainer = Trainer(model, SGD(model.parameters(), lr=0.1), _loss, evaluate=evaluate,
-                      config=TrainConfig(epochs=4, batch_size=8, monitor="val_accuracy", restore_best=True))  # fmt: skip
+    trainer = Trainer(
+        model,
+        SGD(model.parameters(), lr=0.1),
+        _loss,
+        evaluate=evaluate,
+        config=TrainConfig(epochs=4, batch_size=8, monitor="val_accuracy", restore_best=True),
+    )
     trainer.fit(_data(), val=_data())
     for name, value in model.state_dict().items():
         np.testing.assert_array_equal(value, seen[0.9][name], err_msg=name)

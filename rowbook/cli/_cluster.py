@@ -58,8 +58,10 @@ def check_options(args: argparse.Namespace) -> None:
         if getattr(args, dest, None):
             raise ValueError(f"--{dest.replace('_', '-')} does not go with --scheduler: {why}")
     if getattr(args, "init", None) and getattr(args, "model", None) == "glove":
-        raise ValueError("--init does not go with --scheduler for GloVe: a continued GloVe model "
-                         "counts the new corpus's co-occurrences on this machine; drop --scheduler")  # fmt: skip
+        raise ValueError(
+            "--init does not go with --scheduler for GloVe: a continued GloVe model "
+            "counts the new corpus's co-occurrences on this machine; drop --scheduler"
+        )
 
 
 def shard_files(sources: str | list[str]) -> list[Path]:
@@ -67,8 +69,10 @@ def shard_files(sources: str | list[str]) -> list[Path]:
     is not ours)."""
     files = source_files(sources)
     if STDIN in files:
-        raise ValueError("--scheduler counts files on the Dask workers, which cannot read this "
-                         "command's standard input ('-'); save it to a file and give its path")  # fmt: skip
+        raise ValueError(
+            "--scheduler counts files on the Dask workers, which cannot read this "
+            "command's standard input ('-'); save it to a file and give its path"
+        )
     return [Path(file).resolve() for file in files]
 
 
@@ -82,17 +86,23 @@ def _client(address: str) -> Iterator[Any]:
     except ImportError:
         raise ImportError("--scheduler needs Dask: pip install 'rowbook[dask]'") from None
     except ValueError as err:
-        raise ValueError(f"--scheduler {address} is not a scheduler address ({err}); give "
-                         "tcp://HOST:PORT, or 'local'") from None  # fmt: skip
+        raise ValueError(
+            f"--scheduler {address} is not a scheduler address ({err}); give "
+            "tcp://HOST:PORT, or 'local'"
+        ) from None
     except OSError as err:  # refused, unknown host, timed out
-        raise OSError(f"--scheduler {address}: no Dask scheduler answered ({err}); start one "
-                      "('dask scheduler', then 'dask worker ADDRESS') or check the address") from None  # fmt: skip
+        raise OSError(
+            f"--scheduler {address}: no Dask scheduler answered ({err}); start one "
+            "('dask scheduler', then 'dask worker ADDRESS') or check the address"
+        ) from None
     with client:
         try:
             client.wait_for_workers(1, timeout=CONNECT_TIMEOUT)
         except TimeoutError:
-            raise OSError(f"--scheduler {address} has no worker after {CONNECT_TIMEOUT:g} s; "
-                          "start some with 'dask worker ADDRESS'") from None  # fmt: skip
+            raise OSError(
+                f"--scheduler {address} has no worker after {CONNECT_TIMEOUT:g} s; "
+                "start some with 'dask worker ADDRESS'"
+            ) from None
         yield client
 
 
@@ -119,8 +129,13 @@ def fit_counted(model: Any, corpus: Any, args: argparse.Namespace, resume: str |
 
     if args.model == "glove":
         counted = count_glove(model, corpus, args)
-        model.fit_cooccurrence(counted.matrix, counted.keys, counts=counted.counts,
-                               checkpoint=args.checkpoint, spill_dir=args.spill_dir)  # fmt: skip
+        model.fit_cooccurrence(
+            counted.matrix,
+            counted.keys,
+            counts=counted.counts,
+            checkpoint=args.checkpoint,
+            spill_dir=args.spill_dir,
+        )
         return
     with counting(args) as count:
         counts = _word_counts(count, word_counts, corpus, args)
@@ -140,14 +155,22 @@ def count_glove(model: Any, corpus: Any, args: argparse.Namespace) -> Any:
 
     with counting(args) as count:
         keys, kept = _glove_vocab(model, _word_counts(count, word_counts, corpus, args))
-        X = count(cooccurrence_counts, keys=keys, window=model.window, symmetric=model.symmetric,
-                  weighted=model.distance_weighting, tokenizer=corpus.tokenizer)  # fmt: skip
-    return CountedCooccurrence(X.tocsr(), keys, kept, model.window, model.symmetric,
-                               model.distance_weighting)  # fmt: skip
+        X = count(
+            cooccurrence_counts,
+            keys=keys,
+            window=model.window,
+            symmetric=model.symmetric,
+            weighted=model.distance_weighting,
+            tokenizer=corpus.tokenizer,
+        )
+    return CountedCooccurrence(
+        X.tocsr(), keys, kept, model.window, model.symmetric, model.distance_weighting
+    )
 
 
-def _word_counts(count: Callable[..., Any], word_counts: Any, corpus: Any,
-                 args: argparse.Namespace) -> Any:  # fmt: skip
+def _word_counts(
+    count: Callable[..., Any], word_counts: Any, corpus: Any, args: argparse.Namespace
+) -> Any:
     counts = count(word_counts, tokenizer=corpus.tokenizer)
     if not counts:
         raise ValueError(f"{source_name(args.corpus)} is empty: no words")
@@ -158,7 +181,7 @@ def _glove_vocab(model: Any, counts: Any) -> tuple[tuple[str, ...], Any]:
     """GloVe's vocabulary from word counts (its ``fit`` chooses the same): ``min_count``,
     ties alphabetical, the ``max_vocab`` most frequent; keys and their counts."""
     from rowbook.data.corpus import vocab_from_counts
-    from rowbook.models._word_models import check_vocab
+    from rowbook.models.word_vectors.state import check_vocab
 
     vocab = vocab_from_counts(counts, min_count=model.min_count, ties="alphabetical")
     check_vocab(vocab, model.min_count)

@@ -73,8 +73,9 @@ class Corpus:
         from rowbook.data import iter_sentences
 
         self.lines, self.tokens = 0, 0
-        sentences = iter_sentences(self.sources, self.tokenizer, errors=self.errors,
-                                   show_progress=self.progress)  # fmt: skip
+        sentences = iter_sentences(
+            self.sources, self.tokenizer, errors=self.errors, show_progress=self.progress
+        )
         for tokens in sentences:
             self.lines, self.tokens = self.lines + 1, self.tokens + len(tokens)
             yield tokens
@@ -99,8 +100,10 @@ def _check_resume(args: argparse.Namespace) -> str | None:
         raise ValueError("--resume needs --checkpoint FILE, the checkpoint to continue from")
     if not Path(args.checkpoint).exists():
         if not args.quiet:
-            print(f"{args.prog}: no checkpoint {args.checkpoint} yet; starting at epoch 1",
-                  file=sys.stderr)  # fmt: skip
+            print(
+                f"{args.prog}: no checkpoint {args.checkpoint} yet; starting at epoch 1",
+                file=sys.stderr,
+            )
         return None
     return args.checkpoint
 
@@ -113,14 +116,17 @@ def _interrupted(args: argparse.Namespace) -> int:
     saved = args.checkpoint is not None and Path(args.checkpoint).exists()
     glove_counted = getattr(args, "scheduler", None) and getattr(args, "model", None) == "glove"
     if saved and (getattr(args, "init", None) or glove_counted):
-        hint = (f"{args.checkpoint} holds the model after the last finished epoch; continue it "
-                f"with --init {args.checkpoint} and the epochs still to do")  # fmt: skip
+        hint = (
+            f"{args.checkpoint} holds the model after the last finished epoch; continue it "
+            f"with --init {args.checkpoint} and the epochs still to do"
+        )
     elif saved:
-        hint = (f"{args.checkpoint} holds the last finished epoch; add --resume to the same "
-                "command to continue")  # fmt: skip
+        hint = (
+            f"{args.checkpoint} holds the last finished epoch; add --resume to the same "
+            "command to continue"
+        )
     elif args.checkpoint is not None:
-        hint = (f"nothing was saved yet: {args.checkpoint} is written at the end of the first "
-                "epoch")  # fmt: skip
+        hint = f"nothing was saved yet: {args.checkpoint} is written at the end of the first epoch"
     else:
         hint = "nothing was saved (add --checkpoint FILE to make training resumable)"
     print(f"{args.prog}: interrupted; {hint}", file=sys.stderr)
@@ -152,13 +158,17 @@ def _initial_model(args: argparse.Namespace) -> Any:
         )
     model = load(args.init)
     if not isinstance(model, args.model_class):
-        raise ValueError(f"--init {args.init} holds a {type(model).__name__} model, not a "
-                         f"{args.model_class.__name__}; use 'rowbook train {args.model}' with a "
-                         f"model saved by it (--save-model)")  # fmt: skip
+        raise ValueError(
+            f"--init {args.init} holds a {type(model).__name__} model, not a "
+            f"{args.model_class.__name__}; use 'rowbook train {args.model}' with a "
+            f"model saved by it (--save-model)"
+        )
     fixed = [args.flags[name] for name in _given(args) if name not in ("epochs", "workers")]
     if fixed:
-        raise ValueError(f"{', '.join(fixed)}: a model continued with --init keeps its own "
-                         "parameters; only --epochs and --workers apply")  # fmt: skip
+        raise ValueError(
+            f"{', '.join(fixed)}: a model continued with --init keeps its own "
+            "parameters; only --epochs and --workers apply"
+        )
     if args.workers is not None:
         try:
             model.workers = check_int("workers", args.workers, 1)
@@ -230,21 +240,30 @@ def run_word_vectors(args: argparse.Namespace) -> int:
 
 
 def _epochs_done(model: Any) -> int:
-    return len(model.history) if model.is_fitted else 0
+    return len(model.history_) if model.is_fitted else 0
 
 
-def _summary(model: Any, args: argparse.Namespace, out: Path, fmt: str, seconds: float,
-             epochs_before: int, resume: str | None) -> str:  # fmt: skip
-    vectors, history = model.vectors, model.history
-    if hasattr(model, "n_records"):  # GloVe trains on co-occurrence records
-        what = f"{model.n_records:,} co-occurrence records, final cost {history[-1].loss:.4g}"
+def _summary(
+    model: Any,
+    args: argparse.Namespace,
+    out: Path,
+    fmt: str,
+    seconds: float,
+    epochs_before: int,
+    resume: str | None,
+) -> str:
+    vectors, history = model.vectors, model.history_
+    if hasattr(model, "n_records_"):  # GloVe trains on co-occurrence records
+        what = f"{model.n_records_:,} co-occurrence records, final cost {history[-1].loss:.4g}"
     else:
         what = f"{history[-1].total_words:,} corpus words"
     how = _resumed(args.init, "more, on a model loaded") or _resumed(resume)
     saved = "" if args.save_model is None else f"; model -> {args.save_model}"
-    return (f"{args.model}: {len(vectors)} words x {vectors.vector_size} dims from {what}, "
-            f"{len(history) - epochs_before} epochs{how} in {seconds:.1f} s -> {out} "
-            f"({FORMAT_NAMES[fmt]}){saved}")  # fmt: skip
+    return (
+        f"{args.model}: {len(vectors)} words x {vectors.vector_size} dims from {what}, "
+        f"{len(history) - epochs_before} epochs{how} in {seconds:.1f} s -> {out} "
+        f"({FORMAT_NAMES[fmt]}){saved}"
+    )
 
 
 # -- the neural language model --------------------------------------------------------------
@@ -260,8 +279,10 @@ def run_nplm(args: argparse.Namespace) -> int:
     init = inspect.signature(args.model_class.__init__).parameters
     level = args.level or init["level"].default
     if level != "word" and fmt != "npz":
-        raise ValueError(f"a character table has keys such as ' ' that {FORMAT_NAMES[fmt]} cannot "
-                         f"hold; name the output {out.with_suffix('.npz')}")  # fmt: skip
+        raise ValueError(
+            f"a character table has keys such as ' ' that {FORMAT_NAMES[fmt]} cannot "
+            f"hold; name the output {out.with_suffix('.npz')}"
+        )
     texts = [line for line in read_lines(args.corpus, errors=args.unicode_errors) if line.strip()]
     if not texts:
         raise ValueError(f"{source_name(args.corpus)} is empty: it has no non-blank line")

@@ -45,22 +45,32 @@ def run_vocab(args: argparse.Namespace) -> int:
     kept = len(vocab) - len(vocab.specials)
     if kept == 0:
         top, count = counts.most_common(1)[0]
-        raise ValueError(f"no token occurs at least --min-count={vocab.min_count} times (the most "
-                         f"frequent, {top!r}, occurs {count}); lower --min-count")  # fmt: skip
+        raise ValueError(
+            f"no token occurs at least --min-count={vocab.min_count} times (the most "
+            f"frequent, {top!r}, occurs {count}); lower --min-count"
+        )
     parts = (tokenizer.normalizer, tokenizer.tokenizer) if args.lower else (None, tokenizer)
     TextPipeline(*parts, vocab).fit([]).save(out)
     top = [(i, t, vocab.counts[t]) for i, t in enumerate(vocab.itos) if t not in vocab.specials][
         : args.top
     ]
-    summary = {"output": str(out), "lines": n_lines, "tokens": sum(counts.values()),
-               "distinct": len(counts), "size": len(vocab), "specials": list(vocab.specials),
-               "top": [{"id": i, "token": t, "count": c} for i, t, c in top]}  # fmt: skip
+    summary = {
+        "output": str(out),
+        "lines": n_lines,
+        "tokens": sum(counts.values()),
+        "distinct": len(counts),
+        "size": len(vocab),
+        "specials": list(vocab.specials),
+        "top": [{"id": i, "token": t, "count": c} for i, t, c in top],
+    }
     if args.json:
         print_json(summary)
     elif not args.quiet:
         print(f"{_read(args, n_lines)}: {summary['tokens']} tokens, {len(counts)} distinct")
-        print(f"vocabulary: {len(vocab)} entries ({len(vocab.specials)} special + {kept} tokens "
-              f"seen >= {vocab.min_count} times) -> {out}")  # fmt: skip
+        print(
+            f"vocabulary: {len(vocab)} entries ({len(vocab.specials)} special + {kept} tokens "
+            f"seen >= {vocab.min_count} times) -> {out}"
+        )
         rows = [(i, _shown(t), c) for i, t, c in top]
         print(format_table(["id", "token", "count"], rows, "rlr"))
     return 0
@@ -113,8 +123,10 @@ def _fit_bpe(args: argparse.Namespace, out: Path) -> int:
     from rowbook.text.bpe.options import check_fit_args
 
     if args.max_size is None:
-        raise ValueError("--tokenizer bpe needs --max-size N, the final vocabulary size "
-                         "(256 byte symbols + N - 256 merges)")  # fmt: skip
+        raise ValueError(
+            "--tokenizer bpe needs --max-size N, the final vocabulary size "
+            "(256 byte symbols + N - 256 merges)"
+        )
     min_frequency = 2 if args.min_count is None else args.min_count
     check_fit_args(args.max_size, min_frequency, ())  # before the long count
     norm = Normalizer(case="lower") if args.lower else None
@@ -125,11 +137,20 @@ def _fit_bpe(args: argparse.Namespace, out: Path) -> int:
     TextPipeline(norm, bpe).fit([]).save(out)
     trace = bpe.merge_trace
     if args.json:
-        print_json({"output": str(out), "lines": n_lines, "size": len(bpe), "merges": len(trace),
-                    "first_merges": [[m.left, m.right, m.count] for m in trace[: args.top]]})  # fmt: skip
+        print_json(
+            {
+                "output": str(out),
+                "lines": n_lines,
+                "size": len(bpe),
+                "merges": len(trace),
+                "first_merges": [[m.left, m.right, m.count] for m in trace[: args.top]],
+            }
+        )
     elif not args.quiet:
-        print(f"{_read(args, n_lines)}; byte-level BPE: {len(bpe)} entries "
-              f"(256 bytes + {len(trace)} merges) -> {out}")  # fmt: skip
+        print(
+            f"{_read(args, n_lines)}; byte-level BPE: {len(bpe)} entries "
+            f"(256 bytes + {len(trace)} merges) -> {out}"
+        )
         rows = [(k + 1, m.left, m.right, m.token, m.count) for k, m in enumerate(trace[: args.top])]
         print(format_table(["#", "left", "right", "merged", "count"], rows, "rlllr"))
     return 0
@@ -137,32 +158,53 @@ def _fit_bpe(args: argparse.Namespace, out: Path) -> int:
 
 def register(commands: Any) -> None:
     p = add_command(
-        commands, "vocab", run=run_vocab,
+        commands,
+        "vocab",
+        run=run_vocab,
         help="build a vocabulary (or train a byte-level BPE) from a corpus",
         description="Count the tokens of CORPUS (UTF-8 text files, compressed or not, folders, or "
         "'-' for standard input) and write a text pipeline file (JSON): the normalizer (--lower), "
         "the tokenizer and the vocabulary, <pad> = 0, <unk> = 1, then tokens by decreasing count. "
         "With --tokenizer bpe, train a byte-level BPE of --max-size entries instead (its own ids). "
         "'rowbook tokenize --vocab FILE' (or --bpe FILE) applies the file as it was built.",
-        examples=["rowbook vocab corpus.txt --lower --min-count 2 -o vocab.json",
-                  "rowbook vocab corpus.txt --max-size 10000 -o vocab.json --json",
-                  "rowbook vocab corpus.txt --tokenizer bpe --max-size 1000 -o bpe.json",
-                  "rowbook vocab books/ news.txt.gz -o vocab.json",
-                  "cat *.txt | rowbook vocab - -o vocab.json"],
-    )  # fmt: skip
-    p.add_argument("corpus", metavar="CORPUS", nargs="+",
-                   help="UTF-8 text files (gzip/bzip2/xz too), folders of them (read in sorted path "
-                   "order), or '-' for standard input; one document per line")  # fmt: skip
+        examples=[
+            "rowbook vocab corpus.txt --lower --min-count 2 -o vocab.json",
+            "rowbook vocab corpus.txt --max-size 10000 -o vocab.json --json",
+            "rowbook vocab corpus.txt --tokenizer bpe --max-size 1000 -o bpe.json",
+            "rowbook vocab books/ news.txt.gz -o vocab.json",
+            "cat *.txt | rowbook vocab - -o vocab.json",
+        ],
+    )
+    p.add_argument(
+        "corpus",
+        metavar="CORPUS",
+        nargs="+",
+        help="UTF-8 text files (gzip/bzip2/xz too), folders of them (read in sorted path "
+        "order), or '-' for standard input; one document per line",
+    )
     p.add_argument("-o", "--output", required=True, metavar="FILE", help="where to write the JSON")
     p.add_argument("--tokenizer", choices=TOKENIZERS, default="word", help="(default: %(default)s)")
     p.add_argument("--lower", action="store_true", help="lower-case the text first")
-    p.add_argument("--min-count", type=int, metavar="N",
-                   help="keep tokens seen at least N times (default 1; for bpe, the least count of "
-                   "a pair to merge, default 2)")  # fmt: skip
-    p.add_argument("--max-size", type=int, metavar="N", help="at most N entries, specials included "
-                   "(required for bpe)")  # fmt: skip
-    p.add_argument("--top", type=int, default=10, metavar="N", help="show the N most frequent "
-                   "tokens (or first merges) (default: %(default)s)")  # fmt: skip
+    p.add_argument(
+        "--min-count",
+        type=int,
+        metavar="N",
+        help="keep tokens seen at least N times (default 1; for bpe, the least count of "
+        "a pair to merge, default 2)",
+    )
+    p.add_argument(
+        "--max-size",
+        type=int,
+        metavar="N",
+        help="at most N entries, specials included (required for bpe)",
+    )
+    p.add_argument(
+        "--top",
+        type=int,
+        default=10,
+        metavar="N",
+        help="show the N most frequent tokens (or first merges) (default: %(default)s)",
+    )
     p.add_argument("--json", action="store_true", help="print the summary as JSON")
     p.add_argument("--quiet", action="store_true", help="no progress bar, no summary")
     add_unicode_errors(p)

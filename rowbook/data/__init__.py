@@ -40,11 +40,15 @@ if TYPE_CHECKING:
 # GloVe's co-occurrence counting builds SciPy sparse matrices: imported when first used.
 __getattr__, _, _ = lazy_loader.attach(
     __name__,
-    submod_attrs={"cooccurrence": ["cooccurrence_matrix", "cooccurrence_pairs_reference",
-                                   "count_cooccurrences"],
-                  "cooccurrence_file": ["CountedCooccurrence", "load_cooccurrence",
-                                        "save_cooccurrence"]},
-)  # fmt: skip
+    submod_attrs={
+        "cooccurrence": [
+            "cooccurrence_matrix",
+            "cooccurrence_pairs_reference",
+            "count_cooccurrences",
+        ],
+        "cooccurrence_file": ["CountedCooccurrence", "load_cooccurrence", "save_cooccurrence"],
+    },
+)
 
 __all__ = [
     "Corpus",

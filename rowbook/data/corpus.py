@@ -124,10 +124,14 @@ def _tokenize_with(tokenizer: Any) -> Callable[[str], list[str]]:
     )
 
 
-def iter_sentences(corpus: Corpus, tokenizer: Any = None, *,
-                   max_sentence_length: int = MAX_SENTENCE_LENGTH,
-                   errors: Literal["strict", "replace"] = "strict",
-                   show_progress: bool = False) -> Iterator[Sequence[str]]:  # fmt: skip
+def iter_sentences(
+    corpus: Corpus,
+    tokenizer: Any = None,
+    *,
+    max_sentence_length: int = MAX_SENTENCE_LENGTH,
+    errors: Literal["strict", "replace"] = "strict",
+    show_progress: bool = False,
+) -> Iterator[Sequence[str]]:
     """Yield the sentences (token lists) of ``corpus``; files are read line by line.
 
     A file source (a path, ``"-"``, a folder, or a list of those, see
@@ -168,12 +172,16 @@ def _is_source(corpus: Any) -> bool:
         return False
     if all(isinstance(item, os.PathLike) for item in corpus):
         return True
-    return all(isinstance(item, os.PathLike) or (isinstance(item, str) and
-               (item == "-" or os.path.exists(item))) for item in corpus)  # fmt: skip
+    return all(
+        isinstance(item, os.PathLike)
+        or (isinstance(item, str) and (item == "-" or os.path.exists(item)))
+        for item in corpus
+    )
 
 
-def _line_sentences(pieces: Iterable[tuple[str, bool]], tokenize: Callable[[str], list[str]],
-                    max_len: int) -> Iterator[list[str]]:  # fmt: skip
+def _line_sentences(
+    pieces: Iterable[tuple[str, bool]], tokenize: Callable[[str], list[str]], max_len: int
+) -> Iterator[list[str]]:
     """Join the pieces of each line into sentences of at most ``max_len`` tokens.
 
     >>> list(_line_sentences([("a b", False), (" c d e", True), ("", True)], str.split, 2))
@@ -363,15 +371,21 @@ def encode_corpus(
     return _encode(sink, raw, remap, lengths, max_sentence_length)
 
 
-def _encoded(ids: np.ndarray, kept_per_sentence: np.ndarray, lengths: np.ndarray, max_len: int,
-             id_file: IdFile | None = None) -> EncodedCorpus:  # fmt: skip
+def _encoded(
+    ids: np.ndarray,
+    kept_per_sentence: np.ndarray,
+    lengths: np.ndarray,
+    max_len: int,
+    id_file: IdFile | None = None,
+) -> EncodedCorpus:
     """The corpus of in-vocabulary ``ids``, its sentences cut into pieces of ``max_len``."""
     starts, raw_piece = _layout(kept_per_sentence, lengths, max_len)
     return EncodedCorpus(ids, starts, raw_piece, id_file)
 
 
-def _encode(sink: RawIdSink | None, raw: array | None, remap: np.ndarray, lengths: np.ndarray,
-            max_len: int) -> EncodedCorpus:  # fmt: skip
+def _encode(
+    sink: RawIdSink | None, raw: array | None, remap: np.ndarray, lengths: np.ndarray, max_len: int
+) -> EncodedCorpus:
     """The scanned provisional ids mapped through ``remap`` (out-of-vocabulary ``-1`` dropped):
     in RAM in place, spilled into the final id file beside them."""
     if sink is None:

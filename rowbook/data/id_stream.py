@@ -33,16 +33,32 @@ from pathlib import Path
 
 import numpy as np
 
-__all__ = ["BLOCK_TOKENS", "REMAP_TOKENS", "IdFile", "RawIdSink", "close_and_remove", "new_spill_folder",
-           "pread_into", "pwrite_all", "remap_blocks", "remap_in_place", "remap_to_file", "remove_folder"]  # fmt: skip
+__all__ = [
+    "BLOCK_TOKENS",
+    "REMAP_TOKENS",
+    "IdFile",
+    "RawIdSink",
+    "close_and_remove",
+    "new_spill_folder",
+    "pread_into",
+    "pwrite_all",
+    "remap_blocks",
+    "remap_in_place",
+    "remap_to_file",
+    "remove_folder",
+]
 
 BLOCK_TOKENS = 1 << 20  # 4 MB of int32 ids per block written while scanning
 REMAP_TOKENS = 1 << 18  # ids remapped at once: about 2.5 MB of temporaries
 _ITEM = 4  # bytes per int32 id
 
 
-def remap_blocks(blocks: Iterable[tuple[int, np.ndarray]], remap: np.ndarray, lengths: np.ndarray,
-                 write: Callable[[np.ndarray], object]) -> np.ndarray:  # fmt: skip
+def remap_blocks(
+    blocks: Iterable[tuple[int, np.ndarray]],
+    remap: np.ndarray,
+    lengths: np.ndarray,
+    write: Callable[[np.ndarray], object],
+) -> np.ndarray:
     """Map each ``(start, provisional ids)`` block through ``remap``, hand the ids that are
     not ``-1`` (out of the vocabulary) to ``write`` in order, and return how many ids each
     sentence kept (sentence ``s`` has ``lengths[s]`` provisional ids).
@@ -69,7 +85,9 @@ def remap_blocks(blocks: Iterable[tuple[int, np.ndarray]], remap: np.ndarray, le
     return lengths - dropped
 
 
-def remap_in_place(raw_ids: array, remap: np.ndarray, lengths: np.ndarray) -> tuple[np.ndarray, np.ndarray]:  # fmt: skip
+def remap_in_place(
+    raw_ids: array, remap: np.ndarray, lengths: np.ndarray
+) -> tuple[np.ndarray, np.ndarray]:
     """``(ids, kept per sentence)``: :func:`remap_blocks` over the provisional ids in
     ``raw_ids``, the kept ids written over them from the front; ``raw_ids`` is then cut
     to those and ``ids`` is an int32 view of it (no copy).
@@ -100,8 +118,9 @@ def _compact(raw_ids: array, remap: np.ndarray, lengths: np.ndarray) -> tuple[in
     return n, kept
 
 
-def remap_to_file(blocks: Iterable[tuple[int, np.ndarray]], remap: np.ndarray, lengths: np.ndarray,
-                  folder: Path) -> tuple[IdFile, np.ndarray]:  # fmt: skip
+def remap_to_file(
+    blocks: Iterable[tuple[int, np.ndarray]], remap: np.ndarray, lengths: np.ndarray, folder: Path
+) -> tuple[IdFile, np.ndarray]:
     """``(id file, kept per sentence)``: :func:`remap_blocks` of ids read block by block (from
     a :class:`RawIdSink` or an :class:`IdFile`) written to ``folder/ids.i32``."""
     out_path = folder / "ids.i32"

@@ -48,13 +48,23 @@ SECTIONS: list[tuple[str, str, Callable[[Context], dict[str, Any]]]] = [
 #: Every file a demo run writes, in order.
 OUTPUTS = (
     "01_lookup.json",
-    "color_wheel.png", "color_cosine.png", "color_wheel.html", "02_color_harmony.json",
-    "planted_corpus.txt", "planted_analogies.txt", "word_vectors.txt", "word_space.png",
-    "word_space.html", "03_word_vectors.json",
-    "bpe.json", "04_bpe.json",
-    "lm_training.png", "05_language_model.json",
-    "subword_model.bin", "06_unseen_words.json",
-)  # fmt: skip
+    "color_wheel.png",
+    "color_cosine.png",
+    "color_wheel.html",
+    "02_color_harmony.json",
+    "planted_corpus.txt",
+    "planted_analogies.txt",
+    "word_vectors.txt",
+    "word_space.png",
+    "word_space.html",
+    "03_word_vectors.json",
+    "bpe.json",
+    "04_bpe.json",
+    "lm_training.png",
+    "05_language_model.json",
+    "subword_model.bin",
+    "06_unseen_words.json",
+)
 
 
 def run_demo(

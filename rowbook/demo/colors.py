@@ -27,8 +27,10 @@ def color_harmony(ctx: Context) -> dict[str, Any]:
     echo, names = ctx.echo, list(COLOR_NAMES)
     model = ColorHarmony(seed=ctx.seed, epochs=200, lr=0.1).fit()
     table, cos = model.vectors.vectors, model.cosine_table()  # (16, 4), (16, 16)
-    echo(f"trained 200 epochs, lr 0.1: final loss {model.history_.last('loss'):.4f}, "
-         f"accuracy {model.accuracy():.2%}")  # fmt: skip
+    echo(
+        f"trained 200 epochs, lr 0.1: final loss {model.history_.last('loss'):.4f}, "
+        f"accuracy {model.accuracy():.2%}"
+    )
     echo("learned rows:\n" + matrix(table, names, ["d0", "d1", "d2", "d3"], "{:+.2f}") + "\n")
     echo("cosine similarity (one decimal; every digit is in 02_color_harmony.json):")
     echo(matrix(cos, names, [short_name(n) for n in names], "{:+.1f}") + "\n")
@@ -40,13 +42,23 @@ def color_harmony(ctx: Context) -> dict[str, Any]:
     colors = hue_colors(len(names))
     subject = f"colour harmony: the learned {table.shape[1]}-d rows of {len(names)} colours"
     plot_scatter(table, ctx.file("color_wheel.png"), labels=names, colors=colors, subject=subject)
-    plot_similarity(table, ctx.file("color_cosine.png"), labels=names,
-                    title="colour harmony: cosine similarity of the rows")  # fmt: skip
-    write_html(table, ctx.file("color_wheel.html"), labels=names, colors=colors, dims=3,
-               subject=subject)  # fmt: skip
+    plot_similarity(
+        table,
+        ctx.file("color_cosine.png"),
+        labels=names,
+        title="colour harmony: cosine similarity of the rows",
+    )
+    write_html(
+        table, ctx.file("color_wheel.html"), labels=names, colors=colors, dims=3, subject=subject
+    )
     echo(
         f"pictures: {ctx.out / 'color_wheel.png'} (the wheel, PCA of the 4-d rows), "
         f"{ctx.out / 'color_cosine.png'} (heatmap), {ctx.out / 'color_wheel.html'} (rotate it)\n"
     )
-    return {"accuracy": model.accuracy(), "names": names, "table": table.tolist(),
-            "cosine": cos.tolist(), "nearest": neighbors}  # fmt: skip
+    return {
+        "accuracy": model.accuracy(),
+        "names": names,
+        "table": table.tolist(),
+        "cosine": cos.tolist(),
+        "nearest": neighbors,
+    }

@@ -59,12 +59,22 @@ def lookup_walkthrough(ctx: Context) -> dict[str, Any]:
     loss.backward()
     grad = embedding.weight.grad
     echo(f"loss = mean((E[ids] - target)^2) = {loss.item():.4f}")
-    echo(f"row-sparse gradient: rows {grad.indices.tolist()} of {grad.shape[0]} "
-         f"(<pad> and <unk> get none; 'the' sums two positions)")  # fmt: skip
+    echo(
+        f"row-sparse gradient: rows {grad.indices.tolist()} of {grad.shape[0]} "
+        f"(<pad> and <unk> get none; 'the' sums two positions)"
+    )
     echo(matrix(grad.values, [labels[i] for i in grad.indices], DIMS, "{:.4f}") + "\n")
     return {
-        "text": text, "tokens": tokens, "vocab": vocab.stoi, "ids": ids.tolist(),
-        "one_hot": one_hot.data.tolist(), "table": HAND_TABLE.tolist(), "lookup": looked_up.data.tolist(),
-        "lookup_equals_matmul": bool(same), "loss": loss.item(),
-        "gradient_rows": {labels[i]: row.tolist() for i, row in zip(grad.indices, grad.values, strict=True)},
-    }  # fmt: skip
+        "text": text,
+        "tokens": tokens,
+        "vocab": vocab.stoi,
+        "ids": ids.tolist(),
+        "one_hot": one_hot.data.tolist(),
+        "table": HAND_TABLE.tolist(),
+        "lookup": looked_up.data.tolist(),
+        "lookup_equals_matmul": bool(same),
+        "loss": loss.item(),
+        "gradient_rows": {
+            labels[i]: row.tolist() for i, row in zip(grad.indices, grad.values, strict=True)
+        },
+    }

@@ -21,8 +21,15 @@ but reading is faster, and the gradient of a lookup touches only the rows it rea
 so the update can leave every other row of the table alone.
 """
 
-_SUBJECTS = ("the cat", "the dog", "a small bird", "the old king", "the queen", "my friend",
-             "the children")  # fmt: skip
+_SUBJECTS = (
+    "the cat",
+    "the dog",
+    "a small bird",
+    "the old king",
+    "the queen",
+    "my friend",
+    "the children",
+)
 _VERBS = ("sat on", "ran to", "looked at", "slept by", "sang to", "waited near")
 _OBJECTS = ("the mat", "the door", "a tall tree", "the red hat", "the river", "the garden wall")
 _ENDINGS = (".", " again.", " all day.", " at night.")

@@ -17,10 +17,10 @@ from rowbook.models.base import Model, NotFittedError, read_model_file
 if TYPE_CHECKING:
     from rowbook.models.classifier import LSTMClassifier, TextClassifier
     from rowbook.models.color_harmony import COLOR_NAMES, ColorHarmony
-    from rowbook.models.fasttext import FastText
-    from rowbook.models.glove import GloVe
     from rowbook.models.nplm import NPLM
-    from rowbook.models.word2vec import Word2Vec
+    from rowbook.models.word_vectors.fasttext import FastText
+    from rowbook.models.word_vectors.glove import GloVe
+    from rowbook.models.word_vectors.word2vec import Word2Vec
 
 #: The module of every model class, imported on first use: training word2vec does not
 #: load the autograd stack the classifiers are built on.
@@ -28,9 +28,9 @@ _MODULES = {
     "color_harmony": ["ColorHarmony", "COLOR_NAMES"],
     "nplm": ["NPLM"],
     "classifier": ["TextClassifier", "LSTMClassifier"],
-    "word2vec": ["Word2Vec"],
-    "glove": ["GloVe"],
-    "fasttext": ["FastText"],
+    "word_vectors.word2vec": ["Word2Vec"],
+    "word_vectors.glove": ["GloVe"],
+    "word_vectors.fasttext": ["FastText"],
 }
 _getattr, _, _ = lazy_loader.attach(__name__, submod_attrs=_MODULES)
 _MODEL_NAMES = (
@@ -83,7 +83,7 @@ def load(path: str | os.PathLike[str], *, mmap: bool = False) -> Model:
     >>> path = pathlib.Path(tempfile.mkdtemp()) / "cats.model.npz"
     >>> model.save(path)
     >>> loaded = load(path)
-    >>> type(loaded).__name__, bool(np.array_equal(loaded.W_in, model.W_in))
+    >>> type(loaded).__name__, bool(np.array_equal(loaded.W_in_, model.W_in_))
     ('Word2Vec', True)
     """
     document = read_model_file(path, mmap=mmap)

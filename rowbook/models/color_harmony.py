@@ -20,7 +20,7 @@ import numpy as np
 
 from rowbook.autograd import Tensor, no_grad, ops
 from rowbook.checks import check_int, check_number
-from rowbook.models._trained import _TrainerModel
+from rowbook.models.network import NetworkModel
 from rowbook.nn import Embedding, Linear, Module, init
 from rowbook.nn import functional as F
 from rowbook.optim import SGD
@@ -30,9 +30,23 @@ from rowbook.vectors import Vectors
 __all__ = ["COLOR_NAMES", "ColorHarmony", "HarmonyNet", "harmony_pairs"]
 
 COLOR_NAMES = (
-    "red", "red_orange", "orange", "yellow_orange", "yellow", "yellow_green", "green", "blue_green",
-    "cyan", "sky_blue", "blue", "blue_violet", "violet", "magenta", "pink", "red_pink",
-)  # fmt: skip
+    "red",
+    "red_orange",
+    "orange",
+    "yellow_orange",
+    "yellow",
+    "yellow_green",
+    "green",
+    "blue_green",
+    "cyan",
+    "sky_blue",
+    "blue",
+    "blue_violet",
+    "violet",
+    "magenta",
+    "pink",
+    "red_pink",
+)
 
 
 def harmony_pairs(n_colors: int = len(COLOR_NAMES)) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -77,7 +91,7 @@ class HarmonyNet(Module):
         return self.output(ops.relu(self.hidden(pair))).reshape(-1)  # (B,)
 
 
-class ColorHarmony(_TrainerModel):
+class ColorHarmony(NetworkModel):
     """Train :class:`HarmonyNet` on colour pairs and inspect its table.
 
     Parameters
@@ -98,8 +112,17 @@ class ColorHarmony(_TrainerModel):
     ((16, 4), ('red', 'red_orange'))
     """
 
-    def __init__(self, *, dim: int = 4, hidden: int = 16, epochs: int = 200, lr: float = 0.1,
-                 batch_size: int = 1, seed: int = 0, progress: bool = False) -> None:  # fmt: skip
+    def __init__(
+        self,
+        *,
+        dim: int = 4,
+        hidden: int = 16,
+        epochs: int = 200,
+        lr: float = 0.1,
+        batch_size: int = 1,
+        seed: int = 0,
+        progress: bool = False,
+    ) -> None:
         self.dim, self.hidden, self.epochs, self.lr = dim, hidden, epochs, lr
         self.batch_size, self.seed, self.progress = batch_size, seed, progress
         for name, minimum in (
@@ -112,9 +135,13 @@ class ColorHarmony(_TrainerModel):
             check_int(name, getattr(self, name), minimum, owner="ColorHarmony")
         check_number("lr", lr, 0.0, low_open=True, owner="ColorHarmony")
 
-    def fit(self, pairs: tuple[np.ndarray, np.ndarray, np.ndarray] | None = None, *,
-            checkpoint: str | os.PathLike[str] | None = None,
-            resume: str | os.PathLike[str] | None = None) -> ColorHarmony:  # fmt: skip
+    def fit(
+        self,
+        pairs: tuple[np.ndarray, np.ndarray, np.ndarray] | None = None,
+        *,
+        checkpoint: str | os.PathLike[str] | None = None,
+        resume: str | os.PathLike[str] | None = None,
+    ) -> ColorHarmony:
         """Online SGD on binary cross entropy over ``pairs``; returns ``self``.
 
         ``pairs`` is ``(left ids, right ids, labels)``; None (the default) is the 192
@@ -130,8 +157,9 @@ class ColorHarmony(_TrainerModel):
         return net, SGD(net.parameters(), lr=self.lr)
 
     def _trainer_for(self, net: HarmonyNet, optimizer: SGD) -> Trainer:
-        config = TrainConfig(epochs=self.epochs, batch_size=self.batch_size, seed=self.seed,
-                             progress=self.progress)  # fmt: skip
+        config = TrainConfig(
+            epochs=self.epochs, batch_size=self.batch_size, seed=self.seed, progress=self.progress
+        )
         return Trainer(net, optimizer, _loss, config=config, save=self.save)
 
     def predict_proba(self, left: np.ndarray, right: np.ndarray) -> np.ndarray:

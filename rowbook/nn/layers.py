@@ -49,8 +49,11 @@ class Linear(Module):
             )
         weight, bias = self.weight, self.bias
         if weight.dtype == np.float16:  # storage type: compute in float32, round once (torch CPU)
-            out = self._forward(x.astype(np.float32), weight.astype(np.float32),
-                                None if bias is None else bias.astype(np.float32))  # fmt: skip
+            out = self._forward(
+                x.astype(np.float32),
+                weight.astype(np.float32),
+                None if bias is None else bias.astype(np.float32),
+            )
             return out.astype(np.float16)
         return self._forward(x, weight, bias)
 

@@ -57,8 +57,13 @@ class Adagrad(Optimizer):
         initial_accumulator_value: float = 0.0,
         eps: float = 1e-10,
     ) -> None:
-        defaults = {"lr": lr, "lr_decay": lr_decay, "weight_decay": weight_decay,
-                    "initial_accumulator_value": initial_accumulator_value, "eps": eps}  # fmt: skip
+        defaults = {
+            "lr": lr,
+            "lr_decay": lr_decay,
+            "weight_decay": weight_decay,
+            "initial_accumulator_value": initial_accumulator_value,
+            "eps": eps,
+        }
         super().__init__(params, defaults)
         self._init_all_states()  # the accumulators exist from the start, as in PyTorch
 
@@ -67,14 +72,17 @@ class Adagrad(Optimizer):
             check_number(key, group[key], 0.0, owner="Adagrad")
 
     def _init_state(self, param: np.ndarray, group: dict[str, Any]) -> dict[str, Any]:
-        return {"step": 0, "sum": np.full(param.shape, group["initial_accumulator_value"],
-                                          dtype=param.dtype)}  # fmt: skip
+        return {
+            "step": 0,
+            "sum": np.full(param.shape, group["initial_accumulator_value"], dtype=param.dtype),
+        }
 
     def _state_shapes(self, param: np.ndarray) -> dict[str, tuple[int, ...]]:
         return {"sum": param.shape}
 
-    def _update(self, param: np.ndarray, grad: Gradient, state: dict[str, Any],
-                group: dict[str, Any]) -> None:  # fmt: skip
+    def _update(
+        self, param: np.ndarray, grad: Gradient, state: dict[str, Any], group: dict[str, Any]
+    ) -> None:
         t = param.dtype.type
         wd, eps = group["weight_decay"], t(group["eps"])
         if wd != 0 and isinstance(grad, RowSparse):
@@ -138,9 +146,13 @@ class RowWiseAdagrad(Optimizer):
         *,
         state_factory: StateFactory | None = None,
     ) -> None:
-        defaults = {"lr": lr, "eps": eps, "weight_decay": weight_decay,
-                    "weight_decay_mode": weight_decay_mode,
-                    "initial_accumulator_value": initial_accumulator_value}  # fmt: skip
+        defaults = {
+            "lr": lr,
+            "eps": eps,
+            "weight_decay": weight_decay,
+            "weight_decay_mode": weight_decay_mode,
+            "initial_accumulator_value": initial_accumulator_value,
+        }
         self.state_factory = state_factory
         super().__init__(params, defaults)
         self._init_all_states()
@@ -156,13 +168,18 @@ class RowWiseAdagrad(Optimizer):
 
     def _init_state(self, param: np.ndarray, group: dict[str, Any]) -> dict[str, Any]:
         rows = param.shape[0] if param.ndim else 1
-        return {"sum": self._state_array("sum", (rows,), param.dtype, group["initial_accumulator_value"])}
+        return {
+            "sum": self._state_array(
+                "sum", (rows,), param.dtype, group["initial_accumulator_value"]
+            )
+        }
 
     def _state_shapes(self, param: np.ndarray) -> dict[str, tuple[int, ...]]:
         return {"sum": (param.shape[0] if param.ndim else 1,)}
 
-    def _update(self, param: np.ndarray, grad: Gradient, state: dict[str, Any],
-                group: dict[str, Any]) -> None:  # fmt: skip
+    def _update(
+        self, param: np.ndarray, grad: Gradient, state: dict[str, Any], group: dict[str, Any]
+    ) -> None:
         t = param.dtype.type
         table = param.reshape(state["sum"].shape[0], -1)  # (V, D) view
         if isinstance(grad, RowSparse):

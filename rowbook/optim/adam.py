@@ -78,8 +78,13 @@ class Adam(Optimizer):
         weight_decay: float = 0.0,
         amsgrad: bool = False,
     ) -> None:
-        defaults = {"lr": lr, "betas": tuple(betas), "eps": eps,
-                    "weight_decay": weight_decay, "amsgrad": bool(amsgrad)}  # fmt: skip
+        defaults = {
+            "lr": lr,
+            "betas": tuple(betas),
+            "eps": eps,
+            "weight_decay": weight_decay,
+            "amsgrad": bool(amsgrad),
+        }
         super().__init__(params, defaults)
 
     def _check_group(self, group: dict[str, Any]) -> None:
@@ -90,8 +95,11 @@ class Adam(Optimizer):
         check_number("weight_decay", group["weight_decay"], 0.0, owner=name)
 
     def _init_state(self, param: np.ndarray, group: dict[str, Any]) -> dict[str, Any]:
-        state: dict[str, Any] = {"step": 0, "exp_avg": np.zeros(param.shape, param.dtype),
-                                 "exp_avg_sq": np.zeros(param.shape, param.dtype)}  # fmt: skip
+        state: dict[str, Any] = {
+            "step": 0,
+            "exp_avg": np.zeros(param.shape, param.dtype),
+            "exp_avg_sq": np.zeros(param.shape, param.dtype),
+        }
         if group["amsgrad"]:
             state["max_exp_avg_sq"] = np.zeros(param.shape, param.dtype)
         return state
@@ -99,17 +107,29 @@ class Adam(Optimizer):
     def _state_shapes(self, param: np.ndarray) -> dict[str, tuple[int, ...]]:
         return dict.fromkeys(("exp_avg", "exp_avg_sq", "max_exp_avg_sq"), param.shape)
 
-    def _update(self, param: np.ndarray, grad: Gradient, state: dict[str, Any],
-                group: dict[str, Any]) -> None:  # fmt: skip
+    def _update(
+        self, param: np.ndarray, grad: Gradient, state: dict[str, Any], group: dict[str, Any]
+    ) -> None:
         assert isinstance(grad, np.ndarray)
         state["step"] += 1
         max_sq = None
         if group["amsgrad"]:
             max_sq = state.setdefault("max_exp_avg_sq", np.zeros(param.shape, param.dtype))
         beta1, beta2 = group["betas"]
-        adam_dense(param, grad, state["exp_avg"], state["exp_avg_sq"], max_sq, step=state["step"],
-                   lr=group["lr"], beta1=beta1, beta2=beta2, eps=group["eps"],
-                   weight_decay=group["weight_decay"], decoupled=self._decoupled)  # fmt: skip
+        adam_dense(
+            param,
+            grad,
+            state["exp_avg"],
+            state["exp_avg_sq"],
+            max_sq,
+            step=state["step"],
+            lr=group["lr"],
+            beta1=beta1,
+            beta2=beta2,
+            eps=group["eps"],
+            weight_decay=group["weight_decay"],
+            decoupled=self._decoupled,
+        )
 
 
 class AdamW(Adam):
@@ -192,19 +212,32 @@ class SparseAdam(Optimizer):
         check_number("eps", group["eps"], 0.0, low_open=True, owner="SparseAdam")
 
     def _init_state(self, param: np.ndarray, group: dict[str, Any]) -> dict[str, Any]:
-        return {"step": 0, "exp_avg": self._state_array("exp_avg", param.shape, param.dtype),
-                "exp_avg_sq": self._state_array("exp_avg_sq", param.shape, param.dtype)}  # fmt: skip
+        return {
+            "step": 0,
+            "exp_avg": self._state_array("exp_avg", param.shape, param.dtype),
+            "exp_avg_sq": self._state_array("exp_avg_sq", param.shape, param.dtype),
+        }
 
     def _state_shapes(self, param: np.ndarray) -> dict[str, tuple[int, ...]]:
         return dict.fromkeys(("exp_avg", "exp_avg_sq"), param.shape)
 
-    def _update(self, param: np.ndarray, grad: Gradient, state: dict[str, Any],
-                group: dict[str, Any]) -> None:  # fmt: skip
+    def _update(
+        self, param: np.ndarray, grad: Gradient, state: dict[str, Any], group: dict[str, Any]
+    ) -> None:
         assert isinstance(grad, RowSparse)
         state["step"] += 1  # counted even for an empty gradient, as in PyTorch
         if grad.nnz == 0:
             return
         beta1, beta2 = group["betas"]
-        adam_rows(param, grad.indices, grad.values, state["exp_avg"], state["exp_avg_sq"],
-                  step=state["step"], lr=group["lr"], beta1=beta1, beta2=beta2,
-                  eps=group["eps"])  # fmt: skip
+        adam_rows(
+            param,
+            grad.indices,
+            grad.values,
+            state["exp_avg"],
+            state["exp_avg_sq"],
+            step=state["step"],
+            lr=group["lr"],
+            beta1=beta1,
+            beta2=beta2,
+            eps=group["eps"],
+        )

@@ -167,7 +167,9 @@ class Optimizer:
         """The state of a parameter before its first update (empty by default)."""
         return {}
 
-    def _state_array(self, name: str, shape: tuple[int, ...], dtype: Any, fill: float = 0.0) -> np.ndarray:
+    def _state_array(
+        self, name: str, shape: tuple[int, ...], dtype: Any, fill: float = 0.0
+    ) -> np.ndarray:
         """A state array from ``state_factory`` (``np.full`` without one), set to ``fill``."""
         if self.state_factory is None:
             return np.full(shape, fill, dtype=dtype)
@@ -210,11 +212,12 @@ class Optimizer:
         """
         index = {id(p): i for i, p in enumerate(self._params())}
         state = {
-            str(index[id(p)]): {k: np.copy(v) if isinstance(v, np.ndarray) else v
-                                for k, v in s.items()}
+            str(index[id(p)]): {
+                k: np.copy(v) if isinstance(v, np.ndarray) else v for k, v in s.items()
+            }
             for p, s in self.state.items()
             if id(p) in index
-        }  # fmt: skip
+        }
         groups = []
         for group in self.param_groups:
             options = {k: list(v) if isinstance(v, tuple) else v for k, v in group.items()}
@@ -230,14 +233,19 @@ class Optimizer:
         new_state = {}
         for key, saved in state_dict["state"].items():
             if not 0 <= int(key) < len(params):
-                raise ValueError(f"{type(self).__name__}.load_state_dict: state for parameter "
-                                 f"{key}, but there are {len(params)} parameters")  # fmt: skip
+                raise ValueError(
+                    f"{type(self).__name__}.load_state_dict: state for parameter "
+                    f"{key}, but there are {len(params)} parameters"
+                )
             p = params[int(key)]
             new_state[p] = {k: self._loaded(p, k, v) for k, v in saved.items()}
         new_groups = []
         for saved, group in zip(groups, self.param_groups, strict=True):
-            options = {k: tuple(v) if isinstance(self.defaults.get(k), tuple) else v
-                       for k, v in saved.items() if k != "params"}  # fmt: skip
+            options = {
+                k: tuple(v) if isinstance(self.defaults.get(k), tuple) else v
+                for k, v in saved.items()
+                if k != "params"
+            }
             new_groups.append({**group, **options})
             self._check_group(new_groups[-1])
         self.param_groups[:] = new_groups
@@ -258,8 +266,10 @@ class Optimizer:
                 )
             unknown = sorted(set(saved) - set(group))
             if unknown:
-                raise ValueError(f"{name}.load_state_dict: unknown options {unknown}; saved "
-                                 "by a different optimizer?")  # fmt: skip
+                raise ValueError(
+                    f"{name}.load_state_dict: unknown options {unknown}; saved "
+                    "by a different optimizer?"
+                )
 
     def _state_shapes(self, param: np.ndarray) -> dict[str, tuple[int, ...]]:
         """Shapes of the state arrays of ``param`` (checked when loading)."""

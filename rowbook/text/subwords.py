@@ -94,8 +94,9 @@ def char_ngrams(word: str, minn: int = 3, maxn: int = 6) -> list[str]:
     return [data[i:j].decode("utf-8") for i, j in _ngram_spans(data, minn, maxn)]
 
 
-def subword_ids(word: str, *, minn: int, maxn: int, bucket: int, nwords: int,
-                word_id: int | None = None) -> np.ndarray:  # fmt: skip
+def subword_ids(
+    word: str, *, minn: int, maxn: int, bucket: int, nwords: int, word_id: int | None = None
+) -> np.ndarray:
     """The bag of ``word``: its own id (when in the vocabulary), then its n-gram rows.
 
     ``nwords + fasttext_hash(g) % bucket`` for each n-gram ``g`` of :func:`char_ngrams`.
@@ -116,8 +117,9 @@ def subword_ids(word: str, *, minn: int, maxn: int, bucket: int, nwords: int,
     return np.array(ids, dtype=np.int64)
 
 
-def subword_table_reference(words: Sequence[str], *, minn: int, maxn: int,
-                            bucket: int) -> tuple[np.ndarray, np.ndarray]:  # fmt: skip
+def subword_table_reference(
+    words: Sequence[str], *, minn: int, maxn: int, bucket: int
+) -> tuple[np.ndarray, np.ndarray]:
     """``(starts, ids)``: the bags of a whole vocabulary (word ``i``'s id first), CSR style.
 
     Bag ``i`` is ``ids[starts[i]:starts[i + 1]]``; plain Python, the reference of
@@ -129,8 +131,10 @@ def subword_table_reference(words: Sequence[str], *, minn: int, maxn: int,
     >>> starts.tolist(), ids.tolist()
     ([0, 3, 4], [0, 10, 8, 1])
     """
-    bags = [subword_ids(w, minn=minn, maxn=maxn, bucket=bucket, nwords=len(words), word_id=i)
-            for i, w in enumerate(words)]  # fmt: skip
+    bags = [
+        subword_ids(w, minn=minn, maxn=maxn, bucket=bucket, nwords=len(words), word_id=i)
+        for i, w in enumerate(words)
+    ]
     starts = np.zeros(len(words) + 1, dtype=np.int64)
     np.cumsum([len(b) for b in bags], out=starts[1:])
     ids = np.concatenate(bags).astype(np.int32) if bags else np.zeros(0, dtype=np.int32)
@@ -189,8 +193,9 @@ def _fill_ngrams(data, word_starts, eos, minn, maxn, bucket, starts, ids):  # pr
                 n += 1
 
 
-def subword_table(words: Sequence[str], *, minn: int, maxn: int,
-                  bucket: int) -> tuple[np.ndarray, np.ndarray]:  # fmt: skip
+def subword_table(
+    words: Sequence[str], *, minn: int, maxn: int, bucket: int
+) -> tuple[np.ndarray, np.ndarray]:
     """:func:`subword_table_reference` compiled: ``(starts (V + 1,) int64, ids (n,) int32)``.
 
     A 2M-word vocabulary takes about a second instead of minutes.

@@ -55,13 +55,24 @@ class Vocab:
         More reserved symbols, after all of the above.
     """
 
-    def __init__(self, *, min_count: int = 1, max_size: int | None = None,
-                 pad_token: str | None = "<pad>", unk_token: str | None = "<unk>",
-                 bos_token: str | None = None, eos_token: str | None = None,
-                 extra_specials: Sequence[str] = ()) -> None:  # fmt: skip
+    def __init__(
+        self,
+        *,
+        min_count: int = 1,
+        max_size: int | None = None,
+        pad_token: str | None = "<pad>",
+        unk_token: str | None = "<unk>",
+        bos_token: str | None = None,
+        eos_token: str | None = None,
+        extra_specials: Sequence[str] = (),
+    ) -> None:
         min_count = check_int("min_count", min_count, 1)
-        named = {"pad_token": pad_token, "unk_token": unk_token, "bos_token": bos_token,
-                 "eos_token": eos_token}  # fmt: skip
+        named = {
+            "pad_token": pad_token,
+            "unk_token": unk_token,
+            "bos_token": bos_token,
+            "eos_token": eos_token,
+        }
         for name, token in named.items():
             if token is not None and (not isinstance(token, str) or not token):
                 raise ValueError(f"{name} must be a non-empty str or None, got {token!r}")
@@ -75,8 +86,11 @@ class Vocab:
         ):
             raise ValueError(f"special tokens must be distinct non-empty str, got {specials}")
         if max_size is not None and (not isinstance(max_size, int) or max_size < len(specials)):
-            raise ParameterError("max_size", max_size, f"an integer >= {len(specials)} (room for "
-                                 f"the special tokens {specials})")  # fmt: skip
+            raise ParameterError(
+                "max_size",
+                max_size,
+                f"an integer >= {len(specials)} (room for the special tokens {specials})",
+            )
         self.min_count, self.max_size = min_count, max_size
         self.pad_token, self.unk_token, self.bos_token, self.eos_token = named.values()
         self.extra_specials = tuple(extra_specials)
@@ -89,8 +103,10 @@ class Vocab:
         counts: Counter[str] = Counter()
         for doc in documents:
             if isinstance(doc, str):
-                raise TypeError("Vocab.fit expects an iterable of token sequences, got a str "
-                                f"({doc[:20]!r}); wrap one list of tokens in a list: fit([tokens])")  # fmt: skip
+                raise TypeError(
+                    "Vocab.fit expects an iterable of token sequences, got a str "
+                    f"({doc[:20]!r}); wrap one list of tokens in a list: fit([tokens])"
+                )
             counts.update(doc)
         return self.fit_counts(counts)
 
@@ -102,8 +118,10 @@ class Vocab:
             if not isinstance(count, int | np.integer) or count < 0:
                 raise ValueError(f"count of {token!r} must be an int >= 0, got {count!r}")
         special_set = set(self.specials)
-        ranked = sorted((t for t, c in counts.items() if c >= self.min_count and t not in special_set),
-                        key=lambda t: -counts[t])  # stable: ties keep first appearance  # fmt: skip
+        ranked = sorted(
+            (t for t, c in counts.items() if c >= self.min_count and t not in special_set),
+            key=lambda t: -counts[t],
+        )  # stable: ties keep first appearance
         room = None if self.max_size is None else self.max_size - len(self.specials)
         self._itos = [*self.specials, *ranked[:room]]
         self._stoi = {t: i for i, t in enumerate(self._itos)}
@@ -112,8 +130,10 @@ class Vocab:
 
     def _check_fitted(self) -> None:
         if self._itos is None:
-            raise ValueError("this Vocab is not fitted yet: call fit(documents), fit_counts(counts) "
-                             "or Vocab.load(path) first")  # fmt: skip
+            raise ValueError(
+                "this Vocab is not fitted yet: call fit(documents), fit_counts(counts) "
+                "or Vocab.load(path) first"
+            )
 
     # ----------------------------------------------------------------- lookups
     @property
@@ -157,8 +177,10 @@ class Vocab:
         if token in self._stoi:
             return self._stoi[token]
         if self.unk_token is None:
-            raise KeyError(f"token {token!r} is not in the vocabulary and it has no unk_token; "
-                           "build the Vocab with unk_token='<unk>' to map unknown tokens")  # fmt: skip
+            raise KeyError(
+                f"token {token!r} is not in the vocabulary and it has no unk_token; "
+                "build the Vocab with unk_token='<unk>' to map unknown tokens"
+            )
         return self._stoi[self.unk_token]
 
     def id_to_token(self, token_id: int) -> str:
@@ -172,8 +194,10 @@ class Vocab:
         """``(T,)`` int64 ids of ``tokens``."""
         self._check_fitted()
         if isinstance(tokens, str):
-            raise TypeError(f"encode expects a sequence of tokens, got the str {tokens[:20]!r}; "
-                            "tokenize it first")  # fmt: skip
+            raise TypeError(
+                f"encode expects a sequence of tokens, got the str {tokens[:20]!r}; "
+                "tokenize it first"
+            )
         stoi, unk = self._stoi, self._stoi.get(self.unk_token)
         ids = [
             stoi.get(t, unk) if isinstance(t, str) else _not_a_token(i, t)
@@ -199,14 +223,28 @@ class Vocab:
         return [self._itos[i] for i in ids.tolist()]
 
     # ----------------------------------------------------------------- files
+    def get_params(self) -> dict[str, Any]:
+        """The constructor's parameters (JSON values): ``Vocab(**vocab.get_params())`` is an
+        unfitted copy."""
+        params = {k: getattr(self, k) for k in _FIELDS}
+        params["extra_specials"] = list(self.extra_specials)
+        return params
+
     def to_dict(self) -> dict[str, Any]:
         """Versioned JSON-ready form."""
         self._check_fitted()
-        return {"format": FORMAT, "version": VERSION, "min_count": self.min_count,
-                "max_size": self.max_size, "pad_token": self.pad_token, "unk_token": self.unk_token,
-                "bos_token": self.bos_token, "eos_token": self.eos_token,
-                "extra_specials": list(self.extra_specials),
-                "tokens": [[t, self._counts[t]] for t in self._itos]}  # fmt: skip
+        return {
+            "format": FORMAT,
+            "version": VERSION,
+            "min_count": self.min_count,
+            "max_size": self.max_size,
+            "pad_token": self.pad_token,
+            "unk_token": self.unk_token,
+            "bos_token": self.bos_token,
+            "eos_token": self.eos_token,
+            "extra_specials": list(self.extra_specials),
+            "tokens": [[t, self._counts[t]] for t in self._itos],
+        }
 
     def save(self, path: str | os.PathLike) -> None:
         """Write the vocabulary as JSON (atomic)."""
@@ -226,11 +264,15 @@ class Vocab:
         if tuple(tokens[: len(vocab.specials)]) != vocab.specials or len(set(tokens)) != len(
             tokens
         ):
-            raise ValueError(f"{where}: field 'tokens' must be distinct and start with the "
-                             f"specials {list(vocab.specials)}")  # fmt: skip
+            raise ValueError(
+                f"{where}: field 'tokens' must be distinct and start with the "
+                f"specials {list(vocab.specials)}"
+            )
         if vocab.max_size is not None and len(tokens) > vocab.max_size:
-            raise ValueError(f"{where}: field 'tokens' holds {len(tokens)} entries, more than "
-                             f"max_size={vocab.max_size}")  # fmt: skip
+            raise ValueError(
+                f"{where}: field 'tokens' holds {len(tokens)} entries, more than "
+                f"max_size={vocab.max_size}"
+            )
         vocab._itos, vocab._stoi = tokens, {t: i for i, t in enumerate(tokens)}
         vocab._counts = {e[0]: e[1] for e in d["tokens"]}
         return vocab
@@ -257,8 +299,10 @@ _FIELDS = (
 
 
 def _not_a_token(index: int, item: Any) -> int:
-    raise TypeError(f"tokens must be str, got {type(item).__name__} {item!r} at index {index}; "
-                    "convert or drop it before encode (fit refuses it too)")  # fmt: skip
+    raise TypeError(
+        f"tokens must be str, got {type(item).__name__} {item!r} at index {index}; "
+        "convert or drop it before encode (fit refuses it too)"
+    )
 
 
 def _is_int(x: Any) -> bool:
@@ -281,10 +325,14 @@ def _check_fields(d: Any, where: str) -> None:
     missing = [k for k in (*_FIELDS, "tokens") if k not in d]
     if missing:
         raise ValueError(f"{where} lacks the fields {missing}")
-    expected = {"min_count": (_is_int, "an integer >= 1"),
-                "max_size": (lambda x: x is None or _is_int(x), "an integer or null"),
-                "extra_specials": (lambda x: isinstance(x, list) and all(isinstance(t, str) for t in x),
-                                   "a list of strings")}  # fmt: skip
+    expected = {
+        "min_count": (_is_int, "an integer >= 1"),
+        "max_size": (lambda x: x is None or _is_int(x), "an integer or null"),
+        "extra_specials": (
+            lambda x: isinstance(x, list) and all(isinstance(t, str) for t in x),
+            "a list of strings",
+        ),
+    }
     for name in ("pad_token", "unk_token", "bos_token", "eos_token"):
         expected[name] = (lambda x: x is None or isinstance(x, str), "a string or null")
     for name, (ok, what) in expected.items():
@@ -298,9 +346,13 @@ def _check_fields(d: Any, where: str) -> None:
     )
     if bad is not None:
         shown = entries[bad] if bad >= 0 else entries
-        raise ValueError(f"{where}: field 'tokens' must be a list of [token, count] pairs, got "
-                         f"{str(shown)[:60]}" + (f" at index {bad}" if bad >= 0 else ""))  # fmt: skip
+        raise ValueError(
+            f"{where}: field 'tokens' must be a list of [token, count] pairs, got "
+            f"{str(shown)[:60]}" + (f" at index {bad}" if bad >= 0 else "")
+        )
     negative = next((e for e in entries if e[1] < 0), None)
     if negative is not None:
-        raise ValueError(f"{where}: field 'tokens': the count of {negative[0]!r} must be an int >= 0, "
-                         f"got {negative[1]}")  # fmt: skip
+        raise ValueError(
+            f"{where}: field 'tokens': the count of {negative[0]!r} must be an int >= 0, "
+            f"got {negative[1]}"
+        )

@@ -159,8 +159,12 @@ def embedding_html(
     )
 
 
-def write_html(data: np.ndarray | Vectors, path: str | os.PathLike[str],
-               labels: Sequence[Any] | None = None, **kwargs: Any) -> Path:  # fmt: skip
+def write_html(
+    data: np.ndarray | Vectors,
+    path: str | os.PathLike[str],
+    labels: Sequence[Any] | None = None,
+    **kwargs: Any,
+) -> Path:
     """Write :func:`embedding_html` to ``path`` (UTF-8, atomically); returns the path.
 
     Examples

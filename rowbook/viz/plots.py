@@ -117,15 +117,25 @@ def scatter_figure(
     return fig
 
 
-def _label_points(fig: Figure, ax: Any, coords: np.ndarray, labels: list[str],
-                  show: LabelMode) -> None:  # fmt: skip
+def _label_points(
+    fig: Figure, ax: Any, coords: np.ndarray, labels: list[str], show: LabelMode
+) -> None:
     """Lay the figure out, freeze it, and place the labels (see :mod:`rowbook.viz.labels`)."""
     fig.draw_without_rendering()  # the layout and the axes limits are final from here on
     fig.set_layout_engine("none")
     ax.set_autoscale_on(False)
     n = len(labels)
-    note = ax.text(0.99, 0.01, f"{n} of {n} labels hidden (no room)", transform=ax.transAxes,
-                   ha="right", va="bottom", fontsize=8, color="0.35", zorder=3)  # fmt: skip
+    note = ax.text(
+        0.99,
+        0.01,
+        f"{n} of {n} labels hidden (no room)",
+        transform=ax.transAxes,
+        ha="right",
+        va="bottom",
+        fontsize=8,
+        color="0.35",
+        zorder=3,
+    )
     hidden = place_labels(ax, coords, labels, show=show, marker_radius=_marker_radius(fig))
     if hidden and show == "auto":
         note.set_text(f"{hidden} of {n} labels hidden (no room)")
@@ -138,8 +148,9 @@ def _marker_radius(fig: Figure, area: float = 36.0) -> float:
     return (np.sqrt(area) / 2 + 0.4) * fig.dpi / 72
 
 
-def plot_scatter(data: np.ndarray | Vectors, path: PathLike, labels: Sequence[Any] | None = None,
-                 **kwargs: Any) -> Path:  # fmt: skip
+def plot_scatter(
+    data: np.ndarray | Vectors, path: PathLike, labels: Sequence[Any] | None = None, **kwargs: Any
+) -> Path:
     """Write :func:`scatter_figure` as a PNG at ``path``; returns the path.
 
     Examples
@@ -191,8 +202,9 @@ def similarity_figure(
     return fig
 
 
-def plot_similarity(data: np.ndarray | Vectors, path: PathLike, labels: Sequence[Any] | None = None,
-                    **kwargs: Any) -> Path:  # fmt: skip
+def plot_similarity(
+    data: np.ndarray | Vectors, path: PathLike, labels: Sequence[Any] | None = None, **kwargs: Any
+) -> Path:
     """Write :func:`similarity_figure` as a PNG at ``path``; returns the path."""
     return save_png(similarity_figure(data, labels, **kwargs), path)
 
@@ -238,8 +250,9 @@ def training_figure(
     return fig
 
 
-def plot_training(epochs: Sequence[Mapping[str, float]] | Any, path: PathLike,
-                  **kwargs: Any) -> Path:  # fmt: skip
+def plot_training(
+    epochs: Sequence[Mapping[str, float]] | Any, path: PathLike, **kwargs: Any
+) -> Path:
     """Write :func:`training_figure` as a PNG at ``path``; returns the path."""
     return save_png(training_figure(epochs, **kwargs), path)
 

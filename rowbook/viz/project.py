@@ -120,8 +120,9 @@ class PCA:
         return self.fit(X).transform(X)
 
 
-def tsne(X: np.ndarray, n_components: int = 2, *, perplexity: float | None = None,
-         seed: int = 0) -> np.ndarray:  # fmt: skip
+def tsne(
+    X: np.ndarray, n_components: int = 2, *, perplexity: float | None = None, seed: int = 0
+) -> np.ndarray:
     """t-SNE coordinates (n, n_components) via scikit-learn (the ``viz`` extra).
 
     ``perplexity`` defaults to ``min(30, (n - 1) / 3)`` (at least 1), which keeps it below
@@ -146,8 +147,9 @@ def tsne(X: np.ndarray, n_components: int = 2, *, perplexity: float | None = Non
     return model.fit_transform(X).astype(np.float64)  # (n, k)
 
 
-def project(X: np.ndarray, n_components: int = 2, *, method: Method = "pca",
-            seed: int = 0) -> tuple[np.ndarray, list[str]]:  # fmt: skip
+def project(
+    X: np.ndarray, n_components: int = 2, *, method: Method = "pca", seed: int = 0
+) -> tuple[np.ndarray, list[str]]:
     """Project ``X`` (n, d) to ``n_components`` axes; returns ``(coords, axis_names)``.
 
     ``method="pca"`` names the axes ``"PC1 (62.5%)"`` etc. (share of variance),

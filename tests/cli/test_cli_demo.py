@@ -98,8 +98,12 @@ def test_demo_bpe_matches_the_paper_and_hugging_face(demo_dir):
     hf = Tokenizer(models.BPE())
     hf.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False)
     n = 256 + len(result["byte_merges"])
-    trainer = trainers.BpeTrainer(vocab_size=n, min_frequency=2, show_progress=False,
-                                  initial_alphabet=pre_tokenizers.ByteLevel.alphabet())  # fmt: skip
+    trainer = trainers.BpeTrainer(
+        vocab_size=n,
+        min_frequency=2,
+        show_progress=False,
+        initial_alphabet=pre_tokenizers.ByteLevel.alphabet(),
+    )
     hf.train_from_iterator(PARAGRAPH.splitlines(), trainer)
     hf_merges = json.loads(hf.to_str())["model"]["merges"]
     assert [list(m[:2]) for m in result["byte_merges"]] == [list(m) for m in hf_merges]

@@ -83,8 +83,11 @@ def bpe_files(run, tmp_path):
     """A BPE trained through the CLI, and the Hugging Face trainer's on the same lines."""
     from tokenizers import Tokenizer, models, pre_tokenizers, trainers
 
-    lines = ["low lower lowest newest widest", "the newest of the low widest rows",
-             "rows and rows of newer lower tables"] * 5  # fmt: skip
+    lines = [
+        "low lower lowest newest widest",
+        "the newest of the low widest rows",
+        "rows and rows of newer lower tables",
+    ] * 5
     corpus = tmp_path / "bpe.txt"
     corpus.write_text("\n".join(lines) + "\n")
     result = run(
@@ -101,8 +104,12 @@ def bpe_files(run, tmp_path):
     assert result.code == 0, result
     hf = Tokenizer(models.BPE())
     hf.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False)
-    trainer = trainers.BpeTrainer(vocab_size=290, min_frequency=2, show_progress=False,
-                                  initial_alphabet=pre_tokenizers.ByteLevel.alphabet())  # fmt: skip
+    trainer = trainers.BpeTrainer(
+        vocab_size=290,
+        min_frequency=2,
+        show_progress=False,
+        initial_alphabet=pre_tokenizers.ByteLevel.alphabet(),
+    )
     hf.train_from_iterator(lines, trainer)
     hf.save(str(tmp_path / "hf.json"))
     return json.loads(result.out), tmp_path / "bpe.json", hf, tmp_path / "hf.json"
@@ -174,15 +181,22 @@ def test_text_errors(run, one_line_error, tmp_path, monkeypatch):
     monkeypatch.setattr(sys, "stdin", io.StringIO(""))
     one_line_error(run("vocab", "-", "-o", tmp_path / "v.json"), "vocab", "standard input is empty")
     (tmp_path / "c.txt").write_text("a b a\n")
-    one_line_error(run("vocab", tmp_path / "c.txt", "--min-count", 5, "-o", tmp_path / "v.json"), "vocab",
-                   "--min-count=5", "'a'")  # fmt: skip
+    one_line_error(
+        run("vocab", tmp_path / "c.txt", "--min-count", 5, "-o", tmp_path / "v.json"),
+        "vocab",
+        "--min-count=5",
+        "'a'",
+    )
     one_line_error(
         run("vocab", tmp_path / "c.txt", "-o", tmp_path / "no" / "v.json"),
         "vocab",
         "does not exist",
     )
-    one_line_error(run("vocab", tmp_path / "c.txt", "--tokenizer", "bpe", "-o", tmp_path / "b.json"), "vocab",
-                   "--max-size")  # fmt: skip
+    one_line_error(
+        run("vocab", tmp_path / "c.txt", "--tokenizer", "bpe", "-o", tmp_path / "b.json"),
+        "vocab",
+        "--max-size",
+    )
     (tmp_path / "bad.txt").write_bytes(b"ok\nbad \xff byte\n")
     one_line_error(
         run("vocab", tmp_path / "bad.txt", "-o", tmp_path / "v.json"), "vocab", "line 2", "offset 7"

@@ -136,8 +136,9 @@ def test_resume_from_checkpoint_equals_one_run(tmp_path):
 @pytest.mark.parametrize("optimizer", ["adam", "sparse_adam"])
 def test_save_load_same_predictions_and_next_step(tmp_path, optimizer):
     texts = grammar(60, seed=7)
-    settings = dict(context=2, dim=4, hidden=8, optimizer=optimizer, seed=4,
-                    normalizer=Normalizer(case="lower"))  # fmt: skip
+    settings = dict(
+        context=2, dim=4, hidden=8, optimizer=optimizer, seed=4, normalizer=Normalizer(case="lower")
+    )
     lm = NPLM(epochs=2, **settings).fit(texts)
     lm.save(tmp_path / "lm.npz")
     loaded = NPLM.load(tmp_path / "lm.npz")

@@ -52,9 +52,12 @@ def hf_train(texts, vocab_size, *, min_frequency=2, special_tokens=(), pre_token
     tok.pre_tokenizer = pre_tokenizer or pre_tokenizers.ByteLevel(add_prefix_space=False)
     tok.decoder = decoders.ByteLevel()
     trainer = trainers.BpeTrainer(
-        vocab_size=vocab_size, min_frequency=min_frequency, special_tokens=list(special_tokens),
-        initial_alphabet=pre_tokenizers.ByteLevel.alphabet(), show_progress=False,
-    )  # fmt: skip
+        vocab_size=vocab_size,
+        min_frequency=min_frequency,
+        special_tokens=list(special_tokens),
+        initial_alphabet=pre_tokenizers.ByteLevel.alphabet(),
+        show_progress=False,
+    )
     tok.train_from_iterator(texts, trainer)
     return tok
 
@@ -62,7 +65,9 @@ def hf_train(texts, vocab_size, *, min_frequency=2, special_tokens=(), pre_token
 def hf_model(tok) -> dict:
     """The ``model`` part of a Tokenizer's JSON, merges as tuples."""
     model = json.loads(tok.to_str())["model"]
-    model["merges"] = [tuple(m.split(" ")) if isinstance(m, str) else tuple(m) for m in model["merges"]]
+    model["merges"] = [
+        tuple(m.split(" ")) if isinstance(m, str) else tuple(m) for m in model["merges"]
+    ]
     return model
 
 

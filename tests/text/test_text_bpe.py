@@ -21,9 +21,13 @@ from rowbook.text.bpe.train import train_merges
 SPECIALS = ["<pad>", "<|endoftext|>"]
 HARD = st.one_of(
     st.text(),  # any code point but surrogates: controls, combining marks, unassigned
-    st.text(alphabet=st.sampled_from("👍🏽👨‍👩‍👧‍👦🇫🇷❤️\u200d\ufe0f中文字日本語한국어e\u0301\u0308\x00\x1f\x7f\u0085 \n\t")),
+    st.text(
+        alphabet=st.sampled_from(
+            "👍🏽👨‍👩‍👧‍👦🇫🇷❤️\u200d\ufe0f中文字日本語한국어e\u0301\u0308\x00\x1f\x7f\u0085 \n\t"
+        )
+    ),
     st.lists(st.sampled_from([*SPECIALS, "<pad", "|>", "a", " ", "é", "🎉"])).map("".join),
-)  # fmt: skip
+)
 
 
 @pytest.fixture(scope="module")
@@ -31,7 +35,9 @@ def bpe(corpus):
     return ByteLevelBPE().fit(corpus, 800, special_tokens=SPECIALS)
 
 
-@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(
+    max_examples=300, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
 @given(text=HARD)
 def test_decode_encode_round_trip(bpe, text):
     ids = bpe.encode(text).ids
@@ -78,10 +84,17 @@ def test_incremental_trainer_equals_recount_reference(seed):
     words = random_word_counts(rng)
     tokens = [bytes([b]) for b in range(256)]
     vocab_size, min_frequency = 256 + rng.randint(1, 60), rng.randint(0, 3)
-    fast = train_merges(list(words), np.array(list(words.values())), np.arange(256), tokens,
-                        vocab_size, min_frequency)  # fmt: skip
-    reference = learn_merges_recount({tuple(w): c for w, c in words.items()}, tokens, vocab_size,
-                                     min_frequency=min_frequency)  # fmt: skip
+    fast = train_merges(
+        list(words),
+        np.array(list(words.values())),
+        np.arange(256),
+        tokens,
+        vocab_size,
+        min_frequency,
+    )
+    reference = learn_merges_recount(
+        {tuple(w): c for w, c in words.items()}, tokens, vocab_size, min_frequency=min_frequency
+    )
     assert [tuple(row) for row in fast.tolist()] == reference
 
 
@@ -89,7 +102,9 @@ def test_incremental_trainer_equals_recount_reference(seed):
 def test_encode_kernel_equals_reference(seed, corpus):
     rng = random.Random(seed)
     bpe = ByteLevelBPE().fit(corpus, rng.randint(300, 900), min_frequency=rng.randint(0, 3))
-    ranks = {(bpe.vocab[a], bpe.vocab[b]): (r, bpe.vocab[a + b]) for r, (a, b) in enumerate(bpe.merges)}
+    ranks = {
+        (bpe.vocab[a], bpe.vocab[b]): (r, bpe.vocab[a + b]) for r, (a, b) in enumerate(bpe.merges)
+    }
     words = [w.encode() for t in rng.sample(corpus, 40) for w in re.findall(r"\S+|\s+", t)]
     words += [b"a" * 300, b"ab" * 150, "é".encode() * 50]
     got = encode_words(words, bpe._byte_ids, bpe._merge_table)
@@ -104,7 +119,9 @@ def paper_algorithm_1(vocab: dict[str, int], num_merges: int) -> list[tuple[str,
         for word, freq in vocab.items():
             symbols = word.split()
             for i in range(len(symbols) - 1):
-                pairs[symbols[i], symbols[i + 1]] = pairs.get((symbols[i], symbols[i + 1]), 0) + freq
+                pairs[symbols[i], symbols[i + 1]] = (
+                    pairs.get((symbols[i], symbols[i + 1]), 0) + freq
+                )
         best = max(pairs, key=pairs.get)
         bigram = re.compile(r"(?<!\S)" + re.escape(" ".join(best)) + r"(?!\S)")
         vocab = {bigram.sub("".join(best), word): freq for word, freq in vocab.items()}
@@ -127,7 +144,10 @@ def test_save_load_round_trip_and_readable_format(bpe, corpus, tmp_path):
     bpe.save(path)
     data = json.loads(path.read_text(encoding="utf-8"))
     assert data["format"] == "rowbook.ByteLevelBPE" and data["version"] == 1
-    assert data["merges"][0][:2] == list(bpe.merges[0]) and data["merges"][0][2] == bpe.merge_trace[0].count
+    assert (
+        data["merges"][0][:2] == list(bpe.merges[0])
+        and data["merges"][0][2] == bpe.merge_trace[0].count
+    )
     again = ByteLevelBPE.load(path)
     assert again.vocab == bpe.vocab and again.merges == bpe.merges
     assert again.merge_trace == bpe.merge_trace
@@ -161,7 +181,9 @@ def test_bad_inputs_raise_clear_errors(bpe):
 
 @pytest.mark.parametrize("vocab_size", [0, 255, 256, 257, 2.5])
 def test_vocab_size_below_byte_alphabet_plus_specials(vocab_size):
-    with pytest.raises(ValueError, match=r"vocab_size must be an int >= 258 \(256 byte symbols \+ 2"):
+    with pytest.raises(
+        ValueError, match=r"vocab_size must be an int >= 258 \(256 byte symbols \+ 2"
+    ):
         ByteLevelBPE().fit(["text"], vocab_size, special_tokens=SPECIALS)
 
 
@@ -195,16 +217,25 @@ def edited(bpe, tmp_path, edit) -> str:
     return tmp_path / "bad.json"
 
 
-@pytest.mark.parametrize("edit, message", [
-    (lambda d: d.update(version=2), "version 2; this rowbook reads version 1"),
-    (lambda d: d.update(format="other"), "not a rowbook ByteLevelBPE file"),
-    (lambda d: d["special_tokens"].append("<mask>"), "special token '<mask>' is missing from the vocabulary"),
-    (lambda d: d["vocab"].update(renamed=d["vocab"].pop("Ġ")), "lacks 1 byte symbols"),
-    (lambda d: d["vocab"].update(Ġ=5), "vocab id 5 is used twice"),
-    (lambda d: d["merges"].append(["zz", "q", 1]), "merge .* must be two tokens of the vocabulary"),
-    (lambda d: d.pop("vocab"), "has no 'vocab' field"),
-    (lambda d: d["merges"].append(["a", "b"]), r"must be \[left, right, count or null\]"),
-])  # fmt: skip
+@pytest.mark.parametrize(
+    "edit, message",
+    [
+        (lambda d: d.update(version=2), "version 2; this rowbook reads version 1"),
+        (lambda d: d.update(format="other"), "not a rowbook ByteLevelBPE file"),
+        (
+            lambda d: d["special_tokens"].append("<mask>"),
+            "special token '<mask>' is missing from the vocabulary",
+        ),
+        (lambda d: d["vocab"].update(renamed=d["vocab"].pop("Ġ")), "lacks 1 byte symbols"),
+        (lambda d: d["vocab"].update(Ġ=5), "vocab id 5 is used twice"),
+        (
+            lambda d: d["merges"].append(["zz", "q", 1]),
+            "merge .* must be two tokens of the vocabulary",
+        ),
+        (lambda d: d.pop("vocab"), "has no 'vocab' field"),
+        (lambda d: d["merges"].append(["a", "b"]), r"must be \[left, right, count or null\]"),
+    ],
+)
 def test_corrupt_or_wrong_version_files(bpe, tmp_path, edit, message):
     with pytest.raises(ValueError, match=message):
         ByteLevelBPE.load(edited(bpe, tmp_path, edit))
@@ -223,9 +254,11 @@ def test_truncated_json_reports_line_and_column(bpe, tmp_path):
 def test_unsupported_tokenizer_json_options_are_refused(bpe, tmp_path):
     bpe.to_tokenizer_json(tmp_path / "t.json")
     base = json.loads((tmp_path / "t.json").read_text(encoding="utf-8"))
-    cases = [("normalizer", {"type": "Lowercase"}, "normalizer"),
-             ("version", "2.0", "version '2.0'"),
-             ("post_processor", {"type": "TemplateProcessing"}, "adds tokens")]  # fmt: skip
+    cases = [
+        ("normalizer", {"type": "Lowercase"}, "normalizer"),
+        ("version", "2.0", "version '2.0'"),
+        ("post_processor", {"type": "TemplateProcessing"}, "adds tokens"),
+    ]
     for key, value, message in cases:
         (tmp_path / "x.json").write_text(json.dumps({**base, key: value}), encoding="utf-8")
         with pytest.raises(ValueError, match=message):

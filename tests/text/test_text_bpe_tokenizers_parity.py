@@ -134,9 +134,13 @@ def _hf_train(corpus, **options):
     tok.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False)
     extra = options.pop("initial_alphabet", [])
     trainer = trainers.BpeTrainer(
-        vocab_size=700, min_frequency=2, special_tokens=SPECIALS, show_progress=False,
-        initial_alphabet=pre_tokenizers.ByteLevel.alphabet() + extra, **options,
-    )  # fmt: skip
+        vocab_size=700,
+        min_frequency=2,
+        special_tokens=SPECIALS,
+        show_progress=False,
+        initial_alphabet=pre_tokenizers.ByteLevel.alphabet() + extra,
+        **options,
+    )
     tok.train_from_iterator(corpus, trainer)
     return tok
 

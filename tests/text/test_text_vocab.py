@@ -35,8 +35,13 @@ def expected_order(docs, min_count, max_size, specials):
     return [*specials, *kept[:room]]
 
 
-@given(docs=st.lists(st.lists(st.sampled_from("a b c d e f g <unk> <eos>".split()), max_size=12), max_size=8),
-       min_count=st.integers(1, 3), max_size=st.one_of(st.none(), st.integers(3, 8)))  # fmt: skip
+@given(
+    docs=st.lists(
+        st.lists(st.sampled_from("a b c d e f g <unk> <eos>".split()), max_size=12), max_size=8
+    ),
+    min_count=st.integers(1, 3),
+    max_size=st.one_of(st.none(), st.integers(3, 8)),
+)
 def test_order_min_count_max_size(docs, min_count, max_size):
     vocab = Vocab(min_count=min_count, max_size=max_size, eos_token="<eos>").fit(docs)
     assert vocab.itos == expected_order(docs, min_count, max_size, ["<pad>", "<unk>", "<eos>"])
@@ -45,7 +50,9 @@ def test_order_min_count_max_size(docs, min_count, max_size):
 
 
 def test_specials_and_unknown_tokens():
-    vocab = Vocab(bos_token="<bos>", eos_token="<eos>", extra_specials=["<mask>"]).fit([["x", "y", "x"]])
+    vocab = Vocab(bos_token="<bos>", eos_token="<eos>", extra_specials=["<mask>"]).fit(
+        [["x", "y", "x"]]
+    )
     assert vocab.itos[:5] == ["<pad>", "<unk>", "<bos>", "<eos>", "<mask>"]
     assert vocab.encode(["x", "zzz"]).tolist() == [vocab.stoi["x"], 1]
     strict = Vocab(unk_token=None).fit([["x"]])
@@ -65,14 +72,17 @@ def test_save_load_round_trip(tmp_path):
     assert data["tokens"][:4] == [["<pad>", 0], ["<unk>", 0], ["<s>", 0], ["a", 8]]
 
 
-@pytest.mark.parametrize("edit, message", [
-    (lambda d: d.update(version=7), "version 7; this rowbook reads version 1"),
-    (lambda d: d.update(format="x"), "not a rowbook Vocab"),
-    (lambda d: d.pop("tokens"), "lacks the fields"),
-    (lambda d: d["tokens"].append(["a", 1]), "distinct"),
-    (lambda d: d["tokens"].pop(0), "start with the specials"),
-    (lambda d: d["tokens"].append(["z", "many"]), r"\[token, count\] pairs"),
-])  # fmt: skip
+@pytest.mark.parametrize(
+    "edit, message",
+    [
+        (lambda d: d.update(version=7), "version 7; this rowbook reads version 1"),
+        (lambda d: d.update(format="x"), "not a rowbook Vocab"),
+        (lambda d: d.pop("tokens"), "lacks the fields"),
+        (lambda d: d["tokens"].append(["a", 1]), "distinct"),
+        (lambda d: d["tokens"].pop(0), "start with the specials"),
+        (lambda d: d["tokens"].append(["z", "many"]), r"\[token, count\] pairs"),
+    ],
+)
 def test_corrupt_files(tmp_path, edit, message):
     Vocab().fit([["a", "b"]]).save(tmp_path / "v.json")
     data = json.loads((tmp_path / "v.json").read_text(encoding="utf-8"))
@@ -83,7 +93,9 @@ def test_corrupt_files(tmp_path, edit, message):
 
 
 def test_truncated_file(tmp_path):
-    (tmp_path / "v.json").write_text('{"format": "rowbook.Vocab",\n "version": 1,\n "tok', encoding="utf-8")
+    (tmp_path / "v.json").write_text(
+        '{"format": "rowbook.Vocab",\n "version": 1,\n "tok', encoding="utf-8"
+    )
     with pytest.raises(ValueError, match="at line 3, column"):
         Vocab.load(tmp_path / "v.json")
 

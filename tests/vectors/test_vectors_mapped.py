@@ -86,17 +86,18 @@ def test_other_formats_convert_once_into_a_checked_cache(table, tmp_path, fmt):
                 np.zeros((2000, 24), np.float32),
             ),
         )
-        load = lambda: SubwordVectors.load_fasttext(source, mmap=True)  # noqa: E731
         expected = subword
     else:
         table.save_word2vec_format(source, binary=fmt == "binary", write_header=fmt != "glove")
-        load = lambda: Vectors.load_word2vec_format(
-            source,
-            binary=fmt == "binary",
-            no_header=fmt == "glove",
-            mmap=True,
-        )
         expected = table
+
+    def load() -> Vectors:
+        if fmt == "fasttext":
+            return SubwordVectors.load_fasttext(source, mmap=True)
+        return Vectors.load_word2vec_format(
+            source, binary=fmt == "binary", no_header=fmt == "glove", mmap=True
+        )
+
     first = load()
     cache = first.path
     assert first.mapped and cache.parent == tmp_path and cache.name.startswith(source.name)
@@ -156,11 +157,11 @@ def test_rowbook_load_maps_a_saved_model(tmp_path):
     words = np.random.default_rng(0).integers(0, 3000, (400, 30))
     corpus = [[f"w{i}" for i in sentence] for sentence in words]
     model = Word2Vec(vector_size=16, min_count=1, epochs=1, workers=1, seed=0).fit(corpus)
-    assert model.W_in.nbytes > 64 * 1024  # large enough to be mapped
+    assert model.W_in_.nbytes > 64 * 1024  # large enough to be mapped
     model.save(tmp_path / "m.npz")
     mapped = rowbook.load(tmp_path / "m.npz", mmap=True)
-    assert type(mapped) is Word2Vec and maps_a_file(mapped.W_in)  # .vectors is a copy, by contract
-    np.testing.assert_array_equal(mapped.W_in, model.W_in)
+    assert type(mapped) is Word2Vec and maps_a_file(mapped.W_in_)  # .vectors is a copy, by contract
+    np.testing.assert_array_equal(mapped.W_in_, model.W_in_)
     key = model.vectors.index_to_key[3]
     assert mapped.vectors.most_similar(key, topn=3) == model.vectors.most_similar(key, topn=3)
 

@@ -132,8 +132,14 @@ def test_errors(table: np.ndarray) -> None:
 
 
 def _chromium() -> str | None:
-    found = next((shutil.which(n) for n in ("chromium", "chromium-browser", "google-chrome")
-                  if shutil.which(n)), None)  # fmt: skip
+    found = next(
+        (
+            shutil.which(n)
+            for n in ("chromium", "chromium-browser", "google-chrome")
+            if shutil.which(n)
+        ),
+        None,
+    )
     if os.environ.get("ROWBOOK_BROWSER_TESTS") == "1":
         assert found, "ROWBOOK_BROWSER_TESTS=1 but no chromium on PATH"
         return found
@@ -148,11 +154,20 @@ browser = pytest.mark.skipif(
 
 def _run_chromium(page: Path, profile: Path, *extra: str, fragment: str = "") -> str:
     command = [
-        BROWSER, "--headless", "--no-sandbox", "--disable-gpu", "--disable-quic",
+        BROWSER,
+        "--headless",
+        "--no-sandbox",
+        "--disable-gpu",
+        "--disable-quic",
         "--disable-background-networking",
-        "--disable-component-update", "--disable-sync", "--no-first-run",
-        f"--user-data-dir={profile}", "--window-size=800,600", *extra, page.as_uri() + fragment,
-    ]  # fmt: skip
+        "--disable-component-update",
+        "--disable-sync",
+        "--no-first-run",
+        f"--user-data-dir={profile}",
+        "--window-size=800,600",
+        *extra,
+        page.as_uri() + fragment,
+    ]
     done = subprocess.run(command, capture_output=True, text=True, timeout=120, check=True)
     return done.stdout
 

@@ -71,8 +71,13 @@ def _run(task: Any) -> Any:
     return _job(task)
 
 
-def map_in_order(job: Callable[[_Task], _Result], tasks: Iterable[_Task], workers: int, *,
-                 here: Callable[[_Task], _Result] | None = None) -> Iterator[_Result]:  # fmt: skip
+def map_in_order(
+    job: Callable[[_Task], _Result],
+    tasks: Iterable[_Task],
+    workers: int,
+    *,
+    here: Callable[[_Task], _Result] | None = None,
+) -> Iterator[_Result]:
     """``job(task)`` for each task, in task order, on ``workers`` processes: this one and
     ``workers - 1`` forked ones.
 
@@ -122,8 +127,9 @@ def _count_batch(settings: dict[str, Any], specials: list[str], texts: list[str]
     return ByteLevelBPE(**settings).count_words(texts, special_tokens=specials, workers=1)
 
 
-def count_words_parallel(settings: dict[str, Any], texts: Iterable[str], specials: Sequence[str],
-                         workers: int) -> Counter[str]:  # fmt: skip
+def count_words_parallel(
+    settings: dict[str, Any], texts: Iterable[str], specials: Sequence[str], workers: int
+) -> Counter[str]:
     """The serial :meth:`ByteLevelBPE.count_words` result, counted by ``workers`` processes.
 
     ``settings`` are the tokenizer's pre-tokenizing parameters (``pattern``,

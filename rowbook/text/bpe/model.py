@@ -92,9 +92,15 @@ class ByteLevelBPE:
         Seed of the dropout's random numbers (``tokenizers`` cannot be seeded).
     """
 
-    def __init__(self, *, pattern: str = GPT2_PATTERN, add_prefix_space: bool = False,
-                 cache_size: int = 100_000, dropout: float | None = None,
-                 seed: int | None = None) -> None:  # fmt: skip
+    def __init__(
+        self,
+        *,
+        pattern: str = GPT2_PATTERN,
+        add_prefix_space: bool = False,
+        cache_size: int = 100_000,
+        dropout: float | None = None,
+        seed: int | None = None,
+    ) -> None:
         try:
             self._split = regex.compile(_check_str(pattern, "pattern"))
             self._split_ascii = re.compile(GPT2_ASCII_PATTERN) if pattern == GPT2_PATTERN else None
@@ -116,10 +122,19 @@ class ByteLevelBPE:
         self._fitted = False
 
     # ----------------------------------------------------------------- training
-    def fit(self, texts: Iterable[str], vocab_size: int, *, min_frequency: int = 2,
-            special_tokens: Sequence[str] = (), show_progress: bool = False,
-            limit_alphabet: int | None = None, initial_alphabet: Sequence[str] = (),
-            max_token_length: int | None = None, workers: int | None = None) -> ByteLevelBPE:  # fmt: skip
+    def fit(
+        self,
+        texts: Iterable[str],
+        vocab_size: int,
+        *,
+        min_frequency: int = 2,
+        special_tokens: Sequence[str] = (),
+        show_progress: bool = False,
+        limit_alphabet: int | None = None,
+        initial_alphabet: Sequence[str] = (),
+        max_token_length: int | None = None,
+        workers: int | None = None,
+    ) -> ByteLevelBPE:
         """Learn merges from ``texts`` until the vocabulary has ``vocab_size`` entries.
 
         Parameters
@@ -139,16 +154,31 @@ class ByteLevelBPE:
             ``tokenizers``' ``BpeTrainer`` options; see :mod:`rowbook.text.bpe.options`.
         """
         check_fit_args(vocab_size, min_frequency, special_tokens)
-        options = {"limit_alphabet": limit_alphabet, "initial_alphabet": initial_alphabet,
-                   "max_token_length": max_token_length}  # fmt: skip
+        options = {
+            "limit_alphabet": limit_alphabet,
+            "initial_alphabet": initial_alphabet,
+            "max_token_length": max_token_length,
+        }
         check_trainer_options(**options)
-        counts = self.count_words(texts, special_tokens=special_tokens, show_progress=show_progress,
-                                  workers=workers)  # fmt: skip
-        return self.fit_word_counts(counts, vocab_size, min_frequency=min_frequency,
-                                    special_tokens=list(special_tokens), **options)  # fmt: skip
+        counts = self.count_words(
+            texts, special_tokens=special_tokens, show_progress=show_progress, workers=workers
+        )
+        return self.fit_word_counts(
+            counts,
+            vocab_size,
+            min_frequency=min_frequency,
+            special_tokens=list(special_tokens),
+            **options,
+        )
 
-    def count_words(self, texts: Iterable[str], *, special_tokens: Sequence[str] = (),
-                    show_progress: bool = False, workers: int | None = 1) -> Counter[str]:  # fmt: skip
+    def count_words(
+        self,
+        texts: Iterable[str],
+        *,
+        special_tokens: Sequence[str] = (),
+        show_progress: bool = False,
+        workers: int | None = 1,
+    ) -> Counter[str]:
         """The pre-tokenized words of ``texts`` and their counts: the first pass of :meth:`fit`,
         which :meth:`fit_word_counts` finishes (counts of shards can be added in between).
 
@@ -173,25 +203,44 @@ class ByteLevelBPE:
                     counts.update(self._pretokenize(piece))
         return counts
 
-    def fit_word_counts(self, word_counts: Mapping[str, int], vocab_size: int, *,
-                        min_frequency: int = 2, special_tokens: Sequence[str] = (),
-                        limit_alphabet: int | None = None, initial_alphabet: Sequence[str] = (),
-                        max_token_length: int | None = None) -> ByteLevelBPE:  # fmt: skip
+    def fit_word_counts(
+        self,
+        word_counts: Mapping[str, int],
+        vocab_size: int,
+        *,
+        min_frequency: int = 2,
+        special_tokens: Sequence[str] = (),
+        limit_alphabet: int | None = None,
+        initial_alphabet: Sequence[str] = (),
+        max_token_length: int | None = None,
+    ) -> ByteLevelBPE:
         """Learn merges from already pre-tokenized words and their frequencies."""
         specials = check_fit_args(vocab_size, min_frequency, special_tokens)
         alphabet = check_trainer_options(limit_alphabet, initial_alphabet, max_token_length)
         for word, count in word_counts.items():
             if not isinstance(word, str) or not isinstance(count, int | np.integer) or count < 0:
                 raise TypeError(f"word_counts must map str to int >= 0, got {word!r}: {count!r}")
-        vocab, merges, trace = learn(word_counts, vocab_size, min_frequency, specials,
-                                     initial_alphabet=alphabet, max_token_length=max_token_length)  # fmt: skip
+        vocab, merges, trace = learn(
+            word_counts,
+            vocab_size,
+            min_frequency,
+            specials,
+            initial_alphabet=alphabet,
+            max_token_length=max_token_length,
+        )
         self._set_model(vocab, merges, specials, trace)
         return self
 
     # ------------------------------------------------------------ learned state
-    def _set_model(self, vocab: dict[str, int], merges: list[tuple[str, str]],
-                   specials: list[str], trace: list[MergeStep] | None = None,
-                   ignore_merges: bool = False, added: Sequence[tuple[str, bool]] = ()) -> None:  # fmt: skip
+    def _set_model(
+        self,
+        vocab: dict[str, int],
+        merges: list[tuple[str, str]],
+        specials: list[str],
+        trace: list[MergeStep] | None = None,
+        ignore_merges: bool = False,
+        added: Sequence[tuple[str, bool]] = (),
+    ) -> None:
         """Install a model; ``added`` lists the ``(token, special)`` added after training."""
         unsplit = list(dict.fromkeys([*specials, *(t for t, _ in added)]))  # cut out, never split
         tables = bpe_files.check_model(vocab, merges, unsplit)
@@ -213,8 +262,10 @@ class ByteLevelBPE:
 
     def _check_fitted(self) -> None:
         if not self._fitted:
-            raise ValueError("this ByteLevelBPE is not fitted yet: call fit(...), "
-                             "ByteLevelBPE.load(...) or ByteLevelBPE.from_tokenizer_json(...) first")  # fmt: skip
+            raise ValueError(
+                "this ByteLevelBPE is not fitted yet: call fit(...), "
+                "ByteLevelBPE.load(...) or ByteLevelBPE.from_tokenizer_json(...) first"
+            )
 
     @property
     def vocab(self) -> dict[str, int]:
@@ -284,8 +335,10 @@ class ByteLevelBPE:
     def _encode_dropout(self, words: list[str]) -> list[int]:
         if self._ranks is None:
             keys, ranks, new_ids = self._merge_table
-            self._ranks = {(k >> 32, k & 0xFFFFFFFF): (r, n)
-                           for k, r, n in zip(keys.tolist(), ranks.tolist(), new_ids.tolist(), strict=True)}  # fmt: skip
+            self._ranks = {
+                (k >> 32, k & 0xFFFFFFFF): (r, n)
+                for k, r, n in zip(keys.tolist(), ranks.tolist(), new_ids.tolist(), strict=True)
+            }
         ids: list[int] = []
         for word in words:
             if self._ignore_merges and to_byte_level(word) in self._vocab:
@@ -301,8 +354,10 @@ class ByteLevelBPE:
             try:
                 text.encode("utf-8")
             except UnicodeEncodeError as err:
-                raise ValueError(f"text has a lone surrogate {text[err.start]!r} at character offset "
-                                 f"{err.start}, which has no UTF-8 bytes; encode valid Unicode") from None  # fmt: skip
+                raise ValueError(
+                    f"text has a lone surrogate {text[err.start]!r} at character offset "
+                    f"{err.start}, which has no UTF-8 bytes; encode valid Unicode"
+                ) from None
         return text
 
     def _words_of(self, texts: Sequence[str]) -> list[list[str]]:
@@ -320,10 +375,14 @@ class ByteLevelBPE:
 
     def _segments(self, text: str) -> Segments:
         """``text`` cut for encoding: unsplit tokens, and the words of the text between them."""
-        return [(None, prefixed, self._pretokenize(piece)) if token is None
-                else (self._unsplit_ids[token], False, [])
-                for piece, token, prefixed in self._pieces(self._checked(text), self._cutter,
-                                                           self._unsplit_ids)]  # fmt: skip
+        return [
+            (None, prefixed, self._pretokenize(piece))
+            if token is None
+            else (self._unsplit_ids[token], False, [])
+            for piece, token, prefixed in self._pieces(
+                self._checked(text), self._cutter, self._unsplit_ids
+            )
+        ]
 
     def encode(self, text: str) -> Encoding:
         """The :class:`~rowbook.text.bpe.encoding.Encoding` of ``text``: ids, tokens, offsets, masks.
@@ -441,9 +500,15 @@ class ByteLevelBPE:
         return bpe_files.from_tokenizer_json(cls, path)
 
     @classmethod
-    def from_files(cls, vocab: str | os.PathLike, merges: str | os.PathLike, *,
-                   add_prefix_space: bool = False, dropout: float | None = None,
-                   seed: int | None = None) -> ByteLevelBPE:  # fmt: skip
+    def from_files(
+        cls,
+        vocab: str | os.PathLike,
+        merges: str | os.PathLike,
+        *,
+        add_prefix_space: bool = False,
+        dropout: float | None = None,
+        seed: int | None = None,
+    ) -> ByteLevelBPE:
         """Read a GPT-2-style ``vocab.json`` + ``merges.txt`` pair (``save_model``'s files).
 
         The same model as ``tokenizers.ByteLevelBPETokenizer(vocab, merges)``: GPT-2's
@@ -461,5 +526,10 @@ class ByteLevelBPE:
 
     def get_params(self) -> dict[str, Any]:
         """Constructor parameters."""
-        return {"pattern": self.pattern, "add_prefix_space": self.add_prefix_space,
-                "cache_size": self.cache_size, "dropout": self.dropout, "seed": self.seed}  # fmt: skip
+        return {
+            "pattern": self.pattern,
+            "add_prefix_space": self.add_prefix_space,
+            "cache_size": self.cache_size,
+            "dropout": self.dropout,
+            "seed": self.seed,
+        }

@@ -37,8 +37,10 @@ def check_fit_args(vocab_size: Any, min_frequency: Any, special_tokens: Any) -> 
         raise ValueError(f"special_tokens has duplicates: {specials}")
     base = len(dict.fromkeys([*specials, *byte_alphabet()]))
     if not isinstance(vocab_size, int) or vocab_size < base:
-        raise ValueError(f"vocab_size must be an int >= {base} (256 byte symbols + {base - 256} "
-                         f"special tokens), got {vocab_size!r}")  # fmt: skip
+        raise ValueError(
+            f"vocab_size must be an int >= {base} (256 byte symbols + {base - 256} "
+            f"special tokens), got {vocab_size!r}"
+        )
     if not isinstance(min_frequency, int) or min_frequency < 0:
         raise ValueError(f"min_frequency must be an int >= 0, got {min_frequency!r}")
     return specials

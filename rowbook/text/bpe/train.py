@@ -75,8 +75,9 @@ def _pop(hc, hk, he, size):
         child = 2 * i + 1
         if child >= size:
             break
-        if child + 1 < size and _before(hc[child + 1], hk[child + 1], he[child + 1],
-                                        hc[child], hk[child], he[child]):
+        if child + 1 < size and _before(
+            hc[child + 1], hk[child + 1], he[child + 1], hc[child], hk[child], he[child]
+        ):
             child += 1
         if not _before(hc[child], hk[child], he[child], count, key, ent):
             break
@@ -116,8 +117,9 @@ def _group_entries(keys, words, n, pair_count, ent, hp):
 
 
 @numba.njit(cache=True)
-def _merge_word(sym, s, length, a, b, new, cw, pair_count, keys, words, n, w, tok_len, new_len,
-                max_len):  # fmt: skip
+def _merge_word(
+    sym, s, length, a, b, new, cw, pair_count, keys, words, n, w, tok_len, new_len, max_len
+):
     """Merge ``(a, b)`` in ``sym[s:s+length]`` left to right; return ``(new length, n)``.
 
     A new neighbouring pair is counted only if its two tokens span fewer than ``max_len``
@@ -191,12 +193,17 @@ def _token_id(a, b, tok_hash, tok_pow, tok_len, index, n_tokens):
 
 
 @numba.njit(cache=True)
-def _train_kernel(sym, wstart, wcount, tok_hash, tok_pow, tok_len, n_tokens, vocab_size,
-                  min_frequency, max_len):  # fmt: skip
+def _train_kernel(
+    sym, wstart, wcount, tok_hash, tok_pow, tok_len, n_tokens, vocab_size, min_frequency, max_len
+):
     pair_count, keys, words, n = _count_pairs(sym, wstart, wcount)
     cap = 3 * keys.size + 1  # entries, their words and heap items: P initial + 2 per merged pair
-    ent = (np.empty(cap, np.int64), np.empty(cap, np.int64), np.empty(cap, np.int32),
-           np.zeros(3, np.int64))  # entry starts, lengths, word lists; sizes: entries, words, heap
+    ent = (
+        np.empty(cap, np.int64),
+        np.empty(cap, np.int64),
+        np.empty(cap, np.int32),
+        np.zeros(3, np.int64),
+    )  # entry starts, lengths, word lists; sizes: entries, words, heap
     hp = (np.empty(cap, np.int64), np.empty(cap, np.int64), np.empty(cap, np.int64))
     _group_entries(keys, words, n, pair_count, ent, hp)
     ent_start, ent_len, ent_words, sizes = ent
@@ -225,8 +232,23 @@ def _train_kernel(sym, wstart, wcount, tok_hash, tok_pow, tok_len, n_tokens, voc
         n = 0
         for t in range(ent_start[e], ent_start[e] + ent_len[e]):
             w = ent_words[t]
-            wlen[w], n = _merge_word(sym, wstart[w], wlen[w], a, b, new, wcount[w],
-                                     pair_count, keys, words, n, w, tok_len, new_len, max_len)
+            wlen[w], n = _merge_word(
+                sym,
+                wstart[w],
+                wlen[w],
+                a,
+                b,
+                new,
+                wcount[w],
+                pair_count,
+                keys,
+                words,
+                n,
+                w,
+                tok_len,
+                new_len,
+                max_len,
+            )
         _group_entries(keys, words, n, pair_count, ent, hp)
     return merges[:n_merges], n_tokens
 
@@ -285,8 +307,18 @@ def train_merges(
             tok_hash[i], tok_pow[i] = _spelling_hash(spelled)
             tok_len[i] = max(len(spelled), 1)
     max_len = np.iinfo(np.int64).max if max_token_length is None else int(max_token_length)
-    merges, _ = _train_kernel(sym, wstart, np.asarray(counts, dtype=np.int64), tok_hash, tok_pow,
-                              tok_len, len(tokens), vocab_size, min_frequency, max_len)  # fmt: skip
+    merges, _ = _train_kernel(
+        sym,
+        wstart,
+        np.asarray(counts, dtype=np.int64),
+        tok_hash,
+        tok_pow,
+        tok_len,
+        len(tokens),
+        vocab_size,
+        min_frequency,
+        max_len,
+    )
     return merges
 
 
@@ -325,7 +357,9 @@ def learn(
     words = [w.encode("utf-8") for w in word_counts]
     freqs = np.fromiter(word_counts.values(), dtype=np.int64, count=len(word_counts))  # (W,)
     spellings = [_spelling(t) for t in tokens]
-    rows = train_merges(words, freqs, byte_ids, spellings, vocab_size, min_frequency, max_token_length)
+    rows = train_merges(
+        words, freqs, byte_ids, spellings, vocab_size, min_frequency, max_token_length
+    )
     merges, trace = [], []
     for left, right, new, count in rows.tolist():
         pair = (tokens[left], tokens[right])

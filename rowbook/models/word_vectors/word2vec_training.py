@@ -1,6 +1,6 @@
-"""What word2vec-style trainers share: initial tables, their growth, jobs and the lr schedule.
+"""What word2vec's training starts from: initial tables, their growth, jobs and the lr schedule.
 
-:class:`rowbook.models.word2vec.Word2Vec` trains with these, and a trainer built on it
+:class:`~rowbook.models.word_vectors.word2vec.Word2Vec` trains with these, and a trainer built on it
 (FastText's subword tables) reuses them: the tables start as gensim 4 starts them, grow
 as gensim's ``build_vocab(update=True)`` grows them, the corpus is cut into jobs of about
 ``batch_words`` words as gensim cuts it, and every job trains at the learning rate of
@@ -22,6 +22,8 @@ def initial_rows(seed: int, n_rows: int, vector_size: int) -> np.ndarray:
     The rows are drawn one after the other from one generator, so row ``i`` depends only
     on ``seed``, ``i`` and ``d``: a longer table starts with the rows of a shorter one.
 
+    Examples
+    --------
     >>> a, b = initial_rows(1, 5, 3), initial_rows(1, 2, 3)
     >>> a.shape, bool((a[:2] == b).all()), bool((abs(a) <= 1 / 3).all())
     ((5, 3), True, True)
@@ -55,6 +57,8 @@ def grow_tables(tables: dict[str, np.ndarray], V: int, seed: int) -> dict[str, n
     ``V`` words would have there (:func:`initial_rows`, so the same seed gives the same
     new rows), the new rows of ``W_out`` and ``W_nodes`` are zero.
 
+    Examples
+    --------
     >>> t = initial_tables(3, 4, seed=1, hierarchical_softmax=True)
     >>> g = grow_tables(t, 5, seed=1)
     >>> [g[k].shape for k in ("W_in", "W_out", "W_nodes")]
@@ -75,6 +79,8 @@ def job_plan(encoded: EncodedCorpus, batch_words: int) -> tuple[np.ndarray, np.n
     """``(bounds, words_before)``: job ``j`` is sentences ``bounds[j]:bounds[j + 1]``, and
     ``words_before[j]`` corpus words (out-of-vocabulary ones included) come before it.
 
+    Examples
+    --------
     >>> from rowbook.data.corpus import read_corpus
     >>> _, enc = read_corpus([["a", "b"], ["a"], ["b", "a", "b"]])
     >>> [x.tolist() for x in job_plan(enc, batch_words=3)]
@@ -85,13 +91,16 @@ def job_plan(encoded: EncodedCorpus, batch_words: int) -> tuple[np.ndarray, np.n
     return bounds, words_before
 
 
-def job_lrs(lr: float, min_lr: float, epoch: int, epochs: int, words_before: np.ndarray,
-            total_words: int) -> np.ndarray:  # fmt: skip
+def job_lrs(
+    lr: float, min_lr: float, epoch: int, epochs: int, words_before: np.ndarray, total_words: int
+) -> np.ndarray:
     """Each job's learning rate in epoch ``epoch`` of a schedule of ``epochs`` epochs.
 
     Linear from ``lr`` at the start of the schedule to ``min_lr`` at its end, measured in
     corpus words, and never below ``min_lr`` (gensim's ``_get_next_alpha``).
 
+    Examples
+    --------
     >>> job_lrs(0.1, 0.0, 1, 2, np.array([0, 50]), total_words=100).tolist()
     [0.05, 0.025]
     """

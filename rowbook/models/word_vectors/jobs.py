@@ -1,4 +1,4 @@
-"""What the word-vector trainers share: progress and Hogwild threads.
+"""How the word-vector family trains: jobs on Hogwild threads, and their progress.
 
 Training is split into *jobs* (about 10,000 corpus words each, as in gensim). Worker
 threads take jobs in order from a shared counter and run a numba kernel on each with the
@@ -20,13 +20,17 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+import numpy as np
+
 from rowbook._progress import ProgressBar
 
 __all__ = [
+    "EpochJobs",
     "Progress",
     "ProgressReporter",
     "resolve_workers",
     "run_jobs",
+    "run_schedule",
 ]
 
 
@@ -60,9 +64,32 @@ class Progress:
 
     def __repr__(self) -> str:
         loss = "" if math.isnan(self.loss) else f", loss={self.loss:.6g}"
-        return (f"Progress(epoch={self.epoch}/{self.epochs}, words={self.words:,}/"
-                f"{self.total_words:,}, words_per_sec={self.words_per_sec:,.0f}{loss}, "
-                f"learning_rate={self.learning_rate:.6g}, seconds={self.seconds:.3f})")  # fmt: skip
+        return (
+            f"Progress(epoch={self.epoch}/{self.epochs}, words={self.words:,}/"
+            f"{self.total_words:,}, words_per_sec={self.words_per_sec:,.0f}{loss}, "
+            f"learning_rate={self.learning_rate:.6g}, seconds={self.seconds:.3f})"
+        )
+
+
+@dataclass(frozen=True)
+class EpochJobs:
+    """One epoch of a word-vector model's training, cut into jobs (what its kernel runs).
+
+    ``run(j, lr, trained)`` trains job ``j`` at learning rate ``lr`` in the ``trained``-th
+    epoch of the model's life (what seeds its random draws) and returns its loss;
+    ``lrs(epoch)`` is every job's learning rate in epoch ``epoch`` of the schedule;
+    ``sizes[j]`` is the units job ``j`` covers (corpus words, or GloVe's co-occurrence
+    records), ``total`` their sum per epoch. ``loss_known`` says whether ``run`` computes a
+    loss, ``mean_loss`` whether progress shows it per unit (see :class:`ProgressReporter`).
+    """
+
+    sizes: np.ndarray  # (J,)
+    total: int
+    run: Callable[[int, float, int], float]
+    lrs: Callable[[int], np.ndarray]
+    unit: str = "word"
+    loss_known: bool = True
+    mean_loss: bool = False
 
 
 def resolve_workers(workers: int | None) -> int:
@@ -70,8 +97,14 @@ def resolve_workers(workers: int | None) -> int:
     return max(1, os.cpu_count() or 1) if workers is None else workers
 
 
-def run_jobs(n_jobs: int, workers: int, job: Callable[[int], Any], report: Callable[[int, Any], None],
-             *, poll_seconds: float = 0.1) -> None:  # fmt: skip
+def run_jobs(
+    n_jobs: int,
+    workers: int,
+    job: Callable[[int], Any],
+    report: Callable[[int, Any], None],
+    *,
+    poll_seconds: float = 0.1,
+) -> None:
     """Run ``job(j)`` for every ``j < n_jobs`` on ``workers`` threads; ``report(j, result)``
     is called in this thread for every finished job (in job order when ``workers == 1``).
 
@@ -151,36 +184,55 @@ class ProgressReporter:
     otherwise it is the epoch's summed loss.
     """
 
-    def __init__(self, epochs: int, total_words: int, *, show: bool, callback: Callable | None,
-                 start_epoch: int = 0, unit: str = "word", show_loss: bool = True,
-                 mean_loss: bool = False) -> None:  # fmt: skip
+    def __init__(
+        self,
+        epochs: int,
+        total_words: int,
+        *,
+        show: bool,
+        callback: Callable | None,
+        start_epoch: int = 0,
+        unit: str = "word",
+        show_loss: bool = True,
+        mean_loss: bool = False,
+    ) -> None:
         self.epochs, self.total_words, self.callback = epochs, total_words, callback
         self.show_loss, self.mean_loss, self.unit = show_loss, mean_loss, unit
-        self.bar = ProgressBar(epochs * total_words, unit=unit, initial=start_epoch * total_words,
-                               show=show)  # fmt: skip
+        self.bar = ProgressBar(
+            epochs * total_words, unit=unit, initial=start_epoch * total_words, show=show
+        )
 
     def start_epoch(self) -> None:
-        self.words, self.loss, self.alpha, self.t0 = 0, 0.0, math.nan, time.perf_counter()
+        self.words, self.loss, self.lr, self.t0 = 0, 0.0, math.nan, time.perf_counter()
 
     def _shown_loss(self) -> float:
         if not self.show_loss:
             return math.nan
         return self.loss / max(self.words, 1) if self.mean_loss else self.loss
 
-    def job_done(self, words: int, loss: float, alpha: float) -> None:
+    def job_done(self, words: int, loss: float, lr: float) -> None:
         self.words += words
         self.loss += float(loss)
-        self.alpha = float(alpha)
-        self.bar.update(words, {"loss": self._shown_loss(), "lr": self.alpha})
+        self.lr = float(lr)
+        self.bar.update(words, {"loss": self._shown_loss(), "lr": self.lr})
 
     def end_epoch(self, epoch: int, *, loss_known: bool = True) -> Progress:
         seconds = time.perf_counter() - self.t0
         loss = self._shown_loss() if loss_known else math.nan
-        progress = Progress(epoch + 1, self.epochs, self.words, self.total_words,
-                            self.words / max(seconds, 1e-12), loss, self.alpha, seconds)  # fmt: skip
+        progress = Progress(
+            epoch + 1,
+            self.epochs,
+            self.words,
+            self.total_words,
+            self.words / max(seconds, 1e-12),
+            loss,
+            self.lr,
+            seconds,
+        )
         rate = f"{progress.words_per_sec:,.0f} {self.unit}s/s"
-        self.bar.epoch_done(epoch + 1, self.epochs, {"loss": loss, "lr": self.alpha, "speed": rate},
-                            seconds)  # fmt: skip
+        self.bar.epoch_done(
+            epoch + 1, self.epochs, {"loss": loss, "lr": self.lr, "speed": rate}, seconds
+        )
         return progress
 
     def notify(self, progress: Progress) -> None:
@@ -190,3 +242,57 @@ class ProgressReporter:
 
     def close(self) -> None:
         self.bar.close()
+
+
+def run_schedule(
+    schedule: dict[str, Any],
+    history: list[Progress],
+    jobs: EpochJobs,
+    *,
+    workers: int,
+    show: bool,
+    callback: Callable | None,
+    save: Callable[[], None] | None,
+) -> None:
+    """The epochs still to do in ``schedule`` (``done`` of ``epochs``), one after the other.
+
+    Each epoch runs every job of ``jobs`` on ``workers`` threads, the ``trained``-th of the
+    model's life seeding their draws; then its :class:`Progress` joins ``history``, the
+    schedule advances, ``save()`` writes the checkpoint, and then ``callback`` runs.
+    """
+    reporter = ProgressReporter(
+        schedule["epochs"],
+        jobs.total,
+        show=show,
+        callback=callback,
+        start_epoch=schedule["done"],
+        unit=jobs.unit,
+        show_loss=jobs.loss_known,
+        mean_loss=jobs.mean_loss,
+    )
+    try:
+        while schedule["done"] < schedule["epochs"]:
+            reporter.start_epoch()
+            _run_epoch(jobs, reporter, workers, schedule["done"], schedule["trained"])
+            progress = reporter.end_epoch(schedule["done"], loss_known=jobs.loss_known)
+            history.append(progress)
+            schedule["done"] += 1
+            schedule["trained"] += 1
+            if save is not None:
+                save()
+            reporter.notify(progress)
+    finally:
+        reporter.close()
+
+
+def _run_epoch(
+    jobs: EpochJobs, reporter: ProgressReporter, workers: int, epoch: int, trained: int
+) -> None:
+    """Epoch ``epoch`` of the schedule, the ``trained``-th of the model's life."""
+    lrs = jobs.lrs(epoch)  # (J,)
+    run_jobs(
+        len(jobs.sizes),
+        workers,
+        lambda j: jobs.run(j, lrs[j], trained),
+        lambda j, loss: reporter.job_done(int(jobs.sizes[j]), loss, lrs[j]),
+    )

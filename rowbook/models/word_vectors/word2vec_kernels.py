@@ -1,4 +1,4 @@
-"""word2vec's inner loop: numba kernels, each with the plain NumPy formulation beside it.
+"""word2vec's inner loop: numba kernels (their plain NumPy formulation: ``word2vec_reference``).
 
 The trained tables are float32 arrays laid out exactly like a ``rowbook.nn.Embedding``
 weight: ``W_in`` ``(V, d)`` (the word vectors, gensim's ``wv.vectors``), ``W_out``
@@ -9,7 +9,8 @@ d)`` (hierarchical softmax's inner nodes, ``syn1``). A training example reads a 
 An example is a hidden vector ``h`` and a ``center`` word to predict:
 
 * skip-gram: ``h = W_in[context]`` for each ``context`` word in the window of ``center``
-  (word2vec.c's order: the context row predicts the centre word);
+  (word2vec.c's and gensim's order: the context row predicts the centre word; fastText's
+  kernels take the other, :mod:`~rowbook.models.word_vectors.fasttext_kernels`);
 * CBOW: ``h`` is the mean (``cbow_mean``) or sum of the window's rows.
 
 Negative sampling (Mikolov et al. 2013b) maximises
@@ -33,27 +34,71 @@ import math
 
 import numba
 import numpy as np
+from llvmlite import ir
+from numba import types
+from numba.core import cgutils
+from numba.extending import intrinsic
 
-from rowbook.data.sampling import LCG_MASK, LCG_MULTIPLIER, draw_negative, lcg_next
-from rowbook.models._prefetch import prefetch_row
+from rowbook.data.sampling import draw_negative, lcg_next, window_bounds
 
 __all__ = [
-    "cbow_step_reference",
-    "draw_negatives_reference",
-    "hierarchical_softmax_reference",
+    "FASTMATH",
     "hierarchical_softmax_step",
-    "negative_sampling_reference",
+    "kept_words",
     "negative_sampling_step",
-    "skipgram_step_reference",
+    "prefetch_row",
     "train_job",
 ]
 
-# reassociation lets LLVM vectorise the dot products; no 'nnan'/'ninf', so exp overflow is safe
-_FAST = {"reassoc", "contract", "arcp", "nsz", "afn"}
+#: The fast-math flags of the family's kernels: reassociation lets LLVM vectorise the dot
+#: products; no 'nnan'/'ninf', so an exp that overflows stays safe.
+FASTMATH = {"reassoc", "contract", "arcp", "nsz", "afn"}
 _U16 = np.uint64(16)
+_LINE_BYTES = 64
 
 
-@numba.njit(nogil=True, fastmath=_FAST, cache=True, inline="always")
+# -- prefetching the next negative's row ------------------------------------------------------
+#
+# The negatives are random rows of W_out; drawing the next one before working on the current
+# one and prefetching its row overlaps the cache miss with arithmetic (about +25% skip-gram
+# words/s on NewsArticles). The hint is LLVM's llvm.prefetch (for writing, high locality),
+# issued once per 64-byte line; it changes no result.
+
+
+@intrinsic
+def _prefetch(typingctx, table, row, column):  # pragma: no cover - compiled
+    """Prefetch the cache line holding ``table[row, column]``."""
+
+    def codegen(context, builder, signature, args):
+        table_type = signature.args[0]
+        array = context.make_array(table_type)(context, builder, args[0])
+        index = [
+            context.cast(builder, v, t, types.intp)
+            for v, t in zip(args[1:], signature.args[1:], strict=True)
+        ]
+        address = cgutils.get_item_pointer(context, builder, table_type, array, index)
+        byte_ptr = ir.IntType(8).as_pointer()
+        i32 = ir.IntType(32)
+        fnty = ir.FunctionType(ir.VoidType(), [byte_ptr, i32, i32, i32])
+        prefetch = cgutils.get_or_insert_function(builder.module, fnty, "llvm.prefetch.p0")
+        builder.call(prefetch, [builder.bitcast(address, byte_ptr), i32(1), i32(3), i32(1)])
+        return context.get_dummy_value()
+
+    return types.void(table, row, column), codegen
+
+
+@numba.njit(inline="always", nogil=True)
+def prefetch_row(table, row):  # pragma: no cover - compiled
+    """Ask the CPU to start loading every cache line of ``table[row]`` (numba only)."""
+    step = max(1, _LINE_BYTES // table.itemsize)
+    for column in range(0, table.shape[1], step):
+        _prefetch(table, row, column)
+
+
+# -- one example: negative sampling, hierarchical softmax --------------------------------------
+
+
+@numba.njit(nogil=True, fastmath=FASTMATH, cache=True, inline="always")
 def negative_sampling_step(
     h, W_out, center, negative, table, guide, lr, state, work, compute_loss
 ):  # pragma: no cover
@@ -92,29 +137,7 @@ def negative_sampling_step(
     return state, loss
 
 
-def negative_sampling_reference(h, W_out, center, negatives, lr):
-    """NumPy formulation of :func:`negative_sampling_step` with the negatives given.
-
-    Updates ``W_out`` in place; returns the gradient step for ``h`` and the loss.
-    """
-    work = np.zeros_like(h)
-    loss = 0.0
-    for k, target in enumerate([center, *negatives]):
-        if k > 0 and target == center:
-            continue
-        label = np.float32(1.0 if k == 0 else 0.0)
-        row = W_out[target].copy()
-        f = np.float32(h @ row)
-        g = np.float32((label - 1.0 / (1.0 + np.exp(-f, dtype=np.float32))) * lr)
-        work += g * row
-        W_out[target] = row + g * h
-        loss += (
-            -np.log(1 / (1 + np.exp(-float(f)))) if k == 0 else -np.log(1 / (1 + np.exp(float(f))))
-        )
-    return work, loss
-
-
-@numba.njit(nogil=True, fastmath=_FAST, cache=True, inline="always")
+@numba.njit(nogil=True, fastmath=FASTMATH, cache=True, inline="always")
 def hierarchical_softmax_step(
     h, W_nodes, code, point, length, lr, work, compute_loss
 ):  # pragma: no cover
@@ -141,59 +164,22 @@ def hierarchical_softmax_step(
     return loss
 
 
-def hierarchical_softmax_reference(h, W_nodes, code, point, lr):
-    """NumPy formulation of :func:`hierarchical_softmax_step`; returns h's step and the loss."""
-    work, loss = np.zeros_like(h), 0.0
-    for bit, node in zip(code, point, strict=True):
-        row = W_nodes[node].copy()
-        f = np.float32(h @ row)
-        g = np.float32((np.float32(1 - bit) - 1.0 / (1.0 + np.exp(-f, dtype=np.float32))) * lr)
-        work += g * row
-        W_nodes[node] = row + g * h
-        loss += float(np.log1p(np.exp(-float(f))) + (float(f) if bit else 0.0))
-    return work, loss
+# -- a job: the words kept, their windows, and the examples -------------------------------------
 
 
-def draw_negatives_reference(table, state, negative):
-    """The ``negative`` draws of the kernels (with the generator), as a list and a new state."""
-    drawn = []
-    for _ in range(negative):
-        drawn.append(int(np.searchsorted(table, ((state >> 16) % int(table[-1])), side="left")))
-        state = (state * LCG_MULTIPLIER + 11) & LCG_MASK
-    return drawn, state
+@numba.njit(nogil=True, fastmath=FASTMATH, cache=True)
+def kept_words(
+    ids, starts, s0, s1, thresholds, use_sample, window, shrink, state
+):  # pragma: no cover
+    """The draws every job makes before its examples, in order from generator ``state``.
 
-
-def skipgram_step_reference(W_in, W_out, context, center, negatives, lr):
-    """One skip-gram pair: ``W_in[context]`` predicts ``center``; updates both tables."""
-    work, loss = negative_sampling_reference(W_in[context].copy(), W_out, center, negatives, lr)
-    W_in[context] += work
-    return loss
-
-
-def cbow_step_reference(W_in, W_out, context_ids, center, negatives, lr, cbow_mean=True):
-    """One CBOW example: the context rows' mean (or sum) predicts ``center``.
-
-    The lookup and the scatter-add of the gradient into the context rows are
-    :mod:`rowbook.autograd.sparse`'s, so repeated context words receive it once per
-    occurrence.
+    One draw per word for subsampling (kept when ``thresholds[w] >= state >> 16``), then
+    one per kept word for its window shrink ``b`` in ``[0, window)`` (none when not
+    ``shrink``: every ``b`` is 0). Returns the kept words of sentences ``[s0, s1)``, the
+    end of each sentence among them, the shrinks and the generator state after.
+    :func:`~rowbook.models.word_vectors.word2vec_reference.kept_words_reference` is the
+    same in plain Python.
     """
-    from rowbook.autograd.sparse import gather_rows_reference, scatter_add_rows  # reference only
-
-    context_ids = np.asarray(context_ids, dtype=np.int64)
-    rows = gather_rows_reference(W_in, context_ids)  # (C, d)
-    scale = np.float32(1.0 / len(context_ids)) if len(context_ids) else np.float32(1.0)
-    h = rows.sum(axis=0, dtype=np.float32) * (scale if cbow_mean else np.float32(1.0))  # (d,)
-    work, loss = negative_sampling_reference(h, W_out, center, negatives, lr)
-    if not cbow_mean:
-        work = work * scale
-    grad = scatter_add_rows(context_ids, np.broadcast_to(work, rows.shape).copy(), len(W_in))
-    grad.add_to(W_in)
-    return loss
-
-
-@numba.njit(nogil=True, fastmath=_FAST, cache=True)
-def _subsample(ids, starts, s0, s1, thresholds, use_sample, state):  # pragma: no cover
-    """Keep each word with its subsampling probability; returns words, sentence ends, state."""
     words = np.empty(starts[s1] - starts[s0], dtype=np.int32)  # (n_raw,)
     ends = np.empty(s1 - s0, dtype=np.int64)
     n = 0
@@ -208,27 +194,38 @@ def _subsample(ids, starts, s0, s1, thresholds, use_sample, state):  # pragma: n
             words[n] = w
             n += 1
         ends[s - s0] = n
-    return words[:n], ends, state
+    shrinks = np.zeros(n, dtype=np.int64)
+    if shrink:
+        for i in range(n):
+            shrinks[i] = np.int64((state >> _U16) % np.uint64(window))
+            state = lcg_next(state)
+    return words[:n], ends, shrinks, state
 
 
-@numba.njit(nogil=True, fastmath=_FAST, cache=True, inline="always")
-def _predict(h, center, W_out, table, guide, negative, tree, lr, state, work, compute_loss):  # fmt: skip  # pragma: no cover
+@numba.njit(nogil=True, fastmath=FASTMATH, cache=True, inline="always")
+def _predict(
+    h, center, W_out, table, guide, negative, tree, lr, state, work, compute_loss
+):  # pragma: no cover
     """Both objectives for (h, center): their gradient steps for h summed into ``work``."""
     work[:] = 0.0
     loss = 0.0
     if tree is not None:  # hierarchical softmax; None compiles the branch away
         W_nodes, codes, points, lengths = tree
-        loss += hierarchical_softmax_step(h, W_nodes, codes[center], points[center],
-                                          lengths[center], lr, work, compute_loss)  # fmt: skip
+        loss += hierarchical_softmax_step(
+            h, W_nodes, codes[center], points[center], lengths[center], lr, work, compute_loss
+        )
     if negative > 0:
-        state, step_loss = negative_sampling_step(h, W_out, center, negative, table, guide,
-                                                  lr, state, work, compute_loss)  # fmt: skip
+        state, step_loss = negative_sampling_step(
+            h, W_out, center, negative, table, guide, lr, state, work, compute_loss
+        )
         loss += step_loss
     return state, loss
 
 
-@numba.njit(nogil=True, fastmath=_FAST, cache=True, inline="always")
-def _cbow_position(W_in, words, i, lo, hi, out, tree, cbow_mean, lr, state, work, neu1, compute_loss):  # fmt: skip  # pragma: no cover
+@numba.njit(nogil=True, fastmath=FASTMATH, cache=True, inline="always")
+def _cbow_position(
+    W_in, words, i, lo, hi, out, tree, cbow_mean, lr, state, work, neu1, compute_loss
+):  # pragma: no cover
     """CBOW at position ``i``: the window's mean (or sum) predicts ``words[i]``."""
     d = W_in.shape[1]
     neu1[:] = 0.0
@@ -244,8 +241,9 @@ def _cbow_position(W_in, words, i, lo, hi, out, tree, cbow_mean, lr, state, work
         for c in range(d):
             neu1[c] *= inv
     W_out, table, guide, negative = out
-    state, loss = _predict(neu1, words[i], W_out, table, guide, negative, tree, lr, state,
-                           work, compute_loss)  # fmt: skip
+    state, loss = _predict(
+        neu1, words[i], W_out, table, guide, negative, tree, lr, state, work, compute_loss
+    )
     if not cbow_mean:  # gensim divides the step, not the input, for the sum
         for c in range(d):
             work[c] *= inv
@@ -257,9 +255,25 @@ def _cbow_position(W_in, words, i, lo, hi, out, tree, cbow_mean, lr, state, work
     return state, loss
 
 
-@numba.njit(nogil=True, fastmath=_FAST, cache=True)
-def train_job(W_in, ids, starts, s0, s1, thresholds, use_sample, out, tree, window, shrink,
-              skipgram, cbow_mean, lr, seed, compute_loss):  # fmt: skip  # pragma: no cover
+@numba.njit(nogil=True, fastmath=FASTMATH, cache=True)
+def train_job(
+    W_in,
+    ids,
+    starts,
+    s0,
+    s1,
+    thresholds,
+    use_sample,
+    out,
+    tree,
+    window,
+    shrink,
+    skipgram,
+    cbow_mean,
+    lr,
+    seed,
+    compute_loss,
+):  # pragma: no cover
     """Train on sentences ``[s0, s1)`` of an encoded corpus; returns (words trained, loss).
 
     ``out = (W_out, table, guide, negative)`` is negative sampling (off when
@@ -269,14 +283,9 @@ def train_job(W_in, ids, starts, s0, s1, thresholds, use_sample, out, tree, wind
     ``[0, window)``, then the negatives of every step.
     """
     W_out, table, guide, negative = out
-    state = np.uint64(seed)
-    words, ends, state = _subsample(ids, starts, s0, s1, thresholds, use_sample, state)
-    n = words.shape[0]
-    reduced = np.zeros(n, dtype=np.int64)
-    if shrink:
-        for i in range(n):
-            reduced[i] = np.int64((state >> _U16) % np.uint64(window))
-            state = lcg_next(state)
+    words, ends, shrinks, state = kept_words(
+        ids, starts, s0, s1, thresholds, use_sample, window, shrink, np.uint64(seed)
+    )
     d = W_in.shape[1]
     work = np.empty(d, dtype=np.float32)  # (d,) gradient step for h
     neu1 = np.empty(d, dtype=np.float32)  # (d,) CBOW hidden vector
@@ -284,22 +293,45 @@ def train_job(W_in, ids, starts, s0, s1, thresholds, use_sample, out, tree, wind
     loss, start = 0.0, 0
     for end in ends:
         for i in range(start, end):
-            lo = max(i - window + reduced[i], start)
-            hi = min(i + window + 1 - reduced[i], end)
+            lo, hi = window_bounds(i, start, end, window, shrinks[i])
             if skipgram:
                 for j in range(lo, hi):
                     if j != i:
                         h = W_in[words[j]]  # the context row predicts the centre word
-                        state, step_loss = _predict(h, words[i], W_out, table, guide, negative,
-                                                    tree, lr, state, work, compute_loss)  # fmt: skip
+                        state, step_loss = _predict(
+                            h,
+                            words[i],
+                            W_out,
+                            table,
+                            guide,
+                            negative,
+                            tree,
+                            lr,
+                            state,
+                            work,
+                            compute_loss,
+                        )
                         for c in range(d):
                             h[c] += work[c]
                         loss += step_loss
             else:
                 if i + 1 < end:
                     prefetch_row(W_out, words[i + 1])  # the next centre's output row
-                state, step_loss = _cbow_position(W_in, words, i, lo, hi, out, tree, cbow_mean, lr,
-                                                  state, work, neu1, compute_loss)  # fmt: skip
+                state, step_loss = _cbow_position(
+                    W_in,
+                    words,
+                    i,
+                    lo,
+                    hi,
+                    out,
+                    tree,
+                    cbow_mean,
+                    lr,
+                    state,
+                    work,
+                    neu1,
+                    compute_loss,
+                )
                 loss += step_loss
         start = end
-    return n, loss
+    return words.shape[0], loss
