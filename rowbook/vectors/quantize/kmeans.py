@@ -139,8 +139,8 @@ def kmeans(x: np.ndarray, k: int, *, niter: int = 25, rng: np.random.Generator) 
         counts = np.bincount(codes[:, 0], minlength=k)  # (k,)
         if (codes == previous).all() and counts.all():
             break  # a fixed point: more rounds change nothing
-        sums = np.stack([np.bincount(codes[:, 0], weights=x[:, t], minlength=k) for t in range(d)],
-                        axis=1)  # (k, d) float64 # fmt: skip
+        columns = [np.bincount(codes[:, 0], weights=x[:, t], minlength=k) for t in range(d)]
+        sums = np.stack(columns, axis=1)  # (k, d) float64
         filled = counts > 0
         centroids[filled] = (sums[filled] / counts[filled, None]).astype(np.float32)
         _split_into_empty(centroids, counts, rng)
