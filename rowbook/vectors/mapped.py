@@ -32,6 +32,7 @@ import os
 import sys
 import tempfile
 import warnings
+import weakref
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
@@ -41,7 +42,7 @@ import numpy as np
 from rowbook.corpus_files import check_regular_file
 from rowbook.io import load_state, save_state
 
-__all__ = ["cache_path", "maps_a_file", "open_cached"]
+__all__ = ["FileRows", "cache_path", "maps_a_file", "open_cached"]
 
 PathLike = str | os.PathLike[str]
 Allocate = Callable[[tuple[int, int], np.dtype], np.ndarray]
@@ -61,6 +62,51 @@ def maps_a_file(array: np.ndarray) -> bool:
             return True
         base = getattr(base, "base", None)
     return False
+
+
+class FileRows:
+    """Rows of a table stored row-major in a file, read with ``os.pread``, not mapped.
+
+    Reading a few rows through a memory map leaves their pages resident in the process;
+    reading them with ``pread`` copies just the rows (the pages stay in the kernel's cache,
+    shared, not in this process). A quantised table re-ranking against its float table
+    reads its candidates this way, so its resident memory does not grow with its queries.
+    """
+
+    def __init__(
+        self, path: PathLike, offset: int, shape: tuple[int, int], dtype: np.dtype
+    ) -> None:
+        self.path, self.offset, self.shape, self.dtype = Path(path), offset, shape, np.dtype(dtype)
+        self._row_bytes = shape[1] * self.dtype.itemsize
+        self._fd = os.open(self.path, os.O_RDONLY)
+        self._closer = weakref.finalize(self, os.close, self._fd)
+
+    @classmethod
+    def of(cls, array: np.ndarray) -> FileRows | None:
+        """A reader of the rows of ``array`` if it is a C-ordered 2-D map of a whole file region."""
+        base: Any = array
+        while base is not None and not isinstance(base, np.memmap):
+            base = getattr(base, "base", None)
+        if base is None or array.ndim != 2 or not array.flags.c_contiguous:
+            return None
+        if array.__array_interface__["data"][0] != base.__array_interface__["data"][0]:
+            return None  # a view that starts elsewhere than the mapped region
+        return cls(base.filename, base.offset, array.shape, array.dtype)
+
+    def __getitem__(self, index: Any) -> np.ndarray:
+        """Rows ``index`` (an int, or ids of any shape): ``(*index.shape, d)``."""
+        ids = np.asarray(index, dtype=np.int64)
+        flat = ids.reshape(-1)
+        if flat.size and (flat.min() < 0 or flat.max() >= self.shape[0]):
+            raise IndexError(f"row ids must be in 0..{self.shape[0] - 1}")
+        out = np.empty((len(flat), self.shape[1]), dtype=self.dtype)  # (n, d)
+        for k, row in enumerate(flat.tolist()):
+            got = os.preadv(
+                self._fd, [memoryview(out[k]).cast("B")], self.offset + row * self._row_bytes
+            )
+            if got != self._row_bytes:
+                raise ValueError(f"{self.path} ends inside row {row}; was it truncated?")
+        return out.reshape(*ids.shape, self.shape[1])
 
 
 def cache_path(

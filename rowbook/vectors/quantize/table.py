@@ -14,8 +14,9 @@ read rows (``_rows``, ``_unit_rows``, ``_cosines``):
 **Re-ranking.** :meth:`QuantizedVectors.link` ties the table to its float table, mapped
 from its file: single rows are then read exactly from that file, and the best ``rerank``
 candidates of every scan (the 100 best, by default) are re-scored exactly against it. The
-codes choose the candidates, the float rows decide the order, and only the pages of the
-rows read come into memory. The link is saved with the quantised file (the float file's
+codes choose the candidates, the float rows decide the order. The rows are read with
+``pread`` (:class:`~rowbook.vectors.mapped.FileRows`), so the queries leave no pages of
+the float file resident in the process: its memory is the keys and the codes. The link is saved with the quantised file (the float file's
 path, size and time) and restored by ``load`` when the file is still there, unchanged.
 
 A quantised table is frozen: no ``add_vectors``, no ``unit_normalize_all``, no faiss index
@@ -34,7 +35,7 @@ import numpy as np
 from rowbook.checks import check_int
 from rowbook.io import fields_of, load_state, save_state
 from rowbook.vectors.core import Vectors
-from rowbook.vectors.mapped import maps_a_file
+from rowbook.vectors.mapped import FileRows, maps_a_file
 from rowbook.vectors.neighbors import unit_rows
 from rowbook.vectors.quantize.matrix import QuantizedMatrix
 from rowbook.vectors.table import _check_counts, _index_keys
@@ -70,9 +71,9 @@ class QuantizedVectors(Vectors):
     >>> table = Vectors(["king", "queen", "apple"], [[1.0, 0.1], [0.9, 0.2], [-0.2, 1.0]])
     >>> small = table.quantize("int8", verbose=False)
     >>> small.most_similar("king", topn=1)   # the float table says 0.99293
-    [('queen', 0.99340)]
+    [('queen', 0.99333)]
     >>> small.matrix
-    Int8Matrix(3 x 2, 18 bytes)
+    Int8Matrix(3 x 2, 26 bytes)
     """
 
     def __init__(
@@ -95,6 +96,7 @@ class QuantizedVectors(Vectors):
         self._mapped = maps_a_file(matrix.codes)
         self.path: Path | None = None
         self._float: Vectors | None = None  # the linked float table, mapped
+        self._float_rows: FileRows | None = None  # its rows read from its file (pread)
         self.rerank: int | None = None
         self.cost = None
 
@@ -144,11 +146,15 @@ class QuantizedVectors(Vectors):
     # -- how queries read rows ---------------------------------------------------------
 
     def _rows(self, index: Any) -> np.ndarray:
+        if self._float_rows is not None:
+            return self._float_rows[index]
         if self._float is not None:
             return self._float._rows(index)
         return self._matrix.decode(index)
 
     def _unit_rows(self, index: Any) -> np.ndarray:
+        if self._float_rows is not None:
+            return unit_rows(self._float_rows[index].astype(np.float32, copy=False))[1]
         if self._float is not None:
             return self._float._unit_rows(index)
         return unit_rows(self._matrix.decode(index))[1]
@@ -185,11 +191,12 @@ class QuantizedVectors(Vectors):
                 "were made from"
             )
         self._float, self.rerank = float_table, rerank
+        self._float_rows = FileRows.of(float_table.vectors) if float_table.mapped else None
         return self
 
     def unlink(self) -> None:
         """Drop the link: rows are decoded and scans ranked by the codes alone."""
-        self._float, self.rerank = None, None
+        self._float, self._float_rows, self.rerank = None, None, None
 
     # -- frozen ------------------------------------------------------------------------
 
