@@ -43,7 +43,7 @@ from typing import BinaryIO, Literal
 import numpy as np
 from numpy.lib import format as npy
 
-__all__ = ["MAX_INFLATED_BYTES", "read_members", "write_members"]
+__all__ = ["MAX_INFLATED_BYTES", "peek_text", "read_members", "write_members"]
 
 #: Default cap on the total uncompressed size of an archive's compressed members (bytes).
 MAX_INFLATED_BYTES = 1 << 30
@@ -79,6 +79,25 @@ def read_members(
             for info in infos
             if only is None or info.filename[:-4] in only
         }
+
+
+def peek_text(path: Path, name: str, chars: int) -> str | None:
+    """The first ``chars`` characters of the one-string member ``name`` (a ``<U`` scalar), read
+    without reading the rest; None if the archive has no such member."""
+    with zipfile.ZipFile(path) as archive:
+        try:
+            info = archive.getinfo(name + ".npy")
+        except KeyError:
+            return None
+        with archive.open(info) as f:
+            version = npy.read_magic(f)
+            if version not in _HEADER_READERS:
+                return None
+            shape, _, dtype = _HEADER_READERS[version](f)
+            if shape != () or dtype.kind != "U" or dtype.byteorder == ">":
+                return None
+            data = f.read(4 * min(chars, dtype.itemsize // 4))
+    return data.decode("utf-32-le", errors="replace").rstrip("\0")
 
 
 def write_members(f: BinaryIO, arrays: dict[str, np.ndarray]) -> None:

@@ -34,6 +34,7 @@ import re
 import struct
 import tempfile
 import time
+import tokenize
 import zipfile
 import zlib
 from collections.abc import Iterator, Mapping
@@ -42,7 +43,7 @@ from typing import IO, Any
 
 import numpy as np
 
-from rowbook._npz import MAX_INFLATED_BYTES, MmapMode, read_members, write_members
+from rowbook._npz import MAX_INFLATED_BYTES, MmapMode, peek_text, read_members, write_members
 from rowbook.corpus_files import check_regular_file, open_binary
 
 __all__ = [
@@ -70,6 +71,7 @@ MAX_JSON_DEPTH = 100
 #: and is removed when the same target is written again.
 STALE_TMP_SECONDS = 24 * 3600
 _META = "__rowbook_meta__"
+_KIND = re.compile(r'\{"format": "rowbook", "version": \d+, "kind": "([^"\\]*)"')
 _ARRAY_TAG = "__array__"
 _NOT_AN_ARCHIVE = (
     OSError,
@@ -173,6 +175,8 @@ def _join(obj: Any, arrays: dict[str, np.ndarray], file: Path, where: str) -> An
             return arrays[key]
         return {k: _join(v, arrays, file, f"{where}/{k}") for k, v in obj.items()}
     if isinstance(obj, list):
+        if all(type(v) is str for v in obj):  # a list of keys, say: nothing to put back
+            return obj
         return [_join(v, arrays, file, f"{where}/{i}") for i, v in enumerate(obj)]
     return obj
 
@@ -219,15 +223,16 @@ def load_state(
 
 
 def kind_of(path: str | os.PathLike[str]) -> str | None:
-    """The ``kind`` a file written by :func:`save_state` declares (reading its metadata only);
-    None when it is not such a file."""
+    """The ``kind`` a file written by :func:`save_state` declares, read from the start of its
+    metadata (which :func:`save_state` writes before the contents); None when it is not such
+    a file. A hint for choosing a reader: :func:`load_state` checks the whole file."""
     path = check_regular_file(path, "rowbook file")
     try:
-        raw = read_members(path, MAX_INFLATED_BYTES, only={_META}).get(_META)
-        meta = _metadata(path, raw, None)
-    except (*_NOT_AN_ARCHIVE, ValueError):
+        head = peek_text(path, _META, 4096)
+    except (*_NOT_AN_ARCHIVE, SyntaxError, tokenize.TokenError):
         return None
-    return meta.get("kind") if isinstance(meta.get("kind"), str) else None
+    found = _KIND.match(head or "")
+    return found.group(1) if found else None
 
 
 def _metadata(path: Path, raw: np.ndarray | None, kind: str | None) -> dict[str, Any]:
@@ -344,6 +349,8 @@ def parse_json(text: str, where: str) -> Any:
     ...
     ValueError: example nests arrays/objects ... rowbook reads at most 100
     """
+    if text.count("[") + text.count("{") <= MAX_JSON_DEPTH:
+        return _loads(text, where)  # too few brackets to nest deeper: no need to scan them
     brackets = _NOT_BRACKET.sub("", _STRING.sub("", text))
     steps = np.frombuffer(brackets.encode("ascii"), dtype=np.uint8)
     opens = (steps == ord("[")) | (steps == ord("{"))
@@ -353,6 +360,10 @@ def parse_json(text: str, where: str) -> Any:
             f"{where} nests arrays/objects {depth} levels deep; "
             f"rowbook reads at most {MAX_JSON_DEPTH}"
         )
+    return _loads(text, where)
+
+
+def _loads(text: str, where: str) -> Any:
     try:
         return json.loads(text)
     except json.JSONDecodeError as err:

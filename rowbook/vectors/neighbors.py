@@ -66,11 +66,27 @@ def row_norms(vectors: np.ndarray) -> np.ndarray:
     array([5., 0.])
     """
     vectors = np.asarray(vectors)
+    if vectors.ndim == 2 and vectors.dtype == np.float32 and vectors.flags.c_contiguous:
+        norms = np.empty(len(vectors), dtype=np.float64)  # one pass, no float64 copy
+        _squared_norms_kernel(vectors, norms)
+        return np.sqrt(norms)
     if vectors.ndim == 2 and len(vectors) > _ROWS_PER_BLOCK:  # a bounded float64 scratch
         blocks = range(0, len(vectors), _ROWS_PER_BLOCK)
         return np.concatenate([row_norms(vectors[i : i + _ROWS_PER_BLOCK]) for i in blocks])
     rows = vectors.astype(np.float64, copy=False)
     return np.sqrt(np.einsum("...d,...d->...", rows, rows))
+
+
+@numba.njit(cache=True, nogil=True)
+def _squared_norms_kernel(vectors, out):  # pragma: no cover - compiled
+    """``out[i] = sum_j float64(vectors[i, j]) ** 2``: the float64 sums of :func:`row_norms`
+    without a float64 copy of the rows (a mapped table is read once, in place)."""
+    for i in range(vectors.shape[0]):
+        total = 0.0
+        for j in range(vectors.shape[1]):
+            v = np.float64(vectors[i, j])
+            total += v * v
+        out[i] = total
 
 
 def unit_rows(vectors: np.ndarray) -> tuple[np.ndarray, np.ndarray]:

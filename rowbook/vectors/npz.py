@@ -56,7 +56,7 @@ def check_vectors_state(
     if not isinstance(state, dict):
         raise ValueError(f"{path}: a vectors file holds an object, got {type(state).__name__}")
     keys, vectors, counts = state.get("keys"), state.get("vectors"), state.get("counts")
-    if not isinstance(keys, list) or not all(isinstance(k, str) for k in keys):
+    if not isinstance(keys, list) or not all(type(k) is str for k in keys):
         raise ValueError(f"{path}: 'keys' must be a list of strings")
     if len(set(keys)) != len(keys):
         raise ValueError(f"{path}: 'keys' must be unique; the file repeats some")

@@ -476,8 +476,11 @@ def _read_only(array: np.ndarray) -> np.ndarray:
 
 
 def _index_keys(keys: tuple[str, ...]) -> dict[str, int]:
-    key_to_index: dict[str, int] = {}
-    for i, key in enumerate(keys):
+    key_to_index = {key: i for i, key in enumerate(keys)}  # the fast path: str keys, no repeat
+    if len(key_to_index) == len(keys) and all(type(key) is str for key in keys):
+        return key_to_index
+    key_to_index = {}
+    for i, key in enumerate(keys):  # find what is wrong, to say where
         if not isinstance(key, str):
             raise TypeError(f"keys must be str, got {type(key).__name__} {key!r} at index {i}")
         first = key_to_index.setdefault(key, i)

@@ -170,7 +170,11 @@ BIGGER_THAN_THE_CAP = """
 import resource, sys
 import numpy as np
 from rowbook.vectors import Vectors
+from rowbook.vectors.neighbors import row_norms
 _ = np.ones((256, 256), np.float32) @ np.ones(256, np.float32)  # BLAS makes its buffers first
+warm = np.ones((2, 2), np.float32)
+warm.flags.writeable = False
+row_norms(warm)  # numba compiles (or loads) the norm kernel for read-only rows before the cap
 with open("/proc/self/status") as f:
     data = next(int(line.split()[1]) * 1024 for line in f if line.startswith("VmData:"))
 cap = 48 << 20  # private memory this process may add: less than the 128 MB table
@@ -207,3 +211,18 @@ def test_a_mapped_table_larger_than_the_memory_cap_answers(tmp_path):
     got = eval(out.stdout.strip().splitlines()[-1])  # a list of (key, float) pairs
     assert [k for k, _ in got] == [k for k, _ in expected]
     np.testing.assert_allclose([s for _, s in got], [s for _, s in expected], atol=1e-6)
+
+
+def test_the_norm_kernel_is_the_float64_norm():
+    """row_norms of C-ordered float32 rows (a numba pass, no float64 copy) against the einsum
+    of the rows in float64: equal to float64 rounding, and identical once rounded to float32."""
+    from rowbook.vectors.neighbors import row_norms
+
+    rows = np.random.default_rng(0).standard_normal((5000, 37)).astype(np.float32) * 7
+    wide = rows.astype(np.float64)
+    reference = np.sqrt(np.einsum("ij,ij->i", wide, wide))
+    np.testing.assert_allclose(row_norms(rows), reference, rtol=1e-14)
+    np.testing.assert_array_equal(row_norms(rows).astype(np.float32), reference.astype(np.float32))
+    np.testing.assert_array_equal(
+        row_norms(rows[:, :5]), np.sqrt(np.einsum("ij,ij->i", wide[:, :5], wide[:, :5]))
+    )
