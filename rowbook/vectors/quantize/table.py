@@ -19,8 +19,8 @@ codes choose the candidates, the float rows decide the order. The rows are read 
 the float file resident in the process: its memory is the keys and the codes. The link is saved with the quantised file (the float file's
 path, size and time) and restored by ``load`` when the file is still there, unchanged.
 
-A quantised table is frozen: no ``add_vectors``, no ``unit_normalize_all``, no faiss index
-(the codes are already the compressed index; re-rank instead).
+A quantised table is frozen: no ``add_vectors``, no ``unit_normalize_all``. A faiss index
+(``build_index``) can be built over its decoded rows; it holds float copies of them.
 """
 
 from __future__ import annotations
@@ -220,11 +220,14 @@ class QuantizedVectors(Vectors):
         counts = None if self._counts is None else self._counts[[self.get_index(k) for k in chosen]]
         return Vectors(chosen, rows, counts)
 
-    def build_index(self, *args: Any, **kwargs: Any) -> Any:
-        raise TypeError(
-            "a quantised table is its own compressed index: its scans read the codes; "
-            "link it to its float table (link(path, rerank=100)) for exact neighbours"
-        )
+    def build_index(self, kind: str = "hnsw", **options: Any) -> Any:
+        """A faiss index over the decoded unit rows (see :meth:`Vectors.build_index`).
+
+        faiss's HNSW and IVF indexes hold float32 copies of the rows, so the index weighs
+        what the float table does: build one where the queries' speed matters more than
+        memory. Candidates are then scored from the codes, or exactly when linked.
+        """
+        return super().build_index(kind, **options)
 
     # -- files -------------------------------------------------------------------------
 
