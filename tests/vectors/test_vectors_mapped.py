@@ -226,3 +226,35 @@ def test_the_norm_kernel_is_the_float64_norm():
     np.testing.assert_array_equal(
         row_norms(rows[:, :5]), np.sqrt(np.einsum("ij,ij->i", wide[:, :5], wide[:, :5]))
     )
+
+
+def test_two_processes_share_a_mapped_tables_pages(tmp_path):
+    """A second process (a spawned data-loader worker) mapping the same file scans it in the
+    same pages: they count as shared in both, and its private memory hardly grows."""
+    import multiprocessing
+
+    rows = np.random.default_rng(4).standard_normal((32_768, 256), dtype=np.float32)  # 32 MiB
+    Vectors([f"w{i}" for i in range(len(rows))], rows).save(tmp_path / "t.npz")
+    table = Vectors.load(tmp_path / "t.npz", mmap=True)
+    expected = table.most_similar("w3", topn=3)  # this process has the pages mapped now
+    with multiprocessing.get_context("spawn").Pool(1) as pool:
+        grown, shared, answer = pool.apply(_scan_in_worker, (str(tmp_path / "t.npz"),))
+    assert [k for k, _ in answer] == [k for k, _ in expected]
+    assert shared >= 30 << 20, f"only {shared / 2**20:.0f} MB of shared clean pages"
+    assert grown < 8 << 20, f"the worker's private memory grew by {grown / 2**20:.0f} MB"
+
+
+def _memory(field: str, name: str = "/proc/self/status") -> int:
+    with open(name) as f:
+        return next(int(line.split()[1]) * 1024 for line in f if line.startswith(field + ":"))
+
+
+def _scan_in_worker(path: str) -> tuple[int, int, list]:
+    from rowbook.vectors.neighbors import row_norms
+
+    warm = np.ones((2, 2), np.float32)
+    warm.flags.writeable = False
+    row_norms(warm)  # numba loads its kernel before the memory is measured
+    before = _memory("RssAnon")
+    answer = Vectors.load(path, mmap=True).most_similar("w3", topn=3)
+    return _memory("RssAnon") - before, _memory("Shared_Clean", "/proc/self/smaps_rollup"), answer
