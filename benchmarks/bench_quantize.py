@@ -49,8 +49,17 @@ from rowbook.vectors import Vectors
 from rowbook.vectors.quantize.cost import nearest, recall
 from rowbook.vectors.quantize.pq import ProductQuantizer
 
-W2V = {"vector_size": 100, "window": 5, "min_count": 5, "sample": 1e-3, "negative": 5,
-       "epochs": 5, "workers": 2, "seed": 0, "lr": 0.025}  # fmt: skip
+W2V = {
+    "vector_size": 100,
+    "window": 5,
+    "min_count": 5,
+    "sample": 1e-3,
+    "negative": 5,
+    "epochs": 5,
+    "workers": 2,
+    "seed": 0,
+    "lr": 0.025,
+}
 SIZES = (10, 20, 40)  # pq at 1/10, 1/20, 1/40 of the float32 bytes
 QUERIES = 500
 
@@ -84,8 +93,12 @@ def faiss_scores(table: Vectors, m: int, rows: np.ndarray) -> tuple[float, float
     widths = ProductQuantizer(m=m)._split(table.vector_size)
     wide = max(widths)
     starts = np.cumsum((0, *widths[:-1]))
-    gather = np.concatenate([np.where(np.arange(wide) < w, s + np.arange(wide), -1)
-                             for s, w in zip(starts, widths, strict=True)])  # fmt: skip
+    gather = np.concatenate(
+        [
+            np.where(np.arange(wide) < w, s + np.arange(wide), -1)
+            for s, w in zip(starts, widths, strict=True)
+        ]
+    )
     unit = table.get_normed_vectors()
     if len(set(widths)) == 1:
         padded = unit  # faiss's own split is rowbook's
@@ -121,14 +134,23 @@ def quality(name: str, table: Vectors, words: bool, results: list[dict]) -> None
         start = time.perf_counter()
         small = table.quantize(method, m=m, verbose=False)
         seconds = time.perf_counter() - start
-        row = {"dataset": name, "method": method if m is None else f"pq 1/{size} (m={m})",
-               "bytes": small.matrix.nbytes / len(table), "float": 4 * d,
-               "recall": recall(nearest(small, table, rows, 10), truth), "seconds": seconds,
-               **deltas(base, evaluations(small, data))}  # fmt: skip
+        row = {
+            "dataset": name,
+            "method": method if m is None else f"pq 1/{size} (m={m})",
+            "bytes": small.matrix.nbytes / len(table),
+            "float": 4 * d,
+            "recall": recall(nearest(small, table, rows, 10), truth),
+            "seconds": seconds,
+            **deltas(base, evaluations(small, data)),
+        }
         if m is not None:
             ip, cos, decoded, f_seconds = faiss_scores(table, m, rows)
-            row.update(faiss_ip=ip, faiss_cos=cos, faiss_seconds=f_seconds,
-                       **{f"faiss_{k}": v for k, v in deltas(base, evaluations(decoded, data)).items()})  # fmt: skip
+            row.update(
+                faiss_ip=ip,
+                faiss_cos=cos,
+                faiss_seconds=f_seconds,
+                **{f"faiss_{k}": v for k, v in deltas(base, evaluations(decoded, data)).items()},
+            )
         results.append(row)
         print(json.dumps(row), file=sys.stderr, flush=True)
 
@@ -136,8 +158,10 @@ def quality(name: str, table: Vectors, words: bool, results: list[dict]) -> None
 def evaluations(table: Vectors, data: dict[str, str]) -> dict[str, float]:
     if not data:
         return {}
-    return {"analogy": table.evaluate_analogies(data["analogies"])[0],
-            "ws353": table.evaluate_word_pairs(data["ws353"])[1][0]}  # fmt: skip
+    return {
+        "analogy": table.evaluate_analogies(data["analogies"])[0],
+        "ws353": table.evaluate_word_pairs(data["ws353"])[1][0],
+    }
 
 
 def deltas(base: dict[str, float], new: dict[str, float]) -> dict[str, float]:
@@ -163,8 +187,10 @@ def print_quality(results: list[dict]) -> None:
         seconds = f"{r['seconds']:.0f}" + (
             f" ({r['faiss_seconds']:.0f})" if "faiss_seconds" in r else ""
         )
-        print(f"| {r['dataset']} | {r['method']} | {r['bytes']:.1f} (1/{r['float'] / r['bytes']:.1f}) "
-              f"| {r['recall']:.3f} | {faiss} | {change('analogy')} | {change('ws353')} | {seconds} |")  # fmt: skip
+        print(
+            f"| {r['dataset']} | {r['method']} | {r['bytes']:.1f} (1/{r['float'] / r['bytes']:.1f}) "
+            f"| {r['recall']:.3f} | {faiss} | {change('analogy')} | {change('ws353')} | {seconds} |"
+        )
 
 
 # -- 2 and 3: fresh processes -------------------------------------------------------------------
@@ -231,8 +257,12 @@ print(json.dumps({"open": opened, "first": answered, "second": time.perf_counter
 
 
 def child(script: str, *args: str) -> dict:
-    done = subprocess.run([sys.executable, "-c", textwrap.dedent(script), *map(str, args)],
-                          capture_output=True, text=True, env={**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parent.parent)})  # fmt: skip
+    done = subprocess.run(
+        [sys.executable, "-c", textwrap.dedent(script), *map(str, args)],
+        capture_output=True,
+        text=True,
+        env={**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parent.parent)},
+    )
     if done.returncode:
         raise RuntimeError(done.stderr[-3000:])
     return json.loads(done.stdout.strip().splitlines()[-1])
@@ -254,8 +284,14 @@ def reranked(table: Vectors, folder: Path, size: int, rerank: int = 100) -> dict
     hits = [
         len(set(a) & set(b)) / 10 for a, b in zip(small["answers"], exact["answers"], strict=True)
     ]
-    return {"size": size, "m": m, "exact": exact, "small": small, "recall": float(np.mean(hits)),
-            "table_bytes": 4 * len(table) * table.vector_size}  # fmt: skip
+    return {
+        "size": size,
+        "m": m,
+        "exact": exact,
+        "small": small,
+        "recall": float(np.mean(hits)),
+        "table_bytes": 4 * len(table) * table.vector_size,
+    }
 
 
 def opening(table: Vectors, folder: Path) -> dict[str, dict]:
@@ -274,12 +310,16 @@ def opening(table: Vectors, folder: Path) -> dict[str, dict]:
     return {
         "rowbook npz mapped": child(OPEN_CHILD, "rowbook npz mapped", npz, key),
         "rowbook word2vec binary, mapped cache (converting)": child(
-            OPEN_CHILD, "rowbook word2vec binary, mapped cache", binary, key, caches),
+            OPEN_CHILD, "rowbook word2vec binary, mapped cache", binary, key, caches
+        ),
         "rowbook word2vec binary, mapped cache": child(
-            OPEN_CHILD, "rowbook word2vec binary, mapped cache", binary, key, caches),
+            OPEN_CHILD, "rowbook word2vec binary, mapped cache", binary, key, caches
+        ),
         "gensim load(mmap='r')": child(OPEN_CHILD, "gensim load(mmap='r')", native, key),
-        "gensim load_word2vec_format": child(OPEN_CHILD, "gensim load_word2vec_format", binary, key),
-    }  # fmt: skip
+        "gensim load_word2vec_format": child(
+            OPEN_CHILD, "gensim load_word2vec_format", binary, key
+        ),
+    }
 
 
 def print_reranked(results: list[dict]) -> None:
@@ -289,13 +329,20 @@ def print_reranked(results: list[dict]) -> None:
     )
     print("|---|---:|---:|---:|---:|")
     for r in results:
-        for label, part, rec in (("float table in memory, exact scan", r["exact"], 1.0),
-                                 (f"pq 1/{r['size']} (m={r['m']}) codes + 100 re-ranked from the file",
-                                  r["small"], r["recall"])):  # fmt: skip
+        for label, part, rec in (
+            ("float table in memory, exact scan", r["exact"], 1.0),
+            (
+                f"pq 1/{r['size']} (m={r['m']}) codes + 100 re-ranked from the file",
+                r["small"],
+                r["recall"],
+            ),
+        ):
             mem = part["memory"]
-            print(f"| {label} | {part['ms']:.1f} | {rec:.3f} | {mem['VmRSS'] / 1e6:.0f} "
-                  f"({mem['RssAnon'] / 1e6:.0f} + {mem['RssFile'] / 1e6:.0f}) "
-                  f"| {mem['VmRSS'] / r['table_bytes']:.2f} |")  # fmt: skip
+            print(
+                f"| {label} | {part['ms']:.1f} | {rec:.3f} | {mem['VmRSS'] / 1e6:.0f} "
+                f"({mem['RssAnon'] / 1e6:.0f} + {mem['RssFile'] / 1e6:.0f}) "
+                f"| {mem['VmRSS'] / r['table_bytes']:.2f} |"
+            )
 
 
 def print_opening(results: dict[str, dict], table_bytes: int) -> None:
@@ -305,9 +352,11 @@ def print_opening(results: dict[str, dict], table_bytes: int) -> None:
     )
     print("|---|---:|---:|---:|---:|---:|")
     for how, r in results.items():
-        print(f"| {how} | {r['open']:.2f} | {r['first']:.2f} | {r['second']:.3f} | "
-              f"{r['before']['VmRSS'] / 1e6:.0f} ({r['before']['VmRSS'] / table_bytes:.2f} of the table) "
-              f"| {r['after']['VmRSS'] / 1e6:.0f} |")  # fmt: skip
+        print(
+            f"| {how} | {r['open']:.2f} | {r['first']:.2f} | {r['second']:.3f} | "
+            f"{r['before']['VmRSS'] / 1e6:.0f} ({r['before']['VmRSS'] / table_bytes:.2f} of the table) "
+            f"| {r['after']['VmRSS'] / 1e6:.0f} |"
+        )
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -333,16 +382,39 @@ def main(argv: list[str] | None = None) -> int:
     best_rerank = max(ranked, key=lambda r: (r["recall"] >= 0.95, -r["small"]["memory"]["VmRSS"]))
     mapped, gensim = opened["rowbook npz mapped"], opened["gensim load_word2vec_format"]
     targets = [
-        ("pq recall@10 / faiss's (its inner product), worst size", min(r["recall"] / r["faiss_ip"] for r in pq), 1.0),
-        ("pq recall@10 / faiss's decoded rows by cosine, worst size",
-         min(r["recall"] / r["faiss_cos"] for r in pq), 1.0),
-        ("int8 recall@10, worst table", min(r["recall"] for r in results if r["method"] == "int8"), 0.98),
+        (
+            "pq recall@10 / faiss's (its inner product), worst size",
+            min(r["recall"] / r["faiss_ip"] for r in pq),
+            1.0,
+        ),
+        (
+            "pq recall@10 / faiss's decoded rows by cosine, worst size",
+            min(r["recall"] / r["faiss_cos"] for r in pq),
+            1.0,
+        ),
+        (
+            "int8 recall@10, worst table",
+            min(r["recall"] for r in results if r["method"] == "int8"),
+            0.98,
+        ),
         (f"re-ranked recall@10 (pq 1/{best_rerank['size']})", best_rerank["recall"], 0.95),
-        ("float table bytes / re-ranked VmRSS", best_rerank["table_bytes"] / best_rerank["small"]["memory"]["VmRSS"], 5.0),
-        ("float exact scan ms / re-ranked query ms", best_rerank["exact"]["ms"] / best_rerank["small"]["ms"], 1.0),
-        ("gensim load_word2vec_format / rowbook mapped: time to first answer", gensim["first"] / mapped["first"], 10.0),
+        (
+            "float table bytes / re-ranked VmRSS",
+            best_rerank["table_bytes"] / best_rerank["small"]["memory"]["VmRSS"],
+            5.0,
+        ),
+        (
+            "float exact scan ms / re-ranked query ms",
+            best_rerank["exact"]["ms"] / best_rerank["small"]["ms"],
+            1.0,
+        ),
+        (
+            "gensim load_word2vec_format / rowbook mapped: time to first answer",
+            gensim["first"] / mapped["first"],
+            10.0,
+        ),
         ("table bytes / mapped VmRSS before queries", table_bytes / mapped["before"]["VmRSS"], 4.0),
-    ]  # fmt: skip
+    ]
     return 0 if print_targets(targets) else 1
 
 

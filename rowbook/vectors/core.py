@@ -348,24 +348,28 @@ class Vectors(PairQueries):
         QuantizedVectors
             With the cost in ``.cost`` (:class:`~rowbook.vectors.quantize.cost.QuantizationCost`).
         """
+        options = {
+            "m": m,
+            "dsub": dsub,
+            "nbits": nbits,
+            "qnorm": qnorm,
+            "niter": niter,
+            "seed": seed,
+        }
+        finish = {
+            "rerank": rerank,
+            "report": report,
+            "analogies": analogies,
+            "pairs": pairs,
+            "queries": queries,
+            "verbose": verbose,
+        }
+        return self._quantized(method, options, finish)
+
+    def _quantized(self, method: str, options: dict, finish: dict) -> QuantizedVectors:
         from rowbook.vectors.quantize.cost import quantize_vectors
 
-        return quantize_vectors(
-            self,
-            method,
-            m=m,
-            dsub=dsub,
-            nbits=nbits,
-            qnorm=qnorm,
-            niter=niter,
-            seed=seed,
-            rerank=rerank,
-            report=report,
-            analogies=analogies,
-            pairs=pairs,
-            queries=queries,
-            verbose=verbose,
-        )
+        return quantize_vectors(self, method, options, finish)
 
     def prune(self, keep: int, *, verbose: bool = True) -> Vectors:
         """The ``keep`` most frequent keys: by ``counts`` (ties in row order), or the first

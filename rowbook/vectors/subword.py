@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any, Literal, Self
+from typing import TYPE_CHECKING, Any, Self
 
 import numpy as np
 
@@ -218,14 +218,12 @@ class SubwordVectors(Vectors):
 
     # -- smaller tables ----------------------------------------------------------------
 
-    def quantize(
-        self, method: Literal["int8", "pq"] = "pq", **options: Any
-    ) -> QuantizedSubwordVectors:
-        """A quantised copy: the word rows and the input matrix each quantised (the options of
-        :meth:`Vectors.quantize`), so ``vector_for`` works for unseen words too."""
+    def _quantized(self, method: str, options: dict, finish: dict) -> QuantizedSubwordVectors:
+        """:meth:`Vectors.quantize` of a fastText table: the word rows and the input matrix
+        each quantised, so ``vector_for`` works for unseen words too."""
         from rowbook.vectors.quantize.subword import quantize_subword
 
-        return quantize_subword(self, method, **options)
+        return quantize_subword(self, method, options, finish)
 
     def prune(self, keep: int, *, verbose: bool = True) -> SubwordVectors:
         """The ``keep`` most frequent words and the buckets their bags use, the others dropped

@@ -86,12 +86,12 @@ def quantize_matrix(
     rows: np.ndarray,
     method: Method,
     *,
-    m: int | None,
-    dsub: int | None,
-    nbits: int,
-    qnorm: bool,
-    niter: int,
-    seed: int,
+    m: int | None = None,
+    dsub: int | None = None,
+    nbits: int = 8,
+    qnorm: bool = True,
+    niter: int = 25,
+    seed: int = 1234,
 ) -> QuantizedMatrix:
     """The quantised form of ``rows`` (V, d); ``m=None`` and ``dsub=None`` give one tenth of
     the float32 bytes (``m = 0.4 d`` one-byte codes)."""
@@ -106,15 +106,25 @@ def quantize_matrix(
 
 
 def quantize_vectors(
+    vectors: Vectors, method: Method, options: dict, finish: dict
+) -> QuantizedVectors:
+    """``vectors.quantize(...)`` (see :meth:`rowbook.vectors.Vectors.quantize`): ``options``
+    for :func:`quantize_matrix`, ``finish`` for :func:`finish_quantized`."""
+    from rowbook.vectors.quantize.table import QuantizedVectors
+
+    matrix = quantize_matrix(vectors.vectors, method, **options)
+    quantized = QuantizedVectors(vectors.index_to_key, matrix, vectors.counts)
+    return finish_quantized(
+        quantized, vectors, _describe(matrix), 4 * matrix.dim * len(matrix), **finish
+    )
+
+
+def finish_quantized(
+    quantized: QuantizedVectors,
     vectors: Vectors,
-    method: Method = "pq",
+    description: str,
+    bytes_before: int,
     *,
-    m: int | None = None,
-    dsub: int | None = None,
-    nbits: int = 8,
-    qnorm: bool = True,
-    niter: int = 25,
-    seed: int = 1234,
     rerank: int | None = None,
     report: bool = False,
     analogies: PathLike | None = None,
@@ -122,23 +132,12 @@ def quantize_vectors(
     queries: int = 200,
     verbose: bool = True,
 ) -> QuantizedVectors:
-    """``vectors.quantize(...)``: see :meth:`rowbook.vectors.Vectors.quantize`."""
-    from rowbook.vectors.quantize.table import QuantizedVectors
-
+    """Link ``quantized`` to ``vectors`` (with ``rerank``), count its cost (measured with
+    ``report``), print it (``verbose``); returns it."""
     if rerank is not None:
-        check_int("rerank", rerank, 0)
-    matrix = quantize_matrix(
-        vectors.vectors, method, m=m, dsub=dsub, nbits=nbits, qnorm=qnorm, niter=niter, seed=seed
-    )
-    quantized = QuantizedVectors(vectors.index_to_key, matrix, vectors.counts)
-    if rerank is not None:
-        quantized.link(vectors, rerank=rerank)
+        quantized.link(vectors, rerank=check_int("rerank", rerank, 0))
     quantized.cost = QuantizationCost(
-        _describe(matrix),
-        len(vectors),
-        vectors.vector_size,
-        4 * len(vectors) * vectors.vector_size,
-        matrix.nbytes,
+        description, len(vectors), vectors.vector_size, bytes_before, quantized.nbytes
     )
     if report:
         measure_cost(

@@ -37,7 +37,7 @@ import numba
 import numpy as np
 
 from rowbook.vectors.neighbors import row_norms
-from rowbook.vectors.quantize.pq import ProductQuantizer
+from rowbook.vectors.quantize.pq import ProductQuantizer, check_float32_field
 
 __all__ = ["Int8Matrix", "PQMatrix", "QuantizedMatrix", "table_sums", "table_sums_reference"]
 
@@ -204,8 +204,9 @@ class Int8Matrix(QuantizedMatrix):
 
     method = "int8"
 
-    def __init__(self, codes: np.ndarray, scales: np.ndarray,
-                 column_scales: np.ndarray | None = None) -> None:  # fmt: skip
+    def __init__(
+        self, codes: np.ndarray, scales: np.ndarray, column_scales: np.ndarray | None = None
+    ) -> None:
         self.codes, self.scales = codes, scales  # (V, d) int8, (V,) float32
         if column_scales is None:
             column_scales = np.ones(codes.shape[1], dtype=np.float32)
@@ -264,8 +265,12 @@ class Int8Matrix(QuantizedMatrix):
         return self.codes.nbytes + self.scales.nbytes + self.column_scales.nbytes
 
     def get_state(self) -> dict[str, Any]:
-        return {"method": "int8", "codes": self.codes, "scales": self.scales,
-                "column_scales": self.column_scales}  # fmt: skip
+        return {
+            "method": "int8",
+            "codes": self.codes,
+            "scales": self.scales,
+            "column_scales": self.column_scales,
+        }
 
     @classmethod
     def from_state(cls, state: dict, where: str, n_rows: int | None = None) -> Int8Matrix:
@@ -283,20 +288,16 @@ class Int8Matrix(QuantizedMatrix):
                 f"{getattr(codes, 'dtype', type(codes).__name__)} "
                 f"{getattr(codes, 'shape', None)}"
             )
-        for name, value, size in (("scales", scales, len(codes)),
-                                  ("column_scales", columns, codes.shape[1])):  # fmt: skip
-            if not (
-                isinstance(value, np.ndarray)
-                and value.dtype == np.float32
-                and value.shape == (size,)
-            ):
-                raise ValueError(
-                    f"{where}: '{name}' must be {size} float32 values (one per "
-                    f"{'row' if name == 'scales' else 'column'} of 'codes'), got "
-                    f"{getattr(value, 'dtype', type(value).__name__)} {getattr(value, 'shape', None)}"
-                )
-            if not (np.isfinite(value).all() and (value >= 0).all()):
-                raise ValueError(f"{where}: '{name}' must be finite and >= 0")
+        check_float32_field(
+            scales, len(codes), f"{where}: 'scales'", "(one per row of 'codes')", minimum=0.0
+        )
+        check_float32_field(
+            columns,
+            codes.shape[1],
+            f"{where}: 'column_scales'",
+            "(one per column of 'codes')",
+            minimum=0.0,
+        )
         return cls(codes, scales, columns)
 
 

@@ -32,7 +32,7 @@ import numpy as np
 from rowbook.checks import ParameterError, check_int
 from rowbook.vectors.quantize.kmeans import kmeans, nearest_centroids, transposed_layout
 
-__all__ = ["ProductQuantizer"]
+__all__ = ["ProductQuantizer", "check_float32_field"]
 
 _FASTTEXT_HEAD = struct.Struct("<4i")  # dim, nsubq, dsub, lastdsub
 _ENCODE_ROWS = 1 << 14  # rows encoded per kernel call: a bounded float32 copy of the input
@@ -275,18 +275,13 @@ class ProductQuantizer:
         if not (_is_int(nbits) and 1 <= nbits <= 8):
             raise ValueError(f"{where}: 'nbits' must be an integer from 1 to 8, got {nbits!r}")
         expected = (1 << nbits) * sum(widths)
-        if not (
-            isinstance(centroids, np.ndarray)
-            and centroids.dtype == np.float32
-            and centroids.shape == (expected,)
-        ):
-            raise ValueError(
-                f"{where}: 'centroids' must be {expected} float32 values "
-                f"(2**nbits x sum(widths)), got {getattr(centroids, 'dtype', None)} "
-                f"{getattr(centroids, 'shape', None)}; the codebook shapes disagree"
-            )
-        if not np.isfinite(centroids).all():
-            raise ValueError(f"{where}: 'centroids' holds inf or nan")
+        check_float32_field(
+            centroids,
+            expected,
+            f"{where}: 'centroids'",
+            "(2**nbits x sum(widths))",
+            "the codebook shapes disagree",
+        )
         return cls.from_centroids(widths, centroids, nbits)
 
     def fasttext_bytes(self) -> bytes:
@@ -339,6 +334,22 @@ class ProductQuantizer:
             shape = f"m={self.m}" if self.m is not None else f"dsub={self.dsub}"
             return f"ProductQuantizer({shape}, nbits={self.nbits}, not fitted)"
         return f"ProductQuantizer(dim={self.dim}, m={self.nsubq}, nbits={self.nbits})"
+
+
+def check_float32_field(
+    value: Any, size: int, where: str, what: str, fix: str = "", minimum: float | None = None
+) -> np.ndarray:
+    """A file's field that must be ``size`` finite float32 values (and ``>= minimum``):
+    ``ValueError`` naming ``where`` otherwise. ``what`` says what they are."""
+    if not (isinstance(value, np.ndarray) and value.dtype == np.float32 and value.shape == (size,)):
+        got = f"{getattr(value, 'dtype', type(value).__name__)} {getattr(value, 'shape', None)}"
+        raise ValueError(
+            f"{where} must be {size} float32 values {what}, got {got}" + (f"; {fix}" if fix else "")
+        )
+    if not np.isfinite(value).all() or (minimum is not None and (value < minimum).any()):
+        bound = "" if minimum is None else f" and >= {minimum:g}"
+        raise ValueError(f"{where} must be finite{bound}; it holds inf, nan or smaller values")
+    return value
 
 
 def _check_rows(x: Any, name: str, dim: int | None = None) -> np.ndarray:

@@ -8,13 +8,12 @@ drops the buckets no kept word uses, usually most of the bytes.
 
 from __future__ import annotations
 
-import sys
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from rowbook.nn.bag import bag_sum
-from rowbook.vectors.quantize.cost import QuantizationCost, measure_cost, quantize_matrix
+from rowbook.vectors.quantize.cost import finish_quantized, quantize_matrix
 from rowbook.vectors.quantize.matrix import QuantizedMatrix
 from rowbook.vectors.quantize.table import QuantizedVectors
 from rowbook.vectors.subword import SubwordVectors, _check_kept
@@ -134,24 +133,10 @@ class QuantizedSubwordVectors(QuantizedVectors, SubwordVectors):
 
 
 def quantize_subword(
-    vectors: SubwordVectors,
-    method: str = "pq",
-    *,
-    m: int | None = None,
-    dsub: int | None = None,
-    nbits: int = 8,
-    qnorm: bool = True,
-    niter: int = 25,
-    seed: int = 1234,
-    rerank: int | None = None,
-    report: bool = False,
-    analogies: Any = None,
-    pairs: Sequence[Any] = (),
-    queries: int = 200,
-    verbose: bool = True,
+    vectors: SubwordVectors, method: str, options: dict, finish: dict
 ) -> QuantizedSubwordVectors:
-    """``subword_vectors.quantize(...)``: the word rows and the input matrix quantised apart."""
-    options = {"m": m, "dsub": dsub, "nbits": nbits, "qnorm": qnorm, "niter": niter, "seed": seed}
+    """``subword_vectors.quantize(...)``: the word rows and the input matrix quantised apart
+    (``options`` and ``finish`` as in :func:`~rowbook.vectors.quantize.cost.quantize_vectors`)."""
     words = quantize_matrix(vectors.vectors, method, **options)
     input_ = quantize_matrix(vectors.input_matrix, method, **options)
     quantized = QuantizedSubwordVectors(
@@ -164,20 +149,7 @@ def quantize_subword(
         counts=vectors.counts,
         kept_buckets=vectors.kept_buckets,
     )
-    if rerank is not None:
-        quantized.link(vectors, rerank=rerank)
     before = vectors.vectors.nbytes + vectors.input_matrix.nbytes
-    quantized.cost = QuantizationCost(
-        f"{method} (word rows and input matrix)",
-        len(vectors),
-        vectors.vector_size,
-        before,
-        quantized.nbytes,
+    return finish_quantized(
+        quantized, vectors, f"{method} (word rows and input matrix)", before, **finish
     )
-    if report:
-        measure_cost(
-            quantized.cost, vectors, quantized, analogies=analogies, pairs=pairs, queries=queries
-        )
-    if verbose:
-        print(quantized.cost, file=sys.stderr)
-    return quantized

@@ -117,6 +117,11 @@ class QuantizedVectors(Vectors):
         return self._matrix.dim
 
     @property
+    def nbytes(self) -> int:
+        """Bytes of the quantised rows (codes, scales, codebooks)."""
+        return self._matrix.nbytes
+
+    @property
     def vectors(self) -> np.ndarray:
         """Every row decoded, (V, d) float32: a full-size float table in memory."""
         return _read_only(self._matrix.decode())
