@@ -42,6 +42,7 @@ from pathlib import Path
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+from benchmarks.bench_word2vec import GENSIM_LR, PARAMS
 from benchmarks.corpora import cache_dir, newsarticles_tokens
 from benchmarks.timing import machine, print_targets
 from rowbook.data.synthetic_vectors import clustered_vectors
@@ -49,17 +50,7 @@ from rowbook.vectors import Vectors
 from rowbook.vectors.quantize.cost import nearest, recall
 from rowbook.vectors.quantize.pq import ProductQuantizer
 
-W2V = {
-    "vector_size": 100,
-    "window": 5,
-    "min_count": 5,
-    "sample": 1e-3,
-    "negative": 5,
-    "epochs": 5,
-    "workers": 2,
-    "seed": 0,
-    "lr": 0.025,
-}
+W2V = {**PARAMS, "seed": 0, "lr": GENSIM_LR}  # bench_word2vec.py's settings
 SIZES = (10, 20, 40)  # pq at 1/10, 1/20, 1/40 of the float32 bytes
 QUERIES = 500
 

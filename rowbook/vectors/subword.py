@@ -88,9 +88,7 @@ class SubwordVectors(Vectors):
         W_in = np.array(
             input_matrix, dtype=np.float32, order="C", copy=None
         )  # (nwords + bucket, d)
-        self.minn, self.maxn, self.bucket = int(minn), int(maxn), int(bucket)
-        self._kept = _check_kept(kept_buckets, self.bucket)
-        buckets = self.bucket if self._kept is None else len(self._kept)
+        buckets = self._set_subwords(minn, maxn, bucket, kept_buckets)
         if W_in.ndim != 2 or W_in.shape[0] != len(keys) + buckets:
             raise ValueError(
                 f"input_matrix must have nwords + bucket = {len(keys)} + {buckets} rows, got "
@@ -118,8 +116,7 @@ class SubwordVectors(Vectors):
         """A table whose word rows are already computed (a mapped cache): nothing is averaged."""
         table = cls.__new__(cls)
         Vectors.__init__(table, keys, rows, counts, copy=False)
-        table.minn, table.maxn, table.bucket = int(minn), int(maxn), int(bucket)
-        table._kept = _check_kept(kept_buckets, table.bucket)
+        table._set_subwords(minn, maxn, bucket, kept_buckets)
         table._input = input_matrix.view()
         table._input.flags.writeable = False
         return table
@@ -148,9 +145,15 @@ class SubwordVectors(Vectors):
         np.cumsum(counts, out=new_starts[1:])
         return new_starts, rows.astype(np.int32)
 
-    def subword_ids(self, word: str) -> np.ndarray:
-        """Rows of ``input_matrix`` in the bag of ``word``: its own id (if known), then n-grams."""
-        ids = subword_ids(
+    def _set_subwords(self, minn: int, maxn: int, bucket: int, kept_buckets: Any) -> int:
+        """Store the n-gram settings; returns the number of bucket rows the table holds."""
+        self.minn, self.maxn, self.bucket = int(minn), int(maxn), int(bucket)
+        self._kept = _check_kept(kept_buckets, self.bucket)
+        return self.bucket if self._kept is None else len(self._kept)
+
+    def _full_bag(self, word: str) -> np.ndarray:
+        """The bag of ``word`` in the rows of the unpruned table (``nwords + bucket`` rows)."""
+        return subword_ids(
             word,
             minn=self.minn,
             maxn=self.maxn,
@@ -158,6 +161,10 @@ class SubwordVectors(Vectors):
             nwords=len(self),
             word_id=self.key_to_index.get(word),
         )
+
+    def subword_ids(self, word: str) -> np.ndarray:
+        """Rows of ``input_matrix`` in the bag of ``word``: its own id (if known), then n-grams."""
+        ids = self._full_bag(word)
         return ids if self._kept is None else keep_buckets(ids, len(self), self._kept)[0]
 
     def subwords(self, word: str) -> list[tuple[str, int]]:
@@ -168,14 +175,7 @@ class SubwordVectors(Vectors):
         """
         ngrams = char_ngrams(word, self.minn, self.maxn) if self.maxn > 0 and self.bucket else []
         pieces = ([word] if word in self else []) + ngrams
-        ids = subword_ids(
-            word,
-            minn=self.minn,
-            maxn=self.maxn,
-            bucket=self.bucket,
-            nwords=len(self),
-            word_id=self.key_to_index.get(word),
-        )
+        ids = self._full_bag(word)
         if self._kept is None:
             return list(zip(pieces, ids.tolist(), strict=True))
         rows, kept = keep_buckets(ids, len(self), self._kept)

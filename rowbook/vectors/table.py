@@ -83,21 +83,23 @@ class KeyedTable:
             raise ValueError(
                 f"vectors must be a 2-D (n_keys, vector_size >= 1) array, got shape {table.shape}"
             )
-        self._keys = tuple(keys)
-        if len(self._keys) != len(table):
-            raise ValueError(
-                f"got {len(self._keys)} keys for {len(table)} vector rows; they must match"
-            )
-        self._key_to_index = _index_keys(self._keys)
+        self._set_keys(keys, counts, len(table), "vector rows")
         # (V, d) read-only view: queries cannot alter it, yet the caller's array stays writeable
         self._vectors = _read_only(table)
         self._owned = table if copy else None  # the writeable array behind _vectors, if ours
-        self._counts = None if counts is None else _check_counts(counts, len(table))
         self._norms: np.ndarray | None = None  # (V,), filled on first query
         self._unit: np.ndarray | None = None  # (V, d) unit rows; never made for a mapped table
         self._index = None  # a VectorIndex over the unit rows, once built (build_index)
         self._mapped = maps_a_file(table)  # queries then scan the file's rows in blocks
         self.path: Path | None = None  # the file a mapped table was opened from
+
+    def _set_keys(self, keys: Any, counts: Any, n_rows: int, rows: str) -> None:
+        """Keys (unique str, one per of the ``n_rows`` ``rows``), their index and counts."""
+        self._keys = tuple(keys)
+        if len(self._keys) != n_rows:
+            raise ValueError(f"got {len(self._keys)} keys for {n_rows} {rows}; they must match")
+        self._key_to_index = _index_keys(self._keys)
+        self._counts = None if counts is None else _check_counts(counts, n_rows)
 
     # -- lookup --------------------------------------------------------------------
 

@@ -52,9 +52,7 @@ class QuantizedSubwordVectors(QuantizedVectors, SubwordVectors):
         kept_buckets: np.ndarray | None = None,
     ) -> None:
         QuantizedVectors.__init__(self, keys, matrix, counts)
-        self.minn, self.maxn, self.bucket = int(minn), int(maxn), int(bucket)
-        self._kept = _check_kept(kept_buckets, self.bucket)
-        buckets = self.bucket if self._kept is None else len(self._kept)
+        buckets = self._set_subwords(minn, maxn, bucket, kept_buckets)
         if not isinstance(input_matrix, QuantizedMatrix) or input_matrix.shape != (
             len(self._keys) + buckets,
             matrix.dim,

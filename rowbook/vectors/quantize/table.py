@@ -38,7 +38,6 @@ from rowbook.vectors.core import Vectors
 from rowbook.vectors.mapped import FileRows, maps_a_file
 from rowbook.vectors.neighbors import unit_rows
 from rowbook.vectors.quantize.matrix import QuantizedMatrix
-from rowbook.vectors.table import _check_counts, _index_keys
 
 __all__ = ["QUANTIZED_KIND", "QuantizedVectors"]
 
@@ -83,14 +82,8 @@ class QuantizedVectors(Vectors):
             raise TypeError(
                 f"matrix must be an Int8Matrix or PQMatrix, got {type(matrix).__name__}"
             )
-        self._keys = tuple(keys)
-        if len(self._keys) != len(matrix):
-            raise ValueError(
-                f"got {len(self._keys)} keys for {len(matrix)} quantised rows; they must match"
-            )
-        self._key_to_index = _index_keys(self._keys)
+        self._set_keys(keys, counts, len(matrix), "quantised rows")
         self._matrix = matrix
-        self._counts = None if counts is None else _check_counts(counts, len(self._keys))
         self._vectors = self._owned = None  # no float table: rows come from the codes
         self._norms = self._unit = self._index = None
         self._mapped = maps_a_file(matrix.codes)
