@@ -31,6 +31,7 @@ NAMES = [
     "text",
     "vectors",
     "index",
+    "quantize",
     "word2vec",
     "fasttext",
     "contention",

@@ -15,6 +15,7 @@ module         commands
 ``cooccur``    ``cooccur`` (GloVe's counting alone; ``train glove`` trains on its file)
 ``query``      ``neighbors``, ``analogy``, ``similarity``, ``evaluate``
 ``files``      ``plot``, ``convert``
+``tables``     ``quantize``, ``prune``
 =============  ====================================================================
 
 Shared by several: ``_common`` (the parser, one-line errors, input lines, tables),
@@ -31,7 +32,7 @@ import warnings
 from collections.abc import Collection, Sequence
 
 from rowbook.checks import ParameterError
-from rowbook.cli import classify, cooccur, files, misc, query, text, train_options, vocab
+from rowbook.cli import classify, cooccur, files, misc, query, tables, text, train_options, vocab
 from rowbook.cli._common import HelpFormatter, Parser, flag_for
 
 __all__ = ["USER_ERRORS", "build_parser", "main"]
@@ -74,6 +75,7 @@ def build_parser(argv: Sequence[str] | None = None) -> argparse.ArgumentParser:
     query.register(commands)
     files.register(commands)
     classify.register(commands)
+    tables.register(commands)
     misc.register_bench(commands)
     return parser
 

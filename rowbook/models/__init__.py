@@ -72,8 +72,11 @@ __all__ = [
 ]
 
 
-def load(path: str | os.PathLike[str]) -> Model:
+def load(path: str | os.PathLike[str], *, mmap: bool = False) -> Model:
     """The model saved at ``path``, of whichever class saved it.
+
+    ``mmap=True`` maps the model's large arrays (its tables) from the file copy-on-write
+    instead of reading them (see :meth:`rowbook.models.Model.load`).
 
     Examples
     --------
@@ -87,7 +90,7 @@ def load(path: str | os.PathLike[str]) -> Model:
     >>> type(loaded).__name__, bool(np.array_equal(loaded.W_in_, model.W_in_))
     ('Word2Vec', True)
     """
-    document = read_model_file(path)
+    document = read_model_file(path, mmap=mmap)
     if document["class"] not in _MODEL_NAMES:
         raise ValueError(
             f"{path} holds a {document['class']!r} model, which this rowbook does not know "

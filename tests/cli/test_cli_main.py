@@ -49,6 +49,8 @@ def test_every_command_is_there():
         "evaluate",
         "plot",
         "convert",
+        "quantize",
+        "prune",
         "bench",
     }
     assert set(command_parsers()) == expected

@@ -169,7 +169,7 @@ def save_fasttext(model: Any, path: str | os.PathLike[str]) -> None:
 
 def load_fasttext(cls: type, path: str | os.PathLike[str], label_prefix: str = "__label__") -> Any:
     """A fitted ``cls`` from a supervised fastText ``.bin`` or ``.ftz``."""
-    file = read_fasttext_bin(path)
+    file = read_fasttext_bin(path, quantized=True)
     a = file.args
     if a.model != _SUPERVISED:
         raise ValueError(
