@@ -279,3 +279,37 @@ def test_bad_training_data_is_refused_naming_the_fix(tmp_path):
         model.predict("a", k=0)
     with pytest.raises(TypeError, match="train"):
         model.build_vocab(["a"])
+
+
+# -- quantised .ftz both ways --------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "options", [{}, {"qnorm": True}, {"cutoff": 600, "qnorm": True}, {"cutoff": 500}]
+)
+def test_a_fasttext_ftz_predicts_the_same_labels_and_probabilities(data, tmp_path, options):
+    theirs = _oracle(data[0], wordNgrams=2, bucket=2000)
+    theirs.quantize(thread=10, **options)
+    theirs.save_model(str(tmp_path / "m.ftz"))
+    ours = FastTextClassifier.load_fasttext(tmp_path / "m.ftz")
+    assert ours.is_quantized
+    _same_predictions(ours, theirs, _texts(data[1]), k=2)
+    assert ours.test(data[1]) == theirs.test(str(data[1]))
+
+
+@pytest.mark.parametrize("options", [{}, {"qnorm": False}, {"cutoff": 400, "retrain": True}])
+def test_quantize_writes_an_ftz_fasttext_opens_and_predicts_the_same(data, tmp_path, options):
+    ours = FastTextClassifier(vector_size=10, epochs=5, word_ngrams=2, bucket=2000, workers=1).fit(
+        data[0]
+    )
+    dense = ours.test(data[1]).precision
+    if options.get("retrain"):
+        options = options | {"data": data[0]}
+    ours.quantize(**options)
+    ours.save_fasttext(tmp_path / "ours.ftz")
+    theirs = fasttext.load_model(str(tmp_path / "ours.ftz"))
+    assert theirs.is_quantized()
+    _same_predictions(ours, theirs, _texts(data[1]), k=2)
+    assert ours.test(data[1]).precision >= dense - 0.05
+    ours.save(tmp_path / "ours.npz")  # rowbook's own file keeps the codes too
+    assert rowbook.load(tmp_path / "ours.npz").test(data[1]) == ours.test(data[1])

@@ -476,14 +476,18 @@ class FastTextClassifier(WordVectorModel):
 
         quant, prune = quant_from_state(state, self)
         fitted = fitted_state(
-            state, np.float32, lambda V: self._saved_shapes(V, len(labels), quant)
+            state, np.float32, lambda V: self._saved_shapes(V, len(labels), quant, prune)
         )
         fitted.update(labels=labels, encoder=None, prune=prune, quant=quant)
         fitted["autotune"] = state.get("autotune")
         return fitted
 
-    def _saved_shapes(self, V: int, n_labels: int, quant: Any) -> dict[str, tuple[int, int]]:
+    def _saved_shapes(
+        self, V: int, n_labels: int, quant: Any, prune: Any
+    ) -> dict[str, tuple[int, int]]:
         shapes = self._table_shapes(V, n_labels)
+        if prune is not None:  # the buckets a quantised model kept
+            shapes["W_in"] = (V + int(np.count_nonzero(prune >= 0)), self.vector_size)
         if quant is not None:
             for name, table in (("W_in", "input"), ("W_out", "output")):
                 if table in quant:
@@ -679,6 +683,45 @@ class FastTextClassifier(WordVectorModel):
         return out[0]
 
     # -- fastText's files -----------------------------------------------------------------
+
+    def quantize(
+        self,
+        *,
+        cutoff: int = 0,
+        dsub: int = 2,
+        qnorm: bool = True,
+        qout: bool = False,
+        retrain: bool = False,
+        data: Any = None,
+        labels: Sequence[Any] | None = None,
+        epochs: int | None = None,
+        seed: int = 1234,
+    ) -> FastTextClassifier:
+        """Make the model small as ``fasttext quantize`` does; returns ``self``, quantised.
+
+        ``cutoff`` keeps only the rows of ``W_in`` of largest norm (0: all), ``retrain``
+        trains those again on ``data`` (``labels``) for ``epochs`` (default: ``epochs``);
+        then ``W_in`` becomes product-quantiser codes of ``dsub`` values a byte, with
+        ``qnorm`` the norms apart in a byte a row, and with ``qout`` ``W_out`` too. Then
+        :meth:`save_fasttext` writes a ``.ftz`` that ``fasttext.load_model`` opens and that
+        predicts what this model predicts. See
+        :mod:`~rowbook.models.word_vectors.classifier_quantize`.
+        """
+        from rowbook.models.word_vectors.classifier_quantize import quantize
+
+        quantize(
+            self,
+            cutoff=cutoff,
+            dsub=dsub,
+            qnorm=qnorm,
+            qout=qout,
+            retrain=retrain,
+            data=data,
+            labels=labels,
+            epochs=epochs,
+            seed=seed,
+        )
+        return self
 
     def save_fasttext(self, path: str | os.PathLike[str]) -> None:
         """Write fastText's supervised ``.bin`` (a ``.ftz`` once quantised), atomically;
