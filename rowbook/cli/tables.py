@@ -25,7 +25,69 @@ from rowbook.cli._vectorio import FORMAT_NAMES, load_vectors, output_format, sav
 __all__ = ["register"]
 
 
+def _is_classifier(path: str) -> bool:
+    """Whether ``path`` holds a text classifier: a supervised fastText file, or a rowbook
+    model file of a FastTextClassifier (read by content, not by name)."""
+    from rowbook.cli.classify import is_fasttext_file, is_supervised_fasttext
+
+    if path == "-" or not Path(path).is_file():
+        return False
+    if is_fasttext_file(path):
+        return is_supervised_fasttext(path)
+    if Path(path).suffix != ".npz":
+        return False
+    from rowbook.models.base import read_model_file
+
+    try:
+        return read_model_file(path)["class"] == "FastTextClassifier"
+    except ValueError:  # a vectors .npz, not a model file
+        return False
+
+
+def run_quantize_classifier(args: argparse.Namespace) -> int:
+    """``fasttext quantize``: a classifier pruned (``--cutoff``), retrained, quantised."""
+    from rowbook.cli.classify import open_classifier, save_classifier
+
+    output = check_output_path(args.output)
+    if args.method != "pq" or args.m is not None:
+        raise ValueError(
+            "a classifier is quantised as fastText quantises it: product quantisation of "
+            "--dsub values (default 2) a byte; drop --method int8 / --m"
+        )
+    refused = [f for f, v in (("--keep", args.keep), ("--rerank", args.rerank)) if v is not None]
+    if refused or args.report:
+        raise ValueError(f"{(refused or ['--report'])[0]} is for word vectors, not a classifier")
+    if args.retrain and args.input is None:
+        raise ValueError("--retrain trains the kept rows again: give the training file, --input")
+    model = open_classifier(args.vectors)
+    dense = Path(args.vectors).stat().st_size
+    model.quantize(
+        cutoff=args.cutoff,
+        dsub=args.dsub or 2,
+        qnorm=not args.no_qnorm,
+        qout=args.qout,
+        retrain=args.retrain,
+        data=args.input,
+        epochs=args.epochs,
+        seed=args.seed,
+    )
+    kind = save_classifier(model, output)
+    small = output.stat().st_size
+    print(f"wrote {output} ({kind}): {small:,} bytes, from {dense:,}", file=sys.stderr)
+    return 0
+
+
 def run_quantize(args: argparse.Namespace) -> int:
+    if _is_classifier(args.vectors):
+        return run_quantize_classifier(args)
+    classifier_only = (
+        ("--cutoff", args.cutoff),
+        ("--retrain", args.retrain),
+        ("--qout", args.qout),
+    )
+    for flag, value in classifier_only:
+        if value:
+            raise ValueError(f"{flag} is for a text classifier; {args.vectors} holds word vectors")
     output = check_output_path(args.output)
     if output.suffix != ".npz":
         raise ValueError(
@@ -89,6 +151,8 @@ def register(commands: Any) -> None:
         run=run_quantize,
         help="store a table in a few bytes a row (int8 or product quantisation), cost measured",
         description="Quantise VECTORS and write them as rowbook .npz: 'pq' stores M one-byte codes "
+        "(a text classifier -- a supervised fastText .bin, or a FastTextClassifier .npz -- is "
+        "recognised by its content and quantised as `fasttext quantize` does, to .ftz) "
         "a row (default M: one tenth of the float32 bytes), 'int8' a byte a value and a scale a "
         "row. Prints the bytes before and after; --report measures recall@10 against the float "
         "table and the change on --analogies / --pairs files. --rerank N links the result to "
@@ -98,6 +162,8 @@ def register(commands: Any) -> None:
             "rowbook quantize vectors.npz -o small.npz --method int8",
             "rowbook quantize vectors.npz -o small.npz --m 30 --rerank 100",
             "rowbook quantize cc.en.300.bin -o small.npz --keep 200000 --m 60",
+            "rowbook quantize model.bin -o model.ftz  # a classifier: fastText's quantize",
+            "rowbook quantize model.bin -o model.ftz --cutoff 100000 --retrain --input train.txt",
         ],
     )
     p.add_argument("vectors", metavar="VECTORS", help="a .npz, word2vec, GloVe or fastText file")
@@ -145,6 +211,17 @@ def register(commands: Any) -> None:
         metavar="N",
         help="with --report: keys whose neighbours are compared (default: %(default)s)",
     )
+    group = p.add_argument_group(
+        "a text classifier (a supervised fastText .bin or a FastTextClassifier .npz)",
+        "quantised as `fasttext quantize` does, written as .ftz (or .npz)",
+    )
+    group.add_argument(
+        "--cutoff", type=int, default=0, metavar="N", help="keep the N rows of largest norm"
+    )
+    group.add_argument("--retrain", action="store_true", help="train the kept rows again")
+    group.add_argument("--input", metavar="TRAIN", help="with --retrain: the training file")
+    group.add_argument("--epochs", type=int, metavar="N", help="with --retrain: epochs")
+    group.add_argument("--qout", action="store_true", help="quantise the output rows too")
     add_unicode_errors(p)
     add_mapping(p)
 

@@ -91,3 +91,20 @@ def test_errors_are_one_line_naming_the_option(run, labelled, tmp_path):
         "train classifier",
         "--negative",
     )
+
+
+def test_quantize_recognises_a_classifier_and_writes_an_ftz(run, labelled, tmp_path):
+    train, test = labelled
+    model = tmp_path / "m.bin"
+    run("train", "classifier", train, "-o", model, *OPTIONS, "--quiet")
+    result = run("quantize", model, "-o", tmp_path / "m.ftz", "--cutoff", 300, "--no-qnorm")
+    assert result.code == 0 and "fastText .ftz" in result.err, result
+    api = FastTextClassifier.load_fasttext(model).quantize(cutoff=300, qnorm=False)
+    n, precision, _ = api.test(test)
+    assert run("test", tmp_path / "m.ftz", test).out.splitlines()[:2] == [
+        f"N\t{n}",
+        f"P@1\t{precision:.3g}",
+    ]
+    assert_one_line_error(
+        run("quantize", model, "-o", tmp_path / "x.ftz", "--retrain"), "quantize", "--input"
+    )
