@@ -108,3 +108,16 @@ def test_quantize_recognises_a_classifier_and_writes_an_ftz(run, labelled, tmp_p
     assert_one_line_error(
         run("quantize", model, "-o", tmp_path / "x.ftz", "--retrain"), "quantize", "--input"
     )
+
+
+def test_train_classifier_autotunes_against_a_validation_file(run, labelled, tmp_path):
+    train, test = labelled
+    result = run(
+        "train", "classifier", train, "-o", tmp_path / "m.bin", "--valid", test, "--autotune", 2
+    )
+    assert result.code == 0 and "autotune: best f1" in result.err, result
+    assert_one_line_error(
+        run("train", "classifier", train, "-o", tmp_path / "m.bin", "--autotune", 2),
+        "train classifier",
+        "--valid",
+    )

@@ -313,3 +313,37 @@ def test_quantize_writes_an_ftz_fasttext_opens_and_predicts_the_same(data, tmp_p
     assert ours.test(data[1]).precision >= dense - 0.05
     ours.save(tmp_path / "ours.npz")  # rowbook's own file keeps the codes too
     assert rowbook.load(tmp_path / "ours.npz").test(data[1]) == ours.test(data[1])
+
+
+# -- autotune ------------------------------------------------------------------------------
+
+
+def test_autotune_is_reproducible_with_a_seed_and_sets_the_best_parameters(data):
+    def tuned():
+        return FastTextClassifier(vector_size=10, workers=1).fit(
+            data[0], validation=data[1], autotune_trials=5, autotune_metric="f1"
+        )
+
+    def timeless(record):
+        trials = [{k: v for k, v in t.items() if k != "seconds"} for t in record["trials"]]
+        return {k: v for k, v in record.items() if k != "seconds"} | {"trials": trials}
+
+    a, b = tuned(), tuned()
+    assert timeless(a.autotune_) == timeless(b.autotune_)
+    assert len(a.autotune_["trials"]) == 5 and a.autotune_["trials"][0]["params"]["lr"] == 0.1
+    best = max(a.autotune_["trials"], key=lambda t: t["score"])
+    assert a.autotune_["best_score"] == best["score"]
+    assert a.vector_size == 10  # given, so not searched
+    for name, value in a.autotune_["best_params"].items():
+        assert getattr(a, name) == value
+    np.testing.assert_array_equal(a.W_in_, b.W_in_)
+
+
+def test_autotune_metrics_follow_fasttexts_spelling(data):
+    model = FastTextClassifier(vector_size=10, epochs=2, workers=1)
+    model.fit(data[0], validation=data[1], autotune_trials=2, autotune_metric="f1:__label__vehicle")
+    model.fit(
+        data[0], validation=data[1], autotune_trials=1, autotune_metric="precisionAtRecall:30"
+    )
+    with pytest.raises(ParameterError, match="autotune_metric"):
+        model.fit(data[0], validation=data[1], autotune_trials=1, autotune_metric="f1:__label__no")

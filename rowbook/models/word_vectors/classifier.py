@@ -39,6 +39,7 @@ from typing import Any, ClassVar, Literal, NamedTuple
 
 import numpy as np
 
+from rowbook._memory import untouched_zeros
 from rowbook.checks import ParameterError, check_choice, check_int, check_number
 from rowbook.data.corpus import job_boundaries
 from rowbook.data.counted_vocab import CountedVocab
@@ -47,6 +48,7 @@ from rowbook.data.labelled import (
     LabelVocab,
     choose_labelled_vocab,
     fasttext_split,
+    is_source,
     read_labelled,
 )
 from rowbook.data.labelled_ids import EncodedLines, LineEncoder
@@ -62,7 +64,7 @@ from rowbook.models.word_vectors.classifier_kernels import (
 from rowbook.models.word_vectors.classifier_meter import Meter
 from rowbook.models.word_vectors.jobs import EpochJobs, Progress, resolve_workers
 from rowbook.models.word_vectors.state import check_vocab, fitted_state
-from rowbook.models.word_vectors.word2vec_training import initial_rows_where, job_lrs
+from rowbook.models.word_vectors.word2vec_training import job_lrs
 from rowbook.vectors import Vectors
 from rowbook.vectors.subword import SubwordVectors
 
@@ -235,6 +237,10 @@ class FastTextClassifier(WordVectorModel):
     # -- reading -------------------------------------------------------------------------
 
     def _lines(self, data: Any, labels: Any, errors: str) -> LabelledLines:
+        if isinstance(data, LabelledLines):  # read already (autotune's trials)
+            return data
+        if labels is None and isinstance(data, tuple) and len(data) == 2 and not is_source(data):
+            data, labels = data  # a (texts, labels) pair
         return read_labelled(data, labels, label_prefix=self.label_prefix, errors=errors)
 
     def _encoder(self, state: dict[str, Any]) -> LineEncoder:
@@ -295,6 +301,11 @@ class FastTextClassifier(WordVectorModel):
         data: Any,
         labels: Sequence[Any] | None = None,
         *,
+        validation: Any = None,
+        autotune_seconds: float | None = 300.0,
+        autotune_trials: int | None = None,
+        autotune_metric: str = "f1",
+        autotune_predictions: int = 1,
         callback: Callable[[Progress], None] | None = None,
         checkpoint: str | os.PathLike | None = None,
         resume: str | os.PathLike | None = None,
@@ -311,6 +322,19 @@ class FastTextClassifier(WordVectorModel):
         labels : sequence, optional
             With texts: each text's label (a str) or labels (a list of str); a label
             without ``label_prefix`` gets it.
+        validation : path or (texts, labels), optional
+            Labelled lines to search the parameters on first (fastText's autotune,
+            :mod:`~rowbook.models.word_vectors.autotune`): the best found are set on the
+            model (see :attr:`autotune_`), which is then trained with them.
+        autotune_seconds, autotune_trials : optional
+            The search's budget: seconds (fastText's ``-autotune-duration``, 300), or a
+            number of trials (then the search is reproducible with a seed; seconds then
+            only cap it when given too).
+        autotune_metric : str
+            ``"f1"``, ``"f1:LABEL"``, ``"precisionAtRecall:R[:LABEL]"`` or
+            ``"recallAtPrecision:P[:LABEL]"`` (R, P in percent).
+        autotune_predictions : int
+            Labels predicted a line while scoring (``-autotune-predictions``).
         callback, checkpoint, resume
             As :meth:`WordVectorModel.fit <rowbook.models.word_vectors.base.WordVectorModel.fit>`:
             per-epoch callback, checkpoint file, resume from one.
@@ -318,6 +342,25 @@ class FastTextClassifier(WordVectorModel):
             Invalid UTF-8 in files.
         """
         lines = self._lines(data, labels, errors)
+        record = None
+        if validation is not None:
+            if resume is not None:
+                raise TypeError(
+                    "resume continues a fit with set parameters; autotune searches them"
+                )
+            from rowbook.models.word_vectors.autotune import autotune
+
+            self._vocabulary(lines)  # a bad training file fails before the search
+            seconds = autotune_seconds if autotune_trials is None else None
+            record = autotune(
+                self,
+                lines,
+                self._lines(validation, None, errors),
+                seconds=seconds,
+                trials=autotune_trials,
+                metric=autotune_metric,
+                predictions=autotune_predictions,
+            )
         words, label_vocab = self._vocabulary(lines)
         saved = self._resume_state(resume)
         if saved is None:
@@ -329,6 +372,7 @@ class FastTextClassifier(WordVectorModel):
                     f"{resume} was made on other labels; resume with the data it was trained on"
                 )
         encoded = self._encoder(state).encode(lines)
+        state["autotune"] = record if record is not None else state.get("autotune")
         if saved is None:
             self._initial_rows(state, encoded)
         self._train(state, encoded, callback, checkpoint, None, keep_on_error=False)
@@ -387,11 +431,19 @@ class FastTextClassifier(WordVectorModel):
     def _initial_rows(self, state: dict[str, Any], encoded: EncodedLines) -> None:
         """``W_in``: uniform(-1/d, 1/d) on the word rows and the bucket rows the training
         lines use (the rest zero, costing no memory), pretrained rows over the words'."""
-        V = len(state["vocab"])
+        V, d = len(state["vocab"]), self.vector_size
         used = np.zeros(V + self.n_buckets, dtype=np.bool_)
         used[:V] = True
         used[encoded.input_ids] = True
-        W_in = initial_rows_where(self.seed, used, self.vector_size)  # (V + bucket, d)
+        rows = np.flatnonzero(used)  # drawn for these only: 10M buckets cost nothing unused
+        W_in = untouched_zeros((V + self.n_buckets, d), np.float32)  # (V + bucket, d)
+        rng, chunk = np.random.default_rng(self.seed), 1 << 16
+        for start in range(0, len(rows), chunk):
+            block = rng.random((min(chunk, len(rows) - start), d), dtype=np.float32)
+            block *= np.float32(2.0)
+            block -= np.float32(1.0)
+            block /= np.float32(d)
+            W_in[rows[start : start + chunk]] = block
         if self.pretrained_vectors is not None:
             from rowbook.models.word_vectors.classifier_files import pretrained_rows
 
