@@ -34,6 +34,7 @@ NAMES = [
     "quantize",
     "word2vec",
     "fasttext",
+    "classifier",
     "contention",
     "scale",
 ]
