@@ -39,7 +39,7 @@ from typing import Any, Literal
 
 import numpy as np
 
-from rowbook.corpus_files import iter_pieces
+from rowbook.corpus_files import iter_batches
 from rowbook.data.corpus import Interner
 from rowbook.data.counted_vocab import CountedVocab
 
@@ -59,6 +59,11 @@ EOS = "</s>"
 FASTTEXT_SPACE = " \t\n\v\f\r\0"
 _SPLIT = re.compile("[ \t\n\v\f\r\0]+")
 _PYTHON_ONLY_SPACE = re.compile("[\x1c-\x1f\x00]")  # str.split splits here, fastText not / \0
+#: Where ``str.split()`` and fastText cut differently: what Python counts as whitespace and
+#: fastText does not, and NUL, which fastText cuts at and Python does not.
+_NOT_FASTTEXT_SPACE = re.compile(
+    "[\x00\x1c-\x1f\x85\xa0\u1680\u2000-\u200a\u2028\u2029\u202f\u205f\u3000]"
+)
 
 LabelledData = str | os.PathLike[str] | Sequence[str | os.PathLike[str]] | Sequence[str]
 
@@ -116,47 +121,79 @@ def is_source(data: Any) -> bool:
 
 
 def _file_lines(source: Any, errors: Literal["strict", "replace"]) -> Iterator[list[str]]:
-    """The token lists of the lines of ``source``; a long line's pieces (cut at whitespace by
-    :func:`rowbook.corpus_files.iter_pieces`) joined into one line."""
-    tokens: list[str] = []
-    for text, ends_line in iter_pieces(source, errors=errors):
-        tokens += fasttext_split(text)
-        if ends_line:
-            yield tokens
-            tokens = []
+    """The lines of ``source`` in batches (a long line's pieces, cut at whitespace by
+    :func:`rowbook.corpus_files.iter_batches`, joined back into its line)."""
+    pending = ""
+    for texts, ends_line in iter_batches(source, errors=errors):
+        if not ends_line:
+            pending += texts[0]
+            continue
+        if pending:
+            texts = [pending + texts[0], *texts[1:]]
+            pending = ""
+        yield texts
+    if pending:
+        yield [pending]
 
 
-def _text_lines(
-    texts: Sequence[str], labels: Sequence[Any] | None, prefix: str
-) -> Iterator[list[str]]:
+def _text_lines(texts: Any, labels: Sequence[Any] | None, prefix: str) -> list[str]:
+    """The texts as lines, each text's labels (with the prefix) before it."""
     if isinstance(texts, str):
         raise TypeError("texts must be a list of texts, got one str; wrap it: [text]")
+    texts = list(texts)
     if labels is not None and (isinstance(labels, str) or len(labels) != len(texts)):
         raise ValueError(
             f"labels must hold one entry per text ({len(texts)} texts), got "
             f"{'a str' if isinstance(labels, str) else len(labels)}; give a label (or a list "
             "of labels) for each text"
         )
-    for number, text in enumerate(texts):
-        if not isinstance(text, str):
-            raise TypeError(f"texts[{number}] is a {type(text).__name__}, not a str")
-        if "\n" in text:
-            raise ValueError(
-                f"texts[{number}] holds a line break; a text is one line (fastText reads "
-                "a line at a time): replace the line breaks with spaces"
-            )
-        line = fasttext_split(text)
-        if labels is None:
-            yield line
-            continue
-        given = labels[number]
+    try:
+        joined = "\n".join(texts)
+    except TypeError:
+        number = next(i for i, t in enumerate(texts) if not isinstance(t, str))
+        raise TypeError(f"texts[{number}] is a {type(texts[number]).__name__}, not a str") from None
+    if joined.count("\n") != max(len(texts) - 1, 0):
+        number = next(i for i, t in enumerate(texts) if "\n" in t)
+        raise ValueError(
+            f"texts[{number}] holds a line break; a text is one line (fastText reads "
+            "a line at a time): replace the line breaks with spaces"
+        )
+    if labels is None:
+        return texts
+    lines = []
+    for number, (text, given) in enumerate(zip(texts, labels, strict=True)):
         given = [given] if isinstance(given, str) else list(given)
         for label in given:
             if not isinstance(label, str) or not fasttext_split(label) == [label]:
                 raise ValueError(
                     f"labels[{number}] holds {label!r}; a label is a str without spaces"
                 )
-        yield [g if g.startswith(prefix) else prefix + g for g in given] + line
+        names = [g if g.startswith(prefix) else prefix + g for g in given]
+        lines.append(" ".join([*names, text]))
+    return lines
+
+
+def _batch_ids(lines: list[str], interner: Interner) -> tuple[array, np.ndarray]:
+    """The token ids of ``lines``, each line ending with ``</s>``, and each line's length.
+
+    One split and one interning pass over the whole batch: the lines are joined with
+    ``</s>`` between them, split at once (``str.split`` where the text holds no character
+    it splits on and fastText does not), and cut again at the ``</s>`` ids. A text that
+    itself holds ``</s>`` is read line by line instead.
+    """
+    joined = f" {EOS}\n".join(lines) + f" {EOS}"
+    if joined.count(EOS) != len(lines):  # a literal </s> in a text: line by line
+        ids = array("i")
+        lengths = []
+        for line in lines:
+            tokens = [*fasttext_split(line), EOS]
+            ids.extend(map(interner.__getitem__, tokens))
+            lengths.append(len(tokens))
+        return ids, np.array(lengths, dtype=np.int64)
+    tokens = joined.split() if not _NOT_FASTTEXT_SPACE.search(joined) else fasttext_split(joined)
+    ids = array("i", map(interner.__getitem__, tokens))
+    ends = np.flatnonzero(np.frombuffer(ids, dtype=np.int32) == interner[EOS]) + 1  # (lines,)
+    return ids, np.diff(ends, prepend=0)
 
 
 def read_labelled(
@@ -187,18 +224,20 @@ def read_labelled(
                 "labels go with texts; a file holds its labels on each line "
                 f"({label_prefix}name before the text)"
             )
-        lines: Iterable[list[str]] = _file_lines(data, errors)
+        batches: Iterable[list[str]] = _file_lines(data, errors)
     else:
-        lines = _text_lines(list(data), labels, label_prefix)
-    interner, ids, starts = Interner(), array("i"), array("q", [0])
-    for tokens in lines:
-        ids.extend(map(interner.__getitem__, tokens))
-        ids.append(interner[EOS])
-        starts.append(len(ids))
+        batches = [_text_lines(data, labels, label_prefix)]
+    interner, ids, lengths = Interner(), array("i"), [np.zeros(1, dtype=np.int64)]
+    for lines in batches:
+        if lines:
+            batch, sizes = _batch_ids(lines, interner)
+            ids.extend(batch)
+            lengths.append(sizes)
     keys = interner.keys_in_order
     id_array = np.frombuffer(ids, dtype=np.int32) if len(ids) else np.zeros(0, np.int32)
     counts = np.bincount(id_array, minlength=len(keys)).astype(np.int64)  # (K,)
-    return LabelledLines(keys, counts, id_array, np.frombuffer(starts, dtype=np.int64))
+    starts = np.cumsum(np.concatenate(lengths))  # (L + 1,)
+    return LabelledLines(keys, counts, id_array, starts)
 
 
 class LabelVocab:

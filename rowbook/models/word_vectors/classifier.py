@@ -658,9 +658,12 @@ class FastTextClassifier(WordVectorModel):
         """
         state, encoded = self._encode_texts(texts)
         ids, probs, counts = self._predictions(state, encoded, k, threshold)
-        names = state["labels"].keys
-        labels = [[names[i] for i in row[:n]] for row, n in zip(ids, counts.tolist(), strict=True)]
-        values = [row[:n].astype(np.float64) for row, n in zip(probs, counts.tolist(), strict=True)]
+        names = np.array([*state["labels"].keys, ""], dtype=object)  # id -1 (none): ""
+        labels = names[ids].tolist()  # (L, k) lists, one pass
+        values = list(probs.astype(np.float64))  # (k,) rows
+        for line in np.flatnonzero(counts < ids.shape[1]).tolist():  # fewer above threshold
+            labels[line] = labels[line][: counts[line]]
+            values[line] = values[line][: counts[line]]
         if isinstance(texts, str):
             return tuple(labels[0]), values[0]
         return labels, values
