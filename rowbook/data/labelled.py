@@ -11,7 +11,8 @@ gets it.
 
 :func:`read_labelled` reads every line once into token ids, one id per distinct token in
 first-sighting order (words, labels and ``</s>`` alike), 4 bytes a token, with the count
-of every token: :class:`LabelledLines`. :func:`choose_labelled_vocab` then keeps the words
+of every token: :class:`LabelledLines`; the splitting, hashing and interning are compiled
+(:mod:`rowbook.data.labelled_scan`), held to :func:`read_labelled_reference`. :func:`choose_labelled_vocab` then keeps the words
 seen ``min_count`` times and the labels seen ``min_count_label`` times, each sorted by
 descending count (ties in first-sighting order; fastText's ``std::sort`` leaves them in no
 defined order), as fastText's ``Dictionary::threshold`` does.
@@ -42,6 +43,7 @@ import numpy as np
 from rowbook.corpus_files import iter_batches
 from rowbook.data.corpus import Interner
 from rowbook.data.counted_vocab import CountedVocab
+from rowbook.data.labelled_scan import TokenScanner
 
 __all__ = [
     "EOS",
@@ -52,6 +54,7 @@ __all__ = [
     "fasttext_split",
     "is_source",
     "read_labelled",
+    "read_labelled_reference",
 ]
 
 EOS = "</s>"
@@ -173,29 +176,6 @@ def _text_lines(texts: Any, labels: Sequence[Any] | None, prefix: str) -> list[s
     return lines
 
 
-def _batch_ids(lines: list[str], interner: Interner) -> tuple[array, np.ndarray]:
-    """The token ids of ``lines``, each line ending with ``</s>``, and each line's length.
-
-    One split and one interning pass over the whole batch: the lines are joined with
-    ``</s>`` between them, split at once (``str.split`` where the text holds no character
-    it splits on and fastText does not), and cut again at the ``</s>`` ids. A text that
-    itself holds ``</s>`` is read line by line instead.
-    """
-    joined = f" {EOS}\n".join(lines) + f" {EOS}"
-    if joined.count(EOS) != len(lines):  # a literal </s> in a text: line by line
-        ids = array("i")
-        lengths = []
-        for line in lines:
-            tokens = [*fasttext_split(line), EOS]
-            ids.extend(map(interner.__getitem__, tokens))
-            lengths.append(len(tokens))
-        return ids, np.array(lengths, dtype=np.int64)
-    tokens = joined.split() if not _NOT_FASTTEXT_SPACE.search(joined) else fasttext_split(joined)
-    ids = array("i", map(interner.__getitem__, tokens))
-    ends = np.flatnonzero(np.frombuffer(ids, dtype=np.int32) == interner[EOS]) + 1  # (lines,)
-    return ids, np.diff(ends, prepend=0)
-
-
 def read_labelled(
     data: LabelledData | Iterable[str],
     labels: Sequence[Any] | None = None,
@@ -227,17 +207,42 @@ def read_labelled(
         batches: Iterable[list[str]] = _file_lines(data, errors)
     else:
         batches = [_text_lines(data, labels, label_prefix)]
-    interner, ids, lengths = Interner(), array("i"), [np.zeros(1, dtype=np.int64)]
+    scanner = TokenScanner()
+    ids, lengths = [np.zeros(0, dtype=np.int32)], [np.zeros(1, dtype=np.int64)]
     for lines in batches:
         if lines:
-            batch, sizes = _batch_ids(lines, interner)
-            ids.extend(batch)
+            batch, sizes = scanner.scan(lines)
+            ids.append(batch)
             lengths.append(sizes)
-    keys = interner.keys_in_order
+    return _lines_of(scanner.keys(), np.concatenate(ids), np.concatenate(lengths))
+
+
+def read_labelled_reference(
+    data: LabelledData | Iterable[str],
+    labels: Sequence[Any] | None = None,
+    *,
+    label_prefix: str = "__label__",
+    errors: Literal["strict", "replace"] = "strict",
+) -> LabelledLines:
+    """:func:`read_labelled` in plain Python, line by line and token by token: the
+    reference the compiled scanner (:mod:`rowbook.data.labelled_scan`) is held to."""
+    if is_source(data):
+        batches: Iterable[list[str]] = _file_lines(data, errors)
+    else:
+        batches = [_text_lines(data, labels, label_prefix)]
+    interner, ids, lengths = Interner(), array("i"), [0]
+    for lines in batches:
+        for line in lines:
+            tokens = [*fasttext_split(line), EOS]
+            ids.extend(map(interner.__getitem__, tokens))
+            lengths.append(len(tokens))
     id_array = np.frombuffer(ids, dtype=np.int32) if len(ids) else np.zeros(0, np.int32)
-    counts = np.bincount(id_array, minlength=len(keys)).astype(np.int64)  # (K,)
-    starts = np.cumsum(np.concatenate(lengths))  # (L + 1,)
-    return LabelledLines(keys, counts, id_array, starts)
+    return _lines_of(interner.keys_in_order, id_array, np.array(lengths, dtype=np.int64))
+
+
+def _lines_of(keys: list[str], ids: np.ndarray, lengths: np.ndarray) -> LabelledLines:
+    counts = np.bincount(ids, minlength=len(keys)).astype(np.int64)  # (K,)
+    return LabelledLines(keys, counts, ids, np.cumsum(lengths))  # starts (L + 1,)
 
 
 class LabelVocab:

@@ -347,3 +347,20 @@ def test_autotune_metrics_follow_fasttexts_spelling(data):
     )
     with pytest.raises(ParameterError, match="autotune_metric"):
         model.fit(data[0], validation=data[1], autotune_trials=1, autotune_metric="f1:__label__no")
+
+
+def test_the_compiled_reading_is_the_plain_python_one(tmp_path):
+    """Split, hash and intern in numba: the same ids, lines and keys as token by token."""
+    from rowbook.data.labelled import read_labelled_reference
+
+    texts = [*_lines(300, 5), "", "  ", "a\u00a0b c\x00d\x1ce\te", "日本 </s> x", "é" * 40]
+    got, want = read_labelled(texts), read_labelled_reference(texts)
+    assert got.keys == want.keys
+    np.testing.assert_array_equal(got.ids, want.ids)
+    np.testing.assert_array_equal(got.starts, want.starts)
+    path = tmp_path / "t.txt"
+    path.write_text("\n".join(texts * 50) + "\n", encoding="utf-8")
+    got, want = read_labelled(path), read_labelled_reference(path)
+    assert got.keys == want.keys
+    np.testing.assert_array_equal(got.ids, want.ids)
+    np.testing.assert_array_equal(got.starts, want.starts)
