@@ -23,6 +23,7 @@ if TYPE_CHECKING:  # the names as type checkers and editors see them; imported o
         NPLM,
         ColorHarmony,
         FastText,
+        FastTextClassifier,
         GloVe,
         LSTMClassifier,
         TextClassifier,
@@ -84,6 +85,7 @@ __getattr__, __dir__, _ = lazy_loader.attach(
             "GloVe",
             "FastText",
             "TransformerLM",
+            "FastTextClassifier",
             "load",
         ],
         "vectors": ["Vectors", "SubwordVectors"],
@@ -124,6 +126,7 @@ __all__ = [  # noqa: RUF022 - pipeline order, not alphabetical
     "GloVe",
     "FastText",
     "TransformerLM",
+    "FastTextClassifier",
     "load",
     # query side
     "Vectors",

@@ -117,10 +117,10 @@ def _entry(
 
 
 def map_safetensors(
-    path: str | os.PathLike[str],
+    path: str | os.PathLike[str], mode: str = "r"
 ) -> tuple[dict[str, np.ndarray], dict[str, str], dict[str, str]]:
-    """``(name -> read-only mapped array, name -> safetensors dtype, metadata)`` of a
-    safetensors file, after the checks above."""
+    """``(name -> mapped array, name -> safetensors dtype, metadata)`` of a safetensors file,
+    after the checks above; ``mode`` is NumPy's: ``"r"`` read-only, ``"c"`` copy-on-write."""
     path = Path(path)
     if not path.is_file():
         raise FileNotFoundError(f"no safetensors file at {path}")
@@ -135,7 +135,7 @@ def map_safetensors(
         if start < end:
             raise ValueError(f"{path}: tensors {first!r} and {second!r} overlap in the data")
     arrays, dtypes = {}, {}
-    data = np.memmap(path, dtype=np.uint8, mode="r", offset=data_start) if data_bytes else None
+    data = np.memmap(path, dtype=np.uint8, mode=mode, offset=data_start) if data_bytes else None
     for name, (dtype, shape, start, end) in entries.items():
         raw = data[start:end] if data is not None else np.zeros(0, np.uint8)
         arrays[name] = raw.view(DTYPES[dtype]).reshape(shape)

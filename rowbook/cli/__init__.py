@@ -17,6 +17,7 @@ module         commands
 ``query``      ``neighbors``, ``analogy``, ``similarity``, ``evaluate``
 ``compare``    ``compare`` (two vectors files: what moved)
 ``files``      ``plot``, ``convert``
+``tables``     ``quantize``, ``prune``
 =============  ====================================================================
 
 Shared by several: ``_common`` (the parser, one-line errors, input lines, tables),
@@ -33,7 +34,19 @@ import warnings
 from collections.abc import Collection, Sequence
 
 from rowbook.checks import ParameterError
-from rowbook.cli import compare, cooccur, files, lm, misc, query, text, train_options, vocab
+from rowbook.cli import (
+    classify,
+    compare,
+    cooccur,
+    files,
+    lm,
+    misc,
+    query,
+    tables,
+    text,
+    train_options,
+    vocab,
+)
 from rowbook.cli._common import HelpFormatter, Parser, flag_for
 
 __all__ = ["USER_ERRORS", "build_parser", "main"]
@@ -77,6 +90,8 @@ def build_parser(argv: Sequence[str] | None = None) -> argparse.ArgumentParser:
     compare.register(commands)
     files.register(commands)
     lm.register(commands, train, only=train_models)
+    classify.register(commands)
+    tables.register(commands)
     misc.register_bench(commands)
     return parser
 

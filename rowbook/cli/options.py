@@ -62,6 +62,15 @@ OPTIONS: dict[str, tuple[str, str | None, str]] = {
         "F",
         "share of the lines held out to report held-out perplexity, 0 for none",
     ),
+    "word_ngrams": ("--word-ngrams", "N", "word n-grams up to N words join each line (hashed)"),
+    "loss": ("--loss", None, "softmax, negative sampling, hierarchical softmax or one-vs-all"),
+    "min_count_label": ("--min-count-label", "N", "ignore labels seen fewer than N times"),
+    "label_prefix": ("--label-prefix", "PREFIX", "what a label starts with"),
+    "pretrained_vectors": (
+        "--pretrained-vectors",
+        "FILE",
+        "word vectors (.vec, .npz) to start the word rows from",
+    ),
     "workers": ("--workers", "N", "threads; 1 is reproducible"),
     "seed": ("--seed", "N", "random seed"),
     "family": (
@@ -115,6 +124,8 @@ NONE_MEANS = {
     ("TransformerLM", "n_kv_heads"): "--heads",
     ("TransformerLM", "d_ff"): "4 D for gpt2, 8 D / 3 rounded up to 256 for llama",
     ("TransformerLM", "positions"): "learned for gpt2, rope for llama",
+    ("FastTextClassifier", "workers"): "one per CPU",
+    ("FastTextClassifier", "pretrained_vectors"): "none",
 }
 
 

@@ -1,4 +1,5 @@
-"""The parsers of ``rowbook train word2vec|glove|fasttext|nplm`` (run by :mod:`rowbook.cli.train`).
+"""The parsers of ``rowbook train word2vec|glove|fasttext|nplm`` (run by :mod:`rowbook.cli.train`)
+and ``train classifier`` (:mod:`rowbook.cli.classify`).
 
 Each command has the options of reading and of the run (CORPUS, ``-o``, checkpoints,
 ``--init``, ``--scheduler``) and its model's options, from the one table of
@@ -13,6 +14,7 @@ from collections.abc import Collection
 from typing import Any
 
 from rowbook.cli._common import HelpFormatter, add_command, add_scheduler, add_unicode_errors
+from rowbook.cli.classify import add_train_classifier
 from rowbook.cli.options import add_model_options
 from rowbook.cli.train import run_nplm, run_word_vectors
 
@@ -24,6 +26,7 @@ _HELP = {
     "glove": "GloVe word vectors from co-occurrence counts (Pennington et al. 2014)",
     "fasttext": "subword word vectors: words as bags of character n-grams (Bojanowski et al. 2017)",
     "nplm": "a neural language model over characters or words (Bengio et al. 2003)",
+    "classifier": "fastText's text classifier: labelled lines, mean of word and n-gram rows",
 }
 
 
@@ -200,11 +203,12 @@ def register(commands: Any, only: Collection[str] | None = None) -> Any:
     about a second."""
     train = commands.add_parser(
         "train",
-        help="train word2vec, GloVe, fastText or a neural language model on a corpus",
+        help="train word2vec, GloVe, fastText, a text classifier or a neural language model",
         description="Train a model on CORPUS and write its embedding table to OUT.",
         epilog="examples:\n  rowbook train word2vec corpus.txt -o vectors.txt\n"
         "  rowbook train glove corpus.txt -o glove.npz\n"
         "  rowbook train fasttext corpus.txt -o model.bin\n  rowbook train nplm lines.txt -o lm.npz\n"
+        "  rowbook train classifier train.txt -o model.bin\n"
         "  rowbook train word2vec --help",
         formatter_class=HelpFormatter,
     )
@@ -215,6 +219,7 @@ def register(commands: Any, only: Collection[str] | None = None) -> Any:
         "glove": _glove_parser,
         "fasttext": _fasttext_parser,
         "nplm": _nplm_parser,
+        "classifier": lambda models: add_train_classifier(models, _HELP["classifier"]),
     }
     for name, build in builders.items():
         if only is None or name in only:

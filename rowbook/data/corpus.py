@@ -46,6 +46,7 @@ __all__ = [
     "Corpus",
     "CountedVocab",
     "EncodedCorpus",
+    "Interner",
     "encode_corpus",
     "iter_sentences",
     "job_boundaries",
@@ -148,7 +149,7 @@ def _line_sentences(
             sentence = []
 
 
-class _Interner(dict):
+class Interner(dict):
     """``interner[key]`` is the key's id, assigning the next id to a new key."""
 
     def __missing__(self, key: str) -> int:
@@ -180,7 +181,7 @@ def _scan(
     when they went to ``sink``, block by block), the (S,) sentence lengths, the ids still live at the end,
     and the counts by provisional id.
     """
-    interner, raw_ids, lengths = _Interner(), array("i"), array("q")
+    interner, raw_ids, lengths = Interner(), array("i"), array("q")
     counts = np.zeros(0, dtype=np.int64)  # by provisional id, for tokens before counted_upto
     counted_upto, min_reduce = 0, 1
     for sentence in sentences:

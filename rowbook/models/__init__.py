@@ -19,6 +19,7 @@ if TYPE_CHECKING:
     from rowbook.models.color_harmony import COLOR_NAMES, ColorHarmony
     from rowbook.models.language_model import TransformerLM
     from rowbook.models.nplm import NPLM
+    from rowbook.models.word_vectors.classifier import FastTextClassifier
     from rowbook.models.word_vectors.fasttext import FastText
     from rowbook.models.word_vectors.glove import GloVe
     from rowbook.models.word_vectors.word2vec import Word2Vec
@@ -33,6 +34,7 @@ _MODULES = {
     "word_vectors.glove": ["GloVe"],
     "word_vectors.fasttext": ["FastText"],
     "language_model": ["TransformerLM"],
+    "word_vectors.classifier": ["FastTextClassifier"],
 }
 _getattr, _, _ = lazy_loader.attach(__name__, submod_attrs=_MODULES)
 _MODEL_NAMES = (
@@ -44,6 +46,7 @@ _MODEL_NAMES = (
     "GloVe",
     "FastText",
     "TransformerLM",
+    "FastTextClassifier",
 )
 
 
@@ -61,6 +64,7 @@ __all__ = [
     "NPLM",
     "ColorHarmony",
     "FastText",
+    "FastTextClassifier",
     "GloVe",
     "LSTMClassifier",
     "Model",
@@ -72,8 +76,11 @@ __all__ = [
 ]
 
 
-def load(path: str | os.PathLike[str]) -> Model:
+def load(path: str | os.PathLike[str], *, mmap: bool = False) -> Model:
     """The model saved at ``path``, of whichever class saved it.
+
+    ``mmap=True`` maps the model's large arrays (its tables) from the file copy-on-write
+    instead of reading them (see :meth:`rowbook.models.Model.load`).
 
     Examples
     --------
@@ -87,7 +94,7 @@ def load(path: str | os.PathLike[str]) -> Model:
     >>> type(loaded).__name__, bool(np.array_equal(loaded.W_in_, model.W_in_))
     ('Word2Vec', True)
     """
-    document = read_model_file(path)
+    document = read_model_file(path, mmap=mmap)
     if document["class"] not in _MODEL_NAMES:
         raise ValueError(
             f"{path} holds a {document['class']!r} model, which this rowbook does not know "

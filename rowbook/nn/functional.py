@@ -29,6 +29,7 @@ from rowbook.nn.bag import (
     bag_sum,
 )
 from rowbook.nn.lookup import (
+    DecodedTable,
     as_ids,
     as_table,
     check_bag_mode,
@@ -195,6 +196,8 @@ def embedding(
            [0., 0.],
            [2., 2.]])
     """
+    if isinstance(weight, DecodedTable):
+        return _decoded_embedding(ids, weight, padding_idx, max_norm)
     weight = as_table(weight)
     num_rows, dim = weight.shape
     pad = normalize_padding_idx(padding_idx, num_rows)
@@ -274,7 +277,8 @@ def embedding_bag(
            [ 0.,  0.],
            [ 4.,  6.]])
     """
-    weight = as_table(weight)
+    decoded = isinstance(weight, DecodedTable)
+    weight = weight if decoded else as_table(weight)
     num_rows = weight.shape[0]
     check_bag_mode(mode, scale_grad_by_freq, sparse)
     pad = normalize_padding_idx(padding_idx, num_rows)
@@ -282,6 +286,23 @@ def embedding_bag(
     ids = as_ids(ids)
     flat, bounds = bag_bounds(ids, offsets, include_last_offset)  # (n,), (B + 1,)
     check_ids_in_range(flat, num_rows, ids.shape)
+    if decoded:  # decode the rows the bags read, then bag that small table (no gradient to it)
+        _refuse_max_norm(max_norm)
+        uniq, inverse = np.unique(flat, return_inverse=True)  # (U,), positions -> row of uniq
+        small_pad = int(np.searchsorted(uniq, pad)) if pad is not None and pad in uniq else None
+        return embedding_bag(
+            inverse.reshape(ids.shape),
+            weight.decode(uniq),
+            offsets,
+            None,
+            norm_type,
+            scale_grad_by_freq,
+            mode,
+            sparse,
+            per_sample_weights,
+            include_last_offset,
+            small_pad,
+        )
     if weight.dtype == np.float16:
         if max_norm is not None:
             embedding_renorm_(weight.data, flat[: bounds[-1]], max_norm, norm_type)
@@ -298,6 +319,23 @@ def embedding_bag(
             out, (weight,), lambda g: (bag_max_backward(argmax, g, num_rows),), "embedding_bag"
         )
     return _bag_sum(weight, flat, bounds, pad, psw, mode == "mean", scale_grad_by_freq, sparse)
+
+
+def _decoded_embedding(ids: Any, weight: DecodedTable, padding_idx: Any, max_norm: Any) -> Tensor:
+    """The rows of a frozen, decoded table (a quantised one): decoded float32, no gradient."""
+    normalize_padding_idx(padding_idx, weight.shape[0])
+    _refuse_max_norm(max_norm)
+    ids = as_ids(ids)
+    check_ids_in_range(ids.reshape(-1), weight.shape[0], ids.shape)
+    return Tensor(weight.decode(ids).reshape(*ids.shape, weight.shape[1]))
+
+
+def _refuse_max_norm(max_norm: Any) -> None:
+    if max_norm is not None:
+        raise ValueError(
+            f"max_norm={max_norm!r} rescales rows in place, and a quantised table is "
+            "frozen; pass max_norm=None, or look up a float table"
+        )
 
 
 def _bag_sum(

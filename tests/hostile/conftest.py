@@ -77,6 +77,9 @@ LOADERS = {
     "fasttext bin": SubwordVectors.load_fasttext,
     "cooccurrence npz": load_cooccurrence,
     "safetensors": lambda p: [np.asarray(a).sum() for a in map_safetensors(p)[0].values()],
+    "quantized npz": Vectors.load,
+    "mapped vectors npz": lambda p: Vectors.load(p, mmap=True).most_similar("king", topn=2),
+    "mapped quantized npz": lambda p: Vectors.load(p, mmap=True).most_similar("king", topn=2),
 }
 NPZ_FORMATS = (
     "vectors npz",
@@ -86,6 +89,9 @@ NPZ_FORMATS = (
     "glove checkpoint",
     "saved model",
     "cooccurrence npz",
+    "quantized npz",
+    "mapped vectors npz",
+    "mapped quantized npz",
 )
 JSON_FORMATS = ("vocab json", "bpe json", "tokenizer.json")
 TEXT_FORMATS = ("word2vec text", "word2vec binary", "glove")
@@ -121,6 +127,14 @@ def _write_bases(folder: Path) -> None:
     FastText(vector_size=4, bucket=64, min_count=1, epochs=1, workers=1).fit(CORPUS).save_fasttext(
         folder / "fasttext bin"
     )
+    rows = np.random.default_rng(0).standard_normal((300, 6)).astype(np.float32)  # 7 KiB
+    many = Vectors(KEYS + [f"k{i}" for i in range(296)], rows, counts=np.arange(300, 0, -1))
+    many.quantize("pq", m=3, nbits=4, verbose=False).save(folder / "quantized npz")
+    wide = Vectors(
+        KEYS + [f"k{i}" for i in range(2044)], np.tile(rows, (8, 2))[:2048]
+    )  # 96 KiB: mapped
+    wide.save(folder / "mapped vectors npz")
+    wide.quantize("int8", verbose=False).save(folder / "mapped quantized npz")
 
 
 class Bases(dict):

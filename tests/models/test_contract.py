@@ -144,6 +144,12 @@ ROUND_TRIP: dict[str, tuple[Callable[[], Any], tuple[Any, ...]]] = {
         ),
         (_LINES,),
     ),
+    "FastTextClassifier": (
+        lambda: rowbook.FastTextClassifier(
+            vector_size=8, epochs=2, word_ngrams=2, bucket=50, workers=1
+        ),
+        (_LINES, ["a", "b", "a"] * 4),
+    ),
 }
 
 
