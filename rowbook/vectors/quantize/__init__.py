@@ -2,8 +2,10 @@
 
 * :mod:`~rowbook.vectors.quantize.kmeans` -- seeded k-means, one numba assignment kernel;
 * :mod:`~rowbook.vectors.quantize.pq` -- :class:`ProductQuantizer`, fastText's layout;
-* :mod:`~rowbook.vectors.quantize.matrix` -- :class:`Int8Matrix`, :class:`PQMatrix`: rows as
-  codes, decoded on the fly, scored by the asymmetric distance;
+* :mod:`~rowbook.vectors.quantize.matrix` -- :class:`QuantizedMatrix`: rows as codes, decoded
+  on the fly, scored by the asymmetric distance; its two forms,
+  :mod:`~rowbook.vectors.quantize.int8` (:class:`Int8Matrix`) and
+  :mod:`~rowbook.vectors.quantize.pqmatrix` (:class:`PQMatrix`, fastText's ``QuantMatrix``);
 * :mod:`~rowbook.vectors.quantize.table` -- :class:`QuantizedVectors`, re-ranking against the
   float table mapped from disk;
 * :mod:`~rowbook.vectors.quantize.subword` -- :class:`QuantizedSubwordVectors` (fastText);
@@ -18,7 +20,7 @@ as fastText's: ``dim`` cut into ``nsubq`` sub-spaces of width ``dsub`` except a 
 sub-space in one float32 array, norms quantised apart by a second, one-dimensional
 quantiser (``qnorm``). So the codes and codebooks of an ``.ftz`` are read and written by
 this class (:meth:`ProductQuantizer.from_fasttext_bytes`,
-:meth:`PQMatrix.from_fasttext_bytes <rowbook.vectors.quantize.matrix.PQMatrix>`) and a
+:meth:`PQMatrix.from_fasttext_bytes <rowbook.vectors.quantize.pqmatrix.PQMatrix>`) and a
 quantised classifier can reuse :class:`PQMatrix` as its input table. Reading fastText's
 codebooks needs decoding only; training them is rowbook's own k-means
 (:mod:`~rowbook.vectors.quantize.kmeans`), seeded and reproducible, with fastText's and
@@ -29,8 +31,10 @@ for bit. Two extensions fastText lacks: ``m=`` sub-spaces of widths differing by
 """
 
 from rowbook.vectors.quantize.cost import QuantizationCost
-from rowbook.vectors.quantize.matrix import Int8Matrix, PQMatrix, QuantizedMatrix
+from rowbook.vectors.quantize.int8 import Int8Matrix
+from rowbook.vectors.quantize.matrix import QuantizedMatrix
 from rowbook.vectors.quantize.pq import ProductQuantizer
+from rowbook.vectors.quantize.pqmatrix import PQMatrix
 from rowbook.vectors.quantize.table import QuantizedVectors
 
 __all__ = [

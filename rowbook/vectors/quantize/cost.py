@@ -27,13 +27,23 @@ import numpy as np
 
 from rowbook.checks import check_choice, check_int
 from rowbook.vectors.neighbors import top_k_rows
-from rowbook.vectors.quantize.matrix import Int8Matrix, PQMatrix, QuantizedMatrix
+from rowbook.vectors.quantize.int8 import Int8Matrix
+from rowbook.vectors.quantize.matrix import QuantizedMatrix
+from rowbook.vectors.quantize.pqmatrix import PQMatrix
 
 if TYPE_CHECKING:
     from rowbook.vectors.core import Vectors
     from rowbook.vectors.quantize.table import QuantizedVectors
 
-__all__ = ["QuantizationCost", "measure_cost", "quantize_matrix", "quantize_vectors"]
+__all__ = [
+    "QuantizationCost",
+    "finish_quantized",
+    "measure_cost",
+    "nearest",
+    "quantize_matrix",
+    "quantize_vectors",
+    "recall",
+]
 
 PathLike = str | os.PathLike[str]
 Method = Literal["int8", "pq"]
