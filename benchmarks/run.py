@@ -34,11 +34,14 @@ NAMES = [
     "vectors",
     "compare",
     "index",
+    "quantize",
     "word2vec",
     "fasttext",
+    "classifier",
     "contention",
     "scale",
     "viewer",
+    "lm",
 ]
 
 

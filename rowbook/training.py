@@ -51,7 +51,15 @@ if TYPE_CHECKING:  # annotations only: the CLI imports TrainingDiverged without 
     from rowbook.autograd import Tensor
     from rowbook.nn.module import Module
 
-__all__ = ["CHECKPOINT_KIND", "History", "TrainConfig", "Trainer", "TrainingDiverged", "batches"]
+__all__ = [
+    "CHECKPOINT_KIND",
+    "History",
+    "TrainConfig",
+    "Trainer",
+    "TrainingDiverged",
+    "batches",
+    "hold_out",
+]
 
 CHECKPOINT_KIND = "checkpoint"
 
@@ -119,6 +127,25 @@ def batches(n: int, batch_size: int, rng: np.random.Generator | None) -> list[np
     """
     order = rng.permutation(n) if rng is not None else np.arange(n)
     return [order[i : i + batch_size] for i in range(0, n, batch_size)]
+
+
+def hold_out(texts: list[Any], fraction: float, seed: int) -> tuple[list[Any], list[Any]]:
+    """``(training texts, held-out texts)``: ``floor(fraction * len(texts))`` texts held out,
+    chosen by a random draw seeded with ``seed``; the rest keep their order.
+
+    Examples
+    --------
+    >>> train, held = hold_out(["a", "b", "c", "d", "e"], 0.5, seed=0)
+    >>> len(held), sorted(train + held), train == sorted(train)
+    (2, ['a', 'b', 'c', 'd', 'e'], True)
+    """
+    n_val = int(len(texts) * fraction)
+    if n_val == 0:
+        return texts, []
+    held = np.random.default_rng(seed).permutation(len(texts))[:n_val]
+    keep = np.ones(len(texts), dtype=bool)
+    keep[held] = False
+    return [t for t, k in zip(texts, keep, strict=True) if k], [texts[i] for i in held]
 
 
 class Trainer:

@@ -45,6 +45,7 @@ from rowbook.data.counted_vocab import (  # truncate_vocab, vocab_from_counts: a
 from rowbook.data.id_stream import EncodedCorpus, IdFile, RawIdSink
 from rowbook.data.scan import (
     Discard,
+    Interner,
     Scanned,
     line_sentences,
     parallel_parts,
@@ -56,6 +57,7 @@ __all__ = [
     "Corpus",
     "CountedVocab",
     "EncodedCorpus",
+    "Interner",
     "count_words",
     "encode_corpus",
     "iter_sentences",

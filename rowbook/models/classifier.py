@@ -10,6 +10,15 @@ and learn a table ``E`` (V, d) together with the layers after it:
 * :class:`LSTMClassifier` reads the rows in order with an :class:`~rowbook.nn.LSTM` and
   scores the hidden state after the last real token: ``logits = W h_T + b``.
 
+These are the textbook classifiers of the network family (autograd, an MLP or an LSTM head,
+Adam / SparseAdam, the shared :class:`~rowbook.training.Trainer`). fastText's supervised
+classifier -- a linear layer on the mean of word and hashed n-gram rows, trained by Hogwild
+SGD, exact with fastText's ``.bin`` and ``.ftz`` files -- is
+:class:`~rowbook.models.FastTextClassifier`, in the word-vector family whose machinery
+(vocabulary, jobs, schedule) it shares; :class:`TextClassifier` stays separate because
+what it teaches (a table trained through autograd with the layers after it) is that
+family's opposite, not a setting of it.
+
 Optimizer: by default the table is looked up with ``sparse=True`` and stepped by
 :class:`~rowbook.optim.SparseAdam` (each step touches only the rows of the batch's
 tokens, so its cost does not grow with V), the dense layers by

@@ -82,9 +82,12 @@ def write_safetensors(
     save_safetensors(path, tensors, {"format": "rowbook", "kind": "vectors", "version": "1"})
 
 
-def read_safetensors(path: PathLike) -> tuple[list[str], np.ndarray, np.ndarray | None]:
-    """Read a file written by :func:`write_safetensors`; checks what it holds."""
-    tensors, meta = load_safetensors(path)
+def read_safetensors(
+    path: PathLike, *, mmap: bool = False
+) -> tuple[list[str], np.ndarray, np.ndarray | None]:
+    """Read a file written by :func:`write_safetensors`; checks what it holds. With ``mmap``
+    the table is mapped from the file read-only instead of read."""
+    tensors, meta = load_safetensors(path, mmap_mode="r" if mmap else None)
     if meta.get("kind") != "vectors" or not {"vectors", "key_bytes", "key_offsets"} <= set(tensors):
         raise ValueError(
             f"{path}: not a rowbook vectors safetensors file (it needs 'vectors', 'key_bytes' "

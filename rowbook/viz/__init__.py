@@ -6,7 +6,8 @@
   through scikit-learn (``pip install "rowbook[viz]"``);
 * :mod:`rowbook.viz.labels` -- labels people can read: invisible characters shown, PNG
   labels placed so that none overlap (leader lines, the hidden ones counted);
-* :mod:`rowbook.viz.plots` -- labelled scatter, cosine heatmap and training curves as PNG
+* :mod:`rowbook.viz.plots` -- labelled scatter, cosine heatmap, training curves and the cost
+  of a vocabulary as PNG
   (matplotlib, Agg, written atomically);
 * :mod:`rowbook.viz.row_stats` -- which rows trained: updates against frequency rank,
   distance travelled against updates, the rows never touched (:class:`~rowbook.optim.RowStats`);
@@ -23,9 +24,11 @@ from rowbook.viz.plots import (
     plot_scatter,
     plot_similarity,
     plot_training,
+    plot_vocab_sweep,
     scatter_figure,
     similarity_figure,
     training_figure,
+    vocab_sweep_figure,
 )
 from rowbook.viz.points import as_points, cosine_matrix, hue_colors
 from rowbook.viz.project import PCA, project, tsne
@@ -44,6 +47,7 @@ __all__ = [
     "plot_scatter",
     "plot_similarity",
     "plot_training",
+    "plot_vocab_sweep",
     "project",
     "read_projector",
     "row_stats_figure",
@@ -51,6 +55,7 @@ __all__ = [
     "similarity_figure",
     "training_figure",
     "tsne",
+    "vocab_sweep_figure",
     "write_html",
     "write_projector",
 ]

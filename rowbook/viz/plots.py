@@ -1,4 +1,5 @@
-"""PNG pictures with matplotlib (Agg, no display): scatter, cosine heatmap, training curves.
+"""PNG pictures with matplotlib (Agg, no display): scatter, cosine heatmap, training curves,
+the cost of a vocabulary.
 
 Each picture comes in two forms: ``*_figure(...)`` builds and returns a matplotlib
 :class:`~matplotlib.figure.Figure` (for notebooks, or to adjust before saving), and
@@ -33,10 +34,12 @@ __all__ = [
     "plot_scatter",
     "plot_similarity",
     "plot_training",
+    "plot_vocab_sweep",
     "save_png",
     "scatter_figure",
     "similarity_figure",
     "training_figure",
+    "vocab_sweep_figure",
 ]
 
 PathLike = str | os.PathLike[str]
@@ -257,6 +260,42 @@ def plot_training(
 ) -> Path:
     """Write :func:`training_figure` as a PNG at ``path``; returns the path."""
     return save_png(training_figure(epochs, **kwargs), path)
+
+
+# -- what a vocabulary costs -------------------------------------------------------------
+
+
+def vocab_sweep_figure(
+    rows: Sequence[Any],
+    *,
+    title: str | None = None,
+    figsize: tuple[float, float] = (8.0, 4.5),
+    dpi: int = 100,
+) -> Figure:
+    """:func:`rowbook.sizing.vocab_sweep`'s rows against V (log scale): tokens per character
+    on the left axis, falling; the table's parameters on the right, growing."""
+    if not rows:
+        raise ValueError("rows is empty: run vocab_sweep on at least one size")
+    V = [r.vocab_size for r in rows]
+    fig = new_figure(figsize, dpi)
+    ax = fig.subplots()
+    ax.plot(V, [r.tokens_per_char for r in rows], marker="o", color="tab:blue")
+    ax.set_xscale("log")
+    ax.set_xlabel("vocabulary size V")
+    ax.set_ylabel("tokens per character (held-out text)", color="tab:blue")
+    ax.grid(True, alpha=0.3)
+    table = ax.twinx()
+    table.plot(V, [r.table_parameters / 1e6 for r in rows], marker="s", color="tab:red")
+    table.set_ylabel("table parameters V x d (millions)", color="tab:red")
+    fig.suptitle(
+        title if title is not None else "a larger vocabulary: shorter sequences, a heavier table"
+    )
+    return fig
+
+
+def plot_vocab_sweep(rows: Sequence[Any], path: PathLike, **kwargs: Any) -> Path:
+    """Write :func:`vocab_sweep_figure` as a PNG at ``path``; returns the path."""
+    return save_png(vocab_sweep_figure(rows, **kwargs), path)
 
 
 def _epoch_rows(epochs: Any) -> list[Mapping[str, float]]:

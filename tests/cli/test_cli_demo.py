@@ -183,3 +183,22 @@ def test_demo_prints_the_one_hot_arithmetic(demo_dir):
     assert (
         json.loads((demo_dir / "02_color_harmony.json").read_text())["initial"]["eval_accuracy"] < 1
     )
+
+
+def test_demo_transformer_numbers(demo_dir):
+    from rowbook.demo.transformer import SETTINGS
+    from rowbook.sizing import model_size
+
+    result = json.loads((demo_dir / "07_transformer.json").read_text())
+    s = SETTINGS
+    vocab = result["table"] // s["d_model"]
+    size = model_size(vocab, s["d_model"], s["n_layers"], s["n_heads"], context=s["context"])
+    assert result["parameters"] == size.parameters and result["tying_saved"] == vocab * s["d_model"]
+    head_dim = s["d_model"] // s["n_heads"]
+    assert (
+        result["cache_bytes"]
+        == 2 * s["n_layers"] * result["cache_positions"] * s["n_heads"] * head_dim * 4
+    )
+    perplexities = [e["val_perplexity"] for e in result["epochs"]]
+    assert perplexities[-1] < perplexities[0] / 4  # it learned the sentences' grammar
+    assert result["generated"].startswith(result["prompt"])

@@ -39,6 +39,9 @@ def test_every_command_is_there():
         "train glove",
         "train fasttext",
         "train nplm",
+        "train classifier",
+        "predict",
+        "test",
         "cooccur",
         "neighbors",
         "analogy",
@@ -47,7 +50,13 @@ def test_every_command_is_there():
         "compare",
         "plot",
         "convert",
+        "quantize",
+        "prune",
         "bench",
+        "train lm",
+        "generate",
+        "size",
+        "vocab-sweep",
     }
     assert set(command_parsers()) == expected
 

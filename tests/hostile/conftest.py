@@ -30,7 +30,7 @@ import pytest
 
 import rowbook
 from rowbook.data.cooccurrence_file import load_cooccurrence, save_cooccurrence
-from rowbook.io import load_state, save_state
+from rowbook.io import load_state, map_safetensors, save_safetensors, save_state
 from rowbook.models import ColorHarmony, FastText, GloVe, Word2Vec
 from rowbook.nn import Embedding, Module
 from rowbook.optim import Adam
@@ -76,6 +76,10 @@ LOADERS = {
     "tokenizer.json": ByteLevelBPE.from_tokenizer_json,
     "fasttext bin": SubwordVectors.load_fasttext,
     "cooccurrence npz": load_cooccurrence,
+    "safetensors": lambda p: [np.asarray(a).sum() for a in map_safetensors(p)[0].values()],
+    "quantized npz": Vectors.load,
+    "mapped vectors npz": lambda p: Vectors.load(p, mmap=True).most_similar("king", topn=2),
+    "mapped quantized npz": lambda p: Vectors.load(p, mmap=True).most_similar("king", topn=2),
 }
 NPZ_FORMATS = (
     "vectors npz",
@@ -85,6 +89,9 @@ NPZ_FORMATS = (
     "glove checkpoint",
     "saved model",
     "cooccurrence npz",
+    "quantized npz",
+    "mapped vectors npz",
+    "mapped quantized npz",
 )
 JSON_FORMATS = ("vocab json", "bpe json", "tokenizer.json")
 TEXT_FORMATS = ("word2vec text", "word2vec binary", "glove")
@@ -114,9 +121,20 @@ def _write_bases(folder: Path) -> None:
         counted.counts,
         window=counted.window,
     )
+    save_safetensors(
+        folder / "safetensors", {"wte.weight": TABLE, "ln_f.bias": TABLE[0]}, {"format": "pt"}
+    )
     FastText(vector_size=4, bucket=64, min_count=1, epochs=1, workers=1).fit(CORPUS).save_fasttext(
         folder / "fasttext bin"
     )
+    rows = np.random.default_rng(0).standard_normal((300, 6)).astype(np.float32)  # 7 KiB
+    many = Vectors(KEYS + [f"k{i}" for i in range(296)], rows, counts=np.arange(300, 0, -1))
+    many.quantize("pq", m=3, nbits=4, verbose=False).save(folder / "quantized npz")
+    wide = Vectors(
+        KEYS + [f"k{i}" for i in range(2044)], np.tile(rows, (8, 2))[:2048]
+    )  # 96 KiB: mapped
+    wide.save(folder / "mapped vectors npz")
+    wide.quantize("int8", verbose=False).save(folder / "mapped quantized npz")
 
 
 class Bases(dict):

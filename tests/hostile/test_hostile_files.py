@@ -35,7 +35,7 @@ FUZZ = settings(
     suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
 )
 TEXT = ("word2vec text", "word2vec binary", "glove")
-BINARY = ("fasttext bin",)
+BINARY = ("fasttext bin", "safetensors")
 NPZ = (
     "vectors npz",
     "state",
@@ -43,6 +43,9 @@ NPZ = (
     "word2vec checkpoint",
     "glove checkpoint",
     "saved model",
+    "quantized npz",
+    "mapped vectors npz",
+    "mapped quantized npz",
 )
 JSON = ("vocab json", "bpe json", "tokenizer.json")
 BIG = st.one_of(st.integers(0, 64), st.integers(0, 10**13))  # sizes, small and absurd
@@ -157,7 +160,7 @@ def test_fuzz_npy_header_claims(fmt, shape, descr, held, compress, data, bases, 
 
 
 @child_only
-@pytest.mark.parametrize("fmt", ["vectors npz", "state"])
+@pytest.mark.parametrize("fmt", ["vectors npz", "state", "mapped vectors npz"])
 @FUZZ
 @given(
     size=st.one_of(BIG, st.integers(MAX_INFLATED_BYTES - 8, MAX_INFLATED_BYTES * 4)),

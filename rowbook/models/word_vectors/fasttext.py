@@ -39,14 +39,13 @@ from typing import Any, ClassVar, Literal
 
 import numpy as np
 
-from rowbook._memory import untouched_zeros
 from rowbook.checks import check_int, check_number
 from rowbook.data.counted_vocab import CountedVocab
 from rowbook.data.id_stream import EncodedCorpus
 from rowbook.data.sampling import negative_guide, negative_table, sample_thresholds
 from rowbook.models.word_vectors.fasttext_kernels import train_job
 from rowbook.models.word_vectors.word2vec import Word2Vec
-from rowbook.models.word_vectors.word2vec_training import grow_tables
+from rowbook.models.word_vectors.word2vec_training import grow_tables, initial_rows_where
 from rowbook.text.subwords import subword_table
 from rowbook.vectors.fasttext_format import (
     FastTextArgs,
@@ -327,20 +326,10 @@ def initial_input(seed: int, keys: tuple[str, ...], model: FastText) -> np.ndarr
     350 MB of the 800 MB table are ever touched). fastText leaves them uninitialised (``DenseMatrix::uniform`` fills only ``thread / 10`` of the
     table); an unseen word's n-gram that hashes there adds a zero row to its mean.
     """
-    V, d = len(keys), model.vector_size
-    n_rows = V + model.n_buckets
-    used = np.zeros(n_rows, dtype=np.bool_)
+    V = len(keys)
+    used = np.zeros(V + model.n_buckets, dtype=np.bool_)
     used[:V] = True
     if model.n_buckets:
         bag_ids = subword_table(keys, minn=model.minn, maxn=model.maxn, bucket=model.n_buckets)[1]
         used[bag_ids] = True
-    W_in = untouched_zeros((n_rows, d), np.float32)  # (V + bucket, d), pages taken when written
-    rng, chunk = np.random.default_rng(seed), 1 << 16
-    for start in range(0, n_rows, chunk):  # the same stream as one initial_rows call
-        block = rng.random((min(chunk, n_rows - start), d), dtype=np.float32)  # (chunk, d)
-        block *= np.float32(2.0)
-        block -= np.float32(1.0)
-        block /= np.float32(d)
-        rows = np.flatnonzero(used[start : start + len(block)])
-        W_in[start + rows] = block[rows]
-    return W_in
+    return initial_rows_where(seed, used, model.vector_size)

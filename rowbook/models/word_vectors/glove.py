@@ -307,7 +307,7 @@ class GloVe(WordVectorModel):
         return {"sums": dict(fitted["sums"]), "n_records": fitted["n_records"]}
 
     def _extra_from_state(self, state: dict[str, Any], V: int) -> dict[str, Any]:
-        sums = {k: np.array(v, dtype=np.float64, order="C") for k, v in state["sums"].items()}
+        sums = {k: np.asarray(v, dtype=np.float64, order="C") for k, v in state["sums"].items()}
         check_tables(sums, self._table_shapes(V))
         return {"sums": sums, "n_records": int(state["n_records"])}
 
