@@ -258,6 +258,8 @@ def iter_part_batches(
     its line, as for a whole file."""
     if errors not in ("strict", "replace"):
         raise ValueError(f"errors must be 'strict' or 'replace', got {errors!r}")
+    if not isinstance(chunk_bytes, int) or chunk_bytes < 8:
+        raise ValueError(f"chunk_bytes must be an int >= 8, got {chunk_bytes!r}")
     yield from _file_batches(part.file, errors, chunk_bytes, _NoBar(), part.span)
 
 

@@ -45,7 +45,7 @@ from typing import Any, NamedTuple
 import numpy as np
 
 from rowbook._progress import ProgressBar
-from rowbook.corpus_files import STDIN, Part, iter_part_batches, source_parts
+from rowbook.corpus_files import PART_BYTES, STDIN, Part, iter_part_batches, source_parts
 from rowbook.data import id_stream
 from rowbook.fork_pool import can_fork, map_in_order
 
@@ -186,7 +186,7 @@ def parallel_parts(
         return None
     sizes = [Path(part.file).stat().st_size for part in whole]
     share = sum(sizes) // (_PARTS_PER_WORKER * workers)
-    parts = source_parts(corpus, part_bytes=max(MIN_PART_BYTES, share))
+    parts = source_parts(corpus, part_bytes=min(PART_BYTES, max(MIN_PART_BYTES, share)))
     if len(parts) == 1 and parts[0].span is None:  # compressed: one stream, one reader
         warnings.warn(
             f"{parts[0].file} is compressed, so it is read on one core (workers={workers} "

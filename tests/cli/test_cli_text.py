@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import gzip
 import io
 import json
 import sys
@@ -9,6 +10,8 @@ from collections import Counter
 
 import pytest
 import regex
+
+from rowbook.data import scan
 
 TEXT = "The cat, it's 3.5 m long! Café"
 
@@ -238,3 +241,18 @@ def test_vocab_of_compressed_files_and_folders_equals_the_plain_file(run, corpus
     assert json.loads(plain.out) | {"output": ""} == json.loads(parts.out) | {"output": ""}
     saved = [json.loads((tmp_path / f"{n}.json").read_text()) for n in ("plain", "parts")]
     assert saved[0] == saved[1]
+
+
+def test_vocab_command_counts_the_same_on_every_worker_count(run, tmp_path, monkeypatch):
+    files = [tmp_path / "a.txt", tmp_path / "b.txt.gz"]
+    files[0].write_text("the cat\r\nsat on\n\nthe mat " * 9 + "end")
+    files[1].write_bytes(gzip.compress(b"a cat\nthe end\n"))
+    monkeypatch.setattr(scan, "MIN_PART_BYTES", 7)
+    assert len(scan.parallel_parts(files, 2)) > 5
+    outs = []
+    for workers in (1, 2):
+        out = tmp_path / f"v{workers}.json"
+        result = run("vocab", *files, "--workers", workers, "-o", out, "--quiet")
+        assert result.code == 0, result
+        outs.append(out.read_text())
+    assert outs[0] == outs[1]
