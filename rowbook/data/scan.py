@@ -189,8 +189,8 @@ def parallel_parts(
     parts = source_parts(corpus, part_bytes=min(PART_BYTES, max(MIN_PART_BYTES, share)))
     if len(parts) == 1 and parts[0].span is None:  # compressed: one stream, one reader
         warnings.warn(
-            f"{parts[0].file} is compressed, so it is read on one core (workers={workers} "
-            "train on every core); to read on every core, split it into several files or "
+            f"{parts[0].file} is compressed, so it is read on one core, not on "
+            f"workers={workers}; to read it on every core, split it into several files or "
             "decompress it",
             OneCoreNotice,
             stacklevel=2,

@@ -221,8 +221,8 @@ class TextPipeline:
             raise ValueError(
                 "padding='max_length' needs max_length; pass max_length=... or padding='longest'"
             )
-        seqs = [self.encode(t) for t in texts]
-        lengths = [s.size for s in seqs]
+        seqs = self._encode_all(texts)
+        lengths = [len(s) for s in seqs]
         if max_length is not None and not truncation:
             long = [(i, n) for i, n in enumerate(lengths) if n > max_length]
             if long:
@@ -240,9 +240,18 @@ class TextPipeline:
         ids = np.full((len(seqs), width), self.pad_id or 0, dtype=np.int64)  # (B, T)
         mask = np.zeros((len(seqs), width), dtype=bool)  # (B, T)
         for i, s in enumerate(seqs):
-            n = min(s.size, width)
+            n = min(len(s), width)
             ids[i, :n], mask[i, :n] = s[:n], True
         return ids, mask
+
+    def _encode_all(self, texts: Sequence[str]) -> list[Sequence[int]]:
+        """The ids of each text: a byte-level BPE's own ``encode_batch`` (each distinct word
+        encoded once, on every core) when its ids are the pipeline's, else text by text."""
+        self._check_fitted()
+        if self._vocab is None and isinstance(self._tokenizer, ByteLevelBPE):
+            normalized = [self._normalize(t) for t in texts]
+            return [e.ids for e in self._tokenizer.encode_batch(normalized)]
+        return [self.encode(t) for t in texts]
 
     def decode(self, ids: Iterable[int]) -> str:
         """Text of one sequence of ids, padding dropped (word tokens are joined by spaces)."""

@@ -7,6 +7,7 @@ a twin of GPT-2's pattern for the standard ``re``, held here to the original.
 
 from __future__ import annotations
 
+import copy
 import multiprocessing
 import re
 
@@ -20,6 +21,8 @@ from rowbook import fork_pool
 from rowbook.text import ByteLevelBPE
 from rowbook.text.bpe import batch as bpe_batch
 from rowbook.text.bpe.bytelevel import GPT2_ASCII_PATTERN, GPT2_PATTERN
+
+from .conftest import SENTENCES
 
 SPECIALS = ["<pad>", "<|endoftext|>"]
 HARD = [
@@ -82,6 +85,37 @@ def test_parallel_equals_serial_equals_tokenizers(
     assert _fields(parallel) == _fields(serial) == _fields(theirs.encode_batch(texts))
     assert parallel == serial == [ours.encode(t) for t in texts]
     assert ours.encode_batch(texts, workers=2) == serial  # now with a warm cache in the parent
+
+
+@pytest.fixture(scope="module")
+def plain_model(corpus):
+    """GPT-2's settings: no unsplit tokens, no prefix space (the gathered path)."""
+    return ByteLevelBPE().fit(corpus, 600)
+
+
+@pytest.mark.parametrize("workers", [1, 2, 3])
+def test_plain_model_equals_encode_text_by_text_for_every_worker_count(
+    plain_model, texts, pool_calls, workers
+):
+    ours = copy.deepcopy(plain_model)  # a cold cache
+    assert ours._encoder.plain
+    hard = [*texts[:800], *SENTENCES, *HARD]
+    batch = ours.encode_batch(hard, workers=workers)
+    assert _fields(batch) == _fields([ours.encode(t) for t in hard])
+    assert len(pool_calls) == (workers > 1)
+
+
+def test_the_parent_cache_learns_the_words_encoded_in_workers(
+    corpus, plain_model, texts, pool_calls, tmp_path, monkeypatch
+):
+    encoded: list[list[str]] = []  # the words each call of the kernel was given
+    for model in (_model(corpus, tmp_path)[0], copy.deepcopy(plain_model)):
+        first = model.encode_batch(texts[:800], workers=2)  # cold: most batches go to the worker
+        assert pool_calls
+        encoded.clear()
+        monkeypatch.setattr(model._encoder, "encode_new", lambda words: encoded.append(words) or {})
+        assert model.encode_batch(texts[:800], workers=1) == first  # every word from the cache
+        assert all(not words for words in encoded)
 
 
 def test_a_small_cache_gives_the_same_encodings(corpus, texts, pool_calls, tmp_path):

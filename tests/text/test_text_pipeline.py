@@ -87,6 +87,23 @@ def test_bpe_pipeline_uses_bpe_ids_and_its_pad_token(corpus, tmp_path):
     assert pipe.decode_batch(ids, mask) == ["short", "a longer text"]
 
 
+def test_bpe_pipeline_encodes_a_batch_through_the_bpe_batch_path(corpus, monkeypatch):
+    pipe = TextPipeline(Normalizer(unicode_form="NFKC"), ByteLevelBPE()).fit(
+        corpus, vocab_size=400, special_tokens=["<pad>"]
+    )
+    texts = [*corpus[:40], "", "Ｆｕｌｌｗｉｄｔｈ <pad> text", "e\u0301 👍🏽"]
+    batches = []
+    real = pipe.tokenizer_.encode_batch
+    monkeypatch.setattr(
+        pipe.tokenizer_, "encode_batch", lambda ts, **kw: batches.append(ts) or real(ts, **kw)
+    )
+    ids, mask = pipe.encode_batch(texts)
+    assert len(batches) == 1  # one call for the batch, not one encode per text
+    assert [row[m].tolist() for row, m in zip(ids, mask, strict=True)] == [
+        pipe.encode(t).tolist() for t in texts
+    ]
+
+
 def test_bpe_without_pad_token_cannot_pad(corpus):
     pipe = TextPipeline(None, ByteLevelBPE()).fit(corpus, vocab_size=400)
     with pytest.raises(ValueError, match="no pad id"):

@@ -15,10 +15,15 @@ batches (about eight per worker, at least :data:`BATCH_CHARS` characters each) t
 process and ``workers - 1`` forked ones share as each becomes free
 (:func:`rowbook.fork_pool.map_in_order`, the pool that counts words for training).
 Results are joined in batch order, so they do not depend on ``workers``. A forked worker
-inherits the model and the word cache as they are at the fork and keeps the words it
-encodes for its next batches, but not beyond the call: this process's cache learns only
-the words of the batches it encoded itself. A worker sends back the ids of a batch as one
-``int32`` array.
+starts from the model and the word cache as they are at the fork, keeps the words it
+encodes for its next batches, and sends back with each batch's ids (one ``int32`` array)
+the words it encoded for it: this process adds them to its cache as the batches arrive
+(:meth:`Encoder.learn <rowbook.text.bpe.encoder.Encoder.learn>`), so the next call finds
+every word of this one, whoever encoded it.
+
+With no unsplit tokens and no prefix space (GPT-2's settings), a batch's ids are gathered
+from the cached tuples of all its words in one chained pass and each text's ids are a
+slice of that one list (:func:`plain_ids`); a worker never builds a list per text.
 
 Why processes and not threads: in one process on 20,000 lines of news text, the numba
 kernel is under a tenth of the time, while the regex pre-split (about half), the dictionary
@@ -60,6 +65,7 @@ __all__ = [
     "encode_batch",
     "encode_texts",
     "join_segments",
+    "plain_ids",
 ]
 
 POOL_CHARS = 1 << 20  # texts of fewer characters are encoded in this process: forking costs more
@@ -112,17 +118,30 @@ def _gc_paused() -> Iterator[None]:
             gc.enable()
 
 
+def plain_ids(encoder: Encoder, texts: Sequence[str]) -> tuple[list[int], list[int]]:
+    """All ids of ``texts`` in one list, and where each text's ids end ``(B,)``, for an
+    encoder whose texts are their words (:attr:`Encoder.plain`).
+
+    The ids are gathered from the cached tuples of all the words at once (one C-level
+    chain, no list per text), so a text costs a slice of the one list.
+    """
+    chain = itertools.chain.from_iterable
+    words_of = encoder.pretokenizer.words_of(texts)
+    words = list(chain(words_of))
+    try:  # the common case once the cache is warm: every word is known
+        tables = list(map(encoder.cache.__getitem__, words))
+    except KeyError:
+        tables = list(map(encoder.word_table(words).__getitem__, words))
+    word_ends = [0, *itertools.accumulate(map(len, tables))]  # (W + 1,) ids before each word
+    return list(chain(tables)), [word_ends[k] for k in itertools.accumulate(map(len, words_of))]
+
+
 def encode_texts(encoder: Encoder, texts: Sequence[str]) -> BatchIds:
     """Ids of each text, in this process: each distinct word looked up or encoded once."""
     chain = itertools.chain.from_iterable
     if encoder.plain:  # no unsplit tokens, no prefix space, no dropout
-        words_of = encoder.pretokenizer.words_of(texts)
-        try:  # the common case once the cache is warm: every word is known
-            get = encoder.cache.__getitem__
-            return [list(chain(map(get, words))) for words in words_of], {}
-        except KeyError:
-            get = encoder.word_table(list(chain(words_of))).__getitem__
-            return [list(chain(map(get, words))) for words in words_of], {}
+        flat, ends = plain_ids(encoder, texts)
+        return [flat[a:b] for a, b in zip([0, *ends], ends, strict=False)], {}
     segments = [encoder.segments(text) for text in texts]
     if encoder.dropout:
         encode = encoder.encode_dropout
@@ -143,24 +162,37 @@ def encode_texts(encoder: Encoder, texts: Sequence[str]) -> BatchIds:
     return ids_of, prefixed
 
 
-def _encode_job(
-    encoder: Encoder, texts: list[str]
-) -> tuple[np.ndarray, np.ndarray, dict[int, list[int]]]:
-    """A worker's batch: all ids ``(N,)`` as ``int32``, ids per text ``(B,)``, prefixed positions."""
+Packed = tuple[np.ndarray, np.ndarray, dict[int, list[int]], dict[str, tuple[int, ...]]]
+"""A worker's batch: all ids ``(N,)`` as ``int32``, ids per text ``(B,)``, prefixed positions,
+and the words the worker encoded for it (what it adds to the parent's cache)."""
+
+
+def _encode_job(encoder: Encoder, texts: list[str]) -> Packed:
+    """A worker's batch, packed for the pipe (no list per text for a plain encoder)."""
+    before, emptied = len(encoder.cache), encoder.emptied
     with _gc_paused():
-        ids_of, prefixed = encode_texts(encoder, texts)
-        lengths = np.fromiter(map(len, ids_of), dtype=np.int64, count=len(ids_of))  # (B,)
-        flat = np.fromiter(
-            itertools.chain.from_iterable(ids_of), dtype=np.int32, count=int(lengths.sum())
-        )  # (N,)
-    return flat, lengths, prefixed
+        if encoder.plain:
+            flat, ends = plain_ids(encoder, texts)
+            lengths = np.diff(np.array([0, *ends], dtype=np.int64))  # (B,)
+            packed, prefixed = np.array(flat, dtype=np.int32), {}  # (N,)
+        else:
+            ids_of, prefixed = encode_texts(encoder, texts)
+            lengths = np.fromiter(map(len, ids_of), dtype=np.int64, count=len(ids_of))  # (B,)
+            packed = np.fromiter(
+                itertools.chain.from_iterable(ids_of), dtype=np.int32, count=int(lengths.sum())
+            )  # (N,)
+        start = before if encoder.emptied == emptied else 0  # words added since the job began
+        learned = dict(itertools.islice(encoder.cache.items(), start, None))
+    return packed, lengths, prefixed, learned
 
 
-def _unpack(result: tuple[np.ndarray, np.ndarray, dict[int, list[int]]] | BatchIds) -> BatchIds:
-    """The :data:`BatchIds` of a worker's packed result (a batch encoded here is left as is)."""
+def _unpack(encoder: Encoder, result: Packed | BatchIds) -> BatchIds:
+    """The :data:`BatchIds` of a worker's packed result, its words added to this process's
+    cache (a batch encoded here is left as is)."""
     if len(result) == 2:
         return result
-    flat, lengths, prefixed = result
+    flat, lengths, prefixed, learned = result
+    encoder.learn(learned)
     ids, ends = flat.tolist(), np.cumsum(lengths).tolist()
     return [ids[end - n : end] for end, n in zip(ends, lengths.tolist(), strict=True)], prefixed
 
@@ -179,7 +211,8 @@ def encode_batch(encoder: Encoder, texts: list[str], workers: int) -> list[Encod
             job = functools.partial(_encode_job, encoder)
             here = functools.partial(encode_texts, encoder)
             results = map_in_order(job, batches, workers, here=here)
-            parts = zip(batches, map(_unpack, results), strict=True)  # built as they arrive
+            unpack = functools.partial(_unpack, encoder)
+            parts = zip(batches, map(unpack, results), strict=True)  # built as they arrive
         encodings = []
         for batch, (ids_of, prefixed) in parts:
             encodings += build_encodings(

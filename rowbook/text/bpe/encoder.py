@@ -55,6 +55,7 @@ class Encoder:
         self.cache_size, self.dropout = cache_size, dropout
         self.rng = np.random.default_rng(seed)
         self.cache: dict[str, tuple[int, ...]] = {}
+        self.emptied = 0  # times the cache was emptied because it was full
 
     def set_model(
         self,
@@ -140,6 +141,12 @@ class Encoder:
         table = {w: cache[w] for w in unique.difference(missing)}
         table.update(new)
         cache.clear()
+        self.emptied += 1
         if len(table) <= self.cache_size:
             cache.update(table)
         return table
+
+    def learn(self, words: Mapping[str, tuple[int, ...]]) -> None:
+        """Add words encoded elsewhere (a forked worker) to the cache, if they all fit."""
+        if len(self.cache) + len(words) <= self.cache_size:
+            self.cache.update(words)
