@@ -25,6 +25,7 @@ sys.path.insert(0, str(HERE))
 from timing import machine  # noqa: E402
 
 NAMES = [
+    "cores",
     "embedding",
     "optim",
     "telemetry",
