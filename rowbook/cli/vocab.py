@@ -113,7 +113,7 @@ def _bpe_counts(args: argparse.Namespace, normalizer: Any) -> tuple[Counter, int
             return count(bpe_word_counts, normalizer=normalizer), None
     lines = read_lines(args.corpus, progress=not args.quiet, errors=args.unicode_errors)
     texts = [normalizer(line) if normalizer else line for line in lines]
-    return ByteLevelBPE().count_words(texts, workers=None), len(texts)
+    return ByteLevelBPE().count_words(texts, workers=args.workers), len(texts)
 
 
 def _lines_read(n_lines: int | None) -> str:
