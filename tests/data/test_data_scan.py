@@ -129,3 +129,17 @@ def test_standard_input_counts_as_the_file(tmp_path, small_parts, monkeypatch):
     plain = _write_mixed(tmp_path)[0]
     monkeypatch.setattr(sys, "stdin", io.TextIOWrapper(io.BytesIO(plain.read_bytes())))
     assert count_words("-", workers=2) == count_words(plain, workers=2)
+
+
+def test_a_bad_byte_read_in_a_worker_is_named_as_in_the_serial_pass(tmp_path, small_parts):
+    from rowbook.checks import ParameterHint
+
+    path = tmp_path / "bad.txt"
+    path.write_bytes(b"the cat sat\n" * 20 + b"bad \xff byte\n" + b"ok line\n" * 20)
+    messages = []
+    for workers in (1, 2):
+        with pytest.raises(ParameterHint) as caught:
+            read_corpus(path, workers=workers)
+        messages.append(str(caught.value))
+    assert messages[0] == messages[1]
+    assert "byte offset 244 (line 21)" in messages[0] and "errors='replace'" in messages[0]
