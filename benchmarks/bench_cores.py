@@ -127,6 +127,13 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--only", choices=["fit", "vocab", "encode"], nargs="*", help="some tables only"
     )
+    parser.add_argument(
+        "--trainers",
+        choices=["word2vec", "fasttext"],
+        nargs="*",
+        default=["word2vec", "fasttext"],
+        help="the trainers of the fit tables",
+    )
     args = parser.parse_args(argv)
     only = set(args.only or ["fit", "vocab", "encode"])
     documents, texts = newsarticles_tokens(), newsarticles_texts()
@@ -142,7 +149,7 @@ def main(argv: list[str] | None = None) -> int:
     for copies in sorted({1, args.copies}) if "fit" in only else ():
         path = corpus_file(documents, copies, f"newsarticles_tokens{tag}_x{copies}.txt")
         tokens = sum(map(len, documents)) * copies
-        for trainer in ("word2vec", "fasttext"):
+        for trainer in args.trainers:
             results = side_by_side(fit_runs(trainer, path, extra=copies == 1), args.repeat)
             print_rows(
                 f"whole fit: {trainer} skip-gram, {EPOCHS} epochs, NewsArticles x{copies} "
