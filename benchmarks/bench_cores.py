@@ -112,7 +112,12 @@ def print_rows(title: str, results: dict[str, tuple], unit: float, unit_name: st
     print(f"| run | median s | {unit_name} | CPU (2.0: both cores) |")
     print("|---|---:|---:|---:|")
     for name, (wall, cpu) in results.items():
-        print(f"| {name} | {wall:.2f} | {unit / wall:,.0f} | {cpu:.2f} |")
+        rate = unit / wall
+        print(
+            f"| {name} | {wall:.2f} | {rate:,.0f} | {cpu:.2f} |"
+            if rate >= 100
+            else f"| {name} | {wall:.2f} | {rate:.2f} | {cpu:.2f} |"
+        )
 
 
 def main(argv: list[str] | None = None) -> int:
