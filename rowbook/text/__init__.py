@@ -10,6 +10,7 @@ from rowbook.text.normalize import Normalizer, strip_accents
 from rowbook.text.pipeline import TextPipeline
 from rowbook.text.tokenize import DEFAULT_WORD_PATTERN, CharTokenizer, WordTokenizer
 from rowbook.text.vocab import Vocab
+from rowbook.text.wordpiece import WordPiece
 
 __all__ = [
     "DEFAULT_WORD_PATTERN",
@@ -20,6 +21,7 @@ __all__ = [
     "Normalizer",
     "TextPipeline",
     "Vocab",
+    "WordPiece",
     "WordTokenizer",
     "iter_lines",
     "learn_bpe",

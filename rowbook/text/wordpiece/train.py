@@ -1,0 +1,174 @@
+"""WordPiece training as ``tokenizers``' ``WordPieceTrainer`` does it: BPE merges over characters,
+with ``"##"`` on every character but a word's first.
+
+``tokenizers`` trains WordPiece with its BPE trainer (``WordPieceTrainer`` wraps a
+``BpeTrainer`` with ``continuing_subword_prefix="##"``) and keeps every token the merges
+made as the vocabulary. The steps, each as there:
+
+1. the special tokens get the first ids;
+2. the alphabet: every character of the words, weighted by the word counts, and the
+   ``initial_alphabet``; past ``limit_alphabet`` the least frequent are dropped (ties: the
+   smaller code point goes first here; ``tokenizers`` sorts them with an unstable sort); the
+   kept characters get the next ids in code point order;
+3. each word is spelled with its characters, ``"##"`` put in front of all but the first (a
+   character dropped from the alphabet is left out); a ``"##c"`` symbol gets the next id
+   the first time it is met;
+4. the merges: most frequent pair first, ties to the smaller pair of ids, the new token
+   being the left one followed by the right one without its ``"##"``
+   (:func:`rowbook.text.bpe.train.train_symbol_merges`, the byte-level trainer's kernel),
+   until ``vocab_size`` tokens or a best count below ``min_frequency``.
+
+Where ``tokenizers`` is not deterministic. Step 3 walks its words in the order of a hash
+map seeded at random in every process, so the ids of the ``"##c"`` symbols, and through the
+ties of step 4 even the set of tokens learned, change from run to run (three runs on the
+same text, three vocabularies). rowbook walks the words in first-sighting order. Given the
+order ``tokenizers`` happened to use (``continuation_order``, read from its vocabulary), the
+vocabularies are equal token for token and id for id; the tests check exactly that.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any
+
+import numpy as np
+
+from rowbook.checks import check_int
+from rowbook.text.bpe.train import spelling_hash, train_symbol_merges
+from rowbook.text.word_counts import count_words
+
+__all__ = ["BERT_SPECIAL_TOKENS", "check_training_args", "fit_wordpiece", "learn_wordpiece"]
+
+#: The special tokens ``tokenizers.BertWordPieceTokenizer`` trains with.
+BERT_SPECIAL_TOKENS = ("[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]")
+
+
+def check_training_args(vocab_size: Any, min_frequency: Any, special_tokens: Any,
+                        limit_alphabet: Any = None, initial_alphabet: Any = ()) -> list[str]:  # fmt: skip
+    """The special tokens as a list, after checking the arguments every subword trainer takes."""
+    if isinstance(special_tokens, str):
+        raise TypeError(f"special_tokens must be a sequence of str, got the str {special_tokens!r}")
+    specials = list(special_tokens)
+    if not all(isinstance(t, str) and t for t in specials) or len(set(specials)) != len(specials):
+        raise ValueError(f"special_tokens must be distinct non-empty str, got {specials}")
+    check_int("vocab_size", vocab_size, max(len(specials), 1))
+    check_int("min_frequency", min_frequency, 0)
+    if limit_alphabet is not None:
+        check_int("limit_alphabet", limit_alphabet, 0)
+    if isinstance(initial_alphabet, str) or not all(
+        isinstance(s, str) and s for s in initial_alphabet
+    ):
+        raise TypeError(
+            f"initial_alphabet must be a sequence of non-empty str, got {initial_alphabet!r}"
+        )
+    return specials
+
+
+def _alphabet(
+    word_counts: Mapping[str, int], initial: Sequence[str], limit: int | None
+) -> list[str]:
+    counts: Counter[str] = Counter()
+    for word, n in word_counts.items():
+        for c in word:
+            counts[c] += n
+    for c in initial:
+        counts[c] = np.iinfo(np.int64).max
+    kept = list(counts)
+    if limit is not None and len(kept) > limit:
+        kept = sorted(kept, key=lambda c: (counts[c], c))[len(kept) - limit :]
+    return sorted(kept)
+
+
+def learn_wordpiece(word_counts: Mapping[str, int], vocab_size: int, *, min_frequency: int = 0,
+                    special_tokens: Sequence[str] = (), limit_alphabet: int | None = None,
+                    initial_alphabet: Sequence[str] = (), prefix: str = "##",
+                    continuation_order: Sequence[str] | None = None) -> list[str]:  # fmt: skip
+    """The vocabulary (id order) learned from words and their counts.
+
+    ``continuation_order`` fixes the order in which the ``prefix + character`` symbols get
+    their ids (by default the order they are first met in, walking ``word_counts``).
+
+    Examples
+    --------
+    >>> learn_wordpiece({"hug": 10, "pug": 5, "hugs": 5}, 12, special_tokens=["[UNK]"])
+    ['[UNK]', 'g', 'h', 'p', 's', '##u', '##g', '##s', '##ug', 'hug', 'p##ug'[:1] + '##ug'[2:], 'hugs']
+    """
+    tokens = list(dict.fromkeys(special_tokens))
+    index = {t: i for i, t in enumerate(tokens)}
+
+    def symbol(s: str) -> int:
+        if s not in index:
+            index[s] = len(tokens)
+            tokens.append(s)
+        return index[s]
+
+    for c in _alphabet(word_counts, [s[0] for s in initial_alphabet], limit_alphabet):
+        symbol(c)
+    for s in continuation_order or ():
+        symbol(s)
+    sym, lengths = [], []
+    for word in word_counts:
+        ids = [symbol(c if k == 0 else prefix + c) for k, c in enumerate(word) if c in index]
+        sym += ids
+        lengths.append(len(ids))
+    wstart = np.zeros(len(lengths) + 1, dtype=np.int64)  # (W + 1,)
+    np.cumsum(lengths, out=wstart[1:])
+    counts = np.fromiter(word_counts.values(), dtype=np.int64, count=len(word_counts))  # (W,)
+    size = max(vocab_size, len(tokens))
+    spellings = (np.zeros(size, np.uint64), np.zeros(size, np.uint64), np.zeros(size, np.uint64),
+                 np.zeros(size, np.uint64), np.zeros(size, np.bool_))  # fmt: skip
+    for i, t in enumerate(tokens):
+        rest = t[len(prefix) :] if prefix and t.startswith(prefix) else t
+        spellings[0][i], spellings[1][i] = spelling_hash([ord(c) for c in t])
+        spellings[2][i], spellings[3][i] = spelling_hash([ord(c) for c in rest])
+        spellings[4][i] = rest is not t
+    rows = train_symbol_merges(np.array(sym, dtype=np.int32), wstart, counts, spellings,
+                               len(tokens), vocab_size, min_frequency)  # fmt: skip
+    for left, right, new, _ in rows.tolist():
+        if new == len(tokens):
+            b = tokens[right]
+            tokens.append(
+                tokens[left] + (b[len(prefix) :] if prefix and b.startswith(prefix) else b)
+            )
+    return tokens
+
+
+def fit_wordpiece(wp: Any, texts: Iterable[str], vocab_size: int, *, min_frequency: int = 2,
+                  special_tokens: Sequence[str] = BERT_SPECIAL_TOKENS, limit_alphabet: int | None = None,
+                  initial_alphabet: Sequence[str] = (), word_counts: Mapping[str, int] | None = None,
+                  show_progress: bool = False, workers: int | None = None) -> Any:  # fmt: skip
+    """Fit ``wp`` (a :class:`~rowbook.text.WordPiece`) on ``texts`` and return it.
+
+    Parameters
+    ----------
+    texts : Iterable[str]
+        The corpus, read once. Each text is normalized and pre-tokenized by ``wp``'s parts;
+        special tokens written in it are not cut out (``tokenizers`` trains the same way).
+    vocab_size : int
+        Final size, special tokens and alphabet included.
+    min_frequency : int, default 2
+        Stop when the most frequent pair occurs fewer times.
+    special_tokens : Sequence[str], default ``("[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]")``
+        The first ids; ``unk_token``, ``cls_token`` and ``sep_token`` are among them for BERT.
+    limit_alphabet, initial_alphabet
+        ``tokenizers``' ``WordPieceTrainer`` options (module docstring, step 2).
+    word_counts : Mapping[str, int], optional
+        Counts already made (of shards, within a memory budget, on Dask); ``texts`` is then
+        ignored (pass ``()``).
+    show_progress : bool, default False
+    workers : int, optional
+        Processes counting the words (``None``: one per CPU).
+    """
+    specials = check_training_args(
+        vocab_size, min_frequency, special_tokens, limit_alphabet, initial_alphabet
+    )
+    if word_counts is None:
+        word_counts = count_words(
+            texts, wp._training_words, workers=workers, show_progress=show_progress
+        )
+    tokens = learn_wordpiece(word_counts, vocab_size, min_frequency=min_frequency, special_tokens=specials,
+                             limit_alphabet=limit_alphabet, initial_alphabet=initial_alphabet,
+                             prefix=wp.continuing_subword_prefix)  # fmt: skip
+    wp._set_model(tokens, [(t, True) for t in specials])
+    return wp
