@@ -92,7 +92,7 @@ def learn_wordpiece(word_counts: Mapping[str, int], vocab_size: int, *, min_freq
     Examples
     --------
     >>> learn_wordpiece({"hug": 10, "pug": 5, "hugs": 5}, 12, special_tokens=["[UNK]"])
-    ['[UNK]', 'g', 'h', 'p', 's', '##u', '##g', '##s', '##ug', 'hug', 'p##ug'[:1] + '##ug'[2:], 'hugs']
+    ['[UNK]', 'g', 'h', 'p', 's', 'u', '##u', '##g', '##s', '##ug', 'hug', 'pug']
     """
     tokens = list(dict.fromkeys(special_tokens))
     index = {t: i for i, t in enumerate(tokens)}
