@@ -301,7 +301,12 @@ class SubwordTokenizer:
             bad = ids[(ids < 0) | (ids >= len(self))][0]
             raise IndexError(f"token id {int(bad)} is out of range [0, {len(self)})")
         skip = set(self._special_ids.values()) if skip_special_tokens else set()
-        tokens = [self._id_to_token[i] for i in ids.tolist() if i not in skip]
+        kept = [i for i in ids.tolist() if i not in skip]
+        return self._decode_tokens(kept, [self._id_to_token[i] for i in kept])
+
+    def _decode_tokens(self, ids: list[int], tokens: list[str]) -> str:
+        """Text of the tokens (and their ids) through the decoder; ``tokenizers`` joins them
+        with spaces when there is none."""
         return self.decoder(tokens) if self.decoder is not None else " ".join(tokens)
 
     # --------------------------------------------------------------- added tokens

@@ -1,0 +1,193 @@
+"""SentencePiece's precompiled character map: the normalization rules stored in a ``.model`` file.
+
+``normalizer_spec.precompiled_charsmap`` holds the rules (``nmt_nfkc``: NFKC plus a few
+fixes, ``nfkc_cf``, a custom TSV) compiled into bytes::
+
+    <trie size: uint32 little-endian><Darts-clone double-array trie><replacement strings>
+
+The trie maps the UTF-8 bytes of a source string to the offset of its replacement, a
+NUL-terminated string in the last part. Normalizing walks the text left to right: at each
+position the *longest* source string that starts there is replaced, and a position no source
+starts at is copied (``Normalizer::NormalizePrefix`` in ``normalizer.cc``).
+
+:func:`read_charsmap` walks the whole trie once (a numba depth-first search over the double
+array, with every unit checked to lie inside it) into a ``source -> replacement`` dict, and
+:class:`CharsMap` applies it: a regex character class of the characters some source starts
+with (``nmt_nfkc``: 5,277 of them in 438 ranges, for 225,276 rules) finds the positions
+where a rule may apply, and there the longest source is looked up, longest first. Text no
+rule touches (most ASCII) passes at C speed.
+
+Examples
+--------
+>>> cmap = CharsMap({"ﬁ": "fi", "Ａ": "A", "Ａ\u0301": "Á"})
+>>> cmap("ﬁne Ａ Ａ\u0301")
+'fine A Á'
+>>> cmap.pieces("ﬁxＡ́")
+[('fi', 1), ('x', 1), ('Á', 2)]
+"""
+
+from __future__ import annotations
+
+import base64
+from typing import Any
+
+import numba
+import numpy as np
+import regex
+
+from rowbook.text.aligned import Aligned
+
+__all__ = ["CharsMap", "Precompiled", "read_charsmap"]
+
+
+@numba.njit(cache=True)
+def _walk(units):
+    """Every ``(key bytes, value)`` of a Darts-clone double array, depth first; ``-1`` rows
+    flag a unit outside the array (a damaged file)."""
+    n = units.size
+    keys = np.empty((1024, 64), np.int64)  # a stack of key prefixes (up to 63 bytes)
+    out_keys = np.zeros((16, 64), np.int64)
+    out_len = np.zeros(16, np.int64)
+    out_val = np.zeros(16, np.int64)
+    stack_pos = np.empty(1024, np.int64)
+    stack_len = np.empty(1024, np.int64)
+    found = 0
+    if n == 0:
+        return out_keys[:0], out_len[:0], out_val[:0], False
+    root = units[0]
+    top = 0
+    stack_pos[0] = (root >> 10) << ((root & (1 << 9)) >> 6)
+    stack_len[0] = 0
+    top = 1
+    while top > 0:
+        top -= 1
+        pos, length = stack_pos[top], stack_len[top]
+        prefix = keys[top].copy()
+        if pos >= n or pos < 0:
+            return out_keys[:found], out_len[:found], out_val[:found], True
+        for c in range(1, 256):
+            child = pos ^ c
+            if child >= n:
+                continue
+            unit = units[child]
+            if (unit & ((1 << 31) | 0xFF)) != c:
+                continue
+            nxt = child ^ ((unit >> 10) << ((unit & (1 << 9)) >> 6))
+            if nxt >= n or length + 1 >= 64:
+                return out_keys[:found], out_len[:found], out_val[:found], True
+            if (unit >> 8) & 1:  # a key ends here: its value is in the unit at nxt
+                if found == out_len.size:
+                    out_keys = np.concatenate((out_keys, np.zeros_like(out_keys)))
+                    out_len = np.concatenate((out_len, np.zeros_like(out_len)))
+                    out_val = np.concatenate((out_val, np.zeros_like(out_val)))
+                out_keys[found, :length] = prefix[:length]
+                out_keys[found, length] = c
+                out_len[found] = length + 1
+                out_val[found] = units[nxt] & ((1 << 31) - 1)
+                found += 1
+            if top >= stack_pos.size:
+                return out_keys[:found], out_len[:found], out_val[:found], True
+            keys[top, :length] = prefix[:length]
+            keys[top, length] = c
+            stack_pos[top], stack_len[top] = nxt, length + 1
+            top += 1
+    return out_keys[:found], out_len[:found], out_val[:found], False
+
+
+def read_charsmap(blob: bytes, where: str) -> dict[str, str]:
+    """``source -> replacement`` of a precompiled character map."""
+    if len(blob) <= 4:
+        raise ValueError(f"{where}: the precompiled_charsmap of {len(blob)} bytes is too short")
+    size = int.from_bytes(blob[:4], "little")
+    if size >= len(blob) - 3 or size % 4:
+        raise ValueError(f"{where}: the precompiled_charsmap claims a trie of {size} bytes in "
+                         f"{len(blob)}; the map is damaged")  # fmt: skip
+    units = np.frombuffer(blob, dtype="<u4", count=size // 4, offset=4).astype(np.int64)
+    strings = blob[4 + size :]
+    keys, lengths, values, damaged = _walk(units)
+    if damaged:
+        raise ValueError(f"{where}: the precompiled_charsmap's trie points outside itself; the map is damaged")
+    table = {}
+    for row, n, value in zip(keys.tolist(), lengths.tolist(), values.tolist(), strict=True):
+        end = strings.find(b"\0", value)
+        if value >= len(strings) or end < 0:
+            raise ValueError(f"{where}: the precompiled_charsmap points past its strings; the map is damaged")
+        try:
+            table[bytes(row[:n]).decode("utf-8")] = strings[value:end].decode("utf-8")
+        except UnicodeDecodeError:
+            raise ValueError(f"{where}: the precompiled_charsmap holds a rule that is not UTF-8") from None
+    return table
+
+
+class CharsMap:
+    """Longest-match replacement by a ``source -> replacement`` table (SentencePiece's rules)."""
+
+    def __init__(self, table: dict[str, str]) -> None:
+        self.table = table
+        self._lengths = sorted({len(k) for k in table}, reverse=True)
+        firsts = sorted({ord(k[0]) for k in table})
+        ranges: list[list[int]] = []
+        for c in firsts:
+            if ranges and ranges[-1][1] == c - 1:
+                ranges[-1][1] = c
+            else:
+                ranges.append([c, c])
+        body = "".join(f"\\U{a:08x}-\\U{b:08x}" for a, b in ranges)
+        self._starts = regex.compile(f"[{body}]") if table else None
+
+    def pieces(self, text: str) -> list[tuple[str, int]]:
+        """``(output, characters consumed)`` at each step, as ``NormalizePrefix`` returns them."""
+        out: list[tuple[str, int]] = []
+        pos, table = 0, self.table
+        while self._starts is not None:
+            m = self._starts.search(text, pos)
+            if m is None:
+                break
+            i = m.start()
+            out += [(c, 1) for c in text[pos:i]]
+            for n in self._lengths:
+                source = text[i : i + n]
+                if len(source) == n and source in table:
+                    out.append((table[source], n))
+                    pos = i + n
+                    break
+            else:
+                out.append((text[i], 1))
+                pos = i + 1
+        return out + [(c, 1) for c in text[pos:]]
+
+    def __call__(self, text: str) -> str:
+        if self._starts is None or self._starts.search(text) is None:
+            return text
+        return "".join(out for out, _ in self.pieces(text))
+
+    def aligned(self, text: Aligned) -> Aligned:
+        """:meth:`__call__` on aligned text: a replacement takes the span of its source."""
+        parts, i = [], 0
+        for out, used in self.pieces(text.text):
+            span = text.span(i, i + used)
+            parts.append(Aligned(out, (span[0],) * len(out), (span[1],) * len(out)))
+            i += used
+        return text.join(parts)
+
+
+class Precompiled(CharsMap):
+    """``tokenizers``' ``Precompiled`` normalizer (a SentencePiece map in a ``tokenizer.json``),
+    applied with SentencePiece's longest match."""
+
+    def __init__(self, blob: bytes, where: str = "precompiled_charsmap") -> None:
+        super().__init__(read_charsmap(blob, where) if blob else {})
+        self.blob = blob
+
+    @classmethod
+    def from_json(cls, d: dict[str, Any], where: str) -> Precompiled:
+        value = d.get("precompiled_charsmap")
+        if value is None:
+            return cls(b"")
+        try:
+            return cls(base64.b64decode(value, validate=True), where)
+        except (TypeError, ValueError) as err:
+            raise ValueError(f"{where}: Precompiled needs a base64 'precompiled_charsmap' ({err})") from None
+
+    def to_json(self) -> dict[str, Any]:
+        return {"type": "Precompiled", "precompiled_charsmap": base64.b64encode(self.blob).decode("ascii")}
