@@ -171,7 +171,8 @@ class SubwordTokenizer:
     def _lookup(self, words: list[str]) -> dict[str, tuple[int, ...]] | None:
         """Ids of each of ``words``: the cache, filled with the words it lacked."""
         if self.pre_tokenizer is None:  # whole sentences: a cache would only grow
-            return dict(zip(words, self._encode_words(list(dict.fromkeys(words))), strict=True))
+            unique = list(dict.fromkeys(words))
+            return dict(zip(unique, self._encode_words(unique), strict=True))
         cache = self._cache
         missing = [w for w in dict.fromkeys(words) if w not in cache]
         if not missing:

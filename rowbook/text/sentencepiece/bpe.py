@@ -236,7 +236,7 @@ class SentencePieceBPE(SubwordTokenizer):
         out = []
         for k, symbols in enumerate(texts):
             ids, firsts = sym[bounds[k] : bounds[k + 1]].tolist(), pos[bounds[k] : bounds[k + 1]].tolist()
-            ends = [*firsts[1:], len(symbols)]
+            ends = [*firsts[1:], len(symbols)] if firsts else []
             out.append([(i if 0 <= i < self._model_size else -1, "".join(symbols[a:b]))
                         for i, a, b in zip(ids, firsts, ends, strict=True)])  # fmt: skip
         return out

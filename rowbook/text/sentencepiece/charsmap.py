@@ -29,6 +29,7 @@ Examples
 from __future__ import annotations
 
 import base64
+import functools
 from typing import Any
 
 import numba
@@ -95,27 +96,38 @@ def _walk(units):
 
 
 def read_charsmap(blob: bytes, where: str) -> dict[str, str]:
-    """``source -> replacement`` of a precompiled character map."""
+    """``source -> replacement`` of a precompiled character map (shared by the models of one
+    process that hold the same map: do not modify it)."""
+    try:
+        return _parse(bytes(blob))
+    except ValueError as err:
+        raise ValueError(f"{where}: {err}") from None
+
+
+@functools.lru_cache(maxsize=4)  # nmt_nfkc is the same 240 KB in every model
+def _parse(blob: bytes) -> dict[str, str]:
     if len(blob) <= 4:
-        raise ValueError(f"{where}: the precompiled_charsmap of {len(blob)} bytes is too short")
+        raise ValueError(f"the precompiled_charsmap of {len(blob)} bytes is too short")
     size = int.from_bytes(blob[:4], "little")
     if size >= len(blob) - 3 or size % 4:
-        raise ValueError(f"{where}: the precompiled_charsmap claims a trie of {size} bytes in "
-                         f"{len(blob)}; the map is damaged")  # fmt: skip
+        raise ValueError(f"the precompiled_charsmap claims a trie of {size} bytes in {len(blob)}; the map is damaged")
     units = np.frombuffer(blob, dtype="<u4", count=size // 4, offset=4).astype(np.int64)
     strings = blob[4 + size :]
     keys, lengths, values, damaged = _walk(units)
     if damaged:
-        raise ValueError(f"{where}: the precompiled_charsmap's trie points outside itself; the map is damaged")
+        raise ValueError("the precompiled_charsmap's trie points outside itself; the map is damaged")
+    parts = strings.split(b"\0")
+    starts = np.cumsum([0, *(len(p) + 1 for p in parts[:-1])]).tolist()
+    replacement = dict(zip(starts, parts, strict=True))
+    rows = keys.astype(np.uint8)
     table = {}
-    for row, n, value in zip(keys.tolist(), lengths.tolist(), values.tolist(), strict=True):
-        end = strings.find(b"\0", value)
-        if value >= len(strings) or end < 0:
-            raise ValueError(f"{where}: the precompiled_charsmap points past its strings; the map is damaged")
-        try:
-            table[bytes(row[:n]).decode("utf-8")] = strings[value:end].decode("utf-8")
-        except UnicodeDecodeError:
-            raise ValueError(f"{where}: the precompiled_charsmap holds a rule that is not UTF-8") from None
+    try:
+        for row, n, value in zip(rows, lengths.tolist(), values.tolist(), strict=True):
+            if value not in replacement:
+                raise ValueError("the precompiled_charsmap points between its strings; the map is damaged")
+            table[row[:n].tobytes().decode("utf-8")] = replacement[value].decode("utf-8")
+    except UnicodeDecodeError:
+        raise ValueError("the precompiled_charsmap holds a rule that is not UTF-8") from None
     return table
 
 

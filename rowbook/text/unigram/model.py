@@ -160,17 +160,19 @@ class Unigram(SubwordTokenizer):
         return lattice.viterbi(data, starts, self._model, self.mode)
 
     def _pieces_of(self, word: str, ids: list[int], pos: list[int]) -> list[tuple[int, str, int, int]]:
-        """``(id, token, start, end)`` of a path; unknown nodes fused and resolved."""
+        """``(id, token, start, end)`` of a path; unknown nodes fused and resolved. As in
+        ``tokenizers``, the unknown piece itself matched in the text fuses with them too."""
         ends = [*pos[1:], len(word)]
+        unk = self._unk_id if self.mode == lattice.HF else -1
         out: list[tuple[int, str, int, int]] = []
         k = 0
         while k < len(ids):
-            if ids[k] >= 0:
+            if ids[k] >= 0 and ids[k] != unk:
                 out.append((ids[k], self._id_to_token[ids[k]], pos[k], ends[k]))
                 k += 1
                 continue
             j = k
-            while j + 1 < len(ids) and ids[j + 1] < 0:
+            while j + 1 < len(ids) and (ids[j + 1] < 0 or ids[j + 1] == unk):
                 j += 1
             out += self._unknown(word, pos[k], ends[j])
             k = j + 1
@@ -201,7 +203,7 @@ class Unigram(SubwordTokenizer):
         out = []
         for w, word in enumerate(words):
             piece_ids = ids[bounds[w] : bounds[w + 1]]
-            if min(piece_ids, default=0) >= 0:
+            if min(piece_ids, default=0) >= 0 and (self._unk_id is None or self._unk_id not in piece_ids):
                 out.append(tuple(piece_ids))
             else:
                 out.append(tuple(p[0] for p in self._pieces_of(word, piece_ids, pos[bounds[w] : bounds[w + 1]])))
