@@ -35,9 +35,13 @@ if TYPE_CHECKING:  # the names as type checkers and editors see them; imported o
         ByteLevelBPE,
         CharTokenizer,
         Normalizer,
+        SentencePieceBPE,
         TextPipeline,
+        Unigram,
         Vocab,
+        WordPiece,
         WordTokenizer,
+        load_tokenizer,
     )
     from rowbook.training import TrainConfig, Trainer
     from rowbook.vectors import SubwordVectors, Vectors
@@ -51,8 +55,8 @@ __getattr__, __dir__, _ = lazy_loader.attach(
     submodules=["autograd", "nn", "optim", "text", "data", "models", "vectors", "viz",
                 "training", "io", "checks"],
     submod_attrs={
-        "text": ["Normalizer", "WordTokenizer", "CharTokenizer", "ByteLevelBPE", "Vocab",
-                 "TextPipeline"],
+        "text": ["Normalizer", "WordTokenizer", "CharTokenizer", "ByteLevelBPE", "WordPiece",
+                 "Unigram", "SentencePieceBPE", "load_tokenizer", "Vocab", "TextPipeline"],
         "autograd": ["Tensor", "RowSparse", "no_grad"],
         "nn": ["Embedding", "EmbeddingBag"],
         "optim": ["SGD", "Adagrad", "RowWiseAdagrad", "Adam", "AdamW", "SparseAdam"],
@@ -71,6 +75,10 @@ __all__ = [  # noqa: RUF022 - pipeline order, not alphabetical
     "WordTokenizer",
     "CharTokenizer",
     "ByteLevelBPE",
+    "WordPiece",
+    "Unigram",
+    "SentencePieceBPE",
+    "load_tokenizer",
     "Vocab",
     "TextPipeline",
     # autograd and layers

@@ -6,6 +6,7 @@ int64 arrays it produces are what :class:`rowbook.nn.Embedding` looks up.
 
 from rowbook.corpus_files import iter_lines
 from rowbook.text.bpe import GPT2_PATTERN, ByteLevelBPE, MergeStep, learn_bpe, segment
+from rowbook.text.loading import load_tokenizer
 from rowbook.text.normalize import Normalizer, strip_accents
 from rowbook.text.pipeline import TextPipeline
 from rowbook.text.tokenize import DEFAULT_WORD_PATTERN, CharTokenizer, WordTokenizer
@@ -30,6 +31,7 @@ __all__ = [
     "iter_lines",
     "learn_bpe",
     "load_model",
+    "load_tokenizer",
     "segment",
     "strip_accents",
 ]

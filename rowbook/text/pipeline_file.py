@@ -9,8 +9,12 @@ human-readable JSON document (through :func:`rowbook.io.write_json`, atomically)
                            "strip": false},
      "tokenizer": {"type": "word", "pattern": "<regex>" | null}       # null: split on whitespace
                 | {"type": "char", "graphemes": false}
-                | {"type": "byte_level_bpe", "model": {<a rowbook.ByteLevelBPE file>}},
-     "vocab": null | {<a rowbook.Vocab file>}}                        # null: the BPE's own ids
+                | {"type": "byte_level_bpe", "model": {<a rowbook.ByteLevelBPE file>}}
+                | {"type": "wordpiece", "model": {<a rowbook.WordPiece file>}}
+                | {"type": "unigram", "model": {<a rowbook.Unigram file>}}
+                | {"type": "sentencepiece", "model": {"format": "rowbook.SentencePiece",
+                                                      "version": 1, "model": "<base64 .model>"}},
+     "vocab": null | {<a rowbook.Vocab file>}}                        # null: the subword model's own ids
 
 Loading checks every field (types, allowed values, no unknown or missing keys) and
 says which file and which field is wrong; the embedded BPE and vocabulary are checked by
@@ -25,14 +29,19 @@ from typing import Any
 from rowbook.text.bpe import files as bpe_files
 from rowbook.text.bpe.model import ByteLevelBPE
 from rowbook.text.normalize import Normalizer
+from rowbook.text.subword import SubwordTokenizer
 from rowbook.text.tokenize import CharTokenizer, WordTokenizer
+from rowbook.text.unigram import Unigram
 from rowbook.text.vocab import Vocab
+from rowbook.text.wordpiece import WordPiece
 
 __all__ = ["FORMAT", "KIND", "VERSION", "from_dict", "to_dict"]
 
 FORMAT, KIND, VERSION = "rowbook", "text_pipeline", 1
 _FIELDS = ("format", "kind", "version", "normalizer", "tokenizer", "vocab")
-_TOKENIZER_FIELDS = {"word": {"pattern"}, "char": {"graphemes"}, "byte_level_bpe": {"model"}}
+_TOKENIZER_FIELDS = {"word": {"pattern"}, "char": {"graphemes"}, "byte_level_bpe": {"model"},
+                     "wordpiece": {"model"}, "unigram": {"model"}, "sentencepiece": {"model"}}  # fmt: skip
+_SUBWORD = (ByteLevelBPE, SubwordTokenizer)
 
 
 def to_dict(normalizer: Any, tokenizer: Any, vocab: Vocab | None) -> dict[str, Any]:
@@ -42,6 +51,8 @@ def to_dict(normalizer: Any, tokenizer: Any, vocab: Vocab | None) -> dict[str, A
                          f"{type(normalizer).__name__} {normalizer!r}; use Normalizer(...)")  # fmt: skip
     if isinstance(tokenizer, ByteLevelBPE):
         tok = {"type": "byte_level_bpe", "model": bpe_files.to_dict(tokenizer)}
+    elif isinstance(tokenizer, SubwordTokenizer):
+        tok = _subword_to_dict(tokenizer)
     elif isinstance(tokenizer, CharTokenizer):
         tok = {"type": "char", **tokenizer.to_dict()}
     else:
@@ -57,9 +68,9 @@ def from_dict(d: Any, where: str) -> tuple[Normalizer | None, Any, Vocab | None]
     normalizer = _normalizer(d["normalizer"], f"{where} field 'normalizer'")
     tokenizer = _tokenizer(d["tokenizer"], f"{where} field 'tokenizer'")
     if d["vocab"] is None:
-        if not isinstance(tokenizer, ByteLevelBPE):
-            raise ValueError(f"{where} field 'vocab' is null, which only a byte-level BPE "
-                             "tokenizer allows (it numbers its own tokens)")  # fmt: skip
+        if not isinstance(tokenizer, _SUBWORD):
+            raise ValueError(f"{where} field 'vocab' is null, which only a subword tokenizer "
+                             "allows (it numbers its own tokens)")  # fmt: skip
         return normalizer, tokenizer, None
     return normalizer, tokenizer, Vocab.from_dict(d["vocab"], f"{where} field 'vocab'")
 
@@ -101,6 +112,30 @@ def _normalizer(d: Any, where: str) -> Normalizer | None:
         raise ValueError(f"{where}: {err}") from None
 
 
+def _subword_to_dict(tokenizer: SubwordTokenizer) -> dict[str, Any]:
+    from rowbook.text.sentencepiece import files as sp_files
+    from rowbook.text.unigram import files as unigram_files
+    from rowbook.text.wordpiece import files as wordpiece_files
+
+    if getattr(tokenizer, "_model_file", None) is not None:
+        return {"type": "sentencepiece", "model": sp_files.to_dict(tokenizer)}
+    if isinstance(tokenizer, WordPiece):
+        return {"type": "wordpiece", "model": wordpiece_files.to_dict(tokenizer)}
+    return {"type": "unigram", "model": unigram_files.to_dict(tokenizer)}
+
+
+def _subword_from_dict(kind: str, d: Any, where: str) -> Any:
+    from rowbook.text.sentencepiece import files as sp_files
+    from rowbook.text.unigram import files as unigram_files
+    from rowbook.text.wordpiece import files as wordpiece_files
+
+    if kind == "sentencepiece":
+        return sp_files.from_dict(d, where)
+    if kind == "wordpiece":
+        return wordpiece_files.from_dict(WordPiece, d, where)
+    return unigram_files.from_dict(Unigram, d, where)
+
+
 def _tokenizer(d: Any, where: str) -> Any:
     if not isinstance(d, dict) or d.get("type") not in _TOKENIZER_FIELDS:
         found = d.get("type") if isinstance(d, dict) else type(d).__name__
@@ -110,6 +145,8 @@ def _tokenizer(d: Any, where: str) -> Any:
     _exact_keys(d, {"type"} | _TOKENIZER_FIELDS[kind], where)
     if kind == "byte_level_bpe":
         return bpe_files.from_dict(ByteLevelBPE, d["model"], f"{where[:-1]}.model'")
+    if kind in ("wordpiece", "unigram", "sentencepiece"):
+        return _subword_from_dict(kind, d["model"], f"{where[:-1]}.model'")
     try:
         if kind == "char":
             return CharTokenizer(graphemes=d["graphemes"])

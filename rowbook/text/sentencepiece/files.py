@@ -20,6 +20,7 @@ written with the identity normalizer (the whitespace kept as it is, a ``"▁"`` 
 
 from __future__ import annotations
 
+import base64
 import os
 from typing import Any
 
@@ -30,7 +31,7 @@ from rowbook.text.sentencepiece.normalizer import SentencePieceDecoder, Sentence
 from rowbook.text.sentencepiece.pieces import KIND_OF_TYPE
 from rowbook.text.sentencepiece.proto import MAX_MODEL_BYTES, ModelFile, read_model, write_model
 
-__all__ = ["load_model", "model_from_bytes", "save_model", "unigram_to_model"]
+__all__ = ["from_dict", "load_model", "model_bytes", "model_from_bytes", "save_model", "to_dict", "unigram_to_model"]
 
 
 def _check_pieces(model: ModelFile, where: str) -> int:
@@ -121,8 +122,8 @@ def _is_byte(piece: str) -> bool:
     return len(piece) == 6 and piece.startswith("<0x") and piece.endswith(">")
 
 
-def save_model(tok: Any, path: str | os.PathLike) -> None:
-    """Write ``tok`` as a ``.model`` file (atomic)."""
+def model_bytes(tok: Any) -> bytes:
+    """The ``.model`` file of ``tok``, serialized."""
     tok._check_fitted()
     model = getattr(tok, "_model_file", None)
     if model is not None:
@@ -133,5 +134,27 @@ def save_model(tok: Any, path: str | os.PathLike) -> None:
             raise ValueError(f"a {type(tok).__name__} cannot be written as a SentencePiece model")
         model = unigram_to_model(tok)
         data = write_model(model.pieces, model.trainer, model.normalizer)
+    return data
+
+
+def save_model(tok: Any, path: str | os.PathLike) -> None:
+    """Write ``tok`` as a ``.model`` file (atomic)."""
+    data = model_bytes(tok)
     with atomic_write(path) as f:
         f.write(data)
+
+
+def to_dict(tok: Any) -> dict[str, Any]:
+    """A model read from a ``.model`` file as a JSON document (for a TextPipeline file)."""
+    return {"format": "rowbook.SentencePiece", "version": 1, "model": base64.b64encode(model_bytes(tok)).decode("ascii")}
+
+
+def from_dict(d: Any, where: str) -> Any:
+    """The tokenizer of :func:`to_dict`'s document."""
+    if not isinstance(d, dict) or d.get("format") != "rowbook.SentencePiece" or d.get("version") != 1:
+        raise ValueError(f"{where} is not a rowbook SentencePiece document (format 'rowbook.SentencePiece', version 1)")
+    try:
+        data = base64.b64decode(d.get("model"), validate=True)
+    except (TypeError, ValueError):
+        raise ValueError(f"{where}: field 'model' must be the base64 of a .model file") from None
+    return model_from_bytes(data, where)

@@ -19,7 +19,7 @@ from typing import Any
 from rowbook.io import read_json
 from rowbook.text import hf_files
 
-__all__ = ["from_document", "from_tokenizer_json", "load", "save", "to_tokenizer_json"]
+__all__ = ["from_dict", "from_document", "from_tokenizer_json", "load", "save", "to_dict", "to_tokenizer_json"]
 
 
 def _model(uni: Any) -> dict[str, Any]:
@@ -76,17 +76,25 @@ def from_tokenizer_json(cls: Any, path: str | os.PathLike) -> Any:
     return from_document(cls, read_json(path, "tokenizer.json"), f"tokenizer.json file {path}")
 
 
+def to_dict(uni: Any) -> dict[str, Any]:
+    """rowbook's versioned document (also embedded in a TextPipeline file)."""
+    doc = hf_files.document(uni, _model(uni))
+    return hf_files.envelope("Unigram", doc, alpha=uni.alpha, nbest_size=uni.nbest_size, seed=uni.seed)
+
+
 def save(uni: Any, path: str | os.PathLike) -> None:
     """Write rowbook's versioned file."""
-    doc = hf_files.document(uni, _model(uni))
-    hf_files.write(path, hf_files.envelope("Unigram", doc, alpha=uni.alpha, nbest_size=uni.nbest_size,
-                                           seed=uni.seed))  # fmt: skip
+    hf_files.write(path, to_dict(uni))
 
 
 def load(cls: Any, path: str | os.PathLike) -> Any:
     """Read a file written by :func:`save`."""
-    where = f"Unigram file {path}"
-    d = hf_files.from_envelope(read_json(path, "Unigram"), "Unigram", where)
+    return from_dict(cls, read_json(path, "Unigram"), f"Unigram file {path}")
+
+
+def from_dict(cls: Any, d: Any, where: str) -> Any:
+    """A :class:`Unigram` from :func:`to_dict`'s document."""
+    d = hf_files.from_envelope(d, "Unigram", where)
     params = {k: d.get(k) for k in ("alpha", "nbest_size", "seed")}
     try:
         return from_document(cls, d.get("tokenizer"), where, **params)

@@ -27,7 +27,7 @@ Examples
 --------
 >>> seeds = seed_pieces({"abab": 2, "ab": 1}, max_piece_length=4, seed_size=10)
 >>> [(piece, round(score, 3)) for piece, score in seeds]
-[('b', -1.099), ('a', -1.099), ('ab', -0.693)]
+[('b', -1.163), ('a', -1.163), ('ab', -0.981)]
 """
 
 from __future__ import annotations
@@ -38,6 +38,7 @@ import numba
 import numpy as np
 
 from rowbook.text.trie import codepoints
+from rowbook.text.word_counts import as_counted
 
 __all__ = ["seed_pieces", "substring_nodes", "substring_nodes_reference"]
 
@@ -145,14 +146,16 @@ def substring_nodes_reference(words: list[str], max_length: int) -> dict[str, in
 def seed_pieces(word_counts: Mapping[str, int], *, max_piece_length: int = 16,
                 seed_size: int = 1_000_000) -> list[tuple[str, float]]:  # fmt: skip
     """The seeds as ``(piece, log-probability)``, in ``tokenizers``' order (module docstring)."""
-    words = [w for w in word_counts if w]
-    chars: dict[str, int] = {}
-    for word, count in word_counts.items():
-        for c in word:
-            chars[c] = chars.get(c, 0) + count
-    seeds = [(c, float(n)) for n, c in sorted(((n, c) for c, n in chars.items()), reverse=True)]
-    if words and len(seeds) < seed_size:
-        text = codepoints("".join(w + "\0" for w in words))
+    words = as_counted(word_counts)
+    codes = codepoints(words.text)  # (C,)
+    lengths = np.diff(words.bounds)  # (W,)
+    chars, inverse = np.unique(codes, return_inverse=True)
+    weights = np.bincount(inverse, weights=np.repeat(words.counts, lengths).astype(np.float64))
+    order = np.lexsort((-chars, -weights))  # count, then code point, both descending
+    seeds = [(chr(int(chars[i])), float(weights[i])) for i in order.tolist()]
+    if lengths.size and len(seeds) < seed_size:
+        text = np.zeros(codes.size + lengths.size, dtype=np.int32)  # each word followed by a 0
+        text[np.arange(codes.size) + np.repeat(np.arange(lengths.size), lengths)] = codes
         start, length, count = substring_nodes(text, max_piece_length)
         score = count * length
         order = np.lexsort((-length, -np.arange(start.size), -score))[: seed_size - len(seeds)]

@@ -47,7 +47,7 @@ from rowbook.checks import check_int, check_number
 from rowbook.text.trie import build_trie, codepoints
 from rowbook.text.unigram import lattice
 from rowbook.text.unigram.seeds import seed_pieces
-from rowbook.text.word_counts import count_words
+from rowbook.text.word_counts import as_counted, count_words
 from rowbook.text.wordpiece.train import check_training_args
 
 __all__ = ["digamma", "fit_unigram", "learn_unigram"]
@@ -76,11 +76,10 @@ class _Words:
     """The words as one array of code points, their bounds and counts."""
 
     def __init__(self, word_counts: Mapping[str, int]) -> None:
-        words = [w for w in word_counts if w]
-        self.counts = np.fromiter((word_counts[w] for w in words), dtype=np.float64, count=len(words))
-        self.starts = np.zeros(len(words) + 1, dtype=np.int64)
-        np.cumsum(np.fromiter(map(len, words), dtype=np.int64, count=len(words)), out=self.starts[1:])
-        self.data = codepoints("".join(words))
+        words = as_counted(word_counts)
+        self.counts = words.counts.astype(np.float64)  # (W,)
+        self.starts = words.bounds  # (W + 1,)
+        self.data = codepoints(words.text)  # (C,)
 
 
 def _model(pieces: Sequence[tuple[str, float]]) -> tuple:
@@ -141,7 +140,9 @@ def learn_unigram(word_counts: Mapping[str, int], vocab_size: int, *, special_to
                   seed_size: int = 1_000_000, progress: Any = None) -> tuple[list[tuple[str, float]], int | None]:  # fmt: skip
     """``(pieces, unk_id)``: the vocabulary learned from words and their counts (module docstring)."""
     words = _Words(word_counts)
-    required = list(dict.fromkeys([c for w in word_counts for c in w] + [s[0] for s in initial_alphabet]))
+    chars, where = np.unique(words.data, return_index=True)
+    seen = [chr(int(c)) for c in chars[np.argsort(where, kind="stable")].tolist()]  # first sighting
+    required = list(dict.fromkeys(seen + [s[0] for s in initial_alphabet]))
     if len(required) > vocab_size:
         raise ValueError(f"vocab_size={vocab_size} is smaller than the {len(required)} characters of the "
                          "corpus, which are all kept; raise vocab_size")  # fmt: skip

@@ -116,13 +116,22 @@ def from_tokenizer_json(cls: Any, path: str | os.PathLike) -> Any:
     return from_document(cls, read_json(path, "tokenizer.json"), where)
 
 
+def to_dict(wp: Any) -> dict[str, Any]:
+    """rowbook's versioned document (also embedded in a TextPipeline file)."""
+    return hf_files.envelope("WordPiece", hf_files.document(wp, _model(wp)))
+
+
+def from_dict(cls: Any, d: Any, where: str) -> Any:
+    """A :class:`WordPiece` from :func:`to_dict`'s document."""
+    d = hf_files.from_envelope(d, "WordPiece", where)
+    return from_document(cls, d.get("tokenizer"), where)
+
+
 def save(wp: Any, path: str | os.PathLike) -> None:
     """Write rowbook's versioned file."""
-    hf_files.write(path, hf_files.envelope("WordPiece", hf_files.document(wp, _model(wp))))
+    hf_files.write(path, to_dict(wp))
 
 
 def load(cls: Any, path: str | os.PathLike) -> Any:
     """Read a file written by :func:`save`."""
-    where = f"WordPiece file {path}"
-    d = hf_files.from_envelope(read_json(path, "WordPiece"), "WordPiece", where)
-    return from_document(cls, d.get("tokenizer"), where)
+    return from_dict(cls, read_json(path, "WordPiece"), f"WordPiece file {path}")

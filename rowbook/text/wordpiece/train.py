@@ -28,7 +28,6 @@ vocabularies are equal token for token and id for id; the tests check exactly th
 
 from __future__ import annotations
 
-from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
@@ -36,7 +35,8 @@ import numpy as np
 
 from rowbook.checks import check_int
 from rowbook.text.bpe.train import spelling_hash, train_symbol_merges
-from rowbook.text.word_counts import count_words
+from rowbook.text.trie import codepoints
+from rowbook.text.word_counts import as_counted, count_words
 
 __all__ = ["BERT_SPECIAL_TOKENS", "check_training_args", "fit_wordpiece", "learn_wordpiece"]
 
@@ -65,15 +65,12 @@ def check_training_args(vocab_size: Any, min_frequency: Any, special_tokens: Any
     return specials
 
 
-def _alphabet(
-    word_counts: Mapping[str, int], initial: Sequence[str], limit: int | None
-) -> list[str]:
-    counts: Counter[str] = Counter()
-    for word, n in word_counts.items():
-        for c in word:
-            counts[c] += n
+def _alphabet(codes: np.ndarray, weights: np.ndarray, initial: Sequence[str], limit: int | None) -> list[int]:
+    """The kept characters (code points, sorted): counted with the word counts as weights."""
+    chars, inverse = np.unique(codes, return_inverse=True)
+    counts = dict(zip(chars.tolist(), np.bincount(inverse, weights=weights).tolist(), strict=True))
     for c in initial:
-        counts[c] = np.iinfo(np.int64).max
+        counts[ord(c)] = float("inf")
     kept = list(counts)
     if limit is not None and len(kept) > limit:
         kept = sorted(kept, key=lambda c: (counts[c], c))[len(kept) - limit :]
@@ -94,6 +91,11 @@ def learn_wordpiece(word_counts: Mapping[str, int], vocab_size: int, *, min_freq
     >>> learn_wordpiece({"hug": 10, "pug": 5, "hugs": 5}, 12, special_tokens=["[UNK]"])
     ['[UNK]', 'g', 'h', 'p', 's', 'u', '##u', '##g', '##s', '##ug', 'hug', 'pug']
     """
+    words = as_counted(word_counts)
+    codes = codepoints(words.text)  # (C,)
+    lengths = np.diff(words.bounds)  # (W,)
+    first = np.zeros(codes.size, dtype=np.bool_)
+    first[words.bounds[:-1]] = True  # (C,) the first character of each word
     tokens = list(dict.fromkeys(special_tokens))
     index = {t: i for i, t in enumerate(tokens)}
 
@@ -103,34 +105,41 @@ def learn_wordpiece(word_counts: Mapping[str, int], vocab_size: int, *, min_freq
             tokens.append(s)
         return index[s]
 
-    for c in _alphabet(word_counts, [s[0] for s in initial_alphabet], limit_alphabet):
-        symbol(c)
+    for c in _alphabet(codes, np.repeat(words.counts, lengths).astype(np.float64),
+                       [s[0] for s in initial_alphabet], limit_alphabet):  # fmt: skip
+        symbol(chr(c))
     for s in continuation_order or ():
         symbol(s)
-    sym, lengths = [], []
-    for word in word_counts:
-        ids = [symbol(c if k == 0 else prefix + c) for k, c in enumerate(word) if c in index]
-        sym += ids
-        lengths.append(len(ids))
-    wstart = np.zeros(len(lengths) + 1, dtype=np.int64)  # (W + 1,)
-    np.cumsum(lengths, out=wstart[1:])
-    counts = np.fromiter(word_counts.values(), dtype=np.int64, count=len(word_counts))  # (W,)
+    known = np.array(sorted(ord(t) for t in index if len(t) == 1), dtype=np.int64)
+    keep = np.isin(codes, known)  # (C,) characters outside the alphabet are left out
+    ids = np.empty(codes.size, dtype=np.int64)
+    head = keep & first  # the first characters take the alphabet's ids
+    known_ids = np.array([index[chr(c)] for c in known.tolist()], dtype=np.int64)
+    ids[head] = known_ids[np.searchsorted(known, codes[head])]
+    rest = keep & ~first  # the others, "##c" symbols numbered by first sighting
+    chars, where = np.unique(codes[rest], return_index=True)
+    rest_ids = np.empty(chars.size, dtype=np.int64)
+    for k in np.argsort(where, kind="stable").tolist():
+        rest_ids[k] = symbol(prefix + chr(int(chars[k])))
+    ids[rest] = rest_ids[np.searchsorted(chars, codes[rest])]
+    word_of = np.repeat(np.arange(lengths.size), lengths)  # (C,)
+    kept_lengths = np.bincount(word_of[keep], minlength=lengths.size)
+    wstart = np.zeros(lengths.size + 1, dtype=np.int64)  # (W + 1,)
+    np.cumsum(kept_lengths, out=wstart[1:])
     size = max(vocab_size, len(tokens))
     spellings = (np.zeros(size, np.uint64), np.zeros(size, np.uint64), np.zeros(size, np.uint64),
                  np.zeros(size, np.uint64), np.zeros(size, np.bool_))  # fmt: skip
     for i, t in enumerate(tokens):
-        rest = t[len(prefix) :] if prefix and t.startswith(prefix) else t
+        rest_of = t[len(prefix):] if prefix and t.startswith(prefix) else t
         spellings[0][i], spellings[1][i] = spelling_hash([ord(c) for c in t])
-        spellings[2][i], spellings[3][i] = spelling_hash([ord(c) for c in rest])
-        spellings[4][i] = rest is not t
-    rows = train_symbol_merges(np.array(sym, dtype=np.int32), wstart, counts, spellings,
+        spellings[2][i], spellings[3][i] = spelling_hash([ord(c) for c in rest_of])
+        spellings[4][i] = rest_of is not t
+    rows = train_symbol_merges(ids[keep].astype(np.int32), wstart, words.counts, spellings,
                                len(tokens), vocab_size, min_frequency)  # fmt: skip
     for left, right, new, _ in rows.tolist():
         if new == len(tokens):
             b = tokens[right]
-            tokens.append(
-                tokens[left] + (b[len(prefix) :] if prefix and b.startswith(prefix) else b)
-            )
+            tokens.append(tokens[left] + (b[len(prefix):] if prefix and b.startswith(prefix) else b))
     return tokens
 
 
