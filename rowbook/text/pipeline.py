@@ -114,8 +114,9 @@ class TextPipeline:
             vocab = Vocab()
         vocab_to_fit = vocab is not None and vocab._itos is None
         if tokenizer_fit and not bpe_to_fit:
-            raise TypeError(f"unexpected keyword arguments {sorted(tokenizer_fit)}: they go to the "
-                            "subword tokenizer's fit, and no unfitted one is in this pipeline")  # fmt: skip
+            raise TypeError(f"unexpected keyword arguments {sorted(tokenizer_fit)}: they go to the fit of a "
+                            "subword tokenizer, and no unfitted subword tokenizer (ByteLevelBPE, WordPiece, "
+                            "Unigram) is in this pipeline")  # fmt: skip
         passes = _corpus_passes(texts, errors, show_progress, bpe_to_fit + vocab_to_fit)
         if bpe_to_fit:
             tokenizer.fit(map(self._normalize, passes()), show_progress=False, **tokenizer_fit)
