@@ -152,8 +152,8 @@ class TextPipeline:
         self._check_fitted()
         if self._vocab is not None:
             return self._vocab.pad_id
-        specials = self._tokenizer.special_tokens
-        return specials.get("<pad>", specials.get("[PAD]"))
+        vocab = self._tokenizer.vocab  # specials, or a SentencePiece model's <pad> control piece
+        return vocab.get("<pad>", vocab.get("[PAD]"))
 
     @property
     def vocab_size(self) -> int:
@@ -216,7 +216,8 @@ class TextPipeline:
         width = min(width, max_length) if max_length is not None else width
         if any(n < width for n in lengths) and self.pad_id is None:
             raise ValueError("the batch needs padding but there is no pad id: use a Vocab with a "
-                             "pad_token, or fit the ByteLevelBPE with special_tokens=['<pad>']")  # fmt: skip
+                             "pad_token, or a subword tokenizer with a '<pad>' or '[PAD]' token "
+                             "(fit it with special_tokens=['<pad>'])")  # fmt: skip
         ids = np.full((len(seqs), width), self.pad_id or 0, dtype=np.int64)  # (B, T)
         mask = np.zeros((len(seqs), width), dtype=bool)  # (B, T)
         for i, s in enumerate(seqs):

@@ -40,10 +40,10 @@ from pathlib import Path
 import numpy as np
 from tqdm.auto import tqdm
 
-from rowbook.checks import check_int
+from rowbook.checks import check_int, check_number
 from rowbook.text.bpe.count import BATCH_CHARS, map_in_order, text_batches
 
-__all__ = ["CountedWords", "as_counted", "count_words"]
+__all__ = ["CountedWords", "as_counted", "budget_bytes", "count_words"]
 
 PARTITIONS = 16
 _ENTRY_BYTES = 200  # what one held word costs in RAM besides its characters (two dict entries)
@@ -78,6 +78,20 @@ class CountedWords(Mapping[str, int]):
 
     def values(self) -> Iterator[int]:  # type: ignore[override]
         return iter(self.counts.tolist())
+
+
+def budget_bytes(memory: float | None) -> int | None:
+    """A budget in gigabytes (``memory=`` of the trainers, ``--memory`` of the CLI) in bytes.
+
+    Examples
+    --------
+    >>> budget_bytes(0.5), budget_bytes(None)
+    (536870912, None)
+    """
+    if memory is None:
+        return None
+    check_number("memory", memory, 0.001)
+    return int(memory * 2**30)
 
 
 def as_counted(word_counts: Mapping[str, int]) -> CountedWords:

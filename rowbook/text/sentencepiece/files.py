@@ -25,6 +25,7 @@ import os
 from typing import Any
 
 from rowbook.corpus_files import check_regular_file
+from rowbook.text.components import Metaspace
 from rowbook.io import atomic_write
 from rowbook.text.sentencepiece.charsmap import CharsMap, read_charsmap
 from rowbook.text.sentencepiece.normalizer import SentencePieceDecoder, SentencePieceNormalizer
@@ -107,6 +108,10 @@ def unigram_to_model(uni: Any) -> ModelFile:
     """The ``.model`` content of a rowbook-trained :class:`~rowbook.text.Unigram`: its pieces
     (the unknown one typed ``UNKNOWN``, added special tokens ``CONTROL``), the identity
     normalizer with whitespace kept, a ``"▁"`` in front."""
+    if uni.normalizer is not None or not isinstance(uni.pre_tokenizer, Metaspace):
+        raise ValueError("a .model file stores its normalization as a compiled character map that "
+                         "rowbook does not write, and splits words as Metaspace does: write a Unigram "
+                         "with normalizer=None and the Metaspace pre-tokenizer, or use to_tokenizer_json")  # fmt: skip
     pieces = []
     specials = set(uni._special_ids)
     for i, (piece, score) in enumerate(uni.pieces):

@@ -38,6 +38,7 @@ paths tie-break by position, ``tokenizers``' by heap order.
 from __future__ import annotations
 
 import math
+import os
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
@@ -47,7 +48,7 @@ from rowbook.checks import check_int, check_number
 from rowbook.text.trie import build_trie, codepoints
 from rowbook.text.unigram import lattice
 from rowbook.text.unigram.seeds import seed_pieces
-from rowbook.text.word_counts import as_counted, count_words
+from rowbook.text.word_counts import as_counted, budget_bytes as _budget, count_words
 from rowbook.text.wordpiece.train import check_training_args
 
 __all__ = ["digamma", "fit_unigram", "learn_unigram"]
@@ -190,6 +191,7 @@ def _finalize(pieces: list[tuple[str, float]], required: list[str], vocab_size: 
 def fit_unigram(uni: Any, texts: Iterable[str], vocab_size: int, *, special_tokens: Sequence[str] = (),
                 initial_alphabet: Sequence[str] = (), shrinking_factor: float = 0.75, n_sub_iterations: int = 2,
                 max_piece_length: int = 16, seed_size: int = 1_000_000, word_counts: Mapping[str, int] | None = None,
+                memory: float | None = None, spill_dir: str | os.PathLike | None = None,
                 show_progress: bool = False, workers: int | None = None) -> Any:  # fmt: skip
     """Fit ``uni`` (a :class:`~rowbook.text.Unigram`) on ``texts`` and return it.
 
@@ -208,6 +210,10 @@ def fit_unigram(uni: Any, texts: Iterable[str], vocab_size: int, *, special_toke
     word_counts : Mapping[str, int], optional
         Counts already made (of shards, within a memory budget, on Dask); ``texts`` is then
         ignored (pass ``()``).
+    memory : float, optional
+        Gigabytes the word counts may hold in RAM; past half of it they spill to temporary
+        files (in ``spill_dir``) and are merged: the same counts, in the same order
+        (:mod:`rowbook.text.word_counts`).
     show_progress : bool, default False
     workers : int, optional
         Processes counting the words (``None``: one per CPU).
@@ -218,7 +224,8 @@ def fit_unigram(uni: Any, texts: Iterable[str], vocab_size: int, *, special_toke
     check_int("max_piece_length", max_piece_length, 1)
     check_int("seed_size", seed_size, 1)
     if word_counts is None:
-        word_counts = count_words(texts, uni._training_words, workers=workers, show_progress=show_progress)
+        word_counts = count_words(texts, uni._training_words, workers=workers, show_progress=show_progress,
+                                  memory=_budget(memory), spill_dir=spill_dir)  # fmt: skip
     if not word_counts:
         raise ValueError("the corpus has no words to learn from (empty, or all whitespace)")
     pieces, unk_id = learn_unigram(word_counts, vocab_size, special_tokens=specials, unk_token=uni.unk_token,

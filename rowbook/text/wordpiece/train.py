@@ -28,6 +28,7 @@ vocabularies are equal token for token and id for id; the tests check exactly th
 
 from __future__ import annotations
 
+import os
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
@@ -36,7 +37,7 @@ import numpy as np
 from rowbook.checks import check_int
 from rowbook.text.bpe.train import spelling_hash, train_symbol_merges
 from rowbook.text.trie import codepoints
-from rowbook.text.word_counts import as_counted, count_words
+from rowbook.text.word_counts import as_counted, budget_bytes as _budget, count_words
 
 __all__ = ["BERT_SPECIAL_TOKENS", "check_training_args", "fit_wordpiece", "learn_wordpiece"]
 
@@ -146,6 +147,7 @@ def learn_wordpiece(word_counts: Mapping[str, int], vocab_size: int, *, min_freq
 def fit_wordpiece(wp: Any, texts: Iterable[str], vocab_size: int, *, min_frequency: int = 2,
                   special_tokens: Sequence[str] = BERT_SPECIAL_TOKENS, limit_alphabet: int | None = None,
                   initial_alphabet: Sequence[str] = (), word_counts: Mapping[str, int] | None = None,
+                  memory: float | None = None, spill_dir: str | os.PathLike | None = None,
                   show_progress: bool = False, workers: int | None = None) -> Any:  # fmt: skip
     """Fit ``wp`` (a :class:`~rowbook.text.WordPiece`) on ``texts`` and return it.
 
@@ -165,6 +167,10 @@ def fit_wordpiece(wp: Any, texts: Iterable[str], vocab_size: int, *, min_frequen
     word_counts : Mapping[str, int], optional
         Counts already made (of shards, within a memory budget, on Dask); ``texts`` is then
         ignored (pass ``()``).
+    memory : float, optional
+        Gigabytes the word counts may hold in RAM; past half of it they spill to temporary
+        files (in ``spill_dir``) and are merged: the same counts, in the same order
+        (:mod:`rowbook.text.word_counts`).
     show_progress : bool, default False
     workers : int, optional
         Processes counting the words (``None``: one per CPU).
