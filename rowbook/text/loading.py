@@ -112,12 +112,12 @@ def identify(path: str | os.PathLike) -> Found:
     if start == b"{":
         return _json_kind(path, read_json(path, "tokenizer"))
     if start == b"[":  # a JSON array, or a vocab.txt starting with "[PAD]"
+        second = head.lstrip()[1:2]
         try:
-            document = read_json(path, "tokenizer")
+            return _json_kind(path, read_json(path, "tokenizer"))
         except ValueError:
-            document = None
-        if document is not None:
-            return _json_kind(path, document)
+            if not second.isalpha():  # "[[", "[{", '["', "[1": JSON that is too deep or broken
+                raise
     try:
         text = head.decode("utf-8")
     except UnicodeDecodeError:

@@ -34,7 +34,8 @@ from rowbook.io import load_state, save_state
 from rowbook.models import ColorHarmony, FastText, GloVe, Word2Vec
 from rowbook.nn import Embedding, Module
 from rowbook.optim import Adam
-from rowbook.text import ByteLevelBPE, Vocab
+from rowbook.text import ByteLevelBPE, Unigram, Vocab, WordPiece, load_tokenizer
+from rowbook.text.sentencepiece import load_model
 from rowbook.training import TrainConfig, Trainer
 from rowbook.vectors import SubwordVectors, Vectors
 
@@ -76,10 +77,18 @@ LOADERS = {
     "tokenizer.json": ByteLevelBPE.from_tokenizer_json,
     "fasttext bin": SubwordVectors.load_fasttext,
     "cooccurrence npz": load_cooccurrence,
+    "wordpiece json": WordPiece.load,
+    "wordpiece tokenizer.json": WordPiece.from_tokenizer_json,
+    "vocab.txt": WordPiece.from_vocab,
+    "unigram json": Unigram.load,
+    "unigram tokenizer.json": Unigram.from_tokenizer_json,
+    "sentencepiece model": load_model,
+    "any tokenizer": load_tokenizer,
 }
 NPZ_FORMATS = ("vectors npz", "state", "trainer checkpoint", "word2vec checkpoint",
                "glove checkpoint", "saved model", "cooccurrence npz")  # fmt: skip
-JSON_FORMATS = ("vocab json", "bpe json", "tokenizer.json")
+JSON_FORMATS = ("vocab json", "bpe json", "tokenizer.json", "wordpiece json", "wordpiece tokenizer.json",
+                "unigram json", "unigram tokenizer.json")  # fmt: skip
 TEXT_FORMATS = ("word2vec text", "word2vec binary", "glove")
 
 
@@ -99,12 +108,32 @@ def _write_bases(folder: Path) -> None:
     bpe = ByteLevelBPE().fit(texts, 270, special_tokens=["<pad>"])
     bpe.save(folder / "bpe json")
     bpe.to_tokenizer_json(folder / "tokenizer.json")
+    _write_subword_bases(folder, texts)
     counted = GloVe(**GLOVE).cooccurrence(CORPUS)
     save_cooccurrence(folder / "cooccurrence npz", counted.matrix, counted.keys, counted.counts,
                       window=counted.window)  # fmt: skip
     FastText(vector_size=4, bucket=64, min_count=1, epochs=1, workers=1).fit(CORPUS).save_fasttext(
         folder / "fasttext bin"
     )
+
+
+def _write_subword_bases(folder: Path, texts: list[str]) -> None:
+    import io
+
+    import sentencepiece as spm
+
+    wp = WordPiece().fit([*texts, "naïve [CLS] x"], 40, min_frequency=1, workers=1)
+    wp.save(folder / "wordpiece json")
+    wp.to_tokenizer_json(folder / "wordpiece tokenizer.json")
+    wp.save_vocab(folder / "vocab.txt")
+    uni = Unigram().fit(texts, 30, workers=1)
+    uni.save(folder / "unigram json")
+    uni.to_tokenizer_json(folder / "unigram tokenizer.json")
+    model = io.BytesIO()
+    spm.SentencePieceTrainer.train(sentence_iterator=iter(texts * 4), model_writer=model, vocab_size=30,
+                                   minloglevel=2, hard_vocab_limit=False, byte_fallback=False)  # fmt: skip
+    (folder / "sentencepiece model").write_bytes(model.getvalue())
+    (folder / "any tokenizer").write_bytes(model.getvalue())
 
 
 class Bases(dict):

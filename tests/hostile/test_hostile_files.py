@@ -31,10 +31,11 @@ FUZZ = settings(max_examples=300 if EXPLORE else 30, deadline=10_000, database=N
                 derandomize=not EXPLORE,
                 suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])  # fmt: skip
 TEXT = ("word2vec text", "word2vec binary", "glove")
-BINARY = ("fasttext bin",)
+BINARY = ("fasttext bin", "sentencepiece model", "any tokenizer", "vocab.txt")
 NPZ = ("vectors npz", "state", "trainer checkpoint", "word2vec checkpoint", "glove checkpoint",
        "saved model")  # fmt: skip
-JSON = ("vocab json", "bpe json", "tokenizer.json")
+JSON = ("vocab json", "bpe json", "tokenizer.json", "wordpiece json", "wordpiece tokenizer.json", "unigram json",
+        "unigram tokenizer.json")  # fmt: skip
 BIG = st.one_of(st.integers(0, 64), st.integers(0, 10**13))  # sizes, small and absurd
 JSON_VALUES = st.recursive(
     st.none() | st.booleans() | st.integers(-(2**70), 2**70) | st.floats() | st.text(max_size=6),

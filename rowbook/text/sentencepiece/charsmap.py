@@ -43,20 +43,22 @@ __all__ = ["CharsMap", "Precompiled", "read_charsmap"]
 
 @numba.njit(cache=True)
 def _walk(units):
-    """Every ``(key bytes, value)`` of a Darts-clone double array, depth first; ``-1`` rows
-    flag a unit outside the array (a damaged file)."""
+    """Every ``(key bytes, value)`` of a Darts-clone double array, depth first. The last
+    result is True for a damaged array: a unit outside it, a key over 63 bytes, or more than
+    ``64 * units + 2**20`` nodes visited (the array shares sub-tries, so nodes are visited
+    more than once: ``nmt_nfkc`` visits 262,841 for 44,800 units; a cycle never ends)."""
     n = units.size
-    keys = np.empty((1024, 64), np.int64)  # a stack of key prefixes (up to 63 bytes)
+    cap = 1024
+    keys = np.zeros((cap, 64), np.int64)  # a stack of key prefixes
+    stack_pos = np.empty(cap, np.int64)
+    stack_len = np.empty(cap, np.int64)
     out_keys = np.zeros((16, 64), np.int64)
     out_len = np.zeros(16, np.int64)
     out_val = np.zeros(16, np.int64)
-    stack_pos = np.empty(1024, np.int64)
-    stack_len = np.empty(1024, np.int64)
-    found = 0
+    found, pushes = 0, 0
     if n == 0:
         return out_keys[:0], out_len[:0], out_val[:0], False
     root = units[0]
-    top = 0
     stack_pos[0] = (root >> 10) << ((root & (1 << 9)) >> 6)
     stack_len[0] = 0
     top = 1
@@ -74,7 +76,8 @@ def _walk(units):
             if (unit & ((1 << 31) | 0xFF)) != c:
                 continue
             nxt = child ^ ((unit >> 10) << ((unit & (1 << 9)) >> 6))
-            if nxt >= n or length + 1 >= 64:
+            pushes += 1
+            if nxt >= n or length + 1 >= 64 or pushes > 64 * n + (1 << 20):
                 return out_keys[:found], out_len[:found], out_val[:found], True
             if (unit >> 8) & 1:  # a key ends here: its value is in the unit at nxt
                 if found == out_len.size:
@@ -86,8 +89,13 @@ def _walk(units):
                 out_len[found] = length + 1
                 out_val[found] = units[nxt] & ((1 << 31) - 1)
                 found += 1
-            if top >= stack_pos.size:
-                return out_keys[:found], out_len[:found], out_val[:found], True
+            if top == cap:
+                cap *= 2
+                grown = np.zeros((cap, 64), np.int64)
+                grown[:top] = keys[:top]
+                keys = grown
+                stack_pos = np.concatenate((stack_pos, np.empty(top, np.int64)))
+                stack_len = np.concatenate((stack_len, np.empty(top, np.int64)))
             keys[top, :length] = prefix[:length]
             keys[top, length] = c
             stack_pos[top], stack_len[top] = nxt, length + 1
