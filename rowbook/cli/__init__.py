@@ -27,7 +27,7 @@ import warnings
 from collections.abc import Collection, Sequence
 
 from rowbook.checks import ParameterError
-from rowbook.cli import cooccur, files, misc, query, text, train_options, vocab
+from rowbook.cli import cooccur, files, misc, query, text, train_options, vocab, vocab_sweep
 from rowbook.cli._common import HelpFormatter, Parser, flag_for
 
 __all__ = ["USER_ERRORS", "build_parser", "main"]
@@ -65,6 +65,7 @@ def build_parser(argv: Sequence[str] | None = None) -> argparse.ArgumentParser:
     train_models = None if argv is None else set(argv[1:2]) if argv[:1] == ["train"] else set()
     text.register(commands)
     vocab.register(commands)
+    vocab_sweep.register(commands)
     train_options.register(commands, only=train_models)
     cooccur.register(commands, options=argv is None or argv[:1] == ["cooccur"])
     query.register(commands)

@@ -31,7 +31,8 @@ def command_parsers() -> dict[str, argparse.ArgumentParser]:
 
 def test_every_command_is_there():
     expected = {"demo", "tokenize", "vocab", "train", "train word2vec", "train glove", "train fasttext", "train nplm",
-                "cooccur", "neighbors", "analogy", "similarity", "evaluate", "plot", "convert", "bench"}  # fmt: skip
+                "vocab-sweep", "cooccur", "neighbors", "analogy", "similarity", "evaluate", "plot", "convert",
+                "bench"}  # fmt: skip
     assert set(command_parsers()) == expected
 
 
