@@ -27,7 +27,8 @@ Examples
 
 from __future__ import annotations
 
-import itertools
+import functools
+import re
 import unicodedata
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -244,6 +245,13 @@ def normalizer_from_json(d: Any, where: str = "normalizer") -> Any:
 # -- pre-tokenizers ----------------------------------------------------------------------------
 
 
+@functools.lru_cache(maxsize=8)
+def _word_pattern(replacement: str) -> re.Pattern:
+    """Words that start at each ``replacement`` (and a first word before any)."""
+    r = re.escape(replacement)
+    return re.compile(f"{r}[^{r}]*|[^{r}]+", re.S)
+
+
 @dataclass(frozen=True)
 class Metaspace:
     """``tokenizers``' ``Metaspace``: spaces become ``replacement``; one is put in front
@@ -263,18 +271,22 @@ class Metaspace:
             and (scheme == "always" or (scheme == "first" and first))
         )
 
+    @property
+    def _pieces(self) -> re.Pattern:
+        return _word_pattern(self.replacement)
+
     def _cuts(self, text: str) -> list[tuple[int, int]]:
         if not self.split:
             return [(0, len(text))] if text else []
-        starts = [i for i, c in enumerate(text) if c == self.replacement and i > 0]
-        bounds = [0, *starts, len(text)]
-        return [(a, b) for a, b in itertools.pairwise(bounds) if b > a]
+        return [m.span() for m in self._pieces.finditer(text)]
 
     def words(self, text: str, first: bool = True) -> list[str]:
         text = text.replace(" ", self.replacement)
         if self._prepends(text, first):
             text = self.replacement + text
-        return [text[a:b] for a, b in self._cuts(text)]
+        if not self.split:
+            return [text] if text else []
+        return self._pieces.findall(text)
 
     def aligned_words(self, text: Aligned, first: bool = True) -> list[Aligned]:
         text = Aligned(text.text.replace(" ", self.replacement), text.starts, text.ends)

@@ -76,12 +76,32 @@ def _pop(hs, hl, hr, hn, size):
 
 @numba.njit(cache=True, inline="always")
 def _merged(keys, new_ids, a, b):
-    """The piece ``a + b`` spells, or -1 (symbols outside ``[0, 2**31)`` never merge)."""
+    """The piece ``a + b`` spells, or -1: ``keys`` is an open-addressing table of the pair keys
+    ``a << 32 | b`` (power-of-two size, -1 empty), ``new_ids`` the piece at each slot."""
     if a < 0 or b < 0:
         return -1
     key = (np.int64(a) << 32) | np.int64(b)
-    i = np.searchsorted(keys, key)
-    return new_ids[i] if i < keys.size and keys[i] == key else -1
+    mask = keys.size - 1
+    i = np.int64((np.uint64(key) * np.uint64(0x9E3779B97F4A7C15)) >> np.uint64(20)) & mask
+    while keys[i] != -1:
+        if keys[i] == key:
+            return new_ids[i]
+        i = (i + 1) & mask
+    return -1
+
+
+@numba.njit(cache=True)
+def _pair_table(keys, values):
+    size = 1 << max(4, int(np.ceil(np.log2(2 * keys.size + 1))))
+    table = np.full(size, -1, np.int64)
+    out = np.empty(size, np.int64)
+    mask = size - 1
+    for k in range(keys.size):
+        i = np.int64((np.uint64(keys[k]) * np.uint64(0x9E3779B97F4A7C15)) >> np.uint64(20)) & mask
+        while table[i] != -1:
+            i = (i + 1) & mask
+        table[i], out[i] = keys[k], values[k]
+    return table, out
 
 
 @numba.njit(cache=True)
@@ -138,8 +158,9 @@ def _encode_kernel(init, frozen_in, starts, keys, new_ids, scores):
 
 
 def encode_sentences(init: np.ndarray, frozen: np.ndarray, starts: np.ndarray, tables: tuple) -> tuple:
-    """``(symbols, positions, bounds)`` after merging; ``tables = (pair keys, new ids, scores)``:
-    the sorted ``left << 32 | right`` keys of the pairs that spell a piece, that piece's id."""
+    """``(symbols, positions, bounds)`` after merging; ``tables = (pair table, new ids, scores)``:
+    the hash table of the ``left << 32 | right`` keys of the pairs that spell a piece (see
+    ``_pair_table``), that piece's id at each slot."""
     return _encode_kernel(init, frozen, starts, *tables)
 
 
@@ -205,8 +226,8 @@ class SentencePieceBPE(SubwordTokenizer):
         self._unk_id, self.byte_fallback = unk_id, byte_fallback
         self._model_size = len(pieces)
         self._install([p for p, _ in pieces], [])
-        tables = merge_tables([p for p, _ in pieces], self._kinds)
-        self._char_ids, self._pair_keys, self._new_ids = tables
+        self._char_ids, keys, new_ids = merge_tables([p for p, _ in pieces], self._kinds)
+        self._pair_keys, self._new_ids = _pair_table(keys, new_ids)
         self._unused = set(np.flatnonzero(self._kinds == 2).tolist())
 
     def _initial(self, sentence: str) -> tuple[list[int], list[bool], list[str]]:
@@ -265,8 +286,40 @@ class SentencePieceBPE(SubwordTokenizer):
 
         return [self._vocab[b] for b in BYTE_PIECES] if self.byte_fallback else None
 
+    def _kernel_ids(self, words: list[str]) -> tuple[np.ndarray, np.ndarray] | None:
+        """The symbols left in each word after merging, ``(symbols, bounds)``, by the kernel and
+        with the characters mapped in NumPy; ``None`` when the words need the Python path
+        (user-defined symbols, unused pieces)."""
+        if self._unused or (self.normalizer is not None and self.normalizer._symbols is not None):
+            return None
+        if not hasattr(self, "_char_table"):
+            chars = sorted(self._char_ids)
+            self._char_table = (np.array([ord(c) for c in chars], dtype=np.int64),
+                                np.array([self._char_ids[c] for c in chars], dtype=np.int64))  # fmt: skip
+        codes, ids = self._char_table
+        data = codepoints("".join(words)).astype(np.int64)  # (C,)
+        at = np.minimum(np.searchsorted(codes, data), max(codes.size - 1, 0))
+        init = np.where(codes.size and (codes[at] == data), ids[at] if ids.size else -2, -2)  # (C,)
+        starts = np.zeros(len(words) + 1, dtype=np.int64)
+        np.cumsum(np.fromiter(map(len, words), dtype=np.int64, count=len(words)), out=starts[1:])
+        sym, _, bounds = encode_sentences(init, np.zeros(init.size, np.bool_), starts,
+                                          (self._pair_keys, self._new_ids, self._scores))  # fmt: skip
+        return sym, bounds
+
     def _encode_words(self, words: list[str]) -> list[tuple[int, ...]]:
-        return [tuple(t[0] for t in self._resolve(path)) for path in self._paths(words)]
+        fast = self._kernel_ids(words)
+        if fast is None:
+            return [tuple(t[0] for t in self._resolve(path)) for path in self._paths(words)]
+        sym, bounds = fast
+        sym, bounds = sym.tolist(), bounds.tolist()
+        size, out = self._model_size, []
+        for w, word in enumerate(words):
+            ids = sym[bounds[w] : bounds[w + 1]]
+            if min(ids, default=0) >= 0 and max(ids, default=0) < size:
+                out.append(tuple(ids))
+            else:  # unknown characters: fused or spelled in bytes, the Python way
+                out.append(tuple(t[0] for t in self._resolve(self._paths([word])[0])))
+        return out
 
     def _segment_word(self, word: str) -> list[tuple[int, str, int, int]]:
         return self._resolve(self._paths([word])[0])

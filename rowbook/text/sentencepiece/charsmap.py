@@ -12,10 +12,9 @@ starts at is copied (``Normalizer::NormalizePrefix`` in ``normalizer.cc``).
 
 :func:`read_charsmap` walks the whole trie once (a numba depth-first search over the double
 array, with every unit checked to lie inside it) into a ``source -> replacement`` dict, and
-:class:`CharsMap` applies it: a regex character class of the characters some source starts
-with (``nmt_nfkc``: 5,277 of them in 438 ranges, for 225,276 rules) finds the positions
-where a rule may apply, and there the longest source is looked up, longest first. Text no
-rule touches (most ASCII) passes at C speed.
+:class:`CharsMap` applies it with a numba walk of the trie of the sources (``nmt_nfkc``:
+225,276 rules; most start with a Latin letter, since NFKC composes ``"e"`` and an accent),
+the longest source at each position found in one pass.
 
 Examples
 --------
@@ -34,9 +33,9 @@ from typing import Any
 
 import numba
 import numpy as np
-import regex
 
 from rowbook.text.aligned import Aligned
+from rowbook.text.trie import build_trie, codepoints, longest_prefix
 
 __all__ = ["CharsMap", "Precompiled", "read_charsmap"]
 
@@ -139,47 +138,66 @@ def _parse(blob: bytes) -> dict[str, str]:
     return table
 
 
+@numba.njit(cache=True, nogil=True)
+def _apply(text, trie, out_data, out_starts):
+    """Longest-match replacement over the code points ``text``: the output code points, and
+    for each step the characters it used and wrote."""
+    n = text.size
+    out = np.empty(max(4 * n, 1), np.int32)
+    used = np.empty(n, np.int64)
+    wrote = np.empty(n, np.int64)
+    o, steps, i = 0, 0, 0
+    while i < n:
+        length, rule = longest_prefix(trie, text, i, n)
+        if rule < 0:
+            out[o] = text[i]
+            o += 1
+            used[steps], wrote[steps] = 1, 1
+            i += 1
+        else:
+            a, b = out_starts[rule], out_starts[rule + 1]
+            if o + (b - a) > out.size:
+                grown = np.empty(2 * out.size + (b - a), np.int32)
+                grown[:o] = out[:o]
+                out = grown
+            out[o : o + b - a] = out_data[a:b]
+            o += b - a
+            used[steps], wrote[steps] = length, b - a
+            i += length
+        steps += 1
+    return out[:o], used[:steps], wrote[:steps]
+
+
 class CharsMap:
-    """Longest-match replacement by a ``source -> replacement`` table (SentencePiece's rules)."""
+    """Longest-match replacement by a ``source -> replacement`` table (SentencePiece's rules),
+    a numba walk of the trie of the sources (:mod:`rowbook.text.trie`) over the text."""
 
     def __init__(self, table: dict[str, str]) -> None:
         self.table = table
         self._lengths = sorted({len(k) for k in table}, reverse=True)
-        firsts = sorted({ord(k[0]) for k in table})
-        ranges: list[list[int]] = []
-        for c in firsts:
-            if ranges and ranges[-1][1] == c - 1:
-                ranges[-1][1] = c
-            else:
-                ranges.append([c, c])
-        body = "".join(f"\\U{a:08x}-\\U{b:08x}" for a, b in ranges)
-        self._starts = regex.compile(f"[{body}]") if table else None
+        values = list(table.values())
+        starts = np.zeros(len(values) + 1, dtype=np.int64)
+        np.cumsum([len(v) for v in values], out=starts[1:])
+        self._rules = (build_trie(list(table)), codepoints("".join(values)), starts) if table else None
+
+    def _run(self, text: str) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        trie, data, starts = self._rules
+        return _apply(codepoints(text), trie, data, starts)
+
+    def __call__(self, text: str) -> str:
+        if self._rules is None or not text:
+            return text
+        out, _, _ = self._run(text)
+        return out.astype(np.uint32).tobytes().decode("utf-32-le", "surrogatepass")
 
     def pieces(self, text: str) -> list[tuple[str, int]]:
         """``(output, characters consumed)`` at each step, as ``NormalizePrefix`` returns them."""
-        out: list[tuple[str, int]] = []
-        pos, table = 0, self.table
-        while self._starts is not None:
-            m = self._starts.search(text, pos)
-            if m is None:
-                break
-            i = m.start()
-            out += [(c, 1) for c in text[pos:i]]
-            for n in self._lengths:
-                source = text[i : i + n]
-                if len(source) == n and source in table:
-                    out.append((table[source], n))
-                    pos = i + n
-                    break
-            else:
-                out.append((text[i], 1))
-                pos = i + 1
-        return out + [(c, 1) for c in text[pos:]]
-
-    def __call__(self, text: str) -> str:
-        if self._starts is None or self._starts.search(text) is None:
-            return text
-        return "".join(out for out, _ in self.pieces(text))
+        if self._rules is None or not text:
+            return [(c, 1) for c in text]
+        out, used, wrote = self._run(text)
+        chars = out.astype(np.uint32).tobytes().decode("utf-32-le", "surrogatepass")
+        ends = np.cumsum(wrote).tolist()
+        return [(chars[e - w : e], u) for e, w, u in zip(ends, wrote.tolist(), used.tolist(), strict=True)]
 
     def aligned(self, text: Aligned) -> Aligned:
         """:meth:`__call__` on aligned text: a replacement takes the span of its source."""

@@ -28,7 +28,7 @@ from rowbook.corpus_files import check_regular_file
 from rowbook.text.components import Metaspace
 from rowbook.io import atomic_write
 from rowbook.text.sentencepiece.charsmap import CharsMap, read_charsmap
-from rowbook.text.sentencepiece.normalizer import SentencePieceDecoder, SentencePieceNormalizer
+from rowbook.text.sentencepiece.normalizer import SPACE, SentencePieceDecoder, SentencePieceNormalizer
 from rowbook.text.sentencepiece.pieces import KIND_OF_TYPE
 from rowbook.text.sentencepiece.proto import MAX_MODEL_BYTES, ModelFile, read_model, write_model
 
@@ -87,6 +87,10 @@ def model_from_bytes(data: bytes, where: str) -> Any:
     else:
         tok = SentencePieceBPE(normalizer=normalizer)
         tok._set_model(pieces, kinds, unk_id, model.trainer["byte_fallback"])
+        if spec["escape_whitespaces"] and not model.trainer["treat_whitespace_as_suffix"] and not any(
+            SPACE in p[1:] for p, _, k in model.pieces if k in (1, 4, 5)
+        ):  # no piece spans a word boundary: encode word by word, with a cache (the same ids)
+            tok.pre_tokenizer, tok.cache_size = Metaspace(SPACE, "never"), 100_000
     types = {p: k for p, _, k in model.pieces if k != 1}
     strip = spec["add_dummy_prefix"] or spec["remove_extra_whitespaces"]
     tok.decoder = SentencePieceDecoder(types, model.trainer["unk_surface"], strip, spec["remove_extra_whitespaces"])

@@ -99,7 +99,7 @@ class SentencePieceNormalizer:
             source = text[i : i + n]
             if len(source) == n and source in table:
                 return table[source], n
-        return text[i], 1
+        return text[i], 1  # (the walk of aligned() below; CharsMap.pieces does the same in numba)
 
     def aligned(self, text: Aligned) -> Aligned:
         """``Normalizer::Normalize`` step by step, each output character with its span."""
