@@ -24,7 +24,8 @@ sys.path.insert(0, str(HERE))
 
 from timing import machine  # noqa: E402
 
-NAMES = ["embedding", "optim", "losses", "text", "vectors", "index", "word2vec", "fasttext", "contention", "scale"]
+NAMES = ["embedding", "optim", "losses", "text", "tokenizers", "vectors", "index", "word2vec", "fasttext", "contention",
+         "scale"]  # fmt: skip
 
 
 class _Tee(io.TextIOBase):
