@@ -9,8 +9,8 @@ from rowbook.text.bpe import GPT2_PATTERN, ByteLevelBPE, MergeStep, learn_bpe, s
 from rowbook.text.loading import load_tokenizer
 from rowbook.text.normalize import Normalizer, strip_accents
 from rowbook.text.pipeline import TextPipeline
-from rowbook.text.tokenize import DEFAULT_WORD_PATTERN, CharTokenizer, WordTokenizer
 from rowbook.text.sentencepiece import SentencePieceBPE, load_model
+from rowbook.text.tokenize import DEFAULT_WORD_PATTERN, CharTokenizer, WordTokenizer
 from rowbook.text.unigram import Unigram
 from rowbook.text.vocab import Vocab
 from rowbook.text.wordpiece import WordPiece

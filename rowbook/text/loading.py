@@ -132,7 +132,7 @@ def identify(path: str | os.PathLike) -> Found:
         kind = {1: "Unigram", 2: "BPE"}.get(model.trainer["model_type"], str(model.trainer["model_type"]))
         return Found("sentencepiece", (path,), f"a SentencePiece {kind} model ({len(model.pieces)} pieces)")
     first = text.split("\n", 1)[0].rstrip("\r")
-    if first.startswith("#version") or len(first.split(" ")) == 2 and "\t" not in first:
+    if first.startswith("#version") or (len(first.split(" ")) == 2 and "\t" not in first):
         vocab = path.with_name("vocab.json")
         if not vocab.is_file():
             raise ValueError(f"{path} looks like GPT-2's merges.txt, but there is no vocab.json beside it")

@@ -41,6 +41,7 @@ from rowbook.text.aligned import Aligned
 from rowbook.text.bpe.count import map_in_order, text_batches
 from rowbook.text.bpe.encoding import Encoding
 from rowbook.text.bpe.options import special_regex
+from rowbook.text.token_table import TokenTable
 
 __all__ = ["SubwordTokenizer"]
 
@@ -67,7 +68,7 @@ def _check_str(text: object) -> str:
     return text
 
 
-class SubwordTokenizer:
+class SubwordTokenizer(TokenTable):
     """The shared half of :class:`~rowbook.text.WordPiece`, :class:`~rowbook.text.Unigram` and
     :class:`~rowbook.text.SentencePieceBPE`; see the module docstring."""
 
@@ -114,36 +115,6 @@ class SubwordTokenizer:
             name = type(self).__name__
             raise ValueError(f"this {name} is not fitted yet: call fit(...), {name}.load(...) or "
                              f"{name}.from_tokenizer_json(...) first")  # fmt: skip
-
-    @property
-    def vocab(self) -> dict[str, int]:
-        """Token -> id (added tokens included)."""
-        self._check_fitted()
-        return dict(self._vocab)
-
-    @property
-    def special_tokens(self) -> dict[str, int]:
-        """Special token -> id (left out by ``decode`` by default)."""
-        self._check_fitted()
-        return dict(self._special_ids)
-
-    def __len__(self) -> int:
-        self._check_fitted()
-        return len(self._id_to_token)
-
-    def token_to_id(self, token: str) -> int:
-        """The id of a token (``KeyError`` naming it when unknown)."""
-        self._check_fitted()
-        if token not in self._vocab:
-            raise KeyError(f"token {token!r} is not in the vocabulary of {len(self)} tokens")
-        return self._vocab[token]
-
-    def id_to_token(self, token_id: int) -> str:
-        """The token of an id (``IndexError`` naming the valid range)."""
-        self._check_fitted()
-        if not isinstance(token_id, int | np.integer) or not 0 <= token_id < len(self):
-            raise IndexError(f"token id {token_id!r} is out of range [0, {len(self)})")
-        return self._id_to_token[token_id]
 
     # --------------------------------------------------------------- encoding
     def _parts(self, text: str) -> list[tuple[str, int | None, int]]:

@@ -59,6 +59,25 @@ def hard_text():
     return HARD_TEXT
 
 
+def assert_same_encodings(ours, theirs, texts, *, decode: bool = False) -> None:
+    """Every field of rowbook's encodings equal to ``tokenizers``' (and the decoded text)."""
+    for text in texts:
+        got, expected = ours.encode(text), theirs.encode(text)
+        assert got.ids == expected.ids, text
+        assert got.tokens == expected.tokens, text
+        assert got.offsets == expected.offsets, text
+        assert got.attention_mask == expected.attention_mask, text
+        assert got.special_tokens_mask == expected.special_tokens_mask, text
+        if decode:
+            assert ours.decode(got.ids) == theirs.decode(expected.ids), text
+
+
+@pytest.fixture(scope="session")
+def same_encodings():
+    """:func:`assert_same_encodings`."""
+    return assert_same_encodings
+
+
 def make_corpus(n_lines: int = 1500, seed: int = 0) -> list[str]:
     """Lines mixing shuffled words of the sentences above (deterministic)."""
     rng = random.Random(seed)

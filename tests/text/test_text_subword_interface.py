@@ -12,7 +12,14 @@ import sentencepiece as spm
 from tokenizers import ByteLevelBPETokenizer
 
 from rowbook.cli import main
-from rowbook.text import ByteLevelBPE, SentencePieceBPE, TextPipeline, Unigram, WordPiece, load_tokenizer
+from rowbook.text import (
+    ByteLevelBPE,
+    SentencePieceBPE,
+    TextPipeline,
+    Unigram,
+    WordPiece,
+    load_tokenizer,
+)
 from rowbook.text import word_counts as word_counts_module
 from rowbook.text.bpe.encoding import Encoding
 from rowbook.text.loading import identify

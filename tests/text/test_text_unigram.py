@@ -45,26 +45,21 @@ def ours(hf, tmp_path_factory):
     return Unigram.from_tokenizer_json(path)
 
 
-def _same_encodings(ours, theirs, texts):
-    for text in texts:
-        got, expected = ours.encode(text), theirs.encode(text)
-        assert (got.ids, got.tokens, got.offsets) == (expected.ids, expected.tokens, expected.offsets), text
-        assert ours.decode(got.ids) == theirs.decode(expected.ids), text
 
 
-def test_encodings_and_decoding_match_tokenizers(ours, hf, corpus, hard_strings):
-    _same_encodings(ours, hf, [*hard_strings, *MORE_HARD, *corpus[:300]])
+def test_encodings_and_decoding_match_tokenizers(ours, hf, corpus, hard_strings, same_encodings):
+    same_encodings(ours, hf, [*hard_strings, *MORE_HARD, *corpus[:300]], decode=True)
     texts = corpus[:200]
     assert [e.ids for e in ours.encode_batch(texts)] == [e.ids for e in hf.encode_batch(texts)]
 
 
 @settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(data=st.data())
-def test_any_text_encodes_as_tokenizers(ours, hf, data, hard_text):
-    _same_encodings(ours, hf, [data.draw(hard_text)])
+def test_any_text_encodes_as_tokenizers(ours, hf, data, hard_text, same_encodings):
+    same_encodings(ours, hf, [data.draw(hard_text)], decode=True)
 
 
-def test_byte_fallback_matches_tokenizers(ours, corpus, hard_strings, tmp_path):
+def test_byte_fallback_matches_tokenizers(ours, corpus, hard_strings, tmp_path, same_encodings):
     pieces = [p for p in ours.pieces if len(p[0]) > 1 or p[0] in "abcdefghij▁ "] + [
         (f"<0x{b:02X}>", -20.0) for b in range(256)
     ]
@@ -75,7 +70,7 @@ def test_byte_fallback_matches_tokenizers(ours, corpus, hard_strings, tmp_path):
     theirs.save(str(tmp_path / "t.json"))
     mine = Unigram.from_tokenizer_json(tmp_path / "t.json")
     assert mine.byte_fallback
-    _same_encodings(mine, theirs, [*hard_strings, *MORE_HARD, *corpus[:100]])
+    same_encodings(mine, theirs, [*hard_strings, *MORE_HARD, *corpus[:100]], decode=True)
 
 
 def test_decode_of_encode_is_the_text_where_metaspace_is_lossless(ours, corpus):
@@ -154,11 +149,11 @@ def test_sampling_is_seeded_and_follows_the_path_probabilities():
     assert {tuple(two.encode("aba").tokens) for _ in range(200)} <= {("ab", "a"), ("a", "ba"), ("aba",)}
 
 
-def test_files_round_trip_and_bad_files(ours, hf, corpus, tmp_path):
+def test_files_round_trip_and_bad_files(ours, hf, corpus, tmp_path, same_encodings):
     ours.to_tokenizer_json(tmp_path / "tokenizer.json")
-    _same_encodings(ours, Tokenizer.from_file(str(tmp_path / "tokenizer.json")), corpus[:60])
+    same_encodings(ours, Tokenizer.from_file(str(tmp_path / "tokenizer.json")), corpus[:60], decode=True)
     ours.save(tmp_path / "uni.json")
-    _same_encodings(Unigram.load(tmp_path / "uni.json"), hf, corpus[:60])
+    same_encodings(Unigram.load(tmp_path / "uni.json"), hf, corpus[:60], decode=True)
     d = json.loads((tmp_path / "tokenizer.json").read_text())
     d["model"]["vocab"][3][1] = float("nan")
     (tmp_path / "nan.json").write_text(json.dumps(d))

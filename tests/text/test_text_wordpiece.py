@@ -66,14 +66,6 @@ def _texts(corpus, hard):
     return [*hard, *MORE_HARD, *corpus[:200]]
 
 
-def _same_encodings(ours, theirs, texts):
-    for text in texts:
-        got, expected = ours.encode(text), theirs.encode(text)
-        assert got.ids == expected.ids, text
-        assert got.tokens == expected.tokens, text
-        assert got.offsets == expected.offsets, text
-        assert got.special_tokens_mask == expected.special_tokens_mask, text
-        assert got.attention_mask == expected.attention_mask, text
 
 
 def test_bert_normalizer_and_pre_tokenizer_agree_with_tokenizers_on_every_code_point():
@@ -103,8 +95,8 @@ def test_aligned_normalization_gives_the_same_text(hard_strings):
         )
 
 
-def test_encodings_match_tokenizers(ours, hf, corpus, hard_strings):
-    _same_encodings(ours, hf, _texts(corpus, hard_strings))
+def test_encodings_match_tokenizers(ours, hf, corpus, hard_strings, same_encodings):
+    same_encodings(ours, hf, _texts(corpus, hard_strings))
     texts = _texts(corpus, hard_strings)
     batch = ours.encode_batch(texts)
     assert [e.ids for e in batch] == [e.ids for e in hf.encode_batch(texts)]
@@ -186,26 +178,26 @@ def test_training_on_two_workers_equals_one(corpus, monkeypatch):
     assert one.vocab == two.vocab
 
 
-def test_vocab_txt_reads_as_bert_word_piece_tokenizer(ours, hf, corpus, hard_strings, tmp_path):
+def test_vocab_txt_reads_as_bert_word_piece_tokenizer(ours, hf, corpus, hard_strings, tmp_path, same_encodings):
     ours.save_vocab(tmp_path / "vocab.txt")
     theirs = BertWordPieceTokenizer(str(tmp_path / "vocab.txt"))
     again = WordPiece.from_vocab(tmp_path / "vocab.txt")
     assert again.vocab == theirs.get_vocab() == ours.vocab
-    _same_encodings(again, theirs, _texts(corpus, hard_strings))
+    same_encodings(again, theirs, _texts(corpus, hard_strings))
 
 
-def test_files_round_trip_and_load_in_tokenizers(ours, hf, corpus, hard_strings, tmp_path):
+def test_files_round_trip_and_load_in_tokenizers(ours, hf, corpus, hard_strings, tmp_path, same_encodings):
     ours.to_tokenizer_json(tmp_path / "tokenizer.json")
     theirs = Tokenizer.from_file(str(tmp_path / "tokenizer.json"))
     texts = _texts(corpus, hard_strings)[:80]
-    _same_encodings(ours, theirs, texts)
+    same_encodings(ours, theirs, texts)
     ours.save(tmp_path / "wp.json")
     again = WordPiece.load(tmp_path / "wp.json")
     assert json.loads((tmp_path / "wp.json").read_text())["format"] == "rowbook.WordPiece"
-    _same_encodings(again, hf, texts)
+    same_encodings(again, hf, texts)
 
 
-def test_added_tokens_match_tokenizers(hf, tmp_path, corpus):
+def test_added_tokens_match_tokenizers(hf, tmp_path, corpus, same_encodings):
     hf.save(str(tmp_path / "t.json"))
     ours = WordPiece.from_tokenizer_json(tmp_path / "t.json")
     theirs = Tokenizer.from_file(str(tmp_path / "t.json"))
@@ -214,9 +206,9 @@ def test_added_tokens_match_tokenizers(hf, tmp_path, corpus):
         theirs.add_tokens([__import__("tokenizers").AddedToken(token, normalized=False)])
         ours.add_tokens([token])
     assert ours.vocab == theirs.get_vocab()
-    _same_encodings(ours, theirs, ["x<extra>naïveté hello", "Hello naïveté", *corpus[:20]])
+    same_encodings(ours, theirs, ["x<extra>naïveté hello", "Hello naïveté", *corpus[:20]])
     ours.to_tokenizer_json(tmp_path / "again.json")
-    _same_encodings(
+    same_encodings(
         WordPiece.from_tokenizer_json(tmp_path / "again.json"), theirs, ["x<extra>naïveté"]
     )
 

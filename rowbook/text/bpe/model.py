@@ -61,6 +61,7 @@ from rowbook.text.bpe.encode import encode_word_dropout
 from rowbook.text.bpe.encoding import Encoding, build_encodings
 from rowbook.text.bpe.options import check_fit_args, check_trainer_options, special_regex
 from rowbook.text.bpe.train import learn
+from rowbook.text.token_table import TokenTable
 
 __all__ = ["ByteLevelBPE"]
 
@@ -71,7 +72,7 @@ def _check_str(text: object, name: str = "text") -> str:
     return text
 
 
-class ByteLevelBPE:
+class ByteLevelBPE(TokenTable):
     """A byte-level byte-pair-encoding tokenizer (GPT-2 style), learned with :meth:`fit`.
 
     Parameters
@@ -235,30 +236,6 @@ class ByteLevelBPE:
         self._check_fitted()
         return list(self._trace)
 
-    @property
-    def special_tokens(self) -> dict[str, int]:
-        """Special token -> id."""
-        self._check_fitted()
-        return dict(self._special_ids)
-
-    def __len__(self) -> int:
-        self._check_fitted()
-        return len(self._id_to_token)
-
-    def token_to_id(self, token: str) -> int:
-        """The id of a token (``KeyError`` naming it when unknown)."""
-        self._check_fitted()
-        if token not in self._vocab:
-            raise KeyError(f"token {token!r} is not in the vocabulary of {len(self)} tokens")
-        return self._vocab[token]
-
-    def id_to_token(self, token_id: int) -> str:
-        """The token of an id (``IndexError`` naming the valid range)."""
-        self._check_fitted()
-        if not isinstance(token_id, int | np.integer) or not 0 <= token_id < len(self):
-            raise IndexError(f"token id {token_id!r} is out of range [0, {len(self)})")
-        return self._id_to_token[token_id]
-
     # ----------------------------------------------------------------- encoding
     def _pretokenize(self, piece: str) -> list[str]:
         fast = self._split_ascii is not None and piece.isascii()  # the same pieces, sooner
@@ -375,16 +352,7 @@ class ByteLevelBPE:
         only a cut through a character produces, become U+FFFD). Special tokens are left
         out unless ``skip_special_tokens=False``, as ``tokenizers``' default."""
         self._check_fitted()
-        if isinstance(ids, Encoding):
-            raise TypeError("decode takes ids, got an Encoding; pass encoding.ids")
-        ids = np.asarray(list(ids) if not isinstance(ids, np.ndarray) else ids)
-        if ids.size and (ids.dtype.kind not in "iu" or ids.ndim != 1):
-            raise TypeError(
-                f"ids must be a 1-d sequence of ints, got dtype {ids.dtype}, ndim {ids.ndim}"
-            )
-        if ids.size and (ids.min() < 0 or ids.max() >= len(self)):
-            bad = ids[(ids < 0) | (ids >= len(self))][0]
-            raise IndexError(f"token id {int(bad)} is out of range [0, {len(self)})")
+        ids = self._checked_ids(ids)
         skip = set(self._special_ids.values()) if skip_special_tokens else ()
         table = self._id_bytes
         data = b"".join([table[i] for i in ids.tolist() if i not in skip])

@@ -25,10 +25,14 @@ import os
 from typing import Any
 
 from rowbook.corpus_files import check_regular_file
-from rowbook.text.components import Metaspace
 from rowbook.io import atomic_write
+from rowbook.text.components import Metaspace
 from rowbook.text.sentencepiece.charsmap import CharsMap, read_charsmap
-from rowbook.text.sentencepiece.normalizer import SPACE, SentencePieceDecoder, SentencePieceNormalizer
+from rowbook.text.sentencepiece.normalizer import (
+    SPACE,
+    SentencePieceDecoder,
+    SentencePieceNormalizer,
+)
 from rowbook.text.sentencepiece.pieces import KIND_OF_TYPE
 from rowbook.text.sentencepiece.proto import MAX_MODEL_BYTES, ModelFile, read_model, write_model
 

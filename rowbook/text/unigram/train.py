@@ -48,7 +48,8 @@ from rowbook.checks import check_int, check_number
 from rowbook.text.trie import build_trie, codepoints
 from rowbook.text.unigram import lattice
 from rowbook.text.unigram.seeds import seed_pieces
-from rowbook.text.word_counts import as_counted, budget_bytes as _budget, count_words
+from rowbook.text.word_counts import as_counted, count_words
+from rowbook.text.word_counts import budget_bytes as _budget
 from rowbook.text.wordpiece.train import check_training_args
 
 __all__ = ["digamma", "fit_unigram", "learn_unigram"]

@@ -37,7 +37,7 @@ import numpy as np
 from rowbook.checks import check_int
 from rowbook.text.bpe.train import spelling_hash, train_symbol_merges
 from rowbook.text.trie import codepoints
-from rowbook.text.word_counts import as_counted, budget_bytes as _budget, count_words
+from rowbook.text.word_counts import as_counted, count_words
 
 __all__ = ["BERT_SPECIAL_TOKENS", "check_training_args", "fit_wordpiece", "learn_wordpiece"]
 
