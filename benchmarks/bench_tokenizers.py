@@ -44,14 +44,27 @@ SPECIALS = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]"]
 
 
 def hf_wordpiece(texts, vocab_size):
-    from tokenizers import Tokenizer, decoders, models, normalizers, pre_tokenizers, processors, trainers
+    from tokenizers import (
+        Tokenizer,
+        decoders,
+        models,
+        normalizers,
+        pre_tokenizers,
+        processors,
+        trainers,
+    )
 
     tok = Tokenizer(models.WordPiece(unk_token="[UNK]"))
-    tok.normalizer, tok.pre_tokenizer = normalizers.BertNormalizer(), pre_tokenizers.BertPreTokenizer()
+    tok.normalizer, tok.pre_tokenizer = (
+        normalizers.BertNormalizer(),
+        pre_tokenizers.BertPreTokenizer(),
+    )
     tok.decoder = decoders.WordPiece()
     tok.train_from_iterator(texts, trainers.WordPieceTrainer(vocab_size=vocab_size, special_tokens=SPECIALS,
                                                              min_frequency=2, show_progress=False))  # fmt: skip
-    tok.post_processor = processors.TemplateProcessing(single="[CLS] $A [SEP]", special_tokens=[("[CLS]", 2), ("[SEP]", 3)])
+    tok.post_processor = processors.TemplateProcessing(
+        single="[CLS] $A [SEP]", special_tokens=[("[CLS]", 2), ("[SEP]", 3)]
+    )
     return tok
 
 
@@ -95,7 +108,9 @@ def speed(args) -> tuple[list[Row], list]:
     texts = newsarticles_texts()[: 300 if args.quick else None]
     lines = newsarticles_lines()[: 2_000 if args.quick else ENCODE_LINES]
     vocab, repeat = (2_000, 1) if args.quick else (VOCAB, args.repeat)
-    WordPiece().fit(texts[:30], 200, workers=1)  # compile (or load) the numba kernels outside the timers
+    WordPiece().fit(
+        texts[:30], 200, workers=1
+    )  # compile (or load) the numba kernels outside the timers
     Unigram().fit(texts[:30], 200, workers=1)
     rows, targets = [], []
     train = interleaved_medians_ms({
@@ -107,7 +122,13 @@ def speed(args) -> tuple[list[Row], list]:
         "sentencepiece trainer (bpe)": lambda: spm_train(texts, vocab, "bpe"),
     }, repeat=repeat, warmup=0)  # fmt: skip
     for name, ms in train.items():
-        group = "train WordPiece" if "WordPiece" in name else "train Unigram" if "nigram" in name else "train BPE"
+        group = (
+            "train WordPiece"
+            if "WordPiece" in name
+            else "train Unigram"
+            if "nigram" in name
+            else "train BPE"
+        )
         rows.append(Row(group, name, ms, "not trained by rowbook" if "bpe" in name else ""))
     targets.append(("WordPiece training, tokenizers / rowbook", train["tokenizers WordPieceTrainer"]
                     / train["rowbook WordPiece.fit"], 1.0))  # fmt: skip
@@ -146,6 +167,7 @@ def speed(args) -> tuple[list[Row], list]:
 
 # -- peak memory --------------------------------------------------------------------------------
 
+
 def big_corpus(size: int) -> Path:
     """NewsArticles repeated to ``size`` bytes, cached beside the corpus."""
     path = cache_dir() / f"newsarticles-{size >> 20}MB.txt"
@@ -166,8 +188,13 @@ def _child(kind: str, tool: str, corpus: str, vocab: int, budget: float) -> None
 
         if kind == "wordpiece":
             tok = Tokenizer(models.WordPiece(unk_token="[UNK]"))
-            tok.normalizer, tok.pre_tokenizer = normalizers.BertNormalizer(), pre_tokenizers.BertPreTokenizer()
-            trainer = trainers.WordPieceTrainer(vocab_size=vocab, special_tokens=SPECIALS, show_progress=False)
+            tok.normalizer, tok.pre_tokenizer = (
+                normalizers.BertNormalizer(),
+                pre_tokenizers.BertPreTokenizer(),
+            )
+            trainer = trainers.WordPieceTrainer(
+                vocab_size=vocab, special_tokens=SPECIALS, show_progress=False
+            )
         else:
             tok = Tokenizer(models.Unigram())
             tok.pre_tokenizer = pre_tokenizers.Metaspace()
@@ -180,36 +207,71 @@ def _child(kind: str, tool: str, corpus: str, vocab: int, budget: float) -> None
         from rowbook.text import Unigram, WordPiece
 
         cls = WordPiece if kind == "wordpiece" else Unigram
-        extra = {"special_tokens": SPECIALS, "min_frequency": 0} if kind == "wordpiece" else {"special_tokens": ["<unk>"]}
+        extra = (
+            {"special_tokens": SPECIALS, "min_frequency": 0}
+            if kind == "wordpiece"
+            else {"special_tokens": ["<unk>"]}
+        )
         size = len(cls().fit(iter_lines(Path(corpus)), vocab, memory=budget, **extra))
     peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
     print(json.dumps({"peak": peak, "seconds": time.perf_counter() - start, "size": size}))
 
 
 def memory(args) -> tuple[list[Row], list]:
-    corpus = Path(args.corpus) if args.corpus else big_corpus(1 << 30 if not args.quick else 1 << 24)
+    corpus = (
+        Path(args.corpus) if args.corpus else big_corpus(1 << 30 if not args.quick else 1 << 24)
+    )
     print(f"\npeak memory: {corpus} ({corpus.stat().st_size / 2**30:.2f} GiB)")
     rows, targets = [], []
     for kind, vocab in (("wordpiece", 30_000), ("unigram", 8_000)):
         peaks = {}
         for tool in ("tokenizers", "rowbook"):
-            cmd = [sys.executable, __file__, "--child", kind, tool, str(corpus), str(vocab), str(args.budget)]
-            out = subprocess.run(cmd, check=True, capture_output=True, text=True).stdout.strip().splitlines()[-1]
+            cmd = [
+                sys.executable,
+                __file__,
+                "--child",
+                kind,
+                tool,
+                str(corpus),
+                str(vocab),
+                str(args.budget),
+            ]
+            out = (
+                subprocess.run(cmd, check=True, capture_output=True, text=True)
+                .stdout.strip()
+                .splitlines()[-1]
+            )
             result = json.loads(out)
             peaks[tool] = result["peak"]
             rows.append(Row(f"memory {kind}", f"{tool} ({result['size']:,} entries)", result["seconds"] * 1e3,
                             f"peak {result['peak'] / 2**20:,.0f} MiB"))  # fmt: skip
-        targets.append((f"{kind} peak memory, tokenizers / rowbook (half: 2.0)", peaks["tokenizers"] / peaks["rowbook"], 2.0))
+        targets.append(
+            (
+                f"{kind} peak memory, tokenizers / rowbook (half: 2.0)",
+                peaks["tokenizers"] / peaks["rowbook"],
+                2.0,
+            )
+        )
     return rows, targets
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--quick", action="store_true", help="small sizes: a smoke test, not a measurement")
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    parser.add_argument(
+        "--quick", action="store_true", help="small sizes: a smoke test, not a measurement"
+    )
     parser.add_argument("--repeat", type=int, default=3, help="repetitions per timing (median)")
-    parser.add_argument("--memory", action="store_true", help="also measure peak memory on a 1 GB corpus (slow)")
-    parser.add_argument("--corpus", help="the corpus of --memory (default: NewsArticles repeated to 1 GiB)")
-    parser.add_argument("--budget", type=float, default=0.25, help="rowbook's --memory budget in GB (default: 0.25)")
+    parser.add_argument(
+        "--memory", action="store_true", help="also measure peak memory on a 1 GB corpus (slow)"
+    )
+    parser.add_argument(
+        "--corpus", help="the corpus of --memory (default: NewsArticles repeated to 1 GiB)"
+    )
+    parser.add_argument(
+        "--budget", type=float, default=0.25, help="rowbook's --memory budget in GB (default: 0.25)"
+    )
     parser.add_argument("--child", nargs=5, help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
     if args.child:
@@ -226,7 +288,9 @@ def main(argv: list[str] | None = None) -> int:
                 "encode sp unigram": "rowbook unigram .model encode_batch",
                 "encode sp bpe": "rowbook bpe .model encode_batch"}  # fmt: skip
     print_table("WordPiece, Unigram, SentencePiece models", rows, subjects)
-    print(f"\n1-min load average at the end: {os.getloadavg()[0]:.1f} (other processes share the cores)")
+    print(
+        f"\n1-min load average at the end: {os.getloadavg()[0]:.1f} (other processes share the cores)"
+    )
     return 0 if print_targets(targets) or args.quick else 1
 
 

@@ -39,7 +39,13 @@ from rowbook.data.cooccurrence import cooccurrence_numerators
 from rowbook.data.cooccurrence_runs import denominator
 from rowbook.data.corpus import Corpus, encode_corpus, iter_sentences
 
-__all__ = ["bpe_word_counts", "connect", "cooccurrence_counts", "subword_word_counts", "word_counts"]
+__all__ = [
+    "bpe_word_counts",
+    "connect",
+    "cooccurrence_counts",
+    "subword_word_counts",
+    "word_counts",
+]
 
 Shards = Sequence[Corpus]
 Errors = Literal["strict", "replace"]
@@ -184,7 +190,10 @@ def subword_word_counts(shards: Sequence[Any], *, tokenizer: Any, errors: Errors
     summed in first-sighting order: pass them as ``fit((), vocab_size, word_counts=counts)``.
     """
     dask = _dask()
-    parts = [dask.delayed(_count_subword_words)(shard, tokenizer, errors) for shard in _check_shards(shards)]
+    parts = [
+        dask.delayed(_count_subword_words)(shard, tokenizer, errors)
+        for shard in _check_shards(shards)
+    ]
     return _compute(_tree_sum(parts, _add), client)
 
 

@@ -47,7 +47,9 @@ def fit_subword(args: argparse.Namespace, out: Path) -> int:
         raise ValueError("--lower does not go with --format model: a .model file written by rowbook "
                          "has no normalizer; lower-case the corpus first, or use --format tokenizer.json")  # fmt: skip
     if args.scheduler and args.memory:
-        raise ValueError("--memory does not go with --scheduler: the workers count their files in RAM")
+        raise ValueError(
+            "--memory does not go with --scheduler: the workers count their files in RAM"
+        )
     tokenizer = make_subword(args.model, args.lower, plain=args.format == "model")
     specials = BERT_SPECIAL_TOKENS if args.model == "wordpiece" else ("<unk>",)
     options = {"special_tokens": specials}
@@ -97,7 +99,9 @@ def _write(tokenizer: Any, args: argparse.Namespace, out: Path) -> None:
         TextPipeline(None, tokenizer).fit([]).save(out)
 
 
-def _summary(tokenizer: Any, args: argparse.Namespace, out: Path, n_lines: int | None, n_words: int) -> None:
+def _summary(
+    tokenizer: Any, args: argparse.Namespace, out: Path, n_lines: int | None, n_words: int
+) -> None:
     vocab = tokenizer.vocab
     top = sorted(vocab, key=vocab.get)[: args.top]
     if args.json:

@@ -107,7 +107,9 @@ def _tokenizer_file(args: argparse.Namespace) -> Any:
                          "a file or folder (tokenizer.json, .model, vocab.txt, vocab.json, a rowbook file)")  # fmt: skip
     for flag in ("--bpe", "--vocab", "--lower"):
         if getattr(args, flag[2:]):
-            raise ValueError(f"--tokenizer FILE fixes the normalizer, the tokens and the ids: drop {flag}")
+            raise ValueError(
+                f"--tokenizer FILE fixes the normalizer, the tokens and the ids: drop {flag}"
+            )
     found = identify(path)
     print(f"{args.prog}: {path}: {found.description}", file=sys.stderr)
     return load_tokenizer(path)

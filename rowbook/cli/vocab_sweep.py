@@ -9,7 +9,13 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from rowbook.cli._common import add_command, add_unicode_errors, check_output_path, print_json, read_lines
+from rowbook.cli._common import (
+    add_command,
+    add_unicode_errors,
+    check_output_path,
+    print_json,
+    read_lines,
+)
 
 __all__ = ["register", "run_vocab_sweep"]
 
@@ -19,7 +25,9 @@ def run_vocab_sweep(args: argparse.Namespace) -> int:
 
     out = check_output_path(args.output) if args.output else None
     texts = read_lines(args.corpus, progress=not args.json, errors=args.unicode_errors)
-    held_out = list(read_lines(args.held_out, errors=args.unicode_errors)) if args.held_out else None
+    held_out = (
+        list(read_lines(args.held_out, errors=args.unicode_errors)) if args.held_out else None
+    )
     rows = []
     for model in args.model:
         rows += vocab_sweep(texts if len(args.model) == 1 else list(texts), model=model, sizes=args.sizes,
@@ -48,12 +56,23 @@ def register(commands: Any) -> None:
                   "rowbook vocab-sweep corpus.txt --model wordpiece unigram bpe --sizes 2000 8000 -o sweep.png",
                   "rowbook vocab-sweep corpus.txt --model unigram --sizes 8000 32000 --held-out test.txt --json"],
     )  # fmt: skip
-    p.add_argument("corpus", metavar="CORPUS", nargs="+", help="UTF-8 text files or folders, one text per line")
+    p.add_argument(
+        "corpus", metavar="CORPUS", nargs="+", help="UTF-8 text files or folders, one text per line"
+    )
     p.add_argument("--model", nargs="+", choices=("wordpiece", "unigram", "bpe"), default=["wordpiece"],
                    help="the scheme(s) to sweep (default: wordpiece)")  # fmt: skip
-    p.add_argument("--sizes", nargs="+", type=int, required=True, metavar="N", help="vocabulary sizes")
-    p.add_argument("--held-out", metavar="FILE", help="text to measure on (default: every 10th line of CORPUS)")
-    p.add_argument("--dim", type=int, default=768, help="embedding width, for the table's size (default: %(default)s)")
+    p.add_argument(
+        "--sizes", nargs="+", type=int, required=True, metavar="N", help="vocabulary sizes"
+    )
+    p.add_argument(
+        "--held-out", metavar="FILE", help="text to measure on (default: every 10th line of CORPUS)"
+    )
+    p.add_argument(
+        "--dim",
+        type=int,
+        default=768,
+        help="embedding width, for the table's size (default: %(default)s)",
+    )
     p.add_argument("-o", "--output", metavar="FILE.png", help="also draw the picture")
     p.add_argument("--json", action="store_true", help="print the rows as JSON")
     add_unicode_errors(p)

@@ -79,19 +79,25 @@ def _json_kind(path: Path, d: Any) -> Found:
         name = d["format"][len("rowbook.") :]
         if name in ("ByteLevelBPE", "WordPiece", "Unigram"):
             return Found("rowbook", (path,), f"a rowbook {name} file")
-        raise ValueError(f"{path} is a rowbook {name} file, not a tokenizer; read it with its own loader")
+        raise ValueError(
+            f"{path} is a rowbook {name} file, not a tokenizer; read it with its own loader"
+        )
     if isinstance(d, dict) and d.get("kind") == "text_pipeline":
         return Found("pipeline", (path,), "a rowbook text pipeline file")
     if isinstance(d, dict) and isinstance(d.get("model"), dict):
         kind = d["model"].get("type", "BPE")
         if kind in ("BPE", "WordPiece", "Unigram"):
-            return Found("tokenizer.json", (path,), f"a Hugging Face tokenizer.json with a {kind} model")
+            return Found(
+                "tokenizer.json", (path,), f"a Hugging Face tokenizer.json with a {kind} model"
+            )
         raise ValueError(f"{path} is a Hugging Face tokenizer.json with a {kind!r} model; rowbook reads "
                          "BPE (byte-level), WordPiece and Unigram models")  # fmt: skip
     if isinstance(d, dict) and d and all(isinstance(v, int) for v in list(d.values())[:100]):
         merges = path.with_name("merges.txt")
         if not merges.is_file():
-            raise ValueError(f"{path} looks like GPT-2's vocab.json, but there is no merges.txt beside it")
+            raise ValueError(
+                f"{path} looks like GPT-2's vocab.json, but there is no merges.txt beside it"
+            )
         return Found("gpt2", (path, merges), f"GPT-2's vocab.json + merges.txt ({len(d)} tokens)")
     raise ValueError(f"{path} is JSON but no tokenizer file rowbook knows: no 'model', no rowbook "
                      f"'format', not a token -> id map (it holds a {type(d).__name__})")  # fmt: skip
@@ -128,14 +134,22 @@ def identify(path: str | os.PathLike) -> Found:
         try:
             model = read_model(path.read_bytes(), f"{path}")
         except ValueError as err:
-            raise ValueError(f"{path} is binary but not a SentencePiece .model file ({err})") from None
-        kind = {1: "Unigram", 2: "BPE"}.get(model.trainer["model_type"], str(model.trainer["model_type"]))
-        return Found("sentencepiece", (path,), f"a SentencePiece {kind} model ({len(model.pieces)} pieces)")
+            raise ValueError(
+                f"{path} is binary but not a SentencePiece .model file ({err})"
+            ) from None
+        kind = {1: "Unigram", 2: "BPE"}.get(
+            model.trainer["model_type"], str(model.trainer["model_type"])
+        )
+        return Found(
+            "sentencepiece", (path,), f"a SentencePiece {kind} model ({len(model.pieces)} pieces)"
+        )
     first = text.split("\n", 1)[0].rstrip("\r")
     if first.startswith("#version") or (len(first.split(" ")) == 2 and "\t" not in first):
         vocab = path.with_name("vocab.json")
         if not vocab.is_file():
-            raise ValueError(f"{path} looks like GPT-2's merges.txt, but there is no vocab.json beside it")
+            raise ValueError(
+                f"{path} looks like GPT-2's merges.txt, but there is no vocab.json beside it"
+            )
         return Found("gpt2", (vocab, path), "GPT-2's vocab.json + merges.txt")
     lines = text.count("\n") + (not text.endswith("\n"))
     more = "+" if len(head) == _HEAD else ""
@@ -164,9 +178,12 @@ def load_tokenizer(path: str | os.PathLike) -> Any:
         return TextPipeline.load(first).tokenizer_
     d = read_json(first, "tokenizer")
     if found.kind == "rowbook":
-        cls = {"rowbook.ByteLevelBPE": ByteLevelBPE, "rowbook.WordPiece": WordPiece, "rowbook.Unigram": Unigram}
+        cls = {
+            "rowbook.ByteLevelBPE": ByteLevelBPE,
+            "rowbook.WordPiece": WordPiece,
+            "rowbook.Unigram": Unigram,
+        }
         return cls[d["format"]].load(first)
     kind = d["model"].get("type", "BPE")
     cls = {"BPE": ByteLevelBPE, "WordPiece": WordPiece, "Unigram": Unigram}[kind]
     return cls.from_tokenizer_json(first)
-

@@ -66,7 +66,9 @@ class TokenTable:
             raise TypeError("decode takes ids, got an Encoding; pass encoding.ids")
         ids = np.asarray(list(ids) if not isinstance(ids, np.ndarray) else ids)
         if ids.size and (ids.dtype.kind not in "iu" or ids.ndim != 1):
-            raise TypeError(f"ids must be a 1-d sequence of ints, got dtype {ids.dtype}, ndim {ids.ndim}")
+            raise TypeError(
+                f"ids must be a 1-d sequence of ints, got dtype {ids.dtype}, ndim {ids.ndim}"
+            )
         if ids.size and (ids.min() < 0 or ids.max() >= len(self)):
             bad = ids[(ids < 0) | (ids >= len(self))][0]
             raise IndexError(f"token id {int(bad)} is out of range [0, {len(self)})")

@@ -56,7 +56,9 @@ class SweepRow:
         return asdict(self)
 
 
-def _split(texts: Iterable[str], held_out: Sequence[str] | None, every: int) -> tuple[list[str], list[str]]:
+def _split(
+    texts: Iterable[str], held_out: Sequence[str] | None, every: int
+) -> tuple[list[str], list[str]]:
     lines = list(texts)
     bad = next((t for t in lines if not isinstance(t, str)), None)
     if bad is not None:
@@ -92,11 +94,20 @@ def _unknown_ids(tokenizer: Any) -> set[int]:
 def _measure(tokenizer: Any, held_out: list[str], model: str, dim: int, itemsize: int) -> SweepRow:
     encode = (lambda ts: tokenizer.encode_batch(ts, add_special_tokens=False)) if model != "bpe" \
         else tokenizer.encode_batch  # fmt: skip
-    ids = np.concatenate([np.asarray(e.ids, dtype=np.int64) for e in encode(held_out)] or [np.zeros(0, np.int64)])
+    ids = np.concatenate(
+        [np.asarray(e.ids, dtype=np.int64) for e in encode(held_out)] or [np.zeros(0, np.int64)]
+    )
     unknown = np.isin(ids, np.array(sorted(_unknown_ids(tokenizer)), dtype=np.int64))
     chars = max(sum(map(len, held_out)), 1)
     V = len(tokenizer)
-    return SweepRow(model, V, ids.size / chars, float(unknown.mean()) if ids.size else 0.0, V * dim, V * dim * itemsize)
+    return SweepRow(
+        model,
+        V,
+        ids.size / chars,
+        float(unknown.mean()) if ids.size else 0.0,
+        V * dim,
+        V * dim * itemsize,
+    )
 
 
 def vocab_sweep(texts: Iterable[str] | os.PathLike, *, model: Model = "wordpiece", sizes: Sequence[int],
@@ -127,10 +138,16 @@ def vocab_sweep(texts: Iterable[str] | os.PathLike, *, model: Model = "wordpiece
     check_choice("model", model, ("wordpiece", "unigram", "bpe"))
     sizes = [check_int("sizes[]", s, 1) for s in sizes]
     if not sizes:
-        raise ValueError("sizes is empty; give the vocabulary sizes to compare, e.g. [1000, 4000, 16000]")
+        raise ValueError(
+            "sizes is empty; give the vocabulary sizes to compare, e.g. [1000, 4000, 16000]"
+        )
     dim, every = check_int("dim", dim, 1), check_int("every", every, 2)
     itemsize = np.dtype(dtype).itemsize
-    source = iter_lines(texts) if isinstance(texts, os.PathLike | str) and Path(texts).exists() else texts
+    source = (
+        iter_lines(texts)
+        if isinstance(texts, os.PathLike | str) and Path(texts).exists()
+        else texts
+    )
     train, test = _split(source, held_out, every)
     rows = []
     if model == "bpe":
@@ -143,7 +160,13 @@ def vocab_sweep(texts: Iterable[str] | os.PathLike, *, model: Model = "wordpiece
         else (Unigram, ("<unk>",))  # fmt: skip
     counts = count_words(train, cls()._training_words, workers=workers)
     for size in sizes:
-        tok = cls().fit((), size, word_counts=counts, special_tokens=specials, **({"min_frequency": 0} if model == "wordpiece" else {}))
+        tok = cls().fit(
+            (),
+            size,
+            word_counts=counts,
+            special_tokens=specials,
+            **({"min_frequency": 0} if model == "wordpiece" else {}),
+        )
         rows.append(_measure(tok, test, model, dim, itemsize))
     return rows
 
@@ -159,7 +182,9 @@ def sweep_table(rows: Sequence[SweepRow]) -> str:
     return "\n".join(lines)
 
 
-def sweep_figure(rows: Sequence[SweepRow], *, figsize: tuple[float, float] = (8.0, 4.5), dpi: int = 100) -> Any:
+def sweep_figure(
+    rows: Sequence[SweepRow], *, figsize: tuple[float, float] = (8.0, 4.5), dpi: int = 100
+) -> Any:
     """Tokens per character (left axis) and the table's megabytes (right axis) against the
     vocabulary size (log scale), one line per model."""
     from rowbook.viz.plots import _new_figure
@@ -170,7 +195,9 @@ def sweep_figure(rows: Sequence[SweepRow], *, figsize: tuple[float, float] = (8.
     for name in dict.fromkeys(r.model for r in rows):
         mine = [r for r in rows if r.model == name]
         x = [r.vocab_size for r in mine]
-        ax.plot(x, [r.tokens_per_char for r in mine], marker="o", label=f"{name}: tokens per character")
+        ax.plot(
+            x, [r.tokens_per_char for r in mine], marker="o", label=f"{name}: tokens per character"
+        )
         right.plot(x, [r.table_bytes / 2**20 for r in mine], marker="s", linestyle="--",
                    label=f"{name}: table MB")  # fmt: skip
     ax.set_xscale("log")

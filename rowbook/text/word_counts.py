@@ -106,7 +106,12 @@ def as_counted(word_counts: Mapping[str, int]) -> CountedWords:
     if isinstance(word_counts, CountedWords):
         return word_counts
     for word, count in word_counts.items():
-        if not isinstance(word, str) or isinstance(count, bool) or not isinstance(count, int | np.integer) or count < 0:
+        if (
+            not isinstance(word, str)
+            or isinstance(count, bool)
+            or not isinstance(count, int | np.integer)
+            or count < 0
+        ):
             raise TypeError(f"word_counts must map str to int >= 0, got {word!r}: {count!r}")
     words = [w for w in word_counts if w]
     bounds = np.zeros(len(words) + 1, dtype=np.int64)
@@ -139,7 +144,9 @@ def count_words(texts: Iterable[str], split: Callable[[str], list[str]], *, work
     """
     workers = check_int("workers", workers, 1, allow_none=True) or os.cpu_count() or 1
     texts = tqdm(texts, desc="count words", unit="text", disable=not show_progress)
-    batches = map_in_order(functools.partial(_count_batch, split), text_batches(texts, BATCH_CHARS), workers)
+    batches = map_in_order(
+        functools.partial(_count_batch, split), text_batches(texts, BATCH_CHARS), workers
+    )
     if memory is None:
         counts: Counter[str] = Counter()
         for part in batches:
@@ -167,7 +174,9 @@ def _budgeted(batches: Iterable[Counter[str]], memory: int, folder: Path) -> Cou
             _spill(held, files, salt=0)
             held, held_bytes, spilled = {}, 0, spilled + 1
     if not spilled:
-        return _compact([(list(held), [c for c, _ in held.values()], [f for _, f in held.values()])], 0)
+        return _compact(
+            [(list(held), [c for c, _ in held.values()], [f for _, f in held.values()])], 0
+        )
     _spill(held, files, salt=0)
     parts = [table for path in files for table in _merge(path, memory, 1)]
     return _compact(parts, spilled + 1)
@@ -182,7 +191,9 @@ def _spill(held: Mapping[str, list[int]], files: list[Path], salt: int) -> None:
         if not words:
             continue
         data = "".join(words).encode("utf-8")
-        lengths = np.fromiter((len(w.encode("utf-8")) for w in words), dtype=np.int64, count=len(words))
+        lengths = np.fromiter(
+            (len(w.encode("utf-8")) for w in words), dtype=np.int64, count=len(words)
+        )
         counts = np.fromiter((held[w][0] for w in words), dtype=np.int64, count=len(words))
         firsts = np.fromiter((held[w][1] for w in words), dtype=np.int64, count=len(words))
         with open(path, "ab") as f:
@@ -199,7 +210,14 @@ def _chunks(path: Path) -> Iterator[tuple[list[str], np.ndarray, np.ndarray]]:
             lengths, counts, firsts = (np.fromfile(f, dtype=np.int64, count=n) for _ in range(3))
             data = f.read(size)
             ends = np.cumsum(lengths).tolist()
-            yield [data[e - k : e].decode("utf-8") for e, k in zip(ends, lengths.tolist(), strict=True)], counts, firsts
+            yield (
+                [
+                    data[e - k : e].decode("utf-8")
+                    for e, k in zip(ends, lengths.tolist(), strict=True)
+                ],
+                counts,
+                firsts,
+            )
 
 
 def _merge(path: Path, memory: int, depth: int) -> Iterator[tuple[list[str], list[int], list[int]]]:
@@ -210,7 +228,14 @@ def _merge(path: Path, memory: int, depth: int) -> Iterator[tuple[list[str], lis
     if path.stat().st_size * 3 > memory and depth < 4:
         files = [path.with_name(f"{path.name}.{p}") for p in range(PARTITIONS)]
         for words, counts, firsts in _chunks(path):
-            _spill({w: [c, s] for w, c, s in zip(words, counts.tolist(), firsts.tolist(), strict=True)}, files, depth)
+            _spill(
+                {
+                    w: [c, s]
+                    for w, c, s in zip(words, counts.tolist(), firsts.tolist(), strict=True)
+                },
+                files,
+                depth,
+            )
         path.unlink()
         for sub in files:
             yield from _merge(sub, memory, depth + 1)
@@ -240,7 +265,9 @@ def _compact(parts: list[tuple[list[str], list[int], list[int]]], spilled: int) 
     length = np.concatenate(lengths) if lengths else np.zeros(0, np.int64)  # (W,)
     order = np.argsort(np.concatenate(firsts) if firsts else np.zeros(0, np.int64), kind="stable")
     starts = np.concatenate(([0], np.cumsum(length)[:-1])) if length.size else length
-    pick = np.repeat(starts[order] - np.concatenate(([0], np.cumsum(length[order])[:-1])), length[order])
+    pick = np.repeat(
+        starts[order] - np.concatenate(([0], np.cumsum(length[order])[:-1])), length[order]
+    )
     text = code[np.arange(pick.size) + pick].tobytes().decode("utf-32-le") if pick.size else ""
     bounds = np.zeros(length.size + 1, dtype=np.int64)
     np.cumsum(length[order], out=bounds[1:])

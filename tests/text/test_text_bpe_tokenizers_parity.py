@@ -19,8 +19,6 @@ def _texts(corpus, hard):
     return [*hard[:5], *corpus[:150]]
 
 
-
-
 @pytest.fixture(scope="module")
 def trained(corpus):
     ours = ByteLevelBPE().fit(corpus, 600, min_frequency=2, special_tokens=SPECIALS)
@@ -57,7 +55,9 @@ def test_offsets_point_into_the_original_text(trained):
 
 
 @pytest.mark.parametrize("add_prefix_space", [False, True])
-def test_from_files_matches_byte_level_bpe_tokenizer(gpt2_files, corpus, add_prefix_space, hard_strings, same_encodings):
+def test_from_files_matches_byte_level_bpe_tokenizer(
+    gpt2_files, corpus, add_prefix_space, hard_strings, same_encodings
+):
     vocab, merges = gpt2_files
     ours = ByteLevelBPE.from_files(vocab, merges, add_prefix_space=add_prefix_space)
     theirs = ByteLevelBPETokenizer(vocab, merges, add_prefix_space=add_prefix_space)
@@ -82,7 +82,9 @@ def test_decode_skips_special_tokens_by_default_as_tokenizers(trained):
     )
 
 
-def test_added_tokens_match_tokenizers_and_survive_tokenizer_json(trained, corpus, tmp_path, hard_strings, same_encodings):
+def test_added_tokens_match_tokenizers_and_survive_tokenizer_json(
+    trained, corpus, tmp_path, hard_strings, same_encodings
+):
     base, theirs_base = trained
     path = tmp_path / "base.json"
     base.save(path)
@@ -92,7 +94,12 @@ def test_added_tokens_match_tokenizers_and_survive_tokenizer_json(trained, corpu
     assert ours.add_tokens(plain) == theirs.add_tokens(plain)
     assert ours.add_special_tokens(special) == theirs.add_special_tokens(special)
     assert ours.vocab == theirs.get_vocab()
-    texts = ["the cat sat on the mat ☃", "héllo wörld<mask>héllo wörld", *hard_strings[:5], *corpus[:60]]
+    texts = [
+        "the cat sat on the mat ☃",
+        "héllo wörld<mask>héllo wörld",
+        *hard_strings[:5],
+        *corpus[:60],
+    ]
     same_encodings(ours, theirs, texts)
     ids = ours.encode("a ☃ <mask> the<pad>").ids
     assert ours.decode(ids) == theirs.decode(ids)
@@ -137,7 +144,9 @@ def _hf_train(corpus, **options):
         {"limit_alphabet": 258, "initial_alphabet": ["☃", "☂"], "max_token_length": 5},
     ],
 )
-def test_trainer_options_learn_the_same_merges_as_bpe_trainer(corpus, options, hard_strings, same_encodings):
+def test_trainer_options_learn_the_same_merges_as_bpe_trainer(
+    corpus, options, hard_strings, same_encodings
+):
     theirs = _hf_train(corpus, **dict(options))
     ours = ByteLevelBPE().fit(corpus, 700, min_frequency=2, special_tokens=SPECIALS, **options)
     expected = Tokenizer.from_str(theirs.to_str())

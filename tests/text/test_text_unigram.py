@@ -45,15 +45,15 @@ def ours(hf, tmp_path_factory):
     return Unigram.from_tokenizer_json(path)
 
 
-
-
 def test_encodings_and_decoding_match_tokenizers(ours, hf, corpus, hard_strings, same_encodings):
     same_encodings(ours, hf, [*hard_strings, *MORE_HARD, *corpus[:300]], decode=True)
     texts = corpus[:200]
     assert [e.ids for e in ours.encode_batch(texts)] == [e.ids for e in hf.encode_batch(texts)]
 
 
-@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(
+    max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
 @given(data=st.data())
 def test_any_text_encodes_as_tokenizers(ours, hf, data, hard_text, same_encodings):
     same_encodings(ours, hf, [data.draw(hard_text)], decode=True)
@@ -97,21 +97,31 @@ def test_seeds_match_tokenizers_unit_test_and_brute_force():
     seeds = seed_pieces({"This is a": 1, "こんにちは友達": 1})
     assert [p for p, _ in seeds] == ["s", "i", " ", "達", "友", "ん", "は", "に", "ち", "こ", "h", "a", "T",
                                      "is ", "s "]  # fmt: skip
-    assert [round(s, 9) for _, s in seeds[:4]] == [-2.564949357, -2.564949357, -2.564949357, -3.258096538]
+    assert [round(s, 9) for _, s in seeds[:4]] == [
+        -2.564949357,
+        -2.564949357,
+        -2.564949357,
+        -3.258096538,
+    ]
     rng = np.random.default_rng(5)
     for _ in range(25):
         words = list(dict.fromkeys("".join(rng.choice(list("abcé"), size=rng.integers(1, 9)))
                                    for _ in range(rng.integers(1, 40))))  # fmt: skip
         text = codepoints("".join(w + "\0" for w in words))
         start, length, count = substring_nodes(text, 6)
-        got = {"".join(map(chr, text[s : s + n])): int(c) for s, n, c in zip(start, length, count, strict=True)}
+        got = {
+            "".join(map(chr, text[s : s + n])): int(c)
+            for s, n, c in zip(start, length, count, strict=True)
+        }
         assert got == substring_nodes_reference(words, 6)
 
 
 def _small_model(rng):
     alphabet = list("abc")
     pieces = ["<unk>", *alphabet[: rng.integers(1, 4)]]
-    pieces += list(dict.fromkeys("".join(rng.choice(alphabet, size=rng.integers(2, 4))) for _ in range(6)))
+    pieces += list(
+        dict.fromkeys("".join(rng.choice(alphabet, size=rng.integers(2, 4))) for _ in range(6))
+    )
     scores = [0.0, *(-rng.uniform(0.5, 5.0) for _ in pieces[1:])]
     return Unigram.from_pieces(list(zip(pieces, scores, strict=True)), pre_tokenizer=None)
 
@@ -129,7 +139,9 @@ def test_viterbi_equals_brute_force_and_nbest_lists_the_best_paths():
             ids, pos, _ = lattice.viterbi(data, starts, uni._model)
             path = [(word[a:b], i) for i, a, b in zip(ids.tolist(), pos.tolist(), [*pos.tolist()[1:], len(word)],
                                                       strict=True)]  # fmt: skip
-            assert math.isclose(sum(table[p] if i >= 0 else unk for p, i in path), score, abs_tol=1e-9)
+            assert math.isclose(
+                sum(table[p] if i >= 0 else unk for p, i in path), score, abs_tol=1e-9
+            )
             best = uni.nbest(word, 4)
             assert math.isclose(best[0][1], score, abs_tol=1e-9)
             assert all(a[1] >= b[1] for a, b in itertools.pairwise(best))
@@ -146,12 +158,18 @@ def test_sampling_is_seeded_and_follows_the_path_probabilities():
     for path, score in paths.items():
         assert abs(runs[0].count(path) / 3000 - math.exp(0.5 * score) / z) < 0.03, path
     two = Unigram.from_pieces(pieces, pre_tokenizer=None, alpha=1.0, nbest_size=2, seed=0)
-    assert {tuple(two.encode("aba").tokens) for _ in range(200)} <= {("ab", "a"), ("a", "ba"), ("aba",)}
+    assert {tuple(two.encode("aba").tokens) for _ in range(200)} <= {
+        ("ab", "a"),
+        ("a", "ba"),
+        ("aba",),
+    }
 
 
 def test_files_round_trip_and_bad_files(ours, hf, corpus, tmp_path, same_encodings):
     ours.to_tokenizer_json(tmp_path / "tokenizer.json")
-    same_encodings(ours, Tokenizer.from_file(str(tmp_path / "tokenizer.json")), corpus[:60], decode=True)
+    same_encodings(
+        ours, Tokenizer.from_file(str(tmp_path / "tokenizer.json")), corpus[:60], decode=True
+    )
     ours.save(tmp_path / "uni.json")
     same_encodings(Unigram.load(tmp_path / "uni.json"), hf, corpus[:60], decode=True)
     d = json.loads((tmp_path / "tokenizer.json").read_text())
@@ -161,5 +179,5 @@ def test_files_round_trip_and_bad_files(ours, hf, corpus, tmp_path, same_encodin
         Unigram.from_tokenizer_json(tmp_path / "nan.json")
     d["model"]["vocab"][3] = list(d["model"]["vocab"][4])
     (tmp_path / "twice.json").write_text(json.dumps(d))
-    with pytest.raises(ValueError, match="twice.json: the vocabulary holds .* twice"):
+    with pytest.raises(ValueError, match=r"twice\.json: the vocabulary holds .* twice"):
         Unigram.from_tokenizer_json(tmp_path / "twice.json")

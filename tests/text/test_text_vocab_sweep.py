@@ -17,7 +17,9 @@ def test_more_entries_shorter_sequences_heavier_table(corpus, model):
     assert [r.model for r in rows] == [model, model]
     assert rows[0].vocab_size < rows[1].vocab_size
     assert rows[0].tokens_per_char > rows[1].tokens_per_char
-    assert all(r.parameters == r.vocab_size * 16 and r.table_bytes == 4 * r.parameters for r in rows)
+    assert all(
+        r.parameters == r.vocab_size * 16 and r.table_bytes == 4 * r.parameters for r in rows
+    )
 
 
 def test_unknown_share_counts_the_unk_tokens(corpus):
@@ -25,7 +27,10 @@ def test_unknown_share_counts_the_unk_tokens(corpus):
     (row,) = vocab_sweep(corpus, model="wordpiece", sizes=[500], held_out=held_out, workers=1)
     wp = WordPiece().fit(corpus, 500, min_frequency=0, workers=1)
     ids = [i for t in held_out for i in wp.encode(t, add_special_tokens=False).ids]
-    assert row.unknown_share == pytest.approx(ids.count(wp.token_to_id("[UNK]")) / len(ids)) and row.unknown_share > 0
+    assert (
+        row.unknown_share == pytest.approx(ids.count(wp.token_to_id("[UNK]")) / len(ids))
+        and row.unknown_share > 0
+    )
 
 
 def test_table_picture_and_command(corpus, tmp_path, capsys):

@@ -66,8 +66,6 @@ def _texts(corpus, hard):
     return [*hard, *MORE_HARD, *corpus[:200]]
 
 
-
-
 def test_bert_normalizer_and_pre_tokenizer_agree_with_tokenizers_on_every_code_point():
     """Chunks of 64 code points, all 1,112,064 of them: the normalized text and the words."""
     theirs, pre = normalizers.BertNormalizer(), pre_tokenizers.BertPreTokenizer()
@@ -178,7 +176,9 @@ def test_training_on_two_workers_equals_one(corpus, monkeypatch):
     assert one.vocab == two.vocab
 
 
-def test_vocab_txt_reads_as_bert_word_piece_tokenizer(ours, hf, corpus, hard_strings, tmp_path, same_encodings):
+def test_vocab_txt_reads_as_bert_word_piece_tokenizer(
+    ours, hf, corpus, hard_strings, tmp_path, same_encodings
+):
     ours.save_vocab(tmp_path / "vocab.txt")
     theirs = BertWordPieceTokenizer(str(tmp_path / "vocab.txt"))
     again = WordPiece.from_vocab(tmp_path / "vocab.txt")
@@ -186,7 +186,9 @@ def test_vocab_txt_reads_as_bert_word_piece_tokenizer(ours, hf, corpus, hard_str
     same_encodings(again, theirs, _texts(corpus, hard_strings))
 
 
-def test_files_round_trip_and_load_in_tokenizers(ours, hf, corpus, hard_strings, tmp_path, same_encodings):
+def test_files_round_trip_and_load_in_tokenizers(
+    ours, hf, corpus, hard_strings, tmp_path, same_encodings
+):
     ours.to_tokenizer_json(tmp_path / "tokenizer.json")
     theirs = Tokenizer.from_file(str(tmp_path / "tokenizer.json"))
     texts = _texts(corpus, hard_strings)[:80]

@@ -58,7 +58,9 @@ class Encoding:
     ) -> None:
         self.ids = ids
         self._tokens, self._offsets = tokens, offsets
-        self._source = source  # (text, prefixed tokens, id -> token, id -> byte length), or a function
+        self._source = (
+            source  # (text, prefixed tokens, id -> token, id -> byte length), or a function
+        )
         self._special = special_tokens_mask
 
     @property

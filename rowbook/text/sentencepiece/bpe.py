@@ -59,18 +59,18 @@ def _push(hs, hl, hr, hn, size, score, left, right, new):
 def _pop(hs, hl, hr, hn, size):
     top = (hs[0], hl[0], hr[0], hn[0])
     size -= 1
-    s, l, r, n = hs[size], hl[size], hr[size], hn[size]
+    s, lft, r, n = hs[size], hl[size], hr[size], hn[size]
     i = 0
     while 2 * i + 1 < size:
         c = 2 * i + 1
         if c + 1 < size and _better(hs[c + 1], hl[c + 1], hs[c], hl[c]):
             c += 1
-        if not _better(hs[c], hl[c], s, l):
+        if not _better(hs[c], hl[c], s, lft):
             break
         hs[i], hl[i], hr[i], hn[i] = hs[c], hl[c], hr[c], hn[c]
         i = c
     if size > 0:
-        hs[i], hl[i], hr[i], hn[i] = s, l, r, n
+        hs[i], hl[i], hr[i], hn[i] = s, lft, r, n
     return top, size
 
 
@@ -140,7 +140,11 @@ def _encode_kernel(init, frozen_in, starts, keys, new_ids, scores):
         while size > 0:
             top, size = _pop(heap[0], heap[1], heap[2], heap[3], size)
             left, right, new = top[1], top[2], top[3]
-            if sym[right] == -3 or nxt[left] != right or _merged(keys, new_ids, sym[left], sym[right]) != new:
+            if (
+                sym[right] == -3
+                or nxt[left] != right
+                or _merged(keys, new_ids, sym[left], sym[right]) != new
+            ):
                 continue  # merged away, or changed, since the entry was pushed
             sym[left], sym[right] = new, -3
             nxt[left] = nxt[right]
@@ -157,7 +161,9 @@ def _encode_kernel(init, frozen_in, starts, keys, new_ids, scores):
     return out_sym[:o], out_pos[:o], bounds
 
 
-def encode_sentences(init: np.ndarray, frozen: np.ndarray, starts: np.ndarray, tables: tuple) -> tuple:
+def encode_sentences(
+    init: np.ndarray, frozen: np.ndarray, starts: np.ndarray, tables: tuple
+) -> tuple:
     """``(symbols, positions, bounds)`` after merging; ``tables = (pair table, new ids, scores)``:
     the hash table of the ``left << 32 | right`` keys of the pairs that spell a piece (see
     ``_pair_table``), that piece's id at each slot."""
@@ -232,7 +238,9 @@ class SentencePieceBPE(SubwordTokenizer):
 
     def _initial(self, sentence: str) -> tuple[list[int], list[bool], list[str]]:
         """Initial symbols of a normalized sentence: characters, user-defined symbols frozen."""
-        symbols = self.normalizer.symbols(sentence) if self.normalizer is not None else list(sentence)
+        symbols = (
+            self.normalizer.symbols(sentence) if self.normalizer is not None else list(sentence)
+        )
         ids = [self._vocab[s] if len(s) > 1 else self._char_ids.get(s, -2) for s in symbols]
         frozen = [len(s) > 1 for s in symbols]
         return ids, frozen, symbols
@@ -256,7 +264,10 @@ class SentencePieceBPE(SubwordTokenizer):
                                             (self._pair_keys, self._new_ids, self._scores))  # fmt: skip
         out = []
         for k, symbols in enumerate(texts):
-            ids, firsts = sym[bounds[k] : bounds[k + 1]].tolist(), pos[bounds[k] : bounds[k + 1]].tolist()
+            ids, firsts = (
+                sym[bounds[k] : bounds[k + 1]].tolist(),
+                pos[bounds[k] : bounds[k + 1]].tolist(),
+            )
             ends = [*firsts[1:], len(symbols)] if firsts else []
             out.append([(i if 0 <= i < self._model_size else -1, "".join(symbols[a:b]))
                         for i, a, b in zip(ids, firsts, ends, strict=True)])  # fmt: skip
@@ -342,4 +353,8 @@ class SentencePieceBPE(SubwordTokenizer):
         return model
 
     def __repr__(self) -> str:
-        return f"SentencePieceBPE({len(self)} pieces)" if self._fitted else "SentencePieceBPE(not fitted)"
+        return (
+            f"SentencePieceBPE({len(self)} pieces)"
+            if self._fitted
+            else "SentencePieceBPE(not fitted)"
+        )

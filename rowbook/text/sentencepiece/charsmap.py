@@ -117,12 +117,16 @@ def _parse(blob: bytes) -> dict[str, str]:
         raise ValueError(f"the precompiled_charsmap of {len(blob)} bytes is too short")
     size = int.from_bytes(blob[:4], "little")
     if size >= len(blob) - 3 or size % 4:
-        raise ValueError(f"the precompiled_charsmap claims a trie of {size} bytes in {len(blob)}; the map is damaged")
+        raise ValueError(
+            f"the precompiled_charsmap claims a trie of {size} bytes in {len(blob)}; the map is damaged"
+        )
     units = np.frombuffer(blob, dtype="<u4", count=size // 4, offset=4).astype(np.int64)
     strings = blob[4 + size :]
     keys, lengths, values, damaged = _walk(units)
     if damaged:
-        raise ValueError("the precompiled_charsmap's trie points outside itself; the map is damaged")
+        raise ValueError(
+            "the precompiled_charsmap's trie points outside itself; the map is damaged"
+        )
     parts = strings.split(b"\0")
     starts = np.cumsum([0, *(len(p) + 1 for p in parts[:-1])]).tolist()
     replacement = dict(zip(starts, parts, strict=True))
@@ -131,7 +135,9 @@ def _parse(blob: bytes) -> dict[str, str]:
     try:
         for row, n, value in zip(rows, lengths.tolist(), values.tolist(), strict=True):
             if value not in replacement:
-                raise ValueError("the precompiled_charsmap points between its strings; the map is damaged")
+                raise ValueError(
+                    "the precompiled_charsmap points between its strings; the map is damaged"
+                )
             table[row[:n].tobytes().decode("utf-8")] = replacement[value].decode("utf-8")
     except UnicodeDecodeError:
         raise ValueError("the precompiled_charsmap holds a rule that is not UTF-8") from None
@@ -178,7 +184,9 @@ class CharsMap:
         values = list(table.values())
         starts = np.zeros(len(values) + 1, dtype=np.int64)
         np.cumsum([len(v) for v in values], out=starts[1:])
-        self._rules = (build_trie(list(table)), codepoints("".join(values)), starts) if table else None
+        self._rules = (
+            (build_trie(list(table)), codepoints("".join(values)), starts) if table else None
+        )
 
     def _run(self, text: str) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         trie, data, starts = self._rules
@@ -197,7 +205,10 @@ class CharsMap:
         out, used, wrote = self._run(text)
         chars = out.astype(np.uint32).tobytes().decode("utf-32-le", "surrogatepass")
         ends = np.cumsum(wrote).tolist()
-        return [(chars[e - w : e], u) for e, w, u in zip(ends, wrote.tolist(), used.tolist(), strict=True)]
+        return [
+            (chars[e - w : e], u)
+            for e, w, u in zip(ends, wrote.tolist(), used.tolist(), strict=True)
+        ]
 
     def aligned(self, text: Aligned) -> Aligned:
         """:meth:`__call__` on aligned text: a replacement takes the span of its source."""
@@ -225,7 +236,12 @@ class Precompiled(CharsMap):
         try:
             return cls(base64.b64decode(value, validate=True), where)
         except (TypeError, ValueError) as err:
-            raise ValueError(f"{where}: Precompiled needs a base64 'precompiled_charsmap' ({err})") from None
+            raise ValueError(
+                f"{where}: Precompiled needs a base64 'precompiled_charsmap' ({err})"
+            ) from None
 
     def to_json(self) -> dict[str, Any]:
-        return {"type": "Precompiled", "precompiled_charsmap": base64.b64encode(self.blob).decode("ascii")}
+        return {
+            "type": "Precompiled",
+            "precompiled_charsmap": base64.b64encode(self.blob).decode("ascii"),
+        }

@@ -36,7 +36,15 @@ from rowbook.text.sentencepiece.normalizer import (
 from rowbook.text.sentencepiece.pieces import KIND_OF_TYPE
 from rowbook.text.sentencepiece.proto import MAX_MODEL_BYTES, ModelFile, read_model, write_model
 
-__all__ = ["from_dict", "load_model", "model_bytes", "model_from_bytes", "save_model", "to_dict", "unigram_to_model"]
+__all__ = [
+    "from_dict",
+    "load_model",
+    "model_bytes",
+    "model_from_bytes",
+    "save_model",
+    "to_dict",
+    "unigram_to_model",
+]
 
 
 def _check_pieces(model: ModelFile, where: str) -> int:
@@ -49,9 +57,13 @@ def _check_pieces(model: ModelFile, where: str) -> int:
                              "every piece needs one id")  # fmt: skip
         seen[piece] = i
         if kind == 6 and not model.trainer["byte_fallback"]:
-            raise ValueError(f"{where}: byte piece {piece!r} is found although byte_fallback is false")
+            raise ValueError(
+                f"{where}: byte piece {piece!r} is found although byte_fallback is false"
+            )
     if len(unk) != 1:
-        raise ValueError(f"{where}: {len(unk)} pieces have the UNKNOWN type; a model needs exactly one")
+        raise ValueError(
+            f"{where}: {len(unk)} pieces have the UNKNOWN type; a model needs exactly one"
+        )
     if model.trainer["byte_fallback"]:
         bytes_found = {p for p, _, kind in model.pieces if kind == 6}
         missing = [f"<0x{b:02X}>" for b in range(256) if f"<0x{b:02X}>" not in bytes_found]
@@ -72,7 +84,9 @@ def model_from_bytes(data: bytes, where: str) -> Any:
     kind = model.trainer["model_type"]
     if kind not in (1, 2):
         name = {3: "WORD", 4: "CHAR"}.get(kind, str(kind))
-        raise ValueError(f"{where} is a SentencePiece {name} model; rowbook reads the UNIGRAM and BPE types")
+        raise ValueError(
+            f"{where} is a SentencePiece {name} model; rowbook reads the UNIGRAM and BPE types"
+        )
     spec = model.normalizer
     blob = spec["precompiled_charsmap"]
     charsmap = CharsMap(read_charsmap(blob, where)) if blob else None
@@ -91,13 +105,17 @@ def model_from_bytes(data: bytes, where: str) -> Any:
     else:
         tok = SentencePieceBPE(normalizer=normalizer)
         tok._set_model(pieces, kinds, unk_id, model.trainer["byte_fallback"])
-        if spec["escape_whitespaces"] and not model.trainer["treat_whitespace_as_suffix"] and not any(
-            SPACE in p[1:] for p, _, k in model.pieces if k in (1, 4, 5)
+        if (
+            spec["escape_whitespaces"]
+            and not model.trainer["treat_whitespace_as_suffix"]
+            and not any(SPACE in p[1:] for p, _, k in model.pieces if k in (1, 4, 5))
         ):  # no piece spans a word boundary: encode word by word, with a cache (the same ids)
             tok.pre_tokenizer, tok.cache_size = Metaspace(SPACE, "never"), 100_000
     types = {p: k for p, _, k in model.pieces if k != 1}
     strip = spec["add_dummy_prefix"] or spec["remove_extra_whitespaces"]
-    tok.decoder = SentencePieceDecoder(types, model.trainer["unk_surface"], strip, spec["remove_extra_whitespaces"])
+    tok.decoder = SentencePieceDecoder(
+        types, model.trainer["unk_surface"], strip, spec["remove_extra_whitespaces"]
+    )
     tok._model_file = model
     return tok
 
@@ -108,7 +126,9 @@ def load_model(path: str | os.PathLike) -> Any:
     file = check_regular_file(path, "SentencePiece model")
     size = file.stat().st_size
     if size > MAX_MODEL_BYTES:
-        raise ValueError(f"SentencePiece model {path} is {size} bytes, over the {MAX_MODEL_BYTES} a model may take")
+        raise ValueError(
+            f"SentencePiece model {path} is {size} bytes, over the {MAX_MODEL_BYTES} a model may take"
+        )
     return model_from_bytes(file.read_bytes(), f"SentencePiece model {path}")
 
 
@@ -123,9 +143,21 @@ def unigram_to_model(uni: Any) -> ModelFile:
     pieces = []
     specials = set(uni._special_ids)
     for i, (piece, score) in enumerate(uni.pieces):
-        kind = 2 if i == uni.unk_id else 3 if piece in specials else 6 if uni.byte_fallback and _is_byte(piece) else 1
+        kind = (
+            2
+            if i == uni.unk_id
+            else 3
+            if piece in specials
+            else 6
+            if uni.byte_fallback and _is_byte(piece)
+            else 1
+        )
         pieces.append((piece, score, kind))
-    trainer = {"model_type": 1, "treat_whitespace_as_suffix": False, "byte_fallback": uni.byte_fallback}
+    trainer = {
+        "model_type": 1,
+        "treat_whitespace_as_suffix": False,
+        "byte_fallback": uni.byte_fallback,
+    }
     normalizer = {"name": "identity", "add_dummy_prefix": True, "remove_extra_whitespaces": False,
                   "escape_whitespaces": True}  # fmt: skip
     return ModelFile(pieces, trainer, normalizer)
@@ -140,7 +172,10 @@ def model_bytes(tok: Any) -> bytes:
     tok._check_fitted()
     model = getattr(tok, "_model_file", None)
     if model is not None:
-        pieces = [(p, float(s), k) for (p, _, k), s in zip(model.pieces, tok._scores.tolist(), strict=True)]
+        pieces = [
+            (p, float(s), k)
+            for (p, _, k), s in zip(model.pieces, tok._scores.tolist(), strict=True)
+        ]
         data = write_model(pieces, model.trainer, model.normalizer, model.raw)
     else:
         if getattr(tok, "mode", None) is None:
@@ -159,13 +194,23 @@ def save_model(tok: Any, path: str | os.PathLike) -> None:
 
 def to_dict(tok: Any) -> dict[str, Any]:
     """A model read from a ``.model`` file as a JSON document (for a TextPipeline file)."""
-    return {"format": "rowbook.SentencePiece", "version": 1, "model": base64.b64encode(model_bytes(tok)).decode("ascii")}
+    return {
+        "format": "rowbook.SentencePiece",
+        "version": 1,
+        "model": base64.b64encode(model_bytes(tok)).decode("ascii"),
+    }
 
 
 def from_dict(d: Any, where: str) -> Any:
     """The tokenizer of :func:`to_dict`'s document."""
-    if not isinstance(d, dict) or d.get("format") != "rowbook.SentencePiece" or d.get("version") != 1:
-        raise ValueError(f"{where} is not a rowbook SentencePiece document (format 'rowbook.SentencePiece', version 1)")
+    if (
+        not isinstance(d, dict)
+        or d.get("format") != "rowbook.SentencePiece"
+        or d.get("version") != 1
+    ):
+        raise ValueError(
+            f"{where} is not a rowbook SentencePiece document (format 'rowbook.SentencePiece', version 1)"
+        )
     try:
         data = base64.b64decode(d.get("model"), validate=True)
     except (TypeError, ValueError):

@@ -52,12 +52,17 @@ class SentencePieceNormalizer:
                  remove_extra_whitespaces: bool = True, escape_whitespaces: bool = True,
                  treat_whitespace_as_suffix: bool = False, user_defined: tuple[str, ...] = ()) -> None:  # fmt: skip
         self.charsmap = charsmap or CharsMap({})
-        self.add_dummy_prefix, self.remove_extra_whitespaces = add_dummy_prefix, remove_extra_whitespaces
+        self.add_dummy_prefix, self.remove_extra_whitespaces = (
+            add_dummy_prefix,
+            remove_extra_whitespaces,
+        )
         self.escape_whitespaces, self.suffix = escape_whitespaces, treat_whitespace_as_suffix
         self.user_defined = tuple(user_defined)
         ordered = sorted(self.user_defined, key=len, reverse=True)
         self._symbols = regex.compile("|".join(map(regex.escape, ordered))) if ordered else None
-        self._fast = self._symbols is None and not any("  " in v for v in self.charsmap.table.values())
+        self._fast = self._symbols is None and not any(
+            "  " in v for v in self.charsmap.table.values()
+        )
 
     def __call__(self, text: str) -> str:
         if not self._fast:
@@ -152,7 +157,17 @@ def decode_utf8_bytes(data: bytes) -> str:
     out, i = [], 0
     while i < len(data):
         lead = data[i]
-        size = 1 if lead < 0x80 else 2 if 0xC2 <= lead < 0xE0 else 3 if 0xE0 <= lead < 0xF0 else 4 if 0xF0 <= lead < 0xF5 else 0
+        size = (
+            1
+            if lead < 0x80
+            else 2
+            if 0xC2 <= lead < 0xE0
+            else 3
+            if 0xE0 <= lead < 0xF0
+            else 4
+            if 0xF0 <= lead < 0xF5
+            else 0
+        )
         try:
             out.append(data[i : i + size].decode("utf-8") if size else "\ufffd")
             i += max(size, 1)

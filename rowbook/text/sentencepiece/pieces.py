@@ -25,7 +25,9 @@ __all__ = ["KIND_OF_TYPE", "merge_tables", "unknown_tokens"]
 KIND_OF_TYPE = {1: 0, 2: 3, 3: 3, 4: 1, 5: 2, 6: 3}
 
 
-def unknown_tokens(text: str, start: int, unk_id: int, byte_ids: Sequence[int] | None) -> list[tuple[int, str, int, int]]:
+def unknown_tokens(
+    text: str, start: int, unk_id: int, byte_ids: Sequence[int] | None
+) -> list[tuple[int, str, int, int]]:
     """``(id, token, start, end)`` of unknown text, as SentencePiece gives it: one ``unk``
     token for the run, or with byte fallback the ``<0xXX>`` pieces of each character's UTF-8
     bytes (each spanning its character)."""
@@ -38,7 +40,9 @@ def unknown_tokens(text: str, start: int, unk_id: int, byte_ids: Sequence[int] |
     return out
 
 
-def merge_tables(pieces: Sequence[str], kinds: np.ndarray) -> tuple[dict[str, int], np.ndarray, np.ndarray]:
+def merge_tables(
+    pieces: Sequence[str], kinds: np.ndarray
+) -> tuple[dict[str, int], np.ndarray, np.ndarray]:
     """``(char ids, pair keys, new ids)`` of a BPE model.
 
     Symbols are pieces (normal, user-defined or unused: the ones ``bpe_model.cc`` merges

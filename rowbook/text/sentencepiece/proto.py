@@ -110,10 +110,14 @@ class _Reader:
             elif wire == 2:
                 size, pos = self.varint(pos, end)
                 if size > end - pos:
-                    raise self.fail(begin, f"field {number} claims {size} bytes, {end - pos} are left")
+                    raise self.fail(
+                        begin, f"field {number} claims {size} bytes, {end - pos} are left"
+                    )
                 value, pos = (pos, pos + size), pos + size
             else:
-                raise self.fail(begin, f"field {number} has wire type {wire}, which proto2 files do not use")
+                raise self.fail(
+                    begin, f"field {number} has wire type {wire}, which proto2 files do not use"
+                )
             out.append((number, wire, value, begin, pos))
         return out
 
@@ -147,11 +151,15 @@ def _piece(reader: _Reader, span: tuple[int, int], index: int) -> tuple[str, flo
     if not math.isfinite(score):
         raise ValueError(f"{where} ({piece!r}) has the score {score}; scores must be finite")
     if kind not in PIECE_TYPES:
-        raise ValueError(f"{where} ({piece!r}) has type {kind}; the types are {sorted(PIECE_TYPES)}")
+        raise ValueError(
+            f"{where} ({piece!r}) has type {kind}; the types are {sorted(PIECE_TYPES)}"
+        )
     return piece, score, kind
 
 
-def _settings(reader: _Reader, span: tuple[int, int], schema: dict, defaults: dict, name: str) -> dict:
+def _settings(
+    reader: _Reader, span: tuple[int, int], schema: dict, defaults: dict, name: str
+) -> dict:
     out = dict(defaults)
     for number, wire, value, at, _ in reader.fields(*span):
         if number not in schema:
@@ -171,7 +179,9 @@ def _settings(reader: _Reader, span: tuple[int, int], schema: dict, defaults: di
 def read_model(data: bytes, where: str) -> ModelFile:
     """The pieces and settings of a serialized ``ModelProto``; errors name ``where``."""
     if len(data) > MAX_MODEL_BYTES:
-        raise ValueError(f"{where} is {len(data)} bytes, over the {MAX_MODEL_BYTES} a model may take")
+        raise ValueError(
+            f"{where} is {len(data)} bytes, over the {MAX_MODEL_BYTES} a model may take"
+        )
     reader = _Reader(bytes(data), where)
     pieces, raw = [], []
     trainer, normalizer = dict(_TRAINER_DEFAULTS), dict(_NORMALIZER_DEFAULTS)
@@ -187,7 +197,9 @@ def read_model(data: bytes, where: str) -> ModelFile:
             trainer = _settings(reader, value, _TRAINER, _TRAINER_DEFAULTS, "trainer_spec")
         elif number == 3:
             _expect(reader, wire, 2, at, "normalizer_spec")
-            normalizer = _settings(reader, value, _NORMALIZER, _NORMALIZER_DEFAULTS, "normalizer_spec")
+            normalizer = _settings(
+                reader, value, _NORMALIZER, _NORMALIZER_DEFAULTS, "normalizer_spec"
+            )
         raw.append((number, wire, reader.data[at:end]))
     if not pieces:
         raise ValueError(f"{where} holds no pieces; is this a SentencePiece .model file?")
@@ -221,7 +233,9 @@ def _settings_bytes(values: dict[str, Any], schema: dict) -> bytes:
         if key not in values:
             continue
         value = values[key]
-        payload = value.encode("utf-8") if kind == "str" else value if kind == "bytes" else int(value)
+        payload = (
+            value.encode("utf-8") if kind == "str" else value if kind == "bytes" else int(value)
+        )
         out += _field(number, _WIRE[kind], payload)
     return out
 

@@ -19,7 +19,15 @@ from typing import Any
 from rowbook.io import read_json
 from rowbook.text import hf_files
 
-__all__ = ["from_dict", "from_document", "from_tokenizer_json", "load", "save", "to_dict", "to_tokenizer_json"]
+__all__ = [
+    "from_dict",
+    "from_document",
+    "from_tokenizer_json",
+    "load",
+    "save",
+    "to_dict",
+    "to_tokenizer_json",
+]
 
 
 def _model(uni: Any) -> dict[str, Any]:
@@ -40,7 +48,9 @@ def _pieces(model: dict, where: str) -> list[tuple[str, float]]:
     for i, entry in enumerate(vocab):
         ok = isinstance(entry, list) and len(entry) == 2 and isinstance(entry[0], str)
         if not ok or isinstance(entry[1], bool) or not isinstance(entry[1], int | float):
-            raise ValueError(f"{where}: model.vocab[{i}] must be [piece, score], got {str(entry)[:80]}")
+            raise ValueError(
+                f"{where}: model.vocab[{i}] must be [piece, score], got {str(entry)[:80]}"
+            )
         if not math.isfinite(entry[1]):
             raise ValueError(f"{where}: model.vocab[{i}] ({entry[0]!r}) has the score {entry[1]}; "
                              "scores must be finite numbers")  # fmt: skip
@@ -57,14 +67,20 @@ def from_document(cls: Any, d: Any, where: str, **params: Any) -> Any:
         raise ValueError(f"{where}: model.unk_id must be an integer or null, got {unk_id!r}")
     byte_fallback = model.get("byte_fallback", False)
     if not isinstance(byte_fallback, bool):
-        raise ValueError(f"{where}: model.byte_fallback must be true or false, got {byte_fallback!r}")
+        raise ValueError(
+            f"{where}: model.byte_fallback must be true or false, got {byte_fallback!r}"
+        )
     added = hf_files.added_tokens(d, where, normalized_ok=d.get("normalizer") is None)
     tokens = hf_files.merge_vocab([p for p, _ in pieces], added, where)
-    normalizer, pre, template, decoder = hf_files.pipeline_parts(d, {t: i for i, t in enumerate(tokens)}, where)
+    normalizer, pre, template, decoder = hf_files.pipeline_parts(
+        d, {t: i for i, t in enumerate(tokens)}, where
+    )
     try:
         uni = cls(normalizer=normalizer, pre_tokenizer=pre, byte_fallback=byte_fallback, **params)
         extra = [(t, 0.0) for t in tokens[len(pieces) :]]
-        uni._set_model(pieces + extra, unk_id, [(t, s) for t, _, s in added], model_size=len(pieces))
+        uni._set_model(
+            pieces + extra, unk_id, [(t, s) for t, _, s in added], model_size=len(pieces)
+        )
     except (TypeError, ValueError) as err:
         raise ValueError(f"{where}: {err}") from None
     uni.template, uni.decoder = template, decoder
@@ -79,7 +95,9 @@ def from_tokenizer_json(cls: Any, path: str | os.PathLike) -> Any:
 def to_dict(uni: Any) -> dict[str, Any]:
     """rowbook's versioned document (also embedded in a TextPipeline file)."""
     doc = hf_files.document(uni, _model(uni))
-    return hf_files.envelope("Unigram", doc, alpha=uni.alpha, nbest_size=uni.nbest_size, seed=uni.seed)
+    return hf_files.envelope(
+        "Unigram", doc, alpha=uni.alpha, nbest_size=uni.nbest_size, seed=uni.seed
+    )
 
 
 def save(uni: Any, path: str | os.PathLike) -> None:

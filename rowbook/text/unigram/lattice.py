@@ -41,7 +41,15 @@ import numpy as np
 
 from rowbook.text.trie import find_child
 
-__all__ = ["HF", "SENTENCEPIECE", "marginals", "sample_paths", "two_best", "viterbi", "viterbi_reference"]
+__all__ = [
+    "HF",
+    "SENTENCEPIECE",
+    "marginals",
+    "sample_paths",
+    "two_best",
+    "viterbi",
+    "viterbi_reference",
+]
 
 HF, SENTENCEPIECE = 0, 1
 NORMAL, USER_DEFINED, UNUSED, NEVER = 0, 1, 2, 3
@@ -122,7 +130,9 @@ def _viterbi_kernel(data, starts, trie, scores, kinds, unk_score, mode, max_scor
     return ids[:o], pos[:o], bounds
 
 
-def viterbi(data: np.ndarray, starts: np.ndarray, model: tuple, mode: int = HF) -> tuple[np.ndarray, ...]:
+def viterbi(
+    data: np.ndarray, starts: np.ndarray, model: tuple, mode: int = HF
+) -> tuple[np.ndarray, ...]:
     """``(ids, piece_starts, bounds)`` of the best path of each word ``data[starts[w]:starts[w + 1]]``.
 
     ``model = (trie, scores, kinds, unk_score, max_score)``. The pieces of word ``w`` are
@@ -214,7 +224,9 @@ def _marginals_kernel(data, starts, counts, trie, scores, kinds, unk_id, unk_sco
             i = j - 1
         z = A[n]
         for i in range(m):
-            expected[nodes[i, 2]] += counts[w] * np.exp(A[nodes[i, 0]] + score[i] + B[nodes[i, 1]] - z)
+            expected[nodes[i, 2]] += counts[w] * np.exp(
+                A[nodes[i, 0]] + score[i] + B[nodes[i, 1]] - z
+            )
         objective -= counts[w] * z / total
     return objective
 
@@ -283,7 +295,9 @@ def _two_best_kernel(data, starts, trie, scores, kinds, unk_id, unk_score):
     return n_paths, best_len, second[:o], bounds
 
 
-def two_best(data: np.ndarray, starts: np.ndarray, model: tuple, unk_id: int) -> tuple[np.ndarray, ...]:
+def two_best(
+    data: np.ndarray, starts: np.ndarray, model: tuple, unk_id: int
+) -> tuple[np.ndarray, ...]:
     """``(n_paths, best_len, second, bounds)`` of each word: paths (1 or 2), pieces on the best
     path, and the second best path's pieces ``second[bounds[w]:bounds[w + 1]]``."""
     trie, scores, kinds, unk_score, _ = model
@@ -338,10 +352,14 @@ def sample_paths(data: np.ndarray, starts: np.ndarray, model: tuple, unk_id: int
     :func:`viterbi` returns paths (``-1`` for unknown nodes)."""
     trie, scores, kinds, unk_score, _ = model
     uniforms = rng.random(data.size + 1)
-    return _sample_kernel(data, starts, trie, scores, kinds, unk_id, unk_score, float(theta), uniforms)
+    return _sample_kernel(
+        data, starts, trie, scores, kinds, unk_id, unk_score, float(theta), uniforms
+    )
 
 
-def viterbi_reference(word: str, pieces: dict[str, float], unk_score: float) -> tuple[float, list[str]]:
+def viterbi_reference(
+    word: str, pieces: dict[str, float], unk_score: float
+) -> tuple[float, list[str]]:
     """The best segmentation of ``word`` by enumerating them all (short words only): the score
     and the pieces, an unknown character (no one-character piece) scoring ``unk_score``.
 

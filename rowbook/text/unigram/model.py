@@ -121,7 +121,9 @@ class Unigram(SubwordTokenizer):
         if unk_id is not None and not 0 <= unk_id < len(pieces):
             raise ValueError(f"unk_id {unk_id} is out of range [0, {len(pieces)})")
         self._scores, self._unk_id = scores, unk_id
-        self._kinds = np.zeros(len(pieces), np.int8) if kinds is None else np.asarray(kinds, np.int8)
+        self._kinds = (
+            np.zeros(len(pieces), np.int8) if kinds is None else np.asarray(kinds, np.int8)
+        )
         self._model_size = len(pieces) if model_size is None else model_size
         self._install([p for p, _ in pieces], added)
 
@@ -137,7 +139,9 @@ class Unigram(SubwordTokenizer):
         else:
             unk_score, top = float(self._scores.min()) - UNK_PENALTY if size else -UNK_PENALTY, 0.0
         self._model = (build_trie(model), self._scores, kinds, unk_score, top)
-        self._byte_ids = [self._vocab.get(b, -1) for b in BYTE_PIECES] if self.byte_fallback else None
+        self._byte_ids = (
+            [self._vocab.get(b, -1) for b in BYTE_PIECES] if self.byte_fallback else None
+        )
 
     @property
     def pieces(self) -> list[tuple[str, float]]:
@@ -156,10 +160,14 @@ class Unigram(SubwordTokenizer):
         if self.alpha:
             if self.nbest_size and self.nbest_size > 1:
                 return self._nbest_sample(words)
-            return lattice.sample_paths(data, starts, self._model, self._unk_id or 0, self.alpha, self._rng)
+            return lattice.sample_paths(
+                data, starts, self._model, self._unk_id or 0, self.alpha, self._rng
+            )
         return lattice.viterbi(data, starts, self._model, self.mode)
 
-    def _pieces_of(self, word: str, ids: list[int], pos: list[int]) -> list[tuple[int, str, int, int]]:
+    def _pieces_of(
+        self, word: str, ids: list[int], pos: list[int]
+    ) -> list[tuple[int, str, int, int]]:
         """``(id, token, start, end)`` of a path; unknown nodes fused and resolved. As in
         ``tokenizers``, the unknown piece itself matched in the text fuses with them too."""
         ends = [*pos[1:], len(word)]
@@ -203,10 +211,17 @@ class Unigram(SubwordTokenizer):
         out = []
         for w, word in enumerate(words):
             piece_ids = ids[bounds[w] : bounds[w + 1]]
-            if min(piece_ids, default=0) >= 0 and (self._unk_id is None or self._unk_id not in piece_ids):
+            if min(piece_ids, default=0) >= 0 and (
+                self._unk_id is None or self._unk_id not in piece_ids
+            ):
                 out.append(tuple(piece_ids))
             else:
-                out.append(tuple(p[0] for p in self._pieces_of(word, piece_ids, pos[bounds[w] : bounds[w + 1]])))
+                out.append(
+                    tuple(
+                        p[0]
+                        for p in self._pieces_of(word, piece_ids, pos[bounds[w] : bounds[w + 1]])
+                    )
+                )
         return out
 
     def _segment_word(self, word: str) -> list[tuple[int, str, int, int]]:
@@ -241,7 +256,9 @@ class Unigram(SubwordTokenizer):
         return fit_unigram(self, texts, vocab_size, **options)
 
     @classmethod
-    def from_pieces(cls, pieces: Sequence[tuple[str, float]], *, unk_id: int | None = 0, **params: Any) -> Unigram:
+    def from_pieces(
+        cls, pieces: Sequence[tuple[str, float]], *, unk_id: int | None = 0, **params: Any
+    ) -> Unigram:
         """A tokenizer of ``(piece, score)`` pairs in id order; ``params`` as the constructor's."""
         uni = cls(**params)
         uni._set_model(list(pieces), unk_id)

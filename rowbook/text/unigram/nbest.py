@@ -86,4 +86,3 @@ def sample_nbest(model: Any, words: list[str], n: int, alpha: float,
         pos += [begin for _, begin, _ in path]
         bounds.append(len(ids))
     return np.array(ids, np.int64), np.array(pos, np.int64), np.array(bounds, np.int64)
-

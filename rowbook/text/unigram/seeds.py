@@ -68,7 +68,9 @@ def _lcp(text, word_end, order, cap):
     for r in range(1, n):
         a, b = order[r - 1], order[r]
         h = 0
-        while h < cap and a + h <= word_end[a] and b + h <= word_end[b] and text[a + h] == text[b + h]:
+        while (
+            h < cap and a + h <= word_end[a] and b + h <= word_end[b] and text[a + h] == text[b + h]
+        ):
             h += 1
         lcp[r] = h
     lcp[n] = -1

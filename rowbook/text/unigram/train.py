@@ -71,7 +71,14 @@ def digamma(x: float) -> float:
     xx = 1.0 / x
     xx2 = xx * xx
     xx4 = xx2 * xx2
-    return result + math.log(x) + xx2 / 24.0 - 7.0 / 960.0 * xx4 + 31.0 / 8064.0 * xx4 * xx2 - 127.0 / 30720.0 * xx4 * xx4
+    return (
+        result
+        + math.log(x)
+        + xx2 / 24.0
+        - 7.0 / 960.0 * xx4
+        + 31.0 / 8064.0 * xx4 * xx2
+        - 127.0 / 30720.0 * xx4 * xx4
+    )
 
 
 class _Words:
@@ -95,12 +102,18 @@ def _model(pieces: Sequence[tuple[str, float]]) -> tuple:
 
 
 def _m_step(pieces: list[tuple[str, float]], expected: np.ndarray) -> list[tuple[str, float]]:
-    kept = [(p, float(f)) for k, ((p, _), f) in enumerate(zip(pieces, expected, strict=True)) if k and f >= 0.5]
+    kept = [
+        (p, float(f))
+        for k, ((p, _), f) in enumerate(zip(pieces, expected, strict=True))
+        if k and f >= 0.5
+    ]
     logsum = digamma(sum(f for _, f in kept))
     return [(pieces[0][0], math.nan), *((p, digamma(f) - logsum) for p, f in kept)]
 
 
-def _prune(pieces: list[tuple[str, float]], words: _Words, vocab_size: int, shrinking: float) -> list[tuple[str, float]]:
+def _prune(
+    pieces: list[tuple[str, float]], words: _Words, vocab_size: int, shrinking: float
+) -> list[tuple[str, float]]:
     model = _model(pieces)
     piece_data = codepoints("".join(p for p, _ in pieces))
     piece_starts = np.zeros(len(pieces) + 1, dtype=np.int64)
@@ -115,7 +128,9 @@ def _prune(pieces: list[tuple[str, float]], words: _Words, vocab_size: int, shri
     kept, candidates = [pieces[0]], []
     for i in range(1, len(pieces)):
         always = n_paths[i] == 1 or best_len[i] == 1
-        alternatives = second[bounds[i] : bounds[i + 1]] if n_paths[i] == 2 and best_len[i] == 1 else None
+        alternatives = (
+            second[bounds[i] : bounds[i + 1]] if n_paths[i] == 2 and best_len[i] == 1 else None
+        )
         if freq[i] == 0 and not always:
             continue
         if alternatives is None or alternatives.size == 0:
@@ -126,7 +141,9 @@ def _prune(pieces: list[tuple[str, float]], words: _Words, vocab_size: int, shri
             continue
         logprob_sp = math.log(freq[i]) - logsum
         logsum_alt = math.log(total + freq[i] * (len(pieces) - 1))  # tokenizers' (sic) normalizer
-        logprob_alt = sum(math.log(freq[max(a, 0)] + freq[i]) - logsum_alt for a in alternatives.tolist())
+        logprob_alt = sum(
+            math.log(freq[max(a, 0)] + freq[i]) - logsum_alt for a in alternatives.tolist()
+        )
         candidates.append((i, f * (logprob_sp - logprob_alt)))
     size = max(vocab_size * 11 // 10, int(len(pieces) * shrinking))
     for i, _ in sorted(candidates, key=lambda c: -c[1]):  # stable: ties in id order
@@ -148,11 +165,16 @@ def learn_unigram(word_counts: Mapping[str, int], vocab_size: int, *, special_to
     if len(required) > vocab_size:
         raise ValueError(f"vocab_size={vocab_size} is smaller than the {len(required)} characters of the "
                          "corpus, which are all kept; raise vocab_size")  # fmt: skip
-    pieces = [("<UNK>", math.nan), *seed_pieces(word_counts, max_piece_length=max_piece_length, seed_size=seed_size)]
+    pieces = [
+        ("<UNK>", math.nan),
+        *seed_pieces(word_counts, max_piece_length=max_piece_length, seed_size=seed_size),
+    ]
     desired = vocab_size * 11 // 10
     while True:
         for _ in range(n_sub_iterations):
-            expected, _ = lattice.marginals(words.data, words.starts, words.counts, _model(pieces), 0, len(pieces))
+            expected, _ = lattice.marginals(
+                words.data, words.starts, words.counts, _model(pieces), 0, len(pieces)
+            )
             pieces = _m_step(pieces, expected)
             if progress is not None:
                 progress(len(pieces))

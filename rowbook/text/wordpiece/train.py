@@ -66,7 +66,9 @@ def check_training_args(vocab_size: Any, min_frequency: Any, special_tokens: Any
     return specials
 
 
-def _alphabet(codes: np.ndarray, weights: np.ndarray, initial: Sequence[str], limit: int | None) -> list[int]:
+def _alphabet(
+    codes: np.ndarray, weights: np.ndarray, initial: Sequence[str], limit: int | None
+) -> list[int]:
     """The kept characters (code points, sorted): counted with the word counts as weights."""
     chars, inverse = np.unique(codes, return_inverse=True)
     counts = dict(zip(chars.tolist(), np.bincount(inverse, weights=weights).tolist(), strict=True))
@@ -131,7 +133,7 @@ def learn_wordpiece(word_counts: Mapping[str, int], vocab_size: int, *, min_freq
     spellings = (np.zeros(size, np.uint64), np.zeros(size, np.uint64), np.zeros(size, np.uint64),
                  np.zeros(size, np.uint64), np.zeros(size, np.bool_))  # fmt: skip
     for i, t in enumerate(tokens):
-        rest_of = t[len(prefix):] if prefix and t.startswith(prefix) else t
+        rest_of = t[len(prefix) :] if prefix and t.startswith(prefix) else t
         spellings[0][i], spellings[1][i] = spelling_hash([ord(c) for c in t])
         spellings[2][i], spellings[3][i] = spelling_hash([ord(c) for c in rest_of])
         spellings[4][i] = rest_of is not t
@@ -140,7 +142,9 @@ def learn_wordpiece(word_counts: Mapping[str, int], vocab_size: int, *, min_freq
     for left, right, new, _ in rows.tolist():
         if new == len(tokens):
             b = tokens[right]
-            tokens.append(tokens[left] + (b[len(prefix):] if prefix and b.startswith(prefix) else b))
+            tokens.append(
+                tokens[left] + (b[len(prefix) :] if prefix and b.startswith(prefix) else b)
+            )
     return tokens
 
 
