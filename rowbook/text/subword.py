@@ -170,8 +170,16 @@ class SubwordTokenizer(TokenTable):
         parts_of = [self._parts(t) for t in texts]
         segments = [[(i, self._words(p, s == 0)) for p, i, s in parts] for parts in parts_of]
         table = self._lookup([w for text in segments for i, ws in text if i is None for w in ws])
-        return [[x for i, ws in text for x in ((i,) if i is not None else chain(map(table.__getitem__, ws)))]
-                for text in segments]  # fmt: skip
+        get, out = table.__getitem__, []
+        for text in segments:
+            ids: list[int] = []
+            for i, ws in text:
+                if i is None:
+                    ids.extend(chain(map(get, ws)))
+                else:
+                    ids.append(i)
+            out.append(ids)
+        return out
 
     def _finish(self, text: str, ids: list[int], add_special_tokens: bool) -> Encoding:
         """The :class:`Encoding` of ``text`` from the ids of its words."""
