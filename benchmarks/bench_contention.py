@@ -70,8 +70,10 @@ def autogroup() -> str:
 def competitors(n: int, own_session: bool) -> Iterator[None]:
     """``n`` processes each spinning one core for the duration of the block, in a session
     of their own (another user's job on a shared server) or in this one."""
-    procs = [subprocess.Popen([sys.executable, "-c", SPIN], start_new_session=own_session)
-             for _ in range(n)]  # fmt: skip
+    procs = [
+        subprocess.Popen([sys.executable, "-c", SPIN], start_new_session=own_session)
+        for _ in range(n)
+    ]
     try:
         time.sleep(0.5)  # let them reach the loop
         yield
@@ -105,8 +107,16 @@ def gensim_word2vec(sentences, workers: int, epochs: int, seed: int) -> Callable
 
 
 def rowbook_fasttext(sentences, workers: int, epochs: int, seed: int) -> Callable[[], object]:
-    model = FastText(workers=workers, epochs=epochs, seed=seed, lr=0.025, minn=3, maxn=6,
-                     bucket=FASTTEXT["bucket"], **PARAMS)  # fmt: skip
+    model = FastText(
+        workers=workers,
+        epochs=epochs,
+        seed=seed,
+        lr=0.025,
+        minn=3,
+        maxn=6,
+        bucket=FASTTEXT["bucket"],
+        **PARAMS,
+    )
     model.build_vocab(sentences)
     return lambda: model.train(sentences, epochs=epochs)
 
@@ -135,7 +145,7 @@ def _glove_matrix(sentences) -> tuple:
 def rowbook_glove(sentences, workers: int, epochs: int, seed: int) -> Callable[[], object]:
     X, keys = _glove_matrix(sentences)
     model = GloVe(workers=workers, epochs=epochs, seed=seed, **GLOVE)
-    return lambda: sum(p.seconds for p in model.fit_cooccurrence(X, keys).history)
+    return lambda: sum(p.seconds for p in model.fit_cooccurrence(X, keys).history_)
 
 
 #: trainer -> (rowbook, gensim or None, what the speed counts)
@@ -153,8 +163,9 @@ def units(trainer: str, sentences) -> int:
     return sum(map(len, sentences))
 
 
-def measure(trainer: str, sentences, epochs: int, repeat: int, busy: int,
-            own_session: bool) -> dict[tuple[str, int], tuple[float, float]]:  # fmt: skip
+def measure(
+    trainer: str, sentences, epochs: int, repeat: int, busy: int, own_session: bool
+) -> dict[tuple[str, int], tuple[float, float]]:
     """Median (units/s, CPU share) per (tool, workers) of ``trainer``, under ``busy`` competitors."""
     ours, theirs, _ = TRAINERS[trainer]
     tools = [("rowbook", ours)] + ([("gensim", theirs)] if theirs else [])
@@ -166,8 +177,10 @@ def measure(trainer: str, sentences, epochs: int, repeat: int, busy: int,
                 for tool, make in tools:
                     wall, share = timed(make(sentences, workers, epochs, seed=r + 1))
                     runs.setdefault((tool, workers), []).append((per_epoch * epochs / wall, share))
-    return {k: (statistics.median(s for s, _ in v), statistics.median(c for _, c in v))
-            for k, v in runs.items()}  # fmt: skip
+    return {
+        k: (statistics.median(s for s, _ in v), statistics.median(c for _, c in v))
+        for k, v in runs.items()
+    }
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -178,17 +191,23 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--competitors", type=int, default=1, help="spinning processes when busy")
     parser.add_argument("--fasttext-docs", type=int, default=1000)
     parser.add_argument("--trainers", nargs="+", default=list(TRAINERS), choices=list(TRAINERS))
-    parser.add_argument("--session", choices=("own", "same"), default="own",
-                        help="the competitors' session: their own (another user's job; with "
-                        "autogroup, sessions share the CPU first) or this one (threads share it)")  # fmt: skip
+    parser.add_argument(
+        "--session",
+        choices=("own", "same"),
+        default="own",
+        help="the competitors' session: their own (another user's job; with "
+        "autogroup, sessions share the CPU first) or this one (threads share it)",
+    )
     args = parser.parse_args(argv)
     sentences = newsarticles_tokens()
     if args.quick:
         sentences, args.repeat, args.fasttext_docs = sentences[:300], 1, 100
-    print(f"\n### Trainers under contention\n\n{machine()}; {sum(map(len, sentences)):,} tokens "
-          f"(FastText: the first {args.fasttext_docs:,} documents) x {args.epochs} epochs, "
-          f"training only, medians of {args.repeat}; competitors in {args.session} session, "
-          f"autogroup {autogroup()}\n")  # fmt: skip
+    print(
+        f"\n### Trainers under contention\n\n{machine()}; {sum(map(len, sentences)):,} tokens "
+        f"(FastText: the first {args.fasttext_docs:,} documents) x {args.epochs} epochs, "
+        f"training only, medians of {args.repeat}; competitors in {args.session} session, "
+        f"autogroup {autogroup()}\n"
+    )
     print(
         "| trainer | machine | tool | speed, 1 worker | speed, 2 workers | 2 / 1 | CPU share, 2 workers |"
     )
@@ -207,11 +226,19 @@ def main(argv: list[str] | None = None) -> int:
                     continue
                 one, two = result[(tool, 1)], result[(tool, 2)]
                 ratio[(label.split()[0], tool)] = two[0] / one[0]
-                print(f"| {trainer} | {label} | {tool} | {one[0]:,.0f} {unit}/s | {two[0]:,.0f} | "
-                      f"{two[0] / one[0]:.2f} | {two[1]:.0%} |", flush=True)  # fmt: skip
+                print(
+                    f"| {trainer} | {label} | {tool} | {one[0]:,.0f} {unit}/s | {two[0]:,.0f} | "
+                    f"{two[0] / one[0]:.2f} | {two[1]:.0%} |",
+                    flush=True,
+                )
         if ("busy", "gensim") in ratio:
-            targets.append((f"{trainer} busy: rowbook 2/1 speed-up vs gensim's",
-                            ratio[("busy", "rowbook")], ratio[("busy", "gensim")]))  # fmt: skip
+            targets.append(
+                (
+                    f"{trainer} busy: rowbook 2/1 speed-up vs gensim's",
+                    ratio[("busy", "rowbook")],
+                    ratio[("busy", "gensim")],
+                )
+            )
         targets.append((f"{trainer} idle: rowbook 2/1 speed-up", ratio[("idle", "rowbook")], 1.8))
     return 0 if print_targets(targets) else 1
 

@@ -39,11 +39,30 @@ from benchmarks.bench_word2vec import _test_data, gensim_scores
 from benchmarks.corpora import cache_dir, newsarticles_tokens
 from benchmarks.timing import machine, print_targets
 
-PARAMS = {"dim": 100, "ws": 5, "neg": 5, "t": 1e-3, "minCount": 5, "minn": 3, "maxn": 6,
-          "bucket": 2_000_000, "epoch": 5, "thread": 2}  # fmt: skip
-ROWBOOK_NAMES = {"dim": "vector_size", "ws": "window", "neg": "negative", "t": "sample",
-                 "minCount": "min_count", "minn": "minn", "maxn": "maxn", "bucket": "bucket",
-                 "epoch": "epochs", "thread": "workers"}  # fmt: skip
+PARAMS = {
+    "dim": 100,
+    "ws": 5,
+    "neg": 5,
+    "t": 1e-3,
+    "minCount": 5,
+    "minn": 3,
+    "maxn": 6,
+    "bucket": 2_000_000,
+    "epoch": 5,
+    "thread": 2,
+}
+ROWBOOK_NAMES = {
+    "dim": "vector_size",
+    "ws": "window",
+    "neg": "negative",
+    "t": "sample",
+    "minCount": "min_count",
+    "minn": "minn",
+    "maxn": "maxn",
+    "bucket": "bucket",
+    "epoch": "epochs",
+    "thread": "workers",
+}
 
 
 def _corpus_file(sentences: list[list[str]], name: str) -> Path:
@@ -165,10 +184,14 @@ def main(argv: list[str] | None = None) -> int:
     corpus = _corpus_file(sentences, name)
     n_tokens = sum(map(len, sentences))
     print(f"\n## FastText on NewsArticles\n\n{machine()}\n")
-    print(f"{len(sentences)} documents, {n_tokens} tokens; {params}; {args.seeds} seed(s) per row; "
-          "each training in its own process\n")  # fmt: skip
-    print("| model | words/s | fit s | speed vs fastText | peak MB (before fit) | analogy | WS353 | SimLex "
-          "| all questions |")  # fmt: skip
+    print(
+        f"{len(sentences)} documents, {n_tokens} tokens; {params}; {args.seeds} seed(s) per row; "
+        "each training in its own process\n"
+    )
+    print(
+        "| model | words/s | fit s | speed vs fastText | peak MB (before fit) | analogy | WS353 | SimLex "
+        "| all questions |"
+    )
     print("|---|---:|---:|---:|---:|---:|---:|---:|---:|")
     targets = []
     for arch in ("skipgram", "cbow"):
@@ -176,15 +199,19 @@ def main(argv: list[str] | None = None) -> int:
         r = _mean_runs("rowbook", arch, args.seeds, corpus, params)
         words = n_tokens * params["epoch"]
         for tool, m in (("fastText", f), ("rowbook", r)):
-            print(f"| {tool} {arch} | {words / m['seconds'] / 1e3:,.0f}k | {m['seconds']:.1f} | "
-                  f"{f['seconds'] / m['seconds']:.2f} | {m['peak_mb']:,.0f} ({m['before_mb']:,.0f}) | "
-                  f"{m['analogy']:.3f} | {m['ws353']:.3f} | {m['simlex']:.3f} | {m['all_questions']:.3f} |")  # fmt: skip
+            print(
+                f"| {tool} {arch} | {words / m['seconds'] / 1e3:,.0f}k | {m['seconds']:.1f} | "
+                f"{f['seconds'] / m['seconds']:.2f} | {m['peak_mb']:,.0f} ({m['before_mb']:,.0f}) | "
+                f"{m['analogy']:.3f} | {m['ws353']:.3f} | {m['simlex']:.3f} | {m['all_questions']:.3f} |"
+            )
         if arch == "skipgram":
             targets.append(
                 ("skipgram: rowbook speed / fastText speed", f["seconds"] / r["seconds"], 2.0)
             )
-            targets += [(f"skipgram: {k} rowbook - fastText", r[k] - f[k], -tol)
-                        for k, tol in (("analogy", 0.01), ("ws353", 0.02), ("simlex", 0.02))]  # fmt: skip
+            targets += [
+                (f"skipgram: {k} rowbook - fastText", r[k] - f[k], -tol)
+                for k, tol in (("analogy", 0.01), ("ws353", 0.02), ("simlex", 0.02))
+            ]
             targets.append(
                 (
                     "skipgram: fastText peak MB / rowbook peak MB x 1.2",
@@ -192,8 +219,10 @@ def main(argv: list[str] | None = None) -> int:
                     1.0,
                 )
             )
-    print("\nwords/s = corpus tokens x epochs / fit time (median); scores (mean over seeds) by gensim's "
-          "KeyedVectors; all questions: unseen words from their n-grams.")  # fmt: skip
+    print(
+        "\nwords/s = corpus tokens x epochs / fit time (median); scores (mean over seeds) by gensim's "
+        "KeyedVectors; all questions: unseen words from their n-grams."
+    )
     met = print_targets(targets)
     print(f"\nall targets met: {'yes' if met else 'no'}")
     return 0 if met or args.quick else 1

@@ -68,8 +68,10 @@ def main(argv: list[str] | None = None) -> int:
     print("|---|---|---:|---:|---:|---:|")
     best = (0.0, 0.0)
     hnsw = {"M": 16, "ef_construction": 64} if n > 200_000 else {}  # minutes to build, not tens
-    for kind, options, knob, values in [("ivf", {}, "nprobe", (8, 16, 32)),
-                                        ("hnsw", hnsw, "ef_search", (64, 128))]:  # fmt: skip
+    for kind, options, knob, values in [
+        ("ivf", {}, "nprobe", (8, 16, 32)),
+        ("hnsw", hnsw, "ef_search", (64, 128)),
+    ]:
         t = time.perf_counter()
         index = VectorIndex.build(unit, kind, **options)  # built once, searched at each setting
         build = time.perf_counter() - t

@@ -54,18 +54,28 @@ def _cases(N: int, C: int) -> list[tuple[str, Callable, Callable]]:
 
     rows = np.arange(N)
     return [
-        ("cross_entropy", ours(lambda X: cross_entropy(X, t)),
-         theirs(lambda X: F.cross_entropy(X, tt))),
-        ("cross_entropy, composed ops", ours(lambda X: -ops.log_softmax(X)[rows, t].mean()),
-         theirs(lambda X: F.cross_entropy(X, tt))),
-        ("cross_entropy, label_smoothing=0.1",
-         ours(lambda X: cross_entropy(X, t, label_smoothing=0.1)),
-         theirs(lambda X: F.cross_entropy(X, tt, label_smoothing=0.1))),
-        ("binary_cross_entropy_with_logits",
-         ours(lambda X: binary_cross_entropy_with_logits(X, y)),
-         theirs(lambda X: F.binary_cross_entropy_with_logits(X, ty))),
+        (
+            "cross_entropy",
+            ours(lambda X: cross_entropy(X, t)),
+            theirs(lambda X: F.cross_entropy(X, tt)),
+        ),
+        (
+            "cross_entropy, composed ops",
+            ours(lambda X: -ops.log_softmax(X)[rows, t].mean()),
+            theirs(lambda X: F.cross_entropy(X, tt)),
+        ),
+        (
+            "cross_entropy, label_smoothing=0.1",
+            ours(lambda X: cross_entropy(X, t, label_smoothing=0.1)),
+            theirs(lambda X: F.cross_entropy(X, tt, label_smoothing=0.1)),
+        ),
+        (
+            "binary_cross_entropy_with_logits",
+            ours(lambda X: binary_cross_entropy_with_logits(X, y)),
+            theirs(lambda X: F.binary_cross_entropy_with_logits(X, ty)),
+        ),
         ("mse_loss", ours(lambda X: mse_loss(X, y)), theirs(lambda X: F.mse_loss(X, ty))),
-    ]  # fmt: skip
+    ]
 
 
 def main(argv: list[str] | None = None) -> int:

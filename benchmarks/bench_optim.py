@@ -53,8 +53,9 @@ def sparse_batches(V: int, d: int, N: int, rng: np.random.Generator) -> list[tup
     for _ in range(BATCHES):
         ids = zipf_ids(N, V, rng)
         G = rng.standard_normal((N, d), dtype=np.float32)  # (N, d)
-        uncoalesced = torch.sparse_coo_tensor(torch.from_numpy(ids)[None], torch.from_numpy(G),
-                                              (V, d), check_invariants=False)  # fmt: skip
+        uncoalesced = torch.sparse_coo_tensor(
+            torch.from_numpy(ids)[None], torch.from_numpy(G), (V, d), check_invariants=False
+        )
         out.append((ids, G, scatter_add_rows(ids, G, V), uncoalesced, uncoalesced.coalesce()))
     return out
 
@@ -83,10 +84,18 @@ def step_rows(W0: np.ndarray, batches: list, repeat: int) -> list[Row]:
 
     grads = [b[2] for b in batches]  # RowSparse
     w = Parameter(W0.copy())
-    rows = [timed("SparseAdam", "rowbook SparseAdam", rowbook_step(ro.SparseAdam([w]), w, grads),
-                  "fused kernel")]  # fmt: skip
-    for name, column in (("uncoalesced, as Embedding(sparse=True) leaves it", 3),
-                         ("coalesced beforehand", 4)):  # fmt: skip
+    rows = [
+        timed(
+            "SparseAdam",
+            "rowbook SparseAdam",
+            rowbook_step(ro.SparseAdam([w]), w, grads),
+            "fused kernel",
+        )
+    ]
+    for name, column in (
+        ("uncoalesced, as Embedding(sparse=True) leaves it", 3),
+        ("coalesced beforehand", 4),
+    ):
         tw = torch.from_numpy(W0.copy()).requires_grad_(True)
         fn = torch_step(torch.optim.SparseAdam([tw]), tw, [b[column] for b in batches])
         rows.append(timed("SparseAdam", f"torch SparseAdam, {name}", fn))
@@ -110,8 +119,14 @@ def dense_rows(W0: np.ndarray, rng: np.random.Generator, repeat: int) -> list[Ro
     grads = [rng.standard_normal(W0.shape, dtype=np.float32) for _ in range(2)] * 2
     w = Parameter(W0.copy())
     fn = rowbook_step(ro.Adam([w]), w, grads)
-    rows = [Row("Adam", "rowbook Adam (dense)", median_ms(fn, repeat=repeat, warmup=WARMUP),
-                "fused kernel")]  # fmt: skip
+    rows = [
+        Row(
+            "Adam",
+            "rowbook Adam (dense)",
+            median_ms(fn, repeat=repeat, warmup=WARMUP),
+            "fused kernel",
+        )
+    ]
     for name, kwargs in (("torch Adam", {}), ("torch Adam fused=True", {"fused": True})):
         tw = torch.from_numpy(W0.copy()).requires_grad_(True)
         fn = torch_step(torch.optim.Adam([tw], **kwargs), tw, [torch.from_numpy(g) for g in grads])
@@ -128,8 +143,14 @@ def growth_rows(sizes: list[int], d: int, N: int, torch_max: int, rng) -> list[R
         w = Parameter(W0)
         fn = rowbook_step(ro.SparseAdam([w]), w, [b[2] for b in batches])
         ms = median_ms(fn, repeat=31, warmup=WARMUP)
-        rows.append(Row(f"V={V:,}", "rowbook SparseAdam", ms,
-                        f"{unique:,} unique rows, {1e3 * ms / unique:.2f} us per row"))  # fmt: skip
+        rows.append(
+            Row(
+                f"V={V:,}",
+                "rowbook SparseAdam",
+                ms,
+                f"{unique:,} unique rows, {1e3 * ms / unique:.2f} us per row",
+            )
+        )
         if V <= torch_max:
             tw = torch.from_numpy(W0).requires_grad_(True)
             fn = torch_step(torch.optim.SparseAdam([tw]), tw, [b[3] for b in batches])
@@ -142,8 +163,10 @@ def growth_rows(sizes: list[int], d: int, N: int, torch_max: int, rng) -> list[R
 def train_rows(W0: np.ndarray, batches: list, repeat: int) -> list[Row]:
     """Lookup + backward of ``sum(E[ids] * G)`` + optimizer step, both libraries."""
     rows = []
-    for sparse, rb_opt, t_opt in ((True, ro.SparseAdam, torch.optim.SparseAdam),
-                                  (False, ro.Adam, torch.optim.Adam)):  # fmt: skip
+    for sparse, rb_opt, t_opt in (
+        (True, ro.SparseAdam, torch.optim.SparseAdam),
+        (False, ro.Adam, torch.optim.Adam),
+    ):
         emb = Embedding(*W0.shape, sparse=sparse, _weight=W0.copy())
         opt = rb_opt(emb.parameters())
 
@@ -180,31 +203,53 @@ def main(argv: list[str] | None = None) -> int:
     W0 = rng.standard_normal((V, d), dtype=np.float32)  # (V, d)
     batches = sparse_batches(V, d, N, rng)
     unique = int(np.mean([b[2].nnz for b in batches]))
-    print(f"Optimizer steps: V={V:,}, d={d}, N={N:,} Zipf(1.2) ids per batch ({unique:,} unique "
-          f"rows on average), float32; torch {torch.__version__} with "
-          f"{torch.get_num_threads()} threads; {machine()}")  # fmt: skip
+    print(
+        f"Optimizer steps: V={V:,}, d={d}, N={N:,} Zipf(1.2) ids per batch ({unique:,} unique "
+        f"rows on average), float32; torch {torch.__version__} with "
+        f"{torch.get_num_threads()} threads; {machine()}"
+    )
     steps = step_rows(W0, batches, repeat) + dense_rows(W0, rng, max(3, repeat // 3))
-    subjects = {"SparseAdam": "rowbook SparseAdam", "Adagrad": "rowbook Adagrad (row-sparse)",
-                "Adam": "rowbook Adam (dense)"}  # fmt: skip
+    subjects = {
+        "SparseAdam": "rowbook SparseAdam",
+        "Adagrad": "rowbook Adagrad (row-sparse)",
+        "Adam": "rowbook Adam (dense)",
+    }
     print_table("The optimizer step alone", steps, subjects)
     growth = growth_rows(sizes, 64, N, 1_000_000, rng)
-    print_table(f"SparseAdam step as V grows (d=64, N={N:,} Zipf ids)", growth,
-                {r.group: "rowbook SparseAdam" for r in growth})  # fmt: skip
+    print_table(
+        f"SparseAdam step as V grows (d=64, N={N:,} Zipf ids)",
+        growth,
+        {r.group: "rowbook SparseAdam" for r in growth},
+    )
     train = train_rows(W0, batches, max(3, repeat // 3))
-    print_table("Training step: lookup + backward + optimizer step", train,
-                {r.group: f"rowbook {r.group}" for r in train})  # fmt: skip
+    print_table(
+        "Training step: lookup + backward + optimizer step",
+        train,
+        {r.group: f"rowbook {r.group}" for r in train},
+    )
     t = {(r.group, r.name): r.ms for r in steps + train}
     ours = [r.ms for r in growth if r.name.startswith("rowbook")]
     train_kind = "Embedding(sparse=True) + SparseAdam"
-    ok = print_targets([
-        ("step: torch SparseAdam (coalesced) / rowbook SparseAdam",
-         t["SparseAdam", "torch SparseAdam, coalesced beforehand"]
-         / t["SparseAdam", "rowbook SparseAdam"], 3.0),
-        ("train step: torch / rowbook, sparse + SparseAdam",
-         t[train_kind, f"torch {train_kind}"] / t[train_kind, f"rowbook {train_kind}"], 3.0),
-        (f"SparseAdam flatness: 2 / (slowest / fastest, V={sizes[0]:,}..{sizes[-1]:,})",
-         2.0 / (max(ours) / min(ours)), 1.0),
-    ])  # fmt: skip
+    ok = print_targets(
+        [
+            (
+                "step: torch SparseAdam (coalesced) / rowbook SparseAdam",
+                t["SparseAdam", "torch SparseAdam, coalesced beforehand"]
+                / t["SparseAdam", "rowbook SparseAdam"],
+                3.0,
+            ),
+            (
+                "train step: torch / rowbook, sparse + SparseAdam",
+                t[train_kind, f"torch {train_kind}"] / t[train_kind, f"rowbook {train_kind}"],
+                3.0,
+            ),
+            (
+                f"SparseAdam flatness: 2 / (slowest / fastest, V={sizes[0]:,}..{sizes[-1]:,})",
+                2.0 / (max(ours) / min(ours)),
+                1.0,
+            ),
+        ]
+    )
     return 0 if ok or args.quick else 1
 
 

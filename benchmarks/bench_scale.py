@@ -163,15 +163,15 @@ def wrap(owner, name, stage):
 """
 W2V_API = """
 from rowbook import Word2Vec
-import rowbook.models.word2vec as w2v
+import rowbook.models.word_vectors.word2vec as w2v
 marks["import"], marks["rss_import"] = time.time(), rss_mb("VmRSS")
 wrap(w2v, "read_corpus", "read"); wrap(Word2Vec, "_new_state", "tables"); wrap(w2v, "train_job", "job")
 m = Word2Vec(vector_size=100, window=5, min_count=5, epochs=1, workers=2, progress=False).fit(sys.argv[1])
-marks["V"] = len(m.index_to_key)
+marks["V"] = len(m.index_to_key_)
 """
 W2V_CLI = """
 import rowbook.cli
-import rowbook.models.word2vec as w2v
+import rowbook.models.word_vectors.word2vec as w2v
 marks["import"], marks["rss_import"] = time.time(), rss_mb("VmRSS")
 wrap(w2v, "read_corpus", "read"); wrap(w2v.Word2Vec, "_new_state", "tables"); wrap(w2v, "train_job", "job")
 assert rowbook.cli.main(["train", "word2vec", sys.argv[1], "-o", sys.argv[2], "--quiet", "--epochs", "1",
@@ -194,8 +194,9 @@ def stages(code: str, *args: str) -> dict[str, float]:
     script = "import json\n" + _PREAMBLE + _STAGES + textwrap.dedent(code)
     script += '\nmarks["peak"] = rss_mb("VmHWM")\nprint(json.dumps(marks))\n'
     start = time.time()
-    done = subprocess.run([sys.executable, "-c", script, *args], capture_output=True, text=True,
-                          check=True)  # fmt: skip
+    done = subprocess.run(
+        [sys.executable, "-c", script, *args], capture_output=True, text=True, check=True
+    )
     marks = json.loads(done.stdout.splitlines()[-1])
     return {
         k: v - start if k in ("import", "read", "tables", "job") else v for k, v in marks.items()
@@ -205,21 +206,30 @@ def stages(code: str, *args: str) -> dict[str, float]:
 def fixed_costs(path: str, repeats: int) -> None:
     """The fixed-costs table (section 0 of the module docstring)."""
     out = str(Path(tempfile.mkdtemp(prefix="bench-fixed-")) / "vectors.txt")
-    print("\n| word2vec, NewsArticles x 1 | import s | read s | tables s | first trained word s "
-          "| RSS after import MB | peak MB | tables MB | peak - tables MB |")  # fmt: skip
+    print(
+        "\n| word2vec, NewsArticles x 1 | import s | read s | tables s | first trained word s "
+        "| RSS after import MB | peak MB | tables MB | peak - tables MB |"
+    )
     print("|---|---:|---:|---:|---:|---:|---:|---:|---:|")
-    for name, code in [("rowbook Word2Vec.fit", W2V_API), ("rowbook train word2vec", W2V_CLI),
-                       ("gensim Word2Vec", GENSIM_STAGES)]:  # fmt: skip
+    for name, code in [
+        ("rowbook Word2Vec.fit", W2V_API),
+        ("rowbook train word2vec", W2V_CLI),
+        ("gensim Word2Vec", GENSIM_STAGES),
+    ]:
         runs = [stages(code, path, out) for _ in range(repeats)]
         med = {k: statistics.median(r[k] for r in runs) for k in runs[0]}
         tables_mb = 2 * med["V"] * 100 * 4 / 2**20
-        print(f"| {name} | {med['import']:.2f} | {med['read'] - med['import']:.2f} | "
-              f"{med['tables'] - med['read']:.2f} | {med['job']:.2f} | {med['rss_import']:.0f} | "
-              f"{med['peak']:.0f} | {tables_mb:.0f} | {med['peak'] - tables_mb:.0f} |")  # fmt: skip
-    print("\nimport, first trained word: seconds since the process was launched; read: reading and "
-          "counting the corpus (rowbook chooses the vocabulary there too); tables: gensim choosing "
-          "its vocabulary, and both allocating the tables. "
-          f"Medians of {repeats} runs.")  # fmt: skip
+        print(
+            f"| {name} | {med['import']:.2f} | {med['read'] - med['import']:.2f} | "
+            f"{med['tables'] - med['read']:.2f} | {med['job']:.2f} | {med['rss_import']:.0f} | "
+            f"{med['peak']:.0f} | {tables_mb:.0f} | {med['peak'] - tables_mb:.0f} |"
+        )
+    print(
+        "\nimport, first trained word: seconds since the process was launched; read: reading and "
+        "counting the corpus (rowbook chooses the vocabulary there too); tables: gensim choosing "
+        "its vocabulary, and both allocating the tables. "
+        f"Medians of {repeats} runs."
+    )
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -249,9 +259,11 @@ def main(argv: list[str] | None = None) -> int:
     peaks = {}
     for copies in (small, large):
         path = str(corpus_file(copies))
-        for name, code, extra in [("rowbook word2vec, ids in RAM", W2V, "-"),
-                                  ("rowbook word2vec, spill_dir", W2V, spill),
-                                  ("gensim word2vec, LineSentence", GENSIM, "-")]:  # fmt: skip
+        for name, code, extra in [
+            ("rowbook word2vec, ids in RAM", W2V, "-"),
+            ("rowbook word2vec, spill_dir", W2V, spill),
+            ("gensim word2vec, LineSentence", GENSIM, "-"),
+        ]:
             peak, seconds = child(code, path, extra)
             peaks[name, copies] = peak
             print(f"| {name} | NewsArticles x {copies} | {peak:.0f} | {seconds:.1f} |")
@@ -304,15 +316,32 @@ def main(argv: list[str] | None = None) -> int:
             )
         ]
     )
-    ok = print_targets([
-        *targets,
-        ("GloVe counting peak within the 0.25 GB budget + 150 MB of interpreter, NumPy, SciPy "
-         "and numba (allowance / peak)", (256 + 150) / budgeted, 1.0),
-        ("spilled peak within gensim + tables + 100 MB (ratio of the allowance to the peak)",
-         (gensim_large + tables_mb + 100) / spilled_large, 1.0),
-        ("spilled peak flat as the corpus grows 4x (1.1 / growth)", 1.1 / (spilled_large / spilled_small), 1.0),
-        ("Embedding + SparseAdam peak within 1.6x the table (1.6 x table / peak)", 1.6 * table_mb / peak, 1.0),
-    ])  # fmt: skip
+    ok = print_targets(
+        [
+            *targets,
+            (
+                "GloVe counting peak within the 0.25 GB budget + 150 MB of interpreter, NumPy, SciPy "
+                "and numba (allowance / peak)",
+                (256 + 150) / budgeted,
+                1.0,
+            ),
+            (
+                "spilled peak within gensim + tables + 100 MB (ratio of the allowance to the peak)",
+                (gensim_large + tables_mb + 100) / spilled_large,
+                1.0,
+            ),
+            (
+                "spilled peak flat as the corpus grows 4x (1.1 / growth)",
+                1.1 / (spilled_large / spilled_small),
+                1.0,
+            ),
+            (
+                "Embedding + SparseAdam peak within 1.6x the table (1.6 x table / peak)",
+                1.6 * table_mb / peak,
+                1.0,
+            ),
+        ]
+    )
     return 0 if ok else 1
 
 

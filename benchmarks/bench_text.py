@@ -50,8 +50,12 @@ def hf_train(texts, vocab_size):
     from tokenizers import pre_tokenizers, trainers
 
     tok = hf_tokenizer()
-    trainer = trainers.BpeTrainer(vocab_size=vocab_size, min_frequency=2, show_progress=False,
-                                  initial_alphabet=pre_tokenizers.ByteLevel.alphabet())  # fmt: skip
+    trainer = trainers.BpeTrainer(
+        vocab_size=vocab_size,
+        min_frequency=2,
+        show_progress=False,
+        initial_alphabet=pre_tokenizers.ByteLevel.alphabet(),
+    )
     tok.train_from_iterator(texts, trainer)
     return tok
 
@@ -96,13 +100,13 @@ def naive_train_ms(
     start = time.perf_counter()
     counts = Counter()
     for text in texts:
-        counts.update(bpe._pretokenize(text))
-    byte_ids = bpe._byte_ids.tolist()
+        counts.update(bpe._pretokenizer.split(text))
+    byte_ids = bpe._encoder.byte_ids.tolist()
     words = {tuple(byte_ids[b] for b in w.encode("utf-8")): c for w, c in counts.items()}
     counting = time.perf_counter() - start
     tokens = [bytes([b]) for b in range(256)]  # same ids as rowbook up to a permutation
     start = time.perf_counter()
-    learn_merges_recount(words, tokens, 256 + n_merges, min_frequency=2)
+    learn_merges_recount(words, tokens, 256 + n_merges, min_count=2)
     merging = time.perf_counter() - start
     return 1e3 * (counting + merging / n_merges * total_merges), 1e3 * (counting + merging)
 
@@ -111,27 +115,30 @@ def naive_encode_ms(texts, bpe: ByteLevelBPE) -> float:
     """A cache-free encoder merging the leftmost lowest-rank pair at a time (ms)."""
     vocab = bpe.vocab
     ranks = {(vocab[a], vocab[b]): (r, vocab[a + b]) for r, (a, b) in enumerate(bpe.merges)}
-    byte_ids = bpe._byte_ids.tolist()
+    byte_ids = bpe._encoder.byte_ids.tolist()
     start = time.perf_counter()
     for text in texts:
-        for word in bpe._pretokenize(text):
+        for word in bpe._pretokenizer.split(text):
             encode_word_reference([byte_ids[b] for b in word.encode("utf-8")], ranks)
     return 1e3 * (time.perf_counter() - start)
 
 
 def encode_cold(bpe: ByteLevelBPE, texts, workers=None):
-    bpe._cache.clear()
+    bpe._encoder.cache.clear()
     return bpe.encode_batch(texts, workers=workers)
 
 
 def encode_side_by_side(bpe: ByteLevelBPE, hf, lines, repeat: int) -> dict[str, float]:
     """Median ms of rowbook's and tokenizers' ``encode_batch`` of the same lines, in turn."""
-    return interleaved_medians_ms({
-        "cold": lambda: encode_cold(bpe, lines),
-        "one": lambda: encode_cold(bpe, lines, workers=1),
-        "warm": lambda: bpe.encode_batch(lines, workers=1),
-        "tokenizers": lambda: hf.encode_batch(lines),
-    }, repeat=repeat)  # fmt: skip
+    return interleaved_medians_ms(
+        {
+            "cold": lambda: encode_cold(bpe, lines),
+            "one": lambda: encode_cold(bpe, lines, workers=1),
+            "warm": lambda: bpe.encode_batch(lines, workers=1),
+            "tokenizers": lambda: hf.encode_batch(lines),
+        },
+        repeat=repeat,
+    )
 
 
 def lines_for(args) -> list[str]:
@@ -146,10 +153,17 @@ def main(argv: list[str] | None = None) -> int:
         "--quick", action="store_true", help="300 documents: a smoke test, not a measurement"
     )
     parser.add_argument("--repeat", type=int, default=None, help="repetitions per timing (median)")
-    parser.add_argument("--copies", type=int, default=1,
-                        help="train on NewsArticles repeated N times (16: about 200 MB)")  # fmt: skip
-    parser.add_argument("--encode-only", action="store_true",
-                        help="train each tokenizer once, time only the encoding")  # fmt: skip
+    parser.add_argument(
+        "--copies",
+        type=int,
+        default=1,
+        help="train on NewsArticles repeated N times (16: about 200 MB)",
+    )
+    parser.add_argument(
+        "--encode-only",
+        action="store_true",
+        help="train each tokenizer once, time only the encoding",
+    )
     parser.add_argument("--hf-worker", action="store_true", help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
     texts = newsarticles_texts()[: 300 if args.quick else None] * args.copies
@@ -162,10 +176,12 @@ def main(argv: list[str] | None = None) -> int:
 
     n_bytes = sum(len(t.encode("utf-8")) for t in texts)
     line_bytes = sum(len(t.encode("utf-8")) for t in lines)
-    print(f"NewsArticles: {len(texts):,} documents, {n_bytes / 1e6:.2f} MB, "
-          f"{sum(len(t.split()) for t in texts):,} words; encoding: the first {len(lines):,} lines "
-          f"of one sentence each, {line_bytes / 1e6:.2f} MB; byte-level BPE, vocab_size={vocab_size:,}, "
-          f"min_frequency=2; {machine()}; 1-min load average at start {os.getloadavg()[0]:.1f}")  # fmt: skip
+    print(
+        f"NewsArticles: {len(texts):,} documents, {n_bytes / 1e6:.2f} MB, "
+        f"{sum(len(t.split()) for t in texts):,} words; encoding: the first {len(lines):,} lines "
+        f"of one sentence each, {line_bytes / 1e6:.2f} MB; byte-level BPE, vocab_size={vocab_size:,}, "
+        f"min_frequency=2; {machine()}; 1-min load average at start {os.getloadavg()[0]:.1f}"
+    )
     ByteLevelBPE().fit(texts[:50], 300)  # compile (or load) the numba kernels outside the timers
     bpe = ByteLevelBPE().fit(texts, vocab_size)
     hf = hf_train(texts, vocab_size)
@@ -183,13 +199,21 @@ def main(argv: list[str] | None = None) -> int:
             bpe, texts, vocab_size, repeat, same_merges, single, args.copies >= 16
         )
     more_rows, more_targets = encode_rows(bpe, hf, lines, repeat, same_ids, single)
-    print_table("Byte-level BPE, NewsArticles", rows + more_rows,
-                {"train": "rowbook ByteLevelBPE.fit (workers: one per CPU)", "encode": ENCODE_SUBJECT})  # fmt: skip
+    print_table(
+        "Byte-level BPE, NewsArticles",
+        rows + more_rows,
+        {"train": "rowbook ByteLevelBPE.fit (workers: one per CPU)", "encode": ENCODE_SUBJECT},
+    )
     print(
         f"\n1-min load average at the end: {os.getloadavg()[0]:.1f} (other processes share the cores)"
     )
-    ok = print_targets([*targets, *more_targets,
-                        ("same merges, vocab and ids as tokenizers", float(same_merges and same_ids), 1.0)])  # fmt: skip
+    ok = print_targets(
+        [
+            *targets,
+            *more_targets,
+            ("same merges, vocab and ids as tokenizers", float(same_merges and same_ids), 1.0),
+        ]
+    )
     return 0 if ok or args.quick else 1
 
 
@@ -206,19 +230,37 @@ def train_rows(bpe, texts, vocab_size, repeat, same_merges, single, big) -> tupl
     n_naive = 10 if len(texts) < 1000 else 40
     naive_est, naive_measured = naive_train_ms(texts, bpe, n_naive, len(bpe.merges))
     rows = [
-        Row("train", "rowbook ByteLevelBPE.fit (workers: one per CPU)", train, f"{len(bpe.merges):,} merges"),
-        Row("train", "rowbook ByteLevelBPE.fit, workers=1", train_1, "word counting in this process"),
-        Row("train", "tokenizers BpeTrainer (default threads)", theirs,
-            f"same merges and vocab: {'yes' if same_merges else 'NO'}"),
+        Row(
+            "train",
+            "rowbook ByteLevelBPE.fit (workers: one per CPU)",
+            train,
+            f"{len(bpe.merges):,} merges",
+        ),
+        Row(
+            "train", "rowbook ByteLevelBPE.fit, workers=1", train_1, "word counting in this process"
+        ),
+        Row(
+            "train",
+            "tokenizers BpeTrainer (default threads)",
+            theirs,
+            f"same merges and vocab: {'yes' if same_merges else 'NO'}",
+        ),
         Row("train", "tokenizers BpeTrainer, RAYON_NUM_THREADS=1", single["train"], "subprocess"),
-        Row("train", "naive: recount every pair after every merge", naive_est,
-            f"extrapolated: {n_naive} merges took {naive_measured / 1e3:.1f} s (word counting included)"),
-    ]  # fmt: skip
+        Row(
+            "train",
+            "naive: recount every pair after every merge",
+            naive_est,
+            f"extrapolated: {n_naive} merges took {naive_measured / 1e3:.1f} s (word counting included)",
+        ),
+    ]
     targets = [
-        ("train: tokenizers (default) time / rowbook time (1.5 asked at 200 MB: --copies 16)",
-         theirs / train, 1.5 if big else 1.0),
+        (
+            "train: tokenizers (default) time / rowbook time (1.5 asked at 200 MB: --copies 16)",
+            theirs / train,
+            1.5 if big else 1.0,
+        ),
         ("train: naive / rowbook", naive_est / train, 10.0),
-    ]  # fmt: skip
+    ]
     return rows, targets
 
 
@@ -235,20 +277,45 @@ def encode_rows(bpe, hf, lines, repeat, same_ids, single) -> tuple[list[Row], li
 
     rows = [
         Row("encode", ENCODE_SUBJECT, cold, rate(cold)),
-        Row("encode", "rowbook encode_batch, workers=1, cache emptied first", enc["one"], rate(enc["one"])),
-        Row("encode", "rowbook encode_batch, workers=1, warm word cache", enc["warm"], rate(enc["warm"])),
-        Row("encode", "tokenizers encode_batch (default threads)", hf_enc,
-            f"{rate(hf_enc)}; same ids (lines and documents): {'yes' if same_ids else 'NO'}"),
-        Row("encode", "tokenizers encode_batch, RAYON_NUM_THREADS=1", single["encode"],
-            f"{rate(single['encode'])}; subprocess"),
-        Row("encode", "naive: no cache, lowest-rank pair at a time", naive_enc,
-            f"{rate(naive_enc)}; run on 1/20 of the lines, scaled by bytes"),
-    ]  # fmt: skip
+        Row(
+            "encode",
+            "rowbook encode_batch, workers=1, cache emptied first",
+            enc["one"],
+            rate(enc["one"]),
+        ),
+        Row(
+            "encode",
+            "rowbook encode_batch, workers=1, warm word cache",
+            enc["warm"],
+            rate(enc["warm"]),
+        ),
+        Row(
+            "encode",
+            "tokenizers encode_batch (default threads)",
+            hf_enc,
+            f"{rate(hf_enc)}; same ids (lines and documents): {'yes' if same_ids else 'NO'}",
+        ),
+        Row(
+            "encode",
+            "tokenizers encode_batch, RAYON_NUM_THREADS=1",
+            single["encode"],
+            f"{rate(single['encode'])}; subprocess",
+        ),
+        Row(
+            "encode",
+            "naive: no cache, lowest-rank pair at a time",
+            naive_enc,
+            f"{rate(naive_enc)}; run on 1/20 of the lines, scaled by bytes",
+        ),
+    ]
     targets = [
-        (f"encode_batch of {len(lines):,} lines: tokenizers (default) time / rowbook time",
-         hf_enc / cold, 2.0),
+        (
+            f"encode_batch of {len(lines):,} lines: tokenizers (default) time / rowbook time",
+            hf_enc / cold,
+            2.0,
+        ),
         ("encode: naive / rowbook", naive_enc / cold, 10.0),
-    ]  # fmt: skip
+    ]
     return rows, targets
 
 

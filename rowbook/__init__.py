@@ -23,9 +23,11 @@ if TYPE_CHECKING:  # the names as type checkers and editors see them; imported o
         NPLM,
         ColorHarmony,
         FastText,
+        FastTextClassifier,
         GloVe,
         LSTMClassifier,
         TextClassifier,
+        TransformerLM,
         Word2Vec,
         load,
     )
@@ -52,20 +54,51 @@ if TYPE_CHECKING:  # the names as type checkers and editors see them; imported o
 #: the plotting code. ``EAGER_IMPORT=1`` imports everything at once (to check the names).
 __getattr__, __dir__, _ = lazy_loader.attach(
     __name__,
-    submodules=["autograd", "nn", "optim", "text", "data", "models", "vectors", "viz",
-                "training", "io", "checks"],
+    submodules=[
+        "autograd",
+        "nn",
+        "optim",
+        "text",
+        "data",
+        "models",
+        "vectors",
+        "viz",
+        "training",
+        "io",
+        "checks",
+    ],
     submod_attrs={
-        "text": ["Normalizer", "WordTokenizer", "CharTokenizer", "ByteLevelBPE", "WordPiece",
-                 "Unigram", "SentencePieceBPE", "load_tokenizer", "Vocab", "TextPipeline"],
+        "text": [
+            "Normalizer",
+            "WordTokenizer",
+            "CharTokenizer",
+            "ByteLevelBPE",
+            "WordPiece",
+            "Unigram",
+            "SentencePieceBPE",
+            "load_tokenizer",
+            "Vocab",
+            "TextPipeline",
+        ],
         "autograd": ["Tensor", "RowSparse", "no_grad"],
         "nn": ["Embedding", "EmbeddingBag"],
         "optim": ["SGD", "Adagrad", "RowWiseAdagrad", "Adam", "AdamW", "SparseAdam"],
         "training": ["TrainConfig", "Trainer"],
-        "models": ["ColorHarmony", "NPLM", "TextClassifier", "LSTMClassifier", "Word2Vec",
-                   "GloVe", "FastText", "load"],
+        "models": [
+            "ColorHarmony",
+            "NPLM",
+            "TextClassifier",
+            "LSTMClassifier",
+            "Word2Vec",
+            "GloVe",
+            "FastText",
+            "TransformerLM",
+            "FastTextClassifier",
+            "load",
+        ],
         "vectors": ["Vectors", "SubwordVectors"],
     },
-)  # fmt: skip
+)
 
 __version__ = "0.1.0"
 
@@ -104,6 +137,8 @@ __all__ = [  # noqa: RUF022 - pipeline order, not alphabetical
     "Word2Vec",
     "GloVe",
     "FastText",
+    "TransformerLM",
+    "FastTextClassifier",
     "load",
     # query side
     "Vectors",

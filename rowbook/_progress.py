@@ -5,7 +5,7 @@ records) with a rate and an ETA, and shows the latest metrics beside it. When st
 error is not a terminal (a log file, a pipe, CI), a bar redrawn into the log would be
 noise, so one plain line is printed per epoch instead. The shared loop
 (:class:`rowbook.training.Trainer`) and the word-vector trainers
-(:class:`rowbook.models._fitting.ProgressReporter`) both report through
+(:class:`rowbook.models.word_vectors.jobs.ProgressReporter`) both report through
 :class:`ProgressBar`.
 """
 
@@ -35,8 +35,9 @@ def format_metrics(metrics: Mapping[str, Any]) -> str:
     return ", ".join(parts)
 
 
-def epoch_line(epoch: int, epochs: int, metrics: Mapping[str, Any], seconds: float,
-               left: float | None = None) -> str:  # fmt: skip
+def epoch_line(
+    epoch: int, epochs: int, metrics: Mapping[str, Any], seconds: float, left: float | None = None
+) -> str:
     """One line for a finished epoch (``epoch`` counted from 1); ``left`` estimates the
     seconds still to go.
 
@@ -71,8 +72,16 @@ class ProgressBar:
     file : where to write; standard error by default.
     """
 
-    def __init__(self, total: int, *, unit: str, initial: int = 0, show: bool = True,
-                 unit_scale: bool = True, file: IO[str] | None = None) -> None:  # fmt: skip
+    def __init__(
+        self,
+        total: int,
+        *,
+        unit: str,
+        initial: int = 0,
+        show: bool = True,
+        unit_scale: bool = True,
+        file: IO[str] | None = None,
+    ) -> None:
         self.file = file if file is not None else sys.stderr
         self.show = show
         self._epochs_run, self._seconds_run = 0, 0.0
@@ -80,8 +89,14 @@ class ProgressBar:
         if show and _is_terminal(self.file):
             from tqdm.auto import tqdm
 
-            self.bar = tqdm(total=total, initial=initial, unit=unit, unit_scale=unit_scale,
-                            dynamic_ncols=True, file=self.file)  # fmt: skip
+            self.bar = tqdm(
+                total=total,
+                initial=initial,
+                unit=unit,
+                unit_scale=unit_scale,
+                dynamic_ncols=True,
+                file=self.file,
+            )
 
     def update(self, n: int, metrics: Mapping[str, Any] | None = None) -> None:
         """``n`` more units done; ``metrics`` (if any) are shown beside the bar."""

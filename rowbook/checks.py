@@ -25,7 +25,14 @@ from typing import Any
 
 import numpy as np
 
-__all__ = ["ParameterError", "ParameterHint", "check_choice", "check_int", "check_number"]
+__all__ = [
+    "ParameterError",
+    "ParameterHint",
+    "check_choice",
+    "check_heads",
+    "check_int",
+    "check_number",
+]
 
 
 class ParameterError(ValueError):
@@ -39,8 +46,15 @@ class ParameterError(ValueError):
     ('window must be an integer >= 1, got 0', '--window must be an integer >= 1, got 0')
     """
 
-    def __init__(self, name: str, value: Any, expected: str, *, owner: str | None = None,
-                 fix: str | None = None) -> None:  # fmt: skip
+    def __init__(
+        self,
+        name: str,
+        value: Any,
+        expected: str,
+        *,
+        owner: str | None = None,
+        fix: str | None = None,
+    ) -> None:
         self.name, self.value, self.expected, self.owner, self.fix = (
             name,
             value,
@@ -85,8 +99,14 @@ class ParameterHint(ParameterError):
         return f"{self.problem}; {setting}{' ' + self.effect if self.effect else ''}"
 
 
-def check_int(name: str, value: Any, minimum: int | None = None, *, allow_none: bool = False,
-              owner: str | None = None) -> Any:  # fmt: skip
+def check_int(
+    name: str,
+    value: Any,
+    minimum: int | None = None,
+    *,
+    allow_none: bool = False,
+    owner: str | None = None,
+) -> Any:
     """``value`` as an ``int`` if it is an integer ``>= minimum`` (or None when allowed).
 
     NumPy integers are accepted and converted; ``bool`` is refused (``True`` is not a size).
@@ -101,9 +121,17 @@ def check_int(name: str, value: Any, minimum: int | None = None, *, allow_none: 
     return int(value)
 
 
-def check_number(name: str, value: Any, low: float = -math.inf, high: float = math.inf, *,
-                 low_open: bool = False, high_open: bool = False, allow_none: bool = False,
-                 owner: str | None = None) -> Any:  # fmt: skip
+def check_number(
+    name: str,
+    value: Any,
+    low: float = -math.inf,
+    high: float = math.inf,
+    *,
+    low_open: bool = False,
+    high_open: bool = False,
+    allow_none: bool = False,
+    owner: str | None = None,
+) -> Any:
     """``value`` as a ``float`` if it is a finite real number in the interval ``low .. high``.
 
     The interval is closed unless ``low_open`` / ``high_open``; an infinite bound is open.
@@ -137,3 +165,41 @@ def check_choice(
     if value not in choices:
         raise ParameterError(name, value, f"one of {', '.join(map(repr, choices))}", owner=owner)
     return value
+
+
+def check_heads(
+    d_model: int, n_heads: int, n_kv_heads: int | None, head_dim: int | None, owner: str
+) -> tuple[int, int]:
+    """``(n_kv_heads, head_dim)`` after checking that the heads divide as they must.
+
+    >>> check_heads(4096, 32, 8, None, "Llama")
+    (8, 128)
+    >>> check_heads(100, 3, None, None, "GPT")
+    Traceback (most recent call last):
+    ...
+    rowbook.checks.ParameterError: GPT: d_model must be divisible by n_heads (3) so that each head gets d_model / n_heads features, got 100; change d_model or n_heads (or give head_dim)
+    """
+    check_int("d_model", d_model, 1, owner=owner)
+    check_int("n_heads", n_heads, 1, owner=owner)
+    n_kv = n_heads if n_kv_heads is None else check_int("n_kv_heads", n_kv_heads, 1, owner=owner)
+    if n_heads % n_kv:
+        raise ParameterError(
+            "n_kv_heads",
+            n_kv_heads,
+            f"a divisor of n_heads ({n_heads})",
+            owner=owner,
+            fix="each key/value head serves n_heads / n_kv_heads "
+            "query heads: use 1 (multi-query), n_heads (multi-head) or a divisor",
+        )
+    if head_dim is None:
+        if d_model % n_heads:
+            raise ParameterError(
+                "d_model",
+                d_model,
+                f"divisible by n_heads ({n_heads}) so that "
+                "each head gets d_model / n_heads features",
+                owner=owner,
+                fix="change d_model or n_heads (or give head_dim)",
+            )
+        head_dim = d_model // n_heads
+    return n_kv, check_int("head_dim", head_dim, 1, owner=owner)

@@ -70,6 +70,7 @@ __all__ = [
     "iter_lines",
     "iter_pieces",
     "open_binary",
+    "read_texts",
     "source_files",
 ]
 
@@ -79,8 +80,11 @@ CHUNK_BYTES = 1 << 20
 
 Source = str | os.PathLike[str] | Sequence[str | os.PathLike[str]]
 
-_MAGIC = ((b"\x1f\x8b", "gzip", lambda f: gzip.GzipFile(fileobj=f, mode="rb")),
-          (b"BZh", "bzip2", bz2.BZ2File), (b"\xfd7zXZ\x00", "xz", lzma.LZMAFile))  # fmt: skip
+_MAGIC = (
+    (b"\x1f\x8b", "gzip", lambda f: gzip.GzipFile(fileobj=f, mode="rb")),
+    (b"BZh", "bzip2", bz2.BZ2File),
+    (b"\xfd7zXZ\x00", "xz", lzma.LZMAFile),
+)
 _CORRUPT = (OSError, EOFError, lzma.LZMAError, zlib.error)  # what broken compressed data raises
 _SPACE = b" \t\n\r\x0b\x0c"
 
@@ -96,8 +100,10 @@ def check_regular_file(path: str | os.PathLike[str], what: str = "file") -> Path
         raise IsADirectoryError(f"{what} {path} is a folder, not a file")
     if not stat.S_ISREG(mode):
         kind = "a FIFO (named pipe)" if stat.S_ISFIFO(mode) else "not a regular file"
-        raise ValueError(f"{what} {path} is {kind}; rowbook reads regular files only (to read "
-                         "a pipe, give '-' and redirect it to standard input)")  # fmt: skip
+        raise ValueError(
+            f"{what} {path} is {kind}; rowbook reads regular files only (to read "
+            "a pipe, give '-' and redirect it to standard input)"
+        )
     return path
 
 
@@ -159,8 +165,10 @@ def source_files(source: Source) -> list[Path | str]:
     """
     items = [source] if isinstance(source, str | os.PathLike) else source
     if isinstance(items, bytes) or not isinstance(items, Sequence) or not items:
-        raise TypeError(f"a corpus source is a path, '-', a folder or a non-empty list of "
-                        f"those, got {_shown(source)}")  # fmt: skip
+        raise TypeError(
+            f"a corpus source is a path, '-', a folder or a non-empty list of "
+            f"those, got {_shown(source)}"
+        )
     files: list[Path | str] = []
     for item in items:
         if not isinstance(item, str | os.PathLike):
@@ -191,9 +199,13 @@ def _folder_files(folder: Path) -> list[Path]:
     return files
 
 
-def iter_pieces(source: Source, *, errors: Literal["strict", "replace"] = "strict",
-                show_progress: bool = False, chunk_bytes: int = CHUNK_BYTES,
-                ) -> Iterator[tuple[str, bool]]:  # fmt: skip
+def iter_pieces(
+    source: Source,
+    *,
+    errors: Literal["strict", "replace"] = "strict",
+    show_progress: bool = False,
+    chunk_bytes: int = CHUNK_BYTES,
+) -> Iterator[tuple[str, bool]]:
     """Yield ``(text, ends_line)``: the lines of every file, long ones in pieces.
 
     Parameters
@@ -208,15 +220,20 @@ def iter_pieces(source: Source, *, errors: Literal["strict", "replace"] = "stric
         Longest piece read at once; a longer line comes in several pieces, all but the
         last with ``ends_line=False``.
     """
-    for texts, ends_line in iter_batches(source, errors=errors, show_progress=show_progress,
-                                         chunk_bytes=chunk_bytes):  # fmt: skip
+    for texts, ends_line in iter_batches(
+        source, errors=errors, show_progress=show_progress, chunk_bytes=chunk_bytes
+    ):
         for text in texts:
             yield text, ends_line
 
 
-def iter_batches(source: Source, *, errors: Literal["strict", "replace"] = "strict",
-                 show_progress: bool = False, chunk_bytes: int = CHUNK_BYTES,
-                 ) -> Iterator[tuple[list[str], bool]]:  # fmt: skip
+def iter_batches(
+    source: Source,
+    *,
+    errors: Literal["strict", "replace"] = "strict",
+    show_progress: bool = False,
+    chunk_bytes: int = CHUNK_BYTES,
+) -> Iterator[tuple[list[str], bool]]:
     """:func:`iter_pieces` in batches, for speed: ``(texts, ends_line)``, every text of a
     batch a whole line (``True``) or a single piece of a long line (``False``)."""
     if errors not in ("strict", "replace"):
@@ -245,8 +262,13 @@ def _reading_bar(files: list[Path | str], show: bool) -> contextlib.AbstractCont
     return tqdm(total=total, unit="B", unit_scale=True, desc="reading")
 
 
-def iter_lines(source: Source, *, errors: Literal["strict", "replace"] = "strict",
-               show_progress: bool = False, chunk_bytes: int = CHUNK_BYTES) -> Iterator[str]:  # fmt: skip
+def iter_lines(
+    source: Source,
+    *,
+    errors: Literal["strict", "replace"] = "strict",
+    show_progress: bool = False,
+    chunk_bytes: int = CHUNK_BYTES,
+) -> Iterator[str]:
     """Yield the lines of a source without their line ends; a long line as several pieces.
 
     The arguments are those of :func:`iter_pieces`.
@@ -263,8 +285,9 @@ def iter_lines(source: Source, *, errors: Literal["strict", "replace"] = "strict
     ...
     rowbook.checks.ParameterHint: ...corpus.txt: invalid UTF-8 at byte offset 10 (line 2)...
     """
-    for texts, _ in iter_batches(source, errors=errors, show_progress=show_progress,
-                                 chunk_bytes=chunk_bytes):  # fmt: skip
+    for texts, _ in iter_batches(
+        source, errors=errors, show_progress=show_progress, chunk_bytes=chunk_bytes
+    ):
         yield from texts
 
 
@@ -333,5 +356,39 @@ def _decode(raw: bytes, errors: str, name: str, offset: int, line: int, lines: b
     except UnicodeDecodeError as err:
         line += lines.count(b"\n", 0, err.start)
         where = f"byte offset {offset + err.start} (line {line})"
-        raise ParameterHint("errors", "replace", f"{name}: invalid UTF-8 at {where}: {err.reason}",
-                            effect="to substitute U+FFFD") from None  # fmt: skip
+        raise ParameterHint(
+            "errors",
+            "replace",
+            f"{name}: invalid UTF-8 at {where}: {err.reason}",
+            effect="to substitute U+FFFD",
+        ) from None
+
+
+def read_texts(
+    corpus: Any, name: str = "texts", *, errors: Literal["strict", "replace"] = "strict"
+) -> list[str]:
+    """The non-blank texts of a list of ``str``, or the non-blank lines of a source given as
+    a ``pathlib.Path`` (or a list of them): what the language models train on.
+
+    Examples
+    --------
+    >>> read_texts(["the cat", "  ", "sat"])
+    ['the cat', 'sat']
+    """
+    if isinstance(corpus, str):
+        raise TypeError(
+            f"{name} must be a list of texts or a path (pathlib.Path), got one str; "
+            f"wrap it: [{name}]"
+        )
+    is_path = isinstance(corpus, os.PathLike) or (
+        isinstance(corpus, list | tuple)
+        and bool(corpus)
+        and all(isinstance(c, os.PathLike) for c in corpus)
+    )
+    texts = list(iter_lines(corpus, errors=errors)) if is_path else list(corpus)
+    if not all(isinstance(t, str) for t in texts):
+        raise TypeError(f"{name} must hold str, got {sorted({type(t).__name__ for t in texts})}")
+    texts = [t for t in texts if t.strip()]
+    if not texts:
+        raise ValueError(f"{name} holds no text (every line is blank)")
+    return texts

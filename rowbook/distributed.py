@@ -81,8 +81,9 @@ def connect(address: str, *, timeout: float | None = None) -> Any:
     try:
         from distributed import Client
     except ImportError:
-        raise ImportError("counting on a Dask cluster needs dask.distributed: "
-                          "pip install 'rowbook[dask]'") from None  # fmt: skip
+        raise ImportError(
+            "counting on a Dask cluster needs dask.distributed: pip install 'rowbook[dask]'"
+        ) from None
     wait = {} if timeout is None else {"timeout": timeout}
     if address == "local":
         return Client(processes=True, dashboard_address=None, **wait)
@@ -126,8 +127,9 @@ def _add(a: Any, b: Any) -> Any:
     return a + b
 
 
-def word_counts(shards: Shards, *, tokenizer: Any = None, errors: Errors = "strict",
-                client: Any = None) -> Counter[str]:  # fmt: skip
+def word_counts(
+    shards: Shards, *, tokenizer: Any = None, errors: Errors = "strict", client: Any = None
+) -> Counter[str]:
     """Token counts of every shard, summed, in first-sighting order across the shards in order.
 
     ``tokenizer`` splits the lines of file shards, as in :func:`rowbook.data.read_corpus`;
@@ -147,8 +149,13 @@ def word_counts(shards: Shards, *, tokenizer: Any = None, errors: Errors = "stri
     return _compute(_tree_sum(parts, _add), client)
 
 
-def _count_bpe_words(shard: Any, pattern: str, special_tokens: tuple[str, ...],
-                     normalizer: Callable[[str], str] | None, errors: Errors) -> Counter[str]:  # fmt: skip
+def _count_bpe_words(
+    shard: Any,
+    pattern: str,
+    special_tokens: tuple[str, ...],
+    normalizer: Callable[[str], str] | None,
+    errors: Errors,
+) -> Counter[str]:
     from rowbook.corpus_files import iter_lines
     from rowbook.text.bpe import ByteLevelBPE
 
@@ -157,9 +164,15 @@ def _count_bpe_words(shard: Any, pattern: str, special_tokens: tuple[str, ...],
     return ByteLevelBPE(pattern=pattern).count_words(texts, special_tokens=special_tokens)
 
 
-def bpe_word_counts(shards: Sequence[Any], *, pattern: str | None = None,
-                    special_tokens: Sequence[str] = (), normalizer: Callable[[str], str] | None = None,
-                    errors: Errors = "strict", client: Any = None) -> Counter[str]:  # fmt: skip
+def bpe_word_counts(
+    shards: Sequence[Any],
+    *,
+    pattern: str | None = None,
+    special_tokens: Sequence[str] = (),
+    normalizer: Callable[[str], str] | None = None,
+    errors: Errors = "strict",
+    client: Any = None,
+) -> Counter[str]:
     """The pre-tokenized words :meth:`ByteLevelBPE.fit` counts, per shard (text files or lists
     of strings), summed: feed them to :meth:`ByteLevelBPE.fit_word_counts`.
 
@@ -170,8 +183,10 @@ def bpe_word_counts(shards: Sequence[Any], *, pattern: str | None = None,
 
     dask = _dask()
     pattern, specials = pattern or GPT2_PATTERN, tuple(special_tokens)
-    parts = [dask.delayed(_count_bpe_words)(shard, pattern, specials, normalizer, errors)
-             for shard in _check_shards(shards)]  # fmt: skip
+    parts = [
+        dask.delayed(_count_bpe_words)(shard, pattern, specials, normalizer, errors)
+        for shard in _check_shards(shards)
+    ]
     return _compute(_tree_sum(parts, _add), client)
 
 
@@ -183,8 +198,9 @@ def _count_subword_words(shard: Any, tokenizer: Any, errors: Errors) -> Counter[
     return count_words(texts, tokenizer._training_words)
 
 
-def subword_word_counts(shards: Sequence[Any], *, tokenizer: Any, errors: Errors = "strict",
-                        client: Any = None) -> Counter[str]:  # fmt: skip
+def subword_word_counts(
+    shards: Sequence[Any], *, tokenizer: Any, errors: Errors = "strict", client: Any = None
+) -> Counter[str]:
     """The words a :class:`~rowbook.text.WordPiece` or :class:`~rowbook.text.Unigram` ``fit``
     counts (normalized and pre-tokenized by ``tokenizer``, unfitted is fine), per shard,
     summed in first-sighting order: pass them as ``fit((), vocab_size, word_counts=counts)``.
@@ -197,8 +213,15 @@ def subword_word_counts(shards: Sequence[Any], *, tokenizer: Any, errors: Errors
     return _compute(_tree_sum(parts, _add), client)
 
 
-def _count_pairs(shard: Corpus, keys: tuple[str, ...], window: int, symmetric: bool,
-                 weighted: bool, tokenizer: Any, errors: Errors) -> tuple[sp.csr_matrix, int]:  # fmt: skip
+def _count_pairs(
+    shard: Corpus,
+    keys: tuple[str, ...],
+    window: int,
+    symmetric: bool,
+    weighted: bool,
+    tokenizer: Any,
+    errors: Errors,
+) -> tuple[sp.csr_matrix, int]:
     encoded = encode_corpus(iter_sentences(shard, tokenizer, errors=errors), keys)
     V = len(keys)
     total = sp.csr_matrix((V, V), dtype=np.int64)
@@ -213,9 +236,17 @@ def _add_pairs(
     return a[0] + b[0], a[1] + b[1]
 
 
-def cooccurrence_counts(shards: Shards, keys: Sequence[str], window: int, *, symmetric: bool = True,
-                        weighted: bool = True, tokenizer: Any = None, errors: Errors = "strict",
-                        client: Any = None) -> sp.csr_matrix:  # fmt: skip
+def cooccurrence_counts(
+    shards: Shards,
+    keys: Sequence[str],
+    window: int,
+    *,
+    symmetric: bool = True,
+    weighted: bool = True,
+    tokenizer: Any = None,
+    errors: Errors = "strict",
+    client: Any = None,
+) -> sp.csr_matrix:
     """The ``(V, V)`` co-occurrence matrix of the shards over the vocabulary ``keys``, summed
     exactly (in units of ``1 / L``) and divided once: :meth:`GloVe.fit_cooccurrence` input.
     ``tokenizer`` and ``errors`` read file shards as in :func:`word_counts`.
@@ -225,8 +256,10 @@ def cooccurrence_counts(shards: Shards, keys: Sequence[str], window: int, *, sym
     """
     dask = _dask()
     keys = tuple(keys)
-    parts = [dask.delayed(_count_pairs)(shard, keys, window, symmetric, weighted, tokenizer, errors)
-             for shard in _check_shards(shards)]  # fmt: skip
+    parts = [
+        dask.delayed(_count_pairs)(shard, keys, window, symmetric, weighted, tokenizer, errors)
+        for shard in _check_shards(shards)
+    ]
     numerators, tokens = _compute(_tree_sum(parts, _add_pairs), client)
     L = denominator(window, weighted, max_count=2 * tokens + 1)  # the sum may not overflow either
     return sp.csr_matrix(

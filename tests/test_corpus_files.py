@@ -56,8 +56,15 @@ def test_folders_lists_and_stdin_in_the_stated_order(tmp_path, monkeypatch):
     folder = tmp_path / "books"
     (folder / "a" / "deep").mkdir(parents=True)
     (folder / ".git").mkdir()
-    files = {"b.txt": "b\n", "a.txt": "a.txt\n", "a/z.txt": "a/z\n", "a/deep/y.txt.gz": "a/deep/y\n",
-             ".hidden.txt": "hidden\n", ".git/HEAD": "ref\n", "a/.swp": "swap\n"}  # fmt: skip
+    files = {
+        "b.txt": "b\n",
+        "a.txt": "a.txt\n",
+        "a/z.txt": "a/z\n",
+        "a/deep/y.txt.gz": "a/deep/y\n",
+        ".hidden.txt": "hidden\n",
+        ".git/HEAD": "ref\n",
+        "a/.swp": "swap\n",
+    }
     for name, text in files.items():
         data = gzip.compress(text.encode()) if name.endswith(".gz") else text.encode()
         (folder / name).write_bytes(data)
@@ -114,8 +121,12 @@ def test_fifos_are_refused_in_the_library(tmp_path):
     from rowbook.data import read_corpus
     from rowbook.vectors import Vectors
 
-    for read in (lambda: list(iter_lines(fifo)), lambda: read_corpus(fifo), lambda: read_json(fifo),
-                 lambda: Vectors.load_word2vec_format(fifo)):  # fmt: skip
+    for read in (
+        lambda: list(iter_lines(fifo)),
+        lambda: read_corpus(fifo),
+        lambda: read_json(fifo),
+        lambda: Vectors.load_word2vec_format(fifo),
+    ):
         with pytest.raises(ValueError, match=r"pipe is a FIFO \(named pipe\).*'-'"):
             read()
 
@@ -202,8 +213,12 @@ def test_memory_of_a_50_mb_single_line_is_bounded_by_the_vocabulary(tmp_path):
     size = path.stat().st_size
 
     def grown(chunk_bytes: int) -> int:
-        out = subprocess.run([sys.executable, "-c", _MEMORY_CHILD, str(path), str(chunk_bytes)],
-                             capture_output=True, text=True, check=True)  # fmt: skip
+        out = subprocess.run(
+            [sys.executable, "-c", _MEMORY_CHILD, str(path), str(chunk_bytes)],
+            capture_output=True,
+            text=True,
+            check=True,
+        )
         peak, distinct, tokens = map(int, out.stdout.split())
         assert distinct == 1000 and tokens == size // (len(words[0]) + 1)
         print(f"chunk_bytes={chunk_bytes}: peak memory grew by {peak / 2**20:.1f} MiB")

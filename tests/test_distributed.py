@@ -49,8 +49,8 @@ def test_word_counts_equal_one_pass_in_order(client, shards):
     sentences = [line.split() for line in lines]
     vocab, _ = read_corpus(sentences, min_count=3)
     model = Word2Vec(min_count=3, vector_size=4, workers=1).build_vocab_from_freq(counts)
-    assert model.index_to_key == vocab.keys  # same words, same gensim tie order
-    assert model.counts.tolist() == vocab.counts.tolist()
+    assert model.index_to_key_ == vocab.keys  # same words, same gensim tie order
+    assert model.counts_.tolist() == vocab.counts.tolist()
     assert Vocab(min_count=3).fit_counts(counts).itos == Vocab(min_count=3).fit(sentences).itos
 
 
@@ -64,10 +64,10 @@ def test_fit_on_dask_counts_learns_the_model_of_one_pass(client, shards, tmp_pat
     whole = model(**settings).fit(paths)
     counted = model(**settings).fit(paths, vocab=counts)
     spilled = model(**settings).fit(paths, vocab=counts, spill_dir=tmp_path)
-    assert counted.index_to_key == whole.index_to_key
+    assert counted.index_to_key_ == whole.index_to_key_
     for other in (counted, spilled):
-        np.testing.assert_array_equal(other.W_in, whole.W_in)
-        np.testing.assert_array_equal(other.W_out, whole.W_out)
+        np.testing.assert_array_equal(other.W_in_, whole.W_in_)
+        np.testing.assert_array_equal(other.W_out_, whole.W_out_)
 
 
 def test_bpe_word_counts_give_the_same_merges(client, shards):

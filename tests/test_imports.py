@@ -19,12 +19,37 @@ import pytest
 ROOT = Path(__file__).resolve().parent.parent
 
 #: Never needed to train word vectors: other stacks, optional dependencies, oracles.
-HEAVY = ["torch", "matplotlib", "sklearn", "faiss", "dask", "distributed", "safetensors",
-         "tokenizers", "gensim", "fasttext", "PIL", "pandas", "rowbook.viz", "rowbook.autograd",
-         "rowbook.nn", "rowbook.optim", "rowbook.demo", "scipy.stats",
-         "scipy.sparse", "scipy.special"]  # fmt: skip
+HEAVY = [
+    "torch",
+    "matplotlib",
+    "sklearn",
+    "faiss",
+    "dask",
+    "distributed",
+    "safetensors",
+    "tokenizers",
+    "gensim",
+    "fasttext",
+    "PIL",
+    "pandas",
+    "rowbook.viz",
+    "rowbook.autograd",
+    "rowbook.nn",
+    "rowbook.optim",
+    "rowbook.demo",
+    "scipy.stats",
+    "scipy.sparse",
+    "scipy.special",
+]
 #: Not needed to import the package or build the command line, either.
-HEAVY_AT_IMPORT = [*HEAVY, "numba", "llvmlite", "scipy", "tqdm", "rowbook.models.word2vec"]
+HEAVY_AT_IMPORT = [
+    *HEAVY,
+    "numba",
+    "llvmlite",
+    "scipy",
+    "tqdm",
+    "rowbook.models.word_vectors.word2vec",
+]
 
 
 def _imported_after(code: str, watched: list[str], tmp_path: Path) -> list[str]:
@@ -38,8 +63,14 @@ def _imported_after(code: str, watched: list[str], tmp_path: Path) -> list[str]:
         **os.environ,
         "PYTHONPATH": os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")]),
     }
-    out = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,
-                         cwd=tmp_path, env=env, timeout=300)  # fmt: skip
+    out = subprocess.run(
+        [sys.executable, "-c", script],
+        capture_output=True,
+        text=True,
+        cwd=tmp_path,
+        env=env,
+        timeout=300,
+    )
     assert out.returncode == 0, out.stderr
     return json.loads(out.stdout.strip().splitlines()[-1])
 
@@ -67,7 +98,12 @@ def test_importing_the_package_and_the_cli_loads_nothing_heavy(code, tmp_path):
 def test_word2vec_help_imports_word2vec_alone(tmp_path):
     """``train word2vec --help`` reads Word2Vec's signature, not the other models'."""
     code = "from rowbook.cli import main; main(['train', 'word2vec', '--help'])"
-    watched = [*HEAVY, "rowbook.models.glove", "rowbook.models.fasttext", "rowbook.models.nplm"]
+    watched = [
+        *HEAVY,
+        "rowbook.models.word_vectors.glove",
+        "rowbook.models.word_vectors.fasttext",
+        "rowbook.models.nplm",
+    ]
     assert _imported_after(code, watched, tmp_path) == []
 
 

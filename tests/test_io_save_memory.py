@@ -26,8 +26,12 @@ print((resource.getrusage(resource.RUSAGE_SELF).ru_maxrss - before) / 1024)
 
 def test_save_state_does_not_hold_a_second_copy_of_the_arrays(tmp_path):
     path = tmp_path / "big.npz"
-    out = subprocess.run([sys.executable, "-c", textwrap.dedent(SAVE_200_MB), str(path)],
-                         capture_output=True, text=True, check=True)  # fmt: skip
+    out = subprocess.run(
+        [sys.executable, "-c", textwrap.dedent(SAVE_200_MB), str(path)],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
     grown = float(out.stdout.split()[-1])
     assert grown < 50, f"saving a 200 MB table grew the peak by {grown:.0f} MB"
     W = load_state(path, kind="checkpoint")["tables"]["W"]

@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 from rowbook._progress import ProgressBar
-from rowbook.models._fitting import Progress, ProgressReporter
+from rowbook.models.word_vectors.jobs import Progress, ProgressReporter
 
 
 class Terminal(io.StringIO):

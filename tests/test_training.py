@@ -30,16 +30,24 @@ def _loss(model, batch):
 
 
 def _trainer(model, **config):
-    return Trainer(model, Adam(model.parameters(), lr=0.05), _loss,
-                   evaluate=lambda m, d: {"loss": float(_loss(m, d).data)},
-                   config=TrainConfig(batch_size=8, seed=3, **config))  # fmt: skip
+    return Trainer(
+        model,
+        Adam(model.parameters(), lr=0.05),
+        _loss,
+        evaluate=lambda m, d: {"loss": float(_loss(m, d).data)},
+        config=TrainConfig(batch_size=8, seed=3, **config),
+    )
 
 
 def test_resume_gives_the_same_weights_as_an_uninterrupted_run(tmp_path):
     data = _data()
     straight = Tiny(0)
-    Trainer(straight, Adam(straight.parameters(), lr=0.05), _loss,
-            config=TrainConfig(epochs=6, batch_size=8, seed=3)).fit(data)  # fmt: skip
+    Trainer(
+        straight,
+        Adam(straight.parameters(), lr=0.05),
+        _loss,
+        config=TrainConfig(epochs=6, batch_size=8, seed=3),
+    ).fit(data)
 
     path = tmp_path / "ckpt.npz"
     interrupted = Tiny(0)
@@ -73,23 +81,32 @@ def test_nan_loss_stops_with_last_good_weights_and_checkpoint(tmp_path):
         return loss * np.float32("nan") if calls["n"] > 12 else loss  # 5 batches per epoch
 
     path = tmp_path / "c.npz"
-    trainer = Trainer(model, SGD(model.parameters(), lr=0.1), exploding,
-                      config=TrainConfig(epochs=5, batch_size=8))  # fmt: skip
+    trainer = Trainer(
+        model,
+        SGD(model.parameters(), lr=0.1),
+        exploding,
+        config=TrainConfig(epochs=5, batch_size=8),
+    )
     with pytest.raises(TrainingDiverged, match=r"loss became nan at epoch 2, step 2.*c\.npz"):
         trainer.fit(data, checkpoint=path)
     # The model is back at the start of epoch 2, which is what the checkpoint (end of epoch 1) holds.
     saved = Tiny(5)
-    Trainer(saved, SGD(saved.parameters(), lr=0.1), _loss,
-            config=TrainConfig(epochs=2)).fit(data, resume=path)  # fmt: skip
+    Trainer(saved, SGD(saved.parameters(), lr=0.1), _loss, config=TrainConfig(epochs=2)).fit(
+        data, resume=path
+    )
     for (name, a), (_, b) in zip(model.named_parameters(), saved.named_parameters(), strict=True):
         np.testing.assert_array_equal(a.data, b.data, err_msg=name)
 
 
 def test_early_stopping_watches_the_monitored_metric():
     scores = iter([0.5, 0.6, 0.55, 0.58, 0.59, 0.9])
-    trainer = Trainer(Tiny(0), SGD(Tiny(0).parameters(), lr=0.0), _loss,
-                      evaluate=lambda m, d: {"accuracy": next(scores)},
-                      config=TrainConfig(epochs=6, patience=3, monitor="val_accuracy"))  # fmt: skip
+    trainer = Trainer(
+        Tiny(0),
+        SGD(Tiny(0).parameters(), lr=0.0),
+        _loss,
+        evaluate=lambda m, d: {"accuracy": next(scores)},
+        config=TrainConfig(epochs=6, patience=3, monitor="val_accuracy"),
+    )
     history = trainer.fit(_data(), val=_data())
     assert history.stopped == "early_stopping"
     assert len(history.epochs) == 5  # best at epoch 1, then three epochs without improvement
@@ -150,8 +167,13 @@ def test_restore_best_puts_back_the_best_epochs_weights():
         seen[score] = m.state_dict()
         return {"accuracy": score}
 
-    trainer = Trainer(model, SGD(model.parameters(), lr=0.1), _loss, evaluate=evaluate,
-                      config=TrainConfig(epochs=4, batch_size=8, monitor="val_accuracy", restore_best=True))  # fmt: skip
+    trainer = Trainer(
+        model,
+        SGD(model.parameters(), lr=0.1),
+        _loss,
+        evaluate=evaluate,
+        config=TrainConfig(epochs=4, batch_size=8, monitor="val_accuracy", restore_best=True),
+    )
     trainer.fit(_data(), val=_data())
     for name, value in model.state_dict().items():
         np.testing.assert_array_equal(value, seen[0.9][name], err_msg=name)
@@ -187,3 +209,64 @@ def test_the_bar_counts_batches_on_a_terminal(monkeypatch):
     monkeypatch.setattr("sys.stderr", err)
     _trainer(Tiny(0), epochs=2, progress=True).fit(_data())  # 40 rows, batches of 8: 5 per epoch
     assert "10/10 [" in err.getvalue() and "batch/s" in err.getvalue()
+
+
+def test_eval_on_start_and_on_train_fill_the_log(capsys):
+    data = _data()
+
+    def evaluate(m, d):
+        return {"loss": float(_loss(m, d).data)}
+
+    model = Tiny(0)
+    before = evaluate(model, data)["loss"]
+    trainer = Trainer(
+        model,
+        Adam(model.parameters(), lr=0.05),
+        _loss,
+        evaluate=evaluate,
+        config=TrainConfig(
+            epochs=3, batch_size=8, seed=3, eval_on_start=True, eval_on_train=True, progress=True
+        ),
+    )
+    history = trainer.fit(data)
+    assert history.initial == {"eval_loss": before}  # the untrained model, on the training data
+    assert [sorted(e) for e in history.epochs] == [["epoch", "eval_loss", "loss"]] * 3
+    assert history.epochs[-1]["eval_loss"] == evaluate(model, data)["loss"]  # the final weights
+    lines = capsys.readouterr().err.splitlines()
+    assert lines[0] == f"before training: eval_loss {before:.4g}" and len(lines) == 4
+    # held-out data takes the place of the training data, under val_ names
+    model = Tiny(0)
+    trainer = Trainer(
+        model,
+        Adam(model.parameters(), lr=0.05),
+        _loss,
+        evaluate=evaluate,
+        config=TrainConfig(epochs=2, batch_size=8, eval_on_start=True, eval_on_train=True),
+    )
+    history = trainer.fit(data, val=(data[0][:10], data[1][:10]))
+    assert set(history.initial) == {"val_loss"} and "eval_loss" not in history.epochs[0]
+    # both off (the default): no extra evaluation, as before they existed
+    history = _trainer(Tiny(0), epochs=2).fit(data)
+    assert history.initial == {} and sorted(history.epochs[0]) == ["epoch", "loss"]
+
+
+def test_a_resumed_run_keeps_the_initial_scores(tmp_path):
+    path = tmp_path / "ckpt.npz"
+    config = {"batch_size": 8, "seed": 3, "eval_on_start": True}
+    evaluate = lambda m, d: {"loss": float(_loss(m, d).data)}  # noqa: E731
+    first = Trainer(
+        Tiny(0),
+        SGD(Tiny(0).parameters(), lr=0.1),
+        _loss,
+        evaluate=evaluate,
+        config=TrainConfig(epochs=1, **config),
+    ).fit(_data(), val=_data(), checkpoint=path)
+    model = Tiny(5)
+    resumed = Trainer(
+        model,
+        SGD(model.parameters(), lr=0.1),
+        _loss,
+        evaluate=evaluate,
+        config=TrainConfig(epochs=2, **config),
+    ).fit(_data(), val=_data(), resume=path)
+    assert resumed.initial == first.initial and len(resumed.epochs) == 2

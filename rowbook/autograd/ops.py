@@ -20,11 +20,36 @@ from rowbook.autograd.shape_ops import concatenate, gather, getitem, reshape, st
 from rowbook.autograd.tensor import Tensor, as_tensor
 
 __all__ = [
-    "add", "astype", "concatenate", "div", "exp", "gather", "getitem", "log", "log_softmax",
-    "logsigmoid", "matmul", "max", "maximum", "mean", "mul", "neg", "pow", "relu", "reshape",
-    "sigmoid", "softmax", "sqrt", "stack", "sub", "sum", "tanh", "transpose", "unbroadcast",
+    "add",
+    "astype",
+    "concatenate",
+    "div",
+    "exp",
+    "gather",
+    "getitem",
+    "log",
+    "log_softmax",
+    "logsigmoid",
+    "matmul",
+    "max",
+    "maximum",
+    "mean",
+    "mul",
+    "neg",
+    "pow",
+    "relu",
+    "reshape",
+    "sigmoid",
+    "softmax",
+    "sqrt",
+    "stack",
+    "sub",
+    "sum",
+    "tanh",
+    "transpose",
+    "unbroadcast",
     "where",
-]  # fmt: skip
+]
 
 
 def unbroadcast(g: np.ndarray, shape: tuple[int, ...]) -> np.ndarray:

@@ -109,6 +109,7 @@ class RowSparse:
 
 # -- gather ---------------------------------------------------------------------------
 
+
 def gather_rows_reference(weight: np.ndarray, ids: np.ndarray) -> np.ndarray:
     """Plain NumPy lookup: ``weight[ids]``."""
     return weight[ids]

@@ -11,11 +11,18 @@ module         commands
 ``misc``       ``demo``, ``bench``
 ``text``       ``tokenize``
 ``vocab``      ``vocab``
-``train``      ``train word2vec``, ``train glove``, ``train fasttext``, ``train nplm`` (options in ``train_options``)
+``train``      ``train word2vec``, ``train glove``, ``train fasttext``, ``train nplm`` (parsers in ``train_options``)
+``lm``         ``train lm``, ``generate``, ``size``, ``vocab-sweep`` (language models)
 ``cooccur``    ``cooccur`` (GloVe's counting alone; ``train glove`` trains on its file)
 ``query``      ``neighbors``, ``analogy``, ``similarity``, ``evaluate``
+``compare``    ``compare`` (two vectors files: what moved)
 ``files``      ``plot``, ``convert``
+``tables``     ``quantize``, ``prune``
 =============  ====================================================================
+
+Shared by several: ``_common`` (the parser, one-line errors, input lines, tables),
+``options`` (the model options, read from the models' signatures), ``corpus`` (how the
+word-vector commands read CORPUS), ``_cluster`` (``--scheduler``), ``_vectorio`` (vector files).
 """
 
 from __future__ import annotations
@@ -27,7 +34,19 @@ import warnings
 from collections.abc import Collection, Sequence
 
 from rowbook.checks import ParameterError
-from rowbook.cli import cooccur, files, misc, query, text, train_options, vocab, vocab_sweep
+from rowbook.cli import (
+    classify,
+    compare,
+    cooccur,
+    files,
+    lm,
+    misc,
+    query,
+    tables,
+    text,
+    train_options,
+    vocab,
+)
 from rowbook.cli._common import HelpFormatter, Parser, flag_for
 
 __all__ = ["USER_ERRORS", "build_parser", "main"]
@@ -65,11 +84,14 @@ def build_parser(argv: Sequence[str] | None = None) -> argparse.ArgumentParser:
     train_models = None if argv is None else set(argv[1:2]) if argv[:1] == ["train"] else set()
     text.register(commands)
     vocab.register(commands)
-    vocab_sweep.register(commands)
-    train_options.register(commands, only=train_models)
+    train = train_options.register(commands, only=train_models)
     cooccur.register(commands, options=argv is None or argv[:1] == ["cooccur"])
     query.register(commands)
+    compare.register(commands)
     files.register(commands)
+    lm.register(commands, train, only=train_models)
+    classify.register(commands)
+    tables.register(commands)
     misc.register_bench(commands)
     return parser
 
@@ -102,6 +124,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             warnings.showwarning = lambda message, *_, **__: print(
                 f"{prog}: warning: {' '.join(str(message).split())}", file=sys.stderr
             )
+            for note in getattr(args, "renamed", ()):  # an old option spelling: end users are
+                warnings.warn(note, FutureWarning, stacklevel=1)  # warned with FutureWarning
             return args.run(args)
     except KeyboardInterrupt:
         print(f"\n{prog}: interrupted", file=sys.stderr)

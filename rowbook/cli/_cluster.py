@@ -52,24 +52,21 @@ GLOVE_LOCAL_ONLY = {
 
 
 def check_options(args: argparse.Namespace) -> None:
-    """Refuse, in one line, the options that do not go with ``--scheduler``."""
+    """Refuse, in one line, the inputs and options that do not go with ``--scheduler``."""
+    if STDIN in args.corpus:
+        raise ValueError(
+            "--scheduler counts files on the Dask workers, which cannot read this "
+            "command's standard input ('-'); save it to a file and give its path"
+        )
     local_only = LOCAL_ONLY | (GLOVE_LOCAL_ONLY if getattr(args, "model", None) == "glove" else {})
     for dest, why in local_only.items():
         if getattr(args, dest, None):
             raise ValueError(f"--{dest.replace('_', '-')} does not go with --scheduler: {why}")
     if getattr(args, "init", None) and getattr(args, "model", None) == "glove":
-        raise ValueError("--init does not go with --scheduler for GloVe: a continued GloVe model "
-                         "counts the new corpus's co-occurrences on this machine; drop --scheduler")  # fmt: skip
-
-
-def shard_files(sources: str | list[str]) -> list[Path]:
-    """The files of CORPUS, one shard each, as absolute paths (the workers' working folder
-    is not ours)."""
-    files = source_files(sources)
-    if STDIN in files:
-        raise ValueError("--scheduler counts files on the Dask workers, which cannot read this "
-                         "command's standard input ('-'); save it to a file and give its path")  # fmt: skip
-    return [Path(file).resolve() for file in files]
+        raise ValueError(
+            "--init does not go with --scheduler for GloVe: a continued GloVe model "
+            "counts the new corpus's co-occurrences on this machine; drop --scheduler"
+        )
 
 
 @contextmanager
@@ -82,26 +79,33 @@ def _client(address: str) -> Iterator[Any]:
     except ImportError:
         raise ImportError("--scheduler needs Dask: pip install 'rowbook[dask]'") from None
     except ValueError as err:
-        raise ValueError(f"--scheduler {address} is not a scheduler address ({err}); give "
-                         "tcp://HOST:PORT, or 'local'") from None  # fmt: skip
+        raise ValueError(
+            f"--scheduler {address} is not a scheduler address ({err}); give "
+            "tcp://HOST:PORT, or 'local'"
+        ) from None
     except OSError as err:  # refused, unknown host, timed out
-        raise OSError(f"--scheduler {address}: no Dask scheduler answered ({err}); start one "
-                      "('dask scheduler', then 'dask worker ADDRESS') or check the address") from None  # fmt: skip
+        raise OSError(
+            f"--scheduler {address}: no Dask scheduler answered ({err}); start one "
+            "('dask scheduler', then 'dask worker ADDRESS') or check the address"
+        ) from None
     with client:
         try:
             client.wait_for_workers(1, timeout=CONNECT_TIMEOUT)
         except TimeoutError:
-            raise OSError(f"--scheduler {address} has no worker after {CONNECT_TIMEOUT:g} s; "
-                          "start some with 'dask worker ADDRESS'") from None  # fmt: skip
+            raise OSError(
+                f"--scheduler {address} has no worker after {CONNECT_TIMEOUT:g} s; "
+                "start some with 'dask worker ADDRESS'"
+            ) from None
         yield client
 
 
 @contextmanager
 def counting(args: argparse.Namespace) -> Iterator[Callable[..., Any]]:
     """``count(function, **kwargs)``: a :mod:`rowbook.distributed` counting function run on
-    the files of CORPUS on ``--scheduler``, with ``--unicode-errors``."""
-    shards = shard_files(args.corpus)
+    the files of CORPUS on ``--scheduler``, one file a shard, with ``--unicode-errors``
+    (CORPUS checked by :func:`check_options`)."""
     with _client(args.scheduler) as client:
+        shards = [Path(f).resolve() for f in source_files(args.corpus)]  # for the workers' folder
 
         def count(function: Callable[..., Any], **kwargs: Any) -> Any:
             return function(shards, errors=args.unicode_errors, client=client, **kwargs)
@@ -119,8 +123,13 @@ def fit_counted(model: Any, corpus: Any, args: argparse.Namespace, resume: str |
 
     if args.model == "glove":
         counted = count_glove(model, corpus, args)
-        model.fit_cooccurrence(counted.matrix, counted.keys, counts=counted.counts,
-                               checkpoint=args.checkpoint, spill_dir=args.spill_dir)  # fmt: skip
+        model.fit_cooccurrence(
+            counted.matrix,
+            counted.keys,
+            counts=counted.counts,
+            checkpoint=args.checkpoint,
+            spill_dir=args.spill_dir,
+        )
         return
     with counting(args) as count:
         counts = _word_counts(count, word_counts, corpus, args)
@@ -139,28 +148,24 @@ def count_glove(model: Any, corpus: Any, args: argparse.Namespace) -> Any:
     from rowbook.distributed import cooccurrence_counts, word_counts
 
     with counting(args) as count:
-        keys, kept = _glove_vocab(model, _word_counts(count, word_counts, corpus, args))
-        X = count(cooccurrence_counts, keys=keys, window=model.window, symmetric=model.symmetric,
-                  weighted=model.distance_weighting, tokenizer=corpus.tokenizer)  # fmt: skip
-    return CountedCooccurrence(X.tocsr(), keys, kept, model.window, model.symmetric,
-                               model.distance_weighting)  # fmt: skip
+        vocab = model.choose_vocab(_word_counts(count, word_counts, corpus, args))
+        X = count(
+            cooccurrence_counts,
+            keys=vocab.keys,
+            window=model.window,
+            symmetric=model.symmetric,
+            weighted=model.distance_weighting,
+            tokenizer=corpus.tokenizer,
+        )
+    return CountedCooccurrence(
+        X.tocsr(), vocab.keys, vocab.counts, model.window, model.symmetric, model.distance_weighting
+    )
 
 
-def _word_counts(count: Callable[..., Any], word_counts: Any, corpus: Any,
-                 args: argparse.Namespace) -> Any:  # fmt: skip
+def _word_counts(
+    count: Callable[..., Any], word_counts: Any, corpus: Any, args: argparse.Namespace
+) -> Any:
     counts = count(word_counts, tokenizer=corpus.tokenizer)
     if not counts:
         raise ValueError(f"{source_name(args.corpus)} is empty: no words")
     return counts
-
-
-def _glove_vocab(model: Any, counts: Any) -> tuple[tuple[str, ...], Any]:
-    """GloVe's vocabulary from word counts (its ``fit`` chooses the same): ``min_count``,
-    ties alphabetical, the ``max_vocab`` most frequent; keys and their counts."""
-    from rowbook.data.corpus import vocab_from_counts
-    from rowbook.models._word_models import check_vocab
-
-    vocab = vocab_from_counts(counts, min_count=model.min_count, ties="alphabetical")
-    check_vocab(vocab, model.min_count)
-    n = model.max_vocab or len(vocab)
-    return vocab.keys[:n], vocab.counts[:n]

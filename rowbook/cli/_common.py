@@ -21,6 +21,8 @@ from collections.abc import Callable, Collection, Iterator, Sequence
 from pathlib import Path
 from typing import Any, NoReturn
 
+from rowbook._deprecation import renamed_message
+from rowbook.checks import ParameterError
 from rowbook.corpus_files import STDIN, check_regular_file, iter_lines, source_files
 
 __all__ = [
@@ -30,11 +32,13 @@ __all__ = [
     "HelpFormatter",
     "Parser",
     "add_command",
+    "add_renamed",
     "add_scheduler",
     "add_unicode_errors",
     "check_input_file",
     "check_output_path",
     "check_words",
+    "cli_error",
     "flag_for",
     "format_table",
     "print_json",
@@ -68,11 +72,15 @@ class Parser(argparse.ArgumentParser):
         super().__init__(*args, **kwargs)
 
     def error(self, message: str) -> NoReturn:
-        self.exit(2, f"{self.prog}: error: {message}{_close_choice(message)} "
-                  f"(see '{self.prog} --help')\n")  # fmt: skip
+        self.exit(
+            2, f"{self.prog}: error: {message}{_close_choice(message)} (see '{self.prog} --help')\n"
+        )
 
-    def parse_args(self, args: Sequence[str] | None = None,  # type: ignore[override]
-                   namespace: argparse.Namespace | None = None) -> argparse.Namespace:  # fmt: skip
+    def parse_args(
+        self,
+        args: Sequence[str] | None = None,  # type: ignore[override]
+        namespace: argparse.Namespace | None = None,
+    ) -> argparse.Namespace:
         namespace, extras = self.parse_known_args(args, namespace)
         if extras:
             command = getattr(namespace, "parser", self)  # the sub-command that was chosen
@@ -123,32 +131,114 @@ def flag_for(name: str, options: Collection[str] | None = None) -> str | None:
     return next((flag for flag in spellings if flag in options), None)
 
 
-def add_command(commands: Any, name: str, *, help: str, description: str, examples: Sequence[str],
-                run: Callable[[argparse.Namespace], int]) -> argparse.ArgumentParser:  # fmt: skip
+def cli_error(err: ParameterError, flags: dict[str, str]) -> ValueError:
+    """``err`` said with the flag of its parameter (``flags``: this command's parameter -> flag);
+    a parameter the command does not list (``errors``, say) is left to :func:`rowbook.cli.main`,
+    which names it by :func:`flag_for`.
+
+    >>> str(cli_error(ParameterError("vector_size", 0, "an integer >= 1"), {"vector_size": "--vector-size"}))
+    '--vector-size must be an integer >= 1, got 0'
+    """
+    return ValueError(err.message_for(flags[err.name])) if err.name in flags else err
+
+
+def add_command(
+    commands: Any,
+    name: str,
+    *,
+    help: str,
+    description: str,
+    examples: Sequence[str],
+    run: Callable[[argparse.Namespace], int],
+) -> argparse.ArgumentParser:
     """Add a sub-command with an examples epilog; ``run(args)`` is called with its arguments."""
     epilog = "examples:\n" + "\n".join(f"  {line}" for line in examples)
-    parser = commands.add_parser(name, help=help, description=description, epilog=epilog,
-                                 formatter_class=HelpFormatter)  # fmt: skip
+    parser = commands.add_parser(
+        name, help=help, description=description, epilog=epilog, formatter_class=HelpFormatter
+    )
     parser.set_defaults(run=run, prog=parser.prog, parser=parser)
     return parser
 
 
+class _Renamed(argparse.Action):
+    """An option's old spelling: stores its value as the new option would, and notes the
+    rename in ``args.renamed`` for :func:`rowbook.cli.main` to warn about."""
+
+    def __init__(
+        self, option_strings: Sequence[str], dest: str, *, new: str, since: str, **kwargs: Any
+    ):
+        super().__init__(option_strings, dest, **kwargs)
+        self.new, self.since = new, since
+
+    def __call__(
+        self,
+        parser: argparse.ArgumentParser,
+        namespace: argparse.Namespace,
+        values: Any,
+        option_string: str | None = None,
+    ) -> None:
+        setattr(namespace, self.dest, values)
+        note = renamed_message(option_string, self.new, self.since)
+        notes = [*getattr(namespace, "renamed", []), note]
+        namespace.renamed = notes
+
+
+def add_renamed(parser: argparse.ArgumentParser, old: str, new: str, *, since: str) -> None:
+    """``old``, the spelling of the option ``new`` before rowbook ``since`` renamed it:
+    accepted for one release, left out of ``--help``, and warned about on standard error."""
+    action = parser._option_string_actions[new]
+    parser.add_argument(
+        old,
+        action=_Renamed,
+        new=new,
+        since=since,
+        dest=action.dest,
+        type=action.type,
+        metavar=action.metavar,
+        help=argparse.SUPPRESS,
+    )
+
+
 def add_unicode_errors(parser: argparse.ArgumentParser) -> None:
     """The ``--unicode-errors`` option of a command that reads text files."""
-    parser.add_argument("--unicode-errors", choices=("strict", "replace"), default="strict",
-                        help="what to do with bytes that are not UTF-8: stop with an error, or "
-                        "read them as U+FFFD (default: %(default)s)")  # fmt: skip
+    parser.add_argument(
+        "--unicode-errors",
+        choices=("strict", "replace"),
+        default="strict",
+        help="what to do with bytes that are not UTF-8: stop with an error, or "
+        "read them as U+FFFD (default: %(default)s)",
+    )
+
+
+def add_mapping(parser: argparse.ArgumentParser) -> None:
+    """``--mmap`` / ``--no-mmap`` and ``--cache-dir`` of a command that reads a vectors file."""
+    parser.add_argument(
+        "--mmap",
+        action=argparse.BooleanOptionalAction,
+        default=None,
+        help="map the table from the file instead of reading it (default: when the "
+        "file is 256 MiB or more); word2vec, GloVe and fastText files are converted "
+        "once into a mapped cache beside them",
+    )
+    parser.add_argument(
+        "--cache-dir",
+        metavar="DIR",
+        help="keep mapped caches in DIR instead of beside the vectors file",
+    )
 
 
 def add_scheduler(parser: argparse.ArgumentParser, stays_here: str) -> None:
     """The ``--scheduler ADDRESS`` option of a command that counts a corpus
     (:mod:`rowbook.cli._cluster`); ``stays_here`` says what still runs on this machine."""
-    parser.add_argument("--scheduler", metavar="ADDRESS",
-                        help="count CORPUS on the Dask scheduler at ADDRESS (tcp://HOST:8786), one "
-                        "task per file, the counts summed: the same result as counting here. "
-                        "'local' starts worker processes on this machine. The workers must read "
-                        f"the files at the same paths. {stays_here} Needs pip install "
-                        "'rowbook[dask]'")  # fmt: skip
+    parser.add_argument(
+        "--scheduler",
+        metavar="ADDRESS",
+        help="count CORPUS on the Dask scheduler at ADDRESS (tcp://HOST:8786), one "
+        "task per file, the counts summed: the same result as counting here. "
+        "'local' starts worker processes on this machine. The workers must read "
+        f"the files at the same paths. {stays_here} Needs pip install "
+        "'rowbook[dask]'",
+    )
 
 
 def check_input_file(path: str | Path, what: str) -> Path:
@@ -172,8 +262,10 @@ def check_output_path(path: str | Path) -> Path:
         with tempfile.TemporaryFile(dir=folder, prefix=f".{path.name}.", suffix=".probe"):
             pass
     except OSError as err:
-        raise PermissionError(f"cannot write {path}: folder {folder} is not writable "
-                              f"({err.strerror or err}); choose another output path") from None  # fmt: skip
+        raise PermissionError(
+            f"cannot write {path}: folder {folder} is not writable "
+            f"({err.strerror or err}); choose another output path"
+        ) from None
     return path
 
 
@@ -186,8 +278,9 @@ def show_progress(sources: str | Sequence[str], progress: bool) -> bool:
     return STDIN not in files and sum(f.stat().st_size for f in files) > PROGRESS_BYTES
 
 
-def read_lines(sources: str | Sequence[str], *, progress: bool = False,
-               errors: str = "strict") -> Iterator[str]:  # fmt: skip
+def read_lines(
+    sources: str | Sequence[str], *, progress: bool = False, errors: str = "strict"
+) -> Iterator[str]:
     """Lines of files, folders or standard input (``-``), read by the one corpus reader,
     :func:`rowbook.corpus_files.iter_lines` (compressed files, bad bytes with their offset
     or U+FFFD with ``errors="replace"``, long lines in pieces); ``progress`` as in
@@ -216,8 +309,10 @@ def check_words(vectors: Any, words: Sequence[str], source: str) -> None:
             continue
         n_grams = len(vectors.subword_ids(word)) if hasattr(vectors, "subword_ids") else 0
         if n_grams:
-            print(f"'{word}' is not in the vocabulary; its vector is built from {n_grams} n-grams",
-                  file=sys.stderr)  # fmt: skip
+            print(
+                f"'{word}' is not in the vocabulary; its vector is built from {n_grams} n-grams",
+                file=sys.stderr,
+            )
             continue
         close = difflib.get_close_matches(word, list(vectors.index_to_key), n=3)
         hint = f"; did you mean {', '.join(map(repr, close))}?" if close else ""

@@ -12,10 +12,20 @@ format     suffix                         what it is
 =========  =============================  =========================================
 
 Text and binary files may be gzip, bzip2 or xz compressed (``vectors.txt.gz``).
+Tables inside models are read too: a saved rowbook model (``model.save``, ``rowbook train lm
+-o lm.npz``) gives its ``vectors``, and a Hugging Face checkpoint folder (GPT-2, Llama) its
+token table, with the tokens of its ``tokenizer.json`` as keys.
 Reading looks at the (decompressed) content, whatever the suffix: fastText's magic number
-starts a fastText model; a zip archive is ``.npz``; a first
+starts a fastText model; a zip archive is ``.npz`` (plain or quantised vectors); a
+``.safetensors`` name with a JSON header is safetensors; a first
 line of two integers starts word2vec, binary if what follows is not text; anything else
 is GloVe text. ``--from`` overrides the guess.
+
+**Mapped by default when large.** A file of :data:`MAP_FROM_BYTES` (256 MiB) or more is
+opened mapped (``--mmap`` / ``--no-mmap`` decide instead): rowbook's ``.npz`` and
+safetensors map directly; word2vec, GloVe and fastText files are converted once into a
+mapped cache beside them (or in ``--cache-dir``), which later runs open at once (see
+:mod:`rowbook.vectors.mapped`); a compressed file is decompressed into its cache once.
 """
 
 from __future__ import annotations
@@ -38,10 +48,26 @@ __all__ = [
     "save_vectors",
 ]
 
-FORMATS = ("npz", "text", "binary", "glove", "fasttext")
-FORMAT_NAMES = {"npz": "rowbook .npz", "text": "word2vec text", "binary": "word2vec binary",
-                "glove": "GloVe text", "fasttext": "fastText .bin"}  # fmt: skip
-SUFFIXES = {".npz": "npz", ".txt": "text", ".vec": "text", ".bin": "binary"}
+FORMATS = ("npz", "safetensors", "text", "binary", "glove", "fasttext")
+FORMAT_NAMES = {
+    "npz": "rowbook .npz",
+    "safetensors": "safetensors",
+    "text": "word2vec text",
+    "binary": "word2vec binary",
+    "glove": "GloVe text",
+    "fasttext": "fastText .bin",
+    "model": "the table of a saved rowbook model",
+    "hf": "the token table of a Hugging Face checkpoint",
+}
+SUFFIXES = {
+    ".npz": "npz",
+    ".safetensors": "safetensors",
+    ".txt": "text",
+    ".vec": "text",
+    ".bin": "binary",
+}
+#: Files at least this large are opened mapped unless ``--no-mmap`` says otherwise.
+MAP_FROM_BYTES = 256 << 20
 _ZIP_MAGIC = b"PK\x03\x04"
 _FASTTEXT_MAGIC = (793712314).to_bytes(4, "little")
 
@@ -69,6 +95,8 @@ def input_format(path: str | Path, given: str | None = None) -> str:
         head = f.read(4096)
     if head.startswith(_ZIP_MAGIC):
         return "npz"
+    if Path(path).suffix == ".safetensors" and head[8:9] == b"{":
+        return "safetensors"
     if head.startswith(_FASTTEXT_MAGIC):
         return "fasttext"
     first, _, rest = head.partition(b"\n")
@@ -87,27 +115,65 @@ def output_format(path: str | Path, given: str | None = None, *, flag: str | Non
     if suffix not in SUFFIXES:
         raise ValueError(
             f"cannot tell the vector format of {path} from its suffix {suffix or '(none)'!r}; "
-            "name it .npz (rowbook), .txt or .vec (word2vec text) or .bin (word2vec binary)"
+            "name it .npz (rowbook), .safetensors, .txt or .vec (word2vec text) or .bin (word2vec binary)"
             + (f", or give the format with {flag}" if flag else "")
         )
     return SUFFIXES[suffix]
 
 
-def load_vectors(path: str | Path, fmt: str | None = None, *,
-                 unicode_errors: str = "strict") -> tuple[Vectors, str]:  # fmt: skip
-    """Read a vectors file; returns the table and the format it was read as."""
+def load_vectors(
+    path: str | Path,
+    fmt: str | None = None,
+    *,
+    unicode_errors: str = "strict",
+    mmap: bool | None = False,
+    cache_dir: str | Path | None = None,
+) -> tuple[Vectors, str]:
+    """Read a vectors file; returns the table and the format it was read as.
+
+    ``mmap`` True maps the table, False reads it, None maps a file of :data:`MAP_FROM_BYTES`
+    or more. A format that cannot be mapped as it is goes through its cache."""
     from rowbook.vectors import Vectors  # numba: imported by the commands that read vectors
 
+    if fmt is None and Path(path).is_dir():
+        from rowbook.models.hf_checkpoint import hf_vectors
+
+        return hf_vectors(path), "hf"
     path = check_input_file(path, "vectors")
     fmt = input_format(path, fmt)
-    if fmt == "npz":
-        return Vectors.load(path), fmt
+    if mmap is None:
+        mmap = path.stat().st_size >= MAP_FROM_BYTES
+    if fmt in ("npz", "safetensors"):
+        try:
+            return Vectors.load(path, mmap=mmap), fmt
+        except ValueError:
+            model = _saved_model(path) if fmt == "npz" else None
+            if model is None:
+                raise
+            return model.vectors, "model"
+    cached = {"mmap": True, "cache_dir": cache_dir} if mmap else {}
     if fmt == "fasttext":
         from rowbook.vectors import SubwordVectors  # loads rowbook.nn's bag kernels
 
-        return SubwordVectors.load_fasttext(path), fmt
-    return Vectors.load_word2vec_format(path, binary=fmt == "binary", no_header=fmt == "glove",
-                                        unicode_errors=unicode_errors), fmt  # fmt: skip
+        return SubwordVectors.load_fasttext(path, **cached), fmt
+    return Vectors.load_word2vec_format(
+        path,
+        binary=fmt == "binary",
+        no_header=fmt == "glove",
+        unicode_errors=unicode_errors,
+        **cached,
+    ), fmt
+
+
+def _saved_model(path: Path) -> object | None:
+    """The model saved at ``path`` if it is a rowbook model file, else None."""
+    from rowbook.models import load, read_model_file
+
+    try:
+        read_model_file(path)
+    except ValueError:
+        return None
+    return load(path)
 
 
 def save_vectors(vectors: Vectors, path: str | Path, fmt: str | None = None) -> str:
@@ -119,7 +185,7 @@ def save_vectors(vectors: Vectors, path: str | Path, fmt: str | None = None) -> 
             "output table): `rowbook train fasttext CORPUS -o model.bin` writes one; convert to "
             ".vec or .npz instead"
         )
-    if fmt == "npz":
+    if fmt in ("npz", "safetensors"):
         vectors.save(path)
     else:
         vectors.save_word2vec_format(path, binary=fmt == "binary", write_header=fmt != "glove")

@@ -16,9 +16,23 @@ import time
 from typing import Any
 
 from rowbook.checks import ParameterError
-from rowbook.cli._common import add_command, add_scheduler, add_unicode_errors, check_output_path
+from rowbook.cli._common import (
+    add_command,
+    add_scheduler,
+    add_unicode_errors,
+    check_output_path,
+    cli_error,
+)
+from rowbook.cli.corpus import Corpus
 
-__all__ = ["COUNTING", "fit_from_file", "is_counted_file", "register", "run_cooccur"]
+__all__ = [
+    "COUNTING",
+    "check_counted_file",
+    "fit_from_file",
+    "is_counted_file",
+    "register",
+    "run_cooccur",
+]
 
 #: The GloVe options that act on counting: ``cooccur`` takes them (and ``--memory``), training
 #: from a file refuses them.
@@ -29,38 +43,57 @@ def register(commands: Any, *, options: bool = True) -> None:
     """Add ``rowbook cooccur``; with ``options=False``, its help alone: its options are read
     from GloVe's signature, and importing GloVe (SciPy) costs a command that does not count."""
     p = add_command(
-        commands, "cooccur", run=run_cooccur,
+        commands,
+        "cooccur",
+        run=run_cooccur,
         help="count GloVe's co-occurrences in a corpus and save them, to train on later",
         description="Read CORPUS as 'train glove' reads it, choose the vocabulary and count the "
         "co-occurrences within --window (under --memory, or on Dask with --scheduler), and write "
         "them to OUT (.npz). 'rowbook train glove OUT -o VECTORS' then trains on the file: the "
         "vectors are those 'train glove CORPUS' gives with the same options.",
-        examples=["rowbook cooccur corpus.txt -o counts.npz --window 15 --min-count 5 --memory 4",
-                  "rowbook train glove counts.npz -o glove.txt --vector-size 50 --epochs 25",
-                  "rowbook cooccur shards/ -o counts.npz --scheduler tcp://scheduler:8786"],
-    )  # fmt: skip
+        examples=[
+            "rowbook cooccur corpus.txt -o counts.npz --window 15 --min-count 5 --memory 4",
+            "rowbook train glove counts.npz -o glove.txt --vector-size 50 --epochs 25",
+            "rowbook cooccur shards/ -o counts.npz --scheduler tcp://scheduler:8786",
+        ],
+    )
     p.allow_abbrev = False
     if options:
         _add_options(p)
 
 
 def _add_options(p: argparse.ArgumentParser) -> None:
-    from rowbook.cli.train_options import model_options
+    from rowbook.cli.options import model_options
     from rowbook.models import GloVe
 
-    p.add_argument("corpus", metavar="CORPUS", nargs="+",
-                   help="UTF-8 text files (gzip/bzip2/xz too), folders of them, or '-' for standard "
-                   "input; one sentence per line")  # fmt: skip
+    p.add_argument(
+        "corpus",
+        metavar="CORPUS",
+        nargs="+",
+        help="UTF-8 text files (gzip/bzip2/xz too), folders of them, or '-' for standard "
+        "input; one sentence per line",
+    )
     p.add_argument(
         "-o", "--output", required=True, metavar="OUT", help="the co-occurrence file (.npz)"
     )
     add_unicode_errors(p)
-    p.add_argument("--tokenizer", choices=("word", "whitespace"), default="word",
-                   help="as in 'train glove' (default: %(default)s)")  # fmt: skip
-    p.add_argument("--keep-case", dest="lower", action="store_false",
-                   help="keep upper case (default: lower-case the text first)")  # fmt: skip
-    p.add_argument("--spill-dir", metavar="DIR",
-                   help="keep the corpus's word ids in a temporary file in DIR while counting")  # fmt: skip
+    p.add_argument(
+        "--tokenizer",
+        choices=("word", "whitespace"),
+        default="word",
+        help="as in 'train glove' (default: %(default)s)",
+    )
+    p.add_argument(
+        "--keep-case",
+        dest="lower",
+        action="store_false",
+        help="keep upper case (default: lower-case the text first)",
+    )
+    p.add_argument(
+        "--spill-dir",
+        metavar="DIR",
+        help="keep the corpus's word ids in a temporary file in DIR while counting",
+    )
     add_scheduler(p, "The file is written here.")
     p.add_argument("--quiet", action="store_true", help="no progress bar, no summary")
     options = model_options(GloVe)
@@ -68,13 +101,17 @@ def _add_options(p: argparse.ArgumentParser) -> None:
     for name in (*COUNTING, "memory"):
         flag, kwargs = options[name]
         group.add_argument(flag, **kwargs)
-    p.set_defaults(flags={name: options[name][0] for name in (*COUNTING, "memory")}, model_class=GloVe,
-                   model="glove", init=None, resume=False)  # fmt: skip
+    p.set_defaults(
+        flags={name: options[name][0] for name in (*COUNTING, "memory")},
+        model_class=GloVe,
+        model="glove",
+        init=None,
+        resume=False,
+    )
 
 
 def run_cooccur(args: argparse.Namespace) -> int:
     from rowbook.cli._cluster import check_options, count_glove
-    from rowbook.cli.train import Corpus, cli_error  # train imports this module
     from rowbook.data.cooccurrence_file import save_cooccurrence
 
     out = check_output_path(args.output)
@@ -91,42 +128,70 @@ def run_cooccur(args: argparse.Namespace) -> int:
         if args.scheduler:
             check_options(args)
             if args.memory is not None:
-                raise ValueError("--memory does not go with 'cooccur --scheduler': each file is "
-                                 "counted in a worker's memory (split large files to bound it); drop it")  # fmt: skip
+                raise ValueError(
+                    "--memory does not go with 'cooccur --scheduler': each file is "
+                    "counted in a worker's memory (split large files to bound it); drop it"
+                )
             counted = count_glove(model, corpus, args)
         else:
             counted = model.cooccurrence(corpus, spill_dir=args.spill_dir)
     except ParameterError as err:
         raise cli_error(err, args.flags) from None
-    save_cooccurrence(out, counted.matrix, counted.keys, counted.counts, window=counted.window,
-                      symmetric=counted.symmetric, weighted=counted.weighted)  # fmt: skip
+    save_cooccurrence(
+        out,
+        counted.matrix,
+        counted.keys,
+        counted.counts,
+        window=counted.window,
+        symmetric=counted.symmetric,
+        weighted=counted.weighted,
+    )
     if not args.quiet:
-        print(f"cooccur: {len(counted.keys):,} words, {counted.matrix.nnz:,} non-zero counts "
-              f"(window {counted.window}) in {time.perf_counter() - start:.1f} s -> {out}")  # fmt: skip
+        print(
+            f"cooccur: {len(counted.keys):,} words, {counted.matrix.nnz:,} non-zero counts "
+            f"(window {counted.window}) in {time.perf_counter() - start:.1f} s -> {out}"
+        )
     return 0
 
 
 def is_counted_file(args: argparse.Namespace) -> bool:
     """Whether ``train glove``'s CORPUS is one co-occurrence file (a ``.npz``) to train on."""
-    return (args.model == "glove" and len(args.corpus) == 1
-            and str(args.corpus[0]).lower().endswith(".npz"))  # fmt: skip
+    return (
+        args.model == "glove"
+        and len(args.corpus) == 1
+        and str(args.corpus[0]).lower().endswith(".npz")
+    )
+
+
+def check_counted_file(args: argparse.Namespace) -> None:
+    """Refuse, for ``train glove counts.npz``, the counting options (the file has applied
+    them already) and the options of a pass over a corpus."""
+    given = [args.flags[name] for name in COUNTING if getattr(args, name, None) is not None]
+    given += [
+        flag
+        for flag, dest in (("--init", "init"), ("--resume", "resume"), ("--scheduler", "scheduler"))
+        if getattr(args, dest, None)
+    ]
+    if given:
+        raise ValueError(
+            f"{given[0]} does not go with a co-occurrence file ({args.corpus[0]}): "
+            "the file is counted already; give it to 'rowbook cooccur' instead, or "
+            "train on the corpus"
+        )
 
 
 def fit_from_file(model: Any, args: argparse.Namespace) -> None:
     """``train glove counts.npz``: fit on the file's matrix (``--memory`` and ``--spill-dir``
-    bound its shuffle and training); the counting options, which the file has already
-    applied, and the options of a pass over a corpus are refused."""
+    bound its shuffle and training), its options checked by :func:`check_counted_file`."""
     from rowbook.data.cooccurrence_file import load_cooccurrence
 
-    given = [args.flags[name] for name in COUNTING if getattr(args, name, None) is not None]
-    given += [flag for flag, dest in (("--init", "init"), ("--resume", "resume"),
-                                      ("--scheduler", "scheduler")) if getattr(args, dest, None)]  # fmt: skip
-    if given:
-        raise ValueError(f"{given[0]} does not go with a co-occurrence file ({args.corpus[0]}): "
-                         "the file is counted already; give it to 'rowbook cooccur' instead, or "
-                         "train on the corpus")  # fmt: skip
     counted = load_cooccurrence(args.corpus[0])
     model.window, model.symmetric = counted.window, counted.symmetric  # how the file was counted
     model.distance_weighting = counted.weighted
-    model.fit_cooccurrence(counted.matrix, counted.keys, counts=counted.counts,
-                           checkpoint=args.checkpoint, spill_dir=args.spill_dir)  # fmt: skip
+    model.fit_cooccurrence(
+        counted.matrix,
+        counted.keys,
+        counts=counted.counts,
+        checkpoint=args.checkpoint,
+        spill_dir=args.spill_dir,
+    )

@@ -19,12 +19,16 @@ def run_plot(args: argparse.Namespace) -> int:
     out = check_output_path(args.output)
     kind = out.suffix.lower()
     if kind not in (".png", ".html"):
-        raise ValueError(f"cannot tell what to draw from {out}: name it .png (a picture) or "
-                         ".html (an interactive view)")  # fmt: skip
+        raise ValueError(
+            f"cannot tell what to draw from {out}: name it .png (a picture) or "
+            ".html (an interactive view)"
+        )
     dims = args.dims or (2 if kind == ".png" else 3)
     if kind == ".png" and dims != 2 and not args.heatmap:
-        raise ValueError(f"a PNG scatter is 2-D; use --dims 2, or write {out.with_suffix('.html')} "
-                         "for a 3-D view you can rotate")  # fmt: skip
+        raise ValueError(
+            f"a PNG scatter is 2-D; use --dims 2, or write {out.with_suffix('.html')} "
+            "for a 3-D view you can rotate"
+        )
     if args.heatmap and kind != ".png":
         raise ValueError("--heatmap draws a PNG; name the output .png")
     vectors, _ = load_vectors(args.vectors, unicode_errors=args.unicode_errors)
@@ -38,9 +42,14 @@ def run_plot(args: argparse.Namespace) -> int:
         title = {"title": args.title} if args.title is not None else {}
         viz.plot_similarity(vectors, out, words=words, **title)
     else:
-        drawn = {"words": words, "method": args.method, "seed": args.seed,
-                 "show_labels": args.labels, "title": args.title,
-                 "subject": f"{Path(args.vectors).name}, {_selection(vectors, args, words)}"}  # fmt: skip
+        drawn = {
+            "words": words,
+            "method": args.method,
+            "seed": args.seed,
+            "show_labels": args.labels,
+            "title": args.title,
+            "subject": f"{Path(args.vectors).name}, {_selection(vectors, args, words)}",
+        }
         if kind == ".png":
             viz.plot_scatter(vectors, out, **drawn)
         else:
@@ -71,31 +80,42 @@ def run_convert(args: argparse.Namespace) -> int:
     check_output_path(args.output)
     vectors, source = load_vectors(args.input, args.from_, unicode_errors=args.unicode_errors)
     target = save_vectors(vectors, args.output, args.to)
-    print(f"read {len(vectors)} vectors x {vectors.vector_size} dims from {args.input} "
-          f"({FORMAT_NAMES[source]}); wrote {args.output} ({FORMAT_NAMES[target]})")  # fmt: skip
+    print(
+        f"read {len(vectors)} vectors x {vectors.vector_size} dims from {args.input} "
+        f"({FORMAT_NAMES[source]}); wrote {args.output} ({FORMAT_NAMES[target]})"
+    )
     return 0
 
 
 def register(commands: Any) -> None:
     p = add_command(
-        commands, "plot", run=run_plot,
+        commands,
+        "plot",
+        run=run_plot,
         help="draw words of a vectors file (PNG scatter or heatmap, interactive HTML)",
         description="Project the vectors of the chosen words to 2-D or 3-D and draw them: a "
         "labelled scatter (.png), a cosine-similarity heatmap (.png with --heatmap), or a "
         "self-contained page to rotate, zoom and hover (.html, opens in any browser).",
-        examples=["rowbook plot vectors.txt --words king queen man woman boy girl -o people.png",
-                  "rowbook plot vectors.txt --top 100 -o space.html",
-                  "rowbook plot vectors.npz --words red green blue cyan --heatmap -o cos.png",
-                  "rowbook plot vectors.txt --top 200 --method tsne --dims 2 -o tsne.html  "
-                  "# needs scikit-learn"],
-    )  # fmt: skip
+        examples=[
+            "rowbook plot vectors.txt --words king queen man woman boy girl -o people.png",
+            "rowbook plot vectors.txt --top 100 -o space.html",
+            "rowbook plot vectors.npz --words red green blue cyan --heatmap -o cos.png",
+            "rowbook plot vectors.txt --top 200 --method tsne --dims 2 -o tsne.html  "
+            "# needs scikit-learn",
+        ],
+    )
     p.add_argument("vectors", metavar="VECTORS")
     p.add_argument("-o", "--output", required=True, metavar="FILE", help=".png or .html")
     p.add_argument(
         "--words", nargs="+", metavar="WORD", help="the words to draw (default: the --top N first)"
     )
-    p.add_argument("--top", type=int, default=50, metavar="N",
-                   help="without --words, draw the first N words of the file (default: %(default)s)")  # fmt: skip
+    p.add_argument(
+        "--top",
+        type=int,
+        default=50,
+        metavar="N",
+        help="without --words, draw the first N words of the file (default: %(default)s)",
+    )
     p.add_argument(
         "--method", choices=("pca", "tsne"), default="pca", help="projection (default: %(default)s)"
     )
@@ -105,24 +125,32 @@ def register(commands: Any) -> None:
     p.add_argument(
         "--heatmap", action="store_true", help="draw the cosine-similarity matrix instead"
     )
-    p.add_argument("--labels", choices=("auto", "all", "none"), default="auto",
-                   help="auto: every label with room beside its point, saying how many are hidden; "
-                   "all: every label; none (default: %(default)s; the HTML page has a menu too)")  # fmt: skip
+    p.add_argument(
+        "--labels",
+        choices=("auto", "all", "none"),
+        default="auto",
+        help="auto: every label with room beside its point, saying how many are hidden; "
+        "all: every label; none (default: %(default)s; the HTML page has a menu too)",
+    )
     p.add_argument("--title", help="picture title (default: what is drawn and how)")
     p.add_argument("--seed", type=int, default=0, help="t-SNE seed (default: %(default)s)")
     add_unicode_errors(p)
 
     p = add_command(
-        commands, "convert", run=run_convert,
+        commands,
+        "convert",
+        run=run_convert,
         help="convert vectors between .npz, word2vec text/binary and GloVe text",
         description="Read vectors in one format and write them in another. Formats: npz "
         "(rowbook), text (word2vec text, .txt/.vec), binary (word2vec, .bin), glove (text rows "
         "without the header line). The input format is guessed from the suffix and the first "
         "line; the output's from its suffix, unless --from / --to say otherwise.",
-        examples=["rowbook convert vectors.bin vectors.txt",
-                  "rowbook convert glove.6B.50d.txt glove50.npz",
-                  "rowbook convert vectors.npz vectors.txt --to glove"],
-    )  # fmt: skip
+        examples=[
+            "rowbook convert vectors.bin vectors.txt",
+            "rowbook convert glove.6B.50d.txt glove50.npz",
+            "rowbook convert vectors.npz vectors.txt --to glove",
+        ],
+    )
     p.add_argument("input", metavar="IN", help="the vectors file to read")
     p.add_argument("output", metavar="OUT", type=Path, help="the file to write")
     p.add_argument("--from", dest="from_", choices=FORMATS, help="format of IN")

@@ -56,16 +56,21 @@ def run_bench(args: argparse.Namespace) -> int:
 
 def register_demo(commands: Any) -> None:
     p = add_command(
-        commands, "demo", run=run_demo,
+        commands,
+        "demo",
+        run=run_demo,
         help="walk the whole pipeline on built-in data and write the results to a folder",
         description="A guided tour in six sections, about a minute on 2 cores: (1) 'The cat sat "
         "on the mat' through normalize, tokenize, vocab, ids, one-hot, lookup and the sparse "
         "gradient; (2) the colour-harmony table and its pictures; (3) word2vec on a corpus with "
         "planted structure: neighbors and king - man + woman; (4) BPE merges; (5) a neural "
         "language model's sample; (6) fastText's vector for a word the corpus never had. Tables, vectors and pictures go to --out.",
-        examples=["rowbook demo", "rowbook demo --out /tmp/demo --quiet",
-                  "rowbook neighbors rowbook-demo/word_vectors.txt king  # after the demo"],
-    )  # fmt: skip
+        examples=[
+            "rowbook demo",
+            "rowbook demo --out /tmp/demo --quiet",
+            "rowbook neighbors rowbook-demo/word_vectors.txt king  # after the demo",
+        ],
+    )
     p.add_argument(
         "--out",
         type=Path,
@@ -78,14 +83,16 @@ def register_demo(commands: Any) -> None:
 
 def register_bench(commands: Any) -> None:
     p = add_command(
-        commands, "bench", run=run_bench,
+        commands,
+        "bench",
+        run=run_bench,
         help="run the benchmarks (from a source checkout)",
         description="Run benchmarks/run.py of the source checkout: every benchmark measures rowbook "
         "beside its anchors (PyTorch, gensim, Hugging Face tokenizers, NumPy) in the same run and "
         "prints medians and ratios. A full run writes benchmarks/RESULTS.md; the exit status is "
         "non-zero when a target is missed.",
         examples=["rowbook bench --quick", "rowbook bench word2vec vectors"],
-    )  # fmt: skip
+    )
     p.add_argument("names", nargs="*", metavar="NAME", help="benchmarks to run (default: all)")
     p.add_argument(
         "--quick", action="store_true", help="small sizes: a smoke test, not a measurement"

@@ -14,6 +14,7 @@ from typing import Any
 
 from rowbook.cli._common import (
     add_command,
+    add_mapping,
     add_unicode_errors,
     check_input_file,
     check_words,
@@ -31,12 +32,16 @@ def _ranked(pairs: list[tuple[str, float]], score: str) -> str:
 
 
 def run_neighbors(args: argparse.Namespace) -> int:
-    vectors, _ = load_vectors(args.vectors, unicode_errors=args.unicode_errors)
+    vectors, _ = load_vectors(
+        args.vectors, unicode_errors=args.unicode_errors, mmap=args.mmap, cache_dir=args.cache_dir
+    )
     check_words(vectors, args.words, args.vectors)
     if args.index:
         _attach_index(vectors, Path(args.index))
-    results = {word: vectors.most_similar(word, topn=args.topn, approximate=bool(args.index))
-               for word in args.words}  # fmt: skip
+    results = {
+        word: vectors.most_similar(word, topn=args.topn, approximate=bool(args.index))
+        for word in args.words
+    }
     if args.json:
         print_json(
             {w: [{"word": k, "cosine": c} for k, c in pairs] for w, pairs in results.items()}
@@ -58,15 +63,24 @@ def _attach_index(vectors: Any, path: Path) -> None:
 
 
 def run_analogy(args: argparse.Namespace) -> int:
-    vectors, _ = load_vectors(args.vectors, unicode_errors=args.unicode_errors)
+    vectors, _ = load_vectors(
+        args.vectors, unicode_errors=args.unicode_errors, mmap=args.mmap, cache_dir=args.cache_dir
+    )
     a, b, c = args.a, args.b, args.c
     check_words(vectors, [a, b, c], args.vectors)
     query = vectors.most_similar if args.method == "3cosadd" else vectors.most_similar_cosmul
     answers = query(positive=[b, c], negative=[a], topn=args.topn)
     score = "cosine" if args.method == "3cosadd" else "score"
     if args.json:
-        print_json({"a": a, "b": b, "c": c, "method": args.method,
-                    "answers": [{"word": k, score: s} for k, s in answers]})  # fmt: skip
+        print_json(
+            {
+                "a": a,
+                "b": b,
+                "c": c,
+                "method": args.method,
+                "answers": [{"word": k, score: s} for k, s in answers],
+            }
+        )
         return 0
     print(f"{a} : {b} :: {c} : ?   ({b} - {a} + {c}, {args.method})")
     print(_ranked(answers, score))
@@ -74,7 +88,9 @@ def run_analogy(args: argparse.Namespace) -> int:
 
 
 def run_similarity(args: argparse.Namespace) -> int:
-    vectors, _ = load_vectors(args.vectors, unicode_errors=args.unicode_errors)
+    vectors, _ = load_vectors(
+        args.vectors, unicode_errors=args.unicode_errors, mmap=args.mmap, cache_dir=args.cache_dir
+    )
     check_words(vectors, [args.word1, args.word2], args.vectors)
     cosine = vectors.similarity(args.word1, args.word2)
     if args.json:
@@ -87,7 +103,9 @@ def run_similarity(args: argparse.Namespace) -> int:
 def run_evaluate(args: argparse.Namespace) -> int:
     if args.analogies is None and args.pairs is None:
         raise ValueError("nothing to evaluate: give --analogies FILE and/or --pairs FILE")
-    vectors, _ = load_vectors(args.vectors, unicode_errors=args.unicode_errors)
+    vectors, _ = load_vectors(
+        args.vectors, unicode_errors=args.unicode_errors, mmap=args.mmap, cache_dir=args.cache_dir
+    )
     options = {"restrict_vocab": args.restrict_vocab, "case_insensitive": not args.case_sensitive}
     report: dict[str, Any] = {}
     if args.analogies is not None:
@@ -99,8 +117,14 @@ def run_evaluate(args: argparse.Namespace) -> int:
         pearson, spearman, oov = vectors.evaluate_word_pairs(
             path, delimiter=args.delimiter, **options
         )
-        report["pairs"] = {"file": str(path), "pearson": pearson[0], "pearson_p": pearson[1],
-                           "spearman": spearman[0], "spearman_p": spearman[1], "oov_percent": oov}  # fmt: skip
+        report["pairs"] = {
+            "file": str(path),
+            "pearson": pearson[0],
+            "pearson_p": pearson[1],
+            "spearman": spearman[0],
+            "spearman_p": spearman[1],
+            "oov_percent": oov,
+        }
     if args.json:
         print_json(report)
     else:
@@ -108,8 +132,9 @@ def run_evaluate(args: argparse.Namespace) -> int:
     return 0
 
 
-def _analogy_report(path: Path, accuracy: float, sections: list[dict],
-                    case_insensitive: bool) -> dict[str, Any]:  # fmt: skip
+def _analogy_report(
+    path: Path, accuracy: float, sections: list[dict], case_insensitive: bool
+) -> dict[str, Any]:
     """Per section: correct, answered (``total``, gensim's denominator), questions in the file,
     skipped (a word out of vocabulary), accuracy over the answered and over all questions."""
     from rowbook.vectors.evaluate import read_analogy_questions
@@ -121,26 +146,48 @@ def _analogy_report(path: Path, accuracy: float, sections: list[dict],
             len(section["correct"]),
             len(section["correct"]) + len(section["incorrect"]),
         )
-        rows.append({"section": section["section"], "correct": correct, "total": answered,
-                     "questions": questions, "skipped": questions - answered,
-                     "accuracy": correct / answered if answered else 0.0,
-                     "accuracy_all": correct / questions if questions else 0.0})  # fmt: skip
+        rows.append(
+            {
+                "section": section["section"],
+                "correct": correct,
+                "total": answered,
+                "questions": questions,
+                "skipped": questions - answered,
+                "accuracy": correct / answered if answered else 0.0,
+                "accuracy_all": correct / questions if questions else 0.0,
+            }
+        )
     total = rows[-1]
-    return {"file": str(path), "accuracy": accuracy, "accuracy_all": total["accuracy_all"],
-            "questions": total["questions"], "skipped": total["skipped"], "sections": rows}  # fmt: skip
+    return {
+        "file": str(path),
+        "accuracy": accuracy,
+        "accuracy_all": total["accuracy_all"],
+        "questions": total["questions"],
+        "skipped": total["skipped"],
+        "sections": rows,
+    }
 
 
 def _print_analogies(r: dict[str, Any]) -> None:
     total = r["sections"][-1]
-    print(f"analogies ({r['file']}): {total['correct']:,} of {total['total']:,} answered questions "
-          f"correct = {r['accuracy']:.2%} (gensim's score); {r['skipped']:,} of "
-          f"{r['questions']:,} questions skipped (a word not in the vocabulary); "
-          f"{r['accuracy_all']:.2%} of all questions correct")  # fmt: skip
+    print(
+        f"analogies ({r['file']}): {total['correct']:,} of {total['total']:,} answered questions "
+        f"correct = {r['accuracy']:.2%} (gensim's score); {r['skipped']:,} of "
+        f"{r['questions']:,} questions skipped (a word not in the vocabulary); "
+        f"{r['accuracy_all']:.2%} of all questions correct"
+    )
     rows = [
-        (s["section"], s["correct"], s["total"], s["skipped"],
-         f"{s['accuracy']:.2%}" if s["total"] else "-", f"{s['accuracy_all']:.2%}")
-        for s in r["sections"] if s["questions"]  # a section without questions is no row
-    ]  # fmt: skip
+        (
+            s["section"],
+            s["correct"],
+            s["total"],
+            s["skipped"],
+            f"{s['accuracy']:.2%}" if s["total"] else "-",
+            f"{s['accuracy_all']:.2%}",
+        )
+        for s in r["sections"]
+        if s["questions"]  # a section without questions is no row
+    ]
     headers = ["section", "correct", "answered", "skipped", "accuracy", "of all"]
     print(format_table(headers, rows, "lrrrrr"))
 
@@ -150,9 +197,11 @@ def _print_report(report: dict[str, Any]) -> None:
         _print_analogies(report["analogies"])
     if "pairs" in report:
         r = report["pairs"]
-        print(f"word pairs ({r['file']}): Pearson r = {r['pearson']:.4f} (p = {r['pearson_p']:.3g}), "
-              f"Spearman rho = {r['spearman']:.4f} (p = {r['spearman_p']:.3g}), "
-              f"{r['oov_percent']:.1f}% of pairs out of vocabulary")  # fmt: skip
+        print(
+            f"word pairs ({r['file']}): Pearson r = {r['pearson']:.4f} (p = {r['pearson_p']:.3g}), "
+            f"Spearman rho = {r['spearman']:.4f} (p = {r['spearman_p']:.3g}), "
+            f"{r['oov_percent']:.1f}% of pairs out of vocabulary"
+        )
 
 
 # -- parsers --------------------------------------------------------------------------------
@@ -160,30 +209,44 @@ def _print_report(report: dict[str, Any]) -> None:
 
 def register(commands: Any) -> None:
     p = add_command(
-        commands, "neighbors", run=run_neighbors,
+        commands,
+        "neighbors",
+        run=run_neighbors,
         help="nearest words by cosine similarity",
         description="List the words nearest to each WORD (cosine similarity of the vectors).",
-        examples=["rowbook neighbors vectors.txt king", "rowbook neighbors vectors.npz king paris --topn 5",
-                  "rowbook neighbors glove.6B.50d.txt frog --json"],
-    )  # fmt: skip
+        examples=[
+            "rowbook neighbors vectors.txt king",
+            "rowbook neighbors vectors.npz king paris --topn 5",
+            "rowbook neighbors glove.6B.50d.txt frog --json",
+        ],
+    )
     p.add_argument(
         "vectors", metavar="VECTORS", help="a .npz, word2vec (.txt/.vec/.bin) or GloVe file"
     )
     p.add_argument("words", metavar="WORD", nargs="+")
     p.add_argument("--topn", type=int, default=10, metavar="N", help="(default: %(default)s)")
-    p.add_argument("--index", metavar="FILE", help="answer from an approximate index (faiss) kept "
-                   "in FILE, built there on first use; for tables of millions of words")  # fmt: skip
+    p.add_argument(
+        "--index",
+        metavar="FILE",
+        help="answer from an approximate index (faiss) kept "
+        "in FILE, built there on first use; for tables of millions of words",
+    )
     p.add_argument("--json", action="store_true", help="print JSON")
     add_unicode_errors(p)
+    add_mapping(p)
 
     p = add_command(
-        commands, "analogy", run=run_analogy,
+        commands,
+        "analogy",
+        run=run_analogy,
         help="A is to B as C is to ?",
         description="Answer 'A is to B as C is to ?' with the words nearest to B - A + C "
         "(3CosAdd), or by 3CosMul; A, B and C are never answers.",
-        examples=["rowbook analogy vectors.txt man woman king", "rowbook analogy vectors.txt "
-                  "france paris japan --topn 3 --method 3cosmul --json"],
-    )  # fmt: skip
+        examples=[
+            "rowbook analogy vectors.txt man woman king",
+            "rowbook analogy vectors.txt france paris japan --topn 3 --method 3cosmul --json",
+        ],
+    )
     p.add_argument("vectors", metavar="VECTORS")
     p.add_argument("a", metavar="A")
     p.add_argument("b", metavar="B")
@@ -194,35 +257,51 @@ def register(commands: Any) -> None:
     )
     p.add_argument("--json", action="store_true", help="print JSON")
     add_unicode_errors(p)
+    add_mapping(p)
 
     p = add_command(
-        commands, "similarity", run=run_similarity,
+        commands,
+        "similarity",
+        run=run_similarity,
         help="cosine similarity of two words",
         description="Print the cosine similarity of the vectors of WORD1 and WORD2.",
-        examples=["rowbook similarity vectors.txt king queen", "rowbook similarity vectors.npz cat dog --json"],
-    )  # fmt: skip
+        examples=[
+            "rowbook similarity vectors.txt king queen",
+            "rowbook similarity vectors.npz cat dog --json",
+        ],
+    )
     p.add_argument("vectors", metavar="VECTORS")
     p.add_argument("word1", metavar="WORD1")
     p.add_argument("word2", metavar="WORD2")
     p.add_argument("--json", action="store_true", help="print JSON")
     add_unicode_errors(p)
+    add_mapping(p)
 
     p = add_command(
-        commands, "evaluate", run=run_evaluate,
+        commands,
+        "evaluate",
+        run=run_evaluate,
         help="analogy accuracy and word-pair correlation",
         description="Score VECTORS on analogy questions (word2vec's questions-words format: ': "
         "section' lines, then 'a b c d' lines) and/or word pairs with human scores ('w1<TAB>w2<TAB>"
         "score' lines), with gensim's conventions.",
-        examples=["rowbook evaluate vectors.txt --analogies questions-words.txt",
-                  "rowbook evaluate vectors.bin --pairs wordsim353.tsv --json",
-                  "rowbook evaluate vectors.npz --analogies q.txt --pairs p.tsv --restrict-vocab 30000"],
-    )  # fmt: skip
+        examples=[
+            "rowbook evaluate vectors.txt --analogies questions-words.txt",
+            "rowbook evaluate vectors.bin --pairs wordsim353.tsv --json",
+            "rowbook evaluate vectors.npz --analogies q.txt --pairs p.tsv --restrict-vocab 30000",
+        ],
+    )
     p.add_argument("vectors", metavar="VECTORS")
     p.add_argument("--analogies", metavar="FILE", help="questions-words file")
     p.add_argument("--pairs", metavar="FILE", help="word pairs with similarity scores")
     p.add_argument("--delimiter", default="\t", help="field separator of --pairs (default: tab)")
-    p.add_argument("--restrict-vocab", type=int, default=300_000, metavar="N",
-                   help="use only the first N words (default: %(default)s)")  # fmt: skip
+    p.add_argument(
+        "--restrict-vocab",
+        type=int,
+        default=300_000,
+        metavar="N",
+        help="use only the first N words (default: %(default)s)",
+    )
     p.add_argument(
         "--case-sensitive", action="store_true", help="do not upper-case words to compare"
     )
@@ -231,3 +310,4 @@ def register(commands: Any) -> None:
     )
     p.add_argument("--json", action="store_true", help="print JSON")
     add_unicode_errors(p)
+    add_mapping(p)

@@ -38,14 +38,20 @@ def make_subword(model: str, lower: bool, plain: bool = False) -> Any:
 def fit_subword(args: argparse.Namespace, out: Path) -> int:
     from rowbook.text.wordpiece.train import BERT_SPECIAL_TOKENS
 
-    if args.max_size is None:
-        raise ValueError(f"--model {args.model} needs --max-size N, the number of entries to learn")
+    if args.max_vocab is None:
+        raise ValueError(
+            f"--model {args.model} needs --max-vocab N, the number of entries to learn"
+        )
     if args.format == "model" and args.model != "unigram":
-        raise ValueError("--format model writes a SentencePiece .model, which holds a Unigram model: "
-                         "use --model unigram, or --format tokenizer.json")  # fmt: skip
+        raise ValueError(
+            "--format model writes a SentencePiece .model, which holds a Unigram model: "
+            "use --model unigram, or --format tokenizer.json"
+        )
     if args.format == "model" and args.lower:
-        raise ValueError("--lower does not go with --format model: a .model file written by rowbook "
-                         "has no normalizer; lower-case the corpus first, or use --format tokenizer.json")  # fmt: skip
+        raise ValueError(
+            "--lower does not go with --format model: a .model file written by rowbook "
+            "has no normalizer; lower-case the corpus first, or use --format tokenizer.json"
+        )
     if args.scheduler and args.memory:
         raise ValueError(
             "--memory does not go with --scheduler: the workers count their files in RAM"
@@ -54,7 +60,7 @@ def fit_subword(args: argparse.Namespace, out: Path) -> int:
     specials = BERT_SPECIAL_TOKENS if args.model == "wordpiece" else ("<unk>",)
     options = {"special_tokens": specials}
     if args.min_count is not None and args.model == "wordpiece":
-        options["min_frequency"] = args.min_count
+        options["min_count"] = args.min_count
     if args.scheduler:
         from rowbook.distributed import subword_word_counts
 
@@ -65,11 +71,16 @@ def fit_subword(args: argparse.Namespace, out: Path) -> int:
         lines = _Lines(read_lines(args.corpus, progress=not args.quiet, errors=args.unicode_errors))
         from rowbook.text.word_counts import budget_bytes, count_words
 
-        counts = count_words(lines, tokenizer._training_words, workers=None,
-                             memory=budget_bytes(args.memory), spill_dir=args.spill_dir)  # fmt: skip
+        counts = count_words(
+            lines,
+            tokenizer._training_words,
+            workers=None,
+            memory=budget_bytes(args.memory),
+            spill_dir=args.spill_dir,
+        )
     if not counts:
         raise ValueError(f"{source_name(args.corpus)} is empty: no words")
-    tokenizer.fit((), args.max_size, word_counts=counts, **options)
+    tokenizer.fit((), args.max_vocab, word_counts=counts, **options)
     _write(tokenizer, args, out)
     _summary(tokenizer, args, out, lines.count if lines is not None else None, len(counts))
     return 0
@@ -105,8 +116,17 @@ def _summary(
     vocab = tokenizer.vocab
     top = sorted(vocab, key=vocab.get)[: args.top]
     if args.json:
-        print_json({"output": str(out), "model": args.model, "format": args.format, "lines": n_lines,
-                    "distinct_words": n_words, "size": len(tokenizer), "first": top})  # fmt: skip
+        print_json(
+            {
+                "output": str(out),
+                "model": args.model,
+                "format": args.format,
+                "lines": n_lines,
+                "distinct_words": n_words,
+                "size": len(tokenizer),
+                "first": top,
+            }
+        )
     elif not args.quiet:
         read = f"read {n_lines} lines" if n_lines is not None else f"counted on {args.scheduler}"
         print(f"{read}, {n_words} distinct words; {args.model}: {len(tokenizer)} entries -> {out}")

@@ -39,8 +39,10 @@ def make_tokenizer(name: str, *, lower: bool = False, bpe_file: str | None = Non
 
     if name == "bpe":
         if bpe_file is None:
-            raise ValueError("--tokenizer bpe needs --bpe FILE (make one with 'rowbook vocab "
-                             "CORPUS --tokenizer bpe --max-size N -o bpe.json')")  # fmt: skip
+            raise ValueError(
+                "--tokenizer bpe needs --bpe FILE (make one with 'rowbook vocab "
+                "CORPUS --tokenizer bpe --max-vocab N -o bpe.json')"
+            )
         tokenizer = _load_bpe(check_input_file(bpe_file, "BPE"), ByteLevelBPE)
     elif name == "char":
         tokenizer = CharTokenizer()
@@ -65,8 +67,10 @@ def _load_bpe(path: Path, cls: Any) -> Any:
     if kind == "text_pipeline":
         pipe = _load_pipeline(path)
         if not isinstance(pipe.tokenizer_, cls):
-            raise ValueError(f"--bpe {path} is a text pipeline with a {type(pipe.tokenizer_).__name__}"
-                             ", not a BPE; give it with --vocab FILE")  # fmt: skip
+            raise ValueError(
+                f"--bpe {path} is a text pipeline with a {type(pipe.tokenizer_).__name__}"
+                ", not a BPE; give it with --vocab FILE"
+            )
         return pipe.tokenizer_
     return cls.from_tokenizer_json(path) if kind == "tokenizer.json" else cls.load(path)
 
@@ -103,8 +107,10 @@ def _tokenizer_file(args: argparse.Namespace) -> Any:
 
     path = Path(args.tokenizer)
     if not path.exists():
-        raise ValueError(f"--tokenizer {args.tokenizer} is neither one of {', '.join(TOKENIZERS)} nor "
-                         "a file or folder (tokenizer.json, .model, vocab.txt, vocab.json, a rowbook file)")  # fmt: skip
+        raise ValueError(
+            f"--tokenizer {args.tokenizer} is neither one of {', '.join(TOKENIZERS)} nor "
+            "a file or folder (tokenizer.json, .model, vocab.txt, vocab.json, a rowbook file)"
+        )
     for flag in ("--bpe", "--vocab", "--lower"):
         if getattr(args, flag[2:]):
             raise ValueError(
@@ -121,8 +127,17 @@ def _run_file_tokenizer(args: argparse.Namespace) -> int:
     for text in texts:
         encoding = tokenizer.encode(text)
         if args.json:
-            print(json.dumps({"text": text, "tokens": encoding.tokens, "ids": encoding.ids,
-                              "offsets": encoding.offsets}, ensure_ascii=False))  # fmt: skip
+            print(
+                json.dumps(
+                    {
+                        "text": text,
+                        "tokens": encoding.tokens,
+                        "ids": encoding.ids,
+                        "offsets": encoding.offsets,
+                    },
+                    ensure_ascii=False,
+                )
+            )
         elif args.ids:
             print(" ".join(map(str, encoding.ids)))
         else:
@@ -174,8 +189,10 @@ def _pipeline_given(args: argparse.Namespace) -> Any:
             others = [o for o in flags if o != flag and getattr(args, o[2:])]
             others = [o for o in others if not (o == "--tokenizer" and bpe_ok)]
             if others:
-                raise ValueError(f"{flag} {file} is a text pipeline from 'rowbook vocab': it fixes "
-                                 f"the normalizer and tokenizer, so drop {' and '.join(others)}")  # fmt: skip
+                raise ValueError(
+                    f"{flag} {file} is a text pipeline from 'rowbook vocab': it fixes "
+                    f"the normalizer and tokenizer, so drop {' and '.join(others)}"
+                )
             return _load_pipeline(path)
     return None
 
@@ -233,18 +250,27 @@ class _Unknown:
         file = args.vocab or args.bpe
         known_lower = sum(t.lower() in self.vocab for t in self.sample)
         if known_lower * 2 > len(self.sample) and not from_pipeline:
-            cause = ("its tokens are lower-case and this text is not: add --lower (a file written "
-                     "by 'rowbook vocab' now records --lower and applies it itself)")  # fmt: skip
+            cause = (
+                "its tokens are lower-case and this text is not: add --lower (a file written "
+                "by 'rowbook vocab' now records --lower and applies it itself)"
+            )
         elif not from_pipeline:
-            cause = ("this plain vocabulary file does not record the tokenizer or normalizer it "
-                     "was built with: give the same --tokenizer and --lower, or rebuild it with "
-                     "'rowbook vocab', whose file records them")  # fmt: skip
+            cause = (
+                "this plain vocabulary file does not record the tokenizer or normalizer it "
+                "was built with: give the same --tokenizer and --lower, or rebuild it with "
+                "'rowbook vocab', whose file records them"
+            )
         else:
-            cause = ("the text differs from the corpus the vocabulary was built from (another "
-                     "language, spelling or domain), or --min-count dropped most words")  # fmt: skip
-        print(f"{args.prog}: warning: {self.unknown} of {self.total} tokens are not in the "
-              f"vocabulary of {file} and became <unk> (e.g. {self.sample[0]!r}); likely cause: "
-              f"{cause}", file=sys.stderr)  # fmt: skip
+            cause = (
+                "the text differs from the corpus the vocabulary was built from (another "
+                "language, spelling or domain), or --min-count dropped most words"
+            )
+        print(
+            f"{args.prog}: warning: {self.unknown} of {self.total} tokens are not in the "
+            f"vocabulary of {file} and became <unk> (e.g. {self.sample[0]!r}); likely cause: "
+            f"{cause}",
+            file=sys.stderr,
+        )
 
 
 # -- parsers --------------------------------------------------------------------------------
@@ -252,30 +278,43 @@ class _Unknown:
 
 def register(commands: Any) -> None:
     p = add_command(
-        commands, "tokenize", run=run_tokenize,
+        commands,
+        "tokenize",
+        run=run_tokenize,
         help="split a text into tokens (and ids)",
         description="Split TEXT into tokens, one output line per input line. '-' reads standard "
         "input line by line. Tokens containing whitespace are shown quoted; --json prints one "
         "JSON object per line with the exact tokens (and ids, when there are any).",
-        examples=["rowbook tokenize 'The cat sat on the mat'",
-                  "rowbook tokenize --lower --tokenizer char 'Cat!'",
-                  "rowbook tokenize --bpe bpe.json --json 'lowest prices'",
-                  "rowbook tokenize --tokenizer bert-base-uncased/tokenizer.json --ids 'Hello!'",
-                  "rowbook tokenize --tokenizer spiece.model 'Hello world'",
-                  "rowbook tokenize --vocab vocab.json --ids 'The cat'",
-                  "rowbook tokenize --lower - < raw.txt > corpus.txt"],
-    )  # fmt: skip
+        examples=[
+            "rowbook tokenize 'The cat sat on the mat'",
+            "rowbook tokenize --lower --tokenizer char 'Cat!'",
+            "rowbook tokenize --bpe bpe.json --json 'lowest prices'",
+            "rowbook tokenize --tokenizer bert-base-uncased/tokenizer.json --ids 'Hello!'",
+            "rowbook tokenize --tokenizer spiece.model 'Hello world'",
+            "rowbook tokenize --vocab vocab.json --ids 'The cat'",
+            "rowbook tokenize --lower - < raw.txt > corpus.txt",
+        ],
+    )
     p.add_argument("text", metavar="TEXT", help="the text, or '-' for standard input")
-    p.add_argument("--tokenizer", metavar="NAME|FILE",
-                   help="word (regex words and punctuation, the default), whitespace, char, bpe (with "
-                   "--bpe), or a tokenizer FILE or model folder of any format: tokenizer.json "
-                   "(byte-level BPE, WordPiece, Unigram), a SentencePiece .model, BERT's vocab.txt, "
-                   "GPT-2's vocab.json + merges.txt, a rowbook file; it is recognised by its content")  # fmt: skip
-    p.add_argument("--bpe", metavar="FILE", help="a BPE file from 'rowbook vocab --tokenizer bpe' "
-                   "or a Hugging Face tokenizer.json")  # fmt: skip
+    p.add_argument(
+        "--tokenizer",
+        metavar="NAME|FILE",
+        help="word (regex words and punctuation, the default), whitespace, char, bpe (with "
+        "--bpe), or a tokenizer FILE or model folder of any format: tokenizer.json "
+        "(byte-level BPE, WordPiece, Unigram), a SentencePiece .model, BERT's vocab.txt, "
+        "GPT-2's vocab.json + merges.txt, a rowbook file; it is recognised by its content",
+    )
+    p.add_argument(
+        "--bpe",
+        metavar="FILE",
+        help="a BPE file from 'rowbook vocab --tokenizer bpe' or a Hugging Face tokenizer.json",
+    )
     p.add_argument("--lower", action="store_true", help="lower-case the text first")
-    p.add_argument("--vocab", metavar="FILE",
-                   help="a file from 'rowbook vocab': its normalizer, tokenizer and vocabulary are "
-                   "applied (an older plain vocabulary file maps the tokens of --tokenizer)")  # fmt: skip
+    p.add_argument(
+        "--vocab",
+        metavar="FILE",
+        help="a file from 'rowbook vocab': its normalizer, tokenizer and vocabulary are "
+        "applied (an older plain vocabulary file maps the tokens of --tokenizer)",
+    )
     p.add_argument("--ids", action="store_true", help="print ids instead of tokens")
     p.add_argument("--json", action="store_true", help="one JSON object per line")

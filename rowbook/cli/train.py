@@ -12,10 +12,12 @@ learning-rate schedule). ``--checkpoint FILE`` saves the model there after every
 exit status 130) loses at most the epoch in progress. ``train nplm`` holds out
 ``--val-fraction`` of the lines and reports training and held-out perplexity apart.
 
-word2vec and GloVe read lines lower-cased and split into words, punctuation dropped (as
-gensim's ``simple_preprocess`` reads them), unless ``--keep-case`` or ``--tokenizer
-whitespace``. ``--scheduler ADDRESS`` counts the corpus on Dask and trains here on the
-counts (:mod:`rowbook.cli._cluster`). The options are defined in
+word2vec, GloVe and fastText read CORPUS as :mod:`rowbook.cli.corpus` says. A word-vector
+command decides once, before it makes or loads a model, where its counts come from
+(:func:`counts_source`): GloVe's co-occurrence file (``train glove counts.npz``, see
+:mod:`rowbook.cli.cooccur`), counting on Dask (``--scheduler ADDRESS``, see
+:mod:`rowbook.cli._cluster`; the epochs run here), or a pass over CORPUS here; the options
+that do not go with that source are refused then, in one line. The parsers are in
 :mod:`rowbook.cli.train_options`; a parameter the model refuses is reported with its flag
 (:meth:`rowbook.checks.ParameterError.message_for`).
 """
@@ -26,69 +28,30 @@ import argparse
 import inspect
 import sys
 import time
-from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
 from rowbook.checks import ParameterError, check_int
 from rowbook.cli._cluster import check_options, fit_counted
-from rowbook.cli._common import STDIN, check_output_path, read_lines, show_progress, source_name
+from rowbook.cli._common import (
+    STDIN,
+    check_output_path,
+    cli_error,
+    read_lines,
+    source_name,
+)
 from rowbook.cli._vectorio import FORMAT_NAMES, output_format, save_vectors
-from rowbook.cli.cooccur import fit_from_file, is_counted_file
-from rowbook.cli.text import Normalized
+from rowbook.cli.cooccur import check_counted_file, fit_from_file, is_counted_file
+from rowbook.cli.corpus import Corpus
 
-__all__ = ["WORD_PATTERN", "Corpus", "cli_error", "run_nplm", "run_word_vectors", "train_tokenizer"]
-
-#: ``--tokenizer word`` of the train commands: runs of letters and digits with inner
-#: apostrophes; punctuation is dropped (gensim's ``simple_preprocess`` keeps letters only).
-WORD_PATTERN = r"\w+(?:['’]\w+)*"
-
-
-def train_tokenizer(name: str, *, lower: bool) -> Any:
-    """The tokenizer of ``--tokenizer word|whitespace``, lower-casing first when ``lower``.
-
-    >>> train_tokenizer("word", lower=True).tokenize("The whale, the Whale's eye.")
-    ['the', 'whale', 'the', "whale's", 'eye']
-    >>> train_tokenizer("whitespace", lower=False).tokenize("The whale, the Whale's eye.")
-    ['The', 'whale,', 'the', "Whale's", 'eye.']
-    """
-    from rowbook.text import Normalizer, WordTokenizer
-
-    tokenizer = WordTokenizer(pattern=None if name == "whitespace" else WORD_PATTERN)
-    return Normalized(Normalizer(case="lower"), tokenizer) if lower else tokenizer
-
-
-class Corpus:
-    """The CORPUS files as sentences, read by :func:`rowbook.data.iter_sentences` (the one
-    corpus reader: files, folders, ``-``, compressed), counting the lines and tokens of the
-    last pass."""
-
-    def __init__(self, args: argparse.Namespace) -> None:
-        self.sources, self.lines, self.tokens = args.corpus, 0, 0
-        self.tokenizer = train_tokenizer(args.tokenizer, lower=args.lower)
-        self.progress = show_progress(args.corpus, not args.quiet)
-        self.errors = args.unicode_errors
-
-    def __iter__(self) -> Iterator[Sequence[str]]:
-        from rowbook.data import iter_sentences
-
-        self.lines, self.tokens = 0, 0
-        sentences = iter_sentences(self.sources, self.tokenizer, errors=self.errors,
-                                   show_progress=self.progress)  # fmt: skip
-        for tokens in sentences:
-            self.lines, self.tokens = self.lines + 1, self.tokens + len(tokens)
-            yield tokens
-
-
-def cli_error(err: ParameterError, flags: dict[str, str]) -> ValueError:
-    """``err`` said with the flag of its parameter (``flags``: this command's parameter -> flag);
-    a parameter the command does not list (``errors``, say) is left to :func:`rowbook.cli.main`,
-    which names it by :func:`~rowbook.cli._common.flag_for`.
-
-    >>> str(cli_error(ParameterError("vector_size", 0, "an integer >= 1"), {"vector_size": "--vector-size"}))
-    '--vector-size must be an integer >= 1, got 0'
-    """
-    return ValueError(err.message_for(flags[err.name])) if err.name in flags else err
+__all__ = [
+    "CORPUS",
+    "COUNTS_FILE",
+    "SCHEDULER",
+    "counts_source",
+    "run_nplm",
+    "run_word_vectors",
+]
 
 
 def _check_resume(args: argparse.Namespace) -> str | None:
@@ -99,8 +62,10 @@ def _check_resume(args: argparse.Namespace) -> str | None:
         raise ValueError("--resume needs --checkpoint FILE, the checkpoint to continue from")
     if not Path(args.checkpoint).exists():
         if not args.quiet:
-            print(f"{args.prog}: no checkpoint {args.checkpoint} yet; starting at epoch 1",
-                  file=sys.stderr)  # fmt: skip
+            print(
+                f"{args.prog}: no checkpoint {args.checkpoint} yet; starting at epoch 1",
+                file=sys.stderr,
+            )
         return None
     return args.checkpoint
 
@@ -109,18 +74,22 @@ def _resumed(source: str | None, verb: str = "continued") -> str:
     return "" if source is None else f" ({verb} from {source})"
 
 
-def _interrupted(args: argparse.Namespace) -> int:
+def _interrupted(args: argparse.Namespace, *, continue_with_init: bool = False) -> int:
+    """Exit status 130, with what the checkpoint holds and how to go on: ``--resume``, or
+    ``--init`` where the run cannot be resumed (``continue_with_init``)."""
     saved = args.checkpoint is not None and Path(args.checkpoint).exists()
-    glove_counted = getattr(args, "scheduler", None) and getattr(args, "model", None) == "glove"
-    if saved and (getattr(args, "init", None) or glove_counted):
-        hint = (f"{args.checkpoint} holds the model after the last finished epoch; continue it "
-                f"with --init {args.checkpoint} and the epochs still to do")  # fmt: skip
+    if saved and continue_with_init:
+        hint = (
+            f"{args.checkpoint} holds the model after the last finished epoch; continue it "
+            f"with --init {args.checkpoint} and the epochs still to do"
+        )
     elif saved:
-        hint = (f"{args.checkpoint} holds the last finished epoch; add --resume to the same "
-                "command to continue")  # fmt: skip
+        hint = (
+            f"{args.checkpoint} holds the last finished epoch; add --resume to the same "
+            "command to continue"
+        )
     elif args.checkpoint is not None:
-        hint = (f"nothing was saved yet: {args.checkpoint} is written at the end of the first "
-                "epoch")  # fmt: skip
+        hint = f"nothing was saved yet: {args.checkpoint} is written at the end of the first epoch"
     else:
         hint = "nothing was saved (add --checkpoint FILE to make training resumable)"
     print(f"{args.prog}: interrupted; {hint}", file=sys.stderr)
@@ -139,31 +108,59 @@ def _make_model(args: argparse.Namespace, **extra: Any) -> Any:
         raise cli_error(err, args.flags) from None
 
 
-# -- word2vec and GloVe ---------------------------------------------------------------------
+# -- word2vec, GloVe, fastText --------------------------------------------------------------
+
+#: Where a word-vector command's counts come from (:func:`counts_source`): GloVe's
+#: co-occurrence file, counting on ``--scheduler``, or a pass over CORPUS on this machine.
+COUNTS_FILE, SCHEDULER, CORPUS = "counts file", "scheduler", "corpus"
 
 
-def _initial_model(args: argparse.Namespace) -> Any:
-    """The model of ``--init MODEL``, told to run with this command's ``--workers``."""
-    from rowbook.models import load
+def counts_source(args: argparse.Namespace) -> str:
+    """The one decision of a word-vector command: where its counts come from, with the
+    options that do not go with that source refused (``--init`` continues a saved model on
+    the scheduler's counts or the corpus's; a counts file refuses it)."""
+    if is_counted_file(args):
+        check_counted_file(args)
+        return COUNTS_FILE
+    if args.scheduler:
+        check_options(args)
+        return SCHEDULER
+    return CORPUS
 
+
+def _check_init(args: argparse.Namespace) -> None:
+    """``--init MODEL`` continues a saved model: only ``--epochs`` and ``--workers`` apply."""
     if args.resume:
         raise ValueError(
             "--init MODEL continues a saved model and --resume a stopped run; give one"
         )
-    model = load(args.init)
-    if not isinstance(model, args.model_class):
-        raise ValueError(f"--init {args.init} holds a {type(model).__name__} model, not a "
-                         f"{args.model_class.__name__}; use 'rowbook train {args.model}' with a "
-                         f"model saved by it (--save-model)")  # fmt: skip
     fixed = [args.flags[name] for name in _given(args) if name not in ("epochs", "workers")]
     if fixed:
-        raise ValueError(f"{', '.join(fixed)}: a model continued with --init keeps its own "
-                         "parameters; only --epochs and --workers apply")  # fmt: skip
+        raise ValueError(
+            f"{', '.join(fixed)}: a model continued with --init keeps its own "
+            "parameters; only --epochs and --workers apply"
+        )
     if args.workers is not None:
         try:
-            model.workers = check_int("workers", args.workers, 1)
+            check_int("workers", args.workers, 1)
         except ParameterError as err:
             raise cli_error(err, args.flags) from None
+
+
+def _initial_model(args: argparse.Namespace) -> Any:
+    """The model of ``--init MODEL`` (checked by :func:`_check_init`), told to run with this
+    command's ``--workers``."""
+    from rowbook.models import load
+
+    model = load(args.init)
+    if not isinstance(model, args.model_class):
+        raise ValueError(
+            f"--init {args.init} holds a {type(model).__name__} model, not a "
+            f"{args.model_class.__name__}; use 'rowbook train {args.model}' with a "
+            f"model saved by it (--save-model)"
+        )
+    if args.workers is not None:
+        model.workers = args.workers
     model.progress = not args.quiet
     return model
 
@@ -176,47 +173,50 @@ def _continue(model: Any, corpus: Any, args: argparse.Namespace) -> None:
     model.train(corpus, epochs=args.epochs or model.epochs, checkpoint=args.checkpoint)
 
 
-def _fit_or_continue(model: Any, args: argparse.Namespace, resume: str | None) -> Corpus:
+def _train(model: Any, source: str, args: argparse.Namespace, resume: str | None) -> None:
+    """Fit ``model``, or continue it (``--init``), on the counts of ``source``."""
+    if source == COUNTS_FILE:
+        fit_from_file(model, args)
+        return
     corpus = Corpus(args)
     try:
-        if is_counted_file(args):
-            fit_from_file(model, args)
-        elif args.scheduler:
+        if source == SCHEDULER:
             fit_counted(model, corpus, args, resume)
         elif args.init:
             _continue(model, corpus, args)
         else:
             spill = {"spill_dir": args.spill_dir} if args.spill_dir else {}
             model.fit(corpus, checkpoint=args.checkpoint, resume=resume, **spill)
-    except ParameterError as err:
-        raise cli_error(err, args.flags) from None
-    except ValueError:
-        if corpus.tokens == 0 and not args.scheduler and not is_counted_file(args):
+    except ValueError as err:
+        if source == CORPUS and corpus.tokens == 0 and not isinstance(err, ParameterError):
             raise ValueError(
                 f"{source_name(args.corpus)} is empty: {corpus.lines} lines, no words"
             ) from None
         raise
-    return corpus
 
 
 def run_word_vectors(args: argparse.Namespace) -> int:
+    """``rowbook train word2vec|glove|fasttext``: the outputs and every option are checked
+    and the path is chosen here, once; then the model is made (or loaded), trained and saved."""
     out = check_output_path(args.output)
     fasttext_bin = args.model == "fasttext" and out.suffix.lower() == ".bin"
     fmt = "fasttext" if fasttext_bin else output_format(out)
     for path in (args.checkpoint, args.save_model):
         if path is not None:
             check_output_path(path)
-    if args.scheduler and not is_counted_file(args):
-        check_options(args)
-    if args.init and not is_counted_file(args):
-        model = _initial_model(args)
-    else:
-        model = _make_model(args, progress=not args.quiet)
-    resume, start, epochs_before = _check_resume(args), time.perf_counter(), _epochs_done(model)
+    source = counts_source(args)
+    if args.init:
+        _check_init(args)
+    resume = _check_resume(args)
+    model = _initial_model(args) if args.init else _make_model(args, progress=not args.quiet)
+    start, epochs_before = time.perf_counter(), _epochs_done(model)
     try:
-        _fit_or_continue(model, args, resume)
+        _train(model, source, args, resume)
     except KeyboardInterrupt:
-        return _interrupted(args)
+        glove_counted = args.model == "glove" and source != CORPUS  # GloVe's --resume needs CORPUS
+        return _interrupted(args, continue_with_init=bool(args.init) or glove_counted)
+    except ParameterError as err:
+        raise cli_error(err, args.flags) from None
     seconds = time.perf_counter() - start
     if fasttext_bin:
         model.save_fasttext(out)
@@ -230,21 +230,30 @@ def run_word_vectors(args: argparse.Namespace) -> int:
 
 
 def _epochs_done(model: Any) -> int:
-    return len(model.history) if model.is_fitted else 0
+    return len(model.history_) if model.is_fitted else 0
 
 
-def _summary(model: Any, args: argparse.Namespace, out: Path, fmt: str, seconds: float,
-             epochs_before: int, resume: str | None) -> str:  # fmt: skip
-    vectors, history = model.vectors, model.history
-    if hasattr(model, "n_records"):  # GloVe trains on co-occurrence records
-        what = f"{model.n_records:,} co-occurrence records, final cost {history[-1].loss:.4g}"
+def _summary(
+    model: Any,
+    args: argparse.Namespace,
+    out: Path,
+    fmt: str,
+    seconds: float,
+    epochs_before: int,
+    resume: str | None,
+) -> str:
+    vectors, history = model.vectors, model.history_
+    if hasattr(model, "n_records_"):  # GloVe trains on co-occurrence records
+        what = f"{model.n_records_:,} co-occurrence records, final cost {history[-1].loss:.4g}"
     else:
         what = f"{history[-1].total_words:,} corpus words"
     how = _resumed(args.init, "more, on a model loaded") or _resumed(resume)
     saved = "" if args.save_model is None else f"; model -> {args.save_model}"
-    return (f"{args.model}: {len(vectors)} words x {vectors.vector_size} dims from {what}, "
-            f"{len(history) - epochs_before} epochs{how} in {seconds:.1f} s -> {out} "
-            f"({FORMAT_NAMES[fmt]}){saved}")  # fmt: skip
+    return (
+        f"{args.model}: {len(vectors)} words x {vectors.vector_size} dims from {what}, "
+        f"{len(history) - epochs_before} epochs{how} in {seconds:.1f} s -> {out} "
+        f"({FORMAT_NAMES[fmt]}){saved}"
+    )
 
 
 # -- the neural language model --------------------------------------------------------------
@@ -260,8 +269,10 @@ def run_nplm(args: argparse.Namespace) -> int:
     init = inspect.signature(args.model_class.__init__).parameters
     level = args.level or init["level"].default
     if level != "word" and fmt != "npz":
-        raise ValueError(f"a character table has keys such as ' ' that {FORMAT_NAMES[fmt]} cannot "
-                         f"hold; name the output {out.with_suffix('.npz')}")  # fmt: skip
+        raise ValueError(
+            f"a character table has keys such as ' ' that {FORMAT_NAMES[fmt]} cannot "
+            f"hold; name the output {out.with_suffix('.npz')}"
+        )
     texts = [line for line in read_lines(args.corpus, errors=args.unicode_errors) if line.strip()]
     if not texts:
         raise ValueError(f"{source_name(args.corpus)} is empty: it has no non-blank line")

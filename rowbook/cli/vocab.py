@@ -2,7 +2,7 @@
 
 The file is a :class:`~rowbook.text.TextPipeline` (normalizer, tokenizer, vocabulary or
 BPE), which ``rowbook tokenize --vocab FILE`` (:mod:`rowbook.cli.text`) applies as the
-corpus was read. ``--model bpe|wordpiece|unigram`` trains a subword model of ``--max-size``
+corpus was read. ``--model bpe|wordpiece|unigram`` trains a subword model of ``--max-vocab``
 entries instead (:mod:`rowbook.cli.subword`), written as a pipeline file, a Hugging Face
 ``tokenizer.json`` or a SentencePiece ``.model`` (``--format``). ``--scheduler ADDRESS``
 counts the corpus on Dask (:mod:`rowbook.cli._cluster`); ``--memory GB`` keeps the word
@@ -16,9 +16,10 @@ from collections import Counter
 from pathlib import Path
 from typing import Any
 
-from rowbook.cli._cluster import counting
+from rowbook.cli._cluster import check_options, counting
 from rowbook.cli._common import (
     add_command,
+    add_renamed,
     add_scheduler,
     add_unicode_errors,
     check_output_path,
@@ -35,6 +36,8 @@ __all__ = ["register", "run_vocab"]
 
 def run_vocab(args: argparse.Namespace) -> int:
     out = check_output_path(args.output)
+    if args.scheduler:
+        check_options(args)
     if args.model in ("wordpiece", "unigram"):
         from rowbook.cli.subword import fit_subword
 
@@ -51,26 +54,36 @@ def run_vocab(args: argparse.Namespace) -> int:
     from rowbook.text import TextPipeline, Vocab
 
     min_count = 1 if args.min_count is None else args.min_count
-    vocab = Vocab(min_count=min_count, max_size=args.max_size).fit_counts(counts)
+    vocab = Vocab(min_count=min_count, max_vocab=args.max_vocab).fit_counts(counts)
     kept = len(vocab) - len(vocab.specials)
     if kept == 0:
         top, count = counts.most_common(1)[0]
-        raise ValueError(f"no token occurs at least --min-count={vocab.min_count} times (the most "
-                         f"frequent, {top!r}, occurs {count}); lower --min-count")  # fmt: skip
+        raise ValueError(
+            f"no token occurs at least --min-count={vocab.min_count} times (the most "
+            f"frequent, {top!r}, occurs {count}); lower --min-count"
+        )
     parts = (tokenizer.normalizer, tokenizer.tokenizer) if args.lower else (None, tokenizer)
     TextPipeline(*parts, vocab).fit([]).save(out)
     top = [(i, t, vocab.counts[t]) for i, t in enumerate(vocab.itos) if t not in vocab.specials][
         : args.top
     ]
-    summary = {"output": str(out), "lines": n_lines, "tokens": sum(counts.values()),
-               "distinct": len(counts), "size": len(vocab), "specials": list(vocab.specials),
-               "top": [{"id": i, "token": t, "count": c} for i, t, c in top]}  # fmt: skip
+    summary = {
+        "output": str(out),
+        "lines": n_lines,
+        "tokens": sum(counts.values()),
+        "distinct": len(counts),
+        "size": len(vocab),
+        "specials": list(vocab.specials),
+        "top": [{"id": i, "token": t, "count": c} for i, t, c in top],
+    }
     if args.json:
         print_json(summary)
     elif not args.quiet:
         print(f"{_read(args, n_lines)}: {summary['tokens']} tokens, {len(counts)} distinct")
-        print(f"vocabulary: {len(vocab)} entries ({len(vocab.specials)} special + {kept} tokens "
-              f"seen >= {vocab.min_count} times) -> {out}")  # fmt: skip
+        print(
+            f"vocabulary: {len(vocab)} entries ({len(vocab.specials)} special + {kept} tokens "
+            f"seen >= {vocab.min_count} times) -> {out}"
+        )
         rows = [(i, _shown(t), c) for i, t, c in top]
         print(format_table(["id", "token", "count"], rows, "rlr"))
     return 0
@@ -122,24 +135,35 @@ def _fit_bpe(args: argparse.Namespace, out: Path) -> int:
     from rowbook.text import ByteLevelBPE, Normalizer, TextPipeline
     from rowbook.text.bpe.options import check_fit_args
 
-    if args.max_size is None:
-        raise ValueError("--tokenizer bpe needs --max-size N, the final vocabulary size "
-                         "(256 byte symbols + N - 256 merges)")  # fmt: skip
-    min_frequency = 2 if args.min_count is None else args.min_count
-    check_fit_args(args.max_size, min_frequency, ())  # before the long count
+    if args.max_vocab is None:
+        raise ValueError(
+            "--tokenizer bpe needs --max-vocab N, the final vocabulary size "
+            "(256 byte symbols + N - 256 merges)"
+        )
+    min_count = 2 if args.min_count is None else args.min_count
+    check_fit_args(args.max_vocab, min_count, ())  # before the long count
     norm = Normalizer(case="lower") if args.lower else None
     counts, n_lines = _bpe_counts(args, norm)
     if not counts:
         raise ValueError(f"{source_name(args.corpus)} is empty: {_lines_read(n_lines)}no text")
-    bpe = ByteLevelBPE().fit_word_counts(counts, args.max_size, min_frequency=min_frequency)
+    bpe = ByteLevelBPE().fit_word_counts(counts, args.max_vocab, min_count=min_count)
     TextPipeline(norm, bpe).fit([]).save(out)
     trace = bpe.merge_trace
     if args.json:
-        print_json({"output": str(out), "lines": n_lines, "size": len(bpe), "merges": len(trace),
-                    "first_merges": [[m.left, m.right, m.count] for m in trace[: args.top]]})  # fmt: skip
+        print_json(
+            {
+                "output": str(out),
+                "lines": n_lines,
+                "size": len(bpe),
+                "merges": len(trace),
+                "first_merges": [[m.left, m.right, m.count] for m in trace[: args.top]],
+            }
+        )
     elif not args.quiet:
-        print(f"{_read(args, n_lines)}; byte-level BPE: {len(bpe)} entries "
-              f"(256 bytes + {len(trace)} merges) -> {out}")  # fmt: skip
+        print(
+            f"{_read(args, n_lines)}; byte-level BPE: {len(bpe)} entries "
+            f"(256 bytes + {len(trace)} merges) -> {out}"
+        )
         rows = [(k + 1, m.left, m.right, m.token, m.count) for k, m in enumerate(trace[: args.top])]
         print(format_table(["#", "left", "right", "merged", "count"], rows, "rlllr"))
     return 0
@@ -147,47 +171,83 @@ def _fit_bpe(args: argparse.Namespace, out: Path) -> int:
 
 def register(commands: Any) -> None:
     p = add_command(
-        commands, "vocab", run=run_vocab,
+        commands,
+        "vocab",
+        run=run_vocab,
         help="build a vocabulary (or train a byte-level BPE) from a corpus",
         description="Count the tokens of CORPUS (UTF-8 text files, compressed or not, folders, or "
         "'-' for standard input) and write a text pipeline file (JSON): the normalizer (--lower), "
         "the tokenizer and the vocabulary, <pad> = 0, <unk> = 1, then tokens by decreasing count. "
         "With --model bpe (or --tokenizer bpe), wordpiece or unigram, train that subword model of "
-        "--max-size entries instead (its own ids), as Hugging Face tokenizers' trainers do. "
+        "--max-vocab entries instead (its own ids), as Hugging Face tokenizers' trainers do. "
         "'rowbook tokenize --vocab FILE' (or --tokenizer FILE) applies the file as it was built.",
-        examples=["rowbook vocab corpus.txt --lower --min-count 2 -o vocab.json",
-                  "rowbook vocab corpus.txt --max-size 10000 -o vocab.json --json",
-                  "rowbook vocab corpus.txt --tokenizer bpe --max-size 1000 -o bpe.json",
-                  "rowbook vocab corpus.txt --model wordpiece --lower --max-size 8000 -o bert.json",
-                  "rowbook vocab corpus.txt --model unigram --max-size 8000 --format model -o spm.model",
-                  "rowbook vocab big/ --model unigram --max-size 32000 --memory 2 -o uni.json",
-                  "rowbook vocab books/ news.txt.gz -o vocab.json",
-                  "cat *.txt | rowbook vocab - -o vocab.json"],
-    )  # fmt: skip
-    p.add_argument("corpus", metavar="CORPUS", nargs="+",
-                   help="UTF-8 text files (gzip/bzip2/xz too), folders of them (read in sorted path "
-                   "order), or '-' for standard input; one document per line")  # fmt: skip
+        examples=[
+            "rowbook vocab corpus.txt --lower --min-count 2 -o vocab.json",
+            "rowbook vocab corpus.txt --max-vocab 10000 -o vocab.json --json",
+            "rowbook vocab corpus.txt --tokenizer bpe --max-vocab 1000 -o bpe.json",
+            "rowbook vocab corpus.txt --model wordpiece --lower --max-vocab 8000 -o bert.json",
+            "rowbook vocab corpus.txt --model unigram --max-vocab 8000 --format model -o spm.model",
+            "rowbook vocab big/ --model unigram --max-vocab 32000 --memory 2 -o uni.json",
+            "rowbook vocab books/ news.txt.gz -o vocab.json",
+            "cat *.txt | rowbook vocab - -o vocab.json",
+        ],
+    )
+    p.add_argument(
+        "corpus",
+        metavar="CORPUS",
+        nargs="+",
+        help="UTF-8 text files (gzip/bzip2/xz too), folders of them (read in sorted path "
+        "order), or '-' for standard input; one document per line",
+    )
     p.add_argument("-o", "--output", required=True, metavar="FILE", help="where to write the JSON")
     p.add_argument("--tokenizer", choices=TOKENIZERS, default="word", help="(default: %(default)s)")
-    p.add_argument("--model", choices=("bpe", "wordpiece", "unigram"),
-                   help="train a subword model of --max-size entries: byte-level BPE, WordPiece (BERT's "
-                   "normalizer and [CLS]/[SEP]; --lower for uncased) or Unigram (Metaspace words)")  # fmt: skip
-    p.add_argument("--format", choices=("rowbook", "tokenizer.json", "model"), default="rowbook",
-                   help="with --model wordpiece/unigram: a rowbook pipeline file, a Hugging Face "
-                   "tokenizer.json, or (unigram) a SentencePiece .model (default: %(default)s)")  # fmt: skip
-    p.add_argument("--memory", type=float, metavar="GB",
-                   help="with --model wordpiece/unigram: keep the word counts within GB gigabytes, "
-                   "spilling to temporary files (in --spill-dir) past half of it; same result")  # fmt: skip
-    p.add_argument("--spill-dir", metavar="DIR", help="where --memory spills (default: the system's "
-                   "temporary folder)")  # fmt: skip
+    p.add_argument(
+        "--model",
+        choices=("bpe", "wordpiece", "unigram"),
+        help="train a subword model of --max-vocab entries: byte-level BPE, WordPiece (BERT's "
+        "normalizer and [CLS]/[SEP]; --lower for uncased) or Unigram (Metaspace words)",
+    )
+    p.add_argument(
+        "--format",
+        choices=("rowbook", "tokenizer.json", "model"),
+        default="rowbook",
+        help="with --model wordpiece/unigram: a rowbook pipeline file, a Hugging Face "
+        "tokenizer.json, or (unigram) a SentencePiece .model (default: %(default)s)",
+    )
+    p.add_argument(
+        "--memory",
+        type=float,
+        metavar="GB",
+        help="with --model wordpiece/unigram: keep the word counts within GB gigabytes, "
+        "spilling to temporary files (in --spill-dir) past half of it; same result",
+    )
+    p.add_argument(
+        "--spill-dir",
+        metavar="DIR",
+        help="where --memory spills (default: the system's temporary folder)",
+    )
     p.add_argument("--lower", action="store_true", help="lower-case the text first")
-    p.add_argument("--min-count", type=int, metavar="N",
-                   help="keep tokens seen at least N times (default 1; for bpe, the least count of "
-                   "a pair to merge, default 2)")  # fmt: skip
-    p.add_argument("--max-size", type=int, metavar="N", help="at most N entries, specials included "
-                   "(required for bpe)")  # fmt: skip
-    p.add_argument("--top", type=int, default=10, metavar="N", help="show the N most frequent "
-                   "tokens (or first merges) (default: %(default)s)")  # fmt: skip
+    p.add_argument(
+        "--min-count",
+        type=int,
+        metavar="N",
+        help="keep tokens seen at least N times (default 1; for bpe, the least count of "
+        "a pair to merge, default 2)",
+    )
+    p.add_argument(
+        "--max-vocab",
+        type=int,
+        metavar="N",
+        help="keep at most N entries, the most frequent, specials included (required for bpe)",
+    )
+    add_renamed(p, "--max-size", "--max-vocab", since="0.2")
+    p.add_argument(
+        "--top",
+        type=int,
+        default=10,
+        metavar="N",
+        help="show the N most frequent tokens (or first merges) (default: %(default)s)",
+    )
     p.add_argument("--json", action="store_true", help="print the summary as JSON")
     p.add_argument("--quiet", action="store_true", help="no progress bar, no summary")
     add_unicode_errors(p)

@@ -1,19 +1,14 @@
-"""Data preparation for the word-vector trainers: corpus reading, sampling, co-occurrences."""
+"""Data preparation for the word-vector trainers: corpus reading, the vocabulary, sampling,
+co-occurrences."""
 
 from typing import TYPE_CHECKING
 
 import lazy_loader
 
-from rowbook.data.corpus import (
-    Corpus,
-    CountedVocab,
-    EncodedCorpus,
-    iter_sentences,
-    job_boundaries,
-    read_corpus,
-    truncate_vocab,
-)
+from rowbook.data.corpus import Corpus, iter_sentences, job_boundaries, read_corpus
+from rowbook.data.counted_vocab import CountedVocab, truncate_vocab
 from rowbook.data.huffman import huffman_tree
+from rowbook.data.id_stream import EncodedCorpus
 from rowbook.data.sampling import (
     draw_negative,
     job_seed,
@@ -40,11 +35,15 @@ if TYPE_CHECKING:
 # GloVe's co-occurrence counting builds SciPy sparse matrices: imported when first used.
 __getattr__, _, _ = lazy_loader.attach(
     __name__,
-    submod_attrs={"cooccurrence": ["cooccurrence_matrix", "cooccurrence_pairs_reference",
-                                   "count_cooccurrences"],
-                  "cooccurrence_file": ["CountedCooccurrence", "load_cooccurrence",
-                                        "save_cooccurrence"]},
-)  # fmt: skip
+    submod_attrs={
+        "cooccurrence": [
+            "cooccurrence_matrix",
+            "cooccurrence_pairs_reference",
+            "count_cooccurrences",
+        ],
+        "cooccurrence_file": ["CountedCooccurrence", "load_cooccurrence", "save_cooccurrence"],
+    },
+)
 
 __all__ = [
     "Corpus",

@@ -30,7 +30,7 @@ import scipy.sparse as sp
 
 from rowbook.checks import check_int
 from rowbook.data.cooccurrence_runs import RunCounter, denominator
-from rowbook.data.corpus import EncodedCorpus
+from rowbook.data.id_stream import EncodedCorpus
 
 __all__ = [
     "DENSE_CELLS",
@@ -60,8 +60,9 @@ def _add(a, b, num, row_at, width, dense, rows, cols, nums, n):  # pragma: no co
 
 
 @numba.njit(nogil=True, cache=True)
-def _block_pairs(ids, starts, s0, s1, window, symmetric, weighted, L, row_at, width, dense, rows,
-                 cols, nums):  # fmt: skip  # pragma: no cover
+def _block_pairs(
+    ids, starts, s0, s1, window, symmetric, weighted, L, row_at, width, dense, rows, cols, nums
+):  # pragma: no cover
     """Pairs of sentences ``s0 .. s1 - 1`` with numerators ``L / distance`` (1 unweighted):
     summed into ``dense`` where it has their cell, the others written to ``rows, cols, nums``
     (how many is returned)."""
@@ -164,9 +165,17 @@ def count_cooccurrences(
     [[[0.0, 1.0, 0.5], [1.0, 0.0, 1.0], [0.5, 1.0, 0.0]]]
     """
     L = denominator(window, weighted, max_count=2 * int(corpus.starts[-1]) + 1)
-    for band in cooccurrence_numerators(corpus, vocab_size, window, symmetric=symmetric,
-                                        weighted=weighted, memory=memory, folder=folder,
-                                        block_tokens=block_tokens, dense_cells=dense_cells):  # fmt: skip
+    for band in cooccurrence_numerators(
+        corpus,
+        vocab_size,
+        window,
+        symmetric=symmetric,
+        weighted=weighted,
+        memory=memory,
+        folder=folder,
+        block_tokens=block_tokens,
+        dense_cells=dense_cells,
+    ):
         values = band.data / L  # (nnz,) float64: the exact sum, rounded once
         yield sp.csr_matrix((values, band.indices, band.indptr), shape=band.shape)
 
@@ -207,8 +216,22 @@ def cooccurrence_numerators(
             rows, cols = np.empty(size, np.int32), np.empty(size, np.int32)  # (P,)
             nums = np.empty(size, np.int64)
             ids, starts = corpus.sentences(s, e)  # read from disk if spilled, not mapped
-            n = _block_pairs(ids, starts, 0, e - s, window, symmetric, weighted, L, row_at, width,
-                             dense, rows, cols, nums)  # fmt: skip
+            n = _block_pairs(
+                ids,
+                starts,
+                0,
+                e - s,
+                window,
+                symmetric,
+                weighted,
+                L,
+                row_at,
+                width,
+                dense,
+                rows,
+                cols,
+                nums,
+            )
             counter.add(rows[:n], cols[:n], nums[:n])
             s = e
         counter.add(*_dense_records(dense, row_at))
@@ -238,8 +261,16 @@ def cooccurrence_matrix(
            [1. , 0. , 1. ],
            [0.5, 1. , 0. ]])
     """
-    bands = count_cooccurrences(corpus, vocab_size, window, symmetric=symmetric, weighted=weighted,
-                                memory=memory, block_tokens=block_tokens, dense_cells=dense_cells)  # fmt: skip
+    bands = count_cooccurrences(
+        corpus,
+        vocab_size,
+        window,
+        symmetric=symmetric,
+        weighted=weighted,
+        memory=memory,
+        block_tokens=block_tokens,
+        dense_cells=dense_cells,
+    )
     return stack_bands(bands)
 
 

@@ -6,7 +6,7 @@ file is the cut between counting and training for when they happen apart: ``rowb
 cooccur CORPUS -o counts.npz`` (or :func:`save_cooccurrence`) writes the matrix with its
 vocabulary and how it was counted, and ``rowbook train glove --cooccurrence counts.npz``
 (or :func:`load_cooccurrence` and :meth:`GloVe.fit_cooccurrence
-<rowbook.models.glove.GloVe.fit_cooccurrence>`) trains on it.
+<rowbook.models.word_vectors.glove.GloVe.fit_cooccurrence>`) trains on it.
 
 The file is a rowbook ``.npz`` (:func:`rowbook.io.save_state`, no pickle) of kind
 ``"cooccurrence"``: the words (``keys``) and their corpus ``counts``, the CSR arrays of the
@@ -54,22 +54,38 @@ class CountedCooccurrence:
     weighted: bool
 
 
-def save_cooccurrence(path: str | os.PathLike[str], matrix: sp.spmatrix, keys: Sequence[str],
-                      counts: Sequence[int] | None = None, *, window: int, symmetric: bool = True,
-                      weighted: bool = True) -> None:  # fmt: skip
+def save_cooccurrence(
+    path: str | os.PathLike[str],
+    matrix: sp.spmatrix,
+    keys: Sequence[str],
+    counts: Sequence[int] | None = None,
+    *,
+    window: int,
+    symmetric: bool = True,
+    weighted: bool = True,
+) -> None:
     """Write ``matrix`` (``(V, V)``, row and column ``i`` for ``keys[i]``) atomically."""
     keys = tuple(keys)
     X = sp.csr_matrix(matrix, dtype=np.float64)
     X.sum_duplicates()
     if X.shape != (len(keys), len(keys)):
-        raise ValueError(f"matrix has shape {X.shape}, but there are {len(keys)} keys; it must be "
-                         "(V, V) with row and column i for keys[i]")  # fmt: skip
+        raise ValueError(
+            f"matrix has shape {X.shape}, but there are {len(keys)} keys; it must be "
+            "(V, V) with row and column i for keys[i]"
+        )
     counts = np.zeros(len(keys), np.int64) if counts is None else np.asarray(counts, np.int64)
     if counts.shape != (len(keys),):
         raise ValueError(f"counts has shape {counts.shape}, expected ({len(keys)},): one per key")
-    state = {"keys": list(keys), "counts": counts, "indptr": X.indptr.astype(np.int64),
-             "indices": X.indices.astype(np.int32), "data": X.data, "window": int(window),
-             "symmetric": bool(symmetric), "weighted": bool(weighted)}  # fmt: skip
+    state = {
+        "keys": list(keys),
+        "counts": counts,
+        "indptr": X.indptr.astype(np.int64),
+        "indices": X.indices.astype(np.int32),
+        "data": X.data,
+        "window": int(window),
+        "symmetric": bool(symmetric),
+        "weighted": bool(weighted),
+    }
     save_state(path, state, kind=KIND)
 
 
@@ -107,13 +123,20 @@ def _array(state: dict, name: str, dtype: type, shape: tuple[int, ...], path: ob
     a = state[name]
     if not isinstance(a, np.ndarray) or a.dtype != dtype or a.shape != shape:
         got = f"{a.dtype} {a.shape}" if isinstance(a, np.ndarray) else type(a).__name__
-        raise ValueError(f"co-occurrence file {path} field {name!r} must be {np.dtype(dtype)} "
-                         f"{shape}, got {got}")  # fmt: skip
+        raise ValueError(
+            f"co-occurrence file {path} field {name!r} must be {np.dtype(dtype)} {shape}, got {got}"
+        )
     return a
 
 
-def _check_csr(indptr: np.ndarray, indices: np.ndarray, data: np.ndarray, counts: np.ndarray,
-               V: int, path: object) -> None:  # fmt: skip
+def _check_csr(
+    indptr: np.ndarray,
+    indices: np.ndarray,
+    data: np.ndarray,
+    counts: np.ndarray,
+    V: int,
+    path: object,
+) -> None:
     """Rows that start at 0 and never go back, columns in range and sorted within each row,
     finite positive values, counts >= 0; the offending field named."""
     where = f"co-occurrence file {path} field"

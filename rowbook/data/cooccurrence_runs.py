@@ -77,8 +77,14 @@ class _RunFile:
 
     def band(self, r0: int, r1: int, n_cols: int) -> sp.csr_matrix:
         lo, hi = int(self.indptr[r0]), int(self.indptr[r1])
-        return sp.csr_matrix((self._read("data", lo, hi), self._read("indices", lo, hi),
-                              self.indptr[r0 : r1 + 1] - lo), shape=(r1 - r0, n_cols))  # fmt: skip
+        return sp.csr_matrix(
+            (
+                self._read("data", lo, hi),
+                self._read("indices", lo, hi),
+                self.indptr[r0 : r1 + 1] - lo,
+            ),
+            shape=(r1 - r0, n_cols),
+        )
 
 
 def _bytes(m: sp.csr_matrix) -> int:
@@ -103,8 +109,12 @@ class RunCounter:
 
     MIN_MEMORY = 1 << 20  # a budget below 1 MB would spill every block
 
-    def __init__(self, shape: tuple[int, int], memory: int | None,
-                 folder: str | os.PathLike[str] | None = None) -> None:  # fmt: skip
+    def __init__(
+        self,
+        shape: tuple[int, int],
+        memory: int | None,
+        folder: str | os.PathLike[str] | None = None,
+    ) -> None:
         self.shape, self.memory = shape, memory
         self._tmp = tempfile.TemporaryDirectory(prefix="rowbook-cooccur-", dir=folder)
         self._held: list[sp.csr_matrix] = []
@@ -162,8 +172,10 @@ class RunCounter:
         per_run = max(1, (band_records or 1 << 22) // len(runs))
         V, r0 = self.shape[0], 0
         while r0 < V:
-            ends = [int(np.searchsorted(run.indptr, run.indptr[r0] + per_run, side="right")) - 1
-                    for run in runs]  # fmt: skip
+            ends = [
+                int(np.searchsorted(run.indptr, run.indptr[r0] + per_run, side="right")) - 1
+                for run in runs
+            ]
             r1 = min(V, max(r0 + 1, min(ends)))  # no run gives more than per_run (or one row)
             band = sp.csr_matrix((r1 - r0, self.shape[1]), dtype=np.int64)
             for run in runs:

@@ -1,4 +1,4 @@
-"""Read a corpus once: count words, choose the vocabulary, and keep the text as word ids.
+"""Read a corpus once: count its words and keep the text as word ids.
 
 A corpus is either an iterable of token lists (``[["the", "cat"], ...]``, re-iterable or
 a one-shot generator) or text files: a path (``str`` or ``pathlib.Path``), ``"-"`` for
@@ -10,15 +10,12 @@ object with a ``tokenize`` method such as a ``TextPipeline``) is given; a line l
 
 :func:`read_corpus` makes a single pass. Every token is interned to a provisional id, so
 the text is held as 4 bytes per token instead of as strings; counts come from a
-``bincount`` of those ids. The vocabulary then follows gensim 4 (``Word2Vec.build_vocab``):
-
-* ``max_vocab_size`` caps the number of distinct words *during* the scan: whenever it is
-  exceeded, words seen fewer than ``k`` times are forgotten (``k = 1, 2, ...`` on
-  successive prunes), and a forgotten word that comes back starts counting from zero;
-* words with ``count >= min_count`` are kept;
-* they are ordered by descending count; ties go to the word whose (last) first sighting
-  came *later*, which is what gensim's ``sort_by_descending_frequency`` does; GloVe's
-  ``vocab_count`` breaks ties alphabetically instead (``ties="alphabetical"``).
+``bincount`` of those ids. As in gensim 4 (``Word2Vec.build_vocab``), ``max_vocab_size``
+caps the number of distinct words *during* the scan: whenever it is exceeded, words seen
+fewer than ``k`` times are forgotten (``k = 1, 2, ...`` on successive prunes), and a
+forgotten word that comes back starts counting from zero. The vocabulary is then chosen
+from the counts by :mod:`rowbook.data.counted_vocab` (``min_count``, the order of ties)
+and the provisional ids are mapped to its ids (:mod:`rowbook.data.id_stream`).
 
 Out-of-vocabulary words are then dropped from the id stream, so windows span over them
 (word2vec.c, gensim and GloVe all do this), and sentences longer than
@@ -30,20 +27,26 @@ from __future__ import annotations
 
 import os
 from array import array
-from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
-from dataclasses import dataclass
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from typing import Any, Literal
 
 import numpy as np
 
 from rowbook.corpus_files import iter_pieces
 from rowbook.data import id_stream
-from rowbook.data.id_stream import IdFile, RawIdSink, new_spill_folder
+from rowbook.data.counted_vocab import (  # truncate_vocab, vocab_from_counts: also named here
+    CountedVocab,
+    truncate_vocab,
+    vocab_from_counts,
+    vocab_order,
+)
+from rowbook.data.id_stream import EncodedCorpus, IdFile, RawIdSink
 
 __all__ = [
     "Corpus",
     "CountedVocab",
     "EncodedCorpus",
+    "Interner",
     "encode_corpus",
     "iter_sentences",
     "job_boundaries",
@@ -55,60 +58,6 @@ __all__ = [
 Corpus = Iterable[Sequence[str]] | str | os.PathLike | Sequence[os.PathLike]
 
 MAX_SENTENCE_LENGTH = 10_000
-
-
-@dataclass(frozen=True, eq=False)
-class CountedVocab:
-    """Words in id order (descending count) with their corpus counts.
-
-    ``total_words`` counts every token read, in or out of the vocabulary;
-    ``corpus_count`` the sentences (lines).
-    """
-
-    keys: tuple[str, ...]
-    counts: np.ndarray  # (V,) int64
-    total_words: int
-    corpus_count: int
-
-    def __len__(self) -> int:
-        return len(self.keys)
-
-
-@dataclass(frozen=True, eq=False)
-class EncodedCorpus:
-    """The corpus as in-vocabulary word ids, sentence by sentence.
-
-    Sentence ``s`` is ``ids[starts[s]:starts[s + 1]]``; ``raw_lengths[s]`` is how many
-    tokens it had before out-of-vocabulary words were dropped (what learning-rate decay
-    and words-per-second are measured in, as in gensim).
-    """
-
-    ids: np.ndarray  # (N,) int32 (a memory map of ``id_file`` when the ids are on disk)
-    starts: np.ndarray  # (S + 1,) int64
-    raw_lengths: np.ndarray  # (S,) int64
-    id_file: IdFile | None = None  # read_corpus(..., spill_dir=...): the ids in a file
-
-    def sentences(self, s0: int, s1: int) -> tuple[np.ndarray, np.ndarray]:
-        """The ids of sentences ``s0 .. s1 - 1`` and their starts counted from 0: one job's
-        input, read from the file (not mapped) when the ids are on disk.
-
-        Examples
-        --------
-        >>> _, enc = read_corpus([["a", "b"], ["b"], ["a", "a"]])
-        >>> [x.tolist() for x in enc.sentences(1, 3)]
-        [[1, 0, 0], [0, 1, 3]]
-        """
-        a, b = int(self.starts[s0]), int(self.starts[s1])
-        ids = self.ids[a:b] if self.id_file is None else self.id_file.read(a, b)
-        return ids, self.starts[s0 : s1 + 1] - a
-
-    @property
-    def n_sentences(self) -> int:
-        return len(self.raw_lengths)
-
-    @property
-    def total_words(self) -> int:
-        return int(self.raw_lengths.sum())
 
 
 def _tokenize_with(tokenizer: Any) -> Callable[[str], list[str]]:
@@ -124,10 +73,14 @@ def _tokenize_with(tokenizer: Any) -> Callable[[str], list[str]]:
     )
 
 
-def iter_sentences(corpus: Corpus, tokenizer: Any = None, *,
-                   max_sentence_length: int = MAX_SENTENCE_LENGTH,
-                   errors: Literal["strict", "replace"] = "strict",
-                   show_progress: bool = False) -> Iterator[Sequence[str]]:  # fmt: skip
+def iter_sentences(
+    corpus: Corpus,
+    tokenizer: Any = None,
+    *,
+    max_sentence_length: int = MAX_SENTENCE_LENGTH,
+    errors: Literal["strict", "replace"] = "strict",
+    show_progress: bool = False,
+) -> Iterator[Sequence[str]]:
     """Yield the sentences (token lists) of ``corpus``; files are read line by line.
 
     A file source (a path, ``"-"``, a folder, or a list of those, see
@@ -168,12 +121,16 @@ def _is_source(corpus: Any) -> bool:
         return False
     if all(isinstance(item, os.PathLike) for item in corpus):
         return True
-    return all(isinstance(item, os.PathLike) or (isinstance(item, str) and
-               (item == "-" or os.path.exists(item))) for item in corpus)  # fmt: skip
+    return all(
+        isinstance(item, os.PathLike)
+        or (isinstance(item, str) and (item == "-" or os.path.exists(item)))
+        for item in corpus
+    )
 
 
-def _line_sentences(pieces: Iterable[tuple[str, bool]], tokenize: Callable[[str], list[str]],
-                    max_len: int) -> Iterator[list[str]]:  # fmt: skip
+def _line_sentences(
+    pieces: Iterable[tuple[str, bool]], tokenize: Callable[[str], list[str]], max_len: int
+) -> Iterator[list[str]]:
     """Join the pieces of each line into sentences of at most ``max_len`` tokens.
 
     >>> list(_line_sentences([("a b", False), (" c d e", True), ("", True)], str.split, 2))
@@ -192,7 +149,7 @@ def _line_sentences(pieces: Iterable[tuple[str, bool]], tokenize: Callable[[str]
             sentence = []
 
 
-class _Interner(dict):
+class Interner(dict):
     """``interner[key]`` is the key's id, assigning the next id to a new key."""
 
     def __missing__(self, key: str) -> int:
@@ -224,7 +181,7 @@ def _scan(
     when they went to ``sink``, block by block), the (S,) sentence lengths, the ids still live at the end,
     and the counts by provisional id.
     """
-    interner, raw_ids, lengths = _Interner(), array("i"), array("q")
+    interner, raw_ids, lengths = Interner(), array("i"), array("q")
     counts = np.zeros(0, dtype=np.int64)  # by provisional id, for tokens before counted_upto
     counted_upto, min_reduce = 0, 1
     for sentence in sentences:
@@ -253,14 +210,6 @@ def _with_fresh(counts: np.ndarray, raw_ids: array, start: int, size: int) -> np
     total = _bincount_since(raw_ids, start, size)
     total[: len(counts)] += counts
     return total
-
-
-def _order(keys: Sequence[str], ids: np.ndarray, counts: np.ndarray, ties: str) -> np.ndarray:
-    if ties == "alphabetical":
-        return np.array(
-            sorted(range(len(ids)), key=lambda i: (-counts[i], keys[i])), dtype=np.int64
-        )
-    return np.lexsort((-ids, -counts))  # gensim: descending count, later first sighting first
 
 
 def read_corpus(
@@ -292,7 +241,7 @@ def read_corpus(
     keys, raw, lengths, live, counts = _scan(sentences, max_vocab_size, sink)
     live_counts = counts[live]
     kept = live[live_counts >= min_count]
-    kept = kept[_order(keys, kept, counts[kept], ties)]
+    kept = kept[vocab_order(keys, kept, counts[kept], ties)]
     vocab_keys = tuple(keys[i] for i in kept)
     vocab = CountedVocab(
         vocab_keys, counts[kept].astype(np.int64), int(lengths.sum()), len(lengths)
@@ -304,36 +253,6 @@ def read_corpus(
         dead = np.setdiff1d(np.arange(len(keys)), live)
         remap[dead] = [index.get(keys[i], -1) for i in dead]
     return vocab, _encode(sink, raw, remap, lengths, max_sentence_length)
-
-
-def vocab_from_counts(
-    word_counts: Mapping[str, int],
-    *,
-    min_count: int = 1,
-    ties: Literal["gensim", "alphabetical"] = "gensim",
-    corpus_count: int = 0,
-) -> CountedVocab:
-    """The vocabulary :func:`read_corpus` would choose, from counts made elsewhere.
-
-    ``word_counts`` must be in first-sighting order (a ``Counter`` filled in corpus order,
-    or per-shard counters added in shard order) for gensim's tie rule to come out the same;
-    ``max_vocab_size`` pruning happens during a scan and has no equivalent here (nor in
-    gensim's ``build_vocab_from_freq``).
-
-    Examples
-    --------
-    >>> vocab_from_counts({"a": 3, "b": 2, "c": 2, "d": 1}, min_count=2).keys
-    ('a', 'c', 'b')
-    """
-    keys = list(word_counts)
-    counts = np.fromiter((word_counts[k] for k in keys), dtype=np.int64, count=len(keys))
-    if len(counts) and counts.min() < 0:
-        raise ValueError(
-            f"word counts must be >= 0, got {keys[int(counts.argmin())]!r}: {counts.min()}"
-        )
-    kept = np.flatnonzero(counts >= min_count)
-    kept = kept[_order(keys, kept, counts[kept], ties)]
-    return CountedVocab(tuple(keys[i] for i in kept), counts[kept], int(counts.sum()), corpus_count)
 
 
 def encode_corpus(
@@ -363,15 +282,21 @@ def encode_corpus(
     return _encode(sink, raw, remap, lengths, max_sentence_length)
 
 
-def _encoded(ids: np.ndarray, kept_per_sentence: np.ndarray, lengths: np.ndarray, max_len: int,
-             id_file: IdFile | None = None) -> EncodedCorpus:  # fmt: skip
+def _encoded(
+    ids: np.ndarray,
+    kept_per_sentence: np.ndarray,
+    lengths: np.ndarray,
+    max_len: int,
+    id_file: IdFile | None = None,
+) -> EncodedCorpus:
     """The corpus of in-vocabulary ``ids``, its sentences cut into pieces of ``max_len``."""
     starts, raw_piece = _layout(kept_per_sentence, lengths, max_len)
     return EncodedCorpus(ids, starts, raw_piece, id_file)
 
 
-def _encode(sink: RawIdSink | None, raw: array | None, remap: np.ndarray, lengths: np.ndarray,
-            max_len: int) -> EncodedCorpus:  # fmt: skip
+def _encode(
+    sink: RawIdSink | None, raw: array | None, remap: np.ndarray, lengths: np.ndarray, max_len: int
+) -> EncodedCorpus:
     """The scanned provisional ids mapped through ``remap`` (out-of-vocabulary ``-1`` dropped):
     in RAM in place, spilled into the final id file beside them."""
     if sink is None:
@@ -417,34 +342,3 @@ def job_boundaries(raw_lengths: np.ndarray, batch_words: int = MAX_SENTENCE_LENG
         start = max(fits, start + 1)  # a sentence longer than batch_words is a job alone
         bounds.append(start)
     return np.array(bounds, dtype=np.int64)
-
-
-def truncate_vocab(
-    vocab: CountedVocab, corpus: EncodedCorpus, n: int
-) -> tuple[CountedVocab, EncodedCorpus]:
-    """Keep only the ``n`` most frequent words (ids ``< n``) and drop the others from the text.
-
-    Examples
-    --------
-    >>> vocab, enc = read_corpus([["a", "b", "a", "c"]])
-    >>> small, enc2 = truncate_vocab(vocab, enc, 1)
-    >>> small.keys, enc2.ids.tolist(), enc2.starts.tolist()
-    (('a',), [0, 0], [0, 2])
-    """
-    small = CountedVocab(vocab.keys[:n], vocab.counts[:n], vocab.total_words, vocab.corpus_count)
-    if corpus.id_file is not None:  # block by block into a new id file: the ids stay on disk
-        return small, _truncate_spilled(corpus, len(vocab.keys), n)
-    keep = corpus.ids < n
-    kept_before = np.concatenate([[0], np.cumsum(keep)]).astype(np.int64)
-    return small, EncodedCorpus(corpus.ids[keep], kept_before[corpus.starts], corpus.raw_lengths)
-
-
-def _truncate_spilled(corpus: EncodedCorpus, V: int, n: int) -> EncodedCorpus:
-    """:func:`truncate_vocab`'s corpus from a spilled one of ``V`` words, block by block into a
-    new id file in the same ``spill_dir``."""
-    folder = new_spill_folder(corpus.id_file.folder.parent)
-    remap = np.where(np.arange(V) < n, np.arange(V), -1).astype(np.int32)  # (V,)
-    pieces = np.diff(corpus.starts)  # (P,) ids of each sentence piece
-    id_file, kept = id_stream.remap_to_file(corpus.id_file.blocks(), remap, pieces, folder)
-    starts = np.concatenate([[0], np.cumsum(kept)]).astype(np.int64)  # (P + 1,)
-    return EncodedCorpus(id_file.ids, starts, corpus.raw_lengths, id_file)

@@ -1,5 +1,8 @@
 """A corpus's id stream: remapped in place in RAM, or on disk, written once and read back job by job.
 
+:class:`EncodedCorpus` is the stream the trainers read: the ids of the in-vocabulary words,
+sentence by sentence, in RAM or in an :class:`IdFile`.
+
 :func:`rowbook.data.read_corpus` appends each token's provisional id (its order of first
 sighting) to one growing ``array("i")`` while it scans. Once the vocabulary is chosen,
 :func:`remap_in_place` maps those ids to the final ones block by block, moving the
@@ -29,20 +32,38 @@ import tempfile
 import weakref
 from array import array
 from collections.abc import Callable, Iterable
+from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
 
-__all__ = ["BLOCK_TOKENS", "REMAP_TOKENS", "IdFile", "RawIdSink", "close_and_remove", "new_spill_folder",
-           "pread_into", "pwrite_all", "remap_blocks", "remap_in_place", "remap_to_file", "remove_folder"]  # fmt: skip
+__all__ = [
+    "BLOCK_TOKENS",
+    "REMAP_TOKENS",
+    "EncodedCorpus",
+    "IdFile",
+    "RawIdSink",
+    "close_and_remove",
+    "new_spill_folder",
+    "pread_into",
+    "pwrite_all",
+    "remap_blocks",
+    "remap_in_place",
+    "remap_to_file",
+    "remove_folder",
+]
 
 BLOCK_TOKENS = 1 << 20  # 4 MB of int32 ids per block written while scanning
 REMAP_TOKENS = 1 << 18  # ids remapped at once: about 2.5 MB of temporaries
 _ITEM = 4  # bytes per int32 id
 
 
-def remap_blocks(blocks: Iterable[tuple[int, np.ndarray]], remap: np.ndarray, lengths: np.ndarray,
-                 write: Callable[[np.ndarray], object]) -> np.ndarray:  # fmt: skip
+def remap_blocks(
+    blocks: Iterable[tuple[int, np.ndarray]],
+    remap: np.ndarray,
+    lengths: np.ndarray,
+    write: Callable[[np.ndarray], object],
+) -> np.ndarray:
     """Map each ``(start, provisional ids)`` block through ``remap``, hand the ids that are
     not ``-1`` (out of the vocabulary) to ``write`` in order, and return how many ids each
     sentence kept (sentence ``s`` has ``lengths[s]`` provisional ids).
@@ -69,7 +90,9 @@ def remap_blocks(blocks: Iterable[tuple[int, np.ndarray]], remap: np.ndarray, le
     return lengths - dropped
 
 
-def remap_in_place(raw_ids: array, remap: np.ndarray, lengths: np.ndarray) -> tuple[np.ndarray, np.ndarray]:  # fmt: skip
+def remap_in_place(
+    raw_ids: array, remap: np.ndarray, lengths: np.ndarray
+) -> tuple[np.ndarray, np.ndarray]:
     """``(ids, kept per sentence)``: :func:`remap_blocks` over the provisional ids in
     ``raw_ids``, the kept ids written over them from the front; ``raw_ids`` is then cut
     to those and ``ids`` is an int32 view of it (no copy).
@@ -100,8 +123,9 @@ def _compact(raw_ids: array, remap: np.ndarray, lengths: np.ndarray) -> tuple[in
     return n, kept
 
 
-def remap_to_file(blocks: Iterable[tuple[int, np.ndarray]], remap: np.ndarray, lengths: np.ndarray,
-                  folder: Path) -> tuple[IdFile, np.ndarray]:  # fmt: skip
+def remap_to_file(
+    blocks: Iterable[tuple[int, np.ndarray]], remap: np.ndarray, lengths: np.ndarray, folder: Path
+) -> tuple[IdFile, np.ndarray]:
     """``(id file, kept per sentence)``: :func:`remap_blocks` of ids read block by block (from
     a :class:`RawIdSink` or an :class:`IdFile`) written to ``folder/ids.i32``."""
     out_path = folder / "ids.i32"
@@ -190,6 +214,44 @@ class IdFile:
     def close(self) -> None:
         """Close and remove the file now (it is removed at garbage collection otherwise)."""
         self._cleanup()
+
+
+@dataclass(frozen=True, eq=False)
+class EncodedCorpus:
+    """The corpus as in-vocabulary word ids, sentence by sentence.
+
+    Sentence ``s`` is ``ids[starts[s]:starts[s + 1]]``; ``raw_lengths[s]`` is how many
+    tokens it had before out-of-vocabulary words were dropped (what learning-rate decay
+    and words-per-second are measured in, as in gensim).
+    """
+
+    ids: np.ndarray  # (N,) int32 (a memory map of ``id_file`` when the ids are on disk)
+    starts: np.ndarray  # (S + 1,) int64
+    raw_lengths: np.ndarray  # (S,) int64
+    id_file: IdFile | None = None  # read_corpus(..., spill_dir=...): the ids in a file
+
+    def sentences(self, s0: int, s1: int) -> tuple[np.ndarray, np.ndarray]:
+        """The ids of sentences ``s0 .. s1 - 1`` and their starts counted from 0: one job's
+        input, read from the file (not mapped) when the ids are on disk.
+
+        Examples
+        --------
+        >>> from rowbook.data import read_corpus
+        >>> _, enc = read_corpus([["a", "b"], ["b"], ["a", "a"]])
+        >>> [x.tolist() for x in enc.sentences(1, 3)]
+        [[1, 0, 0], [0, 1, 3]]
+        """
+        a, b = int(self.starts[s0]), int(self.starts[s1])
+        ids = self.ids[a:b] if self.id_file is None else self.id_file.read(a, b)
+        return ids, self.starts[s0 : s1 + 1] - a
+
+    @property
+    def n_sentences(self) -> int:
+        return len(self.raw_lengths)
+
+    @property
+    def total_words(self) -> int:
+        return int(self.raw_lengths.sum())
 
 
 def pread_into(fd: int, out: np.ndarray, offset: int) -> None:

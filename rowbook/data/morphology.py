@@ -68,7 +68,13 @@ def morphology_corpus(n_stems: int = 120, sentences: int = 3000, seed: int = 0) 
             stem + SUFFIXES[k] for k in rng.integers(0, len(SUFFIXES), size=rng.integers(2, 4))
         ]
         words += [partners(stem)[k] for k in rng.integers(0, 4, size=rng.integers(2, 4))]
-        words += [stems[k] + SUFFIXES[x] for k, x in zip(rng.integers(0, n_stems, size=2),
-                                                        rng.integers(0, len(SUFFIXES), size=2), strict=True)]  # fmt: skip
+        words += [
+            stems[k] + SUFFIXES[x]
+            for k, x in zip(
+                rng.integers(0, n_stems, size=2),
+                rng.integers(0, len(SUFFIXES), size=2),
+                strict=True,
+            )
+        ]
         corpus.append([words[i] for i in rng.permutation(len(words))])
     return corpus

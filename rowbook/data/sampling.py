@@ -156,11 +156,13 @@ def draw_negative(
     return lo
 
 
+@numba.njit(nogil=True, cache=True, inline="always")
 def window_bounds(i: int, start: int, end: int, window: int, b: int) -> tuple[int, int]:
     """Positions ``[lo, hi)`` around ``i`` seen with shrink ``b``, clipped to ``[start, end)``.
 
     The effective half-width is ``window - b`` (word2vec.c's ``b = rand % window``), so
-    ``b = 0`` is the full window and ``b = window - 1`` only the adjacent words.
+    ``b = 0`` is the full window and ``b = window - 1`` only the adjacent words. Compiled,
+    so the training kernels and their plain-Python references share this one definition.
 
     Examples
     --------

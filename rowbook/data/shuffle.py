@@ -41,8 +41,15 @@ from rowbook.data.id_stream import (
 )
 from rowbook.data.sampling import mix64
 
-__all__ = ["ColumnFile", "RecordArrays", "RecordFile", "band_records", "record_keys",
-           "shuffle_records", "shuffle_to_file"]  # fmt: skip
+__all__ = [
+    "ColumnFile",
+    "RecordArrays",
+    "RecordFile",
+    "band_records",
+    "record_keys",
+    "shuffle_records",
+    "shuffle_to_file",
+]
 
 GOLDEN = 0x9E3779B97F4A7C15  # SplitMix64's increment
 RUN_DTYPES = (np.uint64, np.int32, np.int32, np.float64)  # key, row, col, value: 24 bytes
@@ -230,8 +237,9 @@ def shuffle_to_file(
     return out
 
 
-def _write_runs(bands: Iterable[sp.csr_matrix], seed: int, chunk: int, folder: Path,
-                runs: list[ColumnFile]) -> None:  # fmt: skip
+def _write_runs(
+    bands: Iterable[sp.csr_matrix], seed: int, chunk: int, folder: Path, runs: list[ColumnFile]
+) -> None:
     """Cut the records of ``bands`` into chunks of ``chunk``, each sorted by key into a run."""
     buffers = [np.empty(chunk, t) for t in RUN_DTYPES]  # (chunk,) each: 24 bytes a record
     fill, r0 = 0, 0

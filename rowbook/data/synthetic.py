@@ -21,21 +21,33 @@ import numpy as np
 __all__ = ["CAPITALS", "PEOPLE", "planted_analogies", "planted_corpus"]
 
 PEOPLE = {  # word: (gender, rank, age)
-    "king": ("male", "royal", "adult"), "queen": ("female", "royal", "adult"),
-    "prince": ("male", "royal", "young"), "princess": ("female", "royal", "young"),
-    "man": ("male", "common", "adult"), "woman": ("female", "common", "adult"),
-    "boy": ("male", "common", "young"), "girl": ("female", "common", "young"),
-}  # fmt: skip
+    "king": ("male", "royal", "adult"),
+    "queen": ("female", "royal", "adult"),
+    "prince": ("male", "royal", "young"),
+    "princess": ("female", "royal", "young"),
+    "man": ("male", "common", "adult"),
+    "woman": ("female", "common", "adult"),
+    "boy": ("male", "common", "young"),
+    "girl": ("female", "common", "young"),
+}
 _ATTRIBUTE_WORDS = {
-    "male": ("he", "his", "him"), "female": ("she", "her", "hers"),
-    "royal": ("palace", "crown", "throne"), "common": ("street", "market", "farm"),
-    "adult": ("old", "wise", "rule"), "young": ("small", "play", "school"),
-}  # fmt: skip
+    "male": ("he", "his", "him"),
+    "female": ("she", "her", "hers"),
+    "royal": ("palace", "crown", "throne"),
+    "common": ("street", "market", "farm"),
+    "adult": ("old", "wise", "rule"),
+    "young": ("small", "play", "school"),
+}
 CAPITALS = {  # country: (capital, marker)
-    "france": ("paris", "french"), "germany": ("berlin", "german"), "italy": ("rome", "italian"),
-    "spain": ("madrid", "spanish"), "japan": ("tokyo", "japanese"), "egypt": ("cairo", "arabic"),
-    "russia": ("moscow", "russian"), "greece": ("athens", "greek"),
-}  # fmt: skip
+    "france": ("paris", "french"),
+    "germany": ("berlin", "german"),
+    "italy": ("rome", "italian"),
+    "spain": ("madrid", "spanish"),
+    "japan": ("tokyo", "japanese"),
+    "egypt": ("cairo", "arabic"),
+    "russia": ("moscow", "russian"),
+    "greece": ("athens", "greek"),
+}
 _COUNTRY_WORDS = ("country", "nation", "border")
 _CITY_WORDS = ("city", "mayor", "downtown")
 _FILLER = ("the", "a", "of", "and", "to", "in", "was", "with", "on", "at", "for", "by")
@@ -99,10 +111,16 @@ def planted_analogies() -> list[tuple[str, str, str, str]]:
     """
     out = []
     for axis in range(3):  # pairs of people differing in exactly this attribute
-        pairs = [(a, b) for a, b in itertools.permutations(PEOPLE, 2)
-                 if _differs_only_in(PEOPLE[a], PEOPLE[b], axis)]  # fmt: skip
-        out += [(a, b, c, d) for (a, b), (c, d) in itertools.permutations(pairs, 2)
-                if {a, b}.isdisjoint({c, d}) and PEOPLE[a][axis] == PEOPLE[c][axis]]  # fmt: skip
+        pairs = [
+            (a, b)
+            for a, b in itertools.permutations(PEOPLE, 2)
+            if _differs_only_in(PEOPLE[a], PEOPLE[b], axis)
+        ]
+        out += [
+            (a, b, c, d)
+            for (a, b), (c, d) in itertools.permutations(pairs, 2)
+            if {a, b}.isdisjoint({c, d}) and PEOPLE[a][axis] == PEOPLE[c][axis]
+        ]
     capitals = [(country, capital) for country, (capital, _) in CAPITALS.items()]
     out += [(a, b, c, d) for (a, b), (c, d) in itertools.permutations(capitals, 2)]
     return out

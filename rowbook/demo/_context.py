@@ -41,8 +41,9 @@ class Context:
         return path
 
 
-def matrix(rows: np.ndarray, row_labels: Sequence[str], col_labels: Sequence[str],
-           fmt: str = "{:6.2f}") -> str:  # fmt: skip
+def matrix(
+    rows: np.ndarray, row_labels: Sequence[str], col_labels: Sequence[str], fmt: str = "{:6.2f}"
+) -> str:
     """A labelled numeric table, every column as wide as its widest cell.
 
     >>> print(matrix(np.array([[1.0, -0.5], [0.25, 0.0]]), ["a", "b"], ["x", "y"], "{:.2f}"))

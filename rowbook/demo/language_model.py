@@ -25,9 +25,12 @@ def language_model(ctx: Context) -> dict[str, Any]:
     )
     lm = NPLM(**SETTINGS, seed=ctx.seed, progress=ctx.progress).fit(train, val_texts=held_out)
     V = len(lm.vocab_)
-    echo(f"characters: {V} (with '<s>' and '<unk>'); context {lm.context}, table C {V} x {lm.dim}, "
-         f"tanh layer {lm.hidden}; a uniform guess has perplexity {V}")  # fmt: skip
+    echo(
+        f"characters: {V} (with '<s>' and '<unk>'); context {lm.context}, table C {V} x {lm.dim}, "
+        f"tanh layer {lm.hidden}; a uniform guess has perplexity {V}"
+    )
     epochs = lm.history_.epochs
+    echo(f"before training: held-out perplexity {lm.history_.initial['val_perplexity']:.3f}")
     echo("epoch  train loss  train ppl  held-out ppl")
     for e in epochs:
         echo(
@@ -37,8 +40,18 @@ def language_model(ctx: Context) -> dict[str, Any]:
     sample = lines[:-1][:5]  # whole lines only: the last one stops mid-sentence
     echo(f"\nsample (temperature {TEMPERATURE}):")
     echo("".join(f"  {line}\n" for line in sample))
-    plot_training(lm.history_, ctx.file("lm_training.png"), metrics=["loss", "val_loss"],
-                  title="NPLM on generated sentences: cross entropy per character")  # fmt: skip
+    plot_training(
+        lm.history_,
+        ctx.file("lm_training.png"),
+        metrics=["loss", "val_loss"],
+        title="NPLM on generated sentences: cross entropy per character",
+    )
     echo(f"training curves: {ctx.out / 'lm_training.png'}\n")
-    return {"settings": SETTINGS, "vocabulary": lm.vocab_.itos, "epochs": epochs,
-            "sample": sample, "temperature": TEMPERATURE}  # fmt: skip
+    return {
+        "settings": SETTINGS,
+        "vocabulary": lm.vocab_.itos,
+        "initial": lm.history_.initial,
+        "epochs": epochs,
+        "sample": sample,
+        "temperature": TEMPERATURE,
+    }

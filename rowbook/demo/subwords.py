@@ -32,11 +32,13 @@ def bpe_merges(ctx: Context) -> dict[str, Any]:
     echo("  unseen words: " + ", ".join(f"{w} -> {s}" for w, s in unseen.items()) + "\n")
 
     texts = PARAGRAPH.splitlines()
-    bpe = ByteLevelBPE().fit(texts, vocab_size=256 + N_BYTE_MERGES, min_frequency=2)
+    bpe = ByteLevelBPE().fit(texts, vocab_size=256 + N_BYTE_MERGES, min_count=2)
     bpe.save(ctx.file("bpe.json"))
     merges = bpe.merge_trace
-    echo(f"byte-level BPE on a built-in paragraph ({len(PARAGRAPH.split())} words): 256 bytes + "
-         f"{len(merges)} merges ('Ġ' is the byte of a space); the first {SHOWN}:")  # fmt: skip
+    echo(
+        f"byte-level BPE on a built-in paragraph ({len(PARAGRAPH.split())} words): 256 bytes + "
+        f"{len(merges)} merges ('Ġ' is the byte of a space); the first {SHOWN}:"
+    )
     echo("  " + ", ".join(f"{m.token} ({m.count})" for m in merges[:SHOWN]))
     tokens = bpe.tokenize(EXAMPLE)
     ids = bpe.encode(EXAMPLE).ids
@@ -44,6 +46,13 @@ def bpe_merges(ctx: Context) -> dict[str, Any]:
     echo(f"  {EXAMPLE!r} -> {len(tokens)} tokens {tokens}")
     echo(f"  ids {ids}; decode(encode(text)) == text: {same}")
     echo(f"try: rowbook tokenize --bpe {ctx.out / 'bpe.json'} 'the rows of the table'\n")
-    return {"paper_corpus": BPE_PAPER_CORPUS, "paper_merges": [[s.left, s.right, s.count] for s in trace],
-            "paper_segmentations": unseen, "byte_merges": [[m.left, m.right, m.count] for m in merges],
-            "example": EXAMPLE, "example_tokens": tokens, "example_ids": ids, "round_trip": same}  # fmt: skip
+    return {
+        "paper_corpus": BPE_PAPER_CORPUS,
+        "paper_merges": [[s.left, s.right, s.count] for s in trace],
+        "paper_segmentations": unseen,
+        "byte_merges": [[m.left, m.right, m.count] for m in merges],
+        "example": EXAMPLE,
+        "example_tokens": tokens,
+        "example_ids": ids,
+        "round_trip": same,
+    }

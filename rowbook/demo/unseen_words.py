@@ -14,8 +14,16 @@ from rowbook.demo._context import Context
 
 __all__ = ["unseen_words"]
 
-SETTINGS = {"vector_size": 24, "min_count": 2, "minn": 3, "maxn": 6, "bucket": 20_000,
-            "sample": 1e-3, "epochs": 5, "workers": 1}  # fmt: skip
+SETTINGS = {
+    "vector_size": 24,
+    "min_count": 2,
+    "minn": 3,
+    "maxn": 6,
+    "bucket": 20_000,
+    "sample": 1e-3,
+    "epochs": 5,
+    "workers": 1,
+}
 SHOWN = 3
 
 
@@ -30,8 +38,10 @@ def unseen_words(ctx: Context) -> dict[str, Any]:
     vectors = model.vectors
     echo(f"corpus: {len(corpus)} sentences of made-up stems + (-, s, ed, ing), such as")
     echo(f"  {' '.join(corpus[0])!r}")
-    echo(f"fastText skip-gram, n-grams {SETTINGS['minn']}-{SETTINGS['maxn']}: {len(vectors)} words + "
-         f"{SETTINGS['bucket']:,} n-gram buckets = {model.W_in.shape[0]:,} rows x {vectors.vector_size} dims\n")  # fmt: skip
+    echo(
+        f"fastText skip-gram, n-grams {SETTINGS['minn']}-{SETTINGS['maxn']}: {len(vectors)} words + "
+        f"{SETTINGS['bucket']:,} n-gram buckets = {model.W_in_.shape[0]:,} rows x {vectors.vector_size} dims\n"
+    )
 
     stems = made_up_stems(120, ctx.seed)
     word = stems[0] + HELD_OUT_SUFFIX
@@ -48,13 +58,22 @@ def unseen_words(ctx: Context) -> dict[str, Any]:
     for w, pairs in neighbors.items():
         echo(f"  nearest to {w:<12} " + ", ".join(f"{k} {c:.2f}" for k, c in pairs))
     hits = sum(vectors.most_similar(s + HELD_OUT_SUFFIX, topn=1)[0][0].startswith(s) for s in stems)
-    echo(f"over all {len(stems)} unseen '-{HELD_OUT_SUFFIX}' words, the nearest word is a form of the stem "
-         f"for {hits} ({hits / len(stems):.0%})")  # fmt: skip
+    echo(
+        f"over all {len(stems)} unseen '-{HELD_OUT_SUFFIX}' words, the nearest word is a form of the stem "
+        f"for {hits} ({hits / len(stems):.0%})"
+    )
     model.save_fasttext(ctx.file("subword_model.bin"))
     echo(
         f"model: {ctx.out / 'subword_model.bin'} (Facebook fastText .bin; fasttext.load_model reads it)"
     )
     echo(f"try: rowbook neighbors {ctx.out / 'subword_model.bin'} {stems[1]}er\n")
-    return {"settings": SETTINGS, "vocabulary": len(vectors), "word": word, "in_vocabulary": word in vectors,
-            "subwords": [[g, i] for g, i in bag], "stem_hits": hits, "stems": len(stems),
-            "neighbors": {w: [[k, c] for k, c in pairs] for w, pairs in neighbors.items()}}  # fmt: skip
+    return {
+        "settings": SETTINGS,
+        "vocabulary": len(vectors),
+        "word": word,
+        "in_vocabulary": word in vectors,
+        "subwords": [[g, i] for g, i in bag],
+        "stem_hits": hits,
+        "stems": len(stems),
+        "neighbors": {w: [[k, c] for k, c in pairs] for w, pairs in neighbors.items()},
+    }

@@ -17,10 +17,20 @@ from rowbook.io import atomic_write
 __all__ = ["ANALOGIES", "QUERIES", "word_vectors"]
 
 QUERIES = ("king", "woman", "france", "paris")
-ANALOGIES = (("man", "woman", "king", "queen"), ("france", "paris", "japan", "tokyo"),
-             ("boy", "girl", "prince", "princess"))  # fmt: skip
-SETTINGS = {"vector_size": 24, "window": 5, "min_count": 5, "sample": 0.0, "negative": 5,
-            "epochs": 8, "workers": 1}  # fmt: skip
+ANALOGIES = (
+    ("man", "woman", "king", "queen"),
+    ("france", "paris", "japan", "tokyo"),
+    ("boy", "girl", "prince", "princess"),
+)
+SETTINGS = {
+    "vector_size": 24,
+    "window": 5,
+    "min_count": 5,
+    "sample": 0.0,
+    "negative": 5,
+    "epochs": 8,
+    "workers": 1,
+}
 
 
 def word_vectors(ctx: Context) -> dict[str, Any]:
@@ -36,8 +46,10 @@ def word_vectors(ctx: Context) -> dict[str, Any]:
     vectors = model.vectors
     echo(f"corpus: {len(corpus)} generated sentences ({sum(map(len, corpus)):,} words), such as")
     echo("".join(f"  {' '.join(s)!r}\n" for s in corpus[:2]))
-    echo(f"skip-gram, negative sampling, {SETTINGS['epochs']} epochs: {len(vectors)} words x "
-         f"{vectors.vector_size} dims in {sum(p.seconds for p in model.history):.1f} s\n")  # fmt: skip
+    echo(
+        f"skip-gram, negative sampling, {SETTINGS['epochs']} epochs: {len(vectors)} words x "
+        f"{vectors.vector_size} dims in {sum(p.seconds for p in model.history_):.1f} s\n"
+    )
 
     neighbors = {w: vectors.most_similar(w, topn=4) for w in QUERIES}
     echo("nearest neighbors (cosine):")
@@ -62,12 +74,19 @@ def word_vectors(ctx: Context) -> dict[str, Any]:
     words = [*PEOPLE, *CAPITALS, *(capital for capital, _ in CAPITALS.values())]
     groups = ["person"] * len(PEOPLE) + ["country"] * len(CAPITALS) + ["capital"] * len(CAPITALS)
     _draw(ctx, vectors, words, groups)
-    echo(f"vectors: {ctx.out / 'word_vectors.txt'} (word2vec text); pictures: "
-         f"{ctx.out / 'word_space.png'}, {ctx.out / 'word_space.html'}")  # fmt: skip
+    echo(
+        f"vectors: {ctx.out / 'word_vectors.txt'} (word2vec text); pictures: "
+        f"{ctx.out / 'word_space.png'}, {ctx.out / 'word_space.html'}"
+    )
     echo(f"try: rowbook neighbors {ctx.out / 'word_vectors.txt'} queen tokyo\n")
-    return {"settings": SETTINGS, "vocabulary": len(vectors), "analogies": answers,
-            "planted_accuracy": accuracy, "planted_questions": n_questions,
-            "neighbors": {w: [[k, c] for k, c in pairs] for w, pairs in neighbors.items()}}  # fmt: skip
+    return {
+        "settings": SETTINGS,
+        "vocabulary": len(vectors),
+        "analogies": answers,
+        "planted_accuracy": accuracy,
+        "planted_questions": n_questions,
+        "neighbors": {w: [[k, c] for k, c in pairs] for w, pairs in neighbors.items()},
+    }
 
 
 def _side_by_side(neighbors: dict[str, list[tuple[str, float]]]) -> str:

@@ -1,4 +1,4 @@
-"""The worked models: colour harmony, a neural language model, classifiers, word vectors.
+"""The worked models: colour harmony, neural language models, classifiers, word vectors.
 
 Every model follows one contract, written down in :mod:`rowbook.models.base`: keyword
 parameters, ``fit(data, *, checkpoint=None, resume=None) -> self``, ``vectors``,
@@ -17,10 +17,12 @@ from rowbook.models.base import Model, NotFittedError, read_model_file
 if TYPE_CHECKING:
     from rowbook.models.classifier import LSTMClassifier, TextClassifier
     from rowbook.models.color_harmony import COLOR_NAMES, ColorHarmony
-    from rowbook.models.fasttext import FastText
-    from rowbook.models.glove import GloVe
+    from rowbook.models.language_model import TransformerLM
     from rowbook.models.nplm import NPLM
-    from rowbook.models.word2vec import Word2Vec
+    from rowbook.models.word_vectors.classifier import FastTextClassifier
+    from rowbook.models.word_vectors.fasttext import FastText
+    from rowbook.models.word_vectors.glove import GloVe
+    from rowbook.models.word_vectors.word2vec import Word2Vec
 
 #: The module of every model class, imported on first use: training word2vec does not
 #: load the autograd stack the classifiers are built on.
@@ -28,13 +30,24 @@ _MODULES = {
     "color_harmony": ["ColorHarmony", "COLOR_NAMES"],
     "nplm": ["NPLM"],
     "classifier": ["TextClassifier", "LSTMClassifier"],
-    "word2vec": ["Word2Vec"],
-    "glove": ["GloVe"],
-    "fasttext": ["FastText"],
+    "word_vectors.word2vec": ["Word2Vec"],
+    "word_vectors.glove": ["GloVe"],
+    "word_vectors.fasttext": ["FastText"],
+    "language_model": ["TransformerLM"],
+    "word_vectors.classifier": ["FastTextClassifier"],
 }
 _getattr, _, _ = lazy_loader.attach(__name__, submod_attrs=_MODULES)
-_MODEL_NAMES = ("ColorHarmony", "NPLM", "TextClassifier", "LSTMClassifier", "Word2Vec", "GloVe",
-                "FastText")  # fmt: skip
+_MODEL_NAMES = (
+    "ColorHarmony",
+    "NPLM",
+    "TextClassifier",
+    "LSTMClassifier",
+    "Word2Vec",
+    "GloVe",
+    "FastText",
+    "TransformerLM",
+    "FastTextClassifier",
+)
 
 
 def __getattr__(name: str) -> object:
@@ -51,18 +64,23 @@ __all__ = [
     "NPLM",
     "ColorHarmony",
     "FastText",
+    "FastTextClassifier",
     "GloVe",
     "LSTMClassifier",
     "Model",
     "NotFittedError",
     "TextClassifier",
+    "TransformerLM",
     "Word2Vec",
     "load",
 ]
 
 
-def load(path: str | os.PathLike[str]) -> Model:
+def load(path: str | os.PathLike[str], *, mmap: bool = False) -> Model:
     """The model saved at ``path``, of whichever class saved it.
+
+    ``mmap=True`` maps the model's large arrays (its tables) from the file copy-on-write
+    instead of reading them (see :meth:`rowbook.models.Model.load`).
 
     Examples
     --------
@@ -73,10 +91,10 @@ def load(path: str | os.PathLike[str]) -> Model:
     >>> path = pathlib.Path(tempfile.mkdtemp()) / "cats.model.npz"
     >>> model.save(path)
     >>> loaded = load(path)
-    >>> type(loaded).__name__, bool(np.array_equal(loaded.W_in, model.W_in))
+    >>> type(loaded).__name__, bool(np.array_equal(loaded.W_in_, model.W_in_))
     ('Word2Vec', True)
     """
-    document = read_model_file(path)
+    document = read_model_file(path, mmap=mmap)
     if document["class"] not in _MODEL_NAMES:
         raise ValueError(
             f"{path} holds a {document['class']!r} model, which this rowbook does not know "

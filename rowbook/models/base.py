@@ -15,8 +15,9 @@ save / load / keep training on top):
    worker and the same seed. A ``resume`` path with no file yet starts afresh, so passing
    the same path to both is the way to make a run that survives being killed: the first
    run writes it, a rerun after a crash continues from it.
-3. **Learned state** is set only by ``fit`` and ``load``. Reading it before raises
-   :class:`NotFittedError`, one exception for every model.
+3. **Learned state** is set only by ``fit`` and ``load``, in attributes whose names end
+   in an underscore (scikit-learn's convention: ``history_``, ``W_in_``, ``net_``).
+   Reading it before raises :class:`NotFittedError`, one exception for every model.
 4. **One way into the learned table.** Every model that learns an embedding table has
    ``vectors``, a :class:`rowbook.Vectors` (keys and rows), so the query side, the pictures
    and the CLI read every model the same way.
@@ -25,7 +26,8 @@ save / load / keep training on top):
    (:func:`rowbook.io.save_state`, kind ``"model"``). ``Cls.load(path)`` or
    :func:`rowbook.load` gives back a model that predicts, answers queries and takes its next
    training step exactly as the saved one would. A file of another class or of a newer
-   state version is refused with a message saying which.
+   state version is refused with a message saying which; a file of an older state version
+   is brought up to date as it loads (``_upgrade``).
 
 A new model subclasses :class:`Model`, implements ``fit``, ``_get_state`` and
 ``_set_state``, and is listed in ``rowbook.models.MODELS``; ``tests/models/test_contract.py``
@@ -35,12 +37,15 @@ then checks it follows all of the above.
 from __future__ import annotations
 
 import inspect
+import json
 import os
+from abc import ABC, abstractmethod
+from pathlib import Path
 from typing import Any, ClassVar, TypeVar
 
 from rowbook.io import fields_of, load_state, save_state
 
-__all__ = ["MODEL_KIND", "Model", "NotFittedError", "read_model_file"]
+__all__ = ["MODEL_KIND", "Model", "NotFittedError", "read_model_file", "same_json"]
 
 MODEL_KIND = "model"
 
@@ -51,16 +56,19 @@ class NotFittedError(ValueError, AttributeError):
     """A learned attribute was read before ``fit`` (scikit-learn's exception of that name)."""
 
 
-class Model:
+class Model(ABC):
     """Base class of every model; see the module docstring for the contract it stands for.
 
     Subclasses set ``_state_version`` (bumped whenever what ``_get_state`` returns changes
-    shape), implement ``fit``, ``_get_state`` and ``_set_state``, and override
-    ``_params_to_json`` / ``_params_from_json`` only for parameters that are not JSON
-    values (a :class:`~rowbook.text.Normalizer`, say).
+    shape, with ``_upgrade`` reading the older shape), implement ``fit``,
+    ``_get_state`` and ``_set_state``, list in ``_run_only`` the parameters a resumed
+    ``fit`` may change, and override ``_params_to_json`` / ``_params_from_json`` only for
+    parameters that are not JSON values (a :class:`~rowbook.text.TextPipeline`, say).
     """
 
     _state_version: ClassVar[int] = 1
+    #: Parameters a resumed ``fit`` may change: they do not alter what is learned.
+    _run_only: ClassVar[tuple[str, ...]] = ()
     _fitted: dict[str, Any] | None = None
 
     # -- parameters -------------------------------------------------------------------
@@ -70,9 +78,10 @@ class Model:
         """The names of the keyword parameters of ``__init__``, in signature order."""
         signature = inspect.signature(cls.__init__)
         return tuple(
-            name for name, p in signature.parameters.items()
+            name
+            for name, p in signature.parameters.items()
             if p.kind is inspect.Parameter.KEYWORD_ONLY
-        )  # fmt: skip
+        )
 
     def get_params(self) -> dict[str, Any]:
         """The parameters as a dict (scikit-learn's accessor); ``Cls(**get_params())`` is a copy."""
@@ -111,13 +120,80 @@ class Model:
         """``self._fitted[key]``, or a :class:`NotFittedError` naming the attribute asked for."""
         return self._require_fitted(f".{attribute or key}")[key]
 
+    @abstractmethod
+    def fit(self, data: Any, *, checkpoint: Any = None, resume: Any = None) -> Model:
+        """Learn everything from ``data``; returns ``self`` (see the module docstring)."""
+
+    @abstractmethod
     def _get_state(self) -> dict[str, Any]:
         """Learned state and training progress: nested dicts/lists of arrays and JSON values."""
-        raise NotImplementedError
 
+    @abstractmethod
     def _set_state(self, state: dict[str, Any]) -> None:
         """Set the learned state from what :meth:`_get_state` returned (parameters are set)."""
-        raise NotImplementedError
+
+    @classmethod
+    def _upgrade(
+        cls, params: dict[str, Any], state: dict[str, Any], version: int
+    ) -> tuple[dict[str, Any], dict[str, Any]]:
+        """``(params, state)`` as state version ``version`` (older than ``_state_version``)
+        saved them, in the current shape. A class that bumps its version reads the old
+        shape here, one version step at a time."""
+        raise ValueError(
+            f"{cls.__name__} state version {version} is not one this rowbook reads "
+            f"(it reads version {cls._state_version})"
+        )
+
+    @classmethod
+    def _current(cls, document: dict[str, Any], path: Any) -> tuple[dict[str, Any], dict[str, Any]]:
+        """The parameters (as saved) and learned state a saved ``document`` holds, in the
+        current shape: a newer state version is refused (upgrade rowbook), an older one
+        upgraded."""
+        version, params, state = document["state_version"], document["params"], document["state"]
+        if version > cls._state_version:
+            raise ValueError(
+                f"{path} holds {cls.__name__} state version {version}, written "
+                f"by a newer rowbook; this one reads up to version {cls._state_version}: upgrade "
+                "rowbook to load it"
+            )
+        with fields_of(path, f"saved {cls.__name__}"):
+            while version < cls._state_version:
+                params, state = cls._upgrade(params, state, version)
+                version += 1
+        return params, state
+
+    def _resume_state(self, resume: str | os.PathLike[str] | None) -> dict[str, Any] | None:
+        """The saved state a ``fit(..., resume=resume)`` continues, or ``None`` to start afresh
+        (no ``resume``, or a path not written yet: the same path can be ``checkpoint`` too).
+
+        The one rule for every model: the file holds a model of this class, of a state
+        version this rowbook reads, saved with the same parameters (compared as saved, so a
+        tuple equals the list it was written as) except the ``_run_only`` ones. What the
+        state must also agree with (the corpus's vocabulary, say) is the model's to check.
+        """
+        if resume is None or not Path(resume).exists():
+            return None
+        document = read_model_file(resume)
+        name = type(self).__name__
+        if document["class"] != name:
+            raise ValueError(
+                f"cannot resume from {resume}: it holds a {document['class']} model, not a {name}"
+            )
+        theirs, state = type(self)._current(document, resume)
+        ours = self._params_to_json()
+        diff = {
+            k: (theirs.get(k), v)
+            for k, v in ours.items()
+            if k not in self._run_only and not same_json(theirs.get(k), v)
+        }
+        if diff:
+            changed = "; ".join(f"{k} saved {a!r}, now {b!r}" for k, (a, b) in diff.items())
+            may_change = ", ".join(self._run_only) or "none"
+            raise ValueError(
+                f"cannot resume from {resume}: it was saved with other parameters ({changed}); "
+                f"resume with the saved ones (only these may change: {may_change})"
+            )
+        return state
 
     # -- files ------------------------------------------------------------------------
 
@@ -133,9 +209,12 @@ class Model:
         save_state(path, document, kind=MODEL_KIND)
 
     @classmethod
-    def load(cls: type[M], path: str | os.PathLike[str]) -> M:
-        """The model saved at ``path`` by :meth:`save` (or a ``checkpoint``), ready to use."""
-        document = read_model_file(path)
+    def load(cls: type[M], path: str | os.PathLike[str], *, mmap: bool = False) -> M:
+        """The model saved at ``path`` by :meth:`save` (or a ``checkpoint``), ready to use.
+
+        ``mmap=True`` maps its large arrays (the tables) from the file copy-on-write instead
+        of reading them: pages are read when first touched, and a write stays private."""
+        document = read_model_file(path, mmap=mmap)
         if document["class"] != cls.__name__:
             raise ValueError(
                 f"{path} holds a {document['class']} model, not a {cls.__name__}; load it with "
@@ -145,26 +224,22 @@ class Model:
 
     @classmethod
     def _from_document(cls: type[M], document: dict[str, Any], path: Any) -> M:
-        if document["state_version"] > cls._state_version:
-            raise ValueError(
-                f"{path} holds {cls.__name__} state version {document['state_version']}, written "
-                f"by a newer rowbook; this one reads up to version {cls._state_version}: upgrade "
-                "rowbook to load it"
-            )
+        params, state = cls._current(document, path)
         try:
-            model = cls(**cls._params_from_json(dict(document["params"])))
+            model = cls(**cls._params_from_json(dict(params)))
         except (TypeError, ValueError) as err:
             raise ValueError(
                 f"{path}: field 'params' does not fit {cls.__name__} ({err})"
             ) from None
         with fields_of(path, f"saved {cls.__name__}"):
-            model._set_state(document["state"])
+            model._set_state(state)
         return model
 
 
-def read_model_file(path: str | os.PathLike[str]) -> dict[str, Any]:
-    """The document of a saved model, its fields checked: ``class``, ``state_version``, ``params``, ``state``."""
-    document = load_state(path, kind=MODEL_KIND)
+def read_model_file(path: str | os.PathLike[str], *, mmap: bool = False) -> dict[str, Any]:
+    """The document of a saved model, its fields checked: ``class``, ``state_version``, ``params``,
+    ``state``; with ``mmap`` its large arrays are mapped copy-on-write."""
+    document = load_state(path, kind=MODEL_KIND, mmap_mode="c" if mmap else None)
     expected = {"class": str, "state_version": int, "params": dict, "state": dict}
     if not isinstance(document, dict):
         raise ValueError(
@@ -178,3 +253,12 @@ def read_model_file(path: str | os.PathLike[str]) -> dict[str, Any]:
                 "the file is not a rowbook model or is damaged"
             )
     return document
+
+
+def same_json(a: Any, b: Any) -> bool:
+    """Whether two JSON values are equal as they would be written (tuples as lists).
+
+    >>> same_json((1, 2), [1, 2]), same_json({"a": 1}, {"a": 1.5})
+    (True, False)
+    """
+    return json.dumps(a, sort_keys=True) == json.dumps(b, sort_keys=True)

@@ -10,6 +10,15 @@ and learn a table ``E`` (V, d) together with the layers after it:
 * :class:`LSTMClassifier` reads the rows in order with an :class:`~rowbook.nn.LSTM` and
   scores the hidden state after the last real token: ``logits = W h_T + b``.
 
+These are the textbook classifiers of the network family (autograd, an MLP or an LSTM head,
+Adam / SparseAdam, the shared :class:`~rowbook.training.Trainer`). fastText's supervised
+classifier -- a linear layer on the mean of word and hashed n-gram rows, trained by Hogwild
+SGD, exact with fastText's ``.bin`` and ``.ftz`` files -- is
+:class:`~rowbook.models.FastTextClassifier`, in the word-vector family whose machinery
+(vocabulary, jobs, schedule) it shares; :class:`TextClassifier` stays separate because
+what it teaches (a table trained through autograd with the layers after it) is that
+family's opposite, not a setting of it.
+
 Optimizer: by default the table is looked up with ``sparse=True`` and stepped by
 :class:`~rowbook.optim.SparseAdam` (each step touches only the rows of the batch's
 tokens, so its cost does not grow with V), the dense layers by
@@ -23,15 +32,21 @@ from __future__ import annotations
 import copy
 import os
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, ClassVar
 
 import numpy as np
 
 from rowbook.autograd import Tensor, no_grad, ops
 from rowbook.checks import check_choice, check_int, check_number
-from rowbook.models._optimizers import DEFAULT_LR, OptimizerName, build_optimizer, sparse_table
-from rowbook.models._pipeline_state import pipeline_from_json, pipeline_to_json
-from rowbook.models._trained import _TrainerModel, check_tokens_kept
+from rowbook.models.network import (
+    DEFAULT_LR,
+    NetworkModel,
+    OptimizerName,
+    build_optimizer,
+    check_tokens_kept,
+    pipeline_of_0_1,
+    sparse_table,
+)
 from rowbook.nn import Embedding, EmbeddingBag, Linear, Module, init
 from rowbook.nn import functional as F
 from rowbook.nn.recurrent import LSTM
@@ -53,8 +68,17 @@ class BagOfEmbeddingsNet(Module):
     - Output: ``(B, classes)`` logits
     """
 
-    def __init__(self, vocab_size: int, dim: int, hidden: int, classes: int, *, pad: int = 0,
-                 sparse: bool = False, rng: Any = None) -> None:  # fmt: skip
+    def __init__(
+        self,
+        vocab_size: int,
+        dim: int,
+        hidden: int,
+        classes: int,
+        *,
+        pad: int = 0,
+        sparse: bool = False,
+        rng: Any = None,
+    ) -> None:
         rng = init.as_generator(rng)
         self.embedding = EmbeddingBag(
             vocab_size, dim, mode="mean", sparse=sparse, padding_idx=pad, rng=rng
@@ -76,8 +100,17 @@ class LSTMNet(Module):
     - Output: ``(B, classes)`` logits
     """
 
-    def __init__(self, vocab_size: int, dim: int, hidden: int, classes: int, *, pad: int = 0,
-                 sparse: bool = False, rng: Any = None) -> None:  # fmt: skip
+    def __init__(
+        self,
+        vocab_size: int,
+        dim: int,
+        hidden: int,
+        classes: int,
+        *,
+        pad: int = 0,
+        sparse: bool = False,
+        rng: Any = None,
+    ) -> None:
         rng = init.as_generator(rng)
         self.embedding = Embedding(vocab_size, dim, padding_idx=pad, sparse=sparse, rng=rng)
         self.lstm = LSTM(dim, hidden, rng=rng)
@@ -115,15 +148,30 @@ def _metrics(net: Module, data: tuple[np.ndarray, ...]) -> dict[str, float]:
     return {"loss": loss, "accuracy": float(np.mean(logits.argmax(axis=1) == y))}
 
 
-class _SequenceClassifier(_TrainerModel):
+class _SequenceClassifier(NetworkModel):
     """fit / predict / score shared by the two classifiers; subclasses name their network."""
+
+    #: 2: the pipelines are :mod:`rowbook.text.pipeline_file` documents.
+    _state_version: ClassVar[int] = 2
 
     _net_class: type[Module]
 
-    def __init__(self, *, dim: int = 64, hidden: int = 64, epochs: int = 5, lr: float | None = None,
-                 batch_size: int = 32, optimizer: OptimizerName = "sparse_adam", min_count: int = 1,
-                 max_length: int | None = None, pipeline: TextPipeline | None = None, seed: int = 0,
-                 patience: int | None = None, progress: bool = False) -> None:  # fmt: skip
+    def __init__(
+        self,
+        *,
+        dim: int = 64,
+        hidden: int = 64,
+        epochs: int = 5,
+        lr: float | None = None,
+        batch_size: int = 32,
+        optimizer: OptimizerName = "sparse_adam",
+        min_count: int = 1,
+        max_length: int | None = None,
+        pipeline: TextPipeline | None = None,
+        seed: int = 0,
+        patience: int | None = None,
+        progress: bool = False,
+    ) -> None:
         self.dim, self.hidden, self.epochs, self.lr = dim, hidden, epochs, lr
         self.batch_size, self.optimizer, self.min_count = batch_size, optimizer, min_count
         self.max_length, self.pipeline, self.seed = max_length, pipeline, seed
@@ -133,24 +181,40 @@ class _SequenceClassifier(_TrainerModel):
     def _check_params(self) -> None:
         owner = type(self).__name__
         check_choice("optimizer", self.optimizer, ("adam", "sgd", "sparse_adam"), owner=owner)
-        for name, minimum in (("dim", 1), ("hidden", 1), ("epochs", 0), ("batch_size", 1),
-                              ("min_count", 1), ("seed", 0)):  # fmt: skip
+        for name, minimum in (
+            ("dim", 1),
+            ("hidden", 1),
+            ("epochs", 0),
+            ("batch_size", 1),
+            ("min_count", 1),
+            ("seed", 0),
+        ):
             check_int(name, getattr(self, name), minimum, owner=owner)
         check_int("max_length", self.max_length, 1, allow_none=True, owner=owner)
         check_int("patience", self.patience, 1, allow_none=True, owner=owner)
         check_number("lr", self.lr, 0.0, low_open=True, allow_none=True, owner=owner)
         if self.pipeline is not None and not isinstance(self.pipeline, TextPipeline):
-            raise TypeError(f"{owner}: pipeline must be a TextPipeline or None, got "
-                            f"{type(self.pipeline).__name__}")  # fmt: skip
+            raise TypeError(
+                f"{owner}: pipeline must be a TextPipeline or None, got "
+                f"{type(self.pipeline).__name__}"
+            )
 
     def _params_to_json(self) -> dict[str, Any]:
-        pipeline = None if self.pipeline is None else pipeline_to_json(self.pipeline)
+        pipeline = None if self.pipeline is None else self.pipeline.to_dict()
         return self.get_params() | {"pipeline": pipeline}
 
     @classmethod
     def _params_from_json(cls, params: dict[str, Any]) -> dict[str, Any]:
         pipeline = params.get("pipeline")
-        return params | {"pipeline": None if pipeline is None else pipeline_from_json(pipeline)}
+        if pipeline is not None:
+            pipeline = TextPipeline.from_dict(pipeline, "field 'params.pipeline'")
+        return params | {"pipeline": pipeline}
+
+    @classmethod
+    def _upgrade(cls, params: dict[str, Any], state: dict[str, Any], version: int):
+        """Version 1 (rowbook 0.1) kept the pipelines in a form of its own."""
+        params = params | {"pipeline": pipeline_of_0_1(params.get("pipeline"))}
+        return params, state | {"pipeline": pipeline_of_0_1(state["pipeline"])}
 
     def _make_pipeline(self) -> TextPipeline:
         if self.pipeline is not None:
@@ -166,10 +230,15 @@ class _SequenceClassifier(_TrainerModel):
         ids, mask = pipeline.encode_batch(_check_texts(texts), max_length=self.max_length)
         return ids, mask.sum(axis=1)  # (N, T), (N,)
 
-    def fit(self, texts: Sequence[str], labels: Sequence[Any],
-            val: tuple[Sequence[str], Sequence[Any]] | None = None, *,
-            checkpoint: str | os.PathLike[str] | None = None,
-            resume: str | os.PathLike[str] | None = None) -> _SequenceClassifier:  # fmt: skip
+    def fit(
+        self,
+        texts: Sequence[str],
+        labels: Sequence[Any],
+        val: tuple[Sequence[str], Sequence[Any]] | None = None,
+        *,
+        checkpoint: str | os.PathLike[str] | None = None,
+        resume: str | os.PathLike[str] | None = None,
+    ) -> _SequenceClassifier:
         """Fit the pipeline on ``texts`` and train; ``val = (texts, labels)`` is scored per epoch.
 
         ``checkpoint`` and ``resume`` follow the model contract (:mod:`rowbook.models.base`).
@@ -196,22 +265,36 @@ class _SequenceClassifier(_TrainerModel):
     def _build(self, extras: dict[str, Any]) -> tuple[Module, Any]:
         pipeline = extras["pipeline"]
         pad = pipeline.pad_id if pipeline.pad_id is not None else 0
-        net = self._net_class(pipeline.vocab_size, self.dim, self.hidden, len(extras["classes"]),
-                              pad=pad, sparse=sparse_table(self.optimizer), rng=self.seed)  # fmt: skip
+        net = self._net_class(
+            pipeline.vocab_size,
+            self.dim,
+            self.hidden,
+            len(extras["classes"]),
+            pad=pad,
+            sparse=sparse_table(self.optimizer),
+            rng=self.seed,
+        )
         lr = self.lr if self.lr is not None else DEFAULT_LR[self.optimizer]
         return net, build_optimizer(self.optimizer, net, net.embedding.weight, lr)
 
     def _trainer_for(self, net: Module, optimizer: Any) -> Trainer:
-        config = TrainConfig(epochs=self.epochs, batch_size=self.batch_size, seed=self.seed,
-                             patience=self.patience, progress=self.progress)  # fmt: skip
+        config = TrainConfig(
+            epochs=self.epochs,
+            batch_size=self.batch_size,
+            seed=self.seed,
+            patience=self.patience,
+            progress=self.progress,
+            eval_on_start=True,
+            eval_on_train=True,
+        )
         return Trainer(net, optimizer, _loss, evaluate=_metrics, config=config, save=self.save)
 
     def _extras_to_state(self, extras: dict[str, Any]) -> dict[str, Any]:
-        return {"pipeline": pipeline_to_json(extras["pipeline"]), "classes": extras["classes"]}
+        return {"pipeline": extras["pipeline"].to_dict(), "classes": extras["classes"]}
 
     def _extras_from_state(self, state: dict[str, Any]) -> dict[str, Any]:
         return {
-            "pipeline": pipeline_from_json(state["pipeline"]),
+            "pipeline": TextPipeline.from_dict(state["pipeline"], "field 'state.pipeline'"),
             "classes": np.asarray(state["classes"]),
         }
 
@@ -270,8 +353,9 @@ def _class_ids(classes: np.ndarray, labels: np.ndarray) -> np.ndarray:
     ids = np.searchsorted(classes, labels).clip(0, len(classes) - 1)
     unknown = classes[ids] != labels
     if unknown.any():
-        raise ValueError(f"label {labels[unknown][0]!r} was not seen in fit; known classes: "
-                         f"{classes.tolist()}")  # fmt: skip
+        raise ValueError(
+            f"label {labels[unknown][0]!r} was not seen in fit; known classes: {classes.tolist()}"
+        )
     return ids
 
 
@@ -302,7 +386,9 @@ class TextClassifier(_SequenceClassifier):
     ----------
     classes_, pipeline_, net_, history_
         the sorted labels, the fitted pipeline, the network,
-        and the per-epoch ``loss`` (plus ``val_loss`` and ``val_accuracy`` with ``val``).
+        and the per-epoch ``loss`` plus ``val_loss`` and ``val_accuracy`` with ``val``, or
+        ``eval_loss`` and ``eval_accuracy`` over the training texts without it
+        (``history_.initial``: the same before training).
     vectors
         the embedding table as :class:`~rowbook.Vectors`, keyed by the vocabulary.
 

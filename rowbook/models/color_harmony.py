@@ -20,7 +20,7 @@ import numpy as np
 
 from rowbook.autograd import Tensor, no_grad, ops
 from rowbook.checks import check_int, check_number
-from rowbook.models._trained import _TrainerModel
+from rowbook.models.network import NetworkModel
 from rowbook.nn import Embedding, Linear, Module, init
 from rowbook.nn import functional as F
 from rowbook.optim import SGD
@@ -30,9 +30,23 @@ from rowbook.vectors import Vectors
 __all__ = ["COLOR_NAMES", "ColorHarmony", "HarmonyNet", "harmony_pairs"]
 
 COLOR_NAMES = (
-    "red", "red_orange", "orange", "yellow_orange", "yellow", "yellow_green", "green", "blue_green",
-    "cyan", "sky_blue", "blue", "blue_violet", "violet", "magenta", "pink", "red_pink",
-)  # fmt: skip
+    "red",
+    "red_orange",
+    "orange",
+    "yellow_orange",
+    "yellow",
+    "yellow_green",
+    "green",
+    "blue_green",
+    "cyan",
+    "sky_blue",
+    "blue",
+    "blue_violet",
+    "violet",
+    "magenta",
+    "pink",
+    "red_pink",
+)
 
 
 def harmony_pairs(n_colors: int = len(COLOR_NAMES)) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -77,7 +91,7 @@ class HarmonyNet(Module):
         return self.output(ops.relu(self.hidden(pair))).reshape(-1)  # (B,)
 
 
-class ColorHarmony(_TrainerModel):
+class ColorHarmony(NetworkModel):
     """Train :class:`HarmonyNet` on colour pairs and inspect its table.
 
     Parameters
@@ -89,7 +103,15 @@ class ColorHarmony(_TrainerModel):
     seed
         seed of the initial weights and of the shuffle.
     progress
-        report progress on standard error.
+        report progress on standard error: the loss and accuracy before training, then
+        each epoch's.
+
+    Attributes
+    ----------
+    history_
+        :class:`~rowbook.training.History`: each epoch's ``loss`` (the running mean over
+        its steps), ``eval_loss`` and ``eval_accuracy`` (every pair, after the epoch), and
+        ``initial``, the same two before training.
 
     Examples
     --------
@@ -98,8 +120,17 @@ class ColorHarmony(_TrainerModel):
     ((16, 4), ('red', 'red_orange'))
     """
 
-    def __init__(self, *, dim: int = 4, hidden: int = 16, epochs: int = 200, lr: float = 0.1,
-                 batch_size: int = 1, seed: int = 0, progress: bool = False) -> None:  # fmt: skip
+    def __init__(
+        self,
+        *,
+        dim: int = 4,
+        hidden: int = 16,
+        epochs: int = 200,
+        lr: float = 0.1,
+        batch_size: int = 1,
+        seed: int = 0,
+        progress: bool = False,
+    ) -> None:
         self.dim, self.hidden, self.epochs, self.lr = dim, hidden, epochs, lr
         self.batch_size, self.seed, self.progress = batch_size, seed, progress
         for name, minimum in (
@@ -112,9 +143,13 @@ class ColorHarmony(_TrainerModel):
             check_int(name, getattr(self, name), minimum, owner="ColorHarmony")
         check_number("lr", lr, 0.0, low_open=True, owner="ColorHarmony")
 
-    def fit(self, pairs: tuple[np.ndarray, np.ndarray, np.ndarray] | None = None, *,
-            checkpoint: str | os.PathLike[str] | None = None,
-            resume: str | os.PathLike[str] | None = None) -> ColorHarmony:  # fmt: skip
+    def fit(
+        self,
+        pairs: tuple[np.ndarray, np.ndarray, np.ndarray] | None = None,
+        *,
+        checkpoint: str | os.PathLike[str] | None = None,
+        resume: str | os.PathLike[str] | None = None,
+    ) -> ColorHarmony:
         """Online SGD on binary cross entropy over ``pairs``; returns ``self``.
 
         ``pairs`` is ``(left ids, right ids, labels)``; None (the default) is the 192
@@ -130,9 +165,15 @@ class ColorHarmony(_TrainerModel):
         return net, SGD(net.parameters(), lr=self.lr)
 
     def _trainer_for(self, net: HarmonyNet, optimizer: SGD) -> Trainer:
-        config = TrainConfig(epochs=self.epochs, batch_size=self.batch_size, seed=self.seed,
-                             progress=self.progress)  # fmt: skip
-        return Trainer(net, optimizer, _loss, config=config, save=self.save)
+        config = TrainConfig(
+            epochs=self.epochs,
+            batch_size=self.batch_size,
+            seed=self.seed,
+            progress=self.progress,
+            eval_on_start=True,
+            eval_on_train=True,
+        )
+        return Trainer(net, optimizer, _loss, evaluate=_metrics, config=config, save=self.save)
 
     def predict_proba(self, left: np.ndarray, right: np.ndarray) -> np.ndarray:
         """Probability that each pair ``(left[i], right[i])`` of colour ids is harmonious."""
@@ -164,6 +205,14 @@ class ColorHarmony(_TrainerModel):
 
 def _loss(net: HarmonyNet, batch: tuple[np.ndarray, ...]) -> Tensor:
     return F.binary_cross_entropy_with_logits(net(batch[0], batch[1]), batch[2])
+
+
+def _metrics(net: HarmonyNet, pairs: tuple[np.ndarray, ...]) -> dict[str, float]:
+    """Mean cross entropy and accuracy (threshold 0.5) over all ``pairs``, without a graph."""
+    with no_grad():
+        logits = net(pairs[0], pairs[1])  # (N,)
+        loss = F.binary_cross_entropy_with_logits(logits, pairs[2]).item()
+    return {"loss": loss, "accuracy": float(np.mean((logits.data > 0) == (pairs[2] > 0.5)))}
 
 
 def _check_pairs(pairs: Any) -> tuple[np.ndarray, np.ndarray, np.ndarray]:

@@ -23,26 +23,28 @@ from __future__ import annotations
 import math
 import os
 from collections.abc import Sequence
-from typing import Any, Literal
+from typing import Any, ClassVar, Literal
 
 import numpy as np
 from numpy.lib.stride_tricks import sliding_window_view
 
 from rowbook.autograd import Tensor, no_grad, ops
 from rowbook.checks import check_choice, check_int, check_number
-from rowbook.models._optimizers import DEFAULT_LR, OptimizerName, build_optimizer, sparse_table
-from rowbook.models._pipeline_state import (
-    normalizer_from_json,
-    normalizer_to_json,
-    pipeline_from_json,
-    pipeline_to_json,
+from rowbook.models.network import (
+    DEFAULT_LR,
+    NetworkModel,
+    OptimizerName,
+    build_optimizer,
+    check_tokens_kept,
+    pipeline_of_0_1,
+    sparse_table,
 )
-from rowbook.models._trained import _TrainerModel, check_tokens_kept
 from rowbook.nn import Embedding, Linear, Module, init
 from rowbook.nn import functional as F
 from rowbook.nn.position import TiedOutput
 from rowbook.text import CharTokenizer, Normalizer, TextPipeline, Vocab, WordTokenizer
-from rowbook.training import TrainConfig, Trainer
+from rowbook.text.pipeline_file import normalizer_from_dict
+from rowbook.training import TrainConfig, Trainer, hold_out
 from rowbook.vectors import Vectors
 
 __all__ = ["BOUNDARY", "NPLM", "NPLMNet", "context_windows"]
@@ -74,8 +76,18 @@ class NPLMNet(Module):
     - Output: ``(B, V)`` logits of the next token
     """
 
-    def __init__(self, vocab_size: int, context: int, dim: int, hidden: int, *, tied: bool = False,
-                 sparse: bool = False, dtype: Any = np.float32, rng: Any = None) -> None:  # fmt: skip
+    def __init__(
+        self,
+        vocab_size: int,
+        context: int,
+        dim: int,
+        hidden: int,
+        *,
+        tied: bool = False,
+        sparse: bool = False,
+        dtype: Any = np.float32,
+        rng: Any = None,
+    ) -> None:
         rng = init.as_generator(rng)
         self.context, self.dim, self.tied = context, dim, tied
         self.C = Embedding(vocab_size, dim, sparse=sparse, dtype=dtype, rng=rng)
@@ -110,7 +122,7 @@ def _metrics(net: Module, data: tuple[np.ndarray, ...]) -> dict[str, float]:
     return {"loss": loss, "perplexity": math.exp(loss)}
 
 
-class NPLM(_TrainerModel):
+class NPLM(NetworkModel):
     """Bengio et al.'s neural language model over characters or words.
 
     Parameters
@@ -155,7 +167,9 @@ class NPLM(_TrainerModel):
     history_
         :class:`~rowbook.training.History`; each epoch has ``loss`` and ``perplexity``
         (training, averaged over the epoch's batches) and, with validation texts (given or
-        held out), ``val_loss`` and ``val_perplexity``.
+        held out), ``val_loss`` and ``val_perplexity``; without them, ``eval_loss`` and
+        ``eval_perplexity`` over the training texts after the epoch. ``history_.initial``
+        holds the same scores before training.
     vectors
         the table ``C`` as :class:`~rowbook.Vectors` keyed by the vocabulary.
 
@@ -166,11 +180,28 @@ class NPLM(_TrainerModel):
     (4, 'ab')
     """
 
-    def __init__(self, *, level: Literal["char", "word"] = "char", context: int = 3, dim: int = 16,
-                 hidden: int = 64, tied: bool = False, epochs: int = 10, lr: float | None = None,
-                 batch_size: int = 64, optimizer: OptimizerName = "adam", seed: int = 0,
-                 min_count: int = 1, normalizer: Normalizer | None = None, val_fraction: float = 0.1,
-                 patience: int | None = None, progress: bool = False) -> None:  # fmt: skip
+    #: 2: the pipeline is a :mod:`rowbook.text.pipeline_file` document.
+    _state_version: ClassVar[int] = 2
+
+    def __init__(
+        self,
+        *,
+        level: Literal["char", "word"] = "char",
+        context: int = 3,
+        dim: int = 16,
+        hidden: int = 64,
+        tied: bool = False,
+        epochs: int = 10,
+        lr: float | None = None,
+        batch_size: int = 64,
+        optimizer: OptimizerName = "adam",
+        seed: int = 0,
+        min_count: int = 1,
+        normalizer: Normalizer | None = None,
+        val_fraction: float = 0.1,
+        patience: int | None = None,
+        progress: bool = False,
+    ) -> None:
         self.level, self.context, self.dim, self.hidden, self.tied = (
             level,
             context,
@@ -186,31 +217,54 @@ class NPLM(_TrainerModel):
     def _check_params(self) -> None:
         check_choice("level", self.level, ("char", "word"), owner="NPLM")
         check_choice("optimizer", self.optimizer, ("adam", "sgd", "sparse_adam"), owner="NPLM")
-        for name, minimum in (("context", 1), ("dim", 1), ("hidden", 1), ("epochs", 0),
-                              ("batch_size", 1), ("seed", 0), ("min_count", 1)):  # fmt: skip
+        for name, minimum in (
+            ("context", 1),
+            ("dim", 1),
+            ("hidden", 1),
+            ("epochs", 0),
+            ("batch_size", 1),
+            ("seed", 0),
+            ("min_count", 1),
+        ):
             check_int(name, getattr(self, name), minimum, owner="NPLM")
         check_int("patience", self.patience, 1, allow_none=True, owner="NPLM")
         check_number("lr", self.lr, 0.0, low_open=True, allow_none=True, owner="NPLM")
         check_number("val_fraction", self.val_fraction, 0.0, 1.0, high_open=True, owner="NPLM")
         if self.normalizer is not None and not isinstance(self.normalizer, Normalizer):
-            raise TypeError(f"NPLM: normalizer must be a rowbook.text.Normalizer or None, got "
-                            f"{type(self.normalizer).__name__}")  # fmt: skip
+            raise TypeError(
+                f"NPLM: normalizer must be a rowbook.text.Normalizer or None, got "
+                f"{type(self.normalizer).__name__}"
+            )
         if self.tied and self.optimizer == "sparse_adam":
-            raise ValueError("optimizer='sparse_adam' needs row-sparse gradients for the table, but "
-                             "tied=True also gives it a dense gradient from the output layer; use "
-                             "optimizer='adam' (or 'sgd') with tied=True")  # fmt: skip
+            raise ValueError(
+                "optimizer='sparse_adam' needs row-sparse gradients for the table, but "
+                "tied=True also gives it a dense gradient from the output layer; use "
+                "optimizer='adam' (or 'sgd') with tied=True"
+            )
 
     def _params_to_json(self) -> dict[str, Any]:
-        return self.get_params() | {"normalizer": normalizer_to_json(self.normalizer)}
+        normalizer = None if self.normalizer is None else self.normalizer.to_dict()
+        return self.get_params() | {"normalizer": normalizer}
 
     @classmethod
     def _params_from_json(cls, params: dict[str, Any]) -> dict[str, Any]:
-        return params | {"normalizer": normalizer_from_json(params.get("normalizer"))}
+        normalizer = normalizer_from_dict(params.get("normalizer"), "field 'params.normalizer'")
+        return params | {"normalizer": normalizer}
+
+    @classmethod
+    def _upgrade(cls, params: dict[str, Any], state: dict[str, Any], version: int):
+        """Version 1 (rowbook 0.1) kept the pipeline in a form of its own."""
+        return params, state | {"pipeline": pipeline_of_0_1(state["pipeline"])}
 
     # -- fitting ------------------------------------------------------------------------
-    def fit(self, texts: Sequence[str], val_texts: Sequence[str] | None = None, *,
-            checkpoint: str | os.PathLike[str] | None = None,
-            resume: str | os.PathLike[str] | None = None) -> NPLM:  # fmt: skip
+    def fit(
+        self,
+        texts: Sequence[str],
+        val_texts: Sequence[str] | None = None,
+        *,
+        checkpoint: str | os.PathLike[str] | None = None,
+        resume: str | os.PathLike[str] | None = None,
+    ) -> NPLM:
         """Build the vocabulary from ``texts`` and train; returns ``self``.
 
         ``val_texts`` are scored after every epoch; without them, ``val_fraction`` of
@@ -220,7 +274,7 @@ class NPLM(_TrainerModel):
         """
         texts = _check_texts(texts, "texts")
         if val_texts is None:
-            texts, val_texts = _hold_out(texts, self.val_fraction, self.seed)
+            texts, val_texts = hold_out(texts, self.val_fraction, self.seed)
         else:
             val_texts = _check_texts(val_texts, "val_texts")
         state = self._resume_state(resume)
@@ -232,29 +286,50 @@ class NPLM(_TrainerModel):
             pipeline = TextPipeline(self.normalizer, tokenizer, vocab).fit(texts)
             check_tokens_kept(pipeline, self.min_count)
         else:
-            pipeline = pipeline_from_json(state["pipeline"])
+            pipeline = TextPipeline.from_dict(state["pipeline"], "field 'state.pipeline'")
         train = _windows(pipeline, self.context, texts)
         val = _windows(pipeline, self.context, val_texts) if val_texts else None
         self._train({"pipeline": pipeline}, train, val, checkpoint=checkpoint, state=state)
         return self
 
     def _build(self, extras: dict[str, Any]) -> tuple[NPLMNet, Any]:
-        net = NPLMNet(len(extras["pipeline"].vocab_), self.context, self.dim, self.hidden,
-                      tied=self.tied, sparse=sparse_table(self.optimizer), rng=self.seed)  # fmt: skip
+        net = NPLMNet(
+            len(extras["pipeline"].vocab_),
+            self.context,
+            self.dim,
+            self.hidden,
+            tied=self.tied,
+            sparse=sparse_table(self.optimizer),
+            rng=self.seed,
+        )
         lr = self.lr if self.lr is not None else DEFAULT_LR[self.optimizer]
         return net, build_optimizer(self.optimizer, net, net.C.weight, lr)
 
     def _trainer_for(self, net: NPLMNet, optimizer: Any) -> Trainer:
-        config = TrainConfig(epochs=self.epochs, batch_size=self.batch_size, seed=self.seed,
-                             patience=self.patience, progress=self.progress)  # fmt: skip
-        return Trainer(net, optimizer, _loss, evaluate=_metrics, config=config,
-                       derive=lambda m: {"perplexity": math.exp(m["loss"])}, save=self.save)  # fmt: skip
+        config = TrainConfig(
+            epochs=self.epochs,
+            batch_size=self.batch_size,
+            seed=self.seed,
+            patience=self.patience,
+            progress=self.progress,
+            eval_on_start=True,
+            eval_on_train=True,
+        )
+        return Trainer(
+            net,
+            optimizer,
+            _loss,
+            evaluate=_metrics,
+            config=config,
+            derive=lambda m: {"perplexity": math.exp(m["loss"])},
+            save=self.save,
+        )
 
     def _extras_to_state(self, extras: dict[str, Any]) -> dict[str, Any]:
-        return {"pipeline": pipeline_to_json(extras["pipeline"])}
+        return {"pipeline": extras["pipeline"].to_dict()}
 
     def _extras_from_state(self, state: dict[str, Any]) -> dict[str, Any]:
-        return {"pipeline": pipeline_from_json(state["pipeline"])}
+        return {"pipeline": TextPipeline.from_dict(state["pipeline"], "field 'state.pipeline'")}
 
     # -- learned state ------------------------------------------------------------------
     @property
@@ -329,25 +404,6 @@ def _windows(
     return np.concatenate([p[0] for p in pairs]), np.concatenate([p[1] for p in pairs])
 
 
-def _hold_out(texts: list[str], fraction: float, seed: int) -> tuple[list[str], list[str]]:
-    """``(training texts, held-out texts)``: ``floor(fraction * len(texts))`` texts held out,
-    chosen by a random draw seeded with ``seed``; the rest keep their order.
-
-    Examples
-    --------
-    >>> train, held = _hold_out(["a", "b", "c", "d", "e"], 0.5, seed=0)
-    >>> len(held), sorted(train + held), train == sorted(train)
-    (2, ['a', 'b', 'c', 'd', 'e'], True)
-    """
-    n_val = int(len(texts) * fraction)
-    if n_val == 0:
-        return texts, []
-    held = np.random.default_rng(seed).permutation(len(texts))[:n_val]
-    keep = np.ones(len(texts), dtype=bool)
-    keep[held] = False
-    return [t for t, k in zip(texts, keep, strict=True) if k], [texts[i] for i in held]
-
-
 def _draw(logits: np.ndarray, temperature: float, rng: np.random.Generator) -> int:
     if temperature == 0:
         return int(np.argmax(logits))
@@ -361,6 +417,8 @@ def _check_texts(texts: Any, name: str) -> list[str]:
         raise TypeError(f"{name} must be a list of texts, got one str; wrap it: [{name}]")
     texts = list(texts)
     if not texts or not all(isinstance(t, str) for t in texts):
-        raise ValueError(f"{name} must be a non-empty list of str, got {len(texts)} items "
-                         f"of types {sorted({type(t).__name__ for t in texts})}")  # fmt: skip
+        raise ValueError(
+            f"{name} must be a non-empty list of str, got {len(texts)} items "
+            f"of types {sorted({type(t).__name__ for t in texts})}"
+        )
     return texts

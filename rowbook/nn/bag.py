@@ -178,9 +178,16 @@ def bag_sum(
     fused = weight.dtype == np.float32 and padding_idx is None
     if num_bags:
         _bag_sum_kernel(
-            np.ascontiguousarray(weight), ids, bounds, -1 if padding_idx is None else padding_idx,
-            psw.astype(weight.dtype, copy=False), use_psw, fused, out, sizes,
-        )  # fmt: skip
+            np.ascontiguousarray(weight),
+            ids,
+            bounds,
+            -1 if padding_idx is None else padding_idx,
+            psw.astype(weight.dtype, copy=False),
+            use_psw,
+            fused,
+            out,
+            sizes,
+        )
     if mean:
         out /= np.maximum(sizes, 1).astype(weight.dtype)[:, None]  # empty bags stay zero
     return out, sizes

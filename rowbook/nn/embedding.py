@@ -17,7 +17,12 @@ from rowbook.checks import check_int
 from rowbook.nn import functional as F
 from rowbook.nn import init
 from rowbook.nn.functional import Mode
-from rowbook.nn.lookup import check_bag_mode, check_max_norm, normalize_padding_idx
+from rowbook.nn.lookup import (
+    DecodedTable,
+    check_bag_mode,
+    check_max_norm,
+    normalize_padding_idx,
+)
 from rowbook.nn.module import Module, Parameter
 
 __all__ = ["Embedding", "EmbeddingBag"]
@@ -26,10 +31,23 @@ __all__ = ["Embedding", "EmbeddingBag"]
 def _table(
     num_embeddings: int, embedding_dim: int, weight: Any, freeze: bool, dtype: Any
 ) -> Parameter:
-    """The layer's Parameter: a new (V, d) array, or ``weight`` itself (memory shared)."""
+    """The layer's Parameter: a new (V, d) array, or ``weight`` itself (memory shared); a
+    quantised table (a :class:`~rowbook.nn.lookup.DecodedTable`) is kept as it is, frozen."""
     if weight is None:
         data = np.empty((num_embeddings, embedding_dim), dtype=dtype)  # (V, d)
         return Parameter(data, requires_grad=not freeze)
+    if isinstance(weight, DecodedTable):
+        if not freeze:
+            raise ValueError(
+                "a quantised table is frozen: pass freeze=True (from_pretrained's "
+                "default); to train, start from the float table"
+            )
+        if tuple(weight.shape) != (num_embeddings, embedding_dim):
+            raise ValueError(
+                f"_weight has shape {tuple(weight.shape)}, expected "
+                f"{(num_embeddings, embedding_dim)}"
+            )
+        return weight
     data = weight.data if isinstance(weight, Tensor) else np.asarray(weight)
     if data.shape != (num_embeddings, embedding_dim):
         raise ValueError(
@@ -42,6 +60,8 @@ def _table(
 
 
 def _pretrained_shape(embeddings: Any) -> tuple[int, int]:
+    if isinstance(embeddings, DecodedTable):
+        return tuple(embeddings.shape)
     shape = np.shape(embeddings.data if isinstance(embeddings, Tensor) else embeddings)
     if len(shape) != 2:
         raise ValueError(
@@ -134,9 +154,14 @@ class Embedding(Module):
 
     def forward(self, ids: Any) -> Tensor:
         return F.embedding(
-            ids, self.weight, self.padding_idx, self.max_norm, self.norm_type,
-            self.scale_grad_by_freq, self.sparse,
-        )  # fmt: skip
+            ids,
+            self.weight,
+            self.padding_idx,
+            self.max_norm,
+            self.norm_type,
+            self.scale_grad_by_freq,
+            self.sparse,
+        )
 
     def extra_repr(self) -> str:
         s = f"{self.num_embeddings}, {self.embedding_dim}"
@@ -165,6 +190,10 @@ class Embedding(Module):
     ) -> Embedding:
         """A layer over an existing ``(V, d)`` table, sharing its memory.
 
+        ``embeddings`` may be a quantised table (``QuantizedVectors.matrix``): rows are then
+        decoded as they are looked up, and the table stays frozen (no gradient, not among
+        ``parameters()``, not in ``state_dict()``).
+
         The padding row is *not* zeroed (the table is used as given); ``freeze=True``
         (default) makes the table non-trainable (``weight.requires_grad = False``).
 
@@ -176,9 +205,16 @@ class Embedding(Module):
         """
         rows, cols = _pretrained_shape(embeddings)
         return cls(
-            rows, cols, padding_idx, max_norm, norm_type, scale_grad_by_freq, sparse,
-            _weight=embeddings, _freeze=freeze,
-        )  # fmt: skip
+            rows,
+            cols,
+            padding_idx,
+            max_norm,
+            norm_type,
+            scale_grad_by_freq,
+            sparse,
+            _weight=embeddings,
+            _freeze=freeze,
+        )
 
 
 class EmbeddingBag(Module):
@@ -251,10 +287,18 @@ class EmbeddingBag(Module):
 
     def forward(self, ids: Any, offsets: Any = None, per_sample_weights: Any = None) -> Tensor:
         return F.embedding_bag(
-            ids, self.weight, offsets, self.max_norm, self.norm_type, self.scale_grad_by_freq,
-            self.mode, self.sparse, per_sample_weights, self.include_last_offset,
+            ids,
+            self.weight,
+            offsets,
+            self.max_norm,
+            self.norm_type,
+            self.scale_grad_by_freq,
+            self.mode,
+            self.sparse,
+            per_sample_weights,
+            self.include_last_offset,
             self.padding_idx,
-        )  # fmt: skip
+        )
 
     def extra_repr(self) -> str:
         s = f"{self.num_embeddings}, {self.embedding_dim}"
@@ -282,9 +326,19 @@ class EmbeddingBag(Module):
         include_last_offset: bool = False,
         padding_idx: int | None = None,
     ) -> EmbeddingBag:
-        """A bag layer over an existing ``(V, d)`` table (memory shared, padding row kept)."""
+        """A bag layer over an existing ``(V, d)`` table (memory shared, padding row kept);
+        a quantised table is decoded as it is read, and stays frozen."""
         rows, cols = _pretrained_shape(embeddings)
         return cls(
-            rows, cols, max_norm, norm_type, scale_grad_by_freq, mode, sparse,
-            include_last_offset, padding_idx, _weight=embeddings, _freeze=freeze,
-        )  # fmt: skip
+            rows,
+            cols,
+            max_norm,
+            norm_type,
+            scale_grad_by_freq,
+            mode,
+            sparse,
+            include_last_offset,
+            padding_idx,
+            _weight=embeddings,
+            _freeze=freeze,
+        )

@@ -14,13 +14,14 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Protocol, runtime_checkable
 
 import numpy as np
 
 from rowbook.autograd import Tensor, as_tensor
 
 __all__ = [
+    "DecodedTable",
     "as_ids",
     "as_table",
     "check_bag_mode",
@@ -30,6 +31,21 @@ __all__ = [
     "id_counts",
     "normalize_padding_idx",
 ]
+
+
+@runtime_checkable
+class DecodedTable(Protocol):
+    """A frozen ``(V, d)`` table whose rows are decoded when read: a quantised table
+    (:class:`rowbook.vectors.quantize.Int8Matrix`, :class:`~rowbook.vectors.quantize.PQMatrix`).
+
+    ``Embedding`` and ``EmbeddingBag`` look such a table up by decoding the rows the ids
+    name (float32), and it receives no gradient.
+    """
+
+    shape: tuple[int, int]
+
+    def decode(self, rows: Any = None) -> np.ndarray:
+        """Decoded float32 rows ``(*rows.shape, d)``."""
 
 
 def as_table(weight: Any) -> Tensor:
@@ -70,8 +86,10 @@ def as_ids(ids: Any, name: str = "ids", what: str = "token ids") -> np.ndarray:
     if array.dtype == np.uint64 and array.size and array.max() > np.iinfo(np.int64).max:
         first = int(np.argmax(array > np.iinfo(np.int64).max))  # checked before the cast wraps it
         where = tuple(int(i) for i in np.unravel_index(first, array.shape)) if array.ndim else ()
-        raise IndexError(f"{name} contains {int(array.reshape(-1)[first])} at position {where}, "
-                         "out of range: ids must fit in int64 (and be below the table size)")  # fmt: skip
+        raise IndexError(
+            f"{name} contains {int(array.reshape(-1)[first])} at position {where}, "
+            "out of range: ids must fit in int64 (and be below the table size)"
+        )
     return array.astype(np.int64, copy=False)
 
 

@@ -176,7 +176,9 @@ class Module:
 
     def __repr__(self) -> str:
         extra = self.extra_repr()
-        children = [f"  ({n}): {repr(c).replace(chr(10), chr(10) + '  ')}" for n, c in self.named_children()]
+        children = [
+            f"  ({n}): {repr(c).replace(chr(10), chr(10) + '  ')}" for n, c in self.named_children()
+        ]
         if not children:
             return f"{type(self).__name__}({extra})"
         return f"{type(self).__name__}({extra}\n" + "\n".join(children) + "\n)"

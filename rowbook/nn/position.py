@@ -22,6 +22,7 @@ from typing import Any
 import numpy as np
 
 from rowbook.autograd import Tensor, as_tensor, ops
+from rowbook.nn import functional as F
 from rowbook.nn.module import Module, Parameter
 
 __all__ = [
@@ -43,7 +44,9 @@ def sinusoidal_table(num_positions: int, d_model: int, base: float = 10000.0) ->
            [0.8415, 0.5403, 0.01  , 1.    ]])
     """
     if num_positions < 0 or d_model <= 0:
-        raise ValueError(f"need num_positions >= 0 and d_model > 0, got {num_positions} and {d_model}")
+        raise ValueError(
+            f"need num_positions >= 0 and d_model > 0, got {num_positions} and {d_model}"
+        )
     position = np.arange(num_positions, dtype=np.float64)[:, None]  # (P, 1)
     inv_freq = base ** (-np.arange(0, d_model, 2, dtype=np.float64) / d_model)  # (ceil(d/2),)
     angles = position * inv_freq  # (P, ceil(d/2))
@@ -55,7 +58,9 @@ def sinusoidal_table(num_positions: int, d_model: int, base: float = 10000.0) ->
 
 def _check_length(length: int, max_len: int, what: str) -> None:
     if length > max_len:
-        raise ValueError(f"sequence length {length} exceeds max_len={max_len} of this {what}; build it with a larger max_len")
+        raise ValueError(
+            f"sequence length {length} exceeds max_len={max_len} of this {what}; build it with a larger max_len"
+        )
 
 
 def _scaled(x: Tensor, scale: bool) -> Tensor:
@@ -73,15 +78,24 @@ class SinusoidalPositionalEncoding(Module):
 
     _buffers = ("table",)  # converted by Module.to(dtype), as torch's registered buffer
 
-    def __init__(self, d_model: int, max_len: int = 5000, *, base: float = 10000.0,
-                 scale: bool = False, dtype: Any = np.float32) -> None:  # fmt: skip
+    def __init__(
+        self,
+        d_model: int,
+        max_len: int = 5000,
+        *,
+        base: float = 10000.0,
+        scale: bool = False,
+        dtype: Any = np.float32,
+    ) -> None:
         self.d_model, self.max_len, self.scale = d_model, max_len, scale
         self.table = sinusoidal_table(max_len, d_model, base).astype(dtype)  # (max_len, d) buffer
 
-    def forward(self, x: Any) -> Tensor:
+    def forward(self, x: Any, offset: int = 0) -> Tensor:
+        """``x`` (scaled) plus the rows of positions ``offset .. offset + T - 1``."""
         x = as_tensor(x)
-        _check_length(x.shape[-2], self.max_len, type(self).__name__)
-        return _scaled(x, self.scale) + self.table[: x.shape[-2]]
+        T = x.shape[-2]
+        _check_length(offset + T, self.max_len, type(self).__name__)
+        return _scaled(x, self.scale) + self.table[offset : offset + T]
 
     def extra_repr(self) -> str:
         return f"d_model={self.d_model}, max_len={self.max_len}, scale={self.scale}"
@@ -96,19 +110,28 @@ class LearnedPositionalEmbedding(Module):
     - Output: same shape
     """
 
-    def __init__(self, max_len: int, d_model: int, *, scale: bool = False, std: float = 0.02,
-                 dtype: Any = np.float32, rng: Any = None) -> None:  # fmt: skip
+    def __init__(
+        self,
+        max_len: int,
+        d_model: int,
+        *,
+        scale: bool = False,
+        std: float = 0.02,
+        dtype: Any = np.float32,
+        rng: Any = None,
+    ) -> None:
         from rowbook.nn import init
 
         self.max_len, self.d_model, self.scale = max_len, d_model, scale
         self.weight = Parameter(np.empty((max_len, d_model), dtype=dtype))
         init.normal_(self.weight, std=std, rng=rng)
 
-    def forward(self, x: Any) -> Tensor:
+    def forward(self, x: Any, offset: int = 0) -> Tensor:
+        """``x`` (scaled) plus the learned rows of positions ``offset .. offset + T - 1``."""
         x = as_tensor(x)
         length = x.shape[-2]
-        _check_length(length, self.max_len, type(self).__name__)
-        return _scaled(x, self.scale) + ops.gather(self.weight, np.arange(length))
+        _check_length(offset + length, self.max_len, type(self).__name__)
+        return _scaled(x, self.scale) + ops.gather(self.weight, np.arange(offset, offset + length))
 
     def extra_repr(self) -> str:
         return f"max_len={self.max_len}, d_model={self.d_model}, scale={self.scale}"
@@ -140,7 +163,9 @@ class RotaryEmbedding(Module):
     def forward(self, x: Any, positions: Any = None) -> Tensor:
         x = as_tensor(x)
         if x.shape[-1] != self.dim:
-            raise ValueError(f"RotaryEmbedding(dim={self.dim}) got inputs with last dimension {x.shape[-1]}")
+            raise ValueError(
+                f"RotaryEmbedding(dim={self.dim}) got inputs with last dimension {x.shape[-1]}"
+            )
         T = x.shape[-2]
         positions = np.arange(T) if positions is None else np.asarray(positions)
         if positions.shape != (T,):
@@ -175,11 +200,11 @@ class TiedOutput(Module):
     def __init__(self, embedding: Module, bias: bool = False) -> None:
         weight = getattr(embedding, "weight", None)
         if not isinstance(weight, Parameter) or weight.ndim != 2:
-            raise TypeError("TiedOutput needs a module with a 2-D `weight` Parameter, such as an Embedding")
+            raise TypeError(
+                "TiedOutput needs a module with a 2-D `weight` Parameter, such as an Embedding"
+            )
         self.embedding = embedding
         self.bias = Parameter(np.zeros(weight.shape[0], dtype=weight.dtype)) if bias else None
 
     def forward(self, h: Any) -> Tensor:
-        weight = self.embedding.weight
-        logits = ops.matmul(as_tensor(h), ops.transpose(weight))
-        return logits + self.bias if self.bias is not None else logits
+        return F.linear(h, self.embedding.weight, self.bias)  # one (N, d) x (d, V) product

@@ -48,10 +48,14 @@ def lengths_to_mask(lengths: Any, max_length: int | None = None) -> np.ndarray:
     """
     lengths = np.asarray(lengths)
     if lengths.ndim != 1 or (lengths.size and lengths.dtype.kind not in "iu"):
-        raise ValueError(f"lengths must be a 1-d array of ints, got shape {lengths.shape}, dtype {lengths.dtype}")
+        raise ValueError(
+            f"lengths must be a 1-d array of ints, got shape {lengths.shape}, dtype {lengths.dtype}"
+        )
     T = int(lengths.max(initial=0)) if max_length is None else int(max_length)
     if lengths.size and (lengths.min() < 0 or lengths.max() > T):
-        raise ValueError(f"lengths must be in [0, {T}] (the sequence length), got {lengths.tolist()}")
+        raise ValueError(
+            f"lengths must be in [0, {T}] (the sequence length), got {lengths.tolist()}"
+        )
     return np.arange(T)[None, :] < lengths[:, None]  # (B, T)
 
 
@@ -110,8 +114,10 @@ def _as_input(x: Any, dtype: np.dtype, owner: str) -> Tensor:
     if not isinstance(x, Tensor):
         return Tensor(np.asarray(x), dtype=dtype)
     if x.dtype != dtype:
-        raise TypeError(f"{owner} has {dtype} parameters but got a {x.dtype} input; convert one "
-                        f"of them (x.astype(np.{dtype}) keeps the graph)")  # fmt: skip
+        raise TypeError(
+            f"{owner} has {dtype} parameters but got a {x.dtype} input; convert one "
+            f"of them (x.astype(np.{dtype}) keeps the graph)"
+        )
     return x
 
 
@@ -140,8 +146,15 @@ class LSTMCell(Module):
     - Output: ``(h', c')``, each ``(B, H)``
     """
 
-    def __init__(self, input_size: int, hidden_size: int, bias: bool = True, *,
-                 dtype: Any = np.float32, rng: Any = None) -> None:  # fmt: skip
+    def __init__(
+        self,
+        input_size: int,
+        hidden_size: int,
+        bias: bool = True,
+        *,
+        dtype: Any = np.float32,
+        rng: Any = None,
+    ) -> None:
         _check_sizes(input_size, hidden_size)
         self.input_size, self.hidden_size = int(input_size), int(hidden_size)
         G = 4 * self.hidden_size
@@ -155,13 +168,17 @@ class LSTMCell(Module):
     def forward(self, x: Any, state: State | None = None) -> State:
         x = _as_input(x, self.weight_ih.dtype, "LSTMCell")
         if x.ndim != 2 or x.shape[1] != self.input_size:
-            raise ValueError(f"LSTMCell expects input of shape (B, {self.input_size}), got {x.shape}")
+            raise ValueError(
+                f"LSTMCell expects input of shape (B, {self.input_size}), got {x.shape}"
+            )
         stored, x = x.dtype, _computed(x)  # float16 weights: the step runs in float32
         if state is None:
             zeros = np.zeros((x.shape[0], self.hidden_size), dtype=x.dtype)
             state = (Tensor(zeros), Tensor(zeros))
         state = tuple(_computed(as_tensor(s)) for s in state)
-        weights = (_computed(w) for w in (self.weight_ih, self.weight_hh, self.bias_ih, self.bias_hh))
+        weights = (
+            _computed(w) for w in (self.weight_ih, self.weight_hh, self.bias_ih, self.bias_hh)
+        )
         h, c = lstm_cell(x, state, *_fused(*weights))
         return (h.astype(stored), c.astype(stored)) if stored != x.dtype else (h, c)
 
@@ -208,8 +225,17 @@ class LSTM(Module):
     True
     """
 
-    def __init__(self, input_size: int, hidden_size: int, num_layers: int = 1, bias: bool = True,
-                 batch_first: bool = True, *, dtype: Any = np.float32, rng: Any = None) -> None:  # fmt: skip
+    def __init__(
+        self,
+        input_size: int,
+        hidden_size: int,
+        num_layers: int = 1,
+        bias: bool = True,
+        batch_first: bool = True,
+        *,
+        dtype: Any = np.float32,
+        rng: Any = None,
+    ) -> None:
         _check_sizes(input_size, hidden_size)
         if isinstance(num_layers, bool) or not isinstance(num_layers, int) or num_layers < 1:
             raise ValueError(f"num_layers must be a positive int, got {num_layers!r}")
@@ -219,7 +245,9 @@ class LSTM(Module):
         for k in range(num_layers):
             width = self.input_size if k == 0 else self.hidden_size
             setattr(self, f"weight_ih_l{k}", Parameter(np.empty((G, width), dtype=dtype)))
-            setattr(self, f"weight_hh_l{k}", Parameter(np.empty((G, self.hidden_size), dtype=dtype)))
+            setattr(
+                self, f"weight_hh_l{k}", Parameter(np.empty((G, self.hidden_size), dtype=dtype))
+            )
             if bias:
                 setattr(self, f"bias_ih_l{k}", Parameter(np.empty(G, dtype=dtype)))
                 setattr(self, f"bias_hh_l{k}", Parameter(np.empty(G, dtype=dtype)))
@@ -229,12 +257,15 @@ class LSTM(Module):
         get = lambda name: _computed(getattr(self, f"{name}_l{k}", None))  # noqa: E731
         return _fused(get("weight_ih"), get("weight_hh"), get("bias_ih"), get("bias_hh"))
 
-    def forward(self, x: Any, state: State | None = None, *, mask: Any = None,
-                lengths: Any = None) -> tuple[Tensor, State]:  # fmt: skip
+    def forward(
+        self, x: Any, state: State | None = None, *, mask: Any = None, lengths: Any = None
+    ) -> tuple[Tensor, State]:
         """Run every layer over the sequence; see the class docstring for shapes."""
         x = _as_input(x, self.weight_ih_l0.dtype, "LSTM")
         if x.ndim != 3 or x.shape[2] != self.input_size:
-            raise ValueError(f"LSTM expects input of shape (B, T, {self.input_size}) (batch_first), got {x.shape}")
+            raise ValueError(
+                f"LSTM expects input of shape (B, T, {self.input_size}) (batch_first), got {x.shape}"
+            )
         if not self.batch_first:
             x = ops.transpose(x, (1, 0, 2))
         B, T, _ = x.shape
@@ -275,7 +306,9 @@ class LSTM(Module):
             raise ValueError("pass either mask or lengths, not both")
         if lengths is not None:
             if np.shape(lengths) != (B,):
-                raise ValueError(f"lengths must have shape ({B},) (one per sequence), got {np.shape(lengths)}")
+                raise ValueError(
+                    f"lengths must have shape ({B},) (one per sequence), got {np.shape(lengths)}"
+                )
             mask = lengths_to_mask(lengths, T)
         if mask is None:
             return None
@@ -293,9 +326,13 @@ class LSTM(Module):
             return zeros, zeros
         h0, c0 = (as_tensor(s, dtype=dtype) for s in state)
         if h0.shape != shape or c0.shape != shape:
-            raise ValueError(f"state (h_0, c_0) must both have shape {shape}, got {h0.shape} and {c0.shape}")
+            raise ValueError(
+                f"state (h_0, c_0) must both have shape {shape}, got {h0.shape} and {c0.shape}"
+            )
         return h0, c0
 
     def extra_repr(self) -> str:
-        return (f"{self.input_size}, {self.hidden_size}, num_layers={self.num_layers}, "
-                f"bias={self.bias}, batch_first={self.batch_first}")  # fmt: skip
+        return (
+            f"{self.input_size}, {self.hidden_size}, num_layers={self.num_layers}, "
+            f"bias={self.bias}, batch_first={self.batch_first}"
+        )

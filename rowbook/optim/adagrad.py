@@ -46,6 +46,8 @@ class Adagrad(Optimizer):
         as PyTorch refuses it.
     initial_accumulator_value : float, >= 0
     eps : float, >= 0
+    row_stats : bool
+        Keep per-row telemetry (:meth:`~rowbook.optim.Optimizer.row_stats`).
     """
 
     def __init__(
@@ -56,10 +58,17 @@ class Adagrad(Optimizer):
         weight_decay: float = 0.0,
         initial_accumulator_value: float = 0.0,
         eps: float = 1e-10,
+        *,
+        row_stats: bool = False,
     ) -> None:
-        defaults = {"lr": lr, "lr_decay": lr_decay, "weight_decay": weight_decay,
-                    "initial_accumulator_value": initial_accumulator_value, "eps": eps}  # fmt: skip
-        super().__init__(params, defaults)
+        defaults = {
+            "lr": lr,
+            "lr_decay": lr_decay,
+            "weight_decay": weight_decay,
+            "initial_accumulator_value": initial_accumulator_value,
+            "eps": eps,
+        }
+        super().__init__(params, defaults, row_stats=row_stats)
         self._init_all_states()  # the accumulators exist from the start, as in PyTorch
 
     def _check_group(self, group: dict[str, Any]) -> None:
@@ -67,14 +76,17 @@ class Adagrad(Optimizer):
             check_number(key, group[key], 0.0, owner="Adagrad")
 
     def _init_state(self, param: np.ndarray, group: dict[str, Any]) -> dict[str, Any]:
-        return {"step": 0, "sum": np.full(param.shape, group["initial_accumulator_value"],
-                                          dtype=param.dtype)}  # fmt: skip
+        return {
+            "step": 0,
+            "sum": np.full(param.shape, group["initial_accumulator_value"], dtype=param.dtype),
+        }
 
     def _state_shapes(self, param: np.ndarray) -> dict[str, tuple[int, ...]]:
         return {"sum": param.shape}
 
-    def _update(self, param: np.ndarray, grad: Gradient, state: dict[str, Any],
-                group: dict[str, Any]) -> None:  # fmt: skip
+    def _update(
+        self, param: np.ndarray, grad: Gradient, state: dict[str, Any], group: dict[str, Any]
+    ) -> None:
         t = param.dtype.type
         wd, eps = group["weight_decay"], t(group["eps"])
         if wd != 0 and isinstance(grad, RowSparse):
@@ -125,6 +137,8 @@ class RowWiseAdagrad(Optimizer):
     state_factory : callable, optional
         ``(name, shape, dtype) -> array`` for the ``(V,)`` accumulator (default: in RAM;
         :func:`~rowbook.optim.state.memmap_factory` puts it on disk).
+    row_stats : bool
+        Keep per-row telemetry (:meth:`~rowbook.optim.Optimizer.row_stats`).
     """
 
     def __init__(
@@ -137,12 +151,17 @@ class RowWiseAdagrad(Optimizer):
         initial_accumulator_value: float = 0.0,
         *,
         state_factory: StateFactory | None = None,
+        row_stats: bool = False,
     ) -> None:
-        defaults = {"lr": lr, "eps": eps, "weight_decay": weight_decay,
-                    "weight_decay_mode": weight_decay_mode,
-                    "initial_accumulator_value": initial_accumulator_value}  # fmt: skip
+        defaults = {
+            "lr": lr,
+            "eps": eps,
+            "weight_decay": weight_decay,
+            "weight_decay_mode": weight_decay_mode,
+            "initial_accumulator_value": initial_accumulator_value,
+        }
         self.state_factory = state_factory
-        super().__init__(params, defaults)
+        super().__init__(params, defaults, row_stats=row_stats)
         self._init_all_states()
 
     def _check_group(self, group: dict[str, Any]) -> None:
@@ -156,13 +175,18 @@ class RowWiseAdagrad(Optimizer):
 
     def _init_state(self, param: np.ndarray, group: dict[str, Any]) -> dict[str, Any]:
         rows = param.shape[0] if param.ndim else 1
-        return {"sum": self._state_array("sum", (rows,), param.dtype, group["initial_accumulator_value"])}
+        return {
+            "sum": self._state_array(
+                "sum", (rows,), param.dtype, group["initial_accumulator_value"]
+            )
+        }
 
     def _state_shapes(self, param: np.ndarray) -> dict[str, tuple[int, ...]]:
         return {"sum": (param.shape[0] if param.ndim else 1,)}
 
-    def _update(self, param: np.ndarray, grad: Gradient, state: dict[str, Any],
-                group: dict[str, Any]) -> None:  # fmt: skip
+    def _update(
+        self, param: np.ndarray, grad: Gradient, state: dict[str, Any], group: dict[str, Any]
+    ) -> None:
         t = param.dtype.type
         table = param.reshape(state["sum"].shape[0], -1)  # (V, D) view
         if isinstance(grad, RowSparse):

@@ -50,6 +50,9 @@ class Adam(Optimizer):
     weight_decay : float, >= 0
     amsgrad : bool
         Divide by the running maximum of ``v`` instead of ``v`` (Reddi et al., 2018).
+    row_stats : bool
+        Keep per-row telemetry (:meth:`~rowbook.optim.Optimizer.row_stats`); with a
+        dense gradient, a row counts as updated when its gradient is not all zero.
 
     Notes
     -----
@@ -77,10 +80,17 @@ class Adam(Optimizer):
         eps: float = 1e-8,
         weight_decay: float = 0.0,
         amsgrad: bool = False,
+        *,
+        row_stats: bool = False,
     ) -> None:
-        defaults = {"lr": lr, "betas": tuple(betas), "eps": eps,
-                    "weight_decay": weight_decay, "amsgrad": bool(amsgrad)}  # fmt: skip
-        super().__init__(params, defaults)
+        defaults = {
+            "lr": lr,
+            "betas": tuple(betas),
+            "eps": eps,
+            "weight_decay": weight_decay,
+            "amsgrad": bool(amsgrad),
+        }
+        super().__init__(params, defaults, row_stats=row_stats)
 
     def _check_group(self, group: dict[str, Any]) -> None:
         name = type(self).__name__
@@ -90,8 +100,11 @@ class Adam(Optimizer):
         check_number("weight_decay", group["weight_decay"], 0.0, owner=name)
 
     def _init_state(self, param: np.ndarray, group: dict[str, Any]) -> dict[str, Any]:
-        state: dict[str, Any] = {"step": 0, "exp_avg": np.zeros(param.shape, param.dtype),
-                                 "exp_avg_sq": np.zeros(param.shape, param.dtype)}  # fmt: skip
+        state: dict[str, Any] = {
+            "step": 0,
+            "exp_avg": np.zeros(param.shape, param.dtype),
+            "exp_avg_sq": np.zeros(param.shape, param.dtype),
+        }
         if group["amsgrad"]:
             state["max_exp_avg_sq"] = np.zeros(param.shape, param.dtype)
         return state
@@ -99,17 +112,29 @@ class Adam(Optimizer):
     def _state_shapes(self, param: np.ndarray) -> dict[str, tuple[int, ...]]:
         return dict.fromkeys(("exp_avg", "exp_avg_sq", "max_exp_avg_sq"), param.shape)
 
-    def _update(self, param: np.ndarray, grad: Gradient, state: dict[str, Any],
-                group: dict[str, Any]) -> None:  # fmt: skip
+    def _update(
+        self, param: np.ndarray, grad: Gradient, state: dict[str, Any], group: dict[str, Any]
+    ) -> None:
         assert isinstance(grad, np.ndarray)
         state["step"] += 1
         max_sq = None
         if group["amsgrad"]:
             max_sq = state.setdefault("max_exp_avg_sq", np.zeros(param.shape, param.dtype))
         beta1, beta2 = group["betas"]
-        adam_dense(param, grad, state["exp_avg"], state["exp_avg_sq"], max_sq, step=state["step"],
-                   lr=group["lr"], beta1=beta1, beta2=beta2, eps=group["eps"],
-                   weight_decay=group["weight_decay"], decoupled=self._decoupled)  # fmt: skip
+        adam_dense(
+            param,
+            grad,
+            state["exp_avg"],
+            state["exp_avg_sq"],
+            max_sq,
+            step=state["step"],
+            lr=group["lr"],
+            beta1=beta1,
+            beta2=beta2,
+            eps=group["eps"],
+            weight_decay=group["weight_decay"],
+            decoupled=self._decoupled,
+        )
 
 
 class AdamW(Adam):
@@ -128,8 +153,10 @@ class AdamW(Adam):
         eps: float = 1e-8,
         weight_decay: float = 1e-2,
         amsgrad: bool = False,
+        *,
+        row_stats: bool = False,
     ) -> None:
-        super().__init__(params, lr, betas, eps, weight_decay, amsgrad)
+        super().__init__(params, lr, betas, eps, weight_decay, amsgrad, row_stats=row_stats)
 
 
 class SparseAdam(Optimizer):
@@ -156,6 +183,8 @@ class SparseAdam(Optimizer):
         :func:`~rowbook.optim.state.lazy_zeros`: only pages of rows that were looked up
         become resident. :func:`~rowbook.optim.state.memmap_factory` keeps them on disk,
         for tables larger than RAM (then each step reads and writes the touched rows only).
+    row_stats : bool
+        Keep per-row telemetry (:meth:`~rowbook.optim.Optimizer.row_stats`).
 
     Examples
     --------
@@ -182,9 +211,10 @@ class SparseAdam(Optimizer):
         eps: float = 1e-8,
         *,
         state_factory: StateFactory | None = None,
+        row_stats: bool = False,
     ) -> None:
         self.state_factory = state_factory or lazy_zeros
-        super().__init__(params, {"lr": lr, "betas": tuple(betas), "eps": eps})
+        super().__init__(params, {"lr": lr, "betas": tuple(betas), "eps": eps}, row_stats=row_stats)
 
     def _check_group(self, group: dict[str, Any]) -> None:
         check_number("lr", group["lr"], 0.0, low_open=True, owner="SparseAdam")
@@ -192,19 +222,32 @@ class SparseAdam(Optimizer):
         check_number("eps", group["eps"], 0.0, low_open=True, owner="SparseAdam")
 
     def _init_state(self, param: np.ndarray, group: dict[str, Any]) -> dict[str, Any]:
-        return {"step": 0, "exp_avg": self._state_array("exp_avg", param.shape, param.dtype),
-                "exp_avg_sq": self._state_array("exp_avg_sq", param.shape, param.dtype)}  # fmt: skip
+        return {
+            "step": 0,
+            "exp_avg": self._state_array("exp_avg", param.shape, param.dtype),
+            "exp_avg_sq": self._state_array("exp_avg_sq", param.shape, param.dtype),
+        }
 
     def _state_shapes(self, param: np.ndarray) -> dict[str, tuple[int, ...]]:
         return dict.fromkeys(("exp_avg", "exp_avg_sq"), param.shape)
 
-    def _update(self, param: np.ndarray, grad: Gradient, state: dict[str, Any],
-                group: dict[str, Any]) -> None:  # fmt: skip
+    def _update(
+        self, param: np.ndarray, grad: Gradient, state: dict[str, Any], group: dict[str, Any]
+    ) -> None:
         assert isinstance(grad, RowSparse)
         state["step"] += 1  # counted even for an empty gradient, as in PyTorch
         if grad.nnz == 0:
             return
         beta1, beta2 = group["betas"]
-        adam_rows(param, grad.indices, grad.values, state["exp_avg"], state["exp_avg_sq"],
-                  step=state["step"], lr=group["lr"], beta1=beta1, beta2=beta2,
-                  eps=group["eps"])  # fmt: skip
+        adam_rows(
+            param,
+            grad.indices,
+            grad.values,
+            state["exp_avg"],
+            state["exp_avg_sq"],
+            step=state["step"],
+            lr=group["lr"],
+            beta1=beta1,
+            beta2=beta2,
+            eps=group["eps"],
+        )

@@ -47,9 +47,19 @@ def _lerp_weight(beta1: float, dtype: np.dtype) -> tuple[bool, np.floating, np.f
 
 
 def adam_dense_reference(
-    param: np.ndarray, grad: np.ndarray, exp_avg: np.ndarray, exp_avg_sq: np.ndarray,
-    max_exp_avg_sq: np.ndarray | None, *, step: int, lr: float, beta1: float, beta2: float,
-    eps: float, weight_decay: float, decoupled: bool,
+    param: np.ndarray,
+    grad: np.ndarray,
+    exp_avg: np.ndarray,
+    exp_avg_sq: np.ndarray,
+    max_exp_avg_sq: np.ndarray | None,
+    *,
+    step: int,
+    lr: float,
+    beta1: float,
+    beta2: float,
+    eps: float,
+    weight_decay: float,
+    decoupled: bool,
 ) -> None:
     """One Adam / AdamW step on whole arrays, in place (``max_exp_avg_sq``: AMSGrad)."""
     t = param.dtype.type
@@ -80,8 +90,24 @@ PARALLEL_MIN_SIZE = 1 << 16
 
 
 @numba.njit(parallel=True, cache=True, nogil=True)
-def _adam_dense_kernel(p, g, m, v, vmax, amsgrad, small, w, one_minus_w, b2, one_minus_b2,
-                       decay, l2, neg_step_size, bc2_sqrt, eps):  # pragma: no cover - compiled
+def _adam_dense_kernel(
+    p,
+    g,
+    m,
+    v,
+    vmax,
+    amsgrad,
+    small,
+    w,
+    one_minus_w,
+    b2,
+    one_minus_b2,
+    decay,
+    l2,
+    neg_step_size,
+    bc2_sqrt,
+    eps,
+):  # pragma: no cover - compiled
     for i in numba.prange(p.shape[0]):
         pi = p[i] * decay
         gi = g[i]
@@ -99,17 +125,38 @@ def _adam_dense_kernel(p, g, m, v, vmax, amsgrad, small, w, one_minus_w, b2, one
 
 
 def adam_dense(
-    param: np.ndarray, grad: np.ndarray, exp_avg: np.ndarray, exp_avg_sq: np.ndarray,
-    max_exp_avg_sq: np.ndarray | None, *, step: int, lr: float, beta1: float, beta2: float,
-    eps: float, weight_decay: float, decoupled: bool,
+    param: np.ndarray,
+    grad: np.ndarray,
+    exp_avg: np.ndarray,
+    exp_avg_sq: np.ndarray,
+    max_exp_avg_sq: np.ndarray | None,
+    *,
+    step: int,
+    lr: float,
+    beta1: float,
+    beta2: float,
+    eps: float,
+    weight_decay: float,
+    decoupled: bool,
 ) -> None:
     """:func:`adam_dense_reference` fused into one parallel pass (contiguous arrays)."""
     arrays = [param, grad, exp_avg, exp_avg_sq]
     arrays += [max_exp_avg_sq] if max_exp_avg_sq is not None else []
     if not all(a.flags.c_contiguous for a in arrays) or param.size < PARALLEL_MIN_SIZE:
-        adam_dense_reference(param, grad, exp_avg, exp_avg_sq, max_exp_avg_sq, step=step, lr=lr,
-                             beta1=beta1, beta2=beta2, eps=eps, weight_decay=weight_decay,
-                             decoupled=decoupled)  # fmt: skip
+        adam_dense_reference(
+            param,
+            grad,
+            exp_avg,
+            exp_avg_sq,
+            max_exp_avg_sq,
+            step=step,
+            lr=lr,
+            beta1=beta1,
+            beta2=beta2,
+            eps=eps,
+            weight_decay=weight_decay,
+            decoupled=decoupled,
+        )
         return
     t = param.dtype.type
     small, w, one_minus_w = _lerp_weight(beta1, param.dtype)
@@ -117,10 +164,23 @@ def adam_dense(
     l2 = t(weight_decay) if not decoupled else t(0)
     vmax = max_exp_avg_sq if max_exp_avg_sq is not None else exp_avg_sq
     _adam_dense_kernel(
-        param.reshape(-1), grad.reshape(-1), exp_avg.reshape(-1), exp_avg_sq.reshape(-1),
-        vmax.reshape(-1), max_exp_avg_sq is not None, small, w, one_minus_w, t(beta2),
-        t(1 - beta2), decay, l2, t(-(lr / (1 - beta1**step))), t((1 - beta2**step) ** 0.5), t(eps),
-    )  # fmt: skip
+        param.reshape(-1),
+        grad.reshape(-1),
+        exp_avg.reshape(-1),
+        exp_avg_sq.reshape(-1),
+        vmax.reshape(-1),
+        max_exp_avg_sq is not None,
+        small,
+        w,
+        one_minus_w,
+        t(beta2),
+        t(1 - beta2),
+        decay,
+        l2,
+        t(-(lr / (1 - beta1**step))),
+        t((1 - beta2**step) ** 0.5),
+        t(eps),
+    )
 
 
 # -- row-sparse (SparseAdam) ----------------------------------------------------------
@@ -131,8 +191,17 @@ def _sparse_step_size(step: int, lr: float, beta1: float, beta2: float) -> float
 
 
 def adam_rows_reference(
-    param: np.ndarray, rows: np.ndarray, grad_rows: np.ndarray, exp_avg: np.ndarray,
-    exp_avg_sq: np.ndarray, *, step: int, lr: float, beta1: float, beta2: float, eps: float,
+    param: np.ndarray,
+    rows: np.ndarray,
+    grad_rows: np.ndarray,
+    exp_avg: np.ndarray,
+    exp_avg_sq: np.ndarray,
+    *,
+    step: int,
+    lr: float,
+    beta1: float,
+    beta2: float,
+    eps: float,
 ) -> None:
     """SparseAdam on unique ``rows`` (U,) with gradient ``grad_rows`` (U, ...), in place."""
     t = param.dtype.type
@@ -146,8 +215,9 @@ def adam_rows_reference(
 
 
 @numba.njit(cache=True, nogil=True)
-def _adam_rows_kernel(p, rows, g, m, v, one_minus_b1, one_minus_b2, eps,
-                      neg_step_size):  # pragma: no cover - compiled
+def _adam_rows_kernel(
+    p, rows, g, m, v, one_minus_b1, one_minus_b2, eps, neg_step_size
+):  # pragma: no cover - compiled
     # Serial on purpose: a few thousand rows are a few milliseconds of memory traffic, and
     # on this 2-core machine a prange split measured slower (1.3-5x) whenever the other
     # core was busy; the dense kernel, 10-50x more work per call, does gain from it.
@@ -165,23 +235,48 @@ def _adam_rows_kernel(p, rows, g, m, v, one_minus_b1, one_minus_b2, eps,
 
 
 def adam_rows(
-    param: np.ndarray, rows: np.ndarray, grad_rows: np.ndarray, exp_avg: np.ndarray,
-    exp_avg_sq: np.ndarray, *, step: int, lr: float, beta1: float, beta2: float, eps: float,
+    param: np.ndarray,
+    rows: np.ndarray,
+    grad_rows: np.ndarray,
+    exp_avg: np.ndarray,
+    exp_avg_sq: np.ndarray,
+    *,
+    step: int,
+    lr: float,
+    beta1: float,
+    beta2: float,
+    eps: float,
 ) -> None:
     """:func:`adam_rows_reference` fused: one pass over the touched rows.
 
     Time and memory traffic are proportional to the rows present, never to the table.
-    """  # fmt: skip
+    """
     arrays = (param, exp_avg, exp_avg_sq)
     if not all(a.flags.c_contiguous for a in arrays) or param.ndim == 0 or len(rows) < 8:
-        adam_rows_reference(param, rows, grad_rows, exp_avg, exp_avg_sq, step=step, lr=lr,
-                            beta1=beta1, beta2=beta2, eps=eps)  # fmt: skip
+        adam_rows_reference(
+            param,
+            rows,
+            grad_rows,
+            exp_avg,
+            exp_avg_sq,
+            step=step,
+            lr=lr,
+            beta1=beta1,
+            beta2=beta2,
+            eps=eps,
+        )
         return
     t = param.dtype.type
     width = param[:1].size  # elements per row
     g = np.ascontiguousarray(grad_rows).reshape(len(rows), width)  # (U, d)
     _adam_rows_kernel(
-        param.reshape(len(param), width), rows, g,
-        exp_avg.reshape(len(param), width), exp_avg_sq.reshape(len(param), width),
-        t(1 - beta1), t(1 - beta2), t(eps), t(-_sparse_step_size(step, lr, beta1, beta2)),
-    )  # fmt: skip
+        param.reshape(len(param), width),
+        rows,
+        g,
+        exp_avg.reshape(len(param), width),
+        exp_avg_sq.reshape(len(param), width),
+        t(1 - beta1),
+        t(1 - beta2),
+        t(eps),
+        t(-_sparse_step_size(step, lr, beta1, beta2)),
+    )

@@ -45,6 +45,8 @@ class SGD(Optimizer):
     nesterov : bool
         Nesterov momentum (Sutskever et al., 2013); needs ``momentum > 0`` and
         ``dampening == 0``.
+    row_stats : bool
+        Keep per-row telemetry (:meth:`~rowbook.optim.Optimizer.row_stats`).
 
     Examples
     --------
@@ -68,10 +70,17 @@ class SGD(Optimizer):
         dampening: float = 0.0,
         weight_decay: float = 0.0,
         nesterov: bool = False,
+        *,
+        row_stats: bool = False,
     ) -> None:
-        defaults = {"lr": lr, "momentum": momentum, "dampening": dampening,
-                    "weight_decay": weight_decay, "nesterov": bool(nesterov)}  # fmt: skip
-        super().__init__(params, defaults)
+        defaults = {
+            "lr": lr,
+            "momentum": momentum,
+            "dampening": dampening,
+            "weight_decay": weight_decay,
+            "nesterov": bool(nesterov),
+        }
+        super().__init__(params, defaults, row_stats=row_stats)
 
     def _check_group(self, group: dict[str, Any]) -> None:
         check_number("lr", group["lr"], 0.0, owner="SGD")
@@ -87,8 +96,9 @@ class SGD(Optimizer):
     def _state_shapes(self, param: np.ndarray) -> dict[str, tuple[int, ...]]:
         return {"momentum_buffer": param.shape}
 
-    def _update(self, param: np.ndarray, grad: Gradient, state: dict[str, Any],
-                group: dict[str, Any]) -> None:  # fmt: skip
+    def _update(
+        self, param: np.ndarray, grad: Gradient, state: dict[str, Any], group: dict[str, Any]
+    ) -> None:
         if isinstance(grad, RowSparse):
             self._update_rows(param, grad, state, group)
             return
@@ -107,8 +117,9 @@ class SGD(Optimizer):
             grad = grad + t(momentum) * buf if group["nesterov"] else buf
         param += t(-lr) * grad
 
-    def _update_rows(self, param: np.ndarray, grad: RowSparse, state: dict[str, Any],
-                     group: dict[str, Any]) -> None:  # fmt: skip
+    def _update_rows(
+        self, param: np.ndarray, grad: RowSparse, state: dict[str, Any], group: dict[str, Any]
+    ) -> None:
         if group["weight_decay"] != 0:
             raise ValueError(
                 f"SGD: weight_decay={group['weight_decay']!r} cannot be used with a row-sparse "

@@ -16,14 +16,14 @@ value, which it writes itself).
 
 from __future__ import annotations
 
-import math
-import mmap
 import os
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import numpy as np
+
+from rowbook._memory import untouched_zeros
 
 __all__ = ["StateFactory", "lazy_zeros", "memmap_factory"]
 
@@ -32,7 +32,8 @@ StateFactory = Callable[[str, tuple[int, ...], np.dtype], np.ndarray]
 
 
 def lazy_zeros(name: str, shape: tuple[int, ...], dtype: Any) -> np.ndarray:
-    """A zero array whose pages become resident only when written (no huge pages).
+    """A zero array whose pages become resident only when written (no huge pages): the
+    default :data:`StateFactory` of the sparse optimizers (:func:`rowbook._memory.untouched_zeros`).
 
     Examples
     --------
@@ -41,14 +42,7 @@ def lazy_zeros(name: str, shape: tuple[int, ...], dtype: Any) -> np.ndarray:
     >>> float(moments.sum()), moments.shape, moments.dtype
     (4.0, (1000, 4), dtype('float32'))
     """
-    dtype = np.dtype(dtype)
-    nbytes = math.prod(shape) * dtype.itemsize
-    if nbytes == 0:
-        return np.zeros(shape, dtype)
-    buffer = mmap.mmap(-1, nbytes, flags=mmap.MAP_PRIVATE | mmap.MAP_ANONYMOUS)
-    if hasattr(mmap, "MADV_NOHUGEPAGE"):  # Linux; elsewhere the default pages are small
-        buffer.madvise(mmap.MADV_NOHUGEPAGE)
-    return np.frombuffer(buffer, dtype=dtype).reshape(shape)
+    return untouched_zeros(shape, dtype)
 
 
 def memmap_factory(folder: str | os.PathLike[str]) -> StateFactory:

@@ -67,9 +67,11 @@ class Aligned:
 
     def join(self, parts: list[Aligned]) -> Aligned:
         """``parts`` concatenated (``self`` is unused; reads like ``str.join``)."""
-        return Aligned("".join(p.text for p in parts),
-                       tuple(s for p in parts for s in p.starts),
-                       tuple(e for p in parts for e in p.ends))  # fmt: skip
+        return Aligned(
+            "".join(p.text for p in parts),
+            tuple(s for p in parts for s in p.starts),
+            tuple(e for p in parts for e in p.ends),
+        )
 
     def slice(self, i: int, j: int) -> Aligned:
         """Characters ``[i, j)``."""
@@ -80,8 +82,9 @@ class Aligned:
         if not self.text:
             return self
         n = len(prefix)
-        return Aligned(prefix + self.text, (self.starts[0],) * n + self.starts,
-                       (self.ends[0],) * n + self.ends)  # fmt: skip
+        return Aligned(
+            prefix + self.text, (self.starts[0],) * n + self.starts, (self.ends[0],) * n + self.ends
+        )
 
     def unicode_form(self, form: str, keep: frozenset[str] = frozenset()) -> Aligned:
         """Unicode normalization ``form`` (``"NFC"``, ``"NFKD"``, ...), spans following;
@@ -110,13 +113,17 @@ class Aligned:
         return Aligned("".join(text), tuple(starts), tuple(ends))
 
 
-def _decomposed(chunk: str, form: str, starts: tuple[int, ...], ends: tuple[int, ...],
-                keep: frozenset[str]) -> tuple[str, list[tuple[int, int]]]:  # fmt: skip
+def _decomposed(
+    chunk: str, form: str, starts: tuple[int, ...], ends: tuple[int, ...], keep: frozenset[str]
+) -> tuple[str, list[tuple[int, int]]]:
     """``normalize(form, chunk)`` for a decomposing ``form`` and its spans: each character's
     decomposition keeps its span, then marks are reordered by combining class (stable), as
     canonical ordering does."""
-    pieces = [(c, s, e) for ch, s, e in zip(chunk, starts, ends, strict=True)
-              for c in (ch if ch in keep else unicodedata.normalize(form, ch))]  # fmt: skip
+    pieces = [
+        (c, s, e)
+        for ch, s, e in zip(chunk, starts, ends, strict=True)
+        for c in (ch if ch in keep else unicodedata.normalize(form, ch))
+    ]
     out, run = [], []
     for item in pieces:
         if unicodedata.combining(item[0]):

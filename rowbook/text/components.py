@@ -128,8 +128,11 @@ class Replace:
         return text.join(parts)
 
     def to_json(self) -> dict[str, Any]:
-        return {"type": "Replace", "pattern": {"Regex" if self.is_regex else "String": self.pattern},
-                "content": self.content}  # fmt: skip
+        return {
+            "type": "Replace",
+            "pattern": {"Regex" if self.is_regex else "String": self.pattern},
+            "content": self.content,
+        }
 
 
 @dataclass(frozen=True)
@@ -196,8 +199,14 @@ def normalizer_from_json(d: Any, where: str = "normalizer") -> Any:
         return None
     kind = d.get("type") if isinstance(d, dict) else None
     if kind == "BertNormalizer":
-        flags = {k: d.get(k, default) for k, default in
-                 (("clean_text", True), ("handle_chinese_chars", True), ("lowercase", True))}  # fmt: skip
+        flags = {
+            k: d.get(k, default)
+            for k, default in (
+                ("clean_text", True),
+                ("handle_chinese_chars", True),
+                ("lowercase", True),
+            )
+        }
         try:
             return BertNormalizer(**flags, strip_accents=d.get("strip_accents"))
         except TypeError as err:
@@ -237,9 +246,11 @@ def normalizer_from_json(d: Any, where: str = "normalizer") -> Any:
         return Precompiled.from_json(d, where)
     if kind == "Sequence" and isinstance(d.get("normalizers"), list):
         return NormalizerSequence(tuple(normalizer_from_json(s, where) for s in d["normalizers"]))
-    raise ValueError(f"{where}: normalizer {str(kind or d)[:60]!r} is not supported; rowbook reads "
-                     "BertNormalizer, NFC/NFD/NFKC/NFKD, Lowercase, StripAccents, Strip, Replace, "
-                     "Prepend, Precompiled and Sequence")  # fmt: skip
+    raise ValueError(
+        f"{where}: normalizer {str(kind or d)[:60]!r} is not supported; rowbook reads "
+        "BertNormalizer, NFC/NFD/NFKC/NFKD, Lowercase, StripAccents, Strip, Replace, "
+        "Prepend, Precompiled and Sequence"
+    )
 
 
 # -- pre-tokenizers ----------------------------------------------------------------------------
@@ -295,8 +306,12 @@ class Metaspace:
         return [text.slice(a, b) for a, b in self._cuts(text.text)]
 
     def to_json(self) -> dict[str, Any]:
-        return {"type": "Metaspace", "replacement": self.replacement,
-                "prepend_scheme": self.prepend_scheme, "split": self.split}  # fmt: skip
+        return {
+            "type": "Metaspace",
+            "replacement": self.replacement,
+            "prepend_scheme": self.prepend_scheme,
+            "split": self.split,
+        }
 
 
 @dataclass(frozen=True)
@@ -334,10 +349,18 @@ def pre_tokenizer_from_json(d: Any, where: str = "pre_tokenizer") -> Any:
             "prepend_scheme", "always" if d.get("add_prefix_space", True) is not False else "never"
         )
         replacement, split = d.get("replacement", "▁"), d.get("split", True)
-        if scheme not in ("always", "first", "never") or not isinstance(replacement, str) or len(replacement) != 1 \
-                or not isinstance(split, bool):  # fmt: skip
-            raise ValueError(f"{where}: Metaspace needs a one-character 'replacement', a 'prepend_scheme' "
-                             "of always/first/never and a boolean 'split'")  # fmt: skip
+        if (
+            scheme not in ("always", "first", "never")
+            or not isinstance(replacement, str)
+            or len(replacement) != 1
+            or not isinstance(split, bool)
+        ):
+            raise ValueError(
+                f"{where}: Metaspace needs a one-character 'replacement', a 'prepend_scheme' "
+                "of always/first/never and a boolean 'split'"
+            )
         return Metaspace(replacement, scheme, split)
-    raise ValueError(f"{where}: pre_tokenizer {str(kind or d)[:60]!r} is not supported; rowbook reads "
-                     "BertPreTokenizer, Metaspace, Whitespace and WhitespaceSplit")  # fmt: skip
+    raise ValueError(
+        f"{where}: pre_tokenizer {str(kind or d)[:60]!r} is not supported; rowbook reads "
+        "BertPreTokenizer, Metaspace, Whitespace and WhitespaceSplit"
+    )

@@ -61,8 +61,10 @@ def check_document(d: Any, model_type: str, where: str) -> tuple[dict, dict]:
         )
     for key in ("truncation", "padding"):
         if d.get(key) is not None:
-            raise ValueError(f"{where}: {key} {str(d[key])[:60]} is not supported; set it to null "
-                             "(TextPipeline.encode_batch pads and truncates)")  # fmt: skip
+            raise ValueError(
+                f"{where}: {key} {str(d[key])[:60]} is not supported; set it to null "
+                "(TextPipeline.encode_batch pads and truncates)"
+            )
     return d, model
 
 
@@ -82,16 +84,22 @@ def added_tokens(d: dict, where: str, normalized_ok: bool) -> list[tuple[str, in
             or isinstance(tok.get("id"), bool)
             or tok["id"] < 0
         ):
-            raise ValueError(f"{where}: added_tokens[{n}] must be an object with a non-empty string "
-                             f"'content' and an integer 'id' >= 0, got {str(tok)[:80]}")  # fmt: skip
+            raise ValueError(
+                f"{where}: added_tokens[{n}] must be an object with a non-empty string "
+                f"'content' and an integer 'id' >= 0, got {str(tok)[:80]}"
+            )
         if any(tok.get(k) for k in ("lstrip", "rstrip", "single_word")):
-            raise ValueError(f"{where}: added token {tok['content']!r} uses lstrip/rstrip/single_word, "
-                             "which rowbook does not support")  # fmt: skip
+            raise ValueError(
+                f"{where}: added token {tok['content']!r} uses lstrip/rstrip/single_word, "
+                "which rowbook does not support"
+            )
         special = tok.get("special", True) is not False
         if tok.get("normalized", not special) and not normalized_ok:
-            raise ValueError(f"{where}: added token {tok['content']!r} is matched after normalization "
-                             "('normalized': true), which rowbook does not support with a normalizer; "
-                             "set it to false")  # fmt: skip
+            raise ValueError(
+                f"{where}: added token {tok['content']!r} is matched after normalization "
+                "('normalized': true), which rowbook does not support with a normalizer; "
+                "set it to false"
+            )
         out.append((tok["content"], tok["id"], special))
     return out
 
@@ -120,10 +128,12 @@ def merge_vocab(
 
 def pipeline_parts(d: dict, vocab: dict[str, int], where: str) -> tuple[Any, Any, Any, Any]:
     """``(normalizer, pre_tokenizer, template, decoder)`` of a document."""
-    return (normalizer_from_json(d.get("normalizer"), f"{where}: normalizer"),
-            pre_tokenizer_from_json(d.get("pre_tokenizer"), f"{where}: pre_tokenizer"),
-            template_from_json(d.get("post_processor"), vocab, where),
-            decoder_from_json(d.get("decoder"), f"{where}: decoder"))  # fmt: skip
+    return (
+        normalizer_from_json(d.get("normalizer"), f"{where}: normalizer"),
+        pre_tokenizer_from_json(d.get("pre_tokenizer"), f"{where}: pre_tokenizer"),
+        template_from_json(d.get("post_processor"), vocab, where),
+        decoder_from_json(d.get("decoder"), f"{where}: decoder"),
+    )
 
 
 def document(tok: Any, model: dict[str, Any]) -> dict[str, Any]:
@@ -132,12 +142,29 @@ def document(tok: Any, model: dict[str, Any]) -> dict[str, Any]:
     def as_json(part: Any) -> Any:
         return None if part is None else part.to_json()
 
-    added = [{"id": tok._vocab[t], "content": t, "single_word": False, "lstrip": False, "rstrip": False,
-              "normalized": False, "special": special}
-             for t, special in sorted(tok._added, key=lambda a: tok._vocab[a[0]])]  # fmt: skip
-    return {"version": "1.0", "truncation": None, "padding": None, "added_tokens": added,
-            "normalizer": as_json(tok.normalizer), "pre_tokenizer": as_json(tok.pre_tokenizer),
-            "post_processor": as_json(tok.template), "decoder": as_json(tok.decoder), "model": model}  # fmt: skip
+    added = [
+        {
+            "id": tok._vocab[t],
+            "content": t,
+            "single_word": False,
+            "lstrip": False,
+            "rstrip": False,
+            "normalized": False,
+            "special": special,
+        }
+        for t, special in sorted(tok._added, key=lambda a: tok._vocab[a[0]])
+    ]
+    return {
+        "version": "1.0",
+        "truncation": None,
+        "padding": None,
+        "added_tokens": added,
+        "normalizer": as_json(tok.normalizer),
+        "pre_tokenizer": as_json(tok.pre_tokenizer),
+        "post_processor": as_json(tok.template),
+        "decoder": as_json(tok.decoder),
+        "model": model,
+    }
 
 
 def envelope(kind: str, doc: dict[str, Any], **extra: Any) -> dict[str, Any]:
@@ -149,8 +176,10 @@ def from_envelope(d: Any, kind: str, where: str) -> dict[str, Any]:
     """The envelope ``d`` after checking its format and version."""
     if not isinstance(d, dict) or d.get("format") != f"rowbook.{kind}":
         found = d.get("format") if isinstance(d, dict) else type(d).__name__
-        raise ValueError(f"{where} is not a rowbook {kind} file (format {found!r}, expected "
-                         f"'rowbook.{kind}'); for a Hugging Face file use from_tokenizer_json")  # fmt: skip
+        raise ValueError(
+            f"{where} is not a rowbook {kind} file (format {found!r}, expected "
+            f"'rowbook.{kind}'); for a Hugging Face file use from_tokenizer_json"
+        )
     if d.get("version") != VERSION:
         raise ValueError(
             f"{where} has version {d.get('version')!r}; this rowbook reads version {VERSION}"

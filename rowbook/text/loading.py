@@ -70,8 +70,10 @@ def _folder(path: Path) -> Found:
     models = sorted(path.glob("*.model"))
     if len(models) == 1:
         return identify(models[0])
-    raise ValueError(f"folder {path} holds no tokenizer rowbook reads (tokenizer.json, vocab.json + "
-                     f"merges.txt, vocab.txt or one *.model file){'; it has several .model files' if models else ''}")  # fmt: skip
+    raise ValueError(
+        f"folder {path} holds no tokenizer rowbook reads (tokenizer.json, vocab.json + "
+        f"merges.txt, vocab.txt or one *.model file){'; it has several .model files' if models else ''}"
+    )
 
 
 def _json_kind(path: Path, d: Any) -> Found:
@@ -90,8 +92,10 @@ def _json_kind(path: Path, d: Any) -> Found:
             return Found(
                 "tokenizer.json", (path,), f"a Hugging Face tokenizer.json with a {kind} model"
             )
-        raise ValueError(f"{path} is a Hugging Face tokenizer.json with a {kind!r} model; rowbook reads "
-                         "BPE (byte-level), WordPiece and Unigram models")  # fmt: skip
+        raise ValueError(
+            f"{path} is a Hugging Face tokenizer.json with a {kind!r} model; rowbook reads "
+            "BPE (byte-level), WordPiece and Unigram models"
+        )
     if isinstance(d, dict) and d and all(isinstance(v, int) for v in list(d.values())[:100]):
         merges = path.with_name("merges.txt")
         if not merges.is_file():
@@ -99,8 +103,10 @@ def _json_kind(path: Path, d: Any) -> Found:
                 f"{path} looks like GPT-2's vocab.json, but there is no merges.txt beside it"
             )
         return Found("gpt2", (path, merges), f"GPT-2's vocab.json + merges.txt ({len(d)} tokens)")
-    raise ValueError(f"{path} is JSON but no tokenizer file rowbook knows: no 'model', no rowbook "
-                     f"'format', not a token -> id map (it holds a {type(d).__name__})")  # fmt: skip
+    raise ValueError(
+        f"{path} is JSON but no tokenizer file rowbook knows: no 'model', no rowbook "
+        f"'format', not a token -> id map (it holds a {type(d).__name__})"
+    )
 
 
 def identify(path: str | os.PathLike) -> Found:

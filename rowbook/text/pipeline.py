@@ -73,22 +73,36 @@ class TextPipeline:
     vocabulary) and keeps already fitted ones, such as a loaded ``tokenizer.json``.
     """
 
-    def __init__(self, normalizer: Normalizer | None = None, tokenizer: Tokenizer | None = None,
-                 vocab: Vocab | None = None) -> None:  # fmt: skip
+    def __init__(
+        self,
+        normalizer: Normalizer | None = None,
+        tokenizer: Tokenizer | None = None,
+        vocab: Vocab | None = None,
+    ) -> None:
         if normalizer is not None and not callable(normalizer):
-            raise TypeError(f"normalizer must be a Normalizer (or a callable str -> str) or None, "
-                            f"got {type(normalizer).__name__}")  # fmt: skip
+            raise TypeError(
+                f"normalizer must be a Normalizer (or a callable str -> str) or None, "
+                f"got {type(normalizer).__name__}"
+            )
         if tokenizer is not None and not isinstance(tokenizer, Tokenizer):
-            raise TypeError("tokenizer must be a WordTokenizer, CharTokenizer, ByteLevelBPE, WordPiece, "
-                            f"Unigram or SentencePieceBPE, got {type(tokenizer).__name__}")  # fmt: skip
+            raise TypeError(
+                "tokenizer must be a WordTokenizer, CharTokenizer, ByteLevelBPE, WordPiece, "
+                f"Unigram or SentencePieceBPE, got {type(tokenizer).__name__}"
+            )
         if vocab is not None and not isinstance(vocab, Vocab):
             raise TypeError(f"vocab must be a Vocab or None, got {type(vocab).__name__}")
         self.normalizer, self.tokenizer, self.vocab = normalizer, tokenizer, vocab
         self._fitted = False
 
     # ----------------------------------------------------------------- fitting
-    def fit(self, texts: Iterable[str] | os.PathLike, *, errors: Literal["strict", "replace"] = "strict",
-            show_progress: bool | None = None, **tokenizer_fit: Any) -> TextPipeline:  # fmt: skip
+    def fit(
+        self,
+        texts: Iterable[str] | os.PathLike,
+        *,
+        errors: Literal["strict", "replace"] = "strict",
+        show_progress: bool | None = None,
+        **tokenizer_fit: Any,
+    ) -> TextPipeline:
         """Fit the unfitted components on ``texts``.
 
         Parameters
@@ -114,9 +128,11 @@ class TextPipeline:
             vocab = Vocab()
         vocab_to_fit = vocab is not None and vocab._itos is None
         if tokenizer_fit and not bpe_to_fit:
-            raise TypeError(f"unexpected keyword arguments {sorted(tokenizer_fit)}: they go to the fit of a "
-                            "subword tokenizer, and no unfitted subword tokenizer (ByteLevelBPE, WordPiece, "
-                            "Unigram) is in this pipeline")  # fmt: skip
+            raise TypeError(
+                f"unexpected keyword arguments {sorted(tokenizer_fit)}: they go to the fit of a "
+                "subword tokenizer, and no unfitted subword tokenizer (ByteLevelBPE, WordPiece, "
+                "Unigram) is in this pipeline"
+            )
         passes = _corpus_passes(texts, errors, show_progress, bpe_to_fit + vocab_to_fit)
         if bpe_to_fit:
             tokenizer.fit(map(self._normalize, passes()), show_progress=False, **tokenizer_fit)
@@ -174,9 +190,13 @@ class TextPipeline:
             return np.array(self._tokenizer.encode(self._normalize(text)).ids, dtype=np.int64)
         return self._vocab.encode(self.tokenize(text))
 
-    def encode_batch(self, texts: Sequence[str], max_length: int | None = None,
-                     padding: Literal["longest", "max_length"] = "longest",
-                     truncation: bool = True) -> tuple[np.ndarray, np.ndarray]:  # fmt: skip
+    def encode_batch(
+        self,
+        texts: Sequence[str],
+        max_length: int | None = None,
+        padding: Literal["longest", "max_length"] = "longest",
+        truncation: bool = True,
+    ) -> tuple[np.ndarray, np.ndarray]:
         """Ids of several texts, padded into one array.
 
         Parameters
@@ -204,20 +224,26 @@ class TextPipeline:
         if max_length is not None and (not isinstance(max_length, int) or max_length < 1):
             raise ValueError(f"max_length must be None or an int >= 1, got {max_length!r}")
         if padding == "max_length" and max_length is None:
-            raise ValueError("padding='max_length' needs max_length; pass max_length=... or padding='longest'")
+            raise ValueError(
+                "padding='max_length' needs max_length; pass max_length=... or padding='longest'"
+            )
         seqs = [self.encode(t) for t in texts]
         lengths = [s.size for s in seqs]
         if max_length is not None and not truncation:
             long = [(i, n) for i, n in enumerate(lengths) if n > max_length]
             if long:
-                raise ValueError(f"text {long[0][0]} has {long[0][1]} tokens > max_length={max_length}; "
-                                 "pass truncation=True or a larger max_length")  # fmt: skip
+                raise ValueError(
+                    f"text {long[0][0]} has {long[0][1]} tokens > max_length={max_length}; "
+                    "pass truncation=True or a larger max_length"
+                )
         width = max(lengths, default=0) if padding == "longest" else max_length
         width = min(width, max_length) if max_length is not None else width
         if any(n < width for n in lengths) and self.pad_id is None:
-            raise ValueError("the batch needs padding but there is no pad id: use a Vocab with a "
-                             "pad_token, or a subword tokenizer with a '<pad>' or '[PAD]' token "
-                             "(fit it with special_tokens=['<pad>'])")  # fmt: skip
+            raise ValueError(
+                "the batch needs padding but there is no pad id: use a Vocab with a "
+                "pad_token, or a subword tokenizer with a '<pad>' or '[PAD]' token "
+                "(fit it with special_tokens=['<pad>'])"
+            )
         ids = np.full((len(seqs), width), self.pad_id or 0, dtype=np.int64)  # (B, T)
         mask = np.zeros((len(seqs), width), dtype=bool)  # (B, T)
         for i, s in enumerate(seqs):
@@ -230,8 +256,10 @@ class TextPipeline:
         self._check_fitted()
         ids = np.asarray(ids if isinstance(ids, np.ndarray) else list(ids), dtype=np.int64)
         if ids.ndim != 1:
-            raise ValueError(f"decode takes one sequence (1-d ids), got shape {ids.shape}; "
-                             "use decode_batch for a (B, T) array")  # fmt: skip
+            raise ValueError(
+                f"decode takes one sequence (1-d ids), got shape {ids.shape}; "
+                "use decode_batch for a (B, T) array"
+            )
         if self.pad_id is not None:
             ids = ids[ids != self.pad_id]
         if self._vocab is None:
@@ -245,36 +273,55 @@ class TextPipeline:
             raise ValueError(f"decode_batch takes (B, T) ids, got shape {ids.shape}")
         if mask is not None and np.shape(mask) != ids.shape:
             raise ValueError(f"mask shape {np.shape(mask)} differs from ids shape {ids.shape}")
-        rows = ids if mask is None else [row[m] for row, m in zip(ids, np.asarray(mask, bool), strict=True)]
+        rows = (
+            ids
+            if mask is None
+            else [row[m] for row, m in zip(ids, np.asarray(mask, bool), strict=True)]
+        )
         return [self.decode(row) for row in rows]
 
     # ----------------------------------------------------------------- files
+    def to_dict(self) -> dict[str, Any]:
+        """The pipeline as one versioned JSON document (:mod:`rowbook.text.pipeline_file`):
+        the fitted parts once fitted, else the settings :meth:`fit` starts from."""
+        if self._fitted:
+            return pipeline_file.to_dict(self.normalizer, self._tokenizer, self._vocab)
+        return pipeline_file.to_dict(self.normalizer, self.tokenizer, self.vocab, fitted=False)
+
+    @classmethod
+    def from_dict(cls, d: Any, where: str = "text pipeline data") -> TextPipeline:
+        """The pipeline :meth:`to_dict` described, fitted if it was; errors name ``where``."""
+        normalizer, tokenizer, vocab, fitted = pipeline_file.from_dict(d, where)
+        pipe = cls(normalizer, tokenizer, vocab)
+        if fitted:
+            pipe._tokenizer, pipe._vocab, pipe._fitted = tokenizer, vocab, True
+        return pipe
+
     def save(self, path: str | os.PathLike) -> None:
         """Write the normalizer settings, the tokenizer (with a BPE's merges and specials)
         and the vocabulary to one versioned JSON file, atomically (see
         :mod:`rowbook.text.pipeline_file` for the layout)."""
         self._check_fitted()
-        write_json(path, pipeline_file.to_dict(self.normalizer, self._tokenizer, self._vocab))
+        write_json(path, self.to_dict())
 
     @classmethod
     def load(cls, path: str | os.PathLike) -> TextPipeline:
         """Read a file written by :meth:`save`: a fitted pipeline that encodes as the saved
         one did. Every field is checked; errors name the file and the field."""
-        where = f"text pipeline file {path}"
-        normalizer, tokenizer, vocab = pipeline_file.from_dict(read_json(path, "text pipeline"), where)
-        pipe = cls(normalizer, tokenizer, vocab)
-        pipe._tokenizer, pipe._vocab, pipe._fitted = tokenizer, vocab, True
-        return pipe
+        return cls.from_dict(read_json(path, "text pipeline"), f"text pipeline file {path}")
 
     def __repr__(self) -> str:
         return f"TextPipeline({self.normalizer!r}, {self.tokenizer!r}, {self.vocab!r})"
 
 
-def _corpus_passes(texts: Any, errors: str, show_progress: bool | None,
-                   n_passes: int) -> Callable[[], Iterator[str]]:  # fmt: skip
+def _corpus_passes(
+    texts: Any, errors: str, show_progress: bool | None, n_passes: int
+) -> Callable[[], Iterator[str]]:
     """A function returning a fresh iterator over the corpus at each call."""
     if isinstance(texts, str):
-        raise TypeError("texts is a str: pass a list of texts, or pathlib.Path(...) for a corpus file")
+        raise TypeError(
+            "texts is a str: pass a list of texts, or pathlib.Path(...) for a corpus file"
+        )
     if isinstance(texts, os.PathLike) or (
         isinstance(texts, list | tuple) and texts and all(isinstance(t, os.PathLike) for t in texts)
     ):
@@ -284,8 +331,10 @@ def _corpus_passes(texts: Any, errors: str, show_progress: bool | None,
     if not isinstance(texts, Iterable):
         raise TypeError(f"texts must be an iterable of str or a path, got {type(texts).__name__}")
     if iter(texts) is texts and n_passes > 1:
-        raise TypeError("texts is a one-shot iterator but fitting both the BPE and the vocabulary "
-                        "reads the corpus twice: pass a list or a pathlib.Path")  # fmt: skip
+        raise TypeError(
+            "texts is a one-shot iterator but fitting both the BPE and the vocabulary "
+            "reads the corpus twice: pass a list or a pathlib.Path"
+        )
     total = len(texts) if isinstance(texts, Sequence) else None
     show = (total or 0) > _AUTO_PROGRESS_TEXTS if show_progress is None else show_progress
     return lambda: iter(tqdm(texts, total=total, unit="text", disable=not show))

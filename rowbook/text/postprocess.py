@@ -69,9 +69,16 @@ class Template:
             {"Sequence": {"id": "A", "type_id": 0}},
             *map(special, self.after),
         ]
-        pair = self.pair if self.pair is not None else [
-            *single, *map(special, self.before[1:]), {"Sequence": {"id": "B", "type_id": 1}},
-            *({"SpecialToken": {"id": t, "type_id": 1}} for t in self.after)]  # fmt: skip
+        pair = (
+            self.pair
+            if self.pair is not None
+            else [
+                *single,
+                *map(special, self.before[1:]),
+                {"Sequence": {"id": "B", "type_id": 1}},
+                *({"SpecialToken": {"id": t, "type_id": 1}} for t in self.after),
+            ]
+        )
         tokens = {
             t: {"id": t, "ids": [self.ids[t]], "tokens": [t]} for t in (*self.before, *self.after)
         }
@@ -98,8 +105,10 @@ def template_from_json(d: Any, vocab: Mapping[str, int], where: str) -> Template
             )
         return Template((cls[0],), (sep[0],), _ids([cls[0], sep[0]], vocab, where))
     if kind != "TemplateProcessing":
-        raise ValueError(f"{where}: post_processor {str(kind or d)[:60]!r} is not supported; rowbook reads "
-                         "TemplateProcessing, BertProcessing or null")  # fmt: skip
+        raise ValueError(
+            f"{where}: post_processor {str(kind or d)[:60]!r} is not supported; rowbook reads "
+            "TemplateProcessing, BertProcessing or null"
+        )
     single = d.get("single")
     if not isinstance(single, list) or not all(isinstance(p, dict) and len(p) == 1 for p in single):
         raise ValueError(f"{where}: post_processor 'single' must be a list of one-key objects")
@@ -108,8 +117,11 @@ def template_from_json(d: Any, vocab: Mapping[str, int], where: str) -> Template
         raise ValueError(
             f"{where}: post_processor 'single' must hold one Sequence and SpecialTokens"
         )
-    tokens = [p["SpecialToken"].get("id") if isinstance(p["SpecialToken"], dict) else None
-              for p in single if "SpecialToken" in p]  # fmt: skip
+    tokens = [
+        p["SpecialToken"].get("id") if isinstance(p["SpecialToken"], dict) else None
+        for p in single
+        if "SpecialToken" in p
+    ]
     if not all(isinstance(t, str) for t in tokens):
         raise ValueError(f"{where}: post_processor SpecialToken entries need a string 'id'")
     cut = names.index("Sequence")
@@ -129,8 +141,19 @@ def _ids(tokens: Sequence[str], vocab: Mapping[str, int], where: str) -> dict[st
 
 # -- decoders ----------------------------------------------------------------------------------
 
-_CLEANUP = ((" .", "."), (" ?", "?"), (" !", "!"), (" ,", ","), (" ' ", "'"), (" n't", "n't"),
-            (" 'm", "'m"), (" do not", " don't"), (" 's", "'s"), (" 've", "'ve"), (" 're", "'re"))  # fmt: skip
+_CLEANUP = (
+    (" .", "."),
+    (" ?", "?"),
+    (" !", "!"),
+    (" ,", ","),
+    (" ' ", "'"),
+    (" n't", "n't"),
+    (" 'm", "'m"),
+    (" do not", " don't"),
+    (" 's", "'s"),
+    (" 've", "'ve"),
+    (" 're", "'re"),
+)
 
 
 def _cleanup(token: str) -> str:
@@ -173,15 +196,21 @@ class MetaspaceDecoder:
 
     def chain(self, tokens: list[str]) -> list[str]:
         drop_first = self.prepend_scheme != "never"
-        return [t.replace(self.replacement, "" if i == 0 and drop_first else " ")
-                for i, t in enumerate(tokens)]  # fmt: skip
+        return [
+            t.replace(self.replacement, "" if i == 0 and drop_first else " ")
+            for i, t in enumerate(tokens)
+        ]
 
     def __call__(self, tokens: list[str]) -> str:
         return "".join(self.chain(tokens))
 
     def to_json(self) -> dict[str, Any]:
-        return {"type": "Metaspace", "replacement": self.replacement,
-                "prepend_scheme": self.prepend_scheme, "split": self.split}  # fmt: skip
+        return {
+            "type": "Metaspace",
+            "replacement": self.replacement,
+            "prepend_scheme": self.prepend_scheme,
+            "split": self.split,
+        }
 
 
 def _byte_fallback(tokens: list[str]) -> list[str]:
@@ -275,8 +304,10 @@ def _step(d: Any, where: str) -> Callable[[list[str]], list[str]]:
     if kind == "Sequence" and isinstance(d.get("decoders"), list):
         steps = [_step(s, where) for s in d["decoders"]]
         return lambda tokens: DecoderChain(tuple(steps), None).chain(tokens)
-    raise ValueError(f"{where}: decoder {str(kind or d)[:60]!r} is not supported; rowbook reads WordPiece, "
-                     "Metaspace, ByteFallback, Fuse, Replace, Strip and Sequence")  # fmt: skip
+    raise ValueError(
+        f"{where}: decoder {str(kind or d)[:60]!r} is not supported; rowbook reads WordPiece, "
+        "Metaspace, ByteFallback, Fuse, Replace, Strip and Sequence"
+    )
 
 
 def _str(d: dict, key: str, where: str) -> str:

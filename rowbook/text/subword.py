@@ -41,6 +41,7 @@ from rowbook.text.aligned import Aligned
 from rowbook.text.bpe.count import map_in_order, text_batches
 from rowbook.text.bpe.encoding import Encoding
 from rowbook.text.bpe.options import special_regex
+from rowbook.text.bpe.pretokenize import check_str
 from rowbook.text.token_table import TokenTable
 
 __all__ = ["SubwordTokenizer"]
@@ -60,12 +61,6 @@ def _gc_paused() -> Iterator[None]:
     finally:
         if enabled:
             gc.enable()
-
-
-def _check_str(text: object) -> str:
-    if not isinstance(text, str):
-        raise TypeError(f"text must be a str, got {type(text).__name__}")
-    return text
 
 
 class SubwordTokenizer(TokenTable):
@@ -113,8 +108,10 @@ class SubwordTokenizer(TokenTable):
     def _check_fitted(self) -> None:
         if not self._fitted:
             name = type(self).__name__
-            raise ValueError(f"this {name} is not fitted yet: call fit(...), {name}.load(...) or "
-                             f"{name}.from_tokenizer_json(...) first")  # fmt: skip
+            raise ValueError(
+                f"this {name} is not fitted yet: call fit(...), {name}.load(...) or "
+                f"{name}.from_tokenizer_json(...) first"
+            )
 
     # --------------------------------------------------------------- encoding
     def _parts(self, text: str) -> list[tuple[str, int | None, int]]:
@@ -224,10 +221,11 @@ class SubwordTokenizer(TokenTable):
         """The :class:`~rowbook.text.bpe.encoding.Encoding` of ``text``: ids, tokens, offsets,
         masks. ``add_special_tokens`` adds the template's tokens (``[CLS] ... [SEP]``)."""
         self._check_fitted()
-        return self._finish(text, self._ids_of([_check_str(text)])[0], add_special_tokens)
+        return self._finish(text, self._ids_of([check_str(text)])[0], add_special_tokens)
 
-    def encode_batch(self, texts: Sequence[str], *, add_special_tokens: bool = True,
-                     workers: int | None = None) -> list[Encoding]:  # fmt: skip
+    def encode_batch(
+        self, texts: Sequence[str], *, add_special_tokens: bool = True, workers: int | None = None
+    ) -> list[Encoding]:
         """:meth:`encode` for each text, each distinct word encoded once, on ``workers``
         processes (``None``: one per CPU; batches of over a million characters in all are
         shared with forked processes). The result does not depend on ``workers``."""
@@ -235,7 +233,7 @@ class SubwordTokenizer(TokenTable):
         if isinstance(texts, str):
             raise TypeError("encode_batch expects a sequence of str; for one text use encode()")
         workers = check_int("workers", workers, 1, allow_none=True) or os.cpu_count() or 1
-        texts = [_check_str(t) for t in texts]
+        texts = [check_str(t) for t in texts]
         with _gc_paused():
             chars = sum(map(len, texts))
             if workers == 1 or chars < POOL_CHARS:
@@ -244,8 +242,9 @@ class SubwordTokenizer(TokenTable):
                 self._ids_of(texts[:1])  # compile the kernels before the fork
                 size = max(BATCH_CHARS, chars // (8 * workers))
                 ids_of = []
-                for part in map_in_order(self._packed_ids, text_batches(texts, size), workers,
-                                         here=self._ids_of):  # fmt: skip
+                for part in map_in_order(
+                    self._packed_ids, text_batches(texts, size), workers, here=self._ids_of
+                ):
                     ids_of += _unpacked(part)
             return [
                 self._finish(t, ids, add_special_tokens)

@@ -65,7 +65,9 @@ class WordTokenizer:
         try:
             self._regex = None if pattern is None else regex.compile(pattern)
         except regex.error as err:
-            raise ValueError(f"pattern {pattern!r} is not a valid regular expression: {err}") from None
+            raise ValueError(
+                f"pattern {pattern!r} is not a valid regular expression: {err}"
+            ) from None
         self.pattern = pattern
 
     def tokenize(self, text: str) -> list[str]:

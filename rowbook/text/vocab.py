@@ -3,7 +3,7 @@
 Special tokens come first (``<pad>`` = 0, ``<unk>`` = 1, then the optional ``<bos>``,
 ``<eos>`` and any extra ones), then the corpus tokens by decreasing count, ties broken
 by first appearance. Tokens rarer than ``min_count`` are left out, and at most
-``max_size`` entries (specials included) are kept. Unknown tokens map to ``<unk>``, or
+``max_vocab`` entries (specials included) are kept. Unknown tokens map to ``<unk>``, or
 raise a ``KeyError`` when the vocabulary has no ``<unk>``.
 
 The cat sat on the mat example:
@@ -28,6 +28,7 @@ from typing import Any
 
 import numpy as np
 
+from rowbook._deprecation import renamed_attribute, renamed_kwargs
 from rowbook.checks import ParameterError, check_int
 from rowbook.io import read_json, write_json
 
@@ -44,8 +45,9 @@ class Vocab:
     ----------
     min_count : int, default 1
         Keep only tokens seen at least this many times.
-    max_size : int or None, default None
-        Largest number of entries, special tokens included; the most frequent tokens win.
+    max_vocab : int or None, default None
+        Largest number of entries, special tokens included; the most frequent tokens win
+        (``max_size`` before rowbook 0.2, still accepted with a ``DeprecationWarning``).
     pad_token, unk_token : str or None, default "<pad>", "<unk>"
         Padding and unknown-token symbols (ids 0 and 1). ``unk_token=None`` makes
         unknown tokens an error.
@@ -55,13 +57,25 @@ class Vocab:
         More reserved symbols, after all of the above.
     """
 
-    def __init__(self, *, min_count: int = 1, max_size: int | None = None,
-                 pad_token: str | None = "<pad>", unk_token: str | None = "<unk>",
-                 bos_token: str | None = None, eos_token: str | None = None,
-                 extra_specials: Sequence[str] = ()) -> None:  # fmt: skip
+    @renamed_kwargs(max_size="max_vocab", since="0.2")
+    def __init__(
+        self,
+        *,
+        min_count: int = 1,
+        max_vocab: int | None = None,
+        pad_token: str | None = "<pad>",
+        unk_token: str | None = "<unk>",
+        bos_token: str | None = None,
+        eos_token: str | None = None,
+        extra_specials: Sequence[str] = (),
+    ) -> None:
         min_count = check_int("min_count", min_count, 1)
-        named = {"pad_token": pad_token, "unk_token": unk_token, "bos_token": bos_token,
-                 "eos_token": eos_token}  # fmt: skip
+        named = {
+            "pad_token": pad_token,
+            "unk_token": unk_token,
+            "bos_token": bos_token,
+            "eos_token": eos_token,
+        }
         for name, token in named.items():
             if token is not None and (not isinstance(token, str) or not token):
                 raise ValueError(f"{name} must be a non-empty str or None, got {token!r}")
@@ -74,14 +88,19 @@ class Vocab:
             isinstance(t, str) and t for t in specials
         ):
             raise ValueError(f"special tokens must be distinct non-empty str, got {specials}")
-        if max_size is not None and (not isinstance(max_size, int) or max_size < len(specials)):
-            raise ParameterError("max_size", max_size, f"an integer >= {len(specials)} (room for "
-                                 f"the special tokens {specials})")  # fmt: skip
-        self.min_count, self.max_size = min_count, max_size
+        if max_vocab is not None and (not isinstance(max_vocab, int) or max_vocab < len(specials)):
+            raise ParameterError(
+                "max_vocab",
+                max_vocab,
+                f"an integer >= {len(specials)} (room for the special tokens {specials})",
+            )
+        self.min_count, self.max_vocab = min_count, max_vocab
         self.pad_token, self.unk_token, self.bos_token, self.eos_token = named.values()
         self.extra_specials = tuple(extra_specials)
         self.specials = tuple(specials)
         self._itos: list[str] | None = None
+
+    max_size = renamed_attribute("max_size", "max_vocab", since="0.2")
 
     # ----------------------------------------------------------------- fitting
     def fit(self, documents: Iterable[Iterable[str]]) -> Vocab:
@@ -89,8 +108,10 @@ class Vocab:
         counts: Counter[str] = Counter()
         for doc in documents:
             if isinstance(doc, str):
-                raise TypeError("Vocab.fit expects an iterable of token sequences, got a str "
-                                f"({doc[:20]!r}); wrap one list of tokens in a list: fit([tokens])")  # fmt: skip
+                raise TypeError(
+                    "Vocab.fit expects an iterable of token sequences, got a str "
+                    f"({doc[:20]!r}); wrap one list of tokens in a list: fit([tokens])"
+                )
             counts.update(doc)
         return self.fit_counts(counts)
 
@@ -102,9 +123,11 @@ class Vocab:
             if not isinstance(count, int | np.integer) or count < 0:
                 raise ValueError(f"count of {token!r} must be an int >= 0, got {count!r}")
         special_set = set(self.specials)
-        ranked = sorted((t for t, c in counts.items() if c >= self.min_count and t not in special_set),
-                        key=lambda t: -counts[t])  # stable: ties keep first appearance  # fmt: skip
-        room = None if self.max_size is None else self.max_size - len(self.specials)
+        ranked = sorted(
+            (t for t, c in counts.items() if c >= self.min_count and t not in special_set),
+            key=lambda t: -counts[t],
+        )  # stable: ties keep first appearance
+        room = None if self.max_vocab is None else self.max_vocab - len(self.specials)
         self._itos = [*self.specials, *ranked[:room]]
         self._stoi = {t: i for i, t in enumerate(self._itos)}
         self._counts = {t: int(counts.get(t, 0)) for t in self._itos}
@@ -112,8 +135,10 @@ class Vocab:
 
     def _check_fitted(self) -> None:
         if self._itos is None:
-            raise ValueError("this Vocab is not fitted yet: call fit(documents), fit_counts(counts) "
-                             "or Vocab.load(path) first")  # fmt: skip
+            raise ValueError(
+                "this Vocab is not fitted yet: call fit(documents), fit_counts(counts) "
+                "or Vocab.load(path) first"
+            )
 
     # ----------------------------------------------------------------- lookups
     @property
@@ -157,8 +182,10 @@ class Vocab:
         if token in self._stoi:
             return self._stoi[token]
         if self.unk_token is None:
-            raise KeyError(f"token {token!r} is not in the vocabulary and it has no unk_token; "
-                           "build the Vocab with unk_token='<unk>' to map unknown tokens")  # fmt: skip
+            raise KeyError(
+                f"token {token!r} is not in the vocabulary and it has no unk_token; "
+                "build the Vocab with unk_token='<unk>' to map unknown tokens"
+            )
         return self._stoi[self.unk_token]
 
     def id_to_token(self, token_id: int) -> str:
@@ -172,8 +199,10 @@ class Vocab:
         """``(T,)`` int64 ids of ``tokens``."""
         self._check_fitted()
         if isinstance(tokens, str):
-            raise TypeError(f"encode expects a sequence of tokens, got the str {tokens[:20]!r}; "
-                            "tokenize it first")  # fmt: skip
+            raise TypeError(
+                f"encode expects a sequence of tokens, got the str {tokens[:20]!r}; "
+                "tokenize it first"
+            )
         stoi, unk = self._stoi, self._stoi.get(self.unk_token)
         ids = [
             stoi.get(t, unk) if isinstance(t, str) else _not_a_token(i, t)
@@ -199,14 +228,28 @@ class Vocab:
         return [self._itos[i] for i in ids.tolist()]
 
     # ----------------------------------------------------------------- files
+    def get_params(self) -> dict[str, Any]:
+        """The constructor's parameters (JSON values): ``Vocab(**vocab.get_params())`` is an
+        unfitted copy."""
+        params = {k: getattr(self, k) for k in _FIELDS}
+        params["extra_specials"] = list(self.extra_specials)
+        return params
+
     def to_dict(self) -> dict[str, Any]:
         """Versioned JSON-ready form."""
         self._check_fitted()
-        return {"format": FORMAT, "version": VERSION, "min_count": self.min_count,
-                "max_size": self.max_size, "pad_token": self.pad_token, "unk_token": self.unk_token,
-                "bos_token": self.bos_token, "eos_token": self.eos_token,
-                "extra_specials": list(self.extra_specials),
-                "tokens": [[t, self._counts[t]] for t in self._itos]}  # fmt: skip
+        return {
+            "format": FORMAT,
+            "version": VERSION,
+            "min_count": self.min_count,
+            "max_vocab": self.max_vocab,
+            "pad_token": self.pad_token,
+            "unk_token": self.unk_token,
+            "bos_token": self.bos_token,
+            "eos_token": self.eos_token,
+            "extra_specials": list(self.extra_specials),
+            "tokens": [[t, self._counts[t]] for t in self._itos],
+        }
 
     def save(self, path: str | os.PathLike) -> None:
         """Write the vocabulary as JSON (atomic)."""
@@ -214,9 +257,15 @@ class Vocab:
 
     @classmethod
     def from_dict(cls, d: Any, where: str = "Vocab data") -> Vocab:
-        """Rebuild from :meth:`to_dict` output, checking every field (``ValueError`` naming it)."""
-        if isinstance(d, dict) and "min_freq" in d and "min_count" not in d:  # before the rename
-            d = {**d, "min_count": d["min_freq"]}
+        """Rebuild from :meth:`to_dict` output, checking every field (``ValueError`` naming it).
+
+        Files written before the renames hold ``min_freq`` (now ``min_count``) or
+        ``max_size`` (now ``max_vocab``); they are read as they were written.
+        """
+        if isinstance(d, dict):
+            for old, new in _RENAMED_FIELDS.items():
+                if old in d and new not in d:
+                    d = {new if k == old else k: v for k, v in d.items()}
         _check_fields(d, where)
         try:
             vocab = cls(**{k: d[k] for k in _FIELDS})
@@ -226,11 +275,15 @@ class Vocab:
         if tuple(tokens[: len(vocab.specials)]) != vocab.specials or len(set(tokens)) != len(
             tokens
         ):
-            raise ValueError(f"{where}: field 'tokens' must be distinct and start with the "
-                             f"specials {list(vocab.specials)}")  # fmt: skip
-        if vocab.max_size is not None and len(tokens) > vocab.max_size:
-            raise ValueError(f"{where}: field 'tokens' holds {len(tokens)} entries, more than "
-                             f"max_size={vocab.max_size}")  # fmt: skip
+            raise ValueError(
+                f"{where}: field 'tokens' must be distinct and start with the "
+                f"specials {list(vocab.specials)}"
+            )
+        if vocab.max_vocab is not None and len(tokens) > vocab.max_vocab:
+            raise ValueError(
+                f"{where}: field 'tokens' holds {len(tokens)} entries, more than "
+                f"max_vocab={vocab.max_vocab}"
+            )
         vocab._itos, vocab._stoi = tokens, {t: i for i, t in enumerate(tokens)}
         vocab._counts = {e[0]: e[1] for e in d["tokens"]}
         return vocab
@@ -247,7 +300,7 @@ class Vocab:
 
 _FIELDS = (
     "min_count",
-    "max_size",
+    "max_vocab",
     "pad_token",
     "unk_token",
     "bos_token",
@@ -256,9 +309,15 @@ _FIELDS = (
 )
 
 
+#: Fields of files written before a rename: old name -> new name.
+_RENAMED_FIELDS = {"min_freq": "min_count", "max_size": "max_vocab"}
+
+
 def _not_a_token(index: int, item: Any) -> int:
-    raise TypeError(f"tokens must be str, got {type(item).__name__} {item!r} at index {index}; "
-                    "convert or drop it before encode (fit refuses it too)")  # fmt: skip
+    raise TypeError(
+        f"tokens must be str, got {type(item).__name__} {item!r} at index {index}; "
+        "convert or drop it before encode (fit refuses it too)"
+    )
 
 
 def _is_int(x: Any) -> bool:
@@ -281,10 +340,14 @@ def _check_fields(d: Any, where: str) -> None:
     missing = [k for k in (*_FIELDS, "tokens") if k not in d]
     if missing:
         raise ValueError(f"{where} lacks the fields {missing}")
-    expected = {"min_count": (_is_int, "an integer >= 1"),
-                "max_size": (lambda x: x is None or _is_int(x), "an integer or null"),
-                "extra_specials": (lambda x: isinstance(x, list) and all(isinstance(t, str) for t in x),
-                                   "a list of strings")}  # fmt: skip
+    expected = {
+        "min_count": (_is_int, "an integer >= 1"),
+        "max_vocab": (lambda x: x is None or _is_int(x), "an integer or null"),
+        "extra_specials": (
+            lambda x: isinstance(x, list) and all(isinstance(t, str) for t in x),
+            "a list of strings",
+        ),
+    }
     for name in ("pad_token", "unk_token", "bos_token", "eos_token"):
         expected[name] = (lambda x: x is None or isinstance(x, str), "a string or null")
     for name, (ok, what) in expected.items():
@@ -298,9 +361,13 @@ def _check_fields(d: Any, where: str) -> None:
     )
     if bad is not None:
         shown = entries[bad] if bad >= 0 else entries
-        raise ValueError(f"{where}: field 'tokens' must be a list of [token, count] pairs, got "
-                         f"{str(shown)[:60]}" + (f" at index {bad}" if bad >= 0 else ""))  # fmt: skip
+        raise ValueError(
+            f"{where}: field 'tokens' must be a list of [token, count] pairs, got "
+            f"{str(shown)[:60]}" + (f" at index {bad}" if bad >= 0 else "")
+        )
     negative = next((e for e in entries if e[1] < 0), None)
     if negative is not None:
-        raise ValueError(f"{where}: field 'tokens': the count of {negative[0]!r} must be an int >= 0, "
-                         f"got {negative[1]}")  # fmt: skip
+        raise ValueError(
+            f"{where}: field 'tokens': the count of {negative[0]!r} must be an int >= 0, "
+            f"got {negative[1]}"
+        )

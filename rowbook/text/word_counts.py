@@ -129,9 +129,15 @@ def _count_batch(split: Callable[[str], list[str]], texts: list[str]) -> Counter
     return counts
 
 
-def count_words(texts: Iterable[str], split: Callable[[str], list[str]], *, workers: int | None = 1,
-                memory: int | None = None, spill_dir: str | os.PathLike | None = None,
-                show_progress: bool = False) -> Counter[str] | CountedWords:  # fmt: skip
+def count_words(
+    texts: Iterable[str],
+    split: Callable[[str], list[str]],
+    *,
+    workers: int | None = 1,
+    memory: int | None = None,
+    spill_dir: str | os.PathLike | None = None,
+    show_progress: bool = False,
+) -> Counter[str] | CountedWords:
     """The words ``split`` finds in ``texts``, with their counts, in first-sighting order.
 
     Parameters

@@ -69,14 +69,28 @@ class VectorIndex:
         self._index, self.kind, self.rows, self.dim = faiss_index, kind, rows, dim
 
     @classmethod
-    def build(cls, unit_rows: np.ndarray, kind: IndexKind = "hnsw", *, M: int = 32,
-              ef_construction: int = 100, ef_search: int = 128, nlist: int | None = None,
-              nprobe: int = 16, threads: int | None = None, seed: int = 1) -> VectorIndex:  # fmt: skip
+    def build(
+        cls,
+        unit_rows: np.ndarray,
+        kind: IndexKind = "hnsw",
+        *,
+        M: int = 32,
+        ef_construction: int = 100,
+        ef_search: int = 128,
+        nlist: int | None = None,
+        nprobe: int = 16,
+        threads: int | None = None,
+        seed: int = 1,
+    ) -> VectorIndex:
         """Index ``unit_rows`` (V, d) float32, rows of unit length (zero rows allowed)."""
         faiss = _faiss()
         check_choice("kind", kind, ("hnsw", "ivf"))
-        for name, value in (("M", M), ("ef_construction", ef_construction), ("ef_search", ef_search),
-                            ("nprobe", nprobe)):  # fmt: skip
+        for name, value in (
+            ("M", M),
+            ("ef_construction", ef_construction),
+            ("ef_search", ef_search),
+            ("nprobe", nprobe),
+        ):
             check_int(name, value, 1)
         check_int("nlist", nlist, 1, allow_none=True)
         check_int("threads", threads, 1, allow_none=True)

@@ -82,9 +82,12 @@ def write_safetensors(
     save_safetensors(path, tensors, {"format": "rowbook", "kind": "vectors", "version": "1"})
 
 
-def read_safetensors(path: PathLike) -> tuple[list[str], np.ndarray, np.ndarray | None]:
-    """Read a file written by :func:`write_safetensors`; checks what it holds."""
-    tensors, meta = load_safetensors(path)
+def read_safetensors(
+    path: PathLike, *, mmap: bool = False
+) -> tuple[list[str], np.ndarray, np.ndarray | None]:
+    """Read a file written by :func:`write_safetensors`; checks what it holds. With ``mmap``
+    the table is mapped from the file read-only instead of read."""
+    tensors, meta = load_safetensors(path, mmap_mode="r" if mmap else None)
     if meta.get("kind") != "vectors" or not {"vectors", "key_bytes", "key_offsets"} <= set(tensors):
         raise ValueError(
             f"{path}: not a rowbook vectors safetensors file (it needs 'vectors', 'key_bytes' "
@@ -95,8 +98,13 @@ def read_safetensors(path: PathLike) -> tuple[list[str], np.ndarray, np.ndarray 
         tensors["key_bytes"].tobytes(),
         tensors["key_offsets"],
     )
-    if vectors.ndim != 2 or offsets.shape != (len(vectors) + 1,) or offsets[0] != 0 or (
-        np.diff(offsets) < 0).any() or offsets[-1] != len(raw):  # fmt: skip
+    if (
+        vectors.ndim != 2
+        or offsets.shape != (len(vectors) + 1,)
+        or offsets[0] != 0
+        or (np.diff(offsets) < 0).any()
+        or offsets[-1] != len(raw)
+    ):
         raise ValueError(f"{path}: 'key_offsets' does not cut 'key_bytes' into {len(vectors)} keys")
     keys = [raw[a:b].decode("utf8") for a, b in itertools.pairwise(offsets)]
     counts = tensors.get("counts")

@@ -1,4 +1,5 @@
-"""PNG pictures with matplotlib (Agg, no display): scatter, cosine heatmap, training curves.
+"""PNG pictures with matplotlib (Agg, no display): scatter, cosine heatmap, training curves,
+the cost of a vocabulary.
 
 Each picture comes in two forms: ``*_figure(...)`` builds and returns a matplotlib
 :class:`~matplotlib.figure.Figure` (for notebooks, or to adjust before saving), and
@@ -29,19 +30,23 @@ if TYPE_CHECKING:
     from rowbook.vectors import Vectors
 
 __all__ = [
+    "new_figure",
     "plot_scatter",
     "plot_similarity",
     "plot_training",
+    "plot_vocab_sweep",
     "save_png",
     "scatter_figure",
     "similarity_figure",
     "training_figure",
+    "vocab_sweep_figure",
 ]
 
 PathLike = str | os.PathLike[str]
 
 
-def _new_figure(figsize: tuple[float, float], dpi: int) -> Figure:
+def new_figure(figsize: tuple[float, float], dpi: int) -> Figure:
+    """A matplotlib Figure with an Agg canvas and constrained layout, no ``pyplot`` involved."""
     fig = Figure(figsize=figsize, dpi=dpi, layout="constrained")
     FigureCanvasAgg(fig)
     return fig
@@ -95,7 +100,7 @@ def scatter_figure(
     points = as_points(data, labels, words, groups=groups, colors=colors)
     check_choice("show_labels", show_labels, ("auto", "all", "none"))
     coords, axis_names = project(points.X, 2, method=method, seed=seed)  # (n, 2)
-    fig = _new_figure(figsize, dpi)
+    fig = new_figure(figsize, dpi)
     ax = fig.add_subplot()
     marker = {"s": 36, "edgecolors": "black", "linewidths": 0.4}
     ax.scatter(coords[:, 0], coords[:, 1], c=points.colors, zorder=2, **marker)
@@ -117,15 +122,25 @@ def scatter_figure(
     return fig
 
 
-def _label_points(fig: Figure, ax: Any, coords: np.ndarray, labels: list[str],
-                  show: LabelMode) -> None:  # fmt: skip
+def _label_points(
+    fig: Figure, ax: Any, coords: np.ndarray, labels: list[str], show: LabelMode
+) -> None:
     """Lay the figure out, freeze it, and place the labels (see :mod:`rowbook.viz.labels`)."""
     fig.draw_without_rendering()  # the layout and the axes limits are final from here on
     fig.set_layout_engine("none")
     ax.set_autoscale_on(False)
     n = len(labels)
-    note = ax.text(0.99, 0.01, f"{n} of {n} labels hidden (no room)", transform=ax.transAxes,
-                   ha="right", va="bottom", fontsize=8, color="0.35", zorder=3)  # fmt: skip
+    note = ax.text(
+        0.99,
+        0.01,
+        f"{n} of {n} labels hidden (no room)",
+        transform=ax.transAxes,
+        ha="right",
+        va="bottom",
+        fontsize=8,
+        color="0.35",
+        zorder=3,
+    )
     hidden = place_labels(ax, coords, labels, show=show, marker_radius=_marker_radius(fig))
     if hidden and show == "auto":
         note.set_text(f"{hidden} of {n} labels hidden (no room)")
@@ -138,8 +153,9 @@ def _marker_radius(fig: Figure, area: float = 36.0) -> float:
     return (np.sqrt(area) / 2 + 0.4) * fig.dpi / 72
 
 
-def plot_scatter(data: np.ndarray | Vectors, path: PathLike, labels: Sequence[Any] | None = None,
-                 **kwargs: Any) -> Path:  # fmt: skip
+def plot_scatter(
+    data: np.ndarray | Vectors, path: PathLike, labels: Sequence[Any] | None = None, **kwargs: Any
+) -> Path:
     """Write :func:`scatter_figure` as a PNG at ``path``; returns the path.
 
     Examples
@@ -177,7 +193,7 @@ def similarity_figure(
     if figsize is None:
         side = min(4.0 + 0.35 * n, 16.0)
         figsize = (side + 1.2, side)
-    fig = _new_figure(figsize, dpi)
+    fig = new_figure(figsize, dpi)
     ax = fig.add_subplot()
     image = ax.imshow(cos, cmap="RdBu_r", vmin=-1.0, vmax=1.0)
     ax.set_xticks(range(n), points.labels, rotation=90, fontsize=8)
@@ -191,8 +207,9 @@ def similarity_figure(
     return fig
 
 
-def plot_similarity(data: np.ndarray | Vectors, path: PathLike, labels: Sequence[Any] | None = None,
-                    **kwargs: Any) -> Path:  # fmt: skip
+def plot_similarity(
+    data: np.ndarray | Vectors, path: PathLike, labels: Sequence[Any] | None = None, **kwargs: Any
+) -> Path:
     """Write :func:`similarity_figure` as a PNG at ``path``; returns the path."""
     return save_png(similarity_figure(data, labels, **kwargs), path)
 
@@ -222,7 +239,7 @@ def training_figure(
     x = [float(r["epoch"]) + 1 if "epoch" in r else i + 1 for i, r in enumerate(rows)]
     panels = [[m for m in names if "loss" in m], [m for m in names if "loss" not in m]]
     panels = [p for p in panels if p]
-    fig = _new_figure(figsize, dpi)
+    fig = new_figure(figsize, dpi)
     axes = fig.subplots(1, len(panels), squeeze=False)[0]
     for ax, panel in zip(axes, panels, strict=True):
         for name in panel:
@@ -238,10 +255,72 @@ def training_figure(
     return fig
 
 
-def plot_training(epochs: Sequence[Mapping[str, float]] | Any, path: PathLike,
-                  **kwargs: Any) -> Path:  # fmt: skip
+def plot_training(
+    epochs: Sequence[Mapping[str, float]] | Any, path: PathLike, **kwargs: Any
+) -> Path:
     """Write :func:`training_figure` as a PNG at ``path``; returns the path."""
     return save_png(training_figure(epochs, **kwargs), path)
+
+
+# -- what a vocabulary costs -------------------------------------------------------------
+
+
+def vocab_sweep_figure(
+    rows: Sequence[Any],
+    *,
+    title: str | None = None,
+    figsize: tuple[float, float] = (8.0, 4.5),
+    dpi: int = 100,
+) -> Figure:
+    """:func:`rowbook.sizing.vocab_sweep`'s rows against V (log scale): tokens per character
+    on the left axis, falling; the table's parameters on the right, growing; one line of
+    each per scheme when the rows compare several."""
+    if not rows:
+        raise ValueError("rows is empty: run vocab_sweep on at least one size")
+    models = list(dict.fromkeys(getattr(r, "model", "bpe") for r in rows))
+    fig = new_figure(figsize, dpi)
+    ax = fig.subplots()
+    table = ax.twinx()
+    for k, name in enumerate(models):
+        mine = [r for r in rows if getattr(r, "model", "bpe") == name]
+        V = [r.vocab_size for r in mine]
+        shade = {"alpha": 1.0 - 0.25 * k} if len(models) > 1 else {}
+        label = f"{name}: " if len(models) > 1 else ""
+        ax.plot(
+            V,
+            [r.tokens_per_char for r in mine],
+            marker="o",
+            color="tab:blue",
+            linestyle=("-", "--", ":")[k % 3],
+            label=f"{label}tokens per character",
+            **shade,
+        )
+        table.plot(
+            V,
+            [r.table_parameters / 1e6 for r in mine],
+            marker="s",
+            color="tab:red",
+            linestyle=("-", "--", ":")[k % 3],
+            label=f"{label}table",
+            **shade,
+        )
+    ax.set_xscale("log")
+    ax.set_xlabel("vocabulary size V")
+    ax.set_ylabel("tokens per character (held-out text)", color="tab:blue")
+    ax.grid(True, alpha=0.3)
+    table.set_ylabel("table parameters V x d (millions)", color="tab:red")
+    if len(models) > 1:
+        handles = ax.get_legend_handles_labels()[0] + table.get_legend_handles_labels()[0]
+        ax.legend(handles, [h.get_label() for h in handles], fontsize=8)
+    fig.suptitle(
+        title if title is not None else "a larger vocabulary: shorter sequences, a heavier table"
+    )
+    return fig
+
+
+def plot_vocab_sweep(rows: Sequence[Any], path: PathLike, **kwargs: Any) -> Path:
+    """Write :func:`vocab_sweep_figure` as a PNG at ``path``; returns the path."""
+    return save_png(vocab_sweep_figure(rows, **kwargs), path)
 
 
 def _epoch_rows(epochs: Any) -> list[Mapping[str, float]]:

@@ -27,9 +27,17 @@ __all__ = ["PALETTE", "Points", "as_points", "cosine_matrix", "group_colors", "h
 
 # matplotlib's "tab10" colours, spelled out so the HTML view needs no matplotlib
 PALETTE = (
-    "#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd",
-    "#8c564b", "#e377c2", "#7f7f7f", "#bcbd22", "#17becf",
-)  # fmt: skip
+    "#1f77b4",
+    "#ff7f0e",
+    "#2ca02c",
+    "#d62728",
+    "#9467bd",
+    "#8c564b",
+    "#e377c2",
+    "#7f7f7f",
+    "#bcbd22",
+    "#17becf",
+)
 _HEX = re.compile(r"#[0-9a-fA-F]{6}")
 
 

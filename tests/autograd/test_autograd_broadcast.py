@@ -82,8 +82,11 @@ def test_where_broadcasts_condition_and_both_branches(shapes, seed):
 @settings(max_examples=30, deadline=None)
 @given(
     batch=mutually_broadcastable_shapes(num_shapes=2, min_dims=0, max_dims=2, max_side=3),
-    n=st.integers(1, 3), k=st.integers(1, 3), m=st.integers(1, 3), seed=st.integers(0, 2**32 - 1),
-)  # fmt: skip
+    n=st.integers(1, 3),
+    k=st.integers(1, 3),
+    m=st.integers(1, 3),
+    seed=st.integers(0, 2**32 - 1),
+)
 def test_matmul_broadcasts_batch_dimensions(batch, n, k, m, seed):
     rng = np.random.default_rng(seed)
     a = rng.standard_normal((*batch.input_shapes[0], n, k))

@@ -136,10 +136,16 @@ def test_detach_shares_values_and_cuts_the_graph():
 
 @pytest.mark.parametrize(
     ("value", "dtype"),
-    [(1.0, np.float32), ([1.0, 2.0], np.float32), ([[1, 2]], np.int64), (3, np.int64),
-     (np.array([1.0]), np.float64), (np.float64(2.0), np.float64),
-     (np.array([1.0], np.float32), np.float32)],
-)  # fmt: skip
+    [
+        (1.0, np.float32),
+        ([1.0, 2.0], np.float32),
+        ([[1, 2]], np.int64),
+        (3, np.int64),
+        (np.array([1.0]), np.float64),
+        (np.float64(2.0), np.float64),
+        (np.array([1.0], np.float32), np.float32),
+    ],
+)
 def test_default_dtypes_follow_torch_for_python_values(value, dtype):
     assert Tensor(value).dtype == dtype
     if not isinstance(value, np.ndarray | np.generic):
@@ -214,7 +220,8 @@ A, B = Tensor(np.ones((2, 3))), Tensor(np.ones((4,)))
         (lambda: A @ B, ValueError, r"\(2, 3\).*\(4,\).*3 != 4"),
         (
             lambda: Tensor(np.ones((2, 2, 3))) @ Tensor(np.ones((3, 3, 1))),
-            ValueError, r"batch dimensions \(2,\) and \(3,\)",
+            ValueError,
+            r"batch dimensions \(2,\) and \(3,\)",
         ),
         (lambda: ops.concatenate([A, B]), ValueError, r"\(2, 3\), \(4,\)"),
         (lambda: ops.stack([A, A.T]), ValueError, r"\(2, 3\), \(3, 2\)"),
@@ -224,7 +231,7 @@ A, B = Tensor(np.ones((2, 3))), Tensor(np.ones((4,)))
         (lambda: ops.gather(A, [0, 2]), IndexError, r"id 2 .* 0\.\.1"),
         (lambda: ops.gather(A, [0.0]), TypeError, "integers"),
     ],
-)  # fmt: skip
+)
 def test_op_errors_name_the_shapes(call, error, match):
     with pytest.raises(error, match=match):
         call()

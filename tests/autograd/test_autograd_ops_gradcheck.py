@@ -49,11 +49,9 @@ ARITHMETIC = {
     "maximum_broadcast": (ops.maximum, [("spread", (4, 3)), ("spread", (3,))]),
     "maximum_scalar": (lambda a: ops.maximum(a, 0.05), [("spread", (6,))]),
     "where": (lambda a, b: ops.where(np.array([True, False, True]), a, b), [(2, 3), (2, 3)]),
-    "where_broadcast": (
-        lambda a, b: ops.where(np.array([[True], [False]]), a, b), [(2, 3), (3,)]
-    ),
+    "where_broadcast": (lambda a, b: ops.where(np.array([[True], [False]]), a, b), [(2, 3), (3,)]),
     "astype_identity": (lambda a: a.astype(np.float64), [(3,)]),
-}  # fmt: skip
+}
 
 MATMUL = {
     "1d@1d": [(3,), (3,)],
@@ -117,8 +115,10 @@ ELEMENTWISE = {
 
 
 def _inputs(specs):
-    return [_t(s[1], s[0], seed=i) if isinstance(s[0], str) else _t(s, seed=i)
-            for i, s in enumerate(specs)]  # fmt: skip
+    return [
+        _t(s[1], s[0], seed=i) if isinstance(s[0], str) else _t(s, seed=i)
+        for i, s in enumerate(specs)
+    ]
 
 
 @pytest.mark.parametrize("name", ARITHMETIC)

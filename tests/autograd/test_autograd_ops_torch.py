@@ -31,7 +31,9 @@ CASES = {
     "pow_tensor": (ops.pow, torch.pow, [("pos", (2, 3)), (3,)]),
     "rpow": (lambda b: 2.0**b, lambda b: 2.0**b, [(4,)]),
     "pow_zero_base": (
-        ops.pow, torch.pow, [np.array([0.0, 0.0, 0.0, 1.5]), np.array([0.0, 2.0, 3.0, 0.0])]
+        ops.pow,
+        torch.pow,
+        [np.array([0.0, 0.0, 0.0, 1.5]), np.array([0.0, 2.0, 3.0, 0.0])],
     ),
     "matmul_2d": (ops.matmul, torch.matmul, [(3, 5), (5, 4)]),
     "matmul_batch_broadcast": (ops.matmul, torch.matmul, [(2, 1, 3, 5), (4, 5, 2)]),
@@ -39,27 +41,45 @@ CASES = {
     "matmul_3d_1d": (ops.matmul, torch.matmul, [(2, 3, 5), (5,)]),
     "matmul_1d_1d": (ops.matmul, torch.matmul, [(5,), (5,)]),
     "sum_axes": (lambda a: a.sum(axis=(0, 2)), lambda a: a.sum(dim=(0, 2)), [(2, 3, 4)]),
-    "sum_keepdims": (lambda a: a.sum(-1, keepdims=True), lambda a: a.sum(-1, keepdim=True),
-                     [(2, 3, 4)]),
+    "sum_keepdims": (
+        lambda a: a.sum(-1, keepdims=True),
+        lambda a: a.sum(-1, keepdim=True),
+        [(2, 3, 4)],
+    ),
     "mean_all": (lambda a: a.mean(), torch.mean, [(2, 3, 4)]),
     "mean_axis": (lambda a: a.mean(axis=1), lambda a: a.mean(dim=1), [(2, 3, 4)]),
     "max_axis": (lambda a: a.max(axis=-1), lambda a: a.amax(dim=-1), [(2, 3, 4)]),
-    "max_ties": (lambda a: a.max(axis=1), lambda a: a.amax(dim=1),
-                 [np.array([[1.0, 3.0, 3.0], [2.0, 2.0, 2.0], [0.0, -1.0, 5.0]])]),
+    "max_ties": (
+        lambda a: a.max(axis=1),
+        lambda a: a.amax(dim=1),
+        [np.array([[1.0, 3.0, 3.0], [2.0, 2.0, 2.0], [0.0, -1.0, 5.0]])],
+    ),
     "max_all_ties": (lambda a: a.max(), torch.amax, [np.array([[4.0, 1.0], [4.0, 4.0]])]),
-    "maximum_ties": (ops.maximum, torch.maximum,
-                     [np.array([1.0, 2.0, 3.0, -1.0]), np.array([1.0, 0.0, 5.0, -1.0])]),
+    "maximum_ties": (
+        ops.maximum,
+        torch.maximum,
+        [np.array([1.0, 2.0, 3.0, -1.0]), np.array([1.0, 0.0, 5.0, -1.0])],
+    ),
     "reshape": (lambda a: a.reshape(4, -1), lambda a: a.reshape(4, -1), [(2, 3, 4)]),
     "transpose": (lambda a: a.transpose(2, 0, 1), lambda a: a.permute(2, 0, 1), [(2, 3, 4)]),
-    "concatenate": (lambda a, b: ops.concatenate([a, b], axis=1),
-                    lambda a, b: torch.cat([a, b], dim=1), [(2, 3), (2, 4)]),
-    "stack": (lambda a, b: ops.stack([a, b], axis=-1), lambda a, b: torch.stack([a, b], dim=-1),
-              [(2, 3), (2, 3)]),
+    "concatenate": (
+        lambda a, b: ops.concatenate([a, b], axis=1),
+        lambda a, b: torch.cat([a, b], dim=1),
+        [(2, 3), (2, 4)],
+    ),
+    "stack": (
+        lambda a, b: ops.stack([a, b], axis=-1),
+        lambda a, b: torch.stack([a, b], dim=-1),
+        [(2, 3), (2, 3)],
+    ),
     "getitem_duplicates": (lambda a: a[[0, 2, 0, 0]], lambda a: a[[0, 2, 0, 0]], [(3, 4)]),
     "getitem_none_int": (lambda a: a[:, None, 1], lambda a: a[:, None, 1], [(3, 4)]),
     "getitem_step_ellipsis": (lambda a: a[..., ::2], lambda a: a[..., ::2], [(2, 3, 5)]),
-    "getitem_two_arrays": (lambda a: a[[0, 0, 2], [1, 1, 3]],
-                           lambda a: a[[0, 0, 2], [1, 1, 3]], [(3, 4)]),
+    "getitem_two_arrays": (
+        lambda a: a[[0, 0, 2], [1, 1, 3]],
+        lambda a: a[[0, 0, 2], [1, 1, 3]],
+        [(3, 4)],
+    ),
     "gather_2d_ids": (lambda w: ops.gather(w, IDS), lambda w: w[torch.from_numpy(IDS)], [(5, 3)]),
     "exp": (ops.exp, torch.exp, [(3, 4)]),
     "log": (ops.log, torch.log, [("pos", (3, 4))]),
@@ -71,9 +91,12 @@ CASES = {
     "softmax_axis0": (lambda a: ops.softmax(a, 0), lambda a: torch.softmax(a, 0), [(3, 4)]),
     "log_softmax": (ops.log_softmax, lambda a: torch.log_softmax(a, -1), [(3, 4)]),
     "logsigmoid": (ops.logsigmoid, F.logsigmoid, [(3, 4)]),
-    "where": (lambda a, b: ops.where(np.array([[True], [False]]), a, b),
-              lambda a, b: torch.where(torch.tensor([[True], [False]]), a, b), [(2, 3), (3,)]),
-}  # fmt: skip
+    "where": (
+        lambda a, b: ops.where(np.array([[True], [False]]), a, b),
+        lambda a, b: torch.where(torch.tensor([[True], [False]]), a, b),
+        [(2, 3), (3,)],
+    ),
+}
 
 
 @pytest.fixture

@@ -43,8 +43,20 @@ def assert_one_line_error(result: Result, command: str, *needles: str) -> None:
 
 
 #: Words with planted offsets: queen - king = woman - man, paris - france = rome - italy.
-WORDS = ["man", "woman", "king", "queen", "boy", "girl", "france", "paris", "italy", "rome",
-         "apple", "banana"]  # fmt: skip
+WORDS = [
+    "man",
+    "woman",
+    "king",
+    "queen",
+    "boy",
+    "girl",
+    "france",
+    "paris",
+    "italy",
+    "rome",
+    "apple",
+    "banana",
+]
 
 
 def planted_table(dim: int = 6, seed: int = 0) -> tuple[list[str], np.ndarray]:
@@ -52,10 +64,15 @@ def planted_table(dim: int = 6, seed: int = 0) -> tuple[list[str], np.ndarray]:
     male, female, royal, young = (rng.standard_normal(dim) for _ in range(4))
     country, capital = rng.standard_normal(dim), rng.standard_normal(dim)
     rows = {
-        "man": male, "woman": female, "king": male + royal, "queen": female + royal,
-        "boy": male + young, "girl": female + young,
-        "france": country + rng.standard_normal(dim), "italy": country + rng.standard_normal(dim),
-    }  # fmt: skip
+        "man": male,
+        "woman": female,
+        "king": male + royal,
+        "queen": female + royal,
+        "boy": male + young,
+        "girl": female + young,
+        "france": country + rng.standard_normal(dim),
+        "italy": country + rng.standard_normal(dim),
+    }
     rows["paris"] = rows["france"] - country + capital
     rows["rome"] = rows["italy"] - country + capital
     rows["apple"], rows["banana"] = rng.standard_normal(dim), rng.standard_normal(dim)

@@ -26,11 +26,17 @@ def test_cli_cooccur_then_train_glove_on_the_file(run, one_line_error, tmp_path)
     assert run("train", "glove", counts, "-o", tmp_path / "a.txt", *options).code == 0
     assert run("train", "glove", corpus, "-o", tmp_path / "b.txt", *options, *counting).code == 0
     assert (tmp_path / "a.txt").read_bytes() == (tmp_path / "b.txt").read_bytes()
-    one_line_error(run("train", "glove", counts, "-o", tmp_path / "c.txt", "--window", 3), "train glove",
-                   "--window does not go with a co-occurrence file")  # fmt: skip
+    one_line_error(
+        run("train", "glove", counts, "-o", tmp_path / "c.txt", "--window", 3),
+        "train glove",
+        "--window does not go with a co-occurrence file",
+    )
     one_line_error(run("cooccur", corpus, "-o", tmp_path / "c.txt"), "cooccur", "name it c.npz")
-    one_line_error(run("cooccur", corpus, "-o", counts, "--window", 0), "cooccur",
-                   "--window must be an integer >= 1, got 0")  # fmt: skip
+    one_line_error(
+        run("cooccur", corpus, "-o", counts, "--window", 0),
+        "cooccur",
+        "--window must be an integer >= 1, got 0",
+    )
 
 
 def test_a_counted_file_trains_within_a_memory_budget_to_the_same_vectors(run, tmp_path):
@@ -44,8 +50,18 @@ def test_a_counted_file_trains_within_a_memory_budget_to_the_same_vectors(run, t
     spill = tmp_path / "spill"
     spill.mkdir()
     assert run("train", "glove", counts, "-o", tmp_path / "a.txt", *options).code == 0
-    budgeted = run("train", "glove", counts, "-o", tmp_path / "b.txt", *options,
-                   "--memory", 0.001, "--spill-dir", spill)  # fmt: skip
+    budgeted = run(
+        "train",
+        "glove",
+        counts,
+        "-o",
+        tmp_path / "b.txt",
+        *options,
+        "--memory",
+        0.001,
+        "--spill-dir",
+        spill,
+    )
     assert budgeted.code == 0, budgeted
     assert (tmp_path / "a.txt").read_bytes() == (tmp_path / "b.txt").read_bytes()
     assert list(spill.iterdir()) == []

@@ -53,7 +53,7 @@ def test_train_writes_the_api_model_as_a_fasttext_bin(model_bin, corpus):
     api = FastText(**FT_API).fit([line.split() for line in corpus.read_text().splitlines()])
     read = SubwordVectors.load_fasttext(model_bin)
     assert read.index_to_key == api.vectors.index_to_key
-    np.testing.assert_array_equal(read.input_matrix, api.W_in)
+    np.testing.assert_array_equal(read.input_matrix, api.W_in_)
     fasttext = pytest.importorskip("fasttext")
     theirs = fasttext.load_model(str(model_bin))
     np.testing.assert_allclose(

@@ -30,9 +30,34 @@ def command_parsers() -> dict[str, argparse.ArgumentParser]:
 
 
 def test_every_command_is_there():
-    expected = {"demo", "tokenize", "vocab", "train", "train word2vec", "train glove", "train fasttext", "train nplm",
-                "vocab-sweep", "cooccur", "neighbors", "analogy", "similarity", "evaluate", "plot", "convert",
-                "bench"}  # fmt: skip
+    expected = {
+        "demo",
+        "tokenize",
+        "vocab",
+        "train",
+        "train word2vec",
+        "train glove",
+        "train fasttext",
+        "train nplm",
+        "train classifier",
+        "predict",
+        "test",
+        "cooccur",
+        "neighbors",
+        "analogy",
+        "similarity",
+        "evaluate",
+        "compare",
+        "plot",
+        "convert",
+        "quantize",
+        "prune",
+        "bench",
+        "train lm",
+        "generate",
+        "size",
+        "vocab-sweep",
+    }
     assert set(command_parsers()) == expected
 
 

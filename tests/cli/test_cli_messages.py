@@ -43,9 +43,9 @@ BAD = [
     ("plot {vectors} -o {tmp}/p.png --top 2 --method tsne", ["add --method pca"]),
     ("vocab {bad} -o {tmp}/vocab.json --quiet", ["--unicode-errors replace"]),
     ("vocab {corpus} -o {tmp}/vocab.json --min-count 0", ["--min-count must be"]),
-    ("vocab {corpus} -o {tmp}/vocab.json --max-size 1", ["--max-size must be"]),
+    ("vocab {corpus} -o {tmp}/vocab.json --max-vocab 1", ["--max-vocab must be"]),
     ("vocab {corpus} -o {tmp}/vocab.json --min-cout 2", ["did you mean --min-count?"]),
-    ("vocab {corpus} -o {tmp}/bpe.json --tokenizer bpe", ["--max-size"]),
+    ("vocab {corpus} -o {tmp}/bpe.json --tokenizer bpe", ["--max-vocab"]),
     ("tokenize --ids 'the cat'", ["--vocab", "--tokenizer"]),
     ("tokenize --bpe x.json --tokenizer word 'the cat'", ["--bpe", "--tokenizer"]),
     ("convert {vectors} {tmp}/v.xyz", ["--to"]),
@@ -73,8 +73,13 @@ def files(tmp_path: Path, vectors_txt: Path, corpus_txt: Path) -> dict[str, str]
     bad.write_bytes("the caf\u00e9 sat on the mat\n".encode("latin-1") * 3)
     badvec = tmp_path / "latin1.vec"
     badvec.write_bytes(b"2 2\nking 0.1 0.2\ncaf\xe9 0.3 0.4\n")
-    return {"corpus": str(corpus_txt), "vectors": str(vectors_txt), "bad": str(bad),
-            "badvec": str(badvec), "tmp": str(tmp_path)}  # fmt: skip
+    return {
+        "corpus": str(corpus_txt),
+        "vectors": str(vectors_txt),
+        "bad": str(bad),
+        "badvec": str(badvec),
+        "tmp": str(tmp_path),
+    }
 
 
 @pytest.mark.parametrize(("command", "needles"), BAD, ids=[c for c, _ in BAD])
@@ -120,8 +125,16 @@ def _every_parser(parser: argparse.ArgumentParser):
 
 
 def test_unicode_errors_replace_reads_the_file(run, files, tmp_path) -> None:
-    result = run("vocab", files["bad"], "-o", tmp_path / "v.json", "--unicode-errors", "replace",
-                 "--tokenizer", "whitespace")  # fmt: skip
+    result = run(
+        "vocab",
+        files["bad"],
+        "-o",
+        tmp_path / "v.json",
+        "--unicode-errors",
+        "replace",
+        "--tokenizer",
+        "whitespace",
+    )
     assert result.code == 0, result
     assert "caf\ufffd" in (tmp_path / "v.json").read_text(encoding="utf-8")
     result = run("neighbors", files["badvec"], "king", "--unicode-errors", "replace")

@@ -162,8 +162,10 @@ def eval_files(tmp_path):
     pairs = [line for line in lines if len(line.split("\t")) == 3 and " " not in line]
     ppath = tmp_path / "pairs.tsv"
     ppath.write_text("\n".join(pairs) + "\n", encoding="utf-8")
-    words = sorted({w.lower() for line in keep if not line.startswith(":") for w in line.split()}
-                   | {w.lower() for line in pairs for w in line.split("\t")[:2]})  # fmt: skip
+    words = sorted(
+        {w.lower() for line in keep if not line.startswith(":") for w in line.split()}
+        | {w.lower() for line in pairs for w in line.split("\t")[:2]}
+    )
     rng = np.random.default_rng(5)
     base = {w: rng.standard_normal(16) for w in words}
     offset = rng.standard_normal(16) * 3
@@ -174,8 +176,13 @@ def eval_files(tmp_path):
     keys = list(base)
     table = np.stack([base[k] for k in keys]).astype(np.float32)
     vpath = tmp_path / "eval_vectors.txt"
-    vpath.write_text(f"{len(keys)} 16\n" + "".join(f"{k} " + " ".join(f"{v:.6f}" for v in row) + "\n"
-                                                   for k, row in zip(keys, table, strict=True)))  # fmt: skip
+    vpath.write_text(
+        f"{len(keys)} 16\n"
+        + "".join(
+            f"{k} " + " ".join(f"{v:.6f}" for v in row) + "\n"
+            for k, row in zip(keys, table, strict=True)
+        )
+    )
     return vpath, qpath, ppath
 
 
@@ -231,9 +238,18 @@ def test_evaluate_table_and_errors(run, one_line_error, eval_files, tmp_path):
 def test_evaluate_counts_skipped_questions(run, vectors_txt, tmp_path):
     """Questions with an unknown word are counted as skipped, beside gensim's score over the
     answered ones; a section without questions prints no row, one with none answered shows -."""
-    questions = [": people", "man woman king queen", "man woman boy girl", "man woman dog cat",
-                 ": empty", ": unknown", "dog cat cow pig", ": places",
-                 "france paris italy rome", "italy rome france zurich"]  # fmt: skip
+    questions = [
+        ": people",
+        "man woman king queen",
+        "man woman boy girl",
+        "man woman dog cat",
+        ": empty",
+        ": unknown",
+        "dog cat cow pig",
+        ": places",
+        "france paris italy rome",
+        "italy rome france zurich",
+    ]
     qpath = tmp_path / "q.txt"
     qpath.write_text("\n".join(questions) + "\n", encoding="utf-8")
     known = set(vectors_txt.read_text(encoding="utf-8").upper().split())

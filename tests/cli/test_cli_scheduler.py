@@ -67,10 +67,10 @@ def same_file_both_ways(run, address, tmp_path, command, options, name="out.json
     [
         [],
         ["--lower", "--min-count", 2],
-        ["--tokenizer", "whitespace", "--max-size", 20],
+        ["--tokenizer", "whitespace", "--max-vocab", 20],
         ["--tokenizer", "char", "--lower"],
-        ["--tokenizer", "bpe", "--max-size", 300],
-        ["--tokenizer", "bpe", "--max-size", 290, "--lower", "--min-count", 3],
+        ["--tokenizer", "bpe", "--max-vocab", 300],
+        ["--tokenizer", "bpe", "--max-vocab", 290, "--lower", "--min-count", 3],
     ],
 )
 def test_vocab_files_are_the_same_with_and_without_scheduler(
@@ -124,8 +124,20 @@ def test_spill_dir_and_resume_work_with_scheduler(run, address, corpus, tmp_path
 
 def test_init_continues_the_same_with_and_without_scheduler(run, address, corpus, tmp_path):
     saved = tmp_path / "w2v.model.npz"
-    assert run("train", "word2vec", corpus[0], "-o", tmp_path / "v.txt", "--save-model", saved,
-               "--quiet", *TRAIN).code == 0  # fmt: skip
+    assert (
+        run(
+            "train",
+            "word2vec",
+            corpus[0],
+            "-o",
+            tmp_path / "v.txt",
+            "--save-model",
+            saved,
+            "--quiet",
+            *TRAIN,
+        ).code
+        == 0
+    )
     command = ["train", "word2vec", *corpus, "--quiet", "--init", saved, "--epochs", 1]
     here, there = same_file_both_ways(run, address, tmp_path, command, [], "v2.txt")
     assert here == there
@@ -172,8 +184,9 @@ def test_no_scheduler_at_the_address_is_one_line(
         ("glove", ["--init", "g.npz"], "--init does not go with --scheduler for GloVe"),
     ],
 )
-def test_options_of_a_local_pass_are_refused(run, one_line_error, address, corpus, tmp_path,
-                                             model, options, needle):  # fmt: skip
+def test_options_of_a_local_pass_are_refused(
+    run, one_line_error, address, corpus, tmp_path, model, options, needle
+):
     result = run(
         "train", model, *corpus, "-o", tmp_path / "v.txt", "--scheduler", address, *options
     )
@@ -188,8 +201,17 @@ def test_standard_input_cannot_go_to_the_workers(run, one_line_error, address, t
 def test_min_count_and_empty_corpus_errors_name_the_flag_and_file(
     run, one_line_error, address, corpus, tmp_path
 ):
-    result = run("train", "glove", *corpus, "-o", tmp_path / "g.txt", "--scheduler", address,
-                 "--min-count", 10**6)  # fmt: skip
+    result = run(
+        "train",
+        "glove",
+        *corpus,
+        "-o",
+        tmp_path / "g.txt",
+        "--scheduler",
+        address,
+        "--min-count",
+        10**6,
+    )
     one_line_error(result, "train glove", "--min-count must be at most")
     empty = tmp_path / "empty.txt"
     empty.write_text("\n\n", encoding="utf-8")

@@ -83,8 +83,11 @@ def bpe_files(run, tmp_path):
     """A BPE trained through the CLI, and the Hugging Face trainer's on the same lines."""
     from tokenizers import Tokenizer, models, pre_tokenizers, trainers
 
-    lines = ["low lower lowest newest widest", "the newest of the low widest rows",
-             "rows and rows of newer lower tables"] * 5  # fmt: skip
+    lines = [
+        "low lower lowest newest widest",
+        "the newest of the low widest rows",
+        "rows and rows of newer lower tables",
+    ] * 5
     corpus = tmp_path / "bpe.txt"
     corpus.write_text("\n".join(lines) + "\n")
     result = run(
@@ -92,7 +95,7 @@ def bpe_files(run, tmp_path):
         corpus,
         "--tokenizer",
         "bpe",
-        "--max-size",
+        "--max-vocab",
         290,
         "-o",
         tmp_path / "bpe.json",
@@ -101,8 +104,12 @@ def bpe_files(run, tmp_path):
     assert result.code == 0, result
     hf = Tokenizer(models.BPE())
     hf.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False)
-    trainer = trainers.BpeTrainer(vocab_size=290, min_frequency=2, show_progress=False,
-                                  initial_alphabet=pre_tokenizers.ByteLevel.alphabet())  # fmt: skip
+    trainer = trainers.BpeTrainer(
+        vocab_size=290,
+        min_frequency=2,
+        show_progress=False,
+        initial_alphabet=pre_tokenizers.ByteLevel.alphabet(),
+    )
     hf.train_from_iterator(lines, trainer)
     hf.save(str(tmp_path / "hf.json"))
     return json.loads(result.out), tmp_path / "bpe.json", hf, tmp_path / "hf.json"
@@ -145,9 +152,9 @@ def test_vocab_counts_and_order(run, corpus_txt, tmp_path):
     ]
 
 
-def test_vocab_table_max_size_and_stdin(run, tmp_path, monkeypatch):
+def test_vocab_table_max_vocab_and_stdin(run, tmp_path, monkeypatch):
     monkeypatch.setattr(sys, "stdin", io.StringIO("b a b c b a\n"))
-    result = run("vocab", "-", "--max-size", 4, "-o", tmp_path / "v.json")
+    result = run("vocab", "-", "--max-vocab", 4, "-o", tmp_path / "v.json")
     assert result.code == 0, result
     assert [t for t, _ in json.loads((tmp_path / "v.json").read_text())["vocab"]["tokens"]] == [
         "<pad>",
@@ -158,6 +165,19 @@ def test_vocab_table_max_size_and_stdin(run, tmp_path, monkeypatch):
     lines = result.out.splitlines()
     assert lines[0] == "read 1 lines: 6 tokens, 3 distinct"
     assert lines[2].split() == ["id", "token", "count"] and lines[3].split() == ["2", "b", "3"]
+
+
+def test_vocab_max_size_is_the_old_spelling_of_max_vocab(run, tmp_path, monkeypatch):
+    """``--max-size`` (before 0.2) still works, says its new name on stderr, and is not in --help."""
+    monkeypatch.setattr(sys, "stdin", io.StringIO("b a b c b a\n"))
+    result = run("vocab", "-", "--max-size", 3, "-o", tmp_path / "v.json", "--quiet")
+    assert result.code == 0, result
+    assert json.loads((tmp_path / "v.json").read_text())["vocab"]["max_vocab"] == 3
+    assert result.err == (
+        "rowbook vocab: warning: --max-size is deprecated since rowbook 0.2 and will be "
+        "removed in the next release; use --max-vocab\n"
+    )
+    assert "--max-size" not in run("vocab", "--help").out
 
 
 def test_text_errors(run, one_line_error, tmp_path, monkeypatch):
@@ -174,15 +194,22 @@ def test_text_errors(run, one_line_error, tmp_path, monkeypatch):
     monkeypatch.setattr(sys, "stdin", io.StringIO(""))
     one_line_error(run("vocab", "-", "-o", tmp_path / "v.json"), "vocab", "standard input is empty")
     (tmp_path / "c.txt").write_text("a b a\n")
-    one_line_error(run("vocab", tmp_path / "c.txt", "--min-count", 5, "-o", tmp_path / "v.json"), "vocab",
-                   "--min-count=5", "'a'")  # fmt: skip
+    one_line_error(
+        run("vocab", tmp_path / "c.txt", "--min-count", 5, "-o", tmp_path / "v.json"),
+        "vocab",
+        "--min-count=5",
+        "'a'",
+    )
     one_line_error(
         run("vocab", tmp_path / "c.txt", "-o", tmp_path / "no" / "v.json"),
         "vocab",
         "does not exist",
     )
-    one_line_error(run("vocab", tmp_path / "c.txt", "--tokenizer", "bpe", "-o", tmp_path / "b.json"), "vocab",
-                   "--max-size")  # fmt: skip
+    one_line_error(
+        run("vocab", tmp_path / "c.txt", "--tokenizer", "bpe", "-o", tmp_path / "b.json"),
+        "vocab",
+        "--max-vocab",
+    )
     (tmp_path / "bad.txt").write_bytes(b"ok\nbad \xff byte\n")
     one_line_error(
         run("vocab", tmp_path / "bad.txt", "-o", tmp_path / "v.json"), "vocab", "line 2", "offset 7"

@@ -90,7 +90,7 @@ def test_glove_equals_the_api(run, corpus_txt, tmp_path):
     got = Vectors.load(out)
     assert got.index_to_key == expected.index_to_key
     np.testing.assert_array_equal(got.vectors, expected.vectors)
-    assert f"{api.n_records:,} co-occurrence records" in result.out
+    assert f"{api.n_records_:,} co-occurrence records" in result.out
 
 
 def test_nplm_table_and_sample(run, tmp_path):
@@ -135,8 +135,27 @@ def test_nplm_reports_held_out_perplexity_and_resumes(run, tmp_path):
     lines = ["the cat sat on the mat", "the dog sat on the log", "a cat and a dog"] * 10
     corpus, out, ck = tmp_path / "lines.txt", tmp_path / "lm.npz", tmp_path / "lm.ckpt.npz"
     corpus.write_text("\n".join(lines) + "\n")
-    argv = ["train", "nplm", corpus, "-o", out, "--context", 2, "--dim", 4, "--hidden", 8,
-            "--seed", 3, "--sample-length", 0, "--val-fraction", 0.2, "--checkpoint", ck]  # fmt: skip
+    argv = [
+        "train",
+        "nplm",
+        corpus,
+        "-o",
+        out,
+        "--context",
+        2,
+        "--dim",
+        4,
+        "--hidden",
+        8,
+        "--seed",
+        3,
+        "--sample-length",
+        0,
+        "--val-fraction",
+        0.2,
+        "--checkpoint",
+        ck,
+    ]
     result = run(*argv, "--epochs", 2)
     assert result.code == 0, result
     lm = NPLM(context=2, dim=4, hidden=8, epochs=2, seed=3, val_fraction=0.2).fit(lines)
@@ -164,22 +183,35 @@ def test_nplm_reports_held_out_perplexity_and_resumes(run, tmp_path):
 def test_train_errors(run, one_line_error, corpus_txt, tmp_path, monkeypatch):
     out = tmp_path / "v.txt"
     for model in ("word2vec", "glove", "nplm"):
-        one_line_error(run("train", model, tmp_path / "none.txt", "-o", tmp_path / "v.npz"), f"train {model}",
-                       "none.txt", "does not exist")  # fmt: skip
+        one_line_error(
+            run("train", model, tmp_path / "none.txt", "-o", tmp_path / "v.npz"),
+            f"train {model}",
+            "none.txt",
+            "does not exist",
+        )
     (tmp_path / "empty.txt").write_text("\n\n")
     for model in ("word2vec", "glove", "nplm"):
-        one_line_error(run("train", model, tmp_path / "empty.txt", "-o", tmp_path / "v.npz"),
-                       f"train {model}", "is empty")  # fmt: skip
+        one_line_error(
+            run("train", model, tmp_path / "empty.txt", "-o", tmp_path / "v.npz"),
+            f"train {model}",
+            "is empty",
+        )
     monkeypatch.setattr(sys, "stdin", io.StringIO(""))
     one_line_error(
         run("train", "word2vec", "-", "-o", out), "train word2vec", "standard input is empty"
     )
-    one_line_error(run("train", "word2vec", corpus_txt, "-o", out, "--min-count", 10**6, "--quiet"),
-                   "train word2vec", "--min-count must be at most the count of the most frequent "
-                   "word, got 1000000")  # fmt: skip
-    one_line_error(run("train", "nplm", corpus_txt, "-o", tmp_path / "lm.npz", "--min-count", 10**6, "--quiet"),
-                   "train nplm", "--min-count must be at most the count of the most frequent "
-                   "token, got 1000000")  # fmt: skip
+    one_line_error(
+        run("train", "word2vec", corpus_txt, "-o", out, "--min-count", 10**6, "--quiet"),
+        "train word2vec",
+        "--min-count must be at most the count of the most frequent word, got 1000000",
+    )
+    one_line_error(
+        run(
+            "train", "nplm", corpus_txt, "-o", tmp_path / "lm.npz", "--min-count", 10**6, "--quiet"
+        ),
+        "train nplm",
+        "--min-count must be at most the count of the most frequent token, got 1000000",
+    )
     one_line_error(
         run("train", "glove", corpus_txt, "-o", out, "--vector-size", 0),
         "train glove",
@@ -199,8 +231,11 @@ def test_train_errors(run, one_line_error, corpus_txt, tmp_path, monkeypatch):
         "train word2vec",
         ".vectors",
     )
-    one_line_error(run("train", "word2vec", corpus_txt, "-o", tmp_path / "no" / "v.txt"), "train word2vec",
-                   "folder")  # fmt: skip
+    one_line_error(
+        run("train", "word2vec", corpus_txt, "-o", tmp_path / "no" / "v.txt"),
+        "train word2vec",
+        "folder",
+    )
     one_line_error(run("train", "nplm", corpus_txt, "-o", out), "train nplm", ".npz")
     one_line_error(
         run("train", "word2vec", corpus_txt, "-o", out, "--resume"),
@@ -208,8 +243,20 @@ def test_train_errors(run, one_line_error, corpus_txt, tmp_path, monkeypatch):
         "--checkpoint",
     )
     (tmp_path / "ck.npz").write_bytes(b"not a checkpoint")
-    one_line_error(run("train", "word2vec", corpus_txt, "-o", out, "--checkpoint", tmp_path / "ck.npz", "--resume"),
-                   "train word2vec", "ck.npz")  # fmt: skip
+    one_line_error(
+        run(
+            "train",
+            "word2vec",
+            corpus_txt,
+            "-o",
+            out,
+            "--checkpoint",
+            tmp_path / "ck.npz",
+            "--resume",
+        ),
+        "train word2vec",
+        "ck.npz",
+    )
     one_line_error(run("train", "word2vec", corpus_txt), "train word2vec", "-o/--output")
     one_line_error(run("train", "bert", corpus_txt, "-o", out), "train", "invalid choice")
 
@@ -227,8 +274,24 @@ def test_resume_continues_a_stopped_run(run, corpus_txt, tmp_path):
 
     with pytest.raises(KeyboardInterrupt):
         Word2Vec(**settings).fit(sentences(corpus_txt), callback=stop_after_two, checkpoint=ck)
-    argv = ["train", "word2vec", corpus_txt, "-o", out, "--vector-size", 12, "--min-count", 2,
-            "--workers", 1, "--epochs", 4, "--checkpoint", ck, "--resume"]  # fmt: skip
+    argv = [
+        "train",
+        "word2vec",
+        corpus_txt,
+        "-o",
+        out,
+        "--vector-size",
+        12,
+        "--min-count",
+        2,
+        "--workers",
+        1,
+        "--epochs",
+        4,
+        "--checkpoint",
+        ck,
+        "--resume",
+    ]
     result = run(*argv)
     assert result.code == 0 and f"4 epochs (continued from {ck})" in result.out, result
     expected = Word2Vec(**settings).fit(sentences(corpus_txt)).vectors
@@ -247,11 +310,29 @@ def test_ctrl_c_keeps_the_checkpoint_and_exits_130(tmp_path):
 
     corpus, ck, out = tmp_path / "c.txt", tmp_path / "ck.npz", tmp_path / "v.txt"
     corpus.write_text("".join(" ".join(s) + "\n" for s in planted_corpus(3000, seed=1)))
-    argv = ["train", "word2vec", str(corpus), "-o", str(out), "--vector-size", 16, "--epochs", 60,
-            "--workers", 1, "--checkpoint", str(ck), "--quiet"]  # fmt: skip
+    argv = [
+        "train",
+        "word2vec",
+        str(corpus),
+        "-o",
+        str(out),
+        "--vector-size",
+        16,
+        "--epochs",
+        60,
+        "--workers",
+        1,
+        "--checkpoint",
+        str(ck),
+        "--quiet",
+    ]
     argv = [str(a) for a in argv]
-    proc = subprocess.Popen([sys.executable, "-m", "rowbook.cli", *argv], stdout=subprocess.PIPE,
-                            stderr=subprocess.PIPE, text=True)  # fmt: skip
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "rowbook.cli", *argv],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
     deadline = time.monotonic() + 120
     while not ck.exists() and proc.poll() is None and time.monotonic() < deadline:
         time.sleep(0.01)
@@ -298,8 +379,10 @@ def test_word2vec_reads_several_compressed_files_and_folders(run, corpus_txt, tm
 def test_a_fifo_corpus_is_refused_in_one_line(run, one_line_error, tmp_path):
     fifo = tmp_path / "pipe"
     os.mkfifo(fifo)
-    for argv, command in ((["train", "word2vec", fifo, "-o", tmp_path / "v.txt"], "train word2vec"),
-                          (["vocab", fifo, "-o", tmp_path / "v.json"], "vocab")):  # fmt: skip
+    for argv, command in (
+        (["train", "word2vec", fifo, "-o", tmp_path / "v.txt"], "train word2vec"),
+        (["vocab", fifo, "-o", tmp_path / "v.json"], "vocab"),
+    ):
         one_line_error(run(*argv), command, "is a FIFO", "'-'")
 
 
@@ -360,35 +443,74 @@ def test_save_model_then_init_continues_like_the_api(run, corpus_txt, tmp_path, 
     more.write_text(
         "zebra okapi king zebra okapi queen\n" * 5 + corpus_txt.read_text(), encoding="utf-8"
     )
-    result = run("train", model, more, "-o", out, "--init", saved, "--epochs", 1, "--workers", 1,
-                 "--save-model", tmp_path / "next.model.npz")  # fmt: skip
+    result = run(
+        "train",
+        model,
+        more,
+        "-o",
+        out,
+        "--init",
+        saved,
+        "--epochs",
+        1,
+        "--workers",
+        1,
+        "--save-model",
+        tmp_path / "next.model.npz",
+    )
     assert result.code == 0 and f"1 epochs (more, on a model loaded from {saved})" in result.out, (
         result
     )
     expected = rowbook.load(saved)
     expected.build_vocab(sentences(more), update=True)
-    assert "zebra" in expected.index_to_key
+    assert "zebra" in expected.index_to_key_
     expected.train(sentences(more), epochs=1)
     got = rowbook.Vectors.load(out)
     assert got.index_to_key == expected.vectors.index_to_key
     np.testing.assert_array_equal(got.vectors, expected.vectors.vectors)
-    assert len(rowbook.load(tmp_path / "next.model.npz").history) == 3
+    assert len(rowbook.load(tmp_path / "next.model.npz").history_) == 3
 
 
 def test_init_errors(run, one_line_error, corpus_txt, tmp_path):
     saved, out = tmp_path / "g.model.npz", tmp_path / "v.txt"
     argv = ["--vector-size", 4, "--min-count", 2, "--epochs", 1, "--workers", 1, "--quiet"]
     assert run("train", "glove", corpus_txt, "-o", out, *argv, "--save-model", saved).code == 0
-    one_line_error(run("train", "word2vec", corpus_txt, "-o", out, "--init", saved), "train word2vec",
-                   "holds a GloVe model, not a Word2Vec")  # fmt: skip
-    one_line_error(run("train", "glove", corpus_txt, "-o", out, "--init", saved, "--window", 3),
-                   "train glove", "--window: a model continued with --init keeps its own parameters")  # fmt: skip
-    one_line_error(run("train", "glove", corpus_txt, "-o", out, "--init", saved, "--checkpoint", saved,
-                       "--resume"), "train glove", "give one")  # fmt: skip
-    one_line_error(run("train", "glove", corpus_txt, "-o", out, "--init", saved, "--workers", 0),
-                   "train glove", "--workers must be an integer >= 1, got 0")  # fmt: skip
-    one_line_error(run("train", "glove", corpus_txt, "-o", out, "--init", tmp_path / "none.npz"),
-                   "train glove", "none.npz")  # fmt: skip
+    one_line_error(
+        run("train", "word2vec", corpus_txt, "-o", out, "--init", saved),
+        "train word2vec",
+        "holds a GloVe model, not a Word2Vec",
+    )
+    one_line_error(
+        run("train", "glove", corpus_txt, "-o", out, "--init", saved, "--window", 3),
+        "train glove",
+        "--window: a model continued with --init keeps its own parameters",
+    )
+    one_line_error(
+        run(
+            "train",
+            "glove",
+            corpus_txt,
+            "-o",
+            out,
+            "--init",
+            saved,
+            "--checkpoint",
+            saved,
+            "--resume",
+        ),
+        "train glove",
+        "give one",
+    )
+    one_line_error(
+        run("train", "glove", corpus_txt, "-o", out, "--init", saved, "--workers", 0),
+        "train glove",
+        "--workers must be an integer >= 1, got 0",
+    )
+    one_line_error(
+        run("train", "glove", corpus_txt, "-o", out, "--init", tmp_path / "none.npz"),
+        "train glove",
+        "none.npz",
+    )
 
 
 def _other_value(kwargs: dict, default: object) -> tuple[list[str], object]:
@@ -411,7 +533,7 @@ def test_every_option_sets_the_model_parameter_of_its_name(command):
     import inspect
 
     from rowbook.cli import build_parser
-    from rowbook.cli.train_options import OPTIONS, model_options
+    from rowbook.cli.options import OPTIONS, model_options
 
     parser = build_parser()
     cls = parser.parse_args(["train", command, "c.txt", "-o", "v.npz"]).model_class

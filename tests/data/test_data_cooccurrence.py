@@ -25,8 +25,15 @@ def test_matrix_equals_definition(symmetric, weighted, window, dense_cells):
         ids, window, symmetric=symmetric, weighted=weighted
     ).items():
         expected[i, j] = v
-    X = cooccurrence_matrix(enc, len(vocab), window, symmetric=symmetric, weighted=weighted,
-                            block_tokens=50, dense_cells=dense_cells)  # fmt: skip
+    X = cooccurrence_matrix(
+        enc,
+        len(vocab),
+        window,
+        symmetric=symmetric,
+        weighted=weighted,
+        block_tokens=50,
+        dense_cells=dense_cells,
+    )
     np.testing.assert_allclose(X.toarray(), expected, rtol=1e-12)
     if symmetric:
         np.testing.assert_allclose(X.toarray(), X.toarray().T, rtol=1e-12)

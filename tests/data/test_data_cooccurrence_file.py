@@ -26,8 +26,9 @@ def _corpus(n: int = 300) -> list[list[str]]:
 def test_counting_then_training_from_the_file_gives_the_vectors_of_fit(tmp_path):
     corpus = _corpus()
     counted = GloVe(**GLOVE).cooccurrence(corpus)
-    save_cooccurrence(tmp_path / "c.npz", counted.matrix, counted.keys, counted.counts,
-                      window=counted.window)  # fmt: skip
+    save_cooccurrence(
+        tmp_path / "c.npz", counted.matrix, counted.keys, counted.counts, window=counted.window
+    )
     back = load_cooccurrence(tmp_path / "c.npz")
     assert back.keys == counted.keys and back.window == 4 and back.symmetric and back.weighted
     np.testing.assert_array_equal(back.counts, counted.counts)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import itertools
+from collections import Counter
 
 import numpy as np
 import pytest
@@ -10,7 +11,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from rowbook.data import id_stream, iter_sentences, job_boundaries, read_corpus, truncate_vocab
-from rowbook.data.corpus import encode_corpus
+from rowbook.data.corpus import encode_corpus, vocab_from_counts
 
 gensim_word2vec = pytest.importorskip("gensim.models.word2vec")
 
@@ -87,6 +88,20 @@ def test_alphabetical_ties_for_glove():
     assert vocab.keys == ("c", "a", "b")
     gensim_order, _ = read_corpus([["a", "c", "b", "c"]])  # ties: later first sighting first
     assert gensim_order.keys == ("c", "b", "a")
+
+
+@given(
+    st.lists(st.lists(st.sampled_from("abcdefgh"), max_size=9), max_size=8),
+    st.integers(1, 3),
+)
+def test_alphabetical_ties_are_glove_vocab_counts_order(corpus, min_count):
+    """glove.c's ``vocab_count`` (count down, then ``strcmp``), written out, whichever words
+    ``min_count`` drops before the tied ones."""
+    counts = Counter(w for sentence in corpus for w in sentence)
+    expected = sorted((w for w in counts if counts[w] >= min_count), key=lambda w: (-counts[w], w))
+    vocab, _ = read_corpus(corpus, min_count=min_count, ties="alphabetical")
+    assert vocab.keys == tuple(expected)
+    assert vocab_from_counts(counts, min_count=min_count, ties="alphabetical").keys == vocab.keys
 
 
 def test_file_and_generator_corpora_equal_lists(tmp_path):

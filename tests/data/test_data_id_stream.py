@@ -55,8 +55,14 @@ def test_word2vec_on_a_spilled_corpus_learns_the_same_vectors(tmp_path, monkeypa
 def test_fasttext_on_a_spilled_corpus_learns_the_same_vectors(tmp_path, monkeypatch):
     monkeypatch.setattr(id_stream, "BLOCK_TOKENS", 1000)
     corpus = _sentences(300, seed=5)
-    settings = {"vector_size": 8, "min_count": 2, "epochs": 2, "workers": 1, "batch_words": 500,
-                "bucket": 5000}  # fmt: skip
+    settings = {
+        "vector_size": 8,
+        "min_count": 2,
+        "epochs": 2,
+        "workers": 1,
+        "batch_words": 500,
+        "bucket": 5000,
+    }
     in_ram = FastText(**settings).fit(corpus)
     monkeypatch.setattr(id_stream.IdFile, "ids", property(lambda self: None))  # never mapped
     spilled = FastText(**settings).fit(corpus, spill_dir=tmp_path)
@@ -115,8 +121,12 @@ print((vm_hwm() - before) / 1024)
 
 
 def _grown_mb(n_tokens: int, spill: str) -> float:
-    out = subprocess.run([sys.executable, "-c", _MEMORY, str(n_tokens), spill], capture_output=True,
-                         text=True, check=True)  # fmt: skip
+    out = subprocess.run(
+        [sys.executable, "-c", _MEMORY, str(n_tokens), spill],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
     return float(out.stdout.split()[-1])
 
 

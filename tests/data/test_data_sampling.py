@@ -26,7 +26,10 @@ def _zipf_corpus(seed: int = 0, n_sentences: int = 300) -> list[list[str]]:
     rng = np.random.default_rng(seed)
     p = 1.0 / np.arange(1, 301)
     p /= p.sum()
-    return [[f"w{i}" for i in rng.choice(300, size=rng.integers(1, 30), p=p)] for _ in range(n_sentences)]
+    return [
+        [f"w{i}" for i in rng.choice(300, size=rng.integers(1, 30), p=p)]
+        for _ in range(n_sentences)
+    ]
 
 
 @pytest.mark.parametrize("sample", [0.0, 1e-3, 1e-2, 5.0])
@@ -48,7 +51,9 @@ def test_vocab_thresholds_and_negative_table_equal_gensim(sample):
     vocab, _ = read_corpus(corpus, min_count=2)
     assert vocab.keys == tuple(model.wv.index_to_key)
     np.testing.assert_array_equal(vocab.counts, model.wv.expandos["count"])
-    np.testing.assert_array_equal(sample_thresholds(vocab.counts, sample), model.wv.expandos["sample_int"])
+    np.testing.assert_array_equal(
+        sample_thresholds(vocab.counts, sample), model.wv.expandos["sample_int"]
+    )
     np.testing.assert_array_equal(negative_table(vocab.counts, 0.75), model.cum_table)
 
 
@@ -78,10 +83,18 @@ def test_draw_negative_is_bisect_left(domain):
     counts = np.random.default_rng(0).integers(1, 10**5, size=3000)
     table = negative_table(counts, 0.75, domain=domain)
     guide = negative_guide(table)
-    states = [0, 1 << 16, 123456789012, (1 << 48) - 1, *np.random.default_rng(1).integers(0, 2**48, 5000)]
+    states = [
+        0,
+        1 << 16,
+        123456789012,
+        (1 << 48) - 1,
+        *np.random.default_rng(1).integers(0, 2**48, 5000),
+    ]
     for state in states:
         x = (int(state) >> 16) % int(table[-1])
-        assert draw_negative(table, guide, np.uint64(state)) == np.searchsorted(table, x, side="left")
+        assert draw_negative(table, guide, np.uint64(state)) == np.searchsorted(
+            table, x, side="left"
+        )
 
 
 def test_lcg_is_word2vec_generator():

@@ -30,7 +30,7 @@ import pytest
 
 import rowbook
 from rowbook.data.cooccurrence_file import load_cooccurrence, save_cooccurrence
-from rowbook.io import load_state, save_state
+from rowbook.io import load_state, map_safetensors, save_safetensors, save_state
 from rowbook.models import ColorHarmony, FastText, GloVe, Word2Vec
 from rowbook.nn import Embedding, Module
 from rowbook.optim import Adam
@@ -77,6 +77,10 @@ LOADERS = {
     "tokenizer.json": ByteLevelBPE.from_tokenizer_json,
     "fasttext bin": SubwordVectors.load_fasttext,
     "cooccurrence npz": load_cooccurrence,
+    "safetensors": lambda p: [np.asarray(a).sum() for a in map_safetensors(p)[0].values()],
+    "quantized npz": Vectors.load,
+    "mapped vectors npz": lambda p: Vectors.load(p, mmap=True).most_similar("king", topn=2),
+    "mapped quantized npz": lambda p: Vectors.load(p, mmap=True).most_similar("king", topn=2),
     "wordpiece json": WordPiece.load,
     "wordpiece tokenizer.json": WordPiece.from_tokenizer_json,
     "vocab.txt": WordPiece.from_vocab,
@@ -85,10 +89,27 @@ LOADERS = {
     "sentencepiece model": load_model,
     "any tokenizer": load_tokenizer,
 }
-NPZ_FORMATS = ("vectors npz", "state", "trainer checkpoint", "word2vec checkpoint",
-               "glove checkpoint", "saved model", "cooccurrence npz")  # fmt: skip
-JSON_FORMATS = ("vocab json", "bpe json", "tokenizer.json", "wordpiece json", "wordpiece tokenizer.json",
-                "unigram json", "unigram tokenizer.json")  # fmt: skip
+NPZ_FORMATS = (
+    "vectors npz",
+    "state",
+    "trainer checkpoint",
+    "word2vec checkpoint",
+    "glove checkpoint",
+    "saved model",
+    "cooccurrence npz",
+    "quantized npz",
+    "mapped vectors npz",
+    "mapped quantized npz",
+)
+JSON_FORMATS = (
+    "vocab json",
+    "bpe json",
+    "tokenizer.json",
+    "wordpiece json",
+    "wordpiece tokenizer.json",
+    "unigram json",
+    "unigram tokenizer.json",
+)
 TEXT_FORMATS = ("word2vec text", "word2vec binary", "glove")
 
 
@@ -110,11 +131,27 @@ def _write_bases(folder: Path) -> None:
     bpe.to_tokenizer_json(folder / "tokenizer.json")
     _write_subword_bases(folder, texts)
     counted = GloVe(**GLOVE).cooccurrence(CORPUS)
-    save_cooccurrence(folder / "cooccurrence npz", counted.matrix, counted.keys, counted.counts,
-                      window=counted.window)  # fmt: skip
+    save_cooccurrence(
+        folder / "cooccurrence npz",
+        counted.matrix,
+        counted.keys,
+        counted.counts,
+        window=counted.window,
+    )
+    save_safetensors(
+        folder / "safetensors", {"wte.weight": TABLE, "ln_f.bias": TABLE[0]}, {"format": "pt"}
+    )
     FastText(vector_size=4, bucket=64, min_count=1, epochs=1, workers=1).fit(CORPUS).save_fasttext(
         folder / "fasttext bin"
     )
+    rows = np.random.default_rng(0).standard_normal((300, 6)).astype(np.float32)  # 7 KiB
+    many = Vectors(KEYS + [f"k{i}" for i in range(296)], rows, counts=np.arange(300, 0, -1))
+    many.quantize("pq", m=3, nbits=4, verbose=False).save(folder / "quantized npz")
+    wide = Vectors(
+        KEYS + [f"k{i}" for i in range(2044)], np.tile(rows, (8, 2))[:2048]
+    )  # 96 KiB: mapped
+    wide.save(folder / "mapped vectors npz")
+    wide.quantize("int8", verbose=False).save(folder / "mapped quantized npz")
 
 
 def _write_subword_bases(folder: Path, texts: list[str]) -> None:
@@ -122,7 +159,7 @@ def _write_subword_bases(folder: Path, texts: list[str]) -> None:
 
     import sentencepiece as spm
 
-    wp = WordPiece().fit([*texts, "naïve [CLS] x"], 40, min_frequency=1, workers=1)
+    wp = WordPiece().fit([*texts, "naïve [CLS] x"], 40, min_count=1, workers=1)
     wp.save(folder / "wordpiece json")
     wp.to_tokenizer_json(folder / "wordpiece tokenizer.json")
     wp.save_vocab(folder / "vocab.txt")
@@ -130,8 +167,14 @@ def _write_subword_bases(folder: Path, texts: list[str]) -> None:
     uni.save(folder / "unigram json")
     uni.to_tokenizer_json(folder / "unigram tokenizer.json")
     model = io.BytesIO()
-    spm.SentencePieceTrainer.train(sentence_iterator=iter(texts * 4), model_writer=model, vocab_size=30,
-                                   minloglevel=2, hard_vocab_limit=False, byte_fallback=False)  # fmt: skip
+    spm.SentencePieceTrainer.train(
+        sentence_iterator=iter(texts * 4),
+        model_writer=model,
+        vocab_size=30,
+        minloglevel=2,
+        hard_vocab_limit=False,
+        byte_fallback=False,
+    )
     (folder / "sentencepiece model").write_bytes(model.getvalue())
     (folder / "any tokenizer").write_bytes(model.getvalue())
 
@@ -168,8 +211,9 @@ def outcome(fmt: str, data: bytes) -> str:
 # -- .npz archives member by member ---------------------------------------------------------
 
 
-def npy(array: np.ndarray | None = None, *, shape: tuple = (), descr: str = "<f4",
-        data: bytes = b"") -> bytes:  # fmt: skip
+def npy(
+    array: np.ndarray | None = None, *, shape: tuple = (), descr: str = "<f4", data: bytes = b""
+) -> bytes:
     """An ``.npy`` member: ``array``, or a header claiming ``shape``/``descr`` followed by ``data``."""
     buffer = io.BytesIO()
     if array is not None:
@@ -223,8 +267,15 @@ def claim_sizes(data: bytes, size: int) -> bytes:
 @pytest.fixture(scope="session")
 def craft() -> SimpleNamespace:
     """The archive tools above, for tests (hypothesis allows session-scoped fixtures)."""
-    return SimpleNamespace(npy=npy, npz=npz, members=members, meta_of=meta_of,
-                           with_meta=with_meta, claim_sizes=claim_sizes, outcome=outcome)  # fmt: skip
+    return SimpleNamespace(
+        npy=npy,
+        npz=npz,
+        members=members,
+        meta_of=meta_of,
+        with_meta=with_meta,
+        claim_sizes=claim_sizes,
+        outcome=outcome,
+    )
 
 
 @pytest.fixture(scope="session", autouse=True)

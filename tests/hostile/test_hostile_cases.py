@@ -81,11 +81,20 @@ def test_object_arrays_are_refused(tmp_path, craft):
         load_state(path, kind="vectors")
 
 
-@pytest.mark.parametrize(("edit", "message"), [
-    (lambda meta: [1, 2], "its metadata is not an object with format 'rowbook'"),
-    (lambda meta: {k: v for k, v in meta.items() if k != "tree"}, "metadata lacks the field 'tree'"),
-    (lambda meta: {**meta, "tree": {"vectors": {"__array__": "a7"}}}, "refers at /vectors to array 'a7'"),
-])  # fmt: skip
+@pytest.mark.parametrize(
+    ("edit", "message"),
+    [
+        (lambda meta: [1, 2], "its metadata is not an object with format 'rowbook'"),
+        (
+            lambda meta: {k: v for k, v in meta.items() if k != "tree"},
+            "metadata lacks the field 'tree'",
+        ),
+        (
+            lambda meta: {**meta, "tree": {"vectors": {"__array__": "a7"}}},
+            "refers at /vectors to array 'a7'",
+        ),
+    ],
+)
 def test_npz_metadata_is_validated(tmp_path, craft, edit, message):
     Vectors(["a", "b"], np.eye(2)).save(tmp_path / "good.npz")
     path = tmp_path / "bad.npz"
@@ -97,9 +106,18 @@ def test_npz_metadata_is_validated(tmp_path, craft, edit, message):
 
 
 @pytest.mark.parametrize(
-    "loader", [Vocab.load, ByteLevelBPE.load, ByteLevelBPE.from_tokenizer_json, WordPiece.load,
-               WordPiece.from_tokenizer_json, Unigram.load, Unigram.from_tokenizer_json, load_tokenizer]
-)  # fmt: skip
+    "loader",
+    [
+        Vocab.load,
+        ByteLevelBPE.load,
+        ByteLevelBPE.from_tokenizer_json,
+        WordPiece.load,
+        WordPiece.from_tokenizer_json,
+        Unigram.load,
+        Unigram.from_tokenizer_json,
+        load_tokenizer,
+    ],
+)
 def test_deep_json_is_a_value_error_naming_the_file(tmp_path, loader):
     path = tmp_path / "deep.json"
     path.write_text("[" * 200_000 + "]" * 200_000)
@@ -121,9 +139,17 @@ def test_the_depth_scan_stays_linear_on_unterminated_strings(text):
 
 
 @pytest.mark.parametrize(
-    "loader", [Vectors.load_word2vec_format, Vectors.load, Vocab.load, ByteLevelBPE.load, WordPiece.from_vocab,
-               load_model, load_tokenizer]
-)  # fmt: skip
+    "loader",
+    [
+        Vectors.load_word2vec_format,
+        Vectors.load,
+        Vocab.load,
+        ByteLevelBPE.load,
+        WordPiece.from_vocab,
+        load_model,
+        load_tokenizer,
+    ],
+)
 def test_a_fifo_is_refused_not_waited_on(tmp_path, loader):
     fifo = tmp_path / "pipe"
     os.mkfifo(fifo)
@@ -154,13 +180,24 @@ def test_vocab_encode_refuses_non_strings_as_fit_does():
         vocab.encode([None])
 
 
-@pytest.mark.parametrize(("field", "value", "message"), [
-    ("tokens", [["<pad>", 0], ["<unk>", 0], ["a", -3]], "the count of 'a' must be an int >= 0, got -3"),
-    ("extra_specials", {"x": 1}, "field 'extra_specials' must be a list of strings"),
-    ("extra_specials", None, "field 'extra_specials' must be a list of strings"),
-    ("min_count", True, "field 'min_count' must be an integer >= 1"),
-    ("tokens", [["<pad>", 0], ["<unk>", 0], ["a", True]], "must be a list of \\[token, count\\] pairs"),
-])  # fmt: skip
+@pytest.mark.parametrize(
+    ("field", "value", "message"),
+    [
+        (
+            "tokens",
+            [["<pad>", 0], ["<unk>", 0], ["a", -3]],
+            "the count of 'a' must be an int >= 0, got -3",
+        ),
+        ("extra_specials", {"x": 1}, "field 'extra_specials' must be a list of strings"),
+        ("extra_specials", None, "field 'extra_specials' must be a list of strings"),
+        ("min_count", True, "field 'min_count' must be an integer >= 1"),
+        (
+            "tokens",
+            [["<pad>", 0], ["<unk>", 0], ["a", True]],
+            "must be a list of \\[token, count\\] pairs",
+        ),
+    ],
+)
 def test_vocab_files_get_the_checks_of_construction(tmp_path, field, value, message):
     with pytest.raises(ValueError, match="must be an int >= 0"):  # what fit_counts says
         Vocab().fit_counts({"a": -3})
@@ -183,14 +220,34 @@ def bpe_files(tmp_path_factory):
 
 
 BPE_EDITS = [
-    ("tokenizer.json", lambda d: d.update(added_tokens={"x": 1}), "'added_tokens' must be a list of objects"),
-    ("tokenizer.json", lambda d: d.update(added_tokens=["<pad>"]), r"added_tokens\[0\] must be an object"),
-    ("tokenizer.json", lambda d: d["model"].update(merges=[[["a"], ["b"]]]), "merge 0 .* is not 'left right'"),
+    (
+        "tokenizer.json",
+        lambda d: d.update(added_tokens={"x": 1}),
+        "'added_tokens' must be a list of objects",
+    ),
+    (
+        "tokenizer.json",
+        lambda d: d.update(added_tokens=["<pad>"]),
+        r"added_tokens\[0\] must be an object",
+    ),
+    (
+        "tokenizer.json",
+        lambda d: d["model"].update(merges=[[["a"], ["b"]]]),
+        "merge 0 .* is not 'left right'",
+    ),
     ("tokenizer.json", lambda d: d.update(post_processor=[1]), "post_processor 'list' adds tokens"),
-    ("bpe.json", lambda d: d.update(merges=[[["a"], ["b"], 1]]), r"merge 0 .* must be \[left, right, count"),
-    ("bpe.json", lambda d: d.update(special_tokens=[["<pad>"]]), "special tokens must be a list of non-empty"),
+    (
+        "bpe.json",
+        lambda d: d.update(merges=[[["a"], ["b"], 1]]),
+        r"merge 0 .* must be \[left, right, count",
+    ),
+    (
+        "bpe.json",
+        lambda d: d.update(special_tokens=[["<pad>"]]),
+        "special tokens must be a list of non-empty",
+    ),
     ("bpe.json", lambda d: d["vocab"].update({"Ġ": True}), "must map a str to an id"),
-]  # fmt: skip
+]
 
 
 @pytest.mark.parametrize(("name", "edit", "message"), BPE_EDITS)
@@ -260,26 +317,95 @@ def _cli_cases(craft, bpe_files):
         ("h.bin", _binary(b"100000000000 300\n"), ["neighbors", "FILE", "king"], "header rows"),
         ("h.bin", _binary(b"1 100000000000\n"), ["neighbors", "FILE", "king"], "header dim"),
         ("n.txt", b"2 2\nking 1 nan\nqueen 1 2\n", ["neighbors", "FILE", "king"], "line 2"),
-        ("n.bin", _binary(b"1 2\n")[:-4] + np.float32(np.inf).tobytes(), ["neighbors", "FILE", "king"], "row 1"),
-        ("c.npz", craft.npz({"a0": craft.npy(shape=(10**11, 2))}), ["neighbors", "FILE", "king"], "claims shape"),
-        ("z.npz", craft.claim_sizes(craft.npz(craft.members(good_npz), compress=True), 2 * 2**30),
-         ["neighbors", "FILE", "king"], "max_inflated_bytes"),
+        (
+            "n.bin",
+            _binary(b"1 2\n")[:-4] + np.float32(np.inf).tobytes(),
+            ["neighbors", "FILE", "king"],
+            "row 1",
+        ),
+        (
+            "c.npz",
+            craft.npz({"a0": craft.npy(shape=(10**11, 2))}),
+            ["neighbors", "FILE", "king"],
+            "claims shape",
+        ),
+        (
+            "z.npz",
+            craft.claim_sizes(craft.npz(craft.members(good_npz), compress=True), 2 * 2**30),
+            ["neighbors", "FILE", "king"],
+            "max_inflated_bytes",
+        ),
         ("m.npz", craft.with_meta(good_npz, [1, 2]), ["neighbors", "FILE", "king"], "metadata"),
-        ("m.npz", craft.with_meta(good_npz, {k: v for k, v in meta.items() if k != "tree"}),
-         ["neighbors", "FILE", "king"], "'tree'"),
-        ("m.npz", craft.with_meta(good_npz, {**meta, "tree": {"keys": ["king"], "vectors": {"__array__": "a9"}}}),
-         ["neighbors", "FILE", "king"], "'a9'"),
-        ("t.json", json.dumps({**tok, "added_tokens": {"x": 1}}).encode(), ["tokenize", "--tokenizer", "bpe", "--bpe", "FILE", "x"], "added_tokens"),
-        ("t.json", json.dumps({**tok, "added_tokens": ["<pad>"]}).encode(), ["tokenize", "--tokenizer", "bpe", "--bpe", "FILE", "x"], "added_tokens"),
-        ("b.json", json.dumps({**bpe, "merges": [[["a"], ["b"], 1]]}).encode(), ["tokenize", "--tokenizer", "bpe", "--bpe", "FILE", "x"], "merge 0"),
-        ("b.json", json.dumps({**bpe, "special_tokens": [["<pad>"]]}).encode(), ["tokenize", "--tokenizer", "bpe", "--bpe", "FILE", "x"], "special tokens"),
-        ("d.json", b"[" * 200_000, ["tokenize", "--tokenizer", "bpe", "--bpe", "FILE", "x"], "levels deep"),
-        ("v.json", json.dumps({**vocab, "extra_specials": None}).encode(), ["tokenize", "--vocab", "FILE", "king"], "extra_specials"),
-        ("v.json", json.dumps({**vocab, "extra_specials": {"x": 1}}).encode(), ["tokenize", "--vocab", "FILE", "king"], "extra_specials"),
-        ("v.json", json.dumps({**vocab, "tokens": [["<pad>", 0], ["<unk>", 0], ["king", -1]]}).encode(), ["tokenize", "--vocab", "FILE", "king"], "count of 'king'"),
+        (
+            "m.npz",
+            craft.with_meta(good_npz, {k: v for k, v in meta.items() if k != "tree"}),
+            ["neighbors", "FILE", "king"],
+            "'tree'",
+        ),
+        (
+            "m.npz",
+            craft.with_meta(
+                good_npz, {**meta, "tree": {"keys": ["king"], "vectors": {"__array__": "a9"}}}
+            ),
+            ["neighbors", "FILE", "king"],
+            "'a9'",
+        ),
+        (
+            "t.json",
+            json.dumps({**tok, "added_tokens": {"x": 1}}).encode(),
+            ["tokenize", "--tokenizer", "bpe", "--bpe", "FILE", "x"],
+            "added_tokens",
+        ),
+        (
+            "t.json",
+            json.dumps({**tok, "added_tokens": ["<pad>"]}).encode(),
+            ["tokenize", "--tokenizer", "bpe", "--bpe", "FILE", "x"],
+            "added_tokens",
+        ),
+        (
+            "b.json",
+            json.dumps({**bpe, "merges": [[["a"], ["b"], 1]]}).encode(),
+            ["tokenize", "--tokenizer", "bpe", "--bpe", "FILE", "x"],
+            "merge 0",
+        ),
+        (
+            "b.json",
+            json.dumps({**bpe, "special_tokens": [["<pad>"]]}).encode(),
+            ["tokenize", "--tokenizer", "bpe", "--bpe", "FILE", "x"],
+            "special tokens",
+        ),
+        (
+            "d.json",
+            b"[" * 200_000,
+            ["tokenize", "--tokenizer", "bpe", "--bpe", "FILE", "x"],
+            "levels deep",
+        ),
+        (
+            "v.json",
+            json.dumps({**vocab, "extra_specials": None}).encode(),
+            ["tokenize", "--vocab", "FILE", "king"],
+            "extra_specials",
+        ),
+        (
+            "v.json",
+            json.dumps({**vocab, "extra_specials": {"x": 1}}).encode(),
+            ["tokenize", "--vocab", "FILE", "king"],
+            "extra_specials",
+        ),
+        (
+            "v.json",
+            json.dumps({**vocab, "tokens": [["<pad>", 0], ["<unk>", 0], ["king", -1]]}).encode(),
+            ["tokenize", "--vocab", "FILE", "king"],
+            "count of 'king'",
+        ),
         ("d.json", b"[" * 200_000, ["tokenize", "--vocab", "FILE", "king"], "levels deep"),
-        ("corpus.txt", b"the cat sat on the mat\n" * 20, ["train", "word2vec", "FILE", "-o", "/proc/rowbook-out.txt"], "not writable"),
-    ]  # fmt: skip
+        (
+            "corpus.txt",
+            b"the cat sat on the mat\n" * 20,
+            ["train", "word2vec", "FILE", "-o", "/proc/rowbook-out.txt"],
+            "not writable",
+        ),
+    ]
 
 
 def _saved_npz() -> bytes:

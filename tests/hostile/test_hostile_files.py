@@ -27,15 +27,35 @@ child_only = pytest.mark.skipif(not IN_CHILD, reason="runs in the memory-capped 
 # Derandomized, so CI sees the same cases every run; ROWBOOK_FUZZ_EXPLORE=1 draws new ones
 # (and more of them) to hunt for new failures before they are fixed and kept as cases.
 EXPLORE = bool(os.environ.get("ROWBOOK_FUZZ_EXPLORE"))
-FUZZ = settings(max_examples=300 if EXPLORE else 30, deadline=10_000, database=None,
-                derandomize=not EXPLORE,
-                suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])  # fmt: skip
+FUZZ = settings(
+    max_examples=300 if EXPLORE else 30,
+    deadline=10_000,
+    database=None,
+    derandomize=not EXPLORE,
+    suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
+)
 TEXT = ("word2vec text", "word2vec binary", "glove")
-BINARY = ("fasttext bin", "sentencepiece model", "any tokenizer", "vocab.txt")
-NPZ = ("vectors npz", "state", "trainer checkpoint", "word2vec checkpoint", "glove checkpoint",
-       "saved model")  # fmt: skip
-JSON = ("vocab json", "bpe json", "tokenizer.json", "wordpiece json", "wordpiece tokenizer.json", "unigram json",
-        "unigram tokenizer.json")  # fmt: skip
+BINARY = ("fasttext bin", "safetensors", "sentencepiece model", "any tokenizer", "vocab.txt")
+NPZ = (
+    "vectors npz",
+    "state",
+    "trainer checkpoint",
+    "word2vec checkpoint",
+    "glove checkpoint",
+    "saved model",
+    "quantized npz",
+    "mapped vectors npz",
+    "mapped quantized npz",
+)
+JSON = (
+    "vocab json",
+    "bpe json",
+    "tokenizer.json",
+    "wordpiece json",
+    "wordpiece tokenizer.json",
+    "unigram json",
+    "unigram tokenizer.json",
+)
 BIG = st.one_of(st.integers(0, 64), st.integers(0, 10**13))  # sizes, small and absurd
 JSON_VALUES = st.recursive(
     st.none() | st.booleans() | st.integers(-(2**70), 2**70) | st.floats() | st.text(max_size=6),
@@ -51,10 +71,24 @@ def test_fuzz_suite_under_a_memory_cap():
     if IN_CHILD:
         pytest.skip("this is the child")
     root = Path(__file__).resolve().parents[2]
-    env = {**os.environ, "ROWBOOK_MEMORY_CAP_GB": "2",
-           "PYTHONPATH": os.pathsep.join([str(root), os.environ.get("PYTHONPATH", "")])}  # fmt: skip
-    argv = [sys.executable, "-m", "pytest", "-o", "addopts=--import-mode=importlib", "-x", "-p",
-            "no:cacheprovider", "-k", "fuzz_", str(Path(__file__).resolve())]  # fmt: skip
+    env = {
+        **os.environ,
+        "ROWBOOK_MEMORY_CAP_GB": "2",
+        "PYTHONPATH": os.pathsep.join([str(root), os.environ.get("PYTHONPATH", "")]),
+    }
+    argv = [
+        sys.executable,
+        "-m",
+        "pytest",
+        "-o",
+        "addopts=--import-mode=importlib",
+        "-x",
+        "-p",
+        "no:cacheprovider",
+        "-k",
+        "fuzz_",
+        str(Path(__file__).resolve()),
+    ]
     done = subprocess.run(argv, env=env, capture_output=True, text=True, timeout=900, cwd=root)
     assert done.returncode == 0, done.stdout[-6000:] + done.stderr[-3000:]
     assert " passed" in done.stdout and " failed" not in done.stdout, done.stdout[-2000:]
@@ -118,8 +152,13 @@ def test_fuzz_glove_line_count_claims(dim, blank_lines, craft):
 @child_only
 @pytest.mark.parametrize("fmt", NPZ)
 @FUZZ
-@given(shape=st.lists(BIG, max_size=3).map(tuple), descr=st.sampled_from(["<f4", "<f8", "|u1", "<U8", "|O", "V8"]),
-       held=st.integers(0, 64), compress=st.booleans(), data=st.data())  # fmt: skip
+@given(
+    shape=st.lists(BIG, max_size=3).map(tuple),
+    descr=st.sampled_from(["<f4", "<f8", "|u1", "<U8", "|O", "V8"]),
+    held=st.integers(0, 64),
+    compress=st.booleans(),
+    data=st.data(),
+)
 def test_fuzz_npy_header_claims(fmt, shape, descr, held, compress, data, bases, craft):
     """One member's .npy header claims any shape and dtype over a few bytes of data."""
     parts = craft.members(bases[fmt])
@@ -129,10 +168,12 @@ def test_fuzz_npy_header_claims(fmt, shape, descr, held, compress, data, bases, 
 
 
 @child_only
-@pytest.mark.parametrize("fmt", ["vectors npz", "state"])
+@pytest.mark.parametrize("fmt", ["vectors npz", "state", "mapped vectors npz"])
 @FUZZ
-@given(size=st.one_of(BIG, st.integers(MAX_INFLATED_BYTES - 8, MAX_INFLATED_BYTES * 4)),
-       compress=st.booleans())  # fmt: skip
+@given(
+    size=st.one_of(BIG, st.integers(MAX_INFLATED_BYTES - 8, MAX_INFLATED_BYTES * 4)),
+    compress=st.booleans(),
+)
 def test_fuzz_zip_directory_claims(fmt, size, compress, bases, craft):
     """The zip directory claims any uncompressed size for every member."""
     archive = craft.npz(craft.members(bases[fmt]), compress=compress)

@@ -7,7 +7,7 @@ import time
 
 import pytest
 
-from rowbook.models._fitting import run_jobs
+from rowbook.models.word_vectors.jobs import run_jobs
 
 
 @pytest.mark.parametrize("workers", [1, 2, 5])

@@ -60,8 +60,10 @@ def majority(labels: np.ndarray) -> float:
     return max(np.mean(labels == c) for c in np.unique(labels))
 
 
-@pytest.mark.parametrize("model, optimizer", [(TextClassifier, "sparse_adam"), (TextClassifier, "adam"),
-                                              (LSTMClassifier, "sparse_adam")])  # fmt: skip
+@pytest.mark.parametrize(
+    "model, optimizer",
+    [(TextClassifier, "sparse_adam"), (TextClassifier, "adam"), (LSTMClassifier, "sparse_adam")],
+)
 def test_word_presence_is_learned(model, optimizer):
     texts, labels = presence_data(1000, seed=0)
     test_texts, test_labels = presence_data(300, seed=1)
@@ -100,10 +102,13 @@ def test_networks_match_torch_on_a_padded_batch():
     ids, lengths = _batch(texts, bag)
     net = bag.net_
     assert (ids == 0).any()  # the batch really is padded
-    tbag = torch.nn.EmbeddingBag.from_pretrained(torch.tensor(net.embedding.weight.data), mode="mean",
-                                                 padding_idx=0)  # fmt: skip
-    hidden = torch.relu(tbag(torch.tensor(ids)) @ torch.tensor(net.hidden.weight.data).T
-                        + torch.tensor(net.hidden.bias.data))  # fmt: skip
+    tbag = torch.nn.EmbeddingBag.from_pretrained(
+        torch.tensor(net.embedding.weight.data), mode="mean", padding_idx=0
+    )
+    hidden = torch.relu(
+        tbag(torch.tensor(ids)) @ torch.tensor(net.hidden.weight.data).T
+        + torch.tensor(net.hidden.bias.data)
+    )
     expected = hidden @ torch.tensor(net.output.weight.data).T + torch.tensor(net.output.bias.data)
     np.testing.assert_allclose(net(ids, lengths).data, expected.numpy(), rtol=1e-5, atol=1e-6)
 
@@ -112,8 +117,9 @@ def test_networks_match_torch_on_a_padded_batch():
     emb = torch.nn.Embedding.from_pretrained(torch.tensor(net.embedding.weight.data))
     lstm = torch.nn.LSTM(5, 7, batch_first=True)
     lstm.load_state_dict({n: torch.tensor(p.data) for n, p in net.lstm.named_parameters()})
-    packed = pack_padded_sequence(emb(torch.tensor(ids)), torch.tensor(lengths), batch_first=True,
-                                  enforce_sorted=False)  # fmt: skip
+    packed = pack_padded_sequence(
+        emb(torch.tensor(ids)), torch.tensor(lengths), batch_first=True, enforce_sorted=False
+    )
     _, (h, _) = lstm(packed)
     expected = h[0] @ torch.tensor(net.output.weight.data).T + torch.tensor(net.output.bias.data)
     np.testing.assert_allclose(

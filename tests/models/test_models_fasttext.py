@@ -16,8 +16,10 @@ from rowbook.data.morphology import (
 )
 from rowbook.data.sampling import job_seed
 from rowbook.models import FastText, NotFittedError, Word2Vec
-from rowbook.models._ft_kernels import train_job
-from rowbook.models._ft_reference import train_job_reference
+from rowbook.models.word_vectors.fasttext_kernels import train_job
+from rowbook.models.word_vectors.word2vec_reference import (
+    fasttext_job_reference as train_job_reference,
+)
 from rowbook.text.subwords import subword_table
 from rowbook.vectors import SubwordVectors
 
@@ -87,7 +89,8 @@ def test_kernel_equals_reference_draw_for_draw(skipgram, use_sample):
 
 
 def test_every_row_of_a_bag_takes_the_whole_step():
-    """One skip-gram pair by hand: h = mean of the bag, each bag row += h's full step."""
+    """Skip-gram pairs by hand, in fastText's orientation: the centre's bag predicts its
+    context word; h = mean of the bag, each bag row += h's full step."""
     vocab, enc = read_corpus([["abcd", "wxyz"]], min_count=1)
     starts, ids = subword_table(vocab.keys, minn=3, maxn=3, bucket=50)
     rng = np.random.default_rng(0)
@@ -115,11 +118,11 @@ def test_every_row_of_a_bag_takes_the_whole_step():
     w_in, w_out = before_in.copy(), before_out.copy()
     words = enc.ids.tolist()  # two positions, window 1: each word's bag predicts the other
     for center, context in ((words[0], words[1]), (words[1], words[0])):
-        bag = ids[starts[context] : starts[context + 1]]
+        bag = ids[starts[center] : starts[center + 1]]
         h = w_in[bag].mean(0)
         step = np.zeros(4, np.float32)
-        negatives = [] if center == 1 else [1]  # a negative equal to the target is skipped
-        for target, label in [(center, 1.0), *[(t, 0.0) for t in negatives]]:
+        negatives = [] if context == 1 else [1]  # a negative equal to the target is skipped
+        for target, label in [(context, 1.0), *[(t, 0.0) for t in negatives]]:
             g = 0.5 * (label - 1 / (1 + np.exp(-h @ w_out[target])))
             step += g * w_out[target]
             w_out[target] += g * h
@@ -131,16 +134,28 @@ def test_every_row_of_a_bag_takes_the_whole_step():
 # -- maxn=0 is word2vec ----------------------------------------------------------------
 
 
-@pytest.mark.parametrize("architecture", ["skipgram", "cbow"])
-def test_maxn_zero_is_word2vec_bit_for_bit(architecture):
-    common = {"architecture": architecture, "vector_size": 16, "window": 4, "min_count": 2, "negative": 5,
-              "sample": 1e-3, "epochs": 2, "workers": 1, "seed": 3, "batch_words": 2000}  # fmt: skip
+def test_maxn_zero_cbow_is_word2vec_bit_for_bit():
+    """Without n-grams a bag is its word's row: fastText's CBOW is word2vec's, bit for bit.
+    (Its skip-gram is word2vec's with each pair turned round, fastText's orientation; the
+    hand-computed pairs above and the reference hold that.)"""
+    common = {
+        "architecture": "cbow",
+        "vector_size": 16,
+        "window": 4,
+        "min_count": 2,
+        "negative": 5,
+        "sample": 1e-3,
+        "epochs": 2,
+        "workers": 1,
+        "seed": 3,
+        "batch_words": 2000,
+    }
     ft = FastText(**common, maxn=0, ns_exponent=0.75, lr=0.025, min_lr=1e-4).fit(CORPUS[:1500])
     w2v = Word2Vec(**common, lr=0.025, min_lr=1e-4).fit(CORPUS[:1500])
-    assert ft.vectors.index_to_key == w2v.index_to_key
-    assert ft.W_in.shape == w2v.W_in.shape  # no bucket rows without n-grams
-    np.testing.assert_array_equal(ft.W_in, w2v.W_in)
-    np.testing.assert_array_equal(ft.W_out, w2v.W_out)
+    assert ft.vectors.index_to_key == w2v.index_to_key_
+    assert ft.W_in_.shape == w2v.W_in_.shape  # no bucket rows without n-grams
+    np.testing.assert_array_equal(ft.W_in_, w2v.W_in_)
+    np.testing.assert_array_equal(ft.W_out_, w2v.W_out_)
     np.testing.assert_array_equal(ft.vectors.vectors, w2v.vectors.vectors)
 
 
@@ -168,7 +183,7 @@ def test_unseen_inflections_land_next_to_their_stems(architecture):
     assert np.mean([w.startswith(s) for w, s in zip(nearest, _stems(120), strict=True)]) >= 0.9
     # the control: unseen words' vectors from a table whose n-gram rows are shuffled
     V = len(model.vectors)
-    W = model.W_in.copy()
+    W = model.W_in_.copy()
     W[V:] = np.random.default_rng(0).permutation(W[V:])
     broken = SubwordVectors(model.vectors.index_to_key, W, minn=3, maxn=6, bucket=SMALL["bucket"])
     assert _stem_hits(broken, model.vectors) <= 0.1
@@ -176,8 +191,13 @@ def test_unseen_inflections_land_next_to_their_stems(architecture):
 
 def test_meaning_is_learned(trained):
     """A stem's forms end up next to its partners (context alone says so); untrained, they do not."""
-    untrained = SubwordVectors(trained.vectors.index_to_key, FastText(**SMALL).build_vocab(CORPUS).W_in,
-                               minn=3, maxn=6, bucket=SMALL["bucket"])  # fmt: skip
+    untrained = SubwordVectors(
+        trained.vectors.index_to_key,
+        FastText(**SMALL).build_vocab(CORPUS).W_in_,
+        minn=3,
+        maxn=6,
+        bucket=SMALL["bucket"],
+    )
 
     def with_partner(vectors: SubwordVectors) -> float:
         stems = _stems(120)
@@ -198,8 +218,8 @@ def test_one_worker_is_bit_identical_and_seeded():
     a = FastText(**SMALL).fit(CORPUS[:500])
     b = FastText(**SMALL).fit(CORPUS[:500])
     c = FastText(**{**SMALL, "seed": 2}).fit(CORPUS[:500])
-    assert np.array_equal(a.W_in, b.W_in) and np.array_equal(a.W_out, b.W_out)
-    assert not np.array_equal(a.W_in, c.W_in)
+    assert np.array_equal(a.W_in_, b.W_in_) and np.array_equal(a.W_out_, b.W_out_)
+    assert not np.array_equal(a.W_in_, c.W_in_)
 
 
 def test_two_workers_learn_too():
@@ -227,9 +247,9 @@ def test_checkpoint_resume_equals_uninterrupted_run(tmp_path, architecture):
     with pytest.raises(NotFittedError):
         interrupted.vectors  # noqa: B018 - learned state is only set by a completed fit
     resumed = FastText(**{**params, "workers": 1}).fit(CORPUS[:800], resume=path, checkpoint=path)
-    assert np.array_equal(resumed.W_in, full.W_in) and np.array_equal(resumed.W_out, full.W_out)
-    assert [p.epoch for p in resumed.history] == [1, 2, 3]
-    assert [p.epoch for p in rowbook.load(path).history] == [1, 2, 3]
+    assert np.array_equal(resumed.W_in_, full.W_in_) and np.array_equal(resumed.W_out_, full.W_out_)
+    assert [p.epoch for p in resumed.history_] == [1, 2, 3]
+    assert [p.epoch for p in rowbook.load(path).history_] == [1, 2, 3]
 
 
 def test_resume_checks_parameters_and_corpus(tmp_path):
@@ -246,7 +266,7 @@ def test_save_load_round_trip(trained, tmp_path):
     trained.save(path)
     back = rowbook.load(path)
     assert isinstance(back, FastText) and back.get_params() == trained.get_params()
-    np.testing.assert_array_equal(back.W_in, trained.W_in)
+    np.testing.assert_array_equal(back.W_in_, trained.W_in_)
     np.testing.assert_array_equal(
         back.vectors.vector_for("whalebone"), trained.vectors.vector_for("whalebone")
     )
@@ -260,7 +280,7 @@ def test_bad_parameters_name_the_parameter():
     with pytest.raises(ValueError, match="min_lr"):
         FastText(lr=0.01, min_lr=0.1)
     with pytest.raises(NotFittedError, match=r"not fitted.*\.W_in"):
-        FastText().W_in  # noqa: B018
+        FastText().W_in_  # noqa: B018
 
 
 # -- fastText's files --------------------------------------------------------------------
@@ -277,8 +297,8 @@ def test_save_fasttext_gives_fasttext_the_same_vectors(trained, tmp_path):
             trained.vectors.vector_for(word), theirs.get_word_vector(word), atol=1e-6, rtol=1e-6
         )
     again = FastText.load_fasttext(path)
-    np.testing.assert_array_equal(again.W_in, trained.W_in)
-    np.testing.assert_array_equal(again.W_out, trained.W_out)
+    np.testing.assert_array_equal(again.W_in_, trained.W_in_)
+    np.testing.assert_array_equal(again.W_out_, trained.W_out_)
     assert again.get_params() == {**trained.get_params(), "workers": None}
 
 
@@ -304,30 +324,30 @@ def test_load_fasttext_of_a_fasttext_trained_model(tmp_path, train_fasttext):
 
 
 def test_build_vocab_update_keeps_the_bucket_rows_and_trains_on():
-    from rowbook.models._w2v_training import initial_rows
+    from rowbook.models.word_vectors.word2vec_training import initial_rows
 
     model = FastText(**SMALL).fit(CORPUS[:500])
-    V, before, old_vectors = len(model.vectors), model.W_in.copy(), model.vectors.vectors.copy()
+    V, before, old_vectors = len(model.vectors), model.W_in_.copy(), model.vectors.vectors.copy()
     extra = [["zzyzx", "zzyzxs", "zzyzx"]] * 5
     model.build_vocab(extra, update=True)
-    assert len(model.vectors) == V + 2 and model.W_in.shape[0] == V + 2 + SMALL["bucket"]
-    np.testing.assert_array_equal(model.W_in[:V], before[:V])
+    assert len(model.vectors) == V + 2 and model.W_in_.shape[0] == V + 2 + SMALL["bucket"]
+    np.testing.assert_array_equal(model.W_in_[:V], before[:V])
     kept = np.any(before[V:] != 0, axis=1)  # buckets in use before: kept, after the new words
-    np.testing.assert_array_equal(model.W_in[V + 2 :][kept], before[V:][kept])
-    changed = set(np.flatnonzero(np.any(model.W_in[V + 2 :] != before[V:], axis=1)).tolist())
+    np.testing.assert_array_equal(model.W_in_[V + 2 :][kept], before[V:][kept])
+    changed = set(np.flatnonzero(np.any(model.W_in_[V + 2 :] != before[V:], axis=1)).tolist())
     new_rows = {i - V - 2 for i in model.vectors.subword_ids("zzyzxs").tolist()[1:]}
     assert (
         changed == {i for i in new_rows if not kept[i]} != set()
     )  # buckets only the new words use
-    np.testing.assert_array_equal(model.W_in[V : V + 2], initial_rows(1, V + 2, 24)[V:])
+    np.testing.assert_array_equal(model.W_in_[V : V + 2], initial_rows(1, V + 2, 24)[V:])
     np.testing.assert_array_equal(model.vectors.vectors[:V], old_vectors)  # bags moved with them
     model.train(extra + CORPUS[:50], epochs=1)
-    assert not np.array_equal(model.W_in[V : V + 2], initial_rows(1, V + 2, 24)[V:])
+    assert not np.array_equal(model.W_in_[V : V + 2], initial_rows(1, V + 2, 24)[V:])
 
 
 def test_initial_input_is_initial_rows_on_the_rows_in_use_and_zero_elsewhere():
-    from rowbook.models._w2v_training import initial_rows
-    from rowbook.models.fasttext import initial_input
+    from rowbook.models.word_vectors.fasttext import initial_input
+    from rowbook.models.word_vectors.word2vec_training import initial_rows
 
     model = FastText(vector_size=6, minn=2, maxn=3, bucket=70_000, seed=4)
     keys = ("walk", "walked", "talk")

@@ -6,10 +6,14 @@ import numpy as np
 import pytest
 
 from rowbook.data.synthetic import planted_analogies, planted_corpus
-from rowbook.models._fitting import Progress
-from rowbook.models._glove_kernels import glove_records, glove_step_reference, glove_weight
 from rowbook.models.base import NotFittedError
-from rowbook.models.glove import GloVe
+from rowbook.models.word_vectors.glove import GloVe
+from rowbook.models.word_vectors.glove_kernels import (
+    glove_records,
+    glove_step_reference,
+    glove_weight,
+)
+from rowbook.models.word_vectors.jobs import Progress
 
 CORPUS = planted_corpus(3000, seed=0)
 SMALL = dict(vector_size=24, window=15, min_count=5, epochs=50, workers=1)
@@ -41,8 +45,12 @@ def test_weighting_function_formula():
 
 def _state(V: int, d: int, seed: int):
     rng = np.random.default_rng(seed)
-    params = (rng.standard_normal((V, d)) * 0.3, rng.standard_normal((V, d)) * 0.3,
-              rng.standard_normal(V) * 0.1, rng.standard_normal(V) * 0.1)  # fmt: skip
+    params = (
+        rng.standard_normal((V, d)) * 0.3,
+        rng.standard_normal((V, d)) * 0.3,
+        rng.standard_normal(V) * 0.1,
+        rng.standard_normal(V) * 0.1,
+    )
     grads = tuple(1.0 + rng.random(p.shape) for p in params)
     return params, grads
 
@@ -56,8 +64,10 @@ def test_kernel_matches_reference_record_by_record(x_max):
     params, grads = _state(V, d, 1)
     ref_params, ref_grads = tuple(p.copy() for p in params), tuple(g.copy() for g in grads)
     cost = glove_records(params, grads, rows, cols, vals, 0, n, x_max, 0.75, 0.05)
-    ref_cost = sum(glove_step_reference(ref_params, ref_grads, rows[r], cols[r], vals[r], x_max, 0.75, 0.05)
-                   for r in range(n))  # fmt: skip
+    ref_cost = sum(
+        glove_step_reference(ref_params, ref_grads, rows[r], cols[r], vals[r], x_max, 0.75, 0.05)
+        for r in range(n)
+    )
     assert cost == pytest.approx(ref_cost, rel=1e-12)
     for got, want in zip(params + grads, ref_params + ref_grads, strict=True):
         np.testing.assert_allclose(got, want, rtol=1e-12, atol=1e-14)
@@ -71,8 +81,18 @@ def test_first_step_is_sgd_on_the_weighted_least_squares_gradient():
     x, lr = 5.0, 0.1
     f = (x / 100.0) ** 0.75
     diff = W[0] @ Wt[2] + b[0] + bt[2] - np.log(x)
-    glove_records(params, grads, np.array([0], np.int32), np.array([2], np.int32), np.array([x]),
-                  0, 1, 100.0, 0.75, lr)  # fmt: skip
+    glove_records(
+        params,
+        grads,
+        np.array([0], np.int32),
+        np.array([2], np.int32),
+        np.array([x]),
+        0,
+        1,
+        100.0,
+        0.75,
+        lr,
+    )
     np.testing.assert_allclose(params[0][0], W[0] - lr * f * diff * Wt[2], rtol=1e-12)
     np.testing.assert_allclose(params[1][2], Wt[2] - lr * f * diff * W[0], rtol=1e-12)
     assert params[2][0] == pytest.approx(b[0] - lr * f * diff)
@@ -80,33 +100,33 @@ def test_first_step_is_sgd_on_the_weighted_least_squares_gradient():
 
 
 def test_recovers_planted_analogies(model):
-    assert analogy_accuracy(model.index_to_key, model.vectors.vectors) >= 0.85
-    np.testing.assert_allclose(model.vectors.vectors, model.W + model.W_tilde, rtol=1e-6)
+    assert analogy_accuracy(model.index_to_key_, model.vectors.vectors) >= 0.85
+    np.testing.assert_allclose(model.vectors.vectors, model.W_ + model.W_tilde_, rtol=1e-6)
 
 
 def test_untrained_control_fails():
     control = GloVe(**{**SMALL, "lr": 1e-9, "epochs": 1}).fit(CORPUS)
-    assert analogy_accuracy(control.index_to_key, control.vectors.vectors) < 0.2
+    assert analogy_accuracy(control.index_to_key_, control.vectors.vectors) < 0.2
 
 
 def test_initial_values_follow_glove_c():
     """A vanishing learning rate leaves the start: uniform in [-0.5, 0.5) / (d + 1)."""
     m = GloVe(**{**SMALL, "lr": 1e-12, "epochs": 1, "vector_size": 9}).fit(CORPUS)
-    for table in (m.W, m.W_tilde, *m.biases):
+    for table in (m.W_, m.W_tilde_, *m.biases_):
         assert np.all(np.abs(table) <= 0.05 + 1e-9)
         assert np.abs(table).max() > 0.04
 
 
 def test_loss_decreases_and_progress_reports_records(model):
-    losses = [p.loss for p in model.history]
+    losses = [p.loss for p in model.history_]
     assert losses[-1] < losses[0] / 2
-    assert all(p.words == p.total_words == model.n_records for p in model.history)
+    assert all(p.words == p.total_words == model.n_records_ for p in model.history_)
 
 
 def test_one_worker_is_bit_identical_and_resume_matches(tmp_path):
     params = {**SMALL, "epochs": 4}
     a, b = GloVe(**params).fit(CORPUS), GloVe(**params).fit(CORPUS)
-    assert np.array_equal(a.W, b.W) and np.array_equal(a.biases[1], b.biases[1])
+    assert np.array_equal(a.W_, b.W_) and np.array_equal(a.biases_[1], b.biases_[1])
     path = tmp_path / "glove.npz"
 
     class Stop(Exception):
@@ -119,21 +139,21 @@ def test_one_worker_is_bit_identical_and_resume_matches(tmp_path):
     with pytest.raises(Stop):
         GloVe(**params).fit(CORPUS, checkpoint=path, callback=stop)
     resumed = GloVe(**params).fit(CORPUS, resume=path)
-    assert np.array_equal(resumed.W, a.W) and np.array_equal(resumed.W_tilde, a.W_tilde)
+    assert np.array_equal(resumed.W_, a.W_) and np.array_equal(resumed.W_tilde_, a.W_tilde_)
     with pytest.raises(ValueError, match="other parameters"):
         GloVe(**{**params, "x_max": 10.0}).fit(CORPUS, resume=path)
 
 
 def test_two_workers_learn_too():
     m = GloVe(**{**SMALL, "workers": 2}).fit(planted_corpus(6000, seed=3))
-    assert analogy_accuracy(m.index_to_key, m.vectors.vectors) >= 0.8
+    assert analogy_accuracy(m.index_to_key_, m.vectors.vectors) >= 0.8
 
 
 def test_vocabulary_ties_are_alphabetical_and_max_vocab():
     m = GloVe(vector_size=3, min_count=1, epochs=1, workers=1, max_vocab=2).fit(
         [["b", "c", "a", "c", "b"]]
     )
-    assert m.index_to_key == ("b", "c")
+    assert m.index_to_key_ == ("b", "c")
 
 
 def test_errors():
@@ -156,7 +176,7 @@ def test_errors():
 def _same(a: GloVe, b: GloVe) -> bool:
     return all(
         np.array_equal(x, y)
-        for x, y in zip((a.W, a.W_tilde, *a.biases), (b.W, b.W_tilde, *b.biases), strict=True)
+        for x, y in zip((a.W_, a.W_tilde_, *a.biases_), (b.W_, b.W_tilde_, *b.biases_), strict=True)
     )
 
 
@@ -174,7 +194,7 @@ def test_save_load_and_train_more_equals_the_longer_fit(tmp_path):
     five = GloVe(**{**params, "epochs": 5}).fit(CORPUS)
     assert _same(more, five)
     np.testing.assert_array_equal(more.vectors.vectors, five.vectors.vectors)
-    assert [p.loss for p in more.history] == [p.loss for p in five.history]
+    assert [p.loss for p in more.history_] == [p.loss for p in five.history_]
 
 
 def test_train_needs_a_fitted_model():
@@ -185,26 +205,26 @@ def test_train_needs_a_fitted_model():
 def test_fit_is_build_vocab_then_train():
     params = {**SMALL, "epochs": 2}
     built = GloVe(**params).build_vocab(CORPUS)
-    assert not built.history
+    assert not built.history_
     assert _same(built.train(CORPUS, epochs=2), GloVe(**params).fit(CORPUS))
 
 
 def test_build_vocab_update_adds_words_and_keeps_old_rows():
     model = GloVe(**{**SMALL, "epochs": 1}).fit(CORPUS)
-    V, keys = len(model.index_to_key), model.index_to_key
-    before = [t.copy() for t in (model.W, model.W_tilde, *model.biases)]
+    V, keys = len(model.index_to_key_), model.index_to_key_
+    before = [t.copy() for t in (model.W_, model.W_tilde_, *model.biases_)]
     new_text = [["zebra", "king", "okapi", "zebra"]] * 6
     model.build_vocab(new_text, update=True)
-    assert model.index_to_key[:V] == keys and model.index_to_key[V:] == ("zebra", "okapi")
-    after = (model.W, model.W_tilde, *model.biases)
+    assert model.index_to_key_[:V] == keys and model.index_to_key_[V:] == ("zebra", "okapi")
+    after = (model.W_, model.W_tilde_, *model.biases_)
     assert all(np.array_equal(a[:V], b) for a, b in zip(after, before, strict=True))
     fresh = GloVe(**{**SMALL, "epochs": 1}).build_vocab(CORPUS + new_text)  # the same V + 2 words
-    assert len(fresh.index_to_key) == V + 2
-    for a, b in zip(after, (fresh.W, fresh.W_tilde, *fresh.biases), strict=True):
+    assert len(fresh.index_to_key_) == V + 2
+    for a, b in zip(after, (fresh.W_, fresh.W_tilde_, *fresh.biases_), strict=True):
         np.testing.assert_array_equal(a[V:], b[V:])
-    zebra = model.W[V].copy()
+    zebra = model.W_[V].copy()
     model.train(new_text, epochs=1)
-    assert not np.array_equal(model.W[V], zebra) and "okapi" in model.vectors
+    assert not np.array_equal(model.W_[V], zebra) and "okapi" in model.vectors
 
 
 def test_a_memory_budget_and_a_counted_matrix_give_the_same_vectors(monkeypatch, tmp_path):
@@ -253,7 +273,7 @@ def test_budgeted_training_with_threads_and_an_interrupted_fit_clean_up(tmp_path
         GloVe(**params).fit(CORPUS, spill_dir=tmp_path, callback=stop)
     assert not any(tmp_path.iterdir())
     threads = GloVe(**{**params, "workers": 2}).fit(CORPUS, spill_dir=tmp_path)
-    assert np.isfinite(threads.W).all() and threads.history[-1].loss < threads.history[0].loss
+    assert np.isfinite(threads.W_).all() and threads.history_[-1].loss < threads.history_[0].loss
     assert not any(tmp_path.iterdir())
 
 
@@ -267,7 +287,7 @@ def test_a_budgeted_fit_keeps_the_records_out_of_memory(tmp_path):
 
     script = f"""
 import resource, numpy as np
-from rowbook.models.glove import GloVe
+from rowbook.models.word_vectors.glove import GloVe
 rng = np.random.default_rng(0)
 V, N = 20_000, 1_000_000
 p = 1 / np.arange(1, V + 1); p /= p.sum()

@@ -8,11 +8,12 @@ from dataclasses import asdict
 import numpy as np
 import pytest
 
+import rowbook
 from rowbook.checks import ParameterError
 from rowbook.data.synthetic import CAPITALS, PEOPLE, planted_analogies, planted_corpus
-from rowbook.models._fitting import Progress
 from rowbook.models.base import NotFittedError
-from rowbook.models.word2vec import Word2Vec
+from rowbook.models.word_vectors.jobs import Progress
+from rowbook.models.word_vectors.word2vec import Word2Vec
 
 CORPUS = planted_corpus(3000, seed=0)
 SMALL = dict(vector_size=24, window=5, min_count=5, sample=0.0, negative=5, workers=1, epochs=8)
@@ -50,26 +51,42 @@ def hierarchical():
 @pytest.mark.parametrize("name", ["skipgram", "cbow", "hierarchical"])
 def test_recovers_planted_analogies(name, request):
     model = request.getfixturevalue(name)
-    assert analogy_accuracy(model.index_to_key, model.W_in) >= 0.9
+    assert analogy_accuracy(model.index_to_key_, model.W_in_) >= 0.9
 
 
 def test_hierarchical_softmax_agrees_with_gensim(hierarchical):
     gensim = pytest.importorskip("gensim.models")
-    g = gensim.Word2Vec(CORPUS, sg=1, hs=1, negative=0, vector_size=24, window=5, min_count=5,
-                        sample=0.0, workers=1, epochs=15, seed=1)  # fmt: skip
+    g = gensim.Word2Vec(
+        CORPUS,
+        sg=1,
+        hs=1,
+        negative=0,
+        vector_size=24,
+        window=5,
+        min_count=5,
+        sample=0.0,
+        workers=1,
+        epochs=15,
+        seed=1,
+    )
     assert analogy_accuracy(g.wv.index_to_key, g.wv.vectors) >= 0.9
-    assert hierarchical.W_nodes.shape == (len(hierarchical.index_to_key) - 1, 24)
-    assert not hierarchical.W_out.any()  # negative sampling was off
-    overlaps = [len({k for k, _ in hierarchical.vectors.most_similar(w, topn=5)}
-                    & {k for k, _ in g.wv.most_similar(w, topn=5)}) / 5
-                for w in ["king", "woman", "paris", "germany", "school"]]  # fmt: skip
+    assert hierarchical.W_nodes_.shape == (len(hierarchical.index_to_key_) - 1, 24)
+    assert not hierarchical.W_out_.any()  # negative sampling was off
+    overlaps = [
+        len(
+            {k for k, _ in hierarchical.vectors.most_similar(w, topn=5)}
+            & {k for k, _ in g.wv.most_similar(w, topn=5)}
+        )
+        / 5
+        for w in ["king", "woman", "paris", "germany", "school"]
+    ]
     assert np.mean(overlaps) >= 0.5
 
 
 def test_untrained_control_fails_the_analogy_check():
     """The check can fail: with a learning rate of ~0 the vectors stay random."""
     model = Word2Vec(**{**SMALL, "lr": 1e-7, "min_lr": 1e-8}).fit(CORPUS)
-    assert analogy_accuracy(model.index_to_key, model.W_in) < 0.2
+    assert analogy_accuracy(model.index_to_key_, model.W_in_) < 0.2
 
 
 @pytest.mark.parametrize("name", ["skipgram", "cbow"])
@@ -92,9 +109,20 @@ def test_planted_neighbors(name, request):
 
 def test_neighbors_overlap_with_gensim(skipgram):
     gensim = pytest.importorskip("gensim.models")
-    g = gensim.Word2Vec(CORPUS, sg=1, hs=0, vector_size=24, window=5, min_count=5, sample=0.0,
-                        negative=5, workers=1, epochs=8, seed=1)  # fmt: skip
-    assert tuple(g.wv.index_to_key) == skipgram.index_to_key
+    g = gensim.Word2Vec(
+        CORPUS,
+        sg=1,
+        hs=0,
+        vector_size=24,
+        window=5,
+        min_count=5,
+        sample=0.0,
+        negative=5,
+        workers=1,
+        epochs=8,
+        seed=1,
+    )
+    assert tuple(g.wv.index_to_key) == skipgram.index_to_key_
     assert analogy_accuracy(g.wv.index_to_key, g.wv.vectors) >= 0.9
     ours = skipgram.vectors
     overlaps = []
@@ -109,15 +137,15 @@ def test_one_worker_is_bit_identical_and_seeded():
     a = Word2Vec(**{**SMALL, "epochs": 2}).fit(CORPUS)
     b = Word2Vec(**{**SMALL, "epochs": 2}).fit(CORPUS)
     c = Word2Vec(**{**SMALL, "epochs": 2, "seed": 2}).fit(CORPUS)
-    assert np.array_equal(a.W_in, b.W_in) and np.array_equal(a.W_out, b.W_out)
-    assert not np.array_equal(a.W_in, c.W_in)
+    assert np.array_equal(a.W_in_, b.W_in_) and np.array_equal(a.W_out_, b.W_out_)
+    assert not np.array_equal(a.W_in_, c.W_in_)
 
 
 def test_two_workers_learn_too():
     model = Word2Vec(architecture="skipgram", **{**SMALL, "workers": 2, "batch_words": 500}).fit(
         CORPUS
     )
-    assert analogy_accuracy(model.index_to_key, model.W_in) >= 0.9
+    assert analogy_accuracy(model.index_to_key_, model.W_in_) >= 0.9
 
 
 def test_initial_tables_and_untouched_rows():
@@ -126,10 +154,10 @@ def test_initial_tables_and_untouched_rows():
     model = Word2Vec(vector_size=10, min_count=1, workers=1, seed=5).fit(corpus)
     gensim = pytest.importorskip("gensim.models")
     g = gensim.Word2Vec(corpus, vector_size=10, min_count=1, workers=1, seed=5, sg=1)
-    assert model.index_to_key == tuple(g.wv.index_to_key) == ("b", "c", "a")
-    np.testing.assert_array_equal(model.W_in, g.wv.vectors)  # gensim 4's uniform(-1/d, 1/d)
-    assert np.all(np.abs(model.W_in) <= 0.1)
-    assert not model.W_out.any()
+    assert model.index_to_key_ == tuple(g.wv.index_to_key) == ("b", "c", "a")
+    np.testing.assert_array_equal(model.W_in_, g.wv.vectors)  # gensim 4's uniform(-1/d, 1/d)
+    assert np.all(np.abs(model.W_in_) <= 0.1)
+    assert not model.W_out_.any()
 
 
 def test_file_corpus_equals_list_corpus(tmp_path):
@@ -137,8 +165,8 @@ def test_file_corpus_equals_list_corpus(tmp_path):
     path.write_text("".join(" ".join(s) + "\n" for s in CORPUS[:500]), encoding="utf-8")
     a = Word2Vec(**{**SMALL, "epochs": 1}).fit(CORPUS[:500])
     b = Word2Vec(**{**SMALL, "epochs": 1}).fit(path)
-    assert a.index_to_key == b.index_to_key
-    assert np.array_equal(a.W_in, b.W_in)
+    assert a.index_to_key_ == b.index_to_key_
+    assert np.array_equal(a.W_in_, b.W_in_)
 
 
 def test_progress_callback_and_loss():
@@ -146,13 +174,13 @@ def test_progress_callback_and_loss():
     model = Word2Vec(**{**SMALL, "epochs": 3, "compute_loss": True}).fit(
         CORPUS, callback=seen.append
     )
-    assert [p.epoch for p in seen] == [1, 2, 3] and model.history == seen
+    assert [p.epoch for p in seen] == [1, 2, 3] and model.history_ == seen
     total = sum(map(len, CORPUS))
     assert all(p.words == p.total_words == total for p in seen)
     assert seen[-1].loss < seen[0].loss
     assert SMALL["epochs"] and seen[0].learning_rate > seen[-1].learning_rate >= 1e-4
     quiet = Word2Vec(**{**SMALL, "epochs": 1}).fit(CORPUS[:100])
-    assert np.isnan(quiet.history[0].loss)
+    assert np.isnan(quiet.history_[0].loss)
 
 
 def test_progress_bar_runs(capsys):
@@ -188,9 +216,9 @@ def test_checkpoint_resume_equals_uninterrupted_run(tmp_path, architecture, hs):
     with pytest.raises(NotFittedError):
         interrupted.vectors  # noqa: B018 - learned state is only set by a completed fit
     resumed = Word2Vec(**params).fit(CORPUS, resume=path, checkpoint=path)
-    assert np.array_equal(resumed.W_in, full.W_in) and np.array_equal(resumed.W_out, full.W_out)
-    assert np.array_equal(resumed.W_nodes, full.W_nodes) and resumed.W_nodes.any() == hs
-    assert [p.epoch for p in resumed.history] == [1, 2, 3, 4]
+    assert np.array_equal(resumed.W_in_, full.W_in_) and np.array_equal(resumed.W_out_, full.W_out_)
+    assert np.array_equal(resumed.W_nodes_, full.W_nodes_) and resumed.W_nodes_.any() == hs
+    assert [p.epoch for p in resumed.history_] == [1, 2, 3, 4]
 
 
 def test_resume_checks_settings_and_corpus(tmp_path):
@@ -205,9 +233,29 @@ def test_resume_checks_settings_and_corpus(tmp_path):
 
 def test_not_fitted():
     model = Word2Vec()
-    for name in ("vectors", "W_in", "W_out", "W_nodes", "index_to_key", "counts", "history"):
+    for name in ("vectors", "W_in_", "W_out_", "W_nodes_", "index_to_key_", "counts_", "history_"):
         with pytest.raises(NotFittedError, match=f"not fitted.*\\.{name}"):
             getattr(model, name)
+
+
+@pytest.mark.parametrize(
+    ("cls", "names"),
+    [
+        (Word2Vec, ("W_in", "W_out", "W_nodes", "index_to_key", "counts", "history")),
+        (rowbook.FastText, ("W_in", "index_to_key", "counts", "history")),
+        (rowbook.GloVe, ("W", "W_tilde", "biases", "n_records", "index_to_key", "history")),
+    ],
+)
+def test_the_names_before_the_trailing_underscore_still_answer_and_warn(cls, names):
+    """The learned attributes of 0.1 (``W_in``, ``history``, ...) are aliases for one release."""
+    model = cls(vector_size=4, min_count=1, epochs=1, workers=1).fit([["a", "b", "a", "c"]] * 5)
+    for name in names:
+        with pytest.warns(
+            DeprecationWarning, match=f"{cls.__name__}.{name} is deprecated.*{name}_"
+        ):
+            old = getattr(model, name)
+        new = getattr(model, name + "_")
+        assert old is new or all(o is n for o, n in zip(old, new, strict=True))
 
 
 def test_empty_corpus_and_high_min_count():
@@ -267,14 +315,14 @@ def test_default_lr_follows_the_architecture():
         model = Word2Vec(
             **{**SMALL, "architecture": architecture, "epochs": 1, "batch_words": 10**6}
         )
-        assert model.fit(CORPUS[:200]).history[0].learning_rate == lr
+        assert model.fit(CORPUS[:200]).history_[0].learning_rate == lr
         explicit = Word2Vec(**{**SMALL, "architecture": architecture, "epochs": 1, "lr": lr})
-        assert np.array_equal(explicit.fit(CORPUS[:200]).W_in, model.W_in)
+        assert np.array_equal(explicit.fit(CORPUS[:200]).W_in_, model.W_in_)
 
 
 # -- save, load, keep training ---------------------------------------------------------------
 
-TABLES = ("W_in", "W_out", "W_nodes")
+TABLES = ("W_in_", "W_out_", "W_nodes_")
 
 
 def _same_tables(a: Word2Vec, b: Word2Vec) -> bool:
@@ -287,10 +335,10 @@ def test_save_load_gives_the_same_model_and_next_training_step(tmp_path, hs):
     path = tmp_path / "w2v.model.npz"
     model.save(path)
     loaded = Word2Vec.load(path)
-    assert loaded.get_params() == model.get_params() and loaded.index_to_key == model.index_to_key
-    assert _same_tables(loaded, model) and np.array_equal(loaded.counts, model.counts)
-    assert json.dumps([asdict(p) for p in loaded.history]) == json.dumps(
-        [asdict(p) for p in model.history]
+    assert loaded.get_params() == model.get_params() and loaded.index_to_key_ == model.index_to_key_
+    assert _same_tables(loaded, model) and np.array_equal(loaded.counts_, model.counts_)
+    assert json.dumps([asdict(p) for p in loaded.history_]) == json.dumps(
+        [asdict(p) for p in model.history_]
     )
     np.testing.assert_array_equal(loaded.vectors.vectors, model.vectors.vectors)
     model.train(CORPUS, epochs=1)
@@ -306,11 +354,11 @@ def test_train_more_runs_a_fresh_linear_schedule(tmp_path):
     Word2Vec(**params).fit(CORPUS).save(path)
     more = Word2Vec.load(path).train(CORPUS, epochs=3)
     three = Word2Vec(**{**params, "epochs": 3}).fit(CORPUS)
-    assert [p.learning_rate for p in more.history[2:]] == [p.learning_rate for p in three.history]
+    assert [p.learning_rate for p in more.history_[2:]] == [p.learning_rate for p in three.history_]
     five = Word2Vec(**{**params, "epochs": 5}).fit(CORPUS)
-    assert five.history[2].learning_rate < more.history[2].learning_rate
-    assert not np.array_equal(more.W_in, five.W_in)
-    assert [p.epoch for p in more.history] == [1, 2, 1, 2, 3] and len(more.history) == 5
+    assert five.history_[2].learning_rate < more.history_[2].learning_rate
+    assert not np.array_equal(more.W_in_, five.W_in_)
+    assert [p.epoch for p in more.history_] == [1, 2, 1, 2, 3] and len(more.history_) == 5
 
     def stop_after_two(progress: Progress) -> None:
         if progress.epoch == 2:
@@ -331,29 +379,29 @@ def test_resume_from_a_finished_model_changes_nothing(tmp_path):
     ):
         loaded = Word2Vec.load(path).train(CORPUS, epochs=1, checkpoint=path)
         Word2Vec(**{**SMALL, "epochs": 1}).fit(CORPUS, resume=path)
-    assert len(loaded.history) == 2
+    assert len(loaded.history_) == 2
 
 
 def test_build_vocab_update_adds_words_and_keeps_old_rows():
     old = Word2Vec(**{**SMALL, "epochs": 1}).fit(CORPUS)
     before = {t: getattr(old, t).copy() for t in TABLES}
-    keys, counts = old.index_to_key, old.counts.copy()
+    keys, counts = old.index_to_key_, old.counts_.copy()
     new_text = [["zebra", "king", "okapi", "zebra"]] * 6 + [["rare", "king"]]
     old.build_vocab(new_text, update=True)
     V = len(keys)
-    assert old.index_to_key[:V] == keys and set(old.index_to_key[V:]) == {"zebra", "okapi"}
-    assert old.counts[old.index_to_key.index("king")] == counts[keys.index("king")] + 7
-    assert old.counts[old.index_to_key.index("zebra")] == 12
+    assert old.index_to_key_[:V] == keys and set(old.index_to_key_[V:]) == {"zebra", "okapi"}
+    assert old.counts_[old.index_to_key_.index("king")] == counts[keys.index("king")] + 7
+    assert old.counts_[old.index_to_key_.index("zebra")] == 12
     assert all(np.array_equal(getattr(old, t)[: len(before[t])], before[t]) for t in TABLES)
     fresh = Word2Vec(**{**SMALL, "epochs": 1}).build_vocab(
         CORPUS + new_text * 5
     )  # seeded fresh rows
-    assert fresh.W_in.shape[0] >= V + 2
-    np.testing.assert_array_equal(old.W_in[V:], fresh.W_in[V : V + 2])
-    assert not old.W_out[V:].any()
-    zebra = old.W_in[old.index_to_key.index("zebra")].copy()
+    assert fresh.W_in_.shape[0] >= V + 2
+    np.testing.assert_array_equal(old.W_in_[V:], fresh.W_in_[V : V + 2])
+    assert not old.W_out_[V:].any()
+    zebra = old.W_in_[old.index_to_key_.index("zebra")].copy()
     old.train(new_text, epochs=1)
-    assert not np.array_equal(old.W_in[old.index_to_key.index("zebra")], zebra)
+    assert not np.array_equal(old.W_in_[old.index_to_key_.index("zebra")], zebra)
     assert "zebra" in old.vectors
 
 
@@ -368,11 +416,11 @@ def test_build_vocab_update_matches_gensim():
     )
     g.build_vocab(CORPUS)
     g.build_vocab(new_text, update=True)
-    assert set(ours.index_to_key) == set(g.wv.index_to_key)
+    assert set(ours.index_to_key_) == set(g.wv.index_to_key)
     for word in ("zebra", "king", "okapi", "mayor"):
-        assert ours.counts[ours.index_to_key.index(word)] == g.wv.get_vecattr(word, "count")
+        assert ours.counts_[ours.index_to_key_.index(word)] == g.wv.get_vecattr(word, "count")
     np.testing.assert_array_equal(
-        ours.W_in, g.wv.vectors[[g.wv.key_to_index[k] for k in ours.index_to_key]]
+        ours.W_in_, g.wv.vectors[[g.wv.key_to_index[k] for k in ours.index_to_key_]]
     )
 
 
@@ -402,14 +450,14 @@ def test_fit_is_build_vocab_then_train(architecture):
     params = {**SMALL, "architecture": architecture, "epochs": 2, "sample": 1e-2}
     fitted = Word2Vec(**params).fit(CORPUS)
     built = Word2Vec(**params).build_vocab(CORPUS)
-    assert built.index_to_key == fitted.index_to_key and not built.history
+    assert built.index_to_key_ == fitted.index_to_key_ and not built.history_
     assert _same_tables(built.train(CORPUS, epochs=2), fitted)
 
 
 def test_total_words_sets_the_length_of_the_schedule():
     """gensim's total_words: an epoch's lr goes down as if it had that many words."""
     from rowbook.data.corpus import read_corpus
-    from rowbook.models._w2v_training import job_plan
+    from rowbook.models.word_vectors.word2vec_training import job_plan
 
     params = {**SMALL, "epochs": 1, "batch_words": 2000}
     n = sum(map(len, CORPUS))
@@ -423,7 +471,7 @@ def test_total_words_sets_the_length_of_the_schedule():
     lr, min_lr = 0.025, 1e-4
     for trained, total in ((model, n), (longer, 4 * n)):
         expected = [lr - (lr - min_lr) * (epoch + last / total) / 2 for epoch in (0, 1)]
-        assert [p.learning_rate for p in trained.history[1:]] == pytest.approx(expected, rel=1e-12)
+        assert [p.learning_rate for p in trained.history_[1:]] == pytest.approx(expected, rel=1e-12)
 
 
 def test_fit_with_given_counts_refuses_max_vocab_size():

@@ -6,17 +6,19 @@ import numpy as np
 import pytest
 
 from rowbook.data import huffman_tree, negative_guide, negative_table, sample_thresholds
-from rowbook.models._w2v_kernels import (
+from rowbook.models.word_vectors.word2vec_kernels import (
+    hierarchical_softmax_step,
+    negative_sampling_step,
+    train_job,
+)
+from rowbook.models.word_vectors.word2vec_reference import (
     cbow_step_reference,
     draw_negatives_reference,
     hierarchical_softmax_reference,
-    hierarchical_softmax_step,
     negative_sampling_reference,
-    negative_sampling_step,
     skipgram_step_reference,
-    train_job,
+    train_job_reference,
 )
-from rowbook.models._w2v_reference import train_job_reference
 
 V, D = 40, 16
 
@@ -153,8 +155,24 @@ def test_train_job_is_deterministic_and_seed_dependent():
     for seed in (1, 1, 2):
         W_in = _tables(0)[0]
         out, _ = _out(counts, 0, 5, False)
-        train_job(W_in, ids, starts, 0, 1, sample_thresholds(counts, 0.01), True, out, None, 5, True, True,
-                  True, 0.1, seed, False)  # fmt: skip
+        train_job(
+            W_in,
+            ids,
+            starts,
+            0,
+            1,
+            sample_thresholds(counts, 0.01),
+            True,
+            out,
+            None,
+            5,
+            True,
+            True,
+            True,
+            0.1,
+            seed,
+            False,
+        )
         runs.append(W_in)
     assert np.array_equal(runs[0], runs[1])
     assert not np.array_equal(runs[0], runs[2])
@@ -170,11 +188,13 @@ def test_hierarchical_softmax_step_matches_reference(seed):
     ref_nodes = W_nodes.copy()
     word = int(np.argmax(lengths))  # the deepest path
     work = np.zeros(D, np.float32)
-    loss = hierarchical_softmax_step(h, W_nodes, codes[word], points[word], lengths[word],
-                                     np.float32(0.3), work, True)  # fmt: skip
+    loss = hierarchical_softmax_step(
+        h, W_nodes, codes[word], points[word], lengths[word], np.float32(0.3), work, True
+    )
     n = lengths[word]
-    ref_work, ref_loss = hierarchical_softmax_reference(h, ref_nodes, codes[word, :n], points[word, :n],
-                                                        np.float32(0.3))  # fmt: skip
+    ref_work, ref_loss = hierarchical_softmax_reference(
+        h, ref_nodes, codes[word, :n], points[word, :n], np.float32(0.3)
+    )
     np.testing.assert_allclose(W_nodes, ref_nodes, rtol=1e-5, atol=1e-7)
     np.testing.assert_allclose(work, ref_work, rtol=1e-5, atol=1e-7)
     assert loss == pytest.approx(ref_loss, rel=1e-5)

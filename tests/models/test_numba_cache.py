@@ -44,10 +44,20 @@ print(json.dumps(compiled))
 
 def _fit(cache_dir: Path) -> tuple[list[str], list[str]]:
     """(functions numba compiled, its cache report lines) of one run in a fresh interpreter."""
-    env = {**os.environ, "NUMBA_CACHE_DIR": str(cache_dir), "NUMBA_DEBUG_CACHE": "1",
-           "PYTHONPATH": os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")])}  # fmt: skip
-    out = subprocess.run([sys.executable, "-c", textwrap.dedent(_FIT)], capture_output=True,
-                         text=True, env=env, cwd=cache_dir, timeout=600)  # fmt: skip
+    env = {
+        **os.environ,
+        "NUMBA_CACHE_DIR": str(cache_dir),
+        "NUMBA_DEBUG_CACHE": "1",
+        "PYTHONPATH": os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")]),
+    }
+    out = subprocess.run(
+        [sys.executable, "-c", textwrap.dedent(_FIT)],
+        capture_output=True,
+        text=True,
+        env=env,
+        cwd=cache_dir,
+        timeout=600,
+    )
     assert out.returncode == 0, out.stderr
     lines = out.stdout.strip().splitlines()
     return json.loads(lines[-1]), [line for line in lines if line.startswith("[cache]")]

@@ -182,9 +182,15 @@ def test_from_pretrained_shares_memory_keeps_padding_row_and_freezes():
 
 @pytest.mark.parametrize(
     "kwargs",
-    [{}, {"padding_idx": -2}, {"max_norm": 1.0, "norm_type": 1.0}, {"scale_grad_by_freq": True},
-     {"sparse": True}, {"max_norm": 2, "norm_type": float("inf"), "padding_idx": 0}],
-)  # fmt: skip
+    [
+        {},
+        {"padding_idx": -2},
+        {"max_norm": 1.0, "norm_type": 1.0},
+        {"scale_grad_by_freq": True},
+        {"sparse": True},
+        {"max_norm": 2, "norm_type": float("inf"), "padding_idx": 0},
+    ],
+)
 def test_repr_matches_torch(kwargs):
     ours = Embedding(10, 3, rng=0, **kwargs)
     theirs = torch.nn.Embedding(10, 3, **kwargs)

@@ -63,8 +63,9 @@ def test_gradient_is_the_transposed_bag_matrix(mode, sparse, seed):
     E = Tensor(rng.normal(size=(V, D)), requires_grad=True)
     psw = rng.normal(size=len(ids)) if mode == "weighted" else None
     reduce = "sum" if mode == "weighted" else mode
-    out = F.embedding_bag(ids, E, offsets, mode=reduce, per_sample_weights=psw, padding_idx=3,
-                          sparse=sparse)  # fmt: skip
+    out = F.embedding_bag(
+        ids, E, offsets, mode=reduce, per_sample_weights=psw, padding_idx=3, sparse=sparse
+    )
     G = rng.normal(size=out.shape)
     out.backward(G)
     flat, bounds = bag_bounds(ids, offsets, False)
@@ -88,8 +89,9 @@ def test_backward_kernels_equal_their_references_bit_for_bit(dtype):
     slow = scatter_add_rows(flat, G[bags], V, scale=scale)
     np.testing.assert_array_equal(fast.indices, slow.indices)
     np.testing.assert_array_equal(fast.values, slow.values)
-    np.testing.assert_array_equal(fast.to_dense(), scatter_add_rows_reference(
-        flat, G[bags], V, scale=scale))  # fmt: skip
+    np.testing.assert_array_equal(
+        fast.to_dense(), scatter_add_rows_reference(flat, G[bags], V, scale=scale)
+    )
     _, argmax = bag_max(rng.normal(size=(V, D)).astype(dtype), flat, bounds)
     reference = np.zeros((V, D), dtype)
     bag, col = np.nonzero(argmax >= 0)
@@ -104,14 +106,16 @@ def test_per_sample_weights_and_table_pass_gradcheck(padding_idx):
     E = Tensor(rng.normal(size=(6, 3)), requires_grad=True)
     psw = Tensor(rng.normal(size=7), requires_grad=True)
     assert gradcheck(
-        lambda e, w: F.embedding_bag(ids, e, offsets, mode="sum", per_sample_weights=w,
-                                     padding_idx=padding_idx),
+        lambda e, w: F.embedding_bag(
+            ids, e, offsets, mode="sum", per_sample_weights=w, padding_idx=padding_idx
+        ),
         [E, psw],
-    )  # fmt: skip
+    )
     if padding_idx is not None:  # padding positions get a zero weight gradient
         psw.grad = None
-        F.embedding_bag(ids, E, offsets, mode="sum", per_sample_weights=psw,
-                        padding_idx=padding_idx).sum().backward()  # fmt: skip
+        F.embedding_bag(
+            ids, E, offsets, mode="sum", per_sample_weights=psw, padding_idx=padding_idx
+        ).sum().backward()
         np.testing.assert_array_equal(psw.grad[ids == padding_idx], 0.0)
 
 
@@ -194,9 +198,14 @@ def test_layer_init_forward_and_from_pretrained():
 
 @pytest.mark.parametrize(
     "kwargs",
-    [{}, {"mode": "sum", "padding_idx": -3}, {"max_norm": 1.5, "norm_type": 1.0},
-     {"scale_grad_by_freq": True, "mode": "max"}, {"include_last_offset": True, "sparse": True}],
-)  # fmt: skip
+    [
+        {},
+        {"mode": "sum", "padding_idx": -3},
+        {"max_norm": 1.5, "norm_type": 1.0},
+        {"scale_grad_by_freq": True, "mode": "max"},
+        {"include_last_offset": True, "sparse": True},
+    ],
+)
 def test_repr_matches_torch(kwargs):
     if kwargs.get("mode") == "max":
         kwargs = {**kwargs, "scale_grad_by_freq": False}

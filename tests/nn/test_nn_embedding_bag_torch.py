@@ -121,10 +121,15 @@ def torch_run(ids, offsets, W, psw, G, kw):
 @pytest.mark.parametrize("grads", GRADS, ids=lambda g: "-".join(map(str, g)))
 def test_embedding_bag_matches_torch(grads, padding_idx, max_norm, include_last_offset, dtype):
     mode, use_psw, freq, sparse = grads
-    kw = {"mode": mode, "padding_idx": padding_idx, "scale_grad_by_freq": bool(freq),
-          "sparse": bool(sparse), "include_last_offset": include_last_offset,
-          "max_norm": None if max_norm is None else max_norm[0],
-          "norm_type": 2.0 if max_norm is None else max_norm[1]}  # fmt: skip
+    kw = {
+        "mode": mode,
+        "padding_idx": padding_idx,
+        "scale_grad_by_freq": bool(freq),
+        "sparse": bool(sparse),
+        "include_last_offset": include_last_offset,
+        "max_norm": None if max_norm is None else max_norm[0],
+        "norm_type": 2.0 if max_norm is None else max_norm[1],
+    }
     rng = np.random.default_rng(5)
     for _name, ids, offsets in inputs(include_last_offset):
         W = table(dtype)
@@ -157,9 +162,13 @@ def test_sparse_bag_gradient_rows_are_torchs_coalesced_rows():
     F.embedding_bag(ids, weight, offsets, mode="mean", sparse=True, padding_idx=2).sum().backward()
     wt = torch.tensor(W, requires_grad=True)
     TF.embedding_bag(
-        torch.from_numpy(ids), wt, torch.from_numpy(offsets), mode="mean", sparse=True,
+        torch.from_numpy(ids),
+        wt,
+        torch.from_numpy(offsets),
+        mode="mean",
+        sparse=True,
         padding_idx=2,
-    ).sum().backward()  # fmt: skip
+    ).sum().backward()
     coalesced = wt.grad.coalesce()
     np.testing.assert_array_equal(weight.grad.indices, coalesced.indices()[0].numpy())
     np.testing.assert_allclose(weight.grad.values, coalesced.values().numpy(), rtol=1e-15)

@@ -61,74 +61,128 @@ BAD_LOOKUPS = {
     "weight 1-D": (lambda: F.embedding([0], np.ones(4)), ValueError, r"2-D.*\(4,\)"),
     "weight 3-D": (lambda: F.embedding([0], np.ones((2, 2, 2))), ValueError, r"2-D.*\(2, 2, 2\)"),
     "weight ints": (lambda: F.embedding([0], np.ones((2, 2), int)), TypeError, r"float.*int64"),
-    "weight complex": (lambda: F.embedding([0], np.ones((2, 2), np.complex64)), TypeError,
-                       r"float16, float32 or float64.*complex64"),
+    "weight complex": (
+        lambda: F.embedding([0], np.ones((2, 2), np.complex64)),
+        TypeError,
+        r"float16, float32 or float64.*complex64",
+    ),
     "padding_idx high": (lambda: F.embedding([0], TABLE, 5), ValueError, r"-5\.\.4.*got 5"),
     "padding_idx low": (lambda: F.embedding([0], TABLE, -6), ValueError, r"-5\.\.4.*got -6"),
     "padding_idx float": (lambda: F.embedding([0], TABLE, 1.0), TypeError, r"int.*1\.0"),
     "max_norm < 0": (lambda: F.embedding([0], TABLE, max_norm=-1.0), ValueError, r">= 0.*-1\.0"),
-    "norm_type < 0": (lambda: F.embedding([0], TABLE, max_norm=1.0, norm_type=-2),
-                      ValueError, r"p >= 0.*-2"),
+    "norm_type < 0": (
+        lambda: F.embedding([0], TABLE, max_norm=1.0, norm_type=-2),
+        ValueError,
+        r"p >= 0.*-2",
+    ),
     "one_hot id": (lambda: F.one_hot([0, 3], 3), IndexError, r"3 .*0\.\.2"),
     "one_hot classes": (lambda: F.one_hot([0], -2), ValueError, r"-2"),
-}  # fmt: skip
+}
 
 IDS, OFFS = np.array([1, 2, 3, 4]), np.array([0, 2])
 BAD_BAGS = {
-    "offsets[0] != 0": (lambda: F.embedding_bag(IDS, TABLE, [1, 2]), ValueError,
-                        r"offsets\[0\] must be 0.*got 1"),
-    "decreasing": (lambda: F.embedding_bag(IDS, TABLE, [0, 3, 2]), ValueError,
-                   r"non-decreasing.*offsets\[2\]=2 < offsets\[1\]=3"),
-    "offsets past end": (lambda: F.embedding_bag(IDS, TABLE, [0, 5]), ValueError,
-                         r"offsets\[-1\]=5.*number of ids, 4"),
-    "2-D ids with offsets": (lambda: F.embedding_bag(IDS.reshape(2, 2), TABLE, OFFS),
-                             ValueError, r"offsets must be None.*\(2, 2\)"),
+    "offsets[0] != 0": (
+        lambda: F.embedding_bag(IDS, TABLE, [1, 2]),
+        ValueError,
+        r"offsets\[0\] must be 0.*got 1",
+    ),
+    "decreasing": (
+        lambda: F.embedding_bag(IDS, TABLE, [0, 3, 2]),
+        ValueError,
+        r"non-decreasing.*offsets\[2\]=2 < offsets\[1\]=3",
+    ),
+    "offsets past end": (
+        lambda: F.embedding_bag(IDS, TABLE, [0, 5]),
+        ValueError,
+        r"offsets\[-1\]=5.*number of ids, 4",
+    ),
+    "2-D ids with offsets": (
+        lambda: F.embedding_bag(IDS.reshape(2, 2), TABLE, OFFS),
+        ValueError,
+        r"offsets must be None.*\(2, 2\)",
+    ),
     "1-D ids no offsets": (lambda: F.embedding_bag(IDS, TABLE), ValueError, r"need offsets"),
     "offsets 2-D": (lambda: F.embedding_bag(IDS, TABLE, [[0]]), ValueError, r"1-D.*\(1, 1\)"),
     "offsets float": (lambda: F.embedding_bag(IDS, TABLE, [0.0]), TypeError, r"offsets.*float"),
-    "ids 3-D": (lambda: F.embedding_bag(np.zeros((1, 1, 1), int), TABLE), ValueError,
-                r"1-D .*2-D.*\(1, 1, 1\)"),
+    "ids 3-D": (
+        lambda: F.embedding_bag(np.zeros((1, 1, 1), int), TABLE),
+        ValueError,
+        r"1-D .*2-D.*\(1, 1, 1\)",
+    ),
     "ids 0-d": (lambda: F.embedding_bag(1, TABLE, [0]), ValueError, r"1-D .*2-D.*\(\)"),
     "no bags for ids": (lambda: F.embedding_bag(IDS, TABLE, []), ValueError, r"empty.*4 entries"),
-    "last offset missing": (lambda: F.embedding_bag(IDS, TABLE, [], include_last_offset=True),
-                            ValueError, r"include_last_offset=True needs at least one offset"),
-    "bad mode": (lambda: F.embedding_bag(IDS, TABLE, OFFS, mode="prod"), ValueError,
-                 r"'sum', 'mean' or 'max', got 'prod'"),
-    "psw with mean": (lambda: F.embedding_bag(IDS, TABLE, OFFS, per_sample_weights=np.ones(4)),
-                      ValueError, r"only supported with mode='sum', got mode='mean'"),
-    "psw with max": (lambda: F.embedding_bag(IDS, TABLE, OFFS, mode="max",
-                                             per_sample_weights=np.ones(4)),
-                     ValueError, r"mode='sum', got mode='max'"),
-    "psw shape": (lambda: F.embedding_bag(IDS, TABLE, OFFS, mode="sum",
-                                          per_sample_weights=np.ones(3)),
-                  ValueError, r"same shape as ids \(4,\), got \(3,\)"),
-    "psw dtype": (lambda: F.embedding_bag(IDS, TABLE, OFFS, mode="sum",
-                                          per_sample_weights=np.ones(4, np.float32)),
-                  TypeError, r"dtype float64, got float32"),
-    "max + sparse": (lambda: F.embedding_bag(IDS, TABLE, OFFS, mode="max", sparse=True),
-                     ValueError, r"mode='max' does not support sparse=True"),
-    "max + freq": (lambda: F.embedding_bag(IDS, TABLE, OFFS, mode="max",
-                                           scale_grad_by_freq=True),
-                   ValueError, r"mode='max' does not support scale_grad_by_freq"),
+    "last offset missing": (
+        lambda: F.embedding_bag(IDS, TABLE, [], include_last_offset=True),
+        ValueError,
+        r"include_last_offset=True needs at least one offset",
+    ),
+    "bad mode": (
+        lambda: F.embedding_bag(IDS, TABLE, OFFS, mode="prod"),
+        ValueError,
+        r"'sum', 'mean' or 'max', got 'prod'",
+    ),
+    "psw with mean": (
+        lambda: F.embedding_bag(IDS, TABLE, OFFS, per_sample_weights=np.ones(4)),
+        ValueError,
+        r"only supported with mode='sum', got mode='mean'",
+    ),
+    "psw with max": (
+        lambda: F.embedding_bag(IDS, TABLE, OFFS, mode="max", per_sample_weights=np.ones(4)),
+        ValueError,
+        r"mode='sum', got mode='max'",
+    ),
+    "psw shape": (
+        lambda: F.embedding_bag(IDS, TABLE, OFFS, mode="sum", per_sample_weights=np.ones(3)),
+        ValueError,
+        r"same shape as ids \(4,\), got \(3,\)",
+    ),
+    "psw dtype": (
+        lambda: F.embedding_bag(
+            IDS, TABLE, OFFS, mode="sum", per_sample_weights=np.ones(4, np.float32)
+        ),
+        TypeError,
+        r"dtype float64, got float32",
+    ),
+    "max + sparse": (
+        lambda: F.embedding_bag(IDS, TABLE, OFFS, mode="max", sparse=True),
+        ValueError,
+        r"mode='max' does not support sparse=True",
+    ),
+    "max + freq": (
+        lambda: F.embedding_bag(IDS, TABLE, OFFS, mode="max", scale_grad_by_freq=True),
+        ValueError,
+        r"mode='max' does not support scale_grad_by_freq",
+    ),
     "bag id range": (lambda: F.embedding_bag([0, 9], TABLE, [0]), IndexError, r"9 .*0\.\.4"),
-    "bag padding_idx": (lambda: F.embedding_bag(IDS, TABLE, OFFS, padding_idx=7), ValueError,
-                        r"-5\.\.4.*got 7"),
-}  # fmt: skip
+    "bag padding_idx": (
+        lambda: F.embedding_bag(IDS, TABLE, OFFS, padding_idx=7),
+        ValueError,
+        r"-5\.\.4.*got 7",
+    ),
+}
 
 BAD_LAYERS = {
     "negative V": (lambda: Embedding(-1, 3), ValueError, r"num_embeddings.*-1"),
     "float d": (lambda: Embedding(4, 2.5), ValueError, r"embedding_dim.*2\.5"),
     "layer padding_idx": (lambda: Embedding(4, 2, padding_idx=4), ValueError, r"-4\.\.3.*got 4"),
-    "_weight shape": (lambda: Embedding(4, 2, _weight=np.ones((2, 4))), ValueError,
-                      r"\(2, 4\).*\(4, 2\)"),
-    "pretrained 1-D": (lambda: Embedding.from_pretrained(np.ones(3)), ValueError,
-                       r"2-D.*\(3,\)"),
-    "pretrained ints": (lambda: Embedding.from_pretrained(np.ones((2, 2), int)), TypeError,
-                        r"floating.*int64"),
+    "_weight shape": (
+        lambda: Embedding(4, 2, _weight=np.ones((2, 4))),
+        ValueError,
+        r"\(2, 4\).*\(4, 2\)",
+    ),
+    "pretrained 1-D": (lambda: Embedding.from_pretrained(np.ones(3)), ValueError, r"2-D.*\(3,\)"),
+    "pretrained ints": (
+        lambda: Embedding.from_pretrained(np.ones((2, 2), int)),
+        TypeError,
+        r"floating.*int64",
+    ),
     "bag layer mode": (lambda: EmbeddingBag(4, 2, mode="median"), ValueError, r"'median'"),
-    "bag layer max sparse": (lambda: EmbeddingBag(4, 2, mode="max", sparse=True), ValueError,
-                             r"sparse=True"),
-}  # fmt: skip
+    "bag layer max sparse": (
+        lambda: EmbeddingBag(4, 2, mode="max", sparse=True),
+        ValueError,
+        r"sparse=True",
+    ),
+}
 
 
 @pytest.mark.parametrize(
@@ -170,12 +224,14 @@ def test_torch_rejects_the_same_inputs():
         lambda: torch.nn.functional.embedding_bag(
             ids, W, torch.tensor([0]), mode="sum", per_sample_weights=torch.ones(3, dtype=W.dtype)
         ),
-        lambda: torch.nn.functional.embedding_bag(ids, W, torch.tensor([0]), mode="max",
-                                                  sparse=True),
+        lambda: torch.nn.functional.embedding_bag(
+            ids, W, torch.tensor([0]), mode="max", sparse=True
+        ),
         lambda: torch.nn.functional.embedding_bag(ids, W, torch.tensor([0]), padding_idx=7),
         lambda: torch.nn.Embedding(4, 2, padding_idx=4),
-    ]  # fmt: skip
+    ]
     for case in cases:
-        with pytest.raises((RuntimeError, ValueError, IndexError, NotImplementedError,
-                            AssertionError)):  # fmt: skip
+        with pytest.raises(
+            (RuntimeError, ValueError, IndexError, NotImplementedError, AssertionError)
+        ):
             case()

@@ -17,8 +17,12 @@ from rowbook.nn.loss import binary_cross_entropy_with_logits, cross_entropy, mse
 
 # float32: a few ulps of the unit-scale operands (gradients like p - 1 cancel); float64: 1e-12.
 TOL = {np.float32: {"rtol": 2e-6, "atol": 1e-6}, np.float64: {"rtol": 1e-12, "atol": 1e-14}}
-LAYOUTS = {"NC": ((6, 5), (6,)), "C": ((5,), ()), "NCd": ((3, 5, 4), (3, 4)),
-           "NCdd": ((2, 5, 3, 2), (2, 3, 2))}  # fmt: skip
+LAYOUTS = {
+    "NC": ((6, 5), (6,)),
+    "C": ((5,), ()),
+    "NCd": ((3, 5, 4), (3, 4)),
+    "NCdd": ((2, 5, 3, 2), (2, 3, 2)),
+}
 
 
 def _rng(*key) -> np.random.Generator:
@@ -49,10 +53,14 @@ def _ids(rng, shape, C, ignore_index):
 
 CE_CASES = list(
     itertools.product(
-        [np.float32, np.float64], LAYOUTS, [False, True], [None, 1, -1],
-        ["mean", "sum", "none"], [0.0, 0.1],
+        [np.float32, np.float64],
+        LAYOUTS,
+        [False, True],
+        [None, 1, -1],
+        ["mean", "sum", "none"],
+        [0.0, 0.1],
     )
-)  # fmt: skip
+)
 
 
 @pytest.mark.parametrize(
@@ -137,9 +145,10 @@ def test_cross_entropy_backward_has_no_one_hot_materialised(monkeypatch):
 # -- cross-entropy with class probabilities --------------------------------------------------
 
 PROB_CASES = list(
-    itertools.product([np.float32, np.float64], LAYOUTS, [False, True], ["mean", "sum", "none"],
-                      [0.0, 0.25])
-)  # fmt: skip
+    itertools.product(
+        [np.float32, np.float64], LAYOUTS, [False, True], ["mean", "sum", "none"], [0.0, 0.25]
+    )
+)
 
 
 @pytest.mark.parametrize(("dtype", "layout", "weighted", "reduction", "smoothing"), PROB_CASES)
@@ -176,9 +185,14 @@ def test_cross_entropy_probabilities_gradcheck_both_inputs():
 # -- binary cross-entropy with logits ---------------------------------------------------------
 
 BCE_CASES = list(
-    itertools.product([np.float32, np.float64], [(7,), (4, 3), (2, 3, 4)], ["none", "full", "row"],
-                      [False, True], ["mean", "sum", "none"])
-)  # fmt: skip
+    itertools.product(
+        [np.float32, np.float64],
+        [(7,), (4, 3), (2, 3, 4)],
+        ["none", "full", "row"],
+        [False, True],
+        ["mean", "sum", "none"],
+    )
+)
 
 
 @pytest.mark.parametrize(("dtype", "shape", "weight", "pos", "reduction"), BCE_CASES)
@@ -195,10 +209,12 @@ def test_bce_with_logits_matches_torch(dtype, shape, weight, pos, reduction):
         ours_x, ours_y, weight=w, pos_weight=pw, reduction=reduction
     )
     theirs = F.binary_cross_entropy_with_logits(
-        theirs_x, theirs_y, reduction=reduction,
+        theirs_x,
+        theirs_y,
+        reduction=reduction,
         weight=None if w is None else torch.from_numpy(w),
         pos_weight=None if pw is None else torch.from_numpy(pw),
-    )  # fmt: skip
+    )
     _close(ours.data, theirs, dtype)
     _backward_both(ours, theirs, rng)
     _close(ours_x.grad, theirs_x.grad, dtype)
@@ -233,9 +249,12 @@ def test_bce_with_logits_gradcheck():
 # -- mean squared error ---------------------------------------------------------------------
 
 MSE_CASES = list(
-    itertools.product([np.float32, np.float64], [((4, 3), (4, 3)), ((4, 3), (3,)), ((4, 1), (1, 5))],
-                      ["mean", "sum", "none"])
-)  # fmt: skip
+    itertools.product(
+        [np.float32, np.float64],
+        [((4, 3), (4, 3)), ((4, 3), (3,)), ((4, 1), (1, 5))],
+        ["mean", "sum", "none"],
+    )
+)
 
 
 @pytest.mark.parametrize(("dtype", "shapes", "reduction"), MSE_CASES)
@@ -309,27 +328,31 @@ LOGITS = Tensor(np.zeros((2, 3), dtype=np.float32))
         (lambda: cross_entropy(Tensor(np.float32(1)), 0), ValueError, "at least one dimension"),
         (
             lambda: cross_entropy(LOGITS, np.zeros((2, 3)), ignore_index=0),
-            ValueError, "ignore_index=0",
+            ValueError,
+            "ignore_index=0",
         ),
         (
             lambda: cross_entropy(LOGITS, [0, 1], weight=Tensor(np.ones(3), requires_grad=True)),
-            ValueError, r"weight.detach\(\)",
+            ValueError,
+            r"weight.detach\(\)",
         ),
         (lambda: binary_cross_entropy_with_logits(LOGITS, np.zeros(3)), ValueError, r"\(3,\)"),
         (
             lambda: binary_cross_entropy_with_logits(LOGITS, np.zeros((2, 3)), weight=np.ones(2)),
-            ValueError, r"weight has shape \(2,\)",
+            ValueError,
+            r"weight has shape \(2,\)",
         ),
         (
             lambda: binary_cross_entropy_with_logits(
                 LOGITS, np.zeros((2, 3)), pos_weight=np.ones(4)
             ),
-            ValueError, r"pos_weight has shape \(4,\)",
+            ValueError,
+            r"pos_weight has shape \(4,\)",
         ),
         (lambda: mse_loss(LOGITS, np.zeros(4)), ValueError, r"\(2, 3\) and target \(4,\)"),
         (lambda: mse_loss(LOGITS, LOGITS, reduction=None), ValueError, "reduction"),
     ],
-)  # fmt: skip
+)
 def test_loss_errors_name_the_value_and_the_fix(call, error, match):
     with pytest.raises(error, match=match):
         call()

@@ -85,7 +85,9 @@ def test_zero_grad_and_train_eval():
 def test_linear_matches_torch(dtype, bias):
     rng = np.random.default_rng(3)
     ours = Linear(5, 3, bias=bias, dtype=dtype, rng=rng)
-    theirs = torch.nn.Linear(5, 3, bias=bias, dtype=torch.float64 if dtype == np.float64 else torch.float32)
+    theirs = torch.nn.Linear(
+        5, 3, bias=bias, dtype=torch.float64 if dtype == np.float64 else torch.float32
+    )
     with torch.no_grad():
         theirs.weight.copy_(torch.from_numpy(ours.weight.data))
         if bias:
@@ -122,7 +124,9 @@ def test_sequential_applies_in_order():
     x = np.array([[1.0, -2.0]], dtype=np.float32)
     first, last = model.layers[0], model.layers[2]
     hidden = np.maximum(x @ first.weight.data.T + first.bias.data, 0)
-    np.testing.assert_allclose(model(x).data, hidden @ last.weight.data.T + last.bias.data, rtol=1e-6)
+    np.testing.assert_allclose(
+        model(x).data, hidden @ last.weight.data.T + last.bias.data, rtol=1e-6
+    )
     assert len(list(model.parameters())) == 4
 
 

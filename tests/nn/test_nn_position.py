@@ -39,13 +39,17 @@ def test_sinusoidal_odd_width_and_relative_shift_is_linear():
     for i in range(d // 2):
         w = 10000 ** (-2 * i / d)
         rot = np.array([[math.cos(k * w), -math.sin(k * w)], [math.sin(k * w), math.cos(k * w)]])
-        np.testing.assert_allclose(pe[5:30, 2 * i : 2 * i + 2] @ rot, pe[5 + k : 30 + k, 2 * i : 2 * i + 2], atol=1e-12)
+        np.testing.assert_allclose(
+            pe[5:30, 2 * i : 2 * i + 2] @ rot, pe[5 + k : 30 + k, 2 * i : 2 * i + 2], atol=1e-12
+        )
 
 
 def test_sinusoidal_module_adds_and_scales():
     x = np.ones((2, 5, 4), dtype=np.float32)
     out = SinusoidalPositionalEncoding(4, max_len=10, scale=True)(x)
-    np.testing.assert_allclose(out.data, np.broadcast_to(2.0 + sinusoidal_table(5, 4), (2, 5, 4)), rtol=1e-6)
+    np.testing.assert_allclose(
+        out.data, np.broadcast_to(2.0 + sinusoidal_table(5, 4), (2, 5, 4)), rtol=1e-6
+    )
     with pytest.raises(ValueError, match="sequence length 11 exceeds max_len=10"):
         SinusoidalPositionalEncoding(4, max_len=10)(np.ones((11, 4), dtype=np.float32))
 

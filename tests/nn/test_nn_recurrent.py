@@ -24,7 +24,11 @@ def _pair(num_layers=1, bias=True, batch_first=True, seed=0):
 
 
 def _loss_weights(rng, out_shape, state_shape):
-    return rng.standard_normal(out_shape), rng.standard_normal(state_shape), rng.standard_normal(state_shape)
+    return (
+        rng.standard_normal(out_shape),
+        rng.standard_normal(state_shape),
+        rng.standard_normal(state_shape),
+    )
 
 
 def _compare(ours, ref, x, ref_run, our_run, rng):
@@ -37,13 +41,19 @@ def _compare(ours, ref, x, ref_run, our_run, rng):
     np.testing.assert_allclose(h_r.data, h_t.detach().numpy(), rtol=1e-10, atol=1e-12)
     np.testing.assert_allclose(c_r.data, c_t.detach().numpy(), rtol=1e-10, atol=1e-12)
     wo, wh, wc = _loss_weights(rng, out_r.shape, h_r.shape)
-    loss_t = (out_t * torch.tensor(wo)).sum() + (h_t * torch.tensor(wh)).sum() + (c_t * torch.tensor(wc)).sum()
+    loss_t = (
+        (out_t * torch.tensor(wo)).sum()
+        + (h_t * torch.tensor(wh)).sum()
+        + (c_t * torch.tensor(wc)).sum()
+    )
     loss_t.backward()
     ((out_r * wo).sum() + (h_r * wh).sum() + (c_r * wc).sum()).backward()
     np.testing.assert_allclose(xr.grad, xt.grad.numpy(), rtol=1e-9, atol=1e-12)
     ref_params = dict(ref.named_parameters())
     for name, p in ours.named_parameters():
-        np.testing.assert_allclose(p.grad, ref_params[name].grad.numpy(), rtol=1e-9, atol=1e-12, err_msg=name)
+        np.testing.assert_allclose(
+            p.grad, ref_params[name].grad.numpy(), rtol=1e-9, atol=1e-12, err_msg=name
+        )
 
 
 def _plain(model, x):
@@ -64,8 +74,14 @@ def test_lstm_with_initial_state_matches_torch():
     rng = np.random.default_rng(2)
     x = rng.standard_normal((B, T, D))
     h0, c0 = rng.standard_normal((2, 2, B, H))
-    _compare(ours, ref, x, lambda m, v: m(v, (torch.tensor(h0), torch.tensor(c0))),
-             lambda m, v: m(v, (h0, c0)), rng)  # fmt: skip
+    _compare(
+        ours,
+        ref,
+        x,
+        lambda m, v: m(v, (torch.tensor(h0), torch.tensor(c0))),
+        lambda m, v: m(v, (h0, c0)),
+        rng,
+    )
 
 
 def test_time_major_layout_matches_torch_default():
@@ -83,7 +99,9 @@ def test_masked_lstm_matches_pack_padded_sequence(num_layers):
     x = rng.standard_normal((B, T, D))
 
     def torch_packed(model, v):
-        packed = pack_padded_sequence(v, torch.tensor(lengths), batch_first=True, enforce_sorted=False)
+        packed = pack_padded_sequence(
+            v, torch.tensor(lengths), batch_first=True, enforce_sorted=False
+        )
         out, state = model(packed)
         out, _ = pad_packed_sequence(out, batch_first=True, total_length=T)
         return out, state
@@ -116,7 +134,11 @@ def test_lstm_cell_matches_torch():
     ours = LSTMCell(D, H, dtype=np.float64)
     ours.load_state_dict({k: v.detach().numpy() for k, v in ref.state_dict().items()})
     rng = np.random.default_rng(6)
-    x, h0, c0 = rng.standard_normal((B, D)), rng.standard_normal((B, H)), rng.standard_normal((B, H))
+    x, h0, c0 = (
+        rng.standard_normal((B, D)),
+        rng.standard_normal((B, H)),
+        rng.standard_normal((B, H)),
+    )
     xt = torch.tensor(x, requires_grad=True)
     h_t, c_t = ref(xt, (torch.tensor(h0), torch.tensor(c0)))
     xr = Tensor(x.copy(), requires_grad=True)
@@ -128,7 +150,9 @@ def test_lstm_cell_matches_torch():
     ((h_r * wh).sum() + (c_r * wc).sum()).backward()
     np.testing.assert_allclose(xr.grad, xt.grad.numpy(), rtol=1e-9)
     for name, p in ref.named_parameters():
-        np.testing.assert_allclose(getattr(ours, name).grad, p.grad.numpy(), rtol=1e-9, err_msg=name)
+        np.testing.assert_allclose(
+            getattr(ours, name).grad, p.grad.numpy(), rtol=1e-9, err_msg=name
+        )
 
 
 def test_gradcheck_tiny_masked_lstm():

@@ -24,20 +24,44 @@ def _layers():
     rng = np.random.default_rng(0)
     x2, x3 = rng.standard_normal((3, 8)), rng.standard_normal((2, 4, 8))
     return [
-        ("embedding", nn.Embedding(10, 8, padding_idx=2), torch.nn.Embedding(10, 8, padding_idx=2),
-         lambda m, t: m(torch.tensor(IDS)) if t else m(IDS)),
-        ("bag_mean", nn.EmbeddingBag(10, 8), torch.nn.EmbeddingBag(10, 8),
-         lambda m, t: m(torch.tensor(IDS), torch.tensor(OFFSETS)) if t else m(IDS, OFFSETS)),
-        ("bag_sum_pad", nn.EmbeddingBag(10, 8, mode="sum", padding_idx=4),
-         torch.nn.EmbeddingBag(10, 8, mode="sum", padding_idx=4),
-         lambda m, t: m(torch.tensor(IDS), torch.tensor(OFFSETS)) if t else m(IDS, OFFSETS)),
-        ("bag_max", nn.EmbeddingBag(10, 8, mode="max"), torch.nn.EmbeddingBag(10, 8, mode="max"),
-         lambda m, t: m(torch.tensor(IDS), torch.tensor(OFFSETS)) if t else m(IDS, OFFSETS)),
+        (
+            "embedding",
+            nn.Embedding(10, 8, padding_idx=2),
+            torch.nn.Embedding(10, 8, padding_idx=2),
+            lambda m, t: m(torch.tensor(IDS)) if t else m(IDS),
+        ),
+        (
+            "bag_mean",
+            nn.EmbeddingBag(10, 8),
+            torch.nn.EmbeddingBag(10, 8),
+            lambda m, t: m(torch.tensor(IDS), torch.tensor(OFFSETS)) if t else m(IDS, OFFSETS),
+        ),
+        (
+            "bag_sum_pad",
+            nn.EmbeddingBag(10, 8, mode="sum", padding_idx=4),
+            torch.nn.EmbeddingBag(10, 8, mode="sum", padding_idx=4),
+            lambda m, t: m(torch.tensor(IDS), torch.tensor(OFFSETS)) if t else m(IDS, OFFSETS),
+        ),
+        (
+            "bag_max",
+            nn.EmbeddingBag(10, 8, mode="max"),
+            torch.nn.EmbeddingBag(10, 8, mode="max"),
+            lambda m, t: m(torch.tensor(IDS), torch.tensor(OFFSETS)) if t else m(IDS, OFFSETS),
+        ),
         ("linear", nn.Linear(8, 5), torch.nn.Linear(8, 5), lambda m, t: m(_input(x2, m, t))),
-        ("lstm", nn.LSTM(8, 6, num_layers=2), torch.nn.LSTM(8, 6, num_layers=2, batch_first=True),
-         lambda m, t: m(_input(x3, m, t))[0]),
-        ("lstm_cell", nn.LSTMCell(8, 6), torch.nn.LSTMCell(8, 6), lambda m, t: m(_input(x2, m, t))[1]),
-    ]  # fmt: skip
+        (
+            "lstm",
+            nn.LSTM(8, 6, num_layers=2),
+            torch.nn.LSTM(8, 6, num_layers=2, batch_first=True),
+            lambda m, t: m(_input(x3, m, t))[0],
+        ),
+        (
+            "lstm_cell",
+            nn.LSTMCell(8, 6),
+            torch.nn.LSTMCell(8, 6),
+            lambda m, t: m(_input(x2, m, t))[1],
+        ),
+    ]
 
 
 def _input(x, module, is_torch):

@@ -50,6 +50,7 @@ def test_dense_kernel_equals_reference(dtype, options):
     if amsgrad:
         np.testing.assert_array_equal(vmax_fast, vmax_slow)
 
+
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
 @pytest.mark.parametrize("shape", [(500, 12), (400,), (300, 3, 4)])
 def test_rows_kernel_equals_reference(dtype, shape):

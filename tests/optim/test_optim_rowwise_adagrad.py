@@ -43,15 +43,22 @@ def test_sparse_steps_match_fbgemm_formula(dtype, wd, mode):
     W0 = rng.standard_normal((V, D))
     expected_w, expected_s = W0.copy(), np.full(V, 0.1)
     p = Parameter(W0.astype(dtype))
-    opt = RowWiseAdagrad([p], lr=0.3, eps=1e-6, weight_decay=wd, weight_decay_mode=mode,
-                         initial_accumulator_value=0.1)  # fmt: skip
+    opt = RowWiseAdagrad(
+        [p],
+        lr=0.3,
+        eps=1e-6,
+        weight_decay=wd,
+        weight_decay_mode=mode,
+        initial_accumulator_value=0.1,
+    )
     for _ in range(5):
         ids = rng.integers(0, V // 2, 15)
         rows = rng.standard_normal((15, D)).astype(dtype)
         p.grad = scatter_add_rows(ids, rows, V)
         opt.step()
-        fbgemm_rowwise_adagrad(expected_w, expected_s, ids, rows.astype(np.float64), lr=0.3,
-                               eps=1e-6, wd=wd, mode=mode)  # fmt: skip
+        fbgemm_rowwise_adagrad(
+            expected_w, expected_s, ids, rows.astype(np.float64), lr=0.3, eps=1e-6, wd=wd, mode=mode
+        )
     tol = {"rtol": 1e-5, "atol": 1e-6} if dtype == np.float32 else {"rtol": 1e-12, "atol": 1e-14}
     np.testing.assert_allclose(p.data, expected_w, **tol)
     np.testing.assert_allclose(opt.state[p]["sum"], expected_s, **tol)
@@ -70,8 +77,9 @@ def test_dense_gradient_updates_every_row_as_fbgemm_would_with_all_ids():
         g = rng.standard_normal((V, D))
         p.grad = g
         opt.step()
-        fbgemm_rowwise_adagrad(expected_w, expected_s, np.arange(V), g, lr=0.1, eps=1e-10,
-                               wd=0.05, mode="l2")  # fmt: skip
+        fbgemm_rowwise_adagrad(
+            expected_w, expected_s, np.arange(V), g, lr=0.1, eps=1e-10, wd=0.05, mode="l2"
+        )
     np.testing.assert_allclose(p.data, expected_w, rtol=1e-12)
 
 
@@ -82,8 +90,9 @@ def test_one_entry_per_row_is_torch_adagrad(shape, wd):
     W0 = rng.standard_normal(shape)
     p, tp = Parameter(W0.copy()), torch.nn.Parameter(torch.from_numpy(W0.copy()))
     opt = RowWiseAdagrad([p], lr=0.2, eps=1e-8, weight_decay=wd, initial_accumulator_value=0.5)
-    topt = torch.optim.Adagrad([tp], lr=0.2, eps=1e-8, weight_decay=wd,
-                               initial_accumulator_value=0.5)  # fmt: skip
+    topt = torch.optim.Adagrad(
+        [tp], lr=0.2, eps=1e-8, weight_decay=wd, initial_accumulator_value=0.5
+    )
     for _ in range(5):
         p.grad = rng.standard_normal(shape)
         tp.grad = torch.from_numpy(p.grad.copy())

@@ -94,8 +94,12 @@ def test_sparse_adam_is_adam_on_the_rows_it_always_touches():
 
 def test_sgd_sparse_momentum_keeps_moving_rows_seen_before():
     """PyTorch's semantics: the momentum of a row absent from this batch still applies."""
-    p, opt = _train(ro.SGD, {"lr": 0.1, "momentum": 0.5}, np.zeros((V, D)),
-                    [scatter_add_rows(np.array([3]), np.ones((1, D)), V)])  # fmt: skip
+    p, opt = _train(
+        ro.SGD,
+        {"lr": 0.1, "momentum": 0.5},
+        np.zeros((V, D)),
+        [scatter_add_rows(np.array([3]), np.ones((1, D)), V)],
+    )
     p.grad = scatter_add_rows(np.array([7]), np.ones((1, D)), V)
     opt.step()
     np.testing.assert_allclose(p.data[3], -0.1 - 0.1 * 0.5)
@@ -103,10 +107,15 @@ def test_sgd_sparse_momentum_keeps_moving_rows_seen_before():
     np.testing.assert_array_equal(opt.state[p]["rows"], [3, 7])
 
 
-@pytest.mark.parametrize(("opt_cls", "kwargs"), [
-    (ro.SparseAdam, {}), (ro.Adagrad, {}), (ro.RowWiseAdagrad, {"weight_decay": 0.1}),
-    (ro.SGD, {"lr": 0.1}),
-])  # fmt: skip
+@pytest.mark.parametrize(
+    ("opt_cls", "kwargs"),
+    [
+        (ro.SparseAdam, {}),
+        (ro.Adagrad, {}),
+        (ro.RowWiseAdagrad, {"weight_decay": 0.1}),
+        (ro.SGD, {"lr": 0.1}),
+    ],
+)
 def test_sparse_step_memory_does_not_grow_with_the_table(opt_cls, kwargs):
     big = Parameter(np.zeros((200_000, 16), dtype=np.float32))  # 12.8 MB
     opt = opt_cls([big], **kwargs)

@@ -106,18 +106,25 @@ BAD = [
     ("SGD", {"nesterov": True, "momentum": 0.9, "dampening": 0.1}, r"dampening == 0"),
     ("Adagrad", {"lr": -1.0}, r"Adagrad: lr must be .* \[0.0, inf\), got -1.0"),
     ("Adagrad", {"lr_decay": -0.1}, r"lr_decay must be .* \[0.0, inf\), got -0.1"),
-    ("Adagrad", {"initial_accumulator_value": -1.0}, r"initial_accumulator_value must be .*, got -1.0"),
+    (
+        "Adagrad",
+        {"initial_accumulator_value": -1.0},
+        r"initial_accumulator_value must be .*, got -1.0",
+    ),
     ("Adagrad", {"eps": -1e-10}, r"eps must be .* \[0.0, inf\), got -1e-10"),
     ("Adam", {"lr": float("nan")}, r"Adam: lr must be a finite number .*, got nan"),
-    ("Adam", {"betas": (1.0, 0.9)},
-     r"Adam: betas\[0\] must be a finite number in \[0.0, 1.0\), got 1.0"),
+    (
+        "Adam",
+        {"betas": (1.0, 0.9)},
+        r"Adam: betas\[0\] must be a finite number in \[0.0, 1.0\), got 1.0",
+    ),
     ("Adam", {"betas": (0.9, -0.1)}, r"betas\[1\] must be .* in \[0.0, 1.0\), got -0.1"),
     ("Adam", {"eps": -1e-8}, r"eps must be .* \[0.0, inf\), got -1e-08"),
     ("AdamW", {"weight_decay": -0.01}, r"AdamW: weight_decay must be .* \[0.0, inf\), got -0.01"),
     ("SparseAdam", {"lr": 0.0}, r"SparseAdam: lr must be a finite number in \(0.0, inf\), got 0.0"),
     ("SparseAdam", {"eps": 0.0}, r"eps must be .* \(0.0, inf\), got 0.0"),
     ("SparseAdam", {"betas": (0.9, 1.5)}, r"betas\[1\] must be .* in \[0.0, 1.0\), got 1.5"),
-]  # fmt: skip
+]
 
 
 @pytest.mark.parametrize(("name", "kwargs", "message"), BAD)
@@ -156,12 +163,22 @@ def _table_with(grad):
 SPARSE = scatter_add_rows(np.array([1, 1]), np.ones((2, D), dtype=np.float32), V)
 
 
-@pytest.mark.parametrize(("name", "grad", "message"), [
-    ("Adam", SPARSE, "Adam does not support sparse gradients.*please consider SparseAdam instead"),
-    ("AdamW", SPARSE, "AdamW does not support sparse gradients.*please consider SparseAdam"),
-    ("SparseAdam", np.ones((V, D), dtype=np.float32),
-     "SparseAdam does not support dense gradients.*please consider Adam instead"),
-])  # fmt: skip
+@pytest.mark.parametrize(
+    ("name", "grad", "message"),
+    [
+        (
+            "Adam",
+            SPARSE,
+            "Adam does not support sparse gradients.*please consider SparseAdam instead",
+        ),
+        ("AdamW", SPARSE, "AdamW does not support sparse gradients.*please consider SparseAdam"),
+        (
+            "SparseAdam",
+            np.ones((V, D), dtype=np.float32),
+            "SparseAdam does not support dense gradients.*please consider Adam instead",
+        ),
+    ],
+)
 def test_wrong_kind_of_gradient_names_the_alternative(name, grad, message):
     p = _table_with(grad)
     with pytest.raises(TypeError, match=message):

@@ -26,8 +26,11 @@ CASES = [  # (name, kwargs, kinds of gradient)
     ("SGD", {"lr": 0.05, "momentum": 0.8, "nesterov": True}, ("dense", "sparse")),
     ("SGD", {"lr": 0.1, "momentum": 0.5, "weight_decay": 0.01}, ("dense",)),
     ("Adagrad", {"lr": 0.1}, ("dense", "sparse")),
-    ("Adagrad", {"lr": 0.1, "lr_decay": 0.05, "initial_accumulator_value": 0.1, "eps": 1e-6},
-     ("dense", "sparse")),
+    (
+        "Adagrad",
+        {"lr": 0.1, "lr_decay": 0.05, "initial_accumulator_value": 0.1, "eps": 1e-6},
+        ("dense", "sparse"),
+    ),
     ("Adagrad", {"lr": 0.1, "weight_decay": 0.1}, ("dense",)),
     ("Adam", {"lr": 0.01}, ("dense",)),
     ("Adam", {"lr": 0.01, "betas": (0.3, 0.8), "weight_decay": 0.1, "amsgrad": True}, ("dense",)),
@@ -35,7 +38,7 @@ CASES = [  # (name, kwargs, kinds of gradient)
     ("AdamW", {"lr": 0.02, "weight_decay": 0.1, "amsgrad": True, "eps": 1e-6}, ("dense",)),
     ("SparseAdam", {"lr": 0.01}, ("sparse",)),
     ("SparseAdam", {"lr": 0.05, "betas": (0.5, 0.9), "eps": 1e-6}, ("sparse",)),
-]  # fmt: skip
+]
 PARAMS = [(name, kw, kind) for name, kw, kinds in CASES for kind in kinds]
 
 
@@ -124,12 +127,16 @@ def test_sparse_adam_empty_gradient_counts_a_step_like_torch():
     W0 = np.random.default_rng(4).standard_normal((5, 2))
     w, tw = Parameter(W0.copy()), torch.nn.Parameter(torch.from_numpy(W0.copy()))
     opt, topt = ro.SparseAdam([w], lr=0.1), torch.optim.SparseAdam([tw], lr=0.1)
-    grads = [(np.array([1, 1]), np.ones((2, 2))), (np.array([], dtype=np.int64), np.ones((0, 2))),
-             (np.array([1, 3]), np.full((2, 2), -0.5))]  # fmt: skip
+    grads = [
+        (np.array([1, 1]), np.ones((2, 2))),
+        (np.array([], dtype=np.int64), np.ones((0, 2))),
+        (np.array([1, 3]), np.full((2, 2), -0.5)),
+    ]
     for ids, G in grads:
         w.grad = scatter_add_rows(ids, G, 5)
-        tw.grad = torch.sparse_coo_tensor(torch.from_numpy(ids)[None], torch.from_numpy(G), (5, 2),
-                                          check_invariants=True)
+        tw.grad = torch.sparse_coo_tensor(
+            torch.from_numpy(ids)[None], torch.from_numpy(G), (5, 2), check_invariants=True
+        )
         opt.step()
         topt.step()
     assert opt.state[w]["step"] == topt.state[tw]["step"] == 3

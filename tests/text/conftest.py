@@ -43,9 +43,15 @@ HARD_STRINGS = [
 #: hard pieces: emoji sequences, CJK, marks, control and space characters, special tokens.
 HARD_TEXT = st.one_of(
     st.text(),  # any code point but surrogates
-    st.text(alphabet=st.sampled_from("👍🏽👨‍👩‍👧‍👦🇫🇷❤️\u200d\ufe0f中文字日本語한국어e\u0301\u0308\x00\x1f\x7f\u0085 \n\t")),
-    st.lists(st.sampled_from(["<pad>", "<|endoftext|>", "<pad", "|>", "a", " ", "é", "🎉"])).map("".join),
-)  # fmt: skip
+    st.text(
+        alphabet=st.sampled_from(
+            "👍🏽👨‍👩‍👧‍👦🇫🇷❤️\u200d\ufe0f中文字日本語한국어e\u0301\u0308\x00\x1f\x7f\u0085 \n\t"
+        )
+    ),
+    st.lists(st.sampled_from(["<pad>", "<|endoftext|>", "<pad", "|>", "a", " ", "é", "🎉"])).map(
+        "".join
+    ),
+)
 
 
 @pytest.fixture(scope="session")
@@ -103,9 +109,12 @@ def hf_train(texts, vocab_size, *, min_frequency=2, special_tokens=(), pre_token
     tok.pre_tokenizer = pre_tokenizer or pre_tokenizers.ByteLevel(add_prefix_space=False)
     tok.decoder = decoders.ByteLevel()
     trainer = trainers.BpeTrainer(
-        vocab_size=vocab_size, min_frequency=min_frequency, special_tokens=list(special_tokens),
-        initial_alphabet=pre_tokenizers.ByteLevel.alphabet(), show_progress=False,
-    )  # fmt: skip
+        vocab_size=vocab_size,
+        min_frequency=min_frequency,
+        special_tokens=list(special_tokens),
+        initial_alphabet=pre_tokenizers.ByteLevel.alphabet(),
+        show_progress=False,
+    )
     tok.train_from_iterator(texts, trainer)
     return tok
 
@@ -113,7 +122,9 @@ def hf_train(texts, vocab_size, *, min_frequency=2, special_tokens=(), pre_token
 def hf_model(tok) -> dict:
     """The ``model`` part of a Tokenizer's JSON, merges as tuples."""
     model = json.loads(tok.to_str())["model"]
-    model["merges"] = [tuple(m.split(" ")) if isinstance(m, str) else tuple(m) for m in model["merges"]]
+    model["merges"] = [
+        tuple(m.split(" ")) if isinstance(m, str) else tuple(m) for m in model["merges"]
+    ]
     return model
 
 

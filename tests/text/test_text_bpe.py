@@ -26,7 +26,9 @@ def bpe(corpus):
     return ByteLevelBPE().fit(corpus, 800, special_tokens=SPECIALS)
 
 
-@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(
+    max_examples=300, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
 @given(data=st.data())
 def test_decode_encode_round_trip(bpe, data, hard_text):
     text = data.draw(hard_text)
@@ -56,7 +58,9 @@ def test_cache_gives_the_same_ids_as_a_cold_encoder(corpus):
     longest = max(len(set(regex.findall(GPT2_PATTERN, t))) for t in corpus[:100])
     for text in corpus[:100]:
         assert small.encode(text).ids == big.encode(text).ids
-        assert len(small._cache) <= max(5, longest)  # emptied when full, refilled by one text
+        assert len(small._encoder.cache) <= max(
+            5, longest
+        )  # emptied when full, refilled by one text
 
 
 def random_word_counts(rng: random.Random) -> dict[bytes, int]:
@@ -73,23 +77,34 @@ def test_incremental_trainer_equals_recount_reference(seed):
     rng = random.Random(seed)
     words = random_word_counts(rng)
     tokens = [bytes([b]) for b in range(256)]
-    vocab_size, min_frequency = 256 + rng.randint(1, 60), rng.randint(0, 3)
-    fast = train_merges(list(words), np.array(list(words.values())), np.arange(256), tokens,
-                        vocab_size, min_frequency)  # fmt: skip
-    reference = learn_merges_recount({tuple(w): c for w, c in words.items()}, tokens, vocab_size,
-                                     min_frequency=min_frequency)  # fmt: skip
+    vocab_size, min_count = 256 + rng.randint(1, 60), rng.randint(0, 3)
+    fast = train_merges(
+        list(words),
+        np.array(list(words.values())),
+        np.arange(256),
+        tokens,
+        vocab_size,
+        min_count,
+    )
+    reference = learn_merges_recount(
+        {tuple(w): c for w, c in words.items()}, tokens, vocab_size, min_count=min_count
+    )
     assert [tuple(row) for row in fast.tolist()] == reference
 
 
 @pytest.mark.parametrize("seed", range(10))
 def test_encode_kernel_equals_reference(seed, corpus):
     rng = random.Random(seed)
-    bpe = ByteLevelBPE().fit(corpus, rng.randint(300, 900), min_frequency=rng.randint(0, 3))
-    ranks = {(bpe.vocab[a], bpe.vocab[b]): (r, bpe.vocab[a + b]) for r, (a, b) in enumerate(bpe.merges)}
+    bpe = ByteLevelBPE().fit(corpus, rng.randint(300, 900), min_count=rng.randint(0, 3))
+    ranks = {
+        (bpe.vocab[a], bpe.vocab[b]): (r, bpe.vocab[a + b]) for r, (a, b) in enumerate(bpe.merges)
+    }
     words = [w.encode() for t in rng.sample(corpus, 40) for w in re.findall(r"\S+|\s+", t)]
     words += [b"a" * 300, b"ab" * 150, "é".encode() * 50]
-    got = encode_words(words, bpe._byte_ids, bpe._merge_table)
-    assert got == [encode_word_reference(bpe._byte_ids[list(w)].tolist(), ranks) for w in words]
+    got = encode_words(words, bpe._encoder.byte_ids, bpe._encoder.merge_table)
+    assert got == [
+        encode_word_reference(bpe._encoder.byte_ids[list(w)].tolist(), ranks) for w in words
+    ]
 
 
 def paper_algorithm_1(vocab: dict[str, int], num_merges: int) -> list[tuple[str, str]]:
@@ -100,7 +115,9 @@ def paper_algorithm_1(vocab: dict[str, int], num_merges: int) -> list[tuple[str,
         for word, freq in vocab.items():
             symbols = word.split()
             for i in range(len(symbols) - 1):
-                pairs[symbols[i], symbols[i + 1]] = pairs.get((symbols[i], symbols[i + 1]), 0) + freq
+                pairs[symbols[i], symbols[i + 1]] = (
+                    pairs.get((symbols[i], symbols[i + 1]), 0) + freq
+                )
         best = max(pairs, key=pairs.get)
         bigram = re.compile(r"(?<!\S)" + re.escape(" ".join(best)) + r"(?!\S)")
         vocab = {bigram.sub("".join(best), word): freq for word, freq in vocab.items()}
@@ -123,7 +140,10 @@ def test_save_load_round_trip_and_readable_format(bpe, corpus, tmp_path):
     bpe.save(path)
     data = json.loads(path.read_text(encoding="utf-8"))
     assert data["format"] == "rowbook.ByteLevelBPE" and data["version"] == 1
-    assert data["merges"][0][:2] == list(bpe.merges[0]) and data["merges"][0][2] == bpe.merge_trace[0].count
+    assert (
+        data["merges"][0][:2] == list(bpe.merges[0])
+        and data["merges"][0][2] == bpe.merge_trace[0].count
+    )
     again = ByteLevelBPE.load(path)
     assert again.vocab == bpe.vocab and again.merges == bpe.merges
     assert again.merge_trace == bpe.merge_trace
@@ -157,8 +177,26 @@ def test_bad_inputs_raise_clear_errors(bpe):
 
 @pytest.mark.parametrize("vocab_size", [0, 255, 256, 257, 2.5])
 def test_vocab_size_below_byte_alphabet_plus_specials(vocab_size):
-    with pytest.raises(ValueError, match=r"vocab_size must be an int >= 258 \(256 byte symbols \+ 2"):
+    with pytest.raises(
+        ValueError, match=r"vocab_size must be an int >= 258 \(256 byte symbols \+ 2"
+    ):
         ByteLevelBPE().fit(["text"], vocab_size, special_tokens=SPECIALS)
+
+
+def test_min_frequency_is_the_old_name_of_min_count():
+    """``min_frequency`` (``tokenizers``' name, rowbook's before 0.2) works and warns."""
+    texts = ["low lower lowest", "newest widest new"] * 3
+    counts = {"low": 5, "lower": 2, "newest": 6, "widest": 3}
+    with pytest.warns(DeprecationWarning, match=r"ByteLevelBPE\.fit\(min_frequency=\.\.\.\)"):
+        old = ByteLevelBPE().fit(texts, 270, min_frequency=3)
+    assert old.merges == ByteLevelBPE().fit(texts, 270, min_count=3).merges
+    with pytest.warns(DeprecationWarning, match=r"fit_word_counts\(min_frequency=\.\.\.\)"):
+        old = ByteLevelBPE().fit_word_counts(counts, 270, min_frequency=3)
+    assert old.merges == ByteLevelBPE().fit_word_counts(counts, 270, min_count=3).merges
+    words, tokens = {(0, 1, 2): 3, (1, 2): 1}, ["a", "b", "c"]
+    with pytest.warns(DeprecationWarning, match=r"learn_merges_recount\(min_frequency=\.\.\.\)"):
+        old = learn_merges_recount(words, tokens, 6, min_frequency=4)
+    assert old == learn_merges_recount(words, tokens, 6, min_count=4) == [(1, 2, 3, 4)]
 
 
 def test_fit_arguments_are_checked_before_reading_the_corpus():
@@ -168,8 +206,8 @@ def test_fit_arguments_are_checked_before_reading_the_corpus():
 
     with pytest.raises(ValueError, match="vocab_size must be an int >= 256"):
         ByteLevelBPE().fit(corpus(), 100)
-    with pytest.raises(ValueError, match="min_frequency must be an int >= 0, got -1"):
-        ByteLevelBPE().fit(corpus(), 300, min_frequency=-1)
+    with pytest.raises(ValueError, match="min_count must be an int >= 0, got -1"):
+        ByteLevelBPE().fit(corpus(), 300, min_count=-1)
     with pytest.raises(TypeError, match="word_counts must map str to int"):
         ByteLevelBPE().fit_word_counts({b"bytes": 3}, 300)
 
@@ -191,16 +229,25 @@ def edited(bpe, tmp_path, edit) -> str:
     return tmp_path / "bad.json"
 
 
-@pytest.mark.parametrize("edit, message", [
-    (lambda d: d.update(version=2), "version 2; this rowbook reads version 1"),
-    (lambda d: d.update(format="other"), "not a rowbook ByteLevelBPE file"),
-    (lambda d: d["special_tokens"].append("<mask>"), "special token '<mask>' is missing from the vocabulary"),
-    (lambda d: d["vocab"].update(renamed=d["vocab"].pop("Ġ")), "lacks 1 byte symbols"),
-    (lambda d: d["vocab"].update(Ġ=5), "vocab id 5 is used twice"),
-    (lambda d: d["merges"].append(["zz", "q", 1]), "merge .* must be two tokens of the vocabulary"),
-    (lambda d: d.pop("vocab"), "has no 'vocab' field"),
-    (lambda d: d["merges"].append(["a", "b"]), r"must be \[left, right, count or null\]"),
-])  # fmt: skip
+@pytest.mark.parametrize(
+    "edit, message",
+    [
+        (lambda d: d.update(version=2), "version 2; this rowbook reads version 1"),
+        (lambda d: d.update(format="other"), "not a rowbook ByteLevelBPE file"),
+        (
+            lambda d: d["special_tokens"].append("<mask>"),
+            "special token '<mask>' is missing from the vocabulary",
+        ),
+        (lambda d: d["vocab"].update(renamed=d["vocab"].pop("Ġ")), "lacks 1 byte symbols"),
+        (lambda d: d["vocab"].update(Ġ=5), "vocab id 5 is used twice"),
+        (
+            lambda d: d["merges"].append(["zz", "q", 1]),
+            "merge .* must be two tokens of the vocabulary",
+        ),
+        (lambda d: d.pop("vocab"), "has no 'vocab' field"),
+        (lambda d: d["merges"].append(["a", "b"]), r"must be \[left, right, count or null\]"),
+    ],
+)
 def test_corrupt_or_wrong_version_files(bpe, tmp_path, edit, message):
     with pytest.raises(ValueError, match=message):
         ByteLevelBPE.load(edited(bpe, tmp_path, edit))
@@ -219,9 +266,11 @@ def test_truncated_json_reports_line_and_column(bpe, tmp_path):
 def test_unsupported_tokenizer_json_options_are_refused(bpe, tmp_path):
     bpe.to_tokenizer_json(tmp_path / "t.json")
     base = json.loads((tmp_path / "t.json").read_text(encoding="utf-8"))
-    cases = [("normalizer", {"type": "Lowercase"}, "normalizer"),
-             ("version", "2.0", "version '2.0'"),
-             ("post_processor", {"type": "TemplateProcessing"}, "adds tokens")]  # fmt: skip
+    cases = [
+        ("normalizer", {"type": "Lowercase"}, "normalizer"),
+        ("version", "2.0", "version '2.0'"),
+        ("post_processor", {"type": "TemplateProcessing"}, "adds tokens"),
+    ]
     for key, value, message in cases:
         (tmp_path / "x.json").write_text(json.dumps({**base, key: value}), encoding="utf-8")
         with pytest.raises(ValueError, match=message):

@@ -79,7 +79,7 @@ def test_a_small_cache_gives_the_same_encodings(corpus, texts, pool_calls, tmp_p
     ours, _ = _model(corpus, tmp_path)
     small, _ = _model(corpus, tmp_path, cache_size=40)  # emptied every few texts, in workers too
     assert small.encode_batch(texts, workers=2) == ours.encode_batch(texts, workers=1)
-    assert len(small._cache) <= 40
+    assert len(small._encoder.cache) <= 40
 
 
 def test_default_workers_use_the_pool_and_give_the_serial_result(
@@ -147,4 +147,4 @@ def test_the_ascii_twin_of_gpt2s_pattern_finds_the_same_pieces(text):
 def test_ascii_and_other_texts_split_as_the_pattern_says(corpus):
     bpe = ByteLevelBPE()
     texts = [*corpus, "tab\there \x1c\x1f end", "naïve mix of ASCII and 日本語"]
-    assert bpe._words_of(texts) == [regex.findall(GPT2_PATTERN, t) for t in texts]
+    assert bpe._pretokenizer.words_of(texts) == [regex.findall(GPT2_PATTERN, t) for t in texts]

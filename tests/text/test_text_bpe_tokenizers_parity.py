@@ -21,7 +21,7 @@ def _texts(corpus, hard):
 
 @pytest.fixture(scope="module")
 def trained(corpus):
-    ours = ByteLevelBPE().fit(corpus, 600, min_frequency=2, special_tokens=SPECIALS)
+    ours = ByteLevelBPE().fit(corpus, 600, min_count=2, special_tokens=SPECIALS)
     theirs = ByteLevelBPETokenizer()
     theirs.train_from_iterator(
         corpus, 600, min_frequency=2, special_tokens=SPECIALS, show_progress=False
@@ -126,9 +126,13 @@ def _hf_train(corpus, **options):
     tok.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False)
     extra = options.pop("initial_alphabet", [])
     trainer = trainers.BpeTrainer(
-        vocab_size=700, min_frequency=2, special_tokens=SPECIALS, show_progress=False,
-        initial_alphabet=pre_tokenizers.ByteLevel.alphabet() + extra, **options,
-    )  # fmt: skip
+        vocab_size=700,
+        min_frequency=2,
+        special_tokens=SPECIALS,
+        show_progress=False,
+        initial_alphabet=pre_tokenizers.ByteLevel.alphabet() + extra,
+        **options,
+    )
     tok.train_from_iterator(corpus, trainer)
     return tok
 
@@ -148,7 +152,7 @@ def test_trainer_options_learn_the_same_merges_as_bpe_trainer(
     corpus, options, hard_strings, same_encodings
 ):
     theirs = _hf_train(corpus, **dict(options))
-    ours = ByteLevelBPE().fit(corpus, 700, min_frequency=2, special_tokens=SPECIALS, **options)
+    ours = ByteLevelBPE().fit(corpus, 700, min_count=2, special_tokens=SPECIALS, **options)
     expected = Tokenizer.from_str(theirs.to_str())
     assert ours.vocab == expected.get_vocab()
     same_encodings(ours, expected, hard_strings[:3])

@@ -30,20 +30,26 @@ def test_case_steps_match_str_methods(text):
 @given(text=st.text())
 def test_strip_accents_drops_exactly_the_nonspacing_marks(text):
     out = Normalizer(unicode_form="NFD", strip_accents=True)(text)
-    expected = "".join(c for c in unicodedata.normalize("NFD", text) if unicodedata.category(c) != "Mn")
+    expected = "".join(
+        c for c in unicodedata.normalize("NFD", text) if unicodedata.category(c) != "Mn"
+    )
     assert out == unicodedata.normalize("NFD", expected)
     assert not any(unicodedata.category(c) == "Mn" for c in out)
 
 
 @given(text=st.text(alphabet=st.sampled_from(" \t\n\u00a0\u2003\u3000ab,.!?¿—«»")))
 def test_whitespace_and_punctuation_steps(text):
-    norm = Normalizer(unicode_form=None, strip_punctuation=True, collapse_whitespace=True, strip=True)
+    norm = Normalizer(
+        unicode_form=None, strip_punctuation=True, collapse_whitespace=True, strip=True
+    )
     no_punct = "".join(c for c in text if not unicodedata.category(c).startswith("P"))
     assert norm(text) == " ".join(no_punct.split())  # str.split agrees with \s on this alphabet
 
 
 def test_cat_sat_on_the_mat_normalization():
-    assert Normalizer(case="lower", strip=True)("The cat sat on the mat ") == "the cat sat on the mat"
+    assert (
+        Normalizer(case="lower", strip=True)("The cat sat on the mat ") == "the cat sat on the mat"
+    )
 
 
 def test_normalizer_errors():
@@ -66,7 +72,9 @@ def test_word_tokenizer_matches_regex_findall_and_str_split(text):
 
 
 def test_default_word_pattern_separates_punctuation():
-    punct = [t for t in WordTokenizer()("Hello, world! (Yes) -- it's 'fine'.") if t in string.punctuation]
+    punct = [
+        t for t in WordTokenizer()("Hello, world! (Yes) -- it's 'fine'.") if t in string.punctuation
+    ]
     assert punct == [",", "!", "(", ")", "-", "-", "'", "'", "."]
     assert "it's" in WordTokenizer()("it's")
 

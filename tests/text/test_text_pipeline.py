@@ -39,8 +39,10 @@ def manual_batch(seqs, width, pad):
     )
 
 
-@pytest.mark.parametrize("max_length, padding", [(None, "longest"), (3, "longest"), (8, "max_length"),
-                                                 (2, "max_length"), (50, "longest")])  # fmt: skip
+@pytest.mark.parametrize(
+    "max_length, padding",
+    [(None, "longest"), (3, "longest"), (8, "max_length"), (2, "max_length"), (50, "longest")],
+)
 def test_encode_batch_padding_and_truncation(corpus, max_length, padding):
     pipe = TextPipeline(None, CharTokenizer(), Vocab()).fit(corpus)
     texts = ["abc", "", "hello world", "x"]

@@ -21,7 +21,7 @@ def _pipelines(corpus):
     yield TextPipeline(lower, ByteLevelBPE()).fit(corpus, vocab_size=400, special_tokens=["<pad>"])
     yield TextPipeline(None, WordTokenizer(pattern=r"[a-z]+"), Vocab(eos_token="<eos>")).fit(corpus)
     yield TextPipeline(Normalizer(case="casefold"), WordTokenizer(pattern=None)).fit(corpus)
-    yield TextPipeline(None, CharTokenizer(graphemes=True), Vocab(max_size=50)).fit(corpus)
+    yield TextPipeline(None, CharTokenizer(graphemes=True), Vocab(max_vocab=50)).fit(corpus)
 
 
 def test_saved_pipelines_encode_new_text_identically(corpus, tmp_path):
@@ -74,7 +74,7 @@ def _set(d, dotted, value):
 _DELETE = object()
 CORRUPTIONS = [  # (field, new value, what the message must say)
     ("kind", "vectors", "is not a rowbook text pipeline"),
-    ("version", 2, "newer rowbook"),
+    ("version", 3, "newer rowbook"),
     ("version", "1", "field 'version'"),
     ("normalizer", _DELETE, "lacks the fields ['normalizer']"),
     ("surplus", 1, "unknown fields ['surplus']"),
@@ -117,3 +117,74 @@ def test_other_files_and_unsaveable_pipelines_are_refused(tmp_path):
     with pytest.raises(ValueError, match="only a Normalizer can be saved"):
         TextPipeline(str.lower).fit(["a"]).save(tmp_path / "x.json")
     assert not (tmp_path / "x.json").exists()
+
+
+def _unfitted_pipelines():
+    yield TextPipeline()  # the defaults: WordTokenizer and Vocab
+    yield TextPipeline(
+        Normalizer(case="lower"), CharTokenizer(), Vocab(min_count=2, bos_token="<s>")
+    )
+    yield TextPipeline(None, ByteLevelBPE(add_prefix_space=True, cache_size=7), None)
+    yield TextPipeline(None, WordTokenizer(pattern=r"\w+"), None)
+
+
+def test_an_unfitted_pipeline_keeps_its_settings_and_fits_as_the_original(corpus):
+    for pipe in _unfitted_pipelines():
+        d = pipe.to_dict()
+        assert d["fitted"] is False
+        again = TextPipeline.from_dict(json.loads(json.dumps(d)))
+        assert again.to_dict() == d
+        fit = {"vocab_size": 300} if isinstance(pipe.tokenizer, ByteLevelBPE) else {}
+        ours, theirs = copy.deepcopy(pipe).fit(corpus, **fit), again.fit(corpus, **fit)
+        for text in NEW_TEXTS:
+            assert theirs.encode(text).tolist() == ours.encode(text).tolist()
+        assert theirs.to_dict() == ours.to_dict()  # fitted now: the fitted form
+    bpe = TextPipeline.from_dict(TextPipeline(None, ByteLevelBPE(cache_size=7)).to_dict())
+    assert bpe.tokenizer.cache_size == 7
+
+
+def test_a_fitted_bpe_in_an_unfitted_pipeline_is_kept_whole(corpus):
+    bpe = ByteLevelBPE().fit(corpus, vocab_size=300)
+    pipe = TextPipeline(None, bpe, Vocab(min_count=2))
+    again = TextPipeline.from_dict(pipe.to_dict())
+    assert again.tokenizer.merges == bpe.merges and again.vocab._itos is None
+    assert (
+        again.fit(corpus).encode(NEW_TEXTS[0]).tolist()
+        == pipe.fit(corpus).encode(NEW_TEXTS[0]).tolist()
+    )
+
+
+def test_a_version_1_file_still_loads(saved, tmp_path):
+    """rowbook 0.1 wrote version 1: the fitted form, without 'fitted' or the BPE's cache size."""
+    old = copy.deepcopy(saved)
+    old["version"] = 1
+    del old["fitted"], old["tokenizer"]["cache_size"]
+    (tmp_path / "old.json").write_text(json.dumps(old))
+    pipe = TextPipeline.load(tmp_path / "old.json")
+    assert (
+        pipe.encode("the cat sat").tolist()
+        == TextPipeline.from_dict(saved).encode("the cat sat").tolist()
+    )
+
+
+@pytest.mark.parametrize(
+    ("edit", "message"),
+    [
+        (lambda d: d.update(fitted="yes"), "field 'fitted' must be true or false"),
+        (lambda d: d.update(vocab={"settings": {"min_count": 0}}), "needs the vocabulary's tokens"),
+        (lambda d: d.update(fitted=False, vocab={"settings": {"min_count": 0}}), "min_count"),
+        (lambda d: d.update(fitted=False, vocab={"settings": []}), "'settings' must be an object"),
+        (
+            lambda d: d.update(tokenizer={"type": "byte_level_bpe", "settings": {}}),
+            "not its settings",
+        ),
+        (lambda d: d["tokenizer"].update(cache_size=-1), "cache_size' must be an integer >= 0"),
+        (lambda d: d.update(tokenizer=None), "'type' is one of"),
+    ],
+)
+def test_the_unfitted_form_is_checked_too(saved, tmp_path, edit, message):
+    d = copy.deepcopy(saved)
+    edit(d)
+    (tmp_path / "bad.json").write_text(json.dumps(d))
+    with pytest.raises(ValueError, match=message):
+        TextPipeline.load(tmp_path / "bad.json")

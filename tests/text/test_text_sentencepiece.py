@@ -16,8 +16,17 @@ from rowbook.text.sentencepiece import save_model
 from rowbook.text.sentencepiece.bpe import encode_reference
 from rowbook.text.sentencepiece.proto import read_model, write_model
 
-MORE_HARD = ["İstanbul ΣΑΣ ǅ ﬁ", "ctrl\x00\x07\x1b[0m\u2028end\ufffd", "a" + " " * 40 + "b", " lead", "x<sep>y<unk>z<s>",
-             "ＡＢＣ１２３ ① ㍿", "\u1100\u1161\u11a8 각", "spaces\n\n\nThe end  ", "naïve café 中文字 한국어 ١٢٣"]  # fmt: skip
+MORE_HARD = [
+    "İstanbul ΣΑΣ ǅ ﬁ",
+    "ctrl\x00\x07\x1b[0m\u2028end\ufffd",
+    "a" + " " * 40 + "b",
+    " lead",
+    "x<sep>y<unk>z<s>",
+    "ＡＢＣ１２３ ① ㍿",
+    "\u1100\u1161\u11a8 각",
+    "spaces\n\n\nThe end  ",
+    "naïve café 中文字 한국어 ١٢٣",
+]
 CONFIGS = [
     (t, b, r) for t in ("unigram", "bpe") for b in (False, True) for r in ("nmt_nfkc", "identity")
 ]
@@ -28,10 +37,17 @@ def models_dir(corpus, tmp_path_factory):
     folder = tmp_path_factory.mktemp("spm")
     for kind, byte_fallback, rule in CONFIGS:
         out = io.BytesIO()
-        spm.SentencePieceTrainer.train(sentence_iterator=iter(corpus), model_writer=out, vocab_size=600,
-                                       model_type=kind, byte_fallback=byte_fallback, minloglevel=2,
-                                       user_defined_symbols=["<sep>"], hard_vocab_limit=False,
-                                       normalization_rule_name=rule)  # fmt: skip
+        spm.SentencePieceTrainer.train(
+            sentence_iterator=iter(corpus),
+            model_writer=out,
+            vocab_size=600,
+            model_type=kind,
+            byte_fallback=byte_fallback,
+            minloglevel=2,
+            user_defined_symbols=["<sep>"],
+            hard_vocab_limit=False,
+            normalization_rule_name=rule,
+        )
         (folder / f"{kind}-{byte_fallback}-{rule}.model").write_bytes(out.getvalue())
     return folder
 
@@ -104,21 +120,30 @@ def _model_bytes(pieces, byte_fallback=False):
     )
 
 
-@pytest.mark.parametrize("data, message", [
-    (b"\x0a\x7f", "claims 127 bytes"),
-    (b"\x0a\x02\x0a", "field 1 claims 2 bytes, 1 are left"),
-    (b"\x0a\x01\x0a", "a varint runs past the end"),
-    (b"\x0b\x00", "wire type 3"),
-    (b"\x08" + b"\xff" * 11, "longer than 10 bytes"),
-    (_model_bytes([("<unk>", 0.0, 2), ("a", 0.0, 1), ("a", -1.0, 1)]), "piece 'a' is given twice"),
-    (_model_bytes([("<unk>", 0.0, 2), ("a", float("nan"), 1)]), "has the score nan"),
-    (_model_bytes([("a", -1.0, 1)]), "0 pieces have the UNKNOWN type"),
-    (_model_bytes([("<unk>", 0.0, 2), ("<0x41>", 0.0, 6)]), "byte piece '<0x41>' is found although byte_fallback"),
-    (_model_bytes([("<unk>", 0.0, 2)], byte_fallback=True), "256 byte pieces are missing"),
-    (_model_bytes([("<unk>", 0.0, 2), ("", 0.0, 1)]), "empty piece"),
-    (b"\x0a\x05\x0a\x03\xff\xfe\xfd", "not UTF-8"),
-    (b"\x12\x02\x18\x03" + _model_bytes([("<unk>", 0.0, 2)])[:0], "holds no pieces"),
-])  # fmt: skip
+@pytest.mark.parametrize(
+    "data, message",
+    [
+        (b"\x0a\x7f", "claims 127 bytes"),
+        (b"\x0a\x02\x0a", "field 1 claims 2 bytes, 1 are left"),
+        (b"\x0a\x01\x0a", "a varint runs past the end"),
+        (b"\x0b\x00", "wire type 3"),
+        (b"\x08" + b"\xff" * 11, "longer than 10 bytes"),
+        (
+            _model_bytes([("<unk>", 0.0, 2), ("a", 0.0, 1), ("a", -1.0, 1)]),
+            "piece 'a' is given twice",
+        ),
+        (_model_bytes([("<unk>", 0.0, 2), ("a", float("nan"), 1)]), "has the score nan"),
+        (_model_bytes([("a", -1.0, 1)]), "0 pieces have the UNKNOWN type"),
+        (
+            _model_bytes([("<unk>", 0.0, 2), ("<0x41>", 0.0, 6)]),
+            "byte piece '<0x41>' is found although byte_fallback",
+        ),
+        (_model_bytes([("<unk>", 0.0, 2)], byte_fallback=True), "256 byte pieces are missing"),
+        (_model_bytes([("<unk>", 0.0, 2), ("", 0.0, 1)]), "empty piece"),
+        (b"\x0a\x05\x0a\x03\xff\xfe\xfd", "not UTF-8"),
+        (b"\x12\x02\x18\x03" + _model_bytes([("<unk>", 0.0, 2)])[:0], "holds no pieces"),
+    ],
+)
 def test_malformed_model_files_are_refused_naming_the_file(tmp_path, data, message):
     path = tmp_path / "bad.model"
     path.write_bytes(data)

@@ -34,8 +34,15 @@ def four(corpus, tmp_path_factory):
     wp = WordPiece().fit(corpus, 500, workers=1)
     uni = Unigram().fit(corpus, 500, special_tokens=["<pad>"], workers=1)
     out = io.BytesIO()
-    spm.SentencePieceTrainer.train(sentence_iterator=iter(corpus), model_writer=out, vocab_size=500,
-                                   model_type="bpe", minloglevel=2, hard_vocab_limit=False, pad_id=3)  # fmt: skip
+    spm.SentencePieceTrainer.train(
+        sentence_iterator=iter(corpus),
+        model_writer=out,
+        vocab_size=500,
+        model_type="bpe",
+        minloglevel=2,
+        hard_vocab_limit=False,
+        pad_id=3,
+    )
     (folder / "spm-bpe.bin").write_bytes(out.getvalue())
     sp_bpe = load_tokenizer(folder / "spm-bpe.bin")
     return {"bpe": bpe, "wordpiece": wp, "unigram": uni, "sentencepiece_bpe": sp_bpe}, folder
@@ -75,18 +82,26 @@ def test_load_tokenizer_decides_by_content_not_by_name(four, tmp_path):
     tokenizers, folder = four
     bpe, wp, uni = (tokenizers[k] for k in ("bpe", "wordpiece", "unigram"))
     files = {}
-    for name, save in [("a.model", bpe.to_tokenizer_json), ("b.txt", wp.to_tokenizer_json),
-                       ("c.json", uni.to_tokenizer_json), ("d.bin", wp.save), ("e", uni.save),
-                       ("f.json", wp.save_vocab)]:  # fmt: skip
+    for name, save in [
+        ("a.model", bpe.to_tokenizer_json),
+        ("b.txt", wp.to_tokenizer_json),
+        ("c.json", uni.to_tokenizer_json),
+        ("d.bin", wp.save),
+        ("e", uni.save),
+        ("f.json", wp.save_vocab),
+    ]:
         save(tmp_path / name)
         files[name] = tmp_path / name
     shutil.copy(folder / "spm-bpe.bin", tmp_path / "g.vocab")
-    expected = {"a.model": (ByteLevelBPE, "tokenizer.json with a BPE model"),
-                "b.txt": (WordPiece, "tokenizer.json with a WordPiece model"),
-                "c.json": (Unigram, "tokenizer.json with a Unigram model"),
-                "d.bin": (WordPiece, "rowbook WordPiece file"), "e": (Unigram, "rowbook Unigram file"),
-                "f.json": (WordPiece, "WordPiece vocab.txt"),
-                "g.vocab": (SentencePieceBPE, "SentencePiece BPE model")}  # fmt: skip
+    expected = {
+        "a.model": (ByteLevelBPE, "tokenizer.json with a BPE model"),
+        "b.txt": (WordPiece, "tokenizer.json with a WordPiece model"),
+        "c.json": (Unigram, "tokenizer.json with a Unigram model"),
+        "d.bin": (WordPiece, "rowbook WordPiece file"),
+        "e": (Unigram, "rowbook Unigram file"),
+        "f.json": (WordPiece, "WordPiece vocab.txt"),
+        "g.vocab": (SentencePieceBPE, "SentencePiece BPE model"),
+    }
     for name, (cls, words) in expected.items():
         path = tmp_path / name
         assert words in identify(path).description, name
@@ -111,8 +126,12 @@ def test_load_tokenizer_decides_by_content_not_by_name(four, tmp_path):
 
 def _many_words():
     rng = np.random.default_rng(0)
-    vocab = np.array(["".join(rng.choice(list("abcdefghijé日▁ "), size=rng.integers(1, 12))).strip() or "x"
-                      for _ in range(30000)])  # fmt: skip
+    vocab = np.array(
+        [
+            "".join(rng.choice(list("abcdefghijé日▁ "), size=rng.integers(1, 12))).strip() or "x"
+            for _ in range(30000)
+        ]
+    )
     picks = rng.integers(0, vocab.size, size=(8000, 20))
     return [" ".join(vocab[row]) for row in picks]
 
@@ -153,18 +172,48 @@ def test_dask_counts_train_the_same_tokenizers(corpus, tmp_path):
 
 def test_cli_trains_and_reads_every_format(corpus, tmp_path, capsys):
     (tmp_path / "c.txt").write_text("\n".join(corpus), encoding="utf-8")
-    for model, fmt, name in [("wordpiece", "rowbook", "wp.json"), ("wordpiece", "tokenizer.json", "wp-hf.json"),
-                             ("unigram", "model", "u.model"), ("unigram", "rowbook", "u.json")]:  # fmt: skip
-        argv = ["vocab", str(tmp_path / "c.txt"), "--model", model, "--format", fmt, "--max-size", "500",
-                "-o", str(tmp_path / name), "--quiet"]  # fmt: skip
+    for model, fmt, name in [
+        ("wordpiece", "rowbook", "wp.json"),
+        ("wordpiece", "tokenizer.json", "wp-hf.json"),
+        ("unigram", "model", "u.model"),
+        ("unigram", "rowbook", "u.json"),
+    ]:
+        argv = [
+            "vocab",
+            str(tmp_path / "c.txt"),
+            "--model",
+            model,
+            "--format",
+            fmt,
+            "--max-size",
+            "500",
+            "-o",
+            str(tmp_path / name),
+            "--quiet",
+        ]
         assert main(argv + (["--memory", "0.01"] if model == "unigram" else [])) == 0
         capsys.readouterr()
         assert main(["tokenize", "--tokenizer", str(tmp_path / name), "--ids", "the cat sat"]) == 0
         out, err = capsys.readouterr()
         expected = load_tokenizer(tmp_path / name).encode("the cat sat").ids
         assert out.split() == [str(i) for i in expected] and name in err
-    assert main(["vocab", str(tmp_path / "c.txt"), "--model", "wordpiece", "--format", "model", "--max-size", "500",
-                 "-o", str(tmp_path / "x.model")]) == 2  # fmt: skip
+    assert (
+        main(
+            [
+                "vocab",
+                str(tmp_path / "c.txt"),
+                "--model",
+                "wordpiece",
+                "--format",
+                "model",
+                "--max-size",
+                "500",
+                "-o",
+                str(tmp_path / "x.model"),
+            ]
+        )
+        == 2
+    )
     assert "--format model writes a SentencePiece .model" in capsys.readouterr().err
     assert main(["tokenize", "--tokenizer", str(tmp_path / "nothing"), "x"]) == 2
     assert "is neither one of word, whitespace, char, bpe nor a file" in capsys.readouterr().err

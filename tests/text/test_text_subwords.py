@@ -16,8 +16,24 @@ from rowbook.text.subwords import (
 fasttext = pytest.importorskip("fasttext")
 
 IN_CORPUS = ["naïve", "café", "日本語", "😀👍", "a", "é", "ok", "the", "Ωmega", "e\u0301"]
-UNSEEN = ["whalebone", "zé", "", "x", "中", "🐳", "ß", "a\u0301b", "</s>", "<", ">", "<>",
-          "naïv", "ÿÿÿ", "\U0001f600" * 3, "Σίσυφος"]  # fmt: skip
+UNSEEN = [
+    "whalebone",
+    "zé",
+    "",
+    "x",
+    "中",
+    "🐳",
+    "ß",
+    "a\u0301b",
+    "</s>",
+    "<",
+    ">",
+    "<>",
+    "naïv",
+    "ÿÿÿ",
+    "\U0001f600" * 3,
+    "Σίσυφος",
+]
 SETTINGS = [(3, 6, 2_000_000), (1, 4, 1_000), (2, 2, 97), (5, 5, 10)]
 
 
@@ -28,8 +44,9 @@ def trained(request, tmp_path_factory, train_fasttext):
     minn, maxn, bucket = request.param
     path = tmp_path_factory.mktemp("ft") / "corpus.txt"
     path.write_text((" ".join(IN_CORPUS) + "\n") * 5, encoding="utf-8")
-    model = train_fasttext(path, model="skipgram", dim=4, minn=minn, maxn=maxn,
-                                        bucket=bucket, minCount=1, epoch=1)  # fmt: skip
+    model = train_fasttext(
+        path, model="skipgram", dim=4, minn=minn, maxn=maxn, bucket=bucket, minCount=1, epoch=1
+    )
     return model, minn, maxn, bucket
 
 

@@ -19,16 +19,23 @@ from rowbook.text.unigram import lattice
 from rowbook.text.unigram.seeds import seed_pieces, substring_nodes, substring_nodes_reference
 
 SPECIALS = ["<pad>", "<unk>"]
-MORE_HARD = ["İstanbul ΣΑΣ ǅ ﬁ", "ctrl\x00\x07\x1b[0m\u2028end\ufffd", "a" + " " * 40 + "b", " lead",
-             "x<pad>y<unk>z", "naïve café 中文字 한국어 ١٢٣"]  # fmt: skip
+MORE_HARD = [
+    "İstanbul ΣΑΣ ǅ ﬁ",
+    "ctrl\x00\x07\x1b[0m\u2028end\ufffd",
+    "a" + " " * 40 + "b",
+    " lead",
+    "x<pad>y<unk>z",
+    "naïve café 中文字 한국어 ١٢٣",
+]
 
 
 def _hf_train(corpus, vocab_size=600):
     tok = Tokenizer(models.Unigram())
     tok.pre_tokenizer = pre_tokenizers.Metaspace()
     tok.decoder = decoders.Metaspace()
-    trainer = trainers.UnigramTrainer(vocab_size=vocab_size, special_tokens=SPECIALS, unk_token="<unk>",
-                                      show_progress=False)  # fmt: skip
+    trainer = trainers.UnigramTrainer(
+        vocab_size=vocab_size, special_tokens=SPECIALS, unk_token="<unk>", show_progress=False
+    )
     tok.train_from_iterator(corpus, trainer)
     return tok
 
@@ -65,8 +72,14 @@ def test_byte_fallback_matches_tokenizers(ours, corpus, hard_strings, tmp_path, 
     ]
     theirs = Tokenizer(models.Unigram(pieces, 1, True))
     theirs.pre_tokenizer = pre_tokenizers.Metaspace()
-    theirs.decoder = decoders.Sequence([decoders.Replace("▁", " "), decoders.ByteFallback(),
-                                        decoders.Fuse(), decoders.Strip(" ", 1, 0)])  # fmt: skip
+    theirs.decoder = decoders.Sequence(
+        [
+            decoders.Replace("▁", " "),
+            decoders.ByteFallback(),
+            decoders.Fuse(),
+            decoders.Strip(" ", 1, 0),
+        ]
+    )
     theirs.save(str(tmp_path / "t.json"))
     mine = Unigram.from_tokenizer_json(tmp_path / "t.json")
     assert mine.byte_fallback
@@ -95,8 +108,23 @@ def test_training_learns_the_pieces_of_tokenizers(corpus, vocab_size):
 
 def test_seeds_match_tokenizers_unit_test_and_brute_force():
     seeds = seed_pieces({"This is a": 1, "こんにちは友達": 1})
-    assert [p for p, _ in seeds] == ["s", "i", " ", "達", "友", "ん", "は", "に", "ち", "こ", "h", "a", "T",
-                                     "is ", "s "]  # fmt: skip
+    assert [p for p, _ in seeds] == [
+        "s",
+        "i",
+        " ",
+        "達",
+        "友",
+        "ん",
+        "は",
+        "に",
+        "ち",
+        "こ",
+        "h",
+        "a",
+        "T",
+        "is ",
+        "s ",
+    ]
     assert [round(s, 9) for _, s in seeds[:4]] == [
         -2.564949357,
         -2.564949357,
@@ -105,8 +133,12 @@ def test_seeds_match_tokenizers_unit_test_and_brute_force():
     ]
     rng = np.random.default_rng(5)
     for _ in range(25):
-        words = list(dict.fromkeys("".join(rng.choice(list("abcé"), size=rng.integers(1, 9)))
-                                   for _ in range(rng.integers(1, 40))))  # fmt: skip
+        words = list(
+            dict.fromkeys(
+                "".join(rng.choice(list("abcé"), size=rng.integers(1, 9)))
+                for _ in range(rng.integers(1, 40))
+            )
+        )
         text = codepoints("".join(w + "\0" for w in words))
         start, length, count = substring_nodes(text, 6)
         got = {
@@ -137,8 +169,12 @@ def test_viterbi_equals_brute_force_and_nbest_lists_the_best_paths():
             score, _ = lattice.viterbi_reference(word, table, unk)
             data, starts = codepoints(word), np.array([0, len(word)])
             ids, pos, _ = lattice.viterbi(data, starts, uni._model)
-            path = [(word[a:b], i) for i, a, b in zip(ids.tolist(), pos.tolist(), [*pos.tolist()[1:], len(word)],
-                                                      strict=True)]  # fmt: skip
+            path = [
+                (word[a:b], i)
+                for i, a, b in zip(
+                    ids.tolist(), pos.tolist(), [*pos.tolist()[1:], len(word)], strict=True
+                )
+            ]
             assert math.isclose(
                 sum(table[p] if i >= 0 else unk for p, i in path), score, abs_tol=1e-9
             )

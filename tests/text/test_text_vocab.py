@@ -23,7 +23,7 @@ def test_cat_sat_on_the_mat_example_exactly():
     assert vocab.counts["the"] == 2 and vocab.counts["<pad>"] == 0
 
 
-def expected_order(docs, min_count, max_size, specials):
+def expected_order(docs, min_count, max_vocab, specials):
     """Specials, then tokens by count descending, ties by first appearance (written out)."""
     first_seen: dict[str, int] = {}
     for tok in (t for doc in docs for t in doc):
@@ -31,21 +31,28 @@ def expected_order(docs, min_count, max_size, specials):
     counts = Counter(t for doc in docs for t in doc)
     kept = [t for t in first_seen if counts[t] >= min_count and t not in specials]
     kept.sort(key=lambda t: (-counts[t], first_seen[t]))
-    room = len(kept) if max_size is None else max_size - len(specials)
+    room = len(kept) if max_vocab is None else max_vocab - len(specials)
     return [*specials, *kept[:room]]
 
 
-@given(docs=st.lists(st.lists(st.sampled_from("a b c d e f g <unk> <eos>".split()), max_size=12), max_size=8),
-       min_count=st.integers(1, 3), max_size=st.one_of(st.none(), st.integers(3, 8)))  # fmt: skip
-def test_order_min_count_max_size(docs, min_count, max_size):
-    vocab = Vocab(min_count=min_count, max_size=max_size, eos_token="<eos>").fit(docs)
-    assert vocab.itos == expected_order(docs, min_count, max_size, ["<pad>", "<unk>", "<eos>"])
+@given(
+    docs=st.lists(
+        st.lists(st.sampled_from("a b c d e f g <unk> <eos>".split()), max_size=12), max_size=8
+    ),
+    min_count=st.integers(1, 3),
+    max_vocab=st.one_of(st.none(), st.integers(3, 8)),
+)
+def test_order_min_count_max_vocab(docs, min_count, max_vocab):
+    vocab = Vocab(min_count=min_count, max_vocab=max_vocab, eos_token="<eos>").fit(docs)
+    assert vocab.itos == expected_order(docs, min_count, max_vocab, ["<pad>", "<unk>", "<eos>"])
     assert [vocab.stoi[t] for t in vocab.itos] == list(range(len(vocab)))
     assert vocab.eos_id == 2 and vocab.pad_id == 0 and vocab.unk_id == 1
 
 
 def test_specials_and_unknown_tokens():
-    vocab = Vocab(bos_token="<bos>", eos_token="<eos>", extra_specials=["<mask>"]).fit([["x", "y", "x"]])
+    vocab = Vocab(bos_token="<bos>", eos_token="<eos>", extra_specials=["<mask>"]).fit(
+        [["x", "y", "x"]]
+    )
     assert vocab.itos[:5] == ["<pad>", "<unk>", "<bos>", "<eos>", "<mask>"]
     assert vocab.encode(["x", "zzz"]).tolist() == [vocab.stoi["x"], 1]
     strict = Vocab(unk_token=None).fit([["x"]])
@@ -65,14 +72,42 @@ def test_save_load_round_trip(tmp_path):
     assert data["tokens"][:4] == [["<pad>", 0], ["<unk>", 0], ["<s>", 0], ["a", 8]]
 
 
-@pytest.mark.parametrize("edit, message", [
-    (lambda d: d.update(version=7), "version 7; this rowbook reads version 1"),
-    (lambda d: d.update(format="x"), "not a rowbook Vocab"),
-    (lambda d: d.pop("tokens"), "lacks the fields"),
-    (lambda d: d["tokens"].append(["a", 1]), "distinct"),
-    (lambda d: d["tokens"].pop(0), "start with the specials"),
-    (lambda d: d["tokens"].append(["z", "many"]), r"\[token, count\] pairs"),
-])  # fmt: skip
+def test_max_size_is_the_old_name_of_max_vocab():
+    """``max_size`` (before 0.2) still works as keyword and attribute, with a warning."""
+    docs = [list("abracadabra")]
+    with pytest.warns(
+        DeprecationWarning,
+        match=r"Vocab\(max_size=\.\.\.\) is deprecated.*use Vocab\(max_vocab=\.\.\.\)",
+    ):
+        old = Vocab(max_size=4).fit(docs)
+    assert old.itos == Vocab(max_vocab=4).fit(docs).itos and old.max_vocab == 4
+    with pytest.warns(
+        DeprecationWarning, match=r"Vocab\.max_size is deprecated.*use Vocab\.max_vocab"
+    ):
+        assert old.max_size == 4
+
+
+def test_files_written_before_the_renames_load(tmp_path):
+    """A file holding ``max_size`` (and an older one, ``min_freq``) reads as it was written."""
+    vocab = Vocab(min_count=2, max_vocab=4).fit([list("abracadabra")])
+    data = vocab.to_dict()
+    data["max_size"], data["min_freq"] = data.pop("max_vocab"), data.pop("min_count")
+    (tmp_path / "old.json").write_text(json.dumps(data), encoding="utf-8")
+    again = Vocab.load(tmp_path / "old.json")
+    assert (again.max_vocab, again.min_count, again.itos) == (4, 2, vocab.itos)
+
+
+@pytest.mark.parametrize(
+    "edit, message",
+    [
+        (lambda d: d.update(version=7), "version 7; this rowbook reads version 1"),
+        (lambda d: d.update(format="x"), "not a rowbook Vocab"),
+        (lambda d: d.pop("tokens"), "lacks the fields"),
+        (lambda d: d["tokens"].append(["a", 1]), "distinct"),
+        (lambda d: d["tokens"].pop(0), "start with the specials"),
+        (lambda d: d["tokens"].append(["z", "many"]), r"\[token, count\] pairs"),
+    ],
+)
 def test_corrupt_files(tmp_path, edit, message):
     Vocab().fit([["a", "b"]]).save(tmp_path / "v.json")
     data = json.loads((tmp_path / "v.json").read_text(encoding="utf-8"))
@@ -83,7 +118,9 @@ def test_corrupt_files(tmp_path, edit, message):
 
 
 def test_truncated_file(tmp_path):
-    (tmp_path / "v.json").write_text('{"format": "rowbook.Vocab",\n "version": 1,\n "tok', encoding="utf-8")
+    (tmp_path / "v.json").write_text(
+        '{"format": "rowbook.Vocab",\n "version": 1,\n "tok', encoding="utf-8"
+    )
     with pytest.raises(ValueError, match="at line 3, column"):
         Vocab.load(tmp_path / "v.json")
 
@@ -91,8 +128,8 @@ def test_truncated_file(tmp_path):
 def test_bad_arguments():
     with pytest.raises(ValueError, match="min_count must be an integer >= 1, got 0"):
         Vocab(min_count=0)
-    with pytest.raises(ValueError, match=r"max_size must be an integer >= 2"):
-        Vocab(max_size=1)
+    with pytest.raises(ValueError, match=r"max_vocab must be an integer >= 2"):
+        Vocab(max_vocab=1)
     with pytest.raises(ValueError, match="distinct"):
         Vocab(pad_token="<x>", unk_token="<x>")
     with pytest.raises(TypeError, match="wrap one list of tokens in a list"):

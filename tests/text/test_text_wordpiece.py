@@ -31,8 +31,15 @@ from rowbook.text.wordpiece import learn_wordpiece
 from rowbook.text.wordpiece.model import encode_word_reference, encode_words
 
 SPECIALS = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]"]
-MORE_HARD = ["İstanbul ΣΑΣ ǅ ﬁ", "ctrl\x00\x07\x1b[0m\u2028end\ufffd", "a" + " " * 40 + "b", "[CLS] hi [SEP]x[MASK]",
-             "don't , do not !", "x" * 120, "naïve café 中文字 한국어 ١٢٣"]  # fmt: skip
+MORE_HARD = [
+    "İstanbul ΣΑΣ ǅ ﬁ",
+    "ctrl\x00\x07\x1b[0m\u2028end\ufffd",
+    "a" + " " * 40 + "b",
+    "[CLS] hi [SEP]x[MASK]",
+    "don't , do not !",
+    "x" * 120,
+    "naïve café 中文字 한국어 ١٢٣",
+]
 
 
 def _hf_train(corpus, vocab_size=800, *, lowercase=True, min_frequency=2):
@@ -40,8 +47,12 @@ def _hf_train(corpus, vocab_size=800, *, lowercase=True, min_frequency=2):
     tok.normalizer = normalizers.BertNormalizer(lowercase=lowercase)
     tok.pre_tokenizer = pre_tokenizers.BertPreTokenizer()
     tok.decoder = decoders.WordPiece()
-    trainer = trainers.WordPieceTrainer(vocab_size=vocab_size, special_tokens=SPECIALS,
-                                        min_frequency=min_frequency, show_progress=False)  # fmt: skip
+    trainer = trainers.WordPieceTrainer(
+        vocab_size=vocab_size,
+        special_tokens=SPECIALS,
+        min_frequency=min_frequency,
+        show_progress=False,
+    )
     tok.train_from_iterator(corpus, trainer)
     ids = tok.get_vocab()
     tok.post_processor = processors.TemplateProcessing(
@@ -160,10 +171,15 @@ def test_training_learns_the_vocabulary_of_tokenizers(corpus, vocab_size, min_fr
     wp = WordPiece(normalizer=BertNormalizer(lowercase=lowercase))
     counts = count_words(corpus, wp._training_words)
     order = _continuation_order(theirs, counts, SPECIALS)
-    tokens = learn_wordpiece(counts, vocab_size, min_frequency=min_frequency, special_tokens=SPECIALS,
-                             continuation_order=order)  # fmt: skip
+    tokens = learn_wordpiece(
+        counts,
+        vocab_size,
+        min_count=min_frequency,
+        special_tokens=SPECIALS,
+        continuation_order=order,
+    )
     assert {t: i for i, t in enumerate(tokens)} == theirs.get_vocab()
-    fitted = wp.fit(corpus, vocab_size, min_frequency=min_frequency, workers=1)
+    fitted = wp.fit(corpus, vocab_size, min_count=min_frequency, workers=1)
     assert len(fitted) == len(tokens) and fitted.token_to_id("[CLS]") == 2
     overlap = len(set(fitted.vocab) & set(tokens)) / len(tokens)
     assert overlap > 0.9  # the ids of "##c" differ (first sighting here, hash order there)

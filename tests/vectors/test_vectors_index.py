@@ -19,10 +19,13 @@ def unit():
     return unit_rows(table.astype(np.float32))[1]
 
 
-@pytest.mark.parametrize("kind, options", [
-    ("ivf", {"nlist": 8, "nprobe": 8}),          # every cell scanned: exhaustive
-    ("hnsw", {"M": 16, "ef_search": 600}),       # a beam as wide as the table: exhaustive
-])  # fmt: skip
+@pytest.mark.parametrize(
+    "kind, options",
+    [
+        ("ivf", {"nlist": 8, "nprobe": 8}),  # every cell scanned: exhaustive
+        ("hnsw", {"M": 16, "ef_search": 600}),  # a beam as wide as the table: exhaustive
+    ],
+)
 def test_exhaustive_settings_return_the_exact_neighbors(unit, kind, options):
     index = VectorIndex.build(unit, kind, **options)
     for row in range(0, 600, 37):
@@ -33,9 +36,12 @@ def test_exhaustive_settings_return_the_exact_neighbors(unit, kind, options):
 
 def test_default_settings_have_high_recall(unit):
     index = VectorIndex.build(unit, "ivf", nlist=16, nprobe=4)
-    recall = np.mean([
-        len(set(index.search(unit[r], 10)) & set(top_k(unit @ unit[r], 10))) / 10 for r in range(0, 600, 7)
-    ])  # fmt: skip
+    recall = np.mean(
+        [
+            len(set(index.search(unit[r], 10)) & set(top_k(unit @ unit[r], 10))) / 10
+            for r in range(0, 600, 7)
+        ]
+    )
     assert recall >= 0.9
 
 

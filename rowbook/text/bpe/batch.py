@@ -3,10 +3,12 @@
 :meth:`ByteLevelBPE.encode_batch <rowbook.text.bpe.model.ByteLevelBPE.encode_batch>` pre-splits
 every text, looks each distinct word up once in the word cache, encodes the words it has
 not seen in one call of the numba kernel (:func:`~rowbook.text.bpe.encode.encode_words`)
-and joins the cached ids of each text's words. An :class:`~rowbook.text.bpe.encoding.Encoding`
-holds the ids; its tokens and offsets are computed when first read. The cyclic garbage
-collector is paused meanwhile: the lists made hold no cycles, and the collections their
-number sets off walked every live object, as long again as the encoding itself.
+and joins the cached ids of each text's words. The pre-split, the tables and the cache are
+the model's :class:`~rowbook.text.bpe.encoder.Encoder`, which every function here takes.
+An :class:`~rowbook.text.bpe.encoding.Encoding` holds the ids; its tokens and offsets are
+computed when first read. The cyclic garbage collector is paused meanwhile: the lists made
+hold no cycles, and the collections their number sets off walked every live object, as
+long again as the encoding itself.
 
 With ``workers > 1`` and more than :data:`POOL_CHARS` characters, the texts are cut into
 batches (about eight per worker, at least :data:`BATCH_CHARS` characters each) that this
@@ -40,38 +42,28 @@ import contextlib
 import functools
 import gc
 import itertools
-from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
-from typing import TYPE_CHECKING
+from collections.abc import Callable, Iterable, Iterator, Sequence
 
 import numpy as np
 
-from rowbook.text.bpe.bytelevel import to_byte_level
 from rowbook.text.bpe.count import map_in_order, text_batches
 from rowbook.text.bpe.encode import encode_words
+from rowbook.text.bpe.encoder import Encoder, Segments
 from rowbook.text.bpe.encoding import Encoding, build_encodings
-
-if TYPE_CHECKING:
-    from rowbook.text.bpe.model import ByteLevelBPE
 
 __all__ = [
     "BATCHES_PER_WORKER",
     "BATCH_CHARS",
     "POOL_CHARS",
     "BatchIds",
-    "Segments",
     "encode_batch",
     "encode_texts",
     "join_segments",
-    "word_table",
 ]
 
 POOL_CHARS = 1 << 20  # texts of fewer characters are encoded in this process: forking costs more
 BATCH_CHARS = 1 << 17  # the smallest batch sent to a worker
 BATCHES_PER_WORKER = 8  # fewer leave a process idle at the end; 16 or 32 measured no better
-
-Segments = list[tuple[int | None, bool, list[str]]]
-"""A text cut for encoding: ``(unsplit token id, False, [])`` for a special or added token,
-``(None, prefixed, words)`` for the pre-split words of the text between them."""
 
 
 def join_segments(
@@ -98,40 +90,6 @@ def join_segments(
     return ids, prefixed_at
 
 
-def _encode_new(bpe: ByteLevelBPE, words: list[str]) -> dict[str, tuple[int, ...]]:
-    """Ids of words the cache does not hold, all in one kernel call."""
-    new: dict[str, tuple[int, ...]] = {}
-    if bpe._ignore_merges:  # a word that is a token is that token, merges or not
-        vocab = bpe._vocab
-        new.update((w, (vocab[s],)) for w in words if (s := to_byte_level(w)) in vocab)
-        words = [w for w in words if w not in new]
-    if words:
-        encoded = encode_words([w.encode("utf-8") for w in words], bpe._byte_ids, bpe._merge_table)
-        new.update(zip(words, map(tuple, encoded), strict=True))
-    return new
-
-
-def word_table(bpe: ByteLevelBPE, words: list[str]) -> Mapping[str, tuple[int, ...]]:
-    """Ids of each of ``words``: the word cache, filled with the words it lacked.
-
-    When they do not fit in ``cache_size``, the cache is emptied and refilled with this
-    call's words if they fit, and the table is a dictionary of its own.
-    """
-    cache = bpe._cache
-    unique = set(words)
-    missing = unique.difference(cache)
-    new = _encode_new(bpe, list(missing))
-    if len(cache) + len(new) <= bpe.cache_size:
-        cache.update(new)
-        return cache
-    table = {w: cache[w] for w in unique.difference(missing)}
-    table.update(new)
-    cache.clear()
-    if len(table) <= bpe.cache_size:
-        cache.update(table)
-    return table
-
-
 BatchIds = tuple[list[list[int]], dict[int, list[int]]]
 """Ids of each text, and the positions of tokens with an inserted prefix space, by text index
 (only texts that have some)."""
@@ -153,23 +111,23 @@ def _gc_paused() -> Iterator[None]:
             gc.enable()
 
 
-def encode_texts(bpe: ByteLevelBPE, texts: Sequence[str]) -> BatchIds:
+def encode_texts(encoder: Encoder, texts: Sequence[str]) -> BatchIds:
     """Ids of each text, in this process: each distinct word looked up or encoded once."""
     chain = itertools.chain.from_iterable
-    if bpe._cutter is None and not bpe.add_prefix_space and not bpe.dropout:  # plain text
-        words_of = bpe._words_of(texts)
+    if encoder.plain:  # no unsplit tokens, no prefix space, no dropout
+        words_of = encoder.pretokenizer.words_of(texts)
         try:  # the common case once the cache is warm: every word is known
-            get = bpe._cache.__getitem__
+            get = encoder.cache.__getitem__
             return [list(chain(map(get, words))) for words in words_of], {}
         except KeyError:
-            get = word_table(bpe, list(chain(words_of))).__getitem__
+            get = encoder.word_table(list(chain(words_of))).__getitem__
             return [list(chain(map(get, words))) for words in words_of], {}
-    segments = [bpe._segments(text) for text in texts]
-    if bpe.dropout:
-        encode = bpe._encode_dropout
+    segments = [encoder.segments(text) for text in texts]
+    if encoder.dropout:
+        encode = encoder.encode_dropout
     else:
-        get = word_table(
-            bpe, [w for text in segments for _, _, words in text for w in words]
+        get = encoder.word_table(
+            [w for text in segments for _, _, words in text for w in words]
         ).__getitem__
 
         def encode(words: list[str]) -> Iterable[int]:
@@ -185,11 +143,11 @@ def encode_texts(bpe: ByteLevelBPE, texts: Sequence[str]) -> BatchIds:
 
 
 def _encode_job(
-    bpe: ByteLevelBPE, texts: list[str]
+    encoder: Encoder, texts: list[str]
 ) -> tuple[np.ndarray, np.ndarray, dict[int, list[int]]]:
     """A worker's batch: all ids ``(N,)`` as ``int32``, ids per text ``(B,)``, prefixed positions."""
     with _gc_paused():
-        ids_of, prefixed = encode_texts(bpe, texts)
+        ids_of, prefixed = encode_texts(encoder, texts)
         lengths = np.fromiter(map(len, ids_of), dtype=np.int64, count=len(ids_of))  # (B,)
         flat = np.fromiter(
             itertools.chain.from_iterable(ids_of), dtype=np.int32, count=int(lengths.sum())
@@ -206,21 +164,24 @@ def _unpack(result: tuple[np.ndarray, np.ndarray, dict[int, list[int]]] | BatchI
     return [ids[end - n : end] for end, n in zip(ends, lengths.tolist(), strict=True)], prefixed
 
 
-def encode_batch(bpe: ByteLevelBPE, texts: list[str], workers: int) -> list[Encoding]:
+def encode_batch(encoder: Encoder, texts: list[str], workers: int) -> list[Encoding]:
     """The :class:`Encoding` of each text, on up to ``workers`` processes (same result)."""
     chars = sum(map(len, texts))
     with _gc_paused():
-        if workers == 1 or bpe.dropout or chars < POOL_CHARS:
-            parts = [(texts, encode_texts(bpe, texts))]
+        if workers == 1 or encoder.dropout or chars < POOL_CHARS:
+            parts = [(texts, encode_texts(encoder, texts))]
         else:
-            encode_words([], bpe._byte_ids, bpe._merge_table)  # compile or load it before the fork
+            encode_words([], encoder.byte_ids, encoder.merge_table)  # compiled before the fork
             batches = list(
                 text_batches(texts, max(BATCH_CHARS, chars // (BATCHES_PER_WORKER * workers)))
             )
-            job, here = functools.partial(_encode_job, bpe), functools.partial(encode_texts, bpe)
+            job = functools.partial(_encode_job, encoder)
+            here = functools.partial(encode_texts, encoder)
             results = map_in_order(job, batches, workers, here=here)
             parts = zip(batches, map(_unpack, results), strict=True)  # built as they arrive
         encodings = []
         for batch, (ids_of, prefixed) in parts:
-            encodings += build_encodings(batch, ids_of, prefixed, bpe._id_to_token, bpe._id_len)
+            encodings += build_encodings(
+                batch, ids_of, prefixed, encoder.id_to_token, encoder.id_len
+            )
         return encodings

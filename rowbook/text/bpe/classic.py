@@ -35,6 +35,8 @@ import itertools
 from collections.abc import Hashable, Mapping, Sequence
 from dataclasses import dataclass
 
+from rowbook._deprecation import renamed_kwargs
+
 __all__ = ["MergeStep", "count_pairs", "learn_bpe", "learn_merges_recount", "merge_pair", "segment"]
 
 
@@ -136,18 +138,19 @@ def segment(word: str, merges: Sequence[MergeStep], *, end_of_word: str = "</w>"
     return list(symbols)
 
 
+@renamed_kwargs(min_frequency="min_count", since="0.2")
 def learn_merges_recount(
     words: Mapping[tuple[int, ...], int],
     tokens: Sequence[bytes | str],
     vocab_size: int,
     *,
-    min_frequency: int = 0,
+    min_count: int = 0,
 ) -> list[tuple[int, int, int, int]]:
     """Reference BPE trainer on symbol ids: recount every pair after every merge.
 
     ``tokens[i]`` spells symbol ``i``; a merge whose spelling already exists reuses that
     id. Learning stops when ``vocab_size`` distinct tokens exist, when no pair is left,
-    or when the best count is below ``min_frequency``.
+    or when the best count is below ``min_count`` (``tokenizers``' ``min_frequency``).
 
     Returns ``(left, right, new_id, count)`` per merge.
 
@@ -164,7 +167,7 @@ def learn_merges_recount(
         if not pairs:
             break
         (left, right), count = min(pairs.items(), key=lambda kv: (-kv[1], kv[0]))
-        if count < max(min_frequency, 1):
+        if count < max(min_count, 1):
             break
         spelled = tokens[left] + tokens[right]
         new_id = index.setdefault(spelled, len(tokens))

@@ -35,6 +35,8 @@ from collections.abc import Callable, Iterable, Iterator, Sequence
 from multiprocessing.pool import AsyncResult
 from typing import Any, TypeVar
 
+from rowbook.text.bpe.pretokenize import PreTokenizer
+
 __all__ = ["BATCH_CHARS", "count_words_parallel", "map_in_order", "text_batches"]
 
 BATCH_CHARS = 1 << 21  # 2M characters of text per counting task: large enough to amortise the IPC
@@ -71,8 +73,13 @@ def _run(task: Any) -> Any:
     return _job(task)
 
 
-def map_in_order(job: Callable[[_Task], _Result], tasks: Iterable[_Task], workers: int, *,
-                 here: Callable[[_Task], _Result] | None = None) -> Iterator[_Result]:  # fmt: skip
+def map_in_order(
+    job: Callable[[_Task], _Result],
+    tasks: Iterable[_Task],
+    workers: int,
+    *,
+    here: Callable[[_Task], _Result] | None = None,
+) -> Iterator[_Result]:
     """``job(task)`` for each task, in task order, on ``workers`` processes: this one and
     ``workers - 1`` forked ones.
 
@@ -116,22 +123,20 @@ def _value(slot: AsyncResult | tuple) -> Any:
     return slot.get() if isinstance(slot, AsyncResult) else slot[0]
 
 
-def _count_batch(settings: dict[str, Any], specials: list[str], texts: list[str]) -> Counter[str]:
-    from rowbook.text.bpe.model import ByteLevelBPE
-
-    return ByteLevelBPE(**settings).count_words(texts, special_tokens=specials, workers=1)
+def _count_batch(pretokenizer: PreTokenizer, specials: list[str], texts: list[str]) -> Counter[str]:
+    return pretokenizer.count_words(texts, specials)
 
 
-def count_words_parallel(settings: dict[str, Any], texts: Iterable[str], specials: Sequence[str],
-                         workers: int) -> Counter[str]:  # fmt: skip
-    """The serial :meth:`ByteLevelBPE.count_words` result, counted by ``workers`` processes.
+def count_words_parallel(
+    pretokenizer: PreTokenizer, texts: Iterable[str], specials: Sequence[str], workers: int
+) -> Counter[str]:
+    """The serial ``pretokenizer.count_words(texts, specials)``, counted by ``workers`` processes.
 
-    ``settings`` are the tokenizer's pre-tokenizing parameters (``pattern``,
-    ``add_prefix_space``), rebuilt for each batch.
+    ``pretokenizer`` is inherited by the forked workers with the job, never pickled.
     """
     specials = list(specials)
     counts: Counter[str] = Counter()
-    count = functools.partial(_count_batch, settings, specials)
+    count = functools.partial(_count_batch, pretokenizer, specials)
     for part in map_in_order(count, text_batches(texts, BATCH_CHARS), workers):
         counts.update(part)  # in batch order: first sightings kept
     return counts

@@ -32,6 +32,7 @@ def pair_key(left: int, right: int) -> int:
     """
     return (int(left) << 32) | int(right)
 
+
 @numba.njit(cache=True, inline="always")
 def _lookup(mkeys, mrank, mnew, left, right):
     key = (np.int64(left) << 32) | np.int64(right)
@@ -132,7 +133,9 @@ def _encode_kernel(data, offsets, byte_ids, mkeys, mrank, mnew):
 
 
 def encode_words(
-    words: Sequence[bytes], byte_ids: np.ndarray, merge_table: tuple[np.ndarray, np.ndarray, np.ndarray]
+    words: Sequence[bytes],
+    byte_ids: np.ndarray,
+    merge_table: tuple[np.ndarray, np.ndarray, np.ndarray],
 ) -> list[list[int]]:
     """Token ids of each word (UTF-8 bytes), merges applied lowest rank first.
 
@@ -147,7 +150,9 @@ def encode_words(
     return [ids[bounds[i] : bounds[i + 1]] for i in range(len(words))]
 
 
-def encode_word_reference(symbols: Sequence[int], ranks: Mapping[tuple[int, int], tuple[int, int]]) -> list[int]:
+def encode_word_reference(
+    symbols: Sequence[int], ranks: Mapping[tuple[int, int], tuple[int, int]]
+) -> list[int]:
     """Apply merges to one word: merge the leftmost lowest-rank pair until none is left.
 
     ``ranks[(left, right)] = (rank, new_id)``.
@@ -159,8 +164,7 @@ def encode_word_reference(symbols: Sequence[int], ranks: Mapping[tuple[int, int]
     """
     symbols = list(symbols)
     while len(symbols) > 1:
-        found = [(ranks[p][0], i) for i, p in enumerate(itertools.pairwise(symbols))
-                 if p in ranks]  # fmt: skip
+        found = [(ranks[p][0], i) for i, p in enumerate(itertools.pairwise(symbols)) if p in ranks]
         if not found:
             break
         _, i = min(found)
@@ -190,7 +194,9 @@ def encode_word_dropout(
     sym = list(symbols)
     nxt = [*range(1, len(sym)), -1]  # linked list over sym; a merged-away slot is None
     prv = list(range(-1, len(sym) - 1))
-    heap = [(ranks[p][0], i, ranks[p][1]) for i, p in enumerate(itertools.pairwise(sym)) if p in ranks]
+    heap = [
+        (ranks[p][0], i, ranks[p][1]) for i, p in enumerate(itertools.pairwise(sym)) if p in ranks
+    ]
     heapq.heapify(heap)
     skipped: list[tuple[int, int, int]] = []
     while heap:

@@ -162,5 +162,7 @@ def build_encodings(
     special and added tokens). Tokens and offsets are computed when first read.
     """
     none: tuple[int, ...] = ()
-    return [Encoding(ids, source=(text, prefixed.get(i, none), id_to_token, id_len))
-            for i, (text, ids) in enumerate(zip(texts, ids_of, strict=True))]  # fmt: skip
+    return [
+        Encoding(ids, source=(text, prefixed.get(i, none), id_to_token, id_len))
+        for i, (text, ids) in enumerate(zip(texts, ids_of, strict=True))
+    ]

@@ -77,8 +77,10 @@ def check_model(vocab: Any, merges: Any, specials: Any) -> dict[str, Any]:
         raise ValueError(f"merges must be a list of pairs of strings, got {str(bad)[:80]}")
     missing = [f"{c!r} (byte 0x{b:02x})" for b, c in enumerate(BYTE_TO_UNICODE) if c not in vocab]
     if missing:
-        raise ValueError(f"vocab lacks {len(missing)} byte symbols, e.g. {missing[0]}; "
-                         "a byte-level BPE needs all 256")  # fmt: skip
+        raise ValueError(
+            f"vocab lacks {len(missing)} byte symbols, e.g. {missing[0]}; "
+            "a byte-level BPE needs all 256"
+        )
     for token in specials:
         if token not in vocab:
             raise ValueError(f"special token {token!r} is missing from the vocabulary")
@@ -100,8 +102,12 @@ def check_model(vocab: Any, merges: Any, specials: Any) -> dict[str, Any]:
     ranks = np.array([table[k][0] for k in keys.tolist()], dtype=np.int64)
     new_ids = np.array([table[k][1] for k in keys.tolist()], dtype=np.int64)
     special_set = set(specials)
-    id_bytes = [t.encode("utf-8") if t in special_set or any(c not in UNICODE_TO_BYTE for c in t)
-                else bytes(UNICODE_TO_BYTE[c] for c in t) for t in id_to_token]  # fmt: skip
+    id_bytes = [
+        t.encode("utf-8")
+        if t in special_set or any(c not in UNICODE_TO_BYTE for c in t)
+        else bytes(UNICODE_TO_BYTE[c] for c in t)
+        for t in id_to_token
+    ]
     return {
         "id_to_token": id_to_token,
         "byte_ids": np.array([vocab[c] for c in BYTE_TO_UNICODE], dtype=np.int64),
@@ -129,7 +135,7 @@ def to_dict(bpe) -> dict[str, Any]:
         "added_tokens": [[t, special] for t, special in bpe._added],
         "dropout": bpe.dropout,
         "seed": bpe.seed,
-    }  # fmt: skip
+    }
 
 
 def _is_int(x: Any) -> bool:
@@ -157,8 +163,10 @@ def from_dict(cls, d: Any, where: str):
     """Rebuild a BPE from :func:`to_dict`'s document, checking every field; errors name ``where``."""
     if not isinstance(d, dict) or d.get("format") != FORMAT:
         found = d.get("format") if isinstance(d, dict) else type(d).__name__
-        raise ValueError(f"{where} is not a rowbook ByteLevelBPE file (format {found!r}, "
-                         f"expected {FORMAT!r}); for a Hugging Face file use from_tokenizer_json")  # fmt: skip
+        raise ValueError(
+            f"{where} is not a rowbook ByteLevelBPE file (format {found!r}, "
+            f"expected {FORMAT!r}); for a Hugging Face file use from_tokenizer_json"
+        )
     if d.get("version") != VERSION:
         raise ValueError(
             f"{where} has version {d.get('version')!r}; this rowbook reads version {VERSION}"
@@ -186,13 +194,20 @@ def from_dict(cls, d: Any, where: str):
             f"{where}: special tokens must be a list of non-empty strings, got {str(specials)[:80]}"
         )
     try:
-        bpe = cls(pattern=_require(d, "pattern", str, where),
-                  add_prefix_space=_require(d, "add_prefix_space", bool, where),
-                  dropout=d.get("dropout"), seed=d.get("seed"))  # fmt: skip
-        bpe._set_model(_require(d, "vocab", dict, where), [(m[0], m[1]) for m in merges],
-                       list(_require(d, "special_tokens", list, where)),
-                       [MergeStep(m[0], m[1], m[2]) for m in merges],
-                       _require(d, "ignore_merges", bool, where), [tuple(a) for a in added])  # fmt: skip
+        bpe = cls(
+            pattern=_require(d, "pattern", str, where),
+            add_prefix_space=_require(d, "add_prefix_space", bool, where),
+            dropout=d.get("dropout"),
+            seed=d.get("seed"),
+        )
+        bpe._set_model(
+            _require(d, "vocab", dict, where),
+            [(m[0], m[1]) for m in merges],
+            list(_require(d, "special_tokens", list, where)),
+            [MergeStep(m[0], m[1], m[2]) for m in merges],
+            _require(d, "ignore_merges", bool, where),
+            [tuple(a) for a in added],
+        )
     except (TypeError, ValueError) as err:
         message = str(err)
         raise ValueError(message if message.startswith(where) else f"{where}: {message}") from None
@@ -212,15 +227,21 @@ def read_vocab_merges(vocab_path: str | os.PathLike, merges_path: str | os.PathL
                 continue
             pair = line.split(" ")
             if len(pair) != 2:
-                raise ValueError(f"merges.txt file {merges_path}, line {line_no}: expected "
-                                 f"'left right', got {line[:60]!r}")  # fmt: skip
+                raise ValueError(
+                    f"merges.txt file {merges_path}, line {line_no}: expected "
+                    f"'left right', got {line[:60]!r}"
+                )
             merges.append((pair[0], pair[1]))
     return vocab, merges
 
 
 def _byte_level(add_prefix_space: bool, use_regex: bool) -> dict[str, Any]:
-    return {"type": "ByteLevel", "add_prefix_space": add_prefix_space, "trim_offsets": True,
-            "use_regex": use_regex}  # fmt: skip
+    return {
+        "type": "ByteLevel",
+        "add_prefix_space": add_prefix_space,
+        "trim_offsets": True,
+        "use_regex": use_regex,
+    }
 
 
 def to_tokenizer_json(bpe, path: str | os.PathLike) -> None:
@@ -241,18 +262,44 @@ def to_tokenizer_json(bpe, path: str | os.PathLike) -> None:
         )
     later = dict(bpe._added)  # added after training: not in the model's vocab
     flags = {**{s: True for s in bpe._specials}, **later}
-    added = [{"id": bpe._vocab[t], "content": t, "single_word": False, "lstrip": False, "rstrip": False,
-              "normalized": not special, "special": special}
-             for t, special in sorted(flags.items(), key=lambda item: bpe._vocab[item[0]])]  # fmt: skip
-    model = {"type": "BPE", "dropout": bpe.dropout, "unk_token": None, "continuing_subword_prefix": None,
-             "end_of_word_suffix": None, "fuse_unk": False, "byte_fallback": False,
-             "ignore_merges": bpe._ignore_merges,
-             "vocab": {t: i for i, t in enumerate(bpe._id_to_token) if t not in later},
-             "merges": [list(m) for m in bpe._merges]}  # fmt: skip
-    write_json(path, {"version": "1.0", "truncation": None, "padding": None,
-                             "added_tokens": added, "normalizer": None, "pre_tokenizer": pre,
-                             "post_processor": None, "decoder": _byte_level(True, True),
-                             "model": model})  # fmt: skip
+    added = [
+        {
+            "id": bpe._vocab[t],
+            "content": t,
+            "single_word": False,
+            "lstrip": False,
+            "rstrip": False,
+            "normalized": not special,
+            "special": special,
+        }
+        for t, special in sorted(flags.items(), key=lambda item: bpe._vocab[item[0]])
+    ]
+    model = {
+        "type": "BPE",
+        "dropout": bpe.dropout,
+        "unk_token": None,
+        "continuing_subword_prefix": None,
+        "end_of_word_suffix": None,
+        "fuse_unk": False,
+        "byte_fallback": False,
+        "ignore_merges": bpe._ignore_merges,
+        "vocab": {t: i for i, t in enumerate(bpe._id_to_token) if t not in later},
+        "merges": [list(m) for m in bpe._merges],
+    }
+    write_json(
+        path,
+        {
+            "version": "1.0",
+            "truncation": None,
+            "padding": None,
+            "added_tokens": added,
+            "normalizer": None,
+            "pre_tokenizer": pre,
+            "post_processor": None,
+            "decoder": _byte_level(True, True),
+            "model": model,
+        },
+    )
 
 
 def _pattern_of(pre: Any, where: str) -> tuple[str, bool]:
@@ -270,17 +317,25 @@ def _pattern_of(pre: Any, where: str) -> tuple[str, bool]:
         split, last = steps
         pattern = split.get("pattern")
         pattern = pattern if isinstance(pattern, dict) else {}
-        if (split.get("type") == "Split" and split.get("behavior") == "Isolated" and not split.get("invert")
-                and isinstance(last, dict) and last.get("type") == "ByteLevel"
-                and not last.get("use_regex", True) and not last.get("add_prefix_space")):  # fmt: skip
+        if (
+            split.get("type") == "Split"
+            and split.get("behavior") == "Isolated"
+            and not split.get("invert")
+            and isinstance(last, dict)
+            and last.get("type") == "ByteLevel"
+            and not last.get("use_regex", True)
+            and not last.get("add_prefix_space")
+        ):
             if isinstance(pattern.get("Regex"), str):
                 return pattern["Regex"], False
             if isinstance(pattern.get("String"), str):
                 import regex
 
                 return regex.escape(pattern["String"]), False
-    raise ValueError(f"{where}: pre_tokenizer {str(pre)[:200]} is not supported; rowbook reads ByteLevel, "
-                     "or Sequence[Split(Isolated), ByteLevel(use_regex=false)]")  # fmt: skip
+    raise ValueError(
+        f"{where}: pre_tokenizer {str(pre)[:200]} is not supported; rowbook reads ByteLevel, "
+        "or Sequence[Split(Isolated), ByteLevel(use_regex=false)]"
+    )
 
 
 def _check_hf_options(d: dict, model: dict, where: str) -> None:
@@ -290,13 +345,16 @@ def _check_hf_options(d: dict, model: dict, where: str) -> None:
         )
     for key in ("normalizer", "truncation", "padding"):
         if d.get(key) is not None:
-            raise ValueError(f"{where}: {key} {d[key]!r} is not supported; set it to null "
-                             "(use a rowbook Normalizer / TextPipeline padding instead)")  # fmt: skip
+            raise ValueError(
+                f"{where}: {key} {d[key]!r} is not supported; set it to null "
+                "(use a rowbook Normalizer / TextPipeline padding instead)"
+            )
     post = d.get("post_processor")
     if post is not None and (not isinstance(post, dict) or post.get("type") != "ByteLevel"):
         kind = post.get("type") if isinstance(post, dict) else type(post).__name__
-        raise ValueError(f"{where}: post_processor {kind!r} adds tokens; only ByteLevel "
-                         "or null is supported")  # fmt: skip
+        raise ValueError(
+            f"{where}: post_processor {kind!r} adds tokens; only ByteLevel or null is supported"
+        )
     for key in ("continuing_subword_prefix", "end_of_word_suffix"):
         if model.get(key) not in (None, ""):  # GPT-2's file writes "" for the two affixes
             raise ValueError(f"{where}: model.{key}={model[key]!r} is not supported (must be null)")
@@ -346,16 +404,19 @@ def _added_tokens(
     if entries is None:
         return [], []
     if not isinstance(entries, list):
-        raise ValueError(f"{where}: field 'added_tokens' must be a list of objects, got "
-                         f"{type(entries).__name__}")  # fmt: skip
+        raise ValueError(
+            f"{where}: field 'added_tokens' must be a list of objects, got {type(entries).__name__}"
+        )
     in_model = set(vocab)
     specials, added = [], []
     for n, tok in enumerate(entries):
         if not (
             isinstance(tok, dict) and isinstance(tok.get("content"), str) and _is_int(tok.get("id"))
         ):
-            raise ValueError(f"{where}: added_tokens[{n}] must be an object with a string 'content' "
-                             f"and an integer 'id', got {str(tok)[:80]}")  # fmt: skip
+            raise ValueError(
+                f"{where}: added_tokens[{n}] must be an object with a string 'content' "
+                f"and an integer 'id', got {str(tok)[:80]}"
+            )
         content, i = tok["content"], tok["id"]
         if any(tok.get(k) for k in ("lstrip", "rstrip", "single_word")):
             raise ValueError(

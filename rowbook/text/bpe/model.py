@@ -16,7 +16,7 @@ On the BPE paper's toy corpus (no end-of-word symbol here; see
 Examples
 --------
 >>> bpe = ByteLevelBPE().fit_word_counts(
-...     {"low": 5, "lower": 2, "newest": 6, "widest": 3}, vocab_size=263, min_frequency=2)
+...     {"low": 5, "lower": 2, "newest": 6, "widest": 3}, vocab_size=263, min_count=2)
 >>> [(step.token, step.count) for step in bpe.merge_trace]
 [('es', 9), ('est', 9), ('lo', 7), ('low', 7), ('ew', 6), ('new', 6), ('newest', 6)]
 >>> bpe.tokenize("lowest"), bpe.tokenize("newer")
@@ -35,41 +35,34 @@ ids and are never split.
 
 from __future__ import annotations
 
-import itertools
 import os
-import re
 from collections import Counter
-from collections.abc import Container, Iterable, Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 import numpy as np
-import regex
 from tqdm.auto import tqdm
 
+from rowbook._deprecation import renamed_kwargs
 from rowbook.checks import check_int
 from rowbook.text.bpe import files as bpe_files
-from rowbook.text.bpe.batch import Segments, encode_batch, encode_texts
-from rowbook.text.bpe.bytelevel import (
-    GPT2_ASCII_PATTERN,
-    GPT2_PATTERN,
-    decode_tokens,
-    to_byte_level,
-)
+from rowbook.text.bpe.batch import encode_batch, encode_texts
+from rowbook.text.bpe.bytelevel import GPT2_PATTERN, decode_tokens
 from rowbook.text.bpe.classic import MergeStep
 from rowbook.text.bpe.count import count_words_parallel
-from rowbook.text.bpe.encode import encode_word_dropout
+from rowbook.text.bpe.encoder import Encoder
 from rowbook.text.bpe.encoding import Encoding, build_encodings
-from rowbook.text.bpe.options import check_fit_args, check_trainer_options, special_regex
+from rowbook.text.bpe.options import (
+    check_cache_size,
+    check_dropout,
+    check_fit_args,
+    check_trainer_options,
+)
+from rowbook.text.bpe.pretokenize import PreTokenizer, check_str
 from rowbook.text.bpe.train import learn
 from rowbook.text.token_table import TokenTable
 
 __all__ = ["ByteLevelBPE"]
-
-
-def _check_str(text: object, name: str = "text") -> str:
-    if not isinstance(text, str):
-        raise TypeError(f"{name} must be a str, got {type(text).__name__}")
-    return text
 
 
 class ByteLevelBPE(TokenTable):
@@ -93,34 +86,68 @@ class ByteLevelBPE(TokenTable):
         Seed of the dropout's random numbers (``tokenizers`` cannot be seeded).
     """
 
-    def __init__(self, *, pattern: str = GPT2_PATTERN, add_prefix_space: bool = False,
-                 cache_size: int = 100_000, dropout: float | None = None,
-                 seed: int | None = None) -> None:  # fmt: skip
-        try:
-            self._split = regex.compile(_check_str(pattern, "pattern"))
-            self._split_ascii = re.compile(GPT2_ASCII_PATTERN) if pattern == GPT2_PATTERN else None
-        except regex.error as err:
-            raise ValueError(
-                f"pattern {pattern!r} is not a valid regular expression: {err}"
-            ) from None
-        if not isinstance(cache_size, int) or cache_size < 0:
-            raise ValueError(f"cache_size must be an int >= 0, got {cache_size!r}")
-        self.pattern, self.add_prefix_space, self.cache_size = (
-            pattern,
-            bool(add_prefix_space),
-            cache_size,
+    def __init__(
+        self,
+        *,
+        pattern: str = GPT2_PATTERN,
+        add_prefix_space: bool = False,
+        cache_size: int = 100_000,
+        dropout: float | None = None,
+        seed: int | None = None,
+    ) -> None:
+        self._pretokenizer = PreTokenizer(pattern, add_prefix_space)
+        self._encoder = Encoder(
+            self._pretokenizer,
+            cache_size=check_cache_size(cache_size),
+            dropout=check_dropout(dropout),
+            seed=seed,
         )
-        if dropout is not None and (isinstance(dropout, bool) or not 0.0 <= dropout <= 1.0):
-            raise ValueError(f"dropout must be None or a probability in [0, 1], got {dropout!r}")
-        self.dropout, self.seed = dropout, seed
-        self._rng = np.random.default_rng(seed)
+        self.pattern, self.seed = pattern, seed
         self._fitted = False
 
+    # The settings that encoding reads at each call live in the encoder.
+    @property
+    def add_prefix_space(self) -> bool:
+        """Whether a space is put before each piece of text that does not start with one."""
+        return self._pretokenizer.add_prefix_space
+
+    @add_prefix_space.setter
+    def add_prefix_space(self, value: bool) -> None:
+        self._pretokenizer.add_prefix_space = bool(value)
+
+    @property
+    def cache_size(self) -> int:
+        """Number of words whose encoding is kept."""
+        return self._encoder.cache_size
+
+    @cache_size.setter
+    def cache_size(self, value: int) -> None:
+        self._encoder.cache_size = check_cache_size(value)
+
+    @property
+    def dropout(self) -> float | None:
+        """BPE-dropout's probability of skipping a merge at encode time (None: none)."""
+        return self._encoder.dropout
+
+    @dropout.setter
+    def dropout(self, value: float | None) -> None:
+        self._encoder.dropout = check_dropout(value)
+
     # ----------------------------------------------------------------- training
-    def fit(self, texts: Iterable[str], vocab_size: int, *, min_frequency: int = 2,
-            special_tokens: Sequence[str] = (), show_progress: bool = False,
-            limit_alphabet: int | None = None, initial_alphabet: Sequence[str] = (),
-            max_token_length: int | None = None, workers: int | None = None) -> ByteLevelBPE:  # fmt: skip
+    @renamed_kwargs(min_frequency="min_count", since="0.2")
+    def fit(
+        self,
+        texts: Iterable[str],
+        vocab_size: int,
+        *,
+        min_count: int = 2,
+        special_tokens: Sequence[str] = (),
+        show_progress: bool = False,
+        limit_alphabet: int | None = None,
+        initial_alphabet: Sequence[str] = (),
+        max_token_length: int | None = None,
+        workers: int | None = None,
+    ) -> ByteLevelBPE:
         """Learn merges from ``texts`` until the vocabulary has ``vocab_size`` entries.
 
         Parameters
@@ -129,9 +156,10 @@ class ByteLevelBPE(TokenTable):
             The training corpus, read once (a generator is fine).
         vocab_size : int
             Final size: special tokens + 256 byte symbols + merges. Fewer if the pairs
-            run out or drop below ``min_frequency``.
-        min_frequency : int, default 2
-            Stop when the most frequent pair occurs fewer times than this.
+            run out or drop below ``min_count``.
+        min_count : int, default 2
+            Stop when the most frequent pair occurs fewer times than this: ``tokenizers``'
+            ``min_frequency`` (that name is still accepted, with a ``DeprecationWarning``).
         special_tokens : Sequence[str], default ()
             Tokens given the first ids, never split, and cut out of the training text.
         show_progress : bool, default False
@@ -139,17 +167,32 @@ class ByteLevelBPE(TokenTable):
         limit_alphabet, initial_alphabet, max_token_length
             ``tokenizers``' ``BpeTrainer`` options; see :mod:`rowbook.text.bpe.options`.
         """
-        check_fit_args(vocab_size, min_frequency, special_tokens)
-        options = {"limit_alphabet": limit_alphabet, "initial_alphabet": initial_alphabet,
-                   "max_token_length": max_token_length}  # fmt: skip
+        check_fit_args(vocab_size, min_count, special_tokens)
+        options = {
+            "limit_alphabet": limit_alphabet,
+            "initial_alphabet": initial_alphabet,
+            "max_token_length": max_token_length,
+        }
         check_trainer_options(**options)
-        counts = self.count_words(texts, special_tokens=special_tokens, show_progress=show_progress,
-                                  workers=workers)  # fmt: skip
-        return self.fit_word_counts(counts, vocab_size, min_frequency=min_frequency,
-                                    special_tokens=list(special_tokens), **options)  # fmt: skip
+        counts = self.count_words(
+            texts, special_tokens=special_tokens, show_progress=show_progress, workers=workers
+        )
+        return self.fit_word_counts(
+            counts,
+            vocab_size,
+            min_count=min_count,
+            special_tokens=list(special_tokens),
+            **options,
+        )
 
-    def count_words(self, texts: Iterable[str], *, special_tokens: Sequence[str] = (),
-                    show_progress: bool = False, workers: int | None = 1) -> Counter[str]:  # fmt: skip
+    def count_words(
+        self,
+        texts: Iterable[str],
+        *,
+        special_tokens: Sequence[str] = (),
+        show_progress: bool = False,
+        workers: int | None = 1,
+    ) -> Counter[str]:
         """The pre-tokenized words of ``texts`` and their counts: the first pass of :meth:`fit`,
         which :meth:`fit_word_counts` finishes (counts of shards can be added in between).
 
@@ -161,61 +204,74 @@ class ByteLevelBPE(TokenTable):
         >>> ByteLevelBPE().count_words(["the cat", "the hat"])
         Counter({'the': 2, ' cat': 1, ' hat': 1})
         """
-        specials, counts = list(special_tokens), Counter()
+        specials = list(special_tokens)
         workers = check_int("workers", workers, 1, allow_none=True) or os.cpu_count() or 1
+        texts = tqdm(texts, desc="count words", unit="text", disable=not show_progress)
         if workers > 1:
-            settings = {"pattern": self.pattern, "add_prefix_space": self.add_prefix_space}
-            texts = tqdm(texts, desc="count words", unit="text", disable=not show_progress)
-            return count_words_parallel(settings, texts, specials, workers)
-        cutter = special_regex(specials)
-        for text in tqdm(texts, desc="count words", unit="text", disable=not show_progress):
-            for piece, special, _ in self._pieces(_check_str(text), cutter, specials):
-                if special is None:
-                    counts.update(self._pretokenize(piece))
-        return counts
+            return count_words_parallel(self._pretokenizer, texts, specials, workers)
+        return self._pretokenizer.count_words(texts, specials)
 
-    def fit_word_counts(self, word_counts: Mapping[str, int], vocab_size: int, *,
-                        min_frequency: int = 2, special_tokens: Sequence[str] = (),
-                        limit_alphabet: int | None = None, initial_alphabet: Sequence[str] = (),
-                        max_token_length: int | None = None) -> ByteLevelBPE:  # fmt: skip
-        """Learn merges from already pre-tokenized words and their frequencies."""
-        specials = check_fit_args(vocab_size, min_frequency, special_tokens)
+    @renamed_kwargs(min_frequency="min_count", since="0.2")
+    def fit_word_counts(
+        self,
+        word_counts: Mapping[str, int],
+        vocab_size: int,
+        *,
+        min_count: int = 2,
+        special_tokens: Sequence[str] = (),
+        limit_alphabet: int | None = None,
+        initial_alphabet: Sequence[str] = (),
+        max_token_length: int | None = None,
+    ) -> ByteLevelBPE:
+        """Learn merges from already pre-tokenized words and their frequencies (the
+        parameters as in :meth:`fit`)."""
+        specials = check_fit_args(vocab_size, min_count, special_tokens)
         alphabet = check_trainer_options(limit_alphabet, initial_alphabet, max_token_length)
         for word, count in word_counts.items():
             if not isinstance(word, str) or not isinstance(count, int | np.integer) or count < 0:
                 raise TypeError(f"word_counts must map str to int >= 0, got {word!r}: {count!r}")
-        vocab, merges, trace = learn(word_counts, vocab_size, min_frequency, specials,
-                                     initial_alphabet=alphabet, max_token_length=max_token_length)  # fmt: skip
+        vocab, merges, trace = learn(
+            word_counts,
+            vocab_size,
+            min_count,
+            specials,
+            initial_alphabet=alphabet,
+            max_token_length=max_token_length,
+        )
         self._set_model(vocab, merges, specials, trace)
         return self
 
     # ------------------------------------------------------------ learned state
-    def _set_model(self, vocab: dict[str, int], merges: list[tuple[str, str]],
-                   specials: list[str], trace: list[MergeStep] | None = None,
-                   ignore_merges: bool = False, added: Sequence[tuple[str, bool]] = ()) -> None:  # fmt: skip
+    def _set_model(
+        self,
+        vocab: dict[str, int],
+        merges: list[tuple[str, str]],
+        specials: list[str],
+        trace: list[MergeStep] | None = None,
+        ignore_merges: bool = False,
+        added: Sequence[tuple[str, bool]] = (),
+    ) -> None:
         """Install a model; ``added`` lists the ``(token, special)`` added after training."""
         unsplit = list(dict.fromkeys([*specials, *(t for t, _ in added)]))  # cut out, never split
         tables = bpe_files.check_model(vocab, merges, unsplit)
         self._vocab, self._merges, self._specials = dict(vocab), list(merges), list(specials)
         self._added = list(added)
         self._id_to_token = tables["id_to_token"]
-        self._byte_ids = tables["byte_ids"]
-        self._merge_table = tables["merge_table"]
         self._id_bytes = tables["id_bytes"]
-        self._id_len = np.array([len(b) for b in self._id_bytes], dtype=np.int64)  # (V,)
         self._special_ids = {s: vocab[s] for s in specials}
         self._unsplit_ids = {s: vocab[s] for s in unsplit}
-        self._cutter = special_regex(unsplit)
-        self._ranks: dict[tuple[int, int], tuple[int, int]] | None = None  # built for dropout
         self._trace = trace or [MergeStep(a, b, None) for a, b in merges]
         self._ignore_merges = ignore_merges
-        self._cache: dict[str, tuple[int, ...]] = {}
+        id_len = np.array([len(b) for b in self._id_bytes], dtype=np.int64)  # (V,)
+        self._encoder.set_model(self._vocab, tables, self._unsplit_ids, id_len, ignore_merges)
         self._fitted = True
 
     def _check_fitted(self) -> None:
         if not self._fitted:
-            raise ValueError("this ByteLevelBPE is not fitted yet: call fit(...), "
-                             "ByteLevelBPE.load(...) or ByteLevelBPE.from_tokenizer_json(...) first")  # fmt: skip
+            raise ValueError(
+                "this ByteLevelBPE is not fitted yet: call fit(...), "
+                "ByteLevelBPE.load(...) or ByteLevelBPE.from_tokenizer_json(...) first"
+            )
 
     @property
     def vocab(self) -> dict[str, int]:
@@ -237,79 +293,14 @@ class ByteLevelBPE(TokenTable):
         return list(self._trace)
 
     # ----------------------------------------------------------------- encoding
-    def _pretokenize(self, piece: str) -> list[str]:
-        fast = self._split_ascii is not None and piece.isascii()  # the same pieces, sooner
-        words = (self._split_ascii if fast else self._split).findall(piece)
-        if sum(map(len, words)) == len(piece):
-            return words
-        out, end = [], 0  # text the pattern skips forms pieces too, as in tokenizers
-        for m in self._split.finditer(piece):
-            out += [piece[end : m.start()], m.group()] if m.start() > end else [m.group()]
-            end = m.end()
-        return [w for w in (*out, piece[end:]) if w]
-
-    def _pieces(self, text: str, cutter: regex.Pattern | None, specials: Container[str]):
-        """``(piece, token or None, prefixed)``: unsplit tokens, and text with its prefix space."""
-        parts = cutter.split(text) if cutter is not None else [text]
-        for part in parts:
-            if part in specials:
-                yield part, part, False
-            elif part:
-                prefixed = self.add_prefix_space and not part.startswith(" ")
-                yield (" " + part if prefixed else part), None, prefixed
-
-    def _encode_dropout(self, words: list[str]) -> list[int]:
-        if self._ranks is None:
-            keys, ranks, new_ids = self._merge_table
-            self._ranks = {(k >> 32, k & 0xFFFFFFFF): (r, n)
-                           for k, r, n in zip(keys.tolist(), ranks.tolist(), new_ids.tolist(), strict=True)}  # fmt: skip
-        ids: list[int] = []
-        for word in words:
-            if self._ignore_merges and to_byte_level(word) in self._vocab:
-                ids.append(self._vocab[to_byte_level(word)])
-                continue
-            symbols = self._byte_ids[np.frombuffer(word.encode("utf-8"), dtype=np.uint8)].tolist()
-            ids += encode_word_dropout(symbols, self._ranks, self.dropout, self._rng)
-        return ids
-
-    def _checked(self, text: str) -> str:
-        """``text`` (a ``str``, checked by the caller) if it has UTF-8 bytes."""
-        if not text.isascii():
-            try:
-                text.encode("utf-8")
-            except UnicodeEncodeError as err:
-                raise ValueError(f"text has a lone surrogate {text[err.start]!r} at character offset "
-                                 f"{err.start}, which has no UTF-8 bytes; encode valid Unicode") from None  # fmt: skip
-        return text
-
-    def _words_of(self, texts: Sequence[str]) -> list[list[str]]:
-        """The words of each text, for a model with no unsplit tokens and no prefix space."""
-        for text in itertools.filterfalse(str.isascii, texts):
-            self._checked(text)
-        if self._split_ascii is not None:
-            # GPT-2's pattern puts every character in a word; ASCII texts go to its twin for re
-            ascii_findall, findall = self._split_ascii.findall, self._split.findall
-            return [ascii_findall(t) if t.isascii() else findall(t) for t in texts]
-        words_of = list(map(self._split.findall, texts))
-        if sum(map(len, itertools.chain.from_iterable(words_of))) == sum(map(len, texts)):
-            return words_of  # the pattern skipped no character of any text
-        return [self._pretokenize(text) for text in texts]
-
-    def _segments(self, text: str) -> Segments:
-        """``text`` cut for encoding: unsplit tokens, and the words of the text between them."""
-        return [(None, prefixed, self._pretokenize(piece)) if token is None
-                else (self._unsplit_ids[token], False, [])
-                for piece, token, prefixed in self._pieces(self._checked(text), self._cutter,
-                                                           self._unsplit_ids)]  # fmt: skip
-
     def encode(self, text: str) -> Encoding:
         """The :class:`~rowbook.text.bpe.encoding.Encoding` of ``text``: ids, tokens, offsets, masks.
 
         Special and added tokens found in the text become their ids, unsplit.
         """
         self._check_fitted()
-        ids_of, prefixed = encode_texts(self, [_check_str(text)])
-        return build_encodings([text], ids_of, prefixed, self._id_to_token, self._id_len)[0]
+        ids_of, prefixed = encode_texts(self._encoder, [check_str(text)])
+        return build_encodings([text], ids_of, prefixed, self._id_to_token, self._encoder.id_len)[0]
 
     def encode_batch(self, texts: Sequence[str], *, workers: int | None = None) -> list[Encoding]:
         """:meth:`encode` for each text, each distinct word encoded once, on every core.
@@ -332,13 +323,13 @@ class ByteLevelBPE(TokenTable):
         texts = list(texts)
         if not set(map(type, texts)) <= {str}:  # the quick check; a subclass of str passes below
             for text in texts:
-                _check_str(text)
-        return encode_batch(self, texts, workers)
+                check_str(text)
+        return encode_batch(self._encoder, texts, workers)
 
     def tokenize(self, text: str) -> list[str]:
         """The tokens of ``text`` as byte-level spellings (``"Ġworld"``)."""
         self._check_fitted()
-        return [self._id_to_token[i] for i in encode_texts(self, [_check_str(text)])[0][0]]
+        return [self._id_to_token[i] for i in encode_texts(self._encoder, [check_str(text)])[0][0]]
 
     def detokenize(self, tokens: Sequence[str]) -> str:
         """Text of tokens, as ``tokenizers``' ``ByteLevel`` decoder gives it (no vocabulary lookup).
@@ -387,6 +378,40 @@ class ByteLevelBPE(TokenTable):
         self._set_model(vocab, self._merges, specials, self._trace, self._ignore_merges, added)
         return new
 
+    def truncated(self, vocab_size: int) -> ByteLevelBPE:
+        """The model a training run stopped at ``vocab_size`` entries learns: this one's first
+        merges, up to the one that made token ``vocab_size - 1``.
+
+        Training takes the most frequent pair first whatever the target size, so a smaller
+        vocabulary's merges are a prefix of a larger one's (the tests train both and compare):
+        one run serves every size up to its own. Tokens added after training are refused.
+
+        Examples
+        --------
+        >>> texts = ["the cat sat on the mat", "the dog sat on the log"] * 3
+        >>> big = ByteLevelBPE().fit(texts, 270)
+        >>> big.truncated(260).merges == ByteLevelBPE().fit(texts, 260).merges
+        True
+        """
+        self._check_fitted()
+        check_int("vocab_size", vocab_size, len(self._specials) + 256)
+        if self._added:
+            raise ValueError(
+                "truncated: this BPE has tokens added after training, which a "
+                "shorter run would number differently"
+            )
+        if vocab_size >= len(self):
+            return bpe_files.from_dict(type(self), bpe_files.to_dict(self), "this BPE")
+        document = bpe_files.to_dict(self)
+        kept = []
+        for left, right, count in document["merges"]:
+            if document["vocab"][left + right] >= vocab_size:
+                break
+            kept.append([left, right, count])
+        vocab = {t: i for t, i in document["vocab"].items() if i < vocab_size}
+        document |= {"vocab": vocab, "merges": kept}
+        return bpe_files.from_dict(type(self), document, "the truncated BPE")
+
     # ----------------------------------------------------------------- files
     def save(self, path: str | os.PathLike) -> None:
         """Write the versioned rowbook JSON format (atomic)."""
@@ -409,9 +434,15 @@ class ByteLevelBPE(TokenTable):
         return bpe_files.from_tokenizer_json(cls, path)
 
     @classmethod
-    def from_files(cls, vocab: str | os.PathLike, merges: str | os.PathLike, *,
-                   add_prefix_space: bool = False, dropout: float | None = None,
-                   seed: int | None = None) -> ByteLevelBPE:  # fmt: skip
+    def from_files(
+        cls,
+        vocab: str | os.PathLike,
+        merges: str | os.PathLike,
+        *,
+        add_prefix_space: bool = False,
+        dropout: float | None = None,
+        seed: int | None = None,
+    ) -> ByteLevelBPE:
         """Read a GPT-2-style ``vocab.json`` + ``merges.txt`` pair (``save_model``'s files).
 
         The same model as ``tokenizers.ByteLevelBPETokenizer(vocab, merges)``: GPT-2's
@@ -429,5 +460,10 @@ class ByteLevelBPE(TokenTable):
 
     def get_params(self) -> dict[str, Any]:
         """Constructor parameters."""
-        return {"pattern": self.pattern, "add_prefix_space": self.add_prefix_space,
-                "cache_size": self.cache_size, "dropout": self.dropout, "seed": self.seed}  # fmt: skip
+        return {
+            "pattern": self.pattern,
+            "add_prefix_space": self.add_prefix_space,
+            "cache_size": self.cache_size,
+            "dropout": self.dropout,
+            "seed": self.seed,
+        }

@@ -22,10 +22,16 @@ import regex
 
 from rowbook.text.bpe.bytelevel import byte_alphabet
 
-__all__ = ["check_fit_args", "check_trainer_options", "special_regex"]
+__all__ = [
+    "check_cache_size",
+    "check_dropout",
+    "check_fit_args",
+    "check_trainer_options",
+    "special_regex",
+]
 
 
-def check_fit_args(vocab_size: Any, min_frequency: Any, special_tokens: Any) -> list[str]:
+def check_fit_args(vocab_size: Any, min_count: Any, special_tokens: Any) -> list[str]:
     """The special tokens as a list, after checking the three basic training arguments."""
     if isinstance(special_tokens, str):
         raise TypeError(f"special_tokens must be a sequence of str, got the str {special_tokens!r}")
@@ -37,10 +43,12 @@ def check_fit_args(vocab_size: Any, min_frequency: Any, special_tokens: Any) -> 
         raise ValueError(f"special_tokens has duplicates: {specials}")
     base = len(dict.fromkeys([*specials, *byte_alphabet()]))
     if not isinstance(vocab_size, int) or vocab_size < base:
-        raise ValueError(f"vocab_size must be an int >= {base} (256 byte symbols + {base - 256} "
-                         f"special tokens), got {vocab_size!r}")  # fmt: skip
-    if not isinstance(min_frequency, int) or min_frequency < 0:
-        raise ValueError(f"min_frequency must be an int >= 0, got {min_frequency!r}")
+        raise ValueError(
+            f"vocab_size must be an int >= {base} (256 byte symbols + {base - 256} "
+            f"special tokens), got {vocab_size!r}"
+        )
+    if not isinstance(min_count, int) or min_count < 0:
+        raise ValueError(f"min_count must be an int >= 0, got {min_count!r}")
     return specials
 
 
@@ -82,6 +90,24 @@ def check_trainer_options(
     ):
         raise ValueError(f"max_token_length must be None or an int >= 1, got {max_token_length!r}")
     return chars
+
+
+def check_cache_size(cache_size: Any) -> int:
+    """``cache_size`` if it is an int >= 0 (0: nothing is cached)."""
+    if not isinstance(cache_size, int) or cache_size < 0:
+        raise ValueError(f"cache_size must be an int >= 0, got {cache_size!r}")
+    return cache_size
+
+
+def check_dropout(dropout: Any) -> float | None:
+    """``dropout`` if it is None or a probability in [0, 1]."""
+    if dropout is not None and (
+        isinstance(dropout, bool)
+        or not isinstance(dropout, int | float)
+        or not 0.0 <= dropout <= 1.0
+    ):
+        raise ValueError(f"dropout must be None or a probability in [0, 1], got {dropout!r}")
+    return dropout
 
 
 def special_regex(tokens: Sequence[str]) -> regex.Pattern | None:

@@ -75,8 +75,9 @@ def _pop(hc, hk, he, size):
         child = 2 * i + 1
         if child >= size:
             break
-        if child + 1 < size and _before(hc[child + 1], hk[child + 1], he[child + 1],
-                                        hc[child], hk[child], he[child]):
+        if child + 1 < size and _before(
+            hc[child + 1], hk[child + 1], he[child + 1], hc[child], hk[child], he[child]
+        ):
             child += 1
         if not _before(hc[child], hk[child], he[child], count, key, ent):
             break
@@ -116,8 +117,9 @@ def _group_entries(keys, words, n, pair_count, ent, hp):
 
 
 @numba.njit(cache=True)
-def _merge_word(sym, s, length, a, b, new, cw, pair_count, keys, words, n, w, tok_len, new_len,
-                max_len):  # fmt: skip
+def _merge_word(
+    sym, s, length, a, b, new, cw, pair_count, keys, words, n, w, tok_len, new_len, max_len
+):
     """Merge ``(a, b)`` in ``sym[s:s+length]`` left to right; return ``(new length, n)``.
 
     A new neighbouring pair is counted only if its two tokens span fewer than ``max_len``
@@ -192,7 +194,10 @@ def _token_id(a, b, tok_hash, tok_pow, tok_len, index, n_tokens, rest):
     if new < 0:
         new = n_tokens
         if flag[a]:
-            rest_hash[new], rest_pow[new] = rest_hash[a] * rest_pow[b] + rest_hash[b], rest_pow[a] * rest_pow[b]
+            rest_hash[new], rest_pow[new] = (
+                rest_hash[a] * rest_pow[b] + rest_hash[b],
+                rest_pow[a] * rest_pow[b],
+            )
         else:
             rest_hash[new], rest_pow[new] = h, p
         tok_hash[new], tok_pow[new], flag[new] = h, p, flag[a]
@@ -202,12 +207,17 @@ def _token_id(a, b, tok_hash, tok_pow, tok_len, index, n_tokens, rest):
 
 
 @numba.njit(cache=True)
-def _train_kernel(sym, wstart, wcount, tok_hash, tok_pow, tok_len, n_tokens, vocab_size,
-                  min_frequency, max_len, rest):  # fmt: skip
+def _train_kernel(
+    sym, wstart, wcount, tok_hash, tok_pow, tok_len, n_tokens, vocab_size, min_count, max_len, rest
+):
     pair_count, keys, words, n = _count_pairs(sym, wstart, wcount)
     cap = 3 * keys.size + 1  # entries, their words and heap items: P initial + 2 per merged pair
-    ent = (np.empty(cap, np.int64), np.empty(cap, np.int64), np.empty(cap, np.int32),
-           np.zeros(3, np.int64))  # entry starts, lengths, word lists; sizes: entries, words, heap
+    ent = (
+        np.empty(cap, np.int64),
+        np.empty(cap, np.int64),
+        np.empty(cap, np.int32),
+        np.zeros(3, np.int64),
+    )  # entry starts, lengths, word lists; sizes: entries, words, heap
     hp = (np.empty(cap, np.int64), np.empty(cap, np.int64), np.empty(cap, np.int64))
     _group_entries(keys, words, n, pair_count, ent, hp)
     ent_start, ent_len, ent_words, sizes = ent
@@ -224,7 +234,7 @@ def _train_kernel(sym, wstart, wcount, tok_hash, tok_pow, tok_len, n_tokens, voc
         if count != pair_count[key]:  # stale: count changed since the push
             sizes[2] = _push(hp[0], hp[1], hp[2], sizes[2], pair_count[key], key, e)
             continue
-        if count < 1 or count < min_frequency:
+        if count < 1 or count < min_count:
             break
         a, b = key >> 32, key & _LOW
         new = _token_id(a, b, tok_hash, tok_pow, tok_len, index, n_tokens, rest)
@@ -236,8 +246,23 @@ def _train_kernel(sym, wstart, wcount, tok_hash, tok_pow, tok_len, n_tokens, voc
         n = 0
         for t in range(ent_start[e], ent_start[e] + ent_len[e]):
             w = ent_words[t]
-            wlen[w], n = _merge_word(sym, wstart[w], wlen[w], a, b, new, wcount[w],
-                                     pair_count, keys, words, n, w, tok_len, new_len, max_len)
+            wlen[w], n = _merge_word(
+                sym,
+                wstart[w],
+                wlen[w],
+                a,
+                b,
+                new,
+                wcount[w],
+                pair_count,
+                keys,
+                words,
+                n,
+                w,
+                tok_len,
+                new_len,
+                max_len,
+            )
         _group_entries(keys, words, n, pair_count, ent, hp)
     return merges[:n_merges], n_tokens
 
@@ -258,7 +283,7 @@ def train_merges(
     byte_ids: np.ndarray,
     tokens: Sequence[bytes | None],
     vocab_size: int,
-    min_frequency: int,
+    min_count: int,
     max_token_length: int | None = None,
 ) -> np.ndarray:
     """Learn merges from words given as bytes with their counts.
@@ -273,9 +298,9 @@ def train_merges(
         ``(256,)`` int64, the id of each byte's symbol.
     tokens : Sequence[bytes | None]
         Spelling of every existing id (``None`` for a special token no merge can spell).
-    vocab_size, min_frequency : int
+    vocab_size, min_count : int
         Stop at ``vocab_size`` distinct tokens or when the best count drops below
-        ``min_frequency``.
+        ``min_count``.
     max_token_length : int, optional
         ``tokenizers``' option: after the first merges (two bytes), a pair is only counted
         when its two tokens span fewer than this many bytes together.
@@ -298,15 +323,36 @@ def train_merges(
             tok_hash[i], tok_pow[i] = spelling_hash(spelled)
             tok_len[i] = max(len(spelled), 1)
     max_len = np.iinfo(np.int64).max if max_token_length is None else int(max_token_length)
-    rest = (tok_hash, tok_pow, np.zeros(tok_hash.size, dtype=np.bool_))  # no prefix: spelled in full
-    merges, _ = _train_kernel(sym, wstart, np.asarray(counts, dtype=np.int64), tok_hash, tok_pow,
-                              tok_len, len(tokens), vocab_size, min_frequency, max_len, rest)  # fmt: skip
+    rest = (
+        tok_hash,
+        tok_pow,
+        np.zeros(tok_hash.size, dtype=np.bool_),
+    )  # no prefix: spelled in full
+    merges, _ = _train_kernel(
+        sym,
+        wstart,
+        np.asarray(counts, dtype=np.int64),
+        tok_hash,
+        tok_pow,
+        tok_len,
+        len(tokens),
+        vocab_size,
+        min_count,
+        max_len,
+        rest,
+    )
     return merges
 
 
-def train_symbol_merges(sym: np.ndarray, wstart: np.ndarray, counts: np.ndarray,
-                        spellings: tuple[np.ndarray, ...], n_tokens: int, vocab_size: int,
-                        min_frequency: int) -> np.ndarray:  # fmt: skip
+def train_symbol_merges(
+    sym: np.ndarray,
+    wstart: np.ndarray,
+    counts: np.ndarray,
+    spellings: tuple[np.ndarray, ...],
+    n_tokens: int,
+    vocab_size: int,
+    min_count: int,
+) -> np.ndarray:
     """The kernel of :func:`train_merges` on words already spelled as symbol ids.
 
     ``sym`` ``(N,)`` int32 and ``wstart`` ``(W + 1,)`` give the words, ``counts`` ``(W,)``
@@ -317,8 +363,19 @@ def train_symbol_merges(sym: np.ndarray, wstart: np.ndarray, counts: np.ndarray,
     tok_hash, tok_pow, rest_hash, rest_pow, flag = spellings
     tok_len = np.ones(tok_hash.size, dtype=np.int64)
     max_len = np.iinfo(np.int64).max
-    merges, _ = _train_kernel(sym, wstart, counts, tok_hash, tok_pow, tok_len, n_tokens, vocab_size,
-                              min_frequency, max_len, (rest_hash, rest_pow, flag))  # fmt: skip
+    merges, _ = _train_kernel(
+        sym,
+        wstart,
+        counts,
+        tok_hash,
+        tok_pow,
+        tok_len,
+        n_tokens,
+        vocab_size,
+        min_count,
+        max_len,
+        (rest_hash, rest_pow, flag),
+    )
     return merges
 
 
@@ -330,7 +387,7 @@ def _spelling(token: str) -> bytes | None:
 def learn(
     word_counts: Mapping[str, int],
     vocab_size: int,
-    min_frequency: int,
+    min_count: int,
     specials: Sequence[str],
     *,
     initial_alphabet: Sequence[str] = (),
@@ -357,7 +414,7 @@ def learn(
     words = [w.encode("utf-8") for w in word_counts]
     freqs = np.fromiter(word_counts.values(), dtype=np.int64, count=len(word_counts))  # (W,)
     spellings = [_spelling(t) for t in tokens]
-    rows = train_merges(words, freqs, byte_ids, spellings, vocab_size, min_frequency, max_token_length)
+    rows = train_merges(words, freqs, byte_ids, spellings, vocab_size, min_count, max_token_length)
     merges, trace = [], []
     for left, right, new, count in rows.tolist():
         pair = (tokens[left], tokens[right])

@@ -123,8 +123,12 @@ def _encode_kernel(init, frozen_in, starts, keys, new_ids, scores):
     frozen = frozen_in.copy()
     nxt = np.empty(n, np.int64)
     prv = np.empty(n, np.int64)
-    heap = (np.empty(2 * n + 2, np.float64), np.empty(2 * n + 2, np.int64),
-            np.empty(2 * n + 2, np.int64), np.empty(2 * n + 2, np.int64))  # fmt: skip
+    heap = (
+        np.empty(2 * n + 2, np.float64),
+        np.empty(2 * n + 2, np.int64),
+        np.empty(2 * n + 2, np.int64),
+        np.empty(2 * n + 2, np.int64),
+    )
     out_sym = np.empty(n, np.int64)
     out_pos = np.empty(n, np.int64)
     bounds = np.zeros(starts.size, np.int64)
@@ -170,8 +174,13 @@ def encode_sentences(
     return _encode_kernel(init, frozen, starts, *tables)
 
 
-def encode_reference(symbols: Sequence[str], frozen: Sequence[bool], pieces: dict[str, int],
-                     scores: Sequence[float], unused: set[int]) -> list[str]:  # fmt: skip
+def encode_reference(
+    symbols: Sequence[str],
+    frozen: Sequence[bool],
+    pieces: dict[str, int],
+    scores: Sequence[float],
+    unused: set[int],
+) -> list[str]:
     """``bpe_model.cc``'s loop in Python: the pieces of one sentence given as initial symbols."""
     sym = list(symbols)
     nxt = [*range(1, len(sym)), -1]
@@ -223,8 +232,13 @@ class SentencePieceBPE(SubwordTokenizer):
     def __init__(self, *, normalizer: Any = None, cache_size: int = 0) -> None:
         self.normalizer, self.pre_tokenizer, self.cache_size = normalizer, None, cache_size
 
-    def _set_model(self, pieces: Sequence[tuple[str, float]], kinds: Sequence[int], unk_id: int,
-                   byte_fallback: bool) -> None:  # fmt: skip
+    def _set_model(
+        self,
+        pieces: Sequence[tuple[str, float]],
+        kinds: Sequence[int],
+        unk_id: int,
+        byte_fallback: bool,
+    ) -> None:
         from rowbook.text.sentencepiece.pieces import merge_tables
 
         self._scores = np.array([s for _, s in pieces], dtype=np.float32).astype(np.float64)
@@ -249,9 +263,19 @@ class SentencePieceBPE(SubwordTokenizer):
         """``(id or -1, text)`` of each symbol left in each sentence."""
         if self._unused:
             pieces = {t: i for i, t in enumerate(self._id_to_token) if self._kinds[i] in (0, 1, 2)}
-            return [[(pieces.get(p, -1), p) for p in encode_reference(
-                self._initial(s)[2], self._initial(s)[1], pieces, self._scores.tolist(), self._unused)]
-                for s in sentences]  # fmt: skip
+            return [
+                [
+                    (pieces.get(p, -1), p)
+                    for p in encode_reference(
+                        self._initial(s)[2],
+                        self._initial(s)[1],
+                        pieces,
+                        self._scores.tolist(),
+                        self._unused,
+                    )
+                ]
+                for s in sentences
+            ]
         init, frozen, texts, starts = [], [], [], [0]
         for s in sentences:
             ids, flags, symbols = self._initial(s)
@@ -259,9 +283,12 @@ class SentencePieceBPE(SubwordTokenizer):
             frozen += flags
             texts.append(symbols)
             starts.append(len(init))
-        sym, pos, bounds = encode_sentences(np.array(init, np.int64), np.array(frozen, np.bool_),
-                                            np.array(starts, np.int64),
-                                            (self._pair_keys, self._new_ids, self._scores))  # fmt: skip
+        sym, pos, bounds = encode_sentences(
+            np.array(init, np.int64),
+            np.array(frozen, np.bool_),
+            np.array(starts, np.int64),
+            (self._pair_keys, self._new_ids, self._scores),
+        )
         out = []
         for k, symbols in enumerate(texts):
             ids, firsts = (
@@ -269,8 +296,12 @@ class SentencePieceBPE(SubwordTokenizer):
                 pos[bounds[k] : bounds[k + 1]].tolist(),
             )
             ends = [*firsts[1:], len(symbols)] if firsts else []
-            out.append([(i if 0 <= i < self._model_size else -1, "".join(symbols[a:b]))
-                        for i, a, b in zip(ids, firsts, ends, strict=True)])  # fmt: skip
+            out.append(
+                [
+                    (i if 0 <= i < self._model_size else -1, "".join(symbols[a:b]))
+                    for i, a, b in zip(ids, firsts, ends, strict=True)
+                ]
+            )
         return out
 
     def _resolve(self, path: list[tuple[int, str]]) -> list[tuple[int, str, int, int]]:
@@ -305,16 +336,22 @@ class SentencePieceBPE(SubwordTokenizer):
             return None
         if not hasattr(self, "_char_table"):
             chars = sorted(self._char_ids)
-            self._char_table = (np.array([ord(c) for c in chars], dtype=np.int64),
-                                np.array([self._char_ids[c] for c in chars], dtype=np.int64))  # fmt: skip
+            self._char_table = (
+                np.array([ord(c) for c in chars], dtype=np.int64),
+                np.array([self._char_ids[c] for c in chars], dtype=np.int64),
+            )
         codes, ids = self._char_table
         data = codepoints("".join(words)).astype(np.int64)  # (C,)
         at = np.minimum(np.searchsorted(codes, data), max(codes.size - 1, 0))
         init = np.where(codes.size and (codes[at] == data), ids[at] if ids.size else -2, -2)  # (C,)
         starts = np.zeros(len(words) + 1, dtype=np.int64)
         np.cumsum(np.fromiter(map(len, words), dtype=np.int64, count=len(words)), out=starts[1:])
-        sym, _, bounds = encode_sentences(init, np.zeros(init.size, np.bool_), starts,
-                                          (self._pair_keys, self._new_ids, self._scores))  # fmt: skip
+        sym, _, bounds = encode_sentences(
+            init,
+            np.zeros(init.size, np.bool_),
+            starts,
+            (self._pair_keys, self._new_ids, self._scores),
+        )
         return sym, bounds
 
     def _encode_words(self, words: list[str]) -> list[tuple[int, ...]]:
@@ -348,8 +385,10 @@ class SentencePieceBPE(SubwordTokenizer):
 
         model = load_model(path)
         if not isinstance(model, cls):
-            raise ValueError(f"SentencePiece model {path} is a {type(model).__name__}, not a BPE model; "
-                             "read it with rowbook.load_tokenizer")  # fmt: skip
+            raise ValueError(
+                f"SentencePiece model {path} is a {type(model).__name__}, not a BPE model; "
+                "read it with rowbook.load_tokenizer"
+            )
         return model
 
     def __repr__(self) -> str:

@@ -53,8 +53,10 @@ def _check_pieces(model: ModelFile, where: str) -> int:
     unk = [i for i, (_, _, kind) in enumerate(model.pieces) if kind == 2]
     for i, (piece, _, kind) in enumerate(model.pieces):
         if piece in seen:
-            raise ValueError(f"{where}: piece {piece!r} is given twice (ids {seen[piece]} and {i}); "
-                             "every piece needs one id")  # fmt: skip
+            raise ValueError(
+                f"{where}: piece {piece!r} is given twice (ids {seen[piece]} and {i}); "
+                "every piece needs one id"
+            )
         seen[piece] = i
         if kind == 6 and not model.trainer["byte_fallback"]:
             raise ValueError(
@@ -68,8 +70,10 @@ def _check_pieces(model: ModelFile, where: str) -> int:
         bytes_found = {p for p, _, kind in model.pieces if kind == 6}
         missing = [f"<0x{b:02X}>" for b in range(256) if f"<0x{b:02X}>" not in bytes_found]
         if missing:
-            raise ValueError(f"{where}: byte_fallback is true but {len(missing)} byte pieces are "
-                             f"missing, e.g. {missing[0]}; all 256 are needed")  # fmt: skip
+            raise ValueError(
+                f"{where}: byte_fallback is true but {len(missing)} byte pieces are "
+                f"missing, e.g. {missing[0]}; all 256 are needed"
+            )
     return unk[0]
 
 
@@ -92,14 +96,22 @@ def model_from_bytes(data: bytes, where: str) -> Any:
     charsmap = CharsMap(read_charsmap(blob, where)) if blob else None
     user = tuple(p for p, _, k in model.pieces if k == 4)
     normalizer = SentencePieceNormalizer(
-        charsmap, add_dummy_prefix=spec["add_dummy_prefix"], remove_extra_whitespaces=spec["remove_extra_whitespaces"],
-        escape_whitespaces=spec["escape_whitespaces"], user_defined=user,
-        treat_whitespace_as_suffix=model.trainer["treat_whitespace_as_suffix"])  # fmt: skip
+        charsmap,
+        add_dummy_prefix=spec["add_dummy_prefix"],
+        remove_extra_whitespaces=spec["remove_extra_whitespaces"],
+        escape_whitespaces=spec["escape_whitespaces"],
+        user_defined=user,
+        treat_whitespace_as_suffix=model.trainer["treat_whitespace_as_suffix"],
+    )
     pieces = [(p, s) for p, s, _ in model.pieces]
     kinds = [KIND_OF_TYPE[k] for _, _, k in model.pieces]
     if kind == 1:
-        tok = Unigram(normalizer=normalizer, pre_tokenizer=None, byte_fallback=model.trainer["byte_fallback"],
-                      cache_size=0)  # fmt: skip
+        tok = Unigram(
+            normalizer=normalizer,
+            pre_tokenizer=None,
+            byte_fallback=model.trainer["byte_fallback"],
+            cache_size=0,
+        )
         tok.mode = SENTENCEPIECE
         tok._set_model(pieces, unk_id, kinds=kinds)
     else:
@@ -137,9 +149,11 @@ def unigram_to_model(uni: Any) -> ModelFile:
     (the unknown one typed ``UNKNOWN``, added special tokens ``CONTROL``), the identity
     normalizer with whitespace kept, a ``"▁"`` in front."""
     if uni.normalizer is not None or not isinstance(uni.pre_tokenizer, Metaspace):
-        raise ValueError("a .model file stores its normalization as a compiled character map that "
-                         "rowbook does not write, and splits words as Metaspace does: write a Unigram "
-                         "with normalizer=None and the Metaspace pre-tokenizer, or use to_tokenizer_json")  # fmt: skip
+        raise ValueError(
+            "a .model file stores its normalization as a compiled character map that "
+            "rowbook does not write, and splits words as Metaspace does: write a Unigram "
+            "with normalizer=None and the Metaspace pre-tokenizer, or use to_tokenizer_json"
+        )
     pieces = []
     specials = set(uni._special_ids)
     for i, (piece, score) in enumerate(uni.pieces):
@@ -158,8 +172,12 @@ def unigram_to_model(uni: Any) -> ModelFile:
         "treat_whitespace_as_suffix": False,
         "byte_fallback": uni.byte_fallback,
     }
-    normalizer = {"name": "identity", "add_dummy_prefix": True, "remove_extra_whitespaces": False,
-                  "escape_whitespaces": True}  # fmt: skip
+    normalizer = {
+        "name": "identity",
+        "add_dummy_prefix": True,
+        "remove_extra_whitespaces": False,
+        "escape_whitespaces": True,
+    }
     return ModelFile(pieces, trainer, normalizer)
 
 

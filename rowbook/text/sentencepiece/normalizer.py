@@ -48,9 +48,16 @@ _SPACES = re.compile(" +")
 class SentencePieceNormalizer:
     """The normalizer of a ``.model`` file (``charsmap`` ``None``: the identity rules)."""
 
-    def __init__(self, charsmap: CharsMap | None, *, add_dummy_prefix: bool = True,
-                 remove_extra_whitespaces: bool = True, escape_whitespaces: bool = True,
-                 treat_whitespace_as_suffix: bool = False, user_defined: tuple[str, ...] = ()) -> None:  # fmt: skip
+    def __init__(
+        self,
+        charsmap: CharsMap | None,
+        *,
+        add_dummy_prefix: bool = True,
+        remove_extra_whitespaces: bool = True,
+        escape_whitespaces: bool = True,
+        treat_whitespace_as_suffix: bool = False,
+        user_defined: tuple[str, ...] = (),
+    ) -> None:
         self.charsmap = charsmap or CharsMap({})
         self.add_dummy_prefix, self.remove_extra_whitespaces = (
             add_dummy_prefix,

@@ -47,14 +47,32 @@ MAX_PIECES = 10_000_000
 PIECE_TYPES = {1: "NORMAL", 2: "UNKNOWN", 3: "CONTROL", 4: "USER_DEFINED", 5: "UNUSED", 6: "BYTE"}
 MODEL_TYPES = {1: "UNIGRAM", 2: "BPE", 3: "WORD", 4: "CHAR"}
 # field number -> (name, kind) of the scalar fields read; kind: "bool", "int", "str", "bytes"
-_TRAINER = {3: ("model_type", "int"), 24: ("treat_whitespace_as_suffix", "bool"), 35: ("byte_fallback", "bool"),
-            44: ("unk_surface", "str")}  # fmt: skip
-_NORMALIZER = {1: ("name", "str"), 2: ("precompiled_charsmap", "bytes"), 3: ("add_dummy_prefix", "bool"),
-               4: ("remove_extra_whitespaces", "bool"), 5: ("escape_whitespaces", "bool")}  # fmt: skip
-_TRAINER_DEFAULTS = {"model_type": 1, "treat_whitespace_as_suffix": False, "byte_fallback": False,
-                     "unk_surface": " \u2047 "}  # fmt: skip
-_NORMALIZER_DEFAULTS = {"name": "", "precompiled_charsmap": b"", "add_dummy_prefix": True,
-                        "remove_extra_whitespaces": True, "escape_whitespaces": True}  # fmt: skip
+_TRAINER = {
+    3: ("model_type", "int"),
+    24: ("treat_whitespace_as_suffix", "bool"),
+    35: ("byte_fallback", "bool"),
+    44: ("unk_surface", "str"),
+}
+_NORMALIZER = {
+    1: ("name", "str"),
+    2: ("precompiled_charsmap", "bytes"),
+    3: ("add_dummy_prefix", "bool"),
+    4: ("remove_extra_whitespaces", "bool"),
+    5: ("escape_whitespaces", "bool"),
+}
+_TRAINER_DEFAULTS = {
+    "model_type": 1,
+    "treat_whitespace_as_suffix": False,
+    "byte_fallback": False,
+    "unk_surface": " \u2047 ",
+}
+_NORMALIZER_DEFAULTS = {
+    "name": "",
+    "precompiled_charsmap": b"",
+    "add_dummy_prefix": True,
+    "remove_extra_whitespaces": True,
+    "escape_whitespaces": True,
+}
 _WIRE = {"bool": 0, "int": 0, "str": 2, "bytes": 2}
 
 
@@ -74,8 +92,10 @@ class _Reader:
         self.data, self.where = data, where
 
     def fail(self, at: int, what: str) -> ValueError:
-        return ValueError(f"{self.where}: malformed protobuf at byte {at}: {what}; is this a "
-                          "SentencePiece .model file?")  # fmt: skip
+        return ValueError(
+            f"{self.where}: malformed protobuf at byte {at}: {what}; is this a "
+            "SentencePiece .model file?"
+        )
 
     def varint(self, pos: int, end: int) -> tuple[int, int]:
         value, shift, start = 0, 0, pos
@@ -240,8 +260,12 @@ def _settings_bytes(values: dict[str, Any], schema: dict) -> bytes:
     return out
 
 
-def write_model(pieces: list[tuple[str, float, int]], trainer: dict[str, Any], normalizer: dict[str, Any],
-                raw: list[tuple[int, int, bytes]] | None = None) -> bytes:  # fmt: skip
+def write_model(
+    pieces: list[tuple[str, float, int]],
+    trainer: dict[str, Any],
+    normalizer: dict[str, Any],
+    raw: list[tuple[int, int, bytes]] | None = None,
+) -> bytes:
     """A serialized ``ModelProto``: the pieces, then ``raw`` fields kept from a file read, or
     else the given trainer and normalizer settings."""
     out = bytearray()

@@ -31,8 +31,12 @@ __all__ = [
 
 
 def _model(uni: Any) -> dict[str, Any]:
-    return {"type": "Unigram", "unk_id": uni._unk_id,
-            "vocab": [[p, s] for p, s in uni.pieces], "byte_fallback": uni.byte_fallback}  # fmt: skip
+    return {
+        "type": "Unigram",
+        "unk_id": uni._unk_id,
+        "vocab": [[p, s] for p, s in uni.pieces],
+        "byte_fallback": uni.byte_fallback,
+    }
 
 
 def to_tokenizer_json(uni: Any, path: str | os.PathLike) -> None:
@@ -52,8 +56,10 @@ def _pieces(model: dict, where: str) -> list[tuple[str, float]]:
                 f"{where}: model.vocab[{i}] must be [piece, score], got {str(entry)[:80]}"
             )
         if not math.isfinite(entry[1]):
-            raise ValueError(f"{where}: model.vocab[{i}] ({entry[0]!r}) has the score {entry[1]}; "
-                             "scores must be finite numbers")  # fmt: skip
+            raise ValueError(
+                f"{where}: model.vocab[{i}] ({entry[0]!r}) has the score {entry[1]}; "
+                "scores must be finite numbers"
+            )
         pieces.append((entry[0], float(entry[1])))
     return pieces
 

@@ -231,14 +231,16 @@ def _marginals_kernel(data, starts, counts, trie, scores, kinds, unk_id, unk_sco
     return objective
 
 
-def marginals(data: np.ndarray, starts: np.ndarray, counts: np.ndarray, model: tuple, unk_id: int,
-              size: int) -> tuple[np.ndarray, float]:  # fmt: skip
+def marginals(
+    data: np.ndarray, starts: np.ndarray, counts: np.ndarray, model: tuple, unk_id: int, size: int
+) -> tuple[np.ndarray, float]:
     """``(expected (size,), objective)``: each piece's expected count over the words, weighted
     by ``counts``, and the negative log-likelihood per word occurrence."""
     trie, scores, kinds, unk_score, _ = model
     expected = np.zeros(size, np.float64)
-    objective = _marginals_kernel(data, starts, counts.astype(np.float64), trie, scores, kinds, unk_id,
-                                  unk_score, expected)  # fmt: skip
+    objective = _marginals_kernel(
+        data, starts, counts.astype(np.float64), trie, scores, kinds, unk_id, unk_score, expected
+    )
     return expected, objective
 
 
@@ -346,8 +348,14 @@ def _sample_kernel(data, starts, trie, scores, kinds, unk_id, unk_score, theta, 
     return ids[:o], pos[:o], bounds
 
 
-def sample_paths(data: np.ndarray, starts: np.ndarray, model: tuple, unk_id: int, theta: float,
-                 rng: np.random.Generator) -> tuple[np.ndarray, ...]:  # fmt: skip
+def sample_paths(
+    data: np.ndarray,
+    starts: np.ndarray,
+    model: tuple,
+    unk_id: int,
+    theta: float,
+    rng: np.random.Generator,
+) -> tuple[np.ndarray, ...]:
     """A path of each word drawn with probability ``exp(theta * score(path)) / Z``, as
     :func:`viterbi` returns paths (``-1`` for unknown nodes)."""
     trie, scores, kinds, unk_score, _ = model

@@ -90,9 +90,18 @@ class Unigram(SubwordTokenizer):
         Words whose ids are kept (unused while sampling).
     """
 
-    def __init__(self, *, normalizer: Any = None, pre_tokenizer: Any = METASPACE, unk_token: str = "<unk>",
-                 byte_fallback: bool = False, alpha: float | None = None, nbest_size: int | None = None,
-                 seed: int | None = None, cache_size: int = 100_000) -> None:  # fmt: skip
+    def __init__(
+        self,
+        *,
+        normalizer: Any = None,
+        pre_tokenizer: Any = METASPACE,
+        unk_token: str = "<unk>",
+        byte_fallback: bool = False,
+        alpha: float | None = None,
+        nbest_size: int | None = None,
+        seed: int | None = None,
+        cache_size: int = 100_000,
+    ) -> None:
         if not isinstance(unk_token, str) or not unk_token:
             raise TypeError(f"unk_token must be a non-empty str, got {unk_token!r}")
         if not isinstance(byte_fallback, bool):
@@ -102,22 +111,32 @@ class Unigram(SubwordTokenizer):
         self.normalizer, self.pre_tokenizer = normalizer, pre_tokenizer
         self.unk_token, self.byte_fallback, self.seed = unk_token, byte_fallback, seed
         self.cache_size = check_int("cache_size", cache_size, 0)
-        self.decoder = MetaspaceDecoder(pre_tokenizer.replacement, pre_tokenizer.prepend_scheme) \
-            if isinstance(pre_tokenizer, Metaspace) else None  # fmt: skip
+        self.decoder = (
+            MetaspaceDecoder(pre_tokenizer.replacement, pre_tokenizer.prepend_scheme)
+            if isinstance(pre_tokenizer, Metaspace)
+            else None
+        )
         self._rng = np.random.default_rng(seed)
         self.mode = lattice.HF
 
     # --------------------------------------------------------------- the model
-    def _set_model(self, pieces: Sequence[tuple[str, float]], unk_id: int | None,
-                   added: Sequence[tuple[str, bool]] = (), kinds: Sequence[int] | None = None,
-                   model_size: int | None = None) -> None:  # fmt: skip
+    def _set_model(
+        self,
+        pieces: Sequence[tuple[str, float]],
+        unk_id: int | None,
+        added: Sequence[tuple[str, bool]] = (),
+        kinds: Sequence[int] | None = None,
+        model_size: int | None = None,
+    ) -> None:
         """Install ``pieces`` (``(piece, score)`` in id order); ``kinds`` marks SentencePiece's
         user-defined (1), unused (2) and control (3) pieces."""
         scores = np.array([s for _, s in pieces], dtype=np.float64)  # (V,)
         if np.isnan(scores).any():
             bad = int(np.flatnonzero(np.isnan(scores))[0])
-            raise ValueError(f"the score of piece {bad} ({pieces[bad][0]!r}) is NaN; every piece needs a "
-                             "finite score (a log-probability)")  # fmt: skip
+            raise ValueError(
+                f"the score of piece {bad} ({pieces[bad][0]!r}) is NaN; every piece needs a "
+                "finite score (a log-probability)"
+            )
         if unk_id is not None and not 0 <= unk_id < len(pieces):
             raise ValueError(f"unk_id {unk_id} is out of range [0, {len(pieces)})")
         self._scores, self._unk_id = scores, unk_id
@@ -201,8 +220,10 @@ class Unigram(SubwordTokenizer):
 
     def _require_unk(self, text: str) -> int:
         if self._unk_id is None:
-            raise ValueError(f"{text!r} has no piece and this model has no unk_id; add an unknown "
-                             "piece (fit with unk_token=...) or use byte_fallback")  # fmt: skip
+            raise ValueError(
+                f"{text!r} has no piece and this model has no unk_id; add an unknown "
+                "piece (fit with unk_token=...) or use byte_fallback"
+            )
         return self._unk_id
 
     def _encode_words(self, words: list[str]) -> list[tuple[int, ...]]:
@@ -294,9 +315,16 @@ class Unigram(SubwordTokenizer):
 
     def get_params(self) -> dict[str, Any]:
         """Constructor parameters."""
-        return {"normalizer": self.normalizer, "pre_tokenizer": self.pre_tokenizer, "unk_token": self.unk_token,
-                "byte_fallback": self.byte_fallback, "alpha": self.alpha, "nbest_size": self.nbest_size,
-                "seed": self.seed, "cache_size": self.cache_size}  # fmt: skip
+        return {
+            "normalizer": self.normalizer,
+            "pre_tokenizer": self.pre_tokenizer,
+            "unk_token": self.unk_token,
+            "byte_fallback": self.byte_fallback,
+            "alpha": self.alpha,
+            "nbest_size": self.nbest_size,
+            "seed": self.seed,
+            "cache_size": self.cache_size,
+        }
 
     def __repr__(self) -> str:
         return f"Unigram({len(self)} pieces)" if self._fitted else "Unigram(not fitted)"

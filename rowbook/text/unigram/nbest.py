@@ -72,8 +72,9 @@ def nbest(model: Any, word: str, n: int) -> list[tuple[list[str], float]]:
     return out
 
 
-def sample_nbest(model: Any, words: list[str], n: int, alpha: float,
-                 rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray, np.ndarray]:  # fmt: skip
+def sample_nbest(
+    model: Any, words: list[str], n: int, alpha: float, rng: np.random.Generator
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """One of the ``n`` best paths of each word, drawn with probability ``exp(alpha * score)``,
     in :func:`rowbook.text.unigram.lattice.viterbi`'s layout."""
     ids, pos, bounds = [], [], [0]

@@ -145,8 +145,9 @@ def substring_nodes_reference(words: list[str], max_length: int) -> dict[str, in
     return {s: c for s, c in counts.items() if c >= 2 and len(nexts[s]) >= 2}
 
 
-def seed_pieces(word_counts: Mapping[str, int], *, max_piece_length: int = 16,
-                seed_size: int = 1_000_000) -> list[tuple[str, float]]:  # fmt: skip
+def seed_pieces(
+    word_counts: Mapping[str, int], *, max_piece_length: int = 16, seed_size: int = 1_000_000
+) -> list[tuple[str, float]]:
     """The seeds as ``(piece, log-probability)``, in ``tokenizers``' order (module docstring)."""
     words = as_counted(word_counts)
     codes = codepoints(words.text)  # (C,)

@@ -153,18 +153,29 @@ def _prune(
     return kept
 
 
-def learn_unigram(word_counts: Mapping[str, int], vocab_size: int, *, special_tokens: Sequence[str] = (),
-                  unk_token: str | None = "<unk>", initial_alphabet: Sequence[str] = (),
-                  shrinking_factor: float = 0.75, n_sub_iterations: int = 2, max_piece_length: int = 16,
-                  seed_size: int = 1_000_000, progress: Any = None) -> tuple[list[tuple[str, float]], int | None]:  # fmt: skip
+def learn_unigram(
+    word_counts: Mapping[str, int],
+    vocab_size: int,
+    *,
+    special_tokens: Sequence[str] = (),
+    unk_token: str | None = "<unk>",
+    initial_alphabet: Sequence[str] = (),
+    shrinking_factor: float = 0.75,
+    n_sub_iterations: int = 2,
+    max_piece_length: int = 16,
+    seed_size: int = 1_000_000,
+    progress: Any = None,
+) -> tuple[list[tuple[str, float]], int | None]:
     """``(pieces, unk_id)``: the vocabulary learned from words and their counts (module docstring)."""
     words = _Words(word_counts)
     chars, where = np.unique(words.data, return_index=True)
     seen = [chr(int(c)) for c in chars[np.argsort(where, kind="stable")].tolist()]  # first sighting
     required = list(dict.fromkeys(seen + [s[0] for s in initial_alphabet]))
     if len(required) > vocab_size:
-        raise ValueError(f"vocab_size={vocab_size} is smaller than the {len(required)} characters of the "
-                         "corpus, which are all kept; raise vocab_size")  # fmt: skip
+        raise ValueError(
+            f"vocab_size={vocab_size} is smaller than the {len(required)} characters of the "
+            "corpus, which are all kept; raise vocab_size"
+        )
     pieces = [
         ("<UNK>", math.nan),
         *seed_pieces(word_counts, max_piece_length=max_piece_length, seed_size=seed_size),
@@ -184,8 +195,13 @@ def learn_unigram(word_counts: Mapping[str, int], vocab_size: int, *, special_to
     return _finalize(pieces, required, vocab_size, list(special_tokens), unk_token)
 
 
-def _finalize(pieces: list[tuple[str, float]], required: list[str], vocab_size: int, specials: list[str],
-              unk_token: str | None) -> tuple[list[tuple[str, float]], int | None]:  # fmt: skip
+def _finalize(
+    pieces: list[tuple[str, float]],
+    required: list[str],
+    vocab_size: int,
+    specials: list[str],
+    unk_token: str | None,
+) -> tuple[list[tuple[str, float]], int | None]:
     existing = dict(pieces[1:])
     low = min((s for _, s in pieces[1:] if not math.isnan(s)), default=0.0)
     out, inserted, penalty = [], {"<UNK>"}, 0.0
@@ -211,11 +227,23 @@ def _finalize(pieces: list[tuple[str, float]], required: list[str], vocab_size: 
     return [(t, 0.0) for t in head] + out, unk_id
 
 
-def fit_unigram(uni: Any, texts: Iterable[str], vocab_size: int, *, special_tokens: Sequence[str] = (),
-                initial_alphabet: Sequence[str] = (), shrinking_factor: float = 0.75, n_sub_iterations: int = 2,
-                max_piece_length: int = 16, seed_size: int = 1_000_000, word_counts: Mapping[str, int] | None = None,
-                memory: float | None = None, spill_dir: str | os.PathLike | None = None,
-                show_progress: bool = False, workers: int | None = None) -> Any:  # fmt: skip
+def fit_unigram(
+    uni: Any,
+    texts: Iterable[str],
+    vocab_size: int,
+    *,
+    special_tokens: Sequence[str] = (),
+    initial_alphabet: Sequence[str] = (),
+    shrinking_factor: float = 0.75,
+    n_sub_iterations: int = 2,
+    max_piece_length: int = 16,
+    seed_size: int = 1_000_000,
+    word_counts: Mapping[str, int] | None = None,
+    memory: float | None = None,
+    spill_dir: str | os.PathLike | None = None,
+    show_progress: bool = False,
+    workers: int | None = None,
+) -> Any:
     """Fit ``uni`` (a :class:`~rowbook.text.Unigram`) on ``texts`` and return it.
 
     Parameters
@@ -247,15 +275,32 @@ def fit_unigram(uni: Any, texts: Iterable[str], vocab_size: int, *, special_toke
     check_int("max_piece_length", max_piece_length, 1)
     check_int("seed_size", seed_size, 1)
     if word_counts is None:
-        word_counts = count_words(texts, uni._training_words, workers=workers, show_progress=show_progress,
-                                  memory=_budget(memory), spill_dir=spill_dir)  # fmt: skip
+        word_counts = count_words(
+            texts,
+            uni._training_words,
+            workers=workers,
+            show_progress=show_progress,
+            memory=_budget(memory),
+            spill_dir=spill_dir,
+        )
     if not word_counts:
         raise ValueError("the corpus has no words to learn from (empty, or all whitespace)")
-    pieces, unk_id = learn_unigram(word_counts, vocab_size, special_tokens=specials, unk_token=uni.unk_token,
-                                   initial_alphabet=initial_alphabet, shrinking_factor=shrinking_factor,
-                                   n_sub_iterations=n_sub_iterations, max_piece_length=max_piece_length,
-                                   seed_size=seed_size)  # fmt: skip
-    added = [(t, True) for t in dict.fromkeys([*([uni.unk_token] if unk_id == 0 and uni.unk_token not in specials else []),
-                                               *specials])]  # fmt: skip
+    pieces, unk_id = learn_unigram(
+        word_counts,
+        vocab_size,
+        special_tokens=specials,
+        unk_token=uni.unk_token,
+        initial_alphabet=initial_alphabet,
+        shrinking_factor=shrinking_factor,
+        n_sub_iterations=n_sub_iterations,
+        max_piece_length=max_piece_length,
+        seed_size=seed_size,
+    )
+    added = [
+        (t, True)
+        for t in dict.fromkeys(
+            [*([uni.unk_token] if unk_id == 0 and uni.unk_token not in specials else []), *specials]
+        )
+    ]
     uni._set_model(pieces, unk_id, added)
     return uni

@@ -38,8 +38,10 @@ def read_vocab_txt(path: str | os.PathLike) -> list[str]:
     """The tokens of a ``vocab.txt`` in id order."""
     path = check_regular_file(path, "vocab.txt")
     if path.stat().st_size > MAX_VOCAB_BYTES:
-        raise ValueError(f"vocab.txt file {path} is {path.stat().st_size} bytes, over the "
-                         f"{MAX_VOCAB_BYTES} a vocabulary may take")  # fmt: skip
+        raise ValueError(
+            f"vocab.txt file {path} is {path.stat().st_size} bytes, over the "
+            f"{MAX_VOCAB_BYTES} a vocabulary may take"
+        )
     try:
         text = path.read_bytes().decode("utf-8")
     except UnicodeDecodeError as err:
@@ -51,8 +53,10 @@ def read_vocab_txt(path: str | os.PathLike) -> list[str]:
     seen: dict[str, int] = {}
     for n, token in enumerate(tokens, start=1):
         if token in seen:
-            raise ValueError(f"vocab.txt file {path}, line {n}: token {token!r} already is line "
-                             f"{seen[token]}; every token needs one line")  # fmt: skip
+            raise ValueError(
+                f"vocab.txt file {path}, line {n}: token {token!r} already is line "
+                f"{seen[token]}; every token needs one line"
+            )
         seen[token] = n
     return tokens
 
@@ -61,18 +65,23 @@ def write_vocab_txt(tokens: list[str], path: str | os.PathLike) -> None:
     """Write ``tokens`` one per line (atomic)."""
     bad = next((t for t in tokens if "\n" in t or t != t.rstrip()), None)
     if bad is not None:
-        raise ValueError(f"token {bad!r} cannot be written to vocab.txt (a newline or trailing "
-                         "whitespace would not read back); use save() or to_tokenizer_json()")  # fmt: skip
+        raise ValueError(
+            f"token {bad!r} cannot be written to vocab.txt (a newline or trailing "
+            "whitespace would not read back); use save() or to_tokenizer_json()"
+        )
     with atomic_write(path, "w", encoding="utf-8", newline="\n") as f:
         f.write("".join(t + "\n" for t in tokens))
 
 
 def _model(wp: Any) -> dict[str, Any]:
     size = wp._model_size
-    return {"type": "WordPiece", "unk_token": wp.unk_token,
-            "continuing_subword_prefix": wp.continuing_subword_prefix,
-            "max_input_chars_per_word": wp.max_input_chars_per_word,
-            "vocab": {t: i for i, t in enumerate(wp._id_to_token[:size])}}  # fmt: skip
+    return {
+        "type": "WordPiece",
+        "unk_token": wp.unk_token,
+        "continuing_subword_prefix": wp.continuing_subword_prefix,
+        "max_input_chars_per_word": wp.max_input_chars_per_word,
+        "vocab": {t: i for i, t in enumerate(wp._id_to_token[:size])},
+    }
 
 
 def to_tokenizer_json(wp: Any, path: str | os.PathLike) -> None:
@@ -91,12 +100,16 @@ def from_document(cls: Any, d: Any, where: str) -> Any:
     tokens: list[Any] = [None] * len(vocab)
     for token, i in vocab.items():
         if not 0 <= i < len(vocab) or tokens[i] is not None:
-            raise ValueError(f"{where}: model.vocab gives {token!r} the id {i}, which is out of range "
-                             f"[0, {len(vocab)}) or taken; ids must be 0 .. {len(vocab) - 1}, each once")  # fmt: skip
+            raise ValueError(
+                f"{where}: model.vocab gives {token!r} the id {i}, which is out of range "
+                f"[0, {len(vocab)}) or taken; ids must be 0 .. {len(vocab) - 1}, each once"
+            )
         tokens[i] = token
-    params = {"unk_token": model.get("unk_token", "[UNK]"),
-              "continuing_subword_prefix": model.get("continuing_subword_prefix", "##"),
-              "max_input_chars_per_word": model.get("max_input_chars_per_word", 100)}  # fmt: skip
+    params = {
+        "unk_token": model.get("unk_token", "[UNK]"),
+        "continuing_subword_prefix": model.get("continuing_subword_prefix", "##"),
+        "max_input_chars_per_word": model.get("max_input_chars_per_word", 100),
+    }
     added = hf_files.added_tokens(d, where, normalized_ok=d.get("normalizer") is None)
     all_tokens = hf_files.merge_vocab(tokens, added, where)
     full_vocab = {t: i for i, t in enumerate(all_tokens)}

@@ -35,6 +35,7 @@ from typing import Any
 import numba
 import numpy as np
 
+from rowbook._deprecation import renamed_kwargs
 from rowbook.checks import check_int
 from rowbook.text.bert import BertNormalizer, BertPreTokenizer
 from rowbook.text.postprocess import Template, WordPieceDecoder
@@ -91,8 +92,9 @@ def encode_words(
     return _encode_kernel(codepoints("".join(words)), starts, tries[0], tries[1], unk_id, max_chars)
 
 
-def encode_word_reference(word: str, vocab: Mapping[str, int], unk_token: str, prefix: str = "##",
-                          max_chars: int = 100) -> list[tuple[str, int, int]]:  # fmt: skip
+def encode_word_reference(
+    word: str, vocab: Mapping[str, int], unk_token: str, prefix: str = "##", max_chars: int = 100
+) -> list[tuple[str, int, int]]:
     """``tokenizers``' ``WordPiece::tokenize``: ``(token, start, end)`` of each piece.
 
     Examples
@@ -140,10 +142,18 @@ class WordPiece(SubwordTokenizer):
         Words whose ids are kept; the cache is emptied when full.
     """
 
-    def __init__(self, *, unk_token: str = "[UNK]", continuing_subword_prefix: str = "##",
-                 max_input_chars_per_word: int = 100, normalizer: Any = BERT_NORMALIZER,
-                 pre_tokenizer: Any = BERT_PRE_TOKENIZER, cls_token: str | None = "[CLS]",
-                 sep_token: str | None = "[SEP]", cache_size: int = 100_000) -> None:  # fmt: skip
+    def __init__(
+        self,
+        *,
+        unk_token: str = "[UNK]",
+        continuing_subword_prefix: str = "##",
+        max_input_chars_per_word: int = 100,
+        normalizer: Any = BERT_NORMALIZER,
+        pre_tokenizer: Any = BERT_PRE_TOKENIZER,
+        cls_token: str | None = "[CLS]",
+        sep_token: str | None = "[SEP]",
+        cache_size: int = 100_000,
+    ) -> None:
         for name, value in (
             ("unk_token", unk_token),
             ("continuing_subword_prefix", continuing_subword_prefix),
@@ -163,8 +173,13 @@ class WordPiece(SubwordTokenizer):
         self.decoder = WordPieceDecoder(continuing_subword_prefix)
 
     # --------------------------------------------------------------- the model
-    def _set_model(self, tokens: Sequence[str], added: Sequence[tuple[str, bool]] = (),
-                   template: Template | bool | None = True, model_size: int | None = None) -> None:  # fmt: skip
+    def _set_model(
+        self,
+        tokens: Sequence[str],
+        added: Sequence[tuple[str, bool]] = (),
+        template: Template | bool | None = True,
+        model_size: int | None = None,
+    ) -> None:
         """Install the vocabulary ``tokens`` (id order), of which the first ``model_size`` (default
         all) are the model's: tokens added after training are matched in the raw text only, as
         in ``tokenizers``. ``template=True`` builds ``[CLS] $A [SEP]`` when both are in it."""
@@ -172,15 +187,17 @@ class WordPiece(SubwordTokenizer):
         self._install(tokens, added)
         if template is True:
             edges = (self.cls_token, self.sep_token)
-            template = (Template((edges[0],), (edges[1],), {t: self._vocab[t] for t in edges})
-                        if all(t is not None and t in self._vocab for t in edges) else None)  # fmt: skip
+            template = (
+                Template((edges[0],), (edges[1],), {t: self._vocab[t] for t in edges})
+                if all(t is not None and t in self._vocab for t in edges)
+                else None
+            )
         self.template = template
 
     def _on_install(self) -> None:
         prefix, model = self.continuing_subword_prefix, self._id_to_token[: self._model_size]
         rest = [(t[len(prefix) :], i) for i, t in enumerate(model) if t.startswith(prefix)]
-        self._tries = (build_trie(model),
-                       build_trie([t for t, _ in rest], [i for _, i in rest]))  # fmt: skip
+        self._tries = (build_trie(model), build_trie([t for t, _ in rest], [i for _, i in rest]))
         unk = self._vocab.get(self.unk_token, -1)
         self._unk_id = unk if unk < self._model_size else -1  # the model's own, as tokenizers
 
@@ -190,8 +207,10 @@ class WordPiece(SubwordTokenizer):
         )
         if self._unk_id < 0 and ids.size and (ids < 0).any():
             word = words[int(np.searchsorted(bounds, np.flatnonzero(ids < 0)[0], side="right")) - 1]
-            raise ValueError(f"the word {word!r} cannot be split and unk_token {self.unk_token!r} is "
-                             "not in the vocabulary; add it (add_special_tokens) or set unk_token")  # fmt: skip
+            raise ValueError(
+                f"the word {word!r} cannot be split and unk_token {self.unk_token!r} is "
+                "not in the vocabulary; add it (add_special_tokens) or set unk_token"
+            )
         ids, bounds = ids.tolist(), bounds.tolist()
         return [tuple(ids[bounds[w] : bounds[w + 1]]) for w in range(len(words))]
 
@@ -206,6 +225,7 @@ class WordPiece(SubwordTokenizer):
         return pieces
 
     # --------------------------------------------------------------- training and files
+    @renamed_kwargs(min_frequency="min_count", since="0.2")
     def fit(self, texts: Any, vocab_size: int, **options: Any) -> WordPiece:
         """Learn a vocabulary as ``tokenizers``' ``WordPieceTrainer``; see
         :func:`rowbook.text.wordpiece.train.fit_wordpiece` for the options."""
@@ -267,10 +287,16 @@ class WordPiece(SubwordTokenizer):
 
     def get_params(self) -> dict[str, Any]:
         """Constructor parameters."""
-        return {"unk_token": self.unk_token, "continuing_subword_prefix": self.continuing_subword_prefix,
-                "max_input_chars_per_word": self.max_input_chars_per_word, "normalizer": self.normalizer,
-                "pre_tokenizer": self.pre_tokenizer, "cls_token": self.cls_token,
-                "sep_token": self.sep_token, "cache_size": self.cache_size}  # fmt: skip
+        return {
+            "unk_token": self.unk_token,
+            "continuing_subword_prefix": self.continuing_subword_prefix,
+            "max_input_chars_per_word": self.max_input_chars_per_word,
+            "normalizer": self.normalizer,
+            "pre_tokenizer": self.pre_tokenizer,
+            "cls_token": self.cls_token,
+            "sep_token": self.sep_token,
+            "cache_size": self.cache_size,
+        }
 
     def __repr__(self) -> str:
         return f"WordPiece({len(self)} tokens)" if self._fitted else "WordPiece(not fitted)"

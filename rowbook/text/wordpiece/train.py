@@ -16,7 +16,7 @@ made as the vocabulary. The steps, each as there:
 4. the merges: most frequent pair first, ties to the smaller pair of ids, the new token
    being the left one followed by the right one without its ``"##"``
    (:func:`rowbook.text.bpe.train.train_symbol_merges`, the byte-level trainer's kernel),
-   until ``vocab_size`` tokens or a best count below ``min_frequency``.
+   until ``vocab_size`` tokens or a best count below ``min_count``.
 
 Where ``tokenizers`` is not deterministic. Step 3 walks its words in the order of a hash
 map seeded at random in every process, so the ids of the ``"##c"`` symbols, and through the
@@ -34,6 +34,7 @@ from typing import Any
 
 import numpy as np
 
+from rowbook._deprecation import renamed_kwargs
 from rowbook.checks import check_int
 from rowbook.text.bpe.train import spelling_hash, train_symbol_merges
 from rowbook.text.trie import codepoints
@@ -45,8 +46,13 @@ __all__ = ["BERT_SPECIAL_TOKENS", "check_training_args", "fit_wordpiece", "learn
 BERT_SPECIAL_TOKENS = ("[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]")
 
 
-def check_training_args(vocab_size: Any, min_frequency: Any, special_tokens: Any,
-                        limit_alphabet: Any = None, initial_alphabet: Any = ()) -> list[str]:  # fmt: skip
+def check_training_args(
+    vocab_size: Any,
+    min_count: Any,
+    special_tokens: Any,
+    limit_alphabet: Any = None,
+    initial_alphabet: Any = (),
+) -> list[str]:
     """The special tokens as a list, after checking the arguments every subword trainer takes."""
     if isinstance(special_tokens, str):
         raise TypeError(f"special_tokens must be a sequence of str, got the str {special_tokens!r}")
@@ -54,7 +60,7 @@ def check_training_args(vocab_size: Any, min_frequency: Any, special_tokens: Any
     if not all(isinstance(t, str) and t for t in specials) or len(set(specials)) != len(specials):
         raise ValueError(f"special_tokens must be distinct non-empty str, got {specials}")
     check_int("vocab_size", vocab_size, max(len(specials), 1))
-    check_int("min_frequency", min_frequency, 0)
+    check_int("min_count", min_count, 0)
     if limit_alphabet is not None:
         check_int("limit_alphabet", limit_alphabet, 0)
     if isinstance(initial_alphabet, str) or not all(
@@ -80,10 +86,18 @@ def _alphabet(
     return sorted(kept)
 
 
-def learn_wordpiece(word_counts: Mapping[str, int], vocab_size: int, *, min_frequency: int = 0,
-                    special_tokens: Sequence[str] = (), limit_alphabet: int | None = None,
-                    initial_alphabet: Sequence[str] = (), prefix: str = "##",
-                    continuation_order: Sequence[str] | None = None) -> list[str]:  # fmt: skip
+@renamed_kwargs(min_frequency="min_count", since="0.2")
+def learn_wordpiece(
+    word_counts: Mapping[str, int],
+    vocab_size: int,
+    *,
+    min_count: int = 0,
+    special_tokens: Sequence[str] = (),
+    limit_alphabet: int | None = None,
+    initial_alphabet: Sequence[str] = (),
+    prefix: str = "##",
+    continuation_order: Sequence[str] | None = None,
+) -> list[str]:
     """The vocabulary (id order) learned from words and their counts.
 
     ``continuation_order`` fixes the order in which the ``prefix + character`` symbols get
@@ -108,8 +122,12 @@ def learn_wordpiece(word_counts: Mapping[str, int], vocab_size: int, *, min_freq
             tokens.append(s)
         return index[s]
 
-    for c in _alphabet(codes, np.repeat(words.counts, lengths).astype(np.float64),
-                       [s[0] for s in initial_alphabet], limit_alphabet):  # fmt: skip
+    for c in _alphabet(
+        codes,
+        np.repeat(words.counts, lengths).astype(np.float64),
+        [s[0] for s in initial_alphabet],
+        limit_alphabet,
+    ):
         symbol(chr(c))
     for s in continuation_order or ():
         symbol(s)
@@ -130,15 +148,27 @@ def learn_wordpiece(word_counts: Mapping[str, int], vocab_size: int, *, min_freq
     wstart = np.zeros(lengths.size + 1, dtype=np.int64)  # (W + 1,)
     np.cumsum(kept_lengths, out=wstart[1:])
     size = max(vocab_size, len(tokens))
-    spellings = (np.zeros(size, np.uint64), np.zeros(size, np.uint64), np.zeros(size, np.uint64),
-                 np.zeros(size, np.uint64), np.zeros(size, np.bool_))  # fmt: skip
+    spellings = (
+        np.zeros(size, np.uint64),
+        np.zeros(size, np.uint64),
+        np.zeros(size, np.uint64),
+        np.zeros(size, np.uint64),
+        np.zeros(size, np.bool_),
+    )
     for i, t in enumerate(tokens):
         rest_of = t[len(prefix) :] if prefix and t.startswith(prefix) else t
         spellings[0][i], spellings[1][i] = spelling_hash([ord(c) for c in t])
         spellings[2][i], spellings[3][i] = spelling_hash([ord(c) for c in rest_of])
         spellings[4][i] = rest_of is not t
-    rows = train_symbol_merges(ids[keep].astype(np.int32), wstart, words.counts, spellings,
-                               len(tokens), vocab_size, min_frequency)  # fmt: skip
+    rows = train_symbol_merges(
+        ids[keep].astype(np.int32),
+        wstart,
+        words.counts,
+        spellings,
+        len(tokens),
+        vocab_size,
+        min_count,
+    )
     for left, right, new, _ in rows.tolist():
         if new == len(tokens):
             b = tokens[right]
@@ -148,11 +178,22 @@ def learn_wordpiece(word_counts: Mapping[str, int], vocab_size: int, *, min_freq
     return tokens
 
 
-def fit_wordpiece(wp: Any, texts: Iterable[str], vocab_size: int, *, min_frequency: int = 2,
-                  special_tokens: Sequence[str] = BERT_SPECIAL_TOKENS, limit_alphabet: int | None = None,
-                  initial_alphabet: Sequence[str] = (), word_counts: Mapping[str, int] | None = None,
-                  memory: float | None = None, spill_dir: str | os.PathLike | None = None,
-                  show_progress: bool = False, workers: int | None = None) -> Any:  # fmt: skip
+@renamed_kwargs(min_frequency="min_count", since="0.2")
+def fit_wordpiece(
+    wp: Any,
+    texts: Iterable[str],
+    vocab_size: int,
+    *,
+    min_count: int = 2,
+    special_tokens: Sequence[str] = BERT_SPECIAL_TOKENS,
+    limit_alphabet: int | None = None,
+    initial_alphabet: Sequence[str] = (),
+    word_counts: Mapping[str, int] | None = None,
+    memory: float | None = None,
+    spill_dir: str | os.PathLike | None = None,
+    show_progress: bool = False,
+    workers: int | None = None,
+) -> Any:
     """Fit ``wp`` (a :class:`~rowbook.text.WordPiece`) on ``texts`` and return it.
 
     Parameters
@@ -162,8 +203,10 @@ def fit_wordpiece(wp: Any, texts: Iterable[str], vocab_size: int, *, min_frequen
         special tokens written in it are not cut out (``tokenizers`` trains the same way).
     vocab_size : int
         Final size, special tokens and alphabet included.
-    min_frequency : int, default 2
-        Stop when the most frequent pair occurs fewer times.
+    min_count : int, default 2
+        Stop when the most frequent pair occurs fewer times (``tokenizers``' ``min_frequency``;
+        that name is accepted too, with a ``DeprecationWarning``, as by
+        :meth:`ByteLevelBPE.fit <rowbook.text.ByteLevelBPE.fit>`).
     special_tokens : Sequence[str], default ``("[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]")``
         The first ids; ``unk_token``, ``cls_token`` and ``sep_token`` are among them for BERT.
     limit_alphabet, initial_alphabet
@@ -180,14 +223,20 @@ def fit_wordpiece(wp: Any, texts: Iterable[str], vocab_size: int, *, min_frequen
         Processes counting the words (``None``: one per CPU).
     """
     specials = check_training_args(
-        vocab_size, min_frequency, special_tokens, limit_alphabet, initial_alphabet
+        vocab_size, min_count, special_tokens, limit_alphabet, initial_alphabet
     )
     if word_counts is None:
         word_counts = count_words(
             texts, wp._training_words, workers=workers, show_progress=show_progress
         )
-    tokens = learn_wordpiece(word_counts, vocab_size, min_frequency=min_frequency, special_tokens=specials,
-                             limit_alphabet=limit_alphabet, initial_alphabet=initial_alphabet,
-                             prefix=wp.continuing_subword_prefix)  # fmt: skip
+    tokens = learn_wordpiece(
+        word_counts,
+        vocab_size,
+        min_count=min_count,
+        special_tokens=specials,
+        limit_alphabet=limit_alphabet,
+        initial_alphabet=initial_alphabet,
+        prefix=wp.continuing_subword_prefix,
+    )
     wp._set_model(tokens, [(t, True) for t in specials])
     return wp

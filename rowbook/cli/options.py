@@ -1,0 +1,188 @@
+"""The model options of the ``rowbook`` commands: one table, read against each model's signature.
+
+:data:`OPTIONS` maps a model parameter to its flag, metavar and help. A parameter becomes
+an option of a command when the model's ``__init__`` has it (:func:`model_options`), with
+its type (choices for a ``Literal``, a switch for a ``bool``) and the default shown in
+``--help`` read from the signature, so neither can drift. An option left out is not
+passed, and the library's default applies. ``rowbook train`` (:mod:`rowbook.cli.train_options`)
+and ``rowbook cooccur`` (:mod:`rowbook.cli.cooccur`) build their parsers from it.
+"""
+
+from __future__ import annotations
+
+import argparse
+import inspect
+import types
+import typing
+from typing import Any, Literal
+
+__all__ = ["MODEL_HELP", "NONE_MEANS", "OPTIONS", "add_model_options", "model_options"]
+
+#: Model parameter -> (flag, metavar, help) for every model option of the train commands.
+OPTIONS: dict[str, tuple[str, str | None, str]] = {
+    "architecture": (
+        "--architecture",
+        None,
+        "skip-gram (an example per word pair) or CBOW (the window's mean predicts its centre)",
+    ),
+    "level": ("--level", None, "tokens"),
+    "vector_size": ("--vector-size", "D", "dimensions"),
+    "dim": ("--dim", "D", "embedding size"),
+    "context": ("--context", "N", "previous tokens seen"),
+    "hidden": ("--hidden", "H", "tanh layer size"),
+    "tied": ("--tied", None, "reuse C as the output layer"),
+    "window": ("--window", "N", "context words each side"),
+    "min_count": ("--min-count", "N", "ignore words seen fewer than N times"),
+    "max_vocab_size": ("--max-vocab-size", "N", "cap on distinct words held while reading"),
+    "max_vocab": ("--max-vocab", "N", "keep only the N most frequent words"),
+    "negative": ("--negative", "K", "negative samples per example, 0 for none (with --hs)"),
+    "hierarchical_softmax": (
+        "--hs",
+        None,
+        "train a hierarchical softmax too (with --negative 0: instead)",
+    ),
+    "sample": ("--sample", "T", "subsampling threshold, 0 = off"),
+    "minn": ("--minn", "N", "shortest character n-gram"),
+    "maxn": ("--maxn", "N", "longest character n-gram, 0 = none"),
+    "bucket": ("--bucket", "N", "hash buckets for the n-grams"),
+    "x_max": ("--x-max", "X", "co-occurrence count where the weighting reaches 1"),
+    "memory": (
+        "--memory",
+        "GB",
+        "budget for counting and shuffling co-occurrences; past it, counts and the shuffled records go to temporary files (in --spill-dir)",
+    ),
+    "alpha": ("--alpha", "A", "exponent of the weighting (x / x_max) ** alpha"),
+    "epochs": ("--epochs", "N", "passes over the corpus"),
+    "lr": ("--lr", "LR", "initial learning rate"),
+    "min_lr": ("--min-lr", "LR", "final learning rate"),
+    "batch_size": ("--batch-size", "N", "examples per step"),
+    "optimizer": ("--optimizer", None, "how the tables are stepped"),
+    "val_fraction": (
+        "--val-fraction",
+        "F",
+        "share of the lines held out to report held-out perplexity, 0 for none",
+    ),
+    "word_ngrams": ("--word-ngrams", "N", "word n-grams up to N words join each line (hashed)"),
+    "loss": ("--loss", None, "softmax, negative sampling, hierarchical softmax or one-vs-all"),
+    "min_count_label": ("--min-count-label", "N", "ignore labels seen fewer than N times"),
+    "label_prefix": ("--label-prefix", "PREFIX", "what a label starts with"),
+    "pretrained_vectors": (
+        "--pretrained-vectors",
+        "FILE",
+        "word vectors (.vec, .npz) to start the word rows from",
+    ),
+    "workers": ("--workers", "N", "threads; 1 is reproducible"),
+    "seed": ("--seed", "N", "random seed"),
+    "family": (
+        "--family",
+        None,
+        "gpt2: learned positions, LayerNorm, GELU, biases; llama: RoPE, RMSNorm, SwiGLU, "
+        "grouped-query heads",
+    ),
+    "vocab_size": ("--vocab-size", "V", "entries of the byte-level BPE: the rows of the table"),
+    "d_model": ("--d-model", "D", "width of the table and of every layer"),
+    "n_layers": ("--layers", "L", "Transformer blocks"),
+    "n_heads": ("--heads", "H", "attention heads"),
+    "n_kv_heads": (
+        "--kv-heads",
+        "H",
+        "key/value heads, a divisor of --heads (grouped-query attention)",
+    ),
+    "d_ff": ("--d-ff", "N", "MLP width"),
+    "positions": ("--positions", None, "position information"),
+    "tie_embeddings": (
+        "--untied",
+        None,
+        "a separate output layer instead of the table (V x D more parameters)",
+    ),
+    "scale_embeddings": ("--scale-embeddings", None, "multiply the rows by sqrt(D)"),
+    "dropout": ("--dropout", "P", "dropout on embeddings, attention weights and residual branches"),
+    "weight_decay": ("--weight-decay", "W", "AdamW's decoupled weight decay (matrices and tables)"),
+}
+
+#: Help that differs for one model: (model, parameter) -> help.
+MODEL_HELP = {
+    ("GloVe", "lr"): "AdaGrad step size",
+    ("GloVe", "epochs"): "passes over the co-occurrence records",
+    ("TransformerLM", "context"): "longest sequence: the length of the training windows",
+    ("TransformerLM", "optimizer"): "adamw: AdamW on everything; sparse_adam: SparseAdam on the "
+    "table's touched rows (needs --untied)",
+    ("TransformerLM", "epochs"): "passes over the training windows",
+    ("TransformerLM", "batch_size"): "windows per step",
+}
+
+#: What a default of None means, where the signature cannot say it.
+NONE_MEANS = {
+    ("GloVe", "memory"): "no budget, count in RAM",
+    ("Word2Vec", "lr"): "0.025 for skipgram, 0.05 for cbow",
+    ("NPLM", "lr"): "0.01 for adam and sparse_adam, 0.1 for sgd",
+    ("Word2Vec", "max_vocab_size"): "no cap",
+    ("GloVe", "max_vocab"): "no cap",
+    ("Word2Vec", "workers"): "one per CPU",
+    ("GloVe", "workers"): "one per CPU",
+    ("FastText", "workers"): "one per CPU",
+    ("TransformerLM", "n_kv_heads"): "--heads",
+    ("TransformerLM", "d_ff"): "4 D for gpt2, 8 D / 3 rounded up to 256 for llama",
+    ("TransformerLM", "positions"): "learned for gpt2, rope for llama",
+    ("FastTextClassifier", "workers"): "one per CPU",
+    ("FastTextClassifier", "pretrained_vectors"): "none",
+}
+
+
+def _hints(cls: type) -> dict[str, Any]:
+    try:
+        return typing.get_type_hints(cls.__init__)
+    except Exception:  # an annotation that does not resolve: fall back to the defaults' types
+        return {}
+
+
+def _base_type(hint: Any, default: Any) -> Any:
+    """``int`` for ``int | None``, the ``Literal`` itself, or the default's type."""
+    if isinstance(hint, types.UnionType) or typing.get_origin(hint) is typing.Union:
+        rest = [h for h in typing.get_args(hint) if h is not type(None)]
+        hint = rest[0] if len(rest) == 1 else None
+    if hint is None or hint is Any:
+        return type(default) if default is not None else str
+    return hint
+
+
+def model_options(cls: type) -> dict[str, tuple[str, dict[str, Any]]]:
+    """Parameter -> (flag, ``add_argument`` keywords) of the :data:`OPTIONS` ``cls`` takes.
+
+    >>> from rowbook.models import GloVe
+    >>> flag, kwargs = model_options(GloVe)["x_max"]
+    >>> flag, kwargs["type"], kwargs["help"]
+    ('--x-max', <class 'float'>, 'co-occurrence count where the weighting reaches 1 (default: 100.0)')
+    """
+    hints, found = _hints(cls), {}
+    for name, param in inspect.signature(cls.__init__).parameters.items():
+        if name not in OPTIONS:
+            continue
+        flag, metavar, text = OPTIONS[name]
+        text = MODEL_HELP.get((cls.__name__, name), text)
+        default = param.default
+        shown = NONE_MEANS.get((cls.__name__, name), default)
+        kwargs: dict[str, Any] = {
+            "dest": name,
+            "default": None,
+            "help": f"{text} (default: {shown})",
+        }
+        kind = _base_type(hints.get(name), default)
+        if typing.get_origin(kind) is Literal:
+            kwargs["choices"] = typing.get_args(kind)
+        elif kind is bool:  # a switch that turns the default over
+            kwargs.update(action="store_const", const=not default, help=text)
+        else:
+            kwargs.update(type=kind, metavar=metavar)
+        found[name] = (flag, kwargs)
+    return found
+
+
+def add_model_options(p: argparse.ArgumentParser, cls: type) -> None:
+    """``cls``'s options as a group of ``p``, and ``flags`` (parameter -> flag) and
+    ``model_class`` in its defaults, for the run and its error messages."""
+    options = model_options(cls)
+    group = p.add_argument_group(f"{cls.__name__} parameters")
+    for flag, kwargs in options.values():
+        group.add_argument(flag, **kwargs)
+    p.set_defaults(flags={name: flag for name, (flag, _) in options.items()}, model_class=cls)

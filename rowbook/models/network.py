@@ -1,0 +1,198 @@
+"""The network family: models trained by :class:`~rowbook.training.Trainer`, one saved file
+that holds the whole training loop, and ``resume`` from it.
+
+A model here keeps, once fitted, its *extras* (a fitted text pipeline, the class labels:
+whatever it needs besides the network), the network and the Trainer. Its saved file
+(:meth:`Model.save <rowbook.models.base.Model.save>`) holds the extras and
+:meth:`Trainer.state_dict <rowbook.training.Trainer.state_dict>` (weights, optimizer
+moments, the shuffle's random state, history, epoch); the Trainer writes that same file
+as its checkpoint after every epoch, so a checkpoint *is* a saved model, and
+``fit(..., resume=path)`` rebuilds the network and the loop from it and carries on.
+
+A subclass of :class:`NetworkModel` implements ``_build(extras) -> (network,
+optimizer)``, ``_trainer_for(network, optimizer) -> Trainer``, ``_extras_to_state`` and
+``_extras_from_state``; whether a file may be resumed is the one rule of
+:meth:`Model._resume_state <rowbook.models.base.Model._resume_state>`. The text models
+keep their :class:`~rowbook.text.TextPipeline` as its own versioned document
+(:meth:`TextPipeline.to_dict <rowbook.text.TextPipeline.to_dict>`, fitted or not).
+
+The optimizer choice they share is one table: an embedding table looked up with
+``sparse=True`` gets a row-sparse gradient that :class:`~rowbook.optim.SparseAdam` steps
+lazily, and the dense layers after it get :class:`~rowbook.optim.Adam`
+(:func:`build_optimizer`).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from abc import abstractmethod
+from typing import Any, ClassVar, Literal
+
+from rowbook.checks import ParameterError
+from rowbook.models.base import Model
+from rowbook.nn.module import Module, Parameter
+from rowbook.optim import SGD, Adam, OptimizerChain, SparseAdam
+from rowbook.text import TextPipeline
+from rowbook.training import History, Trainer
+
+__all__ = [
+    "DEFAULT_LR",
+    "NetworkModel",
+    "OptimizerName",
+    "build_optimizer",
+    "check_tokens_kept",
+    "pipeline_of_0_1",
+    "sparse_table",
+]
+
+OptimizerName = Literal["adam", "sgd", "sparse_adam"]
+#: The learning rate of each optimizer when a model's ``lr`` is None.
+DEFAULT_LR = {"adam": 1e-2, "sparse_adam": 1e-2, "sgd": 0.1}
+
+
+def sparse_table(optimizer: OptimizerName) -> bool:
+    """Whether the embedding lookup should produce row-sparse gradients for ``optimizer``.
+
+    >>> sparse_table("sparse_adam"), sparse_table("adam")
+    (True, False)
+    """
+    return optimizer in ("sgd", "sparse_adam")
+
+
+def build_optimizer(optimizer: OptimizerName, net: Module, table: Parameter, lr: float) -> Any:
+    """``Adam`` or ``SGD`` over every parameter, or ``SparseAdam`` (table) + ``Adam`` (rest)."""
+    params = list(net.parameters())
+    if optimizer == "adam":
+        return Adam(params, lr=lr)
+    if optimizer == "sgd":
+        return SGD(params, lr=lr)
+    rest = [p for p in params if p is not table]
+    sparse = SparseAdam([table], lr=lr)
+    return OptimizerChain(sparse, Adam(rest, lr=lr)) if rest else sparse
+
+
+def check_tokens_kept(pipeline: TextPipeline, min_count: int) -> TextPipeline:
+    """``pipeline``, if its fitted vocabulary kept a token besides the special ones; else a
+    :class:`~rowbook.checks.ParameterError` of ``min_count`` (a front end names its flag).
+
+    >>> from rowbook.text import Vocab, WordTokenizer
+    >>> check_tokens_kept(TextPipeline(None, WordTokenizer(), Vocab(min_count=3)).fit(["a b a"]), 3)
+    Traceback (most recent call last):
+    ...
+    rowbook.checks.ParameterError: min_count must be at most the count of the most frequent token, got 3; no token of the texts occurs that often, so only the special tokens would be learned: lower it or use more text
+    """
+    vocab = pipeline.vocab_
+    if vocab is not None and len(vocab) == len(vocab.specials):
+        raise ParameterError(
+            "min_count",
+            min_count,
+            "at most the count of the most frequent token",
+            fix="no token of the texts occurs that often, so only the special "
+            "tokens would be learned: lower it or use more text",
+        )
+    return pipeline
+
+
+class NetworkModel(Model):
+    """Base of the models trained by a :class:`~rowbook.training.Trainer` (abstract: not a model)."""
+
+    _run_only: ClassVar[tuple[str, ...]] = ("epochs", "patience", "progress")
+
+    # -- what a subclass provides -----------------------------------------------------
+    @abstractmethod
+    def _build(self, extras: dict[str, Any]) -> tuple[Module, Any]:
+        """The network and its optimizer, for ``extras``."""
+
+    @abstractmethod
+    def _trainer_for(self, net: Module, optimizer: Any) -> Trainer:
+        """The training loop of ``net``."""
+
+    def _extras_to_state(self, extras: dict[str, Any]) -> dict[str, Any]:
+        return {}
+
+    def _extras_from_state(self, state: dict[str, Any]) -> dict[str, Any]:
+        return {}
+
+    # -- training ---------------------------------------------------------------------
+    def _train(
+        self,
+        extras: dict[str, Any],
+        train: tuple[Any, ...],
+        val: tuple[Any, ...] | None,
+        *,
+        checkpoint: str | os.PathLike[str] | None,
+        state: dict[str, Any] | None,
+    ) -> None:
+        """Build the network and the Trainer, and train (continuing ``state`` if given)."""
+        net, optimizer = self._build(extras)
+        trainer = self._trainer_for(net, optimizer)
+        previous = self._fitted
+        self._fitted = {**extras, "net": net, "trainer": trainer}  # checkpoints save from here
+        try:
+            resume = None if state is None else state["trainer"]
+            trainer.fit(train, val, checkpoint=checkpoint, resume=resume)
+        except BaseException:
+            self._fitted = previous
+            raise
+
+    # -- learned state ----------------------------------------------------------------
+    def _get_state(self) -> dict[str, Any]:
+        fitted = self._require_fitted("save()")
+        return {**self._extras_to_state(fitted), "trainer": fitted["trainer"].state_dict()}
+
+    def _set_state(self, state: dict[str, Any]) -> None:
+        extras = self._extras_from_state(state)
+        net, optimizer = self._build(extras)
+        trainer = self._trainer_for(net, optimizer)
+        trainer.load_state_dict(state["trainer"])
+        self._fitted = {**extras, "net": net, "trainer": trainer}
+
+    @property
+    def net_(self) -> Module:
+        """The trained network."""
+        return self._learned("net", "net_")
+
+    @property
+    def history_(self) -> History:
+        """Per-epoch metrics of training (:class:`~rowbook.training.History`)."""
+        return self._learned("trainer", "history_").history
+
+
+def pipeline_of_0_1(data: dict[str, Any] | None) -> dict[str, Any] | None:
+    """A pipeline as rowbook 0.1 kept it in a model file, as a
+    :mod:`~rowbook.text.pipeline_file` document (the one step from state version 1).
+
+    >>> from rowbook.text import Vocab
+    >>> old = {"normalizer": None, "tokenizer": {"type": "char", "graphemes": False},
+    ...        "vocab": {"settings": Vocab().get_params()}, "fitted": False}
+    >>> TextPipeline.from_dict(pipeline_of_0_1(old)).fit(["ab"]).encode("ba").tolist()
+    [3, 2]
+    """
+    if data is None:
+        return None
+    tokenizer, vocab = data["tokenizer"], data["vocab"]
+    if tokenizer is not None and tokenizer["type"] == "bpe":
+        if tokenizer["file"] is None:
+            tokenizer = {"type": "byte_level_bpe", "settings": tokenizer["params"]}
+        else:
+            tokenizer = {
+                "type": "byte_level_bpe",
+                "model": json.loads(tokenizer["file"]),
+                "cache_size": tokenizer["params"]["cache_size"],
+            }
+    if vocab is not None and "fitted" in vocab:
+        vocab = vocab["fitted"]  # a Vocab file: Vocab.from_dict reads its 0.1 field names
+    elif vocab is not None:
+        settings = dict(vocab["settings"])
+        settings["max_vocab"] = settings.pop("max_size", settings.get("max_vocab"))
+        vocab = {"settings": settings}
+    return {
+        "format": "rowbook",
+        "kind": "text_pipeline",
+        "version": 2,
+        "fitted": data["fitted"],
+        "normalizer": data["normalizer"],
+        "tokenizer": tokenizer,
+        "vocab": vocab,
+    }

@@ -1,0 +1,166 @@
+"""The word-vector family's learned state as saved values, and the checks on reading it back.
+
+What :class:`~rowbook.models.word_vectors.base.WordVectorModel` saves (``vocab``,
+``tables``, ``history``, ``schedule``) is plain arrays and JSON values; every field read
+back is checked, because the kernels index the tables unchecked and the schedule's
+counters drive the epoch loop. The vocabulary's growth (``build_vocab(update=True)``) and
+the refusal of an empty one live here too.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import asdict
+from typing import Any
+
+import numpy as np
+
+from rowbook.checks import ParameterError
+from rowbook.data.counted_vocab import CountedVocab
+from rowbook.models.word_vectors.jobs import Progress
+
+__all__ = [
+    "check_tables",
+    "check_vocab",
+    "fitted_state",
+    "grow_vocab",
+    "saved_state",
+    "schedule_from_state",
+]
+
+
+def saved_state(fitted: dict[str, Any]) -> dict[str, Any]:
+    """The common learned state of a fitted word-vector model as saved values."""
+    vocab = fitted["vocab"]
+    return {
+        "vocab": {
+            "keys": list(vocab.keys),
+            "counts": vocab.counts,
+            "total_words": vocab.total_words,
+            "corpus_count": vocab.corpus_count,
+        },
+        "tables": dict(fitted["tables"]),
+        "history": [asdict(p) for p in fitted["history"]],
+        "schedule": dict(fitted["schedule"]),
+    }
+
+
+def fitted_state(
+    state: dict[str, Any], dtype: type, shapes: Callable[[int], dict[str, tuple[int, ...]]]
+) -> dict[str, Any]:
+    """The learned state :func:`saved_state` saved, checked: tables of ``dtype`` with the
+    ``shapes(V)`` of a vocabulary of ``V`` words, a well-formed history and schedule."""
+    saved = state["vocab"]
+    counts = np.asarray(saved["counts"], dtype=np.int64)
+    if len(counts) != len(saved["keys"]):
+        raise ValueError(f"saved vocabulary has {len(saved['keys'])} keys but {len(counts)} counts")
+    vocab = CountedVocab(
+        tuple(saved["keys"]), counts, int(saved["total_words"]), int(saved["corpus_count"])
+    )
+    tables = {
+        name: np.asarray(table, dtype=dtype, order="C") for name, table in state["tables"].items()
+    }
+    check_tables(tables, shapes(len(vocab)))
+    return {
+        "vocab": vocab,
+        "tables": tables,
+        "history": [Progress(**p) for p in state["history"]],
+        "schedule": schedule_from_state(state["schedule"]),
+        "vectors": None,
+    }
+
+
+def check_vocab(vocab: CountedVocab, min_count: int) -> None:
+    """Refuse an empty corpus, or one where no word reaches ``min_count`` (a
+    :class:`~rowbook.checks.ParameterError` of ``min_count``, so a front end names its flag).
+
+    >>> from rowbook.data.corpus import read_corpus
+    >>> check_vocab(read_corpus([["a", "b", "a"]], min_count=3)[0], 3)
+    Traceback (most recent call last):
+    ...
+    rowbook.checks.ParameterError: min_count must be at most the count of the most frequent word, got 3; no word of the 3 tokens read occurs that often: lower it or use a larger corpus
+    """
+    if vocab.total_words == 0:
+        raise ValueError(
+            f"the corpus is empty: {vocab.corpus_count} sentences and no tokens were read; "
+            "pass token lists or a non-empty text file"
+        )
+    if len(vocab) == 0:
+        raise ParameterError(
+            "min_count",
+            min_count,
+            "at most the count of the most frequent word",
+            fix=f"no word of the {vocab.total_words} tokens read occurs that often: "
+            "lower it or use a larger corpus",
+        )
+
+
+def grow_vocab(old: CountedVocab, seen: CountedVocab, min_count: int) -> CountedVocab:
+    """``old`` with the counts of ``seen`` added, and the words of ``seen`` it lacks that
+    occur at least ``min_count`` times there appended (gensim's ``prepare_vocab(update=True)``).
+
+    >>> from rowbook.data.corpus import read_corpus
+    >>> old, _ = read_corpus([["a", "b", "a"]])
+    >>> seen, _ = read_corpus([["c", "a", "c", "d"]])
+    >>> new = grow_vocab(old, seen, min_count=2)
+    >>> new.keys, new.counts.tolist(), new.total_words
+    (('a', 'b', 'c'), [3, 1, 2], 7)
+    """
+    index = {key: i for i, key in enumerate(old.keys)}
+    counts = old.counts.copy()
+    new_keys, new_counts = [], []
+    for key, count in zip(seen.keys, seen.counts.tolist(), strict=True):
+        if key in index:
+            counts[index[key]] += count
+        elif count >= min_count:
+            new_keys.append(key)
+            new_counts.append(count)
+    counts = np.concatenate([counts, np.array(new_counts, dtype=np.int64)])  # (V,)
+    return CountedVocab(
+        old.keys + tuple(new_keys),
+        counts,
+        old.total_words + seen.total_words,
+        old.corpus_count + seen.corpus_count,
+    )
+
+
+def schedule_from_state(schedule: Any) -> dict[str, Any]:
+    """The training schedule a saved model holds, checked: its counters drive the epoch loop,
+    so a damaged file must not make it run backwards or for ever. A schedule saved without
+    ``total_words`` (GloVe's, before it had one) has none.
+
+    >>> schedule_from_state({"by": "fit", "epochs": 5, "done": -9, "trained": 0})
+    Traceback (most recent call last):
+    ...
+    ValueError: saved schedule must be {"by": "fit" | "train" | "build_vocab", "epochs", "done", "trained": integers >= 0 with done <= epochs, "total_words": an integer or null}, got {'by': 'fit', 'epochs': 5, 'done': -9, 'trained': 0}; the file is damaged
+    """
+
+    def count(x: Any) -> bool:
+        return isinstance(x, int) and not isinstance(x, bool) and x >= 0
+
+    ok = isinstance(schedule, dict) and schedule.get("by") in ("fit", "train", "build_vocab")
+    ok = ok and all(count(schedule.get(k)) for k in ("epochs", "done", "trained"))
+    ok = ok and schedule["done"] <= schedule["epochs"]
+    ok = ok and (schedule.get("total_words") is None or count(schedule["total_words"]))
+    if not ok:
+        raise ValueError(
+            'saved schedule must be {"by": "fit" | "train" | "build_vocab", "epochs", "done", '
+            '"trained": integers >= 0 with done <= epochs, "total_words": an integer or null}, '
+            f"got {str(schedule)[:200]}; the file is damaged"
+        )
+    return {"total_words": None, **schedule}
+
+
+def check_tables(tables: dict[str, np.ndarray], shapes: dict[str, tuple[int, ...]]) -> None:
+    """Refuse saved tables of other names or shapes: the kernels index them unchecked.
+
+    >>> check_tables({"W": np.zeros((2, 3))}, {"W": (2, 4)})
+    Traceback (most recent call last):
+    ...
+    ValueError: saved tables must have the shapes {'W': (2, 4)}, got {'W': (2, 3)}; the file is damaged
+    """
+    found = {name: table.shape for name, table in tables.items()}
+    if found != shapes:
+        raise ValueError(
+            f"saved tables must have the shapes {shapes}, got {found}; the file is damaged"
+        )

@@ -1,0 +1,296 @@
+"""word2vec (Mikolov et al. 2013): skip-gram and CBOW, negative sampling and hierarchical softmax.
+
+The learned tables have the layout of a ``rowbook.nn.Embedding`` weight
+(``Embedding.from_pretrained(model.W_in_)`` works): ``W_in`` ``(V, d)``, the word vectors
+returned as :attr:`Word2Vec.vectors`, initialised uniform(-1/d, 1/d) exactly as gensim 4
+does; ``W_out`` ``(V, d)``, the negative-sampling output vectors, and ``W_nodes``
+``(V - 1, d)``, the inner nodes of the hierarchical-softmax tree, both initialised to
+zeros. Each step looks up a few rows and adds a gradient into the same rows; see
+:mod:`~rowbook.models.word_vectors.word2vec_kernels` for the update and
+:mod:`~rowbook.models.word_vectors.word2vec_reference` for its NumPy formulation. The
+vocabulary, ``fit`` / ``resume``, ``build_vocab(update=True)``, ``train`` and the saved
+state are the family's (:class:`~rowbook.models.word_vectors.base.WordVectorModel`).
+
+Semantics follow gensim 4 and word2vec.c: vocabulary by descending count after
+``min_count`` (and ``max_vocab_size``) pruning, frequent-word subsampling
+(:func:`rowbook.data.keep_probabilities`), negatives from the unigram^0.75 table
+(:func:`rowbook.data.negative_table`), the Huffman tree of hierarchical softmax
+(:func:`rowbook.data.huffman_tree`), windows shrunk by a random ``b`` in
+``[0, window)``, and a learning rate decaying linearly from ``lr`` to ``min_lr`` over
+the epochs of one training call, updated every job of ~10,000 words.
+
+Keeping a model (gensim's semantics): :meth:`Word2Vec.save` / :meth:`Word2Vec.load`,
+:meth:`Word2Vec.build_vocab` with ``update=True`` to add the words of new text, and
+:meth:`Word2Vec.train` for more epochs on any text. ``fit(corpus)`` is
+``build_vocab(corpus)`` followed by ``train(corpus, epochs=epochs)`` (in one pass over
+the corpus). Each ``train`` call runs its own schedule, ``lr`` down to ``min_lr``, so
+``fit`` for 2 epochs then ``train`` for 3 is not a 5-epoch ``fit``: that one is what
+``fit(..., checkpoint=path)`` interrupted after epoch 2 and ``fit(..., resume=path)``
+give, bit for bit.
+
+Differences from gensim worth knowing: the sigmoid is exact instead of a 1000-entry
+table that skips pairs scoring beyond +-6; sentences longer than 10,000 in-vocabulary
+words are cut into pieces (gensim drops the rest of the sentence); with both objectives
+on, their steps are computed from the same hidden vector and added (gensim applies
+them one after the other); the random draws come from a generator per job, seeded by
+``seed``, the epoch's number in the model's life and the job, so one worker and one
+seed give bit-identical tables, also across save, load and resume.
+"""
+
+from __future__ import annotations
+
+from typing import Any, ClassVar, Literal
+
+import numpy as np
+
+from rowbook._deprecation import renamed_attribute
+from rowbook.checks import ParameterError, check_choice, check_int, check_number
+from rowbook.data.counted_vocab import CountedVocab
+from rowbook.data.huffman import huffman_tree
+from rowbook.data.id_stream import EncodedCorpus
+from rowbook.data.sampling import job_seed, negative_guide, negative_table, sample_thresholds
+from rowbook.models.base import NotFittedError
+from rowbook.models.word_vectors.base import WordVectorModel
+from rowbook.models.word_vectors.jobs import EpochJobs, Progress
+from rowbook.models.word_vectors.word2vec_kernels import train_job
+from rowbook.models.word_vectors.word2vec_training import (
+    grow_tables,
+    initial_tables,
+    job_lrs,
+    job_plan,
+)
+from rowbook.vectors import Vectors
+
+__all__ = ["DEFAULT_LR", "NotFittedError", "Progress", "Word2Vec"]
+
+#: The default learning rate of each architecture when ``lr=None`` (word2vec.c's).
+DEFAULT_LR = {"skipgram": 0.025, "cbow": 0.05}
+
+
+class Word2Vec(WordVectorModel):
+    """Train word vectors by skip-gram or CBOW (negative sampling, hierarchical softmax).
+
+    Parameters
+    ----------
+    architecture : {"skipgram", "cbow"}
+        Skip-gram predicts each centre word from every word of its window; CBOW predicts
+        it from the mean (``cbow_mean=True``) or sum of the window's vectors.
+    vector_size, window : int
+        Dimension ``d`` of the vectors; maximum distance between centre and context.
+    min_count, max_vocab_size : int
+        Ignore words seen fewer than ``min_count`` times; cap the distinct words held
+        during the corpus scan (gensim's pruning), ``None`` for no cap.
+    sample : float
+        Subsampling threshold (0 disables it), see :func:`rowbook.data.keep_probabilities`.
+    negative, ns_exponent : int, float
+        Negatives per example (0: no negative sampling) and the exponent of the unigram
+        distribution they come from.
+    hierarchical_softmax : bool
+        Also (or, with ``negative=0``, only) train a hierarchical softmax over the Huffman
+        tree of the vocabulary (:func:`rowbook.data.huffman_tree`); both objectives then
+        share each example's hidden vector and their steps add up.
+    cbow_mean : bool
+        CBOW's hidden vector is the mean of the window's rows (else their sum).
+    lr, min_lr : float
+        Learning rate at the start and at the end of each training call (linear decay).
+        ``lr=None`` takes word2vec.c's default for the architecture: 0.025 for
+        skip-gram, 0.05 for CBOW. CBOW takes one step per centre word from the window's
+        mean, against skip-gram's one per (centre, context) pair, so at skip-gram's rate
+        it learns less in the same epochs: on NewsArticles (5 epochs, 2 seeds) CBOW scores
+        0.090 / 0.388 / 0.130 on questions-words / WordSim353 / SimLex-999 at 0.05,
+        against 0.062 / 0.309 / 0.103 at 0.025 (gensim's single default for both).
+    epochs, shrink_windows : int, bool
+        Passes over the corpus in ``fit``; draw a random effective window per centre word.
+    workers : int or None
+        Training threads (``None``: one per CPU). One worker makes results reproducible.
+    seed : int
+        Seed of the initial vectors and of every random draw.
+    batch_words : int
+        Corpus words per job (the unit of threading and of learning-rate updates).
+    compute_loss, progress : bool
+        Track the training loss (a little slower); show a tqdm progress bar.
+    row_stats : bool
+        Record per-row telemetry of ``W_in`` (updates, gradient norms, last job, distance
+        travelled), read as :attr:`row_stats_` (:mod:`~rowbook.models.word_vectors.telemetry`).
+
+    Examples
+    --------
+    >>> corpus = [["the", "cat", "sat"], ["the", "dog", "sat"]] * 50
+    >>> model = Word2Vec(vector_size=8, min_count=1, epochs=2, workers=1).fit(corpus)
+    >>> model.vectors.vectors.shape
+    (4, 8)
+    >>> model = model.build_vocab([["the", "bird", "sat"]] * 5, update=True)
+    >>> model.train([["the", "bird", "sat"]] * 5, epochs=1).index_to_key_[-1]
+    'bird'
+    """
+
+    _run_only: ClassVar[tuple[str, ...]] = ("workers", "progress", "compute_loss", "row_stats")
+
+    def __init__(
+        self,
+        *,
+        architecture: Literal["skipgram", "cbow"] = "skipgram",
+        vector_size: int = 100,
+        window: int = 5,
+        min_count: int = 5,
+        max_vocab_size: int | None = None,
+        sample: float = 1e-3,
+        negative: int = 5,
+        hierarchical_softmax: bool = False,
+        ns_exponent: float = 0.75,
+        cbow_mean: bool = True,
+        lr: float | None = None,
+        min_lr: float = 1e-4,
+        epochs: int = 5,
+        shrink_windows: bool = True,
+        workers: int | None = None,
+        seed: int = 1,
+        batch_words: int = 10_000,
+        compute_loss: bool = False,
+        progress: bool = False,
+        row_stats: bool = False,
+    ) -> None:
+        self.architecture, self.vector_size, self.window = architecture, vector_size, window
+        self.min_count, self.max_vocab_size, self.sample = min_count, max_vocab_size, sample
+        self.negative, self.hierarchical_softmax = negative, hierarchical_softmax
+        self.ns_exponent, self.cbow_mean = ns_exponent, cbow_mean
+        self.lr, self.min_lr, self.epochs = lr, min_lr, epochs
+        self.shrink_windows, self.workers, self.seed = shrink_windows, workers, seed
+        self.batch_words, self.compute_loss, self.progress = batch_words, compute_loss, progress
+        self.row_stats = row_stats
+        self._check_params()
+
+    def _check_params(self) -> None:
+        check_choice("architecture", self.architecture, ("skipgram", "cbow"))
+        for name, minimum in (
+            ("vector_size", 1),
+            ("window", 1),
+            ("min_count", 0),
+            ("negative", 0),
+            ("epochs", 1),
+            ("seed", 0),
+            ("batch_words", 1),
+        ):
+            check_int(name, getattr(self, name), minimum)
+        if self.negative == 0 and not self.hierarchical_softmax:
+            raise ParameterError(
+                "negative",
+                0,
+                "an integer >= 1 unless hierarchical softmax is on",
+                fix="0 turns negative sampling off, which needs hierarchical "
+                "softmax on to train anything",
+            )
+        check_int("max_vocab_size", self.max_vocab_size, 1, allow_none=True)
+        check_int("workers", self.workers, 1, allow_none=True)
+        check_number("sample", self.sample, 0.0)
+        check_number("ns_exponent", self.ns_exponent, -10.0, 10.0)
+        check_number("lr", self.lr, 0.0, low_open=True, allow_none=True)
+        check_number("min_lr", self.min_lr, 0.0, self._start_lr)
+
+    @property
+    def _start_lr(self) -> float:
+        return DEFAULT_LR[self.architecture] if self.lr is None else self.lr
+
+    # -- what differs in the family: the tables, the vocabulary scan, the kernel -----------
+
+    def _scan(self) -> dict[str, Any]:
+        return {"ties": "gensim", "max_vocab_size": self.max_vocab_size}
+
+    def _new_tables(self, vocab: CountedVocab) -> dict[str, np.ndarray]:
+        return initial_tables(len(vocab), self.vector_size, self.seed, self.hierarchical_softmax)
+
+    def _grow_tables(self, state: dict[str, Any], old_V: int) -> None:
+        state["tables"] = grow_tables(state["tables"], len(state["vocab"]), self.seed)
+
+    def _table_shapes(self, V: int) -> dict[str, tuple[int, int]]:
+        """The shape of every table for ``V`` words (what a saved model must hold)."""
+        n_nodes = max(V - 1, 1) if self.hierarchical_softmax else 0
+        d = self.vector_size
+        return {"W_in": (V, d), "W_out": (V, d), "W_nodes": (n_nodes, d)}
+
+    def _epoch_jobs(self, state: dict[str, Any], encoded: EncodedCorpus) -> EpochJobs:
+        """Jobs of about ``batch_words`` corpus words (gensim's), each at the learning rate of
+        the linear schedule where it starts, seeded by ``(seed, epoch of the model's life, job)``."""
+        schedule = state["schedule"]
+        bounds, words_before = job_plan(encoded, self.batch_words)
+        step = self._job_step(state["vocab"], state["tables"], encoded, bounds)
+        words = schedule["total_words"] or encoded.total_words
+
+        def lrs(epoch: int) -> np.ndarray:
+            return job_lrs(
+                self._start_lr, self.min_lr, epoch, schedule["epochs"], words_before[:-1], words
+            )
+
+        return EpochJobs(
+            sizes=np.diff(words_before),
+            total=encoded.total_words,
+            run=lambda j, lr, trained, stats: step(j, lr, job_seed(self.seed, trained, j), stats),
+            lrs=lrs,
+            loss_known=self.compute_loss,
+        )
+
+    def _job_step(
+        self,
+        vocab: CountedVocab,
+        tables: dict[str, np.ndarray],
+        encoded: EncodedCorpus,
+        bounds: np.ndarray,
+    ):
+        """``step(j, lr, seed, stats)`` trains job ``j`` into ``tables`` and returns its loss."""
+        thresholds = sample_thresholds(vocab.counts, self.sample)
+        table = negative_table(vocab.counts, self.ns_exponent)
+        out = (tables["W_out"], table, negative_guide(table), self.negative)
+        tree = (
+            (tables["W_nodes"], *huffman_tree(vocab.counts)) if self.hierarchical_softmax else None
+        )
+        skipgram = self.architecture == "skipgram"
+
+        def step(j: int, lr: float, seed: int, stats: Any) -> float:
+            ids, starts = encoded.sentences(bounds[j], bounds[j + 1])  # read from disk if spilled
+            return train_job(
+                tables["W_in"],
+                ids,
+                starts,
+                0,
+                len(starts) - 1,
+                thresholds,
+                self.sample > 0,
+                out,
+                tree,
+                self.window,
+                self.shrink_windows,
+                skipgram,
+                self.cbow_mean,
+                lr,
+                seed,
+                self.compute_loss,
+                stats,
+            )[1]
+
+        return step
+
+    def _make_vectors(self, state: dict[str, Any]) -> Vectors:
+        """The word vectors: ``W_in`` (shared with the model) and the vocabulary's counts."""
+        return Vectors(state["vocab"].keys, state["tables"]["W_in"], state["vocab"].counts)
+
+    # -- learned state ------------------------------------------------------------------
+
+    @property
+    def W_in_(self) -> np.ndarray:
+        """``(V, d)`` float32 input embedding table (the word vectors, gensim's ``wv.vectors``)."""
+        return self._learned("tables", "W_in_")["W_in"]
+
+    @property
+    def W_out_(self) -> np.ndarray:
+        """``(V, d)`` float32 output embedding table (gensim's ``syn1neg``)."""
+        return self._learned("tables", "W_out_")["W_out"]
+
+    @property
+    def W_nodes_(self) -> np.ndarray:
+        """``(V - 1, d)`` inner-node vectors of hierarchical softmax (gensim's ``syn1``);
+        empty unless ``hierarchical_softmax=True``."""
+        return self._learned("tables", "W_nodes_")["W_nodes"]
+
+    W_in = renamed_attribute("W_in", "W_in_", since="0.2")
+    W_out = renamed_attribute("W_out", "W_out_", since="0.2")
+    W_nodes = renamed_attribute("W_nodes", "W_nodes_", since="0.2")
