@@ -26,18 +26,17 @@ this process and forked ones, as :meth:`ByteLevelBPE.encode_batch
 
 from __future__ import annotations
 
-import contextlib
 import functools
-import gc
 import itertools
 import os
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Iterable, Sequence
 from typing import Any
 
 import numpy as np
 
 from rowbook.checks import check_int
 from rowbook.text.aligned import Aligned
+from rowbook.text.bpe.batch import gc_paused
 from rowbook.text.bpe.count import map_in_order, text_batches
 from rowbook.text.bpe.encoding import Encoding
 from rowbook.text.bpe.options import special_regex
@@ -48,19 +47,6 @@ __all__ = ["SubwordTokenizer"]
 
 POOL_CHARS = 1 << 20  # fewer characters are encoded in this process: forking costs more
 BATCH_CHARS = 1 << 17
-
-
-@contextlib.contextmanager
-def _gc_paused() -> Iterator[None]:
-    """No cyclic collections while the many small lists of an encoding are made (they hold
-    no cycles; the collections would walk every live object)."""
-    enabled = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if enabled:
-            gc.enable()
 
 
 class SubwordTokenizer(TokenTable):
@@ -234,7 +220,7 @@ class SubwordTokenizer(TokenTable):
             raise TypeError("encode_batch expects a sequence of str; for one text use encode()")
         workers = check_int("workers", workers, 1, allow_none=True) or os.cpu_count() or 1
         texts = [check_str(t) for t in texts]
-        with _gc_paused():
+        with gc_paused():
             chars = sum(map(len, texts))
             if workers == 1 or chars < POOL_CHARS:
                 ids_of = self._ids_of(texts)
@@ -253,7 +239,7 @@ class SubwordTokenizer(TokenTable):
 
     def _packed_ids(self, texts: list[str]) -> tuple[np.ndarray, np.ndarray]:
         """A worker's batch: all ids ``(N,)`` int32 and the count per text ``(B,)``."""
-        with _gc_paused():
+        with gc_paused():
             ids_of = self._ids_of(texts)
             lengths = np.fromiter(map(len, ids_of), dtype=np.int64, count=len(ids_of))
             flat = np.fromiter(
@@ -269,16 +255,7 @@ class SubwordTokenizer(TokenTable):
         """Text of ``ids`` through the decoder (special tokens left out unless
         ``skip_special_tokens=False``, as ``tokenizers``' default)."""
         self._check_fitted()
-        if isinstance(ids, Encoding):
-            raise TypeError("decode takes ids, got an Encoding; pass encoding.ids")
-        ids = np.asarray(list(ids) if not isinstance(ids, np.ndarray) else ids)
-        if ids.size and (ids.dtype.kind not in "iu" or ids.ndim != 1):
-            raise TypeError(
-                f"ids must be a 1-d sequence of ints, got dtype {ids.dtype}, ndim {ids.ndim}"
-            )
-        if ids.size and (ids.min() < 0 or ids.max() >= len(self)):
-            bad = ids[(ids < 0) | (ids >= len(self))][0]
-            raise IndexError(f"token id {int(bad)} is out of range [0, {len(self)})")
+        ids = self._checked_ids(ids)
         skip = set(self._special_ids.values()) if skip_special_tokens else set()
         kept = [i for i in ids.tolist() if i not in skip]
         return self._decode_tokens(kept, [self._id_to_token[i] for i in kept])
@@ -289,14 +266,6 @@ class SubwordTokenizer(TokenTable):
         return self.decoder(tokens) if self.decoder is not None else " ".join(tokens)
 
     # --------------------------------------------------------------- added tokens
-    def add_tokens(self, tokens: Sequence[str]) -> int:
-        """Add tokens that are never split, with the next ids; return how many are new."""
-        return self._add(tokens, special=False)
-
-    def add_special_tokens(self, tokens: Sequence[str]) -> int:
-        """:meth:`add_tokens` for special tokens (left out by ``decode`` by default)."""
-        return self._add(tokens, special=True)
-
     def _add(self, tokens: Sequence[str], special: bool) -> int:
         self._check_fitted()
         if isinstance(tokens, str) or any(not isinstance(t, str) or not t for t in tokens):

@@ -10,7 +10,7 @@ and ``_check_fitted``.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from typing import Any
 
 import numpy as np
@@ -57,6 +57,21 @@ class TokenTable:
         if not isinstance(token_id, int | np.integer) or not 0 <= token_id < len(self):
             raise IndexError(f"token id {token_id!r} is out of range [0, {len(self)})")
         return self._id_to_token[token_id]
+
+    def add_tokens(self, tokens: Sequence[str]) -> int:
+        """Add tokens that are never split, with the next ids; return how many are new.
+
+        As ``tokenizers``' ``add_tokens``: a token already in the vocabulary keeps its id
+        (and is from now on never split); the tokenizer's files keep them.
+        """
+        return self._add(tokens, special=False)
+
+    def add_special_tokens(self, tokens: Sequence[str]) -> int:
+        """:meth:`add_tokens` for special tokens (left out by ``decode`` by default)."""
+        return self._add(tokens, special=True)
+
+    def _add(self, tokens: Sequence[str], special: bool) -> int:
+        raise NotImplementedError
 
     def _checked_ids(self, ids: Iterable[int] | Any) -> np.ndarray:
         """``ids`` as a 1-d integer array of valid ids, or the error a user can act on."""

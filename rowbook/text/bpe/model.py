@@ -350,18 +350,6 @@ class ByteLevelBPE(TokenTable):
         return data.decode("utf-8", errors="replace")
 
     # ----------------------------------------------------------- added tokens
-    def add_tokens(self, tokens: Sequence[str]) -> int:
-        """Add tokens that are never split, with the next ids; return how many are new.
-
-        As ``tokenizers``' ``add_tokens``: a token already in the vocabulary keeps its id
-        (and is from now on never split). Kept by :meth:`save` and :meth:`to_tokenizer_json`.
-        """
-        return self._add(tokens, special=False)
-
-    def add_special_tokens(self, tokens: Sequence[str]) -> int:
-        """:meth:`add_tokens` for special tokens (left out by ``decode`` by default)."""
-        return self._add(tokens, special=True)
-
     def _add(self, tokens: Sequence[str], special: bool) -> int:
         self._check_fitted()
         if isinstance(tokens, str) or any(not isinstance(t, str) or not t for t in tokens):
