@@ -269,8 +269,22 @@ def _child(kind: str, tool: str, corpus: str, vocab: int, budget: float) -> None
             else {"special_tokens": ["<unk>"]}
         )
         size = len(cls().fit(iter_lines(Path(corpus)), vocab, memory=budget, **extra))
-    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
-    print(json.dumps({"peak": peak, "seconds": time.perf_counter() - start, "size": size}))
+    own = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
+    forked = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss * 1024  # largest child
+    # rowbook counts on forked processes (tokenizers on threads): their peak is added, which
+    # over-counts the pages they share with this process
+    peak = own + forked
+    print(
+        json.dumps(
+            {
+                "peak": peak,
+                "self": own,
+                "children": forked,
+                "seconds": time.perf_counter() - start,
+                "size": size,
+            }
+        )
+    )
 
 
 def memory(args) -> tuple[list[Row], list]:

@@ -9,7 +9,7 @@ import shutil
 import numpy as np
 import pytest
 import sentencepiece as spm
-from tokenizers import ByteLevelBPETokenizer
+from tokenizers import ByteLevelBPETokenizer, Tokenizer, models, pre_tokenizers, trainers
 
 from rowbook.cli import main
 from rowbook.text import (
@@ -122,6 +122,13 @@ def test_load_tokenizer_decides_by_content_not_by_name(four, tmp_path):
     (tmp_path / "list.json").write_text('{"a": [1]}')
     with pytest.raises(ValueError, match="JSON but no tokenizer file rowbook knows"):
         load_tokenizer(tmp_path / "list.json")
+    llama = Tokenizer(models.BPE(unk_token="<unk>", byte_fallback=True))  # Llama-2's shape
+    llama.pre_tokenizer = pre_tokenizers.Metaspace()
+    trainer = trainers.BpeTrainer(vocab_size=40, special_tokens=["<unk>"], show_progress=False)
+    llama.train_from_iterator(["the cat sat on the mat"] * 5, trainer)
+    llama.save(str(tmp_path / "llama.json"))
+    with pytest.raises(ValueError, match=r"byte_fallback=true is not supported.*tokenizer\.model"):
+        load_tokenizer(tmp_path / "llama.json")
 
 
 def _many_words():
