@@ -136,10 +136,10 @@ def _many_words():
     vocab = np.array(
         [
             "".join(rng.choice(list("abcdefghijé日▁ "), size=rng.integers(1, 12))).strip() or "x"
-            for _ in range(30000)
+            for _ in range(12000)
         ]
     )
-    picks = rng.integers(0, vocab.size, size=(8000, 20))
+    picks = rng.integers(0, vocab.size, size=(3000, 20))  # about 8,000 distinct words
     return [" ".join(vocab[row]) for row in picks]
 
 
