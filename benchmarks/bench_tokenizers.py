@@ -312,6 +312,7 @@ def memory(args) -> tuple[list[Row], list]:
                 .splitlines()[-1]
             )
             result = json.loads(out)
+            print(f"  {kind}, {tool}: {out}", flush=True)  # each child's figures as they come
             peaks[tool] = result["peak"]
             rows.append(
                 Row(
