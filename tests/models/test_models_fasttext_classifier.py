@@ -8,6 +8,8 @@ thread and leaves the rest as it finds it, which for a small table is whatever m
 
 from __future__ import annotations
 
+import gzip
+import logging
 import random
 
 import numpy as np
@@ -88,6 +90,13 @@ def test_sentence_vectors_equal_fasttexts_so_every_row_is_hashed_the_same(data, 
         np.testing.assert_array_equal(
             ours.get_sentence_vector(text), theirs.get_sentence_vector(text)
         )
+    # a word's vector: the mean of its row and its char n-grams' rows, seen or unseen
+    for word in ["cat", "straße", "naïve", "</s>", "unseenwörd", "日本語"]:
+        np.testing.assert_allclose(
+            ours.get_word_vector(word), theirs.get_word_vector(word), atol=1e-6, rtol=0
+        )
+    for word in theirs.words[:20]:
+        np.testing.assert_allclose(ours.vectors[word], theirs.get_word_vector(word), atol=1e-6)
 
 
 def test_the_compiled_encoder_is_the_token_by_token_reference():
@@ -245,19 +254,46 @@ def test_a_resumed_fit_ends_where_the_uninterrupted_one_does(data, tmp_path):
     np.testing.assert_array_equal(resumed.W_in_, whole.W_in_)
 
 
-def test_pretrained_rows_start_the_words_they_have(data, tmp_path):
+def test_pretrained_rows_start_the_words_they_have(data, tmp_path, caplog):
     rng = np.random.default_rng(0)
     given = rowbook.Vectors(["cat", "bus", "absent"], rng.normal(size=(3, 10)).astype(np.float32))
     path = tmp_path / "pre.vec"
     given.save_word2vec_format(path)
-    for source in (given, path):
-        fitted = FastTextClassifier(
-            vector_size=10, epochs=1, lr=1e-7, workers=1, pretrained_vectors=source
-        ).fit(data[0])
+    given.save(tmp_path / "pre.npz")
+    n_words = len(read_labelled(data[0]).keys) - 3  # every key but the 3 labels (</s> is a word)
+    for source in (given, path, tmp_path / "pre.npz"):
+        with caplog.at_level(logging.INFO, logger="rowbook"):
+            caplog.clear()
+            fitted = FastTextClassifier(
+                vector_size=10, epochs=1, lr=1e-7, workers=1, pretrained_vectors=source
+            ).fit(data[0])
         for word in ("cat", "bus"):
             np.testing.assert_allclose(fitted.vectors[word], given[word], atol=1e-4)
+        assert f"2 of the {n_words:,} words found; {n_words - 2:,} start at random" in caplog.text
     with pytest.raises(ParameterError, match="vector_size"):
         FastTextClassifier(vector_size=8, pretrained_vectors=given).fit(data[0])
+
+
+def test_compressed_files_folders_and_several_files_train_the_same_model(data, tmp_path):
+    """A gzip file, a folder and a list of files are read as the plain file's lines."""
+    lines = data[0].read_bytes().splitlines(keepends=True)
+    (tmp_path / "train.txt.gz").write_bytes(gzip.compress(b"".join(lines)))
+    (tmp_path / "parts").mkdir()
+    (tmp_path / "parts" / "a.txt").write_bytes(b"".join(lines[:250]))
+    (tmp_path / "parts" / "b.txt").write_bytes(b"".join(lines[250:]))
+    parts = sorted((tmp_path / "parts").iterdir())
+
+    def fit(source):
+        return FastTextClassifier(
+            vector_size=8, epochs=2, word_ngrams=2, bucket=500, workers=1
+        ).fit(source)
+
+    plain = fit(data[0])
+    for source in (tmp_path / "train.txt.gz", tmp_path / "parts", parts):
+        other = fit(source)
+        assert other.labels_ == plain.labels_
+        np.testing.assert_array_equal(other.W_in_, plain.W_in_)
+        np.testing.assert_array_equal(other.W_out_, plain.W_out_)
 
 
 # -- errors ------------------------------------------------------------------------------
