@@ -248,6 +248,7 @@ print(json.dumps({"open": opened, "first": answered, "second": time.perf_counter
 
 
 def child(script: str, *args: str) -> dict:
+    print(f"{time.strftime('%H:%M:%S')} child: {' '.join(map(str, args))[:120]}", file=sys.stderr)
     done = subprocess.run(
         [sys.executable, "-c", textwrap.dedent(script), *map(str, args)],
         capture_output=True,
@@ -313,8 +314,11 @@ def opening(table: Vectors, folder: Path) -> dict[str, dict]:
     }
 
 
-def print_reranked(results: list[dict]) -> None:
-    print("\n### Re-ranked queries on the 1M table (fresh processes; memory above the baseline)\n")
+def print_reranked(results: list[dict], n: int) -> None:
+    print(
+        f"\n### Re-ranked queries on the {n:,} x 300 table "
+        "(fresh processes; memory above the baseline)\n"
+    )
     print(
         "| query | median ms | recall@10 | VmRSS MB (anonymous + file pages) | share of the float table |"
     )
@@ -337,7 +341,10 @@ def print_reranked(results: list[dict]) -> None:
 
 
 def print_opening(results: dict[str, dict], table_bytes: int) -> None:
-    print("\n### Opening the 1M x 300 table (fresh processes; memory above the baseline)\n")
+    print(
+        f"\n### Opening the {table_bytes // 1200:,} x 300 table "
+        "(fresh processes; memory above the baseline)\n"
+    )
     print(
         "| how | open s | first most_similar s | second s | VmRSS MB before queries | after the first |"
     )
@@ -353,8 +360,14 @@ def print_opening(results: dict[str, dict], table_bytes: int) -> None:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--quick", action="store_true")
+    parser.add_argument(
+        "--rows",
+        type=int,
+        default=None,
+        help="rows of the generated table (default 1,000,000; 20,000 with --quick)",
+    )
     args = parser.parse_args(argv)
-    n = 20_000 if args.quick else 1_000_000
+    n = args.rows or (20_000 if args.quick else 1_000_000)
     print(f"{machine()}; {n:,} x 300 generated rows; faiss and rowbook kernels on one thread\n")
     synthetic = Vectors([f"w{i}" for i in range(n)], clustered_vectors(n, 300, seed=0), copy=False)
     news = news_vectors(args.quick)
@@ -365,7 +378,7 @@ def main(argv: list[str] | None = None) -> int:
     with tempfile.TemporaryDirectory(dir=cache_dir()) as folder:
         folder = Path(folder)
         ranked = [reranked(synthetic, folder, size) for size in (20, 40)]
-        print_reranked(ranked)
+        print_reranked(ranked, n)
         table_bytes = 4 * n * 300
         opened = opening(synthetic, folder)
         print_opening(opened, table_bytes)
