@@ -351,6 +351,29 @@ def test_quantize_writes_an_ftz_fasttext_opens_and_predicts_the_same(data, tmp_p
     assert rowbook.load(tmp_path / "ours.npz").test(data[1]) == ours.test(data[1])
 
 
+def test_quantised_output_rows_qout_both_ways(tmp_path):
+    """``qout`` quantises the label rows too (it needs 256 labels, one per centroid): a
+    fastText .ftz with it predicts the same here, and one written here the same there."""
+    rng = random.Random(0)
+    lines = [
+        f"__label__t{i % 260} w{i % 260} w{(i * 7) % 260} {rng.choice(NOISE)}" for i in range(1300)
+    ]
+    path = tmp_path / "many.txt"
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    texts = [line.split(" ", 1)[1] for line in lines[:200]]
+    theirs = _oracle(path, dim=10, epoch=1)
+    theirs.quantize(thread=10, qout=True)
+    theirs.save_model(str(tmp_path / "m.ftz"))
+    ours = FastTextClassifier.load_fasttext(tmp_path / "m.ftz")
+    assert "output" in ours._require_fitted("test")["quant"]  # the label rows are codes
+    _same_predictions(ours, theirs, texts, k=3)
+    mine = FastTextClassifier(vector_size=10, epochs=1, workers=1).fit(path)
+    mine.quantize(qout=True)
+    assert "output" in mine._require_fitted("test")["quant"]
+    mine.save_fasttext(tmp_path / "mine.ftz")
+    _same_predictions(mine, fasttext.load_model(str(tmp_path / "mine.ftz")), texts, k=3)
+
+
 # -- autotune ------------------------------------------------------------------------------
 
 
