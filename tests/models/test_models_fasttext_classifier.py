@@ -112,6 +112,24 @@ def test_the_compiled_encoder_is_the_token_by_token_reference():
         assert encoded.labels(line).tolist() == labels
 
 
+def test_the_confusion_table_counts_fasttexts_predictions(data, tmp_path):
+    """``confusion``: gold label against fastText's best label, counted by scikit-learn."""
+    metrics = pytest.importorskip("sklearn.metrics")
+    theirs = _oracle(data[0], epoch=1, lr=0.05)  # weak enough to make mistakes
+    theirs.save_model(str(tmp_path / "m.bin"))
+    ours = FastTextClassifier.load_fasttext(tmp_path / "m.bin")
+    single = [line for line in _lines(300, 7) if line.count("__label__") == 1]
+    gold = [line.split(" ", 1)[0] for line in single]
+    texts = [line.split(" ", 1)[1] for line in single]
+    predicted = [theirs.predict(text)[0][0] for text in texts]
+    table = ours.confusion(texts, [g.removeprefix("__label__") for g in gold])
+    assert table.labels == ours.labels_
+    want = metrics.confusion_matrix(gold, predicted, labels=list(ours.labels_))
+    np.testing.assert_array_equal(table.counts, want)
+    assert 0 < np.trace(want) < len(single)  # right and wrong predictions both counted
+    assert str(table).splitlines()[0] == "rows: gold label, columns: predicted"
+
+
 # -- supervised .bin both ways ---------------------------------------------------------------
 
 
