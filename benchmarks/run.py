@@ -32,6 +32,7 @@ NAMES = [
     "learning",
     "losses",
     "text",
+    "tokenizers",
     "vectors",
     "compare",
     "index",

@@ -34,7 +34,8 @@ from rowbook.io import load_state, map_safetensors, save_safetensors, save_state
 from rowbook.models import ColorHarmony, FastText, GloVe, Word2Vec
 from rowbook.nn import Embedding, Module
 from rowbook.optim import Adam
-from rowbook.text import ByteLevelBPE, Vocab
+from rowbook.text import ByteLevelBPE, Unigram, Vocab, WordPiece, load_tokenizer
+from rowbook.text.sentencepiece import load_model
 from rowbook.training import TrainConfig, Trainer
 from rowbook.vectors import SubwordVectors, Vectors
 
@@ -80,6 +81,13 @@ LOADERS = {
     "quantized npz": Vectors.load,
     "mapped vectors npz": lambda p: Vectors.load(p, mmap=True).most_similar("king", topn=2),
     "mapped quantized npz": lambda p: Vectors.load(p, mmap=True).most_similar("king", topn=2),
+    "wordpiece json": WordPiece.load,
+    "wordpiece tokenizer.json": WordPiece.from_tokenizer_json,
+    "vocab.txt": WordPiece.from_vocab,
+    "unigram json": Unigram.load,
+    "unigram tokenizer.json": Unigram.from_tokenizer_json,
+    "sentencepiece model": load_model,
+    "any tokenizer": load_tokenizer,
 }
 NPZ_FORMATS = (
     "vectors npz",
@@ -93,7 +101,15 @@ NPZ_FORMATS = (
     "mapped vectors npz",
     "mapped quantized npz",
 )
-JSON_FORMATS = ("vocab json", "bpe json", "tokenizer.json")
+JSON_FORMATS = (
+    "vocab json",
+    "bpe json",
+    "tokenizer.json",
+    "wordpiece json",
+    "wordpiece tokenizer.json",
+    "unigram json",
+    "unigram tokenizer.json",
+)
 TEXT_FORMATS = ("word2vec text", "word2vec binary", "glove")
 
 
@@ -113,6 +129,7 @@ def _write_bases(folder: Path) -> None:
     bpe = ByteLevelBPE().fit(texts, 270, special_tokens=["<pad>"])
     bpe.save(folder / "bpe json")
     bpe.to_tokenizer_json(folder / "tokenizer.json")
+    _write_subword_bases(folder, texts)
     counted = GloVe(**GLOVE).cooccurrence(CORPUS)
     save_cooccurrence(
         folder / "cooccurrence npz",
@@ -135,6 +152,39 @@ def _write_bases(folder: Path) -> None:
     )  # 96 KiB: mapped
     wide.save(folder / "mapped vectors npz")
     wide.quantize("int8", verbose=False).save(folder / "mapped quantized npz")
+
+
+def _write_subword_bases(folder: Path, texts: list[str]) -> None:
+    import io
+
+    import sentencepiece as spm
+
+    wp = WordPiece().fit([*texts, "naïve [CLS] x"], 40, min_count=1, workers=1)
+    wp.save(folder / "wordpiece json")
+    wp.to_tokenizer_json(folder / "wordpiece tokenizer.json")
+    wp.save_vocab(folder / "vocab.txt")
+    uni = Unigram().fit(texts, 30, workers=1)
+    uni.save(folder / "unigram json")
+    uni.to_tokenizer_json(folder / "unigram tokenizer.json")
+    # A small rule table of its own (A-Z lower-cased, the fi ligature, a Roman numeral): a
+    # precompiled charsmap of about a kilobyte, trie and strings, damaged like the rest of the
+    # file in a millisecond per example (nmt_nfkc's 240 KB map takes a second to read whole;
+    # the text tests read it)
+    rules = [f"{c:X}\t{c + 32:X}" for c in range(0x41, 0x5B)] + ["FB01\t66 69", "2160\t49"]
+    (folder / "rules.tsv").write_text("\n".join(rules) + "\n", encoding="utf-8")
+    model = io.BytesIO()
+    spm.SentencePieceTrainer.train(
+        sentence_iterator=iter(texts * 4),
+        model_writer=model,
+        vocab_size=30,
+        minloglevel=2,
+        hard_vocab_limit=False,
+        byte_fallback=False,
+        normalization_rule_tsv=str(folder / "rules.tsv"),
+    )
+    (folder / "rules.tsv").unlink()
+    (folder / "sentencepiece model").write_bytes(model.getvalue())
+    (folder / "any tokenizer").write_bytes(model.getvalue())
 
 
 class Bases(dict):

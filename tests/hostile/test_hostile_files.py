@@ -35,7 +35,7 @@ FUZZ = settings(
     suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
 )
 TEXT = ("word2vec text", "word2vec binary", "glove")
-BINARY = ("fasttext bin", "safetensors")
+BINARY = ("fasttext bin", "safetensors", "sentencepiece model", "any tokenizer", "vocab.txt")
 NPZ = (
     "vectors npz",
     "state",
@@ -47,7 +47,15 @@ NPZ = (
     "mapped vectors npz",
     "mapped quantized npz",
 )
-JSON = ("vocab json", "bpe json", "tokenizer.json")
+JSON = (
+    "vocab json",
+    "bpe json",
+    "tokenizer.json",
+    "wordpiece json",
+    "wordpiece tokenizer.json",
+    "unigram json",
+    "unigram tokenizer.json",
+)
 BIG = st.one_of(st.integers(0, 64), st.integers(0, 10**13))  # sizes, small and absurd
 JSON_VALUES = st.recursive(
     st.none() | st.booleans() | st.integers(-(2**70), 2**70) | st.floats() | st.text(max_size=6),

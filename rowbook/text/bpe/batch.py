@@ -64,6 +64,7 @@ __all__ = [
     "BatchIds",
     "encode_batch",
     "encode_texts",
+    "gc_paused",
     "join_segments",
     "plain_ids",
 ]
@@ -103,7 +104,7 @@ BatchIds = tuple[list[list[int]], dict[int, list[int]]]
 
 
 @contextlib.contextmanager
-def _gc_paused() -> Iterator[None]:
+def gc_paused() -> Iterator[None]:
     """Pause the cyclic garbage collector (the lists and tuples made here hold no cycles).
 
     Building an encoding's lists trips collections that walk every live object: on 20,000
@@ -170,7 +171,7 @@ and the words the worker encoded for it (what it adds to the parent's cache)."""
 def _encode_job(encoder: Encoder, texts: list[str]) -> Packed:
     """A worker's batch, packed for the pipe (no list per text for a plain encoder)."""
     before, emptied = len(encoder.cache), encoder.emptied
-    with _gc_paused():
+    with gc_paused():
         if encoder.plain:
             flat, ends = plain_ids(encoder, texts)
             lengths = np.diff(np.array([0, *ends], dtype=np.int64))  # (B,)
@@ -200,7 +201,7 @@ def _unpack(encoder: Encoder, result: Packed | BatchIds) -> BatchIds:
 def encode_batch(encoder: Encoder, texts: list[str], workers: int) -> list[Encoding]:
     """The :class:`Encoding` of each text, on up to ``workers`` processes (same result)."""
     chars = sum(map(len, texts))
-    with _gc_paused():
+    with gc_paused():
         if workers == 1 or encoder.dropout or chars < POOL_CHARS:
             parts = [(texts, encode_texts(encoder, texts))]
         else:
