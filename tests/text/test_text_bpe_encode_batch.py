@@ -86,11 +86,11 @@ def plain_model(corpus):
 
 @pytest.mark.parametrize("workers", [1, 2, 3])
 def test_plain_model_equals_encode_text_by_text_for_every_worker_count(
-    plain_model, texts, pool_calls, workers
+    plain_model, texts, hard_strings, pool_calls, workers
 ):
     ours = copy.deepcopy(plain_model)  # a cold cache
     assert ours._encoder.plain
-    hard = [*texts[:800], *SENTENCES, *HARD]
+    hard = [*texts[:800], *SENTENCES, *hard_strings]
     batch = ours.encode_batch(hard, workers=workers)
     assert _fields(batch) == _fields([ours.encode(t) for t in hard])
     assert len(pool_calls) == (workers > 1)
