@@ -21,7 +21,7 @@ SentencePiece model, which sees whole sentences) skips the cache.
 
 :meth:`SubwordTokenizer.encode_batch` with ``workers > 1`` shares batches of texts between
 this process and forked ones, as :meth:`ByteLevelBPE.encode_batch
-<rowbook.text.ByteLevelBPE.encode_batch>` does (:func:`rowbook.text.bpe.count.map_in_order`).
+<rowbook.text.ByteLevelBPE.encode_batch>` does (:func:`rowbook.fork_pool.map_in_order`).
 """
 
 from __future__ import annotations
@@ -35,9 +35,10 @@ from typing import Any
 import numpy as np
 
 from rowbook.checks import check_int
+from rowbook.fork_pool import map_in_order
 from rowbook.text.aligned import Aligned
 from rowbook.text.bpe.batch import gc_paused
-from rowbook.text.bpe.count import map_in_order, text_batches
+from rowbook.text.bpe.count import text_batches
 from rowbook.text.bpe.encoding import Encoding
 from rowbook.text.bpe.options import special_regex
 from rowbook.text.bpe.pretokenize import check_str

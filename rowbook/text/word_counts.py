@@ -4,7 +4,7 @@ WordPiece and Unigram train on the words of the corpus after normalizing and
 pre-tokenizing, each with its count, as ``tokenizers``' trainers ``feed`` them. Counting is
 regex and dictionary work per text, Python that holds the GIL, so it scales with processes:
 :func:`count_words` cuts the texts into batches that this process and forked ones count
-(:func:`rowbook.text.bpe.count.map_in_order`, the pool byte-level BPE counts with) and adds
+(:func:`rowbook.fork_pool.map_in_order`, the pool byte-level BPE counts with) and adds
 the results in batch order, so the counts and their order (first sighting) are those of a
 serial count whatever ``workers`` is. ``split`` is the tokenizer's ``str -> list[str]``
 (normalize, then pre-tokenize); it is inherited by the forked workers, never pickled.
@@ -41,7 +41,8 @@ import numpy as np
 from tqdm.auto import tqdm
 
 from rowbook.checks import check_int, check_number
-from rowbook.text.bpe.count import BATCH_CHARS, map_in_order, text_batches
+from rowbook.fork_pool import map_in_order
+from rowbook.text.bpe.count import BATCH_CHARS, text_batches
 
 __all__ = ["CountedWords", "as_counted", "budget_bytes", "count_words"]
 
