@@ -103,7 +103,10 @@ def remap_in_place(
     ([5, 6, 5], [1, 0, 2], 3)
     """
     n, kept = _compact(raw_ids, remap, lengths)
-    del raw_ids[n:]  # no view of the buffer is left, so it shrinks (realloc) instead of copying
+    try:
+        del raw_ids[n:]  # no view of the buffer is left, so it shrinks (realloc) instead of copying
+    except BufferError:  # a view outlived its frame (a sampling profiler, Dask's, held the frame)
+        return np.frombuffer(raw_ids, dtype=np.int32)[:n].copy(), kept
     return (np.frombuffer(raw_ids, dtype=np.int32) if n else np.zeros(0, np.int32)), kept
 
 

@@ -146,3 +146,12 @@ def test_reading_into_ram_holds_the_ids_once():
     small, large = _grown_mb(500_000, "-"), _grown_mb(2_000_000, "-")
     grown = large - small
     assert 0.7 * _IDS_MB < grown < 1.5 * _IDS_MB, f"{grown:.1f} MB for {_IDS_MB:.1f} MB of ids"
+
+
+def test_remap_in_place_copies_when_a_view_of_the_ids_is_still_alive():
+    from array import array
+
+    raw = array("i", [0, 1, 2, 1, 0])
+    view = np.frombuffer(raw, dtype=np.int32)  # as a profiler holding a finished frame keeps one
+    ids, kept = id_stream.remap_in_place(raw, np.array([5, -1, 6], np.int32), np.array([2, 0, 3]))
+    assert ids.tolist() == [5, 6, 5] and kept.tolist() == [1, 0, 2] and len(view) == 5
