@@ -28,6 +28,7 @@ from __future__ import annotations
 import os
 from array import array
 from collections.abc import Callable, Iterable, Iterator, Sequence
+from contextlib import contextmanager
 from typing import Any, Literal
 
 import numpy as np
@@ -47,6 +48,7 @@ __all__ = [
     "CountedVocab",
     "EncodedCorpus",
     "encode_corpus",
+    "is_file_source",
     "iter_sentences",
     "job_boundaries",
     "read_corpus",
@@ -93,7 +95,7 @@ def iter_sentences(
     >>> list(iter_sentences([["a", "b"], ("c",)]))
     [['a', 'b'], ('c',)]
     """
-    if _is_source(corpus):
+    if is_file_source(corpus):
         pieces = iter_pieces(corpus, errors=errors, show_progress=show_progress)
         yield from _line_sentences(pieces, _tokenize_with(tokenizer), max_sentence_length)
         return
@@ -111,7 +113,7 @@ def iter_sentences(
         yield sentence
 
 
-def _is_source(corpus: Any) -> bool:
+def is_file_source(corpus: Any) -> bool:
     """A path, or a non-empty list/tuple of paths: ``pathlib.Path`` items, or ``str`` items
     that all name existing files or folders (or ``"-"``); a list of token lists is not."""
     if isinstance(corpus, str | os.PathLike):
@@ -237,7 +239,8 @@ def read_corpus(
     """
     sink = None if spill_dir is None else RawIdSink(spill_dir)
     sentences = iter_sentences(corpus, tokenizer, max_sentence_length=max_sentence_length)
-    keys, raw, lengths, live, counts = _scan(sentences, max_vocab_size, sink)
+    with _removed_on_error(sink):
+        keys, raw, lengths, live, counts = _scan(sentences, max_vocab_size, sink)
     live_counts = counts[live]
     kept = live[live_counts >= min_count]
     kept = kept[vocab_order(keys, kept, counts[kept], ties)]
@@ -251,7 +254,8 @@ def read_corpus(
         index = dict(zip(vocab_keys, range(len(kept)), strict=True))
         dead = np.setdiff1d(np.arange(len(keys)), live)
         remap[dead] = [index.get(keys[i], -1) for i in dead]
-    return vocab, _encode(sink, raw, remap, lengths, max_sentence_length)
+    with _removed_on_error(sink):
+        return vocab, _encode(sink, raw, remap, lengths, max_sentence_length)
 
 
 def encode_corpus(
@@ -275,10 +279,22 @@ def encode_corpus(
     ([1, 0, 0], [0, 2, 3], [3, 1])
     """
     sink = None if spill_dir is None else RawIdSink(spill_dir)
-    scanned, raw, lengths, _, _ = _scan(iter_sentences(corpus, tokenizer), None, sink)
-    index = {key: i for i, key in enumerate(keys)}
-    remap = np.array([index.get(key, -1) for key in scanned], dtype=np.int32)
-    return _encode(sink, raw, remap, lengths, max_sentence_length)
+    with _removed_on_error(sink):
+        scanned, raw, lengths, _, _ = _scan(iter_sentences(corpus, tokenizer), None, sink)
+        index = {key: i for i, key in enumerate(keys)}
+        remap = np.array([index.get(key, -1) for key in scanned], dtype=np.int32)
+        return _encode(sink, raw, remap, lengths, max_sentence_length)
+
+
+@contextmanager
+def _removed_on_error(sink: RawIdSink | None) -> Iterator[None]:
+    """Remove the spilled ids of ``sink`` if the block fails (an error, Ctrl-C)."""
+    try:
+        yield
+    except BaseException:
+        if sink is not None:
+            sink.close()
+        raise
 
 
 def _encoded(
@@ -303,8 +319,7 @@ def _encode(
         return _encoded(ids, kept_per_sentence, lengths, max_len)
     blocks = sink.blocks(id_stream.REMAP_TOKENS)
     id_file, kept_per_sentence = id_stream.remap_to_file(blocks, remap, lengths, sink.folder)
-    sink.raw_path.unlink()
-    sink.detach()
+    sink.raw_path.unlink()  # the folder is the id file's now
     return _encoded(id_file.ids, kept_per_sentence, lengths, max_len, id_file)
 
 

@@ -43,6 +43,7 @@ from rowbook.data.corpus import Corpus
 from rowbook.data.counted_vocab import CountedVocab, truncate_vocab
 from rowbook.data.id_stream import EncodedCorpus
 from rowbook.data.shuffle import RecordArrays, RecordFile, shuffle_records, shuffle_to_file
+from rowbook.data.spill import resolve_spill_dir
 from rowbook.models.word_vectors.base import WordVectorModel
 from rowbook.models.word_vectors.glove_kernels import glove_records
 from rowbook.models.word_vectors.jobs import EpochJobs, Progress
@@ -190,7 +191,11 @@ class GloVe(WordVectorModel):
         return self
 
     def cooccurrence(
-        self, corpus: Corpus, *, tokenizer: Any = None, spill_dir: str | os.PathLike | None = None
+        self,
+        corpus: Corpus,
+        *,
+        tokenizer: Any = None,
+        spill_dir: str | os.PathLike | bool | None = None,
     ) -> CountedCooccurrence:
         """What :meth:`fit` counts before it trains: the vocabulary (``min_count``,
         ``max_vocab``) and the co-occurrence matrix (``window``, ``symmetric``,
@@ -199,8 +204,10 @@ class GloVe(WordVectorModel):
         ``rowbook cooccur``), and train on it later with :meth:`fit_cooccurrence`: the
         vectors are those ``fit`` gives.
         """
-        vocab, encoded = self._read_vocab(corpus, tokenizer, spill_dir)
-        X = stack_bands(self._counted(encoded, len(vocab), spill_dir))
+        spill = resolve_spill_dir(corpus, spill_dir)
+        vocab, encoded = self._read_vocab(corpus, tokenizer, spill)
+        with closing(encoded):
+            X = stack_bands(self._counted(encoded, len(vocab), spill))
         return CountedCooccurrence(
             X, vocab.keys, vocab.counts, self.window, self.symmetric, self.distance_weighting
         )
@@ -220,7 +227,7 @@ class GloVe(WordVectorModel):
             symmetric=self.symmetric,
             weighted=self.distance_weighting,
             memory=self._budget,
-            folder=spill_dir,
+            folder=spill_dir or None,  # False (ids in RAM): runs in the system's folder
         )
 
     def _records(
@@ -229,7 +236,7 @@ class GloVe(WordVectorModel):
         """glove.c's ``shuffle``: the records in seeded-hash order, in RAM or on disk within ``memory``."""
         if self._budget is None:
             return shuffle_records(bands, self.seed)
-        return shuffle_to_file(bands, self.seed, self._budget, spill_dir)
+        return shuffle_to_file(bands, self.seed, self._budget, spill_dir or None)
 
     @contextmanager
     def _training_data(
