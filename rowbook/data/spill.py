@@ -161,7 +161,9 @@ def choose_spill(corpus: Any, spill_dir: Any = None) -> SpillChoice:
     if ids * SPILL_SHARE <= memory:
         return SpillChoice(None)
     folder = tempfile.gettempdir()
-    sizes = f"about {_mb(ids)} of word ids, more than 1/{SPILL_SHARE} of the {_mb(memory)} available"
+    sizes = (
+        f"about {_mb(ids)} of word ids, more than 1/{SPILL_SHARE} of the {_mb(memory)} available"
+    )
     try:
         free = shutil.disk_usage(folder).free
     except OSError:
