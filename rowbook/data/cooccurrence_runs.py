@@ -160,7 +160,8 @@ class RunCounter:
         folder.mkdir()
         with self._folder.writing("the co-occurrence counts' sorted runs", _bytes(run)):
             for name in _PARTS:  # raw, read back by slices
-                getattr(run, name).astype(_PARTS[name]).tofile(folder / name)
+                with open(folder / name, "wb") as f:
+                    f.write(memoryview(getattr(run, name).astype(_PARTS[name])).cast("B"))
         self._on_disk.append(folder)
         self._held = []
 

@@ -42,6 +42,7 @@ from rowbook.data.counted_vocab import (  # truncate_vocab, vocab_from_counts: a
     vocab_order,
 )
 from rowbook.data.id_stream import EncodedCorpus, IdFile, RawIdSink
+from rowbook.data.spill import id_bytes
 
 __all__ = [
     "Corpus",
@@ -237,7 +238,7 @@ def read_corpus(
     >>> enc.ids.tolist(), enc.starts.tolist(), enc.raw_lengths.tolist()
     ([0, 1, 0, 0, 1], [0, 3, 5], [3, 3])
     """
-    sink = None if spill_dir is None else RawIdSink(spill_dir)
+    sink = None if spill_dir is None else _sink(corpus, spill_dir)
     sentences = iter_sentences(corpus, tokenizer, max_sentence_length=max_sentence_length)
     with _removed_on_error(sink):
         keys, raw, lengths, live, counts = _scan(sentences, max_vocab_size, sink)
@@ -278,12 +279,19 @@ def encode_corpus(
     >>> enc.ids.tolist(), enc.starts.tolist(), enc.raw_lengths.tolist()
     ([1, 0, 0], [0, 2, 3], [3, 1])
     """
-    sink = None if spill_dir is None else RawIdSink(spill_dir)
+    sink = None if spill_dir is None else _sink(corpus, spill_dir)
     with _removed_on_error(sink):
         scanned, raw, lengths, _, _ = _scan(iter_sentences(corpus, tokenizer), None, sink)
         index = {key: i for i, key in enumerate(keys)}
         remap = np.array([index.get(key, -1) for key in scanned], dtype=np.int32)
         return _encode(sink, raw, remap, lengths, max_sentence_length)
+
+
+def _sink(corpus: Corpus, spill_dir: str | os.PathLike[str]) -> RawIdSink:
+    """A sink in ``spill_dir`` for the ids of ``corpus``, told the room they will need
+    (twice the ids, while they are encoded) when the corpus's size says it."""
+    ids = id_bytes(corpus)
+    return RawIdSink(spill_dir, None if ids is None else 2 * ids)
 
 
 @contextmanager

@@ -132,9 +132,9 @@ def remap_to_file(
     a :class:`RawIdSink` or an :class:`IdFile`) written to ``ids.i32`` in ``folder``, which the
     id file then owns (removing it on an error here)."""
     out_path = folder.path / "ids.i32"
-    need = int(lengths.sum()) * _ITEM
+    need = 2 * int(lengths.sum()) * _ITEM  # beside the provisional ids, until they go
     try:
-        with folder.writing("the corpus's word ids", need), open(out_path, "wb") as out:
+        with folder.writing(RawIdSink.WHAT, need), open(out_path, "wb") as out:
             kept = remap_blocks(blocks, remap, lengths, out.write)
         return IdFile(folder, out_path, int(kept.sum())), kept
     except BaseException:
@@ -148,19 +148,25 @@ class RawIdSink:
 
     WHAT = "the corpus's word ids (4 bytes a token, twice while they are encoded)"
 
-    def __init__(self, spill_dir: str | os.PathLike[str] | None) -> None:
-        self.folder = SpillFolder(spill_dir, "ids")
+    def __init__(self, spill_dir: str | os.PathLike[str] | None, need: int | None = None) -> None:
+        self.folder, self.need = SpillFolder(spill_dir, "ids"), need
+        if need is not None:
+            try:
+                self.folder.check_room(self.WHAT, need, minimum=need // 2)  # an estimate
+            except BaseException:
+                self.folder.remove()
+                raise
         self.raw_path = self.folder.path / "raw.i32"
         self._file = open(self.raw_path, "wb")
         self.tokens = 0
 
     def write(self, ids: array) -> None:
-        with self.folder.writing(self.WHAT, written=self.tokens * _ITEM):
+        with self.folder.writing(self.WHAT, self.need, written=self.tokens * _ITEM):
             self._file.write(ids.tobytes())
         self.tokens += len(ids)
 
     def finish(self) -> None:
-        with self.folder.writing(self.WHAT, written=self.tokens * _ITEM):
+        with self.folder.writing(self.WHAT, self.need, written=self.tokens * _ITEM):
             self._file.close()
 
     def close(self) -> None:

@@ -46,6 +46,7 @@ __all__ = [
     "available_memory",
     "choose_spill",
     "corpus_text_bytes",
+    "id_bytes",
     "resolve_spill_dir",
 ]
 
@@ -121,6 +122,17 @@ def corpus_text_bytes(corpus: Any) -> int | None:
     return total
 
 
+def id_bytes(corpus: Any) -> int | None:
+    """The bytes the word ids of a file corpus are estimated to take (see the module
+    docstring), or ``None`` when its size is unknown.
+
+    >>> id_bytes([["a"]]) is None
+    True
+    """
+    text = corpus_text_bytes(corpus)
+    return None if text is None else text // TEXT_BYTES_PER_TOKEN * _ID_BYTES
+
+
 def _has_fileno() -> bool:
     try:
         sys.stdin.fileno()
@@ -153,12 +165,8 @@ def choose_spill(corpus: Any, spill_dir: Any = None) -> SpillChoice:
                 "None (decide from the corpus's size), False (keep the ids in RAM) or a folder",
             )
         return SpillChoice(spill_dir)
-    text = corpus_text_bytes(corpus)
-    memory = available_memory()
-    if text is None or memory is None:
-        return SpillChoice(None)
-    ids = text // TEXT_BYTES_PER_TOKEN * _ID_BYTES
-    if ids * SPILL_SHARE <= memory:
+    ids, memory = id_bytes(corpus), available_memory()
+    if ids is None or memory is None or ids * SPILL_SHARE <= memory:
         return SpillChoice(None)
     folder = tempfile.gettempdir()
     sizes = (

@@ -144,11 +144,16 @@ class SpillFolder:
             str(self.parent),
         )
 
-    def check_room(self, what: str, need: int) -> None:
-        """Raise :meth:`full` now if the disk has less than ``need`` bytes free."""
-        with contextlib.suppress(OSError):
-            if shutil.disk_usage(self.parent).free < need:
-                raise self.full(what, need)
+    def check_room(self, what: str, need: int, minimum: int | None = None) -> None:
+        """Raise :meth:`full` (saying ``need``) now if the disk has less than ``minimum``
+        bytes free (default: ``need``); an estimate of ``need`` passes half of it, so that
+        only a hopeless case fails before anything is written."""
+        try:
+            free = shutil.disk_usage(self.parent).free
+        except OSError:
+            return
+        if free < (need if minimum is None else minimum):
+            raise self.full(what, need)
 
     @contextlib.contextmanager
     def writing(
