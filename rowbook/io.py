@@ -42,6 +42,7 @@ from typing import IO, Any
 
 import numpy as np
 
+from rowbook._locks import abandoned, lock
 from rowbook._npz import MAX_INFLATED_BYTES, read_members
 from rowbook.corpus_files import check_regular_file, open_binary
 
@@ -65,8 +66,9 @@ __all__ = [
 FORMAT_VERSION = 1
 #: Deepest JSON nesting rowbook reads; its own files nest a few levels.
 MAX_JSON_DEPTH = 100
-#: A temporary file of :func:`atomic_write` older than this is left over from a killed save
-#: and is removed when the same target is written again.
+#: Where locks cannot tell whether a temporary file of :func:`atomic_write` is still being
+#: written, one older than this is taken as a killed save's and removed when the same target
+#: is written again (a locked one never is; an unlocked one always is).
 STALE_TMP_SECONDS = 24 * 3600
 _META = "__rowbook_meta__"
 _ARRAY_TAG = "__array__"
@@ -104,31 +106,52 @@ def atomic_write(
     if not folder.is_dir():
         raise FileNotFoundError(f"cannot write {path}: folder {folder} does not exist")
     _remove_stale_temporaries(path, folder)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=folder)
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".new", dir=folder)
+    file = os.fdopen(fd, mode, **kwargs)
+    held = os.dup(fd)  # the lock lives until this closes, after the rename
     try:
+        lock(held)  # held while the file is written: a later save's sweep never takes it
+        os.rename(tmp, tmp[: -len(".new")] + ".tmp")  # locked before the name sweeps look at
+        tmp = tmp[: -len(".new")] + ".tmp"
         os.chmod(tmp, 0o666 & ~_umask())  # mkstemp makes 0600; give the file the usual mode
-        with os.fdopen(fd, mode, **kwargs) as f:
+        with file as f:
             yield f
             f.flush()
             os.fsync(f.fileno())
         os.replace(tmp, path)
     except BaseException:
+        file.close()
         with contextlib.suppress(FileNotFoundError):
             os.unlink(tmp)
         raise
+    finally:
+        os.close(held)
 
 
 def _remove_stale_temporaries(path: Path, folder: Path) -> None:
-    """Delete this target's own temporaries (``.NAME.XXXXXXXX.tmp``) older than a day: what a
-    killed save leaves behind. Younger ones may belong to a save still running."""
-    own = re.compile(rf"\.{re.escape(path.name)}\.[a-z0-9_]{{8}}\.tmp")
+    """Delete this target's own temporaries (``.NAME.XXXXXXXX.tmp``) that no save holds: what
+    a killed save leaves behind (a live save keeps its file locked, :mod:`rowbook._locks`).
+    Where locks cannot tell, and for a ``.new`` file (a save killed before it named its
+    file), only those older than :data:`STALE_TMP_SECONDS`."""
+    own = re.compile(rf"\.{re.escape(path.name)}\.[a-z0-9_]{{8}}\.(tmp|new)")
     now = time.time()
     with contextlib.suppress(OSError), os.scandir(folder) as entries:
         for entry in entries:
-            if own.fullmatch(entry.name) and entry.is_file(follow_symlinks=False):
-                if now - entry.stat(follow_symlinks=False).st_mtime > STALE_TMP_SECONDS:
-                    with contextlib.suppress(OSError):
-                        os.unlink(entry.path)
+            found = own.fullmatch(entry.name)
+            if found and entry.is_file(follow_symlinks=False):
+                with contextlib.suppress(OSError):
+                    _remove_if_stale(entry.path, found[1] == "tmp", now)
+
+
+def _remove_if_stale(name: str, named: bool, now: float) -> None:
+    fd = os.open(name, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0))
+    try:
+        dead = abandoned(fd) if named else None
+        old = now - os.fstat(fd).st_mtime > STALE_TMP_SECONDS
+        if dead or (dead is None and old):
+            os.unlink(name)
+    finally:
+        os.close(fd)
 
 
 def _umask() -> int:

@@ -25,8 +25,8 @@ the system's temporary folder (``TMPDIR``), and named ``rowbook-<kind>-XXXXXXXX`
   room that was free (:meth:`SpillFolder.writing`). The owner removes its partial files as
   the error propagates.
 
-Where ``fcntl.flock`` does not exist (Windows), folders are not locked and the sweep
-removes only folders left more than a day ago.
+The locks are :mod:`rowbook._locks`'s; where they do not exist (Windows, a file system
+without them) the sweep removes only folders left more than a day ago.
 """
 
 from __future__ import annotations
@@ -44,10 +44,7 @@ from pathlib import Path
 
 import numpy as np
 
-try:  # POSIX
-    import fcntl
-except ImportError:  # pragma: no cover - Windows
-    fcntl = None
+from rowbook._locks import abandoned, lock
 
 __all__ = [
     "STALE_SECONDS",
@@ -109,7 +106,7 @@ class SpillFolder:
         sweep_stale(where)
         pending = Path(tempfile.mkdtemp(prefix=".rowbook-new-", dir=where))
         fd = os.open(pending, os.O_RDONLY)
-        _lock(fd)  # locked before it has a name the sweep looks at
+        lock(fd)  # locked before it has a name the sweep looks at
         self.path = where / f"rowbook-{kind}-{pending.name[-8:]}"
         os.rename(pending, self.path)
         self.parent = where
@@ -173,12 +170,6 @@ class SpillFolder:
         return f"SpillFolder({str(self.path)!r})"
 
 
-def _lock(fd: int) -> None:
-    if fcntl is not None:
-        with contextlib.suppress(OSError):  # a file system without locks: no sweeping there
-            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-
-
 def _remove(path: Path, fd: int) -> None:
     """Remove ``path`` and what it holds, then let go of its lock (the folder's ``fd``)."""
     try:
@@ -212,14 +203,10 @@ def _take_if_stale(path: Path, *, by_lock: bool) -> bool:
     except OSError:  # gone already, or not ours to open
         return False
     try:
-        if by_lock and fcntl is not None:
-            try:
-                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-            except BlockingIOError:
-                return False  # its process is alive
-            except OSError:
-                return False  # no locks on this file system: cannot tell
-        elif time.time() - os.fstat(fd).st_mtime < STALE_SECONDS:
+        dead = abandoned(fd) if by_lock else None
+        if dead is False:
+            return False  # its process is alive
+        if dead is None and time.time() - os.fstat(fd).st_mtime < STALE_SECONDS:
             return False
         shutil.rmtree(path, ignore_errors=True)
         return True
