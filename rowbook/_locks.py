@@ -17,7 +17,6 @@ Where ``fcntl`` does not exist (Windows), nothing is locked and :func:`abandoned
 from __future__ import annotations
 
 import contextlib
-import os
 
 try:  # POSIX
     import fcntl

@@ -274,7 +274,9 @@ def test_a_full_disk_during_the_shuffle_is_one_error_and_leaves_no_file(tmp_path
         _write(fd, values, offset)
 
     monkeypatch.setattr(shuffle_module, "pwrite_all", pwrite_all)
-    corpus = [[f"w{i}" for i in row] for row in np.random.default_rng(0).integers(0, 300, (200, 30))]
+    corpus = [
+        [f"w{i}" for i in row] for row in np.random.default_rng(0).integers(0, 300, (200, 30))
+    ]
     with pytest.raises(SpillSpaceError, match=r"for GloVe's shuffled records .* it needs about"):
         GloVe(**{**W2V, "memory": 0.001}).fit(corpus, spill_dir=tmp_path)
     assert list(tmp_path.iterdir()) == []
