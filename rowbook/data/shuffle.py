@@ -141,6 +141,10 @@ class ColumnFile:
     def __len__(self) -> int:
         return self.n
 
+    #: What a full disk stops (its message), and the room a shuffle of n records needs.
+    WHAT = "GloVe's shuffled records (40 bytes a record: 24 in sorted runs, then 16 in one file)"
+    need: int | None = None
+
     @property
     def nbytes(self) -> int:
         return self.n * sum(t.itemsize for t in self.dtypes)
@@ -148,10 +152,14 @@ class ColumnFile:
     def write(self, c: int, start: int, values: np.ndarray) -> None:
         """Write ``values`` into column ``c`` from record ``start`` on."""
         item = self.dtypes[c]
-        with self.spill.writing(f"GloVe's shuffled records ({self.path.name})", self.nbytes):
+        with self.spill.writing(self.WHAT, self.need, written=self.spill_bytes()):
             pwrite_all(
                 self.fd, values.astype(item, copy=False), self.offsets[c] + start * item.itemsize
             )
+
+    def spill_bytes(self) -> int:
+        """Bytes in this file's folder so far (what a full disk's message says was written)."""
+        return sum(f.stat().st_size for f in self.spill.path.iterdir())
 
     def read_into(self, lo: int, hi: int, outs: Iterable[np.ndarray], at: int) -> None:
         """Read records ``[lo, hi)`` into ``out[at : at + hi - lo]`` for each column's ``out``."""
@@ -204,13 +212,15 @@ def shuffle_to_file(
     seed: int,
     memory: int,
     spill_dir: str | os.PathLike[str] | None = None,
+    n_records: int | None = None,
 ) -> RecordFile:
     """:func:`shuffle_records` within ``memory`` bytes: an external sort by key into a file.
 
     Runs of ``memory / 4`` (24 bytes a record) go to a temporary folder in ``spill_dir``
     (default: the system's temporary folder), which needs room for 24 bytes a record, then
     16 more for the records file; the runs are removed once merged. On any error (a full
-    disk: :class:`~rowbook.data.spill_folder.SpillSpaceError`), the folder is removed.
+    disk: :class:`~rowbook.data.spill_folder.SpillSpaceError`, which says the room needed
+    when ``n_records``, the records' number, is given), the folder is removed.
 
     Examples
     --------
@@ -224,14 +234,17 @@ def shuffle_to_file(
     folder = SpillFolder(spill_dir, "records")
     runs: list[ColumnFile] = []
     out = None
+    need = None if n_records is None else 40 * n_records
+    if need is not None:
+        folder.check_room(ColumnFile.WHAT, need)
     # Sorting a chunk holds its 24 bytes a record, the int64 order and one gathered column:
     # 40 bytes a record, so chunks of memory / 96 records take ~0.42 of the budget, beside
     # the band of counts in flight. Merge bands get the same size at the mean, which leaves
     # room for the spread of a band's count (its standard deviation is sqrt(band)).
     try:
-        _write_runs(bands, seed, max(1, memory // 96), folder, runs)
+        _write_runs(bands, seed, max(1, memory // 96), folder, runs, need)
         out = RecordFile(folder, sum(map(len, runs)))
-        folder.check_room("GloVe's shuffled records", out.nbytes)
+        out.need = need if need is not None else sum(run.nbytes for run in runs) + out.nbytes
         _merge(runs, out, max(1, memory // 96))
     except BaseException:
         for run in runs:
@@ -249,6 +262,7 @@ def _write_runs(
     chunk: int,
     folder: SpillFolder,
     runs: list[ColumnFile],
+    need: int | None,
 ) -> None:
     """Cut the records of ``bands`` into chunks of ``chunk``, each sorted by key into a run."""
     buffers = [np.empty(chunk, t) for t in RUN_DTYPES]  # (chunk,) each: 24 bytes a record
@@ -263,18 +277,25 @@ def _write_runs(
                 buffer[fill : fill + b - a] = values
             fill, a = fill + b - a, b
             if fill == chunk:
-                runs.append(_sorted_run(buffers, fill, folder, f"run{len(runs)}"))
+                runs.append(_sorted_run(buffers, fill, folder, f"run{len(runs)}", need))
                 fill = 0
         r0 += band.shape[0]
     if fill:
-        runs.append(_sorted_run(buffers, fill, folder, f"run{len(runs)}"))
+        runs.append(_sorted_run(buffers, fill, folder, f"run{len(runs)}", need))
 
 
-def _sorted_run(buffers: list[np.ndarray], n: int, folder: SpillFolder, name: str) -> ColumnFile:
+def _sorted_run(
+    buffers: list[np.ndarray], n: int, folder: SpillFolder, name: str, need: int | None
+) -> ColumnFile:
     order = np.argsort(buffers[0][:n])  # (n,) int64; keys are distinct: one possible order
     run = ColumnFile(folder, name, RUN_DTYPES, n)
-    for c, buffer in enumerate(buffers):  # one gathered column at a time
-        run.write(c, 0, buffer[:n][order])
+    run.need = need
+    try:
+        for c, buffer in enumerate(buffers):  # one gathered column at a time
+            run.write(c, 0, buffer[:n][order])
+    except BaseException:
+        run.close()
+        raise
     return run
 
 

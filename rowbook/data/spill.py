@@ -13,7 +13,9 @@ says which:
   compressed file counted :data:`COMPRESSION` times its size), so it errs towards spilling.
   If that folder's disk has no room for the ids (twice, while they are encoded) they stay
   in RAM, and the note says why. Token lists, and text piped to standard input, stay in
-  RAM (their size is unknown before they are read): pass a folder to spill them.
+  RAM (their size is unknown before they are read): pass a folder to spill them. An
+  iterable that reads files may name them in a ``sources`` attribute (the command line's
+  corpus does), and is then sized as they are.
 * ``False``: always in RAM.
 * a folder: always there.
 
@@ -106,7 +108,9 @@ def corpus_text_bytes(corpus: Any) -> int | None:
     from rowbook.data.corpus import is_file_source  # corpus -> id_stream: imported on use
 
     if not is_file_source(corpus):
-        return None
+        corpus = getattr(corpus, "sources", None)  # an iterable that reads files may say which
+        if corpus is None or not is_file_source(corpus):
+            return None
     total = 0
     for file in source_files(corpus):
         if file == STDIN:

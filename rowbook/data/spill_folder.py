@@ -66,6 +66,19 @@ class SpillSpaceError(OSError):
     """No room left on the disk of a spill folder (``errno.ENOSPC``); the message says how
     much was needed and how much was free, and how to give the work more room."""
 
+    #: The parameter that gives the work another folder (a front end names its own option).
+    name = "spill_dir"
+
+    def __init__(self, message: str) -> None:
+        super().__init__(errno.ENOSPC, message)
+
+    def __str__(self) -> str:
+        return self.message_for(self.name)
+
+    def message_for(self, name: str) -> str:
+        """The message, naming the option that chooses the folder as ``name``."""
+        return self.strerror.format(option=name)
+
 
 def _megabytes(n: int) -> str:
     """A size in MB, for messages.
@@ -110,6 +123,10 @@ class SpillFolder:
         self.path = where / f"rowbook-{kind}-{pending.name[-8:]}"
         os.rename(pending, self.path)
         self.parent = where
+        try:
+            self.free_at_start: int | None = shutil.disk_usage(where).free
+        except OSError:
+            self.free_at_start = None
         self._finalizer = weakref.finalize(self, _remove, self.path, fd)
 
     def __enter__(self) -> SpillFolder:
@@ -127,29 +144,28 @@ class SpillFolder:
         return not self._finalizer.alive
 
     def full(self, what: str, need: int | None, written: int | None = None) -> SpillSpaceError:
-        """The error for a disk that filled up while ``what`` was written here."""
-        try:
-            free = _megabytes(shutil.disk_usage(self.parent).free)
-        except OSError:
-            free = "an unknown amount"
-        needs = f"it needs about {_megabytes(need)}" if need is not None else "it needed more"
-        done = f" ({_megabytes(written)} written)" if written is not None else ""
+        """The error for a disk that filled up while ``what`` was written here: the room
+        ``need`` (or at least more than ``written``) against the room free when it began."""
+        free = self.free_at_start
+        if free is None:
+            with contextlib.suppress(OSError):
+                free = shutil.disk_usage(self.parent).free
+        if need is not None:
+            needs = f"it needs about {_megabytes(need)}"
+        else:
+            needs = f"it needs more than the {_megabytes(written or 0)} written"
+        had = "an unknown amount" if free is None else _megabytes(free)
         return SpillSpaceError(
-            errno.ENOSPC,
-            f"no space left in {self.parent} for {what}{done}: {needs}, and {free} was free; "
-            "its partial files were removed. Give spill_dir a folder on a disk with more room",
-            str(self.parent),
+            f"no space left in {self.parent} for {what}: {needs}, and {had} was free when it "
+            "began; its partial files were removed. Give {option} a folder on a disk with "
+            "more room"
         )
 
     def check_room(self, what: str, need: int, minimum: int | None = None) -> None:
         """Raise :meth:`full` (saying ``need``) now if the disk has less than ``minimum``
         bytes free (default: ``need``); an estimate of ``need`` passes half of it, so that
         only a hopeless case fails before anything is written."""
-        try:
-            free = shutil.disk_usage(self.parent).free
-        except OSError:
-            return
-        if free < (need if minimum is None else minimum):
+        if self.free_at_start is not None and self.free_at_start < (minimum or need):
             raise self.full(what, need)
 
     @contextlib.contextmanager

@@ -277,7 +277,9 @@ def test_a_full_disk_during_the_shuffle_is_one_error_and_leaves_no_file(tmp_path
     corpus = [
         [f"w{i}" for i in row] for row in np.random.default_rng(0).integers(0, 300, (200, 30))
     ]
-    with pytest.raises(SpillSpaceError, match=r"for GloVe's shuffled records .* it needs about"):
+    with pytest.raises(
+        SpillSpaceError, match=r"for GloVe's shuffled records .*: it needs more than"
+    ):
         GloVe(**{**W2V, "memory": 0.001}).fit(corpus, spill_dir=tmp_path)
     assert list(tmp_path.iterdir()) == []
 

@@ -186,7 +186,7 @@ class GloVe(WordVectorModel):
         if not X.has_canonical_format:  # sum duplicates in a copy, not in the caller's matrix
             X = X.copy()
             X.sum_duplicates()
-        with closing(self._records([X], spill_dir)) as records:
+        with closing(self._records([X], spill_dir, X.nnz)) as records:
             self._run(state, records, callback, checkpoint, keep_on_error=False)
         return self
 
@@ -231,12 +231,16 @@ class GloVe(WordVectorModel):
         )
 
     def _records(
-        self, bands: Iterable[sp.csr_matrix], spill_dir: str | os.PathLike | None
+        self,
+        bands: Iterable[sp.csr_matrix],
+        spill_dir: str | os.PathLike | None,
+        n_records: int | None = None,
     ) -> Records:
-        """glove.c's ``shuffle``: the records in seeded-hash order, in RAM or on disk within ``memory``."""
+        """glove.c's ``shuffle``: the records in seeded-hash order, in RAM or on disk within
+        ``memory`` (``n_records``, when known, checks the disk's room first)."""
         if self._budget is None:
             return shuffle_records(bands, self.seed)
-        return shuffle_to_file(bands, self.seed, self._budget, spill_dir or None)
+        return shuffle_to_file(bands, self.seed, self._budget, spill_dir or None, n_records)
 
     @contextmanager
     def _training_data(
