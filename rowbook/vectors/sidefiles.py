@@ -20,6 +20,7 @@ import numpy as np
 
 from rowbook.io import atomic_write, load_safetensors, save_safetensors
 from rowbook.vectors.formats import check_word2vec_key
+from rowbook.vectors.word2vec_reader import nonfinite_message
 
 __all__ = ["read_safetensors", "read_vocab_counts", "write_safetensors", "write_vocab_counts"]
 
@@ -82,8 +83,11 @@ def write_safetensors(
     save_safetensors(path, tensors, {"format": "rowbook", "kind": "vectors", "version": "1"})
 
 
-def read_safetensors(path: PathLike) -> tuple[list[str], np.ndarray, np.ndarray | None]:
-    """Read a file written by :func:`write_safetensors`; checks what it holds."""
+def read_safetensors(
+    path: PathLike, *, allow_nonfinite: bool = False
+) -> tuple[list[str], np.ndarray, np.ndarray | None]:
+    """Read a file written by :func:`write_safetensors`; checks what it holds (``inf`` and
+    ``nan`` refused with their row unless ``allow_nonfinite``, as in the other formats)."""
     tensors, meta = load_safetensors(path)
     if meta.get("kind") != "vectors" or not {"vectors", "key_bytes", "key_offsets"} <= set(tensors):
         raise ValueError(
@@ -104,6 +108,17 @@ def read_safetensors(path: PathLike) -> tuple[list[str], np.ndarray, np.ndarray 
     ):
         raise ValueError(f"{path}: 'key_offsets' does not cut 'key_bytes' into {len(vectors)} keys")
     keys = [raw[a:b].decode("utf8") for a, b in itertools.pairwise(offsets)]
+    if vectors.dtype.kind != "f" or vectors.shape[1] < 1:
+        raise ValueError(
+            f"{path}: 'vectors' must be a (V, d >= 1) float table, got {vectors.dtype}"
+        )
+    finite = np.isfinite(vectors)
+    if not (allow_nonfinite or finite.all()):
+        row, col = (int(i[0]) for i in np.nonzero(~finite))
+        raise ValueError(
+            f"{path}: 'vectors' row {row + 1} ({keys[row]!r}): "
+            + nonfinite_message(col, vectors[row, col])
+        )
     counts = tensors.get("counts")
     if counts is not None and counts.shape != (len(keys),):
         raise ValueError(f"{path}: 'counts' must be a ({len(keys)},) array")

@@ -15,6 +15,7 @@ from typing import Any, Self
 
 import numpy as np
 
+from rowbook.checks import check_finite_rows
 from rowbook.io import MAX_INFLATED_BYTES
 from rowbook.vectors import formats, npz, sidefiles
 from rowbook.vectors.neighbors import unit_rows
@@ -45,6 +46,10 @@ class KeyedTable:
         written to.
     dtype : numpy.float32 or numpy.float16, default float32
         Storage type. A float16 table halves the memory; queries compute in float32.
+    allow_nonfinite : bool, default False
+        Keep rows holding ``inf`` or ``nan`` (refused otherwise, as the file loaders refuse
+        them: they make every query score ``nan``); queries then treat such rows as zero
+        rows. The same goes for rows added later (``add_vectors``, ``table[key] = row``).
 
     Examples
     --------
@@ -61,6 +66,7 @@ class KeyedTable:
         *,
         copy: bool = True,
         dtype: Any = np.float32,
+        allow_nonfinite: bool = False,
     ) -> None:
         dtype = _check_dtype(dtype)
         if isinstance(keys, int | np.integer) and not isinstance(keys, bool):
@@ -81,6 +87,8 @@ class KeyedTable:
                 f"got {len(self._keys)} keys for {len(table)} vector rows; they must match"
             )
         self._key_to_index = _index_keys(self._keys)
+        self._allow_nonfinite = bool(allow_nonfinite)
+        check_finite_rows("vectors", table, self._keys, allow_nonfinite=self._allow_nonfinite)
         # (V, d) read-only view: queries cannot alter it, yet the caller's array stays writeable
         self._vectors = _read_only(table)
         self._owned = table if copy else None  # the writeable array behind _vectors, if ours
@@ -258,7 +266,7 @@ class KeyedTable:
         counts = None
         if fvocab is not None:
             counts = sidefiles.read_vocab_counts(fvocab, keys, unicode_errors=unicode_errors)
-        return cls(keys, table, counts, copy=False, dtype=dtype)
+        return cls(keys, table, counts, copy=False, dtype=dtype, allow_nonfinite=allow_nonfinite)
 
     @classmethod
     def load_glove(
@@ -299,13 +307,13 @@ class KeyedTable:
         ``allow_nonfinite`` as in :meth:`load_word2vec_format`.
         """
         if _is_safetensors(path):
-            keys, table, counts = sidefiles.read_safetensors(path)
+            keys, table, counts = sidefiles.read_safetensors(path, allow_nonfinite=allow_nonfinite)
         else:
             keys, table, counts = npz.read_npz(
                 path, max_inflated_bytes=max_inflated_bytes, allow_nonfinite=allow_nonfinite
             )
         dtype = np.float16 if table.dtype == np.float16 else np.float32
-        return cls(keys, table, counts, copy=False, dtype=dtype)
+        return cls(keys, table, counts, copy=False, dtype=dtype, allow_nonfinite=allow_nonfinite)
 
 
 def _is_safetensors(path: PathLike) -> bool:
