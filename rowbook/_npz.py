@@ -29,7 +29,7 @@ from pathlib import Path
 import numpy as np
 from numpy.lib import format as npy
 
-__all__ = ["MAX_INFLATED_BYTES", "read_members"]
+__all__ = ["MAX_INFLATED_BYTES", "read_member", "read_members"]
 
 #: Default cap on the total uncompressed size of an archive's compressed members (bytes).
 MAX_INFLATED_BYTES = 1 << 30
@@ -45,7 +45,7 @@ def read_members(path: Path, max_inflated_bytes: int | None) -> dict[str, np.nda
     with zipfile.ZipFile(path) as archive:
         infos = archive.infolist()
         _check_directory(path, infos, size, max_inflated_bytes)
-        return {info.filename[:-4]: _read_member(path, archive, info) for info in infos}
+        return {info.filename[:-4]: read_member(path, archive, info) for info in infos}
 
 
 def _check_directory(
@@ -86,7 +86,8 @@ def _check_directory(
         )
 
 
-def _read_member(path: Path, archive: zipfile.ZipFile, info: zipfile.ZipInfo) -> np.ndarray:
+def read_member(path: Path, archive: zipfile.ZipFile, info: zipfile.ZipInfo) -> np.ndarray:
+    """One member of an open archive as an array, its header checked before allocating."""
     where = f"{path}: member {info.filename!r}"
     with archive.open(info) as f:
         version = npy.read_magic(f)

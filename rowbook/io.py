@@ -227,11 +227,35 @@ def load_state(
     except _NOT_AN_ARCHIVE as err:
         if isinstance(err, ValueError) and str(err).startswith(str(path)):
             raise
-        raise ValueError(
-            f"{path} is not a readable .npz archive ({err}); was it truncated?"
-        ) from None
+        raise ValueError(_unreadable_archive(path, err)) from None
     meta = _metadata(path, arrays.pop(_META, None), kind)
     return _join(meta["tree"], arrays, path, "")
+
+
+def _unreadable_archive(path: Path, err: BaseException) -> str:
+    """What is wrong with a file the zip reader refused, saying only what was checked: not a
+    zip at all (its first bytes), a zip cut short (no directory at its end), or damaged.
+
+    >>> import tempfile, pathlib
+    >>> path = pathlib.Path(tempfile.mkdtemp()) / "model.npz"
+    >>> _ = path.write_bytes(b"word2vec? 3 5")
+    >>> _unreadable_archive(path, ValueError())  # doctest: +ELLIPSIS
+    "...model.npz is not an .npz archive: it starts with b'word', not a zip file's 'PK'; ..."
+    """
+    with open(path, "rb") as f:
+        start = f.read(4)
+    if not start.startswith(b"PK"):
+        return (
+            f"{path} is not an .npz archive: it starts with {start!r}, not a zip file's "
+            "'PK'; rowbook.load(path) recognises every file rowbook reads"
+        )
+    size = path.stat().st_size
+    if isinstance(err, zipfile.BadZipFile) and "not a zip file" in str(err):
+        return (
+            f"{path} starts as a zip archive but has no zip directory at its end ({size} "
+            "bytes): it was cut short, or is damaged"
+        )
+    return f"{path} is a damaged .npz archive ({type(err).__name__}: {err})"
 
 
 def _metadata(path: Path, raw: np.ndarray | None, kind: str) -> dict[str, Any]:

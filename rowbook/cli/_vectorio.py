@@ -1,7 +1,7 @@
-"""Vector files on the command line: the format from the suffix (or the content), load, save.
+"""Vector files on the command line: the format from the content (or ``--from``), load, save.
 
 =========  =============================  =========================================
-format     suffix                         what it is
+format     suffix (when writing)          what it is
 =========  =============================  =========================================
 ``npz``    ``.npz``                       rowbook's own (keys, vectors, counts)
 ``text``   ``.txt``, ``.vec``             word2vec text: header ``n d``, then rows
@@ -9,13 +9,13 @@ format     suffix                         what it is
 ``glove``  (``.txt`` without a header)    GloVe text: the rows only
 ``fasttext`` (``.bin`` starting with       Facebook fastText model (read only: word
            fastText's magic number)       vectors, and a vector for any word)
+``model``  (any)                          a rowbook model file: its ``.vectors`` (read only)
 =========  =============================  =========================================
 
-Text and binary files may be gzip, bzip2 or xz compressed (``vectors.txt.gz``).
-Reading looks at the (decompressed) content, whatever the suffix: fastText's magic number
-starts a fastText model; a zip archive is ``.npz``; a first
-line of two integers starts word2vec, binary if what follows is not text; anything else
-is GloVe text. ``--from`` overrides the guess.
+Text and binary files may be gzip, bzip2 or xz compressed (``vectors.txt.gz``). Reading
+recognises a file by its content, whatever its suffix, as ``rowbook.load`` does
+(:mod:`rowbook.file_kinds`, the one table of file kinds); ``--from`` overrides it. A file
+that holds no vectors is refused in one line saying what it is.
 """
 
 from __future__ import annotations
@@ -24,7 +24,6 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from rowbook.cli._common import check_input_file
-from rowbook.corpus_files import open_binary
 
 if TYPE_CHECKING:
     from rowbook.vectors import Vectors
@@ -45,42 +44,29 @@ FORMAT_NAMES = {
     "binary": "word2vec binary",
     "glove": "GloVe text",
     "fasttext": "fastText .bin",
+    "model": "rowbook model",
 }
 SUFFIXES = {".npz": "npz", ".txt": "text", ".vec": "text", ".bin": "binary"}
-_ZIP_MAGIC = b"PK\x03\x04"
-_FASTTEXT_MAGIC = (793712314).to_bytes(4, "little")
-
-
-def _looks_binary(data: bytes) -> bool:
-    """True when ``data`` holds a NUL byte or is not UTF-8 (a cut-off last character allowed)."""
-    if b"\x00" in data:
-        return True
-    try:
-        data.decode("utf-8")
-    except UnicodeDecodeError as err:
-        return err.end < len(data) - 3 or err.reason != "unexpected end of data"
-    return False
 
 
 def input_format(path: str | Path, given: str | None = None) -> str:
-    """The format to read ``path`` with: ``given``, else what its first 4 KiB look like.
-
-    A zip archive is ``npz``; a first line of two integers starts word2vec, ``binary``
-    when what follows is not text; any other first line is GloVe text.
-    """
+    """The format to read ``path`` with: ``given``, else the vectors format of its kind
+    (:func:`rowbook.file_kinds.detect`), or ``"model"`` for a saved model; a file of another
+    kind, or of none, is a one-line ``ValueError``."""
     if given is not None:
         return given
-    with open_binary(path, "vectors file") as f:  # a compressed file: its decompressed start
-        head = f.read(4096)
-    if head.startswith(_ZIP_MAGIC):
-        return "npz"
-    if head.startswith(_FASTTEXT_MAGIC):
-        return "fasttext"
-    first, _, rest = head.partition(b"\n")
-    fields = first.split()
-    if len(fields) == 2 and all(f.isdigit() for f in fields):
-        return "binary" if _looks_binary(rest) else "text"
-    return "glove"
+    from rowbook.file_kinds import detect, load
+
+    kind = detect(path)
+    if kind is not None and kind.format is not None:
+        return kind.format
+    if kind is not None and kind.name.startswith("a rowbook model"):
+        return "model"
+    load(path)  # raises what the file is and what reads it, what is wrong with it, or the kinds
+    raise ValueError(
+        f"{path} is {kind.name}, not word vectors; give a vectors file (.npz, word2vec, "
+        "GloVe, fastText .bin) or a saved model"
+    )
 
 
 def output_format(path: str | Path, given: str | None = None, *, flag: str | None = None) -> str:
@@ -106,6 +92,10 @@ def load_vectors(
 
     path = check_input_file(path, "vectors")
     fmt = input_format(path, fmt)
+    if fmt == "model":
+        from rowbook.models import load
+
+        return load(path).vectors, fmt
     if fmt == "npz":
         return Vectors.load(path), fmt
     if fmt == "fasttext":

@@ -22,7 +22,13 @@ from rowbook.io import atomic_write, load_safetensors, save_safetensors
 from rowbook.vectors.formats import check_word2vec_key
 from rowbook.vectors.word2vec_reader import nonfinite_message
 
-__all__ = ["read_safetensors", "read_vocab_counts", "write_safetensors", "write_vocab_counts"]
+__all__ = [
+    "is_safetensors",
+    "read_safetensors",
+    "read_vocab_counts",
+    "write_safetensors",
+    "write_vocab_counts",
+]
 
 PathLike = str | os.PathLike[str]
 
@@ -64,6 +70,18 @@ def read_vocab_counts(
             stacklevel=3,
         )
     return np.array([found.get(key, 0) for key in keys], dtype=np.int64)
+
+
+def is_safetensors(path: PathLike) -> bool:
+    """Whether the file at ``path`` starts as a safetensors file does: an 8-byte header length
+    that fits in the file, then the header's ``{``."""
+    with open(path, "rb") as f:
+        start = f.read(9)
+        size = os.fstat(f.fileno()).st_size
+    if len(start) < 9:
+        return False
+    length = int.from_bytes(start[:8], "little")
+    return start[8:9] == b"{" and 2 <= length <= size - 8
 
 
 def write_safetensors(

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Iterable, Iterator, Mapping, Sequence
+from pathlib import Path
 from types import MappingProxyType
 from typing import Any, Self
 
@@ -299,14 +300,14 @@ class KeyedTable:
         max_inflated_bytes: int | None = MAX_INFLATED_BYTES,
         allow_nonfinite: bool = False,
     ) -> Self:
-        """Read a file written by :meth:`save` (``.safetensors`` or ``.npz``, by the name;
-        fields checked, no pickle).
+        """Read a file written by :meth:`save` (safetensors or ``.npz``, told apart by their
+        content, whatever the file's name; fields checked, no pickle).
 
         ``max_inflated_bytes`` caps what compressed ``.npz`` members may expand to (rowbook
         writes none; ``None`` lifts the cap for a file you trust, see ``docs/safety.md``);
         ``allow_nonfinite`` as in :meth:`load_word2vec_format`.
         """
-        if _is_safetensors(path):
+        if Path(path).is_file() and sidefiles.is_safetensors(path):
             keys, table, counts = sidefiles.read_safetensors(path, allow_nonfinite=allow_nonfinite)
         else:
             keys, table, counts = npz.read_npz(

@@ -3,8 +3,18 @@
 ``bases`` holds one small valid file per format, written by rowbook itself; ``LOADERS``
 opens each format as a user would; :func:`outcome` is the promise every test checks:
 a loader returns, or raises ``ValueError`` (or a subclass) or ``FileNotFoundError`` whose
-message names the file. ``craft`` builds ``.npz`` archives member by member, so that a
-test can make their headers and zip directory claim what it likes.
+message names the file. Every base file also goes through ``rowbook.load`` (the one loader,
+:mod:`rowbook.file_kinds`), which must keep the same promise whatever it takes the damaged
+file for. ``craft`` builds ``.npz`` archives member by member, so that a test can make
+their headers and zip directory claim what it likes.
+
+**A new file kind** joins the suite in three lines: its writer in :func:`_write_bases`
+(under the name of the format), its loader in ``LOADERS``, and the format in the group of
+``test_hostile_files.py`` that says how to damage it (``TEXT``, ``BINARY``, ``NPZ``, ``JSON``;
+a folder kind gets a group of its own). The fuzz tests then run on it under the same
+address-space cap, through its own loader and through ``rowbook.load``. The kinds being
+built beside this suite (Hugging Face config + safetensors, fastText ``.ftz``, SentencePiece
+``.model``, WordPiece ``vocab.txt``, quantised tables, projector folders) go in that way.
 
 With ``ROWBOOK_MEMORY_CAP_GB`` set (the child process of
 ``test_hostile_files.py::test_fuzz_suite_under_a_memory_cap``), the address space is capped
@@ -34,7 +44,7 @@ from rowbook.io import load_state, save_state
 from rowbook.models import ColorHarmony, FastText, GloVe, Word2Vec
 from rowbook.nn import Embedding, Module
 from rowbook.optim import Adam
-from rowbook.text import ByteLevelBPE, Vocab
+from rowbook.text import ByteLevelBPE, Normalizer, TextPipeline, Vocab, WordTokenizer
 from rowbook.training import TrainConfig, Trainer
 from rowbook.vectors import SubwordVectors, Vectors
 
@@ -76,7 +86,11 @@ LOADERS = {
     "tokenizer.json": ByteLevelBPE.from_tokenizer_json,
     "fasttext bin": SubwordVectors.load_fasttext,
     "cooccurrence npz": load_cooccurrence,
+    "vectors safetensors": Vectors.load,
+    "text pipeline json": TextPipeline.load,
 }
+#: Kinds ``rowbook.load`` recognises and names without opening: only its promise applies.
+NAMED_ONLY = ("fasttext supervised",)
 NPZ_FORMATS = (
     "vectors npz",
     "state",
@@ -117,6 +131,32 @@ def _write_bases(folder: Path) -> None:
     FastText(vector_size=4, bucket=64, min_count=1, epochs=1, workers=1).fit(CORPUS).save_fasttext(
         folder / "fasttext bin"
     )
+    vectors.save(folder / "v.safetensors")
+    (folder / "v.safetensors").rename(folder / "vectors safetensors")
+    TextPipeline(Normalizer(case="lower"), WordTokenizer(), Vocab()).fit(texts).save(
+        folder / "text pipeline json"
+    )
+    _write_supervised_fasttext(folder / "fasttext supervised")
+    # new file kinds: write one small file of each here, named as its format (see above)
+
+
+def _write_supervised_fasttext(path: Path) -> None:
+    """A fastText supervised model, written in fastText's layout (labels after the words,
+    model code 3) by rowbook's writer, so the suite needs no oracle package."""
+    from rowbook.vectors.fasttext_format import FastTextArgs, FastTextFile, write_fasttext_bin
+
+    words = ("the", "cat", "__label__a", "__label__b")
+    rng = np.random.default_rng(0)
+    file = FastTextFile(
+        FastTextArgs(dim=3, model=3, loss=3, bucket=0, minn=0, maxn=0, minCount=1),
+        words,
+        np.array([4, 3, 2, 2]),
+        rng.random((2, 3), dtype=np.float32),
+        rng.random((2, 3), dtype=np.float32),
+        ntokens=11,
+        types=np.array([0, 0, 1, 1], np.int8),
+    )
+    write_fasttext_bin(path, file)
 
 
 class Bases(dict):
@@ -130,18 +170,21 @@ def bases() -> dict[str, bytes]:
     with tempfile.TemporaryDirectory() as folder, warnings.catch_warnings():
         warnings.simplefilter("ignore")
         _write_bases(Path(folder))
-        return Bases({fmt: (Path(folder) / fmt).read_bytes() for fmt in LOADERS})
+        formats = (*LOADERS, *NAMED_ONLY)
+        return Bases({fmt: (Path(folder) / fmt).read_bytes() for fmt in formats})
 
 
-def outcome(fmt: str, data: bytes) -> str:
-    """Write ``data`` and open it as ``fmt``: ``"loaded"``, or the documented error's message."""
+def outcome(fmt: str, data: bytes, *, any_kind: bool = False) -> str:
+    """Write ``data`` and open it as ``fmt`` (with ``any_kind``, with ``rowbook.load``, as
+    whatever it recognises): ``"loaded"``, or the documented error's message."""
+    loader = rowbook.load if any_kind else LOADERS[fmt]
     with tempfile.TemporaryDirectory() as folder:
         path = Path(folder) / f"hostile {fmt}"
         path.write_bytes(data)
         try:
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore")
-                LOADERS[fmt](path)
+                loader(path)
         except (ValueError, FileNotFoundError) as err:
             assert str(path) in str(err), f"{fmt}: {type(err).__name__} without the file: {err}"
             return str(err)

@@ -34,8 +34,9 @@ FUZZ = settings(
     derandomize=not EXPLORE,
     suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
 )
+# How each format is damaged. A new file kind goes in one of these groups (see conftest.py).
 TEXT = ("word2vec text", "word2vec binary", "glove")
-BINARY = ("fasttext bin",)
+BINARY = ("fasttext bin", "vectors safetensors")
 NPZ = (
     "vectors npz",
     "state",
@@ -44,7 +45,9 @@ NPZ = (
     "glove checkpoint",
     "saved model",
 )
-JSON = ("vocab json", "bpe json", "tokenizer.json")
+JSON = ("vocab json", "bpe json", "tokenizer.json", "text pipeline json")
+#: Recognised by rowbook.load without a loader of their own (conftest.NAMED_ONLY).
+NAMED_ONLY = ("fasttext supervised",)
 BIG = st.one_of(st.integers(0, 64), st.integers(0, 10**13))  # sizes, small and absurd
 JSON_VALUES = st.recursive(
     st.none() | st.booleans() | st.integers(-(2**70), 2**70) | st.floats() | st.text(max_size=6),
@@ -116,6 +119,15 @@ def damaged(draw, base: bytes) -> bytes:
 @given(data=st.data())
 def test_fuzz_damaged_bytes(fmt, data, bases, craft):
     craft.outcome(fmt, data.draw(damaged(bases[fmt])))
+
+
+@child_only
+@pytest.mark.parametrize("fmt", TEXT + BINARY + NPZ + JSON + NAMED_ONLY + ("cooccurrence npz",))
+@FUZZ
+@given(data=st.data())
+def test_fuzz_any_file_through_rowbook_load(fmt, data, bases, craft):
+    """The one loader keeps every loader's promise, whatever it takes a damaged file for."""
+    craft.outcome(fmt, data.draw(damaged(bases[fmt])), any_kind=True)
 
 
 # -- size claims ---------------------------------------------------------------------------------
@@ -223,3 +235,15 @@ def test_fuzz_json_fields(fmt, data, bases, craft):
 def test_fuzz_npz_metadata_fields(fmt, data, bases, craft):
     meta = data.draw(mistyped(craft.meta_of(bases[fmt])))
     craft.outcome(fmt, craft.with_meta(bases[fmt], meta))
+
+
+def test_every_base_file_is_recognised_by_rowbook_load(bases, craft):
+    """Undamaged, each base file opens through rowbook.load, or is named with what reads it."""
+    named = {
+        "state": "a rowbook training checkpoint",
+        "trainer checkpoint": "a rowbook training checkpoint",
+        "fasttext supervised": "a fastText supervised model (.bin)",
+    }
+    for fmt, data in bases.items():
+        said = craft.outcome(fmt, data, any_kind=True)
+        assert said == "loaded" if fmt not in named else named[fmt] in said, (fmt, said)

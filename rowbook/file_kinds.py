@@ -1,0 +1,592 @@
+"""One loader for every file: ``rowbook.load(path)`` recognises a file by its content.
+
+:data:`KINDS` is the table of every kind of file rowbook writes or reads. Each entry is a
+:class:`FileKind`: a **detector** that looks at a few bytes or fields of the file (a
+:class:`Head`, which reads them once, on demand) and the **function that opens** the kind,
+or ``None`` for a kind rowbook recognises but does not open, with ``reader`` saying which
+function does. :func:`load` opens the first kind whose detector answers yes; :func:`detect`
+only names it. The suffix is never looked at, so a renamed file loads as what it is.
+
+A file of no known kind is refused in one line that lists the kinds; a file of a known kind
+that its opener refuses (damaged, hostile) is refused by the opener, naming the file and the
+field or line.
+
+Adding a kind is one entry in :data:`KINDS`: put it before any entry that would also claim
+its files (the table is read top to bottom), give it a detector that reads only what it
+needs from the :class:`Head` (``raw`` / ``text`` bytes, ``npz_kind``, ``safetensors_meta``,
+``fasttext_args``, ``json``, ``lines``, ``names`` for a folder) and its opener; add a sample
+file of it to ``tests/test_file_kinds.py`` and to the hostile-file suite
+(``tests/hostile/conftest.py``).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import struct
+import zipfile
+from collections.abc import Callable
+from dataclasses import dataclass
+from functools import cached_property
+from pathlib import Path
+from typing import Any
+
+from rowbook.corpus_files import check_regular_file, open_binary
+
+__all__ = ["KINDS", "FileKind", "Head", "detect", "load"]
+
+PathLike = str | os.PathLike[str]
+
+_HEAD_BYTES = 1 << 16  # what detectors see of a file's start
+_META = "__rowbook_meta__.npy"
+_META_BYTES = 64 << 20  # a rowbook archive's JSON document, read for its kind
+_SAFETENSORS_HEADER = 100 << 20  # safetensors' own limit on its JSON header
+_FASTTEXT_MAGIC = 793712314
+_FAISS_FOURCC = (b"IHNf", b"IwFl", b"IxFI", b"IHNs", b"IwPQ", b"IwSq", b"IxF2", b"IHfP")
+
+
+class Head:
+    """What the detectors look at, each part read once and only when a detector asks.
+
+    ``raw``: the first 64 KiB as stored; ``text``: the first 64 KiB decompressed (gzip,
+    bzip2, xz); ``lines``: the complete lines of ``text``; ``npz_kind``: the ``kind`` of a
+    rowbook ``.npz`` (``""`` for another zip); ``safetensors_meta``; ``fasttext_args``
+    (``(model, loss)`` codes and whether it is quantised); ``json``: the parsed document of a
+    JSON file (a JSON file that does not parse raises its ``ValueError``, naming the line);
+    ``names``: a folder's entries.
+    """
+
+    def __init__(self, path: PathLike) -> None:
+        self.path = Path(path)
+        self.is_dir = self.path.is_dir()
+        if not self.is_dir:
+            check_regular_file(self.path, "file")
+        self.size = 0 if self.is_dir else self.path.stat().st_size
+
+    @cached_property
+    def raw(self) -> bytes:
+        if self.is_dir:
+            return b""
+        with open(self.path, "rb") as f:
+            return f.read(_HEAD_BYTES)
+
+    @cached_property
+    def text(self) -> bytes:
+        if self.is_dir:
+            return b""
+        try:
+            with open_binary(self.path) as f:
+                return f.read(_HEAD_BYTES)
+        except (ValueError, OSError, EOFError):  # corrupt compressed data: not a text file
+            return self.raw
+
+    @cached_property
+    def lines(self) -> list[bytes]:
+        """The complete lines at the start of :attr:`text` (without their ``\\n``)."""
+        body = self.text
+        if len(body) == _HEAD_BYTES:
+            body = body[: body.rfind(b"\n") + 1]
+        return body.splitlines()
+
+    @cached_property
+    def npz_kind(self) -> str | None:
+        """The kind of a rowbook ``.npz`` (``save_state``'s ``kind``); ``""`` for a zip archive
+        without rowbook's document, ``"?"`` for a zip archive or document that cannot be
+        read (cut short, damaged), ``None`` for a file that is not a zip archive."""
+        if not self.raw.startswith(b"PK\x03\x04"):
+            return None
+        try:
+            with zipfile.ZipFile(self.path) as archive:
+                if _META not in archive.namelist():
+                    return ""
+                info = archive.getinfo(_META)
+                if info.file_size > _META_BYTES:
+                    return "?"
+                from rowbook._npz import read_member
+
+                meta = json.loads(str(read_member(self.path, archive, info)))
+        except (ValueError, OSError, zipfile.BadZipFile, EOFError, RuntimeError, TypeError):
+            return "?"
+        kind = meta.get("kind") if isinstance(meta, dict) else None
+        return kind if isinstance(kind, str) and kind not in ("", "?") else "?"
+
+    @cached_property
+    def safetensors_meta(self) -> dict[str, Any] | None:
+        """The ``__metadata__`` of a safetensors file (``{}`` if it has none), else ``None``."""
+        if len(self.raw) < 10:
+            return None
+        (length,) = struct.unpack("<Q", self.raw[:8])
+        if not (2 <= length <= min(_SAFETENSORS_HEADER, self.size - 8)):
+            return None
+        if self.raw[8:9] != b"{":
+            return None
+        with open(self.path, "rb") as f:
+            f.seek(8)
+            header = f.read(length)
+        try:
+            document = json.loads(header)
+        except (ValueError, UnicodeDecodeError):
+            return None
+        if not isinstance(document, dict):
+            return None
+        meta = document.get("__metadata__", {})
+        return meta if isinstance(meta, dict) else {}
+
+    @cached_property
+    def fasttext_args(self) -> tuple[int, int, bool] | None:
+        """``(model, loss, quantised)`` of a fastText ``.bin`` / ``.ftz`` (fastText's codes:
+        model 1 cbow, 2 skipgram, 3 supervised; loss 1 hs, 2 ns, 3 softmax, 4 ova)."""
+        if len(self.raw) < 64 or struct.unpack("<i", self.raw[:4])[0] != _FASTTEXT_MAGIC:
+            return None
+        _, _, _, _, _, _, loss, model = struct.unpack("<8i", self.raw[8:40])
+        return model, loss, model == 3 and _quantised(self.path)
+
+    @cached_property
+    def json(self) -> Any:
+        """The parsed JSON document, or ``None`` for a file that does not start like one."""
+        if self.text.lstrip()[:1] not in (b"{", b"["):
+            return None
+        from rowbook.io import read_json
+
+        return read_json(self.path, "JSON")
+
+    @cached_property
+    def names(self) -> list[str]:
+        """A folder's entries, sorted (``[]`` for a file)."""
+        return sorted(os.listdir(self.path)) if self.is_dir else []
+
+
+def _quantised(path: Path) -> bool:
+    """Whether a fastText model's input matrix is quantised (its ``quant`` flag, the byte
+    after the dictionary, which is walked entry by entry), as ``.ftz`` files are."""
+    import mmap
+
+    with open(path, "rb") as f, mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ) as data:
+        size, _, _, _, prune = struct.unpack_from("<3i2q", data, 4 + 4 + 56)
+        pos = 4 + 4 + 56 + 28
+        for _ in range(max(size, 0)):
+            end = data.find(b"\0", pos)
+            if end < 0:
+                return False
+            pos = end + 10  # NUL, int64 count, int8 type
+        pos += 8 * max(prune, 0)  # int32 pairs of the pruned index
+        return pos < len(data) and data[pos] != 0
+
+
+@dataclass(frozen=True)
+class FileKind:
+    """A kind of file: how to recognise it and how to open it.
+
+    ``name`` says what the file is ("word2vec text vectors"); ``detect(head)`` answers from
+    a :class:`Head`; ``open(path)`` returns the object (``None``: rowbook recognises the
+    kind but does not open it); ``reader`` is the call that opens it, said in messages;
+    ``format`` is the vectors format name of the command line (``rowbook convert --from``),
+    for the kinds it reads as vectors.
+    """
+
+    name: str
+    detect: Callable[[Head], bool]
+    open: Callable[[Path], Any] | None
+    reader: str
+    format: str | None = None
+
+
+# -- openers (imported on use: recognising a file imports none of the models) ----------------
+
+
+def _model(path: Path) -> Any:
+    from rowbook.models import load
+
+    return load(path)
+
+
+def _vectors(path: Path) -> Any:
+    from rowbook.vectors import Vectors
+
+    return Vectors.load(path)
+
+
+def _cooccurrence(path: Path) -> Any:
+    from rowbook.data.cooccurrence_file import load_cooccurrence
+
+    return load_cooccurrence(path)
+
+
+def _unreadable_npz(path: Path) -> Any:
+    """Raises what is wrong with a zip archive (or rowbook document) that cannot be read."""
+    from rowbook.io import load_state
+
+    load_state(path, kind="?")
+    raise ValueError(f"{path}: a rowbook .npz whose document names no kind")
+
+
+def _fasttext_model(path: Path) -> Any:
+    from rowbook.models import FastText
+
+    return FastText.load_fasttext(path)
+
+
+def _fasttext_vectors(path: Path) -> Any:
+    from rowbook.vectors import SubwordVectors
+
+    return SubwordVectors.load_fasttext(path)
+
+
+def _word2vec(binary: bool, glove: bool = False) -> Callable[[Path], Any]:
+    def open_(path: Path) -> Any:
+        from rowbook.vectors import Vectors
+
+        return Vectors.load_word2vec_format(path, binary=binary, no_header=glove)
+
+    return open_
+
+
+def _bpe(path: Path) -> Any:
+    from rowbook.text import ByteLevelBPE
+
+    return ByteLevelBPE.load(path)
+
+
+def _bpe_from_tokenizer_json(path: Path) -> Any:
+    from rowbook.text import ByteLevelBPE
+
+    return ByteLevelBPE.from_tokenizer_json(path)
+
+
+def _vocab(path: Path) -> Any:
+    from rowbook.text import Vocab
+
+    return Vocab.load(path)
+
+
+def _pipeline(path: Path) -> Any:
+    from rowbook.text import TextPipeline
+
+    return TextPipeline.load(path)
+
+
+# -- detectors ----------------------------------------------------------------------------------
+
+
+def _numbers(fields: list[bytes]) -> bool:
+    try:
+        [float(x) for x in fields]
+    except ValueError:
+        return False
+    return bool(fields)
+
+
+def _word2vec_header(head: Head) -> tuple[int, int] | None:
+    """``(n_rows, dim)`` of a first line ``"n d"``, else ``None``."""
+    first = head.text.split(b"\n", 1)[0].split()
+    if len(first) != 2 or not all(f.isdigit() for f in first) or int(first[1]) < 1:
+        return None
+    return int(first[0]), int(first[1])
+
+
+def _looks_binary(data: bytes) -> bool:
+    """A NUL byte, or bytes that are not UTF-8 (a character cut off at the end allowed)."""
+    if b"\x00" in data:
+        return True
+    try:
+        data.decode("utf-8")
+    except UnicodeDecodeError as err:
+        return err.end < len(data) - 3 or err.reason != "unexpected end of data"
+    return False
+
+
+def _is_word2vec_binary(head: Head) -> bool:
+    return _word2vec_header(head) is not None and _looks_binary(head.text.partition(b"\n")[2])
+
+
+def _is_word2vec_text(head: Head) -> bool:
+    """A header ``"n d"`` over text (whether the rows hold what it says is the reader's to
+    check, naming the line)."""
+    return _word2vec_header(head) is not None and not _is_word2vec_binary(head)
+
+
+def _rows(head: Head) -> list[list[bytes]]:
+    """The fields of the first few non-blank lines of a text file (none for binary data)."""
+    if _looks_binary(head.text):
+        return []
+    return [line.split() for line in head.lines[:5] if line.strip()]
+
+
+def _is_counts_file(head: Head) -> bool:
+    rows = _rows(head)
+    return bool(rows) and all(len(r) == 2 and r[1].isdigit() for r in rows)
+
+
+def _is_glove(head: Head) -> bool:
+    rows = _rows(head)
+    widths = {len(r) for r in rows}
+    return (
+        bool(rows) and len(widths) == 1 and widths.pop() >= 2 and all(_numbers(r[1:]) for r in rows)
+    )
+
+
+def _json_format(head: Head, value: str, kind: str | None = None) -> bool:
+    document = head.json
+    return (
+        isinstance(document, dict)
+        and document.get("format") == value
+        and (kind is None or document.get("kind") == kind)
+    )
+
+
+def _tokenizer_json(head: Head) -> str | None:
+    """The model type of a Hugging Face ``tokenizer.json`` (``"BPE"``, ``"WordPiece"``, ...)."""
+    document = head.json
+    if not isinstance(document, dict) or not isinstance(document.get("model"), dict):
+        return None
+    if "added_tokens" not in document and "pre_tokenizer" not in document:
+        return None
+    kind = document["model"].get("type")
+    return kind if isinstance(kind, str) else "an unnamed model"
+
+
+def _byte_level(head: Head) -> bool:
+    """Whether a tokenizer.json splits into bytes (a ``ByteLevel`` pre-tokenizer or decoder)."""
+    parts = (head.json.get("pre_tokenizer"), head.json.get("decoder"))
+    return any('"ByteLevel"' in json.dumps(part) for part in parts)
+
+
+def _is_gpt2_vocab(head: Head) -> bool:
+    document = head.json
+    return (
+        isinstance(document, dict)
+        and bool(document)
+        and all(isinstance(v, int) and not isinstance(v, bool) for v in document.values())
+    )
+
+
+KINDS: tuple[FileKind, ...] = (
+    # rowbook's own .npz files, by the kind their JSON document names
+    FileKind(
+        "a rowbook model (.npz)",
+        lambda h: h.npz_kind == "model",
+        _model,
+        "rowbook.load(path), or the model class's load(path)",
+    ),
+    FileKind(
+        "rowbook vectors (.npz)",
+        lambda h: h.npz_kind == "vectors",
+        _vectors,
+        "Vectors.load(path)",
+        "npz",
+    ),
+    FileKind(
+        "rowbook co-occurrence counts (.npz)",
+        lambda h: h.npz_kind == "cooccurrence",
+        _cooccurrence,
+        "rowbook.data.load_cooccurrence(path)",
+    ),
+    FileKind(
+        "a rowbook training checkpoint (.npz)",
+        lambda h: h.npz_kind == "checkpoint",
+        None,
+        "Trainer(...).fit(data, resume=path), with the model and settings it was saved from",
+    ),
+    FileKind(
+        "a rowbook optimizer state (.npz)",
+        lambda h: h.npz_kind == "optimizer",
+        None,
+        "optimizer.load(path), on an optimizer over the same parameters",
+    ),
+    FileKind(
+        "a rowbook .npz of a kind this rowbook does not know",
+        lambda h: h.npz_kind not in (None, "", "?"),
+        None,
+        "the newer rowbook that wrote it",
+    ),
+    FileKind(
+        "a zip archive that cannot be read",
+        lambda h: h.npz_kind == "?",
+        _unreadable_npz,
+        "nothing: the file is cut short or damaged",
+    ),
+    FileKind(
+        "rowbook vectors (safetensors)",
+        lambda h: (h.safetensors_meta or {}).get("kind") == "vectors",
+        _vectors,
+        "Vectors.load(path)",
+        "npz",
+    ),
+    # fastText's own model files
+    FileKind(
+        "a fastText model (.bin, skip-gram or CBOW, negative sampling)",
+        lambda h: h.fasttext_args is not None and h.fasttext_args[:2] in ((1, 2), (2, 2)),
+        _fasttext_model,
+        "FastText.load_fasttext(path)",
+        "fasttext",
+    ),
+    FileKind(
+        "a fastText model (.bin, skip-gram or CBOW)",
+        lambda h: h.fasttext_args is not None and h.fasttext_args[0] in (1, 2),
+        _fasttext_vectors,
+        "SubwordVectors.load_fasttext(path)",
+        "fasttext",
+    ),
+    FileKind(
+        "a quantised fastText supervised model (.ftz)",
+        lambda h: h.fasttext_args is not None and h.fasttext_args[2],
+        None,
+        "the fasttext package's fasttext.load_model(path); rowbook does not open it yet",
+    ),
+    FileKind(
+        "a fastText supervised model (.bin)",
+        lambda h: h.fasttext_args is not None and h.fasttext_args[0] == 3,
+        None,
+        "the fasttext package's fasttext.load_model(path); rowbook does not open it yet",
+    ),
+    # vectors as text or binary rows
+    FileKind(
+        "word2vec binary vectors",
+        _is_word2vec_binary,
+        _word2vec(binary=True),
+        "Vectors.load_word2vec_format(path, binary=True)",
+        "binary",
+    ),
+    FileKind(
+        "word2vec text vectors",
+        _is_word2vec_text,
+        _word2vec(binary=False),
+        "Vectors.load_word2vec_format(path)",
+        "text",
+    ),
+    # JSON documents: rowbook's tokenizers and vocabularies, Hugging Face's
+    FileKind(
+        "a rowbook byte-level BPE (.json)",
+        lambda h: _json_format(h, "rowbook.ByteLevelBPE"),
+        _bpe,
+        "ByteLevelBPE.load(path)",
+    ),
+    FileKind(
+        "a rowbook Vocab (.json)",
+        lambda h: _json_format(h, "rowbook.Vocab"),
+        _vocab,
+        "Vocab.load(path)",
+    ),
+    FileKind(
+        "a rowbook text pipeline (.json)",
+        lambda h: _json_format(h, "rowbook", "text_pipeline"),
+        _pipeline,
+        "TextPipeline.load(path)",
+    ),
+    FileKind(
+        "a Hugging Face tokenizer.json (byte-level BPE)",
+        lambda h: _tokenizer_json(h) == "BPE" and _byte_level(h),
+        _bpe_from_tokenizer_json,
+        "ByteLevelBPE.from_tokenizer_json(path)",
+    ),
+    FileKind(
+        "a Hugging Face tokenizer.json",
+        lambda h: _tokenizer_json(h) is not None,
+        None,
+        "tokenizers.Tokenizer.from_file(path); rowbook opens byte-level BPE ones only, so far",
+    ),
+    FileKind(
+        "a GPT-2 vocab.json (token -> id)",
+        _is_gpt2_vocab,
+        None,
+        "ByteLevelBPE.from_files(vocab_json, merges_txt), with its merges.txt",
+    ),
+    # other binary files rowbook writes or reads
+    FileKind(
+        "a faiss index",
+        lambda h: h.raw[:4] in _FAISS_FOURCC,
+        None,
+        "Vectors.load_index(path), on the vectors it was built for",
+    ),
+    FileKind(
+        "a safetensors file",
+        lambda h: h.safetensors_meta is not None,
+        None,
+        "rowbook.io.load_safetensors(path), which returns its arrays",
+    ),
+    FileKind(
+        "a NumPy .npz archive not written by rowbook",
+        lambda h: h.npz_kind == "",
+        None,
+        "numpy.load(path, allow_pickle=False)",
+    ),
+    # plain text, last: the loosest detectors
+    FileKind(
+        "a GPT-2 merges.txt",
+        lambda h: h.text.startswith(b"#version"),
+        None,
+        "ByteLevelBPE.from_files(vocab_json, merges_txt), with its vocab.json",
+    ),
+    FileKind(
+        "a vocabulary file of counts ('key count' lines)",
+        _is_counts_file,
+        None,
+        "Vectors.load_word2vec_format(vectors_path, fvocab=path), beside its vectors",
+    ),
+    FileKind(
+        "GloVe text vectors",
+        _is_glove,
+        _word2vec(binary=False, glove=True),
+        "Vectors.load_glove(path)",
+        "glove",
+    ),
+)
+
+
+def detect(path: PathLike) -> FileKind | None:
+    """The kind of the file at ``path`` (the first of :data:`KINDS` that claims it), or
+    ``None``. A missing file is ``FileNotFoundError``; a FIFO or device ``ValueError``."""
+    head = Head(path)
+    return next((kind for kind in KINDS if _claims(kind, head)), None)
+
+
+def _claims(kind: FileKind, head: Head) -> bool:
+    """``kind.detect(head)``; a detector that cannot read what it looks for (a file cut
+    short, a field of another type) says no. A JSON file that does not parse is the one
+    failure that propagates: its error names the line."""
+    try:
+        return bool(kind.detect(head))
+    except (struct.error, IndexError, KeyError, TypeError, AttributeError, UnicodeDecodeError):
+        return False
+
+
+def load(path: PathLike) -> Any:
+    """The object a file holds, whatever rowbook file it is, recognised by its content.
+
+    A saved model or checkpoint gives the model; word2vec, GloVe, fastText and rowbook
+    vectors files give :class:`~rowbook.vectors.Vectors` (a fastText ``.bin`` gives the
+    :class:`~rowbook.models.FastText` model, whose ``.vectors`` answer for any word); a
+    tokenizer file gives the tokenizer (:class:`~rowbook.text.ByteLevelBPE`,
+    :class:`~rowbook.text.Vocab`, :class:`~rowbook.text.TextPipeline`); a co-occurrence file
+    its :class:`~rowbook.data.CountedCooccurrence`. The kinds are listed in :data:`KINDS`.
+
+    A kind rowbook recognises but does not open raises ``ValueError`` saying what the file
+    is and which function reads it; a file of no known kind raises ``ValueError`` listing
+    the kinds.
+
+    Examples
+    --------
+    >>> import tempfile, pathlib
+    >>> from rowbook.vectors import Vectors
+    >>> path = pathlib.Path(tempfile.mkdtemp()) / "renamed.dat"  # the suffix says nothing
+    >>> Vectors(["king", "queen"], [[1.0, 0.1], [0.9, 0.2]]).save_word2vec_format(path)
+    >>> load(path)
+    Vectors(n_keys=2, vector_size=2)
+    >>> _ = path.write_text("just some text\\n")
+    >>> load(path)  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    ValueError: .../renamed.dat is not a file rowbook knows: it reads a rowbook model (.npz), ...
+    """
+    kind = detect(path)
+    if kind is None:
+        if Path(path).is_dir():
+            raise ValueError(f"{path} is a folder; rowbook.load opens one file: {_known()}")
+        raise ValueError(f"{path} is not a file rowbook knows: it reads {_known()}")
+    if kind.open is None:
+        raise ValueError(f"{path} is {kind.name}; read it with {kind.reader}")
+    return kind.open(Path(path))
+
+
+def _known() -> str:
+    return ", ".join(kind.name for kind in KINDS)
