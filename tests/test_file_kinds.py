@@ -207,7 +207,7 @@ def test_a_file_of_no_known_kind_is_one_line_listing_the_kinds(tmp_path):
         message = _known_not_opened(tmp_path / name)
         assert f"{tmp_path / name} is not a file rowbook knows: it reads " in message
         assert all(kind.name in message for kind in KINDS)
-    with pytest.raises(ValueError, match="is a folder; rowbook.load opens one file"):
+    with pytest.raises(ValueError, match=r"is a folder; rowbook\.load opens one file"):
         rowbook.load(tmp_path)
     with pytest.raises(FileNotFoundError, match="does not exist"):
         rowbook.load(tmp_path / "missing.dat")
