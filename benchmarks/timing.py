@@ -13,6 +13,7 @@ import numpy as np
 __all__ = [
     "Row",
     "interleaved_medians_ms",
+    "interleaved_times_ms",
     "machine",
     "median_ms",
     "print_table",
@@ -39,11 +40,12 @@ def median_ms(fn: Callable[[], object], *, repeat: int = 15, warmup: int = 2) ->
     return float(np.median(times)) * 1e3
 
 
-def interleaved_medians_ms(
+def interleaved_times_ms(
     fns: dict[str, Callable[[], object]], *, repeat: int = 7, warmup: int = 1
-) -> dict[str, float]:
-    """Median wall time in ms of each of ``fns``, run in turn in every repetition, so that a
-    change of load on a shared machine reaches all of them alike (garbage collection paused)."""
+) -> dict[str, np.ndarray]:
+    """Each of ``fns``' wall times in ms, the functions run in turn in every repetition, so
+    that a change of load on a shared machine reaches all of them alike (garbage collection
+    paused)."""
     for _ in range(warmup):
         for fn in fns.values():
             fn()
@@ -59,7 +61,15 @@ def interleaved_medians_ms(
     finally:
         if gc_was_enabled:
             gc.enable()
-    return {name: float(np.median(t)) * 1e3 for name, t in times.items()}
+    return {name: np.array(t) * 1e3 for name, t in times.items()}
+
+
+def interleaved_medians_ms(
+    fns: dict[str, Callable[[], object]], *, repeat: int = 7, warmup: int = 1
+) -> dict[str, float]:
+    """Median of :func:`interleaved_times_ms` for each function."""
+    times = interleaved_times_ms(fns, repeat=repeat, warmup=warmup)
+    return {name: float(np.median(t)) for name, t in times.items()}
 
 
 def zipf_ids(n: int, vocab: int, rng: np.random.Generator, a: float = 1.2) -> np.ndarray:

@@ -4,6 +4,8 @@ Runs ``rowbook demo`` (the same code as the command, seed 0) into a temporary fo
 copies its pictures and 3-D views into ``docs/assets/demo/``, where the walkthrough pages
 show them. Commit the results (small PNGs and self-contained HTML files). The text the demo
 prints goes to ``docs/assets/demo/demo.txt``, so the pages can be checked against it.
+Then draws the two pictures of the optimizers, vectors and pictures pages into
+``docs/assets/``: which rows of a table trained, and what moved between two seeds.
 """
 
 from __future__ import annotations
@@ -13,6 +15,8 @@ import shutil
 import tempfile
 from contextlib import redirect_stdout
 from pathlib import Path
+
+import numpy as np
 
 from rowbook.demo import run_demo
 
@@ -38,6 +42,37 @@ def main() -> None:
         text = printed.getvalue().replace(tmp, "rowbook-demo")
         (assets / "demo.txt").write_text(text, encoding="utf-8")
     print(f"wrote {len(PICTURES) + 1} files to {assets}")
+    for path in page_pictures(assets.parent):
+        print(f"wrote {path}")
+
+
+def page_pictures(assets: Path) -> list[Path]:
+    """``row_stats.png`` (SparseAdam on Zipf batches) and ``moved.png`` (two word2vec seeds)."""
+    from rowbook.data.synthetic import planted_corpus
+    from rowbook.models import Word2Vec
+    from rowbook.nn import Embedding
+    from rowbook.optim import SparseAdam
+    from rowbook.vectors import compare
+    from rowbook.viz import plot_row_stats
+    from rowbook.viz.compare import plot_moved
+
+    rng, V = np.random.default_rng(0), 2_000
+    emb = Embedding(V, 16, sparse=True, rng=0)
+    opt = SparseAdam(emb.parameters(), lr=0.05, row_stats=True)
+    for _ in range(200):  # as on the optimizers page
+        ids = np.minimum(rng.zipf(1.3, size=256) - 1, V - 1)
+        opt.zero_grad()
+        (emb(ids) ** 2).sum().backward()
+        opt.step()
+    stats = opt.row_stats(keys=[f"w{i}" for i in range(V)])
+    rows = plot_row_stats(stats, assets / "row_stats.png", dpi=80)
+    corpus = planted_corpus(3000, seed=0)
+    settings = {"vector_size": 24, "min_count": 5, "sample": 0.0, "epochs": 8, "workers": 1}
+    a, b = (Word2Vec(**settings, seed=s).fit(corpus).vectors for s in (0, 1))
+    moved = plot_moved(
+        compare(a, b), a, b, assets / "moved.png", top=12, names=("seed 0", "seed 1"), dpi=80
+    )
+    return [rows, moved]
 
 
 if __name__ == "__main__":

@@ -26,9 +26,11 @@ if TYPE_CHECKING:  # the names as type checkers and editors see them; imported o
         NPLM,
         ColorHarmony,
         FastText,
+        FastTextClassifier,
         GloVe,
         LSTMClassifier,
         TextClassifier,
+        TransformerLM,
         Word2Vec,
     )
     from rowbook.nn import Embedding, EmbeddingBag
@@ -84,6 +86,8 @@ __getattr__, __dir__, _ = lazy_loader.attach(
             "Word2Vec",
             "GloVe",
             "FastText",
+            "TransformerLM",
+            "FastTextClassifier",
         ],
         "file_kinds": ["load"],
         "vectors": ["Vectors", "SubwordVectors"],
@@ -123,6 +127,8 @@ __all__ = [  # noqa: RUF022 - pipeline order, not alphabetical
     "Word2Vec",
     "GloVe",
     "FastText",
+    "TransformerLM",
+    "FastTextClassifier",
     # any file
     "load",
     # query side

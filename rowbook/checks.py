@@ -30,6 +30,7 @@ __all__ = [
     "ParameterHint",
     "check_choice",
     "check_finite_rows",
+    "check_heads",
     "check_int",
     "check_number",
 ]
@@ -204,3 +205,41 @@ def check_finite_rows(
                 "and nan make every query score nan",
                 effect="to keep it (queries then treat such rows as zero rows)",
             )
+
+
+def check_heads(
+    d_model: int, n_heads: int, n_kv_heads: int | None, head_dim: int | None, owner: str
+) -> tuple[int, int]:
+    """``(n_kv_heads, head_dim)`` after checking that the heads divide as they must.
+
+    >>> check_heads(4096, 32, 8, None, "Llama")
+    (8, 128)
+    >>> check_heads(100, 3, None, None, "GPT")
+    Traceback (most recent call last):
+    ...
+    rowbook.checks.ParameterError: GPT: d_model must be divisible by n_heads (3) so that each head gets d_model / n_heads features, got 100; change d_model or n_heads (or give head_dim)
+    """
+    check_int("d_model", d_model, 1, owner=owner)
+    check_int("n_heads", n_heads, 1, owner=owner)
+    n_kv = n_heads if n_kv_heads is None else check_int("n_kv_heads", n_kv_heads, 1, owner=owner)
+    if n_heads % n_kv:
+        raise ParameterError(
+            "n_kv_heads",
+            n_kv_heads,
+            f"a divisor of n_heads ({n_heads})",
+            owner=owner,
+            fix="each key/value head serves n_heads / n_kv_heads "
+            "query heads: use 1 (multi-query), n_heads (multi-head) or a divisor",
+        )
+    if head_dim is None:
+        if d_model % n_heads:
+            raise ParameterError(
+                "d_model",
+                d_model,
+                f"divisible by n_heads ({n_heads}) so that "
+                "each head gets d_model / n_heads features",
+                owner=owner,
+                fix="change d_model or n_heads (or give head_dim)",
+            )
+        head_dim = d_model // n_heads
+    return n_kv, check_int("head_dim", head_dim, 1, owner=owner)

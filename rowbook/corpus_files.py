@@ -70,6 +70,7 @@ __all__ = [
     "iter_lines",
     "iter_pieces",
     "open_binary",
+    "read_texts",
     "source_files",
 ]
 
@@ -361,3 +362,33 @@ def _decode(raw: bytes, errors: str, name: str, offset: int, line: int, lines: b
             f"{name}: invalid UTF-8 at {where}: {err.reason}",
             effect="to substitute U+FFFD",
         ) from None
+
+
+def read_texts(
+    corpus: Any, name: str = "texts", *, errors: Literal["strict", "replace"] = "strict"
+) -> list[str]:
+    """The non-blank texts of a list of ``str``, or the non-blank lines of a source given as
+    a ``pathlib.Path`` (or a list of them): what the language models train on.
+
+    Examples
+    --------
+    >>> read_texts(["the cat", "  ", "sat"])
+    ['the cat', 'sat']
+    """
+    if isinstance(corpus, str):
+        raise TypeError(
+            f"{name} must be a list of texts or a path (pathlib.Path), got one str; "
+            f"wrap it: [{name}]"
+        )
+    is_path = isinstance(corpus, os.PathLike) or (
+        isinstance(corpus, list | tuple)
+        and bool(corpus)
+        and all(isinstance(c, os.PathLike) for c in corpus)
+    )
+    texts = list(iter_lines(corpus, errors=errors)) if is_path else list(corpus)
+    if not all(isinstance(t, str) for t in texts):
+        raise TypeError(f"{name} must hold str, got {sorted({type(t).__name__ for t in texts})}")
+    texts = [t for t in texts if t.strip()]
+    if not texts:
+        raise ValueError(f"{name} holds no text (every line is blank)")
+    return texts

@@ -38,7 +38,7 @@ __all__ = ["KINDS", "FileKind", "Head", "detect", "load"]
 PathLike = str | os.PathLike[str]
 
 _HEAD_BYTES = 1 << 16  # what detectors see of a file's start
-_META = "__rowbook_meta__.npy"
+_META = "__rowbook_meta__"
 _META_BYTES = 64 << 20  # a rowbook archive's JSON document, read for its kind
 _SAFETENSORS_HEADER = 100 << 20  # safetensors' own limit on its JSON header
 _FASTTEXT_MAGIC = 793712314
@@ -95,16 +95,13 @@ class Head:
         read (cut short, damaged), ``None`` for a file that is not a zip archive."""
         if not self.raw.startswith(b"PK\x03\x04"):
             return None
-        try:
-            with zipfile.ZipFile(self.path) as archive:
-                if _META not in archive.namelist():
-                    return ""
-                info = archive.getinfo(_META)
-                if info.file_size > _META_BYTES:
-                    return "?"
-                from rowbook._npz import read_member
+        from rowbook._npz import peek_text
 
-                meta = json.loads(str(read_member(self.path, archive, info)))
+        try:
+            text = peek_text(self.path, _META, _META_BYTES // 4)  # cut short: not JSON, "?"
+            if text is None:
+                return ""
+            meta = json.loads(text)
         except (ValueError, OSError, zipfile.BadZipFile, EOFError, RuntimeError, TypeError):
             return "?"
         kind = meta.get("kind") if isinstance(meta, dict) else None
@@ -178,15 +175,16 @@ class FileKind:
     """A kind of file: how to recognise it and how to open it.
 
     ``name`` says what the file is ("word2vec text vectors"); ``detect(head)`` answers from
-    a :class:`Head`; ``open(path)`` returns the object (``None``: rowbook recognises the
-    kind but does not open it); ``reader`` is the call that opens it, said in messages;
+    a :class:`Head`; ``open(path, mmap)`` returns the object (``None``: rowbook recognises the
+    kind but does not open it; ``mmap`` asks for its tables mapped where the kind can be);
+    ``reader`` is the call that opens it, said in messages;
     ``format`` is the vectors format name of the command line (``rowbook convert --from``),
     for the kinds it reads as vectors.
     """
 
     name: str
     detect: Callable[[Head], bool]
-    open: Callable[[Path], Any] | None
+    open: Callable[[Path, bool], Any] | None
     reader: str
     format: str | None = None
 
@@ -194,25 +192,25 @@ class FileKind:
 # -- openers (imported on use: recognising a file imports none of the models) ----------------
 
 
-def _model(path: Path) -> Any:
+def _model(path: Path, mmap: bool) -> Any:
     from rowbook.models import load
 
-    return load(path)
+    return load(path, mmap=mmap)
 
 
-def _vectors(path: Path) -> Any:
+def _vectors(path: Path, mmap: bool) -> Any:
     from rowbook.vectors import Vectors
 
-    return Vectors.load(path)
+    return Vectors.load(path, mmap=mmap)
 
 
-def _cooccurrence(path: Path) -> Any:
+def _cooccurrence(path: Path, mmap: bool) -> Any:
     from rowbook.data.cooccurrence_file import load_cooccurrence
 
     return load_cooccurrence(path)
 
 
-def _unreadable_npz(path: Path) -> Any:
+def _unreadable_npz(path: Path, mmap: bool) -> Any:
     """Raises what is wrong with a zip archive (or rowbook document) that cannot be read."""
     from rowbook.io import load_state
 
@@ -220,49 +218,67 @@ def _unreadable_npz(path: Path) -> Any:
     raise ValueError(f"{path}: a rowbook .npz whose document names no kind")
 
 
-def _fasttext_model(path: Path) -> Any:
+def _fasttext_model(path: Path, mmap: bool) -> Any:
     from rowbook.models import FastText
 
     return FastText.load_fasttext(path)
 
 
-def _fasttext_vectors(path: Path) -> Any:
+def _fasttext_vectors(path: Path, mmap: bool) -> Any:
     from rowbook.vectors import SubwordVectors
 
-    return SubwordVectors.load_fasttext(path)
+    return SubwordVectors.load_fasttext(path, mmap=mmap)
 
 
-def _word2vec(binary: bool, glove: bool = False) -> Callable[[Path], Any]:
-    def open_(path: Path) -> Any:
+def _fasttext_classifier(path: Path, mmap: bool) -> Any:
+    from rowbook.models import FastTextClassifier
+
+    return FastTextClassifier.load_fasttext(path)
+
+
+def _word2vec(binary: bool, glove: bool = False) -> Callable[[Path, bool], Any]:
+    def open_(path: Path, mmap: bool) -> Any:
         from rowbook.vectors import Vectors
 
-        return Vectors.load_word2vec_format(path, binary=binary, no_header=glove)
+        return Vectors.load_word2vec_format(path, binary=binary, no_header=glove, mmap=mmap)
 
     return open_
 
 
-def _bpe(path: Path) -> Any:
+def _bpe(path: Path, mmap: bool) -> Any:
     from rowbook.text import ByteLevelBPE
 
     return ByteLevelBPE.load(path)
 
 
-def _bpe_from_tokenizer_json(path: Path) -> Any:
+def _bpe_from_tokenizer_json(path: Path, mmap: bool) -> Any:
     from rowbook.text import ByteLevelBPE
 
     return ByteLevelBPE.from_tokenizer_json(path)
 
 
-def _vocab(path: Path) -> Any:
+def _vocab(path: Path, mmap: bool) -> Any:
     from rowbook.text import Vocab
 
     return Vocab.load(path)
 
 
-def _pipeline(path: Path) -> Any:
+def _pipeline(path: Path, mmap: bool) -> Any:
     from rowbook.text import TextPipeline
 
     return TextPipeline.load(path)
+
+
+def _hf_checkpoint(path: Path, mmap: bool) -> Any:
+    from rowbook.models import TransformerLM
+
+    return TransformerLM.from_hf(path)
+
+
+def _projector(path: Path, mmap: bool) -> Any:
+    from rowbook.vectors import Vectors
+
+    return Vectors.load_projector(path)
 
 
 # -- detectors ----------------------------------------------------------------------------------
@@ -361,6 +377,23 @@ def _is_gpt2_vocab(head: Head) -> bool:
 
 
 KINDS: tuple[FileKind, ...] = (
+    # folders, by the files they hold
+    FileKind(
+        "a Hugging Face checkpoint folder (config.json + safetensors)",
+        lambda h: (
+            "config.json" in h.names
+            and ("model.safetensors" in h.names or "model.safetensors.index.json" in h.names)
+        ),
+        _hf_checkpoint,
+        "TransformerLM.from_hf(folder); its token table alone: rowbook.models.hf_checkpoint."
+        "hf_vectors(folder)",
+    ),
+    FileKind(
+        "a TensorBoard projector folder",
+        lambda h: "projector_config.pbtxt" in h.names,
+        _projector,
+        "Vectors.load_projector(folder)",
+    ),
     # rowbook's own .npz files, by the kind their JSON document names
     FileKind(
         "a rowbook model (.npz)",
@@ -374,6 +407,19 @@ KINDS: tuple[FileKind, ...] = (
         _vectors,
         "Vectors.load(path)",
         "npz",
+    ),
+    FileKind(
+        "rowbook quantised vectors (.npz)",
+        lambda h: h.npz_kind == "quantized vectors",
+        _vectors,
+        "Vectors.load(path)",
+        "npz",
+    ),
+    FileKind(
+        "a cache of a fastText model's vectors (.npz)",
+        lambda h: h.npz_kind == "fasttext cache",
+        None,
+        "SubwordVectors.load_fasttext(source, mmap=True), on the .bin it was made from",
     ),
     FileKind(
         "rowbook co-occurrence counts (.npz)",
@@ -410,7 +456,7 @@ KINDS: tuple[FileKind, ...] = (
         lambda h: (h.safetensors_meta or {}).get("kind") == "vectors",
         _vectors,
         "Vectors.load(path)",
-        "npz",
+        "safetensors",
     ),
     # fastText's own model files
     FileKind(
@@ -430,14 +476,14 @@ KINDS: tuple[FileKind, ...] = (
     FileKind(
         "a quantised fastText supervised model (.ftz)",
         lambda h: h.fasttext_args is not None and h.fasttext_args[2],
-        None,
-        "the fasttext package's fasttext.load_model(path); rowbook does not open it yet",
+        _fasttext_classifier,
+        "FastTextClassifier.load_fasttext(path)",
     ),
     FileKind(
         "a fastText supervised model (.bin)",
         lambda h: h.fasttext_args is not None and h.fasttext_args[0] == 3,
-        None,
-        "the fasttext package's fasttext.load_model(path); rowbook does not open it yet",
+        _fasttext_classifier,
+        "FastTextClassifier.load_fasttext(path)",
     ),
     # vectors as text or binary rows
     FileKind(
@@ -484,6 +530,12 @@ KINDS: tuple[FileKind, ...] = (
         lambda h: _tokenizer_json(h) is not None,
         None,
         "tokenizers.Tokenizer.from_file(path); rowbook opens byte-level BPE ones only, so far",
+    ),
+    FileKind(
+        "a Hugging Face config.json",
+        lambda h: isinstance(h.json, dict) and isinstance(h.json.get("model_type"), str),
+        None,
+        "TransformerLM.from_hf(folder), on the folder holding it and its model.safetensors",
     ),
     FileKind(
         "a GPT-2 vocab.json (token -> id)",
@@ -550,7 +602,7 @@ def _claims(kind: FileKind, head: Head) -> bool:
         return False
 
 
-def load(path: PathLike) -> Any:
+def load(path: PathLike, *, mmap: bool = False) -> Any:
     """The object a file holds, whatever rowbook file it is, recognised by its content.
 
     A saved model or checkpoint gives the model; word2vec, GloVe, fastText and rowbook
@@ -558,7 +610,16 @@ def load(path: PathLike) -> Any:
     :class:`~rowbook.models.FastText` model, whose ``.vectors`` answer for any word); a
     tokenizer file gives the tokenizer (:class:`~rowbook.text.ByteLevelBPE`,
     :class:`~rowbook.text.Vocab`, :class:`~rowbook.text.TextPipeline`); a co-occurrence file
-    its :class:`~rowbook.data.CountedCooccurrence`. The kinds are listed in :data:`KINDS`.
+    its :class:`~rowbook.data.CountedCooccurrence`; a supervised fastText ``.bin`` / ``.ftz``
+    the :class:`~rowbook.models.FastTextClassifier`; a quantised table
+    :class:`~rowbook.vectors.QuantizedVectors`. Two kinds are folders: a Hugging Face
+    checkpoint (``config.json`` + safetensors) gives the
+    :class:`~rowbook.models.TransformerLM`, a TensorBoard projector folder its
+    :class:`~rowbook.vectors.Vectors`. The kinds are listed in :data:`KINDS`.
+
+    ``mmap=True`` maps the tables of the kinds that can be (rowbook models and vectors,
+    safetensors; word2vec, GloVe and fastText vectors through a converted cache, see
+    :mod:`rowbook.vectors.mapped`); the other kinds are read as usual.
 
     A kind rowbook recognises but does not open raises ``ValueError`` saying what the file
     is and which function reads it; a file of no known kind raises ``ValueError`` listing
@@ -576,16 +637,16 @@ def load(path: PathLike) -> Any:
     >>> load(path)  # doctest: +ELLIPSIS
     Traceback (most recent call last):
     ...
-    ValueError: .../renamed.dat is not a file rowbook knows: it reads a rowbook model (.npz), ...
+    ValueError: .../renamed.dat is not a file rowbook knows: it reads a Hugging Face checkpoint ...
     """
     kind = detect(path)
     if kind is None:
         if Path(path).is_dir():
-            raise ValueError(f"{path} is a folder; rowbook.load opens one file: {_known()}")
+            raise ValueError(f"{path} is a folder of no kind rowbook knows: it reads {_known()}")
         raise ValueError(f"{path} is not a file rowbook knows: it reads {_known()}")
     if kind.open is None:
         raise ValueError(f"{path} is {kind.name}; read it with {kind.reader}")
-    return kind.open(Path(path))
+    return kind.open(Path(path), bool(mmap))
 
 
 def _known() -> str:

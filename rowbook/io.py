@@ -22,6 +22,8 @@ what is not a regular file (a FIFO would block).
 dicts in Hugging Face's safetensors format (no pickle, memory-mappable), the format
 ``torch``, ``transformers`` and ``safetensors.torch.load_file`` read: a rowbook
 ``Module.state_dict()`` saved this way loads into the equivalent torch module.
+:func:`map_safetensors` memory-maps the tensors of a checkpoint that may be larger than RAM
+(or hostile), after checking its header whole (:mod:`rowbook._safetensors`).
 """
 
 from __future__ import annotations
@@ -31,9 +33,10 @@ import json
 import lzma
 import os
 import re
+import secrets
 import struct
-import tempfile
 import time
+import tokenize
 import zipfile
 import zlib
 from collections.abc import Iterator, Mapping
@@ -43,7 +46,8 @@ from typing import IO, Any
 import numpy as np
 
 from rowbook._locks import abandoned, lock
-from rowbook._npz import MAX_INFLATED_BYTES, read_members
+from rowbook._npz import MAX_INFLATED_BYTES, MmapMode, peek_text, read_members, write_members
+from rowbook._safetensors import map_safetensors
 from rowbook.corpus_files import check_regular_file, open_binary
 
 __all__ = [
@@ -54,8 +58,10 @@ __all__ = [
     "STALE_TMP_SECONDS",
     "atomic_write",
     "fields_of",
+    "kind_of",
     "load_safetensors",
     "load_state",
+    "map_safetensors",
     "parse_json",
     "read_json",
     "save_safetensors",
@@ -71,6 +77,7 @@ MAX_JSON_DEPTH = 100
 #: is written again (a locked one never is; an unlocked one always is).
 STALE_TMP_SECONDS = 24 * 3600
 _META = "__rowbook_meta__"
+_KIND = re.compile(r'\{"format": "rowbook", "version": \d+, "kind": "([^"\\]*)"')
 _ARRAY_TAG = "__array__"
 _NOT_AN_ARCHIVE = (
     OSError,
@@ -106,26 +113,47 @@ def atomic_write(
     if not folder.is_dir():
         raise FileNotFoundError(f"cannot write {path}: folder {folder} does not exist")
     _remove_stale_temporaries(path, folder)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".new", dir=folder)
-    file = os.fdopen(fd, mode, **kwargs)
-    held = os.dup(fd)  # the lock lives until this closes, after the rename
+    new, fd = _new_temporary(path, folder)
+    tmp = new.with_suffix(".tmp")
+    held, file = -1, None
     try:
+        held = os.dup(fd)  # the lock lives until this closes, after the rename
         lock(held)  # held while the file is written: a later save's sweep never takes it
-        os.rename(tmp, tmp[: -len(".new")] + ".tmp")  # locked before the name sweeps look at
-        tmp = tmp[: -len(".new")] + ".tmp"
-        os.chmod(tmp, 0o666 & ~_umask())  # mkstemp makes 0600; give the file the usual mode
-        with file as f:
-            yield f
-            f.flush()
-            os.fsync(f.fileno())
+        os.rename(new, tmp)  # named .tmp only once locked (a .new is swept only when old)
+        with os.fdopen(fd, mode, **kwargs) as file:
+            yield file
+            file.flush()
+            os.fsync(file.fileno())
         os.replace(tmp, path)
     except BaseException:
-        file.close()
-        with contextlib.suppress(FileNotFoundError):
-            os.unlink(tmp)
+        if file is None:
+            with contextlib.suppress(OSError):
+                os.close(fd)
+        for name in (new, tmp):
+            with contextlib.suppress(FileNotFoundError):
+                os.unlink(name)
         raise
     finally:
-        os.close(held)
+        if held >= 0:
+            os.close(held)
+
+
+def _new_temporary(path: Path, folder: Path) -> tuple[Path, int]:
+    """A new file ``.NAME.XXXXXXXX.new`` beside ``path`` (mode 0666 less the umask) and its
+    descriptor. The name is chosen before the file is made, so a Ctrl-C that lands while it
+    is made (even between ``os.open`` returning and its result being kept) removes it; it
+    becomes ``.tmp`` once :func:`atomic_write` holds its lock."""
+    flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_BINARY", 0)
+    while True:
+        tmp = folder / f".{path.name}.{secrets.token_hex(4)}.new"
+        try:
+            return tmp, os.open(tmp, flags, 0o666)
+        except FileExistsError:
+            continue
+        except BaseException:
+            with contextlib.suppress(FileNotFoundError):
+                os.unlink(tmp)
+            raise
 
 
 def _remove_stale_temporaries(path: Path, folder: Path) -> None:
@@ -152,12 +180,6 @@ def _remove_if_stale(name: str, named: bool, now: float) -> None:
             os.unlink(name)
     finally:
         os.close(fd)
-
-
-def _umask() -> int:
-    mask = os.umask(0)
-    os.umask(mask)
-    return mask
 
 
 def _split(obj: Any, arrays: dict[str, np.ndarray], where: str) -> Any:
@@ -195,6 +217,8 @@ def _join(obj: Any, arrays: dict[str, np.ndarray], file: Path, where: str) -> An
             return arrays[key]
         return {k: _join(v, arrays, file, f"{where}/{k}") for k, v in obj.items()}
     if isinstance(obj, list):
+        if all(type(v) is str for v in obj):  # a list of keys, say: nothing to put back
+            return obj
         return [_join(v, arrays, file, f"{where}/{i}") for i, v in enumerate(obj)]
     return obj
 
@@ -209,21 +233,27 @@ def save_state(path: str | os.PathLike[str], state: Any, *, kind: str) -> None:
     tree = _split(state, arrays, "")
     meta = json.dumps({"format": "rowbook", "version": FORMAT_VERSION, "kind": kind, "tree": tree})
     with atomic_write(path) as f:  # straight into the file: no second copy of the arrays in RAM
-        np.savez(f, **arrays, **{_META: np.array(meta)})
+        write_members(f, {**arrays, _META: np.array(meta)})  # stored, aligned: mappable
 
 
 def load_state(
-    path: str | os.PathLike[str], *, kind: str, max_inflated_bytes: int | None = MAX_INFLATED_BYTES
+    path: str | os.PathLike[str],
+    *,
+    kind: str,
+    max_inflated_bytes: int | None = MAX_INFLATED_BYTES,
+    mmap_mode: MmapMode = None,
 ) -> Any:
     """Read a file written by :func:`save_state`; errors name the file and the problem.
 
     Every array's header is checked against the archive before it is allocated; compressed
     members (which rowbook never writes) may expand to ``max_inflated_bytes`` in all
-    (``None``: no cap, for a file you trust).
+    (``None``: no cap, for a file you trust). ``mmap_mode`` (``"r"`` read-only, ``"c"``
+    copy-on-write) maps large arrays from the file instead of reading them
+    (see :mod:`rowbook._npz`).
     """
     path = check_regular_file(path, f"{kind} file")
     try:
-        arrays = read_members(path, max_inflated_bytes)
+        arrays = read_members(path, max_inflated_bytes, mmap_mode)
     except _NOT_AN_ARCHIVE as err:
         if isinstance(err, ValueError) and str(err).startswith(str(path)):
             raise
@@ -258,8 +288,21 @@ def _unreadable_archive(path: Path, err: BaseException) -> str:
     return f"{path} is a damaged .npz archive ({type(err).__name__}: {err})"
 
 
-def _metadata(path: Path, raw: np.ndarray | None, kind: str) -> dict[str, Any]:
-    """The archive's JSON document, each field checked."""
+def kind_of(path: str | os.PathLike[str]) -> str | None:
+    """The ``kind`` a file written by :func:`save_state` declares, read from the start of its
+    metadata (which :func:`save_state` writes before the contents); None when it is not such
+    a file. A hint for choosing a reader: :func:`load_state` checks the whole file."""
+    path = check_regular_file(path, "rowbook file")
+    try:
+        head = peek_text(path, _META, 4096)
+    except (*_NOT_AN_ARCHIVE, SyntaxError, tokenize.TokenError):
+        return None
+    found = _KIND.match(head or "")
+    return found.group(1) if found else None
+
+
+def _metadata(path: Path, raw: np.ndarray | None, kind: str | None) -> dict[str, Any]:
+    """The archive's JSON document, each field checked (``kind`` None: any kind)."""
     if raw is None:
         raise ValueError(f"{path} is not a rowbook file: it has no {_META} member")
     if raw.shape != () or raw.dtype.kind != "U":
@@ -271,7 +314,7 @@ def _metadata(path: Path, raw: np.ndarray | None, kind: str) -> dict[str, Any]:
         raise ValueError(
             f"{path} is not a rowbook file: its metadata is not an object with format 'rowbook'"
         )
-    if meta.get("kind") != kind:
+    if kind is not None and meta.get("kind") != kind:
         raise ValueError(f"{path} holds a {meta.get('kind')!r} file, expected {kind!r}")
     if meta.get("version") != FORMAT_VERSION:
         raise ValueError(
@@ -372,6 +415,8 @@ def parse_json(text: str, where: str) -> Any:
     ...
     ValueError: example nests arrays/objects ... rowbook reads at most 100
     """
+    if text.count("[") + text.count("{") <= MAX_JSON_DEPTH:
+        return _loads(text, where)  # too few brackets to nest deeper: no need to scan them
     brackets = _NOT_BRACKET.sub("", _STRING.sub("", text))
     steps = np.frombuffer(brackets.encode("ascii"), dtype=np.uint8)
     opens = (steps == ord("[")) | (steps == ord("{"))
@@ -381,6 +426,10 @@ def parse_json(text: str, where: str) -> Any:
             f"{where} nests arrays/objects {depth} levels deep; "
             f"rowbook reads at most {MAX_JSON_DEPTH}"
         )
+    return _loads(text, where)
+
+
+def _loads(text: str, where: str) -> Any:
     try:
         return json.loads(text)
     except json.JSONDecodeError as err:
@@ -434,8 +483,17 @@ def save_safetensors(
         f.write(data)
 
 
-def load_safetensors(path: str | os.PathLike[str]) -> tuple[dict[str, np.ndarray], dict[str, str]]:
-    """Read a safetensors file: ``(name -> array, metadata)``; a bad file raises ``ValueError``."""
+_MAP_AT_LEAST = 1 << 16  # smaller tensors are read (a mapping costs a file descriptor)
+
+
+def load_safetensors(
+    path: str | os.PathLike[str], *, mmap_mode: MmapMode = None
+) -> tuple[dict[str, np.ndarray], dict[str, str]]:
+    """Read a safetensors file: ``(name -> array, metadata)``; a bad file raises ``ValueError``.
+
+    With ``mmap_mode`` (``"r"`` or ``"c"``) tensors of 64 KiB or more are mapped from the file
+    (after ``safetensors`` has checked the header and the offsets) instead of read.
+    """
     from safetensors import SafetensorError, safe_open
 
     path = Path(path)
@@ -443,8 +501,24 @@ def load_safetensors(path: str | os.PathLike[str]) -> tuple[dict[str, np.ndarray
         raise FileNotFoundError(f"no safetensors file at {path}")
     try:
         with safe_open(path, framework="np") as f:
-            tensors = {name: f.get_tensor(name) for name in f.keys()}
-            metadata = dict(f.metadata() or {})
+            names, metadata = list(f.keys()), dict(f.metadata() or {})
+            mapped = _mapped_safetensors(path, mmap_mode) if mmap_mode else {}
+            tensors = {
+                name: mapped[name] if name in mapped else f.get_tensor(name) for name in names
+            }
     except (SafetensorError, OSError, ValueError) as err:
         raise ValueError(f"{path} is not a readable safetensors file ({err})") from None
     return tensors, metadata
+
+
+def _mapped_safetensors(path: Path, mmap_mode: str) -> dict[str, np.ndarray]:
+    """The large, aligned tensors of a safetensors file (already checked by ``safe_open``)
+    mapped by :func:`map_safetensors`; ``BF16`` ones are read (they need widening)."""
+    arrays, dtypes, _ = map_safetensors(path, mode=mmap_mode)
+    return {
+        name: array
+        for name, array in arrays.items()
+        if dtypes[name] != "BF16"
+        and array.nbytes >= _MAP_AT_LEAST
+        and array.ctypes.data % array.dtype.alignment == 0
+    }

@@ -2,11 +2,23 @@
 
 The loop is deliberately plain::
 
+    initial = evaluate(model, val or train)       # optional (eval_on_start)
     for epoch:
         for batch in a seeded shuffle of the data:
             optimizer.zero_grad(); loss = loss_fn(model, batch); loss.backward(); optimizer.step()
-        metrics = evaluate(model, val)            # optional
+        metrics = evaluate(model, val)            # optional; on train with eval_on_train
         checkpoint (atomic), early stopping
+
+An ``evaluate`` function scores every epoch after its last step on the held-out data given
+to ``fit`` (``val_loss``, ``val_accuracy``...). Two settings of :class:`TrainConfig` make
+the log the chapters print: ``eval_on_train`` scores the training data itself when there is
+no held-out data (``eval_loss``, ``eval_accuracy``...: the whole set with the epoch's final
+weights, where ``loss`` is the running mean over the epoch's steps), and ``eval_on_start``
+scores the model before its first step into :attr:`History.initial` (Hugging Face's
+``TrainingArguments`` has a setting of that name), so a log can start with the untrained
+model's loss and accuracy, as the colour-harmony chapter's does ("before training:
+eval_loss 0.6882, eval_accuracy 0.5729" on the progress stream). The models trained by this
+loop turn both on.
 
 What it adds over writing that loop by hand: the whole state of the loop (weights,
 optimizer moments, the shuffle's random state, history, best score, epoch) as one
@@ -31,7 +43,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from rowbook._progress import ProgressBar
+from rowbook._progress import ProgressBar, format_metrics
 from rowbook.checks import check_int
 from rowbook.io import fields_of, load_state, save_state
 
@@ -39,7 +51,15 @@ if TYPE_CHECKING:  # annotations only: the CLI imports TrainingDiverged without 
     from rowbook.autograd import Tensor
     from rowbook.nn.module import Module
 
-__all__ = ["CHECKPOINT_KIND", "History", "TrainConfig", "Trainer", "TrainingDiverged", "batches"]
+__all__ = [
+    "CHECKPOINT_KIND",
+    "History",
+    "TrainConfig",
+    "Trainer",
+    "TrainingDiverged",
+    "batches",
+    "hold_out",
+]
 
 CHECKPOINT_KIND = "checkpoint"
 
@@ -71,6 +91,8 @@ class TrainConfig:
     monitor: str = "val_loss"
     progress: bool = False
     restore_best: bool = False
+    eval_on_start: bool = False
+    eval_on_train: bool = False
 
     def __post_init__(self) -> None:
         check_int("epochs", self.epochs, 0, owner="TrainConfig")
@@ -81,12 +103,15 @@ class TrainConfig:
 
 @dataclass
 class History:
-    """Per-epoch metrics, why training stopped (``completed``, ``early_stopping``), and the
-    epochs (counted from 0) at which a resumed run picked up (``resumed_at``)."""
+    """Per-epoch metrics, why training stopped (``completed``, ``early_stopping``), the
+    epochs (counted from 0) at which a resumed run picked up (``resumed_at``), and the
+    evaluation of the model before its first step (``initial``: ``val_*`` or ``eval_*``
+    names, empty without an ``evaluate`` function)."""
 
     epochs: list[dict[str, float]] = field(default_factory=list)
     stopped: str = "completed"
     resumed_at: list[int] = field(default_factory=list)
+    initial: dict[str, float] = field(default_factory=dict)
 
     def last(self, name: str) -> float:
         return self.epochs[-1][name]
@@ -104,6 +129,25 @@ def batches(n: int, batch_size: int, rng: np.random.Generator | None) -> list[np
     return [order[i : i + batch_size] for i in range(0, n, batch_size)]
 
 
+def hold_out(texts: list[Any], fraction: float, seed: int) -> tuple[list[Any], list[Any]]:
+    """``(training texts, held-out texts)``: ``floor(fraction * len(texts))`` texts held out,
+    chosen by a random draw seeded with ``seed``; the rest keep their order.
+
+    Examples
+    --------
+    >>> train, held = hold_out(["a", "b", "c", "d", "e"], 0.5, seed=0)
+    >>> len(held), sorted(train + held), train == sorted(train)
+    (2, ['a', 'b', 'c', 'd', 'e'], True)
+    """
+    n_val = int(len(texts) * fraction)
+    if n_val == 0:
+        return texts, []
+    held = np.random.default_rng(seed).permutation(len(texts))[:n_val]
+    keep = np.ones(len(texts), dtype=bool)
+    keep[held] = False
+    return [t for t, k in zip(texts, keep, strict=True) if k], [texts[i] for i in held]
+
+
 class Trainer:
     """Fit ``model`` with ``optimizer`` by minimising ``loss_fn(model, batch)``.
 
@@ -116,7 +160,9 @@ class Trainer:
         ``loss_fn(model, batch) -> Tensor`` for a tuple of array slices.
     evaluate
         Optional ``evaluate(model, data) -> {name: value}``, run on the validation data
-        after each epoch (names get a ``val_`` prefix).
+        after each epoch (names get a ``val_`` prefix); with ``config.eval_on_train`` and no
+        validation data, on the training data (an ``eval_`` prefix); with
+        ``config.eval_on_start``, also before training.
     config
         A :class:`TrainConfig`.
     derive
@@ -212,6 +258,10 @@ class Trainer:
         try:
             if note:
                 bar.note(note)
+            elif self.evaluate is not None and cfg.eval_on_start and cfg.epochs > 0:
+                held_out = val is not None
+                self.history.initial = self._scores(val if held_out else train, held_out)
+                bar.note(f"before training: {format_metrics(self.history.initial)}")
             while self.epoch < cfg.epochs and not self._stopped():
                 self._one_epoch(train, val, bar, checkpoint)
         finally:
@@ -250,8 +300,10 @@ class Trainer:
         metrics: dict[str, float] = {"epoch": epoch, "loss": loss}
         if self.derive is not None:
             metrics |= self.derive(metrics)
-        if val is not None and self.evaluate is not None:
-            metrics |= {f"val_{k}": float(v) for k, v in self.evaluate(self.model, val).items()}
+        if self.evaluate is not None and val is not None:
+            metrics |= self._scores(val, held_out=True)
+        elif self.evaluate is not None and self.config.eval_on_train:
+            metrics |= self._scores(train, held_out=False)
         self.history.epochs.append(metrics)
         self._track(metrics)
         self.epoch = epoch + 1
@@ -261,6 +313,11 @@ class Trainer:
         bar.epoch_done(epoch + 1, self.config.epochs, shown, time.perf_counter() - start)
         if checkpoint is not None:
             self.save(checkpoint)
+
+    def _scores(self, data: tuple[np.ndarray, ...], held_out: bool) -> dict[str, float]:
+        """``evaluate`` on ``data``: ``val_`` names for held-out data, ``eval_`` for training data."""
+        prefix = "val_" if held_out else "eval_"
+        return {f"{prefix}{k}": float(v) for k, v in self.evaluate(self.model, data).items()}
 
     def _run_epoch(
         self, train: tuple[np.ndarray, ...], bar: ProgressBar, checkpoint: PathLike | None
@@ -308,13 +365,20 @@ def _check_loop(epoch: Any, best: Any, bad_epochs: Any, history: History) -> Non
     resumed_ok = isinstance(history.resumed_at, list) and all(
         isinstance(n, int) and not isinstance(n, bool) for n in history.resumed_at
     )
+    initial_ok = isinstance(history.initial, dict)
     if not (
-        counts_ok and best_ok and epochs_ok and resumed_ok and isinstance(history.stopped, str)
+        counts_ok
+        and best_ok
+        and epochs_ok
+        and resumed_ok
+        and initial_ok
+        and isinstance(history.stopped, str)
     ):
         raise ValueError(
             f"the trainer state must hold epoch and bad_epochs (integers >= 0), best "
             "(a number or null), history.epochs (a list of objects), "
-            "history.resumed_at (a list of integers) and history.stopped (a string); "
+            "history.resumed_at (a list of integers), history.initial (an object) and "
+            "history.stopped (a string); "
             f"got epoch {epoch!r}, bad_epochs {bad_epochs!r}, best {best!r}"
         )
 

@@ -69,7 +69,7 @@ sys.exit(main(plan["argv"]))
 
 READ_IDS = "rowbook.data.id_stream:RawIdSink.write"
 TRAIN_READS = "rowbook.data.id_stream:IdFile.read"
-SAVE = "numpy:savez"
+SAVE = "rowbook._npz:write_members"  # save_state writes its archive with it
 COUNT_RUNS = "rowbook.data.cooccurrence_runs:RunCounter._spill"
 SHUFFLE = "rowbook.data.shuffle:ColumnFile.write"
 SMALL_BLOCKS = [["rowbook.data.id_stream", "BLOCK_TOKENS", 2048]]

@@ -166,26 +166,25 @@ def test_kinds_rowbook_recognises_but_does_not_open_say_what_reads_them(tmp_path
         assert f"{path} is {said}" in _known_not_opened(path)
 
 
-def test_fasttext_supervised_and_quantised_models_are_named(tmp_path):
-    fasttext = pytest.importorskip("fasttext")
-    data = tmp_path / "labelled.txt"
+def test_fasttext_supervised_and_quantised_models_open_as_classifiers(tmp_path):
+    from rowbook.models import FastTextClassifier
+    from rowbook.vectors.fasttext_format import FastTextArgs, FastTextFile, write_fasttext_bin
+
     rng = np.random.default_rng(0)
-    lines = [
-        f"__label__{'pos' if i % 2 else 'neg'} " + " ".join(f"w{j}" for j in rng.integers(0, 50, 8))
-        for i in range(300)
-    ]
-    data.write_text("\n".join(lines) + "\n")
-    settings = {"dim": 4, "epoch": 1, "verbose": 0, "thread": 10, "bucket": 1000, "wordNgrams": 2}
-    model = fasttext.train_supervised(str(data), **settings)
-    model.save_model(str(tmp_path / "classifier.dat"))
-    model.quantize(input=str(data), retrain=False, dsub=2, verbose=0)  # 10 threads: see conftest
-    model.save_model(str(tmp_path / "small.dat"))
-    supervised = _known_not_opened(tmp_path / "classifier.dat")
-    assert (
-        "is a fastText supervised model (.bin); read it with the fasttext package's" in supervised
-    )
-    quantised = _known_not_opened(tmp_path / "small.dat")
-    assert "is a quantised fastText supervised model (.ftz)" in quantised
+    args = FastTextArgs(dim=4, model=3, loss=3, bucket=256, minn=0, maxn=0, wordNgrams=2)
+    words, types = ("the", "cat", "__label__a", "__label__b"), np.array([0, 0, 1, 1], np.int8)
+    rows, out = rng.random((258, 4), dtype=np.float32), rng.random((2, 4), dtype=np.float32)
+    file = FastTextFile(args, words, np.array([4, 3, 2, 2]), rows, out, ntokens=11, types=types)
+    write_fasttext_bin(tmp_path / "classifier.dat", file)  # fastText's layout, model code 3
+    model = FastTextClassifier.load_fasttext(tmp_path / "classifier.dat")
+    model.quantize(dsub=2).save_fasttext(tmp_path / "small.dat")
+    for name, said in [
+        ("classifier.dat", "a fastText supervised model (.bin)"),
+        ("small.dat", "a quantised fastText supervised model (.ftz)"),
+    ]:
+        assert detect(tmp_path / name).name == said
+        loaded = rowbook.load(tmp_path / name)
+        assert type(loaded) is FastTextClassifier and loaded.labels_ == model.labels_
 
 
 def test_hugging_face_and_gpt2_tokenizer_files_are_named(tmp_path, files):
@@ -207,7 +206,7 @@ def test_a_file_of_no_known_kind_is_one_line_listing_the_kinds(tmp_path):
         message = _known_not_opened(tmp_path / name)
         assert f"{tmp_path / name} is not a file rowbook knows: it reads " in message
         assert all(kind.name in message for kind in KINDS)
-    with pytest.raises(ValueError, match=r"is a folder; rowbook\.load opens one file"):
+    with pytest.raises(ValueError, match=r"is a folder of no kind rowbook knows: it reads "):
         rowbook.load(tmp_path)
     with pytest.raises(FileNotFoundError, match="does not exist"):
         rowbook.load(tmp_path / "missing.dat")

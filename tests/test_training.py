@@ -209,3 +209,64 @@ def test_the_bar_counts_batches_on_a_terminal(monkeypatch):
     monkeypatch.setattr("sys.stderr", err)
     _trainer(Tiny(0), epochs=2, progress=True).fit(_data())  # 40 rows, batches of 8: 5 per epoch
     assert "10/10 [" in err.getvalue() and "batch/s" in err.getvalue()
+
+
+def test_eval_on_start_and_on_train_fill_the_log(capsys):
+    data = _data()
+
+    def evaluate(m, d):
+        return {"loss": float(_loss(m, d).data)}
+
+    model = Tiny(0)
+    before = evaluate(model, data)["loss"]
+    trainer = Trainer(
+        model,
+        Adam(model.parameters(), lr=0.05),
+        _loss,
+        evaluate=evaluate,
+        config=TrainConfig(
+            epochs=3, batch_size=8, seed=3, eval_on_start=True, eval_on_train=True, progress=True
+        ),
+    )
+    history = trainer.fit(data)
+    assert history.initial == {"eval_loss": before}  # the untrained model, on the training data
+    assert [sorted(e) for e in history.epochs] == [["epoch", "eval_loss", "loss"]] * 3
+    assert history.epochs[-1]["eval_loss"] == evaluate(model, data)["loss"]  # the final weights
+    lines = capsys.readouterr().err.splitlines()
+    assert lines[0] == f"before training: eval_loss {before:.4g}" and len(lines) == 4
+    # held-out data takes the place of the training data, under val_ names
+    model = Tiny(0)
+    trainer = Trainer(
+        model,
+        Adam(model.parameters(), lr=0.05),
+        _loss,
+        evaluate=evaluate,
+        config=TrainConfig(epochs=2, batch_size=8, eval_on_start=True, eval_on_train=True),
+    )
+    history = trainer.fit(data, val=(data[0][:10], data[1][:10]))
+    assert set(history.initial) == {"val_loss"} and "eval_loss" not in history.epochs[0]
+    # both off (the default): no extra evaluation, as before they existed
+    history = _trainer(Tiny(0), epochs=2).fit(data)
+    assert history.initial == {} and sorted(history.epochs[0]) == ["epoch", "loss"]
+
+
+def test_a_resumed_run_keeps_the_initial_scores(tmp_path):
+    path = tmp_path / "ckpt.npz"
+    config = {"batch_size": 8, "seed": 3, "eval_on_start": True}
+    evaluate = lambda m, d: {"loss": float(_loss(m, d).data)}  # noqa: E731
+    first = Trainer(
+        Tiny(0),
+        SGD(Tiny(0).parameters(), lr=0.1),
+        _loss,
+        evaluate=evaluate,
+        config=TrainConfig(epochs=1, **config),
+    ).fit(_data(), val=_data(), checkpoint=path)
+    model = Tiny(5)
+    resumed = Trainer(
+        model,
+        SGD(model.parameters(), lr=0.1),
+        _loss,
+        evaluate=evaluate,
+        config=TrainConfig(epochs=2, **config),
+    ).fit(_data(), val=_data(), resume=path)
+    assert resumed.initial == first.initial and len(resumed.epochs) == 2

@@ -12,9 +12,12 @@ module         commands
 ``text``       ``tokenize``
 ``vocab``      ``vocab``
 ``train``      ``train word2vec``, ``train glove``, ``train fasttext``, ``train nplm`` (parsers in ``train_options``)
+``lm``         ``train lm``, ``generate``, ``size``, ``vocab-sweep`` (language models)
 ``cooccur``    ``cooccur`` (GloVe's counting alone; ``train glove`` trains on its file)
 ``query``      ``neighbors``, ``analogy``, ``similarity``, ``evaluate``
+``compare``    ``compare`` (two vectors files: what moved)
 ``files``      ``plot``, ``convert``
+``tables``     ``quantize``, ``prune``
 =============  ====================================================================
 
 Shared by several: ``_common`` (the parser, one-line errors, input lines, tables),
@@ -30,7 +33,19 @@ import sys
 import warnings
 from collections.abc import Collection, Sequence
 
-from rowbook.cli import cooccur, files, misc, query, text, train_options, vocab
+from rowbook.cli import (
+    classify,
+    compare,
+    cooccur,
+    files,
+    lm,
+    misc,
+    query,
+    tables,
+    text,
+    train_options,
+    vocab,
+)
 from rowbook.cli._common import HelpFormatter, Parser, flag_for
 
 __all__ = ["USER_ERRORS", "build_parser", "main"]
@@ -68,10 +83,14 @@ def build_parser(argv: Sequence[str] | None = None) -> argparse.ArgumentParser:
     train_models = None if argv is None else set(argv[1:2]) if argv[:1] == ["train"] else set()
     text.register(commands)
     vocab.register(commands)
-    train_options.register(commands, only=train_models)
+    train = train_options.register(commands, only=train_models)
     cooccur.register(commands, options=argv is None or argv[:1] == ["cooccur"])
     query.register(commands)
+    compare.register(commands)
     files.register(commands)
+    lm.register(commands, train, only=train_models)
+    classify.register(commands)
+    tables.register(commands)
     misc.register_bench(commands)
     return parser
 

@@ -210,6 +210,23 @@ def add_unicode_errors(parser: argparse.ArgumentParser) -> None:
     )
 
 
+def add_mapping(parser: argparse.ArgumentParser) -> None:
+    """``--mmap`` / ``--no-mmap`` and ``--cache-dir`` of a command that reads a vectors file."""
+    parser.add_argument(
+        "--mmap",
+        action=argparse.BooleanOptionalAction,
+        default=None,
+        help="map the table from the file instead of reading it (default: when the "
+        "file is 256 MiB or more); word2vec, GloVe and fastText files are converted "
+        "once into a mapped cache beside them",
+    )
+    parser.add_argument(
+        "--cache-dir",
+        metavar="DIR",
+        help="keep mapped caches in DIR instead of beside the vectors file",
+    )
+
+
 def add_scheduler(parser: argparse.ArgumentParser, stays_here: str) -> None:
     """The ``--scheduler ADDRESS`` option of a command that counts a corpus
     (:mod:`rowbook.cli._cluster`); ``stays_here`` says what still runs on this machine."""

@@ -12,10 +12,19 @@ format     suffix (when writing)          what it is
 ``model``  (any)                          a rowbook model file: its ``.vectors`` (read only)
 =========  =============================  =========================================
 
-Text and binary files may be gzip, bzip2 or xz compressed (``vectors.txt.gz``). Reading
-recognises a file by its content, whatever its suffix, as ``rowbook.load`` does
+Text and binary files may be gzip, bzip2 or xz compressed (``vectors.txt.gz``).
+Tables inside models are read too: a saved rowbook model (``model.save``, ``rowbook train lm
+-o lm.npz``) gives its ``vectors``, and a Hugging Face checkpoint folder (GPT-2, Llama) its
+token table, with the tokens of its ``tokenizer.json`` as keys.
+Reading recognises a file by its content, whatever its suffix, as ``rowbook.load`` does
 (:mod:`rowbook.file_kinds`, the one table of file kinds); ``--from`` overrides it. A file
 that holds no vectors is refused in one line saying what it is.
+
+**Mapped by default when large.** A file of :data:`MAP_FROM_BYTES` (256 MiB) or more is
+opened mapped (``--mmap`` / ``--no-mmap`` decide instead): rowbook's ``.npz`` and
+safetensors map directly; word2vec, GloVe and fastText files are converted once into a
+mapped cache beside them (or in ``--cache-dir``), which later runs open at once (see
+:mod:`rowbook.vectors.mapped`); a compressed file is decompressed into its cache once.
 """
 
 from __future__ import annotations
@@ -37,16 +46,26 @@ __all__ = [
     "save_vectors",
 ]
 
-FORMATS = ("npz", "text", "binary", "glove", "fasttext")
+FORMATS = ("npz", "safetensors", "text", "binary", "glove", "fasttext")
 FORMAT_NAMES = {
     "npz": "rowbook .npz",
+    "safetensors": "safetensors",
     "text": "word2vec text",
     "binary": "word2vec binary",
     "glove": "GloVe text",
     "fasttext": "fastText .bin",
-    "model": "rowbook model",
+    "model": "the table of a saved rowbook model",
+    "hf": "the token table of a Hugging Face checkpoint",
 }
-SUFFIXES = {".npz": "npz", ".txt": "text", ".vec": "text", ".bin": "binary"}
+SUFFIXES = {
+    ".npz": "npz",
+    ".safetensors": "safetensors",
+    ".txt": "text",
+    ".vec": "text",
+    ".bin": "binary",
+}
+#: Files at least this large are opened mapped unless ``--no-mmap`` says otherwise.
+MAP_FROM_BYTES = 256 << 20
 
 
 def input_format(path: str | Path, given: str | None = None) -> str:
@@ -78,32 +97,51 @@ def output_format(path: str | Path, given: str | None = None, *, flag: str | Non
     if suffix not in SUFFIXES:
         raise ValueError(
             f"cannot tell the vector format of {path} from its suffix {suffix or '(none)'!r}; "
-            "name it .npz (rowbook), .txt or .vec (word2vec text) or .bin (word2vec binary)"
+            "name it .npz (rowbook), .safetensors, .txt or .vec (word2vec text) or .bin (word2vec binary)"
             + (f", or give the format with {flag}" if flag else "")
         )
     return SUFFIXES[suffix]
 
 
 def load_vectors(
-    path: str | Path, fmt: str | None = None, *, unicode_errors: str = "strict"
+    path: str | Path,
+    fmt: str | None = None,
+    *,
+    unicode_errors: str = "strict",
+    mmap: bool | None = False,
+    cache_dir: str | Path | None = None,
 ) -> tuple[Vectors, str]:
-    """Read a vectors file; returns the table and the format it was read as."""
+    """Read a vectors file; returns the table and the format it was read as.
+
+    ``mmap`` True maps the table, False reads it, None maps a file of :data:`MAP_FROM_BYTES`
+    or more. A format that cannot be mapped as it is goes through its cache."""
     from rowbook.vectors import Vectors  # numba: imported by the commands that read vectors
 
+    if fmt is None and Path(path).is_dir():
+        from rowbook.models.hf_checkpoint import hf_vectors
+
+        return hf_vectors(path), "hf"
     path = check_input_file(path, "vectors")
     fmt = input_format(path, fmt)
+    if mmap is None:
+        mmap = path.stat().st_size >= MAP_FROM_BYTES
+    if fmt in ("npz", "safetensors"):
+        return Vectors.load(path, mmap=mmap), fmt
     if fmt == "model":
         from rowbook.models import load
 
-        return load(path).vectors, fmt
-    if fmt == "npz":
-        return Vectors.load(path), fmt
+        return load(path, mmap=mmap).vectors, fmt
+    cached = {"mmap": True, "cache_dir": cache_dir} if mmap else {}
     if fmt == "fasttext":
         from rowbook.vectors import SubwordVectors  # loads rowbook.nn's bag kernels
 
-        return SubwordVectors.load_fasttext(path), fmt
+        return SubwordVectors.load_fasttext(path, **cached), fmt
     return Vectors.load_word2vec_format(
-        path, binary=fmt == "binary", no_header=fmt == "glove", unicode_errors=unicode_errors
+        path,
+        binary=fmt == "binary",
+        no_header=fmt == "glove",
+        unicode_errors=unicode_errors,
+        **cached,
     ), fmt
 
 
@@ -116,7 +154,7 @@ def save_vectors(vectors: Vectors, path: str | Path, fmt: str | None = None) -> 
             "output table): `rowbook train fasttext CORPUS -o model.bin` writes one; convert to "
             ".vec or .npz instead"
         )
-    if fmt == "npz":
+    if fmt in ("npz", "safetensors"):
         vectors.save(path)
     else:
         vectors.save_word2vec_format(path, binary=fmt == "binary", write_header=fmt != "glove")

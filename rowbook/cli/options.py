@@ -10,12 +10,13 @@ and ``rowbook cooccur`` (:mod:`rowbook.cli.cooccur`) build their parsers from it
 
 from __future__ import annotations
 
+import argparse
 import inspect
 import types
 import typing
 from typing import Any, Literal
 
-__all__ = ["MODEL_HELP", "NONE_MEANS", "OPTIONS", "model_options"]
+__all__ = ["MODEL_HELP", "NONE_MEANS", "OPTIONS", "add_model_options", "model_options"]
 
 #: Model parameter -> (flag, metavar, help) for every model option of the train commands.
 OPTIONS: dict[str, tuple[str, str | None, str]] = {
@@ -61,14 +62,53 @@ OPTIONS: dict[str, tuple[str, str | None, str]] = {
         "F",
         "share of the lines held out to report held-out perplexity, 0 for none",
     ),
+    "word_ngrams": ("--word-ngrams", "N", "word n-grams up to N words join each line (hashed)"),
+    "loss": ("--loss", None, "softmax, negative sampling, hierarchical softmax or one-vs-all"),
+    "min_count_label": ("--min-count-label", "N", "ignore labels seen fewer than N times"),
+    "label_prefix": ("--label-prefix", "PREFIX", "what a label starts with"),
+    "pretrained_vectors": (
+        "--pretrained-vectors",
+        "FILE",
+        "word vectors (.vec, .npz) to start the word rows from",
+    ),
     "workers": ("--workers", "N", "threads; 1 is reproducible"),
     "seed": ("--seed", "N", "random seed"),
+    "family": (
+        "--family",
+        None,
+        "gpt2: learned positions, LayerNorm, GELU, biases; llama: RoPE, RMSNorm, SwiGLU, "
+        "grouped-query heads",
+    ),
+    "vocab_size": ("--vocab-size", "V", "entries of the byte-level BPE: the rows of the table"),
+    "d_model": ("--d-model", "D", "width of the table and of every layer"),
+    "n_layers": ("--layers", "L", "Transformer blocks"),
+    "n_heads": ("--heads", "H", "attention heads"),
+    "n_kv_heads": (
+        "--kv-heads",
+        "H",
+        "key/value heads, a divisor of --heads (grouped-query attention)",
+    ),
+    "d_ff": ("--d-ff", "N", "MLP width"),
+    "positions": ("--positions", None, "position information"),
+    "tie_embeddings": (
+        "--untied",
+        None,
+        "a separate output layer instead of the table (V x D more parameters)",
+    ),
+    "scale_embeddings": ("--scale-embeddings", None, "multiply the rows by sqrt(D)"),
+    "dropout": ("--dropout", "P", "dropout on embeddings, attention weights and residual branches"),
+    "weight_decay": ("--weight-decay", "W", "AdamW's decoupled weight decay (matrices and tables)"),
 }
 
 #: Help that differs for one model: (model, parameter) -> help.
 MODEL_HELP = {
     ("GloVe", "lr"): "AdaGrad step size",
     ("GloVe", "epochs"): "passes over the co-occurrence records",
+    ("TransformerLM", "context"): "longest sequence: the length of the training windows",
+    ("TransformerLM", "optimizer"): "adamw: AdamW on everything; sparse_adam: SparseAdam on the "
+    "table's touched rows (needs --untied)",
+    ("TransformerLM", "epochs"): "passes over the training windows",
+    ("TransformerLM", "batch_size"): "windows per step",
 }
 
 #: What a default of None means, where the signature cannot say it.
@@ -81,6 +121,11 @@ NONE_MEANS = {
     ("Word2Vec", "workers"): "one per CPU",
     ("GloVe", "workers"): "one per CPU",
     ("FastText", "workers"): "one per CPU",
+    ("TransformerLM", "n_kv_heads"): "--heads",
+    ("TransformerLM", "d_ff"): "4 D for gpt2, 8 D / 3 rounded up to 256 for llama",
+    ("TransformerLM", "positions"): "learned for gpt2, rope for llama",
+    ("FastTextClassifier", "workers"): "one per CPU",
+    ("FastTextClassifier", "pretrained_vectors"): "none",
 }
 
 
@@ -131,3 +176,13 @@ def model_options(cls: type) -> dict[str, tuple[str, dict[str, Any]]]:
             kwargs.update(type=kind, metavar=metavar)
         found[name] = (flag, kwargs)
     return found
+
+
+def add_model_options(p: argparse.ArgumentParser, cls: type) -> None:
+    """``cls``'s options as a group of ``p``, and ``flags`` (parameter -> flag) and
+    ``model_class`` in its defaults, for the run and its error messages."""
+    options = model_options(cls)
+    group = p.add_argument_group(f"{cls.__name__} parameters")
+    for flag, kwargs in options.values():
+        group.add_argument(flag, **kwargs)
+    p.set_defaults(flags={name: flag for name, (flag, _) in options.items()}, model_class=cls)

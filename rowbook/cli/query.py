@@ -14,6 +14,7 @@ from typing import Any
 
 from rowbook.cli._common import (
     add_command,
+    add_mapping,
     add_unicode_errors,
     check_input_file,
     check_words,
@@ -31,7 +32,9 @@ def _ranked(pairs: list[tuple[str, float]], score: str) -> str:
 
 
 def run_neighbors(args: argparse.Namespace) -> int:
-    vectors, _ = load_vectors(args.vectors, unicode_errors=args.unicode_errors)
+    vectors, _ = load_vectors(
+        args.vectors, unicode_errors=args.unicode_errors, mmap=args.mmap, cache_dir=args.cache_dir
+    )
     check_words(vectors, args.words, args.vectors)
     if args.index:
         _attach_index(vectors, Path(args.index))
@@ -60,7 +63,9 @@ def _attach_index(vectors: Any, path: Path) -> None:
 
 
 def run_analogy(args: argparse.Namespace) -> int:
-    vectors, _ = load_vectors(args.vectors, unicode_errors=args.unicode_errors)
+    vectors, _ = load_vectors(
+        args.vectors, unicode_errors=args.unicode_errors, mmap=args.mmap, cache_dir=args.cache_dir
+    )
     a, b, c = args.a, args.b, args.c
     check_words(vectors, [a, b, c], args.vectors)
     query = vectors.most_similar if args.method == "3cosadd" else vectors.most_similar_cosmul
@@ -83,7 +88,9 @@ def run_analogy(args: argparse.Namespace) -> int:
 
 
 def run_similarity(args: argparse.Namespace) -> int:
-    vectors, _ = load_vectors(args.vectors, unicode_errors=args.unicode_errors)
+    vectors, _ = load_vectors(
+        args.vectors, unicode_errors=args.unicode_errors, mmap=args.mmap, cache_dir=args.cache_dir
+    )
     check_words(vectors, [args.word1, args.word2], args.vectors)
     cosine = vectors.similarity(args.word1, args.word2)
     if args.json:
@@ -96,7 +103,9 @@ def run_similarity(args: argparse.Namespace) -> int:
 def run_evaluate(args: argparse.Namespace) -> int:
     if args.analogies is None and args.pairs is None:
         raise ValueError("nothing to evaluate: give --analogies FILE and/or --pairs FILE")
-    vectors, _ = load_vectors(args.vectors, unicode_errors=args.unicode_errors)
+    vectors, _ = load_vectors(
+        args.vectors, unicode_errors=args.unicode_errors, mmap=args.mmap, cache_dir=args.cache_dir
+    )
     options = {"restrict_vocab": args.restrict_vocab, "case_insensitive": not args.case_sensitive}
     report: dict[str, Any] = {}
     if args.analogies is not None:
@@ -224,6 +233,7 @@ def register(commands: Any) -> None:
     )
     p.add_argument("--json", action="store_true", help="print JSON")
     add_unicode_errors(p)
+    add_mapping(p)
 
     p = add_command(
         commands,
@@ -247,6 +257,7 @@ def register(commands: Any) -> None:
     )
     p.add_argument("--json", action="store_true", help="print JSON")
     add_unicode_errors(p)
+    add_mapping(p)
 
     p = add_command(
         commands,
@@ -264,6 +275,7 @@ def register(commands: Any) -> None:
     p.add_argument("word2", metavar="WORD2")
     p.add_argument("--json", action="store_true", help="print JSON")
     add_unicode_errors(p)
+    add_mapping(p)
 
     p = add_command(
         commands,
@@ -298,3 +310,4 @@ def register(commands: Any) -> None:
     )
     p.add_argument("--json", action="store_true", help="print JSON")
     add_unicode_errors(p)
+    add_mapping(p)

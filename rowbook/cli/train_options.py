@@ -1,4 +1,5 @@
-"""The parsers of ``rowbook train word2vec|glove|fasttext|nplm`` (run by :mod:`rowbook.cli.train`).
+"""The parsers of ``rowbook train word2vec|glove|fasttext|nplm`` (run by :mod:`rowbook.cli.train`)
+and ``train classifier`` (:mod:`rowbook.cli.classify`).
 
 Each command has the options of reading and of the run (CORPUS, ``-o``, checkpoints,
 ``--init``, ``--scheduler``) and its model's options, from the one table of
@@ -13,8 +14,9 @@ from collections.abc import Collection
 from typing import Any
 
 from rowbook.cli._common import HelpFormatter, add_command, add_scheduler, add_unicode_errors
+from rowbook.cli.classify import add_train_classifier
 from rowbook.cli.corpus import add_spill_options
-from rowbook.cli.options import model_options
+from rowbook.cli.options import add_model_options
 from rowbook.cli.train import run_nplm, run_word_vectors
 
 __all__ = ["register"]
@@ -25,16 +27,8 @@ _HELP = {
     "glove": "GloVe word vectors from co-occurrence counts (Pennington et al. 2014)",
     "fasttext": "subword word vectors: words as bags of character n-grams (Bojanowski et al. 2017)",
     "nplm": "a neural language model over characters or words (Bengio et al. 2003)",
+    "classifier": "fastText's text classifier: labelled lines, mean of word and n-gram rows",
 }
-
-
-def _add_model_options(p: argparse.ArgumentParser, cls: type) -> None:
-    """The model's options, and ``flags`` (parameter -> flag) for error messages."""
-    options = model_options(cls)
-    group = p.add_argument_group(f"{cls.__name__} parameters")
-    for flag, kwargs in options.values():
-        group.add_argument(flag, **kwargs)
-    p.set_defaults(flags={name: flag for name, (flag, _) in options.items()}, model_class=cls)
 
 
 def _run_options(p: argparse.ArgumentParser, *, word_vectors: bool) -> None:
@@ -100,7 +94,7 @@ def _word_vectors_parser(models: Any, cls: type, name: str, **text: Any) -> argp
     p = add_command(models, name, run=run_word_vectors, **text)
     p.allow_abbrev = False
     _run_options(p, word_vectors=True)
-    _add_model_options(p, cls)
+    add_model_options(p, cls)
     p.set_defaults(model=name)
     return p
 
@@ -189,7 +183,7 @@ def _nplm_parser(models: Any) -> None:
     )
     p.allow_abbrev = False
     _run_options(p, word_vectors=False)
-    _add_model_options(p, NPLM)
+    add_model_options(p, NPLM)
     p.add_argument(
         "--sample-length",
         type=int,
@@ -203,18 +197,19 @@ def _nplm_parser(models: Any) -> None:
     p.add_argument("--prompt", default="", help="text the sample starts with")
 
 
-def register(commands: Any, only: Collection[str] | None = None) -> None:
+def register(commands: Any, only: Collection[str] | None = None) -> Any:
     """``rowbook train MODEL``; with ``only``, the models not in it are named (with their
     help) but get no options: reading those imports the model's class, and the modules of
     all four (GloVe's SciPy, the NPLM's autograd stack) cost a command using none of them
     about a second."""
     train = commands.add_parser(
         "train",
-        help="train word2vec, GloVe, fastText or a neural language model on a corpus",
+        help="train word2vec, GloVe, fastText, a text classifier or a neural language model",
         description="Train a model on CORPUS and write its embedding table to OUT.",
         epilog="examples:\n  rowbook train word2vec corpus.txt -o vectors.txt\n"
         "  rowbook train glove corpus.txt -o glove.npz\n"
         "  rowbook train fasttext corpus.txt -o model.bin\n  rowbook train nplm lines.txt -o lm.npz\n"
+        "  rowbook train classifier train.txt -o model.bin\n"
         "  rowbook train word2vec --help",
         formatter_class=HelpFormatter,
     )
@@ -225,9 +220,11 @@ def register(commands: Any, only: Collection[str] | None = None) -> None:
         "glove": _glove_parser,
         "fasttext": _fasttext_parser,
         "nplm": _nplm_parser,
+        "classifier": lambda models: add_train_classifier(models, _HELP["classifier"]),
     }
     for name, build in builders.items():
         if only is None or name in only:
             build(models)
         else:
             models.add_parser(name, help=_HELP[name])
+    return models  # more models register into it (rowbook.cli.lm)

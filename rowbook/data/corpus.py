@@ -48,6 +48,7 @@ __all__ = [
     "Corpus",
     "CountedVocab",
     "EncodedCorpus",
+    "Interner",
     "encode_corpus",
     "is_file_source",
     "iter_sentences",
@@ -151,7 +152,7 @@ def _line_sentences(
             sentence = []
 
 
-class _Interner(dict):
+class Interner(dict):
     """``interner[key]`` is the key's id, assigning the next id to a new key."""
 
     def __missing__(self, key: str) -> int:
@@ -183,7 +184,7 @@ def _scan(
     when they went to ``sink``, block by block), the (S,) sentence lengths, the ids still live at the end,
     and the counts by provisional id.
     """
-    interner, raw_ids, lengths = _Interner(), array("i"), array("q")
+    interner, raw_ids, lengths = Interner(), array("i"), array("q")
     counts = np.zeros(0, dtype=np.int64)  # by provisional id, for tokens before counted_upto
     counted_upto, min_reduce = 0, 1
     for sentence in sentences:

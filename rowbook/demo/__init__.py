@@ -1,6 +1,6 @@
 """``rowbook demo``: the whole path from text to learned tables, on built-in data.
 
-Six sections, each printing what it does and writing its results into the output folder
+Seven sections, each printing what it does and writing its results into the output folder
 (a JSON file per section, plus vectors, pictures and models):
 
 1. :mod:`~rowbook.demo.lookup` -- "The cat sat on the mat": normalize, tokenize, vocab, ids,
@@ -13,6 +13,8 @@ Six sections, each printing what it does and writing its results into the output
 5. :mod:`~rowbook.demo.language_model` -- a character NPLM trained for seconds, and a sample.
 6. :mod:`~rowbook.demo.unseen_words` -- fastText: a word the corpus never had, its n-grams,
    its nearest neighbors, and the model as a Facebook fastText ``.bin``.
+7. :mod:`~rowbook.demo.transformer` -- a small GPT-2 trained for seconds: what tying its table
+   saved, the bytes of its KV cache, a generated line.
 """
 
 from __future__ import annotations
@@ -26,6 +28,7 @@ from rowbook.demo.colors import color_harmony
 from rowbook.demo.language_model import language_model
 from rowbook.demo.lookup import HAND_TABLE, lookup_walkthrough
 from rowbook.demo.subwords import bpe_merges
+from rowbook.demo.transformer import transformer
 from rowbook.demo.unseen_words import unseen_words
 from rowbook.demo.words import word_vectors
 
@@ -43,6 +46,7 @@ SECTIONS: list[tuple[str, str, Callable[[Context], dict[str, Any]]]] = [
     ("04_bpe", "4. Subwords: byte-pair encoding merges", bpe_merges),
     ("05_language_model", "5. A neural language model over characters", language_model),
     ("06_unseen_words", "6. Subword vectors: a word the corpus never had", unseen_words),
+    ("07_transformer", "7. A Transformer: the table inside a GPT-2", transformer),
 ]
 
 #: Every file a demo run writes, in order.
@@ -64,6 +68,7 @@ OUTPUTS = (
     "05_language_model.json",
     "subword_model.bin",
     "06_unseen_words.json",
+    "07_transformer.json",
 )
 
 

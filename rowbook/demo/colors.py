@@ -6,7 +6,10 @@ from typing import Any
 
 from rowbook.demo._context import Context, matrix
 
-__all__ = ["color_harmony", "short_name"]
+__all__ = ["LOGGED_EPOCHS", "color_harmony", "short_name", "training_log"]
+
+#: The epochs (counted from 0) whose line the training log shows.
+LOGGED_EPOCHS = (0, 25, 50, 100, 199)
 
 
 def short_name(name: str) -> str:
@@ -19,6 +22,35 @@ def short_name(name: str) -> str:
     return first[: 4 - len(rest)] + "".join(part[0] for part in rest)
 
 
+def training_log(history: Any, epochs: tuple[int, ...] = LOGGED_EPOCHS) -> list[str]:
+    """The log as the chapter prints it: loss and accuracy before training, then for the chosen
+    epochs the running loss (the mean over the epoch's steps), and the loss and accuracy over
+    every pair after the epoch.
+
+    >>> from rowbook.training import History
+    >>> h = History(epochs=[{"epoch": 0, "loss": 0.7, "eval_loss": 0.6, "eval_accuracy": 0.5}],
+    ...             initial={"eval_loss": 0.69, "eval_accuracy": 0.25})
+    >>> print("\\n".join(training_log(h, epochs=(0,))))
+    --- before training ---
+    loss = 0.6900  accuracy = 25.00%
+    <BLANKLINE>
+    epoch   0: running_loss = 0.7000  eval_loss = 0.6000  accuracy = 50.00%
+    """
+    start = history.initial
+    lines = [
+        "--- before training ---",
+        f"loss = {start['eval_loss']:.4f}  accuracy = {start['eval_accuracy']:.2%}",
+        "",
+    ]
+    for e in history.epochs:
+        if e["epoch"] in epochs:
+            lines.append(
+                f"epoch {e['epoch']:>3}: running_loss = {e['loss']:.4f}  eval_loss = "
+                f"{e['eval_loss']:.4f}  accuracy = {e['eval_accuracy']:.2%}"
+            )
+    return lines
+
+
 def color_harmony(ctx: Context) -> dict[str, Any]:
     """Train the 16-colour predictor to 100%, print its table, draw it three ways."""
     from rowbook.models.color_harmony import COLOR_NAMES, ColorHarmony
@@ -27,10 +59,9 @@ def color_harmony(ctx: Context) -> dict[str, Any]:
     echo, names = ctx.echo, list(COLOR_NAMES)
     model = ColorHarmony(seed=ctx.seed, epochs=200, lr=0.1).fit()
     table, cos = model.vectors.vectors, model.cosine_table()  # (16, 4), (16, 16)
-    echo(
-        f"trained 200 epochs, lr 0.1: final loss {model.history_.last('loss'):.4f}, "
-        f"accuracy {model.accuracy():.2%}"
-    )
+    echo("trained 200 epochs, lr 0.1, one pair per step:")
+    echo("\n".join(training_log(model.history_)) + "\n")
+    echo(f"final loss {model.history_.last('loss'):.4f}, accuracy {model.accuracy():.2%}")
     echo("learned rows:\n" + matrix(table, names, ["d0", "d1", "d2", "d3"], "{:+.2f}") + "\n")
     echo("cosine similarity (one decimal; every digit is in 02_color_harmony.json):")
     echo(matrix(cos, names, [short_name(n) for n in names], "{:+.1f}") + "\n")
@@ -57,6 +88,8 @@ def color_harmony(ctx: Context) -> dict[str, Any]:
     )
     return {
         "accuracy": model.accuracy(),
+        "initial": model.history_.initial,
+        "history": model.history_.epochs,
         "names": names,
         "table": table.tolist(),
         "cosine": cos.tolist(),

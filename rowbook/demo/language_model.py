@@ -30,6 +30,7 @@ def language_model(ctx: Context) -> dict[str, Any]:
         f"tanh layer {lm.hidden}; a uniform guess has perplexity {V}"
     )
     epochs = lm.history_.epochs
+    echo(f"before training: held-out perplexity {lm.history_.initial['val_perplexity']:.3f}")
     echo("epoch  train loss  train ppl  held-out ppl")
     for e in epochs:
         echo(
@@ -49,6 +50,7 @@ def language_model(ctx: Context) -> dict[str, Any]:
     return {
         "settings": SETTINGS,
         "vocabulary": lm.vocab_.itos,
+        "initial": lm.history_.initial,
         "epochs": epochs,
         "sample": sample,
         "temperature": TEMPERATURE,

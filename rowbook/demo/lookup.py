@@ -7,6 +7,7 @@ from typing import Any
 import numpy as np
 
 from rowbook.demo._context import Context, matrix
+from rowbook.demo.arithmetic import one_hot_cost
 
 __all__ = ["HAND_TABLE", "TARGETS", "lookup_walkthrough"]
 
@@ -53,6 +54,12 @@ def lookup_walkthrough(ctx: Context) -> dict[str, Any]:
     same = np.array_equal(looked_up.data, (one_hot @ Tensor(HAND_TABLE)).data)
     echo("lookup E[ids] (6 x 4):\n" + matrix(looked_up.data, tokens, DIMS) + "\n")
     echo(f"E[ids] == one_hot(ids) @ E, bit for bit: {same}\n")
+    arithmetic = _arithmetic(len(ids), len(vocab), HAND_TABLE.shape[1])
+    echo(
+        "what the one-hot form costs:\n"
+        + "\n".join(f"  {line}" for line in arithmetic["lines"])
+        + "\n"
+    )
 
     target = np.repeat(TARGETS[:, None], 4, axis=1)  # (6, 4)
     loss = ((looked_up - target) ** 2).mean()
@@ -74,7 +81,42 @@ def lookup_walkthrough(ctx: Context) -> dict[str, Any]:
         "lookup": looked_up.data.tolist(),
         "lookup_equals_matmul": bool(same),
         "loss": loss.item(),
+        "arithmetic": {k: v for k, v in arithmetic.items() if k != "lines"},
         "gradient_rows": {
             labels[i]: row.tolist() for i, row in zip(grad.indices, grad.values, strict=True)
         },
+    }
+
+
+#: The sizes the chapters use for the one-hot arithmetic: a long sequence over a large
+#: vocabulary (LLaMA 3's 128,000), and GPT-2's table for scale.
+LONG_SEQUENCE, LARGE_VOCAB, GPT2_TABLE = 1_000, 128_000, (50_257, 768)
+
+
+def _arithmetic(tokens: int, vocab_size: int, dim: int) -> dict[str, Any]:
+    """The one-hot form's cost for the sentence, and at the scale of real vocabularies."""
+    toy = one_hot_cost(tokens, vocab_size, dim)
+    long = one_hot_cost(LONG_SEQUENCE, LARGE_VOCAB)
+    gpt2 = one_hot_cost(1, *GPT2_TABLE)
+    lines = [
+        f"one-hot matrix {tokens} x {vocab_size} = {toy.numbers} numbers, {toy.ones} of them ones: "
+        f"density {toy.density:.1%}",
+        f"at V = {LARGE_VOCAB:,} a one-hot row is 1 one in {LARGE_VOCAB:,} numbers "
+        f"(density {long.density:.5%}); {LONG_SEQUENCE:,} tokens of them in float32: "
+        f"{LONG_SEQUENCE:,} x {LARGE_VOCAB:,} x 4 bytes = {long.nbytes:,} bytes = "
+        f"{long.nbytes / 1e6:,.0f} MB",
+        f"one_hot @ E: {tokens} x {vocab_size} x {dim} = {toy.multiply_adds} multiply-adds, "
+        f"{toy.wasted} of them by zero; E[ids] copies {toy.copied} numbers and multiplies none",
+        f"the table E: {vocab_size} x {dim} = {toy.table_parameters} parameters "
+        f"(GPT-2's: {GPT2_TABLE[0]:,} x {GPT2_TABLE[1]} = {gpt2.table_parameters:,})",
+    ]
+    return {
+        "numbers": toy.numbers,
+        "ones": toy.ones,
+        "density": toy.density,
+        "multiply_adds": toy.multiply_adds,
+        "multiply_adds_by_zero": toy.wasted,
+        "table_parameters": toy.table_parameters,
+        "long_sequence_bytes": long.nbytes,
+        "lines": lines,
     }

@@ -1,4 +1,4 @@
-"""The worked models: colour harmony, a neural language model, classifiers, word vectors.
+"""The worked models: colour harmony, neural language models, classifiers, word vectors.
 
 Every model follows one contract, written down in :mod:`rowbook.models.base`: keyword
 parameters, ``fit(data, *, checkpoint=None, resume=None) -> self``, ``vectors``,
@@ -17,7 +17,9 @@ from rowbook.models.base import Model, NotFittedError, read_model_file
 if TYPE_CHECKING:
     from rowbook.models.classifier import LSTMClassifier, TextClassifier
     from rowbook.models.color_harmony import COLOR_NAMES, ColorHarmony
+    from rowbook.models.language_model import TransformerLM
     from rowbook.models.nplm import NPLM
+    from rowbook.models.word_vectors.classifier import FastTextClassifier
     from rowbook.models.word_vectors.fasttext import FastText
     from rowbook.models.word_vectors.glove import GloVe
     from rowbook.models.word_vectors.word2vec import Word2Vec
@@ -31,6 +33,8 @@ _MODULES = {
     "word_vectors.word2vec": ["Word2Vec"],
     "word_vectors.glove": ["GloVe"],
     "word_vectors.fasttext": ["FastText"],
+    "language_model": ["TransformerLM"],
+    "word_vectors.classifier": ["FastTextClassifier"],
 }
 _getattr, _, _ = lazy_loader.attach(__name__, submod_attrs=_MODULES)
 _MODEL_NAMES = (
@@ -41,6 +45,8 @@ _MODEL_NAMES = (
     "Word2Vec",
     "GloVe",
     "FastText",
+    "TransformerLM",
+    "FastTextClassifier",
 )
 
 
@@ -58,18 +64,23 @@ __all__ = [
     "NPLM",
     "ColorHarmony",
     "FastText",
+    "FastTextClassifier",
     "GloVe",
     "LSTMClassifier",
     "Model",
     "NotFittedError",
     "TextClassifier",
+    "TransformerLM",
     "Word2Vec",
     "load",
 ]
 
 
-def load(path: str | os.PathLike[str]) -> Model:
+def load(path: str | os.PathLike[str], *, mmap: bool = False) -> Model:
     """The model saved at ``path``, of whichever class saved it.
+
+    ``mmap=True`` maps the model's large arrays (its tables) from the file copy-on-write
+    instead of reading them (see :meth:`rowbook.models.Model.load`).
 
     Examples
     --------
@@ -83,7 +94,7 @@ def load(path: str | os.PathLike[str]) -> Model:
     >>> type(loaded).__name__, bool(np.array_equal(loaded.W_in_, model.W_in_))
     ('Word2Vec', True)
     """
-    document = read_model_file(path)
+    document = read_model_file(path, mmap=mmap)
     if document["class"] not in _MODEL_NAMES:
         raise ValueError(
             f"{path} holds a {document['class']!r} model, which this rowbook does not know "

@@ -209,9 +209,12 @@ class Model(ABC):
         save_state(path, document, kind=MODEL_KIND)
 
     @classmethod
-    def load(cls: type[M], path: str | os.PathLike[str]) -> M:
-        """The model saved at ``path`` by :meth:`save` (or a ``checkpoint``), ready to use."""
-        document = read_model_file(path)
+    def load(cls: type[M], path: str | os.PathLike[str], *, mmap: bool = False) -> M:
+        """The model saved at ``path`` by :meth:`save` (or a ``checkpoint``), ready to use.
+
+        ``mmap=True`` maps its large arrays (the tables) from the file copy-on-write instead
+        of reading them: pages are read when first touched, and a write stays private."""
+        document = read_model_file(path, mmap=mmap)
         if document["class"] != cls.__name__:
             raise ValueError(
                 f"{path} holds a {document['class']} model, not a {cls.__name__}; load it with "
@@ -233,9 +236,10 @@ class Model(ABC):
         return model
 
 
-def read_model_file(path: str | os.PathLike[str]) -> dict[str, Any]:
-    """The document of a saved model, its fields checked: ``class``, ``state_version``, ``params``, ``state``."""
-    document = load_state(path, kind=MODEL_KIND)
+def read_model_file(path: str | os.PathLike[str], *, mmap: bool = False) -> dict[str, Any]:
+    """The document of a saved model, its fields checked: ``class``, ``state_version``, ``params``,
+    ``state``; with ``mmap`` its large arrays are mapped copy-on-write."""
+    document = load_state(path, kind=MODEL_KIND, mmap_mode="c" if mmap else None)
     expected = {"class": str, "state_version": int, "params": dict, "state": dict}
     if not isinstance(document, dict):
         raise ValueError(

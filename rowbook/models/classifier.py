@@ -10,6 +10,15 @@ and learn a table ``E`` (V, d) together with the layers after it:
 * :class:`LSTMClassifier` reads the rows in order with an :class:`~rowbook.nn.LSTM` and
   scores the hidden state after the last real token: ``logits = W h_T + b``.
 
+These are the textbook classifiers of the network family (autograd, an MLP or an LSTM head,
+Adam / SparseAdam, the shared :class:`~rowbook.training.Trainer`). fastText's supervised
+classifier -- a linear layer on the mean of word and hashed n-gram rows, trained by Hogwild
+SGD, exact with fastText's ``.bin`` and ``.ftz`` files -- is
+:class:`~rowbook.models.FastTextClassifier`, in the word-vector family whose machinery
+(vocabulary, jobs, schedule) it shares; :class:`TextClassifier` stays separate because
+what it teaches (a table trained through autograd with the layers after it) is that
+family's opposite, not a setting of it.
+
 Optimizer: by default the table is looked up with ``sparse=True`` and stepped by
 :class:`~rowbook.optim.SparseAdam` (each step touches only the rows of the batch's
 tokens, so its cost does not grow with V), the dense layers by
@@ -275,6 +284,8 @@ class _SequenceClassifier(NetworkModel):
             seed=self.seed,
             patience=self.patience,
             progress=self.progress,
+            eval_on_start=True,
+            eval_on_train=True,
         )
         return Trainer(net, optimizer, _loss, evaluate=_metrics, config=config, save=self.save)
 
@@ -375,7 +386,9 @@ class TextClassifier(_SequenceClassifier):
     ----------
     classes_, pipeline_, net_, history_
         the sorted labels, the fitted pipeline, the network,
-        and the per-epoch ``loss`` (plus ``val_loss`` and ``val_accuracy`` with ``val``).
+        and the per-epoch ``loss`` plus ``val_loss`` and ``val_accuracy`` with ``val``, or
+        ``eval_loss`` and ``eval_accuracy`` over the training texts without it
+        (``history_.initial``: the same before training).
     vectors
         the embedding table as :class:`~rowbook.Vectors`, keyed by the vocabulary.
 

@@ -103,7 +103,15 @@ class ColorHarmony(NetworkModel):
     seed
         seed of the initial weights and of the shuffle.
     progress
-        report progress on standard error.
+        report progress on standard error: the loss and accuracy before training, then
+        each epoch's.
+
+    Attributes
+    ----------
+    history_
+        :class:`~rowbook.training.History`: each epoch's ``loss`` (the running mean over
+        its steps), ``eval_loss`` and ``eval_accuracy`` (every pair, after the epoch), and
+        ``initial``, the same two before training.
 
     Examples
     --------
@@ -158,9 +166,14 @@ class ColorHarmony(NetworkModel):
 
     def _trainer_for(self, net: HarmonyNet, optimizer: SGD) -> Trainer:
         config = TrainConfig(
-            epochs=self.epochs, batch_size=self.batch_size, seed=self.seed, progress=self.progress
+            epochs=self.epochs,
+            batch_size=self.batch_size,
+            seed=self.seed,
+            progress=self.progress,
+            eval_on_start=True,
+            eval_on_train=True,
         )
-        return Trainer(net, optimizer, _loss, config=config, save=self.save)
+        return Trainer(net, optimizer, _loss, evaluate=_metrics, config=config, save=self.save)
 
     def predict_proba(self, left: np.ndarray, right: np.ndarray) -> np.ndarray:
         """Probability that each pair ``(left[i], right[i])`` of colour ids is harmonious."""
@@ -192,6 +205,14 @@ class ColorHarmony(NetworkModel):
 
 def _loss(net: HarmonyNet, batch: tuple[np.ndarray, ...]) -> Tensor:
     return F.binary_cross_entropy_with_logits(net(batch[0], batch[1]), batch[2])
+
+
+def _metrics(net: HarmonyNet, pairs: tuple[np.ndarray, ...]) -> dict[str, float]:
+    """Mean cross entropy and accuracy (threshold 0.5) over all ``pairs``, without a graph."""
+    with no_grad():
+        logits = net(pairs[0], pairs[1])  # (N,)
+        loss = F.binary_cross_entropy_with_logits(logits, pairs[2]).item()
+    return {"loss": loss, "accuracy": float(np.mean((logits.data > 0) == (pairs[2] > 0.5)))}
 
 
 def _check_pairs(pairs: Any) -> tuple[np.ndarray, np.ndarray, np.ndarray]:

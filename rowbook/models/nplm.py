@@ -44,7 +44,7 @@ from rowbook.nn import functional as F
 from rowbook.nn.position import TiedOutput
 from rowbook.text import CharTokenizer, Normalizer, TextPipeline, Vocab, WordTokenizer
 from rowbook.text.pipeline_file import normalizer_from_dict
-from rowbook.training import TrainConfig, Trainer
+from rowbook.training import TrainConfig, Trainer, hold_out
 from rowbook.vectors import Vectors
 
 __all__ = ["BOUNDARY", "NPLM", "NPLMNet", "context_windows"]
@@ -167,7 +167,9 @@ class NPLM(NetworkModel):
     history_
         :class:`~rowbook.training.History`; each epoch has ``loss`` and ``perplexity``
         (training, averaged over the epoch's batches) and, with validation texts (given or
-        held out), ``val_loss`` and ``val_perplexity``.
+        held out), ``val_loss`` and ``val_perplexity``; without them, ``eval_loss`` and
+        ``eval_perplexity`` over the training texts after the epoch. ``history_.initial``
+        holds the same scores before training.
     vectors
         the table ``C`` as :class:`~rowbook.Vectors` keyed by the vocabulary.
 
@@ -272,7 +274,7 @@ class NPLM(NetworkModel):
         """
         texts = _check_texts(texts, "texts")
         if val_texts is None:
-            texts, val_texts = _hold_out(texts, self.val_fraction, self.seed)
+            texts, val_texts = hold_out(texts, self.val_fraction, self.seed)
         else:
             val_texts = _check_texts(val_texts, "val_texts")
         state = self._resume_state(resume)
@@ -310,6 +312,8 @@ class NPLM(NetworkModel):
             seed=self.seed,
             patience=self.patience,
             progress=self.progress,
+            eval_on_start=True,
+            eval_on_train=True,
         )
         return Trainer(
             net,
@@ -398,25 +402,6 @@ def _windows(
     boundary = pipeline.vocab_.bos_id
     pairs = [context_windows(pipeline.encode(t), context, boundary) for t in texts]
     return np.concatenate([p[0] for p in pairs]), np.concatenate([p[1] for p in pairs])
-
-
-def _hold_out(texts: list[str], fraction: float, seed: int) -> tuple[list[str], list[str]]:
-    """``(training texts, held-out texts)``: ``floor(fraction * len(texts))`` texts held out,
-    chosen by a random draw seeded with ``seed``; the rest keep their order.
-
-    Examples
-    --------
-    >>> train, held = _hold_out(["a", "b", "c", "d", "e"], 0.5, seed=0)
-    >>> len(held), sorted(train + held), train == sorted(train)
-    (2, ['a', 'b', 'c', 'd', 'e'], True)
-    """
-    n_val = int(len(texts) * fraction)
-    if n_val == 0:
-        return texts, []
-    held = np.random.default_rng(seed).permutation(len(texts))[:n_val]
-    keep = np.ones(len(texts), dtype=bool)
-    keep[held] = False
-    return [t for t, k in zip(texts, keep, strict=True) if k], [texts[i] for i in held]
 
 
 def _draw(logits: np.ndarray, temperature: float, rng: np.random.Generator) -> int:

@@ -17,7 +17,12 @@ from rowbook.checks import check_finite_rows, check_int
 from rowbook.nn import functional as F
 from rowbook.nn import init
 from rowbook.nn.functional import Mode
-from rowbook.nn.lookup import check_bag_mode, check_max_norm, normalize_padding_idx
+from rowbook.nn.lookup import (
+    DecodedTable,
+    check_bag_mode,
+    check_max_norm,
+    normalize_padding_idx,
+)
 from rowbook.nn.module import Module, Parameter
 
 __all__ = ["Embedding", "EmbeddingBag"]
@@ -26,10 +31,23 @@ __all__ = ["Embedding", "EmbeddingBag"]
 def _table(
     num_embeddings: int, embedding_dim: int, weight: Any, freeze: bool, dtype: Any
 ) -> Parameter:
-    """The layer's Parameter: a new (V, d) array, or ``weight`` itself (memory shared)."""
+    """The layer's Parameter: a new (V, d) array, or ``weight`` itself (memory shared); a
+    quantised table (a :class:`~rowbook.nn.lookup.DecodedTable`) is kept as it is, frozen."""
     if weight is None:
         data = np.empty((num_embeddings, embedding_dim), dtype=dtype)  # (V, d)
         return Parameter(data, requires_grad=not freeze)
+    if isinstance(weight, DecodedTable):
+        if not freeze:
+            raise ValueError(
+                "a quantised table is frozen: pass freeze=True (from_pretrained's "
+                "default); to train, start from the float table"
+            )
+        if tuple(weight.shape) != (num_embeddings, embedding_dim):
+            raise ValueError(
+                f"_weight has shape {tuple(weight.shape)}, expected "
+                f"{(num_embeddings, embedding_dim)}"
+            )
+        return weight
     data = weight.data if isinstance(weight, Tensor) else np.asarray(weight)
     if data.shape != (num_embeddings, embedding_dim):
         raise ValueError(
@@ -46,7 +64,16 @@ def _values(embeddings: Any) -> np.ndarray:
     return np.asarray(embeddings.data if isinstance(embeddings, Tensor) else embeddings)
 
 
+def _check_finite(embeddings: Any, allow_nonfinite: bool) -> None:
+    """Refuse a table holding ``inf`` / ``nan`` (a quantised table is not decoded for it: its
+    rows are decoded as they are looked up)."""
+    if not isinstance(embeddings, DecodedTable):
+        check_finite_rows("embeddings", _values(embeddings), allow_nonfinite=allow_nonfinite)
+
+
 def _pretrained_shape(embeddings: Any) -> tuple[int, int]:
+    if isinstance(embeddings, DecodedTable):
+        return tuple(embeddings.shape)
     shape = np.shape(_values(embeddings))
     if len(shape) != 2:
         raise ValueError(
@@ -177,6 +204,10 @@ class Embedding(Module):
     ) -> Embedding:
         """A layer over an existing ``(V, d)`` table, sharing its memory.
 
+        ``embeddings`` may be a quantised table (``QuantizedVectors.matrix``): rows are then
+        decoded as they are looked up, and the table stays frozen (no gradient, not among
+        ``parameters()``, not in ``state_dict()``).
+
         The padding row is *not* zeroed (the table is used as given); ``freeze=True``
         (default) makes the table non-trainable (``weight.requires_grad = False``). A table
         holding ``inf`` or ``nan`` is refused, naming the row, unless ``allow_nonfinite``
@@ -189,7 +220,7 @@ class Embedding(Module):
         array([[4. , 5.1, 6.3]])
         """
         rows, cols = _pretrained_shape(embeddings)
-        check_finite_rows("embeddings", _values(embeddings), allow_nonfinite=allow_nonfinite)
+        _check_finite(embeddings, allow_nonfinite)
         return cls(
             rows,
             cols,
@@ -315,9 +346,10 @@ class EmbeddingBag(Module):
         allow_nonfinite: bool = False,
     ) -> EmbeddingBag:
         """A bag layer over an existing ``(V, d)`` table (memory shared, padding row kept;
-        ``inf`` / ``nan`` refused unless ``allow_nonfinite``, as :meth:`Embedding.from_pretrained`)."""
+        ``inf`` / ``nan`` refused unless ``allow_nonfinite``, as :meth:`Embedding.from_pretrained`);
+        a quantised table is decoded as it is read, and stays frozen."""
         rows, cols = _pretrained_shape(embeddings)
-        check_finite_rows("embeddings", _values(embeddings), allow_nonfinite=allow_nonfinite)
+        _check_finite(embeddings, allow_nonfinite)
         return cls(
             rows,
             cols,

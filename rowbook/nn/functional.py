@@ -1,4 +1,7 @@
-r"""Stateless math: ``one_hot``, ``embedding``, ``embedding_bag`` (and the losses, re-exported).
+r"""Stateless math: ``one_hot``, ``embedding``, ``embedding_bag``, ``linear``, and re-exported
+from the modules beside it, the losses (:mod:`~rowbook.nn.loss`), the activations and dropout
+(:mod:`~rowbook.nn.activation`), the normalisations (:mod:`~rowbook.nn.normalization`) and
+attention (:mod:`~rowbook.nn.sdpa`).
 
 A layer stores a table; these functions compute with a table passed in (PyTorch's
 ``nn.Embedding`` -> ``F.embedding``). The lookup is the matrix product it replaces,
@@ -15,7 +18,8 @@ from typing import Any, Literal
 
 import numpy as np
 
-from rowbook.autograd import Tensor, gather_rows, scatter_add_rows
+from rowbook.autograd import Tensor, as_tensor, gather_rows, scatter_add_rows
+from rowbook.nn.activation import dropout, gelu, silu
 from rowbook.nn.bag import (
     bag_bounds,
     bag_max,
@@ -25,6 +29,7 @@ from rowbook.nn.bag import (
     bag_sum,
 )
 from rowbook.nn.lookup import (
+    DecodedTable,
     as_ids,
     as_table,
     check_bag_mode,
@@ -35,14 +40,23 @@ from rowbook.nn.lookup import (
     normalize_padding_idx,
 )
 from rowbook.nn.loss import binary_cross_entropy_with_logits, cross_entropy, mse_loss
+from rowbook.nn.normalization import layer_norm, rms_norm
+from rowbook.nn.sdpa import scaled_dot_product_attention
 
 __all__ = [
     "binary_cross_entropy_with_logits",
     "cross_entropy",
+    "dropout",
     "embedding",
     "embedding_bag",
+    "gelu",
+    "layer_norm",
+    "linear",
     "mse_loss",
     "one_hot",
+    "rms_norm",
+    "scaled_dot_product_attention",
+    "silu",
 ]
 
 Mode = Literal["sum", "mean", "max"]
@@ -85,6 +99,49 @@ def one_hot(ids: Any, num_classes: int = -1, *, dtype: Any = np.int64) -> Tensor
     out = np.zeros((flat.size, num_classes), dtype=dtype)  # (N, V)
     out[np.arange(flat.size), flat] = 1
     return Tensor(out.reshape(*ids.shape, num_classes))
+
+
+def linear(x: Any, weight: Any, bias: Any = None) -> Tensor:
+    r"""``y = x W^T + b`` over the last dimension, as one matrix product of every row of ``x``.
+
+    Backward, with ``X`` and ``G`` the inputs and gradients as ``(N, in)`` and ``(N, out)``
+    rows: ``dX = G W``, ``dW = G^T X``, ``db = sum of the rows of G``. Flattening the
+    leading dimensions first makes ``dW`` one product instead of a batch of them summed.
+
+    Shape
+    -----
+    - x: ``(*, in)``; weight: ``(out, in)``; bias: ``(out,)``
+    - output: ``(*, out)``
+
+    Examples
+    --------
+    >>> linear(np.array([[1.0, 2.0]]), np.array([[1.0, 0.0], [1.0, 1.0]]), np.array([0.5, 0.0])).numpy()
+    array([[1.5, 3. ]])
+    """
+    x, weight = as_tensor(x), as_tensor(weight)
+    if weight.ndim != 2 or x.ndim == 0 or x.shape[-1] != weight.shape[1]:
+        raise ValueError(
+            f"linear: x of shape {x.shape} needs a weight of shape (out, "
+            f"{x.shape[-1] if x.ndim else '?'}), got {weight.shape}"
+        )
+    bias = None if bias is None else as_tensor(bias)
+    if bias is not None and bias.shape != weight.shape[:1]:
+        raise ValueError(f"linear: bias must have shape {weight.shape[:1]}, got {bias.shape}")
+    rows = x.data.reshape(-1, weight.shape[1])  # (N, in)
+    out = rows @ weight.data.T  # (N, out)
+    if bias is not None:
+        out += bias.data
+
+    def backward(g: np.ndarray) -> tuple[np.ndarray | None, ...]:
+        g2 = g.reshape(-1, weight.shape[0])  # (N, out)
+        gx = (g2 @ weight.data).reshape(x.shape) if x.requires_grad else None
+        gw = g2.T @ rows if weight.requires_grad else None
+        if bias is None:
+            return gx, gw
+        return gx, gw, g2.sum(axis=0) if bias.requires_grad else None
+
+    parents = (x, weight) if bias is None else (x, weight, bias)
+    return Tensor._make(out.reshape(*x.shape[:-1], weight.shape[0]), parents, backward, "linear")
 
 
 def embedding(
@@ -139,6 +196,8 @@ def embedding(
            [0., 0.],
            [2., 2.]])
     """
+    if isinstance(weight, DecodedTable):
+        return _decoded_embedding(ids, weight, padding_idx, max_norm)
     weight = as_table(weight)
     num_rows, dim = weight.shape
     pad = normalize_padding_idx(padding_idx, num_rows)
@@ -218,7 +277,8 @@ def embedding_bag(
            [ 0.,  0.],
            [ 4.,  6.]])
     """
-    weight = as_table(weight)
+    decoded = isinstance(weight, DecodedTable)
+    weight = weight if decoded else as_table(weight)
     num_rows = weight.shape[0]
     check_bag_mode(mode, scale_grad_by_freq, sparse)
     pad = normalize_padding_idx(padding_idx, num_rows)
@@ -226,6 +286,23 @@ def embedding_bag(
     ids = as_ids(ids)
     flat, bounds = bag_bounds(ids, offsets, include_last_offset)  # (n,), (B + 1,)
     check_ids_in_range(flat, num_rows, ids.shape)
+    if decoded:  # decode the rows the bags read, then bag that small table (no gradient to it)
+        _refuse_max_norm(max_norm)
+        uniq, inverse = np.unique(flat, return_inverse=True)  # (U,), positions -> row of uniq
+        small_pad = int(np.searchsorted(uniq, pad)) if pad is not None and pad in uniq else None
+        return embedding_bag(
+            inverse.reshape(ids.shape),
+            weight.decode(uniq),
+            offsets,
+            None,
+            norm_type,
+            scale_grad_by_freq,
+            mode,
+            sparse,
+            per_sample_weights,
+            include_last_offset,
+            small_pad,
+        )
     if weight.dtype == np.float16:
         if max_norm is not None:
             embedding_renorm_(weight.data, flat[: bounds[-1]], max_norm, norm_type)
@@ -242,6 +319,23 @@ def embedding_bag(
             out, (weight,), lambda g: (bag_max_backward(argmax, g, num_rows),), "embedding_bag"
         )
     return _bag_sum(weight, flat, bounds, pad, psw, mode == "mean", scale_grad_by_freq, sparse)
+
+
+def _decoded_embedding(ids: Any, weight: DecodedTable, padding_idx: Any, max_norm: Any) -> Tensor:
+    """The rows of a frozen, decoded table (a quantised one): decoded float32, no gradient."""
+    normalize_padding_idx(padding_idx, weight.shape[0])
+    _refuse_max_norm(max_norm)
+    ids = as_ids(ids)
+    check_ids_in_range(ids.reshape(-1), weight.shape[0], ids.shape)
+    return Tensor(weight.decode(ids).reshape(*ids.shape, weight.shape[1]))
+
+
+def _refuse_max_norm(max_norm: Any) -> None:
+    if max_norm is not None:
+        raise ValueError(
+            f"max_norm={max_norm!r} rescales rows in place, and a quantised table is "
+            "frozen; pass max_norm=None, or look up a float table"
+        )
 
 
 def _bag_sum(

@@ -1,17 +1,18 @@
-"""Dense layers: Linear, the activations as modules, and Sequential."""
+"""Dense layers: Linear, the activations and dropout as modules, and Sequential."""
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Literal
 
 import numpy as np
 
 from rowbook.autograd import Tensor, ops
-from rowbook.checks import check_int
+from rowbook.checks import check_choice, check_int, check_number
+from rowbook.nn import functional as F
 from rowbook.nn import init
 from rowbook.nn.module import Module, Parameter
 
-__all__ = ["Linear", "ReLU", "Sequential", "Sigmoid", "Tanh"]
+__all__ = ["GELU", "Dropout", "Linear", "ReLU", "Sequential", "SiLU", "Sigmoid", "Tanh"]
 
 
 class Linear(Module):
@@ -59,8 +60,7 @@ class Linear(Module):
 
     @staticmethod
     def _forward(x: Tensor, weight: Tensor, bias: Tensor | None) -> Tensor:
-        out = ops.matmul(x, ops.transpose(weight))  # (*, out)
-        return out + bias if bias is not None else out
+        return F.linear(x, weight, bias)  # (*, out)
 
     def extra_repr(self) -> str:
         return f"in_features={self.in_features}, out_features={self.out_features}, bias={self.bias is not None}"
@@ -79,6 +79,67 @@ class Tanh(Module):
 class Sigmoid(Module):
     def forward(self, x: Tensor) -> Tensor:
         return ops.sigmoid(x)
+
+
+class GELU(Module):
+    """``x Phi(x)``, or with ``approximate="tanh"`` GPT-2's approximation (:func:`~rowbook.nn.activation.gelu`).
+
+    Shape
+    -----
+    - Input: any shape; Output: the same
+    """
+
+    def __init__(self, approximate: Literal["none", "tanh"] = "none") -> None:
+        self.approximate = check_choice("approximate", approximate, ("none", "tanh"), owner="GELU")
+
+    def forward(self, x: Tensor) -> Tensor:
+        return F.gelu(x, self.approximate)
+
+    def extra_repr(self) -> str:
+        return f"approximate={self.approximate!r}"
+
+
+class SiLU(Module):
+    """``x sigmoid(x)`` (:func:`~rowbook.nn.activation.silu`).
+
+    Shape
+    -----
+    - Input: any shape; Output: the same
+    """
+
+    def forward(self, x: Tensor) -> Tensor:
+        return F.silu(x)
+
+
+class Dropout(Module):
+    """Zero elements with probability ``p`` while training (``module.train()``), scaling the
+    rest by ``1 / (1 - p)``; the identity after ``module.eval()``, as ``torch.nn.Dropout``.
+
+    The masks come from the layer's own generator, seeded by ``rng``: a model built and
+    run twice with the same seed drops the same elements (torch's draws are not reproduced).
+
+    Shape
+    -----
+    - Input: any shape; Output: the same
+
+    Examples
+    --------
+    >>> drop = Dropout(0.5, rng=0)
+    >>> drop(np.ones(4, dtype=np.float32)).numpy()
+    array([2., 0., 0., 0.], dtype=float32)
+    >>> drop.eval()(np.ones(4, dtype=np.float32)).numpy()
+    array([1., 1., 1., 1.], dtype=float32)
+    """
+
+    def __init__(self, p: float = 0.5, *, rng: Any = None) -> None:
+        self.p = check_number("p", p, 0.0, 1.0, owner="Dropout")
+        self.rng = init.as_generator(rng)
+
+    def forward(self, x: Any) -> Tensor:
+        return F.dropout(x, self.p, self.training, rng=self.rng)
+
+    def extra_repr(self) -> str:
+        return f"p={self.p}"
 
 
 class Sequential(Module):

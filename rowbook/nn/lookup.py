@@ -14,13 +14,14 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Protocol, runtime_checkable
 
 import numpy as np
 
 from rowbook.autograd import Tensor, as_tensor
 
 __all__ = [
+    "DecodedTable",
     "as_ids",
     "as_table",
     "check_bag_mode",
@@ -30,6 +31,21 @@ __all__ = [
     "id_counts",
     "normalize_padding_idx",
 ]
+
+
+@runtime_checkable
+class DecodedTable(Protocol):
+    """A frozen ``(V, d)`` table whose rows are decoded when read: a quantised table
+    (:class:`rowbook.vectors.quantize.Int8Matrix`, :class:`~rowbook.vectors.quantize.PQMatrix`).
+
+    ``Embedding`` and ``EmbeddingBag`` look such a table up by decoding the rows the ids
+    name (float32), and it receives no gradient.
+    """
+
+    shape: tuple[int, int]
+
+    def decode(self, rows: Any = None) -> np.ndarray:
+        """Decoded float32 rows ``(*rows.shape, d)``."""
 
 
 def as_table(weight: Any) -> Tensor:

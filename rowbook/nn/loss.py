@@ -194,10 +194,17 @@ def _checked_ids(x: Tensor, t: np.ndarray, ignore_index: int) -> np.ndarray:
     return ids.astype(np.int64, copy=False)
 
 
+#: Logits with at least this many values take the fused kernels (no weights, no smoothing).
+FUSED_MIN_SIZE = 1 << 15
+
+
 def _cross_entropy_ids(x, t, w, ignore_index, reduction, eps) -> Tensor:
     ids = _checked_ids(x, t, ignore_index)
     valid = ids != ignore_index  # (M,)
     safe = np.where(valid, ids, 0)
+    fused = w is None and eps == 0 and x.ndim == 2 and x.data.flags.c_contiguous
+    if fused and x.size >= FUSED_MIN_SIZE and x.dtype in (np.float32, np.float64):
+        return _cross_entropy_fused(x, t.shape, safe, valid, reduction)
     e = _classes_last(x.data)
     e = e - e.max(axis=1, keepdims=True)  # (M, C) shifted logits z: the only (M, C) buffer
     M, C = e.shape
@@ -224,6 +231,23 @@ def _cross_entropy_ids(x, t, w, ignore_index, reduction, eps) -> Tensor:
         if eps > 0:
             grad -= np.multiply.outer((eps / C) * coef, w if w is not None else np.ones(C, e.dtype))
         return (_classes_back(grad, x.shape),)
+
+    return Tensor._make(out, (x,), backward, "cross_entropy")
+
+
+def _cross_entropy_fused(x, shape, safe, valid, reduction) -> Tensor:
+    """The same loss and gradient, unweighted and unsmoothed, by :mod:`rowbook.nn.loss_kernels`."""
+    from rowbook.nn import loss_kernels
+
+    zero = np.zeros((), dtype=x.dtype)
+    lse, loss = loss_kernels.lse_rows(x.data, safe)  # (M,), (M,)
+    loss = np.where(valid, loss, zero)
+    denominator = valid.sum(dtype=x.dtype)
+    out = _reduce(loss.reshape(shape), reduction, denominator)
+
+    def backward(g: np.ndarray) -> tuple[np.ndarray]:
+        coef = np.where(valid, _upstream(g, shape, reduction, denominator).reshape(-1), zero)
+        return (loss_kernels.softmax_minus_target(x.data, safe, lse, coef),)
 
     return Tensor._make(out, (x,), backward, "cross_entropy")
 

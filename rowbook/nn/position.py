@@ -22,6 +22,7 @@ from typing import Any
 import numpy as np
 
 from rowbook.autograd import Tensor, as_tensor, ops
+from rowbook.nn import functional as F
 from rowbook.nn.module import Module, Parameter
 
 __all__ = [
@@ -89,10 +90,12 @@ class SinusoidalPositionalEncoding(Module):
         self.d_model, self.max_len, self.scale = d_model, max_len, scale
         self.table = sinusoidal_table(max_len, d_model, base).astype(dtype)  # (max_len, d) buffer
 
-    def forward(self, x: Any) -> Tensor:
+    def forward(self, x: Any, offset: int = 0) -> Tensor:
+        """``x`` (scaled) plus the rows of positions ``offset .. offset + T - 1``."""
         x = as_tensor(x)
-        _check_length(x.shape[-2], self.max_len, type(self).__name__)
-        return _scaled(x, self.scale) + self.table[: x.shape[-2]]
+        T = x.shape[-2]
+        _check_length(offset + T, self.max_len, type(self).__name__)
+        return _scaled(x, self.scale) + self.table[offset : offset + T]
 
     def extra_repr(self) -> str:
         return f"d_model={self.d_model}, max_len={self.max_len}, scale={self.scale}"
@@ -123,11 +126,12 @@ class LearnedPositionalEmbedding(Module):
         self.weight = Parameter(np.empty((max_len, d_model), dtype=dtype))
         init.normal_(self.weight, std=std, rng=rng)
 
-    def forward(self, x: Any) -> Tensor:
+    def forward(self, x: Any, offset: int = 0) -> Tensor:
+        """``x`` (scaled) plus the learned rows of positions ``offset .. offset + T - 1``."""
         x = as_tensor(x)
         length = x.shape[-2]
-        _check_length(length, self.max_len, type(self).__name__)
-        return _scaled(x, self.scale) + ops.gather(self.weight, np.arange(length))
+        _check_length(offset + length, self.max_len, type(self).__name__)
+        return _scaled(x, self.scale) + ops.gather(self.weight, np.arange(offset, offset + length))
 
     def extra_repr(self) -> str:
         return f"max_len={self.max_len}, d_model={self.d_model}, scale={self.scale}"
@@ -203,6 +207,4 @@ class TiedOutput(Module):
         self.bias = Parameter(np.zeros(weight.shape[0], dtype=weight.dtype)) if bias else None
 
     def forward(self, h: Any) -> Tensor:
-        weight = self.embedding.weight
-        logits = ops.matmul(as_tensor(h), ops.transpose(weight))
-        return logits + self.bias if self.bias is not None else logits
+        return F.linear(h, self.embedding.weight, self.bias)  # one (N, d) x (d, V) product

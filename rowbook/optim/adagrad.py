@@ -46,6 +46,8 @@ class Adagrad(Optimizer):
         as PyTorch refuses it.
     initial_accumulator_value : float, >= 0
     eps : float, >= 0
+    row_stats : bool
+        Keep per-row telemetry (:meth:`~rowbook.optim.Optimizer.row_stats`).
     """
 
     def __init__(
@@ -56,6 +58,8 @@ class Adagrad(Optimizer):
         weight_decay: float = 0.0,
         initial_accumulator_value: float = 0.0,
         eps: float = 1e-10,
+        *,
+        row_stats: bool = False,
     ) -> None:
         defaults = {
             "lr": lr,
@@ -64,7 +68,7 @@ class Adagrad(Optimizer):
             "initial_accumulator_value": initial_accumulator_value,
             "eps": eps,
         }
-        super().__init__(params, defaults)
+        super().__init__(params, defaults, row_stats=row_stats)
         self._init_all_states()  # the accumulators exist from the start, as in PyTorch
 
     def _check_group(self, group: dict[str, Any]) -> None:
@@ -133,6 +137,8 @@ class RowWiseAdagrad(Optimizer):
     state_factory : callable, optional
         ``(name, shape, dtype) -> array`` for the ``(V,)`` accumulator (default: in RAM;
         :func:`~rowbook.optim.state.memmap_factory` puts it on disk).
+    row_stats : bool
+        Keep per-row telemetry (:meth:`~rowbook.optim.Optimizer.row_stats`).
     """
 
     def __init__(
@@ -145,6 +151,7 @@ class RowWiseAdagrad(Optimizer):
         initial_accumulator_value: float = 0.0,
         *,
         state_factory: StateFactory | None = None,
+        row_stats: bool = False,
     ) -> None:
         defaults = {
             "lr": lr,
@@ -154,7 +161,7 @@ class RowWiseAdagrad(Optimizer):
             "initial_accumulator_value": initial_accumulator_value,
         }
         self.state_factory = state_factory
-        super().__init__(params, defaults)
+        super().__init__(params, defaults, row_stats=row_stats)
         self._init_all_states()
 
     def _check_group(self, group: dict[str, Any]) -> None:

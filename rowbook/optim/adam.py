@@ -50,6 +50,9 @@ class Adam(Optimizer):
     weight_decay : float, >= 0
     amsgrad : bool
         Divide by the running maximum of ``v`` instead of ``v`` (Reddi et al., 2018).
+    row_stats : bool
+        Keep per-row telemetry (:meth:`~rowbook.optim.Optimizer.row_stats`); with a
+        dense gradient, a row counts as updated when its gradient is not all zero.
 
     Notes
     -----
@@ -77,6 +80,8 @@ class Adam(Optimizer):
         eps: float = 1e-8,
         weight_decay: float = 0.0,
         amsgrad: bool = False,
+        *,
+        row_stats: bool = False,
     ) -> None:
         defaults = {
             "lr": lr,
@@ -85,7 +90,7 @@ class Adam(Optimizer):
             "weight_decay": weight_decay,
             "amsgrad": bool(amsgrad),
         }
-        super().__init__(params, defaults)
+        super().__init__(params, defaults, row_stats=row_stats)
 
     def _check_group(self, group: dict[str, Any]) -> None:
         name = type(self).__name__
@@ -148,8 +153,10 @@ class AdamW(Adam):
         eps: float = 1e-8,
         weight_decay: float = 1e-2,
         amsgrad: bool = False,
+        *,
+        row_stats: bool = False,
     ) -> None:
-        super().__init__(params, lr, betas, eps, weight_decay, amsgrad)
+        super().__init__(params, lr, betas, eps, weight_decay, amsgrad, row_stats=row_stats)
 
 
 class SparseAdam(Optimizer):
@@ -176,6 +183,8 @@ class SparseAdam(Optimizer):
         :func:`~rowbook.optim.state.lazy_zeros`: only pages of rows that were looked up
         become resident. :func:`~rowbook.optim.state.memmap_factory` keeps them on disk,
         for tables larger than RAM (then each step reads and writes the touched rows only).
+    row_stats : bool
+        Keep per-row telemetry (:meth:`~rowbook.optim.Optimizer.row_stats`).
 
     Examples
     --------
@@ -202,9 +211,10 @@ class SparseAdam(Optimizer):
         eps: float = 1e-8,
         *,
         state_factory: StateFactory | None = None,
+        row_stats: bool = False,
     ) -> None:
         self.state_factory = state_factory or lazy_zeros
-        super().__init__(params, {"lr": lr, "betas": tuple(betas), "eps": eps})
+        super().__init__(params, {"lr": lr, "betas": tuple(betas), "eps": eps}, row_stats=row_stats)
 
     def _check_group(self, group: dict[str, Any]) -> None:
         check_number("lr", group["lr"], 0.0, low_open=True, owner="SparseAdam")

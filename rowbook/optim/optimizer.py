@@ -17,6 +17,12 @@ with a message naming the optimizer that does take it.
 parameter's position (as a string) across all groups, so :meth:`Optimizer.save`
 writes it to one ``.npz`` atomically and :meth:`Optimizer.load` reads it back with
 ``allow_pickle=False``.
+
+Built with ``row_stats=True``, an optimizer also keeps per-row telemetry of every
+parameter it steps (:class:`~rowbook.optim.row_stats.RowStats`: updates, summed gradient
+norm, last step, distance travelled), read with :meth:`Optimizer.row_stats`. It is
+recorded before each update from the gradient alone, so the weights are exactly those of
+an optimizer without it; off (the default), a step does nothing more than before.
 """
 
 from __future__ import annotations
@@ -29,6 +35,7 @@ import numpy as np
 
 from rowbook.autograd.sparse import RowSparse
 from rowbook.autograd.tensor import Tensor
+from rowbook.optim.row_stats import RowStats, RowStatsRecorder
 from rowbook.optim.state import StateFactory
 
 __all__ = ["Optimizer", "ParamsT"]
@@ -60,10 +67,18 @@ class Optimizer:
     #: never looked up costs no memory, and take a caller's ``state_factory=``
     state_factory: StateFactory | None = None
 
-    def __init__(self, params: ParamsT, defaults: dict[str, Any]) -> None:
+    def __init__(
+        self, params: ParamsT, defaults: dict[str, Any], *, row_stats: bool = False
+    ) -> None:
         self.defaults = dict(defaults)
         self.param_groups: list[dict[str, Any]] = []
         self.state: dict[Tensor, dict[str, Any]] = {}
+        if not isinstance(row_stats, bool):
+            raise TypeError(
+                f"{type(self).__name__}: row_stats must be True or False, got {row_stats!r}"
+            )
+        #: per-parameter telemetry recorders when built with ``row_stats=True``, else None
+        self._row_stats: dict[Tensor, RowStatsRecorder] | None = {} if row_stats else None
         if isinstance(params, Tensor):
             raise TypeError(
                 f"{type(self).__name__}: params must be an iterable of tensors or of dicts, "
@@ -131,6 +146,8 @@ class Optimizer:
                 if not state:
                     state.update(self._init_state(p.data, group))
                 self._follow_dtype(state, p.dtype)
+                if self._row_stats is not None:  # before the update: it keeps starting values
+                    self._recorder(p).record(p.data, *_rows_of(grad))
                 self._update(p.data, grad, state, group)
         return loss
 
@@ -200,6 +217,59 @@ class Optimizer:
     ) -> None:
         raise NotImplementedError
 
+    # -- per-row telemetry -------------------------------------------------------------------
+    def _recorder(self, p: Tensor) -> RowStatsRecorder:
+        recorder = self._row_stats.get(p)
+        if recorder is None:
+            recorder = self._row_stats[p] = RowStatsRecorder(p.shape, p.dtype)
+        return recorder
+
+    def row_stats(
+        self, param: Tensor | None = None, *, keys: Any = None, counts: Any = None
+    ) -> RowStats:
+        """Per-row telemetry of ``param`` (the only parameter when there is one) so far.
+
+        Each row of the parameter's first axis gets its update count, summed gradient norm,
+        last step and the distance it travelled since its first update
+        (:class:`~rowbook.optim.row_stats.RowStats`); ``keys`` and ``counts`` name the rows
+        and give their frequency (a vocabulary's ``itos`` and counts). Needs the optimizer
+        built with ``row_stats=True``.
+
+        Examples
+        --------
+        >>> from rowbook.nn import Embedding
+        >>> from rowbook.optim import SGD
+        >>> emb = Embedding(5, 2, sparse=True, rng=0)
+        >>> opt = SGD(emb.parameters(), lr=0.1, row_stats=True)
+        >>> for ids in ([1, 1, 3], [3, 4]):
+        ...     opt.zero_grad()
+        ...     emb(ids).sum().backward()
+        ...     opt.step()
+        >>> stats = opt.row_stats()
+        >>> stats.updates.tolist(), stats.last_step.tolist(), stats.never_touched()
+        ([0, 1, 0, 2, 1], [0, 1, 0, 2, 2], [0, 2])
+        """
+        name = type(self).__name__
+        if self._row_stats is None:
+            raise ValueError(
+                f"{name} keeps no row statistics; build it with row_stats=True "
+                f"(e.g. {name}(params, row_stats=True))"
+            )
+        params = self._params()
+        if param is None:
+            if len(params) != 1:
+                raise ValueError(
+                    f"{name} steps {len(params)} parameters; say which table: "
+                    "optimizer.row_stats(embedding.weight)"
+                )
+            param = params[0]
+        if not any(p is param for p in params):
+            raise ValueError(
+                f"{name}.row_stats: the tensor given is not one of the parameters "
+                "this optimizer steps"
+            )
+        return self._recorder(param).stats(param.data, keys, counts)
+
     # -- state ----------------------------------------------------------------------------
     def _params(self) -> list[Tensor]:
         return [p for group in self.param_groups for p in group["params"]]
@@ -223,7 +293,14 @@ class Optimizer:
             options = {k: list(v) if isinstance(v, tuple) else v for k, v in group.items()}
             options["params"] = [index[id(p)] for p in group["params"]]
             groups.append(options)
-        return {"state": state, "param_groups": groups}
+        saved = {"state": state, "param_groups": groups}
+        if self._row_stats is not None:  # only when recording: torch's layout otherwise
+            saved["row_stats"] = {
+                str(index[id(p)]): r.state_dict()
+                for p, r in self._row_stats.items()
+                if id(p) in index
+            }
+        return saved
 
     def load_state_dict(self, state_dict: Mapping[str, Any]) -> None:
         """Restore options and state saved by :meth:`state_dict` (arrays are copied)."""
@@ -250,6 +327,15 @@ class Optimizer:
             self._check_group(new_groups[-1])
         self.param_groups[:] = new_groups
         self.state = new_state
+        if self._row_stats is not None:  # a state saved without telemetry starts it afresh
+            self._row_stats = {}
+            for key, saved in state_dict.get("row_stats", {}).items():
+                if not 0 <= int(key) < len(params):
+                    raise ValueError(
+                        f"{type(self).__name__}.load_state_dict: row_stats for "
+                        f"parameter {key}, but there are {len(params)} parameters"
+                    )
+                self._recorder(params[int(key)]).load_state_dict(saved)
 
     def _check_saved_groups(self, groups: list[dict[str, Any]]) -> None:
         name = type(self).__name__
@@ -314,3 +400,10 @@ class Optimizer:
             lines.append(f"Parameter Group {i}")
             lines += [f"    {k}: {v}" for k, v in sorted(group.items()) if k != "params"]
         return "\n".join([*lines, ")"])
+
+
+def _rows_of(grad: Gradient) -> tuple[np.ndarray | None, np.ndarray]:
+    """``(rows, gradient rows)`` of a row-sparse gradient; ``(None, grad)`` for a dense one."""
+    if isinstance(grad, RowSparse):
+        return grad.indices, grad.values
+    return None, grad

@@ -45,6 +45,8 @@ class SGD(Optimizer):
     nesterov : bool
         Nesterov momentum (Sutskever et al., 2013); needs ``momentum > 0`` and
         ``dampening == 0``.
+    row_stats : bool
+        Keep per-row telemetry (:meth:`~rowbook.optim.Optimizer.row_stats`).
 
     Examples
     --------
@@ -68,6 +70,8 @@ class SGD(Optimizer):
         dampening: float = 0.0,
         weight_decay: float = 0.0,
         nesterov: bool = False,
+        *,
+        row_stats: bool = False,
     ) -> None:
         defaults = {
             "lr": lr,
@@ -76,7 +80,7 @@ class SGD(Optimizer):
             "weight_decay": weight_decay,
             "nesterov": bool(nesterov),
         }
-        super().__init__(params, defaults)
+        super().__init__(params, defaults, row_stats=row_stats)
 
     def _check_group(self, group: dict[str, Any]) -> None:
         check_number("lr", group["lr"], 0.0, owner="SGD")

@@ -6,23 +6,41 @@
 * :mod:`rowbook.vectors.core` -- :class:`Vectors`: neighbors, analogies, evaluation;
 * :mod:`rowbook.vectors.neighbors` -- the array math (3CosAdd, 3CosMul, top-k);
 * :mod:`rowbook.vectors.evaluate` -- analogy and word-pair benchmarks, gensim's conventions;
+* :mod:`rowbook.vectors.compare` -- two tables side by side: Procrustes alignment, the words
+  that moved, neighbour overlap;
 * :mod:`rowbook.vectors.formats` -- word2vec text/binary, GloVe (rows parsed by
   :mod:`rowbook.vectors.word2vec_reader`); ``.npz`` in :mod:`rowbook.vectors.npz`;
 * :mod:`rowbook.vectors.subword` -- :class:`SubwordVectors`: a vector for any word from its n-grams;
-* :mod:`rowbook.vectors.fasttext_format` -- Facebook fastText ``.bin`` files.
+* :mod:`rowbook.vectors.fasttext_format` -- Facebook fastText ``.bin`` files;
+* :mod:`rowbook.vectors.mapped` -- opening big files mapped, the conversion cache;
+* :mod:`rowbook.vectors.prune` -- keeping the most frequent keys (and their n-gram buckets);
+* :mod:`rowbook.vectors.quantize` -- :class:`QuantizedVectors`: int8 and product-quantised rows.
 """
 
 from typing import TYPE_CHECKING
 
 import lazy_loader
 
+from rowbook.vectors.compare import Comparison, compare
 from rowbook.vectors.core import Vectors
 from rowbook.vectors.evaluate import evaluate_analogies, evaluate_word_pairs
 
 if TYPE_CHECKING:
+    from rowbook.vectors.quantize import QuantizedVectors
     from rowbook.vectors.subword import SubwordVectors
 
-# SubwordVectors sums n-gram rows with rowbook.nn's bag kernels: imported when first used.
-__getattr__, _, _ = lazy_loader.attach(__name__, submod_attrs={"subword": ["SubwordVectors"]})
+# SubwordVectors sums n-gram rows with rowbook.nn's bag kernels, the quantised tables need
+# their kernels: imported when first used.
+__getattr__, _, _ = lazy_loader.attach(
+    __name__, submod_attrs={"subword": ["SubwordVectors"], "quantize": ["QuantizedVectors"]}
+)
 
-__all__ = ["SubwordVectors", "Vectors", "evaluate_analogies", "evaluate_word_pairs"]
+__all__ = [
+    "Comparison",
+    "QuantizedVectors",
+    "SubwordVectors",
+    "Vectors",
+    "compare",
+    "evaluate_analogies",
+    "evaluate_word_pairs",
+]

@@ -10,8 +10,8 @@ from __future__ import annotations
 
 import os
 import warnings
-from collections.abc import Sequence
-from typing import Any, Literal
+from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING, Any, Literal
 
 import numpy as np
 
@@ -20,13 +20,16 @@ from rowbook.vectors import evaluate
 from rowbook.vectors.index import IndexKind, VectorIndex
 from rowbook.vectors.neighbors import (
     cos_add_direction,
-    cos_mul_scores,
+    cos_mul_combine,
     restrict_stop,
     top_k,
     top_k_rows,
     unit_rows,
 )
 from rowbook.vectors.pairs import PairQueries, Term
+
+if TYPE_CHECKING:
+    from rowbook.vectors.quantize.table import QuantizedVectors
 
 __all__ = ["Vectors"]
 
@@ -114,8 +117,11 @@ class Vectors(PairQueries):
         query = cos_add_direction(vectors, np.array([w for _, w in terms]))  # (d,)
         if approximate:
             return self._approximate(query.astype(np.float32), topn, exclude, stop)
-        scores = self.get_normed_vectors()[:stop] @ query.astype(np.float32)  # (stop,)
-        return scores if topn is None else self._ranked(scores, topn, exclude)
+        query = query.astype(np.float32)
+        scores = self._cosines(query, stop)  # (stop,)
+        if topn is None:
+            return scores
+        return self._ranked(scores, topn, exclude, lambda rows: self._unit_rows(rows) @ query)
 
     # -- approximate neighbors ----------------------------------------------------
 
@@ -171,7 +177,7 @@ class Vectors(PairQueries):
         for row in exclude:
             keep &= candidates != row
         candidates = candidates[keep]  # (C,)
-        scores = self.get_normed_vectors()[candidates] @ query  # (C,) exact cosines
+        scores = self._unit_rows(candidates) @ query  # (C,) exact cosines
         order = np.argsort(-scores, kind="stable")[:topn]
         keys = self._keys
         return [
@@ -220,23 +226,28 @@ class Vectors(PairQueries):
         self, queries: np.ndarray, excludes: list[list[int]], topn: int, stop: int
     ) -> list[list[tuple[str, float]]]:
         """The exact scan for many queries: a block of queries times the table (one
-        matrix-matrix product), each query's inputs masked, the top ``topn`` of each row."""
-        unit = self.get_normed_vectors()[:stop]  # (stop, d)
+        matrix-matrix product), each query's inputs masked, the top ``topn`` of each row.
+        (Estimated scores, a quantised table's, are re-ranked query by query as
+        :meth:`_ranked` does.)"""
         block = max(1, _SCORES_PER_BLOCK // max(stop, 1))
+        estimated = self._rerank_pool(topn) is not None
         answers = []
         for start in range(0, len(queries), block):
-            scores = queries[start : start + block] @ unit.T  # (b, stop)
-            for i, exclude in enumerate(excludes[start : start + block]):
+            chunk, masks = queries[start : start + block], excludes[start : start + block]
+            scores = self._cosines(chunk, stop)  # (b, stop)
+            if estimated:
+                answers += [
+                    self._ranked(row, topn, exclude, lambda rows, q=q: self._unit_rows(rows) @ q)
+                    for row, q, exclude in zip(scores, chunk, masks, strict=True)
+                ]
+                continue
+            for i, exclude in enumerate(masks):
                 scores[i, [row for row in exclude if row < stop]] = -np.inf
             best = top_k_rows(scores, topn)  # (b, topn)
             for i, rows in enumerate(best):
                 kept = rows[np.isfinite(scores[i, rows])]  # never a masked input
-                answers.append(
-                    [
-                        (self._keys[r], s)
-                        for r, s in zip(kept.tolist(), scores[i, kept].tolist(), strict=True)
-                    ]
-                )
+                pairs = zip(kept.tolist(), scores[i, kept].tolist(), strict=True)
+                answers.append([(self._keys[r], s) for r, s in pairs])
         return answers
 
     def similar_by_vector(
@@ -280,11 +291,16 @@ class Vectors(PairQueries):
         if not plus:
             raise ValueError("most_similar_cosmul needs at least one key or vector in positive")
         vectors, exclude = self._resolve(plus + minus, normalise_keys=True)
-        rows = [v[None, :] for v in vectors]  # each (1, d)
-        scores = cos_mul_scores(
-            self.get_normed_vectors()[:stop], rows[: len(plus)], rows[len(plus) :]
-        )[0]
-        return scores if topn is None else self._ranked(scores, topn, exclude)
+        cosines = [self._cosines(v[None, :], stop) for v in vectors]  # each (1, stop)
+        scores = cos_mul_combine(cosines[: len(plus)], cosines[len(plus) :])[0]
+        if topn is None:
+            return scores
+
+        def rescore(rows: np.ndarray) -> np.ndarray:
+            exact = [(self._unit_rows(rows) @ v)[None] for v in vectors]  # each (1, C)
+            return cos_mul_combine(exact[: len(plus)], exact[len(plus) :])[0]
+
+        return self._ranked(scores, topn, exclude, rescore)
 
     def analogy(
         self,
@@ -343,7 +359,7 @@ class Vectors(PairQueries):
             )
         if not present:
             raise ValueError(f"doesnt_match needs at least one known key, got {list(keys)!r}")
-        unit = self.get_normed_vectors()[[self.get_index(k) for k in present]]  # (n, d)
+        unit = self._unit_rows([self.get_index(k) for k in present])  # (n, d)
         centre = cos_add_direction(unit, np.ones(len(present)))  # (d,)
         return min(zip((unit @ centre).tolist(), present, strict=True))[1]
 
@@ -387,14 +403,120 @@ class Vectors(PairQueries):
             dummy4unknown=dummy4unknown,
         )
 
+    # -- smaller tables --------------------------------------------------------------
+
+    def quantize(
+        self,
+        method: Literal["int8", "pq"] = "pq",
+        *,
+        m: int | None = None,
+        dsub: int | None = None,
+        nbits: int = 8,
+        qnorm: bool = True,
+        niter: int = 25,
+        seed: int = 1234,
+        rerank: int | None = None,
+        report: bool = False,
+        analogies: PathLike | None = None,
+        pairs: Sequence[PathLike] = (),
+        queries: int = 200,
+        verbose: bool = True,
+    ) -> QuantizedVectors:
+        """A quantised copy of this table that answers the same queries, with its cost.
+
+        Parameters
+        ----------
+        method : "pq" or "int8"
+            ``"int8"``: a float32 scale and ``d`` int8 codes a row (about 1/4 of the bytes).
+            ``"pq"``: product quantisation, ``m`` one-byte codes a row and a codebook of
+            ``2**nbits`` centroids per sub-space (see :mod:`rowbook.vectors.quantize`).
+        m, dsub, nbits, niter, seed
+            The product quantiser's sub-spaces (``m`` of them, or of width ``dsub`` as
+            fastText's ``-dsub``), bits per code, k-means rounds and seed. By default ``m``
+            is ``0.4 d``: one tenth of the float32 bytes.
+        qnorm : bool, default True
+            Quantise the rows' directions, and their norms apart in one byte each
+            (fastText's ``-qnorm``); False quantises the raw rows.
+        rerank : int, optional
+            Link the result to this table (:meth:`QuantizedVectors.link`): scans re-score
+            their ``rerank`` best candidates exactly. Map this table first
+            (``Vectors.load(path, mmap=True)``) so that only the rows read stay in memory.
+        report : bool
+            Measure the loss (recall@10 on ``queries`` random keys, and the change on the
+            ``analogies`` and ``pairs`` files) besides the bytes.
+        verbose : bool
+            Print the cost to standard error (bytes always; the loss with ``report``).
+
+        Returns
+        -------
+        QuantizedVectors
+            With the cost in ``.cost`` (:class:`~rowbook.vectors.quantize.cost.QuantizationCost`).
+        """
+        options = {
+            "m": m,
+            "dsub": dsub,
+            "nbits": nbits,
+            "qnorm": qnorm,
+            "niter": niter,
+            "seed": seed,
+        }
+        finish = {
+            "rerank": rerank,
+            "report": report,
+            "analogies": analogies,
+            "pairs": pairs,
+            "queries": queries,
+            "verbose": verbose,
+        }
+        return self._quantized(method, options, finish)
+
+    def _quantized(self, method: str, options: dict, finish: dict) -> QuantizedVectors:
+        from rowbook.vectors.quantize.cost import quantize_vectors
+
+        return quantize_vectors(self, method, options, finish)
+
+    def prune(self, keep: int, *, verbose: bool = True) -> Vectors:
+        """The ``keep`` most frequent keys: by ``counts`` (ties in row order), or the first
+        ``keep`` rows of a table without counts (a trainer's rows are in falling frequency).
+
+        Returns a new table in memory, rows in falling count; prints the bytes saved to
+        standard error unless ``verbose=False``.
+        """
+        from rowbook.vectors.prune import prune_vectors
+
+        return prune_vectors(self, keep, verbose=verbose)
+
     # -- helpers -------------------------------------------------------------------
 
     def _stop(self, restrict_vocab: int | None) -> int:
         return restrict_stop(restrict_vocab, len(self))
 
-    def _ranked(self, scores: np.ndarray, topn: int, exclude: list[int]) -> list[tuple[str, float]]:
-        best = top_k(scores, topn + len(exclude))
-        return [(self._keys[i], float(scores[i])) for i in best if i not in exclude][:topn]
+    def _ranked(
+        self,
+        scores: np.ndarray,
+        topn: int,
+        exclude: list[int],
+        rescore: Callable[[np.ndarray], np.ndarray] | None = None,
+    ) -> list[tuple[str, float]]:
+        """The ``topn`` best rows not in ``exclude``, as ``(key, score)``, best first.
+
+        A table whose ``scores`` are estimates (a quantised one linked to its float table)
+        has a pool (:meth:`_rerank_pool`): that many best rows are re-scored exactly by
+        ``rescore(rows)`` and ranked by the exact scores.
+        """
+        pool = self._rerank_pool(topn + len(exclude))
+        if pool is None or rescore is None:
+            best = top_k(scores, topn + len(exclude))
+            return [(self._keys[i], float(scores[i])) for i in best if i not in exclude][:topn]
+        candidates = top_k(scores, pool)
+        candidates = candidates[~np.isin(candidates, exclude)]  # (C,)
+        exact = rescore(candidates)  # (C,)
+        order = np.argsort(-exact, kind="stable")[:topn]
+        return [(self._keys[candidates[i]], float(exact[i])) for i in order]
+
+    def _rerank_pool(self, wanted: int) -> int | None:
+        """How many candidates to re-score exactly (None: the scores are exact already)."""
+        return None
 
 
 def _check_topn(topn: int | None) -> int | None:

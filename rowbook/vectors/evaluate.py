@@ -44,7 +44,7 @@ import numpy as np
 
 from rowbook.corpus_files import open_binary
 from rowbook.vectors.neighbors import (
-    cos_mul_scores,
+    cos_mul_combine,
     pair_cosines,
     restrict_stop,
     top_k_rows,
@@ -136,7 +136,7 @@ def evaluate_analogies(
         raise ValueError(f"{path}: no analogy questions (lines of 4 words under ': section' lines)")
     known = [i for i, q in enumerate(questions) if all(w in vocab for w in q)]
     abc = np.array([[vocab[w] for w in questions[i][:3]] for i in known], dtype=np.int64)
-    candidates = _candidates(vectors.get_normed_vectors()[:stop], abc.reshape(-1, 3), method)
+    candidates = _candidates(vectors, stop, abc.reshape(-1, 3), method)
     verdicts: dict[int, bool] = {}
     for row, (i, inputs) in enumerate(zip(known, abc.tolist(), strict=True)):
         kept = [j for j in candidates[row].tolist() if j not in inputs][:_CANDIDATES]
@@ -151,19 +151,39 @@ def evaluate_analogies(
     return _tally(sections, verdicts, dummy4unknown)
 
 
-def _candidates(unit: np.ndarray, abc: np.ndarray, method: str) -> np.ndarray:
-    """Best rows of ``unit`` (V, d) for questions ``abc`` (Q, 3), best first: (Q, min(8, V))."""
-    k = min(_CANDIDATES + 3, len(unit))  # gensim asks for topn + number of inputs
+def _candidates(vectors: KeyedTable, stop: int, abc: np.ndarray, method: str) -> np.ndarray:
+    """Best of the first ``stop`` rows for questions ``abc`` (Q, 3), best first: (Q, min(8, stop))."""
+    k = min(_CANDIDATES + 3, stop)  # gensim asks for topn + number of inputs
     best = np.empty((len(abc), k), dtype=np.int64)
-    block = max(1, _SCORES_PER_BLOCK // max(len(unit), 1))
+    block = max(1, _SCORES_PER_BLOCK // max(stop, 1))
     for start in range(0, len(abc), block):
-        a, b, c = (unit[abc[start : start + block, j]] for j in range(3))  # each (q, d)
+        a, b, c = (vectors._unit_rows(abc[start : start + block, j]) for j in range(3))  # (q, d)
         if method == "3cosadd":
-            scores = unit_rows(b + c - a)[1] @ unit.T  # (q, V)
+            scores = vectors._cosines(unit_rows(b + c - a)[1], stop)  # (q, stop)
         else:
-            scores = cos_mul_scores(unit, [b, c], [a])  # (q, V)
-        best[start : start + block] = top_k_rows(scores, k)
+            cosines = [vectors._cosines(t, stop) for t in (b, c, a)]  # each (q, stop)
+            scores = cos_mul_combine(cosines[:2], cosines[2:])
+        pool = vectors._rerank_pool(k)
+        if pool is None:
+            best[start : start + block] = top_k_rows(scores, k)
+        else:  # estimated scores: re-score a pool of the best exactly, keep the k best of those
+            pool_rows = top_k_rows(scores, min(pool, stop))  # (q, P)
+            exact = _exact_scores(vectors, pool_rows, (a, b, c), method)  # (q, P)
+            order = np.argsort(-exact, axis=1, kind="stable")[:, :k]
+            best[start : start + block] = np.take_along_axis(pool_rows, order, axis=1)
     return best
+
+
+def _exact_scores(
+    vectors: KeyedTable, rows: np.ndarray, abc: tuple[np.ndarray, ...], method: str
+) -> np.ndarray:
+    """Scores of the candidate ``rows`` (q, P) of each question from the table's exact rows."""
+    unit = vectors._unit_rows(rows.reshape(-1)).reshape(*rows.shape, -1)  # (q, P, d)
+    a, b, c = abc
+    if method == "3cosadd":
+        return np.einsum("qpd,qd->qp", unit, unit_rows(b + c - a)[1])
+    cosines = [np.einsum("qpd,qd->qp", unit, t) for t in (b, c, a)]
+    return cos_mul_combine(cosines[:2], cosines[2:])
 
 
 def _tally(
@@ -240,7 +260,7 @@ def evaluate_word_pairs(
         )
     from scipy import stats  # 0.3 s to import: only when pairs are scored
 
-    model = _pair_cosines(vectors.vectors, rows)
+    model = _pair_cosines(vectors, rows)
     pearson, spearman = stats.pearsonr(gold, model), stats.spearmanr(gold, model)
     oov_ratio = oov / (len(gold) if dummy4unknown else len(gold) + oov) * 100
     return (
@@ -250,14 +270,14 @@ def evaluate_word_pairs(
     )
 
 
-def _pair_cosines(table: np.ndarray, rows: list[tuple[int, int] | None]) -> np.ndarray:
+def _pair_cosines(vectors: KeyedTable, rows: list[tuple[int, int] | None]) -> np.ndarray:
     """Cosine of each (i, j) pair of rows, as ``Vectors.similarity``; 0.0 for ``None``.
 
     ``None`` marks a pair with an unknown word (gensim's dummy similarity).
     """
     known = [r for r in rows if r is not None]
     pairs = np.array(known, dtype=np.int64).reshape(-1, 2)  # (n, 2)
-    cosines = pair_cosines(table[pairs[:, 0]], table[pairs[:, 1]])  # (n,)
+    cosines = pair_cosines(vectors._rows(pairs[:, 0]), vectors._rows(pairs[:, 1]))  # (n,)
     model = np.zeros(len(rows), dtype=np.float64)
     model[[k for k, r in enumerate(rows) if r is not None]] = cosines
     return model

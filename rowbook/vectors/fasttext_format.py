@@ -9,8 +9,10 @@ args                   int32 dim, ws, epoch, minCount, neg, wordNgrams, loss, mo
                        minn, maxn, lrUpdateRate; float64 t (56 bytes)
 dictionary             int32 size, nwords, nlabels; int64 ntokens, pruneidx_size; then
                        ``size`` entries (NUL-terminated UTF-8 word, int64 count, int8 type
-                       0 word / 1 label), then ``pruneidx_size`` int32 pairs
-quant flag             1 byte; 1 means a quantised (``.ftz``) input matrix: not supported
+                       0 word / 1 label), then ``pruneidx_size`` int32 pairs (bucket, row):
+                       the buckets a quantised model kept (-1: not pruned)
+quant flag             1 byte; 1 means a quantised (``.ftz``) input matrix: fastText's
+                       ``QuantMatrix`` (:class:`~rowbook.vectors.quantize.PQMatrix`)
 input matrix           int64 rows (nwords + bucket), int64 cols (dim), rows * cols float32
 qout flag              1 byte
 output matrix          int64 rows, int64 cols, rows * cols float32
@@ -27,8 +29,9 @@ from __future__ import annotations
 import mmap
 import os
 import struct
-from dataclasses import dataclass, field
-from typing import BinaryIO
+from collections.abc import Callable
+from dataclasses import dataclass, field, replace
+from typing import Any, BinaryIO
 
 import numpy as np
 
@@ -51,6 +54,7 @@ _ARGS = struct.Struct("<12id")
 _DICT_HEAD = struct.Struct("<3i2q")
 _MATRIX_HEAD = struct.Struct("<2q")
 _ENTRY_MIN_BYTES = 10  # an empty word's NUL, int64 count, int8 type
+_PIECE = 1 << 24  # bytes of a matrix read per call
 
 PathLike = str | os.PathLike[str]
 
@@ -89,6 +93,7 @@ class FastTextFile:
     output: np.ndarray  # (nwords or nlabels, dim) float32
     ntokens: int = 0
     types: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.int8))  # (size,)
+    pruneidx: np.ndarray | None = None  # (n, 2) int32 (bucket, kept row); None: not pruned
 
     @property
     def nwords(self) -> int:
@@ -128,8 +133,18 @@ class _Stream:
         return value
 
 
-def read_fasttext_bin(path: PathLike) -> FastTextFile:
-    """Read an unquantised fastText ``.bin`` (see the module docstring for the layout)."""
+def read_fasttext_bin(
+    path: PathLike,
+    *,
+    allocate: Callable[[tuple[int, int], np.dtype], np.ndarray] = np.empty,
+    quantized: bool = False,
+) -> FastTextFile:
+    """Read a fastText ``.bin`` (see the module docstring for the layout).
+
+    ``allocate(shape, dtype)`` makes the arrays the matrices are read into (a memory map of
+    a file, when converting a model larger than memory). ``quantized=True`` also reads a
+    quantised classifier (``.ftz``): its matrices come back as
+    :class:`~rowbook.vectors.quantize.PQMatrix` and its kept buckets as ``pruneidx``."""
     with open(path, "rb") as f:
         s = _Stream(f, path)
         magic, version = s.unpack(struct.Struct("<2i"), "header")
@@ -144,22 +159,35 @@ def read_fasttext_bin(path: PathLike) -> FastTextFile:
                 f"{FASTTEXT_VERSION} this rowbook reads"
             )
         args = FastTextArgs(*s.unpack(_ARGS, "args"))
-        words, counts, types, ntokens = _read_dictionary(s)
-        input_ = _read_matrix(s, "input matrix", "quant flag", args.dim, reserve=1 + 16)
-        output = _read_matrix(s, "output matrix", "qout flag", args.dim, reserve=0)
+        if version == 11 and args.model == 3:  # fastText: old supervised models had no char n-grams
+            args = replace(args, maxn=0)
+        words, counts, types, ntokens, pruneidx = _read_dictionary(s)
+        if pruneidx is not None and not quantized:
+            raise s.fail(
+                "dictionary field 'pruneidx_size'",
+                f"is {len(pruneidx)}: a pruned dictionary belongs to a quantised classifier "
+                "(.ftz); rowbook.FastTextClassifier.load_fasttext reads it",
+            )
+        read = (args.dim, allocate, quantized)
+        input_ = _read_matrix(s, "input matrix", "quant flag", 1 + 16, *read)
+        output = _read_matrix(s, "output matrix", "qout flag", 0, *read)
         if s.left:
             raise s.fail("end of file", f"has {s.left} bytes after the output matrix")
     nwords = int(np.count_nonzero(types == 0))
-    expected = nwords + args.bucket
+    kept = args.bucket if pruneidx is None else len(pruneidx)
+    expected = nwords + kept
     if input_.shape[0] != expected:
+        what = "bucket" if pruneidx is None else "kept buckets"
         raise ValueError(
             f"{s.path}: field 'input matrix' has {input_.shape[0]} rows, but "
-            f"nwords + bucket = {nwords} + {args.bucket} = {expected}; the file is damaged"
+            f"nwords + {what} = {nwords} + {kept} = {expected}; the file is damaged"
         )
-    return FastTextFile(args, tuple(words), counts, input_, output, ntokens, types)
+    return FastTextFile(args, tuple(words), counts, input_, output, ntokens, types, pruneidx)
 
 
-def _read_dictionary(s: _Stream) -> tuple[list[str], np.ndarray, np.ndarray, int]:
+def _read_dictionary(
+    s: _Stream,
+) -> tuple[list[str], np.ndarray, np.ndarray, int, np.ndarray | None]:
     size, nwords, nlabels, ntokens, prune_size = s.unpack(_DICT_HEAD, "dictionary header")
     s.claim("dictionary field 'size'", size, _ENTRY_MIN_BYTES)
     if nwords < 0 or nlabels < 0 or nwords + nlabels != size:
@@ -185,32 +213,64 @@ def _read_dictionary(s: _Stream) -> tuple[list[str], np.ndarray, np.ndarray, int
                 )
             pos = end + _ENTRY_MIN_BYTES
     s.f.seek(pos)
-    if prune_size > 0:
-        raise s.fail(
-            "dictionary field 'pruneidx_size'",
-            f"is {prune_size}: a pruned dictionary belongs to a quantised model, not supported",
-        )
-    return words, counts, types, ntokens
+    pruneidx = None
+    if prune_size >= 0:
+        s.claim("dictionary field 'pruneidx_size'", prune_size, 8)
+        pruneidx = np.frombuffer(s.f.read(8 * prune_size), dtype="<i4").reshape(-1, 2)
+        pruneidx = pruneidx.astype(np.int32)
+    elif prune_size != -1:
+        raise s.fail("dictionary field 'pruneidx_size'", f"is {prune_size}, not -1 or a count")
+    return words, counts, types, ntokens, pruneidx
 
 
-def _read_matrix(s: _Stream, what: str, flag: str, dim: int, reserve: int) -> np.ndarray:
+def _read_matrix(
+    s: _Stream,
+    what: str,
+    flag: str,
+    reserve: int,
+    dim: int,
+    allocate: Callable[[tuple[int, int], np.dtype], np.ndarray],
+    quantized: bool,
+) -> Any:
     if s.left < 1:
         raise s.fail(f"field '{flag}'", "is missing")
     if s.f.read(1) != b"\0":
-        raise ValueError(
-            f"{s.path}: field '{flag}' is set: this is a quantised fastText model "
-            "(.ftz), which is not supported; use the unquantised .bin"
-        )
+        if not quantized:
+            raise ValueError(
+                f"{s.path}: field '{flag}' is set: this is a quantised fastText classifier "
+                "(.ftz); rowbook.FastTextClassifier.load_fasttext reads it"
+            )
+        return _read_quantized(s, what, dim)
     rows, cols = s.unpack(_MATRIX_HEAD, f"field '{what}' shape")
     if cols != dim:
         raise s.fail(f"field '{what}'", f"has {cols} columns but args.dim is {dim}")
     s.claim(f"field '{what}' rows", rows, 4 * max(cols, 1), reserve)
-    matrix = np.empty((rows, cols), dtype=np.float32)  # (rows, dim), filled in place
+    matrix = allocate((rows, cols), np.dtype(np.float32))  # (rows, dim), filled in place
     view = memoryview(matrix).cast("B")
-    if s.f.readinto(view) != view.nbytes:
-        raise s.fail(f"field '{what}'", "ends early")
+    for start in range(0, view.nbytes, _PIECE):  # a piece at a time: a mapped matrix pages out
+        if s.f.readinto(view[start : start + _PIECE]) != len(view[start : start + _PIECE]):
+            raise s.fail(f"field '{what}'", "ends early")
     if np.little_endian is False:  # pragma: no cover - big-endian hosts
         matrix.byteswap(inplace=True)
+    return matrix
+
+
+def _read_quantized(s: _Stream, what: str, dim: int) -> Any:
+    """A product-quantised matrix (fastText's ``QuantMatrix``) at the stream's position."""
+    from rowbook.vectors.quantize import PQMatrix
+
+    start = s.f.tell()
+    failure = None
+    with mmap.mmap(s.f.fileno(), 0, access=mmap.ACCESS_READ) as buffer:
+        try:
+            matrix, end = PQMatrix.from_fasttext_bytes(buffer, start, f"{s.path}: field '{what}'")
+        except ValueError as err:  # kept as its message: its traceback holds views of the map,
+            failure = str(err)  # which would stop the map from closing (BufferError)
+    if failure is not None:
+        raise ValueError(failure)
+    if matrix.dim != dim:
+        raise s.fail(f"field '{what}'", f"has {matrix.dim} columns but args.dim is {dim}")
+    s.f.seek(end)
     return matrix
 
 
@@ -238,14 +298,23 @@ def write_fasttext_bin(path: PathLike, model: FastTextFile) -> None:
                 a.t,
             )
         )
-        f.write(_DICT_HEAD.pack(len(words), len(words) - nlabels, nlabels, model.ntokens, -1))
+        prune = model.pruneidx
+        prune_size = -1 if prune is None else len(prune)
+        f.write(
+            _DICT_HEAD.pack(len(words), len(words) - nlabels, nlabels, model.ntokens, prune_size)
+        )
         f.write(
             b"".join(
                 w.encode("utf-8") + struct.pack("<bqb", 0, int(c), int(t))
                 for w, c, t in zip(words, model.counts, types, strict=True)
             )
         )
-        for flag, matrix in ((b"\0", model.input), (b"\0", model.output)):
+        if prune is not None:
+            f.write(np.ascontiguousarray(prune, dtype="<i4").tobytes())
+        for matrix in (model.input, model.output):
+            if not isinstance(matrix, np.ndarray):  # a PQMatrix: a quantised (.ftz) table
+                f.write(b"\1" + matrix.fasttext_bytes())
+                continue
             table = np.ascontiguousarray(matrix, dtype="<f4")
-            f.write(flag + _MATRIX_HEAD.pack(*table.shape))
+            f.write(b"\0" + _MATRIX_HEAD.pack(*table.shape))
             f.write(memoryview(table).cast("B"))

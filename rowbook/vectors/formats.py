@@ -35,7 +35,7 @@ from __future__ import annotations
 import io
 import os
 import stat
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import numpy as np
@@ -112,6 +112,7 @@ def read_word2vec(
     unicode_errors: str = "strict",
     dtype: np.dtype | type = np.float32,
     allow_nonfinite: bool = False,
+    allocate: Callable[[tuple[int, int], np.dtype], np.ndarray] = np.empty,
 ) -> tuple[list[str], np.ndarray]:
     """Read a word2vec text/binary or GloVe file into ``(keys, vectors)``, vectors (V, d).
 
@@ -120,6 +121,8 @@ def read_word2vec(
     values are rounded to it once, binary float32 values converted, as gensim does.
     ``allow_nonfinite=True`` keeps ``inf`` / ``nan`` values (as gensim does) instead of
     refusing them; queries then treat such rows as zero rows (cosine 0 with everything).
+    ``allocate(shape, dtype)`` makes the table the rows are read into (a memory map of a
+    file, when converting a table larger than memory).
     """
     if limit is not None and (isinstance(limit, bool) or not isinstance(limit, int) or limit < 1):
         raise ValueError(f"limit must be None (read all rows) or an int >= 1, got {limit!r}")
@@ -128,7 +131,7 @@ def read_word2vec(
             "no_header=True is only for text files (GloVe); binary files need the header"
         )
     reader = Word2VecReader(os.fspath(path), encoding, unicode_errors)
-    reader.allow_nonfinite = bool(allow_nonfinite)
+    reader.allow_nonfinite, reader.allocate = bool(allow_nonfinite), allocate
     with open_binary(reader.path, "vectors file") as f:  # gzip, bzip2, xz: decompressed
         if no_header:
             n_rows, dim = reader.sniff_text(f)
@@ -140,9 +143,9 @@ def read_word2vec(
         if _plain_file(f):  # the claim against the bytes that follow the header
             room = os.fstat(f.fileno()).st_size - f.tell()
             reader.check_claim(n_read, dim, room, binary=binary, header=not no_header)
-            reader.table = np.empty((n_read, dim), dtype=dtype)  # (V, d)
+            reader.table = allocate((n_read, dim), np.dtype(dtype))  # (V, d)
         else:  # compressed or piped: no size to check against, so the table grows with the rows read
-            reader.table = np.empty((min(n_read, _FIRST_ROWS), dim), dtype=dtype)  # (V, d)
+            reader.table = allocate((min(n_read, _FIRST_ROWS), dim), np.dtype(dtype))  # (V, d)
         if binary:
             reader.binary_rows(f, n_read, dim, check_rest=limit is None)
         else:

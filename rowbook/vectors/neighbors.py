@@ -27,6 +27,7 @@ from rowbook.checks import check_int
 __all__ = [
     "EPSILON",
     "cos_add_direction",
+    "cos_mul_combine",
     "cos_mul_scores",
     "pair_cosines",
     "restrict_stop",
@@ -66,11 +67,27 @@ def row_norms(vectors: np.ndarray) -> np.ndarray:
     array([5., 0.])
     """
     vectors = np.asarray(vectors)
+    if vectors.ndim == 2 and vectors.dtype == np.float32 and vectors.flags.c_contiguous:
+        norms = np.empty(len(vectors), dtype=np.float64)  # one pass, no float64 copy
+        _squared_norms_kernel(vectors, norms)
+        return np.sqrt(norms)
     if vectors.ndim == 2 and len(vectors) > _ROWS_PER_BLOCK:  # a bounded float64 scratch
         blocks = range(0, len(vectors), _ROWS_PER_BLOCK)
         return np.concatenate([row_norms(vectors[i : i + _ROWS_PER_BLOCK]) for i in blocks])
     rows = vectors.astype(np.float64, copy=False)
     return np.sqrt(np.einsum("...d,...d->...", rows, rows))
+
+
+@numba.njit(cache=True, nogil=True)
+def _squared_norms_kernel(vectors, out):  # pragma: no cover - compiled
+    """``out[i] = sum_j float64(vectors[i, j]) ** 2``: the float64 sums of :func:`row_norms`
+    without a float64 copy of the rows (a mapped table is read once, in place)."""
+    for i in range(vectors.shape[0]):
+        total = 0.0
+        for j in range(vectors.shape[1]):
+            v = np.float64(vectors[i, j])
+            total += v * v
+        out[i] = total
 
 
 def unit_rows(vectors: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -234,9 +251,18 @@ def cos_mul_scores(
     array([[0.999999, 0.4999995]], dtype=float32)
     """
 
-    def shifted(terms: np.ndarray) -> np.ndarray:  # (Q, d) -> (Q, V)
-        return (1 + terms @ unit.T) / 2
+    return cos_mul_combine([t @ unit.T for t in positive], [t @ unit.T for t in negative])
 
-    numerator = np.prod([shifted(t) for t in positive], axis=0)  # (Q, V)
-    denominator = np.prod([shifted(t) for t in negative], axis=0) if negative else 1.0
-    return (numerator / (denominator + EPSILON)).astype(unit.dtype, copy=False)
+
+def cos_mul_combine(positive: Sequence[np.ndarray], negative: Sequence[np.ndarray]) -> np.ndarray:
+    """3CosMul from the cosines of every row with each term: ``positive`` and ``negative`` hold
+    (Q, V) cosine arrays; the result is :func:`cos_mul_scores`'s, in their dtype.
+
+    Examples
+    --------
+    >>> cos_mul_combine([np.array([[1.0, 0.0]], np.float32)], [])
+    array([[0.999999, 0.4999995]], dtype=float32)
+    """
+    numerator = np.prod([(1 + c) / 2 for c in positive], axis=0)  # (Q, V)
+    denominator = np.prod([(1 + c) / 2 for c in negative], axis=0) if negative else 1.0
+    return (numerator / (denominator + EPSILON)).astype(positive[0].dtype, copy=False)

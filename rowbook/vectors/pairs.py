@@ -41,7 +41,7 @@ class PairQueries(EditableTable):
         vectors sometimes gives 0.99999994 or 1.0000001.
         """
         rows = [self.get_index(key1)], [self.get_index(key2)]
-        return float(pair_cosines(self._vectors[rows[0]], self._vectors[rows[1]])[0])
+        return float(pair_cosines(self._rows(rows[0]), self._rows(rows[1]))[0])
 
     def n_similarity(self, keys1: Sequence[str], keys2: Sequence[str]) -> float:
         """Cosine of the means of two key lists (raw, not unit, vectors are averaged).
@@ -85,13 +85,15 @@ class PairQueries(EditableTable):
             else np.array([self.get_index(k) for k in other_keys], dtype=np.int64)
         )
         if metric == "euclidean":
-            return row_norms(self._vectors[index] - point).astype(np.float32)  # (n,)
-        unit = self.get_normed_vectors()
-        rows = unit if not len(other_keys) else unit[index]  # (n, d)
-        cosines = rows @ unit_rows(point)[1].astype(np.float32)  # (n,)
+            return row_norms(self._rows(index) - point).astype(np.float32)  # (n,)
+        direction = unit_rows(point)[1].astype(np.float32)  # (d,)
+        if len(other_keys):
+            cosines = self._unit_rows(index) @ direction  # (n,)
+        else:
+            cosines = np.array(self._cosines(direction, len(self)))  # (V,), a writeable copy
         if isinstance(key_or_vector, str):  # the key itself: its exact cosine
             own = index == self.get_index(key_or_vector)
-            cosines[own] = pair_cosines(self._vectors[index[own]], self._vectors[index[own]])
+            cosines[own] = pair_cosines(self._rows(index[own]), self._rows(index[own]))
         return np.float32(1) - cosines
 
     def closer_than(self, key1: str, key2: str) -> list[str]:
@@ -113,9 +115,7 @@ class PairQueries(EditableTable):
         if not len(keys_list):
             raise ValueError("most_similar_to_given needs a non-empty keys_list")
         rows = [self.get_index(key) for key in keys_list]
-        cosines = pair_cosines(
-            self._vectors[[self.get_index(key1)] * len(rows)], self._vectors[rows]
-        )
+        cosines = pair_cosines(self._rows([self.get_index(key1)] * len(rows)), self._rows(rows))
         return keys_list[int(np.argmax(cosines))]
 
     def get_mean_vector(
@@ -155,12 +155,13 @@ class PairQueries(EditableTable):
 
     def _resolve(self, terms: Sequence[Term], normalise_keys: bool) -> tuple[np.ndarray, list[int]]:
         """Stack the inputs' vectors (n, d) and list the rows of the inputs that are keys."""
-        table = self.get_normed_vectors() if normalise_keys else self._vectors
         rows, exclude = [], []
         for term in terms:
             if isinstance(term, str):
                 exclude.append(self.get_index(term))
-                rows.append(table[exclude[-1]])
+                rows.append(
+                    self._unit_rows(exclude[-1]) if normalise_keys else self._rows(exclude[-1])
+                )
             elif isinstance(term, np.ndarray) and term.shape == (self.vector_size,):
                 rows.append(term.astype(np.float32, copy=False))
             else:

@@ -102,11 +102,12 @@ def write_safetensors(
 
 
 def read_safetensors(
-    path: PathLike, *, allow_nonfinite: bool = False
+    path: PathLike, *, mmap: bool = False, allow_nonfinite: bool = False
 ) -> tuple[list[str], np.ndarray, np.ndarray | None]:
     """Read a file written by :func:`write_safetensors`; checks what it holds (``inf`` and
-    ``nan`` refused with their row unless ``allow_nonfinite``, as in the other formats)."""
-    tensors, meta = load_safetensors(path)
+    ``nan`` refused with their row unless ``allow_nonfinite``, as in the other formats). With
+    ``mmap`` the table is mapped from the file read-only instead of read (and not scanned)."""
+    tensors, meta = load_safetensors(path, mmap_mode="r" if mmap else None)
     if meta.get("kind") != "vectors" or not {"vectors", "key_bytes", "key_offsets"} <= set(tensors):
         raise ValueError(
             f"{path}: not a rowbook vectors safetensors file (it needs 'vectors', 'key_bytes' "
@@ -130,8 +131,8 @@ def read_safetensors(
         raise ValueError(
             f"{path}: 'vectors' must be a (V, d >= 1) float table, got {vectors.dtype}"
         )
-    finite = np.isfinite(vectors)
-    if not (allow_nonfinite or finite.all()):
+    finite = None if allow_nonfinite or mmap else np.isfinite(vectors)  # mapped: not scanned
+    if finite is not None and not finite.all():
         row, col = (int(i[0]) for i in np.nonzero(~finite))
         raise ValueError(
             f"{path}: 'vectors' row {row + 1} ({keys[row]!r}): "

@@ -17,14 +17,21 @@ from typing import Any, Self
 import numpy as np
 
 from rowbook.checks import check_finite_rows
-from rowbook.io import MAX_INFLATED_BYTES
+from rowbook.io import MAX_INFLATED_BYTES, kind_of
 from rowbook.vectors import formats, npz, sidefiles
-from rowbook.vectors.neighbors import unit_rows
+from rowbook.vectors.mapped import maps_a_file, open_cached
+from rowbook.vectors.neighbors import row_norms, unit_rows
 
 __all__ = ["KeyedTable"]
 
 PathLike = str | os.PathLike[str]
 _DTYPES = (np.dtype(np.float32), np.dtype(np.float16))
+_SCAN_BYTES = 8 << 20  # float64 bytes of a mapped table's rows handled at a time (scratch)
+
+
+def _scan_rows(dim: int) -> int:
+    """Rows of a mapped table scanned at a time: a scratch of at most 8 MB in float64."""
+    return max(256, _SCAN_BYTES // (8 * dim))
 
 
 class KeyedTable:
@@ -82,21 +89,26 @@ class KeyedTable:
             raise ValueError(
                 f"vectors must be a 2-D (n_keys, vector_size >= 1) array, got shape {table.shape}"
             )
-        self._keys = tuple(keys)
-        if len(self._keys) != len(table):
-            raise ValueError(
-                f"got {len(self._keys)} keys for {len(table)} vector rows; they must match"
-            )
-        self._key_to_index = _index_keys(self._keys)
+        self._set_keys(keys, counts, len(table), "vector rows")
         self._allow_nonfinite = bool(allow_nonfinite)
-        check_finite_rows("vectors", table, self._keys, allow_nonfinite=self._allow_nonfinite)
+        if not maps_a_file(table):  # a mapped table is not scanned: its rows stay on disk
+            check_finite_rows("vectors", table, self._keys, allow_nonfinite=self._allow_nonfinite)
         # (V, d) read-only view: queries cannot alter it, yet the caller's array stays writeable
         self._vectors = _read_only(table)
         self._owned = table if copy else None  # the writeable array behind _vectors, if ours
-        self._counts = None if counts is None else _check_counts(counts, len(table))
         self._norms: np.ndarray | None = None  # (V,), filled on first query
-        self._unit: np.ndarray | None = None  # (V, d) unit rows
+        self._unit: np.ndarray | None = None  # (V, d) unit rows; never made for a mapped table
         self._index = None  # a VectorIndex over the unit rows, once built (build_index)
+        self._mapped = maps_a_file(table)  # queries then scan the file's rows in blocks
+        self.path: Path | None = None  # the file a mapped table was opened from
+
+    def _set_keys(self, keys: Any, counts: Any, n_rows: int, rows: str) -> None:
+        """Keys (unique str, one per of the ``n_rows`` ``rows``), their index and counts."""
+        self._keys = tuple(keys)
+        if len(self._keys) != n_rows:
+            raise ValueError(f"got {len(self._keys)} keys for {n_rows} {rows}; they must match")
+        self._key_to_index = _index_keys(self._keys)
+        self._counts = None if counts is None else _check_counts(counts, n_rows)
 
     # -- lookup --------------------------------------------------------------------
 
@@ -142,11 +154,16 @@ class KeyedTable:
     def __repr__(self) -> str:
         return f"{type(self).__name__}(n_keys={len(self)}, vector_size={self.vector_size})"
 
+    @property
+    def mapped(self) -> bool:
+        """Whether the table is mapped from a file (``load(..., mmap=True)``) rather than held in memory."""
+        return self._mapped
+
     def __getitem__(self, key_or_keys: str | Iterable[str]) -> np.ndarray:
         """The (d,) row of one key (read-only view), or an (n, d) copy for a list of keys."""
         if isinstance(key_or_keys, str) or not isinstance(key_or_keys, Iterable):
             return self.get_vector(key_or_keys)
-        return self._vectors[[self.get_index(k) for k in key_or_keys]]  # (n, d)
+        return self._rows([self.get_index(k) for k in key_or_keys])  # (n, d)
 
     def get_index(self, key: str, default: int | None = None) -> int:
         """Row of ``key``; ``default`` if given and the key is absent, else ``KeyError``."""
@@ -165,26 +182,78 @@ class KeyedTable:
 
     def get_vector(self, key: str, norm: bool = False) -> np.ndarray:
         """The (d,) row of ``key`` (read-only), scaled to unit length if ``norm``."""
-        table = self.get_normed_vectors() if norm else self._vectors
-        return table[self.get_index(key)]
+        index = self.get_index(key)
+        return self._unit_rows(index) if norm else self._rows(index)
 
     def fill_norms(self, force: bool = False) -> None:
         """Compute and cache row norms and unit rows (done lazily by every query).
 
         Both come from :func:`~rowbook.vectors.neighbors.unit_rows`, the package's one
         norm; every edit of the table drops them, to be computed again on the next query.
+        A mapped table caches its norms only (V,), a block of rows at a time: its unit rows
+        would be a second full-size copy of the file in memory.
         """
-        if self._unit is None or force:
+        if self._mapped and self._unit is None:
+            if self._norms is None or force:
+                step = _scan_rows(self.vector_size)
+                norms = np.concatenate(
+                    [row_norms(self._vectors[i : i + step]) for i in range(0, len(self), step)]
+                    or [np.zeros(0)]
+                )
+                self._norms = _read_only(norms.astype(np.float32))
+        elif self._unit is None or force:
             norms, unit = unit_rows(self._vectors)  # (V,) float64, (V, d)
             self._norms, self._unit = _read_only(norms.astype(np.float32)), _read_only(unit)
 
     def get_normed_vectors(self) -> np.ndarray:
-        """All rows scaled to unit length, (V, d) float32 read-only (a zero row stays zero)."""
-        self.fill_norms()
+        """All rows scaled to unit length, (V, d) float32 read-only (a zero row stays zero).
+
+        For a mapped table this builds (and keeps) a full-size copy in memory; its queries
+        do not need one.
+        """
+        if self._unit is None:
+            norms, unit = unit_rows(self._vectors)  # (V,) float64, (V, d)
+            self._norms, self._unit = _read_only(norms.astype(np.float32)), _read_only(unit)
         return self._unit
 
+    # -- how queries read rows: one place, so mapped and quantised tables can answer them --
+
+    def _rows(self, index: Any) -> np.ndarray:
+        """Raw rows ``vectors[index]`` (an int gives a (d,) row, ids an (n, d) array)."""
+        return self._vectors[index]
+
+    def _unit_rows(self, index: Any) -> np.ndarray:
+        """Unit rows ``get_normed_vectors()[index]``, computed on the fly for a mapped table."""
+        if self._mapped and self._unit is None:
+            return unit_rows(self._vectors[index])[1]
+        return self.get_normed_vectors()[index]
+
+    def _cosines(self, queries: np.ndarray, stop: int) -> np.ndarray:
+        """Cosines of unit ``queries`` with the first ``stop`` rows: (stop,) for a (d,) query,
+        (Q, stop) for (Q, d). A mapped table is scanned a block of rows at a time."""
+        if not (self._mapped and self._unit is None):
+            unit = self.get_normed_vectors()[:stop]
+            return unit @ queries if queries.ndim == 1 else queries @ unit.T
+        self.fill_norms()
+        scale = np.divide(
+            np.float32(1),
+            self._norms,
+            out=np.zeros_like(self._norms),
+            where=(self._norms > 0) & np.isfinite(self._norms),
+        )
+        out = np.empty((*queries.shape[:-1], stop), dtype=np.float32)  # (stop,) or (Q, stop)
+        step = _scan_rows(self.vector_size)
+        for start in range(0, stop, step):
+            end = min(start + step, stop)
+            block = self._vectors[start:end].astype(np.float32, copy=False)  # (b, d), paged in
+            dots = block @ queries if queries.ndim == 1 else queries @ block.T
+            with np.errstate(invalid="ignore"):  # inf * 0 in rows that score 0 anyway
+                out[..., start:end] = np.where(scale[start:end] > 0, dots * scale[start:end], 0)
+        return out
+
     def unit_normalize_all(self) -> None:
-        """Replace the table by its unit rows (a new array; the old one is left untouched)."""
+        """Replace the table by its unit rows (a new array in memory; the old one, or the file
+        a mapped table reads, is left untouched)."""
         unit = self.get_normed_vectors()
         if unit.dtype == self._vectors.dtype:
             self._vectors, self._owned = unit, None
@@ -199,6 +268,7 @@ class KeyedTable:
             self._key_to_index = _index_keys(self._keys)
         self._owned, self._vectors = table, _read_only(table)
         self._norms = self._unit = self._index = None  # an index of the old rows is stale
+        self._mapped, self.path = maps_a_file(table), None
 
     # -- files ---------------------------------------------------------------------
 
@@ -223,7 +293,7 @@ class KeyedTable:
                 "or load it with fvocab="
             )
         formats.write_word2vec(
-            path, self._keys, self._vectors, binary=binary, write_header=write_header
+            path, self._keys, self.vectors, binary=binary, write_header=write_header
         )
         if fvocab is not None:
             sidefiles.write_vocab_counts(fvocab, self._keys, self._counts)
@@ -240,6 +310,9 @@ class KeyedTable:
         datatype: Any = np.float32,
         no_header: bool = False,
         allow_nonfinite: bool = False,
+        *,
+        mmap: bool = False,
+        cache_dir: PathLike | None = None,
     ) -> Self:
         """Read a word2vec text/binary file (or GloVe text with ``no_header=True``).
 
@@ -252,22 +325,66 @@ class KeyedTable:
         values are refused with their line or row, unless ``allow_nonfinite=True`` (queries
         then treat such rows as zero rows). A header claiming more than the file can hold is
         refused before anything is allocated (a compressed file's table grows with its rows).
+
+        ``mmap=True`` converts the file once into a rowbook ``.npz`` beside it (or in
+        ``cache_dir``) and maps that; later calls map the cache straight away, and rebuild it
+        when the source changes (see :mod:`rowbook.vectors.mapped`).
         """
         dtype = _check_dtype(datatype, "datatype")
-        keys, table = formats.read_word2vec(
-            path,
-            binary=binary,
-            no_header=no_header,
-            limit=limit,
-            encoding=encoding,
-            unicode_errors=unicode_errors,
-            dtype=dtype,
-            allow_nonfinite=allow_nonfinite,
-        )
-        counts = None
+        options = {
+            "binary": binary,
+            "no_header": no_header,
+            "limit": limit,
+            "encoding": encoding,
+            "unicode_errors": unicode_errors,
+            "datatype": dtype.name,
+            "allow_nonfinite": allow_nonfinite,
+        }
+
+        def read(allocate: Any = np.empty) -> dict[str, Any]:
+            keys, table = formats.read_word2vec(
+                path,
+                dtype=dtype,
+                allocate=allocate,
+                **{k: v for k, v in options.items() if k not in ("datatype",)},
+            )
+            return {"keys": keys, "vectors": table, "counts": None}
+
+        if mmap:
+            kind = "binary" if binary else "glove" if no_header else "text"
+            loaded = cls._open_cache(path, f"word2vec {kind}", options, read, cache_dir)
+            keys = loaded.index_to_key
+        else:
+            state = read()
+            keys = state["keys"]
+            loaded = cls(
+                keys,
+                state["vectors"],
+                None,
+                copy=False,
+                dtype=dtype,
+                allow_nonfinite=allow_nonfinite,
+            )
         if fvocab is not None:
             counts = sidefiles.read_vocab_counts(fvocab, keys, unicode_errors=unicode_errors)
-        return cls(keys, table, counts, copy=False, dtype=dtype, allow_nonfinite=allow_nonfinite)
+            loaded._counts = _check_counts(counts, len(loaded))
+        return loaded
+
+    @classmethod
+    def _open_cache(
+        cls,
+        source: PathLike,
+        fmt: str,
+        options: dict[str, Any],
+        read: Any,
+        cache_dir: PathLike | None,
+    ) -> Self:
+        """The table of ``source`` mapped from its conversion cache (made by ``read`` if needed)."""
+        state, cache = open_cached(source, fmt, options, read, kind="vectors", cache_dir=cache_dir)
+        keys, table, counts = npz.check_vectors_state(state, cache, allow_nonfinite=True)
+        loaded = cls(keys, table, counts, copy=False, dtype=table.dtype)
+        loaded.path = cache
+        return loaded
 
     @classmethod
     def load_glove(
@@ -276,11 +393,90 @@ class KeyedTable:
         limit: int | None = None,
         encoding: str = "utf8",
         allow_nonfinite: bool = False,
+        *,
+        mmap: bool = False,
+        cache_dir: PathLike | None = None,
     ) -> Self:
-        """Read GloVe text vectors (word2vec text rows without a header)."""
+        """Read GloVe text vectors (word2vec text rows without a header); ``mmap`` as in
+        :meth:`load_word2vec_format`."""
         return cls.load_word2vec_format(
-            path, no_header=True, limit=limit, encoding=encoding, allow_nonfinite=allow_nonfinite
+            path,
+            no_header=True,
+            limit=limit,
+            encoding=encoding,
+            allow_nonfinite=allow_nonfinite,
+            mmap=mmap,
+            cache_dir=cache_dir,
         )
+
+    def save_projector(
+        self,
+        folder: PathLike,
+        metadata: Mapping[str, Sequence[Any]] | None = None,
+        *,
+        name: str = "embedding",
+    ) -> Path:
+        """Write the table for TensorBoard's Embedding Projector into ``folder``.
+
+        ``tensors.tsv`` (the rows), ``metadata.tsv`` (the keys, a ``count`` column when the
+        table has counts, and the columns of ``metadata``: name to one value per row) and
+        ``projector_config.pbtxt`` naming the table ``name``; keys and values holding tabs or
+        newlines are escaped (:mod:`rowbook.viz.projector`). Point TensorBoard at the folder
+        (``tensorboard --logdir FOLDER``) and open its Projector tab. Returns the config path.
+        """
+        from rowbook.viz.projector import write_projector
+
+        columns = dict(metadata or {})
+        if self._counts is not None and "count" not in columns:
+            columns = {"count": self._counts.tolist(), **columns}
+        return write_projector(folder, self._keys, self._vectors, columns, name=name)
+
+    @classmethod
+    def load_projector(
+        cls, folder: PathLike, *, tensor: str | None = None, key_column: str | None = None
+    ) -> Self:
+        """Read a table of a TensorBoard projector folder (:meth:`save_projector`'s, or one
+        TensorBoard's own ``projector.visualize_embeddings`` describes).
+
+        The keys are the metadata column ``key_column`` (default: ``"label"``, else the first
+        column), or the row numbers without metadata; they must be unique. A ``count``
+        column of non-negative integers becomes the counts. ``tensor`` picks the table when
+        the folder lists several. :func:`rowbook.viz.projector.read_projector` gives every
+        metadata column.
+        """
+        from rowbook.viz.projector import read_projector
+
+        found = read_projector(folder, tensor=tensor)
+        columns = found.metadata
+        if key_column is None:
+            key_column = "label" if "label" in columns or not columns else next(iter(columns))
+        if columns and key_column not in columns:
+            raise KeyError(f"{folder}: no metadata column {key_column!r}; it has {list(columns)}")
+        keys = columns.get(key_column) or [str(i) for i in range(len(found.vectors))]
+        missing = [i for i, key in enumerate(keys) if key is None]
+        if missing:
+            raise ValueError(
+                f"{folder}: row {missing[0]} has no {key_column!r}; every row needs a "
+                "key (choose another column with key_column=)"
+            )
+        counts = columns.get("count") if key_column != "count" else None
+        if counts is not None and not all(c is not None and c.isdigit() for c in counts):
+            counts = None  # not counts after all: left in the metadata, not taken as counts
+        try:
+            return cls(
+                keys,
+                found.vectors,
+                None if counts is None else [int(c) for c in counts],
+                copy=False,
+            )
+        except ValueError as err:
+            if "duplicate key" not in str(err):
+                raise
+            raise ValueError(
+                f"{folder}: the metadata column {key_column!r} repeats a value ({err}); "
+                "choose a column of unique values with key_column=, or read the rows "
+                "and metadata with rowbook.viz.projector.read_projector"
+            ) from None
 
     def save(self, path: PathLike) -> None:
         """Write keys, vectors and counts to one file (no pickle), atomically, at exactly ``path``.
@@ -297,24 +493,46 @@ class KeyedTable:
         cls,
         path: PathLike,
         *,
+        mmap: bool = False,
         max_inflated_bytes: int | None = MAX_INFLATED_BYTES,
         allow_nonfinite: bool = False,
     ) -> Self:
         """Read a file written by :meth:`save` (safetensors or ``.npz``, told apart by their
         content, whatever the file's name; fields checked, no pickle).
 
+        ``mmap=True`` maps the table from the file read-only instead of reading it: opening
+        reads the keys only, queries page in the rows they touch, and the norms they need are
+        computed a block at a time (see :mod:`rowbook.vectors.mapped`). The mapped values are
+        not scanned, so inf / nan rows score as zero rows instead of being refused.
+        A quantised file (``QuantizedVectors.save``) comes back as a
+        :class:`~rowbook.vectors.quantize.QuantizedVectors`.
         ``max_inflated_bytes`` caps what compressed ``.npz`` members may expand to (rowbook
         writes none; ``None`` lifts the cap for a file you trust, see ``docs/safety.md``);
         ``allow_nonfinite`` as in :meth:`load_word2vec_format`.
         """
         if Path(path).is_file() and sidefiles.is_safetensors(path):
-            keys, table, counts = sidefiles.read_safetensors(path, allow_nonfinite=allow_nonfinite)
+            keys, table, counts = sidefiles.read_safetensors(
+                path, mmap=mmap, allow_nonfinite=allow_nonfinite
+            )
+        elif kind_of(path) == "quantized vectors":
+            from rowbook.vectors.quantize.table import QuantizedVectors
+
+            if not issubclass(QuantizedVectors, cls):
+                raise TypeError(f"{path} holds quantised vectors; read it with Vectors.load(path)")
+            return QuantizedVectors.load(path, mmap=mmap)
         else:
             keys, table, counts = npz.read_npz(
-                path, max_inflated_bytes=max_inflated_bytes, allow_nonfinite=allow_nonfinite
+                path,
+                max_inflated_bytes=max_inflated_bytes,
+                allow_nonfinite=allow_nonfinite,
+                mmap=mmap,
             )
         dtype = np.float16 if table.dtype == np.float16 else np.float32
-        return cls(keys, table, counts, copy=False, dtype=dtype, allow_nonfinite=allow_nonfinite)
+        loaded = cls(
+            keys, table, counts, copy=False, dtype=dtype, allow_nonfinite=allow_nonfinite or mmap
+        )
+        loaded.path = Path(path) if loaded.mapped else None
+        return loaded
 
 
 def _is_safetensors(path: PathLike) -> bool:
@@ -349,8 +567,11 @@ def _read_only(array: np.ndarray) -> np.ndarray:
 
 
 def _index_keys(keys: tuple[str, ...]) -> dict[str, int]:
-    key_to_index: dict[str, int] = {}
-    for i, key in enumerate(keys):
+    key_to_index = {key: i for i, key in enumerate(keys)}  # the fast path: str keys, no repeat
+    if len(key_to_index) == len(keys) and all(type(key) is str for key in keys):
+        return key_to_index
+    key_to_index = {}
+    for i, key in enumerate(keys):  # find what is wrong, to say where
         if not isinstance(key, str):
             raise TypeError(f"keys must be str, got {type(key).__name__} {key!r} at index {i}")
         first = key_to_index.setdefault(key, i)

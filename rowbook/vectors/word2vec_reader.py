@@ -12,6 +12,7 @@ Duplicate keys keep their first row, with one warning naming the first duplicate
 from __future__ import annotations
 
 import warnings
+from collections.abc import Callable
 from typing import BinaryIO
 
 import numpy as np
@@ -31,6 +32,7 @@ class Word2VecReader:
     def __init__(self, path: str, encoding: str, unicode_errors: str) -> None:
         self.path, self.encoding, self.errors = path, encoding, unicode_errors
         self.allow_nonfinite = False  # True: keep inf / nan values
+        self.allocate: Callable[[tuple[int, int], np.dtype], np.ndarray] = np.empty
         self.keys: list[str] = []
         self.table = np.empty((0, 0), dtype=np.float32)  # (n_rows, d), filled row by row
         self.filled = 0  # rows of `table` holding kept (first-occurrence) rows
@@ -43,9 +45,9 @@ class Word2VecReader:
         table read from a compressed file never outgrows twice the rows it really has."""
         need = self.filled + rows
         if need > len(self.table):
-            grown = np.empty(
+            grown = self.allocate(
                 (min(self.capacity, max(need, 2 * len(self.table))), self.table.shape[1]),
-                dtype=self.table.dtype,
+                self.table.dtype,
             )
             grown[: self.filled] = self.table[: self.filled]
             self.table = grown

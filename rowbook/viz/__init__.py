@@ -6,23 +6,34 @@
   through scikit-learn (``pip install "rowbook[viz]"``);
 * :mod:`rowbook.viz.labels` -- labels people can read: invisible characters shown, PNG
   labels placed so that none overlap (leader lines, the hidden ones counted);
-* :mod:`rowbook.viz.plots` -- labelled scatter, cosine heatmap and training curves as PNG
+* :mod:`rowbook.viz.plots` -- labelled scatter, cosine heatmap, training curves and the cost
+  of a vocabulary as PNG
   (matplotlib, Agg, written atomically);
+* :mod:`rowbook.viz.row_stats` -- which rows trained: updates against frequency rank,
+  distance travelled against updates, the rows never touched (:class:`~rowbook.optim.RowStats`);
+* :mod:`rowbook.viz.compare` -- what moved between two tables (:func:`rowbook.vectors.compare`);
 * :mod:`rowbook.viz.html` -- one self-contained HTML file to rotate, zoom and hover in 2-D
-  or 3-D, with no network and no server.
+  or 3-D, search, list a point's cosine neighbours and colour by metadata, with no network
+  and no server;
+* :mod:`rowbook.viz.projector` -- TensorBoard's Embedding Projector folders, written and read.
 """
 
+from rowbook.viz.compare import moved_figure, plot_moved
 from rowbook.viz.html import embedding_html, write_html
 from rowbook.viz.plots import (
     plot_scatter,
     plot_similarity,
     plot_training,
+    plot_vocab_sweep,
     scatter_figure,
     similarity_figure,
     training_figure,
+    vocab_sweep_figure,
 )
 from rowbook.viz.points import as_points, cosine_matrix, hue_colors
 from rowbook.viz.project import PCA, project, tsne
+from rowbook.viz.projector import read_projector, write_projector
+from rowbook.viz.row_stats import plot_row_stats, row_stats_figure
 
 __all__ = [
     "PCA",
@@ -30,13 +41,21 @@ __all__ = [
     "cosine_matrix",
     "embedding_html",
     "hue_colors",
+    "moved_figure",
+    "plot_moved",
+    "plot_row_stats",
     "plot_scatter",
     "plot_similarity",
     "plot_training",
+    "plot_vocab_sweep",
     "project",
+    "read_projector",
+    "row_stats_figure",
     "scatter_figure",
     "similarity_figure",
     "training_figure",
     "tsne",
+    "vocab_sweep_figure",
     "write_html",
+    "write_projector",
 ]

@@ -43,6 +43,8 @@ def visible_label(label: str) -> str:
     """
     if not label:
         return '""'
+    if label.isprintable() and label[0] != " " and label[-1] != " ":
+        return label  # nothing to show: the common case, a quarter of the time of the loop
     core = label.strip(" ")
     lead = len(label) - len(label.lstrip(" "))
     trail = len(label) - len(label.rstrip(" ")) if core else 0

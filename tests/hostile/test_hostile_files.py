@@ -36,7 +36,13 @@ FUZZ = settings(
 )
 # How each format is damaged. A new file kind goes in one of these groups (see conftest.py).
 TEXT = ("word2vec text", "word2vec binary", "glove")
-BINARY = ("fasttext bin", "vectors safetensors")
+BINARY = (
+    "fasttext bin",
+    "vectors safetensors",
+    "safetensors",
+    "fasttext supervised",
+    "fasttext ftz",
+)
 NPZ = (
     "vectors npz",
     "state",
@@ -44,10 +50,15 @@ NPZ = (
     "word2vec checkpoint",
     "glove checkpoint",
     "saved model",
+    "quantized npz",
+    "mapped vectors npz",
+    "mapped quantized npz",
 )
 JSON = ("vocab json", "bpe json", "tokenizer.json", "text pipeline json")
+#: Folders (conftest.FOLDER_FORMATS): one file of the folder damaged at a time.
+FOLDER = ("hf checkpoint", "projector folder")
 #: Recognised by rowbook.load without a loader of their own (conftest.NAMED_ONLY).
-NAMED_ONLY = ("fasttext supervised",)
+NAMED_ONLY = ("hf config json",)
 BIG = st.one_of(st.integers(0, 64), st.integers(0, 10**13))  # sizes, small and absurd
 JSON_VALUES = st.recursive(
     st.none() | st.booleans() | st.integers(-(2**70), 2**70) | st.floats() | st.text(max_size=6),
@@ -130,6 +141,41 @@ def test_fuzz_any_file_through_rowbook_load(fmt, data, bases, craft):
     craft.outcome(fmt, data.draw(damaged(bases[fmt])), any_kind=True)
 
 
+@st.composite
+def damaged_folder(draw, files: dict[str, bytes]) -> dict[str, bytes]:
+    """``files`` with one of them damaged (:func:`damaged`) or removed."""
+    files = dict(files)
+    name = draw(st.sampled_from(sorted(files)))
+    if draw(st.integers(0, 9)) == 0:
+        del files[name]
+    else:
+        files[name] = draw(damaged(files[name]))
+    return files
+
+
+@child_only
+@pytest.mark.parametrize("any_kind", [False, True])
+@pytest.mark.parametrize("fmt", FOLDER)
+@FUZZ
+@given(data=st.data())
+def test_fuzz_damaged_folders(fmt, any_kind, data, bases, craft):
+    """A folder kind with one file damaged, through its loader and through rowbook.load."""
+    craft.outcome(fmt, data.draw(damaged_folder(bases[fmt])), any_kind=any_kind)
+
+
+@child_only
+@FUZZ
+@given(data=st.data())
+def test_fuzz_hugging_face_config_fields(data, bases, craft):
+    """Every field of a checkpoint's config.json mistyped or removed, beside valid weights."""
+    import json
+
+    files = dict(bases["hf checkpoint"])
+    config = data.draw(mistyped(json.loads(files["config.json"])))
+    files["config.json"] = json.dumps(config).encode()
+    craft.outcome("hf checkpoint", files)
+
+
 # -- size claims ---------------------------------------------------------------------------------
 
 
@@ -169,7 +215,7 @@ def test_fuzz_npy_header_claims(fmt, shape, descr, held, compress, data, bases, 
 
 
 @child_only
-@pytest.mark.parametrize("fmt", ["vectors npz", "state"])
+@pytest.mark.parametrize("fmt", ["vectors npz", "state", "mapped vectors npz"])
 @FUZZ
 @given(
     size=st.one_of(BIG, st.integers(MAX_INFLATED_BYTES - 8, MAX_INFLATED_BYTES * 4)),
@@ -242,7 +288,8 @@ def test_every_base_file_is_recognised_by_rowbook_load(bases, craft):
     named = {
         "state": "a rowbook training checkpoint",
         "trainer checkpoint": "a rowbook training checkpoint",
-        "fasttext supervised": "a fastText supervised model (.bin)",
+        "safetensors": "a safetensors file; read it with rowbook.io.load_safetensors",
+        "hf config json": "a Hugging Face config.json; read it with TransformerLM.from_hf",
     }
     for fmt, data in bases.items():
         said = craft.outcome(fmt, data, any_kind=True)

@@ -138,6 +138,18 @@ ROUND_TRIP: dict[str, tuple[Callable[[], Any], tuple[Any, ...]]] = {
         lambda: rowbook.FastText(vector_size=8, min_count=1, bucket=50, epochs=2, workers=1),
         (_TINY_TEXT,),
     ),
+    "TransformerLM": (
+        lambda: rowbook.TransformerLM(
+            vocab_size=280, d_model=8, n_layers=1, n_heads=2, context=8, epochs=2
+        ),
+        (_LINES,),
+    ),
+    "FastTextClassifier": (
+        lambda: rowbook.FastTextClassifier(
+            vector_size=8, epochs=2, word_ngrams=2, bucket=50, workers=1
+        ),
+        (_LINES, ["a", "b", "a"] * 4),
+    ),
 }
 
 

@@ -101,3 +101,25 @@ def test_fit_on_other_pairs_and_bad_pairs():
         ColorHarmony(epochs=1).fit((left + 20, right, label))
     with pytest.raises(ValueError, match="ColorHarmony: lr must be"):
         ColorHarmony(lr=0.0)
+
+
+def test_the_log_the_chapter_prints(trained):
+    """Loss and accuracy before training, then each epoch's: held to the untrained network and
+    to the model's own predictions."""
+    from rowbook.models.color_harmony import HarmonyNet
+
+    left, right, label = harmony_pairs()
+    untrained = HarmonyNet(16, 4, 16, rng=0)  # what fit builds first, with the same seed
+    logits = untrained(left, right).data.astype(np.float64)
+    p = 1 / (1 + np.exp(-logits))
+    initial = trained.history_.initial
+    assert set(initial) == {"eval_loss", "eval_accuracy"}
+    assert initial["eval_accuracy"] == pytest.approx(np.mean((p > 0.5) == (label > 0.5)))
+    bce = -np.mean(label * np.log(p) + (1 - label) * np.log(1 - p))
+    assert initial["eval_loss"] == pytest.approx(bce, rel=1e-5)
+    last = trained.history_.epochs[-1]
+    assert set(last) == {"epoch", "loss", "eval_loss", "eval_accuracy"}
+    assert last["eval_accuracy"] == trained.accuracy() == 1.0
+    z = trained.net_(left, right).data.astype(np.float64)  # logits: the stable form of the BCE
+    expected = np.mean(np.maximum(z, 0) - z * label + np.log1p(np.exp(-np.abs(z))))
+    assert last["eval_loss"] == pytest.approx(expected, rel=1e-3)  # float32 against float64

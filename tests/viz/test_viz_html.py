@@ -3,6 +3,7 @@ cannot break out of the data block; optionally, headless Chromium runs the viewe
 
 from __future__ import annotations
 
+import base64
 import json
 import os
 import re
@@ -15,7 +16,9 @@ import numpy as np
 import pytest
 
 from rowbook.vectors import Vectors
+from rowbook.vectors.neighbors import unit_rows
 from rowbook.viz import embedding_html, project, write_html
+from rowbook.viz.columns import metadata_columns
 from rowbook.viz.labels import visible_label
 from rowbook.viz.project import describe_projection
 
@@ -75,7 +78,7 @@ def test_embedded_data_is_the_projection(tmp_path: Path, table: np.ndarray, dims
     reference = (table - table.mean(0)) @ vectors[:, np.argsort(values)[::-1][:dims]]
     signs = np.sign(np.sum(reference * np.asarray(data["points"]), axis=0))
     np.testing.assert_allclose(data["points"], reference * signs, rtol=1e-6, atol=1e-9)
-    assert data["format"] == "rowbook-embedding-view" and data["version"] == 1
+    assert data["format"] == "rowbook-embedding-view" and data["version"] == 2
 
 
 def test_no_network_anywhere(table: np.ndarray) -> None:
@@ -92,9 +95,9 @@ def test_labels_cannot_break_out(table: np.ndarray) -> None:
     page = embedding_html(table, labels, title="<i>my</i> & space")
     parser, data = _parse(page)
     assert data["labels"] == labels
-    assert [tag for tag, _ in parser.tags].count("script") == 3  # error hook, data, viewer
+    assert [tag for tag, _ in parser.tags].count("script") == 4  # error hook, data, rows, viewer
     assert "b" not in [tag for tag, _ in parser.tags] and "i" not in [tag for tag, _ in parser.tags]
-    assert page.lower().count("</script") == 3 and "<!--" not in page
+    assert page.lower().count("</script") == 4 and "<!--" not in page
     assert "<title>&lt;i&gt;my&lt;/i&gt; &amp; space, PCA 3-D, " in page
     assert "<h1>&lt;i&gt;my&lt;/i&gt; &amp; space</h1>" in page
     assert data["title"] == "<i>my</i> & space"
@@ -265,3 +268,127 @@ def test_crowded_view_in_chromium(tmp_path: Path) -> None:
     assert 0 < report["labelsAuto"] < 150 and report["labelsAll"] == 150
     assert report["labelsNone"] == 0 and report["axesClear"] is True
     assert f"{150 - report['labelsAuto']} of 150 labels hidden" in report["header"][0]
+
+
+# -- search, neighbours, metadata ----------------------------------------------------------------
+
+
+def _rows(page: str) -> np.ndarray | None:
+    parser, data = _parse(page)
+    blocks = [text for attrs, text in parser.scripts if attrs.get("id") == "rowbook-vectors"]
+    if not blocks:
+        return None
+    assert data["neighbors"] is not None
+    shape = (data["neighbors"]["rows"], data["neighbors"]["dim"])
+    return np.frombuffer(base64.b64decode(blocks[0]), dtype="<f4").reshape(shape)
+
+
+def test_the_rows_are_embedded_for_the_neighbour_panel(table: np.ndarray) -> None:
+    rows = _rows(embedding_html(table))
+    np.testing.assert_array_equal(rows, unit_rows(table.astype(np.float32))[1])
+    _, data = _parse(embedding_html(table, neighbors=False))
+    assert _rows(embedding_html(table, neighbors=False)) is None and data["neighbors"] is None
+    wide = np.zeros((2, 5000))
+    wide[:, 0] = [1.0, 2.0]
+    with pytest.MonkeyPatch.context() as patch:  # the defaults, made small for the test
+        patch.setattr("rowbook.viz.html.NEIGHBORS_BY_DEFAULT", 100)
+        patch.setattr("rowbook.viz.html.MAX_EMBEDDED_VALUES", 5000)
+        assert _rows(embedding_html(wide, dims=2)) is None  # too many values: off by default
+        with pytest.raises(
+            ValueError,
+            match="neighbors=True would embed 2 x 5,000 = 10,000 values, more than 5,000",
+        ):
+            embedding_html(wide, dims=2, neighbors=True)
+
+
+def test_metadata_columns_and_counts() -> None:
+    rng = np.random.default_rng(2)
+    vectors = Vectors(
+        [f"k{i}" for i in range(6)], rng.standard_normal((6, 4)), counts=[60, 50, 40, 3, 2, 1]
+    )
+    page = embedding_html(
+        vectors, words=["k5", "k0", "k3"], metadata={"pos": ["n", None, "n"]}, color_by="pos"
+    )
+    _, data = _parse(page)
+    assert [c["name"] for c in data["metadata"]] == ["count", "pos"]
+    assert data["metadata"][0] == {
+        "name": "count",
+        "kind": "number",
+        "values": [1.0, 60.0, 3.0],
+        "log": False,
+    }
+    assert data["metadata"][1] == {
+        "name": "pos",
+        "kind": "category",
+        "categories": ["n", "(missing)"],
+        "codes": [0, 1, 0],
+    }
+    assert data["color_by"] == "pos"
+    columns = metadata_columns(
+        {"zipf": [1e5, 10, 1], "mixed": [1, "a", None], "flag": [True, False, True]}, 3
+    )
+    assert columns[0]["kind"] == "number" and columns[0]["log"] is True  # 5 orders of magnitude
+    assert columns[1] == {
+        "name": "mixed",
+        "kind": "category",
+        "categories": ["1", "a", "(missing)"],
+        "codes": [0, 1, 2],
+    }
+    assert columns[2]["kind"] == "category" and columns[2]["categories"] == ["True", "False"]
+    with pytest.raises(ValueError, match="color_by='kind' is not a metadata column"):
+        embedding_html(vectors, color_by="kind")
+    with pytest.raises(ValueError, match="metadata column 'pos' must hold one value per point"):
+        embedding_html(vectors, metadata={"pos": ["n"]})
+
+
+def _selftest(tmp_path: Path, page: Path) -> dict:
+    dom = _run_chromium(page, tmp_path / "profile", "--dump-dom", fragment="#selftest")
+    root, _ = _root_and_body(dom)
+    assert "data-error" not in root, root
+    parser, _ = _parse(dom)
+    return json.loads(next(a for tag, a in parser.tags if tag == "body")["data-selftest"])
+
+
+def _cosine_top(X: np.ndarray, i: int, k: int) -> list[int]:
+    unit = unit_rows(X.astype(np.float32))[1].astype(np.float64)
+    scores = unit @ unit[i]
+    scores[i] = -np.inf
+    return np.argsort(-scores, kind="stable")[:k].tolist()
+
+
+@browser
+@pytest.mark.parametrize("n", [60, 3000])  # the arcs, and the pixels of a large table
+def test_search_neighbours_and_colours_in_chromium(tmp_path: Path, n: int) -> None:
+    rng = np.random.default_rng(5)
+    X = rng.standard_normal((n, 8)) * np.linspace(2, 0.5, 8)
+    labels = [f"w{i}" for i in range(n - 1)] + ["last\tone"]
+    kinds = [["noun", "verb", "adj"][i % 3] for i in range(n)]
+    page = write_html(
+        X,
+        tmp_path / "space.html",
+        labels=labels,
+        dims=3,
+        metadata={"kind": kinds, "count": list(range(n, 0, -1))},
+    )
+    report = _selftest(tmp_path, page)
+    # a click lists the point's true cosine neighbours (of the rows, not of the screen)
+    i = report["selected"]
+    assert i >= 0 and report["hover"] == visible_label(labels[i])
+    panel = report["panel"]
+    assert panel["title"] == visible_label(labels[i])
+    assert panel["indices"] == _cosine_top(X, i, 10)
+    unit = unit_rows(X.astype(np.float32))[1]
+    expected = [round(float(unit[i] @ unit[j]), 3) for j in panel["indices"]]
+    assert [score for _, score in panel["neighbours"]] == pytest.approx(expected, abs=1e-3)
+    assert [name for name, _ in panel["neighbours"]] == [
+        visible_label(labels[j]) for j in panel["indices"]
+    ]
+    # the search finds the last label (typed whole), selects it and centres the view on it
+    assert report["found"] == n - 1 and report["centred"] is True
+    assert report["matches"][0] == visible_label(labels[-1])
+    # colour by each column: categories with their colours, counts on a scale
+    assert report["legends"]["kind"] == ["noun", "verb", "adj"]
+    assert report["legends"]["count"][0].startswith("1") and report["legends"]["count"][-1] == str(
+        n
+    )
+    assert report["moved"] and report["rotated"] and report["zoomed"]

@@ -27,6 +27,7 @@ __getattr__, __dir__, __all__ = lazy_loader.attach(
     __name__,
     submod_attrs={
         "base": ["WordVectorModel"],
+        "classifier": ["FastTextClassifier"],
         "fasttext": ["FastText"],
         "glove": ["GloVe"],
         "jobs": ["Progress"],

@@ -35,7 +35,7 @@ from abc import abstractmethod
 from collections.abc import Callable, Iterator, Mapping
 from contextlib import closing, contextmanager
 from functools import partial
-from typing import Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
 
 import numpy as np
 
@@ -47,9 +47,13 @@ from rowbook.data.id_stream import EncodedCorpus
 from rowbook.data.spill import resolve_spill_dir
 from rowbook.io import fields_of
 from rowbook.models.base import Model
+from rowbook.models.word_vectors import telemetry
 from rowbook.models.word_vectors.jobs import EpochJobs, Progress, resolve_workers, run_schedule
 from rowbook.models.word_vectors.state import check_vocab, fitted_state, grow_vocab, saved_state
 from rowbook.vectors import Vectors
+
+if TYPE_CHECKING:
+    from rowbook.optim.row_stats import RowStats
 
 __all__ = ["WordVectorModel"]
 
@@ -61,7 +65,7 @@ class WordVectorModel(Model):
     :class:`~rowbook.models.FastText` and :class:`~rowbook.models.GloVe` are.
     """
 
-    _run_only: ClassVar[tuple[str, ...]] = ("workers", "progress")
+    _run_only: ClassVar[tuple[str, ...]] = ("workers", "progress", "row_stats")
     #: dtype of the tables (word2vec's float32, glove.c's float64).
     _table_dtype: ClassVar[type] = np.float32
     #: Whether the learning rate follows a schedule measured in corpus words (``train``'s
@@ -74,6 +78,7 @@ class WordVectorModel(Model):
     seed: int
     workers: int | None
     progress: bool
+    row_stats: bool
 
     # -- what a model of the family provides --------------------------------------------
 
@@ -112,6 +117,18 @@ class WordVectorModel(Model):
     @abstractmethod
     def _make_vectors(self, state: dict[str, Any]) -> Vectors:
         """The query view of the learned tables (what :attr:`vectors` returns)."""
+
+    def _stats_table(self, state: dict[str, Any]) -> np.ndarray:
+        """The table whose rows the telemetry follows (``row_stats=True``): ``W_in``. Its
+        shape and dtype are those of the table named by ``_stats_shape_of``."""
+        return state["tables"]["W_in"]
+
+    #: The table whose shape and dtype the telemetry's rows take.
+    _stats_shape_of: ClassVar[str] = "W_in"
+
+    def _stats_layout(self, state: dict[str, Any]) -> tuple[int, int, Any]:
+        table = state["tables"][self._stats_shape_of]
+        return table.shape[0], table.shape[1], table.dtype
 
     def _new_extra(self, V: int) -> dict[str, Any]:
         """Training state beyond the common keys for a fresh model (GloVe's AdaGrad sums)."""
@@ -320,6 +337,9 @@ class WordVectorModel(Model):
         old_V = len(state["vocab"])
         state["vocab"] = grow_vocab(state["vocab"], seen, self.min_count)
         self._grow_tables(state, old_V)
+        if state["row_stats"] is not None:
+            rows = self._stats_layout(state)[0]
+            state["row_stats"] = telemetry.grown(state["row_stats"], old_V, rows)
         state["vectors"] = None
 
     def _new_state(
@@ -335,6 +355,7 @@ class WordVectorModel(Model):
             "history": [],
             "schedule": schedule,
             "vectors": None,
+            "row_stats": None,
             **self._new_extra(len(vocab)),
         }
 
@@ -401,28 +422,41 @@ class WordVectorModel(Model):
         self, state: dict[str, Any], data: Any, callback: Callable | None, checkpoint: Any
     ) -> None:
         """The epochs still to do in the schedule (:func:`~rowbook.models.word_vectors.jobs.run_schedule`)."""
+        jobs = self._epoch_jobs(state, data)
+        if self.row_stats and state["row_stats"] is None:  # start recording here
+            state["row_stats"] = telemetry.new_telemetry(*self._stats_layout(state))
         run_schedule(
             state["schedule"],
             state["history"],
-            self._epoch_jobs(state, data),
+            jobs,
             workers=resolve_workers(self.workers),
             show=self.progress,
             callback=callback,
             save=None if checkpoint is None else partial(self.save, checkpoint),
+            telemetry=telemetry.job_stats(state["row_stats"], len(jobs.sizes))
+            if self.row_stats
+            else None,
         )
 
     # -- saved state ---------------------------------------------------------------------
 
     def _get_state(self) -> dict[str, Any]:
         fitted = self._require_fitted("save()")
-        return {**saved_state(fitted), **self._extra_state(fitted)}
+        saved = {**saved_state(fitted), **self._extra_state(fitted)}
+        if fitted["row_stats"] is not None:  # only when recorded: files stay as they were
+            saved["row_stats"] = telemetry.telemetry_state(fitted["row_stats"])
+        return saved
 
     def _set_state(self, state: dict[str, Any]) -> None:
         self._fitted = self._fitted_from_state(state)
 
     def _fitted_from_state(self, state: dict[str, Any]) -> dict[str, Any]:
         fitted = fitted_state(state, self._table_dtype, self._table_shapes)
-        return {**fitted, **self._extra_from_state(state, len(fitted["vocab"]))}
+        fitted.update(self._extra_from_state(state, len(fitted["vocab"])))
+        fitted["row_stats"] = telemetry.telemetry_from_state(
+            state.get("row_stats"), *self._stats_layout(fitted)
+        )
+        return fitted
 
     # -- learned state -------------------------------------------------------------------
 
@@ -443,6 +477,23 @@ class WordVectorModel(Model):
     def counts_(self) -> np.ndarray:
         """``(V,)`` corpus counts of the vocabulary words (summed over ``build_vocab`` updates)."""
         return self._learned("vocab", "counts_").counts
+
+    @property
+    def row_stats_(self) -> RowStats:
+        """Per-row telemetry of the word table, recorded with ``row_stats=True``
+        (:mod:`~rowbook.models.word_vectors.telemetry`): updates, summed gradient norm, last
+        job and distance travelled of every row, named by the vocabulary (and fastText's
+        buckets), with the words' counts; draw it with :func:`rowbook.viz.plot_row_stats`."""
+        fitted = self._require_fitted(".row_stats_")
+        if fitted["row_stats"] is None:
+            name = type(self).__name__
+            raise ValueError(
+                f"this {name} was trained without telemetry; fit it with {name}(..., "
+                "row_stats=True) to record which rows learned"
+            )
+        vocab = fitted["vocab"]
+        table = self._stats_table(fitted)
+        return telemetry.row_stats(fitted["row_stats"], table, vocab.keys, vocab.counts)
 
     @property
     def history_(self) -> list[Progress]:

@@ -39,14 +39,13 @@ from typing import Any, ClassVar, Literal
 
 import numpy as np
 
-from rowbook._memory import untouched_zeros
 from rowbook.checks import check_int, check_number
 from rowbook.data.counted_vocab import CountedVocab
 from rowbook.data.id_stream import EncodedCorpus
 from rowbook.data.sampling import negative_guide, negative_table, sample_thresholds
 from rowbook.models.word_vectors.fasttext_kernels import train_job
 from rowbook.models.word_vectors.word2vec import Word2Vec
-from rowbook.models.word_vectors.word2vec_training import grow_tables
+from rowbook.models.word_vectors.word2vec_training import grow_tables, initial_rows_where
 from rowbook.text.subwords import subword_table
 from rowbook.vectors.fasttext_format import (
     FastTextArgs,
@@ -94,6 +93,9 @@ class FastText(Word2Vec):
         Corpus words per job (the unit of threading and of learning-rate updates).
     progress : bool
         Show a tqdm progress bar.
+    row_stats : bool
+        Record per-row telemetry of ``W_in``, bucket rows included, read as
+        :attr:`row_stats_` (:mod:`~rowbook.models.word_vectors.telemetry`).
 
     Examples
     --------
@@ -105,7 +107,7 @@ class FastText(Word2Vec):
     ['walk', '<wa', '<wal', '<walk']
     """
 
-    _run_only: ClassVar[tuple[str, ...]] = ("workers", "progress")
+    _run_only: ClassVar[tuple[str, ...]] = ("workers", "progress", "row_stats")
     # word2vec's options fastText does not have, fixed (class constants, not parameters)
     max_vocab_size: ClassVar[None] = None
     hierarchical_softmax: ClassVar[bool] = False
@@ -133,13 +135,14 @@ class FastText(Word2Vec):
         seed: int = 1,
         batch_words: int = 10_000,
         progress: bool = False,
+        row_stats: bool = False,
     ) -> None:
         self.architecture, self.vector_size, self.window = architecture, vector_size, window
         self.min_count, self.minn, self.maxn, self.bucket = min_count, minn, maxn, bucket
         self.negative, self.ns_exponent, self.sample = negative, ns_exponent, sample
         self.lr, self.min_lr, self.epochs = lr, min_lr, epochs
         self.workers, self.seed = workers, seed
-        self.batch_words, self.progress = batch_words, progress
+        self.batch_words, self.progress, self.row_stats = batch_words, progress, row_stats
         self._check_params()
 
     def _check_params(self) -> None:
@@ -189,7 +192,7 @@ class FastText(Word2Vec):
         encoded: EncodedCorpus,
         bounds: np.ndarray,
     ):
-        """``step(j, lr, seed)`` trains job ``j`` with the bags of the vocabulary (loss not kept)."""
+        """``step(j, lr, seed, stats)`` trains job ``j`` with the bags of the vocabulary (loss not kept)."""
         bag_starts, bag_ids = subword_table(
             vocab.keys, minn=self.minn, maxn=self.maxn, bucket=self.n_buckets
         )
@@ -198,7 +201,7 @@ class FastText(Word2Vec):
         out = (tables["W_out"], table, negative_guide(table), self.negative)
         skipgram = self.architecture == "skipgram"
 
-        def step(j: int, lr: float, seed: int) -> float:
+        def step(j: int, lr: float, seed: int, stats: Any) -> float:
             ids, starts = encoded.sentences(bounds[j], bounds[j + 1])  # read from disk if spilled
             train_job(
                 tables["W_in"],
@@ -215,6 +218,7 @@ class FastText(Word2Vec):
                 skipgram,
                 lr,
                 seed,
+                stats,
             )
             return 0.0
 
@@ -322,20 +326,10 @@ def initial_input(seed: int, keys: tuple[str, ...], model: FastText) -> np.ndarr
     350 MB of the 800 MB table are ever touched). fastText leaves them uninitialised (``DenseMatrix::uniform`` fills only ``thread / 10`` of the
     table); an unseen word's n-gram that hashes there adds a zero row to its mean.
     """
-    V, d = len(keys), model.vector_size
-    n_rows = V + model.n_buckets
-    used = np.zeros(n_rows, dtype=np.bool_)
+    V = len(keys)
+    used = np.zeros(V + model.n_buckets, dtype=np.bool_)
     used[:V] = True
     if model.n_buckets:
         bag_ids = subword_table(keys, minn=model.minn, maxn=model.maxn, bucket=model.n_buckets)[1]
         used[bag_ids] = True
-    W_in = untouched_zeros((n_rows, d), np.float32)  # (V + bucket, d), pages taken when written
-    rng, chunk = np.random.default_rng(seed), 1 << 16
-    for start in range(0, n_rows, chunk):  # the same stream as one initial_rows call
-        block = rng.random((min(chunk, n_rows - start), d), dtype=np.float32)  # (chunk, d)
-        block *= np.float32(2.0)
-        block -= np.float32(1.0)
-        block /= np.float32(d)
-        rows = np.flatnonzero(used[start : start + len(block)])
-        W_in[start + rows] = block[rows]
-    return W_in
+    return initial_rows_where(seed, used, model.vector_size)

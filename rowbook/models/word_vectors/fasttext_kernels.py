@@ -45,6 +45,7 @@ from rowbook.models.word_vectors.word2vec_kernels import (
     FASTMATH,
     kept_words,
     negative_sampling_step,
+    record_update,
 )
 
 __all__ = ["train_job"]
@@ -62,10 +63,13 @@ def _add_bag(W_in, bag_starts, bag_ids, word, h):  # pragma: no cover - compiled
 
 
 @numba.njit(nogil=True, fastmath=FASTMATH, cache=True, inline="always")
-def _scatter_bag(W_in, bag_starts, bag_ids, word, work):  # pragma: no cover - compiled
-    """``W_in[r] += work`` for every row ``r`` of bag(word) (fastText: the full step each)."""
+def _scatter_bag(W_in, bag_starts, bag_ids, word, work, stats, lr):  # pragma: no cover - compiled
+    """``W_in[r] += work`` for every row ``r`` of bag(word) (fastText: the full step each),
+    each recorded in ``stats`` first when telemetry is on."""
     d = W_in.shape[1]
     for k in range(bag_starts[word], bag_starts[word + 1]):
+        if stats is not None:
+            record_update(stats, W_in, bag_ids[k], work, lr)
         row = W_in[bag_ids[k]]
         for c in range(d):
             row[c] += work[c]
@@ -94,8 +98,12 @@ def train_job(
     skipgram,
     lr,
     seed,
+    stats=None,
 ):  # pragma: no cover - compiled
     """Train on sentences ``[s0, s1)`` of an encoded corpus; returns the words trained.
+
+    ``stats`` (None: off, compiled away) records per-row telemetry of ``W_in``, every row of
+    every bag (:func:`~rowbook.models.word_vectors.word2vec_kernels.record_update`).
 
     ``out = (W_out, table, guide, negative)``; the draws are word2vec's
     (:func:`~rowbook.models.word_vectors.word2vec_kernels.kept_words`, then the negatives
@@ -123,7 +131,7 @@ def train_job(
                         state, _ = negative_sampling_step(
                             h, W_out, words[j], negative, table, guide, lr, state, work, False
                         )
-                        _scatter_bag(W_in, bag_starts, bag_ids, words[i], work)
+                        _scatter_bag(W_in, bag_starts, bag_ids, words[i], work, stats, lr)
             else:  # one mean over the rows of every context word's bag predicts the centre
                 h[:] = 0.0
                 size = 0
@@ -137,6 +145,6 @@ def train_job(
                 )
                 for j in range(lo, hi):
                     if j != i:
-                        _scatter_bag(W_in, bag_starts, bag_ids, words[j], work)
+                        _scatter_bag(W_in, bag_starts, bag_ids, words[j], work, stats, lr)
         start = end
     return words.shape[0]

@@ -84,6 +84,9 @@ class GloVe(WordVectorModel):
     seed, workers, progress
         Seed of the initial values and the shuffle; threads (``None``: one per CPU; one
         worker is reproducible); show a tqdm bar.
+    row_stats : bool
+        Record per-word telemetry (a record updates both of its words), read as
+        :attr:`row_stats_` (:mod:`~rowbook.models.word_vectors.telemetry`).
 
     Examples
     --------
@@ -97,6 +100,7 @@ class GloVe(WordVectorModel):
 
     _table_dtype: ClassVar[type] = np.float64
     _lr_schedule: ClassVar[bool] = False
+    _stats_shape_of: ClassVar[str] = "W"
 
     def __init__(
         self,
@@ -115,11 +119,12 @@ class GloVe(WordVectorModel):
         seed: int = 1,
         workers: int | None = None,
         progress: bool = False,
+        row_stats: bool = False,
     ) -> None:
         self.vector_size, self.window, self.x_max, self.alpha = vector_size, window, x_max, alpha
         self.epochs, self.lr, self.min_count, self.max_vocab = epochs, lr, min_count, max_vocab
         self.symmetric, self.distance_weighting, self.memory = symmetric, distance_weighting, memory
-        self.seed, self.workers, self.progress = seed, workers, progress
+        self.seed, self.workers, self.progress, self.row_stats = seed, workers, progress, row_stats
         for name, minimum in (
             ("vector_size", 1),
             ("window", 1),
@@ -283,10 +288,10 @@ class GloVe(WordVectorModel):
         params = tuple(state["tables"][name] for name in _TABLES)
         grads = tuple(state["sums"][name] for name in _TABLES)
 
-        def run(j: int, lr: float, trained: int) -> float:  # views in RAM, or read from the file
+        def run(j: int, lr: float, trained: int, stats: Any) -> float:  # RAM views or file reads
             rows, cols, vals = records.read(int(bounds[j]), int(bounds[j + 1]))
             return glove_records(
-                params, grads, rows, cols, vals, 0, len(vals), self.x_max, self.alpha, lr
+                params, grads, rows, cols, vals, 0, len(vals), self.x_max, self.alpha, lr, stats
             )
 
         return EpochJobs(
@@ -297,6 +302,10 @@ class GloVe(WordVectorModel):
             unit="record",
             mean_loss=True,
         )
+
+    def _stats_table(self, state: dict[str, Any]) -> np.ndarray:
+        """The words' vectors ``W + W_tilde``, whose rows the telemetry follows."""
+        return state["tables"]["W"] + state["tables"]["W_tilde"]
 
     def _make_vectors(self, state: dict[str, Any]) -> Vectors:
         """``W + W_tilde`` as float32 (glove.c's ``-model 2`` output)."""
@@ -309,7 +318,7 @@ class GloVe(WordVectorModel):
         return {"sums": dict(fitted["sums"]), "n_records": fitted["n_records"]}
 
     def _extra_from_state(self, state: dict[str, Any], V: int) -> dict[str, Any]:
-        sums = {k: np.array(v, dtype=np.float64, order="C") for k, v in state["sums"].items()}
+        sums = {k: np.asarray(v, dtype=np.float64, order="C") for k, v in state["sums"].items()}
         check_tables(sums, self._table_shapes(V))
         return {"sums": sums, "n_records": int(state["n_records"])}
 

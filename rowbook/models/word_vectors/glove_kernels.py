@@ -22,6 +22,8 @@ import math
 import numba
 import numpy as np
 
+from rowbook.models.word_vectors.word2vec_kernels import count_update
+
 __all__ = ["glove_records", "glove_step_reference", "glove_weight"]
 
 _FAST = {"reassoc", "contract", "arcp", "nsz"}
@@ -38,10 +40,15 @@ def glove_weight(x: np.ndarray, x_max: float = 100.0, alpha: float = 0.75) -> np
 
 
 @numba.njit(nogil=True, fastmath=_FAST, cache=True)
-def glove_records(params, grads, rows, cols, vals, lo, hi, x_max, alpha, lr):  # pragma: no cover
+def glove_records(
+    params, grads, rows, cols, vals, lo, hi, x_max, alpha, lr, stats=None
+):  # pragma: no cover
     """AdaGrad steps on records ``[lo, hi)``; returns their summed loss ``sum J_ij``.
 
     ``params = (W, W_tilde, b, b_tilde)`` and ``grads`` their squared-gradient sums.
+    ``stats`` (None: off, compiled away) records per-word telemetry: a record updates word
+    ``i`` (its ``w_i``, gradient ``f diff w~_j``) and word ``j`` (its ``w~_j``, gradient
+    ``f diff w_i``), and a word's start is its vector ``w + w~`` before its first update.
     """
     W, W_tilde, b, b_tilde = params
     G, G_tilde, Gb, Gb_tilde = grads
@@ -55,6 +62,8 @@ def glove_records(params, grads, rows, cols, vals, lo, hi, x_max, alpha, lr):  #
             diff += w[c] * wt[c]
         fdiff = diff if x > x_max else math.pow(x / x_max, alpha) * diff
         cost += 0.5 * fdiff * diff
+        if stats is not None:
+            _record_pair(stats, W, W_tilde, i, j, abs(fdiff))
         fdiff *= lr
         for c in range(d):
             t1 = fdiff * wt[c]
@@ -68,6 +77,21 @@ def glove_records(params, grads, rows, cols, vals, lo, hi, x_max, alpha, lr):  #
         Gb[i] += fdiff * fdiff
         Gb_tilde[j] += fdiff * fdiff
     return cost
+
+
+@numba.njit(nogil=True, cache=True, inline="always")
+def _record_pair(stats, W, W_tilde, i, j, scale):  # pragma: no cover - compiled
+    """Telemetry of one record, before its step: words ``i`` and ``j``, gradient norms
+    ``|f diff| ||w~_j||`` and ``|f diff| ||w_i||``."""
+    norm_i, norm_j = 0.0, 0.0
+    for c in range(W.shape[1]):
+        norm_i += W_tilde[j, c] * W_tilde[j, c]
+        norm_j += W[i, c] * W[i, c]
+    for row, norm in ((i, norm_i), (j, norm_j)):
+        if stats[0][row, 0] == 0.0:
+            for c in range(W.shape[1]):
+                stats[1][row, c] = W[row, c] + W_tilde[row, c]
+        count_update(stats, row, scale * math.sqrt(norm))
 
 
 def glove_step_reference(params, grads, i, j, x, x_max, alpha, lr):

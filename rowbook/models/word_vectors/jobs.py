@@ -75,8 +75,10 @@ class Progress:
 class EpochJobs:
     """One epoch of a word-vector model's training, cut into jobs (what its kernel runs).
 
-    ``run(j, lr, trained)`` trains job ``j`` at learning rate ``lr`` in the ``trained``-th
-    epoch of the model's life (what seeds its random draws) and returns its loss;
+    ``run(j, lr, trained, stats)`` trains job ``j`` at learning rate ``lr`` in the
+    ``trained``-th epoch of the model's life (what seeds its random draws), recording
+    per-row telemetry into ``stats`` unless it is None
+    (:mod:`~rowbook.models.word_vectors.telemetry`), and returns its loss;
     ``lrs(epoch)`` is every job's learning rate in epoch ``epoch`` of the schedule;
     ``sizes[j]`` is the units job ``j`` covers (corpus words, or GloVe's co-occurrence
     records), ``total`` their sum per epoch. ``loss_known`` says whether ``run`` computes a
@@ -85,7 +87,7 @@ class EpochJobs:
 
     sizes: np.ndarray  # (J,)
     total: int
-    run: Callable[[int, float, int], float]
+    run: Callable[[int, float, int, Any], float]
     lrs: Callable[[int], np.ndarray]
     unit: str = "word"
     loss_known: bool = True
@@ -253,13 +255,16 @@ def run_schedule(
     show: bool,
     callback: Callable | None,
     save: Callable[[], None] | None,
+    telemetry: tuple[Callable[[int], Any], Callable[[], None]] | None = None,
 ) -> None:
     """The epochs still to do in ``schedule`` (``done`` of ``epochs``), one after the other.
 
     Each epoch runs every job of ``jobs`` on ``workers`` threads, the ``trained``-th of the
-    model's life seeding their draws; then its :class:`Progress` joins ``history``, the
-    schedule advances, ``save()`` writes the checkpoint, and then ``callback`` runs.
+    model's life seeding their draws (and ``telemetry = (stats_for, end_epoch)`` giving
+    job ``j`` its ``stats``); then its :class:`Progress` joins ``history``, the schedule
+    advances, ``save()`` writes the checkpoint, and then ``callback`` runs.
     """
+    stats_for, end_epoch = telemetry if telemetry is not None else (lambda j: None, None)
     reporter = ProgressReporter(
         schedule["epochs"],
         jobs.total,
@@ -273,7 +278,9 @@ def run_schedule(
     try:
         while schedule["done"] < schedule["epochs"]:
             reporter.start_epoch()
-            _run_epoch(jobs, reporter, workers, schedule["done"], schedule["trained"])
+            _run_epoch(jobs, reporter, workers, schedule["done"], schedule["trained"], stats_for)
+            if end_epoch is not None:
+                end_epoch()
             progress = reporter.end_epoch(schedule["done"], loss_known=jobs.loss_known)
             history.append(progress)
             schedule["done"] += 1
@@ -286,13 +293,18 @@ def run_schedule(
 
 
 def _run_epoch(
-    jobs: EpochJobs, reporter: ProgressReporter, workers: int, epoch: int, trained: int
+    jobs: EpochJobs,
+    reporter: ProgressReporter,
+    workers: int,
+    epoch: int,
+    trained: int,
+    stats_for: Callable[[int], Any],
 ) -> None:
     """Epoch ``epoch`` of the schedule, the ``trained``-th of the model's life."""
     lrs = jobs.lrs(epoch)  # (J,)
     run_jobs(
         len(jobs.sizes),
         workers,
-        lambda j: jobs.run(j, lrs[j], trained),
+        lambda j: jobs.run(j, lrs[j], trained, stats_for(j)),
         lambda j, loss: reporter.job_done(int(jobs.sizes[j]), loss, lrs[j]),
     )

@@ -58,7 +58,7 @@ def fitted_state(
         tuple(saved["keys"]), counts, int(saved["total_words"]), int(saved["corpus_count"])
     )
     tables = {
-        name: np.array(table, dtype=dtype, order="C") for name, table in state["tables"].items()
+        name: np.asarray(table, dtype=dtype, order="C") for name, table in state["tables"].items()
     }
     check_tables(tables, shapes(len(vocab)))
     return {

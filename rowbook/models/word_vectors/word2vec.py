@@ -109,6 +109,9 @@ class Word2Vec(WordVectorModel):
         Corpus words per job (the unit of threading and of learning-rate updates).
     compute_loss, progress : bool
         Track the training loss (a little slower); show a tqdm progress bar.
+    row_stats : bool
+        Record per-row telemetry of ``W_in`` (updates, gradient norms, last job, distance
+        travelled), read as :attr:`row_stats_` (:mod:`~rowbook.models.word_vectors.telemetry`).
 
     Examples
     --------
@@ -121,7 +124,7 @@ class Word2Vec(WordVectorModel):
     'bird'
     """
 
-    _run_only: ClassVar[tuple[str, ...]] = ("workers", "progress", "compute_loss")
+    _run_only: ClassVar[tuple[str, ...]] = ("workers", "progress", "compute_loss", "row_stats")
 
     def __init__(
         self,
@@ -145,6 +148,7 @@ class Word2Vec(WordVectorModel):
         batch_words: int = 10_000,
         compute_loss: bool = False,
         progress: bool = False,
+        row_stats: bool = False,
     ) -> None:
         self.architecture, self.vector_size, self.window = architecture, vector_size, window
         self.min_count, self.max_vocab_size, self.sample = min_count, max_vocab_size, sample
@@ -153,6 +157,7 @@ class Word2Vec(WordVectorModel):
         self.lr, self.min_lr, self.epochs = lr, min_lr, epochs
         self.shrink_windows, self.workers, self.seed = shrink_windows, workers, seed
         self.batch_words, self.compute_loss, self.progress = batch_words, compute_loss, progress
+        self.row_stats = row_stats
         self._check_params()
 
     def _check_params(self) -> None:
@@ -219,7 +224,7 @@ class Word2Vec(WordVectorModel):
         return EpochJobs(
             sizes=np.diff(words_before),
             total=encoded.total_words,
-            run=lambda j, lr, trained: step(j, lr, job_seed(self.seed, trained, j)),
+            run=lambda j, lr, trained, stats: step(j, lr, job_seed(self.seed, trained, j), stats),
             lrs=lrs,
             loss_known=self.compute_loss,
         )
@@ -231,7 +236,7 @@ class Word2Vec(WordVectorModel):
         encoded: EncodedCorpus,
         bounds: np.ndarray,
     ):
-        """``step(j, lr, seed)`` trains job ``j`` into ``tables`` and returns its loss."""
+        """``step(j, lr, seed, stats)`` trains job ``j`` into ``tables`` and returns its loss."""
         thresholds = sample_thresholds(vocab.counts, self.sample)
         table = negative_table(vocab.counts, self.ns_exponent)
         out = (tables["W_out"], table, negative_guide(table), self.negative)
@@ -240,7 +245,7 @@ class Word2Vec(WordVectorModel):
         )
         skipgram = self.architecture == "skipgram"
 
-        def step(j: int, lr: float, seed: int) -> float:
+        def step(j: int, lr: float, seed: int, stats: Any) -> float:
             ids, starts = encoded.sentences(bounds[j], bounds[j + 1])  # read from disk if spilled
             return train_job(
                 tables["W_in"],
@@ -259,6 +264,7 @@ class Word2Vec(WordVectorModel):
                 lr,
                 seed,
                 self.compute_loss,
+                stats,
             )[1]
 
         return step

@@ -43,10 +43,12 @@ from rowbook.data.sampling import draw_negative, lcg_next, window_bounds
 
 __all__ = [
     "FASTMATH",
+    "count_update",
     "hierarchical_softmax_step",
     "kept_words",
     "negative_sampling_step",
     "prefetch_row",
+    "record_update",
     "train_job",
 ]
 
@@ -93,6 +95,44 @@ def prefetch_row(table, row):  # pragma: no cover - compiled
     step = max(1, _LINE_BYTES // table.itemsize)
     for column in range(0, table.shape[1], step):
         _prefetch(table, row, column)
+
+
+# -- telemetry: which rows an example moved, and how hard ---------------------------------------
+
+
+@numba.njit(nogil=True, fastmath=FASTMATH, cache=True, inline="always")
+def record_update(stats, table, row, step, lr):  # pragma: no cover - compiled
+    """Per-row telemetry of one update of ``table[row]`` by ``step`` (lr times the gradient),
+    recorded before the step is added.
+
+    ``stats = (counters, start, job)``: the row's ``counters`` (``(V, 3)`` float64: updates,
+    summed gradient norm, last job, side by side so one cache line holds a row's three) get
+    one more update, ``||step|| / lr`` (the gradient's norm) and this job; its value before
+    its first update is copied into ``start`` (:class:`rowbook.optim.RowStats` reads them).
+    The kernels call this only when ``stats`` is not None, which compiles it away. Under
+    several workers the counters race like the tables do (Hogwild) and may miss an update;
+    one worker counts exactly.
+    """
+    if stats[0][row, 0] == 0.0:
+        source, kept = table[row], stats[1][row]
+        for c in range(source.shape[0]):
+            kept[c] = source[c]
+    total = 0.0
+    for c in range(step.shape[0]):
+        value = np.float64(step[c])
+        total += value * value
+    count_update(stats, row, math.sqrt(total) / lr)
+
+
+@numba.njit(nogil=True, cache=True, inline="always")
+def count_update(stats, row, grad_norm):  # pragma: no cover - compiled
+    """The counters of :func:`record_update`: one more update of ``row``, of gradient norm
+    ``grad_norm``, in this job (the row's start is the caller's to keep)."""
+    counters, _, job = stats
+    counters[row, 0] += 1.0
+    counters[row, 1] += grad_norm
+    if counters[row, 2] < job:
+        counters[row, 2] = job
 
 
 # -- one example: negative sampling, hierarchical softmax --------------------------------------
@@ -224,7 +264,7 @@ def _predict(
 
 @numba.njit(nogil=True, fastmath=FASTMATH, cache=True, inline="always")
 def _cbow_position(
-    W_in, words, i, lo, hi, out, tree, cbow_mean, lr, state, work, neu1, compute_loss
+    W_in, words, i, lo, hi, out, tree, cbow_mean, lr, state, work, neu1, compute_loss, stats
 ):  # pragma: no cover
     """CBOW at position ``i``: the window's mean (or sum) predicts ``words[i]``."""
     d = W_in.shape[1]
@@ -249,6 +289,8 @@ def _cbow_position(
             work[c] *= inv
     for j in range(lo, hi):
         if j != i:
+            if stats is not None:
+                record_update(stats, W_in, words[j], work, lr)
             row = W_in[words[j]]
             for c in range(d):
                 row[c] += work[c]
@@ -273,8 +315,12 @@ def train_job(
     lr,
     seed,
     compute_loss,
+    stats=None,
 ):  # pragma: no cover
     """Train on sentences ``[s0, s1)`` of an encoded corpus; returns (words trained, loss).
+
+    ``stats`` (None: off, compiled away) records per-row telemetry of ``W_in``
+    (:func:`record_update`).
 
     ``out = (W_out, table, guide, negative)`` is negative sampling (off when
     ``negative == 0``), ``tree = (W_nodes, codes, points, lengths)`` hierarchical softmax
@@ -311,6 +357,8 @@ def train_job(
                             work,
                             compute_loss,
                         )
+                        if stats is not None:
+                            record_update(stats, W_in, words[j], work, lr)
                         for c in range(d):
                             h[c] += work[c]
                         loss += step_loss
@@ -331,6 +379,7 @@ def train_job(
                     work,
                     neu1,
                     compute_loss,
+                    stats,
                 )
                 loss += step_loss
         start = end

@@ -11,10 +11,18 @@ from __future__ import annotations
 
 import numpy as np
 
+from rowbook._memory import untouched_zeros
 from rowbook.data.corpus import job_boundaries
 from rowbook.data.id_stream import EncodedCorpus
 
-__all__ = ["grow_tables", "initial_rows", "initial_tables", "job_lrs", "job_plan"]
+__all__ = [
+    "grow_tables",
+    "initial_rows",
+    "initial_rows_where",
+    "initial_tables",
+    "job_lrs",
+    "job_plan",
+]
 
 
 def initial_rows(seed: int, n_rows: int, vector_size: int) -> np.ndarray:
@@ -33,6 +41,33 @@ def initial_rows(seed: int, n_rows: int, vector_size: int) -> np.ndarray:
     W *= np.float32(2.0)
     W -= np.float32(1.0)
     W /= np.float32(vector_size)
+    return W
+
+
+def initial_rows_where(seed: int, used: np.ndarray, vector_size: int) -> np.ndarray:
+    """``(n_rows, d)`` float32: row ``i`` of :func:`initial_rows` where ``used[i]``, zero elsewhere.
+
+    The zero rows are never written, so they cost no memory until training writes them
+    (:func:`rowbook._memory.untouched_zeros`): a hash table of 2M buckets of which a corpus
+    uses a few hundred thousand takes only those. Drawn in blocks, from the same stream
+    as one :func:`initial_rows` call.
+
+    Examples
+    --------
+    >>> W = initial_rows_where(1, np.array([True, False, True]), 2)
+    >>> bool((W[[0, 2]] == initial_rows(1, 3, 2)[[0, 2]]).all()), W[1].tolist()
+    (True, [0.0, 0.0])
+    """
+    n_rows, d = len(used), vector_size
+    W = untouched_zeros((n_rows, d), np.float32)  # (n_rows, d), pages taken when written
+    rng, chunk = np.random.default_rng(seed), 1 << 16
+    for start in range(0, n_rows, chunk):  # the same stream as one initial_rows call
+        block = rng.random((min(chunk, n_rows - start), d), dtype=np.float32)  # (chunk, d)
+        block *= np.float32(2.0)
+        block -= np.float32(1.0)
+        block /= np.float32(d)
+        rows = np.flatnonzero(used[start : start + len(block)])
+        W[start + rows] = block[rows]
     return W
 
 

@@ -410,6 +410,40 @@ class ByteLevelBPE:
         self._set_model(vocab, self._merges, specials, self._trace, self._ignore_merges, added)
         return new
 
+    def truncated(self, vocab_size: int) -> ByteLevelBPE:
+        """The model a training run stopped at ``vocab_size`` entries learns: this one's first
+        merges, up to the one that made token ``vocab_size - 1``.
+
+        Training takes the most frequent pair first whatever the target size, so a smaller
+        vocabulary's merges are a prefix of a larger one's (the tests train both and compare):
+        one run serves every size up to its own. Tokens added after training are refused.
+
+        Examples
+        --------
+        >>> texts = ["the cat sat on the mat", "the dog sat on the log"] * 3
+        >>> big = ByteLevelBPE().fit(texts, 270)
+        >>> big.truncated(260).merges == ByteLevelBPE().fit(texts, 260).merges
+        True
+        """
+        self._check_fitted()
+        check_int("vocab_size", vocab_size, len(self._specials) + 256)
+        if self._added:
+            raise ValueError(
+                "truncated: this BPE has tokens added after training, which a "
+                "shorter run would number differently"
+            )
+        if vocab_size >= len(self):
+            return bpe_files.from_dict(type(self), bpe_files.to_dict(self), "this BPE")
+        document = bpe_files.to_dict(self)
+        kept = []
+        for left, right, count in document["merges"]:
+            if document["vocab"][left + right] >= vocab_size:
+                break
+            kept.append([left, right, count])
+        vocab = {t: i for t, i in document["vocab"].items() if i < vocab_size}
+        document |= {"vocab": vocab, "merges": kept}
+        return bpe_files.from_dict(type(self), document, "the truncated BPE")
+
     # ----------------------------------------------------------------- files
     def save(self, path: str | os.PathLike) -> None:
         """Write the versioned rowbook JSON format (atomic)."""

@@ -1,0 +1,440 @@
+"""Language models on the command line: ``train lm``, ``generate``, ``size``, ``vocab-sweep``.
+
+* ``rowbook train lm CORPUS -o lm.npz`` trains a :class:`~rowbook.models.TransformerLM`
+  (options read from its signature, as the other ``train`` commands'), saves the model
+  (``--save-hf DIR``: also a Hugging Face folder) and prints a sample;
+* ``rowbook generate MODEL PROMPT`` continues a prompt, MODEL a saved model or a Hugging
+  Face checkpoint folder;
+* ``rowbook size`` prints :func:`rowbook.sizing.model_size` for a preset, a ``config.json``,
+  or dimensions given as options;
+* ``rowbook vocab-sweep CORPUS --sizes ...`` prints :func:`rowbook.sizing.vocab_sweep`
+  and draws it.
+
+The embedding commands (``neighbors``, ``plot``, ...) read the table of a saved model or
+of a checkpoint folder as they read a vectors file (:mod:`rowbook.cli._vectorio`).
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+from typing import Any
+
+from rowbook.checks import ParameterError
+from rowbook.cli._common import (
+    add_command,
+    add_unicode_errors,
+    check_output_path,
+    print_json,
+    read_lines,
+    source_name,
+)
+from rowbook.cli.options import add_model_options
+
+__all__ = ["HELP", "register"]
+
+HELP = "a GPT-2 or Llama language model: BPE, attention, the table inside"
+
+# -- train lm -------------------------------------------------------------------------------
+
+
+def run_train(args: argparse.Namespace) -> int:
+    out = check_output_path(args.output)
+    if out.suffix.lower() != ".npz":
+        raise ValueError(
+            f"-o {out}: the language model is saved as .npz (rowbook.load, generate "
+            f"and the table commands read it); name it {out.with_suffix('.npz')}"
+        )
+    for path in (args.checkpoint,):
+        if path is not None:
+            check_output_path(path)
+    if args.resume and args.checkpoint is None:
+        raise ValueError("--resume needs --checkpoint FILE, the checkpoint to continue from")
+    texts = [line for line in read_lines(args.corpus, errors=args.unicode_errors) if line.strip()]
+    if not texts:
+        raise ValueError(f"{source_name(args.corpus)} is empty: it has no non-blank line")
+    given = {name: getattr(args, name) for name in args.flags if getattr(args, name) is not None}
+    try:
+        lm = args.model_class(**given, progress=not args.quiet)
+        lm.fit(texts, checkpoint=args.checkpoint, resume=args.checkpoint if args.resume else None)
+    except ParameterError as err:
+        flag = args.flags.get(err.name)
+        raise (ValueError(err.message_for(flag)) if flag else err) from None
+    except KeyboardInterrupt:
+        saved = args.checkpoint is not None and Path(args.checkpoint).exists()
+        hint = (
+            f"{args.checkpoint} holds the last finished epoch; add --resume to continue"
+            if saved
+            else "nothing was saved (add --checkpoint FILE to make training resumable)"
+        )
+        print(f"{args.prog}: interrupted; {hint}", file=sys.stderr)
+        return 130
+    lm.save(out)
+    if args.save_hf:
+        lm.save_hf(args.save_hf)
+    if not args.quiet:
+        print(_summary(lm, out, args.save_hf))
+    if args.sample_length:
+        print(_sample(lm, args.prompt, args.sample_length, args.temperature))
+    return 0
+
+
+def _sample(lm: Any, prompt: str, length: int, temperature: float) -> str:
+    """A sample after ``prompt`` (or after an end of text), as long as the context allows."""
+    eos = lm._fitted["eos"]
+    ids = lm.encode(prompt) if prompt else [eos]
+    if lm.config_.positions in ("learned", "sinusoidal"):
+        length = min(length, lm.config_.context - len(ids))
+    out = lm.generate(ids, max(length, 0), temperature=temperature, seed=lm.seed)
+    return lm.pipeline_.decode(out if prompt else out[1:])
+
+
+def _summary(lm: Any, out: Path, hf: str | None) -> str:
+    c, last = lm.config_, lm.history_.epochs[-1] if lm.history_.epochs else {}
+    held = f", held-out perplexity {last['val_perplexity']:.2f}" if "val_perplexity" in last else ""
+    trained = f"training perplexity {last['perplexity']:.2f}{held}" if last else "no epoch run"
+    tied = "tied" if c.tie_embeddings else "untied"
+    also = f"; Hugging Face folder -> {hf}" if hf else ""
+    return (
+        f"lm: {c.family}, V={c.vocab_size:,}, d={c.d_model}, L={c.n_layers}, H={c.n_heads}"
+        f"/{c.n_kv_heads}, table {tied}, {sum(p.size for p in lm.net_.parameters()):,} "
+        f"parameters; {len(lm.history_.epochs)} epochs: {trained} -> {out}{also}"
+    )
+
+
+def _train_parser(models: Any) -> None:
+    from rowbook.models import TransformerLM
+
+    p = add_command(
+        models,
+        "lm",
+        run=run_train,
+        help=HELP,
+        description="Learn a byte-level BPE of --vocab-size entries from CORPUS (each non-blank "
+        "line is one text), train a decoder-only Transformer on windows of --context tokens, "
+        "save the model to OUT (.npz) and print a sample.",
+        examples=[
+            "rowbook train lm lines.txt -o lm.npz --d-model 128 --layers 2 --epochs 3",
+            "rowbook train lm lines.txt -o lm.npz --family llama --kv-heads 2 --save-hf lm-hf/",
+            "rowbook train lm lines.txt -o lm.npz --untied --optimizer sparse_adam",
+            "rowbook generate lm.npz 'the cat'",
+            "rowbook neighbors lm.npz Ġcat",
+        ],
+    )
+    p.add_argument(
+        "corpus",
+        metavar="CORPUS",
+        nargs="+",
+        help="UTF-8 text files (compressed too), folders, or '-' for standard input",
+    )
+    p.add_argument(
+        "-o", "--output", required=True, metavar="OUT", help="where to save the model (.npz)"
+    )
+    add_unicode_errors(p)
+    p.add_argument(
+        "--save-hf",
+        metavar="DIR",
+        help="also write a Hugging Face folder (config.json, "
+        "model.safetensors, tokenizer.json) that transformers loads",
+    )
+    p.add_argument("--checkpoint", metavar="FILE", help="save the model here after every epoch")
+    p.add_argument("--resume", action="store_true", help="continue from --checkpoint FILE")
+    p.add_argument("--quiet", action="store_true", help="no progress bar, no summary")
+    p.add_argument(
+        "--sample-length",
+        type=int,
+        default=40,
+        metavar="N",
+        help="tokens to generate after training, 0 for none (default: %(default)s)",
+    )
+    p.add_argument(
+        "--temperature", type=float, default=0.8, help="of the sample (default: %(default)s)"
+    )
+    p.add_argument("--prompt", default="", help="text the sample starts with")
+    p.allow_abbrev = False
+    add_model_options(p, TransformerLM)
+
+
+# -- generate ---------------------------------------------------------------------------
+
+
+def load_lm(path: str) -> Any:
+    """The language model saved at ``path`` (.npz), or of the Hugging Face folder ``path``."""
+    from rowbook.models import TransformerLM, load
+
+    if Path(path).is_dir():
+        return TransformerLM.from_hf(path)
+    model = load(path)
+    if not isinstance(model, TransformerLM):
+        raise ValueError(
+            f"{path} holds a {type(model).__name__} model, not a language model; "
+            "train one with 'rowbook train lm'"
+        )
+    return model
+
+
+def run_generate(args: argparse.Namespace) -> int:
+    lm = load_lm(args.model)
+    prompt: Any = args.prompt
+    if args.ids:
+        try:
+            prompt = [int(x) for x in args.prompt.replace(",", " ").split()]
+        except ValueError:
+            raise ValueError(
+                f"--ids: the prompt must be token ids separated by spaces, got {args.prompt!r}"
+            ) from None
+    elif lm.pipeline_ is None:
+        raise ValueError(
+            f"{args.model} has no tokenizer rowbook reads; give the prompt as token ids with --ids"
+        )
+    try:
+        out = lm.generate(
+            prompt,
+            args.max_new_tokens,
+            temperature=args.temperature,
+            top_k=args.top_k,
+            top_p=args.top_p,
+            seed=args.seed,
+            stop_at_eos=not args.no_stop,
+        )
+    except ParameterError as err:
+        raise ValueError(err.message_for("--" + err.name.replace("_", "-"))) from None
+    print(" ".join(map(str, out.tolist())) if args.ids else out)
+    return 0
+
+
+def _generate_parser(commands: Any) -> None:
+    p = add_command(
+        commands,
+        "generate",
+        run=run_generate,
+        help="continue a prompt with a language model (KV cache)",
+        description="Continue PROMPT with the language model MODEL: a model saved by 'rowbook "
+        "train lm', or a Hugging Face GPT-2 / Llama checkpoint folder. Each token is drawn "
+        "with the temperature, top-k and top-p given (temperature 0: the most likely).",
+        examples=[
+            "rowbook generate lm.npz 'the cat'",
+            "rowbook generate lm.npz 'the' --temperature 0",
+            "rowbook generate gpt2-folder/ 'Hello' --top-k 40 --max-new-tokens 30",
+            "rowbook generate llama-folder/ '1 450 4996' --ids",
+        ],
+    )
+    p.add_argument(
+        "model", metavar="MODEL", help="a saved language model (.npz) or a checkpoint folder"
+    )
+    p.add_argument("prompt", metavar="PROMPT")
+    p.add_argument(
+        "--max-new-tokens", type=int, default=50, metavar="N", help="(default: %(default)s)"
+    )
+    p.add_argument("--temperature", type=float, default=1.0, help="(default: %(default)s)")
+    p.add_argument("--top-k", type=int, metavar="K", help="draw among the K most likely tokens")
+    p.add_argument(
+        "--top-p",
+        type=float,
+        metavar="P",
+        help="draw among the most likely tokens whose probabilities add up to P",
+    )
+    p.add_argument("--seed", type=int, default=0, help="(default: %(default)s)")
+    p.add_argument("--ids", action="store_true", help="PROMPT and the output are token ids")
+    p.add_argument("--no-stop", action="store_true", help="go on past an end-of-text token")
+
+
+# -- size -------------------------------------------------------------------------------
+
+
+def _ints(text: str) -> list[int]:
+    try:
+        values = [int(x.replace("_", "")) for x in text.split(",") if x.strip()]
+    except ValueError:
+        raise argparse.ArgumentTypeError(
+            f"expected integers separated by commas, got {text!r}"
+        ) from None
+    if not values or min(values) < 1:
+        raise argparse.ArgumentTypeError(
+            f"expected integers >= 1 separated by commas, got {text!r}"
+        )
+    return values
+
+
+def run_size(args: argparse.Namespace) -> int:
+    from rowbook import sizing
+
+    dims = {k: getattr(args, k) for k in ("vocab_size", "d_model", "n_layers", "n_heads")}
+    chosen = [x for x in (args.config, args.preset, all(dims.values()) or None) if x]
+    if len(chosen) != 1:
+        raise ValueError(
+            "give one of CONFIG (a config.json or its folder), --preset NAME, or "
+            "--vocab-size, --d-model, --layers and --heads"
+        )
+    changes = {"dtype": args.dtype, "batch": args.batch}
+    changes = {k: v for k, v in changes.items() if v is not None}
+    if args.preset:
+        size = sizing.preset(args.preset, **changes)
+    elif args.config:
+        size = sizing.model_size_from_hf(args.config, **changes)
+    else:
+        extra = {
+            "n_kv_heads": args.n_kv_heads,
+            "d_ff": args.d_ff,
+            "context": args.context,
+            "family": args.family,
+            "tied": not args.untied,
+        }
+        try:
+            size = sizing.model_size(
+                **dims, **{k: v for k, v in (extra | changes).items() if v is not None}
+            )
+        except ParameterError as err:
+            flags = {"n_layers": "--layers", "n_heads": "--heads", "n_kv_heads": "--kv-heads"}
+            raise ValueError(
+                err.message_for(flags.get(err.name, "--" + err.name.replace("_", "-")))
+            ) from None
+    if args.json:
+        print_json(
+            {
+                "parameters": size.parameters,
+                "embedding_parameters": size.embedding_parameters,
+                "tying_saves": size.tying_saves,
+                "layer_parameters": size.layer_parameters,
+                "bytes": size.bytes(),
+                "adam_state_bytes": size.adam_state_bytes,
+                "kv_cache_bytes": {T: size.kv_cache_bytes(T) for T in args.lengths},
+                "attention_flops": {T: size.attention_flops(T) for T in args.lengths},
+            }
+        )
+    else:
+        print(size.table(args.lengths))
+    return 0
+
+
+def _size_parser(commands: Any) -> None:
+    from rowbook.sizing import DTYPE_BYTES, PRESETS
+
+    p = add_command(
+        commands,
+        "size",
+        run=run_size,
+        help="what a model's d, V, L and T cost: parameters, bytes, KV cache, attention",
+        description="Count the parameters (the table, what tying saves, per layer), their bytes, "
+        "Adam's state, the KV cache and attention's cost as functions of the length T, for a "
+        "published preset, a Hugging Face config.json, or dimensions given as options.",
+        examples=[
+            "rowbook size --preset llama-2-7b --lengths 4096,8192",
+            "rowbook size path/to/config.json --dtype bfloat16",
+            "rowbook size --vocab-size 32000 --d-model 1024 --layers 16 --heads 16 --family llama",
+        ],
+    )
+    p.add_argument(
+        "config", metavar="CONFIG", nargs="?", help="a Hugging Face config.json, or its folder"
+    )
+    p.add_argument("--preset", choices=tuple(PRESETS))
+    p.add_argument(
+        "--lengths",
+        type=_ints,
+        default=[1024, 4096, 8192],
+        metavar="T,T",
+        help="sequence lengths to price (default: 1024,4096,8192)",
+    )
+    p.add_argument(
+        "--dtype",
+        choices=tuple(DTYPE_BYTES),
+        help="storage type (default: the preset's, or float32)",
+    )
+    p.add_argument("--batch", type=int, metavar="B", help="sequences at once (default: 1)")
+    for flag, dest, metavar in (
+        ("--vocab-size", "vocab_size", "V"),
+        ("--d-model", "d_model", "D"),
+        ("--layers", "n_layers", "L"),
+        ("--heads", "n_heads", "H"),
+        ("--kv-heads", "n_kv_heads", "H"),
+        ("--d-ff", "d_ff", "N"),
+        ("--context", "context", "T"),
+    ):
+        p.add_argument(flag, dest=dest, type=int, metavar=metavar)
+    p.add_argument("--family", choices=("gpt2", "llama"))
+    p.add_argument("--untied", action="store_true", help="a separate output layer")
+    p.add_argument("--json", action="store_true", help="print JSON")
+
+
+# -- vocab-sweep --------------------------------------------------------------------------
+
+
+def run_vocab_sweep(args: argparse.Namespace) -> int:
+    from rowbook.sizing import vocab_sweep, vocab_table
+
+    if args.plot:
+        check_output_path(args.plot)
+    texts = list(read_lines(args.corpus, errors=args.unicode_errors))
+    held = list(read_lines(args.held_out, errors=args.unicode_errors)) if args.held_out else None
+    try:
+        rows = vocab_sweep(
+            texts, args.sizes, held_out=held, d_model=args.d_model, characters=args.characters
+        )
+    except ParameterError as err:
+        raise ValueError(err.message_for("--" + err.name.replace("_", "-"))) from None
+    if args.json:
+        print_json([row.__dict__ for row in rows])
+    else:
+        print(vocab_table(rows, args.characters))
+    if args.plot:
+        from rowbook.viz import plot_vocab_sweep
+
+        plot_vocab_sweep(rows, args.plot)
+        if not args.json:
+            print(f"picture -> {args.plot}")
+    return 0
+
+
+def _vocab_sweep_parser(commands: Any) -> None:
+    p = add_command(
+        commands,
+        "vocab-sweep",
+        run=run_vocab_sweep,
+        help="what each vocabulary size costs: tokens per character, table, attention",
+        description="Train one byte-level BPE on CORPUS up to the largest size; for each size "
+        "(its first merges, what a run stopped there learns), count tokens per character of "
+        "held-out text, the table's parameters and bytes at --d-model, and the attention cost "
+        "of --characters characters of such text.",
+        examples=[
+            "rowbook vocab-sweep corpus.txt --sizes 1000,4000,16000,50000",
+            "rowbook vocab-sweep corpus.txt --sizes 500,2000 --held-out test.txt --plot v.png",
+        ],
+    )
+    p.add_argument("corpus", metavar="CORPUS", nargs="+")
+    p.add_argument(
+        "--sizes", type=_ints, required=True, metavar="V,V", help="vocabulary sizes (each >= 257)"
+    )
+    p.add_argument(
+        "--held-out", metavar="FILE", help="text to measure on (default: a tenth of the lines)"
+    )
+    p.add_argument(
+        "--d-model", type=int, default=768, metavar="D", help="table width (default: %(default)s)"
+    )
+    p.add_argument(
+        "--characters",
+        type=int,
+        default=4096,
+        metavar="N",
+        help="length of the text priced for attention (default: %(default)s)",
+    )
+    p.add_argument(
+        "--plot",
+        default="vocab-sweep.png",
+        metavar="PNG",
+        help="where to draw it, '' for no picture (default: %(default)s)",
+    )
+    p.add_argument("--json", action="store_true", help="print JSON")
+    add_unicode_errors(p)
+
+
+def register(commands: Any, train: Any, only: Any = None) -> None:
+    """``generate``, ``size``, ``vocab-sweep``, and ``lm`` under ``train`` (its subparsers);
+    with ``only`` (the train models the command line names), ``lm``'s options only if named."""
+    if only is None or "lm" in only:
+        _train_parser(train)
+    else:
+        train.add_parser("lm", help=HELP)
+    _generate_parser(commands)
+    _size_parser(commands)
+    _vocab_sweep_parser(commands)

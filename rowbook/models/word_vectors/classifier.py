@@ -1,0 +1,805 @@
+"""fastText's supervised mode (Joulin et al. 2017, "Bag of Tricks"): a text is the mean of its rows.
+
+A line ``__label__a __label__b some text`` is the rows of ``W_in`` ``(nwords + bucket, d)``
+of its words, of their character n-grams (``maxn > 0``) and of its hashed word n-grams
+(``word_ngrams > 1``), averaged (an ``EmbeddingBag(mode="mean")``), then one linear layer
+``W_out`` ``(nlabels, d)`` scores the labels, under a softmax, negative sampling,
+hierarchical softmax or one-vs-all (several labels a text). The reading and hashing are
+fastText's (:mod:`rowbook.data.labelled`, :mod:`rowbook.data.labelled_ids`), the updates
+and predictions too (:mod:`~rowbook.models.word_vectors.classifier_kernels`, where the
+derivation is written out): a ``.bin`` or ``.ftz`` the ``fasttext`` package wrote predicts
+the same labels with the same probabilities here, and the files written here there.
+
+**Why a member of the word-vector family.** :class:`FastTextClassifier` is a
+:class:`~rowbook.models.word_vectors.base.WordVectorModel`: what that base owns is what
+this model needs, unchanged -- a vocabulary counted in one pass (words by count, with
+``min_count``), tables trained in epochs of jobs of about ``batch_words`` tokens on
+Hogwild threads (:mod:`~rowbook.models.word_vectors.jobs`), a learning rate decaying
+linearly over the corpus's tokens from ``lr`` to ``min_lr``, a seeded generator per job (one
+worker and a seed train the same tables every time, across a checkpoint resume too), the
+saved state (vocabulary, tables, history, schedule), ``fit`` / ``resume`` / ``train`` and
+``vectors``. What differs is added here and nothing else: the lines carry labels (kept
+beside the vocabulary), a line is encoded with n-grams before training, the output table
+is over labels, and the model predicts. ``build_vocab(update=True)`` is refused: fastText
+fixes a classifier's dictionary at training.
+
+Differences from fastText, each deliberate: the learning rate is updated every line
+(fastText: every 100 tokens, from a counter shared by its threads) and each job knows where
+it stands in the schedule, so several workers see the schedule one worker sees; ties in
+the vocabulary's counts keep the order of first sighting; bucket rows no training line
+uses start at zero (fastText fills ``thread / 10`` of its table at random and leaves the
+rest as it finds it); with one label, ``ns`` draws no negatives (fastText loops for ever).
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable, Sequence
+from typing import Any, ClassVar, Literal, NamedTuple
+
+import numpy as np
+
+from rowbook._memory import untouched_zeros
+from rowbook.checks import ParameterError, check_choice, check_int, check_number
+from rowbook.data.corpus import job_boundaries
+from rowbook.data.counted_vocab import CountedVocab
+from rowbook.data.labelled import (
+    LabelledLines,
+    LabelVocab,
+    choose_labelled_vocab,
+    fasttext_split,
+    is_source,
+    read_labelled,
+)
+from rowbook.data.labelled_ids import EncodedLines, LineEncoder
+from rowbook.data.sampling import job_seed, negative_guide, negative_table
+from rowbook.models.word_vectors.base import WordVectorModel
+from rowbook.models.word_vectors.classifier_kernels import (
+    LOSS_CODES,
+    fasttext_tree,
+    predict_lines,
+    sentence_vectors,
+    train_job,
+)
+from rowbook.models.word_vectors.classifier_meter import Meter
+from rowbook.models.word_vectors.jobs import EpochJobs, Progress, resolve_workers
+from rowbook.models.word_vectors.state import check_vocab, fitted_state
+from rowbook.models.word_vectors.word2vec_training import job_lrs
+from rowbook.vectors import Vectors
+from rowbook.vectors.subword import SubwordVectors
+
+__all__ = ["Confusion", "FastTextClassifier", "TestResult"]
+
+LossName = Literal["softmax", "ns", "hs", "ova"]
+
+
+class TestResult(NamedTuple):
+    """What ``fasttext test`` prints: the lines scored, precision@k and recall@k."""
+
+    __test__ = False  # not a pytest test class
+
+    n: int
+    precision: float
+    recall: float
+
+
+class Confusion(NamedTuple):
+    """``counts[i, j]``: lines with gold label ``labels[i]`` whose best prediction was ``labels[j]``
+    (a line with several labels counts once for each)."""
+
+    labels: tuple[str, ...]
+    counts: np.ndarray  # (nlabels, nlabels) int64
+
+    def __str__(self) -> str:
+        names = [label.removeprefix("__label__") for label in self.labels]
+        width = max([len(n) for n in names] + [len(str(int(self.counts.max(initial=0))))])
+        head = " " * width + " | " + " ".join(n.rjust(width) for n in names)
+        rows = [
+            n.rjust(width) + " | " + " ".join(str(int(c)).rjust(width) for c in row)
+            for n, row in zip(names, self.counts, strict=True)
+        ]
+        return "\n".join(["rows: gold label, columns: predicted", head, "-" * len(head), *rows])
+
+
+class FastTextClassifier(WordVectorModel):
+    """A fastText supervised text classifier: mean of word (and n-gram) rows, one linear layer.
+
+    Parameters
+    ----------
+    vector_size : int
+        ``d``, the size of the rows (fastText's ``-dim``).
+    lr, min_lr : float
+        Learning rate at the start and at the end of each training call (linear decay over
+        the tokens; fastText's ``-lr``, decaying to 0).
+    epochs : int
+        Passes over the training lines (``-epoch``).
+    word_ngrams : int
+        Word n-grams up to this length join each line, hashed into ``bucket`` rows
+        (``-wordNgrams``; 2 is what the paper uses).
+    minn, maxn : int
+        Character n-grams of every word (``maxn=0``: none, fastText's supervised default).
+    bucket : int
+        Hash buckets shared by word and char n-grams; used only when there are n-grams.
+    loss : {"softmax", "ns", "hs", "ova"}
+        Softmax over the labels; negative sampling; hierarchical softmax over a Huffman tree
+        of the labels; one-vs-all (independent sigmoids: several labels per text).
+    negative : int
+        Negatives per line with ``ns``.
+    min_count, min_count_label : int
+        Words and labels seen fewer times are dropped.
+    label_prefix : str
+        A token starting with it is a label (``-label``).
+    pretrained_vectors : path or Vectors, optional
+        Word vectors to start the word rows from (``-pretrainedVectors``): a ``.vec`` /
+        word2vec text file, any file :meth:`rowbook.Vectors.load` reads, or a
+        :class:`rowbook.Vectors`; aligned by word, their size must be ``vector_size``.
+    workers : int or None
+        Training threads (``None``: one per CPU). One worker makes training reproducible.
+    seed : int
+        Seed of the initial rows and of every draw.
+    batch_words : int
+        Tokens per job (the unit of threading).
+    progress : bool
+        Show a progress bar.
+
+    Examples
+    --------
+    >>> texts = ["good film", "great plot", "bad film", "awful plot"] * 20
+    >>> labels = ["pos", "pos", "neg", "neg"] * 20
+    >>> model = FastTextClassifier(vector_size=8, epochs=20, workers=1).fit(texts, labels)
+    >>> model.predict("a good plot")[0], model.labels_
+    (('__label__pos',), ('__label__pos', '__label__neg'))
+    >>> model.test(texts, labels)
+    TestResult(n=80, precision=1.0, recall=1.0)
+    """
+
+    _run_only: ClassVar[tuple[str, ...]] = ("workers", "progress")
+    _lr_schedule: ClassVar[bool] = True
+
+    def __init__(
+        self,
+        *,
+        vector_size: int = 100,
+        lr: float = 0.1,
+        min_lr: float = 0.0,
+        epochs: int = 5,
+        word_ngrams: int = 1,
+        minn: int = 0,
+        maxn: int = 0,
+        bucket: int = 2_000_000,
+        loss: LossName = "softmax",
+        negative: int = 5,
+        min_count: int = 1,
+        min_count_label: int = 1,
+        label_prefix: str = "__label__",
+        pretrained_vectors: str | os.PathLike[str] | Vectors | None = None,
+        workers: int | None = None,
+        seed: int = 0,
+        batch_words: int = 10_000,
+        progress: bool = False,
+    ) -> None:
+        self.vector_size, self.lr, self.min_lr, self.epochs = vector_size, lr, min_lr, epochs
+        self.word_ngrams, self.minn, self.maxn, self.bucket = word_ngrams, minn, maxn, bucket
+        self.loss, self.negative = loss, negative
+        self.min_count, self.min_count_label = min_count, min_count_label
+        self.label_prefix, self.pretrained_vectors = label_prefix, pretrained_vectors
+        self.workers, self.seed = workers, seed
+        self.batch_words, self.progress = batch_words, progress
+        self._check_params()
+
+    def _check_params(self) -> None:
+        owner = type(self).__name__
+        check_choice("loss", self.loss, tuple(LOSS_CODES), owner=owner)
+        for name, minimum in (
+            ("vector_size", 1),
+            ("epochs", 1),
+            ("word_ngrams", 1),
+            ("minn", 0),
+            ("maxn", 0),
+            ("bucket", 1),
+            ("negative", 1),
+            ("min_count", 1),
+            ("min_count_label", 1),
+            ("seed", 0),
+            ("batch_words", 1),
+        ):
+            check_int(name, getattr(self, name), minimum, owner=owner)
+        check_int("workers", self.workers, 1, allow_none=True, owner=owner)
+        check_number("lr", self.lr, 0.0, low_open=True, owner=owner)
+        check_number("min_lr", self.min_lr, 0.0, self.lr, owner=owner)
+        if 0 < self.maxn < self.minn:
+            check_int("maxn", self.maxn, self.minn, owner=owner)
+        prefix = self.label_prefix
+        if not isinstance(prefix, str) or not prefix or fasttext_split(prefix) != [prefix]:
+            raise ParameterError(
+                "label_prefix", prefix, "a non-empty str without spaces", owner=owner
+            )
+        pretrained = self.pretrained_vectors
+        if pretrained is not None and not isinstance(pretrained, str | os.PathLike | Vectors):
+            raise ParameterError(
+                "pretrained_vectors",
+                type(pretrained).__name__,
+                "None, a path or a rowbook.Vectors",
+                owner=owner,
+            )
+
+    def _params_to_json(self) -> dict[str, Any]:
+        """A path is saved as a str; a :class:`Vectors` given in memory as ``None``."""
+        pretrained = self.pretrained_vectors
+        saved = os.fspath(pretrained) if isinstance(pretrained, str | os.PathLike) else None
+        return self.get_params() | {"pretrained_vectors": saved}
+
+    @property
+    def n_buckets(self) -> int:
+        """Bucket rows in ``W_in``: ``bucket`` when there are word or char n-grams, else 0."""
+        return self.bucket if self.word_ngrams > 1 or self.maxn > 0 else 0
+
+    # -- reading -------------------------------------------------------------------------
+
+    def _lines(self, data: Any, labels: Any, errors: str) -> LabelledLines:
+        if isinstance(data, LabelledLines):  # read already (autotune's trials)
+            return data
+        if labels is None and isinstance(data, tuple) and len(data) == 2 and not is_source(data):
+            data, labels = data  # a (texts, labels) pair
+        return read_labelled(data, labels, label_prefix=self.label_prefix, errors=errors)
+
+    def _encoder(self, state: dict[str, Any]) -> LineEncoder:
+        """The model's dictionary (made once per fitted state, then kept)."""
+        if state.get("encoder") is None:
+            state["encoder"] = LineEncoder(
+                state["vocab"].keys,
+                state["labels"].keys,
+                label_prefix=self.label_prefix,
+                word_ngrams=self.word_ngrams,
+                minn=self.minn,
+                maxn=self.maxn,
+                bucket=self.n_buckets,
+                prune=state.get("prune"),
+            )
+        return state["encoder"]
+
+    def _vocabulary(self, lines: LabelledLines) -> tuple[CountedVocab, LabelVocab]:
+        words, labels = choose_labelled_vocab(
+            lines,
+            self.label_prefix,
+            min_count=self.min_count,
+            min_count_label=self.min_count_label,
+        )
+        check_vocab(words, self.min_count)
+        is_label = np.fromiter(
+            (k.startswith(self.label_prefix) for k in lines.keys), bool, len(lines.keys)
+        )
+        tokens = np.diff(lines.starts)
+        labelled = np.add.reduceat(is_label[lines.ids], lines.starts[:-1]) if len(lines) else tokens
+        unlabelled = np.flatnonzero((labelled == 0) & (tokens > 1))  # words, but no label
+        if len(unlabelled) == len(lines) or not is_label.any():
+            raise ParameterError(
+                "label_prefix",
+                self.label_prefix,
+                "the start of the labels of the training lines",
+                fix="no token of the data starts with it: write the labels as "
+                f"{self.label_prefix}name, or give the prefix your data uses",
+            )
+        if len(unlabelled):
+            raise ValueError(
+                f"line {unlabelled[0] + 1} of the training data has words but no label (no "
+                f"token starts with {self.label_prefix!r}); every training line needs one"
+            )
+        if len(labels) == 0:
+            raise ParameterError(
+                "min_count_label",
+                self.min_count_label,
+                "at most the count of the most frequent label",
+                fix=f"no label occurs that often in the {len(lines)} lines: lower it",
+            )
+        return words, labels
+
+    # -- fitting -------------------------------------------------------------------------
+
+    def fit(
+        self,
+        data: Any,
+        labels: Sequence[Any] | None = None,
+        *,
+        validation: Any = None,
+        autotune_seconds: float | None = 300.0,
+        autotune_trials: int | None = None,
+        autotune_metric: str = "f1",
+        autotune_predictions: int = 1,
+        callback: Callable[[Progress], None] | None = None,
+        checkpoint: str | os.PathLike | None = None,
+        resume: str | os.PathLike | None = None,
+        errors: Literal["strict", "replace"] = "strict",
+    ) -> FastTextClassifier:
+        """Learn the vocabulary, the labels and the tables from labelled lines; returns ``self``.
+
+        Parameters
+        ----------
+        data : path, "-", folder, list of paths, or list of str
+            A fastText training file (``__label__a [__label__b ...] text`` a line;
+            compressed, several files or a folder, see :mod:`rowbook.corpus_files`), or
+            texts, one line each, with ``labels``.
+        labels : sequence, optional
+            With texts: each text's label (a str) or labels (a list of str); a label
+            without ``label_prefix`` gets it.
+        validation : path or (texts, labels), optional
+            Labelled lines to search the parameters on first (fastText's autotune,
+            :mod:`~rowbook.models.word_vectors.autotune`): the best found are set on the
+            model (see :attr:`autotune_`), which is then trained with them.
+        autotune_seconds, autotune_trials : optional
+            The search's budget: seconds (fastText's ``-autotune-duration``, 300), or a
+            number of trials (then the search is reproducible with a seed; seconds then
+            only cap it when given too).
+        autotune_metric : str
+            ``"f1"``, ``"f1:LABEL"``, ``"precisionAtRecall:R[:LABEL]"`` or
+            ``"recallAtPrecision:P[:LABEL]"`` (R, P in percent).
+        autotune_predictions : int
+            Labels predicted a line while scoring (``-autotune-predictions``).
+        callback, checkpoint, resume
+            As :meth:`WordVectorModel.fit <rowbook.models.word_vectors.base.WordVectorModel.fit>`:
+            per-epoch callback, checkpoint file, resume from one.
+        errors : {"strict", "replace"}
+            Invalid UTF-8 in files.
+        """
+        lines = self._lines(data, labels, errors)
+        record = None
+        if validation is not None:
+            if resume is not None:
+                raise TypeError(
+                    "resume continues a fit with set parameters; autotune searches them"
+                )
+            from rowbook.models.word_vectors.autotune import autotune
+
+            self._vocabulary(lines)  # a bad training file fails before the search
+            seconds = autotune_seconds if autotune_trials is None else None
+            record = autotune(
+                self,
+                lines,
+                self._lines(validation, None, errors),
+                seconds=seconds,
+                trials=autotune_trials,
+                metric=autotune_metric,
+                predictions=autotune_predictions,
+            )
+        words, label_vocab = self._vocabulary(lines)
+        saved = self._resume_state(resume)
+        if saved is None:
+            state = self._new_state(words, labels=label_vocab)
+        else:
+            state = self._resumed(saved, words, resume)
+            if state["labels"].keys != label_vocab.keys:
+                raise ValueError(
+                    f"{resume} was made on other labels; resume with the data it was trained on"
+                )
+        encoded = self._encoder(state).encode(lines)
+        state["autotune"] = record if record is not None else state.get("autotune")
+        if saved is None:
+            self._initial_rows(state, encoded)
+        self._train(state, encoded, callback, checkpoint, None, keep_on_error=False)
+        return self
+
+    def train(
+        self,
+        data: Any,
+        labels: Sequence[Any] | None = None,
+        *,
+        epochs: int,
+        callback: Callable[[Progress], None] | None = None,
+        checkpoint: str | os.PathLike | None = None,
+        errors: Literal["strict", "replace"] = "strict",
+    ) -> FastTextClassifier:
+        """Train ``epochs`` more epochs on labelled lines with the current words and labels
+        (others are unknown words, or skipped labels); the learning rate runs from ``lr``
+        to ``min_lr`` over this call. Returns ``self``."""
+        state = self._require_fitted("train(...)")
+        self._require_dense(state, "train(...)")
+        check_int("epochs", epochs, 1)
+        encoded = self._encoder(state).encode(self._lines(data, labels, errors))
+        state["schedule"].update(by="train", epochs=epochs, done=0, total_words=None)
+        self._train(state, encoded, callback, checkpoint, None, keep_on_error=True)
+        return self
+
+    def build_vocab(self, *args: Any, **kwargs: Any) -> FastTextClassifier:
+        """Refused: a classifier's words and labels are fixed by :meth:`fit` (as fastText's)."""
+        raise TypeError(
+            "FastTextClassifier learns its words and labels in fit(...); to train more on new "
+            "lines, call train(data, epochs=...)"
+        )
+
+    build_vocab_from_freq = build_vocab
+
+    def _new_state(
+        self,
+        vocab: CountedVocab,
+        *,
+        by: str = "fit",
+        tables: dict[str, np.ndarray] | None = None,
+        labels: LabelVocab | None = None,
+    ) -> dict[str, Any]:
+        """The family's fresh state, with the labels; tables zero until :meth:`_initial_rows`."""
+        assert labels is not None
+        d = self.vector_size
+        if tables is None:
+            tables = {
+                "W_in": np.zeros((0, d), dtype=np.float32),
+                "W_out": np.zeros((len(labels), d), dtype=np.float32),  # fastText's zeros
+            }
+        state = super()._new_state(vocab, by=by, tables=tables)
+        state.update(labels=labels, encoder=None, prune=None, quant=None, autotune=None)
+        return state
+
+    def _initial_rows(self, state: dict[str, Any], encoded: EncodedLines) -> None:
+        """``W_in``: uniform(-1/d, 1/d) on the word rows and the bucket rows the training
+        lines use (the rest zero, costing no memory), pretrained rows over the words'."""
+        V, d = len(state["vocab"]), self.vector_size
+        used = np.zeros(V + self.n_buckets, dtype=np.bool_)
+        used[:V] = True
+        used[encoded.input_ids] = True
+        rows = np.flatnonzero(used)  # drawn for these only: 10M buckets cost nothing unused
+        W_in = untouched_zeros((V + self.n_buckets, d), np.float32)  # (V + bucket, d)
+        rng, chunk = np.random.default_rng(self.seed), 1 << 16
+        for start in range(0, len(rows), chunk):
+            block = rng.random((min(chunk, len(rows) - start), d), dtype=np.float32)
+            block *= np.float32(2.0)
+            block -= np.float32(1.0)
+            block /= np.float32(d)
+            W_in[rows[start : start + chunk]] = block
+        if self.pretrained_vectors is not None:
+            from rowbook.models.word_vectors.classifier_files import pretrained_rows
+
+            pretrained_rows(W_in, state["vocab"].keys, self.pretrained_vectors, self.progress)
+        state["tables"]["W_in"] = W_in
+
+    def _new_tables(self, vocab: CountedVocab) -> dict[str, np.ndarray]:  # pragma: no cover
+        raise TypeError("FastTextClassifier makes its tables with its labels (_new_state)")
+
+    def _grow_tables(self, state: dict[str, Any], old_V: int) -> None:  # pragma: no cover
+        raise TypeError("FastTextClassifier's vocabulary does not grow")
+
+    def _table_shapes(self, V: int, n_labels: int = 0) -> dict[str, tuple[int, int]]:
+        d = self.vector_size
+        return {"W_in": (V + self.n_buckets, d), "W_out": (n_labels, d)}
+
+    def _epoch_jobs(self, state: dict[str, Any], encoded: EncodedLines) -> EpochJobs:
+        """Jobs of about ``batch_words`` tokens of whole lines, each at the learning rate of
+        the schedule where it starts and decaying line by line from there."""
+        self._require_dense(state, "training")
+        schedule, labels = state["schedule"], state["labels"]
+        bounds = job_boundaries(encoded.tokens, self.batch_words)  # (J + 1,) lines
+        before = np.concatenate([[0], np.cumsum(encoded.tokens)])[bounds]  # (J + 1,) tokens
+        per_epoch = schedule["total_words"] or encoded.total_tokens
+        slope = (self.lr - self.min_lr) / max(schedule["epochs"] * per_epoch, 1)
+        table = negative_table(labels.counts, 0.5)
+        negatives = (table, negative_guide(table), self.negative)
+        if self.loss == "hs":
+            tree = fasttext_tree(labels.counts)[2:]
+        else:
+            tree = (np.zeros(1, np.int64), np.zeros(0, np.int64), np.zeros(0, np.bool_))
+        lines = (
+            encoded.input_starts,
+            encoded.input_ids,
+            encoded.label_starts,
+            encoded.label_ids,
+            encoded.tokens,
+        )
+        W_in, W_out = state["tables"]["W_in"], state["tables"]["W_out"]
+        code = LOSS_CODES[self.loss]
+
+        def run(j: int, lr: float, trained: int) -> float:
+            return train_job(
+                W_in,
+                W_out,
+                lines,
+                bounds[j],
+                bounds[j + 1],
+                code,
+                negatives,
+                tree,
+                (float(lr), slope, self.min_lr),
+                job_seed(self.seed, trained, j),
+            )
+
+        def lrs(epoch: int) -> np.ndarray:
+            return job_lrs(self.lr, self.min_lr, epoch, schedule["epochs"], before[:-1], per_epoch)
+
+        return EpochJobs(
+            sizes=np.diff(before), total=encoded.total_tokens, run=run, lrs=lrs, unit="token"
+        )
+
+    # -- saved state ---------------------------------------------------------------------
+
+    def _extra_state(self, fitted: dict[str, Any]) -> dict[str, Any]:
+        labels = fitted["labels"]
+        quant = fitted.get("quant")
+        return {
+            "labels": {"keys": list(labels.keys), "counts": labels.counts},
+            "prune": fitted.get("prune"),
+            "quant": None if quant is None else {k: q.get_state() for k, q in quant.items()},
+            "autotune": fitted.get("autotune"),
+        }
+
+    def _fitted_from_state(self, state: dict[str, Any]) -> dict[str, Any]:
+        saved = state["labels"]
+        counts = np.asarray(saved["counts"], dtype=np.int64)
+        if not isinstance(saved["keys"], list) or len(counts) != len(saved["keys"]):
+            raise ValueError(f"saved labels: {len(saved['keys'])} keys but {len(counts)} counts")
+        labels = LabelVocab(saved["keys"], counts)
+        from rowbook.models.word_vectors.classifier_files import quant_from_state
+
+        quant, prune = quant_from_state(state, self)
+        fitted = fitted_state(
+            state, np.float32, lambda V: self._saved_shapes(V, len(labels), quant, prune)
+        )
+        fitted.update(labels=labels, encoder=None, prune=prune, quant=quant)
+        fitted["autotune"] = state.get("autotune")
+        return fitted
+
+    def _saved_shapes(
+        self, V: int, n_labels: int, quant: Any, prune: Any
+    ) -> dict[str, tuple[int, int]]:
+        shapes = self._table_shapes(V, n_labels)
+        if prune is not None:  # the buckets a quantised model kept
+            shapes["W_in"] = (V + int(np.count_nonzero(prune >= 0)), self.vector_size)
+        if quant is not None:
+            for name, table in (("W_in", "input"), ("W_out", "output")):
+                if table in quant:
+                    shapes[name] = (0, self.vector_size)
+        return shapes
+
+    # -- learned state -------------------------------------------------------------------
+
+    def _require_dense(self, state: dict[str, Any], what: str) -> None:
+        if state.get("quant"):
+            raise ValueError(
+                f"this FastTextClassifier is quantised (its rows are codes); {what} needs the "
+                "float tables: train the unquantised model, then quantize() it"
+            )
+
+    @property
+    def labels_(self) -> tuple[str, ...]:
+        """The labels in id order (descending count), spelled with ``label_prefix``."""
+        return self._learned("labels", "labels_").keys
+
+    @property
+    def label_counts_(self) -> np.ndarray:
+        """``(nlabels,)`` how often each label occurs in the training lines."""
+        return self._learned("labels", "label_counts_").counts
+
+    @property
+    def W_in_(self) -> np.ndarray:
+        """``(nwords + bucket, d)`` float32 input rows: words, then hash buckets."""
+        return self._learned("tables", "W_in_")["W_in"]
+
+    @property
+    def W_out_(self) -> np.ndarray:
+        """``(nlabels, d)`` float32 output rows (``hs``: the tree's inner nodes)."""
+        return self._learned("tables", "W_out_")["W_out"]
+
+    @property
+    def is_quantized(self) -> bool:
+        """Whether the rows are product-quantised codes (a ``.ftz``, or :meth:`quantize`)."""
+        return bool(self._require_fitted(".is_quantized").get("quant"))
+
+    @property
+    def autotune_(self) -> dict[str, Any] | None:
+        """The search of ``fit(..., validation=...)``: best parameters, score, every trial."""
+        return self._require_fitted(".autotune_").get("autotune")
+
+    def _quant(self, state: dict[str, Any], table: str) -> Any:
+        quant = state.get("quant") or {}
+        matrix = quant.get(table)
+        if matrix is None:
+            return None
+        from rowbook.models.word_vectors.classifier_files import kernel_quant
+
+        return kernel_quant(matrix)
+
+    def _make_vectors(self, state: dict[str, Any]) -> Vectors:
+        """Each word's vector: the mean of its row and its char n-grams' rows (fastText's
+        ``getWordVector``); unseen words too when the rows are dense and unpruned."""
+        vocab = state["vocab"]
+        if not state.get("quant") and state.get("prune") is None:
+            return SubwordVectors(
+                vocab.keys,
+                state["tables"]["W_in"],
+                minn=self.minn,
+                maxn=self.maxn,
+                bucket=self.n_buckets,
+                counts=vocab.counts,
+            )
+        starts, ids = self._encoder(state).word_bags()
+        rows = np.zeros((len(vocab), self.vector_size), dtype=np.float32)  # (V, d)
+        sentence_vectors(state["tables"]["W_in"], self._quant(state, "input"), starts, ids, rows)
+        return Vectors(vocab.keys, rows, vocab.counts)
+
+    # -- predicting ----------------------------------------------------------------------
+
+    def _encode_texts(self, texts: Any, labels: Any = None) -> tuple[dict[str, Any], EncodedLines]:
+        state = self._require_fitted("predict(...)")
+        single = isinstance(texts, str)
+        lines = self._lines([texts] if single else texts, labels, "strict")
+        return state, self._encoder(state).encode(lines)
+
+    def _predictions(
+        self, state: dict[str, Any], encoded: EncodedLines, k: int, threshold: float
+    ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        if isinstance(k, bool) or not isinstance(k, int | np.integer) or (k < 1 and k != -1):
+            raise ParameterError("k", k, "an integer >= 1 (or -1 for every label)")
+        check_number("threshold", threshold, 0.0)
+        k = len(state["labels"]) if k == -1 else min(int(k), len(state["labels"]))
+        children = (np.zeros(0, np.int64), np.zeros(0, np.int64))
+        if self.loss == "hs":
+            children = fasttext_tree(state["labels"].counts)[:2]
+        W_in = state["tables"]["W_in"]
+        W_out = state["tables"]["W_out"]
+        quant_in, quant_out = self._quant(state, "input"), self._quant(state, "output")
+        if quant_out is not None:
+            W_out = np.zeros((len(state["labels"]), self.vector_size), dtype=np.float32)
+        return predict_lines(
+            (W_in, quant_in, W_out, quant_out),
+            encoded.input_starts,
+            encoded.input_ids,
+            loss=LOSS_CODES[self.loss],
+            k=k,
+            threshold=threshold,
+            children=children,
+            workers=min(resolve_workers(self.workers), max(1, len(encoded) // 5000)),
+        )
+
+    def predict(
+        self, texts: str | Sequence[str], k: int = 1, threshold: float = 0.0
+    ) -> tuple[tuple[str, ...], np.ndarray] | tuple[list[list[str]], list[np.ndarray]]:
+        """The ``k`` most probable labels of each text with a probability of at least
+        ``threshold``, and their probabilities, best first (fastText's ``predict``).
+
+        One text (a str) gives ``(labels, probabilities)``; a list of texts gives a list of
+        labels and a list of probability arrays. ``k=-1`` returns every label. The
+        probability is fastText's: ``p + 1e-5``, so never 0 (and may pass 1 by ``1e-5``).
+        """
+        state, encoded = self._encode_texts(texts)
+        ids, probs, counts = self._predictions(state, encoded, k, threshold)
+        names = np.array([*state["labels"].keys, ""], dtype=object)  # id -1 (none): ""
+        labels = names[ids].tolist()  # (L, k) lists, one pass
+        values = list(probs.astype(np.float64))  # (k,) rows
+        for line in np.flatnonzero(counts < ids.shape[1]).tolist():  # fewer above threshold
+            labels[line] = labels[line][: counts[line]]
+            values[line] = values[line][: counts[line]]
+        if isinstance(texts, str):
+            return tuple(labels[0]), values[0]
+        return labels, values
+
+    def _meter(
+        self, data: Any, labels: Any, k: int, threshold: float, false_negatives: bool = False
+    ) -> Meter:
+        state = self._require_fitted("test(...)")
+        lines = self._lines(data, labels, "strict")
+        encoded = self._encoder(state).encode(lines)
+        scored = (np.diff(encoded.input_starts) > 0) & (np.diff(encoded.label_starts) > 0)
+        ids, probs, counts = self._predictions(state, encoded, k, threshold)
+        keep = np.flatnonzero(scored)
+        label_sizes = np.diff(encoded.label_starts)[keep]
+        gold_starts = np.concatenate([[0], np.cumsum(label_sizes)])
+        gold = np.concatenate(
+            [encoded.labels(line) for line in keep] or [np.zeros(0, np.int32)]
+        ).astype(np.int64)
+        return Meter.from_predictions(
+            (gold_starts, gold),
+            (ids[keep], probs[keep], counts[keep]),
+            len(state["labels"]),
+            false_negatives=false_negatives,
+        )
+
+    def test(
+        self, data: Any, labels: Sequence[Any] | None = None, k: int = 1, threshold: float = 0.0
+    ) -> TestResult:
+        """``(N, precision@k, recall@k)`` over the labelled lines of ``data`` (a fastText file
+        or texts with ``labels``), as ``fasttext test`` counts them."""
+        meter = self._meter(data, labels, k, threshold)
+        return TestResult(meter.n_examples, meter.precision(), meter.recall())
+
+    def test_label(
+        self, data: Any, labels: Sequence[Any] | None = None, k: int = 1, threshold: float = 0.0
+    ) -> dict[str, dict[str, float]]:
+        """Each label's ``{"precision", "recall", "f1score"}`` (fastText's ``test_label``)."""
+        meter = self._meter(data, labels, k, threshold)
+        return {
+            label: {
+                "precision": meter.precision(i),
+                "recall": meter.recall(i),
+                "f1score": meter.f1(i),
+            }
+            for i, label in enumerate(self.labels_)
+        }
+
+    def confusion(self, data: Any, labels: Sequence[Any] | None = None) -> Confusion:
+        """How often each gold label's lines were given each label first (:class:`Confusion`)."""
+        state = self._require_fitted("confusion(...)")
+        encoded = self._encoder(state).encode(self._lines(data, labels, "strict"))
+        ids, _, counts = self._predictions(state, encoded, 1, 0.0)
+        n = len(state["labels"])
+        table = np.zeros((n, n), dtype=np.int64)
+        for line in np.flatnonzero(counts > 0):
+            for gold in encoded.labels(line).tolist():
+                table[gold, ids[line, 0]] += 1
+        return Confusion(state["labels"].keys, table)
+
+    def get_sentence_vector(self, text: str) -> np.ndarray:
+        """``(d,)`` the mean row of ``text`` (its words, n-grams and ``</s>``), what the
+        linear layer scores (fastText's ``get_sentence_vector`` of a supervised model)."""
+        state, encoded = self._encode_texts(text)
+        out = np.zeros((1, self.vector_size), dtype=np.float32)
+        sentence_vectors(
+            state["tables"]["W_in"],
+            self._quant(state, "input"),
+            encoded.input_starts,
+            encoded.input_ids,
+            out,
+        )
+        return out[0]
+
+    # -- fastText's files -----------------------------------------------------------------
+
+    def quantize(
+        self,
+        *,
+        cutoff: int = 0,
+        dsub: int = 2,
+        qnorm: bool = True,
+        qout: bool = False,
+        retrain: bool = False,
+        data: Any = None,
+        labels: Sequence[Any] | None = None,
+        epochs: int | None = None,
+        seed: int = 1234,
+    ) -> FastTextClassifier:
+        """Make the model small as ``fasttext quantize`` does; returns ``self``, quantised.
+
+        ``cutoff`` keeps only the rows of ``W_in`` of largest norm (0: all), ``retrain``
+        trains those again on ``data`` (``labels``) for ``epochs`` (default: ``epochs``);
+        then ``W_in`` becomes product-quantiser codes of ``dsub`` values a byte, with
+        ``qnorm`` the norms apart in a byte a row, and with ``qout`` ``W_out`` too. Then
+        :meth:`save_fasttext` writes a ``.ftz`` that ``fasttext.load_model`` opens and that
+        predicts what this model predicts. See
+        :mod:`~rowbook.models.word_vectors.classifier_quantize`.
+        """
+        from rowbook.models.word_vectors.classifier_quantize import quantize
+
+        quantize(
+            self,
+            cutoff=cutoff,
+            dsub=dsub,
+            qnorm=qnorm,
+            qout=qout,
+            retrain=retrain,
+            data=data,
+            labels=labels,
+            epochs=epochs,
+            seed=seed,
+        )
+        return self
+
+    def save_fasttext(self, path: str | os.PathLike[str]) -> None:
+        """Write fastText's supervised ``.bin`` (a ``.ftz`` once quantised), atomically;
+        ``fasttext.load_model`` opens it and predicts what this model predicts."""
+        from rowbook.models.word_vectors.classifier_files import save_fasttext
+
+        save_fasttext(self, path)
+
+    @classmethod
+    def load_fasttext(
+        cls, path: str | os.PathLike[str], *, label_prefix: str = "__label__"
+    ) -> FastTextClassifier:
+        """A fitted classifier from a supervised fastText ``.bin`` or ``.ftz``: the same
+        labels and probabilities on every line. The file does not hold the label prefix;
+        give the one its training data used if not ``__label__``. ``train`` continues an
+        unquantised one."""
+        from rowbook.models.word_vectors.classifier_files import load_fasttext
+
+        return load_fasttext(cls, path, label_prefix)
+
+    def get_word_vector(self, word: str) -> np.ndarray:
+        """``(d,)`` the vector of ``word``, seen or not: the mean of its row and n-gram rows."""
+        vectors = self.vectors
+        if isinstance(vectors, SubwordVectors):
+            return vectors.vector_for(word)
+        return vectors[word]

@@ -1,0 +1,173 @@
+"""rowbook.sizing: the published table sizes and KV caches, and exact agreement with the
+parameters and cache bytes of rowbook's own TransformerLM."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from rowbook.models.transformer import TransformerConfig, TransformerNet
+from rowbook.sizing import model_size, preset, vocab_sweep, vocab_table
+from rowbook.text import ByteLevelBPE
+
+
+@pytest.mark.parametrize(
+    ("name", "V", "d", "parameters"),
+    [
+        ("word2vec", 3_000_000, 300, 900_000_000),
+        ("BERT-base", 30_522, 768, 23_440_896),
+        ("GPT-2", 50_257, 768, 38_597_376),
+        ("GPT-3", 50_257, 12_288, 617_558_016),
+        ("LLaMA-2-7B", 32_000, 4_096, 131_072_000),
+        ("LLaMA-3", 128_256, 4_096, 525_336_576),
+        ("Gemma-2-9B", 256_128, 3_584, 917_962_752),
+    ],
+)
+def test_the_table_of_embedding_sizes(name, V, d, parameters):
+    assert model_size(V, d, 0, 1).embedding_parameters == parameters
+    published = {
+        "word2vec": "900M",
+        "BERT-base": "23.4M",
+        "GPT-2": "38.6M",
+        "GPT-3": "617.6M",
+        "LLaMA-2-7B": "131.1M",
+        "LLaMA-3": "525.3M",
+        "Gemma-2-9B": "918.0M",
+    }
+    shown = f"{parameters / 1e6:.1f}M" if name != "word2vec" else f"{parameters / 1e6:.0f}M"
+    assert shown == published[name]
+
+
+def test_the_presets_give_the_published_totals_and_what_tying_saves():
+    gpt2 = preset("gpt2")
+    assert gpt2.parameters == 124_439_808  # GPT-2 small, tied
+    assert gpt2.tying_saves == 38_597_376 and 0.30 < gpt2.tying_saves / gpt2.parameters < 0.32
+    assert preset("llama-2-7b").parameters == 6_738_415_616
+    assert preset("llama-3-8b").parameters == 8_030_261_248
+    llama = preset("llama-2-7b")
+    assert (llama.d_model, llama.n_heads, llama.head_dim) == (4096, 32, 128)
+
+
+def test_the_kv_cache_of_llama_2_7b():
+    llama = preset("llama-2-7b")  # L = 32, d = 4096, float16
+    assert llama.kv_cache_bytes(4096, "float16") == 2 * 2**30
+    assert llama.kv_cache_bytes(8192, "float16") == 4 * 2**30
+    assert (
+        llama.kv_cache_bytes(8192, "float16") == 2 * 32 * 8192 * 4096 * 2
+    )  # 2 x L x T x d x bytes
+    grouped = preset("llama-3-8b")  # 8 key/value heads of 32: a quarter of the cache
+    assert grouped.kv_cache_bytes(8192, "bfloat16") == 2**30
+
+
+def test_attention_costs_grow_with_the_square_of_the_length():
+    gpt2 = preset("gpt2")
+    assert gpt2.attention_flops(2048) == 4 * gpt2.attention_flops(1024)
+    assert gpt2.attention_flops(1024, causal=True) * 2 == gpt2.attention_flops(1024)
+    assert gpt2.attention_bytes(8192) == 12 * 8192 * 8192 * 4
+    assert gpt2.attention_bytes(8192, tiled=True) == 12 * 8192 * 4
+    text = gpt2.table((1024,))
+    assert "tying saves" in text and "T=1,024: KV cache" in text
+
+
+CONFIGS = [
+    {"family": "gpt2"},
+    {"family": "gpt2", "tie_embeddings": False, "d_ff": 40},
+    {"family": "llama", "n_kv_heads": 2},
+    {"family": "llama", "n_kv_heads": 1, "tie_embeddings": False},
+    {"family": "llama", "n_kv_heads": 2, "bias": True, "head_dim": 6},
+]
+
+
+@pytest.mark.parametrize("settings", CONFIGS)
+def test_model_size_is_exactly_what_transformer_lm_allocates(settings):
+    config = TransformerConfig(
+        vocab_size=77, d_model=16, n_layers=3, n_heads=4, context=24, **settings
+    )
+    net = TransformerNet(config, rng=0)
+    size = model_size(
+        77,
+        16,
+        3,
+        4,
+        config.n_kv_heads,
+        config.d_ff,
+        24,
+        config.tie_embeddings,
+        batch=2,
+        family=config.family,
+        head_dim=config.head_dim,
+        bias=config.bias,
+    )
+    assert size.parameters == sum(p.size for p in net.parameters())
+    assert size.embedding_parameters == net.embedding.weight.size
+    assert size.layer_parameters == sum(p.size for p in net.blocks[0].parameters())
+    assert size.bytes("float32") == sum(p.data.nbytes for p in net.parameters())
+    for T in (1, 24, 1000):
+        assert size.kv_cache_bytes(T) == net.new_cache(2, T).nbytes
+
+
+def test_model_size_from_a_hugging_face_config(tmp_path):
+    import json
+
+    config = {
+        "model_type": "llama",
+        "vocab_size": 128256,
+        "hidden_size": 4096,
+        "intermediate_size": 14336,
+        "num_hidden_layers": 32,
+        "num_attention_heads": 32,
+        "num_key_value_heads": 8,
+        "max_position_embeddings": 8192,
+        "rms_norm_eps": 1e-5,
+        "rope_theta": 500000.0,
+        "tie_word_embeddings": False,
+    }
+    (tmp_path / "config.json").write_text(json.dumps(config))
+    size = model_size.from_hf(tmp_path / "config.json", dtype="bfloat16")
+    assert size == preset("llama-3-8b")
+    assert model_size.from_hf(tmp_path).parameters == 8_030_261_248
+
+
+def test_bad_sizes_name_the_parameter():
+    with pytest.raises(ValueError, match=r"d_model must be divisible by n_heads \(32\)"):
+        model_size(100, 1000, 2, 32)
+    with pytest.raises(ValueError, match="dtype must be one of"):
+        model_size(100, 64, 2, 4, dtype="float8")
+
+
+def _zipf_texts(n: int, seed: int) -> list[str]:
+    rng = np.random.default_rng(seed)
+    words = [
+        "".join(rng.choice(list("abcdefghijklmnopqrstuvwxyz"), rng.integers(2, 9)))
+        for _ in range(1500)
+    ]
+    p = 1 / np.arange(1, 1501) ** 1.1
+    return [" ".join(rng.choice(words, 10, p=p / p.sum())) for _ in range(n)]
+
+
+def test_a_smaller_vocabulary_is_the_prefix_of_a_larger_one():
+    texts = _zipf_texts(1500, 0)
+    big = ByteLevelBPE().fit(texts, 1500, special_tokens=["<|endoftext|>"])
+    for size in (300, 700, 1200):
+        small = ByteLevelBPE().fit(texts, size, special_tokens=["<|endoftext|>"])
+        cut = big.truncated(size)
+        assert cut.merges == small.merges and cut.vocab == small.vocab
+        assert cut.encode(texts[7]).ids == small.encode(texts[7]).ids
+
+
+def test_vocab_sweep_trades_table_size_for_sequence_length():
+    texts = _zipf_texts(1500, 1)
+    rows = vocab_sweep(texts, [400, 300, 1200], d_model=64, characters=1000)
+    assert [r.vocab_size for r in rows] == [300, 400, 1200]
+    rates = [r.tokens_per_char for r in rows]
+    assert rates == sorted(rates, reverse=True)  # more entries: fewer tokens per character
+    for r in rows:
+        assert r.table_parameters == r.vocab_size * 64 and r.table_bytes == 4 * r.table_parameters
+        assert r.sequence_length == round(1000 * r.tokens_per_char)
+        assert r.attention_flops == 4 * r.sequence_length**2 * 64
+    held = texts[:50]
+    direct = ByteLevelBPE().fit(texts[50:], 400, special_tokens=["<|endoftext|>"])
+    again = vocab_sweep(texts[50:], [400, 1200], held_out=held, d_model=64)
+    tokens = sum(len(direct.encode(t).ids) for t in held)
+    assert again[0].tokens_per_char == tokens / sum(len(t) for t in held)
+    assert "tokens/char" in vocab_table(rows)
