@@ -41,11 +41,16 @@ def median_ms(fn: Callable[[], object], *, repeat: int = 15, warmup: int = 2) ->
 
 
 def interleaved_times_ms(
-    fns: dict[str, Callable[[], object]], *, repeat: int = 7, warmup: int = 1
+    fns: dict[str, Callable[[], object]],
+    *,
+    repeat: int = 7,
+    warmup: int = 1,
+    clock: Callable[[], float] = time.perf_counter,
 ) -> dict[str, np.ndarray]:
     """Each of ``fns``' wall times in ms, the functions run in turn in every repetition, so
     that a change of load on a shared machine reaches all of them alike (garbage collection
-    paused)."""
+    paused). ``clock=time.process_time`` times the CPU the process received instead: steadier
+    than wall time for one-threaded work on a busy machine."""
     for _ in range(warmup):
         for fn in fns.values():
             fn()
@@ -55,9 +60,9 @@ def interleaved_times_ms(
     try:
         for _ in range(repeat):
             for name, fn in fns.items():
-                start = time.perf_counter()
+                start = clock()
                 fn()
-                times[name].append(time.perf_counter() - start)
+                times[name].append(clock() - start)
     finally:
         if gc_was_enabled:
             gc.enable()

@@ -30,6 +30,7 @@ every epoch, so ``fit(..., resume=path)`` picks the schedule up where it stopped
 
 from __future__ import annotations
 
+import inspect
 import os
 from abc import abstractmethod
 from collections.abc import Callable, Iterator, Mapping
@@ -487,6 +488,8 @@ class WordVectorModel(Model):
         fitted = self._require_fitted(".row_stats_")
         if fitted["row_stats"] is None:
             name = type(self).__name__
+            if "row_stats" not in inspect.signature(type(self)).parameters:
+                raise ValueError(f"{name} records no per-row telemetry (no row_stats parameter)")
             raise ValueError(
                 f"this {name} was trained without telemetry; fit it with {name}(..., "
                 "row_stats=True) to record which rows learned"

@@ -154,6 +154,9 @@ class FastTextClassifier(WordVectorModel):
     """
 
     _run_only: ClassVar[tuple[str, ...]] = ("workers", "progress")
+    #: The supervised kernels record no per-row telemetry (the family's ``row_stats=True``
+    #: is for the word-vector trainers); ``row_stats_`` says so when asked.
+    row_stats: ClassVar[bool] = False
     _lr_schedule: ClassVar[bool] = True
 
     def __init__(
@@ -485,7 +488,7 @@ class FastTextClassifier(WordVectorModel):
         W_in, W_out = state["tables"]["W_in"], state["tables"]["W_out"]
         code = LOSS_CODES[self.loss]
 
-        def run(j: int, lr: float, trained: int) -> float:
+        def run(j: int, lr: float, trained: int, stats: None) -> float:
             return train_job(
                 W_in,
                 W_out,
@@ -530,7 +533,7 @@ class FastTextClassifier(WordVectorModel):
         fitted = fitted_state(
             state, np.float32, lambda V: self._saved_shapes(V, len(labels), quant, prune)
         )
-        fitted.update(labels=labels, encoder=None, prune=prune, quant=quant)
+        fitted.update(labels=labels, encoder=None, prune=prune, quant=quant, row_stats=None)
         fitted["autotune"] = state.get("autotune")
         return fitted
 
