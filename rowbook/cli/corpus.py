@@ -21,14 +21,15 @@ from rowbook.cli.text import Normalized
 __all__ = ["WORD_PATTERN", "Corpus", "add_spill_options", "corpus_spill_dir", "train_tokenizer"]
 
 #: ``--tokenizer word`` of the train commands: runs of letters and digits with inner
-#: apostrophes; punctuation is dropped (gensim's ``simple_preprocess`` keeps letters only).
+#: apostrophes (a typographic one read as ``'``: ``whale’s`` is ``whale's``); punctuation is
+#: dropped (gensim's ``simple_preprocess`` keeps letters only).
 WORD_PATTERN = r"\w+(?:['’]\w+)*"
 
 
 def train_tokenizer(name: str, *, lower: bool) -> Any:
     """The tokenizer of ``--tokenizer word|whitespace``, lower-casing first when ``lower``.
 
-    >>> train_tokenizer("word", lower=True).tokenize("The whale, the Whale's eye.")
+    >>> train_tokenizer("word", lower=True).tokenize("The whale, the Whale’s eye.")
     ['the', 'whale', 'the', "whale's", 'eye']
     >>> train_tokenizer("whitespace", lower=False).tokenize("The whale, the Whale's eye.")
     ['The', 'whale,', 'the', "Whale's", 'eye.']
