@@ -192,6 +192,22 @@ class FileKind:
 # -- openers (imported on use: recognising a file imports none of the models) ----------------
 
 
+def _call(target: str) -> Callable[[Path, bool], Any]:
+    """An opener calling ``"module:Name.method"`` (or ``"module:function"``) on the path,
+    importing it only when a file of the kind is opened; it reads, never maps."""
+    module, _, names = target.partition(":")
+
+    def open_(path: Path, mmap: bool) -> Any:
+        import importlib
+
+        found: Any = importlib.import_module(module)
+        for name in names.split("."):
+            found = getattr(found, name)
+        return found(path)
+
+    return open_
+
+
 def _model(path: Path, mmap: bool) -> Any:
     from rowbook.models import load
 
@@ -204,12 +220,6 @@ def _vectors(path: Path, mmap: bool) -> Any:
     return Vectors.load(path, mmap=mmap)
 
 
-def _cooccurrence(path: Path, mmap: bool) -> Any:
-    from rowbook.data.cooccurrence_file import load_cooccurrence
-
-    return load_cooccurrence(path)
-
-
 def _unreadable_npz(path: Path, mmap: bool) -> Any:
     """Raises what is wrong with a zip archive (or rowbook document) that cannot be read."""
     from rowbook.io import load_state
@@ -218,22 +228,10 @@ def _unreadable_npz(path: Path, mmap: bool) -> Any:
     raise ValueError(f"{path}: a rowbook .npz whose document names no kind")
 
 
-def _fasttext_model(path: Path, mmap: bool) -> Any:
-    from rowbook.models import FastText
-
-    return FastText.load_fasttext(path)
-
-
 def _fasttext_vectors(path: Path, mmap: bool) -> Any:
     from rowbook.vectors import SubwordVectors
 
     return SubwordVectors.load_fasttext(path, mmap=mmap)
-
-
-def _fasttext_classifier(path: Path, mmap: bool) -> Any:
-    from rowbook.models import FastTextClassifier
-
-    return FastTextClassifier.load_fasttext(path)
 
 
 def _word2vec(binary: bool, glove: bool = False) -> Callable[[Path, bool], Any]:
@@ -243,42 +241,6 @@ def _word2vec(binary: bool, glove: bool = False) -> Callable[[Path, bool], Any]:
         return Vectors.load_word2vec_format(path, binary=binary, no_header=glove, mmap=mmap)
 
     return open_
-
-
-def _bpe(path: Path, mmap: bool) -> Any:
-    from rowbook.text import ByteLevelBPE
-
-    return ByteLevelBPE.load(path)
-
-
-def _bpe_from_tokenizer_json(path: Path, mmap: bool) -> Any:
-    from rowbook.text import ByteLevelBPE
-
-    return ByteLevelBPE.from_tokenizer_json(path)
-
-
-def _vocab(path: Path, mmap: bool) -> Any:
-    from rowbook.text import Vocab
-
-    return Vocab.load(path)
-
-
-def _pipeline(path: Path, mmap: bool) -> Any:
-    from rowbook.text import TextPipeline
-
-    return TextPipeline.load(path)
-
-
-def _hf_checkpoint(path: Path, mmap: bool) -> Any:
-    from rowbook.models import TransformerLM
-
-    return TransformerLM.from_hf(path)
-
-
-def _projector(path: Path, mmap: bool) -> Any:
-    from rowbook.vectors import Vectors
-
-    return Vectors.load_projector(path)
 
 
 # -- detectors ----------------------------------------------------------------------------------
@@ -384,14 +346,14 @@ KINDS: tuple[FileKind, ...] = (
             "config.json" in h.names
             and ("model.safetensors" in h.names or "model.safetensors.index.json" in h.names)
         ),
-        _hf_checkpoint,
+        _call("rowbook.models:TransformerLM.from_hf"),
         "TransformerLM.from_hf(folder); its token table alone: rowbook.models.hf_checkpoint."
         "hf_vectors(folder)",
     ),
     FileKind(
         "a TensorBoard projector folder",
         lambda h: "projector_config.pbtxt" in h.names,
-        _projector,
+        _call("rowbook.vectors:Vectors.load_projector"),
         "Vectors.load_projector(folder)",
     ),
     # rowbook's own .npz files, by the kind their JSON document names
@@ -424,7 +386,7 @@ KINDS: tuple[FileKind, ...] = (
     FileKind(
         "rowbook co-occurrence counts (.npz)",
         lambda h: h.npz_kind == "cooccurrence",
-        _cooccurrence,
+        _call("rowbook.data.cooccurrence_file:load_cooccurrence"),
         "rowbook.data.load_cooccurrence(path)",
     ),
     FileKind(
@@ -462,7 +424,7 @@ KINDS: tuple[FileKind, ...] = (
     FileKind(
         "a fastText model (.bin, skip-gram or CBOW, negative sampling)",
         lambda h: h.fasttext_args is not None and h.fasttext_args[:2] in ((1, 2), (2, 2)),
-        _fasttext_model,
+        _call("rowbook.models:FastText.load_fasttext"),
         "FastText.load_fasttext(path)",
         "fasttext",
     ),
@@ -476,13 +438,13 @@ KINDS: tuple[FileKind, ...] = (
     FileKind(
         "a quantised fastText supervised model (.ftz)",
         lambda h: h.fasttext_args is not None and h.fasttext_args[2],
-        _fasttext_classifier,
+        _call("rowbook.models:FastTextClassifier.load_fasttext"),
         "FastTextClassifier.load_fasttext(path)",
     ),
     FileKind(
         "a fastText supervised model (.bin)",
         lambda h: h.fasttext_args is not None and h.fasttext_args[0] == 3,
-        _fasttext_classifier,
+        _call("rowbook.models:FastTextClassifier.load_fasttext"),
         "FastTextClassifier.load_fasttext(path)",
     ),
     # vectors as text or binary rows
@@ -504,25 +466,25 @@ KINDS: tuple[FileKind, ...] = (
     FileKind(
         "a rowbook byte-level BPE (.json)",
         lambda h: _json_format(h, "rowbook.ByteLevelBPE"),
-        _bpe,
+        _call("rowbook.text:ByteLevelBPE.load"),
         "ByteLevelBPE.load(path)",
     ),
     FileKind(
         "a rowbook Vocab (.json)",
         lambda h: _json_format(h, "rowbook.Vocab"),
-        _vocab,
+        _call("rowbook.text:Vocab.load"),
         "Vocab.load(path)",
     ),
     FileKind(
         "a rowbook text pipeline (.json)",
         lambda h: _json_format(h, "rowbook", "text_pipeline"),
-        _pipeline,
+        _call("rowbook.text:TextPipeline.load"),
         "TextPipeline.load(path)",
     ),
     FileKind(
         "a Hugging Face tokenizer.json (byte-level BPE)",
         lambda h: _tokenizer_json(h) == "BPE" and _byte_level(h),
-        _bpe_from_tokenizer_json,
+        _call("rowbook.text:ByteLevelBPE.from_tokenizer_json"),
         "ByteLevelBPE.from_tokenizer_json(path)",
     ),
     FileKind(
