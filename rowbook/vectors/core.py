@@ -108,6 +108,9 @@ class Vectors(PairQueries):
             return self._batch(batch, positive, negative, topn, stop, approximate)
         if topn == 0:
             return []
+        if approximate and isinstance(positive, str) and not negative and self._unit is not None:
+            row = self.get_index(positive)  # one key: its unit row is the query, as it is
+            return self._approximate(self._unit[row], topn, [row], stop)
         terms = _as_terms(positive, 1.0) + _as_terms(negative, -1.0)
         if not terms:
             raise ValueError(
