@@ -43,9 +43,9 @@ import numpy as np
 from rowbook.data.sampling import window_bounds
 from rowbook.models.word_vectors.word2vec_kernels import (
     FASTMATH,
+    add_recorded,
     kept_words,
     negative_sampling_step,
-    record_update,
 )
 
 __all__ = ["train_job"]
@@ -69,7 +69,8 @@ def _scatter_bag(W_in, bag_starts, bag_ids, word, work, stats, lr):  # pragma: n
     d = W_in.shape[1]
     for k in range(bag_starts[word], bag_starts[word + 1]):
         if stats is not None:
-            record_update(stats, W_in, bag_ids[k], work, lr)
+            add_recorded(stats, W_in, bag_ids[k], work, lr)
+            continue
         row = W_in[bag_ids[k]]
         for c in range(d):
             row[c] += work[c]
@@ -103,7 +104,7 @@ def train_job(
     """Train on sentences ``[s0, s1)`` of an encoded corpus; returns the words trained.
 
     ``stats`` (None: off, compiled away) records per-row telemetry of ``W_in``, every row of
-    every bag (:func:`~rowbook.models.word_vectors.word2vec_kernels.record_update`).
+    every bag (:func:`~rowbook.models.word_vectors.word2vec_kernels.add_recorded`).
 
     ``out = (W_out, table, guide, negative)``; the draws are word2vec's
     (:func:`~rowbook.models.word_vectors.word2vec_kernels.kept_words`, then the negatives

@@ -3,7 +3,7 @@
 With ``row_stats=True`` a model of the family records, for every row of its word table
 (``W_in`` for word2vec and fastText, bucket rows included; the words for GloVe), the updates
 it received, the sum of their gradients' norms, the last job that updated it and its value
-before its first update (:func:`~rowbook.models.word_vectors.word2vec_kernels.record_update`,
+before its first update (:func:`~rowbook.models.word_vectors.word2vec_kernels.add_recorded`,
 called inside the kernels, compiled away when off). ``model.row_stats_`` reads it as a
 :class:`rowbook.optim.RowStats`, the record the sparse optimizers keep, so the same pictures
 draw it (:mod:`rowbook.viz.row_stats`).

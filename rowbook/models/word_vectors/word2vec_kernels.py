@@ -43,12 +43,12 @@ from rowbook.data.sampling import draw_negative, lcg_next, window_bounds
 
 __all__ = [
     "FASTMATH",
+    "add_recorded",
     "count_update",
     "hierarchical_softmax_step",
     "kept_words",
     "negative_sampling_step",
     "prefetch_row",
-    "record_update",
     "train_job",
 ]
 
@@ -101,32 +101,35 @@ def prefetch_row(table, row):  # pragma: no cover - compiled
 
 
 @numba.njit(nogil=True, fastmath=FASTMATH, cache=True, inline="always")
-def record_update(stats, table, row, step, lr):  # pragma: no cover - compiled
-    """Per-row telemetry of one update of ``table[row]`` by ``step`` (lr times the gradient),
-    recorded before the step is added.
+def add_recorded(stats, table, row, step, lr):  # pragma: no cover - compiled
+    """``table[row] += step`` (``step``: lr times the gradient), with the update recorded in
+    the per-row telemetry ``stats``.
 
     ``stats = (counters, start, job)``: the row's ``counters`` (``(V, 3)`` float64: updates,
     summed gradient norm, last job, side by side so one cache line holds a row's three) get
-    one more update, ``||step|| / lr`` (the gradient's norm) and this job; its value before
-    its first update is copied into ``start`` (:class:`rowbook.optim.RowStats` reads them).
-    The kernels call this only when ``stats`` is not None, which compiles it away. Under
-    several workers the counters race like the tables do (Hogwild) and may miss an update;
-    one worker counts exactly.
+    one more update, ``||step|| / lr`` (the gradient's norm, summed in float32 in the same
+    pass that adds the step) and this job; the row's value before its first update is
+    copied into ``start`` (:class:`rowbook.optim.RowStats` reads them). The kernels call
+    this only when ``stats`` is not None, and add the step themselves otherwise, so
+    telemetry off compiles to what it was without it. Under several workers the counters
+    race like the tables do (Hogwild) and may miss an update; one worker counts exactly.
     """
+    target = table[row]
     if stats[0][row, 0] == 0.0:
-        source, kept = table[row], stats[1][row]
-        for c in range(source.shape[0]):
-            kept[c] = source[c]
-    total = 0.0
+        kept = stats[1][row]
+        for c in range(target.shape[0]):
+            kept[c] = target[c]
+    total = np.float32(0.0)
     for c in range(step.shape[0]):
-        value = np.float64(step[c])
+        value = step[c]
+        target[c] += value
         total += value * value
-    count_update(stats, row, math.sqrt(total) / lr)
+    count_update(stats, row, math.sqrt(np.float64(total)) / lr)
 
 
 @numba.njit(nogil=True, cache=True, inline="always")
 def count_update(stats, row, grad_norm):  # pragma: no cover - compiled
-    """The counters of :func:`record_update`: one more update of ``row``, of gradient norm
+    """The counters of :func:`add_recorded`: one more update of ``row``, of gradient norm
     ``grad_norm``, in this job (the row's start is the caller's to keep)."""
     counters, _, job = stats
     counters[row, 0] += 1.0
@@ -290,7 +293,8 @@ def _cbow_position(
     for j in range(lo, hi):
         if j != i:
             if stats is not None:
-                record_update(stats, W_in, words[j], work, lr)
+                add_recorded(stats, W_in, words[j], work, lr)
+                continue
             row = W_in[words[j]]
             for c in range(d):
                 row[c] += work[c]
@@ -320,7 +324,7 @@ def train_job(
     """Train on sentences ``[s0, s1)`` of an encoded corpus; returns (words trained, loss).
 
     ``stats`` (None: off, compiled away) records per-row telemetry of ``W_in``
-    (:func:`record_update`).
+    (:func:`add_recorded`).
 
     ``out = (W_out, table, guide, negative)`` is negative sampling (off when
     ``negative == 0``), ``tree = (W_nodes, codes, points, lengths)`` hierarchical softmax
@@ -358,9 +362,10 @@ def train_job(
                             compute_loss,
                         )
                         if stats is not None:
-                            record_update(stats, W_in, words[j], work, lr)
-                        for c in range(d):
-                            h[c] += work[c]
+                            add_recorded(stats, W_in, words[j], work, lr)
+                        else:
+                            for c in range(d):
+                                h[c] += work[c]
                         loss += step_loss
             else:
                 if i + 1 < end:
