@@ -139,6 +139,11 @@ def test_batches_answer_as_single_queries_do(unit):
                 )
                 assert [k for k, _ in got] == [k for k, _ in one]
                 np.testing.assert_allclose([s for _, s in got], [s for _, s in one], rtol=1e-6)
+    for restrict in (None, 300):  # one key goes straight to its unit row: the same answer
+        one = table.most_similar("k77", topn=5, restrict_vocab=restrict, approximate=True)
+        listed = table.most_similar(["k77"], topn=5, restrict_vocab=restrict, approximate=True)
+        assert [k for k, _ in one] == [k for k, _ in listed] and "k77" not in dict(one)
+        np.testing.assert_allclose([s for _, s in one], [s for _, s in listed], rtol=1e-6)
     assert table.most_similar(batch=np.stack([unit[1], unit[2]]), topn=1)[0][0][0] == "k1"
     with pytest.raises(ValueError, match="not both"):
         table.most_similar("k1", batch=["k2"])
