@@ -364,15 +364,8 @@ KINDS: tuple[FileKind, ...] = (
         "rowbook.load(path), or the model class's load(path)",
     ),
     FileKind(
-        "rowbook vectors (.npz)",
-        lambda h: h.npz_kind == "vectors",
-        _vectors,
-        "Vectors.load(path)",
-        "npz",
-    ),
-    FileKind(
-        "rowbook quantised vectors (.npz)",
-        lambda h: h.npz_kind == "quantized vectors",
+        "rowbook vectors (.npz, plain or quantised)",
+        lambda h: h.npz_kind in ("vectors", "quantized vectors"),
         _vectors,
         "Vectors.load(path)",
         "npz",
