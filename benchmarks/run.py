@@ -31,6 +31,7 @@ NAMES = [
     "learning",
     "losses",
     "text",
+    "tokenizers",
     "vectors",
     "compare",
     "index",

@@ -39,9 +39,13 @@ if TYPE_CHECKING:  # the names as type checkers and editors see them; imported o
         ByteLevelBPE,
         CharTokenizer,
         Normalizer,
+        SentencePieceBPE,
         TextPipeline,
+        Unigram,
         Vocab,
+        WordPiece,
         WordTokenizer,
+        load_tokenizer,
     )
     from rowbook.training import TrainConfig, Trainer
     from rowbook.vectors import SubwordVectors, Vectors
@@ -71,6 +75,10 @@ __getattr__, __dir__, _ = lazy_loader.attach(
             "WordTokenizer",
             "CharTokenizer",
             "ByteLevelBPE",
+            "WordPiece",
+            "Unigram",
+            "SentencePieceBPE",
+            "load_tokenizer",
             "Vocab",
             "TextPipeline",
         ],
@@ -102,6 +110,10 @@ __all__ = [  # noqa: RUF022 - pipeline order, not alphabetical
     "WordTokenizer",
     "CharTokenizer",
     "ByteLevelBPE",
+    "WordPiece",
+    "Unigram",
+    "SentencePieceBPE",
+    "load_tokenizer",
     "Vocab",
     "TextPipeline",
     # autograd and layers

@@ -4,7 +4,8 @@ Three counts feed the trainers, and each is a sum over the corpus, so each shard
 or any corpus source) can be counted where it lives and the results added:
 
 * word counts -> :meth:`rowbook.Vocab.fit_counts`, :meth:`rowbook.Word2Vec.build_vocab_from_freq`;
-* pre-tokenized word counts -> :meth:`rowbook.ByteLevelBPE.fit_word_counts`;
+* pre-tokenized word counts -> :meth:`rowbook.ByteLevelBPE.fit_word_counts`, and the words
+  of a WordPiece or Unigram tokenizer -> their ``fit(..., word_counts=counts)``;
 * co-occurrence counts over a chosen vocabulary -> :meth:`rowbook.GloVe.fit_cooccurrence`.
 
 The counts are exact integers (co-occurrences as whole numbers of ``1 / lcm(1..window)``,
@@ -43,7 +44,14 @@ from rowbook.data.cooccurrence import cooccurrence_numerators
 from rowbook.data.cooccurrence_runs import denominator
 from rowbook.data.corpus import Corpus, encode_corpus, iter_sentences
 
-__all__ = ["WorkerLost", "bpe_word_counts", "connect", "cooccurrence_counts", "word_counts"]
+__all__ = [
+    "WorkerLost",
+    "bpe_word_counts",
+    "connect",
+    "cooccurrence_counts",
+    "subword_word_counts",
+    "word_counts",
+]
 
 Shards = Sequence[Corpus]
 Errors = Literal["strict", "replace"]
@@ -220,6 +228,26 @@ def bpe_word_counts(
         _check_shards(shards),
     )
     parts = _per_shard("bpe-words", _count_bpe_words, shards, pattern, specials, normalizer, errors)
+    return _compute(_tree_sum(parts, _add), client, shards)
+
+
+def _count_subword_words(shard: Any, tokenizer: Any, errors: Errors) -> Counter[str]:
+    from rowbook.corpus_files import iter_lines
+    from rowbook.text.word_counts import count_words
+
+    texts = iter_lines(shard, errors=errors) if isinstance(shard, str | os.PathLike) else shard
+    return count_words(texts, tokenizer._training_words)
+
+
+def subword_word_counts(
+    shards: Sequence[Any], *, tokenizer: Any, errors: Errors = "strict", client: Any = None
+) -> Counter[str]:
+    """The words a :class:`~rowbook.text.WordPiece` or :class:`~rowbook.text.Unigram` ``fit``
+    counts (normalized and pre-tokenized by ``tokenizer``, unfitted is fine), per shard,
+    summed in first-sighting order: pass them as ``fit((), vocab_size, word_counts=counts)``.
+    """
+    shards = _check_shards(shards)
+    parts = _per_shard("subword-words", _count_subword_words, shards, tokenizer, errors)
     return _compute(_tree_sum(parts, _add), client, shards)
 
 

@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import struct
 import zipfile
 from collections.abc import Callable
@@ -42,6 +43,8 @@ _META = "__rowbook_meta__"
 _META_BYTES = 64 << 20  # a rowbook archive's JSON document, read for its kind
 _SAFETENSORS_HEADER = 100 << 20  # safetensors' own limit on its JSON header
 _FASTTEXT_MAGIC = 793712314
+_CONTROL = re.compile(rb"[\x00-\x08\x0e-\x1f]")  # no text file starts with these
+_WORDPIECE_MARKS = (b"[UNK]", b"[PAD]", b"[CLS]", b"[SEP]", b"[MASK]", b"<unk>")
 _FAISS_FOURCC = (b"IHNf", b"IwFl", b"IxFI", b"IHNs", b"IwPQ", b"IwSq", b"IxF2", b"IHfP")
 
 
@@ -141,8 +144,9 @@ class Head:
     @cached_property
     def json(self) -> Any:
         """The parsed JSON document, or ``None`` for a file that does not start like one."""
-        if self.text.lstrip()[:1] not in (b"{", b"["):
-            return None
+        start = self.text.lstrip()[:2]
+        if start[:1] not in (b"{", b"[") or (start[:1] == b"[" and start[1:].isalpha()):
+            return None  # "[PAD]" starts BERT's vocab.txt, not a JSON array
         from rowbook.io import read_json
 
         return read_json(self.path, "JSON")
@@ -338,6 +342,27 @@ def _is_gpt2_vocab(head: Head) -> bool:
     )
 
 
+def _is_sentencepiece(head: Head) -> bool:
+    """A SentencePiece ``ModelProto``: binary (not UTF-8, or control characters early), its
+    first field the pieces (protobuf field 1, length-delimited: byte ``0x0a``); the loader
+    checks the rest."""
+    start = head.raw[:64]
+    return start[:1] == b"\x0a" and (_looks_binary(start) or bool(_CONTROL.search(start)))
+
+
+def _is_wordpiece_vocab(head: Head) -> bool:
+    """BERT's ``vocab.txt``: text of one token a line (no spaces in a line), holding one of
+    its special tokens or a ``##`` continuation piece."""
+    if _looks_binary(head.text):
+        return False
+    lines = [line.rstrip(b"\r") for line in head.lines]
+    return (
+        len(lines) >= 2
+        and all(line and not line.split(maxsplit=1)[1:] and b" " not in line for line in lines)
+        and any(line in _WORDPIECE_MARKS or line.startswith(b"##") for line in lines)
+    )
+
+
 KINDS: tuple[FileKind, ...] = (
     # folders, by the files they hold
     FileKind(
@@ -463,6 +488,18 @@ KINDS: tuple[FileKind, ...] = (
         "ByteLevelBPE.load(path)",
     ),
     FileKind(
+        "a rowbook WordPiece (.json)",
+        lambda h: _json_format(h, "rowbook.WordPiece"),
+        _call("rowbook.text:WordPiece.load"),
+        "WordPiece.load(path)",
+    ),
+    FileKind(
+        "a rowbook Unigram (.json)",
+        lambda h: _json_format(h, "rowbook.Unigram"),
+        _call("rowbook.text:Unigram.load"),
+        "Unigram.load(path)",
+    ),
+    FileKind(
         "a rowbook Vocab (.json)",
         lambda h: _json_format(h, "rowbook.Vocab"),
         _call("rowbook.text:Vocab.load"),
@@ -481,10 +518,23 @@ KINDS: tuple[FileKind, ...] = (
         "ByteLevelBPE.from_tokenizer_json(path)",
     ),
     FileKind(
+        "a Hugging Face tokenizer.json (WordPiece)",
+        lambda h: _tokenizer_json(h) == "WordPiece",
+        _call("rowbook.text:WordPiece.from_tokenizer_json"),
+        "WordPiece.from_tokenizer_json(path)",
+    ),
+    FileKind(
+        "a Hugging Face tokenizer.json (Unigram)",
+        lambda h: _tokenizer_json(h) == "Unigram",
+        _call("rowbook.text:Unigram.from_tokenizer_json"),
+        "Unigram.from_tokenizer_json(path)",
+    ),
+    FileKind(
         "a Hugging Face tokenizer.json",
         lambda h: _tokenizer_json(h) is not None,
         None,
-        "tokenizers.Tokenizer.from_file(path); rowbook opens byte-level BPE ones only, so far",
+        "tokenizers.Tokenizer.from_file(path); rowbook opens byte-level BPE, WordPiece and "
+        "Unigram ones",
     ),
     FileKind(
         "a Hugging Face config.json",
@@ -506,6 +556,12 @@ KINDS: tuple[FileKind, ...] = (
         "Vectors.load_index(path), on the vectors it was built for",
     ),
     FileKind(
+        "a SentencePiece model (.model)",
+        _is_sentencepiece,
+        _call("rowbook.text.sentencepiece:load_model"),
+        "rowbook.text.load_model(path)",
+    ),
+    FileKind(
         "a safetensors file",
         lambda h: h.safetensors_meta is not None,
         None,
@@ -523,6 +579,12 @@ KINDS: tuple[FileKind, ...] = (
         lambda h: h.text.startswith(b"#version"),
         None,
         "ByteLevelBPE.from_files(vocab_json, merges_txt), with its vocab.json",
+    ),
+    FileKind(
+        "a WordPiece vocab.txt (one token a line)",
+        _is_wordpiece_vocab,
+        _call("rowbook.text:WordPiece.from_vocab"),
+        "WordPiece.from_vocab(path)",
     ),
     FileKind(
         "a vocabulary file of counts ('key count' lines)",

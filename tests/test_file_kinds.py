@@ -191,7 +191,11 @@ def test_hugging_face_and_gpt2_tokenizer_files_are_named(tmp_path, files):
     tokenizers = pytest.importorskip("tokenizers")
     wordpiece = tokenizers.Tokenizer(tokenizers.models.WordPiece({"[UNK]": 0, "a": 1}))
     wordpiece.save(str(tmp_path / "wordpiece.dat"))
-    said = _known_not_opened(tmp_path / "wordpiece.dat")
+    assert detect(tmp_path / "wordpiece.dat").name == "a Hugging Face tokenizer.json (WordPiece)"
+    assert type(rowbook.load(tmp_path / "wordpiece.dat")).__name__ == "WordPiece"
+    wordlevel = tokenizers.Tokenizer(tokenizers.models.WordLevel({"[UNK]": 0}, unk_token="[UNK]"))
+    wordlevel.save(str(tmp_path / "wordlevel.dat"))
+    said = _known_not_opened(tmp_path / "wordlevel.dat")
     assert "is a Hugging Face tokenizer.json; read it with tokenizers.Tokenizer.from_file" in said
     gpt2 = tokenizers.ByteLevelBPETokenizer()
     gpt2.train_from_iterator(TEXTS, vocab_size=270, show_progress=False)
@@ -225,3 +229,38 @@ def test_a_damaged_file_of_a_known_kind_is_refused_by_its_own_reader(tmp_path, f
     (tmp_path / "vocab.dat").write_text(json.dumps(document))
     with pytest.raises(ValueError, match=r"vocab\.dat: field 'tokens'"):
         rowbook.load(tmp_path / "vocab.dat")
+
+
+def test_wordpiece_unigram_and_sentencepiece_files_open_whatever_their_name(tmp_path):
+    """The tokenizer kinds of rowbook.text (rowbook's JSON, Hugging Face's tokenizer.json,
+    BERT's vocab.txt, a SentencePiece .model) open to the tokenizer their own loader gives."""
+    from rowbook.text import Unigram, WordPiece, load_model
+
+    spm = pytest.importorskip("sentencepiece")
+    wordpiece = WordPiece().fit(TEXTS, 40, min_count=1, workers=1)
+    unigram = Unigram().fit(TEXTS, 30, workers=1)
+    wordpiece.save(tmp_path / "wp.dat")
+    wordpiece.to_tokenizer_json(tmp_path / "wp-hf.dat")
+    wordpiece.save_vocab(tmp_path / "vocab.dat")
+    unigram.save(tmp_path / "uni.dat")
+    unigram.to_tokenizer_json(tmp_path / "uni-hf.dat")
+    with open(tmp_path / "sp.dat", "wb") as model:
+        spm.SentencePieceTrainer.train(
+            sentence_iterator=iter(TEXTS * 4),
+            model_writer=model,
+            vocab_size=30,
+            minloglevel=2,
+            hard_vocab_limit=False,
+        )
+    expected = {
+        "wp.dat": WordPiece.load,
+        "wp-hf.dat": WordPiece.from_tokenizer_json,
+        "vocab.dat": WordPiece.from_vocab,
+        "uni.dat": Unigram.load,
+        "uni-hf.dat": Unigram.from_tokenizer_json,
+        "sp.dat": load_model,
+    }
+    for name, reader in expected.items():
+        got, own = rowbook.load(tmp_path / name), reader(tmp_path / name)
+        assert type(got) is type(own), name
+        assert got.encode("the cat sat").ids == own.encode("the cat sat").ids, name

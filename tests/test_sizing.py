@@ -171,3 +171,39 @@ def test_vocab_sweep_trades_table_size_for_sequence_length():
     tokens = sum(len(direct.encode(t).ids) for t in held)
     assert again[0].tokens_per_char == tokens / sum(len(t) for t in held)
     assert "tokens/char" in vocab_table(rows)
+
+
+@pytest.mark.parametrize("model", ["wordpiece", "unigram"])
+def test_vocab_sweep_of_the_other_schemes_is_their_own_training(model):
+    from rowbook.text import Unigram, WordPiece
+
+    texts = _zipf_texts(400, 2)
+    train, held = texts[40:], texts[:40]
+    rows = vocab_sweep(train, [300, 900], model=model, held_out=held, d_model=16, workers=1)
+    assert [r.model for r in rows] == [model, model]
+    assert rows[0].vocab_size < rows[1].vocab_size
+    if model == "wordpiece":  # more entries, shorter sequences (Unigram's pieces need not
+        assert rows[0].tokens_per_char > rows[1].tokens_per_char  # nest, nor its lengths fall)
+    assert all(r.table_parameters == r.vocab_size * 16 for r in rows)
+    options = {"min_count": 0} if model == "wordpiece" else {"special_tokens": ["<unk>"]}
+    direct = (WordPiece if model == "wordpiece" else Unigram)().fit(
+        train, 900, workers=1, **options
+    )
+    tokens = sum(len(direct.encode(t, add_special_tokens=False).ids) for t in held)
+    assert rows[1].vocab_size == len(direct)
+    assert rows[1].tokens_per_char == tokens / sum(len(t) for t in held)
+
+
+def test_vocab_sweep_counts_unknown_and_partial_byte_tokens():
+    texts = _zipf_texts(300, 3)  # a-z only: no other character is in any vocabulary
+    (wordpiece,) = vocab_sweep(texts, [200], model="wordpiece", held_out=["☃ ☂"], workers=1)
+    assert wordpiece.unknown_share == 1.0  # [UNK] [UNK]
+    (wordpiece,) = vocab_sweep(texts, [200], model="wordpiece", held_out=texts[:9], workers=1)
+    assert wordpiece.unknown_share == 0.0  # every letter is in the alphabet
+    (bpe,) = vocab_sweep(texts, [300], held_out=["日本"], workers=1)
+    assert bpe.unknown_share == 1.0  # six bytes, none a whole character
+    rows = vocab_sweep(texts, [300], model=["bpe", "unigram"], held_out=["abc"], workers=1)
+    assert [(r.model, r.unknown_share) for r in rows] == [("bpe", 0.0), ("unigram", 0.0)]
+    assert "unknown %" in vocab_table(rows)
+    with pytest.raises(ValueError, match="model must be one of 'bpe', 'wordpiece', 'unigram'"):
+        vocab_sweep(texts, [300], model="sentencepiece")

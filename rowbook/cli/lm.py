@@ -7,8 +7,8 @@
   Face checkpoint folder;
 * ``rowbook size`` prints :func:`rowbook.sizing.model_size` for a preset, a ``config.json``,
   or dimensions given as options;
-* ``rowbook vocab-sweep CORPUS --sizes ...`` prints :func:`rowbook.sizing.vocab_sweep`
-  and draws it.
+* ``rowbook vocab-sweep CORPUS --model bpe,wordpiece,unigram --sizes ...`` prints
+  :func:`rowbook.sizing.vocab_sweep` (one scheme or several) and draws it.
 
 The embedding commands (``neighbors``, ``plot``, ...) read the table of a saved model or
 of a checkpoint folder as they read a vectors file (:mod:`rowbook.cli._vectorio`).
@@ -360,6 +360,18 @@ def _size_parser(commands: Any) -> None:
 # -- vocab-sweep --------------------------------------------------------------------------
 
 
+def _models(text: str) -> list[str]:
+    from rowbook.sizing import SWEEP_MODELS
+
+    names = [x.strip() for x in text.split(",") if x.strip()]
+    bad = [x for x in names if x not in SWEEP_MODELS]
+    if not names or bad:
+        raise argparse.ArgumentTypeError(
+            f"expected {', '.join(SWEEP_MODELS)} separated by commas, got {text!r}"
+        )
+    return list(dict.fromkeys(names))
+
+
 def run_vocab_sweep(args: argparse.Namespace) -> int:
     from rowbook.sizing import vocab_sweep, vocab_table
 
@@ -369,7 +381,12 @@ def run_vocab_sweep(args: argparse.Namespace) -> int:
     held = list(read_lines(args.held_out, errors=args.unicode_errors)) if args.held_out else None
     try:
         rows = vocab_sweep(
-            texts, args.sizes, held_out=held, d_model=args.d_model, characters=args.characters
+            texts,
+            args.sizes,
+            model=args.model,
+            held_out=held,
+            d_model=args.d_model,
+            characters=args.characters,
         )
     except ParameterError as err:
         raise ValueError(err.message_for("--" + err.name.replace("_", "-"))) from None
@@ -391,22 +408,41 @@ def _vocab_sweep_parser(commands: Any) -> None:
         commands,
         "vocab-sweep",
         run=run_vocab_sweep,
-        help="what each vocabulary size costs: tokens per character, table, attention",
-        description="Train one byte-level BPE on CORPUS up to the largest size; for each size "
-        "(its first merges, what a run stopped there learns), count tokens per character of "
-        "held-out text, the table's parameters and bytes at --d-model, and the attention cost "
-        "of --characters characters of such text.",
+        help="what each vocabulary size costs: tokens per character, unknown pieces, table, "
+        "attention",
+        description="Train a subword model on CORPUS at each of --sizes (--model bpe, wordpiece "
+        "or unigram; several, comma-separated, to compare them): byte-level BPE once up to the "
+        "largest size, a smaller one being its first merges (what a run stopped there learns); "
+        "WordPiece and Unigram once per size from one count of the words. For each, measure "
+        "held-out text: tokens per character, the share of [UNK] or byte-fallback tokens, the "
+        "table's parameters and bytes at --d-model, and the attention cost of --characters "
+        "characters of such text.",
         examples=[
             "rowbook vocab-sweep corpus.txt --sizes 1000,4000,16000,50000",
+            "rowbook vocab-sweep corpus.txt --model wordpiece --sizes 1000,4000,16000",
+            "rowbook vocab-sweep corpus.txt --model bpe,wordpiece,unigram --sizes 2000,8000",
             "rowbook vocab-sweep corpus.txt --sizes 500,2000 --held-out test.txt --plot v.png",
         ],
     )
     p.add_argument("corpus", metavar="CORPUS", nargs="+")
     p.add_argument(
-        "--sizes", type=_ints, required=True, metavar="V,V", help="vocabulary sizes (each >= 257)"
+        "--model",
+        type=_models,
+        default=["bpe"],
+        metavar="NAME,NAME",
+        help="bpe (byte-level), wordpiece (BERT's), unigram (Metaspace), or several (default: bpe)",
     )
     p.add_argument(
-        "--held-out", metavar="FILE", help="text to measure on (default: a tenth of the lines)"
+        "--sizes",
+        type=_ints,
+        required=True,
+        metavar="V,V",
+        help="vocabulary sizes (each >= 257 for bpe)",
+    )
+    p.add_argument(
+        "--held-out",
+        metavar="FILE",
+        help="text to measure on (default: a tenth of the lines, left out of training)",
     )
     p.add_argument(
         "--d-model", type=int, default=768, metavar="D", help="table width (default: %(default)s)"

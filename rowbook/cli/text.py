@@ -101,7 +101,53 @@ def _shown(token: str) -> str:
 # -- tokenize -------------------------------------------------------------------------------
 
 
+def _tokenizer_file(args: argparse.Namespace) -> Any:
+    """The tokenizer of ``--tokenizer FILE`` (any format, :func:`rowbook.load_tokenizer`)."""
+    from rowbook.text.loading import identify, load_tokenizer
+
+    path = Path(args.tokenizer)
+    if not path.exists():
+        raise ValueError(
+            f"--tokenizer {args.tokenizer} is neither one of {', '.join(TOKENIZERS)} nor "
+            "a file or folder (tokenizer.json, .model, vocab.txt, vocab.json, a rowbook file)"
+        )
+    for flag in ("--bpe", "--vocab", "--lower"):
+        if getattr(args, flag[2:]):
+            raise ValueError(
+                f"--tokenizer FILE fixes the normalizer, the tokens and the ids: drop {flag}"
+            )
+    found = identify(path)
+    print(f"{args.prog}: {path}: {found.description}", file=sys.stderr)
+    return load_tokenizer(path)
+
+
+def _run_file_tokenizer(args: argparse.Namespace) -> int:
+    tokenizer = _tokenizer_file(args)
+    texts = read_lines(STDIN) if args.text == STDIN else [args.text]
+    for text in texts:
+        encoding = tokenizer.encode(text)
+        if args.json:
+            print(
+                json.dumps(
+                    {
+                        "text": text,
+                        "tokens": encoding.tokens,
+                        "ids": encoding.ids,
+                        "offsets": encoding.offsets,
+                    },
+                    ensure_ascii=False,
+                )
+            )
+        elif args.ids:
+            print(" ".join(map(str, encoding.ids)))
+        else:
+            print(" ".join(_shown(t) for t in encoding.tokens))
+    return 0
+
+
 def run_tokenize(args: argparse.Namespace) -> int:
+    if args.tokenizer is not None and args.tokenizer not in TOKENIZERS:
+        return _run_file_tokenizer(args)
     name = "bpe" if args.bpe and args.tokenizer is None else args.tokenizer or "word"
     if args.bpe and name != "bpe":
         raise ValueError(f"--bpe FILE goes with --tokenizer bpe, not --tokenizer {name}")
@@ -243,6 +289,8 @@ def register(commands: Any) -> None:
             "rowbook tokenize 'The cat sat on the mat'",
             "rowbook tokenize --lower --tokenizer char 'Cat!'",
             "rowbook tokenize --bpe bpe.json --json 'lowest prices'",
+            "rowbook tokenize --tokenizer bert-base-uncased/tokenizer.json --ids 'Hello!'",
+            "rowbook tokenize --tokenizer spiece.model 'Hello world'",
             "rowbook tokenize --vocab vocab.json --ids 'The cat'",
             "rowbook tokenize --lower - < raw.txt > corpus.txt",
         ],
@@ -250,9 +298,11 @@ def register(commands: Any) -> None:
     p.add_argument("text", metavar="TEXT", help="the text, or '-' for standard input")
     p.add_argument(
         "--tokenizer",
-        choices=TOKENIZERS,
-        help="word (regex words and punctuation, the default), whitespace, char, or "
-        "bpe (with --bpe)",
+        metavar="NAME|FILE",
+        help="word (regex words and punctuation, the default), whitespace, char, bpe (with "
+        "--bpe), or a tokenizer FILE or model folder of any format: tokenizer.json "
+        "(byte-level BPE, WordPiece, Unigram), a SentencePiece .model, BERT's vocab.txt, "
+        "GPT-2's vocab.json + merges.txt, a rowbook file; it is recognised by its content",
     )
     p.add_argument(
         "--bpe",

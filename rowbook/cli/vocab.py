@@ -1,9 +1,12 @@
-"""``rowbook vocab``: count a corpus and write a text pipeline file (a vocabulary or a BPE).
+"""``rowbook vocab``: count a corpus and write a text pipeline file (a vocabulary or a subword model).
 
 The file is a :class:`~rowbook.text.TextPipeline` (normalizer, tokenizer, vocabulary or
 BPE), which ``rowbook tokenize --vocab FILE`` (:mod:`rowbook.cli.text`) applies as the
-corpus was read. ``--scheduler ADDRESS`` counts the corpus on Dask
-(:mod:`rowbook.cli._cluster`).
+corpus was read. ``--model bpe|wordpiece|unigram`` trains a subword model of ``--max-vocab``
+entries instead (:mod:`rowbook.cli.subword`), written as a pipeline file, a Hugging Face
+``tokenizer.json`` or a SentencePiece ``.model`` (``--format``). ``--scheduler ADDRESS``
+counts the corpus on Dask (:mod:`rowbook.cli._cluster`); ``--memory GB`` keeps the word
+counts of a subword model within a budget.
 """
 
 from __future__ import annotations
@@ -35,7 +38,14 @@ def run_vocab(args: argparse.Namespace) -> int:
     out = check_output_path(args.output)
     if args.scheduler:
         check_options(args)
-    if args.tokenizer == "bpe":
+    if args.model in ("wordpiece", "unigram"):
+        from rowbook.cli.subword import fit_subword
+
+        return fit_subword(args, out)
+    for flag, value in (("--format", args.format != "rowbook"), ("--memory", args.memory)):
+        if value:
+            raise ValueError(f"{flag} goes with --model wordpiece or --model unigram")
+    if args.tokenizer == "bpe" or args.model == "bpe":
         return _fit_bpe(args, out)
     tokenizer = make_tokenizer(args.tokenizer, lower=args.lower)
     counts, n_lines = _count(args, tokenizer)
@@ -168,12 +178,16 @@ def register(commands: Any) -> None:
         description="Count the tokens of CORPUS (UTF-8 text files, compressed or not, folders, or "
         "'-' for standard input) and write a text pipeline file (JSON): the normalizer (--lower), "
         "the tokenizer and the vocabulary, <pad> = 0, <unk> = 1, then tokens by decreasing count. "
-        "With --tokenizer bpe, train a byte-level BPE of --max-vocab entries instead (its own ids). "
-        "'rowbook tokenize --vocab FILE' (or --bpe FILE) applies the file as it was built.",
+        "With --model bpe (or --tokenizer bpe), wordpiece or unigram, train that subword model of "
+        "--max-vocab entries instead (its own ids), as Hugging Face tokenizers' trainers do. "
+        "'rowbook tokenize --vocab FILE' (or --tokenizer FILE) applies the file as it was built.",
         examples=[
             "rowbook vocab corpus.txt --lower --min-count 2 -o vocab.json",
             "rowbook vocab corpus.txt --max-vocab 10000 -o vocab.json --json",
             "rowbook vocab corpus.txt --tokenizer bpe --max-vocab 1000 -o bpe.json",
+            "rowbook vocab corpus.txt --model wordpiece --lower --max-vocab 8000 -o bert.json",
+            "rowbook vocab corpus.txt --model unigram --max-vocab 8000 --format model -o spm.model",
+            "rowbook vocab big/ --model unigram --max-vocab 32000 --memory 2 -o uni.json",
             "rowbook vocab books/ news.txt.gz -o vocab.json",
             "cat *.txt | rowbook vocab - -o vocab.json",
         ],
@@ -187,6 +201,31 @@ def register(commands: Any) -> None:
     )
     p.add_argument("-o", "--output", required=True, metavar="FILE", help="where to write the JSON")
     p.add_argument("--tokenizer", choices=TOKENIZERS, default="word", help="(default: %(default)s)")
+    p.add_argument(
+        "--model",
+        choices=("bpe", "wordpiece", "unigram"),
+        help="train a subword model of --max-vocab entries: byte-level BPE, WordPiece (BERT's "
+        "normalizer and [CLS]/[SEP]; --lower for uncased) or Unigram (Metaspace words)",
+    )
+    p.add_argument(
+        "--format",
+        choices=("rowbook", "tokenizer.json", "model"),
+        default="rowbook",
+        help="with --model wordpiece/unigram: a rowbook pipeline file, a Hugging Face "
+        "tokenizer.json, or (unigram) a SentencePiece .model (default: %(default)s)",
+    )
+    p.add_argument(
+        "--memory",
+        type=float,
+        metavar="GB",
+        help="with --model wordpiece/unigram: keep the word counts within GB gigabytes, "
+        "spilling to temporary files (in --spill-dir) past half of it; same result",
+    )
+    p.add_argument(
+        "--spill-dir",
+        metavar="DIR",
+        help="where --memory spills (default: the system's temporary folder)",
+    )
     p.add_argument("--lower", action="store_true", help="lower-case the text first")
     p.add_argument(
         "--min-count",

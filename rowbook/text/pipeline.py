@@ -3,7 +3,9 @@
 The three stages before the embedding lookup, as in the cat sat on the mat example. With a
 word or character tokenizer, a :class:`~rowbook.text.Vocab` numbers the tokens (``<pad>`` = 0,
 ``<unk>`` = 1, ...). With a :class:`~rowbook.text.ByteLevelBPE` and no vocab, the BPE's
-own ids are used and its ``"<pad>"`` special token (if any) pads batches.
+own ids are used and its ``"<pad>"`` special token (if any) pads batches; the same for a
+:class:`~rowbook.text.WordPiece` (``"[PAD]"``), :class:`~rowbook.text.Unigram` or
+:class:`~rowbook.text.SentencePieceBPE`.
 
 Examples
 --------
@@ -40,12 +42,14 @@ from rowbook.io import read_json, write_json
 from rowbook.text import pipeline_file
 from rowbook.text.bpe.model import ByteLevelBPE
 from rowbook.text.normalize import Normalizer
+from rowbook.text.subword import SubwordTokenizer
 from rowbook.text.tokenize import CharTokenizer, WordTokenizer
 from rowbook.text.vocab import Vocab
 
 __all__ = ["TextPipeline"]
 
-Tokenizer = WordTokenizer | CharTokenizer | ByteLevelBPE
+Tokenizer = WordTokenizer | CharTokenizer | ByteLevelBPE | SubwordTokenizer
+_SUBWORD = (ByteLevelBPE, SubwordTokenizer)  # number their own tokens
 _AUTO_PROGRESS_BYTES = 32 * 2**20
 _AUTO_PROGRESS_TEXTS = 100_000
 
@@ -57,11 +61,11 @@ class TextPipeline:
     ----------
     normalizer : Normalizer or None, default None
         Applied first; ``None`` leaves text unchanged.
-    tokenizer : WordTokenizer, CharTokenizer, ByteLevelBPE or None, default None
+    tokenizer : WordTokenizer, CharTokenizer, ByteLevelBPE, WordPiece, Unigram, SentencePieceBPE or None
         ``None`` means ``WordTokenizer()``.
     vocab : Vocab or None, default None
         Numbers the tokens. ``None`` means ``Vocab()`` for a word or character tokenizer,
-        and the BPE's own ids for a :class:`ByteLevelBPE`.
+        and the subword tokenizer's own ids otherwise.
 
     Notes
     -----
@@ -82,8 +86,8 @@ class TextPipeline:
             )
         if tokenizer is not None and not isinstance(tokenizer, Tokenizer):
             raise TypeError(
-                "tokenizer must be a WordTokenizer, CharTokenizer or ByteLevelBPE, "
-                f"got {type(tokenizer).__name__}"
+                "tokenizer must be a WordTokenizer, CharTokenizer, ByteLevelBPE, WordPiece, "
+                f"Unigram or SentencePieceBPE, got {type(tokenizer).__name__}"
             )
         if vocab is not None and not isinstance(vocab, Vocab):
             raise TypeError(f"vocab must be a Vocab or None, got {type(vocab).__name__}")
@@ -118,15 +122,16 @@ class TextPipeline:
             ``vocab_size=8000, special_tokens=["<pad>"]``.
         """
         tokenizer = self.tokenizer if self.tokenizer is not None else WordTokenizer()
-        bpe_to_fit = isinstance(tokenizer, ByteLevelBPE) and not tokenizer._fitted
+        bpe_to_fit = isinstance(tokenizer, _SUBWORD) and not tokenizer._fitted
         vocab = self.vocab
-        if vocab is None and not isinstance(tokenizer, ByteLevelBPE):
+        if vocab is None and not isinstance(tokenizer, _SUBWORD):
             vocab = Vocab()
         vocab_to_fit = vocab is not None and vocab._itos is None
         if tokenizer_fit and not bpe_to_fit:
             raise TypeError(
-                f"unexpected keyword arguments {sorted(tokenizer_fit)}: they go to "
-                "ByteLevelBPE.fit, and no unfitted ByteLevelBPE is in this pipeline"
+                f"unexpected keyword arguments {sorted(tokenizer_fit)}: they go to the fit of a "
+                "subword tokenizer, and no unfitted subword tokenizer (ByteLevelBPE, WordPiece, "
+                "Unigram) is in this pipeline"
             )
         passes = _corpus_passes(texts, errors, show_progress, bpe_to_fit + vocab_to_fit)
         if bpe_to_fit:
@@ -163,7 +168,8 @@ class TextPipeline:
         self._check_fitted()
         if self._vocab is not None:
             return self._vocab.pad_id
-        return self._tokenizer.special_tokens.get("<pad>")
+        vocab = self._tokenizer.vocab  # specials, or a SentencePiece model's <pad> control piece
+        return vocab.get("<pad>", vocab.get("[PAD]"))
 
     @property
     def vocab_size(self) -> int:
@@ -235,7 +241,8 @@ class TextPipeline:
         if any(n < width for n in lengths) and self.pad_id is None:
             raise ValueError(
                 "the batch needs padding but there is no pad id: use a Vocab with a "
-                "pad_token, or fit the ByteLevelBPE with special_tokens=['<pad>']"
+                "pad_token, or a subword tokenizer with a '<pad>' or '[PAD]' token "
+                "(fit it with special_tokens=['<pad>'])"
             )
         ids = np.full((len(seqs), width), self.pad_id or 0, dtype=np.int64)  # (B, T)
         mask = np.zeros((len(seqs), width), dtype=bool)  # (B, T)

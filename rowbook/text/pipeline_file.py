@@ -14,14 +14,20 @@ saved file, fitted or not::
                 | {"type": "byte_level_bpe", "model": {<a rowbook.ByteLevelBPE file>},
                    "cache_size": 100000}                               # fitted
                 | {"type": "byte_level_bpe", "settings": {<ByteLevelBPE parameters>}}
+                | {"type": "wordpiece", "model": {<a rowbook.WordPiece file>}}
+                | {"type": "unigram", "model": {<a rowbook.Unigram file>}}
+                | {"type": "sentencepiece", "model": {"format": "rowbook.SentencePiece",
+                                                      "version": 1, "model": "<base64 .model>"}}
                 | null,                                                # unfitted: the default
-     "vocab": null | {<a rowbook.Vocab file>}                          # null: the BPE's own ids
+     "vocab": null | {<a rowbook.Vocab file>}                 # null: the subword model's own ids
             | {"settings": {<Vocab parameters>}}}                      # unfitted
 
 A fitted document holds what encoding needs (the BPE's merges, the vocabulary's tokens);
 an unfitted one holds the settings that ``fit`` will start from (a null tokenizer or
 vocabulary there means the pipeline's default). Version 1 (rowbook 0.1's
 ``TextPipeline.save``) is the fitted form without the ``fitted`` field and reads as such.
+A WordPiece, Unigram or SentencePiece model is kept fitted only (its normalizer and
+pre-tokenizer are stored with its vocabulary, as in a ``tokenizer.json``).
 
 Loading checks every field (types, allowed values, no unknown or missing keys) and
 says which file and which field is wrong; the embedded BPE and vocabulary are checked by
@@ -36,8 +42,11 @@ from typing import Any
 from rowbook.text.bpe import files as bpe_files
 from rowbook.text.bpe.model import ByteLevelBPE
 from rowbook.text.normalize import Normalizer
+from rowbook.text.subword import SubwordTokenizer
 from rowbook.text.tokenize import CharTokenizer, WordTokenizer
+from rowbook.text.unigram import Unigram
 from rowbook.text.vocab import Vocab
+from rowbook.text.wordpiece import WordPiece
 
 __all__ = ["FORMAT", "KIND", "VERSION", "Parts", "from_dict", "normalizer_from_dict", "to_dict"]
 
@@ -48,7 +57,11 @@ _TOKENIZER_FIELDS = {
     "word": [{"type", "pattern", "ascii_quotes"}, {"type", "pattern"}],  # the last: older files
     "char": [{"type", "graphemes"}],
     "byte_level_bpe": [_BPE_FITTED, _BPE_SETTINGS, {"type", "model"}],  # the last: version 1
+    "wordpiece": [{"type", "model"}],
+    "unigram": [{"type", "model"}],
+    "sentencepiece": [{"type", "model"}],
 }
+_SUBWORD = (ByteLevelBPE, SubwordTokenizer)  # number their own tokens
 
 #: ``(normalizer, tokenizer, vocab, fitted)``: a pipeline's parts as a document holds them.
 Parts = tuple[Normalizer | None, Any, Vocab | None, bool]
@@ -80,6 +93,8 @@ def _tokenizer_to_dict(tokenizer: Any, fitted: bool) -> dict[str, Any] | None:
             model = bpe_files.to_dict(tokenizer)
             return {"type": "byte_level_bpe", "model": model, "cache_size": tokenizer.cache_size}
         return {"type": "byte_level_bpe", "settings": tokenizer.get_params()}
+    if isinstance(tokenizer, SubwordTokenizer):
+        return _subword_to_dict(tokenizer)
     if isinstance(tokenizer, CharTokenizer):
         return {"type": "char", **tokenizer.to_dict()}
     if isinstance(tokenizer, WordTokenizer):
@@ -87,8 +102,9 @@ def _tokenizer_to_dict(tokenizer: Any, fitted: bool) -> dict[str, Any] | None:
     if tokenizer is None and not fitted:
         return None
     raise ValueError(
-        f"only a WordTokenizer, CharTokenizer or ByteLevelBPE can be saved in a pipeline "
-        f"file, not {type(tokenizer).__name__}"
+        f"only a WordTokenizer, CharTokenizer or subword tokenizer (ByteLevelBPE, WordPiece, "
+        f"Unigram, SentencePieceBPE) can be saved in a pipeline file, not "
+        f"{type(tokenizer).__name__}"
     )
 
 
@@ -160,6 +176,36 @@ def normalizer_from_dict(d: Any, where: str) -> Normalizer | None:
         raise ValueError(f"{where}: {err}") from None
 
 
+def _subword_to_dict(tokenizer: SubwordTokenizer) -> dict[str, Any]:
+    from rowbook.text.sentencepiece import files as sp_files
+    from rowbook.text.unigram import files as unigram_files
+    from rowbook.text.wordpiece import files as wordpiece_files
+
+    if not tokenizer._fitted:
+        name = type(tokenizer).__name__
+        raise ValueError(
+            f"an unfitted {name} cannot be saved in a pipeline file (its file form is its "
+            f"vocabulary); fit the pipeline first, or save a {name} fitted with {name}.fit(...)"
+        )
+    if getattr(tokenizer, "_model_file", None) is not None:
+        return {"type": "sentencepiece", "model": sp_files.to_dict(tokenizer)}
+    if isinstance(tokenizer, WordPiece):
+        return {"type": "wordpiece", "model": wordpiece_files.to_dict(tokenizer)}
+    return {"type": "unigram", "model": unigram_files.to_dict(tokenizer)}
+
+
+def _subword_from_dict(kind: str, d: Any, where: str) -> Any:
+    from rowbook.text.sentencepiece import files as sp_files
+    from rowbook.text.unigram import files as unigram_files
+    from rowbook.text.wordpiece import files as wordpiece_files
+
+    if kind == "sentencepiece":
+        return sp_files.from_dict(d, where)
+    if kind == "wordpiece":
+        return wordpiece_files.from_dict(WordPiece, d, where)
+    return unigram_files.from_dict(Unigram, d, where)
+
+
 def _tokenizer(d: Any, fitted: bool, where: str) -> Any:
     if d is None and not fitted:
         return None  # the pipeline's default tokenizer
@@ -173,6 +219,8 @@ def _tokenizer(d: Any, fitted: bool, where: str) -> Any:
     if keys not in _TOKENIZER_FIELDS[kind]:
         expected = " or ".join(str(sorted(k)) for k in _TOKENIZER_FIELDS[kind])
         raise ValueError(f"{where} has the fields {sorted(keys)}; expected {expected}")
+    if kind in ("wordpiece", "unigram", "sentencepiece"):
+        return _subword_from_dict(kind, d["model"], f"{where[:-1]}.model'")
     try:
         if kind == "char":
             return CharTokenizer(graphemes=d["graphemes"])
@@ -194,10 +242,10 @@ def _tokenizer(d: Any, fitted: bool, where: str) -> Any:
 
 def _vocab(d: Any, fitted: bool, tokenizer: Any, where: str) -> Vocab | None:
     if d is None:
-        if fitted and not isinstance(tokenizer, ByteLevelBPE):
+        if fitted and not isinstance(tokenizer, _SUBWORD):
             raise ValueError(
-                f"{where} is null, which only a byte-level BPE tokenizer allows (it numbers "
-                "its own tokens)"
+                f"{where} is null, which only a subword tokenizer allows (it numbers its own "
+                "tokens)"
             )
         return None
     if isinstance(d, dict) and set(d) == {"settings"}:

@@ -273,20 +273,45 @@ def vocab_sweep_figure(
     dpi: int = 100,
 ) -> Figure:
     """:func:`rowbook.sizing.vocab_sweep`'s rows against V (log scale): tokens per character
-    on the left axis, falling; the table's parameters on the right, growing."""
+    on the left axis, falling; the table's parameters on the right, growing; one line of
+    each per scheme when the rows compare several."""
     if not rows:
         raise ValueError("rows is empty: run vocab_sweep on at least one size")
-    V = [r.vocab_size for r in rows]
+    models = list(dict.fromkeys(getattr(r, "model", "bpe") for r in rows))
     fig = new_figure(figsize, dpi)
     ax = fig.subplots()
-    ax.plot(V, [r.tokens_per_char for r in rows], marker="o", color="tab:blue")
+    table = ax.twinx()
+    for k, name in enumerate(models):
+        mine = [r for r in rows if getattr(r, "model", "bpe") == name]
+        V = [r.vocab_size for r in mine]
+        shade = {"alpha": 1.0 - 0.25 * k} if len(models) > 1 else {}
+        label = f"{name}: " if len(models) > 1 else ""
+        ax.plot(
+            V,
+            [r.tokens_per_char for r in mine],
+            marker="o",
+            color="tab:blue",
+            linestyle=("-", "--", ":")[k % 3],
+            label=f"{label}tokens per character",
+            **shade,
+        )
+        table.plot(
+            V,
+            [r.table_parameters / 1e6 for r in mine],
+            marker="s",
+            color="tab:red",
+            linestyle=("-", "--", ":")[k % 3],
+            label=f"{label}table",
+            **shade,
+        )
     ax.set_xscale("log")
     ax.set_xlabel("vocabulary size V")
     ax.set_ylabel("tokens per character (held-out text)", color="tab:blue")
     ax.grid(True, alpha=0.3)
-    table = ax.twinx()
-    table.plot(V, [r.table_parameters / 1e6 for r in rows], marker="s", color="tab:red")
     table.set_ylabel("table parameters V x d (millions)", color="tab:red")
+    if len(models) > 1:
+        handles = ax.get_legend_handles_labels()[0] + table.get_legend_handles_labels()[0]
+        ax.legend(handles, [h.get_label() for h in handles], fontsize=8)
     fig.suptitle(
         title if title is not None else "a larger vocabulary: shorter sequences, a heavier table"
     )

@@ -155,3 +155,21 @@ def test_vocab_sweep_prints_the_table_and_draws_it(run, lines_txt, tmp_path):
         "vocab-sweep",
         "--sizes must be an integer >= 257",
     )
+
+
+def test_vocab_sweep_compares_schemes(run, lines_txt, tmp_path):
+    picture = tmp_path / "sweep.png"
+    argv = ["--sizes", "30,300", "--plot", picture, "--json", "--d-model", "8"]
+    result = run("vocab-sweep", lines_txt, "--model", "wordpiece,unigram", *argv)
+    assert result.code == 0, result
+    rows = json.loads(result.out)
+    models = [r["model"] for r in rows]  # a size the text cannot reach is reported once
+    assert models[:2] == ["wordpiece"] * 2 and set(models[2:]) == {"unigram"}
+    assert all(r["table_parameters"] == 8 * r["vocab_size"] for r in rows)
+    assert all(0 <= r["unknown_share"] <= 1 for r in rows)
+    assert picture.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    assert_one_line_error(
+        run("vocab-sweep", lines_txt, "--model", "wordpiece,bert", "--sizes", "30"),
+        "vocab-sweep",
+        "--model",
+    )

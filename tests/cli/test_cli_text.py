@@ -219,7 +219,11 @@ def test_text_errors(run, one_line_error, tmp_path, monkeypatch):
     one_line_error(run("tokenize", "--bpe", tmp_path / "none.json", "x"), "tokenize", "none.json")
     one_line_error(run("tokenize", "--bpe", tmp_path / "c.txt", "x"), "tokenize", "c.txt")
     one_line_error(run("tokenize", "--vocab", tmp_path / "c.txt", "x"), "tokenize", "c.txt")
-    one_line_error(run("tokenize", "--tokenizer", "nope", "x"), "tokenize", "invalid choice")
+    one_line_error(
+        run("tokenize", "--tokenizer", "nope", "x"),
+        "tokenize",
+        "is neither one of word, whitespace, char, bpe nor a file",
+    )
 
 
 def test_vocab_of_compressed_files_and_folders_equals_the_plain_file(run, corpus_txt, tmp_path):

@@ -50,7 +50,17 @@ from rowbook.models import (
 )
 from rowbook.nn import Embedding, Module
 from rowbook.optim import Adam
-from rowbook.text import ByteLevelBPE, Normalizer, TextPipeline, Vocab, WordTokenizer
+from rowbook.text import (
+    ByteLevelBPE,
+    Normalizer,
+    TextPipeline,
+    Unigram,
+    Vocab,
+    WordPiece,
+    WordTokenizer,
+    load_tokenizer,
+)
+from rowbook.text.sentencepiece import load_model
 from rowbook.training import TrainConfig, Trainer
 from rowbook.vectors import SubwordVectors, Vectors
 
@@ -98,6 +108,13 @@ LOADERS = {
     "quantized npz": Vectors.load,
     "mapped vectors npz": lambda p: Vectors.load(p, mmap=True).most_similar("king", topn=2),
     "mapped quantized npz": lambda p: Vectors.load(p, mmap=True).most_similar("king", topn=2),
+    "wordpiece json": WordPiece.load,
+    "wordpiece tokenizer.json": WordPiece.from_tokenizer_json,
+    "vocab.txt": WordPiece.from_vocab,
+    "unigram json": Unigram.load,
+    "unigram tokenizer.json": Unigram.from_tokenizer_json,
+    "sentencepiece model": load_model,
+    "any tokenizer": load_tokenizer,
     "fasttext supervised": lambda p: FastTextClassifier.load_fasttext(p).predict("the cat"),
     "fasttext ftz": lambda p: FastTextClassifier.load_fasttext(p).predict("the cat"),
     # folders (written as folders, damaged one file at a time)
@@ -130,7 +147,15 @@ NPZ_FORMATS = (
     "mapped vectors npz",
     "mapped quantized npz",
 )
-JSON_FORMATS = ("vocab json", "bpe json", "tokenizer.json")
+JSON_FORMATS = (
+    "vocab json",
+    "bpe json",
+    "tokenizer.json",
+    "wordpiece json",
+    "wordpiece tokenizer.json",
+    "unigram json",
+    "unigram tokenizer.json",
+)
 TEXT_FORMATS = ("word2vec text", "word2vec binary", "glove")
 
 
@@ -150,6 +175,7 @@ def _write_bases(folder: Path) -> None:
     bpe = ByteLevelBPE().fit(texts, 270, special_tokens=["<pad>"])
     bpe.save(folder / "bpe json")
     bpe.to_tokenizer_json(folder / "tokenizer.json")
+    _write_subword_bases(folder, texts)
     counted = GloVe(**GLOVE).cooccurrence(CORPUS)
     save_cooccurrence(
         folder / "cooccurrence npz",
@@ -248,6 +274,39 @@ class Folder(dict):
 
     def __repr__(self) -> str:
         return f"Folder({sorted(self)})"
+
+
+def _write_subword_bases(folder: Path, texts: list[str]) -> None:
+    import io
+
+    import sentencepiece as spm
+
+    wp = WordPiece().fit([*texts, "naïve [CLS] x"], 40, min_count=1, workers=1)
+    wp.save(folder / "wordpiece json")
+    wp.to_tokenizer_json(folder / "wordpiece tokenizer.json")
+    wp.save_vocab(folder / "vocab.txt")
+    uni = Unigram().fit(texts, 30, workers=1)
+    uni.save(folder / "unigram json")
+    uni.to_tokenizer_json(folder / "unigram tokenizer.json")
+    # A small rule table of its own (A-Z lower-cased, the fi ligature, a Roman numeral): a
+    # precompiled charsmap of about a kilobyte, trie and strings, damaged like the rest of the
+    # file in a millisecond per example (nmt_nfkc's 240 KB map takes a second to read whole;
+    # the text tests read it)
+    rules = [f"{c:X}\t{c + 32:X}" for c in range(0x41, 0x5B)] + ["FB01\t66 69", "2160\t49"]
+    (folder / "rules.tsv").write_text("\n".join(rules) + "\n", encoding="utf-8")
+    model = io.BytesIO()
+    spm.SentencePieceTrainer.train(
+        sentence_iterator=iter(texts * 4),
+        model_writer=model,
+        vocab_size=30,
+        minloglevel=2,
+        hard_vocab_limit=False,
+        byte_fallback=False,
+        normalization_rule_tsv=str(folder / "rules.tsv"),
+    )
+    (folder / "rules.tsv").unlink()
+    (folder / "sentencepiece model").write_bytes(model.getvalue())
+    (folder / "any tokenizer").write_bytes(model.getvalue())
 
 
 class Bases(dict):

@@ -18,7 +18,7 @@ from rowbook.cli.train import _interrupted
 from rowbook.io import atomic_write, load_state, parse_json, save_state
 from rowbook.nn import Embedding
 from rowbook.nn.loss import cross_entropy
-from rowbook.text import ByteLevelBPE, Vocab
+from rowbook.text import ByteLevelBPE, Unigram, Vocab, WordPiece, load_model, load_tokenizer
 from rowbook.vectors import Vectors
 
 HUGE = 2**64 - 1
@@ -106,7 +106,17 @@ def test_npz_metadata_is_validated(tmp_path, craft, edit, message):
 
 
 @pytest.mark.parametrize(
-    "loader", [Vocab.load, ByteLevelBPE.load, ByteLevelBPE.from_tokenizer_json]
+    "loader",
+    [
+        Vocab.load,
+        ByteLevelBPE.load,
+        ByteLevelBPE.from_tokenizer_json,
+        WordPiece.load,
+        WordPiece.from_tokenizer_json,
+        Unigram.load,
+        Unigram.from_tokenizer_json,
+        load_tokenizer,
+    ],
 )
 def test_deep_json_is_a_value_error_naming_the_file(tmp_path, loader):
     path = tmp_path / "deep.json"
@@ -129,7 +139,16 @@ def test_the_depth_scan_stays_linear_on_unterminated_strings(text):
 
 
 @pytest.mark.parametrize(
-    "loader", [Vectors.load_word2vec_format, Vectors.load, Vocab.load, ByteLevelBPE.load]
+    "loader",
+    [
+        Vectors.load_word2vec_format,
+        Vectors.load,
+        Vocab.load,
+        ByteLevelBPE.load,
+        WordPiece.from_vocab,
+        load_model,
+        load_tokenizer,
+    ],
 )
 def test_a_fifo_is_refused_not_waited_on(tmp_path, loader):
     fifo = tmp_path / "pipe"

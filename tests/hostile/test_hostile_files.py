@@ -42,6 +42,9 @@ BINARY = (
     "safetensors",
     "fasttext supervised",
     "fasttext ftz",
+    "sentencepiece model",
+    "any tokenizer",
+    "vocab.txt",
 )
 NPZ = (
     "vectors npz",
@@ -54,7 +57,16 @@ NPZ = (
     "mapped vectors npz",
     "mapped quantized npz",
 )
-JSON = ("vocab json", "bpe json", "tokenizer.json", "text pipeline json")
+JSON = (
+    "vocab json",
+    "bpe json",
+    "tokenizer.json",
+    "text pipeline json",
+    "wordpiece json",
+    "wordpiece tokenizer.json",
+    "unigram json",
+    "unigram tokenizer.json",
+)
 #: Folders (conftest.FOLDER_FORMATS): one file of the folder damaged at a time.
 FOLDER = ("hf checkpoint", "projector folder")
 #: Recognised by rowbook.load without a loader of their own (conftest.NAMED_ONLY).

@@ -6,6 +6,7 @@ import json
 import random
 
 import pytest
+from hypothesis import strategies as st
 
 SENTENCES = [
     "The quick brown fox jumps over the lazy dog. It's 3.14 o'clock, isn't it?",
@@ -25,6 +26,62 @@ SENTENCES = [
     "Combining: e\u0301 a\u0308 n\u0303; fullwidth ＡＢＣ１２３; nbsp\u00a0here; zero\u200bwidth",
     "Numbers 1234567890 ١٢٣ ४५६ ⅫⅣ and dates 2024-01-31, versions v1.2.3-rc1.",
 ]
+
+
+#: Strings every tokenizer must get right: accents, CJK, emoji sequences, combining marks,
+#: runs of spaces, tabs and newlines, special tokens in the text, the empty string.
+HARD_STRINGS = [
+    "héllo wörld ✓ 日本語",
+    "x<pad>y 日 <|endoftext|>",
+    " ✓✓  spaced\tout\n",
+    "Emoji 👍🏽 👨‍👩‍👧‍👦 and e\u0301",
+    "",
+    "the ☃ sat on<mask>héllo wörld",
+    "<mask>",
+]
+#: Any text at all (controls, combining marks, unassigned code points), and text made of the
+#: hard pieces: emoji sequences, CJK, marks, control and space characters, special tokens.
+HARD_TEXT = st.one_of(
+    st.text(),  # any code point but surrogates
+    st.text(
+        alphabet=st.sampled_from(
+            "👍🏽👨‍👩‍👧‍👦🇫🇷❤️\u200d\ufe0f中文字日本語한국어e\u0301\u0308\x00\x1f\x7f\u0085 \n\t"
+        )
+    ),
+    st.lists(st.sampled_from(["<pad>", "<|endoftext|>", "<pad", "|>", "a", " ", "é", "🎉"])).map(
+        "".join
+    ),
+)
+
+
+@pytest.fixture(scope="session")
+def hard_strings() -> list[str]:
+    return list(HARD_STRINGS)
+
+
+@pytest.fixture(scope="session")
+def hard_text():
+    """The hypothesis strategy :data:`HARD_TEXT` (draw with ``data.draw(hard_text)``)."""
+    return HARD_TEXT
+
+
+def assert_same_encodings(ours, theirs, texts, *, decode: bool = False) -> None:
+    """Every field of rowbook's encodings equal to ``tokenizers``' (and the decoded text)."""
+    for text in texts:
+        got, expected = ours.encode(text), theirs.encode(text)
+        assert got.ids == expected.ids, text
+        assert got.tokens == expected.tokens, text
+        assert got.offsets == expected.offsets, text
+        assert got.attention_mask == expected.attention_mask, text
+        assert got.special_tokens_mask == expected.special_tokens_mask, text
+        if decode:
+            assert ours.decode(got.ids) == theirs.decode(expected.ids), text
+
+
+@pytest.fixture(scope="session")
+def same_encodings():
+    """:func:`assert_same_encodings`."""
+    return assert_same_encodings
 
 
 def make_corpus(n_lines: int = 1500, seed: int = 0) -> list[str]:

@@ -22,24 +22,15 @@ from rowbook.text.bpe import count as bpe_count
 from rowbook.text.bpe.bytelevel import GPT2_ASCII_PATTERN, GPT2_PATTERN
 
 SPECIALS = ["<pad>", "<|endoftext|>"]
-HARD = [
-    "héllo wörld ✓ 日本語",
-    "x<pad>y 日 <|endoftext|>",
-    " ✓✓  spaced\tout\n",
-    "Emoji 👍🏽 👨‍👩‍👧‍👦 and e\u0301",
-    "",
-    "the ☃ sat on<mask>héllo wörld",
-    "<mask>",
-]
 
 
 @pytest.fixture(scope="module")
-def texts(corpus):
+def texts(corpus, hard_strings):
     lines = [*corpus, *corpus[::-1]]  # about 3,000 lines
     return [
         t
         for i, line in enumerate(lines)
-        for t in ([line, HARD[i % len(HARD)]] if i % 50 == 0 else [line])
+        for t in ([line, hard_strings[i % len(hard_strings)]] if i % 50 == 0 else [line])
     ]
 
 

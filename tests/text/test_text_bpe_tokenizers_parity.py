@@ -13,27 +13,10 @@ from tokenizers import ByteLevelBPETokenizer, Tokenizer, decoders, models, pre_t
 from rowbook.text import ByteLevelBPE
 
 SPECIALS = ["<pad>", "<|endoftext|>"]
-HARD = [
-    "héllo wörld ✓ 日本語",
-    "x<pad>y 日 <|endoftext|>",
-    " ✓✓  spaced\tout\n",
-    "Emoji 👍🏽 👨‍👩‍👧‍👦 and e\u0301",
-    "",
-]
 
 
-def _texts(corpus):
-    return [*HARD, *corpus[:150]]
-
-
-def _same_encodings(ours, theirs, texts):
-    for text in texts:
-        got, expected = ours.encode(text), theirs.encode(text)
-        assert got.ids == expected.ids, text
-        assert got.tokens == expected.tokens, text
-        assert got.offsets == expected.offsets, text
-        assert got.attention_mask == expected.attention_mask, text
-        assert got.special_tokens_mask == expected.special_tokens_mask, text
+def _texts(corpus, hard):
+    return [*hard[:5], *corpus[:150]]
 
 
 @pytest.fixture(scope="module")
@@ -53,11 +36,11 @@ def gpt2_files(trained, tmp_path_factory):
     return vocab, merges
 
 
-def test_encodings_match_byte_level_bpe_tokenizer(trained, corpus):
+def test_encodings_match_byte_level_bpe_tokenizer(trained, corpus, hard_strings, same_encodings):
     ours, theirs = trained
     assert ours.vocab == theirs.get_vocab()
-    _same_encodings(ours, theirs, _texts(corpus))
-    texts = _texts(corpus)[:40]
+    same_encodings(ours, theirs, _texts(corpus, hard_strings))
+    texts = _texts(corpus, hard_strings)[:40]
     batch = ours.encode_batch(texts)
     assert [e.offsets for e in batch] == [e.offsets for e in theirs.encode_batch(texts)]
 
@@ -72,12 +55,14 @@ def test_offsets_point_into_the_original_text(trained):
 
 
 @pytest.mark.parametrize("add_prefix_space", [False, True])
-def test_from_files_matches_byte_level_bpe_tokenizer(gpt2_files, corpus, add_prefix_space):
+def test_from_files_matches_byte_level_bpe_tokenizer(
+    gpt2_files, corpus, add_prefix_space, hard_strings, same_encodings
+):
     vocab, merges = gpt2_files
     ours = ByteLevelBPE.from_files(vocab, merges, add_prefix_space=add_prefix_space)
     theirs = ByteLevelBPETokenizer(vocab, merges, add_prefix_space=add_prefix_space)
     assert ours.vocab == theirs.get_vocab()
-    _same_encodings(ours, theirs, _texts(corpus))
+    same_encodings(ours, theirs, _texts(corpus, hard_strings))
 
 
 def test_merges_txt_errors_name_the_line(gpt2_files, tmp_path):
@@ -97,7 +82,9 @@ def test_decode_skips_special_tokens_by_default_as_tokenizers(trained):
     )
 
 
-def test_added_tokens_match_tokenizers_and_survive_tokenizer_json(trained, corpus, tmp_path):
+def test_added_tokens_match_tokenizers_and_survive_tokenizer_json(
+    trained, corpus, tmp_path, hard_strings, same_encodings
+):
     base, theirs_base = trained
     path = tmp_path / "base.json"
     base.save(path)
@@ -107,21 +94,26 @@ def test_added_tokens_match_tokenizers_and_survive_tokenizer_json(trained, corpu
     assert ours.add_tokens(plain) == theirs.add_tokens(plain)
     assert ours.add_special_tokens(special) == theirs.add_special_tokens(special)
     assert ours.vocab == theirs.get_vocab()
-    texts = ["the cat sat on the mat ☃", "héllo wörld<mask>héllo wörld", *HARD, *corpus[:60]]
-    _same_encodings(ours, theirs, texts)
+    texts = [
+        "the cat sat on the mat ☃",
+        "héllo wörld<mask>héllo wörld",
+        *hard_strings[:5],
+        *corpus[:60],
+    ]
+    same_encodings(ours, theirs, texts)
     ids = ours.encode("a ☃ <mask> the<pad>").ids
     assert ours.decode(ids) == theirs.decode(ids)
     assert ours.decode(ids, skip_special_tokens=False) == theirs.decode(
         ids, skip_special_tokens=False
     )
     ours.to_tokenizer_json(tmp_path / "tokenizer.json")
-    _same_encodings(ours, Tokenizer.from_file(str(tmp_path / "tokenizer.json")), texts)
+    same_encodings(ours, Tokenizer.from_file(str(tmp_path / "tokenizer.json")), texts)
     for again in (
         ByteLevelBPE.from_tokenizer_json(tmp_path / "tokenizer.json"),
         _saved(ours, tmp_path),
     ):
         assert again.vocab == ours.vocab and again.special_tokens == ours.special_tokens
-        _same_encodings(again, theirs, texts)
+        same_encodings(again, theirs, texts)
 
 
 def _saved(bpe, tmp_path):
@@ -156,12 +148,14 @@ def _hf_train(corpus, **options):
         {"limit_alphabet": 258, "initial_alphabet": ["☃", "☂"], "max_token_length": 5},
     ],
 )
-def test_trainer_options_learn_the_same_merges_as_bpe_trainer(corpus, options):
+def test_trainer_options_learn_the_same_merges_as_bpe_trainer(
+    corpus, options, hard_strings, same_encodings
+):
     theirs = _hf_train(corpus, **dict(options))
     ours = ByteLevelBPE().fit(corpus, 700, min_count=2, special_tokens=SPECIALS, **options)
     expected = Tokenizer.from_str(theirs.to_str())
     assert ours.vocab == expected.get_vocab()
-    _same_encodings(ours, expected, HARD[:3])
+    same_encodings(ours, expected, hard_strings[:3])
 
 
 def test_trainer_options_are_checked(corpus):

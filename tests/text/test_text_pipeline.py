@@ -135,7 +135,7 @@ def test_fit_input_errors(tmp_path):
         cat_sat_pipeline().fit([1, 2])
     with pytest.raises(TypeError, match="one-shot iterator"):
         TextPipeline(None, ByteLevelBPE(), Vocab()).fit(iter(["a b"]), vocab_size=300)
-    with pytest.raises(TypeError, match="no unfitted ByteLevelBPE"):
+    with pytest.raises(TypeError, match="no unfitted subword tokenizer"):
         cat_sat_pipeline().fit(["a"], vocab_size=300)
     with pytest.raises(FileNotFoundError, match="does not exist"):
         cat_sat_pipeline().fit(Path(tmp_path / "missing.txt"))

@@ -83,7 +83,7 @@ CORRUPTIONS = [  # (field, new value, what the message must say)
     ("normalizer.strip", "yes", "field 'normalizer': strip must be a bool"),
     ("normalizer.extra", True, "field 'normalizer' has unknown fields ['extra']"),
     ("tokenizer", None, "field 'tokenizer' must be an object whose 'type'"),
-    ("tokenizer.type", "sentencepiece", "'sentencepiece'"),
+    ("tokenizer.type", "wordlevel", "'wordlevel'"),
     ("tokenizer.model.merges", {"a": 1}, "field 'tokenizer.model'"),
     ("tokenizer.model.special_tokens", [["<pad>"]], "field 'tokenizer.model'"),
     ("tokenizer.model.vocab", {"a": 0}, "field 'tokenizer.model'"),

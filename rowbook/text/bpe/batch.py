@@ -58,6 +58,7 @@ __all__ = [
     "BatchIds",
     "encode_batch",
     "encode_texts",
+    "gc_paused",
     "join_segments",
 ]
 
@@ -96,7 +97,7 @@ BatchIds = tuple[list[list[int]], dict[int, list[int]]]
 
 
 @contextlib.contextmanager
-def _gc_paused() -> Iterator[None]:
+def gc_paused() -> Iterator[None]:
     """Pause the cyclic garbage collector (the lists and tuples made here hold no cycles).
 
     Building an encoding's lists trips collections that walk every live object: on 20,000
@@ -146,7 +147,7 @@ def _encode_job(
     encoder: Encoder, texts: list[str]
 ) -> tuple[np.ndarray, np.ndarray, dict[int, list[int]]]:
     """A worker's batch: all ids ``(N,)`` as ``int32``, ids per text ``(B,)``, prefixed positions."""
-    with _gc_paused():
+    with gc_paused():
         ids_of, prefixed = encode_texts(encoder, texts)
         lengths = np.fromiter(map(len, ids_of), dtype=np.int64, count=len(ids_of))  # (B,)
         flat = np.fromiter(
@@ -167,7 +168,7 @@ def _unpack(result: tuple[np.ndarray, np.ndarray, dict[int, list[int]]] | BatchI
 def encode_batch(encoder: Encoder, texts: list[str], workers: int) -> list[Encoding]:
     """The :class:`Encoding` of each text, on up to ``workers`` processes (same result)."""
     chars = sum(map(len, texts))
-    with _gc_paused():
+    with gc_paused():
         if workers == 1 or encoder.dropout or chars < POOL_CHARS:
             parts = [(texts, encode_texts(encoder, texts))]
         else:

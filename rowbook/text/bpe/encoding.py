@@ -12,13 +12,18 @@ tokens:
 
 ``attention_mask`` is all ones (rowbook does not pad an encoding; ``TextPipeline`` pads
 batches). ``special_tokens_mask`` marks tokens a post-processor *added*, as in
-``tokenizers``; rowbook adds none, so it is all zeros, and a special token written in the
-text (``"<pad>"``) is 0 there too. Compare ``ids`` with ``special_tokens`` to find those.
+``tokenizers``: ``[CLS]`` and ``[SEP]`` of a :class:`~rowbook.text.WordPiece` encoding; a
+byte-level BPE adds none, so it is all zeros, and a special token written in the text
+(``"<pad>"``) is 0 there too. Compare ``ids`` with ``special_tokens`` to find those.
+
+The other subword tokenizers (:class:`~rowbook.text.WordPiece`, :class:`~rowbook.text.Unigram`,
+:class:`~rowbook.text.SentencePieceBPE`) pass a function as ``source``: it computes the
+tokens and offsets when either is first read.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 
 import numpy as np
 
@@ -38,7 +43,7 @@ class Encoding:
     (2, [5, 9], [1, 1], [0, 0])
     """
 
-    __slots__ = ("_offsets", "_source", "_tokens", "ids")  # encode_batch makes many
+    __slots__ = ("_offsets", "_source", "_special", "_tokens", "ids")  # encode_batch makes many
 
     def __init__(
         self,
@@ -46,15 +51,24 @@ class Encoding:
         tokens: list[str] | None = None,
         offsets: list[tuple[int, int]] | None = None,
         *,
-        source: tuple[str, Sequence[int], Sequence[str], np.ndarray] | None = None,
+        source: tuple[str, Sequence[int], Sequence[str], np.ndarray]
+        | Callable[[], tuple[list[str], list[tuple[int, int]]]]
+        | None = None,
+        special_tokens_mask: list[int] | None = None,
     ) -> None:
         self.ids = ids
         self._tokens, self._offsets = tokens, offsets
-        self._source = source  # (text, prefixed tokens, id -> token, id -> byte length)
+        self._source = (
+            source  # (text, prefixed tokens, id -> token, id -> byte length), or a function
+        )
+        self._special = special_tokens_mask
 
     @property
     def tokens(self) -> list[str]:
         """The tokens' byte-level spellings (special and added tokens as written)."""
+        if self._tokens is None and callable(self._source):
+            self._tokens, offsets = self._source()
+            self._offsets = offsets if self._offsets is None else self._offsets
         if self._tokens is None:
             self._tokens = [self._source[2][i] for i in self.ids]
         return self._tokens
@@ -62,6 +76,9 @@ class Encoding:
     @property
     def offsets(self) -> list[tuple[int, int]]:
         """``(start, end)`` character span of each token in the original text."""
+        if self._offsets is None and callable(self._source):
+            tokens, self._offsets = self._source()
+            self._tokens = tokens if self._tokens is None else self._tokens
         if self._offsets is None:
             text, prefixed_at, _, id_len = self._source
             spans = byte_spans(id_len[np.asarray(self.ids, dtype=np.int64)], prefixed_at)  # (n, 2)
@@ -75,8 +92,8 @@ class Encoding:
 
     @property
     def special_tokens_mask(self) -> list[int]:
-        """Ones for tokens a post-processor added: none in rowbook, so all zeros."""
-        return [0] * len(self.ids)
+        """Ones for tokens a post-processor added (``[CLS]``, ``[SEP]``), zeros elsewhere."""
+        return list(self._special) if self._special is not None else [0] * len(self.ids)
 
     def __len__(self) -> int:
         return len(self.ids)

@@ -359,7 +359,11 @@ def _check_hf_options(d: dict, model: dict, where: str) -> None:
         if model.get(key) not in (None, ""):  # GPT-2's file writes "" for the two affixes
             raise ValueError(f"{where}: model.{key}={model[key]!r} is not supported (must be null)")
     if model.get("byte_fallback"):
-        raise ValueError(f"{where}: model.byte_fallback=true is not supported")
+        raise ValueError(
+            f"{where}: model.byte_fallback=true is not supported: rowbook reads a BPE "
+            "tokenizer.json when it is byte-level; a SentencePiece-style BPE (Llama, Mistral) "
+            "is read from its tokenizer.model with rowbook.load_tokenizer"
+        )
 
 
 def from_tokenizer_json(cls, path: str | os.PathLike):

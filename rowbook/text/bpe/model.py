@@ -60,11 +60,12 @@ from rowbook.text.bpe.options import (
 )
 from rowbook.text.bpe.pretokenize import PreTokenizer, check_str
 from rowbook.text.bpe.train import learn
+from rowbook.text.token_table import TokenTable
 
 __all__ = ["ByteLevelBPE"]
 
 
-class ByteLevelBPE:
+class ByteLevelBPE(TokenTable):
     """A byte-level byte-pair-encoding tokenizer (GPT-2 style), learned with :meth:`fit`.
 
     Parameters
@@ -291,30 +292,6 @@ class ByteLevelBPE:
         self._check_fitted()
         return list(self._trace)
 
-    @property
-    def special_tokens(self) -> dict[str, int]:
-        """Special token -> id."""
-        self._check_fitted()
-        return dict(self._special_ids)
-
-    def __len__(self) -> int:
-        self._check_fitted()
-        return len(self._id_to_token)
-
-    def token_to_id(self, token: str) -> int:
-        """The id of a token (``KeyError`` naming it when unknown)."""
-        self._check_fitted()
-        if token not in self._vocab:
-            raise KeyError(f"token {token!r} is not in the vocabulary of {len(self)} tokens")
-        return self._vocab[token]
-
-    def id_to_token(self, token_id: int) -> str:
-        """The token of an id (``IndexError`` naming the valid range)."""
-        self._check_fitted()
-        if not isinstance(token_id, int | np.integer) or not 0 <= token_id < len(self):
-            raise IndexError(f"token id {token_id!r} is out of range [0, {len(self)})")
-        return self._id_to_token[token_id]
-
     # ----------------------------------------------------------------- encoding
     def encode(self, text: str) -> Encoding:
         """The :class:`~rowbook.text.bpe.encoding.Encoding` of ``text``: ids, tokens, offsets, masks.
@@ -366,34 +343,13 @@ class ByteLevelBPE:
         only a cut through a character produces, become U+FFFD). Special tokens are left
         out unless ``skip_special_tokens=False``, as ``tokenizers``' default."""
         self._check_fitted()
-        if isinstance(ids, Encoding):
-            raise TypeError("decode takes ids, got an Encoding; pass encoding.ids")
-        ids = np.asarray(list(ids) if not isinstance(ids, np.ndarray) else ids)
-        if ids.size and (ids.dtype.kind not in "iu" or ids.ndim != 1):
-            raise TypeError(
-                f"ids must be a 1-d sequence of ints, got dtype {ids.dtype}, ndim {ids.ndim}"
-            )
-        if ids.size and (ids.min() < 0 or ids.max() >= len(self)):
-            bad = ids[(ids < 0) | (ids >= len(self))][0]
-            raise IndexError(f"token id {int(bad)} is out of range [0, {len(self)})")
+        ids = self._checked_ids(ids)
         skip = set(self._special_ids.values()) if skip_special_tokens else ()
         table = self._id_bytes
         data = b"".join([table[i] for i in ids.tolist() if i not in skip])
         return data.decode("utf-8", errors="replace")
 
     # ----------------------------------------------------------- added tokens
-    def add_tokens(self, tokens: Sequence[str]) -> int:
-        """Add tokens that are never split, with the next ids; return how many are new.
-
-        As ``tokenizers``' ``add_tokens``: a token already in the vocabulary keeps its id
-        (and is from now on never split). Kept by :meth:`save` and :meth:`to_tokenizer_json`.
-        """
-        return self._add(tokens, special=False)
-
-    def add_special_tokens(self, tokens: Sequence[str]) -> int:
-        """:meth:`add_tokens` for special tokens (left out by ``decode`` by default)."""
-        return self._add(tokens, special=True)
-
     def _add(self, tokens: Sequence[str], special: bool) -> int:
         self._check_fitted()
         if isinstance(tokens, str) or any(not isinstance(t, str) or not t for t in tokens):

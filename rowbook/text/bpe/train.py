@@ -37,7 +37,7 @@ from rowbook.text.bpe.bytelevel import (
 )
 from rowbook.text.bpe.classic import MergeStep
 
-__all__ = ["learn", "train_merges"]
+__all__ = ["learn", "spelling_hash", "train_merges", "train_symbol_merges"]
 
 _LOW = np.int64(0xFFFFFFFF)
 
@@ -179,14 +179,28 @@ def _count_pairs(sym, wstart, wcount):
 
 
 @numba.njit(cache=True)
-def _token_id(a, b, tok_hash, tok_pow, tok_len, index, n_tokens):
-    """Id of the spelling ``a + b``: an existing token with that spelling, or ``n_tokens``."""
-    h = tok_hash[a] * tok_pow[b] + tok_hash[b]  # polynomial hash of the spelling, mod 2**64
-    p = tok_pow[a] * tok_pow[b]
+def _token_id(a, b, tok_hash, tok_pow, tok_len, index, n_tokens, rest):
+    """Id of the spelling ``a + b``: an existing token with that spelling, or ``n_tokens``.
+
+    ``rest = (hash, pow, flag)`` describe each token's spelling without a continuing-subword
+    prefix (WordPiece's ``"##"``; ``flag`` marks the tokens that have one): the merged token
+    is ``a`` followed by ``b`` without its prefix. A byte-level BPE passes ``tok_hash``,
+    ``tok_pow`` and zeros, so ``a + b`` is spelled in full.
+    """
+    rest_hash, rest_pow, flag = rest
+    h = tok_hash[a] * rest_pow[b] + rest_hash[b]  # polynomial hash of the spelling, mod 2**64
+    p = tok_pow[a] * rest_pow[b]
     new = index.get(h ^ p, -1)
     if new < 0:
         new = n_tokens
-        tok_hash[new], tok_pow[new] = h, p
+        if flag[a]:
+            rest_hash[new], rest_pow[new] = (
+                rest_hash[a] * rest_pow[b] + rest_hash[b],
+                rest_pow[a] * rest_pow[b],
+            )
+        else:
+            rest_hash[new], rest_pow[new] = h, p
+        tok_hash[new], tok_pow[new], flag[new] = h, p, flag[a]
         tok_len[new] = tok_len[a] + tok_len[b]
         index[h ^ p] = new
     return new
@@ -194,7 +208,7 @@ def _token_id(a, b, tok_hash, tok_pow, tok_len, index, n_tokens):
 
 @numba.njit(cache=True)
 def _train_kernel(
-    sym, wstart, wcount, tok_hash, tok_pow, tok_len, n_tokens, vocab_size, min_count, max_len
+    sym, wstart, wcount, tok_hash, tok_pow, tok_len, n_tokens, vocab_size, min_count, max_len, rest
 ):
     pair_count, keys, words, n = _count_pairs(sym, wstart, wcount)
     cap = 3 * keys.size + 1  # entries, their words and heap items: P initial + 2 per merged pair
@@ -223,7 +237,7 @@ def _train_kernel(
         if count < 1 or count < min_count:
             break
         a, b = key >> 32, key & _LOW
-        new = _token_id(a, b, tok_hash, tok_pow, tok_len, index, n_tokens)
+        new = _token_id(a, b, tok_hash, tok_pow, tok_len, index, n_tokens, rest)
         new_len = tok_len[a] + tok_len[b]
         n_tokens += new == n_tokens
         merges[n_merges, 0], merges[n_merges, 1] = a, b
@@ -253,7 +267,9 @@ def _train_kernel(
     return merges[:n_merges], n_tokens
 
 
-def _spelling_hash(spelled: bytes) -> tuple[int, int]:
+def spelling_hash(spelled: bytes | Sequence[int]) -> tuple[int, int]:
+    """``(hash, pow)`` of a spelling (bytes, or code points): the polynomial hash the kernel
+    combines, ``hash(a + b) = hash(a) * pow(b) + hash(b)`` mod ``2**64``."""
     h, p = 0, 1
     for byte in spelled:
         h = (h * 0x100000001B3 + byte + 1) & 0xFFFFFFFFFFFFFFFF
@@ -304,9 +320,14 @@ def train_merges(
     tok_len = np.ones(tok_hash.size, dtype=np.int64)  # (T,) symbols (bytes) each token spans
     for i, spelled in enumerate(tokens):
         if spelled is not None:
-            tok_hash[i], tok_pow[i] = _spelling_hash(spelled)
+            tok_hash[i], tok_pow[i] = spelling_hash(spelled)
             tok_len[i] = max(len(spelled), 1)
     max_len = np.iinfo(np.int64).max if max_token_length is None else int(max_token_length)
+    rest = (
+        tok_hash,
+        tok_pow,
+        np.zeros(tok_hash.size, dtype=np.bool_),
+    )  # no prefix: spelled in full
     merges, _ = _train_kernel(
         sym,
         wstart,
@@ -318,6 +339,42 @@ def train_merges(
         vocab_size,
         min_count,
         max_len,
+        rest,
+    )
+    return merges
+
+
+def train_symbol_merges(
+    sym: np.ndarray,
+    wstart: np.ndarray,
+    counts: np.ndarray,
+    spellings: tuple[np.ndarray, ...],
+    n_tokens: int,
+    vocab_size: int,
+    min_count: int,
+) -> np.ndarray:
+    """The kernel of :func:`train_merges` on words already spelled as symbol ids.
+
+    ``sym`` ``(N,)`` int32 and ``wstart`` ``(W + 1,)`` give the words, ``counts`` ``(W,)``
+    their frequencies. ``spellings = (hash, pow, rest_hash, rest_pow, flag)``, arrays of
+    ``vocab_size`` entries whose first ``n_tokens`` describe the existing tokens (see
+    ``_token_id``); merges fill the rest. Returns the ``(M, 4)`` merge rows.
+    """
+    tok_hash, tok_pow, rest_hash, rest_pow, flag = spellings
+    tok_len = np.ones(tok_hash.size, dtype=np.int64)
+    max_len = np.iinfo(np.int64).max
+    merges, _ = _train_kernel(
+        sym,
+        wstart,
+        counts,
+        tok_hash,
+        tok_pow,
+        tok_len,
+        n_tokens,
+        vocab_size,
+        min_count,
+        max_len,
+        (rest_hash, rest_pow, flag),
     )
     return merges
 

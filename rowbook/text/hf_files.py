@@ -1,0 +1,192 @@
+"""``tokenizer.json`` around a model, for WordPiece and Unigram: reading, checking, writing.
+
+A Hugging Face ``tokenizer.json`` is one JSON object::
+
+    {"version": "1.0", "truncation": null, "padding": null,
+     "added_tokens": [{"id": 0, "content": "[PAD]", "special": true, "normalized": false,
+                       "lstrip": false, "rstrip": false, "single_word": false}, ...],
+     "normalizer": {...} | null, "pre_tokenizer": {...} | null,
+     "post_processor": {...} | null, "decoder": {...} | null,
+     "model": {"type": "WordPiece" | "Unigram" | ..., ...}}
+
+The model part is read by each model's ``files`` module; this one reads the rest
+(:func:`read_document`, :func:`added_tokens`, :func:`pipeline_parts`) and writes it back
+(:func:`document`). Everything is checked with errors that name the file and the field; a
+setting that would make ``tokenizers`` give other ids than rowbook (truncation, padding,
+added tokens with ``lstrip``/``rstrip``/``single_word``, or matched after normalization when
+there is a normalizer) is refused.
+
+rowbook's own files for these tokenizers wrap the document in a versioned envelope
+(:func:`envelope`, :func:`from_envelope`): ``{"format": "rowbook.WordPiece", "version": 1,
+"tokenizer": {...the tokenizer.json...}, ...}``.
+"""
+
+from __future__ import annotations
+
+import os
+from typing import Any
+
+from rowbook.io import read_json, write_json
+from rowbook.text.components import normalizer_from_json, pre_tokenizer_from_json
+from rowbook.text.postprocess import decoder_from_json, template_from_json
+
+__all__ = [
+    "added_tokens",
+    "document",
+    "envelope",
+    "from_envelope",
+    "pipeline_parts",
+    "read_document",
+]
+
+VERSION = 1
+
+
+def read_document(path: str | os.PathLike, model_type: str) -> tuple[dict, dict, str]:
+    """``(document, model, where)`` of a ``tokenizer.json`` holding a ``model_type`` model."""
+    where = f"tokenizer.json file {path}"
+    d = read_json(path, "tokenizer.json")
+    return (*check_document(d, model_type, where), where)
+
+
+def check_document(d: Any, model_type: str, where: str) -> tuple[dict, dict]:
+    """The document and its model, after the checks of the fields around the model."""
+    model = d.get("model") if isinstance(d, dict) else None
+    if not isinstance(model, dict) or model.get("type") != model_type:
+        kind = model.get("type") if isinstance(model, dict) else None
+        raise ValueError(f"{where} does not hold a {model_type} model (model type {kind!r})")
+    if d.get("version", "1.0") != "1.0":
+        raise ValueError(
+            f"{where} has tokenizer.json version {d.get('version')!r}; rowbook reads '1.0'"
+        )
+    for key in ("truncation", "padding"):
+        if d.get(key) is not None:
+            raise ValueError(
+                f"{where}: {key} {str(d[key])[:60]} is not supported; set it to null "
+                "(TextPipeline.encode_batch pads and truncates)"
+            )
+    return d, model
+
+
+def added_tokens(d: dict, where: str, normalized_ok: bool) -> list[tuple[str, int, bool]]:
+    """``(content, id, special)`` of each added token, checked."""
+    entries = d.get("added_tokens") or []
+    if not isinstance(entries, list):
+        raise ValueError(
+            f"{where}: field 'added_tokens' must be a list of objects, got {type(entries).__name__}"
+        )
+    out = []
+    for n, tok in enumerate(entries):
+        ok = isinstance(tok, dict) and isinstance(tok.get("content"), str) and tok["content"]
+        if (
+            not ok
+            or not isinstance(tok.get("id"), int)
+            or isinstance(tok.get("id"), bool)
+            or tok["id"] < 0
+        ):
+            raise ValueError(
+                f"{where}: added_tokens[{n}] must be an object with a non-empty string "
+                f"'content' and an integer 'id' >= 0, got {str(tok)[:80]}"
+            )
+        if any(tok.get(k) for k in ("lstrip", "rstrip", "single_word")):
+            raise ValueError(
+                f"{where}: added token {tok['content']!r} uses lstrip/rstrip/single_word, "
+                "which rowbook does not support"
+            )
+        special = tok.get("special", True) is not False
+        if tok.get("normalized", not special) and not normalized_ok:
+            raise ValueError(
+                f"{where}: added token {tok['content']!r} is matched after normalization "
+                "('normalized': true), which rowbook does not support with a normalizer; "
+                "set it to false"
+            )
+        out.append((tok["content"], tok["id"], special))
+    return out
+
+
+def merge_vocab(
+    model_tokens: list[str], added: list[tuple[str, int, bool]], where: str
+) -> list[str]:
+    """The full id -> token list: the model's tokens, then added tokens beyond them."""
+    tokens = list(model_tokens)
+    index = {t: i for i, t in enumerate(tokens)}
+    for content, i, _ in sorted(added, key=lambda a: a[1]):
+        if content in index:
+            if index[content] != i:
+                raise ValueError(
+                    f"{where}: added token {content!r} has id {i} but the model gives {index[content]}"
+                )
+            continue
+        if i != len(tokens):
+            raise ValueError(
+                f"{where}: added token {content!r} has id {i}; the next free id is {len(tokens)}"
+            )
+        tokens.append(content)
+        index[content] = i
+    return tokens
+
+
+def pipeline_parts(d: dict, vocab: dict[str, int], where: str) -> tuple[Any, Any, Any, Any]:
+    """``(normalizer, pre_tokenizer, template, decoder)`` of a document."""
+    return (
+        normalizer_from_json(d.get("normalizer"), f"{where}: normalizer"),
+        pre_tokenizer_from_json(d.get("pre_tokenizer"), f"{where}: pre_tokenizer"),
+        template_from_json(d.get("post_processor"), vocab, where),
+        decoder_from_json(d.get("decoder"), f"{where}: decoder"),
+    )
+
+
+def document(tok: Any, model: dict[str, Any]) -> dict[str, Any]:
+    """The ``tokenizer.json`` document of a fitted tokenizer with the given ``model`` entry."""
+
+    def as_json(part: Any) -> Any:
+        return None if part is None else part.to_json()
+
+    added = [
+        {
+            "id": tok._vocab[t],
+            "content": t,
+            "single_word": False,
+            "lstrip": False,
+            "rstrip": False,
+            "normalized": False,
+            "special": special,
+        }
+        for t, special in sorted(tok._added, key=lambda a: tok._vocab[a[0]])
+    ]
+    return {
+        "version": "1.0",
+        "truncation": None,
+        "padding": None,
+        "added_tokens": added,
+        "normalizer": as_json(tok.normalizer),
+        "pre_tokenizer": as_json(tok.pre_tokenizer),
+        "post_processor": as_json(tok.template),
+        "decoder": as_json(tok.decoder),
+        "model": model,
+    }
+
+
+def envelope(kind: str, doc: dict[str, Any], **extra: Any) -> dict[str, Any]:
+    """rowbook's versioned file around a ``tokenizer.json`` document."""
+    return {"format": f"rowbook.{kind}", "version": VERSION, "tokenizer": doc, **extra}
+
+
+def from_envelope(d: Any, kind: str, where: str) -> dict[str, Any]:
+    """The envelope ``d`` after checking its format and version."""
+    if not isinstance(d, dict) or d.get("format") != f"rowbook.{kind}":
+        found = d.get("format") if isinstance(d, dict) else type(d).__name__
+        raise ValueError(
+            f"{where} is not a rowbook {kind} file (format {found!r}, expected "
+            f"'rowbook.{kind}'); for a Hugging Face file use from_tokenizer_json"
+        )
+    if d.get("version") != VERSION:
+        raise ValueError(
+            f"{where} has version {d.get('version')!r}; this rowbook reads version {VERSION}"
+        )
+    return d
+
+
+def write(path: str | os.PathLike, d: dict[str, Any]) -> None:
+    """Write a document atomically."""
+    write_json(path, d)

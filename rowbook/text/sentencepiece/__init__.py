@@ -1,0 +1,13 @@
+"""SentencePiece's ``.model`` files and the two models they hold, encoding as ``sentencepiece`` does:
+:mod:`~rowbook.text.sentencepiece.proto` (the protobuf), :mod:`~rowbook.text.sentencepiece.charsmap`
+(the precompiled normalization rules), :mod:`~rowbook.text.sentencepiece.normalizer` (whitespace,
+dummy prefix, decoding), :mod:`~rowbook.text.sentencepiece.pieces`,
+:mod:`~rowbook.text.sentencepiece.bpe` (:class:`SentencePieceBPE`) and
+:mod:`~rowbook.text.sentencepiece.files` (:func:`load_model`; Unigram models become a
+:class:`~rowbook.text.Unigram`).
+"""
+
+from rowbook.text.sentencepiece.bpe import SentencePieceBPE
+from rowbook.text.sentencepiece.files import load_model, save_model
+
+__all__ = ["SentencePieceBPE", "load_model", "save_model"]

@@ -1,0 +1,11 @@
+"""Unigram, SentencePiece's default subword model: :mod:`~rowbook.text.unigram.lattice` (the numba
+kernels: Viterbi, marginals, two best paths, sampling), :mod:`~rowbook.text.unigram.nbest`,
+:mod:`~rowbook.text.unigram.model` (:class:`Unigram`, encoding as ``tokenizers`` does),
+:mod:`~rowbook.text.unigram.seeds` (the seed pieces from a suffix array),
+:mod:`~rowbook.text.unigram.train` (``tokenizers``' ``UnigramTrainer``) and
+:mod:`~rowbook.text.unigram.files` (``tokenizer.json``).
+"""
+
+from rowbook.text.unigram.model import Unigram
+
+__all__ = ["Unigram"]

@@ -1,0 +1,389 @@
+"""The Unigram lattice (Kudo 2018) in numba kernels: Viterbi, marginals, the two best paths, sampling.
+
+A word (or a whole sentence) of ``n`` characters has a node for every vocabulary piece
+that occurs in it, from the character where it starts to the one after its end, found by
+walking the trie of the pieces (:mod:`rowbook.text.trie`) from each character. A position
+that no one-character piece covers gets an *unknown* node over that character, scored
+``min(score) - 10``. A segmentation is a path from position 0 to ``n``; its score is the
+sum of its pieces' scores (log-probabilities), and
+
+* :func:`viterbi` finds the best path: for each end position the best score and the piece
+  that reaches it, candidates taken start by start, shortest piece first, and a later one
+  only wins with a strictly higher score (the order of ``tokenizers``' and SentencePiece's
+  optimized encoders);
+* :func:`marginals` runs forward-backward over many words at once and adds each piece's
+  expected count, ``count(word) * P(piece node | word)``, as ``tokenizers``'
+  ``populate_marginal`` does (the E-step of training; the log-sum-exp skips terms more than
+  50 below the larger, as there);
+* :func:`two_best` keeps the two best paths of each position (the pruning step asks
+  whether a piece has a better or second-best segmentation);
+* :func:`sample_paths` draws a path with probability proportional to
+  ``exp(theta * score)`` (subword regularisation), by forward filtering and backward
+  sampling with uniforms drawn by the caller's seeded generator.
+
+Scores. ``tokenizers`` adds ``float64`` scores. SentencePiece adds ``float`` (32-bit) scores
+into ``float`` path scores (as ``sentencepiece`` 0.2.3 behaves: where a tie or near-tie of two
+paths comes out differently in 32 and 64 bits, it takes the 32-bit answer; the ``.model``
+tests include such texts); a user-defined piece scores ``bytes * max_score - 0.1`` and an
+unused piece is skipped. ``mode`` selects which (:data:`HF`, :data:`SENTENCEPIECE`),
+so both encoders are followed to the last bit of their tie-breaking.
+
+Node kinds: 0 normal, 1 user-defined, 2 unused (skipped), 3 never matched (``tokenizers``'
+trainer's ``<UNK>`` placeholder).
+
+The references are :func:`viterbi_reference` (every segmentation enumerated) in the tests.
+"""
+
+from __future__ import annotations
+
+import numba
+import numpy as np
+
+from rowbook.text.trie import find_child
+
+__all__ = [
+    "HF",
+    "SENTENCEPIECE",
+    "marginals",
+    "sample_paths",
+    "two_best",
+    "viterbi",
+    "viterbi_reference",
+]
+
+HF, SENTENCEPIECE = 0, 1
+NORMAL, USER_DEFINED, UNUSED, NEVER = 0, 1, 2, 3
+
+
+@numba.njit(cache=True, inline="always")
+def _utf8_len(c):
+    return 1 + (c >= 0x80) + (c >= 0x800) + (c >= 0x10000)
+
+
+@numba.njit(cache=True, nogil=True)
+def _best_ends(data, s, e, trie, scores, kinds, unk_score, mode, max_score, best, start, piece):
+    """Fill ``best[k]``, ``start[k]``, ``piece[k]`` (``k = 0 .. e - s``) for ``data[s:e]``."""
+    keys, children, values = trie
+    n = e - s
+    for k in range(n + 1):
+        best[k], start[k], piece[k] = 0.0, -1, -2
+    unk32 = np.float32(unk_score)
+    for p in range(n):
+        here = best[p]
+        single = False
+        node, nbytes = 0, 0
+        for q in range(p, n):
+            node = find_child(keys, children, node, data[s + q])
+            if node < 0:
+                break
+            nbytes += _utf8_len(data[s + q])
+            token = values[node]
+            if token < 0 or kinds[token] >= UNUSED:
+                continue
+            if mode == SENTENCEPIECE:  # float arithmetic throughout
+                if kinds[token] == USER_DEFINED:
+                    score = np.float32(np.float32(nbytes) * np.float32(max_score) - 0.1)
+                else:
+                    score = np.float32(scores[token])
+                candidate = np.float64(np.float32(np.float32(here) + score))
+                better = start[q + 1] < 0 or candidate > best[q + 1]
+            else:
+                candidate = here + scores[token]
+                better = start[q + 1] < 0 or candidate > best[q + 1]
+            if better:
+                best[q + 1], start[q + 1], piece[q + 1] = candidate, p, token
+            single = single or q == p
+        if not single:
+            if mode == SENTENCEPIECE:
+                candidate = np.float64(np.float32(here) + unk32)
+            else:
+                candidate = here + unk_score
+            if start[p + 1] < 0 or candidate > best[p + 1]:
+                best[p + 1], start[p + 1], piece[p + 1] = candidate, p, -1
+
+
+@numba.njit(cache=True, nogil=True)
+def _viterbi_kernel(data, starts, trie, scores, kinds, unk_score, mode, max_score):
+    n_words = starts.size - 1
+    longest = 1
+    for w in range(n_words):
+        longest = max(longest, starts[w + 1] - starts[w])
+    best = np.empty(longest + 1, np.float64)
+    start = np.empty(longest + 1, np.int64)
+    piece = np.empty(longest + 1, np.int64)
+    ids = np.empty(max(data.size, 1), np.int64)  # at most one piece per character
+    pos = np.empty(max(data.size, 1), np.int64)
+    bounds = np.zeros(n_words + 1, np.int64)
+    o = 0
+    for w in range(n_words):
+        s, e = starts[w], starts[w + 1]
+        _best_ends(data, s, e, trie, scores, kinds, unk_score, mode, max_score, best, start, piece)
+        k, m = e - s, 0
+        while k > 0:  # backtrack, writing the pieces right to left
+            ids[o + m], pos[o + m] = piece[k], start[k]
+            k = start[k]
+            m += 1
+        ids[o : o + m] = ids[o : o + m][::-1].copy()
+        pos[o : o + m] = pos[o : o + m][::-1].copy()
+        o += m
+        bounds[w + 1] = o
+    return ids[:o], pos[:o], bounds
+
+
+def viterbi(
+    data: np.ndarray, starts: np.ndarray, model: tuple, mode: int = HF
+) -> tuple[np.ndarray, ...]:
+    """``(ids, piece_starts, bounds)`` of the best path of each word ``data[starts[w]:starts[w + 1]]``.
+
+    ``model = (trie, scores, kinds, unk_score, max_score)``. The pieces of word ``w`` are
+    ``ids[bounds[w]:bounds[w + 1]]`` (``-1`` for an unknown node), starting at the given
+    character positions within the word.
+    """
+    trie, scores, kinds, unk_score, max_score = model
+    return _viterbi_kernel(data, starts, trie, scores, kinds, unk_score, mode, max_score)
+
+
+@numba.njit(cache=True, inline="always")
+def _log_sum_exp(x, y, init):
+    if init:
+        return y
+    lo, hi = min(x, y), max(x, y)
+    if hi > lo + 50.0:
+        return hi
+    return hi + np.log(np.exp(lo - hi) + 1.0)
+
+
+@numba.njit(cache=True, inline="always")
+def _append(out, m, row0, row1, row2, row3):
+    if m >= out.shape[0]:
+        grown = np.empty((out.shape[0] * 2, 4), np.int64)
+        grown[:m] = out[:m]
+        out = grown
+    out[m, 0], out[m, 1], out[m, 2], out[m, 3] = row0, row1, row2, row3
+    return out
+
+
+@numba.njit(cache=True, nogil=True)
+def _nodes(data, s, e, trie, kinds, unk_id):
+    """The nodes of ``data[s:e]`` in ``tokenizers``' insertion order (by begin, then shortest
+    first, the unknown node last): rows ``(begin, end, id, unknown)``."""
+    keys, children, values = trie
+    n = e - s
+    out = np.empty((n * 4 + 1, 4), np.int64)
+    m = 0
+    for p in range(n):
+        node, single = 0, False
+        for q in range(p, n):
+            node = find_child(keys, children, node, data[s + q])
+            if node < 0:
+                break
+            token = values[node]
+            if token < 0 or kinds[token] >= UNUSED:
+                continue
+            out = _append(out, m, p, q + 1, token, 0)
+            m += 1
+            single = single or q == p
+        if not single:
+            out = _append(out, m, p, p + 1, unk_id, 1)
+            m += 1
+    return out[:m]
+
+
+@numba.njit(cache=True, nogil=True)
+def _marginals_kernel(data, starts, counts, trie, scores, kinds, unk_id, unk_score, expected):
+    """Forward-backward as ``tokenizers``' ``populate_marginal``: ``A[k]`` sums the nodes ending
+    at ``k`` (earliest begin first), ``B[k]`` those beginning at ``k`` (shortest first)."""
+    objective, total = 0.0, 0.0
+    for w in range(starts.size - 1):
+        total += counts[w]
+    for w in range(starts.size - 1):
+        s, e = starts[w], starts[w + 1]
+        n = e - s
+        nodes = _nodes(data, s, e, trie, kinds, unk_id)
+        m = nodes.shape[0]
+        score = np.empty(m, np.float64)
+        for i in range(m):
+            score[i] = unk_score if nodes[i, 3] else scores[nodes[i, 2]]
+        by_end = np.argsort(nodes[:, 1], kind="mergesort")  # stable: begin order kept
+        A = np.zeros(n + 1, np.float64)  # (n + 1,) at 0: the bos node, score 0
+        started = np.zeros(n + 1, np.bool_)
+        for i in by_end:
+            k = nodes[i, 1]
+            A[k] = _log_sum_exp(A[k], score[i] + A[nodes[i, 0]], not started[k])
+            started[k] = True
+        B = np.zeros(n + 1, np.float64)  # (n + 1,) at n: the eos node, score 0
+        started[:] = False
+        i = m - 1
+        while i >= 0:  # one begin position at a time, from the last, its nodes in order
+            j = i
+            while j > 0 and nodes[j - 1, 0] == nodes[i, 0]:
+                j -= 1
+            k = nodes[i, 0]
+            for t in range(j, i + 1):
+                B[k] = _log_sum_exp(B[k], score[t] + B[nodes[t, 1]], t == j)
+            i = j - 1
+        z = A[n]
+        for i in range(m):
+            expected[nodes[i, 2]] += counts[w] * np.exp(
+                A[nodes[i, 0]] + score[i] + B[nodes[i, 1]] - z
+            )
+        objective -= counts[w] * z / total
+    return objective
+
+
+def marginals(
+    data: np.ndarray, starts: np.ndarray, counts: np.ndarray, model: tuple, unk_id: int, size: int
+) -> tuple[np.ndarray, float]:
+    """``(expected (size,), objective)``: each piece's expected count over the words, weighted
+    by ``counts``, and the negative log-likelihood per word occurrence."""
+    trie, scores, kinds, unk_score, _ = model
+    expected = np.zeros(size, np.float64)
+    objective = _marginals_kernel(
+        data, starts, counts.astype(np.float64), trie, scores, kinds, unk_id, unk_score, expected
+    )
+    return expected, objective
+
+
+@numba.njit(cache=True, nogil=True)
+def _two_best_kernel(data, starts, trie, scores, kinds, unk_id, unk_score):
+    """For each word: how many paths it has (1 or 2 at most), the length of the best one and
+    the pieces of the second best (``-1`` for an unknown node)."""
+    n_words = starts.size - 1
+    n_paths = np.zeros(n_words, np.int64)
+    best_len = np.zeros(n_words, np.int64)
+    second = np.empty(max(data.size, 1), np.int64)
+    bounds = np.zeros(n_words + 1, np.int64)
+    o = 0
+    for w in range(n_words):
+        s, e = starts[w], starts[w + 1]
+        n = e - s
+        nodes = _nodes(data, s, e, trie, kinds, unk_id)
+        # top[k, r]: score, back node, back rank of the r-th best path to position k
+        top = np.full((n + 1, 2), -np.inf)
+        back = np.full((n + 1, 2), -1, np.int64)
+        rank = np.zeros((n + 1, 2), np.int64)
+        count = np.zeros(n + 1, np.int64)
+        top[0, 0], count[0] = 0.0, 1
+        by_end = np.argsort(nodes[:, 1], kind="mergesort")
+        for i in by_end:
+            b, k = nodes[i, 0], nodes[i, 1]
+            sc = unk_score if nodes[i, 3] else scores[nodes[i, 2]]
+            for r in range(count[b]):
+                cand = top[b, r] + sc
+                if count[k] == 0 or cand > top[k, 0]:
+                    top[k, 1], back[k, 1], rank[k, 1] = top[k, 0], back[k, 0], rank[k, 0]
+                    top[k, 0], back[k, 0], rank[k, 0] = cand, i, r
+                    count[k] = min(count[k] + 1, 2)
+                elif count[k] == 1 or cand > top[k, 1]:
+                    top[k, 1], back[k, 1], rank[k, 1] = cand, i, r
+                    count[k] = 2
+        n_paths[w] = count[n]
+        k, r, length = n, 0, 0
+        while k > 0:
+            i = back[k, r]
+            r, k = rank[k, r], nodes[i, 0]
+            length += 1
+        best_len[w] = length
+        if count[n] == 2:
+            k, r, m = n, 1, 0
+            while k > 0:
+                i = back[k, r]
+                second[o + m] = -1 if nodes[i, 3] else nodes[i, 2]
+                r, k = rank[k, r], nodes[i, 0]
+                m += 1
+            second[o : o + m] = second[o : o + m][::-1].copy()
+            o += m
+        bounds[w + 1] = o
+    return n_paths, best_len, second[:o], bounds
+
+
+def two_best(
+    data: np.ndarray, starts: np.ndarray, model: tuple, unk_id: int
+) -> tuple[np.ndarray, ...]:
+    """``(n_paths, best_len, second, bounds)`` of each word: paths (1 or 2), pieces on the best
+    path, and the second best path's pieces ``second[bounds[w]:bounds[w + 1]]``."""
+    trie, scores, kinds, unk_score, _ = model
+    return _two_best_kernel(data, starts, trie, scores, kinds, unk_id, unk_score)
+
+
+@numba.njit(cache=True, nogil=True)
+def _sample_kernel(data, starts, trie, scores, kinds, unk_id, unk_score, theta, uniforms):
+    n_words = starts.size - 1
+    ids = np.empty(max(data.size, 1), np.int64)
+    pos = np.empty(max(data.size, 1), np.int64)
+    bounds = np.zeros(n_words + 1, np.int64)
+    o, u = 0, 0
+    for w in range(n_words):
+        s, e = starts[w], starts[w + 1]
+        n = e - s
+        nodes = _nodes(data, s, e, trie, kinds, unk_id)
+        score = np.empty(nodes.shape[0], np.float64)
+        for i in range(nodes.shape[0]):
+            score[i] = theta * (unk_score if nodes[i, 3] else scores[nodes[i, 2]])
+        by_end = np.argsort(nodes[:, 1], kind="mergesort")
+        A = np.zeros(n + 1, np.float64)
+        started = np.zeros(n + 1, np.bool_)
+        for i in by_end:
+            k = nodes[i, 1]
+            A[k] = _log_sum_exp(A[k], score[i] + A[nodes[i, 0]], not started[k])
+            started[k] = True
+        k, m = n, 0
+        while k > 0:  # backward sampling: a node ending at k, by its share of A[k]
+            target, acc, chosen = uniforms[u], 0.0, -1
+            u += 1
+            for i in by_end:
+                if nodes[i, 1] == k:
+                    chosen = i
+                    acc += np.exp(score[i] + A[nodes[i, 0]] - A[k])
+                    if acc > target:
+                        break
+            ids[o + m] = -1 if nodes[chosen, 3] else nodes[chosen, 2]
+            pos[o + m] = nodes[chosen, 0]
+            k = nodes[chosen, 0]
+            m += 1
+        ids[o : o + m] = ids[o : o + m][::-1].copy()
+        pos[o : o + m] = pos[o : o + m][::-1].copy()
+        o += m
+        bounds[w + 1] = o
+    return ids[:o], pos[:o], bounds
+
+
+def sample_paths(
+    data: np.ndarray,
+    starts: np.ndarray,
+    model: tuple,
+    unk_id: int,
+    theta: float,
+    rng: np.random.Generator,
+) -> tuple[np.ndarray, ...]:
+    """A path of each word drawn with probability ``exp(theta * score(path)) / Z``, as
+    :func:`viterbi` returns paths (``-1`` for unknown nodes)."""
+    trie, scores, kinds, unk_score, _ = model
+    uniforms = rng.random(data.size + 1)
+    return _sample_kernel(
+        data, starts, trie, scores, kinds, unk_id, unk_score, float(theta), uniforms
+    )
+
+
+def viterbi_reference(
+    word: str, pieces: dict[str, float], unk_score: float
+) -> tuple[float, list[str]]:
+    """The best segmentation of ``word`` by enumerating them all (short words only): the score
+    and the pieces, an unknown character (no one-character piece) scoring ``unk_score``.
+
+    Examples
+    --------
+    >>> viterbi_reference("abc", {"a": -1.0, "b": -1.0, "c": -1.0, "ab": -1.5}, -10.0)
+    (-2.5, ['ab', 'c'])
+    """
+    if not word:
+        return 0.0, []
+    options = [(pieces[word[:k]], word[:k]) for k in range(1, len(word) + 1) if word[:k] in pieces]
+    if word[0] not in pieces:
+        options.append((unk_score, word[0]))
+    best = (-np.inf, [])
+    for score, head in options:
+        rest_score, rest = viterbi_reference(word[len(head) :], pieces, unk_score)
+        if score + rest_score > best[0]:
+            best = (score + rest_score, [head, *rest])
+    return best

@@ -1,0 +1,306 @@
+"""Unigram training by EM and pruning (Kudo 2018), step for step as ``tokenizers``' ``UnigramTrainer``.
+
+Which trainer, and why: the issue's oracle is ``tokenizers``; SentencePiece's own trainer
+(``unigram_model_trainer.cc``) differs in its seeds (it counts substrings with the corpus
+frequencies and skips some), in its pruning (``tokenizers`` divides by the vocabulary size
+where SentencePiece uses the number of alternatives, a known difference) and in its final
+selection, so the two share only about 86% of their pieces on the same text. rowbook
+follows ``tokenizers``:
+
+1. seeds (:mod:`rowbook.text.unigram.seeds`): every character and up to ``seed_size``
+   frequent substrings, as log-probabilities, after an ``<UNK>`` placeholder at id 0;
+2. EM, ``n_sub_iterations`` times: the E-step adds every piece's expected count over the
+   words (:func:`rowbook.text.unigram.lattice.marginals`), the M-step drops pieces expected
+   fewer than 0.5 times and scores the rest ``digamma(count) - digamma(total)``
+   (the Bayesian update of Kudo's code);
+3. unless ``1.1 * vocab_size`` pieces are left, prune: a piece whose best segmentation is
+   not itself is dropped if no word's best path uses it; the others are kept if they have
+   no second-best segmentation, else ranked by the loss of likelihood their removal would
+   cost, ``freq/total * (log p(piece) - sum(log p(alternative pieces)))``, and the best
+   ``max(0.75 * pieces, 1.1 * vocab_size)`` survive; then back to 2;
+4. finalize: every character of the corpus is kept (a missing one gets the lowest score
+   plus 0.0001 per character already added), then the pieces by id until ``vocab_size``
+   minus the special tokens, sorted by score (stable); special tokens first, ``unk_token``
+   put at 0 when it is not among them.
+
+Where rowbook differs, and how much. ``tokenizers`` walks its words in the order of a hash
+map seeded at random in every process and adds the E-step's sums over threads, so its
+result changes from run to run; rowbook adds in first-sighting order, on one thread. A
+tied score then falls either way, and pruning keeps or drops a different piece near the
+cut: the tests train both on the same text and hold the share of common pieces above 0.9
+(measured: see ``docs/text.md``); the score of a common piece agrees to about 1e-6.
+``tokenizers`` also adds the characters missing from the model in its hash order (their
+ids differ) and puts its ``<UNK>`` placeholder in the lattice (a text containing ``<UNK>``
+makes its likelihood NaN and panics); rowbook never matches the placeholder. Two-best
+paths tie-break by position, ``tokenizers``' by heap order.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any
+
+import numpy as np
+
+from rowbook.checks import check_int, check_number
+from rowbook.text.trie import build_trie, codepoints
+from rowbook.text.unigram import lattice
+from rowbook.text.unigram.seeds import seed_pieces
+from rowbook.text.word_counts import as_counted, count_words
+from rowbook.text.word_counts import budget_bytes as _budget
+from rowbook.text.wordpiece.train import check_training_args
+
+__all__ = ["digamma", "fit_unigram", "learn_unigram"]
+
+
+def digamma(x: float) -> float:
+    """The digamma function as ``tokenizers`` computes it (recurrence up to 7, then the series).
+
+    Examples
+    --------
+    >>> round(digamma(1.0), 6)  # minus the Euler-Mascheroni constant
+    -0.577216
+    """
+    result = 0.0
+    while x < 7.0:
+        result -= 1.0 / x
+        x += 1.0
+    x -= 0.5
+    xx = 1.0 / x
+    xx2 = xx * xx
+    xx4 = xx2 * xx2
+    return (
+        result
+        + math.log(x)
+        + xx2 / 24.0
+        - 7.0 / 960.0 * xx4
+        + 31.0 / 8064.0 * xx4 * xx2
+        - 127.0 / 30720.0 * xx4 * xx4
+    )
+
+
+class _Words:
+    """The words as one array of code points, their bounds and counts."""
+
+    def __init__(self, word_counts: Mapping[str, int]) -> None:
+        words = as_counted(word_counts)
+        self.counts = words.counts.astype(np.float64)  # (W,)
+        self.starts = words.bounds  # (W + 1,)
+        self.data = codepoints(words.text)  # (C,)
+
+
+def _model(pieces: Sequence[tuple[str, float]]) -> tuple:
+    """The lattice model of ``pieces``: id 0 (the placeholder) never matched."""
+    scores = np.array([s for _, s in pieces], dtype=np.float64)
+    kinds = np.zeros(len(pieces), np.int8)
+    kinds[0] = lattice.NEVER
+    finite = scores[1:][~np.isnan(scores[1:])]
+    unk_score = (finite.min() if finite.size else 0.0) - 10.0
+    return build_trie([p for p, _ in pieces]), scores, kinds, unk_score, 0.0
+
+
+def _m_step(pieces: list[tuple[str, float]], expected: np.ndarray) -> list[tuple[str, float]]:
+    kept = [
+        (p, float(f))
+        for k, ((p, _), f) in enumerate(zip(pieces, expected, strict=True))
+        if k and f >= 0.5
+    ]
+    logsum = digamma(sum(f for _, f in kept))
+    return [(pieces[0][0], math.nan), *((p, digamma(f) - logsum) for p, f in kept)]
+
+
+def _prune(
+    pieces: list[tuple[str, float]], words: _Words, vocab_size: int, shrinking: float
+) -> list[tuple[str, float]]:
+    model = _model(pieces)
+    piece_data = codepoints("".join(p for p, _ in pieces))
+    piece_starts = np.zeros(len(pieces) + 1, dtype=np.int64)
+    np.cumsum([len(p) for p, _ in pieces], out=piece_starts[1:])
+    n_paths, best_len, second, bounds = lattice.two_best(piece_data, piece_starts, model, 0)
+    ids, _, word_bounds = lattice.viterbi(words.data, words.starts, model, lattice.HF)
+    ids = np.where(ids < 0, 0, ids)  # unknown nodes count for the placeholder
+    per_word = np.repeat(words.counts, np.diff(word_bounds))
+    freq = np.bincount(ids, weights=per_word, minlength=len(pieces))  # (V,)
+    vsum, total = float(words.counts.sum()), float(freq.sum())
+    logsum = math.log(total)
+    kept, candidates = [pieces[0]], []
+    for i in range(1, len(pieces)):
+        always = n_paths[i] == 1 or best_len[i] == 1
+        alternatives = (
+            second[bounds[i] : bounds[i + 1]] if n_paths[i] == 2 and best_len[i] == 1 else None
+        )
+        if freq[i] == 0 and not always:
+            continue
+        if alternatives is None or alternatives.size == 0:
+            kept.append(pieces[i])
+            continue
+        f = freq[i] / vsum
+        if f == 0 or math.isnan(f):
+            continue
+        logprob_sp = math.log(freq[i]) - logsum
+        logsum_alt = math.log(total + freq[i] * (len(pieces) - 1))  # tokenizers' (sic) normalizer
+        logprob_alt = sum(
+            math.log(freq[max(a, 0)] + freq[i]) - logsum_alt for a in alternatives.tolist()
+        )
+        candidates.append((i, f * (logprob_sp - logprob_alt)))
+    size = max(vocab_size * 11 // 10, int(len(pieces) * shrinking))
+    for i, _ in sorted(candidates, key=lambda c: -c[1]):  # stable: ties in id order
+        if len(kept) == size:
+            break
+        kept.append(pieces[i])
+    return kept
+
+
+def learn_unigram(
+    word_counts: Mapping[str, int],
+    vocab_size: int,
+    *,
+    special_tokens: Sequence[str] = (),
+    unk_token: str | None = "<unk>",
+    initial_alphabet: Sequence[str] = (),
+    shrinking_factor: float = 0.75,
+    n_sub_iterations: int = 2,
+    max_piece_length: int = 16,
+    seed_size: int = 1_000_000,
+    progress: Any = None,
+) -> tuple[list[tuple[str, float]], int | None]:
+    """``(pieces, unk_id)``: the vocabulary learned from words and their counts (module docstring)."""
+    words = _Words(word_counts)
+    chars, where = np.unique(words.data, return_index=True)
+    seen = [chr(int(c)) for c in chars[np.argsort(where, kind="stable")].tolist()]  # first sighting
+    required = list(dict.fromkeys(seen + [s[0] for s in initial_alphabet]))
+    if len(required) > vocab_size:
+        raise ValueError(
+            f"vocab_size={vocab_size} is smaller than the {len(required)} characters of the "
+            "corpus, which are all kept; raise vocab_size"
+        )
+    pieces = [
+        ("<UNK>", math.nan),
+        *seed_pieces(word_counts, max_piece_length=max_piece_length, seed_size=seed_size),
+    ]
+    desired = vocab_size * 11 // 10
+    while True:
+        for _ in range(n_sub_iterations):
+            expected, _ = lattice.marginals(
+                words.data, words.starts, words.counts, _model(pieces), 0, len(pieces)
+            )
+            pieces = _m_step(pieces, expected)
+            if progress is not None:
+                progress(len(pieces))
+        if len(pieces) <= desired:
+            break
+        pieces = _prune(pieces, words, vocab_size, shrinking_factor)
+    return _finalize(pieces, required, vocab_size, list(special_tokens), unk_token)
+
+
+def _finalize(
+    pieces: list[tuple[str, float]],
+    required: list[str],
+    vocab_size: int,
+    specials: list[str],
+    unk_token: str | None,
+) -> tuple[list[tuple[str, float]], int | None]:
+    existing = dict(pieces[1:])
+    low = min((s for _, s in pieces[1:] if not math.isnan(s)), default=0.0)
+    out, inserted, penalty = [], {"<UNK>"}, 0.0
+    for c in required:
+        if c in existing:
+            out.append((c, existing[c]))
+        else:
+            out.append((c, low + penalty))
+            penalty += 0.0001
+        inserted.add(c)
+    need_unk = unk_token is not None and unk_token not in specials
+    room = vocab_size - len(specials) - need_unk
+    for piece, score in pieces:
+        if len(out) >= room:
+            break
+        if piece in inserted:
+            continue
+        inserted.add(piece)
+        out.append((piece, 0.0 if math.isnan(score) else score))
+    out.sort(key=lambda p: -p[1])  # stable: ties keep this order
+    head = ([unk_token] if need_unk else []) + specials
+    unk_id = None if unk_token is None else head.index(unk_token)
+    return [(t, 0.0) for t in head] + out, unk_id
+
+
+def fit_unigram(
+    uni: Any,
+    texts: Iterable[str],
+    vocab_size: int,
+    *,
+    special_tokens: Sequence[str] = (),
+    initial_alphabet: Sequence[str] = (),
+    shrinking_factor: float = 0.75,
+    n_sub_iterations: int = 2,
+    max_piece_length: int = 16,
+    seed_size: int = 1_000_000,
+    word_counts: Mapping[str, int] | None = None,
+    memory: float | None = None,
+    spill_dir: str | os.PathLike | None = None,
+    show_progress: bool = False,
+    workers: int | None = None,
+) -> Any:
+    """Fit ``uni`` (a :class:`~rowbook.text.Unigram`) on ``texts`` and return it.
+
+    Parameters
+    ----------
+    texts : Iterable[str]
+        The corpus, read once, normalized and pre-tokenized by ``uni``'s parts.
+    vocab_size : int
+        Final size, special tokens included.
+    special_tokens : Sequence[str], default ()
+        The first ids; ``uni.unk_token`` is put at id 0 when it is not among them.
+    initial_alphabet : Sequence[str], default ()
+        Characters kept even if the corpus lacks them.
+    shrinking_factor, n_sub_iterations, max_piece_length, seed_size
+        ``tokenizers``' ``UnigramTrainer`` options (module docstring).
+    word_counts : Mapping[str, int], optional
+        Counts already made (of shards, within a memory budget, on Dask); ``texts`` is then
+        ignored (pass ``()``).
+    memory : float, optional
+        Gigabytes the word counts may hold in RAM; past half of it they spill to temporary
+        files (in ``spill_dir``) and are merged: the same counts, in the same order
+        (:mod:`rowbook.text.word_counts`).
+    show_progress : bool, default False
+    workers : int, optional
+        Processes counting the words (``None``: one per CPU).
+    """
+    specials = check_training_args(vocab_size, 0, special_tokens, None, initial_alphabet)
+    check_number("shrinking_factor", shrinking_factor, 0.0, 1.0, low_open=True, high_open=True)
+    check_int("n_sub_iterations", n_sub_iterations, 1)
+    check_int("max_piece_length", max_piece_length, 1)
+    check_int("seed_size", seed_size, 1)
+    if word_counts is None:
+        word_counts = count_words(
+            texts,
+            uni._training_words,
+            workers=workers,
+            show_progress=show_progress,
+            memory=_budget(memory),
+            spill_dir=spill_dir,
+        )
+    if not word_counts:
+        raise ValueError("the corpus has no words to learn from (empty, or all whitespace)")
+    pieces, unk_id = learn_unigram(
+        word_counts,
+        vocab_size,
+        special_tokens=specials,
+        unk_token=uni.unk_token,
+        initial_alphabet=initial_alphabet,
+        shrinking_factor=shrinking_factor,
+        n_sub_iterations=n_sub_iterations,
+        max_piece_length=max_piece_length,
+        seed_size=seed_size,
+    )
+    added = [
+        (t, True)
+        for t in dict.fromkeys(
+            [*([uni.unk_token] if unk_id == 0 and uni.unk_token not in specials else []), *specials]
+        )
+    ]
+    uni._set_model(pieces, unk_id, added)
+    return uni

@@ -1,0 +1,280 @@
+"""The first pass of subword training: words and their counts, on every core, within a memory budget.
+
+WordPiece and Unigram train on the words of the corpus after normalizing and
+pre-tokenizing, each with its count, as ``tokenizers``' trainers ``feed`` them. Counting is
+regex and dictionary work per text, Python that holds the GIL, so it scales with processes:
+:func:`count_words` cuts the texts into batches that this process and forked ones count
+(:func:`rowbook.text.bpe.count.map_in_order`, the pool byte-level BPE counts with) and adds
+the results in batch order, so the counts and their order (first sighting) are those of a
+serial count whatever ``workers`` is. ``split`` is the tokenizer's ``str -> list[str]``
+(normalize, then pre-tokenize); it is inherited by the forked workers, never pickled.
+
+Within ``memory`` bytes (a corpus whose distinct words would not fit), counts are spilled
+and merged as the co-occurrence counts of GloVe are (:mod:`rowbook.data.cooccurrence_runs`),
+but keyed by strings: the counts held in RAM go, when they pass half the budget, to one of
+16 partition files by a hash of the word, with the position where each word was first
+seen; each partition is then summed alone (one that is still too large is split again by
+another hash) and the partitions are put back in first-sighting order. The result is a
+:class:`CountedWords`: the words in one string, their bounds and counts in arrays, about
+``len(word) + 16`` bytes a word instead of the ~150 of a ``dict`` entry, which the trainers
+read without building Python strings. Counts and order are exactly those of a count in RAM.
+
+Examples
+--------
+>>> count_words(["the cat", "the hat"], str.split)
+Counter({'the': 2, 'cat': 1, 'hat': 1})
+>>> counted = count_words(["the cat", "the hat"], str.split, memory=1 << 20)
+>>> dict(counted), counted.spilled
+({'the': 2, 'cat': 1, 'hat': 1}, 0)
+"""
+
+from __future__ import annotations
+
+import functools
+import os
+import tempfile
+from collections import Counter
+from collections.abc import Callable, Iterable, Iterator, Mapping
+from pathlib import Path
+
+import numpy as np
+from tqdm.auto import tqdm
+
+from rowbook.checks import check_int, check_number
+from rowbook.text.bpe.count import BATCH_CHARS, map_in_order, text_batches
+
+__all__ = ["CountedWords", "as_counted", "budget_bytes", "count_words"]
+
+PARTITIONS = 16
+_ENTRY_BYTES = 200  # what one held word costs in RAM besides its characters (two dict entries)
+
+
+class CountedWords(Mapping[str, int]):
+    """Words and counts, compact: ``text`` holds the words one after another, word ``i`` being
+    ``text[bounds[i]:bounds[i + 1]]`` with count ``counts[i]``, in first-sighting order.
+
+    Examples
+    --------
+    >>> words = CountedWords("thecat", np.array([0, 3, 6]), np.array([2, 1]))
+    >>> list(words.items()), words["cat"]
+    ([('the', 2), ('cat', 1)], 1)
+    """
+
+    def __init__(self, text: str, bounds: np.ndarray, counts: np.ndarray, spilled: int = 0) -> None:
+        self.text, self.bounds, self.counts, self.spilled = text, bounds, counts, spilled
+        self._index: dict[str, int] | None = None
+
+    def __len__(self) -> int:
+        return self.counts.size
+
+    def __iter__(self) -> Iterator[str]:
+        text, bounds = self.text, self.bounds.tolist()
+        return (text[bounds[i] : bounds[i + 1]] for i in range(len(self)))
+
+    def __getitem__(self, word: str) -> int:
+        if self._index is None:  # built on first lookup only: the trainers never look up
+            self._index = {w: i for i, w in enumerate(self)}
+        return int(self.counts[self._index[word]])
+
+    def values(self) -> Iterator[int]:  # type: ignore[override]
+        return iter(self.counts.tolist())
+
+
+def budget_bytes(memory: float | None) -> int | None:
+    """A budget in gigabytes (``memory=`` of the trainers, ``--memory`` of the CLI) in bytes.
+
+    Examples
+    --------
+    >>> budget_bytes(0.5), budget_bytes(None)
+    (536870912, None)
+    """
+    if memory is None:
+        return None
+    check_number("memory", memory, 0.001)
+    return int(memory * 2**30)
+
+
+def as_counted(word_counts: Mapping[str, int]) -> CountedWords:
+    """``word_counts`` as a :class:`CountedWords` (itself if it is one), empty words left out.
+
+    Examples
+    --------
+    >>> counted = as_counted({"ab": 2, "": 5, "c": 1})
+    >>> counted.text, counted.bounds.tolist(), counted.counts.tolist()
+    ('abc', [0, 2, 3], [2, 1])
+    """
+    if isinstance(word_counts, CountedWords):
+        return word_counts
+    for word, count in word_counts.items():
+        if (
+            not isinstance(word, str)
+            or isinstance(count, bool)
+            or not isinstance(count, int | np.integer)
+            or count < 0
+        ):
+            raise TypeError(f"word_counts must map str to int >= 0, got {word!r}: {count!r}")
+    words = [w for w in word_counts if w]
+    bounds = np.zeros(len(words) + 1, dtype=np.int64)
+    np.cumsum(np.fromiter(map(len, words), dtype=np.int64, count=len(words)), out=bounds[1:])
+    counts = np.fromiter((word_counts[w] for w in words), dtype=np.int64, count=len(words))
+    return CountedWords("".join(words), bounds, counts)
+
+
+def _count_batch(split: Callable[[str], list[str]], texts: list[str]) -> Counter[str]:
+    counts: Counter[str] = Counter()
+    for text in texts:
+        if not isinstance(text, str):
+            raise TypeError(f"texts must be str, got {type(text).__name__}")
+        counts.update(split(text))
+    return counts
+
+
+def count_words(
+    texts: Iterable[str],
+    split: Callable[[str], list[str]],
+    *,
+    workers: int | None = 1,
+    memory: int | None = None,
+    spill_dir: str | os.PathLike | None = None,
+    show_progress: bool = False,
+) -> Counter[str] | CountedWords:
+    """The words ``split`` finds in ``texts``, with their counts, in first-sighting order.
+
+    Parameters
+    ----------
+    workers : int, optional
+        Processes counting batches of texts (``None``: one per CPU).
+    memory : int, optional
+        Bytes the counts may hold in RAM; past half of it they are spilled to temporary files
+        in ``spill_dir`` and merged (module docstring), and a :class:`CountedWords` is returned.
+    """
+    workers = check_int("workers", workers, 1, allow_none=True) or os.cpu_count() or 1
+    texts = tqdm(texts, desc="count words", unit="text", disable=not show_progress)
+    batches = map_in_order(
+        functools.partial(_count_batch, split), text_batches(texts, BATCH_CHARS), workers
+    )
+    if memory is None:
+        counts: Counter[str] = Counter()
+        for part in batches:
+            counts.update(part)  # in batch order: first sightings kept
+        return counts
+    check_int("memory", memory, 1 << 20)
+    with tempfile.TemporaryDirectory(prefix="rowbook-words-", dir=spill_dir) as folder:
+        return _budgeted(batches, memory, Path(folder))
+
+
+def _budgeted(batches: Iterable[Counter[str]], memory: int, folder: Path) -> CountedWords:
+    held: dict[str, list[int]] = {}  # word -> [count, first sighting]
+    held_bytes, seen, spilled = 0, 0, 0
+    files = [folder / f"part{p}" for p in range(PARTITIONS)]
+    for part in batches:
+        for word, n in part.items():
+            entry = held.get(word)
+            if entry is None:
+                held[word] = [n, seen]
+                held_bytes += _ENTRY_BYTES + 2 * len(word)
+            else:
+                entry[0] += n
+            seen += 1
+        if held_bytes > memory // 2:
+            _spill(held, files, salt=0)
+            held, held_bytes, spilled = {}, 0, spilled + 1
+    if not spilled:
+        return _compact(
+            [(list(held), [c for c, _ in held.values()], [f for _, f in held.values()])], 0
+        )
+    _spill(held, files, salt=0)
+    parts = [table for path in files for table in _merge(path, memory, 1)]
+    return _compact(parts, spilled + 1)
+
+
+def _spill(held: Mapping[str, list[int]], files: list[Path], salt: int) -> None:
+    """Append the held counts to the partition files, by a hash of each word."""
+    groups: list[list[str]] = [[] for _ in files]
+    for word in held:
+        groups[hash((salt, word)) % len(files)].append(word)
+    for path, words in zip(files, groups, strict=True):
+        if not words:
+            continue
+        data = "".join(words).encode("utf-8")
+        lengths = np.fromiter(
+            (len(w.encode("utf-8")) for w in words), dtype=np.int64, count=len(words)
+        )
+        counts = np.fromiter((held[w][0] for w in words), dtype=np.int64, count=len(words))
+        firsts = np.fromiter((held[w][1] for w in words), dtype=np.int64, count=len(words))
+        with open(path, "ab") as f:
+            np.array([len(words), len(data)], dtype=np.int64).tofile(f)
+            for array in (lengths, counts, firsts):
+                array.tofile(f)
+            f.write(data)
+
+
+def _chunks(path: Path) -> Iterator[tuple[list[str], np.ndarray, np.ndarray]]:
+    with open(path, "rb") as f:
+        while header := f.read(16):
+            n, size = np.frombuffer(header, dtype=np.int64).tolist()
+            lengths, counts, firsts = (np.fromfile(f, dtype=np.int64, count=n) for _ in range(3))
+            data = f.read(size)
+            ends = np.cumsum(lengths).tolist()
+            yield (
+                [
+                    data[e - k : e].decode("utf-8")
+                    for e, k in zip(ends, lengths.tolist(), strict=True)
+                ],
+                counts,
+                firsts,
+            )
+
+
+def _merge(path: Path, memory: int, depth: int) -> Iterator[tuple[list[str], list[int], list[int]]]:
+    """The summed counts of one partition file ``(words, counts, first sightings)``; a file
+    too large to sum in half the budget is split again with another hash."""
+    if not path.exists():
+        return
+    if path.stat().st_size * 3 > memory and depth < 4:
+        files = [path.with_name(f"{path.name}.{p}") for p in range(PARTITIONS)]
+        for words, counts, firsts in _chunks(path):
+            _spill(
+                {
+                    w: [c, s]
+                    for w, c, s in zip(words, counts.tolist(), firsts.tolist(), strict=True)
+                },
+                files,
+                depth,
+            )
+        path.unlink()
+        for sub in files:
+            yield from _merge(sub, memory, depth + 1)
+        return
+    table: dict[str, list[int]] = {}
+    for words, counts, firsts in _chunks(path):
+        for w, c, s in zip(words, counts.tolist(), firsts.tolist(), strict=True):
+            entry = table.get(w)
+            if entry is None:
+                table[w] = [c, s]
+            else:
+                entry[0] += c
+                entry[1] = min(entry[1], s)
+    path.unlink()
+    yield list(table), [c for c, _ in table.values()], [s for _, s in table.values()]
+
+
+def _compact(parts: list[tuple[list[str], list[int], list[int]]], spilled: int) -> CountedWords:
+    """The parts' words in first-sighting order, as one :class:`CountedWords`."""
+    codes, lengths, counts, firsts = [], [], [], []
+    for words, c, s in parts:
+        codes.append(np.frombuffer("".join(words).encode("utf-32-le"), dtype=np.uint32))
+        lengths.append(np.fromiter(map(len, words), dtype=np.int64, count=len(words)))
+        counts.append(np.array(c, dtype=np.int64))
+        firsts.append(np.array(s, dtype=np.int64))
+    code = np.concatenate(codes) if codes else np.zeros(0, np.uint32)  # (C,)
+    length = np.concatenate(lengths) if lengths else np.zeros(0, np.int64)  # (W,)
+    order = np.argsort(np.concatenate(firsts) if firsts else np.zeros(0, np.int64), kind="stable")
+    starts = np.concatenate(([0], np.cumsum(length)[:-1])) if length.size else length
+    pick = np.repeat(
+        starts[order] - np.concatenate(([0], np.cumsum(length[order])[:-1])), length[order]
+    )
+    text = code[np.arange(pick.size) + pick].tobytes().decode("utf-32-le") if pick.size else ""
+    bounds = np.zeros(length.size + 1, dtype=np.int64)
+    np.cumsum(length[order], out=bounds[1:])
+    return CountedWords(text, bounds, np.concatenate(counts)[order] if counts else length, spilled)
