@@ -351,14 +351,14 @@ def _is_sentencepiece(head: Head) -> bool:
 
 
 def _is_wordpiece_vocab(head: Head) -> bool:
-    """BERT's ``vocab.txt``: text of one token a line (no spaces in a line), holding one of
-    its special tokens or a ``##`` continuation piece."""
+    """BERT's ``vocab.txt``: text of one token a line (no whitespace in a line), holding one
+    of its special tokens or a ``##`` continuation piece."""
     if _looks_binary(head.text):
         return False
     lines = [line.rstrip(b"\r") for line in head.lines]
     return (
         len(lines) >= 2
-        and all(line and not line.split(maxsplit=1)[1:] and b" " not in line for line in lines)
+        and all(line.split() == [line] for line in lines)  # one token, no whitespace
         and any(line in _WORDPIECE_MARKS or line.startswith(b"##") for line in lines)
     )
 
