@@ -23,8 +23,10 @@ Three parts, one run:
    ``KeyedVectors.load(..., mmap="r")`` of its own file and gensim's
    ``load_word2vec_format``: time to the first ``most_similar`` and memory before and after.
 
-    python benchmarks/bench_quantize.py           # the sizes above (30-60 minutes, ~6 GB disk)
+    python benchmarks/bench_quantize.py           # the sizes above (30-60 minutes on 2 idle cores,
+                                                  # ~6 GB disk; several times that on a busy machine)
     python benchmarks/bench_quantize.py --quick   # 20,000 rows, a few hundred news documents
+    python benchmarks/bench_quantize.py --rows 200000 --parts quality   # one part, scaled
 """
 
 from __future__ import annotations
@@ -248,6 +250,7 @@ print(json.dumps({"open": opened, "first": answered, "second": time.perf_counter
 
 
 def child(script: str, *args: str) -> dict:
+    print(f"{time.strftime('%H:%M:%S')} child: {' '.join(map(str, args))[:120]}", file=sys.stderr)
     done = subprocess.run(
         [sys.executable, "-c", textwrap.dedent(script), *map(str, args)],
         capture_output=True,
@@ -313,8 +316,11 @@ def opening(table: Vectors, folder: Path) -> dict[str, dict]:
     }
 
 
-def print_reranked(results: list[dict]) -> None:
-    print("\n### Re-ranked queries on the 1M table (fresh processes; memory above the baseline)\n")
+def print_reranked(results: list[dict], n: int) -> None:
+    print(
+        f"\n### Re-ranked queries on the {n:,} x 300 table "
+        "(fresh processes; memory above the baseline)\n"
+    )
     print(
         "| query | median ms | recall@10 | VmRSS MB (anonymous + file pages) | share of the float table |"
     )
@@ -337,7 +343,10 @@ def print_reranked(results: list[dict]) -> None:
 
 
 def print_opening(results: dict[str, dict], table_bytes: int) -> None:
-    print("\n### Opening the 1M x 300 table (fresh processes; memory above the baseline)\n")
+    print(
+        f"\n### Opening the {table_bytes // 1200:,} x 300 table "
+        "(fresh processes; memory above the baseline)\n"
+    )
     print(
         "| how | open s | first most_similar s | second s | VmRSS MB before queries | after the first |"
     )
@@ -350,62 +359,93 @@ def print_opening(results: dict[str, dict], table_bytes: int) -> None:
         )
 
 
+PARTS = ("quality", "rerank", "opening")
+
+
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__)
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     parser.add_argument("--quick", action="store_true")
+    parser.add_argument(
+        "--rows",
+        type=int,
+        default=None,
+        help="rows of the generated table (default 1,000,000; 20,000 with --quick)",
+    )
+    parser.add_argument(
+        "--parts",
+        nargs="+",
+        choices=PARTS,
+        default=list(PARTS),
+        help="the parts to run (default: all three), each with its targets",
+    )
     args = parser.parse_args(argv)
-    n = 20_000 if args.quick else 1_000_000
+    n = args.rows or (20_000 if args.quick else 1_000_000)
     print(f"{machine()}; {n:,} x 300 generated rows; faiss and rowbook kernels on one thread\n")
     synthetic = Vectors([f"w{i}" for i in range(n)], clustered_vectors(n, 300, seed=0), copy=False)
-    news = news_vectors(args.quick)
-    results: list[dict] = []
-    quality(f"generated {n // 1000}k x 300", synthetic, False, results)
-    quality(f"NewsArticles word2vec {len(news) // 1000}k x {news.vector_size}", news, True, results)
-    print_quality(results)
+    targets: list[tuple[str, float, float]] = []
+    if "quality" in args.parts:
+        news = news_vectors(args.quick)
+        results: list[dict] = []
+        quality(f"generated {n // 1000}k x 300", synthetic, False, results)
+        name = f"NewsArticles word2vec {len(news) // 1000}k x {news.vector_size}"
+        quality(name, news, True, results)
+        print_quality(results)
+        pq = [r for r in results if "faiss_ip" in r]
+        targets += [
+            (
+                "pq recall@10 / faiss's (its inner product), worst size",
+                min(r["recall"] / r["faiss_ip"] for r in pq),
+                1.0,
+            ),
+            (
+                "pq recall@10 / faiss's decoded rows by cosine, worst size",
+                min(r["recall"] / r["faiss_cos"] for r in pq),
+                1.0,
+            ),
+            (
+                "int8 recall@10, worst table",
+                min(r["recall"] for r in results if r["method"] == "int8"),
+                0.98,
+            ),
+        ]
     with tempfile.TemporaryDirectory(dir=cache_dir()) as folder:
         folder = Path(folder)
-        ranked = [reranked(synthetic, folder, size) for size in (20, 40)]
-        print_reranked(ranked)
-        table_bytes = 4 * n * 300
-        opened = opening(synthetic, folder)
-        print_opening(opened, table_bytes)
-    pq = [r for r in results if "faiss_ip" in r]
-    best_rerank = max(ranked, key=lambda r: (r["recall"] >= 0.95, -r["small"]["memory"]["VmRSS"]))
-    mapped, gensim = opened["rowbook npz mapped"], opened["gensim load_word2vec_format"]
-    targets = [
-        (
-            "pq recall@10 / faiss's (its inner product), worst size",
-            min(r["recall"] / r["faiss_ip"] for r in pq),
-            1.0,
-        ),
-        (
-            "pq recall@10 / faiss's decoded rows by cosine, worst size",
-            min(r["recall"] / r["faiss_cos"] for r in pq),
-            1.0,
-        ),
-        (
-            "int8 recall@10, worst table",
-            min(r["recall"] for r in results if r["method"] == "int8"),
-            0.98,
-        ),
-        (f"re-ranked recall@10 (pq 1/{best_rerank['size']})", best_rerank["recall"], 0.95),
-        (
-            "float table bytes / re-ranked VmRSS",
-            best_rerank["table_bytes"] / best_rerank["small"]["memory"]["VmRSS"],
-            5.0,
-        ),
-        (
-            "float exact scan ms / re-ranked query ms",
-            best_rerank["exact"]["ms"] / best_rerank["small"]["ms"],
-            1.0,
-        ),
-        (
-            "gensim load_word2vec_format / rowbook mapped: time to first answer",
-            gensim["first"] / mapped["first"],
-            10.0,
-        ),
-        ("table bytes / mapped VmRSS before queries", table_bytes / mapped["before"]["VmRSS"], 4.0),
-    ]
+        if "rerank" in args.parts:
+            ranked = [reranked(synthetic, folder, size) for size in (20, 40)]
+            print_reranked(ranked, n)
+            best = max(ranked, key=lambda r: (r["recall"] >= 0.95, -r["small"]["memory"]["VmRSS"]))
+            targets += [
+                (f"re-ranked recall@10 (pq 1/{best['size']})", best["recall"], 0.95),
+                (
+                    "float table bytes / re-ranked VmRSS",
+                    best["table_bytes"] / best["small"]["memory"]["VmRSS"],
+                    5.0,
+                ),
+                (
+                    "float exact scan ms / re-ranked query ms",
+                    best["exact"]["ms"] / best["small"]["ms"],
+                    1.0,
+                ),
+            ]
+        if "opening" in args.parts:
+            table_bytes = 4 * n * 300
+            opened = opening(synthetic, folder)
+            print_opening(opened, table_bytes)
+            mapped, gensim = opened["rowbook npz mapped"], opened["gensim load_word2vec_format"]
+            targets += [
+                (
+                    "gensim load_word2vec_format / rowbook mapped: time to first answer",
+                    gensim["first"] / mapped["first"],
+                    10.0,
+                ),
+                (
+                    "table bytes / mapped VmRSS before queries",
+                    table_bytes / mapped["before"]["VmRSS"],
+                    4.0,
+                ),
+            ]
     return 0 if print_targets(targets) else 1
 
 

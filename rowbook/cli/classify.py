@@ -28,7 +28,6 @@ from rowbook.cli._common import (
     cli_error,
 )
 from rowbook.cli.options import add_model_options
-from rowbook.corpus_files import iter_batches
 
 __all__ = ["add_train_classifier", "is_fasttext_file", "open_classifier", "register"]
 
@@ -178,7 +177,9 @@ def run_predict(args: argparse.Namespace) -> int:
     model = open_classifier(args.model, args.label_prefix)
     out = sys.stdout
     source = args.input if args.input == STDIN else check_input_file(args.input, "input")
-    for lines, _ in iter_batches(source, errors=args.unicode_errors):
+    from rowbook.data.labelled import line_batches
+
+    for lines in line_batches(source, args.unicode_errors):  # a long line stays one line
         labels, probs = model.predict(lines, k=k, threshold=args.threshold)
         for names, values in zip(labels, probs, strict=True):
             if args.probs:
@@ -198,6 +199,10 @@ def run_test(args: argparse.Namespace) -> int:
     k = _check_k(args.k)
     model = open_classifier(args.model, args.label_prefix)
     source = args.input if args.input == STDIN else check_input_file(args.input, "test file")
+    from rowbook.data.labelled import read_labelled
+
+    # read once: standard input cannot be read again for --per-label and --confusion
+    source = read_labelled(source, label_prefix=model.label_prefix, errors=args.unicode_errors)
     if args.per_label:
         for label, m in model.test_label(source, k=k, threshold=args.threshold).items():
             print(

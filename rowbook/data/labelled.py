@@ -53,6 +53,7 @@ __all__ = [
     "choose_labelled_vocab",
     "fasttext_split",
     "is_source",
+    "line_batches",
     "read_labelled",
     "read_labelled_reference",
 ]
@@ -123,9 +124,9 @@ def is_source(data: Any) -> bool:
     )
 
 
-def _file_lines(source: Any, errors: Literal["strict", "replace"]) -> Iterator[list[str]]:
-    """The lines of ``source`` in batches (a long line's pieces, cut at whitespace by
-    :func:`rowbook.corpus_files.iter_batches`, joined back into its line)."""
+def line_batches(source: Any, errors: Literal["strict", "replace"]) -> Iterator[list[str]]:
+    """The lines of ``source`` in batches, each a whole line (a long line's pieces, cut at
+    whitespace by :func:`rowbook.corpus_files.iter_batches`, joined back into its line)."""
     pending = ""
     for texts, ends_line in iter_batches(source, errors=errors):
         if not ends_line:
@@ -204,7 +205,7 @@ def read_labelled(
                 "labels go with texts; a file holds its labels on each line "
                 f"({label_prefix}name before the text)"
             )
-        batches: Iterable[list[str]] = _file_lines(data, errors)
+        batches: Iterable[list[str]] = line_batches(data, errors)
     else:
         batches = [_text_lines(data, labels, label_prefix)]
     scanner = TokenScanner()
@@ -227,7 +228,7 @@ def read_labelled_reference(
     """:func:`read_labelled` in plain Python, line by line and token by token: the
     reference the compiled scanner (:mod:`rowbook.data.labelled_scan`) is held to."""
     if is_source(data):
-        batches: Iterable[list[str]] = _file_lines(data, errors)
+        batches: Iterable[list[str]] = line_batches(data, errors)
     else:
         batches = [_text_lines(data, labels, label_prefix)]
     interner, ids, lengths = Interner(), array("i"), [0]

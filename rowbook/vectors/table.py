@@ -242,7 +242,11 @@ class KeyedTable:
             where=(self._norms > 0) & np.isfinite(self._norms),
         )
         out = np.empty((*queries.shape[:-1], stop), dtype=np.float32)  # (stop,) or (Q, stop)
-        step = _scan_rows(self.vector_size)
+        # one query against float32 rows: one BLAS product over the map, no scratch (a
+        # product per block cost 7x the CPU time, each call waking and joining BLAS's
+        # threads); several queries, or rows to convert, go a block at a time
+        whole = queries.ndim == 1 and self._vectors.dtype == np.float32
+        step = stop if whole else _scan_rows(self.vector_size)
         for start in range(0, stop, step):
             end = min(start + step, stop)
             block = self._vectors[start:end].astype(np.float32, copy=False)  # (b, d), paged in

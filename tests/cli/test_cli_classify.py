@@ -121,3 +121,35 @@ def test_train_classifier_autotunes_against_a_validation_file(run, labelled, tmp
         "train classifier",
         "--valid",
     )
+
+
+def test_standard_input_is_read_once_for_every_figure(run, labelled, tmp_path, monkeypatch):
+    """``rowbook test model -`` with --per-label and --confusion: the figures of the file."""
+    import io
+
+    train, test = labelled
+    model = tmp_path / "m.bin"
+    run("train", "classifier", train, "-o", model, *OPTIONS, "--quiet")
+    from_file = run("test", model, test, "--per-label", "--confusion")
+    monkeypatch.setattr("sys.stdin", io.StringIO(test.read_text()))
+    from_stdin = run("test", model, "-", "--per-label", "--confusion")
+    assert from_stdin.code == 0, from_stdin
+    assert from_stdin.out == from_file.out
+    assert "N\t50" in from_stdin.out
+
+
+def test_a_line_longer_than_a_read_chunk_is_predicted_once(run, labelled, tmp_path):
+    """A line of 1.2 MB (read in pieces) gets one line of labels, that of the whole line."""
+    train, _ = labelled
+    model = tmp_path / "m.bin"
+    run("train", "classifier", train, "-o", model, *OPTIONS, "--quiet")
+    long = " ".join(["the", "bank", "of", "a"] * 75_000)  # 1.2 MB, more than one chunk
+    lines = tmp_path / "long.txt"
+    lines.write_text(f"goal team\n{long}\ntax\n")
+    result = run("predict", model, lines, "--probs")
+    assert result.code == 0, result
+    api = FastTextClassifier.load_fasttext(model)
+    labels, probs = api.predict(["goal team", long, "tax"])
+    assert result.out.splitlines() == [
+        f"{ls[0]} {ps[0]:.6g}" for ls, ps in zip(labels, probs, strict=True)
+    ]

@@ -101,3 +101,25 @@ def test_query_commands_answer_the_same_mapped_or_read(run, table_npz, tmp_path,
     assert json.loads(similarity.out)["cosine"] == pytest.approx(
         Vectors.load(table_npz).similarity("w1", "w2")
     )
+
+
+def test_query_commands_map_a_large_file_by_default(run, table_npz, tmp_path, monkeypatch):
+    """Without --mmap / --no-mmap, a file of MAP_FROM_BYTES or more is mapped (a word2vec
+    binary through its cache), a smaller one read."""
+    import rowbook.cli._vectorio as vectorio
+
+    size = (tmp_path / "float.bin").stat().st_size
+    for limit, mapped in ((size + 1, False), (size, True)):
+        monkeypatch.setattr(vectorio, "MAP_FROM_BYTES", limit)
+        answer = run("neighbors", tmp_path / "float.bin", "w8", "--topn", "4", "--json")
+        assert answer.code == 0, answer
+        assert ("converting" in answer.err) == mapped, (limit, answer.err)
+        exact = Vectors.load(table_npz).most_similar("w8", topn=4)
+        assert [d["word"] for d in json.loads(answer.out)["w8"]] == [k for k, _ in exact]
+        assert (
+            any(
+                p.name.startswith("float.bin") and p != tmp_path / "float.bin"
+                for p in tmp_path.iterdir()
+            )
+            == mapped
+        )

@@ -8,6 +8,8 @@ thread and leaves the rest as it finds it, which for a small table is whatever m
 
 from __future__ import annotations
 
+import gzip
+import logging
 import random
 
 import numpy as np
@@ -88,6 +90,13 @@ def test_sentence_vectors_equal_fasttexts_so_every_row_is_hashed_the_same(data, 
         np.testing.assert_array_equal(
             ours.get_sentence_vector(text), theirs.get_sentence_vector(text)
         )
+    # a word's vector: the mean of its row and its char n-grams' rows, seen or unseen
+    for word in ["cat", "straße", "naïve", "</s>", "unseenwörd", "日本語"]:
+        np.testing.assert_allclose(
+            ours.get_word_vector(word), theirs.get_word_vector(word), atol=1e-6, rtol=0
+        )
+    for word in theirs.words[:20]:
+        np.testing.assert_allclose(ours.vectors[word], theirs.get_word_vector(word), atol=1e-6)
 
 
 def test_the_compiled_encoder_is_the_token_by_token_reference():
@@ -101,6 +110,24 @@ def test_the_compiled_encoder_is_the_token_by_token_reference():
         rows, labels = encode_line_reference(encoder, tokens)
         assert encoded.inputs(line).tolist() == rows
         assert encoded.labels(line).tolist() == labels
+
+
+def test_the_confusion_table_counts_fasttexts_predictions(data, tmp_path):
+    """``confusion``: gold label against fastText's best label, counted by scikit-learn."""
+    metrics = pytest.importorskip("sklearn.metrics")
+    theirs = _oracle(data[0], epoch=1, lr=0.05)  # weak enough to make mistakes
+    theirs.save_model(str(tmp_path / "m.bin"))
+    ours = FastTextClassifier.load_fasttext(tmp_path / "m.bin")
+    single = [line for line in _lines(300, 7) if line.count("__label__") == 1]
+    gold = [line.split(" ", 1)[0] for line in single]
+    texts = [line.split(" ", 1)[1] for line in single]
+    predicted = [theirs.predict(text)[0][0] for text in texts]
+    table = ours.confusion(texts, [g.removeprefix("__label__") for g in gold])
+    assert table.labels == ours.labels_
+    want = metrics.confusion_matrix(gold, predicted, labels=list(ours.labels_))
+    np.testing.assert_array_equal(table.counts, want)
+    assert 0 < np.trace(want) < len(single)  # right and wrong predictions both counted
+    assert str(table).splitlines()[0] == "rows: gold label, columns: predicted"
 
 
 # -- supervised .bin both ways ---------------------------------------------------------------
@@ -245,19 +272,46 @@ def test_a_resumed_fit_ends_where_the_uninterrupted_one_does(data, tmp_path):
     np.testing.assert_array_equal(resumed.W_in_, whole.W_in_)
 
 
-def test_pretrained_rows_start_the_words_they_have(data, tmp_path):
+def test_pretrained_rows_start_the_words_they_have(data, tmp_path, caplog):
     rng = np.random.default_rng(0)
     given = rowbook.Vectors(["cat", "bus", "absent"], rng.normal(size=(3, 10)).astype(np.float32))
     path = tmp_path / "pre.vec"
     given.save_word2vec_format(path)
-    for source in (given, path):
-        fitted = FastTextClassifier(
-            vector_size=10, epochs=1, lr=1e-7, workers=1, pretrained_vectors=source
-        ).fit(data[0])
+    given.save(tmp_path / "pre.npz")
+    n_words = len(read_labelled(data[0]).keys) - 3  # every key but the 3 labels (</s> is a word)
+    for source in (given, path, tmp_path / "pre.npz"):
+        with caplog.at_level(logging.INFO, logger="rowbook"):
+            caplog.clear()
+            fitted = FastTextClassifier(
+                vector_size=10, epochs=1, lr=1e-7, workers=1, pretrained_vectors=source
+            ).fit(data[0])
         for word in ("cat", "bus"):
             np.testing.assert_allclose(fitted.vectors[word], given[word], atol=1e-4)
+        assert f"2 of the {n_words:,} words found; {n_words - 2:,} start at random" in caplog.text
     with pytest.raises(ParameterError, match="vector_size"):
         FastTextClassifier(vector_size=8, pretrained_vectors=given).fit(data[0])
+
+
+def test_compressed_files_folders_and_several_files_train_the_same_model(data, tmp_path):
+    """A gzip file, a folder and a list of files are read as the plain file's lines."""
+    lines = data[0].read_bytes().splitlines(keepends=True)
+    (tmp_path / "train.txt.gz").write_bytes(gzip.compress(b"".join(lines)))
+    (tmp_path / "parts").mkdir()
+    (tmp_path / "parts" / "a.txt").write_bytes(b"".join(lines[:250]))
+    (tmp_path / "parts" / "b.txt").write_bytes(b"".join(lines[250:]))
+    parts = sorted((tmp_path / "parts").iterdir())
+
+    def fit(source):
+        return FastTextClassifier(
+            vector_size=8, epochs=2, word_ngrams=2, bucket=500, workers=1
+        ).fit(source)
+
+    plain = fit(data[0])
+    for source in (tmp_path / "train.txt.gz", tmp_path / "parts", parts):
+        other = fit(source)
+        assert other.labels_ == plain.labels_
+        np.testing.assert_array_equal(other.W_in_, plain.W_in_)
+        np.testing.assert_array_equal(other.W_out_, plain.W_out_)
 
 
 # -- errors ------------------------------------------------------------------------------
@@ -313,6 +367,29 @@ def test_quantize_writes_an_ftz_fasttext_opens_and_predicts_the_same(data, tmp_p
     assert ours.test(data[1]).precision >= dense - 0.05
     ours.save(tmp_path / "ours.npz")  # rowbook's own file keeps the codes too
     assert rowbook.load(tmp_path / "ours.npz").test(data[1]) == ours.test(data[1])
+
+
+def test_quantised_output_rows_qout_both_ways(tmp_path):
+    """``qout`` quantises the label rows too (it needs 256 labels, one per centroid): a
+    fastText .ftz with it predicts the same here, and one written here the same there."""
+    rng = random.Random(0)
+    lines = [
+        f"__label__t{i % 260} w{i % 260} w{(i * 7) % 260} {rng.choice(NOISE)}" for i in range(1300)
+    ]
+    path = tmp_path / "many.txt"
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    texts = [line.split(" ", 1)[1] for line in lines[:200]]
+    theirs = _oracle(path, dim=10, epoch=1)
+    theirs.quantize(thread=10, qout=True)
+    theirs.save_model(str(tmp_path / "m.ftz"))
+    ours = FastTextClassifier.load_fasttext(tmp_path / "m.ftz")
+    assert "output" in ours._require_fitted("test")["quant"]  # the label rows are codes
+    _same_predictions(ours, theirs, texts, k=3)
+    mine = FastTextClassifier(vector_size=10, epochs=1, workers=1).fit(path)
+    mine.quantize(qout=True)
+    assert "output" in mine._require_fitted("test")["quant"]
+    mine.save_fasttext(tmp_path / "mine.ftz")
+    _same_predictions(mine, fasttext.load_model(str(tmp_path / "mine.ftz")), texts, k=3)
 
 
 # -- autotune ------------------------------------------------------------------------------

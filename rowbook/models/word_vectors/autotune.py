@@ -17,7 +17,8 @@ parameter          range         sigma           step        fastText's name
 ``bucket``         10^4 .. 10^7  2.0 -> 1.5      x 2**N      ``bucket``
 =================  ============  ==============  ==========  =====================
 
-and ``loss`` is ``softmax``. A parameter given a value other than its default is not
+and ``loss`` is ``softmax`` (fastText's ``AutotuneStrategy::ask`` sets it, searching no
+other loss). A parameter given a value other than its default is not
 searched (fastText: a parameter set on the command line). Each trial trains a model and
 scores it on the validation lines by the metric (``f1``, ``f1:LABEL``,
 ``precisionAtRecall:R[:LABEL]``, ``recallAtPrecision:P[:LABEL]``, R and P in percent,
@@ -30,17 +31,21 @@ quantise the result with :meth:`~rowbook.models.FastTextClassifier.quantize`.
 trials (``autotune_trials``) the spread narrows by trial, not by time, so one worker and a
 seed give the same trials, the same best and the same model on any machine. With a budget
 in seconds, as fastText's, how many trials fit depends on the machine.
+
+**Progress.** With ``progress=True`` a bar counts the budget spent (seconds, or trials) with
+the best score beside it, as fastText's ``Progress: ... Best score: ...`` line does, and
+each trial's parameters and score are printed above it.
 """
 
 from __future__ import annotations
 
 import math
-import sys
 import time
 from typing import Any
 
 import numpy as np
 
+from rowbook._progress import ProgressBar
 from rowbook.checks import ParameterError, check_int, check_number
 
 __all__ = ["SEARCHED", "autotune", "parse_metric"]
@@ -155,6 +160,14 @@ def autotune(
     best: dict[str, Any] | None = None
     best_score, history = -math.inf, []
     trial = 0
+    by_time = trials is None
+    bar = ProgressBar(
+        round(seconds) if by_time else trials,
+        unit="s" if by_time else "trial",
+        unit_scale=False,
+        show=model.progress,
+    )
+    shown_seconds = 0
     while True:
         elapsed = time.perf_counter() - began
         if (trials is not None and trial >= trials) or (
@@ -168,11 +181,16 @@ def autotune(
         history.append({"params": _searched(params), "score": score, "seconds": took})
         if score is not None and (best is None or score > best_score):
             best, best_score = params, score
-        if model.progress:
-            shown = "timed out" if score is None else f"{score:.4f}"
-            values = " ".join(f"{k}={_short(v)}" for k, v in _searched(params).items())
-            line = f"autotune trial {trial}: {metric} {shown} (best {best_score:.4f}) {values}"
-            print(line, file=sys.stderr)
+        shown = "timed out" if score is None else f"{score:.4f}"
+        values = " ".join(f"{k}={_short(v)}" for k, v in _searched(params).items())
+        bar.note(f"autotune trial {trial}: {metric} {shown} (best {best_score:.4f}) {values}")
+        if by_time:  # the bar counts the seconds of the budget spent, fastText's "Progress"
+            spent = min(round(time.perf_counter() - began), round(seconds))
+            bar.update(spent - shown_seconds, {"trials": trial, "best": f"{best_score:.4f}"})
+            shown_seconds = spent
+        else:
+            bar.update(1, {"best": f"{best_score:.4f}"})
+    bar.close()
     if best is None:
         raise ValueError(
             f"autotune had no time to train once in {seconds} seconds: raise autotune_seconds"
