@@ -30,6 +30,14 @@ written once to a cache file, read as a file by both tools.
     python benchmarks/bench_scale.py            # NewsArticles x 9 and x 36 (19M and 78M tokens)
     python benchmarks/bench_scale.py --quick    # x 1 and x 4, small tables: a smoke test
     python benchmarks/bench_scale.py --fixed-costs-only
+    python benchmarks/bench_scale.py --defaults-only                  # x 1, x 4, x 36
+    python benchmarks/bench_scale.py --defaults-only --default-copies 1 4
+
+``--defaults-only``: word2vec as a new user runs it, ``Word2Vec(...).fit(path)`` with no
+option (the id stream spills to disk by itself when the corpus's ids would take more than
+1/256 of the available memory), beside gensim streaming ``LineSentence``, at NewsArticles
+x 1, x 4 and x 36 (2.1M, 8.6M and 78M tokens): peak memory, seconds, and whether the
+default spilled.
 """
 
 from __future__ import annotations
@@ -106,8 +114,20 @@ from rowbook import Word2Vec
 path, spill = sys.argv[1], sys.argv[2]
 t = time.perf_counter()
 m = Word2Vec(vector_size=100, window=5, min_count=5, epochs=1, workers=2).fit(
-    path, spill_dir=None if spill == "-" else spill)
+    path, spill_dir=False if spill == "-" else spill)
 seconds = time.perf_counter() - t
+"""
+
+W2V_DEFAULT = """
+import warnings
+from rowbook import Word2Vec
+path = sys.argv[1]
+t = time.perf_counter()
+with warnings.catch_warnings(record=True) as said:
+    warnings.simplefilter("always")
+    m = Word2Vec(vector_size=100, window=5, min_count=5, epochs=1, workers=2).fit(path)
+seconds = time.perf_counter() - t
+print("spilled" if any("spill" in str(w.message) for w in said) else "in-RAM")
 """
 
 GENSIM = """
@@ -232,6 +252,41 @@ def fixed_costs(path: str, repeats: int) -> None:
     )
 
 
+def defaults(copies: list[int], gensim_up_to: int | None = None) -> int:
+    """Peak memory of ``Word2Vec(...).fit(path)`` with no option beside gensim's, as the
+    corpus grows; the target: rowbook's peak grows by at most 10% from the smallest corpus
+    to the largest, as gensim's streaming does."""
+    print(
+        "\n| word2vec, default options | corpus | tokens | rowbook peak MB | spilled? "
+        "| rowbook s | gensim peak MB | gensim s |\n|---|---|---:|---:|---|---:|---:|---:|"
+    )
+    peaks, once = [], sum(len(doc) for doc in newsarticles_tokens()) / 1e6
+    for n in copies:
+        path = str(corpus_file(n))
+        said, peak, seconds = child_output(W2V_DEFAULT, path).split()[-3:]
+        theirs, their_seconds = (
+            child(GENSIM, path) if gensim_up_to is None or n <= gensim_up_to else (0.0, 0.0)
+        )
+        peaks.append(float(peak))
+        tokens = n * once
+        print(
+            f"| 1 epoch, skip-gram, d=100, 2 workers | NewsArticles x {n} | {tokens:.1f}M | "
+            f"{float(peak):.0f} | {said} | {float(seconds):.1f} | "
+            + (f"{theirs:.0f} | {their_seconds:.1f} |" if theirs else "not run | - |"),
+            flush=True,
+        )
+    ok = print_targets(
+        [
+            (
+                f"default-options peak flat from x {copies[0]} to x {copies[-1]} (1.1 / growth)",
+                1.1 / (peaks[-1] / peaks[0]),
+                1.0,
+            )
+        ]
+    )
+    return 0 if ok else 1
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
@@ -239,6 +294,24 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--quick", action="store_true")
     parser.add_argument("--repeats", type=int, default=5, help="runs per fixed-costs row")
     parser.add_argument("--fixed-costs-only", action="store_true", help="section 0 alone")
+    parser.add_argument(
+        "--defaults-only", action="store_true", help="word2vec with default options alone"
+    )
+    parser.add_argument(
+        "--default-copies",
+        type=int,
+        nargs="+",
+        default=(1, 4, 36),
+        help="NewsArticles copies for --defaults-only (default: 1 4 36)",
+    )
+    parser.add_argument(
+        "--gensim-up-to",
+        type=int,
+        default=None,
+        metavar="COPIES",
+        help="--defaults-only: run gensim only up to this many copies (its streaming peak is "
+        "flat; an hour saved on a loaded machine at x 36)",
+    )
     parser.add_argument(
         "--copies",
         type=int,
@@ -251,6 +324,8 @@ def main(argv: list[str] | None = None) -> int:
     small, large = (1, 4) if args.quick else args.copies
     rows = 2_000_000 if args.quick else 20_000_000
     print(machine())
+    if args.defaults_only:
+        return defaults(args.default_copies, args.gensim_up_to)
     fixed_costs(str(corpus_file(1)), 1 if args.quick else args.repeats)
     if args.fixed_costs_only:
         return 0

@@ -9,6 +9,8 @@ The public API, in pipeline order::
 
 Sub-packages: :mod:`rowbook.text`, :mod:`rowbook.autograd`, :mod:`rowbook.nn`,
 :mod:`rowbook.optim`, :mod:`rowbook.models`, :mod:`rowbook.vectors`, :mod:`rowbook.viz`.
+:func:`load` opens any file rowbook writes or reads, recognised by its content
+(:mod:`rowbook.file_kinds`).
 Each name is imported on first use, so ``import rowbook`` itself is cheap.
 """
 
@@ -19,6 +21,7 @@ import lazy_loader
 if TYPE_CHECKING:  # the names as type checkers and editors see them; imported on use below
     from rowbook import autograd, nn, optim
     from rowbook.autograd import RowSparse, Tensor, no_grad
+    from rowbook.file_kinds import load
     from rowbook.models import (
         NPLM,
         ColorHarmony,
@@ -29,7 +32,6 @@ if TYPE_CHECKING:  # the names as type checkers and editors see them; imported o
         TextClassifier,
         TransformerLM,
         Word2Vec,
-        load,
     )
     from rowbook.nn import Embedding, EmbeddingBag
     from rowbook.optim import SGD, Adagrad, Adam, AdamW, RowWiseAdagrad, SparseAdam
@@ -94,8 +96,8 @@ __getattr__, __dir__, _ = lazy_loader.attach(
             "FastText",
             "TransformerLM",
             "FastTextClassifier",
-            "load",
         ],
+        "file_kinds": ["load"],
         "vectors": ["Vectors", "SubwordVectors"],
     },
 )
@@ -139,6 +141,7 @@ __all__ = [  # noqa: RUF022 - pipeline order, not alphabetical
     "FastText",
     "TransformerLM",
     "FastTextClassifier",
+    # any file
     "load",
     # query side
     "Vectors",

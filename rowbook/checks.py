@@ -29,6 +29,7 @@ __all__ = [
     "ParameterError",
     "ParameterHint",
     "check_choice",
+    "check_finite_rows",
     "check_heads",
     "check_int",
     "check_number",
@@ -165,6 +166,45 @@ def check_choice(
     if value not in choices:
         raise ParameterError(name, value, f"one of {', '.join(map(repr, choices))}", owner=owner)
     return value
+
+
+_FINITE_BLOCK = 1 << 15  # rows checked at once: a bounded boolean scratch array
+
+
+def check_finite_rows(
+    name: str, table: np.ndarray, keys: Any = None, *, allow_nonfinite: bool = False
+) -> None:
+    """Refuse a table holding ``inf`` or ``nan`` (unless ``allow_nonfinite``), naming the
+    first such row (and its key) and the escape hatch, as the file loaders do.
+
+    Rows are checked a block at a time, so a large table needs no second table of booleans.
+
+    Examples
+    --------
+    >>> check_finite_rows("vectors", np.array([[1.0, 2.0], [0.5, np.nan]]), ["a", "b"])
+    Traceback (most recent call last):
+    ...
+    rowbook.checks.ParameterHint: vectors row 1 ('b') holds nan at column 1: inf and nan make every query score nan; pass allow_nonfinite=True to keep it (queries then treat such rows as zero rows)
+    """
+    if allow_nonfinite:
+        return
+    table = np.asarray(table)
+    if table.dtype.kind not in "fc" or table.size == 0:
+        return
+    rows = table.reshape(table.shape[0], -1) if table.ndim else table.reshape(1, 1)
+    for start in range(0, len(rows), _FINITE_BLOCK):
+        block = rows[start : start + _FINITE_BLOCK]
+        finite = np.isfinite(block)
+        if not finite.all():
+            row, col = (int(i[0]) for i in np.nonzero(~finite))
+            key = f" ({keys[start + row]!r})" if keys is not None else ""
+            raise ParameterHint(
+                "allow_nonfinite",
+                True,
+                f"{name} row {start + row}{key} holds {block[row, col]} at column {col}: inf "
+                "and nan make every query score nan",
+                effect="to keep it (queries then treat such rows as zero rows)",
+            )
 
 
 def check_heads(

@@ -14,6 +14,11 @@ shard by shard, so the results equal single-machine counting exactly: the same v
 the same ties, the same matrix bit for bit. Sums are a binary tree of Dask tasks, so the
 adding is spread over the workers too.
 
+A worker that dies while it counts (killed, out of memory) does not shorten a count: Dask
+runs its task again on another worker (``distributed.scheduler.allowed-failures`` times,
+3 by default), and a task that keeps killing workers stops the whole count with
+:class:`WorkerLost`, naming the shard. A count is returned whole or not at all.
+
 ``client`` is a ``dask.distributed.Client``, the address of a scheduler
 (``"tcp://10.0.0.5:8786"``: the same code on a cluster; ``"local"`` starts a
 ``LocalCluster`` of worker processes on this machine, see :func:`connect`), or ``None`` for
@@ -40,6 +45,7 @@ from rowbook.data.cooccurrence_runs import denominator
 from rowbook.data.corpus import Corpus, encode_corpus, iter_sentences
 
 __all__ = [
+    "WorkerLost",
     "bpe_word_counts",
     "connect",
     "cooccurrence_counts",
@@ -49,6 +55,10 @@ __all__ = [
 
 Shards = Sequence[Corpus]
 Errors = Literal["strict", "replace"]
+
+
+class WorkerLost(OSError):
+    """A Dask task killed every worker that ran it (``KilledWorker``): the count stopped."""
 
 
 def _dask() -> Any:
@@ -90,14 +100,47 @@ def connect(address: str, *, timeout: float | None = None) -> Any:
     return Client(address, **wait)
 
 
-def _compute(task: Any, client: Any) -> Any:
+def _compute(task: Any, client: Any, shards: Sequence[Any] = ()) -> Any:
+    """The value of ``task``; a shard's task that killed its workers is :class:`WorkerLost`."""
     dask = _dask()
     if client is None:
         return dask.compute(task)[0]
-    if isinstance(client, str):
-        with connect(client) as connected:
-            return connected.compute(task, sync=True)
-    return client.compute(task, sync=True)
+    try:
+        if isinstance(client, str):
+            with connect(client) as connected:
+                return connected.compute(task, sync=True)
+        return client.compute(task, sync=True)
+    except Exception as err:
+        if type(err).__name__ != "KilledWorker":
+            raise
+        raise WorkerLost(_lost(err, shards)) from None
+
+
+def _lost(err: Exception, shards: Sequence[Any]) -> str:
+    """What a ``KilledWorker`` says, with the shard its task counted (:func:`_per_shard`)."""
+    key = str(getattr(err, "task", None) or (err.args[0] if err.args else ""))
+    number = key.rsplit("-", 1)[-1]
+    where = ""
+    if key.startswith("rowbook-") and number.isdigit() and int(number) < len(shards):
+        where = f" while counting shard {shards[int(number)]}"
+    return (
+        f"a Dask worker died{where} each time the task ran (KilledWorker: {key}); the count "
+        "was stopped, not shortened. Check the workers' memory and logs, then run it again"
+    )
+
+
+def _per_shard(what: str, function: Callable[..., Any], shards: list[Any], *args: Any) -> list:
+    """One delayed task per shard, named ``rowbook-<what>-<hash of its inputs>-<shard number>``
+    (unique to its inputs, as Dask's own names are)."""
+    dask = _dask()
+    from dask.base import tokenize
+
+    return [
+        dask.delayed(function)(
+            shard, *args, dask_key_name=f"rowbook-{what}-{tokenize(shard, *args)}-{i}"
+        )
+        for i, shard in enumerate(shards)
+    ]
 
 
 def _check_shards(shards: Any) -> list[Any]:
@@ -142,11 +185,9 @@ def word_counts(
     ...     word_counts([[["a", "b"]], [["b", "c"]]])
     Counter({'b': 2, 'a': 1, 'c': 1})
     """
-    dask = _dask()
-    parts = [
-        dask.delayed(_count_words)(shard, tokenizer, errors) for shard in _check_shards(shards)
-    ]
-    return _compute(_tree_sum(parts, _add), client)
+    shards = _check_shards(shards)
+    parts = _per_shard("words", _count_words, shards, tokenizer, errors)
+    return _compute(_tree_sum(parts, _add), client, shards)
 
 
 def _count_bpe_words(
@@ -181,13 +222,13 @@ def bpe_word_counts(
     """
     from rowbook.text.bpe import GPT2_PATTERN
 
-    dask = _dask()
-    pattern, specials = pattern or GPT2_PATTERN, tuple(special_tokens)
-    parts = [
-        dask.delayed(_count_bpe_words)(shard, pattern, specials, normalizer, errors)
-        for shard in _check_shards(shards)
-    ]
-    return _compute(_tree_sum(parts, _add), client)
+    pattern, specials, shards = (
+        pattern or GPT2_PATTERN,
+        tuple(special_tokens),
+        _check_shards(shards),
+    )
+    parts = _per_shard("bpe-words", _count_bpe_words, shards, pattern, specials, normalizer, errors)
+    return _compute(_tree_sum(parts, _add), client, shards)
 
 
 def _count_subword_words(shard: Any, tokenizer: Any, errors: Errors) -> Counter[str]:
@@ -205,12 +246,9 @@ def subword_word_counts(
     counts (normalized and pre-tokenized by ``tokenizer``, unfitted is fine), per shard,
     summed in first-sighting order: pass them as ``fit((), vocab_size, word_counts=counts)``.
     """
-    dask = _dask()
-    parts = [
-        dask.delayed(_count_subword_words)(shard, tokenizer, errors)
-        for shard in _check_shards(shards)
-    ]
-    return _compute(_tree_sum(parts, _add), client)
+    shards = _check_shards(shards)
+    parts = _per_shard("subword-words", _count_subword_words, shards, tokenizer, errors)
+    return _compute(_tree_sum(parts, _add), client, shards)
 
 
 def _count_pairs(
@@ -254,13 +292,11 @@ def cooccurrence_counts(
     Windows do not cross lines, so shards split at line boundaries give the counts of the
     whole corpus.
     """
-    dask = _dask()
-    keys = tuple(keys)
-    parts = [
-        dask.delayed(_count_pairs)(shard, keys, window, symmetric, weighted, tokenizer, errors)
-        for shard in _check_shards(shards)
-    ]
-    numerators, tokens = _compute(_tree_sum(parts, _add_pairs), client)
+    keys, shards = tuple(keys), _check_shards(shards)
+    parts = _per_shard(
+        "pairs", _count_pairs, shards, keys, window, symmetric, weighted, tokenizer, errors
+    )
+    numerators, tokens = _compute(_tree_sum(parts, _add_pairs), client, shards)
     L = denominator(window, weighted, max_count=2 * tokens + 1)  # the sum may not overflow either
     return sp.csr_matrix(
         (numerators.data / L, numerators.indices, numerators.indptr), shape=numerators.shape

@@ -45,6 +45,7 @@ from typing import IO, Any
 
 import numpy as np
 
+from rowbook._locks import abandoned, lock
 from rowbook._npz import MAX_INFLATED_BYTES, MmapMode, peek_text, read_members, write_members
 from rowbook._safetensors import map_safetensors
 from rowbook.corpus_files import check_regular_file, open_binary
@@ -71,8 +72,9 @@ __all__ = [
 FORMAT_VERSION = 1
 #: Deepest JSON nesting rowbook reads; its own files nest a few levels.
 MAX_JSON_DEPTH = 100
-#: A temporary file of :func:`atomic_write` older than this is left over from a killed save
-#: and is removed when the same target is written again.
+#: Where locks cannot tell whether a temporary file of :func:`atomic_write` is still being
+#: written, one older than this is taken as a killed save's and removed when the same target
+#: is written again (a locked one never is; an unlocked one always is).
 STALE_TMP_SECONDS = 24 * 3600
 _META = "__rowbook_meta__"
 _KIND = re.compile(r'\{"format": "rowbook", "version": \d+, "kind": "([^"\\]*)"')
@@ -111,26 +113,39 @@ def atomic_write(
     if not folder.is_dir():
         raise FileNotFoundError(f"cannot write {path}: folder {folder} does not exist")
     _remove_stale_temporaries(path, folder)
-    tmp, fd = _new_temporary(path, folder)
+    new, fd = _new_temporary(path, folder)
+    tmp = new.with_suffix(".tmp")
+    held, file = -1, None
     try:
-        with os.fdopen(fd, mode, **kwargs) as f:
-            yield f
-            f.flush()
-            os.fsync(f.fileno())
+        held = os.dup(fd)  # the lock lives until this closes, after the rename
+        lock(held)  # held while the file is written: a later save's sweep never takes it
+        os.rename(new, tmp)  # named .tmp only once locked (a .new is swept only when old)
+        with os.fdopen(fd, mode, **kwargs) as file:
+            yield file
+            file.flush()
+            os.fsync(file.fileno())
         os.replace(tmp, path)
     except BaseException:
-        with contextlib.suppress(FileNotFoundError):
-            os.unlink(tmp)
+        if file is None:
+            with contextlib.suppress(OSError):
+                os.close(fd)
+        for name in (new, tmp):
+            with contextlib.suppress(FileNotFoundError):
+                os.unlink(name)
         raise
+    finally:
+        if held >= 0:
+            os.close(held)
 
 
 def _new_temporary(path: Path, folder: Path) -> tuple[Path, int]:
-    """A new file ``.NAME.XXXXXXXX.tmp`` beside ``path`` (mode 0666 less the umask) and its
+    """A new file ``.NAME.XXXXXXXX.new`` beside ``path`` (mode 0666 less the umask) and its
     descriptor. The name is chosen before the file is made, so a Ctrl-C that lands while it
-    is made (even between ``os.open`` returning and its result being kept) removes it."""
+    is made (even between ``os.open`` returning and its result being kept) removes it; it
+    becomes ``.tmp`` once :func:`atomic_write` holds its lock."""
     flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_BINARY", 0)
     while True:
-        tmp = folder / f".{path.name}.{secrets.token_hex(4)}.tmp"
+        tmp = folder / f".{path.name}.{secrets.token_hex(4)}.new"
         try:
             return tmp, os.open(tmp, flags, 0o666)
         except FileExistsError:
@@ -142,16 +157,29 @@ def _new_temporary(path: Path, folder: Path) -> tuple[Path, int]:
 
 
 def _remove_stale_temporaries(path: Path, folder: Path) -> None:
-    """Delete this target's own temporaries (``.NAME.XXXXXXXX.tmp``) older than a day: what a
-    killed save leaves behind. Younger ones may belong to a save still running."""
-    own = re.compile(rf"\.{re.escape(path.name)}\.[a-z0-9_]{{8}}\.tmp")
+    """Delete this target's own temporaries (``.NAME.XXXXXXXX.tmp``) that no save holds: what
+    a killed save leaves behind (a live save keeps its file locked, :mod:`rowbook._locks`).
+    Where locks cannot tell, and for a ``.new`` file (a save killed before it named its
+    file), only those older than :data:`STALE_TMP_SECONDS`."""
+    own = re.compile(rf"\.{re.escape(path.name)}\.[a-z0-9_]{{8}}\.(tmp|new)")
     now = time.time()
     with contextlib.suppress(OSError), os.scandir(folder) as entries:
         for entry in entries:
-            if own.fullmatch(entry.name) and entry.is_file(follow_symlinks=False):
-                if now - entry.stat(follow_symlinks=False).st_mtime > STALE_TMP_SECONDS:
-                    with contextlib.suppress(OSError):
-                        os.unlink(entry.path)
+            found = own.fullmatch(entry.name)
+            if found and entry.is_file(follow_symlinks=False):
+                with contextlib.suppress(OSError):
+                    _remove_if_stale(entry.path, found[1] == "tmp", now)
+
+
+def _remove_if_stale(name: str, named: bool, now: float) -> None:
+    fd = os.open(name, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0))
+    try:
+        dead = abandoned(fd) if named else None
+        old = now - os.fstat(fd).st_mtime > STALE_TMP_SECONDS
+        if dead or (dead is None and old):
+            os.unlink(name)
+    finally:
+        os.close(fd)
 
 
 def _split(obj: Any, arrays: dict[str, np.ndarray], where: str) -> Any:
@@ -229,11 +257,35 @@ def load_state(
     except _NOT_AN_ARCHIVE as err:
         if isinstance(err, ValueError) and str(err).startswith(str(path)):
             raise
-        raise ValueError(
-            f"{path} is not a readable .npz archive ({err}); was it truncated?"
-        ) from None
+        raise ValueError(_unreadable_archive(path, err)) from None
     meta = _metadata(path, arrays.pop(_META, None), kind)
     return _join(meta["tree"], arrays, path, "")
+
+
+def _unreadable_archive(path: Path, err: BaseException) -> str:
+    """What is wrong with a file the zip reader refused, saying only what was checked: not a
+    zip at all (its first bytes), a zip cut short (no directory at its end), or damaged.
+
+    >>> import tempfile, pathlib
+    >>> path = pathlib.Path(tempfile.mkdtemp()) / "model.npz"
+    >>> _ = path.write_bytes(b"word2vec? 3 5")
+    >>> _unreadable_archive(path, ValueError())  # doctest: +ELLIPSIS
+    "...model.npz is not an .npz archive: it starts with b'word', not a zip file's 'PK'; ..."
+    """
+    with open(path, "rb") as f:
+        start = f.read(4)
+    if not start.startswith(b"PK"):
+        return (
+            f"{path} is not an .npz archive: it starts with {start!r}, not a zip file's "
+            "'PK'; rowbook.load(path) recognises every file rowbook reads"
+        )
+    size = path.stat().st_size
+    if isinstance(err, zipfile.BadZipFile) and "not a zip file" in str(err):
+        return (
+            f"{path} starts as a zip archive but has no zip directory at its end ({size} "
+            "bytes): it was cut short, or is damaged"
+        )
+    return f"{path} is a damaged .npz archive ({type(err).__name__}: {err})"
 
 
 def kind_of(path: str | os.PathLike[str]) -> str | None:

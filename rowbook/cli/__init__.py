@@ -33,7 +33,6 @@ import sys
 import warnings
 from collections.abc import Collection, Sequence
 
-from rowbook.checks import ParameterError
 from rowbook.cli import (
     classify,
     compare,
@@ -99,7 +98,11 @@ def build_parser(argv: Sequence[str] | None = None) -> argparse.ArgumentParser:
 def _describe(err: BaseException, options: Collection[str] = ()) -> str:
     """One line saying what went wrong (a KeyError's message without its quotes); a
     library parameter is named by its flag among the command's ``options``."""
-    flag = flag_for(err.name, options) if isinstance(err, ParameterError) else None
+    # a ParameterError, or an error that names the parameter to change (SpillSpaceError)
+    named = callable(getattr(err, "message_for", None)) and isinstance(
+        getattr(err, "name", None), str
+    )
+    flag = flag_for(err.name, options) if named else None
     if flag is not None:
         message = err.message_for(flag)
     elif isinstance(err, KeyError) and err.args:

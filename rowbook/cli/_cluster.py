@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from rowbook.cli._common import STDIN, source_name
+from rowbook.cli.corpus import corpus_spill_dir
 from rowbook.corpus_files import source_files
 
 __all__ = [
@@ -128,17 +129,18 @@ def fit_counted(model: Any, corpus: Any, args: argparse.Namespace, resume: str |
             counted.keys,
             counts=counted.counts,
             checkpoint=args.checkpoint,
-            spill_dir=args.spill_dir,
+            spill_dir=args.spill_dir or None,
         )
         return
     with counting(args) as count:
         counts = _word_counts(count, word_counts, corpus, args)
+    spill = corpus_spill_dir(args)
     if args.init:
         model.build_vocab_from_freq(counts, update=True)
-        model.train(corpus, epochs=args.epochs or model.epochs, checkpoint=args.checkpoint)
+        epochs = args.epochs or model.epochs
+        model.train(corpus, epochs=epochs, checkpoint=args.checkpoint, spill_dir=spill)
         return
-    spill = {"spill_dir": args.spill_dir} if args.spill_dir else {}
-    model.fit(corpus, vocab=counts, checkpoint=args.checkpoint, resume=resume, **spill)
+    model.fit(corpus, vocab=counts, checkpoint=args.checkpoint, resume=resume, spill_dir=spill)
 
 
 def count_glove(model: Any, corpus: Any, args: argparse.Namespace) -> Any:

@@ -1,7 +1,7 @@
-"""Vector files on the command line: the format from the suffix (or the content), load, save.
+"""Vector files on the command line: the format from the content (or ``--from``), load, save.
 
 =========  =============================  =========================================
-format     suffix                         what it is
+format     suffix (when writing)          what it is
 =========  =============================  =========================================
 ``npz``    ``.npz``                       rowbook's own (keys, vectors, counts)
 ``text``   ``.txt``, ``.vec``             word2vec text: header ``n d``, then rows
@@ -9,17 +9,16 @@ format     suffix                         what it is
 ``glove``  (``.txt`` without a header)    GloVe text: the rows only
 ``fasttext`` (``.bin`` starting with       Facebook fastText model (read only: word
            fastText's magic number)       vectors, and a vector for any word)
+``model``  (any)                          a rowbook model file: its ``.vectors`` (read only)
 =========  =============================  =========================================
 
 Text and binary files may be gzip, bzip2 or xz compressed (``vectors.txt.gz``).
 Tables inside models are read too: a saved rowbook model (``model.save``, ``rowbook train lm
 -o lm.npz``) gives its ``vectors``, and a Hugging Face checkpoint folder (GPT-2, Llama) its
 token table, with the tokens of its ``tokenizer.json`` as keys.
-Reading looks at the (decompressed) content, whatever the suffix: fastText's magic number
-starts a fastText model; a zip archive is ``.npz`` (plain or quantised vectors); a
-``.safetensors`` name with a JSON header is safetensors; a first
-line of two integers starts word2vec, binary if what follows is not text; anything else
-is GloVe text. ``--from`` overrides the guess.
+Reading recognises a file by its content, whatever its suffix, as ``rowbook.load`` does
+(:mod:`rowbook.file_kinds`, the one table of file kinds); ``--from`` overrides it. A file
+that holds no vectors is refused in one line saying what it is.
 
 **Mapped by default when large.** A file of :data:`MAP_FROM_BYTES` (256 MiB) or more is
 opened mapped (``--mmap`` / ``--no-mmap`` decide instead): rowbook's ``.npz`` and
@@ -34,7 +33,6 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from rowbook.cli._common import check_input_file
-from rowbook.corpus_files import open_binary
 
 if TYPE_CHECKING:
     from rowbook.vectors import Vectors
@@ -68,42 +66,26 @@ SUFFIXES = {
 }
 #: Files at least this large are opened mapped unless ``--no-mmap`` says otherwise.
 MAP_FROM_BYTES = 256 << 20
-_ZIP_MAGIC = b"PK\x03\x04"
-_FASTTEXT_MAGIC = (793712314).to_bytes(4, "little")
-
-
-def _looks_binary(data: bytes) -> bool:
-    """True when ``data`` holds a NUL byte or is not UTF-8 (a cut-off last character allowed)."""
-    if b"\x00" in data:
-        return True
-    try:
-        data.decode("utf-8")
-    except UnicodeDecodeError as err:
-        return err.end < len(data) - 3 or err.reason != "unexpected end of data"
-    return False
 
 
 def input_format(path: str | Path, given: str | None = None) -> str:
-    """The format to read ``path`` with: ``given``, else what its first 4 KiB look like.
-
-    A zip archive is ``npz``; a first line of two integers starts word2vec, ``binary``
-    when what follows is not text; any other first line is GloVe text.
-    """
+    """The format to read ``path`` with: ``given``, else the vectors format of its kind
+    (:func:`rowbook.file_kinds.detect`), or ``"model"`` for a saved model; a file of another
+    kind, or of none, is a one-line ``ValueError``."""
     if given is not None:
         return given
-    with open_binary(path, "vectors file") as f:  # a compressed file: its decompressed start
-        head = f.read(4096)
-    if head.startswith(_ZIP_MAGIC):
-        return "npz"
-    if Path(path).suffix == ".safetensors" and head[8:9] == b"{":
-        return "safetensors"
-    if head.startswith(_FASTTEXT_MAGIC):
-        return "fasttext"
-    first, _, rest = head.partition(b"\n")
-    fields = first.split()
-    if len(fields) == 2 and all(f.isdigit() for f in fields):
-        return "binary" if _looks_binary(rest) else "text"
-    return "glove"
+    from rowbook.file_kinds import detect, load
+
+    kind = detect(path)
+    if kind is not None and kind.format is not None:
+        return kind.format
+    if kind is not None and kind.name.startswith("a rowbook model"):
+        return "model"
+    load(path)  # raises what the file is and what reads it, what is wrong with it, or the kinds
+    raise ValueError(
+        f"{path} is {kind.name}, not word vectors; give a vectors file (.npz, word2vec, "
+        "GloVe, fastText .bin) or a saved model"
+    )
 
 
 def output_format(path: str | Path, given: str | None = None, *, flag: str | None = None) -> str:
@@ -144,13 +126,11 @@ def load_vectors(
     if mmap is None:
         mmap = path.stat().st_size >= MAP_FROM_BYTES
     if fmt in ("npz", "safetensors"):
-        try:
-            return Vectors.load(path, mmap=mmap), fmt
-        except ValueError:
-            model = _saved_model(path) if fmt == "npz" else None
-            if model is None:
-                raise
-            return model.vectors, "model"
+        return Vectors.load(path, mmap=mmap), fmt
+    if fmt == "model":
+        from rowbook.models import load
+
+        return load(path, mmap=mmap).vectors, fmt
     cached = {"mmap": True, "cache_dir": cache_dir} if mmap else {}
     if fmt == "fasttext":
         from rowbook.vectors import SubwordVectors  # loads rowbook.nn's bag kernels
@@ -163,17 +143,6 @@ def load_vectors(
         unicode_errors=unicode_errors,
         **cached,
     ), fmt
-
-
-def _saved_model(path: Path) -> object | None:
-    """The model saved at ``path`` if it is a rowbook model file, else None."""
-    from rowbook.models import load, read_model_file
-
-    try:
-        read_model_file(path)
-    except ValueError:
-        return None
-    return load(path)
 
 
 def save_vectors(vectors: Vectors, path: str | Path, fmt: str | None = None) -> str:

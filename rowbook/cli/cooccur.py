@@ -23,7 +23,7 @@ from rowbook.cli._common import (
     check_output_path,
     cli_error,
 )
-from rowbook.cli.corpus import Corpus
+from rowbook.cli.corpus import Corpus, add_spill_options, corpus_spill_dir
 
 __all__ = [
     "COUNTING",
@@ -89,10 +89,11 @@ def _add_options(p: argparse.ArgumentParser) -> None:
         action="store_false",
         help="keep upper case (default: lower-case the text first)",
     )
-    p.add_argument(
-        "--spill-dir",
-        metavar="DIR",
-        help="keep the corpus's word ids in a temporary file in DIR while counting",
+    add_spill_options(
+        p,
+        "keep the corpus's word ids in a temporary file in DIR while counting (default: "
+        "there when the files' ids would take more than 1/256 of the available memory, in "
+        "the system's temporary folder); with --memory, also the counting runs",
     )
     add_scheduler(p, "The file is written here.")
     p.add_argument("--quiet", action="store_true", help="no progress bar, no summary")
@@ -134,7 +135,7 @@ def run_cooccur(args: argparse.Namespace) -> int:
                 )
             counted = count_glove(model, corpus, args)
         else:
-            counted = model.cooccurrence(corpus, spill_dir=args.spill_dir)
+            counted = model.cooccurrence(corpus, spill_dir=corpus_spill_dir(args))
     except ParameterError as err:
         raise cli_error(err, args.flags) from None
     save_cooccurrence(
@@ -193,5 +194,5 @@ def fit_from_file(model: Any, args: argparse.Namespace) -> None:
         counted.keys,
         counts=counted.counts,
         checkpoint=args.checkpoint,
-        spill_dir=args.spill_dir,
+        spill_dir=args.spill_dir or None,
     )

@@ -1,31 +1,35 @@
-"""How the commands that train word vectors read CORPUS: ``--tokenizer``, ``--keep-case``.
+"""How the commands that train word vectors read CORPUS: ``--tokenizer``, ``--keep-case``,
+and where its word ids go (``--spill-dir``, ``--no-spill``).
 
 ``rowbook train word2vec|glove|fasttext`` and ``rowbook cooccur`` read their corpus the same
 way, so that counts made by one are the counts the other would make: lines lower-cased and
 split into words, punctuation dropped (as gensim's ``simple_preprocess`` reads them), unless
-``--keep-case`` or ``--tokenizer whitespace``.
+``--keep-case`` or ``--tokenizer whitespace``. Where the corpus's ids are kept is decided once
+per command, as the library decides it for files (:mod:`rowbook.data.spill`).
 """
 
 from __future__ import annotations
 
 import argparse
+import sys
 from collections.abc import Iterator, Sequence
 from typing import Any
 
 from rowbook.cli._common import show_progress
 from rowbook.cli.text import Normalized
 
-__all__ = ["WORD_PATTERN", "Corpus", "train_tokenizer"]
+__all__ = ["WORD_PATTERN", "Corpus", "add_spill_options", "corpus_spill_dir", "train_tokenizer"]
 
 #: ``--tokenizer word`` of the train commands: runs of letters and digits with inner
-#: apostrophes; punctuation is dropped (gensim's ``simple_preprocess`` keeps letters only).
+#: apostrophes (a typographic one read as ``'``: ``whale’s`` is ``whale's``); punctuation is
+#: dropped (gensim's ``simple_preprocess`` keeps letters only).
 WORD_PATTERN = r"\w+(?:['’]\w+)*"
 
 
 def train_tokenizer(name: str, *, lower: bool) -> Any:
     """The tokenizer of ``--tokenizer word|whitespace``, lower-casing first when ``lower``.
 
-    >>> train_tokenizer("word", lower=True).tokenize("The whale, the Whale's eye.")
+    >>> train_tokenizer("word", lower=True).tokenize("The whale, the Whale’s eye.")
     ['the', 'whale', 'the', "whale's", 'eye']
     >>> train_tokenizer("whitespace", lower=False).tokenize("The whale, the Whale's eye.")
     ['The', 'whale,', 'the', "Whale's", 'eye.']
@@ -57,3 +61,27 @@ class Corpus:
         for tokens in sentences:
             self.lines, self.tokens = self.lines + 1, self.tokens + len(tokens)
             yield tokens
+
+
+def add_spill_options(parser: argparse.ArgumentParser, help: str) -> None:
+    """``--spill-dir DIR`` (with ``help``) and ``--no-spill``, one or the other."""
+    group = parser.add_mutually_exclusive_group()
+    group.add_argument("--spill-dir", metavar="DIR", help=help)
+    group.add_argument(
+        "--no-spill",
+        action="store_true",
+        help="keep the corpus's word ids in memory, however large the corpus",
+    )
+
+
+def corpus_spill_dir(args: argparse.Namespace) -> Any:
+    """Where the word ids of CORPUS go: ``--spill-dir DIR``, memory with ``--no-spill`` (False),
+    else as :func:`rowbook.data.spill.choose_spill` decides from the files' size, saying so on
+    standard error (unless ``--quiet``)."""
+    from rowbook.data.spill import choose_spill
+
+    choice = choose_spill(args.corpus, False if args.no_spill else args.spill_dir)
+    note = choice.said(keep="--no-spill", choose="--spill-dir DIR")
+    if note is not None and not args.quiet:
+        print(f"{args.prog}: {note}", file=sys.stderr)
+    return False if choice.folder is None else choice.folder

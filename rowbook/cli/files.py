@@ -71,6 +71,13 @@ def _selection(vectors: Any, args: argparse.Namespace, words: list[str]) -> str:
 
 
 def run_convert(args: argparse.Namespace) -> int:
+    if args.output is not None and args.out is not None and args.output != args.out:
+        raise ValueError(
+            f"convert writes one file: got OUT {args.output} and -o {args.out}; give one of them"
+        )
+    args.output = args.out if args.output is None else args.output
+    if args.output is None:
+        raise ValueError("convert needs the file to write: rowbook convert IN -o OUT")
     if args.to is None:
         from rowbook.cli._vectorio import output_format
 
@@ -142,17 +149,21 @@ def register(commands: Any) -> None:
         run=run_convert,
         help="convert vectors between .npz, word2vec text/binary and GloVe text",
         description="Read vectors in one format and write them in another. Formats: npz "
-        "(rowbook), text (word2vec text, .txt/.vec), binary (word2vec, .bin), glove (text rows "
-        "without the header line). The input format is guessed from the suffix and the first "
-        "line; the output's from its suffix, unless --from / --to say otherwise.",
+        "(rowbook), safetensors, text (word2vec text, .txt/.vec), binary (word2vec, .bin), "
+        "glove (text rows without the header line). The input format is recognised from its "
+        "content; the output's from its suffix, unless --from / --to say otherwise. OUT is "
+        "given with -o, as in the other commands, or after IN.",
         examples=[
-            "rowbook convert vectors.bin vectors.txt",
+            "rowbook convert vectors.bin -o vectors.txt",
             "rowbook convert glove.6B.50d.txt glove50.npz",
-            "rowbook convert vectors.npz vectors.txt --to glove",
+            "rowbook convert vectors.npz -o vectors.txt --to glove",
         ],
     )
     p.add_argument("input", metavar="IN", help="the vectors file to read")
-    p.add_argument("output", metavar="OUT", type=Path, help="the file to write")
+    p.add_argument(
+        "output", metavar="OUT", type=Path, nargs="?", help="the file to write (or -o OUT)"
+    )
+    p.add_argument("-o", "--output", dest="out", metavar="OUT", type=Path, help="the file to write")
     p.add_argument("--from", dest="from_", choices=FORMATS, help="format of IN")
     p.add_argument("--to", choices=FORMATS, help="format of OUT")
     add_unicode_errors(p)

@@ -102,7 +102,16 @@ def run_similarity(args: argparse.Namespace) -> int:
 
 def run_evaluate(args: argparse.Namespace) -> int:
     if args.analogies is None and args.pairs is None:
-        raise ValueError("nothing to evaluate: give --analogies FILE and/or --pairs FILE")
+        from rowbook.vectors.evaluate import QUESTIONS_WORDS, WORD_PAIR_SETS
+
+        args.analogies = QUESTIONS_WORDS
+        where = "; ".join(f"{name}: {url}" for name, url in WORD_PAIR_SETS.items())
+        print(
+            "no --analogies or --pairs given: running word2vec's questions-words.txt (shipped "
+            f"with rowbook). Word-pair sets are not shipped; get one ({where}) and pass "
+            "--pairs FILE",
+            file=sys.stderr,
+        )
     vectors, _ = load_vectors(
         args.vectors, unicode_errors=args.unicode_errors, mmap=args.mmap, cache_dir=args.cache_dir
     )
@@ -284,8 +293,10 @@ def register(commands: Any) -> None:
         help="analogy accuracy and word-pair correlation",
         description="Score VECTORS on analogy questions (word2vec's questions-words format: ': "
         "section' lines, then 'a b c d' lines) and/or word pairs with human scores ('w1<TAB>w2<TAB>"
-        "score' lines), with gensim's conventions.",
+        "score' lines), with gensim's conventions. With neither file, word2vec's "
+        "questions-words.txt (shipped with rowbook) is run.",
         examples=[
+            "rowbook evaluate vectors.txt",
             "rowbook evaluate vectors.txt --analogies questions-words.txt",
             "rowbook evaluate vectors.bin --pairs wordsim353.tsv --json",
             "rowbook evaluate vectors.npz --analogies q.txt --pairs p.tsv --restrict-vocab 30000",

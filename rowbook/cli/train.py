@@ -42,7 +42,7 @@ from rowbook.cli._common import (
 )
 from rowbook.cli._vectorio import FORMAT_NAMES, output_format, save_vectors
 from rowbook.cli.cooccur import check_counted_file, fit_from_file, is_counted_file
-from rowbook.cli.corpus import Corpus
+from rowbook.cli.corpus import Corpus, corpus_spill_dir
 
 __all__ = [
     "CORPUS",
@@ -170,7 +170,12 @@ def _continue(model: Any, corpus: Any, args: argparse.Namespace) -> None:
     if STDIN in args.corpus:
         corpus = list(corpus)  # read twice below
     model.build_vocab(corpus, update=True)
-    model.train(corpus, epochs=args.epochs or model.epochs, checkpoint=args.checkpoint)
+    model.train(
+        corpus,
+        epochs=args.epochs or model.epochs,
+        checkpoint=args.checkpoint,
+        spill_dir=corpus_spill_dir(args),
+    )
 
 
 def _train(model: Any, source: str, args: argparse.Namespace, resume: str | None) -> None:
@@ -185,8 +190,8 @@ def _train(model: Any, source: str, args: argparse.Namespace, resume: str | None
         elif args.init:
             _continue(model, corpus, args)
         else:
-            spill = {"spill_dir": args.spill_dir} if args.spill_dir else {}
-            model.fit(corpus, checkpoint=args.checkpoint, resume=resume, **spill)
+            spill = corpus_spill_dir(args)
+            model.fit(corpus, checkpoint=args.checkpoint, resume=resume, spill_dir=spill)
     except ValueError as err:
         if source == CORPUS and corpus.tokens == 0 and not isinstance(err, ParameterError):
             raise ValueError(

@@ -15,6 +15,7 @@ from typing import Any
 
 from rowbook.cli._common import HelpFormatter, add_command, add_scheduler, add_unicode_errors
 from rowbook.cli.classify import add_train_classifier
+from rowbook.cli.corpus import add_spill_options
 from rowbook.cli.options import add_model_options
 from rowbook.cli.train import run_nplm, run_word_vectors
 
@@ -71,12 +72,12 @@ def _run_options(p: argparse.ArgumentParser, *, word_vectors: bool) -> None:
             "Only the counting runs there: the training epochs stay on this "
             "machine (their updates hit shared tables every few microseconds).",
         )
-        p.add_argument(
-            "--spill-dir",
-            metavar="DIR",
-            help="keep the corpus's word ids in a temporary file in DIR (4 bytes a word) "
-            "instead of memory, for corpora larger than RAM; for GloVe with --memory, also its "
-            "counting runs and shuffled records",
+        add_spill_options(
+            p,
+            "keep the corpus's word ids in a temporary file in DIR (4 bytes a word) instead "
+            "of memory (default: there when the files' ids would take more than 1/256 of the "
+            "available memory, in the system's temporary folder); for GloVe with --memory, "
+            "also its counting runs and shuffled records",
         )
     else:
         p.add_argument("--lower", action="store_true", help="lower-case the text first")

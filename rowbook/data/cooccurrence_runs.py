@@ -24,12 +24,13 @@ from __future__ import annotations
 
 import math
 import os
-import tempfile
 from collections.abc import Iterator
 from pathlib import Path
 
 import numpy as np
 import scipy.sparse as sp
+
+from rowbook.data.spill_folder import SpillFolder
 
 __all__ = ["RunCounter", "denominator"]
 
@@ -95,8 +96,9 @@ class RunCounter:
     """Sum blocks of ``(rows, cols, numerators)`` within ``memory`` bytes, spilling to ``folder``.
 
     :meth:`add` takes one block; :meth:`bands` yields the exact sums as CSR matrices of
-    consecutive row bands. Temporary run files are removed by :meth:`close` (the counter
-    is a context manager).
+    consecutive row bands. Run files go to a :class:`~rowbook.data.spill_folder.SpillFolder`
+    in ``folder`` (made at the first spill), removed by :meth:`close` (the counter is a
+    context manager); a full disk is its one clear error.
 
     Examples
     --------
@@ -115,8 +117,8 @@ class RunCounter:
         memory: int | None,
         folder: str | os.PathLike[str] | None = None,
     ) -> None:
-        self.shape, self.memory = shape, memory
-        self._tmp = tempfile.TemporaryDirectory(prefix="rowbook-cooccur-", dir=folder)
+        self.shape, self.memory, self._parent = shape, memory, folder
+        self._folder: SpillFolder | None = None
         self._held: list[sp.csr_matrix] = []
         self._on_disk: list[Path] = []
 
@@ -127,7 +129,8 @@ class RunCounter:
         self.close()
 
     def close(self) -> None:
-        self._tmp.cleanup()
+        if self._folder is not None:
+            self._folder.remove()
 
     @property
     def spilled_runs(self) -> int:
@@ -151,12 +154,14 @@ class RunCounter:
 
     def _spill(self) -> None:
         run = self._summed()
-        folder = Path(self._tmp.name) / f"run{len(self._on_disk)}"
+        if self._folder is None:
+            self._folder = SpillFolder(self._parent, "cooccur")
+        folder = self._folder.path / f"run{len(self._on_disk)}"
         folder.mkdir()
-        for name in _PARTS:
-            getattr(run, name).astype(_PARTS[name]).tofile(
-                folder / name
-            )  # raw, read back by slices
+        with self._folder.writing("the co-occurrence counts' sorted runs", _bytes(run)):
+            for name in _PARTS:  # raw, read back by slices
+                with open(folder / name, "wb") as f:
+                    f.write(memoryview(getattr(run, name).astype(_PARTS[name])).cast("B"))
         self._on_disk.append(folder)
         self._held = []
 

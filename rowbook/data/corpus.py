@@ -29,6 +29,7 @@ import os
 import sys
 from array import array
 from collections.abc import Callable, Iterable, Iterator, Sequence
+from contextlib import contextmanager
 from typing import Any, Literal
 
 import numpy as np
@@ -52,6 +53,7 @@ from rowbook.data.scan import (
     scan_parts,
     scan_sentences,
 )
+from rowbook.data.spill import id_bytes
 
 __all__ = [
     "Corpus",
@@ -60,6 +62,7 @@ __all__ = [
     "Interner",
     "count_words",
     "encode_corpus",
+    "is_file_source",
     "iter_sentences",
     "job_boundaries",
     "read_corpus",
@@ -106,7 +109,7 @@ def iter_sentences(
     >>> list(iter_sentences([["a", "b"], ("c",)]))
     [['a', 'b'], ('c',)]
     """
-    if _is_source(corpus):
+    if is_file_source(corpus):
         pieces = iter_pieces(corpus, errors=errors, show_progress=show_progress)
         yield from line_sentences(pieces, _tokenize_with(tokenizer), max_sentence_length)
         return
@@ -124,7 +127,7 @@ def iter_sentences(
         yield sentence
 
 
-def _is_source(corpus: Any) -> bool:
+def is_file_source(corpus: Any) -> bool:
     """A path, or a non-empty list/tuple of paths: ``pathlib.Path`` items, or ``str`` items
     that all name existing files or folders (or ``"-"``); a list of token lists is not."""
     if isinstance(corpus, str | os.PathLike):
@@ -152,7 +155,7 @@ def _scan(
     """The first pass (:mod:`rowbook.data.scan`), on ``workers`` processes where it can;
     ``reading``: ``errors``, ``show_progress`` and ``keep_ids`` for a file corpus."""
     workers = check_int("workers", workers, 1, allow_none=True) or os.cpu_count() or 1
-    parts = parallel_parts(corpus, workers, max_vocab_size) if _is_source(corpus) else None
+    parts = parallel_parts(corpus, workers, max_vocab_size) if is_file_source(corpus) else None
     if parts is None:
         keep_ids = reading.pop("keep_ids", True)
         sentences = iter_sentences(corpus, tokenizer, max_sentence_length=max_len, **reading)
@@ -225,10 +228,11 @@ def read_corpus(
     >>> enc.ids.tolist(), enc.starts.tolist(), enc.raw_lengths.tolist()
     ([0, 1, 0, 0, 1], [0, 3, 5], [3, 3])
     """
-    sink = None if spill_dir is None else RawIdSink(spill_dir)
-    keys, raw, lengths, live, counts = _scan(
-        corpus, tokenizer, max_sentence_length, max_vocab_size, sink, workers
-    )
+    sink = None if spill_dir is None else _sink(corpus, spill_dir)
+    with _removed_on_error(sink):
+        keys, raw, lengths, live, counts = _scan(
+            corpus, tokenizer, max_sentence_length, max_vocab_size, sink, workers
+        )
     live_counts = counts[live]
     kept = live[live_counts >= min_count]
     kept = kept[vocab_order(keys, kept, counts[kept], ties)]
@@ -242,7 +246,8 @@ def read_corpus(
         index = dict(zip(vocab_keys, range(len(kept)), strict=True))
         dead = np.setdiff1d(np.arange(len(keys)), live)
         remap[dead] = [index.get(keys[i], -1) for i in dead]
-    return vocab, _encode(sink, raw, remap, lengths, max_sentence_length)
+    with _removed_on_error(sink):
+        return vocab, _encode(sink, raw, remap, lengths, max_sentence_length)
 
 
 def encode_corpus(
@@ -267,11 +272,32 @@ def encode_corpus(
     >>> enc.ids.tolist(), enc.starts.tolist(), enc.raw_lengths.tolist()
     ([1, 0, 0], [0, 2, 3], [3, 1])
     """
-    sink = None if spill_dir is None else RawIdSink(spill_dir)
-    scanned, raw, lengths, _, _ = _scan(corpus, tokenizer, MAX_SENTENCE_LENGTH, None, sink, workers)
-    index = {key: i for i, key in enumerate(keys)}
-    remap = np.array([index.get(key, -1) for key in scanned], dtype=np.int32)
-    return _encode(sink, raw, remap, lengths, max_sentence_length)
+    sink = None if spill_dir is None else _sink(corpus, spill_dir)
+    with _removed_on_error(sink):
+        scanned, raw, lengths, _, _ = _scan(
+            corpus, tokenizer, MAX_SENTENCE_LENGTH, None, sink, workers
+        )
+        index = {key: i for i, key in enumerate(keys)}
+        remap = np.array([index.get(key, -1) for key in scanned], dtype=np.int32)
+        return _encode(sink, raw, remap, lengths, max_sentence_length)
+
+
+def _sink(corpus: Corpus, spill_dir: str | os.PathLike[str]) -> RawIdSink:
+    """A sink in ``spill_dir`` for the ids of ``corpus``, told the room they will need
+    (twice the ids, while they are encoded) when the corpus's size says it."""
+    ids = id_bytes(corpus)
+    return RawIdSink(spill_dir, None if ids is None else 2 * ids)
+
+
+@contextmanager
+def _removed_on_error(sink: RawIdSink | None) -> Iterator[None]:
+    """Remove the spilled ids of ``sink`` if the block fails (an error, Ctrl-C)."""
+    try:
+        yield
+    except BaseException:
+        if sink is not None:
+            sink.close()
+        raise
 
 
 def _encoded(
@@ -296,8 +322,7 @@ def _encode(
         return _encoded(ids, kept_per_sentence, lengths, max_len)
     blocks = sink.blocks(id_stream.REMAP_TOKENS)
     id_file, kept_per_sentence = id_stream.remap_to_file(blocks, remap, lengths, sink.folder)
-    sink.raw_path.unlink()
-    sink.detach()
+    sink.raw_path.unlink()  # the folder is the id file's now
     return _encoded(id_file.ids, kept_per_sentence, lengths, max_len, id_file)
 
 

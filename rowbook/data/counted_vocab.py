@@ -23,7 +23,8 @@ from typing import Literal
 import numpy as np
 
 from rowbook.data import id_stream
-from rowbook.data.id_stream import EncodedCorpus, new_spill_folder
+from rowbook.data.id_stream import EncodedCorpus
+from rowbook.data.spill_folder import SpillFolder
 
 __all__ = ["CountedVocab", "truncate_vocab", "vocab_from_counts", "vocab_order"]
 
@@ -123,7 +124,7 @@ def truncate_vocab(
 def _truncate_spilled(corpus: EncodedCorpus, V: int, n: int) -> EncodedCorpus:
     """:func:`truncate_vocab`'s corpus from a spilled one of ``V`` words, block by block into a
     new id file in the same ``spill_dir``."""
-    folder = new_spill_folder(corpus.id_file.folder.parent)
+    folder = SpillFolder(corpus.id_file.spill.parent, "ids")
     remap = np.where(np.arange(V) < n, np.arange(V), -1).astype(np.int32)  # (V,)
     pieces = np.diff(corpus.starts)  # (P,) ids of each sentence piece
     id_file, kept = id_stream.remap_to_file(corpus.id_file.blocks(), remap, pieces, folder)

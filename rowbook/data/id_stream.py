@@ -20,15 +20,17 @@ at the vocabulary, the tables and a few blocks, however long the corpus. The ope
 system's page cache still keeps recently read parts of the file, which is what makes the
 second and later epochs cheap; that memory is the kernel's and is reclaimed under pressure.
 
-The files live in a temporary folder inside ``spill_dir`` (put it on a disk with room for
-4 bytes per token, twice while encoding) and are removed when the corpus object is
-garbage-collected or :meth:`IdFile.close` is called.
+The files live in a :class:`~rowbook.data.spill_folder.SpillFolder` inside ``spill_dir``
+(put it on a disk with room for 4 bytes per token, twice while encoding), removed when the
+corpus is closed (:meth:`EncodedCorpus.close`, which the trainers call when they finish,
+fail or are interrupted) or garbage-collected; a run killed outright leaves it to the next
+run's sweep. A full disk is a :class:`~rowbook.data.spill_folder.SpillSpaceError` naming
+the folder and the room needed.
 """
 
 from __future__ import annotations
 
 import os
-import tempfile
 import weakref
 from array import array
 from collections.abc import Callable, Iterable
@@ -37,20 +39,17 @@ from pathlib import Path
 
 import numpy as np
 
+from rowbook.data.spill_folder import SpillFolder
+
 __all__ = [
     "BLOCK_TOKENS",
     "REMAP_TOKENS",
     "EncodedCorpus",
     "IdFile",
     "RawIdSink",
-    "close_and_remove",
-    "new_spill_folder",
-    "pread_into",
-    "pwrite_all",
     "remap_blocks",
     "remap_in_place",
     "remap_to_file",
-    "remove_folder",
 ]
 
 BLOCK_TOKENS = 1 << 20  # 4 MB of int32 ids per block written while scanning
@@ -127,43 +126,56 @@ def _compact(raw_ids: array, remap: np.ndarray, lengths: np.ndarray) -> tuple[in
 
 
 def remap_to_file(
-    blocks: Iterable[tuple[int, np.ndarray]], remap: np.ndarray, lengths: np.ndarray, folder: Path
+    blocks: Iterable[tuple[int, np.ndarray]],
+    remap: np.ndarray,
+    lengths: np.ndarray,
+    folder: SpillFolder,
 ) -> tuple[IdFile, np.ndarray]:
     """``(id file, kept per sentence)``: :func:`remap_blocks` of ids read block by block (from
-    a :class:`RawIdSink` or an :class:`IdFile`) written to ``folder/ids.i32``."""
-    out_path = folder / "ids.i32"
-    with open(out_path, "wb") as out:
-        kept = remap_blocks(blocks, remap, lengths, out.write)
-    return IdFile(folder, out_path, int(kept.sum())), kept
-
-
-def new_spill_folder(
-    spill_dir: str | os.PathLike[str] | None, prefix: str = "rowbook-ids-"
-) -> Path:
-    """A new temporary folder for spilled files inside ``spill_dir`` (which must be a folder;
-    ``None``: the system's temporary folder)."""
-    folder = Path(tempfile.gettempdir() if spill_dir is None else spill_dir)
-    if not folder.is_dir():
-        raise FileNotFoundError(f"spill_dir {folder} is not a folder; create it or pass None")
-    return Path(tempfile.mkdtemp(prefix=prefix, dir=folder))
+    a :class:`RawIdSink` or an :class:`IdFile`) written to ``ids.i32`` in ``folder``, which the
+    id file then owns (removing it on an error here)."""
+    out_path = folder.path / "ids.i32"
+    need = 2 * int(lengths.sum()) * _ITEM  # beside the provisional ids, until they go
+    try:
+        with folder.writing(RawIdSink.WHAT, need), open(out_path, "wb") as out:
+            kept = remap_blocks(blocks, remap, lengths, out.write)
+        return IdFile(folder, out_path, int(kept.sum())), kept
+    except BaseException:
+        folder.remove()
+        raise
 
 
 class RawIdSink:
-    """Where :func:`read_corpus` spills provisional ids while scanning: an append-only file."""
+    """Where :func:`read_corpus` spills provisional ids while scanning: an append-only file
+    in a new :class:`~rowbook.data.spill_folder.SpillFolder` of ``spill_dir``."""
 
-    def __init__(self, spill_dir: str | os.PathLike[str]) -> None:
-        self.folder = new_spill_folder(spill_dir)
-        self._cleanup = weakref.finalize(self, remove_folder, self.folder)
-        self.raw_path = self.folder / "raw.i32"
+    WHAT = "the corpus's word ids (4 bytes a token, twice while they are encoded)"
+
+    def __init__(self, spill_dir: str | os.PathLike[str] | None, need: int | None = None) -> None:
+        self.folder, self.need = SpillFolder(spill_dir, "ids"), need
+        if need is not None:
+            try:
+                self.folder.check_room(self.WHAT, need, minimum=need // 2)  # an estimate
+            except BaseException:
+                self.folder.remove()
+                raise
+        self.raw_path = self.folder.path / "raw.i32"
         self._file = open(self.raw_path, "wb")
         self.tokens = 0
 
     def write(self, ids: array) -> None:
-        self._file.write(ids.tobytes())
+        with self.folder.writing(self.WHAT, self.need, written=self.tokens * _ITEM):
+            self._file.write(ids.tobytes())
         self.tokens += len(ids)
 
     def finish(self) -> None:
+        with self.folder.writing(self.WHAT, self.need, written=self.tokens * _ITEM):
+            self._file.close()
+
+    def close(self) -> None:
+        """Remove the folder now (on an error, or once its ids are remapped elsewhere)."""
         self._file.close()
+        self.folder.remove()
 
     def blocks(self, tokens: int | None = None):
         """The provisional ids again, ``tokens`` (default :data:`BLOCK_TOKENS`) at a time, as
@@ -176,23 +188,21 @@ class RawIdSink:
                 yield start, ids
                 start += len(ids)
 
-    def detach(self) -> weakref.finalize:
-        """Hand the folder's removal over to whoever keeps the final id file."""
-        self._cleanup.detach()
-        return weakref.finalize(self, lambda: None)
-
 
 class IdFile:
     """The final ``(N,)`` int32 id stream of a corpus in a file; ``read(a, b)`` is ``ids[a:b]``.
 
     ``ids`` maps the file (for code that wants an array, such as co-occurrence counting);
-    the trainers use :meth:`read`, which does not keep pages mapped.
+    the trainers use :meth:`read`, which does not keep pages mapped. The file's
+    :class:`~rowbook.data.spill_folder.SpillFolder` is removed by :meth:`close` or when the
+    object is garbage-collected.
     """
 
-    def __init__(self, folder: Path, path: Path, n_tokens: int) -> None:
-        self.folder, self.path, self.n_tokens = folder, path, n_tokens
+    def __init__(self, folder: SpillFolder, path: Path, n_tokens: int) -> None:
+        self.spill, self.path, self.n_tokens = folder, path, n_tokens
+        self.folder = folder.path
         self._fd = os.open(path, os.O_RDONLY)
-        self._cleanup = weakref.finalize(self, close_and_remove, self._fd, folder)
+        self._cleanup = weakref.finalize(self, _close_and_remove, self._fd, folder)
 
     def read(self, start: int, stop: int) -> np.ndarray:
         n = max(0, stop - start)
@@ -217,6 +227,11 @@ class IdFile:
     def close(self) -> None:
         """Close and remove the file now (it is removed at garbage collection otherwise)."""
         self._cleanup()
+
+
+def _close_and_remove(fd: int, folder: SpillFolder) -> None:
+    os.close(fd)
+    folder.remove()
 
 
 @dataclass(frozen=True, eq=False)
@@ -248,6 +263,11 @@ class EncodedCorpus:
         ids = self.ids[a:b] if self.id_file is None else self.id_file.read(a, b)
         return ids, self.starts[s0 : s1 + 1] - a
 
+    def close(self) -> None:
+        """Remove the spilled id file now, if there is one (in RAM: nothing to do)."""
+        if self.id_file is not None:
+            self.id_file.close()
+
     @property
     def n_sentences(self) -> int:
         return len(self.raw_lengths)
@@ -255,31 +275,3 @@ class EncodedCorpus:
     @property
     def total_words(self) -> int:
         return int(self.raw_lengths.sum())
-
-
-def pread_into(fd: int, out: np.ndarray, offset: int) -> None:
-    """Fill the contiguous array ``out`` with the bytes of file ``fd`` from ``offset`` on."""
-    view, done = memoryview(out).cast("B"), 0
-    while done < len(view):
-        got = os.preadv(fd, [view[done:]], offset + done)
-        if got == 0:
-            raise OSError(f"a spilled file was cut short at byte {offset + done}")
-        done += got
-
-
-def pwrite_all(fd: int, values: np.ndarray, offset: int) -> None:
-    """Write the contiguous array ``values`` into file ``fd`` at byte ``offset``."""
-    view, done = memoryview(np.ascontiguousarray(values)).cast("B"), 0
-    while done < len(view):
-        done += os.pwrite(fd, view[done:], offset + done)
-
-
-def remove_folder(folder: Path) -> None:
-    for child in folder.iterdir():
-        child.unlink(missing_ok=True)
-    folder.rmdir()
-
-
-def close_and_remove(fd: int, folder: Path) -> None:
-    os.close(fd)
-    remove_folder(folder)

@@ -27,19 +27,12 @@ import os
 import weakref
 from collections.abc import Iterable
 from dataclasses import dataclass
-from pathlib import Path
 
 import numpy as np
 import scipy.sparse as sp
 
-from rowbook.data.id_stream import (
-    close_and_remove,
-    new_spill_folder,
-    pread_into,
-    pwrite_all,
-    remove_folder,
-)
 from rowbook.data.sampling import mix64
+from rowbook.data.spill_folder import SpillFolder, pread_into, pwrite_all
 
 __all__ = [
     "ColumnFile",
@@ -133,25 +126,40 @@ class ColumnFile:
     """``n`` records stored column after column (each column contiguous) in one file.
 
     Read and written with ``pread`` / ``pwrite`` by record ranges, never mapped, so the
-    file's pages do not count toward the process's resident memory.
+    file's pages do not count toward the process's resident memory. The file lives in a
+    :class:`~rowbook.data.spill_folder.SpillFolder`: a full disk while writing is its
+    one clear error.
     """
 
-    def __init__(self, path: Path, dtypes: tuple[type, ...], n: int) -> None:
-        self.path, self.n = path, n
+    def __init__(self, folder: SpillFolder, name: str, dtypes: tuple[type, ...], n: int) -> None:
+        self.spill, self.path, self.n = folder, folder.path / name, n
         self.dtypes = tuple(np.dtype(t) for t in dtypes)
         sizes = [0] + [n * t.itemsize for t in self.dtypes]
         self.offsets = np.cumsum(sizes)[:-1].tolist()  # where each column starts
-        self.fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o600)
+        self.fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o600)
 
     def __len__(self) -> int:
         return self.n
 
+    #: What a full disk stops (its message), and the room a shuffle of n records needs.
+    WHAT = "GloVe's shuffled records (40 bytes a record: 24 in sorted runs, then 16 in one file)"
+    need: int | None = None
+
+    @property
+    def nbytes(self) -> int:
+        return self.n * sum(t.itemsize for t in self.dtypes)
+
     def write(self, c: int, start: int, values: np.ndarray) -> None:
         """Write ``values`` into column ``c`` from record ``start`` on."""
         item = self.dtypes[c]
-        pwrite_all(
-            self.fd, values.astype(item, copy=False), self.offsets[c] + start * item.itemsize
-        )
+        with self.spill.writing(self.WHAT, self.need, written=self.spill_bytes()):
+            pwrite_all(
+                self.fd, values.astype(item, copy=False), self.offsets[c] + start * item.itemsize
+            )
+
+    def spill_bytes(self) -> int:
+        """Bytes in this file's folder so far (what a full disk's message says was written)."""
+        return sum(f.stat().st_size for f in self.spill.path.iterdir())
 
     def read_into(self, lo: int, hi: int, outs: Iterable[np.ndarray], at: int) -> None:
         """Read records ``[lo, hi)`` into ``out[at : at + hi - lo]`` for each column's ``out``."""
@@ -182,16 +190,21 @@ class ColumnFile:
 
 class RecordFile(ColumnFile):
     """The shuffled ``(rows, cols, values)`` in a temporary file; ``read(lo, hi)`` gives records
-    ``[lo, hi)``. The folder is removed by :meth:`close` or when the object is collected."""
+    ``[lo, hi)``. Its folder is removed by :meth:`close` or when the object is collected."""
 
-    def __init__(self, folder: Path, n: int) -> None:
-        super().__init__(folder / "records", RECORD_DTYPES, n)
-        self.folder = folder
-        self._cleanup = weakref.finalize(self, close_and_remove, self.fd, folder)
+    def __init__(self, folder: SpillFolder, n: int) -> None:
+        super().__init__(folder, "records", RECORD_DTYPES, n)
+        self.folder = folder.path
+        self._cleanup = weakref.finalize(self, _close_and_remove, self.fd, folder)
 
     def close(self) -> None:
         """Close and remove the file now."""
         self._cleanup()
+
+
+def _close_and_remove(fd: int, folder: SpillFolder) -> None:
+    os.close(fd)
+    folder.remove()
 
 
 def shuffle_to_file(
@@ -199,12 +212,15 @@ def shuffle_to_file(
     seed: int,
     memory: int,
     spill_dir: str | os.PathLike[str] | None = None,
+    n_records: int | None = None,
 ) -> RecordFile:
     """:func:`shuffle_records` within ``memory`` bytes: an external sort by key into a file.
 
     Runs of ``memory / 4`` (24 bytes a record) go to a temporary folder in ``spill_dir``
     (default: the system's temporary folder), which needs room for 24 bytes a record, then
-    16 more for the records file; the runs are removed once merged.
+    16 more for the records file; the runs are removed once merged. On any error (a full
+    disk: :class:`~rowbook.data.spill_folder.SpillSpaceError`, which says the room needed
+    when ``n_records``, the records' number, is given), the folder is removed.
 
     Examples
     --------
@@ -215,30 +231,38 @@ def shuffle_to_file(
     True
     >>> on_disk.close()
     """
-    folder = new_spill_folder(spill_dir, prefix="rowbook-records-")
+    folder = SpillFolder(spill_dir, "records")
     runs: list[ColumnFile] = []
     out = None
+    need = None if n_records is None else 40 * n_records
+    if need is not None:
+        folder.check_room(ColumnFile.WHAT, need)
     # Sorting a chunk holds its 24 bytes a record, the int64 order and one gathered column:
     # 40 bytes a record, so chunks of memory / 96 records take ~0.42 of the budget, beside
     # the band of counts in flight. Merge bands get the same size at the mean, which leaves
     # room for the spread of a band's count (its standard deviation is sqrt(band)).
     try:
-        _write_runs(bands, seed, max(1, memory // 96), folder, runs)
+        _write_runs(bands, seed, max(1, memory // 96), folder, runs, need)
         out = RecordFile(folder, sum(map(len, runs)))
+        out.need = need if need is not None else sum(run.nbytes for run in runs) + out.nbytes
         _merge(runs, out, max(1, memory // 96))
     except BaseException:
         for run in runs:
             run.close()
-        if out is None:
-            remove_folder(folder)
-        else:
+        if out is not None:
             out.close()
+        folder.remove()
         raise
     return out
 
 
 def _write_runs(
-    bands: Iterable[sp.csr_matrix], seed: int, chunk: int, folder: Path, runs: list[ColumnFile]
+    bands: Iterable[sp.csr_matrix],
+    seed: int,
+    chunk: int,
+    folder: SpillFolder,
+    runs: list[ColumnFile],
+    need: int | None,
 ) -> None:
     """Cut the records of ``bands`` into chunks of ``chunk``, each sorted by key into a run."""
     buffers = [np.empty(chunk, t) for t in RUN_DTYPES]  # (chunk,) each: 24 bytes a record
@@ -253,18 +277,25 @@ def _write_runs(
                 buffer[fill : fill + b - a] = values
             fill, a = fill + b - a, b
             if fill == chunk:
-                runs.append(_sorted_run(buffers, fill, folder / f"run{len(runs)}"))
+                runs.append(_sorted_run(buffers, fill, folder, f"run{len(runs)}", need))
                 fill = 0
         r0 += band.shape[0]
     if fill:
-        runs.append(_sorted_run(buffers, fill, folder / f"run{len(runs)}"))
+        runs.append(_sorted_run(buffers, fill, folder, f"run{len(runs)}", need))
 
 
-def _sorted_run(buffers: list[np.ndarray], n: int, path: Path) -> ColumnFile:
+def _sorted_run(
+    buffers: list[np.ndarray], n: int, folder: SpillFolder, name: str, need: int | None
+) -> ColumnFile:
     order = np.argsort(buffers[0][:n])  # (n,) int64; keys are distinct: one possible order
-    run = ColumnFile(path, RUN_DTYPES, n)
-    for c, buffer in enumerate(buffers):  # one gathered column at a time
-        run.write(c, 0, buffer[:n][order])
+    run = ColumnFile(folder, name, RUN_DTYPES, n)
+    run.need = need
+    try:
+        for c, buffer in enumerate(buffers):  # one gathered column at a time
+            run.write(c, 0, buffer[:n][order])
+    except BaseException:
+        run.close()
+        raise
     return run
 
 

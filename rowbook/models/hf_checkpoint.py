@@ -89,7 +89,7 @@ def _field(cfg: dict[str, Any], key: str, path: Path, kind: type, default: Any =
 
 
 def _activation(name: Any, path: Path, key: str) -> str:
-    if name not in _ACTIVATIONS:
+    if not isinstance(name, str) or name not in _ACTIVATIONS:
         raise ValueError(
             f"{path}: {key} {name!r} is not one rowbook computes ({', '.join(_ACTIVATIONS)})"
         )
@@ -175,7 +175,7 @@ def read_config(directory: Path) -> tuple[dict[str, Any], int | None]:
     if not isinstance(cfg, dict):
         raise ValueError(f"{path} must hold a JSON object, got {type(cfg).__name__}")
     model_type = cfg.get("model_type")
-    if model_type not in SUPPORTED:
+    if not isinstance(model_type, str) or model_type not in SUPPORTED:
         known = ", ".join(f"{k!r} ({v})" for k, v in SUPPORTED.items())
         raise ValueError(
             f"{path}: model_type {model_type!r} is not supported; rowbook opens {known}"

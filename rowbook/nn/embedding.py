@@ -13,7 +13,7 @@ from typing import Any
 import numpy as np
 
 from rowbook.autograd import Tensor
-from rowbook.checks import check_int
+from rowbook.checks import check_finite_rows, check_int
 from rowbook.nn import functional as F
 from rowbook.nn import init
 from rowbook.nn.functional import Mode
@@ -59,10 +59,22 @@ def _table(
     return Parameter(data, requires_grad=not freeze)
 
 
+def _values(embeddings: Any) -> np.ndarray:
+    """The array of a table given as a ``Tensor`` or anything ``np.asarray`` reads."""
+    return np.asarray(embeddings.data if isinstance(embeddings, Tensor) else embeddings)
+
+
+def _check_finite(embeddings: Any, allow_nonfinite: bool) -> None:
+    """Refuse a table holding ``inf`` / ``nan`` (a quantised table is not decoded for it: its
+    rows are decoded as they are looked up)."""
+    if not isinstance(embeddings, DecodedTable):
+        check_finite_rows("embeddings", _values(embeddings), allow_nonfinite=allow_nonfinite)
+
+
 def _pretrained_shape(embeddings: Any) -> tuple[int, int]:
     if isinstance(embeddings, DecodedTable):
         return tuple(embeddings.shape)
-    shape = np.shape(embeddings.data if isinstance(embeddings, Tensor) else embeddings)
+    shape = np.shape(_values(embeddings))
     if len(shape) != 2:
         raise ValueError(
             f"embeddings must be a 2-D (num_embeddings, embedding_dim) table, got shape {shape}"
@@ -187,6 +199,8 @@ class Embedding(Module):
         norm_type: float = 2.0,
         scale_grad_by_freq: bool = False,
         sparse: bool = False,
+        *,
+        allow_nonfinite: bool = False,
     ) -> Embedding:
         """A layer over an existing ``(V, d)`` table, sharing its memory.
 
@@ -195,7 +209,9 @@ class Embedding(Module):
         ``parameters()``, not in ``state_dict()``).
 
         The padding row is *not* zeroed (the table is used as given); ``freeze=True``
-        (default) makes the table non-trainable (``weight.requires_grad = False``).
+        (default) makes the table non-trainable (``weight.requires_grad = False``). A table
+        holding ``inf`` or ``nan`` is refused, naming the row, unless ``allow_nonfinite``
+        (torch takes it as is; every output and gradient through such a row is ``nan``).
 
         Examples
         --------
@@ -204,6 +220,7 @@ class Embedding(Module):
         array([[4. , 5.1, 6.3]])
         """
         rows, cols = _pretrained_shape(embeddings)
+        _check_finite(embeddings, allow_nonfinite)
         return cls(
             rows,
             cols,
@@ -325,10 +342,14 @@ class EmbeddingBag(Module):
         sparse: bool = False,
         include_last_offset: bool = False,
         padding_idx: int | None = None,
+        *,
+        allow_nonfinite: bool = False,
     ) -> EmbeddingBag:
-        """A bag layer over an existing ``(V, d)`` table (memory shared, padding row kept);
+        """A bag layer over an existing ``(V, d)`` table (memory shared, padding row kept;
+        ``inf`` / ``nan`` refused unless ``allow_nonfinite``, as :meth:`Embedding.from_pretrained`);
         a quantised table is decoded as it is read, and stays frozen."""
         rows, cols = _pretrained_shape(embeddings)
+        _check_finite(embeddings, allow_nonfinite)
         return cls(
             rows,
             cols,

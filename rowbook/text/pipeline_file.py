@@ -54,7 +54,7 @@ FORMAT, KIND, VERSION = "rowbook", "text_pipeline", 2
 _FIELDS = ("format", "kind", "version", "fitted", "normalizer", "tokenizer", "vocab")
 _BPE_FITTED, _BPE_SETTINGS = {"type", "model", "cache_size"}, {"type", "settings"}
 _TOKENIZER_FIELDS = {
-    "word": [{"type", "pattern"}],
+    "word": [{"type", "pattern", "ascii_quotes"}, {"type", "pattern"}],  # the last: older files
     "char": [{"type", "graphemes"}],
     "byte_level_bpe": [_BPE_FITTED, _BPE_SETTINGS, {"type", "model"}],  # the last: version 1
     "wordpiece": [{"type", "model"}],
@@ -225,7 +225,7 @@ def _tokenizer(d: Any, fitted: bool, where: str) -> Any:
         if kind == "char":
             return CharTokenizer(graphemes=d["graphemes"])
         if kind == "word":
-            return WordTokenizer(pattern=d["pattern"])
+            return WordTokenizer(pattern=d["pattern"], ascii_quotes=d.get("ascii_quotes", True))
         if "settings" in d:
             if fitted:
                 raise ValueError("a fitted pipeline needs the BPE's model, not its settings")

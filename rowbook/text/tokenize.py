@@ -27,12 +27,28 @@ from typing import Any
 
 import regex
 
-__all__ = ["DEFAULT_WORD_PATTERN", "CharTokenizer", "WordTokenizer"]
+__all__ = ["DEFAULT_WORD_PATTERN", "TYPOGRAPHIC_QUOTES", "CharTokenizer", "WordTokenizer"]
 
 #: Runs of word characters (letters, marks, digits, underscore) that may contain inner
 #: apostrophes (``it's``, ``rock'n'roll``), or one other non-space character with its
 #: combining marks: every punctuation mark and symbol becomes a token of its own.
 DEFAULT_WORD_PATTERN = r"\w+(?:['’]\w+)*|[^\w\s]\p{M}*"
+#: Typographic apostrophes and quotes, and the ASCII character a regex tokenizer reads each
+#: as (``whale’s`` is the word ``whale's``; ``“`` and ``”`` are ``"``).
+TYPOGRAPHIC_QUOTES = {
+    "\u2019": "'",  # ’ right single quotation mark: the usual typeset apostrophe
+    "\u2018": "'",  # ‘ left single quotation mark
+    "\u201b": "'",  # ‛ single high-reversed-9 quotation mark
+    "\u02bc": "'",  # ʼ modifier letter apostrophe
+    "\uff07": "'",  # ＇ fullwidth apostrophe
+    "\u201c": '"',  # “ left double quotation mark
+    "\u201d": '"',  # ” right double quotation mark
+    "\u201e": '"',  # „ double low-9 quotation mark
+    "\u201f": '"',  # ‟ double high-reversed-9 quotation mark
+    "\uff02": '"',  # ＂ fullwidth quotation mark
+}
+_TYPOGRAPHIC = regex.compile("[" + "".join(TYPOGRAPHIC_QUOTES) + "]")
+_ASCII_QUOTES = str.maketrans(TYPOGRAPHIC_QUOTES)
 
 
 def _check_text(text: object, owner: str) -> str:
@@ -49,9 +65,16 @@ class WordTokenizer:
     pattern : str or None, default :data:`DEFAULT_WORD_PATTERN`
         A ``regex``-package pattern whose matches are the tokens (text between matches
         is dropped). ``None`` splits on runs of whitespace like :meth:`str.split`.
+    ascii_quotes : bool, default True
+        With a pattern, read typographic apostrophes and quotes as their ASCII characters
+        first (:data:`TYPOGRAPHIC_QUOTES`): ``whale’s`` and ``whale's`` are one word, ``“``
+        and ``”`` are ``"``. Splitting on whitespace (``pattern=None``) keeps the text as
+        it is, as :meth:`str.split` does.
 
     Examples
     --------
+    >>> WordTokenizer()("The whale’s “eye”")
+    ['The', "whale's", '"', 'eye', '"']
     >>> tok = WordTokenizer(pattern=r"[a-z]+")
     >>> tok("the cat sat on 2 mats")
     ['the', 'cat', 'sat', 'on', 'mats']
@@ -59,9 +82,14 @@ class WordTokenizer:
     'the cat'
     """
 
-    def __init__(self, *, pattern: str | None = DEFAULT_WORD_PATTERN) -> None:
+    def __init__(
+        self, *, pattern: str | None = DEFAULT_WORD_PATTERN, ascii_quotes: bool = True
+    ) -> None:
         if pattern is not None and not isinstance(pattern, str):
             raise TypeError(f"pattern must be a str or None, got {type(pattern).__name__}")
+        if not isinstance(ascii_quotes, bool):
+            raise TypeError(f"ascii_quotes must be True or False, got {ascii_quotes!r}")
+        self.ascii_quotes = ascii_quotes
         try:
             self._regex = None if pattern is None else regex.compile(pattern)
         except regex.error as err:
@@ -73,7 +101,11 @@ class WordTokenizer:
     def tokenize(self, text: str) -> list[str]:
         """The tokens of ``text``, in order."""
         text = _check_text(text, "WordTokenizer")
-        return text.split() if self._regex is None else self._regex.findall(text)
+        if self._regex is None:
+            return text.split()
+        if self.ascii_quotes and _TYPOGRAPHIC.search(text):
+            text = text.translate(_ASCII_QUOTES)
+        return self._regex.findall(text)
 
     __call__ = tokenize
 
@@ -83,10 +115,11 @@ class WordTokenizer:
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-ready parameters (``WordTokenizer(**d)`` rebuilds it)."""
-        return {"pattern": self.pattern}
+        return {"pattern": self.pattern, "ascii_quotes": self.ascii_quotes}
 
     def __repr__(self) -> str:
-        return f"WordTokenizer(pattern={self.pattern!r})"
+        quotes = "" if self.ascii_quotes else ", ascii_quotes=False"
+        return f"WordTokenizer(pattern={self.pattern!r}{quotes})"
 
 
 class CharTokenizer:

@@ -13,6 +13,7 @@ from typing import Any, Self
 
 import numpy as np
 
+from rowbook.checks import check_finite_rows
 from rowbook.vectors.table import KeyedTable, _check_counts, _index_keys, _read_only
 
 __all__ = ["EditableTable"]
@@ -37,15 +38,20 @@ class EditableTable(KeyedTable):
         replace: bool = False,
         *,
         counts: Sequence[int] | None = None,
+        allow_nonfinite: bool | None = None,
     ) -> None:
         """Append keys and their rows; a key already present keeps its row unless ``replace``.
 
         As gensim's ``KeyedVectors.add_vectors``: ``keys`` is one key or a list, ``weights``
         one (d,) row or an (n, d) array. New keys go at the end, in the order given.
         ``counts`` (one per key) are stored when the table keeps counts or is given some;
-        keys without a count get 0. The cached norms and unit rows are dropped.
+        keys without a count get 0. The cached norms and unit rows are dropped. Rows holding
+        ``inf`` or ``nan`` are refused unless ``allow_nonfinite`` (default: as the table was
+        made, ``Vectors(..., allow_nonfinite=)``).
         """
         keys, rows = _as_rows(keys, weights, self.vector_size)
+        allow = self._allow_nonfinite if allow_nonfinite is None else allow_nonfinite
+        check_finite_rows("weights", rows, keys, allow_nonfinite=allow)
         new_counts = None if counts is None else _check_counts(counts, len(keys))
         rows_of = [self._key_to_index.get(key) for key in keys]
         fresh = [i for i, row in enumerate(rows_of) if row is None]
@@ -63,7 +69,8 @@ class EditableTable(KeyedTable):
             self._update_counts(rows_of, fresh, stale, new_counts)
 
     def __setitem__(self, keys: str | Sequence[str], weights: np.ndarray) -> None:
-        """``table[key] = row`` or ``table[[k1, k2]] = rows``: add, or replace, as gensim."""
+        """``table[key] = row`` or ``table[[k1, k2]] = rows``: add, or replace, as gensim
+        (``inf`` / ``nan`` refused unless the table was made with ``allow_nonfinite=True``)."""
         self.add_vectors(keys, weights, replace=True)
 
     def vectors_for_all(self, keys: Iterable[str]) -> Self:
@@ -75,7 +82,9 @@ class EditableTable(KeyedTable):
         """
         chosen = list(dict.fromkeys(key for key in keys if key in self))
         rows = np.stack([self[key] for key in chosen]) if chosen else None
-        table = type(self)(self.vector_size, dtype=self._vectors.dtype)
+        table = type(self)(
+            self.vector_size, dtype=self._vectors.dtype, allow_nonfinite=self._allow_nonfinite
+        )
         if chosen:
             counts = None
             if self._counts is not None:

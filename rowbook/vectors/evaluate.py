@@ -28,6 +28,11 @@ Unlike gensim, a file with no usable question or pair raises a ``ValueError`` na
 (gensim divides by zero for analogies), and analogies are answered in batches of one
 matrix product each, not one query per question.
 
+**Standard sets.** :data:`QUESTIONS_WORDS` is word2vec's ``questions-words.txt`` (Mikolov
+et al. 2013; 19,544 questions; Apache-2.0, shipped with rowbook); ``rowbook evaluate
+VECTORS`` with no file runs it. The word-pair sets' licences do not allow shipping them:
+:data:`WORD_PAIR_SETS` says where each is published (pass the file as ``pairs``).
+
 Both functions read a table's keys, rows and unit rows, so they take any
 :class:`~rowbook.vectors.table.KeyedTable`: a :class:`~rowbook.vectors.Vectors` (whose
 ``evaluate_analogies`` and ``evaluate_word_pairs`` call them) or the plain table beneath it.
@@ -38,6 +43,7 @@ from __future__ import annotations
 import io
 import os
 from collections.abc import Sequence
+from pathlib import Path
 from typing import Literal
 
 import numpy as np
@@ -53,6 +59,8 @@ from rowbook.vectors.neighbors import (
 from rowbook.vectors.table import KeyedTable
 
 __all__ = [
+    "QUESTIONS_WORDS",
+    "WORD_PAIR_SETS",
     "evaluate_analogies",
     "evaluate_word_pairs",
     "read_analogy_questions",
@@ -60,6 +68,14 @@ __all__ = [
 ]
 
 Question = tuple[str, str, str, str]
+#: word2vec's analogy questions (Apache-2.0), shipped with rowbook: see ``sets/README.md``.
+QUESTIONS_WORDS = Path(__file__).parent / "sets" / "questions-words.txt"
+#: Word-pair sets not shipped (their licences do not say they may be): where to get them.
+WORD_PAIR_SETS = {
+    "WordSim-353": "http://alfonseca.org/eng/research/wordsim353.html",
+    "SimLex-999": "https://fh295.github.io/simlex.html",
+    "MEN": "https://staff.fnwi.uva.nl/e.bruni/MEN",
+}
 _CANDIDATES = 5  # gensim reads the 5 best answers, then skips copies of the question words
 _SCORES_PER_BLOCK = 1 << 22  # floats in one (questions x keys) score block
 

@@ -260,8 +260,14 @@ def _read_quantized(s: _Stream, what: str, dim: int) -> Any:
     from rowbook.vectors.quantize import PQMatrix
 
     start = s.f.tell()
+    failure = None
     with mmap.mmap(s.f.fileno(), 0, access=mmap.ACCESS_READ) as buffer:
-        matrix, end = PQMatrix.from_fasttext_bytes(buffer, start, f"{s.path}: field '{what}'")
+        try:
+            matrix, end = PQMatrix.from_fasttext_bytes(buffer, start, f"{s.path}: field '{what}'")
+        except ValueError as err:  # kept as its message: its traceback holds views of the map,
+            failure = str(err)  # which would stop the map from closing (BufferError)
+    if failure is not None:
+        raise ValueError(failure)
     if matrix.dim != dim:
         raise s.fail(f"field '{what}'", f"has {matrix.dim} columns but args.dim is {dim}")
     s.f.seek(end)

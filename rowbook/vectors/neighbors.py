@@ -16,6 +16,7 @@ math, on unit rows ``U`` (V, d) of the table:
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 
 import numba
@@ -111,6 +112,12 @@ def unit_rows(vectors: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """
     vectors = np.asarray(vectors)
     dtype = np.result_type(vectors.dtype, np.float32)  # float16 tables get float32 unit rows
+    if vectors.ndim == 1:  # one query: the same arithmetic, without the blocks' machinery
+        row = vectors.astype(np.float64)  # (d,)
+        norm = math.sqrt(np.einsum("...d,...d->...", row, row))
+        if not (norm > 0 and math.isfinite(norm)):
+            return np.float64(norm), np.zeros(vectors.shape, dtype)
+        return np.float64(norm), (row * (1.0 / norm)).astype(dtype)
     flat = vectors.reshape(-1, vectors.shape[-1])  # (V, d)
     norms = np.empty(len(flat), dtype=np.float64)  # (V,)
     unit = np.empty(flat.shape, dtype=dtype)  # (V, d)

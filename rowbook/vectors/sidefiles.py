@@ -20,8 +20,15 @@ import numpy as np
 
 from rowbook.io import atomic_write, load_safetensors, save_safetensors
 from rowbook.vectors.formats import check_word2vec_key
+from rowbook.vectors.word2vec_reader import nonfinite_message
 
-__all__ = ["read_safetensors", "read_vocab_counts", "write_safetensors", "write_vocab_counts"]
+__all__ = [
+    "is_safetensors",
+    "read_safetensors",
+    "read_vocab_counts",
+    "write_safetensors",
+    "write_vocab_counts",
+]
 
 PathLike = str | os.PathLike[str]
 
@@ -65,6 +72,18 @@ def read_vocab_counts(
     return np.array([found.get(key, 0) for key in keys], dtype=np.int64)
 
 
+def is_safetensors(path: PathLike) -> bool:
+    """Whether the file at ``path`` starts as a safetensors file does: an 8-byte header length
+    that fits in the file, then the header's ``{``."""
+    with open(path, "rb") as f:
+        start = f.read(9)
+        size = os.fstat(f.fileno()).st_size
+    if len(start) < 9:
+        return False
+    length = int.from_bytes(start[:8], "little")
+    return start[8:9] == b"{" and 2 <= length <= size - 8
+
+
 def write_safetensors(
     path: PathLike, keys: Sequence[str], vectors: np.ndarray, counts: np.ndarray | None
 ) -> None:
@@ -83,10 +102,11 @@ def write_safetensors(
 
 
 def read_safetensors(
-    path: PathLike, *, mmap: bool = False
+    path: PathLike, *, mmap: bool = False, allow_nonfinite: bool = False
 ) -> tuple[list[str], np.ndarray, np.ndarray | None]:
-    """Read a file written by :func:`write_safetensors`; checks what it holds. With ``mmap``
-    the table is mapped from the file read-only instead of read."""
+    """Read a file written by :func:`write_safetensors`; checks what it holds (``inf`` and
+    ``nan`` refused with their row unless ``allow_nonfinite``, as in the other formats). With
+    ``mmap`` the table is mapped from the file read-only instead of read (and not scanned)."""
     tensors, meta = load_safetensors(path, mmap_mode="r" if mmap else None)
     if meta.get("kind") != "vectors" or not {"vectors", "key_bytes", "key_offsets"} <= set(tensors):
         raise ValueError(
@@ -107,6 +127,17 @@ def read_safetensors(
     ):
         raise ValueError(f"{path}: 'key_offsets' does not cut 'key_bytes' into {len(vectors)} keys")
     keys = [raw[a:b].decode("utf8") for a, b in itertools.pairwise(offsets)]
+    if vectors.dtype.kind != "f" or vectors.shape[1] < 1:
+        raise ValueError(
+            f"{path}: 'vectors' must be a (V, d >= 1) float table, got {vectors.dtype}"
+        )
+    finite = None if allow_nonfinite or mmap else np.isfinite(vectors)  # mapped: not scanned
+    if finite is not None and not finite.all():
+        row, col = (int(i[0]) for i in np.nonzero(~finite))
+        raise ValueError(
+            f"{path}: 'vectors' row {row + 1} ({keys[row]!r}): "
+            + nonfinite_message(col, vectors[row, col])
+        )
     counts = tensors.get("counts")
     if counts is not None and counts.shape != (len(keys),):
         raise ValueError(f"{path}: 'counts' must be a ({len(keys)},) array")

@@ -16,6 +16,7 @@ from typing import Any, Self
 
 import numpy as np
 
+from rowbook.checks import check_finite_rows
 from rowbook.io import MAX_INFLATED_BYTES, kind_of
 from rowbook.vectors import formats, npz, sidefiles
 from rowbook.vectors.mapped import maps_a_file, open_cached
@@ -53,6 +54,10 @@ class KeyedTable:
         written to.
     dtype : numpy.float32 or numpy.float16, default float32
         Storage type. A float16 table halves the memory; queries compute in float32.
+    allow_nonfinite : bool, default False
+        Keep rows holding ``inf`` or ``nan`` (refused otherwise, as the file loaders refuse
+        them: they make every query score ``nan``); queries then treat such rows as zero
+        rows. The same goes for rows added later (``add_vectors``, ``table[key] = row``).
 
     Examples
     --------
@@ -69,6 +74,7 @@ class KeyedTable:
         *,
         copy: bool = True,
         dtype: Any = np.float32,
+        allow_nonfinite: bool = False,
     ) -> None:
         dtype = _check_dtype(dtype)
         if isinstance(keys, int | np.integer) and not isinstance(keys, bool):
@@ -84,6 +90,9 @@ class KeyedTable:
                 f"vectors must be a 2-D (n_keys, vector_size >= 1) array, got shape {table.shape}"
             )
         self._set_keys(keys, counts, len(table), "vector rows")
+        self._allow_nonfinite = bool(allow_nonfinite)
+        if not maps_a_file(table):  # a mapped table is not scanned: its rows stay on disk
+            check_finite_rows("vectors", table, self._keys, allow_nonfinite=self._allow_nonfinite)
         # (V, d) read-only view: queries cannot alter it, yet the caller's array stays writeable
         self._vectors = _read_only(table)
         self._owned = table if copy else None  # the writeable array behind _vectors, if ours
@@ -352,7 +361,14 @@ class KeyedTable:
         else:
             state = read()
             keys = state["keys"]
-            loaded = cls(keys, state["vectors"], None, copy=False, dtype=dtype)
+            loaded = cls(
+                keys,
+                state["vectors"],
+                None,
+                copy=False,
+                dtype=dtype,
+                allow_nonfinite=allow_nonfinite,
+            )
         if fvocab is not None:
             counts = sidefiles.read_vocab_counts(fvocab, keys, unicode_errors=unicode_errors)
             loaded._counts = _check_counts(counts, len(loaded))
@@ -485,8 +501,8 @@ class KeyedTable:
         max_inflated_bytes: int | None = MAX_INFLATED_BYTES,
         allow_nonfinite: bool = False,
     ) -> Self:
-        """Read a file written by :meth:`save` (``.safetensors`` or ``.npz``, by the name;
-        fields checked, no pickle).
+        """Read a file written by :meth:`save` (safetensors or ``.npz``, told apart by their
+        content, whatever the file's name; fields checked, no pickle).
 
         ``mmap=True`` maps the table from the file read-only instead of reading it: opening
         reads the keys only, queries page in the rows they touch, and the norms they need are
@@ -498,14 +514,16 @@ class KeyedTable:
         writes none; ``None`` lifts the cap for a file you trust, see ``docs/safety.md``);
         ``allow_nonfinite`` as in :meth:`load_word2vec_format`.
         """
-        if not _is_safetensors(path) and kind_of(path) == "quantized vectors":
+        if Path(path).is_file() and sidefiles.is_safetensors(path):
+            keys, table, counts = sidefiles.read_safetensors(
+                path, mmap=mmap, allow_nonfinite=allow_nonfinite
+            )
+        elif kind_of(path) == "quantized vectors":
             from rowbook.vectors.quantize.table import QuantizedVectors
 
             if not issubclass(QuantizedVectors, cls):
                 raise TypeError(f"{path} holds quantised vectors; read it with Vectors.load(path)")
             return QuantizedVectors.load(path, mmap=mmap)
-        if _is_safetensors(path):
-            keys, table, counts = sidefiles.read_safetensors(path, mmap=mmap)
         else:
             keys, table, counts = npz.read_npz(
                 path,
@@ -514,7 +532,9 @@ class KeyedTable:
                 mmap=mmap,
             )
         dtype = np.float16 if table.dtype == np.float16 else np.float32
-        loaded = cls(keys, table, counts, copy=False, dtype=dtype)
+        loaded = cls(
+            keys, table, counts, copy=False, dtype=dtype, allow_nonfinite=allow_nonfinite or mmap
+        )
         loaded.path = Path(path) if loaded.mapped else None
         return loaded
 

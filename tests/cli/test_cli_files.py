@@ -95,12 +95,18 @@ def test_convert_round_trips_and_gensim_agrees(
         assert list(kv.index_to_key) == keys
         np.testing.assert_array_equal(kv.vectors, table)
     back = tmp_path / "back.txt"
-    result = run("convert", out, back)  # the input format is recognised from the suffix or content
+    result = run("convert", out, "-o", back)  # -o as in every command; the input by content
     assert result.code == 0, result
     np.testing.assert_array_equal(read_table(back), table)
 
 
 def test_convert_errors(run, one_line_error, vectors_txt, tmp_path):
+    one_line_error(run("convert", vectors_txt), "convert", "convert IN -o OUT")
+    one_line_error(
+        run("convert", vectors_txt, tmp_path / "a.txt", "-o", tmp_path / "b.txt"),
+        "convert",
+        "give one of them",
+    )
     one_line_error(run("convert", vectors_txt, tmp_path / "v.xyz"), "convert", "'.xyz'", "--to")
     one_line_error(
         run("convert", tmp_path / "none.bin", tmp_path / "v.txt"),

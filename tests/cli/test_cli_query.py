@@ -223,7 +223,6 @@ def test_evaluate_table_and_errors(run, one_line_error, eval_files, tmp_path):
         "all",
     ]
     assert lines[-1].startswith("Total accuracy")
-    one_line_error(run("evaluate", vpath), "evaluate", "--analogies FILE")
     one_line_error(
         run("evaluate", vpath, "--pairs", tmp_path / "none.tsv"),
         "evaluate",
@@ -233,6 +232,29 @@ def test_evaluate_table_and_errors(run, one_line_error, eval_files, tmp_path):
     empty = tmp_path / "empty.txt"
     empty.write_text(": nothing\n")
     one_line_error(run("evaluate", vpath, "--analogies", empty), "evaluate", "no analogy questions")
+
+
+def test_evaluate_with_no_file_runs_the_shipped_questions_words(run, tmp_path):
+    from gensim.models import KeyedVectors
+
+    from rowbook import Vectors
+    from rowbook.vectors.evaluate import QUESTIONS_WORDS
+
+    words = ["Athens", "Greece", "Baghdad", "Iraq", "Bangkok", "Thailand", "Berlin", "Germany"]
+    rows = np.random.default_rng(0).standard_normal((len(words), 5)).astype(np.float32)
+    rows[1::2] = rows[::2] + 0.2  # each capital beside its country
+    vpath = tmp_path / "v.txt"
+    Vectors(words, rows).save_word2vec_format(vpath)
+    result = run("evaluate", vpath, "--json")
+    assert result.code == 0, result
+    assert "running word2vec's questions-words.txt" in result.err and "--pairs FILE" in result.err
+    report = json.loads(result.out)["analogies"]
+    expected, _ = KeyedVectors.load_word2vec_format(str(vpath)).evaluate_word_analogies(
+        str(QUESTIONS_WORDS)
+    )
+    assert report["file"] == str(QUESTIONS_WORDS) and report["accuracy"] == pytest.approx(expected)
+    total = report["sections"][-1]
+    assert total["correct"] + total["skipped"] + (total["total"] - total["correct"]) == 19544
 
 
 def test_evaluate_counts_skipped_questions(run, vectors_txt, tmp_path):

@@ -3,8 +3,17 @@
 ``bases`` holds one small valid file per format, written by rowbook itself; ``LOADERS``
 opens each format as a user would; :func:`outcome` is the promise every test checks:
 a loader returns, or raises ``ValueError`` (or a subclass) or ``FileNotFoundError`` whose
-message names the file. ``craft`` builds ``.npz`` archives member by member, so that a
-test can make their headers and zip directory claim what it likes.
+message names the file. Every base file also goes through ``rowbook.load`` (the one loader,
+:mod:`rowbook.file_kinds`), which must keep the same promise whatever it takes the damaged
+file for. ``craft`` builds ``.npz`` archives member by member, so that a test can make
+their headers and zip directory claim what it likes.
+
+**A new file kind** joins the suite in three lines: its writer in :func:`_write_bases`
+(under the name of the format), its loader in ``LOADERS``, and the format in the group of
+``test_hostile_files.py`` that says how to damage it (``TEXT``, ``BINARY``, ``NPZ``, ``JSON``,
+``FOLDER``: a folder kind, in :data:`FOLDER_FORMATS`, is written as a folder and damaged one
+file at a time). The fuzz tests then run on it under the same address-space cap, through
+its own loader and through ``rowbook.load``.
 
 With ``ROWBOOK_MEMORY_CAP_GB`` set (the child process of
 ``test_hostile_files.py::test_fuzz_suite_under_a_memory_cap``), the address space is capped
@@ -31,10 +40,26 @@ import pytest
 import rowbook
 from rowbook.data.cooccurrence_file import load_cooccurrence, save_cooccurrence
 from rowbook.io import load_state, map_safetensors, save_safetensors, save_state
-from rowbook.models import ColorHarmony, FastText, GloVe, Word2Vec
+from rowbook.models import (
+    ColorHarmony,
+    FastText,
+    FastTextClassifier,
+    GloVe,
+    TransformerLM,
+    Word2Vec,
+)
 from rowbook.nn import Embedding, Module
 from rowbook.optim import Adam
-from rowbook.text import ByteLevelBPE, Unigram, Vocab, WordPiece, load_tokenizer
+from rowbook.text import (
+    ByteLevelBPE,
+    Normalizer,
+    TextPipeline,
+    Unigram,
+    Vocab,
+    WordPiece,
+    WordTokenizer,
+    load_tokenizer,
+)
 from rowbook.text.sentencepiece import load_model
 from rowbook.training import TrainConfig, Trainer
 from rowbook.vectors import SubwordVectors, Vectors
@@ -77,6 +102,8 @@ LOADERS = {
     "tokenizer.json": ByteLevelBPE.from_tokenizer_json,
     "fasttext bin": SubwordVectors.load_fasttext,
     "cooccurrence npz": load_cooccurrence,
+    "vectors safetensors": Vectors.load,
+    "text pipeline json": TextPipeline.load,
     "safetensors": lambda p: [np.asarray(a).sum() for a in map_safetensors(p)[0].values()],
     "quantized npz": Vectors.load,
     "mapped vectors npz": lambda p: Vectors.load(p, mmap=True).most_similar("king", topn=2),
@@ -88,6 +115,25 @@ LOADERS = {
     "unigram tokenizer.json": Unigram.from_tokenizer_json,
     "sentencepiece model": load_model,
     "any tokenizer": load_tokenizer,
+    "fasttext supervised": lambda p: FastTextClassifier.load_fasttext(p).predict("the cat"),
+    "fasttext ftz": lambda p: FastTextClassifier.load_fasttext(p).predict("the cat"),
+    # folders (written as folders, damaged one file at a time)
+    "hf checkpoint": TransformerLM.from_hf,
+    "projector folder": Vectors.load_projector,
+}
+#: Kinds ``rowbook.load`` recognises and names without opening: only its promise applies.
+NAMED_ONLY = ("hf config json",)
+#: Kinds that are folders: their base is a :class:`Folder` of files.
+FOLDER_FORMATS = ("hf checkpoint", "projector folder")
+#: A GPT-2 checkpoint small enough to fuzz (:func:`write_gpt2`).
+GPT2_CONFIG = {
+    "model_type": "gpt2",
+    "vocab_size": 20,
+    "n_embd": 8,
+    "n_layer": 1,
+    "n_head": 2,
+    "n_positions": 16,
+    "tie_word_embeddings": True,
 }
 NPZ_FORMATS = (
     "vectors npz",
@@ -144,6 +190,12 @@ def _write_bases(folder: Path) -> None:
     FastText(vector_size=4, bucket=64, min_count=1, epochs=1, workers=1).fit(CORPUS).save_fasttext(
         folder / "fasttext bin"
     )
+    vectors.save(folder / "v.safetensors")
+    (folder / "v.safetensors").rename(folder / "vectors safetensors")
+    TextPipeline(Normalizer(case="lower"), WordTokenizer(), Vocab()).fit(texts).save(
+        folder / "text pipeline json"
+    )
+    _write_supervised_fasttext(folder / "fasttext supervised", folder / "fasttext ftz")
     rows = np.random.default_rng(0).standard_normal((300, 6)).astype(np.float32)  # 7 KiB
     many = Vectors(KEYS + [f"k{i}" for i in range(296)], rows, counts=np.arange(300, 0, -1))
     many.quantize("pq", m=3, nbits=4, verbose=False).save(folder / "quantized npz")
@@ -152,6 +204,76 @@ def _write_bases(folder: Path) -> None:
     )  # 96 KiB: mapped
     wide.save(folder / "mapped vectors npz")
     wide.quantize("int8", verbose=False).save(folder / "mapped quantized npz")
+    write_gpt2(folder / "hf checkpoint")
+    (folder / "hf config json").write_bytes((folder / "hf checkpoint" / "config.json").read_bytes())
+    Vectors(KEYS, TABLE, counts=[5, 4, 3, 2]).save_projector(
+        folder / "projector folder", metadata={"kind": ["a", "b", "a", "c"]}
+    )
+    # new file kinds: write one small file (or folder) of each here, named as its format
+
+
+def _write_supervised_fasttext(path: Path, ftz: Path) -> None:
+    """A fastText supervised model, written in fastText's layout (labels after the words,
+    model code 3) by rowbook's writer, so the suite needs no oracle package; and its
+    quantised ``.ftz`` (256 bucket rows: one per centroid)."""
+    from rowbook.models import FastTextClassifier
+    from rowbook.vectors.fasttext_format import FastTextArgs, FastTextFile, write_fasttext_bin
+
+    words = ("the", "cat", "__label__a", "__label__b")
+    rng = np.random.default_rng(0)
+    file = FastTextFile(
+        FastTextArgs(dim=4, model=3, loss=3, bucket=256, minn=0, maxn=0, wordNgrams=2),
+        words,
+        np.array([4, 3, 2, 2]),
+        rng.random((258, 4), dtype=np.float32),
+        rng.random((2, 4), dtype=np.float32),
+        ntokens=11,
+        types=np.array([0, 0, 1, 1], np.int8),
+    )
+    write_fasttext_bin(path, file)
+    FastTextClassifier.load_fasttext(path).quantize(dsub=2).save_fasttext(ftz)
+
+
+def write_gpt2(path: Path, config: dict | None = None, tensors: dict | None = None) -> Path:
+    """A GPT-2 checkpoint folder: ``config`` (default :data:`GPT2_CONFIG`) and
+    ``model.safetensors`` holding ``tensors`` (default: random ones of the shapes it implies)."""
+    config = GPT2_CONFIG if config is None else config
+    path.mkdir(parents=True, exist_ok=True)
+    (path / "config.json").write_text(json.dumps(config))
+    if tensors is None:
+        rng = np.random.default_rng(0)
+        d, f = config["n_embd"], 4 * config["n_embd"]
+        shapes = {
+            "wte.weight": (config["vocab_size"], d),
+            "wpe.weight": (config["n_positions"], d),
+            "ln_f.weight": (d,),
+            "ln_f.bias": (d,),
+        }
+        for i in range(config["n_layer"]):
+            shapes |= {
+                f"h.{i}.ln_1.weight": (d,),
+                f"h.{i}.ln_1.bias": (d,),
+                f"h.{i}.ln_2.weight": (d,),
+                f"h.{i}.ln_2.bias": (d,),
+                f"h.{i}.attn.c_attn.weight": (d, 3 * d),
+                f"h.{i}.attn.c_attn.bias": (3 * d,),
+                f"h.{i}.attn.c_proj.weight": (d, d),
+                f"h.{i}.attn.c_proj.bias": (d,),
+                f"h.{i}.mlp.c_fc.weight": (d, f),
+                f"h.{i}.mlp.c_fc.bias": (f,),
+                f"h.{i}.mlp.c_proj.weight": (f, d),
+                f"h.{i}.mlp.c_proj.bias": (d,),
+            }
+        tensors = {k: rng.standard_normal(s).astype(np.float32) for k, s in shapes.items()}
+    save_safetensors(path / "model.safetensors", tensors, {"format": "pt"})
+    return path
+
+
+class Folder(dict):
+    """A folder kind's files, name -> bytes."""
+
+    def __repr__(self) -> str:
+        return f"Folder({sorted(self)})"
 
 
 def _write_subword_bases(folder: Path, texts: list[str]) -> None:
@@ -198,18 +320,33 @@ def bases() -> dict[str, bytes]:
     with tempfile.TemporaryDirectory() as folder, warnings.catch_warnings():
         warnings.simplefilter("ignore")
         _write_bases(Path(folder))
-        return Bases({fmt: (Path(folder) / fmt).read_bytes() for fmt in LOADERS})
+        formats = (*LOADERS, *NAMED_ONLY)
+        return Bases({fmt: _read(Path(folder) / fmt) for fmt in formats})
 
 
-def outcome(fmt: str, data: bytes) -> str:
-    """Write ``data`` and open it as ``fmt``: ``"loaded"``, or the documented error's message."""
+def _read(path: Path) -> bytes | Folder:
+    if path.is_dir():
+        return Folder({p.name: p.read_bytes() for p in path.iterdir()})
+    return path.read_bytes()
+
+
+def outcome(fmt: str, data: bytes | dict[str, bytes], *, any_kind: bool = False) -> str:
+    """Write ``data`` (a folder's files, for a folder kind) and open it as ``fmt`` (with
+    ``any_kind``, with ``rowbook.load``, as whatever it recognises): ``"loaded"``, or the
+    documented error's message."""
+    loader = rowbook.load if any_kind else LOADERS[fmt]
     with tempfile.TemporaryDirectory() as folder:
         path = Path(folder) / f"hostile {fmt}"
-        path.write_bytes(data)
+        if isinstance(data, dict):
+            path.mkdir()
+            for name, content in data.items():
+                (path / name).write_bytes(content)
+        else:
+            path.write_bytes(data)
         try:
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore")
-                LOADERS[fmt](path)
+                loader(path)
         except (ValueError, FileNotFoundError) as err:
             assert str(path) in str(err), f"{fmt}: {type(err).__name__} without the file: {err}"
             return str(err)
@@ -283,6 +420,8 @@ def craft() -> SimpleNamespace:
         with_meta=with_meta,
         claim_sizes=claim_sizes,
         outcome=outcome,
+        write_gpt2=write_gpt2,
+        gpt2_config=GPT2_CONFIG,
     )
 
 

@@ -158,16 +158,24 @@ def test_a_fifo_is_refused_not_waited_on(tmp_path, loader):
 
 
 def test_stale_temporaries_of_the_same_target_are_removed(tmp_path):
-    old, young = tmp_path / ".out.txt.abcd1234.tmp", tmp_path / ".out.txt.efgh5678.tmp"
+    """A killed save's temporary file (nobody holds its lock) goes when the same target is
+    written again, however young; a save still writing holds its lock and keeps it."""
+    import fcntl
+
+    killed, writing = tmp_path / ".out.txt.abcd1234.tmp", tmp_path / ".out.txt.efgh5678.tmp"
+    unnamed, young_unnamed = tmp_path / ".out.txt.ijkl9012.new", tmp_path / ".out.txt.mnop3456.new"
     other, lookalike = tmp_path / ".other.txt.abcd1234.tmp", tmp_path / ".out.txt.notours.tmp"
-    for path in (old, young, other, lookalike):
+    for path in (killed, writing, unnamed, young_unnamed, other, lookalike):
         path.write_text("left by a killed save")
     day_ago = time.time() - 2 * 24 * 3600
-    for path in (old, other, lookalike):
+    for path in (unnamed, other, lookalike):
         os.utime(path, (day_ago, day_ago))
-    with atomic_write(tmp_path / "out.txt", "w") as f:
-        f.write("new")
-    assert not old.exists() and young.exists() and other.exists() and lookalike.exists()
+    with open(writing) as live:
+        fcntl.flock(live, fcntl.LOCK_EX)  # another save, still writing
+        with atomic_write(tmp_path / "out.txt", "w") as f:
+            f.write("new")
+    assert not killed.exists() and not unnamed.exists()
+    assert writing.exists() and young_unnamed.exists() and other.exists() and lookalike.exists()
 
 
 def test_vocab_encode_refuses_non_strings_as_fit_does():
@@ -279,7 +287,7 @@ def test_allowed_nonfinite_rows_score_as_zero_rows(tmp_path):
     keys, table = [f"w{i}" for i in range(6)], rng.standard_normal((6, 4)).astype(np.float32)
     bad = table.copy()
     bad[2, 1], bad[4, 0] = np.nan, np.inf
-    Vectors(keys, bad).save_word2vec_format(tmp_path / "v.txt")
+    Vectors(keys, bad, allow_nonfinite=True).save_word2vec_format(tmp_path / "v.txt")
     with pytest.raises(ValueError, match=r"v\.txt, line 4: value 2 is 'nan'"):
         Vectors.load_word2vec_format(tmp_path / "v.txt")
     loaded = Vectors.load_word2vec_format(tmp_path / "v.txt", allow_nonfinite=True)
@@ -326,6 +334,12 @@ def _cli_cases(craft, bpe_files):
         (
             "c.npz",
             craft.npz({"a0": craft.npy(shape=(10**11, 2))}),
+            ["neighbors", "FILE", "king"],
+            "NumPy .npz archive not written by rowbook",  # named, never read
+        ),
+        (
+            "c.npz",
+            craft.npz({**craft.members(good_npz), "a0": craft.npy(shape=(10**11, 2))}),
             ["neighbors", "FILE", "king"],
             "claims shape",
         ),

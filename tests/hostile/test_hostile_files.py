@@ -34,8 +34,18 @@ FUZZ = settings(
     derandomize=not EXPLORE,
     suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
 )
+# How each format is damaged. A new file kind goes in one of these groups (see conftest.py).
 TEXT = ("word2vec text", "word2vec binary", "glove")
-BINARY = ("fasttext bin", "safetensors", "sentencepiece model", "any tokenizer", "vocab.txt")
+BINARY = (
+    "fasttext bin",
+    "vectors safetensors",
+    "safetensors",
+    "fasttext supervised",
+    "fasttext ftz",
+    "sentencepiece model",
+    "any tokenizer",
+    "vocab.txt",
+)
 NPZ = (
     "vectors npz",
     "state",
@@ -51,11 +61,16 @@ JSON = (
     "vocab json",
     "bpe json",
     "tokenizer.json",
+    "text pipeline json",
     "wordpiece json",
     "wordpiece tokenizer.json",
     "unigram json",
     "unigram tokenizer.json",
 )
+#: Folders (conftest.FOLDER_FORMATS): one file of the folder damaged at a time.
+FOLDER = ("hf checkpoint", "projector folder")
+#: Recognised by rowbook.load without a loader of their own (conftest.NAMED_ONLY).
+NAMED_ONLY = ("hf config json",)
 BIG = st.one_of(st.integers(0, 64), st.integers(0, 10**13))  # sizes, small and absurd
 JSON_VALUES = st.recursive(
     st.none() | st.booleans() | st.integers(-(2**70), 2**70) | st.floats() | st.text(max_size=6),
@@ -127,6 +142,50 @@ def damaged(draw, base: bytes) -> bytes:
 @given(data=st.data())
 def test_fuzz_damaged_bytes(fmt, data, bases, craft):
     craft.outcome(fmt, data.draw(damaged(bases[fmt])))
+
+
+@child_only
+@pytest.mark.parametrize("fmt", TEXT + BINARY + NPZ + JSON + NAMED_ONLY + ("cooccurrence npz",))
+@FUZZ
+@given(data=st.data())
+def test_fuzz_any_file_through_rowbook_load(fmt, data, bases, craft):
+    """The one loader keeps every loader's promise, whatever it takes a damaged file for."""
+    craft.outcome(fmt, data.draw(damaged(bases[fmt])), any_kind=True)
+
+
+@st.composite
+def damaged_folder(draw, files: dict[str, bytes]) -> dict[str, bytes]:
+    """``files`` with one of them damaged (:func:`damaged`) or removed."""
+    files = dict(files)
+    name = draw(st.sampled_from(sorted(files)))
+    if draw(st.integers(0, 9)) == 0:
+        del files[name]
+    else:
+        files[name] = draw(damaged(files[name]))
+    return files
+
+
+@child_only
+@pytest.mark.parametrize("any_kind", [False, True])
+@pytest.mark.parametrize("fmt", FOLDER)
+@FUZZ
+@given(data=st.data())
+def test_fuzz_damaged_folders(fmt, any_kind, data, bases, craft):
+    """A folder kind with one file damaged, through its loader and through rowbook.load."""
+    craft.outcome(fmt, data.draw(damaged_folder(bases[fmt])), any_kind=any_kind)
+
+
+@child_only
+@FUZZ
+@given(data=st.data())
+def test_fuzz_hugging_face_config_fields(data, bases, craft):
+    """Every field of a checkpoint's config.json mistyped or removed, beside valid weights."""
+    import json
+
+    files = dict(bases["hf checkpoint"])
+    config = data.draw(mistyped(json.loads(files["config.json"])))
+    files["config.json"] = json.dumps(config).encode()
+    craft.outcome("hf checkpoint", files)
 
 
 # -- size claims ---------------------------------------------------------------------------------
@@ -234,3 +293,16 @@ def test_fuzz_json_fields(fmt, data, bases, craft):
 def test_fuzz_npz_metadata_fields(fmt, data, bases, craft):
     meta = data.draw(mistyped(craft.meta_of(bases[fmt])))
     craft.outcome(fmt, craft.with_meta(bases[fmt], meta))
+
+
+def test_every_base_file_is_recognised_by_rowbook_load(bases, craft):
+    """Undamaged, each base file opens through rowbook.load, or is named with what reads it."""
+    named = {
+        "state": "a rowbook training checkpoint",
+        "trainer checkpoint": "a rowbook training checkpoint",
+        "safetensors": "a safetensors file; read it with rowbook.io.load_safetensors",
+        "hf config json": "a Hugging Face config.json; read it with TransformerLM.from_hf",
+    }
+    for fmt, data in bases.items():
+        said = craft.outcome(fmt, data, any_kind=True)
+        assert said == "loaded" if fmt not in named else named[fmt] in said, (fmt, said)

@@ -13,59 +13,17 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from rowbook.io import map_safetensors, save_safetensors
+from rowbook.io import map_safetensors
 from rowbook.models import TransformerLM
 from rowbook.models.hf_checkpoint import hf_vectors
 
-CONFIG = {
-    "model_type": "gpt2",
-    "vocab_size": 20,
-    "n_embd": 8,
-    "n_layer": 1,
-    "n_head": 2,
-    "n_positions": 16,
-    "tie_word_embeddings": True,
-}
-
 
 @pytest.fixture(scope="module")
-def folder(tmp_path_factory) -> Path:
-    """A valid tiny GPT-2 checkpoint written by rowbook."""
+def folder(tmp_path_factory, craft) -> Path:
+    """A valid tiny GPT-2 checkpoint written by rowbook (conftest's ``write_gpt2``)."""
     path = tmp_path_factory.mktemp("hf") / "gpt2"
-    TransformerLM.from_hf(_write(path.parent / "seed", CONFIG, None))  # the writer's own check
-    return _write(path, CONFIG, None)
-
-
-def _write(path: Path, config: dict, tensors: dict | None) -> Path:
-    path.mkdir(parents=True, exist_ok=True)
-    (path / "config.json").write_text(json.dumps(config))
-    if tensors is None:
-        rng = np.random.default_rng(0)
-        d, f = config["n_embd"], 4 * config["n_embd"]
-        shapes = {
-            "wte.weight": (config["vocab_size"], d),
-            "wpe.weight": (config["n_positions"], d),
-            "ln_f.weight": (d,),
-            "ln_f.bias": (d,),
-        }
-        for i in range(config["n_layer"]):
-            shapes |= {
-                f"h.{i}.ln_1.weight": (d,),
-                f"h.{i}.ln_1.bias": (d,),
-                f"h.{i}.ln_2.weight": (d,),
-                f"h.{i}.ln_2.bias": (d,),
-                f"h.{i}.attn.c_attn.weight": (d, 3 * d),
-                f"h.{i}.attn.c_attn.bias": (3 * d,),
-                f"h.{i}.attn.c_proj.weight": (d, d),
-                f"h.{i}.attn.c_proj.bias": (d,),
-                f"h.{i}.mlp.c_fc.weight": (d, f),
-                f"h.{i}.mlp.c_fc.bias": (f,),
-                f"h.{i}.mlp.c_proj.weight": (f, d),
-                f"h.{i}.mlp.c_proj.bias": (d,),
-            }
-        tensors = {k: rng.standard_normal(s).astype(np.float32) for k, s in shapes.items()}
-    save_safetensors(path / "model.safetensors", tensors, {"format": "pt"})
-    return path
+    TransformerLM.from_hf(craft.write_gpt2(path.parent / "seed"))  # the writer's own check
+    return craft.write_gpt2(path)
 
 
 def _copy(folder: Path, tmp_path: Path, config_edit=None) -> Path:
@@ -114,9 +72,9 @@ def test_configs_that_disagree_with_their_weights_are_refused(folder, tmp_path, 
         TransformerLM.from_hf(target)
 
 
-def test_a_tensor_the_config_does_not_explain_is_refused(folder, tmp_path):
-    two = _write(tmp_path / "two", CONFIG | {"n_layer": 2}, None)
-    (two / "config.json").write_text(json.dumps(CONFIG))  # says one layer, holds two
+def test_a_tensor_the_config_does_not_explain_is_refused(folder, tmp_path, craft):
+    two = craft.write_gpt2(tmp_path / "two", craft.gpt2_config | {"n_layer": 2})
+    (two / "config.json").write_text(json.dumps(craft.gpt2_config))  # says one layer, holds two
     with pytest.raises(
         ValueError, match=r"tensor 'h.1.attn.c_attn.bias' \(and 11 more\) is not part"
     ):
@@ -188,14 +146,14 @@ def test_shards_outside_the_folder_are_refused(folder, tmp_path):
         TransformerLM.from_hf(target)
 
 
-def test_missing_files_and_non_object_configs_name_the_file(folder, tmp_path):
+def test_missing_files_and_non_object_configs_name_the_file(folder, tmp_path, craft):
     with pytest.raises(FileNotFoundError):
         TransformerLM.from_hf(tmp_path / "nowhere")
     target = _copy(folder, tmp_path)
     (target / "config.json").write_text("[1, 2]")
     with pytest.raises(ValueError, match=r"config\.json must hold a JSON object"):
         hf_vectors(target)
-    (target / "config.json").write_text(json.dumps(CONFIG))
+    (target / "config.json").write_text(json.dumps(craft.gpt2_config))
     (target / "model.safetensors").unlink()
     with pytest.raises(FileNotFoundError, match="no safetensors file at"):
         hf_vectors(target)

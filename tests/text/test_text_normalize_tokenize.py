@@ -63,12 +63,32 @@ def test_normalizer_errors():
         Normalizer(strip="yes")
 
 
-@given(text=st.text())
+QUOTES = "\u2019\u2018\u201b\u02bc\uff07\u201c\u201d\u201e\u201f\uff02"  # ’ ‘ ‛ ʼ ＇ “ ” „ ‟ ＂
+ASCII = str.maketrans(QUOTES, "'" * 5 + '"' * 5)
+TEXTS = st.text(st.sampled_from("ab1 ,'\"" + QUOTES) | st.characters())
+
+
+@given(text=TEXTS)
 def test_word_tokenizer_matches_regex_findall_and_str_split(text):
-    assert WordTokenizer()(text) == regex.findall(DEFAULT_WORD_PATTERN, text)
+    assert WordTokenizer()(text) == regex.findall(DEFAULT_WORD_PATTERN, text.translate(ASCII))
+    assert WordTokenizer(ascii_quotes=False)(text) == regex.findall(DEFAULT_WORD_PATTERN, text)
     assert WordTokenizer(pattern=None)(text) == text.split()
     tokens = WordTokenizer()(text)
-    assert "".join(tokens) == "".join(c for c in text if not regex.match(r"\s", c))  # nothing lost
+    kept = "".join(c for c in text.translate(ASCII) if not regex.match(r"\s", c))
+    assert "".join(tokens) == kept  # nothing lost
+
+
+def test_typographic_apostrophes_and_quotes_read_as_ascii(tmp_path):
+    from rowbook.text import TextPipeline, Vocab
+
+    pipe = TextPipeline(None, WordTokenizer(ascii_quotes=False), Vocab()).fit(["a’b"])
+    pipe.save(tmp_path / "p.json")
+    assert TextPipeline.load(tmp_path / "p.json").tokenizer.ascii_quotes is False
+    assert WordTokenizer()("whale’s") == WordTokenizer()("whale's") == ["whale's"]
+    assert WordTokenizer()("“Call me”") == ['"', "Call", "me", '"']
+    assert WordTokenizer(ascii_quotes=False)("whale’s") == ["whale’s"]
+    with pytest.raises(TypeError, match="ascii_quotes must be True or False"):
+        WordTokenizer(ascii_quotes="yes")
 
 
 def test_default_word_pattern_separates_punctuation():

@@ -266,3 +266,44 @@ def test_unit_normalize_all_and_counts(table):
     np.testing.assert_array_equal(mine, vectors)  # the caller's array is not overwritten
     assert normed.counts.dtype == np.int64 and normed.counts[0] == V
     assert repr(normed) == f"Vectors(n_keys={V}, vector_size={D})"
+
+
+# -- inf and nan at every door ----------------------------------------------------------------
+
+
+@pytest.mark.parametrize("bad", [np.nan, np.inf, -np.inf])
+def test_every_door_refuses_inf_and_nan_naming_the_row_and_the_escape_hatch(bad, tmp_path):
+    from rowbook.nn import Embedding, EmbeddingBag
+
+    table = np.ones((3, 4), np.float32)
+    table[2, 1] = bad
+    hint = r"row 2 \('c'\) holds .* at column 1.*pass allow_nonfinite=True"
+    with pytest.raises(ValueError, match=hint):
+        Vectors(["a", "b", "c"], table)
+    good = Vectors(["a", "b"], table[:2])
+    with pytest.raises(ValueError, match=r"weights row 1 \('c'\) holds"):
+        good.add_vectors(["x", "c"], table[1:])
+    with pytest.raises(ValueError, match=r"weights row 0 \('a'\) holds"):
+        good["a"] = table[2]
+    assert len(good) == 2 and np.isfinite(good.vectors).all()  # refused edits change nothing
+    for layer in (Embedding, EmbeddingBag):
+        with pytest.raises(ValueError, match=r"embeddings row 2 holds .*allow_nonfinite=True"):
+            layer.from_pretrained(table)
+        assert layer.from_pretrained(table, allow_nonfinite=True).weight.shape == (3, 4)
+
+
+def test_allow_nonfinite_keeps_such_rows_as_the_loaders_do(tmp_path):
+    table = np.ones((3, 4), np.float32)
+    table[2, 1] = np.nan
+    kept = Vectors(["a", "b", "c"], table, allow_nonfinite=True)
+    assert kept.similarity("a", "c") == 0.0  # a zero row for queries, as after a loader
+    kept["d"] = table[2]  # the table's own choice holds for its edits
+    kept.add_vectors("e", table[2])
+    assert len(kept) == 5
+    strict = Vectors(["a"], table[:1])
+    strict.add_vectors("c", table[2], allow_nonfinite=True)  # or one call's
+    assert "c" in strict
+    kept.save(tmp_path / "v.safetensors")
+    with pytest.raises(ValueError, match=r"v\.safetensors: 'vectors' row 3 \('c'\): value 2"):
+        Vectors.load(tmp_path / "v.safetensors")
+    assert len(Vectors.load(tmp_path / "v.safetensors", allow_nonfinite=True)) == 5

@@ -99,3 +99,76 @@ def test_the_index_is_saved_beside_the_vectors_and_dropped_by_edits(unit, tmp_pa
     table.add_vectors(["new"], unit[:1])
     with pytest.raises(ValueError, match="build_index"):
         table.most_similar("k9", approximate=True)
+
+
+def test_build_index_chooses_its_kind_and_settings_from_the_table_size(unit):
+    from rowbook.vectors.index import HNSW_FROM, default_settings
+
+    small = VectorIndex.build(unit)
+    assert small.kind == "ivf" and small.nprobe == 8
+    assert small._index.nlist == round(600**0.5)
+    assert default_settings(HNSW_FROM - 1)["kind"] == "ivf"
+    assert default_settings(HNSW_FROM) == {
+        "kind": "hnsw",
+        "M": 16,
+        "ef_construction": 64,
+        "ef_search": 32,
+    }
+    graph = VectorIndex.build(unit, "hnsw")  # a kind given: its defaults, then the options given
+    assert graph.ef_search == 32 and graph._index.hnsw.efConstruction == 64
+    assert VectorIndex.build(unit, nprobe=3).nprobe == 3
+
+
+def test_batches_answer_as_single_queries_do(unit):
+    from rowbook.vectors import Vectors
+
+    keys = [f"k{i}" for i in range(600)]
+    table = Vectors(keys, unit * 2.0)
+    queries = ["k0", "k77", unit[5] * 3.0, "k599"]
+    for approximate in (False, True):
+        if approximate:
+            table.build_index("ivf", nlist=8, nprobe=2)  # approximate: the same candidates
+        for topn, restrict in ((7, None), (3, 300), (0, None)):
+            answers = table.most_similar(
+                batch=queries, topn=topn, restrict_vocab=restrict, approximate=approximate
+            )
+            assert len(answers) == len(queries)
+            for query, got in zip(queries, answers, strict=True):
+                one = table.most_similar(
+                    [query], topn=topn, restrict_vocab=restrict, approximate=approximate
+                )
+                assert [k for k, _ in got] == [k for k, _ in one]
+                np.testing.assert_allclose([s for _, s in got], [s for _, s in one], rtol=1e-6)
+    for restrict in (None, 300):  # one key goes straight to its unit row: the same answer
+        one = table.most_similar("k77", topn=5, restrict_vocab=restrict, approximate=True)
+        listed = table.most_similar(["k77"], topn=5, restrict_vocab=restrict, approximate=True)
+        assert [k for k, _ in one] == [k for k, _ in listed] and "k77" not in dict(one)
+        np.testing.assert_allclose([s for _, s in one], [s for _, s in listed], rtol=1e-6)
+    assert table.most_similar(batch=np.stack([unit[1], unit[2]]), topn=1)[0][0][0] == "k1"
+    with pytest.raises(ValueError, match="not both"):
+        table.most_similar("k1", batch=["k2"])
+    with pytest.raises(ValueError, match="give topn"):
+        table.most_similar(batch=["k2"], topn=None)
+
+
+def test_a_build_counts_its_rows_on_a_progress_bar(unit, monkeypatch):
+    import rowbook.vectors.index as index_module
+
+    bars = []
+
+    class Spy(index_module.ProgressBar):
+        def __init__(self, total, **kwargs):
+            super().__init__(total, **kwargs)
+            bars.append({"total": total, "show": kwargs["show"], "done": 0})
+
+        def update(self, n, metrics=None):
+            bars[-1]["done"] += n
+
+    monkeypatch.setattr(index_module, "ProgressBar", Spy)
+    monkeypatch.setattr(index_module, "ADD_ROWS", 256)
+    VectorIndex.build(unit, "hnsw", progress=True)
+    VectorIndex.build(unit, "ivf")  # 600 rows: no bar by default
+    assert bars == [
+        {"total": 600, "show": True, "done": 600},
+        {"total": 600, "show": False, "done": 600},
+    ]

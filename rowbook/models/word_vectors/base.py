@@ -34,7 +34,7 @@ import inspect
 import os
 from abc import abstractmethod
 from collections.abc import Callable, Iterator, Mapping
-from contextlib import contextmanager
+from contextlib import closing, contextmanager
 from functools import partial
 from typing import TYPE_CHECKING, Any, ClassVar
 
@@ -45,6 +45,7 @@ from rowbook.checks import ParameterError, check_int
 from rowbook.data.corpus import Corpus, encode_corpus, read_corpus
 from rowbook.data.counted_vocab import CountedVocab, vocab_from_counts
 from rowbook.data.id_stream import EncodedCorpus
+from rowbook.data.spill import resolve_spill_dir
 from rowbook.io import fields_of
 from rowbook.models.base import Model
 from rowbook.models.word_vectors import telemetry
@@ -152,7 +153,7 @@ class WordVectorModel(Model):
         callback: Callable[[Progress], None] | None = None,
         checkpoint: str | os.PathLike | None = None,
         resume: str | os.PathLike | None = None,
-        spill_dir: str | os.PathLike | None = None,
+        spill_dir: str | os.PathLike | bool | None = None,
         vocab: Mapping[str, int] | None = None,
     ) -> WordVectorModel:
         """Learn the vocabulary and the vectors of ``corpus`` in ``epochs`` epochs; returns ``self``.
@@ -173,20 +174,29 @@ class WordVectorModel(Model):
             parameters on the same corpus: training continues after its last epoch and
             ends where the uninterrupted run would (bit for bit with one worker). A path
             with no file yet starts afresh (give the same path as ``checkpoint``).
-        spill_dir : path, optional
-            A folder for the corpus's id stream (4 bytes per token), read back job by job:
-            memory then stays at the vocabulary and the tables however long the corpus
-            (:mod:`rowbook.data.id_stream`). The vectors are the same.
+        spill_dir : path, False or None
+            Where the corpus's id stream (4 bytes per token) is kept: a folder puts it in a
+            temporary file there, read back job by job, so memory stays at the vocabulary
+            and the tables however long the corpus (:mod:`rowbook.data.id_stream`);
+            ``False`` keeps it in RAM; ``None`` (default) decides from the corpus's size:
+            files whose ids would take more than 1/256 of the available memory spill to
+            the system's temporary folder, and a :class:`~rowbook.data.spill.SpillNotice`
+            says so once (:mod:`rowbook.data.spill`). The vectors are the same either way;
+            the temporary files are removed when ``fit`` returns, fails or is interrupted.
         vocab : mapping of str to int, optional
             Word counts of ``corpus`` made elsewhere, in first-sighting order (from
             :func:`rowbook.distributed.word_counts`, say): the vocabulary is chosen from
             them by the model's rule and ``corpus`` is only read once, to encode it. With
             the corpus's own counts, the model is the one ``fit(corpus)`` learns.
         """
-        counted, encoded = self._read_vocab(corpus, tokenizer, spill_dir, vocab)
-        saved = self._resume_state(resume)
-        state = self._new_state(counted) if saved is None else self._resumed(saved, counted, resume)
-        self._train(state, encoded, callback, checkpoint, spill_dir, keep_on_error=False)
+        spill = resolve_spill_dir(corpus, spill_dir)
+        counted, encoded = self._read_vocab(corpus, tokenizer, spill, vocab)
+        with closing(encoded):  # a spilled id stream is removed however this ends
+            saved = self._resume_state(resume)
+            state = self._new_state(counted)
+            if saved is not None:
+                state = self._resumed(saved, counted, resume)
+            self._train(state, encoded, callback, checkpoint, spill, keep_on_error=False)
         return self
 
     def build_vocab(self, corpus: Corpus, *, update: bool = False, tokenizer: Any = None):
@@ -199,14 +209,22 @@ class WordVectorModel(Model):
         training state too); new rows start as a fresh model of the grown vocabulary has
         them. Follow with :meth:`train`.
         """
+        spill = resolve_spill_dir(corpus)
         if not update:
-            counted, _ = self._read_vocab(corpus, tokenizer)
+            counted, encoded = self._read_vocab(corpus, tokenizer, spill)
+            encoded.close()
             self._fitted = self._new_state(counted, by="build_vocab")
             return self
         state = self._require_fitted("build_vocab(..., update=True)")
-        seen, _ = read_corpus(
-            corpus, min_count=1, tokenizer=tokenizer, workers=self._readers(), **self._scan()
+        seen, encoded = read_corpus(
+            corpus,
+            min_count=1,
+            tokenizer=tokenizer,
+            spill_dir=spill,
+            workers=self._readers(),
+            **self._scan(),
         )
+        encoded.close()
         self._grow(state, seen)
         return self
 
@@ -254,7 +272,7 @@ class WordVectorModel(Model):
         tokenizer: Any = None,
         callback: Callable[[Progress], None] | None = None,
         checkpoint: str | os.PathLike | None = None,
-        spill_dir: str | os.PathLike | None = None,
+        spill_dir: str | os.PathLike | bool | None = None,
     ):
         """Train ``epochs`` more epochs on ``corpus`` with the current vocabulary; returns ``self``.
 
@@ -278,19 +296,22 @@ class WordVectorModel(Model):
                 f"None for {type(self).__name__}",
                 fix="its steps have no learning-rate schedule to measure in corpus words",
             )
+        spill = resolve_spill_dir(corpus, spill_dir)
         encoded = encode_corpus(
             corpus,
             state["vocab"].keys,
             tokenizer=tokenizer,
-            spill_dir=spill_dir,
+            spill_dir=spill,
             workers=self._readers(),
         )
-        if encoded.total_words == 0:
-            raise ValueError(
-                "the corpus is empty: no tokens were read; pass token lists or a non-empty text file"
-            )
-        state["schedule"].update(by="train", epochs=epochs, done=0, total_words=total_words)
-        self._train(state, encoded, callback, checkpoint, spill_dir, keep_on_error=True)
+        with closing(encoded):
+            if encoded.total_words == 0:
+                raise ValueError(
+                    "the corpus is empty: no tokens were read; pass token lists or a non-empty "
+                    "text file"
+                )
+            state["schedule"].update(by="train", epochs=epochs, done=0, total_words=total_words)
+            self._train(state, encoded, callback, checkpoint, spill, keep_on_error=True)
         return self
 
     def _read_vocab(
@@ -300,8 +321,9 @@ class WordVectorModel(Model):
         spill_dir: Any = None,
         counts: Mapping[str, int] | None = None,
     ) -> tuple[CountedVocab, EncodedCorpus]:
-        """The vocabulary of ``corpus`` (from its own ``counts`` when given) and its ids,
-        read by as many processes as ``workers`` trains on."""
+        """The vocabulary of ``corpus`` (from its own ``counts`` when given) and its ids, in
+        RAM or in a file in ``spill_dir`` (already resolved: ``None`` is RAM), read by as many
+        processes as ``workers`` trains on."""
         scan, readers = self._scan(), self._readers()
         if counts is not None:
             if scan["max_vocab_size"] is not None:

@@ -43,6 +43,7 @@ from rowbook.data.corpus import Corpus
 from rowbook.data.counted_vocab import CountedVocab, truncate_vocab
 from rowbook.data.id_stream import EncodedCorpus
 from rowbook.data.shuffle import RecordArrays, RecordFile, shuffle_records, shuffle_to_file
+from rowbook.data.spill import resolve_spill_dir
 from rowbook.models.word_vectors.base import WordVectorModel
 from rowbook.models.word_vectors.glove_kernels import glove_records
 from rowbook.models.word_vectors.jobs import EpochJobs, Progress
@@ -190,12 +191,16 @@ class GloVe(WordVectorModel):
         if not X.has_canonical_format:  # sum duplicates in a copy, not in the caller's matrix
             X = X.copy()
             X.sum_duplicates()
-        with closing(self._records([X], spill_dir)) as records:
+        with closing(self._records([X], spill_dir, X.nnz)) as records:
             self._run(state, records, callback, checkpoint, keep_on_error=False)
         return self
 
     def cooccurrence(
-        self, corpus: Corpus, *, tokenizer: Any = None, spill_dir: str | os.PathLike | None = None
+        self,
+        corpus: Corpus,
+        *,
+        tokenizer: Any = None,
+        spill_dir: str | os.PathLike | bool | None = None,
     ) -> CountedCooccurrence:
         """What :meth:`fit` counts before it trains: the vocabulary (``min_count``,
         ``max_vocab``) and the co-occurrence matrix (``window``, ``symmetric``,
@@ -204,8 +209,10 @@ class GloVe(WordVectorModel):
         ``rowbook cooccur``), and train on it later with :meth:`fit_cooccurrence`: the
         vectors are those ``fit`` gives.
         """
-        vocab, encoded = self._read_vocab(corpus, tokenizer, spill_dir)
-        X = stack_bands(self._counted(encoded, len(vocab), spill_dir))
+        spill = resolve_spill_dir(corpus, spill_dir)
+        vocab, encoded = self._read_vocab(corpus, tokenizer, spill)
+        with closing(encoded):
+            X = stack_bands(self._counted(encoded, len(vocab), spill))
         return CountedCooccurrence(
             X, vocab.keys, vocab.counts, self.window, self.symmetric, self.distance_weighting
         )
@@ -225,16 +232,20 @@ class GloVe(WordVectorModel):
             symmetric=self.symmetric,
             weighted=self.distance_weighting,
             memory=self._budget,
-            folder=spill_dir,
+            folder=spill_dir or None,  # False (ids in RAM): runs in the system's folder
         )
 
     def _records(
-        self, bands: Iterable[sp.csr_matrix], spill_dir: str | os.PathLike | None
+        self,
+        bands: Iterable[sp.csr_matrix],
+        spill_dir: str | os.PathLike | None,
+        n_records: int | None = None,
     ) -> Records:
-        """glove.c's ``shuffle``: the records in seeded-hash order, in RAM or on disk within ``memory``."""
+        """glove.c's ``shuffle``: the records in seeded-hash order, in RAM or on disk within
+        ``memory`` (``n_records``, when known, checks the disk's room first)."""
         if self._budget is None:
             return shuffle_records(bands, self.seed)
-        return shuffle_to_file(bands, self.seed, self._budget, spill_dir)
+        return shuffle_to_file(bands, self.seed, self._budget, spill_dir or None, n_records)
 
     @contextmanager
     def _training_data(

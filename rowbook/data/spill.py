@@ -1,0 +1,203 @@
+"""Whether a corpus's word ids go to disk: the one decision behind ``spill_dir=None``.
+
+The word-vector trainers keep a corpus as word ids, 4 bytes a token
+(:mod:`rowbook.data.id_stream`): in RAM, or in a file read back job by job, which keeps
+memory flat however long the corpus (the vectors are the same bit for bit). ``spill_dir``
+says which:
+
+* ``None`` (the default): decide from the corpus's size. A corpus of files whose ids would
+  take more than 1/:data:`SPILL_SHARE` of the memory available now (``MemAvailable``) goes
+  to a temporary folder in the system's temporary folder (``TMPDIR``), which is removed when
+  training ends; a one-line :class:`SpillNotice` says so, once. The size of the ids is
+  estimated from the files' size, at :data:`TEXT_BYTES_PER_TOKEN` bytes of text a token (a
+  compressed file counted :data:`COMPRESSION` times its size), so it errs towards spilling.
+  If that folder's disk has no room for the ids (twice, while they are encoded) they stay
+  in RAM, and the note says why. Token lists, and text piped to standard input, stay in
+  RAM (their size is unknown before they are read): pass a folder to spill them. An
+  iterable that reads files may name them in a ``sources`` attribute (the command line's
+  corpus does), and is then sized as they are.
+* ``False``: always in RAM.
+* a folder: always there.
+
+On a machine with 16 GB available the line is at 64 MB of ids: about 16M tokens, a text
+file of about 80 MB. Spilling costs no speed (the page cache keeps recently read ids; one
+epoch of NewsArticles x36 took 376 s spilled and 385 s in RAM).
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import stat
+import sys
+import tempfile
+import warnings
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from rowbook.checks import ParameterError
+from rowbook.corpus_files import STDIN, source_files
+
+__all__ = [
+    "COMPRESSION",
+    "SPILL_SHARE",
+    "TEXT_BYTES_PER_TOKEN",
+    "SpillChoice",
+    "SpillNotice",
+    "available_memory",
+    "choose_spill",
+    "corpus_text_bytes",
+    "id_bytes",
+    "resolve_spill_dir",
+]
+
+#: The ids spill when they would take more than this fraction (1/N) of the available memory.
+SPILL_SHARE = 256
+#: Bytes of text per token assumed when estimating a corpus's tokens from its files' size
+#: (NewsArticles has 5.9; fewer means more tokens estimated, so spilling sooner).
+TEXT_BYTES_PER_TOKEN = 5
+#: A gzip, bzip2 or xz file is counted as this many times its size in text.
+COMPRESSION = 4
+_ID_BYTES = 4  # an int32 id per token
+_COMPRESSED = (b"\x1f\x8b", b"BZh", b"\xfd7zXZ\x00")
+
+
+class SpillNotice(UserWarning):
+    """A trainer chose to keep a corpus's word ids on disk (or could not): said once."""
+
+
+@dataclass(frozen=True)
+class SpillChoice:
+    """Where a corpus's ids go: ``folder`` (a parent folder for the spill file) or RAM
+    (``None``), and ``note``, the line that tells the user when the choice was made for them
+    (``{keep}`` and ``{choose}`` stand for the ways to choose otherwise)."""
+
+    folder: str | os.PathLike[str] | None
+    note: str | None = None
+
+    def said(self, keep: str = "spill_dir=False", choose: str = "spill_dir=PATH") -> str | None:
+        """The note, naming the options as the caller spells them."""
+        return None if self.note is None else self.note.format(keep=keep, choose=choose)
+
+
+def available_memory() -> int | None:
+    """Bytes of memory available to new work now (Linux ``MemAvailable``), or ``None``."""
+    try:
+        with open("/proc/meminfo", "rb") as f:
+            for line in f:
+                if line.startswith(b"MemAvailable:"):
+                    return int(line.split()[1]) * 1024
+    except (OSError, ValueError, IndexError):
+        pass
+    try:
+        return os.sysconf("SC_AVPHYS_PAGES") * os.sysconf("SC_PAGE_SIZE")
+    except (AttributeError, OSError, ValueError):
+        return None
+
+
+def corpus_text_bytes(corpus: Any) -> int | None:
+    """Bytes of text a file corpus holds (compressed files estimated), or ``None`` when that
+    is unknown before reading: token lists, a pipe on standard input.
+
+    Examples
+    --------
+    >>> corpus_text_bytes([["a", "b"]]) is None
+    True
+    """
+    from rowbook.data.corpus import is_file_source  # corpus -> id_stream: imported on use
+
+    if not is_file_source(corpus):
+        corpus = getattr(corpus, "sources", None)  # an iterable that reads files may say which
+        if corpus is None or not is_file_source(corpus):
+            return None
+    total = 0
+    for file in source_files(corpus):
+        if file == STDIN:
+            mode = os.fstat(sys.stdin.fileno()).st_mode if _has_fileno() else 0
+            if not stat.S_ISREG(mode):
+                return None
+            size, head = os.fstat(sys.stdin.fileno()).st_size, b""
+        else:
+            size = Path(file).stat().st_size
+            with open(file, "rb") as f:
+                head = f.read(6)
+        total += size * (COMPRESSION if head.startswith(_COMPRESSED) else 1)
+    return total
+
+
+def id_bytes(corpus: Any) -> int | None:
+    """The bytes the word ids of a file corpus are estimated to take (see the module
+    docstring), or ``None`` when its size is unknown.
+
+    >>> id_bytes([["a"]]) is None
+    True
+    """
+    text = corpus_text_bytes(corpus)
+    return None if text is None else text // TEXT_BYTES_PER_TOKEN * _ID_BYTES
+
+
+def _has_fileno() -> bool:
+    try:
+        sys.stdin.fileno()
+    except (AttributeError, OSError, ValueError):
+        return False
+    return True
+
+
+def _mb(n: float) -> str:
+    return f"{n / 2**30:.1f} GB" if n >= 2**30 else f"{n / 2**20:.0f} MB"
+
+
+def choose_spill(corpus: Any, spill_dir: Any = None) -> SpillChoice:
+    """Where the ids of ``corpus`` go for this ``spill_dir`` (see the module docstring).
+
+    Examples
+    --------
+    >>> choose_spill([["a", "b"]]), choose_spill("corpus.txt", spill_dir=False)
+    (SpillChoice(folder=None, note=None), SpillChoice(folder=None, note=None))
+    >>> choose_spill([["a"]], spill_dir="/scratch").folder
+    '/scratch'
+    """
+    if spill_dir is False:
+        return SpillChoice(None)
+    if spill_dir is not None:
+        if not isinstance(spill_dir, str | os.PathLike) or isinstance(spill_dir, bool):
+            raise ParameterError(
+                "spill_dir",
+                spill_dir,
+                "None (decide from the corpus's size), False (keep the ids in RAM) or a folder",
+            )
+        return SpillChoice(spill_dir)
+    ids, memory = id_bytes(corpus), available_memory()
+    if ids is None or memory is None or ids * SPILL_SHARE <= memory:
+        return SpillChoice(None)
+    folder = tempfile.gettempdir()
+    sizes = (
+        f"about {_mb(ids)} of word ids, more than 1/{SPILL_SHARE} of the {_mb(memory)} available"
+    )
+    try:
+        free = shutil.disk_usage(folder).free
+    except OSError:
+        free = None
+    if free is not None and free < 2 * ids and 4 * ids < memory:
+        return SpillChoice(
+            None,
+            f"the corpus holds {sizes}, but {folder} has only {_mb(free)} free for them "
+            "(twice that while encoding): they stay in RAM; {choose} spills them elsewhere",
+        )
+    return SpillChoice(
+        folder,
+        f"the corpus holds {sizes}: they go to a temporary folder in {folder}, read back "
+        "job by job (removed when training ends); {keep} keeps them in RAM, "
+        "{choose} chooses the folder",
+    )
+
+
+def resolve_spill_dir(corpus: Any, spill_dir: Any = None) -> str | os.PathLike[str] | None:
+    """The folder for the ids of ``corpus`` (``None``: RAM), as :func:`choose_spill` decides;
+    a choice made for the user is said once, as a :class:`SpillNotice`."""
+    choice = choose_spill(corpus, spill_dir)
+    if choice.note is not None:
+        warnings.warn(choice.said(), SpillNotice, stacklevel=3)
+    return choice.folder
