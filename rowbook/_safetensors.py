@@ -50,7 +50,7 @@ DTYPES = {
 
 
 def _header(path: Path) -> tuple[dict[str, Any], int]:
-    from rowbook.io import parse_json
+    from rowbook._json_limits import parse_json
 
     size = path.stat().st_size
     with open(path, "rb") as f:

@@ -80,6 +80,7 @@ __all__ = [
     "Source",
     "check_regular_file",
     "is_compressed",
+    "is_file_source",
     "iter_batches",
     "iter_lines",
     "iter_part_batches",
@@ -553,3 +554,19 @@ def read_texts(
     if not texts:
         raise ValueError(f"{name} holds no text (every line is blank)")
     return texts
+
+
+def is_file_source(corpus: Any) -> bool:
+    """A path, or a non-empty list/tuple of paths: ``pathlib.Path`` items, or ``str`` items
+    that all name existing files or folders (or ``"-"``); a list of token lists is not."""
+    if isinstance(corpus, str | os.PathLike):
+        return True
+    if not isinstance(corpus, list | tuple) or not corpus:
+        return False
+    if all(isinstance(item, os.PathLike) for item in corpus):
+        return True
+    return all(
+        isinstance(item, os.PathLike)
+        or (isinstance(item, str) and (item == "-" or os.path.exists(item)))
+        for item in corpus
+    )

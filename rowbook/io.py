@@ -45,6 +45,7 @@ from typing import IO, Any
 
 import numpy as np
 
+from rowbook._json_limits import MAX_JSON_DEPTH, parse_json
 from rowbook._locks import abandoned, lock
 from rowbook._npz import MAX_INFLATED_BYTES, MmapMode, peek_text, read_members, write_members
 from rowbook._safetensors import map_safetensors
@@ -70,8 +71,6 @@ __all__ = [
 ]
 
 FORMAT_VERSION = 1
-#: Deepest JSON nesting rowbook reads; its own files nest a few levels.
-MAX_JSON_DEPTH = 100
 #: Where locks cannot tell whether a temporary file of :func:`atomic_write` is still being
 #: written, one older than this is taken as a killed save's and removed when the same target
 #: is written again (a locked one never is; an unlocked one always is).
@@ -395,50 +394,6 @@ def read_json(
             f"{what} file {path} is not valid UTF-8 at byte offset {err.start}"
         ) from None
     return parse_json(text, f"{what} file {path}")
-
-
-# A JSON string, or an unterminated one up to the end: every quote starts a match that
-# succeeds, so the scan is linear however the quotes and backslashes are arranged.
-_STRING = re.compile(r'(?s)"(?:[^"\\]++|\\.)*+\\?(?:"|\Z)')
-_NOT_BRACKET = re.compile(r"[^\[\]{}]++")
-
-
-def parse_json(text: str, where: str) -> Any:
-    """``json.loads(text)``, refusing nesting deeper than :data:`MAX_JSON_DEPTH`.
-
-    Examples
-    --------
-    >>> parse_json("[[1], {}]", "example")
-    [[1], {}]
-    >>> parse_json("[" * 200_000, "example")  # doctest: +ELLIPSIS
-    Traceback (most recent call last):
-    ...
-    ValueError: example nests arrays/objects ... rowbook reads at most 100
-    """
-    if text.count("[") + text.count("{") <= MAX_JSON_DEPTH:
-        return _loads(text, where)  # too few brackets to nest deeper: no need to scan them
-    brackets = _NOT_BRACKET.sub("", _STRING.sub("", text))
-    steps = np.frombuffer(brackets.encode("ascii"), dtype=np.uint8)
-    opens = (steps == ord("[")) | (steps == ord("{"))
-    depth = int(np.cumsum(np.where(opens, 1, -1)).max()) if steps.size else 0
-    if depth > MAX_JSON_DEPTH:
-        raise ValueError(
-            f"{where} nests arrays/objects {depth} levels deep; "
-            f"rowbook reads at most {MAX_JSON_DEPTH}"
-        )
-    return _loads(text, where)
-
-
-def _loads(text: str, where: str) -> Any:
-    try:
-        return json.loads(text)
-    except json.JSONDecodeError as err:
-        raise ValueError(
-            f"{where} is not valid JSON: {err.msg} at line {err.lineno}, column "
-            f"{err.colno} (character offset {err.pos})"
-        ) from None
-    except RecursionError:
-        raise ValueError(f"{where} nests arrays/objects too deeply") from None
 
 
 def save_safetensors(

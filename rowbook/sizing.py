@@ -506,7 +506,7 @@ def _sweep_tokenizers(
     from rowbook.text.word_counts import count_words
 
     if name == "bpe":
-        from rowbook.models.language_model import END_OF_TEXT
+        from rowbook.text.bpe.bytelevel import END_OF_TEXT
 
         bpe = ByteLevelBPE().fit(texts, sizes[-1], special_tokens=[END_OF_TEXT], workers=workers)
         for size in dict.fromkeys(min(n, len(bpe)) for n in sizes):

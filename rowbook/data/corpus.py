@@ -35,7 +35,7 @@ from typing import Any, Literal
 import numpy as np
 
 from rowbook.checks import check_int
-from rowbook.corpus_files import iter_pieces
+from rowbook.corpus_files import is_file_source, iter_pieces
 from rowbook.data import id_stream
 from rowbook.data.counted_vocab import (  # truncate_vocab, vocab_from_counts: also named here
     CountedVocab,
@@ -125,22 +125,6 @@ def iter_sentences(
                 "paths that exist (a list of pathlib.Path is always read as files)"
             )
         yield sentence
-
-
-def is_file_source(corpus: Any) -> bool:
-    """A path, or a non-empty list/tuple of paths: ``pathlib.Path`` items, or ``str`` items
-    that all name existing files or folders (or ``"-"``); a list of token lists is not."""
-    if isinstance(corpus, str | os.PathLike):
-        return True
-    if not isinstance(corpus, list | tuple) or not corpus:
-        return False
-    if all(isinstance(item, os.PathLike) for item in corpus):
-        return True
-    return all(
-        isinstance(item, os.PathLike)
-        or (isinstance(item, str) and (item == "-" or os.path.exists(item)))
-        for item in corpus
-    )
 
 
 def _scan(

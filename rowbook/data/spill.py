@@ -37,7 +37,7 @@ from pathlib import Path
 from typing import Any
 
 from rowbook.checks import ParameterError
-from rowbook.corpus_files import STDIN, source_files
+from rowbook.corpus_files import STDIN, is_file_source, source_files
 
 __all__ = [
     "COMPRESSION",
@@ -105,7 +105,6 @@ def corpus_text_bytes(corpus: Any) -> int | None:
     >>> corpus_text_bytes([["a", "b"]]) is None
     True
     """
-    from rowbook.data.corpus import is_file_source  # corpus -> id_stream: imported on use
 
     if not is_file_source(corpus):
         corpus = getattr(corpus, "sources", None)  # an iterable that reads files may say which

@@ -40,12 +40,12 @@ from rowbook.nn import functional as F
 from rowbook.nn.kernel_math import blas_single_thread
 from rowbook.optim import AdamW, OptimizerChain, SparseAdam
 from rowbook.text import ByteLevelBPE, TextPipeline
+from rowbook.text.bpe.bytelevel import END_OF_TEXT
 from rowbook.training import TrainConfig, Trainer, hold_out
 from rowbook.vectors import Vectors
 
 __all__ = ["END_OF_TEXT", "TransformerLM", "token_windows"]
 
-END_OF_TEXT = "<|endoftext|>"
 _EVAL_WINDOWS = 8
 _ARCHITECTURE = (
     "family",

@@ -32,6 +32,7 @@ import numpy as np
 
 __all__ = [
     "BYTE_TO_UNICODE",
+    "END_OF_TEXT",
     "GPT2_ASCII_PATTERN",
     "GPT2_PATTERN",
     "UNICODE_TO_BYTE",
@@ -45,6 +46,9 @@ __all__ = [
 #: English contractions, letters, digits and other symbols (each optionally preceded by
 #: one space), and whitespace, where a whitespace run before a word leaves its last
 #: space to that word.
+#: GPT-2's end-of-text token: the special token a byte-level BPE of rowbook's language
+#: models ends each text with.
+END_OF_TEXT = "<|endoftext|>"
 GPT2_PATTERN = r"""'s|'t|'re|'ve|'m|'ll|'d| ?\p{L}+| ?\p{N}+| ?[^\s\p{L}\p{N}]+|\s+(?!\S)|\s+"""
 
 #: :data:`GPT2_PATTERN` for ASCII text, written for the standard library's ``re``, which runs
