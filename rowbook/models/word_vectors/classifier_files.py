@@ -101,10 +101,10 @@ def quant_from_state(state: dict[str, Any], model: Any) -> tuple[dict[str, Any] 
             )
     if state.get("quant") is None:
         return None, prune
-    from rowbook.vectors.quantize import QuantizedMatrix
+    from rowbook.vectors.quantize.saved import matrix_from_state
 
     quant = {
-        name: QuantizedMatrix.from_state(value, f"saved quantised {name} table")
+        name: matrix_from_state(value, f"saved quantised {name} table")
         for name, value in state["quant"].items()
     }
     return quant, prune

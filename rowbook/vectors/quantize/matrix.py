@@ -165,19 +165,6 @@ class QuantizedMatrix:
     def get_state(self) -> dict[str, Any]:
         raise NotImplementedError
 
-    @staticmethod
-    def from_state(state: Any, where: str, n_rows: int | None = None) -> QuantizedMatrix:
-        """The matrix a file's ``state`` describes (``"method"``: ``"int8"`` or ``"pq"``), checked."""
-        from rowbook.vectors.quantize.int8 import Int8Matrix
-        from rowbook.vectors.quantize.pqmatrix import PQMatrix
-
-        method = state.get("method") if isinstance(state, dict) else None
-        if method == "int8":
-            return Int8Matrix.from_state(state, where, n_rows)
-        if method == "pq":
-            return PQMatrix.from_state(state, where, n_rows)
-        raise ValueError(f"{where}: 'method' must be 'int8' or 'pq', got {method!r}")
-
     def __repr__(self) -> str:
         return f"{type(self).__name__}({len(self)} x {self.dim}, {self.nbytes:,} bytes)"
 

@@ -15,6 +15,7 @@ import numpy as np
 from rowbook.nn.bag import bag_sum
 from rowbook.vectors.quantize.cost import finish_quantized, quantize_matrix
 from rowbook.vectors.quantize.matrix import QuantizedMatrix
+from rowbook.vectors.quantize.saved import matrix_from_state
 from rowbook.vectors.quantize.table import QuantizedVectors
 from rowbook.vectors.subword import SubwordVectors, _check_kept
 
@@ -110,7 +111,7 @@ class QuantizedSubwordVectors(QuantizedVectors, SubwordVectors):
         except ValueError as err:
             raise ValueError(f"{where}: 'subword.{err}") from None
         rows = len(keys) + (subword["bucket"] if kept is None else len(kept))
-        input_ = QuantizedMatrix.from_state(subword.get("input"), f"{where}: 'subword.input'", rows)
+        input_ = matrix_from_state(subword.get("input"), f"{where}: 'subword.input'", rows)
         if input_.dim != matrix.dim:
             raise ValueError(
                 f"{where}: 'subword.input' has {input_.dim} columns, the word "

@@ -38,6 +38,7 @@ from rowbook.vectors.core import Vectors
 from rowbook.vectors.mapped import FileRows, maps_a_file
 from rowbook.vectors.neighbors import unit_rows
 from rowbook.vectors.quantize.matrix import QuantizedMatrix
+from rowbook.vectors.quantize.saved import matrix_from_state
 
 __all__ = ["QUANTIZED_KIND", "QuantizedVectors"]
 
@@ -284,7 +285,7 @@ def _from_state(state: Any, where: str) -> QuantizedVectors:
     keys, counts = state.get("keys"), state.get("counts")
     if not isinstance(keys, list) or not all(isinstance(k, str) for k in keys):
         raise ValueError(f"{where}: 'keys' must be a list of strings")
-    matrix = QuantizedMatrix.from_state(state.get("matrix"), f"{where}: 'matrix'", len(keys))
+    matrix = matrix_from_state(state.get("matrix"), f"{where}: 'matrix'", len(keys))
     if counts is not None and not (
         isinstance(counts, np.ndarray)
         and counts.shape == (len(keys),)
