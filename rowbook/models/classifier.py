@@ -51,7 +51,7 @@ from rowbook.nn import Embedding, EmbeddingBag, Linear, Module, init
 from rowbook.nn import functional as F
 from rowbook.nn.recurrent import LSTM
 from rowbook.text import Normalizer, TextPipeline, Vocab, WordTokenizer
-from rowbook.training import TrainConfig, Trainer
+from rowbook.training import Trainer
 from rowbook.vectors import Vectors
 
 __all__ = ["BagOfEmbeddingsNet", "LSTMClassifier", "LSTMNet", "TextClassifier"]
@@ -278,15 +278,7 @@ class _SequenceClassifier(NetworkModel):
         return net, build_optimizer(self.optimizer, net, net.embedding.weight, lr)
 
     def _trainer_for(self, net: Module, optimizer: Any) -> Trainer:
-        config = TrainConfig(
-            epochs=self.epochs,
-            batch_size=self.batch_size,
-            seed=self.seed,
-            patience=self.patience,
-            progress=self.progress,
-            eval_on_start=True,
-            eval_on_train=True,
-        )
+        config = self._train_config(eval_on_start=True, eval_on_train=True)
         return Trainer(net, optimizer, _loss, evaluate=_metrics, config=config, save=self.save)
 
     def _extras_to_state(self, extras: dict[str, Any]) -> dict[str, Any]:

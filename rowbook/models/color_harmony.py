@@ -24,7 +24,7 @@ from rowbook.models.network import NetworkModel
 from rowbook.nn import Embedding, Linear, Module, init
 from rowbook.nn import functional as F
 from rowbook.optim import SGD
-from rowbook.training import TrainConfig, Trainer
+from rowbook.training import Trainer
 from rowbook.vectors import Vectors
 
 __all__ = ["COLOR_NAMES", "ColorHarmony", "HarmonyNet", "harmony_pairs"]
@@ -165,14 +165,7 @@ class ColorHarmony(NetworkModel):
         return net, SGD(net.parameters(), lr=self.lr)
 
     def _trainer_for(self, net: HarmonyNet, optimizer: SGD) -> Trainer:
-        config = TrainConfig(
-            epochs=self.epochs,
-            batch_size=self.batch_size,
-            seed=self.seed,
-            progress=self.progress,
-            eval_on_start=True,
-            eval_on_train=True,
-        )
+        config = self._train_config(eval_on_start=True, eval_on_train=True)
         return Trainer(net, optimizer, _loss, evaluate=_metrics, config=config, save=self.save)
 
     def predict_proba(self, left: np.ndarray, right: np.ndarray) -> np.ndarray:

@@ -41,7 +41,7 @@ from rowbook.nn.kernel_math import blas_single_thread
 from rowbook.optim import AdamW, OptimizerChain, SparseAdam
 from rowbook.text import ByteLevelBPE, TextPipeline
 from rowbook.text.bpe.bytelevel import END_OF_TEXT
-from rowbook.training import TrainConfig, Trainer, hold_out
+from rowbook.training import Trainer, hold_out
 from rowbook.vectors import Vectors
 
 __all__ = ["END_OF_TEXT", "TransformerLM", "token_windows"]
@@ -309,13 +309,7 @@ class TransformerLM(NetworkModel):
         return net, OptimizerChain(SparseAdam([table], lr=self.lr), adamw)
 
     def _trainer_for(self, net: TransformerNet, optimizer: Any) -> Trainer:
-        config = TrainConfig(
-            epochs=self.epochs,
-            batch_size=self.batch_size,
-            seed=self.seed,
-            patience=self.patience,
-            progress=self.progress,
-        )
+        config = self._train_config()
         return Trainer(
             net,
             optimizer,

@@ -34,7 +34,7 @@ from rowbook.models.base import Model
 from rowbook.nn.module import Module, Parameter
 from rowbook.optim import SGD, Adam, OptimizerChain, SparseAdam
 from rowbook.text import TextPipeline
-from rowbook.training import History, Trainer
+from rowbook.training import History, TrainConfig, Trainer
 
 __all__ = [
     "DEFAULT_LR",
@@ -107,6 +107,18 @@ class NetworkModel(Model):
     @abstractmethod
     def _trainer_for(self, net: Module, optimizer: Any) -> Trainer:
         """The training loop of ``net``."""
+
+    def _train_config(self, **extra: Any) -> TrainConfig:
+        """The loop's settings from the parameters every network model has (``patience``
+        where the model has one), and ``extra`` (how it logs, for one)."""
+        return TrainConfig(
+            epochs=self.epochs,
+            batch_size=self.batch_size,
+            seed=self.seed,
+            patience=getattr(self, "patience", None),
+            progress=self.progress,
+            **extra,
+        )
 
     def _extras_to_state(self, extras: dict[str, Any]) -> dict[str, Any]:
         return {}

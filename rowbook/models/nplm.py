@@ -44,7 +44,7 @@ from rowbook.nn import functional as F
 from rowbook.nn.position import TiedOutput
 from rowbook.text import CharTokenizer, Normalizer, TextPipeline, Vocab, WordTokenizer
 from rowbook.text.pipeline_file import normalizer_from_dict
-from rowbook.training import TrainConfig, Trainer, hold_out
+from rowbook.training import Trainer, hold_out
 from rowbook.vectors import Vectors
 
 __all__ = ["BOUNDARY", "NPLM", "NPLMNet", "context_windows"]
@@ -306,15 +306,7 @@ class NPLM(NetworkModel):
         return net, build_optimizer(self.optimizer, net, net.C.weight, lr)
 
     def _trainer_for(self, net: NPLMNet, optimizer: Any) -> Trainer:
-        config = TrainConfig(
-            epochs=self.epochs,
-            batch_size=self.batch_size,
-            seed=self.seed,
-            patience=self.patience,
-            progress=self.progress,
-            eval_on_start=True,
-            eval_on_train=True,
-        )
+        config = self._train_config(eval_on_start=True, eval_on_train=True)
         return Trainer(
             net,
             optimizer,
