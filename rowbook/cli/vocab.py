@@ -65,9 +65,9 @@ def run_vocab(args: argparse.Namespace) -> int:
         )
     parts = (tokenizer.normalizer, tokenizer.tokenizer) if args.lower else (None, tokenizer)
     TextPipeline(*parts, vocab).fit([]).save(out)
-    top = [(i, t, vocab.counts[t]) for i, t in enumerate(vocab.itos) if t not in vocab.specials][
-        : args.top
-    ]
+    specials, kept_counts = set(vocab.specials), vocab.counts  # each property copies
+    top = [(i, t) for i, t in enumerate(vocab.itos) if t not in specials][: args.top]
+    top = [(i, t, kept_counts[t]) for i, t in top]
     summary = {
         "output": str(out),
         "lines": n_lines,

@@ -319,7 +319,8 @@ class _SequenceClassifier(NetworkModel):
         pipeline = self.pipeline_
         vocab = pipeline.vocab_
         if vocab is not None:
-            keys, counts = vocab.itos, [vocab.counts[t] for t in vocab.itos]
+            keys, by_key = vocab.itos, vocab.counts  # the property copies: read it once
+            counts = [by_key[t] for t in keys]
         else:
             bpe = pipeline.tokenizer_
             keys, counts = [bpe.id_to_token(i) for i in range(len(bpe))], None

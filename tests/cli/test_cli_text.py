@@ -155,6 +155,21 @@ def test_vocab_counts_and_order(run, corpus_txt, tmp_path):
     ]
 
 
+def test_vocab_summary_reads_the_counts_once_not_once_a_word(run, tmp_path, monkeypatch):
+    # Vocab.counts copies a dict: read once a word, it made `rowbook vocab` quadratic in V
+    from rowbook.text import Vocab
+
+    reads = []
+    counts_of = Vocab.counts.fget
+    monkeypatch.setattr(Vocab, "counts", property(lambda v: reads.append(1) or counts_of(v)))
+    corpus = tmp_path / "c.txt"
+    corpus.write_text(" ".join(f"w{k}" for k in range(2_000)) + "\n")
+    result = run("vocab", corpus, "-o", tmp_path / "v.json", "--json", "--top", 3)
+    assert result.code == 0, result
+    assert [d["token"] for d in json.loads(result.out)["top"]] == ["w0", "w1", "w2"]
+    assert len(reads) <= 3
+
+
 def test_vocab_table_max_vocab_and_stdin(run, tmp_path, monkeypatch):
     monkeypatch.setattr(sys, "stdin", io.StringIO("b a b c b a\n"))
     result = run("vocab", "-", "--max-vocab", 4, "-o", tmp_path / "v.json")
