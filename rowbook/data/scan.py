@@ -253,9 +253,9 @@ def _scan_part(
     folder: Path | None,
     keep_ids: bool,
     task: tuple[int, Part],
-) -> tuple[Scanned, Path | None]:
-    """One part, in a worker (or here): its own :func:`scan_sentences`, ids in RAM, in a
-    file of ``folder`` (the corpus spills) or dropped (``keep_ids=False``)."""
+) -> tuple[tuple, Path | None]:
+    """One part, in a worker (or here): the fields of its own :func:`scan_sentences`, ids in
+    RAM, in a file of ``folder`` (the corpus spills) or dropped (``keep_ids=False``)."""
     index, part = task
     pieces = (
         (text, ends_line)
@@ -268,7 +268,7 @@ def _scan_part(
     elif folder is not None:
         sink = _PartFile(folder / f"part-{index}.i32")
     scanned = scan_sentences(line_sentences(pieces, tokenize, max_len), None, sink)
-    return scanned, getattr(sink, "path", None)
+    return tuple(scanned), getattr(sink, "path", None)  # a plain tuple pickles by value
 
 
 def scan_parts(
@@ -292,7 +292,8 @@ def scan_parts(
     counts = np.zeros(0, dtype=np.int64)
     sizes = [_part_bytes(part) for part in parts]
     bar = ProgressBar(sum(sizes), unit="B", show=show_progress)
-    for k, (scanned, path) in enumerate(map_in_order(job, enumerate(parts), workers)):
+    for k, (fields, path) in enumerate(map_in_order(job, enumerate(parts), workers)):
+        scanned = Scanned(*fields)
         bar.update(sizes[k])
         to_global = np.fromiter(
             map(interner.__getitem__, scanned.keys), dtype=np.int32, count=len(scanned.keys)
