@@ -381,7 +381,7 @@ def read_json(
     ValueError: Vocab file .../deep.json nests arrays/objects 200000 levels deep; rowbook reads at most 100
     """
     with open_binary(path, f"{what} file") as f:
-        raw = f.read(max_bytes + 1)
+        raw = _read_at_most(f, max_bytes + 1)
     if len(raw) > max_bytes:
         raise ValueError(
             f"{what} file {path} is larger than {max_bytes:,} bytes; pass a larger "
@@ -394,6 +394,16 @@ def read_json(
             f"{what} file {path} is not valid UTF-8 at byte offset {err.start}"
         ) from None
     return parse_json(text, f"{what} file {path}")
+
+
+def _read_at_most(f: IO[bytes], limit: int, block: int = 1 << 24) -> bytes:
+    """Up to ``limit`` bytes of ``f``, read a block at a time: ``f.read(limit)`` sets aside
+    ``limit`` bytes before reading one, a gigabyte for a file of a hundred bytes."""
+    blocks, size = [], 0
+    while size < limit and (data := f.read(min(block, limit - size))):
+        blocks.append(data)
+        size += len(data)
+    return b"".join(blocks)
 
 
 def save_safetensors(

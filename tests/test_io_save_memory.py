@@ -50,3 +50,27 @@ def test_a_saved_state_round_trips_arrays_and_values(tmp_path):
     assert (
         back["a"].dtype == np.int32 and back["b"] == [1.5, "x", None] and back["c"] == {"d": True}
     )
+
+
+READ_SMALL_JSON_CAPPED = """
+import resource, sys
+from rowbook.io import read_json
+soft, hard = resource.getrlimit(resource.RLIMIT_AS)
+with open("/proc/self/statm") as f:
+    in_use = int(f.read().split()[0]) * resource.getpagesize()
+resource.setrlimit(resource.RLIMIT_AS, (in_use + (256 << 20), hard))  # 256 MB of room
+print(read_json(sys.argv[1], "Vocab"))
+"""
+
+
+def test_reading_a_small_json_file_sets_aside_no_more_than_it_holds(tmp_path):
+    # the default size limit is 1 GiB: reading "up to" it must not reserve it first
+    path = tmp_path / "small.json"
+    path.write_text('{"a": [1, 2]}')
+    out = subprocess.run(
+        [sys.executable, "-c", textwrap.dedent(READ_SMALL_JSON_CAPPED), str(path)],
+        capture_output=True,
+        text=True,
+    )
+    assert out.returncode == 0, out.stderr[-2000:]
+    assert out.stdout.strip() == "{'a': [1, 2]}"
