@@ -99,14 +99,21 @@ def test_plain_model_equals_encode_text_by_text_for_every_worker_count(
 def test_the_parent_cache_learns_the_words_encoded_in_workers(
     corpus, plain_model, texts, pool_calls, tmp_path, monkeypatch
 ):
-    encoded: list[list[str]] = []  # the words each call of the kernel was given
+    encoded: list[int] = []  # how many words each call of the kernel was given
     for model in (_model(corpus, tmp_path)[0], copy.deepcopy(plain_model)):
         first = model.encode_batch(texts[:800], workers=2)  # cold: most batches go to the worker
         assert pool_calls
         encoded.clear()
-        monkeypatch.setattr(model._encoder, "encode_new", lambda words: encoded.append(words) or {})
+        encode_new = model._encoder.encode_new
+        monkeypatch.setattr(
+            model._encoder,
+            "encode_new",
+            lambda data, ends, encode_new=encode_new: (
+                encoded.append(len(ends)) or encode_new(data, ends)
+            ),
+        )
         assert model.encode_batch(texts[:800], workers=1) == first  # every word from the cache
-        assert all(not words for words in encoded)
+        assert not any(encoded)
 
 
 def test_a_small_cache_gives_the_same_encodings(corpus, texts, pool_calls, tmp_path):

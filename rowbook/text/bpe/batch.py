@@ -53,9 +53,10 @@ import numpy as np
 
 from rowbook.fork_pool import map_in_order
 from rowbook.text.bpe.count import text_batches
-from rowbook.text.bpe.encode import encode_words
 from rowbook.text.bpe.encoder import Encoder, Segments
 from rowbook.text.bpe.encoding import Encoding, build_encodings
+from rowbook.text.bpe.presplit import BATCH_CHARS as SCAN_CHARS
+from rowbook.text.bpe.word_cache import Learned
 
 __all__ = [
     "BATCHES_PER_WORKER",
@@ -66,7 +67,6 @@ __all__ = [
     "encode_texts",
     "gc_paused",
     "join_segments",
-    "plain_ids",
 ]
 
 POOL_CHARS = 1 << 20  # texts of fewer characters are encoded in this process: forking costs more
@@ -119,40 +119,32 @@ def gc_paused() -> Iterator[None]:
             gc.enable()
 
 
-def plain_ids(encoder: Encoder, texts: Sequence[str]) -> tuple[list[int], list[int]]:
-    """All ids of ``texts`` in one list, and where each text's ids end ``(B,)``, for an
-    encoder whose texts are their words (:attr:`Encoder.plain`).
-
-    The ids are gathered from the cached tuples of all the words at once (one C-level
-    chain, no list per text), so a text costs a slice of the one list.
-    """
-    chain = itertools.chain.from_iterable
-    words_of = encoder.pretokenizer.words_of(texts)
-    words = list(chain(words_of))
-    try:  # the common case once the cache is warm: every word is known
-        tables = list(map(encoder.cache.__getitem__, words))
-    except KeyError:
-        tables = list(map(encoder.word_table(words).__getitem__, words))
-    word_ends = [0, *itertools.accumulate(map(len, tables))]  # (W + 1,) ids before each word
-    return list(chain(tables)), [word_ends[k] for k in itertools.accumulate(map(len, words_of))]
+def _slices(ids: np.ndarray, ends: np.ndarray) -> list[list[int]]:
+    """The ids of each text, given all of them ``(N,)`` and where each text's end ``(B,)``."""
+    flat = ids.tolist()
+    return [flat[a:b] for a, b in itertools.pairwise([0, *ends.tolist()])]
 
 
 def encode_texts(encoder: Encoder, texts: Sequence[str]) -> BatchIds:
     """Ids of each text, in this process: each distinct word looked up or encoded once."""
-    chain = itertools.chain.from_iterable
     if encoder.plain:  # no unsplit tokens, no prefix space, no dropout
-        flat, ends = plain_ids(encoder, texts)
-        return [flat[a:b] for a, b in zip([0, *ends], ends, strict=False)], {}
+        if len(texts) == 1:
+            return _slices(*encoder.plain_ids(texts)), {}
+        ids_of = []
+        for batch in text_batches(texts, SCAN_CHARS):
+            ids_of += _slices(*encoder.plain_ids(batch))
+        return ids_of, {}
     segments = [encoder.segments(text) for text in texts]
     if encoder.dropout:
         encode = encoder.encode_dropout
     else:
-        get = encoder.word_table(
-            [w for text in segments for _, _, words in text for w in words]
-        ).__getitem__
+        ids, ends = encoder.word_ids([w for text in segments for _, _, ws in text for w in ws])
+        flat, bounds, at = ids.tolist(), [0, *ends.tolist()], 0
 
-        def encode(words: list[str]) -> Iterable[int]:
-            return chain(map(get, words))
+        def encode(words: list[str]) -> list[int]:
+            nonlocal at
+            at += len(words)
+            return flat[bounds[at - len(words)] : bounds[at]]
 
     ids_of, prefixed = [], {}
     for i, text in enumerate(segments):
@@ -163,9 +155,9 @@ def encode_texts(encoder: Encoder, texts: Sequence[str]) -> BatchIds:
     return ids_of, prefixed
 
 
-Packed = tuple[np.ndarray, np.ndarray, dict[int, list[int]], dict[str, tuple[int, ...]]]
+Packed = tuple[np.ndarray, np.ndarray, dict[int, list[int]], Learned]
 """A worker's batch: all ids ``(N,)`` as ``int32``, ids per text ``(B,)``, prefixed positions,
-and the words the worker encoded for it (what it adds to the parent's cache)."""
+and the words the worker encoded for it, as arrays (what it adds to the parent's cache)."""
 
 
 def _encode_job(encoder: Encoder, texts: list[str]) -> Packed:
@@ -173,9 +165,8 @@ def _encode_job(encoder: Encoder, texts: list[str]) -> Packed:
     before, emptied = len(encoder.cache), encoder.emptied
     with gc_paused():
         if encoder.plain:
-            flat, ends = plain_ids(encoder, texts)
-            lengths = np.diff(np.array([0, *ends], dtype=np.int64))  # (B,)
-            packed, prefixed = np.array(flat, dtype=np.int32), {}  # (N,)
+            packed, ends = encoder.plain_ids(texts)  # (N,), (B,)
+            lengths, prefixed = np.diff(ends, prepend=0), {}
         else:
             ids_of, prefixed = encode_texts(encoder, texts)
             lengths = np.fromiter(map(len, ids_of), dtype=np.int64, count=len(ids_of))  # (B,)
@@ -183,8 +174,7 @@ def _encode_job(encoder: Encoder, texts: list[str]) -> Packed:
                 itertools.chain.from_iterable(ids_of), dtype=np.int32, count=int(lengths.sum())
             )  # (N,)
         start = before if encoder.emptied == emptied else 0  # words added since the job began
-        learned = dict(itertools.islice(encoder.cache.items(), start, None))
-    return packed, lengths, prefixed, learned
+    return packed, lengths, prefixed, encoder.cache.since(start)
 
 
 def _unpack(encoder: Encoder, result: Packed | BatchIds) -> BatchIds:
@@ -194,8 +184,7 @@ def _unpack(encoder: Encoder, result: Packed | BatchIds) -> BatchIds:
         return result
     flat, lengths, prefixed, learned = result
     encoder.learn(learned)
-    ids, ends = flat.tolist(), np.cumsum(lengths).tolist()
-    return [ids[end - n : end] for end, n in zip(ends, lengths.tolist(), strict=True)], prefixed
+    return _slices(flat, np.cumsum(lengths)), prefixed
 
 
 def encode_batch(encoder: Encoder, texts: list[str], workers: int) -> list[Encoding]:
@@ -205,7 +194,7 @@ def encode_batch(encoder: Encoder, texts: list[str], workers: int) -> list[Encod
         if workers == 1 or encoder.dropout or chars < POOL_CHARS:
             parts = [(texts, encode_texts(encoder, texts))]
         else:
-            encode_words([], encoder.byte_ids, encoder.merge_table)  # compiled before the fork
+            encoder.compile()  # before the fork, not in each worker
             batches = list(
                 text_batches(texts, max(BATCH_CHARS, chars // (BATCHES_PER_WORKER * workers)))
             )
