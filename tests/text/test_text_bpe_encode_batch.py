@@ -8,6 +8,7 @@ a twin of GPT-2's pattern for the standard ``re``, held here to the original.
 from __future__ import annotations
 
 import copy
+import json
 import multiprocessing
 import re
 
@@ -21,6 +22,7 @@ from rowbook import fork_pool
 from rowbook.text import ByteLevelBPE
 from rowbook.text.bpe import batch as bpe_batch
 from rowbook.text.bpe.bytelevel import GPT2_ASCII_PATTERN, GPT2_PATTERN
+from rowbook.text.bpe.word_cache import WordCache
 
 from .conftest import SENTENCES
 
@@ -80,20 +82,33 @@ def test_parallel_equals_serial_equals_tokenizers(
 
 @pytest.fixture(scope="module")
 def plain_model(corpus):
-    """GPT-2's settings: no unsplit tokens, no prefix space (the gathered path)."""
+    """GPT-2's settings: no unsplit tokens, no prefix space (the compiled path)."""
     return ByteLevelBPE().fit(corpus, 600)
 
 
+@pytest.fixture(scope="module")
+def plain_hf(plain_model, tmp_path_factory):
+    path = tmp_path_factory.mktemp("plain") / "tokenizer.json"
+    plain_model.to_tokenizer_json(path)
+    return Tokenizer.from_file(str(path))
+
+
 @pytest.mark.parametrize("workers", [1, 2, 3])
+@pytest.mark.parametrize("cache_size", [100_000, 30])
 def test_plain_model_equals_encode_text_by_text_for_every_worker_count(
-    plain_model, texts, hard_strings, pool_calls, workers
+    plain_model, plain_hf, texts, hard_strings, pool_calls, workers, cache_size
 ):
     ours = copy.deepcopy(plain_model)  # a cold cache
-    assert ours._encoder.plain
+    ours.cache_size = cache_size  # 30: emptied every few texts, in the workers too
+    assert ours._encoder.plain and ours._encoder.pretokenizer.compiled
     hard = [*texts[:800], *SENTENCES, *hard_strings]
     batch = ours.encode_batch(hard, workers=workers)
-    assert _fields(batch) == _fields([ours.encode(t) for t in hard])
+    assert _fields(batch) == _fields([plain_model.encode(t) for t in hard])
+    assert _fields(batch) == _fields(plain_hf.encode_batch(hard))
     assert len(pool_calls) == (workers > 1)
+    assert len(ours._encoder.cache) <= cache_size
+    assert (ours._encoder.emptied > 0) == (cache_size == 30)
+    assert _fields(batch) == _fields([ours.encode(t) for t in hard])  # the cache as it is now
 
 
 def test_the_parent_cache_learns_the_words_encoded_in_workers(
@@ -121,6 +136,36 @@ def test_a_small_cache_gives_the_same_encodings(corpus, texts, pool_calls, tmp_p
     small, _ = _model(corpus, tmp_path, cache_size=40)  # emptied every few texts, in workers too
     assert small.encode_batch(texts, workers=2) == ours.encode_batch(texts, workers=1)
     assert len(small._encoder.cache) <= 40
+
+
+def test_the_cache_sends_and_takes_back_its_words_as_arrays(plain_model, corpus):
+    model = copy.deepcopy(plain_model)
+    model._encoder.cache.clear()
+    expected = [e.ids for e in model.encode_batch(corpus[:200], workers=1)]
+    cache, twin = model._encoder.cache, WordCache()
+    twin.add(cache.since(0))
+    twin.add(cache.since(len(cache) // 2))  # words it knows are skipped
+    model._encoder.cache = twin
+    emptied = model._encoder.emptied
+    assert [e.ids for e in model.encode_batch(corpus[:200], workers=1)] == expected
+    assert len(twin) == len(cache) and model._encoder.emptied == emptied
+
+
+def test_ignore_merges_on_the_plain_path_follows_tokenizers(plain_model, corpus, tmp_path):
+    path = tmp_path / "tokenizer.json"
+    plain_model.to_tokenizer_json(path)
+    data = json.loads(path.read_text(encoding="utf-8"))
+    vocab = data["model"]["vocab"]
+    for word in ["xyz", "Ġxyz", "Ġquick"]:  # whole words no merge makes (or one already a token)
+        vocab.setdefault(word, len(vocab))
+    data["model"]["ignore_merges"] = True
+    path.write_text(json.dumps(data), encoding="utf-8")
+    ours, theirs = ByteLevelBPE.from_tokenizer_json(path), Tokenizer.from_file(str(path))
+    assert ours._encoder.ignore_merges and ours._encoder.plain
+    texts = [*corpus[:300], *SENTENCES, "xyz xyz, xyzzy quick"]
+    got = [e.ids for e in ours.encode_batch(texts)]
+    assert got == [e.ids for e in theirs.encode_batch(texts)] == [ours.encode(t).ids for t in texts]
+    assert got[-1][:2] == [vocab["xyz"], vocab["Ġxyz"]]
 
 
 def test_default_workers_use_the_pool_and_give_the_serial_result(
