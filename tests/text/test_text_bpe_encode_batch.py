@@ -7,10 +7,12 @@ a twin of GPT-2's pattern for the standard ``re``, held here to the original.
 
 from __future__ import annotations
 
+import concurrent.futures
 import copy
 import json
 import multiprocessing
 import re
+import sys
 
 import pytest
 import regex
@@ -166,6 +168,29 @@ def test_ignore_merges_on_the_plain_path_follows_tokenizers(plain_model, corpus,
     got = [e.ids for e in ours.encode_batch(texts)]
     assert got == [e.ids for e in theirs.encode_batch(texts)] == [ours.encode(t).ids for t in texts]
     assert got[-1][:2] == [vocab["xyz"], vocab["Ġxyz"]]
+
+
+def test_threads_sharing_one_model_get_the_serial_ids(plain_model, texts):
+    shared = copy.deepcopy(plain_model)
+    shared.cache_size = 200  # emptied again and again while other threads read it
+    parts = [texts[i::4] for i in range(4)]
+    expected = [[e.ids for e in plain_model.encode_batch(part, workers=1)] for part in parts]
+
+    def encode(part):
+        return [
+            [e.ids for e in shared.encode_batch(part[i : i + 40], workers=1)]
+            for i in range(0, len(part), 40)
+        ] + [[shared.encode(t).ids for t in part]]
+
+    interval = sys.getswitchinterval()
+    sys.setswitchinterval(1e-6)  # threads take turns often (the kernels release the GIL too)
+    try:
+        with concurrent.futures.ThreadPoolExecutor(4) as pool:
+            got = list(pool.map(encode, parts))
+    finally:
+        sys.setswitchinterval(interval)
+    for part_ids, batches in zip(expected, got, strict=True):
+        assert [ids for batch in batches[:-1] for ids in batch] == part_ids == batches[-1]
 
 
 def test_default_workers_use_the_pool_and_give_the_serial_result(

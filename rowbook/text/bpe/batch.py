@@ -162,6 +162,7 @@ and the words the worker encoded for it, as arrays (what it adds to the parent's
 
 def _encode_job(encoder: Encoder, texts: list[str]) -> Packed:
     """A worker's batch, packed for the pipe (no list per text for a plain encoder)."""
+    encoder.after_fork()
     before, emptied = len(encoder.cache), encoder.emptied
     with gc_paused():
         if encoder.plain:

@@ -13,12 +13,15 @@ Every path goes through the one cache. Texts that are their words (:attr:`Encode
 are cut by GPT-2's compiled pre-split straight into the cache (:meth:`Encoder.plain_ids`);
 words cut in Python (unsplit tokens, a prefix space, another pattern) are looked up by
 :meth:`Encoder.word_ids`. Either way the words new to the cache are encoded in one call of
-the merge kernel and the ids of all the words come back in one array.
+the merge kernel and the ids of all the words come back in one array. The cache changes
+under a lock, so one model may encode from several threads (the kernels release the GIL,
+and a cache changed by two at once would give wrong ids).
 """
 
 from __future__ import annotations
 
 import itertools
+import threading
 from collections.abc import Mapping, Sequence
 
 import numpy as np
@@ -64,6 +67,7 @@ class Encoder:
         self.rng = np.random.default_rng(seed)
         self.cache = WordCache()
         self.emptied = 0  # times the cache was emptied because it was full
+        self.lock = threading.Lock()  # held while the cache changes
 
     def set_model(
         self,
@@ -82,7 +86,8 @@ class Encoder:
         self.unsplit_ids = unsplit_ids
         self.cutter = special_regex(list(unsplit_ids))
         self.ranks: dict[tuple[int, int], tuple[int, int]] | None = None  # built for dropout
-        self.cache.clear()
+        with self.lock:
+            self.cache.clear()
 
     @property
     def _tables(self) -> tuple:
@@ -133,20 +138,26 @@ class Encoder:
     def plain_ids(self, texts: Sequence[str]) -> tuple[np.ndarray, np.ndarray]:
         """All ids of ``texts`` (a :attr:`plain` encoder) in one ``int32`` array ``(N,)``, and
         where each text's ids end ``(B,)``: GPT-2's pattern is cut by the compiled pre-split."""
-        before = len(self.cache)
-        if self.pretokenizer.compiled:
-            words, ends = self.cache.scan(texts)
-        else:
+        if not self.pretokenizer.compiled:
             words_of = self.pretokenizer.words_of(texts)
-            words = self.cache.intern(list(itertools.chain.from_iterable(words_of)))
             ends = np.cumsum(np.fromiter(map(len, words_of), dtype=np.int64, count=len(texts)))
-        return self._gather(before, words, ends)
+            return self.word_ids(list(itertools.chain.from_iterable(words_of)), ends)
+        with self.lock:
+            before = len(self.cache)
+            words, ends = self.cache.scan(texts)
+            return self._gather(before, words, ends)
 
-    def word_ids(self, words: Sequence[str]) -> tuple[np.ndarray, np.ndarray]:
-        """The ids of ``words`` in one ``int32`` array ``(N,)``, and where each word's end ``(W,)``."""
-        before = len(self.cache)
-        ends = np.arange(1, len(words) + 1, dtype=np.int64)  # (W,) a group per word
-        return self._gather(before, self.cache.intern(words), ends)
+    def word_ids(
+        self, words: Sequence[str], group_ends: np.ndarray | None = None
+    ) -> tuple[np.ndarray, np.ndarray]:
+        """The ids of ``words`` in one ``int32`` array ``(N,)``, and where the ids of each
+        group of words end ``(G,)``: ``group_ends`` says where each group's words end (by
+        default each word is a group)."""
+        if group_ends is None:
+            group_ends = np.arange(1, len(words) + 1, dtype=np.int64)  # (W,)
+        with self.lock:
+            before = len(self.cache)
+            return self._gather(before, self.cache.intern(words), group_ends)
 
     def _gather(
         self, before: int, words: np.ndarray, group_ends: np.ndarray
@@ -180,5 +191,21 @@ class Encoder:
 
     def learn(self, words: Learned) -> None:
         """Add words encoded elsewhere (a forked worker) to the cache, if they all fit."""
-        if len(self.cache) + len(words[1]) <= self.cache_size:
-            self.cache.add(words)
+        with self.lock:
+            if len(self.cache) + len(words[1]) <= self.cache_size:
+                self.cache.add(words)
+
+    def after_fork(self) -> None:
+        """Called in a forked worker, which has one thread: a new lock (a thread of the
+        parent may have held the old one at the fork) and an empty cache if that thread
+        left it half filled."""
+        self.lock = threading.Lock()
+        if self.cache.filled != len(self.cache):
+            self.cache.clear()
+
+    def __getstate__(self) -> dict:
+        return {name: value for name, value in self.__dict__.items() if name != "lock"}
+
+    def __setstate__(self, state: dict) -> None:
+        self.__dict__.update(state)
+        self.lock = threading.Lock()
