@@ -1,7 +1,8 @@
-"""``encode_batch`` on several processes: the serial encodings, and those of ``tokenizers``.
+"""``encode_batch`` on several threads or processes: the serial encodings, and those of ``tokenizers``.
 
 The batch size constants are made small so that a corpus of a few thousand lines is cut
-into many batches and actually goes through the worker pool. ASCII text is pre-split with
+into many batches and actually goes through the workers (threads for GPT-2's compiled
+pre-split, processes otherwise). ASCII text is pre-split with
 a twin of GPT-2's pattern for the standard ``re``, held here to the original.
 """
 
@@ -43,17 +44,22 @@ def texts(corpus, hard_strings):
 
 @pytest.fixture
 def pool_calls(monkeypatch):
-    """Small batches, and a record of ``(number of batches, workers)`` of each pool run."""
+    """Small batches, and a record of ``(number of batches, workers, "processes" or
+    "threads")`` of each pool run."""
     monkeypatch.setattr(bpe_batch, "POOL_CHARS", 8_000)
     monkeypatch.setattr(bpe_batch, "BATCH_CHARS", 2_000)
     calls = []
 
-    def spy(job, tasks, workers, **options):
-        tasks = list(tasks)
-        calls.append((len(tasks), workers))
-        return fork_pool.map_in_order(job, tasks, workers, **options)
+    def spy(pool, kind):
+        def run(job, tasks, workers, **options):
+            tasks = list(tasks)
+            calls.append((len(tasks), workers, kind))
+            return pool(job, tasks, workers, **options)
 
-    monkeypatch.setattr(bpe_batch, "map_in_order", spy)
+        return run
+
+    monkeypatch.setattr(bpe_batch, "map_in_order", spy(fork_pool.map_in_order, "processes"))
+    monkeypatch.setattr(bpe_batch, "map_in_threads", spy(fork_pool.map_in_threads, "threads"))
     return calls
 
 
@@ -75,7 +81,7 @@ def test_parallel_equals_serial_equals_tokenizers(
 ):
     ours, theirs = _model(corpus, tmp_path, add_prefix_space=add_prefix_space)
     parallel = ours.encode_batch(texts, workers=2)  # cold cache: every word met in a worker
-    assert pool_calls and pool_calls[0][0] >= 8 and pool_calls[0][1] == 2
+    assert pool_calls and pool_calls[0][0] >= 8 and pool_calls[0][1:] == (2, "processes")
     serial = ours.encode_batch(texts, workers=1)
     assert _fields(parallel) == _fields(serial) == _fields(theirs.encode_batch(texts))
     assert parallel == serial == [ours.encode(t) for t in texts]
@@ -107,7 +113,7 @@ def test_plain_model_equals_encode_text_by_text_for_every_worker_count(
     batch = ours.encode_batch(hard, workers=workers)
     assert _fields(batch) == _fields([plain_model.encode(t) for t in hard])
     assert _fields(batch) == _fields(plain_hf.encode_batch(hard))
-    assert len(pool_calls) == (workers > 1)
+    assert [call[1:] for call in pool_calls] == [(workers, "threads")] * (workers > 1)
     assert len(ours._encoder.cache) <= cache_size
     assert (ours._encoder.emptied > 0) == (cache_size == 30)
     assert _fields(batch) == _fields([ours.encode(t) for t in hard])  # the cache as it is now
@@ -230,11 +236,14 @@ def test_a_daemonic_process_encodes_alone(corpus, texts, pool_calls, tmp_path):
     assert child.exitcode == 0
 
 
-def test_errors_name_the_text_in_the_parent_and_in_workers(corpus, texts, pool_calls, tmp_path):
+def test_errors_name_the_text_in_the_parent_and_in_workers(
+    corpus, plain_model, texts, pool_calls, tmp_path
+):
     ours, _ = _model(corpus, tmp_path)
-    with pytest.raises(ValueError, match=r"lone surrogate '\\ud800' at character offset 3"):
-        ours.encode_batch([*texts, "ok \ud800"], workers=2)
-    assert pool_calls
+    for model in (ours, plain_model):  # in processes, in threads
+        with pytest.raises(ValueError, match=r"lone surrogate '\\ud800' at character offset 3"):
+            model.encode_batch([*texts, "ok \ud800"], workers=2)
+    assert [call[2] for call in pool_calls] == ["processes", "threads"]
     with pytest.raises(TypeError, match="text must be a str, got bytes"):
         ours.encode_batch([*texts, b"bytes"], workers=2)
     with pytest.raises(ValueError, match="workers must be an integer >= 1"):

@@ -47,11 +47,12 @@ import contextlib
 import functools
 import gc
 import itertools
+import threading
 from collections.abc import Callable, Iterable, Iterator, Sequence
 
 import numpy as np
 
-from rowbook.fork_pool import map_in_order
+from rowbook.fork_pool import map_in_order, map_in_threads
 from rowbook.text.bpe.count import text_batches
 from rowbook.text.bpe.encoder import Encoder, Segments
 from rowbook.text.bpe.encoding import Encoding, build_encodings
@@ -188,22 +189,52 @@ def _unpack(encoder: Encoder, result: Packed | BatchIds) -> BatchIds:
     return _slices(flat, np.cumsum(lengths)), prefixed
 
 
+def _thread_job(
+    local: threading.local, encoder: Encoder, texts: list[str]
+) -> tuple[np.ndarray, np.ndarray, Learned]:
+    """A thread's batch: all ids ``(N,)``, where each text's end ``(B,)``, and the words the
+    thread encoded for it. A thread encodes with a copy of ``encoder`` made when it starts."""
+    if not hasattr(local, "encoder"):
+        local.encoder = encoder.copy()
+    own = local.encoder
+    before, emptied = len(own.cache), own.emptied
+    ids, ends = own.plain_ids(texts)
+    return ids, ends, own.cache.since(before if own.emptied == emptied else 0)
+
+
+def _in_threads(
+    encoder: Encoder, batches: list[list[str]], workers: int
+) -> Iterator[tuple[list[str], BatchIds]]:
+    """Each batch with its ids, encoded on ``workers`` threads (a :attr:`~Encoder.plain`
+    encoder), the words each thread encoded added to ``encoder``'s cache as they arrive."""
+    job = functools.partial(_thread_job, threading.local(), encoder)
+    for batch, (ids, ends, learned) in zip(
+        batches, map_in_threads(job, batches, workers), strict=True
+    ):
+        encoder.learn(learned)
+        yield batch, (_slices(ids, ends), {})
+
+
 def encode_batch(encoder: Encoder, texts: list[str], workers: int) -> list[Encoding]:
-    """The :class:`Encoding` of each text, on up to ``workers`` processes (same result)."""
+    """The :class:`Encoding` of each text, on up to ``workers`` threads or processes (same
+    result)."""
     chars = sum(map(len, texts))
     with gc_paused():
         if workers == 1 or encoder.dropout or chars < POOL_CHARS:
             parts = [(texts, encode_texts(encoder, texts))]
         else:
-            encoder.compile()  # before the fork, not in each worker
+            encoder.compile()  # before the threads or the fork, not in each
             batches = list(
                 text_batches(texts, max(BATCH_CHARS, chars // (BATCHES_PER_WORKER * workers)))
             )
-            job = functools.partial(_encode_job, encoder)
-            here = functools.partial(encode_texts, encoder)
-            results = map_in_order(job, batches, workers, here=here)
-            unpack = functools.partial(_unpack, encoder)
-            parts = zip(batches, map(unpack, results), strict=True)  # built as they arrive
+            if encoder.plain and encoder.pretokenizer.compiled:
+                parts = _in_threads(encoder, batches, workers)
+            else:
+                job = functools.partial(_encode_job, encoder)
+                here = functools.partial(encode_texts, encoder)
+                results = map_in_order(job, batches, workers, here=here)
+                unpack = functools.partial(_unpack, encoder)
+                parts = zip(batches, map(unpack, results), strict=True)  # built as they arrive
         encodings = []
         for batch, (ids_of, prefixed) in parts:
             encodings += build_encodings(

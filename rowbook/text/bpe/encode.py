@@ -108,7 +108,7 @@ def _merge_all(sym, prv, nxt, n, mkeys, mrank, mnew, hk, hn):
                 size = _min_push(hk, hn, size, (rank << 32) | pos, new)
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, nogil=True)
 def _encode_kernel(data, offsets, byte_ids, mkeys, mrank, mnew):
     n_words = offsets.size - 1
     longest = 1

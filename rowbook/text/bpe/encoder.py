@@ -20,6 +20,7 @@ and a cache changed by two at once would give wrong ids).
 
 from __future__ import annotations
 
+import copy
 import itertools
 import threading
 from collections.abc import Mapping, Sequence
@@ -194,6 +195,14 @@ class Encoder:
         with self.lock:
             if len(self.cache) + len(words[1]) <= self.cache_size:
                 self.cache.add(words)
+
+    def copy(self) -> Encoder:
+        """An encoder with the same settings and tables and a copy of the word cache as it
+        is now: a thread's own, which it changes without waiting for the others."""
+        with self.lock:
+            other = copy.copy(self)  # a new lock (__setstate__)
+            other.cache = copy.deepcopy(self.cache)
+        return other
 
     def after_fork(self) -> None:
         """Called in a forked worker, which has one thread: a new lock (a thread of the
