@@ -1,41 +1,45 @@
 """Encoding many texts at once, in one process and on every core.
 
-:meth:`ByteLevelBPE.encode_batch <rowbook.text.bpe.model.ByteLevelBPE.encode_batch>` pre-splits
-every text, looks each distinct word up once in the word cache, encodes the words it has
-not seen in one call of the numba kernel (:func:`~rowbook.text.bpe.encode.encode_words`)
-and joins the cached ids of each text's words. The pre-split, the tables and the cache are
-the model's :class:`~rowbook.text.bpe.encoder.Encoder`, which every function here takes.
-An :class:`~rowbook.text.bpe.encoding.Encoding` holds the ids; its tokens and offsets are
+:meth:`ByteLevelBPE.encode_batch <rowbook.text.bpe.model.ByteLevelBPE.encode_batch>` hands the
+texts to the model's :class:`~rowbook.text.bpe.encoder.Encoder`, which every function here
+takes. With GPT-2's settings (its pattern, no unsplit tokens, no prefix space, no dropout:
+:attr:`Encoder.plain <rowbook.text.bpe.encoder.Encoder.plain>`) one compiled pass over the
+UTF-8 bytes of a batch of texts cuts them into words and looks each word up in the word
+cache (:mod:`rowbook.text.bpe.presplit`, :mod:`rowbook.text.bpe.word_cache`), the words the
+cache lacks are encoded in one call of the merge kernel, and the ids of all the texts are
+gathered into one ``int32`` array: no Python object per word. Each text's ids are a slice
+of that array's list. Other settings cut the words in Python and look them up in the same
+cache (:meth:`Encoder.word_ids <rowbook.text.bpe.encoder.Encoder.word_ids>`). An
+:class:`~rowbook.text.bpe.encoding.Encoding` holds the ids; its tokens and offsets are
 computed when first read. The cyclic garbage collector is paused meanwhile: the lists made
-hold no cycles, and the collections their number sets off walked every live object, as
-long again as the encoding itself.
+hold no cycles, and the collections their number sets off walked every live object.
 
 With ``workers > 1`` and more than :data:`POOL_CHARS` characters, the texts are cut into
-batches (about eight per worker, at least :data:`BATCH_CHARS` characters each) that this
-process and ``workers - 1`` forked ones share as each becomes free
-(:func:`rowbook.fork_pool.map_in_order`, the pool that counts words for training).
-Results are joined in batch order, so they do not depend on ``workers``. A forked worker
-starts from the model and the word cache as they are at the fork, keeps the words it
-encodes for its next batches, and sends back with each batch's ids (one ``int32`` array)
-the words it encoded for it: this process adds them to its cache as the batches arrive
+batches (about eight per worker, at least :data:`BATCH_CHARS` characters each) shared by
+``workers`` threads (GPT-2's compiled pre-split, :func:`rowbook.fork_pool.map_in_threads`)
+or by this process and ``workers - 1`` forked ones (the others,
+:func:`rowbook.fork_pool.map_in_order`, the pool that counts words for training). Results
+are joined in batch order, so they do not depend on ``workers``. A worker starts from the
+word cache as it is when it starts (a thread copies it, a process inherits it), keeps the
+words it encodes for its next batches, and hands back with each batch's ids the words it
+encoded for it, as four arrays (their bytes, their ids, and where each ends): this process
+adds them to its cache as the batches arrive
 (:meth:`Encoder.learn <rowbook.text.bpe.encoder.Encoder.learn>`), so the next call finds
 every word of this one, whoever encoded it.
 
-With no unsplit tokens and no prefix space (GPT-2's settings), a batch's ids are gathered
-from the cached tuples of all its words in one chained pass and each text's ids are a
-slice of that one list (:func:`plain_ids`); a worker never builds a list per text.
-
-Why processes and not threads: in one process on 20,000 lines of news text, the numba
-kernel is under a tenth of the time, while the regex pre-split (about half), the dictionary
-lookups and the lists of ids are Python that holds the GIL. Threads running the kernel
-without the GIL (``nogil``) would leave nine tenths on one core; the ``regex`` package can
-release the GIL during a match (``concurrent=True``), but the lookups that follow cannot.
-Processes run all of it in parallel. The price, measured on those lines on 2 cores: forking,
-the pipes, the joining and the copy-on-write faults after the fork cost about a sixth more
-CPU time than one process, and two busy processes each run 15-25% slower than one alone
-(shared caches). On 20,000 lines (0.25 s of work) that leaves 1.1-1.2x on an idle 2-core
-machine (BPE training's word counting, with batches of 2M characters, gains 1.4x), and on a
-machine busy with other work ``workers=1`` is the better choice.
+Why threads for the compiled pass, and processes for the rest: the compiled pass, about
+three quarters of the time, releases the GIL, so threads run it side by side with no fork,
+no pipe and no copy of the texts; what holds the GIL is this thread's share, the list of ids
+and the :class:`Encoding` of each text. Each thread has a cache of its own, since the one
+cache changes with every new word (under a lock: two threads changing it at once would mix
+up their words). Measured on NewsArticles (13 MB) at a load of 1.5-2.5 on 2 cores, the
+threads cost 13% more CPU time than one thread, a pool of processes 42% (the texts pickled
+to the workers, their ids pickled back, copy-on-write faults after the fork), and the
+calling process did most of a pool's work. Where the words are cut by a regex in Python,
+which holds the GIL, processes are what runs that in parallel; on 20,000 lines of news that
+gained 1.1-1.2x on an idle 2-core machine (BPE training's word counting, with batches of 2M
+characters, gains 1.4x), and on a machine busy with other work ``workers=1`` is the better
+choice.
 
 BPE-dropout draws random numbers word by word, so with ``dropout`` set every batch is
 encoded in the calling process, in order, and the draws are those of a serial run.
