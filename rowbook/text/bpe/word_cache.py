@@ -1,7 +1,7 @@
 """The word cache of a byte-level BPE, compiled: the ids of every word met, found by its bytes.
 
-A text's words repeat: on news text nine words in ten are ones the text, or an earlier
-one, already had. :class:`WordCache` keeps each word's token ids so a word is encoded by
+A text's words repeat: of the 2.5 million words of NewsArticles' 3,824 documents, 72,000
+are distinct. :class:`WordCache` keeps each word's token ids so a word is encoded by
 the merge kernel once. It is an :class:`~rowbook.intern_table.InternTable` of the words'
 UTF-8 bytes (ids in first-sighting order) beside one array of token ids that holds the
 words' ids one word after another, so word ``k``'s ids are ``ids[bounds[k]:bounds[k + 1]]``.
@@ -12,7 +12,8 @@ caller encodes their bytes (:meth:`WordCache.word_bytes`) and gives their ids
 (:meth:`WordCache.set_ids`) before anything else reads the cache, and
 :meth:`WordCache.gather` then writes the ids of all the words into one array, no Python
 object per word. :meth:`WordCache.since` and :meth:`WordCache.add` carry the words a
-forked worker encoded back to the calling process as four arrays.
+worker (a thread with a copy of the cache, or a forked process) encoded back to the calling
+process's cache as four arrays.
 
 Examples
 --------
