@@ -32,14 +32,15 @@ three quarters of the time, releases the GIL, so threads run it side by side wit
 no pipe and no copy of the texts; what holds the GIL is this thread's share, the list of ids
 and the :class:`Encoding` of each text. Each thread has a cache of its own, since the one
 cache changes with every new word (under a lock: two threads changing it at once would mix
-up their words). Measured on NewsArticles (13 MB) at a load of 1.5-2.5 on 2 cores, the
+up their words). Measured on NewsArticles (13 MB) on 2 cores: with one core to share, the
 threads cost 13% more CPU time than one thread, a pool of processes 42% (the texts pickled
-to the workers, their ids pickled back, copy-on-write faults after the fork), and the
-calling process did most of a pool's work. Where the words are cut by a regex in Python,
-which holds the GIL, processes are what runs that in parallel; on 20,000 lines of news that
-gained 1.1-1.2x on an idle 2-core machine (BPE training's word counting, with batches of 2M
-characters, gains 1.4x), and on a machine busy with other work ``workers=1`` is the better
-choice.
+to the workers, their ids pickled back, copy-on-write faults after the fork); on a nearly
+idle machine 2 threads took 333 ms against 570 ms for one (1.71x) and 2 processes 509 ms
+(1.12x; on 20,000 lines, 1.25x and 0.77x). Where the words are cut by a regex in Python,
+which holds the GIL, processes are what runs that in parallel (before the compiled pass
+they gained 1.1-1.2x on those lines; BPE training's word counting, with batches of 2M
+characters, gains 1.4x), and on a machine busy with other work ``workers=1`` is the
+better choice for them.
 
 BPE-dropout draws random numbers word by word, so with ``dropout`` set every batch is
 encoded in the calling process, in order, and the draws are those of a serial run.
