@@ -1,15 +1,19 @@
-"""``encode_batch`` on several processes: the serial encodings, and those of ``tokenizers``.
+"""``encode_batch`` on several threads or processes: the serial encodings, and those of ``tokenizers``.
 
 The batch size constants are made small so that a corpus of a few thousand lines is cut
-into many batches and actually goes through the worker pool. ASCII text is pre-split with
+into many batches and actually goes through the workers (threads for GPT-2's compiled
+pre-split, processes otherwise). ASCII text is pre-split with
 a twin of GPT-2's pattern for the standard ``re``, held here to the original.
 """
 
 from __future__ import annotations
 
+import concurrent.futures
 import copy
+import json
 import multiprocessing
 import re
+import sys
 
 import pytest
 import regex
@@ -21,6 +25,7 @@ from rowbook import fork_pool
 from rowbook.text import ByteLevelBPE
 from rowbook.text.bpe import batch as bpe_batch
 from rowbook.text.bpe.bytelevel import GPT2_ASCII_PATTERN, GPT2_PATTERN
+from rowbook.text.bpe.word_cache import WordCache
 
 from .conftest import SENTENCES
 
@@ -39,17 +44,22 @@ def texts(corpus, hard_strings):
 
 @pytest.fixture
 def pool_calls(monkeypatch):
-    """Small batches, and a record of ``(number of batches, workers)`` of each pool run."""
+    """Small batches, and a record of ``(number of batches, workers, "processes" or
+    "threads")`` of each pool run."""
     monkeypatch.setattr(bpe_batch, "POOL_CHARS", 8_000)
     monkeypatch.setattr(bpe_batch, "BATCH_CHARS", 2_000)
     calls = []
 
-    def spy(job, tasks, workers, **options):
-        tasks = list(tasks)
-        calls.append((len(tasks), workers))
-        return fork_pool.map_in_order(job, tasks, workers, **options)
+    def spy(pool, kind):
+        def run(job, tasks, workers, **options):
+            tasks = list(tasks)
+            calls.append((len(tasks), workers, kind))
+            return pool(job, tasks, workers, **options)
 
-    monkeypatch.setattr(bpe_batch, "map_in_order", spy)
+        return run
+
+    monkeypatch.setattr(bpe_batch, "map_in_order", spy(fork_pool.map_in_order, "processes"))
+    monkeypatch.setattr(bpe_batch, "map_in_threads", spy(fork_pool.map_in_threads, "threads"))
     return calls
 
 
@@ -71,7 +81,7 @@ def test_parallel_equals_serial_equals_tokenizers(
 ):
     ours, theirs = _model(corpus, tmp_path, add_prefix_space=add_prefix_space)
     parallel = ours.encode_batch(texts, workers=2)  # cold cache: every word met in a worker
-    assert pool_calls and pool_calls[0][0] >= 8 and pool_calls[0][1] == 2
+    assert pool_calls and pool_calls[0][0] >= 8 and pool_calls[0][1:] == (2, "processes")
     serial = ours.encode_batch(texts, workers=1)
     assert _fields(parallel) == _fields(serial) == _fields(theirs.encode_batch(texts))
     assert parallel == serial == [ours.encode(t) for t in texts]
@@ -80,33 +90,53 @@ def test_parallel_equals_serial_equals_tokenizers(
 
 @pytest.fixture(scope="module")
 def plain_model(corpus):
-    """GPT-2's settings: no unsplit tokens, no prefix space (the gathered path)."""
+    """GPT-2's settings: no unsplit tokens, no prefix space (the compiled path)."""
     return ByteLevelBPE().fit(corpus, 600)
 
 
+@pytest.fixture(scope="module")
+def plain_hf(plain_model, tmp_path_factory):
+    path = tmp_path_factory.mktemp("plain") / "tokenizer.json"
+    plain_model.to_tokenizer_json(path)
+    return Tokenizer.from_file(str(path))
+
+
 @pytest.mark.parametrize("workers", [1, 2, 3])
+@pytest.mark.parametrize("cache_size", [100_000, 30])
 def test_plain_model_equals_encode_text_by_text_for_every_worker_count(
-    plain_model, texts, hard_strings, pool_calls, workers
+    plain_model, plain_hf, texts, hard_strings, pool_calls, workers, cache_size
 ):
     ours = copy.deepcopy(plain_model)  # a cold cache
-    assert ours._encoder.plain
+    ours.cache_size = cache_size  # 30: emptied every few texts, in the workers too
+    assert ours._encoder.plain and ours._encoder.pretokenizer.compiled
     hard = [*texts[:800], *SENTENCES, *hard_strings]
     batch = ours.encode_batch(hard, workers=workers)
-    assert _fields(batch) == _fields([ours.encode(t) for t in hard])
-    assert len(pool_calls) == (workers > 1)
+    assert _fields(batch) == _fields([plain_model.encode(t) for t in hard])
+    assert _fields(batch) == _fields(plain_hf.encode_batch(hard))
+    assert [call[1:] for call in pool_calls] == [(workers, "threads")] * (workers > 1)
+    assert len(ours._encoder.cache) <= cache_size
+    assert (ours._encoder.emptied > 0) == (cache_size == 30)
+    assert _fields(batch) == _fields([ours.encode(t) for t in hard])  # the cache as it is now
 
 
 def test_the_parent_cache_learns_the_words_encoded_in_workers(
     corpus, plain_model, texts, pool_calls, tmp_path, monkeypatch
 ):
-    encoded: list[list[str]] = []  # the words each call of the kernel was given
+    encoded: list[int] = []  # how many words each call of the kernel was given
     for model in (_model(corpus, tmp_path)[0], copy.deepcopy(plain_model)):
         first = model.encode_batch(texts[:800], workers=2)  # cold: most batches go to the worker
         assert pool_calls
         encoded.clear()
-        monkeypatch.setattr(model._encoder, "encode_new", lambda words: encoded.append(words) or {})
+        encode_new = model._encoder.encode_new
+        monkeypatch.setattr(
+            model._encoder,
+            "encode_new",
+            lambda data, ends, encode_new=encode_new: (
+                encoded.append(len(ends)) or encode_new(data, ends)
+            ),
+        )
         assert model.encode_batch(texts[:800], workers=1) == first  # every word from the cache
-        assert all(not words for words in encoded)
+        assert not any(encoded)
 
 
 def test_a_small_cache_gives_the_same_encodings(corpus, texts, pool_calls, tmp_path):
@@ -114,6 +144,59 @@ def test_a_small_cache_gives_the_same_encodings(corpus, texts, pool_calls, tmp_p
     small, _ = _model(corpus, tmp_path, cache_size=40)  # emptied every few texts, in workers too
     assert small.encode_batch(texts, workers=2) == ours.encode_batch(texts, workers=1)
     assert len(small._encoder.cache) <= 40
+
+
+def test_the_cache_sends_and_takes_back_its_words_as_arrays(plain_model, corpus):
+    model = copy.deepcopy(plain_model)
+    model._encoder.cache.clear()
+    expected = [e.ids for e in model.encode_batch(corpus[:200], workers=1)]
+    cache, twin = model._encoder.cache, WordCache()
+    twin.add(cache.since(0))
+    twin.add(cache.since(len(cache) // 2))  # words it knows are skipped
+    model._encoder.cache = twin
+    emptied = model._encoder.emptied
+    assert [e.ids for e in model.encode_batch(corpus[:200], workers=1)] == expected
+    assert len(twin) == len(cache) and model._encoder.emptied == emptied
+
+
+def test_ignore_merges_on_the_plain_path_follows_tokenizers(plain_model, corpus, tmp_path):
+    path = tmp_path / "tokenizer.json"
+    plain_model.to_tokenizer_json(path)
+    data = json.loads(path.read_text(encoding="utf-8"))
+    vocab = data["model"]["vocab"]
+    for word in ["xyz", "Ġxyz", "Ġquick"]:  # whole words no merge makes (or one already a token)
+        vocab.setdefault(word, len(vocab))
+    data["model"]["ignore_merges"] = True
+    path.write_text(json.dumps(data), encoding="utf-8")
+    ours, theirs = ByteLevelBPE.from_tokenizer_json(path), Tokenizer.from_file(str(path))
+    assert ours._encoder.ignore_merges and ours._encoder.plain
+    texts = [*corpus[:300], *SENTENCES, "xyz xyz, xyzzy quick"]
+    got = [e.ids for e in ours.encode_batch(texts)]
+    assert got == [e.ids for e in theirs.encode_batch(texts)] == [ours.encode(t).ids for t in texts]
+    assert got[-1][:2] == [vocab["xyz"], vocab["Ġxyz"]]
+
+
+def test_threads_sharing_one_model_get_the_serial_ids(plain_model, texts):
+    shared = copy.deepcopy(plain_model)
+    shared.cache_size = 200  # emptied again and again while other threads read it
+    parts = [texts[i::4] for i in range(4)]
+    expected = [[e.ids for e in plain_model.encode_batch(part, workers=1)] for part in parts]
+
+    def encode(part):
+        return [
+            [e.ids for e in shared.encode_batch(part[i : i + 40], workers=1)]
+            for i in range(0, len(part), 40)
+        ] + [[shared.encode(t).ids for t in part]]
+
+    interval = sys.getswitchinterval()
+    sys.setswitchinterval(1e-6)  # threads take turns often (the kernels release the GIL too)
+    try:
+        with concurrent.futures.ThreadPoolExecutor(4) as pool:
+            got = list(pool.map(encode, parts))
+    finally:
+        sys.setswitchinterval(interval)
+    for part_ids, batches in zip(expected, got, strict=True):
+        assert [ids for batch in batches[:-1] for ids in batch] == part_ids == batches[-1]
 
 
 def test_default_workers_use_the_pool_and_give_the_serial_result(
@@ -153,11 +236,14 @@ def test_a_daemonic_process_encodes_alone(corpus, texts, pool_calls, tmp_path):
     assert child.exitcode == 0
 
 
-def test_errors_name_the_text_in_the_parent_and_in_workers(corpus, texts, pool_calls, tmp_path):
+def test_errors_name_the_text_in_the_parent_and_in_workers(
+    corpus, plain_model, texts, pool_calls, tmp_path
+):
     ours, _ = _model(corpus, tmp_path)
-    with pytest.raises(ValueError, match=r"lone surrogate '\\ud800' at character offset 3"):
-        ours.encode_batch([*texts, "ok \ud800"], workers=2)
-    assert pool_calls
+    for model in (ours, plain_model):  # in processes, in threads
+        with pytest.raises(ValueError, match=r"lone surrogate '\\ud800' at character offset 3"):
+            model.encode_batch([*texts, "ok \ud800"], workers=2)
+    assert [call[2] for call in pool_calls] == ["processes", "threads"]
     with pytest.raises(TypeError, match="text must be a str, got bytes"):
         ours.encode_batch([*texts, b"bytes"], workers=2)
     with pytest.raises(ValueError, match="workers must be an integer >= 1"):

@@ -3,11 +3,13 @@
 Read in this order, simple to complex: :mod:`~rowbook.text.bpe.classic` (Sennrich et
 al.'s merge loop, the reference), :mod:`~rowbook.text.bpe.bytelevel` (GPT-2's byte
 alphabet and pattern), :mod:`~rowbook.text.bpe.pretokenize` (text to words: special
-tokens cut out, the prefix space, the split), :mod:`~rowbook.text.bpe.train` (the fast
-trainer held to the reference), :mod:`~rowbook.text.bpe.encode` (applying merges),
+tokens cut out, the prefix space, the split), :mod:`~rowbook.text.bpe.presplit` (GPT-2's
+pattern compiled), :mod:`~rowbook.text.bpe.train` (the fast trainer held to the
+reference), :mod:`~rowbook.text.bpe.encode` (applying merges),
 :mod:`~rowbook.text.bpe.files` (``tokenizer.json``, GPT-2's vocab.json + merges.txt and
 rowbook's BPE JSON), :mod:`~rowbook.text.bpe.options` (the trainer options),
 :mod:`~rowbook.text.bpe.encoding` (:class:`Encoding`, with character offsets),
+:mod:`~rowbook.text.bpe.word_cache` (each word's ids, compiled),
 :mod:`~rowbook.text.bpe.encoder` (the state a fitted model encodes with: tables, word
 cache, dropout), :mod:`~rowbook.text.bpe.count` (the pool of processes that counts and
 encodes), :mod:`~rowbook.text.bpe.batch` (``encode_batch``) and

@@ -1,41 +1,46 @@
 """Encoding many texts at once, in one process and on every core.
 
-:meth:`ByteLevelBPE.encode_batch <rowbook.text.bpe.model.ByteLevelBPE.encode_batch>` pre-splits
-every text, looks each distinct word up once in the word cache, encodes the words it has
-not seen in one call of the numba kernel (:func:`~rowbook.text.bpe.encode.encode_words`)
-and joins the cached ids of each text's words. The pre-split, the tables and the cache are
-the model's :class:`~rowbook.text.bpe.encoder.Encoder`, which every function here takes.
-An :class:`~rowbook.text.bpe.encoding.Encoding` holds the ids; its tokens and offsets are
+:meth:`ByteLevelBPE.encode_batch <rowbook.text.bpe.model.ByteLevelBPE.encode_batch>` hands the
+texts to the model's :class:`~rowbook.text.bpe.encoder.Encoder`, which every function here
+takes. With GPT-2's settings (its pattern, no unsplit tokens, no prefix space, no dropout:
+:attr:`Encoder.plain <rowbook.text.bpe.encoder.Encoder.plain>`) one compiled pass over the
+UTF-8 bytes of a batch of texts cuts them into words and looks each word up in the word
+cache (:mod:`rowbook.text.bpe.presplit`, :mod:`rowbook.text.bpe.word_cache`), the words the
+cache lacks are encoded in one call of the merge kernel, and the ids of all the texts are
+gathered into one ``int32`` array: no Python object per word. Each text's ids are a slice
+of that array's list. Other settings cut the words in Python and look them up in the same
+cache (:meth:`Encoder.word_ids <rowbook.text.bpe.encoder.Encoder.word_ids>`). An
+:class:`~rowbook.text.bpe.encoding.Encoding` holds the ids; its tokens and offsets are
 computed when first read. The cyclic garbage collector is paused meanwhile: the lists made
-hold no cycles, and the collections their number sets off walked every live object, as
-long again as the encoding itself.
+hold no cycles, and the collections their number sets off walked every live object.
 
 With ``workers > 1`` and more than :data:`POOL_CHARS` characters, the texts are cut into
-batches (about eight per worker, at least :data:`BATCH_CHARS` characters each) that this
-process and ``workers - 1`` forked ones share as each becomes free
-(:func:`rowbook.fork_pool.map_in_order`, the pool that counts words for training).
-Results are joined in batch order, so they do not depend on ``workers``. A forked worker
-starts from the model and the word cache as they are at the fork, keeps the words it
-encodes for its next batches, and sends back with each batch's ids (one ``int32`` array)
-the words it encoded for it: this process adds them to its cache as the batches arrive
+batches (about eight per worker, at least :data:`BATCH_CHARS` characters each) shared by
+``workers`` threads (GPT-2's compiled pre-split, :func:`rowbook.fork_pool.map_in_threads`)
+or by this process and ``workers - 1`` forked ones (the others,
+:func:`rowbook.fork_pool.map_in_order`, the pool that counts words for training). Results
+are joined in batch order, so they do not depend on ``workers``. A worker starts from the
+word cache as it is when it starts (a thread copies it, a process inherits it), keeps the
+words it encodes for its next batches, and hands back with each batch's ids the words it
+encoded for it, as four arrays (their bytes, their ids, and where each ends): this process
+adds them to its cache as the batches arrive
 (:meth:`Encoder.learn <rowbook.text.bpe.encoder.Encoder.learn>`), so the next call finds
 every word of this one, whoever encoded it.
 
-With no unsplit tokens and no prefix space (GPT-2's settings), a batch's ids are gathered
-from the cached tuples of all its words in one chained pass and each text's ids are a
-slice of that one list (:func:`plain_ids`); a worker never builds a list per text.
-
-Why processes and not threads: in one process on 20,000 lines of news text, the numba
-kernel is under a tenth of the time, while the regex pre-split (about half), the dictionary
-lookups and the lists of ids are Python that holds the GIL. Threads running the kernel
-without the GIL (``nogil``) would leave nine tenths on one core; the ``regex`` package can
-release the GIL during a match (``concurrent=True``), but the lookups that follow cannot.
-Processes run all of it in parallel. The price, measured on those lines on 2 cores: forking,
-the pipes, the joining and the copy-on-write faults after the fork cost about a sixth more
-CPU time than one process, and two busy processes each run 15-25% slower than one alone
-(shared caches). On 20,000 lines (0.25 s of work) that leaves 1.1-1.2x on an idle 2-core
-machine (BPE training's word counting, with batches of 2M characters, gains 1.4x), and on a
-machine busy with other work ``workers=1`` is the better choice.
+Why threads for the compiled pass, and processes for the rest: the compiled pass, about
+three quarters of the time, releases the GIL, so threads run it side by side with no fork,
+no pipe and no copy of the texts; what holds the GIL is this thread's share, the list of ids
+and the :class:`Encoding` of each text. Each thread has a cache of its own, since the one
+cache changes with every new word (under a lock: two threads changing it at once would mix
+up their words). Measured on NewsArticles (13 MB) on 2 cores: with one core to share, the
+threads cost 13% more CPU time than one thread, a pool of processes 42% (the texts pickled
+to the workers, their ids pickled back, copy-on-write faults after the fork); on a nearly
+idle machine 2 threads took 333 ms against 570 ms for one (1.71x) and 2 processes 509 ms
+(1.12x; on 20,000 lines, 1.25x and 0.77x). Where the words are cut by a regex in Python,
+which holds the GIL, processes are what runs that in parallel (before the compiled pass
+they gained 1.1-1.2x on those lines; BPE training's word counting, with batches of 2M
+characters, gains 1.4x), and on a machine busy with other work ``workers=1`` is the
+better choice for them.
 
 BPE-dropout draws random numbers word by word, so with ``dropout`` set every batch is
 encoded in the calling process, in order, and the draws are those of a serial run.
@@ -47,15 +52,17 @@ import contextlib
 import functools
 import gc
 import itertools
+import threading
 from collections.abc import Callable, Iterable, Iterator, Sequence
 
 import numpy as np
 
-from rowbook.fork_pool import map_in_order
+from rowbook.fork_pool import map_in_order, map_in_threads
 from rowbook.text.bpe.count import text_batches
-from rowbook.text.bpe.encode import encode_words
 from rowbook.text.bpe.encoder import Encoder, Segments
 from rowbook.text.bpe.encoding import Encoding, build_encodings
+from rowbook.text.bpe.presplit import BATCH_CHARS as SCAN_CHARS
+from rowbook.text.bpe.word_cache import Learned
 
 __all__ = [
     "BATCHES_PER_WORKER",
@@ -66,7 +73,6 @@ __all__ = [
     "encode_texts",
     "gc_paused",
     "join_segments",
-    "plain_ids",
 ]
 
 POOL_CHARS = 1 << 20  # texts of fewer characters are encoded in this process: forking costs more
@@ -119,40 +125,32 @@ def gc_paused() -> Iterator[None]:
             gc.enable()
 
 
-def plain_ids(encoder: Encoder, texts: Sequence[str]) -> tuple[list[int], list[int]]:
-    """All ids of ``texts`` in one list, and where each text's ids end ``(B,)``, for an
-    encoder whose texts are their words (:attr:`Encoder.plain`).
-
-    The ids are gathered from the cached tuples of all the words at once (one C-level
-    chain, no list per text), so a text costs a slice of the one list.
-    """
-    chain = itertools.chain.from_iterable
-    words_of = encoder.pretokenizer.words_of(texts)
-    words = list(chain(words_of))
-    try:  # the common case once the cache is warm: every word is known
-        tables = list(map(encoder.cache.__getitem__, words))
-    except KeyError:
-        tables = list(map(encoder.word_table(words).__getitem__, words))
-    word_ends = [0, *itertools.accumulate(map(len, tables))]  # (W + 1,) ids before each word
-    return list(chain(tables)), [word_ends[k] for k in itertools.accumulate(map(len, words_of))]
+def _slices(ids: np.ndarray, ends: np.ndarray) -> list[list[int]]:
+    """The ids of each text, given all of them ``(N,)`` and where each text's end ``(B,)``."""
+    flat = ids.tolist()
+    return [flat[a:b] for a, b in itertools.pairwise([0, *ends.tolist()])]
 
 
 def encode_texts(encoder: Encoder, texts: Sequence[str]) -> BatchIds:
     """Ids of each text, in this process: each distinct word looked up or encoded once."""
-    chain = itertools.chain.from_iterable
     if encoder.plain:  # no unsplit tokens, no prefix space, no dropout
-        flat, ends = plain_ids(encoder, texts)
-        return [flat[a:b] for a, b in zip([0, *ends], ends, strict=False)], {}
+        if len(texts) == 1:
+            return _slices(*encoder.plain_ids(texts)), {}
+        ids_of = []
+        for batch in text_batches(texts, SCAN_CHARS):
+            ids_of += _slices(*encoder.plain_ids(batch))
+        return ids_of, {}
     segments = [encoder.segments(text) for text in texts]
     if encoder.dropout:
         encode = encoder.encode_dropout
     else:
-        get = encoder.word_table(
-            [w for text in segments for _, _, words in text for w in words]
-        ).__getitem__
+        ids, ends = encoder.word_ids([w for text in segments for _, _, ws in text for w in ws])
+        flat, bounds, at = ids.tolist(), [0, *ends.tolist()], 0
 
-        def encode(words: list[str]) -> Iterable[int]:
-            return chain(map(get, words))
+        def encode(words: list[str]) -> list[int]:
+            nonlocal at
+            at += len(words)
+            return flat[bounds[at - len(words)] : bounds[at]]
 
     ids_of, prefixed = [], {}
     for i, text in enumerate(segments):
@@ -163,19 +161,19 @@ def encode_texts(encoder: Encoder, texts: Sequence[str]) -> BatchIds:
     return ids_of, prefixed
 
 
-Packed = tuple[np.ndarray, np.ndarray, dict[int, list[int]], dict[str, tuple[int, ...]]]
+Packed = tuple[np.ndarray, np.ndarray, dict[int, list[int]], Learned]
 """A worker's batch: all ids ``(N,)`` as ``int32``, ids per text ``(B,)``, prefixed positions,
-and the words the worker encoded for it (what it adds to the parent's cache)."""
+and the words the worker encoded for it, as arrays (what it adds to the parent's cache)."""
 
 
 def _encode_job(encoder: Encoder, texts: list[str]) -> Packed:
     """A worker's batch, packed for the pipe (no list per text for a plain encoder)."""
+    encoder.after_fork()
     before, emptied = len(encoder.cache), encoder.emptied
     with gc_paused():
         if encoder.plain:
-            flat, ends = plain_ids(encoder, texts)
-            lengths = np.diff(np.array([0, *ends], dtype=np.int64))  # (B,)
-            packed, prefixed = np.array(flat, dtype=np.int32), {}  # (N,)
+            packed, ends = encoder.plain_ids(texts)  # (N,), (B,)
+            lengths, prefixed = np.diff(ends, prepend=0), {}
         else:
             ids_of, prefixed = encode_texts(encoder, texts)
             lengths = np.fromiter(map(len, ids_of), dtype=np.int64, count=len(ids_of))  # (B,)
@@ -183,8 +181,7 @@ def _encode_job(encoder: Encoder, texts: list[str]) -> Packed:
                 itertools.chain.from_iterable(ids_of), dtype=np.int32, count=int(lengths.sum())
             )  # (N,)
         start = before if encoder.emptied == emptied else 0  # words added since the job began
-        learned = dict(itertools.islice(encoder.cache.items(), start, None))
-    return packed, lengths, prefixed, learned
+    return packed, lengths, prefixed, encoder.cache.since(start)
 
 
 def _unpack(encoder: Encoder, result: Packed | BatchIds) -> BatchIds:
@@ -194,26 +191,55 @@ def _unpack(encoder: Encoder, result: Packed | BatchIds) -> BatchIds:
         return result
     flat, lengths, prefixed, learned = result
     encoder.learn(learned)
-    ids, ends = flat.tolist(), np.cumsum(lengths).tolist()
-    return [ids[end - n : end] for end, n in zip(ends, lengths.tolist(), strict=True)], prefixed
+    return _slices(flat, np.cumsum(lengths)), prefixed
+
+
+def _thread_job(
+    local: threading.local, encoder: Encoder, texts: list[str]
+) -> tuple[np.ndarray, np.ndarray, Learned]:
+    """A thread's batch: all ids ``(N,)``, where each text's end ``(B,)``, and the words the
+    thread encoded for it. A thread encodes with a copy of ``encoder`` made when it starts."""
+    if not hasattr(local, "encoder"):
+        local.encoder = encoder.copy()
+    own = local.encoder
+    before, emptied = len(own.cache), own.emptied
+    ids, ends = own.plain_ids(texts)
+    return ids, ends, own.cache.since(before if own.emptied == emptied else 0)
+
+
+def _in_threads(
+    encoder: Encoder, batches: list[list[str]], workers: int
+) -> Iterator[tuple[list[str], BatchIds]]:
+    """Each batch with its ids, encoded on ``workers`` threads (a :attr:`~Encoder.plain`
+    encoder), the words each thread encoded added to ``encoder``'s cache as they arrive."""
+    job = functools.partial(_thread_job, threading.local(), encoder)
+    for batch, (ids, ends, learned) in zip(
+        batches, map_in_threads(job, batches, workers), strict=True
+    ):
+        encoder.learn(learned)
+        yield batch, (_slices(ids, ends), {})
 
 
 def encode_batch(encoder: Encoder, texts: list[str], workers: int) -> list[Encoding]:
-    """The :class:`Encoding` of each text, on up to ``workers`` processes (same result)."""
+    """The :class:`Encoding` of each text, on up to ``workers`` threads or processes (same
+    result)."""
     chars = sum(map(len, texts))
     with gc_paused():
         if workers == 1 or encoder.dropout or chars < POOL_CHARS:
             parts = [(texts, encode_texts(encoder, texts))]
         else:
-            encode_words([], encoder.byte_ids, encoder.merge_table)  # compiled before the fork
+            encoder.compile()  # before the threads or the fork, not in each
             batches = list(
                 text_batches(texts, max(BATCH_CHARS, chars // (BATCHES_PER_WORKER * workers)))
             )
-            job = functools.partial(_encode_job, encoder)
-            here = functools.partial(encode_texts, encoder)
-            results = map_in_order(job, batches, workers, here=here)
-            unpack = functools.partial(_unpack, encoder)
-            parts = zip(batches, map(unpack, results), strict=True)  # built as they arrive
+            if encoder.plain and encoder.pretokenizer.compiled:
+                parts = _in_threads(encoder, batches, workers)
+            else:
+                job = functools.partial(_encode_job, encoder)
+                here = functools.partial(encode_texts, encoder)
+                results = map_in_order(job, batches, workers, here=here)
+                unpack = functools.partial(_unpack, encoder)
+                parts = zip(batches, map(unpack, results), strict=True)  # built as they arrive
         encodings = []
         for batch, (ids_of, prefixed) in parts:
             encodings += build_encodings(

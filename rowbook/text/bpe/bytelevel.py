@@ -37,18 +37,19 @@ __all__ = [
     "GPT2_PATTERN",
     "UNICODE_TO_BYTE",
     "byte_alphabet",
+    "check_utf8",
     "decode_tokens",
     "from_byte_level",
     "to_byte_level",
 ]
 
+#: GPT-2's end-of-text token: the special token a byte-level BPE of rowbook's language
+#: models ends each text with.
+END_OF_TEXT = "<|endoftext|>"
 #: The pre-tokenizer regex of GPT-2 (and of ``tokenizers``' ``ByteLevel(use_regex=True)``):
 #: English contractions, letters, digits and other symbols (each optionally preceded by
 #: one space), and whitespace, where a whitespace run before a word leaves its last
 #: space to that word.
-#: GPT-2's end-of-text token: the special token a byte-level BPE of rowbook's language
-#: models ends each text with.
-END_OF_TEXT = "<|endoftext|>"
 GPT2_PATTERN = r"""'s|'t|'re|'ve|'m|'ll|'d| ?\p{L}+| ?\p{N}+| ?[^\s\p{L}\p{N}]+|\s+(?!\S)|\s+"""
 
 #: :data:`GPT2_PATTERN` for ASCII text, written for the standard library's ``re``, which runs
@@ -75,6 +76,19 @@ BYTE_TO_UNICODE: tuple[str, ...] = _byte_to_unicode()
 UNICODE_TO_BYTE: dict[str, int] = {c: b for b, c in enumerate(BYTE_TO_UNICODE)}
 _TO_CHARS = {b: c for b, c in enumerate(BYTE_TO_UNICODE)}
 _BYTE_ORDER = np.array(sorted(range(256), key=lambda b: BYTE_TO_UNICODE[b]), dtype=np.int64)
+
+
+def check_utf8(text: str) -> str:
+    """``text`` if it has UTF-8 bytes (a lone surrogate has none: a ``ValueError`` with its offset)."""
+    if not text.isascii():
+        try:
+            text.encode("utf-8")
+        except UnicodeEncodeError as err:
+            raise ValueError(
+                f"text has a lone surrogate {text[err.start]!r} at character offset "
+                f"{err.start}, which has no UTF-8 bytes; encode valid Unicode"
+            ) from None
+    return text
 
 
 def byte_alphabet() -> list[str]:

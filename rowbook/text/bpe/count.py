@@ -1,13 +1,15 @@
 """BPE's word counts on every core: batches of texts on the fork pool, added in order.
 
-Counting the pre-tokenized words (the first pass of training) is a regex pre-split and
-dictionary work per text, Python that holds the GIL, so it scales with processes. The
-texts are cut into batches of about ``size`` characters (:func:`text_batches`); the
-calling process and ``workers - 1`` forked ones count a batch each, taking the next batch
-when free (:func:`rowbook.fork_pool.map_in_order`), and the counts come back *in batch
-order*. The parent adds them in that order. ``Counter.update`` keeps a key where it first
-appeared, so the result is the serial count, same counts and same order, and training on
-it gives the same merges (tested against the serial count and against ``tokenizers``).
+Counting the pre-tokenized words (the first pass of training) cuts the special tokens out
+of each text and splits the rest, in Python (a regex) or, for GPT-2's pattern, in a
+compiled scan (:func:`rowbook.text.bpe.presplit.count_words`) that still ends in a
+``Counter`` of ``str`` per batch; it scales with processes. The texts are cut into
+batches of about ``size`` characters (:func:`text_batches`); the calling process and
+``workers - 1`` forked ones count a batch each, taking the next batch when free
+(:func:`rowbook.fork_pool.map_in_order`), and the counts come back *in batch order*. The
+parent adds them in that order. ``Counter.update`` keeps a key where it first appeared, so
+the result is the serial count, same counts and same order, and training on it gives the
+same merges (tested against the serial count and against ``tokenizers``).
 """
 
 from __future__ import annotations

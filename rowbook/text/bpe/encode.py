@@ -17,7 +17,13 @@ from collections.abc import Mapping, Sequence
 import numba
 import numpy as np
 
-__all__ = ["encode_word_dropout", "encode_word_reference", "encode_words", "pair_key"]
+__all__ = [
+    "encode_word_bytes",
+    "encode_word_dropout",
+    "encode_word_reference",
+    "encode_words",
+    "pair_key",
+]
 
 _LOW = np.int64(0xFFFFFFFF)
 
@@ -102,7 +108,7 @@ def _merge_all(sym, prv, nxt, n, mkeys, mrank, mnew, hk, hn):
                 size = _min_push(hk, hn, size, (rank << 32) | pos, new)
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, nogil=True)
 def _encode_kernel(data, offsets, byte_ids, mkeys, mrank, mnew):
     n_words = offsets.size - 1
     longest = 1
@@ -132,21 +138,35 @@ def _encode_kernel(data, offsets, byte_ids, mkeys, mrank, mnew):
     return out[:o], out_offsets
 
 
+def encode_word_bytes(
+    data: np.ndarray,
+    ends: np.ndarray,
+    byte_ids: np.ndarray,
+    merge_table: tuple[np.ndarray, np.ndarray, np.ndarray],
+) -> tuple[np.ndarray, np.ndarray]:
+    """Token ids of the words ``data[ends[i - 1]:ends[i]]`` (UTF-8 bytes ``(N,)``, the first
+    word from 0), merges applied lowest rank first: all ids in one array, and where each
+    word's ids end ``(W,)``.
+
+    ``merge_table`` is ``(keys, ranks, new_ids)``: int64 arrays sorted by the
+    :func:`pair_key` of each merge.
+    """
+    offsets = np.zeros(len(ends) + 1, dtype=np.int64)  # (W + 1,)
+    offsets[1:] = ends
+    ids, bounds = _encode_kernel(data, offsets, byte_ids, *merge_table)
+    return ids, bounds[1:]
+
+
 def encode_words(
     words: Sequence[bytes],
     byte_ids: np.ndarray,
     merge_table: tuple[np.ndarray, np.ndarray, np.ndarray],
 ) -> list[list[int]]:
-    """Token ids of each word (UTF-8 bytes), merges applied lowest rank first.
-
-    ``merge_table`` is ``(keys, ranks, new_ids)``: int64 arrays sorted by the
-    :func:`pair_key` of each merge.
-    """
-    offsets = np.zeros(len(words) + 1, dtype=np.int64)  # (W + 1,)
-    np.cumsum(np.fromiter(map(len, words), dtype=np.int64, count=len(words)), out=offsets[1:])
+    """Token ids of each word (UTF-8 bytes), as :func:`encode_word_bytes` gives them."""
+    ends = np.cumsum(np.fromiter(map(len, words), dtype=np.int64, count=len(words)))  # (W,)
     data = np.frombuffer(b"".join(words), dtype=np.uint8)  # (N,)
-    ids, bounds = _encode_kernel(data, offsets, byte_ids, *merge_table)
-    ids, bounds = ids.tolist(), bounds.tolist()
+    ids, bounds = encode_word_bytes(data, ends, byte_ids, merge_table)
+    ids, bounds = ids.tolist(), [0, *bounds.tolist()]
     return [ids[bounds[i] : bounds[i + 1]] for i in range(len(words))]
 
 

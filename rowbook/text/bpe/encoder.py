@@ -5,21 +5,33 @@ A :class:`~rowbook.text.ByteLevelBPE` holds one :class:`Encoder`, made with its 
 learned tables each time the model changes (:meth:`Encoder.set_model`): the id of every
 byte symbol, the merge table the kernels of :mod:`rowbook.text.bpe.encode` read, the ids
 of the tokens that are never split. It owns the state that encoding changes: the cache of
-encoded words (emptied when full) and the random numbers of BPE-dropout.
-:mod:`rowbook.text.bpe.batch` encodes texts with it, in this process or forked ones, and
-reads nothing else of the model.
+encoded words (a compiled :class:`~rowbook.text.bpe.word_cache.WordCache`, emptied when
+full) and the random numbers of BPE-dropout. :mod:`rowbook.text.bpe.batch` encodes texts
+with it, in this process or forked ones, and reads nothing else of the model.
+
+Every path goes through the one cache. Texts that are their words (:attr:`Encoder.plain`)
+are cut by GPT-2's compiled pre-split straight into the cache (:meth:`Encoder.plain_ids`);
+words cut in Python (unsplit tokens, a prefix space, another pattern) are looked up by
+:meth:`Encoder.word_ids`. Either way the words new to the cache are encoded in one call of
+the merge kernel and the ids of all the words come back in one array. The cache changes
+under a lock, so one model may encode from several threads (the kernels release the GIL,
+and a cache changed by two at once would give wrong ids).
 """
 
 from __future__ import annotations
 
+import copy
+import itertools
+import threading
 from collections.abc import Mapping, Sequence
 
 import numpy as np
 
-from rowbook.text.bpe.bytelevel import to_byte_level
-from rowbook.text.bpe.encode import encode_word_dropout, encode_words
+from rowbook.text.bpe.bytelevel import check_utf8, to_byte_level
+from rowbook.text.bpe.encode import encode_word_bytes, encode_word_dropout
 from rowbook.text.bpe.options import special_regex
-from rowbook.text.bpe.pretokenize import PreTokenizer, check_utf8
+from rowbook.text.bpe.pretokenize import PreTokenizer
+from rowbook.text.bpe.word_cache import Learned, WordCache
 
 __all__ = ["Encoder", "Segments"]
 
@@ -54,8 +66,9 @@ class Encoder:
         self.pretokenizer = pretokenizer
         self.cache_size, self.dropout = cache_size, dropout
         self.rng = np.random.default_rng(seed)
-        self.cache: dict[str, tuple[int, ...]] = {}
+        self.cache = WordCache()
         self.emptied = 0  # times the cache was emptied because it was full
+        self.lock = threading.Lock()  # held while the cache changes
 
     def set_model(
         self,
@@ -74,12 +87,17 @@ class Encoder:
         self.unsplit_ids = unsplit_ids
         self.cutter = special_regex(list(unsplit_ids))
         self.ranks: dict[tuple[int, int], tuple[int, int]] | None = None  # built for dropout
-        self.cache = {}
+        with self.lock:
+            self.cache.clear()
+
+    @property
+    def _tables(self) -> tuple:
+        return self.byte_ids, self.merge_table
 
     @property
     def plain(self) -> bool:
         """Whether a text is its words and nothing else: no unsplit tokens to cut out, no
-        prefix space, no dropout (the fast path of :func:`rowbook.text.bpe.batch.encode_texts`)."""
+        prefix space, no dropout (:meth:`plain_ids`)."""
         return self.cutter is None and not self.pretokenizer.add_prefix_space and not self.dropout
 
     def segments(self, text: str) -> Segments:
@@ -111,42 +129,92 @@ class Encoder:
             ids += encode_word_dropout(symbols, self.ranks, self.dropout, self.rng)
         return ids
 
-    def encode_new(self, words: Sequence[str]) -> dict[str, tuple[int, ...]]:
-        """Ids of ``words`` (the cache is not read), all in one kernel call."""
-        new: dict[str, tuple[int, ...]] = {}
-        if self.ignore_merges:  # a word that is a token is that token, merges or not
-            vocab = self.vocab
-            new.update((w, (vocab[s],)) for w in words if (s := to_byte_level(w)) in vocab)
-            words = [w for w in words if w not in new]
-        if words:
-            encoded = encode_words(
-                [w.encode("utf-8") for w in words], self.byte_ids, self.merge_table
-            )
-            new.update(zip(words, map(tuple, encoded), strict=True))
-        return new
+    def compile(self) -> None:
+        """Compile (or load from numba's cache) every kernel encoding runs: before a fork,
+        so that the workers need not."""
+        self.plain_ids([])
+        self.word_ids([])
+        encode_word_bytes(np.zeros(0, np.uint8), np.zeros(0, np.int64), *self._tables)
 
-    def word_table(self, words: Sequence[str]) -> Mapping[str, tuple[int, ...]]:
-        """Ids of each of ``words``: the word cache, filled with the words it lacked.
+    def plain_ids(self, texts: Sequence[str]) -> tuple[np.ndarray, np.ndarray]:
+        """All ids of ``texts`` (a :attr:`plain` encoder) in one ``int32`` array ``(N,)``, and
+        where each text's ids end ``(B,)``: GPT-2's pattern is cut by the compiled pre-split."""
+        if not self.pretokenizer.compiled:
+            words_of = self.pretokenizer.words_of(texts)
+            ends = np.cumsum(np.fromiter(map(len, words_of), dtype=np.int64, count=len(texts)))
+            return self.word_ids(list(itertools.chain.from_iterable(words_of)), ends)
+        with self.lock:
+            before = len(self.cache)
+            words, ends = self.cache.scan(texts)
+            return self._gather(before, words, ends)
 
-        When they do not fit in ``cache_size``, the cache is emptied and refilled with this
-        call's words if they fit, and the table is a dictionary of its own.
-        """
+    def word_ids(
+        self, words: Sequence[str], group_ends: np.ndarray | None = None
+    ) -> tuple[np.ndarray, np.ndarray]:
+        """The ids of ``words`` in one ``int32`` array ``(N,)``, and where the ids of each
+        group of words end ``(G,)``: ``group_ends`` says where each group's words end (by
+        default each word is a group)."""
+        if group_ends is None:
+            group_ends = np.arange(1, len(words) + 1, dtype=np.int64)  # (W,)
+        with self.lock:
+            before = len(self.cache)
+            return self._gather(before, self.cache.intern(words), group_ends)
+
+    def _gather(
+        self, before: int, words: np.ndarray, group_ends: np.ndarray
+    ) -> tuple[np.ndarray, np.ndarray]:
+        """The ids of ``words`` (cache ids; those from ``before`` on are new: encoded here),
+        and where each group ends; the cache is then emptied if it is over ``cache_size``,
+        keeping this call's words if they fit."""
         cache = self.cache
-        unique = set(words)
-        missing = unique.difference(cache)
-        new = self.encode_new(list(missing))
-        if len(cache) + len(new) <= self.cache_size:
-            cache.update(new)
-            return cache
-        table = {w: cache[w] for w in unique.difference(missing)}
-        table.update(new)
-        cache.clear()
-        self.emptied += 1
-        if len(table) <= self.cache_size:
-            cache.update(table)
-        return table
+        if len(cache) > before:
+            cache.set_ids(*self.encode_new(*cache.word_bytes(before)))
+        ids, ends = cache.gather(words, group_ends)
+        if len(cache) > self.cache_size:
+            self.emptied += 1
+            cache.keep(words, self.cache_size)
+        return ids, ends
 
-    def learn(self, words: Mapping[str, tuple[int, ...]]) -> None:
+    def encode_new(self, data: np.ndarray, ends: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """Ids of the words ``data[ends[i - 1]:ends[i]]`` (UTF-8 bytes; the cache is not read)
+        in one kernel call: all ids ``(M,)``, and where each word's end ``(W,)``."""
+        ids, id_ends = encode_word_bytes(data, ends, *self._tables)
+        if not self.ignore_merges:
+            return ids, id_ends
+        # a word that is a token is that token, merges or not
+        text, flat, id_bounds = data.tobytes(), ids.tolist(), [0, *id_ends.tolist()]
+        parts = []
+        for i, (a, b) in enumerate(itertools.pairwise([0, *ends.tolist()])):
+            token = self.vocab.get(to_byte_level(text[a:b].decode("utf-8")))
+            parts.append([token] if token is not None else flat[id_bounds[i] : id_bounds[i + 1]])
+        ids = np.fromiter(itertools.chain.from_iterable(parts), dtype=np.int32)
+        return ids, np.cumsum(np.fromiter(map(len, parts), dtype=np.int64, count=len(parts)))
+
+    def learn(self, words: Learned) -> None:
         """Add words encoded elsewhere (a forked worker) to the cache, if they all fit."""
-        if len(self.cache) + len(words) <= self.cache_size:
-            self.cache.update(words)
+        with self.lock:
+            if len(self.cache) + len(words[1]) <= self.cache_size:
+                self.cache.add(words)
+
+    def copy(self) -> Encoder:
+        """An encoder with the same settings and tables and a copy of the word cache as it
+        is now: a thread's own, which it changes without waiting for the others."""
+        with self.lock:
+            other = copy.copy(self)  # a new lock (__setstate__)
+            other.cache = copy.deepcopy(self.cache)
+        return other
+
+    def after_fork(self) -> None:
+        """Called in a forked worker, which has one thread: a new lock (a thread of the
+        parent may have held the old one at the fork) and an empty cache if that thread
+        left it half filled."""
+        self.lock = threading.Lock()
+        if self.cache.filled != len(self.cache):
+            self.cache.clear()
+
+    def __getstate__(self) -> dict:
+        return {name: value for name, value in self.__dict__.items() if name != "lock"}
+
+    def __setstate__(self, state: dict) -> None:
+        self.__dict__.update(state)
+        self.lock = threading.Lock()

@@ -309,11 +309,12 @@ class ByteLevelBPE(TokenTable):
         ----------
         texts : Sequence[str]
         workers : int, optional
-            Processes that share the work (``None``: one per CPU). Texts of more than a
-            million characters in all are cut into batches shared by this process and
-            ``workers - 1`` forked ones; fewer stay here. The encodings are the same for
-            every ``workers``; with ``dropout`` all texts are encoded here, in order.
-            A busy machine may be faster with ``workers=1``
+            Threads or processes that share the work (``None``: one per CPU). Texts of
+            more than a million characters in all are cut into batches shared by
+            ``workers`` threads (GPT-2's settings: the compiled pre-split releases the GIL)
+            or by this process and ``workers - 1`` forked ones (special or added tokens, a
+            prefix space, another pattern); fewer stay here. The encodings are the same for
+            every ``workers``; with ``dropout`` all texts are encoded here, in order
             (:mod:`rowbook.text.bpe.batch`).
         """
         self._check_fitted()

@@ -1,0 +1,181 @@
+"""Byte strings interned in a compiled, growable open-addressing table: ids in first-sighting order.
+
+Two compiled scanners cut text into tokens and give each token the id of its first
+sighting in one pass over UTF-8 bytes: the labelled lines of fastText's supervised mode
+(:mod:`rowbook.data.labelled_scan`) and GPT-2's pre-split of a byte-level BPE
+(:mod:`rowbook.text.bpe.presplit`, whose table is the encoder's word cache). They share
+this table. :class:`InternTable` holds its arrays: ``table`` (a power of two of slots, each
+``-1`` or a key's id, probed linearly), and per key its FNV-1a hash (:func:`fnv1a`,
+fastText's), its start and length in ``arena``, which holds the keys' bytes one after
+another.
+
+A scanner cuts :data:`BLOCK` tokens, writing where each starts and ends, then interns them
+with one call of :func:`intern_ranges`, the only place the table is probed. A call per
+token costs more than the work: numba passes each array argument with its reference
+count, and the probe, inlined or called, made the labelled scanner twice as slow; a call
+per block costs nothing, and the block's bounds stay in cache. Before a block the scanner
+checks :func:`room` (the table stays at most half full) and, if it is short, returns so
+that :meth:`InternTable.reserve` grows the arrays, then resumes where it stopped.
+
+Examples
+--------
+>>> keys = InternTable()
+>>> data = np.frombuffer(b"theaa the", dtype=np.uint8)
+>>> keys.intern(data, np.array([0, 3, 5, 6]), np.array([3, 5, 6, 9])).tolist()
+[0, 1, 2, 0]
+>>> keys.keys()
+['the', 'aa', ' ']
+"""
+
+from __future__ import annotations
+
+import itertools
+
+import numba
+import numpy as np
+
+__all__ = ["BLOCK", "InternTable", "fnv1a", "intern_ranges", "rehash", "room"]
+
+_EMPTY = np.int32(-1)
+BLOCK = 1024  # tokens a scanner cuts before it interns them: a call per block, its bounds in cache
+
+
+@numba.njit(cache=True, nogil=True, inline="always")
+def fnv1a(data, start, end):  # pragma: no cover - compiled
+    """fastText's FNV-1a hash of ``data[start:end]`` (each byte sign-extended, as C's char)."""
+    h = np.uint32(2166136261)
+    for p in range(start, end):
+        h = np.uint32((h ^ np.uint32(np.int32(np.int8(data[p])))) * np.uint32(16777619))
+    return h
+
+
+@numba.njit(cache=True, nogil=True, inline="always")
+def room(table, key_hash):  # pragma: no cover - compiled
+    """Keys the table takes before it must grow: it stays at most half full."""
+    return min(table.shape[0] // 2, key_hash.shape[0]) - 2
+
+
+@numba.njit(cache=True, nogil=True)
+def _add(source, start, end, h, slot, table, key_hash, key_start, key_len, arena, state):
+    """A new key ``source[start:end]`` (hash ``h``) into the empty ``slot``; returns its id
+    (``state``: keys so far, arena bytes used)."""  # pragma: no cover - compiled
+    k = state[0]
+    state[0] += 1
+    base = state[1]
+    for i in range(end - start):
+        arena[base + i] = source[start + i]
+    state[1] += end - start
+    key_hash[k], key_start[k], key_len[k] = h, base, end - start
+    table[slot] = k
+    return k
+
+
+@numba.njit(cache=True, nogil=True)
+def rehash(table, key_hash, n_keys):  # pragma: no cover - compiled
+    """Put keys ``0 .. n_keys - 1`` into the empty ``table`` by their hashes."""
+    mask = table.shape[0] - 1
+    for k in range(n_keys):
+        slot = np.int64(key_hash[k]) & mask
+        while table[slot] != -1:
+            slot = (slot + 1) & mask
+        table[slot] = k
+
+
+@numba.njit(cache=True, nogil=True)
+def intern_ranges(
+    data, starts, ends, table, key_hash, key_start, key_len, arena, state, ids
+):  # pragma: no cover - compiled
+    """The id of each key ``data[starts[i]:ends[i]]`` into ``ids``, a new key added in
+    first-sighting order (the caller made room: :func:`room` keys and the bytes)."""
+    mask = table.shape[0] - 1
+    for i in range(starts.shape[0]):
+        start, end = starts[i], ends[i]
+        h = fnv1a(data, start, end)
+        slot = np.int64(h) & mask
+        while True:
+            k = np.int64(table[slot])
+            if k == -1:
+                k = _add(
+                    data, start, end, h, slot, table, key_hash, key_start, key_len, arena, state
+                )
+                break
+            if key_hash[k] == h and key_len[k] == end - start:
+                base, same = key_start[k], True
+                for j in range(end - start):
+                    if arena[base + j] != data[start + j]:
+                        same = False
+                        break
+                if same:
+                    break
+            slot = (slot + 1) & mask
+        ids[i] = k
+
+
+class InternTable:
+    """The arrays of an interning table (see the module): keys are byte strings, ids count
+    from 0 in first-sighting order."""
+
+    def __init__(self) -> None:
+        self.table = np.full(1 << 10, _EMPTY, dtype=np.int32)
+        self.key_hash = np.zeros(256, dtype=np.uint32)
+        self.key_start = np.zeros(256, dtype=np.int64)
+        self.key_len = np.zeros(256, dtype=np.int64)
+        self.arena = np.zeros(1 << 12, dtype=np.uint8)
+        self.state = np.zeros(2, dtype=np.int64)  # keys so far, arena bytes used
+
+    def __len__(self) -> int:
+        return int(self.state[0])
+
+    @property
+    def arrays(self) -> tuple[np.ndarray, ...]:
+        """What a kernel interns with: ``table, key_hash, key_start, key_len, arena, state``."""
+        return self.table, self.key_hash, self.key_start, self.key_len, self.arena, self.state
+
+    def reserve(self, new_bytes: int, new_keys: int) -> None:
+        """Room for ``new_bytes`` more bytes of keys and ``new_keys`` more keys (what
+        :func:`room` counts), each array at least doubled when it grows."""
+        keys, used = int(self.state[0]), int(self.state[1])
+        need = keys + new_keys + 2
+        if need > len(self.key_hash):
+            grown = max(2 * len(self.key_hash), need)
+            for name in ("key_hash", "key_start", "key_len"):
+                old = getattr(self, name)
+                new = np.zeros(grown, dtype=old.dtype)
+                new[:keys] = old[:keys]
+                setattr(self, name, new)
+        if used + new_bytes > len(self.arena):
+            arena = np.zeros(max(2 * len(self.arena), used + new_bytes), dtype=np.uint8)
+            arena[:used] = self.arena[:used]
+            self.arena = arena
+        if 2 * need > len(self.table):
+            size = len(self.table)
+            while 2 * need > size:
+                size *= 2
+            self.table = np.full(size, _EMPTY, dtype=np.int32)
+            rehash(self.table, self.key_hash, keys)
+
+    def intern(self, data: np.ndarray, starts: np.ndarray, ends: np.ndarray) -> np.ndarray:
+        """The id of each key ``data[starts[i]:ends[i]]`` ``(K,)``, new keys added."""
+        ids = np.empty(len(starts), dtype=np.int32)  # (K,)
+        self.reserve(int((ends - starts).sum()), len(starts))
+        intern_ranges(data, starts, ends, *self.arrays, ids)
+        return ids
+
+    def key_bytes(self, start: int = 0, stop: int | None = None) -> tuple[np.ndarray, np.ndarray]:
+        """The bytes of keys ``start`` to ``stop`` ``(N,)`` (consecutive in the arena) and
+        their ends in them ``(K,)``."""
+        stop = len(self) if stop is None else stop
+        lengths = self.key_len[start:stop]
+        begin = int(self.key_start[start]) if stop > start else 0
+        return self.arena[begin : begin + int(lengths.sum())], np.cumsum(lengths)
+
+    def keys(self, start: int = 0) -> list[str]:
+        """Keys ``start`` onwards, decoded from UTF-8, in id order."""
+        data, ends = self.key_bytes(start)
+        text = data.tobytes()
+        return [text[a:b].decode("utf-8") for a, b in itertools.pairwise([0, *ends.tolist()])]
+
+    def clear(self) -> None:
+        """Forget every key (the arrays keep their size)."""
+        self.table.fill(_EMPTY)
+        self.state[:] = 0
