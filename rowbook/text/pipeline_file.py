@@ -195,12 +195,12 @@ def _subword_to_dict(tokenizer: SubwordTokenizer) -> dict[str, Any]:
 
 
 def _subword_from_dict(kind: str, d: Any, where: str) -> Any:
-    from rowbook.text.sentencepiece import files as sp_files
+    from rowbook.text.sentencepiece import loading as sp_loading
     from rowbook.text.unigram import files as unigram_files
     from rowbook.text.wordpiece import files as wordpiece_files
 
     if kind == "sentencepiece":
-        return sp_files.from_dict(d, where)
+        return sp_loading.from_dict(d, where)
     if kind == "wordpiece":
         return wordpiece_files.from_dict(WordPiece, d, where)
     return unigram_files.from_dict(Unigram, d, where)

@@ -31,6 +31,9 @@ from typing import Any
 import numba
 import numpy as np
 
+from rowbook.text.components import Metaspace
+from rowbook.text.sentencepiece import files
+from rowbook.text.sentencepiece.normalizer import SPACE
 from rowbook.text.subword import SubwordTokenizer
 from rowbook.text.trie import codepoints
 
@@ -374,22 +377,29 @@ class SentencePieceBPE(SubwordTokenizer):
 
     def save(self, path: str | os.PathLike) -> None:
         """Write the ``.model`` file back (the fields not read by rowbook as they were)."""
-        from rowbook.text.sentencepiece.files import save_model
-
-        save_model(self, path)
+        files.save_model(self, path)
 
     @classmethod
     def load(cls, path: str | os.PathLike) -> SentencePieceBPE:
         """Read a SentencePiece ``.model`` file of the BPE type."""
-        from rowbook.text.sentencepiece.files import load_model
-
-        model = load_model(path)
-        if not isinstance(model, cls):
+        parts = files.read_file(path)
+        if parts.kind != "bpe":
             raise ValueError(
-                f"SentencePiece model {path} is a {type(model).__name__}, not a BPE model; "
-                "read it with rowbook.load_tokenizer"
+                f"SentencePiece model {path} is a Unigram, not a BPE model; read it with "
+                "rowbook.load_tokenizer"
             )
-        return model
+        return cls.from_parts(parts)
+
+    @classmethod
+    def from_parts(cls, parts: files.ModelParts) -> SentencePieceBPE:
+        """The BPE of a ``.model`` file's parts (:func:`~rowbook.text.sentencepiece.files.read_parts`)."""
+        tok = cls(normalizer=parts.normalizer)
+        tok._set_model(parts.pieces, parts.kinds, parts.unk_id, parts.byte_fallback)
+        if parts.word_by_word:  # no piece spans a word boundary: word by word, with a cache
+            tok.pre_tokenizer, tok.cache_size = Metaspace(SPACE, "never"), 100_000
+        tok.decoder = parts.decoder
+        tok._model_file = parts.file
+        return tok
 
     def __repr__(self) -> str:
         return (

@@ -1,15 +1,17 @@
-"""SentencePiece ``.model`` files in and out: a :class:`~rowbook.text.Unigram` or a
-:class:`~rowbook.text.SentencePieceBPE` that encodes as ``sentencepiece`` does.
+"""SentencePiece ``.model`` files in and out, as the parts a tokenizer is built of.
 
-:func:`load_model` reads the protobuf (:mod:`rowbook.text.sentencepiece.proto`), checks what
+:func:`read_parts` reads the protobuf (:mod:`rowbook.text.sentencepiece.proto`), checks what
 ``ModelInterface::InitializePieces`` checks (one ``UNKNOWN`` piece, no piece twice, byte
-pieces only with ``byte_fallback`` and then all 256 of them) and builds the tokenizer: the
-normalizer of ``normalizer_spec`` (the precompiled rules, ``nmt_nfkc`` or any other, or
-none for ``identity``; the whitespace flags; the user-defined symbols kept whole), no
-pre-tokenizer (the model sees whole sentences), the model of ``trainer_spec.model_type``
-(``UNIGRAM`` or ``BPE``; ``WORD`` and ``CHAR`` models are refused), and SentencePiece's
-decoder. ``<s>``, ``</s>`` and other control pieces are not matched in text, as in
-``sentencepiece``; ``encode`` adds none.
+pieces only with ``byte_fallback`` and then all 256 of them) and gives the
+:class:`ModelParts`: the normalizer of ``normalizer_spec`` (the precompiled rules,
+``nmt_nfkc`` or any other, or none for ``identity``; the whitespace flags; the
+user-defined symbols kept whole), the pieces of ``trainer_spec.model_type`` (``UNIGRAM`` or
+``BPE``; ``WORD`` and ``CHAR`` models are refused) and SentencePiece's decoder. The
+tokenizers are built of them above this module, by
+:func:`rowbook.text.sentencepiece.load_model` (a :class:`~rowbook.text.Unigram` or a
+:class:`~rowbook.text.SentencePieceBPE`, no pre-tokenizer: the model sees whole sentences)
+and by ``SentencePieceBPE.load``. ``<s>``, ``</s>`` and other control pieces are not
+matched in text, as in ``sentencepiece``; ``encode`` adds none.
 
 :func:`save_model` writes a model read from a file back, the fields rowbook does not read
 as they were (the same bytes); a :class:`~rowbook.text.Unigram` trained by rowbook is
@@ -22,6 +24,7 @@ from __future__ import annotations
 
 import base64
 import os
+from dataclasses import dataclass
 from typing import Any
 
 from rowbook.corpus_files import check_regular_file
@@ -37,10 +40,11 @@ from rowbook.text.sentencepiece.pieces import KIND_OF_TYPE
 from rowbook.text.sentencepiece.proto import MAX_MODEL_BYTES, ModelFile, read_model, write_model
 
 __all__ = [
-    "from_dict",
-    "load_model",
+    "ModelParts",
     "model_bytes",
-    "model_from_bytes",
+    "parts_of_dict",
+    "read_file",
+    "read_parts",
     "save_model",
     "to_dict",
     "unigram_to_model",
@@ -77,12 +81,28 @@ def _check_pieces(model: ModelFile, where: str) -> int:
     return unk[0]
 
 
-def model_from_bytes(data: bytes, where: str) -> Any:
-    """The tokenizer of a serialized ``ModelProto``."""
-    from rowbook.text.sentencepiece.bpe import SentencePieceBPE
-    from rowbook.text.unigram import Unigram
-    from rowbook.text.unigram.lattice import SENTENCEPIECE
+@dataclass(frozen=True)
+class ModelParts:
+    """What a ``.model`` file holds, read and checked, before a tokenizer is built of it:
+    ``kind`` (``"unigram"`` or ``"bpe"``), the ``normalizer`` and ``decoder`` of its specs,
+    its ``pieces`` as ``(piece, score)`` with their ``kinds``, the unknown piece's id,
+    ``byte_fallback``, ``word_by_word`` (no piece spans a word boundary, so a BPE may encode
+    word by word with a cache and give the same ids) and the parsed ``file``, written back
+    as it was by :func:`save_model`."""
 
+    kind: str
+    normalizer: SentencePieceNormalizer
+    decoder: SentencePieceDecoder
+    pieces: list[tuple[str, float]]
+    kinds: list[str]
+    unk_id: int
+    byte_fallback: bool
+    word_by_word: bool
+    file: ModelFile
+
+
+def read_parts(data: bytes, where: str) -> ModelParts:
+    """The :class:`ModelParts` of a serialized ``ModelProto`` (``where`` names it in errors)."""
     model = read_model(data, where)
     unk_id = _check_pieces(model, where)
     kind = model.trainer["model_type"]
@@ -103,45 +123,38 @@ def model_from_bytes(data: bytes, where: str) -> Any:
         user_defined=user,
         treat_whitespace_as_suffix=model.trainer["treat_whitespace_as_suffix"],
     )
-    pieces = [(p, s) for p, s, _ in model.pieces]
-    kinds = [KIND_OF_TYPE[k] for _, _, k in model.pieces]
-    if kind == 1:
-        tok = Unigram(
-            normalizer=normalizer,
-            pre_tokenizer=None,
-            byte_fallback=model.trainer["byte_fallback"],
-            cache_size=0,
-        )
-        tok.mode = SENTENCEPIECE
-        tok._set_model(pieces, unk_id, kinds=kinds)
-    else:
-        tok = SentencePieceBPE(normalizer=normalizer)
-        tok._set_model(pieces, kinds, unk_id, model.trainer["byte_fallback"])
-        if (
-            spec["escape_whitespaces"]
-            and not model.trainer["treat_whitespace_as_suffix"]
-            and not any(SPACE in p[1:] for p, _, k in model.pieces if k in (1, 4, 5))
-        ):  # no piece spans a word boundary: encode word by word, with a cache (the same ids)
-            tok.pre_tokenizer, tok.cache_size = Metaspace(SPACE, "never"), 100_000
     types = {p: k for p, _, k in model.pieces if k != 1}
     strip = spec["add_dummy_prefix"] or spec["remove_extra_whitespaces"]
-    tok.decoder = SentencePieceDecoder(
+    decoder = SentencePieceDecoder(
         types, model.trainer["unk_surface"], strip, spec["remove_extra_whitespaces"]
     )
-    tok._model_file = model
-    return tok
+    word_by_word = (
+        spec["escape_whitespaces"]
+        and not model.trainer["treat_whitespace_as_suffix"]
+        and not any(SPACE in p[1:] for p, _, k in model.pieces if k in (1, 4, 5))
+    )
+    return ModelParts(
+        kind="unigram" if kind == 1 else "bpe",
+        normalizer=normalizer,
+        decoder=decoder,
+        pieces=[(p, s) for p, s, _ in model.pieces],
+        kinds=[KIND_OF_TYPE[k] for _, _, k in model.pieces],
+        unk_id=unk_id,
+        byte_fallback=bool(model.trainer["byte_fallback"]),
+        word_by_word=bool(word_by_word),
+        file=model,
+    )
 
 
-def load_model(path: str | os.PathLike) -> Any:
-    """Read a SentencePiece ``.model`` file: a :class:`~rowbook.text.Unigram` or a
-    :class:`~rowbook.text.SentencePieceBPE`."""
+def read_file(path: str | os.PathLike) -> ModelParts:
+    """The :class:`ModelParts` of a ``.model`` file (at most :data:`MAX_MODEL_BYTES`)."""
     file = check_regular_file(path, "SentencePiece model")
     size = file.stat().st_size
     if size > MAX_MODEL_BYTES:
         raise ValueError(
             f"SentencePiece model {path} is {size} bytes, over the {MAX_MODEL_BYTES} a model may take"
         )
-    return model_from_bytes(file.read_bytes(), f"SentencePiece model {path}")
+    return read_parts(file.read_bytes(), f"SentencePiece model {path}")
 
 
 def unigram_to_model(uni: Any) -> ModelFile:
@@ -219,8 +232,8 @@ def to_dict(tok: Any) -> dict[str, Any]:
     }
 
 
-def from_dict(d: Any, where: str) -> Any:
-    """The tokenizer of :func:`to_dict`'s document."""
+def parts_of_dict(d: Any, where: str) -> ModelParts:
+    """The :class:`ModelParts` of :func:`to_dict`'s document."""
     if (
         not isinstance(d, dict)
         or d.get("format") != "rowbook.SentencePiece"
@@ -233,4 +246,4 @@ def from_dict(d: Any, where: str) -> Any:
         data = base64.b64decode(d.get("model"), validate=True)
     except (TypeError, ValueError):
         raise ValueError(f"{where}: field 'model' must be the base64 of a .model file") from None
-    return model_from_bytes(data, where)
+    return read_parts(data, where)
