@@ -12,6 +12,7 @@ counts of a subword model within a budget.
 from __future__ import annotations
 
 import argparse
+import itertools
 from collections import Counter
 from pathlib import Path
 from typing import Any
@@ -66,8 +67,8 @@ def run_vocab(args: argparse.Namespace) -> int:
     parts = (tokenizer.normalizer, tokenizer.tokenizer) if args.lower else (None, tokenizer)
     TextPipeline(*parts, vocab).fit([]).save(out)
     specials, kept_counts = set(vocab.specials), vocab.counts  # each property copies
-    top = [(i, t) for i, t in enumerate(vocab.itos) if t not in specials][: args.top]
-    top = [(i, t, kept_counts[t]) for i, t in top]
+    ranked = ((i, t, kept_counts[t]) for i, t in enumerate(vocab.itos) if t not in specials)
+    top = list(itertools.islice(ranked, args.top))
     summary = {
         "output": str(out),
         "lines": n_lines,

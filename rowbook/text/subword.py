@@ -37,8 +37,8 @@ import numpy as np
 from rowbook.checks import check_int
 from rowbook.fork_pool import map_in_order
 from rowbook.text.aligned import Aligned
+from rowbook.text.batches import text_batches
 from rowbook.text.bpe.batch import gc_paused
-from rowbook.text.bpe.count import text_batches
 from rowbook.text.bpe.encoding import Encoding
 from rowbook.text.bpe.options import special_regex
 from rowbook.text.bpe.pretokenize import check_str

@@ -42,7 +42,8 @@ from tqdm.auto import tqdm
 
 from rowbook.checks import check_int, check_number
 from rowbook.fork_pool import map_in_order
-from rowbook.text.bpe.count import BATCH_CHARS, text_batches
+from rowbook.text.batches import text_batches
+from rowbook.text.bpe.count import BATCH_CHARS
 
 __all__ = ["CountedWords", "as_counted", "budget_bytes", "count_words"]
 

@@ -58,7 +58,7 @@ from collections.abc import Callable, Iterable, Iterator, Sequence
 import numpy as np
 
 from rowbook.fork_pool import map_in_order, map_in_threads
-from rowbook.text.bpe.count import text_batches
+from rowbook.text.batches import text_batches
 from rowbook.text.bpe.encoder import Encoder, Segments
 from rowbook.text.bpe.encoding import Encoding, build_encodings
 from rowbook.text.bpe.presplit import BATCH_CHARS as SCAN_CHARS

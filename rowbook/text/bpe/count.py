@@ -4,8 +4,8 @@ Counting the pre-tokenized words (the first pass of training) cuts the special t
 of each text and splits the rest, in Python (a regex) or, for GPT-2's pattern, in a
 compiled scan (:func:`rowbook.text.bpe.presplit.count_words`) that still ends in a
 ``Counter`` of ``str`` per batch; it scales with processes. The texts are cut into
-batches of about ``size`` characters (:func:`text_batches`); the calling process and
-``workers - 1`` forked ones count a batch each, taking the next batch when free
+batches of about ``size`` characters (:func:`~rowbook.text.batches.text_batches`); the
+calling process and ``workers - 1`` forked ones count a batch each, taking the next when free
 (:func:`rowbook.fork_pool.map_in_order`), and the counts come back *in batch order*. The
 parent adds them in that order. ``Counter.update`` keeps a key where it first appeared, so
 the result is the serial count, same counts and same order, and training on it gives the
@@ -16,33 +16,15 @@ from __future__ import annotations
 
 import functools
 from collections import Counter
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Iterable, Sequence
 
 from rowbook.fork_pool import map_in_order
+from rowbook.text.batches import text_batches
 from rowbook.text.bpe.pretokenize import PreTokenizer
 
-__all__ = ["BATCH_CHARS", "count_words_parallel", "text_batches"]
+__all__ = ["BATCH_CHARS", "count_words_parallel"]
 
 BATCH_CHARS = 1 << 21  # 2M characters of text per counting task: large enough to amortise the IPC
-
-
-def text_batches(texts: Iterable[str], size: int) -> Iterator[list[str]]:
-    """Consecutive batches of ``texts``, each closed once it holds ``size`` characters.
-
-    Examples
-    --------
-    >>> list(text_batches(["ab", "c", "def", "g"], 3))
-    [['ab', 'c'], ['def'], ['g']]
-    """
-    batch, chars = [], 0
-    for text in texts:
-        batch.append(text)
-        chars += len(text) if isinstance(text, str) else 0
-        if chars >= size:
-            yield batch
-            batch, chars = [], 0
-    if batch:
-        yield batch
 
 
 def _count_batch(pretokenizer: PreTokenizer, specials: list[str], texts: list[str]) -> Counter[str]:

@@ -45,6 +45,7 @@ import numpy as np
 import regex
 
 from rowbook.intern_table import BLOCK, InternTable, intern_ranges, room
+from rowbook.text.batches import text_batches
 from rowbook.text.bpe.bytelevel import check_utf8
 
 __all__ = [
@@ -231,21 +232,9 @@ def count_words(pieces: Iterable[str]) -> Counter[str]:
     """The words of ``pieces`` and their counts, in first-sighting order (what
     ``Counter().update`` of each piece's words gives), scanned :data:`BATCH_CHARS` at a time."""
     words, counts = InternTable(), np.zeros(0, dtype=np.int64)  # (K,) a count per word
-    pieces = iter(pieces)
-    while batch := _take_chars(pieces, BATCH_CHARS):
+    for batch in text_batches(pieces, BATCH_CHARS):
         ids, _ = scan_words(words, batch)
         added = np.bincount(ids, minlength=len(words))  # (K,)
         added[: len(counts)] += counts
         counts = added
     return Counter(dict(zip(words.keys(), counts.tolist(), strict=True)))
-
-
-def _take_chars(texts: Iterable[str], size: int) -> list[str]:
-    """The next texts of ``texts``, up to the first that brings them to ``size`` characters."""
-    batch, chars = [], 0
-    for text in texts:
-        batch.append(text)
-        chars += len(text)
-        if chars >= size:
-            break
-    return batch
