@@ -40,7 +40,6 @@ from typing import TYPE_CHECKING, Any, ClassVar
 
 import numpy as np
 
-from rowbook._deprecation import renamed_attribute
 from rowbook.checks import ParameterError, check_int
 from rowbook.data.corpus import Corpus, encode_corpus, read_corpus
 from rowbook.data.counted_vocab import CountedVocab, vocab_from_counts
@@ -523,7 +522,3 @@ class WordVectorModel(Model):
     def history_(self) -> list[Progress]:
         """One :class:`Progress` per epoch trained, over every ``fit`` / ``train`` call."""
         return self._learned("history", "history_")
-
-    index_to_key = renamed_attribute("index_to_key", "index_to_key_", since="0.2")
-    counts = renamed_attribute("counts", "counts_", since="0.2")
-    history = renamed_attribute("history", "history_", since="0.2")

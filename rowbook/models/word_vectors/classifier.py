@@ -40,7 +40,7 @@ from typing import Any, ClassVar, Literal, NamedTuple
 import numpy as np
 
 from rowbook._memory import untouched_zeros
-from rowbook.checks import ParameterError, check_choice, check_int, check_number
+from rowbook.checks import InputTypeError, ParameterError, check_choice, check_int, check_number
 from rowbook.data.corpus import job_boundaries
 from rowbook.data.counted_vocab import CountedVocab
 from rowbook.data.labelled import (
@@ -348,7 +348,7 @@ class FastTextClassifier(WordVectorModel):
         record = None
         if validation is not None:
             if resume is not None:
-                raise TypeError(
+                raise InputTypeError(
                     "resume continues a fit with set parameters; autotune searches them"
                 )
             from rowbook.models.word_vectors.autotune import autotune
@@ -404,7 +404,7 @@ class FastTextClassifier(WordVectorModel):
 
     def build_vocab(self, *args: Any, **kwargs: Any) -> FastTextClassifier:
         """Refused: a classifier's words and labels are fixed by :meth:`fit` (as fastText's)."""
-        raise TypeError(
+        raise InputTypeError(
             "FastTextClassifier learns its words and labels in fit(...); to train more on new "
             "lines, call train(data, epochs=...)"
         )
@@ -454,10 +454,10 @@ class FastTextClassifier(WordVectorModel):
         state["tables"]["W_in"] = W_in
 
     def _new_tables(self, vocab: CountedVocab) -> dict[str, np.ndarray]:  # pragma: no cover
-        raise TypeError("FastTextClassifier makes its tables with its labels (_new_state)")
+        raise InputTypeError("FastTextClassifier makes its tables with its labels (_new_state)")
 
     def _grow_tables(self, state: dict[str, Any], old_V: int) -> None:  # pragma: no cover
-        raise TypeError("FastTextClassifier's vocabulary does not grow")
+        raise InputTypeError("FastTextClassifier's vocabulary does not grow")
 
     def _table_shapes(self, V: int, n_labels: int = 0) -> dict[str, tuple[int, int]]:
         d = self.vector_size
