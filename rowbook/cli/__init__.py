@@ -36,6 +36,7 @@ import traceback
 import warnings
 from collections.abc import Collection, Sequence
 
+from rowbook.checks import InputIndexError, InputTypeError, UnknownKeyError
 from rowbook.cli import (
     classify,
     compare,
@@ -49,7 +50,6 @@ from rowbook.cli import (
     train_options,
     vocab,
 )
-from rowbook.checks import InputIndexError, InputTypeError, UnknownKeyError
 from rowbook.cli._common import HelpFormatter, Parser, flag_for
 
 __all__ = ["BUG_REPORT", "USER_ERRORS", "build_parser", "main"]
