@@ -8,7 +8,7 @@
 * ``rowbook size`` prints :func:`rowbook.sizing.model_size` for a preset, a ``config.json``,
   or dimensions given as options;
 * ``rowbook vocab-sweep CORPUS --model bpe,wordpiece,unigram --sizes ...`` prints
-  :func:`rowbook.sizing.vocab_sweep` (one scheme or several) and draws it.
+  :func:`rowbook.vocab_sweep.vocab_sweep` (one scheme or several) and draws it.
 
 The embedding commands (``neighbors``, ``plot``, ...) read the table of a saved model or
 of a checkpoint folder as they read a vectors file (:mod:`rowbook.cli._vectorio`).
@@ -348,7 +348,7 @@ def _size_parser(commands: Any) -> None:
 
 
 def _models(text: str) -> list[str]:
-    from rowbook.sizing import SWEEP_MODELS
+    from rowbook.vocab_sweep import SWEEP_MODELS
 
     names = [x.strip() for x in text.split(",") if x.strip()]
     bad = [x for x in names if x not in SWEEP_MODELS]
@@ -360,7 +360,7 @@ def _models(text: str) -> list[str]:
 
 
 def run_vocab_sweep(args: argparse.Namespace) -> int:
-    from rowbook.sizing import vocab_sweep, vocab_table
+    from rowbook.vocab_sweep import vocab_sweep, vocab_table
 
     if args.plot:
         check_output_path(args.plot)

@@ -35,7 +35,8 @@ from rowbook.checks import ParameterError, check_choice, check_int, check_number
 from rowbook.corpus_files import read_texts
 from rowbook.models.network import NetworkModel
 from rowbook.models.sampling import check_sampling, choose_token
-from rowbook.models.transformer import TransformerConfig, TransformerNet
+from rowbook.models.transformer import TransformerNet
+from rowbook.models.transformer_config import TransformerConfig, architecture_names
 from rowbook.nn import functional as F
 from rowbook.nn.kernel_math import blas_single_thread
 from rowbook.optim import AdamW, OptimizerChain, SparseAdam
@@ -47,26 +48,6 @@ from rowbook.vectors import Vectors
 __all__ = ["END_OF_TEXT", "TransformerLM", "token_windows"]
 
 _EVAL_WINDOWS = 8
-_ARCHITECTURE = (
-    "family",
-    "vocab_size",
-    "d_model",
-    "n_layers",
-    "n_heads",
-    "n_kv_heads",
-    "d_ff",
-    "context",
-    "positions",
-    "tie_embeddings",
-    "scale_embeddings",
-    "dropout",
-    "bias",
-    "norm_eps",
-    "activation",
-    "rope_base",
-    "rope_scaling",
-    "head_dim",
-)
 
 
 def token_windows(stream: np.ndarray, context: int) -> np.ndarray:
@@ -126,6 +107,11 @@ class TransformerLM(NetworkModel):
         Longest sequence the model reads; the training windows' length.
     positions
         ``"learned"``, ``"sinusoidal"``, ``"rope"`` or ``"none"`` (None: the family's).
+    norm, mlp
+        ``"layernorm"`` or ``"rmsnorm"``; ``"gelu"`` (two matrices) or ``"swiglu"`` (three)
+        (None: the family's). The architecture parameters are exactly the fields of
+        :class:`~rowbook.models.transformer_config.TransformerConfig`, the one place they
+        are checked.
     tie_embeddings
         Use the table as the output layer (``logits = h E^T``): saves V x d parameters.
     scale_embeddings
@@ -154,7 +140,7 @@ class TransformerLM(NetworkModel):
         The fitted :class:`~rowbook.text.TextPipeline` (None for a checkpoint without a
         readable ``tokenizer.json``).
     config_
-        The :class:`~rowbook.models.transformer.TransformerConfig` of ``net_``.
+        The :class:`~rowbook.models.transformer_config.TransformerConfig` of ``net_``.
     history_
         Per-epoch ``loss``, ``perplexity``, ``val_loss``, ``val_perplexity``.
     vectors
@@ -183,6 +169,8 @@ class TransformerLM(NetworkModel):
         d_ff: int | None = None,
         context: int = 256,
         positions: Literal["learned", "sinusoidal", "rope", "none"] | None = None,
+        norm: Literal["layernorm", "rmsnorm"] | None = None,
+        mlp: Literal["gelu", "swiglu"] | None = None,
         tie_embeddings: bool = True,
         scale_embeddings: bool = False,
         dropout: float = 0.0,
@@ -209,7 +197,8 @@ class TransformerLM(NetworkModel):
             n_layers,
         )
         self.n_heads, self.n_kv_heads, self.d_ff, self.context = n_heads, n_kv_heads, d_ff, context
-        self.positions, self.tie_embeddings = positions, tie_embeddings
+        self.positions, self.norm, self.mlp = positions, norm, mlp
+        self.tie_embeddings = tie_embeddings
         self.scale_embeddings, self.dropout, self.bias, self.norm_eps = (
             scale_embeddings,
             dropout,
@@ -244,7 +233,7 @@ class TransformerLM(NetworkModel):
             )
 
     def _config(self, vocab_size: int) -> TransformerConfig:
-        settings = {name: getattr(self, name) for name in _ARCHITECTURE}
+        settings = {name: getattr(self, name) for name in architecture_names()}
         return TransformerConfig(**(settings | {"vocab_size": vocab_size}))
 
     # -- fitting ------------------------------------------------------------------------

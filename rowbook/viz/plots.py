@@ -272,7 +272,7 @@ def vocab_sweep_figure(
     figsize: tuple[float, float] = (8.0, 4.5),
     dpi: int = 100,
 ) -> Figure:
-    """:func:`rowbook.sizing.vocab_sweep`'s rows against V (log scale): tokens per character
+    """:func:`rowbook.vocab_sweep.vocab_sweep`'s rows against V (log scale): tokens per character
     on the left axis, falling; the table's parameters on the right, growing; one line of
     each per scheme when the rows compare several."""
     if not rows:

@@ -261,5 +261,3 @@ def test_unknown_words_and_bad_input(ours):
         no_unk.encode("abc")
     with pytest.raises(ValueError, match="vocab_size must be an integer >= 5"):
         WordPiece().fit(["a"], 3)
-
-
