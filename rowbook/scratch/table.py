@@ -76,7 +76,9 @@ class EmbeddingTable:
                 f"padding_idx must be None or an id in [0, {num_embeddings}), got {padding_idx!r}"
             )
         rng = random.Random(seed)
-        self.weight = [[rng.gauss(0.0, std) for _ in range(embedding_dim)] for _ in range(num_embeddings)]
+        self.weight = [
+            [rng.gauss(0.0, std) for _ in range(embedding_dim)] for _ in range(num_embeddings)
+        ]
         self.grad = [[0.0] * embedding_dim for _ in range(num_embeddings)]
         self.padding_idx = padding_idx
         if padding_idx is not None:
@@ -97,7 +99,9 @@ class EmbeddingTable:
         up get nothing, and neither does ``padding_idx``.
         """
         if len(ids) != len(grads):
-            raise ValueError(f"backward needs one gradient row per id: {len(ids)} ids, {len(grads)} rows")
+            raise ValueError(
+                f"backward needs one gradient row per id: {len(ids)} ids, {len(grads)} rows"
+            )
         for i, g in zip(ids, grads, strict=True):
             if self._check(i) == self.padding_idx:
                 continue
