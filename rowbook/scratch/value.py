@@ -51,7 +51,7 @@ class Value:
     (2.0, 1.0, 0.0)
     """
 
-    __slots__ = ("data", "grad", "edges", "op")
+    __slots__ = ("data", "edges", "grad", "op")
 
     def __init__(
         self, data: float, edges: tuple[tuple[Value, float], ...] = (), op: str = ""
