@@ -126,15 +126,21 @@ class Value:
 
     # -- the chain rule, from this value back to every input --------------------------------
     def backward(self) -> None:
-        """Set ``self.grad`` to 1 and add ``d self / d v`` into ``v.grad`` for every ``v`` it
-        depends on.
+        """Add ``d self / d v`` into ``v.grad`` for every input ``v`` that ``self`` depends on.
 
         The graph is walked in reverse topological order, so a value passes its gradient
-        on only after every value computed from it has passed theirs. Gradients add up
-        across calls too: call :func:`zero_grad` (or set ``grad = 0``) between steps.
+        on only after every value computed from it has passed theirs. Inputs (values with
+        no edges) keep adding up across calls, as PyTorch's leaves do: set their ``grad``
+        back to 0 between training steps. A computed value's ``grad`` belongs to one call
+        and starts again from 0 at the next, so two outputs that share a piece of graph
+        can each call ``backward`` and the inputs get the sum, counted once each.
         """
+        order = list(_topological_order(self))
+        for node in order:
+            if node.edges:
+                node.grad = 0.0
         self.grad += 1.0
-        for node in reversed(list(_topological_order(self))):
+        for node in reversed(order):
             for parent, local in node.edges:
                 parent.grad += local * node.grad
 

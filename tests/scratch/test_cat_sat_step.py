@@ -57,5 +57,5 @@ def test_one_step_at_lr_1_equals_the_library_and_torch():
 
 
 def test_the_gradient_row_for_the_is_the_demos():
-    loss, table = scratch_step()  # after the step, grad still holds the step's gradient
+    _, table = scratch_step()  # after the step, grad still holds the step's gradient
     np.testing.assert_allclose(table.grad[2], [0.0333, 0.0167, 0.0083, 0.0500], atol=5e-5)

@@ -111,18 +111,32 @@ def test_a_wrong_gradient_is_caught():
 
 
 def test_gradients_accumulate_across_two_backward_calls():
+    """Two outputs share ``h = x * x``; calling backward on each gives x the sum, each path
+    counted once (torch needs retain_graph for the shared part; the Tensor engine too)."""
     x = Value(0.3)
-    y1, y2 = (x * x).tanh(), x.exp() * 3.0
+    h = x * x
+    y1, y2 = h.tanh(), h.exp() * 3.0 + x
     y1.backward()
     y2.backward()
     xt = torch.tensor(0.3, dtype=torch.float64, requires_grad=True)
-    torch.tanh(xt * xt).backward()
-    (torch.exp(xt) * 3.0).backward()
+    ht = xt * xt
+    torch.tanh(ht).backward(retain_graph=True)
+    (torch.exp(ht) * 3.0 + xt).backward()
     t = Tensor(np.float64(0.3), requires_grad=True)
-    ops.tanh(t * t).backward()
-    (ops.exp(t) * 3.0).backward()
+    ht2 = t * t
+    ops.tanh(ht2).backward(retain_graph=True)
+    (ops.exp(ht2) * 3.0 + t).backward()
     assert close(x.grad, xt.grad.item()) and close(x.grad, float(t.grad))
-    assert close(x.grad, (1 - math.tanh(0.09) ** 2) * 0.6 + 3 * math.exp(0.3))
+    assert close(x.grad, (1 - math.tanh(0.09) ** 2) * 0.6 + 3 * math.exp(0.09) * 0.6 + 1)
+
+
+def test_the_same_output_twice_doubles_the_input_gradients():
+    x = Value(0.7)
+    y = (x * x).tanh() + x
+    y.backward()
+    once = x.grad
+    y.backward()
+    assert close(x.grad, 2 * once)
 
 
 def test_a_value_used_twice_gets_both_contributions():
