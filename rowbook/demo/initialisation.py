@@ -18,9 +18,12 @@ from typing import Any
 
 import numpy as np
 
-from rowbook.models.color_harmony import ColorHarmony, HarmonyNet
+from rowbook.autograd import Tensor, no_grad
+from rowbook.models.color_harmony import COLOR_NAMES, HarmonyNet, harmony_pairs
+from rowbook.nn import functional as F
 from rowbook.nn import init
 from rowbook.optim import SGD
+from rowbook.training import TrainConfig, Trainer
 
 __all__ = ["INITIALISATIONS", "InitResult", "compare_initialisations", "init_table"]
 
@@ -50,17 +53,25 @@ class InitResult:
     epochs_to_100: tuple[int | None, ...]
 
 
-class _Harmony(ColorHarmony):
-    """The colour-harmony model with its table refilled by ``fill`` before training."""
+def _train(fill: Fill, seed: int, epochs: int, lr: float) -> list[dict[str, float]]:
+    """The example's training run (as :class:`ColorHarmony` trains it) with the table
+    refilled by ``fill``; returns each epoch's metrics."""
+    net = HarmonyNet(len(COLOR_NAMES), rng=seed)
+    fill(net.embedding.weight, np.random.default_rng(10_000 + seed))
+    config = TrainConfig(epochs=epochs, batch_size=1, seed=seed, eval_on_train=True)
+    trainer = Trainer(net, SGD(net.parameters(), lr=lr), _loss, evaluate=_metrics, config=config)
+    return trainer.fit(harmony_pairs()).epochs
 
-    def __init__(self, fill: Fill, **params: Any) -> None:
-        super().__init__(**params)
-        self._fill = fill
 
-    def _build(self, extras: dict[str, Any]) -> tuple[HarmonyNet, SGD]:
-        net, optimizer = super()._build(extras)
-        self._fill(net.embedding.weight, np.random.default_rng(10_000 + self.seed))
-        return net, optimizer
+def _loss(net: HarmonyNet, batch: tuple[np.ndarray, ...]) -> Tensor:
+    return F.binary_cross_entropy_with_logits(net(batch[0], batch[1]), batch[2])
+
+
+def _metrics(net: HarmonyNet, pairs: tuple[np.ndarray, ...]) -> dict[str, float]:
+    with no_grad():
+        logits = net(pairs[0], pairs[1])  # (192,)
+        loss = F.binary_cross_entropy_with_logits(logits, pairs[2]).item()
+    return {"loss": loss, "accuracy": float(np.mean((logits.data > 0) == (pairs[2] > 0.5)))}
 
 
 def init_table(name: str, shape: tuple[int, int] = (16, 4), seed: int = 0) -> np.ndarray:
@@ -91,8 +102,7 @@ def compare_initialisations(
         init_table(name, (1, 1))  # refuses an unknown name before any training
         losses, accuracies, reached = [], [], []
         for seed in seeds:
-            model = _Harmony(INITIALISATIONS[name], epochs=epochs, lr=lr, seed=seed).fit()
-            history = model.history_.epochs
+            history = _train(INITIALISATIONS[name], seed, epochs, lr)
             losses.append(history[-1]["eval_loss"])
             accuracies.append(history[-1]["eval_accuracy"])
             first = [e["epoch"] + 1 for e in history if e["eval_accuracy"] == 1.0]
