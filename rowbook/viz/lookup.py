@@ -36,6 +36,7 @@ def _grid(
     rows: Sequence[str],
     cols: Sequence[str],
     title: str,
+    *,
     fmt: str,
     cmap: str,
     highlight: np.ndarray | None = None,
@@ -44,16 +45,8 @@ def _grid(
     ax.imshow(values, cmap=cmap, vmin=min(0.0, values.min()), vmax=max(1.0, values.max()))
     for (i, j), v in np.ndenumerate(values):
         bold = highlight is not None and highlight[i, j]
-        ax.text(
-            j,
-            i,
-            fmt.format(v),
-            ha="center",
-            va="center",
-            fontsize=7,
-            fontweight="bold" if bold else "normal",
-            color="white" if bold else "0.15",
-        )
+        style = {"fontweight": "bold", "color": "white"} if bold else {"color": "0.15"}
+        ax.text(j, i, fmt.format(v), ha="center", va="center", fontsize=7, **style)
     ax.set_xticks(range(len(cols)), cols, rotation=60, fontsize=7)
     ax.set_yticks(range(len(rows)), rows, fontsize=7)
     ax.set_title(title, fontsize=9)
@@ -92,27 +85,15 @@ def one_hot_figure(
     fig = new_figure(figsize, dpi)
     grid = fig.add_gridspec(1, 5, width_ratios=[V, 0.6, d, 0.6, d])
     left, times, middle, equals, right = (fig.add_subplot(grid[0, k]) for k in range(5))
+    used = np.isin(np.arange(V), ids)[:, None].repeat(d, axis=1)  # (V, d): the rows read
+    title = f"one_hot(ids)  ({len(ids)} x {V})"
+    _grid(left, one_hot, tokens, vocab, title, fmt="{:.0f}", cmap="Blues", highlight=one_hot > 0)
     _grid(
-        left,
-        one_hot,
-        tokens,
-        vocab,
-        f"one_hot(ids)  ({len(ids)} x {V})",
-        "{:.0f}",
-        "Blues",
-        one_hot > 0,
+        middle, table, vocab, dims, f"E  ({V} x {d})", fmt="{:.2f}", cmap="Greens", highlight=used
     )
     _grid(
-        middle,
-        table,
-        vocab,
-        dims,
-        f"E  ({V} x {d})",
-        "{:.2f}",
-        "Greens",
-        np.isin(np.arange(V), ids)[:, None].repeat(d, axis=1),
+        right, table[ids], tokens, dims, f"E[ids]  ({len(ids)} x {d})", fmt="{:.2f}", cmap="Greens"
     )
-    _grid(right, table[ids], tokens, dims, f"E[ids]  ({len(ids)} x {d})", "{:.2f}", "Greens")
     for ax, sign in ((times, "@"), (equals, "=")):
         ax.axis("off")
         ax.text(0.5, 0.5, sign, ha="center", va="center", fontsize=18)
