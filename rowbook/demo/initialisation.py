@@ -3,10 +3,9 @@ colour-harmony model.
 
 Only the (16, 4) table's starting values change from one row of the comparison to the next;
 the layers after it start from the same draws for a given seed, and every run trains as the
-example does (online SGD, lr 0.1). The table's scale matters because the first layer sees
-the rows directly: rows near zero give the ReLU layer inputs near zero, and the gradient
-that reaches a row is proportional to the weights after it, so tiny rows take longer to
-spread apart; rows of scale 1 start spread out.
+example does (online SGD, lr 0.1, 200 epochs). Measured (docs/layers.md): every start
+reaches 100%; tables with a spread of 0.01 to 0.1 take about three times as many epochs as
+those with a spread of 0.3 to 1.
 """
 
 from __future__ import annotations
