@@ -78,6 +78,8 @@ class Value:
     def __pow__(self, n: float) -> Value:
         if isinstance(n, Value):
             raise TypeError("Value ** Value is not supported: the exponent must be a number")
+        if (self.data < 0 and n != int(n)) or (self.data == 0 and n < 1):
+            raise ValueError(f"Value({self.data}) ** {n} has no real derivative: use a base > 0")
         out = self.data**n
         return Value(out, ((self, n * self.data ** (n - 1)),), f"**{n}")  # d(a^n)/da = n a^(n-1)
 
@@ -109,6 +111,8 @@ class Value:
         return Value(out, ((self, out),), "exp")  # d(e^a)/da = e^a
 
     def log(self) -> Value:
+        if self.data <= 0:
+            raise ValueError(f"log needs a value > 0, got Value({self.data})")
         out = math.log(self.data)
         return Value(out, ((self, 1.0 / self.data),), "log")  # d(log a)/da = 1/a
 

@@ -157,3 +157,17 @@ def test_a_long_chain_does_not_hit_the_recursion_limit():
 def test_value_to_a_value_power_is_refused():
     with pytest.raises(TypeError, match="exponent must be a number"):
         Value(2.0) ** Value(3.0)
+
+
+@pytest.mark.parametrize(
+    ("make", "match"),
+    [
+        (lambda: Value(-4.0) ** 0.5, r"Value\(-4.0\) \*\* 0.5 has no real derivative"),
+        (lambda: Value(0.0) ** -1, r"Value\(0.0\) \*\* -1 has no real derivative"),
+        (lambda: 1.0 / Value(0.0), r"Value\(0.0\) \*\* -1.0 has no real derivative"),
+        (lambda: Value(0.0).log(), r"log needs a value > 0, got Value\(0.0\)"),
+    ],
+)
+def test_values_outside_an_ops_domain_are_named(make, match):
+    with pytest.raises(ValueError, match=match):
+        make()
