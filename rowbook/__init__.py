@@ -57,6 +57,7 @@ if TYPE_CHECKING:  # the names as type checkers and editors see them; imported o
 __getattr__, __dir__, _ = lazy_loader.attach(
     __name__,
     submodules=[
+        "scratch",
         "autograd",
         "nn",
         "optim",
