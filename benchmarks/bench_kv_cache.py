@@ -18,12 +18,13 @@ from __future__ import annotations
 
 import argparse
 import sys
+import time
 from pathlib import Path
 
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from timing import interleaved_medians_ms, print_targets
+from timing import interleaved_times_ms, print_targets
 
 from rowbook.autograd import no_grad
 from rowbook.models.kv_cache import make_cache
@@ -68,7 +69,7 @@ def bench(quick: bool, repeat: int) -> list[tuple[str, float, float]]:
     ids = np.random.default_rng(1).integers(0, V, max(lengths))
     print(
         f"### Time per generated token at prefix length T: V={V:,}, d={d}, {layers} layers, "
-        f"{heads} heads, float32, 1 BLAS thread; median of {repeat} interleaved\n"
+        f"{heads} heads, float32, 1 BLAS thread; median CPU time of {repeat} interleaved\n"
     )
     print(
         "| T | no cache ms | KV cache ms | int8 cache ms | no cache / cache | "
@@ -79,7 +80,9 @@ def bench(quick: bool, repeat: int) -> list[tuple[str, float, float]]:
     with no_grad(), blas_single_thread():
         for T in lengths:
             timers, out, caches = _step_timers(net, ids, T)
-            times = interleaved_medians_ms(timers, repeat=repeat)
+            # CPU time: steadier than wall time for one-threaded work on a busy machine
+            runs = interleaved_times_ms(timers, repeat=repeat, clock=time.process_time)
+            times = {name: float(np.median(t)) for name, t in runs.items()}
             change = float(np.abs(out["int8"] - out["float32"]).max())
             spread = float(out["float32"].max() - out["float32"].min())
             float16 = make_cache(net, 1, T, "float16").nbytes / 1024
