@@ -44,6 +44,7 @@ def main() -> None:
     print(f"wrote {len(PICTURES) + 1} files to {assets}")
     for path in page_pictures(assets.parent):
         print(f"wrote {path}")
+    print(f"wrote {dimension_picture(assets.parent)}")
 
 
 def page_pictures(assets: Path) -> list[Path]:
@@ -73,6 +74,21 @@ def page_pictures(assets: Path) -> list[Path]:
         compare(a, b), a, b, assets / "moved.png", top=12, names=("seed 0", "seed 1"), dpi=80
     )
     return [rows, moved]
+
+
+#: The sweep of d drawn on the models page (about 3 minutes on 2 busy cores).
+DIMENSION_SWEEP = {"sentences": 1000, "held_out": 500, "epochs": 5, "seed": 0}
+DIMENSIONS = (1, 2, 4, 8, 16, 32, 64, 128, 256)
+
+
+def dimension_picture(assets: Path) -> Path:
+    """``dimension_sweep.png``: word2vec and NPLM trained at each d of ``DIMENSIONS``."""
+    from rowbook.demo.dimensions import dimension_sweep, dimension_table
+    from rowbook.viz.dimensions import plot_dimension_sweep
+
+    rows = dimension_sweep(DIMENSIONS, **DIMENSION_SWEEP)
+    print(dimension_table(rows))
+    return plot_dimension_sweep(rows, assets / "dimension_sweep.png", dpi=80)
 
 
 if __name__ == "__main__":
