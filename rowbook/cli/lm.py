@@ -17,7 +17,6 @@ of a checkpoint folder as they read a vectors file (:mod:`rowbook.cli._vectorio`
 from __future__ import annotations
 
 import argparse
-import sys
 from pathlib import Path
 from typing import Any
 
@@ -30,6 +29,7 @@ from rowbook.cli._common import (
     read_lines,
     source_name,
 )
+from rowbook.cli.fitting import checked_resume, make_model, run_fit
 from rowbook.cli.options import add_model_options
 
 __all__ = ["HELP", "register"]
@@ -49,27 +49,14 @@ def run_train(args: argparse.Namespace) -> int:
     for path in (args.checkpoint,):
         if path is not None:
             check_output_path(path)
-    if args.resume and args.checkpoint is None:
-        raise ValueError("--resume needs --checkpoint FILE, the checkpoint to continue from")
     texts = [line for line in read_lines(args.corpus, errors=args.unicode_errors) if line.strip()]
     if not texts:
         raise ValueError(f"{source_name(args.corpus)} is empty: it has no non-blank line")
-    given = {name: getattr(args, name) for name in args.flags if getattr(args, name) is not None}
-    try:
-        lm = args.model_class(**given, progress=not args.quiet)
-        lm.fit(texts, checkpoint=args.checkpoint, resume=args.checkpoint if args.resume else None)
-    except ParameterError as err:
-        flag = args.flags.get(err.name)
-        raise (ValueError(err.message_for(flag)) if flag else err) from None
-    except KeyboardInterrupt:
-        saved = args.checkpoint is not None and Path(args.checkpoint).exists()
-        hint = (
-            f"{args.checkpoint} holds the last finished epoch; add --resume to continue"
-            if saved
-            else "nothing was saved (add --checkpoint FILE to make training resumable)"
-        )
-        print(f"{args.prog}: interrupted; {hint}", file=sys.stderr)
-        return 130
+    resume = checked_resume(args)
+    lm = make_model(args, progress=not args.quiet)
+    stopped = run_fit(args, lambda: lm.fit(texts, checkpoint=args.checkpoint, resume=resume))
+    if stopped is not None:
+        return stopped
     lm.save(out)
     if args.save_hf:
         lm.save_hf(args.save_hf)

@@ -17,9 +17,9 @@ from rowbook.models.base import Model, NotFittedError, read_model_file
 if TYPE_CHECKING:
     from rowbook.models.classifier import LSTMClassifier, TextClassifier
     from rowbook.models.color_harmony import COLOR_NAMES, ColorHarmony
+    from rowbook.models.fasttext_classifier.model import FastTextClassifier
     from rowbook.models.language_model import TransformerLM
     from rowbook.models.nplm import NPLM
-    from rowbook.models.word_vectors.classifier import FastTextClassifier
     from rowbook.models.word_vectors.fasttext import FastText
     from rowbook.models.word_vectors.glove import GloVe
     from rowbook.models.word_vectors.word2vec import Word2Vec
@@ -34,7 +34,7 @@ _MODULES = {
     "word_vectors.glove": ["GloVe"],
     "word_vectors.fasttext": ["FastText"],
     "language_model": ["TransformerLM"],
-    "word_vectors.classifier": ["FastTextClassifier"],
+    "fasttext_classifier.model": ["FastTextClassifier"],
 }
 _getattr, _, _ = lazy_loader.attach(__name__, submod_attrs=_MODULES)
 _MODEL_NAMES = (

@@ -40,6 +40,8 @@ import inspect
 import json
 import os
 from abc import ABC, abstractmethod
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, ClassVar, TypeVar
 
@@ -119,6 +121,20 @@ class Model(ABC):
     def _learned(self, key: str, attribute: str | None = None) -> Any:
         """``self._fitted[key]``, or a :class:`NotFittedError` naming the attribute asked for."""
         return self._require_fitted(f".{attribute or key}")[key]
+
+    @contextmanager
+    def _learning(self, state: dict[str, Any], *, keep_on_error: bool = False) -> Iterator[None]:
+        """``state`` is the learned state while the block trains it, so a checkpoint written
+        meanwhile saves it. If the block raises (an error, Ctrl-C) the model keeps ``state``
+        when ``keep_on_error`` (more training of a fitted model, updated in place), else gets
+        back what it had: a ``fit`` that did not finish leaves no learned state."""
+        previous, self._fitted = self._fitted, state
+        try:
+            yield
+        except BaseException:
+            if not keep_on_error:
+                self._fitted = previous
+            raise
 
     @abstractmethod
     def fit(self, data: Any, *, checkpoint: Any = None, resume: Any = None) -> Model:

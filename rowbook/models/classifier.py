@@ -37,7 +37,7 @@ from typing import Any, ClassVar
 import numpy as np
 
 from rowbook.autograd import Tensor, no_grad, ops
-from rowbook.checks import check_choice, check_int, check_number
+from rowbook.checks import InputTypeError, check_choice, check_int, check_number
 from rowbook.models.network import (
     DEFAULT_LR,
     NetworkModel,
@@ -205,7 +205,7 @@ class _SequenceClassifier(NetworkModel):
         check_int("patience", self.patience, 1, allow_none=True, owner=owner)
         check_number("lr", self.lr, 0.0, low_open=True, allow_none=True, owner=owner)
         if self.pipeline is not None and not isinstance(self.pipeline, TextPipeline):
-            raise TypeError(
+            raise InputTypeError(
                 f"{owner}: pipeline must be a TextPipeline or None, got "
                 f"{type(self.pipeline).__name__}"
             )
@@ -309,7 +309,7 @@ class _SequenceClassifier(NetworkModel):
         if val is None:
             return None
         if not isinstance(val, tuple | list) or len(val) != 2:
-            raise TypeError("val must be a pair (texts, labels)")
+            raise InputTypeError("val must be a pair (texts, labels)")
         labels = _check_labels(val[1], len(_check_texts(val[0])))
         return (*self._encode(val[0], extras["pipeline"]), _class_ids(extras["classes"], labels))
 
@@ -431,7 +431,7 @@ class LSTMClassifier(_SequenceClassifier):
 
 def _check_texts(texts: Any) -> list[str]:
     if isinstance(texts, str):
-        raise TypeError("texts must be a list of texts, got one str; wrap it: [text]")
+        raise InputTypeError("texts must be a list of texts, got one str; wrap it: [text]")
     texts = list(texts)
     if not texts or not all(isinstance(t, str) for t in texts):
         raise ValueError(f"texts must be a non-empty list of str, got {len(texts)} items")

@@ -148,14 +148,9 @@ class NetworkModel(Model):
         """Build the network and the Trainer, and train (continuing ``state`` if given)."""
         net, optimizer = self._build(extras)
         trainer = self._trainer_for(net, optimizer)
-        previous = self._fitted
-        self._fitted = {**extras, "net": net, "trainer": trainer}  # checkpoints save from here
-        try:
-            resume = None if state is None else state["trainer"]
+        resume = None if state is None else state["trainer"]
+        with self._learning({**extras, "net": net, "trainer": trainer}):
             trainer.fit(train, val, checkpoint=checkpoint, resume=resume)
-        except BaseException:
-            self._fitted = previous
-            raise
 
     # -- learned state ----------------------------------------------------------------
     def _get_state(self) -> dict[str, Any]:

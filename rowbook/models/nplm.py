@@ -29,7 +29,7 @@ import numpy as np
 from numpy.lib.stride_tricks import sliding_window_view
 
 from rowbook.autograd import Tensor, no_grad, ops
-from rowbook.checks import check_choice, check_int, check_number
+from rowbook.checks import InputTypeError, check_choice, check_int, check_number
 from rowbook.models.network import (
     DEFAULT_LR,
     NetworkModel,
@@ -250,7 +250,7 @@ class NPLM(NetworkModel):
         check_number("lr", self.lr, 0.0, low_open=True, allow_none=True, owner="NPLM")
         check_number("val_fraction", self.val_fraction, 0.0, 1.0, high_open=True, owner="NPLM")
         if self.normalizer is not None and not isinstance(self.normalizer, Normalizer):
-            raise TypeError(
+            raise InputTypeError(
                 f"NPLM: normalizer must be a rowbook.text.Normalizer or None, got "
                 f"{type(self.normalizer).__name__}"
             )
@@ -431,7 +431,7 @@ def _draw(logits: np.ndarray, temperature: float, rng: np.random.Generator) -> i
 
 def _check_texts(texts: Any, name: str) -> list[str]:
     if isinstance(texts, str):
-        raise TypeError(f"{name} must be a list of texts, got one str; wrap it: [{name}]")
+        raise InputTypeError(f"{name} must be a list of texts, got one str; wrap it: [{name}]")
     texts = list(texts)
     if not texts or not all(isinstance(t, str) for t in texts):
         raise ValueError(

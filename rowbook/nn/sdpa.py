@@ -31,7 +31,7 @@ from typing import Any, Literal
 import numpy as np
 
 from rowbook.autograd import Tensor, as_tensor
-from rowbook.checks import check_choice, check_number
+from rowbook.checks import InputTypeError, check_choice, check_number
 from rowbook.nn.activation import dropout_mask
 from rowbook.nn.sdpa_tiled import blas_single_thread
 
@@ -200,7 +200,7 @@ def _mask_array(attn_mask: Any, q: Tensor, L: int, S: int, dtype: np.dtype) -> n
         )
     mask = np.asarray(attn_mask.data if isinstance(attn_mask, Tensor) else attn_mask)
     if mask.dtype != np.bool_ and mask.dtype.kind != "f":
-        raise TypeError(
+        raise InputTypeError(
             f"scaled_dot_product_attention: attn_mask must be boolean (True: may "
             f"attend) or floating (added to the scores), got dtype {mask.dtype}"
         )
@@ -291,7 +291,7 @@ def scaled_dot_product_attention(
     check_number("dropout_p", dropout_p, 0.0, 1.0, owner="scaled_dot_product_attention")
     q, k, v = as_tensor(query), as_tensor(key), as_tensor(value)
     if q.dtype.kind != "f" or not (q.dtype == k.dtype == v.dtype):
-        raise TypeError(
+        raise InputTypeError(
             f"scaled_dot_product_attention: query, key and value must share one "
             f"floating dtype, got {q.dtype}, {k.dtype}, {v.dtype}"
         )
