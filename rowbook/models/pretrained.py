@@ -22,7 +22,7 @@ from typing import Any, TypeVar
 
 import numpy as np
 
-from rowbook.checks import ParameterError
+from rowbook.checks import InputTypeError, ParameterError
 from rowbook.vectors import Vectors
 
 __all__ = ["copy_rows", "with_start_vectors"]
@@ -54,7 +54,7 @@ def with_start_vectors(cls: type[M], vectors: Vectors, params: dict[str, Any]) -
     """``cls(**params)`` (``dim`` taken from ``vectors`` when not given), remembering
     ``vectors`` as the rows its ``fit`` starts from."""
     if not isinstance(vectors, Vectors):
-        raise TypeError(
+        raise InputTypeError(
             f"{cls.__name__}.from_vectors: vectors must be a rowbook.Vectors, got "
             f"{type(vectors).__name__}; read a file with rowbook.load(path)"
         )
