@@ -127,3 +127,31 @@ def test_generate_with_an_int8_cache_and_bad_cache_settings(lm):
         lm.generate("the", 3, cache_dtype="int4")
     with pytest.raises(ValueError, match="cache_dtype must be None with use_cache=False"):
         lm.generate("the", 3, cache_dtype="int8", use_cache=False)
+
+
+def test_one_attention_step_moves_no_more_than_the_rounding_allows():
+    # With each key number within s_k / 2 of the stored one, a score q . k / sqrt(d_k) moves by
+    # at most eps = max_j sum_i |q_i| s_kj / (2 sqrt(d_k)); softmax weights then move by a factor
+    # within exp(+-2 eps), so each output number moves by at most
+    # (exp(2 eps) - 1) sum_j p_j |v_j| + max_j s_vj / 2.
+    from rowbook.autograd import Tensor
+    from rowbook.nn.functional import scaled_dot_product_attention
+
+    rng = np.random.default_rng(3)
+    q, k, v = (rng.standard_normal((1, 2, n, 16)) * 2 for n in (1, 50, 50))
+    (k_codes, k_scale), (v_codes, v_scale) = quantize_rows(k), quantize_rows(v)
+    k_hat, v_hat = (
+        dequantize_rows(k_codes, k_scale, np.float64),
+        dequantize_rows(v_codes, v_scale, np.float64),
+    )
+    exact = scaled_dot_product_attention(Tensor(q), Tensor(k), Tensor(v)).data  # (1, 2, 1, 16)
+    rounded = scaled_dot_product_attention(Tensor(q), Tensor(k_hat), Tensor(v_hat)).data
+    scores = q @ np.swapaxes(k, -1, -2) / 4.0  # (1, 2, 1, 50)
+    p = np.exp(scores - scores.max(-1, keepdims=True))
+    p /= p.sum(-1, keepdims=True)
+    eps = (np.abs(q).sum(-1, keepdims=True) * k_scale.astype(np.float64)[:, :, None, :] / 8.0).max(
+        -1
+    )
+    bound = np.expm1(2 * eps)[..., None] * (p @ np.abs(v)) + v_scale.max(-1)[:, :, None, None] / 2
+    change = np.abs(rounded - exact)
+    assert np.all(change <= bound) and change.max() > 0
