@@ -46,6 +46,7 @@ def main() -> None:
     print(f"wrote {len(PICTURES) + 1} files to {assets}")
     for path in page_pictures(assets.parent) + teaching_pictures(assets.parent / "teaching"):
         print(f"wrote {path}")
+    print(f"wrote {dimension_picture(assets.parent)}")
 
 
 def page_pictures(assets: Path) -> list[Path]:
@@ -109,6 +110,21 @@ def teaching_pictures(folder: Path) -> list[Path]:
         write_merge_animation(merge_frames(model, BPE_LINE), folder / "bpe_merges.gif"),
         plot_toy_space(folder / "toy_space.png"),
     ]
+
+
+#: The sweep of d drawn on the models page (about 3 minutes on 2 busy cores).
+DIMENSION_SWEEP = {"sentences": 1000, "held_out": 500, "epochs": 5, "seed": 0}
+DIMENSIONS = (1, 2, 4, 8, 16, 32, 64, 128, 256)
+
+
+def dimension_picture(assets: Path) -> Path:
+    """``dimension_sweep.png``: word2vec and NPLM trained at each d of ``DIMENSIONS``."""
+    from rowbook.demo.dimensions import dimension_sweep, dimension_table
+    from rowbook.viz.dimensions import plot_dimension_sweep
+
+    rows = dimension_sweep(DIMENSIONS, **DIMENSION_SWEEP)
+    print(dimension_table(rows))
+    return plot_dimension_sweep(rows, assets / "dimension_sweep.png", dpi=80)
 
 
 if __name__ == "__main__":

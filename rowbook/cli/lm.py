@@ -184,6 +184,8 @@ def run_generate(args: argparse.Namespace) -> int:
             top_p=args.top_p,
             seed=args.seed,
             stop_at_eos=not args.no_stop,
+            use_cache=not args.no_cache,
+            cache_dtype=args.cache_dtype,
         )
     except ParameterError as err:
         raise ValueError(err.message_for("--" + err.name.replace("_", "-"))) from None
@@ -225,6 +227,17 @@ def _generate_parser(commands: Any) -> None:
     p.add_argument("--seed", type=int, default=0, help="(default: %(default)s)")
     p.add_argument("--ids", action="store_true", help="PROMPT and the output are token ids")
     p.add_argument("--no-stop", action="store_true", help="go on past an end-of-text token")
+    p.add_argument(
+        "--no-cache",
+        action="store_true",
+        help="run the model over the whole sequence at every step (what the KV cache saves)",
+    )
+    p.add_argument(
+        "--cache-dtype",
+        choices=("float32", "float16", "int8"),
+        help="store the KV cache in this type (int8: a float16 scale per head and position; "
+        "default: the model's)",
+    )
 
 
 # -- size -------------------------------------------------------------------------------

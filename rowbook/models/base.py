@@ -186,6 +186,7 @@ class Model(ABC):
         version this rowbook reads, saved with the same parameters (compared as saved, so a
         tuple equals the list it was written as) except the ``_run_only`` ones. What the
         state must also agree with (the corpus's vocabulary, say) is the model's to check.
+        A parameter the file does not hold (added to the class since) counts as its default.
         """
         if resume is None or not Path(resume).exists():
             return None
@@ -197,6 +198,9 @@ class Model(ABC):
             )
         theirs, state = type(self)._current(document, resume)
         ours = self._params_to_json()
+        # a parameter added since the file was written: it trained with the default
+        defaults = inspect.signature(type(self).__init__).parameters
+        theirs = {k: theirs.get(k, defaults[k].default) for k in ours} | theirs
         diff = {
             k: (theirs.get(k), v)
             for k, v in ours.items()

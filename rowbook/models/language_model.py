@@ -33,10 +33,12 @@ from numpy.lib.stride_tricks import sliding_window_view
 from rowbook.autograd import Tensor, no_grad
 from rowbook.checks import ParameterError, check_choice, check_int, check_number
 from rowbook.corpus_files import read_texts
+from rowbook.models.kv_cache import CacheDtype, make_cache
 from rowbook.models.network import NetworkModel
 from rowbook.models.sampling import check_sampling, choose_token
 from rowbook.models.transformer import TransformerNet
 from rowbook.models.transformer_config import TransformerConfig, architecture_names
+from rowbook.nn import KVCache
 from rowbook.nn import functional as F
 from rowbook.nn.kernel_math import blas_single_thread
 from rowbook.optim import AdamW, OptimizerChain, SparseAdam
@@ -86,6 +88,24 @@ def _metrics(net: TransformerNet, data: tuple[np.ndarray, ...]) -> dict[str, flo
         net.train()
     loss = total / max(windows[:, 1:].size, 1)
     return {"loss": loss, "perplexity": math.exp(loss)}
+
+
+def _check_prompt(config: TransformerConfig, ids: np.ndarray, max_new_tokens: int) -> None:
+    """A prompt of ids the table has, and room for it and the new tokens in the positions."""
+    if ids.size == 0:
+        raise ValueError("generate: the prompt is empty; give at least one token")
+    if ids.min() < 0 or ids.max() >= config.vocab_size:
+        raise ValueError(f"generate: prompt ids must be in 0..{config.vocab_size - 1}")
+    total = ids.size + max_new_tokens
+    if config.positions in ("learned", "sinusoidal") and total > config.context:
+        raise ParameterError(
+            "max_new_tokens",
+            max_new_tokens,
+            f"at most {config.context - ids.size} (context={config.context} of "
+            f"this model's {config.positions} positions, minus the prompt's "
+            f"{ids.size} tokens)",
+            fix="shorten the prompt or ask for fewer tokens",
+        )
 
 
 class TransformerLM(NetworkModel):
@@ -382,6 +402,8 @@ class TransformerLM(NetworkModel):
         top_p: float | None = None,
         seed: int | None = None,
         stop_at_eos: bool = True,
+        use_cache: bool = True,
+        cache_dtype: CacheDtype | None = None,
     ) -> str | np.ndarray:
         """Continue ``prompt`` by up to ``max_new_tokens`` tokens, with a KV cache.
 
@@ -389,21 +411,32 @@ class TransformerLM(NetworkModel):
         the ids. Each token comes from :func:`~rowbook.models.sampling.choose_token`
         (temperature 0: the most likely one). Generation stops after an end-of-text token
         when ``stop_at_eos``. The same ``seed`` gives the same tokens.
+
+        ``use_cache=False`` runs the network over the whole sequence at every step (what the
+        cache saves); ``cache_dtype`` stores the cache as ``"float32"``, ``"float16"`` or
+        ``"int8"`` with per-head, per-position scales (:mod:`rowbook.models.kv_cache`; None:
+        the model's dtype).
         """
         net = self._learned("net", "generate()")
         check_int("max_new_tokens", max_new_tokens, 0)
         check_sampling(temperature, top_k, top_p)
         as_text = isinstance(prompt, str)
         ids = self.encode(prompt) if as_text else np.asarray(prompt, dtype=np.int64).reshape(-1)
+        _check_prompt(net.config, ids, max_new_tokens)
+        if not use_cache and cache_dtype is not None:
+            raise ParameterError(
+                "cache_dtype", cache_dtype, "None with use_cache=False", fix="drop one of the two"
+            )
+        total = ids.size + max_new_tokens
+        cache = make_cache(net, 1, total, cache_dtype) if use_cache else None
         tokens = self._generate_ids(
             net,
             ids,
             max_new_tokens,
-            temperature,
-            top_k,
-            top_p,
+            (temperature, top_k, top_p),
             np.random.default_rng(seed),
             stop_at_eos,
+            cache,
         )
         return self.pipeline_.decode(tokens) if as_text else tokens
 
@@ -412,40 +445,26 @@ class TransformerLM(NetworkModel):
         net: TransformerNet,
         ids: np.ndarray,
         max_new_tokens: int,
-        temperature: float,
-        top_k: int | None,
-        top_p: float | None,
+        sampling: tuple[float, int | None, float | None],
         rng: np.random.Generator,
         stop_at_eos: bool,
+        cache: KVCache | None,
     ) -> np.ndarray:
-        config = net.config
-        if ids.size == 0:
-            raise ValueError("generate: the prompt is empty; give at least one token")
-        if ids.min() < 0 or ids.max() >= config.vocab_size:
-            raise ValueError(f"generate: prompt ids must be in 0..{config.vocab_size - 1}")
-        total = ids.size + max_new_tokens
-        if config.positions in ("learned", "sinusoidal") and total > config.context:
-            raise ParameterError(
-                "max_new_tokens",
-                max_new_tokens,
-                f"at most {config.context - ids.size} (context={config.context} of "
-                f"this model's {config.positions} positions, minus the prompt's "
-                f"{ids.size} tokens)",
-                fix="shorten the prompt or ask for fewer tokens",
-            )
+        """The prompt and its continuation; without a ``cache`` each step reads the whole
+        sequence again."""
         eos = self._fitted["eos"] if stop_at_eos else None
         out = list(ids.tolist())
-        cache = net.new_cache(1, total)
         net.eval()
         try:  # one token's products are small: BLAS's threads would only wait on each other
             with no_grad(), blas_single_thread():
                 logits = net(ids[None, :], cache=cache).data[0, -1]  # (V,)
                 for step in range(max_new_tokens):
-                    token = choose_token(logits, rng, temperature, top_k, top_p)
+                    token = choose_token(logits, rng, *sampling)
                     out.append(token)
                     if token == eos or step == max_new_tokens - 1:
                         break
-                    logits = net(np.array([[token]]), cache=cache).data[0, -1]
+                    fed = [token] if cache is not None else out  # (1,) or the whole (t,)
+                    logits = net(np.array([fed]), cache=cache).data[0, -1]
         finally:
             net.train()
         return np.array(out, dtype=np.int64)

@@ -60,9 +60,16 @@ def sparse_table(optimizer: OptimizerName) -> bool:
     return optimizer in ("sgd", "sparse_adam")
 
 
-def build_optimizer(optimizer: OptimizerName, net: Module, table: Parameter, lr: float) -> Any:
-    """``Adam`` or ``SGD`` over every parameter, or ``SparseAdam`` (table) + ``Adam`` (rest)."""
+def build_optimizer(
+    optimizer: OptimizerName, net: Module, table: Parameter, lr: float, *, freeze: bool = False
+) -> Any:
+    """``Adam`` or ``SGD`` over every parameter, or ``SparseAdam`` (table) + ``Adam`` (rest);
+    with ``freeze`` the table gets no gradient and no optimizer (``Adam`` or ``SGD`` on the rest)."""
     params = list(net.parameters())
+    if freeze:
+        table.requires_grad = False
+        params = [p for p in params if p is not table]
+        return SGD(params, lr=lr) if optimizer == "sgd" else Adam(params, lr=lr)
     if optimizer == "adam":
         return Adam(params, lr=lr)
     if optimizer == "sgd":
@@ -98,6 +105,8 @@ class NetworkModel(Model):
     """Base of the models trained by a :class:`~rowbook.training.Trainer` (abstract: not a model)."""
 
     _run_only: ClassVar[tuple[str, ...]] = ("epochs", "patience", "progress")
+    #: Rows a fresh ``fit`` starts the table from (:mod:`rowbook.models.pretrained`), or None.
+    _start_vectors: Any = None
 
     # -- what a subclass provides -----------------------------------------------------
     @abstractmethod

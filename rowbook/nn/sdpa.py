@@ -42,9 +42,11 @@ __all__ = [
     "scaled_dot_product_attention",
 ]
 
-#: ``implementation="auto"`` tiles attention when a head has at least this many keys (and
-#: the mask is causal and/or by key): from there the plain path's ``L x S`` scores stop
-#: fitting in cache, and the tiled kernel is faster as well as smaller.
+#: ``implementation="auto"`` tiles attention when a head has at least this many keys and
+#: ``L x S >= TILED_MIN_KEYS^2`` scores (and the mask is causal and/or by key): from there
+#: the plain path's ``L x S`` scores stop fitting in cache, and the tiled kernel is faster as
+#: well as smaller. A few queries over many keys (a generation step with a KV cache: L = 1)
+#: stay plain: measured at 1 query x 1,024 keys x 4 heads, 0.1 ms plain against 16 ms tiled.
 TILED_MIN_KEYS = 1024
 
 
@@ -265,7 +267,7 @@ def scaled_dot_product_attention(
     implementation
         ``"plain"`` builds the ``L x S`` scores; ``"tiled"`` never does
         (:mod:`rowbook.nn.sdpa_tiled`: causal or key masks only, no dropout); ``"auto"``
-        tiles from :data:`TILED_MIN_KEYS` keys on when it can.
+        tiles from :data:`TILED_MIN_KEYS` keys and ``TILED_MIN_KEYS^2`` scores on when it can.
 
     Shape
     -----
@@ -339,7 +341,10 @@ def attend(
             "key masks (shape (B, 1, 1, S)) and no dropout; use 'plain' or 'auto'"
         )
     tiled = implementation == "tiled" or (
-        implementation == "auto" and tileable and k4.shape[2] >= TILED_MIN_KEYS
+        implementation == "auto"
+        and tileable
+        and k4.shape[2] >= TILED_MIN_KEYS
+        and q4.shape[2] * k4.shape[2] >= TILED_MIN_KEYS**2
     )
     if tiled:
         out, backward = sdpa_tiled.attention_tiled(
