@@ -318,16 +318,7 @@ class TransformerLM(NetworkModel):
         return net, OptimizerChain(SparseAdam([table], lr=self.lr), adamw)
 
     def _trainer_for(self, net: TransformerNet, optimizer: Any) -> Trainer:
-        config = self._train_config()
-        return Trainer(
-            net,
-            optimizer,
-            _loss,
-            evaluate=_metrics,
-            config=config,
-            derive=lambda m: {"perplexity": math.exp(m["loss"])},
-            save=self.save,
-        )
+        return self._language_model_trainer(net, optimizer, _loss, _metrics)
 
     def _extras_to_state(self, fitted: dict[str, Any]) -> dict[str, Any]:
         pipeline = fitted["pipeline"]

@@ -25,6 +25,7 @@ lazily, and the dense layers after it get :class:`~rowbook.optim.Adam`
 from __future__ import annotations
 
 import json
+import math
 import os
 from abc import abstractmethod
 from typing import Any, ClassVar, Literal
@@ -127,6 +128,22 @@ class NetworkModel(Model):
             patience=getattr(self, "patience", None),
             progress=self.progress,
             **extra,
+        )
+
+    def _language_model_trainer(
+        self, net: Module, optimizer: Any, loss: Any, metrics: Any, **config: Any
+    ) -> Trainer:
+        """The loop of a language model (NPLM, TransformerLM): ``loss`` per batch, ``metrics``
+        on whole sets, each epoch's perplexity ``exp(loss)`` derived from its loss, the model
+        saved as its checkpoint."""
+        return Trainer(
+            net,
+            optimizer,
+            loss,
+            evaluate=metrics,
+            config=self._train_config(**config),
+            derive=lambda m: {"perplexity": math.exp(m["loss"])},
+            save=self.save,
         )
 
     def _extras_to_state(self, extras: dict[str, Any]) -> dict[str, Any]:

@@ -331,15 +331,8 @@ class NPLM(NetworkModel):
         )
 
     def _trainer_for(self, net: NPLMNet, optimizer: Any) -> Trainer:
-        config = self._train_config(eval_on_start=True, eval_on_train=True)
-        return Trainer(
-            net,
-            optimizer,
-            _loss,
-            evaluate=_metrics,
-            config=config,
-            derive=lambda m: {"perplexity": math.exp(m["loss"])},
-            save=self.save,
+        return self._language_model_trainer(
+            net, optimizer, _loss, _metrics, eval_on_start=True, eval_on_train=True
         )
 
     def _extras_to_state(self, extras: dict[str, Any]) -> dict[str, Any]:
