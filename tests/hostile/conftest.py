@@ -39,6 +39,7 @@ import pytest
 
 import rowbook
 from rowbook.data.cooccurrence_file import load_cooccurrence, save_cooccurrence
+from rowbook.gguf import read_gguf
 from rowbook.io import load_state, map_safetensors, save_safetensors, save_state
 from rowbook.models import (
     ColorHarmony,
@@ -77,6 +78,10 @@ class Tiny(Module):
 
     def forward(self, ids: np.ndarray):
         return self.embedding(ids).sum()
+
+
+def _every_tensor(file: Any) -> list[float]:
+    return [file.tensor(name).sum() for name in file.tensors]
 
 
 def _trainer() -> Trainer:
@@ -118,6 +123,7 @@ LOADERS = {
     "fasttext supervised": lambda p: FastTextClassifier.load_fasttext(p).predict("the cat"),
     "fasttext ftz": lambda p: FastTextClassifier.load_fasttext(p).predict("the cat"),
     # folders (written as folders, damaged one file at a time)
+    "gguf": lambda p: _every_tensor(read_gguf(p)),
     "hf checkpoint": TransformerLM.from_hf,
     "projector folder": Vectors.load_projector,
 }
@@ -209,7 +215,30 @@ def _write_bases(folder: Path) -> None:
     Vectors(KEYS, TABLE, counts=[5, 4, 3, 2]).save_projector(
         folder / "projector folder", metadata={"kind": ["a", "b", "a", "c"]}
     )
+    _write_gguf(folder / "gguf")
     # new file kinds: write one small file (or folder) of each here, named as its format
+
+
+def _write_gguf(path: Path) -> None:
+    """A small GGUF written by ``gguf``'s writer: metadata of several types (a vocabulary
+    among them), an F32, a Q8_0 and a Q4_K tensor."""
+    import gguf
+
+    rng = np.random.default_rng(0)
+    writer = gguf.GGUFWriter(path, "llama")
+    writer.add_block_count(1)
+    writer.add_token_list(KEYS)
+    writer.add_token_scores([0.0, -1.0, -2.0, -3.0])
+    writer.add_tensor("token_embd.weight", rng.standard_normal((4, 32)).astype(np.float32))
+    q8 = gguf.quants.quantize(rng.standard_normal((2, 32)).astype(np.float32), 8)
+    writer.add_tensor("q8", q8, raw_dtype=gguf.GGMLQuantizationType.Q8_0)
+    q4k = rng.integers(0, 256, (1, 144), dtype=np.uint8)
+    q4k[0, :4] = np.array([0.5, 0.25], np.float16).view(np.uint8)
+    writer.add_tensor("q4k", q4k, raw_dtype=gguf.GGMLQuantizationType.Q4_K)
+    writer.write_header_to_file()
+    writer.write_kv_data_to_file()
+    writer.write_tensors_to_file()
+    writer.close()
 
 
 def _write_supervised_fasttext(path: Path, ftz: Path) -> None:

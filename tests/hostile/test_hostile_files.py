@@ -45,6 +45,7 @@ BINARY = (
     "sentencepiece model",
     "any tokenizer",
     "vocab.txt",
+    "gguf",
 )
 NPZ = (
     "vectors npz",

@@ -1,0 +1,10 @@
+"""GGUF files, the format of llama.cpp, Ollama and LM Studio: the container
+(:mod:`~rowbook.gguf.format`), its quantised blocks (:mod:`~rowbook.gguf.quants`, beside
+:mod:`~rowbook.gguf.quants_reference`), and what rowbook builds from one file.
+"""
+
+from __future__ import annotations
+
+from rowbook.gguf.format import GGUFFile, TensorInfo, read_gguf
+
+__all__ = ["GGUFFile", "TensorInfo", "read_gguf"]
