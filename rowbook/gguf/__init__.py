@@ -6,5 +6,6 @@
 from __future__ import annotations
 
 from rowbook.gguf.format import GGUFFile, TensorInfo, read_gguf
+from rowbook.gguf.table import gguf_vectors
 
-__all__ = ["GGUFFile", "TensorInfo", "read_gguf"]
+__all__ = ["GGUFFile", "TensorInfo", "gguf_vectors", "read_gguf"]

@@ -39,7 +39,7 @@ import pytest
 
 import rowbook
 from rowbook.data.cooccurrence_file import load_cooccurrence, save_cooccurrence
-from rowbook.gguf import read_gguf
+from rowbook.gguf import gguf_vectors, read_gguf
 from rowbook.io import load_state, map_safetensors, save_safetensors, save_state
 from rowbook.models import (
     ColorHarmony,
@@ -84,6 +84,10 @@ def _every_tensor(file: Any) -> list[float]:
     return [file.tensor(name).sum() for name in file.tensors]
 
 
+def _first_neighbours(vectors: Vectors) -> list:
+    return vectors.most_similar(vectors.index_to_key[0], topn=2)
+
+
 def _trainer() -> Trainer:
     model = Tiny()
     config = TrainConfig(epochs=2, batch_size=4, seed=0, progress=False)
@@ -124,6 +128,7 @@ LOADERS = {
     "fasttext ftz": lambda p: FastTextClassifier.load_fasttext(p).predict("the cat"),
     # folders (written as folders, damaged one file at a time)
     "gguf": lambda p: _every_tensor(read_gguf(p)),
+    "gguf vectors": lambda p: _first_neighbours(gguf_vectors(p)),
     "hf checkpoint": TransformerLM.from_hf,
     "projector folder": Vectors.load_projector,
 }
@@ -216,6 +221,7 @@ def _write_bases(folder: Path) -> None:
         folder / "projector folder", metadata={"kind": ["a", "b", "a", "c"]}
     )
     _write_gguf(folder / "gguf")
+    _write_gguf(folder / "gguf vectors")
     # new file kinds: write one small file (or folder) of each here, named as its format
 
 

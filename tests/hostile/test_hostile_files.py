@@ -46,6 +46,7 @@ BINARY = (
     "any tokenizer",
     "vocab.txt",
     "gguf",
+    "gguf vectors",
 )
 NPZ = (
     "vectors npz",
