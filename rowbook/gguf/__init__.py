@@ -7,5 +7,6 @@ from __future__ import annotations
 
 from rowbook.gguf.format import GGUFFile, TensorInfo, read_gguf
 from rowbook.gguf.table import gguf_vectors
+from rowbook.gguf.tokenizer import GGUFTokenizer, gguf_tokenizer
 
-__all__ = ["GGUFFile", "TensorInfo", "gguf_vectors", "read_gguf"]
+__all__ = ["GGUFFile", "GGUFTokenizer", "TensorInfo", "gguf_tokenizer", "gguf_vectors", "read_gguf"]

@@ -263,6 +263,13 @@ class GGUFFile:
 
         return gguf_vectors(self)
 
+    @property
+    def tokenizer(self) -> Any:
+        """The tokenizer the metadata describes (:func:`rowbook.gguf.gguf_tokenizer`)."""
+        from rowbook.gguf.tokenizer import gguf_tokenizer
+
+        return gguf_tokenizer(self)
+
     def get(self, key: str, default: Any = None) -> Any:
         """Metadata ``key``, or ``default``."""
         return self.metadata.get(key, default)
