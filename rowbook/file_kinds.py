@@ -554,6 +554,7 @@ KINDS: tuple[FileKind, ...] = (
         lambda h: h.raw[:4] == b"GGUF",
         _call("rowbook.gguf:read_gguf"),
         "rowbook.gguf.read_gguf(path); its token table: rowbook.gguf.gguf_vectors(path)",
+        "gguf",
     ),
     FileKind(
         "a faiss index",

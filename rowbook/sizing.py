@@ -49,6 +49,7 @@ __all__ = [
     "VocabRow",
     "default_d_ff",
     "model_size",
+    "model_size_from_gguf",
     "model_size_from_hf",
     "preset",
     "vocab_sweep",
@@ -301,6 +302,25 @@ def model_size_from_hf(
     from rowbook.models.hf_checkpoint import read_config
 
     settings, _ = read_config(Path(path))
+    return _from_settings(settings, dtype, batch)
+
+
+def model_size_from_gguf(
+    path: str | os.PathLike[str], *, dtype: str = "float16", batch: int = 1
+) -> ModelSize:
+    """The :class:`ModelSize` of a GGUF model (llama.cpp's ``llama`` or ``gpt2``), from its
+    metadata; ``dtype`` is the KV cache's (llama.cpp's default: float16). The bytes as
+    stored, quantised, are the sum of its tensors' (``rowbook inspect`` prints them)."""
+    from rowbook.gguf import read_gguf
+    from rowbook.gguf.model import hf_config
+    from rowbook.models.hf_checkpoint import config_settings
+
+    file = read_gguf(path)
+    settings, _ = config_settings(hf_config(file), file.path)
+    return _from_settings(settings, dtype, batch)
+
+
+def _from_settings(settings: dict[str, Any], dtype: str, batch: int) -> ModelSize:
     return model_size(
         settings["vocab_size"],
         settings["d_model"],
@@ -319,6 +339,7 @@ def model_size_from_hf(
 
 
 model_size.from_hf = model_size_from_hf  # type: ignore[attr-defined]
+model_size.from_gguf = model_size_from_gguf  # type: ignore[attr-defined]
 
 
 #: Published configurations (their ``config.json`` values): name -> :func:`model_size` arguments.
