@@ -17,8 +17,9 @@ from typing import Any
 import numpy as np
 
 from rowbook.gguf.model import hf_names, permute
+from rowbook.gguf.quantize import quantize_q8_0
 from rowbook.gguf.tokenizer import PRE_PATTERNS
-from rowbook.gguf.writer import Metadata, quantize_q8_0, write_gguf
+from rowbook.gguf.writer import Metadata, write_gguf
 
 __all__ = ["DTYPES", "gguf_metadata", "save_gguf"]
 

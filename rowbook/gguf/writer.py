@@ -1,12 +1,9 @@
-"""Writing a GGUF file (version 3), and the quantisers rowbook writes with.
+"""Writing a GGUF file (version 3).
 
 The layout is the one :mod:`rowbook.gguf.format` reads: header, metadata, tensor infos,
 padding to :data:`ALIGNMENT`, then each tensor's bytes padded to it too. The file goes
-through :func:`rowbook.io.atomic_write`, one tensor at a time.
-
-:func:`quantize_q8_0` is ggml's ``quantize_row_q8_0_ref``: per block of 32 values,
-``d = max |x| / 127`` stored as fp16, ``q = round(x / d)`` half away from zero; the tests
-hold it to ``gguf.quants.quantize`` byte for byte.
+through :func:`rowbook.io.atomic_write`, one tensor at a time. The quantised blocks come
+from :mod:`rowbook.gguf.quantize`.
 """
 
 from __future__ import annotations
@@ -21,7 +18,7 @@ import numpy as np
 from rowbook.gguf.format import GGML_TYPES, MAGIC
 from rowbook.io import atomic_write
 
-__all__ = ["ALIGNMENT", "Metadata", "quantize_q8_0", "write_gguf"]
+__all__ = ["ALIGNMENT", "Metadata", "write_gguf"]
 
 ALIGNMENT = 32
 _TYPE_IDS = {name: i for i, (name, _, _) in GGML_TYPES.items()}
@@ -31,31 +28,6 @@ _ARRAYS = {np.dtype("int32"): 5, np.dtype("float32"): 6, np.dtype("uint32"): 4}
 
 #: One metadata entry: ``(key, GGUF type name or "string" / "array", value)``.
 Metadata = tuple[str, str, Any]
-
-
-def quantize_q8_0(x: np.ndarray) -> np.ndarray:
-    """``(..., n)`` float values (``n`` a multiple of 32) -> Q8_0 blocks, ``(..., n / 32 * 34)``
-    uint8.
-
-    Examples
-    --------
-    >>> from rowbook.gguf.quants import dequantize_blocks
-    >>> blocks = quantize_q8_0(np.linspace(-1, 1, 32, dtype=np.float32))
-    >>> float(np.abs(dequantize_blocks(blocks, "Q8_0") - np.linspace(-1, 1, 32)).max()) < 0.005
-    True
-    """
-    x = np.asarray(x, dtype=np.float32)
-    blocks = x.reshape(-1, 32)  # (n_blocks, 32)
-    d = np.abs(blocks).max(axis=1, keepdims=True) / np.float32(127)
-    with np.errstate(divide="ignore"):
-        inverse = np.where(d == 0, np.float32(0), np.float32(1) / d)
-    scaled = blocks * inverse
-    a = np.abs(scaled)
-    rounded = np.sign(scaled) * (np.floor(a) + np.floor(2 * (a - np.floor(a))))  # half away
-    out = np.concatenate(
-        [d.astype(np.float16).view(np.uint8), rounded.astype(np.int8).view(np.uint8)], axis=1
-    )
-    return out.reshape(*x.shape[:-1], x.shape[-1] // 32 * 34)
 
 
 def _string(text: str) -> bytes:

@@ -101,3 +101,23 @@ def test_a_type_rowbook_does_not_dequantise_is_named(tmp_path, gguf_files):
     np.testing.assert_array_equal(file.tensor("ok"), [1, 1])
     with pytest.raises(ValueError, match=r"iq is stored as IQ4_NL, which rowbook does not"):
         file.tensor("iq")
+
+
+def test_rowbook_s_q4_k_blocks_decode_near_their_values():
+    """rowbook's plain Q4_K quantiser: ``gguf`` decodes its blocks as rowbook does, and each
+    value lands within half a step (plus the 6-bit rounding of the step) of the input."""
+    from rowbook.gguf.quantize import quantize_q4_k
+
+    rng = np.random.default_rng(0)
+    x = (rng.standard_normal((12, 512)) * rng.uniform(0.01, 2, (12, 1))).astype(np.float32)
+    x[0, :256] = 0  # an all-zero super-block
+    x[1, :256] = np.abs(x[1, :256])  # a positive one: the offset clamps at 0, as ggml's
+    blocks = quantize_q4_k(x)
+    expected = gguf.quants.dequantize(blocks, gguf.GGMLQuantizationType.Q4_K)
+    ours = dequantize_blocks(blocks, "Q4_K").reshape(x.shape)
+    assert _same_bits(ours, expected)
+    sub = x.reshape(-1, 8, 32)
+    step = (sub.max(axis=2) - np.minimum(sub.min(axis=2), 0)) / 15  # (n, 8)
+    error = np.abs(ours - x).reshape(-1, 8, 32).max(axis=2)
+    assert (error <= 0.5 * step + step.max(axis=1, keepdims=True) / 63 * 8 + 1e-6).all()
+    assert np.array_equal(ours[0, :256], np.zeros(256))

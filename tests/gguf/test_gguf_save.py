@@ -16,7 +16,7 @@ gguf = pytest.importorskip("gguf")
 pytest.importorskip("accelerate")
 
 from rowbook.gguf import gguf_tokenizer, read_gguf  # noqa: E402
-from rowbook.gguf.writer import quantize_q8_0  # noqa: E402
+from rowbook.gguf.quantize import quantize_q8_0  # noqa: E402
 from rowbook.models import TransformerLM  # noqa: E402
 
 TEXTS = ["the cat sat on the mat", "the dog sat on the log", "a cat and a dog"] * 8
