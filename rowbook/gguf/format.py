@@ -63,6 +63,16 @@ VALUE_TYPES: dict[int, tuple[str, str]] = {
     12: ("float64", "<d"),
 }
 _STRING, _ARRAY = 8, 9
+_U64 = struct.Struct("<Q")
+
+
+def _is_utf8(raw: bytes) -> bool:
+    try:
+        raw.decode("utf-8")
+    except UnicodeDecodeError:
+        return False
+    return True
+
 
 #: ggml type id -> (name, values per block, bytes per block): ggml's ``type_traits``
 #: (the sizes of every type, including those rowbook does not dequantise, so that a file
@@ -194,7 +204,30 @@ class _Cursor:
             values = np.frombuffer(self.data, dtype=dtype, count=n, offset=self.pos).copy()
             self.pos += n * dtype.itemsize
             return values
+        if etype == _STRING:
+            return self.strings(n, field)
         return [self.value(etype, f"{field}[{i}]", depth + 1) for i in range(n)]
+
+    def strings(self, n: int, field: str) -> list[str]:
+        """``n`` strings in a row (a vocabulary: 150,000 of them), in one tight loop."""
+        data, pos, end = self.data, self.pos, len(self.data)
+        length = _U64.unpack_from
+        raw = []
+        for i in range(n):
+            k = length(data, pos)[0] if pos + 8 <= end else -1
+            if not 0 <= k <= end - pos - 8:
+                self.pos = pos
+                problem = "truncated" if k < 0 else f"a string of {k:,} bytes runs past the end"
+                raise self.fail(f"{field}[{i}]", problem)
+            raw.append(data[pos + 8 : pos + 8 + k])
+            pos += 8 + k
+        try:
+            texts = [b.decode("utf-8") for b in raw]
+        except UnicodeDecodeError:
+            bad = next(i for i, b in enumerate(raw) if not _is_utf8(b))
+            raise self.fail(f"{field}[{bad}]", "the string is not UTF-8", self.pos) from None
+        self.pos = pos
+        return texts
 
 
 @dataclass(frozen=True, eq=False)
