@@ -172,3 +172,89 @@ CASES = {
 def test_a_lying_file_is_refused_naming_the_field(case, tmp_path):
     data, message = CASES[case]
     _refused(tmp_path, data, message)
+
+
+def _model_keys(**override) -> list[bytes]:
+    """The metadata of a one-layer llama (F32 ``w`` stands for its missing tensors)."""
+    u32 = {
+        "llama.context_length": 16,
+        "llama.embedding_length": 4,
+        "llama.block_count": 1,
+        "llama.feed_forward_length": 8,
+        "llama.attention.head_count": 2,
+    } | override
+    keys = [_string("general.architecture") + struct.pack("<I", 8) + _string("llama")]
+    keys += [_key(k, 10, struct.pack("<Q", v)) for k, v in u32.items()]
+    keys.append(_key("llama.attention.layer_norm_rms_epsilon", 6, struct.pack("<f", 1e-5)))
+    return keys
+
+
+TABLE = _info("token_embd.weight", (4, 2), 0, 0)  # (2, 4): V = 2, d = 4
+
+
+@pytest.mark.parametrize(
+    ("override", "message"),
+    [
+        ({"llama.block_count": 10**9}, r"n_layers = 1000000000 is outside 1..1,024"),
+        ({"llama.embedding_length": 2**40}, r"d_model = 1099511627776 is outside"),
+        ({"llama.attention.head_count": 3}, r"n_heads"),
+        ({}, r"tensor 'token_embd.weight' \(the token table\) is missing"),
+    ],
+)
+def test_a_model_whose_metadata_lies_is_refused(override, message, tmp_path):
+    from rowbook.models import TransformerLM
+
+    path = tmp_path / "model.gguf"
+    infos = [TABLE] if override else []
+    path.write_bytes(build(keys=_model_keys(**override), infos=infos))
+    with pytest.raises(ValueError, match=message):
+        TransformerLM.from_gguf(path)
+
+
+def test_a_model_whose_table_disagrees_with_its_metadata_is_refused(tmp_path):
+    from rowbook.models import TransformerLM
+
+    path = tmp_path / "model.gguf"
+    table = _info("token_embd.weight", (2, 4), 0, 0)  # (4, 2): d = 2, not 4
+    path.write_bytes(build(keys=_model_keys(), infos=[table]))
+    with pytest.raises(
+        ValueError, match=r"token_embd.weight' has shape \(4, 2\), but the metadata"
+    ):
+        TransformerLM.from_gguf(path)
+
+
+def _tokenizer_keys(tokens: list[str], merges: list[str], types: list[int] | None = None):
+    strings = lambda items: struct.pack("<IQ", 8, len(items)) + b"".join(map(_string, items))  # noqa: E731
+    keys = [
+        _key("tokenizer.ggml.model", 8, _string("gpt2")),
+        _key("tokenizer.ggml.tokens", ARRAY, strings(tokens)),
+        _key("tokenizer.ggml.merges", ARRAY, strings(merges)),
+    ]
+    if types is not None:
+        keys.append(
+            _key(
+                "tokenizer.ggml.token_type",
+                ARRAY,
+                struct.pack("<IQ", 5, len(types)) + struct.pack(f"<{len(types)}i", *types),
+            )
+        )
+    return keys
+
+
+@pytest.mark.parametrize(
+    ("tokens", "merges", "types", "message"),
+    [
+        (["a", "b"], [], None, r"vocab lacks 254 byte symbols"),
+        (["a", "a"], [], None, r"token 'a' has two ids, 0 and 1"),
+        (["a"], ["a"], None, r"merge 0 'a' is not 'left right'"),
+        (["a", "b"], [], [1], r"token_type' must be an array of 2 numbers"),
+        (["a", "b"], [], [1, 9], r"holds a type not 1-6"),
+    ],
+)
+def test_a_tokenizer_that_lies_is_refused(tokens, merges, types, message, tmp_path):
+    from rowbook.gguf import gguf_tokenizer
+
+    path = tmp_path / "tok.gguf"
+    path.write_bytes(build(keys=_tokenizer_keys(tokens, merges, types)))
+    with pytest.raises(ValueError, match=message):
+        gguf_tokenizer(path)
