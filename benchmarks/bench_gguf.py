@@ -33,8 +33,8 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from benchmarks.corpora import cache_dir
 from benchmarks.timing import interleaved_times_ms, machine, print_targets
-from rowbook.gguf.format import GGML_TYPES
 from rowbook.gguf.quants import SUPPORTED, dequantize_blocks
+from rowbook.gguf.types import GGML_TYPES
 
 TYPES = [t for t in SUPPORTED if t != "F32"]
 #: byte offsets of the fp16 scales in a block of each type (kept finite)

@@ -4,18 +4,19 @@ A GGUF file (llama.cpp's, Ollama's, LM Studio's) is, all little-endian:
 
 * ``b"GGUF"``, a ``uint32`` version (2 or 3), ``uint64`` tensor count, ``uint64`` key count;
 * each metadata pair: a string key (``uint64`` length + UTF-8 bytes), a ``uint32`` value
-  type (:data:`VALUE_TYPES`) and the value; an array is an element type, a ``uint64`` count
+  type (:data:`rowbook.gguf.types.VALUE_TYPES`) and the value; an array is an element type, a ``uint64`` count
   and the elements;
 * each tensor info: a string name, a ``uint32`` number of dimensions (at most 4), that many
   ``uint64`` sizes (ggml's order: the row length first), a ``uint32`` ggml type
-  (:data:`GGML_TYPES`) and a ``uint64`` offset into the data;
+  (:data:`rowbook.gguf.types.GGML_TYPES`) and a ``uint64`` offset into the data;
 * padding to ``general.alignment`` (32 by default), then the data.
 
 Every count, length and offset is held to what the file could hold before anything is
 allocated from it: a string no longer than the bytes left, an array of ``n`` elements only
 if ``n`` times the smallest element fits, a tensor's bytes inside the data and clear of the
 others. Every problem is a ``ValueError`` naming the file, the field and its byte offset.
-Tensors are memory-mapped, never read whole; :mod:`rowbook.gguf.quants` dequantises them.
+The fields are read by :class:`rowbook.gguf.cursor.Cursor`. Tensors are memory-mapped,
+never read whole; :mod:`rowbook.gguf.quants` dequantises them.
 """
 
 from __future__ import annotations
@@ -24,93 +25,18 @@ import itertools
 import math
 import mmap
 import os
-import struct
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
-__all__ = [
-    "GGML_TYPES",
-    "MAGIC",
-    "MAX_DIMS",
-    "VALUE_TYPES",
-    "GGUFFile",
-    "TensorInfo",
-    "read_gguf",
-]
+from rowbook.gguf.cursor import Cursor
+from rowbook.gguf.types import ARRAY, GGML_TYPES, MAGIC, MAX_DIMS, VALUE_TYPES
 
-MAGIC = b"GGUF"
-MAX_DIMS = 4  # ggml's GGML_MAX_DIMS
-_MAX_DEPTH = 3  # arrays of arrays: llama.cpp's files nest at most one level
+__all__ = ["GGUFFile", "TensorInfo", "read_gguf"]
+
 _DEFAULT_ALIGNMENT = 32
-
-#: GGUF value type id -> (name, struct format of a scalar, or "" for string / array).
-VALUE_TYPES: dict[int, tuple[str, str]] = {
-    0: ("uint8", "<B"),
-    1: ("int8", "<b"),
-    2: ("uint16", "<H"),
-    3: ("int16", "<h"),
-    4: ("uint32", "<I"),
-    5: ("int32", "<i"),
-    6: ("float32", "<f"),
-    7: ("bool", "<?"),
-    8: ("string", ""),
-    9: ("array", ""),
-    10: ("uint64", "<Q"),
-    11: ("int64", "<q"),
-    12: ("float64", "<d"),
-}
-_STRING, _ARRAY = 8, 9
-_U64 = struct.Struct("<Q")
-
-
-def _is_utf8(raw: bytes) -> bool:
-    try:
-        raw.decode("utf-8")
-    except UnicodeDecodeError:
-        return False
-    return True
-
-
-#: ggml type id -> (name, values per block, bytes per block): ggml's ``type_traits``
-#: (the sizes of every type, including those rowbook does not dequantise, so that a file
-#: holding one still opens and its other tensors read).
-GGML_TYPES: dict[int, tuple[str, int, int]] = {
-    0: ("F32", 1, 4),
-    1: ("F16", 1, 2),
-    2: ("Q4_0", 32, 18),
-    3: ("Q4_1", 32, 20),
-    6: ("Q5_0", 32, 22),
-    7: ("Q5_1", 32, 24),
-    8: ("Q8_0", 32, 34),
-    9: ("Q8_1", 32, 40),
-    10: ("Q2_K", 256, 84),
-    11: ("Q3_K", 256, 110),
-    12: ("Q4_K", 256, 144),
-    13: ("Q5_K", 256, 176),
-    14: ("Q6_K", 256, 210),
-    15: ("Q8_K", 256, 292),
-    16: ("IQ2_XXS", 256, 66),
-    17: ("IQ2_XS", 256, 74),
-    18: ("IQ3_XXS", 256, 98),
-    19: ("IQ1_S", 256, 50),
-    20: ("IQ4_NL", 32, 18),
-    21: ("IQ3_S", 256, 110),
-    22: ("IQ2_S", 256, 82),
-    23: ("IQ4_XS", 256, 136),
-    24: ("I8", 1, 1),
-    25: ("I16", 1, 2),
-    26: ("I32", 1, 4),
-    27: ("I64", 1, 8),
-    28: ("F64", 1, 8),
-    29: ("IQ1_M", 256, 56),
-    30: ("BF16", 1, 2),
-    34: ("TQ1_0", 256, 54),
-    35: ("TQ2_0", 256, 66),
-    39: ("MXFP4", 32, 17),
-}
 
 
 @dataclass(frozen=True)
@@ -135,99 +61,6 @@ class TensorInfo:
     @property
     def n_elements(self) -> int:
         return math.prod(self.shape)
-
-
-class _Cursor:
-    """Reads little-endian fields from ``data`` at ``pos``, each checked to lie in the file."""
-
-    def __init__(self, data: Any, path: Path) -> None:
-        self.data, self.path, self.pos = data, path, 0
-
-    def fail(self, field: str, problem: str, at: int | None = None) -> ValueError:
-        where = self.pos if at is None else at
-        return ValueError(f"{self.path}: {field} at byte {where:,}: {problem}")
-
-    def left(self) -> int:
-        return len(self.data) - self.pos
-
-    def scalar(self, fmt: str, field: str) -> Any:
-        size = struct.calcsize(fmt)
-        if size > self.left():
-            raise self.fail(
-                field, f"needs {size} bytes, the file ends after {self.left()}: truncated"
-            )
-        (value,) = struct.unpack_from(fmt, self.data, self.pos)
-        self.pos += size
-        return value
-
-    def string(self, field: str) -> str:
-        start = self.pos
-        n = self.scalar("<Q", field)
-        if n > self.left():
-            raise self.fail(
-                field, f"a string of {n:,} bytes, but {self.left():,} are left: truncated", start
-            )
-        raw = bytes(self.data[self.pos : self.pos + n])
-        self.pos += n
-        try:
-            return raw.decode("utf-8")
-        except UnicodeDecodeError as err:
-            raise self.fail(field, f"the string is not UTF-8 ({err.reason})", start) from None
-
-    def value(self, vtype: int, field: str, depth: int = 0) -> Any:
-        if vtype not in VALUE_TYPES:
-            known = ", ".join(f"{k} ({v[0]})" for k, v in VALUE_TYPES.items())
-            raise self.fail(field, f"value type {vtype} is not a GGUF type ({known})")
-        if vtype == _STRING:
-            return self.string(field)
-        if vtype == _ARRAY:
-            return self.array(field, depth)
-        return self.scalar(VALUE_TYPES[vtype][1], field)
-
-    def array(self, field: str, depth: int) -> Any:
-        start = self.pos
-        if depth >= _MAX_DEPTH:
-            raise self.fail(field, f"arrays nested deeper than {_MAX_DEPTH} levels")
-        etype = self.scalar("<I", field + " (element type)")
-        n = self.scalar("<Q", field + " (element count)")
-        fmt = VALUE_TYPES.get(etype, ("", ""))[1]
-        smallest = struct.calcsize(fmt) if fmt else 8  # a string or an array: its count
-        if etype in VALUE_TYPES and n * smallest > self.left():
-            raise self.fail(
-                field,
-                f"an array of {n:,} {VALUE_TYPES[etype][0]} needs at least {n * smallest:,} "
-                f"bytes, but {self.left():,} are left: a lying count, or truncated",
-                start,
-            )
-        if fmt:  # numbers: one read, little-endian
-            dtype = np.dtype(fmt)
-            values = np.frombuffer(self.data, dtype=dtype, count=n, offset=self.pos).copy()
-            self.pos += n * dtype.itemsize
-            return values
-        if etype == _STRING:
-            return self.strings(n, field)
-        return [self.value(etype, f"{field}[{i}]", depth + 1) for i in range(n)]
-
-    def strings(self, n: int, field: str) -> list[str]:
-        """``n`` strings in a row (a vocabulary: 150,000 of them), in one tight loop."""
-        data, pos, end = self.data, self.pos, len(self.data)
-        length = _U64.unpack_from
-        raw = []
-        for i in range(n):
-            k = length(data, pos)[0] if pos + 8 <= end else -1
-            if not 0 <= k <= end - pos - 8:
-                self.pos = pos
-                problem = "truncated" if k < 0 else f"a string of {k:,} bytes runs past the end"
-                raise self.fail(f"{field}[{i}]", problem)
-            raw.append(data[pos + 8 : pos + 8 + k])
-            pos += 8 + k
-        try:
-            texts = [b.decode("utf-8") for b in raw]
-        except UnicodeDecodeError:
-            bad = next(i for i, b in enumerate(raw) if not _is_utf8(b))
-            raise self.fail(f"{field}[{bad}]", "the string is not UTF-8", self.pos) from None
-        self.pos = pos
-        return texts
 
 
 @dataclass(frozen=True, eq=False)
@@ -315,7 +148,7 @@ class GGUFFile:
 
 
 def _type_name(value: Any, vtype: int) -> str:
-    if vtype != _ARRAY:
+    if vtype != ARRAY:
         return VALUE_TYPES[vtype][0]
     if isinstance(value, np.ndarray):
         return f"array[{value.dtype.name}]"
@@ -323,7 +156,7 @@ def _type_name(value: Any, vtype: int) -> str:
     return f"array[{inner}]"
 
 
-def _header(cur: _Cursor) -> tuple[int, int, int]:
+def _header(cur: Cursor) -> tuple[int, int, int]:
     size = len(cur.data)
     if size < 24 or bytes(cur.data[:4]) != MAGIC:
         raise ValueError(
@@ -351,7 +184,7 @@ def _header(cur: _Cursor) -> tuple[int, int, int]:
     return version, n_tensors, n_keys
 
 
-def _metadata(cur: _Cursor, n_keys: int) -> tuple[dict[str, Any], dict[str, str]]:
+def _metadata(cur: Cursor, n_keys: int) -> tuple[dict[str, Any], dict[str, str]]:
     metadata: dict[str, Any] = {}
     types: dict[str, str] = {}
     for i in range(n_keys):
@@ -365,7 +198,7 @@ def _metadata(cur: _Cursor, n_keys: int) -> tuple[dict[str, Any], dict[str, str]
     return metadata, types
 
 
-def _tensor_info(cur: _Cursor, i: int) -> tuple[str, tuple[int, ...], int, int, int, int]:
+def _tensor_info(cur: Cursor, i: int) -> tuple[str, tuple[int, ...], int, int, int, int]:
     start = cur.pos
     name = cur.string(f"tensor info {i} (name)")
     field = f"tensor {name!r}"
@@ -389,7 +222,7 @@ def _tensor_info(cur: _Cursor, i: int) -> tuple[str, tuple[int, ...], int, int, 
     return name, tuple(reversed(dims)), ggml_type, offset, n_bytes, start
 
 
-def _alignment(cur: _Cursor, metadata: dict[str, Any], types: dict[str, str]) -> int:
+def _alignment(cur: Cursor, metadata: dict[str, Any], types: dict[str, str]) -> int:
     alignment = metadata.get("general.alignment", _DEFAULT_ALIGNMENT)
     if "general.alignment" in metadata and types["general.alignment"] != "uint32":
         raise cur.fail("metadata 'general.alignment'", "must be a uint32", 0)
@@ -398,7 +231,7 @@ def _alignment(cur: _Cursor, metadata: dict[str, Any], types: dict[str, str]) ->
     return alignment
 
 
-def _tensors(cur: _Cursor, infos: list, data_offset: int, alignment: int) -> dict:
+def _tensors(cur: Cursor, infos: list, data_offset: int, alignment: int) -> dict:
     data_bytes = len(cur.data) - data_offset
     tensors: dict[str, TensorInfo] = {}
     for name, shape, ggml_type, offset, n_bytes, at in infos:
@@ -444,7 +277,7 @@ def read_gguf(path: str | os.PathLike[str]) -> GGUFFile:
     with open(path, "rb") as f:
         size = os.fstat(f.fileno()).st_size
         data: Any = mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ) if size else b""
-    cur = _Cursor(data, path)
+    cur = Cursor(data, path)
     version, n_tensors, n_keys = _header(cur)
     metadata, types = _metadata(cur, n_keys)
     infos = [_tensor_info(cur, i) for i in range(n_tensors)]

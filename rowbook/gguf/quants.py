@@ -1,7 +1,7 @@
 """Dequantising GGUF tensors: one compiled kernel per block type, beside its NumPy reference.
 
 A quantised tensor is a run of blocks; each block holds ``block_size`` values in
-``type_size`` bytes (:data:`rowbook.gguf.format.GGML_TYPES`). Each kernel here walks the
+``type_size`` bytes (:data:`rowbook.gguf.types.GGML_TYPES`). Each kernel here walks the
 blocks once, value by value, and writes float32: the same arithmetic, in the same order, as
 the reference of the same name in :mod:`rowbook.gguf.quants_reference` (NumPy, from the
 definitions in ``gguf``'s ``quants.py`` and ggml's ``dequantize_row_*``), and the tests hold
@@ -22,7 +22,7 @@ from concurrent.futures import ThreadPoolExecutor
 import numba
 import numpy as np
 
-from rowbook.gguf.format import GGML_TYPES
+from rowbook.gguf.types import GGML_TYPES
 
 __all__ = ["KERNELS", "SUPPORTED", "dequantize", "dequantize_blocks"]
 

@@ -15,7 +15,7 @@ from typing import Any
 
 import numpy as np
 
-from rowbook.gguf.format import GGML_TYPES, MAGIC
+from rowbook.gguf.types import GGML_TYPES, MAGIC
 from rowbook.io import atomic_write
 
 __all__ = ["ALIGNMENT", "Metadata", "write_gguf"]
