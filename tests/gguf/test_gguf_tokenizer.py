@@ -162,3 +162,39 @@ def test_an_unknown_pre_tokenizer_is_named(tmp_path):
     _write_byte_level(path, _byte_level(None, False), "falcon", False)
     with pytest.raises(ValueError, match=r"tokenizer.ggml.pre 'falcon' names a pre-tokenizer"):
         gguf_tokenizer(path)
+
+
+def test_a_model_s_pipeline_is_the_file_s_sentencepiece_tokenizer(tmp_path):
+    """``from_gguf`` on a llama whose tokenizer is SentencePiece's: ``encode`` gives
+    ``sentencepiece``'s ids (without the begin-of-text id) and the table its pieces."""
+    from rowbook.models import TransformerLM
+
+    sp = _sentencepiece_model()
+    n, d = sp.get_piece_size(), 32
+    writer = gguf.GGUFWriter(tmp_path / "m.gguf", "llama")
+    writer.add_context_length(32)
+    writer.add_embedding_length(d)
+    writer.add_block_count(1)
+    writer.add_feed_forward_length(64)
+    writer.add_head_count(4)
+    writer.add_layer_norm_rms_eps(1e-5)
+    writer.add_tokenizer_model("llama")
+    writer.add_token_list([sp.id_to_piece(i) for i in range(n)])
+    writer.add_token_scores([sp.get_score(i) for i in range(n)])
+    writer.add_token_types([_piece_type(sp, i) for i in range(n)])
+    rng = np.random.default_rng(0)
+    shapes = {"token_embd": (n, d), "output_norm": (d,)}
+    block = {"attn_norm": (d,), "ffn_norm": (d,), "attn_q": (d, d), "attn_k": (d, d)}
+    block |= {"attn_v": (d, d), "attn_output": (d, d), "ffn_gate": (64, d), "ffn_up": (64, d)}
+    block |= {"ffn_down": (d, 64)}
+    shapes |= {f"blk.0.{k}": v for k, v in block.items()}
+    for name, shape in shapes.items():
+        writer.add_tensor(f"{name}.weight", rng.standard_normal(shape).astype(np.float32))
+    writer.write_header_to_file()
+    writer.write_kv_data_to_file()
+    writer.write_tensors_to_file()
+    writer.close()
+    lm = TransformerLM.from_gguf(tmp_path / "m.gguf")
+    for text in TEXTS[:4]:
+        assert lm.encode(text).tolist() == sp.encode(text), text
+    assert list(lm.vectors.index_to_key) == [sp.id_to_piece(i) for i in range(n)]
