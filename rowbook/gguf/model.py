@@ -29,7 +29,15 @@ import numpy as np
 
 from rowbook.gguf.format import GGUFFile, read_gguf
 
-__all__ = ["ARCHITECTURES", "hf_config", "hf_names", "load_gguf_lm", "permute", "unpermute"]
+__all__ = [
+    "ARCHITECTURES",
+    "gguf_name",
+    "hf_config",
+    "hf_names",
+    "load_gguf_lm",
+    "permute",
+    "unpermute",
+]
 
 #: The GGUF architectures rowbook opens as a model.
 ARCHITECTURES = ("llama", "gpt2")
@@ -104,6 +112,23 @@ def hf_names(arch: str, name: str) -> str | None:
         return None
     prefix = "model.layers" if arch == "llama" else "h"
     return f"{prefix}.{match.group(1)}.{table[match.group(2)]}.{match.group(3)}"
+
+
+def gguf_name(arch: str, hf: str) -> str:
+    """The GGUF name of a ``transformers`` tensor: the inverse of :func:`hf_names`.
+
+    >>> gguf_name("llama", "model.layers.3.self_attn.q_proj.weight"), gguf_name("gpt2", "wpe.weight")
+    ('blk.3.attn_q.weight', 'position_embd.weight')
+    """
+    if hf == "lm_head.weight":
+        return "output.weight"
+    stem, _, kind = hf.rpartition(".")
+    top = {theirs: ours for ours, theirs in _TOP[arch].items()}
+    if stem in top:
+        return f"{top[stem]}.{kind}"
+    layer, _, part = stem.removeprefix("model.layers." if arch == "llama" else "h.").partition(".")
+    table = {theirs: ours for ours, theirs in (_LLAMA if arch == "llama" else _GPT2).items()}
+    return f"blk.{layer}.{table[part]}.{kind}"
 
 
 def _number(file: GGUFFile, key: str, kind: type, default: Any = None) -> Any:

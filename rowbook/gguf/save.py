@@ -16,7 +16,7 @@ from typing import Any
 
 import numpy as np
 
-from rowbook.gguf.model import hf_names, permute
+from rowbook.gguf.model import gguf_name, permute
 from rowbook.gguf.quantize import quantize_q8_0
 from rowbook.gguf.tokenizer import PRE_PATTERNS
 from rowbook.gguf.writer import Metadata, write_gguf
@@ -107,41 +107,18 @@ def _gguf_tensors(net: Any) -> list[tuple[str, np.ndarray]]:
 
     config = net.config
     plan = tensor_plan(config, {"wte.weight"})  # GPT-2's names without "transformer."
-    reverse = {}
-    for stem in ["token_embd", "position_embd", "output_norm", "output"]:
-        for kind in ("weight", "bias"):
-            reverse[hf_names(config.family, f"{stem}.{kind}")] = f"{stem}.{kind}"
     out = []
     for name, param in net.named_parameters():
         hf, how = plan[name]
         data = param.data.astype(np.float32)
-        if how == "stack":  # Llama's q, k, v
+        if how == "stack":  # Llama's fused q, k, v rows, split as llama.cpp stores them
             sizes = [config.n_heads * config.head_dim, config.n_kv_heads * config.head_dim]
             q, k, v = np.split(data, np.cumsum(sizes))
             q, k = permute(q, config.n_heads), permute(k, config.n_kv_heads)  # weights and biases
-            parts = dict(zip("qkv", (q, k, v), strict=True))
-            block, kind = name.split(".")[1], name.rpartition("_")[2]
-            out += [(f"blk.{block}.attn_{x}.{kind}", parts[x]) for x in "qkv"]
-            continue
-        out.append((reverse.get(hf[0]) or _block_name(config.family, hf[0]), data))
+            out += [(gguf_name("llama", n), x) for n, x in zip(hf, (q, k, v), strict=True)]
+        else:  # GPT-2's projections: rowbook's (out, in) is GGUF's layout already
+            out.append((gguf_name(config.family, hf[0]), data))
     return out
-
-
-def _block_name(arch: str, hf: str) -> str:
-    layer = hf.split(".")[2 if arch == "llama" else 1]
-    for part in (
-        "attn_norm",
-        "ffn_norm",
-        "attn_output",
-        "ffn_gate",
-        "ffn_up",
-        "ffn_down",
-        "attn_qkv",
-    ):
-        for kind in ("weight", "bias"):
-            if hf_names(arch, f"blk.{layer}.{part}.{kind}") == hf:
-                return f"blk.{layer}.{part}.{kind}"
-    raise AssertionError(f"no GGUF name for {hf}")
 
 
 def save_gguf(model: Any, path: str | os.PathLike[str], dtype: str = "f16") -> None:
