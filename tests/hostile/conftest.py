@@ -39,7 +39,7 @@ import pytest
 
 import rowbook
 from rowbook.data.cooccurrence_file import load_cooccurrence, save_cooccurrence
-from rowbook.gguf import gguf_vectors, read_gguf
+from rowbook.gguf import gguf_tokenizer, gguf_vectors, read_gguf
 from rowbook.io import load_state, map_safetensors, save_safetensors, save_state
 from rowbook.models import (
     ColorHarmony,
@@ -129,6 +129,7 @@ LOADERS = {
     # folders (written as folders, damaged one file at a time)
     "gguf": lambda p: _every_tensor(read_gguf(p)),
     "gguf vectors": lambda p: _first_neighbours(gguf_vectors(p)),
+    "gguf tokenizer": lambda p: gguf_tokenizer(p).encode("the cat sat, naïvely"),
     "hf checkpoint": TransformerLM.from_hf,
     "projector folder": Vectors.load_projector,
 }
@@ -222,6 +223,7 @@ def _write_bases(folder: Path) -> None:
     )
     _write_gguf(folder / "gguf")
     _write_gguf(folder / "gguf vectors")
+    _write_gguf_tokenizer(folder / "gguf tokenizer", bpe)
     # new file kinds: write one small file (or folder) of each here, named as its format
 
 
@@ -244,6 +246,23 @@ def _write_gguf(path: Path) -> None:
     writer.write_header_to_file()
     writer.write_kv_data_to_file()
     writer.write_tensors_to_file()
+    writer.close()
+
+
+def _write_gguf_tokenizer(path: Path, bpe: ByteLevelBPE) -> None:
+    """A GGUF holding only a ``gpt2`` tokenizer: ``bpe``'s tokens, types and merges."""
+    import gguf
+
+    tokens = [bpe.id_to_token(i) for i in range(len(bpe))]
+    writer = gguf.GGUFWriter(path, "llama")
+    writer.add_tokenizer_model("gpt2")
+    writer.add_tokenizer_pre("llama-bpe")
+    writer.add_token_list(tokens)
+    writer.add_token_types([3 if t in bpe.special_tokens else 1 for t in tokens])
+    writer.add_token_merges([f"{a} {b}" for a, b in bpe.merges])
+    writer.add_bos_token_id(0)
+    writer.write_header_to_file()
+    writer.write_kv_data_to_file()
     writer.close()
 
 

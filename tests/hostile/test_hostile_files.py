@@ -47,6 +47,7 @@ BINARY = (
     "vocab.txt",
     "gguf",
     "gguf vectors",
+    "gguf tokenizer",
 )
 NPZ = (
     "vectors npz",
