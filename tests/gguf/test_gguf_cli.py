@@ -95,3 +95,19 @@ def test_sizing_from_the_metadata_counts_the_tensors(tmp_path, gguf_files, capsy
     assert size.kv_cache_bytes(128) == 2 * 2 * 128 * 2 * 16 * 2  # K and V, L, T, H_kv, d_k, fp16
     assert main(["size", str(path)]) == 0
     assert f"{stored:,}" in capsys.readouterr().out
+
+
+def test_plot_draws_the_gguf_table(tmp_path, gguf_files, capsys):
+    path = _model_file(tmp_path / "m.gguf", gguf_files)
+    out = tmp_path / "table.html"
+    assert main(["plot", str(path), "-o", str(out), "--words", "tok1", "tok2", "tok3", "tok4"]) == 0
+    assert "4 words" in capsys.readouterr().out
+    assert "tok3" in out.read_text(encoding="utf-8")
+
+
+def test_size_of_a_gguf_takes_the_cache_s_dtype(tmp_path, gguf_files, capsys):
+    path = _model_file(tmp_path / "m.gguf", gguf_files)
+    size = sizing.model_size_from_gguf(path, dtype="float32")
+    assert size.kv_cache_bytes(128) == 2 * 2 * 128 * 2 * 16 * 4
+    assert main(["size", str(path), "--dtype", "float32"]) == 0
+    assert "float32" in capsys.readouterr().out
