@@ -142,6 +142,7 @@ def _their_logits(folder, name) -> np.ndarray:
 MODELS = {
     "llama_gqa": lambda: _llama(),
     "llama_tied_mqa": lambda: _llama(num_key_value_heads=1, tie_word_embeddings=True),
+    "llama_rope_eps": lambda: _llama(rope_theta=500000.0, rms_norm_eps=1e-6, num_key_value_heads=4),
     "gpt2": lambda: _gpt2(),
     "gpt2_untied": lambda: _gpt2(tie_word_embeddings=False),
 }
@@ -163,6 +164,9 @@ def test_logits_equal_transformers_loading_the_same_file(which, qtype, tmp_path)
     else:  # the quantised model differs from the original: the test sees the weights used
         assert np.abs(logits - original).max() > 1e-6
     assert ours.config_.tie_embeddings == model.config.tie_word_embeddings
+    if which == "llama_rope_eps":  # read from the file, not the family's defaults
+        assert ours.config_.rope_base == 500000.0
+        assert ours.config_.norm_eps == pytest.approx(1e-6)
 
 
 def test_generation_with_the_cache_follows_the_logits(tmp_path):
