@@ -44,6 +44,7 @@ NAMES = [
     "scale",
     "viewer",
     "lm",
+    "kv_cache",
     "gguf",
 ]
 

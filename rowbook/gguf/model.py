@@ -280,7 +280,8 @@ def load_gguf_lm(cls: type, source: str | os.PathLike[str] | GGUFFile, params: d
     from rowbook.models.hf_checkpoint import config_settings
 
     file = source if isinstance(source, GGUFFile) else read_gguf(source)
-    settings, eos = config_settings(hf_config(file), file.path)
+    config, eos = config_settings(hf_config(file), file.path)
+    settings = config.to_dict()
     fixed = sorted(set(params) & set(settings))
     if fixed:
         raise ValueError(
@@ -293,7 +294,7 @@ def load_gguf_lm(cls: type, source: str | os.PathLike[str] | GGUFFile, params: d
     pipeline, tokenizer_eos = _pipeline(file)
     extras = {
         "pipeline": pipeline,
-        "vocab": settings["vocab_size"],
+        "vocab": config.vocab_size,
         "eos": tokenizer_eos if tokenizer_eos is not None else eos,
     }
     net, optimizer = model._build(extras)

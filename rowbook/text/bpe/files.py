@@ -28,6 +28,7 @@ from typing import Any
 
 import numpy as np
 
+from rowbook.checks import InputTypeError
 from rowbook.io import read_json, write_json
 from rowbook.text.bpe.bytelevel import BYTE_TO_UNICODE, GPT2_PATTERN, UNICODE_TO_BYTE
 from rowbook.text.bpe.classic import MergeStep
@@ -54,7 +55,7 @@ _WHOLE_TEXT = r"(?s).+"  # the pre-tokenizer of ByteLevel(use_regex=false) alone
 def check_model(vocab: Any, merges: Any, specials: Any) -> dict[str, Any]:
     """Validate a vocabulary and merge list; return the lookup tables of the encoder."""
     if not isinstance(vocab, dict):
-        raise TypeError(f"vocab must be a dict token -> id, got {type(vocab).__name__}")
+        raise InputTypeError(f"vocab must be a dict token -> id, got {type(vocab).__name__}")
     id_to_token: list[str | None] = [None] * len(vocab)
     for token, i in vocab.items():
         if not isinstance(token, str) or not _is_int(i) or not 0 <= i < len(vocab):

@@ -43,8 +43,7 @@ from typing import Any
 import numpy as np
 from tqdm.auto import tqdm
 
-from rowbook._deprecation import renamed_kwargs
-from rowbook.checks import check_int
+from rowbook.checks import InputTypeError, check_int
 from rowbook.text.bpe import files as bpe_files
 from rowbook.text.bpe.batch import encode_batch, encode_texts
 from rowbook.text.bpe.bytelevel import GPT2_PATTERN, decode_tokens
@@ -134,7 +133,6 @@ class ByteLevelBPE(TokenTable):
         self._encoder.dropout = check_dropout(value)
 
     # ----------------------------------------------------------------- training
-    @renamed_kwargs(min_frequency="min_count", since="0.2")
     def fit(
         self,
         texts: Iterable[str],
@@ -211,7 +209,6 @@ class ByteLevelBPE(TokenTable):
             return count_words_parallel(self._pretokenizer, texts, specials, workers)
         return self._pretokenizer.count_words(texts, specials)
 
-    @renamed_kwargs(min_frequency="min_count", since="0.2")
     def fit_word_counts(
         self,
         word_counts: Mapping[str, int],
@@ -229,7 +226,9 @@ class ByteLevelBPE(TokenTable):
         alphabet = check_trainer_options(limit_alphabet, initial_alphabet, max_token_length)
         for word, count in word_counts.items():
             if not isinstance(word, str) or not isinstance(count, int | np.integer) or count < 0:
-                raise TypeError(f"word_counts must map str to int >= 0, got {word!r}: {count!r}")
+                raise InputTypeError(
+                    f"word_counts must map str to int >= 0, got {word!r}: {count!r}"
+                )
         vocab, merges, trace = learn(
             word_counts,
             vocab_size,
@@ -319,7 +318,9 @@ class ByteLevelBPE(TokenTable):
         """
         self._check_fitted()
         if isinstance(texts, str):
-            raise TypeError("encode_batch expects a sequence of str; for one text use encode()")
+            raise InputTypeError(
+                "encode_batch expects a sequence of str; for one text use encode()"
+            )
         workers = check_int("workers", workers, 1, allow_none=True) or os.cpu_count() or 1
         texts = list(texts)
         if not set(map(type, texts)) <= {str}:  # the quick check; a subclass of str passes below
@@ -354,7 +355,7 @@ class ByteLevelBPE(TokenTable):
     def _add(self, tokens: Sequence[str], special: bool) -> int:
         self._check_fitted()
         if isinstance(tokens, str) or any(not isinstance(t, str) or not t for t in tokens):
-            raise TypeError(f"tokens must be a sequence of non-empty str, got {tokens!r}")
+            raise InputTypeError(f"tokens must be a sequence of non-empty str, got {tokens!r}")
         vocab, specials, added = dict(self._vocab), list(self._specials), list(self._added)
         new = 0
         for token in tokens:

@@ -20,6 +20,7 @@ from typing import Any
 
 import regex
 
+from rowbook.checks import InputTypeError
 from rowbook.text.bpe.bytelevel import byte_alphabet
 
 __all__ = [
@@ -34,7 +35,9 @@ __all__ = [
 def check_fit_args(vocab_size: Any, min_count: Any, special_tokens: Any) -> list[str]:
     """The special tokens as a list, after checking the three basic training arguments."""
     if isinstance(special_tokens, str):
-        raise TypeError(f"special_tokens must be a sequence of str, got the str {special_tokens!r}")
+        raise InputTypeError(
+            f"special_tokens must be a sequence of str, got the str {special_tokens!r}"
+        )
     specials = list(special_tokens)
     for token in specials:
         if not isinstance(token, str) or not token:
@@ -67,7 +70,9 @@ def check_trainer_options(
     ValueError: limit_alphabet=100 is below the 256 characters of the alphabet; a byte-level BPE keeps every byte symbol (pass None, or at least 256)
     """
     if isinstance(initial_alphabet, str):
-        raise TypeError("initial_alphabet must be a sequence of str (one character each is kept)")
+        raise InputTypeError(
+            "initial_alphabet must be a sequence of str (one character each is kept)"
+        )
     chars = []
     for item in initial_alphabet:
         if not isinstance(item, str) or not item:

@@ -26,6 +26,7 @@ from collections.abc import Container, Iterable, Iterator, Sequence
 
 import regex
 
+from rowbook.checks import InputTypeError
 from rowbook.text.bpe import presplit
 from rowbook.text.bpe.bytelevel import GPT2_ASCII_PATTERN, GPT2_PATTERN, check_utf8
 from rowbook.text.bpe.options import special_regex
@@ -36,7 +37,7 @@ __all__ = ["PreTokenizer", "check_str"]
 def check_str(text: object, name: str = "text") -> str:
     """``text`` if it is a ``str``, else a ``TypeError`` naming ``name`` and the type found."""
     if not isinstance(text, str):
-        raise TypeError(f"{name} must be a str, got {type(text).__name__}")
+        raise InputTypeError(f"{name} must be a str, got {type(text).__name__}")
     return text
 
 
