@@ -45,6 +45,7 @@ NAMES = [
     "viewer",
     "lm",
     "kv_cache",
+    "gguf",
 ]
 
 

@@ -550,6 +550,13 @@ KINDS: tuple[FileKind, ...] = (
     ),
     # other binary files rowbook writes or reads
     FileKind(
+        "a GGUF file (llama.cpp, Ollama: metadata, tokenizer, tensors)",
+        lambda h: h.raw[:4] == b"GGUF",
+        _call("rowbook.gguf:read_gguf"),
+        "rowbook.gguf.read_gguf(path); its token table: rowbook.gguf.gguf_vectors(path)",
+        "gguf",
+    ),
+    FileKind(
         "a faiss index",
         lambda h: h.raw[:4] in _FAISS_FOURCC,
         None,

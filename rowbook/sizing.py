@@ -46,6 +46,7 @@ __all__ = [
     "dtype_bytes",
     "format_bytes",
     "model_size",
+    "model_size_from_gguf",
     "model_size_from_hf",
     "preset",
 ]
@@ -305,7 +306,23 @@ def model_size_from_hf(
     return ModelSize.from_config(config, dtype=dtype, batch=batch)
 
 
+def model_size_from_gguf(
+    path: str | os.PathLike[str], *, dtype: str = "float16", batch: int = 1
+) -> ModelSize:
+    """The :class:`ModelSize` of a GGUF model (llama.cpp's ``llama`` or ``gpt2``), from its
+    metadata; ``dtype`` is the KV cache's (llama.cpp's default: float16). The bytes as
+    stored, quantised, are the sum of its tensors' (``rowbook inspect`` prints them)."""
+    from rowbook.gguf import read_gguf
+    from rowbook.gguf.model import hf_config
+    from rowbook.models.hf_checkpoint import config_settings
+
+    file = read_gguf(path)
+    config, _ = config_settings(hf_config(file), file.path)
+    return ModelSize.from_config(config, dtype=dtype, batch=batch)
+
+
 model_size.from_hf = model_size_from_hf  # type: ignore[attr-defined]
+model_size.from_gguf = model_size_from_gguf  # type: ignore[attr-defined]
 
 
 #: Published configurations (their ``config.json`` values): name -> :func:`model_size` arguments.

@@ -20,6 +20,7 @@ module         commands
 ``compare``    ``compare`` (two vectors files: what moved)
 ``files``      ``plot``, ``convert``
 ``tables``     ``quantize``, ``prune``
+``inspect``    ``inspect`` (what a file is; a GGUF model described whole)
 =============  ====================================================================
 
 Shared by several: ``_common`` (the parser, one-line errors, input lines, tables),
@@ -43,6 +44,7 @@ from rowbook.cli import (
     compare,
     cooccur,
     files,
+    inspect,
     lm,
     misc,
     query,
@@ -110,6 +112,7 @@ def build_parser(argv: Sequence[str] | None = None) -> argparse.ArgumentParser:
     query.register(commands)
     compare.register(commands)
     files.register(commands)
+    inspect.register(commands)
     lm.register(commands, train, only=train_models)
     classify.register(commands)
     tables.register(commands)

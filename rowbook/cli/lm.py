@@ -152,6 +152,8 @@ def load_lm(path: str) -> Any:
 
     if Path(path).is_dir():
         return TransformerLM.from_hf(path)
+    if _is_gguf(path):
+        return TransformerLM.from_gguf(path)
     model = load(path)
     if not isinstance(model, TransformerLM):
         raise ValueError(
@@ -159,6 +161,14 @@ def load_lm(path: str) -> Any:
             "train one with 'rowbook train lm'"
         )
     return model
+
+
+def _is_gguf(path: str) -> bool:
+    """Whether ``path`` is a GGUF file (by its magic, as rowbook.load tells it)."""
+    if not Path(path).is_file():
+        return False
+    with open(path, "rb") as f:
+        return f.read(4) == b"GGUF"
 
 
 def run_generate(args: argparse.Namespace) -> int:
@@ -210,7 +220,9 @@ def _generate_parser(commands: Any) -> None:
         ],
     )
     p.add_argument(
-        "model", metavar="MODEL", help="a saved language model (.npz) or a checkpoint folder"
+        "model",
+        metavar="MODEL",
+        help="a saved language model (.npz), a checkpoint folder or a GGUF model",
     )
     p.add_argument("prompt", metavar="PROMPT")
     p.add_argument(
@@ -271,6 +283,8 @@ def run_size(args: argparse.Namespace) -> int:
     changes = {k: v for k, v in changes.items() if v is not None}
     if args.preset:
         size = sizing.preset(args.preset, **changes)
+    elif args.config and _is_gguf(args.config):
+        size = sizing.model_size_from_gguf(args.config, **changes)
     elif args.config:
         size = sizing.model_size_from_hf(args.config, **changes)
     else:
@@ -326,7 +340,10 @@ def _size_parser(commands: Any) -> None:
         ],
     )
     p.add_argument(
-        "config", metavar="CONFIG", nargs="?", help="a Hugging Face config.json, or its folder"
+        "config",
+        metavar="CONFIG",
+        nargs="?",
+        help="a Hugging Face config.json, its folder, or a GGUF model",
     )
     p.add_argument("--preset", choices=tuple(PRESETS))
     p.add_argument(

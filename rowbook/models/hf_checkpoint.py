@@ -35,6 +35,7 @@ __all__ = [
     "LIMITS",
     "MAX_CONFIG_BYTES",
     "SUPPORTED",
+    "config_settings",
     "hf_vectors",
     "load_lm",
     "read_config",
@@ -173,6 +174,12 @@ def read_config(directory: Path) -> tuple[TransformerConfig, int | None]:
     the config file ``directory`` names)."""
     path = directory if directory.is_file() else directory / "config.json"
     cfg = read_json(path, "Hugging Face config", max_bytes=MAX_CONFIG_BYTES)
+    return config_settings(cfg, path)
+
+
+def config_settings(cfg: Any, path: Path) -> tuple[TransformerConfig, int | None]:
+    """:func:`read_config` of a parsed config (``path`` names it in errors): a GGUF file's
+    metadata, put in ``config.json``'s words, is checked by the same rules."""
     if not isinstance(cfg, dict):
         raise ValueError(f"{path} must hold a JSON object, got {type(cfg).__name__}")
     model_type = cfg.get("model_type")

@@ -470,6 +470,21 @@ class TransformerLM(NetworkModel):
 
         return hf_checkpoint.load_lm(cls, Path(directory), params)
 
+    @classmethod
+    def from_gguf(cls, path: str | os.PathLike[str], **params: Any) -> TransformerLM:
+        """The model of a GGUF file (llama.cpp's ``llama`` or ``gpt2`` architecture), its
+        tensors dequantised, its tokenizer the pipeline (:mod:`rowbook.gguf.model`)."""
+        from rowbook.gguf.model import load_gguf_lm
+
+        return load_gguf_lm(cls, path, params)
+
+    def save_gguf(self, path: str | os.PathLike[str], dtype: str = "f16") -> None:
+        """Write a GGUF file (matrices as ``"f32"``, ``"f16"`` or ``"q8_0"``) that llama.cpp's
+        ``gguf`` reads and ``transformers`` loads (:mod:`rowbook.gguf.writer`)."""
+        from rowbook.gguf.save import save_gguf
+
+        save_gguf(self, path, dtype)
+
     def save_hf(self, directory: str | os.PathLike[str]) -> None:
         """Write ``config.json``, ``model.safetensors`` (and ``tokenizer.json``) that
         ``transformers`` loads with ``AutoModelForCausalLM.from_pretrained``."""

@@ -46,6 +46,9 @@ BINARY = (
     "sentencepiece model",
     "any tokenizer",
     "vocab.txt",
+    "gguf",
+    "gguf vectors",
+    "gguf tokenizer",
 )
 NPZ = (
     "vectors npz",
