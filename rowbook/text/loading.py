@@ -11,6 +11,8 @@ The name of a file says little (``tokenizer.model``, ``spiece.model``, ``bpe.jso
 * JSON with a ``"model"`` object: a Hugging Face ``tokenizer.json``, by its model's ``type``
   (``BPE`` byte-level, ``WordPiece``, ``Unigram``);
 * JSON mapping tokens to ids: GPT-2's ``vocab.json``, read with the ``merges.txt`` beside it;
+* text whose lines are base64, a space and a rank: a tiktoken ``.tiktoken`` file (its
+  encoding told by its name or its number of ranks);
 * text whose first line is ``#version`` or two tokens: a ``merges.txt``, read with the
   ``vocab.json`` beside it;
 * other text, one token per line: BERT's ``vocab.txt``;
@@ -41,6 +43,7 @@ from typing import Any
 
 from rowbook.corpus_files import check_regular_file
 from rowbook.io import read_json
+from rowbook.text.bpe.tiktoken_files import is_tiktoken_file
 
 __all__ = ["Found", "identify", "load_tokenizer"]
 
@@ -51,7 +54,7 @@ _CONTROL = re.compile("[\x00-\x08\x0e-\x1f]")  # no text file starts with these;
 @dataclass(frozen=True)
 class Found:
     """What :func:`identify` found: a ``kind`` (``"sentencepiece"``, ``"rowbook"``,
-    ``"pipeline"``, ``"tokenizer.json"``, ``"gpt2"``, ``"vocab.txt"``), the files to read and
+    ``"pipeline"``, ``"tokenizer.json"``, ``"gpt2"``, ``"tiktoken"``, ``"vocab.txt"``), the files to read and
     a description in words."""
 
     kind: str
@@ -149,6 +152,8 @@ def identify(path: str | os.PathLike) -> Found:
         return Found(
             "sentencepiece", (path,), f"a SentencePiece {kind} model ({len(model.pieces)} pieces)"
         )
+    if is_tiktoken_file(head):
+        return Found("tiktoken", (path,), "a tiktoken rank file (.tiktoken)")
     first = text.split("\n", 1)[0].rstrip("\r")
     if first.startswith("#version") or (len(first.split(" ")) == 2 and "\t" not in first):
         vocab = path.with_name("vocab.json")
@@ -180,6 +185,8 @@ def load_tokenizer(path: str | os.PathLike) -> Any:
         return WordPiece.from_vocab(first)
     if found.kind == "gpt2":
         return ByteLevelBPE.from_files(*found.paths)
+    if found.kind == "tiktoken":
+        return ByteLevelBPE.from_tiktoken(first)
     if found.kind == "pipeline":
         return TextPipeline.load(first).tokenizer_
     d = read_json(first, "tokenizer")

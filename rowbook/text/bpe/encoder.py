@@ -190,6 +190,16 @@ class Encoder:
         ids = np.fromiter(itertools.chain.from_iterable(parts), dtype=np.int32)
         return ids, np.cumsum(np.fromiter(map(len, parts), dtype=np.int64, count=len(parts)))
 
+    def with_unsplit(self, unsplit_ids: Mapping[str, int]) -> Encoder:
+        """This encoder with only ``unsplit_ids`` cut out of the text (tiktoken's
+        ``allowed_special``): the same tables, word cache and lock, so words learned by
+        either serve both (the words do not depend on which tokens are cut out)."""
+        other = copy.copy(self)
+        other.lock, other.cache = self.lock, self.cache
+        other.unsplit_ids = dict(unsplit_ids)
+        other.cutter = special_regex(list(unsplit_ids))
+        return other
+
     def learn(self, words: Learned) -> None:
         """Add words encoded elsewhere (a forked worker) to the cache, if they all fit."""
         with self.lock:

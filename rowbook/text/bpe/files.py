@@ -8,7 +8,8 @@ rowbook's format (``save`` / ``load``) is one human-readable JSON object::
      "vocab": {"<pad>": 0, "!": 1, ...},
      "merges": [["Ġ", "t", 51234], ...],          # left, right, pair count or null
      "added_tokens": [["<mask>", true]],          # optional: added after training, special?
-     "dropout": null, "seed": null}               # optional
+     "dropout": null, "seed": null,               # optional
+     "tiktoken": true}                            # optional: encodes as tiktoken does
 
 GPT-2's pair of files (``from_files``) is ``vocab.json`` (token -> id) and ``merges.txt``
 (a ``#version`` line, then ``left right`` per line, in rank order).
@@ -52,8 +53,14 @@ VERSION = 1
 _WHOLE_TEXT = r"(?s).+"  # the pre-tokenizer of ByteLevel(use_regex=false) alone
 
 
-def check_model(vocab: Any, merges: Any, specials: Any) -> dict[str, Any]:
-    """Validate a vocabulary and merge list; return the lookup tables of the encoder."""
+def check_model(
+    vocab: Any, merges: Any, specials: Any, rank_by_token: bool = False
+) -> dict[str, Any]:
+    """Validate a vocabulary and merge list; return the lookup tables of the encoder.
+
+    A merge's rank is its place in ``merges`` (``tokenizers``' rule), or with
+    ``rank_by_token`` the id of the token it makes (tiktoken's rule: every split of a token
+    into two tokens merges at that token's rank; :mod:`rowbook.text.bpe.tiktoken_files`)."""
     if not isinstance(vocab, dict):
         raise InputTypeError(f"vocab must be a dict token -> id, got {type(vocab).__name__}")
     id_to_token: list[str | None] = [None] * len(vocab)
@@ -95,9 +102,10 @@ def check_model(vocab: Any, merges: Any, specials: Any) -> dict[str, Any]:
             raise ValueError(
                 f"merge {rank} {pair!r} makes {pair[0] + pair[1]!r}, which is not in the vocabulary"
             )
+        made = vocab[pair[0] + pair[1]]
         table[pair_key(vocab[pair[0]], vocab[pair[1]])] = (
-            rank,
-            vocab[pair[0] + pair[1]],
+            made if rank_by_token else rank,
+            made,
         )  # last wins
     keys = np.array(sorted(table), dtype=np.int64)  # (M,) sorted pair keys
     ranks = np.array([table[k][0] for k in keys.tolist()], dtype=np.int64)
@@ -136,6 +144,7 @@ def to_dict(bpe) -> dict[str, Any]:
         "added_tokens": [[t, special] for t, special in bpe._added],
         "dropout": bpe.dropout,
         "seed": bpe.seed,
+        **({"tiktoken": True} if bpe._tiktoken else {}),
     }
 
 
@@ -145,6 +154,12 @@ def _is_int(x: Any) -> bool:
 
 def _is_pair(m: Any) -> bool:
     return isinstance(m, tuple | list) and len(m) == 2 and all(isinstance(p, str) for p in m)
+
+
+def _optional_bool(d: dict, key: str, where: str) -> bool:
+    if not isinstance(d.get(key, False), bool):
+        raise ValueError(f"{where} field {key!r} must be true or false, got {d[key]!r}")
+    return d.get(key, False)
 
 
 def _require(d: dict, key: str, kind: type | tuple, where: str) -> Any:
@@ -208,6 +223,7 @@ def from_dict(cls, d: Any, where: str):
             [MergeStep(m[0], m[1], m[2]) for m in merges],
             _require(d, "ignore_merges", bool, where),
             [tuple(a) for a in added],
+            _optional_bool(d, "tiktoken", where),
         )
     except (TypeError, ValueError) as err:
         message = str(err)
