@@ -22,6 +22,7 @@ __all__ = [
     "encode_word_dropout",
     "encode_word_reference",
     "encode_words",
+    "merge_steps",
     "pair_key",
 ]
 
@@ -79,14 +80,17 @@ def _min_pop(hk, hn, size):
 
 @numba.njit(cache=True)
 def _merge_all(sym, prv, nxt, n, mkeys, mrank, mnew, hk, hn):
-    """Merge one word in place (a linked list over ``sym[:n]``), lowest rank first."""
-    size = 0
+    """Merge one word in place (a linked list over ``sym[:n]``), lowest rank first; returns
+    the number of heap operations (pushes and pops), at most ``6 (n - 1)``."""
+    size = pushes = pops = 0
     for i in range(n - 1):
         rank, new = _lookup(mkeys, mrank, mnew, sym[i], sym[i + 1])
         if rank >= 0:
             size = _min_push(hk, hn, size, (rank << 32) | i, new)
+            pushes += 1
     while size > 0:
         key, new, size = _min_pop(hk, hn, size)
+        pops += 1
         pos = key & _LOW
         j = nxt[pos]
         if sym[pos] < 0 or j < 0:  # merged away, or the last symbol
@@ -102,10 +106,44 @@ def _merge_all(sym, prv, nxt, n, mkeys, mrank, mnew, hk, hn):
             rank, new = _lookup(mkeys, mrank, mnew, sym[prv[pos]], sym[pos])
             if rank >= 0:
                 size = _min_push(hk, hn, size, (rank << 32) | prv[pos], new)
+                pushes += 1
         if nxt[pos] >= 0:
             rank, new = _lookup(mkeys, mrank, mnew, sym[pos], sym[nxt[pos]])
             if rank >= 0:
                 size = _min_push(hk, hn, size, (rank << 32) | pos, new)
+                pushes += 1
+    return pushes + pops
+
+
+@numba.njit(cache=True)
+def _steps_kernel(data, byte_ids, mkeys, mrank, mnew):
+    n = data.size
+    sym = np.empty(n, np.int64)
+    prv = np.arange(-1, n - 1)
+    nxt = np.arange(1, n + 1)
+    for i in range(n):
+        sym[i] = byte_ids[data[i]]
+    if n > 0:
+        nxt[n - 1] = -1
+    hk, hn = np.empty(3 * n, np.int64), np.empty(3 * n, np.int64)
+    return _merge_all(sym, prv, nxt, n, mkeys, mrank, mnew, hk, hn)
+
+
+def merge_steps(
+    word: bytes, byte_ids: np.ndarray, merge_table: tuple[np.ndarray, np.ndarray, np.ndarray]
+) -> int:
+    """The heap operations (pushes and pops) the merge kernel makes on one word: the
+    measure of its work that the tests hold to a linear bound (each costs ``O(log n)``).
+
+    Examples
+    --------
+    >>> byte_ids = np.arange(256, dtype=np.int64)
+    >>> table = tuple(np.array([x], dtype=np.int64) for x in (pair_key(97, 97), 0, 256))
+    >>> merge_steps(b"aaaa", byte_ids, table)  # 3 pairs pushed and popped, one of them stale
+    6
+    """
+    data = np.frombuffer(word, dtype=np.uint8)
+    return int(_steps_kernel(data, byte_ids, *merge_table))
 
 
 @numba.njit(cache=True, nogil=True)
