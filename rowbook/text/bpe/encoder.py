@@ -98,7 +98,13 @@ class Encoder:
     def plain(self) -> bool:
         """Whether a text is its words and nothing else: no unsplit tokens to cut out, no
         prefix space, no dropout (:meth:`plain_ids`)."""
-        return self.cutter is None and not self.pretokenizer.add_prefix_space and not self.dropout
+        pre = self.pretokenizer
+        return (
+            self.cutter is None
+            and not pre.add_prefix_space
+            and pre.normalizer is None
+            and not self.dropout
+        )
 
     def segments(self, text: str) -> Segments:
         """``text`` cut for encoding: unsplit tokens, and the words of the text between them."""
@@ -111,6 +117,14 @@ class Encoder:
                 check_utf8(text), self.cutter, self.unsplit_ids
             )
         ]
+
+    def shown(self, text: str) -> str:
+        """``text`` as its ids spell it: the pieces between unsplit tokens normalized (the
+        text itself without a normalizer), for the offsets of its tokens."""
+        if self.pretokenizer.normalizer is None:
+            return text
+        pieces = self.pretokenizer.pieces(text, self.cutter, self.unsplit_ids)
+        return "".join(piece[1:] if prefixed else piece for piece, _, prefixed in pieces)
 
     def encode_dropout(self, words: list[str]) -> list[int]:
         """Ids of ``words`` with BPE-dropout, drawing from this encoder's random numbers."""

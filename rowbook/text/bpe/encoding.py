@@ -24,10 +24,11 @@ tokens and offsets when either is first read.
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
+from typing import Any
 
 import numpy as np
 
-__all__ = ["Encoding", "build_encodings", "byte_spans", "char_offsets"]
+__all__ = ["Encoding", "build_encodings", "byte_spans", "char_offsets", "templated"]
 
 
 class Encoding:
@@ -166,3 +167,24 @@ def build_encodings(
         Encoding(ids, source=(text, prefixed.get(i, none), id_to_token, id_len))
         for i, (text, ids) in enumerate(zip(texts, ids_of, strict=True))
     ]
+
+
+def templated(encoding: Encoding, template: Any) -> Encoding:
+    """``encoding`` inside a post-processor's template (:class:`rowbook.text.postprocess.Template`):
+    its tokens before and after, at offsets ``(0, 0)``, marked in ``special_tokens_mask``.
+
+    Examples
+    --------
+    >>> from rowbook.text.postprocess import Template
+    >>> e = templated(Encoding([7], ["a"], [(0, 1)]), Template(("<s>",), (), {"<s>": 1}))
+    >>> e.ids, e.tokens, e.offsets, e.special_tokens_mask
+    ([1, 7], ['<s>', 'a'], [(0, 0), (0, 1)], [1, 0])
+    """
+    ids, before, after = template.apply(encoding.ids)
+
+    def source() -> tuple[list[str], list[tuple[int, int]]]:
+        tokens = [*template.before, *encoding.tokens, *template.after]
+        return tokens, [(0, 0)] * before + encoding.offsets + [(0, 0)] * after
+
+    mask = [1] * before + [0] * len(encoding.ids) + [1] * after
+    return Encoding(ids, source=source, special_tokens_mask=mask)

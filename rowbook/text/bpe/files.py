@@ -9,7 +9,8 @@ rowbook's format (``save`` / ``load``) is one human-readable JSON object::
      "merges": [["Ġ", "t", 51234], ...],          # left, right, pair count or null
      "added_tokens": [["<mask>", true]],          # optional: added after training, special?
      "dropout": null, "seed": null,               # optional
-     "tiktoken": true}                            # optional: encodes as tiktoken does
+     "tiktoken": true,                            # optional: encodes as tiktoken does
+     "normalizer": {...}, "post_processor": {...}}  # optional: tokenizer.json's (Llama 3)
 
 GPT-2's pair of files (``from_files``) is ``vocab.json`` (token -> id) and ``merges.txt``
 (a ``#version`` line, then ``left right`` per line, in rank order).
@@ -17,9 +18,11 @@ GPT-2's pair of files (``from_files``) is ``vocab.json`` (token -> id) and ``mer
 The Hugging Face form (``to_tokenizer_json`` / ``from_tokenizer_json``) is a
 ``tokenizers`` ``Tokenizer`` with a ``BPE`` model, a ``ByteLevel`` pre-tokenizer (or a
 regex ``Split`` followed by ``ByteLevel(use_regex=false)``, the GPT-4 / Llama-3 layout),
-a ``ByteLevel`` decoder, and the special tokens as added tokens. Anything that would make
-``tokenizers`` produce other ids than rowbook (a normalizer, dropout, a template
-post-processor, padding, unknown-token fallbacks) is refused with a ``ValueError``.
+a ``ByteLevel`` decoder, and the special tokens as added tokens; a normalizer (Qwen 2's
+``NFC``) and a template post-processor (Llama 3's ``Sequence`` of ``ByteLevel`` and the
+``<|begin_of_text|>`` ``TemplateProcessing``) are read too. Anything that would make
+``tokenizers`` produce other ids than rowbook (padding, truncation, affixes, byte fallback)
+is refused with a ``ValueError``.
 """
 
 from __future__ import annotations
@@ -34,6 +37,8 @@ from rowbook.io import read_json, write_json
 from rowbook.text.bpe.bytelevel import BYTE_TO_UNICODE, GPT2_PATTERN, UNICODE_TO_BYTE
 from rowbook.text.bpe.classic import MergeStep
 from rowbook.text.bpe.encode import pair_key
+from rowbook.text.components import normalizer_from_json
+from rowbook.text.postprocess import Template, template_from_json
 
 __all__ = [
     "FORMAT",
@@ -145,6 +150,8 @@ def to_dict(bpe) -> dict[str, Any]:
         "dropout": bpe.dropout,
         "seed": bpe.seed,
         **({"tiktoken": True} if bpe._tiktoken else {}),
+        **({"normalizer": bpe.normalizer.to_json()} if bpe.normalizer is not None else {}),
+        **({"post_processor": _post_processor(bpe)} if bpe.template is not None else {}),
     }
 
 
@@ -225,6 +232,8 @@ def from_dict(cls, d: Any, where: str):
             [tuple(a) for a in added],
             _optional_bool(d, "tiktoken", where),
         )
+        bpe.normalizer = normalizer_from_json(d.get("normalizer"), f"{where}: normalizer")
+        bpe.template = _template_of(d.get("post_processor"), bpe._vocab, where)
     except (TypeError, ValueError) as err:
         message = str(err)
         raise ValueError(message if message.startswith(where) else f"{where}: {message}") from None
@@ -310,9 +319,9 @@ def to_tokenizer_json(bpe, path: str | os.PathLike) -> None:
             "truncation": None,
             "padding": None,
             "added_tokens": added,
-            "normalizer": None,
+            "normalizer": None if bpe.normalizer is None else bpe.normalizer.to_json(),
             "pre_tokenizer": pre,
-            "post_processor": None,
+            "post_processor": _post_processor(bpe),
             "decoder": _byte_level(True, True),
             "model": model,
         },
@@ -360,18 +369,12 @@ def _check_hf_options(d: dict, model: dict, where: str) -> None:
         raise ValueError(
             f"{where} has tokenizer.json version {d.get('version')!r}; rowbook reads '1.0'"
         )
-    for key in ("normalizer", "truncation", "padding"):
+    for key in ("truncation", "padding"):
         if d.get(key) is not None:
             raise ValueError(
                 f"{where}: {key} {d[key]!r} is not supported; set it to null "
-                "(use a rowbook Normalizer / TextPipeline padding instead)"
+                "(use TextPipeline padding instead)"
             )
-    post = d.get("post_processor")
-    if post is not None and (not isinstance(post, dict) or post.get("type") != "ByteLevel"):
-        kind = post.get("type") if isinstance(post, dict) else type(post).__name__
-        raise ValueError(
-            f"{where}: post_processor {kind!r} adds tokens; only ByteLevel or null is supported"
-        )
     for key in ("continuing_subword_prefix", "end_of_word_suffix"):
         if model.get(key) not in (None, ""):  # GPT-2's file writes "" for the two affixes
             raise ValueError(f"{where}: model.{key}={model[key]!r} is not supported (must be null)")
@@ -381,6 +384,31 @@ def _check_hf_options(d: dict, model: dict, where: str) -> None:
             "tokenizer.json when it is byte-level; a SentencePiece-style BPE (Llama, Mistral) "
             "is read from its tokenizer.model with rowbook.load_tokenizer"
         )
+
+
+def _template_of(post: Any, vocab: dict[str, int], where: str) -> Template | None:
+    """The template of a ``post_processor``: ``ByteLevel`` (offsets only: none),
+    ``TemplateProcessing``, or a ``Sequence`` of them (Llama 3's)."""
+    steps = post.get("processors") if isinstance(post, dict) else None
+    steps = steps if isinstance(post, dict) and post.get("type") == "Sequence" else [post]
+    if not isinstance(steps, list):
+        raise ValueError(f"{where}: post_processor Sequence needs a list of 'processors'")
+    found = None
+    for step in steps:
+        if step is None or (isinstance(step, dict) and step.get("type") == "ByteLevel"):
+            continue
+        if found is not None:
+            raise ValueError(f"{where}: post_processor has two templates; rowbook reads one")
+        found = template_from_json(step, vocab, f"{where}: post_processor")
+    return found
+
+
+def _post_processor(bpe) -> dict[str, Any] | None:
+    """Llama 3's post-processor: the byte-level step, then the template."""
+    if bpe.template is None:
+        return None
+    byte_level = _byte_level(True, True) | {"trim_offsets": False}
+    return {"type": "Sequence", "processors": [byte_level, bpe.template.to_json()]}
 
 
 def from_tokenizer_json(cls, path: str | os.PathLike):
@@ -413,6 +441,8 @@ def from_tokenizer_json(cls, path: str | os.PathLike):
         )
     except (TypeError, ValueError) as err:
         raise ValueError(f"{where}: {err}") from None
+    bpe.normalizer = normalizer_from_json(d.get("normalizer"), f"{where}: normalizer")
+    bpe.template = _template_of(d.get("post_processor"), bpe._vocab, where)
     return bpe
 
 

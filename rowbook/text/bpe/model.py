@@ -50,7 +50,7 @@ from rowbook.text.bpe.bytelevel import GPT2_PATTERN, decode_tokens
 from rowbook.text.bpe.classic import MergeStep
 from rowbook.text.bpe.count import count_words_parallel
 from rowbook.text.bpe.encoder import Encoder
-from rowbook.text.bpe.encoding import Encoding, build_encodings
+from rowbook.text.bpe.encoding import Encoding, build_encodings, templated
 from rowbook.text.bpe.options import (
     Specials,
     check_cache_size,
@@ -62,6 +62,7 @@ from rowbook.text.bpe.options import (
 )
 from rowbook.text.bpe.pretokenize import PreTokenizer, check_str
 from rowbook.text.bpe.train import learn
+from rowbook.text.postprocess import Template
 from rowbook.text.token_table import TokenTable
 
 __all__ = ["ByteLevelBPE"]
@@ -98,6 +99,7 @@ class ByteLevelBPE(TokenTable):
         seed: int | None = None,
     ) -> None:
         self._pretokenizer = PreTokenizer(pattern, add_prefix_space)
+        self.template: Template | None = None  # a tokenizer.json's post-processor (Llama 3)
         self._encoder = Encoder(
             self._pretokenizer,
             cache_size=check_cache_size(cache_size),
@@ -116,6 +118,19 @@ class ByteLevelBPE(TokenTable):
     @add_prefix_space.setter
     def add_prefix_space(self, value: bool) -> None:
         self._pretokenizer.add_prefix_space = bool(value)
+
+    @property
+    def normalizer(self) -> Any:
+        """A ``tokenizer.json`` normalizer (``NFC`` in Qwen 2's) run on the text between
+        special tokens before the pre-split; ``None``: none."""
+        return self._pretokenizer.normalizer
+
+    @normalizer.setter
+    def normalizer(self, value: Any) -> None:
+        if value is not None and not callable(value):
+            raise TypeError(f"normalizer must be a callable str -> str or None, got {value!r}")
+        self._pretokenizer.normalizer = value
+        self._encoder.cache.clear()
 
     @property
     def cache_size(self) -> int:
@@ -306,6 +321,7 @@ class ByteLevelBPE(TokenTable):
         self,
         text: str,
         *,
+        add_special_tokens: bool = True,
         allowed_special: Specials | None = None,
         disallowed_special: Specials | None = None,
     ) -> Encoding:
@@ -316,12 +332,22 @@ class ByteLevelBPE(TokenTable):
         text holds it; any other is encoded as text. Both take ``"all"`` or a set of special
         tokens, as tiktoken's ``encode``; by default (``None``) a BPE read from a
         ``.tiktoken`` file takes tiktoken's defaults (none allowed, all disallowed), any
-        other ``tokenizers``' behaviour (all allowed).
+        other ``tokenizers``' behaviour (all allowed). ``add_special_tokens`` puts the
+        template's tokens around the ids (``<|begin_of_text|>`` of a Llama 3
+        ``tokenizer.json``; a BPE trained by rowbook has no template). With a
+        :attr:`normalizer`, offsets count the characters of the normalized text.
         """
         self._check_fitted()
         encoder = self._encoder_for([check_str(text)], allowed_special, disallowed_special)
         ids_of, prefixed = encode_texts(encoder, [text])
-        return build_encodings([text], ids_of, prefixed, self._id_to_token, self._encoder.id_len)[0]
+        shown = [encoder.shown(text)]
+        encodings = build_encodings(shown, ids_of, prefixed, self._id_to_token, encoder.id_len)
+        return self._templated(encodings, add_special_tokens)[0]
+
+    def _templated(self, encodings: list[Encoding], add_special_tokens: bool) -> list[Encoding]:
+        if not add_special_tokens or self.template is None:
+            return encodings
+        return [templated(e, self.template) for e in encodings]
 
     def _encoder_for(
         self, texts: Sequence[str], allowed: Specials | None, disallowed: Specials | None
@@ -344,6 +370,7 @@ class ByteLevelBPE(TokenTable):
         texts: Sequence[str],
         *,
         workers: int | None = None,
+        add_special_tokens: bool = True,
         allowed_special: Specials | None = None,
         disallowed_special: Specials | None = None,
     ) -> list[Encoding]:
@@ -360,7 +387,7 @@ class ByteLevelBPE(TokenTable):
             prefix space, another pattern); fewer stay here. The encodings are the same for
             every ``workers``; with ``dropout`` all texts are encoded here, in order
             (:mod:`rowbook.text.bpe.batch`).
-        allowed_special, disallowed_special : "all" or set of str, optional
+        add_special_tokens, allowed_special, disallowed_special
             As in :meth:`encode`.
         """
         self._check_fitted()
@@ -374,7 +401,7 @@ class ByteLevelBPE(TokenTable):
             for text in texts:
                 check_str(text)
         encoder = self._encoder_for(texts, allowed_special, disallowed_special)
-        return encode_batch(encoder, texts, workers)
+        return self._templated(encode_batch(encoder, texts, workers), add_special_tokens)
 
     def tokenize(self, text: str) -> list[str]:
         """The tokens of ``text`` as byte-level spellings (``"Ġworld"``; special tokens as
