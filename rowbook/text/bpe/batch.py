@@ -242,8 +242,7 @@ def encode_batch(encoder: Encoder, texts: list[str], workers: int) -> list[Encod
                 parts = zip(batches, map(unpack, results), strict=True)  # built as they arrive
         encodings = []
         for batch, (ids_of, prefixed) in parts:
-            shown = batch if encoder.pretokenizer.normalizer is None else map(encoder.shown, batch)
             encodings += build_encodings(
-                list(shown), ids_of, prefixed, encoder.id_to_token, encoder.id_len
+                batch, ids_of, prefixed, encoder.id_to_token, encoder.id_len, encoder.align
             )
         return encodings

@@ -23,10 +23,11 @@ from __future__ import annotations
 import copy
 import itertools
 import threading
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 
 import numpy as np
 
+from rowbook.text.aligned import Aligned
 from rowbook.text.bpe.bytelevel import check_utf8, to_byte_level
 from rowbook.text.bpe.encode import encode_word_bytes, encode_word_dropout
 from rowbook.text.bpe.options import special_regex
@@ -118,13 +119,22 @@ class Encoder:
             )
         ]
 
-    def shown(self, text: str) -> str:
-        """``text`` as its ids spell it: the pieces between unsplit tokens normalized (the
-        text itself without a normalizer), for the offsets of its tokens."""
-        if self.pretokenizer.normalizer is None:
-            return text
-        pieces = self.pretokenizer.pieces(text, self.cutter, self.unsplit_ids)
-        return "".join(piece[1:] if prefixed else piece for piece, _, prefixed in pieces)
+    @property
+    def align(self) -> Callable[[str], Aligned] | None:
+        """:meth:`aligned` when a normalizer may change the text (offsets are carried back
+        through it), else ``None``."""
+        normalizer = self.pretokenizer.normalizer
+        return self.aligned if hasattr(normalizer, "aligned") else None
+
+    def aligned(self, text: str) -> Aligned:
+        """``text`` as its ids spell it, each character with its span in ``text``: the pieces
+        between unsplit tokens normalized, for the offsets of its tokens."""
+        normalizer, parts, start = self.pretokenizer.normalizer, [], 0
+        for part in self.cutter.split(text) if self.cutter is not None else [text]:
+            piece = Aligned.of(part, start)
+            parts.append(piece if part in self.unsplit_ids else normalizer.aligned(piece))
+            start += len(part)
+        return Aligned.of("").join(parts)
 
     def encode_dropout(self, words: list[str]) -> list[int]:
         """Ids of ``words`` with BPE-dropout, drawing from this encoder's random numbers."""

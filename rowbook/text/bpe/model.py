@@ -334,14 +334,14 @@ class ByteLevelBPE(TokenTable):
         ``.tiktoken`` file takes tiktoken's defaults (none allowed, all disallowed), any
         other ``tokenizers``' behaviour (all allowed). ``add_special_tokens`` puts the
         template's tokens around the ids (``<|begin_of_text|>`` of a Llama 3
-        ``tokenizer.json``; a BPE trained by rowbook has no template). With a
-        :attr:`normalizer`, offsets count the characters of the normalized text.
+        ``tokenizer.json``; a BPE trained by rowbook has no template).
         """
         self._check_fitted()
         encoder = self._encoder_for([check_str(text)], allowed_special, disallowed_special)
         ids_of, prefixed = encode_texts(encoder, [text])
-        shown = [encoder.shown(text)]
-        encodings = build_encodings(shown, ids_of, prefixed, self._id_to_token, encoder.id_len)
+        encodings = build_encodings(
+            [text], ids_of, prefixed, self._id_to_token, encoder.id_len, encoder.align
+        )
         return self._templated(encodings, add_special_tokens)[0]
 
     def _templated(self, encodings: list[Encoding], add_special_tokens: bool) -> list[Encoding]:
