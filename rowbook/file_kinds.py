@@ -525,6 +525,12 @@ KINDS: tuple[FileKind, ...] = (
         "ByteLevelBPE.from_tokenizer_json(path)",
     ),
     FileKind(
+        "a Hugging Face tokenizer.json (character-level BPE, byte fallback)",
+        lambda h: _tokenizer_json(h) == "BPE" and not _byte_level(h),
+        _call("rowbook.text:ByteFallbackBPE.from_tokenizer_json"),
+        "ByteFallbackBPE.from_tokenizer_json(path)",
+    ),
+    FileKind(
         "a Hugging Face tokenizer.json (WordPiece)",
         lambda h: _tokenizer_json(h) == "WordPiece",
         _call("rowbook.text:WordPiece.from_tokenizer_json"),

@@ -18,6 +18,7 @@ import numba
 import numpy as np
 
 __all__ = [
+    "encode_symbols",
     "encode_word_bytes",
     "encode_word_dropout",
     "encode_word_reference",
@@ -174,6 +175,58 @@ def _encode_kernel(data, offsets, byte_ids, mkeys, mrank, mnew):
             i = nxt[i]
         out_offsets[w + 1] = o
     return out[:o], out_offsets
+
+
+@numba.njit(cache=True, nogil=True)
+def _symbols_kernel(init, offsets, mkeys, mrank, mnew):
+    n_words = offsets.size - 1
+    longest = 1
+    for w in range(n_words):
+        longest = max(longest, offsets[w + 1] - offsets[w])
+    sym = np.empty(longest, np.int64)  # (L,)
+    prv = np.empty(longest, np.int64)
+    nxt = np.empty(longest, np.int64)
+    hk = np.empty(3 * longest, np.int64)
+    hn = np.empty(3 * longest, np.int64)
+    out = np.empty(init.size, np.int64)  # (N,) at most one token per symbol
+    first = np.empty(init.size, np.int64)  # (N,) the first initial symbol of each token
+    out_offsets = np.zeros(n_words + 1, np.int64)
+    o = 0
+    for w in range(n_words):
+        s, n = offsets[w], offsets[w + 1] - offsets[w]
+        for i in range(n):
+            sym[i], prv[i], nxt[i] = init[s + i], i - 1, i + 1
+        if n > 0:
+            nxt[n - 1] = -1
+        _merge_all(sym, prv, nxt, n, mkeys, mrank, mnew, hk, hn)
+        i = 0 if n > 0 else -1
+        while i >= 0:
+            out[o], first[o] = sym[i], i
+            o += 1
+            i = nxt[i]
+        out_offsets[w + 1] = o
+    return out[:o], first[:o], out_offsets
+
+
+def encode_symbols(
+    init: np.ndarray, ends: np.ndarray, merge_table: tuple[np.ndarray, np.ndarray, np.ndarray]
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """:func:`encode_word_bytes` for words already spelled in symbol ids: ``init[ends[i - 1]:
+    ends[i]]`` ``(N,)`` (a character-level BPE's characters and byte pieces). Returns the
+    ids ``(M,)``, the place in its word of each id's first symbol ``(M,)``, and where each
+    word's ids end ``(W,)``.
+
+    Examples
+    --------
+    >>> table = tuple(np.array([x], dtype=np.int64) for x in (pair_key(1, 2), 0, 7))
+    >>> ids, first, ends = encode_symbols(np.array([1, 2, 3, 1, 2]), np.array([3, 5]), table)
+    >>> ids.tolist(), first.tolist(), ends.tolist()
+    ([7, 3, 7], [0, 2, 0], [2, 3])
+    """
+    offsets = np.zeros(len(ends) + 1, dtype=np.int64)  # (W + 1,)
+    offsets[1:] = ends
+    ids, first, bounds = _symbols_kernel(init.astype(np.int64), offsets, *merge_table)
+    return ids, first, bounds[1:]
 
 
 def encode_word_bytes(

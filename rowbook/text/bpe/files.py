@@ -380,9 +380,9 @@ def _check_hf_options(d: dict, model: dict, where: str) -> None:
             raise ValueError(f"{where}: model.{key}={model[key]!r} is not supported (must be null)")
     if model.get("byte_fallback"):
         raise ValueError(
-            f"{where}: model.byte_fallback=true is not supported: rowbook reads a BPE "
-            "tokenizer.json when it is byte-level; a SentencePiece-style BPE (Llama, Mistral) "
-            "is read from its tokenizer.model with rowbook.load_tokenizer"
+            f"{where}: model.byte_fallback=true is a character-level BPE (Llama 2, Mistral), "
+            "not a byte-level one: read it with ByteFallbackBPE.from_tokenizer_json or "
+            "rowbook.load_tokenizer"
         )
 
 
