@@ -64,7 +64,9 @@ def _llama2(corpus, style: str, unk: bool = True, byte_fallback: bool = True, fu
     tok.post_processor = processors.TemplateProcessing(
         single="<s> $A", pair="<s> $A <s> $B", special_tokens=[("<s>", bos)]
     )
-    return tok
+    document = json.loads(tok.to_str())
+    document["added_tokens"] = document["added_tokens"][:3]  # byte pieces: vocabulary only
+    return Tokenizer.from_str(json.dumps(document))
 
 
 def _byte_level(corpus, style: str):

@@ -397,6 +397,11 @@ def _template_of(post: Any, vocab: dict[str, int], where: str) -> Template | Non
     for step in steps:
         if step is None or (isinstance(step, dict) and step.get("type") == "ByteLevel"):
             continue
+        if not isinstance(step, dict):
+            raise ValueError(
+                f"{where}: post_processor {type(step).__name__!r} is not supported; rowbook "
+                "reads ByteLevel, TemplateProcessing, a Sequence of them, or null"
+            )
         if found is not None:
             raise ValueError(f"{where}: post_processor has two templates; rowbook reads one")
         found = template_from_json(step, vocab, f"{where}: post_processor")
