@@ -211,3 +211,16 @@ def test_qwen2_offsets_point_into_the_original_text(corpus, tmp_path):
             assert b == theirs_span[1] + 1 or theirs_span == (a, b)
         else:
             assert (a, b) == theirs_span, token
+
+
+def test_byte_fallback_bpe_in_a_text_pipeline(corpus, tmp_path):
+    from rowbook.text import TextPipeline
+
+    theirs = _llama2(corpus, "metaspace")
+    theirs.save(str(tmp_path / "tokenizer.json"))
+    pipe = TextPipeline(tokenizer=load_tokenizer(tmp_path / "tokenizer.json")).fit(["x"])
+    pipe.save(tmp_path / "pipe.json")
+    again = TextPipeline.load(tmp_path / "pipe.json")
+    assert isinstance(again.tokenizer, ByteFallbackBPE)
+    text = "Größe 日本語 ok"
+    assert again.tokenizer.encode(text).ids == theirs.encode(text).ids

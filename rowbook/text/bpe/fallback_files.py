@@ -24,7 +24,15 @@ from typing import Any
 from rowbook.io import read_json
 from rowbook.text import hf_files
 
-__all__ = ["from_document", "from_tokenizer_json", "load", "save", "to_tokenizer_json"]
+__all__ = [
+    "from_dict",
+    "from_document",
+    "from_tokenizer_json",
+    "load",
+    "save",
+    "to_dict",
+    "to_tokenizer_json",
+]
 
 
 def _model(bpe: Any) -> dict[str, Any]:
@@ -128,13 +136,23 @@ def from_tokenizer_json(cls: Any, path: str | os.PathLike) -> Any:
     return from_document(cls, read_json(path, "tokenizer.json"), f"tokenizer.json file {path}")
 
 
+def to_dict(bpe: Any) -> dict[str, Any]:
+    """rowbook's versioned document (also embedded in a TextPipeline file)."""
+    return hf_files.envelope("ByteFallbackBPE", hf_files.document(bpe, _model(bpe)))
+
+
+def from_dict(cls: Any, d: Any, where: str) -> Any:
+    """A :class:`ByteFallbackBPE` from :func:`to_dict`'s document."""
+    d = hf_files.from_envelope(d, "ByteFallbackBPE", where)
+    return from_document(cls, d.get("tokenizer"), where)
+
+
 def save(bpe: Any, path: str | os.PathLike) -> None:
     """Write rowbook's versioned file."""
-    hf_files.write(path, hf_files.envelope("ByteFallbackBPE", hf_files.document(bpe, _model(bpe))))
+    hf_files.write(path, to_dict(bpe))
 
 
 def load(cls: Any, path: str | os.PathLike) -> Any:
     """Read a file written by :func:`save`."""
     where = f"ByteFallbackBPE file {path}"
-    d = hf_files.from_envelope(read_json(path, "ByteFallbackBPE"), "ByteFallbackBPE", where)
-    return from_document(cls, d.get("tokenizer"), where)
+    return from_dict(cls, read_json(path, "ByteFallbackBPE"), where)
