@@ -8,6 +8,7 @@ downloaded), with the pattern and special tokens of each of ``r50k_base``, ``p50
 from __future__ import annotations
 
 import base64
+import json
 
 import pytest
 import tiktoken
@@ -233,3 +234,31 @@ def test_only_byte_tokens_become_ranks(trained, tmp_path):
     bpe.add_tokens(["☃"])
     with pytest.raises(ValueError, match="added after training"):
         tiktoken_files.to_ranks(bpe)
+
+
+def test_whole_words_that_merges_miss(tmp_path):
+    """ignore_merges: a word that is a token, which its merges do not reach, is that token
+    (tokenizers' rule too), among words that stay in several tokens."""
+    from tokenizers import Tokenizer
+
+    from rowbook.text.bpe.bytelevel import byte_alphabet
+
+    alphabet = byte_alphabet()
+    vocab = {c: i for i, c in enumerate(alphabet)} | {"bc": 256, "ab": 257, "abc": 258}
+    merges = [["b", "c"], ["a", "b"], ["ab", "c"]]
+    bpe = ByteLevelBPE().fit_word_counts({"x": 1}, 256)
+    bpe.to_tokenizer_json(tmp_path / "t.json")
+    document = json.loads((tmp_path / "t.json").read_text(encoding="utf-8"))
+    document["model"] |= {"vocab": vocab, "merges": merges, "ignore_merges": True}
+    (tmp_path / "t.json").write_text(json.dumps(document), encoding="utf-8")
+    theirs = Tokenizer.from_file(str(tmp_path / "t.json"))
+    ours = ByteLevelBPE.from_tokenizer_json(tmp_path / "t.json")
+    for text in ["abc", "xabc abc abcabc bca", "abcd abc ab c", "zz abc"]:
+        assert ours.encode(text).ids == theirs.encode(text).ids, text
+    assert ours.encode("abc").ids == [258]
+    document["model"]["ignore_merges"] = False
+    (tmp_path / "t.json").write_text(json.dumps(document), encoding="utf-8")
+    assert ByteLevelBPE.from_tokenizer_json(tmp_path / "t.json").encode("abc").ids == [
+        vocab["a"],
+        256,
+    ]

@@ -205,14 +205,27 @@ class Encoder:
         ids, id_ends = encode_word_bytes(data, ends, *self._tables)
         if not self.ignore_merges:
             return ids, id_ends
-        # a word that is a token is that token, merges or not
-        text, flat, id_bounds = data.tobytes(), ids.tolist(), [0, *id_ends.tolist()]
-        parts = []
-        for i, (a, b) in enumerate(itertools.pairwise([0, *ends.tolist()])):
-            token = self.vocab.get(to_byte_level(text[a:b].decode("utf-8")))
-            parts.append([token] if token is not None else flat[id_bounds[i] : id_bounds[i + 1]])
-        ids = np.fromiter(itertools.chain.from_iterable(parts), dtype=np.int32)
-        return ids, np.cumsum(np.fromiter(map(len, parts), dtype=np.int64, count=len(parts)))
+        # a word that is a token is that token, merges or not: words merged into one token
+        # already are, so only those left in several are looked up
+        counts = np.diff(id_ends, prepend=0)  # (W,) ids of each word
+        starts, text, whole = ends - np.diff(ends, prepend=0), data.tobytes(), {}
+        for w in np.flatnonzero(counts > 1).tolist():
+            token = self.vocab.get(to_byte_level(text[starts[w] : ends[w]].decode("utf-8")))
+            if token is not None:
+                whole[w] = token
+        if not whole:
+            return ids, id_ends
+        words = np.fromiter(whole, dtype=np.int64, count=len(whole))  # (K,) words now one token
+        word_of = np.repeat(np.arange(len(counts)), counts)  # (M,) the word of each id
+        new_counts = counts.copy()
+        new_counts[words] = 1
+        new_ends = np.cumsum(new_counts)
+        keep = ~np.isin(word_of, words)  # (M,)
+        out = np.empty(int(new_ends[-1]), dtype=ids.dtype)
+        within = np.arange(len(ids)) - (id_ends - counts)[word_of]  # place in its word
+        out[(new_ends - new_counts)[word_of[keep]] + within[keep]] = ids[keep]
+        out[(new_ends - new_counts)[words]] = np.fromiter(whole.values(), dtype=np.int64)
+        return out, new_ends
 
     def with_unsplit(self, unsplit_ids: Mapping[str, int]) -> Encoder:
         """This encoder with only ``unsplit_ids`` cut out of the text (tiktoken's
