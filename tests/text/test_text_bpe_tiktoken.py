@@ -222,6 +222,14 @@ def test_bad_files_name_the_line(tmp_path, ranks):
         ByteLevelBPE.from_tiktoken(path, "gpt5")
     with pytest.raises(ValueError, match="also a rank"):
         from_ranks(ranks, pattern=r"\S+", special_tokens={"<x>": min(ranks.values())})
+    far = {**ranks, b"far away": 10**9}  # no billion placeholders for one wrong rank
+    with pytest.raises(ValueError, match="ids run up to 1000000000"):
+        from_ranks(far, pattern=r"\S+", special_tokens={})
+    counts = tmp_path / "counts.txt"  # word counts of 4-letter words: base64-like, falling
+    counts.write_bytes(b"that 120\nwith 98\nhave 76\nfrom 50\n")
+    assert not tiktoken_files.is_tiktoken_file(counts.read_bytes())
+    with pytest.raises(ValueError, match="merges.txt"):  # what load_tokenizer takes it for
+        identify(counts)
     (tmp_path / "empty.tiktoken").write_bytes(b"\n")
     with pytest.raises(ValueError, match="no ranks"):
         read_ranks(tmp_path / "empty.tiktoken")

@@ -112,25 +112,30 @@ ENCODINGS: dict[str, TiktokenEncoding] = {
 
 def is_tiktoken_file(head: bytes) -> bool:
     """Whether the first bytes of a file look like a ``.tiktoken`` file: its first lines (up
-    to 8) are each base64 (a multiple of 4 characters), a space and a number.
+    to 8) are each base64 (a multiple of 4 characters), a space and a rank, the ranks rising
+    (a file of word counts, ``that 12``, falls).
 
     Examples
     --------
-    >>> is_tiktoken_file(b"IQ== 0\\nIg== 1\\n"), is_tiktoken_file(b"the 12\\nof 9\\n")
+    >>> is_tiktoken_file(b"IQ== 0\\nIg== 1\\n"), is_tiktoken_file(b"that 12\\nwith 9\\n")
     (True, False)
     """
     lines = head.split(b"\n")
     lines = (lines[:-1] if len(lines) > 1 else lines)[:8]  # the last may be cut short
-    return bool(lines) and all(
+    if not lines or not all(
         _LINE.match(line) and len(line.split(b" ")[0]) % 4 == 0 for line in lines
-    )
+    ):
+        return False
+    ranks = [int(line.split(b" ")[1]) for line in lines]
+    return all(a < b for a, b in zip(ranks, ranks[1:]))
 
 
 def read_ranks(path: str | os.PathLike) -> dict[bytes, int]:
     """The ranks of a ``.tiktoken`` file (token bytes -> rank), as tiktoken's
     ``load_tiktoken_bpe`` reads them; a bad line is a ``ValueError`` naming its number."""
     ranks: dict[bytes, int] = {}
-    seen: dict[int, int] = {}  # rank -> line
+    token_line: dict[bytes, int] = {}  # where each token, and each rank, was first given
+    rank_line: dict[int, int] = {}
     with open_binary(path, ".tiktoken file") as f:
         for number, line in enumerate(f, start=1):
             line = line.rstrip(b"\r\n")
@@ -146,15 +151,17 @@ def read_ranks(path: str | os.PathLike) -> dict[bytes, int]:
                     f".tiktoken file {path}, line {number}: expected 'base64 rank', got "
                     f"{line[:60]!r}"
                 ) from None
-            if token in ranks or rank in seen:
-                what = f"token {token!r}" if token in ranks else f"rank {rank}"
-                first = seen.get(rank, ranks.get(token))
-                raise ValueError(
-                    f".tiktoken file {path}, line {number}: {what} was given before "
-                    f"({first if token not in ranks else 'an earlier line'}); each token and "
-                    "each rank appears once"
+            if token in token_line or rank in rank_line:
+                what, first = (
+                    (f"token {token!r}", token_line[token])
+                    if token in token_line
+                    else (f"rank {rank}", rank_line[rank])
                 )
-            ranks[token], seen[rank] = rank, number
+                raise ValueError(
+                    f".tiktoken file {path}, line {number}: {what} was given on line {first}; "
+                    "each token and each rank appears once"
+                )
+            ranks[token], token_line[token], rank_line[rank] = rank, number, number
     if not ranks:
         raise ValueError(f".tiktoken file {path} holds no ranks")
     return ranks
@@ -203,6 +210,11 @@ def from_ranks(
             raise ValueError(f"special token {token!r} has the id {i}, which is also a rank")
         vocab[token] = i
     top = max(vocab.values()) + 1
+    if top > 2 * len(vocab) + 1024:  # cl100k_base leaves 20 ids unused, o200k_base 19
+        raise ValueError(
+            f"the ids run up to {top - 1} for {len(vocab)} tokens; ranks and special tokens "
+            "must number the tokens with few ids unused (a rank or id is wrong)"
+        )
     if len(vocab) < top:
         used = set(vocab.values())
         vocab |= {_GAP.format(i): i for i in range(top) if i not in used}
