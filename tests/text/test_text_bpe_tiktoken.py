@@ -228,7 +228,7 @@ def test_bad_files_name_the_line(tmp_path, ranks):
     counts = tmp_path / "counts.txt"  # word counts of 4-letter words: base64-like, falling
     counts.write_bytes(b"that 120\nwith 98\nhave 76\nfrom 50\n")
     assert not tiktoken_files.is_tiktoken_file(counts.read_bytes())
-    with pytest.raises(ValueError, match="merges.txt"):  # what load_tokenizer takes it for
+    with pytest.raises(ValueError, match=r"merges\.txt"):  # what load_tokenizer takes it for
         identify(counts)
     (tmp_path / "empty.tiktoken").write_bytes(b"\n")
     with pytest.raises(ValueError, match="no ranks"):

@@ -36,6 +36,7 @@ from __future__ import annotations
 
 import base64
 import binascii
+import itertools
 import os
 import re
 from collections.abc import Mapping
@@ -49,6 +50,7 @@ from rowbook.text.bpe.bytelevel import BYTE_TO_UNICODE, GPT2_PATTERN, UNICODE_TO
 
 __all__ = [
     "ENCODINGS",
+    "MAX_UNUSED_IDS",
     "TiktokenEncoding",
     "from_ranks",
     "is_tiktoken_file",
@@ -62,6 +64,7 @@ __all__ = [
 ENDOFTEXT, ENDOFPROMPT = "<|endoftext|>", "<|endofprompt|>"
 FIM = {"<|fim_prefix|>": 100258, "<|fim_middle|>": 100259, "<|fim_suffix|>": 100260}
 _LINE = re.compile(rb"^[A-Za-z0-9+/]+={0,2} [0-9]+\r?$")
+MAX_UNUSED_IDS = 300_000  # ids that may hold no token: o200k_harmony's run to 201,087
 _SPELL = dict(enumerate(BYTE_TO_UNICODE))  # a byte (a latin-1 character) -> its stand-in
 _GAP = "<|no token {}|>"  # the id of no token (a space: no byte-level word spells it)
 
@@ -127,7 +130,7 @@ def is_tiktoken_file(head: bytes) -> bool:
     ):
         return False
     ranks = [int(line.split(b" ")[1]) for line in lines]
-    return all(a < b for a, b in zip(ranks, ranks[1:]))
+    return all(a < b for a, b in itertools.pairwise(ranks))
 
 
 def read_ranks(path: str | os.PathLike) -> dict[bytes, int]:
@@ -210,7 +213,7 @@ def from_ranks(
             raise ValueError(f"special token {token!r} has the id {i}, which is also a rank")
         vocab[token] = i
     top = max(vocab.values()) + 1
-    if top > 2 * len(vocab) + 1024:  # cl100k_base leaves 20 ids unused, o200k_base 19
+    if top > max(2 * len(vocab), MAX_UNUSED_IDS):  # cl100k_base leaves 20 ids unused
         raise ValueError(
             f"the ids run up to {top - 1} for {len(vocab)} tokens; ranks and special tokens "
             "must number the tokens with few ids unused (a rank or id is wrong)"
