@@ -34,6 +34,7 @@ from typing import Any
 
 import numpy as np
 
+from rowbook.checks import InputTypeError
 from rowbook.text.bpe.encode import encode_symbols, pair_key
 from rowbook.text.components import NormalizerSequence, Prepend, Replace  # noqa: F401 (doctest)
 from rowbook.text.subword import SubwordTokenizer
@@ -82,9 +83,9 @@ class ByteFallbackBPE(SubwordTokenizer):
             ("ignore_merges", ignore_merges),
         ):
             if not isinstance(flag, bool):
-                raise TypeError(f"{name} must be a bool, got {flag!r}")
+                raise InputTypeError(f"{name} must be a bool, got {flag!r}")
         if unk_token is not None and (not isinstance(unk_token, str) or not unk_token):
-            raise TypeError(f"unk_token must be a non-empty str or None, got {unk_token!r}")
+            raise InputTypeError(f"unk_token must be a non-empty str or None, got {unk_token!r}")
         self.unk_token, self.byte_fallback = unk_token, byte_fallback
         self.fuse_unk, self.ignore_merges = fuse_unk, ignore_merges
         self._merges: list[tuple[str, str]] = []

@@ -128,7 +128,7 @@ class ByteLevelBPE(TokenTable):
     @normalizer.setter
     def normalizer(self, value: Any) -> None:
         if value is not None and not callable(value):
-            raise TypeError(f"normalizer must be a callable str -> str or None, got {value!r}")
+            raise InputTypeError(f"normalizer must be a callable str -> str or None, got {value!r}")
         self._pretokenizer.normalizer = value
         self._encoder.cache.clear()
 

@@ -135,7 +135,7 @@ def _special_set(name: str, value: Any, specials: Mapping[str, int]) -> frozense
     if value == "all":
         return frozenset(specials)
     if isinstance(value, str) or not isinstance(value, Collection):
-        raise TypeError(f"{name} must be 'all' or a set of special tokens, got {value!r}")
+        raise InputTypeError(f"{name} must be 'all' or a set of special tokens, got {value!r}")
     unknown = [t for t in value if t not in specials]
     if unknown:
         raise ValueError(
