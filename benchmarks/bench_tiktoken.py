@@ -5,7 +5,8 @@ A byte-level BPE trained by rowbook on NewsArticles is handed to tiktoken as mer
 back from those ranks by rowbook as tiktoken reads them (``ByteLevelBPE.from_tiktoken``'s
 rules: pairs ranked by the token they make, a word that is a token taken whole). Both
 encode the same texts on one thread: documents of about 64 KB (the corpus's articles
-joined) and the corpus's first lines, rowbook with its word cache emptied before each
+joined) and the corpus's first lines, timed in CPU time (one thread each; the machine may
+be shared), rowbook with its word cache emptied before each
 repetition (cold: what a first encode of unseen text costs) and kept (warm: tiktoken keeps
 no cache). The ids must be equal. Then the worst case: a run of n = 100,000 and 8n
 identical characters, one word, timed with rowbook's merge-list BPE, the one read from
@@ -20,11 +21,14 @@ from __future__ import annotations
 import argparse
 import os
 import sys
+import time
 from pathlib import Path
+
+import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from corpora import newsarticles_lines, newsarticles_texts
-from timing import Row, interleaved_medians_ms, machine, print_table, print_targets
+from timing import Row, interleaved_times_ms, machine, print_table, print_targets
 
 from rowbook.text import ByteLevelBPE
 from rowbook.text.bpe.tiktoken_files import from_ranks, to_ranks
@@ -33,6 +37,13 @@ VOCAB_SIZE = 32_000
 DOCUMENT_CHARS = 64_000
 LINES = 20_000
 RUN = 100_000
+
+
+def cpu_medians_ms(fns: dict, repeat: int, warmup: int = 1) -> dict[str, float]:
+    """Median CPU time of each function, run in turn (every timed run here uses one thread:
+    on a shared machine the CPU a process receives is steadier than the wall clock)."""
+    times = interleaved_times_ms(fns, repeat=repeat, warmup=warmup, clock=time.process_time)
+    return {name: float(np.median(t)) for name, t in times.items()}
 
 
 def documents(texts: list[str], size: int) -> list[str]:
@@ -55,7 +66,7 @@ def cold(bpe: ByteLevelBPE, texts: list[str]) -> None:
 def encode_rows(bpe, ranked, enc, label, texts, repeat) -> list[Row]:
     """One thread: tiktoken, rowbook's merge-list BPE and the one read from ranks."""
     mb = sum(len(t.encode("utf-8")) for t in texts) / 1e6
-    times = interleaved_medians_ms(
+    times = cpu_medians_ms(
         {
             "tiktoken encode_ordinary_batch(num_threads=1)": lambda: enc.encode_ordinary_batch(
                 texts, num_threads=1
@@ -82,7 +93,7 @@ def worst_rows(bpe, ranked, enc, n: int, repeat: int) -> tuple[list[Row], list[f
         for size in (n, 8 * n):
             text = "a" * size
             fns[f"{name}, {size:,} characters"] = lambda t=text, b=tok: cold(b, [t])
-        times = interleaved_medians_ms(fns, repeat=repeat)
+        times = cpu_medians_ms(fns, repeat=repeat)
         small, large = times.values()
         ratios.append(large / small)
         rows += [Row("run of one character", k, v, "") for k, v in times.items()]
@@ -91,7 +102,7 @@ def worst_rows(bpe, ranked, enc, n: int, repeat: int) -> tuple[list[Row], list[f
         f"tiktoken, {size:,} characters": lambda t="a" * size: enc.encode_ordinary(t)
         for size in (small, 8 * small)
     }
-    times = interleaved_medians_ms(fns, repeat=1, warmup=0)
+    times = cpu_medians_ms(fns, repeat=1, warmup=0)
     rows += [Row("run of one character", k, v, "") for k, v in times.items()]
     return rows, ratios
 
@@ -133,7 +144,7 @@ def main(argv: list[str] | None = None) -> int:
     worst, ratios = worst_rows(bpe, ranked, enc, run, repeat)
     subject = "rowbook encode_batch(workers=1), cold cache"
     print_table(
-        "Byte-level BPE beside tiktoken, same ranks, one thread",
+        "Byte-level BPE beside tiktoken, same ranks, one thread (median CPU ms)",
         rows + worst,
         {"documents": subject, "lines": subject},
     )
