@@ -107,6 +107,7 @@ class ByteLevelBPE(TokenTable):
             seed=seed,
         )
         self.pattern, self.seed = pattern, seed
+        self._views: dict[frozenset[str], Encoder] = {}  # encoders cutting out fewer specials
         self._fitted = False
 
     # The settings that encoding reads at each call live in the encoder.
@@ -140,6 +141,7 @@ class ByteLevelBPE(TokenTable):
     @cache_size.setter
     def cache_size(self, value: int) -> None:
         self._encoder.cache_size = check_cache_size(value)
+        self._views.clear()  # made with the old setting
 
     @property
     def dropout(self) -> float | None:
@@ -149,6 +151,7 @@ class ByteLevelBPE(TokenTable):
     @dropout.setter
     def dropout(self, value: float | None) -> None:
         self._encoder.dropout = check_dropout(value)
+        self._views.clear()
 
     # ----------------------------------------------------------------- training
     def fit(
@@ -281,7 +284,7 @@ class ByteLevelBPE(TokenTable):
         self._unsplit_ids = {s: vocab[s] for s in unsplit}
         self._trace = trace or [MergeStep(a, b, None) for a, b in merges]
         self._ignore_merges, self._tiktoken = ignore_merges, tiktoken
-        self._views: dict[frozenset[str], Encoder] = {}  # encoders cutting out fewer specials
+        self._views.clear()
         id_len = np.array([len(b) for b in self._id_bytes], dtype=np.int64)  # (V,)
         # tiktoken looks a whole word up among its ranks only, never among its special tokens
         whole = (
