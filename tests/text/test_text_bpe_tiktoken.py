@@ -267,3 +267,18 @@ def test_whole_words_that_merges_miss(tmp_path):
         vocab["a"],
         256,
     ]
+
+
+@pytest.mark.parametrize("name", ["cl100k_base", "o200k_base"])
+def test_tokenizer_json_of_ranks_gives_tiktokens_ids(ranks, corpus, hard_strings, tmp_path, name):
+    """Written as a tokenizer.json (every split a merge, ignore_merges, the pattern in
+    Oniguruma's reading), the ranks give tokenizers tiktoken's ids on these texts."""
+    from tokenizers import Tokenizer
+
+    pattern = ENCODINGS[name].pattern
+    ours = from_ranks(ranks, pattern=pattern, special_tokens={})
+    ours.to_tokenizer_json(tmp_path / "tokenizer.json")
+    theirs = Tokenizer.from_file(str(tmp_path / "tokenizer.json"))
+    enc = tiktoken.Encoding(name, pat_str=pattern, mergeable_ranks=ranks, special_tokens={})
+    for text in [*hard_strings, *corpus[:400], " \n\n  x\r\n\t ", "a  \nb", "1234567"]:
+        assert theirs.encode(text).ids == enc.encode_ordinary(text), text

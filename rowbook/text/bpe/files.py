@@ -28,6 +28,7 @@ is refused with a ``ValueError``.
 from __future__ import annotations
 
 import os
+import re
 from typing import Any
 
 import numpy as np
@@ -47,6 +48,7 @@ __all__ = [
     "from_dict",
     "from_tokenizer_json",
     "load",
+    "onig_pattern",
     "read_vocab_merges",
     "save",
     "to_dict",
@@ -270,6 +272,18 @@ def _byte_level(add_prefix_space: bool, use_regex: bool) -> dict[str, Any]:
     }
 
 
+def onig_pattern(pattern: str) -> str:
+    """``pattern`` for ``tokenizers``' Oniguruma, which reads a possessive bounded repeat
+    (``\\p{N}{1,3}+``, cl100k_base's) as a repeat of the repeat: the same matches, greedy.
+
+    Examples
+    --------
+    >>> onig_pattern(r"\\p{N}{1,3}+| ?\\p{L}++")
+    '\\\\p{N}{1,3}| ?\\\\p{L}++'
+    """
+    return re.sub(r"(?<!\\)(\{\d+(?:,\d*)?\})\+", r"\1", pattern)
+
+
 def to_tokenizer_json(bpe, path: str | os.PathLike) -> None:
     """Write ``bpe`` as a Hugging Face ``tokenizer.json``."""
     if bpe.pattern == GPT2_PATTERN:
@@ -277,7 +291,7 @@ def to_tokenizer_json(bpe, path: str | os.PathLike) -> None:
     elif not bpe.add_prefix_space:
         split = {
             "type": "Split",
-            "pattern": {"Regex": bpe.pattern},
+            "pattern": {"Regex": onig_pattern(bpe.pattern)},
             "behavior": "Isolated",
             "invert": False,
         }
