@@ -8,6 +8,7 @@ from __future__ import annotations
 import json
 
 import pytest
+from hypothesis import given, settings
 from tokenizers import (
     Regex,
     Tokenizer,
@@ -22,6 +23,8 @@ from tokenizers import (
 from rowbook.text import ByteFallbackBPE, ByteLevelBPE, load_tokenizer
 from rowbook.text.bpe.fallback_files import from_document
 from rowbook.text.loading import identify
+
+from .conftest import HARD_TEXT
 
 BYTES = [f"<0x{b:02X}>" for b in range(256)]
 LLAMA3 = (
@@ -224,3 +227,42 @@ def test_byte_fallback_bpe_in_a_text_pipeline(corpus, tmp_path):
     assert isinstance(again.tokenizer, ByteFallbackBPE)
     text = "Größe 日本語 ok"
     assert again.tokenizer.encode(text).ids == theirs.encode(text).ids
+
+
+@pytest.fixture(scope="module")
+def llama2_pair(corpus, tmp_path_factory):
+    theirs = _llama2(corpus, "legacy")
+    path = tmp_path_factory.mktemp("llama2") / "tokenizer.json"
+    theirs.save(str(path))
+    return load_tokenizer(path), theirs
+
+
+@settings(max_examples=150, deadline=None)
+@given(HARD_TEXT)
+def test_byte_fallback_on_any_text(llama2_pair, text):
+    ours, theirs = llama2_pair
+    got, expected = ours.encode(text), theirs.encode(text)
+    assert got.ids == expected.ids
+    assert got.offsets == expected.offsets
+    assert ours.decode(got.ids) == theirs.decode(expected.ids)
+
+
+@pytest.fixture(scope="module")
+def llama3_pair(corpus, tmp_path_factory):
+    theirs = _byte_level(corpus, "llama3")
+    path = tmp_path_factory.mktemp("llama3") / "tokenizer.json"
+    theirs.save(str(path))
+    return load_tokenizer(path), theirs
+
+
+@settings(max_examples=150, deadline=None)
+@given(HARD_TEXT)
+def test_llama3_on_any_text(llama3_pair, text):
+    ours, theirs = llama3_pair
+    for add in (True, False):
+        got, expected = (
+            ours.encode(text, add_special_tokens=add),
+            theirs.encode(text, add_special_tokens=add),
+        )
+        assert got.ids == expected.ids
+        assert got.offsets == expected.offsets
