@@ -13,6 +13,7 @@ import json
 import pytest
 import tiktoken
 from hypothesis import given, settings
+from hypothesis import strategies as st
 from tiktoken.load import load_tiktoken_bpe
 from tiktoken_ext import openai_public
 
@@ -282,3 +283,22 @@ def test_tokenizer_json_of_ranks_gives_tiktokens_ids(ranks, corpus, hard_strings
     enc = tiktoken.Encoding(name, pat_str=pattern, mergeable_ranks=ranks, special_tokens={})
     for text in [*hard_strings, *corpus[:400], " \n\n  x\r\n\t ", "a  \nb", "1234567"]:
         assert theirs.encode(text).ids == enc.encode_ordinary(text), text
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    st.lists(st.text("abc", min_size=2, max_size=5), min_size=1, max_size=40, unique=True),
+    st.randoms(use_true_random=False),
+    st.lists(st.text("abc ", max_size=60), min_size=1, max_size=5),
+)
+def test_any_ranks_merge_as_tiktoken(tokens, rng, texts):
+    """Ranks that no training made (a token may rank before its parts, a token has many
+    splits): the rank rule is tiktoken's, not only on trained vocabularies."""
+    order = list(range(256, 256 + len(tokens)))
+    rng.shuffle(order)
+    ranks = {bytes([b]): b for b in range(256)}
+    ranks |= {t.encode(): r for t, r in zip(tokens, order, strict=True)}
+    theirs = tiktoken.Encoding("any", pat_str=r"\S+|\s+", mergeable_ranks=ranks, special_tokens={})
+    ours = from_ranks(ranks, pattern=r"\S+|\s+", special_tokens={})
+    for text in texts:
+        assert ours.encode(text).ids == theirs.encode(text), text
