@@ -302,3 +302,18 @@ def test_any_ranks_merge_as_tiktoken(tokens, rng, texts):
     ours = from_ranks(ranks, pattern=r"\S+|\s+", special_tokens={})
     for text in texts:
         assert ours.encode(text).ids == theirs.encode(text), text
+
+
+@pytest.mark.parametrize("allowed", ["all", set()])
+def test_batch_on_two_workers_equals_tiktoken(pair, corpus, monkeypatch, allowed):
+    """The threads (GPT-2's compiled pre-split) and the forked processes (the others) of
+    encode_batch, engaged on a small batch, with special tokens allowed or encoded as text."""
+    from rowbook.text.bpe import batch
+
+    monkeypatch.setattr(batch, "POOL_CHARS", 1_000)
+    monkeypatch.setattr(batch, "BATCH_CHARS", 1_000)
+    ours, theirs = pair
+    texts = [t + "<|endoftext|>" for t in corpus[:300]]
+    got = ours.encode_batch(texts, workers=2, allowed_special=allowed, disallowed_special=())
+    expected = theirs.encode_batch(texts, allowed_special=allowed, disallowed_special=())
+    assert [e.ids for e in got] == expected
