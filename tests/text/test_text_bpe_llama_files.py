@@ -266,3 +266,22 @@ def test_llama3_on_any_text(llama3_pair, text):
         )
         assert got.ids == expected.ids
         assert got.offsets == expected.offsets
+
+
+def test_unknown_run_waits_behind_byte_pieces(tmp_path):
+    """Some byte pieces missing: a character spelled in bytes is written before the unknown
+    run waiting to be fused, as tokenizers' merge_word writes it (ids and tokens; the
+    offsets tokenizers gives there are its byte positions, not compared)."""
+    vocab = {"<unk>": 0, "<0xC3>": 1, "<0xA9>": 2, "a": 3, "b": 4, "ab": 5}
+    for fuse in (True, False):
+        model = models.BPE(
+            vocab, [("a", "b")], unk_token="<unk>", byte_fallback=True, fuse_unk=fuse
+        )
+        theirs = Tokenizer(model)
+        theirs.save(str(tmp_path / "t.json"))
+        ours = ByteFallbackBPE.from_tokenizer_json(tmp_path / "t.json")
+        for text in ["a☃☃éb", "☃é☃", "ab☃", "é"]:
+            got, expected = ours.encode(text), theirs.encode(text)
+            assert (got.ids, got.tokens) == (expected.ids, expected.tokens), (fuse, text)
+        first = ["a", "<0xC3>", "<0xA9>", "<unk>"] if fuse else ["a", "<unk>", "<0xC3>", "<0xA9>"]
+        assert ours.encode("a☃☃éb").tokens[:4] == first

@@ -18,6 +18,7 @@ normalizer, pre-tokenizer, template (``<s> $A``) and decoder (``Replace``, ``Byt
 
 Examples
 --------
+>>> from rowbook.text.components import NormalizerSequence, Prepend, Replace
 >>> vocab = ["<unk>", "<0xC3>", "<0xA9>", "▁", "a", "b", "ab", "▁ab"]
 >>> bpe = ByteFallbackBPE(unk_token="<unk>").set_model(vocab, [("a", "b"), ("▁", "ab")])
 >>> bpe.normalizer = NormalizerSequence((Prepend("▁"), Replace(" ", "▁")))
@@ -36,7 +37,6 @@ import numpy as np
 
 from rowbook.checks import InputTypeError
 from rowbook.text.bpe.encode import encode_symbols, pair_key
-from rowbook.text.components import NormalizerSequence, Prepend, Replace  # noqa: F401 (doctest)
 from rowbook.text.subword import SubwordTokenizer
 
 __all__ = ["ByteFallbackBPE", "byte_piece"]
