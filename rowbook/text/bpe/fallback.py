@@ -9,7 +9,9 @@ A character outside the vocabulary becomes the ``<0xXX>`` pieces of its UTF-8 by
 ``byte_fallback``, else ``unk_token`` (one for a run of them with ``fuse_unk``; dropped when
 there is no ``unk_token``), as ``tokenizers``' ``BPE.merge_word`` does, including its
 order: an unknown token waiting to be fused is written after byte pieces that follow it.
-With ``ignore_merges`` a word that is a token is that token.
+With ``ignore_merges`` a word that is a token is that token. Offsets are ``tokenizers``'
+(tested on any text), except where it drops characters or writes byte pieces ahead of a
+waiting unknown run: its offsets there count bytes; rowbook's give the characters.
 
 :class:`ByteFallbackBPE` is a :class:`~rowbook.text.subword.SubwordTokenizer`: the
 normalizer, pre-tokenizer, template (``<s> $A``) and decoder (``Replace``, ``ByteFallback``,
