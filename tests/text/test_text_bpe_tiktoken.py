@@ -317,3 +317,23 @@ def test_batch_on_two_workers_equals_tiktoken(pair, corpus, monkeypatch, allowed
     got = ours.encode_batch(texts, workers=2, allowed_special=allowed, disallowed_special=())
     expected = theirs.encode_batch(texts, allowed_special=allowed, disallowed_special=())
     assert [e.ids for e in got] == expected
+
+
+def test_tiktokens_cached_copy_is_recognised(trained, ranks, tmp_path, monkeypatch):
+    """tiktoken caches a rank file under a name of its own (cache_name): that name tells the
+    encoding too, the offline case users ask about. tiktoken itself finds the file there
+    (its download is replaced by an error: nothing is fetched)."""
+    import tiktoken.load
+
+    def no_download(address):
+        raise AssertionError(f"the test would download {address}")
+
+    monkeypatch.setattr(tiktoken.load, "read_file", no_download)
+    monkeypatch.setenv("TIKTOKEN_CACHE_DIR", str(tmp_path))
+    path = tmp_path / tiktoken_files.cache_name("o200k_base")
+    trained.to_tiktoken(path)
+    address = "https://openaipublic.blob.core.windows.net/encodings/o200k_base.tiktoken"
+    assert tiktoken.load.load_tiktoken_bpe(address) == ranks  # read from the cache
+    ours = load_tokenizer(path)
+    assert ours.pattern == ENCODINGS["o200k_base"].pattern
+    assert ours.special_tokens == dict(ENCODINGS["o200k_base"].special_tokens)

@@ -36,6 +36,7 @@ from __future__ import annotations
 
 import base64
 import binascii
+import hashlib
 import itertools
 import os
 import re
@@ -52,6 +53,7 @@ __all__ = [
     "ENCODINGS",
     "MAX_UNUSED_IDS",
     "TiktokenEncoding",
+    "cache_name",
     "from_ranks",
     "is_tiktoken_file",
     "load_tiktoken",
@@ -257,12 +259,27 @@ def to_ranks(bpe: Any) -> dict[bytes, int]:
     return ranks
 
 
+def cache_name(encoding: str) -> str:
+    """The name tiktoken gives its cached copy of an encoding's rank file (in
+    ``TIKTOKEN_CACHE_DIR``, or ``data-gym-cache`` in the temporary folder): the SHA-1 of the
+    address it downloads it from. rowbook only names it; it never downloads.
+
+    Examples
+    --------
+    >>> cache_name("cl100k_base")
+    '9b5ad71b2ce5302211f9c61530b329a4922fc6a4'
+    """
+    address = f"https://openaipublic.blob.core.windows.net/encodings/{encoding}.tiktoken"
+    return hashlib.sha1(address.encode()).hexdigest()
+
+
 def _encoding_of(path: Path, ranks: Mapping[bytes, int]) -> TiktokenEncoding:
-    """The encoding a rank file belongs to: by its name (``cl100k_base.tiktoken``), else by
-    its number of ranks."""
+    """The encoding a rank file belongs to: by its name (``cl100k_base.tiktoken``, or the
+    name of tiktoken's cached copy), else by its number of ranks."""
     stem = path.name.split(".")[0]
-    if stem in ENCODINGS:
-        return ENCODINGS[stem]
+    cached = {cache_name(name): name for name in ENCODINGS}
+    if stem in ENCODINGS or path.name in cached:
+        return ENCODINGS[cached.get(path.name, stem)]
     by_size = [e for e in ENCODINGS.values() if e.n_ranks == len(ranks)]
     if len(by_size) == 1:
         return by_size[0]
@@ -282,8 +299,9 @@ def load_tiktoken(
 ) -> Any:
     """The :class:`~rowbook.text.ByteLevelBPE` of a ``.tiktoken`` file (see the module).
 
-    ``encoding`` names one of :data:`ENCODINGS` (by default the file's name, else the one
-    with its number of ranks); ``pattern`` and ``special_tokens`` replace the encoding's.
+    ``encoding`` names one of :data:`ENCODINGS` (by default the file's name, as tiktoken's
+    download or its cached copy (:func:`cache_name`) is named, else the one with its number
+    of ranks); ``pattern`` and ``special_tokens`` replace the encoding's.
     """
     path = Path(path)
     ranks = read_ranks(path)
