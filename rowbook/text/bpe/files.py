@@ -53,6 +53,7 @@ __all__ = [
     "save",
     "to_dict",
     "to_tokenizer_json",
+    "token_bytes",
 ]
 
 FORMAT = "rowbook.ByteLevelBPE"
@@ -118,18 +119,35 @@ def check_model(
     ranks = np.array([table[k][0] for k in keys.tolist()], dtype=np.int64)
     new_ids = np.array([table[k][1] for k in keys.tolist()], dtype=np.int64)
     special_set = set(specials)
-    id_bytes = [
-        t.encode("utf-8")
-        if t in special_set or any(c not in UNICODE_TO_BYTE for c in t)
-        else bytes(UNICODE_TO_BYTE[c] for c in t)
-        for t in id_to_token
-    ]
+    id_bytes = [t.encode("utf-8") if t in special_set else token_bytes(t) for t in id_to_token]
     return {
         "id_to_token": id_to_token,
         "byte_ids": np.array([vocab[c] for c in BYTE_TO_UNICODE], dtype=np.int64),
         "merge_table": (keys, ranks, new_ids),
         "id_bytes": id_bytes,
     }
+
+
+# each byte character -> the latin-1 character of its byte; other latin-1 characters -> one
+# that latin-1 cannot encode, so that a token holding one is not taken for bytes
+_TO_LATIN1 = {ord(c): chr(b) for c, b in UNICODE_TO_BYTE.items()} | {
+    o: "\uffff" for o in range(256) if chr(o) not in UNICODE_TO_BYTE
+}
+
+
+def token_bytes(token: str) -> bytes:
+    """The bytes a token spells: its byte characters' bytes, or, when one of its characters
+    is outside the byte alphabet (an added token), its own UTF-8.
+
+    Examples
+    --------
+    >>> token_bytes("ĠcafÃ©"), token_bytes("☃"), token_bytes("a b")
+    (b' caf\\xc3\\xa9', b'\\xe2\\x98\\x83', b'a b')
+    """
+    try:
+        return token.translate(_TO_LATIN1).encode("latin-1")
+    except UnicodeEncodeError:
+        return token.encode("utf-8")
 
 
 def save(bpe, path: str | os.PathLike) -> None:
