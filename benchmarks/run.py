@@ -33,6 +33,7 @@ NAMES = [
     "losses",
     "text",
     "tokenizers",
+    "tiktoken",
     "vectors",
     "compare",
     "index",

@@ -251,9 +251,10 @@ def test_unsupported_tokenizer_json_options_are_refused(bpe, tmp_path):
     bpe.to_tokenizer_json(tmp_path / "t.json")
     base = json.loads((tmp_path / "t.json").read_text(encoding="utf-8"))
     cases = [
-        ("normalizer", {"type": "Lowercase"}, "normalizer"),
+        ("normalizer", {"type": "Nmt"}, "normalizer 'Nmt' is not supported"),
         ("version", "2.0", "version '2.0'"),
-        ("post_processor", {"type": "TemplateProcessing"}, "adds tokens"),
+        ("post_processor", {"type": "TemplateProcessing"}, "'single' must be a list"),
+        ("post_processor", {"type": "RobertaProcessing"}, "not supported"),
     ]
     for key, value, message in cases:
         (tmp_path / "x.json").write_text(json.dumps({**base, key: value}), encoding="utf-8")

@@ -23,6 +23,7 @@ import itertools
 import re
 from collections import Counter
 from collections.abc import Container, Iterable, Iterator, Sequence
+from typing import Any
 
 import regex
 
@@ -62,6 +63,7 @@ class PreTokenizer:
                 f"pattern {pattern!r} is not a valid regular expression: {err}"
             ) from None
         self.pattern, self.add_prefix_space = pattern, bool(add_prefix_space)
+        self.normalizer: Any = None  # a tokenizer.json normalizer (NFC), run on each piece
 
     @property
     def compiled(self) -> bool:
@@ -84,12 +86,16 @@ class PreTokenizer:
         self, text: str, cutter: regex.Pattern | None, unsplit: Container[str]
     ) -> Iterator[tuple[str, str | None, bool]]:
         """``(piece, token or None, prefixed)``: the ``unsplit`` tokens that ``cutter`` cuts
-        out (``token`` is the piece), and the text between them with its prefix space."""
+        out (``token`` is the piece), and the text between them, normalized, with its prefix
+        space."""
         parts = cutter.split(text) if cutter is not None else [text]
         for part in parts:
             if part in unsplit:
                 yield part, part, False
-            elif part:
+                continue
+            if self.normalizer is not None:
+                part = self.normalizer(part)
+            if part:
                 prefixed = self.add_prefix_space and not part.startswith(" ")
                 yield (" " + part if prefixed else part), None, prefixed
 
