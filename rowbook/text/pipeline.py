@@ -43,7 +43,7 @@ from rowbook.io import read_json, write_json
 from rowbook.text import pipeline_file
 from rowbook.text.bpe.model import ByteLevelBPE
 from rowbook.text.normalize import Normalizer
-from rowbook.text.subword import SubwordTokenizer
+from rowbook.text.subword_pipeline import SubwordTokenizer
 from rowbook.text.tokenize import CharTokenizer, WordTokenizer
 from rowbook.text.vocab import Vocab
 

@@ -45,7 +45,7 @@ from rowbook.text.bpe import files as bpe_files
 from rowbook.text.bpe.fallback import ByteFallbackBPE
 from rowbook.text.bpe.model import ByteLevelBPE
 from rowbook.text.normalize import Normalizer
-from rowbook.text.subword import SubwordTokenizer
+from rowbook.text.subword_pipeline import SubwordTokenizer
 from rowbook.text.tokenize import CharTokenizer, WordTokenizer
 from rowbook.text.unigram import Unigram
 from rowbook.text.vocab import Vocab

@@ -3,7 +3,7 @@
 :class:`TokenTable` is the half of the one interface that does not depend on the model:
 ``vocab``, ``special_tokens``, ``len``, ``token_to_id``, ``id_to_token`` and the checks of
 the ids given to ``decode``. :class:`~rowbook.text.ByteLevelBPE` and
-:class:`~rowbook.text.subword.SubwordTokenizer` (WordPiece, Unigram, SentencePiece BPE)
+:class:`~rowbook.text.subword_pipeline.SubwordTokenizer` (WordPiece, Unigram, SentencePiece BPE)
 inherit it; a class provides ``_vocab`` (token -> id), ``_id_to_token``, ``_special_ids``
 and ``_check_fitted``.
 """
@@ -77,7 +77,7 @@ class TokenTable:
 
     def _checked_ids(self, ids: Iterable[int] | Any) -> np.ndarray:
         """``ids`` as a 1-d integer array of valid ids, or the error a user can act on."""
-        from rowbook.text.bpe.encoding import Encoding
+        from rowbook.text.bpe.result import Encoding
 
         if isinstance(ids, Encoding):
             raise InputTypeError("decode takes ids, got an Encoding; pass encoding.ids")

@@ -1,7 +1,7 @@
 """SubwordVectors: word vectors that are mean bags of n-gram rows, so every word has one.
 
 fastText's input table ``W_in`` has ``nwords + bucket`` rows: one per vocabulary word, then
-one per hash bucket of character n-grams (:mod:`rowbook.text.subwords`). A word's vector is
+one per hash bucket of character n-grams (:mod:`rowbook.text.char_ngrams`). A word's vector is
 an ``EmbeddingBag(mode="mean")`` lookup,
 
     vector(w) = mean(W_in[i] for i in bag(w)),   bag(w) = [id(w)] + n-gram rows of "<w>",
@@ -26,7 +26,7 @@ import numpy as np
 
 from rowbook.checks import InputTypeError
 from rowbook.nn.bag import bag_sum
-from rowbook.text.subwords import char_ngrams, subword_ids, subword_table
+from rowbook.text.char_ngrams import char_ngrams, subword_ids, subword_table
 from rowbook.vectors.core import Term, Vectors
 from rowbook.vectors.neighbors import unit_rows
 

@@ -15,7 +15,7 @@ from hypothesis import strategies as st
 from rowbook.text import ByteLevelBPE, learn_bpe, segment
 from rowbook.text.bpe.bytelevel import BYTE_TO_UNICODE, GPT2_PATTERN, byte_alphabet, to_byte_level
 from rowbook.text.bpe.classic import learn_merges_recount
-from rowbook.text.bpe.encode import encode_word_reference, encode_words
+from rowbook.text.bpe.merge_kernels import encode_word_reference, encode_words
 from rowbook.text.bpe.train import train_merges
 
 SPECIALS = ["<pad>", "<|endoftext|>"]

@@ -2,7 +2,7 @@
 
 A run of one character is the classic adversary of BPE encoders that rescan the word after
 each merge (n merges, each scanning n pairs). The work is counted, not timed: the heap
-operations of :func:`rowbook.text.bpe.encode.merge_steps` for n and 8n bytes. The ids on
+operations of :func:`rowbook.text.bpe.merge_kernels.merge_steps` for n and 8n bytes. The ids on
 those long words stay ``tokenizers``' (and tiktoken's, for ranks read as tiktoken reads them).
 """
 
@@ -14,7 +14,7 @@ import pytest
 import tiktoken
 
 from rowbook.text import ByteLevelBPE
-from rowbook.text.bpe.encode import encode_word_reference, merge_steps
+from rowbook.text.bpe.merge_kernels import encode_word_reference, merge_steps
 from rowbook.text.bpe.tiktoken_files import from_ranks, to_ranks
 
 N = 10_000

@@ -21,7 +21,7 @@ from rowbook.text import (
     load_tokenizer,
 )
 from rowbook.text import word_counts as word_counts_module
-from rowbook.text.bpe.encoding import Encoding
+from rowbook.text.bpe.result import Encoding
 from rowbook.text.loading import identify
 from rowbook.text.word_counts import CountedWords, count_words
 

@@ -21,7 +21,7 @@ from tokenizers import (
 )
 
 from rowbook.text import WordPiece
-from rowbook.text import subword as subword_module
+from rowbook.text import subword_pipeline as subword_module
 from rowbook.text import word_counts as word_counts_module
 from rowbook.text.aligned import Aligned
 from rowbook.text.bert import BertNormalizer, BertPreTokenizer

@@ -3,7 +3,7 @@
 A :class:`~rowbook.text.ByteLevelBPE` holds one :class:`Encoder`, made with its settings
 (``pattern``, ``add_prefix_space``, ``cache_size``, ``dropout``, ``seed``) and given the
 learned tables each time the model changes (:meth:`Encoder.set_model`): the id of every
-byte symbol, the merge table the kernels of :mod:`rowbook.text.bpe.encode` read, the ids
+byte symbol, the merge table the kernels of :mod:`rowbook.text.bpe.merge_kernels` read, the ids
 of the tokens that are never split. It owns the state that encoding changes: the cache of
 encoded words (a compiled :class:`~rowbook.text.bpe.word_cache.WordCache`, emptied when
 full) and the random numbers of BPE-dropout. :mod:`rowbook.text.bpe.batch` encodes texts
@@ -29,7 +29,7 @@ import numpy as np
 
 from rowbook.text.aligned import Aligned
 from rowbook.text.bpe.bytelevel import check_utf8, to_byte_level
-from rowbook.text.bpe.encode import encode_word_bytes, encode_word_dropout
+from rowbook.text.bpe.merge_kernels import encode_word_bytes, encode_word_dropout
 from rowbook.text.bpe.options import special_regex
 from rowbook.text.bpe.pretokenize import PreTokenizer
 from rowbook.text.bpe.word_cache import Learned, WordCache

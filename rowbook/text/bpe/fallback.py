@@ -4,7 +4,7 @@ A ``tokenizers`` ``BPE`` model that is not byte-level spells each word with its 
 (SentencePiece's ``"▁"`` for a space, put there by a ``Metaspace`` pre-tokenizer or by a
 ``Prepend`` + ``Replace`` normalizer), then merges adjacent symbols by the rank of the pair
 in its merge list, lowest first (leftmost on ties), the same rule and the same compiled heap
-as :class:`~rowbook.text.ByteLevelBPE` (:func:`rowbook.text.bpe.encode.encode_symbols`).
+as :class:`~rowbook.text.ByteLevelBPE` (:func:`rowbook.text.bpe.merge_kernels.encode_symbols`).
 A character outside the vocabulary becomes the ``<0xXX>`` pieces of its UTF-8 bytes with
 ``byte_fallback``, else ``unk_token`` (one for a run of them with ``fuse_unk``; dropped when
 there is no ``unk_token``), as ``tokenizers``' ``BPE.merge_word`` does, including its
@@ -13,7 +13,7 @@ With ``ignore_merges`` a word that is a token is that token. Offsets are ``token
 (tested on any text), except where it drops characters or writes byte pieces ahead of a
 waiting unknown run: its offsets there count bytes; rowbook's give the characters.
 
-:class:`ByteFallbackBPE` is a :class:`~rowbook.text.subword.SubwordTokenizer`: the
+:class:`ByteFallbackBPE` is a :class:`~rowbook.text.subword_pipeline.SubwordTokenizer`: the
 normalizer, pre-tokenizer, template (``<s> $A``) and decoder (``Replace``, ``ByteFallback``,
 ``Fuse``, ``Strip``) are those of :mod:`rowbook.text.components` and
 :mod:`rowbook.text.postprocess`; its files are in :mod:`rowbook.text.bpe.fallback_files`.
@@ -38,8 +38,8 @@ from typing import Any
 import numpy as np
 
 from rowbook.checks import InputTypeError
-from rowbook.text.bpe.encode import encode_symbols, pair_key
-from rowbook.text.subword import SubwordTokenizer
+from rowbook.text.bpe.merge_kernels import encode_symbols, pair_key
+from rowbook.text.subword_pipeline import SubwordTokenizer
 
 __all__ = ["ByteFallbackBPE", "byte_piece"]
 

@@ -37,7 +37,7 @@ from rowbook.checks import InputTypeError
 from rowbook.io import read_json, write_json
 from rowbook.text.bpe.bytelevel import BYTE_TO_UNICODE, GPT2_PATTERN, UNICODE_TO_BYTE
 from rowbook.text.bpe.classic import MergeStep
-from rowbook.text.bpe.encode import pair_key
+from rowbook.text.bpe.merge_kernels import pair_key
 from rowbook.text.components import normalizer_from_json
 from rowbook.text.postprocess import Template, template_from_json
 

@@ -27,7 +27,7 @@ Examples
 >>> bpe.decode(encoding.ids)
 'lowest ✓'
 
-``encode`` returns an :class:`~rowbook.text.bpe.encoding.Encoding` (``ids``, ``tokens``,
+``encode`` returns an :class:`~rowbook.text.bpe.result.Encoding` (``ids``, ``tokens``,
 character ``offsets``, masks), as ``tokenizers`` does. Tokens added after training
 (:meth:`ByteLevelBPE.add_tokens`, :meth:`ByteLevelBPE.add_special_tokens`) get the next
 ids and are never split.
@@ -50,7 +50,6 @@ from rowbook.text.bpe.bytelevel import GPT2_PATTERN, decode_tokens
 from rowbook.text.bpe.classic import MergeStep
 from rowbook.text.bpe.count import count_words_parallel
 from rowbook.text.bpe.encoder import Encoder
-from rowbook.text.bpe.encoding import Encoding, build_encodings, templated
 from rowbook.text.bpe.options import (
     Specials,
     check_cache_size,
@@ -61,6 +60,7 @@ from rowbook.text.bpe.options import (
     special_sets,
 )
 from rowbook.text.bpe.pretokenize import PreTokenizer, check_str
+from rowbook.text.bpe.result import Encoding, build_encodings, templated
 from rowbook.text.bpe.train import learn
 from rowbook.text.postprocess import Template
 from rowbook.text.token_table import TokenTable
@@ -328,7 +328,7 @@ class ByteLevelBPE(TokenTable):
         allowed_special: Specials | None = None,
         disallowed_special: Specials | None = None,
     ) -> Encoding:
-        """The :class:`~rowbook.text.bpe.encoding.Encoding` of ``text``: ids, tokens, offsets, masks.
+        """The :class:`~rowbook.text.bpe.result.Encoding` of ``text``: ids, tokens, offsets, masks.
 
         Added tokens and the special tokens ``allowed_special`` allows become their ids,
         unsplit; a special token ``disallowed_special`` names is a ``ValueError`` when the

@@ -49,7 +49,7 @@ from rowbook.checks import InputTypeError, check_int, check_number
 from rowbook.text.components import Metaspace
 from rowbook.text.postprocess import MetaspaceDecoder
 from rowbook.text.sentencepiece.pieces import unknown_tokens
-from rowbook.text.subword import SubwordTokenizer
+from rowbook.text.subword_pipeline import SubwordTokenizer
 from rowbook.text.trie import build_trie, codepoints
 from rowbook.text.unigram import lattice
 

@@ -38,7 +38,7 @@ import numpy as np
 from rowbook.checks import InputTypeError, check_int
 from rowbook.text.bert import BertNormalizer, BertPreTokenizer
 from rowbook.text.postprocess import Template, WordPieceDecoder
-from rowbook.text.subword import SubwordTokenizer
+from rowbook.text.subword_pipeline import SubwordTokenizer
 from rowbook.text.trie import build_trie, codepoints, longest_prefix
 
 __all__ = [

@@ -9,7 +9,7 @@ and :class:`SubwordTokenizer` runs the same steps with the same parts
 (:mod:`rowbook.text.components`, :mod:`rowbook.text.postprocess`). A subclass is the model:
 it gives the ids of a batch of words (``_encode_words``, a numba kernel) and, for tokens and
 offsets, the pieces of one word (``_segment_word``). Everything else is here, once:
-``encode`` / ``encode_batch`` (an :class:`~rowbook.text.bpe.encoding.Encoding`: ids, tokens,
+``encode`` / ``encode_batch`` (an :class:`~rowbook.text.bpe.result.Encoding`: ids, tokens,
 offsets, masks), ``tokenize``, ``decode``, ``token_to_id``, added tokens, and the word cache.
 
 Ids first, the rest when read: :meth:`SubwordTokenizer.encode` normalizes with plain ``str``
@@ -39,9 +39,9 @@ from rowbook.fork_pool import map_in_order
 from rowbook.text.aligned import Aligned
 from rowbook.text.batches import text_batches
 from rowbook.text.bpe.batch import gc_paused
-from rowbook.text.bpe.encoding import Encoding
 from rowbook.text.bpe.options import special_regex
 from rowbook.text.bpe.pretokenize import check_str
+from rowbook.text.bpe.result import Encoding
 from rowbook.text.token_table import TokenTable
 
 __all__ = ["SubwordTokenizer"]
@@ -205,7 +205,7 @@ class SubwordTokenizer(TokenTable):
         return tokens, offsets
 
     def encode(self, text: str, *, add_special_tokens: bool = True) -> Encoding:
-        """The :class:`~rowbook.text.bpe.encoding.Encoding` of ``text``: ids, tokens, offsets,
+        """The :class:`~rowbook.text.bpe.result.Encoding` of ``text``: ids, tokens, offsets,
         masks. ``add_special_tokens`` adds the template's tokens (``[CLS] ... [SEP]``)."""
         self._check_fitted()
         return self._finish(text, self._ids_of([check_str(text)])[0], add_special_tokens)
