@@ -23,7 +23,7 @@ from rowbook.models import MODEL_NAMES  # a plain tuple: imports no model
 if TYPE_CHECKING:  # the names as type checkers and editors see them; imported on use below
     from rowbook import autograd, nn, optim
     from rowbook.autograd import RowSparse, Tensor, no_grad
-    from rowbook.file_kinds import load
+    from rowbook.file_kinds import load, load_tokenizer
     from rowbook.models import (  # as X: re-exported (rowbook.models.MODEL_NAMES)
         NPLM as NPLM,
     )
@@ -63,7 +63,6 @@ if TYPE_CHECKING:  # the names as type checkers and editors see them; imported o
         Vocab,
         WordPiece,
         WordTokenizer,
-        load_tokenizer,
     )
     from rowbook.training import TrainConfig, Trainer
     from rowbook.vectors import SubwordVectors, Vectors
@@ -97,7 +96,6 @@ __getattr__, __dir__, _ = lazy_loader.attach(
             "WordPiece",
             "Unigram",
             "SentencePieceBPE",
-            "load_tokenizer",
             "Vocab",
             "TextPipeline",
         ],
@@ -106,7 +104,7 @@ __getattr__, __dir__, _ = lazy_loader.attach(
         "optim": ["SGD", "Adagrad", "RowWiseAdagrad", "Adam", "AdamW", "SparseAdam"],
         "training": ["TrainConfig", "Trainer"],
         "models": list(MODEL_NAMES),
-        "file_kinds": ["load"],
+        "file_kinds": ["load", "load_tokenizer"],
         "vectors": ["Vectors", "SubwordVectors"],
     },
 )

@@ -34,7 +34,16 @@ from typing import Any
 
 from rowbook.corpus_files import check_regular_file, open_binary
 
-__all__ = ["KINDS", "FileKind", "Head", "detect", "load"]
+__all__ = [
+    "KINDS",
+    "TOKENIZER_FILES",
+    "FileKind",
+    "Head",
+    "detect",
+    "load",
+    "load_tokenizer",
+    "tokenizer_file",
+]
 
 PathLike = str | os.PathLike[str]
 
@@ -183,7 +192,9 @@ class FileKind:
     kind but does not open it; ``mmap`` asks for its tables mapped where the kind can be);
     ``reader`` is the call that opens it, said in messages;
     ``format`` is the vectors format name of the command line (``rowbook convert --from``),
-    for the kinds it reads as vectors.
+    for the kinds it reads as vectors; ``tokenizer``, for the kinds that hold a tokenizer
+    (what :func:`load_tokenizer` opens), the attribute of the opened object that is it
+    (``""``: the object itself; ``"tokenizer_"``: a text pipeline's).
     """
 
     name: str
@@ -191,6 +202,7 @@ class FileKind:
     open: Callable[[Path, bool], Any] | None
     reader: str
     format: str | None = None
+    tokenizer: str | None = None
 
 
 # -- openers (imported on use: recognising a file imports none of the models) ----------------
@@ -222,6 +234,26 @@ def _vectors(path: Path, mmap: bool) -> Any:
     from rowbook.vectors import Vectors
 
     return Vectors.load(path, mmap=mmap)
+
+
+def _gpt2_files(vocab: Path, merges: Path, given: Path) -> Any:
+    """GPT-2's byte-level BPE from ``vocab.json`` and ``merges.txt``, one of them ``given``."""
+    from rowbook.text import ByteLevelBPE
+
+    other = merges if given == vocab else vocab
+    if not other.is_file():
+        raise ValueError(
+            f"{given} looks like GPT-2's {given.name}, but there is no {other.name} beside it"
+        )
+    return ByteLevelBPE.from_files(vocab, merges)
+
+
+def _gpt2_from_vocab(path: Path, mmap: bool) -> Any:
+    return _gpt2_files(path, path.with_name("merges.txt"), path)
+
+
+def _gpt2_from_merges(path: Path, mmap: bool) -> Any:
+    return _gpt2_files(path.with_name("vocab.json"), path, path)
 
 
 def _unreadable_npz(path: Path, mmap: bool) -> Any:
@@ -493,18 +525,28 @@ KINDS: tuple[FileKind, ...] = (
         lambda h: _json_format(h, "rowbook.ByteLevelBPE"),
         _call("rowbook.text:ByteLevelBPE.load"),
         "ByteLevelBPE.load(path)",
+        tokenizer="",
     ),
     FileKind(
         "a rowbook WordPiece (.json)",
         lambda h: _json_format(h, "rowbook.WordPiece"),
         _call("rowbook.text:WordPiece.load"),
         "WordPiece.load(path)",
+        tokenizer="",
     ),
     FileKind(
         "a rowbook Unigram (.json)",
         lambda h: _json_format(h, "rowbook.Unigram"),
         _call("rowbook.text:Unigram.load"),
         "Unigram.load(path)",
+        tokenizer="",
+    ),
+    FileKind(
+        "a rowbook byte-fallback BPE (.json)",
+        lambda h: _json_format(h, "rowbook.ByteFallbackBPE"),
+        _call("rowbook.text:ByteFallbackBPE.load"),
+        "ByteFallbackBPE.load(path)",
+        tokenizer="",
     ),
     FileKind(
         "a rowbook Vocab (.json)",
@@ -517,30 +559,35 @@ KINDS: tuple[FileKind, ...] = (
         lambda h: _json_format(h, "rowbook", "text_pipeline"),
         _call("rowbook.text:TextPipeline.load"),
         "TextPipeline.load(path)",
+        tokenizer="tokenizer_",
     ),
     FileKind(
         "a Hugging Face tokenizer.json (byte-level BPE)",
         lambda h: _tokenizer_json(h) == "BPE" and _byte_level(h),
         _call("rowbook.text:ByteLevelBPE.from_tokenizer_json"),
         "ByteLevelBPE.from_tokenizer_json(path)",
+        tokenizer="",
     ),
     FileKind(
         "a Hugging Face tokenizer.json (character-level BPE, byte fallback)",
         lambda h: _tokenizer_json(h) == "BPE" and not _byte_level(h),
         _call("rowbook.text:ByteFallbackBPE.from_tokenizer_json"),
         "ByteFallbackBPE.from_tokenizer_json(path)",
+        tokenizer="",
     ),
     FileKind(
         "a Hugging Face tokenizer.json (WordPiece)",
         lambda h: _tokenizer_json(h) == "WordPiece",
         _call("rowbook.text:WordPiece.from_tokenizer_json"),
         "WordPiece.from_tokenizer_json(path)",
+        tokenizer="",
     ),
     FileKind(
         "a Hugging Face tokenizer.json (Unigram)",
         lambda h: _tokenizer_json(h) == "Unigram",
         _call("rowbook.text:Unigram.from_tokenizer_json"),
         "Unigram.from_tokenizer_json(path)",
+        tokenizer="",
     ),
     FileKind(
         "a Hugging Face tokenizer.json",
@@ -558,8 +605,9 @@ KINDS: tuple[FileKind, ...] = (
     FileKind(
         "a GPT-2 vocab.json (token -> id)",
         _is_gpt2_vocab,
-        None,
+        _gpt2_from_vocab,
         "ByteLevelBPE.from_files(vocab_json, merges_txt), with its merges.txt",
+        tokenizer="",
     ),
     # other binary files rowbook writes or reads
     FileKind(
@@ -568,6 +616,7 @@ KINDS: tuple[FileKind, ...] = (
         _call("rowbook.gguf:read_gguf"),
         "rowbook.gguf.read_gguf(path); its token table: rowbook.gguf.gguf_vectors(path)",
         "gguf",
+        tokenizer="tokenizer",
     ),
     FileKind(
         "a faiss index",
@@ -580,6 +629,7 @@ KINDS: tuple[FileKind, ...] = (
         _is_sentencepiece,
         _call("rowbook.text.sentencepiece:load_model"),
         "rowbook.text.load_model(path)",
+        tokenizer="",
     ),
     FileKind(
         "a safetensors file",
@@ -597,20 +647,23 @@ KINDS: tuple[FileKind, ...] = (
     FileKind(
         "a GPT-2 merges.txt",
         lambda h: h.text.startswith(b"#version"),
-        None,
+        _gpt2_from_merges,
         "ByteLevelBPE.from_files(vocab_json, merges_txt), with its vocab.json",
+        tokenizer="",
     ),
     FileKind(
         "a WordPiece vocab.txt (one token a line)",
         _is_wordpiece_vocab,
         _call("rowbook.text:WordPiece.from_vocab"),
         "WordPiece.from_vocab(path)",
+        tokenizer="",
     ),
     FileKind(
         "a tiktoken rank file (.tiktoken)",
         lambda h: _is_tiktoken(h),
         _call("rowbook.text:ByteLevelBPE.from_tiktoken"),
         "ByteLevelBPE.from_tiktoken(path, encoding)",
+        tokenizer="",
     ),
     FileKind(
         "a vocabulary file of counts ('key count' lines)",
@@ -690,6 +743,62 @@ def load(path: PathLike, *, mmap: bool = False) -> Any:
     if kind.open is None:
         raise ValueError(f"{path} is {kind.name}; read it with {kind.reader}")
     return kind.open(Path(path), bool(mmap))
+
+
+#: What :func:`load_tokenizer` looks for in a folder, in this order (a Hugging Face model
+#: folder holds one of them), then the one ``*.model`` file in it.
+TOKENIZER_FILES = ("tokenizer.json", "vocab.json", "vocab.txt")
+
+
+def tokenizer_file(path: PathLike) -> tuple[Path, FileKind]:
+    """The tokenizer file at ``path`` (or in the folder ``path``) and its kind; a
+    ``ValueError`` saying what the file is when it holds no tokenizer rowbook reads.
+
+    >>> import tempfile, pathlib
+    >>> folder = pathlib.Path(tempfile.mkdtemp())
+    >>> _ = (folder / "vocab.txt").write_text("[UNK]\\n[CLS]\\n[SEP]\\nhello\\n")
+    >>> tokenizer_file(folder)[1].name
+    'a WordPiece vocab.txt (one token a line)'
+    """
+    path = Path(path)
+    if path.is_dir():
+        found = [path / name for name in TOKENIZER_FILES if (path / name).is_file()]
+        models = sorted(path.glob("*.model"))
+        if not found and len(models) != 1:
+            several = "; it has several .model files" if models else ""
+            raise ValueError(
+                f"folder {path} holds no tokenizer rowbook reads ({', '.join(TOKENIZER_FILES)} "
+                f"or one *.model file){several}"
+            )
+        path = found[0] if found else models[0]
+    check_regular_file(path, "tokenizer")
+    if path.stat().st_size == 0:
+        raise ValueError(f"{path} is empty; a tokenizer file holds a vocabulary")
+    kind = detect(path)
+    if kind is None:
+        raise ValueError(f"{path} is no tokenizer file rowbook knows: it reads {_tokenizers()}")
+    if kind.tokenizer is None:
+        raise ValueError(f"{path} is {kind.name}, not a tokenizer; read it with {kind.reader}")
+    return path, kind
+
+
+def load_tokenizer(path: PathLike) -> Any:
+    """The tokenizer in ``path`` (a file, or a model folder holding one), whatever its
+    format: a :class:`~rowbook.text.ByteLevelBPE`, :class:`~rowbook.text.ByteFallbackBPE`,
+    :class:`~rowbook.text.WordPiece`, :class:`~rowbook.text.Unigram` or
+    :class:`~rowbook.text.SentencePieceBPE` (a GGUF file's, a text pipeline's).
+
+    The format is decided by the content, as :func:`load` decides it (the tokenizer kinds
+    of :data:`KINDS`), never by the file's name.
+    """
+    file, kind = tokenizer_file(path)
+    assert kind.open is not None and kind.tokenizer is not None  # every tokenizer kind opens
+    found = kind.open(file, False)
+    return getattr(found, kind.tokenizer) if kind.tokenizer else found
+
+
+def _tokenizers() -> str:
+    return ", ".join(kind.name for kind in KINDS if kind.tokenizer is not None)
 
 
 def _known() -> str:

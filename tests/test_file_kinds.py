@@ -200,8 +200,12 @@ def test_hugging_face_and_gpt2_tokenizer_files_are_named(tmp_path, files):
     gpt2 = tokenizers.ByteLevelBPETokenizer()
     gpt2.train_from_iterator(TEXTS, vocab_size=270, show_progress=False)
     vocab_json, merges_txt = gpt2.save_model(str(tmp_path))
-    assert "a GPT-2 vocab.json" in _known_not_opened(Path(vocab_json))
-    assert "a GPT-2 merges.txt" in _known_not_opened(Path(merges_txt))
+    for given in (Path(vocab_json), Path(merges_txt)):  # either opens the pair beside it
+        assert detect(given).name in ("a GPT-2 vocab.json (token -> id)", "a GPT-2 merges.txt")
+        assert rowbook.load(given).encode("the cat").ids == gpt2.encode("the cat").ids
+    Path(merges_txt).unlink()
+    with pytest.raises(ValueError, match=r"GPT-2's vocab\.json, but there is no merges\.txt"):
+        rowbook.load(vocab_json)
 
 
 def test_a_file_of_no_known_kind_is_one_line_listing_the_kinds(tmp_path):

@@ -103,7 +103,7 @@ def _shown(token: str) -> str:
 
 def _tokenizer_file(args: argparse.Namespace) -> Any:
     """The tokenizer of ``--tokenizer FILE`` (any format, :func:`rowbook.load_tokenizer`)."""
-    from rowbook.text.loading import identify, load_tokenizer
+    from rowbook.file_kinds import load_tokenizer, tokenizer_file
 
     path = Path(args.tokenizer)
     if not path.exists():
@@ -116,9 +116,9 @@ def _tokenizer_file(args: argparse.Namespace) -> Any:
             raise ValueError(
                 f"--tokenizer FILE fixes the normalizer, the tokens and the ids: drop {flag}"
             )
-    found = identify(path)
-    print(f"{args.prog}: {path}: {found.description}", file=sys.stderr)
-    return load_tokenizer(path)
+    file, kind = tokenizer_file(path)
+    print(f"{args.prog}: {file}: {kind.name}", file=sys.stderr)
+    return load_tokenizer(file)
 
 
 def _run_file_tokenizer(args: argparse.Namespace) -> int:

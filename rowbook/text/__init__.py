@@ -13,7 +13,6 @@ from rowbook.text.bpe import (
     learn_bpe,
     segment,
 )
-from rowbook.text.loading import load_tokenizer
 from rowbook.text.normalize import Normalizer, strip_accents
 from rowbook.text.pipeline import TextPipeline
 from rowbook.text.sentencepiece import SentencePieceBPE, load_model
@@ -39,7 +38,6 @@ __all__ = [
     "iter_lines",
     "learn_bpe",
     "load_model",
-    "load_tokenizer",
     "segment",
     "strip_accents",
 ]

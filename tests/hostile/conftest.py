@@ -39,6 +39,7 @@ import pytest
 
 import rowbook
 from rowbook.data.cooccurrence_file import load_cooccurrence, save_cooccurrence
+from rowbook.file_kinds import load_tokenizer
 from rowbook.gguf import gguf_tokenizer, gguf_vectors, read_gguf
 from rowbook.io import load_state, map_safetensors, save_safetensors, save_state
 from rowbook.models import (
@@ -59,7 +60,6 @@ from rowbook.text import (
     Vocab,
     WordPiece,
     WordTokenizer,
-    load_tokenizer,
 )
 from rowbook.text.sentencepiece import load_model
 from rowbook.training import TrainConfig, Trainer

@@ -11,6 +11,7 @@ import time
 import numpy as np
 import pytest
 
+from rowbook import load_tokenizer
 from rowbook.autograd import Tensor
 from rowbook.autograd.shape_ops import gather
 from rowbook.cli import main
@@ -18,7 +19,7 @@ from rowbook.cli.fitting import interrupted
 from rowbook.io import atomic_write, load_state, parse_json, save_state
 from rowbook.nn import Embedding
 from rowbook.nn.loss import cross_entropy
-from rowbook.text import ByteLevelBPE, Unigram, Vocab, WordPiece, load_model, load_tokenizer
+from rowbook.text import ByteLevelBPE, Unigram, Vocab, WordPiece, load_model
 from rowbook.vectors import Vectors
 
 HUGE = 2**64 - 1

@@ -20,9 +20,10 @@ from tokenizers import (
     trainers,
 )
 
-from rowbook.text import ByteFallbackBPE, ByteLevelBPE, load_tokenizer
+from rowbook import load_tokenizer
+from rowbook.file_kinds import detect
+from rowbook.text import ByteFallbackBPE, ByteLevelBPE
 from rowbook.text.bpe.fallback_files import from_document
-from rowbook.text.loading import identify
 
 from .conftest import HARD_TEXT
 
@@ -149,7 +150,7 @@ def test_byte_fallback_files_written_back(corpus, hard_strings, tmp_path):
     for text in texts:
         expected = theirs.encode(text).ids
         assert back.encode(text).ids == expected == again.encode(text).ids, text
-    assert identify(tmp_path / "rowbook.json").kind == "rowbook"
+    assert detect(tmp_path / "rowbook.json").name == "a rowbook byte-fallback BPE (.json)"
 
 
 def test_dropped_characters_without_unk(corpus):

@@ -17,11 +17,11 @@ from hypothesis import strategies as st
 from tiktoken.load import load_tiktoken_bpe
 from tiktoken_ext import openai_public
 
-from rowbook import load
-from rowbook.text import ByteLevelBPE, load_tokenizer
+from rowbook import load, load_tokenizer
+from rowbook.file_kinds import detect
+from rowbook.text import ByteLevelBPE
 from rowbook.text.bpe import tiktoken_files
 from rowbook.text.bpe.tiktoken_files import ENCODINGS, from_ranks, read_ranks, to_ranks
-from rowbook.text.loading import identify
 
 from .conftest import HARD_TEXT
 
@@ -183,7 +183,7 @@ def test_recognised_by_content(trained, ranks, tmp_path):
     """A file named after an encoding takes its pattern and special tokens."""
     path = tmp_path / "cl100k_base.tiktoken"
     trained.to_tiktoken(path)
-    assert identify(path).kind == "tiktoken"
+    assert detect(path).name == "a tiktoken rank file (.tiktoken)"
     theirs = tiktoken.Encoding(
         "cl100k_base",
         pat_str=ENCODINGS["cl100k_base"].pattern,
@@ -226,8 +226,9 @@ def test_bad_files_name_the_line(tmp_path, ranks):
     counts = tmp_path / "counts.txt"  # word counts of 4-letter words: base64-like, falling
     counts.write_bytes(b"that 120\nwith 98\nhave 76\nfrom 50\n")
     assert not tiktoken_files.is_tiktoken_file(counts.read_bytes())
-    with pytest.raises(ValueError, match=r"merges\.txt"):  # what load_tokenizer takes it for
-        identify(counts)
+    assert detect(counts).name == "a vocabulary file of counts ('key count' lines)"
+    with pytest.raises(ValueError, match=r"vocabulary file of counts .*, not a tokenizer"):
+        load_tokenizer(counts)
     (tmp_path / "empty.tiktoken").write_bytes(b"\n")
     with pytest.raises(ValueError, match="no ranks"):
         read_ranks(tmp_path / "empty.tiktoken")

@@ -11,18 +11,18 @@ import pytest
 import sentencepiece as spm
 from tokenizers import ByteLevelBPETokenizer, Tokenizer, models, pre_tokenizers, trainers
 
+from rowbook import load_tokenizer
 from rowbook.cli import main
+from rowbook.file_kinds import tokenizer_file
 from rowbook.text import (
     ByteLevelBPE,
     SentencePieceBPE,
     TextPipeline,
     Unigram,
     WordPiece,
-    load_tokenizer,
 )
 from rowbook.text import word_counts as word_counts_module
 from rowbook.text.bpe.result import Encoding
-from rowbook.text.loading import identify
 from rowbook.text.word_counts import CountedWords, count_words
 
 
@@ -94,17 +94,17 @@ def test_load_tokenizer_decides_by_content_not_by_name(four, tmp_path):
         files[name] = tmp_path / name
     shutil.copy(folder / "spm-bpe.bin", tmp_path / "g.vocab")
     expected = {
-        "a.model": (ByteLevelBPE, "tokenizer.json with a BPE model"),
-        "b.txt": (WordPiece, "tokenizer.json with a WordPiece model"),
-        "c.json": (Unigram, "tokenizer.json with a Unigram model"),
-        "d.bin": (WordPiece, "rowbook WordPiece file"),
-        "e": (Unigram, "rowbook Unigram file"),
+        "a.model": (ByteLevelBPE, "tokenizer.json (byte-level BPE)"),
+        "b.txt": (WordPiece, "tokenizer.json (WordPiece)"),
+        "c.json": (Unigram, "tokenizer.json (Unigram)"),
+        "d.bin": (WordPiece, "rowbook WordPiece"),
+        "e": (Unigram, "rowbook Unigram"),
         "f.json": (WordPiece, "WordPiece vocab.txt"),
-        "g.vocab": (SentencePieceBPE, "SentencePiece BPE model"),
+        "g.vocab": (SentencePieceBPE, "SentencePiece model"),
     }
     for name, (cls, words) in expected.items():
         path = tmp_path / name
-        assert words in identify(path).description, name
+        assert words in tokenizer_file(path)[1].name, name
         assert isinstance(load_tokenizer(path), cls), name
     gpt2 = tmp_path / "gpt2"
     gpt2.mkdir()
@@ -117,11 +117,14 @@ def test_load_tokenizer_decides_by_content_not_by_name(four, tmp_path):
     with pytest.raises(ValueError, match="is empty"):
         load_tokenizer(tmp_path / "empty")
     (tmp_path / "junk").write_bytes(b"\x00\x01\x02\xff")
-    with pytest.raises(ValueError, match=r"binary but not a SentencePiece \.model"):
+    with pytest.raises(ValueError, match=r"junk is no tokenizer file rowbook knows: it reads"):
         load_tokenizer(tmp_path / "junk")
     (tmp_path / "list.json").write_text('{"a": [1]}')
-    with pytest.raises(ValueError, match="JSON but no tokenizer file rowbook knows"):
+    with pytest.raises(ValueError, match=r"list\.json is no tokenizer file rowbook knows"):
         load_tokenizer(tmp_path / "list.json")
+    (tmp_path / "counts.txt").write_text("the 5\ncat 3\n")
+    with pytest.raises(ValueError, match=r"is a vocabulary file of counts.*not a tokenizer"):
+        load_tokenizer(tmp_path / "counts.txt")
     llama = Tokenizer(models.BPE(unk_token="<unk>", byte_fallback=True))  # Llama-2's shape
     llama.pre_tokenizer = pre_tokenizers.Metaspace()
     trainer = trainers.BpeTrainer(vocab_size=40, special_tokens=["<unk>"], show_progress=False)
