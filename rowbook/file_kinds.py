@@ -208,20 +208,45 @@ class FileKind:
 # -- openers (imported on use: recognising a file imports none of the models) ----------------
 
 
-def _call(target: str) -> Callable[[Path, bool], Any]:
-    """An opener calling ``"module:Name.method"`` (or ``"module:function"``) on the path,
-    importing it only when a file of the kind is opened; it reads, never maps."""
-    module, _, names = target.partition(":")
+def _call(reader: Callable[[], Callable[[Path], Any]]) -> Callable[[Path, bool], Any]:
+    """An opener calling ``reader()`` (a function of the path, reached through the package
+    that defines it, imported only when a file of the kind is opened) on the path; it reads,
+    never maps."""
 
     def open_(path: Path, mmap: bool) -> Any:
-        import importlib
-
-        found: Any = importlib.import_module(module)
-        for name in names.split("."):
-            found = getattr(found, name)
-        return found(path)
+        return reader()(path)
 
     return open_
+
+
+def _text() -> Any:
+    import rowbook.text
+
+    return rowbook.text
+
+
+def _models() -> Any:
+    import rowbook.models
+
+    return rowbook.models
+
+
+def _vectors_class() -> Any:
+    from rowbook.vectors import Vectors
+
+    return Vectors
+
+
+def _cooccurrence(path: Path, mmap: bool) -> Any:
+    from rowbook.data.cooccurrence_file import load_cooccurrence
+
+    return load_cooccurrence(path)
+
+
+def _gguf(path: Path, mmap: bool) -> Any:
+    from rowbook.gguf import read_gguf
+
+    return read_gguf(path)
 
 
 def _model(path: Path, mmap: bool) -> Any:
@@ -410,14 +435,14 @@ KINDS: tuple[FileKind, ...] = (
             "config.json" in h.names
             and ("model.safetensors" in h.names or "model.safetensors.index.json" in h.names)
         ),
-        _call("rowbook.models:TransformerLM.from_hf"),
+        _call(lambda: _models().TransformerLM.from_hf),
         "TransformerLM.from_hf(folder); its token table alone: rowbook.models.hf_checkpoint."
         "hf_vectors(folder)",
     ),
     FileKind(
         "a TensorBoard projector folder",
         lambda h: "projector_config.pbtxt" in h.names,
-        _call("rowbook.vectors:Vectors.load_projector"),
+        _call(lambda: _vectors_class().load_projector),
         "Vectors.load_projector(folder)",
     ),
     # rowbook's own .npz files, by the kind their JSON document names
@@ -443,7 +468,7 @@ KINDS: tuple[FileKind, ...] = (
     FileKind(
         "rowbook co-occurrence counts (.npz)",
         lambda h: h.npz_kind == "cooccurrence",
-        _call("rowbook.data.cooccurrence_file:load_cooccurrence"),
+        _cooccurrence,
         "rowbook.data.load_cooccurrence(path)",
     ),
     FileKind(
@@ -481,7 +506,7 @@ KINDS: tuple[FileKind, ...] = (
     FileKind(
         "a fastText model (.bin, skip-gram or CBOW, negative sampling)",
         lambda h: h.fasttext_args is not None and h.fasttext_args[:2] in ((1, 2), (2, 2)),
-        _call("rowbook.models:FastText.load_fasttext"),
+        _call(lambda: _models().FastText.load_fasttext),
         "FastText.load_fasttext(path)",
         "fasttext",
     ),
@@ -495,13 +520,13 @@ KINDS: tuple[FileKind, ...] = (
     FileKind(
         "a quantised fastText supervised model (.ftz)",
         lambda h: h.fasttext_args is not None and h.fasttext_args[2],
-        _call("rowbook.models:FastTextClassifier.load_fasttext"),
+        _call(lambda: _models().FastTextClassifier.load_fasttext),
         "FastTextClassifier.load_fasttext(path)",
     ),
     FileKind(
         "a fastText supervised model (.bin)",
         lambda h: h.fasttext_args is not None and h.fasttext_args[0] == 3,
-        _call("rowbook.models:FastTextClassifier.load_fasttext"),
+        _call(lambda: _models().FastTextClassifier.load_fasttext),
         "FastTextClassifier.load_fasttext(path)",
     ),
     # vectors as text or binary rows
@@ -523,69 +548,69 @@ KINDS: tuple[FileKind, ...] = (
     FileKind(
         "a rowbook byte-level BPE (.json)",
         lambda h: _json_format(h, "rowbook.ByteLevelBPE"),
-        _call("rowbook.text:ByteLevelBPE.load"),
+        _call(lambda: _text().ByteLevelBPE.load),
         "ByteLevelBPE.load(path)",
         tokenizer="",
     ),
     FileKind(
         "a rowbook WordPiece (.json)",
         lambda h: _json_format(h, "rowbook.WordPiece"),
-        _call("rowbook.text:WordPiece.load"),
+        _call(lambda: _text().WordPiece.load),
         "WordPiece.load(path)",
         tokenizer="",
     ),
     FileKind(
         "a rowbook Unigram (.json)",
         lambda h: _json_format(h, "rowbook.Unigram"),
-        _call("rowbook.text:Unigram.load"),
+        _call(lambda: _text().Unigram.load),
         "Unigram.load(path)",
         tokenizer="",
     ),
     FileKind(
         "a rowbook byte-fallback BPE (.json)",
         lambda h: _json_format(h, "rowbook.ByteFallbackBPE"),
-        _call("rowbook.text:ByteFallbackBPE.load"),
+        _call(lambda: _text().ByteFallbackBPE.load),
         "ByteFallbackBPE.load(path)",
         tokenizer="",
     ),
     FileKind(
         "a rowbook Vocab (.json)",
         lambda h: _json_format(h, "rowbook.Vocab"),
-        _call("rowbook.text:Vocab.load"),
+        _call(lambda: _text().Vocab.load),
         "Vocab.load(path)",
     ),
     FileKind(
         "a rowbook text pipeline (.json)",
         lambda h: _json_format(h, "rowbook", "text_pipeline"),
-        _call("rowbook.text:TextPipeline.load"),
+        _call(lambda: _text().TextPipeline.load),
         "TextPipeline.load(path)",
         tokenizer="tokenizer_",
     ),
     FileKind(
         "a Hugging Face tokenizer.json (byte-level BPE)",
         lambda h: _tokenizer_json(h) == "BPE" and _byte_level(h),
-        _call("rowbook.text:ByteLevelBPE.from_tokenizer_json"),
+        _call(lambda: _text().ByteLevelBPE.from_tokenizer_json),
         "ByteLevelBPE.from_tokenizer_json(path)",
         tokenizer="",
     ),
     FileKind(
         "a Hugging Face tokenizer.json (character-level BPE, byte fallback)",
         lambda h: _tokenizer_json(h) == "BPE" and not _byte_level(h),
-        _call("rowbook.text:ByteFallbackBPE.from_tokenizer_json"),
+        _call(lambda: _text().ByteFallbackBPE.from_tokenizer_json),
         "ByteFallbackBPE.from_tokenizer_json(path)",
         tokenizer="",
     ),
     FileKind(
         "a Hugging Face tokenizer.json (WordPiece)",
         lambda h: _tokenizer_json(h) == "WordPiece",
-        _call("rowbook.text:WordPiece.from_tokenizer_json"),
+        _call(lambda: _text().WordPiece.from_tokenizer_json),
         "WordPiece.from_tokenizer_json(path)",
         tokenizer="",
     ),
     FileKind(
         "a Hugging Face tokenizer.json (Unigram)",
         lambda h: _tokenizer_json(h) == "Unigram",
-        _call("rowbook.text:Unigram.from_tokenizer_json"),
+        _call(lambda: _text().Unigram.from_tokenizer_json),
         "Unigram.from_tokenizer_json(path)",
         tokenizer="",
     ),
@@ -613,7 +638,7 @@ KINDS: tuple[FileKind, ...] = (
     FileKind(
         "a GGUF file (llama.cpp, Ollama: metadata, tokenizer, tensors)",
         lambda h: h.raw[:4] == b"GGUF",
-        _call("rowbook.gguf:read_gguf"),
+        _gguf,
         "rowbook.gguf.read_gguf(path); its token table: rowbook.gguf.gguf_vectors(path)",
         "gguf",
         tokenizer="tokenizer",
@@ -627,7 +652,7 @@ KINDS: tuple[FileKind, ...] = (
     FileKind(
         "a SentencePiece model (.model)",
         _is_sentencepiece,
-        _call("rowbook.text.sentencepiece:load_model"),
+        _call(lambda: _text().load_model),
         "rowbook.text.load_model(path)",
         tokenizer="",
     ),
@@ -654,14 +679,14 @@ KINDS: tuple[FileKind, ...] = (
     FileKind(
         "a WordPiece vocab.txt (one token a line)",
         _is_wordpiece_vocab,
-        _call("rowbook.text:WordPiece.from_vocab"),
+        _call(lambda: _text().WordPiece.from_vocab),
         "WordPiece.from_vocab(path)",
         tokenizer="",
     ),
     FileKind(
         "a tiktoken rank file (.tiktoken)",
         lambda h: _is_tiktoken(h),
-        _call("rowbook.text:ByteLevelBPE.from_tiktoken"),
+        _call(lambda: _text().ByteLevelBPE.from_tiktoken),
         "ByteLevelBPE.from_tiktoken(path, encoding)",
         tokenizer="",
     ),
