@@ -29,6 +29,7 @@ if TYPE_CHECKING:  # the names as type checkers and editors see them; imported o
         FastTextClassifier,
         GloVe,
         LSTMClassifier,
+        NGramLM,
         TextClassifier,
         TransformerLM,
         Word2Vec,
@@ -96,6 +97,7 @@ __getattr__, __dir__, _ = lazy_loader.attach(
             "FastText",
             "TransformerLM",
             "FastTextClassifier",
+            "NGramLM",
         ],
         "file_kinds": ["load"],
         "vectors": ["Vectors", "SubwordVectors"],
@@ -141,6 +143,7 @@ __all__ = [  # noqa: RUF022 - pipeline order, not alphabetical
     "FastText",
     "TransformerLM",
     "FastTextClassifier",
+    "NGramLM",
     # any file
     "load",
     # query side

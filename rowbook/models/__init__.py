@@ -18,6 +18,7 @@ if TYPE_CHECKING:
     from rowbook.models.classifier import LSTMClassifier, TextClassifier
     from rowbook.models.color_harmony import COLOR_NAMES, ColorHarmony
     from rowbook.models.language_model import TransformerLM
+    from rowbook.models.ngram import NGramLM
     from rowbook.models.nplm import NPLM
     from rowbook.models.word_vectors.classifier import FastTextClassifier
     from rowbook.models.word_vectors.fasttext import FastText
@@ -35,6 +36,7 @@ _MODULES = {
     "word_vectors.fasttext": ["FastText"],
     "language_model": ["TransformerLM"],
     "word_vectors.classifier": ["FastTextClassifier"],
+    "ngram": ["NGramLM"],
 }
 _getattr, _, _ = lazy_loader.attach(__name__, submod_attrs=_MODULES)
 _MODEL_NAMES = (
@@ -47,6 +49,7 @@ _MODEL_NAMES = (
     "FastText",
     "TransformerLM",
     "FastTextClassifier",
+    "NGramLM",
 )
 
 
@@ -68,6 +71,7 @@ __all__ = [
     "GloVe",
     "LSTMClassifier",
     "Model",
+    "NGramLM",
     "NotFittedError",
     "TextClassifier",
     "TransformerLM",
