@@ -77,7 +77,7 @@ def discounts_from_counts(n: np.ndarray, order: int) -> np.ndarray:
     Examples
     --------
     >>> discounts_from_counts(np.array([0, 10, 4, 2, 1]), order=2).round(4).tolist()
-    [0.0, 0.4444, 1.1667, 1.7222]
+    [0.0, 0.5556, 1.1667, 1.8889]
     """
     for j in (1, 2, 3):
         if n[j] == 0:

@@ -98,7 +98,7 @@ def count_ngrams(ids: np.ndarray, pos: np.ndarray, n: int, V: int, bos: int) -> 
     >>> [(int(k // 5), int(k % 5), int(c)) for k, c in zip(orders[1].keys, orders[1].counts)]
     [(1, 3, 1), (1, 4, 1), (3, 2, 1), (3, 3, 2), (3, 4, 2), (4, 2, 1), (4, 3, 2)]
     >>> len(orders[2].keys), orders[2].counts.tolist()
-    (7, [1, 1, 1, 1, 2, 1, 1])
+    (7, [1, 1, 2, 1, 1, 1, 1])
     """
     unigrams = OrderCounts(
         keys=np.arange(V, dtype=np.int64),
