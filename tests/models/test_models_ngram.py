@@ -41,7 +41,7 @@ def predictions(sentence: list[str], n: int) -> list[tuple[str, tuple[str, ...]]
 @pytest.fixture(scope="module")
 def corpus() -> tuple[list[list[str]], list[list[str]]]:
     train = zipf_sentences(300, seed=0, words=WORDS[:60])
-    held = zipf_sentences(40, seed=1, words=WORDS[:60]) + [["w1", "unseen", "w2"]]
+    held = [*zipf_sentences(40, seed=1, words=WORDS[:60]), ["w1", "unseen", "w2"]]
     return train, held
 
 
