@@ -44,6 +44,8 @@ NAMES = [
     "scale",
     "viewer",
     "lm",
+    "nplm",
+    "ngram",
 ]
 
 

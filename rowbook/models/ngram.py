@@ -154,7 +154,7 @@ class NGramLM(Model):
         else:
             pipeline = ngram_pipeline(texts, self.level, self.min_count, self.normalizer)
             vocab = pipeline.vocab_
-            ids, pos = frame_sentences(sentence_ids(pipeline, texts), vocab.bos_id, vocab.eos_id)
+            ids, pos = frame_sentences(*sentence_ids(pipeline, texts), vocab.bos_id, vocab.eos_id)
             orders = count_ngrams(ids, pos, self.n, len(vocab), vocab.bos_id)
             tables = NGramTables(len(vocab), [o.keys for o in orders], [o.counts for o in orders])
             discounts = None
@@ -270,7 +270,7 @@ class NGramLM(Model):
         """``(N, n)`` windows of every prediction in ``texts``: n-1 context ids (-1 before
         ``<s>``) and the id predicted (every token and each ``</s>``)."""
         vocab = self.vocab_
-        ids, pos = frame_sentences(sentence_ids(self.pipeline_, texts), vocab.bos_id, vocab.eos_id)
+        ids, pos = frame_sentences(*sentence_ids(self.pipeline_, texts), vocab.bos_id, vocab.eos_id)
         at = np.flatnonzero(pos > 0)  # (N,) every position but <s>
         offsets = np.arange(-(self.n - 1), 1)  # (n,)
         W = ids[np.maximum(at[:, None] + offsets, 0)]  # (N, n)

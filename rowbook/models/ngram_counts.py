@@ -52,22 +52,25 @@ class OrderCounts:
 
 
 def frame_sentences(
-    sentences: list[np.ndarray], bos: int, eos: int
+    words: np.ndarray, lengths: np.ndarray, bos: int, eos: int
 ) -> tuple[np.ndarray, np.ndarray]:
-    """``(ids, pos)``: the sentences framed by ``bos`` / ``eos`` and joined, and each
-    position's offset from its sentence's ``bos``.
+    """``(ids, pos)``: the sentences (``words`` cut into ``lengths``) framed by ``bos`` /
+    ``eos`` and joined, and each position's offset from its sentence's ``bos``.
 
     Examples
     --------
-    >>> ids, pos = frame_sentences([np.array([5, 6]), np.array([7])], bos=1, eos=2)
+    >>> ids, pos = frame_sentences(np.array([5, 6, 7]), np.array([2, 1]), bos=1, eos=2)
     >>> ids.tolist(), pos.tolist()
     ([1, 5, 6, 2, 1, 7, 2], [0, 1, 2, 3, 0, 1, 2])
     """
-    lengths = np.array([len(s) + 2 for s in sentences], dtype=np.int64)  # (S,)
-    parts = [np.concatenate(([bos], s, [eos])) for s in sentences]
-    ids = np.concatenate(parts).astype(np.int64) if parts else np.zeros(0, np.int64)  # (T,)
-    starts = np.repeat(np.cumsum(lengths) - lengths, lengths)  # (T,)
-    return ids, np.arange(len(ids), dtype=np.int64) - starts
+    framed = lengths.astype(np.int64) + 2  # (S,)
+    starts = np.cumsum(framed) - framed  # (S,) where each <s> goes
+    ids = np.empty(int(framed.sum()), dtype=np.int64)  # (T,)
+    ids[starts] = bos
+    ids[starts + framed - 1] = eos
+    word_starts = np.repeat(starts + 1 - (np.cumsum(lengths) - lengths), lengths)  # (N,)
+    ids[word_starts + np.arange(len(words))] = words
+    return ids, np.arange(len(ids), dtype=np.int64) - np.repeat(starts, framed)
 
 
 def lookup(keys: np.ndarray, queries: np.ndarray) -> np.ndarray:
@@ -91,7 +94,7 @@ def count_ngrams(ids: np.ndarray, pos: np.ndarray, n: int, V: int, bos: int) -> 
     --------
     The two-sentence ``a a b a`` / ``b a a b`` corpus (ids a=3, b=4; <s>=1, </s>=2):
 
-    >>> ids, pos = frame_sentences([np.array([3, 3, 4, 3]), np.array([4, 3, 3, 4])], 1, 2)
+    >>> ids, pos = frame_sentences(np.array([3, 3, 4, 3, 4, 3, 3, 4]), np.array([4, 4]), 1, 2)
     >>> orders = count_ngrams(ids, pos, 3, V=5, bos=1)
     >>> orders[0].counts.tolist()
     [0, 2, 2, 5, 3]

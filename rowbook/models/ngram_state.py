@@ -40,24 +40,20 @@ def ngram_vocab(min_count: int = 1) -> Vocab:
 
 
 def _is_tokens(texts: Sequence[Any]) -> bool:
-    """Whether ``texts`` are lists of tokens (else str); a mix is refused."""
+    """Whether ``texts`` are lists of tokens (else str); a mix is refused. (The tokens
+    themselves are checked by :meth:`Vocab.encode <rowbook.text.Vocab.encode>`.)"""
     if isinstance(texts, str):
         raise TypeError("texts must be a list of texts, got one str; wrap it: [text]")
-    texts = list(texts)
-    if not texts:
+    if not len(texts):
         raise ValueError("texts must hold at least one text, got an empty list")
-    kinds = {isinstance(t, str) for t in texts}
-    tokens = all(
-        isinstance(t, list | tuple) and all(isinstance(w, str) for w in t)
-        for t in texts
-        if not isinstance(t, str)
-    )
-    if len(kinds) > 1 or not tokens:
+    strings = sum(isinstance(t, str) for t in texts)
+    lists = sum(isinstance(t, list | tuple) for t in texts)
+    if strings != len(texts) and lists != len(texts):
         raise TypeError(
             "texts must all be str (one sentence each) or all be lists of str tokens, got "
             f"items of types {sorted({type(t).__name__ for t in texts})}"
         )
-    return kinds == {False}
+    return lists == len(texts)
 
 
 def ngram_pipeline(
@@ -67,7 +63,7 @@ def ngram_pipeline(
     tokenizer = CharTokenizer() if level == "char" else WordTokenizer()
     vocab = ngram_vocab(min_count)
     if _is_tokens(texts):
-        vocab.fit(texts)
+        vocab.fit([[w for sentence in texts for w in sentence]])  # one pass, same order
         pipeline = TextPipeline(normalizer, tokenizer, vocab).fit([])
     else:
         pipeline = TextPipeline(normalizer, tokenizer, vocab).fit(texts)
@@ -81,11 +77,12 @@ def ngram_pipeline(
     return pipeline
 
 
-def sentence_ids(pipeline: TextPipeline, texts: Sequence[Any]) -> list[np.ndarray]:
-    """Each text's ids (``(m,)`` int64), tokenized by ``pipeline`` unless already tokens."""
-    if _is_tokens(texts):
-        return [pipeline.vocab_.encode(list(t)) for t in texts]
-    return [pipeline.encode(t) for t in texts]
+def sentence_ids(pipeline: TextPipeline, texts: Sequence[Any]) -> tuple[np.ndarray, np.ndarray]:
+    """``(ids (N,), lengths (S,))``: the ids of every text, joined, and each text's length;
+    the texts are tokenized by ``pipeline`` unless they are lists of tokens already."""
+    tokens = texts if _is_tokens(texts) else [pipeline.tokenize(t) for t in texts]
+    lengths = np.fromiter(map(len, tokens), dtype=np.int64, count=len(tokens))
+    return pipeline.vocab_.encode([w for sentence in tokens for w in sentence]), lengths
 
 
 def check_discounts(discounts: Any, fallback: Any, n: int) -> None:
