@@ -85,7 +85,7 @@ def discounts_from_counts(n: np.ndarray, order: int) -> np.ndarray:
                 f"modified Kneser-Ney cannot estimate the {order}-gram discounts: no "
                 f"{order}-gram has adjusted count {j} (count-of-counts n1..n4 = "
                 f"{n[1:].tolist()}), which happens on small or artificial data; use more "
-                "text, or pass discount_fallback=(0.5, 1.0, 1.5) as lmplz's "
+                "text, or set discount_fallback, e.g. (0.5, 1.0, 1.5), as lmplz's "
                 "--discount_fallback does"
             )
     Y = n[1] / (n[1] + 2.0 * n[2])
@@ -94,7 +94,7 @@ def discounts_from_counts(n: np.ndarray, order: int) -> np.ndarray:
         raise DiscountError(
             f"the {order}-gram discounts D1, D2, D3+ = {D[1:].round(4).tolist()} are out of "
             f"range (0 <= D_j <= j), from count-of-counts n1..n4 = {n[1:].tolist()}; use more "
-            "text, or pass discount_fallback=(0.5, 1.0, 1.5)"
+            "text, or set discount_fallback, e.g. (0.5, 1.0, 1.5)"
         )
     return D
 

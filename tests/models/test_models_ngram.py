@@ -35,6 +35,13 @@ def predictions(sentence: list[str], n: int) -> list[tuple[str, tuple[str, ...]]
     return [(padded[i], tuple(padded[i - n + 1 : i])) for i in range(n - 1, len(padded))]
 
 
+def from_last_bos(tokens: tuple[str, ...]) -> tuple[str, ...]:
+    """``tokens`` from their last ``<s>`` on: nothing stands before the start of a sentence."""
+    return (
+        tokens[max(i for i, t in enumerate(tokens) if t == "<s>") :] if "<s>" in tokens else tokens
+    )
+
+
 # -- add-k and unsmoothed: nltk.lm ---------------------------------------------------------
 
 
@@ -187,7 +194,7 @@ def test_kneser_ney_equals_a_plain_python_kneser_ney():
     assert lm.discounts_[:, 1:].min() > 0  # estimated, not the fallback
     for sentence in held:
         for word, context in predictions(sentence, 3):
-            context = context[1:] if context[0] == "<s>" else context  # <s> opens the sentence
+            context = from_last_bos(context)
             word = word if word in lm.vocab_ else "<unk>"
             assert lm.logprob(word, context) == pytest.approx(math.log(p(word, context)), rel=1e-9)
 
@@ -353,3 +360,30 @@ def test_not_fitted_and_bad_texts():
         NGramLM().fit("one text")
     with pytest.raises(TypeError, match="all be str"):
         NGramLM().fit(["a b", ["a", "b"]])
+
+
+# -- the experiment beside the NPLM ------------------------------------------------------------
+
+
+def test_unseen_share_counts_what_training_never_had():
+    from rowbook.models.ngram_experiment import unseen_share
+
+    train = zipf_sentences(300, seed=0, words=WORDS[:50])
+    held = zipf_sentences(50, seed=1, words=WORDS[:60])  # some words never seen: <unk>
+    lm = NGramLM(n=3, smoothing="add_k").fit(train)
+    seen = set()
+    for s in train:
+        tokens = ["<s>", *s, "</s>"]
+        seen |= {tuple(tokens[i : i + k]) for k in (1, 2, 3) for i in range(len(tokens) - k + 1)}
+    grams, contexts = [], []
+    for s in held:
+        for word, context in predictions(s, 3):
+            known = [w if w in lm.vocab_ else "<unk>" for w in (*context, word)]
+            gram = from_last_bos(tuple(known))
+            grams.append(gram not in seen)
+            contexts.append(gram[:-1] not in seen)
+    assert 0 < np.mean(grams) < 1 and 0 < np.mean(contexts) < 1
+    assert unseen_share(lm, held) == (
+        pytest.approx(np.mean(grams)),
+        pytest.approx(np.mean(contexts)),
+    )
