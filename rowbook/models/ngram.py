@@ -152,30 +152,32 @@ class NGramLM(Model):
         if state is not None:
             self._set_state(state)
         else:
-            pipeline = ngram_pipeline(texts, self.level, self.min_count, self.normalizer)
-            vocab = pipeline.vocab_
-            ids, pos = frame_sentences(*sentence_ids(pipeline, texts), vocab.bos_id, vocab.eos_id)
-            orders = count_ngrams(ids, pos, self.n, len(vocab), vocab.bos_id)
-            tables = NGramTables(len(vocab), [o.keys for o in orders], [o.counts for o in orders])
-            discounts = None
-            if self.smoothing == "kneser_ney":
-                fixed = None if self.discounts is None else _discount_rows(self.discounts, self.n)
-                probs, backoffs, discounts = kneser_ney_tables(
-                    orders,
-                    len(vocab),
-                    vocab.bos_id,
-                    discounts=fixed,
-                    fallback=self.discount_fallback,
-                )
-                with np.errstate(divide="ignore"):
-                    log10 = [np.log10(p) for p in probs]
-                    tables = NGramTables(
-                        tables.V, tables.keys, tables.counts, log10, [np.log10(b) for b in backoffs]
-                    )
-            self._fitted = {"pipeline": pipeline, "tables": tables, "discounts": discounts}
+            self._fitted = self._estimate(texts)
         if checkpoint is not None:
             self.save(checkpoint)
         return self
+
+    def _estimate(self, texts: Sequence[Any]) -> dict[str, Any]:
+        """The learned state from ``texts``: the pipeline, the counts, and the smoothing."""
+        pipeline = ngram_pipeline(texts, self.level, self.min_count, self.normalizer)
+        vocab = pipeline.vocab_
+        V, bos = len(vocab), vocab.bos_id
+        ids, pos = frame_sentences(*sentence_ids(pipeline, texts), bos, vocab.eos_id)
+        orders = count_ngrams(ids, pos, self.n, V, bos)
+        keys, counts = [o.keys for o in orders], [o.counts for o in orders]
+        if self.smoothing != "kneser_ney":
+            return {"pipeline": pipeline, "tables": NGramTables(V, keys, counts), "discounts": None}
+        fixed = None if self.discounts is None else _discount_rows(self.discounts, self.n)
+        probs, backoffs, discounts = kneser_ney_tables(
+            orders, V, bos, discounts=fixed, fallback=self.discount_fallback
+        )
+        with np.errstate(divide="ignore"):  # zero discounts give gamma = 0: log10 -inf
+            log10_prob, log10_backoff = (
+                [np.log10(p) for p in probs],
+                [np.log10(b) for b in backoffs],
+            )
+        tables = NGramTables(V, keys, counts, log10_prob, log10_backoff)
+        return {"pipeline": pipeline, "tables": tables, "discounts": discounts}
 
     # -- learned state ------------------------------------------------------------------
     def _get_state(self) -> dict[str, Any]:
