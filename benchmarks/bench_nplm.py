@@ -146,15 +146,14 @@ def main(argv: list[str] | None = None) -> int:
         f"## NPLM training step: V={V:,}, n=3, d=16, hidden=64, batch {batch}, float32, Adam; "
         f"median of {repeat} rounds of 5 steps, the two sides in their own processes, in turn\n"
     )
-    print("| threads | rowbook ms | torch ms | rowbook / torch |")
+    print("| threads | rowbook ms | torch ms | torch / rowbook |")
     print("|---:|---:|---:|---:|")
     targets = []
     for threads in (1, 2):
         ms = _alternating_ms(threads, V, batch, repeat, k=5)
-        ratio = ms["rowbook"] / ms["torch"]
+        ratio = ms["torch"] / ms["rowbook"]
         print(f"| {threads} | {ms['rowbook']:.1f} | {ms['torch']:.1f} | {ratio:.2f} |")
-        targets.append((f"NPLM step within 1.2x of torch, {threads} thread(s)", 1.2 / ratio, 1.0))
-    print("\n(measured: 1.2 / (rowbook / torch); at least 1 meets the target)")
+        targets.append((f"NPLM step within 1.2x of torch, {threads} thread(s)", ratio, 1 / 1.2))
     return 0 if print_targets(targets) else 1
 
 
