@@ -302,6 +302,18 @@ def test_hostile_arpa_files_are_refused_with_their_line(tmp_path, text, match):
         NGramLM.from_arpa(tmp_path / "bad.arpa")
 
 
+def test_a_file_without_unk_gives_it_kenlms_minus_100(tmp_path):
+    (tmp_path / "closed.arpa").write_text(
+        GOOD.replace("ngram 1=4", "ngram 1=3").replace("-1\t<unk>\t0\n", "")
+    )
+    lm = NGramLM.from_arpa(tmp_path / "closed.arpa")
+    assert lm.vocab_.itos[:3] == ["<unk>", "<s>", "</s>"]
+    assert lm.logprob("zebra", ["a"]) / math.log(10) == pytest.approx(
+        -100.0 - 0.2
+    )  # b(a) + p(<unk>)
+    assert lm.logprob("a", ["<s>"]) / math.log(10) == pytest.approx(-0.1)
+
+
 def test_a_missing_context_is_refused(tmp_path):
     text = GOOD.replace("ngram 2=2", "ngram 2=2\nngram 3=1").replace(
         "\\end\\", "\\3-grams:\n-0.1\ta a </s>\n\n\\end\\"
