@@ -33,6 +33,7 @@ NAMES = [
     "losses",
     "text",
     "tokenizers",
+    "tiktoken",
     "vectors",
     "compare",
     "index",
@@ -44,6 +45,8 @@ NAMES = [
     "scale",
     "viewer",
     "lm",
+    "kv_cache",
+    "gguf",
     "nplm",
     "ngram",
 ]

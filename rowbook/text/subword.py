@@ -34,7 +34,7 @@ from typing import Any
 
 import numpy as np
 
-from rowbook.checks import check_int
+from rowbook.checks import InputTypeError, check_int
 from rowbook.fork_pool import map_in_order
 from rowbook.text.aligned import Aligned
 from rowbook.text.batches import text_batches
@@ -218,7 +218,9 @@ class SubwordTokenizer(TokenTable):
         shared with forked processes). The result does not depend on ``workers``."""
         self._check_fitted()
         if isinstance(texts, str):
-            raise TypeError("encode_batch expects a sequence of str; for one text use encode()")
+            raise InputTypeError(
+                "encode_batch expects a sequence of str; for one text use encode()"
+            )
         workers = check_int("workers", workers, 1, allow_none=True) or os.cpu_count() or 1
         texts = [check_str(t) for t in texts]
         with gc_paused():
@@ -270,7 +272,7 @@ class SubwordTokenizer(TokenTable):
     def _add(self, tokens: Sequence[str], special: bool) -> int:
         self._check_fitted()
         if isinstance(tokens, str) or any(not isinstance(t, str) or not t for t in tokens):
-            raise TypeError(f"tokens must be a sequence of non-empty str, got {tokens!r}")
+            raise InputTypeError(f"tokens must be a sequence of non-empty str, got {tokens!r}")
         new = [t for t in dict.fromkeys(tokens) if t not in self._vocab]
         added = [*self._added, *((t, special) for t in tokens if t not in self._added_ids)]
         self._install([*self._id_to_token, *new], added)

@@ -15,6 +15,8 @@ from typing import Any
 
 import numpy as np
 
+from rowbook.checks import InputIndexError, InputTypeError, UnknownKeyError
+
 __all__ = ["TokenTable"]
 
 
@@ -48,14 +50,14 @@ class TokenTable:
         """The id of a token (``KeyError`` naming it when unknown)."""
         self._check_fitted()
         if token not in self._vocab:
-            raise KeyError(f"token {token!r} is not in the vocabulary of {len(self)} tokens")
+            raise UnknownKeyError(f"token {token!r} is not in the vocabulary of {len(self)} tokens")
         return self._vocab[token]
 
     def id_to_token(self, token_id: int) -> str:
         """The token of an id (``IndexError`` naming the valid range)."""
         self._check_fitted()
         if not isinstance(token_id, int | np.integer) or not 0 <= token_id < len(self):
-            raise IndexError(f"token id {token_id!r} is out of range [0, {len(self)})")
+            raise InputIndexError(f"token id {token_id!r} is out of range [0, {len(self)})")
         return self._id_to_token[token_id]
 
     def add_tokens(self, tokens: Sequence[str]) -> int:
@@ -78,13 +80,13 @@ class TokenTable:
         from rowbook.text.bpe.encoding import Encoding
 
         if isinstance(ids, Encoding):
-            raise TypeError("decode takes ids, got an Encoding; pass encoding.ids")
+            raise InputTypeError("decode takes ids, got an Encoding; pass encoding.ids")
         ids = np.asarray(list(ids) if not isinstance(ids, np.ndarray) else ids)
         if ids.size and (ids.dtype.kind not in "iu" or ids.ndim != 1):
-            raise TypeError(
+            raise InputTypeError(
                 f"ids must be a 1-d sequence of ints, got dtype {ids.dtype}, ndim {ids.ndim}"
             )
         if ids.size and (ids.min() < 0 or ids.max() >= len(self)):
             bad = ids[(ids < 0) | (ids >= len(self))][0]
-            raise IndexError(f"token id {int(bad)} is out of range [0, {len(self)})")
+            raise InputIndexError(f"token id {int(bad)} is out of range [0, {len(self)})")
         return ids

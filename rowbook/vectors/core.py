@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any, Literal
 
 import numpy as np
 
-from rowbook.checks import check_int
+from rowbook.checks import InputTypeError, check_int
 from rowbook.vectors import evaluate
 from rowbook.vectors.index import IndexKind, VectorIndex
 from rowbook.vectors.neighbors import (
@@ -552,7 +552,7 @@ def _as_plain_terms(value: Term | Sequence[Term] | None, name: str) -> list[Term
         value = [value]
     items = list(value)
     if any(isinstance(item, tuple) for item in items):
-        raise TypeError(
+        raise InputTypeError(
             f"most_similar_cosmul takes keys or vectors in {name}, not (term, weight) pairs"
         )
     return [item if isinstance(item, str) else np.asarray(item) for item in items]

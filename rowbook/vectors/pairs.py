@@ -14,6 +14,7 @@ from typing import Literal
 
 import numpy as np
 
+from rowbook.checks import InputTypeError
 from rowbook.vectors.edit import EditableTable
 from rowbook.vectors.neighbors import cos_add_direction, pair_cosines, row_norms, unit_rows
 
@@ -165,7 +166,7 @@ class PairQueries(EditableTable):
             elif isinstance(term, np.ndarray) and term.shape == (self.vector_size,):
                 rows.append(term.astype(np.float32, copy=False))
             else:
-                raise TypeError(
+                raise InputTypeError(
                     f"expected a key (str) or a ({self.vector_size},) vector, got "
                     f"{type(term).__name__} {getattr(term, 'shape', term)!r}"
                 )

@@ -24,6 +24,7 @@ from typing import TYPE_CHECKING, Any, Self
 
 import numpy as np
 
+from rowbook.checks import InputTypeError
 from rowbook.nn.bag import bag_sum
 from rowbook.text.subwords import char_ngrams, subword_ids, subword_table
 from rowbook.vectors.core import Term, Vectors
@@ -237,7 +238,7 @@ class SubwordVectors(Vectors):
     @classmethod
     def load(cls, path: PathLike, **kwargs: Any) -> Self:
         """Not for subword vectors: an ``.npz`` holds no n-gram rows (use :meth:`load_fasttext`)."""
-        raise TypeError(
+        raise InputTypeError(
             f"{path}: a vectors file holds no n-gram rows; read it with Vectors.load(path), or "
             "read a fastText model with SubwordVectors.load_fasttext(path)"
         )
@@ -245,7 +246,7 @@ class SubwordVectors(Vectors):
     @classmethod
     def load_word2vec_format(cls, path: PathLike, *args: object, **kwargs: object) -> Self:
         """Not for subword vectors: word2vec files hold no n-gram rows (use :meth:`load_fasttext`)."""
-        raise TypeError(
+        raise InputTypeError(
             f"{path}: a word2vec file holds no n-gram rows; read it with "
             "Vectors.load_word2vec_format(path), or a fastText model with SubwordVectors.load_fasttext(path)"
         )

@@ -243,6 +243,6 @@ def encode_batch(encoder: Encoder, texts: list[str], workers: int) -> list[Encod
         encodings = []
         for batch, (ids_of, prefixed) in parts:
             encodings += build_encodings(
-                batch, ids_of, prefixed, encoder.id_to_token, encoder.id_len
+                batch, ids_of, prefixed, encoder.id_to_token, encoder.id_len, encoder.align
             )
         return encodings
