@@ -47,6 +47,8 @@ NAMES = [
     "lm",
     "kv_cache",
     "gguf",
+    "nplm",
+    "ngram",
 ]
 
 

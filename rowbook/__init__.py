@@ -43,6 +43,9 @@ if TYPE_CHECKING:  # the names as type checkers and editors see them; imported o
         LSTMClassifier as LSTMClassifier,
     )
     from rowbook.models import (
+        NGramLM as NGramLM,
+    )
+    from rowbook.models import (
         TextClassifier as TextClassifier,
     )
     from rowbook.models import (

@@ -15,6 +15,7 @@ module         commands
 ``vocab``      ``vocab``
 ``train``      ``train word2vec``, ``train glove``, ``train fasttext``, ``train nplm`` (parsers in ``train_options``)
 ``lm``         ``train lm``, ``generate``, ``size``, ``vocab-sweep`` (language models)
+``ngram``      ``count-vs-neural`` (an n-gram count model beside the NPLM)
 ``cooccur``    ``cooccur`` (GloVe's counting alone; ``train glove`` trains on its file)
 ``query``      ``neighbors``, ``analogy``, ``similarity``, ``evaluate``
 ``compare``    ``compare`` (two vectors files: what moved)
@@ -47,6 +48,7 @@ from rowbook.cli import (
     inspect,
     lm,
     misc,
+    ngram,
     query,
     tables,
     text,
@@ -114,6 +116,7 @@ def build_parser(argv: Sequence[str] | None = None) -> argparse.ArgumentParser:
     files.register(commands)
     inspect.register(commands)
     lm.register(commands, train, only=train_models)
+    ngram.register(commands)
     classify.register(commands)
     tables.register(commands)
     misc.register_bench(commands)

@@ -21,6 +21,7 @@ import math
 import numba
 import numpy as np
 
+from rowbook._threads import serial_below
 from rowbook.nn.kernel_math import FASTMATH, fast_exp
 
 __all__ = ["lse_rows", "softmax_minus_target"]
@@ -51,7 +52,8 @@ def _grad_kernel(z, ids, lse, coef, out):  # pragma: no cover - compiled
 def lse_rows(z: np.ndarray, ids: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """``(log-sum-exp of each row, lse - z[row, ids[row]])`` of ``(N, C)`` logits."""
     lse, loss = np.empty(len(z), z.dtype), np.empty(len(z), z.dtype)
-    _lse_kernel(z, ids.astype(np.int64, copy=False), lse, loss)
+    with serial_below(z.size):  # one row per task either way: the same numbers
+        _lse_kernel(z, ids.astype(np.int64, copy=False), lse, loss)
     return lse, loss
 
 
@@ -60,5 +62,8 @@ def softmax_minus_target(
 ) -> np.ndarray:
     """``coef[:, None] * (softmax(z) - one_hot(ids))`` as ``(N, C)``."""
     out = np.empty_like(z)
-    _grad_kernel(z, ids.astype(np.int64, copy=False), lse, coef.astype(z.dtype, copy=False), out)
+    with serial_below(z.size):
+        _grad_kernel(
+            z, ids.astype(np.int64, copy=False), lse, coef.astype(z.dtype, copy=False), out
+        )
     return out

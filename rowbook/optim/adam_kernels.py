@@ -28,6 +28,8 @@ import math
 import numba
 import numpy as np
 
+from rowbook._threads import serial_below
+
 __all__ = [
     "adam_dense",
     "adam_dense_reference",
@@ -163,24 +165,25 @@ def adam_dense(
     decay = t(1 - lr * weight_decay) if decoupled and weight_decay != 0 else t(1)
     l2 = t(weight_decay) if not decoupled else t(0)
     vmax = max_exp_avg_sq if max_exp_avg_sq is not None else exp_avg_sq
-    _adam_dense_kernel(
-        param.reshape(-1),
-        grad.reshape(-1),
-        exp_avg.reshape(-1),
-        exp_avg_sq.reshape(-1),
-        vmax.reshape(-1),
-        max_exp_avg_sq is not None,
-        small,
-        w,
-        one_minus_w,
-        t(beta2),
-        t(1 - beta2),
-        decay,
-        l2,
-        t(-(lr / (1 - beta1**step))),
-        t((1 - beta2**step) ** 0.5),
-        t(eps),
-    )
+    with serial_below(param.size):  # the same kernel on one thread: the same numbers
+        _adam_dense_kernel(
+            param.reshape(-1),
+            grad.reshape(-1),
+            exp_avg.reshape(-1),
+            exp_avg_sq.reshape(-1),
+            vmax.reshape(-1),
+            max_exp_avg_sq is not None,
+            small,
+            w,
+            one_minus_w,
+            t(beta2),
+            t(1 - beta2),
+            decay,
+            l2,
+            t(-(lr / (1 - beta1**step))),
+            t((1 - beta2**step) ** 0.5),
+            t(eps),
+        )
 
 
 # -- row-sparse (SparseAdam) ----------------------------------------------------------

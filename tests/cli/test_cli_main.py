@@ -57,6 +57,7 @@ def test_every_command_is_there():
         "generate",
         "size",
         "vocab-sweep",
+        "count-vs-neural",
         "inspect",
     }
     assert set(command_parsers()) == expected

@@ -1,0 +1,102 @@
+"""The count language model on the command line: ``count-vs-neural``.
+
+``rowbook count-vs-neural CORPUS`` trains an n-gram count model (modified Kneser-Ney, and
+add-one) and an NPLM on the same lines and prints their held-out perplexity side by side
+with the share of held-out n-grams the counts never saw
+(:func:`rowbook.models.ngram_experiment.counts_vs_neural`).
+"""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+from typing import Any
+
+from rowbook.cli._common import add_command, add_unicode_errors, print_json, read_lines
+
+__all__ = ["register"]
+
+
+def run_count_vs_neural(args: argparse.Namespace) -> int:
+    from rowbook.models.ngram_experiment import counts_vs_neural, counts_vs_neural_table
+
+    lines = [line for line in read_lines(args.corpus, errors=args.unicode_errors) if line.strip()]
+    lines = lines[: args.max_lines] if args.max_lines else lines
+    if args.held_out:
+        train = lines
+        held = [h for h in read_lines(args.held_out, errors=args.unicode_errors) if h.strip()]
+    else:
+        train = [line for i, line in enumerate(lines) if i % 10]
+        held = lines[::10]
+    if not train or not held:
+        raise ValueError(
+            f"the corpus gave {len(train)} training and {len(held)} held-out lines; both need "
+            "at least one (give more lines, or --held-out FILE)"
+        )
+    settings = {"epochs": args.epochs, "dim": args.dim, "hidden": args.hidden}
+    result = counts_vs_neural(
+        train,
+        held,
+        n=args.n,
+        min_count=args.min_count,
+        nplm=settings | {"batch_size": args.batch_size},
+        seed=args.seed,
+        threads=args.threads or None,
+        discount_fallback=args.discount_fallback,
+    )
+    if args.json:
+        print_json(dataclasses.asdict(result))
+    else:
+        print(counts_vs_neural_table(result))
+    return 0
+
+
+def register(commands: Any) -> None:
+    """Add ``count-vs-neural``."""
+    p = add_command(
+        commands,
+        "count-vs-neural",
+        run=run_count_vs_neural,
+        help="an n-gram count model beside the NPLM: held-out perplexity, unseen n-grams",
+        description="Train an n-gram count model (interpolated modified Kneser-Ney as KenLM "
+        "builds it, and add-one) and an NPLM seeing the same n-1 words on the lines of CORPUS "
+        "(one sentence a line, word tokens, the same vocabulary), and print held-out perplexity "
+        "side by side with the share of held-out n-grams the counts never saw. Every tenth "
+        "line is held out unless --held-out is given.",
+        examples=[
+            "rowbook count-vs-neural sentences.txt",
+            "rowbook count-vs-neural sentences.txt --max-lines 20000 --epochs 5 --json",
+        ],
+    )
+    p.add_argument("corpus", metavar="CORPUS", nargs="+")
+    p.add_argument("--held-out", metavar="FILE", help="lines to score (default: every tenth)")
+    p.add_argument("--max-lines", type=int, default=0, metavar="N", help="read at most N lines")
+    p.add_argument("--n", type=int, default=3, help="the order (default: %(default)s)")
+    p.add_argument(
+        "--min-count",
+        type=int,
+        default=2,
+        metavar="N",
+        help="rarer words become <unk> in both models (default: %(default)s)",
+    )
+    for flag, default in (("--epochs", 5), ("--dim", 32), ("--hidden", 64), ("--batch-size", 512)):
+        p.add_argument(flag, type=int, default=default, help=f"NPLM (default: {default})")
+    p.add_argument("--seed", type=int, default=0, help="NPLM seed (default: %(default)s)")
+    p.add_argument(
+        "--threads",
+        type=int,
+        default=1,
+        metavar="N",
+        help="BLAS and numba threads while training, 0 for as they are (default: 1, the "
+        "fastest on a busy machine)",
+    )
+    p.add_argument(
+        "--discount-fallback",
+        type=float,
+        nargs=3,
+        metavar=("D1", "D2", "D3"),
+        help="Kneser-Ney discounts for an order whose estimate fails on small text, as lmplz's "
+        "--discount_fallback (e.g. 0.5 1 1.5)",
+    )
+    p.add_argument("--json", action="store_true", help="print JSON")
+    add_unicode_errors(p)
