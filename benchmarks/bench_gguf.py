@@ -7,9 +7,9 @@ Two parts, one run:
    ``gguf.quants.dequantize`` (NumPy, vectorised over blocks), timed in turn on the same
    bytes (CPU time of the process: steadier than wall time on a shared machine). Target:
    rowbook at least 5x ``gguf`` on every quantised type.
-2. **Opening** a generated GGUF of about 560 MB (a Llama-3-sized vocabulary: 128,256 tokens
+2. **Opening** a generated GGUF of about 1 GiB (a Llama-3-sized vocabulary: 128,256 tokens
    in the metadata, ``token_embd.weight`` 128,256 x 2,048 in Q4_K, ``output.weight`` in
-   Q6_K, sixteen 2,048 x 8,192 Q4_K matrices; random blocks, kept in the benchmark cache,
+   Q6_K, 76 2,048 x 8,192 Q4_K matrices; random blocks, kept in the benchmark cache,
    never committed), each reader in a fresh process: rowbook's ``gguf_vectors`` and a first
    ``most_similar``, against ``gguf.GGUFReader`` + ``gguf.quants.dequantize`` of the same
    table and the same query in NumPy: time to the answer and peak resident memory (VmHWM).
@@ -104,7 +104,7 @@ def write_big_file(path: Path, quick: bool) -> None:
     from rowbook.gguf.writer import write_gguf
 
     rng = np.random.default_rng(1)
-    vocab, d, ff, layers = (16_000, 1024, 4096, 4) if quick else (128_256, 2048, 8192, 8)
+    vocab, d, ff, layers = (16_000, 1024, 4096, 4) if quick else (128_256, 2048, 8192, 38)
     tensors = [
         ("token_embd.weight", random_blocks("Q4_K", vocab * d, rng), "Q4_K", (vocab, d)),
         ("output.weight", random_blocks("Q6_K", vocab * d, rng), "Q6_K", (vocab, d)),
@@ -161,7 +161,7 @@ def _run(body: str, path: Path) -> dict:
 
 
 def opening(quick: bool) -> None:
-    path = cache_dir() / ("gguf-quick.gguf" if quick else "gguf-big.gguf")
+    path = cache_dir() / ("gguf-quick.gguf" if quick else "gguf-1gib.gguf")
     if not path.exists():
         write_big_file(path, quick)
     size = path.stat().st_size
