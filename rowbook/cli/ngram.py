@@ -3,7 +3,7 @@
 ``rowbook count-vs-neural CORPUS`` trains an n-gram count model (modified Kneser-Ney, and
 add-one) and an NPLM on the same lines and prints their held-out perplexity side by side
 with the share of held-out n-grams the counts never saw
-(:func:`rowbook.models.ngram_experiment.counts_vs_neural`).
+(:func:`rowbook.models.ngram.experiment.counts_vs_neural`).
 """
 
 from __future__ import annotations
@@ -18,7 +18,7 @@ __all__ = ["register"]
 
 
 def run_count_vs_neural(args: argparse.Namespace) -> int:
-    from rowbook.models.ngram_experiment import counts_vs_neural, counts_vs_neural_table
+    from rowbook.models.ngram.experiment import counts_vs_neural, counts_vs_neural_table
 
     lines = [line for line in read_lines(args.corpus, errors=args.unicode_errors) if line.strip()]
     lines = lines[: args.max_lines] if args.max_lines else lines

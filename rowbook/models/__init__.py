@@ -29,7 +29,7 @@ if TYPE_CHECKING:  # the names as editors see them; `as X`: re-exported
     )
     from rowbook.models.fasttext_classifier.model import FastTextClassifier as FastTextClassifier
     from rowbook.models.language_model import TransformerLM as TransformerLM
-    from rowbook.models.ngram import NGramLM as NGramLM
+    from rowbook.models.ngram.model import NGramLM as NGramLM
     from rowbook.models.nplm import NPLM as NPLM
     from rowbook.models.word_vectors.fasttext import FastText as FastText
     from rowbook.models.word_vectors.glove import GloVe as GloVe
@@ -48,7 +48,7 @@ MODEL_MODULES: dict[str, list[str]] = {
     "word_vectors.fasttext": ["FastText"],
     "language_model": ["TransformerLM"],
     "fasttext_classifier.model": ["FastTextClassifier"],
-    "ngram": ["NGramLM"],
+    "ngram.model": ["NGramLM"],
 }
 MODEL_NAMES: tuple[str, ...] = tuple(name for names in MODEL_MODULES.values() for name in names)
 _getattr, _, _ = lazy_loader.attach(

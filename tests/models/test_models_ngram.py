@@ -15,8 +15,8 @@ from nltk.lm.preprocessing import padded_everygram_pipeline
 import rowbook
 from rowbook.checks import ParameterError
 from rowbook.models import NGramLM, NotFittedError
-from rowbook.models.arpa import ArpaError
-from rowbook.models.kneser_ney import DiscountError
+from rowbook.models.ngram.arpa import ArpaError
+from rowbook.models.ngram.kneser_ney import DiscountError
 
 WORDS = [f"w{i}" for i in range(800)]
 
@@ -378,7 +378,7 @@ def test_not_fitted_and_bad_texts():
 
 
 def test_unseen_share_counts_what_training_never_had():
-    from rowbook.models.ngram_experiment import unseen_share
+    from rowbook.models.ngram.experiment import unseen_share
 
     train = zipf_sentences(300, seed=0, words=WORDS[:50])
     held = zipf_sentences(50, seed=1, words=WORDS[:60])  # some words never seen: <unk>

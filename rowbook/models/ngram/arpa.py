@@ -17,7 +17,7 @@ r"""ARPA files: the text form of a backoff n-gram model that KenLM, SRILM and IR
 Each entry is ``log10 p(w_k | w_1 .. w_{k-1})``, the words, and (below the highest order)
 ``log10 b(w_1 .. w_k)``, the weight of backing off from that context. A reader scores
 ``w`` after context ``c`` with the longest entry ``c w`` it has, adding the backoff weights
-of the longer contexts it had to shorten (:func:`rowbook.models.ngram_tables.backoff_log10`,
+of the longer contexts it had to shorten (:func:`rowbook.models.ngram.tables.backoff_log10`,
 KenLM's query rule).
 
 Reading is strict and bounded: lines before ``\data\`` (KenLM's ``#`` header) are
@@ -41,8 +41,8 @@ import numpy as np
 
 from rowbook.corpus_files import is_compressed, open_binary
 from rowbook.io import atomic_write
-from rowbook.models.ngram_counts import lookup
-from rowbook.models.ngram_tables import NGramTables
+from rowbook.models.ngram.counts import lookup
+from rowbook.models.ngram.tables import NGramTables
 
 __all__ = [
     "MISSING_UNK_LOG10",

@@ -21,8 +21,8 @@ from typing import Any
 
 import numpy as np
 
-from rowbook.models.ngram import NGramLM
-from rowbook.models.ngram_tables import window_ranks
+from rowbook.models.ngram.model import NGramLM
+from rowbook.models.ngram.tables import window_ranks
 
 __all__ = ["CountsVsNeural", "counts_vs_neural", "counts_vs_neural_table", "unseen_share"]
 

@@ -1,7 +1,7 @@
 r"""What a fitted n-gram model holds, and the scoring of many predictions at once.
 
 :class:`NGramTables` keeps, for every order k = 1..n, the sorted keys of
-:mod:`rowbook.models.ngram_counts` and either the counts (add-k and maximum likelihood
+:mod:`rowbook.models.ngram.counts` and either the counts (add-k and maximum likelihood
 read their probabilities off them) or a backoff model's log10 probabilities and
 backoff weights (Kneser-Ney, or whatever built an ARPA file).
 
@@ -26,7 +26,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from rowbook.models.ngram_counts import lookup
+from rowbook.models.ngram.counts import lookup
 
 __all__ = ["NGramTables", "addk_log10", "backoff_log10", "window_ranks"]
 

@@ -1,6 +1,6 @@
 """NGramLM's text in and state out: the pipeline, sentences as ids, the saved tables checked.
 
-Kept beside :mod:`rowbook.models.ngram` so the model reads top to bottom; nothing here
+Kept beside :mod:`rowbook.models.ngram.model` so the model reads top to bottom; nothing here
 holds state.
 """
 
@@ -12,7 +12,7 @@ from typing import Any
 import numpy as np
 
 from rowbook.checks import ParameterError
-from rowbook.models.ngram_tables import NGramTables
+from rowbook.models.ngram.tables import NGramTables
 from rowbook.text import CharTokenizer, Normalizer, TextPipeline, Vocab, WordTokenizer
 
 __all__ = [

@@ -32,7 +32,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from rowbook.models.ngram_counts import OrderCounts
+from rowbook.models.ngram.counts import OrderCounts
 
 __all__ = [
     "DiscountError",

@@ -3,10 +3,10 @@ r"""NGramLM: the count language model, the baseline an embedding model argues ag
 Each text is one sentence ``<s> w_1 ... w_m </s>``; the model predicts every word and the
 closing ``</s>`` from at most the ``n - 1`` words before it (``<s>`` included, nothing
 before it). The counts of every order come from one NumPy pass
-(:mod:`rowbook.models.ngram_counts`); the probabilities are
+(:mod:`rowbook.models.ngram.counts`); the probabilities are
 
 * ``smoothing="kneser_ney"``: interpolated modified Kneser-Ney as KenLM's ``lmplz`` builds
-  it (:mod:`rowbook.models.kneser_ney`), a backoff model written to and read from ARPA
+  it (:mod:`rowbook.models.ngram.kneser_ney`), a backoff model written to and read from ARPA
   files (:meth:`NGramLM.save_arpa`, :meth:`NGramLM.from_arpa`);
 * ``smoothing="add_k"``: ``(C(c w) + k) / (C(c .) + k V)`` (Lidstone; Laplace for k = 1);
 * ``smoothing="none"``: the maximum likelihood estimate ``C(c w) / C(c .)``, zero for
@@ -31,11 +31,11 @@ from typing import Any, ClassVar, Literal
 import numpy as np
 
 from rowbook.checks import check_choice, check_int, check_number
-from rowbook.models.arpa import ArpaError, read_arpa, tables_from_entries, write_arpa
 from rowbook.models.base import Model
-from rowbook.models.kneser_ney import kneser_ney_tables
-from rowbook.models.ngram_counts import count_ngrams, frame_sentences
-from rowbook.models.ngram_state import (
+from rowbook.models.ngram.arpa import ArpaError, read_arpa, tables_from_entries, write_arpa
+from rowbook.models.ngram.counts import count_ngrams, frame_sentences
+from rowbook.models.ngram.kneser_ney import kneser_ney_tables
+from rowbook.models.ngram.state import (
     BOS,
     EOS,
     check_discounts,
@@ -45,7 +45,7 @@ from rowbook.models.ngram_state import (
     tables_from_state,
     tables_to_state,
 )
-from rowbook.models.ngram_tables import NGramTables, addk_log10, backoff_log10
+from rowbook.models.ngram.tables import NGramTables, addk_log10, backoff_log10
 from rowbook.text import CharTokenizer, Normalizer, TextPipeline, Vocab, WordTokenizer
 from rowbook.text.pipeline_file import normalizer_from_dict
 
@@ -84,7 +84,7 @@ class NGramLM(Model):
     pipeline_, vocab_
         the fitted text pipeline and its vocabulary (``<unk>`` = 0, ``<s>`` = 1, ``</s>`` = 2).
     tables_
-        :class:`~rowbook.models.ngram_tables.NGramTables`: keys, counts, and for
+        :class:`~rowbook.models.ngram.tables.NGramTables`: keys, counts, and for
         Kneser-Ney the log10 probabilities and backoff weights of every order.
     discounts_
         ``(n, 4)`` Kneser-Ney discounts ``[0, D_1, D_2, D_3+]`` per order, or None.
