@@ -7,7 +7,7 @@ produces token T+1:
 * without a cache the network reads all T tokens again: ``O(T d^2)`` for the projections
   and the MLP, ``O(T^2 d)`` for attention, per layer;
 * with the cache it reads one token and attends to the T held: ``O(d^2 + T d)``;
-* with the int8 cache (:mod:`rowbook.models.kv_cache`) the same, plus dequantising the
+* with the int8 cache (:mod:`rowbook.models.language_model.kv_cache`) the same, plus dequantising the
   T held positions; its largest logit change against the float cache, and its bytes.
 
     python benchmarks/bench_kv_cache.py           # T = 128 ... 2,048
@@ -27,9 +27,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from timing import interleaved_times_ms, print_targets
 
 from rowbook.autograd import no_grad
-from rowbook.models.kv_cache import make_cache
-from rowbook.models.transformer import TransformerNet
-from rowbook.models.transformer_config import TransformerConfig
+from rowbook.models.language_model.config import TransformerConfig
+from rowbook.models.language_model.kv_cache import make_cache
+from rowbook.models.language_model.transformer import TransformerNet
 from rowbook.nn import KVCache
 from rowbook.nn.kernel_math import blas_single_thread
 

@@ -436,7 +436,7 @@ KINDS: tuple[FileKind, ...] = (
             and ("model.safetensors" in h.names or "model.safetensors.index.json" in h.names)
         ),
         _call(lambda: _models().TransformerLM.from_hf),
-        "TransformerLM.from_hf(folder); its token table alone: rowbook.models.hf_checkpoint."
+        "TransformerLM.from_hf(folder); its token table alone: rowbook.models.language_model.hf_checkpoint."
         "hf_vectors(folder)",
     ),
     FileKind(

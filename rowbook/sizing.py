@@ -1,6 +1,6 @@
 r"""What d, V, L and T cost: parameters, bytes, optimizer state, KV cache and attention.
 
-Counted from the one :class:`~rowbook.models.transformer_config.TransformerConfig` of a
+Counted from the one :class:`~rowbook.models.language_model.config.TransformerConfig` of a
 decoder-only model (GPT-2 and Llama families), exactly as
 :class:`~rowbook.models.TransformerLM` allocates it (the tests hold :func:`model_size` to it
 parameter for parameter and byte for byte): :meth:`ModelSize.from_config` prices a config,
@@ -36,7 +36,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 from rowbook.checks import check_choice, check_int
-from rowbook.models.transformer_config import TransformerConfig, default_d_ff
+from rowbook.models.language_model.config import TransformerConfig, default_d_ff
 
 __all__ = [
     "DTYPE_BYTES",
@@ -68,7 +68,7 @@ class ModelSize:
     def from_config(cls, config: TransformerConfig, *, dtype: str = "float32", batch: int = 1):
         """The sizes of ``config`` (a model's ``config_``, or :func:`read_config`'s).
 
-        >>> from rowbook.models.transformer_config import TransformerConfig
+        >>> from rowbook.models.language_model.config import TransformerConfig
         >>> ModelSize.from_config(TransformerConfig(vocab_size=100, d_model=8, n_heads=2)).parameters
         6352
         """
@@ -300,7 +300,7 @@ def model_size_from_hf(
     path: str | os.PathLike[str], *, dtype: str = "float32", batch: int = 1
 ) -> ModelSize:
     """The :class:`ModelSize` of a Hugging Face ``config.json`` (or the folder holding it)."""
-    from rowbook.models.hf_checkpoint import read_config
+    from rowbook.models.language_model.hf_checkpoint import read_config
 
     config, _ = read_config(Path(path))
     return ModelSize.from_config(config, dtype=dtype, batch=batch)
@@ -314,7 +314,7 @@ def model_size_from_gguf(
     stored, quantised, are the sum of its tensors' (``rowbook inspect`` prints them)."""
     from rowbook.gguf import read_gguf
     from rowbook.gguf.model import hf_config
-    from rowbook.models.hf_checkpoint import config_settings
+    from rowbook.models.language_model.hf_checkpoint import config_settings
 
     file = read_gguf(path)
     config, _ = config_settings(hf_config(file), file.path)

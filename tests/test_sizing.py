@@ -6,8 +6,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from rowbook.models.transformer import TransformerNet
-from rowbook.models.transformer_config import TransformerConfig
+from rowbook.models.language_model.config import TransformerConfig
+from rowbook.models.language_model.transformer import TransformerNet
 from rowbook.sizing import ModelSize, model_size, preset
 from rowbook.text import ByteLevelBPE
 from rowbook.vocab_sweep import vocab_sweep, vocab_table
@@ -217,7 +217,7 @@ def test_the_settings_are_stated_once_in_transformer_config():
     import inspect
 
     from rowbook.models import TransformerLM
-    from rowbook.models.transformer_config import architecture_names
+    from rowbook.models.language_model.config import architecture_names
 
     params = inspect.signature(TransformerLM).parameters
     assert set(architecture_names()) <= set(params)

@@ -120,7 +120,7 @@ def load_vectors(
     from rowbook.vectors import Vectors  # numba: imported by the commands that read vectors
 
     if fmt is None and Path(path).is_dir():
-        from rowbook.models.hf_checkpoint import hf_vectors
+        from rowbook.models.language_model.hf_checkpoint import hf_vectors
 
         return hf_vectors(path), "hf"
     path = check_input_file(path, "vectors")

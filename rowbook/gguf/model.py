@@ -2,7 +2,7 @@
 
 The metadata (``{arch}.embedding_length``, ``block_count``, ``attention.head_count``, ...)
 is put in ``config.json``'s words (:func:`hf_config`) and checked by the rules the Hugging
-Face reader applies (:func:`rowbook.models.hf_checkpoint.config_settings`): the same limits,
+Face reader applies (:func:`rowbook.models.language_model.hf_checkpoint.config_settings`): the same limits,
 the same errors. Each tensor is dequantised (:mod:`rowbook.gguf.quants`), renamed to its
 ``transformers`` name (:func:`hf_names`) and undone where llama.cpp's converter changed it:
 
@@ -13,7 +13,7 @@ the same errors. Each tensor is dequantised (:mod:`rowbook.gguf.quants`), rename
 * GPT-2's projections are stored as ``(out, in)``, Hugging Face's ``Conv1D`` holds
   ``(in, out)``: they are transposed to the checkpoint's layout.
 
-The tensors then follow :func:`rowbook.models.hf_checkpoint.tensor_plan` into the network,
+The tensors then follow :func:`rowbook.models.language_model.hf_checkpoint.tensor_plan` into the network,
 the one plan both readers share. A model without ``output.weight`` is tied. The tokenizer
 inside the file becomes the model's pipeline (:mod:`rowbook.gguf.tokenizer`).
 """
@@ -231,7 +231,7 @@ def _hf_tensors(file: GGUFFile, config: Any) -> dict[str, tuple[np.ndarray, str]
 
 
 def _read(net: Any, tensors: dict[str, tuple[np.ndarray, str]], path: Any) -> None:
-    from rowbook.models.hf_checkpoint import tensor_plan
+    from rowbook.models.language_model.hf_checkpoint import tensor_plan
 
     config = net.config
     plan = tensor_plan(config, set(tensors))
@@ -277,7 +277,7 @@ def _pipeline(file: GGUFFile) -> tuple[Any, int | None]:
 
 def load_gguf_lm(cls: type, source: str | os.PathLike[str] | GGUFFile, params: dict) -> Any:
     """A fitted ``cls`` (:class:`~rowbook.models.TransformerLM`) from a GGUF file."""
-    from rowbook.models.hf_checkpoint import config_settings
+    from rowbook.models.language_model.hf_checkpoint import config_settings
 
     file = source if isinstance(source, GGUFFile) else read_gguf(source)
     config, eos = config_settings(hf_config(file), file.path)

@@ -103,7 +103,7 @@ def _tokenizer(model: Any, vocab_size: int) -> list[Metadata]:
 
 def _gguf_tensors(net: Any) -> list[tuple[str, np.ndarray]]:
     """``(GGUF name, float32 array in GGUF's layout)`` of every parameter."""
-    from rowbook.models.hf_checkpoint import tensor_plan
+    from rowbook.models.language_model.hf_checkpoint import tensor_plan
 
     config = net.config
     plan = tensor_plan(config, {"wte.weight"})  # GPT-2's names without "transformer."

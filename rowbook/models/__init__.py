@@ -28,7 +28,7 @@ if TYPE_CHECKING:  # the names as editors see them; `as X`: re-exported
         ColorHarmony as ColorHarmony,
     )
     from rowbook.models.fasttext_classifier.model import FastTextClassifier as FastTextClassifier
-    from rowbook.models.language_model import TransformerLM as TransformerLM
+    from rowbook.models.language_model.model import TransformerLM as TransformerLM
     from rowbook.models.ngram.model import NGramLM as NGramLM
     from rowbook.models.nplm import NPLM as NPLM
     from rowbook.models.word_vectors.fasttext import FastText as FastText
@@ -46,7 +46,7 @@ MODEL_MODULES: dict[str, list[str]] = {
     "word_vectors.word2vec": ["Word2Vec"],
     "word_vectors.glove": ["GloVe"],
     "word_vectors.fasttext": ["FastText"],
-    "language_model": ["TransformerLM"],
+    "language_model.model": ["TransformerLM"],
     "fasttext_classifier.model": ["FastTextClassifier"],
     "ngram.model": ["NGramLM"],
 }

@@ -15,7 +15,7 @@ import pytest
 
 from rowbook.io import map_safetensors
 from rowbook.models import TransformerLM
-from rowbook.models.hf_checkpoint import hf_vectors
+from rowbook.models.language_model.hf_checkpoint import hf_vectors
 
 
 @pytest.fixture(scope="module")

@@ -12,7 +12,12 @@ import torch
 
 from rowbook.autograd import no_grad
 from rowbook.models import TransformerLM
-from rowbook.models.kv_cache import Int8KVCache, dequantize_rows, make_cache, quantize_rows
+from rowbook.models.language_model.kv_cache import (
+    Int8KVCache,
+    dequantize_rows,
+    make_cache,
+    quantize_rows,
+)
 from rowbook.nn import KVCache
 
 TEXTS = ["the cat sat on the mat", "the dog sat on the log", "a cat and a dog"] * 15

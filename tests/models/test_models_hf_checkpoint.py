@@ -15,7 +15,7 @@ torch = pytest.importorskip("torch")
 transformers = pytest.importorskip("transformers")
 
 from rowbook.models import TransformerLM  # noqa: E402
-from rowbook.models.hf_checkpoint import hf_vectors  # noqa: E402
+from rowbook.models.language_model.hf_checkpoint import hf_vectors  # noqa: E402
 from rowbook.text import ByteLevelBPE  # noqa: E402
 
 V = 96

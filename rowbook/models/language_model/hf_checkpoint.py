@@ -8,7 +8,7 @@ listed by ``model.safetensors.index.json``) and often ``tokenizer.json``. Readin
    ``gpt2`` and ``llama`` is refused;
 2. every tensor is memory-mapped (:func:`rowbook.io.map_safetensors`: a file can only claim
    the bytes it has), looked up by the name ``transformers`` gives it, checked against the
-   shape the config implies, and copied into :class:`~rowbook.models.transformer.TransformerNet`
+   shape the config implies, and copied into :class:`~rowbook.models.language_model.transformer.TransformerNet`
    as float32 (``F16`` and ``BF16`` widened); a tensor the config does not explain is an error;
 3. ``tokenizer.json`` becomes the model's pipeline when it is a byte-level BPE rowbook reads
    (GPT-2's is); otherwise the model works on ids and its table's keys are ``id:N``.
@@ -29,7 +29,7 @@ import numpy as np
 
 from rowbook._safetensors import as_float32
 from rowbook.io import map_safetensors, read_json, save_safetensors, write_json
-from rowbook.models.transformer_config import TransformerConfig
+from rowbook.models.language_model.config import TransformerConfig
 
 __all__ = [
     "LIMITS",

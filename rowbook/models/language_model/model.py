@@ -15,7 +15,7 @@ AdamW stepping the rest; it needs ``tie_embeddings=False``, since a tied output 
 gives every row of the table a gradient.
 
 :meth:`TransformerLM.from_hf` and :meth:`TransformerLM.save_hf` read and write Hugging
-Face checkpoints (:mod:`rowbook.models.hf_checkpoint`); :meth:`TransformerLM.generate`
+Face checkpoints (:mod:`rowbook.models.language_model.hf_checkpoint`); :meth:`TransformerLM.generate`
 continues a prompt with a KV cache.
 """
 
@@ -33,11 +33,11 @@ from numpy.lib.stride_tricks import sliding_window_view
 from rowbook.autograd import Tensor, no_grad
 from rowbook.checks import ParameterError, check_choice, check_int, check_number
 from rowbook.corpus_files import read_texts
-from rowbook.models.kv_cache import CacheDtype, make_cache
+from rowbook.models.language_model.config import TransformerConfig, architecture_names
+from rowbook.models.language_model.kv_cache import CacheDtype, make_cache
+from rowbook.models.language_model.sampling import check_sampling, choose_token
+from rowbook.models.language_model.transformer import TransformerNet
 from rowbook.models.network import NetworkModel
-from rowbook.models.sampling import check_sampling, choose_token
-from rowbook.models.transformer import TransformerNet
-from rowbook.models.transformer_config import TransformerConfig, architecture_names
 from rowbook.nn import KVCache
 from rowbook.nn import functional as F
 from rowbook.nn.kernel_math import blas_single_thread
@@ -130,7 +130,7 @@ class TransformerLM(NetworkModel):
     norm, mlp
         ``"layernorm"`` or ``"rmsnorm"``; ``"gelu"`` (two matrices) or ``"swiglu"`` (three)
         (None: the family's). The architecture parameters are exactly the fields of
-        :class:`~rowbook.models.transformer_config.TransformerConfig`, the one place they
+        :class:`~rowbook.models.language_model.config.TransformerConfig`, the one place they
         are checked.
     tie_embeddings
         Use the table as the output layer (``logits = h E^T``): saves V x d parameters.
@@ -155,12 +155,12 @@ class TransformerLM(NetworkModel):
     Attributes
     ----------
     net_
-        The :class:`~rowbook.models.transformer.TransformerNet`.
+        The :class:`~rowbook.models.language_model.transformer.TransformerNet`.
     pipeline_
         The fitted :class:`~rowbook.text.TextPipeline` (None for a checkpoint without a
         readable ``tokenizer.json``).
     config_
-        The :class:`~rowbook.models.transformer_config.TransformerConfig` of ``net_``.
+        The :class:`~rowbook.models.language_model.config.TransformerConfig` of ``net_``.
     history_
         Per-epoch ``loss``, ``perplexity``, ``val_loss``, ``val_perplexity``.
     vectors
@@ -399,13 +399,13 @@ class TransformerLM(NetworkModel):
         """Continue ``prompt`` by up to ``max_new_tokens`` tokens, with a KV cache.
 
         A text prompt gives the prompt and its continuation as text; a prompt of ids gives
-        the ids. Each token comes from :func:`~rowbook.models.sampling.choose_token`
+        the ids. Each token comes from :func:`~rowbook.models.language_model.sampling.choose_token`
         (temperature 0: the most likely one). Generation stops after an end-of-text token
         when ``stop_at_eos``. The same ``seed`` gives the same tokens.
 
         ``use_cache=False`` runs the network over the whole sequence at every step (what the
         cache saves); ``cache_dtype`` stores the cache as ``"float32"``, ``"float16"`` or
-        ``"int8"`` with per-head, per-position scales (:mod:`rowbook.models.kv_cache`; None:
+        ``"int8"`` with per-head, per-position scales (:mod:`rowbook.models.language_model.kv_cache`; None:
         the model's dtype).
         """
         net = self._learned("net", "generate()")
@@ -466,7 +466,7 @@ class TransformerLM(NetworkModel):
         """The model of a Hugging Face ``GPT2LMHeadModel`` or ``LlamaForCausalLM`` folder
         (``config.json`` + ``model.safetensors``, or shards with their index), weights and
         (when readable) ``tokenizer.json``; ``params`` set training parameters (``lr``, ...)."""
-        from rowbook.models import hf_checkpoint
+        from rowbook.models.language_model import hf_checkpoint
 
         return hf_checkpoint.load_lm(cls, Path(directory), params)
 
@@ -488,6 +488,6 @@ class TransformerLM(NetworkModel):
     def save_hf(self, directory: str | os.PathLike[str]) -> None:
         """Write ``config.json``, ``model.safetensors`` (and ``tokenizer.json``) that
         ``transformers`` loads with ``AutoModelForCausalLM.from_pretrained``."""
-        from rowbook.models import hf_checkpoint
+        from rowbook.models.language_model import hf_checkpoint
 
         hf_checkpoint.save_lm(self, Path(directory))

@@ -17,7 +17,7 @@ biases                    everywhere                     none
 heads                     H_kv = H                       grouped-query, H_kv <= H
 ========================  =============================  ==================================
 
-:class:`~rowbook.models.transformer_config.TransformerConfig` holds every setting (in its
+:class:`~rowbook.models.language_model.config.TransformerConfig` holds every setting (in its
 own module, which sizing reads without this one); :class:`TransformerNet` is the
 :class:`~rowbook.nn.Module`, whose call on ``(B, T)`` ids returns the ``(B, T, V)`` logits
 as a :class:`~rowbook.autograd.Tensor`, so a training step can be written by hand.
@@ -31,7 +31,7 @@ from typing import Any
 import numpy as np
 
 from rowbook.autograd import Tensor, ops
-from rowbook.models.transformer_config import (
+from rowbook.models.language_model.config import (
     TransformerConfig,
     rope_frequencies,
 )

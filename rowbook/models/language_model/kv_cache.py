@@ -149,7 +149,7 @@ class Int8KVCache(KVCache):
 def make_cache(
     net: Any, batch: int, max_length: int, cache_dtype: CacheDtype | None = None
 ) -> KVCache:
-    """An empty cache for ``net`` (a :class:`~rowbook.models.transformer.TransformerNet`):
+    """An empty cache for ``net`` (a :class:`~rowbook.models.language_model.transformer.TransformerNet`):
     its own float dtype (None), ``"float32"``, ``"float16"`` or ``"int8"``."""
     c = net.config
     shape = (c.n_layers, batch, c.n_kv_heads, c.head_dim, max_length)

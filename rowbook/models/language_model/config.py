@@ -1,9 +1,9 @@
 """The one configuration of a decoder-only Transformer, read by everything that needs it.
 
-:class:`TransformerConfig` is what :class:`~rowbook.models.transformer.TransformerNet` is
+:class:`TransformerConfig` is what :class:`~rowbook.models.language_model.transformer.TransformerNet` is
 built from, what :class:`~rowbook.models.TransformerLM` makes of its parameters (its
 ``config_``), what a Hugging Face ``config.json`` is read into
-(:func:`rowbook.models.hf_checkpoint.read_config`) and what :mod:`rowbook.sizing` prices
+(:func:`rowbook.models.language_model.hf_checkpoint.read_config`) and what :mod:`rowbook.sizing` prices
 (:meth:`rowbook.sizing.ModelSize.from_config`). A setting left at ``None`` takes the
 family's choice (:data:`FAMILIES`); every check of a setting is here, once.
 
