@@ -31,7 +31,7 @@ from corpora import newsarticles_lines, newsarticles_texts
 from timing import Row, interleaved_times_ms, machine, print_table, print_targets
 
 from rowbook.text import ByteLevelBPE
-from rowbook.text.bpe.tiktoken_files import from_ranks, to_ranks
+from rowbook.text.bpe.tiktoken_files import to_ranks
 
 VOCAB_SIZE = 32_000
 DOCUMENT_CHARS = 64_000
@@ -131,7 +131,7 @@ def main(argv: list[str] | None = None) -> int:
     bpe = ByteLevelBPE().fit(texts, vocab_size)
     ranks = to_ranks(bpe)
     enc = tiktoken.Encoding("bench", pat_str=r50k_pat_str, mergeable_ranks=ranks, special_tokens={})
-    ranked = from_ranks(ranks, pattern=bpe.pattern, special_tokens={})
+    ranked = ByteLevelBPE.from_ranks(ranks, pattern=bpe.pattern, special_tokens={})
     same = [e.ids for e in ranked.encode_batch(docs + lines)] == enc.encode_ordinary_batch(
         docs + lines
     )

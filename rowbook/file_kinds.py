@@ -193,8 +193,8 @@ class FileKind:
     ``reader`` is the call that opens it, said in messages;
     ``format`` is the vectors format name of the command line (``rowbook convert --from``),
     for the kinds it reads as vectors; ``tokenizer``, for the kinds that hold a tokenizer
-    (what :func:`load_tokenizer` opens), the attribute of the opened object that is it
-    (``""``: the object itself; ``"tokenizer_"``: a text pipeline's).
+    (what :func:`load_tokenizer` opens), the tokenizer of the opened object (the object
+    itself, a text pipeline's ``tokenizer_``, a GGUF file's).
     """
 
     name: str
@@ -202,7 +202,7 @@ class FileKind:
     open: Callable[[Path, bool], Any] | None
     reader: str
     format: str | None = None
-    tokenizer: str | None = None
+    tokenizer: Callable[[Any], Any] | None = None
 
 
 # -- openers (imported on use: recognising a file imports none of the models) ----------------
@@ -247,6 +247,16 @@ def _gguf(path: Path, mmap: bool) -> Any:
     from rowbook.gguf import read_gguf
 
     return read_gguf(path)
+
+
+def _itself(found: Any) -> Any:
+    return found
+
+
+def _gguf_tokenizer(file: Any) -> Any:
+    from rowbook.gguf import gguf_tokenizer
+
+    return gguf_tokenizer(file)
 
 
 def _model(path: Path, mmap: bool) -> Any:
@@ -550,28 +560,28 @@ KINDS: tuple[FileKind, ...] = (
         lambda h: _json_format(h, "rowbook.ByteLevelBPE"),
         _call(lambda: _text().ByteLevelBPE.load),
         "ByteLevelBPE.load(path)",
-        tokenizer="",
+        tokenizer=_itself,
     ),
     FileKind(
         "a rowbook WordPiece (.json)",
         lambda h: _json_format(h, "rowbook.WordPiece"),
         _call(lambda: _text().WordPiece.load),
         "WordPiece.load(path)",
-        tokenizer="",
+        tokenizer=_itself,
     ),
     FileKind(
         "a rowbook Unigram (.json)",
         lambda h: _json_format(h, "rowbook.Unigram"),
         _call(lambda: _text().Unigram.load),
         "Unigram.load(path)",
-        tokenizer="",
+        tokenizer=_itself,
     ),
     FileKind(
         "a rowbook byte-fallback BPE (.json)",
         lambda h: _json_format(h, "rowbook.ByteFallbackBPE"),
         _call(lambda: _text().ByteFallbackBPE.load),
         "ByteFallbackBPE.load(path)",
-        tokenizer="",
+        tokenizer=_itself,
     ),
     FileKind(
         "a rowbook Vocab (.json)",
@@ -584,35 +594,35 @@ KINDS: tuple[FileKind, ...] = (
         lambda h: _json_format(h, "rowbook", "text_pipeline"),
         _call(lambda: _text().TextPipeline.load),
         "TextPipeline.load(path)",
-        tokenizer="tokenizer_",
+        tokenizer=lambda pipeline: pipeline.tokenizer_,
     ),
     FileKind(
         "a Hugging Face tokenizer.json (byte-level BPE)",
         lambda h: _tokenizer_json(h) == "BPE" and _byte_level(h),
         _call(lambda: _text().ByteLevelBPE.from_tokenizer_json),
         "ByteLevelBPE.from_tokenizer_json(path)",
-        tokenizer="",
+        tokenizer=_itself,
     ),
     FileKind(
         "a Hugging Face tokenizer.json (character-level BPE, byte fallback)",
         lambda h: _tokenizer_json(h) == "BPE" and not _byte_level(h),
         _call(lambda: _text().ByteFallbackBPE.from_tokenizer_json),
         "ByteFallbackBPE.from_tokenizer_json(path)",
-        tokenizer="",
+        tokenizer=_itself,
     ),
     FileKind(
         "a Hugging Face tokenizer.json (WordPiece)",
         lambda h: _tokenizer_json(h) == "WordPiece",
         _call(lambda: _text().WordPiece.from_tokenizer_json),
         "WordPiece.from_tokenizer_json(path)",
-        tokenizer="",
+        tokenizer=_itself,
     ),
     FileKind(
         "a Hugging Face tokenizer.json (Unigram)",
         lambda h: _tokenizer_json(h) == "Unigram",
         _call(lambda: _text().Unigram.from_tokenizer_json),
         "Unigram.from_tokenizer_json(path)",
-        tokenizer="",
+        tokenizer=_itself,
     ),
     FileKind(
         "a Hugging Face tokenizer.json",
@@ -632,7 +642,7 @@ KINDS: tuple[FileKind, ...] = (
         _is_gpt2_vocab,
         _gpt2_from_vocab,
         "ByteLevelBPE.from_files(vocab_json, merges_txt), with its merges.txt",
-        tokenizer="",
+        tokenizer=_itself,
     ),
     # other binary files rowbook writes or reads
     FileKind(
@@ -641,7 +651,7 @@ KINDS: tuple[FileKind, ...] = (
         _gguf,
         "rowbook.gguf.read_gguf(path); its token table: rowbook.gguf.gguf_vectors(path)",
         "gguf",
-        tokenizer="tokenizer",
+        tokenizer=_gguf_tokenizer,
     ),
     FileKind(
         "a faiss index",
@@ -654,7 +664,7 @@ KINDS: tuple[FileKind, ...] = (
         _is_sentencepiece,
         _call(lambda: _text().load_model),
         "rowbook.text.load_model(path)",
-        tokenizer="",
+        tokenizer=_itself,
     ),
     FileKind(
         "a safetensors file",
@@ -674,21 +684,21 @@ KINDS: tuple[FileKind, ...] = (
         lambda h: h.text.startswith(b"#version"),
         _gpt2_from_merges,
         "ByteLevelBPE.from_files(vocab_json, merges_txt), with its vocab.json",
-        tokenizer="",
+        tokenizer=_itself,
     ),
     FileKind(
         "a WordPiece vocab.txt (one token a line)",
         _is_wordpiece_vocab,
         _call(lambda: _text().WordPiece.from_vocab),
         "WordPiece.from_vocab(path)",
-        tokenizer="",
+        tokenizer=_itself,
     ),
     FileKind(
         "a tiktoken rank file (.tiktoken)",
         lambda h: _is_tiktoken(h),
         _call(lambda: _text().ByteLevelBPE.from_tiktoken),
         "ByteLevelBPE.from_tiktoken(path, encoding)",
-        tokenizer="",
+        tokenizer=_itself,
     ),
     FileKind(
         "a vocabulary file of counts ('key count' lines)",
@@ -818,8 +828,7 @@ def load_tokenizer(path: PathLike) -> Any:
     """
     file, kind = tokenizer_file(path)
     assert kind.open is not None and kind.tokenizer is not None  # every tokenizer kind opens
-    found = kind.open(file, False)
-    return getattr(found, kind.tokenizer) if kind.tokenizer else found
+    return kind.tokenizer(kind.open(file, False))
 
 
 def _tokenizers() -> str:

@@ -122,20 +122,6 @@ class GGUFFile:
         raw = self.raw(name)[start * row_bytes : stop * row_bytes]
         return dequantize(raw, info.ggml_type, (stop - start, info.shape[-1]), name=name)
 
-    @property
-    def vectors(self) -> Any:
-        """The token table, keyed by the file's tokens (:func:`rowbook.gguf.gguf_vectors`)."""
-        from rowbook.gguf.table import gguf_vectors
-
-        return gguf_vectors(self)
-
-    @property
-    def tokenizer(self) -> Any:
-        """The tokenizer the metadata describes (:func:`rowbook.gguf.gguf_tokenizer`)."""
-        from rowbook.gguf.tokenizer import gguf_tokenizer
-
-        return gguf_tokenizer(self)
-
     def get(self, key: str, default: Any = None) -> Any:
         """Metadata ``key``, or ``default``."""
         return self.metadata.get(key, default)

@@ -21,7 +21,7 @@ from rowbook import load, load_tokenizer
 from rowbook.file_kinds import detect
 from rowbook.text import ByteLevelBPE
 from rowbook.text.bpe import tiktoken_files
-from rowbook.text.bpe.tiktoken_files import ENCODINGS, from_ranks, read_ranks, to_ranks
+from rowbook.text.bpe.tiktoken_files import ENCODINGS, read_ranks, to_ranks
 
 from .conftest import HARD_TEXT
 
@@ -67,7 +67,7 @@ def pair(request, trained, ranks):
     theirs = tiktoken.Encoding(
         name, pat_str=_tiktoken_pattern(name), mergeable_ranks=ranks, special_tokens=specials
     )
-    ours = from_ranks(ranks, pattern=ENCODINGS[name].pattern, special_tokens=specials)
+    ours = ByteLevelBPE.from_ranks(ranks, pattern=ENCODINGS[name].pattern, special_tokens=specials)
     return ours, theirs
 
 
@@ -130,7 +130,7 @@ def test_rank_rule_is_not_a_merge_list():
     """tiktoken merges any split of a token at its rank; a merge list only its own pairs."""
     ranks = {bytes([b]): b for b in range(256)} | {b"bc": 256, b"ab": 257, b"abc": 258}
     theirs = tiktoken.Encoding("t", pat_str=r"\S+|\s+", mergeable_ranks=ranks, special_tokens={})
-    ours = from_ranks(ranks, pattern=r"\S+|\s+", special_tokens={})
+    ours = ByteLevelBPE.from_ranks(ranks, pattern=r"\S+|\s+", special_tokens={})
     for text in ("abcx", "xabcab", "abcabc", "ab c", "abab"):
         assert ours.encode(text).ids == theirs.encode(text), text
     assert theirs.encode("abcx") == [258, ord("x")]
@@ -141,7 +141,9 @@ def test_gaps_between_ranks_and_special_tokens(ranks):
     """cl100k_base's special tokens leave ids that are no token: they stay unused."""
     top = max(ranks.values())
     specials = {"<|endoftext|>": top + 2, "<|endofprompt|>": top + 20}
-    ours = from_ranks(ranks, pattern=ENCODINGS["cl100k_base"].pattern, special_tokens=specials)
+    ours = ByteLevelBPE.from_ranks(
+        ranks, pattern=ENCODINGS["cl100k_base"].pattern, special_tokens=specials
+    )
     theirs = tiktoken.Encoding(
         "gaps",
         pat_str=ENCODINGS["cl100k_base"].pattern,
@@ -219,10 +221,10 @@ def test_bad_files_name_the_line(tmp_path, ranks):
     with pytest.raises(ValueError, match="encoding 'gpt5'"):
         ByteLevelBPE.from_tiktoken(path, "gpt5")
     with pytest.raises(ValueError, match="also a rank"):
-        from_ranks(ranks, pattern=r"\S+", special_tokens={"<x>": min(ranks.values())})
+        ByteLevelBPE.from_ranks(ranks, pattern=r"\S+", special_tokens={"<x>": min(ranks.values())})
     far = {**ranks, b"far away": 10**9}  # no billion placeholders for one wrong rank
     with pytest.raises(ValueError, match="ids run up to 1000000000"):
-        from_ranks(far, pattern=r"\S+", special_tokens={})
+        ByteLevelBPE.from_ranks(far, pattern=r"\S+", special_tokens={})
     counts = tmp_path / "counts.txt"  # word counts of 4-letter words: base64-like, falling
     counts.write_bytes(b"that 120\nwith 98\nhave 76\nfrom 50\n")
     assert not tiktoken_files.is_tiktoken_file(counts.read_bytes())
@@ -278,7 +280,7 @@ def test_tokenizer_json_of_ranks_gives_tiktokens_ids(ranks, corpus, hard_strings
     from tokenizers import Tokenizer
 
     pattern = ENCODINGS[name].pattern
-    ours = from_ranks(ranks, pattern=pattern, special_tokens={})
+    ours = ByteLevelBPE.from_ranks(ranks, pattern=pattern, special_tokens={})
     ours.to_tokenizer_json(tmp_path / "tokenizer.json")
     theirs = Tokenizer.from_file(str(tmp_path / "tokenizer.json"))
     enc = tiktoken.Encoding(name, pat_str=pattern, mergeable_ranks=ranks, special_tokens={})
@@ -300,7 +302,7 @@ def test_any_ranks_merge_as_tiktoken(tokens, rng, texts):
     ranks = {bytes([b]): b for b in range(256)}
     ranks |= {t.encode(): r for t, r in zip(tokens, order, strict=True)}
     theirs = tiktoken.Encoding("any", pat_str=r"\S+|\s+", mergeable_ranks=ranks, special_tokens={})
-    ours = from_ranks(ranks, pattern=r"\S+|\s+", special_tokens={})
+    ours = ByteLevelBPE.from_ranks(ranks, pattern=r"\S+|\s+", special_tokens={})
     for text in texts:
         assert ours.encode(text).ids == theirs.encode(text), text
 

@@ -15,7 +15,7 @@ import tiktoken
 
 from rowbook.text import ByteLevelBPE
 from rowbook.text.bpe.merge_kernels import encode_word_reference, merge_steps
-from rowbook.text.bpe.tiktoken_files import from_ranks, to_ranks
+from rowbook.text.bpe.tiktoken_files import to_ranks
 
 N = 10_000
 
@@ -80,7 +80,7 @@ def test_long_runs_equal_tiktoken(bpe):
     theirs = tiktoken.Encoding(
         "runs", pat_str=bpe.pattern, mergeable_ranks=ranks, special_tokens={}
     )
-    ours = from_ranks(ranks, pattern=bpe.pattern, special_tokens={})
+    ours = ByteLevelBPE.from_ranks(ranks, pattern=bpe.pattern, special_tokens={})
     for kind, word in _adversaries(20_000).items():
         assert ours.encode(word.decode()).ids == theirs.encode(word.decode()), kind
         assert merge_steps(word, *ours._encoder._tables) <= 6 * len(word)

@@ -45,6 +45,7 @@ from tqdm.auto import tqdm
 
 from rowbook.checks import InputTypeError, check_int
 from rowbook.text.bpe import files as bpe_files
+from rowbook.text.bpe import tiktoken_files
 from rowbook.text.bpe.batch import encode_batch, encode_texts
 from rowbook.text.bpe.bytelevel import GPT2_PATTERN, decode_tokens
 from rowbook.text.bpe.classic import MergeStep
@@ -522,9 +523,17 @@ class ByteLevelBPE(TokenTable):
         ``pattern`` and ``special_tokens`` (token -> id) replace the encoding's. Special
         tokens are then handled as tiktoken does: see :meth:`encode`.
         """
-        from rowbook.text.bpe.tiktoken_files import load_tiktoken
+        return tiktoken_files.load_tiktoken(
+            cls, path, encoding, pattern=pattern, special_tokens=special_tokens
+        )
 
-        return load_tiktoken(path, encoding, pattern=pattern, special_tokens=special_tokens)
+    @classmethod
+    def from_ranks(
+        cls, ranks: Mapping[bytes, int], *, pattern: str, special_tokens: Mapping[str, int]
+    ) -> ByteLevelBPE:
+        """The BPE of tiktoken's ``Encoding(name, pat_str=pattern, mergeable_ranks=ranks,
+        special_tokens=special_tokens)``: the same ids (:mod:`rowbook.text.bpe.tiktoken_files`)."""
+        return tiktoken_files.from_ranks(cls, ranks, pattern=pattern, special_tokens=special_tokens)
 
     def to_tiktoken(self, path: str | os.PathLike) -> None:
         """Write the ranks as a ``.tiktoken`` file: every token but the special ones, by id.
@@ -533,9 +542,7 @@ class ByteLevelBPE(TokenTable):
         :meth:`from_tiktoken`), and tiktoken merges by rank, not by merge list: see
         :mod:`rowbook.text.bpe.tiktoken_files`.
         """
-        from rowbook.text.bpe.tiktoken_files import save_tiktoken
-
-        save_tiktoken(self, path)
+        tiktoken_files.save_tiktoken(self, path)
 
     @classmethod
     def from_files(

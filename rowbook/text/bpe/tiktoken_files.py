@@ -25,7 +25,8 @@ a ``ValueError`` for text that holds one).
 Examples
 --------
 >>> ranks = {bytes([b]): b for b in range(256)} | {b"bc": 256, b"ab": 257, b"abc": 258}
->>> bpe = from_ranks(ranks, pattern=r"\\S+|\\s+", special_tokens={"<|end|>": 259})
+>>> from rowbook.text import ByteLevelBPE
+>>> bpe = ByteLevelBPE.from_ranks(ranks, pattern=r"\\S+|\\s+", special_tokens={"<|end|>": 259})
 >>> bpe.encode("abcx").ids
 [258, 120]
 >>> bpe.encode("abc<|end|>", allowed_special="all").ids
@@ -193,14 +194,12 @@ def _all_splits(ranks: Mapping[bytes, int], spelled: Mapping[bytes, str]) -> lis
 
 
 def from_ranks(
-    ranks: Mapping[bytes, int], *, pattern: str, special_tokens: Mapping[str, int]
+    cls: Any, ranks: Mapping[bytes, int], *, pattern: str, special_tokens: Mapping[str, int]
 ) -> Any:
-    """A :class:`~rowbook.text.ByteLevelBPE` that encodes as tiktoken's
+    """A ``cls`` (:class:`~rowbook.text.ByteLevelBPE`) that encodes as tiktoken's
     ``Encoding(name, pat_str=pattern, mergeable_ranks=ranks, special_tokens=special_tokens)``:
     the same ids. Ids that are neither a rank nor a special token (cl100k_base has such
     gaps) hold a placeholder token that nothing encodes to."""
-    from rowbook.text.bpe.model import ByteLevelBPE
-
     missing = [b for b in range(256) if bytes([b]) not in ranks]
     if missing:
         raise ValueError(
@@ -223,7 +222,7 @@ def from_ranks(
     if len(vocab) < top:
         used = set(vocab.values())
         vocab |= {_GAP.format(i): i for i in range(top) if i not in used}
-    bpe = ByteLevelBPE(pattern=pattern)
+    bpe = cls(pattern=pattern)
     bpe._set_model(
         vocab,
         _all_splits(ranks, spelled),
@@ -291,13 +290,14 @@ def _encoding_of(path: Path, ranks: Mapping[bytes, int]) -> TiktokenEncoding:
 
 
 def load_tiktoken(
+    cls: Any,
     path: str | os.PathLike,
     encoding: str | None = None,
     *,
     pattern: str | None = None,
     special_tokens: Mapping[str, int] | None = None,
 ) -> Any:
-    """The :class:`~rowbook.text.ByteLevelBPE` of a ``.tiktoken`` file (see the module).
+    """The ``cls`` (:class:`~rowbook.text.ByteLevelBPE`) of a ``.tiktoken`` file (see the module).
 
     ``encoding`` names one of :data:`ENCODINGS` (by default the file's name, as tiktoken's
     download or its cached copy (:func:`cache_name`) is named, else the one with its number
@@ -313,6 +313,7 @@ def load_tiktoken(
         spec = ENCODINGS[encoding] if encoding is not None else _encoding_of(path, ranks)
     try:
         return from_ranks(
+            cls,
             ranks,
             pattern=spec.pattern if pattern is None else pattern,
             special_tokens=spec.special_tokens if special_tokens is None else special_tokens,
