@@ -23,6 +23,7 @@ quantised tables (:mod:`rowbook.vectors.quantize.table`) call them with their ow
 from __future__ import annotations
 
 import math
+import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import asdict, dataclass
 from typing import Any
@@ -37,6 +38,7 @@ __all__ = [
     "QUERIES",
     "RECALL",
     "Calibration",
+    "calibrate_rerank",
     "check_recall",
     "choose_rerank",
     "choose_setting",
@@ -257,3 +259,42 @@ def choose_rerank(ranks: np.ndarray, target: float, rows: int) -> tuple[int, np.
             low = middle + 1
     pool = int(pools[low])
     return min(pool, rows), (ranks < pool).mean(axis=1), pool >= rows
+
+
+def calibrate_rerank(
+    estimated: Callable[[np.ndarray], np.ndarray],
+    exact: Callable[[np.ndarray], np.ndarray],
+    unit_rows: Callable[[np.ndarray], np.ndarray],
+    rows: int,
+    target: float,
+    seed: int = 0,
+) -> Calibration:
+    """The ``rerank`` pool for ``target``: ``QUERIES`` rows of the table (``unit_rows(ids)``
+    gives their exact unit rows) ask the estimated scan (``estimated(queries)`` (b, V), the
+    codes' scores) and the exact one (``exact``); the pool is :func:`choose_rerank`'s.
+
+    Examples
+    --------
+    >>> rng = np.random.default_rng(0)
+    >>> unit = rng.standard_normal((500, 8)).astype(np.float32)
+    >>> unit /= np.linalg.norm(unit, axis=1, keepdims=True)
+    >>> noisy = unit + 0.05 * rng.standard_normal(unit.shape).astype(np.float32)
+    >>> chosen = calibrate_rerank(lambda q: q @ noisy.T, lambda q: q @ unit.T,
+    ...                           lambda ids: unit[ids], 500, 0.95)
+    >>> chosen.setting, 10 < chosen.value < 500, chosen.recall >= 0.95
+    ('rerank', True, True)
+    """
+    start = time.perf_counter()
+    ids = np.sort(np.random.default_rng(seed).choice(rows, min(QUERIES, rows), replace=False))
+    asked = np.ascontiguousarray(unit_rows(ids), dtype=np.float32)  # (Q, d)
+    truth = exact_neighbours(exact, asked, ids, min(K, rows - 1))  # (Q, K)
+    block = max(1, _SCORES_PER_BLOCK // rows)
+    ranks = np.concatenate(
+        [
+            neighbour_ranks(estimated(asked[s : s + block]), truth[s : s + block])
+            for s in range(0, len(ids), block)
+        ]
+    )  # (Q, K)
+    pool, recall, everything = choose_rerank(ranks, target, rows)
+    seconds = time.perf_counter() - start
+    return Calibration(target, float(recall.mean()), len(ids), "rerank", pool, everything, seconds)

@@ -47,6 +47,7 @@ from rowbook.vectors.calibrate import RECALL, Calibration, check_recall
 
 __all__ = [
     "ADD_ROWS",
+    "ApproximateAnswer",
     "HNSW_FROM",
     "NEAR_EXHAUSTIVE",
     "IndexKind",
@@ -122,6 +123,32 @@ def default_settings(rows: int, kind: IndexKind | None = None) -> dict[str, Any]
     if kind == "ivf":
         return {"kind": "ivf", "nlist": max(1, round(math.sqrt(rows))), "nprobe": 8}
     return {"kind": "hnsw", "M": 16, "ef_construction": 64, "ef_search": 32}
+
+
+class ApproximateAnswer(list):
+    """The answer of an approximate query: a list (of ``(key, cosine)`` pairs, or of such
+    lists for a batch), as the exact query returns, that also says what the index was
+    built for.
+
+    Attributes
+    ----------
+    recall : float or None
+        The recall@10 the index measured when it was built (:attr:`VectorIndex.recall`;
+        None for an index built with a fixed setting, ``recall=None``).
+    exact : bool
+        The index answers by the exact scan (its target needed a near-exhaustive search).
+
+    Examples
+    --------
+    >>> answer = ApproximateAnswer([("queen", 0.99)], None)
+    >>> answer == [("queen", 0.99)], answer.recall
+    (True, None)
+    """
+
+    def __init__(self, pairs: list, index: VectorIndex | None) -> None:
+        super().__init__(pairs)
+        self.recall = None if index is None else index.recall
+        self.exact = False if index is None else index.exact
 
 
 class VectorIndex:
