@@ -34,10 +34,10 @@ from rowbook.checks import check_number
 from rowbook.vectors.neighbors import top_k_rows
 
 __all__ = [
-    "K",
     "QUERIES",
     "RECALL",
     "Calibration",
+    "K",
     "calibrate_rerank",
     "check_recall",
     "choose_rerank",
@@ -164,8 +164,8 @@ class Calibration:
 
     def __str__(self) -> str:
         chosen = (
-            f"the target needs a near-exhaustive search: answering exactly (recall 1.0, "
-            f"no faster than the exact scan; ask for a lower recall for speed)"
+            "the target needs a near-exhaustive search: answering exactly (recall 1.0, "
+            "no faster than the exact scan; ask for a lower recall for speed)"
             if self.exact
             else f"{self.setting}={self.value}, recall@{K} {self.recall:.3f}"
         )

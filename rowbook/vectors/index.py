@@ -47,9 +47,9 @@ from rowbook.vectors.calibrate import RECALL, Calibration, check_recall
 
 __all__ = [
     "ADD_ROWS",
-    "ApproximateAnswer",
     "HNSW_FROM",
     "NEAR_EXHAUSTIVE",
+    "ApproximateAnswer",
     "IndexKind",
     "VectorIndex",
     "default_settings",
@@ -266,6 +266,7 @@ class VectorIndex:
         rows, dim = data.shape
         if rows == 0:
             raise ValueError("cannot index an empty table; add vectors first")
+        check_finite("unit_rows", data)
         given = {
             "M": M,
             "ef_construction": ef_construction,

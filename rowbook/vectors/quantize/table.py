@@ -34,8 +34,8 @@ from typing import Any, Self
 import numpy as np
 
 from rowbook.checks import check_int
-from rowbook.vectors.calibrate import RECALL, Calibration, calibrate_rerank, check_recall
 from rowbook.io import fields_of, load_state, save_state
+from rowbook.vectors.calibrate import RECALL, Calibration, calibrate_rerank, check_recall
 from rowbook.vectors.core import Vectors
 from rowbook.vectors.mapped import FileRows, maps_a_file
 from rowbook.vectors.neighbors import unit_rows
