@@ -29,10 +29,8 @@ vectors it is attached to).
 
 from __future__ import annotations
 
-import json
 import math
 import os
-import struct
 import sys
 import time
 from pathlib import Path
@@ -44,6 +42,7 @@ from rowbook._progress import ProgressBar
 from rowbook.checks import check_choice, check_finite, check_int
 from rowbook.vectors import calibrate
 from rowbook.vectors.calibrate import RECALL, Calibration, check_recall
+from rowbook.vectors.index_file import read_index_file, write_index_file
 
 __all__ = [
     "ADD_ROWS",
@@ -419,30 +418,16 @@ class VectorIndex:
     # -- files -------------------------------------------------------------------------
 
     def save(self, path: str | os.PathLike[str]) -> None:
-        """Write the index (faiss's format) atomically, its :attr:`calibration` after it.
-
-        The calibration follows faiss's bytes (which faiss ignores) as a JSON record, its
-        length (8 bytes, little-endian) and the mark ``rowbook-calibration-1``."""
-        from rowbook.io import atomic_write
-
-        blob = _faiss().serialize_index(self._index)  # (n,) uint8
-        with atomic_write(path) as f:
-            f.write(blob.tobytes())
-            if self.calibration is not None:
-                record = json.dumps(self.calibration.to_dict()).encode()
-                f.write(record + struct.pack("<Q", len(record)) + _CALIBRATION_MARK)
+        """Write the index (faiss's format) atomically, its :attr:`calibration` after it
+        (:mod:`rowbook.vectors.index_file`)."""
+        write_index_file(path, _faiss().serialize_index(self._index), self.calibration)
 
     @classmethod
     def load(cls, path: str | os.PathLike[str], rows: int, dim: int) -> VectorIndex:
         """Read an index written by :meth:`save` for a table of ``rows`` x ``dim``; only your own files."""
         faiss = _faiss()
         path = Path(path)
-        if not path.is_file():
-            raise FileNotFoundError(
-                f"index file {path} does not exist; build it with build_index()"
-            )
-        blob = np.fromfile(path, dtype=np.uint8)
-        blob, calibration = _split_calibration(blob, path)
+        blob, calibration = read_index_file(path)
         try:
             index = faiss.deserialize_index(blob)
         except RuntimeError as err:
@@ -464,29 +449,3 @@ class VectorIndex:
     def __repr__(self) -> str:
         knob = f"ef_search={self.ef_search}" if self.kind == "hnsw" else f"nprobe={self.nprobe}"
         return f"VectorIndex({self.kind}, {self.rows} x {self.dim}, {knob})"
-
-
-_CALIBRATION_MARK = b"rowbook-calibration-1"
-_MAX_RECORD = 1 << 16  # a calibration record is a few hundred bytes
-
-
-def _split_calibration(blob: np.ndarray, path: Path) -> tuple[np.ndarray, Calibration | None]:
-    """faiss's bytes of an index file, and the calibration saved after them (if any)."""
-    tail = len(_CALIBRATION_MARK) + 8
-    if len(blob) < tail or blob[-len(_CALIBRATION_MARK) :].tobytes() != _CALIBRATION_MARK:
-        return blob, None  # an index saved before calibration, or with recall=None
-    (size,) = struct.unpack("<Q", blob[-tail : -len(_CALIBRATION_MARK)].tobytes())
-    start = len(blob) - tail - size
-    if size > _MAX_RECORD or start < 0:
-        raise ValueError(
-            f"{path}: the calibration record's length at byte {len(blob) - tail} is {size}, "
-            "more than the file holds; rebuild the index with build_index()"
-        )
-    try:
-        record = json.loads(blob[start : len(blob) - tail].tobytes())
-    except ValueError as err:
-        raise ValueError(
-            f"{path}: the calibration record at byte {start} is not JSON ({err}); rebuild "
-            "the index with build_index()"
-        ) from None
-    return blob[:start], Calibration.from_dict(record, f"{path}")
