@@ -36,6 +36,7 @@ NAMES = [
     "vectors",
     "compare",
     "index",
+    "defaults",
     "quantize",
     "word2vec",
     "fasttext",
