@@ -101,9 +101,10 @@ def _faiss() -> Any:
 ADD_ROWS = 1 << 15
 #: Tables at least this long get an HNSW graph by default; shorter ones an IVF index.
 HNSW_FROM = 100_000
-#: The share of the rows a query computes distances to at which the index is no faster
-#: than the exact scan (one BLAS pass over every row): HNSW reaches rows at random, one
-#: by one; IVF scans its cells' rows in runs.
+#: The share of the rows a query computes distances to at which the index is taken to be no
+#: faster than the exact scan (one BLAS pass over every row): HNSW reaches rows at random,
+#: one at a time, several times the cost of a row of the scan; IVF scans its cells' rows in
+#: runs. (Estimates from those costs, not measured thresholds.)
 NEAR_EXHAUSTIVE = {"hnsw": 0.1, "ivf": 0.5}
 
 
@@ -188,9 +189,12 @@ class VectorIndex:
 
     @property
     def exact(self) -> bool:
-        """True when the calibration found the target needs a near-exhaustive search, so
-        the index answers by the exact scan."""
-        return self.calibration is not None and self.calibration.exact
+        """True when the index answers by the exact scan: the calibration found that its
+        target needs a near-exhaustive search (or an IVF index scans every cell). Setting
+        ``ef_search`` / ``nprobe`` goes back to the approximate search."""
+        if self.kind == "ivf":
+            return self._index.nprobe == self._index.nlist
+        return self._searched is not self._index
 
     def _answer_exactly(self) -> None:
         if self.kind == "hnsw":
@@ -377,6 +381,7 @@ class VectorIndex:
     def ef_search(self, value: int) -> None:
         if self.kind == "hnsw":
             self._index.hnsw.efSearch = check_int("ef_search", value, 1)
+            self._searched = self._index  # the graph again, if it answered exactly
 
     @property
     def nprobe(self) -> int | None:
