@@ -187,9 +187,14 @@ class Calibration:
             raise ValueError(f"{where}: the calibration must hold the fields {', '.join(kinds)}")
         for name, kind in kinds.items():
             value = record[name]
-            numeric = kind is float and isinstance(value, int) and not isinstance(value, bool)
-            if not (isinstance(value, kind) or numeric) or (kind is int and value < 0):
-                raise ValueError(f"{where}: calibration field {name!r} is {value!r}, not a {kind}")
+            numeric = kind is float and isinstance(value, int)
+            fits = (isinstance(value, kind) or numeric) and (kind is bool) == isinstance(
+                value, bool
+            )
+            if not fits or (kind is int and value < 0):
+                raise ValueError(
+                    f"{where}: calibration field {name!r} is {value!r}, not a {kind.__name__}"
+                )
         return cls(**record)
 
 

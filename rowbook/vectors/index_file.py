@@ -68,7 +68,7 @@ def read_index_file(path: str | os.PathLike[str]) -> tuple[np.ndarray, Calibrati
             "more than the file holds; rebuild the index with build_index()"
         )
     try:
-        record = json.loads(blob[start : len(blob) - tail].tobytes())
+        record = json.loads(blob[start : len(blob) - tail].tobytes().decode("utf-8"))
     except ValueError as err:
         raise ValueError(
             f"{path}: the calibration record at byte {start} is not JSON ({err}); rebuild "

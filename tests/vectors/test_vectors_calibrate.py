@@ -80,6 +80,14 @@ def test_a_damaged_calibration_record_is_reported_with_its_offset(tmp_path):
     (tmp_path / "bad.index").write_bytes(bytes(blob))
     with pytest.raises(ValueError, match=f"at byte {start} is not JSON"):
         VectorIndex.load(tmp_path / "bad.index", 2_000, 16)
+    (tmp_path / "typed.index").write_bytes(
+        (tmp_path / "v.index")
+        .read_bytes()
+        .replace(b'"exact": false', b'"exact": 0    ')
+        .replace(b'"exact": true', b'"exact": 1   ')
+    )
+    with pytest.raises(ValueError, match="calibration field 'exact' is 0, not a bool"):
+        VectorIndex.load(tmp_path / "typed.index", 2_000, 16)
     mark = len(b"rowbook-calibration-1")
     blob = bytearray((tmp_path / "v.index").read_bytes())
     blob[-mark - 8 : -mark] = (10**9).to_bytes(8, "little")
