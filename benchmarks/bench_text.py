@@ -31,7 +31,7 @@ from timing import Row, interleaved_medians_ms, machine, median_ms, print_table,
 
 from rowbook.text import ByteLevelBPE
 from rowbook.text.bpe.classic import learn_merges_recount
-from rowbook.text.bpe.encode import encode_word_reference
+from rowbook.text.bpe.merge_kernels import encode_word_reference
 
 VOCAB_SIZE = 8_000
 ENCODE_LINES = 20_000

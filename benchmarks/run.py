@@ -33,6 +33,7 @@ NAMES = [
     "losses",
     "text",
     "tokenizers",
+    "tiktoken",
     "vectors",
     "compare",
     "index",
@@ -45,6 +46,8 @@ NAMES = [
     "scale",
     "viewer",
     "lm",
+    "kv_cache",
+    "gguf",
 ]
 
 

@@ -18,20 +18,38 @@ from typing import TYPE_CHECKING
 
 import lazy_loader
 
+from rowbook.models import MODEL_NAMES  # a plain tuple: imports no model
+
 if TYPE_CHECKING:  # the names as type checkers and editors see them; imported on use below
     from rowbook import autograd, nn, optim
     from rowbook.autograd import RowSparse, Tensor, no_grad
     from rowbook.file_kinds import load
+    from rowbook.models import (  # as X: re-exported (rowbook.models.MODEL_NAMES)
+        NPLM as NPLM,
+    )
     from rowbook.models import (
-        NPLM,
-        ColorHarmony,
-        FastText,
-        FastTextClassifier,
-        GloVe,
-        LSTMClassifier,
-        TextClassifier,
-        TransformerLM,
-        Word2Vec,
+        ColorHarmony as ColorHarmony,
+    )
+    from rowbook.models import (
+        FastText as FastText,
+    )
+    from rowbook.models import (
+        FastTextClassifier as FastTextClassifier,
+    )
+    from rowbook.models import (
+        GloVe as GloVe,
+    )
+    from rowbook.models import (
+        LSTMClassifier as LSTMClassifier,
+    )
+    from rowbook.models import (
+        TextClassifier as TextClassifier,
+    )
+    from rowbook.models import (
+        TransformerLM as TransformerLM,
+    )
+    from rowbook.models import (
+        Word2Vec as Word2Vec,
     )
     from rowbook.nn import Embedding, EmbeddingBag
     from rowbook.optim import SGD, Adagrad, Adam, AdamW, RowWiseAdagrad, SparseAdam
@@ -57,6 +75,7 @@ if TYPE_CHECKING:  # the names as type checkers and editors see them; imported o
 __getattr__, __dir__, _ = lazy_loader.attach(
     __name__,
     submodules=[
+        "scratch",
         "autograd",
         "nn",
         "optim",
@@ -86,17 +105,7 @@ __getattr__, __dir__, _ = lazy_loader.attach(
         "nn": ["Embedding", "EmbeddingBag"],
         "optim": ["SGD", "Adagrad", "RowWiseAdagrad", "Adam", "AdamW", "SparseAdam"],
         "training": ["TrainConfig", "Trainer"],
-        "models": [
-            "ColorHarmony",
-            "NPLM",
-            "TextClassifier",
-            "LSTMClassifier",
-            "Word2Vec",
-            "GloVe",
-            "FastText",
-            "TransformerLM",
-            "FastTextClassifier",
-        ],
+        "models": list(MODEL_NAMES),
         "file_kinds": ["load"],
         "vectors": ["Vectors", "SubwordVectors"],
     },
@@ -104,7 +113,7 @@ __getattr__, __dir__, _ = lazy_loader.attach(
 
 __version__ = "0.1.0"
 
-__all__ = [  # noqa: RUF022 - pipeline order, not alphabetical
+__all__ = [
     # text
     "Normalizer",
     "WordTokenizer",
@@ -131,16 +140,8 @@ __all__ = [  # noqa: RUF022 - pipeline order, not alphabetical
     "SparseAdam",
     "TrainConfig",
     "Trainer",
-    # models
-    "ColorHarmony",
-    "NPLM",
-    "TextClassifier",
-    "LSTMClassifier",
-    "Word2Vec",
-    "GloVe",
-    "FastText",
-    "TransformerLM",
-    "FastTextClassifier",
+    # models (rowbook.models.MODEL_MODULES lists them)
+    *MODEL_NAMES,
     # any file
     "load",
     # query side

@@ -26,8 +26,11 @@ from typing import Any
 import numpy as np
 
 __all__ = [
+    "InputIndexError",
+    "InputTypeError",
     "ParameterError",
     "ParameterHint",
+    "UnknownKeyError",
     "check_choice",
     "check_finite",
     "check_finite_rows",
@@ -35,6 +38,23 @@ __all__ = [
     "check_int",
     "check_number",
 ]
+
+
+class InputTypeError(TypeError):
+    """A value of a kind rowbook does not take (a ``str`` where ids go), raised on purpose.
+
+    The command line reports these, and the other errors below, in one line: the user can
+    fix them. A plain ``TypeError``, ``KeyError`` or ``IndexError`` from inside rowbook is a
+    bug and is shown with its traceback (:func:`rowbook.cli.main`).
+    """
+
+
+class UnknownKeyError(KeyError):
+    """A key (a word, a token, a model name) the table or file does not hold."""
+
+
+class InputIndexError(IndexError):
+    """An id or position outside the table the user gave."""
 
 
 class ParameterError(ValueError):

@@ -70,7 +70,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, Any, Literal
 
-from rowbook.checks import ParameterHint
+from rowbook.checks import InputTypeError, ParameterHint
 
 __all__ = [
     "CHUNK_BYTES",
@@ -184,14 +184,14 @@ def source_files(source: Source) -> list[Path | str]:
     """
     items = [source] if isinstance(source, str | os.PathLike) else source
     if isinstance(items, bytes) or not isinstance(items, Sequence) or not items:
-        raise TypeError(
+        raise InputTypeError(
             f"a corpus source is a path, '-', a folder or a non-empty list of "
             f"those, got {_shown(source)}"
         )
     files: list[Path | str] = []
     for item in items:
         if not isinstance(item, str | os.PathLike):
-            raise TypeError(f"a corpus source is a path, '-' or a folder, got {_shown(item)}")
+            raise InputTypeError(f"a corpus source is a path, '-' or a folder, got {_shown(item)}")
         if os.fspath(item) == STDIN:
             files.append(STDIN)
         elif Path(item).is_dir():
@@ -538,7 +538,7 @@ def read_texts(
     ['the cat', 'sat']
     """
     if isinstance(corpus, str):
-        raise TypeError(
+        raise InputTypeError(
             f"{name} must be a list of texts or a path (pathlib.Path), got one str; "
             f"wrap it: [{name}]"
         )
@@ -549,7 +549,9 @@ def read_texts(
     )
     texts = list(iter_lines(corpus, errors=errors)) if is_path else list(corpus)
     if not all(isinstance(t, str) for t in texts):
-        raise TypeError(f"{name} must hold str, got {sorted({type(t).__name__ for t in texts})}")
+        raise InputTypeError(
+            f"{name} must hold str, got {sorted({type(t).__name__ for t in texts})}"
+        )
     texts = [t for t in texts if t.strip()]
     if not texts:
         raise ValueError(f"{name} holds no text (every line is blank)")

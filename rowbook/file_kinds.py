@@ -350,6 +350,13 @@ def _is_sentencepiece(head: Head) -> bool:
     return start[:1] == b"\x0a" and (_looks_binary(start) or bool(_CONTROL.search(start)))
 
 
+def _is_tiktoken(head: Head) -> bool:
+    """tiktoken's ``.tiktoken``: lines of base64, a space and a rank."""
+    from rowbook.text.bpe.tiktoken_files import is_tiktoken_file
+
+    return not _looks_binary(head.text) and is_tiktoken_file(head.text)
+
+
 def _is_wordpiece_vocab(head: Head) -> bool:
     """BERT's ``vocab.txt``: text of one token a line (no whitespace in a line), holding one
     of its special tokens or a ``##`` continuation piece."""
@@ -518,6 +525,12 @@ KINDS: tuple[FileKind, ...] = (
         "ByteLevelBPE.from_tokenizer_json(path)",
     ),
     FileKind(
+        "a Hugging Face tokenizer.json (character-level BPE, byte fallback)",
+        lambda h: _tokenizer_json(h) == "BPE" and not _byte_level(h),
+        _call("rowbook.text:ByteFallbackBPE.from_tokenizer_json"),
+        "ByteFallbackBPE.from_tokenizer_json(path)",
+    ),
+    FileKind(
         "a Hugging Face tokenizer.json (WordPiece)",
         lambda h: _tokenizer_json(h) == "WordPiece",
         _call("rowbook.text:WordPiece.from_tokenizer_json"),
@@ -549,6 +562,13 @@ KINDS: tuple[FileKind, ...] = (
         "ByteLevelBPE.from_files(vocab_json, merges_txt), with its merges.txt",
     ),
     # other binary files rowbook writes or reads
+    FileKind(
+        "a GGUF file (llama.cpp, Ollama: metadata, tokenizer, tensors)",
+        lambda h: h.raw[:4] == b"GGUF",
+        _call("rowbook.gguf:read_gguf"),
+        "rowbook.gguf.read_gguf(path); its token table: rowbook.gguf.gguf_vectors(path)",
+        "gguf",
+    ),
     FileKind(
         "a faiss index",
         lambda h: h.raw[:4] in _FAISS_FOURCC,
@@ -585,6 +605,12 @@ KINDS: tuple[FileKind, ...] = (
         _is_wordpiece_vocab,
         _call("rowbook.text:WordPiece.from_vocab"),
         "WordPiece.from_vocab(path)",
+    ),
+    FileKind(
+        "a tiktoken rank file (.tiktoken)",
+        lambda h: _is_tiktoken(h),
+        _call("rowbook.text:ByteLevelBPE.from_tiktoken"),
+        "ByteLevelBPE.from_tiktoken(path, encoding)",
     ),
     FileKind(
         "a vocabulary file of counts ('key count' lines)",

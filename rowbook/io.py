@@ -49,6 +49,7 @@ from rowbook._json_limits import MAX_JSON_DEPTH, parse_json
 from rowbook._locks import abandoned, lock
 from rowbook._npz import MAX_INFLATED_BYTES, MmapMode, peek_text, read_members, write_members
 from rowbook._safetensors import map_safetensors
+from rowbook.checks import InputTypeError
 from rowbook.corpus_files import check_regular_file, open_binary
 
 __all__ = [
@@ -190,7 +191,7 @@ def _split(obj: Any, arrays: dict[str, np.ndarray], where: str) -> Any:
     if isinstance(obj, dict):
         bad = [k for k in obj if not isinstance(k, str)]
         if bad:
-            raise TypeError(
+            raise InputTypeError(
                 f"save_state: keys must be strings, got {bad[0]!r} at {where or 'top level'}"
             )
         return {k: _split(v, arrays, f"{where}/{k}") for k, v in obj.items()}
@@ -200,7 +201,9 @@ def _split(obj: Any, arrays: dict[str, np.ndarray], where: str) -> Any:
         return obj.item()
     if obj is None or isinstance(obj, bool | int | float | str):
         return obj
-    raise TypeError(f"save_state: cannot store a {type(obj).__name__} at {where or 'top level'}")
+    raise InputTypeError(
+        f"save_state: cannot store a {type(obj).__name__} at {where or 'top level'}"
+    )
 
 
 def _join(obj: Any, arrays: dict[str, np.ndarray], file: Path, where: str) -> Any:
@@ -431,10 +434,10 @@ def save_safetensors(
     arrays = {}
     for name, value in tensors.items():
         if not isinstance(name, str):
-            raise TypeError(f"save_safetensors: names must be str, got {name!r}")
+            raise InputTypeError(f"save_safetensors: names must be str, got {name!r}")
         arrays[name] = np.ascontiguousarray(getattr(value, "data", value))
         if arrays[name].dtype.kind not in "fiub":
-            raise TypeError(
+            raise InputTypeError(
                 f"save_safetensors: {name!r} has dtype {arrays[name].dtype}; safetensors "
                 "stores numbers and booleans only"
             )
@@ -442,7 +445,7 @@ def save_safetensors(
         k for k, v in (metadata or {}).items() if not (isinstance(k, str) and isinstance(v, str))
     ]
     if bad:
-        raise TypeError(f"save_safetensors: metadata must map str to str, got {bad[0]!r}")
+        raise InputTypeError(f"save_safetensors: metadata must map str to str, got {bad[0]!r}")
     data = save(arrays, metadata=dict(metadata) if metadata else None)
     with atomic_write(path) as f:
         f.write(data)

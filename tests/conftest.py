@@ -1,8 +1,19 @@
-"""Fixtures shared across test folders: the ``fasttext`` package as an oracle."""
+"""Fixtures shared across test folders: the ``fasttext`` package as an oracle; and the one
+hypothesis profile every property test runs under.
+
+No hypothesis deadlines: a deadline is a timing assertion, and on a shared or busy machine a
+first example that compiles a kernel took 15 s where 10 s were allowed. Timing belongs to
+``benchmarks/``; a hang is caught by the time limit of the process that runs the tests
+(the hostile suite's child has one).
+"""
 
 from __future__ import annotations
 
 import pytest
+from hypothesis import settings
+
+settings.register_profile("rowbook", deadline=None)
+settings.load_profile("rowbook")
 
 
 @pytest.fixture(scope="session")

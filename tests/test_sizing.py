@@ -6,9 +6,11 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from rowbook.models.transformer import TransformerConfig, TransformerNet
-from rowbook.sizing import model_size, preset, vocab_sweep, vocab_table
+from rowbook.models.transformer import TransformerNet
+from rowbook.models.transformer_config import TransformerConfig
+from rowbook.sizing import ModelSize, model_size, preset
 from rowbook.text import ByteLevelBPE
+from rowbook.vocab_sweep import vocab_sweep, vocab_table
 
 
 @pytest.mark.parametrize(
@@ -124,7 +126,7 @@ def test_model_size_from_a_hugging_face_config(tmp_path):
     }
     (tmp_path / "config.json").write_text(json.dumps(config))
     size = model_size.from_hf(tmp_path / "config.json", dtype="bfloat16")
-    assert size == preset("llama-3-8b")
+    assert size.table() == preset("llama-3-8b").table()  # every count (RoPE base aside)
     assert model_size.from_hf(tmp_path).parameters == 8_030_261_248
 
 
@@ -207,3 +209,36 @@ def test_vocab_sweep_counts_unknown_and_partial_byte_tokens():
     assert "unknown %" in vocab_table(rows)
     with pytest.raises(ValueError, match="model must be one of 'bpe', 'wordpiece', 'unigram'"):
         vocab_sweep(texts, [300], model="sentencepiece")
+
+
+def test_the_settings_are_stated_once_in_transformer_config():
+    """TransformerLM's architecture parameters are the config's fields, and sizing reads the
+    config itself: a new setting added to TransformerConfig fails here until both take it."""
+    import inspect
+
+    from rowbook.models import TransformerLM
+    from rowbook.models.transformer_config import architecture_names
+
+    params = inspect.signature(TransformerLM).parameters
+    assert set(architecture_names()) <= set(params)
+    for name in architecture_names():
+        if name != "vocab_size":
+            assert params[name].default == TransformerConfig.__dataclass_fields__[name].default
+    lm = TransformerLM(vocab_size=300, d_model=16, n_layers=1, n_heads=2, norm="rmsnorm")
+    assert lm._config(300).norm == "rmsnorm"
+
+
+@pytest.mark.parametrize(
+    "settings",
+    [
+        {"n_layers": 0},
+        {"n_layers": 0, "family": "llama"},
+        {"family": "gpt2", "bias": False},
+        {"family": "gpt2", "mlp": "swiglu", "norm": "rmsnorm"},
+        {"family": "llama", "positions": "learned", "bias": True},
+    ],
+)
+def test_model_size_from_config_counts_what_the_settings_allocate(settings):
+    config = TransformerConfig(vocab_size=50, d_model=8, n_heads=2, context=12, **settings)
+    allocated = sum(p.size for p in TransformerNet(config, rng=0).parameters())
+    assert ModelSize.from_config(config).parameters == allocated

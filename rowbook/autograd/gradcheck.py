@@ -22,6 +22,7 @@ import numpy as np
 from rowbook.autograd.engine import backward
 from rowbook.autograd.sparse import RowSparse
 from rowbook.autograd.tensor import Tensor, is_grad_enabled, no_grad
+from rowbook.checks import InputTypeError
 
 __all__ = ["GradcheckError", "gradcheck"]
 
@@ -33,7 +34,9 @@ class GradcheckError(RuntimeError):
 def _outputs(result: Any) -> list[Tensor]:
     items = result if isinstance(result, tuple | list) else (result,)
     if not all(isinstance(o, Tensor) for o in items):
-        raise TypeError(f"gradcheck: fn must return a Tensor or a tuple of Tensors, got {result!r}")
+        raise InputTypeError(
+            f"gradcheck: fn must return a Tensor or a tuple of Tensors, got {result!r}"
+        )
     return [o for o in items if o.dtype.kind == "f"]
 
 
@@ -138,7 +141,7 @@ def gradcheck(
         raise ValueError("gradcheck: no input has requires_grad=True; nothing to check")
     for i in checked:
         if inputs[i].dtype != np.float64:
-            raise TypeError(
+            raise InputTypeError(
                 f"gradcheck: input {i} has dtype {inputs[i].dtype}; central differences need "
                 "float64 inputs (build them with dtype=np.float64)"
             )

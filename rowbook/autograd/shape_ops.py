@@ -13,6 +13,7 @@ from typing import Any
 import numpy as np
 
 from rowbook.autograd.tensor import Tensor, as_tensor
+from rowbook.checks import InputIndexError, InputTypeError
 
 __all__ = ["concatenate", "gather", "getitem", "reshape", "stack", "transpose"]
 
@@ -83,7 +84,7 @@ def getitem(a: Any, index: Any) -> Tensor:
     try:
         out = a.data[index]
     except IndexError as err:
-        raise IndexError(
+        raise InputIndexError(
             f"index {index!r} is invalid for a tensor of shape {a.shape}: {err}"
         ) from None
     advanced = _is_advanced(index)
@@ -116,11 +117,11 @@ def gather(a: Any, ids: Any) -> Tensor:
     a = as_tensor(a)
     ids = np.asarray(ids.data if isinstance(ids, Tensor) else ids)
     if ids.dtype.kind not in "iu":
-        raise TypeError(f"gather: ids must be integers, got dtype {ids.dtype}")
+        raise InputTypeError(f"gather: ids must be integers, got dtype {ids.dtype}")
     flat = ids.reshape(-1)  # range checked in its own dtype: a uint64 2**64-1 must not wrap to -1
     if flat.size and (flat.min() < 0 or flat.max() >= a.shape[0]):
         bad = flat[(flat < 0) | (flat >= a.shape[0])][0]
-        raise IndexError(
+        raise InputIndexError(
             f"gather: id {bad} is out of range for {a.shape[0]} rows (valid: 0..{a.shape[0] - 1})"
         )
     flat = flat.astype(np.int64, copy=False)

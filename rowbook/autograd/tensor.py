@@ -23,6 +23,7 @@ import numpy as np
 
 from rowbook.autograd import engine
 from rowbook.autograd.sparse import RowSparse
+from rowbook.checks import InputTypeError
 
 __all__ = ["Tensor", "as_tensor", "is_grad_enabled", "no_grad"]
 
@@ -99,7 +100,7 @@ class Tensor:
     def __init__(self, data: Any, *, requires_grad: bool = False, dtype: Any = None) -> None:
         self.data: np.ndarray = _to_array(data, dtype)
         if requires_grad and self.data.dtype.kind != "f":
-            raise TypeError(
+            raise InputTypeError(
                 f"requires_grad=True needs a floating dtype, got {self.data.dtype}; "
                 "convert the values with dtype=np.float32 first"
             )

@@ -1,8 +1,10 @@
 """The ``rowbook`` command line: a thin layer over the public functions.
 
 One module per group of commands, each with a ``register(commands)`` that adds its
-parsers; :func:`main` parses, runs, and turns user errors into one line on standard
-error with exit status 2 (never a traceback; ``ROWBOOK_DEBUG=1`` shows it anyway).
+parsers; :func:`main` parses, runs, and turns user errors (:data:`USER_ERRORS`) into one
+line on standard error with exit status 2 (``ROWBOOK_DEBUG=1`` shows the traceback anyway);
+any other exception is a bug in rowbook: its traceback is printed with a request to report
+it, exit status 1.
 Ctrl-C exits with status 130.
 
 =============  ====================================================================
@@ -18,9 +20,11 @@ module         commands
 ``compare``    ``compare`` (two vectors files: what moved)
 ``files``      ``plot``, ``convert``
 ``tables``     ``quantize``, ``prune``
+``inspect``    ``inspect`` (what a file is; a GGUF model described whole)
 =============  ====================================================================
 
 Shared by several: ``_common`` (the parser, one-line errors, input lines, tables),
+``fitting`` (how every ``train`` command makes its model, fits it and stops on Ctrl-C),
 ``options`` (the model options, read from the models' signatures), ``corpus`` (how the
 word-vector commands read CORPUS), ``_cluster`` (``--scheduler``), ``_vectorio`` (vector files).
 """
@@ -30,14 +34,17 @@ from __future__ import annotations
 import argparse
 import os
 import sys
+import traceback
 import warnings
 from collections.abc import Collection, Sequence
 
+from rowbook.checks import InputIndexError, InputTypeError, UnknownKeyError
 from rowbook.cli import (
     classify,
     compare,
     cooccur,
     files,
+    inspect,
     lm,
     misc,
     query,
@@ -48,17 +55,34 @@ from rowbook.cli import (
 )
 from rowbook.cli._common import HelpFormatter, Parser, flag_for
 
-__all__ = ["USER_ERRORS", "build_parser", "main"]
+__all__ = ["BUG_REPORT", "USER_ERRORS", "build_parser", "main"]
 
 
 def _user_errors() -> tuple[type[BaseException], ...]:
     from rowbook.training import TrainingDiverged
 
-    return (ValueError, TypeError, KeyError, IndexError, OSError, ImportError, TrainingDiverged)
+    return (
+        ValueError,
+        OSError,
+        ImportError,
+        TrainingDiverged,
+        InputTypeError,
+        UnknownKeyError,
+        InputIndexError,
+    )
 
 
-#: Exceptions that mean "bad input": reported in one line, exit status 2.
+#: Exceptions that mean "bad input": reported in one line, exit status 2. A plain
+#: ``TypeError``, ``KeyError`` or ``IndexError`` is not among them: rowbook raises the
+#: subclasses in :mod:`rowbook.checks` on purpose, so the plain ones are bugs, shown with
+#: their traceback and a request to report them.
 USER_ERRORS = _user_errors()
+
+#: Printed under the traceback of an error that is not the user's.
+BUG_REPORT = (
+    "this is a bug in rowbook {version}, not in your input: please report it with the "
+    "command you ran and the traceback above"
+)
 
 
 def build_parser(argv: Sequence[str] | None = None) -> argparse.ArgumentParser:
@@ -88,6 +112,7 @@ def build_parser(argv: Sequence[str] | None = None) -> argparse.ArgumentParser:
     query.register(commands)
     compare.register(commands)
     files.register(commands)
+    inspect.register(commands)
     lm.register(commands, train, only=train_models)
     classify.register(commands)
     tables.register(commands)
@@ -127,8 +152,6 @@ def main(argv: Sequence[str] | None = None) -> int:
             warnings.showwarning = lambda message, *_, **__: print(
                 f"{prog}: warning: {' '.join(str(message).split())}", file=sys.stderr
             )
-            for note in getattr(args, "renamed", ()):  # an old option spelling: end users are
-                warnings.warn(note, FutureWarning, stacklevel=1)  # warned with FutureWarning
             return args.run(args)
     except KeyboardInterrupt:
         print(f"\n{prog}: interrupted", file=sys.stderr)
@@ -143,3 +166,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         options = getattr(getattr(args, "parser", None), "_option_string_actions", ())
         print(f"{prog}: error: {_describe(err, options)}", file=sys.stderr)
         return 2
+    except Exception:
+        from rowbook import __version__
+
+        traceback.print_exc()
+        print(f"{prog}: {BUG_REPORT.format(version=__version__)}", file=sys.stderr)
+        return 1

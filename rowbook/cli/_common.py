@@ -21,8 +21,7 @@ from collections.abc import Callable, Collection, Iterator, Sequence
 from pathlib import Path
 from typing import Any, NoReturn
 
-from rowbook._deprecation import renamed_message
-from rowbook.checks import ParameterError
+from rowbook.checks import ParameterError, UnknownKeyError
 from rowbook.corpus_files import STDIN, check_regular_file, iter_lines, source_files
 
 __all__ = [
@@ -32,7 +31,6 @@ __all__ = [
     "HelpFormatter",
     "Parser",
     "add_command",
-    "add_renamed",
     "add_scheduler",
     "add_unicode_errors",
     "check_input_file",
@@ -160,45 +158,6 @@ def add_command(
     return parser
 
 
-class _Renamed(argparse.Action):
-    """An option's old spelling: stores its value as the new option would, and notes the
-    rename in ``args.renamed`` for :func:`rowbook.cli.main` to warn about."""
-
-    def __init__(
-        self, option_strings: Sequence[str], dest: str, *, new: str, since: str, **kwargs: Any
-    ):
-        super().__init__(option_strings, dest, **kwargs)
-        self.new, self.since = new, since
-
-    def __call__(
-        self,
-        parser: argparse.ArgumentParser,
-        namespace: argparse.Namespace,
-        values: Any,
-        option_string: str | None = None,
-    ) -> None:
-        setattr(namespace, self.dest, values)
-        note = renamed_message(option_string, self.new, self.since)
-        notes = [*getattr(namespace, "renamed", []), note]
-        namespace.renamed = notes
-
-
-def add_renamed(parser: argparse.ArgumentParser, old: str, new: str, *, since: str) -> None:
-    """``old``, the spelling of the option ``new`` before rowbook ``since`` renamed it:
-    accepted for one release, left out of ``--help``, and warned about on standard error."""
-    action = parser._option_string_actions[new]
-    parser.add_argument(
-        old,
-        action=_Renamed,
-        new=new,
-        since=since,
-        dest=action.dest,
-        type=action.type,
-        metavar=action.metavar,
-        help=argparse.SUPPRESS,
-    )
-
-
 def add_unicode_errors(parser: argparse.ArgumentParser) -> None:
     """The ``--unicode-errors`` option of a command that reads text files."""
     parser.add_argument(
@@ -316,7 +275,7 @@ def check_words(vectors: Any, words: Sequence[str], source: str) -> None:
             continue
         close = difflib.get_close_matches(word, list(vectors.index_to_key), n=3)
         hint = f"; did you mean {', '.join(map(repr, close))}?" if close else ""
-        raise KeyError(f"word {word!r} is not in {source} ({len(vectors)} words){hint}")
+        raise UnknownKeyError(f"word {word!r} is not in {source} ({len(vectors)} words){hint}")
 
 
 def format_table(headers: Sequence[str], rows: Sequence[Sequence[Any]], align: str = "") -> str:

@@ -15,7 +15,8 @@ format     suffix (when writing)          what it is
 Text and binary files may be gzip, bzip2 or xz compressed (``vectors.txt.gz``).
 Tables inside models are read too: a saved rowbook model (``model.save``, ``rowbook train lm
 -o lm.npz``) gives its ``vectors``, and a Hugging Face checkpoint folder (GPT-2, Llama) its
-token table, with the tokens of its ``tokenizer.json`` as keys.
+token table, with the tokens of its ``tokenizer.json`` as keys; a GGUF file (llama.cpp,
+Ollama) its ``token_embd.weight``, dequantised, keyed by the tokens it holds.
 Reading recognises a file by its content, whatever its suffix, as ``rowbook.load`` does
 (:mod:`rowbook.file_kinds`, the one table of file kinds); ``--from`` overrides it. A file
 that holds no vectors is refused in one line saying what it is.
@@ -56,6 +57,7 @@ FORMAT_NAMES = {
     "fasttext": "fastText .bin",
     "model": "the table of a saved rowbook model",
     "hf": "the token table of a Hugging Face checkpoint",
+    "gguf": "the token table of a GGUF model",
 }
 SUFFIXES = {
     ".npz": "npz",
@@ -131,6 +133,10 @@ def load_vectors(
         from rowbook.models import load
 
         return load(path, mmap=mmap).vectors, fmt
+    if fmt == "gguf":  # the table dequantised: a quantised table has no mapped form
+        from rowbook.gguf import gguf_vectors
+
+        return gguf_vectors(path), fmt
     cached = {"mmap": True, "cache_dir": cache_dir} if mmap else {}
     if fmt == "fasttext":
         from rowbook.vectors import SubwordVectors  # loads rowbook.nn's bag kernels

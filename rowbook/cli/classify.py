@@ -18,15 +18,14 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from rowbook.checks import ParameterError
 from rowbook.cli._common import (
     STDIN,
     add_command,
     add_unicode_errors,
     check_input_file,
     check_output_path,
-    cli_error,
 )
+from rowbook.cli.fitting import checked_resume, make_model, run_fit
 from rowbook.cli.options import add_model_options
 
 __all__ = ["add_train_classifier", "is_fasttext_file", "open_classifier", "register"]
@@ -81,28 +80,22 @@ def run_train_classifier(args: argparse.Namespace) -> int:
     from rowbook.models import FastTextClassifier
 
     output = check_output_path(args.output)
-    given = {name: getattr(args, name) for name in args.flags if getattr(args, name) is not None}
-    try:
-        model = FastTextClassifier(progress=not args.quiet, **given)
-    except ParameterError as err:
-        raise cli_error(err, args.flags) from None
-    if args.resume and args.checkpoint is None:
-        raise ValueError("--resume needs --checkpoint FILE, the checkpoint to continue from")
+    model = make_model(args, FastTextClassifier, progress=not args.quiet)
+    resume = checked_resume(args)
     data = args.train if len(args.train) > 1 else args.train[0]
     if data == STDIN:
         raise ValueError("training reads its file several times; give a file, not '-'")
     fit: dict[str, Any] = {"checkpoint": args.checkpoint, "errors": args.unicode_errors}
-    if args.resume:
-        fit["resume"] = args.checkpoint
+    if resume is not None:
+        fit["resume"] = resume
     if args.valid is not None:
         fit.update(validation=check_input_file(args.valid, "validation file"))
         fit.update(autotune_seconds=args.autotune, autotune_metric=args.autotune_metric)
     elif args.autotune is not None:
         raise ValueError("--autotune searches against a validation file: add --valid FILE")
-    try:
-        model.fit(data, **fit)
-    except ParameterError as err:
-        raise cli_error(err, args.flags) from None
+    stopped = run_fit(args, lambda: model.fit(data, **fit))
+    if stopped is not None:
+        return stopped
     kind = save_classifier(model, output)
     if not args.quiet:
         if model.autotune_ is not None:

@@ -8,7 +8,7 @@
 * ``rowbook size`` prints :func:`rowbook.sizing.model_size` for a preset, a ``config.json``,
   or dimensions given as options;
 * ``rowbook vocab-sweep CORPUS --model bpe,wordpiece,unigram --sizes ...`` prints
-  :func:`rowbook.sizing.vocab_sweep` (one scheme or several) and draws it.
+  :func:`rowbook.vocab_sweep.vocab_sweep` (one scheme or several) and draws it.
 
 The embedding commands (``neighbors``, ``plot``, ...) read the table of a saved model or
 of a checkpoint folder as they read a vectors file (:mod:`rowbook.cli._vectorio`).
@@ -17,7 +17,6 @@ of a checkpoint folder as they read a vectors file (:mod:`rowbook.cli._vectorio`
 from __future__ import annotations
 
 import argparse
-import sys
 from pathlib import Path
 from typing import Any
 
@@ -30,6 +29,7 @@ from rowbook.cli._common import (
     read_lines,
     source_name,
 )
+from rowbook.cli.fitting import checked_resume, make_model, run_fit
 from rowbook.cli.options import add_model_options
 
 __all__ = ["HELP", "register"]
@@ -49,27 +49,14 @@ def run_train(args: argparse.Namespace) -> int:
     for path in (args.checkpoint,):
         if path is not None:
             check_output_path(path)
-    if args.resume and args.checkpoint is None:
-        raise ValueError("--resume needs --checkpoint FILE, the checkpoint to continue from")
     texts = [line for line in read_lines(args.corpus, errors=args.unicode_errors) if line.strip()]
     if not texts:
         raise ValueError(f"{source_name(args.corpus)} is empty: it has no non-blank line")
-    given = {name: getattr(args, name) for name in args.flags if getattr(args, name) is not None}
-    try:
-        lm = args.model_class(**given, progress=not args.quiet)
-        lm.fit(texts, checkpoint=args.checkpoint, resume=args.checkpoint if args.resume else None)
-    except ParameterError as err:
-        flag = args.flags.get(err.name)
-        raise (ValueError(err.message_for(flag)) if flag else err) from None
-    except KeyboardInterrupt:
-        saved = args.checkpoint is not None and Path(args.checkpoint).exists()
-        hint = (
-            f"{args.checkpoint} holds the last finished epoch; add --resume to continue"
-            if saved
-            else "nothing was saved (add --checkpoint FILE to make training resumable)"
-        )
-        print(f"{args.prog}: interrupted; {hint}", file=sys.stderr)
-        return 130
+    resume = checked_resume(args)
+    lm = make_model(args, progress=not args.quiet)
+    stopped = run_fit(args, lambda: lm.fit(texts, checkpoint=args.checkpoint, resume=resume))
+    if stopped is not None:
+        return stopped
     lm.save(out)
     if args.save_hf:
         lm.save_hf(args.save_hf)
@@ -165,6 +152,8 @@ def load_lm(path: str) -> Any:
 
     if Path(path).is_dir():
         return TransformerLM.from_hf(path)
+    if _is_gguf(path):
+        return TransformerLM.from_gguf(path)
     model = load(path)
     if not isinstance(model, TransformerLM):
         raise ValueError(
@@ -172,6 +161,14 @@ def load_lm(path: str) -> Any:
             "train one with 'rowbook train lm'"
         )
     return model
+
+
+def _is_gguf(path: str) -> bool:
+    """Whether ``path`` is a GGUF file (by its magic, as rowbook.load tells it)."""
+    if not Path(path).is_file():
+        return False
+    with open(path, "rb") as f:
+        return f.read(4) == b"GGUF"
 
 
 def run_generate(args: argparse.Namespace) -> int:
@@ -197,6 +194,8 @@ def run_generate(args: argparse.Namespace) -> int:
             top_p=args.top_p,
             seed=args.seed,
             stop_at_eos=not args.no_stop,
+            use_cache=not args.no_cache,
+            cache_dtype=args.cache_dtype,
         )
     except ParameterError as err:
         raise ValueError(err.message_for("--" + err.name.replace("_", "-"))) from None
@@ -221,7 +220,9 @@ def _generate_parser(commands: Any) -> None:
         ],
     )
     p.add_argument(
-        "model", metavar="MODEL", help="a saved language model (.npz) or a checkpoint folder"
+        "model",
+        metavar="MODEL",
+        help="a saved language model (.npz), a checkpoint folder or a GGUF model",
     )
     p.add_argument("prompt", metavar="PROMPT")
     p.add_argument(
@@ -238,6 +239,17 @@ def _generate_parser(commands: Any) -> None:
     p.add_argument("--seed", type=int, default=0, help="(default: %(default)s)")
     p.add_argument("--ids", action="store_true", help="PROMPT and the output are token ids")
     p.add_argument("--no-stop", action="store_true", help="go on past an end-of-text token")
+    p.add_argument(
+        "--no-cache",
+        action="store_true",
+        help="run the model over the whole sequence at every step (what the KV cache saves)",
+    )
+    p.add_argument(
+        "--cache-dtype",
+        choices=("float32", "float16", "int8"),
+        help="store the KV cache in this type (int8: a float16 scale per head and position; "
+        "default: the model's)",
+    )
 
 
 # -- size -------------------------------------------------------------------------------
@@ -271,6 +283,8 @@ def run_size(args: argparse.Namespace) -> int:
     changes = {k: v for k, v in changes.items() if v is not None}
     if args.preset:
         size = sizing.preset(args.preset, **changes)
+    elif args.config and _is_gguf(args.config):
+        size = sizing.model_size_from_gguf(args.config, **changes)
     elif args.config:
         size = sizing.model_size_from_hf(args.config, **changes)
     else:
@@ -326,7 +340,10 @@ def _size_parser(commands: Any) -> None:
         ],
     )
     p.add_argument(
-        "config", metavar="CONFIG", nargs="?", help="a Hugging Face config.json, or its folder"
+        "config",
+        metavar="CONFIG",
+        nargs="?",
+        help="a Hugging Face config.json, its folder, or a GGUF model",
     )
     p.add_argument("--preset", choices=tuple(PRESETS))
     p.add_argument(
@@ -361,7 +378,7 @@ def _size_parser(commands: Any) -> None:
 
 
 def _models(text: str) -> list[str]:
-    from rowbook.sizing import SWEEP_MODELS
+    from rowbook.vocab_sweep import SWEEP_MODELS
 
     names = [x.strip() for x in text.split(",") if x.strip()]
     bad = [x for x in names if x not in SWEEP_MODELS]
@@ -373,7 +390,7 @@ def _models(text: str) -> list[str]:
 
 
 def run_vocab_sweep(args: argparse.Namespace) -> int:
-    from rowbook.sizing import vocab_sweep, vocab_table
+    from rowbook.vocab_sweep import vocab_sweep, vocab_table
 
     if args.plot:
         check_output_path(args.plot)

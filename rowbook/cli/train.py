@@ -26,7 +26,6 @@ from __future__ import annotations
 
 import argparse
 import inspect
-import sys
 import time
 from pathlib import Path
 from typing import Any
@@ -43,6 +42,7 @@ from rowbook.cli._common import (
 from rowbook.cli._vectorio import FORMAT_NAMES, output_format, save_vectors
 from rowbook.cli.cooccur import check_counted_file, fit_from_file, is_counted_file
 from rowbook.cli.corpus import Corpus, corpus_spill_dir
+from rowbook.cli.fitting import checked_resume, given, make_model, run_fit
 
 __all__ = [
     "CORPUS",
@@ -54,58 +54,8 @@ __all__ = [
 ]
 
 
-def _check_resume(args: argparse.Namespace) -> str | None:
-    """The checkpoint to resume from, or None (a missing one starts afresh, with a note)."""
-    if not args.resume:
-        return None
-    if args.checkpoint is None:
-        raise ValueError("--resume needs --checkpoint FILE, the checkpoint to continue from")
-    if not Path(args.checkpoint).exists():
-        if not args.quiet:
-            print(
-                f"{args.prog}: no checkpoint {args.checkpoint} yet; starting at epoch 1",
-                file=sys.stderr,
-            )
-        return None
-    return args.checkpoint
-
-
 def _resumed(source: str | None, verb: str = "continued") -> str:
     return "" if source is None else f" ({verb} from {source})"
-
-
-def _interrupted(args: argparse.Namespace, *, continue_with_init: bool = False) -> int:
-    """Exit status 130, with what the checkpoint holds and how to go on: ``--resume``, or
-    ``--init`` where the run cannot be resumed (``continue_with_init``)."""
-    saved = args.checkpoint is not None and Path(args.checkpoint).exists()
-    if saved and continue_with_init:
-        hint = (
-            f"{args.checkpoint} holds the model after the last finished epoch; continue it "
-            f"with --init {args.checkpoint} and the epochs still to do"
-        )
-    elif saved:
-        hint = (
-            f"{args.checkpoint} holds the last finished epoch; add --resume to the same "
-            "command to continue"
-        )
-    elif args.checkpoint is not None:
-        hint = f"nothing was saved yet: {args.checkpoint} is written at the end of the first epoch"
-    else:
-        hint = "nothing was saved (add --checkpoint FILE to make training resumable)"
-    print(f"{args.prog}: interrupted; {hint}", file=sys.stderr)
-    return 130
-
-
-def _given(args: argparse.Namespace) -> dict[str, Any]:
-    """The model options the user gave (the others keep the library's defaults)."""
-    return {name: getattr(args, name) for name in args.flags if getattr(args, name) is not None}
-
-
-def _make_model(args: argparse.Namespace, **extra: Any) -> Any:
-    try:
-        return args.model_class(**_given(args), **extra)
-    except ParameterError as err:
-        raise cli_error(err, args.flags) from None
 
 
 # -- word2vec, GloVe, fastText --------------------------------------------------------------
@@ -134,7 +84,7 @@ def _check_init(args: argparse.Namespace) -> None:
         raise ValueError(
             "--init MODEL continues a saved model and --resume a stopped run; give one"
         )
-    fixed = [args.flags[name] for name in _given(args) if name not in ("epochs", "workers")]
+    fixed = [args.flags[name] for name in given(args) if name not in ("epochs", "workers")]
     if fixed:
         raise ValueError(
             f"{', '.join(fixed)}: a model continued with --init keeps its own "
@@ -212,16 +162,17 @@ def run_word_vectors(args: argparse.Namespace) -> int:
     source = counts_source(args)
     if args.init:
         _check_init(args)
-    resume = _check_resume(args)
-    model = _initial_model(args) if args.init else _make_model(args, progress=not args.quiet)
+    resume = checked_resume(args)
+    model = _initial_model(args) if args.init else make_model(args, progress=not args.quiet)
     start, epochs_before = time.perf_counter(), _epochs_done(model)
-    try:
-        _train(model, source, args, resume)
-    except KeyboardInterrupt:
-        glove_counted = args.model == "glove" and source != CORPUS  # GloVe's --resume needs CORPUS
-        return _interrupted(args, continue_with_init=bool(args.init) or glove_counted)
-    except ParameterError as err:
-        raise cli_error(err, args.flags) from None
+    glove_counted = args.model == "glove" and source != CORPUS  # GloVe's --resume needs CORPUS
+    stopped = run_fit(
+        args,
+        lambda: _train(model, source, args, resume),
+        continue_with_init=bool(args.init) or glove_counted,
+    )
+    if stopped is not None:
+        return stopped
     seconds = time.perf_counter() - start
     if fasttext_bin:
         model.save_fasttext(out)
@@ -285,14 +236,11 @@ def run_nplm(args: argparse.Namespace) -> int:
         "normalizer": Normalizer(case="lower") if args.lower else None,
         "progress": not args.quiet,
     }
-    resume = _check_resume(args)
-    lm = _make_model(args, **extra)
-    try:
-        lm.fit(texts, checkpoint=args.checkpoint, resume=resume)
-    except KeyboardInterrupt:
-        return _interrupted(args)
-    except ParameterError as err:
-        raise cli_error(err, args.flags) from None
+    resume = checked_resume(args)
+    lm = make_model(args, **extra)
+    stopped = run_fit(args, lambda: lm.fit(texts, checkpoint=args.checkpoint, resume=resume))
+    if stopped is not None:
+        return stopped
     save_vectors(lm.vectors, out, fmt)
     if not args.quiet and lm.history_.epochs:
         print(_nplm_summary(lm, out, fmt, resume))

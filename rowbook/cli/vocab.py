@@ -20,7 +20,6 @@ from typing import Any
 from rowbook.cli._cluster import check_options, counting
 from rowbook.cli._common import (
     add_command,
-    add_renamed,
     add_scheduler,
     add_unicode_errors,
     check_output_path,
@@ -248,7 +247,6 @@ def register(commands: Any) -> None:
         metavar="N",
         help="keep at most N entries, the most frequent, specials included (required for bpe)",
     )
-    add_renamed(p, "--max-size", "--max-vocab", since="0.2")
     p.add_argument(
         "--top",
         type=int,

@@ -34,7 +34,7 @@ from typing import Any, Literal
 
 import numpy as np
 
-from rowbook.checks import check_int
+from rowbook.checks import InputTypeError, check_int
 from rowbook.corpus_files import is_file_source, iter_pieces
 from rowbook.data import id_stream
 from rowbook.data.counted_vocab import (  # truncate_vocab, vocab_from_counts: also named here
@@ -82,7 +82,7 @@ def _tokenize_with(tokenizer: Any) -> Callable[[str], list[str]]:
         return tokenizer.tokenize
     if callable(tokenizer):
         return tokenizer
-    raise TypeError(
+    raise InputTypeError(
         f"tokenizer must be None, a callable str -> list[str] or have a tokenize method, "
         f"got {type(tokenizer).__name__}"
     )
@@ -114,12 +114,12 @@ def iter_sentences(
         yield from line_sentences(pieces, _tokenize_with(tokenizer), max_sentence_length)
         return
     if isinstance(corpus, bytes) or not isinstance(corpus, Iterable):
-        raise TypeError(
+        raise InputTypeError(
             f"corpus must be a path or an iterable of token lists, got {type(corpus).__name__}"
         )
     for number, sentence in enumerate(corpus):
         if isinstance(sentence, str | bytes):
-            raise TypeError(
+            raise InputTypeError(
                 f"corpus item {number} is a {type(sentence).__name__}, not a list of tokens; "
                 "split it first (e.g. [line.split() for line in lines]); to read files, pass "
                 "paths that exist (a list of pathlib.Path is always read as files)"

@@ -40,6 +40,7 @@ from typing import Any, Literal
 
 import numpy as np
 
+from rowbook.checks import InputTypeError
 from rowbook.corpus_files import iter_batches
 from rowbook.data.corpus import Interner
 from rowbook.data.counted_vocab import CountedVocab
@@ -143,7 +144,7 @@ def line_batches(source: Any, errors: Literal["strict", "replace"]) -> Iterator[
 def _text_lines(texts: Any, labels: Sequence[Any] | None, prefix: str) -> list[str]:
     """The texts as lines, each text's labels (with the prefix) before it."""
     if isinstance(texts, str):
-        raise TypeError("texts must be a list of texts, got one str; wrap it: [text]")
+        raise InputTypeError("texts must be a list of texts, got one str; wrap it: [text]")
     texts = list(texts)
     if labels is not None and (isinstance(labels, str) or len(labels) != len(texts)):
         raise ValueError(
@@ -155,7 +156,9 @@ def _text_lines(texts: Any, labels: Sequence[Any] | None, prefix: str) -> list[s
         joined = "\n".join(texts)
     except TypeError:
         number = next(i for i, t in enumerate(texts) if not isinstance(t, str))
-        raise TypeError(f"texts[{number}] is a {type(texts[number]).__name__}, not a str") from None
+        raise InputTypeError(
+            f"texts[{number}] is a {type(texts[number]).__name__}, not a str"
+        ) from None
     if joined.count("\n") != max(len(texts) - 1, 0):
         number = next(i for i, t in enumerate(texts) if "\n" in t)
         raise ValueError(
@@ -201,7 +204,7 @@ def read_labelled(
     """
     if is_source(data):
         if labels is not None:
-            raise TypeError(
+            raise InputTypeError(
                 "labels go with texts; a file holds its labels on each line "
                 f"({label_prefix}name before the text)"
             )

@@ -4,7 +4,7 @@ fastText's ``Dictionary::getLine`` (the supervised one) turns a line into a list
 of the input table ``W_in`` (``nwords + bucket`` rows) and a list of label ids:
 
 * a word of the vocabulary adds its row ``id(w)``, then, with ``maxn > 0``, the rows
-  ``nwords + fnv1a(g) % bucket`` of its character n-grams (:mod:`rowbook.text.subwords`);
+  ``nwords + fnv1a(g) % bucket`` of its character n-grams (:mod:`rowbook.text.char_ngrams`);
 * a word outside the vocabulary adds only its n-gram rows (none when ``maxn = 0``);
 * a label of the vocabulary adds its id to the labels; an unknown label is skipped;
 * every word, known or not, ``</s>`` included, also gives its 32-bit hash to the word
@@ -42,7 +42,7 @@ import numba
 import numpy as np
 
 from rowbook.data.labelled import EOS, LabelledLines
-from rowbook.text.subwords import fasttext_hash, fasttext_hashes, subword_ids, subword_table
+from rowbook.text.char_ngrams import fasttext_hash, fasttext_hashes, subword_ids, subword_table
 
 __all__ = ["NGRAM_MULTIPLIER", "EncodedLines", "LineEncoder", "encode_line_reference"]
 

@@ -1,7 +1,7 @@
 """Demo section 6: fastText on planted morphology, and the vector of a word the corpus never had.
 
 A fastText word is the mean of its rows: its own and one per hashed character n-gram
-(:mod:`rowbook.text.subwords`). The corpus (:mod:`rowbook.data.morphology`) has made-up
+(:mod:`rowbook.text.char_ngrams`). The corpus (:mod:`rowbook.data.morphology`) has made-up
 stems with the suffixes -, s, ed, ing and never the suffix er, so ``stem + "er"`` gets no
 row of its own; its bag of n-grams still gives it a vector, next to its stem.
 """

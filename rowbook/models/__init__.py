@@ -12,41 +12,50 @@ from typing import TYPE_CHECKING
 
 import lazy_loader
 
-from rowbook.models.base import Model, NotFittedError, read_model_file
+if TYPE_CHECKING:  # the names as editors see them; `as X`: re-exported
+    from rowbook.models.base import Model as Model
+    from rowbook.models.base import NotFittedError as NotFittedError
+    from rowbook.models.classifier import (
+        LSTMClassifier as LSTMClassifier,
+    )
+    from rowbook.models.classifier import (
+        TextClassifier as TextClassifier,
+    )
+    from rowbook.models.color_harmony import (
+        COLOR_NAMES as COLOR_NAMES,
+    )
+    from rowbook.models.color_harmony import (
+        ColorHarmony as ColorHarmony,
+    )
+    from rowbook.models.fasttext_classifier.model import FastTextClassifier as FastTextClassifier
+    from rowbook.models.language_model import TransformerLM as TransformerLM
+    from rowbook.models.nplm import NPLM as NPLM
+    from rowbook.models.word_vectors.fasttext import FastText as FastText
+    from rowbook.models.word_vectors.glove import GloVe as GloVe
+    from rowbook.models.word_vectors.word2vec import Word2Vec as Word2Vec
 
-if TYPE_CHECKING:
-    from rowbook.models.classifier import LSTMClassifier, TextClassifier
-    from rowbook.models.color_harmony import COLOR_NAMES, ColorHarmony
-    from rowbook.models.language_model import TransformerLM
-    from rowbook.models.nplm import NPLM
-    from rowbook.models.word_vectors.classifier import FastTextClassifier
-    from rowbook.models.word_vectors.fasttext import FastText
-    from rowbook.models.word_vectors.glove import GloVe
-    from rowbook.models.word_vectors.word2vec import Word2Vec
-
-#: The module of every model class, imported on first use: training word2vec does not
-#: load the autograd stack the classifiers are built on.
-_MODULES = {
-    "color_harmony": ["ColorHarmony", "COLOR_NAMES"],
+#: Every model class by the module that defines it: the one list of rowbook's models (what
+#: :func:`load` opens, what ``rowbook.MODELS`` and the contract test enumerate, what
+#: ``rowbook`` re-exports). Each is imported on first use: training word2vec does not load
+#: the autograd stack the classifiers are built on, and ``import rowbook`` loads none.
+MODEL_MODULES: dict[str, list[str]] = {
+    "color_harmony": ["ColorHarmony"],
     "nplm": ["NPLM"],
     "classifier": ["TextClassifier", "LSTMClassifier"],
     "word_vectors.word2vec": ["Word2Vec"],
     "word_vectors.glove": ["GloVe"],
     "word_vectors.fasttext": ["FastText"],
     "language_model": ["TransformerLM"],
-    "word_vectors.classifier": ["FastTextClassifier"],
+    "fasttext_classifier.model": ["FastTextClassifier"],
 }
-_getattr, _, _ = lazy_loader.attach(__name__, submod_attrs=_MODULES)
-_MODEL_NAMES = (
-    "ColorHarmony",
-    "NPLM",
-    "TextClassifier",
-    "LSTMClassifier",
-    "Word2Vec",
-    "GloVe",
-    "FastText",
-    "TransformerLM",
-    "FastTextClassifier",
+MODEL_NAMES: tuple[str, ...] = tuple(name for names in MODEL_MODULES.values() for name in names)
+_getattr, _, _ = lazy_loader.attach(
+    __name__,
+    submod_attrs={
+        **MODEL_MODULES,
+        "color_harmony": ["ColorHarmony", "COLOR_NAMES"],
+        "base": ["Model", "NotFittedError"],
+    },
 )
 
 
@@ -54,24 +63,18 @@ def __getattr__(name: str) -> object:
     """A model class, imported now; ``MODELS``: every model class by name (what
     :func:`load` can open and what the contract test checks), all of them imported."""
     if name == "MODELS":
-        return {cls: _getattr(cls) for cls in _MODEL_NAMES}
+        return {cls: _getattr(cls) for cls in MODEL_NAMES}
     return _getattr(name)
 
 
 __all__ = [
+    *MODEL_NAMES,
     "COLOR_NAMES",
+    "MODEL_MODULES",
+    "MODEL_NAMES",
     "MODELS",
-    "NPLM",
-    "ColorHarmony",
-    "FastText",
-    "FastTextClassifier",
-    "GloVe",
-    "LSTMClassifier",
     "Model",
     "NotFittedError",
-    "TextClassifier",
-    "TransformerLM",
-    "Word2Vec",
     "load",
 ]
 
@@ -94,10 +97,12 @@ def load(path: str | os.PathLike[str], *, mmap: bool = False) -> Model:
     >>> type(loaded).__name__, bool(np.array_equal(loaded.W_in_, model.W_in_))
     ('Word2Vec', True)
     """
+    from rowbook.models.base import read_model_file
+
     document = read_model_file(path, mmap=mmap)
-    if document["class"] not in _MODEL_NAMES:
+    if document["class"] not in MODEL_NAMES:
         raise ValueError(
             f"{path} holds a {document['class']!r} model, which this rowbook does not know "
-            f"(it knows {', '.join(sorted(_MODEL_NAMES))}); was it saved by a newer rowbook?"
+            f"(it knows {', '.join(sorted(MODEL_NAMES))}); was it saved by a newer rowbook?"
         )
     return _getattr(document["class"])._from_document(document, path)

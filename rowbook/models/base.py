@@ -40,6 +40,8 @@ import inspect
 import json
 import os
 from abc import ABC, abstractmethod
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, ClassVar, TypeVar
 
@@ -120,6 +122,20 @@ class Model(ABC):
         """``self._fitted[key]``, or a :class:`NotFittedError` naming the attribute asked for."""
         return self._require_fitted(f".{attribute or key}")[key]
 
+    @contextmanager
+    def _learning(self, state: dict[str, Any], *, keep_on_error: bool = False) -> Iterator[None]:
+        """``state`` is the learned state while the block trains it, so a checkpoint written
+        meanwhile saves it. If the block raises (an error, Ctrl-C) the model keeps ``state``
+        when ``keep_on_error`` (more training of a fitted model, updated in place), else gets
+        back what it had: a ``fit`` that did not finish leaves no learned state."""
+        previous, self._fitted = self._fitted, state
+        try:
+            yield
+        except BaseException:
+            if not keep_on_error:
+                self._fitted = previous
+            raise
+
     @abstractmethod
     def fit(self, data: Any, *, checkpoint: Any = None, resume: Any = None) -> Model:
         """Learn everything from ``data``; returns ``self`` (see the module docstring)."""
@@ -170,6 +186,7 @@ class Model(ABC):
         version this rowbook reads, saved with the same parameters (compared as saved, so a
         tuple equals the list it was written as) except the ``_run_only`` ones. What the
         state must also agree with (the corpus's vocabulary, say) is the model's to check.
+        A parameter the file does not hold (added to the class since) counts as its default.
         """
         if resume is None or not Path(resume).exists():
             return None
@@ -181,6 +198,9 @@ class Model(ABC):
             )
         theirs, state = type(self)._current(document, resume)
         ours = self._params_to_json()
+        # a parameter added since the file was written: it trained with the default
+        defaults = inspect.signature(type(self).__init__).parameters
+        theirs = {k: theirs.get(k, defaults[k].default) for k in ours} | theirs
         diff = {
             k: (theirs.get(k), v)
             for k, v in ours.items()

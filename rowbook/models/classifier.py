@@ -37,7 +37,7 @@ from typing import Any, ClassVar
 import numpy as np
 
 from rowbook.autograd import Tensor, no_grad, ops
-from rowbook.checks import check_choice, check_int, check_number
+from rowbook.checks import InputTypeError, check_choice, check_int, check_number
 from rowbook.models.network import (
     DEFAULT_LR,
     NetworkModel,
@@ -47,6 +47,7 @@ from rowbook.models.network import (
     pipeline_of_0_1,
     sparse_table,
 )
+from rowbook.models.pretrained import copy_rows, with_start_vectors
 from rowbook.nn import Embedding, EmbeddingBag, Linear, Module, init
 from rowbook.nn import functional as F
 from rowbook.nn.recurrent import LSTM
@@ -171,16 +172,26 @@ class _SequenceClassifier(NetworkModel):
         seed: int = 0,
         patience: int | None = None,
         progress: bool = False,
+        freeze_embeddings: bool = False,
     ) -> None:
         self.dim, self.hidden, self.epochs, self.lr = dim, hidden, epochs, lr
         self.batch_size, self.optimizer, self.min_count = batch_size, optimizer, min_count
         self.max_length, self.pipeline, self.seed = max_length, pipeline, seed
         self.patience, self.progress = patience, progress
+        self.freeze_embeddings = freeze_embeddings
         self._check_params()
+
+    @classmethod
+    def from_vectors(cls, vectors: Vectors, **params: Any) -> _SequenceClassifier:
+        """An unfitted classifier whose ``fit`` starts the table from ``vectors``' rows for
+        the words of its vocabulary they hold (:mod:`rowbook.models.pretrained`); ``dim``
+        defaults to their size, ``params`` are the other parameters."""
+        return with_start_vectors(cls, vectors, params)
 
     def _check_params(self) -> None:
         owner = type(self).__name__
         check_choice("optimizer", self.optimizer, ("adam", "sgd", "sparse_adam"), owner=owner)
+        check_choice("freeze_embeddings", self.freeze_embeddings, (False, True), owner=owner)
         for name, minimum in (
             ("dim", 1),
             ("hidden", 1),
@@ -194,7 +205,7 @@ class _SequenceClassifier(NetworkModel):
         check_int("patience", self.patience, 1, allow_none=True, owner=owner)
         check_number("lr", self.lr, 0.0, low_open=True, allow_none=True, owner=owner)
         if self.pipeline is not None and not isinstance(self.pipeline, TextPipeline):
-            raise TypeError(
+            raise InputTypeError(
                 f"{owner}: pipeline must be a TextPipeline or None, got "
                 f"{type(self.pipeline).__name__}"
             )
@@ -254,7 +265,7 @@ class _SequenceClassifier(NetworkModel):
             pipeline = self._make_pipeline().fit(texts)
             if self.pipeline is None:  # min_count made the vocabulary
                 check_tokens_kept(pipeline, self.min_count)
-            extras = {"pipeline": pipeline, "classes": classes}
+            extras = {"pipeline": pipeline, "classes": classes, "start": self._start_vectors}
         else:
             extras = self._extras_from_state(state)
         train = (*self._encode(texts, extras["pipeline"]), _class_ids(extras["classes"], labels))
@@ -274,8 +285,12 @@ class _SequenceClassifier(NetworkModel):
             sparse=sparse_table(self.optimizer),
             rng=self.seed,
         )
+        start = extras.pop("start", None)  # a fresh fit's starting rows: not kept once used
+        if start is not None:
+            copy_rows(net.embedding.weight.data, _table_keys(pipeline), start, skip=[pad])
         lr = self.lr if self.lr is not None else DEFAULT_LR[self.optimizer]
-        return net, build_optimizer(self.optimizer, net, net.embedding.weight, lr)
+        table = net.embedding.weight
+        return net, build_optimizer(self.optimizer, net, table, lr, freeze=self.freeze_embeddings)
 
     def _trainer_for(self, net: Module, optimizer: Any) -> Trainer:
         config = self._train_config(eval_on_start=True, eval_on_train=True)
@@ -294,7 +309,7 @@ class _SequenceClassifier(NetworkModel):
         if val is None:
             return None
         if not isinstance(val, tuple | list) or len(val) != 2:
-            raise TypeError("val must be a pair (texts, labels)")
+            raise InputTypeError("val must be a pair (texts, labels)")
         labels = _check_labels(val[1], len(_check_texts(val[0])))
         return (*self._encode(val[0], extras["pipeline"]), _class_ids(extras["classes"], labels))
 
@@ -317,13 +332,10 @@ class _SequenceClassifier(NetworkModel):
         are the BPE's tokens.
         """
         pipeline = self.pipeline_
-        vocab = pipeline.vocab_
-        if vocab is not None:
-            keys, by_key = vocab.itos, vocab.counts  # the property copies: read it once
+        keys, counts = _table_keys(pipeline), None
+        if pipeline.vocab_ is not None:
+            by_key = pipeline.vocab_.counts  # the property copies: read it once
             counts = [by_key[t] for t in keys]
-        else:
-            bpe = pipeline.tokenizer_
-            keys, counts = [bpe.id_to_token(i) for i in range(len(bpe))], None
         return Vectors(keys, self.net_.embedding.weight.data, counts)
 
     # -- using the model ----------------------------------------------------------------
@@ -340,6 +352,14 @@ class _SequenceClassifier(NetworkModel):
         """Accuracy: the share of ``texts`` whose predicted class equals the label."""
         labels = _check_labels(labels, len(_check_texts(texts)))
         return float(np.mean(self.predict(texts) == labels))
+
+
+def _table_keys(pipeline: TextPipeline) -> list[str]:
+    """The token of each row: the vocabulary's, or the byte-level BPE's without one."""
+    if pipeline.vocab_ is not None:
+        return list(pipeline.vocab_.itos)
+    bpe = pipeline.tokenizer_
+    return [bpe.id_to_token(i) for i in range(len(bpe))]
 
 
 def _class_ids(classes: np.ndarray, labels: np.ndarray) -> np.ndarray:
@@ -374,6 +394,9 @@ class TextClassifier(_SequenceClassifier):
     pipeline
         an unfitted :class:`~rowbook.text.TextPipeline` to use instead of the default
         (lower-case, word tokens, ``Vocab(min_count=min_count)``); a copy is fitted.
+    freeze_embeddings
+        keep the table as it starts (random, or the rows of :meth:`from_vectors`): no
+        gradient, no optimizer; the layers after it still train.
 
     Attributes
     ----------
@@ -408,7 +431,7 @@ class LSTMClassifier(_SequenceClassifier):
 
 def _check_texts(texts: Any) -> list[str]:
     if isinstance(texts, str):
-        raise TypeError("texts must be a list of texts, got one str; wrap it: [text]")
+        raise InputTypeError("texts must be a list of texts, got one str; wrap it: [text]")
     texts = list(texts)
     if not texts or not all(isinstance(t, str) for t in texts):
         raise ValueError(f"texts must be a non-empty list of str, got {len(texts)} items")

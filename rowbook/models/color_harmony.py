@@ -19,7 +19,7 @@ from typing import Any
 import numpy as np
 
 from rowbook.autograd import Tensor, no_grad, ops
-from rowbook.checks import check_int, check_number
+from rowbook.checks import InputTypeError, check_int, check_number
 from rowbook.models.network import NetworkModel
 from rowbook.nn import Embedding, Linear, Module, init
 from rowbook.nn import functional as F
@@ -210,7 +210,7 @@ def _metrics(net: HarmonyNet, pairs: tuple[np.ndarray, ...]) -> dict[str, float]
 
 def _check_pairs(pairs: Any) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     if not isinstance(pairs, tuple | list) or len(pairs) != 3:
-        raise TypeError(
+        raise InputTypeError(
             "pairs must be a tuple (left ids, right ids, labels), as harmony_pairs() gives"
         )
     left, right, label = (np.asarray(a) for a in pairs)

@@ -29,11 +29,13 @@ import numpy as np
 
 from rowbook._safetensors import as_float32
 from rowbook.io import map_safetensors, read_json, save_safetensors, write_json
+from rowbook.models.transformer_config import TransformerConfig
 
 __all__ = [
     "LIMITS",
     "MAX_CONFIG_BYTES",
     "SUPPORTED",
+    "config_settings",
     "hf_vectors",
     "load_lm",
     "read_config",
@@ -167,11 +169,17 @@ def _llama(cfg: dict[str, Any], path: Path) -> dict[str, Any]:
     }
 
 
-def read_config(directory: Path) -> tuple[dict[str, Any], int | None]:
-    """``(TransformerLM parameters, end-of-text id)`` of ``directory/config.json`` (or of the
-    config file ``directory`` names)."""
+def read_config(directory: Path) -> tuple[TransformerConfig, int | None]:
+    """``(the model's TransformerConfig, end-of-text id)`` of ``directory/config.json`` (or of
+    the config file ``directory`` names)."""
     path = directory if directory.is_file() else directory / "config.json"
     cfg = read_json(path, "Hugging Face config", max_bytes=MAX_CONFIG_BYTES)
+    return config_settings(cfg, path)
+
+
+def config_settings(cfg: Any, path: Path) -> tuple[TransformerConfig, int | None]:
+    """:func:`read_config` of a parsed config (``path`` names it in errors): a GGUF file's
+    metadata, put in ``config.json``'s words, is checked by the same rules."""
     if not isinstance(cfg, dict):
         raise ValueError(f"{path} must hold a JSON object, got {type(cfg).__name__}")
     model_type = cfg.get("model_type")
@@ -188,10 +196,14 @@ def read_config(directory: Path) -> tuple[dict[str, Any], int | None]:
                 f"{path}: {key} = {value} is outside 1..{limit:,}; not a checkpoint "
                 "rowbook can open"
             )
+    try:
+        config = TransformerConfig(**settings)
+    except ValueError as err:
+        raise ValueError(f"{path}: {err}") from None
     eos = cfg.get("eos_token_id")
     eos = eos[0] if isinstance(eos, list) and eos else eos
-    valid = isinstance(eos, int) and not isinstance(eos, bool) and 0 <= eos < settings["vocab_size"]
-    return settings, eos if valid else None
+    valid = isinstance(eos, int) and not isinstance(eos, bool) and 0 <= eos < config.vocab_size
+    return config, eos if valid else None
 
 
 def tensor_plan(config: Any, names: set[str]) -> dict[str, tuple[list[str], str]]:
@@ -335,7 +347,8 @@ def _tokenizer(directory: Path) -> tuple[Any, int | None]:
 
 def load_lm(cls: type, directory: Path, params: dict[str, Any]) -> Any:
     """A fitted ``cls`` (:class:`~rowbook.models.TransformerLM`) from a checkpoint folder."""
-    settings, eos = read_config(directory)
+    config, eos = read_config(directory)
+    settings = config.to_dict()
     fixed = sorted(set(params) & set(settings))
     if fixed:
         raise ValueError(
@@ -350,7 +363,7 @@ def load_lm(cls: type, directory: Path, params: dict[str, Any]) -> Any:
     pipeline, tokenizer_eos = _tokenizer(directory)
     extras = {
         "pipeline": pipeline,
-        "vocab": settings["vocab_size"],
+        "vocab": config.vocab_size,
         "eos": tokenizer_eos if tokenizer_eos is not None else eos,
     }
     net, optimizer = model._build(extras)
@@ -448,17 +461,17 @@ def hf_vectors(directory: str | Path) -> Any:
     from rowbook.vectors import Vectors
 
     directory = Path(directory)
-    settings, _ = read_config(directory)
+    config, _ = read_config(directory)
     weights = _weights(directory)
     name = (
         "model.embed_tokens.weight"
-        if settings["family"] == "llama"
+        if config.family == "llama"
         else ("wte.weight" if "wte.weight" in weights else "transformer.wte.weight")
     )
     if name not in weights:
         raise ValueError(f"{directory}: tensor {name!r} (the token table) is missing")
     array, dtype, file = weights[name]
-    expected = (settings["vocab_size"], settings["d_model"])
+    expected = (config.vocab_size, config.d_model)
     if array.shape != expected:
         raise ValueError(
             f"{file}: tensor {name!r} has shape {array.shape}, but config.json implies {expected}"

@@ -33,9 +33,12 @@ from numpy.lib.stride_tricks import sliding_window_view
 from rowbook.autograd import Tensor, no_grad
 from rowbook.checks import ParameterError, check_choice, check_int, check_number
 from rowbook.corpus_files import read_texts
+from rowbook.models.kv_cache import CacheDtype, make_cache
 from rowbook.models.network import NetworkModel
 from rowbook.models.sampling import check_sampling, choose_token
-from rowbook.models.transformer import TransformerConfig, TransformerNet
+from rowbook.models.transformer import TransformerNet
+from rowbook.models.transformer_config import TransformerConfig, architecture_names
+from rowbook.nn import KVCache
 from rowbook.nn import functional as F
 from rowbook.nn.kernel_math import blas_single_thread
 from rowbook.optim import AdamW, OptimizerChain, SparseAdam
@@ -47,26 +50,6 @@ from rowbook.vectors import Vectors
 __all__ = ["END_OF_TEXT", "TransformerLM", "token_windows"]
 
 _EVAL_WINDOWS = 8
-_ARCHITECTURE = (
-    "family",
-    "vocab_size",
-    "d_model",
-    "n_layers",
-    "n_heads",
-    "n_kv_heads",
-    "d_ff",
-    "context",
-    "positions",
-    "tie_embeddings",
-    "scale_embeddings",
-    "dropout",
-    "bias",
-    "norm_eps",
-    "activation",
-    "rope_base",
-    "rope_scaling",
-    "head_dim",
-)
 
 
 def token_windows(stream: np.ndarray, context: int) -> np.ndarray:
@@ -107,6 +90,24 @@ def _metrics(net: TransformerNet, data: tuple[np.ndarray, ...]) -> dict[str, flo
     return {"loss": loss, "perplexity": math.exp(loss)}
 
 
+def _check_prompt(config: TransformerConfig, ids: np.ndarray, max_new_tokens: int) -> None:
+    """A prompt of ids the table has, and room for it and the new tokens in the positions."""
+    if ids.size == 0:
+        raise ValueError("generate: the prompt is empty; give at least one token")
+    if ids.min() < 0 or ids.max() >= config.vocab_size:
+        raise ValueError(f"generate: prompt ids must be in 0..{config.vocab_size - 1}")
+    total = ids.size + max_new_tokens
+    if config.positions in ("learned", "sinusoidal") and total > config.context:
+        raise ParameterError(
+            "max_new_tokens",
+            max_new_tokens,
+            f"at most {config.context - ids.size} (context={config.context} of "
+            f"this model's {config.positions} positions, minus the prompt's "
+            f"{ids.size} tokens)",
+            fix="shorten the prompt or ask for fewer tokens",
+        )
+
+
 class TransformerLM(NetworkModel):
     """A decoder-only Transformer language model: GPT-2 or Llama by ``family``.
 
@@ -126,6 +127,11 @@ class TransformerLM(NetworkModel):
         Longest sequence the model reads; the training windows' length.
     positions
         ``"learned"``, ``"sinusoidal"``, ``"rope"`` or ``"none"`` (None: the family's).
+    norm, mlp
+        ``"layernorm"`` or ``"rmsnorm"``; ``"gelu"`` (two matrices) or ``"swiglu"`` (three)
+        (None: the family's). The architecture parameters are exactly the fields of
+        :class:`~rowbook.models.transformer_config.TransformerConfig`, the one place they
+        are checked.
     tie_embeddings
         Use the table as the output layer (``logits = h E^T``): saves V x d parameters.
     scale_embeddings
@@ -154,7 +160,7 @@ class TransformerLM(NetworkModel):
         The fitted :class:`~rowbook.text.TextPipeline` (None for a checkpoint without a
         readable ``tokenizer.json``).
     config_
-        The :class:`~rowbook.models.transformer.TransformerConfig` of ``net_``.
+        The :class:`~rowbook.models.transformer_config.TransformerConfig` of ``net_``.
     history_
         Per-epoch ``loss``, ``perplexity``, ``val_loss``, ``val_perplexity``.
     vectors
@@ -183,6 +189,8 @@ class TransformerLM(NetworkModel):
         d_ff: int | None = None,
         context: int = 256,
         positions: Literal["learned", "sinusoidal", "rope", "none"] | None = None,
+        norm: Literal["layernorm", "rmsnorm"] | None = None,
+        mlp: Literal["gelu", "swiglu"] | None = None,
         tie_embeddings: bool = True,
         scale_embeddings: bool = False,
         dropout: float = 0.0,
@@ -209,7 +217,8 @@ class TransformerLM(NetworkModel):
             n_layers,
         )
         self.n_heads, self.n_kv_heads, self.d_ff, self.context = n_heads, n_kv_heads, d_ff, context
-        self.positions, self.tie_embeddings = positions, tie_embeddings
+        self.positions, self.norm, self.mlp = positions, norm, mlp
+        self.tie_embeddings = tie_embeddings
         self.scale_embeddings, self.dropout, self.bias, self.norm_eps = (
             scale_embeddings,
             dropout,
@@ -244,7 +253,7 @@ class TransformerLM(NetworkModel):
             )
 
     def _config(self, vocab_size: int) -> TransformerConfig:
-        settings = {name: getattr(self, name) for name in _ARCHITECTURE}
+        settings = {name: getattr(self, name) for name in architecture_names()}
         return TransformerConfig(**(settings | {"vocab_size": vocab_size}))
 
     # -- fitting ------------------------------------------------------------------------
@@ -309,16 +318,7 @@ class TransformerLM(NetworkModel):
         return net, OptimizerChain(SparseAdam([table], lr=self.lr), adamw)
 
     def _trainer_for(self, net: TransformerNet, optimizer: Any) -> Trainer:
-        config = self._train_config()
-        return Trainer(
-            net,
-            optimizer,
-            _loss,
-            evaluate=_metrics,
-            config=config,
-            derive=lambda m: {"perplexity": math.exp(m["loss"])},
-            save=self.save,
-        )
+        return self._language_model_trainer(net, optimizer, _loss, _metrics)
 
     def _extras_to_state(self, fitted: dict[str, Any]) -> dict[str, Any]:
         pipeline = fitted["pipeline"]
@@ -393,6 +393,8 @@ class TransformerLM(NetworkModel):
         top_p: float | None = None,
         seed: int | None = None,
         stop_at_eos: bool = True,
+        use_cache: bool = True,
+        cache_dtype: CacheDtype | None = None,
     ) -> str | np.ndarray:
         """Continue ``prompt`` by up to ``max_new_tokens`` tokens, with a KV cache.
 
@@ -400,21 +402,32 @@ class TransformerLM(NetworkModel):
         the ids. Each token comes from :func:`~rowbook.models.sampling.choose_token`
         (temperature 0: the most likely one). Generation stops after an end-of-text token
         when ``stop_at_eos``. The same ``seed`` gives the same tokens.
+
+        ``use_cache=False`` runs the network over the whole sequence at every step (what the
+        cache saves); ``cache_dtype`` stores the cache as ``"float32"``, ``"float16"`` or
+        ``"int8"`` with per-head, per-position scales (:mod:`rowbook.models.kv_cache`; None:
+        the model's dtype).
         """
         net = self._learned("net", "generate()")
         check_int("max_new_tokens", max_new_tokens, 0)
         check_sampling(temperature, top_k, top_p)
         as_text = isinstance(prompt, str)
         ids = self.encode(prompt) if as_text else np.asarray(prompt, dtype=np.int64).reshape(-1)
+        _check_prompt(net.config, ids, max_new_tokens)
+        if not use_cache and cache_dtype is not None:
+            raise ParameterError(
+                "cache_dtype", cache_dtype, "None with use_cache=False", fix="drop one of the two"
+            )
+        total = ids.size + max_new_tokens
+        cache = make_cache(net, 1, total, cache_dtype) if use_cache else None
         tokens = self._generate_ids(
             net,
             ids,
             max_new_tokens,
-            temperature,
-            top_k,
-            top_p,
+            (temperature, top_k, top_p),
             np.random.default_rng(seed),
             stop_at_eos,
+            cache,
         )
         return self.pipeline_.decode(tokens) if as_text else tokens
 
@@ -423,40 +436,26 @@ class TransformerLM(NetworkModel):
         net: TransformerNet,
         ids: np.ndarray,
         max_new_tokens: int,
-        temperature: float,
-        top_k: int | None,
-        top_p: float | None,
+        sampling: tuple[float, int | None, float | None],
         rng: np.random.Generator,
         stop_at_eos: bool,
+        cache: KVCache | None,
     ) -> np.ndarray:
-        config = net.config
-        if ids.size == 0:
-            raise ValueError("generate: the prompt is empty; give at least one token")
-        if ids.min() < 0 or ids.max() >= config.vocab_size:
-            raise ValueError(f"generate: prompt ids must be in 0..{config.vocab_size - 1}")
-        total = ids.size + max_new_tokens
-        if config.positions in ("learned", "sinusoidal") and total > config.context:
-            raise ParameterError(
-                "max_new_tokens",
-                max_new_tokens,
-                f"at most {config.context - ids.size} (context={config.context} of "
-                f"this model's {config.positions} positions, minus the prompt's "
-                f"{ids.size} tokens)",
-                fix="shorten the prompt or ask for fewer tokens",
-            )
+        """The prompt and its continuation; without a ``cache`` each step reads the whole
+        sequence again."""
         eos = self._fitted["eos"] if stop_at_eos else None
         out = list(ids.tolist())
-        cache = net.new_cache(1, total)
         net.eval()
         try:  # one token's products are small: BLAS's threads would only wait on each other
             with no_grad(), blas_single_thread():
                 logits = net(ids[None, :], cache=cache).data[0, -1]  # (V,)
                 for step in range(max_new_tokens):
-                    token = choose_token(logits, rng, temperature, top_k, top_p)
+                    token = choose_token(logits, rng, *sampling)
                     out.append(token)
                     if token == eos or step == max_new_tokens - 1:
                         break
-                    logits = net(np.array([[token]]), cache=cache).data[0, -1]
+                    fed = [token] if cache is not None else out  # (1,) or the whole (t,)
+                    logits = net(np.array([fed]), cache=cache).data[0, -1]
         finally:
             net.train()
         return np.array(out, dtype=np.int64)
@@ -470,6 +469,21 @@ class TransformerLM(NetworkModel):
         from rowbook.models import hf_checkpoint
 
         return hf_checkpoint.load_lm(cls, Path(directory), params)
+
+    @classmethod
+    def from_gguf(cls, path: str | os.PathLike[str], **params: Any) -> TransformerLM:
+        """The model of a GGUF file (llama.cpp's ``llama`` or ``gpt2`` architecture), its
+        tensors dequantised, its tokenizer the pipeline (:mod:`rowbook.gguf.model`)."""
+        from rowbook.gguf.model import load_gguf_lm
+
+        return load_gguf_lm(cls, path, params)
+
+    def save_gguf(self, path: str | os.PathLike[str], dtype: str = "f16") -> None:
+        """Write a GGUF file (matrices as ``"f32"``, ``"f16"`` or ``"q8_0"``) that llama.cpp's
+        ``gguf`` reads and ``transformers`` loads (:mod:`rowbook.gguf.writer`)."""
+        from rowbook.gguf.save import save_gguf
+
+        save_gguf(self, path, dtype)
 
     def save_hf(self, directory: str | os.PathLike[str]) -> None:
         """Write ``config.json``, ``model.safetensors`` (and ``tokenizer.json``) that

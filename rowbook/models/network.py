@@ -25,6 +25,7 @@ lazily, and the dense layers after it get :class:`~rowbook.optim.Adam`
 from __future__ import annotations
 
 import json
+import math
 import os
 from abc import abstractmethod
 from typing import Any, ClassVar, Literal
@@ -60,9 +61,16 @@ def sparse_table(optimizer: OptimizerName) -> bool:
     return optimizer in ("sgd", "sparse_adam")
 
 
-def build_optimizer(optimizer: OptimizerName, net: Module, table: Parameter, lr: float) -> Any:
-    """``Adam`` or ``SGD`` over every parameter, or ``SparseAdam`` (table) + ``Adam`` (rest)."""
+def build_optimizer(
+    optimizer: OptimizerName, net: Module, table: Parameter, lr: float, *, freeze: bool = False
+) -> Any:
+    """``Adam`` or ``SGD`` over every parameter, or ``SparseAdam`` (table) + ``Adam`` (rest);
+    with ``freeze`` the table gets no gradient and no optimizer (``Adam`` or ``SGD`` on the rest)."""
     params = list(net.parameters())
+    if freeze:
+        table.requires_grad = False
+        params = [p for p in params if p is not table]
+        return SGD(params, lr=lr) if optimizer == "sgd" else Adam(params, lr=lr)
     if optimizer == "adam":
         return Adam(params, lr=lr)
     if optimizer == "sgd":
@@ -98,6 +106,8 @@ class NetworkModel(Model):
     """Base of the models trained by a :class:`~rowbook.training.Trainer` (abstract: not a model)."""
 
     _run_only: ClassVar[tuple[str, ...]] = ("epochs", "patience", "progress")
+    #: Rows a fresh ``fit`` starts the table from (:mod:`rowbook.models.pretrained`), or None.
+    _start_vectors: Any = None
 
     # -- what a subclass provides -----------------------------------------------------
     @abstractmethod
@@ -120,6 +130,22 @@ class NetworkModel(Model):
             **extra,
         )
 
+    def _language_model_trainer(
+        self, net: Module, optimizer: Any, loss: Any, metrics: Any, **config: Any
+    ) -> Trainer:
+        """The loop of a language model (NPLM, TransformerLM): ``loss`` per batch, ``metrics``
+        on whole sets, each epoch's perplexity ``exp(loss)`` derived from its loss, the model
+        saved as its checkpoint."""
+        return Trainer(
+            net,
+            optimizer,
+            loss,
+            evaluate=metrics,
+            config=self._train_config(**config),
+            derive=lambda m: {"perplexity": math.exp(m["loss"])},
+            save=self.save,
+        )
+
     def _extras_to_state(self, extras: dict[str, Any]) -> dict[str, Any]:
         return {}
 
@@ -139,14 +165,9 @@ class NetworkModel(Model):
         """Build the network and the Trainer, and train (continuing ``state`` if given)."""
         net, optimizer = self._build(extras)
         trainer = self._trainer_for(net, optimizer)
-        previous = self._fitted
-        self._fitted = {**extras, "net": net, "trainer": trainer}  # checkpoints save from here
-        try:
-            resume = None if state is None else state["trainer"]
+        resume = None if state is None else state["trainer"]
+        with self._learning({**extras, "net": net, "trainer": trainer}):
             trainer.fit(train, val, checkpoint=checkpoint, resume=resume)
-        except BaseException:
-            self._fitted = previous
-            raise
 
     # -- learned state ----------------------------------------------------------------
     def _get_state(self) -> dict[str, Any]:

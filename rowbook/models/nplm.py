@@ -29,7 +29,7 @@ import numpy as np
 from numpy.lib.stride_tricks import sliding_window_view
 
 from rowbook.autograd import Tensor, no_grad, ops
-from rowbook.checks import check_choice, check_int, check_number
+from rowbook.checks import InputTypeError, check_choice, check_int, check_number
 from rowbook.models.network import (
     DEFAULT_LR,
     NetworkModel,
@@ -39,6 +39,7 @@ from rowbook.models.network import (
     pipeline_of_0_1,
     sparse_table,
 )
+from rowbook.models.pretrained import copy_rows, with_start_vectors
 from rowbook.nn import Embedding, Linear, Module, init
 from rowbook.nn import functional as F
 from rowbook.nn.position import TiedOutput
@@ -157,6 +158,8 @@ class NPLM(NetworkModel):
         stop after this many epochs without a better validation loss (None: never).
     progress
         report progress (batches, with an ETA) on standard error.
+    freeze_embeddings
+        keep the table ``C`` as it starts (random, or the rows of :meth:`from_vectors`).
 
     Attributes
     ----------
@@ -201,6 +204,7 @@ class NPLM(NetworkModel):
         val_fraction: float = 0.1,
         patience: int | None = None,
         progress: bool = False,
+        freeze_embeddings: bool = False,
     ) -> None:
         self.level, self.context, self.dim, self.hidden, self.tied = (
             level,
@@ -212,11 +216,26 @@ class NPLM(NetworkModel):
         self.epochs, self.lr, self.batch_size, self.optimizer = epochs, lr, batch_size, optimizer
         self.seed, self.min_count, self.normalizer = seed, min_count, normalizer
         self.val_fraction, self.patience, self.progress = val_fraction, patience, progress
+        self.freeze_embeddings = freeze_embeddings
         self._check_params()
+
+    @classmethod
+    def from_vectors(cls, vectors: Vectors, **params: Any) -> NPLM:
+        """An unfitted model whose ``fit`` starts the table ``C`` from ``vectors``' rows for
+        the tokens of its vocabulary they hold (:mod:`rowbook.models.pretrained`); ``dim``
+        defaults to their size, ``params`` are the other parameters.
+
+        >>> start = Vectors(["a", "b"], np.eye(2, dtype=np.float32))
+        >>> lm = NPLM.from_vectors(start, context=1, epochs=0).fit(["ab", "ba"])
+        >>> lm.vectors["b"].tolist()
+        [0.0, 1.0]
+        """
+        return with_start_vectors(cls, vectors, params)
 
     def _check_params(self) -> None:
         check_choice("level", self.level, ("char", "word"), owner="NPLM")
         check_choice("optimizer", self.optimizer, ("adam", "sgd", "sparse_adam"), owner="NPLM")
+        check_choice("freeze_embeddings", self.freeze_embeddings, (False, True), owner="NPLM")
         for name, minimum in (
             ("context", 1),
             ("dim", 1),
@@ -231,7 +250,7 @@ class NPLM(NetworkModel):
         check_number("lr", self.lr, 0.0, low_open=True, allow_none=True, owner="NPLM")
         check_number("val_fraction", self.val_fraction, 0.0, 1.0, high_open=True, owner="NPLM")
         if self.normalizer is not None and not isinstance(self.normalizer, Normalizer):
-            raise TypeError(
+            raise InputTypeError(
                 f"NPLM: normalizer must be a rowbook.text.Normalizer or None, got "
                 f"{type(self.normalizer).__name__}"
             )
@@ -289,7 +308,8 @@ class NPLM(NetworkModel):
             pipeline = TextPipeline.from_dict(state["pipeline"], "field 'state.pipeline'")
         train = _windows(pipeline, self.context, texts)
         val = _windows(pipeline, self.context, val_texts) if val_texts else None
-        self._train({"pipeline": pipeline}, train, val, checkpoint=checkpoint, state=state)
+        extras = {"pipeline": pipeline, "start": self._start_vectors if state is None else None}
+        self._train(extras, train, val, checkpoint=checkpoint, state=state)
         return self
 
     def _build(self, extras: dict[str, Any]) -> tuple[NPLMNet, Any]:
@@ -302,19 +322,17 @@ class NPLM(NetworkModel):
             sparse=sparse_table(self.optimizer),
             rng=self.seed,
         )
+        start = extras.pop("start", None)  # a fresh fit's starting rows: not kept once used
+        if start is not None:
+            copy_rows(net.C.weight.data, extras["pipeline"].vocab_.itos, start)
         lr = self.lr if self.lr is not None else DEFAULT_LR[self.optimizer]
-        return net, build_optimizer(self.optimizer, net, net.C.weight, lr)
+        return net, build_optimizer(
+            self.optimizer, net, net.C.weight, lr, freeze=self.freeze_embeddings
+        )
 
     def _trainer_for(self, net: NPLMNet, optimizer: Any) -> Trainer:
-        config = self._train_config(eval_on_start=True, eval_on_train=True)
-        return Trainer(
-            net,
-            optimizer,
-            _loss,
-            evaluate=_metrics,
-            config=config,
-            derive=lambda m: {"perplexity": math.exp(m["loss"])},
-            save=self.save,
+        return self._language_model_trainer(
+            net, optimizer, _loss, _metrics, eval_on_start=True, eval_on_train=True
         )
 
     def _extras_to_state(self, extras: dict[str, Any]) -> dict[str, Any]:
@@ -406,7 +424,7 @@ def _draw(logits: np.ndarray, temperature: float, rng: np.random.Generator) -> i
 
 def _check_texts(texts: Any, name: str) -> list[str]:
     if isinstance(texts, str):
-        raise TypeError(f"{name} must be a list of texts, got one str; wrap it: [{name}]")
+        raise InputTypeError(f"{name} must be a list of texts, got one str; wrap it: [{name}]")
     texts = list(texts)
     if not texts or not all(isinstance(t, str) for t in texts):
         raise ValueError(

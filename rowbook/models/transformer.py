@@ -17,7 +17,8 @@ biases                    everywhere                     none
 heads                     H_kv = H                       grouped-query, H_kv <= H
 ========================  =============================  ==================================
 
-:class:`TransformerConfig` holds every setting; :class:`TransformerNet` is the
+:class:`~rowbook.models.transformer_config.TransformerConfig` holds every setting (in its
+own module, which sizing reads without this one); :class:`TransformerNet` is the
 :class:`~rowbook.nn.Module`, whose call on ``(B, T)`` ids returns the ``(B, T, V)`` logits
 as a :class:`~rowbook.autograd.Tensor`, so a training step can be written by hand.
 """
@@ -25,13 +26,15 @@ as a :class:`~rowbook.autograd.Tensor`, so a training step can be written by han
 from __future__ import annotations
 
 import math
-from dataclasses import asdict, dataclass, field
-from typing import Any, Literal
+from typing import Any
 
 import numpy as np
 
 from rowbook.autograd import Tensor, ops
-from rowbook.checks import ParameterError, check_choice, check_heads, check_int, check_number
+from rowbook.models.transformer_config import (
+    TransformerConfig,
+    rope_frequencies,
+)
 from rowbook.nn import (
     Dropout,
     Embedding,
@@ -48,140 +51,8 @@ from rowbook.nn import (
     init,
 )
 from rowbook.nn import functional as F
-from rowbook.sizing import default_d_ff
 
-__all__ = ["FAMILIES", "MLP", "Block", "TransformerConfig", "TransformerNet", "rope_frequencies"]
-
-Family = Literal["gpt2", "llama"]
-Positions = Literal["learned", "sinusoidal", "rope", "none"]
-Activation = Literal["gelu_tanh", "gelu", "silu", "relu"]
-
-#: What each family sets when a setting is left at None.
-FAMILIES: dict[str, dict[str, Any]] = {
-    "gpt2": {
-        "positions": "learned",
-        "norm": "layernorm",
-        "mlp": "gelu",
-        "activation": "gelu_tanh",
-        "bias": True,
-        "norm_eps": 1e-5,
-    },
-    "llama": {
-        "positions": "rope",
-        "norm": "rmsnorm",
-        "mlp": "swiglu",
-        "activation": "silu",
-        "bias": False,
-        "norm_eps": 1e-5,
-    },
-}
-
-
-@dataclass(frozen=True)
-class TransformerConfig:
-    """Every setting of a :class:`TransformerNet`; ``None`` takes the family's choice.
-
-    ``rope_scaling`` is None, ``{"rope_type": "linear", "factor": f}`` or Llama 3's
-    ``{"rope_type": "llama3", "factor", "low_freq_factor", "high_freq_factor",
-    "original_max_position_embeddings"}``.
-    """
-
-    vocab_size: int
-    d_model: int = 256
-    n_layers: int = 4
-    n_heads: int = 4
-    n_kv_heads: int | None = None
-    d_ff: int | None = None
-    context: int = 256
-    family: Family = "gpt2"
-    positions: Positions | None = None
-    norm: Literal["layernorm", "rmsnorm"] | None = None
-    mlp: Literal["gelu", "swiglu"] | None = None
-    activation: Activation | None = None
-    bias: bool | None = None
-    tie_embeddings: bool = True
-    scale_embeddings: bool = False
-    dropout: float = 0.0
-    norm_eps: float | None = None
-    rope_base: float = 10000.0
-    rope_scaling: dict[str, Any] | None = field(default=None, hash=False)
-    head_dim: int | None = None
-
-    def __post_init__(self) -> None:
-        owner = "TransformerLM"
-        check_choice("family", self.family, tuple(FAMILIES), owner=owner)
-        for name, value in FAMILIES[self.family].items():
-            if getattr(self, name) is None:
-                object.__setattr__(self, name, value)
-        for name in ("vocab_size", "n_layers", "context"):
-            check_int(name, getattr(self, name), 1, owner=owner)
-        n_kv, head_dim = check_heads(
-            self.d_model, self.n_heads, self.n_kv_heads, self.head_dim, owner
-        )
-        object.__setattr__(self, "n_kv_heads", n_kv)
-        object.__setattr__(self, "head_dim", head_dim)
-        if self.d_ff is None:
-            object.__setattr__(self, "d_ff", default_d_ff(self.family, self.d_model))
-        check_int("d_ff", self.d_ff, 1, owner=owner)
-        check_choice(
-            "positions", self.positions, ("learned", "sinusoidal", "rope", "none"), owner=owner
-        )
-        check_choice("norm", self.norm, ("layernorm", "rmsnorm"), owner=owner)
-        check_choice("mlp", self.mlp, ("gelu", "swiglu"), owner=owner)
-        check_choice(
-            "activation", self.activation, ("gelu_tanh", "gelu", "silu", "relu"), owner=owner
-        )
-        check_number("dropout", self.dropout, 0.0, 1.0, high_open=True, owner=owner)
-        check_number("norm_eps", self.norm_eps, 0.0, owner=owner)
-        check_number("rope_base", self.rope_base, 0.0, low_open=True, owner=owner)
-        if self.positions == "rope" and head_dim % 2:
-            raise ParameterError(
-                "head_dim",
-                head_dim,
-                "even with positions='rope'",
-                owner=owner,
-                fix="RoPE rotates pairs of features",
-            )
-        rope_frequencies(self)  # checks rope_scaling
-
-    def to_dict(self) -> dict[str, Any]:
-        """The settings as JSON data (every family default filled in)."""
-        return asdict(self)
-
-
-def rope_frequencies(config: TransformerConfig) -> np.ndarray:
-    """RoPE's ``theta_i = base^(-2i / d_k)``, rescaled as ``rope_scaling`` says (Hugging
-    Face's ``_compute_default_rope_parameters``, ``linear`` and ``llama3``).
-
-    >>> cfg = TransformerConfig(vocab_size=10, d_model=8, n_heads=2, family="llama")
-    >>> rope_frequencies(cfg).round(4)
-    array([1.  , 0.01])
-    """
-    dim = config.head_dim
-    inv_freq = config.rope_base ** (-np.arange(0, dim, 2, dtype=np.float64) / dim)  # (d_k / 2,)
-    scaling = config.rope_scaling
-    if not scaling:
-        return inv_freq
-    kind = scaling.get("rope_type", scaling.get("type"))
-    if kind == "linear":
-        return inv_freq / float(scaling["factor"])
-    if kind == "llama3":
-        factor, low, high = (
-            float(scaling[k]) for k in ("factor", "low_freq_factor", "high_freq_factor")
-        )
-        old = float(scaling["original_max_position_embeddings"])
-        wavelen = 2 * math.pi / inv_freq
-        scaled = np.where(wavelen > old / low, inv_freq / factor, inv_freq)
-        smooth = (old / wavelen - low) / (high - low)
-        medium = (wavelen >= old / high) & (wavelen <= old / low)
-        return np.where(medium, (1 - smooth) * scaled / factor + smooth * scaled, scaled)
-    raise ParameterError(
-        "rope_scaling",
-        scaling,
-        "None or a rope_type of 'linear' or 'llama3'",
-        owner="TransformerLM",
-        fix="other RoPE scalings are not implemented",
-    )
+__all__ = ["MLP", "Block", "TransformerNet"]
 
 
 def _norm(config: TransformerConfig) -> Module:
@@ -306,7 +177,7 @@ class TransformerNet(Module):
             rotary.inv_freq = rope_frequencies(config)
         self.drop = Dropout(config.dropout, rng=rng)
         self.blocks = [Block(config, rotary, rng) for _ in range(config.n_layers)]
-        self.norm = _norm(config)
+        self.norm = _norm(config) if config.n_layers else None  # none before the table alone
         if config.tie_embeddings:
             self.head: Module = TiedOutput(self.embedding)
         else:
@@ -314,7 +185,7 @@ class TransformerNet(Module):
         self._initialise(rng)
 
     def _initialise(self, rng: np.random.Generator) -> None:
-        residual_std = 0.02 / math.sqrt(2 * self.config.n_layers)
+        residual_std = 0.02 / math.sqrt(2 * max(self.config.n_layers, 1))  # GPT-2's scaling
         for name, p in self.named_parameters():
             if name.endswith(("out_proj.weight", "mlp.proj.weight", "mlp.down.weight")):
                 init.normal_(p, std=residual_std, rng=rng)
@@ -342,7 +213,7 @@ class TransformerNet(Module):
             x = block(x, key_padding_mask, cache, i)
         if cache is not None:
             cache.advance(x.shape[1])
-        return self.head(self.norm(x))  # (B, T, V)
+        return self.head(x if self.norm is None else self.norm(x))  # (B, T, V)
 
     def new_cache(self, batch: int, max_length: int) -> KVCache:
         """An empty :class:`~rowbook.nn.KVCache` for ``batch`` sequences of ``max_length``."""

@@ -18,7 +18,7 @@ from typing import Any, Literal
 import numpy as np
 
 from rowbook.autograd import Tensor, as_tensor
-from rowbook.checks import check_choice, check_number
+from rowbook.checks import InputTypeError, check_choice, check_number
 from rowbook.nn import activation_kernels as K
 from rowbook.nn.init import as_generator
 
@@ -28,7 +28,7 @@ __all__ = ["dropout", "dropout_mask", "gelu", "silu"]
 def _floating(x: Any, name: str) -> Tensor:
     t = as_tensor(x)
     if t.dtype.kind != "f":
-        raise TypeError(f"{name} needs a floating tensor, got dtype {t.dtype}")
+        raise InputTypeError(f"{name} needs a floating tensor, got dtype {t.dtype}")
     return t
 
 

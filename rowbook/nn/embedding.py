@@ -13,7 +13,7 @@ from typing import Any
 import numpy as np
 
 from rowbook.autograd import Tensor
-from rowbook.checks import check_finite_rows, check_int
+from rowbook.checks import InputTypeError, check_finite_rows, check_int
 from rowbook.nn import functional as F
 from rowbook.nn import init
 from rowbook.nn.functional import Mode
@@ -55,7 +55,9 @@ def _table(
             f"{(num_embeddings, embedding_dim)}"
         )
     if data.dtype.kind != "f":
-        raise TypeError(f"the embedding table must be floating (float32/float64), got {data.dtype}")
+        raise InputTypeError(
+            f"the embedding table must be floating (float32/float64), got {data.dtype}"
+        )
     return Parameter(data, requires_grad=not freeze)
 
 

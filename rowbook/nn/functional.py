@@ -19,6 +19,7 @@ from typing import Any, Literal
 import numpy as np
 
 from rowbook.autograd import Tensor, as_tensor, gather_rows, scatter_add_rows
+from rowbook.checks import InputTypeError
 from rowbook.nn.activation import dropout, gelu, silu
 from rowbook.nn.bag import (
     bag_bounds,
@@ -87,7 +88,7 @@ def one_hot(ids: Any, num_classes: int = -1, *, dtype: Any = np.int64) -> Tensor
     """
     ids = as_ids(ids)
     if isinstance(num_classes, bool) or not isinstance(num_classes, int | np.integer):
-        raise TypeError(f"num_classes must be an int, got {num_classes!r}")
+        raise InputTypeError(f"num_classes must be an int, got {num_classes!r}")
     if num_classes == -1:
         if ids.size == 0:
             raise ValueError("one_hot cannot infer num_classes from empty ids; pass num_classes=")
@@ -422,7 +423,7 @@ def _as_per_sample_weights(
         raise ValueError(f"per_sample_weights is only supported with mode='sum', got mode={mode!r}")
     if isinstance(psw, Tensor | np.ndarray):
         if psw.dtype != dtype:
-            raise TypeError(
+            raise InputTypeError(
                 f"per_sample_weights must have the table's dtype {dtype}, got {psw.dtype}; "
                 f"convert it with .astype(np.{dtype})"
             )

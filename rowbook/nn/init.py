@@ -29,6 +29,7 @@ from typing import Any
 import numpy as np
 
 from rowbook.autograd import Tensor
+from rowbook.checks import InputTypeError
 
 __all__ = [
     "BLOCK_VALUES",
@@ -50,7 +51,7 @@ def as_generator(rng: np.random.Generator | int | None) -> np.random.Generator:
         return rng
     if rng is None or isinstance(rng, int | np.integer):
         return np.random.default_rng(rng)
-    raise TypeError(
+    raise InputTypeError(
         f"rng must be a numpy.random.Generator, an int seed or None, got {type(rng).__name__}"
     )
 

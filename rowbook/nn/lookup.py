@@ -19,6 +19,7 @@ from typing import Any, Protocol, runtime_checkable
 import numpy as np
 
 from rowbook.autograd import Tensor, as_tensor
+from rowbook.checks import InputIndexError, InputTypeError
 
 __all__ = [
     "DecodedTable",
@@ -57,7 +58,7 @@ def as_table(weight: Any) -> Tensor:
             f"({table.ndim}-D)"
         )
     if table.dtype not in (np.float16, np.float32, np.float64):
-        raise TypeError(
+        raise InputTypeError(
             f"weight must be a float16, float32 or float64 table, got dtype {table.dtype}"
         )
     return table
@@ -79,14 +80,14 @@ def as_ids(ids: Any, name: str = "ids", what: str = "token ids") -> np.ndarray:
     if array.size == 0 and not isinstance(raw, np.ndarray):
         array = array.astype(np.int64)  # ``[]`` is a float64 array to NumPy; an empty id list here
     if array.dtype == np.bool_ or array.dtype.kind not in "iu":
-        raise TypeError(
+        raise InputTypeError(
             f"{name} must be integers ({what}), got dtype {array.dtype}; "
             f"convert with np.asarray({name}, dtype=np.int64) (after rounding, if they are floats)"
         )
     if array.dtype == np.uint64 and array.size and array.max() > np.iinfo(np.int64).max:
         first = int(np.argmax(array > np.iinfo(np.int64).max))  # checked before the cast wraps it
         where = tuple(int(i) for i in np.unravel_index(first, array.shape)) if array.ndim else ()
-        raise IndexError(
+        raise InputIndexError(
             f"{name} contains {int(array.reshape(-1)[first])} at position {where}, "
             "out of range: ids must fit in int64 (and be below the table size)"
         )
@@ -106,7 +107,7 @@ def check_ids_in_range(
     first = int(np.flatnonzero((flat < 0) | (flat >= num_embeddings))[0])
     where = tuple(int(i) for i in np.unravel_index(first, shape)) if shape else ()
     valid = f"0..{num_embeddings - 1}" if num_embeddings else "none (the table is empty)"
-    raise IndexError(
+    raise InputIndexError(
         f"{name} contains {int(flat[first])} at position {where}, out of range: valid ids "
         f"are {valid} ({size_name}={num_embeddings})"
     )
@@ -123,7 +124,7 @@ def normalize_padding_idx(padding_idx: Any, num_embeddings: int) -> int | None:
     if padding_idx is None:
         return None
     if isinstance(padding_idx, bool) or not isinstance(padding_idx, int | np.integer):
-        raise TypeError(f"padding_idx must be an int or None, got {padding_idx!r}")
+        raise InputTypeError(f"padding_idx must be an int or None, got {padding_idx!r}")
     if not -num_embeddings <= padding_idx < num_embeddings:
         raise ValueError(
             f"padding_idx must be within -{num_embeddings}..{num_embeddings - 1} for "

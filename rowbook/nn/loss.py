@@ -19,6 +19,7 @@ from scipy import special
 
 from rowbook.autograd.ops import unbroadcast
 from rowbook.autograd.tensor import Tensor, as_tensor
+from rowbook.checks import InputIndexError, InputTypeError
 
 __all__ = ["binary_cross_entropy_with_logits", "cross_entropy", "mse_loss"]
 
@@ -36,7 +37,7 @@ def _check_reduction(reduction: str) -> None:
 def _float_tensor(x: Any, name: str) -> Tensor:
     t = as_tensor(x)
     if t.dtype.kind != "f":
-        raise TypeError(f"{name} must be a floating tensor, got dtype {t.dtype}")
+        raise InputTypeError(f"{name} must be a floating tensor, got dtype {t.dtype}")
     return t
 
 
@@ -174,7 +175,7 @@ def _checked_ids(x: Tensor, t: np.ndarray, ignore_index: int) -> np.ndarray:
     """Flat int64 targets after checking their dtype, shape and range."""
     expected = x.shape[:1] + x.shape[2:] if x.ndim >= 2 else ()
     if t.dtype.kind not in "iu":
-        raise TypeError(
+        raise InputTypeError(
             f"targets must hold integer class ids (or float class probabilities shaped like the "
             f"logits), got dtype {t.dtype}"
         )
@@ -187,7 +188,7 @@ def _checked_ids(x: Tensor, t: np.ndarray, ignore_index: int) -> np.ndarray:
     C = x.shape[1] if x.ndim >= 2 else x.shape[0]
     bad = (ids != ignore_index) & ((ids < 0) | (ids >= C))
     if bad.any():
-        raise IndexError(
+        raise InputIndexError(
             f"target {ids[bad][0]} is out of range: class ids must be in 0..{C - 1} "
             f"(or ignore_index={ignore_index})"
         )

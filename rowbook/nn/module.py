@@ -15,6 +15,7 @@ from typing import Any
 import numpy as np
 
 from rowbook.autograd import RowSparse, Tensor, no_grad
+from rowbook.checks import InputTypeError, UnknownKeyError
 
 __all__ = ["Module", "Parameter"]
 
@@ -105,7 +106,7 @@ class Module:
         """
         dtype = np.dtype(dtype)
         if dtype.kind != "f":
-            raise TypeError(f"Module.to: dtype must be a floating type, got {dtype}")
+            raise InputTypeError(f"Module.to: dtype must be a floating type, got {dtype}")
         with no_grad():
             for param in self.parameters():
                 param.data = param.data.astype(dtype)
@@ -158,7 +159,7 @@ class Module:
         missing = sorted(set(params) - set(state))
         unexpected = sorted(set(state) - set(params))
         if strict and (missing or unexpected):
-            raise KeyError(
+            raise UnknownKeyError(
                 f"load_state_dict: missing keys {missing}, unexpected keys {unexpected}; "
                 "pass strict=False to load a subset"
             )

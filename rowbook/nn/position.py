@@ -22,6 +22,7 @@ from typing import Any
 import numpy as np
 
 from rowbook.autograd import Tensor, as_tensor, ops
+from rowbook.checks import InputTypeError
 from rowbook.nn import functional as F
 from rowbook.nn.module import Module, Parameter
 
@@ -200,7 +201,7 @@ class TiedOutput(Module):
     def __init__(self, embedding: Module, bias: bool = False) -> None:
         weight = getattr(embedding, "weight", None)
         if not isinstance(weight, Parameter) or weight.ndim != 2:
-            raise TypeError(
+            raise InputTypeError(
                 "TiedOutput needs a module with a 2-D `weight` Parameter, such as an Embedding"
             )
         self.embedding = embedding

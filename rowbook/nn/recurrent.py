@@ -27,7 +27,7 @@ from typing import Any
 import numpy as np
 
 from rowbook.autograd import Tensor, as_tensor, ops
-from rowbook.checks import check_int
+from rowbook.checks import InputTypeError, check_int
 from rowbook.nn import init
 from rowbook.nn.module import Module, Parameter
 
@@ -114,7 +114,7 @@ def _as_input(x: Any, dtype: np.dtype, owner: str) -> Tensor:
     if not isinstance(x, Tensor):
         return Tensor(np.asarray(x), dtype=dtype)
     if x.dtype != dtype:
-        raise TypeError(
+        raise InputTypeError(
             f"{owner} has {dtype} parameters but got a {x.dtype} input; convert one "
             f"of them (x.astype(np.{dtype}) keeps the graph)"
         )

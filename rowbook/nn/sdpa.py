@@ -31,7 +31,7 @@ from typing import Any, Literal
 import numpy as np
 
 from rowbook.autograd import Tensor, as_tensor
-from rowbook.checks import check_choice, check_number
+from rowbook.checks import InputTypeError, check_choice, check_number
 from rowbook.nn.activation import dropout_mask
 from rowbook.nn.sdpa_tiled import blas_single_thread
 
@@ -42,9 +42,11 @@ __all__ = [
     "scaled_dot_product_attention",
 ]
 
-#: ``implementation="auto"`` tiles attention when a head has at least this many keys (and
-#: the mask is causal and/or by key): from there the plain path's ``L x S`` scores stop
-#: fitting in cache, and the tiled kernel is faster as well as smaller.
+#: ``implementation="auto"`` tiles attention when a head has at least this many keys and
+#: ``L x S >= TILED_MIN_KEYS^2`` scores (and the mask is causal and/or by key): from there
+#: the plain path's ``L x S`` scores stop fitting in cache, and the tiled kernel is faster as
+#: well as smaller. A few queries over many keys (a generation step with a KV cache: L = 1)
+#: stay plain: measured at 1 query x 1,024 keys x 4 heads, 0.1 ms plain against 16 ms tiled.
 TILED_MIN_KEYS = 1024
 
 
@@ -198,7 +200,7 @@ def _mask_array(attn_mask: Any, q: Tensor, L: int, S: int, dtype: np.dtype) -> n
         )
     mask = np.asarray(attn_mask.data if isinstance(attn_mask, Tensor) else attn_mask)
     if mask.dtype != np.bool_ and mask.dtype.kind != "f":
-        raise TypeError(
+        raise InputTypeError(
             f"scaled_dot_product_attention: attn_mask must be boolean (True: may "
             f"attend) or floating (added to the scores), got dtype {mask.dtype}"
         )
@@ -265,7 +267,7 @@ def scaled_dot_product_attention(
     implementation
         ``"plain"`` builds the ``L x S`` scores; ``"tiled"`` never does
         (:mod:`rowbook.nn.sdpa_tiled`: causal or key masks only, no dropout); ``"auto"``
-        tiles from :data:`TILED_MIN_KEYS` keys on when it can.
+        tiles from :data:`TILED_MIN_KEYS` keys and ``TILED_MIN_KEYS^2`` scores on when it can.
 
     Shape
     -----
@@ -289,7 +291,7 @@ def scaled_dot_product_attention(
     check_number("dropout_p", dropout_p, 0.0, 1.0, owner="scaled_dot_product_attention")
     q, k, v = as_tensor(query), as_tensor(key), as_tensor(value)
     if q.dtype.kind != "f" or not (q.dtype == k.dtype == v.dtype):
-        raise TypeError(
+        raise InputTypeError(
             f"scaled_dot_product_attention: query, key and value must share one "
             f"floating dtype, got {q.dtype}, {k.dtype}, {v.dtype}"
         )
@@ -339,7 +341,10 @@ def attend(
             "key masks (shape (B, 1, 1, S)) and no dropout; use 'plain' or 'auto'"
         )
     tiled = implementation == "tiled" or (
-        implementation == "auto" and tileable and k4.shape[2] >= TILED_MIN_KEYS
+        implementation == "auto"
+        and tileable
+        and k4.shape[2] >= TILED_MIN_KEYS
+        and q4.shape[2] * k4.shape[2] >= TILED_MIN_KEYS**2
     )
     if tiled:
         out, backward = sdpa_tiled.attention_tiled(

@@ -35,6 +35,7 @@ import numpy as np
 
 from rowbook.autograd.sparse import RowSparse
 from rowbook.autograd.tensor import Tensor
+from rowbook.checks import InputIndexError, InputTypeError
 from rowbook.optim.row_stats import RowStats, RowStatsRecorder
 from rowbook.optim.state import StateFactory
 
@@ -74,13 +75,13 @@ class Optimizer:
         self.param_groups: list[dict[str, Any]] = []
         self.state: dict[Tensor, dict[str, Any]] = {}
         if not isinstance(row_stats, bool):
-            raise TypeError(
+            raise InputTypeError(
                 f"{type(self).__name__}: row_stats must be True or False, got {row_stats!r}"
             )
         #: per-parameter telemetry recorders when built with ``row_stats=True``, else None
         self._row_stats: dict[Tensor, RowStatsRecorder] | None = {} if row_stats else None
         if isinstance(params, Tensor):
-            raise TypeError(
+            raise InputTypeError(
                 f"{type(self).__name__}: params must be an iterable of tensors or of dicts, "
                 "got a single Tensor; pass [tensor] or module.parameters()"
             )
@@ -97,14 +98,14 @@ class Optimizer:
         """Add a group; options it does not set are taken from the optimizer's defaults."""
         name = type(self).__name__
         if not isinstance(param_group, dict):
-            raise TypeError(f"{name}: a param group must be a dict, got {type(param_group)}")
+            raise InputTypeError(f"{name}: a param group must be a dict, got {type(param_group)}")
         params = param_group["params"]
         params = [params] if isinstance(params, Tensor) else list(params)
         for p in params:
             if not isinstance(p, Tensor):
-                raise TypeError(f"{name}: can only optimize Tensors, got {type(p).__name__}")
+                raise InputTypeError(f"{name}: can only optimize Tensors, got {type(p).__name__}")
             if p.dtype.kind != "f":
-                raise TypeError(f"{name}: can only optimize floating tensors, got {p.dtype}")
+                raise InputTypeError(f"{name}: can only optimize floating tensors, got {p.dtype}")
             if p._backward is not None:
                 raise ValueError(f"{name}: cannot optimize a non-leaf Tensor (it has a graph)")
         seen = {id(p) for g in self.param_groups for p in g["params"]}
@@ -156,14 +157,14 @@ class Optimizer:
         grad = p.grad
         if isinstance(grad, RowSparse):
             if self.sparse_alternative is not None:
-                raise TypeError(
+                raise InputTypeError(
                     f"{name} does not support sparse gradients ({where} has a RowSparse "
                     f"gradient), please consider {self.sparse_alternative} instead"
                 )
             if grad.shape != p.shape:
                 raise ValueError(f"{name}: {where} has shape {p.shape}, its gradient {grad.shape}")
             if grad.nnz and (grad.indices[0] < 0 or grad.indices[-1] >= p.shape[0]):
-                raise IndexError(
+                raise InputIndexError(
                     f"{name}: gradient rows of {where} span [{grad.indices[0]}, "
                     f"{grad.indices[-1]}], the table has rows [0, {p.shape[0]})"
                 )
@@ -171,7 +172,7 @@ class Optimizer:
                 grad = RowSparse(grad.indices, grad.values.astype(p.dtype), grad.shape)
             return grad
         if self.dense_alternative is not None:
-            raise TypeError(
+            raise InputTypeError(
                 f"{name} does not support dense gradients ({where}), please consider "
                 f"{self.dense_alternative} instead (or a sparse=True embedding lookup)"
             )

@@ -5,7 +5,14 @@ int64 arrays it produces are what :class:`rowbook.nn.Embedding` looks up.
 """
 
 from rowbook.corpus_files import iter_lines
-from rowbook.text.bpe import GPT2_PATTERN, ByteLevelBPE, MergeStep, learn_bpe, segment
+from rowbook.text.bpe import (
+    GPT2_PATTERN,
+    ByteFallbackBPE,
+    ByteLevelBPE,
+    MergeStep,
+    learn_bpe,
+    segment,
+)
 from rowbook.text.loading import load_tokenizer
 from rowbook.text.normalize import Normalizer, strip_accents
 from rowbook.text.pipeline import TextPipeline
@@ -18,6 +25,7 @@ from rowbook.text.wordpiece import WordPiece
 __all__ = [
     "DEFAULT_WORD_PATTERN",
     "GPT2_PATTERN",
+    "ByteFallbackBPE",
     "ByteLevelBPE",
     "CharTokenizer",
     "MergeStep",

@@ -41,6 +41,7 @@ from typing import Any
 
 import regex
 
+from rowbook.checks import InputTypeError
 from rowbook.text.aligned import Aligned
 
 __all__ = ["CJK_RANGES", "BertNormalizer", "BertPreTokenizer", "bert_lower"]
@@ -306,9 +307,11 @@ class BertNormalizer:
     def __post_init__(self) -> None:
         for name in ("clean_text", "handle_chinese_chars", "lowercase"):
             if not isinstance(getattr(self, name), bool):
-                raise TypeError(f"{name} must be a bool, got {getattr(self, name)!r}")
+                raise InputTypeError(f"{name} must be a bool, got {getattr(self, name)!r}")
         if self.strip_accents is not None and not isinstance(self.strip_accents, bool):
-            raise TypeError(f"strip_accents must be a bool or None, got {self.strip_accents!r}")
+            raise InputTypeError(
+                f"strip_accents must be a bool or None, got {self.strip_accents!r}"
+            )
 
     @property
     def _strips(self) -> bool:

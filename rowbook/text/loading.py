@@ -9,8 +9,11 @@ The name of a file says little (``tokenizer.model``, ``spiece.model``, ``bpe.jso
   rowbook's own files; ``"kind": "text_pipeline"``: a pipeline file, whose tokenizer is
   returned;
 * JSON with a ``"model"`` object: a Hugging Face ``tokenizer.json``, by its model's ``type``
-  (``BPE`` byte-level, ``WordPiece``, ``Unigram``);
+  (``BPE``: byte-level when a ``ByteLevel`` step splits it into bytes, else a
+  character-level BPE with byte fallback (Llama 2, Mistral); ``WordPiece``, ``Unigram``);
 * JSON mapping tokens to ids: GPT-2's ``vocab.json``, read with the ``merges.txt`` beside it;
+* text whose lines are base64, a space and a rank: a tiktoken ``.tiktoken`` file (its
+  encoding told by its name or its number of ranks);
 * text whose first line is ``#version`` or two tokens: a ``merges.txt``, read with the
   ``vocab.json`` beside it;
 * other text, one token per line: BERT's ``vocab.txt``;
@@ -33,6 +36,7 @@ Examples
 
 from __future__ import annotations
 
+import json
 import os
 import re
 from dataclasses import dataclass
@@ -41,8 +45,9 @@ from typing import Any
 
 from rowbook.corpus_files import check_regular_file
 from rowbook.io import read_json
+from rowbook.text.bpe.tiktoken_files import is_tiktoken_file
 
-__all__ = ["Found", "identify", "load_tokenizer"]
+__all__ = ["Found", "identify", "is_byte_level", "load_tokenizer"]
 
 _HEAD = 1 << 16  # bytes looked at to tell text from protobuf
 _CONTROL = re.compile("[\x00-\x08\x0e-\x1f]")  # no text file starts with these; a .model does
@@ -51,7 +56,7 @@ _CONTROL = re.compile("[\x00-\x08\x0e-\x1f]")  # no text file starts with these;
 @dataclass(frozen=True)
 class Found:
     """What :func:`identify` found: a ``kind`` (``"sentencepiece"``, ``"rowbook"``,
-    ``"pipeline"``, ``"tokenizer.json"``, ``"gpt2"``, ``"vocab.txt"``), the files to read and
+    ``"pipeline"``, ``"tokenizer.json"``, ``"gpt2"``, ``"tiktoken"``, ``"vocab.txt"``), the files to read and
     a description in words."""
 
     kind: str
@@ -79,7 +84,7 @@ def _folder(path: Path) -> Found:
 def _json_kind(path: Path, d: Any) -> Found:
     if isinstance(d, dict) and str(d.get("format", "")).startswith("rowbook."):
         name = d["format"][len("rowbook.") :]
-        if name in ("ByteLevelBPE", "WordPiece", "Unigram"):
+        if name in ("ByteLevelBPE", "ByteFallbackBPE", "WordPiece", "Unigram"):
             return Found("rowbook", (path,), f"a rowbook {name} file")
         raise ValueError(
             f"{path} is a rowbook {name} file, not a tokenizer; read it with its own loader"
@@ -149,6 +154,8 @@ def identify(path: str | os.PathLike) -> Found:
         return Found(
             "sentencepiece", (path,), f"a SentencePiece {kind} model ({len(model.pieces)} pieces)"
         )
+    if is_tiktoken_file(head):
+        return Found("tiktoken", (path,), "a tiktoken rank file (.tiktoken)")
     first = text.split("\n", 1)[0].rstrip("\r")
     if first.startswith("#version") or (len(first.split(" ")) == 2 and "\t" not in first):
         vocab = path.with_name("vocab.json")
@@ -170,6 +177,7 @@ def load_tokenizer(path: str | os.PathLike) -> Any:
     The format is decided by the content (:func:`identify`), never by the file's name.
     """
     from rowbook.text import ByteLevelBPE, TextPipeline, Unigram, WordPiece
+    from rowbook.text.bpe.fallback import ByteFallbackBPE
     from rowbook.text.sentencepiece import load_model
 
     found = identify(path)
@@ -180,16 +188,27 @@ def load_tokenizer(path: str | os.PathLike) -> Any:
         return WordPiece.from_vocab(first)
     if found.kind == "gpt2":
         return ByteLevelBPE.from_files(*found.paths)
+    if found.kind == "tiktoken":
+        return ByteLevelBPE.from_tiktoken(first)
     if found.kind == "pipeline":
         return TextPipeline.load(first).tokenizer_
     d = read_json(first, "tokenizer")
     if found.kind == "rowbook":
         cls = {
             "rowbook.ByteLevelBPE": ByteLevelBPE,
+            "rowbook.ByteFallbackBPE": ByteFallbackBPE,
             "rowbook.WordPiece": WordPiece,
             "rowbook.Unigram": Unigram,
         }
         return cls[d["format"]].load(first)
     kind = d["model"].get("type", "BPE")
+    if kind == "BPE" and not is_byte_level(d):
+        return ByteFallbackBPE.from_tokenizer_json(first)
     cls = {"BPE": ByteLevelBPE, "WordPiece": WordPiece, "Unigram": Unigram}[kind]
     return cls.from_tokenizer_json(first)
+
+
+def is_byte_level(d: dict) -> bool:
+    """Whether a ``tokenizer.json`` document splits text into bytes (a ``ByteLevel``
+    pre-tokenizer or decoder): a byte-level BPE; else a character-level one."""
+    return any('"ByteLevel"' in json.dumps(d.get(key)) for key in ("pre_tokenizer", "decoder"))

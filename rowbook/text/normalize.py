@@ -32,6 +32,8 @@ from typing import Any, Literal
 
 import regex
 
+from rowbook.checks import InputTypeError
+
 __all__ = ["Normalizer", "strip_accents"]
 
 UnicodeForm = Literal["NFC", "NFKC", "NFD", "NFKD"]
@@ -109,7 +111,7 @@ class Normalizer:
             raise ValueError(f"case must be one of {_CASES}, got {self.case!r}")
         for name in ("strip_accents", "strip_punctuation", "collapse_whitespace", "strip"):
             if not isinstance(getattr(self, name), bool):
-                raise TypeError(f"{name} must be a bool, got {getattr(self, name)!r}")
+                raise InputTypeError(f"{name} must be a bool, got {getattr(self, name)!r}")
 
     @property
     def steps(self) -> tuple[str, ...]:
@@ -122,7 +124,7 @@ class Normalizer:
     def __call__(self, text: str) -> str:
         """Normalize one string."""
         if not isinstance(text, str):
-            raise TypeError(f"Normalizer expects a str, got {type(text).__name__}")
+            raise InputTypeError(f"Normalizer expects a str, got {type(text).__name__}")
         if self.unicode_form:
             text = unicodedata.normalize(self.unicode_form, text)
         if self.case == "lower":

@@ -37,12 +37,13 @@ from typing import Any, Literal
 import numpy as np
 from tqdm.auto import tqdm
 
+from rowbook.checks import InputTypeError
 from rowbook.corpus_files import iter_lines, source_files
 from rowbook.io import read_json, write_json
 from rowbook.text import pipeline_file
 from rowbook.text.bpe.model import ByteLevelBPE
 from rowbook.text.normalize import Normalizer
-from rowbook.text.subword import SubwordTokenizer
+from rowbook.text.subword_pipeline import SubwordTokenizer
 from rowbook.text.tokenize import CharTokenizer, WordTokenizer
 from rowbook.text.vocab import Vocab
 
@@ -80,17 +81,17 @@ class TextPipeline:
         vocab: Vocab | None = None,
     ) -> None:
         if normalizer is not None and not callable(normalizer):
-            raise TypeError(
+            raise InputTypeError(
                 f"normalizer must be a Normalizer (or a callable str -> str) or None, "
                 f"got {type(normalizer).__name__}"
             )
         if tokenizer is not None and not isinstance(tokenizer, Tokenizer):
-            raise TypeError(
+            raise InputTypeError(
                 "tokenizer must be a WordTokenizer, CharTokenizer, ByteLevelBPE, WordPiece, "
                 f"Unigram or SentencePieceBPE, got {type(tokenizer).__name__}"
             )
         if vocab is not None and not isinstance(vocab, Vocab):
-            raise TypeError(f"vocab must be a Vocab or None, got {type(vocab).__name__}")
+            raise InputTypeError(f"vocab must be a Vocab or None, got {type(vocab).__name__}")
         self.normalizer, self.tokenizer, self.vocab = normalizer, tokenizer, vocab
         self._fitted = False
 
@@ -128,7 +129,7 @@ class TextPipeline:
             vocab = Vocab()
         vocab_to_fit = vocab is not None and vocab._itos is None
         if tokenizer_fit and not bpe_to_fit:
-            raise TypeError(
+            raise InputTypeError(
                 f"unexpected keyword arguments {sorted(tokenizer_fit)}: they go to the fit of a "
                 "subword tokenizer, and no unfitted subword tokenizer (ByteLevelBPE, WordPiece, "
                 "Unigram) is in this pipeline"
@@ -143,7 +144,7 @@ class TextPipeline:
 
     def _normalize(self, text: str) -> str:
         if not isinstance(text, str):
-            raise TypeError(f"texts must be str, got {type(text).__name__}")
+            raise InputTypeError(f"texts must be str, got {type(text).__name__}")
         return self.normalizer(text) if self.normalizer is not None else text
 
     def _check_fitted(self) -> None:
@@ -218,7 +219,9 @@ class TextPipeline:
             ``(B, T)`` bool, True on real tokens.
         """
         if isinstance(texts, str):
-            raise TypeError("encode_batch expects a sequence of str; for one text use encode()")
+            raise InputTypeError(
+                "encode_batch expects a sequence of str; for one text use encode()"
+            )
         if padding not in ("longest", "max_length"):
             raise ValueError(f"padding must be 'longest' or 'max_length', got {padding!r}")
         if max_length is not None and (not isinstance(max_length, int) or max_length < 1):
@@ -328,7 +331,7 @@ def _corpus_passes(
 ) -> Callable[[], Iterator[str]]:
     """A function returning a fresh iterator over the corpus at each call."""
     if isinstance(texts, str):
-        raise TypeError(
+        raise InputTypeError(
             "texts is a str: pass a list of texts, or pathlib.Path(...) for a corpus file"
         )
     if isinstance(texts, os.PathLike) or (
@@ -338,9 +341,11 @@ def _corpus_passes(
         show = size > _AUTO_PROGRESS_BYTES if show_progress is None else show_progress
         return lambda: iter_lines(texts, errors=errors, show_progress=show)
     if not isinstance(texts, Iterable):
-        raise TypeError(f"texts must be an iterable of str or a path, got {type(texts).__name__}")
+        raise InputTypeError(
+            f"texts must be an iterable of str or a path, got {type(texts).__name__}"
+        )
     if iter(texts) is texts and n_passes > 1:
-        raise TypeError(
+        raise InputTypeError(
             "texts is a one-shot iterator but fitting both the BPE and the vocabulary "
             "reads the corpus twice: pass a list or a pathlib.Path"
         )

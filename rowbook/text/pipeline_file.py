@@ -16,6 +16,7 @@ saved file, fitted or not::
                 | {"type": "byte_level_bpe", "settings": {<ByteLevelBPE parameters>}}
                 | {"type": "wordpiece", "model": {<a rowbook.WordPiece file>}}
                 | {"type": "unigram", "model": {<a rowbook.Unigram file>}}
+                | {"type": "byte_fallback_bpe", "model": {<a rowbook.ByteFallbackBPE file>}}
                 | {"type": "sentencepiece", "model": {"format": "rowbook.SentencePiece",
                                                       "version": 1, "model": "<base64 .model>"}}
                 | null,                                                # unfitted: the default
@@ -39,10 +40,12 @@ from __future__ import annotations
 
 from typing import Any
 
+from rowbook.text.bpe import fallback_files
 from rowbook.text.bpe import files as bpe_files
+from rowbook.text.bpe.fallback import ByteFallbackBPE
 from rowbook.text.bpe.model import ByteLevelBPE
 from rowbook.text.normalize import Normalizer
-from rowbook.text.subword import SubwordTokenizer
+from rowbook.text.subword_pipeline import SubwordTokenizer
 from rowbook.text.tokenize import CharTokenizer, WordTokenizer
 from rowbook.text.unigram import Unigram
 from rowbook.text.vocab import Vocab
@@ -59,6 +62,7 @@ _TOKENIZER_FIELDS = {
     "byte_level_bpe": [_BPE_FITTED, _BPE_SETTINGS, {"type", "model"}],  # the last: version 1
     "wordpiece": [{"type", "model"}],
     "unigram": [{"type", "model"}],
+    "byte_fallback_bpe": [{"type", "model"}],
     "sentencepiece": [{"type", "model"}],
 }
 _SUBWORD = (ByteLevelBPE, SubwordTokenizer)  # number their own tokens
@@ -191,6 +195,8 @@ def _subword_to_dict(tokenizer: SubwordTokenizer) -> dict[str, Any]:
         return {"type": "sentencepiece", "model": sp_files.to_dict(tokenizer)}
     if isinstance(tokenizer, WordPiece):
         return {"type": "wordpiece", "model": wordpiece_files.to_dict(tokenizer)}
+    if isinstance(tokenizer, ByteFallbackBPE):
+        return {"type": "byte_fallback_bpe", "model": fallback_files.to_dict(tokenizer)}
     return {"type": "unigram", "model": unigram_files.to_dict(tokenizer)}
 
 
@@ -203,6 +209,8 @@ def _subword_from_dict(kind: str, d: Any, where: str) -> Any:
         return sp_loading.from_dict(d, where)
     if kind == "wordpiece":
         return wordpiece_files.from_dict(WordPiece, d, where)
+    if kind == "byte_fallback_bpe":
+        return fallback_files.from_dict(ByteFallbackBPE, d, where)
     return unigram_files.from_dict(Unigram, d, where)
 
 
@@ -219,7 +227,7 @@ def _tokenizer(d: Any, fitted: bool, where: str) -> Any:
     if keys not in _TOKENIZER_FIELDS[kind]:
         expected = " or ".join(str(sorted(k)) for k in _TOKENIZER_FIELDS[kind])
         raise ValueError(f"{where} has the fields {sorted(keys)}; expected {expected}")
-    if kind in ("wordpiece", "unigram", "sentencepiece"):
+    if kind in ("wordpiece", "unigram", "sentencepiece", "byte_fallback_bpe"):
         return _subword_from_dict(kind, d["model"], f"{where[:-1]}.model'")
     try:
         if kind == "char":

@@ -27,6 +27,8 @@ from typing import Any
 
 import regex
 
+from rowbook.checks import InputTypeError
+
 __all__ = ["DEFAULT_WORD_PATTERN", "TYPOGRAPHIC_QUOTES", "CharTokenizer", "WordTokenizer"]
 
 #: Runs of word characters (letters, marks, digits, underscore) that may contain inner
@@ -53,7 +55,7 @@ _ASCII_QUOTES = str.maketrans(TYPOGRAPHIC_QUOTES)
 
 def _check_text(text: object, owner: str) -> str:
     if not isinstance(text, str):
-        raise TypeError(f"{owner} expects a str, got {type(text).__name__}")
+        raise InputTypeError(f"{owner} expects a str, got {type(text).__name__}")
     return text
 
 
@@ -86,9 +88,9 @@ class WordTokenizer:
         self, *, pattern: str | None = DEFAULT_WORD_PATTERN, ascii_quotes: bool = True
     ) -> None:
         if pattern is not None and not isinstance(pattern, str):
-            raise TypeError(f"pattern must be a str or None, got {type(pattern).__name__}")
+            raise InputTypeError(f"pattern must be a str or None, got {type(pattern).__name__}")
         if not isinstance(ascii_quotes, bool):
-            raise TypeError(f"ascii_quotes must be True or False, got {ascii_quotes!r}")
+            raise InputTypeError(f"ascii_quotes must be True or False, got {ascii_quotes!r}")
         self.ascii_quotes = ascii_quotes
         try:
             self._regex = None if pattern is None else regex.compile(pattern)
@@ -141,7 +143,7 @@ class CharTokenizer:
 
     def __init__(self, *, graphemes: bool = False) -> None:
         if not isinstance(graphemes, bool):
-            raise TypeError(f"graphemes must be a bool, got {graphemes!r}")
+            raise InputTypeError(f"graphemes must be a bool, got {graphemes!r}")
         self.graphemes = graphemes
 
     def tokenize(self, text: str) -> list[str]:

@@ -28,8 +28,13 @@ from typing import Any
 
 import numpy as np
 
-from rowbook._deprecation import renamed_attribute, renamed_kwargs
-from rowbook.checks import ParameterError, check_int
+from rowbook.checks import (
+    InputIndexError,
+    InputTypeError,
+    ParameterError,
+    UnknownKeyError,
+    check_int,
+)
 from rowbook.io import read_json, write_json
 
 __all__ = ["Vocab"]
@@ -57,7 +62,6 @@ class Vocab:
         More reserved symbols, after all of the above.
     """
 
-    @renamed_kwargs(max_size="max_vocab", since="0.2")
     def __init__(
         self,
         *,
@@ -80,7 +84,7 @@ class Vocab:
             if token is not None and (not isinstance(token, str) or not token):
                 raise ValueError(f"{name} must be a non-empty str or None, got {token!r}")
         if isinstance(extra_specials, str):
-            raise TypeError(
+            raise InputTypeError(
                 f"extra_specials must be a sequence of str, got the str {extra_specials!r}"
             )
         specials = [t for t in named.values() if t is not None] + list(extra_specials)
@@ -100,15 +104,13 @@ class Vocab:
         self.specials = tuple(specials)
         self._itos: list[str] | None = None
 
-    max_size = renamed_attribute("max_size", "max_vocab", since="0.2")
-
     # ----------------------------------------------------------------- fitting
     def fit(self, documents: Iterable[Iterable[str]]) -> Vocab:
         """Count the tokens of ``documents`` (each an iterable of tokens) and build the table."""
         counts: Counter[str] = Counter()
         for doc in documents:
             if isinstance(doc, str):
-                raise TypeError(
+                raise InputTypeError(
                     "Vocab.fit expects an iterable of token sequences, got a str "
                     f"({doc[:20]!r}); wrap one list of tokens in a list: fit([tokens])"
                 )
@@ -119,7 +121,7 @@ class Vocab:
         """Build the table from token -> count; the mapping's order counts as first appearance."""
         for token, count in counts.items():
             if not isinstance(token, str):
-                raise TypeError(f"tokens must be str, got {type(token).__name__} {token!r}")
+                raise InputTypeError(f"tokens must be str, got {type(token).__name__} {token!r}")
             if not isinstance(count, int | np.integer) or count < 0:
                 raise ValueError(f"count of {token!r} must be an int >= 0, got {count!r}")
         special_set = set(self.specials)
@@ -182,7 +184,7 @@ class Vocab:
         if token in self._stoi:
             return self._stoi[token]
         if self.unk_token is None:
-            raise KeyError(
+            raise UnknownKeyError(
                 f"token {token!r} is not in the vocabulary and it has no unk_token; "
                 "build the Vocab with unk_token='<unk>' to map unknown tokens"
             )
@@ -192,14 +194,14 @@ class Vocab:
         """Token of ``token_id`` (``IndexError`` outside ``[0, len)``)."""
         self._check_fitted()
         if not isinstance(token_id, int | np.integer) or not 0 <= token_id < len(self._itos):
-            raise IndexError(f"token id {token_id!r} is out of range [0, {len(self._itos)})")
+            raise InputIndexError(f"token id {token_id!r} is out of range [0, {len(self._itos)})")
         return self._itos[token_id]
 
     def encode(self, tokens: Sequence[str]) -> np.ndarray:
         """``(T,)`` int64 ids of ``tokens``."""
         self._check_fitted()
         if isinstance(tokens, str):
-            raise TypeError(
+            raise InputTypeError(
                 f"encode expects a sequence of tokens, got the str {tokens[:20]!r}; "
                 "tokenize it first"
             )
@@ -219,12 +221,14 @@ class Vocab:
         if ids.size == 0:
             return []
         if ids.dtype.kind not in "iu" or ids.ndim != 1:
-            raise TypeError(
+            raise InputTypeError(
                 f"ids must be a 1-d sequence of ints, got dtype {ids.dtype}, ndim {ids.ndim}"
             )
         bad = (ids < 0) | (ids >= len(self._itos))
         if bad.any():
-            raise IndexError(f"token id {int(ids[bad][0])} is out of range [0, {len(self._itos)})")
+            raise InputIndexError(
+                f"token id {int(ids[bad][0])} is out of range [0, {len(self._itos)})"
+            )
         return [self._itos[i] for i in ids.tolist()]
 
     # ----------------------------------------------------------------- files
@@ -314,7 +318,7 @@ _RENAMED_FIELDS = {"min_freq": "min_count", "max_size": "max_vocab"}
 
 
 def _not_a_token(index: int, item: Any) -> int:
-    raise TypeError(
+    raise InputTypeError(
         f"tokens must be str, got {type(item).__name__} {item!r} at index {index}; "
         "convert or drop it before encode (fit refuses it too)"
     )

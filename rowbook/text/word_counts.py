@@ -40,7 +40,7 @@ from pathlib import Path
 import numpy as np
 from tqdm.auto import tqdm
 
-from rowbook.checks import check_int, check_number
+from rowbook.checks import InputTypeError, check_int, check_number
 from rowbook.fork_pool import map_in_order
 from rowbook.text.batches import text_batches
 from rowbook.text.bpe.count import BATCH_CHARS
@@ -114,7 +114,7 @@ def as_counted(word_counts: Mapping[str, int]) -> CountedWords:
             or not isinstance(count, int | np.integer)
             or count < 0
         ):
-            raise TypeError(f"word_counts must map str to int >= 0, got {word!r}: {count!r}")
+            raise InputTypeError(f"word_counts must map str to int >= 0, got {word!r}: {count!r}")
     words = [w for w in word_counts if w]
     bounds = np.zeros(len(words) + 1, dtype=np.int64)
     np.cumsum(np.fromiter(map(len, words), dtype=np.int64, count=len(words)), out=bounds[1:])
@@ -126,7 +126,7 @@ def _count_batch(split: Callable[[str], list[str]], texts: list[str]) -> Counter
     counts: Counter[str] = Counter()
     for text in texts:
         if not isinstance(text, str):
-            raise TypeError(f"texts must be str, got {type(text).__name__}")
+            raise InputTypeError(f"texts must be str, got {type(text).__name__}")
         counts.update(split(text))
     return counts
 

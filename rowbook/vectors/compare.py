@@ -58,7 +58,7 @@ from typing import TYPE_CHECKING, Any, Literal
 import numpy as np
 import scipy.linalg
 
-from rowbook.checks import ParameterError, check_int
+from rowbook.checks import ParameterError, UnknownKeyError, check_int
 from rowbook.vectors.neighbors import top_k_rows
 from rowbook.vectors.products import cross_product
 
@@ -169,7 +169,7 @@ class Comparison:
         position = self.keys.index(key) if key in self.keys else -1
         row = int(np.searchsorted(self.sampled, position))
         if position < 0 or row == len(self.sampled) or self.sampled[row] != position:
-            raise KeyError(
+            raise UnknownKeyError(
                 f"{key!r} is not among the {len(self.sampled)} words whose neighbours were "
                 "compared; compare(..., sample=None) compares every shared word"
             )
@@ -209,7 +209,7 @@ def procrustes(A: np.ndarray, B: np.ndarray) -> tuple[np.ndarray, float]:
 
     >>> A = np.array([[1.0, 0.0], [0.0, 1.0], [1.0, 1.0]])
     >>> R, _ = procrustes(A, A @ np.array([[0.0, 1.0], [-1.0, 0.0]]))
-    >>> R.round(6)
+    >>> R.round(6) + 0.0  # + 0.0 turns the -0.0 some BLAS kernels leave into 0.0
     array([[ 0.,  1.],
            [-1.,  0.]])
     """

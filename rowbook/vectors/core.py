@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any, Literal
 
 import numpy as np
 
-from rowbook.checks import check_finite, check_int, check_number
+from rowbook.checks import InputTypeError, check_finite, check_int, check_number
 from rowbook.vectors import evaluate
 from rowbook.vectors.index import ApproximateAnswer, IndexKind, VectorIndex
 from rowbook.vectors.neighbors import (
@@ -568,7 +568,7 @@ def _as_plain_terms(value: Term | Sequence[Term] | None, name: str) -> list[Term
         value = [value]
     items = list(value)
     if any(isinstance(item, tuple) for item in items):
-        raise TypeError(
+        raise InputTypeError(
             f"most_similar_cosmul takes keys or vectors in {name}, not (term, weight) pairs"
         )
     for i, item in enumerate(items):

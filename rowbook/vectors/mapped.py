@@ -39,6 +39,7 @@ from typing import Any
 
 import numpy as np
 
+from rowbook.checks import InputIndexError
 from rowbook.corpus_files import check_regular_file
 from rowbook.io import load_state, save_state
 
@@ -98,7 +99,7 @@ class FileRows:
         ids = np.asarray(index, dtype=np.int64)
         flat = ids.reshape(-1)
         if flat.size and (flat.min() < 0 or flat.max() >= self.shape[0]):
-            raise IndexError(f"row ids must be in 0..{self.shape[0] - 1}")
+            raise InputIndexError(f"row ids must be in 0..{self.shape[0] - 1}")
         out = np.empty((len(flat), self.shape[1]), dtype=self.dtype)  # (n, d)
         for k, row in enumerate(flat.tolist()):
             got = os.preadv(

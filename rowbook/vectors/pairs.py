@@ -14,7 +14,7 @@ from typing import Literal
 
 import numpy as np
 
-from rowbook.checks import check_finite
+from rowbook.checks import InputTypeError, check_finite
 from rowbook.vectors.edit import EditableTable
 from rowbook.vectors.neighbors import cos_add_direction, pair_cosines, row_norms, unit_rows
 
@@ -173,7 +173,7 @@ class PairQueries(EditableTable):
                 check_finite("a query vector", term)  # the doors name it first, when they can
                 rows.append(term.astype(np.float32, copy=False))
             else:
-                raise TypeError(
+                raise InputTypeError(
                     f"expected a key (str) or a ({self.vector_size},) vector, got "
                     f"{type(term).__name__} {getattr(term, 'shape', term)!r}"
                 )

@@ -1,7 +1,7 @@
 """SubwordVectors: word vectors that are mean bags of n-gram rows, so every word has one.
 
 fastText's input table ``W_in`` has ``nwords + bucket`` rows: one per vocabulary word, then
-one per hash bucket of character n-grams (:mod:`rowbook.text.subwords`). A word's vector is
+one per hash bucket of character n-grams (:mod:`rowbook.text.char_ngrams`). A word's vector is
 an ``EmbeddingBag(mode="mean")`` lookup,
 
     vector(w) = mean(W_in[i] for i in bag(w)),   bag(w) = [id(w)] + n-gram rows of "<w>",
@@ -24,8 +24,9 @@ from typing import TYPE_CHECKING, Any, Self
 
 import numpy as np
 
+from rowbook.checks import InputTypeError
 from rowbook.nn.bag import bag_sum
-from rowbook.text.subwords import char_ngrams, subword_ids, subword_table
+from rowbook.text.char_ngrams import char_ngrams, subword_ids, subword_table
 from rowbook.vectors.core import Term, Vectors
 from rowbook.vectors.neighbors import unit_rows
 
@@ -237,7 +238,7 @@ class SubwordVectors(Vectors):
     @classmethod
     def load(cls, path: PathLike, **kwargs: Any) -> Self:
         """Not for subword vectors: an ``.npz`` holds no n-gram rows (use :meth:`load_fasttext`)."""
-        raise TypeError(
+        raise InputTypeError(
             f"{path}: a vectors file holds no n-gram rows; read it with Vectors.load(path), or "
             "read a fastText model with SubwordVectors.load_fasttext(path)"
         )
@@ -245,7 +246,7 @@ class SubwordVectors(Vectors):
     @classmethod
     def load_word2vec_format(cls, path: PathLike, *args: object, **kwargs: object) -> Self:
         """Not for subword vectors: word2vec files hold no n-gram rows (use :meth:`load_fasttext`)."""
-        raise TypeError(
+        raise InputTypeError(
             f"{path}: a word2vec file holds no n-gram rows; read it with "
             "Vectors.load_word2vec_format(path), or a fastText model with SubwordVectors.load_fasttext(path)"
         )

@@ -16,7 +16,7 @@ from typing import Any, Self
 
 import numpy as np
 
-from rowbook.checks import check_finite_rows
+from rowbook.checks import InputTypeError, UnknownKeyError, check_finite_rows
 from rowbook.io import MAX_INFLATED_BYTES, kind_of
 from rowbook.vectors import formats, npz, sidefiles
 from rowbook.vectors.mapped import maps_a_file, open_cached
@@ -80,7 +80,7 @@ class KeyedTable:
         if isinstance(keys, int | np.integer) and not isinstance(keys, bool):
             keys, vectors = (), _empty_table(keys, vectors, counts, dtype)
         elif vectors is None:
-            raise TypeError(
+            raise InputTypeError(
                 "vectors is missing: pass Vectors(keys, vectors) with a (n_keys, d) array, "
                 "or Vectors(vector_size) for an empty table to fill with add_vectors"
             )
@@ -168,7 +168,7 @@ class KeyedTable:
     def get_index(self, key: str, default: int | None = None) -> int:
         """Row of ``key``; ``default`` if given and the key is absent, else ``KeyError``."""
         if not isinstance(key, str):
-            raise TypeError(
+            raise InputTypeError(
                 f"keys are str, got {type(key).__name__} {key!r}; for row i use .vectors[i]"
             )
         index = self._key_to_index.get(key)
@@ -176,7 +176,7 @@ class KeyedTable:
             return index
         if default is not None:
             return default
-        raise KeyError(
+        raise UnknownKeyError(
             f"key {key!r} is not among the {len(self)} keys; check its spelling and case"
         )
 
@@ -455,7 +455,9 @@ class KeyedTable:
         if key_column is None:
             key_column = "label" if "label" in columns or not columns else next(iter(columns))
         if columns and key_column not in columns:
-            raise KeyError(f"{folder}: no metadata column {key_column!r}; it has {list(columns)}")
+            raise UnknownKeyError(
+                f"{folder}: no metadata column {key_column!r}; it has {list(columns)}"
+            )
         keys = columns.get(key_column) or [str(i) for i in range(len(found.vectors))]
         missing = [i for i, key in enumerate(keys) if key is None]
         if missing:
@@ -522,7 +524,9 @@ class KeyedTable:
             from rowbook.vectors.quantize.table import QuantizedVectors
 
             if not issubclass(QuantizedVectors, cls):
-                raise TypeError(f"{path} holds quantised vectors; read it with Vectors.load(path)")
+                raise InputTypeError(
+                    f"{path} holds quantised vectors; read it with Vectors.load(path)"
+                )
             return QuantizedVectors.load(path, mmap=mmap)
         else:
             keys, table, counts = npz.read_npz(
@@ -555,7 +559,7 @@ def _check_dtype(dtype: Any, name: str = "dtype") -> np.dtype:
 
 def _empty_table(vector_size: int, vectors: Any, counts: Any, dtype: np.dtype) -> np.ndarray:
     if vectors is not None or counts is not None:
-        raise TypeError(
+        raise InputTypeError(
             "Vectors(vector_size) makes an empty table and takes no vectors or counts; "
             "pass keys and vectors, or call add_vectors afterwards"
         )
@@ -577,7 +581,7 @@ def _index_keys(keys: tuple[str, ...]) -> dict[str, int]:
     key_to_index = {}
     for i, key in enumerate(keys):  # find what is wrong, to say where
         if not isinstance(key, str):
-            raise TypeError(f"keys must be str, got {type(key).__name__} {key!r} at index {i}")
+            raise InputTypeError(f"keys must be str, got {type(key).__name__} {key!r} at index {i}")
         first = key_to_index.setdefault(key, i)
         if first != i:
             raise ValueError(

@@ -15,11 +15,16 @@
 * :mod:`rowbook.viz.html` -- one self-contained HTML file to rotate, zoom and hover in 2-D
   or 3-D, search, list a point's cosine neighbours and colour by metadata, with no network
   and no server;
-* :mod:`rowbook.viz.projector` -- TensorBoard's Embedding Projector folders, written and read.
+* :mod:`rowbook.viz.projector` -- TensorBoard's Embedding Projector folders, written and read;
+* teaching pictures: :mod:`rowbook.viz.lookup` (the one-hot product, the rows a batch's
+  gradient touches), :mod:`rowbook.viz.bpe_animation` (the BPE merges as a GIF),
+  :mod:`rowbook.viz.toy_space` (a 3-D toy space with semantic clusters).
 """
 
+from rowbook.viz.bpe_animation import merge_frames, write_merge_animation
 from rowbook.viz.compare import moved_figure, plot_moved
 from rowbook.viz.html import embedding_html, write_html
+from rowbook.viz.lookup import plot_one_hot, plot_touched_rows, touched_rows
 from rowbook.viz.plots import (
     plot_scatter,
     plot_similarity,
@@ -34,6 +39,7 @@ from rowbook.viz.points import as_points, cosine_matrix, hue_colors
 from rowbook.viz.project import PCA, project, tsne
 from rowbook.viz.projector import read_projector, write_projector
 from rowbook.viz.row_stats import plot_row_stats, row_stats_figure
+from rowbook.viz.toy_space import plot_toy_space, toy_space
 
 __all__ = [
     "PCA",
@@ -41,11 +47,15 @@ __all__ = [
     "cosine_matrix",
     "embedding_html",
     "hue_colors",
+    "merge_frames",
     "moved_figure",
     "plot_moved",
+    "plot_one_hot",
     "plot_row_stats",
     "plot_scatter",
     "plot_similarity",
+    "plot_touched_rows",
+    "plot_toy_space",
     "plot_training",
     "plot_vocab_sweep",
     "project",
@@ -53,9 +63,12 @@ __all__ = [
     "row_stats_figure",
     "scatter_figure",
     "similarity_figure",
+    "touched_rows",
+    "toy_space",
     "training_figure",
     "tsne",
     "vocab_sweep_figure",
     "write_html",
+    "write_merge_animation",
     "write_projector",
 ]

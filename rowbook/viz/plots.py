@@ -20,7 +20,7 @@ import numpy as np
 from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
 
-from rowbook.checks import check_choice
+from rowbook.checks import InputTypeError, UnknownKeyError, check_choice
 from rowbook.io import atomic_write
 from rowbook.viz.labels import LabelMode, place_labels, visible_label
 from rowbook.viz.points import as_points, cosine_matrix
@@ -272,7 +272,7 @@ def vocab_sweep_figure(
     figsize: tuple[float, float] = (8.0, 4.5),
     dpi: int = 100,
 ) -> Figure:
-    """:func:`rowbook.sizing.vocab_sweep`'s rows against V (log scale): tokens per character
+    """:func:`rowbook.vocab_sweep.vocab_sweep`'s rows against V (log scale): tokens per character
     on the left axis, falling; the table's parameters on the right, growing; one line of
     each per scheme when the rows compare several."""
     if not rows:
@@ -329,7 +329,7 @@ def _epoch_rows(epochs: Any) -> list[Mapping[str, float]]:
         raise ValueError("epochs is empty; train for at least one epoch before plotting curves")
     for i, row in enumerate(rows):
         if not isinstance(row, Mapping):
-            raise TypeError(
+            raise InputTypeError(
                 f"epochs[{i}] must be a dict of metric -> value, got {type(row).__name__}"
             )
     return rows
@@ -342,12 +342,12 @@ def _metric_names(rows: list[Mapping[str, float]], metrics: Sequence[str] | None
             raise ValueError("the epochs hold no numeric metric besides 'epoch'")
         return list(seen)
     if isinstance(metrics, str):
-        raise TypeError(
+        raise InputTypeError(
             f"metrics must be a list of names, got the string {metrics!r}; use [{metrics!r}]"
         )
     for name in metrics:
         if name not in seen:
-            raise KeyError(f"metric {name!r} is in no epoch; the epochs hold {sorted(seen)}")
+            raise UnknownKeyError(f"metric {name!r} is in no epoch; the epochs hold {sorted(seen)}")
     return list(metrics)
 
 

@@ -20,6 +20,8 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from rowbook.checks import InputTypeError, UnknownKeyError
+
 if TYPE_CHECKING:
     from rowbook.vectors import Vectors
 
@@ -139,14 +141,18 @@ def _from_vectors(
     if words is None:
         words = list(vectors.index_to_key)
     elif isinstance(words, str):
-        raise TypeError(f"words must be a list of words, got the string {words!r}; use [{words!r}]")
+        raise InputTypeError(
+            f"words must be a list of words, got the string {words!r}; use [{words!r}]"
+        )
     words = list(words)
     if not words:
         raise ValueError("words is empty; give at least one word, or words=None for every key")
     known = vectors.key_to_index if hasattr(vectors, "key_to_index") else set(vectors.index_to_key)
     for w in words:
         if w not in known:
-            raise KeyError(f"word {w!r} is not in the vectors ({len(vectors.index_to_key)} keys)")
+            raise UnknownKeyError(
+                f"word {w!r} is not in the vectors ({len(vectors.index_to_key)} keys)"
+            )
     X = np.asarray(vectors[words], dtype=np.float64).reshape(len(words), -1)  # (n, d)
     return _check_finite(X), [str(w) for w in words]
 
@@ -157,13 +163,15 @@ def _from_array(data: Any, labels: Any, words: Any) -> tuple[np.ndarray, list[st
     try:
         X = np.asarray(data, dtype=np.float64)
     except (TypeError, ValueError) as err:
-        raise TypeError(f"data must be an (n, d) array of numbers or a Vectors: {err}") from None
+        raise InputTypeError(
+            f"data must be an (n, d) array of numbers or a Vectors: {err}"
+        ) from None
     if X.ndim != 2 or X.shape[0] < 1 or X.shape[1] < 1:
         raise ValueError(f"data must be a 2-D (n, d) array with n, d >= 1, got shape {X.shape}")
     if labels is None:
         return _check_finite(X), [str(i) for i in range(len(X))]
     if isinstance(labels, str):
-        raise TypeError(f"labels must be a sequence of n labels, got the string {labels!r}")
+        raise InputTypeError(f"labels must be a sequence of n labels, got the string {labels!r}")
     _check_length("labels", labels, len(X))
     return _check_finite(X), [str(label) for label in labels]
 

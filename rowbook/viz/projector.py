@@ -41,6 +41,7 @@ from typing import Any
 
 import numpy as np
 
+from rowbook.checks import UnknownKeyError
 from rowbook.io import atomic_write
 from rowbook.viz.projector_config import config_text, read_config
 
@@ -339,7 +340,7 @@ def read_projector(folder: PathLike, *, tensor: str | None = None) -> ProjectorT
         else next((e for e in embeddings if e.get("tensor_name") == tensor), None)
     )
     if chosen is None:
-        raise KeyError(f"{config_path} has no table {tensor!r}; it lists {names}")
+        raise UnknownKeyError(f"{config_path} has no table {tensor!r}; it lists {names}")
     if not chosen.get("tensor_path"):
         raise ValueError(
             f"table {chosen.get('tensor_name')!r} of {config_path} has no tensor_path: "

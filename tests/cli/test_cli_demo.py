@@ -139,7 +139,7 @@ def test_sections_print_their_tables(tmp_path):
 
 
 def test_demo_unseen_word_is_a_mean_bag_fasttext_agrees_with(demo_dir):
-    from rowbook.text.subwords import char_ngrams
+    from rowbook.text.char_ngrams import char_ngrams
     from rowbook.vectors import SubwordVectors
 
     result = json.loads((demo_dir / "06_unseen_words.json").read_text())

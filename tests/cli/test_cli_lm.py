@@ -78,6 +78,35 @@ def test_generate_takes_ids_and_says_the_flag_in_its_errors(run, lines_txt, tmp_
     )
     ids = run("generate", out, "5 6 7", "--ids", "--max-new-tokens", 3, "--no-stop", "--seed", 1)
     assert ids.code == 0 and ids.out.split()[:3] == ["5", "6", "7"] and len(ids.out.split()) == 6
+    for flags in (["--no-cache"], ["--cache-dtype", "float16"]):  # the same tokens
+        again = run(
+            "generate",
+            out,
+            "5 6 7",
+            "--ids",
+            "--max-new-tokens",
+            3,
+            "--no-stop",
+            "--seed",
+            1,
+            *flags,
+        )
+        assert again.code == 0 and again.out == ids.out, (flags, again)
+    assert_one_line_error(
+        run(
+            "generate",
+            out,
+            "5",
+            "--ids",
+            "--max-new-tokens",
+            3,
+            "--no-cache",
+            "--cache-dtype",
+            "int8",
+        ),
+        "generate",
+        "--cache-dtype must be None with use_cache=False",
+    )
     assert_one_line_error(
         run("generate", out, "the cat", "--max-new-tokens", 100),
         "generate",

@@ -57,6 +57,7 @@ def test_every_command_is_there():
         "generate",
         "size",
         "vocab-sweep",
+        "inspect",
     }
     assert set(command_parsers()) == expected
 
@@ -121,6 +122,30 @@ def test_interrupt_exits_130_and_debug_shows_the_traceback(run, vectors_txt, mon
     monkeypatch.setenv("ROWBOOK_DEBUG", "1")
     with pytest.raises(KeyError, match="quen"):
         main(["neighbors", str(vectors_txt), "quen"])
+
+
+@pytest.mark.parametrize("bug", [TypeError, KeyError, IndexError, AttributeError])
+def test_a_bug_shows_its_traceback_and_asks_for_a_report(run, vectors_txt, monkeypatch, bug):
+    """Plain TypeError / KeyError / IndexError come from a bug, not from the user's input:
+    rowbook raises its own subclasses (rowbook.checks) on purpose, and only those are one line."""
+    from rowbook.cli import query
+
+    def broken(*args, **kwargs):
+        raise bug("internal slip")
+
+    monkeypatch.setattr(query, "load_vectors", broken)
+    result = run("neighbors", vectors_txt, "king")
+    assert result.code == 1, result
+    assert "Traceback" in result.err and "internal slip" in result.err
+    last = result.err.strip().splitlines()[-1]
+    assert last.startswith("rowbook neighbors: this is a bug in rowbook") and "report" in last
+
+
+def test_rowbooks_own_type_and_key_errors_stay_one_line(run, vectors_txt, one_line_error):
+    from rowbook.checks import InputTypeError, UnknownKeyError
+
+    assert issubclass(InputTypeError, TypeError) and issubclass(UnknownKeyError, KeyError)
+    one_line_error(run("neighbors", vectors_txt, "quen"), "neighbors", "quen")
 
 
 def test_bench_runs_the_checkout_benchmarks(tmp_path, monkeypatch, capfd):

@@ -185,19 +185,6 @@ def test_vocab_table_max_vocab_and_stdin(run, tmp_path, monkeypatch):
     assert lines[2].split() == ["id", "token", "count"] and lines[3].split() == ["2", "b", "3"]
 
 
-def test_vocab_max_size_is_the_old_spelling_of_max_vocab(run, tmp_path, monkeypatch):
-    """``--max-size`` (before 0.2) still works, says its new name on stderr, and is not in --help."""
-    monkeypatch.setattr(sys, "stdin", io.StringIO("b a b c b a\n"))
-    result = run("vocab", "-", "--max-size", 3, "-o", tmp_path / "v.json", "--quiet")
-    assert result.code == 0, result
-    assert json.loads((tmp_path / "v.json").read_text())["vocab"]["max_vocab"] == 3
-    assert result.err == (
-        "rowbook vocab: warning: --max-size is deprecated since rowbook 0.2 and will be "
-        "removed in the next release; use --max-vocab\n"
-    )
-    assert "--max-size" not in run("vocab", "--help").out
-
-
 def test_text_errors(run, one_line_error, tmp_path, monkeypatch):
     one_line_error(
         run("vocab", tmp_path / "none.txt", "-o", tmp_path / "v.json"),

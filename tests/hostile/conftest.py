@@ -39,6 +39,7 @@ import pytest
 
 import rowbook
 from rowbook.data.cooccurrence_file import load_cooccurrence, save_cooccurrence
+from rowbook.gguf import gguf_tokenizer, gguf_vectors, read_gguf
 from rowbook.io import load_state, map_safetensors, save_safetensors, save_state
 from rowbook.models import (
     ColorHarmony,
@@ -77,6 +78,14 @@ class Tiny(Module):
 
     def forward(self, ids: np.ndarray):
         return self.embedding(ids).sum()
+
+
+def _every_tensor(file: Any) -> list[float]:
+    return [file.tensor(name).sum() for name in file.tensors]
+
+
+def _first_neighbours(vectors: Vectors) -> list:
+    return vectors.most_similar(vectors.index_to_key[0], topn=2)
 
 
 def _trainer() -> Trainer:
@@ -118,6 +127,9 @@ LOADERS = {
     "fasttext supervised": lambda p: FastTextClassifier.load_fasttext(p).predict("the cat"),
     "fasttext ftz": lambda p: FastTextClassifier.load_fasttext(p).predict("the cat"),
     # folders (written as folders, damaged one file at a time)
+    "gguf": lambda p: _every_tensor(read_gguf(p)),
+    "gguf vectors": lambda p: _first_neighbours(gguf_vectors(p)),
+    "gguf tokenizer": lambda p: gguf_tokenizer(p).encode("the cat sat, naïvely"),
     "hf checkpoint": TransformerLM.from_hf,
     "projector folder": Vectors.load_projector,
 }
@@ -209,7 +221,49 @@ def _write_bases(folder: Path) -> None:
     Vectors(KEYS, TABLE, counts=[5, 4, 3, 2]).save_projector(
         folder / "projector folder", metadata={"kind": ["a", "b", "a", "c"]}
     )
+    _write_gguf(folder / "gguf")
+    _write_gguf(folder / "gguf vectors")
+    _write_gguf_tokenizer(folder / "gguf tokenizer", bpe)
     # new file kinds: write one small file (or folder) of each here, named as its format
+
+
+def _write_gguf(path: Path) -> None:
+    """A small GGUF written by ``gguf``'s writer: metadata of several types (a vocabulary
+    among them), an F32, a Q8_0 and a Q4_K tensor."""
+    import gguf
+
+    rng = np.random.default_rng(0)
+    writer = gguf.GGUFWriter(path, "llama")
+    writer.add_block_count(1)
+    writer.add_token_list(KEYS)
+    writer.add_token_scores([0.0, -1.0, -2.0, -3.0])
+    writer.add_tensor("token_embd.weight", rng.standard_normal((4, 32)).astype(np.float32))
+    q8 = gguf.quants.quantize(rng.standard_normal((2, 32)).astype(np.float32), 8)
+    writer.add_tensor("q8", q8, raw_dtype=gguf.GGMLQuantizationType.Q8_0)
+    q4k = rng.integers(0, 256, (1, 144), dtype=np.uint8)
+    q4k[0, :4] = np.array([0.5, 0.25], np.float16).view(np.uint8)
+    writer.add_tensor("q4k", q4k, raw_dtype=gguf.GGMLQuantizationType.Q4_K)
+    writer.write_header_to_file()
+    writer.write_kv_data_to_file()
+    writer.write_tensors_to_file()
+    writer.close()
+
+
+def _write_gguf_tokenizer(path: Path, bpe: ByteLevelBPE) -> None:
+    """A GGUF holding only a ``gpt2`` tokenizer: ``bpe``'s tokens, types and merges."""
+    import gguf
+
+    tokens = [bpe.id_to_token(i) for i in range(len(bpe))]
+    writer = gguf.GGUFWriter(path, "llama")
+    writer.add_tokenizer_model("gpt2")
+    writer.add_tokenizer_pre("llama-bpe")
+    writer.add_token_list(tokens)
+    writer.add_token_types([3 if t in bpe.special_tokens else 1 for t in tokens])
+    writer.add_token_merges([f"{a} {b}" for a, b in bpe.merges])
+    writer.add_bos_token_id(0)
+    writer.write_header_to_file()
+    writer.write_kv_data_to_file()
+    writer.close()
 
 
 def _write_supervised_fasttext(path: Path, ftz: Path) -> None:

@@ -20,7 +20,7 @@ from rowbook.models.word_vectors.fasttext_kernels import train_job
 from rowbook.models.word_vectors.word2vec_reference import (
     fasttext_job_reference as train_job_reference,
 )
-from rowbook.text.subwords import subword_table
+from rowbook.text.char_ngrams import subword_table
 from rowbook.vectors import SubwordVectors
 
 HELD_OUT = HELD_OUT_SUFFIX

@@ -20,8 +20,8 @@ from rowbook.checks import ParameterError
 from rowbook.data.labelled import read_labelled
 from rowbook.data.labelled_ids import LineEncoder, encode_line_reference
 from rowbook.models import FastTextClassifier
-from rowbook.models.word_vectors.classifier_kernels import LOSS_CODES, train_job
-from rowbook.models.word_vectors.classifier_reference import update_reference
+from rowbook.models.fasttext_classifier.kernels import LOSS_CODES, train_job
+from rowbook.models.fasttext_classifier.reference import update_reference
 
 fasttext = pytest.importorskip("fasttext")
 
@@ -217,7 +217,7 @@ def test_the_kernel_takes_the_reference_step(loss):
     from rowbook.data.sampling import negative_guide, negative_table
 
     table = negative_table(counts, 0.5)
-    from rowbook.models.word_vectors.classifier_kernels import fasttext_tree
+    from rowbook.models.fasttext_classifier.kernels import fasttext_tree
 
     lines = (
         np.array([0, 4]),
@@ -332,8 +332,7 @@ def test_bad_training_data_is_refused_naming_the_fix(tmp_path):
     model = FastTextClassifier(vector_size=4, epochs=1, workers=1).fit(["a b"], ["x"])
     with pytest.raises(ParameterError, match="k must be"):
         model.predict("a", k=0)
-    with pytest.raises(TypeError, match="train"):
-        model.build_vocab(["a"])
+    assert not hasattr(model, "build_vocab")  # its words and labels are fixed by fit
 
 
 # -- quantised .ftz both ways --------------------------------------------------------------

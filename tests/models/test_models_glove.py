@@ -299,7 +299,7 @@ settings = dict(min_count=1, epochs=1, workers=1, memory=1 / 64)
 GloVe(vector_size=4, **settings).fit([["a", "b"]] * 3)  # compile and import first
 before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
 m = GloVe(vector_size=8, **settings).fit({str(tmp_path / "corpus.txt")!r}, spill_dir={str(tmp_path)!r})
-print(m.n_records, (resource.getrusage(resource.RUSAGE_SELF).ru_maxrss - before) / 1024)
+print(m.n_records_, (resource.getrusage(resource.RUSAGE_SELF).ru_maxrss - before) / 1024)
 """
     out = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, check=True)
     n_records, grown_mb = out.stdout.split()

@@ -12,7 +12,8 @@ import torch
 from rowbook.autograd import RowSparse, no_grad
 from rowbook.models import TransformerLM
 from rowbook.models.language_model import token_windows
-from rowbook.models.transformer import TransformerConfig, TransformerNet, rope_frequencies
+from rowbook.models.transformer import TransformerNet
+from rowbook.models.transformer_config import TransformerConfig, rope_frequencies
 from rowbook.nn import functional as F
 
 TEXTS = ["the cat sat on the mat", "the dog sat on the log", "a cat and a dog met"] * 12

@@ -9,7 +9,7 @@ import pytest
 
 import rowbook
 from rowbook.data.corpus import read_corpus
-from rowbook.text.subwords import subword_table
+from rowbook.text.char_ngrams import subword_table
 
 CORPUS = [
     ["the", "cat", "sat", "on", "the", "mat"],

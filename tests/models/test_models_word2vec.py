@@ -8,7 +8,6 @@ from dataclasses import asdict
 import numpy as np
 import pytest
 
-import rowbook
 from rowbook.checks import ParameterError
 from rowbook.data.synthetic import CAPITALS, PEOPLE, planted_analogies, planted_corpus
 from rowbook.models.base import NotFittedError
@@ -236,26 +235,6 @@ def test_not_fitted():
     for name in ("vectors", "W_in_", "W_out_", "W_nodes_", "index_to_key_", "counts_", "history_"):
         with pytest.raises(NotFittedError, match=f"not fitted.*\\.{name}"):
             getattr(model, name)
-
-
-@pytest.mark.parametrize(
-    ("cls", "names"),
-    [
-        (Word2Vec, ("W_in", "W_out", "W_nodes", "index_to_key", "counts", "history")),
-        (rowbook.FastText, ("W_in", "index_to_key", "counts", "history")),
-        (rowbook.GloVe, ("W", "W_tilde", "biases", "n_records", "index_to_key", "history")),
-    ],
-)
-def test_the_names_before_the_trailing_underscore_still_answer_and_warn(cls, names):
-    """The learned attributes of 0.1 (``W_in``, ``history``, ...) are aliases for one release."""
-    model = cls(vector_size=4, min_count=1, epochs=1, workers=1).fit([["a", "b", "a", "c"]] * 5)
-    for name in names:
-        with pytest.warns(
-            DeprecationWarning, match=f"{cls.__name__}.{name} is deprecated.*{name}_"
-        ):
-            old = getattr(model, name)
-        new = getattr(model, name + "_")
-        assert old is new or all(o is n for o, n in zip(old, new, strict=True))
 
 
 def test_empty_corpus_and_high_min_count():

@@ -67,7 +67,8 @@ def test_auto_takes_the_tiled_path_from_the_threshold_on(monkeypatch):
     assert calls == [1]
     F.scaled_dot_product_attention(x, x, x, attn_mask=np.tril(np.ones((64, 64), bool)))
     F.scaled_dot_product_attention(x[:, :, :63], x[:, :, :63], x[:, :, :63], is_causal=True)
-    assert calls == [1]  # a general mask, or fewer keys: the plain path
+    F.scaled_dot_product_attention(x[:, :, -1:], x, x, is_causal=True)  # one query: a cached step
+    assert calls == [1]  # a general mask, fewer keys, or few queries: the plain path
     plain = F.scaled_dot_product_attention(x, x, x, is_causal=True, implementation="plain")
     np.testing.assert_allclose(tiled.data, plain.data, atol=1e-5)
 

@@ -15,7 +15,7 @@ from hypothesis import strategies as st
 from rowbook.text import ByteLevelBPE, learn_bpe, segment
 from rowbook.text.bpe.bytelevel import BYTE_TO_UNICODE, GPT2_PATTERN, byte_alphabet, to_byte_level
 from rowbook.text.bpe.classic import learn_merges_recount
-from rowbook.text.bpe.encode import encode_word_reference, encode_words
+from rowbook.text.bpe.merge_kernels import encode_word_reference, encode_words
 from rowbook.text.bpe.train import train_merges
 
 SPECIALS = ["<pad>", "<|endoftext|>"]
@@ -183,22 +183,6 @@ def test_vocab_size_below_byte_alphabet_plus_specials(vocab_size):
         ByteLevelBPE().fit(["text"], vocab_size, special_tokens=SPECIALS)
 
 
-def test_min_frequency_is_the_old_name_of_min_count():
-    """``min_frequency`` (``tokenizers``' name, rowbook's before 0.2) works and warns."""
-    texts = ["low lower lowest", "newest widest new"] * 3
-    counts = {"low": 5, "lower": 2, "newest": 6, "widest": 3}
-    with pytest.warns(DeprecationWarning, match=r"ByteLevelBPE\.fit\(min_frequency=\.\.\.\)"):
-        old = ByteLevelBPE().fit(texts, 270, min_frequency=3)
-    assert old.merges == ByteLevelBPE().fit(texts, 270, min_count=3).merges
-    with pytest.warns(DeprecationWarning, match=r"fit_word_counts\(min_frequency=\.\.\.\)"):
-        old = ByteLevelBPE().fit_word_counts(counts, 270, min_frequency=3)
-    assert old.merges == ByteLevelBPE().fit_word_counts(counts, 270, min_count=3).merges
-    words, tokens = {(0, 1, 2): 3, (1, 2): 1}, ["a", "b", "c"]
-    with pytest.warns(DeprecationWarning, match=r"learn_merges_recount\(min_frequency=\.\.\.\)"):
-        old = learn_merges_recount(words, tokens, 6, min_frequency=4)
-    assert old == learn_merges_recount(words, tokens, 6, min_count=4) == [(1, 2, 3, 4)]
-
-
 def test_fit_arguments_are_checked_before_reading_the_corpus():
     def corpus():
         raise AssertionError("the corpus was read")
@@ -267,9 +251,10 @@ def test_unsupported_tokenizer_json_options_are_refused(bpe, tmp_path):
     bpe.to_tokenizer_json(tmp_path / "t.json")
     base = json.loads((tmp_path / "t.json").read_text(encoding="utf-8"))
     cases = [
-        ("normalizer", {"type": "Lowercase"}, "normalizer"),
+        ("normalizer", {"type": "Nmt"}, "normalizer 'Nmt' is not supported"),
         ("version", "2.0", "version '2.0'"),
-        ("post_processor", {"type": "TemplateProcessing"}, "adds tokens"),
+        ("post_processor", {"type": "TemplateProcessing"}, "'single' must be a list"),
+        ("post_processor", {"type": "RobertaProcessing"}, "not supported"),
     ]
     for key, value, message in cases:
         (tmp_path / "x.json").write_text(json.dumps({**base, key: value}), encoding="utf-8")

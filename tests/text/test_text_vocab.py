@@ -72,21 +72,6 @@ def test_save_load_round_trip(tmp_path):
     assert data["tokens"][:4] == [["<pad>", 0], ["<unk>", 0], ["<s>", 0], ["a", 8]]
 
 
-def test_max_size_is_the_old_name_of_max_vocab():
-    """``max_size`` (before 0.2) still works as keyword and attribute, with a warning."""
-    docs = [list("abracadabra")]
-    with pytest.warns(
-        DeprecationWarning,
-        match=r"Vocab\(max_size=\.\.\.\) is deprecated.*use Vocab\(max_vocab=\.\.\.\)",
-    ):
-        old = Vocab(max_size=4).fit(docs)
-    assert old.itos == Vocab(max_vocab=4).fit(docs).itos and old.max_vocab == 4
-    with pytest.warns(
-        DeprecationWarning, match=r"Vocab\.max_size is deprecated.*use Vocab\.max_vocab"
-    ):
-        assert old.max_size == 4
-
-
 def test_files_written_before_the_renames_load(tmp_path):
     """A file holding ``max_size`` (and an older one, ``min_freq``) reads as it was written."""
     vocab = Vocab(min_count=2, max_vocab=4).fit([list("abracadabra")])

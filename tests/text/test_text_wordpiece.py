@@ -21,7 +21,7 @@ from tokenizers import (
 )
 
 from rowbook.text import WordPiece
-from rowbook.text import subword as subword_module
+from rowbook.text import subword_pipeline as subword_module
 from rowbook.text import word_counts as word_counts_module
 from rowbook.text.aligned import Aligned
 from rowbook.text.bert import BertNormalizer, BertPreTokenizer
@@ -261,14 +261,3 @@ def test_unknown_words_and_bad_input(ours):
         no_unk.encode("abc")
     with pytest.raises(ValueError, match="vocab_size must be an integer >= 5"):
         WordPiece().fit(["a"], 3)
-
-
-def test_min_frequency_is_accepted_as_tokenizers_spells_it(corpus):
-    """``min_count`` is rowbook's name; ``tokenizers``' ``min_frequency`` works and warns."""
-    texts = corpus[:300]
-    with pytest.warns(DeprecationWarning, match=r"WordPiece\.fit\(min_frequency=\.\.\.\)"):
-        old = WordPiece().fit(texts, 1500, min_frequency=20, workers=1)
-    assert old.vocab == WordPiece().fit(texts, 1500, min_count=20, workers=1).vocab
-    assert len(old) < len(WordPiece().fit(texts, 1500, min_count=1, workers=1))
-    with pytest.raises(TypeError, match="give min_count only"):
-        WordPiece().fit(texts, 300, min_frequency=4, min_count=4)

@@ -1,5 +1,9 @@
 """The word-vector family: word2vec, fastText and GloVe on one base class.
 
+fastText's supervised classifier is not of this family: it has labels, no growing
+vocabulary and a prediction side, and reuses the reading, the jobs and the saved state
+from here by composition (:mod:`rowbook.models.fasttext_classifier`).
+
 =========================  ============================================================
 module                     what it holds
 =========================  ============================================================
@@ -27,7 +31,6 @@ __getattr__, __dir__, __all__ = lazy_loader.attach(
     __name__,
     submod_attrs={
         "base": ["WordVectorModel"],
-        "classifier": ["FastTextClassifier"],
         "fasttext": ["FastText"],
         "glove": ["GloVe"],
         "jobs": ["Progress"],

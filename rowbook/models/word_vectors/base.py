@@ -40,7 +40,6 @@ from typing import TYPE_CHECKING, Any, ClassVar
 
 import numpy as np
 
-from rowbook._deprecation import renamed_attribute
 from rowbook.checks import ParameterError, check_int
 from rowbook.data.corpus import Corpus, encode_corpus, read_corpus
 from rowbook.data.counted_vocab import CountedVocab, vocab_from_counts
@@ -50,7 +49,14 @@ from rowbook.io import fields_of
 from rowbook.models.base import Model
 from rowbook.models.word_vectors import telemetry
 from rowbook.models.word_vectors.jobs import EpochJobs, Progress, resolve_workers, run_schedule
-from rowbook.models.word_vectors.state import check_vocab, fitted_state, grow_vocab, saved_state
+from rowbook.models.word_vectors.state import (
+    check_resumed,
+    check_vocab,
+    fitted_state,
+    grow_vocab,
+    new_state,
+    saved_state,
+)
 from rowbook.vectors import Vectors
 
 if TYPE_CHECKING:
@@ -369,36 +375,16 @@ class WordVectorModel(Model):
     ) -> dict[str, Any]:
         """A model of ``vocab`` with fresh (or the given) tables and nothing trained, its
         schedule a ``fit`` of ``epochs`` epochs (``by="fit"``) or empty."""
+        tables = self._new_tables(vocab) if tables is None else tables
         epochs = self.epochs if by == "fit" else 0
-        schedule = {"by": by, "epochs": epochs, "done": 0, "trained": 0, "total_words": None}
-        return {
-            "vocab": vocab,
-            "tables": self._new_tables(vocab) if tables is None else tables,
-            "history": [],
-            "schedule": schedule,
-            "vectors": None,
-            "row_stats": None,
-            **self._new_extra(len(vocab)),
-        }
+        return {**new_state(vocab, tables, by=by, epochs=epochs), **self._new_extra(len(vocab))}
 
     def _resumed(self, saved: dict[str, Any], vocab: CountedVocab, path: Any) -> dict[str, Any]:
         """The state saved at ``path``, checked to continue ``fit`` on ``vocab``: made by
         ``fit`` with these epochs, on a corpus with the same vocabulary and counts."""
         with fields_of(path, f"saved {type(self).__name__}"):
             state = self._fitted_from_state(saved)
-        theirs = state["vocab"]
-        if theirs.keys != vocab.keys or not np.array_equal(theirs.counts, vocab.counts):
-            raise ValueError(
-                f"{path} was made on a different corpus (its vocabulary differs); resume with the "
-                "corpus it was trained on"
-            )
-        schedule = state["schedule"]
-        if schedule["by"] != "fit" or schedule["epochs"] != self.epochs:
-            raise ValueError(
-                f"{path} was saved by {schedule['by']}(epochs={schedule['epochs']}), not by "
-                f"fit(epochs={self.epochs}); load it with {type(self).__name__}.load(path) and "
-                "call train(...) to keep training it"
-            )
+        check_resumed(state, vocab, self.epochs, path, type(self).__name__)
         return state
 
     # -- the epochs ----------------------------------------------------------------------
@@ -431,14 +417,9 @@ class WordVectorModel(Model):
         training of a fitted model, updated in place), else gets back what it had: a
         ``fit`` that did not finish leaves no learned state.
         """
-        previous, self._fitted = self._fitted, state
         state["vectors"] = None
-        try:
+        with self._learning(state, keep_on_error=keep_on_error):
             self._train_epochs(state, data, callback, checkpoint)
-        except BaseException:
-            if not keep_on_error:
-                self._fitted = previous
-            raise
 
     def _train_epochs(
         self, state: dict[str, Any], data: Any, callback: Callable | None, checkpoint: Any
@@ -523,7 +504,3 @@ class WordVectorModel(Model):
     def history_(self) -> list[Progress]:
         """One :class:`Progress` per epoch trained, over every ``fit`` / ``train`` call."""
         return self._learned("history", "history_")
-
-    index_to_key = renamed_attribute("index_to_key", "index_to_key_", since="0.2")
-    counts = renamed_attribute("counts", "counts_", since="0.2")
-    history = renamed_attribute("history", "history_", since="0.2")

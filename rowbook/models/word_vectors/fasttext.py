@@ -2,7 +2,7 @@
 
 ``W_in`` ``(nwords + bucket, d)`` holds one row per vocabulary word and one per hash bucket
 of character n-grams; a word is the bag ``[id(w)] + [nwords + fnv1a(g) % bucket for g in
-ngrams("<w>")]`` (:mod:`rowbook.text.subwords`) and its vector is the mean of the bag's
+ngrams("<w>")]`` (:mod:`rowbook.text.char_ngrams`) and its vector is the mean of the bag's
 rows, an ``EmbeddingBag(mode="mean")`` lookup. Training is word2vec's skip-gram or CBOW
 with negative sampling, every input row replaced by such a bag, in fastText's orientation
 (skip-gram: the centre word's bag predicts each word of its window); each row of a bag
@@ -46,7 +46,7 @@ from rowbook.data.sampling import negative_guide, negative_table, sample_thresho
 from rowbook.models.word_vectors.fasttext_kernels import train_job
 from rowbook.models.word_vectors.word2vec import Word2Vec
 from rowbook.models.word_vectors.word2vec_training import grow_tables, initial_rows_where
-from rowbook.text.subwords import subword_table
+from rowbook.text.char_ngrams import subword_table
 from rowbook.vectors.fasttext_format import (
     FastTextArgs,
     FastTextFile,

@@ -2,7 +2,7 @@
 
 The input table ``W_in`` ``(nwords + bucket, d)`` holds a row per word and a row per n-gram
 bucket; ``bag(w)`` is the CSR run ``bag_ids[bag_starts[w]:bag_starts[w + 1]]`` (the word's
-own id, then its n-gram rows, :mod:`rowbook.text.subwords`). ``W_out`` ``(nwords, d)`` is
+own id, then its n-gram rows, :mod:`rowbook.text.char_ngrams`). ``W_out`` ``(nwords, d)`` is
 the negative-sampling output table. One example is a hidden vector ``h`` predicting a
 ``center`` word:
 

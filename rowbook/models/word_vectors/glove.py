@@ -35,7 +35,6 @@ from typing import Any, ClassVar
 import numpy as np
 import scipy.sparse as sp
 
-from rowbook._deprecation import renamed_attribute
 from rowbook.checks import check_int, check_number
 from rowbook.data.cooccurrence import count_cooccurrences, stack_bands
 from rowbook.data.cooccurrence_file import CountedCooccurrence
@@ -344,8 +343,3 @@ class GloVe(WordVectorModel):
     def n_records_(self) -> int:
         """Number of non-zero co-occurrence records of the last training call."""
         return self._learned("n_records", "n_records_")
-
-    W = renamed_attribute("W", "W_", since="0.2")
-    W_tilde = renamed_attribute("W_tilde", "W_tilde_", since="0.2")
-    biases = renamed_attribute("biases", "biases_", since="0.2")
-    n_records = renamed_attribute("n_records", "n_records_", since="0.2")

@@ -20,13 +20,51 @@ from rowbook.data.counted_vocab import CountedVocab
 from rowbook.models.word_vectors.jobs import Progress
 
 __all__ = [
+    "check_resumed",
     "check_tables",
     "check_vocab",
     "fitted_state",
     "grow_vocab",
+    "new_state",
     "saved_state",
     "schedule_from_state",
 ]
+
+
+def new_state(
+    vocab: CountedVocab, tables: dict[str, np.ndarray], *, by: str, epochs: int
+) -> dict[str, Any]:
+    """The learned state of a model of ``vocab`` with ``tables`` and nothing trained yet: its
+    schedule a ``fit`` of ``epochs`` epochs (``by="fit"``), or empty (``epochs=0``)."""
+    schedule = {"by": by, "epochs": epochs, "done": 0, "trained": 0, "total_words": None}
+    return {
+        "vocab": vocab,
+        "tables": tables,
+        "history": [],
+        "schedule": schedule,
+        "vectors": None,
+        "row_stats": None,
+    }
+
+
+def check_resumed(
+    state: dict[str, Any], vocab: CountedVocab, epochs: int, path: Any, name: str
+) -> None:
+    """Refuse to continue ``fit`` on ``vocab`` from the ``state`` saved at ``path`` unless it
+    was made by ``fit`` with these ``epochs`` on a corpus with the same vocabulary and counts."""
+    theirs = state["vocab"]
+    if theirs.keys != vocab.keys or not np.array_equal(theirs.counts, vocab.counts):
+        raise ValueError(
+            f"{path} was made on a different corpus (its vocabulary differs); resume with the "
+            "corpus it was trained on"
+        )
+    schedule = state["schedule"]
+    if schedule["by"] != "fit" or schedule["epochs"] != epochs:
+        raise ValueError(
+            f"{path} was saved by {schedule['by']}(epochs={schedule['epochs']}), not by "
+            f"fit(epochs={epochs}); load it with {name}.load(path) and call train(...) to keep "
+            "training it"
+        )
 
 
 def saved_state(fitted: dict[str, Any]) -> dict[str, Any]:

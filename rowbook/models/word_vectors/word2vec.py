@@ -43,7 +43,6 @@ from typing import Any, ClassVar, Literal
 
 import numpy as np
 
-from rowbook._deprecation import renamed_attribute
 from rowbook.checks import ParameterError, check_choice, check_int, check_number
 from rowbook.data.counted_vocab import CountedVocab
 from rowbook.data.huffman import huffman_tree
@@ -290,7 +289,3 @@ class Word2Vec(WordVectorModel):
         """``(V - 1, d)`` inner-node vectors of hierarchical softmax (gensim's ``syn1``);
         empty unless ``hierarchical_softmax=True``."""
         return self._learned("tables", "W_nodes_")["W_nodes"]
-
-    W_in = renamed_attribute("W_in", "W_in_", since="0.2")
-    W_out = renamed_attribute("W_out", "W_out_", since="0.2")
-    W_nodes = renamed_attribute("W_nodes", "W_nodes_", since="0.2")

@@ -10,7 +10,7 @@ cache lacks are encoded in one call of the merge kernel, and the ids of all the 
 gathered into one ``int32`` array: no Python object per word. Each text's ids are a slice
 of that array's list. Other settings cut the words in Python and look them up in the same
 cache (:meth:`Encoder.word_ids <rowbook.text.bpe.encoder.Encoder.word_ids>`). An
-:class:`~rowbook.text.bpe.encoding.Encoding` holds the ids; its tokens and offsets are
+:class:`~rowbook.text.bpe.result.Encoding` holds the ids; its tokens and offsets are
 computed when first read. The cyclic garbage collector is paused meanwhile: the lists made
 hold no cycles, and the collections their number sets off walked every live object.
 
@@ -60,8 +60,8 @@ import numpy as np
 from rowbook.fork_pool import map_in_order, map_in_threads
 from rowbook.text.batches import text_batches
 from rowbook.text.bpe.encoder import Encoder, Segments
-from rowbook.text.bpe.encoding import Encoding, build_encodings
 from rowbook.text.bpe.presplit import BATCH_CHARS as SCAN_CHARS
+from rowbook.text.bpe.result import Encoding, build_encodings
 from rowbook.text.bpe.word_cache import Learned
 
 __all__ = [
@@ -243,6 +243,6 @@ def encode_batch(encoder: Encoder, texts: list[str], workers: int) -> list[Encod
         encodings = []
         for batch, (ids_of, prefixed) in parts:
             encodings += build_encodings(
-                batch, ids_of, prefixed, encoder.id_to_token, encoder.id_len
+                batch, ids_of, prefixed, encoder.id_to_token, encoder.id_len, encoder.align
             )
         return encodings

@@ -35,8 +35,6 @@ import itertools
 from collections.abc import Hashable, Mapping, Sequence
 from dataclasses import dataclass
 
-from rowbook._deprecation import renamed_kwargs
-
 __all__ = ["MergeStep", "count_pairs", "learn_bpe", "learn_merges_recount", "merge_pair", "segment"]
 
 
@@ -138,7 +136,6 @@ def segment(word: str, merges: Sequence[MergeStep], *, end_of_word: str = "</w>"
     return list(symbols)
 
 
-@renamed_kwargs(min_frequency="min_count", since="0.2")
 def learn_merges_recount(
     words: Mapping[tuple[int, ...], int],
     tokens: Sequence[bytes | str],

@@ -3,7 +3,7 @@
 A :class:`~rowbook.text.ByteLevelBPE` holds one :class:`Encoder`, made with its settings
 (``pattern``, ``add_prefix_space``, ``cache_size``, ``dropout``, ``seed``) and given the
 learned tables each time the model changes (:meth:`Encoder.set_model`): the id of every
-byte symbol, the merge table the kernels of :mod:`rowbook.text.bpe.encode` read, the ids
+byte symbol, the merge table the kernels of :mod:`rowbook.text.bpe.merge_kernels` read, the ids
 of the tokens that are never split. It owns the state that encoding changes: the cache of
 encoded words (a compiled :class:`~rowbook.text.bpe.word_cache.WordCache`, emptied when
 full) and the random numbers of BPE-dropout. :mod:`rowbook.text.bpe.batch` encodes texts
@@ -23,12 +23,13 @@ from __future__ import annotations
 import copy
 import itertools
 import threading
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 
 import numpy as np
 
+from rowbook.text.aligned import Aligned
 from rowbook.text.bpe.bytelevel import check_utf8, to_byte_level
-from rowbook.text.bpe.encode import encode_word_bytes, encode_word_dropout
+from rowbook.text.bpe.merge_kernels import encode_word_bytes, encode_word_dropout
 from rowbook.text.bpe.options import special_regex
 from rowbook.text.bpe.pretokenize import PreTokenizer
 from rowbook.text.bpe.word_cache import Learned, WordCache
@@ -98,7 +99,13 @@ class Encoder:
     def plain(self) -> bool:
         """Whether a text is its words and nothing else: no unsplit tokens to cut out, no
         prefix space, no dropout (:meth:`plain_ids`)."""
-        return self.cutter is None and not self.pretokenizer.add_prefix_space and not self.dropout
+        pre = self.pretokenizer
+        return (
+            self.cutter is None
+            and not pre.add_prefix_space
+            and pre.normalizer is None
+            and not self.dropout
+        )
 
     def segments(self, text: str) -> Segments:
         """``text`` cut for encoding: unsplit tokens, and the words of the text between them."""
@@ -111,6 +118,23 @@ class Encoder:
                 check_utf8(text), self.cutter, self.unsplit_ids
             )
         ]
+
+    @property
+    def align(self) -> Callable[[str], Aligned] | None:
+        """:meth:`aligned` when a normalizer may change the text (offsets are carried back
+        through it), else ``None``."""
+        normalizer = self.pretokenizer.normalizer
+        return self.aligned if hasattr(normalizer, "aligned") else None
+
+    def aligned(self, text: str) -> Aligned:
+        """``text`` as its ids spell it, each character with its span in ``text``: the pieces
+        between unsplit tokens normalized, for the offsets of its tokens."""
+        normalizer, parts, start = self.pretokenizer.normalizer, [], 0
+        for part in self.cutter.split(text) if self.cutter is not None else [text]:
+            piece = Aligned.of(part, start)
+            parts.append(piece if part in self.unsplit_ids else normalizer.aligned(piece))
+            start += len(part)
+        return Aligned.of("").join(parts)
 
     def encode_dropout(self, words: list[str]) -> list[int]:
         """Ids of ``words`` with BPE-dropout, drawing from this encoder's random numbers."""
@@ -181,14 +205,37 @@ class Encoder:
         ids, id_ends = encode_word_bytes(data, ends, *self._tables)
         if not self.ignore_merges:
             return ids, id_ends
-        # a word that is a token is that token, merges or not
-        text, flat, id_bounds = data.tobytes(), ids.tolist(), [0, *id_ends.tolist()]
-        parts = []
-        for i, (a, b) in enumerate(itertools.pairwise([0, *ends.tolist()])):
-            token = self.vocab.get(to_byte_level(text[a:b].decode("utf-8")))
-            parts.append([token] if token is not None else flat[id_bounds[i] : id_bounds[i + 1]])
-        ids = np.fromiter(itertools.chain.from_iterable(parts), dtype=np.int32)
-        return ids, np.cumsum(np.fromiter(map(len, parts), dtype=np.int64, count=len(parts)))
+        # a word that is a token is that token, merges or not: words merged into one token
+        # already are, so only those left in several are looked up
+        counts = np.diff(id_ends, prepend=0)  # (W,) ids of each word
+        starts, text, whole = ends - np.diff(ends, prepend=0), data.tobytes(), {}
+        for w in np.flatnonzero(counts > 1).tolist():
+            token = self.vocab.get(to_byte_level(text[starts[w] : ends[w]].decode("utf-8")))
+            if token is not None:
+                whole[w] = token
+        if not whole:
+            return ids, id_ends
+        words = np.fromiter(whole, dtype=np.int64, count=len(whole))  # (K,) words now one token
+        word_of = np.repeat(np.arange(len(counts)), counts)  # (M,) the word of each id
+        new_counts = counts.copy()
+        new_counts[words] = 1
+        new_ends = np.cumsum(new_counts)
+        keep = ~np.isin(word_of, words)  # (M,)
+        out = np.empty(int(new_ends[-1]), dtype=ids.dtype)
+        within = np.arange(len(ids)) - (id_ends - counts)[word_of]  # place in its word
+        out[(new_ends - new_counts)[word_of[keep]] + within[keep]] = ids[keep]
+        out[(new_ends - new_counts)[words]] = np.fromiter(whole.values(), dtype=np.int64)
+        return out, new_ends
+
+    def with_unsplit(self, unsplit_ids: Mapping[str, int]) -> Encoder:
+        """This encoder with only ``unsplit_ids`` cut out of the text (tiktoken's
+        ``allowed_special``): the same tables, word cache and lock, so words learned by
+        either serve both (the words do not depend on which tokens are cut out)."""
+        other = copy.copy(self)
+        other.lock, other.cache = self.lock, self.cache
+        other.unsplit_ids = dict(unsplit_ids)
+        other.cutter = special_regex(list(unsplit_ids))
+        return other
 
     def learn(self, words: Learned) -> None:
         """Add words encoded elsewhere (a forked worker) to the cache, if they all fit."""

@@ -8,7 +8,9 @@ rowbook's format (``save`` / ``load``) is one human-readable JSON object::
      "vocab": {"<pad>": 0, "!": 1, ...},
      "merges": [["Ġ", "t", 51234], ...],          # left, right, pair count or null
      "added_tokens": [["<mask>", true]],          # optional: added after training, special?
-     "dropout": null, "seed": null}               # optional
+     "dropout": null, "seed": null,               # optional
+     "tiktoken": true,                            # optional: encodes as tiktoken does
+     "normalizer": {...}, "post_processor": {...}}  # optional: tokenizer.json's (Llama 3)
 
 GPT-2's pair of files (``from_files``) is ``vocab.json`` (token -> id) and ``merges.txt``
 (a ``#version`` line, then ``left right`` per line, in rank order).
@@ -16,22 +18,28 @@ GPT-2's pair of files (``from_files``) is ``vocab.json`` (token -> id) and ``mer
 The Hugging Face form (``to_tokenizer_json`` / ``from_tokenizer_json``) is a
 ``tokenizers`` ``Tokenizer`` with a ``BPE`` model, a ``ByteLevel`` pre-tokenizer (or a
 regex ``Split`` followed by ``ByteLevel(use_regex=false)``, the GPT-4 / Llama-3 layout),
-a ``ByteLevel`` decoder, and the special tokens as added tokens. Anything that would make
-``tokenizers`` produce other ids than rowbook (a normalizer, dropout, a template
-post-processor, padding, unknown-token fallbacks) is refused with a ``ValueError``.
+a ``ByteLevel`` decoder, and the special tokens as added tokens; a normalizer (Qwen 2's
+``NFC``) and a template post-processor (Llama 3's ``Sequence`` of ``ByteLevel`` and the
+``<|begin_of_text|>`` ``TemplateProcessing``) are read too. Anything that would make
+``tokenizers`` produce other ids than rowbook (padding, truncation, affixes, byte fallback)
+is refused with a ``ValueError``.
 """
 
 from __future__ import annotations
 
 import os
+import re
 from typing import Any
 
 import numpy as np
 
+from rowbook.checks import InputTypeError
 from rowbook.io import read_json, write_json
 from rowbook.text.bpe.bytelevel import BYTE_TO_UNICODE, GPT2_PATTERN, UNICODE_TO_BYTE
 from rowbook.text.bpe.classic import MergeStep
-from rowbook.text.bpe.encode import pair_key
+from rowbook.text.bpe.merge_kernels import pair_key
+from rowbook.text.components import normalizer_from_json
+from rowbook.text.postprocess import Template, template_from_json
 
 __all__ = [
     "FORMAT",
@@ -40,10 +48,12 @@ __all__ = [
     "from_dict",
     "from_tokenizer_json",
     "load",
+    "onig_pattern",
     "read_vocab_merges",
     "save",
     "to_dict",
     "to_tokenizer_json",
+    "token_bytes",
 ]
 
 FORMAT = "rowbook.ByteLevelBPE"
@@ -51,10 +61,16 @@ VERSION = 1
 _WHOLE_TEXT = r"(?s).+"  # the pre-tokenizer of ByteLevel(use_regex=false) alone
 
 
-def check_model(vocab: Any, merges: Any, specials: Any) -> dict[str, Any]:
-    """Validate a vocabulary and merge list; return the lookup tables of the encoder."""
+def check_model(
+    vocab: Any, merges: Any, specials: Any, rank_by_token: bool = False
+) -> dict[str, Any]:
+    """Validate a vocabulary and merge list; return the lookup tables of the encoder.
+
+    A merge's rank is its place in ``merges`` (``tokenizers``' rule), or with
+    ``rank_by_token`` the id of the token it makes (tiktoken's rule: every split of a token
+    into two tokens merges at that token's rank; :mod:`rowbook.text.bpe.tiktoken_files`)."""
     if not isinstance(vocab, dict):
-        raise TypeError(f"vocab must be a dict token -> id, got {type(vocab).__name__}")
+        raise InputTypeError(f"vocab must be a dict token -> id, got {type(vocab).__name__}")
     id_to_token: list[str | None] = [None] * len(vocab)
     for token, i in vocab.items():
         if not isinstance(token, str) or not _is_int(i) or not 0 <= i < len(vocab):
@@ -94,26 +110,44 @@ def check_model(vocab: Any, merges: Any, specials: Any) -> dict[str, Any]:
             raise ValueError(
                 f"merge {rank} {pair!r} makes {pair[0] + pair[1]!r}, which is not in the vocabulary"
             )
+        made = vocab[pair[0] + pair[1]]
         table[pair_key(vocab[pair[0]], vocab[pair[1]])] = (
-            rank,
-            vocab[pair[0] + pair[1]],
+            made if rank_by_token else rank,
+            made,
         )  # last wins
     keys = np.array(sorted(table), dtype=np.int64)  # (M,) sorted pair keys
     ranks = np.array([table[k][0] for k in keys.tolist()], dtype=np.int64)
     new_ids = np.array([table[k][1] for k in keys.tolist()], dtype=np.int64)
     special_set = set(specials)
-    id_bytes = [
-        t.encode("utf-8")
-        if t in special_set or any(c not in UNICODE_TO_BYTE for c in t)
-        else bytes(UNICODE_TO_BYTE[c] for c in t)
-        for t in id_to_token
-    ]
+    id_bytes = [t.encode("utf-8") if t in special_set else token_bytes(t) for t in id_to_token]
     return {
         "id_to_token": id_to_token,
         "byte_ids": np.array([vocab[c] for c in BYTE_TO_UNICODE], dtype=np.int64),
         "merge_table": (keys, ranks, new_ids),
         "id_bytes": id_bytes,
     }
+
+
+# each byte character -> the latin-1 character of its byte; other latin-1 characters -> one
+# that latin-1 cannot encode, so that a token holding one is not taken for bytes
+_TO_LATIN1 = {ord(c): chr(b) for c, b in UNICODE_TO_BYTE.items()} | {
+    o: "\uffff" for o in range(256) if chr(o) not in UNICODE_TO_BYTE
+}
+
+
+def token_bytes(token: str) -> bytes:
+    """The bytes a token spells: its byte characters' bytes, or, when one of its characters
+    is outside the byte alphabet (an added token), its own UTF-8.
+
+    Examples
+    --------
+    >>> token_bytes("ĠcafÃ©"), token_bytes("☃"), token_bytes("a b")
+    (b' caf\\xc3\\xa9', b'\\xe2\\x98\\x83', b'a b')
+    """
+    try:
+        return token.translate(_TO_LATIN1).encode("latin-1")
+    except UnicodeEncodeError:
+        return token.encode("utf-8")
 
 
 def save(bpe, path: str | os.PathLike) -> None:
@@ -135,6 +169,9 @@ def to_dict(bpe) -> dict[str, Any]:
         "added_tokens": [[t, special] for t, special in bpe._added],
         "dropout": bpe.dropout,
         "seed": bpe.seed,
+        **({"tiktoken": True} if bpe._tiktoken else {}),
+        **({"normalizer": bpe.normalizer.to_json()} if bpe.normalizer is not None else {}),
+        **({"post_processor": _post_processor(bpe)} if bpe.template is not None else {}),
     }
 
 
@@ -144,6 +181,12 @@ def _is_int(x: Any) -> bool:
 
 def _is_pair(m: Any) -> bool:
     return isinstance(m, tuple | list) and len(m) == 2 and all(isinstance(p, str) for p in m)
+
+
+def _optional_bool(d: dict, key: str, where: str) -> bool:
+    if not isinstance(d.get(key, False), bool):
+        raise ValueError(f"{where} field {key!r} must be true or false, got {d[key]!r}")
+    return d.get(key, False)
 
 
 def _require(d: dict, key: str, kind: type | tuple, where: str) -> Any:
@@ -207,7 +250,10 @@ def from_dict(cls, d: Any, where: str):
             [MergeStep(m[0], m[1], m[2]) for m in merges],
             _require(d, "ignore_merges", bool, where),
             [tuple(a) for a in added],
+            _optional_bool(d, "tiktoken", where),
         )
+        bpe.normalizer = normalizer_from_json(d.get("normalizer"), f"{where}: normalizer")
+        bpe.template = _template_of(d.get("post_processor"), bpe._vocab, where)
     except (TypeError, ValueError) as err:
         message = str(err)
         raise ValueError(message if message.startswith(where) else f"{where}: {message}") from None
@@ -244,6 +290,18 @@ def _byte_level(add_prefix_space: bool, use_regex: bool) -> dict[str, Any]:
     }
 
 
+def onig_pattern(pattern: str) -> str:
+    """``pattern`` for ``tokenizers``' Oniguruma, which reads a possessive bounded repeat
+    (``\\p{N}{1,3}+``, cl100k_base's) as a repeat of the repeat: the same matches, greedy.
+
+    Examples
+    --------
+    >>> onig_pattern(r"\\p{N}{1,3}+| ?\\p{L}++")
+    '\\\\p{N}{1,3}| ?\\\\p{L}++'
+    """
+    return re.sub(r"(?<!\\)(\{\d+(?:,\d*)?\})\+", r"\1", pattern)
+
+
 def to_tokenizer_json(bpe, path: str | os.PathLike) -> None:
     """Write ``bpe`` as a Hugging Face ``tokenizer.json``."""
     if bpe.pattern == GPT2_PATTERN:
@@ -251,7 +309,7 @@ def to_tokenizer_json(bpe, path: str | os.PathLike) -> None:
     elif not bpe.add_prefix_space:
         split = {
             "type": "Split",
-            "pattern": {"Regex": bpe.pattern},
+            "pattern": {"Regex": onig_pattern(bpe.pattern)},
             "behavior": "Isolated",
             "invert": False,
         }
@@ -293,9 +351,9 @@ def to_tokenizer_json(bpe, path: str | os.PathLike) -> None:
             "truncation": None,
             "padding": None,
             "added_tokens": added,
-            "normalizer": None,
+            "normalizer": None if bpe.normalizer is None else bpe.normalizer.to_json(),
             "pre_tokenizer": pre,
-            "post_processor": None,
+            "post_processor": _post_processor(bpe),
             "decoder": _byte_level(True, True),
             "model": model,
         },
@@ -343,27 +401,51 @@ def _check_hf_options(d: dict, model: dict, where: str) -> None:
         raise ValueError(
             f"{where} has tokenizer.json version {d.get('version')!r}; rowbook reads '1.0'"
         )
-    for key in ("normalizer", "truncation", "padding"):
+    for key in ("truncation", "padding"):
         if d.get(key) is not None:
             raise ValueError(
                 f"{where}: {key} {d[key]!r} is not supported; set it to null "
-                "(use a rowbook Normalizer / TextPipeline padding instead)"
+                "(use TextPipeline padding instead)"
             )
-    post = d.get("post_processor")
-    if post is not None and (not isinstance(post, dict) or post.get("type") != "ByteLevel"):
-        kind = post.get("type") if isinstance(post, dict) else type(post).__name__
-        raise ValueError(
-            f"{where}: post_processor {kind!r} adds tokens; only ByteLevel or null is supported"
-        )
     for key in ("continuing_subword_prefix", "end_of_word_suffix"):
         if model.get(key) not in (None, ""):  # GPT-2's file writes "" for the two affixes
             raise ValueError(f"{where}: model.{key}={model[key]!r} is not supported (must be null)")
     if model.get("byte_fallback"):
         raise ValueError(
-            f"{where}: model.byte_fallback=true is not supported: rowbook reads a BPE "
-            "tokenizer.json when it is byte-level; a SentencePiece-style BPE (Llama, Mistral) "
-            "is read from its tokenizer.model with rowbook.load_tokenizer"
+            f"{where}: model.byte_fallback=true is a character-level BPE (Llama 2, Mistral), "
+            "not a byte-level one: read it with ByteFallbackBPE.from_tokenizer_json or "
+            "rowbook.load_tokenizer"
         )
+
+
+def _template_of(post: Any, vocab: dict[str, int], where: str) -> Template | None:
+    """The template of a ``post_processor``: ``ByteLevel`` (offsets only: none),
+    ``TemplateProcessing``, or a ``Sequence`` of them (Llama 3's)."""
+    steps = post.get("processors") if isinstance(post, dict) else None
+    steps = steps if isinstance(post, dict) and post.get("type") == "Sequence" else [post]
+    if not isinstance(steps, list):
+        raise ValueError(f"{where}: post_processor Sequence needs a list of 'processors'")
+    found = None
+    for step in steps:
+        if step is None or (isinstance(step, dict) and step.get("type") == "ByteLevel"):
+            continue
+        if not isinstance(step, dict):
+            raise ValueError(
+                f"{where}: post_processor {type(step).__name__!r} is not supported; rowbook "
+                "reads ByteLevel, TemplateProcessing, a Sequence of them, or null"
+            )
+        if found is not None:
+            raise ValueError(f"{where}: post_processor has two templates; rowbook reads one")
+        found = template_from_json(step, vocab, f"{where}: post_processor")
+    return found
+
+
+def _post_processor(bpe) -> dict[str, Any] | None:
+    """Llama 3's post-processor: the byte-level step, then the template."""
+    if bpe.template is None:
+        return None
+    byte_level = _byte_level(True, True) | {"trim_offsets": False}
+    return {"type": "Sequence", "processors": [byte_level, bpe.template.to_json()]}
 
 
 def from_tokenizer_json(cls, path: str | os.PathLike):
@@ -396,6 +478,8 @@ def from_tokenizer_json(cls, path: str | os.PathLike):
         )
     except (TypeError, ValueError) as err:
         raise ValueError(f"{where}: {err}") from None
+    bpe.normalizer = normalizer_from_json(d.get("normalizer"), f"{where}: normalizer")
+    bpe.template = _template_of(d.get("post_processor"), bpe._vocab, where)
     return bpe
 
 

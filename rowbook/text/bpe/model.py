@@ -27,7 +27,7 @@ Examples
 >>> bpe.decode(encoding.ids)
 'lowest ✓'
 
-``encode`` returns an :class:`~rowbook.text.bpe.encoding.Encoding` (``ids``, ``tokens``,
+``encode`` returns an :class:`~rowbook.text.bpe.result.Encoding` (``ids``, ``tokens``,
 character ``offsets``, masks), as ``tokenizers`` does. Tokens added after training
 (:meth:`ByteLevelBPE.add_tokens`, :meth:`ByteLevelBPE.add_special_tokens`) get the next
 ids and are never split.
@@ -43,23 +43,26 @@ from typing import Any
 import numpy as np
 from tqdm.auto import tqdm
 
-from rowbook._deprecation import renamed_kwargs
-from rowbook.checks import check_int
+from rowbook.checks import InputTypeError, check_int
 from rowbook.text.bpe import files as bpe_files
 from rowbook.text.bpe.batch import encode_batch, encode_texts
 from rowbook.text.bpe.bytelevel import GPT2_PATTERN, decode_tokens
 from rowbook.text.bpe.classic import MergeStep
 from rowbook.text.bpe.count import count_words_parallel
 from rowbook.text.bpe.encoder import Encoder
-from rowbook.text.bpe.encoding import Encoding, build_encodings
 from rowbook.text.bpe.options import (
+    Specials,
     check_cache_size,
+    check_disallowed,
     check_dropout,
     check_fit_args,
     check_trainer_options,
+    special_sets,
 )
 from rowbook.text.bpe.pretokenize import PreTokenizer, check_str
+from rowbook.text.bpe.result import Encoding, build_encodings, templated
 from rowbook.text.bpe.train import learn
+from rowbook.text.postprocess import Template
 from rowbook.text.token_table import TokenTable
 
 __all__ = ["ByteLevelBPE"]
@@ -96,6 +99,7 @@ class ByteLevelBPE(TokenTable):
         seed: int | None = None,
     ) -> None:
         self._pretokenizer = PreTokenizer(pattern, add_prefix_space)
+        self.template: Template | None = None  # a tokenizer.json's post-processor (Llama 3)
         self._encoder = Encoder(
             self._pretokenizer,
             cache_size=check_cache_size(cache_size),
@@ -103,6 +107,7 @@ class ByteLevelBPE(TokenTable):
             seed=seed,
         )
         self.pattern, self.seed = pattern, seed
+        self._views: dict[frozenset[str], Encoder] = {}  # encoders cutting out fewer specials
         self._fitted = False
 
     # The settings that encoding reads at each call live in the encoder.
@@ -116,6 +121,19 @@ class ByteLevelBPE(TokenTable):
         self._pretokenizer.add_prefix_space = bool(value)
 
     @property
+    def normalizer(self) -> Any:
+        """A ``tokenizer.json`` normalizer (``NFC`` in Qwen 2's) run on the text between
+        special tokens before the pre-split; ``None``: none."""
+        return self._pretokenizer.normalizer
+
+    @normalizer.setter
+    def normalizer(self, value: Any) -> None:
+        if value is not None and not callable(value):
+            raise InputTypeError(f"normalizer must be a callable str -> str or None, got {value!r}")
+        self._pretokenizer.normalizer = value
+        self._encoder.cache.clear()
+
+    @property
     def cache_size(self) -> int:
         """Number of words whose encoding is kept."""
         return self._encoder.cache_size
@@ -123,6 +141,7 @@ class ByteLevelBPE(TokenTable):
     @cache_size.setter
     def cache_size(self, value: int) -> None:
         self._encoder.cache_size = check_cache_size(value)
+        self._views.clear()  # made with the old setting
 
     @property
     def dropout(self) -> float | None:
@@ -132,9 +151,9 @@ class ByteLevelBPE(TokenTable):
     @dropout.setter
     def dropout(self, value: float | None) -> None:
         self._encoder.dropout = check_dropout(value)
+        self._views.clear()
 
     # ----------------------------------------------------------------- training
-    @renamed_kwargs(min_frequency="min_count", since="0.2")
     def fit(
         self,
         texts: Iterable[str],
@@ -211,7 +230,6 @@ class ByteLevelBPE(TokenTable):
             return count_words_parallel(self._pretokenizer, texts, specials, workers)
         return self._pretokenizer.count_words(texts, specials)
 
-    @renamed_kwargs(min_frequency="min_count", since="0.2")
     def fit_word_counts(
         self,
         word_counts: Mapping[str, int],
@@ -229,7 +247,9 @@ class ByteLevelBPE(TokenTable):
         alphabet = check_trainer_options(limit_alphabet, initial_alphabet, max_token_length)
         for word, count in word_counts.items():
             if not isinstance(word, str) or not isinstance(count, int | np.integer) or count < 0:
-                raise TypeError(f"word_counts must map str to int >= 0, got {word!r}: {count!r}")
+                raise InputTypeError(
+                    f"word_counts must map str to int >= 0, got {word!r}: {count!r}"
+                )
         vocab, merges, trace = learn(
             word_counts,
             vocab_size,
@@ -250,10 +270,12 @@ class ByteLevelBPE(TokenTable):
         trace: list[MergeStep] | None = None,
         ignore_merges: bool = False,
         added: Sequence[tuple[str, bool]] = (),
+        tiktoken: bool = False,
     ) -> None:
-        """Install a model; ``added`` lists the ``(token, special)`` added after training."""
+        """Install a model; ``added`` lists the ``(token, special)`` added after training;
+        ``tiktoken``: encode as tiktoken does (:mod:`rowbook.text.bpe.tiktoken_files`)."""
         unsplit = list(dict.fromkeys([*specials, *(t for t, _ in added)]))  # cut out, never split
-        tables = bpe_files.check_model(vocab, merges, unsplit)
+        tables = bpe_files.check_model(vocab, merges, unsplit, rank_by_token=tiktoken)
         self._vocab, self._merges, self._specials = dict(vocab), list(merges), list(specials)
         self._added = list(added)
         self._id_to_token = tables["id_to_token"]
@@ -261,9 +283,14 @@ class ByteLevelBPE(TokenTable):
         self._special_ids = {s: vocab[s] for s in specials}
         self._unsplit_ids = {s: vocab[s] for s in unsplit}
         self._trace = trace or [MergeStep(a, b, None) for a, b in merges]
-        self._ignore_merges = ignore_merges
+        self._ignore_merges, self._tiktoken = ignore_merges, tiktoken
+        self._views.clear()
         id_len = np.array([len(b) for b in self._id_bytes], dtype=np.int64)  # (V,)
-        self._encoder.set_model(self._vocab, tables, self._unsplit_ids, id_len, ignore_merges)
+        # tiktoken looks a whole word up among its ranks only, never among its special tokens
+        whole = (
+            {t: i for t, i in vocab.items() if t not in self._special_ids} if tiktoken else vocab
+        )
+        self._encoder.set_model(whole, tables, self._unsplit_ids, id_len, ignore_merges)
         self._fitted = True
 
     def _check_fitted(self) -> None:
@@ -293,16 +320,63 @@ class ByteLevelBPE(TokenTable):
         return list(self._trace)
 
     # ----------------------------------------------------------------- encoding
-    def encode(self, text: str) -> Encoding:
-        """The :class:`~rowbook.text.bpe.encoding.Encoding` of ``text``: ids, tokens, offsets, masks.
+    def encode(
+        self,
+        text: str,
+        *,
+        add_special_tokens: bool = True,
+        allowed_special: Specials | None = None,
+        disallowed_special: Specials | None = None,
+    ) -> Encoding:
+        """The :class:`~rowbook.text.bpe.result.Encoding` of ``text``: ids, tokens, offsets, masks.
 
-        Special and added tokens found in the text become their ids, unsplit.
+        Added tokens and the special tokens ``allowed_special`` allows become their ids,
+        unsplit; a special token ``disallowed_special`` names is a ``ValueError`` when the
+        text holds it; any other is encoded as text. Both take ``"all"`` or a set of special
+        tokens, as tiktoken's ``encode``; by default (``None``) a BPE read from a
+        ``.tiktoken`` file takes tiktoken's defaults (none allowed, all disallowed), any
+        other ``tokenizers``' behaviour (all allowed). ``add_special_tokens`` puts the
+        template's tokens around the ids (``<|begin_of_text|>`` of a Llama 3
+        ``tokenizer.json``; a BPE trained by rowbook has no template).
         """
         self._check_fitted()
-        ids_of, prefixed = encode_texts(self._encoder, [check_str(text)])
-        return build_encodings([text], ids_of, prefixed, self._id_to_token, self._encoder.id_len)[0]
+        encoder = self._encoder_for([check_str(text)], allowed_special, disallowed_special)
+        ids_of, prefixed = encode_texts(encoder, [text])
+        encodings = build_encodings(
+            [text], ids_of, prefixed, self._id_to_token, encoder.id_len, encoder.align
+        )
+        return self._templated(encodings, add_special_tokens)[0]
 
-    def encode_batch(self, texts: Sequence[str], *, workers: int | None = None) -> list[Encoding]:
+    def _templated(self, encodings: list[Encoding], add_special_tokens: bool) -> list[Encoding]:
+        if not add_special_tokens or self.template is None:
+            return encodings
+        return [templated(e, self.template) for e in encodings]
+
+    def _encoder_for(
+        self, texts: Sequence[str], allowed: Specials | None, disallowed: Specials | None
+    ) -> Encoder:
+        """The encoder that cuts out the added tokens and the ``allowed`` special tokens,
+        after checking that no text holds a ``disallowed`` one (tiktoken's rules)."""
+        allowed_set, refused = special_sets(self._special_ids, allowed, disallowed, self._tiktoken)
+        if refused is not None:
+            check_disallowed(texts, refused)
+        if len(allowed_set) == len(self._special_ids):
+            return self._encoder
+        if allowed_set not in self._views:
+            kept = {t: i for t, i in self._unsplit_ids.items() if t not in self._special_ids}
+            kept |= {t: self._special_ids[t] for t in allowed_set}
+            self._views[allowed_set] = self._encoder.with_unsplit(kept)
+        return self._views[allowed_set]
+
+    def encode_batch(
+        self,
+        texts: Sequence[str],
+        *,
+        workers: int | None = None,
+        add_special_tokens: bool = True,
+        allowed_special: Specials | None = None,
+        disallowed_special: Specials | None = None,
+    ) -> list[Encoding]:
         """:meth:`encode` for each text, each distinct word encoded once, on every core.
 
         Parameters
@@ -316,21 +390,28 @@ class ByteLevelBPE(TokenTable):
             prefix space, another pattern); fewer stay here. The encodings are the same for
             every ``workers``; with ``dropout`` all texts are encoded here, in order
             (:mod:`rowbook.text.bpe.batch`).
+        add_special_tokens, allowed_special, disallowed_special
+            As in :meth:`encode`.
         """
         self._check_fitted()
         if isinstance(texts, str):
-            raise TypeError("encode_batch expects a sequence of str; for one text use encode()")
+            raise InputTypeError(
+                "encode_batch expects a sequence of str; for one text use encode()"
+            )
         workers = check_int("workers", workers, 1, allow_none=True) or os.cpu_count() or 1
         texts = list(texts)
         if not set(map(type, texts)) <= {str}:  # the quick check; a subclass of str passes below
             for text in texts:
                 check_str(text)
-        return encode_batch(self._encoder, texts, workers)
+        encoder = self._encoder_for(texts, allowed_special, disallowed_special)
+        return self._templated(encode_batch(encoder, texts, workers), add_special_tokens)
 
     def tokenize(self, text: str) -> list[str]:
-        """The tokens of ``text`` as byte-level spellings (``"Ġworld"``)."""
+        """The tokens of ``text`` as byte-level spellings (``"Ġworld"``; special tokens as
+        :meth:`encode` treats them by default)."""
         self._check_fitted()
-        return [self._id_to_token[i] for i in encode_texts(self._encoder, [check_str(text)])[0][0]]
+        encoder = self._encoder_for([check_str(text)], None, None)
+        return [self._id_to_token[i] for i in encode_texts(encoder, [text])[0][0]]
 
     def detokenize(self, tokens: Sequence[str]) -> str:
         """Text of tokens, as ``tokenizers``' ``ByteLevel`` decoder gives it (no vocabulary lookup).
@@ -354,7 +435,7 @@ class ByteLevelBPE(TokenTable):
     def _add(self, tokens: Sequence[str], special: bool) -> int:
         self._check_fitted()
         if isinstance(tokens, str) or any(not isinstance(t, str) or not t for t in tokens):
-            raise TypeError(f"tokens must be a sequence of non-empty str, got {tokens!r}")
+            raise InputTypeError(f"tokens must be a sequence of non-empty str, got {tokens!r}")
         vocab, specials, added = dict(self._vocab), list(self._specials), list(self._added)
         new = 0
         for token in tokens:
@@ -364,7 +445,9 @@ class ByteLevelBPE(TokenTable):
                 vocab[token], new = len(vocab), new + 1
             added.append((token, special))
             specials += [token] if special else []
-        self._set_model(vocab, self._merges, specials, self._trace, self._ignore_merges, added)
+        self._set_model(
+            vocab, self._merges, specials, self._trace, self._ignore_merges, added, self._tiktoken
+        )
         return new
 
     def truncated(self, vocab_size: int) -> ByteLevelBPE:
@@ -421,6 +504,38 @@ class ByteLevelBPE(TokenTable):
     def from_tokenizer_json(cls, path: str | os.PathLike) -> ByteLevelBPE:
         """Read a Hugging Face byte-level BPE ``tokenizer.json``."""
         return bpe_files.from_tokenizer_json(cls, path)
+
+    @classmethod
+    def from_tiktoken(
+        cls,
+        path: str | os.PathLike,
+        encoding: str | None = None,
+        *,
+        pattern: str | None = None,
+        special_tokens: Mapping[str, int] | None = None,
+    ) -> ByteLevelBPE:
+        """Read a tiktoken ``.tiktoken`` rank file: the ids of tiktoken's encoding
+        (:mod:`rowbook.text.bpe.tiktoken_files`).
+
+        ``encoding`` is ``"r50k_base"``, ``"p50k_base"``, ``"cl100k_base"`` or
+        ``"o200k_base"`` (by default the file's name, else its number of ranks, tells it);
+        ``pattern`` and ``special_tokens`` (token -> id) replace the encoding's. Special
+        tokens are then handled as tiktoken does: see :meth:`encode`.
+        """
+        from rowbook.text.bpe.tiktoken_files import load_tiktoken
+
+        return load_tiktoken(path, encoding, pattern=pattern, special_tokens=special_tokens)
+
+    def to_tiktoken(self, path: str | os.PathLike) -> None:
+        """Write the ranks as a ``.tiktoken`` file: every token but the special ones, by id.
+
+        The file keeps neither the pattern nor the special tokens (give them to
+        :meth:`from_tiktoken`), and tiktoken merges by rank, not by merge list: see
+        :mod:`rowbook.text.bpe.tiktoken_files`.
+        """
+        from rowbook.text.bpe.tiktoken_files import save_tiktoken
+
+        save_tiktoken(self, path)
 
     @classmethod
     def from_files(

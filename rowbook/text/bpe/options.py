@@ -15,26 +15,36 @@ in the vocabulary and no input is ever unknown):
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from typing import Any
+from collections.abc import Collection, Mapping, Sequence
+from collections.abc import Set as AbstractSet
+from typing import Any, Literal
 
 import regex
 
+from rowbook.checks import InputTypeError
 from rowbook.text.bpe.bytelevel import byte_alphabet
 
 __all__ = [
+    "Specials",
     "check_cache_size",
+    "check_disallowed",
     "check_dropout",
     "check_fit_args",
     "check_trainer_options",
     "special_regex",
+    "special_sets",
 ]
+
+Specials = Literal["all"] | AbstractSet[str] | Sequence[str]
+"""tiktoken's ``allowed_special`` / ``disallowed_special``: ``"all"`` or some special tokens."""
 
 
 def check_fit_args(vocab_size: Any, min_count: Any, special_tokens: Any) -> list[str]:
     """The special tokens as a list, after checking the three basic training arguments."""
     if isinstance(special_tokens, str):
-        raise TypeError(f"special_tokens must be a sequence of str, got the str {special_tokens!r}")
+        raise InputTypeError(
+            f"special_tokens must be a sequence of str, got the str {special_tokens!r}"
+        )
     specials = list(special_tokens)
     for token in specials:
         if not isinstance(token, str) or not token:
@@ -67,7 +77,9 @@ def check_trainer_options(
     ValueError: limit_alphabet=100 is below the 256 characters of the alphabet; a byte-level BPE keeps every byte symbol (pass None, or at least 256)
     """
     if isinstance(initial_alphabet, str):
-        raise TypeError("initial_alphabet must be a sequence of str (one character each is kept)")
+        raise InputTypeError(
+            "initial_alphabet must be a sequence of str (one character each is kept)"
+        )
     chars = []
     for item in initial_alphabet:
         if not isinstance(item, str) or not item:
@@ -116,3 +128,63 @@ def special_regex(tokens: Sequence[str]) -> regex.Pattern | None:
         return None
     ordered = sorted(tokens, key=len, reverse=True)
     return regex.compile("(" + "|".join(regex.escape(s) for s in ordered) + ")")
+
+
+def _special_set(name: str, value: Any, specials: Mapping[str, int]) -> frozenset[str]:
+    """``value`` (``"all"`` or some of ``specials``) as a set, or the error naming ``name``."""
+    if value == "all":
+        return frozenset(specials)
+    if isinstance(value, str) or not isinstance(value, Collection):
+        raise InputTypeError(f"{name} must be 'all' or a set of special tokens, got {value!r}")
+    unknown = [t for t in value if t not in specials]
+    if unknown:
+        raise ValueError(
+            f"{name} names {unknown[0]!r}, which is not a special token of this BPE "
+            f"(it has {sorted(specials)[:8]}); add it with add_special_tokens first"
+        )
+    return frozenset(value)
+
+
+def special_sets(
+    specials: Mapping[str, int], allowed: Any, disallowed: Any, tiktoken: bool
+) -> tuple[frozenset[str], frozenset[str] | None]:
+    """``(allowed, disallowed or None)``: the special tokens cut out of the text, and those
+    whose presence is an error, as tiktoken's ``encode`` reads its two arguments; ``None``
+    takes tiktoken's defaults (``allowed=()``, ``disallowed="all"``) when ``tiktoken``, else
+    ``tokenizers``' behaviour (every special token cut out).
+
+    Examples
+    --------
+    >>> specials = {"<|endoftext|>": 0, "<|fim|>": 1}
+    >>> allowed, refused = special_sets(specials, {"<|fim|>"}, None, tiktoken=True)
+    >>> sorted(allowed), sorted(refused)
+    (['<|fim|>'], ['<|endoftext|>'])
+    >>> special_sets(specials, None, None, tiktoken=False)[1] is None
+    True
+    """
+    if allowed is None:
+        allowed = () if tiktoken else "all"
+    if disallowed is None:
+        disallowed = "all" if tiktoken else ()
+    allowed_set = _special_set("allowed_special", allowed, specials)
+    if disallowed == "all":
+        return allowed_set, frozenset(specials) - allowed_set
+    refused = _special_set("disallowed_special", disallowed, specials)
+    return allowed_set, (refused or None)
+
+
+def check_disallowed(texts: Sequence[str], disallowed: AbstractSet[str]) -> None:
+    """A ``ValueError`` if a text holds a ``disallowed`` special token (tiktoken's check)."""
+    finder = special_regex(sorted(disallowed))
+    if finder is None:
+        return
+    for n, text in enumerate(texts):
+        found = finder.search(text)
+        if found is not None:
+            token = found.group()
+            where = f"at character {found.start()}" + (f" of text {n}" if len(texts) > 1 else "")
+            raise ValueError(
+                f"the text holds the special token {token!r} {where}, which disallowed_special "
+                f"refuses (tiktoken's default); pass allowed_special={{{token!r}, ...}} (or "
+                "'all') to encode it as that token, or disallowed_special=() to encode it as text"
+            )

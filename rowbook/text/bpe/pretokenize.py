@@ -23,9 +23,11 @@ import itertools
 import re
 from collections import Counter
 from collections.abc import Container, Iterable, Iterator, Sequence
+from typing import Any
 
 import regex
 
+from rowbook.checks import InputTypeError
 from rowbook.text.bpe import presplit
 from rowbook.text.bpe.bytelevel import GPT2_ASCII_PATTERN, GPT2_PATTERN, check_utf8
 from rowbook.text.bpe.options import special_regex
@@ -36,7 +38,7 @@ __all__ = ["PreTokenizer", "check_str"]
 def check_str(text: object, name: str = "text") -> str:
     """``text`` if it is a ``str``, else a ``TypeError`` naming ``name`` and the type found."""
     if not isinstance(text, str):
-        raise TypeError(f"{name} must be a str, got {type(text).__name__}")
+        raise InputTypeError(f"{name} must be a str, got {type(text).__name__}")
     return text
 
 
@@ -61,6 +63,7 @@ class PreTokenizer:
                 f"pattern {pattern!r} is not a valid regular expression: {err}"
             ) from None
         self.pattern, self.add_prefix_space = pattern, bool(add_prefix_space)
+        self.normalizer: Any = None  # a tokenizer.json normalizer (NFC), run on each piece
 
     @property
     def compiled(self) -> bool:
@@ -83,12 +86,16 @@ class PreTokenizer:
         self, text: str, cutter: regex.Pattern | None, unsplit: Container[str]
     ) -> Iterator[tuple[str, str | None, bool]]:
         """``(piece, token or None, prefixed)``: the ``unsplit`` tokens that ``cutter`` cuts
-        out (``token`` is the piece), and the text between them with its prefix space."""
+        out (``token`` is the piece), and the text between them, normalized, with its prefix
+        space."""
         parts = cutter.split(text) if cutter is not None else [text]
         for part in parts:
             if part in unsplit:
                 yield part, part, False
-            elif part:
+                continue
+            if self.normalizer is not None:
+                part = self.normalizer(part)
+            if part:
                 prefixed = self.add_prefix_space and not part.startswith(" ")
                 yield (" " + part if prefixed else part), None, prefixed
 

@@ -34,7 +34,7 @@ import numpy as np
 from rowbook.text.components import Metaspace
 from rowbook.text.sentencepiece import files
 from rowbook.text.sentencepiece.normalizer import SPACE
-from rowbook.text.subword import SubwordTokenizer
+from rowbook.text.subword_pipeline import SubwordTokenizer
 from rowbook.text.trie import codepoints
 
 __all__ = ["SentencePieceBPE", "encode_reference", "encode_sentences"]

@@ -45,11 +45,11 @@ from typing import Any
 
 import numpy as np
 
-from rowbook.checks import check_int, check_number
+from rowbook.checks import InputTypeError, check_int, check_number
 from rowbook.text.components import Metaspace
 from rowbook.text.postprocess import MetaspaceDecoder
 from rowbook.text.sentencepiece.pieces import unknown_tokens
-from rowbook.text.subword import SubwordTokenizer
+from rowbook.text.subword_pipeline import SubwordTokenizer
 from rowbook.text.trie import build_trie, codepoints
 from rowbook.text.unigram import lattice
 
@@ -103,9 +103,9 @@ class Unigram(SubwordTokenizer):
         cache_size: int = 100_000,
     ) -> None:
         if not isinstance(unk_token, str) or not unk_token:
-            raise TypeError(f"unk_token must be a non-empty str, got {unk_token!r}")
+            raise InputTypeError(f"unk_token must be a non-empty str, got {unk_token!r}")
         if not isinstance(byte_fallback, bool):
-            raise TypeError(f"byte_fallback must be a bool, got {byte_fallback!r}")
+            raise InputTypeError(f"byte_fallback must be a bool, got {byte_fallback!r}")
         self.alpha = check_number("alpha", alpha, 0.0, allow_none=True)
         self.nbest_size = check_int("nbest_size", nbest_size, 1, allow_none=True)
         self.normalizer, self.pre_tokenizer = normalizer, pre_tokenizer

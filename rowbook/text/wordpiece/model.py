@@ -35,11 +35,10 @@ from typing import Any
 import numba
 import numpy as np
 
-from rowbook._deprecation import renamed_kwargs
-from rowbook.checks import check_int
+from rowbook.checks import InputTypeError, check_int
 from rowbook.text.bert import BertNormalizer, BertPreTokenizer
 from rowbook.text.postprocess import Template, WordPieceDecoder
-from rowbook.text.subword import SubwordTokenizer
+from rowbook.text.subword_pipeline import SubwordTokenizer
 from rowbook.text.trie import build_trie, codepoints, longest_prefix
 
 __all__ = [
@@ -159,10 +158,10 @@ class WordPiece(SubwordTokenizer):
             ("continuing_subword_prefix", continuing_subword_prefix),
         ):
             if not isinstance(value, str) or (name == "unk_token" and not value):
-                raise TypeError(f"{name} must be a non-empty str, got {value!r}")
+                raise InputTypeError(f"{name} must be a non-empty str, got {value!r}")
         for name, value in (("cls_token", cls_token), ("sep_token", sep_token)):
             if value is not None and (not isinstance(value, str) or not value):
-                raise TypeError(f"{name} must be a non-empty str or None, got {value!r}")
+                raise InputTypeError(f"{name} must be a non-empty str or None, got {value!r}")
         self.unk_token, self.continuing_subword_prefix = unk_token, continuing_subword_prefix
         self.max_input_chars_per_word = check_int(
             "max_input_chars_per_word", max_input_chars_per_word, 1
@@ -225,7 +224,6 @@ class WordPiece(SubwordTokenizer):
         return pieces
 
     # --------------------------------------------------------------- training and files
-    @renamed_kwargs(min_frequency="min_count", since="0.2")
     def fit(self, texts: Any, vocab_size: int, **options: Any) -> WordPiece:
         """Learn a vocabulary as ``tokenizers``' ``WordPieceTrainer``; see
         :func:`rowbook.text.wordpiece.train.fit_wordpiece` for the options."""

@@ -34,8 +34,7 @@ from typing import Any
 
 import numpy as np
 
-from rowbook._deprecation import renamed_kwargs
-from rowbook.checks import check_int
+from rowbook.checks import InputTypeError, check_int
 from rowbook.text.bpe.train import spelling_hash, train_symbol_merges
 from rowbook.text.trie import codepoints
 from rowbook.text.word_counts import as_counted, count_words
@@ -55,7 +54,9 @@ def check_training_args(
 ) -> list[str]:
     """The special tokens as a list, after checking the arguments every subword trainer takes."""
     if isinstance(special_tokens, str):
-        raise TypeError(f"special_tokens must be a sequence of str, got the str {special_tokens!r}")
+        raise InputTypeError(
+            f"special_tokens must be a sequence of str, got the str {special_tokens!r}"
+        )
     specials = list(special_tokens)
     if not all(isinstance(t, str) and t for t in specials) or len(set(specials)) != len(specials):
         raise ValueError(f"special_tokens must be distinct non-empty str, got {specials}")
@@ -66,7 +67,7 @@ def check_training_args(
     if isinstance(initial_alphabet, str) or not all(
         isinstance(s, str) and s for s in initial_alphabet
     ):
-        raise TypeError(
+        raise InputTypeError(
             f"initial_alphabet must be a sequence of non-empty str, got {initial_alphabet!r}"
         )
     return specials
@@ -86,7 +87,6 @@ def _alphabet(
     return sorted(kept)
 
 
-@renamed_kwargs(min_frequency="min_count", since="0.2")
 def learn_wordpiece(
     word_counts: Mapping[str, int],
     vocab_size: int,
@@ -178,7 +178,6 @@ def learn_wordpiece(
     return tokens
 
 
-@renamed_kwargs(min_frequency="min_count", since="0.2")
 def fit_wordpiece(
     wp: Any,
     texts: Iterable[str],

@@ -33,7 +33,7 @@ from typing import Any, Self
 
 import numpy as np
 
-from rowbook.checks import check_int
+from rowbook.checks import InputTypeError, check_int
 from rowbook.io import fields_of, load_state, save_state
 from rowbook.vectors.calibrate import RECALL, Calibration, calibrate_rerank, check_recall
 from rowbook.vectors.core import Vectors
@@ -86,7 +86,7 @@ class QuantizedVectors(Vectors):
         self, keys: Any, matrix: QuantizedMatrix, counts: np.ndarray | None = None
     ) -> None:
         if not isinstance(matrix, QuantizedMatrix):
-            raise TypeError(
+            raise InputTypeError(
                 f"matrix must be an Int8Matrix or PQMatrix, got {type(matrix).__name__}"
             )
         self._set_keys(keys, counts, len(matrix), "quantised rows")
@@ -202,7 +202,7 @@ class QuantizedVectors(Vectors):
         if not isinstance(float_table, Vectors):
             float_table = Vectors.load(float_table, mmap=True)
         if isinstance(float_table, QuantizedVectors):
-            raise TypeError("link a float table, not another quantised one")
+            raise InputTypeError("link a float table, not another quantised one")
         if float_table.index_to_key != self._keys or float_table.vector_size != self.vector_size:
             raise ValueError(
                 f"the float table ({len(float_table)} x {float_table.vector_size}) "
@@ -232,13 +232,13 @@ class QuantizedVectors(Vectors):
     # -- frozen ------------------------------------------------------------------------
 
     def add_vectors(self, *args: Any, **kwargs: Any) -> None:
-        raise TypeError(_FROZEN)
+        raise InputTypeError(_FROZEN)
 
     def __setitem__(self, keys: Any, weights: Any) -> None:
-        raise TypeError(_FROZEN)
+        raise InputTypeError(_FROZEN)
 
     def unit_normalize_all(self) -> None:
-        raise TypeError(_FROZEN)
+        raise InputTypeError(_FROZEN)
 
     def vectors_for_all(self, keys: Any) -> Vectors:
         """A float :class:`~rowbook.vectors.Vectors` of the given keys' decoded rows."""

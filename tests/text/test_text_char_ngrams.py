@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from rowbook.text.subwords import (
+from rowbook.text.char_ngrams import (
     char_ngrams,
     fasttext_hash,
     subword_ids,

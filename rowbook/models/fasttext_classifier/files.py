@@ -1,4 +1,4 @@
-"""A :class:`~rowbook.models.word_vectors.classifier.FastTextClassifier` in fastText's files.
+"""A :class:`~rowbook.models.fasttext_classifier.model.FastTextClassifier` in fastText's files.
 
 A supervised ``.bin`` is the layout of :mod:`rowbook.vectors.fasttext_format` with
 ``model = 3`` (sup) and the labels in the dictionary after the words (type 1), so
@@ -6,7 +6,7 @@ A supervised ``.bin`` is the layout of :mod:`rowbook.vectors.fasttext_format` wi
 package writes it so). The label prefix is not in the file (fastText does not save it):
 a loaded model takes ``__label__`` unless told otherwise. A quantised ``.ftz`` holds a
 product-quantised input table (and output table with ``qout``) and, when ``cutoff`` pruned
-the rows, the kept buckets (``pruneidx``); see :mod:`~rowbook.models.word_vectors.classifier_quantize`.
+the rows, the kept buckets (``pruneidx``); see :mod:`~rowbook.models.fasttext_classifier.quantize`.
 
 Also here: the pretrained word rows of ``pretrained_vectors=`` (fastText's
 ``-pretrainedVectors``).
@@ -23,7 +23,7 @@ import numpy as np
 
 from rowbook.data.counted_vocab import CountedVocab
 from rowbook.data.labelled import LabelVocab
-from rowbook.models.word_vectors.classifier_kernels import LOSS_CODES
+from rowbook.models.fasttext_classifier.kernels import LOSS_CODES
 from rowbook.vectors import Vectors
 from rowbook.vectors.fasttext_format import (
     FastTextArgs,

@@ -16,7 +16,7 @@ The product quantiser is rowbook's one (:mod:`rowbook.vectors.quantize`, laid ou
 fastText's, so the ``.ftz`` written here is fastText's format); its k-means is seeded and
 reproducible but not fastText's random stream, so codebooks match fastText's in quality,
 not bit for bit. Predictions read the codes as fastText's ``QuantMatrix`` does
-(:mod:`~rowbook.models.word_vectors.classifier_kernels`).
+(:mod:`~rowbook.models.fasttext_classifier.kernels`).
 """
 
 from __future__ import annotations

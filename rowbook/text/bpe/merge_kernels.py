@@ -18,10 +18,12 @@ import numba
 import numpy as np
 
 __all__ = [
+    "encode_symbols",
     "encode_word_bytes",
     "encode_word_dropout",
     "encode_word_reference",
     "encode_words",
+    "merge_steps",
     "pair_key",
 ]
 
@@ -79,14 +81,17 @@ def _min_pop(hk, hn, size):
 
 @numba.njit(cache=True)
 def _merge_all(sym, prv, nxt, n, mkeys, mrank, mnew, hk, hn):
-    """Merge one word in place (a linked list over ``sym[:n]``), lowest rank first."""
-    size = 0
+    """Merge one word in place (a linked list over ``sym[:n]``), lowest rank first; returns
+    the number of heap operations (pushes and pops), at most ``6 (n - 1)``."""
+    size = pushes = pops = 0
     for i in range(n - 1):
         rank, new = _lookup(mkeys, mrank, mnew, sym[i], sym[i + 1])
         if rank >= 0:
             size = _min_push(hk, hn, size, (rank << 32) | i, new)
+            pushes += 1
     while size > 0:
         key, new, size = _min_pop(hk, hn, size)
+        pops += 1
         pos = key & _LOW
         j = nxt[pos]
         if sym[pos] < 0 or j < 0:  # merged away, or the last symbol
@@ -102,10 +107,44 @@ def _merge_all(sym, prv, nxt, n, mkeys, mrank, mnew, hk, hn):
             rank, new = _lookup(mkeys, mrank, mnew, sym[prv[pos]], sym[pos])
             if rank >= 0:
                 size = _min_push(hk, hn, size, (rank << 32) | prv[pos], new)
+                pushes += 1
         if nxt[pos] >= 0:
             rank, new = _lookup(mkeys, mrank, mnew, sym[pos], sym[nxt[pos]])
             if rank >= 0:
                 size = _min_push(hk, hn, size, (rank << 32) | pos, new)
+                pushes += 1
+    return pushes + pops
+
+
+@numba.njit(cache=True)
+def _steps_kernel(data, byte_ids, mkeys, mrank, mnew):
+    n = data.size
+    sym = np.empty(n, np.int64)
+    prv = np.arange(-1, n - 1)
+    nxt = np.arange(1, n + 1)
+    for i in range(n):
+        sym[i] = byte_ids[data[i]]
+    if n > 0:
+        nxt[n - 1] = -1
+    hk, hn = np.empty(3 * n, np.int64), np.empty(3 * n, np.int64)
+    return _merge_all(sym, prv, nxt, n, mkeys, mrank, mnew, hk, hn)
+
+
+def merge_steps(
+    word: bytes, byte_ids: np.ndarray, merge_table: tuple[np.ndarray, np.ndarray, np.ndarray]
+) -> int:
+    """The heap operations (pushes and pops) the merge kernel makes on one word: the
+    measure of its work that the tests hold to a linear bound (each costs ``O(log n)``).
+
+    Examples
+    --------
+    >>> byte_ids = np.arange(256, dtype=np.int64)
+    >>> table = tuple(np.array([x], dtype=np.int64) for x in (pair_key(97, 97), 0, 256))
+    >>> merge_steps(b"aaaa", byte_ids, table)  # 3 pairs pushed and popped, one of them stale
+    6
+    """
+    data = np.frombuffer(word, dtype=np.uint8)
+    return int(_steps_kernel(data, byte_ids, *merge_table))
 
 
 @numba.njit(cache=True, nogil=True)
@@ -136,6 +175,58 @@ def _encode_kernel(data, offsets, byte_ids, mkeys, mrank, mnew):
             i = nxt[i]
         out_offsets[w + 1] = o
     return out[:o], out_offsets
+
+
+@numba.njit(cache=True, nogil=True)
+def _symbols_kernel(init, offsets, mkeys, mrank, mnew):
+    n_words = offsets.size - 1
+    longest = 1
+    for w in range(n_words):
+        longest = max(longest, offsets[w + 1] - offsets[w])
+    sym = np.empty(longest, np.int64)  # (L,)
+    prv = np.empty(longest, np.int64)
+    nxt = np.empty(longest, np.int64)
+    hk = np.empty(3 * longest, np.int64)
+    hn = np.empty(3 * longest, np.int64)
+    out = np.empty(init.size, np.int64)  # (N,) at most one token per symbol
+    first = np.empty(init.size, np.int64)  # (N,) the first initial symbol of each token
+    out_offsets = np.zeros(n_words + 1, np.int64)
+    o = 0
+    for w in range(n_words):
+        s, n = offsets[w], offsets[w + 1] - offsets[w]
+        for i in range(n):
+            sym[i], prv[i], nxt[i] = init[s + i], i - 1, i + 1
+        if n > 0:
+            nxt[n - 1] = -1
+        _merge_all(sym, prv, nxt, n, mkeys, mrank, mnew, hk, hn)
+        i = 0 if n > 0 else -1
+        while i >= 0:
+            out[o], first[o] = sym[i], i
+            o += 1
+            i = nxt[i]
+        out_offsets[w + 1] = o
+    return out[:o], first[:o], out_offsets
+
+
+def encode_symbols(
+    init: np.ndarray, ends: np.ndarray, merge_table: tuple[np.ndarray, np.ndarray, np.ndarray]
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """:func:`encode_word_bytes` for words already spelled in symbol ids: ``init[ends[i - 1]:
+    ends[i]]`` ``(N,)`` (a character-level BPE's characters and byte pieces). Returns the
+    ids ``(M,)``, the place in its word of each id's first symbol ``(M,)``, and where each
+    word's ids end ``(W,)``.
+
+    Examples
+    --------
+    >>> table = tuple(np.array([x], dtype=np.int64) for x in (pair_key(1, 2), 0, 7))
+    >>> ids, first, ends = encode_symbols(np.array([1, 2, 3, 1, 2]), np.array([3, 5]), table)
+    >>> ids.tolist(), first.tolist(), ends.tolist()
+    ([7, 3, 7], [0, 2, 0], [2, 3])
+    """
+    offsets = np.zeros(len(ends) + 1, dtype=np.int64)  # (W + 1,)
+    offsets[1:] = ends
+    ids, first, bounds = _symbols_kernel(init.astype(np.int64), offsets, *merge_table)
+    return ids, first, bounds[1:]
 
 
 def encode_word_bytes(

@@ -2,7 +2,7 @@
 
 ``update_reference`` is fastText's ``Model::update`` for one line, written with whole-row
 NumPy operations in the order of the module docstring of
-:mod:`~rowbook.models.word_vectors.classifier_kernels`: the mean row, the loss's steps on
+:mod:`~rowbook.models.fasttext_classifier.kernels`: the mean row, the loss's steps on
 the output rows (each row read before its own step), then the normalised gradient added
 to every input row. The random choices (the target among several labels, the negatives)
 are made from the same generator state as the kernel's, so the two give the same tables
@@ -24,7 +24,7 @@ from collections.abc import Sequence
 import numpy as np
 
 from rowbook.data.sampling import draw_negative, lcg_next, negative_guide, negative_table
-from rowbook.models.word_vectors.classifier_kernels import (
+from rowbook.models.fasttext_classifier.kernels import (
     LOG_TABLE,
     SIGMOID_TABLE,
     fasttext_tree,

@@ -6,22 +6,22 @@ of its words, of their character n-grams (``maxn > 0``) and of its hashed word n
 ``W_out`` ``(nlabels, d)`` scores the labels, under a softmax, negative sampling,
 hierarchical softmax or one-vs-all (several labels a text). The reading and hashing are
 fastText's (:mod:`rowbook.data.labelled`, :mod:`rowbook.data.labelled_ids`), the updates
-and predictions too (:mod:`~rowbook.models.word_vectors.classifier_kernels`, where the
+and predictions too (:mod:`~rowbook.models.fasttext_classifier.kernels`, where the
 derivation is written out): a ``.bin`` or ``.ftz`` the ``fasttext`` package wrote predicts
 the same labels with the same probabilities here, and the files written here there.
 
-**Why a member of the word-vector family.** :class:`FastTextClassifier` is a
-:class:`~rowbook.models.word_vectors.base.WordVectorModel`: what that base owns is what
-this model needs, unchanged -- a vocabulary counted in one pass (words by count, with
-``min_count``), tables trained in epochs of jobs of about ``batch_words`` tokens on
-Hogwild threads (:mod:`~rowbook.models.word_vectors.jobs`), a learning rate decaying
-linearly over the corpus's tokens from ``lr`` to ``min_lr``, a seeded generator per job (one
-worker and a seed train the same tables every time, across a checkpoint resume too), the
-saved state (vocabulary, tables, history, schedule), ``fit`` / ``resume`` / ``train`` and
-``vectors``. What differs is added here and nothing else: the lines carry labels (kept
-beside the vocabulary), a line is encoded with n-grams before training, the output table
-is over labels, and the model predicts. ``build_vocab(update=True)`` is refused: fastText
-fixes a classifier's dictionary at training.
+**What it shares with the word-vector family, and how.** Like word2vec it counts a
+vocabulary in one pass (words by count, with ``min_count``), trains tables in epochs of jobs
+of about ``batch_words`` tokens on Hogwild threads with a learning rate decaying linearly
+over the tokens from ``lr`` to ``min_lr``, seeds each job (one worker and a seed train the
+same tables every time, across a checkpoint resume too) and saves the vocabulary, tables,
+history and schedule. It is not of that family, though: its lines carry labels, its output
+table is over labels, its vocabulary never grows, and it predicts. So it is a
+:class:`~rowbook.models.base.Model` of its own that *uses* the family's parts -- the epoch
+loop (:func:`~rowbook.models.word_vectors.jobs.run_schedule`), the saved state's checks
+(:mod:`~rowbook.models.word_vectors.state`) -- and adds its reading
+(:mod:`rowbook.data.labelled`), training (:mod:`.training`), prediction (:mod:`.prediction`),
+quantisation (:mod:`.quantize`) and fastText's files (:mod:`.files`).
 
 Differences from fastText, each deliberate: the learning rate is updated every line
 (fastText: every 100 tokens, from a counter shared by its threads) and each job knows where
@@ -29,42 +29,37 @@ it stands in the schedule, so several workers see the schedule one worker sees; 
 the vocabulary's counts keep the order of first sighting; bucket rows no training line
 uses start at zero (fastText fills ``thread / 10`` of its table at random and leaves the
 rest as it finds it); with one label, ``ns`` draws no negatives (fastText loops for ever).
+
+This file is over 400 lines on purpose: it is the whole public surface of fastText's
+classifier (fit, train, predict, test, quantize, its files), each method a few lines over
+the modules beside it, with the docstrings users read.
 """
 
 from __future__ import annotations
 
 import os
 from collections.abc import Callable, Sequence
-from typing import Any, ClassVar, Literal, NamedTuple
+from functools import partial
+from typing import Any, ClassVar, Literal
 
 import numpy as np
 
-from rowbook._memory import untouched_zeros
-from rowbook.checks import ParameterError, check_choice, check_int, check_number
-from rowbook.data.corpus import job_boundaries
+from rowbook.checks import InputTypeError, ParameterError, check_choice, check_int, check_number
 from rowbook.data.counted_vocab import CountedVocab
 from rowbook.data.labelled import (
     LabelledLines,
     LabelVocab,
-    choose_labelled_vocab,
     fasttext_split,
     is_source,
     read_labelled,
 )
 from rowbook.data.labelled_ids import EncodedLines, LineEncoder
-from rowbook.data.sampling import job_seed, negative_guide, negative_table
-from rowbook.models.word_vectors.base import WordVectorModel
-from rowbook.models.word_vectors.classifier_kernels import (
-    LOSS_CODES,
-    fasttext_tree,
-    predict_lines,
-    sentence_vectors,
-    train_job,
-)
-from rowbook.models.word_vectors.classifier_meter import Meter
-from rowbook.models.word_vectors.jobs import EpochJobs, Progress, resolve_workers
-from rowbook.models.word_vectors.state import check_vocab, fitted_state
-from rowbook.models.word_vectors.word2vec_training import job_lrs
+from rowbook.models.base import Model
+from rowbook.models.fasttext_classifier import prediction, training
+from rowbook.models.fasttext_classifier.kernels import LOSS_CODES, sentence_vectors
+from rowbook.models.fasttext_classifier.prediction import Confusion, TestResult
+from rowbook.models.word_vectors.jobs import Progress, resolve_workers, run_schedule
+from rowbook.models.word_vectors.state import check_resumed, fitted_state, new_state, saved_state
 from rowbook.vectors import Vectors
 from rowbook.vectors.subword import SubwordVectors
 
@@ -73,35 +68,7 @@ __all__ = ["Confusion", "FastTextClassifier", "TestResult"]
 LossName = Literal["softmax", "ns", "hs", "ova"]
 
 
-class TestResult(NamedTuple):
-    """What ``fasttext test`` prints: the lines scored, precision@k and recall@k."""
-
-    __test__ = False  # not a pytest test class
-
-    n: int
-    precision: float
-    recall: float
-
-
-class Confusion(NamedTuple):
-    """``counts[i, j]``: lines with gold label ``labels[i]`` whose best prediction was ``labels[j]``
-    (a line with several labels counts once for each)."""
-
-    labels: tuple[str, ...]
-    counts: np.ndarray  # (nlabels, nlabels) int64
-
-    def __str__(self) -> str:
-        names = [label.removeprefix("__label__") for label in self.labels]
-        width = max([len(n) for n in names] + [len(str(int(self.counts.max(initial=0))))])
-        head = " " * width + " | " + " ".join(n.rjust(width) for n in names)
-        rows = [
-            n.rjust(width) + " | " + " ".join(str(int(c)).rjust(width) for c in row)
-            for n, row in zip(names, self.counts, strict=True)
-        ]
-        return "\n".join(["rows: gold label, columns: predicted", head, "-" * len(head), *rows])
-
-
-class FastTextClassifier(WordVectorModel):
+class FastTextClassifier(Model):
     """A fastText supervised text classifier: mean of word (and n-gram) rows, one linear layer.
 
     Parameters
@@ -154,10 +121,6 @@ class FastTextClassifier(WordVectorModel):
     """
 
     _run_only: ClassVar[tuple[str, ...]] = ("workers", "progress")
-    #: The supervised kernels record no per-row telemetry (the family's ``row_stats=True``
-    #: is for the word-vector trainers); ``row_stats_`` says so when asked.
-    row_stats: ClassVar[bool] = False
-    _lr_schedule: ClassVar[bool] = True
 
     def __init__(
         self,
@@ -262,40 +225,9 @@ class FastTextClassifier(WordVectorModel):
         return state["encoder"]
 
     def _vocabulary(self, lines: LabelledLines) -> tuple[CountedVocab, LabelVocab]:
-        words, labels = choose_labelled_vocab(
-            lines,
-            self.label_prefix,
-            min_count=self.min_count,
-            min_count_label=self.min_count_label,
+        return training.choose_vocabulary(
+            lines, self.label_prefix, self.min_count, self.min_count_label
         )
-        check_vocab(words, self.min_count)
-        is_label = np.fromiter(
-            (k.startswith(self.label_prefix) for k in lines.keys), bool, len(lines.keys)
-        )
-        tokens = np.diff(lines.starts)
-        labelled = np.add.reduceat(is_label[lines.ids], lines.starts[:-1]) if len(lines) else tokens
-        unlabelled = np.flatnonzero((labelled == 0) & (tokens > 1))  # words, but no label
-        if len(unlabelled) == len(lines) or not is_label.any():
-            raise ParameterError(
-                "label_prefix",
-                self.label_prefix,
-                "the start of the labels of the training lines",
-                fix="no token of the data starts with it: write the labels as "
-                f"{self.label_prefix}name, or give the prefix your data uses",
-            )
-        if len(unlabelled):
-            raise ValueError(
-                f"line {unlabelled[0] + 1} of the training data has words but no label (no "
-                f"token starts with {self.label_prefix!r}); every training line needs one"
-            )
-        if len(labels) == 0:
-            raise ParameterError(
-                "min_count_label",
-                self.min_count_label,
-                "at most the count of the most frequent label",
-                fix=f"no label occurs that often in the {len(lines)} lines: lower it",
-            )
-        return words, labels
 
     # -- fitting -------------------------------------------------------------------------
 
@@ -327,7 +259,7 @@ class FastTextClassifier(WordVectorModel):
             without ``label_prefix`` gets it.
         validation : path or (texts, labels), optional
             Labelled lines to search the parameters on first (fastText's autotune,
-            :mod:`~rowbook.models.word_vectors.autotune`): the best found are set on the
+            :mod:`~rowbook.models.fasttext_classifier.autotune`): the best found are set on the
             model (see :attr:`autotune_`), which is then trained with them.
         autotune_seconds, autotune_trials : optional
             The search's budget: seconds (fastText's ``-autotune-duration``, 300), or a
@@ -348,10 +280,10 @@ class FastTextClassifier(WordVectorModel):
         record = None
         if validation is not None:
             if resume is not None:
-                raise TypeError(
+                raise InputTypeError(
                     "resume continues a fit with set parameters; autotune searches them"
                 )
-            from rowbook.models.word_vectors.autotune import autotune
+            from rowbook.models.fasttext_classifier.autotune import autotune
 
             self._vocabulary(lines)  # a bad training file fails before the search
             seconds = autotune_seconds if autotune_trials is None else None
@@ -369,7 +301,8 @@ class FastTextClassifier(WordVectorModel):
         if saved is None:
             state = self._new_state(words, labels=label_vocab)
         else:
-            state = self._resumed(saved, words, resume)
+            state = self._fitted_from_state(saved)
+            check_resumed(state, words, self.epochs, resume, type(self).__name__)
             if state["labels"].keys != label_vocab.keys:
                 raise ValueError(
                     f"{resume} was made on other labels; resume with the data it was trained on"
@@ -378,7 +311,7 @@ class FastTextClassifier(WordVectorModel):
         state["autotune"] = record if record is not None else state.get("autotune")
         if saved is None:
             self._initial_rows(state, encoded)
-        self._train(state, encoded, callback, checkpoint, None, keep_on_error=False)
+        self._train(state, encoded, callback, checkpoint, keep_on_error=False)
         return self
 
     def train(
@@ -399,17 +332,8 @@ class FastTextClassifier(WordVectorModel):
         check_int("epochs", epochs, 1)
         encoded = self._encoder(state).encode(self._lines(data, labels, errors))
         state["schedule"].update(by="train", epochs=epochs, done=0, total_words=None)
-        self._train(state, encoded, callback, checkpoint, None, keep_on_error=True)
+        self._train(state, encoded, callback, checkpoint, keep_on_error=True)
         return self
-
-    def build_vocab(self, *args: Any, **kwargs: Any) -> FastTextClassifier:
-        """Refused: a classifier's words and labels are fixed by :meth:`fit` (as fastText's)."""
-        raise TypeError(
-            "FastTextClassifier learns its words and labels in fit(...); to train more on new "
-            "lines, call train(data, epochs=...)"
-        )
-
-    build_vocab_from_freq = build_vocab
 
     def _new_state(
         self,
@@ -417,109 +341,76 @@ class FastTextClassifier(WordVectorModel):
         *,
         by: str = "fit",
         tables: dict[str, np.ndarray] | None = None,
-        labels: LabelVocab | None = None,
+        labels: LabelVocab,
     ) -> dict[str, Any]:
-        """The family's fresh state, with the labels; tables zero until :meth:`_initial_rows`."""
-        assert labels is not None
+        """A fresh learned state with the labels; ``W_in`` empty until :meth:`_initial_rows`."""
         d = self.vector_size
         if tables is None:
             tables = {
                 "W_in": np.zeros((0, d), dtype=np.float32),
                 "W_out": np.zeros((len(labels), d), dtype=np.float32),  # fastText's zeros
             }
-        state = super()._new_state(vocab, by=by, tables=tables)
+        state = new_state(vocab, tables, by=by, epochs=self.epochs if by == "fit" else 0)
         state.update(labels=labels, encoder=None, prune=None, quant=None, autotune=None)
         return state
 
     def _initial_rows(self, state: dict[str, Any], encoded: EncodedLines) -> None:
-        """``W_in``: uniform(-1/d, 1/d) on the word rows and the bucket rows the training
-        lines use (the rest zero, costing no memory), pretrained rows over the words'."""
-        V, d = len(state["vocab"]), self.vector_size
-        used = np.zeros(V + self.n_buckets, dtype=np.bool_)
-        used[:V] = True
-        used[encoded.input_ids] = True
-        rows = np.flatnonzero(used)  # drawn for these only: 10M buckets cost nothing unused
-        W_in = untouched_zeros((V + self.n_buckets, d), np.float32)  # (V + bucket, d)
-        rng, chunk = np.random.default_rng(self.seed), 1 << 16
-        for start in range(0, len(rows), chunk):
-            block = rng.random((min(chunk, len(rows) - start), d), dtype=np.float32)
-            block *= np.float32(2.0)
-            block -= np.float32(1.0)
-            block /= np.float32(d)
-            W_in[rows[start : start + chunk]] = block
+        """``W_in``'s first rows (:func:`~.training.initial_input_rows`), pretrained rows over
+        the words' when ``pretrained_vectors`` is given."""
+        W_in = training.initial_input_rows(
+            len(state["vocab"]), self.n_buckets, self.vector_size, encoded.input_ids, self.seed
+        )
         if self.pretrained_vectors is not None:
-            from rowbook.models.word_vectors.classifier_files import pretrained_rows
+            from rowbook.models.fasttext_classifier.files import pretrained_rows
 
             pretrained_rows(W_in, state["vocab"].keys, self.pretrained_vectors, self.progress)
         state["tables"]["W_in"] = W_in
-
-    def _new_tables(self, vocab: CountedVocab) -> dict[str, np.ndarray]:  # pragma: no cover
-        raise TypeError("FastTextClassifier makes its tables with its labels (_new_state)")
-
-    def _grow_tables(self, state: dict[str, Any], old_V: int) -> None:  # pragma: no cover
-        raise TypeError("FastTextClassifier's vocabulary does not grow")
 
     def _table_shapes(self, V: int, n_labels: int = 0) -> dict[str, tuple[int, int]]:
         d = self.vector_size
         return {"W_in": (V + self.n_buckets, d), "W_out": (n_labels, d)}
 
-    def _epoch_jobs(self, state: dict[str, Any], encoded: EncodedLines) -> EpochJobs:
-        """Jobs of about ``batch_words`` tokens of whole lines, each at the learning rate of
-        the schedule where it starts and decaying line by line from there."""
+    def _train(
+        self,
+        state: dict[str, Any],
+        encoded: EncodedLines,
+        callback: Callable[[Progress], None] | None,
+        checkpoint: str | os.PathLike | None,
+        *,
+        keep_on_error: bool,
+    ) -> None:
+        """The epochs still to do in ``state``'s schedule, on the family's epoch loop."""
         self._require_dense(state, "training")
-        schedule, labels = state["schedule"], state["labels"]
-        bounds = job_boundaries(encoded.tokens, self.batch_words)  # (J + 1,) lines
-        before = np.concatenate([[0], np.cumsum(encoded.tokens)])[bounds]  # (J + 1,) tokens
-        per_epoch = schedule["total_words"] or encoded.total_tokens
-        slope = (self.lr - self.min_lr) / max(schedule["epochs"] * per_epoch, 1)
-        table = negative_table(labels.counts, 0.5)
-        negatives = (table, negative_guide(table), self.negative)
-        if self.loss == "hs":
-            tree = fasttext_tree(labels.counts)[2:]
-        else:
-            tree = (np.zeros(1, np.int64), np.zeros(0, np.int64), np.zeros(0, np.bool_))
-        lines = (
-            encoded.input_starts,
-            encoded.input_ids,
-            encoded.label_starts,
-            encoded.label_ids,
-            encoded.tokens,
-        )
-        W_in, W_out = state["tables"]["W_in"], state["tables"]["W_out"]
-        code = LOSS_CODES[self.loss]
-
-        def run(j: int, lr: float, trained: int, stats: None) -> float:
-            return train_job(
-                W_in,
-                W_out,
-                lines,
-                bounds[j],
-                bounds[j + 1],
-                code,
-                negatives,
-                tree,
-                (float(lr), slope, self.min_lr),
-                job_seed(self.seed, trained, j),
+        state["vectors"] = None
+        jobs = training.epoch_jobs(self, state, encoded)
+        with self._learning(state, keep_on_error=keep_on_error):
+            run_schedule(
+                state["schedule"],
+                state["history"],
+                jobs,
+                workers=resolve_workers(self.workers),
+                show=self.progress,
+                callback=callback,
+                save=None if checkpoint is None else partial(self.save, checkpoint),
+                telemetry=None,
             )
-
-        def lrs(epoch: int) -> np.ndarray:
-            return job_lrs(self.lr, self.min_lr, epoch, schedule["epochs"], before[:-1], per_epoch)
-
-        return EpochJobs(
-            sizes=np.diff(before), total=encoded.total_tokens, run=run, lrs=lrs, unit="token"
-        )
 
     # -- saved state ---------------------------------------------------------------------
 
-    def _extra_state(self, fitted: dict[str, Any]) -> dict[str, Any]:
+    def _get_state(self) -> dict[str, Any]:
+        fitted = self._require_fitted("save()")
         labels = fitted["labels"]
         quant = fitted.get("quant")
         return {
+            **saved_state(fitted),
             "labels": {"keys": list(labels.keys), "counts": labels.counts},
             "prune": fitted.get("prune"),
             "quant": None if quant is None else {k: q.get_state() for k, q in quant.items()},
             "autotune": fitted.get("autotune"),
         }
+
+    def _set_state(self, state: dict[str, Any]) -> None:
+        self._fitted = self._fitted_from_state(state)
 
     def _fitted_from_state(self, state: dict[str, Any]) -> dict[str, Any]:
         saved = state["labels"]
@@ -527,7 +418,7 @@ class FastTextClassifier(WordVectorModel):
         if not isinstance(saved["keys"], list) or len(counts) != len(saved["keys"]):
             raise ValueError(f"saved labels: {len(saved['keys'])} keys but {len(counts)} counts")
         labels = LabelVocab(saved["keys"], counts)
-        from rowbook.models.word_vectors.classifier_files import quant_from_state
+        from rowbook.models.fasttext_classifier.files import quant_from_state
 
         quant, prune = quant_from_state(state, self)
         fitted = fitted_state(
@@ -559,6 +450,31 @@ class FastTextClassifier(WordVectorModel):
             )
 
     @property
+    def vectors(self) -> Vectors:
+        """The word vectors as a :class:`rowbook.Vectors` (built once, then cached): each
+        word's row averaged with its char n-grams' rows, as fastText's ``getWordVector``."""
+        state = self._require_fitted(".vectors")
+        if state["vectors"] is None:
+            state["vectors"] = self._make_vectors(state)
+        return state["vectors"]
+
+    @property
+    def index_to_key_(self) -> tuple[str, ...]:
+        """The words in id order (row ``i`` of ``W_in`` is ``index_to_key_[i]``)."""
+        return self._learned("vocab", "index_to_key_").keys
+
+    @property
+    def counts_(self) -> np.ndarray:
+        """``(nwords,)`` how often each word occurs in the training lines."""
+        return self._learned("vocab", "counts_").counts
+
+    @property
+    def history_(self) -> list[Progress]:
+        """One :class:`~rowbook.models.word_vectors.jobs.Progress` per epoch trained, over
+        every ``fit`` / ``train`` call."""
+        return self._learned("history", "history_")
+
+    @property
     def labels_(self) -> tuple[str, ...]:
         """The labels in id order (descending count), spelled with ``label_prefix``."""
         return self._learned("labels", "labels_").keys
@@ -588,15 +504,6 @@ class FastTextClassifier(WordVectorModel):
         """The search of ``fit(..., validation=...)``: best parameters, score, every trial."""
         return self._require_fitted(".autotune_").get("autotune")
 
-    def _quant(self, state: dict[str, Any], table: str) -> Any:
-        quant = state.get("quant") or {}
-        matrix = quant.get(table)
-        if matrix is None:
-            return None
-        from rowbook.models.word_vectors.classifier_files import kernel_quant
-
-        return kernel_quant(matrix)
-
     def _make_vectors(self, state: dict[str, Any]) -> Vectors:
         """Each word's vector: the mean of its row and its char n-grams' rows (fastText's
         ``getWordVector``); unseen words too when the rows are dense and unpruned."""
@@ -612,7 +519,9 @@ class FastTextClassifier(WordVectorModel):
             )
         starts, ids = self._encoder(state).word_bags()
         rows = np.zeros((len(vocab), self.vector_size), dtype=np.float32)  # (V, d)
-        sentence_vectors(state["tables"]["W_in"], self._quant(state, "input"), starts, ids, rows)
+        sentence_vectors(
+            state["tables"]["W_in"], prediction.kernel_rows(state, "input"), starts, ids, rows
+        )
         return Vectors(vocab.keys, rows, vocab.counts)
 
     # -- predicting ----------------------------------------------------------------------
@@ -622,32 +531,6 @@ class FastTextClassifier(WordVectorModel):
         single = isinstance(texts, str)
         lines = self._lines([texts] if single else texts, labels, "strict")
         return state, self._encoder(state).encode(lines)
-
-    def _predictions(
-        self, state: dict[str, Any], encoded: EncodedLines, k: int, threshold: float
-    ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        if isinstance(k, bool) or not isinstance(k, int | np.integer) or (k < 1 and k != -1):
-            raise ParameterError("k", k, "an integer >= 1 (or -1 for every label)")
-        check_number("threshold", threshold, 0.0)
-        k = len(state["labels"]) if k == -1 else min(int(k), len(state["labels"]))
-        children = (np.zeros(0, np.int64), np.zeros(0, np.int64))
-        if self.loss == "hs":
-            children = fasttext_tree(state["labels"].counts)[:2]
-        W_in = state["tables"]["W_in"]
-        W_out = state["tables"]["W_out"]
-        quant_in, quant_out = self._quant(state, "input"), self._quant(state, "output")
-        if quant_out is not None:
-            W_out = np.zeros((len(state["labels"]), self.vector_size), dtype=np.float32)
-        return predict_lines(
-            (W_in, quant_in, W_out, quant_out),
-            encoded.input_starts,
-            encoded.input_ids,
-            loss=LOSS_CODES[self.loss],
-            k=k,
-            threshold=threshold,
-            children=children,
-            workers=min(resolve_workers(self.workers), max(1, len(encoded) // 5000)),
-        )
 
     def predict(
         self, texts: str | Sequence[str], k: int = 1, threshold: float = 0.0
@@ -660,7 +543,7 @@ class FastTextClassifier(WordVectorModel):
         probability is fastText's: ``p + 1e-5``, so never 0 (and may pass 1 by ``1e-5``).
         """
         state, encoded = self._encode_texts(texts)
-        ids, probs, counts = self._predictions(state, encoded, k, threshold)
+        ids, probs, counts = prediction.predictions(self, state, encoded, k, threshold)
         names = np.array([*state["labels"].keys, ""], dtype=object)  # id -1 (none): ""
         labels = names[ids].tolist()  # (L, k) lists, one pass
         values = list(probs.astype(np.float64))  # (k,) rows
@@ -673,24 +556,10 @@ class FastTextClassifier(WordVectorModel):
 
     def _meter(
         self, data: Any, labels: Any, k: int, threshold: float, false_negatives: bool = False
-    ) -> Meter:
+    ) -> prediction.Meter:
         state = self._require_fitted("test(...)")
-        lines = self._lines(data, labels, "strict")
-        encoded = self._encoder(state).encode(lines)
-        scored = (np.diff(encoded.input_starts) > 0) & (np.diff(encoded.label_starts) > 0)
-        ids, probs, counts = self._predictions(state, encoded, k, threshold)
-        keep = np.flatnonzero(scored)
-        label_sizes = np.diff(encoded.label_starts)[keep]
-        gold_starts = np.concatenate([[0], np.cumsum(label_sizes)])
-        gold = np.concatenate(
-            [encoded.labels(line) for line in keep] or [np.zeros(0, np.int32)]
-        ).astype(np.int64)
-        return Meter.from_predictions(
-            (gold_starts, gold),
-            (ids[keep], probs[keep], counts[keep]),
-            len(state["labels"]),
-            false_negatives=false_negatives,
-        )
+        encoded = self._encoder(state).encode(self._lines(data, labels, "strict"))
+        return prediction.meter(self, state, encoded, k, threshold, false_negatives)
 
     def test(
         self, data: Any, labels: Sequence[Any] | None = None, k: int = 1, threshold: float = 0.0
@@ -718,13 +587,7 @@ class FastTextClassifier(WordVectorModel):
         """How often each gold label's lines were given each label first (:class:`Confusion`)."""
         state = self._require_fitted("confusion(...)")
         encoded = self._encoder(state).encode(self._lines(data, labels, "strict"))
-        ids, _, counts = self._predictions(state, encoded, 1, 0.0)
-        n = len(state["labels"])
-        table = np.zeros((n, n), dtype=np.int64)
-        for line in np.flatnonzero(counts > 0):
-            for gold in encoded.labels(line).tolist():
-                table[gold, ids[line, 0]] += 1
-        return Confusion(state["labels"].keys, table)
+        return prediction.confusion(self, state, encoded)
 
     def get_sentence_vector(self, text: str) -> np.ndarray:
         """``(d,)`` the mean row of ``text`` (its words, n-grams and ``</s>``), what the
@@ -733,7 +596,7 @@ class FastTextClassifier(WordVectorModel):
         out = np.zeros((1, self.vector_size), dtype=np.float32)
         sentence_vectors(
             state["tables"]["W_in"],
-            self._quant(state, "input"),
+            prediction.kernel_rows(state, "input"),
             encoded.input_starts,
             encoded.input_ids,
             out,
@@ -763,9 +626,9 @@ class FastTextClassifier(WordVectorModel):
         ``qnorm`` the norms apart in a byte a row, and with ``qout`` ``W_out`` too. Then
         :meth:`save_fasttext` writes a ``.ftz`` that ``fasttext.load_model`` opens and that
         predicts what this model predicts. See
-        :mod:`~rowbook.models.word_vectors.classifier_quantize`.
+        :mod:`~rowbook.models.fasttext_classifier.quantize`.
         """
-        from rowbook.models.word_vectors.classifier_quantize import quantize
+        from rowbook.models.fasttext_classifier.quantize import quantize
 
         quantize(
             self,
@@ -784,7 +647,7 @@ class FastTextClassifier(WordVectorModel):
     def save_fasttext(self, path: str | os.PathLike[str]) -> None:
         """Write fastText's supervised ``.bin`` (a ``.ftz`` once quantised), atomically;
         ``fasttext.load_model`` opens it and predicts what this model predicts."""
-        from rowbook.models.word_vectors.classifier_files import save_fasttext
+        from rowbook.models.fasttext_classifier.files import save_fasttext
 
         save_fasttext(self, path)
 
@@ -796,7 +659,7 @@ class FastTextClassifier(WordVectorModel):
         labels and probabilities on every line. The file does not hold the label prefix;
         give the one its training data used if not ``__label__``. ``train`` continues an
         unquantised one."""
-        from rowbook.models.word_vectors.classifier_files import load_fasttext
+        from rowbook.models.fasttext_classifier.files import load_fasttext
 
         return load_fasttext(cls, path, label_prefix)
 

@@ -24,10 +24,11 @@ tokens and offsets when either is first read.
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
+from typing import Any
 
 import numpy as np
 
-__all__ = ["Encoding", "build_encodings", "byte_spans", "char_offsets"]
+__all__ = ["Encoding", "build_encodings", "byte_spans", "char_offsets", "templated"]
 
 
 class Encoding:
@@ -154,15 +155,65 @@ def build_encodings(
     prefixed: Mapping[int, Sequence[int]],
     id_to_token: Sequence[str],
     id_len: np.ndarray,
+    align: Callable[[str], Any] | None = None,
 ) -> list[Encoding]:
     """The :class:`Encoding` of each text from its ids; ``prefixed[i]`` lists the tokens of
     text ``i`` that hold an inserted prefix space (texts without any are left out).
 
     ``id_len[i]`` is the number of bytes token ``i`` spells (its special-token text for
-    special and added tokens). Tokens and offsets are computed when first read.
+    special and added tokens). Tokens and offsets are computed when first read. ``align``
+    gives the normalized text that the ids spell, as an :class:`~rowbook.text.aligned.Aligned`
+    string, when a normalizer changed it: offsets are then carried back to the original.
     """
     none: tuple[int, ...] = ()
+    if align is None:
+        return [
+            Encoding(ids, source=(text, prefixed.get(i, none), id_to_token, id_len))
+            for i, (text, ids) in enumerate(zip(texts, ids_of, strict=True))
+        ]
     return [
-        Encoding(ids, source=(text, prefixed.get(i, none), id_to_token, id_len))
+        Encoding(
+            ids,
+            source=_aligned_source(text, ids, prefixed.get(i, none), id_to_token, id_len, align),
+        )
         for i, (text, ids) in enumerate(zip(texts, ids_of, strict=True))
     ]
+
+
+def _aligned_source(text, ids, prefixed_at, id_to_token, id_len, align):
+    """Tokens and offsets of a normalized text's ids, offsets in the original ``text``."""
+
+    def source() -> tuple[list[str], list[tuple[int, int]]]:
+        aligned = align(text)  # (C,) spans in text of each normalized character
+        inner = Encoding(ids, source=(aligned.text, prefixed_at, id_to_token, id_len))
+        last = aligned.ends[-1] if len(aligned) else 0
+        offsets = [
+            aligned.span(a, b)
+            if b > a
+            else ((aligned.starts[a],) * 2 if a < len(aligned) else (last, last))
+            for a, b in inner.offsets
+        ]
+        return inner.tokens, offsets
+
+    return source
+
+
+def templated(encoding: Encoding, template: Any) -> Encoding:
+    """``encoding`` inside a post-processor's template (:class:`rowbook.text.postprocess.Template`):
+    its tokens before and after, at offsets ``(0, 0)``, marked in ``special_tokens_mask``.
+
+    Examples
+    --------
+    >>> from rowbook.text.postprocess import Template
+    >>> e = templated(Encoding([7], ["a"], [(0, 1)]), Template(("<s>",), (), {"<s>": 1}))
+    >>> e.ids, e.tokens, e.offsets, e.special_tokens_mask
+    ([1, 7], ['<s>', 'a'], [(0, 0), (0, 1)], [1, 0])
+    """
+    ids, before, after = template.apply(encoding.ids)
+
+    def source() -> tuple[list[str], list[tuple[int, int]]]:
+        tokens = [*template.before, *encoding.tokens, *template.after]
+        return tokens, [(0, 0)] * before + encoding.offsets + [(0, 0)] * after
+
+    mask = [1] * before + [0] * len(encoding.ids) + [1] * after
+    return Encoding(ids, source=source, special_tokens_mask=mask)

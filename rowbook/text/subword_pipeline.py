@@ -9,7 +9,7 @@ and :class:`SubwordTokenizer` runs the same steps with the same parts
 (:mod:`rowbook.text.components`, :mod:`rowbook.text.postprocess`). A subclass is the model:
 it gives the ids of a batch of words (``_encode_words``, a numba kernel) and, for tokens and
 offsets, the pieces of one word (``_segment_word``). Everything else is here, once:
-``encode`` / ``encode_batch`` (an :class:`~rowbook.text.bpe.encoding.Encoding`: ids, tokens,
+``encode`` / ``encode_batch`` (an :class:`~rowbook.text.bpe.result.Encoding`: ids, tokens,
 offsets, masks), ``tokenize``, ``decode``, ``token_to_id``, added tokens, and the word cache.
 
 Ids first, the rest when read: :meth:`SubwordTokenizer.encode` normalizes with plain ``str``
@@ -34,14 +34,14 @@ from typing import Any
 
 import numpy as np
 
-from rowbook.checks import check_int
+from rowbook.checks import InputTypeError, check_int
 from rowbook.fork_pool import map_in_order
 from rowbook.text.aligned import Aligned
 from rowbook.text.batches import text_batches
 from rowbook.text.bpe.batch import gc_paused
-from rowbook.text.bpe.encoding import Encoding
 from rowbook.text.bpe.options import special_regex
 from rowbook.text.bpe.pretokenize import check_str
+from rowbook.text.bpe.result import Encoding
 from rowbook.text.token_table import TokenTable
 
 __all__ = ["SubwordTokenizer"]
@@ -205,7 +205,7 @@ class SubwordTokenizer(TokenTable):
         return tokens, offsets
 
     def encode(self, text: str, *, add_special_tokens: bool = True) -> Encoding:
-        """The :class:`~rowbook.text.bpe.encoding.Encoding` of ``text``: ids, tokens, offsets,
+        """The :class:`~rowbook.text.bpe.result.Encoding` of ``text``: ids, tokens, offsets,
         masks. ``add_special_tokens`` adds the template's tokens (``[CLS] ... [SEP]``)."""
         self._check_fitted()
         return self._finish(text, self._ids_of([check_str(text)])[0], add_special_tokens)
@@ -218,7 +218,9 @@ class SubwordTokenizer(TokenTable):
         shared with forked processes). The result does not depend on ``workers``."""
         self._check_fitted()
         if isinstance(texts, str):
-            raise TypeError("encode_batch expects a sequence of str; for one text use encode()")
+            raise InputTypeError(
+                "encode_batch expects a sequence of str; for one text use encode()"
+            )
         workers = check_int("workers", workers, 1, allow_none=True) or os.cpu_count() or 1
         texts = [check_str(t) for t in texts]
         with gc_paused():
@@ -270,7 +272,7 @@ class SubwordTokenizer(TokenTable):
     def _add(self, tokens: Sequence[str], special: bool) -> int:
         self._check_fitted()
         if isinstance(tokens, str) or any(not isinstance(t, str) or not t for t in tokens):
-            raise TypeError(f"tokens must be a sequence of non-empty str, got {tokens!r}")
+            raise InputTypeError(f"tokens must be a sequence of non-empty str, got {tokens!r}")
         new = [t for t in dict.fromkeys(tokens) if t not in self._vocab]
         added = [*self._added, *((t, special) for t in tokens if t not in self._added_ids)]
         self._install([*self._id_to_token, *new], added)

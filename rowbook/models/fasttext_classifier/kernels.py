@@ -43,8 +43,11 @@ The kernels release the GIL; several threads train the same tables without locks
 (Hogwild, as fastText's threads do). The draws (the target among several labels, the
 negatives) come from word2vec's generator (:mod:`rowbook.data.sampling`), one stream per
 job: one worker and a seed train the same tables every time.
-:mod:`~rowbook.models.word_vectors.classifier_reference` is the plain-NumPy formulation
+:mod:`~rowbook.models.fasttext_classifier.reference` is the plain-NumPy formulation
 of one update that the tests hold :func:`train_job` to.
+
+Over 400 lines on purpose: the four losses' updates and predictions share their inner
+loops, which numba compiles only when they stand in one module it can inline across.
 """
 
 from __future__ import annotations

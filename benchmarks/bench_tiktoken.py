@@ -1,0 +1,168 @@
+"""Byte-level BPE encoding beside tiktoken, on the same ranks; and the merge step's worst case.
+
+A byte-level BPE trained by rowbook on NewsArticles is handed to tiktoken as mergeable ranks
+(``tiktoken.Encoding(pat_str=r50k's pattern, mergeable_ranks=...)``, no download) and read
+back from those ranks by rowbook as tiktoken reads them (``ByteLevelBPE.from_tiktoken``'s
+rules: pairs ranked by the token they make, a word that is a token taken whole). Both
+encode the same texts on one thread: documents of about 64 KB (the corpus's articles
+joined) and the corpus's first lines, timed in CPU time (one thread each; the machine may
+be shared), rowbook with its word cache emptied before each
+repetition (cold: what a first encode of unseen text costs) and kept (warm: tiktoken keeps
+no cache). The ids must be equal. Then the worst case: a run of n = 100,000 and 8n
+identical characters, one word, timed with rowbook's merge-list BPE, the one read from
+ranks and tiktoken.
+
+    python benchmarks/bench_tiktoken.py           # the full corpus (downloads it once)
+    python benchmarks/bench_tiktoken.py --quick   # 300 documents, a smoke test
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from corpora import newsarticles_lines, newsarticles_texts
+from timing import Row, interleaved_times_ms, machine, print_table, print_targets
+
+from rowbook.text import ByteLevelBPE
+from rowbook.text.bpe.tiktoken_files import from_ranks, to_ranks
+
+VOCAB_SIZE = 32_000
+DOCUMENT_CHARS = 64_000
+LINES = 20_000
+RUN = 100_000
+
+
+def cpu_medians_ms(fns: dict, repeat: int, warmup: int = 1) -> dict[str, float]:
+    """Median CPU time of each function, run in turn (every timed run here uses one thread:
+    on a shared machine the CPU a process receives is steadier than the wall clock)."""
+    times = interleaved_times_ms(fns, repeat=repeat, warmup=warmup, clock=time.process_time)
+    return {name: float(np.median(t)) for name, t in times.items()}
+
+
+def documents(texts: list[str], size: int) -> list[str]:
+    """The texts joined (blank line between) into documents of about ``size`` characters."""
+    out, part, chars = [], [], 0
+    for text in texts:
+        part.append(text)
+        chars += len(text)
+        if chars >= size:
+            out.append("\n\n".join(part))
+            part, chars = [], 0
+    return out + (["\n\n".join(part)] if part else [])
+
+
+def cold(bpe: ByteLevelBPE, texts: list[str]) -> None:
+    bpe._encoder.cache.clear()
+    bpe.encode_batch(texts, workers=1)
+
+
+def encode_rows(bpe, ranked, enc, label, texts, repeat) -> list[Row]:
+    """One thread: tiktoken, rowbook's merge-list BPE and the one read from ranks."""
+    mb = sum(len(t.encode("utf-8")) for t in texts) / 1e6
+    times = cpu_medians_ms(
+        {
+            "tiktoken encode_ordinary_batch(num_threads=1)": lambda: enc.encode_ordinary_batch(
+                texts, num_threads=1
+            ),
+            "rowbook encode_batch(workers=1), cold cache": lambda: cold(bpe, texts),
+            "rowbook encode_batch(workers=1), warm cache": lambda: bpe.encode_batch(
+                texts, workers=1
+            ),
+            "rowbook from tiktoken ranks, cold cache": lambda: cold(ranked, texts),
+            "rowbook from tiktoken ranks, warm cache": lambda: ranked.encode_batch(
+                texts, workers=1
+            ),
+        },
+        repeat=repeat,
+    )
+    return [Row(label, name, ms, f"{mb / ms * 1e3:.1f} MB/s") for name, ms in times.items()]
+
+
+def worst_rows(bpe, ranked, enc, n: int, repeat: int) -> tuple[list[Row], list[float]]:
+    """A run of n and 8n identical characters; the 8n / n time ratios (rowbook's two)."""
+    rows, ratios = [], []
+    for name, tok in (("rowbook merge list", bpe), ("rowbook from ranks", ranked)):
+        fns = {}
+        for size in (n, 8 * n):
+            text = "a" * size
+            fns[f"{name}, {size:,} characters"] = lambda t=text, b=tok: cold(b, [t])
+        times = cpu_medians_ms(fns, repeat=repeat)
+        small, large = times.values()
+        ratios.append(large / small)
+        rows += [Row("run of one character", k, v, "") for k, v in times.items()]
+    fns = {
+        f"tiktoken, {size:,} characters": lambda t="a" * size: enc.encode_ordinary(t)
+        for size in (n, 8 * n)
+    }
+    times = cpu_medians_ms(fns, repeat=repeat)
+    small, large = times.values()
+    ratios.append(large / small)
+    rows += [Row("run of one character", k, v, "") for k, v in times.items()]
+    return rows, ratios
+
+
+def main(argv: list[str] | None = None) -> int:
+    import tiktoken
+    from tiktoken_ext.openai_public import r50k_pat_str
+
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    parser.add_argument("--quick", action="store_true", help="300 documents: a smoke test")
+    parser.add_argument("--repeat", type=int, default=3, help="repetitions per timing (median)")
+    args = parser.parse_args(argv)
+    texts = newsarticles_texts()[: 300 if args.quick else None]
+    vocab_size = 2_000 if args.quick else VOCAB_SIZE
+    repeat = 1 if args.quick else args.repeat
+    lines = newsarticles_lines()[: 2_000 if args.quick else LINES]
+    docs = documents(texts, DOCUMENT_CHARS)
+    print(
+        f"NewsArticles: {len(docs):,} documents of about {DOCUMENT_CHARS:,} characters, "
+        f"{len(lines):,} lines; byte-level BPE, vocab_size={vocab_size:,}; one thread; "
+        f"{machine()}; 1-min load average at start {os.getloadavg()[0]:.1f}"
+    )
+    bpe = ByteLevelBPE().fit(texts, vocab_size)
+    ranks = to_ranks(bpe)
+    enc = tiktoken.Encoding("bench", pat_str=r50k_pat_str, mergeable_ranks=ranks, special_tokens={})
+    ranked = from_ranks(ranks, pattern=bpe.pattern, special_tokens={})
+    same = [e.ids for e in ranked.encode_batch(docs + lines)] == enc.encode_ordinary_batch(
+        docs + lines
+    )
+    merge_list_same = sum(
+        e.ids == ids
+        for e, ids in zip(bpe.encode_batch(lines), enc.encode_ordinary_batch(lines), strict=True)
+    )
+    rows = encode_rows(bpe, ranked, enc, "documents", docs, repeat)
+    rows += encode_rows(bpe, ranked, enc, "lines", lines, repeat)
+    run = RUN // 10 if args.quick else RUN
+    worst, ratios = worst_rows(bpe, ranked, enc, run, repeat)
+    subject = "rowbook encode_batch(workers=1), cold cache"
+    print_table(
+        "Byte-level BPE beside tiktoken, same ranks, one thread (median CPU ms)",
+        rows + worst,
+        {"documents": subject, "lines": subject},
+    )
+    print(
+        f"\nThe merge-list BPE gives tiktoken's ids on {merge_list_same:,} of {len(lines):,} "
+        f"lines. A run of 8n characters costs tiktoken {ratios[2]:.1f}x a run of n. 1-min load "
+        f"average at the end: {os.getloadavg()[0]:.1f}"
+    )
+    ok = print_targets(
+        [
+            ("ids equal tiktoken's (BPE read from the ranks)", float(same), 1.0),
+            ("run of 8n / run of n, merge list (<= 16: not quadratic)", 16 / ratios[0], 1.0),
+            ("run of 8n / run of n, from ranks (<= 16: not quadratic)", 16 / ratios[1], 1.0),
+        ]
+    )
+    return 0 if ok or args.quick else 1
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,126 @@
+"""How a :class:`~rowbook.models.fasttext_classifier.FastTextClassifier` is trained: its
+words and labels chosen from the lines, its first rows, and an epoch as jobs.
+
+The jobs run on the word-vector family's epoch loop
+(:func:`rowbook.models.word_vectors.jobs.run_schedule`), with its learning-rate schedule
+(:func:`~rowbook.models.word_vectors.word2vec_training.job_lrs`) and its per-job seeds: one
+worker and a seed train the same tables every time, across a checkpoint resume too. The
+update itself is :func:`~rowbook.models.fasttext_classifier.kernels.train_job`.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from rowbook._memory import untouched_zeros
+from rowbook.checks import ParameterError
+from rowbook.data.corpus import job_boundaries
+from rowbook.data.counted_vocab import CountedVocab
+from rowbook.data.labelled import LabelledLines, LabelVocab, choose_labelled_vocab
+from rowbook.data.labelled_ids import EncodedLines
+from rowbook.data.sampling import job_seed, negative_guide, negative_table
+from rowbook.models.fasttext_classifier.kernels import LOSS_CODES, fasttext_tree, train_job
+from rowbook.models.word_vectors.jobs import EpochJobs
+from rowbook.models.word_vectors.state import check_vocab
+from rowbook.models.word_vectors.word2vec_training import job_lrs
+
+__all__ = ["choose_vocabulary", "epoch_jobs", "initial_input_rows"]
+
+
+def choose_vocabulary(
+    lines: LabelledLines, label_prefix: str, min_count: int, min_count_label: int
+) -> tuple[CountedVocab, LabelVocab]:
+    """The words and the labels of the training ``lines``, refusing lines that have words
+    but no label and a ``label_prefix`` no token starts with."""
+    words, labels = choose_labelled_vocab(
+        lines, label_prefix, min_count=min_count, min_count_label=min_count_label
+    )
+    check_vocab(words, min_count)
+    is_label = np.fromiter((k.startswith(label_prefix) for k in lines.keys), bool, len(lines.keys))
+    tokens = np.diff(lines.starts)
+    labelled = np.add.reduceat(is_label[lines.ids], lines.starts[:-1]) if len(lines) else tokens
+    unlabelled = np.flatnonzero((labelled == 0) & (tokens > 1))  # words, but no label
+    if len(unlabelled) == len(lines) or not is_label.any():
+        raise ParameterError(
+            "label_prefix",
+            label_prefix,
+            "the start of the labels of the training lines",
+            fix="no token of the data starts with it: write the labels as "
+            f"{label_prefix}name, or give the prefix your data uses",
+        )
+    if len(unlabelled):
+        raise ValueError(
+            f"line {unlabelled[0] + 1} of the training data has words but no label (no "
+            f"token starts with {label_prefix!r}); every training line needs one"
+        )
+    if len(labels) == 0:
+        raise ParameterError(
+            "min_count_label",
+            min_count_label,
+            "at most the count of the most frequent label",
+            fix=f"no label occurs that often in the {len(lines)} lines: lower it",
+        )
+    return words, labels
+
+
+def initial_input_rows(
+    n_words: int, n_buckets: int, d: int, used_ids: np.ndarray, seed: int
+) -> np.ndarray:
+    """``W_in`` ``(n_words + n_buckets, d)``: uniform(-1/d, 1/d) on the word rows and the
+    bucket rows of ``used_ids``, the rest zero (pages never touched: 10M unused buckets
+    cost no memory). fastText fills every row; the rows no line reads never change."""
+    used = np.zeros(n_words + n_buckets, dtype=np.bool_)
+    used[:n_words] = True
+    used[used_ids] = True
+    rows = np.flatnonzero(used)
+    W_in = untouched_zeros((n_words + n_buckets, d), np.float32)  # (V + bucket, d)
+    rng, chunk = np.random.default_rng(seed), 1 << 16
+    for start in range(0, len(rows), chunk):
+        block = rng.random((min(chunk, len(rows) - start), d), dtype=np.float32)
+        block *= np.float32(2.0)
+        block -= np.float32(1.0)
+        block /= np.float32(d)
+        W_in[rows[start : start + chunk]] = block
+    return W_in
+
+
+def epoch_jobs(model: Any, state: dict[str, Any], encoded: EncodedLines) -> EpochJobs:
+    """One epoch of ``model`` on ``encoded`` lines as jobs of about ``batch_words`` tokens of
+    whole lines, each at the learning rate of the schedule where it starts and decaying line
+    by line from there."""
+    schedule, labels = state["schedule"], state["labels"]
+    bounds = job_boundaries(encoded.tokens, model.batch_words)  # (J + 1,) lines
+    before = np.concatenate([[0], np.cumsum(encoded.tokens)])[bounds]  # (J + 1,) tokens
+    per_epoch = schedule["total_words"] or encoded.total_tokens
+    lr, min_lr, seed = model.lr, model.min_lr, model.seed
+    slope = (lr - min_lr) / max(schedule["epochs"] * per_epoch, 1)
+    table = negative_table(labels.counts, 0.5)
+    negatives = (table, negative_guide(table), model.negative)
+    if model.loss == "hs":
+        tree = fasttext_tree(labels.counts)[2:]
+    else:
+        tree = (np.zeros(1, np.int64), np.zeros(0, np.int64), np.zeros(0, np.bool_))
+    lines = (
+        encoded.input_starts,
+        encoded.input_ids,
+        encoded.label_starts,
+        encoded.label_ids,
+        encoded.tokens,
+    )
+    W_in, W_out = state["tables"]["W_in"], state["tables"]["W_out"]
+    code = LOSS_CODES[model.loss]
+
+    def run(j: int, job_lr: float, trained: int, stats: None) -> float:
+        rates = (float(job_lr), slope, min_lr)
+        seeded = job_seed(seed, trained, j)
+        args = (W_in, W_out, lines, bounds[j], bounds[j + 1], code, negatives, tree)
+        return train_job(*args, rates, seeded)
+
+    def lrs(epoch: int) -> np.ndarray:
+        return job_lrs(lr, min_lr, epoch, schedule["epochs"], before[:-1], per_epoch)
+
+    return EpochJobs(
+        sizes=np.diff(before), total=encoded.total_tokens, run=run, lrs=lrs, unit="token"
+    )
