@@ -8,7 +8,9 @@ table is not on another: a default chosen on one shape of neighbourhoods gave re
 assumed, on the table itself, at build time:
 
 1. draw ``QUERIES`` rows of the table (seeded) and find each one's ``K`` true neighbours by
-   the exact scan (:func:`exact_neighbours`, the row itself left out);
+   the exact scan (:func:`exact_neighbours`, the row itself left out); an index is measured
+   on rows it does not hold yet (:func:`held_out_rows`: a held row is an easier query), a
+   quantised table's re-ranking on its own rows (the codes hold every row anyway);
 2. try the knob's values from cheap to dear (:func:`choose_setting`) and keep the first whose
    recall@K reaches the target with a margin: the mean over the queries minus two standard
    errors (:func:`lower_bound`), so that a sample of a few hundred queries that happens to be
@@ -53,7 +55,7 @@ __all__ = [
 RECALL = 0.95
 #: Neighbours per query the recall counts (recall@10).
 K = 10
-#: Rows drawn as calibration queries (all of them in a smaller table).
+#: Rows drawn as calibration queries (fewer in a small table: see :func:`held_out_rows`).
 QUERIES = 300
 _SCORES_PER_BLOCK = 1 << 24  # exact scores held at once: 64 MB of float32
 
