@@ -47,6 +47,10 @@ DOORS = {
         lambda t, v: t.most_similar_cosmul(positive=["k1"], negative=[v]),
     ],
     "similar_by_vector": [lambda t, v: t.similar_by_vector(v)],
+    "analogy": [  # typed for keys; a vector given goes through most_similar's door
+        lambda t, v: t.analogy("k1", v, "k2"),
+        lambda t, v: t.analogy("k1", "k2", v, method="3cosmul"),
+    ],
     "distances": [lambda t, v: t.distances(v)],
     "get_mean_vector": [lambda t, v: t.get_mean_vector(["k1", v])],
     "add_vectors": [lambda t, v: Vectors(KEYS[:1], np.ones((1, D))).add_vectors(["x"], v[None])],
