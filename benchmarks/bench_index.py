@@ -1,27 +1,36 @@
-"""``Vectors.build_index()`` with its defaults against the exact scan, at 100k and 1M rows.
+"""``Vectors.build_index()`` with its defaults against the exact scan, on two kinds of data.
 
-Tables of clustered 100-d vectors (one Gaussian cluster per 50 rows, like the clumpy
-geometry of word vectors; pure noise would be a worst case no real table has). For each
-size: the time ``build_index()`` takes with no arguments (the kind and settings it chose
-from the size), then 300 queries by key through the whole per-query path,
+Two kinds of 100-d tables, so that no default is judged only on the data it was chosen on:
+
+* ``blobs``: one Gaussian cluster per 50 rows, noise 0.6 (the table the fixed defaults
+  were chosen on, before the calibration);
+* ``clustered``: :func:`rowbook.data.synthetic_vectors.clustered_vectors`, a word-vector
+  geometry (common direction, topics, sub-topics, a row's own part, log-normal norms) at
+  a noise share of 0.2, 0.4 or 0.6 (``--noise``; looser neighbourhoods as it grows).
+
+For each kind and size: the time ``build_index()`` takes with no arguments (the kind from
+the size; ``ef_search`` / ``nprobe`` measured for recall@10 0.95 on held-out rows, which the
+table shows), then 300 queries by key through the whole per-query path,
 ``most_similar(key, topn=10)`` (the exact scan) and ``most_similar(key, topn=10,
 approximate=True)``, run in turn query by query so that the machine's load reaches both
-alike: median latency of each, their ratio, and recall@10 of the approximate answers
-against the exact ones. Also shown: the index's own search (``VectorIndex.search``), and a
-batch of the 300 keys answered by one ``most_similar(batch=..., approximate=True)``.
+alike: median latency of each, their ratio, and recall@10 of the approximate answers against
+the exact ones. Also shown: the index's own search (``VectorIndex.search``), and a batch of
+the 300 keys answered by one ``most_similar(batch=..., approximate=True)``.
 
-    python benchmarks/bench_index.py              # 100,000 and 1,000,000 rows
+    python benchmarks/bench_index.py              # 100,000 and 1,000,000 rows, both kinds
     python benchmarks/bench_index.py --quick      # 20,000 and 100,000 rows: a smoke test
-    python benchmarks/bench_index.py --sizes 1000000
+    python benchmarks/bench_index.py --sizes 1000000 --data clustered --noise 0.2 0.4 0.6
 
-Target (from the issue): at 1M rows, ``build_index()`` defaults answer >= 100x faster than
-the exact scan at recall@10 >= 0.95, and build within a few minutes on 2 cores.
+Target (from the issues): at 1M rows, on both kinds, ``build_index()`` defaults answer at
+recall@10 >= 0.95 and >= 50x faster than the exact scan (100x where the data allows), and
+build within a few minutes on 2 cores (stated).
 """
 
 from __future__ import annotations
 
 import argparse
 import gc
+import os
 import sys
 import time
 from pathlib import Path
@@ -31,13 +40,13 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from timing import machine, print_targets
 
+from rowbook.data.synthetic_vectors import clustered_vectors
 from rowbook.vectors import Vectors
-from rowbook.vectors.index import default_settings
 
 QUERIES = 300
 
 
-def clustered(n: int, d: int, rng: np.random.Generator) -> np.ndarray:
+def blobs(n: int, d: int, rng: np.random.Generator) -> np.ndarray:
     """``n`` rows around ``n // 50`` Gaussian centres (float32, not normalised)."""
     centres = rng.standard_normal((max(1, n // 50), d), dtype=np.float32)
     table = centres[rng.integers(0, len(centres), n)]
@@ -45,9 +54,16 @@ def clustered(n: int, d: int, rng: np.random.Generator) -> np.ndarray:
     return table
 
 
-def run(n: int, d: int = 100) -> dict[str, float]:
+def make_table(kind: str, n: int, d: int, noise: float) -> np.ndarray:
+    """The ``(n, d)`` rows of one kind of data (see the module docstring)."""
+    if kind == "blobs":
+        return blobs(n, d, np.random.default_rng(0))
+    return clustered_vectors(n, d, seed=0, noise=noise)
+
+
+def run(n: int, d: int = 100, kind: str = "blobs", noise: float = 0.4) -> dict:
     rng = np.random.default_rng(0)
-    table = Vectors([f"w{i}" for i in range(n)], clustered(n, d, rng), copy=False)
+    table = Vectors([f"w{i}" for i in range(n)], make_table(kind, n, d, noise), copy=False)
     table.get_normed_vectors()  # the unit rows, cached by the first query either way
     t = time.perf_counter()
     index = table.build_index()
@@ -77,10 +93,15 @@ def run(n: int, d: int = 100) -> dict[str, float]:
         gc.enable()
     exact, fast = float(np.median(exact_ms)) * 1e3, float(np.median(fast_ms)) * 1e3
     sweep = _sweep(table, index, keys, truths) if index.kind == "hnsw" else []
+    chosen = index.calibration
     return {
         "sweep": sweep,
         "rows": n,
-        "settings": ", ".join(f"{k}={v}" for k, v in default_settings(n).items()),
+        "data": kind if kind == "blobs" else f"clustered, noise {noise}",
+        "settings": f"{index.kind}, {chosen.setting}={chosen.value}"
+        + (" (exact)" if chosen.exact else ""),
+        "calibrated": chosen.recall,
+        "calibration_s": chosen.seconds,
         "build": build,
         "exact": exact,
         "fast": fast,
@@ -112,43 +133,51 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--quick", action="store_true")
     parser.add_argument("--sizes", type=int, nargs="+")
+    parser.add_argument("--data", nargs="+", choices=("blobs", "clustered"))
+    parser.add_argument("--noise", type=float, nargs="+", default=[0.4])
     args = parser.parse_args(argv)
     sizes = args.sizes or ([20_000, 100_000] if args.quick else [100_000, 1_000_000])
+    cases = [("blobs", 0.0)] if "blobs" in (args.data or ["blobs"]) else []
+    if "clustered" in (args.data or ["clustered"]):
+        cases += [("clustered", noise) for noise in args.noise]
     print(machine())
-    print(f"\n100-d float32 rows, one cluster centre per 50 rows; {QUERIES} queries by key\n")
+    print(f"\n100-d float32 rows; {QUERIES} queries by key; load {os.getloadavg()[0]:.1f}\n")
     print(
-        "| rows | build_index() chose | build s | exact ms | approximate ms | speed-up "
-        "| recall@10 | index search ms | batch ms/query |"
+        "| data | rows | build_index() chose | calibrated recall | build s (calibration) "
+        "| exact ms | approximate ms | speed-up | recall@10 | index search ms | batch ms/query |"
     )
-    print("|---:|---|---:|---:|---:|---:|---:|---:|---:|")
+    print("|---|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|")
     results = []
     for n in sizes:
-        r = run(n)
-        results.append(r)
-        print(
-            f"| {n:,} | {r['settings']} | {r['build']:.1f} | {r['exact']:.2f} | "
-            f"{r['fast']:.3f} | {r['speedup']:.0f}x | {r['recall']:.3f} | {r['index']:.3f} | "
-            f"{r['batch']:.3f} |",
-            flush=True,
-        )
+        for kind, noise in cases:
+            r = run(n, kind=kind, noise=noise)
+            results.append(r)
+            print(
+                f"| {r['data']} | {n:,} | {r['settings']} | {r['calibrated']:.3f} | "
+                f"{r['build']:.1f} ({r['calibration_s']:.1f}) | {r['exact']:.2f} | "
+                f"{r['fast']:.3f} | {r['speedup']:.0f}x | {r['recall']:.3f} | "
+                f"{r['index']:.3f} | {r['batch']:.3f} |",
+                flush=True,
+            )
     for r in results:
         if r["sweep"]:
             print(
-                f"\nthe {r['rows']:,}-row graph at other ef_search (exact scan {r['exact']:.2f} ms):"
+                f"\n{r['data']}: the {r['rows']:,}-row graph at other ef_search "
+                f"(exact scan {r['exact']:.2f} ms):"
             )
             print("\n| ef_search | approximate ms | speed-up | recall@10 |\n|---:|---:|---:|---:|")
             for ef, ms, recall in r["sweep"]:
                 print(f"| {ef} | {ms:.3f} | {r['exact'] / ms:.0f}x | {recall:.3f} |")
-    largest = results[-1]
-    speedup = largest["speedup"] if largest["recall"] >= 0.95 else 0.0
+    largest = [r for r in results if r["rows"] == sizes[-1]]
     ok = print_targets(
         [
             (
-                f"build_index() defaults at {largest['rows']:,} rows: query vs exact scan "
-                "(recall@10 >= 0.95)",
-                speedup,
-                100.0,
+                f"build_index() defaults at {r['rows']:,} rows, {r['data']}: query vs exact "
+                "scan (recall@10 >= 0.95)",
+                r["speedup"] if r["recall"] >= 0.95 else 0.0,
+                50.0,
             )
+            for r in largest
         ]
     )
     return 0 if ok else 1

@@ -37,6 +37,7 @@ NAMES = [
     "vectors",
     "compare",
     "index",
+    "defaults",
     "quantize",
     "word2vec",
     "fasttext",

@@ -32,6 +32,7 @@ __all__ = [
     "ParameterHint",
     "UnknownKeyError",
     "check_choice",
+    "check_finite",
     "check_finite_rows",
     "check_heads",
     "check_int",
@@ -206,11 +207,43 @@ def check_finite_rows(
     ...
     rowbook.checks.ParameterHint: vectors row 1 ('b') holds nan at column 1: inf and nan make every query score nan; pass allow_nonfinite=True to keep it (queries then treat such rows as zero rows)
     """
-    if allow_nonfinite:
+    problem = None if allow_nonfinite else _first_nonfinite(name, table, keys)
+    if problem is not None:
+        raise ParameterHint(
+            "allow_nonfinite",
+            True,
+            problem,
+            effect="to keep it (queries then treat such rows as zero rows)",
+        )
+
+
+def check_finite(name: str, values: Any) -> None:
+    """Refuse a query's vector or matrix holding ``inf`` or ``nan``, in the words of
+    :func:`check_finite_rows` (the table doors); a query has no rows to treat as zero, so
+    there is no escape hatch. A finite sum is checked first: one pass, no scratch.
+
+    Examples
+    --------
+    >>> check_finite("positive[0]", np.array([0.5, np.inf]))
+    Traceback (most recent call last):
+    ...
+    ValueError: positive[0] holds inf at column 1: inf and nan make every query score nan; give finite values
+    """
+    values = np.asarray(values)
+    if values.dtype.kind not in "fc" or math.isfinite(abs(values.sum(dtype=np.float64))):
         return
+    problem = _first_nonfinite(name, values if values.ndim != 1 else values[None, :], None)
+    if problem is not None:
+        if values.ndim == 1:
+            problem = problem.replace(f"{name} row 0 ", f"{name} ", 1)
+        raise ValueError(f"{problem}; give finite values")
+
+
+def _first_nonfinite(name: str, table: Any, keys: Any) -> str | None:
+    """Where the first ``inf`` / ``nan`` of ``table`` is, in words (None: all finite)."""
     table = np.asarray(table)
     if table.dtype.kind not in "fc" or table.size == 0:
-        return
+        return None
     rows = table.reshape(table.shape[0], -1) if table.ndim else table.reshape(1, 1)
     for start in range(0, len(rows), _FINITE_BLOCK):
         block = rows[start : start + _FINITE_BLOCK]
@@ -218,13 +251,11 @@ def check_finite_rows(
         if not finite.all():
             row, col = (int(i[0]) for i in np.nonzero(~finite))
             key = f" ({keys[start + row]!r})" if keys is not None else ""
-            raise ParameterHint(
-                "allow_nonfinite",
-                True,
+            return (
                 f"{name} row {start + row}{key} holds {block[row, col]} at column {col}: inf "
-                "and nan make every query score nan",
-                effect="to keep it (queries then treat such rows as zero rows)",
+                "and nan make every query score nan"
             )
+    return None
 
 
 def check_heads(

@@ -29,7 +29,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from rowbook.checks import check_int
+from rowbook.checks import check_int, check_number
 
 __all__ = ["clustered_vectors"]
 
@@ -38,10 +38,21 @@ _SUBTOPICS = 8  # per topic
 _BLOCK = 1 << 16  # rows drawn at a time
 
 
-def clustered_vectors(n: int, d: int, *, seed: int = 0, topics: int | None = None) -> np.ndarray:
-    """``(n, d)`` float32 rows with clustered, anisotropic structure (see the module docstring)."""
+def clustered_vectors(
+    n: int, d: int, *, seed: int = 0, topics: int | None = None, noise: float | None = None
+) -> np.ndarray:
+    """``(n, d)`` float32 rows with clustered, anisotropic structure (see the module docstring).
+
+    ``noise`` is the share of the row's own part (default 0.4); the three shared parts
+    fill the rest in their proportions. More noise: looser neighbourhoods, harder for an
+    index (the tests and ``benchmarks/bench_index.py`` use 0.2, 0.4 and 0.6).
+    """
     n, d = check_int("n", n, 1), check_int("d", d, 1)
     topics = check_int("topics", topics, 1, allow_none=True) or max(4, n // 500)
+    shares = list(_SHARES)
+    if noise is not None:
+        noise = check_number("noise", noise, 0.0, 1.0)
+        shares = [share * (1 - noise) / (1 - _SHARES[3]) for share in _SHARES[:3]] + [noise]
     rng = np.random.default_rng(seed)
     basis = np.linalg.qr(rng.standard_normal((d, d)))[0].astype(np.float32)  # (d, d)
     spectrum = np.arange(1, d + 1, dtype=np.float32) ** -0.5
@@ -53,15 +64,15 @@ def clustered_vectors(n: int, d: int, *, seed: int = 0, topics: int | None = Non
         ) @ basis.T
 
     common = draw(1, 1.0)[0]
-    common *= np.sqrt(_SHARES[0]) / np.linalg.norm(common)  # (d,)
-    topic = draw(topics, _SHARES[1])  # (T, d)
-    subtopic = draw(topics * _SUBTOPICS, _SHARES[2])  # (T * 8, d)
+    common *= np.sqrt(shares[0]) / np.linalg.norm(common)  # (d,)
+    topic = draw(topics, shares[1])  # (T, d)
+    subtopic = draw(topics * _SUBTOPICS, shares[2])  # (T * 8, d)
     weights = 1 / np.sqrt(np.arange(1, len(subtopic) + 1))
     which = rng.choice(len(subtopic), n, p=weights / weights.sum())  # (n,)
     norms = rng.lognormal(0.0, 0.3, n).astype(np.float32)  # (n,)
     out = np.empty((n, d), dtype=np.float32)
     for start in range(0, n, _BLOCK):
         part = which[start : start + _BLOCK]
-        rows = common + topic[part // _SUBTOPICS] + subtopic[part] + draw(len(part), _SHARES[3])
+        rows = common + topic[part // _SUBTOPICS] + subtopic[part] + draw(len(part), shares[3])
         out[start : start + len(part)] = rows * norms[start : start + len(part), None]
     return out

@@ -14,7 +14,7 @@ from typing import Literal
 
 import numpy as np
 
-from rowbook.checks import InputTypeError
+from rowbook.checks import InputTypeError, check_finite
 from rowbook.vectors.edit import EditableTable
 from rowbook.vectors.neighbors import cos_add_direction, pair_cosines, row_norms, unit_rows
 
@@ -79,6 +79,8 @@ class PairQueries(EditableTable):
         """
         if metric not in ("cosine", "euclidean"):
             raise ValueError(f"metric must be 'cosine' or 'euclidean', got {metric!r}")
+        if not isinstance(key_or_vector, str):
+            check_finite("key_or_vector", key_or_vector)
         point = self._resolve([key_or_vector], normalise_keys=False)[0][0]  # (d,)
         index = (
             np.arange(len(self))
@@ -136,6 +138,10 @@ class PairQueries(EditableTable):
         if not len(keys):
             raise ValueError("get_mean_vector needs at least one key or vector")
         weights = np.ones(len(keys)) if weights is None else np.asarray(weights, np.float32)
+        check_finite("weights", weights)
+        for i, term in enumerate(keys):
+            if not isinstance(term, str):
+                check_finite(f"keys[{i}]", term)
         if weights.shape != (len(keys),):
             raise ValueError(
                 f"weights must hold one number per key ({len(keys)}), got shape {weights.shape}"
@@ -164,6 +170,7 @@ class PairQueries(EditableTable):
                     self._unit_rows(exclude[-1]) if normalise_keys else self._rows(exclude[-1])
                 )
             elif isinstance(term, np.ndarray) and term.shape == (self.vector_size,):
+                check_finite("a query vector", term)  # the doors name it first, when they can
                 rows.append(term.astype(np.float32, copy=False))
             else:
                 raise InputTypeError(

@@ -104,9 +104,12 @@ def test_the_index_is_saved_beside_the_vectors_and_dropped_by_edits(unit, tmp_pa
 def test_build_index_chooses_its_kind_and_settings_from_the_table_size(unit):
     from rowbook.vectors.index import HNSW_FROM, default_settings
 
-    small = VectorIndex.build(unit)
-    assert small.kind == "ivf" and small.nprobe == 8
+    small = VectorIndex.build(unit, verbose=False)  # nprobe from the recall asked
+    assert small.kind == "ivf" and small.nprobe == small.calibration.value
+    assert small.calibration.setting == "nprobe" and small.recall >= 0.95
     assert small._index.nlist == round(600**0.5)
+    fixed = VectorIndex.build(unit, recall=None)
+    assert fixed.nprobe == 8 and fixed.calibration is None and fixed.recall is None
     assert default_settings(HNSW_FROM - 1)["kind"] == "ivf"
     assert default_settings(HNSW_FROM) == {
         "kind": "hnsw",
@@ -114,7 +117,7 @@ def test_build_index_chooses_its_kind_and_settings_from_the_table_size(unit):
         "ef_construction": 64,
         "ef_search": 32,
     }
-    graph = VectorIndex.build(unit, "hnsw")  # a kind given: its defaults, then the options given
+    graph = VectorIndex.build(unit, "hnsw", recall=None)  # its defaults, then the options given
     assert graph.ef_search == 32 and graph._index.hnsw.efConstruction == 64
     assert VectorIndex.build(unit, nprobe=3).nprobe == 3
 

