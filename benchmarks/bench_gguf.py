@@ -33,43 +33,11 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from benchmarks.corpora import cache_dir
 from benchmarks.timing import interleaved_times_ms, machine, print_targets
+from rowbook.gguf.quantize import random_blocks
 from rowbook.gguf.quants import SUPPORTED, dequantize_blocks
 from rowbook.gguf.types import GGML_TYPES
 
 TYPES = [t for t in SUPPORTED if t != "F32"]
-#: byte offsets of the fp16 scales in a block of each type (kept finite)
-SCALES = {
-    "Q8_0": (0,),
-    "Q4_0": (0,),
-    "Q4_1": (0, 2),
-    "Q5_0": (0,),
-    "Q5_1": (0, 2),
-    "Q2_K": (80, 82),
-    "Q3_K": (108,),
-    "Q4_K": (0, 2),
-    "Q5_K": (0, 2),
-    "Q6_K": (208,),
-}
-
-
-def random_blocks(type_name: str, n_values: int, rng: np.random.Generator) -> np.ndarray:
-    """``(n_blocks, type_size)`` uint8 of ``type_name`` holding ``n_values`` values."""
-    _, block, type_bytes = next(v for v in GGML_TYPES.values() if v[0] == type_name)
-    n_blocks = n_values // block
-    if type_name in ("F16", "BF16"):
-        values = rng.standard_normal(n_values).astype(np.float32)
-        raw = (
-            values.astype(np.float16).view(np.uint8)
-            if type_name == "F16"
-            else values.view(np.uint8)
-        )
-        return (raw if type_name == "F16" else raw.reshape(-1, 4)[:, 2:]).reshape(n_blocks, -1)
-    raw = rng.integers(0, 256, (n_blocks, type_bytes), dtype=np.uint8)
-    for at in SCALES[type_name]:
-        raw[:, at : at + 2] = (
-            rng.uniform(-0.1, 0.1, (n_blocks, 1)).astype(np.float16).view(np.uint8)
-        )
-    return raw
 
 
 def throughput(n_values: int, repeat: int) -> list[tuple[str, float, float]]:
@@ -81,7 +49,8 @@ def throughput(n_values: int, repeat: int) -> list[tuple[str, float, float]]:
     print("|---|---:|---:|---:|")
     targets = []
     for name in TYPES:
-        raw = random_blocks(name, n_values, rng)
+        type_bytes = next(v for v in GGML_TYPES.values() if v[0] == name)[2]
+        raw = random_blocks(name, (n_values // 256, 256), rng).reshape(-1, type_bytes)
         qtype = gguf.GGMLQuantizationType[name]
         times = interleaved_times_ms(
             {
@@ -106,15 +75,15 @@ def write_big_file(path: Path, quick: bool) -> None:
     rng = np.random.default_rng(1)
     vocab, d, ff, layers = (16_000, 1024, 4096, 4) if quick else (128_256, 2048, 8192, 38)
     tensors = [
-        ("token_embd.weight", random_blocks("Q4_K", vocab * d, rng), "Q4_K", (vocab, d)),
-        ("output.weight", random_blocks("Q6_K", vocab * d, rng), "Q6_K", (vocab, d)),
+        ("token_embd.weight", random_blocks("Q4_K", (vocab, d), rng), "Q4_K", (vocab, d)),
+        ("output.weight", random_blocks("Q6_K", (vocab, d), rng), "Q6_K", (vocab, d)),
     ]
     for i in range(layers):
         tensors.append(
-            (f"blk.{i}.ffn_up.weight", random_blocks("Q4_K", ff * d, rng), "Q4_K", (ff, d))
+            (f"blk.{i}.ffn_up.weight", random_blocks("Q4_K", (ff, d), rng), "Q4_K", (ff, d))
         )
         tensors.append(
-            (f"blk.{i}.ffn_down.weight", random_blocks("Q4_K", ff * d, rng), "Q4_K", (d, ff))
+            (f"blk.{i}.ffn_down.weight", random_blocks("Q4_K", (d, ff), rng), "Q4_K", (d, ff))
         )
     tokens = [f"tok{i}" for i in range(vocab)]
     meta = [("general.architecture", "string", "llama"), ("tokenizer.ggml.tokens", "array", tokens)]

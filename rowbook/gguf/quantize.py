@@ -1,4 +1,5 @@
-"""Quantising float rows into ggml blocks: Q8_0 as ggml does it, and a plain Q4_K.
+"""Quantising float rows into ggml blocks: Q8_0 as ggml does it, a plain Q4_K, and random
+blocks of any type.
 
 * :func:`quantize_q8_0` is ggml's ``quantize_row_q8_0_ref``: per block of 32 values,
   ``d = max |x| / 127`` stored as fp16, ``q = round(x / d)`` half away from zero; the tests
@@ -10,13 +11,53 @@
   error, so its tables lose a little less than these; ``gguf`` has no K quantiser to hold
   this one to, and the tests check what its blocks decode to instead (by ``gguf`` and by
   :mod:`rowbook.gguf.quants`, equal to the bit) and how far that is from the input.
+* :func:`random_blocks` makes valid blocks of any type rowbook reads (random bytes whose fp16
+  scales, at :data:`SCALE_OFFSETS`, are finite): what the tests hold the dequantisers to and
+  the benchmark times, K types included, which ``gguf`` cannot quantise.
 """
 
 from __future__ import annotations
 
 import numpy as np
 
-__all__ = ["quantize_q4_k", "quantize_q8_0"]
+__all__ = ["SCALE_OFFSETS", "quantize_q4_k", "quantize_q8_0", "random_blocks"]
+
+#: Byte offsets of the fp16 scales (``d``, ``dmin``) in a block of each quantised type.
+SCALE_OFFSETS: dict[str, tuple[int, ...]] = {
+    "Q8_0": (0,),
+    "Q4_0": (0,),
+    "Q4_1": (0, 2),
+    "Q5_0": (0,),
+    "Q5_1": (0, 2),
+    "Q2_K": (80, 82),
+    "Q3_K": (108,),
+    "Q4_K": (0, 2),
+    "Q5_K": (0, 2),
+    "Q6_K": (208,),
+}
+
+
+def random_blocks(type_name: str, shape: tuple[int, int], rng: np.random.Generator) -> np.ndarray:
+    """The stored bytes of a random ``shape`` (rows, row length) tensor of ``type_name``, its
+    scales finite: ``(rows, row_bytes)`` uint8 (F16 and BF16: random normal values).
+
+    >>> random_blocks("Q4_K", (2, 512), np.random.default_rng(0)).shape  # 2 blocks a row
+    (2, 288)
+    """
+    from rowbook.gguf.types import GGML_TYPES
+
+    _, block, type_bytes = next(v for v in GGML_TYPES.values() if v[0] == type_name)
+    n_blocks = shape[0] * shape[1] // block
+    if type_name in ("F16", "BF16"):
+        values = rng.standard_normal(n_blocks).astype(np.float32)
+        raw = (values.astype(np.float16) if type_name == "F16" else values).view(np.uint8)
+        raw = raw.reshape(-1, 4)[:, 2:] if type_name == "BF16" else raw
+        return np.ascontiguousarray(raw).reshape(shape[0], -1)
+    raw = rng.integers(0, 256, size=(n_blocks, type_bytes), dtype=np.uint8)
+    for at in SCALE_OFFSETS[type_name]:
+        scale = rng.uniform(-0.1, 0.1, n_blocks).astype(np.float16)
+        raw[:, at : at + 2] = scale.view(np.uint8).reshape(n_blocks, 2)
+    return raw.reshape(shape[0], -1)
 
 
 def quantize_q8_0(x: np.ndarray) -> np.ndarray:
