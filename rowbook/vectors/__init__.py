@@ -1,15 +1,24 @@
 """The query side of word vectors: :class:`Vectors`, its evaluation and its file formats.
 
-* :mod:`rowbook.vectors.table` -- the store: lookup, files;
-* :mod:`rowbook.vectors.edit` -- building and editing: ``add_vectors``, ``table[key] = v``;
+One stored table and modules of functions over it; the classes' methods call them:
+
+* :mod:`rowbook.vectors.table` -- :class:`~rowbook.vectors.table.KeyedTable`, the one store:
+  keys, rows, norms, counts, lookup, files, and the rows every query reads;
+* :mod:`rowbook.vectors.keys` -- the checks of keys, counts and storage type;
 * :mod:`rowbook.vectors.pairs` -- pairwise questions: similarity, distances, ranks, means;
-* :mod:`rowbook.vectors.core` -- :class:`Vectors`: neighbors, analogies, evaluation;
+* :mod:`rowbook.vectors.queries` -- neighbours (3CosAdd, 3CosMul), analogies, batches, the index;
+* :mod:`rowbook.vectors.edit` -- building and editing: ``add_vectors``, ``table[key] = v``;
+* :mod:`rowbook.vectors.searchable` -- :class:`~rowbook.vectors.searchable.SearchableTable`:
+  the table with the queries as methods (what float and quantised tables share);
+* :mod:`rowbook.vectors.core` -- :class:`Vectors`: a searchable float table that can be
+  edited, quantised and pruned;
 * :mod:`rowbook.vectors.neighbors` -- the array math (3CosAdd, 3CosMul, top-k);
 * :mod:`rowbook.vectors.evaluate` -- analogy and word-pair benchmarks, gensim's conventions;
 * :mod:`rowbook.vectors.compare` -- two tables side by side: Procrustes alignment, the words
   that moved, neighbour overlap;
 * :mod:`rowbook.vectors.formats` -- word2vec text/binary, GloVe (rows parsed by
   :mod:`rowbook.vectors.word2vec_reader`); ``.npz`` in :mod:`rowbook.vectors.npz`;
+* :mod:`rowbook.vectors.subword_bags` -- the bags of n-gram rows of a fastText table;
 * :mod:`rowbook.vectors.subword` -- :class:`SubwordVectors`: a vector for any word from its n-grams;
 * :mod:`rowbook.vectors.fasttext_format` -- Facebook fastText ``.bin`` files;
 * :mod:`rowbook.vectors.mapped` -- opening big files mapped, the conversion cache;

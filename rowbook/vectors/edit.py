@@ -1,111 +1,111 @@
-"""EditableTable: building and editing a keyed table, as gensim's ``KeyedVectors`` does.
+"""Building and editing a keyed table, as gensim's ``KeyedVectors`` does.
 
-``add_vectors(keys, weights, replace=False)``, ``table[key] = row`` and
-``vectors_for_all(keys)``. Every edit installs a table this object owns (the caller's
-array given with ``copy=False`` is never written) and drops the cached norms and unit
-rows, which the next query computes again.
+Functions over a :class:`~rowbook.vectors.table.KeyedTable` (``Vectors.add_vectors``,
+``table[key] = row``, ``vectors_for_all`` and ``unit_normalize_all`` call them). Every edit
+installs a table the object owns through :meth:`~rowbook.vectors.table.KeyedTable.replace_rows`
+(the caller's array given with ``copy=False`` is never written) and so drops the cached
+norms and unit rows, which the next query computes again.
+
+Examples
+--------
+>>> from rowbook import Vectors
+>>> grown = Vectors(2)
+>>> add_vectors(grown, ["a", "b"], [[1.0, 0.0], [0.0, 1.0]])
+>>> grown["b"] = [0.5, 0.5]
+>>> grown.index_to_key, grown["b"]
+(('a', 'b'), array([0.5, 0.5], dtype=float32))
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
-from typing import Any, Self
+from typing import Any, TypeVar
 
 import numpy as np
 
 from rowbook.checks import check_finite_rows
-from rowbook.vectors.table import KeyedTable, _check_counts, _index_keys, _read_only
+from rowbook.vectors.keys import check_counts, index_keys
+from rowbook.vectors.table import KeyedTable
 
-__all__ = ["EditableTable"]
+__all__ = ["add_vectors", "unit_normalize_all", "vectors_for_all"]
+
+T = TypeVar("T", bound=KeyedTable)
 
 
-class EditableTable(KeyedTable):
-    """A :class:`~rowbook.vectors.table.KeyedTable` that keys and rows can be added to.
+def add_vectors(
+    table: KeyedTable,
+    keys: str | Sequence[str],
+    weights: np.ndarray | Sequence[float] | Sequence[Sequence[float]],
+    replace: bool = False,
+    *,
+    counts: Sequence[int] | None = None,
+    allow_nonfinite: bool | None = None,
+) -> None:
+    """Append keys and their rows to ``table``; a key already present keeps its row unless
+    ``replace`` (see :meth:`rowbook.vectors.Vectors.add_vectors`)."""
+    keys, rows = _as_rows(keys, weights, table.vector_size)
+    allow = table.allow_nonfinite if allow_nonfinite is None else allow_nonfinite
+    check_finite_rows("weights", rows, keys, allow_nonfinite=allow)
+    new_counts = None if counts is None else check_counts(counts, len(keys))
+    rows_of = [table.key_to_index.get(key) for key in keys]
+    fresh = [i for i, row in enumerate(rows_of) if row is None]
+    stale = [i for i, row in enumerate(rows_of) if row is not None] if replace else []
+    if not (fresh or stale):
+        return
+    old_counts = table.counts
+    if fresh:  # a new array: the old one (perhaps shared) is never grown in place
+        rows_now = np.concatenate([table.vectors, rows[fresh].astype(table.vectors.dtype)])
+    else:
+        rows_now = table.own_rows()
+    if stale:
+        rows_now[[rows_of[i] for i in stale]] = rows[stale]
+    table.replace_rows(rows_now, [keys[i] for i in fresh])
+    if new_counts is not None or old_counts is not None:
+        table.set_counts(_updated_counts(len(table), old_counts, rows_of, fresh, stale, new_counts))
 
-    Examples
-    --------
-    >>> grown = EditableTable(2)
-    >>> grown.add_vectors(["a", "b"], [[1.0, 0.0], [0.0, 1.0]])
-    >>> grown["b"] = [0.5, 0.5]
-    >>> grown.index_to_key, grown["b"]
-    (('a', 'b'), array([0.5, 0.5], dtype=float32))
-    """
 
-    def add_vectors(
-        self,
-        keys: str | Sequence[str],
-        weights: np.ndarray | Sequence[float] | Sequence[Sequence[float]],
-        replace: bool = False,
-        *,
-        counts: Sequence[int] | None = None,
-        allow_nonfinite: bool | None = None,
-    ) -> None:
-        """Append keys and their rows; a key already present keeps its row unless ``replace``.
+def vectors_for_all(table: T, keys: Iterable[str]) -> T:
+    """A new table of the type of ``table`` holding the given keys it has a vector for,
+    deduplicated, in order (see :meth:`rowbook.vectors.Vectors.vectors_for_all`)."""
+    chosen = list(dict.fromkeys(key for key in keys if key in table))
+    made = type(table)(
+        table.vector_size, dtype=table.vectors.dtype, allow_nonfinite=table.allow_nonfinite
+    )
+    if chosen:
+        counts = None
+        if table.counts is not None:
+            rows = [table.key_to_index.get(key, -1) for key in chosen]
+            counts = [table.counts[i] if i >= 0 else 0 for i in rows]
+        add_vectors(made, chosen, np.stack([table[key] for key in chosen]), counts=counts)
+    return made
 
-        As gensim's ``KeyedVectors.add_vectors``: ``keys`` is one key or a list, ``weights``
-        one (d,) row or an (n, d) array. New keys go at the end, in the order given.
-        ``counts`` (one per key) are stored when the table keeps counts or is given some;
-        keys without a count get 0. The cached norms and unit rows are dropped. Rows holding
-        ``inf`` or ``nan`` are refused unless ``allow_nonfinite`` (default: as the table was
-        made, ``Vectors(..., allow_nonfinite=)``).
-        """
-        keys, rows = _as_rows(keys, weights, self.vector_size)
-        allow = self._allow_nonfinite if allow_nonfinite is None else allow_nonfinite
-        check_finite_rows("weights", rows, keys, allow_nonfinite=allow)
-        new_counts = None if counts is None else _check_counts(counts, len(keys))
-        rows_of = [self._key_to_index.get(key) for key in keys]
-        fresh = [i for i, row in enumerate(rows_of) if row is None]
-        stale = [i for i, row in enumerate(rows_of) if row is not None] if replace else []
-        table = self._owned
-        if fresh:  # a new array: the old one (perhaps shared) is never grown in place
-            table = np.concatenate([self._vectors, rows[fresh].astype(self._vectors.dtype)])
-        elif stale and table is None:
-            table = self._vectors.copy()
-        if stale:
-            table[[rows_of[i] for i in stale]] = rows[stale]
-        if fresh or stale:
-            self._set_table(table, [keys[i] for i in fresh])
-        if (fresh or stale) and (new_counts is not None or self._counts is not None):
-            self._update_counts(rows_of, fresh, stale, new_counts)
 
-    def __setitem__(self, keys: str | Sequence[str], weights: np.ndarray) -> None:
-        """``table[key] = row`` or ``table[[k1, k2]] = rows``: add, or replace, as gensim
-        (``inf`` / ``nan`` refused unless the table was made with ``allow_nonfinite=True``)."""
-        self.add_vectors(keys, weights, replace=True)
+def unit_normalize_all(table: KeyedTable) -> None:
+    """Replace the rows of ``table`` by its unit rows (a new array in memory; the old one, or
+    the file a mapped table reads, is left untouched)."""
+    unit = table.get_normed_vectors()
+    if unit.dtype == table.vectors.dtype:
+        table.replace_rows(unit, unit=True)
+    else:  # a float16 table: its unit rows rounded to float16, norms computed again
+        table.replace_rows(unit.astype(table.vectors.dtype))
 
-    def vectors_for_all(self, keys: Iterable[str]) -> Self:
-        """A new table of the given keys that this one has a vector for, deduplicated, in order.
 
-        As gensim's ``vectors_for_all``; a table that builds vectors for unseen keys (from
-        subwords) answers ``key in table`` and ``table[key]`` for them, and they are
-        included. Counts are carried over when the table has them.
-        """
-        chosen = list(dict.fromkeys(key for key in keys if key in self))
-        rows = np.stack([self[key] for key in chosen]) if chosen else None
-        table = type(self)(
-            self.vector_size, dtype=self._vectors.dtype, allow_nonfinite=self._allow_nonfinite
-        )
-        if chosen:
-            counts = None
-            if self._counts is not None:
-                counts = [self._counts[i] if i >= 0 else 0 for i in self._rows_or(chosen)]
-            table.add_vectors(chosen, rows, counts=counts)
-        return table
-
-    def _rows_or(self, keys: Sequence[str]) -> list[int]:
-        return [self._key_to_index.get(key, -1) for key in keys]
-
-    def _update_counts(
-        self, rows_of: list, fresh: list[int], stale: list[int], new: np.ndarray | None
-    ) -> None:
-        counts = np.zeros(len(self), dtype=np.int64)
-        if self._counts is not None:
-            counts[: len(self._counts)] = self._counts
-        if new is not None:
-            n_old = len(self) - len(fresh)
-            counts[n_old:] = new[fresh]
-            counts[[rows_of[i] for i in stale]] = new[stale]
-        self._counts = _read_only(counts)
+def _updated_counts(
+    n_keys: int,
+    old: np.ndarray | None,
+    rows_of: list[int | None],
+    fresh: list[int],
+    stale: list[int],
+    new: np.ndarray | None,
+) -> np.ndarray:
+    """The counts after an edit: the old ones, new keys' counts (0 without), replaced ones."""
+    counts = np.zeros(n_keys, dtype=np.int64)
+    if old is not None:
+        counts[: len(old)] = old
+    if new is not None:
+        counts[n_keys - len(fresh) :] = new[fresh]
+        counts[[rows_of[i] for i in stale]] = new[stale]
+    return counts
 
 
 def _as_rows(keys: str | Sequence[str], weights: Any, size: int) -> tuple[list[str], np.ndarray]:
@@ -118,5 +118,5 @@ def _as_rows(keys: str | Sequence[str], weights: Any, size: int) -> tuple[list[s
             f"weights must be ({len(keys)}, {size}): one row of vector_size {size} per key, "
             f"got shape {rows.shape}"
         )
-    _index_keys(tuple(keys))  # str keys, no key twice
+    index_keys(tuple(keys))  # str keys, no key twice
     return keys, rows

@@ -173,13 +173,13 @@ def _candidates(vectors: KeyedTable, stop: int, abc: np.ndarray, method: str) ->
     best = np.empty((len(abc), k), dtype=np.int64)
     block = max(1, _SCORES_PER_BLOCK // max(stop, 1))
     for start in range(0, len(abc), block):
-        a, b, c = (vectors._unit_rows(abc[start : start + block, j]) for j in range(3))  # (q, d)
+        a, b, c = (vectors.unit_rows_at(abc[start : start + block, j]) for j in range(3))  # (q, d)
         if method == "3cosadd":
-            scores = vectors._cosines(unit_rows(b + c - a)[1], stop)  # (q, stop)
+            scores = vectors.cosines(unit_rows(b + c - a)[1], stop)  # (q, stop)
         else:
-            cosines = [vectors._cosines(t, stop) for t in (b, c, a)]  # each (q, stop)
+            cosines = [vectors.cosines(t, stop) for t in (b, c, a)]  # each (q, stop)
             scores = cos_mul_combine(cosines[:2], cosines[2:])
-        pool = vectors._rerank_pool(k)
+        pool = vectors.rerank_pool(k)
         if pool is None:
             best[start : start + block] = top_k_rows(scores, k)
         else:  # estimated scores: re-score a pool of the best exactly, keep the k best of those
@@ -194,7 +194,7 @@ def _exact_scores(
     vectors: KeyedTable, rows: np.ndarray, abc: tuple[np.ndarray, ...], method: str
 ) -> np.ndarray:
     """Scores of the candidate ``rows`` (q, P) of each question from the table's exact rows."""
-    unit = vectors._unit_rows(rows.reshape(-1)).reshape(*rows.shape, -1)  # (q, P, d)
+    unit = vectors.unit_rows_at(rows.reshape(-1)).reshape(*rows.shape, -1)  # (q, P, d)
     a, b, c = abc
     if method == "3cosadd":
         return np.einsum("qpd,qd->qp", unit, unit_rows(b + c - a)[1])
@@ -293,7 +293,7 @@ def _pair_cosines(vectors: KeyedTable, rows: list[tuple[int, int] | None]) -> np
     """
     known = [r for r in rows if r is not None]
     pairs = np.array(known, dtype=np.int64).reshape(-1, 2)  # (n, 2)
-    cosines = pair_cosines(vectors._rows(pairs[:, 0]), vectors._rows(pairs[:, 1]))  # (n,)
+    cosines = pair_cosines(vectors.rows_at(pairs[:, 0]), vectors.rows_at(pairs[:, 1]))  # (n,)
     model = np.zeros(len(rows), dtype=np.float64)
     model[[k for k, r in enumerate(rows) if r is not None]] = cosines
     return model

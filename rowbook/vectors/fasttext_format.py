@@ -36,6 +36,7 @@ from typing import Any, BinaryIO
 import numpy as np
 
 from rowbook.io import atomic_write
+from rowbook.vectors.quantize.pqmatrix import PQMatrix
 
 __all__ = [
     "FASTTEXT_MAGIC",
@@ -257,8 +258,6 @@ def _read_matrix(
 
 def _read_quantized(s: _Stream, what: str, dim: int) -> Any:
     """A product-quantised matrix (fastText's ``QuantMatrix``) at the stream's position."""
-    from rowbook.vectors.quantize import PQMatrix
-
     start = s.f.tell()
     failure = None
     with mmap.mmap(s.f.fileno(), 0, access=mmap.ACCESS_READ) as buffer:

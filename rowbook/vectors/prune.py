@@ -6,26 +6,36 @@ without counts keeps its first rows, which trainers sort by falling frequency).
 :func:`prune_subword` does the same for a fastText table and then drops every hash bucket
 of n-grams that no kept word's bag uses, as fastText's ``quantize -cutoff`` does: the kept
 words' vectors are unchanged, an unseen word's vector uses the n-grams whose buckets were
-kept. Both print the bytes before and after.
+kept. Both print the bytes before and after. A quantised table prunes its codes the same
+way (:meth:`rowbook.vectors.quantize.QuantizedVectors.prune`), with :func:`kept_rows` and
+:func:`kept_subword_rows`.
 """
 
 from __future__ import annotations
 
 import sys
-from typing import TYPE_CHECKING
+from typing import NamedTuple, TypeVar
 
 import numpy as np
 
 from rowbook.checks import check_int
+from rowbook.vectors.subword_bags import SubwordBags
+from rowbook.vectors.table import KeyedTable
 
-if TYPE_CHECKING:
-    from rowbook.vectors.core import Vectors
-    from rowbook.vectors.subword import SubwordVectors
+__all__ = [
+    "KeptSubwords",
+    "kept_rows",
+    "kept_subword_rows",
+    "prune_subword",
+    "prune_vectors",
+    "say_pruned",
+]
 
-__all__ = ["kept_rows", "prune_subword", "prune_vectors"]
+T = TypeVar("T", bound=KeyedTable)
+S = TypeVar("S", bound=SubwordBags)
 
 
-def kept_rows(vectors: Vectors, keep: int) -> np.ndarray:
+def kept_rows(vectors: KeyedTable, keep: int) -> np.ndarray:
     """Rows of the ``keep`` most frequent keys, most frequent first (ties: row order).
 
     Examples
@@ -40,56 +50,64 @@ def kept_rows(vectors: Vectors, keep: int) -> np.ndarray:
     return np.argsort(-vectors.counts, kind="stable")[:keep]
 
 
-def prune_vectors(vectors: Vectors, keep: int, *, verbose: bool = True) -> Vectors:
-    """``vectors.prune(keep)``: a table of the ``keep`` most frequent keys (see the module)."""
-    from rowbook.vectors.core import Vectors
-    from rowbook.vectors.quantize.table import QuantizedVectors
+class KeptSubwords(NamedTuple):
+    """What pruning a fastText table keeps: the word rows, their words, the rows of the input
+    matrix (kept words, then the buckets their bags use) and those buckets' numbers."""
 
-    rows = kept_rows(vectors, keep)
-    keys = [vectors.index_to_key[i] for i in rows]
-    counts = None if vectors.counts is None else vectors.counts[rows]
-    if isinstance(vectors, QuantizedVectors):
-        pruned = QuantizedVectors(keys, vectors.matrix.take(rows), counts)
-        before, after = vectors.matrix.nbytes, pruned.matrix.nbytes
-    else:
-        table = vectors._rows(rows)  # (keep, d): only the kept rows are read from a mapped file
-        pruned = Vectors(keys, table, counts, copy=False, dtype=table.dtype)
-        before, after = vectors.vectors.nbytes, table.nbytes
-    _say(verbose, len(vectors), len(keys), before, after, "")
-    return pruned
+    rows: np.ndarray
+    words: list[str]
+    input_rows: np.ndarray
+    buckets: np.ndarray
 
 
-def prune_subword(vectors: SubwordVectors, keep: int, *, verbose: bool = True) -> SubwordVectors:
-    """``subword_vectors.prune(keep)``: the ``keep`` most frequent words and their buckets."""
-    from rowbook.vectors.subword import SubwordVectors
-
+def kept_subword_rows(vectors: SubwordBags, keep: int) -> KeptSubwords:
+    """The ``keep`` most frequent words of a fastText table and the buckets their bags use."""
     rows = kept_rows(vectors, keep)
     words = [vectors.index_to_key[i] for i in rows]
     full = vectors.kept_buckets  # the buckets the table holds now (None: all)
-    _, ids = vectors._bags(words)  # rows of the current input matrix, for the kept words
+    _, ids = vectors.bags(words)  # rows of the current input matrix, for the kept words
     nwords = len(vectors)
     used = np.unique(ids[ids >= len(words)].astype(np.int64) - len(words) + nwords)  # current rows
     buckets = used - nwords if full is None else full[used - nwords]  # bucket numbers kept
-    input_rows = np.concatenate([rows, used])
-    table = vectors.input_matrix[input_rows]  # (keep + kept buckets, d)
+    return KeptSubwords(rows, words, np.concatenate([rows, used]), buckets)
+
+
+def prune_vectors(vectors: T, keep: int, *, verbose: bool = True) -> T:
+    """``vectors.prune(keep)``: a table of the ``keep`` most frequent keys (see the module)."""
+    rows = kept_rows(vectors, keep)
+    keys = [vectors.index_to_key[i] for i in rows]
     counts = None if vectors.counts is None else vectors.counts[rows]
-    pruned = SubwordVectors(
-        words,
+    table = vectors.rows_at(rows)  # (keep, d): only the kept rows are read from a mapped file
+    pruned = type(vectors)(keys, table, counts, copy=False, dtype=table.dtype)
+    say_pruned(verbose, len(vectors), len(keys), vectors.vectors.nbytes, table.nbytes)
+    return pruned
+
+
+def prune_subword(vectors: S, keep: int, *, verbose: bool = True) -> S:
+    """``subword_vectors.prune(keep)``: the ``keep`` most frequent words and their buckets."""
+    kept = kept_subword_rows(vectors, keep)
+    table = vectors.input_matrix[kept.input_rows]  # (keep + kept buckets, d)
+    counts = None if vectors.counts is None else vectors.counts[kept.rows]
+    pruned = type(vectors)(
+        kept.words,
         table,
         minn=vectors.minn,
         maxn=vectors.maxn,
         bucket=vectors.bucket,
         counts=counts,
-        kept_buckets=buckets,
+        kept_buckets=kept.buckets,
     )
-    detail = f", {len(buckets):,} of {vectors.bucket:,} n-gram buckets"
-    _say(verbose, nwords, len(words), vectors.input_matrix.nbytes, table.nbytes, detail)
+    detail = f", {len(kept.buckets):,} of {vectors.bucket:,} n-gram buckets"
+    say_pruned(
+        verbose, len(vectors), len(kept.words), vectors.input_matrix.nbytes, table.nbytes, detail
+    )
     return pruned
 
 
-def _say(
-    verbose: bool, before_rows: int, after_rows: int, before: int, after: int, detail: str
+def say_pruned(
+    verbose: bool, before_rows: int, after_rows: int, before: int, after: int, detail: str = ""
 ) -> None:
+    """Print what pruning kept and the bytes it saved (unless not ``verbose``)."""
     if verbose:
         print(
             f"pruned to {after_rows:,} of {before_rows:,} keys{detail}: {before / 1e6:.1f} MB "

@@ -8,38 +8,41 @@ an ``EmbeddingBag(mode="mean")`` lookup,
 
 so a word the corpus never had still gets a vector from its n-grams (``vector_for``), while
 ``in``, ``len`` and the rows searched by the queries stay the vocabulary's, as in
-``fasttext``'s ``get_word_vector`` and gensim's ``FastTextKeyedVectors``.
+``fasttext``'s ``get_word_vector`` and gensim's ``FastTextKeyedVectors``. The bags are
+:class:`~rowbook.vectors.subword_bags.SubwordBags`' (shared with the quantised table); this
+module holds the float table and its files.
 
-A **pruned** table (:meth:`SubwordVectors.prune`) keeps only the buckets its words use, as
-fastText's quantised models do (their ``pruneidx``): ``kept_buckets`` lists the kept bucket
-numbers, row ``nwords + k`` holds bucket ``kept_buckets[k]``, and an n-gram whose bucket was
-dropped is left out of the bag.
+A **pruned** table (:meth:`SubwordVectors.prune`) keeps only the buckets its words use
+(:func:`~rowbook.vectors.subword_bags.keep_buckets`).
 """
 
 from __future__ import annotations
 
 import os
-from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any, Self
+from collections.abc import Iterable, Sequence
+from typing import Any, Self
 
 import numpy as np
 
 from rowbook.checks import InputTypeError
 from rowbook.nn.bag import bag_sum
-from rowbook.text.char_ngrams import char_ngrams, subword_ids, subword_table
-from rowbook.vectors.core import Term, Vectors
-from rowbook.vectors.neighbors import unit_rows
+from rowbook.text.char_ngrams import subword_table
+from rowbook.vectors import prune
+from rowbook.vectors.core import Vectors
+from rowbook.vectors.fasttext_format import read_fasttext_bin
+from rowbook.vectors.mapped import open_cached
+from rowbook.vectors.npz import check_vectors_state
+from rowbook.vectors.quantize.cost import quantize_subword
+from rowbook.vectors.quantize.table import QuantizedSubwordVectors
+from rowbook.vectors.subword_bags import SubwordBags
 
-if TYPE_CHECKING:
-    from rowbook.vectors.quantize.subword import QuantizedSubwordVectors
-
-__all__ = ["SubwordVectors", "keep_buckets"]
+__all__ = ["SubwordVectors"]
 
 PathLike = str | os.PathLike[str]
 _WORDS_PER_BLOCK = 1 << 16  # word bags averaged at a time when converting a large model
 
 
-class SubwordVectors(Vectors):
+class SubwordVectors(SubwordBags, Vectors):
     """Vectors of a fastText model: vocabulary rows plus a vector for any word from its n-grams.
 
     Parameters
@@ -95,7 +98,7 @@ class SubwordVectors(Vectors):
                 f"input_matrix must have nwords + bucket = {len(keys)} + {buckets} rows, got "
                 f"shape {W_in.shape}; pass the whole input table of the model"
             )
-        starts, ids = self._bags(keys)
+        starts, ids = self.bags(keys)
         rows, _ = bag_sum(W_in, ids, starts, mean=True)  # (nwords, d): one mean bag per word
         super().__init__(keys, rows, counts, copy=False)
         self._input = W_in.view()  # shared with a trainer's table, read-only through here
@@ -122,116 +125,30 @@ class SubwordVectors(Vectors):
         table._input.flags.writeable = False
         return table
 
-    @property
-    def input_matrix(self) -> np.ndarray:
-        """The ``(nwords + bucket, d)`` input table (read-only): word rows, then buckets."""
-        return self._input
-
-    @property
-    def kept_buckets(self) -> np.ndarray | None:
-        """The bucket numbers of the n-gram rows of a pruned table (None: every bucket)."""
-        return self._kept
-
-    # -- the bag of a word -------------------------------------------------------------
-
-    def _bags(self, words: Sequence[str]) -> tuple[np.ndarray, np.ndarray]:
-        """``(starts, ids)`` of every word's bag, rows of this table's input matrix."""
-        starts, ids = subword_table(words, minn=self.minn, maxn=self.maxn, bucket=self.bucket)
-        if self._kept is None:
-            return starts, ids
-        rows, kept = keep_buckets(ids.astype(np.int64), len(words), self._kept)
-        bag_of = np.repeat(np.arange(len(words)), np.diff(starts))  # (n,)
-        counts = np.bincount(bag_of[kept], minlength=len(words))  # (V,) ids kept per bag
-        new_starts = np.zeros(len(words) + 1, dtype=np.int64)
-        np.cumsum(counts, out=new_starts[1:])
-        return new_starts, rows.astype(np.int32)
-
-    def _set_subwords(self, minn: int, maxn: int, bucket: int, kept_buckets: Any) -> int:
-        """Store the n-gram settings; returns the number of bucket rows the table holds."""
-        self.minn, self.maxn, self.bucket = int(minn), int(maxn), int(bucket)
-        self._kept = _check_kept(kept_buckets, self.bucket)
-        return self.bucket if self._kept is None else len(self._kept)
-
-    def _full_bag(self, word: str) -> np.ndarray:
-        """The bag of ``word`` in the rows of the unpruned table (``nwords + bucket`` rows)."""
-        return subword_ids(
-            word,
-            minn=self.minn,
-            maxn=self.maxn,
-            bucket=self.bucket,
-            nwords=len(self),
-            word_id=self.key_to_index.get(word),
-        )
-
-    def subword_ids(self, word: str) -> np.ndarray:
-        """Rows of ``input_matrix`` in the bag of ``word``: its own id (if known), then n-grams."""
-        ids = self._full_bag(word)
-        return ids if self._kept is None else keep_buckets(ids, len(self), self._kept)[0]
-
-    def subwords(self, word: str) -> list[tuple[str, int]]:
-        """``(piece, row)`` for each member of the bag of ``word``, the word itself first if known.
-
-        The same pieces and ids as ``fasttext``'s ``model.get_subwords(word)``; a pruned
-        table leaves out the n-grams whose bucket it dropped.
-        """
-        ngrams = char_ngrams(word, self.minn, self.maxn) if self.maxn > 0 and self.bucket else []
-        pieces = ([word] if word in self else []) + ngrams
-        ids = self._full_bag(word)
-        if self._kept is None:
-            return list(zip(pieces, ids.tolist(), strict=True))
-        rows, kept = keep_buckets(ids, len(self), self._kept)
-        return list(
-            zip([p for p, k in zip(pieces, kept, strict=True) if k], rows.tolist(), strict=True)
-        )
-
-    def vector_for(self, word: str) -> np.ndarray:
-        """The ``(d,)`` vector of any word: the mean of its bag's rows (zeros for an empty bag).
-
-        For a vocabulary word this is its row of :attr:`vectors`; for an unseen word, the
-        mean of its n-gram rows, as ``fasttext``'s ``get_word_vector``.
-        """
-        if word in self:
-            return self.get_vector(word)
-        return self._bag_mean(self.subword_ids(word).astype(np.int32))
-
-    def _bag_mean(self, ids: np.ndarray) -> np.ndarray:
-        """The mean of the input rows ``ids`` (zeros for none), summed in order: (d,)."""
-        return bag_sum(self._input, ids, np.array([0, len(ids)]), mean=True)[0][0]
-
-    # -- queries that take unseen words ------------------------------------------------
-
-    def similarity(self, key1: str, key2: str) -> float:
-        """Cosine similarity of two words, in the vocabulary or not."""
-        unit = unit_rows(np.stack([self.vector_for(key1), self.vector_for(key2)]))[1]  # (2, d)
-        return float(unit[0] @ unit[1])
-
-    def _resolve(self, terms: Sequence[Term], normalise_keys: bool) -> tuple[np.ndarray, list[int]]:
-        """As :class:`Vectors`, with an unseen word standing for its :meth:`vector_for`."""
-        known = [
-            t if not isinstance(t, str) or t in self else self._unseen(t, normalise_keys)
-            for t in terms
-        ]
-        return super()._resolve(known, normalise_keys)
-
-    def _unseen(self, word: str, normalise: bool) -> np.ndarray:
-        vector = self.vector_for(word)
-        return unit_rows(vector)[1] if normalise else vector
-
     # -- smaller tables ----------------------------------------------------------------
 
     def _quantized(self, method: str, options: dict, finish: dict) -> QuantizedSubwordVectors:
         """:meth:`Vectors.quantize` of a fastText table: the word rows and the input matrix
         each quantised, so ``vector_for`` works for unseen words too."""
-        from rowbook.vectors.quantize.subword import quantize_subword
-
         return quantize_subword(self, method, options, finish)
 
     def prune(self, keep: int, *, verbose: bool = True) -> SubwordVectors:
         """The ``keep`` most frequent words and the buckets their bags use, the others dropped
         (as fastText's ``-cutoff``); prints the bytes saved unless ``verbose=False``."""
-        from rowbook.vectors.prune import prune_subword
+        return prune.prune_subword(self, keep, verbose=verbose)
 
-        return prune_subword(self, keep, verbose=verbose)
+    def vectors_for_all(self, keys: Iterable[str]) -> Vectors:
+        """A :class:`~rowbook.vectors.Vectors` of the given keys, deduplicated, in order,
+        unseen words included (their :meth:`vector_for`), as gensim's
+        ``FastTextKeyedVectors.vectors_for_all``; counts carried over (0 for unseen words)."""
+        chosen = list(dict.fromkeys(keys))
+        made = Vectors(self.vector_size)
+        if chosen:
+            counts = None
+            if self.counts is not None:
+                counts = [int(self.counts[self.get_index(k)]) if k in self else 0 for k in chosen]
+            made.add_vectors(chosen, np.stack([self.vector_for(k) for k in chosen]), counts=counts)
+        return made
 
     # -- files -------------------------------------------------------------------------
 
@@ -261,8 +178,6 @@ class SubwordVectors(Vectors):
         matrix, counts) beside it or in ``cache_dir`` and maps that (see
         :mod:`rowbook.vectors.mapped`).
         """
-        from rowbook.vectors.fasttext_format import read_fasttext_bin
-
         if not mmap:
             model = read_fasttext_bin(path)
             n = model.nwords
@@ -274,7 +189,6 @@ class SubwordVectors(Vectors):
                 bucket=model.args.bucket,
                 counts=model.counts[:n],
             )
-        from rowbook.vectors.mapped import open_cached
 
         def build(allocate: Any) -> dict[str, Any]:
             model = read_fasttext_bin(path, allocate=allocate)
@@ -305,42 +219,8 @@ class SubwordVectors(Vectors):
         return _from_cache(cls, state, cache)
 
 
-def keep_buckets(ids: np.ndarray, nwords: int, kept: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """Rows of a pruned table for bag ids of the full one: ``(rows, kept_mask)``.
-
-    Word ids (below ``nwords``) stay; bucket id ``nwords + b`` becomes ``nwords + k`` where
-    ``kept[k] == b``, and is dropped (``kept_mask`` False) when ``b`` is not kept.
-
-    Examples
-    --------
-    >>> keep_buckets(np.array([1, 10, 8 + 2, 13]), 2, np.array([3, 8, 11]))
-    (array([1, 3, 3, 4]), array([ True,  True,  True,  True]))
-    >>> keep_buckets(np.array([0, 2 + 5]), 2, np.array([3, 8]))
-    (array([0]), array([ True, False]))
-    """
-    buckets = ids - nwords  # (n,), negative for word ids
-    at = np.minimum(np.searchsorted(kept, buckets), max(len(kept) - 1, 0))
-    found = buckets < 0
-    if len(kept):
-        found |= kept[at] == buckets
-    rows = np.where(buckets < 0, ids, nwords + at)
-    return rows[found], found
-
-
-def _check_kept(kept: Any, bucket: int) -> np.ndarray | None:
-    if kept is None:
-        return None
-    kept = np.asarray(kept, dtype=np.int64)
-    if kept.ndim != 1 or (
-        kept.size and (kept[0] < 0 or kept[-1] >= bucket or (np.diff(kept) <= 0).any())
-    ):
-        raise ValueError(f"kept_buckets must be increasing bucket numbers in 0..{bucket - 1}")
-    return kept
-
-
 def _from_cache(cls: type[SubwordVectors], state: Any, cache: PathLike) -> SubwordVectors:
     """A mapped :class:`SubwordVectors` from a fastText cache's state, every field checked."""
-    from rowbook.vectors.npz import check_vectors_state
 
     keys, rows, counts = check_vectors_state(state, cache, allow_nonfinite=True)
     input_, minn, maxn, bucket = (state.get(k) for k in ("input", "minn", "maxn", "bucket"))

@@ -1,9 +1,19 @@
-"""KeyedTable: the store behind :class:`~rowbook.vectors.Vectors`.
+"""KeyedTable: the one stored table behind :class:`~rowbook.vectors.Vectors`.
 
 Keys (strings) mapped to the rows of a read-only float32 (or float16) table, optional
-counts, cached row norms and unit rows, and the file formats (editing is added by
-:class:`~rowbook.vectors.edit.EditableTable`). It answers lookups only; the similarity queries are added by
-:class:`~rowbook.vectors.Vectors` (store and query kept apart).
+counts, cached row norms and unit rows, the read-only flag, the index once built, and the
+file formats. It answers lookups, and it is where every query reads rows: the four methods
+under "how queries read rows" (:meth:`KeyedTable.rows_at`, :meth:`~KeyedTable.unit_rows_at`,
+:meth:`~KeyedTable.cosines`, :meth:`~KeyedTable.term_rows`, with
+:meth:`~KeyedTable.rerank_pool`) are the whole contract between a table and the modules of
+functions that query it (:mod:`~rowbook.vectors.pairs`, :mod:`~rowbook.vectors.queries`,
+:mod:`~rowbook.vectors.evaluate`), so a mapped, a quantised and a subword table answer
+the same functions by answering those methods. Edits go through
+:meth:`~KeyedTable.replace_rows` (:mod:`rowbook.vectors.edit`).
+
+Over 400 lines for the file formats' classmethods (word2vec, GloVe, projector, ``.npz`` and
+safetensors): each is a documented door into :mod:`~rowbook.vectors.formats`,
+:mod:`~rowbook.vectors.npz` and :mod:`~rowbook.vectors.sidefiles`, where the reading is.
 """
 
 from __future__ import annotations
@@ -16,16 +26,17 @@ from typing import Any, Self
 
 import numpy as np
 
-from rowbook.checks import InputTypeError, UnknownKeyError, check_finite_rows
+from rowbook.checks import InputTypeError, UnknownKeyError, check_finite, check_finite_rows
 from rowbook.io import MAX_INFLATED_BYTES, kind_of
 from rowbook.vectors import formats, npz, sidefiles
+from rowbook.vectors.keys import check_counts, check_dtype, index_keys, read_only
 from rowbook.vectors.mapped import maps_a_file, open_cached
 from rowbook.vectors.neighbors import row_norms, unit_rows
 
-__all__ = ["KeyedTable"]
+__all__ = ["KeyedTable", "Term"]
 
 PathLike = str | os.PathLike[str]
-_DTYPES = (np.dtype(np.float32), np.dtype(np.float16))
+Term = str | np.ndarray  # a key, or a (d,) vector used as given
 _SCAN_BYTES = 8 << 20  # float64 bytes of a mapped table's rows handled at a time (scratch)
 
 
@@ -76,7 +87,7 @@ class KeyedTable:
         dtype: Any = np.float32,
         allow_nonfinite: bool = False,
     ) -> None:
-        dtype = _check_dtype(dtype)
+        dtype = check_dtype(dtype)
         if isinstance(keys, int | np.integer) and not isinstance(keys, bool):
             keys, vectors = (), _empty_table(keys, vectors, counts, dtype)
         elif vectors is None:
@@ -94,21 +105,21 @@ class KeyedTable:
         if not maps_a_file(table):  # a mapped table is not scanned: its rows stay on disk
             check_finite_rows("vectors", table, self._keys, allow_nonfinite=self._allow_nonfinite)
         # (V, d) read-only view: queries cannot alter it, yet the caller's array stays writeable
-        self._vectors = _read_only(table)
+        self._vectors = read_only(table)
         self._owned = table if copy else None  # the writeable array behind _vectors, if ours
         self._norms: np.ndarray | None = None  # (V,), filled on first query
         self._unit: np.ndarray | None = None  # (V, d) unit rows; never made for a mapped table
-        self._index = None  # a VectorIndex over the unit rows, once built (build_index)
         self._mapped = maps_a_file(table)  # queries then scan the file's rows in blocks
         self.path: Path | None = None  # the file a mapped table was opened from
+        self.vector_index = None  # a VectorIndex over the unit rows, once built (build_index)
 
     def _set_keys(self, keys: Any, counts: Any, n_rows: int, rows: str) -> None:
         """Keys (unique str, one per of the ``n_rows`` ``rows``), their index and counts."""
         self._keys = tuple(keys)
         if len(self._keys) != n_rows:
             raise ValueError(f"got {len(self._keys)} keys for {n_rows} {rows}; they must match")
-        self._key_to_index = _index_keys(self._keys)
-        self._counts = None if counts is None else _check_counts(counts, n_rows)
+        self._key_to_index = index_keys(self._keys)
+        self._counts = None if counts is None else check_counts(counts, n_rows)
 
     # -- lookup --------------------------------------------------------------------
 
@@ -137,6 +148,11 @@ class KeyedTable:
         return self._vectors.shape[1]
 
     @property
+    def allow_nonfinite(self) -> bool:
+        """Whether rows holding inf or nan are kept (and added rows may hold them)."""
+        return self._allow_nonfinite
+
+    @property
     def norms(self) -> np.ndarray:
         """Euclidean norm of every row, (V,) float32 (computed once, then cached)."""
         self.fill_norms()
@@ -163,7 +179,7 @@ class KeyedTable:
         """The (d,) row of one key (read-only view), or an (n, d) copy for a list of keys."""
         if isinstance(key_or_keys, str) or not isinstance(key_or_keys, Iterable):
             return self.get_vector(key_or_keys)
-        return self._rows([self.get_index(k) for k in key_or_keys])  # (n, d)
+        return self.rows_at([self.get_index(k) for k in key_or_keys])  # (n, d)
 
     def get_index(self, key: str, default: int | None = None) -> int:
         """Row of ``key``; ``default`` if given and the key is absent, else ``KeyError``."""
@@ -183,7 +199,7 @@ class KeyedTable:
     def get_vector(self, key: str, norm: bool = False) -> np.ndarray:
         """The (d,) row of ``key`` (read-only), scaled to unit length if ``norm``."""
         index = self.get_index(key)
-        return self._unit_rows(index) if norm else self._rows(index)
+        return self.unit_rows_at(index) if norm else self.rows_at(index)
 
     def fill_norms(self, force: bool = False) -> None:
         """Compute and cache row norms and unit rows (done lazily by every query).
@@ -200,10 +216,10 @@ class KeyedTable:
                     [row_norms(self._vectors[i : i + step]) for i in range(0, len(self), step)]
                     or [np.zeros(0)]
                 )
-                self._norms = _read_only(norms.astype(np.float32))
+                self._norms = read_only(norms.astype(np.float32))
         elif self._unit is None or force:
             norms, unit = unit_rows(self._vectors)  # (V,) float64, (V, d)
-            self._norms, self._unit = _read_only(norms.astype(np.float32)), _read_only(unit)
+            self._norms, self._unit = read_only(norms.astype(np.float32)), read_only(unit)
 
     def get_normed_vectors(self) -> np.ndarray:
         """All rows scaled to unit length, (V, d) float32 read-only (a zero row stays zero).
@@ -213,24 +229,26 @@ class KeyedTable:
         """
         if self._unit is None:
             norms, unit = unit_rows(self._vectors)  # (V,) float64, (V, d)
-            self._norms, self._unit = _read_only(norms.astype(np.float32)), _read_only(unit)
+            self._norms, self._unit = read_only(norms.astype(np.float32)), read_only(unit)
         return self._unit
 
-    # -- how queries read rows: one place, so mapped and quantised tables can answer them --
+    # -- how queries read rows: one place, so mapped, quantised and subword tables answer them --
 
-    def _rows(self, index: Any) -> np.ndarray:
+    def rows_at(self, index: Any) -> np.ndarray:
         """Raw rows ``vectors[index]`` (an int gives a (d,) row, ids an (n, d) array)."""
         return self._vectors[index]
 
-    def _unit_rows(self, index: Any) -> np.ndarray:
+    def unit_rows_at(self, index: Any) -> np.ndarray:
         """Unit rows ``get_normed_vectors()[index]``, computed on the fly for a mapped table."""
         if self._mapped and self._unit is None:
             return unit_rows(self._vectors[index])[1]
         return self.get_normed_vectors()[index]
 
-    def _cosines(self, queries: np.ndarray, stop: int) -> np.ndarray:
+    def cosines(self, queries: np.ndarray, stop: int) -> np.ndarray:
         """Cosines of unit ``queries`` with the first ``stop`` rows: (stop,) for a (d,) query,
-        (Q, stop) for (Q, d). A mapped table is scanned a block of rows at a time."""
+        (Q, stop) for (Q, d). A mapped table is scanned a block of rows at a time. Queries
+        holding inf or nan are refused."""
+        check_finite("queries", queries)
         if not (self._mapped and self._unit is None):
             unit = self.get_normed_vectors()[:stop]
             return unit @ queries if queries.ndim == 1 else queries @ unit.T
@@ -255,24 +273,69 @@ class KeyedTable:
                 out[..., start:end] = np.where(scale[start:end] > 0, dots * scale[start:end], 0)
         return out
 
-    def unit_normalize_all(self) -> None:
-        """Replace the table by its unit rows (a new array in memory; the old one, or the file
-        a mapped table reads, is left untouched)."""
-        unit = self.get_normed_vectors()
-        if unit.dtype == self._vectors.dtype:
-            self._vectors, self._owned = unit, None
-            self._norms = _read_only(np.where(self._norms > 0, 1, 0).astype(np.float32))
-        else:  # a float16 table: store its unit rows rounded to float16, norms recomputed
-            self._set_table(unit.astype(self._vectors.dtype))
+    def rerank_pool(self, wanted: int) -> int | None:
+        """How many of the best-scored rows a scan re-scores exactly before ranking them:
+        None, as :meth:`cosines` is exact here (a quantised table linked to its float
+        table answers a number)."""
+        return None
 
-    def _set_table(self, table: np.ndarray, added: Sequence[str] = ()) -> None:
-        """Install an edited table (owned by this object) and drop the cached unit rows."""
+    def term_rows(
+        self, terms: Sequence[Term], normalise_keys: bool
+    ) -> tuple[np.ndarray, list[int]]:
+        """The inputs of a query as rows: ``(vectors (n, d), rows of the inputs that are keys)``.
+
+        A key gives its row (its unit row if ``normalise_keys``), a (d,) vector is used as
+        given (refused if it holds inf or nan). A subword table answers unseen words too.
+        """
+        rows, exclude = [], []
+        for term in terms:
+            if isinstance(term, str):
+                exclude.append(self.get_index(term))
+                rows.append(
+                    self.unit_rows_at(exclude[-1]) if normalise_keys else self.rows_at(exclude[-1])
+                )
+            elif isinstance(term, np.ndarray) and term.shape == (self.vector_size,):
+                check_finite("a query vector", term)  # the doors name it first, when they can
+                rows.append(term.astype(np.float32, copy=False))
+            else:
+                raise InputTypeError(
+                    f"expected a key (str) or a ({self.vector_size},) vector, got "
+                    f"{type(term).__name__} {getattr(term, 'shape', term)!r}"
+                )
+        return np.stack(rows), exclude
+
+    # -- the door edits go through (rowbook.vectors.edit) ---------------------------------
+
+    def own_rows(self) -> np.ndarray:
+        """The writeable (V, d) array behind :attr:`vectors`, copied first if it is not this
+        table's own (a caller's array given with ``copy=False``, or a mapped file)."""
+        if self._owned is None:
+            self._owned = np.array(self._vectors, order="C")
+        return self._owned
+
+    def replace_rows(
+        self, table: np.ndarray, added: Sequence[str] = (), *, unit: bool = False
+    ) -> None:
+        """Install an edited ``table`` (now owned by this object) with the keys ``added`` at
+        its end; the cached norms and unit rows, and an index of the old rows, are dropped.
+        ``unit=True`` says the rows are this table's own unit rows (read-only, shared with
+        its cache): they stay its unit rows and its index, their norms 1 (0 for a zero row),
+        and the next edit copies them first."""
+        if unit:
+            norms = np.where(self.norms > 0, 1, 0).astype(np.float32)
+            self._owned, self._vectors, self._unit = None, table, table
+            self._norms, self._mapped, self.path = read_only(norms), False, None
+            return
         if added:
             self._keys += tuple(added)
-            self._key_to_index = _index_keys(self._keys)
-        self._owned, self._vectors = table, _read_only(table)
-        self._norms = self._unit = self._index = None  # an index of the old rows is stale
+            self._key_to_index = index_keys(self._keys)
+        self._owned, self._vectors = table, read_only(table)
+        self._norms = self._unit = self.vector_index = None
         self._mapped, self.path = maps_a_file(table), None
+
+    def set_counts(self, counts: np.ndarray | Sequence[int] | None) -> None:
+        """Replace the counts (one non-negative integer per key), or drop them with None."""
+        self._counts = None if counts is None else check_counts(counts, len(self))
 
     # -- files ---------------------------------------------------------------------
 
@@ -334,7 +397,7 @@ class KeyedTable:
         ``cache_dir``) and maps that; later calls map the cache straight away, and rebuild it
         when the source changes (see :mod:`rowbook.vectors.mapped`).
         """
-        dtype = _check_dtype(datatype, "datatype")
+        dtype = check_dtype(datatype, "datatype")
         options = {
             "binary": binary,
             "no_header": no_header,
@@ -371,7 +434,7 @@ class KeyedTable:
             )
         if fvocab is not None:
             counts = sidefiles.read_vocab_counts(fvocab, keys, unicode_errors=unicode_errors)
-            loaded._counts = _check_counts(counts, len(loaded))
+            loaded.set_counts(counts)
         return loaded
 
     @classmethod
@@ -510,7 +573,7 @@ class KeyedTable:
         reads the keys only, queries page in the rows they touch, and the norms they need are
         computed a block at a time (see :mod:`rowbook.vectors.mapped`). The mapped values are
         not scanned, so inf / nan rows score as zero rows instead of being refused.
-        A quantised file (``QuantizedVectors.save``) comes back as a
+        A quantised file (``QuantizedVectors.save``) comes back from ``Vectors.load`` as a
         :class:`~rowbook.vectors.quantize.QuantizedVectors`.
         ``max_inflated_bytes`` caps what compressed ``.npz`` members may expand to (rowbook
         writes none; ``None`` lifts the cap for a file you trust, see ``docs/safety.md``);
@@ -521,13 +584,10 @@ class KeyedTable:
                 path, mmap=mmap, allow_nonfinite=allow_nonfinite
             )
         elif kind_of(path) == "quantized vectors":
-            from rowbook.vectors.quantize.table import QuantizedVectors
-
-            if not issubclass(QuantizedVectors, cls):
-                raise InputTypeError(
-                    f"{path} holds quantised vectors; read it with Vectors.load(path)"
-                )
-            return QuantizedVectors.load(path, mmap=mmap)
+            raise InputTypeError(
+                f"{path} holds quantised vectors; read it with Vectors.load(path) or "
+                "QuantizedVectors.load(path)"
+            )
         else:
             keys, table, counts = npz.read_npz(
                 path,
@@ -547,16 +607,6 @@ def _is_safetensors(path: PathLike) -> bool:
     return os.fspath(path).endswith(".safetensors")
 
 
-def _check_dtype(dtype: Any, name: str = "dtype") -> np.dtype:
-    try:
-        checked = np.dtype(dtype)
-    except TypeError:
-        checked = None
-    if checked not in _DTYPES:
-        raise ValueError(f"{name} must be numpy.float32 or numpy.float16, got {dtype!r}")
-    return checked
-
-
 def _empty_table(vector_size: int, vectors: Any, counts: Any, dtype: np.dtype) -> np.ndarray:
     if vectors is not None or counts is not None:
         raise InputTypeError(
@@ -566,35 +616,3 @@ def _empty_table(vector_size: int, vectors: Any, counts: Any, dtype: np.dtype) -
     if vector_size < 1:
         raise ValueError(f"vector_size must be an int >= 1, got {vector_size!r}")
     return np.zeros((0, int(vector_size)), dtype=dtype)  # (0, d)
-
-
-def _read_only(array: np.ndarray) -> np.ndarray:
-    view = array.view()
-    view.flags.writeable = False
-    return view
-
-
-def _index_keys(keys: tuple[str, ...]) -> dict[str, int]:
-    key_to_index = {key: i for i, key in enumerate(keys)}  # the fast path: str keys, no repeat
-    if len(key_to_index) == len(keys) and all(type(key) is str for key in keys):
-        return key_to_index
-    key_to_index = {}
-    for i, key in enumerate(keys):  # find what is wrong, to say where
-        if not isinstance(key, str):
-            raise InputTypeError(f"keys must be str, got {type(key).__name__} {key!r} at index {i}")
-        first = key_to_index.setdefault(key, i)
-        if first != i:
-            raise ValueError(
-                f"duplicate key {key!r} at indices {first} and {i}; keys must be unique"
-            )
-    return key_to_index
-
-
-def _check_counts(counts: np.ndarray | Sequence[int], n_keys: int) -> np.ndarray:
-    array = np.asarray(counts)
-    if array.shape != (n_keys,) or not np.issubdtype(array.dtype, np.integer) or (array < 0).any():
-        raise ValueError(
-            f"counts must be {n_keys} non-negative integers (one per key), got "
-            f"{array.dtype} array of shape {array.shape}"
-        )
-    return _read_only(array.astype(np.int64))

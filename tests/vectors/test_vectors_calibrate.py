@@ -108,7 +108,7 @@ def test_a_target_that_needs_an_exhaustive_search_answers_exactly_and_says_so(ki
     found = index.search_batch(queries, 10)
     np.testing.assert_array_equal(np.sort(np.stack(found)), np.sort(exact))
     vectors = Vectors([f"k{i}" for i in range(3_000)], table)
-    vectors._index = index
+    vectors.vector_index = index
     assert vectors.most_similar("k3", topn=10, approximate=True).exact
 
 

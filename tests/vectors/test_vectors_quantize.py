@@ -15,7 +15,7 @@ import pytest
 from rowbook.data.synthetic_vectors import clustered_vectors
 from rowbook.nn import Embedding, EmbeddingBag
 from rowbook.vectors import SubwordVectors, Vectors
-from rowbook.vectors.quantize import Int8Matrix, PQMatrix, ProductQuantizer
+from rowbook.vectors.quantize import Int8Matrix, PQMatrix, ProductQuantizer, QuantizedVectors
 from rowbook.vectors.quantize.cost import nearest, recall
 from rowbook.vectors.quantize.kmeans import (
     kmeans,
@@ -167,8 +167,10 @@ def test_the_queries_of_vectors_answer_from_codes(table):
     np.testing.assert_allclose(small.distances(key)[:50], decoded.distances(key)[:50], atol=1e-5)
     np.testing.assert_allclose(small[key], decoded[key])
     assert small.doesnt_match([key, other, "w20"]) == decoded.doesnt_match([key, other, "w20"])
-    with pytest.raises(TypeError, match="frozen"):
-        small.add_vectors(["new"], np.zeros((1, 32)))
+    assert not hasattr(small, "add_vectors") and not isinstance(small, Vectors)  # frozen
+    chosen = small.vectors_for_all([other, "w20", other, "absent"])  # codes taken, not decoded
+    assert type(chosen) is QuantizedVectors and chosen.index_to_key == (other, "w20")
+    np.testing.assert_array_equal(chosen[other], small[other])
     small.build_index("ivf", nlist=16, nprobe=16)  # every cell: a scan of the decoded rows
     fast, scanned = (
         small.most_similar(key, topn=5, approximate=True),

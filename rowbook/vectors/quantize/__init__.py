@@ -7,10 +7,9 @@
   :mod:`~rowbook.vectors.quantize.int8` (:class:`Int8Matrix`) and
   :mod:`~rowbook.vectors.quantize.pqmatrix` (:class:`PQMatrix`, fastText's ``QuantMatrix``);
 * :mod:`~rowbook.vectors.quantize.table` -- :class:`QuantizedVectors`, re-ranking against the
-  float table mapped from disk;
-* :mod:`~rowbook.vectors.quantize.subword` -- :class:`QuantizedSubwordVectors` (fastText);
-* :mod:`~rowbook.vectors.quantize.cost` -- :class:`QuantizationCost`: bytes, recall@10,
-  evaluation changes.
+  float table mapped from disk, and :class:`QuantizedSubwordVectors` (fastText), with their file;
+* :mod:`~rowbook.vectors.quantize.cost` -- quantising a table (``Vectors.quantize``) and
+  :class:`QuantizationCost`: bytes, recall@10, evaluation changes.
 
 **One product quantiser.** fastText quantises its supervised models (``.ftz``) with a
 product quantiser (``src/productquantizer.{h,cc}``, used by ``src/quantmatrix.{h,cc}``), and
@@ -35,7 +34,7 @@ from rowbook.vectors.quantize.int8 import Int8Matrix
 from rowbook.vectors.quantize.matrix import QuantizedMatrix
 from rowbook.vectors.quantize.pq import ProductQuantizer
 from rowbook.vectors.quantize.pqmatrix import PQMatrix
-from rowbook.vectors.quantize.table import QuantizedVectors
+from rowbook.vectors.quantize.table import QuantizedSubwordVectors, QuantizedVectors
 
 __all__ = [
     "Int8Matrix",
@@ -43,5 +42,6 @@ __all__ = [
     "ProductQuantizer",
     "QuantizationCost",
     "QuantizedMatrix",
+    "QuantizedSubwordVectors",
     "QuantizedVectors",
 ]

@@ -21,7 +21,7 @@ import sys
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Literal
+from typing import Literal
 
 import numpy as np
 
@@ -30,10 +30,9 @@ from rowbook.vectors.neighbors import top_k_rows
 from rowbook.vectors.quantize.int8 import Int8Matrix
 from rowbook.vectors.quantize.matrix import QuantizedMatrix
 from rowbook.vectors.quantize.pqmatrix import PQMatrix
-
-if TYPE_CHECKING:
-    from rowbook.vectors.core import Vectors
-    from rowbook.vectors.quantize.table import QuantizedVectors
+from rowbook.vectors.quantize.table import QuantizedSubwordVectors, QuantizedVectors
+from rowbook.vectors.searchable import SearchableTable
+from rowbook.vectors.subword_bags import SubwordBags
 
 __all__ = [
     "QuantizationCost",
@@ -41,6 +40,7 @@ __all__ = [
     "measure_cost",
     "nearest",
     "quantize_matrix",
+    "quantize_subword",
     "quantize_vectors",
     "recall",
 ]
@@ -116,12 +116,10 @@ def quantize_matrix(
 
 
 def quantize_vectors(
-    vectors: Vectors, method: Method, options: dict, finish: dict
+    vectors: SearchableTable, method: Method, options: dict, finish: dict
 ) -> QuantizedVectors:
     """``vectors.quantize(...)`` (see :meth:`rowbook.vectors.Vectors.quantize`): ``options``
     for :func:`quantize_matrix`, ``finish`` for :func:`finish_quantized`."""
-    from rowbook.vectors.quantize.table import QuantizedVectors
-
     matrix = quantize_matrix(vectors.vectors, method, **options)
     quantized = QuantizedVectors(vectors.index_to_key, matrix, vectors.counts)
     return finish_quantized(
@@ -129,9 +127,32 @@ def quantize_vectors(
     )
 
 
+def quantize_subword(
+    vectors: SubwordBags, method: str, options: dict, finish: dict
+) -> QuantizedSubwordVectors:
+    """``subword_vectors.quantize(...)``: the word rows and the input matrix quantised apart
+    (``options`` and ``finish`` as in :func:`~rowbook.vectors.quantize.cost.quantize_vectors`)."""
+    words = quantize_matrix(vectors.vectors, method, **options)
+    input_ = quantize_matrix(vectors.input_matrix, method, **options)
+    quantized = QuantizedSubwordVectors(
+        vectors.index_to_key,
+        words,
+        input_,
+        minn=vectors.minn,
+        maxn=vectors.maxn,
+        bucket=vectors.bucket,
+        counts=vectors.counts,
+        kept_buckets=vectors.kept_buckets,
+    )
+    before = vectors.vectors.nbytes + vectors.input_matrix.nbytes
+    return finish_quantized(
+        quantized, vectors, f"{method} (word rows and input matrix)", before, **finish
+    )
+
+
 def finish_quantized(
     quantized: QuantizedVectors,
-    vectors: Vectors,
+    vectors: SearchableTable,
     description: str,
     bytes_before: int,
     *,
@@ -160,8 +181,8 @@ def finish_quantized(
 
 def measure_cost(
     cost: QuantizationCost,
-    vectors: Vectors,
-    quantized: Vectors,
+    vectors: SearchableTable,
+    quantized: SearchableTable,
     *,
     analogies: PathLike | None = None,
     pairs: Sequence[PathLike] = (),
@@ -218,14 +239,16 @@ def measure_cost(
     return cost
 
 
-def nearest(scanned: Vectors, asking: Vectors, rows: np.ndarray, k: int) -> list[list[int]]:
+def nearest(
+    scanned: SearchableTable, asking: SearchableTable, rows: np.ndarray, k: int
+) -> list[list[int]]:
     """The ``k`` rows of ``scanned`` nearest (by cosine, from a scan of every row, a quantised
     table's codes not re-ranked) to the unit rows ``rows`` of ``asking``, the row itself left out."""
     found = []
     for start in range(0, len(rows), _QUERIES_PER_BLOCK):
         block = rows[start : start + _QUERIES_PER_BLOCK]
-        units = asking._unit_rows(block)  # (q, d)
-        scores = np.array(scanned._cosines(units, len(scanned)))  # (q, V)
+        units = asking.unit_rows_at(block)  # (q, d)
+        scores = np.array(scanned.cosines(units, len(scanned)))  # (q, V)
         scores[np.arange(len(block)), block] = -np.inf  # not the row itself
         found += top_k_rows(scores, k).tolist()
     return found

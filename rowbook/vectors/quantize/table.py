@@ -19,8 +19,16 @@ codes choose the candidates, the float rows decide the order. The rows are read 
 the float file resident in the process: its memory is the keys and the codes. The link is saved with the quantised file (the float file's
 path, size and time) and restored by ``load`` when the file is still there, unchanged.
 
-A quantised table is frozen: no ``add_vectors``, no ``unit_normalize_all``. A faiss index
-(``build_index``) can be built over its decoded rows; it holds float copies of them.
+A quantised table is frozen: it has the queries of a
+:class:`~rowbook.vectors.searchable.SearchableTable` but not the editing of
+:class:`~rowbook.vectors.Vectors` (edit the float table and quantise it again). A faiss
+index (``build_index``) can be built over its decoded rows; it holds float copies of them.
+
+:class:`QuantizedSubwordVectors` is a fastText table quantised: two quantised matrices, the
+word rows (what the scans score) and the input matrix (word rows, then n-gram buckets), from
+which ``vector_for`` averages the decoded rows of an unseen word's bag. Both classes live
+here, beside their one file format, so that reading a file picks its class in one place
+(apart, the file's reader and the subword class would import each other): hence the length.
 """
 
 from __future__ import annotations
@@ -28,27 +36,32 @@ from __future__ import annotations
 import os
 import sys
 import warnings
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, Self
 
 import numpy as np
 
-from rowbook.checks import InputTypeError, check_int
+from rowbook.checks import InputTypeError, check_finite, check_int
 from rowbook.io import fields_of, load_state, save_state
 from rowbook.vectors.calibrate import RECALL, Calibration, calibrate_rerank, check_recall
-from rowbook.vectors.core import Vectors
+from rowbook.vectors.keys import read_only
 from rowbook.vectors.mapped import FileRows, maps_a_file
 from rowbook.vectors.neighbors import unit_rows
+from rowbook.vectors.prune import kept_rows, kept_subword_rows, say_pruned
 from rowbook.vectors.quantize.matrix import QuantizedMatrix
 from rowbook.vectors.quantize.saved import matrix_from_state
+from rowbook.vectors.searchable import SearchableTable
+from rowbook.vectors.subword_bags import SubwordBags, check_kept
+from rowbook.vectors.table import KeyedTable
 
-__all__ = ["QUANTIZED_KIND", "QuantizedVectors"]
+__all__ = ["QUANTIZED_KIND", "QuantizedSubwordVectors", "QuantizedVectors"]
 
 QUANTIZED_KIND = "quantized vectors"
 PathLike = str | os.PathLike[str]
 
 
-class QuantizedVectors(Vectors):
+class QuantizedVectors(SearchableTable):
     """Keys over a quantised table: the queries of :class:`~rowbook.vectors.Vectors`, rows decoded.
 
     Parameters
@@ -92,10 +105,10 @@ class QuantizedVectors(Vectors):
         self._set_keys(keys, counts, len(matrix), "quantised rows")
         self._matrix = matrix
         self._vectors = self._owned = None  # no float table: rows come from the codes
-        self._norms = self._unit = self._index = None
-        self._mapped = maps_a_file(matrix.codes)
+        self._norms = self._unit = self.vector_index = None
+        self._mapped, self._allow_nonfinite = maps_a_file(matrix.codes), False
         self.path: Path | None = None
-        self._float: Vectors | None = None  # the linked float table, mapped
+        self._float: KeyedTable | None = None  # the linked float table, mapped
         self._float_rows: FileRows | None = None  # its rows read from its file (pread)
         self.rerank: int | None = None
         self.calibration: Calibration | None = None  # how rerank was chosen, if measured
@@ -109,7 +122,7 @@ class QuantizedVectors(Vectors):
         return self._matrix
 
     @property
-    def float_table(self) -> Vectors | None:
+    def float_table(self) -> KeyedTable | None:
         """The float table this one is linked to (:meth:`link`), or None."""
         return self._float
 
@@ -125,7 +138,7 @@ class QuantizedVectors(Vectors):
     @property
     def vectors(self) -> np.ndarray:
         """Every row decoded, (V, d) float32: a full-size float table in memory."""
-        return _read_only(self._matrix.decode())
+        return read_only(self._matrix.decode())
 
     @property
     def norms(self) -> np.ndarray:
@@ -139,7 +152,7 @@ class QuantizedVectors(Vectors):
     def get_normed_vectors(self) -> np.ndarray:
         """Every decoded row scaled to unit length, (V, d) float32: a full-size table in memory."""
         if self._unit is None:
-            self._unit = _read_only(unit_rows(self._matrix.decode())[1])
+            self._unit = read_only(unit_rows(self._matrix.decode())[1])
         return self._unit
 
     def __repr__(self) -> str:
@@ -151,25 +164,28 @@ class QuantizedVectors(Vectors):
 
     # -- how queries read rows ---------------------------------------------------------
 
-    def _rows(self, index: Any) -> np.ndarray:
+    def rows_at(self, index: Any) -> np.ndarray:
+        """Rows decoded from the codes, or read exactly from the linked float table."""
         if self._float_rows is not None:
             return self._float_rows[index]
         if self._float is not None:
-            return self._float._rows(index)
+            return self._float.rows_at(index)
         return self._matrix.decode(index)
 
-    def _unit_rows(self, index: Any) -> np.ndarray:
+    def unit_rows_at(self, index: Any) -> np.ndarray:
         if self._float_rows is not None:
             return unit_rows(self._float_rows[index].astype(np.float32, copy=False))[1]
         if self._float is not None:
-            return self._float._unit_rows(index)
+            return self._float.unit_rows_at(index)
         return unit_rows(self._matrix.decode(index))[1]
 
-    def _cosines(self, queries: np.ndarray, stop: int) -> np.ndarray:
+    def cosines(self, queries: np.ndarray, stop: int) -> np.ndarray:
+        """Cosines scored from the codes, without decoding (estimates: see :meth:`rerank_pool`)."""
+        check_finite("queries", queries)
         scores = self._matrix.cosines(queries, stop)  # (Q, stop)
         return scores[0] if queries.ndim == 1 else scores
 
-    def _rerank_pool(self, wanted: int) -> int | None:
+    def rerank_pool(self, wanted: int) -> int | None:
         if self._float is None or not self.rerank:
             return None
         return max(self.rerank, wanted)
@@ -178,7 +194,7 @@ class QuantizedVectors(Vectors):
 
     def link(
         self,
-        float_table: Vectors | PathLike,
+        float_table: KeyedTable | PathLike,
         rerank: int | None = None,
         *,
         recall: float = RECALL,
@@ -199,10 +215,10 @@ class QuantizedVectors(Vectors):
         if rerank is not None:
             rerank = check_int("rerank", rerank, 0)
         target = check_recall(recall, allow_none=False)
-        if not isinstance(float_table, Vectors):
-            float_table = Vectors.load(float_table, mmap=True)
         if isinstance(float_table, QuantizedVectors):
             raise InputTypeError("link a float table, not another quantised one")
+        if not isinstance(float_table, KeyedTable):
+            float_table = SearchableTable.load(float_table, mmap=True)
         if float_table.index_to_key != self._keys or float_table.vector_size != self.vector_size:
             raise ValueError(
                 f"the float table ({len(float_table)} x {float_table.vector_size}) "
@@ -215,8 +231,8 @@ class QuantizedVectors(Vectors):
         if rerank is None:
             self.calibration = calibrate_rerank(
                 lambda q: self._matrix.cosines(q, len(self)),
-                lambda q: float_table._cosines(q, len(self)),
-                self._unit_rows,
+                lambda q: float_table.cosines(q, len(self)),
+                self.unit_rows_at,
                 len(self),
                 target,
             )
@@ -229,27 +245,24 @@ class QuantizedVectors(Vectors):
         """Drop the link: rows are decoded and scans ranked by the codes alone."""
         self._float, self._float_rows, self.rerank, self.calibration = None, None, None, None
 
-    # -- frozen ------------------------------------------------------------------------
+    # -- smaller tables ----------------------------------------------------------------
 
-    def add_vectors(self, *args: Any, **kwargs: Any) -> None:
-        raise InputTypeError(_FROZEN)
+    def vectors_for_all(self, keys: Any) -> Self:
+        """A quantised table of the given keys this one holds, deduplicated, in order: their
+        codes (and counts) taken as they are."""
+        rows = [self.get_index(key) for key in dict.fromkeys(keys) if key in self]
+        return self._taken(np.array(rows, dtype=np.int64))
 
-    def __setitem__(self, keys: Any, weights: Any) -> None:
-        raise InputTypeError(_FROZEN)
+    def prune(self, keep: int, *, verbose: bool = True) -> Self:
+        """The ``keep`` most frequent keys (see :meth:`rowbook.vectors.Vectors.prune`): their
+        codes taken, the codebooks kept; prints the bytes saved unless ``verbose=False``."""
+        pruned = self._taken(kept_rows(self, keep))
+        say_pruned(verbose, len(self), len(pruned), self.nbytes, pruned.nbytes)
+        return pruned
 
-    def unit_normalize_all(self) -> None:
-        raise InputTypeError(_FROZEN)
-
-    def vectors_for_all(self, keys: Any) -> Vectors:
-        """A float :class:`~rowbook.vectors.Vectors` of the given keys' decoded rows."""
-        chosen = [key for key in dict.fromkeys(keys) if key in self]
-        rows = (
-            self._rows([self.get_index(k) for k in chosen])
-            if chosen
-            else np.zeros((0, self.vector_size))
-        )
-        counts = None if self._counts is None else self._counts[[self.get_index(k) for k in chosen]]
-        return Vectors(chosen, rows, counts)
+    def _taken(self, rows: np.ndarray) -> Self:
+        counts = None if self._counts is None else self._counts[rows]
+        return QuantizedVectors([self._keys[i] for i in rows], self._matrix.take(rows), counts)
 
     def build_index(self, kind: str = "hnsw", **options: Any) -> Any:
         """A faiss index over the decoded unit rows (see :meth:`Vectors.build_index`).
@@ -306,10 +319,125 @@ class QuantizedVectors(Vectors):
         return table
 
 
-_FROZEN = (
-    "a quantised table is frozen: edit the float table and quantise it again "
-    "(vectors_for_all gives a float table of chosen keys)"
-)
+class QuantizedSubwordVectors(SubwordBags, QuantizedVectors):
+    """A :class:`~rowbook.vectors.SubwordVectors` whose word rows and input matrix are quantised.
+
+    Parameters
+    ----------
+    keys : sequence of str
+        The vocabulary words.
+    matrix : QuantizedMatrix
+        The quantised word rows (``nwords`` of them).
+    input_matrix : QuantizedMatrix
+        The quantised input matrix (``nwords + bucket`` rows, or fewer when pruned).
+    minn, maxn, bucket, counts, kept_buckets
+        As in :class:`~rowbook.vectors.SubwordVectors`.
+    """
+
+    def __init__(
+        self,
+        keys: Sequence[str],
+        matrix: QuantizedMatrix,
+        input_matrix: QuantizedMatrix,
+        *,
+        minn: int,
+        maxn: int,
+        bucket: int,
+        counts: np.ndarray | None = None,
+        kept_buckets: np.ndarray | None = None,
+    ) -> None:
+        QuantizedVectors.__init__(self, keys, matrix, counts)
+        buckets = self._set_subwords(minn, maxn, bucket, kept_buckets)
+        if not isinstance(input_matrix, QuantizedMatrix) or input_matrix.shape != (
+            len(self._keys) + buckets,
+            matrix.dim,
+        ):
+            raise ValueError(
+                f"input_matrix must be a quantised ({len(self._keys)} + {buckets}, "
+                f"{matrix.dim}) table, got {input_matrix!r}"
+            )
+        self._input = input_matrix
+
+    def _input_rows(self, ids: np.ndarray) -> np.ndarray:
+        return self._input.decode(ids)  # (n, d): only the bag's rows decoded
+
+    @property
+    def nbytes(self) -> int:
+        """Bytes of both quantised matrices."""
+        return self._matrix.nbytes + self._input.nbytes
+
+    def prune(self, keep: int, *, verbose: bool = True) -> Self:
+        """The ``keep`` most frequent words and the buckets their bags use, codes taken as
+        they are (see :meth:`rowbook.vectors.SubwordVectors.prune`)."""
+        kept = kept_subword_rows(self, keep)
+        pruned = type(self)(
+            kept.words,
+            self._matrix.take(kept.rows),
+            self._input.take(kept.input_rows),
+            minn=self.minn,
+            maxn=self.maxn,
+            bucket=self.bucket,
+            counts=None if self._counts is None else self._counts[kept.rows],
+            kept_buckets=kept.buckets,
+        )
+        detail = f", {len(kept.buckets):,} of {self.bucket:,} n-gram buckets"
+        say_pruned(verbose, len(self), len(kept.words), self.nbytes, pruned.nbytes, detail)
+        return pruned
+
+    def _state(self) -> dict[str, Any]:
+        state = super()._state()
+        state["subword"] = {
+            "minn": self.minn,
+            "maxn": self.maxn,
+            "bucket": self.bucket,
+            "input": self._input.get_state(),
+            "kept_buckets": self._kept,
+        }
+        return state
+
+    @classmethod
+    def from_state(
+        cls,
+        keys: list[str],
+        matrix: QuantizedMatrix,
+        counts: np.ndarray | None,
+        subword: Any,
+        where: str,
+    ) -> QuantizedSubwordVectors:
+        """The table a quantised file's ``subword`` field describes, every field checked."""
+        if not isinstance(subword, dict) or not all(
+            isinstance(subword.get(k), int)
+            and not isinstance(subword.get(k), bool)
+            and subword.get(k) >= 0
+            for k in ("minn", "maxn", "bucket")
+        ):
+            raise ValueError(f"{where}: 'subword' must hold integers minn, maxn, bucket >= 0")
+        kept = subword.get("kept_buckets")
+        if kept is not None and not (isinstance(kept, np.ndarray) and kept.dtype.kind in "iu"):
+            raise ValueError(f"{where}: 'subword.kept_buckets' must be None or integers")
+        try:
+            kept = check_kept(kept, subword["bucket"])
+        except ValueError as err:
+            raise ValueError(f"{where}: 'subword.{err}") from None
+        rows = len(keys) + (subword["bucket"] if kept is None else len(kept))
+        input_ = matrix_from_state(subword.get("input"), f"{where}: 'subword.input'", rows)
+        if input_.dim != matrix.dim:
+            raise ValueError(
+                f"{where}: 'subword.input' has {input_.dim} columns, the word "
+                f"rows {matrix.dim}; the file is damaged"
+            )
+        if len(set(keys)) != len(keys):
+            raise ValueError(f"{where}: 'keys' must be unique; the file repeats some")
+        return cls(
+            keys,
+            matrix,
+            input_,
+            minn=subword["minn"],
+            maxn=subword["maxn"],
+            bucket=subword["bucket"],
+            counts=counts,
+            kept_buckets=kept,
+        )
 
 
 def _from_state(state: Any, where: str) -> QuantizedVectors:
@@ -328,8 +456,6 @@ def _from_state(state: Any, where: str) -> QuantizedVectors:
         raise ValueError(f"{where}: 'counts' must be None or {len(keys)} integers >= 0")
     subword = state.get("subword")
     if subword is not None:
-        from rowbook.vectors.quantize.subword import QuantizedSubwordVectors
-
         return QuantizedSubwordVectors.from_state(keys, matrix, counts, subword, where)
     if len(set(keys)) != len(keys):
         raise ValueError(f"{where}: 'keys' must be unique; the file repeats some")
@@ -362,8 +488,3 @@ def _restore_link(table: QuantizedVectors, record: Any, path: PathLike) -> None:
     saved = record.get("calibration")  # absent in files written before the calibration
     if saved is not None:
         table.calibration = Calibration.from_dict(saved, f"{path}: 'link'")
-
-
-def _read_only(array: np.ndarray) -> np.ndarray:
-    array.flags.writeable = False
-    return array
