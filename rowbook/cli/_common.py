@@ -241,7 +241,9 @@ def given_corpus(
     files, folders, standard input, compressed; the files listed and checked here), read with
     ``tokenizer`` and ``--unicode-errors``; with ``progress``, a bar while it is read when it
     is files (not standard input) of more than :data:`PROGRESS_BYTES` in all."""
-    source = corpus_source(sources, tokenizer=tokenizer, errors=errors)
+    named = [sources] if isinstance(sources, str) else sources
+    paths = [name if name == STDIN else Path(name) for name in named]  # never token lists
+    source = corpus_source(paths, tokenizer=tokenizer, errors=errors)
     size = source.file_bytes() if progress else None
     return replace(source, show_progress=size is not None and size > PROGRESS_BYTES)
 
