@@ -183,17 +183,19 @@ def wrap(owner, name, stage):
 """
 W2V_API = """
 from rowbook import Word2Vec
-import rowbook.models.word_vectors.word2vec as w2v
+import rowbook.models.word_vectors.base as family
+import rowbook.models.word_vectors.job_args as job_args
 marks["import"], marks["rss_import"] = time.time(), rss_mb("VmRSS")
-wrap(w2v, "read_corpus", "read"); wrap(Word2Vec, "_new_state", "tables"); wrap(w2v, "train_job", "job")
+wrap(family, "read_corpus", "read"); wrap(Word2Vec, "_new_state", "tables"); wrap(job_args, "word2vec_train_job", "job")
 m = Word2Vec(vector_size=100, window=5, min_count=5, epochs=1, workers=2, progress=False).fit(sys.argv[1])
 marks["V"] = len(m.index_to_key_)
 """
 W2V_CLI = """
 import rowbook.cli
-import rowbook.models.word_vectors.word2vec as w2v
+import rowbook.models.word_vectors.base as family
+import rowbook.models.word_vectors.job_args as job_args
 marks["import"], marks["rss_import"] = time.time(), rss_mb("VmRSS")
-wrap(w2v, "read_corpus", "read"); wrap(w2v.Word2Vec, "_new_state", "tables"); wrap(w2v, "train_job", "job")
+wrap(family, "read_corpus", "read"); wrap(family.WordVectorModel, "_new_state", "tables"); wrap(job_args, "word2vec_train_job", "job")
 assert rowbook.cli.main(["train", "word2vec", sys.argv[1], "-o", sys.argv[2], "--quiet", "--epochs", "1",
                          "--vector-size", "100", "--min-count", "5", "--workers", "2"]) == 0
 marks["V"] = len(open(sys.argv[2]).readlines()) - 1

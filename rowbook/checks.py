@@ -26,6 +26,7 @@ from typing import Any
 import numpy as np
 
 __all__ = [
+    "EmptyInputError",
     "InputIndexError",
     "InputTypeError",
     "ParameterError",
@@ -55,6 +56,11 @@ class UnknownKeyError(KeyError):
 
 class InputIndexError(IndexError):
     """An id or position outside the table the user gave."""
+
+
+class EmptyInputError(ValueError):
+    """The data given holds nothing to learn from (a corpus with no token), raised on purpose:
+    a front end names the input it read (``corpus x.txt is empty``)."""
 
 
 class ParameterError(ValueError):

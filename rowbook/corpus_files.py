@@ -79,6 +79,7 @@ __all__ = [
     "Part",
     "Source",
     "check_regular_file",
+    "file_parts",
     "is_compressed",
     "is_file_source",
     "iter_batches",
@@ -86,6 +87,7 @@ __all__ = [
     "iter_part_batches",
     "iter_pieces",
     "open_binary",
+    "read_batches",
     "read_texts",
     "source_files",
     "source_parts",
@@ -236,8 +238,13 @@ def source_parts(source: Source, part_bytes: int = PART_BYTES) -> list[Part]:
     >>> [list(iter_part_batches(p)) for p in source_parts(path, part_bytes=8)]
     [[(['the cat'], True)], [(['sat on'], True)], [(['the mat'], True)]]
     """
+    return file_parts(source_files(source), part_bytes)
+
+
+def file_parts(files: Sequence[Path | str], part_bytes: int = PART_BYTES) -> list[Part]:
+    """:func:`source_parts` of files already listed (:func:`source_files`)."""
     parts = []
-    for file in source_files(source):
+    for file in files:
         if file == STDIN or is_compressed(file):
             parts.append(Part(file))
             continue
@@ -257,11 +264,16 @@ def iter_part_batches(
     """:func:`iter_batches` of one :class:`Part`: its lines (long ones in pieces, cut where
     a whole-file read cuts them). An invalid byte names the file, its byte offset and
     its line, as for a whole file."""
+    _check_reading(errors, chunk_bytes)
+    yield from _file_batches(part.file, errors, chunk_bytes, _NoBar(), part.span)
+
+
+def _check_reading(errors: str, chunk_bytes: int) -> None:
+    """Refuse a bad ``errors`` or ``chunk_bytes`` before anything is read."""
     if errors not in ("strict", "replace"):
         raise ValueError(f"errors must be 'strict' or 'replace', got {errors!r}")
     if not isinstance(chunk_bytes, int) or chunk_bytes < 8:
         raise ValueError(f"chunk_bytes must be an int >= 8, got {chunk_bytes!r}")
-    yield from _file_batches(part.file, errors, chunk_bytes, _NoBar(), part.span)
 
 
 class _LineRange:
@@ -363,11 +375,18 @@ def iter_batches(
 ) -> Iterator[tuple[list[str], bool]]:
     """:func:`iter_pieces` in batches, for speed: ``(texts, ends_line)``, every text of a
     batch a whole line (``True``) or a single piece of a long line (``False``)."""
-    if errors not in ("strict", "replace"):
-        raise ValueError(f"errors must be 'strict' or 'replace', got {errors!r}")
-    if not isinstance(chunk_bytes, int) or chunk_bytes < 8:
-        raise ValueError(f"chunk_bytes must be an int >= 8, got {chunk_bytes!r}")
-    files = source_files(source)
+    _check_reading(errors, chunk_bytes)
+    yield from read_batches(source_files(source), errors, show_progress, chunk_bytes)
+
+
+def read_batches(
+    files: Sequence[Path | str],
+    errors: Literal["strict", "replace"] = "strict",
+    show_progress: bool = False,
+    chunk_bytes: int = CHUNK_BYTES,
+) -> Iterator[tuple[list[str], bool]]:
+    """:func:`iter_batches` of files already listed (:func:`source_files`)."""
+    _check_reading(errors, chunk_bytes)
     with _reading_bar(files, show_progress) as bar:
         for file in files:
             yield from _file_batches(file, errors, chunk_bytes, bar)

@@ -183,8 +183,8 @@ _MEMORY_CHILD = textwrap.dedent("""
     import sys
     from collections import Counter
     from rowbook.data import iter_sentences
-    from rowbook.data import corpus
-    corpus.iter_pieces.__kwdefaults__["chunk_bytes"] = int(sys.argv[2])  # what iter_sentences uses
+    from rowbook.corpus_source import CorpusSource
+    CorpusSource.pieces.__defaults__ = (int(sys.argv[2]),)  # what iter_sentences uses
 
     def status(field):  # in bytes; of this process only
         with open("/proc/self/status") as f:

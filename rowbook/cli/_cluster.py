@@ -24,7 +24,7 @@ from typing import Any
 
 from rowbook.cli._common import STDIN, source_name
 from rowbook.cli.corpus import corpus_spill_dir
-from rowbook.corpus_files import source_files
+from rowbook.corpus_source import CorpusSource
 
 __all__ = [
     "CONNECT_TIMEOUT",
@@ -101,20 +101,22 @@ def _client(address: str) -> Iterator[Any]:
 
 
 @contextmanager
-def counting(args: argparse.Namespace) -> Iterator[Callable[..., Any]]:
+def counting(args: argparse.Namespace, corpus: CorpusSource) -> Iterator[Callable[..., Any]]:
     """``count(function, **kwargs)``: a :mod:`rowbook.distributed` counting function run on
-    the files of CORPUS on ``--scheduler``, one file a shard, with ``--unicode-errors``
-    (CORPUS checked by :func:`check_options`)."""
+    the files of ``corpus`` (CORPUS, checked by :func:`check_options`) on ``--scheduler``,
+    one file a shard, with its ``errors``."""
     with _client(args.scheduler) as client:
-        shards = [Path(f).resolve() for f in source_files(args.corpus)]  # for the workers' folder
+        shards = [Path(f).resolve() for f in corpus.files]  # for the workers' folder
 
         def count(function: Callable[..., Any], **kwargs: Any) -> Any:
-            return function(shards, errors=args.unicode_errors, client=client, **kwargs)
+            return function(shards, errors=corpus.errors, client=client, **kwargs)
 
         yield count
 
 
-def fit_counted(model: Any, corpus: Any, args: argparse.Namespace, resume: str | None) -> None:
+def fit_counted(
+    model: Any, corpus: CorpusSource, args: argparse.Namespace, resume: str | None
+) -> None:
     """Fit (or, with ``--init``, continue) ``model`` on counts made on ``--scheduler``:
     word counts for word2vec and fastText, then the local epochs over ``corpus``
     (``fit(corpus, vocab=counts)``, so ``--resume`` and ``--spill-dir`` work as without
@@ -132,9 +134,9 @@ def fit_counted(model: Any, corpus: Any, args: argparse.Namespace, resume: str |
             spill_dir=args.spill_dir or None,
         )
         return
-    with counting(args) as count:
+    with counting(args, corpus) as count:
         counts = _word_counts(count, word_counts, corpus, args)
-    spill = corpus_spill_dir(args)
+    spill = corpus_spill_dir(args, corpus)
     if args.init:
         model.build_vocab_from_freq(counts, update=True)
         epochs = args.epochs or model.epochs
@@ -143,13 +145,13 @@ def fit_counted(model: Any, corpus: Any, args: argparse.Namespace, resume: str |
     model.fit(corpus, vocab=counts, checkpoint=args.checkpoint, resume=resume, spill_dir=spill)
 
 
-def count_glove(model: Any, corpus: Any, args: argparse.Namespace) -> Any:
+def count_glove(model: Any, corpus: CorpusSource, args: argparse.Namespace) -> Any:
     """GloVe's vocabulary and co-occurrence matrix counted on ``--scheduler`` (what
     ``model.cooccurrence(corpus)`` counts here), as a ``CountedCooccurrence``."""
     from rowbook.data.cooccurrence_file import CountedCooccurrence
     from rowbook.distributed import cooccurrence_counts, word_counts
 
-    with counting(args) as count:
+    with counting(args, corpus) as count:
         vocab = model.choose_vocab(_word_counts(count, word_counts, corpus, args))
         X = count(
             cooccurrence_counts,
@@ -165,7 +167,7 @@ def count_glove(model: Any, corpus: Any, args: argparse.Namespace) -> Any:
 
 
 def _word_counts(
-    count: Callable[..., Any], word_counts: Any, corpus: Any, args: argparse.Namespace
+    count: Callable[..., Any], word_counts: Any, corpus: CorpusSource, args: argparse.Namespace
 ) -> Any:
     counts = count(word_counts, tokenizer=corpus.tokenizer)
     if not counts:

@@ -18,11 +18,13 @@ import re
 import sys
 import tempfile
 from collections.abc import Callable, Collection, Iterator, Sequence
+from dataclasses import replace
 from pathlib import Path
 from typing import Any, NoReturn
 
 from rowbook.checks import ParameterError, UnknownKeyError
-from rowbook.corpus_files import STDIN, check_regular_file, iter_lines, source_files
+from rowbook.corpus_files import STDIN, check_regular_file
+from rowbook.corpus_source import CorpusSource, corpus_source
 
 __all__ = [
     "FLAGS",
@@ -39,9 +41,9 @@ __all__ = [
     "cli_error",
     "flag_for",
     "format_table",
+    "given_corpus",
     "print_json",
     "read_lines",
-    "show_progress",
     "source_name",
 ]
 
@@ -228,23 +230,32 @@ def check_output_path(path: str | Path) -> Path:
     return path
 
 
-def show_progress(sources: str | Sequence[str], progress: bool) -> bool:
-    """Whether to draw a bar while reading ``sources``: asked for, and files (not standard
-    input) of more than :data:`PROGRESS_BYTES` in all."""
-    if not progress:
-        return False
-    files = source_files(sources)
-    return STDIN not in files and sum(f.stat().st_size for f in files) > PROGRESS_BYTES
+def given_corpus(
+    sources: str | Sequence[str],
+    *,
+    tokenizer: Any = None,
+    errors: str = "strict",
+    progress: bool = False,
+) -> CorpusSource:
+    """The corpus a command was given, decided once (:func:`rowbook.corpus_source.corpus_source`:
+    files, folders, standard input, compressed; the files listed and checked here), read with
+    ``tokenizer`` and ``--unicode-errors``; with ``progress``, a bar while it is read when it
+    is files (not standard input) of more than :data:`PROGRESS_BYTES` in all."""
+    named = [sources] if isinstance(sources, str) else sources
+    paths = [name if name == STDIN else Path(name) for name in named]  # never token lists
+    source = corpus_source(paths, tokenizer=tokenizer, errors=errors)
+    size = source.file_bytes() if progress else None
+    return replace(source, show_progress=size is not None and size > PROGRESS_BYTES)
 
 
 def read_lines(
     sources: str | Sequence[str], *, progress: bool = False, errors: str = "strict"
 ) -> Iterator[str]:
     """Lines of files, folders or standard input (``-``), read by the one corpus reader,
-    :func:`rowbook.corpus_files.iter_lines` (compressed files, bad bytes with their offset
-    or U+FFFD with ``errors="replace"``, long lines in pieces); ``progress`` as in
-    :func:`show_progress`."""
-    return iter_lines(sources, errors=errors, show_progress=show_progress(sources, progress))
+    :mod:`rowbook.corpus_files` (compressed files, bad bytes with their offset or U+FFFD
+    with ``errors="replace"``, long lines in pieces); ``progress`` as in
+    :func:`given_corpus`."""
+    return given_corpus(sources, errors=errors, progress=progress).lines()
 
 
 def source_name(sources: str | Sequence[str], what: str = "corpus") -> str:

@@ -23,7 +23,7 @@ from rowbook.cli._common import (
     check_output_path,
     cli_error,
 )
-from rowbook.cli.corpus import Corpus, add_spill_options, corpus_spill_dir
+from rowbook.cli.corpus import add_spill_options, corpus_of, corpus_spill_dir
 
 __all__ = [
     "COUNTING",
@@ -124,7 +124,7 @@ def run_cooccur(args: argparse.Namespace) -> int:
         )
     except ParameterError as err:
         raise cli_error(err, args.flags) from None
-    start, corpus = time.perf_counter(), Corpus(args)
+    start, corpus = time.perf_counter(), corpus_of(args)
     try:
         if args.scheduler:
             check_options(args)
@@ -135,7 +135,7 @@ def run_cooccur(args: argparse.Namespace) -> int:
                 )
             counted = count_glove(model, corpus, args)
         else:
-            counted = model.cooccurrence(corpus, spill_dir=corpus_spill_dir(args))
+            counted = model.cooccurrence(corpus, spill_dir=corpus_spill_dir(args, corpus))
     except ParameterError as err:
         raise cli_error(err, args.flags) from None
     save_cooccurrence(

@@ -4,21 +4,23 @@ and where its word ids go (``--spill-dir``, ``--no-spill``).
 ``rowbook train word2vec|glove|fasttext`` and ``rowbook cooccur`` read their corpus the same
 way, so that counts made by one are the counts the other would make: lines lower-cased and
 split into words, punctuation dropped (as gensim's ``simple_preprocess`` reads them), unless
-``--keep-case`` or ``--tokenizer whitespace``. Where the corpus's ids are kept is decided once
-per command, as the library decides it for files (:mod:`rowbook.data.spill`).
+``--keep-case`` or ``--tokenizer whitespace``. What CORPUS is, and how it is read, is decided
+once per command (:func:`corpus_of`, a :class:`~rowbook.corpus_source.CorpusSource` the
+models take as it is); where its ids are kept too, as the library decides it for files
+(:mod:`rowbook.data.spill`).
 """
 
 from __future__ import annotations
 
 import argparse
 import sys
-from collections.abc import Iterator, Sequence
 from typing import Any
 
-from rowbook.cli._common import show_progress
+from rowbook.cli._common import given_corpus
 from rowbook.cli.text import Normalized
+from rowbook.corpus_source import CorpusSource
 
-__all__ = ["WORD_PATTERN", "Corpus", "add_spill_options", "corpus_spill_dir", "train_tokenizer"]
+__all__ = ["WORD_PATTERN", "add_spill_options", "corpus_of", "corpus_spill_dir", "train_tokenizer"]
 
 #: ``--tokenizer word`` of the train commands: runs of letters and digits with inner
 #: apostrophes (a typographic one read as ``'``: ``whale’s`` is ``whale's``); punctuation is
@@ -40,27 +42,15 @@ def train_tokenizer(name: str, *, lower: bool) -> Any:
     return Normalized(Normalizer(case="lower"), tokenizer) if lower else tokenizer
 
 
-class Corpus:
-    """The CORPUS files as sentences, read by :func:`rowbook.data.iter_sentences` (the one
-    corpus reader: files, folders, ``-``, compressed), counting the lines and tokens of the
-    last pass."""
-
-    def __init__(self, args: argparse.Namespace) -> None:
-        self.sources, self.lines, self.tokens = args.corpus, 0, 0
-        self.tokenizer = train_tokenizer(args.tokenizer, lower=args.lower)
-        self.progress = show_progress(args.corpus, not args.quiet)
-        self.errors = args.unicode_errors
-
-    def __iter__(self) -> Iterator[Sequence[str]]:
-        from rowbook.data import iter_sentences
-
-        self.lines, self.tokens = 0, 0
-        sentences = iter_sentences(
-            self.sources, self.tokenizer, errors=self.errors, show_progress=self.progress
-        )
-        for tokens in sentences:
-            self.lines, self.tokens = self.lines + 1, self.tokens + len(tokens)
-            yield tokens
+def corpus_of(args: argparse.Namespace) -> CorpusSource:
+    """CORPUS as the commands that train word vectors read it, decided once at dispatch:
+    the files (checked, folders expanded), ``--tokenizer`` / ``--keep-case``,
+    ``--unicode-errors``, and a bar unless ``--quiet``. The models and the counting on Dask
+    take it as it is (:class:`~rowbook.corpus_source.CorpusSource`)."""
+    tokenizer = train_tokenizer(args.tokenizer, lower=args.lower)
+    return given_corpus(
+        args.corpus, tokenizer=tokenizer, errors=args.unicode_errors, progress=not args.quiet
+    )
 
 
 def add_spill_options(parser: argparse.ArgumentParser, help: str) -> None:
@@ -74,13 +64,13 @@ def add_spill_options(parser: argparse.ArgumentParser, help: str) -> None:
     )
 
 
-def corpus_spill_dir(args: argparse.Namespace) -> Any:
-    """Where the word ids of CORPUS go: ``--spill-dir DIR``, memory with ``--no-spill`` (False),
-    else as :func:`rowbook.data.spill.choose_spill` decides from the files' size, saying so on
-    standard error (unless ``--quiet``)."""
-    from rowbook.data.spill import choose_spill
+def corpus_spill_dir(args: argparse.Namespace, source: CorpusSource) -> Any:
+    """Where the word ids of ``source`` (CORPUS) go: ``--spill-dir DIR``, memory with
+    ``--no-spill`` (False), else as :func:`rowbook.data.spill.spill_choice` decides from the
+    files' size, saying so on standard error (unless ``--quiet``)."""
+    from rowbook.data.spill import spill_choice
 
-    choice = choose_spill(args.corpus, False if args.no_spill else args.spill_dir)
+    choice = spill_choice(source, False if args.no_spill else args.spill_dir)
     note = choice.said(keep="--no-spill", choose="--spill-dir DIR")
     if note is not None and not args.quiet:
         print(f"{args.prog}: {note}", file=sys.stderr)

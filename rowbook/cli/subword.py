@@ -14,8 +14,9 @@ from pathlib import Path
 from typing import Any
 
 from rowbook.cli._cluster import counting
-from rowbook.cli._common import format_table, print_json, read_lines, source_name
+from rowbook.cli._common import format_table, print_json, source_name
 from rowbook.cli.text import _shown
+from rowbook.corpus_source import CorpusSource
 
 __all__ = ["fit_subword", "make_subword"]
 
@@ -35,7 +36,7 @@ def make_subword(model: str, lower: bool, plain: bool = False) -> Any:
     return Unigram(normalizer=NormalizerSequence(tuple(steps)))
 
 
-def fit_subword(args: argparse.Namespace, out: Path) -> int:
+def fit_subword(args: argparse.Namespace, out: Path, corpus: CorpusSource) -> int:
     from rowbook.text.wordpiece.train import BERT_SPECIAL_TOKENS
 
     if args.max_vocab is None:
@@ -64,11 +65,11 @@ def fit_subword(args: argparse.Namespace, out: Path) -> int:
     if args.scheduler:
         from rowbook.distributed import subword_word_counts
 
-        with counting(args) as count:
+        with counting(args, corpus) as count:
             counts = count(subword_word_counts, tokenizer=tokenizer)
         lines = None
     else:
-        lines = _Lines(read_lines(args.corpus, progress=not args.quiet, errors=args.unicode_errors))
+        lines = _Lines(corpus.lines())
         from rowbook.text.word_counts import budget_bytes, count_words
 
         counts = count_words(

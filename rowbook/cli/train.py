@@ -13,8 +13,8 @@ exit status 130) loses at most the epoch in progress. ``train nplm`` holds out
 ``--val-fraction`` of the lines and reports training and held-out perplexity apart.
 
 word2vec, GloVe and fastText read CORPUS as :mod:`rowbook.cli.corpus` says. A word-vector
-command decides once, before it makes or loads a model, where its counts come from
-(:func:`counts_source`): GloVe's co-occurrence file (``train glove counts.npz``, see
+command decides once, before it makes or loads a model, where its counts come from and how
+CORPUS is read (:func:`plan_word_vectors`): GloVe's co-occurrence file (``train glove counts.npz``, see
 :mod:`rowbook.cli.cooccur`), counting on Dask (``--scheduler ADDRESS``, see
 :mod:`rowbook.cli._cluster`; the epochs run here), or a pass over CORPUS here; the options
 that do not go with that source are refused then, in one line. The parsers are in
@@ -27,13 +27,15 @@ from __future__ import annotations
 import argparse
 import inspect
 import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from functools import partial
 from pathlib import Path
 from typing import Any
 
-from rowbook.checks import ParameterError, check_int
+from rowbook.checks import EmptyInputError, ParameterError, check_int
 from rowbook.cli._cluster import check_options, fit_counted
 from rowbook.cli._common import (
-    STDIN,
     check_output_path,
     cli_error,
     read_lines,
@@ -41,17 +43,11 @@ from rowbook.cli._common import (
 )
 from rowbook.cli._vectorio import FORMAT_NAMES, output_format, save_vectors
 from rowbook.cli.cooccur import check_counted_file, fit_from_file, is_counted_file
-from rowbook.cli.corpus import Corpus, corpus_spill_dir
+from rowbook.cli.corpus import corpus_of, corpus_spill_dir
 from rowbook.cli.fitting import checked_resume, given, make_model, run_fit
+from rowbook.corpus_source import CorpusSource, corpus_source
 
-__all__ = [
-    "CORPUS",
-    "COUNTS_FILE",
-    "SCHEDULER",
-    "counts_source",
-    "run_nplm",
-    "run_word_vectors",
-]
+__all__ = ["WordVectorRun", "plan_word_vectors", "run_nplm", "run_word_vectors"]
 
 
 def _resumed(source: str | None, verb: str = "continued") -> str:
@@ -60,22 +56,89 @@ def _resumed(source: str | None, verb: str = "continued") -> str:
 
 # -- word2vec, GloVe, fastText --------------------------------------------------------------
 
-#: Where a word-vector command's counts come from (:func:`counts_source`): GloVe's
-#: co-occurrence file, counting on ``--scheduler``, or a pass over CORPUS on this machine.
-COUNTS_FILE, SCHEDULER, CORPUS = "counts file", "scheduler", "corpus"
+
+@dataclass(frozen=True)
+class WordVectorRun:
+    """What one ``rowbook train word2vec|glove|fasttext`` does, decided once at dispatch
+    (:func:`plan_word_vectors`): the table's path and format, the model to start from, how it
+    is trained on its counts, and how an interrupted run goes on (``--resume``, or ``--init``
+    where it cannot resume)."""
+
+    out: Path
+    fmt: str
+    start: Callable[[], Any]
+    train: Callable[[Any], None]
+    resume: str | None
+    continue_with_init: bool
 
 
-def counts_source(args: argparse.Namespace) -> str:
-    """The one decision of a word-vector command: where its counts come from, with the
-    options that do not go with that source refused (``--init`` continues a saved model on
-    the scheduler's counts or the corpus's; a counts file refuses it)."""
-    if is_counted_file(args):
+def plan_word_vectors(args: argparse.Namespace) -> WordVectorRun:
+    """The one decision of a word-vector command. Its outputs are checked; where its counts
+    come from is chosen, with the options that do not go with that source refused: GloVe's
+    co-occurrence file (no ``--init``), counting on ``--scheduler``, or a pass over CORPUS
+    here (``--init`` continues a saved model on the scheduler's counts or the corpus's);
+    CORPUS is read as :func:`~rowbook.cli.corpus.corpus_of` decides, once."""
+    out = check_output_path(args.output)
+    fasttext_bin = args.model == "fasttext" and out.suffix.lower() == ".bin"
+    fmt = "fasttext" if fasttext_bin else output_format(out)
+    for path in (args.checkpoint, args.save_model):
+        if path is not None:
+            check_output_path(path)
+    counted = is_counted_file(args)
+    if counted:
         check_counted_file(args)
-        return COUNTS_FILE
-    if args.scheduler:
+    elif args.scheduler:
         check_options(args)
-        return SCHEDULER
-    return CORPUS
+    if args.init:
+        _check_init(args)
+    resume = checked_resume(args)
+    if args.init:
+        start = partial(_initial_model, args)
+    else:
+        start = partial(make_model, args, progress=not args.quiet)
+    glove_counted = args.model == "glove" and (counted or bool(args.scheduler))
+    continue_with_init = bool(args.init) or glove_counted  # GloVe's --resume needs CORPUS
+    if counted:
+        return WordVectorRun(
+            out, fmt, start, partial(fit_from_file, args=args), resume, continue_with_init
+        )
+    corpus = corpus_of(args)
+    if args.scheduler:
+        train = partial(fit_counted, corpus=corpus, args=args, resume=resume)
+    else:
+        spill = corpus_spill_dir(args, corpus)
+        train = partial(_fit_corpus, corpus=corpus, spill=spill, args=args, resume=resume)
+    return WordVectorRun(out, fmt, start, _named_empty(train, args), resume, continue_with_init)
+
+
+def _named_empty(train: Callable[[Any], None], args: argparse.Namespace) -> Callable[[Any], None]:
+    """``train``, its refusal of an empty corpus naming CORPUS as the user gave it."""
+
+    def trained(model: Any) -> None:
+        try:
+            train(model)
+        except EmptyInputError:
+            raise ValueError(f"{source_name(args.corpus)} is empty: no words") from None
+
+    return trained
+
+
+def _fit_corpus(
+    model: Any, *, corpus: CorpusSource, spill: Any, args: argparse.Namespace, resume: str | None
+) -> None:
+    """Fit ``model`` on ``corpus`` (``--checkpoint``, ``--resume``), or, with ``--init``,
+    add the corpus's new words (``build_vocab(update=True)``) and ``train`` for ``--epochs``
+    (default: the model's)."""
+    if not args.init:
+        model.fit(corpus, checkpoint=args.checkpoint, resume=resume, spill_dir=spill)
+        return
+    if corpus.reads_stdin:
+        from rowbook.data.corpus import sentences_of
+
+        corpus = corpus_source(list(sentences_of(corpus)))  # read twice below
+    model.build_vocab(corpus, update=True)
+    epochs = args.epochs or model.epochs
+    model.train(corpus, epochs=epochs, checkpoint=args.checkpoint, spill_dir=spill)
 
 
 def _check_init(args: argparse.Namespace) -> None:
@@ -115,73 +178,24 @@ def _initial_model(args: argparse.Namespace) -> Any:
     return model
 
 
-def _continue(model: Any, corpus: Any, args: argparse.Namespace) -> None:
-    """``build_vocab(update=True)`` and ``train`` for ``--epochs`` (default: the model's)."""
-    if STDIN in args.corpus:
-        corpus = list(corpus)  # read twice below
-    model.build_vocab(corpus, update=True)
-    model.train(
-        corpus,
-        epochs=args.epochs or model.epochs,
-        checkpoint=args.checkpoint,
-        spill_dir=corpus_spill_dir(args),
-    )
-
-
-def _train(model: Any, source: str, args: argparse.Namespace, resume: str | None) -> None:
-    """Fit ``model``, or continue it (``--init``), on the counts of ``source``."""
-    if source == COUNTS_FILE:
-        fit_from_file(model, args)
-        return
-    corpus = Corpus(args)
-    try:
-        if source == SCHEDULER:
-            fit_counted(model, corpus, args, resume)
-        elif args.init:
-            _continue(model, corpus, args)
-        else:
-            spill = corpus_spill_dir(args)
-            model.fit(corpus, checkpoint=args.checkpoint, resume=resume, spill_dir=spill)
-    except ValueError as err:
-        if source == CORPUS and corpus.tokens == 0 and not isinstance(err, ParameterError):
-            raise ValueError(
-                f"{source_name(args.corpus)} is empty: {corpus.lines} lines, no words"
-            ) from None
-        raise
-
-
 def run_word_vectors(args: argparse.Namespace) -> int:
-    """``rowbook train word2vec|glove|fasttext``: the outputs and every option are checked
-    and the path is chosen here, once; then the model is made (or loaded), trained and saved."""
-    out = check_output_path(args.output)
-    fasttext_bin = args.model == "fasttext" and out.suffix.lower() == ".bin"
-    fmt = "fasttext" if fasttext_bin else output_format(out)
-    for path in (args.checkpoint, args.save_model):
-        if path is not None:
-            check_output_path(path)
-    source = counts_source(args)
-    if args.init:
-        _check_init(args)
-    resume = checked_resume(args)
-    model = _initial_model(args) if args.init else make_model(args, progress=not args.quiet)
+    """``rowbook train word2vec|glove|fasttext``: everything is decided first, once
+    (:func:`plan_word_vectors`); then the model is made (or loaded), trained and saved."""
+    run = plan_word_vectors(args)
+    model = run.start()
     start, epochs_before = time.perf_counter(), _epochs_done(model)
-    glove_counted = args.model == "glove" and source != CORPUS  # GloVe's --resume needs CORPUS
-    stopped = run_fit(
-        args,
-        lambda: _train(model, source, args, resume),
-        continue_with_init=bool(args.init) or glove_counted,
-    )
+    stopped = run_fit(args, lambda: run.train(model), continue_with_init=run.continue_with_init)
     if stopped is not None:
         return stopped
     seconds = time.perf_counter() - start
-    if fasttext_bin:
-        model.save_fasttext(out)
+    if run.fmt == "fasttext":
+        model.save_fasttext(run.out)
     else:
-        save_vectors(model.vectors, out, fmt)
+        save_vectors(model.vectors, run.out, run.fmt)
     if args.save_model is not None:
         model.save(args.save_model)
     if not args.quiet:
-        print(_summary(model, args, out, fmt, seconds, epochs_before, resume))
+        print(_summary(model, args, run, seconds, epochs_before))
     return 0
 
 
@@ -190,25 +204,19 @@ def _epochs_done(model: Any) -> int:
 
 
 def _summary(
-    model: Any,
-    args: argparse.Namespace,
-    out: Path,
-    fmt: str,
-    seconds: float,
-    epochs_before: int,
-    resume: str | None,
+    model: Any, args: argparse.Namespace, run: WordVectorRun, seconds: float, epochs_before: int
 ) -> str:
     vectors, history = model.vectors, model.history_
     if hasattr(model, "n_records_"):  # GloVe trains on co-occurrence records
         what = f"{model.n_records_:,} co-occurrence records, final cost {history[-1].loss:.4g}"
     else:
         what = f"{history[-1].total_words:,} corpus words"
-    how = _resumed(args.init, "more, on a model loaded") or _resumed(resume)
+    how = _resumed(args.init, "more, on a model loaded") or _resumed(run.resume)
     saved = "" if args.save_model is None else f"; model -> {args.save_model}"
     return (
         f"{args.model}: {len(vectors)} words x {vectors.vector_size} dims from {what}, "
-        f"{len(history) - epochs_before} epochs{how} in {seconds:.1f} s -> {out} "
-        f"({FORMAT_NAMES[fmt]}){saved}"
+        f"{len(history) - epochs_before} epochs{how} in {seconds:.1f} s -> {run.out} "
+        f"({FORMAT_NAMES[run.fmt]}){saved}"
     )
 
 

@@ -14,6 +14,7 @@ from __future__ import annotations
 import argparse
 import itertools
 from collections import Counter
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -24,13 +25,12 @@ from rowbook.cli._common import (
     add_unicode_errors,
     check_output_path,
     format_table,
+    given_corpus,
     print_json,
-    read_lines,
-    show_progress,
     source_name,
 )
 from rowbook.cli.text import TOKENIZERS, _shown, make_tokenizer
-from rowbook.corpus_files import source_files
+from rowbook.corpus_source import CorpusSource
 
 __all__ = ["register", "run_vocab"]
 
@@ -39,17 +39,18 @@ def run_vocab(args: argparse.Namespace) -> int:
     out = check_output_path(args.output)
     if args.scheduler:
         check_options(args)
+    corpus = given_corpus(args.corpus, errors=args.unicode_errors, progress=not args.quiet)
     if args.model in ("wordpiece", "unigram"):
         from rowbook.cli.subword import fit_subword
 
-        return fit_subword(args, out)
+        return fit_subword(args, out, corpus)
     for flag, value in (("--format", args.format != "rowbook"), ("--memory", args.memory)):
         if value:
             raise ValueError(f"{flag} goes with --model wordpiece or --model unigram")
     if args.tokenizer == "bpe" or args.model == "bpe":
-        return _fit_bpe(args, out)
+        return _fit_bpe(args, out, corpus)
     tokenizer = make_tokenizer(args.tokenizer, lower=args.lower)
-    counts, n_lines = _count(args, tokenizer)
+    counts, n_lines = _count(args, replace(corpus, tokenizer=tokenizer))
     if not counts:
         raise ValueError(f"{source_name(args.corpus)} is empty: {_lines_read(n_lines)}no tokens")
     from rowbook.text import TextPipeline, Vocab
@@ -80,7 +81,7 @@ def run_vocab(args: argparse.Namespace) -> int:
     if args.json:
         print_json(summary)
     elif not args.quiet:
-        print(f"{_read(args, n_lines)}: {summary['tokens']} tokens, {len(counts)} distinct")
+        print(f"{_read(args, corpus, n_lines)}: {summary['tokens']} tokens, {len(counts)} distinct")
         print(
             f"vocabulary: {len(vocab)} entries ({len(vocab.specials)} special + {kept} tokens "
             f"seen >= {vocab.min_count} times) -> {out}"
@@ -90,28 +91,24 @@ def run_vocab(args: argparse.Namespace) -> int:
     return 0
 
 
-def _count(args: argparse.Namespace, tokenizer: Any) -> tuple[Counter, int | None]:
-    """The token counts of CORPUS, in order of first sighting, and its number of lines (None:
-    counted on --scheduler): the trainers' first pass (:func:`rowbook.data.corpus.count_words`),
-    on --workers processes."""
+def _count(args: argparse.Namespace, corpus: CorpusSource) -> tuple[Counter, int | None]:
+    """The token counts of ``corpus``, in order of first sighting, and its number of lines
+    (None: counted on --scheduler): the trainers' first pass
+    (:func:`rowbook.data.corpus.count_words`), on --workers processes."""
     if args.scheduler:
         from rowbook.distributed import word_counts
 
-        with counting(args) as count:
-            return count(word_counts, tokenizer=tokenizer), None
+        with counting(args, corpus) as count:
+            return count(word_counts, tokenizer=corpus.tokenizer), None
     from rowbook.data.corpus import count_words
 
-    counts, n_lines = count_words(
-        args.corpus,
-        tokenizer=tokenizer,
-        workers=args.workers,
-        errors=args.unicode_errors,
-        show_progress=show_progress(args.corpus, not args.quiet),
-    )
+    counts, n_lines = count_words(corpus, workers=args.workers)
     return Counter(counts), n_lines
 
 
-def _bpe_counts(args: argparse.Namespace, normalizer: Any) -> tuple[Counter, int | None]:
+def _bpe_counts(
+    args: argparse.Namespace, corpus: CorpusSource, normalizer: Any
+) -> tuple[Counter, int | None]:
     """The words :meth:`ByteLevelBPE.fit` counts in CORPUS, and its number of lines (None:
     counted on --scheduler)."""
     from rowbook.text import ByteLevelBPE
@@ -119,10 +116,9 @@ def _bpe_counts(args: argparse.Namespace, normalizer: Any) -> tuple[Counter, int
     if args.scheduler:
         from rowbook.distributed import bpe_word_counts
 
-        with counting(args) as count:
+        with counting(args, corpus) as count:
             return count(bpe_word_counts, normalizer=normalizer), None
-    lines = read_lines(args.corpus, progress=not args.quiet, errors=args.unicode_errors)
-    texts = [normalizer(line) if normalizer else line for line in lines]
+    texts = [normalizer(line) if normalizer else line for line in corpus.lines()]
     return ByteLevelBPE().count_words(texts, workers=args.workers), len(texts)
 
 
@@ -130,15 +126,15 @@ def _lines_read(n_lines: int | None) -> str:
     return "" if n_lines is None else f"{n_lines} lines and "
 
 
-def _read(args: argparse.Namespace, n_lines: int | None) -> str:
+def _read(args: argparse.Namespace, corpus: CorpusSource, n_lines: int | None) -> str:
     """``read 12 lines``, or ``counted 3 files on Dask at tcp://...`` (--scheduler)."""
     if n_lines is not None:
         return f"read {n_lines} lines"
     where = "a local Dask cluster" if args.scheduler == "local" else f"Dask at {args.scheduler}"
-    return f"counted {len(source_files(args.corpus))} files on {where}"
+    return f"counted {len(corpus.files)} files on {where}"
 
 
-def _fit_bpe(args: argparse.Namespace, out: Path) -> int:
+def _fit_bpe(args: argparse.Namespace, out: Path, corpus: CorpusSource) -> int:
     from rowbook.text import ByteLevelBPE, Normalizer, TextPipeline
     from rowbook.text.bpe.options import check_fit_args
 
@@ -150,7 +146,7 @@ def _fit_bpe(args: argparse.Namespace, out: Path) -> int:
     min_count = 2 if args.min_count is None else args.min_count
     check_fit_args(args.max_vocab, min_count, ())  # before the long count
     norm = Normalizer(case="lower") if args.lower else None
-    counts, n_lines = _bpe_counts(args, norm)
+    counts, n_lines = _bpe_counts(args, corpus, norm)
     if not counts:
         raise ValueError(f"{source_name(args.corpus)} is empty: {_lines_read(n_lines)}no text")
     bpe = ByteLevelBPE().fit_word_counts(counts, args.max_vocab, min_count=min_count)
@@ -168,7 +164,7 @@ def _fit_bpe(args: argparse.Namespace, out: Path) -> int:
         )
     elif not args.quiet:
         print(
-            f"{_read(args, n_lines)}; byte-level BPE: {len(bpe)} entries "
+            f"{_read(args, corpus, n_lines)}; byte-level BPE: {len(bpe)} entries "
             f"(256 bytes + {len(trace)} merges) -> {out}"
         )
         rows = [(k + 1, m.left, m.right, m.token, m.count) for k, m in enumerate(trace[: args.top])]

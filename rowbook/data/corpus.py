@@ -28,14 +28,15 @@ from __future__ import annotations
 import os
 import sys
 from array import array
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from typing import Any, Literal
 
 import numpy as np
 
 from rowbook.checks import InputTypeError, check_int
-from rowbook.corpus_files import is_file_source, iter_pieces
+from rowbook.corpus_files import is_file_source
+from rowbook.corpus_source import CorpusSource, corpus_source
 from rowbook.data import id_stream
 from rowbook.data.counted_vocab import (  # truncate_vocab, vocab_from_counts: also named here
     CountedVocab,
@@ -53,39 +54,31 @@ from rowbook.data.scan import (
     scan_parts,
     scan_sentences,
 )
-from rowbook.data.spill import id_bytes
+from rowbook.data.spill import source_id_bytes
 
 __all__ = [
     "Corpus",
+    "CorpusSource",
     "CountedVocab",
     "EncodedCorpus",
     "Interner",
+    "corpus_source",
     "count_words",
     "encode_corpus",
+    "encode_source",
     "is_file_source",
     "iter_sentences",
     "job_boundaries",
     "read_corpus",
+    "read_source",
+    "sentences_of",
     "truncate_vocab",
     "vocab_from_counts",
 ]
 
-Corpus = Iterable[Sequence[str]] | str | os.PathLike | Sequence[os.PathLike]
+Corpus = Iterable[Sequence[str]] | str | os.PathLike | Sequence[os.PathLike] | CorpusSource
 
 MAX_SENTENCE_LENGTH = 10_000
-
-
-def _tokenize_with(tokenizer: Any) -> Callable[[str], list[str]]:
-    if tokenizer is None:
-        return str.split
-    if hasattr(tokenizer, "tokenize"):
-        return tokenizer.tokenize
-    if callable(tokenizer):
-        return tokenizer
-    raise InputTypeError(
-        f"tokenizer must be None, a callable str -> list[str] or have a tokenize method, "
-        f"got {type(tokenizer).__name__}"
-    )
 
 
 def iter_sentences(
@@ -109,15 +102,19 @@ def iter_sentences(
     >>> list(iter_sentences([["a", "b"], ("c",)]))
     [['a', 'b'], ('c',)]
     """
-    if is_file_source(corpus):
-        pieces = iter_pieces(corpus, errors=errors, show_progress=show_progress)
-        yield from line_sentences(pieces, _tokenize_with(tokenizer), max_sentence_length)
+    source = corpus_source(corpus, tokenizer=tokenizer, errors=errors, show_progress=show_progress)
+    yield from sentences_of(source, max_sentence_length)
+
+
+def sentences_of(
+    source: CorpusSource, max_len: int = MAX_SENTENCE_LENGTH
+) -> Iterator[Sequence[str]]:
+    """The sentences of ``source``: its files' lines split by its tokenizer and cut every
+    ``max_len`` tokens, or its token lists, each checked to be one."""
+    if source.is_files:
+        yield from line_sentences(source.pieces(), source.tokenize, max_len)
         return
-    if isinstance(corpus, bytes) or not isinstance(corpus, Iterable):
-        raise InputTypeError(
-            f"corpus must be a path or an iterable of token lists, got {type(corpus).__name__}"
-        )
-    for number, sentence in enumerate(corpus):
+    for number, sentence in enumerate(source.sentences):
         if isinstance(sentence, str | bytes):
             raise InputTypeError(
                 f"corpus item {number} is a {type(sentence).__name__}, not a list of tokens; "
@@ -128,24 +125,31 @@ def iter_sentences(
 
 
 def _scan(
-    corpus: Corpus,
-    tokenizer: Any,
+    source: CorpusSource,
     max_len: int,
     max_vocab_size: int | None,
     sink: Any,
     workers: int | None,
-    **reading: Any,
+    *,
+    keep_ids: bool = True,
 ) -> Scanned:
     """The first pass (:mod:`rowbook.data.scan`), on ``workers`` processes where it can;
-    ``reading``: ``errors``, ``show_progress`` and ``keep_ids`` for a file corpus."""
+    ``keep_ids=False`` counts only."""
     workers = check_int("workers", workers, 1, allow_none=True) or os.cpu_count() or 1
-    parts = parallel_parts(corpus, workers, max_vocab_size) if is_file_source(corpus) else None
+    parts = parallel_parts(source, workers, max_vocab_size)
     if parts is None:
-        keep_ids = reading.pop("keep_ids", True)
-        sentences = iter_sentences(corpus, tokenizer, max_sentence_length=max_len, **reading)
+        sentences = sentences_of(source, max_len)
         return scan_sentences(sentences, max_vocab_size, sink if keep_ids else Discard())
-    tokenize = _tokenize_with(tokenizer)
-    return scan_parts(parts, tokenize, max_len=max_len, sink=sink, workers=workers, **reading)
+    return scan_parts(
+        parts,
+        source.tokenize,
+        max_len=max_len,
+        sink=sink,
+        workers=workers,
+        errors=source.errors,
+        keep_ids=keep_ids,
+        show_progress=source.show_progress,
+    )
 
 
 def count_words(
@@ -168,17 +172,8 @@ def count_words(
     >>> count_words([["b", "a", "b"], []])
     ({'b': 2, 'a': 1}, 2)
     """
-    keys, _, lengths, _, counts = _scan(
-        corpus,
-        tokenizer,
-        sys.maxsize,
-        None,
-        None,
-        workers,
-        errors=errors,
-        show_progress=show_progress,
-        keep_ids=False,
-    )
+    source = corpus_source(corpus, tokenizer=tokenizer, errors=errors, show_progress=show_progress)
+    keys, _, lengths, _, counts = _scan(source, sys.maxsize, None, None, workers, keep_ids=False)
     return dict(zip(keys, counts.tolist(), strict=True)), len(lengths)
 
 
@@ -212,10 +207,33 @@ def read_corpus(
     >>> enc.ids.tolist(), enc.starts.tolist(), enc.raw_lengths.tolist()
     ([0, 1, 0, 0, 1], [0, 3, 5], [3, 3])
     """
-    sink = None if spill_dir is None else _sink(corpus, spill_dir)
+    source = corpus_source(corpus, tokenizer=tokenizer)
+    return read_source(
+        source,
+        min_count=min_count,
+        max_vocab_size=max_vocab_size,
+        ties=ties,
+        max_sentence_length=max_sentence_length,
+        spill_dir=spill_dir,
+        workers=workers,
+    )
+
+
+def read_source(
+    source: CorpusSource,
+    *,
+    min_count: int = 1,
+    max_vocab_size: int | None = None,
+    ties: Literal["gensim", "alphabetical"] = "gensim",
+    max_sentence_length: int = MAX_SENTENCE_LENGTH,
+    spill_dir: str | os.PathLike[str] | None = None,
+    workers: int | None = 1,
+) -> tuple[CountedVocab, EncodedCorpus]:
+    """:func:`read_corpus` of a corpus already decided (a model's ``fit`` decides it once)."""
+    sink = None if spill_dir is None else _sink(source, spill_dir)
     with _removed_on_error(sink):
         keys, raw, lengths, live, counts = _scan(
-            corpus, tokenizer, max_sentence_length, max_vocab_size, sink, workers
+            source, max_sentence_length, max_vocab_size, sink, workers
         )
     live_counts = counts[live]
     kept = live[live_counts >= min_count]
@@ -256,20 +274,33 @@ def encode_corpus(
     >>> enc.ids.tolist(), enc.starts.tolist(), enc.raw_lengths.tolist()
     ([1, 0, 0], [0, 2, 3], [3, 1])
     """
-    sink = None if spill_dir is None else _sink(corpus, spill_dir)
+    source = corpus_source(corpus, tokenizer=tokenizer)
+    return encode_source(
+        source, keys, max_sentence_length=max_sentence_length, spill_dir=spill_dir, workers=workers
+    )
+
+
+def encode_source(
+    source: CorpusSource,
+    keys: Sequence[str],
+    *,
+    max_sentence_length: int = MAX_SENTENCE_LENGTH,
+    spill_dir: str | os.PathLike[str] | None = None,
+    workers: int | None = 1,
+) -> EncodedCorpus:
+    """:func:`encode_corpus` of a corpus already decided."""
+    sink = None if spill_dir is None else _sink(source, spill_dir)
     with _removed_on_error(sink):
-        scanned, raw, lengths, _, _ = _scan(
-            corpus, tokenizer, MAX_SENTENCE_LENGTH, None, sink, workers
-        )
+        scanned, raw, lengths, _, _ = _scan(source, MAX_SENTENCE_LENGTH, None, sink, workers)
         index = {key: i for i, key in enumerate(keys)}
         remap = np.array([index.get(key, -1) for key in scanned], dtype=np.int32)
         return _encode(sink, raw, remap, lengths, max_sentence_length)
 
 
-def _sink(corpus: Corpus, spill_dir: str | os.PathLike[str]) -> RawIdSink:
-    """A sink in ``spill_dir`` for the ids of ``corpus``, told the room they will need
+def _sink(source: CorpusSource, spill_dir: str | os.PathLike[str]) -> RawIdSink:
+    """A sink in ``spill_dir`` for the ids of ``source``, told the room they will need
     (twice the ids, while they are encoded) when the corpus's size says it."""
-    ids = id_bytes(corpus)
+    ids = source_id_bytes(source)
     return RawIdSink(spill_dir, None if ids is None else 2 * ids)
 
 

@@ -41,7 +41,7 @@ from typing import Any, Literal
 import numpy as np
 
 from rowbook.checks import InputTypeError
-from rowbook.corpus_files import iter_batches
+from rowbook.corpus_files import is_file_source, iter_batches
 from rowbook.data.corpus import Interner
 from rowbook.data.counted_vocab import CountedVocab
 from rowbook.data.labelled_scan import TokenScanner
@@ -53,7 +53,6 @@ __all__ = [
     "LabelledLines",
     "choose_labelled_vocab",
     "fasttext_split",
-    "is_source",
     "line_batches",
     "read_labelled",
     "read_labelled_reference",
@@ -109,20 +108,6 @@ class LabelledLines:
     def tokens_per_line(self) -> np.ndarray:
         """``(L,)`` tokens of each line as fastText counts them (labels and ``</s>`` too)."""
         return np.diff(self.starts)
-
-
-def is_source(data: Any) -> bool:
-    """Whether ``data`` names files (a path, ``"-"``, a folder, or a list of ``pathlib.Path``
-    or of existing paths) rather than texts."""
-    if isinstance(data, str | os.PathLike):
-        return True
-    if not isinstance(data, list | tuple) or not data:
-        return False
-    return all(
-        isinstance(item, os.PathLike)
-        or (isinstance(item, str) and (item == "-" or os.path.isfile(item) or os.path.isdir(item)))
-        for item in data
-    )
 
 
 def line_batches(source: Any, errors: Literal["strict", "replace"]) -> Iterator[list[str]]:
@@ -202,7 +187,7 @@ def read_labelled(
     errors : {"strict", "replace"}
         Invalid UTF-8 in files: an error naming the file and line, or U+FFFD.
     """
-    if is_source(data):
+    if is_file_source(data):
         if labels is not None:
             raise InputTypeError(
                 "labels go with texts; a file holds its labels on each line "
@@ -230,7 +215,7 @@ def read_labelled_reference(
 ) -> LabelledLines:
     """:func:`read_labelled` in plain Python, line by line and token by token: the
     reference the compiled scanner (:mod:`rowbook.data.labelled_scan`) is held to."""
-    if is_source(data):
+    if is_file_source(data):
         batches: Iterable[list[str]] = line_batches(data, errors)
     else:
         batches = [_text_lines(data, labels, label_prefix)]

@@ -46,7 +46,8 @@ from typing import Any, NamedTuple
 import numpy as np
 
 from rowbook._progress import ProgressBar
-from rowbook.corpus_files import PART_BYTES, STDIN, Part, iter_part_batches, source_parts
+from rowbook.corpus_files import PART_BYTES, Part, iter_part_batches
+from rowbook.corpus_source import CorpusSource
 from rowbook.data import id_stream
 from rowbook.fork_pool import can_fork, map_in_order
 
@@ -176,19 +177,18 @@ def scan_sentences(
 
 
 def parallel_parts(
-    corpus: Any, workers: int, max_vocab_size: int | None = None
+    source: CorpusSource, workers: int, max_vocab_size: int | None = None
 ) -> list[Part] | None:
-    """The parts to read ``corpus`` (a file source) on ``workers`` processes, or ``None``
-    when it reads on one: one worker, ``max_vocab_size`` pruning, standard input, no
-    ``fork``, or a single part (a small file; a compressed file, said once)."""
+    """The parts to read ``source`` on ``workers`` processes, or ``None`` when it reads on
+    one: token lists, one worker, ``max_vocab_size`` pruning, standard input, no ``fork``,
+    or a single part (a small file; a compressed file, said once)."""
     if workers < 2 or max_vocab_size or not can_fork():
         return None
-    whole = source_parts(corpus, part_bytes=1 << 62)
-    if any(part.file == STDIN for part in whole):
+    size = source.file_bytes()  # None: token lists, or standard input
+    if size is None:
         return None
-    sizes = [Path(part.file).stat().st_size for part in whole]
-    share = sum(sizes) // (_PARTS_PER_WORKER * workers)
-    parts = source_parts(corpus, part_bytes=min(PART_BYTES, max(MIN_PART_BYTES, share)))
+    share = size // (_PARTS_PER_WORKER * workers)
+    parts = source.parts(min(PART_BYTES, max(MIN_PART_BYTES, share)))
     if len(parts) == 1 and parts[0].span is None:  # compressed: one stream, one reader
         warnings.warn(
             f"{parts[0].file} is compressed, so it is read on one core, not on "

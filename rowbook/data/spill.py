@@ -13,9 +13,9 @@ says which:
   compressed file counted :data:`COMPRESSION` times its size), so it errs towards spilling.
   If that folder's disk has no room for the ids (twice, while they are encoded) they stay
   in RAM, and the note says why. Token lists, and text piped to standard input, stay in
-  RAM (their size is unknown before they are read): pass a folder to spill them. An
-  iterable that reads files may name them in a ``sources`` attribute (the command line's
-  corpus does), and is then sized as they are.
+  RAM (their size is unknown before they are read): pass a folder to spill them. A
+  :class:`~rowbook.corpus_source.CorpusSource` of files (the command line's corpus) is
+  sized as its files are.
 * ``False``: always in RAM.
 * a folder: always there.
 
@@ -28,16 +28,13 @@ from __future__ import annotations
 
 import os
 import shutil
-import stat
-import sys
 import tempfile
 import warnings
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
 from rowbook.checks import ParameterError
-from rowbook.corpus_files import STDIN, is_file_source, source_files
+from rowbook.corpus_source import COMPRESSION, CorpusSource, corpus_source
 
 __all__ = [
     "COMPRESSION",
@@ -50,6 +47,8 @@ __all__ = [
     "corpus_text_bytes",
     "id_bytes",
     "resolve_spill_dir",
+    "source_id_bytes",
+    "spill_choice",
 ]
 
 #: The ids spill when they would take more than this fraction (1/N) of the available memory.
@@ -57,10 +56,7 @@ SPILL_SHARE = 256
 #: Bytes of text per token assumed when estimating a corpus's tokens from its files' size
 #: (NewsArticles has 5.9; fewer means more tokens estimated, so spilling sooner).
 TEXT_BYTES_PER_TOKEN = 5
-#: A gzip, bzip2 or xz file is counted as this many times its size in text.
-COMPRESSION = 4
 _ID_BYTES = 4  # an int32 id per token
-_COMPRESSED = (b"\x1f\x8b", b"BZh", b"\xfd7zXZ\x00")
 
 
 class SpillNotice(UserWarning):
@@ -98,31 +94,15 @@ def available_memory() -> int | None:
 
 def corpus_text_bytes(corpus: Any) -> int | None:
     """Bytes of text a file corpus holds (compressed files estimated), or ``None`` when that
-    is unknown before reading: token lists, a pipe on standard input.
+    is unknown before reading: token lists, a pipe on standard input
+    (:meth:`~rowbook.corpus_source.CorpusSource.text_bytes`).
 
     Examples
     --------
     >>> corpus_text_bytes([["a", "b"]]) is None
     True
     """
-
-    if not is_file_source(corpus):
-        corpus = getattr(corpus, "sources", None)  # an iterable that reads files may say which
-        if corpus is None or not is_file_source(corpus):
-            return None
-    total = 0
-    for file in source_files(corpus):
-        if file == STDIN:
-            mode = os.fstat(sys.stdin.fileno()).st_mode if _has_fileno() else 0
-            if not stat.S_ISREG(mode):
-                return None
-            size, head = os.fstat(sys.stdin.fileno()).st_size, b""
-        else:
-            size = Path(file).stat().st_size
-            with open(file, "rb") as f:
-                head = f.read(6)
-        total += size * (COMPRESSION if head.startswith(_COMPRESSED) else 1)
-    return total
+    return corpus_source(corpus).text_bytes()
 
 
 def id_bytes(corpus: Any) -> int | None:
@@ -132,16 +112,13 @@ def id_bytes(corpus: Any) -> int | None:
     >>> id_bytes([["a"]]) is None
     True
     """
-    text = corpus_text_bytes(corpus)
+    return source_id_bytes(corpus_source(corpus))
+
+
+def source_id_bytes(source: CorpusSource) -> int | None:
+    """:func:`id_bytes` of a corpus already decided."""
+    text = source.text_bytes()
     return None if text is None else text // TEXT_BYTES_PER_TOKEN * _ID_BYTES
-
-
-def _has_fileno() -> bool:
-    try:
-        sys.stdin.fileno()
-    except (AttributeError, OSError, ValueError):
-        return False
-    return True
 
 
 def _mb(n: float) -> str:
@@ -149,7 +126,9 @@ def _mb(n: float) -> str:
 
 
 def choose_spill(corpus: Any, spill_dir: Any = None) -> SpillChoice:
-    """Where the ids of ``corpus`` go for this ``spill_dir`` (see the module docstring).
+    """Where the ids of ``corpus`` (anything :func:`~rowbook.corpus_source.corpus_source`
+    takes, a :class:`~rowbook.corpus_source.CorpusSource` too) go for this ``spill_dir``
+    (see the module docstring).
 
     Examples
     --------
@@ -158,6 +137,11 @@ def choose_spill(corpus: Any, spill_dir: Any = None) -> SpillChoice:
     >>> choose_spill([["a"]], spill_dir="/scratch").folder
     '/scratch'
     """
+    return spill_choice(corpus_source(corpus), spill_dir)
+
+
+def spill_choice(source: CorpusSource, spill_dir: Any = None) -> SpillChoice:
+    """:func:`choose_spill` for a corpus already decided."""
     if spill_dir is False:
         return SpillChoice(None)
     if spill_dir is not None:
@@ -168,7 +152,7 @@ def choose_spill(corpus: Any, spill_dir: Any = None) -> SpillChoice:
                 "None (decide from the corpus's size), False (keep the ids in RAM) or a folder",
             )
         return SpillChoice(spill_dir)
-    ids, memory = id_bytes(corpus), available_memory()
+    ids, memory = source_id_bytes(source), available_memory()
     if ids is None or memory is None or ids * SPILL_SHARE <= memory:
         return SpillChoice(None)
     folder = tempfile.gettempdir()
@@ -193,10 +177,10 @@ def choose_spill(corpus: Any, spill_dir: Any = None) -> SpillChoice:
     )
 
 
-def resolve_spill_dir(corpus: Any, spill_dir: Any = None) -> str | os.PathLike[str] | None:
+def resolve_spill_dir(corpus: CorpusSource, spill_dir: Any = None) -> str | os.PathLike[str] | None:
     """The folder for the ids of ``corpus`` (``None``: RAM), as :func:`choose_spill` decides;
     a choice made for the user is said once, as a :class:`SpillNotice`."""
-    choice = choose_spill(corpus, spill_dir)
+    choice = spill_choice(corpus, spill_dir)
     if choice.note is not None:
         warnings.warn(choice.said(), SpillNotice, stacklevel=3)
     return choice.folder

@@ -71,7 +71,8 @@ class Model(ABC):
     _state_version: ClassVar[int] = 1
     #: Parameters a resumed ``fit`` may change: they do not alter what is learned.
     _run_only: ClassVar[tuple[str, ...]] = ()
-    _fitted: dict[str, Any] | None = None
+    #: The learned state: a dict, or a family's typed state (a dataclass).
+    _fitted: Any = None
 
     # -- parameters -------------------------------------------------------------------
 
@@ -108,7 +109,7 @@ class Model(ABC):
         """Whether ``fit`` (or ``load``) has set the learned state."""
         return self._fitted is not None
 
-    def _require_fitted(self, what: str) -> dict[str, Any]:
+    def _require_fitted(self, what: str) -> Any:
         """The learned state, or a :class:`NotFittedError` naming ``what`` was asked for."""
         if self._fitted is None:
             name = type(self).__name__
@@ -123,7 +124,7 @@ class Model(ABC):
         return self._require_fitted(f".{attribute or key}")[key]
 
     @contextmanager
-    def _learning(self, state: dict[str, Any], *, keep_on_error: bool = False) -> Iterator[None]:
+    def _learning(self, state: Any, *, keep_on_error: bool = False) -> Iterator[None]:
         """``state`` is the learned state while the block trains it, so a checkpoint written
         meanwhile saves it. If the block raises (an error, Ctrl-C) the model keeps ``state``
         when ``keep_on_error`` (more training of a fitted model, updated in place), else gets

@@ -11,6 +11,7 @@ from collections import Counter
 import pytest
 import regex
 
+from rowbook.corpus_source import corpus_source
 from rowbook.data import scan
 
 TEXT = "The cat, it's 3.5 m long! Café"
@@ -254,7 +255,7 @@ def test_vocab_command_counts_the_same_on_every_worker_count(run, tmp_path, monk
     files[0].write_text("the cat\r\nsat on\n\nthe mat " * 9 + "end")
     files[1].write_bytes(gzip.compress(b"a cat\nthe end\n"))
     monkeypatch.setattr(scan, "MIN_PART_BYTES", 7)
-    assert len(scan.parallel_parts(files, 2)) > 5
+    assert len(scan.parallel_parts(corpus_source(files), 2)) > 5
     outs = []
     for workers in (1, 2):
         out = tmp_path / f"v{workers}.json"

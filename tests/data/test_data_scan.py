@@ -11,6 +11,7 @@ import numpy as np
 import pytest
 
 from rowbook.corpus_files import iter_batches, iter_part_batches, source_parts
+from rowbook.corpus_source import corpus_source
 from rowbook.data import scan
 from rowbook.data.corpus import count_words, encode_corpus, read_corpus
 
@@ -68,7 +69,7 @@ def small_parts(monkeypatch):
 @pytest.mark.parametrize("workers", [2, 3])
 def test_parallel_pass_equals_the_serial_pass(tmp_path, small_parts, workers):
     files = _write_mixed(tmp_path)
-    assert len(scan.parallel_parts(files, workers)) > 10
+    assert len(scan.parallel_parts(corpus_source(files), workers)) > 10
     serial_vocab, serial = read_corpus(files, min_count=1, max_sentence_length=7, workers=1)
     vocab, encoded = read_corpus(files, min_count=1, max_sentence_length=7, workers=workers)
     assert vocab.keys == serial_vocab.keys and len(vocab.keys) > 10
@@ -113,14 +114,14 @@ def test_what_reads_on_one_core(tmp_path, small_parts):
     packed = _write_mixed(tmp_path)[1]
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
-        assert scan.parallel_parts(packed, 2) is None
+        assert scan.parallel_parts(corpus_source(packed), 2) is None
     assert [w.category for w in caught] == [scan.OneCoreNotice]
     assert "compressed" in str(caught[0].message) and "one core" in str(caught[0].message)
     plain = tmp_path / "a.txt"
-    assert scan.parallel_parts(["-"], 2) is None  # standard input stays serial
-    assert scan.parallel_parts([plain, "-"], 2) is None
-    assert scan.parallel_parts(plain, 1) is None
-    assert scan.parallel_parts(plain, 2, max_vocab_size=10) is None  # pruning needs all before
+    assert scan.parallel_parts(corpus_source(["-"]), 2) is None  # standard input stays serial
+    assert scan.parallel_parts(corpus_source([plain, "-"]), 2) is None
+    assert scan.parallel_parts(corpus_source(plain), 1) is None
+    assert scan.parallel_parts(corpus_source(plain), 2, max_vocab_size=10) is None  # pruning
 
 
 def test_standard_input_counts_as_the_file(tmp_path, small_parts, monkeypatch):

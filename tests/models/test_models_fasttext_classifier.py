@@ -383,11 +383,11 @@ def test_quantised_output_rows_qout_both_ways(tmp_path):
     theirs.quantize(thread=10, qout=True)
     theirs.save_model(str(tmp_path / "m.ftz"))
     ours = FastTextClassifier.load_fasttext(tmp_path / "m.ftz")
-    assert "output" in ours._require_fitted("test")["quant"]  # the label rows are codes
+    assert "output" in ours._require_fitted("test").quant  # the label rows are codes
     _same_predictions(ours, theirs, texts, k=3)
     mine = FastTextClassifier(vector_size=10, epochs=1, workers=1).fit(path)
     mine.quantize(qout=True)
-    assert "output" in mine._require_fitted("test")["quant"]
+    assert "output" in mine._require_fitted("test").quant
     mine.save_fasttext(tmp_path / "mine.ftz")
     _same_predictions(mine, fasttext.load_model(str(tmp_path / "mine.ftz")), texts, k=3)
 

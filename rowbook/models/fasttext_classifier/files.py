@@ -133,8 +133,8 @@ def kernel_quant(matrix: Any) -> tuple[Any, ...]:
 def save_fasttext(model: Any, path: str | os.PathLike[str]) -> None:
     """Write ``model`` as fastText's ``.bin`` (or ``.ftz`` when quantised), atomically."""
     state = model._require_fitted("save_fasttext()")
-    vocab, labels, tables = state["vocab"], state["labels"], state["tables"]
-    quant = state.get("quant") or {}
+    vocab, labels, tables = state.vocab, state.labels, state.tables
+    quant = state.quant or {}
     args = FastTextArgs(
         dim=model.vector_size,
         epoch=model.epochs,
@@ -147,7 +147,7 @@ def save_fasttext(model: Any, path: str | os.PathLike[str]) -> None:
         minn=model.minn,
         maxn=model.maxn,
     )
-    prune = state.get("prune")
+    prune = state.prune
     pruneidx = None
     if prune is not None:
         kept = np.flatnonzero(prune >= 0)
@@ -221,11 +221,9 @@ def load_fasttext(cls: type, path: str | os.PathLike[str], label_prefix: str = "
         quant["input"] = file.input
     if dense_out is None:
         quant["output"] = file.output
-    state["quant"] = quant or None
+    state.quant = quant or None
     if file.pruneidx is not None:
-        state["prune"] = _prune_map(
-            file.pruneidx, model.n_buckets, file.input.shape[0] - nwords, path
-        )
+        state.prune = _prune_map(file.pruneidx, model.n_buckets, file.input.shape[0] - nwords, path)
     model._fitted = state
     return model
 

@@ -39,18 +39,19 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from functools import partial
 from typing import Any, ClassVar, Literal
 
 import numpy as np
 
 from rowbook.checks import InputTypeError, ParameterError, check_choice, check_int, check_number
+from rowbook.corpus_files import is_file_source
 from rowbook.data.counted_vocab import CountedVocab
 from rowbook.data.labelled import (
     LabelledLines,
     LabelVocab,
     fasttext_split,
-    is_source,
     read_labelled,
 )
 from rowbook.data.labelled_ids import EncodedLines, LineEncoder
@@ -59,13 +60,33 @@ from rowbook.models.fasttext_classifier import prediction, training
 from rowbook.models.fasttext_classifier.kernels import LOSS_CODES, sentence_vectors
 from rowbook.models.fasttext_classifier.prediction import Confusion, TestResult
 from rowbook.models.word_vectors.jobs import Progress, resolve_workers, run_schedule
-from rowbook.models.word_vectors.state import check_resumed, fitted_state, new_state, saved_state
+from rowbook.models.word_vectors.state import (
+    Schedule,
+    TrainedState,
+    check_resumed,
+    fitted_state,
+    saved_state,
+)
 from rowbook.vectors import Vectors
 from rowbook.vectors.subword import SubwordVectors
 
 __all__ = ["Confusion", "FastTextClassifier", "TestResult"]
 
 LossName = Literal["softmax", "ns", "hs", "ova"]
+
+
+@dataclass
+class ClassifierState(TrainedState):
+    """What a fitted classifier holds: the word-vector family's state (words, tables,
+    schedule, history) and its ``labels``; its dictionary once made (``encoder``); after
+    :meth:`FastTextClassifier.quantize`, the bucket map (``prune``) and the quantised
+    tables (``quant``, by name: ``input``, ``output``); the ``autotune`` record."""
+
+    labels: LabelVocab | None = None
+    encoder: LineEncoder | None = None
+    prune: np.ndarray | None = None
+    quant: dict[str, Any] | None = None
+    autotune: dict[str, Any] | None = None
 
 
 class FastTextClassifier(Model):
@@ -205,24 +226,29 @@ class FastTextClassifier(Model):
     def _lines(self, data: Any, labels: Any, errors: str) -> LabelledLines:
         if isinstance(data, LabelledLines):  # read already (autotune's trials)
             return data
-        if labels is None and isinstance(data, tuple) and len(data) == 2 and not is_source(data):
+        if (
+            labels is None
+            and isinstance(data, tuple)
+            and len(data) == 2
+            and not is_file_source(data)
+        ):
             data, labels = data  # a (texts, labels) pair
         return read_labelled(data, labels, label_prefix=self.label_prefix, errors=errors)
 
-    def _encoder(self, state: dict[str, Any]) -> LineEncoder:
+    def _encoder(self, state: ClassifierState) -> LineEncoder:
         """The model's dictionary (made once per fitted state, then kept)."""
-        if state.get("encoder") is None:
-            state["encoder"] = LineEncoder(
-                state["vocab"].keys,
-                state["labels"].keys,
+        if state.encoder is None:
+            state.encoder = LineEncoder(
+                state.vocab.keys,
+                state.labels.keys,
                 label_prefix=self.label_prefix,
                 word_ngrams=self.word_ngrams,
                 minn=self.minn,
                 maxn=self.maxn,
                 bucket=self.n_buckets,
-                prune=state.get("prune"),
+                prune=state.prune,
             )
-        return state["encoder"]
+        return state.encoder
 
     def _vocabulary(self, lines: LabelledLines) -> tuple[CountedVocab, LabelVocab]:
         return training.choose_vocabulary(
@@ -303,12 +329,12 @@ class FastTextClassifier(Model):
         else:
             state = self._fitted_from_state(saved)
             check_resumed(state, words, self.epochs, resume, type(self).__name__)
-            if state["labels"].keys != label_vocab.keys:
+            if state.labels.keys != label_vocab.keys:
                 raise ValueError(
                     f"{resume} was made on other labels; resume with the data it was trained on"
                 )
         encoded = self._encoder(state).encode(lines)
-        state["autotune"] = record if record is not None else state.get("autotune")
+        state.autotune = record if record is not None else state.autotune
         if saved is None:
             self._initial_rows(state, encoded)
         self._train(state, encoded, callback, checkpoint, keep_on_error=False)
@@ -331,7 +357,7 @@ class FastTextClassifier(Model):
         self._require_dense(state, "train(...)")
         check_int("epochs", epochs, 1)
         encoded = self._encoder(state).encode(self._lines(data, labels, errors))
-        state["schedule"].update(by="train", epochs=epochs, done=0, total_words=None)
+        state.schedule.start("train", epochs, None)
         self._train(state, encoded, callback, checkpoint, keep_on_error=True)
         return self
 
@@ -342,7 +368,7 @@ class FastTextClassifier(Model):
         by: str = "fit",
         tables: dict[str, np.ndarray] | None = None,
         labels: LabelVocab,
-    ) -> dict[str, Any]:
+    ) -> ClassifierState:
         """A fresh learned state with the labels; ``W_in`` empty until :meth:`_initial_rows`."""
         d = self.vector_size
         if tables is None:
@@ -350,21 +376,20 @@ class FastTextClassifier(Model):
                 "W_in": np.zeros((0, d), dtype=np.float32),
                 "W_out": np.zeros((len(labels), d), dtype=np.float32),  # fastText's zeros
             }
-        state = new_state(vocab, tables, by=by, epochs=self.epochs if by == "fit" else 0)
-        state.update(labels=labels, encoder=None, prune=None, quant=None, autotune=None)
-        return state
+        schedule = Schedule(by, self.epochs if by == "fit" else 0)
+        return ClassifierState(vocab, tables, schedule, labels=labels)
 
-    def _initial_rows(self, state: dict[str, Any], encoded: EncodedLines) -> None:
+    def _initial_rows(self, state: ClassifierState, encoded: EncodedLines) -> None:
         """``W_in``'s first rows (:func:`~.training.initial_input_rows`), pretrained rows over
         the words' when ``pretrained_vectors`` is given."""
         W_in = training.initial_input_rows(
-            len(state["vocab"]), self.n_buckets, self.vector_size, encoded.input_ids, self.seed
+            len(state.vocab), self.n_buckets, self.vector_size, encoded.input_ids, self.seed
         )
         if self.pretrained_vectors is not None:
             from rowbook.models.fasttext_classifier.files import pretrained_rows
 
-            pretrained_rows(W_in, state["vocab"].keys, self.pretrained_vectors, self.progress)
-        state["tables"]["W_in"] = W_in
+            pretrained_rows(W_in, state.vocab.keys, self.pretrained_vectors, self.progress)
+        state.tables["W_in"] = W_in
 
     def _table_shapes(self, V: int, n_labels: int = 0) -> dict[str, tuple[int, int]]:
         d = self.vector_size
@@ -372,7 +397,7 @@ class FastTextClassifier(Model):
 
     def _train(
         self,
-        state: dict[str, Any],
+        state: ClassifierState,
         encoded: EncodedLines,
         callback: Callable[[Progress], None] | None,
         checkpoint: str | os.PathLike | None,
@@ -381,12 +406,12 @@ class FastTextClassifier(Model):
     ) -> None:
         """The epochs still to do in ``state``'s schedule, on the family's epoch loop."""
         self._require_dense(state, "training")
-        state["vectors"] = None
+        state.vectors = None
         jobs = training.epoch_jobs(self, state, encoded)
         with self._learning(state, keep_on_error=keep_on_error):
             run_schedule(
-                state["schedule"],
-                state["history"],
+                state.schedule,
+                state.history,
                 jobs,
                 workers=resolve_workers(self.workers),
                 show=self.progress,
@@ -399,20 +424,20 @@ class FastTextClassifier(Model):
 
     def _get_state(self) -> dict[str, Any]:
         fitted = self._require_fitted("save()")
-        labels = fitted["labels"]
-        quant = fitted.get("quant")
+        labels = fitted.labels
+        quant = fitted.quant
         return {
             **saved_state(fitted),
             "labels": {"keys": list(labels.keys), "counts": labels.counts},
-            "prune": fitted.get("prune"),
+            "prune": fitted.prune,
             "quant": None if quant is None else {k: q.get_state() for k, q in quant.items()},
-            "autotune": fitted.get("autotune"),
+            "autotune": fitted.autotune,
         }
 
-    def _set_state(self, state: dict[str, Any]) -> None:
+    def _set_state(self, state: ClassifierState) -> None:
         self._fitted = self._fitted_from_state(state)
 
-    def _fitted_from_state(self, state: dict[str, Any]) -> dict[str, Any]:
+    def _fitted_from_state(self, state: ClassifierState) -> ClassifierState:
         saved = state["labels"]
         counts = np.asarray(saved["counts"], dtype=np.int64)
         if not isinstance(saved["keys"], list) or len(counts) != len(saved["keys"]):
@@ -421,12 +446,12 @@ class FastTextClassifier(Model):
         from rowbook.models.fasttext_classifier.files import quant_from_state
 
         quant, prune = quant_from_state(state, self)
-        fitted = fitted_state(
+        common = fitted_state(
             state, np.float32, lambda V: self._saved_shapes(V, len(labels), quant, prune)
         )
-        fitted.update(labels=labels, encoder=None, prune=prune, quant=quant, row_stats=None)
-        fitted["autotune"] = state.get("autotune")
-        return fitted
+        return ClassifierState(
+            **common, labels=labels, prune=prune, quant=quant, autotune=state.get("autotune")
+        )
 
     def _saved_shapes(
         self, V: int, n_labels: int, quant: Any, prune: Any
@@ -442,8 +467,8 @@ class FastTextClassifier(Model):
 
     # -- learned state -------------------------------------------------------------------
 
-    def _require_dense(self, state: dict[str, Any], what: str) -> None:
-        if state.get("quant"):
+    def _require_dense(self, state: ClassifierState, what: str) -> None:
+        if state.quant:
             raise ValueError(
                 f"this FastTextClassifier is quantised (its rows are codes); {what} needs the "
                 "float tables: train the unquantised model, then quantize() it"
@@ -454,64 +479,64 @@ class FastTextClassifier(Model):
         """The word vectors as a :class:`rowbook.Vectors` (built once, then cached): each
         word's row averaged with its char n-grams' rows, as fastText's ``getWordVector``."""
         state = self._require_fitted(".vectors")
-        if state["vectors"] is None:
-            state["vectors"] = self._make_vectors(state)
-        return state["vectors"]
+        if state.vectors is None:
+            state.vectors = self._make_vectors(state)
+        return state.vectors
 
     @property
     def index_to_key_(self) -> tuple[str, ...]:
         """The words in id order (row ``i`` of ``W_in`` is ``index_to_key_[i]``)."""
-        return self._learned("vocab", "index_to_key_").keys
+        return self._require_fitted(".index_to_key_").vocab.keys
 
     @property
     def counts_(self) -> np.ndarray:
         """``(nwords,)`` how often each word occurs in the training lines."""
-        return self._learned("vocab", "counts_").counts
+        return self._require_fitted(".counts_").vocab.counts
 
     @property
     def history_(self) -> list[Progress]:
         """One :class:`~rowbook.models.word_vectors.jobs.Progress` per epoch trained, over
         every ``fit`` / ``train`` call."""
-        return self._learned("history", "history_")
+        return self._require_fitted(".history_").history
 
     @property
     def labels_(self) -> tuple[str, ...]:
         """The labels in id order (descending count), spelled with ``label_prefix``."""
-        return self._learned("labels", "labels_").keys
+        return self._require_fitted(".labels_").labels.keys
 
     @property
     def label_counts_(self) -> np.ndarray:
         """``(nlabels,)`` how often each label occurs in the training lines."""
-        return self._learned("labels", "label_counts_").counts
+        return self._require_fitted(".label_counts_").labels.counts
 
     @property
     def W_in_(self) -> np.ndarray:
         """``(nwords + bucket, d)`` float32 input rows: words, then hash buckets."""
-        return self._learned("tables", "W_in_")["W_in"]
+        return self._require_fitted(".W_in_").tables["W_in"]
 
     @property
     def W_out_(self) -> np.ndarray:
         """``(nlabels, d)`` float32 output rows (``hs``: the tree's inner nodes)."""
-        return self._learned("tables", "W_out_")["W_out"]
+        return self._require_fitted(".W_out_").tables["W_out"]
 
     @property
     def is_quantized(self) -> bool:
         """Whether the rows are product-quantised codes (a ``.ftz``, or :meth:`quantize`)."""
-        return bool(self._require_fitted(".is_quantized").get("quant"))
+        return bool(self._require_fitted(".is_quantized").quant)
 
     @property
     def autotune_(self) -> dict[str, Any] | None:
         """The search of ``fit(..., validation=...)``: best parameters, score, every trial."""
-        return self._require_fitted(".autotune_").get("autotune")
+        return self._require_fitted(".autotune_").autotune
 
-    def _make_vectors(self, state: dict[str, Any]) -> Vectors:
+    def _make_vectors(self, state: ClassifierState) -> Vectors:
         """Each word's vector: the mean of its row and its char n-grams' rows (fastText's
         ``getWordVector``); unseen words too when the rows are dense and unpruned."""
-        vocab = state["vocab"]
-        if not state.get("quant") and state.get("prune") is None:
+        vocab = state.vocab
+        if not state.quant and state.prune is None:
             return SubwordVectors(
                 vocab.keys,
-                state["tables"]["W_in"],
+                state.tables["W_in"],
                 minn=self.minn,
                 maxn=self.maxn,
                 bucket=self.n_buckets,
@@ -520,7 +545,7 @@ class FastTextClassifier(Model):
         starts, ids = self._encoder(state).word_bags()
         rows = np.zeros((len(vocab), self.vector_size), dtype=np.float32)  # (V, d)
         sentence_vectors(
-            state["tables"]["W_in"], prediction.kernel_rows(state, "input"), starts, ids, rows
+            state.tables["W_in"], prediction.kernel_rows(state, "input"), starts, ids, rows
         )
         return Vectors(vocab.keys, rows, vocab.counts)
 
@@ -544,7 +569,7 @@ class FastTextClassifier(Model):
         """
         state, encoded = self._encode_texts(texts)
         ids, probs, counts = prediction.predictions(self, state, encoded, k, threshold)
-        names = np.array([*state["labels"].keys, ""], dtype=object)  # id -1 (none): ""
+        names = np.array([*state.labels.keys, ""], dtype=object)  # id -1 (none): ""
         labels = names[ids].tolist()  # (L, k) lists, one pass
         values = list(probs.astype(np.float64))  # (k,) rows
         for line in np.flatnonzero(counts < ids.shape[1]).tolist():  # fewer above threshold
@@ -595,7 +620,7 @@ class FastTextClassifier(Model):
         state, encoded = self._encode_texts(text)
         out = np.zeros((1, self.vector_size), dtype=np.float32)
         sentence_vectors(
-            state["tables"]["W_in"],
+            state.tables["W_in"],
             prediction.kernel_rows(state, "input"),
             encoded.input_starts,
             encoded.input_ids,

@@ -52,10 +52,10 @@ class Confusion(NamedTuple):
         return "\n".join(["rows: gold label, columns: predicted", head, "-" * len(head), *rows])
 
 
-def kernel_rows(state: dict[str, Any], table: str) -> Any:
+def kernel_rows(state: Any, table: str) -> Any:
     """The quantised ``table`` (``"input"`` or ``"output"``) as the kernels read it, or
     ``None`` when its rows are dense."""
-    matrix = (state.get("quant") or {}).get(table)
+    matrix = (state.quant or {}).get(table)
     if matrix is None:
         return None
     from rowbook.models.fasttext_classifier.files import kernel_quant
@@ -64,19 +64,19 @@ def kernel_rows(state: dict[str, Any], table: str) -> Any:
 
 
 def predictions(
-    model: Any, state: dict[str, Any], encoded: EncodedLines, k: int, threshold: float
+    model: Any, state: Any, encoded: EncodedLines, k: int, threshold: float
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """``(ids (L, k), probabilities (L, k), counts (L,))``: each line's ``k`` best labels with
     a probability of at least ``threshold``, best first; ``counts`` says how many passed."""
     if isinstance(k, bool) or not isinstance(k, int | np.integer) or (k < 1 and k != -1):
         raise ParameterError("k", k, "an integer >= 1 (or -1 for every label)")
     check_number("threshold", threshold, 0.0)
-    n_labels = len(state["labels"])
+    n_labels = len(state.labels)
     k = n_labels if k == -1 else min(int(k), n_labels)
     children = (np.zeros(0, np.int64), np.zeros(0, np.int64))
     if model.loss == "hs":
-        children = fasttext_tree(state["labels"].counts)[:2]
-    W_in, W_out = state["tables"]["W_in"], state["tables"]["W_out"]
+        children = fasttext_tree(state.labels.counts)[:2]
+    W_in, W_out = state.tables["W_in"], state.tables["W_out"]
     quant_in, quant_out = kernel_rows(state, "input"), kernel_rows(state, "output")
     if quant_out is not None:
         W_out = np.zeros((n_labels, model.vector_size), dtype=np.float32)
@@ -94,7 +94,7 @@ def predictions(
 
 def meter(
     model: Any,
-    state: dict[str, Any],
+    state: Any,
     encoded: EncodedLines,
     k: int,
     threshold: float,
@@ -112,17 +112,17 @@ def meter(
     return Meter.from_predictions(
         (gold_starts, gold),
         (ids[keep], probs[keep], counts[keep]),
-        len(state["labels"]),
+        len(state.labels),
         false_negatives=false_negatives,
     )
 
 
-def confusion(model: Any, state: dict[str, Any], encoded: EncodedLines) -> Confusion:
+def confusion(model: Any, state: Any, encoded: EncodedLines) -> Confusion:
     """How often each gold label's lines were given each label first."""
     ids, _, counts = predictions(model, state, encoded, 1, 0.0)
-    n = len(state["labels"])
+    n = len(state.labels)
     table = np.zeros((n, n), dtype=np.int64)
     for line in np.flatnonzero(counts > 0):
         for gold in encoded.labels(line).tolist():
             table[gold, ids[line, 0]] += 1
-    return Confusion(state["labels"].keys, table)
+    return Confusion(state.labels.keys, table)

@@ -72,7 +72,7 @@ def quantize(
     check_int("dsub", dsub, 1)
     if retrain and data is None:
         raise ParameterError("data", None, "the training lines when retrain=True", fix="pass data=")
-    W_in, W_out = state["tables"]["W_in"], state["tables"]["W_out"]
+    W_in, W_out = state.tables["W_in"], state.tables["W_out"]
     if 0 < cutoff < len(W_in):
         if cutoff < _MIN_ROWS:
             raise ParameterError(
@@ -81,7 +81,7 @@ def quantize(
         _prune(model, state, select_rows(W_in, cutoff, _eos_id(state)))
         if retrain:
             model.train(data, labels, epochs=epochs or model.epochs)
-        W_in = state["tables"]["W_in"]
+        W_in = state.tables["W_in"]
     if len(W_in) < _MIN_ROWS:
         raise ValueError(
             f"the input table has {len(W_in)} rows; product quantisation needs at least "
@@ -95,34 +95,34 @@ def quantize(
             )
         quant["output"] = PQMatrix.from_rows(W_out, dsub=2, qnorm=qnorm, seed=seed)
     d = model.vector_size
-    state["tables"]["W_in"] = np.zeros((0, d), dtype=np.float32)
+    state.tables["W_in"] = np.zeros((0, d), dtype=np.float32)
     if qout:
-        state["tables"]["W_out"] = np.zeros((0, d), dtype=np.float32)
-    state.update(quant=quant, encoder=None, vectors=None)
+        state.tables["W_out"] = np.zeros((0, d), dtype=np.float32)
+    state.quant, state.encoder, state.vectors = quant, None, None
 
 
-def _eos_id(state: dict[str, Any]) -> int | None:
-    keys = state["vocab"].keys
+def _eos_id(state: Any) -> int | None:
+    keys = state.vocab.keys
     return keys.index(EOS) if EOS in keys else None
 
 
-def _prune(model: Any, state: dict[str, Any], idx: np.ndarray) -> None:
+def _prune(model: Any, state: Any, idx: np.ndarray) -> None:
     """Keep rows ``idx`` of ``W_in``: the words among them in id order, then the buckets in
-    the order given, remembered in ``state["prune"]`` (``Dictionary::prune``)."""
-    if state.get("prune") is not None:
+    the order given, remembered in ``state.prune`` (``Dictionary::prune``)."""
+    if state.prune is not None:
         raise ValueError("this model's rows are pruned already; quantise the unpruned model")
-    vocab = state["vocab"]
+    vocab = state.vocab
     V = len(vocab)
     words = np.sort(idx[idx < V])
     grams = idx[idx >= V]
     prune = np.full(model.n_buckets, -1, dtype=np.int32)
     prune[grams - V] = np.arange(len(grams), dtype=np.int32)
-    W_in = state["tables"]["W_in"]
-    state["tables"]["W_in"] = np.ascontiguousarray(W_in[np.concatenate([words, grams])])
-    state["vocab"] = CountedVocab(
+    W_in = state.tables["W_in"]
+    state.tables["W_in"] = np.ascontiguousarray(W_in[np.concatenate([words, grams])])
+    state.vocab = CountedVocab(
         tuple(vocab.keys[i] for i in words),
         vocab.counts[words],
         vocab.total_words,
         vocab.corpus_count,
     )
-    state.update(prune=prune, encoder=None, vectors=None)
+    state.prune, state.encoder, state.vectors = prune, None, None

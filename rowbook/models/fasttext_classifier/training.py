@@ -86,16 +86,16 @@ def initial_input_rows(
     return W_in
 
 
-def epoch_jobs(model: Any, state: dict[str, Any], encoded: EncodedLines) -> EpochJobs:
+def epoch_jobs(model: Any, state: Any, encoded: EncodedLines) -> EpochJobs:
     """One epoch of ``model`` on ``encoded`` lines as jobs of about ``batch_words`` tokens of
     whole lines, each at the learning rate of the schedule where it starts and decaying line
     by line from there."""
-    schedule, labels = state["schedule"], state["labels"]
+    schedule, labels = state.schedule, state.labels
     bounds = job_boundaries(encoded.tokens, model.batch_words)  # (J + 1,) lines
     before = np.concatenate([[0], np.cumsum(encoded.tokens)])[bounds]  # (J + 1,) tokens
-    per_epoch = schedule["total_words"] or encoded.total_tokens
+    per_epoch = schedule.total_words or encoded.total_tokens
     lr, min_lr, seed = model.lr, model.min_lr, model.seed
-    slope = (lr - min_lr) / max(schedule["epochs"] * per_epoch, 1)
+    slope = (lr - min_lr) / max(schedule.epochs * per_epoch, 1)
     table = negative_table(labels.counts, 0.5)
     negatives = (table, negative_guide(table), model.negative)
     if model.loss == "hs":
@@ -109,7 +109,7 @@ def epoch_jobs(model: Any, state: dict[str, Any], encoded: EncodedLines) -> Epoc
         encoded.label_ids,
         encoded.tokens,
     )
-    W_in, W_out = state["tables"]["W_in"], state["tables"]["W_out"]
+    W_in, W_out = state.tables["W_in"], state.tables["W_out"]
     code = LOSS_CODES[model.loss]
 
     def run(j: int, job_lr: float, trained: int, stats: None) -> float:
@@ -119,7 +119,7 @@ def epoch_jobs(model: Any, state: dict[str, Any], encoded: EncodedLines) -> Epoc
         return train_job(*args, rates, seeded)
 
     def lrs(epoch: int) -> np.ndarray:
-        return job_lrs(lr, min_lr, epoch, schedule["epochs"], before[:-1], per_epoch)
+        return job_lrs(lr, min_lr, epoch, schedule.epochs, before[:-1], per_epoch)
 
     return EpochJobs(
         sizes=np.diff(before), total=encoded.total_tokens, run=run, lrs=lrs, unit="token"

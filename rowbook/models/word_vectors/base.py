@@ -15,17 +15,20 @@ common learned attributes -- and a model of the family provides only what differ
   ``_kept`` (GloVe keeps the ``max_vocab`` most frequent);
 * its query view: ``_make_vectors``.
 
-The learned state (``self._fitted``) is a dict: ``vocab`` (a
-:class:`~rowbook.data.corpus.CountedVocab`), ``tables``, ``history`` (one
-:class:`~rowbook.models.word_vectors.jobs.Progress` per epoch), the ``schedule`` of the
-training call in progress or last finished, and ``vectors`` (the cached query view)::
+The corpus is decided once, where it arrives: ``fit``, ``build_vocab``, ``train`` (and
+GloVe's ``cooccurrence``) turn what they are given into a
+:class:`~rowbook.corpus_source.CorpusSource` with :func:`~rowbook.corpus_source.corpus_source`,
+and everything below -- the spill decision, the first pass, the encoding -- takes that.
 
-    {"by": "fit" | "train" | "build_vocab", "epochs": E, "done": k, "trained": n,
-     "total_words": words per epoch of the learning-rate schedule, or None}
-
-``done`` of ``epochs`` epochs of that call are trained, ``trained`` epochs in the model's
-whole life (what seeds each epoch's random draws). A checkpoint is the model saved after
-every epoch, so ``fit(..., resume=path)`` picks the schedule up where it stopped.
+The learned state (``self._fitted``) is a
+:class:`~rowbook.models.word_vectors.state.TrainedState` (GloVe's a ``GloVeState``, of the
+class named by ``_state_type``): the vocabulary, the tables, the history (one
+:class:`~rowbook.models.word_vectors.jobs.Progress` per epoch), the
+:class:`~rowbook.models.word_vectors.state.Schedule` of the training call in progress or
+last finished (``done`` of its ``epochs`` trained, ``trained`` epochs in the model's whole
+life, what seeds each epoch's random draws), the telemetry and the cached query view. A
+checkpoint is the model saved after every epoch, so ``fit(..., resume=path)`` picks the
+schedule up where it stopped.
 """
 
 from __future__ import annotations
@@ -40,8 +43,9 @@ from typing import TYPE_CHECKING, Any, ClassVar
 
 import numpy as np
 
-from rowbook.checks import ParameterError, check_int
-from rowbook.data.corpus import Corpus, encode_corpus, read_corpus
+from rowbook.checks import EmptyInputError, ParameterError, check_int
+from rowbook.corpus_source import CorpusSource, corpus_source
+from rowbook.data.corpus import Corpus, encode_source, read_source
 from rowbook.data.counted_vocab import CountedVocab, vocab_from_counts
 from rowbook.data.id_stream import EncodedCorpus
 from rowbook.data.spill import resolve_spill_dir
@@ -50,11 +54,12 @@ from rowbook.models.base import Model
 from rowbook.models.word_vectors import telemetry
 from rowbook.models.word_vectors.jobs import EpochJobs, Progress, resolve_workers, run_schedule
 from rowbook.models.word_vectors.state import (
+    Schedule,
+    TrainedState,
     check_resumed,
     check_vocab,
     fitted_state,
     grow_vocab,
-    new_state,
     saved_state,
 )
 from rowbook.vectors import Vectors
@@ -78,6 +83,8 @@ class WordVectorModel(Model):
     #: Whether the learning rate follows a schedule measured in corpus words (``train``'s
     #: ``total_words``); GloVe's AdaGrad steps have none.
     _lr_schedule: ClassVar[bool] = True
+    #: The class of the learned state (GloVe's adds AdaGrad's sums).
+    _state_type: ClassVar[type[TrainedState]] = TrainedState
 
     # parameters every model of the family has (set by the subclass's __init__)
     min_count: int
@@ -103,7 +110,7 @@ class WordVectorModel(Model):
         """Fresh tables for ``vocab``."""
 
     @abstractmethod
-    def _grow_tables(self, state: dict[str, Any], old_V: int) -> None:
+    def _grow_tables(self, state: TrainedState, old_V: int) -> None:
         """Grow ``state``'s tables (and training state) to its grown vocabulary, old rows kept."""
 
     @abstractmethod
@@ -112,40 +119,40 @@ class WordVectorModel(Model):
 
     @contextmanager
     def _training_data(
-        self, state: dict[str, Any], encoded: EncodedCorpus, spill_dir: str | os.PathLike | None
+        self, state: TrainedState, encoded: EncodedCorpus, spill_dir: str | os.PathLike | None
     ) -> Iterator[Any]:
         """What the jobs read, made from ``encoded``: the id stream itself, here."""
         yield encoded
 
     @abstractmethod
-    def _epoch_jobs(self, state: dict[str, Any], data: Any) -> EpochJobs:
+    def _epoch_jobs(self, state: TrainedState, data: Any) -> EpochJobs:
         """One epoch of training on ``data`` as jobs for the model's kernel."""
 
     @abstractmethod
-    def _make_vectors(self, state: dict[str, Any]) -> Vectors:
+    def _make_vectors(self, state: TrainedState) -> Vectors:
         """The query view of the learned tables (what :attr:`vectors` returns)."""
 
-    def _stats_table(self, state: dict[str, Any]) -> np.ndarray:
+    def _stats_table(self, state: TrainedState) -> np.ndarray:
         """The table whose rows the telemetry follows (``row_stats=True``): ``W_in``. Its
         shape and dtype are those of the table named by ``_stats_shape_of``."""
-        return state["tables"]["W_in"]
+        return state.tables["W_in"]
 
     #: The table whose shape and dtype the telemetry's rows take.
     _stats_shape_of: ClassVar[str] = "W_in"
 
-    def _stats_layout(self, state: dict[str, Any]) -> tuple[int, int, Any]:
-        table = state["tables"][self._stats_shape_of]
+    def _stats_layout(self, state: TrainedState) -> tuple[int, int, Any]:
+        table = state.tables[self._stats_shape_of]
         return table.shape[0], table.shape[1], table.dtype
 
     def _new_extra(self, V: int) -> dict[str, Any]:
         """Training state beyond the common keys for a fresh model (GloVe's AdaGrad sums)."""
         return {}
 
-    def _extra_state(self, fitted: dict[str, Any]) -> dict[str, Any]:
+    def _extra_state(self, fitted: TrainedState) -> dict[str, Any]:
         """That state as saved values."""
         return {}
 
-    def _extra_from_state(self, state: dict[str, Any], V: int) -> dict[str, Any]:
+    def _extra_from_state(self, saved: dict[str, Any], V: int) -> dict[str, Any]:
         """That state from saved values, checked against ``V`` words."""
         return {}
 
@@ -195,8 +202,9 @@ class WordVectorModel(Model):
             them by the model's rule and ``corpus`` is only read once, to encode it. With
             the corpus's own counts, the model is the one ``fit(corpus)`` learns.
         """
-        spill = resolve_spill_dir(corpus, spill_dir)
-        counted, encoded = self._read_vocab(corpus, tokenizer, spill, vocab)
+        source = corpus_source(corpus, tokenizer=tokenizer)
+        spill = resolve_spill_dir(source, spill_dir)
+        counted, encoded = self._read_vocab(source, spill, vocab)
         with closing(encoded):  # a spilled id stream is removed however this ends
             saved = self._resume_state(resume)
             state = self._new_state(counted)
@@ -215,17 +223,17 @@ class WordVectorModel(Model):
         training state too); new rows start as a fresh model of the grown vocabulary has
         them. Follow with :meth:`train`.
         """
-        spill = resolve_spill_dir(corpus)
+        source = corpus_source(corpus, tokenizer=tokenizer)
+        spill = resolve_spill_dir(source)
         if not update:
-            counted, encoded = self._read_vocab(corpus, tokenizer, spill)
+            counted, encoded = self._read_vocab(source, spill)
             encoded.close()
             self._fitted = self._new_state(counted, by="build_vocab")
             return self
         state = self._require_fitted("build_vocab(..., update=True)")
-        seen, encoded = read_corpus(
-            corpus,
+        seen, encoded = read_source(
+            source,
             min_count=1,
-            tokenizer=tokenizer,
             spill_dir=spill,
             workers=self._readers(),
             **self._scan(),
@@ -302,32 +310,26 @@ class WordVectorModel(Model):
                 f"None for {type(self).__name__}",
                 fix="its steps have no learning-rate schedule to measure in corpus words",
             )
-        spill = resolve_spill_dir(corpus, spill_dir)
-        encoded = encode_corpus(
-            corpus,
-            state["vocab"].keys,
-            tokenizer=tokenizer,
-            spill_dir=spill,
-            workers=self._readers(),
-        )
+        source = corpus_source(corpus, tokenizer=tokenizer)
+        spill = resolve_spill_dir(source, spill_dir)
+        encoded = encode_source(source, state.vocab.keys, spill_dir=spill, workers=self._readers())
         with closing(encoded):
             if encoded.total_words == 0:
-                raise ValueError(
+                raise EmptyInputError(
                     "the corpus is empty: no tokens were read; pass token lists or a non-empty "
                     "text file"
                 )
-            state["schedule"].update(by="train", epochs=epochs, done=0, total_words=total_words)
+            state.schedule.start("train", epochs, total_words)
             self._train(state, encoded, callback, checkpoint, spill, keep_on_error=True)
         return self
 
     def _read_vocab(
         self,
-        corpus: Corpus,
-        tokenizer: Any,
+        source: CorpusSource,
         spill_dir: Any = None,
         counts: Mapping[str, int] | None = None,
     ) -> tuple[CountedVocab, EncodedCorpus]:
-        """The vocabulary of ``corpus`` (from its own ``counts`` when given) and its ids, in
+        """The vocabulary of ``source`` (from its own ``counts`` when given) and its ids, in
         RAM or in a file in ``spill_dir`` (already resolved: ``None`` is RAM), read by as many
         processes as ``workers`` trains on."""
         scan, readers = self._scan(), self._readers()
@@ -341,13 +343,12 @@ class WordVectorModel(Model):
                     "min_count still applies",
                 )
             counted = self.choose_vocab(counts)
-            return counted, encode_corpus(
-                corpus, counted.keys, tokenizer=tokenizer, spill_dir=spill_dir, workers=readers
+            return counted, encode_source(
+                source, counted.keys, spill_dir=spill_dir, workers=readers
             )
-        counted, encoded = read_corpus(
-            corpus,
+        counted, encoded = read_source(
+            source,
             min_count=self.min_count,
-            tokenizer=tokenizer,
             spill_dir=spill_dir,
             workers=readers,
             **scan,
@@ -360,26 +361,26 @@ class WordVectorModel(Model):
         """Processes that read a file corpus: as many as the threads that train."""
         return resolve_workers(self.workers)
 
-    def _grow(self, state: dict[str, Any], seen: CountedVocab) -> None:
+    def _grow(self, state: TrainedState, seen: CountedVocab) -> None:
         """Add the words of ``seen`` to ``state``'s vocabulary and grow its tables."""
-        old_V = len(state["vocab"])
-        state["vocab"] = grow_vocab(state["vocab"], seen, self.min_count)
+        old_V = len(state.vocab)
+        state.vocab = grow_vocab(state.vocab, seen, self.min_count)
         self._grow_tables(state, old_V)
-        if state["row_stats"] is not None:
+        if state.row_stats is not None:
             rows = self._stats_layout(state)[0]
-            state["row_stats"] = telemetry.grown(state["row_stats"], old_V, rows)
-        state["vectors"] = None
+            state.row_stats = telemetry.grown(state.row_stats, old_V, rows)
+        state.vectors = None
 
     def _new_state(
         self, vocab: CountedVocab, *, by: str = "fit", tables: dict[str, np.ndarray] | None = None
-    ) -> dict[str, Any]:
+    ) -> TrainedState:
         """A model of ``vocab`` with fresh (or the given) tables and nothing trained, its
         schedule a ``fit`` of ``epochs`` epochs (``by="fit"``) or empty."""
         tables = self._new_tables(vocab) if tables is None else tables
-        epochs = self.epochs if by == "fit" else 0
-        return {**new_state(vocab, tables, by=by, epochs=epochs), **self._new_extra(len(vocab))}
+        schedule = Schedule(by, self.epochs if by == "fit" else 0)
+        return self._state_type(vocab, tables, schedule, **self._new_extra(len(vocab)))
 
-    def _resumed(self, saved: dict[str, Any], vocab: CountedVocab, path: Any) -> dict[str, Any]:
+    def _resumed(self, saved: dict[str, Any], vocab: CountedVocab, path: Any) -> TrainedState:
         """The state saved at ``path``, checked to continue ``fit`` on ``vocab``: made by
         ``fit`` with these epochs, on a corpus with the same vocabulary and counts."""
         with fields_of(path, f"saved {type(self).__name__}"):
@@ -391,7 +392,7 @@ class WordVectorModel(Model):
 
     def _train(
         self,
-        state: dict[str, Any],
+        state: TrainedState,
         encoded: EncodedCorpus,
         callback: Callable | None,
         checkpoint: Any,
@@ -404,7 +405,7 @@ class WordVectorModel(Model):
 
     def _run(
         self,
-        state: dict[str, Any],
+        state: TrainedState,
         data: Any,
         callback: Callable | None,
         checkpoint: Any,
@@ -417,26 +418,26 @@ class WordVectorModel(Model):
         training of a fitted model, updated in place), else gets back what it had: a
         ``fit`` that did not finish leaves no learned state.
         """
-        state["vectors"] = None
+        state.vectors = None
         with self._learning(state, keep_on_error=keep_on_error):
             self._train_epochs(state, data, callback, checkpoint)
 
     def _train_epochs(
-        self, state: dict[str, Any], data: Any, callback: Callable | None, checkpoint: Any
+        self, state: TrainedState, data: Any, callback: Callable | None, checkpoint: Any
     ) -> None:
         """The epochs still to do in the schedule (:func:`~rowbook.models.word_vectors.jobs.run_schedule`)."""
         jobs = self._epoch_jobs(state, data)
-        if self.row_stats and state["row_stats"] is None:  # start recording here
-            state["row_stats"] = telemetry.new_telemetry(*self._stats_layout(state))
+        if self.row_stats and state.row_stats is None:  # start recording here
+            state.row_stats = telemetry.new_telemetry(*self._stats_layout(state))
         run_schedule(
-            state["schedule"],
-            state["history"],
+            state.schedule,
+            state.history,
             jobs,
             workers=resolve_workers(self.workers),
             show=self.progress,
             callback=callback,
             save=None if checkpoint is None else partial(self.save, checkpoint),
-            telemetry=telemetry.job_stats(state["row_stats"], len(jobs.sizes))
+            telemetry=telemetry.job_stats(state.row_stats, len(jobs.sizes))
             if self.row_stats
             else None,
         )
@@ -446,18 +447,18 @@ class WordVectorModel(Model):
     def _get_state(self) -> dict[str, Any]:
         fitted = self._require_fitted("save()")
         saved = {**saved_state(fitted), **self._extra_state(fitted)}
-        if fitted["row_stats"] is not None:  # only when recorded: files stay as they were
-            saved["row_stats"] = telemetry.telemetry_state(fitted["row_stats"])
+        if fitted.row_stats is not None:  # only when recorded: files stay as they were
+            saved["row_stats"] = telemetry.telemetry_state(fitted.row_stats)
         return saved
 
     def _set_state(self, state: dict[str, Any]) -> None:
         self._fitted = self._fitted_from_state(state)
 
-    def _fitted_from_state(self, state: dict[str, Any]) -> dict[str, Any]:
-        fitted = fitted_state(state, self._table_dtype, self._table_shapes)
-        fitted.update(self._extra_from_state(state, len(fitted["vocab"])))
-        fitted["row_stats"] = telemetry.telemetry_from_state(
-            state.get("row_stats"), *self._stats_layout(fitted)
+    def _fitted_from_state(self, saved: dict[str, Any]) -> TrainedState:
+        common = fitted_state(saved, self._table_dtype, self._table_shapes)
+        fitted = self._state_type(**common, **self._extra_from_state(saved, len(common["vocab"])))
+        fitted.row_stats = telemetry.telemetry_from_state(
+            saved.get("row_stats"), *self._stats_layout(fitted)
         )
         return fitted
 
@@ -467,19 +468,19 @@ class WordVectorModel(Model):
     def vectors(self) -> Vectors:
         """The trained word vectors as a :class:`rowbook.Vectors` (built once, then cached)."""
         state = self._require_fitted(".vectors")
-        if state["vectors"] is None:
-            state["vectors"] = self._make_vectors(state)
-        return state["vectors"]
+        if state.vectors is None:
+            state.vectors = self._make_vectors(state)
+        return state.vectors
 
     @property
     def index_to_key_(self) -> tuple[str, ...]:
         """The vocabulary in id order (row ``i`` of every table is ``index_to_key_[i]``)."""
-        return self._learned("vocab", "index_to_key_").keys
+        return self._require_fitted(".index_to_key_").vocab.keys
 
     @property
     def counts_(self) -> np.ndarray:
         """``(V,)`` corpus counts of the vocabulary words (summed over ``build_vocab`` updates)."""
-        return self._learned("vocab", "counts_").counts
+        return self._require_fitted(".counts_").vocab.counts
 
     @property
     def row_stats_(self) -> RowStats:
@@ -488,7 +489,7 @@ class WordVectorModel(Model):
         job and distance travelled of every row, named by the vocabulary (and fastText's
         buckets), with the words' counts; draw it with :func:`rowbook.viz.plot_row_stats`."""
         fitted = self._require_fitted(".row_stats_")
-        if fitted["row_stats"] is None:
+        if fitted.row_stats is None:
             name = type(self).__name__
             if "row_stats" not in inspect.signature(type(self)).parameters:
                 raise ValueError(f"{name} records no per-row telemetry (no row_stats parameter)")
@@ -496,11 +497,11 @@ class WordVectorModel(Model):
                 f"this {name} was trained without telemetry; fit it with {name}(..., "
                 "row_stats=True) to record which rows learned"
             )
-        vocab = fitted["vocab"]
+        vocab = fitted.vocab
         table = self._stats_table(fitted)
-        return telemetry.row_stats(fitted["row_stats"], table, vocab.keys, vocab.counts)
+        return telemetry.row_stats(fitted.row_stats, table, vocab.keys, vocab.counts)
 
     @property
     def history_(self) -> list[Progress]:
         """One :class:`Progress` per epoch trained, over every ``fit`` / ``train`` call."""
-        return self._learned("history", "history_")
+        return self._require_fitted(".history_").history

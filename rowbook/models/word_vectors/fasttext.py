@@ -43,7 +43,8 @@ from rowbook.checks import check_int, check_number
 from rowbook.data.counted_vocab import CountedVocab
 from rowbook.data.id_stream import EncodedCorpus
 from rowbook.data.sampling import negative_guide, negative_table, sample_thresholds
-from rowbook.models.word_vectors.fasttext_kernels import train_job
+from rowbook.models.word_vectors.job_args import FastTextJob
+from rowbook.models.word_vectors.state import TrainedState
 from rowbook.models.word_vectors.word2vec import Word2Vec
 from rowbook.models.word_vectors.word2vec_training import grow_tables, initial_rows_where
 from rowbook.text.char_ngrams import subword_table
@@ -173,17 +174,17 @@ class FastText(Word2Vec):
     def _table_shapes(self, V: int) -> dict[str, tuple[int, int]]:
         return {**super()._table_shapes(V), "W_in": (V + self.n_buckets, self.vector_size)}
 
-    def _grow_tables(self, state: dict[str, Any], old_V: int) -> None:
+    def _grow_tables(self, state: TrainedState, old_V: int) -> None:
         """New word rows go between the old word rows and the bucket rows, which are kept;
         buckets that only the new words use start at their initial values."""
-        tables, keys = state["tables"], state["vocab"].keys
+        tables, keys = state.tables, state.vocab.keys
         V = len(keys)
         grown = grow_tables({**tables, "W_in": tables["W_in"][:old_V]}, V, self.seed)
         fresh = initial_input(self.seed, keys, self)  # (V + bucket, d)
         kept = np.any(tables["W_in"][old_V:] != 0, axis=1)  # (bucket,) rows in use before
         fresh[V:][kept] = tables["W_in"][old_V:][kept]
         fresh[:V] = grown["W_in"]
-        state["tables"] = {**grown, "W_in": fresh}
+        state.tables = {**grown, "W_in": fresh}
 
     def _job_step(
         self,
@@ -199,37 +200,30 @@ class FastText(Word2Vec):
         thresholds = sample_thresholds(vocab.counts, self.sample)
         table = negative_table(vocab.counts, self.ns_exponent)
         out = (tables["W_out"], table, negative_guide(table), self.negative)
-        skipgram = self.architecture == "skipgram"
+        job = FastTextJob(
+            tables["W_in"],
+            bag_starts,
+            bag_ids,
+            thresholds,
+            use_sample=self.sample > 0,
+            out=out,
+            window=self.window,
+            skipgram=self.architecture == "skipgram",
+        )
 
         def step(j: int, lr: float, seed: int, stats: Any) -> float:
             ids, starts = encoded.sentences(bounds[j], bounds[j + 1])  # read from disk if spilled
-            train_job(
-                tables["W_in"],
-                bag_starts,
-                bag_ids,
-                ids,
-                starts,
-                0,
-                len(starts) - 1,
-                thresholds,
-                self.sample > 0,
-                out,
-                self.window,
-                skipgram,
-                lr,
-                seed,
-                stats,
-            )
+            job.run(ids, starts, lr, seed, stats)
             return 0.0
 
         return step
 
-    def _make_vectors(self, state: dict[str, Any]) -> SubwordVectors:
+    def _make_vectors(self, state: TrainedState) -> SubwordVectors:
         """Mean bags over ``W_in`` (shared with the model, read-only): a vector for any word."""
-        vocab = state["vocab"]
+        vocab = state.vocab
         return SubwordVectors(
             vocab.keys,
-            state["tables"]["W_in"],
+            state.tables["W_in"],
             minn=self.minn,
             maxn=self.maxn,
             bucket=self.n_buckets,
@@ -241,7 +235,7 @@ class FastText(Word2Vec):
     @property
     def W_in_(self) -> np.ndarray:
         """``(nwords + bucket, d)`` float32 input table: word rows, then n-gram buckets."""
-        return self._learned("tables", "W_in_")["W_in"]
+        return self._require_fitted(".W_in_").tables["W_in"]
 
     def subwords(self, word: str) -> list[tuple[str, int]]:
         """``(piece, row)`` for each member of the bag of ``word`` (:meth:`SubwordVectors.subwords`)."""
@@ -252,7 +246,7 @@ class FastText(Word2Vec):
     def save_fasttext(self, path: str | os.PathLike) -> None:
         """Write a fastText ``.bin`` (version 12) that ``fasttext.load_model`` reads, atomically."""
         state = self._require_fitted("save_fasttext()")
-        vocab, tables = state["vocab"], state["tables"]
+        vocab, tables = state.vocab, state.tables
         args = FastTextArgs(
             dim=self.vector_size,
             ws=self.window,

@@ -36,6 +36,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from rowbook.checks import check_int, check_number
+from rowbook.corpus_source import corpus_source
 from rowbook.data.cooccurrence import count_cooccurrences, stack_bands
 from rowbook.data.cooccurrence_file import CountedCooccurrence
 from rowbook.data.corpus import Corpus
@@ -44,9 +45,9 @@ from rowbook.data.id_stream import EncodedCorpus
 from rowbook.data.shuffle import RecordArrays, RecordFile, shuffle_records, shuffle_to_file
 from rowbook.data.spill import resolve_spill_dir
 from rowbook.models.word_vectors.base import WordVectorModel
-from rowbook.models.word_vectors.glove_kernels import glove_records
+from rowbook.models.word_vectors.job_args import GloVeJob
 from rowbook.models.word_vectors.jobs import EpochJobs, Progress
-from rowbook.models.word_vectors.state import check_tables
+from rowbook.models.word_vectors.state import GloVeState, check_tables
 from rowbook.vectors import Vectors
 
 __all__ = ["GloVe"]
@@ -98,6 +99,7 @@ class GloVe(WordVectorModel):
     """
 
     _table_dtype: ClassVar[type] = np.float64
+    _state_type: ClassVar[type[GloVeState]] = GloVeState
     _lr_schedule: ClassVar[bool] = False
     _stats_shape_of: ClassVar[str] = "W"
 
@@ -208,8 +210,9 @@ class GloVe(WordVectorModel):
         ``rowbook cooccur``), and train on it later with :meth:`fit_cooccurrence`: the
         vectors are those ``fit`` gives.
         """
-        spill = resolve_spill_dir(corpus, spill_dir)
-        vocab, encoded = self._read_vocab(corpus, tokenizer, spill)
+        source = corpus_source(corpus, tokenizer=tokenizer)
+        spill = resolve_spill_dir(source, spill_dir)
+        vocab, encoded = self._read_vocab(source, spill)
         with closing(encoded):
             X = stack_bands(self._counted(encoded, len(vocab), spill))
         return CountedCooccurrence(
@@ -248,11 +251,11 @@ class GloVe(WordVectorModel):
 
     @contextmanager
     def _training_data(
-        self, state: dict[str, Any], encoded: EncodedCorpus, spill_dir: str | os.PathLike | None
+        self, state: GloVeState, encoded: EncodedCorpus, spill_dir: str | os.PathLike | None
     ) -> Iterator[Records]:
         """The co-occurrence records of ``encoded``, counted and shuffled; their temporary
         file (with ``memory``) is removed when training ends."""
-        bands = self._counted(encoded, len(state["vocab"]), spill_dir)
+        bands = self._counted(encoded, len(state.vocab), spill_dir)
         with closing(self._records(bands, spill_dir)) as records:
             yield records
 
@@ -267,31 +270,33 @@ class GloVe(WordVectorModel):
         d = self.vector_size
         return dict(zip(_TABLES, ((V, d), (V, d), (V,), (V,)), strict=True))
 
-    def _grow_tables(self, state: dict[str, Any], old_V: int) -> None:
+    def _grow_tables(self, state: GloVeState, old_V: int) -> None:
         """New rows as a fresh model of the grown vocabulary starts them, their sums 1."""
-        fresh = self._new_tables(state["vocab"])
+        fresh = self._new_tables(state.vocab)
         for name in _TABLES:
             rows = fresh[name][old_V:]
-            state["tables"][name] = np.concatenate([state["tables"][name], rows])
-            state["sums"][name] = np.concatenate([state["sums"][name], np.ones_like(rows)])
+            state.tables[name] = np.concatenate([state.tables[name], rows])
+            state.sums[name] = np.concatenate([state.sums[name], np.ones_like(rows)])
 
     def _new_extra(self, V: int) -> dict[str, Any]:
         """AdaGrad's squared-gradient sums, starting at 1 (glove.c), and no records yet."""
         sums = {name: np.ones(shape) for name, shape in self._table_shapes(V).items()}
         return {"sums": sums, "n_records": 0}
 
-    def _epoch_jobs(self, state: dict[str, Any], records: Records) -> EpochJobs:
+    def _epoch_jobs(self, state: GloVeState, records: Records) -> EpochJobs:
         """Jobs of ``2**16`` records, in their shuffled order, at the constant step ``lr``."""
-        nnz = state["n_records"] = len(records)
+        nnz = state.n_records = len(records)
         bounds = np.append(np.arange(0, nnz, _JOB_RECORDS), nnz)  # (J + 1,)
-        params = tuple(state["tables"][name] for name in _TABLES)
-        grads = tuple(state["sums"][name] for name in _TABLES)
+        job = GloVeJob(
+            params=tuple(state.tables[name] for name in _TABLES),
+            grads=tuple(state.sums[name] for name in _TABLES),
+            x_max=self.x_max,
+            alpha=self.alpha,
+        )
 
         def run(j: int, lr: float, trained: int, stats: Any) -> float:  # RAM views or file reads
             rows, cols, vals = records.read(int(bounds[j]), int(bounds[j + 1]))
-            return glove_records(
-                params, grads, rows, cols, vals, 0, len(vals), self.x_max, self.alpha, lr, stats
-            )
+            return job.run(rows, cols, vals, lr, stats)
 
         return EpochJobs(
             sizes=np.diff(bounds),
@@ -302,44 +307,44 @@ class GloVe(WordVectorModel):
             mean_loss=True,
         )
 
-    def _stats_table(self, state: dict[str, Any]) -> np.ndarray:
+    def _stats_table(self, state: GloVeState) -> np.ndarray:
         """The words' vectors ``W + W_tilde``, whose rows the telemetry follows."""
-        return state["tables"]["W"] + state["tables"]["W_tilde"]
+        return state.tables["W"] + state.tables["W_tilde"]
 
-    def _make_vectors(self, state: dict[str, Any]) -> Vectors:
+    def _make_vectors(self, state: GloVeState) -> Vectors:
         """``W + W_tilde`` as float32 (glove.c's ``-model 2`` output)."""
-        table = (state["tables"]["W"] + state["tables"]["W_tilde"]).astype(np.float32)
-        return Vectors(state["vocab"].keys, table, state["vocab"].counts)
+        table = (state.tables["W"] + state.tables["W_tilde"]).astype(np.float32)
+        return Vectors(state.vocab.keys, table, state.vocab.counts)
 
     # -- saved state --------------------------------------------------------------------
 
-    def _extra_state(self, fitted: dict[str, Any]) -> dict[str, Any]:
-        return {"sums": dict(fitted["sums"]), "n_records": fitted["n_records"]}
+    def _extra_state(self, fitted: GloVeState) -> dict[str, Any]:
+        return {"sums": dict(fitted.sums), "n_records": fitted.n_records}
 
-    def _extra_from_state(self, state: dict[str, Any], V: int) -> dict[str, Any]:
-        sums = {k: np.asarray(v, dtype=np.float64, order="C") for k, v in state["sums"].items()}
+    def _extra_from_state(self, saved: dict[str, Any], V: int) -> dict[str, Any]:
+        sums = {k: np.asarray(v, dtype=np.float64, order="C") for k, v in saved["sums"].items()}
         check_tables(sums, self._table_shapes(V))
-        return {"sums": sums, "n_records": int(state["n_records"])}
+        return {"sums": sums, "n_records": int(saved["n_records"])}
 
     # -- learned state ------------------------------------------------------------------
 
     @property
     def W_(self) -> np.ndarray:
         """``(V, d)`` float64 word vectors ``w_i``."""
-        return self._learned("tables", "W_")["W"]
+        return self._require_fitted(".W_").tables["W"]
 
     @property
     def W_tilde_(self) -> np.ndarray:
         """``(V, d)`` float64 context vectors ``w~_j``."""
-        return self._learned("tables", "W_tilde_")["W_tilde"]
+        return self._require_fitted(".W_tilde_").tables["W_tilde"]
 
     @property
     def biases_(self) -> tuple[np.ndarray, np.ndarray]:
         """``(b, b_tilde)``, each ``(V,)``."""
-        tables = self._learned("tables", "biases_")
+        tables = self._require_fitted(".biases_").tables
         return tables["b"], tables["b_tilde"]
 
     @property
     def n_records_(self) -> int:
         """Number of non-zero co-occurrence records of the last training call."""
-        return self._learned("n_records", "n_records_")
+        return self._require_fitted(".n_records_").n_records

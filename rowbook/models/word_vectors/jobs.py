@@ -18,11 +18,14 @@ import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from rowbook._progress import ProgressBar
+
+if TYPE_CHECKING:
+    from rowbook.models.word_vectors.state import Schedule
 
 __all__ = [
     "EpochJobs",
@@ -247,7 +250,7 @@ class ProgressReporter:
 
 
 def run_schedule(
-    schedule: dict[str, Any],
+    schedule: Schedule,
     history: list[Progress],
     jobs: EpochJobs,
     *,
@@ -266,25 +269,25 @@ def run_schedule(
     """
     stats_for, end_epoch = telemetry if telemetry is not None else (lambda j: None, None)
     reporter = ProgressReporter(
-        schedule["epochs"],
+        schedule.epochs,
         jobs.total,
         show=show,
         callback=callback,
-        start_epoch=schedule["done"],
+        start_epoch=schedule.done,
         unit=jobs.unit,
         show_loss=jobs.loss_known,
         mean_loss=jobs.mean_loss,
     )
     try:
-        while schedule["done"] < schedule["epochs"]:
+        while schedule.done < schedule.epochs:
             reporter.start_epoch()
-            _run_epoch(jobs, reporter, workers, schedule["done"], schedule["trained"], stats_for)
+            _run_epoch(jobs, reporter, workers, schedule.done, schedule.trained, stats_for)
             if end_epoch is not None:
                 end_epoch()
-            progress = reporter.end_epoch(schedule["done"], loss_known=jobs.loss_known)
+            progress = reporter.end_epoch(schedule.done, loss_known=jobs.loss_known)
             history.append(progress)
-            schedule["done"] += 1
-            schedule["trained"] += 1
+            schedule.done += 1
+            schedule.trained += 1
             if save is not None:
                 save()
             reporter.notify(progress)

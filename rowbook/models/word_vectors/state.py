@@ -1,75 +1,112 @@
-"""The word-vector family's learned state as saved values, and the checks on reading it back.
+"""The word-vector family's learned state, typed, as saved values, and the checks on reading it back.
 
-What :class:`~rowbook.models.word_vectors.base.WordVectorModel` saves (``vocab``,
-``tables``, ``history``, ``schedule``) is plain arrays and JSON values; every field read
-back is checked, because the kernels index the tables unchecked and the schedule's
-counters drive the epoch loop. The vocabulary's growth (``build_vocab(update=True)``) and
-the refusal of an empty one live here too.
+A fitted model of the family holds one :class:`TrainedState` (GloVe a
+:class:`GloVeState`, adding AdaGrad's sums; fastText's classifier its own subclass): the
+vocabulary, the tables, the history of epochs, the :class:`Schedule` of the training call
+in progress or last finished, the per-row telemetry and the cached query view. What is saved
+of it (``vocab``, ``tables``, ``history``, ``schedule``) is plain arrays and JSON values, in
+the shape rowbook 0.1 saved; every field read back is checked, because the kernels index the
+tables unchecked and the schedule's counters drive the epoch loop. The vocabulary's growth
+(``build_vocab(update=True)``) and the refusal of an empty one live here too.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import asdict
-from typing import Any
+from dataclasses import asdict, dataclass, field, fields
+from typing import Any, Literal
 
 import numpy as np
 
-from rowbook.checks import ParameterError
+from rowbook.checks import EmptyInputError, ParameterError
 from rowbook.data.counted_vocab import CountedVocab
 from rowbook.models.word_vectors.jobs import Progress
 
 __all__ = [
+    "GloVeState",
+    "Schedule",
+    "TrainedState",
     "check_resumed",
     "check_tables",
     "check_vocab",
     "fitted_state",
     "grow_vocab",
-    "new_state",
     "saved_state",
     "schedule_from_state",
 ]
 
+Tables = dict[str, np.ndarray]
 
-def new_state(
-    vocab: CountedVocab, tables: dict[str, np.ndarray], *, by: str, epochs: int
-) -> dict[str, Any]:
-    """The learned state of a model of ``vocab`` with ``tables`` and nothing trained yet: its
-    schedule a ``fit`` of ``epochs`` epochs (``by="fit"``), or empty (``epochs=0``)."""
-    schedule = {"by": by, "epochs": epochs, "done": 0, "trained": 0, "total_words": None}
-    return {
-        "vocab": vocab,
-        "tables": tables,
-        "history": [],
-        "schedule": schedule,
-        "vectors": None,
-        "row_stats": None,
-    }
+
+@dataclass
+class Schedule:
+    """The training call in progress or last finished: ``done`` of its ``epochs`` epochs are
+    trained, ``trained`` epochs in the model's whole life (what seeds each epoch's random
+    draws), its learning rate measured in ``total_words`` words an epoch (``None``: the
+    corpus's own)."""
+
+    by: Literal["fit", "train", "build_vocab"]
+    epochs: int
+    done: int = 0
+    trained: int = 0
+    total_words: int | None = None
+
+    def start(self, by: Literal["fit", "train"], epochs: int, total_words: int | None) -> None:
+        """A new call of ``epochs`` epochs; ``trained`` goes on counting."""
+        self.by, self.epochs, self.done, self.total_words = by, epochs, 0, total_words
+
+
+@dataclass
+class TrainedState:
+    """What a fitted model of the family has learned, and where its training stands.
+
+    ``vocab`` the words with their counts, ``tables`` the model's tables by name (row ``i``
+    the word ``vocab.keys[i]``), ``schedule`` and ``history`` (one
+    :class:`~rowbook.models.word_vectors.jobs.Progress` an epoch, over the model's life),
+    ``row_stats`` the per-row telemetry (:mod:`~rowbook.models.word_vectors.telemetry`;
+    ``None``: not recorded) and ``vectors`` the query view, built when first asked for.
+    """
+
+    vocab: CountedVocab
+    tables: Tables
+    schedule: Schedule
+    history: list[Progress] = field(default_factory=list)
+    row_stats: Any = None
+    vectors: Any = None
+
+
+@dataclass
+class GloVeState(TrainedState):
+    """GloVe's state: the family's, with AdaGrad's squared-gradient sums (one array per
+    table, starting at 1) and the number of co-occurrence records of the last call."""
+
+    sums: Tables = field(default_factory=dict)
+    n_records: int = 0
 
 
 def check_resumed(
-    state: dict[str, Any], vocab: CountedVocab, epochs: int, path: Any, name: str
+    state: TrainedState, vocab: CountedVocab, epochs: int, path: Any, name: str
 ) -> None:
     """Refuse to continue ``fit`` on ``vocab`` from the ``state`` saved at ``path`` unless it
     was made by ``fit`` with these ``epochs`` on a corpus with the same vocabulary and counts."""
-    theirs = state["vocab"]
+    theirs = state.vocab
     if theirs.keys != vocab.keys or not np.array_equal(theirs.counts, vocab.counts):
         raise ValueError(
             f"{path} was made on a different corpus (its vocabulary differs); resume with the "
             "corpus it was trained on"
         )
-    schedule = state["schedule"]
-    if schedule["by"] != "fit" or schedule["epochs"] != epochs:
+    schedule = state.schedule
+    if schedule.by != "fit" or schedule.epochs != epochs:
         raise ValueError(
-            f"{path} was saved by {schedule['by']}(epochs={schedule['epochs']}), not by "
+            f"{path} was saved by {schedule.by}(epochs={schedule.epochs}), not by "
             f"fit(epochs={epochs}); load it with {name}.load(path) and call train(...) to keep "
             "training it"
         )
 
 
-def saved_state(fitted: dict[str, Any]) -> dict[str, Any]:
-    """The common learned state of a fitted word-vector model as saved values."""
-    vocab = fitted["vocab"]
+def saved_state(fitted: TrainedState) -> dict[str, Any]:
+    """The common learned state of a fitted model as saved values (rowbook 0.1's shape)."""
+    vocab = fitted.vocab
     return {
         "vocab": {
             "keys": list(vocab.keys),
@@ -77,17 +114,18 @@ def saved_state(fitted: dict[str, Any]) -> dict[str, Any]:
             "total_words": vocab.total_words,
             "corpus_count": vocab.corpus_count,
         },
-        "tables": dict(fitted["tables"]),
-        "history": [asdict(p) for p in fitted["history"]],
-        "schedule": dict(fitted["schedule"]),
+        "tables": dict(fitted.tables),
+        "history": [asdict(p) for p in fitted.history],
+        "schedule": asdict(fitted.schedule),
     }
 
 
 def fitted_state(
     state: dict[str, Any], dtype: type, shapes: Callable[[int], dict[str, tuple[int, ...]]]
 ) -> dict[str, Any]:
-    """The learned state :func:`saved_state` saved, checked: tables of ``dtype`` with the
-    ``shapes(V)`` of a vocabulary of ``V`` words, a well-formed history and schedule."""
+    """The fields of a :class:`TrainedState` from what :func:`saved_state` saved, checked:
+    tables of ``dtype`` with the ``shapes(V)`` of a vocabulary of ``V`` words, a well-formed
+    history and schedule."""
     saved = state["vocab"]
     counts = np.asarray(saved["counts"], dtype=np.int64)
     if len(counts) != len(saved["keys"]):
@@ -104,7 +142,6 @@ def fitted_state(
         "tables": tables,
         "history": [Progress(**p) for p in state["history"]],
         "schedule": schedule_from_state(state["schedule"]),
-        "vectors": None,
     }
 
 
@@ -119,7 +156,7 @@ def check_vocab(vocab: CountedVocab, min_count: int) -> None:
     rowbook.checks.ParameterError: min_count must be at most the count of the most frequent word, got 3; no word of the 3 tokens read occurs that often: lower it or use a larger corpus
     """
     if vocab.total_words == 0:
-        raise ValueError(
+        raise EmptyInputError(
             f"the corpus is empty: {vocab.corpus_count} sentences and no tokens were read; "
             "pass token lists or a non-empty text file"
         )
@@ -162,7 +199,7 @@ def grow_vocab(old: CountedVocab, seen: CountedVocab, min_count: int) -> Counted
     )
 
 
-def schedule_from_state(schedule: Any) -> dict[str, Any]:
+def schedule_from_state(schedule: Any) -> Schedule:
     """The training schedule a saved model holds, checked: its counters drive the epoch loop,
     so a damaged file must not make it run backwards or for ever. A schedule saved without
     ``total_words`` (GloVe's, before it had one) has none.
@@ -186,7 +223,7 @@ def schedule_from_state(schedule: Any) -> dict[str, Any]:
             '"trained": integers >= 0 with done <= epochs, "total_words": an integer or null}, '
             f"got {str(schedule)[:200]}; the file is damaged"
         )
-    return {"total_words": None, **schedule}
+    return Schedule(**{f.name: schedule.get(f.name) for f in fields(Schedule)})
 
 
 def check_tables(tables: dict[str, np.ndarray], shapes: dict[str, tuple[int, ...]]) -> None:

@@ -50,8 +50,9 @@ from rowbook.data.id_stream import EncodedCorpus
 from rowbook.data.sampling import job_seed, negative_guide, negative_table, sample_thresholds
 from rowbook.models.base import NotFittedError
 from rowbook.models.word_vectors.base import WordVectorModel
+from rowbook.models.word_vectors.job_args import Word2VecJob
 from rowbook.models.word_vectors.jobs import EpochJobs, Progress
-from rowbook.models.word_vectors.word2vec_kernels import train_job
+from rowbook.models.word_vectors.state import TrainedState
 from rowbook.models.word_vectors.word2vec_training import (
     grow_tables,
     initial_tables,
@@ -198,8 +199,8 @@ class Word2Vec(WordVectorModel):
     def _new_tables(self, vocab: CountedVocab) -> dict[str, np.ndarray]:
         return initial_tables(len(vocab), self.vector_size, self.seed, self.hierarchical_softmax)
 
-    def _grow_tables(self, state: dict[str, Any], old_V: int) -> None:
-        state["tables"] = grow_tables(state["tables"], len(state["vocab"]), self.seed)
+    def _grow_tables(self, state: TrainedState, old_V: int) -> None:
+        state.tables = grow_tables(state.tables, len(state.vocab), self.seed)
 
     def _table_shapes(self, V: int) -> dict[str, tuple[int, int]]:
         """The shape of every table for ``V`` words (what a saved model must hold)."""
@@ -207,17 +208,17 @@ class Word2Vec(WordVectorModel):
         d = self.vector_size
         return {"W_in": (V, d), "W_out": (V, d), "W_nodes": (n_nodes, d)}
 
-    def _epoch_jobs(self, state: dict[str, Any], encoded: EncodedCorpus) -> EpochJobs:
+    def _epoch_jobs(self, state: TrainedState, encoded: EncodedCorpus) -> EpochJobs:
         """Jobs of about ``batch_words`` corpus words (gensim's), each at the learning rate of
         the linear schedule where it starts, seeded by ``(seed, epoch of the model's life, job)``."""
-        schedule = state["schedule"]
+        schedule = state.schedule
         bounds, words_before = job_plan(encoded, self.batch_words)
-        step = self._job_step(state["vocab"], state["tables"], encoded, bounds)
-        words = schedule["total_words"] or encoded.total_words
+        step = self._job_step(state.vocab, state.tables, encoded, bounds)
+        words = schedule.total_words or encoded.total_words
 
         def lrs(epoch: int) -> np.ndarray:
             return job_lrs(
-                self._start_lr, self.min_lr, epoch, schedule["epochs"], words_before[:-1], words
+                self._start_lr, self.min_lr, epoch, schedule.epochs, words_before[:-1], words
             )
 
         return EpochJobs(
@@ -243,49 +244,43 @@ class Word2Vec(WordVectorModel):
             (tables["W_nodes"], *huffman_tree(vocab.counts)) if self.hierarchical_softmax else None
         )
         skipgram = self.architecture == "skipgram"
+        job = Word2VecJob(
+            tables["W_in"],
+            thresholds,
+            use_sample=self.sample > 0,
+            out=out,
+            tree=tree,
+            window=self.window,
+            shrink=self.shrink_windows,
+            skipgram=skipgram,
+            cbow_mean=self.cbow_mean,
+            compute_loss=self.compute_loss,
+        )
 
         def step(j: int, lr: float, seed: int, stats: Any) -> float:
             ids, starts = encoded.sentences(bounds[j], bounds[j + 1])  # read from disk if spilled
-            return train_job(
-                tables["W_in"],
-                ids,
-                starts,
-                0,
-                len(starts) - 1,
-                thresholds,
-                self.sample > 0,
-                out,
-                tree,
-                self.window,
-                self.shrink_windows,
-                skipgram,
-                self.cbow_mean,
-                lr,
-                seed,
-                self.compute_loss,
-                stats,
-            )[1]
+            return job.run(ids, starts, lr, seed, stats)[1]
 
         return step
 
-    def _make_vectors(self, state: dict[str, Any]) -> Vectors:
+    def _make_vectors(self, state: TrainedState) -> Vectors:
         """The word vectors: ``W_in`` (shared with the model) and the vocabulary's counts."""
-        return Vectors(state["vocab"].keys, state["tables"]["W_in"], state["vocab"].counts)
+        return Vectors(state.vocab.keys, state.tables["W_in"], state.vocab.counts)
 
     # -- learned state ------------------------------------------------------------------
 
     @property
     def W_in_(self) -> np.ndarray:
         """``(V, d)`` float32 input embedding table (the word vectors, gensim's ``wv.vectors``)."""
-        return self._learned("tables", "W_in_")["W_in"]
+        return self._require_fitted(".W_in_").tables["W_in"]
 
     @property
     def W_out_(self) -> np.ndarray:
         """``(V, d)`` float32 output embedding table (gensim's ``syn1neg``)."""
-        return self._learned("tables", "W_out_")["W_out"]
+        return self._require_fitted(".W_out_").tables["W_out"]
 
     @property
     def W_nodes_(self) -> np.ndarray:
         """``(V - 1, d)`` inner-node vectors of hierarchical softmax (gensim's ``syn1``);
         empty unless ``hierarchical_softmax=True``."""
-        return self._learned("tables", "W_nodes_")["W_nodes"]
+        return self._require_fitted(".W_nodes_").tables["W_nodes"]
