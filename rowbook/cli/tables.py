@@ -54,7 +54,15 @@ def run_quantize_classifier(args: argparse.Namespace) -> int:
             "a classifier is quantised as fastText quantises it: product quantisation of "
             "--dsub values (default 2) a byte; drop --method int8 / --m"
         )
-    refused = [f for f, v in (("--keep", args.keep), ("--rerank", args.rerank)) if v is not None]
+    refused = [
+        flag
+        for flag, value in (
+            ("--keep", args.keep),
+            ("--rerank", args.rerank),
+            ("--recall", args.recall),
+        )
+        if value is not None
+    ]
     if refused or args.report:
         raise ValueError(f"{(refused or ['--report'])[0]} is for word vectors, not a classifier")
     if args.retrain and args.input is None:
@@ -88,6 +96,10 @@ def run_quantize(args: argparse.Namespace) -> int:
     for flag, value in classifier_only:
         if value:
             raise ValueError(f"{flag} is for a text classifier; {args.vectors} holds word vectors")
+    if args.rerank is not None and args.recall is not None:
+        raise ValueError(
+            "--rerank N fixes the re-ranked pool and --recall R measures it: give one of them"
+        )
     output = check_output_path(args.output)
     if output.suffix != ".npz":
         raise ValueError(
@@ -101,7 +113,7 @@ def run_quantize(args: argparse.Namespace) -> int:
     vectors, _ = load_vectors(
         args.vectors,
         unicode_errors=args.unicode_errors,
-        mmap=True if args.rerank else args.mmap,
+        mmap=True if args.rerank or args.recall else args.mmap,
         cache_dir=args.cache_dir,
     )
     if args.keep is not None:
@@ -114,6 +126,7 @@ def run_quantize(args: argparse.Namespace) -> int:
         qnorm=not args.no_qnorm,
         seed=args.seed,
         rerank=args.rerank,
+        recall=args.recall,
         report=args.report,
         analogies=analogies,
         pairs=pairs,
@@ -192,6 +205,13 @@ def register(commands: Any) -> None:
         metavar="N",
         help="link to the float table (opened mapped) "
         "and re-score the N best candidates of each query exactly",
+    )
+    p.add_argument(
+        "--recall",
+        type=float,
+        metavar="R",
+        help="link to the float table (opened mapped) and measure how many candidates to "
+        "re-score for recall@10 R (e.g. 0.95); instead of --rerank",
     )
     p.add_argument(
         "--report", action="store_true", help="measure recall@10 and the evaluation changes"

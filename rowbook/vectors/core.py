@@ -102,6 +102,7 @@ class Vectors(SearchableTable):
         niter: int = 25,
         seed: int = 1234,
         rerank: int | None = None,
+        recall: float | None = None,
         report: bool = False,
         analogies: PathLike | None = None,
         pairs: Sequence[PathLike] = (),
@@ -124,9 +125,14 @@ class Vectors(SearchableTable):
             Quantise the rows' directions, and their norms apart in one byte each
             (fastText's ``-qnorm``); False quantises the raw rows.
         rerank : int, optional
-            Link the result to this table (:meth:`QuantizedVectors.link <rowbook.vectors.quantize.QuantizedVectors.link>`): scans re-score
-            their ``rerank`` best candidates exactly. Map this table first
+            Link the result to this table (:meth:`QuantizedVectors.link
+            <rowbook.vectors.quantize.QuantizedVectors.link>`): scans re-score their
+            ``rerank`` best candidates exactly. Map this table first
             (``Vectors.load(path, mmap=True)``) so that only the rows read stay in memory.
+        recall : float, optional
+            Link the result to this table with the pool measured instead of given: the
+            fewest best code-scored rows whose exact re-scoring reaches this recall@10
+            (``link(recall=)``, printed once, saved with the link). Instead of ``rerank``.
         report : bool
             Measure the loss (recall@10 on ``queries`` random keys, and the change on the
             ``analogies`` and ``pairs`` files) besides the bytes.
@@ -148,6 +154,7 @@ class Vectors(SearchableTable):
         }
         finish = {
             "rerank": rerank,
+            "recall": recall,
             "report": report,
             "analogies": analogies,
             "pairs": pairs,

@@ -69,6 +69,19 @@ def test_quantize_reranks_against_the_mapped_float_table(run, table_npz, tmp_pat
     assert [d["word"] for d in answer] == [k for k, _ in exact]
 
 
+def test_quantize_measures_the_pool_for_recall_and_refuses_both_flags(run, table_npz, tmp_path):
+    result = run("quantize", table_npz, "-o", tmp_path / "small.npz", "--m", "2", "--recall", "0.9")
+    assert result.code == 0, result
+    small = Vectors.load(tmp_path / "small.npz")
+    assert small.calibration is not None and small.calibration.target == 0.9
+    assert f"re-rank {small.rerank}" in result.err
+    assert_one_line_error(
+        run("quantize", table_npz, "-o", tmp_path / "b.npz", "--rerank", "5", "--recall", "0.9"),
+        "quantize",
+        "--rerank N fixes the re-ranked pool and --recall R measures it",
+    )
+
+
 def test_quantize_refuses_another_output_format(run, table_npz, tmp_path):
     assert_one_line_error(
         run("quantize", table_npz, "-o", tmp_path / "small.txt"),

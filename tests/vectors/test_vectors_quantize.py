@@ -155,6 +155,22 @@ def test_rerank_against_the_float_table_restores_the_neighbours(table, tmp_path)
     np.testing.assert_allclose([s for _, s in answers], [s for _, s in exact], atol=1e-6)
 
 
+def test_quantize_measures_the_rerank_pool_for_the_recall_asked(table, tmp_path):
+    table.save(tmp_path / "float.npz")
+    mapped = Vectors.load(tmp_path / "float.npz", mmap=True)
+    small = mapped.quantize("pq", m=4, recall=0.9, verbose=False)  # the pool is measured
+    assert small.calibration is not None and small.calibration.target == 0.9
+    assert small.rerank == small.calibration.value and small.calibration.recall >= 0.9
+    rows = np.arange(0, 3000, 15)
+    found = [
+        [small.get_index(k) for k, _ in small.most_similar(table.index_to_key[r], topn=10)]
+        for r in rows
+    ]
+    assert recall(found, nearest(table, table, rows, 10)) >= 0.85  # held-out keys: near 0.9
+    with pytest.raises(ValueError, match="not both"):
+        mapped.quantize("int8", rerank=10, recall=0.9, verbose=False)
+
+
 def test_the_queries_of_vectors_answer_from_codes(table):
     small = table.quantize("int8", verbose=False)
     decoded = Vectors(table.index_to_key, small.vectors)  # the decoded rows as a float table

@@ -25,7 +25,8 @@ from typing import Literal
 
 import numpy as np
 
-from rowbook.checks import check_choice, check_int
+from rowbook.checks import ParameterError, check_choice, check_int
+from rowbook.vectors.calibrate import check_recall
 from rowbook.vectors.neighbors import top_k_rows
 from rowbook.vectors.quantize.int8 import Int8Matrix
 from rowbook.vectors.quantize.matrix import QuantizedMatrix
@@ -157,16 +158,27 @@ def finish_quantized(
     bytes_before: int,
     *,
     rerank: int | None = None,
+    recall: float | None = None,
     report: bool = False,
     analogies: PathLike | None = None,
     pairs: Sequence[PathLike] = (),
     queries: int = 200,
     verbose: bool = True,
 ) -> QuantizedVectors:
-    """Link ``quantized`` to ``vectors`` (with ``rerank``), count its cost (measured with
-    ``report``), print it (``verbose``); returns it."""
+    """Link ``quantized`` to ``vectors`` (a fixed ``rerank`` pool, or one measured for
+    ``recall``), count its cost (measured with ``report``), print it (``verbose``); returns it."""
+    if rerank is not None and recall is not None:
+        raise ParameterError(
+            "recall",
+            recall,
+            "None when rerank is given",
+            owner="quantize",
+            fix="give rerank= (a fixed pool) or recall= (a pool measured for it), not both",
+        )
     if rerank is not None:
         quantized.link(vectors, rerank=check_int("rerank", rerank, 0))
+    elif recall is not None:
+        quantized.link(vectors, recall=check_recall(recall, allow_none=False), verbose=verbose)
     quantized.cost = QuantizationCost(
         description, len(vectors), vectors.vector_size, bytes_before, quantized.nbytes
     )
