@@ -29,7 +29,7 @@ import numpy as np
 
 from rowbook.text.aligned import Aligned
 from rowbook.text.bpe.bytelevel import check_utf8, to_byte_level
-from rowbook.text.bpe.merge_kernels import encode_word_bytes, encode_word_dropout
+from rowbook.text.bpe.merge_kernels import encode_word_bytes, encode_word_dropout, pair_table
 from rowbook.text.bpe.options import special_regex
 from rowbook.text.bpe.pretokenize import PreTokenizer
 from rowbook.text.bpe.word_cache import Learned, WordCache
@@ -84,6 +84,7 @@ class Encoder:
         and whether a word that is a token is that token (``ignore_merges``). Empties the cache."""
         self.vocab, self.ignore_merges = vocab, ignore_merges
         self.byte_ids, self.merge_table = tables["byte_ids"], tables["merge_table"]
+        self.pairs = pair_table(*self.merge_table)  # what the kernels look merges up in
         self.id_to_token, self.id_len = tables["id_to_token"], id_len
         self.unsplit_ids = unsplit_ids
         self.cutter = special_regex(list(unsplit_ids))
@@ -93,7 +94,7 @@ class Encoder:
 
     @property
     def _tables(self) -> tuple:
-        return self.byte_ids, self.merge_table
+        return self.byte_ids, self.pairs
 
     @property
     def plain(self) -> bool:
