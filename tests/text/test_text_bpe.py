@@ -79,7 +79,8 @@ def test_incremental_trainer_equals_recount_reference(seed):
     tokens = [bytes([b]) for b in range(256)]
     vocab_size, min_count = 256 + rng.randint(1, 60), rng.randint(0, 3)
     fast = train_merges(
-        list(words),
+        np.frombuffer(b"".join(words), dtype=np.uint8),
+        np.cumsum([len(w) for w in words]),
         np.array(list(words.values())),
         np.arange(256),
         tokens,

@@ -54,6 +54,7 @@ __all__ = [
     "NUMBER",
     "OTHER",
     "SPACE",
+    "byte_ends",
     "char_classes",
     "count_words",
     "cut_text",
@@ -146,7 +147,7 @@ def word_end(data, p, end, classes):  # pragma: no cover - compiled
 
 
 @numba.njit(cache=True, nogil=True)
-def _byte_ends(data, char_ends):  # pragma: no cover - compiled
+def byte_ends(data, char_ends):  # pragma: no cover - compiled
     """The byte offsets ``(B,)`` in UTF-8 ``data`` of the character offsets ``char_ends``
     (ascending)."""
     out = np.empty(char_ends.shape[0], np.int64)
@@ -204,7 +205,7 @@ def utf8_of(texts: Sequence[str]) -> tuple[np.ndarray, np.ndarray]:
     if len(texts) == 1:
         return data, np.array([len(data)], dtype=np.int64)
     char_ends = np.cumsum(np.fromiter(map(len, texts), dtype=np.int64, count=len(texts)))
-    return data, (char_ends if len(data) == len(text) else _byte_ends(data, char_ends))
+    return data, (char_ends if len(data) == len(text) else byte_ends(data, char_ends))
 
 
 def scan_words(words: InternTable, texts: Sequence[str]) -> tuple[np.ndarray, np.ndarray]:
