@@ -14,11 +14,16 @@ cache (:meth:`Encoder.word_ids <rowbook.text.bpe.encoder.Encoder.word_ids>`). An
 computed when first read. The cyclic garbage collector is paused meanwhile: the lists made
 hold no cycles, and the collections their number sets off walked every live object.
 
-With ``workers > 1`` and more than :data:`POOL_CHARS` characters, the texts are cut into
-batches (about eight per worker, at least :data:`BATCH_CHARS` characters each) shared by
-``workers`` threads (GPT-2's compiled pre-split, :func:`rowbook.fork_pool.map_in_threads`)
-or by this process and ``workers - 1`` forked ones (the others,
-:func:`rowbook.fork_pool.map_in_order`, the pool that counts words for training). Results
+With ``workers > 1`` the texts are cut into batches (about eight per worker) shared by
+``workers`` threads (GPT-2's compiled pre-split, :func:`rowbook.fork_pool.map_in_threads`;
+from :data:`THREAD_CHARS` characters in all, batches of at least :data:`THREAD_BATCH_CHARS`)
+or by this process and ``workers - 1`` forked ones (the others, from :data:`POOL_CHARS`
+characters, batches of at least :data:`BATCH_CHARS`; :func:`rowbook.fork_pool.map_in_order`,
+the pool that counts words for training). On threads a text longer than two batches is cut
+into pieces of about a batch (:func:`rowbook.text.bpe.presplit.cut_text`: only where GPT-2's
+pattern ends a word whatever follows, so the pieces' words are the text's) and the ids of its
+pieces are joined again: one document of tens of kilobytes, or a few, are shared by the
+threads as many lines are. Results
 are joined in batch order, so they do not depend on ``workers``. A worker starts from the
 word cache as it is when it starts (a thread copies it, a process inherits it), keeps the
 words it encodes for its next batches, and hands back with each batch's ids the words it
