@@ -85,6 +85,32 @@ def encode_rows(bpe, ranked, enc, label, texts, repeat) -> list[Row]:
     return [Row(label, name, ms, f"{mb / ms * 1e3:.1f} MB/s") for name, ms in times.items()]
 
 
+def core_rows(bpe, enc, label, texts, repeat) -> list[Row]:
+    """Every core, wall clock: tiktoken's threads and rowbook's ``workers=None``, cold and warm."""
+    mb = sum(len(t.encode("utf-8")) for t in texts) / 1e6
+    cores = os.cpu_count() or 1
+
+    def cold_all() -> None:
+        bpe._encoder.cache.clear()
+        bpe.encode_batch(texts)
+
+    times = interleaved_times_ms(
+        {
+            f"tiktoken encode_ordinary_batch(num_threads={cores})": lambda: (
+                enc.encode_ordinary_batch(texts, num_threads=cores)
+            ),
+            "rowbook encode_batch(workers=None), cold cache": cold_all,
+            "rowbook encode_batch(workers=None), warm cache": lambda: bpe.encode_batch(texts),
+        },
+        repeat=repeat,
+        warmup=1,
+    )
+    return [
+        Row(label, name, float(np.median(t)), f"{mb / float(np.median(t)) * 1e3:.1f} MB/s")
+        for name, t in times.items()
+    ]
+
+
 def worst_rows(bpe, ranked, enc, n: int, repeat: int) -> tuple[list[Row], list[float]]:
     """A run of n and 8n identical characters; the 8n / n time ratios (rowbook's two)."""
     rows, ratios = [], []
@@ -141,13 +167,24 @@ def main(argv: list[str] | None = None) -> int:
     )
     rows = encode_rows(bpe, ranked, enc, "documents", docs, repeat)
     rows += encode_rows(bpe, ranked, enc, "lines", lines, repeat)
+    rows += core_rows(bpe, enc, "documents, every core (wall clock)", docs, repeat)
+    rows += core_rows(
+        bpe, enc, "one document of all, every core (wall clock)", ["\n\n".join(docs)], repeat
+    )
     run = RUN // 10 if args.quick else RUN
     worst, ratios = worst_rows(bpe, ranked, enc, run, repeat)
     subject = "rowbook encode_batch(workers=1), cold cache"
     print_table(
-        "Byte-level BPE beside tiktoken, same ranks, one thread (median CPU ms)",
+        "Byte-level BPE beside tiktoken, same ranks: one thread (median CPU ms), every core (median wall ms)",
         rows + worst,
-        {"documents": subject, "lines": subject},
+        {
+            "documents": subject,
+            "lines": subject,
+            "documents, every core (wall clock)": "rowbook encode_batch(workers=None), cold cache",
+            "one document of all, every core (wall clock)": (
+                "rowbook encode_batch(workers=None), cold cache"
+            ),
+        },
     )
     print(
         f"\nThe merge-list BPE gives tiktoken's ids on {merge_list_same:,} of {len(lines):,} "

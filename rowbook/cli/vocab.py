@@ -6,7 +6,7 @@ corpus was read. ``--model bpe|wordpiece|unigram`` trains a subword model of ``-
 entries instead (:mod:`rowbook.cli.subword`), written as a pipeline file, a Hugging Face
 ``tokenizer.json`` or a SentencePiece ``.model`` (``--format``). ``--scheduler ADDRESS``
 counts the corpus on Dask (:mod:`rowbook.cli._cluster`); ``--memory GB`` keeps the word
-counts of a subword model within a budget.
+counts of a subword model (BPE too) within a budget.
 """
 
 from __future__ import annotations
@@ -14,6 +14,7 @@ from __future__ import annotations
 import argparse
 import itertools
 from collections import Counter
+from collections.abc import Iterator, Mapping
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
@@ -44,11 +45,12 @@ def run_vocab(args: argparse.Namespace) -> int:
         from rowbook.cli.subword import fit_subword
 
         return fit_subword(args, out, corpus)
-    for flag, value in (("--format", args.format != "rowbook"), ("--memory", args.memory)):
-        if value:
-            raise ValueError(f"{flag} goes with --model wordpiece or --model unigram")
+    if args.format != "rowbook":
+        raise ValueError("--format goes with --model wordpiece or --model unigram")
     if args.tokenizer == "bpe" or args.model == "bpe":
         return _fit_bpe(args, out, corpus)
+    if args.memory:
+        raise ValueError("--memory goes with --model bpe, wordpiece or unigram")
     tokenizer = make_tokenizer(args.tokenizer, lower=args.lower)
     counts, n_lines = _count(args, replace(corpus, tokenizer=tokenizer))
     if not counts:
@@ -108,18 +110,32 @@ def _count(args: argparse.Namespace, corpus: CorpusSource) -> tuple[Counter, int
 
 def _bpe_counts(
     args: argparse.Namespace, corpus: CorpusSource, normalizer: Any
-) -> tuple[Counter, int | None]:
-    """The words :meth:`ByteLevelBPE.fit` counts in CORPUS, and its number of lines (None:
-    counted on --scheduler)."""
+) -> tuple[Mapping, int | None]:
+    """The words :meth:`ByteLevelBPE.fit` counts in CORPUS (within --memory), and its number
+    of lines (None: counted on --scheduler)."""
     from rowbook.text import ByteLevelBPE
 
+    if args.scheduler and args.memory:
+        raise ValueError(
+            "--memory does not go with --scheduler: the workers count their files in RAM"
+        )
     if args.scheduler:
         from rowbook.distributed import bpe_word_counts
 
         with counting(args, corpus) as count:
             return count(bpe_word_counts, normalizer=normalizer), None
-    texts = [normalizer(line) if normalizer else line for line in corpus.lines()]
-    return ByteLevelBPE().count_words(texts, workers=args.workers), len(texts)
+    n_lines = 0
+
+    def texts() -> Iterator[str]:  # streamed: within --memory the corpus is never held
+        nonlocal n_lines
+        for line in corpus.lines():
+            n_lines += 1
+            yield normalizer(line) if normalizer else line
+
+    counts = ByteLevelBPE().count_words(
+        texts(), workers=args.workers, memory=args.memory, spill_dir=args.spill_dir
+    )
+    return counts, n_lines
 
 
 def _lines_read(n_lines: int | None) -> str:
@@ -191,6 +207,7 @@ def register(commands: Any) -> None:
             "rowbook vocab corpus.txt --model wordpiece --lower --max-vocab 8000 -o bert.json",
             "rowbook vocab corpus.txt --model unigram --max-vocab 8000 --format model -o spm.model",
             "rowbook vocab big/ --model unigram --max-vocab 32000 --memory 2 -o uni.json",
+            "rowbook vocab big/ --model bpe --max-vocab 32000 --memory 1 -o bpe.json",
             "rowbook vocab books/ news.txt.gz -o vocab.json",
             "cat *.txt | rowbook vocab - -o vocab.json",
         ],
@@ -221,7 +238,7 @@ def register(commands: Any) -> None:
         "--memory",
         type=float,
         metavar="GB",
-        help="with --model wordpiece/unigram: keep the word counts within GB gigabytes, "
+        help="with --model bpe/wordpiece/unigram: keep the word counts within GB gigabytes, "
         "spilling to temporary files (in --spill-dir) past half of it; same result",
     )
     p.add_argument(

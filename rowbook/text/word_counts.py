@@ -40,13 +40,13 @@ from pathlib import Path
 import numpy as np
 from tqdm.auto import tqdm
 
-from rowbook.checks import InputTypeError, check_int, check_number
+from rowbook.checks import InputTypeError, ParameterError, check_int, check_number
 from rowbook.fork_pool import map_in_order
 from rowbook.text.batches import text_batches
-from rowbook.text.bpe.count import BATCH_CHARS
 
-__all__ = ["CountedWords", "as_counted", "budget_bytes", "count_words"]
+__all__ = ["BATCH_CHARS", "CountedWords", "as_counted", "budget_bytes", "count_words", "sum_counts"]
 
+BATCH_CHARS = 1 << 21  # 2M characters of text per counting task: large enough to amortise the IPC
 PARTITIONS = 16
 _ENTRY_BYTES = 200  # what one held word costs in RAM besides its characters (two dict entries)
 
@@ -82,16 +82,34 @@ class CountedWords(Mapping[str, int]):
         return iter(self.counts.tolist())
 
 
-def budget_bytes(memory: float | None) -> int | None:
-    """A budget in gigabytes (``memory=`` of the trainers, ``--memory`` of the CLI) in bytes.
+_UNITS = {"": 2**30, "b": 1, "kb": 2**10, "mb": 2**20, "gb": 2**30, "tb": 2**40}
+_UNITS |= {"kib": 2**10, "mib": 2**20, "gib": 2**30, "tib": 2**40}
+
+
+def budget_bytes(memory: float | str | None) -> int | None:
+    """A budget (``memory=`` of the trainers, ``--memory`` of the CLI) in bytes: a number of
+    gigabytes, or a size such as ``"1GB"`` or ``"512 MB"`` (binary units: 1 GB is 2**30
+    bytes, as ``GiB``).
 
     Examples
     --------
-    >>> budget_bytes(0.5), budget_bytes(None)
-    (536870912, None)
+    >>> budget_bytes(0.5), budget_bytes("1GB"), budget_bytes("512 MiB"), budget_bytes(None)
+    (536870912, 1073741824, 536870912, None)
     """
     if memory is None:
         return None
+    if isinstance(memory, str):
+        number = memory.strip().lower().rstrip("bikmgt ")
+        unit = memory.strip().lower()[len(number) :].replace(" ", "")
+        try:
+            value = float(number)
+        except ValueError:
+            value = -1.0
+        if unit not in _UNITS or not value > 0:
+            raise ParameterError(
+                "memory", memory, "a number of gigabytes or a size such as '1GB' or '512MB'"
+            )
+        return check_int("memory", int(value * _UNITS[unit]), 1 << 20)
     check_number("memory", memory, 0.001)
     return int(memory * 2**30)
 
@@ -155,6 +173,24 @@ def count_words(
     batches = map_in_order(
         functools.partial(_count_batch, split), text_batches(texts, BATCH_CHARS), workers
     )
+    return sum_counts(batches, memory, spill_dir)
+
+
+def sum_counts(
+    batches: Iterable[Mapping[str, int]],
+    memory: int | None = None,
+    spill_dir: str | os.PathLike | None = None,
+) -> Counter[str] | CountedWords:
+    """The counts of ``batches`` added in order (first sightings kept): a ``Counter``, or
+    within ``memory`` bytes a :class:`CountedWords`, spilled to ``spill_dir`` and merged
+    when they outgrow half of it (the module docstring). The trainers' counters (this
+    module's :func:`count_words`, byte-level BPE's :mod:`rowbook.text.bpe.count`) end here.
+
+    Examples
+    --------
+    >>> sum_counts([{"a": 1, "b": 2}, {"c": 1, "a": 3}])
+    Counter({'a': 4, 'b': 2, 'c': 1})
+    """
     if memory is None:
         counts: Counter[str] = Counter()
         for part in batches:

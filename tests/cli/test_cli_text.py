@@ -138,6 +138,28 @@ def test_bpe_vocab_and_tokenize_agree_with_hugging_face(run, bpe_files):
     ]
 
 
+def test_bpe_vocab_within_memory_learns_the_same_merges(run, bpe_files, tmp_path):
+    summary, *_ = bpe_files
+    result = run(
+        "vocab",
+        tmp_path / "bpe.txt",
+        "--model",
+        "bpe",
+        "--max-vocab",
+        290,
+        "--memory",
+        0.001,
+        "--spill-dir",
+        tmp_path,
+        "-o",
+        tmp_path / "budgeted.json",
+        "--json",
+    )
+    assert result.code == 0, result
+    assert json.loads(result.out) | {"output": summary["output"]} == summary  # same merges, lines
+    assert (tmp_path / "budgeted.json").read_text() == (tmp_path / "bpe.json").read_text()
+
+
 def test_vocab_counts_and_order(run, corpus_txt, tmp_path):
     result = run(
         "vocab", corpus_txt, "--min-count", 100, "-o", tmp_path / "v.json", "--json", "--top", 3

@@ -15,7 +15,7 @@ from hypothesis import strategies as st
 from rowbook.text import ByteLevelBPE, learn_bpe, segment
 from rowbook.text.bpe.bytelevel import BYTE_TO_UNICODE, GPT2_PATTERN, byte_alphabet, to_byte_level
 from rowbook.text.bpe.classic import learn_merges_recount
-from rowbook.text.bpe.merge_kernels import encode_word_reference, encode_words
+from rowbook.text.bpe.merge_kernels import SHORT, encode_word_reference, encode_words
 from rowbook.text.bpe.train import train_merges
 
 SPECIALS = ["<pad>", "<|endoftext|>"]
@@ -79,7 +79,8 @@ def test_incremental_trainer_equals_recount_reference(seed):
     tokens = [bytes([b]) for b in range(256)]
     vocab_size, min_count = 256 + rng.randint(1, 60), rng.randint(0, 3)
     fast = train_merges(
-        list(words),
+        np.frombuffer(b"".join(words), dtype=np.uint8),
+        np.cumsum([len(w) for w in words]),
         np.array(list(words.values())),
         np.arange(256),
         tokens,
@@ -101,7 +102,9 @@ def test_encode_kernel_equals_reference(seed, corpus):
     }
     words = [w.encode() for t in rng.sample(corpus, 40) for w in re.findall(r"\S+|\s+", t)]
     words += [b"a" * 300, b"ab" * 150, "é".encode() * 50]
-    got = encode_words(words, bpe._encoder.byte_ids, bpe._encoder.merge_table)
+    # either side of the length where the scan of a short word gives way to the heap
+    words += [w * k for w in (b"a", b"ab", b"ba") for k in range(SHORT // len(w) - 2, SHORT + 3)]
+    got = encode_words(words, bpe._encoder.byte_ids, bpe._encoder.pairs)
     assert got == [
         encode_word_reference(bpe._encoder.byte_ids[list(w)].tolist(), ranks) for w in words
     ]

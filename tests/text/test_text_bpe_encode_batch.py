@@ -48,6 +48,8 @@ def pool_calls(monkeypatch):
     "threads")`` of each pool run."""
     monkeypatch.setattr(bpe_batch, "POOL_CHARS", 8_000)
     monkeypatch.setattr(bpe_batch, "BATCH_CHARS", 2_000)
+    monkeypatch.setattr(bpe_batch, "THREAD_CHARS", 8_000)
+    monkeypatch.setattr(bpe_batch, "THREAD_BATCH_CHARS", 2_000)
     calls = []
 
     def spy(pool, kind):
@@ -117,6 +119,21 @@ def test_plain_model_equals_encode_text_by_text_for_every_worker_count(
     assert len(ours._encoder.cache) <= cache_size
     assert (ours._encoder.emptied > 0) == (cache_size == 30)
     assert _fields(batch) == _fields([ours.encode(t) for t in hard])  # the cache as it is now
+
+
+@pytest.mark.parametrize("workers", [2, 3])
+def test_documents_cut_across_threads_get_the_ids_of_the_whole(
+    plain_model, plain_hf, texts, hard_strings, pool_calls, workers
+):
+    ours = copy.deepcopy(plain_model)
+    glue = ["\n\n", " ", "  ", "\t \n", "\u3000 ", " \u3000", "'s ", "  's", "\r\n  "]
+    parts = [*texts[:600], *SENTENCES, *hard_strings]
+    documents = [glue[i % len(glue)].join(parts[i::5]) for i in range(5)]  # 5 long texts
+    documents += ["short one", glue[3].join(parts[:40]), ""]
+    batch = ours.encode_batch(documents, workers=workers)
+    assert pool_calls[0][0] > len(documents)  # more batches than texts: the long ones were cut
+    assert _fields(batch) == _fields([plain_model.encode(t) for t in documents])
+    assert _fields(batch) == _fields(plain_hf.encode_batch(documents))
 
 
 def test_the_parent_cache_learns_the_words_encoded_in_workers(

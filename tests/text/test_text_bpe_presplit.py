@@ -18,7 +18,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from rowbook.text.bpe.bytelevel import GPT2_PATTERN
-from rowbook.text.bpe.presplit import count_words, split_words
+from rowbook.text.bpe.presplit import count_words, cut_text, split_words
 from rowbook.text.bpe.pretokenize import PreTokenizer
 
 from .conftest import SENTENCES
@@ -53,6 +53,20 @@ def test_the_compiled_presplit_cuts_generated_text_as_regex_does(text):
         regex.findall(GPT2_PATTERN, text),
         regex.findall(GPT2_PATTERN, text[::-1]),
     ]
+
+
+@settings(max_examples=400, deadline=None)
+@given(st.lists(PIECES, max_size=60).map("".join), st.integers(1, 12))
+def test_a_text_cut_for_the_cores_has_the_words_of_the_whole(text, size):
+    pieces = cut_text(text, size)
+    assert "".join(pieces) == text
+    words = [w for piece in split_words(pieces) for w in piece]
+    assert words == regex.findall(GPT2_PATTERN, text)
+
+
+def test_a_text_is_cut_only_before_a_space_after_a_character_that_is_not_white_space():
+    assert cut_text("ab cd\u3000 ef  gh", 1) == ["ab", " cd\u3000 ef", "  gh"]
+    assert cut_text("日本語の文章" * 10, 4) == ["日本語の文章" * 10]  # no space: whole
 
 
 @settings(max_examples=200, deadline=None)

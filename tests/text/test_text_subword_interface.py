@@ -22,6 +22,7 @@ from rowbook.text import (
     WordPiece,
 )
 from rowbook.text import word_counts as word_counts_module
+from rowbook.text.bpe import count as bpe_count
 from rowbook.text.bpe.result import Encoding
 from rowbook.text.word_counts import CountedWords, count_words
 
@@ -159,12 +160,47 @@ def test_counts_within_a_memory_budget_equal_counts_in_ram(monkeypatch, tmp_path
     assert list(count_words(texts, str.split, memory=1 << 20).items()) == list(in_ram.items())
 
 
-def test_training_within_a_budget_learns_the_same_vocabulary(corpus):
-    for cls in (WordPiece, Unigram):
-        assert (
-            cls().fit(corpus, 500, workers=1).vocab
-            == cls().fit(corpus, 500, workers=2, memory=0.001).vocab
-        )
+@pytest.fixture
+def spills(monkeypatch):
+    """Small counting batches, and a record of the spills to disk (each a number of words)."""
+    monkeypatch.setattr(word_counts_module, "BATCH_CHARS", 20_000)
+    monkeypatch.setattr(bpe_count, "BATCH_CHARS", 20_000)
+    spilled: list[int] = []
+    spill = word_counts_module._spill
+
+    def spy(held, files, salt):
+        spilled.append(len(held))
+        return spill(held, files, salt)
+
+    monkeypatch.setattr(word_counts_module, "_spill", spy)
+    return spilled
+
+
+@pytest.mark.parametrize("workers", [1, 2])
+def test_training_past_a_small_budget_learns_what_training_in_ram_learns(spills, tmp_path, workers):
+    texts = _many_words()  # about 8,000 distinct words: far more than 1 MB of counts holds
+    for cls, size in ((WordPiece, 500), (Unigram, 500), (ByteLevelBPE, 700)):
+        spills.clear()
+        in_ram = cls().fit(texts, size, workers=1)
+        assert not spills
+        budgeted = cls().fit(texts, size, workers=workers, memory="1MB", spill_dir=tmp_path)
+        assert len(spills) > 2 and sum(spills) > 8_000, cls  # spilled, every word at least once
+        assert budgeted.vocab == in_ram.vocab, cls
+        if cls is ByteLevelBPE:
+            assert budgeted.merge_trace == in_ram.merge_trace
+        assert not list(tmp_path.iterdir())  # the spilled runs are removed
+
+
+def test_a_memory_budget_is_gigabytes_or_a_size():
+    from rowbook.text.word_counts import budget_bytes
+
+    assert budget_bytes(1) == budget_bytes("1GB") == budget_bytes("1 gib") == 2**30
+    assert budget_bytes("512MB") == budget_bytes(0.5) == 2**29
+    for bad in ("1 parsec", "GB", "-1GB", "0MB"):
+        with pytest.raises(ValueError, match="memory must be a number of gigabytes or a size"):
+            ByteLevelBPE().fit(["a b"], 300, memory=bad)
+    with pytest.raises(ValueError, match="memory must be an integer >= 1048576"):
+        WordPiece().fit(["a b"], 300, memory="1kB")
 
 
 def test_dask_counts_train_the_same_tokenizers(corpus, tmp_path):

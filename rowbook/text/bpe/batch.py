@@ -14,11 +14,16 @@ cache (:meth:`Encoder.word_ids <rowbook.text.bpe.encoder.Encoder.word_ids>`). An
 computed when first read. The cyclic garbage collector is paused meanwhile: the lists made
 hold no cycles, and the collections their number sets off walked every live object.
 
-With ``workers > 1`` and more than :data:`POOL_CHARS` characters, the texts are cut into
-batches (about eight per worker, at least :data:`BATCH_CHARS` characters each) shared by
-``workers`` threads (GPT-2's compiled pre-split, :func:`rowbook.fork_pool.map_in_threads`)
-or by this process and ``workers - 1`` forked ones (the others,
-:func:`rowbook.fork_pool.map_in_order`, the pool that counts words for training). Results
+With ``workers > 1`` the texts are cut into batches (about eight per worker) shared by
+``workers`` threads (GPT-2's compiled pre-split, :func:`rowbook.fork_pool.map_in_threads`;
+from :data:`THREAD_CHARS` characters in all, batches of at least :data:`THREAD_BATCH_CHARS`)
+or by this process and ``workers - 1`` forked ones (the others, from :data:`POOL_CHARS`
+characters, batches of at least :data:`BATCH_CHARS`; :func:`rowbook.fork_pool.map_in_order`,
+the pool that counts words for training). On threads a text longer than two batches is cut
+into pieces of about a batch (:func:`rowbook.text.bpe.presplit.cut_text`: only where GPT-2's
+pattern ends a word whatever follows, so the pieces' words are the text's) and the ids of its
+pieces are joined again: one document of tens of kilobytes, or a few, are shared by the
+threads as many lines are. Results
 are joined in batch order, so they do not depend on ``workers``. A worker starts from the
 word cache as it is when it starts (a thread copies it, a process inherits it), keeps the
 words it encodes for its next batches, and hands back with each batch's ids the words it
@@ -59,8 +64,10 @@ import numpy as np
 
 from rowbook.fork_pool import map_in_order, map_in_threads
 from rowbook.text.batches import text_batches
+from rowbook.text.bpe.bytelevel import check_utf8
 from rowbook.text.bpe.encoder import Encoder, Segments
 from rowbook.text.bpe.presplit import BATCH_CHARS as SCAN_CHARS
+from rowbook.text.bpe.presplit import cut_text
 from rowbook.text.bpe.result import Encoding, build_encodings
 from rowbook.text.bpe.word_cache import Learned
 
@@ -68,6 +75,8 @@ __all__ = [
     "BATCHES_PER_WORKER",
     "BATCH_CHARS",
     "POOL_CHARS",
+    "THREAD_BATCH_CHARS",
+    "THREAD_CHARS",
     "BatchIds",
     "encode_batch",
     "encode_texts",
@@ -78,6 +87,8 @@ __all__ = [
 POOL_CHARS = 1 << 20  # texts of fewer characters are encoded in this process: forking costs more
 BATCH_CHARS = 1 << 17  # the smallest batch sent to a worker
 BATCHES_PER_WORKER = 8  # fewer leave a process idle at the end; 16 or 32 measured no better
+THREAD_CHARS = 1 << 16  # fewer characters stay on this thread (a thread costs no fork)
+THREAD_BATCH_CHARS = 1 << 14  # the smallest piece a thread encodes: longer texts are cut
 
 
 def join_segments(
@@ -125,9 +136,9 @@ def gc_paused() -> Iterator[None]:
             gc.enable()
 
 
-def _slices(ids: np.ndarray, ends: np.ndarray) -> list[list[int]]:
+def _slices(encoder: Encoder, ids: np.ndarray, ends: np.ndarray) -> list[list[int]]:
     """The ids of each text, given all of them ``(N,)`` and where each text's end ``(B,)``."""
-    flat = ids.tolist()
+    flat = encoder.id_list(ids)
     return [flat[a:b] for a, b in itertools.pairwise([0, *ends.tolist()])]
 
 
@@ -135,17 +146,17 @@ def encode_texts(encoder: Encoder, texts: Sequence[str]) -> BatchIds:
     """Ids of each text, in this process: each distinct word looked up or encoded once."""
     if encoder.plain:  # no unsplit tokens, no prefix space, no dropout
         if len(texts) == 1:
-            return _slices(*encoder.plain_ids(texts)), {}
+            return _slices(encoder, *encoder.plain_ids(texts)), {}
         ids_of = []
         for batch in text_batches(texts, SCAN_CHARS):
-            ids_of += _slices(*encoder.plain_ids(batch))
+            ids_of += _slices(encoder, *encoder.plain_ids(batch))
         return ids_of, {}
     segments = [encoder.segments(text) for text in texts]
     if encoder.dropout:
         encode = encoder.encode_dropout
     else:
         ids, ends = encoder.word_ids([w for text in segments for _, _, ws in text for w in ws])
-        flat, bounds, at = ids.tolist(), [0, *ends.tolist()], 0
+        flat, bounds, at = encoder.id_list(ids), [0, *ends.tolist()], 0
 
         def encode(words: list[str]) -> list[int]:
             nonlocal at
@@ -191,7 +202,7 @@ def _unpack(encoder: Encoder, result: Packed | BatchIds) -> BatchIds:
         return result
     flat, lengths, prefixed, learned = result
     encoder.learn(learned)
-    return _slices(flat, np.cumsum(lengths)), prefixed
+    return _slices(encoder, flat, np.cumsum(lengths)), prefixed
 
 
 def _thread_job(
@@ -207,39 +218,66 @@ def _thread_job(
     return ids, ends, own.cache.since(before if own.emptied == emptied else 0)
 
 
+def _pieces(texts: list[str], size: int) -> tuple[list[str], list[int]]:
+    """The texts cut where GPT-2's pattern ends a word, pieces of about ``size`` characters
+    (:func:`~rowbook.text.bpe.presplit.cut_text`), and how many pieces each text gave."""
+    pieces, counts = [], []
+    for text in texts:
+        cut = cut_text(text, size) if len(text) > 2 * size else [text]
+        pieces += cut
+        counts.append(len(cut))
+    return pieces, counts
+
+
 def _in_threads(
-    encoder: Encoder, batches: list[list[str]], workers: int
+    encoder: Encoder, texts: list[str], size: int, workers: int
 ) -> Iterator[tuple[list[str], BatchIds]]:
-    """Each batch with its ids, encoded on ``workers`` threads (a :attr:`~Encoder.plain`
-    encoder), the words each thread encoded added to ``encoder``'s cache as they arrive."""
+    """The texts in order with their ids, encoded on ``workers`` threads (a :attr:`~Encoder.plain`
+    encoder with the compiled pre-split): cut into pieces of about ``size`` characters, a
+    long text in several, the pieces' ids joined again; the words each thread encoded are
+    added to ``encoder``'s cache as its batches arrive."""
+    pieces, counts = _pieces(texts, size)
     job = functools.partial(_thread_job, threading.local(), encoder)
-    for batch, (ids, ends, learned) in zip(
-        batches, map_in_threads(job, batches, workers), strict=True
-    ):
-        encoder.learn(learned)
-        yield batch, (_slices(ids, ends), {})
+    done, joined = 0, []  # texts handed on; ids of the pieces of the next text so far
+    try:
+        for ids, ends, learned in map_in_threads(job, text_batches(pieces, size), workers):
+            encoder.learn(learned)
+            ids_of = []
+            for piece in _slices(encoder, ids, ends):
+                joined.append(piece)
+                if len(joined) == counts[done + len(ids_of)]:
+                    ids_of.append(list(itertools.chain.from_iterable(joined)))
+                    joined = []
+            yield texts[done : done + len(ids_of)], (ids_of, {})
+            done += len(ids_of)
+    except ValueError:  # a lone surrogate, named at its offset in its text, not in its piece
+        for text in texts:
+            check_utf8(text)
+        raise
 
 
 def encode_batch(encoder: Encoder, texts: list[str], workers: int) -> list[Encoding]:
     """The :class:`Encoding` of each text, on up to ``workers`` threads or processes (same
     result)."""
     chars = sum(map(len, texts))
+    threads = encoder.plain and encoder.pretokenizer.compiled
     with gc_paused():
-        if workers == 1 or encoder.dropout or chars < POOL_CHARS:
+        if workers == 1 or encoder.dropout or chars < (THREAD_CHARS if threads else POOL_CHARS):
             parts = [(texts, encode_texts(encoder, texts))]
+        elif threads:
+            encoder.compile()  # before the threads, not in each
+            size = max(THREAD_BATCH_CHARS, chars // (BATCHES_PER_WORKER * workers))
+            parts = _in_threads(encoder, texts, size, workers)
         else:
-            encoder.compile()  # before the threads or the fork, not in each
+            encoder.compile()  # before the fork, not in each
             batches = list(
                 text_batches(texts, max(BATCH_CHARS, chars // (BATCHES_PER_WORKER * workers)))
             )
-            if encoder.plain and encoder.pretokenizer.compiled:
-                parts = _in_threads(encoder, batches, workers)
-            else:
-                job = functools.partial(_encode_job, encoder)
-                here = functools.partial(encode_texts, encoder)
-                results = map_in_order(job, batches, workers, here=here)
-                unpack = functools.partial(_unpack, encoder)
-                parts = zip(batches, map(unpack, results), strict=True)  # built as they arrive
+            job = functools.partial(_encode_job, encoder)
+            here = functools.partial(encode_texts, encoder)
+            results = map_in_order(job, batches, workers, here=here)
+            unpack = functools.partial(_unpack, encoder)
+            parts = zip(batches, map(unpack, results), strict=True)  # built as they arrive
         encodings = []
         for batch, (ids_of, prefixed) in parts:
             encodings += build_encodings(

@@ -9,22 +9,25 @@ calling process and ``workers - 1`` forked ones count a batch each, taking the n
 (:func:`rowbook.fork_pool.map_in_order`), and the counts come back *in batch order*. The
 parent adds them in that order. ``Counter.update`` keeps a key where it first appeared, so
 the result is the serial count, same counts and same order, and training on it gives the
-same merges (tested against the serial count and against ``tokenizers``).
+same merges (tested against the serial count and against ``tokenizers``). Within a
+``memory`` budget the batches' counts are added by :func:`rowbook.text.word_counts.sum_counts`,
+which spills them to disk past half of it: the same counts in the same order, held
+compactly (:class:`~rowbook.text.word_counts.CountedWords`).
 """
 
 from __future__ import annotations
 
 import functools
+import os
 from collections import Counter
 from collections.abc import Iterable, Sequence
 
 from rowbook.fork_pool import map_in_order
 from rowbook.text.batches import text_batches
 from rowbook.text.bpe.pretokenize import PreTokenizer
+from rowbook.text.word_counts import BATCH_CHARS, CountedWords, sum_counts
 
 __all__ = ["BATCH_CHARS", "count_words_parallel"]
-
-BATCH_CHARS = 1 << 21  # 2M characters of text per counting task: large enough to amortise the IPC
 
 
 def _count_batch(pretokenizer: PreTokenizer, specials: list[str], texts: list[str]) -> Counter[str]:
@@ -32,15 +35,18 @@ def _count_batch(pretokenizer: PreTokenizer, specials: list[str], texts: list[st
 
 
 def count_words_parallel(
-    pretokenizer: PreTokenizer, texts: Iterable[str], specials: Sequence[str], workers: int
-) -> Counter[str]:
-    """The serial ``pretokenizer.count_words(texts, specials)``, counted by ``workers`` processes.
+    pretokenizer: PreTokenizer,
+    texts: Iterable[str],
+    specials: Sequence[str],
+    workers: int,
+    memory: int | None = None,
+    spill_dir: str | os.PathLike | None = None,
+) -> Counter[str] | CountedWords:
+    """The serial ``pretokenizer.count_words(texts, specials)``, counted by ``workers`` processes
+    (within ``memory`` bytes, spilled to ``spill_dir``: :func:`~rowbook.text.word_counts.sum_counts`).
 
     ``pretokenizer`` is inherited by the forked workers with the job, never pickled.
     """
-    specials = list(specials)
-    counts: Counter[str] = Counter()
-    count = functools.partial(_count_batch, pretokenizer, specials)
-    for part in map_in_order(count, text_batches(texts, BATCH_CHARS), workers):
-        counts.update(part)  # in batch order: first sightings kept
-    return counts
+    count = functools.partial(_count_batch, pretokenizer, list(specials))
+    batches = map_in_order(count, text_batches(texts, BATCH_CHARS), workers)
+    return sum_counts(batches, memory, spill_dir)

@@ -38,7 +38,7 @@ from typing import Any
 import numpy as np
 
 from rowbook.checks import InputTypeError
-from rowbook.text.bpe.merge_kernels import encode_symbols, pair_key
+from rowbook.text.bpe.merge_kernels import encode_symbols, pair_key, pair_table
 from rowbook.text.subword_pipeline import SubwordTokenizer
 
 __all__ = ["ByteFallbackBPE", "byte_piece"]
@@ -120,7 +120,7 @@ class ByteFallbackBPE(SubwordTokenizer):
         keys = np.array(sorted(table), dtype=np.int64)  # (M,) the first of a pair given twice
         ranks = np.array([table[k][0] for k in keys.tolist()], dtype=np.int64)
         new_ids = np.array([table[k][1] for k in keys.tolist()], dtype=np.int64)
-        self._merge_table = (keys, ranks, new_ids)
+        self._pairs = pair_table(keys, ranks, new_ids)
         self._byte_ids = [vocab.get(byte_piece(b)) for b in range(256)]
 
     @property
@@ -168,7 +168,7 @@ class ByteFallbackBPE(SubwordTokenizer):
         init = np.fromiter(
             (i for ids, _ in initial for i in ids), dtype=np.int64, count=int(lengths.sum())
         )  # (N,)
-        ids, first, ends = encode_symbols(init, np.cumsum(lengths), self._merge_table)
+        ids, first, ends = encode_symbols(init, np.cumsum(lengths), self._pairs)
         ids, first, bounds = ids.tolist(), first.tolist(), [0, *ends.tolist()]
         out_ids, out_spans = [], []
         for w, (_, spans) in enumerate(initial):

@@ -36,7 +36,6 @@ ids and are never split.
 from __future__ import annotations
 
 import os
-from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
@@ -65,6 +64,7 @@ from rowbook.text.bpe.result import Encoding, build_encodings, templated
 from rowbook.text.bpe.train import learn
 from rowbook.text.postprocess import Template
 from rowbook.text.token_table import TokenTable
+from rowbook.text.word_counts import as_counted, budget_bytes
 
 __all__ = ["ByteLevelBPE"]
 
@@ -167,6 +167,8 @@ class ByteLevelBPE(TokenTable):
         initial_alphabet: Sequence[str] = (),
         max_token_length: int | None = None,
         workers: int | None = None,
+        memory: float | str | None = None,
+        spill_dir: str | os.PathLike | None = None,
     ) -> ByteLevelBPE:
         """Learn merges from ``texts`` until the vocabulary has ``vocab_size`` entries.
 
@@ -186,8 +188,18 @@ class ByteLevelBPE(TokenTable):
             Show a progress bar while counting words.
         limit_alphabet, initial_alphabet, max_token_length
             ``tokenizers``' ``BpeTrainer`` options; see :mod:`rowbook.text.bpe.options`.
+        workers : int, optional
+            Processes counting the words (``None``: one per CPU).
+        memory : float or str, optional
+            Budget of the word counts: gigabytes, or a size such as ``"1GB"``. Past half of
+            it the counts held in RAM go to temporary files (in ``spill_dir``) and are
+            merged back, 64-bit counts in first-sighting order: the same merges as counting
+            in RAM (:mod:`rowbook.text.word_counts`).
+        spill_dir : path, optional
+            Where ``memory`` spills (default: the system's temporary folder).
         """
         check_fit_args(vocab_size, min_count, special_tokens)
+        budget_bytes(memory)  # checked before the long count
         options = {
             "limit_alphabet": limit_alphabet,
             "initial_alphabet": initial_alphabet,
@@ -195,7 +207,12 @@ class ByteLevelBPE(TokenTable):
         }
         check_trainer_options(**options)
         counts = self.count_words(
-            texts, special_tokens=special_tokens, show_progress=show_progress, workers=workers
+            texts,
+            special_tokens=special_tokens,
+            show_progress=show_progress,
+            workers=workers,
+            memory=memory,
+            spill_dir=spill_dir,
         )
         return self.fit_word_counts(
             counts,
@@ -212,12 +229,16 @@ class ByteLevelBPE(TokenTable):
         special_tokens: Sequence[str] = (),
         show_progress: bool = False,
         workers: int | None = 1,
-    ) -> Counter[str]:
+        memory: float | str | None = None,
+        spill_dir: str | os.PathLike | None = None,
+    ) -> Mapping[str, int]:
         """The pre-tokenized words of ``texts`` and their counts: the first pass of :meth:`fit`,
         which :meth:`fit_word_counts` finishes (counts of shards can be added in between).
 
         ``workers`` processes count batches of texts (``None``: one per CPU); the result is
-        the serial count, same counts in the same order (:mod:`rowbook.text.bpe.count`).
+        the serial count, same counts in the same order (:mod:`rowbook.text.bpe.count`): a
+        ``Counter``, or within ``memory`` (as in :meth:`fit`) a compact
+        :class:`~rowbook.text.word_counts.CountedWords`.
 
         Examples
         --------
@@ -227,8 +248,11 @@ class ByteLevelBPE(TokenTable):
         specials = list(special_tokens)
         workers = check_int("workers", workers, 1, allow_none=True) or os.cpu_count() or 1
         texts = tqdm(texts, desc="count words", unit="text", disable=not show_progress)
-        if workers > 1:
-            return count_words_parallel(self._pretokenizer, texts, specials, workers)
+        budget = budget_bytes(memory)
+        if workers > 1 or budget is not None:
+            return count_words_parallel(
+                self._pretokenizer, texts, specials, workers, budget, spill_dir
+            )
         return self._pretokenizer.count_words(texts, specials)
 
     def fit_word_counts(
@@ -246,13 +270,8 @@ class ByteLevelBPE(TokenTable):
         parameters as in :meth:`fit`)."""
         specials = check_fit_args(vocab_size, min_count, special_tokens)
         alphabet = check_trainer_options(limit_alphabet, initial_alphabet, max_token_length)
-        for word, count in word_counts.items():
-            if not isinstance(word, str) or not isinstance(count, int | np.integer) or count < 0:
-                raise InputTypeError(
-                    f"word_counts must map str to int >= 0, got {word!r}: {count!r}"
-                )
         vocab, merges, trace = learn(
-            word_counts,
+            as_counted(word_counts),  # checks each count of a mapping
             vocab_size,
             min_count,
             specials,

@@ -36,6 +36,8 @@ from rowbook.text.bpe.bytelevel import (
     from_byte_level,
 )
 from rowbook.text.bpe.classic import MergeStep
+from rowbook.text.bpe.presplit import byte_ends
+from rowbook.text.word_counts import as_counted
 
 __all__ = ["learn", "spelling_hash", "train_merges", "train_symbol_merges"]
 
@@ -278,7 +280,8 @@ def spelling_hash(spelled: bytes | Sequence[int]) -> tuple[int, int]:
 
 
 def train_merges(
-    words: Sequence[bytes],
+    data: np.ndarray,
+    ends: np.ndarray,
     counts: np.ndarray,
     byte_ids: np.ndarray,
     tokens: Sequence[bytes | None],
@@ -290,8 +293,9 @@ def train_merges(
 
     Parameters
     ----------
-    words : Sequence[bytes]
-        The distinct pre-tokenized words, as UTF-8 bytes.
+    data, ends : np.ndarray
+        The distinct pre-tokenized words: their UTF-8 bytes one after another ``(N,)``
+        uint8, and where each ends in them ``(W,)``.
     counts : np.ndarray
         ``(W,)`` int64, the frequency of each word.
     byte_ids : np.ndarray
@@ -310,11 +314,9 @@ def train_merges(
     np.ndarray
         ``(M, 4)`` int64 rows ``(left id, right id, new id, count)`` in merge order.
     """
-    lengths = np.fromiter(map(len, words), dtype=np.int64, count=len(words))
-    wstart = np.zeros(len(words) + 1, dtype=np.int64)  # (W + 1,)
-    np.cumsum(lengths, out=wstart[1:])
-    flat = np.frombuffer(b"".join(words), dtype=np.uint8)
-    sym = byte_ids[flat].astype(np.int32)  # (N,)
+    wstart = np.zeros(len(ends) + 1, dtype=np.int64)  # (W + 1,)
+    wstart[1:] = ends
+    sym = np.asarray(byte_ids, dtype=np.int32)[data]  # (N,)
     tok_hash = np.zeros(max(vocab_size, len(tokens)), dtype=np.uint64)
     tok_pow = np.zeros_like(tok_hash)
     tok_len = np.ones(tok_hash.size, dtype=np.int64)  # (T,) symbols (bytes) each token spans
@@ -393,7 +395,10 @@ def learn(
     initial_alphabet: Sequence[str] = (),
     max_token_length: int | None = None,
 ) -> tuple[dict[str, int], list[tuple[str, str]], list[MergeStep]]:
-    """Vocabulary, merges and merge trace learned from pre-tokenized words and their counts.
+    """Vocabulary, merges and merge trace learned from pre-tokenized words and their counts
+    (a mapping, or the :class:`~rowbook.text.word_counts.CountedWords` a count within a memory
+    budget gives, read without a Python object per word; empty words, which hold no pair,
+    are left out).
 
     Ids: ``specials`` in order, the alphabet (the 256 byte symbols and any other
     ``initial_alphabet`` character) in code point order, then one per merge with a new
@@ -411,10 +416,14 @@ def learn(
     tokens = list(dict.fromkeys([*specials, *alphabet]))
     ids = {t: i for i, t in enumerate(tokens)}
     byte_ids = np.array([ids[c] for c in BYTE_TO_UNICODE], dtype=np.int64)  # (256,)
-    words = [w.encode("utf-8") for w in word_counts]
-    freqs = np.fromiter(word_counts.values(), dtype=np.int64, count=len(word_counts))  # (W,)
+    words = as_counted(word_counts)  # the words in one string: no bytes object per word
+    data = np.frombuffer(words.text.encode("utf-8"), dtype=np.uint8)  # (N,)
+    ends = words.bounds[1:]  # (W,) in characters, then in bytes
+    ends = ends if len(data) == len(words.text) else byte_ends(data, ends)
     spellings = [_spelling(t) for t in tokens]
-    rows = train_merges(words, freqs, byte_ids, spellings, vocab_size, min_count, max_token_length)
+    rows = train_merges(
+        data, ends, words.counts, byte_ids, spellings, vocab_size, min_count, max_token_length
+    )
     merges, trace = [], []
     for left, right, new, count in rows.tolist():
         pair = (tokens[left], tokens[right])

@@ -261,10 +261,10 @@ def fit_unigram(
     word_counts : Mapping[str, int], optional
         Counts already made (of shards, within a memory budget, on Dask); ``texts`` is then
         ignored (pass ``()``).
-    memory : float, optional
-        Gigabytes the word counts may hold in RAM; past half of it they spill to temporary
-        files (in ``spill_dir``) and are merged: the same counts, in the same order
-        (:mod:`rowbook.text.word_counts`).
+    memory : float or str, optional
+        Budget of the word counts, in gigabytes or as a size such as ``"1GB"``; past half of
+        it they spill to temporary files (in ``spill_dir``) and are merged: the same counts,
+        in the same order (:mod:`rowbook.text.word_counts`).
     show_progress : bool, default False
     workers : int, optional
         Processes counting the words (``None``: one per CPU).

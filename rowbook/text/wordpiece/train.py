@@ -37,7 +37,7 @@ import numpy as np
 from rowbook.checks import InputTypeError, check_int
 from rowbook.text.bpe.train import spelling_hash, train_symbol_merges
 from rowbook.text.trie import codepoints
-from rowbook.text.word_counts import as_counted, count_words
+from rowbook.text.word_counts import as_counted, budget_bytes, count_words
 
 __all__ = ["BERT_SPECIAL_TOKENS", "check_training_args", "fit_wordpiece", "learn_wordpiece"]
 
@@ -213,10 +213,10 @@ def fit_wordpiece(
     word_counts : Mapping[str, int], optional
         Counts already made (of shards, within a memory budget, on Dask); ``texts`` is then
         ignored (pass ``()``).
-    memory : float, optional
-        Gigabytes the word counts may hold in RAM; past half of it they spill to temporary
-        files (in ``spill_dir``) and are merged: the same counts, in the same order
-        (:mod:`rowbook.text.word_counts`).
+    memory : float or str, optional
+        Budget of the word counts, in gigabytes or as a size such as ``"1GB"``; past half of
+        it they spill to temporary files (in ``spill_dir``) and are merged: the same counts,
+        in the same order (:mod:`rowbook.text.word_counts`).
     show_progress : bool, default False
     workers : int, optional
         Processes counting the words (``None``: one per CPU).
@@ -226,7 +226,12 @@ def fit_wordpiece(
     )
     if word_counts is None:
         word_counts = count_words(
-            texts, wp._training_words, workers=workers, show_progress=show_progress
+            texts,
+            wp._training_words,
+            workers=workers,
+            show_progress=show_progress,
+            memory=budget_bytes(memory),
+            spill_dir=spill_dir,
         )
     tokens = learn_wordpiece(
         word_counts,
