@@ -358,7 +358,12 @@ class FastTextClassifier(Model):
         """``W_in``'s first rows (:func:`~.training.initial_input_rows`), pretrained rows over
         the words' when ``pretrained_vectors`` is given."""
         W_in = training.initial_input_rows(
-            len(state["vocab"]), self.n_buckets, self.vector_size, encoded.input_ids, self.seed
+            len(state["vocab"]),
+            self.n_buckets,
+            self.vector_size,
+            encoded.input_ids,
+            self.seed,
+            workers=resolve_workers(self.workers),
         )
         if self.pretrained_vectors is not None:
             from rowbook.models.fasttext_classifier.files import pretrained_rows
