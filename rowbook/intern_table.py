@@ -34,7 +34,7 @@ import itertools
 import numba
 import numpy as np
 
-__all__ = ["BLOCK", "InternTable", "fnv1a", "intern_ranges", "rehash", "room"]
+__all__ = ["BLOCK", "InternTable", "fnv1a", "intern_ranges", "lookup_ranges", "rehash", "room"]
 
 _EMPTY = np.int32(-1)
 BLOCK = 1024  # tokens a scanner cuts before it interns them: a call per block, its bounds in cache
@@ -109,6 +109,35 @@ def intern_ranges(
                     break
             slot = (slot + 1) & mask
         ids[i] = k
+
+
+@numba.njit(cache=True, nogil=True)
+def lookup_ranges(
+    data, starts, ends, table, key_hash, key_start, key_len, arena, ids
+):  # pragma: no cover - compiled
+    """The id of each key ``data[starts[i]:ends[i]]`` into ``ids``, ``-1`` for a key the
+    table does not hold; the table is only read (threads may share it)."""
+    mask = table.shape[0] - 1
+    for i in range(starts.shape[0]):
+        start, end = starts[i], ends[i]
+        h = fnv1a(data, start, end)
+        slot = np.int64(h) & mask
+        found = -1
+        while True:
+            k = np.int64(table[slot])
+            if k == -1:
+                break
+            if key_hash[k] == h and key_len[k] == end - start:
+                base, same = key_start[k], True
+                for j in range(end - start):
+                    if arena[base + j] != data[start + j]:
+                        same = False
+                        break
+                if same:
+                    found = k
+                    break
+            slot = (slot + 1) & mask
+        ids[i] = found
 
 
 class InternTable:

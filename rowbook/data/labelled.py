@@ -53,6 +53,7 @@ __all__ = [
     "LabelledLines",
     "choose_labelled_vocab",
     "fasttext_split",
+    "labelled_batches",
     "line_batches",
     "read_labelled",
     "read_labelled_reference",
@@ -165,6 +166,26 @@ def _text_lines(texts: Any, labels: Sequence[Any] | None, prefix: str) -> list[s
     return lines
 
 
+def labelled_batches(
+    data: LabelledData | Iterable[str],
+    labels: Sequence[Any] | None = None,
+    *,
+    label_prefix: str = "__label__",
+    errors: Literal["strict", "replace"] = "strict",
+) -> Iterable[list[str]]:
+    """The lines of ``data`` (a file source, or texts with their ``labels``) in batches:
+    what :func:`read_labelled` and :meth:`~rowbook.data.labelled_ids.LineEncoder.encode_batches`
+    read (see :func:`read_labelled` for the arguments)."""
+    if is_file_source(data):
+        if labels is not None:
+            raise InputTypeError(
+                "labels go with texts; a file holds its labels on each line "
+                f"({label_prefix}name before the text)"
+            )
+        return line_batches(data, errors)
+    return [_text_lines(data, labels, label_prefix)]
+
+
 def read_labelled(
     data: LabelledData | Iterable[str],
     labels: Sequence[Any] | None = None,
@@ -187,18 +208,9 @@ def read_labelled(
     errors : {"strict", "replace"}
         Invalid UTF-8 in files: an error naming the file and line, or U+FFFD.
     """
-    if is_file_source(data):
-        if labels is not None:
-            raise InputTypeError(
-                "labels go with texts; a file holds its labels on each line "
-                f"({label_prefix}name before the text)"
-            )
-        batches: Iterable[list[str]] = line_batches(data, errors)
-    else:
-        batches = [_text_lines(data, labels, label_prefix)]
     scanner = TokenScanner()
     ids, lengths = [np.zeros(0, dtype=np.int32)], [np.zeros(1, dtype=np.int64)]
-    for lines in batches:
+    for lines in labelled_batches(data, labels, label_prefix=label_prefix, errors=errors):
         if lines:
             batch, sizes = scanner.scan(lines)
             ids.append(batch)
@@ -215,10 +227,7 @@ def read_labelled_reference(
 ) -> LabelledLines:
     """:func:`read_labelled` in plain Python, line by line and token by token: the
     reference the compiled scanner (:mod:`rowbook.data.labelled_scan`) is held to."""
-    if is_file_source(data):
-        batches: Iterable[list[str]] = line_batches(data, errors)
-    else:
-        batches = [_text_lines(data, labels, label_prefix)]
+    batches = labelled_batches(data, labels, label_prefix=label_prefix, errors=errors)
     interner, ids, lengths = Interner(), array("i"), [0]
     for lines in batches:
         for line in lines:

@@ -36,12 +36,14 @@ True
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 
 import numba
 import numpy as np
 
 from rowbook.data.labelled import EOS, LabelledLines
+from rowbook.data.labelled_scan import TokenScanner
+from rowbook.intern_table import InternTable
 from rowbook.text.char_ngrams import fasttext_hash, fasttext_hashes, subword_ids, subword_table
 
 __all__ = ["NGRAM_MULTIPLIER", "EncodedLines", "LineEncoder", "encode_line_reference"]
@@ -191,6 +193,8 @@ class LineEncoder:
         self.label_prefix = label_prefix
         self.word_ngrams, self.minn, self.maxn, self.bucket = word_ngrams, minn, maxn, bucket
         self.prune = prune
+        self._word_bags: tuple[np.ndarray, np.ndarray] | None = None
+        self._known: InternTable | None = None
         if (word_ngrams > 1 or maxn > 0) and bucket < 1:
             raise ValueError(
                 f"word n-grams ({word_ngrams}) or char n-grams (maxn={maxn}) need buckets, "
@@ -226,8 +230,69 @@ class LineEncoder:
 
     def word_bags(self) -> tuple[np.ndarray, np.ndarray]:
         """``(starts, ids)``: the rows of each vocabulary word (``getSubwords``): its own id,
-        then its n-grams'. Word ``i``'s vector is the mean of ``W_in`` over them."""
-        return self._bags(self.words, np.arange(self.nwords))
+        then its n-grams'. Word ``i``'s vector is the mean of ``W_in`` over them (made once)."""
+        if self._word_bags is None:
+            self._word_bags = self._bags(self.words, np.arange(self.nwords))
+        return self._word_bags
+
+    def known(self) -> InternTable:
+        """The words, then the labels, as a compiled table: word ``i`` is key ``i``, label
+        ``j`` key ``nwords + j`` (made once; only read after)."""
+        if self._known is None:
+            keys = [k.encode("utf-8") for k in (*self.words, *self.labels)]
+            ends = np.cumsum([len(k) for k in keys], dtype=np.int64)  # (K,)
+            data = np.frombuffer(b"".join(keys), dtype=np.uint8)
+            table = InternTable()
+            ids = table.intern(data, ends - [len(k) for k in keys], ends)
+            if not np.array_equal(ids, np.arange(len(keys))):
+                raise ValueError("a model's words and labels must be distinct strings")
+            self._known = table
+        return self._known
+
+    def encode_batches(self, batches: Iterable[list[str]]) -> EncodedLines:
+        """:meth:`encode` of lines read straight from ``batches`` of text lines
+        (:func:`rowbook.data.labelled.labelled_batches`), what prediction reads.
+
+        The tokens are cut and looked up in :meth:`known` in one compiled pass; only the
+        tokens the model does not know are interned (their hash feeds the word n-grams), and
+        decoded to strings only when they have char n-grams. The same rows as
+        ``encode(read_labelled(...))``, which the tests hold it to, without a Python step
+        per distinct token.
+        """
+        known = self.known()
+        scanner = TokenScanner(known)
+        ids, lengths = [np.zeros(0, dtype=np.int32)], [np.zeros(1, dtype=np.int64)]
+        for lines in batches:
+            if lines:
+                batch, sizes = scanner.scan(lines)
+                ids.append(batch)
+                lengths.append(sizes)
+        starts = np.cumsum(np.concatenate(lengths))  # (L + 1,)
+        unknown = scanner.tokens
+        n_known, U = len(known), len(unknown)
+        nw = self.nwords
+        prefix = np.frombuffer(self.label_prefix.encode("utf-8"), dtype=np.uint8)
+        labelled = _starts_with(unknown.arena, unknown.key_start[:U], unknown.key_len[:U], prefix)
+        kind = np.full(n_known + U, _LABEL, dtype=np.int8)  # (K,)
+        kind[:nw] = _WORD
+        kind[n_known:] = np.where(labelled, _UNKNOWN_LABEL, _UNKNOWN_WORD)
+        target = np.full(n_known + U, -1, dtype=np.int32)  # (K,)
+        target[:n_known] = np.concatenate([np.arange(nw), np.arange(n_known - nw)])
+        hashes = np.concatenate([known.key_hash[:n_known], unknown.key_hash[:U]])
+        word_starts, word_ids = self.word_bags()
+        sizes = np.zeros(n_known + U, dtype=np.int64)  # (K,) rows each key adds
+        sizes[:nw] = np.diff(word_starts)
+        bag_ids = word_ids
+        if self.maxn > 0 and self.bucket > 0:  # unknown words: their char n-grams
+            words = np.flatnonzero(~labelled)
+            keys = scanner.keys()
+            grams = self._bags([keys[i] for i in words], np.full(len(words), -1))
+            sizes[n_known + words] = np.diff(grams[0])
+            bag_ids = np.concatenate([word_ids, grams[1]])
+        key_starts = np.zeros(n_known + U + 1, dtype=np.int64)
+        np.cumsum(sizes, out=key_starts[1:])
+        tables = (np.concatenate(ids), starts, kind, target, hashes.view(np.int32))
+        return self._assembled(*tables, key_starts, bag_ids, np.diff(starts))
 
     def encode(self, lines: LabelledLines) -> EncodedLines:
         """The input rows and labels of every line (see the module docstring)."""
@@ -244,18 +309,34 @@ class LineEncoder:
                 kind[i] = _UNKNOWN_LABEL
             else:
                 kind[i] = _UNKNOWN_WORD
-        hashes = fasttext_hashes(keys).view(np.int32).astype(np.int64)  # (K,) signed
+        hashes = fasttext_hashes(keys).view(np.int32)  # (K,) signed
         word_keys = np.flatnonzero(kind <= _UNKNOWN_WORD)
         bag_starts, bag_ids = self._bags([keys[i] for i in word_keys], target[word_keys])
         sizes = np.zeros(K, dtype=np.int64)
         sizes[word_keys] = np.diff(bag_starts)
         key_starts = np.zeros(K + 1, dtype=np.int64)
         np.cumsum(sizes, out=key_starts[1:])
-        L = len(lines)
+        tables = (lines.ids, lines.starts, kind, target, hashes)
+        return self._assembled(*tables, key_starts, bag_ids, lines.tokens_per_line)
+
+    def _assembled(
+        self,
+        ids: np.ndarray,
+        starts: np.ndarray,
+        kind: np.ndarray,
+        target: np.ndarray,
+        hashes: np.ndarray,
+        key_starts: np.ndarray,
+        bag_ids: np.ndarray,
+        tokens: np.ndarray,
+    ) -> EncodedLines:
+        """The lines of tokens ``ids`` (CSR ``starts``) as rows and labels, given each
+        token key's kind, target, signed 32-bit hash and rows (CSR ``key_starts``)."""
+        L = len(starts) - 1
         in_starts = np.zeros(L + 1, dtype=np.int64)
         lab_starts = np.zeros(L + 1, dtype=np.int64)
         prune = self.prune if self.prune is not None else np.zeros(0, dtype=np.int32)
-        tables = (lines.ids, lines.starts, kind, target, hashes, key_starts, bag_ids)
+        tables = (ids, starts, kind, target, hashes.astype(np.int64), key_starts, bag_ids)
         options = (
             self.word_ngrams,
             max(self.bucket, 1),
@@ -268,7 +349,22 @@ class LineEncoder:
         in_ids = np.empty(int(in_starts[-1]), dtype=np.int32)  # (T,)
         lab_ids = np.empty(int(lab_starts[-1]), dtype=np.int32)  # (M,)
         _assemble(*tables, *options, in_starts, in_ids, lab_starts, lab_ids, True)
-        return EncodedLines(in_starts, in_ids, lab_starts, lab_ids, lines.tokens_per_line)
+        return EncodedLines(in_starts, in_ids, lab_starts, lab_ids, tokens)
+
+
+@numba.njit(cache=True, nogil=True)
+def _starts_with(arena, key_start, key_len, prefix):  # pragma: no cover - compiled
+    """Whether each key ``arena[key_start[i]:][:key_len[i]]`` starts with ``prefix``."""
+    out = np.zeros(key_start.shape[0], dtype=np.bool_)
+    for i in range(key_start.shape[0]):
+        if key_len[i] >= prefix.shape[0]:
+            same = True
+            for j in range(prefix.shape[0]):
+                if arena[key_start[i] + j] != prefix[j]:
+                    same = False
+                    break
+            out[i] = same
+    return out
 
 
 def encode_line_reference(

@@ -17,7 +17,7 @@ from __future__ import annotations
 import numba
 import numpy as np
 
-from rowbook.intern_table import BLOCK, InternTable, intern_ranges, room
+from rowbook.intern_table import BLOCK, InternTable, intern_ranges, lookup_ranges, room
 
 __all__ = ["TokenScanner"]
 
@@ -30,14 +30,33 @@ def _is_space(b):  # pragma: no cover - compiled
 
 
 @numba.njit(cache=True, nogil=True)
+def _intern_block(data, starts, ends, tokens, known, ids):  # pragma: no cover - compiled
+    """The ids of a block of tokens: those of the read-only table ``known`` (``(table,
+    key_hash, key_start, key_len, arena, n_known)``) first, the others interned in
+    ``tokens`` after them (``n_known + `` their id there); no ``known``: all interned."""
+    if known is None:
+        intern_ranges(data, starts, ends, *tokens, ids)
+        return
+    table, key_hash, key_start, key_len, arena, n_known = known
+    lookup_ranges(data, starts, ends, table, key_hash, key_start, key_len, arena, ids)
+    misses = np.flatnonzero(ids == -1)
+    if misses.shape[0] > 0:
+        new = np.empty(misses.shape[0], dtype=ids.dtype)
+        intern_ranges(data, starts[misses], ends[misses], *tokens, new)
+        for i in range(misses.shape[0]):
+            ids[misses[i]] = n_known + new[i]
+
+
+@numba.njit(cache=True, nogil=True)
 def _scan(
-    data, size, table, key_hash, key_start, key_len, arena, state, ids, lengths, at
+    data, size, table, key_hash, key_start, key_len, arena, state, ids, lengths, at, known
 ):  # pragma: no cover
     """Ids of the tokens of ``data[:size]`` (lines, each ending with ``\n``) into ``ids``,
     each line's token count (``</s>`` included) into ``lengths``, from where ``at`` =
     (byte, ids, lines, line start) says; returns False when the table needs room for a
     block first (``at`` then says where to resume), True at the end. ``data[size:]`` is
-    ``</s>``, the key a line end stands for."""
+    ``</s>``, the key a line end stands for. With ``known`` (see :func:`_intern_block`)
+    its keys keep their ids and only the others are interned."""
     p, n_ids, n_lines, line_start = at[0], at[1], at[2], at[3]
     starts, ends = np.empty(BLOCK, np.int64), np.empty(BLOCK, np.int64)  # (BLOCK,) each
     while p < size:
@@ -63,7 +82,7 @@ def _scan(
                 ends[m] = p
             m += 1
         tokens = (table, key_hash, key_start, key_len, arena, state)
-        intern_ranges(data, starts[:m], ends[:m], *tokens, ids[n_ids : n_ids + m])
+        _intern_block(data, starts[:m], ends[:m], tokens, known, ids[n_ids : n_ids + m])
         n_ids += m
     at[0], at[1], at[2], at[3] = p, n_ids, n_lines, line_start
     return True
@@ -80,9 +99,10 @@ class TokenScanner:
     ([0, 1, 0, 2, 2, 1, 3, 2], [4, 1, 3], ['a', 'b', '</s>', 'c'])
     """
 
-    def __init__(self) -> None:
+    def __init__(self, known: InternTable | None = None) -> None:
         self.tokens = InternTable()
         self._keys: list[str] = []
+        self.known = None if known is None else (*known.arrays[:5], np.int64(len(known)))
 
     def scan(self, lines: list[str]) -> tuple[np.ndarray, np.ndarray]:
         """``(ids, lengths)`` of ``lines`` (no line holds ``\\n``): every token's id, each
@@ -96,10 +116,11 @@ class TokenScanner:
         done = False
         while not done:
             self.tokens.reserve(len(data), BLOCK)
-            done = _scan(data, len(text), *self.tokens.arrays, ids, lengths, at)
+            done = _scan(data, len(text), *self.tokens.arrays, ids, lengths, at, self.known)
         return ids[: at[1]], lengths[: at[2]]
 
     def keys(self) -> list[str]:
-        """Every token seen, in id order (decoded once each)."""
+        """Every token seen, in id order (decoded once each); with ``known``, the tokens it
+        does not hold (id ``len(known) + i`` is ``keys()[i]``)."""
         self._keys += self.tokens.keys(len(self._keys))
         return self._keys

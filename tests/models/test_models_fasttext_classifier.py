@@ -112,6 +112,26 @@ def test_the_compiled_encoder_is_the_token_by_token_reference():
         assert encoded.labels(line).tolist() == labels
 
 
+@pytest.mark.parametrize(
+    "options",
+    [
+        {},
+        {"word_ngrams": 3, "bucket": 97},
+        {"word_ngrams": 2, "minn": 1, "maxn": 3, "bucket": 97},
+        {"minn": 2, "maxn": 3, "bucket": 5, "prune": np.array([2, -1, 0, -1, 1], np.int32)},
+    ],
+)
+def test_reading_straight_into_the_dictionary_encodes_what_the_interned_reading_does(options):
+    """Prediction's reading (tokens looked up in the model's compiled dictionary, only the
+    unknown ones interned) gives the rows and labels of reading every token first."""
+    texts = [*_lines(200, 3), "", "__label__nothing x", "  日本 </s>\tω ω", "é" * 40, "a\u00a0b"]
+    words, labels = ["cat", "dog", "</s>", "ω", "日本"], ["__label__animal", "__label__weather"]
+    want = LineEncoder(words, labels, **options).encode(read_labelled(texts))
+    got = LineEncoder(words, labels, **options).encode_batches([texts[:50], [], texts[50:]])
+    for name in ("input_starts", "input_ids", "label_starts", "label_ids", "tokens"):
+        np.testing.assert_array_equal(getattr(got, name), getattr(want, name), err_msg=name)
+
+
 def test_the_confusion_table_counts_fasttexts_predictions(data, tmp_path):
     """``confusion``: gold label against fastText's best label, counted by scikit-learn."""
     metrics = pytest.importorskip("sklearn.metrics")
@@ -241,6 +261,23 @@ def test_the_kernel_takes_the_reference_step(loss):
     np.testing.assert_allclose(W_in, ref_in, atol=1e-6)
     np.testing.assert_allclose(W_out, ref_out, atol=1e-6)
     assert got == pytest.approx(want, rel=1e-5)
+
+
+@pytest.mark.parametrize("d", [7, 20])
+def test_the_first_rows_drawn_on_threads_are_the_serial_draw(d):
+    """Each thread draws its share from the generator advanced to where the share starts in
+    the one stream: whatever the workers, the rows of one ``default_rng(seed)`` call."""
+    from rowbook.models.fasttext_classifier.training import initial_input_rows
+
+    n_words, n_buckets, seed = 300, 40_000, 11
+    used_ids = np.random.default_rng(0).integers(0, n_words + n_buckets, 30_000)
+    rows = np.union1d(np.arange(n_words), used_ids)
+    serial = np.random.default_rng(seed).random((len(rows), d), dtype=np.float32)
+    serial = (serial * np.float32(2) - np.float32(1)) / np.float32(d)
+    for workers in (1, 2, 3):
+        W = initial_input_rows(n_words, n_buckets, d, used_ids, seed, workers=workers)
+        np.testing.assert_array_equal(W[rows], serial)
+        assert not np.delete(W, rows, axis=0).any()
 
 
 def test_one_worker_and_a_seed_train_the_same_model_and_workers_the_same_accuracy(data):

@@ -61,6 +61,7 @@ import numba
 import numpy as np
 
 from rowbook.data.sampling import draw_negative, lcg_next
+from rowbook.models.word_vectors.word2vec_kernels import FASTMATH, prefetch_row
 
 __all__ = [
     "LOG_TABLE",
@@ -197,6 +198,15 @@ def _hidden(W_in, quant, ids, start, end, h):  # pragma: no cover - compiled
 
 
 @numba.njit(nogil=True, cache=True, inline="always")
+def _step_row(row, alpha, h, grad):  # pragma: no cover - compiled
+    """``grad += alpha row`` (the row before its step), then ``row += alpha h``, in one pass."""
+    for c in range(h.shape[0]):
+        w = row[c]
+        grad[c] += alpha * w
+        row[c] = w + alpha * h[c]
+
+
+@numba.njit(nogil=True, cache=True, inline="always")
 def _binary_logistic(W_out, t, h, label, lr, grad, sigmoid, logs):  # pragma: no cover
     """One binary logistic step on output row ``t``; returns its loss."""
     row = W_out[t]
@@ -205,10 +215,7 @@ def _binary_logistic(W_out, t, h, label, lr, grad, sigmoid, logs):  # pragma: no
         f += row[c] * h[c]
     score = table_sigmoid(f, sigmoid)
     alpha = lr * (np.float32(label) - score)
-    for c in range(h.shape[0]):
-        grad[c] += alpha * row[c]
-    for c in range(h.shape[0]):
-        row[c] += alpha * h[c]
+    _step_row(row, alpha, h, grad)
     if label:
         return -table_log(score, logs)
     return -table_log(np.float32(1.0) - score, logs)
@@ -230,7 +237,7 @@ def _softmax(W_out, quant, h, out):  # pragma: no cover - compiled
         out[i] /= z
 
 
-@numba.njit(nogil=True, cache=True)
+@numba.njit(nogil=True, fastmath=FASTMATH, cache=True)
 def train_job(
     W_in,
     W_out,
@@ -273,6 +280,9 @@ def train_job(
         if a == b or la == lb:
             continue
         _hidden(W_in, None, in_ids, a, b, h)
+        if line + 1 < l1:  # the next line's rows load while this one's labels are stepped
+            for p in range(b, in_starts[line + 2]):
+                prefetch_row(W_in, in_ids[p])
         grad[:] = 0.0
         if loss == _OVA:
             for i in range(n_labels):
@@ -289,11 +299,7 @@ def train_job(
                 _softmax(W_out, None, h, out)
                 for i in range(n_labels):
                     alpha = lr * ((np.float32(1.0) if i == target else np.float32(0.0)) - out[i])
-                    row = W_out[i]
-                    for c in range(d):
-                        grad[c] += alpha * row[c]
-                    for c in range(d):
-                        row[c] += alpha * h[c]
+                    _step_row(W_out[i], alpha, h, grad)
                 total -= table_log(out[target], logs)
             elif loss == _NS:
                 total += _binary_logistic(W_out, target, h, True, lr, grad, sigmoid, logs)

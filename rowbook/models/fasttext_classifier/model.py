@@ -52,6 +52,7 @@ from rowbook.data.labelled import (
     LabelledLines,
     LabelVocab,
     fasttext_split,
+    labelled_batches,
     read_labelled,
 )
 from rowbook.data.labelled_ids import EncodedLines, LineEncoder
@@ -383,7 +384,12 @@ class FastTextClassifier(Model):
         """``W_in``'s first rows (:func:`~.training.initial_input_rows`), pretrained rows over
         the words' when ``pretrained_vectors`` is given."""
         W_in = training.initial_input_rows(
-            len(state.vocab), self.n_buckets, self.vector_size, encoded.input_ids, self.seed
+            len(state.vocab),
+            self.n_buckets,
+            self.vector_size,
+            encoded.input_ids,
+            self.seed,
+            workers=resolve_workers(self.workers),
         )
         if self.pretrained_vectors is not None:
             from rowbook.models.fasttext_classifier.files import pretrained_rows
@@ -554,8 +560,19 @@ class FastTextClassifier(Model):
     def _encode_texts(self, texts: Any, labels: Any = None) -> tuple[dict[str, Any], EncodedLines]:
         state = self._require_fitted("predict(...)")
         single = isinstance(texts, str)
-        lines = self._lines([texts] if single else texts, labels, "strict")
-        return state, self._encoder(state).encode(lines)
+        return state, self._encoded(state, [texts] if single else texts, labels)
+
+    def _encoded(self, state: dict[str, Any], data: Any, labels: Any) -> EncodedLines:
+        """The lines of ``data`` (read already, a file source, or texts with ``labels``) as
+        the fitted model's rows: read straight into its dictionary
+        (:meth:`~rowbook.data.labelled_ids.LineEncoder.encode_batches`)."""
+        encoder = self._encoder(state)
+        if isinstance(data, LabelledLines):
+            return encoder.encode(data)
+        if labels is None and isinstance(data, tuple) and len(data) == 2 and not is_file_source(data):
+            data, labels = data  # a (texts, labels) pair
+        prefix = self.label_prefix
+        return encoder.encode_batches(labelled_batches(data, labels, label_prefix=prefix))
 
     def predict(
         self, texts: str | Sequence[str], k: int = 1, threshold: float = 0.0
@@ -583,7 +600,7 @@ class FastTextClassifier(Model):
         self, data: Any, labels: Any, k: int, threshold: float, false_negatives: bool = False
     ) -> prediction.Meter:
         state = self._require_fitted("test(...)")
-        encoded = self._encoder(state).encode(self._lines(data, labels, "strict"))
+        encoded = self._encoded(state, data, labels)
         return prediction.meter(self, state, encoded, k, threshold, false_negatives)
 
     def test(
@@ -611,7 +628,7 @@ class FastTextClassifier(Model):
     def confusion(self, data: Any, labels: Sequence[Any] | None = None) -> Confusion:
         """How often each gold label's lines were given each label first (:class:`Confusion`)."""
         state = self._require_fitted("confusion(...)")
-        encoded = self._encoder(state).encode(self._lines(data, labels, "strict"))
+        encoded = self._encoded(state, data, labels)
         return prediction.confusion(self, state, encoded)
 
     def get_sentence_vector(self, text: str) -> np.ndarray:

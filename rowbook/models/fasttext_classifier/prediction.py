@@ -23,6 +23,8 @@ from rowbook.models.word_vectors.jobs import resolve_workers
 
 __all__ = ["Confusion", "TestResult", "confusion", "kernel_rows", "meter", "predictions"]
 
+_ROWS_A_THREAD = 50_000  # input rows that pay for starting a prediction thread (~1 ms of work)
+
 
 class TestResult(NamedTuple):
     """What ``fasttext test`` prints: the lines scored, precision@k and recall@k."""
@@ -88,7 +90,9 @@ def predictions(
         k=k,
         threshold=threshold,
         children=children,
-        workers=min(resolve_workers(model.workers), max(1, len(encoded) // 5000)),
+        workers=min(
+            resolve_workers(model.workers), max(1, len(encoded.input_ids) // _ROWS_A_THREAD)
+        ),
     )
 
 
