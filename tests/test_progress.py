@@ -9,7 +9,8 @@ import numpy as np
 import pytest
 
 from rowbook._progress import ProgressBar
-from rowbook.models.word_vectors.jobs import Progress, ProgressReporter
+from rowbook.models.word_vectors.jobs import ProgressReporter
+from rowbook.models.word_vectors.state import Progress
 
 
 class Terminal(io.StringIO):

@@ -13,7 +13,7 @@ from rowbook.models.word_vectors.glove_kernels import (
     glove_step_reference,
     glove_weight,
 )
-from rowbook.models.word_vectors.jobs import Progress
+from rowbook.models.word_vectors.state import Progress
 
 CORPUS = planted_corpus(3000, seed=0)
 SMALL = dict(vector_size=24, window=15, min_count=5, epochs=50, workers=1)

@@ -11,7 +11,7 @@ import pytest
 from rowbook.checks import ParameterError
 from rowbook.data.synthetic import CAPITALS, PEOPLE, planted_analogies, planted_corpus
 from rowbook.models.base import NotFittedError
-from rowbook.models.word_vectors.jobs import Progress
+from rowbook.models.word_vectors.state import Progress
 from rowbook.models.word_vectors.word2vec import Word2Vec
 
 CORPUS = planted_corpus(3000, seed=0)

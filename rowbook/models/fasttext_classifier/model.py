@@ -60,8 +60,9 @@ from rowbook.models.base import Model
 from rowbook.models.fasttext_classifier import prediction, training
 from rowbook.models.fasttext_classifier.kernels import LOSS_CODES, sentence_vectors
 from rowbook.models.fasttext_classifier.prediction import Confusion, TestResult
-from rowbook.models.word_vectors.jobs import Progress, resolve_workers, run_schedule
+from rowbook.models.word_vectors.jobs import resolve_workers, run_schedule
 from rowbook.models.word_vectors.state import (
+    Progress,
     Schedule,
     TrainedState,
     check_resumed,
@@ -501,7 +502,7 @@ class FastTextClassifier(Model):
 
     @property
     def history_(self) -> list[Progress]:
-        """One :class:`~rowbook.models.word_vectors.jobs.Progress` per epoch trained, over
+        """One :class:`~rowbook.models.word_vectors.state.Progress` per epoch trained, over
         every ``fit`` / ``train`` call."""
         return self._require_fitted(".history_").history
 
@@ -569,7 +570,12 @@ class FastTextClassifier(Model):
         encoder = self._encoder(state)
         if isinstance(data, LabelledLines):
             return encoder.encode(data)
-        if labels is None and isinstance(data, tuple) and len(data) == 2 and not is_file_source(data):
+        if (
+            labels is None
+            and isinstance(data, tuple)
+            and len(data) == 2
+            and not is_file_source(data)
+        ):
             data, labels = data  # a (texts, labels) pair
         prefix = self.label_prefix
         return encoder.encode_batches(labelled_batches(data, labels, label_prefix=prefix))

@@ -23,7 +23,7 @@ and everything below -- the spill decision, the first pass, the encoding -- take
 The learned state (``self._fitted``) is a
 :class:`~rowbook.models.word_vectors.state.TrainedState` (GloVe's a ``GloVeState``, of the
 class named by ``_state_type``): the vocabulary, the tables, the history (one
-:class:`~rowbook.models.word_vectors.jobs.Progress` per epoch), the
+:class:`~rowbook.models.word_vectors.state.Progress` per epoch), the
 :class:`~rowbook.models.word_vectors.state.Schedule` of the training call in progress or
 last finished (``done`` of its ``epochs`` trained, ``trained`` epochs in the model's whole
 life, what seeds each epoch's random draws), the telemetry and the cached query view. A
@@ -52,8 +52,9 @@ from rowbook.data.spill import resolve_spill_dir
 from rowbook.io import fields_of
 from rowbook.models.base import Model
 from rowbook.models.word_vectors import telemetry
-from rowbook.models.word_vectors.jobs import EpochJobs, Progress, resolve_workers, run_schedule
+from rowbook.models.word_vectors.jobs import EpochJobs, resolve_workers, run_schedule
 from rowbook.models.word_vectors.state import (
+    Progress,
     Schedule,
     TrainedState,
     check_resumed,

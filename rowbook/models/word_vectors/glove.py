@@ -46,8 +46,8 @@ from rowbook.data.shuffle import RecordArrays, RecordFile, shuffle_records, shuf
 from rowbook.data.spill import resolve_spill_dir
 from rowbook.models.word_vectors.base import WordVectorModel
 from rowbook.models.word_vectors.job_args import GloVeJob
-from rowbook.models.word_vectors.jobs import EpochJobs, Progress
-from rowbook.models.word_vectors.state import GloVeState, check_tables
+from rowbook.models.word_vectors.jobs import EpochJobs
+from rowbook.models.word_vectors.state import GloVeState, Progress, check_tables
 from rowbook.vectors import Vectors
 
 __all__ = ["GloVe"]

@@ -12,6 +12,7 @@ tables unchecked and the schedule's counters drive the epoch loop. The vocabular
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable
 from dataclasses import asdict, dataclass, field, fields
 from typing import Any, Literal
@@ -20,10 +21,10 @@ import numpy as np
 
 from rowbook.checks import EmptyInputError, ParameterError
 from rowbook.data.counted_vocab import CountedVocab
-from rowbook.models.word_vectors.jobs import Progress
 
 __all__ = [
     "GloVeState",
+    "Progress",
     "Schedule",
     "TrainedState",
     "check_resumed",
@@ -36,6 +37,43 @@ __all__ = [
 ]
 
 Tables = dict[str, np.ndarray]
+
+
+@dataclass(frozen=True)
+class Progress:
+    """A snapshot passed to ``fit(..., callback=...)`` after every epoch (and its checkpoint).
+
+    ``words`` counts corpus tokens (out-of-vocabulary ones included) processed in this
+    epoch, ``words_per_sec`` is measured over the epoch, ``loss`` is the summed training
+    loss of the epoch (``nan`` when the trainer does not compute it), ``learning_rate``
+    the last one used. Its ``repr`` leaves out a loss that was not computed.
+
+    >>> Progress(1, 5, 1000, 1000, 2500.0, float("nan"), 0.025, 0.4)
+    Progress(epoch=1/5, words=1,000/1,000, words_per_sec=2,500, learning_rate=0.025, seconds=0.400)
+    """
+
+    epoch: int
+    epochs: int
+    words: int
+    total_words: int
+    words_per_sec: float
+    loss: float
+    learning_rate: float
+    seconds: float
+
+    def __post_init__(self) -> None:  # plain Python numbers, so the record prints cleanly
+        for name in ("epoch", "epochs", "words", "total_words"):
+            object.__setattr__(self, name, int(getattr(self, name)))
+        for name in ("words_per_sec", "loss", "learning_rate", "seconds"):
+            object.__setattr__(self, name, float(getattr(self, name)))
+
+    def __repr__(self) -> str:
+        loss = "" if math.isnan(self.loss) else f", loss={self.loss:.6g}"
+        return (
+            f"Progress(epoch={self.epoch}/{self.epochs}, words={self.words:,}/"
+            f"{self.total_words:,}, words_per_sec={self.words_per_sec:,.0f}{loss}, "
+            f"learning_rate={self.learning_rate:.6g}, seconds={self.seconds:.3f})"
+        )
 
 
 @dataclass
@@ -62,7 +100,7 @@ class TrainedState:
 
     ``vocab`` the words with their counts, ``tables`` the model's tables by name (row ``i``
     the word ``vocab.keys[i]``), ``schedule`` and ``history`` (one
-    :class:`~rowbook.models.word_vectors.jobs.Progress` an epoch, over the model's life),
+    :class:`~rowbook.models.word_vectors.state.Progress` an epoch, over the model's life),
     ``row_stats`` the per-row telemetry (:mod:`~rowbook.models.word_vectors.telemetry`;
     ``None``: not recorded) and ``vectors`` the query view, built when first asked for.
     """

@@ -51,8 +51,8 @@ from rowbook.data.sampling import job_seed, negative_guide, negative_table, samp
 from rowbook.models.base import NotFittedError
 from rowbook.models.word_vectors.base import WordVectorModel
 from rowbook.models.word_vectors.job_args import Word2VecJob
-from rowbook.models.word_vectors.jobs import EpochJobs, Progress
-from rowbook.models.word_vectors.state import TrainedState
+from rowbook.models.word_vectors.jobs import EpochJobs
+from rowbook.models.word_vectors.state import Progress, TrainedState
 from rowbook.models.word_vectors.word2vec_training import (
     grow_tables,
     initial_tables,
