@@ -62,6 +62,7 @@ from rowbook.models.fasttext_classifier.kernels import LOSS_CODES, sentence_vect
 from rowbook.models.fasttext_classifier.prediction import Confusion, TestResult
 from rowbook.models.word_vectors.jobs import resolve_workers, run_schedule
 from rowbook.models.word_vectors.state import (
+    LearnedViews,
     Progress,
     Schedule,
     TrainedState,
@@ -91,7 +92,7 @@ class ClassifierState(TrainedState):
     autotune: dict[str, Any] | None = None
 
 
-class FastTextClassifier(Model):
+class FastTextClassifier(LearnedViews, Model):
     """A fastText supervised text classifier: mean of word (and n-gram) rows, one linear layer.
 
     Parameters
@@ -480,31 +481,6 @@ class FastTextClassifier(Model):
                 f"this FastTextClassifier is quantised (its rows are codes); {what} needs the "
                 "float tables: train the unquantised model, then quantize() it"
             )
-
-    @property
-    def vectors(self) -> Vectors:
-        """The word vectors as a :class:`rowbook.Vectors` (built once, then cached): each
-        word's row averaged with its char n-grams' rows, as fastText's ``getWordVector``."""
-        state = self._require_fitted(".vectors")
-        if state.vectors is None:
-            state.vectors = self._make_vectors(state)
-        return state.vectors
-
-    @property
-    def index_to_key_(self) -> tuple[str, ...]:
-        """The words in id order (row ``i`` of ``W_in`` is ``index_to_key_[i]``)."""
-        return self._require_fitted(".index_to_key_").vocab.keys
-
-    @property
-    def counts_(self) -> np.ndarray:
-        """``(nwords,)`` how often each word occurs in the training lines."""
-        return self._require_fitted(".counts_").vocab.counts
-
-    @property
-    def history_(self) -> list[Progress]:
-        """One :class:`~rowbook.models.word_vectors.state.Progress` per epoch trained, over
-        every ``fit`` / ``train`` call."""
-        return self._require_fitted(".history_").history
 
     @property
     def labels_(self) -> tuple[str, ...]:

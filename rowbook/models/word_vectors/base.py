@@ -54,6 +54,7 @@ from rowbook.models.base import Model
 from rowbook.models.word_vectors import telemetry
 from rowbook.models.word_vectors.jobs import EpochJobs, resolve_workers, run_schedule
 from rowbook.models.word_vectors.state import (
+    LearnedViews,
     Progress,
     Schedule,
     TrainedState,
@@ -71,7 +72,7 @@ if TYPE_CHECKING:
 __all__ = ["WordVectorModel"]
 
 
-class WordVectorModel(Model):
+class WordVectorModel(LearnedViews, Model):
     """Base class of the word-vector models; see the module docstring for what it owns.
 
     Abstract, not a model itself: :class:`~rowbook.models.Word2Vec`,
@@ -466,24 +467,6 @@ class WordVectorModel(Model):
     # -- learned state -------------------------------------------------------------------
 
     @property
-    def vectors(self) -> Vectors:
-        """The trained word vectors as a :class:`rowbook.Vectors` (built once, then cached)."""
-        state = self._require_fitted(".vectors")
-        if state.vectors is None:
-            state.vectors = self._make_vectors(state)
-        return state.vectors
-
-    @property
-    def index_to_key_(self) -> tuple[str, ...]:
-        """The vocabulary in id order (row ``i`` of every table is ``index_to_key_[i]``)."""
-        return self._require_fitted(".index_to_key_").vocab.keys
-
-    @property
-    def counts_(self) -> np.ndarray:
-        """``(V,)`` corpus counts of the vocabulary words (summed over ``build_vocab`` updates)."""
-        return self._require_fitted(".counts_").vocab.counts
-
-    @property
     def row_stats_(self) -> RowStats:
         """Per-row telemetry of the word table, recorded with ``row_stats=True``
         (:mod:`~rowbook.models.word_vectors.telemetry`): updates, summed gradient norm, last
@@ -501,8 +484,3 @@ class WordVectorModel(Model):
         vocab = fitted.vocab
         table = self._stats_table(fitted)
         return telemetry.row_stats(fitted.row_stats, table, vocab.keys, vocab.counts)
-
-    @property
-    def history_(self) -> list[Progress]:
-        """One :class:`Progress` per epoch trained, over every ``fit`` / ``train`` call."""
-        return self._require_fitted(".history_").history

@@ -21,9 +21,11 @@ import numpy as np
 
 from rowbook.checks import EmptyInputError, ParameterError
 from rowbook.data.counted_vocab import CountedVocab
+from rowbook.vectors import Vectors
 
 __all__ = [
     "GloVeState",
+    "LearnedViews",
     "Progress",
     "Schedule",
     "TrainedState",
@@ -277,3 +279,38 @@ def check_tables(tables: dict[str, np.ndarray], shapes: dict[str, tuple[int, ...
         raise ValueError(
             f"saved tables must have the shapes {shapes}, got {found}; the file is damaged"
         )
+
+
+class LearnedViews:
+    """What a fitted model of the family shows of its :class:`TrainedState`: the words, their
+    counts, the history and the word vectors (a mixin of the word-vector models and fastText's
+    classifier, beside :class:`~rowbook.models.base.Model`, which gives ``_require_fitted``)."""
+
+    _require_fitted: Callable[[str], Any]
+    _make_vectors: Callable[[Any], Any]
+
+    @property
+    def vectors(self) -> Vectors:
+        """The word vectors as a :class:`rowbook.Vectors` (built once, then cached); a
+        fastText model's rows are each word's row averaged with its n-grams' rows, as
+        fastText's ``getWordVector``."""
+        state = self._require_fitted(".vectors")
+        if state.vectors is None:
+            state.vectors = self._make_vectors(state)
+        return state.vectors
+
+    @property
+    def index_to_key_(self) -> tuple[str, ...]:
+        """The words in id order (row ``i`` of the word tables is ``index_to_key_[i]``)."""
+        return self._require_fitted(".index_to_key_").vocab.keys
+
+    @property
+    def counts_(self) -> np.ndarray:
+        """``(V,)`` how often each word occurs in the training text (summed over
+        ``build_vocab`` updates)."""
+        return self._require_fitted(".counts_").vocab.counts
+
+    @property
+    def history_(self) -> list[Progress]:
+        """One :class:`Progress` per epoch trained, over every ``fit`` / ``train`` call."""
+        return self._require_fitted(".history_").history
