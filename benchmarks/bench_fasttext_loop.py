@@ -12,9 +12,12 @@ seed for unsupervised training: its runs differ by their two threads), scores th
   ``exact-sigmoid``, ``skip-target`` (a negative equal to the target skipped, not drawn
   again), ``lr10000`` (the learning rate updated every 10,000 tokens, a rowbook job),
   ``no-eos`` (no ``</s>`` tokens), ``rowbook-init`` (rowbook's initial table: every row
-  in use drawn), ``vocab-sample`` (subsampling frequencies over the vocabulary's tokens);
+  in use drawn), ``vocab-sample`` (subsampling frequencies over the vocabulary's tokens),
+  ``vocab-epochs`` (``epoch`` passes over the file: fastText trains ``epoch * ntokens``
+  tokens of the vocabulary, ``ntokens`` counting the tokens ``min_count`` cuts too);
 * ``rowbook-<change>``: rowbook with one of fastText's choices: ``init1`` / ``init2`` (the
-  initial table fastText draws with 1 / 2 threads).
+  initial table fastText draws with 1 / 2 threads), ``zero-ngrams`` (every n-gram row
+  starting at zero, the word rows drawn), ``epochs6`` (6 epochs, not 5).
 
 Settings are ``bench_fasttext.py``'s (d=100, window 5, negative 5, sample 1e-3, min_count 5,
 n-grams 3-6, 2M buckets, 5 epochs). Scores by gensim's ``KeyedVectors`` over the
@@ -55,6 +58,9 @@ ROWS = (
     "loop-vocab-sample",
     "rowbook-init1",
     "rowbook-init2",
+    "rowbook-zero-ngrams",
+    "loop-vocab-epochs",
+    "rowbook-epochs6",
 )
 
 
@@ -102,6 +108,19 @@ def _loop(row: str, seed: int, corpus: str, params: dict):
 
         loop._stream = _stream_keys
         loop.fasttext_initial_input = rowbook_init
+    elif change == "vocab-epochs":
+        import dataclasses
+
+        read, discard = loop._stream, loop.discard_probabilities
+        ntokens: dict = {}
+
+        def _stream_passes(source, vocab, min_count):
+            ids, vocab = read(source, vocab, min_count)
+            ntokens["all"] = vocab.total_words
+            return ids, dataclasses.replace(vocab, total_words=int(vocab.counts.sum()))
+
+        loop._stream = _stream_passes
+        loop.discard_probabilities = lambda counts, _, t: discard(counts, ntokens["all"], t)
     elif change == "vocab-sample":
         discard = loop.discard_probabilities
         loop.discard_probabilities = lambda counts, ntokens, t: discard(counts, counts.sum(), t)
@@ -121,6 +140,17 @@ def _rowbook(row: str, seed: int, corpus: str, params: dict):
             return fasttext_initial_input(
                 len(keys) + model.n_buckets, model.vector_size, seed, threads
             )
+
+        fasttext.initial_input = init
+    elif change == "epochs6":
+        params = {**params, "epoch": 6}
+    elif change == "zero-ngrams":
+        words_only = fasttext.initial_input
+
+        def init(seed, keys, model):
+            W = words_only(seed, keys, model)
+            W[len(keys) :] = 0.0
+            return W
 
         fasttext.initial_input = init
     return _rowbook_model(seed, params["thread"], params).fit(corpus)
