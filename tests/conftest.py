@@ -23,13 +23,14 @@ settings.load_profile("rowbook")
 _TRAIN_IN_A_CHILD = """
 import sys, fasttext
 corpus, out, settings = sys.argv[1], sys.argv[2], eval(sys.argv[3])
-fasttext.train_unsupervised(corpus, thread=10, verbose=0, **settings).save_model(out)
+fasttext.train_unsupervised(corpus, verbose=0, **{"thread": 10, **settings}).save_model(out)
 """
 
 
 @pytest.fixture(scope="session")
 def train_fasttext():
-    """``train(path, **settings)``: ``fasttext.train_unsupervised`` on ten threads, in a child.
+    """``train(path, **settings)``: ``fasttext.train_unsupervised`` in a child, on ten threads
+    unless ``settings`` give ``thread``.
 
     Ten because fastText's ``DenseMatrix::uniform`` initialises the input table in ten
     blocks, one per thread: with fewer threads the rows past ``thread / 10`` of the table

@@ -21,6 +21,8 @@ module                     what it holds
                            ``glove_kernels`` (with its NumPy reference)
 ``word2vec_reference``     the plain-Python formulation word2vec's and fastText's kernels
                            are tested against, draw for draw
+``fasttext_loop``          fastText's own training loop step for step on one thread
+                           (``train_like_fasttext``), equal to the ``fasttext`` package's
 =========================  ============================================================
 """
 
