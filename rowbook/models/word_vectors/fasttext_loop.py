@@ -127,8 +127,8 @@ def discard_probabilities(counts: np.ndarray, ntokens: int, t: float) -> np.ndar
 
     Examples
     --------
-    >>> discard_probabilities(np.array([1000, 1]), 10_000, 1e-3).round(4).tolist()
-    [0.1001, 3.1623]
+    >>> discard_probabilities(np.array([1000, 1]), 10_000, 1e-3).astype(float).round(4).tolist()
+    [0.11, 13.1623]
     """
     f = np.asarray(counts, dtype=np.float32) / np.float32(ntokens)  # (V,)
     ratio = t / f.astype(np.float64)
