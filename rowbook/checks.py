@@ -29,6 +29,7 @@ __all__ = [
     "EmptyInputError",
     "InputIndexError",
     "InputTypeError",
+    "NotFittedError",
     "ParameterError",
     "ParameterHint",
     "UnknownKeyError",
@@ -56,6 +57,10 @@ class UnknownKeyError(KeyError):
 
 class InputIndexError(IndexError):
     """An id or position outside the table the user gave."""
+
+
+class NotFittedError(ValueError, AttributeError):
+    """A learned attribute was read before ``fit`` (scikit-learn's exception of that name)."""
 
 
 class EmptyInputError(ValueError):

@@ -313,7 +313,7 @@ def model_size_from_gguf(
     metadata; ``dtype`` is the KV cache's (llama.cpp's default: float16). The bytes as
     stored, quantised, are the sum of its tensors' (``rowbook inspect`` prints them)."""
     from rowbook.gguf import read_gguf
-    from rowbook.gguf.model import hf_config
+    from rowbook.models.language_model.gguf_checkpoint import hf_config
     from rowbook.models.language_model.hf_checkpoint import config_settings
 
     file = read_gguf(path)

@@ -2,7 +2,7 @@
 (:mod:`~rowbook.gguf.format`), its quantised blocks (:mod:`~rowbook.gguf.quants`, beside
 :mod:`~rowbook.gguf.quants_reference`), and what rowbook builds from one file: the token
 table (:mod:`~rowbook.gguf.table`), the tokenizer (:mod:`~rowbook.gguf.tokenizer`), the
-model (:mod:`~rowbook.gguf.model`, written back by :mod:`~rowbook.gguf.save`). Each is
+model (:mod:`~rowbook.models.language_model.gguf_checkpoint`, written back by :mod:`~rowbook.models.language_model.gguf_save`). Each is
 imported on first use: opening a table does not import the tokenizers.
 """
 

@@ -45,6 +45,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, ClassVar, TypeVar
 
+from rowbook.checks import NotFittedError
 from rowbook.io import fields_of, load_state, save_state
 
 __all__ = ["MODEL_KIND", "Model", "NotFittedError", "read_model_file", "same_json"]
@@ -52,10 +53,6 @@ __all__ = ["MODEL_KIND", "Model", "NotFittedError", "read_model_file", "same_jso
 MODEL_KIND = "model"
 
 M = TypeVar("M", bound="Model")
-
-
-class NotFittedError(ValueError, AttributeError):
-    """A learned attribute was read before ``fit`` (scikit-learn's exception of that name)."""
 
 
 class Model(ABC):

@@ -32,6 +32,7 @@ from rowbook.vectors import formats, npz, sidefiles
 from rowbook.vectors.keys import check_counts, check_dtype, index_keys, read_only
 from rowbook.vectors.mapped import maps_a_file, open_cached
 from rowbook.vectors.neighbors import row_norms, unit_rows
+from rowbook.vectors.projector import read_projector, write_projector
 
 __all__ = ["KeyedTable", "Term"]
 
@@ -488,11 +489,9 @@ class KeyedTable:
         ``tensors.tsv`` (the rows), ``metadata.tsv`` (the keys, a ``count`` column when the
         table has counts, and the columns of ``metadata``: name to one value per row) and
         ``projector_config.pbtxt`` naming the table ``name``; keys and values holding tabs or
-        newlines are escaped (:mod:`rowbook.viz.projector`). Point TensorBoard at the folder
+        newlines are escaped (:mod:`rowbook.vectors.projector`). Point TensorBoard at the folder
         (``tensorboard --logdir FOLDER``) and open its Projector tab. Returns the config path.
         """
-        from rowbook.viz.projector import write_projector
-
         columns = dict(metadata or {})
         if self._counts is not None and "count" not in columns:
             columns = {"count": self._counts.tolist(), **columns}
@@ -508,11 +507,9 @@ class KeyedTable:
         The keys are the metadata column ``key_column`` (default: ``"label"``, else the first
         column), or the row numbers without metadata; they must be unique. A ``count``
         column of non-negative integers becomes the counts. ``tensor`` picks the table when
-        the folder lists several. :func:`rowbook.viz.projector.read_projector` gives every
+        the folder lists several. :func:`rowbook.vectors.projector.read_projector` gives every
         metadata column.
         """
-        from rowbook.viz.projector import read_projector
-
         found = read_projector(folder, tensor=tensor)
         columns = found.metadata
         if key_column is None:
@@ -544,7 +541,7 @@ class KeyedTable:
             raise ValueError(
                 f"{folder}: the metadata column {key_column!r} repeats a value ({err}); "
                 "choose a column of unique values with key_column=, or read the rows "
-                "and metadata with rowbook.viz.projector.read_projector"
+                "and metadata with rowbook.vectors.projector.read_projector"
             ) from None
 
     def save(self, path: PathLike) -> None:

@@ -15,12 +15,14 @@
 * :mod:`rowbook.viz.html` -- one self-contained HTML file to rotate, zoom and hover in 2-D
   or 3-D, search, list a point's cosine neighbours and colour by metadata, with no network
   and no server;
-* :mod:`rowbook.viz.projector` -- TensorBoard's Embedding Projector folders, written and read;
+* TensorBoard's Embedding Projector folders, written and read (a table's file format, in
+  :mod:`rowbook.vectors.projector`; re-exported here);
 * teaching pictures: :mod:`rowbook.viz.lookup` (the one-hot product, the rows a batch's
   gradient touches), :mod:`rowbook.viz.bpe_animation` (the BPE merges as a GIF),
   :mod:`rowbook.viz.toy_space` (a 3-D toy space with semantic clusters).
 """
 
+from rowbook.vectors.projector import read_projector, write_projector
 from rowbook.viz.bpe_animation import merge_frames, write_merge_animation
 from rowbook.viz.compare import moved_figure, plot_moved
 from rowbook.viz.html import embedding_html, write_html
@@ -37,7 +39,6 @@ from rowbook.viz.plots import (
 )
 from rowbook.viz.points import as_points, cosine_matrix, hue_colors
 from rowbook.viz.project import PCA, project, tsne
-from rowbook.viz.projector import read_projector, write_projector
 from rowbook.viz.row_stats import plot_row_stats, row_stats_figure
 from rowbook.viz.toy_space import plot_toy_space, toy_space
 

@@ -17,8 +17,8 @@ transformers = pytest.importorskip("transformers")
 gguf = pytest.importorskip("gguf")
 pytest.importorskip("accelerate")
 
-from rowbook.gguf.model import hf_names, permute  # noqa: E402
 from rowbook.models import TransformerLM  # noqa: E402
+from rowbook.models.language_model.gguf_checkpoint import hf_names, permute  # noqa: E402
 
 V = 96
 IDS = np.array([[3, 17, 42, 5, 88, 1, 60, 7, 7, 30]])

@@ -11,7 +11,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from rowbook.vectors import Vectors
-from rowbook.viz.projector import (
+from rowbook.vectors.projector import (
     CONFIG_NAME,
     escape,
     read_config,
@@ -19,7 +19,7 @@ from rowbook.viz.projector import (
     unescape,
     write_projector,
 )
-from rowbook.viz.projector_config import MAX_CONFIG_BYTES
+from rowbook.vectors.projector_config import MAX_CONFIG_BYTES
 
 tensorboard = pytest.importorskip("tensorboard")
 from google.protobuf import text_format  # noqa: E402

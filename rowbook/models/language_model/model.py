@@ -33,6 +33,7 @@ from numpy.lib.stride_tricks import sliding_window_view
 from rowbook.autograd import Tensor, no_grad
 from rowbook.checks import ParameterError, check_choice, check_int, check_number
 from rowbook.corpus_files import read_texts
+from rowbook.models.language_model import gguf_checkpoint, gguf_save, hf_checkpoint
 from rowbook.models.language_model.config import TransformerConfig, architecture_names
 from rowbook.models.language_model.kv_cache import CacheDtype, make_cache
 from rowbook.models.language_model.sampling import check_sampling, choose_token
@@ -466,28 +467,20 @@ class TransformerLM(NetworkModel):
         """The model of a Hugging Face ``GPT2LMHeadModel`` or ``LlamaForCausalLM`` folder
         (``config.json`` + ``model.safetensors``, or shards with their index), weights and
         (when readable) ``tokenizer.json``; ``params`` set training parameters (``lr``, ...)."""
-        from rowbook.models.language_model import hf_checkpoint
-
         return hf_checkpoint.load_lm(cls, Path(directory), params)
 
     @classmethod
     def from_gguf(cls, path: str | os.PathLike[str], **params: Any) -> TransformerLM:
         """The model of a GGUF file (llama.cpp's ``llama`` or ``gpt2`` architecture), its
-        tensors dequantised, its tokenizer the pipeline (:mod:`rowbook.gguf.model`)."""
-        from rowbook.gguf.model import load_gguf_lm
-
-        return load_gguf_lm(cls, path, params)
+        tensors dequantised, its tokenizer the pipeline (:mod:`rowbook.models.language_model.gguf_checkpoint`)."""
+        return gguf_checkpoint.load_gguf_lm(cls, path, params)
 
     def save_gguf(self, path: str | os.PathLike[str], dtype: str = "f16") -> None:
         """Write a GGUF file (matrices as ``"f32"``, ``"f16"`` or ``"q8_0"``) that llama.cpp's
-        ``gguf`` reads and ``transformers`` loads (:mod:`rowbook.gguf.writer`)."""
-        from rowbook.gguf.save import save_gguf
-
-        save_gguf(self, path, dtype)
+        ``gguf`` reads and ``transformers`` loads (:mod:`rowbook.models.language_model.gguf_save`)."""
+        gguf_save.save_gguf(self, path, dtype)
 
     def save_hf(self, directory: str | os.PathLike[str]) -> None:
         """Write ``config.json``, ``model.safetensors`` (and ``tokenizer.json``) that
         ``transformers`` loads with ``AutoModelForCausalLM.from_pretrained``."""
-        from rowbook.models.language_model import hf_checkpoint
-
         hf_checkpoint.save_lm(self, Path(directory))

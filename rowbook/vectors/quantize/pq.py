@@ -29,7 +29,7 @@ from typing import Any, Self
 
 import numpy as np
 
-from rowbook.checks import ParameterError, check_int
+from rowbook.checks import NotFittedError, ParameterError, check_int
 from rowbook.vectors.quantize.kmeans import kmeans, nearest_centroids, transposed_layout
 
 __all__ = ["ProductQuantizer", "check_float32_field"]
@@ -145,8 +145,6 @@ class ProductQuantizer:
 
     def _fitted(self) -> tuple[tuple[int, ...], np.ndarray]:
         if self._widths is None or self._centroids is None:
-            from rowbook.models.base import NotFittedError
-
             raise NotFittedError(
                 "this ProductQuantizer is not fitted yet; call fit(rows) before "
                 "encoding or decoding, or build one with from_centroids"

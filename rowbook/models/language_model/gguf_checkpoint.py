@@ -28,6 +28,7 @@ from typing import Any
 import numpy as np
 
 from rowbook.gguf.format import GGUFFile, read_gguf
+from rowbook.models.language_model.hf_checkpoint import config_settings, tensor_plan
 
 __all__ = [
     "ARCHITECTURES",
@@ -231,7 +232,6 @@ def _hf_tensors(file: GGUFFile, config: Any) -> dict[str, tuple[np.ndarray, str]
 
 
 def _read(net: Any, tensors: dict[str, tuple[np.ndarray, str]], path: Any) -> None:
-    from rowbook.models.language_model.hf_checkpoint import tensor_plan
 
     config = net.config
     plan = tensor_plan(config, set(tensors))
@@ -277,7 +277,6 @@ def _pipeline(file: GGUFFile) -> tuple[Any, int | None]:
 
 def load_gguf_lm(cls: type, source: str | os.PathLike[str] | GGUFFile, params: dict) -> Any:
     """A fitted ``cls`` (:class:`~rowbook.models.TransformerLM`) from a GGUF file."""
-    from rowbook.models.language_model.hf_checkpoint import config_settings
 
     file = source if isinstance(source, GGUFFile) else read_gguf(source)
     config, eos = config_settings(hf_config(file), file.path)

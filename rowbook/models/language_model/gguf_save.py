@@ -1,9 +1,9 @@
 """A rowbook :class:`~rowbook.models.TransformerLM` written as a GGUF file.
 
-The reverse of :mod:`rowbook.gguf.model`: the architecture as llama.cpp's metadata keys, each
+The reverse of :mod:`rowbook.models.language_model.gguf_checkpoint`: the architecture as llama.cpp's metadata keys, each
 parameter under its GGUF name (Llama's fused ``in_proj_weight`` split into ``attn_q``,
 ``attn_k``, ``attn_v``, the query and key rows put in llama.cpp's RoPE order by
-:func:`~rowbook.gguf.model.permute`), the matrices as ``dtype`` and the vectors (norms,
+:func:`~rowbook.models.language_model.gguf_checkpoint.permute`), the matrices as ``dtype`` and the vectors (norms,
 biases) as F32, as llama.cpp's converter stores them; a tied model has no ``output.weight``.
 A byte-level BPE pipeline is written as the ``gpt2`` tokenizer whose pre-tokenizer name
 matches its pattern.
@@ -16,10 +16,11 @@ from typing import Any
 
 import numpy as np
 
-from rowbook.gguf.model import gguf_name, permute
 from rowbook.gguf.quantize import quantize_q8_0
 from rowbook.gguf.tokenizer import PRE_PATTERNS
 from rowbook.gguf.writer import Metadata, write_gguf
+from rowbook.models.language_model.gguf_checkpoint import gguf_name, permute
+from rowbook.models.language_model.hf_checkpoint import tensor_plan
 
 __all__ = ["DTYPES", "gguf_metadata", "save_gguf"]
 
@@ -103,7 +104,6 @@ def _tokenizer(model: Any, vocab_size: int) -> list[Metadata]:
 
 def _gguf_tensors(net: Any) -> list[tuple[str, np.ndarray]]:
     """``(GGUF name, float32 array in GGUF's layout)`` of every parameter."""
-    from rowbook.models.language_model.hf_checkpoint import tensor_plan
 
     config = net.config
     plan = tensor_plan(config, {"wte.weight"})  # GPT-2's names without "transformer."

@@ -43,7 +43,7 @@ import numpy as np
 
 from rowbook.checks import UnknownKeyError
 from rowbook.io import atomic_write
-from rowbook.viz.projector_config import config_text, read_config
+from rowbook.vectors.projector_config import config_text, read_config
 
 __all__ = [
     "CONFIG_NAME",
