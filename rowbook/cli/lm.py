@@ -69,8 +69,7 @@ def run_train(args: argparse.Namespace) -> int:
 
 def _sample(lm: Any, prompt: str, length: int, temperature: float) -> str:
     """A sample after ``prompt`` (or after an end of text), as long as the context allows."""
-    eos = lm._fitted["eos"]
-    ids = lm.encode(prompt) if prompt else [eos]
+    ids = lm.encode(prompt) if prompt else [lm.eos_id_]
     if lm.config_.positions in ("learned", "sinusoidal"):
         length = min(length, lm.config_.context - len(ids))
     out = lm.generate(ids, max(length, 0), temperature=temperature, seed=lm.seed)

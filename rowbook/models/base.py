@@ -68,7 +68,7 @@ class Model(ABC):
     _state_version: ClassVar[int] = 1
     #: Parameters a resumed ``fit`` may change: they do not alter what is learned.
     _run_only: ClassVar[tuple[str, ...]] = ()
-    #: The learned state: a dict, or a family's typed state (a dataclass).
+    #: The learned state: the family's typed state (a dataclass), None before ``fit``.
     _fitted: Any = None
 
     # -- parameters -------------------------------------------------------------------
@@ -115,10 +115,6 @@ class Model(ABC):
                 f"or load a saved model with {name}.load(path)"
             )
         return self._fitted
-
-    def _learned(self, key: str, attribute: str | None = None) -> Any:
-        """``self._fitted[key]``, or a :class:`NotFittedError` naming the attribute asked for."""
-        return self._require_fitted(f".{attribute or key}")[key]
 
     @contextmanager
     def _learning(self, state: Any, *, keep_on_error: bool = False) -> Iterator[None]:

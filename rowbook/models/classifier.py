@@ -32,6 +32,7 @@ from __future__ import annotations
 import copy
 import os
 from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import Any, ClassVar
 
 import numpy as np
@@ -41,9 +42,12 @@ from rowbook.checks import InputTypeError, check_choice, check_int, check_number
 from rowbook.models.network import (
     DEFAULT_LR,
     NetworkModel,
+    NetworkState,
     OptimizerName,
+    PipelineExtras,
     build_optimizer,
     check_tokens_kept,
+    pipeline_from_state,
     pipeline_of_0_1,
     sparse_table,
 )
@@ -55,7 +59,7 @@ from rowbook.text import Normalizer, TextPipeline, Vocab, WordTokenizer
 from rowbook.training import Trainer
 from rowbook.vectors import Vectors
 
-__all__ = ["BagOfEmbeddingsNet", "LSTMClassifier", "LSTMNet", "TextClassifier"]
+__all__ = ["BagOfEmbeddingsNet", "ClassifierExtras", "LSTMClassifier", "LSTMNet", "TextClassifier"]
 
 _EVAL_BATCH = 512
 
@@ -149,7 +153,14 @@ def _metrics(net: Module, data: tuple[np.ndarray, ...]) -> dict[str, float]:
     return {"loss": loss, "accuracy": float(np.mean(logits.argmax(axis=1) == y))}
 
 
-class _SequenceClassifier(NetworkModel):
+@dataclass(frozen=True)
+class ClassifierExtras(PipelineExtras):
+    """A classifier's extras: its fitted ``pipeline`` and the sorted class labels ``classes``."""
+
+    classes: np.ndarray
+
+
+class _SequenceClassifier(NetworkModel[ClassifierExtras]):
     """fit / predict / score shared by the two classifiers; subclasses name their network."""
 
     #: 2: the pipelines are :mod:`rowbook.text.pipeline_file` documents.
@@ -265,64 +276,61 @@ class _SequenceClassifier(NetworkModel):
             pipeline = self._make_pipeline().fit(texts)
             if self.pipeline is None:  # min_count made the vocabulary
                 check_tokens_kept(pipeline, self.min_count)
-            extras = {"pipeline": pipeline, "classes": classes, "start": self._start_vectors}
+            extras = ClassifierExtras(pipeline, classes)
         else:
             extras = self._extras_from_state(state)
-        train = (*self._encode(texts, extras["pipeline"]), _class_ids(extras["classes"], labels))
+        train = (*self._encode(texts, extras.pipeline), _class_ids(extras.classes, labels))
         val_columns = self._val_columns(val, extras)
         self._train(extras, train, val_columns, checkpoint=checkpoint, state=state)
         return self
 
-    def _build(self, extras: dict[str, Any]) -> tuple[Module, Any]:
-        pipeline = extras["pipeline"]
-        pad = pipeline.pad_id if pipeline.pad_id is not None else 0
+    def _build(self, extras: ClassifierExtras) -> tuple[Module, Any]:
         net = self._net_class(
-            pipeline.vocab_size,
+            extras.pipeline.vocab_size,
             self.dim,
             self.hidden,
-            len(extras["classes"]),
-            pad=pad,
+            len(extras.classes),
+            pad=_pad_id(extras.pipeline),
             sparse=sparse_table(self.optimizer),
             rng=self.seed,
         )
-        start = extras.pop("start", None)  # a fresh fit's starting rows: not kept once used
-        if start is not None:
-            copy_rows(net.embedding.weight.data, _table_keys(pipeline), start, skip=[pad])
         lr = self.lr if self.lr is not None else DEFAULT_LR[self.optimizer]
         table = net.embedding.weight
         return net, build_optimizer(self.optimizer, net, table, lr, freeze=self.freeze_embeddings)
+
+    def _start_rows(self, net: Module, extras: ClassifierExtras, vectors: Vectors) -> None:
+        pipeline = extras.pipeline
+        table = net.embedding.weight.data
+        copy_rows(table, _table_keys(pipeline), vectors, skip=[_pad_id(pipeline)])
 
     def _trainer_for(self, net: Module, optimizer: Any) -> Trainer:
         config = self._train_config(eval_on_start=True, eval_on_train=True)
         return Trainer(net, optimizer, _loss, evaluate=_metrics, config=config, save=self.save)
 
-    def _extras_to_state(self, extras: dict[str, Any]) -> dict[str, Any]:
-        return {"pipeline": extras["pipeline"].to_dict(), "classes": extras["classes"]}
+    def _extras_to_state(self, fitted: NetworkState[ClassifierExtras]) -> dict[str, Any]:
+        return {"pipeline": fitted.extras.pipeline.to_dict(), "classes": fitted.extras.classes}
 
-    def _extras_from_state(self, state: dict[str, Any]) -> dict[str, Any]:
-        return {
-            "pipeline": TextPipeline.from_dict(state["pipeline"], "field 'state.pipeline'"),
-            "classes": np.asarray(state["classes"]),
-        }
+    def _extras_from_state(self, state: dict[str, Any]) -> ClassifierExtras:
+        return ClassifierExtras(pipeline_from_state(state), np.asarray(state["classes"]))
 
-    def _val_columns(self, val: Any, extras: dict[str, Any]) -> tuple[np.ndarray, ...] | None:
+    def _val_columns(self, val: Any, extras: ClassifierExtras) -> tuple[np.ndarray, ...] | None:
         if val is None:
             return None
         if not isinstance(val, tuple | list) or len(val) != 2:
             raise InputTypeError("val must be a pair (texts, labels)")
         labels = _check_labels(val[1], len(_check_texts(val[0])))
-        return (*self._encode(val[0], extras["pipeline"]), _class_ids(extras["classes"], labels))
+        return (*self._encode(val[0], extras.pipeline), _class_ids(extras.classes, labels))
 
     # -- learned state ------------------------------------------------------------------
     @property
     def pipeline_(self) -> TextPipeline:
         """The fitted text pipeline."""
-        return self._learned("pipeline", "pipeline_")
+        return self._require_fitted(".pipeline_").extras.pipeline
 
     @property
     def classes_(self) -> np.ndarray:
         """The class labels seen in ``fit``, sorted; probability columns follow this order."""
-        return self._learned("classes", "classes_")
+        return self._require_fitted(".classes_").extras.classes
 
     @property
     def vectors(self) -> Vectors:
@@ -341,7 +349,7 @@ class _SequenceClassifier(NetworkModel):
     # -- using the model ----------------------------------------------------------------
     def predict_proba(self, texts: Sequence[str]) -> np.ndarray:
         """``(N, classes)`` probabilities, columns in the order of ``classes_``."""
-        net = self._learned("net", "predict_proba()")
+        net = self._require_fitted(".predict_proba()").net
         return ops.softmax(Tensor(_logits(net, *self._encode(texts))), axis=1).data
 
     def predict(self, texts: Sequence[str]) -> np.ndarray:
@@ -352,6 +360,11 @@ class _SequenceClassifier(NetworkModel):
         """Accuracy: the share of ``texts`` whose predicted class equals the label."""
         labels = _check_labels(labels, len(_check_texts(texts)))
         return float(np.mean(self.predict(texts) == labels))
+
+
+def _pad_id(pipeline: TextPipeline) -> int:
+    """The id padding fills batches with (row 0 when the pipeline has no ``<pad>``)."""
+    return pipeline.pad_id if pipeline.pad_id is not None else 0
 
 
 def _table_keys(pipeline: TextPipeline) -> list[str]:

@@ -91,7 +91,7 @@ class HarmonyNet(Module):
         return self.output(ops.relu(self.hidden(pair))).reshape(-1)  # (B,)
 
 
-class ColorHarmony(NetworkModel):
+class ColorHarmony(NetworkModel[None]):
     """Train :class:`HarmonyNet` on colour pairs and inspect its table.
 
     Parameters
@@ -157,10 +157,10 @@ class ColorHarmony(NetworkModel):
         contract (:mod:`rowbook.models.base`).
         """
         pairs = harmony_pairs() if pairs is None else _check_pairs(pairs)
-        self._train({}, pairs, None, checkpoint=checkpoint, state=self._resume_state(resume))
+        self._train(None, pairs, None, checkpoint=checkpoint, state=self._resume_state(resume))
         return self
 
-    def _build(self, extras: dict[str, Any]) -> tuple[HarmonyNet, SGD]:
+    def _build(self, extras: None) -> tuple[HarmonyNet, SGD]:
         net = HarmonyNet(len(COLOR_NAMES), self.dim, self.hidden, rng=self.seed)
         return net, SGD(net.parameters(), lr=self.lr)
 
@@ -170,7 +170,7 @@ class ColorHarmony(NetworkModel):
 
     def predict_proba(self, left: np.ndarray, right: np.ndarray) -> np.ndarray:
         """Probability that each pair ``(left[i], right[i])`` of colour ids is harmonious."""
-        net = self._learned("net", "predict_proba()")
+        net = self._require_fitted(".predict_proba()").net
         with no_grad():
             return ops.sigmoid(net(np.asarray(left), np.asarray(right))).data
 
@@ -182,7 +182,7 @@ class ColorHarmony(NetworkModel):
     @property
     def vectors(self) -> Vectors:
         """The learned (16, dim) table as :class:`~rowbook.Vectors` keyed by colour name."""
-        net = self._learned("net", "vectors")
+        net = self._require_fitted(".vectors").net
         return Vectors(COLOR_NAMES, net.embedding.weight.data)
 
     def cosine_table(self) -> np.ndarray:

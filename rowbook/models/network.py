@@ -1,8 +1,9 @@
 """The network family: models trained by :class:`~rowbook.training.Trainer`, one saved file
 that holds the whole training loop, and ``resume`` from it.
 
-A model here keeps, once fitted, its *extras* (a fitted text pipeline, the class labels:
-whatever it needs besides the network), the network and the Trainer. Its saved file
+A model here keeps, once fitted, one :class:`NetworkState`: its *extras* (what it needs
+besides the network, as a dataclass of its own: a fitted text pipeline, the class labels;
+``None`` when it needs nothing), the network and the Trainer. Its saved file
 (:meth:`Model.save <rowbook.models.base.Model.save>`) holds the extras and
 :meth:`Trainer.state_dict <rowbook.training.Trainer.state_dict>` (weights, optimizer
 moments, the shuffle's random state, history, epoch); the Trainer writes that same file
@@ -11,7 +12,8 @@ as its checkpoint after every epoch, so a checkpoint *is* a saved model, and
 
 A subclass of :class:`NetworkModel` implements ``_build(extras) -> (network,
 optimizer)``, ``_trainer_for(network, optimizer) -> Trainer``, ``_extras_to_state`` and
-``_extras_from_state``; whether a file may be resumed is the one rule of
+``_extras_from_state`` (and, with ``from_vectors``, ``_start_rows``); whether a file may
+be resumed is the one rule of
 :meth:`Model._resume_state <rowbook.models.base.Model._resume_state>`. The text models
 keep their :class:`~rowbook.text.TextPipeline` as its own versioned document
 (:meth:`TextPipeline.to_dict <rowbook.text.TextPipeline.to_dict>`, fitted or not).
@@ -28,7 +30,8 @@ import json
 import math
 import os
 from abc import abstractmethod
-from typing import Any, ClassVar, Literal
+from dataclasses import dataclass
+from typing import Any, ClassVar, Generic, Literal, TypeVar
 
 from rowbook.checks import ParameterError
 from rowbook.models.base import Model
@@ -40,9 +43,12 @@ from rowbook.training import History, TrainConfig, Trainer
 __all__ = [
     "DEFAULT_LR",
     "NetworkModel",
+    "NetworkState",
     "OptimizerName",
+    "PipelineExtras",
     "build_optimizer",
     "check_tokens_kept",
+    "pipeline_from_state",
     "pipeline_of_0_1",
     "sparse_table",
 ]
@@ -50,6 +56,30 @@ __all__ = [
 OptimizerName = Literal["adam", "sgd", "sparse_adam"]
 #: The learning rate of each optimizer when a model's ``lr`` is None.
 DEFAULT_LR = {"adam": 1e-2, "sparse_adam": 1e-2, "sgd": 0.1}
+
+X = TypeVar("X")
+
+
+@dataclass(frozen=True)
+class NetworkState(Generic[X]):
+    """What a fitted network model holds: its ``extras`` (a dataclass of the model's own,
+    or ``None``), the ``net`` and the ``trainer`` that trains it (history, epoch, optimizer)."""
+
+    extras: X
+    net: Module
+    trainer: Trainer
+
+
+@dataclass(frozen=True)
+class PipelineExtras:
+    """The extras of a text model that needs only its fitted ``pipeline`` (the NPLM's)."""
+
+    pipeline: TextPipeline
+
+
+def pipeline_from_state(state: dict[str, Any]) -> TextPipeline:
+    """The fitted pipeline a saved model's ``state`` holds (field ``state.pipeline``)."""
+    return TextPipeline.from_dict(state["pipeline"], "field 'state.pipeline'")
 
 
 def sparse_table(optimizer: OptimizerName) -> bool:
@@ -102,21 +132,28 @@ def check_tokens_kept(pipeline: TextPipeline, min_count: int) -> TextPipeline:
     return pipeline
 
 
-class NetworkModel(Model):
-    """Base of the models trained by a :class:`~rowbook.training.Trainer` (abstract: not a model)."""
+class NetworkModel(Model, Generic[X]):
+    """Base of the models trained by a :class:`~rowbook.training.Trainer` (abstract: not a
+    model); ``X`` is the type of the model's extras."""
 
     _run_only: ClassVar[tuple[str, ...]] = ("epochs", "patience", "progress")
     #: Rows a fresh ``fit`` starts the table from (:mod:`rowbook.models.pretrained`), or None.
     _start_vectors: Any = None
+    _fitted: NetworkState[X] | None
 
     # -- what a subclass provides -----------------------------------------------------
     @abstractmethod
-    def _build(self, extras: dict[str, Any]) -> tuple[Module, Any]:
+    def _build(self, extras: X) -> tuple[Module, Any]:
         """The network and its optimizer, for ``extras``."""
 
     @abstractmethod
     def _trainer_for(self, net: Module, optimizer: Any) -> Trainer:
         """The training loop of ``net``."""
+
+    def _start_rows(self, net: Module, extras: X, vectors: Any) -> None:
+        """Write ``vectors``' rows into the table of ``net`` (a fresh fit of a model made by
+        ``from_vectors``); only a model with ``from_vectors`` has it."""
+        raise NotImplementedError(f"{type(self).__name__} starts from no vectors")
 
     def _train_config(self, **extra: Any) -> TrainConfig:
         """The loop's settings from the parameters every network model has (``patience``
@@ -146,50 +183,63 @@ class NetworkModel(Model):
             save=self.save,
         )
 
-    def _extras_to_state(self, extras: dict[str, Any]) -> dict[str, Any]:
+    def _extras_to_state(self, fitted: NetworkState[X]) -> dict[str, Any]:
+        """The saved values of ``fitted.extras`` (they may read the network too)."""
         return {}
 
-    def _extras_from_state(self, state: dict[str, Any]) -> dict[str, Any]:
-        return {}
+    def _extras_from_state(self, state: dict[str, Any]) -> X:
+        """The extras a saved ``state`` holds, checked."""
+        return None  # type: ignore[return-value]  # a model with extras overrides both
 
     # -- training ---------------------------------------------------------------------
+    def _new_state(self, extras: X) -> NetworkState[X]:
+        """The network, its optimizer and its Trainer built for ``extras``, untrained."""
+        net, optimizer = self._build(extras)
+        return NetworkState(extras, net, self._trainer_for(net, optimizer))
+
     def _train(
         self,
-        extras: dict[str, Any],
+        extras: X,
         train: tuple[Any, ...],
         val: tuple[Any, ...] | None,
         *,
         checkpoint: str | os.PathLike[str] | None,
         state: dict[str, Any] | None,
     ) -> None:
-        """Build the network and the Trainer, and train (continuing ``state`` if given)."""
-        net, optimizer = self._build(extras)
-        trainer = self._trainer_for(net, optimizer)
+        """Build the network and the Trainer, and train (continuing the saved ``state`` if
+        given; a fresh fit of a model made by ``from_vectors`` starts from its rows)."""
+        fitted = self._new_state(extras)
+        if state is None and self._start_vectors is not None:
+            self._start_rows(fitted.net, extras, self._start_vectors)
         resume = None if state is None else state["trainer"]
-        with self._learning({**extras, "net": net, "trainer": trainer}):
-            trainer.fit(train, val, checkpoint=checkpoint, resume=resume)
+        with self._learning(fitted):
+            fitted.trainer.fit(train, val, checkpoint=checkpoint, resume=resume)
 
     # -- learned state ----------------------------------------------------------------
     def _get_state(self) -> dict[str, Any]:
         fitted = self._require_fitted("save()")
-        return {**self._extras_to_state(fitted), "trainer": fitted["trainer"].state_dict()}
+        return {**self._extras_to_state(fitted), "trainer": fitted.trainer.state_dict()}
 
     def _set_state(self, state: dict[str, Any]) -> None:
-        extras = self._extras_from_state(state)
-        net, optimizer = self._build(extras)
-        trainer = self._trainer_for(net, optimizer)
-        trainer.load_state_dict(state["trainer"])
-        self._fitted = {**extras, "net": net, "trainer": trainer}
+        fitted = self._new_state(self._extras_from_state(state))
+        fitted.trainer.load_state_dict(state["trainer"])
+        self._fitted = fitted
+
+    def _set_network(self, extras: X) -> Module:
+        """Make a network built for ``extras`` the learned state, and return it for a reader
+        of another format (a checkpoint's weights) to fill in."""
+        self._fitted = self._new_state(extras)
+        return self._fitted.net
 
     @property
     def net_(self) -> Module:
         """The trained network."""
-        return self._learned("net", "net_")
+        return self._require_fitted(".net_").net
 
     @property
     def history_(self) -> History:
         """Per-epoch metrics of training (:class:`~rowbook.training.History`)."""
-        return self._learned("trainer", "history_").history
+        return self._require_fitted(".history_").trainer.history
 
 
 def pipeline_of_0_1(data: dict[str, Any] | None) -> dict[str, Any] | None:

@@ -33,9 +33,12 @@ from rowbook.checks import InputTypeError, check_choice, check_int, check_number
 from rowbook.models.network import (
     DEFAULT_LR,
     NetworkModel,
+    NetworkState,
     OptimizerName,
+    PipelineExtras,
     build_optimizer,
     check_tokens_kept,
+    pipeline_from_state,
     pipeline_of_0_1,
     sparse_table,
 )
@@ -123,7 +126,7 @@ def _metrics(net: Module, data: tuple[np.ndarray, ...]) -> dict[str, float]:
     return {"loss": loss, "perplexity": math.exp(loss)}
 
 
-class NPLM(NetworkModel):
+class NPLM(NetworkModel[PipelineExtras]):
     """Bengio et al.'s neural language model over characters or words.
 
     Parameters
@@ -304,17 +307,17 @@ class NPLM(NetworkModel):
             )
             pipeline = TextPipeline(self.normalizer, tokenizer, vocab).fit(texts)
             check_tokens_kept(pipeline, self.min_count)
+            extras = PipelineExtras(pipeline)
         else:
-            pipeline = TextPipeline.from_dict(state["pipeline"], "field 'state.pipeline'")
-        train = _windows(pipeline, self.context, texts)
-        val = _windows(pipeline, self.context, val_texts) if val_texts else None
-        extras = {"pipeline": pipeline, "start": self._start_vectors if state is None else None}
+            extras = self._extras_from_state(state)
+        train = _windows(extras.pipeline, self.context, texts)
+        val = _windows(extras.pipeline, self.context, val_texts) if val_texts else None
         self._train(extras, train, val, checkpoint=checkpoint, state=state)
         return self
 
-    def _build(self, extras: dict[str, Any]) -> tuple[NPLMNet, Any]:
+    def _build(self, extras: PipelineExtras) -> tuple[NPLMNet, Any]:
         net = NPLMNet(
-            len(extras["pipeline"].vocab_),
+            len(extras.pipeline.vocab_),
             self.context,
             self.dim,
             self.hidden,
@@ -322,30 +325,30 @@ class NPLM(NetworkModel):
             sparse=sparse_table(self.optimizer),
             rng=self.seed,
         )
-        start = extras.pop("start", None)  # a fresh fit's starting rows: not kept once used
-        if start is not None:
-            copy_rows(net.C.weight.data, extras["pipeline"].vocab_.itos, start)
         lr = self.lr if self.lr is not None else DEFAULT_LR[self.optimizer]
         return net, build_optimizer(
             self.optimizer, net, net.C.weight, lr, freeze=self.freeze_embeddings
         )
+
+    def _start_rows(self, net: NPLMNet, extras: PipelineExtras, vectors: Vectors) -> None:
+        copy_rows(net.C.weight.data, extras.pipeline.vocab_.itos, vectors)
 
     def _trainer_for(self, net: NPLMNet, optimizer: Any) -> Trainer:
         return self._language_model_trainer(
             net, optimizer, _loss, _metrics, eval_on_start=True, eval_on_train=True
         )
 
-    def _extras_to_state(self, extras: dict[str, Any]) -> dict[str, Any]:
-        return {"pipeline": extras["pipeline"].to_dict()}
+    def _extras_to_state(self, fitted: NetworkState[PipelineExtras]) -> dict[str, Any]:
+        return {"pipeline": fitted.extras.pipeline.to_dict()}
 
-    def _extras_from_state(self, state: dict[str, Any]) -> dict[str, Any]:
-        return {"pipeline": TextPipeline.from_dict(state["pipeline"], "field 'state.pipeline'")}
+    def _extras_from_state(self, state: dict[str, Any]) -> PipelineExtras:
+        return PipelineExtras(pipeline_from_state(state))
 
     # -- learned state ------------------------------------------------------------------
     @property
     def pipeline_(self) -> TextPipeline:
         """The fitted text pipeline (normalizer, tokenizer, vocabulary)."""
-        return self._learned("pipeline", "pipeline_")
+        return self._require_fitted(".pipeline_").extras.pipeline
 
     @property
     def vocab_(self) -> Vocab:
@@ -362,12 +365,12 @@ class NPLM(NetworkModel):
     # -- using the model --------------------------------------------------------------------
     def windows(self, texts: Sequence[str]) -> tuple[np.ndarray, np.ndarray]:
         """``(contexts (N, n), next ids (N,))`` of every prediction in ``texts``."""
-        pipeline = self._learned("pipeline", "windows()")
+        pipeline = self._require_fitted(".windows()").extras.pipeline
         return _windows(pipeline, self.context, _check_texts(texts, "texts"))
 
     def perplexity(self, texts: Sequence[str]) -> float:
         """``exp`` of the mean cross entropy per token (end boundaries counted) over ``texts``."""
-        net = self._learned("net", "perplexity()")
+        net = self._require_fitted(".perplexity()").net
         X, y = self.windows(texts)
         return math.exp(_mean_cross_entropy(net, X, y))
 
@@ -379,7 +382,7 @@ class NPLM(NetworkModel):
         ``temperature`` divides the logits (0 takes the most likely token); ``<unk>`` is
         never sampled. The same ``seed`` gives the same text.
         """
-        net = self._learned("net", "sample()")
+        net = self._require_fitted(".sample()").net
         check_int("n", n, 0)
         check_number("temperature", temperature, 0.0)
         rng = np.random.default_rng(seed)

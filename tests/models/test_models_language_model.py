@@ -13,6 +13,7 @@ from rowbook.autograd import RowSparse, no_grad
 from rowbook.models import TransformerLM
 from rowbook.models.language_model.config import TransformerConfig, rope_frequencies
 from rowbook.models.language_model.model import token_windows
+from rowbook.models.language_model.state import LMExtras
 from rowbook.models.language_model.transformer import TransformerNet
 from rowbook.nn import functional as F
 
@@ -180,7 +181,7 @@ def test_twenty_optimizer_steps_give_torchs_losses(settings, optimizer):
         optimizer=optimizer,
         **settings,
     )
-    net, opt = lm._build({"vocab": 50})
+    net, opt = lm._build(LMExtras(None, 50, None))
     theirs = TorchLM(net.config, sparse=optimizer == "sparse_adam")
     theirs.load_state_dict({k: torch.tensor(v) for k, v in net.state_dict().items()})
     t_opts = _torch_optimizer(theirs, 3e-3, lm.weight_decay, optimizer == "sparse_adam")

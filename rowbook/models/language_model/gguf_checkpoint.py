@@ -29,6 +29,7 @@ import numpy as np
 
 from rowbook.gguf.format import GGUFFile, read_gguf
 from rowbook.models.language_model.hf_checkpoint import config_settings, tensor_plan
+from rowbook.models.language_model.state import LMExtras
 
 __all__ = [
     "ARCHITECTURES",
@@ -277,7 +278,6 @@ def _pipeline(file: GGUFFile) -> tuple[Any, int | None]:
 
 def load_gguf_lm(cls: type, source: str | os.PathLike[str] | GGUFFile, params: dict) -> Any:
     """A fitted ``cls`` (:class:`~rowbook.models.TransformerLM`) from a GGUF file."""
-
     file = source if isinstance(source, GGUFFile) else read_gguf(source)
     config, eos = config_settings(hf_config(file), file.path)
     settings = config.to_dict()
@@ -291,12 +291,7 @@ def load_gguf_lm(cls: type, source: str | os.PathLike[str] | GGUFFile, params: d
     except ValueError as err:
         raise ValueError(f"{file.path}: {err}") from None
     pipeline, tokenizer_eos = _pipeline(file)
-    extras = {
-        "pipeline": pipeline,
-        "vocab": config.vocab_size,
-        "eos": tokenizer_eos if tokenizer_eos is not None else eos,
-    }
-    net, optimizer = model._build(extras)
+    eos = tokenizer_eos if tokenizer_eos is not None else eos
+    net = model._set_network(LMExtras(pipeline, config.vocab_size, eos))
     _read(net, _hf_tensors(file, net.config), file.path)
-    model._fitted = {**extras, "net": net, "trainer": model._trainer_for(net, optimizer)}
     return model

@@ -21,6 +21,7 @@ from rowbook.gguf.tokenizer import PRE_PATTERNS
 from rowbook.gguf.writer import Metadata, write_gguf
 from rowbook.models.language_model.gguf_checkpoint import gguf_name, permute
 from rowbook.models.language_model.hf_checkpoint import tensor_plan
+from rowbook.models.language_model.state import LMExtras
 
 __all__ = ["DTYPES", "gguf_metadata", "save_gguf"]
 
@@ -66,10 +67,11 @@ def gguf_metadata(config: Any) -> list[Metadata]:
     return meta
 
 
-def _tokenizer(model: Any, vocab_size: int) -> list[Metadata]:
+def _tokenizer(extras: LMExtras, vocab_size: int) -> list[Metadata]:
+    """The tokenizer's metadata, from the pipeline and end-of-text id a model keeps."""
     from rowbook.text import ByteLevelBPE
 
-    pipeline, eos = model._fitted["pipeline"], model._fitted["eos"]
+    pipeline, eos = extras.pipeline, extras.eos
     bpe = None if pipeline is None else pipeline.tokenizer_
     if not isinstance(bpe, ByteLevelBPE):  # no tokenizer GGUF's gpt2 model can hold
         tokens = [f"[id:{i}]" for i in range(vocab_size)]
@@ -126,8 +128,8 @@ def save_gguf(model: Any, path: str | os.PathLike[str], dtype: str = "f16") -> N
     from rowbook.checks import check_choice
 
     check_choice("dtype", dtype, tuple(DTYPES), owner="save_gguf")
-    net = model._learned("net", "save_gguf()")
-    config = net.config
+    fitted = model._require_fitted(".save_gguf()")
+    net, config = fitted.net, fitted.net.config
     if config.scale_embeddings or (config.family == "gpt2" and config.positions != "learned"):
         raise ValueError(
             "save_gguf: llama.cpp's gpt2 and llama have no scaled embeddings and GPT-2 learned "
@@ -148,4 +150,4 @@ def save_gguf(model: Any, path: str | os.PathLike[str], dtype: str = "f16") -> N
         )
         tensors.append((name, stored, kind, data.shape))
     meta = [*gguf_metadata(config), ("general.file_type", "uint32", file_type)]
-    write_gguf(path, meta + _tokenizer(model, config.vocab_size), tensors)
+    write_gguf(path, meta + _tokenizer(fitted.extras, config.vocab_size), tensors)

@@ -30,6 +30,7 @@ import numpy as np
 from rowbook._safetensors import as_float32
 from rowbook.io import map_safetensors, read_json, save_safetensors, write_json
 from rowbook.models.language_model.config import TransformerConfig
+from rowbook.models.language_model.state import LMExtras
 
 __all__ = [
     "LIMITS",
@@ -361,14 +362,8 @@ def load_lm(cls: type, directory: Path, params: dict[str, Any]) -> Any:
         raise ValueError(f"{directory / 'config.json'}: {err}") from None
     weights = _weights(directory)
     pipeline, tokenizer_eos = _tokenizer(directory)
-    extras = {
-        "pipeline": pipeline,
-        "vocab": config.vocab_size,
-        "eos": tokenizer_eos if tokenizer_eos is not None else eos,
-    }
-    net, optimizer = model._build(extras)
-    _read(net, weights, directory)
-    model._fitted = {**extras, "net": net, "trainer": model._trainer_for(net, optimizer)}
+    eos = tokenizer_eos if tokenizer_eos is not None else eos
+    _read(model._set_network(LMExtras(pipeline, config.vocab_size, eos)), weights, directory)
     return model
 
 
@@ -434,9 +429,9 @@ def _hf_config(config: Any, eos: int | None) -> dict[str, Any]:
 
 def save_lm(model: Any, directory: Path) -> None:
     """``config.json``, ``model.safetensors`` (float32) and, with a tokenizer, ``tokenizer.json``."""
-    net = model._learned("net", "save_hf()")
-    config = net.config
-    hf_config = _hf_config(config, model._fitted["eos"])
+    fitted = model._require_fitted(".save_hf()")
+    net, config = fitted.net, fitted.net.config
+    hf_config = _hf_config(config, fitted.extras.eos)
     plan = tensor_plan(config, set())
     tensors: dict[str, np.ndarray] = {}
     for name, param in net.named_parameters():
@@ -450,7 +445,7 @@ def save_lm(model: Any, directory: Path) -> None:
     directory.mkdir(parents=True, exist_ok=True)
     write_json(directory / "config.json", hf_config)
     save_safetensors(directory / "model.safetensors", tensors, {"format": "pt"})
-    pipeline = model._fitted["pipeline"]
+    pipeline = fitted.extras.pipeline
     if pipeline is not None:
         pipeline.tokenizer_.to_tokenizer_json(directory / "tokenizer.json")
 

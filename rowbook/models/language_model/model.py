@@ -37,8 +37,9 @@ from rowbook.models.language_model import gguf_checkpoint, gguf_save, hf_checkpo
 from rowbook.models.language_model.config import TransformerConfig, architecture_names
 from rowbook.models.language_model.kv_cache import CacheDtype, make_cache
 from rowbook.models.language_model.sampling import check_sampling, choose_token
+from rowbook.models.language_model.state import LMExtras
 from rowbook.models.language_model.transformer import TransformerNet
-from rowbook.models.network import NetworkModel
+from rowbook.models.network import NetworkModel, NetworkState, pipeline_from_state
 from rowbook.nn import KVCache
 from rowbook.nn import functional as F
 from rowbook.nn.kernel_math import blas_single_thread
@@ -109,7 +110,7 @@ def _check_prompt(config: TransformerConfig, ids: np.ndarray, max_new_tokens: in
         )
 
 
-class TransformerLM(NetworkModel):
+class TransformerLM(NetworkModel[LMExtras]):
     """A decoder-only Transformer language model: GPT-2 or Llama by ``family``.
 
     Parameters
@@ -162,6 +163,8 @@ class TransformerLM(NetworkModel):
         readable ``tokenizer.json``).
     config_
         The :class:`~rowbook.models.language_model.config.TransformerConfig` of ``net_``.
+    eos_id_
+        The id of ``<|endoftext|>`` (a checkpoint's end-of-text id; None when it has none).
     history_
         Per-epoch ``loss``, ``perplexity``, ``val_loss``, ``val_perplexity``.
     vectors
@@ -283,11 +286,7 @@ class TransformerLM(NetworkModel):
             pipeline = TextPipeline(None, bpe).fit(
                 texts, vocab_size=self.vocab_size, special_tokens=[END_OF_TEXT]
             )
-            extras = {
-                "pipeline": pipeline,
-                "vocab": pipeline.vocab_size,
-                "eos": bpe.token_to_id(END_OF_TEXT),
-            }
+            extras = LMExtras(pipeline, pipeline.vocab_size, bpe.token_to_id(END_OF_TEXT))
         else:
             extras = self._extras_from_state(state)
         train = (self._windows(extras, texts),)
@@ -295,16 +294,15 @@ class TransformerLM(NetworkModel):
         self._train(extras, train, val, checkpoint=checkpoint, state=state)
         return self
 
-    def _windows(self, extras: dict[str, Any], texts: list[str]) -> np.ndarray:
-        pipeline, eos = extras["pipeline"], extras["eos"]
-        pieces = [np.append(pipeline.encode(t), eos) for t in texts]
+    def _windows(self, extras: LMExtras, texts: list[str]) -> np.ndarray:
+        pieces = [np.append(extras.pipeline.encode(t), extras.eos) for t in texts]
         return token_windows(np.concatenate(pieces), self.context)
 
-    def _build(self, extras: dict[str, Any]) -> tuple[TransformerNet, Any]:
+    def _build(self, extras: LMExtras) -> tuple[TransformerNet, Any]:
         sparse = self.optimizer == "sparse_adam"
-        net = TransformerNet(self._config(extras["vocab"]), sparse=sparse, rng=self.seed)
-        if extras.get("dropout_rng") is not None:  # resumed: the masks continue where they were
-            net.rng.bit_generator.state = extras["dropout_rng"]
+        net = TransformerNet(self._config(extras.vocab_size), sparse=sparse, rng=self.seed)
+        if extras.dropout_rng is not None:  # resumed: the masks continue where they were
+            net.rng.bit_generator.state = extras.dropout_rng
         table = net.embedding.weight
         rest = [p for p in net.parameters() if not (sparse and p is table)]
         groups = [
@@ -321,18 +319,17 @@ class TransformerLM(NetworkModel):
     def _trainer_for(self, net: TransformerNet, optimizer: Any) -> Trainer:
         return self._language_model_trainer(net, optimizer, _loss, _metrics)
 
-    def _extras_to_state(self, fitted: dict[str, Any]) -> dict[str, Any]:
-        pipeline = fitted["pipeline"]
+    def _extras_to_state(self, fitted: NetworkState[LMExtras]) -> dict[str, Any]:
+        pipeline = fitted.extras.pipeline
         return {
             "pipeline": None if pipeline is None else pipeline.to_dict(),
-            "vocab": fitted["vocab"],
-            "eos": fitted["eos"],
-            "dropout_rng": fitted["net"].rng.bit_generator.state,
+            "vocab": fitted.extras.vocab_size,
+            "eos": fitted.extras.eos,
+            "dropout_rng": fitted.net.rng.bit_generator.state,
         }
 
-    def _extras_from_state(self, state: dict[str, Any]) -> dict[str, Any]:
-        data = state["pipeline"]
-        pipeline = None if data is None else TextPipeline.from_dict(data, "field 'state.pipeline'")
+    def _extras_from_state(self, state: dict[str, Any]) -> LMExtras:
+        pipeline = None if state["pipeline"] is None else pipeline_from_state(state)
         vocab, eos = check_int("vocab", state["vocab"], 1), state["eos"]
         if eos is not None:
             eos = check_int("eos", eos, 0)
@@ -341,13 +338,18 @@ class TransformerLM(NetworkModel):
             raise ValueError(
                 f"field 'dropout_rng' must be a generator state, got {type(rng).__name__}"
             )
-        return {"pipeline": pipeline, "vocab": vocab, "eos": eos, "dropout_rng": rng}
+        return LMExtras(pipeline, vocab, eos, rng)
 
     # -- learned state ------------------------------------------------------------------
     @property
     def pipeline_(self) -> TextPipeline | None:
         """The fitted text pipeline (None when the model came without a tokenizer)."""
-        return self._learned("pipeline", "pipeline_")
+        return self._require_fitted(".pipeline_").extras.pipeline
+
+    @property
+    def eos_id_(self) -> int | None:
+        """The id of the end-of-text token (None when a checkpoint names none)."""
+        return self._require_fitted(".eos_id_").extras.eos
 
     @property
     def config_(self) -> TransformerConfig:
@@ -358,7 +360,7 @@ class TransformerLM(NetworkModel):
     def vectors(self) -> Vectors:
         """The token table ``E`` (V, d) keyed by the tokens (``"id:N"`` without a tokenizer)."""
         table = self.net_.embedding.weight.data
-        pipeline = self._learned("pipeline", "vectors")
+        pipeline = self._require_fitted(".vectors").extras.pipeline
         if pipeline is None:
             keys = [f"id:{i}" for i in range(len(table))]
         else:
@@ -369,7 +371,7 @@ class TransformerLM(NetworkModel):
     # -- using the model ----------------------------------------------------------------
     def encode(self, text: str) -> np.ndarray:
         """``(T,)`` ids of ``text``."""
-        pipeline = self._learned("pipeline", "encode()")
+        pipeline = self._require_fitted(".encode()").extras.pipeline
         if pipeline is None:
             raise ValueError(
                 "this model has no tokenizer (its checkpoint had no readable "
@@ -379,10 +381,9 @@ class TransformerLM(NetworkModel):
 
     def perplexity(self, texts: Sequence[str]) -> float:
         """``exp`` of the mean cross entropy per token over ``texts`` (each ended by ``<|endoftext|>``)."""
-        extras = self._require_fitted("perplexity()")
-        return _metrics(self.net_, (self._windows(extras, read_texts(texts, "texts")),))[
-            "perplexity"
-        ]
+        fitted = self._require_fitted("perplexity()")
+        windows = self._windows(fitted.extras, read_texts(texts, "texts"))
+        return _metrics(fitted.net, (windows,))["perplexity"]
 
     def generate(
         self,
@@ -409,7 +410,8 @@ class TransformerLM(NetworkModel):
         ``"int8"`` with per-head, per-position scales (:mod:`rowbook.models.language_model.kv_cache`; None:
         the model's dtype).
         """
-        net = self._learned("net", "generate()")
+        fitted = self._require_fitted(".generate()")
+        net = fitted.net
         check_int("max_new_tokens", max_new_tokens, 0)
         check_sampling(temperature, top_k, top_p)
         as_text = isinstance(prompt, str)
@@ -427,7 +429,7 @@ class TransformerLM(NetworkModel):
             max_new_tokens,
             (temperature, top_k, top_p),
             np.random.default_rng(seed),
-            stop_at_eos,
+            fitted.extras.eos if stop_at_eos else None,
             cache,
         )
         return self.pipeline_.decode(tokens) if as_text else tokens
@@ -439,12 +441,11 @@ class TransformerLM(NetworkModel):
         max_new_tokens: int,
         sampling: tuple[float, int | None, float | None],
         rng: np.random.Generator,
-        stop_at_eos: bool,
+        eos: int | None,
         cache: KVCache | None,
     ) -> np.ndarray:
-        """The prompt and its continuation; without a ``cache`` each step reads the whole
-        sequence again."""
-        eos = self._fitted["eos"] if stop_at_eos else None
+        """The prompt and its continuation, stopping after ``eos`` (None: never); without a
+        ``cache`` each step reads the whole sequence again."""
         out = list(ids.tolist())
         net.eval()
         try:  # one token's products are small: BLAS's threads would only wait on each other

@@ -38,6 +38,7 @@ from rowbook.models.ngram.kneser_ney import kneser_ney_tables
 from rowbook.models.ngram.state import (
     BOS,
     EOS,
+    NGramState,
     check_discounts,
     ngram_pipeline,
     ngram_vocab,
@@ -97,6 +98,7 @@ class NGramLM(Model):
     """
 
     _state_version: ClassVar[int] = 1
+    _fitted: NGramState | None
 
     def __init__(
         self,
@@ -157,7 +159,7 @@ class NGramLM(Model):
             self.save(checkpoint)
         return self
 
-    def _estimate(self, texts: Sequence[Any]) -> dict[str, Any]:
+    def _estimate(self, texts: Sequence[Any]) -> NGramState:
         """The learned state from ``texts``: the pipeline, the counts, and the smoothing."""
         pipeline = ngram_pipeline(texts, self.level, self.min_count, self.normalizer)
         vocab = pipeline.vocab_
@@ -166,7 +168,7 @@ class NGramLM(Model):
         orders = count_ngrams(ids, pos, self.n, V, bos)
         keys, counts = [o.keys for o in orders], [o.counts for o in orders]
         if self.smoothing != "kneser_ney":
-            return {"pipeline": pipeline, "tables": NGramTables(V, keys, counts), "discounts": None}
+            return NGramState(pipeline, NGramTables(V, keys, counts), None)
         fixed = None if self.discounts is None else _discount_rows(self.discounts, self.n)
         probs, backoffs, discounts = kneser_ney_tables(
             orders, V, bos, discounts=fixed, fallback=self.discount_fallback
@@ -177,31 +179,29 @@ class NGramLM(Model):
                 [np.log10(b) for b in backoffs],
             )
         tables = NGramTables(V, keys, counts, log10_prob, log10_backoff)
-        return {"pipeline": pipeline, "tables": tables, "discounts": discounts}
+        return NGramState(pipeline, tables, discounts)
 
     # -- learned state ------------------------------------------------------------------
     def _get_state(self) -> dict[str, Any]:
         fitted = self._require_fitted("save()")
         return {
-            "pipeline": fitted["pipeline"].to_dict(),
-            **tables_to_state(fitted["tables"]),
-            "discounts": fitted["discounts"],
+            "pipeline": fitted.pipeline.to_dict(),
+            **tables_to_state(fitted.tables),
+            "discounts": fitted.discounts,
         }
 
     def _set_state(self, state: dict[str, Any]) -> None:
         pipeline = TextPipeline.from_dict(state["pipeline"], "field 'state.pipeline'")
         tables = tables_from_state(state, len(pipeline.vocab_), self.n, self.smoothing)
         discounts = state.get("discounts")
-        self._fitted = {
-            "pipeline": pipeline,
-            "tables": tables,
-            "discounts": None if discounts is None else np.asarray(discounts, np.float64),
-        }
+        if discounts is not None:
+            discounts = np.asarray(discounts, np.float64)
+        self._fitted = NGramState(pipeline, tables, discounts)
 
     @property
     def pipeline_(self) -> TextPipeline:
         """The fitted text pipeline (normalizer, tokenizer, vocabulary)."""
-        return self._learned("pipeline", "pipeline_")
+        return self._require_fitted(".pipeline_").pipeline
 
     @property
     def vocab_(self) -> Vocab:
@@ -211,12 +211,12 @@ class NGramLM(Model):
     @property
     def tables_(self) -> NGramTables:
         """The learned tables of every order."""
-        return self._learned("tables", "tables_")
+        return self._require_fitted(".tables_").tables
 
     @property
     def discounts_(self) -> np.ndarray | None:
         """``(n, 4)`` Kneser-Ney discounts per order, or None."""
-        return self._learned("discounts", "discounts_")
+        return self._require_fitted(".discounts_").discounts
 
     # -- ARPA files ----------------------------------------------------------------------
     def save_arpa(self, path: str | os.PathLike[str]) -> None:
@@ -256,7 +256,7 @@ class NGramLM(Model):
         model = cls(n=tables.n, level=level, normalizer=normalizer)
         tokenizer = CharTokenizer() if level == "char" else WordTokenizer()
         pipeline = TextPipeline(normalizer, tokenizer, vocab).fit([])
-        model._fitted = {"pipeline": pipeline, "tables": tables, "discounts": None}
+        model._fitted = NGramState(pipeline, tables, None)
         return model
 
     # -- using the model ----------------------------------------------------------------

@@ -1,12 +1,13 @@
-"""NGramLM's text in and state out: the pipeline, sentences as ids, the saved tables checked.
+"""NGramLM's text in and state out: the pipeline, sentences as ids, the learned state
+(:class:`NGramState`) and its saved tables checked.
 
-Kept beside :mod:`rowbook.models.ngram.model` so the model reads top to bottom; nothing here
-holds state.
+Kept beside :mod:`rowbook.models.ngram.model` so the model reads top to bottom.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -19,6 +20,7 @@ __all__ = [
     "BOS",
     "EOS",
     "UNK",
+    "NGramState",
     "check_discounts",
     "ngram_pipeline",
     "ngram_vocab",
@@ -28,6 +30,17 @@ __all__ = [
 ]
 
 UNK, BOS, EOS = "<unk>", "<s>", "</s>"
+
+
+@dataclass(frozen=True)
+class NGramState:
+    """What a fitted :class:`~rowbook.models.NGramLM` holds: the fitted ``pipeline``, the
+    ``tables`` of every order, and Kneser-Ney's ``(n, 4)`` ``discounts`` (None for the other
+    smoothings and for a model read from ARPA)."""
+
+    pipeline: TextPipeline
+    tables: NGramTables
+    discounts: np.ndarray | None
 
 
 def ngram_vocab(min_count: int = 1) -> Vocab:
