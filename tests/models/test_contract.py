@@ -7,6 +7,7 @@ fails here.
 
 from __future__ import annotations
 
+import dataclasses
 import inspect
 from collections.abc import Callable
 from typing import Any
@@ -181,6 +182,8 @@ def test_fit_save_load_gives_the_same_vectors_bit_for_bit(name, tmp_path):
     keys, arrays = _learned(model, name)
     for loaded in (rowbook.load(path), MODELS[name].load(path)):
         assert type(loaded) is type(model) and loaded.get_params() == model.get_params()
+        for m in (model, loaded):  # the learned state is the family's dataclass, not a dict
+            assert dataclasses.is_dataclass(m._fitted), type(m._fitted)
         loaded_keys, loaded_arrays = _learned(loaded, name)
         assert loaded_keys == keys and len(loaded_arrays) == len(arrays)
         assert all(np.array_equal(a, b) for a, b in zip(loaded_arrays, arrays, strict=True))

@@ -4,13 +4,14 @@ loss, every parameter's gradient, 20 optimizer steps; the KV cache; training, sa
 from __future__ import annotations
 
 import math
+import re
 
 import numpy as np
 import pytest
 import torch
 
 from rowbook.autograd import RowSparse, no_grad
-from rowbook.models import TransformerLM
+from rowbook.models import NotFittedError, TransformerLM
 from rowbook.models.language_model.config import TransformerConfig, rope_frequencies
 from rowbook.models.language_model.model import token_windows
 from rowbook.models.language_model.state import LMExtras
@@ -243,6 +244,31 @@ def test_fit_trains_on_windows_of_the_bpe_stream_and_reports_perplexity(trained)
     assert list(trained.vectors.index_to_key[:2]) == ["<|endoftext|>", "!"]
     assert trained.vectors.vectors.shape == (len(bpe), 16)
     assert trained.perplexity(TEXTS[:3]) > 1
+
+
+def test_generation_stops_after_the_end_of_text_token_the_model_keeps(trained):
+    eos = trained.eos_id_
+    assert eos == trained.pipeline_.tokenizer_.token_to_id("<|endoftext|>")
+    stopped_early = 0
+    for seed in range(20):
+        full = trained.generate([eos], 14, seed=seed, stop_at_eos=False).tolist()
+        ends = [i for i, token in enumerate(full) if token == eos and i > 0]
+        expected = full[: ends[0] + 1] if ends else full
+        assert trained.generate([eos], 14, seed=seed).tolist() == expected
+        stopped_early += bool(ends) and ends[0] < len(full) - 1
+    assert stopped_early  # some seed drew the end of text before the last step
+
+
+def test_an_unfitted_model_names_what_was_asked_for(tmp_path):
+    lm = TransformerLM()
+    for ask, what in [
+        (lambda: lm.eos_id_, ".eos_id_"),
+        (lambda: lm.generate("a"), ".generate()"),
+        (lambda: lm.save_hf(tmp_path / "hf"), ".save_hf()"),
+        (lambda: lm.save_gguf(tmp_path / "m.gguf"), ".save_gguf()"),
+    ]:
+        with pytest.raises(NotFittedError, match=f"before using {re.escape(what)},"):
+            ask()
 
 
 def test_token_windows_share_their_boundary_token():
