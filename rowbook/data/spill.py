@@ -132,7 +132,10 @@ def choose_spill(corpus: Any, spill_dir: Any = None) -> SpillChoice:
 
     Examples
     --------
-    >>> choose_spill([["a", "b"]]), choose_spill("corpus.txt", spill_dir=False)
+    >>> import pathlib, tempfile
+    >>> path = pathlib.Path(tempfile.mkdtemp()) / "corpus.txt"
+    >>> _ = path.write_text("a b\n")
+    >>> choose_spill([["a", "b"]]), choose_spill(path, spill_dir=False)
     (SpillChoice(folder=None, note=None), SpillChoice(folder=None, note=None))
     >>> choose_spill([["a"]], spill_dir="/scratch").folder
     '/scratch'
