@@ -134,7 +134,7 @@ def choose_spill(corpus: Any, spill_dir: Any = None) -> SpillChoice:
     --------
     >>> import pathlib, tempfile
     >>> path = pathlib.Path(tempfile.mkdtemp()) / "corpus.txt"
-    >>> _ = path.write_text("a b\n")
+    >>> _ = path.write_text("a b")
     >>> choose_spill([["a", "b"]]), choose_spill(path, spill_dir=False)
     (SpillChoice(folder=None, note=None), SpillChoice(folder=None, note=None))
     >>> choose_spill([["a"]], spill_dir="/scratch").folder
