@@ -38,6 +38,7 @@ __all__ = [
     "build_trie",
     "codepoints",
     "find_child",
+    "joined_codepoints",
     "longest_prefix",
     "longest_prefix_reference",
     "prefixes_reference",
@@ -54,12 +55,24 @@ def codepoints(text: str) -> np.ndarray:
     )
 
 
+def joined_codepoints(texts: Sequence[str]) -> tuple[np.ndarray, np.ndarray]:
+    """``(data, starts)``: the code points of all ``texts`` one after another ``(C,)`` and
+    where each begins, with the end last ``(W + 1,)``.
+
+    >>> joined_codepoints(["ab", "", "c"])[1].tolist()
+    [0, 2, 2, 3]
+    """
+    starts = np.zeros(len(texts) + 1, dtype=np.int64)  # (W + 1,)
+    np.cumsum(np.fromiter(map(len, texts), dtype=np.int64, count=len(texts)), out=starts[1:])
+    return codepoints("".join(texts)), starts
+
+
 @numba.njit(cache=True, inline="always")
 def _slot(key, mask):
     return np.int64((np.uint64(key) * _MUL) >> np.uint64(20)) & mask
 
 
-@numba.njit(cache=True, nogil=True)
+@numba.njit(cache=True, nogil=True, _nrt=False)
 def find_child(keys, children, node, c):
     """The child of ``node`` on code point ``c``, or -1."""
     mask = keys.size - 1
@@ -110,7 +123,7 @@ def build_trie(entries: Sequence[str], ids: Sequence[int] | None = None) -> Trie
     return _build(data, starts, ids, table_size)
 
 
-@numba.njit(cache=True, nogil=True)
+@numba.njit(cache=True, nogil=True, _nrt=False)
 def longest_prefix(trie, text, start, end):
     """``(length, id)`` of the longest entry that ``text[start:end]`` starts with, or
     ``(0, -1)``."""

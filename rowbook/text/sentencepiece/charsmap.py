@@ -35,9 +35,9 @@ import numba
 import numpy as np
 
 from rowbook.text.aligned import Aligned
-from rowbook.text.trie import build_trie, codepoints, longest_prefix
+from rowbook.text.trie import build_trie, codepoints, find_child, longest_prefix
 
-__all__ = ["CharsMap", "Precompiled", "read_charsmap"]
+__all__ = ["CharsMap", "Precompiled", "longest_rule", "read_charsmap"]
 
 
 @numba.njit(cache=True)
@@ -144,17 +144,39 @@ def _parse(blob: bytes) -> dict[str, str]:
     return table
 
 
+_BMP = 0x10000
+
+
+@numba.njit(cache=True, nogil=True, _nrt=False)
+def longest_rule(rules, text, i, end):
+    """``(length, rule)`` of the longest rule whose source starts ``text[i:end]`` (``i < end``),
+    or ``(0, -1)``: the walk of the trie of the sources, skipped when the next character
+    continues no source (then only a one-character rule can apply, read from a table for
+    the Basic Multilingual Plane). ``rules`` is :attr:`CharsMap.rules`."""
+    trie, _, _, single, tail = rules
+    if i + 1 < end and text[i + 1] < tail.size and tail[text[i + 1]]:
+        return longest_prefix(trie, text, i, end)
+    c = text[i]
+    if c < _BMP:
+        rule = single[c]
+    else:
+        node = find_child(trie[0], trie[1], 0, c)
+        rule = trie[2][node] if node >= 0 else -1
+    return (1, rule) if rule >= 0 else (0, -1)
+
+
 @numba.njit(cache=True, nogil=True)
-def _apply(text, trie, out_data, out_starts):
+def _apply(text, rules):
     """Longest-match replacement over the code points ``text``: the output code points, and
     for each step the characters it used and wrote."""
+    _, out_data, out_starts, _, _ = rules
     n = text.size
     out = np.empty(max(4 * n, 1), np.int32)
     used = np.empty(n, np.int64)
     wrote = np.empty(n, np.int64)
     o, steps, i = 0, 0, 0
     while i < n:
-        length, rule = longest_prefix(trie, text, i, n)
+        length, rule = longest_rule(rules, text, i, n)
         if rule < 0:
             out[o] = text[i]
             o += 1
@@ -184,23 +206,30 @@ class CharsMap:
         values = list(table.values())
         starts = np.zeros(len(values) + 1, dtype=np.int64)
         np.cumsum([len(v) for v in values], out=starts[1:])
-        self._rules = (
-            (build_trie(list(table)), codepoints("".join(values)), starts) if table else None
-        )
+        single = np.full(_BMP, -1, np.int64)  # (65536,) the one-character rule of each
+        tail = np.zeros(1 + max((ord(c) for k in table for c in k[1:]), default=0), np.bool_)
+        for rule, source in enumerate(table):
+            if len(source) == 1 and ord(source) < _BMP:
+                single[ord(source)] = rule
+            for c in source[1:]:
+                tail[ord(c)] = True
+        #: ``(trie of the sources, output code points, output starts, one-character rules,
+        #: characters that continue a source)``, the tables of :func:`longest_rule`.
+        self.rules = (build_trie(list(table)), codepoints("".join(values)), starts, single, tail)
+        self.empty = not table
 
     def _run(self, text: str) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        trie, data, starts = self._rules
-        return _apply(codepoints(text), trie, data, starts)
+        return _apply(codepoints(text), self.rules)
 
     def __call__(self, text: str) -> str:
-        if self._rules is None or not text:
+        if self.empty or not text:
             return text
         out, _, _ = self._run(text)
         return out.astype(np.uint32).tobytes().decode("utf-32-le", "surrogatepass")
 
     def pieces(self, text: str) -> list[tuple[str, int]]:
         """``(output, characters consumed)`` at each step, as ``NormalizePrefix`` returns them."""
-        if self._rules is None or not text:
+        if self.empty or not text:
             return [(c, 1) for c in text]
         out, used, wrote = self._run(text)
         chars = out.astype(np.uint32).tobytes().decode("utf-32-le", "surrogatepass")

@@ -44,6 +44,7 @@ from rowbook.text.trie import find_child
 __all__ = [
     "HF",
     "SENTENCEPIECE",
+    "best_ends",
     "marginals",
     "sample_paths",
     "two_best",
@@ -60,8 +61,8 @@ def _utf8_len(c):
     return 1 + (c >= 0x80) + (c >= 0x800) + (c >= 0x10000)
 
 
-@numba.njit(cache=True, nogil=True)
-def _best_ends(data, s, e, trie, scores, kinds, unk_score, mode, max_score, best, start, piece):
+@numba.njit(cache=True, nogil=True, _nrt=False)
+def best_ends(data, s, e, trie, scores, kinds, unk_score, mode, max_score, best, start, piece):
     """Fill ``best[k]``, ``start[k]``, ``piece[k]`` (``k = 0 .. e - s``) for ``data[s:e]``."""
     keys, children, values = trie
     n = e - s
@@ -117,7 +118,7 @@ def _viterbi_kernel(data, starts, trie, scores, kinds, unk_score, mode, max_scor
     o = 0
     for w in range(n_words):
         s, e = starts[w], starts[w + 1]
-        _best_ends(data, s, e, trie, scores, kinds, unk_score, mode, max_score, best, start, piece)
+        best_ends(data, s, e, trie, scores, kinds, unk_score, mode, max_score, best, start, piece)
         k, m = e - s, 0
         while k > 0:  # backtrack, writing the pieces right to left
             ids[o + m], pos[o + m] = piece[k], start[k]
