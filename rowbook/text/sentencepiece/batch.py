@@ -43,7 +43,7 @@ Job = Callable[[Sequence[str]], tuple[np.ndarray, np.ndarray]]
 _ESCAPED_CODE = 0x2581
 
 
-@numba.njit(cache=True, nogil=True, _nrt=False)
+@numba.njit(cache=True, inline="always")
 def _utf8(c, out):
     """The UTF-8 bytes of code point ``c`` (surrogates as three bytes) into ``out``; their count."""
     if c < 0x80:
@@ -60,7 +60,7 @@ def _utf8(c, out):
     return 4
 
 
-@numba.njit(cache=True, nogil=True, _nrt=False)
+@numba.njit(cache=True, inline="always")
 def _unknown(ids, o, c, run, unk_id, byte_ids, utf8):
     """Write the ids of the unknown character ``c`` at ``ids[o:]``: its bytes with byte
     fallback, else ``unk_id`` unless a run of unknown text is already open. The new ``o``."""
@@ -124,7 +124,7 @@ def _unigram_kernel(data, starts, user, rules, flags, model, unk_id, byte_ids):
     return ids[:o], counts
 
 
-@numba.njit(cache=True, nogil=True, _nrt=False)
+@numba.njit(cache=True, inline="always")
 def _char_index(c, bmp, codes):
     """Row of code point ``c`` in the character tables, or -1."""
     if c < bmp.size:
@@ -133,8 +133,82 @@ def _char_index(c, bmp, codes):
     return k if k < codes.size and codes[k] == c else -1
 
 
+#: Most distinct words a batch's word cache keeps (a BPE merged word by word).
+CACHE_WORDS = 1 << 16
+_FNV_OFFSET, _FNV_PRIME = np.uint64(0xCBF29CE484222325), np.uint64(0x100000001B3)
+
+
+@numba.njit(cache=True)
+def word_cache(words):
+    """An empty word cache for up to ``min(words, CACHE_WORDS)`` words: ``(slots (T,) hash,
+    slots' entries (T,), entries' character starts (E + 1,), entries' result starts (E + 1,),
+    characters (E * 24,), result offsets and symbols (E * 16,) each, used (3,): entries,
+    characters, results)``; ``T`` a power of two at least twice ``E``."""
+    size = min(words, CACHE_WORDS)
+    slots = 16
+    while slots < 2 * size:
+        slots *= 2
+    return (
+        np.zeros(slots, np.uint64),
+        np.empty(slots, np.int64),
+        np.zeros(size + 1, np.int64),
+        np.zeros(size + 1, np.int64),
+        np.empty(size * 24, np.int32),
+        np.empty(size * 16, np.int64),
+        np.empty(size * 16, np.int64),
+        np.zeros(3, np.int64),
+    )
+
+
+@numba.njit(cache=True, inline="always")
+def _merge_word(norm, c0, c1, sym, frozen, nxt, prv, a, b, heap, model, cache):
+    """Merge the symbols ``a .. b`` of the word ``norm[c0:c1]``, or take them from the cache
+    (a word's merges depend on its characters alone); a word merged is kept while there is
+    room."""
+    keys, new_ids, scores = model[2]
+    hashes, entry_of, char_start, res_start, chars, res_off, res_sym, used = cache
+    h = _FNV_OFFSET
+    for k in range(c0, c1):
+        h = (h ^ np.uint64(norm[k])) * _FNV_PRIME
+    h |= np.uint64(1)  # 0 marks an empty slot
+    mask = hashes.size - 1
+    slot = np.int64(h >> np.uint64(40)) & mask
+    while hashes[slot] != 0:
+        if hashes[slot] == h:
+            e = entry_of[slot]
+            x0, x1 = char_start[e], char_start[e + 1]
+            same = x1 - x0 == c1 - c0
+            k = 0
+            while same and k < c1 - c0:
+                same = chars[x0 + k] == norm[c0 + k]
+                k += 1
+            if same:
+                for k in range(a, b):
+                    sym[k] = -3
+                for r in range(res_start[e], res_start[e + 1]):
+                    sym[a + res_off[r]] = res_sym[r]
+                return
+        slot = (slot + 1) & mask
+    merge_span(sym, frozen, nxt, prv, a, b, heap, keys, new_ids, scores)
+    e, x0, r0 = used[0], used[1], used[2]
+    if e + 1 >= char_start.size or x0 + c1 - c0 > chars.size or r0 + b - a > res_sym.size:
+        return  # full
+    for k in range(c0, c1):
+        chars[x0 + k - c0] = norm[k]
+    r = r0
+    for k in range(a, b):
+        if sym[k] != -3:
+            res_off[r], res_sym[r] = k - a, sym[k]
+            r += 1
+    hashes[slot], entry_of[slot] = h, e
+    char_start[e + 1], res_start[e + 1] = x0 + c1 - c0, r
+    used[0], used[1], used[2] = e + 1, x0 + c1 - c0, r
+
+
 @numba.njit(cache=True, nogil=True, _nrt=False)
-def _bpe_text(norm, m, user, has_user, model, by_word, unk_id, byte_ids, scratch, utf8, ids, o):
+def _bpe_text(
+    norm, m, user, has_user, model, by_word, unk_id, byte_ids, scratch, cache, utf8, ids, o
+):
     """Write the ids of the normalized sentence ``norm[:m]`` at ``ids[o:]``: its symbols
     merged, unknown characters resolved. The new ``o``."""
     user_ids, (bmp, codes, symbol_of, piece_of), (keys, new_ids, scores), model_size = model
@@ -153,13 +227,15 @@ def _bpe_text(norm, m, user, has_user, model, by_word, unk_id, byte_ids, scratch
             sym[n], frozen[n] = (symbol_of[row] if row >= 0 else -2), False
             i += 1
         n += 1
-    a = 0
     if by_word:
-        for j in range(1, n):
-            if norm[first[j]] == _ESCAPED_CODE:
-                merge_span(sym, frozen, nxt, prv, a, j, heap, keys, new_ids, scores)
+        a = 0
+        for j in range(1, n + 1):
+            if j == n or norm[first[j]] == _ESCAPED_CODE:
+                end = first[j] if j < n else m
+                _merge_word(norm, first[a], end, sym, frozen, nxt, prv, a, j, heap, model, cache)
                 a = j
-    merge_span(sym, frozen, nxt, prv, a, n, heap, keys, new_ids, scores)
+    else:
+        merge_span(sym, frozen, nxt, prv, 0, n, heap, keys, new_ids, scores)
     run = False
     for j in range(n):  # the symbols left, in order (a merge keeps the left index)
         s = sym[j]
@@ -188,6 +264,7 @@ def _bpe_kernel(data, starts, user, rules, flags, model, by_word, unk_id, byte_i
     counts = np.zeros(n_texts, np.int64)
     norm = np.empty(0, np.int32)
     scratch = _bpe_scratch(0)
+    cache = word_cache(data.size // 4 + 16)
     utf8 = np.empty(4, np.int64)
     o = 0
     for t in range(n_texts):
@@ -199,7 +276,7 @@ def _bpe_kernel(data, starts, user, rules, flags, model, by_word, unk_id, byte_i
         ids = with_room(ids, o + 4 * m)
         before = o
         o = _bpe_text(
-            norm, m, user, flags[0], model, by_word, unk_id, byte_ids, scratch, utf8, ids, o
+            norm, m, user, flags[0], model, by_word, unk_id, byte_ids, scratch, cache, utf8, ids, o
         )
         counts[t] = o - before
     return ids[:o], counts

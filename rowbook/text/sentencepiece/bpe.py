@@ -45,7 +45,7 @@ def _better(s1, l1, s2, l2):
     return s1 > s2 or (s1 == s2 and l1 < l2)
 
 
-@numba.njit(cache=True, nogil=True, _nrt=False)
+@numba.njit(cache=True, inline="always")
 def _push(hs, hl, hr, hn, size, score, left, right, new):
     i = size
     while i > 0:
@@ -58,7 +58,7 @@ def _push(hs, hl, hr, hn, size, score, left, right, new):
     return size + 1
 
 
-@numba.njit(cache=True, nogil=True, _nrt=False)
+@numba.njit(cache=True, inline="always")
 def _pop(hs, hl, hr, hn, size):
     top = (hs[0], hl[0], hr[0], hn[0])
     size -= 1
@@ -77,7 +77,7 @@ def _pop(hs, hl, hr, hn, size):
     return top, size
 
 
-@numba.njit(cache=True, nogil=True, _nrt=False)
+@numba.njit(cache=True, inline="always")
 def _merged(keys, new_ids, a, b):
     """The piece ``a + b`` spells, or -1: ``keys`` is an open-addressing table of the pair keys
     ``a << 32 | b`` (power-of-two size, -1 empty), ``new_ids`` the piece at each slot."""
@@ -107,7 +107,7 @@ def _pair_table(keys, values):
     return table, out
 
 
-@numba.njit(cache=True, nogil=True, _nrt=False)
+@numba.njit(cache=True, inline="always")
 def _maybe_push(keys, new_ids, scores, sym, frozen, left, right, heap, size):
     if left < 0 or right < 0 or frozen[left] or frozen[right]:
         return size

@@ -147,12 +147,13 @@ def _parse(blob: bytes) -> dict[str, str]:
 _BMP = 0x10000
 
 
-@numba.njit(cache=True, nogil=True, _nrt=False)
+@numba.njit(cache=True, inline="always")
 def longest_rule(rules, text, i, end):
     """``(length, rule)`` of the longest rule whose source starts ``text[i:end]`` (``i < end``),
     or ``(0, -1)``: the walk of the trie of the sources, skipped when the next character
     continues no source (then only a one-character rule can apply, read from a table for
-    the Basic Multilingual Plane). ``rules`` is :attr:`CharsMap.rules`."""
+    the Basic Multilingual Plane). ``rules`` is :attr:`CharsMap.rules`. Inlined: call it
+    from functions compiled with ``_nrt=False``."""
     trie, _, _, single, tail = rules
     if i + 1 < end and text[i + 1] < tail.size and tail[text[i + 1]]:
         return longest_prefix(trie, text, i, end)
@@ -160,20 +161,18 @@ def longest_rule(rules, text, i, end):
     if c < _BMP:
         rule = single[c]
     else:
-        node = find_child(trie[0], trie[1], 0, c)
+        node = find_child(trie, 0, c)
         rule = trie[2][node] if node >= 0 else -1
     return (1, rule) if rule >= 0 else (0, -1)
 
 
-@numba.njit(cache=True, nogil=True)
-def _apply(text, rules):
-    """Longest-match replacement over the code points ``text``: the output code points, and
-    for each step the characters it used and wrote."""
-    _, out_data, out_starts, _, _ = rules
+@numba.njit(cache=True, nogil=True, _nrt=False)
+def _apply(text, rules, out, used, wrote):
+    """Longest-match replacement over the code points ``text`` into ``out`` (room for
+    :attr:`CharsMap.widest` characters for each of ``text``): ``(o, steps)``, the output
+    being ``out[:o]``, and for each step the characters it used and wrote."""
+    out_data, out_starts = rules[1], rules[2]
     n = text.size
-    out = np.empty(max(4 * n, 1), np.int32)
-    used = np.empty(n, np.int64)
-    wrote = np.empty(n, np.int64)
     o, steps, i = 0, 0, 0
     while i < n:
         length, rule = longest_rule(rules, text, i, n)
@@ -184,16 +183,13 @@ def _apply(text, rules):
             i += 1
         else:
             a, b = out_starts[rule], out_starts[rule + 1]
-            if o + (b - a) > out.size:
-                grown = np.empty(2 * out.size + (b - a), np.int32)
-                grown[:o] = out[:o]
-                out = grown
-            out[o : o + b - a] = out_data[a:b]
+            for k in range(a, b):
+                out[o + k - a] = out_data[k]
             o += b - a
             used[steps], wrote[steps] = length, b - a
             i += length
         steps += 1
-    return out[:o], used[:steps], wrote[:steps]
+    return o, steps
 
 
 class CharsMap:
@@ -217,9 +213,15 @@ class CharsMap:
         #: characters that continue a source)``, the tables of :func:`longest_rule`.
         self.rules = (build_trie(list(table)), codepoints("".join(values)), starts, single, tail)
         self.empty = not table
+        #: The most characters a rule writes (at least 1).
+        self.widest = max([1, *map(len, values)])
 
     def _run(self, text: str) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        return _apply(codepoints(text), self.rules)
+        data = codepoints(text)  # (n,)
+        out = np.empty(data.size * self.widest, np.int32)
+        used, wrote = np.empty(data.size, np.int64), np.empty(data.size, np.int64)
+        o, steps = _apply(data, self.rules, out, used, wrote)
+        return out[:o], used[:steps], wrote[:steps]
 
     def __call__(self, text: str) -> str:
         if self.empty or not text:

@@ -60,7 +60,7 @@ _SPACES = re.compile(" +")
 _SPACE_CODE, _ESCAPED_CODE = 0x20, 0x2581
 
 
-@numba.njit(cache=True, nogil=True, _nrt=False)
+@numba.njit(cache=True, inline="always")
 def _piece_at(data, i, e, user, rules, has_user, has_rules):
     """``NormalizePrefix`` at ``data[i]`` (``i < e``): ``(from rules, start, end, used)``, the
     output being ``rules[1][start:end]`` or ``data[start:end]``."""
@@ -182,7 +182,7 @@ class SentencePieceNormalizer:
                 self.remove_extra_whitespaces,
                 self.escape_whitespaces,
                 self.suffix,
-                max([1, *map(len, self.charsmap.table.values())]),
+                self.charsmap.widest,
             ],
             dtype=np.int64,
         )
