@@ -79,7 +79,9 @@ def _unigram_text(norm, m, model, unk_id, byte_ids, best, start, piece, path, ut
     """Write the ids of the normalized sentence ``norm[:m]`` at ``ids[o:]``: the best path
     of its lattice, unknown characters resolved. The new ``o``."""
     trie, scores, kinds, unk_score, max_score = model
-    best_ends(norm, 0, m, trie, scores, kinds, unk_score, SENTENCEPIECE, max_score, best, start, piece)
+    best_ends(
+        norm, 0, m, trie, scores, kinds, unk_score, SENTENCEPIECE, max_score, best, start, piece
+    )
     n_nodes, k = 0, m
     while k > 0:  # the path's end positions, right to left
         path[n_nodes] = k
@@ -343,4 +345,3 @@ def bpe_job(bpe: Any, by_word: bool) -> Job:
     byte_ids = _byte_ids(bpe._byte_ids() if bpe.byte_fallback else None)
     tables = (user, rules, flags, model, by_word, bpe._unk_id, byte_ids)
     return functools.partial(_run, _bpe_kernel, tables)
-

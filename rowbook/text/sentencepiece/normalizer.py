@@ -201,8 +201,12 @@ class SentencePieceNormalizer:
         space = SPACE if self.escape_whitespaces else " "
         if self.escape_whitespaces:
             mapped = mapped.replace(" ", SPACE)
-        if self.add_dummy_prefix:
-            mapped = mapped + space if self.suffix else space + mapped
+        if self.add_dummy_prefix and not self.suffix:
+            mapped = space + mapped
+        if self.remove_extra_whitespaces:  # the walk drops every trailing "▁", a literal one too
+            mapped = mapped.rstrip(space)
+        if self.add_dummy_prefix and self.suffix:
+            mapped += space
         return mapped
 
     def symbols(self, text: str) -> list[str]:
