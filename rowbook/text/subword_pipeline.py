@@ -22,6 +22,10 @@ SentencePiece model, which sees whole sentences) skips the cache.
 :meth:`SubwordTokenizer.encode_batch` with ``workers > 1`` shares batches of texts between
 this process and forked ones, as :meth:`ByteLevelBPE.encode_batch
 <rowbook.text.ByteLevelBPE.encode_batch>` does (:func:`rowbook.fork_pool.map_in_order`).
+A model with a compiled job for whole texts (``_batch_job``: a SentencePiece ``.model``'s,
+:mod:`rowbook.text.sentencepiece.batch`) encodes every batch in it, ids first, and shares
+the batches out to threads instead (:func:`rowbook.fork_pool.map_in_threads`: the job
+releases the GIL).
 """
 
 from __future__ import annotations
