@@ -14,12 +14,18 @@ with its anchor (:func:`timing.interleaved_medians_ms`):
   emptied before every repetition, its ids are checked equal to the anchor's. rowbook runs
   with ``workers=None`` (two processes on 2 cores) and ``workers=1``; on a machine busy
   with other work one process is faster, and the target takes the better of the two;
+* SentencePiece ``.model`` files (8,000 pieces, ``nmt_nfkc`` rules, Unigram and BPE, trained
+  by ``sentencepiece``): the first 10 MB of NewsArticles' lines encoded by both, on one thread
+  and on every core, the ids checked equal;
+* Unigram training on generated text of many distinct long words
+  (:func:`corpora.many_words_lines`, 3 MB), against ``tokenizers`` and ``sentencepiece``;
 * with ``--memory``: peak resident memory of training on a corpus of at least 1 GB
   (NewsArticles repeated, or ``--corpus FILE``), each library in its own process, the same
   vocabulary size; rowbook counts within ``--budget`` GB.
 
     python benchmarks/bench_tokenizers.py            # speed, full sizes
     python benchmarks/bench_tokenizers.py --quick    # a smoke test
+    python benchmarks/bench_tokenizers.py --only models many-words   # SentencePiece's side
     python benchmarks/bench_tokenizers.py --memory   # also peak memory on 1 GB (slow)
 """
 
@@ -37,11 +43,12 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from corpora import cache_dir, newsarticles_lines, newsarticles_texts
+from corpora import cache_dir, many_words_lines, newsarticles_lines, newsarticles_texts
 from timing import Row, interleaved_medians_ms, machine, print_table, print_targets
 
 VOCAB = 8_000
 ENCODE_LINES = 20_000
+ENCODE_MB = 10
 SPECIALS = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]"]
 
 
@@ -88,7 +95,7 @@ def hf_unigram(texts, vocab_size):
     return tok
 
 
-def spm_train(texts, vocab_size, model_type):
+def spm_train(texts, vocab_size, model_type, rule="identity"):
     import sentencepiece as spm
 
     out = io.BytesIO()
@@ -98,7 +105,7 @@ def spm_train(texts, vocab_size, model_type):
         vocab_size=vocab_size,
         model_type=model_type,
         minloglevel=2,
-        normalization_rule_name="identity",
+        normalization_rule_name=rule,
         input_sentence_size=0,
         hard_vocab_limit=False,
     )
@@ -117,10 +124,7 @@ def cold(tok, lines, workers=None):
 
 
 def speed(args) -> tuple[list[Row], list]:
-    import sentencepiece as spm
-
     from rowbook.text import Unigram, WordPiece
-    from rowbook.text.sentencepiece.files import model_from_bytes
 
     texts = newsarticles_texts()[: 300 if args.quick else None]
     lines = newsarticles_lines()[: 2_000 if args.quick else ENCODE_LINES]
@@ -175,7 +179,6 @@ def speed(args) -> tuple[list[Row], list]:
     with tempfile.TemporaryDirectory() as folder:
         hf_wp, hf_uni = hf_wordpiece(texts, vocab), hf_unigram(texts, vocab)
         wp, uni = _from(hf_wp, WordPiece, folder), _from(hf_uni, Unigram, folder)
-        sp_models = {kind: spm_train(texts, vocab, kind) for kind in ("unigram", "bpe")}
     same = [e.ids for e in cold(wp, lines)] == [e.ids for e in hf_wp.encode_batch(lines)]
     same &= [e.ids for e in cold(uni, lines)] == [e.ids for e in hf_uni.encode_batch(lines)]
     encode = {
@@ -186,37 +189,115 @@ def speed(args) -> tuple[list[Row], list]:
         "rowbook Unigram.encode_batch, workers=1": lambda: cold(uni, lines, 1),
         "tokenizers encode_batch (Unigram)": lambda: hf_uni.encode_batch(lines),
     }
-    for kind, data in sp_models.items():
-        ours, theirs = model_from_bytes(data, kind), spm.SentencePieceProcessor(model_proto=data)
-        same &= [e.ids for e in ours.encode_batch(lines)] == theirs.encode(lines)
-        encode[f"rowbook {kind} .model encode_batch"] = lambda ours=ours: cold(ours, lines)
-        encode[f"rowbook {kind} .model encode_batch, workers=1"] = lambda ours=ours: cold(
-            ours, lines, 1
-        )
-        encode[f"sentencepiece encode ({kind})"] = lambda theirs=theirs: theirs.encode(lines)
     times = interleaved_medians_ms(encode, repeat=2 * repeat + 1)
     for name, ms in times.items():
-        group = "encode " + (
-            "WordPiece"
-            if "WordPiece" in name
-            else "Unigram"
-            if "Unigram" in name
-            else "sp unigram"
-            if "unigram" in name
-            else "sp bpe"
-        )
-        rows.append(Row(group, name, ms))
+        rows.append(Row("encode " + ("WordPiece" if "WordPiece" in name else "Unigram"), name, ms))
     for ours, theirs, need in [
         ("rowbook WordPiece.encode_batch", "tokenizers encode_batch (WordPiece)", 1.5),
         ("rowbook Unigram.encode_batch", "tokenizers encode_batch (Unigram)", 1.5),
-        ("rowbook unigram .model encode_batch", "sentencepiece encode (unigram)", 1.0),
-        ("rowbook bpe .model encode_batch", "sentencepiece encode (bpe)", 1.0),
     ]:
         best = min(times[ours], times[f"{ours}, workers=1"])  # 2 processes lose on a busy machine
         targets.append(
             (f"encoding, {theirs} / {ours} (best of workers=None, 1)", times[theirs] / best, need)
         )
     targets.append(("same ids as the anchors on every line", float(same), 1.0))
+    return rows, targets
+
+
+# -- SentencePiece .model files ---------------------------------------------------------------
+
+
+def first_megabytes(lines: list[str], megabytes: float) -> list[str]:
+    """The first lines of ``lines`` holding ``megabytes`` million characters."""
+    out, size = [], 0
+    for line in lines:
+        if size >= megabytes * 1e6:
+            break
+        out.append(line)
+        size += len(line)
+    return out
+
+
+def model_encoding(args) -> tuple[list[Row], list]:
+    """``.model`` files trained by ``sentencepiece`` (8,000 pieces, its default ``nmt_nfkc``
+    rules) on NewsArticles, then the first ``ENCODE_MB`` MB of its lines encoded by both
+    libraries: one thread (rowbook ``workers=1``, ``num_threads=1``) and every core
+    (``workers=None``, ``num_threads=-1``)."""
+    import sentencepiece as spm
+
+    from rowbook.text.sentencepiece.files import read_parts
+    from rowbook.text.sentencepiece.loading import model_from_parts
+
+    texts = newsarticles_texts()[: 300 if args.quick else None]
+    lines = first_megabytes(newsarticles_lines(), 1 if args.quick else ENCODE_MB)
+    vocab = 2_000 if args.quick else VOCAB
+    rows, targets, timed, same = [], [], {}, True
+    for kind in ("unigram", "bpe"):
+        data = spm_train(texts, vocab, kind, rule="nmt_nfkc")
+        ours = model_from_parts(read_parts(data, f"{kind}.model"))
+        theirs = spm.SentencePieceProcessor(model_proto=data)
+        same &= [e.ids for e in ours.encode_batch(lines)] == theirs.encode(lines)
+        for cores, workers, threads in (("1 thread", 1, 1), ("all cores", None, -1)):
+            timed[f"rowbook {kind} .model encode_batch, {cores}"] = lambda o=ours, w=workers: (
+                o.encode_batch(lines, workers=w)
+            )
+            timed[f"sentencepiece encode ({kind}), {cores}"] = lambda t=theirs, n=threads: t.encode(
+                lines, num_threads=n
+            )
+    times = interleaved_medians_ms(timed, repeat=args.repeat)
+    for name, ms in times.items():
+        kind = "unigram" if "unigram" in name else "bpe"
+        rows.append(Row(f"encode sp {kind}, {name.rsplit(', ', 1)[1]}", name, ms))
+    for kind in ("unigram", "bpe"):
+        for cores in ("1 thread", "all cores"):
+            ratio = (
+                times[f"sentencepiece encode ({kind}), {cores}"]
+                / times[f"rowbook {kind} .model encode_batch, {cores}"]
+            )
+            targets.append(
+                (f".model encoding ({kind}, {cores}), sentencepiece / rowbook", ratio, 1.0)
+            )
+    targets.append(("same ids as sentencepiece on every line", float(same), 1.0))
+    megabytes = sum(map(len, lines)) / 1e6
+    print(f".model encoding: {len(lines):,} NewsArticles lines, {megabytes:.1f} M characters")
+    return rows, targets
+
+
+def many_words_training(args) -> tuple[list[Row], list]:
+    """Unigram training (Metaspace, 8,000 pieces) on generated text of many distinct long
+    words (:func:`corpora.many_words_lines`), against ``tokenizers`` and ``sentencepiece``."""
+    from rowbook.text import Unigram
+
+    lines = many_words_lines(600_000 if args.quick else 3_000_000)
+    vocab = 2_000 if args.quick else VOCAB
+    train = interleaved_medians_ms(
+        {
+            "rowbook Unigram.fit (many words)": lambda: Unigram().fit(lines, vocab),
+            "tokenizers UnigramTrainer (many words)": lambda: hf_unigram(lines, vocab),
+            "sentencepiece trainer (unigram, many words)": lambda: spm_train(
+                lines, vocab, "unigram"
+            ),
+        },
+        repeat=1 if args.quick else args.repeat,
+        warmup=0,
+    )
+    rows = [Row("train Unigram, many words", name, ms) for name, ms in train.items()]
+    ours = train["rowbook Unigram.fit (many words)"]
+    targets = [
+        (
+            "Unigram training on many distinct words, tokenizers / rowbook",
+            train["tokenizers UnigramTrainer (many words)"] / ours,
+            1.0,
+        ),
+        (
+            "Unigram training on many distinct words, sentencepiece / rowbook",
+            train["sentencepiece trainer (unigram, many words)"] / ours,
+            1.0,
+        ),
+    ]
+    print(
+        f"many words: {len(lines):,} generated lines, {sum(map(len, lines)) / 1e6:.1f} M characters"
+    )
     return rows, targets
 
 
@@ -332,6 +413,9 @@ def memory(args) -> tuple[list[Row], list]:
     return rows, targets
 
 
+PARTS = {"speed": speed, "models": model_encoding, "many-words": many_words_training}
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
@@ -349,6 +433,14 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--budget", type=float, default=0.25, help="rowbook's --memory budget in GB (default: 0.25)"
     )
+    parser.add_argument(
+        "--only",
+        nargs="+",
+        choices=list(PARTS),
+        default=list(PARTS),
+        help="the parts to run: NewsArticles training and encoding (speed), .model encoding "
+        "(models), Unigram training on many distinct words (many-words); default all",
+    )
     parser.add_argument("--child", nargs=5, help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
     if args.child:
@@ -356,7 +448,10 @@ def main(argv: list[str] | None = None) -> int:
         _child(kind, tool, corpus, int(vocab), float(budget))
         return 0
     print(f"NewsArticles; {machine()}; 1-min load average at start {os.getloadavg()[0]:.1f}")
-    rows, targets = speed(args)
+    rows, targets = [], []
+    for part in args.only:
+        more_rows, more_targets = PARTS[part](args)
+        rows, targets = rows + more_rows, targets + more_targets
     if args.memory:
         more_rows, more_targets = memory(args)
         rows, targets = rows + more_rows, targets + more_targets
@@ -365,8 +460,11 @@ def main(argv: list[str] | None = None) -> int:
         "train Unigram": "rowbook Unigram.fit",
         "encode WordPiece": "rowbook WordPiece.encode_batch",
         "encode Unigram": "rowbook Unigram.encode_batch",
-        "encode sp unigram": "rowbook unigram .model encode_batch",
-        "encode sp bpe": "rowbook bpe .model encode_batch",
+        "encode sp unigram, 1 thread": "rowbook unigram .model encode_batch, 1 thread",
+        "encode sp unigram, all cores": "rowbook unigram .model encode_batch, all cores",
+        "encode sp bpe, 1 thread": "rowbook bpe .model encode_batch, 1 thread",
+        "encode sp bpe, all cores": "rowbook bpe .model encode_batch, all cores",
+        "train Unigram, many words": "rowbook Unigram.fit (many words)",
     }
     print_table("WordPiece, Unigram, SentencePiece models", rows, subjects)
     print(

@@ -22,6 +22,10 @@ SentencePiece model, which sees whole sentences) skips the cache.
 :meth:`SubwordTokenizer.encode_batch` with ``workers > 1`` shares batches of texts between
 this process and forked ones, as :meth:`ByteLevelBPE.encode_batch
 <rowbook.text.ByteLevelBPE.encode_batch>` does (:func:`rowbook.fork_pool.map_in_order`).
+A model with a compiled job for whole texts (``_batch_job``: a SentencePiece ``.model``'s,
+:mod:`rowbook.text.sentencepiece.batch`) encodes every batch in it, ids first, and shares
+the batches out to threads instead (:func:`rowbook.fork_pool.map_in_threads`: the job
+releases the GIL).
 """
 
 from __future__ import annotations
@@ -29,13 +33,13 @@ from __future__ import annotations
 import functools
 import itertools
 import os
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
 import numpy as np
 
 from rowbook.checks import InputTypeError, check_int
-from rowbook.fork_pool import map_in_order
+from rowbook.fork_pool import map_in_order, map_in_threads
 from rowbook.text.aligned import Aligned
 from rowbook.text.batches import text_batches
 from rowbook.text.bpe.batch import gc_paused
@@ -68,6 +72,12 @@ class SubwordTokenizer(TokenTable):
     def _segment_word(self, word: str) -> list[tuple[int, str, int, int]]:
         """``(id, token, start, end)`` of each piece of ``word`` (character positions)."""
         raise NotImplementedError
+
+    def _batch_job(self) -> Callable[[Sequence[str]], tuple[np.ndarray, np.ndarray]] | None:
+        """A compiled job from texts to all their ids ``(N,)`` and each text's count ``(B,)``
+        that releases the GIL, when the model has one for its current settings (a
+        ``.model`` file's: :mod:`rowbook.text.sentencepiece.batch`); ``None`` else."""
+        return None
 
     # --------------------------------------------------------------- learned state
     def _install(self, id_to_token: Sequence[str], added: Sequence[tuple[str, bool]]) -> None:
@@ -146,6 +156,9 @@ class SubwordTokenizer(TokenTable):
     def _ids_of(self, texts: Sequence[str]) -> list[list[int]]:
         """Ids of each text (no template), each distinct word encoded once."""
         chain = itertools.chain.from_iterable
+        job = self._batch_job() if self._cutter is None else None
+        if job is not None:
+            return _unpacked(job(texts))
         if self._cutter is None:
             words_of = [self._words(t, True) for t in texts]
             table = self._lookup(list(chain(words_of)))
@@ -215,7 +228,8 @@ class SubwordTokenizer(TokenTable):
     ) -> list[Encoding]:
         """:meth:`encode` for each text, each distinct word encoded once, on ``workers``
         processes (``None``: one per CPU; batches of over a million characters in all are
-        shared with forked processes). The result does not depend on ``workers``."""
+        shared with forked processes, or with threads where the model has a compiled job for
+        whole texts). The result does not depend on ``workers``."""
         self._check_fitted()
         if isinstance(texts, str):
             raise InputTypeError(
@@ -230,10 +244,16 @@ class SubwordTokenizer(TokenTable):
             else:
                 self._ids_of(texts[:1])  # compile the kernels before the fork
                 size = max(BATCH_CHARS, chars // (8 * workers))
+                job = self._batch_job() if self._cutter is None else None
+                parts = (
+                    map_in_order(
+                        self._packed_ids, text_batches(texts, size), workers, here=self._ids_of
+                    )
+                    if job is None
+                    else map_in_threads(job, text_batches(texts, size), workers)
+                )
                 ids_of = []
-                for part in map_in_order(
-                    self._packed_ids, text_batches(texts, size), workers, here=self._ids_of
-                ):
+                for part in parts:
                     ids_of += _unpacked(part)
             return [
                 self._finish(t, ids, add_special_tokens)

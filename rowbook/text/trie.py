@@ -6,13 +6,21 @@ character at a time and stop at the first character no entry continues with, so 
 position costs a few steps rather than one dictionary lookup per candidate length (which
 is what ``tokenizers`` does for WordPiece: ``O(L^2)`` lookups per word).
 
-The trie is three arrays, built once per vocabulary (:func:`build_trie`):
+The trie is a *double array* over the entries' UTF-8 bytes (Aoe 1989; the layout of Darts,
+which ``sentencepiece`` walks), built once per vocabulary (:func:`build_trie`). A node is an
+index into two arrays, and its child on byte ``x`` is ``t = base[node] + x + 1`` if
+``check[t] == node``: a step is two reads from arrays of a few hundred kilobytes, where a
+hash table of edges on code points (what this module held before) read a table of
+megabytes at random, and a Unigram lattice walks several steps from every character. A
+code point is one step per byte of its UTF-8 form (one for ASCII). The three arrays:
 
-* ``keys`` ``(T,)`` int64: an open-addressing hash table of edges, the key of the edge
-  from ``node`` on code point ``c`` being ``node << 21 | c`` (code points need 21 bits),
-  ``-1`` for an empty slot; ``T`` is a power of two at least twice the edges;
-* ``children`` ``(T,)`` int32: the node each edge leads to;
-* ``values`` ``(N,)`` int64: the id of the entry ending at each node, ``-1`` if none.
+* ``base`` ``(T,)`` int32: where each node's children begin (0 for a leaf);
+* ``check`` ``(T,)`` int32: the parent of each slot, -1 for a free slot (the root is 0);
+* ``values`` ``(T,)`` int64: the id of the entry ending at each node, ``-1`` if none.
+
+Building places the nodes breadth first, each at the first ``base`` whose slots are free
+for all its children (the entries sorted, so a node's children are runs of them), looking
+at no more than :data:`PLACE_TRIES` free slots before taking fresh ones at the end.
 
 The references are a Python dict lookup per candidate (:func:`longest_prefix_reference`,
 :func:`prefixes_reference`); the tests hold the kernels to them.
@@ -38,13 +46,13 @@ __all__ = [
     "build_trie",
     "codepoints",
     "find_child",
+    "joined_codepoints",
     "longest_prefix",
     "longest_prefix_reference",
     "prefixes_reference",
 ]
 
 Trie = tuple[np.ndarray, np.ndarray, np.ndarray]
-_MUL = np.uint64(0x9E3779B97F4A7C15)
 
 
 def codepoints(text: str) -> np.ndarray:
@@ -54,46 +62,137 @@ def codepoints(text: str) -> np.ndarray:
     )
 
 
+def joined_codepoints(texts: Sequence[str]) -> tuple[np.ndarray, np.ndarray]:
+    """``(data, starts)``: the code points of all ``texts`` one after another ``(C,)`` and
+    where each begins, with the end last ``(W + 1,)``.
+
+    >>> joined_codepoints(["ab", "", "c"])[1].tolist()
+    [0, 2, 2, 3]
+    """
+    starts = np.zeros(len(texts) + 1, dtype=np.int64)  # (W + 1,)
+    np.cumsum(np.fromiter(map(len, texts), dtype=np.int64, count=len(texts)), out=starts[1:])
+    return codepoints("".join(texts)), starts
+
+
+#: Free slots tried as a node's first child before the node goes past the last slot in use.
+PLACE_TRIES = 64
+
+
 @numba.njit(cache=True, inline="always")
-def _slot(key, mask):
-    return np.int64((np.uint64(key) * _MUL) >> np.uint64(20)) & mask
-
-
-@numba.njit(cache=True, nogil=True)
-def find_child(keys, children, node, c):
-    """The child of ``node`` on code point ``c``, or -1."""
-    mask = keys.size - 1
-    key = (np.int64(node) << 21) | c
-    i = _slot(key, mask)
-    while keys[i] != -1:
-        if keys[i] == key:
-            return children[i]
-        i = (i + 1) & mask
+def _step(base, check, node, byte):
+    t = base[node] + byte + 1
+    if t < check.size and check[t] == node:
+        return t
     return -1
 
 
+@numba.njit(cache=True, inline="always")
+def find_child(trie, node, c):
+    """The node after code point ``c`` (its UTF-8 bytes) from ``node``, or -1 (the root is
+    node 0). Inlined where it is called (a call cost as much as the step): call it from
+    functions compiled with ``_nrt=False``, where taking the arrays out of ``trie`` counts
+    no references."""
+    base, check = trie[0], trie[1]
+    if c < 0x80:
+        return _step(base, check, node, c)
+    if c < 0x800:
+        node = _step(base, check, node, 0xC0 | (c >> 6))
+    elif c < 0x10000:
+        node = _step(base, check, node, 0xE0 | (c >> 12))
+        if node >= 0:
+            node = _step(base, check, node, 0x80 | ((c >> 6) & 0x3F))
+    else:
+        node = _step(base, check, node, 0xF0 | (c >> 18))
+        if node >= 0:
+            node = _step(base, check, node, 0x80 | ((c >> 12) & 0x3F))
+        if node >= 0:
+            node = _step(base, check, node, 0x80 | ((c >> 6) & 0x3F))
+    if node < 0:
+        return -1
+    return _step(base, check, node, 0x80 | (c & 0x3F))
+
+
+@numba.njit(cache=True, _nrt=False)
+def _next_free(nxt, check, f, cap):
+    """The first free slot after the free slot ``f`` (``cap``: none), its link shortened."""
+    g = nxt[f]
+    while g < cap and check[g] != -1:
+        g = nxt[g]
+    nxt[f] = g
+    return g
+
+
 @numba.njit(cache=True)
-def _build(data, starts, ids, table_size):
-    n_nodes = 1 + data.size  # at most one node per character, plus the root
-    keys = np.full(table_size, -1, np.int64)
-    children = np.empty(table_size, np.int32)
-    values = np.full(n_nodes, -1, np.int64)
-    mask = table_size - 1
-    used = 1
-    for w in range(starts.size - 1):
-        node = 0
-        for p in range(starts[w], starts[w + 1]):
-            key = (np.int64(node) << 21) | data[p]
-            i = _slot(key, mask)
-            while keys[i] != -1 and keys[i] != key:
-                i = (i + 1) & mask
-            if keys[i] == -1:
-                keys[i], children[i] = key, used
-                used += 1
-            node = children[i]
-        if values[node] == -1:  # the first of duplicate entries wins
-            values[node] = ids[w]
-    return keys, children, values[:used]
+def _place(data, starts, ids):
+    """``(base, check, values)`` of the sorted byte strings ``data[starts[k]:starts[k + 1]]``."""
+    n_entries = starts.size - 1
+    cap = data.size + 258
+    base = np.zeros(cap, np.int32)
+    check = np.full(cap, -1, np.int32)
+    values = np.full(cap, -1, np.int64)
+    nxt = np.arange(1, cap + 1).astype(np.int32)  # the free slots as a list, in order
+    check[0] = 0  # the root's slot is taken
+    head, top = 1, 0  # the first free slot; the last slot taken
+    queue = np.empty((data.size + 1, 4), np.int64)  # (node, first entry, end entry, depth)
+    queue[0, 0], queue[0, 1], queue[0, 2], queue[0, 3] = 0, 0, n_entries, 0
+    q_head, q_tail = 0, 1
+    child = np.empty((257, 3), np.int64)  # (label, first entry, end entry)
+    while q_head < q_tail:
+        node, lo, hi, depth = queue[q_head, 0], queue[q_head, 1], queue[q_head, 2], queue[q_head, 3]
+        q_head += 1
+        k = lo
+        while k < hi and starts[k + 1] - starts[k] == depth:  # entries ending here sort first
+            if values[node] == -1:  # the first of duplicate entries keeps its id
+                values[node] = ids[k]
+            k += 1
+        n_children = 0
+        while k < hi:
+            label = data[starts[k] + depth] + 1
+            j = k
+            while j < hi and data[starts[j] + depth] + 1 == label:
+                j += 1
+            child[n_children, 0], child[n_children, 1], child[n_children, 2] = label, k, j
+            n_children += 1
+            k = j
+        if n_children == 0:
+            continue
+        b, f, tries = -1, head, 0
+        while f < cap and tries < PLACE_TRIES:  # free slots for the first child, in order
+            candidate = f - child[0, 0]
+            if candidate >= 1 and candidate + child[n_children - 1, 0] < cap:
+                fits = True
+                for c in range(1, n_children):
+                    if check[candidate + child[c, 0]] != -1:
+                        fits = False
+                        break
+                if fits:
+                    b = candidate
+                    break
+            f = _next_free(nxt, check, f, cap)
+            tries += 1
+        if b < 0:  # past every slot taken
+            b = max(1, top + 1 - child[0, 0])
+        if b + 257 > cap:
+            grown = 2 * cap + 257
+            base = np.concatenate((base, np.zeros(grown - cap, np.int32)))
+            check = np.concatenate((check, np.full(grown - cap, -1, np.int32)))
+            values = np.concatenate((values, np.full(grown - cap, -1, np.int64)))
+            nxt = np.concatenate((nxt, np.arange(cap + 1, grown + 1).astype(np.int32)))
+            cap = grown
+        base[node] = b
+        for c in range(n_children):
+            t = b + child[c, 0]
+            check[t] = node
+            top = max(top, t)
+            queue[q_tail, 0], queue[q_tail, 1], queue[q_tail, 2] = t, child[c, 1], child[c, 2]
+            queue[q_tail, 3] = depth + 1
+            q_tail += 1
+        if tries == PLACE_TRIES:  # the first free slot fits nothing: leave it empty
+            head = _next_free(nxt, check, head, cap)
+        while head < cap and check[head] != -1:
+            head = nxt[head]
+    size = top + 1
+    return base[:size].copy(), check[:size].copy(), values[:size].copy()
 
 
 def build_trie(entries: Sequence[str], ids: Sequence[int] | None = None) -> Trie:
@@ -101,23 +200,23 @@ def build_trie(entries: Sequence[str], ids: Sequence[int] | None = None) -> Trie
 
     An empty entry marks the root; of duplicate entries the first keeps its id.
     """
-    lengths = np.fromiter(map(len, entries), dtype=np.int64, count=len(entries))
-    starts = np.zeros(len(entries) + 1, dtype=np.int64)  # (W + 1,)
-    np.cumsum(lengths, out=starts[1:])
-    data = codepoints("".join(entries))  # (C,)
-    table_size = 1 << max(4, int(2 * max(data.size, 1) - 1).bit_length())
     ids = np.arange(len(entries), dtype=np.int64) if ids is None else np.asarray(ids, np.int64)
-    return _build(data, starts, ids, table_size)
+    encoded = [e.encode("utf-8", "surrogatepass") for e in entries]
+    order = sorted(range(len(entries)), key=encoded.__getitem__)  # stable: duplicates in order
+    starts = np.zeros(len(entries) + 1, dtype=np.int64)  # (W + 1,)
+    np.cumsum([len(encoded[k]) for k in order], out=starts[1:])
+    data = np.frombuffer(b"".join(encoded[k] for k in order), dtype=np.uint8).astype(np.int32)
+    return _place(data, starts, ids[np.array(order, dtype=np.int64)])
 
 
-@numba.njit(cache=True, nogil=True)
+@numba.njit(cache=True, nogil=True, _nrt=False)
 def longest_prefix(trie, text, start, end):
     """``(length, id)`` of the longest entry that ``text[start:end]`` starts with, or
     ``(0, -1)``."""
-    keys, children, values = trie
+    values = trie[2]
     node, best, best_id = 0, 0, -1
     for p in range(start, end):
-        node = find_child(keys, children, node, text[p])
+        node = find_child(trie, node, text[p])
         if node < 0:
             break
         if values[node] >= 0:

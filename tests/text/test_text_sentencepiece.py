@@ -1,20 +1,26 @@
 """SentencePiece ``.model`` files against the ``sentencepiece`` package: models trained in the test,
-Unigram and BPE, with and without byte fallback, ``nmt_nfkc`` and identity rules."""
+Unigram and BPE, with and without byte fallback, ``nmt_nfkc`` and identity rules, and with the
+whitespace flags turned the other way; the compiled batch pass held to the text-at-a-time path."""
 
 from __future__ import annotations
 
 import io
+import itertools
 import struct
 
 import numpy as np
 import pytest
 import sentencepiece as spm
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from rowbook.text import SentencePieceBPE, Unigram, load_model
 from rowbook.text.aligned import Aligned
 from rowbook.text.sentencepiece import save_model
 from rowbook.text.sentencepiece.bpe import encode_reference
+from rowbook.text.sentencepiece.normalizer import SentencePieceNormalizer, normalize_into
 from rowbook.text.sentencepiece.proto import read_model, write_model
+from rowbook.text.trie import codepoints
 
 MORE_HARD = [
     "İstanbul ΣΑΣ ǅ ﬁ",
@@ -26,10 +32,28 @@ MORE_HARD = [
     "\u1100\u1161\u11a8 각",
     "spaces\n\n\nThe end  ",
     "naïve café 中文字 한국어 ١٢٣",
+    "x" * 3000,
+    "antidisestablishmentarianism" * 40,
+    "word\u2581",
+    "\u2581",
+    "\u2581\u2581a\u2581 b",
+    "   ",
+    "\t\t\n",
+    "☃☃☃ 𝔘𝔫𝔦𝔠𝔬𝔡𝔢 𠀀𠀁 ☃",
+    "<sep><sep> a<sep>b <sep>",
+    "e\u0301\u0301 ﬁﬁ ＡＡ",
+    "a" + "\u3000" * 5 + "b\u00a0\u00a0c",
 ]
 CONFIGS = [
     (t, b, r) for t in ("unigram", "bpe") for b in (False, True) for r in ("nmt_nfkc", "identity")
 ]
+#: The whitespace flags the other way: spaces kept, no dummy prefix, "▁" after a word (a BPE
+#: then merges whole sentences, not word by word).
+FLAGS = {
+    "remove_extra_whitespaces": False,
+    "add_dummy_prefix": False,
+    "treat_whitespace_as_suffix": True,
+}
 
 
 @pytest.fixture(scope="module")
@@ -49,7 +73,35 @@ def models_dir(corpus, tmp_path_factory):
             normalization_rule_name=rule,
         )
         (folder / f"{kind}-{byte_fallback}-{rule}.model").write_bytes(out.getvalue())
+    for kind in ("unigram", "bpe"):
+        out = io.BytesIO()
+        spm.SentencePieceTrainer.train(
+            sentence_iterator=iter(corpus),
+            model_writer=out,
+            vocab_size=600,
+            model_type=kind,
+            byte_fallback=True,
+            minloglevel=2,
+            hard_vocab_limit=False,
+            **FLAGS,
+        )
+        (folder / f"{kind}-flags.model").write_bytes(out.getvalue())
     return folder
+
+
+def _model_paths(models_dir):
+    return [
+        *(models_dir / f"{k}-{b}-{r}.model" for k, b, r in CONFIGS),
+        models_dir / "unigram-flags.model",
+        models_dir / "bpe-flags.model",
+    ]
+
+
+def _text_at_a_time(tok, texts, monkeypatch):
+    """Ids of each text by the Python path (no compiled batch job)."""
+    with monkeypatch.context() as patch:
+        patch.setattr(type(tok), "_batch_job", lambda self: None)
+        return [e.ids for e in tok.encode_batch(texts, workers=1)]
 
 
 @pytest.mark.parametrize("kind, byte_fallback, rule", CONFIGS)
@@ -73,6 +125,40 @@ def test_ids_and_decoding_equal_sentencepiece(
         )
 
 
+@pytest.mark.parametrize("flags", [False, True])
+@pytest.mark.parametrize("kind", ["unigram", "bpe"])
+def test_flags_models_encode_as_sentencepiece(models_dir, corpus, hard_strings, kind, flags):
+    path = models_dir / (f"{kind}-flags.model" if flags else f"{kind}-False-identity.model")
+    theirs = spm.SentencePieceProcessor(model_file=str(path))
+    texts = [*hard_strings, *MORE_HARD, *corpus[:300]]
+    ours = load_model(path)
+    assert [e.ids for e in ours.encode_batch(texts, workers=2)] == theirs.encode(texts)
+
+
+def test_the_batch_pass_equals_the_text_at_a_time_path(
+    models_dir, corpus, hard_strings, monkeypatch
+):
+    texts = [*hard_strings, *MORE_HARD, *corpus[:300], "\ud800 lone surrogate"]
+    for path in _model_paths(models_dir):
+        tok = load_model(path)
+        assert tok._batch_job() is not None, path
+        expected = _text_at_a_time(tok, texts, monkeypatch)
+        assert [e.ids for e in tok.encode_batch(texts, workers=1)] == expected, path
+        assert [tok.encode(t).ids for t in texts[:40]] == expected[:40], path
+
+
+@settings(
+    max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+@given(data=st.data())
+def test_any_text_takes_the_same_ids_both_ways(models_dir, hard_text, data, monkeypatch):
+    texts = data.draw(st.lists(hard_text, min_size=1, max_size=4))
+    for path in _model_paths(models_dir)[::3]:
+        tok = load_model(path)
+        expected = _text_at_a_time(tok, texts, monkeypatch)
+        assert [e.ids for e in tok.encode_batch(texts)] == expected, (path, texts)
+
+
 def test_normalizer_fast_path_equals_the_walk(models_dir, corpus, hard_strings):
     for rule in ("nmt_nfkc", "identity"):
         norm = load_model(models_dir / f"unigram-False-{rule}.model").normalizer
@@ -85,6 +171,36 @@ def test_normalizer_fast_path_equals_the_walk(models_dir, corpus, hard_strings):
             assert all(
                 0 <= a < b <= len(text) for a, b in zip(walked.starts, walked.ends, strict=True)
             )
+
+
+def _compiled_walk(norm, text):
+    user, rules, flags = norm.tables
+    data = codepoints(text)
+    out = np.empty(data.size * int(flags[6]) + 2, np.int32)
+    m = normalize_into(data, 0, data.size, user, rules, flags, out)
+    return out[:m].astype(np.uint32).tobytes().decode("utf-32-le", "surrogatepass")
+
+
+@pytest.mark.parametrize("rule", ["nmt_nfkc", "identity"])
+def test_the_compiled_walk_equals_the_walk(models_dir, corpus, hard_strings, rule):
+    charsmap = load_model(models_dir / f"unigram-False-{rule}.model").normalizer.charsmap
+    texts = [*hard_strings, *MORE_HARD, *corpus[:100], "\ud800 x", " \u2581 "]
+    for user in ((), ("<sep>", "ab", "a")):
+        for flags in itertools.product([False, True], repeat=4):
+            norm = SentencePieceNormalizer(
+                charsmap,
+                add_dummy_prefix=flags[0],
+                remove_extra_whitespaces=flags[1],
+                escape_whitespaces=flags[2],
+                treat_whitespace_as_suffix=flags[3],
+                user_defined=user,
+            )
+            for text in texts:
+                assert _compiled_walk(norm, text) == norm.aligned(Aligned.of(text)).text, (
+                    flags,
+                    user,
+                    text,
+                )
 
 
 def test_bpe_kernel_equals_the_reference_loop(models_dir, corpus):

@@ -33,11 +33,11 @@ import numpy as np
 
 from rowbook.text.components import Metaspace
 from rowbook.text.sentencepiece import files
-from rowbook.text.sentencepiece.normalizer import SPACE
+from rowbook.text.sentencepiece.normalizer import SPACE, SentencePieceNormalizer
 from rowbook.text.subword_pipeline import SubwordTokenizer
 from rowbook.text.trie import codepoints
 
-__all__ = ["SentencePieceBPE", "encode_reference", "encode_sentences"]
+__all__ = ["SentencePieceBPE", "encode_reference", "encode_sentences", "merge_heap", "merge_span"]
 
 
 @numba.njit(cache=True, inline="always")
@@ -45,7 +45,7 @@ def _better(s1, l1, s2, l2):
     return s1 > s2 or (s1 == s2 and l1 < l2)
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, inline="always")
 def _push(hs, hl, hr, hn, size, score, left, right, new):
     i = size
     while i > 0:
@@ -58,7 +58,7 @@ def _push(hs, hl, hr, hn, size, score, left, right, new):
     return size + 1
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, inline="always")
 def _pop(hs, hl, hr, hn, size):
     top = (hs[0], hl[0], hr[0], hn[0])
     size -= 1
@@ -107,7 +107,7 @@ def _pair_table(keys, values):
     return table, out
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, inline="always")
 def _maybe_push(keys, new_ids, scores, sym, frozen, left, right, heap, size):
     if left < 0 or right < 0 or frozen[left] or frozen[right]:
         return size
@@ -117,8 +117,48 @@ def _maybe_push(keys, new_ids, scores, sym, frozen, left, right, heap, size):
     return _push(heap[0], heap[1], heap[2], heap[3], size, scores[new], left, right, new)
 
 
+@numba.njit(cache=True, nogil=True, _nrt=False)
+def merge_span(sym, frozen, nxt, prv, a, b, heap, keys, new_ids, scores):
+    """Merge the symbols ``sym[a:b]`` in place, as ``bpe_model.cc`` does; the symbols left
+    are the linked list from ``a`` (``nxt``, ``-1`` at the end; a merged-away symbol is
+    ``-3``). ``heap`` is four scratch arrays of at least ``2 * (b - a) + 2`` entries."""
+    for i in range(a, b):
+        prv[i] = i - 1 if i > a else -1
+        nxt[i] = i + 1 if i + 1 < b else -1
+    size = 0
+    for i in range(a + 1, b):
+        size = _maybe_push(keys, new_ids, scores, sym, frozen, i - 1, i, heap, size)
+    while size > 0:
+        top, size = _pop(heap[0], heap[1], heap[2], heap[3], size)
+        left, right, new = top[1], top[2], top[3]
+        if (
+            sym[right] == -3
+            or nxt[left] != right
+            or _merged(keys, new_ids, sym[left], sym[right]) != new
+        ):
+            continue  # merged away, or changed, since the entry was pushed
+        sym[left], sym[right] = new, -3
+        nxt[left] = nxt[right]
+        if nxt[right] >= 0:
+            prv[nxt[right]] = left
+        size = _maybe_push(keys, new_ids, scores, sym, frozen, prv[left], left, heap, size)
+        size = _maybe_push(keys, new_ids, scores, sym, frozen, left, nxt[left], heap, size)
+
+
 @numba.njit(cache=True)
-def _encode_kernel(init, frozen_in, starts, keys, new_ids, scores):
+def merge_heap(n):
+    """Scratch arrays of :func:`merge_span` for spans of up to ``n`` symbols."""
+    size = 2 * n + 2
+    return (
+        np.empty(size, np.float64),
+        np.empty(size, np.int64),
+        np.empty(size, np.int64),
+        np.empty(size, np.int64),
+    )
+
+
+@numba.njit(cache=True)
+def _encode_kernel(init, frozen_in, starts, keys, new_ids, scores, heap):
     """Merge each sentence's symbols ``init[starts[s]:starts[s + 1]]``; the result is the
     symbols left, with their first initial symbol (for lengths)."""
     n = init.size
@@ -126,39 +166,13 @@ def _encode_kernel(init, frozen_in, starts, keys, new_ids, scores):
     frozen = frozen_in.copy()
     nxt = np.empty(n, np.int64)
     prv = np.empty(n, np.int64)
-    heap = (
-        np.empty(2 * n + 2, np.float64),
-        np.empty(2 * n + 2, np.int64),
-        np.empty(2 * n + 2, np.int64),
-        np.empty(2 * n + 2, np.int64),
-    )
     out_sym = np.empty(n, np.int64)
     out_pos = np.empty(n, np.int64)
     bounds = np.zeros(starts.size, np.int64)
     o = 0
     for s in range(starts.size - 1):
         a, b = starts[s], starts[s + 1]
-        for i in range(a, b):
-            prv[i] = i - 1 if i > a else -1
-            nxt[i] = i + 1 if i + 1 < b else -1
-        size = 0
-        for i in range(a + 1, b):
-            size = _maybe_push(keys, new_ids, scores, sym, frozen, i - 1, i, heap, size)
-        while size > 0:
-            top, size = _pop(heap[0], heap[1], heap[2], heap[3], size)
-            left, right, new = top[1], top[2], top[3]
-            if (
-                sym[right] == -3
-                or nxt[left] != right
-                or _merged(keys, new_ids, sym[left], sym[right]) != new
-            ):
-                continue  # merged away, or changed, since the entry was pushed
-            sym[left], sym[right] = new, -3
-            nxt[left] = nxt[right]
-            if nxt[right] >= 0:
-                prv[nxt[right]] = left
-            size = _maybe_push(keys, new_ids, scores, sym, frozen, prv[left], left, heap, size)
-            size = _maybe_push(keys, new_ids, scores, sym, frozen, left, nxt[left], heap, size)
+        merge_span(sym, frozen, nxt, prv, a, b, heap, keys, new_ids, scores)
         i = a if b > a else -1
         while i >= 0:
             out_sym[o], out_pos[o] = sym[i], i - a
@@ -174,7 +188,7 @@ def encode_sentences(
     """``(symbols, positions, bounds)`` after merging; ``tables = (pair table, new ids, scores)``:
     the hash table of the ``left << 32 | right`` keys of the pairs that spell a piece (see
     ``_pair_table``), that piece's id at each slot."""
-    return _encode_kernel(init, frozen, starts, *tables)
+    return _encode_kernel(init, frozen, starts, *tables, merge_heap(init.size))
 
 
 def encode_reference(
@@ -330,6 +344,28 @@ class SentencePieceBPE(SubwordTokenizer):
         from rowbook.text.unigram.model import BYTE_PIECES
 
         return [self._vocab[b] for b in BYTE_PIECES] if self.byte_fallback else None
+
+    def _batch_job(self) -> Any:
+        """The compiled job of whole texts (:mod:`rowbook.text.sentencepiece.batch`), for
+        the normalizer and pre-tokenizer of the file; ``None`` with ``UNUSED`` pieces or
+        other parts."""
+        from rowbook.text.sentencepiece.batch import bpe_job
+
+        by_word = self.pre_tokenizer == Metaspace(SPACE, "never")
+        if (
+            self._unused
+            or not isinstance(self.normalizer, SentencePieceNormalizer)
+            or (self.pre_tokenizer is not None and not by_word)
+        ):
+            return None
+        made_for, pre, job = self._job
+        if made_for is not self.normalizer or pre != self.pre_tokenizer:
+            job = bpe_job(self, by_word)
+            self._job = (self.normalizer, self.pre_tokenizer, job)
+        return job
+
+    def _on_install(self) -> None:
+        self._job = (None, None, None)
 
     def _kernel_ids(self, words: list[str]) -> tuple[np.ndarray, np.ndarray] | None:
         """The symbols left in each word after merging, ``(symbols, bounds)``, by the kernel and

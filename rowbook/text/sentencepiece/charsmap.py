@@ -14,7 +14,11 @@ starts at is copied (``Normalizer::NormalizePrefix`` in ``normalizer.cc``).
 array, with every unit checked to lie inside it) into a ``source -> replacement`` dict, and
 :class:`CharsMap` applies it with a numba walk of the trie of the sources (``nmt_nfkc``:
 225,276 rules; most start with a Latin letter, since NFKC composes ``"e"`` and an accent),
-the longest source at each position found in one pass.
+the longest source at each position found in one pass (:func:`longest_rule`). Most
+positions need no walk: a source of two or more characters continues with one of few
+characters (185 in ``nmt_nfkc``, combining marks mostly), so when the next character is not
+one of them only a one-character rule can apply, read from a table of the Basic
+Multilingual Plane.
 
 Examples
 --------
@@ -35,9 +39,9 @@ import numba
 import numpy as np
 
 from rowbook.text.aligned import Aligned
-from rowbook.text.trie import build_trie, codepoints, longest_prefix
+from rowbook.text.trie import build_trie, codepoints, find_child, longest_prefix
 
-__all__ = ["CharsMap", "Precompiled", "read_charsmap"]
+__all__ = ["CharsMap", "Precompiled", "longest_rule", "read_charsmap"]
 
 
 @numba.njit(cache=True)
@@ -144,17 +148,38 @@ def _parse(blob: bytes) -> dict[str, str]:
     return table
 
 
-@numba.njit(cache=True, nogil=True)
-def _apply(text, trie, out_data, out_starts):
-    """Longest-match replacement over the code points ``text``: the output code points, and
-    for each step the characters it used and wrote."""
+_BMP = 0x10000
+
+
+@numba.njit(cache=True, inline="always")
+def longest_rule(rules, text, i, end):
+    """``(length, rule)`` of the longest rule whose source starts ``text[i:end]`` (``i < end``),
+    or ``(0, -1)``: the walk of the trie of the sources, skipped when the next character
+    continues no source (then only a one-character rule can apply, read from a table for
+    the Basic Multilingual Plane). ``rules`` is :attr:`CharsMap.rules`. Inlined: call it
+    from functions compiled with ``_nrt=False``."""
+    trie, _, _, single, tail = rules
+    if i + 1 < end and text[i + 1] < tail.size and tail[text[i + 1]]:
+        return longest_prefix(trie, text, i, end)
+    c = text[i]
+    if c < _BMP:
+        rule = single[c]
+    else:
+        node = find_child(trie, 0, c)
+        rule = trie[2][node] if node >= 0 else -1
+    return (1, rule) if rule >= 0 else (0, -1)
+
+
+@numba.njit(cache=True, nogil=True, _nrt=False)
+def _apply(text, rules, out, used, wrote):
+    """Longest-match replacement over the code points ``text`` into ``out`` (room for
+    :attr:`CharsMap.widest` characters for each of ``text``): ``(o, steps)``, the output
+    being ``out[:o]``, and for each step the characters it used and wrote."""
+    out_data, out_starts = rules[1], rules[2]
     n = text.size
-    out = np.empty(max(4 * n, 1), np.int32)
-    used = np.empty(n, np.int64)
-    wrote = np.empty(n, np.int64)
     o, steps, i = 0, 0, 0
     while i < n:
-        length, rule = longest_prefix(trie, text, i, n)
+        length, rule = longest_rule(rules, text, i, n)
         if rule < 0:
             out[o] = text[i]
             o += 1
@@ -162,16 +187,13 @@ def _apply(text, trie, out_data, out_starts):
             i += 1
         else:
             a, b = out_starts[rule], out_starts[rule + 1]
-            if o + (b - a) > out.size:
-                grown = np.empty(2 * out.size + (b - a), np.int32)
-                grown[:o] = out[:o]
-                out = grown
-            out[o : o + b - a] = out_data[a:b]
+            for k in range(a, b):
+                out[o + k - a] = out_data[k]
             o += b - a
             used[steps], wrote[steps] = length, b - a
             i += length
         steps += 1
-    return out[:o], used[:steps], wrote[:steps]
+    return o, steps
 
 
 class CharsMap:
@@ -184,23 +206,36 @@ class CharsMap:
         values = list(table.values())
         starts = np.zeros(len(values) + 1, dtype=np.int64)
         np.cumsum([len(v) for v in values], out=starts[1:])
-        self._rules = (
-            (build_trie(list(table)), codepoints("".join(values)), starts) if table else None
-        )
+        single = np.full(_BMP, -1, np.int64)  # (65536,) the one-character rule of each
+        tail = np.zeros(1 + max((ord(c) for k in table for c in k[1:]), default=0), np.bool_)
+        for rule, source in enumerate(table):
+            if len(source) == 1 and ord(source) < _BMP:
+                single[ord(source)] = rule
+            for c in source[1:]:
+                tail[ord(c)] = True
+        #: ``(trie of the sources, output code points, output starts, one-character rules,
+        #: characters that continue a source)``, the tables of :func:`longest_rule`.
+        self.rules = (build_trie(list(table)), codepoints("".join(values)), starts, single, tail)
+        self.empty = not table
+        #: The most characters a rule writes (at least 1).
+        self.widest = max([1, *map(len, values)])
 
     def _run(self, text: str) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        trie, data, starts = self._rules
-        return _apply(codepoints(text), trie, data, starts)
+        data = codepoints(text)  # (n,)
+        out = np.empty(data.size * self.widest, np.int32)
+        used, wrote = np.empty(data.size, np.int64), np.empty(data.size, np.int64)
+        o, steps = _apply(data, self.rules, out, used, wrote)
+        return out[:o], used[:steps], wrote[:steps]
 
     def __call__(self, text: str) -> str:
-        if self._rules is None or not text:
+        if self.empty or not text:
             return text
         out, _, _ = self._run(text)
         return out.astype(np.uint32).tobytes().decode("utf-32-le", "surrogatepass")
 
     def pieces(self, text: str) -> list[tuple[str, int]]:
         """``(output, characters consumed)`` at each step, as ``NormalizePrefix`` returns them."""
-        if self._rules is None or not text:
+        if self.empty or not text:
             return [(c, 1) for c in text]
         out, used, wrote = self._run(text)
         chars = out.astype(np.uint32).tobytes().decode("utf-32-le", "surrogatepass")

@@ -14,6 +14,9 @@ with the ``normalizer_spec`` flags:
 Without user-defined symbols, and when no rule writes two spaces in a row, that walk equals
 string operations on the mapped text (collapse runs of spaces, strip both ends): the fast
 path. Otherwise, and for offsets, the walk itself runs (:meth:`SentencePieceNormalizer.aligned`).
+:func:`normalize_into` is that walk compiled, on code points, for the batch encoders of
+:mod:`rowbook.text.sentencepiece.batch` (the tables of :attr:`SentencePieceNormalizer.tables`);
+the tests hold it to :meth:`~SentencePieceNormalizer.aligned`.
 
 Decoding (``Decode``): control pieces vanish, the unknown piece becomes ``unk_surface``
 (``" ⁇ "``), runs of ``<0xXX>`` byte pieces become their UTF-8 text (each invalid byte a
@@ -30,19 +33,113 @@ Examples
 
 from __future__ import annotations
 
+import functools
 import re
 from dataclasses import dataclass, field
 from typing import Any
 
+import numba
+import numpy as np
 import regex
 
 from rowbook.text.aligned import Aligned
-from rowbook.text.sentencepiece.charsmap import CharsMap
+from rowbook.text.sentencepiece.charsmap import CharsMap, longest_rule
+from rowbook.text.trie import build_trie, longest_prefix
 
-__all__ = ["SPACE", "SentencePieceDecoder", "SentencePieceNormalizer", "decode_utf8_bytes"]
+__all__ = [
+    "SPACE",
+    "SentencePieceDecoder",
+    "SentencePieceNormalizer",
+    "decode_utf8_bytes",
+    "normalize_into",
+    "with_room",
+]
 
 SPACE = "\u2581"
 _SPACES = re.compile(" +")
+_SPACE_CODE, _ESCAPED_CODE = 0x20, 0x2581
+
+
+@numba.njit(cache=True, inline="always")
+def _piece_at(data, i, e, user, rules, has_user, has_rules):
+    """``NormalizePrefix`` at ``data[i]`` (``i < e``): ``(from rules, start, end, used)``, the
+    output being ``rules[1][start:end]`` or ``data[start:end]``."""
+    if has_user:
+        length, _ = longest_prefix(user, data, i, e)
+        if length > 0:
+            return False, i, i + length, length
+    if has_rules:
+        length, rule = longest_rule(rules, data, i, e)
+        if rule >= 0:
+            return True, rules[2][rule], rules[2][rule + 1], length
+    return False, i, i + 1, 1
+
+
+@numba.njit(cache=True, inline="always")
+def with_room(out, need):
+    """``out``, or a copy twice ``need`` long when it holds fewer than ``need`` entries."""
+    if need <= out.size:
+        return out
+    grown = np.empty(2 * need, out.dtype)
+    grown[: out.size] = out
+    return grown
+
+
+@numba.njit(cache=True, nogil=True, _nrt=False)
+def normalize_into(data, s, e, user, rules, flags, out):
+    """The walk of :meth:`SentencePieceNormalizer.aligned` over the code points ``data[s:e]``,
+    written to ``out``: the count ``m`` written. ``out`` must hold ``(e - s) * flags[6] + 2``
+    (a rule writes at most ``flags[6]`` characters). ``user`` is the trie of the
+    user-defined symbols, ``rules`` the character map's
+    (:attr:`~rowbook.text.sentencepiece.charsmap.CharsMap.rules`), ``flags``
+    :attr:`SentencePieceNormalizer.tables`'. Compiled without reference counts: the walk
+    only reads and writes the arrays it is given (counting them cost 40 ns a character)."""
+    has_user, has_rules, dummy, remove, escape, suffix = (
+        flags[0],
+        flags[1],
+        flags[2],
+        flags[3],
+        flags[4],
+        flags[5],
+    )
+    output = rules[1]
+    i = s
+    if remove:  # leading pieces that normalize to one space
+        while i < e:
+            ruled, a, b, used = _piece_at(data, i, e, user, rules, has_user, has_rules)
+            c = output[a] if ruled else data[a]
+            if b - a != 1 or c != _SPACE_CODE:
+                break
+            i += used
+    if i == e:
+        return 0
+    space = _ESCAPED_CODE if escape else _SPACE_CODE
+    m = 0
+    if dummy and not suffix:
+        out[0] = space
+        m = 1
+    prev_space = remove
+    while i < e:
+        ruled, a, b, used = _piece_at(data, i, e, user, rules, has_user, has_rules)
+        if prev_space:
+            while a < b and (output[a] if ruled else data[a]) == _SPACE_CODE:
+                a += 1
+        if a < b:
+            for k in range(a, b):
+                c = output[k] if ruled else data[k]
+                out[m] = space if c == _SPACE_CODE else c
+                m += 1
+            prev_space = c == _SPACE_CODE
+        i += used
+        if not remove:
+            prev_space = False
+    if remove:
+        while m > 0 and out[m - 1] == space:
+            m -= 1
+    if dummy and suffix:
+        out[m] = space
+        m += 1
+    return m
 
 
 class SentencePieceNormalizer:
@@ -71,6 +168,26 @@ class SentencePieceNormalizer:
             "  " in v for v in self.charsmap.table.values()
         )
 
+    @functools.cached_property
+    def tables(self) -> tuple:
+        """``(user, rules, flags)`` of :func:`normalize_into`: the trie of the user-defined
+        symbols, the character map's rules and the flags ``(has user symbols, has rules,
+        add_dummy_prefix, remove_extra_whitespaces, escape_whitespaces,
+        treat_whitespace_as_suffix)``."""
+        flags = np.array(
+            [
+                bool(self.user_defined),
+                not self.charsmap.empty,
+                self.add_dummy_prefix,
+                self.remove_extra_whitespaces,
+                self.escape_whitespaces,
+                self.suffix,
+                self.charsmap.widest,
+            ],
+            dtype=np.int64,
+        )
+        return build_trie(list(self.user_defined)), self.charsmap.rules, flags
+
     def __call__(self, text: str) -> str:
         if not self._fast:
             return self.aligned(Aligned.of(text)).text
@@ -84,8 +201,12 @@ class SentencePieceNormalizer:
         space = SPACE if self.escape_whitespaces else " "
         if self.escape_whitespaces:
             mapped = mapped.replace(" ", SPACE)
-        if self.add_dummy_prefix:
-            mapped = mapped + space if self.suffix else space + mapped
+        if self.add_dummy_prefix and not self.suffix:
+            mapped = space + mapped
+        if self.remove_extra_whitespaces:  # the walk drops every trailing "▁", a literal one too
+            mapped = mapped.rstrip(space)
+        if self.add_dummy_prefix and self.suffix:
+            mapped += space
         return mapped
 
     def symbols(self, text: str) -> list[str]:

@@ -44,6 +44,7 @@ from rowbook.text.trie import find_child
 __all__ = [
     "HF",
     "SENTENCEPIECE",
+    "best_ends",
     "marginals",
     "sample_paths",
     "two_best",
@@ -60,10 +61,10 @@ def _utf8_len(c):
     return 1 + (c >= 0x80) + (c >= 0x800) + (c >= 0x10000)
 
 
-@numba.njit(cache=True, nogil=True)
-def _best_ends(data, s, e, trie, scores, kinds, unk_score, mode, max_score, best, start, piece):
+@numba.njit(cache=True, nogil=True, _nrt=False)
+def best_ends(data, s, e, trie, scores, kinds, unk_score, mode, max_score, best, start, piece):
     """Fill ``best[k]``, ``start[k]``, ``piece[k]`` (``k = 0 .. e - s``) for ``data[s:e]``."""
-    keys, children, values = trie
+    values = trie[2]
     n = e - s
     for k in range(n + 1):
         best[k], start[k], piece[k] = 0.0, -1, -2
@@ -73,7 +74,7 @@ def _best_ends(data, s, e, trie, scores, kinds, unk_score, mode, max_score, best
         single = False
         node, nbytes = 0, 0
         for q in range(p, n):
-            node = find_child(keys, children, node, data[s + q])
+            node = find_child(trie, node, data[s + q])
             if node < 0:
                 break
             nbytes += _utf8_len(data[s + q])
@@ -117,7 +118,7 @@ def _viterbi_kernel(data, starts, trie, scores, kinds, unk_score, mode, max_scor
     o = 0
     for w in range(n_words):
         s, e = starts[w], starts[w + 1]
-        _best_ends(data, s, e, trie, scores, kinds, unk_score, mode, max_score, best, start, piece)
+        best_ends(data, s, e, trie, scores, kinds, unk_score, mode, max_score, best, start, piece)
         k, m = e - s, 0
         while k > 0:  # backtrack, writing the pieces right to left
             ids[o + m], pos[o + m] = piece[k], start[k]
@@ -153,39 +154,43 @@ def _log_sum_exp(x, y, init):
     return hi + np.log(np.exp(lo - hi) + 1.0)
 
 
-@numba.njit(cache=True, inline="always")
-def _append(out, m, row0, row1, row2, row3):
-    if m >= out.shape[0]:
-        grown = np.empty((out.shape[0] * 2, 4), np.int64)
-        grown[:m] = out[:m]
-        out = grown
-    out[m, 0], out[m, 1], out[m, 2], out[m, 3] = row0, row1, row2, row3
-    return out
+@numba.njit(cache=True, nogil=True, _nrt=False)
+def _node_rows(data, s, e, trie, kinds, unk_id, out):
+    """Write the rows of :func:`_nodes` into ``out``: their count, or -1 if ``out`` is too short."""
+    values = trie[2]
+    n = e - s
+    m = 0
+    for p in range(n):
+        node, single = 0, False
+        for q in range(p, n):
+            node = find_child(trie, node, data[s + q])
+            if node < 0:
+                break
+            token = values[node]
+            if token < 0 or kinds[token] >= UNUSED:
+                continue
+            if m == out.shape[0]:
+                return -1
+            out[m, 0], out[m, 1], out[m, 2], out[m, 3] = p, q + 1, token, 0
+            m += 1
+            single = single or q == p
+        if not single:
+            if m == out.shape[0]:
+                return -1
+            out[m, 0], out[m, 1], out[m, 2], out[m, 3] = p, p + 1, unk_id, 1
+            m += 1
+    return m
 
 
 @numba.njit(cache=True, nogil=True)
 def _nodes(data, s, e, trie, kinds, unk_id):
     """The nodes of ``data[s:e]`` in ``tokenizers``' insertion order (by begin, then shortest
     first, the unknown node last): rows ``(begin, end, id, unknown)``."""
-    keys, children, values = trie
-    n = e - s
-    out = np.empty((n * 4 + 1, 4), np.int64)
-    m = 0
-    for p in range(n):
-        node, single = 0, False
-        for q in range(p, n):
-            node = find_child(keys, children, node, data[s + q])
-            if node < 0:
-                break
-            token = values[node]
-            if token < 0 or kinds[token] >= UNUSED:
-                continue
-            out = _append(out, m, p, q + 1, token, 0)
-            m += 1
-            single = single or q == p
-        if not single:
-            out = _append(out, m, p, p + 1, unk_id, 1)
-            m += 1
+    out = np.empty(((e - s) * 4 + 1, 4), np.int64)
+    m = _node_rows(data, s, e, trie, kinds, unk_id, out)
+    while m < 0:
+        out = np.empty((out.shape[0] * 2, 4), np.int64)
+        m = _node_rows(data, s, e, trie, kinds, unk_id, out)
     return out[:m]
 
 

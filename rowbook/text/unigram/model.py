@@ -50,7 +50,7 @@ from rowbook.text.components import Metaspace
 from rowbook.text.postprocess import MetaspaceDecoder
 from rowbook.text.sentencepiece.pieces import unknown_tokens
 from rowbook.text.subword_pipeline import SubwordTokenizer
-from rowbook.text.trie import build_trie, codepoints
+from rowbook.text.trie import build_trie, joined_codepoints
 from rowbook.text.unigram import lattice
 
 __all__ = ["BYTE_PIECES", "Unigram"]
@@ -59,12 +59,6 @@ UNK_PENALTY = 10.0
 #: The 256 byte pieces of byte fallback, ``<0x00>`` .. ``<0xFF>``.
 BYTE_PIECES = tuple(f"<0x{b:02X}>" for b in range(256))
 METASPACE = Metaspace()
-
-
-def _word_arrays(words: Sequence[str]) -> tuple[np.ndarray, np.ndarray]:
-    starts = np.zeros(len(words) + 1, dtype=np.int64)  # (W + 1,)
-    np.cumsum(np.fromiter(map(len, words), dtype=np.int64, count=len(words)), out=starts[1:])
-    return codepoints("".join(words)), starts
 
 
 class Unigram(SubwordTokenizer):
@@ -161,6 +155,25 @@ class Unigram(SubwordTokenizer):
         self._byte_ids = (
             [self._vocab.get(b, -1) for b in BYTE_PIECES] if self.byte_fallback else None
         )
+        self._job = (None, None)
+
+    def _batch_job(self) -> Any:
+        """The compiled job of a model read from a ``.model`` file
+        (:mod:`rowbook.text.sentencepiece.batch`), for its normalizer; ``None`` when
+        sampling, or with another normalizer or a pre-tokenizer."""
+        from rowbook.text.sentencepiece.batch import unigram_job
+        from rowbook.text.sentencepiece.normalizer import SentencePieceNormalizer
+
+        if (
+            self.mode != lattice.SENTENCEPIECE
+            or self.alpha
+            or self.pre_tokenizer is not None
+            or not isinstance(self.normalizer, SentencePieceNormalizer)
+        ):
+            return None
+        if self._job[0] is not self.normalizer:
+            self._job = (self.normalizer, unigram_job(self))
+        return self._job[1]
 
     @property
     def pieces(self) -> list[tuple[str, float]]:
@@ -175,7 +188,7 @@ class Unigram(SubwordTokenizer):
         return self._unk_id
 
     def _paths(self, words: list[str]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        data, starts = _word_arrays(words)
+        data, starts = joined_codepoints(words)
         if self.alpha:
             if self.nbest_size and self.nbest_size > 1:
                 return self._nbest_sample(words)
