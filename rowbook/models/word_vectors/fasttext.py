@@ -112,6 +112,7 @@ class FastText(Word2Vec):
     max_vocab_size: ClassVar[None] = None
     hierarchical_softmax: ClassVar[bool] = False
     cbow_mean: ClassVar[bool] = True
+    kernel: ClassVar[str] = "classic"
     shrink_windows: ClassVar[bool] = True
     compute_loss: ClassVar[bool] = False
 

@@ -51,6 +51,7 @@ from rowbook.data.sampling import job_seed, negative_guide, negative_table, samp
 from rowbook.models.base import NotFittedError
 from rowbook.models.word_vectors.base import WordVectorModel
 from rowbook.models.word_vectors.jobs import EpochJobs, Progress
+from rowbook.models.word_vectors.word2vec_batched_kernels import train_job_batched
 from rowbook.models.word_vectors.word2vec_kernels import train_job
 from rowbook.models.word_vectors.word2vec_training import (
     grow_tables,
@@ -90,6 +91,15 @@ class Word2Vec(WordVectorModel):
         share each example's hidden vector and their steps add up.
     cbow_mean : bool
         CBOW's hidden vector is the mean of the window's rows (else their sum).
+    kernel : {"classic", "batched"}
+        How skip-gram steps: ``"classic"``, one example per (centre, context) pair, each
+        with its own negatives (word2vec.c's and gensim's algorithm; one worker and a seed
+        give the same tables as always); ``"batched"``, the whole window of a centre word as
+        one minibatch whose pairs share one draw of negatives and read the rows as they
+        were before the window (HogBatch, Ji et al. 2016;
+        :mod:`~rowbook.models.word_vectors.word2vec_batched_kernels`). CBOW already takes
+        one example per window and trains the same either way. See ``docs/cores.md`` for
+        the speed and quality of each.
     lr, min_lr : float
         Learning rate at the start and at the end of each training call (linear decay).
         ``lr=None`` takes word2vec.c's default for the architecture: 0.025 for
@@ -138,6 +148,7 @@ class Word2Vec(WordVectorModel):
         hierarchical_softmax: bool = False,
         ns_exponent: float = 0.75,
         cbow_mean: bool = True,
+        kernel: Literal["classic", "batched"] = "classic",
         lr: float | None = None,
         min_lr: float = 1e-4,
         epochs: int = 5,
@@ -152,7 +163,7 @@ class Word2Vec(WordVectorModel):
         self.architecture, self.vector_size, self.window = architecture, vector_size, window
         self.min_count, self.max_vocab_size, self.sample = min_count, max_vocab_size, sample
         self.negative, self.hierarchical_softmax = negative, hierarchical_softmax
-        self.ns_exponent, self.cbow_mean = ns_exponent, cbow_mean
+        self.ns_exponent, self.cbow_mean, self.kernel = ns_exponent, cbow_mean, kernel
         self.lr, self.min_lr, self.epochs = lr, min_lr, epochs
         self.shrink_windows, self.workers, self.seed = shrink_windows, workers, seed
         self.batch_words, self.compute_loss, self.progress = batch_words, compute_loss, progress
@@ -161,6 +172,7 @@ class Word2Vec(WordVectorModel):
 
     def _check_params(self) -> None:
         check_choice("architecture", self.architecture, ("skipgram", "cbow"))
+        check_choice("kernel", self.kernel, ("classic", "batched"))
         for name, minimum in (
             ("vector_size", 1),
             ("window", 1),
@@ -243,6 +255,8 @@ class Word2Vec(WordVectorModel):
             (tables["W_nodes"], *huffman_tree(vocab.counts)) if self.hierarchical_softmax else None
         )
         skipgram = self.architecture == "skipgram"
+        if skipgram and self.kernel == "batched":
+            return self._batched_step(encoded, bounds, tables["W_in"], thresholds, out, tree)
 
         def step(j: int, lr: float, seed: int, stats: Any) -> float:
             ids, starts = encoded.sentences(bounds[j], bounds[j + 1])  # read from disk if spilled
@@ -260,6 +274,31 @@ class Word2Vec(WordVectorModel):
                 self.shrink_windows,
                 skipgram,
                 self.cbow_mean,
+                lr,
+                seed,
+                self.compute_loss,
+                stats,
+            )[1]
+
+        return step
+
+    def _batched_step(self, encoded, bounds, W_in, thresholds, out, tree):
+        """``step(j, lr, seed, stats)`` of the minibatched skip-gram (``kernel="batched"``)."""
+
+        def step(j: int, lr: float, seed: int, stats: Any) -> float:
+            ids, starts = encoded.sentences(bounds[j], bounds[j + 1])  # read from disk if spilled
+            return train_job_batched(
+                W_in,
+                ids,
+                starts,
+                0,
+                len(starts) - 1,
+                thresholds,
+                self.sample > 0,
+                out,
+                tree,
+                self.window,
+                self.shrink_windows,
                 lr,
                 seed,
                 self.compute_loss,
