@@ -74,7 +74,7 @@ def test_batched_job_matches_reference(use_sample, shrink, negative, hs, lr):
 
 def test_batched_job_differs_from_the_classic_one():
     """Shared negatives and one snapshot per window: another algorithm, not a reordering."""
-    W_in, ids, starts, thresholds, out, tree = _job_inputs(5, False)
+    W_in, ids, starts, thresholds, out, _ = _job_inputs(5, False)
     classic_in, classic_out = W_in.copy(), _copy(out)
     rest = (3, True)
     train_job_batched(W_in, ids, starts, 0, 5, thresholds, True, out, None, *rest, 0.25, 9, False)
