@@ -51,7 +51,7 @@ from rowbook.models.word_vectors.word2vec_kernels import (
     prefetch_row,
 )
 
-__all__ = ["block_step", "shared_targets", "train_job_batched"]
+__all__ = ["block_step", "context_windows", "shared_targets", "train_job_batched"]
 
 
 @numba.njit(nogil=True, cache=True, inline="always")
@@ -109,20 +109,31 @@ def _scores(W, targets, n_out, W_in, context, n_in, G):  # pragma: no cover - co
 @numba.njit(nogil=True, fastmath=FASTMATH, cache=True, inline="always")
 def _add_combination(out, rows, ids, weights, n):  # pragma: no cover - compiled
     """``out += sum_k weights[k] * rows[ids[k]]`` over ``k < n``, four rows a pass over ``out``
-    (one load and store of ``out`` per four products instead of per product)."""
+    and the last one to three in one more pass (a load and a store of ``out`` per pass, not
+    per row)."""
     d = out.shape[0]
     k = 0
     while k + 4 <= n:
-        a, b, c_, e = rows[ids[k]], rows[ids[k + 1]], rows[ids[k + 2]], rows[ids[k + 3]]
-        wa, wb, wc, we = weights[k], weights[k + 1], weights[k + 2], weights[k + 3]
+        a, b, e, f = rows[ids[k]], rows[ids[k + 1]], rows[ids[k + 2]], rows[ids[k + 3]]
+        wa, wb, we, wf = weights[k], weights[k + 1], weights[k + 2], weights[k + 3]
         for c in range(d):
-            out[c] += wa * a[c] + wb * b[c] + wc * c_[c] + we * e[c]
+            out[c] += (wa * a[c] + wb * b[c]) + (we * e[c] + wf * f[c])
         k += 4
-    while k < n:
+    left = n - k
+    if left == 3:
+        a, b, e = rows[ids[k]], rows[ids[k + 1]], rows[ids[k + 2]]
+        wa, wb, we = weights[k], weights[k + 1], weights[k + 2]
+        for c in range(d):
+            out[c] += wa * a[c] + wb * b[c] + we * e[c]
+    elif left == 2:
+        a, b = rows[ids[k]], rows[ids[k + 1]]
+        wa, wb = weights[k], weights[k + 1]
+        for c in range(d):
+            out[c] += wa * a[c] + wb * b[c]
+    elif left == 1:
         a, wa = rows[ids[k]], weights[k]
         for c in range(d):
             out[c] += wa * a[c]
-        k += 1
 
 
 @numba.njit(nogil=True, fastmath=FASTMATH, cache=True)
@@ -156,6 +167,25 @@ def block_step(
     return loss
 
 
+@numba.njit(nogil=True, cache=True)
+def context_windows(ends, shrinks, window):  # pragma: no cover - compiled
+    """``(centres, lows, highs)``: the positions of the kept words whose window ``[lo, hi)``
+    holds another word, in order (a one-word sentence has none), with those bounds."""
+    n = shrinks.shape[0]
+    centres = np.empty(n, dtype=np.int64)
+    lows = np.empty(n, dtype=np.int64)
+    highs = np.empty(n, dtype=np.int64)
+    n_win, start = 0, 0
+    for end in ends:
+        for i in range(start, end):
+            lo, hi = window_bounds(i, start, end, window, shrinks[i])
+            if hi - lo > 1:
+                centres[n_win], lows[n_win], highs[n_win] = i, lo, hi
+                n_win += 1
+        start = end
+    return centres[:n_win], lows[:n_win], highs[:n_win]
+
+
 @numba.njit(nogil=True, fastmath=FASTMATH, cache=True)
 def train_job_batched(
     W_in,
@@ -179,12 +209,15 @@ def train_job_batched(
     The arguments are :func:`~rowbook.models.word_vectors.word2vec_kernels.train_job`'s
     (skip-gram only). Draws, in order from the generator state ``seed``: the classic
     kernel's subsampling and window shrinks (:func:`kept_words`), then ``negative`` per
-    centre word that has a context, shared by its window.
+    centre word that has a context, shared by its window. The next window's negatives are
+    drawn (and their rows start loading) before this window's products, so the rows'
+    cache misses overlap arithmetic; the draws keep their order.
     """
     W_out, table, guide, negative = out
     words, ends, shrinks, state = kept_words(
         ids, starts, s0, s1, thresholds, use_sample, window, shrink, np.uint64(seed)
     )
+    centres, lows, highs = context_windows(ends, shrinks, window)
     d = W_in.shape[1]
     width = 2 * window
     n_targets = negative + 1
@@ -193,71 +226,83 @@ def train_job_batched(
     context = np.empty(width, dtype=np.int64)  # (I,) the window's context words
     work = np.empty((width, d), dtype=np.float32)  # (I, d) the inputs' step
     G = np.empty((n_targets, width), dtype=np.float32)  # (O, I) scores, then gradients
-    targets = np.empty(n_targets, dtype=np.int64)  # (O,)
-    counts = np.empty(n_targets, dtype=np.float32)  # (O,)
-    labels = np.zeros(n_targets, dtype=np.float32)  # (O,)
+    targets = np.empty((2, n_targets), dtype=np.int64)  # (2, O) this window's, the next's
+    counts = np.empty((2, n_targets), dtype=np.float32)  # (2, O)
+    n_drawn = np.zeros(2, dtype=np.int64)
+    labels = np.zeros(n_targets, dtype=np.float32)  # (O,) 1 for the centre, then 0
+    labels[0] = 1.0
+    nodes = np.empty(n_targets, dtype=np.int64)  # (O,) the centre's Huffman path
+    bits = np.empty(n_targets, dtype=np.float32)  # (O,) its labels, 1 - code
     ones = np.ones(n_targets, dtype=np.float32)  # (O,) the tree's weights
     lr = np.float32(lr)
-    loss, start = 0.0, 0
-    for end in ends:
-        for i in range(start, end):
-            lo, hi = window_bounds(i, start, end, window, shrinks[i])
-            n_in = 0
-            for j in range(lo, hi):
-                if j != i:
-                    context[n_in] = words[j]
-                    n_in += 1
-            if n_in == 0:
+    loss = 0.0
+    n_win = centres.shape[0]
+    if negative > 0 and n_win > 0:
+        n_drawn[0], state = shared_targets(
+            words[centres[0]], negative, table, guide, state, W_out, targets[0], counts[0]
+        )
+    for k in range(n_win):
+        now = k & 1
+        if negative > 0 and k + 1 < n_win:  # the next window's draws, ahead of time
+            n_drawn[1 - now], state = shared_targets(
+                words[centres[k + 1]],
+                negative,
+                table,
+                guide,
+                state,
+                W_out,
+                targets[1 - now],
+                counts[1 - now],
+            )
+            prefetch_row(W_in, words[highs[k + 1] - 1])  # the word entering the window
+        i, center = centres[k], words[centres[k]]
+        n_in = 0
+        for j in range(lows[k], highs[k]):
+            if j != i:
+                context[n_in] = words[j]
+                n_in += 1
+        work[:n_in] = 0.0
+        if tree is not None:  # hierarchical softmax; None compiles the branch away
+            W_nodes, codes, points, lengths = tree
+            length = lengths[center]
+            for m in range(length):
+                nodes[m] = points[center, m]
+                bits[m] = np.float32(1 - codes[center, m])
+            loss += block_step(
+                W_in,
+                context,
+                n_in,
+                W_nodes,
+                nodes,
+                bits,
+                ones,
+                length,
+                lr,
+                G,
+                work,
+                compute_loss,
+            )
+        if negative > 0:
+            loss += block_step(
+                W_in,
+                context,
+                n_in,
+                W_out,
+                targets[now],
+                labels,
+                counts[now],
+                n_drawn[now],
+                lr,
+                G,
+                work,
+                compute_loss,
+            )
+        for m in range(n_in):
+            if stats is not None:
+                add_recorded(stats, W_in, context[m], work[m], lr)
                 continue
-            work[:n_in] = 0.0
-            center = words[i]
-            if tree is not None:  # hierarchical softmax; None compiles the branch away
-                W_nodes, codes, points, lengths = tree
-                length = lengths[center]
-                for k in range(length):
-                    targets[k] = points[center, k]
-                    labels[k] = np.float32(1 - codes[center, k])
-                loss += block_step(
-                    W_in,
-                    context,
-                    n_in,
-                    W_nodes,
-                    targets,
-                    labels,
-                    ones,
-                    length,
-                    lr,
-                    G,
-                    work,
-                    compute_loss,
-                )
-            if negative > 0:
-                n_out, state = shared_targets(
-                    center, negative, table, guide, state, W_out, targets, counts
-                )
-                labels[0] = np.float32(1.0)
-                labels[1:n_out] = 0.0
-                loss += block_step(
-                    W_in,
-                    context,
-                    n_in,
-                    W_out,
-                    targets,
-                    labels,
-                    counts,
-                    n_out,
-                    lr,
-                    G,
-                    work,
-                    compute_loss,
-                )
-            for k in range(n_in):
-                if stats is not None:
-                    add_recorded(stats, W_in, context[k], work[k], lr)
-                    continue
-                row = W_in[context[k]]
-                step = work[k]
-                for c in range(d):
-                    row[c] += step[c]
-        start = end
+            row = W_in[context[m]]
+            step = work[m]
+            for c in range(d):
+                row[c] += step[c]
     return words.shape[0], loss
