@@ -277,6 +277,69 @@ def kernel_flops(
         )
 
 
+def blas_or_loops(dims=(50, 100, 200, 300), windows: int = 20_000) -> None:
+    """One window's three products (6 targets x 6 inputs) by numba's ``np.dot`` (BLAS
+    ``sgemm``) on gathered blocks against the batched kernel's loops on the rows (CPU time,
+    best of 5)."""
+    import numba
+
+    from rowbook.models.word_vectors.word2vec_batched_kernels import _add_combination, _scores
+
+    @numba.njit
+    def with_blas(Y, X, reps):
+        s = 0.0
+        for _ in range(reps):
+            S = np.dot(Y, X.T)  # (O, I)
+            dY = np.dot(S, X)  # (O, d)
+            dX = np.dot(S.T, Y)  # (I, d)
+            s += S[0, 0] + dY[0, 0] + dX[0, 0]
+        return s
+
+    @numba.njit(fastmath=True)
+    def with_loops(W_out, targets, W_in, context, G, work, reps):
+        s = 0.0
+        for _ in range(reps):
+            _scores(W_out, targets, 6, W_in, context, 6, G)
+            GT = G[:6, :6].T
+            for i in range(6):
+                _add_combination(work[i], W_out, targets, GT[i], 6)
+            for o in range(6):
+                _add_combination(W_out[targets[o]], W_in, context, G[o], 6)
+            s += G[0, 0]
+        return s
+
+    print("\n### One window's three products: BLAS or loops (6 x 6, microseconds)\n")
+    print("| d | np.dot (sgemm) on gathered blocks | the kernel's loops | loops faster by |")
+    print("|---:|---:|---:|---:|")
+    for d in dims:
+        rng = np.random.default_rng(0)
+        W_in = (rng.standard_normal((100, d)) * 1e-3).astype(np.float32)
+        W_out = W_in.copy()
+        context, targets = np.arange(6), np.arange(6) + 10
+        G, work = np.zeros((6, 10), np.float32), np.zeros((10, d), np.float32)
+        Y, X = W_out[targets].copy(), W_in[context].copy()
+        best = {
+            "blas": _best_microseconds(with_blas, (Y, X), windows),
+            "loops": _best_microseconds(
+                with_loops, (W_out, targets, W_in, context, G, work), windows
+            ),
+        }
+        print(
+            f"| {d} | {best['blas']:.2f} | {best['loops']:.2f} | {best['blas'] / best['loops']:.1f}x |"
+        )
+
+
+def _best_microseconds(fn, args: tuple, windows: int) -> float:
+    """The best of 5 CPU times of ``fn(*args, windows)``, per window, in microseconds."""
+    fn(*args, 10)  # compiled
+    times = []
+    for _ in range(5):
+        start = time.process_time()
+        fn(*args, windows)
+        times.append(time.process_time() - start)
+    return min(times) / windows * 1e6
+
+
 # -- quality of the two kernels ------------------------------------------------------------------
 
 
@@ -397,6 +460,7 @@ def main(argv: list[str] | None = None) -> int:
                 for k in g
             ]
     if args.kernels:
+        blas_or_loops()
         kernel_flops(sentences)
         if not args.quick:  # a second kind of text: tweets, short lines
             kernel_flops(healthtweets_tokens(), dims=(100,), name="health tweets")

@@ -30,10 +30,11 @@ shares its negatives: the result differs from the classic kernel by about what a
 changes (see ``docs/cores.md`` for the quality measured).
 
 The products are loops over rows that stay in L1 (the inner loop over ``d`` vectorised
-by LLVM); measured at d = 50-300 against numba's ``np.dot`` (BLAS ``sgemm``) on gathered
-blocks, the loops win: a call into BLAS costs about a microsecond, as much as the three
-products of a 6 x 6 x 100 window. :mod:`~rowbook.models.word_vectors.word2vec_batched_reference`
-is the same algorithm in NumPy, draw for draw.
+by LLVM, two or four rows a pass). Numba's ``np.dot`` (BLAS ``sgemm``) on blocks already
+gathered is 3.6-4.8x slower at d = 50-300 for a window of 6 x 6 (``benchmarks/bench_anchors.py
+--kernels``: 1.58 against 0.44 microseconds at d = 100): each call costs about half a
+microsecond before any arithmetic, as much as the three products themselves.
+:mod:`~rowbook.models.word_vectors.word2vec_batched_reference` is the same algorithm in NumPy, draw for draw.
 """
 
 from __future__ import annotations
