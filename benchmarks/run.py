@@ -40,6 +40,7 @@ NAMES = [
     "defaults",
     "quantize",
     "word2vec",
+    "anchors",
     "fasttext",
     "classifier",
     "contention",

@@ -41,6 +41,12 @@ OPTIONS: dict[str, tuple[str, str | None, str]] = {
         None,
         "train a hierarchical softmax too (with --negative 0: instead)",
     ),
+    "kernel": (
+        "--kernel",
+        None,
+        "skip-gram's step: classic (an example per pair, word2vec.c's) or batched (a window "
+        "as one minibatch sharing its negatives)",
+    ),
     "sample": ("--sample", "T", "subsampling threshold, 0 = off"),
     "minn": ("--minn", "N", "shortest character n-gram"),
     "maxn": ("--maxn", "N", "longest character n-gram, 0 = none"),

@@ -30,6 +30,7 @@ SETTINGS = {
     "negative": 5,
     "epochs": 8,
     "workers": 1,
+    "kernel": "classic",  # the run the demo's pages and pictures record (docs/assets/demo)
 }
 
 

@@ -47,6 +47,16 @@ def test_word2vec_equals_the_api_and_gensim_reads_it(run, corpus_txt, tmp_path, 
         np.testing.assert_array_equal(kv.vectors, api.vectors)  # shortest round-trip decimals
 
 
+def test_word2vec_kernel_option_equals_the_api(run, corpus_txt, tmp_path):
+    out = tmp_path / "vectors.npz"
+    result = run("train", "word2vec", corpus_txt, "-o", out, *W2V, "--kernel", "batched", "--quiet")
+    assert result.code == 0, result
+    from rowbook import Vectors
+
+    api = Word2Vec(**W2V_API, kernel="batched").fit(sentences(corpus_txt)).vectors
+    np.testing.assert_array_equal(Vectors.load(out).vectors, api.vectors)
+
+
 def test_word2vec_summary_and_stdin(run, corpus_txt, tmp_path, monkeypatch):
     monkeypatch.setattr(sys, "stdin", io.StringIO(corpus_txt.read_text().upper()))
     out = tmp_path / "v.txt"

@@ -113,6 +113,8 @@ class FastText(Word2Vec):
     max_vocab_size: ClassVar[None] = None
     hierarchical_softmax: ClassVar[bool] = False
     cbow_mean: ClassVar[bool] = True
+    kernel: ClassVar[str] = "classic"
+    _state_version: ClassVar[int] = 1  # Word2Vec's version 2 added its kernel, not FastText's
     shrink_windows: ClassVar[bool] = True
     compute_loss: ClassVar[bool] = False
 

@@ -26,6 +26,7 @@ import numpy as np
 
 from rowbook.models.word_vectors.fasttext_kernels import train_job as fasttext_train_job
 from rowbook.models.word_vectors.glove_kernels import glove_records
+from rowbook.models.word_vectors.word2vec_batched_kernels import train_job_batched
 from rowbook.models.word_vectors.word2vec_kernels import train_job as word2vec_train_job
 
 __all__ = ["FastTextJob", "GloVeJob", "Word2VecJob"]
@@ -37,7 +38,10 @@ class Word2VecJob(NamedTuple):
 
     ``out = (W_out, table, guide, negative)`` is negative sampling (off when ``negative``
     is 0), ``tree = (W_nodes, codes, points, lengths)`` hierarchical softmax (``None``:
-    off); ``thresholds`` and ``use_sample`` the subsampling, ``shrink`` the random window.
+    off); ``thresholds`` and ``use_sample`` the subsampling, ``shrink`` the random window;
+    ``batched`` runs skip-gram's minibatched kernel
+    (:func:`~rowbook.models.word_vectors.word2vec_batched_kernels.train_job_batched`,
+    ``Word2Vec(kernel="batched")``) instead of the per-pair one.
     """
 
     W_in: np.ndarray
@@ -50,12 +54,31 @@ class Word2VecJob(NamedTuple):
     skipgram: bool
     cbow_mean: bool
     compute_loss: bool
+    batched: bool = False
 
     def run(
         self, ids: np.ndarray, starts: np.ndarray, lr: float, seed: int, stats: Any
     ) -> tuple[int, float]:
         """Train on the sentences ``ids`` cut at ``starts``; ``(words trained, loss)``."""
         first, end = 0, len(starts) - 1  # every sentence given
+        if self.batched:
+            return train_job_batched(
+                self.W_in,
+                ids,
+                starts,
+                first,
+                end,
+                self.thresholds,
+                self.use_sample,
+                self.out,
+                self.tree,
+                self.window,
+                self.shrink,
+                lr,
+                seed,
+                self.compute_loss,
+                stats,
+            )
         return word2vec_train_job(
             self.W_in,
             ids,

@@ -30,6 +30,7 @@ __all__ = [
     "negative_sampling_reference",
     "skipgram_step_reference",
     "train_job_reference",
+    "window_contexts",
 ]
 
 # -- one example ------------------------------------------------------------------------------
@@ -129,7 +130,7 @@ def kept_words_reference(ids, starts, s0, s1, thresholds, use_sample, window, sh
     return sentences, shrinks, state
 
 
-def _windows(sentences, shrinks, window):
+def window_contexts(sentences, shrinks, window):
     """``(center, context words)`` of every kept word, in order."""
     position = 0
     for words in sentences:
@@ -164,7 +165,7 @@ def train_job_reference(
     sentences, shrinks, state = kept_words_reference(
         ids, starts, s0, s1, thresholds, use_sample, window, shrink, seed
     )
-    for center, context in _windows(sentences, shrinks, window):
+    for center, context in window_contexts(sentences, shrinks, window):
         for rows in [[w] for w in context] if skipgram else [context]:
             state = _step_reference(
                 W_in, rows, center, out, tree, np.float32(lr), state, mean=cbow_mean or skipgram
@@ -203,7 +204,7 @@ def fasttext_job_reference(
     def bag(word):
         return [int(r) for r in bag_ids[bag_starts[word] : bag_starts[word + 1]]]
 
-    for center, context in _windows(sentences, shrinks, window):
+    for center, context in window_contexts(sentences, shrinks, window):
         if skipgram:
             examples = [(bag(center), target) for target in context]
         else:

@@ -1,0 +1,475 @@
+"""Skip-gram against its C anchors: word2vec.c, pWord2Vec (HogBatch) and gensim, whole runs from one file.
+
+Every tool trains skip-gram with negative sampling on the same file (NewsArticles, one
+document a line, ``[a-z0-9']+`` lowercased tokens; 2.16M tokens) with the same settings:
+d = 100, window 5, negative 5, sample 1e-3, min_count 5, 5 epochs, learning rate 0.025,
+at 1 and at 2 threads. A run is timed whole, from the file to the trained table, as a user
+meets it: the C programs as subprocesses (vocabulary, training and writing their binary
+vectors file), gensim from ``corpus_file`` (its fastest path), rowbook's ``fit`` on the
+path with each kernel (``kernel="classic"`` and ``"batched"``). The tools run in turn in
+every repetition (medians of ``--repeat``, default 3), so a change of load reaches all
+alike; the load average is printed before and after. Scores are gensim's
+``KeyedVectors`` evaluation of each run's vectors (questions-words, WordSim353,
+SimLex-999), the mean over the repetitions (rowbook and gensim seeded 1, 2, 3; the C
+programs have no seed option).
+
+The C sources are vendored in ``benchmarks/anchors/`` with their licences (Apache 2.0):
+``word2vec.c`` of tmikolov/word2vec (commit 20c129a) and ``pWord2Vec.cpp`` of
+IntelLabs/pWord2Vec (commit 672a12b), unchanged, so a fresh machine needs only a C/C++
+compiler with OpenMP (``gcc``, ``g++``). They are built once into the benchmark cache
+(``ROWBOOK_BENCH_CACHE``, default ``~/.cache/rowbook-bench/anchors``) with word2vec's
+makefile flags (``-O3 -march=native -funroll-loops``) and, for pWord2Vec, ``g++ -O3
+-march=native -fopenmp -D USE_MKL`` with ``benchmarks/anchors/mkl.h`` standing in for
+MKL's header, so its three products are OpenBLAS's ``cblas_sgemm``: the system's
+(``libopenblas-dev``) when it is installed, else the OpenBLAS that SciPy's wheel bundles
+(symbols prefixed ``scipy_``). With neither, pWord2Vec is built with its own loops (no
+``USE_MKL``) and the table says so.
+
+FLOP/s: a skip-gram pair costs ``(1 + negative) * 3 * 2 * d`` floating-point operations
+(a dot product and two axpy's of ``d`` per target), whichever the kernel (the batched one
+does the same arithmetic as matrix products), so each run's GFLOP/s per core is
+``pairs * epochs * 6 (1 + negative) d / (seconds * threads)``, with the pairs counted from
+rowbook's subsampling and window draws. ``--kernels`` also times the two kernels alone on
+one epoch of the encoded corpus at d = 50, 100, 200, 300 (CPU seconds, one thread), against
+one core's peak: 2 FMA units x 8 floats x 2 FLOPs = 32 FLOP a cycle at the clock of
+``/proc/cpuinfo``.
+
+Run ``python benchmarks/bench_anchors.py`` (``--quick``: 300 documents, 1 epoch, one
+repetition; ``--quality``: also classic against batched on 3 seeds of NewsArticles and of
+the health tweets, the measurement behind ``Word2Vec``'s default kernel).
+"""
+
+from __future__ import annotations
+
+import argparse
+import logging
+import os
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import numpy as np
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from benchmarks.bench_word2vec import gensim_scores
+from benchmarks.corpora import cache_dir, healthtweets_tokens, newsarticles_tokens
+from benchmarks.timing import machine, print_targets
+from rowbook.models.word_vectors.word2vec import Word2Vec
+
+ANCHORS = Path(__file__).resolve().parent / "anchors"
+SETTINGS = {"vector_size": 100, "window": 5, "negative": 5, "sample": 1e-3, "min_count": 5}
+LR = 0.025
+FLOP_PER_CYCLE = 32  # AVX2 / Zen 4: 2 FMA units x 8 floats x 2 FLOPs
+
+
+# -- building the anchors ------------------------------------------------------------------------
+
+
+def _blas() -> tuple[list[str], str] | None:
+    """``(compiler flags, description)`` for OpenBLAS's ``cblas_sgemm``, or None."""
+    system = [Path("/usr/include/x86_64-linux-gnu/cblas.h"), Path("/usr/include/cblas.h")]
+    if any(p.exists() for p in system) and shutil.which("gcc"):
+        found = subprocess.run(
+            ["gcc", "-lopenblas", "-x", "c", "-", "-o", os.devnull],
+            input="int main(void){return 0;}",
+            capture_output=True,
+            text=True,
+        )
+        if found.returncode == 0:
+            return ["-lopenblas"], "system OpenBLAS"
+    try:
+        import scipy
+    except ImportError:
+        return None
+    libs = Path(scipy.__file__).resolve().parent.parent / "scipy.libs"
+    for lib in sorted(libs.glob("libscipy_openblas-*.so")):  # LP64, not the 64_ build
+        flags = ["-D", "ROWBOOK_BLAS_PREFIX=scipy_", f"-L{libs}", f"-l:{lib.name}"]
+        return [*flags, f"-Wl,-rpath,{libs}"], f"SciPy's bundled OpenBLAS ({lib.name})"
+    return None
+
+
+def build_anchors() -> dict[str, tuple[Path, str]]:
+    """``{"word2vec.c": (binary, how built), "pWord2Vec": ...}``, compiled once into the cache."""
+    out = cache_dir() / "anchors"
+    out.mkdir(exist_ok=True)
+    built = {}
+    w2v = out / "word2vec"
+    flags = ["-lm", "-pthread", "-O3", "-march=native", "-Wall", "-funroll-loops"]
+    if not w2v.exists():
+        subprocess.run(
+            ["gcc", str(ANCHORS / "word2vec.c"), "-o", str(w2v), *flags, "-Wno-unused-result"],
+            check=True,
+        )
+    built["word2vec.c"] = (w2v, "gcc -O3 -march=native -funroll-loops")
+    blas = _blas()
+    pw2v = out / ("pWord2Vec" if blas else "pWord2Vec-noblas")
+    common = ["-std=c++11", "-O3", "-march=native", "-fopenmp", "-w"]
+    common += ["-include", "cstdio", "-include", "cstdlib", "-include", "mm_malloc.h"]
+    if not pw2v.exists():
+        extra = ["-D", "USE_MKL", *blas[0]] if blas else []
+        source = str(ANCHORS / "pWord2Vec.cpp")
+        subprocess.run(["g++", source, "-o", str(pw2v), *common, *extra], check=True)
+    how = f"g++ -O3 -march=native -fopenmp, {blas[1] if blas else 'no BLAS: its own loops'}"
+    built["pWord2Vec"] = (pw2v, how)
+    return built
+
+
+# -- the runs ------------------------------------------------------------------------------------
+
+
+def corpus_file(sentences: list[list[str]], name: str) -> Path:
+    """The sentences written one a line (tokens split by spaces), kept in the cache."""
+    path = cache_dir() / f"{name}.txt"
+    if not path.exists():
+        text = "\n".join(" ".join(s) for s in sentences) + "\n"
+        tmp = path.with_suffix(".tmp")
+        tmp.write_text(text, encoding="utf-8")
+        tmp.replace(path)
+    return path
+
+
+def _c_run(binary: Path, path: Path, threads: int, epochs: int, out: Path, pword2vec: bool):
+    s = SETTINGS
+    argv = [str(binary), "-train", str(path), "-output", str(out), "-size", str(s["vector_size"])]
+    argv += ["-window", str(s["window"]), "-negative", str(s["negative"])]
+    argv += ["-sample", str(s["sample"]), "-min-count", str(s["min_count"]), "-iter", str(epochs)]
+    argv += ["-threads", str(threads), "-alpha", str(LR), "-binary", "1", "-debug", "0"]
+    if pword2vec:
+        argv += ["-batch-size", str(2 * s["window"] + 1)]
+    else:
+        argv += ["-cbow", "0", "-hs", "0"]
+    env = {**os.environ, "OMP_NUM_THREADS": str(threads), "OPENBLAS_NUM_THREADS": "1"}
+    subprocess.run(argv, check=True, stdout=subprocess.DEVNULL, env=env)
+
+
+def run_c(binary: Path, pword2vec: bool):
+    def train(path: Path, threads: int, epochs: int, seed: int):
+        from gensim.models import KeyedVectors
+
+        with tempfile.TemporaryDirectory() as tmp:
+            out = Path(tmp) / "vectors.bin"
+            start = time.perf_counter()
+            _c_run(binary, path, threads, epochs, out, pword2vec)
+            seconds = time.perf_counter() - start
+            kv = KeyedVectors.load_word2vec_format(str(out), binary=True)
+        words = [w for w in kv.index_to_key if w != "</s>"]  # the C programs' line-end token
+        return seconds, gensim_scores(words, kv[words])
+
+    return train
+
+
+def run_gensim(path: Path, threads: int, epochs: int, seed: int):
+    from gensim.models import Word2Vec as GensimWord2Vec
+
+    start = time.perf_counter()
+    model = GensimWord2Vec(
+        corpus_file=str(path), sg=1, workers=threads, epochs=epochs, seed=seed, alpha=LR, **SETTINGS
+    )
+    seconds = time.perf_counter() - start
+    return seconds, gensim_scores(model.wv.index_to_key, model.wv.vectors)
+
+
+def run_rowbook(kernel: str):
+    def train(path: Path, threads: int, epochs: int, seed: int):
+        model = Word2Vec(
+            kernel=kernel, workers=threads, epochs=epochs, seed=seed, lr=LR, **SETTINGS
+        )
+        start = time.perf_counter()
+        model.fit(path)
+        seconds = time.perf_counter() - start
+        return seconds, gensim_scores(model.index_to_key_, model.W_in_)
+
+    return train
+
+
+def pairs_per_epoch(sentences: list[list[str]]) -> int:
+    """Skip-gram pairs of one epoch after subsampling and window shrinking (rowbook's draws)."""
+    from rowbook.data.corpus import encode_corpus
+    from rowbook.data.sampling import sample_thresholds
+    from rowbook.models.word_vectors.word2vec_batched_kernels import context_windows
+    from rowbook.models.word_vectors.word2vec_kernels import kept_words
+
+    vocab = Word2Vec(min_count=SETTINGS["min_count"]).choose_vocab(_counts(sentences))
+    encoded = encode_corpus(sentences, vocab.keys)
+    ids, starts = encoded.sentences(0, len(encoded.raw_lengths))
+    thresholds = sample_thresholds(vocab.counts, SETTINGS["sample"])
+    w = SETTINGS["window"]
+    _, ends, shrinks, _ = kept_words(
+        ids, starts, 0, len(starts) - 1, thresholds, True, w, True, np.uint64(7)
+    )
+    _, lows, highs = context_windows(ends, shrinks, w)
+    return int((highs - lows - 1).sum())
+
+
+def _counts(sentences):
+    from collections import Counter
+
+    counts: Counter[str] = Counter()
+    for s in sentences:
+        counts.update(s)
+    return counts
+
+
+def clock_ghz() -> float:
+    with open("/proc/cpuinfo") as f:
+        return max(float(line.split(":")[1]) for line in f if line.startswith("cpu MHz")) / 1e3
+
+
+def load() -> str:
+    return " ".join(Path("/proc/loadavg").read_text().split()[:3])
+
+
+# -- the kernels alone ---------------------------------------------------------------------------
+
+
+def kernel_flops(
+    sentences: list[list[str]],
+    dims=(50, 100, 200, 300),
+    repeat: int = 3,
+    name: str = "NewsArticles",
+) -> None:
+    """CPU seconds of one epoch of each kernel (after a first epoch), and their GFLOP/s."""
+    from rowbook.data.corpus import encode_corpus
+    from rowbook.data.sampling import negative_guide, negative_table, sample_thresholds
+    from rowbook.models.word_vectors.word2vec_batched_kernels import train_job_batched
+    from rowbook.models.word_vectors.word2vec_kernels import train_job
+
+    vocab = Word2Vec(min_count=SETTINGS["min_count"]).choose_vocab(_counts(sentences))
+    encoded = encode_corpus(sentences, vocab.keys)
+    ids, starts = encoded.sentences(0, len(encoded.raw_lengths))
+    thresholds = sample_thresholds(vocab.counts, SETTINGS["sample"])
+    table = negative_table(vocab.counts)
+    pairs, peak = pairs_per_epoch(sentences), FLOP_PER_CYCLE * clock_ghz()
+    print(f"\n### The kernels alone: one epoch of {name}, one thread (load {load()})\n")
+    print(
+        f"one core's peak: {FLOP_PER_CYCLE} FLOP/cycle x {clock_ghz():.2f} GHz = {peak:.0f} GFLOP/s\n"
+    )
+    print("| d | classic CPU s | classic GFLOP/s | batched CPU s | batched GFLOP/s | speed-up |")
+    print("|---:|---:|---:|---:|---:|---:|")
+    w, n = SETTINGS["window"], len(starts) - 1
+    for d in dims:
+        rng = np.random.default_rng(1)
+        W_in0 = ((rng.random((len(vocab), d), dtype=np.float32) - 0.5) / d).astype(np.float32)
+
+        def epoch(kernel, W_in0=W_in0):
+            W_in, W_out = W_in0.copy(), np.zeros_like(W_in0)
+            out = (W_out, table, negative_guide(table), SETTINGS["negative"])
+            head = (W_in, ids, starts, 0, n, thresholds, True, out, None, w, True)
+            rest = (True, True) if kernel is train_job else ()
+            kernel(*head, *rest, LR, 1, False)  # a first epoch: the tables as training has them
+            start = time.process_time()
+            kernel(*head, *rest, LR * 0.5, 2, False)
+            return time.process_time() - start
+
+        times = {k: [] for k in ("classic", "batched")}
+        for _ in range(repeat):
+            times["classic"].append(epoch(train_job))
+            times["batched"].append(epoch(train_job_batched))
+        flop = pairs * (1 + SETTINGS["negative"]) * 6 * d
+        c, b = (statistics.median(times[k]) for k in ("classic", "batched"))
+        print(
+            f"| {d} | {c:.2f} | {flop / c / 1e9:.1f} | {b:.2f} | {flop / b / 1e9:.1f} | {c / b:.2f} |"
+        )
+
+
+def blas_or_loops(dims=(50, 100, 200, 300), windows: int = 20_000) -> None:
+    """One window's three products (6 targets x 6 inputs) by numba's ``np.dot`` (BLAS
+    ``sgemm``) on gathered blocks against the batched kernel's loops on the rows (CPU time,
+    best of 5)."""
+    import numba
+
+    from rowbook.models.word_vectors.word2vec_batched_kernels import _add_combination, _scores
+
+    @numba.njit
+    def with_blas(Y, X, reps):
+        s = 0.0
+        for _ in range(reps):
+            S = np.dot(Y, X.T)  # (O, I)
+            dY = np.dot(S, X)  # (O, d)
+            dX = np.dot(S.T, Y)  # (I, d)
+            s += S[0, 0] + dY[0, 0] + dX[0, 0]
+        return s
+
+    @numba.njit(fastmath=True)
+    def with_loops(W_out, targets, W_in, context, G, work, reps):
+        s = 0.0
+        for _ in range(reps):
+            _scores(W_out, targets, 6, W_in, context, 6, G)
+            GT = G[:6, :6].T
+            for i in range(6):
+                _add_combination(work[i], W_out, targets, GT[i], 6)
+            for o in range(6):
+                _add_combination(W_out[targets[o]], W_in, context, G[o], 6)
+            s += G[0, 0]
+        return s
+
+    print("\n### One window's three products: BLAS or loops (6 x 6, microseconds)\n")
+    print("| d | np.dot (sgemm) on gathered blocks | the kernel's loops | loops faster by |")
+    print("|---:|---:|---:|---:|")
+    for d in dims:
+        rng = np.random.default_rng(0)
+        W_in = (rng.standard_normal((100, d)) * 1e-3).astype(np.float32)
+        W_out = W_in.copy()
+        context, targets = np.arange(6), np.arange(6) + 10
+        G, work = np.zeros((6, 10), np.float32), np.zeros((10, d), np.float32)
+        Y, X = W_out[targets].copy(), W_in[context].copy()
+        best = {
+            "blas": _best_microseconds(with_blas, (Y, X), windows),
+            "loops": _best_microseconds(
+                with_loops, (W_out, targets, W_in, context, G, work), windows
+            ),
+        }
+        print(
+            f"| {d} | {best['blas']:.2f} | {best['loops']:.2f} | {best['blas'] / best['loops']:.1f}x |"
+        )
+
+
+def _best_microseconds(fn, args: tuple, windows: int) -> float:
+    """The best of 5 CPU times of ``fn(*args, windows)``, per window, in microseconds."""
+    fn(*args, 10)  # compiled
+    times = []
+    for _ in range(5):
+        start = time.process_time()
+        fn(*args, windows)
+        times.append(time.process_time() - start)
+    return min(times) / windows * 1e6
+
+
+# -- quality of the two kernels ------------------------------------------------------------------
+
+
+def kernel_quality(seeds: int = 3) -> list[tuple[str, float, float]]:
+    """Classic against batched skip-gram (2 workers, 5 epochs) on NewsArticles and the health
+    tweets: mean scores and fit time over ``seeds``; returns the targets (batched - classic)."""
+    targets = []
+    for name, sentences in (
+        ("NewsArticles", newsarticles_tokens()),
+        ("health tweets", healthtweets_tokens()),
+    ):
+        n = sum(map(len, sentences))
+        print(
+            f"\n### Classic and batched skip-gram on {name} ({n:,} tokens, {seeds} seeds, 2 workers, load {load()})\n"
+        )
+        print("| kernel | fit s (median) | analogy | WS353 | SimLex |")
+        print("|---|---:|---:|---:|---:|")
+        scores = {}
+        for kernel in ("classic", "batched"):
+            runs = []
+            for seed in range(1, seeds + 1):
+                model = Word2Vec(kernel=kernel, workers=2, seed=seed, lr=LR, epochs=5, **SETTINGS)
+                start = time.perf_counter()
+                model.fit(sentences)
+                seconds = time.perf_counter() - start
+                runs.append((seconds, gensim_scores(model.index_to_key_, model.W_in_)))
+            mean = {k: float(np.mean([r[1][k] for r in runs])) for k in runs[0][1]}
+            scores[kernel] = mean
+            sec = statistics.median(r[0] for r in runs)
+            print(
+                f"| {kernel} | {sec:.1f} | {mean['analogy']:.3f} | {mean['ws353']:.3f} | {mean['simlex']:.3f} |"
+            )
+        targets += [
+            (f"{name}: {k} batched - classic", scores["batched"][k] - scores["classic"][k], -0.01)
+            for k in scores["classic"]
+        ]
+    print(f"\nload after: {load()}")
+    return targets
+
+
+# -- the table -----------------------------------------------------------------------------------
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--quick", action="store_true", help="300 documents, 1 epoch, 1 repetition")
+    parser.add_argument("--repeat", type=int, default=3, help="runs of each tool (medians)")
+    parser.add_argument("--threads", default="1,2", help="thread counts, comma-separated")
+    parser.add_argument("--kernels", action="store_true", help="also time the kernels alone")
+    parser.add_argument("--quality", action="store_true", help="also classic vs batched, 3 seeds")
+    args = parser.parse_args(argv)
+    logging.getLogger("gensim").setLevel(logging.ERROR)
+    sentences, epochs, name = newsarticles_tokens(), 5, "newsarticles_tokens"
+    if args.quick:
+        sentences, epochs, args.repeat, name = sentences[:300], 1, 1, "newsarticles_tokens_300"
+    path = corpus_file(sentences, name)
+    anchors = build_anchors()
+    n_tokens = sum(map(len, sentences))
+    pairs = pairs_per_epoch(sentences)
+    flop = pairs * epochs * (1 + SETTINGS["negative"]) * 6 * SETTINGS["vector_size"]
+    peak = FLOP_PER_CYCLE * clock_ghz()
+    print(
+        f"\n## Skip-gram against word2vec.c, pWord2Vec and gensim, whole runs from one file\n\n{machine()}\n"
+    )
+    print(
+        f"{path.name}: {n_tokens:,} tokens, {pairs:,} pairs an epoch; {SETTINGS}, lr {LR}, {epochs} epochs"
+    )
+    for tool, (binary, how) in anchors.items():
+        print(f"- {tool}: {binary} ({how})")
+    tools = {
+        "word2vec.c": run_c(anchors["word2vec.c"][0], pword2vec=False),
+        "pWord2Vec": run_c(anchors["pWord2Vec"][0], pword2vec=True),
+        "gensim (corpus_file)": run_gensim,
+        "rowbook classic": run_rowbook("classic"),
+        "rowbook batched": run_rowbook("batched"),
+    }
+    run_rowbook("batched")(
+        corpus_file(sentences[:50], "newsarticles_tokens_50"), 1, 1, 1
+    )  # compile
+    targets, results = [], {}
+    for threads in (int(t) for t in args.threads.split(",")):
+        before = load()
+        runs: dict[str, list] = {t: [] for t in tools}
+        for seed in range(1, args.repeat + 1):
+            for tool, train in tools.items():
+                runs[tool].append(train(path, threads, epochs, seed))
+        print(f"\n### {threads} thread(s): load average {before} before, {load()} after\n")
+        print(
+            "| tool | whole run s (median) | words/s per core | GFLOP/s per core | of peak | analogy | WS353 | SimLex |"
+        )
+        print("|---|---:|---:|---:|---:|---:|---:|---:|")
+        for tool, rs in runs.items():
+            sec = statistics.median(r[0] for r in rs)
+            mean = {k: float(np.mean([r[1][k] for r in rs])) for k in rs[0][1]}
+            results[threads, tool] = (sec, mean)
+            gflops = flop / sec / threads / 1e9
+            print(
+                f"| {tool} | {sec:.2f} | {n_tokens * epochs / sec / threads / 1e3:,.0f}k | {gflops:.1f} | "
+                f"{gflops / peak:.0%} | {mean['analogy']:.3f} | {mean['ws353']:.3f} | {mean['simlex']:.3f} |"
+            )
+    for threads, anchor, required in (
+        (1, "word2vec.c", 2.0),
+        (1, "pWord2Vec", 1.5),
+        (2, "gensim (corpus_file)", 3.0),
+        (2, "pWord2Vec", 1.5),
+    ):
+        if (threads, anchor) in results:
+            ratio = results[threads, anchor][0] / results[threads, "rowbook batched"][0]
+            targets.append(
+                (f"{threads} thread(s): rowbook batched speed / {anchor}", ratio, required)
+            )
+    for threads in (1, 2):
+        if (threads, "gensim (corpus_file)") in results:
+            g = results[threads, "gensim (corpus_file)"][1]
+            r = results[threads, "rowbook batched"][1]
+            targets += [
+                (f"{threads} thread(s): {k} rowbook batched - gensim", r[k] - g[k], -0.02)
+                for k in g
+            ]
+    if args.kernels:
+        blas_or_loops()
+        kernel_flops(sentences)
+        if not args.quick:  # a second kind of text: tweets, short lines
+            kernel_flops(healthtweets_tokens(), dims=(100,), name="health tweets")
+    if args.quality:
+        targets += kernel_quality()
+    met = print_targets(targets)
+    print(f"\nall targets met: {'yes' if met else 'no'}")
+    return 0 if met or args.quick else 1
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

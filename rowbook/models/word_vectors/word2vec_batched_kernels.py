@@ -1,0 +1,309 @@
+"""word2vec's minibatched skip-gram: a window's context rows against shared targets (HogBatch).
+
+The classic kernel (:mod:`~rowbook.models.word_vectors.word2vec_kernels`) takes one
+example per (centre, context) pair: a dot product and two axpy's of ``d`` floats against
+``1 + negative`` output rows, fetched again for every pair. HogBatch (Ji et al.,
+"Parallelizing Word2Vec in Shared and Distributed Memory", 2016; IntelLabs/pWord2Vec's
+``Train_SGNS``) takes the window of a centre word as one minibatch: its ``I`` context rows
+``X = W_in[context]`` ``(I, d)`` are the inputs, and the targets ``T`` -- the centre word
+(label 1) and one draw of ``negative`` negatives shared by the whole window (label 0; a
+draw equal to the centre dropped, repeated draws merged into one row counted ``n`` times,
+as pWord2Vec does) -- are the outputs ``Y = W_out[T]`` ``(O, d)``. Then, from the rows as
+they were before the minibatch::
+
+    S = Y X^T                                   # (O, I) scores
+    G = lr * n[:, None] * (label[:, None] - sigmoid(S))
+    W_out[T] += G X                              # (O, d)
+    W_in[context] += G^T Y                       # (I, d), repeated context words summed
+
+Hierarchical softmax is the same block with the centre's Huffman path as targets
+(``Y = W_nodes[point]``, label ``1 - code``): every context word of a window predicts the
+same centre, so the path is shared for free. Both objectives read the same ``X`` and their
+steps for ``X`` add up, as in the classic kernel.
+
+The arithmetic is the classic kernel's (``3 * 2 * O * I * d`` FLOPs a window) but each row
+is fetched once a window instead of once a pair: the classic kernel reads ``1 + negative``
+output rows per pair, this one per window, so the work is arithmetic on rows in L1 instead
+of waiting for rows from memory. Within a window every pair sees the rows as they were
+before it (the classic kernel lets the second pair see the first's update), and the window
+shares its negatives: the result differs from the classic kernel by about what a seed
+changes (see ``docs/cores.md`` for the quality measured).
+
+The products are loops over rows that stay in L1 (the inner loop over ``d`` vectorised
+by LLVM, two or four rows a pass). Numba's ``np.dot`` (BLAS ``sgemm``) on blocks already
+gathered is 3.6-4.8x slower at d = 50-300 for a window of 6 x 6 (``benchmarks/bench_anchors.py
+--kernels``: 1.58 against 0.44 microseconds at d = 100): each call costs about half a
+microsecond before any arithmetic, as much as the three products themselves.
+:mod:`~rowbook.models.word_vectors.word2vec_batched_reference` is the same algorithm in NumPy, draw for draw.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numba
+import numpy as np
+
+from rowbook.data.sampling import draw_negative, lcg_next, window_bounds
+from rowbook.models.word_vectors.word2vec_kernels import (
+    FASTMATH,
+    add_recorded,
+    kept_words,
+    prefetch_row,
+)
+
+__all__ = ["block_step", "context_windows", "shared_targets", "train_job_batched"]
+
+
+@numba.njit(nogil=True, cache=True, inline="always")
+def shared_targets(
+    center, negative, table, guide, state, W_out, targets, counts
+):  # pragma: no cover - compiled
+    """The window's targets: ``targets[0] = center``, then the ``negative`` draws, a draw equal
+    to ``center`` dropped and a repeated draw counted in ``counts`` instead of listed again.
+
+    Returns how many targets there are and the generator state after the draws (one
+    :func:`~rowbook.data.sampling.lcg_next` step a draw, as in the classic kernel). Each new
+    target's row of ``W_out`` starts loading (:func:`prefetch_row`) as it is drawn.
+    """
+    targets[0] = center
+    counts[0] = 1.0
+    n = 1
+    for _ in range(negative):
+        t = draw_negative(table, guide, state)
+        state = lcg_next(state)
+        if t == center:
+            continue
+        m = 1
+        while m < n and targets[m] != t:
+            m += 1
+        if m < n:
+            counts[m] += 1.0
+        else:
+            prefetch_row(W_out, t)
+            targets[n] = t
+            counts[n] = 1.0
+            n += 1
+    return n, state
+
+
+@numba.njit(nogil=True, fastmath=FASTMATH, cache=True, inline="always")
+def _scores(W, targets, n_out, W_in, context, n_in, G):  # pragma: no cover - compiled
+    """``G[o, i] = W[targets[o]] . W_in[context[i]]`` (S = Y X^T), two by two: each pass over
+    ``d`` loads two rows of each and keeps four sums in registers."""
+    d = W.shape[1]
+    for o in range(0, n_out, 2):
+        o1 = min(o + 1, n_out - 1)  # an odd last row is computed twice, written once
+        y0, y1 = W[targets[o]], W[targets[o1]]
+        for i in range(0, n_in, 2):
+            i1 = min(i + 1, n_in - 1)
+            x0, x1 = W_in[context[i]], W_in[context[i1]]
+            f00 = f01 = f10 = f11 = np.float32(0.0)
+            for c in range(d):
+                f00 += y0[c] * x0[c]
+                f01 += y0[c] * x1[c]
+                f10 += y1[c] * x0[c]
+                f11 += y1[c] * x1[c]
+            G[o, i], G[o, i1], G[o1, i], G[o1, i1] = f00, f01, f10, f11
+
+
+@numba.njit(nogil=True, fastmath=FASTMATH, cache=True, inline="always")
+def _add_combination(out, rows, ids, weights, n):  # pragma: no cover - compiled
+    """``out += sum_k weights[k] * rows[ids[k]]`` over ``k < n``, four rows a pass over ``out``
+    and the last one to three in one more pass (a load and a store of ``out`` per pass, not
+    per row)."""
+    d = out.shape[0]
+    k = 0
+    while k + 4 <= n:
+        a, b, e, f = rows[ids[k]], rows[ids[k + 1]], rows[ids[k + 2]], rows[ids[k + 3]]
+        wa, wb, we, wf = weights[k], weights[k + 1], weights[k + 2], weights[k + 3]
+        for c in range(d):
+            out[c] += (wa * a[c] + wb * b[c]) + (we * e[c] + wf * f[c])
+        k += 4
+    left = n - k
+    if left == 3:
+        a, b, e = rows[ids[k]], rows[ids[k + 1]], rows[ids[k + 2]]
+        wa, wb, we = weights[k], weights[k + 1], weights[k + 2]
+        for c in range(d):
+            out[c] += wa * a[c] + wb * b[c] + we * e[c]
+    elif left == 2:
+        a, b = rows[ids[k]], rows[ids[k + 1]]
+        wa, wb = weights[k], weights[k + 1]
+        for c in range(d):
+            out[c] += wa * a[c] + wb * b[c]
+    elif left == 1:
+        a, wa = rows[ids[k]], weights[k]
+        for c in range(d):
+            out[c] += wa * a[c]
+
+
+@numba.njit(nogil=True, fastmath=FASTMATH, cache=True)
+def block_step(
+    W_in, context, n_in, W, targets, labels, counts, n_out, lr, G, work, compute_loss
+):  # pragma: no cover - compiled
+    """One minibatch against one output table: the rows ``W_in[context[:n_in]]`` predict
+    ``targets[:n_out]`` of ``W`` (label ``labels[o]``, weight ``counts[o]``).
+
+    ``W``'s target rows take their step ``G X`` here; the inputs' step ``G^T Y`` is added to
+    ``work[:n_in]`` (the caller adds it to ``W_in`` once every objective has read the
+    inputs). ``G`` ``(O, I)`` is scratch. Returns the loss (0 unless ``compute_loss``).
+    """
+    _scores(W, targets, n_out, W_in, context, n_in, G)
+    loss = 0.0
+    if compute_loss:  # a pass of its own: a branch in the next loop costs a third of the step
+        for o in range(n_out):
+            for i in range(n_in):
+                f = float(G[o, i])
+                loss += counts[o] * (math.log1p(math.exp(-f)) + (0.0 if labels[o] > 0 else f))
+    for o in range(n_out):  # G = lr * n * (label - sigmoid(S))
+        scale = lr * counts[o]
+        for i in range(n_in):
+            e = math.exp(-G[o, i])
+            G[o, i] = (labels[o] - np.float32(1.0) / (np.float32(1.0) + e)) * scale
+    GT = G[:n_out, :n_in].T
+    for i in range(n_in):  # the inputs' step G^T Y, from Y before its own step
+        _add_combination(work[i], W, targets, GT[i], n_out)
+    for o in range(n_out):  # Y += G X
+        _add_combination(W[targets[o]], W_in, context, G[o], n_in)
+    return loss
+
+
+@numba.njit(nogil=True, cache=True)
+def context_windows(ends, shrinks, window):  # pragma: no cover - compiled
+    """``(centres, lows, highs)``: the positions of the kept words whose window ``[lo, hi)``
+    holds another word, in order (a one-word sentence has none), with those bounds."""
+    n = shrinks.shape[0]
+    centres = np.empty(n, dtype=np.int64)
+    lows = np.empty(n, dtype=np.int64)
+    highs = np.empty(n, dtype=np.int64)
+    n_win, start = 0, 0
+    for end in ends:
+        for i in range(start, end):
+            lo, hi = window_bounds(i, start, end, window, shrinks[i])
+            if hi - lo > 1:
+                centres[n_win], lows[n_win], highs[n_win] = i, lo, hi
+                n_win += 1
+        start = end
+    return centres[:n_win], lows[:n_win], highs[:n_win]
+
+
+@numba.njit(nogil=True, fastmath=FASTMATH, cache=True)
+def train_job_batched(
+    W_in,
+    ids,
+    starts,
+    s0,
+    s1,
+    thresholds,
+    use_sample,
+    out,
+    tree,
+    window,
+    shrink,
+    lr,
+    seed,
+    compute_loss,
+    stats=None,
+):  # pragma: no cover - compiled
+    """Minibatched skip-gram on sentences ``[s0, s1)``; returns (words trained, loss).
+
+    The arguments are :func:`~rowbook.models.word_vectors.word2vec_kernels.train_job`'s
+    (skip-gram only). Draws, in order from the generator state ``seed``: the classic
+    kernel's subsampling and window shrinks (:func:`kept_words`), then ``negative`` per
+    centre word that has a context, shared by its window. The next window's negatives are
+    drawn (and their rows start loading) before this window's products, so the rows'
+    cache misses overlap arithmetic; the draws keep their order.
+    """
+    W_out, table, guide, negative = out
+    words, ends, shrinks, state = kept_words(
+        ids, starts, s0, s1, thresholds, use_sample, window, shrink, np.uint64(seed)
+    )
+    centres, lows, highs = context_windows(ends, shrinks, window)
+    d = W_in.shape[1]
+    width = 2 * window
+    n_targets = negative + 1
+    if tree is not None:
+        n_targets = max(n_targets, tree[3].max())
+    context = np.empty(width, dtype=np.int64)  # (I,) the window's context words
+    work = np.empty((width, d), dtype=np.float32)  # (I, d) the inputs' step
+    G = np.empty((n_targets, width), dtype=np.float32)  # (O, I) scores, then gradients
+    targets = np.empty((2, n_targets), dtype=np.int64)  # (2, O) this window's, the next's
+    counts = np.empty((2, n_targets), dtype=np.float32)  # (2, O)
+    n_drawn = np.zeros(2, dtype=np.int64)
+    labels = np.zeros(n_targets, dtype=np.float32)  # (O,) 1 for the centre, then 0
+    labels[0] = 1.0
+    nodes = np.empty(n_targets, dtype=np.int64)  # (O,) the centre's Huffman path
+    bits = np.empty(n_targets, dtype=np.float32)  # (O,) its labels, 1 - code
+    ones = np.ones(n_targets, dtype=np.float32)  # (O,) the tree's weights
+    lr = np.float32(lr)
+    loss = 0.0
+    n_win = centres.shape[0]
+    if negative > 0 and n_win > 0:
+        n_drawn[0], state = shared_targets(
+            words[centres[0]], negative, table, guide, state, W_out, targets[0], counts[0]
+        )
+    for k in range(n_win):
+        now = k & 1
+        if negative > 0 and k + 1 < n_win:  # the next window's draws, ahead of time
+            n_drawn[1 - now], state = shared_targets(
+                words[centres[k + 1]],
+                negative,
+                table,
+                guide,
+                state,
+                W_out,
+                targets[1 - now],
+                counts[1 - now],
+            )
+            prefetch_row(W_in, words[highs[k + 1] - 1])  # the word entering the window
+        i, center = centres[k], words[centres[k]]
+        n_in = 0
+        for j in range(lows[k], highs[k]):
+            if j != i:
+                context[n_in] = words[j]
+                n_in += 1
+        work[:n_in] = 0.0
+        if tree is not None:  # hierarchical softmax; None compiles the branch away
+            W_nodes, codes, points, lengths = tree
+            length = lengths[center]
+            for m in range(length):
+                nodes[m] = points[center, m]
+                bits[m] = np.float32(1 - codes[center, m])
+            loss += block_step(
+                W_in,
+                context,
+                n_in,
+                W_nodes,
+                nodes,
+                bits,
+                ones,
+                length,
+                lr,
+                G,
+                work,
+                compute_loss,
+            )
+        if negative > 0:
+            loss += block_step(
+                W_in,
+                context,
+                n_in,
+                W_out,
+                targets[now],
+                labels,
+                counts[now],
+                n_drawn[now],
+                lr,
+                G,
+                work,
+                compute_loss,
+            )
+        for m in range(n_in):
+            if stats is not None:
+                add_recorded(stats, W_in, context[m], work[m], lr)
+                continue
+            row = W_in[context[m]]
+            step = work[m]
+            for c in range(d):
+                row[c] += step[c]
+    return words.shape[0], loss

@@ -1,0 +1,191 @@
+"""The minibatched (HogBatch) skip-gram kernel against its NumPy reference, draw for draw."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from rowbook.checks import ParameterError
+from rowbook.data import huffman_tree, negative_guide, negative_table, sample_thresholds
+from rowbook.data.synthetic import planted_analogies, planted_corpus
+from rowbook.models.word_vectors.word2vec import Word2Vec
+from rowbook.models.word_vectors.word2vec_batched_kernels import shared_targets, train_job_batched
+from rowbook.models.word_vectors.word2vec_batched_reference import (
+    shared_targets_reference,
+    train_job_batched_reference,
+)
+from rowbook.models.word_vectors.word2vec_kernels import train_job
+from rowbook.models.word_vectors.word2vec_reference import draw_negatives_reference
+
+V, D = 40, 16
+
+
+def _job_inputs(negative: int, hs: bool, seed: int = 3):
+    rng = np.random.default_rng(7)
+    ids = rng.integers(0, V, size=160).astype(np.int32)
+    starts = np.array([0, 1, 50, 51, 120, 160], dtype=np.int64)  # includes 1-word sentences
+    counts = np.bincount(ids, minlength=V) + 1
+    rng = np.random.default_rng(seed)
+    W_in = ((rng.random((V, D)) - 0.5) / D).astype(np.float32)
+    W_out = (rng.standard_normal((V, D)) * 0.3).astype(np.float32)  # non-zero: a real test
+    table = negative_table(counts)
+    out = (W_out, table, negative_guide(table), negative)
+    tree = None
+    if hs:
+        W_nodes = (rng.standard_normal((V - 1, D)) * 0.3).astype(np.float32)
+        tree = (W_nodes, *huffman_tree(counts))
+    return W_in, ids, starts, sample_thresholds(counts, 0.003), out, tree
+
+
+def _copy(parts):
+    if parts is None:
+        return None
+    return tuple(x.copy() if isinstance(x, np.ndarray) else x for x in parts)
+
+
+@pytest.mark.parametrize(("use_sample", "shrink"), [(True, True), (False, False)])
+@pytest.mark.parametrize(
+    ("negative", "hs", "lr"),
+    [(4, False, 0.25), (0, True, 0.25), (3, True, 0.25), (12, False, 0.05)],
+)
+def test_batched_job_matches_reference(use_sample, shrink, negative, hs, lr):
+    """Equal to float32 rounding (at lr 0.25, 12 merged negatives carry it past 1e-5 in 160
+    words, hence the smaller step there)."""
+    W_in, ids, starts, thresholds, out, tree = _job_inputs(negative, hs)
+    ref_in, ref_out, ref_tree = W_in.copy(), _copy(out), _copy(tree)
+    before = W_in.copy()
+    rest = (3, shrink, lr, 424242)
+    n, loss = train_job_batched(
+        W_in, ids, starts, 0, 5, thresholds, use_sample, out, tree, *rest, True
+    )
+    n_ref = train_job_batched_reference(
+        ref_in, ids, starts, 0, 5, thresholds, use_sample, ref_out, ref_tree, *rest
+    )
+    assert n == n_ref and (n < 160) == use_sample
+    assert not np.allclose(W_in, before)  # the job did something
+    np.testing.assert_allclose(W_in, ref_in, rtol=1e-4, atol=1e-6)
+    for got, want in zip(out + (tree or ()), ref_out + (ref_tree or ()), strict=True):
+        if isinstance(got, np.ndarray):
+            np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-6)
+    assert loss > 0
+
+
+def test_batched_job_differs_from_the_classic_one():
+    """Shared negatives and one snapshot per window: another algorithm, not a reordering."""
+    W_in, ids, starts, thresholds, out, _ = _job_inputs(5, False)
+    classic_in, classic_out = W_in.copy(), _copy(out)
+    rest = (3, True)
+    train_job_batched(W_in, ids, starts, 0, 5, thresholds, True, out, None, *rest, 0.25, 9, False)
+    train_job(
+        classic_in,
+        ids,
+        starts,
+        0,
+        5,
+        thresholds,
+        True,
+        classic_out,
+        None,
+        *rest,
+        True,
+        True,
+        0.25,
+        9,
+        False,
+    )
+    assert not np.allclose(W_in, classic_in, atol=1e-6)
+
+
+def test_shared_targets_merge_repeats_and_drop_the_center():
+    counts = np.array([1] * (V - 1) + [10**6])  # most draws are word V-1
+    table = negative_table(counts)
+    guide = negative_guide(table)
+    W_out = np.zeros((V, D), np.float32)
+    for center in (V - 1, 0):
+        state = 987654321
+        targets = np.empty(9, np.int64)
+        weights = np.empty(9, np.float32)
+        n, new_state = shared_targets(
+            center, 8, table, guide, np.uint64(state), W_out, targets, weights
+        )
+        negatives, ref_state = draw_negatives_reference(table, state, 8)
+        want_targets, want_counts = shared_targets_reference(center, negatives)
+        assert int(new_state) == ref_state
+        assert targets[:n].tolist() == want_targets
+        assert weights[:n].tolist() == want_counts
+        assert sum(want_counts) == 1 + sum(t != center for t in negatives)
+    assert len(set(want_targets)) == len(want_targets) < 9  # repeats were merged
+
+
+# -- the model's kernel option -------------------------------------------------------------------
+
+CORPUS = planted_corpus(3000, seed=0)
+SMALL = dict(vector_size=24, window=5, min_count=5, sample=0.0, negative=5, workers=1, epochs=8)
+
+
+def analogy_accuracy(model) -> float:
+    """3CosAdd over unit vectors on the planted analogies (inputs excluded)."""
+    keys, table = model.index_to_key_, model.W_in_
+    index = {k: i for i, k in enumerate(keys)}
+    unit = table / np.linalg.norm(table, axis=1, keepdims=True)
+    hits = 0
+    for a, b, c, d in planted_analogies():
+        scores = unit @ (unit[index[b]] - unit[index[a]] + unit[index[c]])
+        scores[[index[a], index[b], index[c]]] = -np.inf
+        hits += keys[int(np.argmax(scores))] == d
+    return hits / len(planted_analogies())
+
+
+@pytest.mark.parametrize("hs", [False, True])
+def test_the_model_trains_with_the_batched_kernel(hs):
+    batched = Word2Vec(**SMALL, kernel="batched", hierarchical_softmax=hs).fit(CORPUS)
+    classic = Word2Vec(**SMALL, kernel="classic", hierarchical_softmax=hs).fit(CORPUS)
+    assert not np.array_equal(batched.W_in_, classic.W_in_)
+    assert analogy_accuracy(batched) >= 0.9
+    again = Word2Vec(**SMALL, kernel="batched", hierarchical_softmax=hs).fit(CORPUS)
+    assert np.array_equal(again.W_in_, batched.W_in_)  # one worker: bit-identical
+
+
+def test_the_kernel_is_validated_and_a_parameter():
+    with pytest.raises(
+        ParameterError, match="kernel must be one of 'batched', 'classic', got 'fast'"
+    ):
+        Word2Vec(kernel="fast")
+    assert Word2Vec().kernel == "batched"  # the default, chosen by measurement (docs/cores.md)
+    model = Word2Vec(kernel="classic")
+    assert model.get_params()["kernel"] == "classic" and "kernel='classic'" in repr(model)
+
+
+def test_cbow_trains_the_same_with_either_kernel():
+    """CBOW already takes one example per window: the option changes nothing there."""
+    params = {**SMALL, "architecture": "cbow", "epochs": 2}
+    a = Word2Vec(**params, kernel="batched").fit(CORPUS[:500])
+    b = Word2Vec(**params, kernel="classic").fit(CORPUS[:500])
+    assert np.array_equal(a.W_in_, b.W_in_)
+
+
+def test_save_load_keeps_the_kernel_and_its_next_step(tmp_path):
+    model = Word2Vec(**{**SMALL, "epochs": 2}, kernel="batched").fit(CORPUS)
+    path = tmp_path / "w2v.npz"
+    model.save(path)
+    loaded = Word2Vec.load(path)
+    assert loaded.kernel == "batched" and loaded.get_params() == model.get_params()
+    model.train(CORPUS, epochs=1)
+    loaded.train(CORPUS, epochs=1)
+    assert np.array_equal(loaded.W_in_, model.W_in_) and np.array_equal(loaded.W_out_, model.W_out_)
+
+
+def test_a_checkpoint_resumes_with_its_kernel_only(tmp_path):
+    path = tmp_path / "ckpt.npz"
+    Word2Vec(**{**SMALL, "epochs": 2}, kernel="batched").fit(CORPUS, checkpoint=path)
+    other = "classic"
+    with pytest.raises(ValueError, match=f"kernel saved 'batched', now '{other}'"):
+        Word2Vec(**{**SMALL, "epochs": 2}, kernel=other).fit(CORPUS, resume=path)
+
+
+def test_a_file_saved_before_the_option_loads_with_the_classic_kernel():
+    saved = Path(__file__).parent / "saved_by_0_1" / "Word2Vec.npz"
+    model = Word2Vec.load(saved)
+    assert model.kernel == "classic"
