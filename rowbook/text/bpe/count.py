@@ -25,6 +25,7 @@ from collections.abc import Iterable, Sequence
 from rowbook.fork_pool import map_in_order
 from rowbook.text.batches import text_batches
 from rowbook.text.bpe.pretokenize import PreTokenizer
+from rowbook.text.word_count_runs import WordBytes
 from rowbook.text.word_counts import BATCH_CHARS, CountedWords, sum_counts
 
 __all__ = ["BATCH_CHARS", "count_words_parallel"]
@@ -32,6 +33,12 @@ __all__ = ["BATCH_CHARS", "count_words_parallel"]
 
 def _count_batch(pretokenizer: PreTokenizer, specials: list[str], texts: list[str]) -> Counter[str]:
     return pretokenizer.count_words(texts, specials)
+
+
+def _count_batch_bytes(
+    pretokenizer: PreTokenizer, specials: list[str], texts: list[str]
+) -> WordBytes:
+    return pretokenizer.count_word_bytes(texts, specials)
 
 
 def count_words_parallel(
@@ -47,6 +54,7 @@ def count_words_parallel(
 
     ``pretokenizer`` is inherited by the forked workers with the job, never pickled.
     """
-    count = functools.partial(_count_batch, pretokenizer, list(specials))
+    job = _count_batch if memory is None else _count_batch_bytes  # a budget sums bytes
+    count = functools.partial(job, pretokenizer, list(specials))
     batches = map_in_order(count, text_batches(texts, BATCH_CHARS), workers)
     return sum_counts(batches, memory, spill_dir)
