@@ -207,13 +207,72 @@ def sum_partition(path: Path, memory: int, depth: int) -> Iterator[tuple[np.ndar
         yield table.arrays()
 
 
+@numba.njit(cache=True)
+def _merge_runs(data, ends, counts, firsts, run_ends):  # pragma: no cover - compiled
+    """The words of runs ``[run_ends[r - 1], run_ends[r])``, each in increasing ``firsts``,
+    merged into one increasing order: ``(data, ends, counts)``, a min-heap of the runs'
+    heads."""
+    k, n = run_ends.shape[0], firsts.shape[0]
+    out_data = np.empty(data.shape[0], np.uint8)
+    out_ends, out_counts = np.empty(n, np.int64), np.empty(n, np.int64)
+    at = np.zeros(k, np.int64)  # (k,) the next word of each run
+    at[1:] = run_ends[:-1]
+    heap = np.empty(k, np.int64)  # runs, ordered by the first sighting of their next word
+    size = 0
+    for r in range(k):
+        if at[r] < run_ends[r]:
+            i = size
+            while i > 0 and firsts[at[heap[(i - 1) // 2]]] > firsts[at[r]]:
+                heap[i] = heap[(i - 1) // 2]
+                i = (i - 1) // 2
+            heap[i] = r
+            size += 1
+    o, b, last = 0, 0, -1
+    while size > 0:
+        r = heap[0]
+        w = at[r]
+        if firsts[w] <= last:
+            raise AssertionError("a partition's words are not in first-sighting order")
+        last = firsts[w]
+        start = ends[w - 1] if w > 0 else 0
+        out_data[b : b + ends[w] - start] = data[start : ends[w]]
+        b += ends[w] - start
+        out_ends[o], out_counts[o] = b, counts[w]
+        o += 1
+        at[r] += 1
+        if at[r] == run_ends[r]:  # the run is done: its place goes to the last run
+            size -= 1
+            r = heap[size]
+        i = 0  # sift the run r down from the top
+        while 2 * i + 1 < size:
+            c = 2 * i + 1
+            if c + 1 < size and firsts[at[heap[c + 1]]] < firsts[at[heap[c]]]:
+                c += 1
+            if firsts[at[heap[c]]] >= firsts[at[r]]:
+                break
+            heap[i] = heap[c]
+            i = c
+        if size > 0:
+            heap[i] = r
+    return out_data, out_ends, out_counts
+
+
 def in_first_order(parts: list[tuple[np.ndarray, ...]]) -> WordBytes:
-    """The words of ``parts`` (each ``(data, ends, counts, firsts)``) in first-sighting order."""
+    """The words of ``parts`` (each ``(data, ends, counts, firsts)``) in first-sighting order,
+    the parts emptied as they are read.
+
+    Each part is already in that order: a partition's words get their ids chunk by chunk,
+    each chunk one period of held counts (a range of sightings) in id order, so a word new
+    in a later chunk was first seen after every word of the earlier ones. So the parts are
+    merged, not sorted (the merge checks the order).
+    """
     if not parts:
         return word_bytes({})
-    lengths = np.concatenate([np.diff(ends, prepend=0) for _, ends, _, _ in parts])  # (W,)
-    data = np.concatenate([d for d, _, _, _ in parts])  # (N,)
-    order = np.argsort(np.concatenate([f for _, _, _, f in parts]))  # first sightings are distinct
-    starts = np.cumsum(lengths) - lengths
-    counts = np.concatenate([c for _, _, c, _ in parts])[order]
-    return WordBytes(_gather(data, starts, lengths, order), np.cumsum(lengths[order]), counts)
+    run_ends = np.cumsum([part[1].size for part in parts])  # (k,)
+    offsets = np.cumsum([0] + [part[0].size for part in parts[:-1]])
+    ends = np.concatenate([part[1] + offset for part, offset in zip(parts, offsets, strict=True)])
+    counts = np.concatenate([part[2] for part in parts])
+    firsts = np.concatenate([part[3] for part in parts])
+    data = np.concatenate([part[0] for part in parts])
+    parts.clear()
+    return WordBytes(*_merge_runs(data, ends, counts, firsts, run_ends))

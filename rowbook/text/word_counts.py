@@ -175,8 +175,9 @@ def count_words(
     workers : int, optional
         Processes counting batches of texts (``None``: one per CPU).
     memory : int, optional
-        Bytes the counts may hold in RAM; past half of it they are spilled to temporary files
-        in ``spill_dir`` and merged (module docstring), and a :class:`CountedWords` is returned.
+        Bytes the counts may hold in RAM; past a quarter of it (the held arrays' growth
+        briefly holds three times as much) they are spilled to temporary files in
+        ``spill_dir`` and merged (module docstring), and a :class:`CountedWords` is returned.
     """
     workers = check_int("workers", workers, 1, allow_none=True) or os.cpu_count() or 1
     texts = tqdm(texts, desc="count words", unit="text", disable=not show_progress)
@@ -193,7 +194,7 @@ def sum_counts(
 ) -> Counter[str] | CountedWords:
     """The counts of ``batches`` added in order (first sightings kept): a ``Counter``, or
     within ``memory`` bytes a :class:`CountedWords`, spilled to ``spill_dir`` and merged
-    when they outgrow half of it (the module docstring). The trainers' counters (this
+    when their arrays outgrow a quarter of it (the module docstring). The trainers' counters (this
     module's :func:`count_words`, byte-level BPE's :mod:`rowbook.text.bpe.count`) end here.
 
     Examples
@@ -227,7 +228,7 @@ def _budgeted(
     _spill(held, files)
     del held
     parts = [table for path in files for table in sum_partition(path, memory, 0)]
-    return _counted(in_first_order(parts), spilled + 1)
+    return _counted(in_first_order(parts), spilled + 1)  # parts emptied as they are merged
 
 
 def _spill(held: HeldWords, files: list[Path]) -> None:

@@ -10,9 +10,11 @@ calling process and ``workers - 1`` forked ones count a batch each, taking the n
 parent adds them in that order. ``Counter.update`` keeps a key where it first appeared, so
 the result is the serial count, same counts and same order, and training on it gives the
 same merges (tested against the serial count and against ``tokenizers``). Within a
-``memory`` budget the batches' counts are added by :func:`rowbook.text.word_counts.sum_counts`,
-which spills them to disk past half of it: the same counts in the same order, held
-compactly (:class:`~rowbook.text.word_counts.CountedWords`).
+``memory`` budget each batch's counts come as UTF-8 bytes
+(:meth:`~rowbook.text.bpe.pretokenize.PreTokenizer.count_word_bytes`: no ``str`` per word)
+and are added, compiled, by :func:`rowbook.text.word_counts.sum_counts`, which spills them
+to disk past a quarter of it: the same counts in the same order, held compactly
+(:class:`~rowbook.text.word_counts.CountedWords`).
 """
 
 from __future__ import annotations

@@ -191,10 +191,13 @@ class ByteLevelBPE(TokenTable):
         workers : int, optional
             Processes counting the words (``None``: one per CPU).
         memory : float or str, optional
-            Budget of the word counts: gigabytes, or a size such as ``"1GB"``. Past half of
-            it the counts held in RAM go to temporary files (in ``spill_dir``) and are
-            merged back, 64-bit counts in first-sighting order: the same merges as counting
-            in RAM (:mod:`rowbook.text.word_counts`).
+            Budget of the training: gigabytes, or a size such as ``"1GB"``. Past a quarter
+            of it the word counts held in RAM go to temporary files (in ``spill_dir``) and
+            are merged back, 64-bit counts in first-sighting order: the same merges as
+            counting in RAM (:mod:`rowbook.text.word_counts`). The merge step then holds
+            every distinct word (:func:`~rowbook.text.bpe.train.merge_floor`: 8 bytes a
+            byte of them plus 36 a word, and the pairs the merges make); a budget below
+            that floor is refused once the words are counted.
         spill_dir : path, optional
             Where ``memory`` spills (default: the system's temporary folder).
         """

@@ -90,7 +90,7 @@ def check_merge_memory(words: CountedWords, n_ids: int, memory: float | str, bud
             f"words of {n_bytes:,} bytes",
             fix="the merge step holds every distinct word in RAM: "
             f"{2 + symbol_dtype(n_ids).itemsize + 4} bytes per byte of the words plus 36 per "
-            "word; give memory= at least that, or train on fewer distinct words",
+            "word; raise the budget to that, or train on fewer distinct words",
         )
 
 
