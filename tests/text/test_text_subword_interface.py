@@ -20,8 +20,8 @@ from rowbook.text import (
     TextPipeline,
     Unigram,
     WordPiece,
+    word_count_runs,
 )
-from rowbook.text import word_count_runs
 from rowbook.text import word_counts as word_counts_module
 from rowbook.text.bpe import count as bpe_count
 from rowbook.text.bpe.result import Encoding

@@ -1,6 +1,8 @@
-"""Numba kernel of byte-level BPE training: incremental pair counts, as ``tokenizers`` does.
+"""Byte-level BPE training: incremental pair counts, as ``tokenizers`` does.
 
-:func:`learn` turns word counts into merges; the kernel follows the incremental scheme of
+:func:`learn` turns word counts into merges; the kernel
+(:func:`rowbook.text.bpe.train_kernel.train_kernel`, compiled, in memory linear in the
+distinct words' bytes: :func:`merge_floor` is the least it holds) follows the incremental scheme of
 Hugging Face ``tokenizers``' ``BpeTrainer`` so both learn the same merges from the same
 words:
 
