@@ -6,9 +6,9 @@ ends, their counts; byte-level BPE's compiled pre-split makes them directly, a `
 is converted by :func:`word_bytes`) and is added to a :class:`HeldWords`, an
 :class:`~rowbook.intern_table.InternTable` of the words with a 64-bit count and the
 position of its first sighting per word: about ``len(word) + 60`` bytes a word, no Python
-object per word. When the held arrays pass a quarter of the budget (growing them briefly
-holds three times as much) they are appended to one of 16 partition files by a hash of
-the word (:func:`spill`). At the end each partition is summed alone in a table of its own
+object per word. When the held words fill a quarter of the budget (the arrays, grown by
+doubling, hold up to twice that, and three times while they grow) they are appended to one
+of 16 partition files by a hash of the word (:func:`spill`). At the end each partition is summed alone in a table of its own
 (:func:`sum_partition`; one still too large is split again by other bits of the hash),
 and the partitions are put back in first-sighting order (:func:`in_first_order`). The
 counts and their order are those of a count in RAM.
@@ -122,8 +122,10 @@ class HeldWords:
 
     @property
     def nbytes(self) -> int:
-        """The bytes of every array held, used or not."""
-        return sum(a.nbytes for a in (*self.words.arrays, self.total, self.first))
+        """The bytes the held words fill: their UTF-8 bytes, and per word its hash, start,
+        length, count and first sighting (36) and two slots of the table (8). The arrays,
+        which double as they grow and keep their size when cleared, hold up to twice that."""
+        return 44 * len(self) + int(self.words.state[1])
 
     def add(self, batch: WordBytes, firsts: np.ndarray | None = None) -> None:
         """Add a batch of distinct words; ``firsts`` (each word's first sighting) defaults to

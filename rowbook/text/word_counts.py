@@ -13,7 +13,7 @@ Within ``memory`` bytes (a corpus whose distinct words would not fit), counts ar
 and merged as the co-occurrence counts of GloVe are (:mod:`rowbook.data.cooccurrence_runs`),
 but keyed by strings, compiled (:mod:`rowbook.text.word_count_runs`): each batch's counts,
 as UTF-8 bytes, are added to an interning table (about ``len(word) + 60`` bytes a word);
-when its arrays pass a quarter of the budget they go to one of 16 partition files by a
+when they fill a quarter of the budget they go to one of 16 partition files by a
 hash of the word, with the position where each word was first seen; each partition is
 then summed alone (one that is still too large is split again by other bits of the hash)
 and the partitions are put back in first-sighting order. The result is a
@@ -175,8 +175,8 @@ def count_words(
     workers : int, optional
         Processes counting batches of texts (``None``: one per CPU).
     memory : int, optional
-        Bytes the counts may hold in RAM; past a quarter of it (the held arrays' growth
-        briefly holds three times as much) they are spilled to temporary files in
+        Bytes the counts may hold in RAM; past a quarter of it (the held arrays, grown by
+        doubling, hold up to twice that) they are spilled to temporary files in
         ``spill_dir`` and merged (module docstring), and a :class:`CountedWords` is returned.
     """
     workers = check_int("workers", workers, 1, allow_none=True) or os.cpu_count() or 1
@@ -194,7 +194,7 @@ def sum_counts(
 ) -> Counter[str] | CountedWords:
     """The counts of ``batches`` added in order (first sightings kept): a ``Counter``, or
     within ``memory`` bytes a :class:`CountedWords`, spilled to ``spill_dir`` and merged
-    when their arrays outgrow a quarter of it (the module docstring). The trainers' counters (this
+    when they fill a quarter of it (the module docstring). The trainers' counters (this
     module's :func:`count_words`, byte-level BPE's :mod:`rowbook.text.bpe.count`) end here.
 
     Examples
@@ -219,7 +219,7 @@ def _budgeted(
     files = [folder / f"part{p}" for p in range(word_count_runs.PARTITIONS)]
     for part in batches:
         held.add(part if isinstance(part, WordBytes) else word_bytes(part))
-        if held.nbytes > memory // 4:  # growing the arrays briefly holds three times as much
+        if held.nbytes > memory // 4:  # the arrays hold up to twice that (HeldWords.nbytes)
             _spill(held, files)
             held.clear()
             spilled += 1
