@@ -116,3 +116,15 @@ def test_training_within_memory_stays_within_it_in_a_child_process(tmp_path):
     measured = json.loads(result.stdout.strip().splitlines()[-1])
     assert measured["merges"] > 3000
     assert measured["added_mib"] < 32, f"training within memory='32MB' added {measured}"
+
+
+def test_a_custom_pattern_within_memory_learns_what_it_learns_in_ram():
+    # The pattern is not GPT-2's: each batch is counted in a Counter, then as UTF-8 bytes.
+    texts = [f"{line} née<eot>" for line in zipf_texts(2000)]
+    pattern = r" ?\w+|[^\w ]+| "
+    in_ram = ByteLevelBPE(pattern=pattern).fit(texts, 600, special_tokens=["<eot>"], workers=1)
+    budgeted = ByteLevelBPE(pattern=pattern).fit(
+        texts, 600, special_tokens=["<eot>"], workers=2, memory="4MB"
+    )
+    assert budgeted.merge_trace == in_ram.merge_trace
+    assert budgeted.vocab == in_ram.vocab
