@@ -165,7 +165,9 @@ def _fit_bpe(args: argparse.Namespace, out: Path, corpus: CorpusSource) -> int:
     counts, n_lines = _bpe_counts(args, corpus, norm)
     if not counts:
         raise ValueError(f"{source_name(args.corpus)} is empty: {_lines_read(n_lines)}no text")
-    bpe = ByteLevelBPE().fit_word_counts(counts, args.max_vocab, min_count=min_count)
+    bpe = ByteLevelBPE().fit_word_counts(
+        counts, args.max_vocab, min_count=min_count, memory=args.memory
+    )
     TextPipeline(norm, bpe).fit([]).save(out)
     trace = bpe.merge_trace
     if args.json:

@@ -11,10 +11,12 @@ serial count whatever ``workers`` is. ``split`` is the tokenizer's ``str -> list
 
 Within ``memory`` bytes (a corpus whose distinct words would not fit), counts are spilled
 and merged as the co-occurrence counts of GloVe are (:mod:`rowbook.data.cooccurrence_runs`),
-but keyed by strings: the counts held in RAM go, when they pass half the budget, to one of
-16 partition files by a hash of the word, with the position where each word was first
-seen; each partition is then summed alone (one that is still too large is split again by
-another hash) and the partitions are put back in first-sighting order. The result is a
+but keyed by strings, compiled (:mod:`rowbook.text.word_count_runs`): each batch's counts,
+as UTF-8 bytes, are added to an interning table (about ``len(word) + 60`` bytes a word);
+when they fill a quarter of the budget they go to one of 16 partition files by a
+hash of the word, with the position where each word was first seen; each partition is
+then summed alone (one that is still too large is split again by other bits of the hash)
+and the partitions are put back in first-sighting order. The result is a
 :class:`CountedWords`: the words in one string, their bounds and counts in arrays, about
 ``len(word) + 16`` bytes a word instead of the ~150 of a ``dict`` entry, which the trainers
 read without building Python strings. Counts and order are exactly those of a count in RAM.
@@ -42,13 +44,21 @@ from tqdm.auto import tqdm
 
 from rowbook.checks import InputTypeError, ParameterError, check_int, check_number
 from rowbook.fork_pool import map_in_order
+from rowbook.text import word_count_runs
 from rowbook.text.batches import text_batches
+from rowbook.text.utf8 import char_ends
+from rowbook.text.word_count_runs import (
+    HeldWords,
+    WordBytes,
+    in_first_order,
+    spill,
+    sum_partition,
+    word_bytes,
+)
 
 __all__ = ["BATCH_CHARS", "CountedWords", "as_counted", "budget_bytes", "count_words", "sum_counts"]
 
 BATCH_CHARS = 1 << 21  # 2M characters of text per counting task: large enough to amortise the IPC
-PARTITIONS = 16
-_ENTRY_BYTES = 200  # what one held word costs in RAM besides its characters (two dict entries)
 
 
 class CountedWords(Mapping[str, int]):
@@ -165,8 +175,9 @@ def count_words(
     workers : int, optional
         Processes counting batches of texts (``None``: one per CPU).
     memory : int, optional
-        Bytes the counts may hold in RAM; past half of it they are spilled to temporary files
-        in ``spill_dir`` and merged (module docstring), and a :class:`CountedWords` is returned.
+        Bytes the counts may hold in RAM; past a quarter of it (the held arrays, grown by
+        doubling, hold up to twice that) they are spilled to temporary files in
+        ``spill_dir`` and merged (module docstring), and a :class:`CountedWords` is returned.
     """
     workers = check_int("workers", workers, 1, allow_none=True) or os.cpu_count() or 1
     texts = tqdm(texts, desc="count words", unit="text", disable=not show_progress)
@@ -183,7 +194,7 @@ def sum_counts(
 ) -> Counter[str] | CountedWords:
     """The counts of ``batches`` added in order (first sightings kept): a ``Counter``, or
     within ``memory`` bytes a :class:`CountedWords`, spilled to ``spill_dir`` and merged
-    when they outgrow half of it (the module docstring). The trainers' counters (this
+    when they fill a quarter of it (the module docstring). The trainers' counters (this
     module's :func:`count_words`, byte-level BPE's :mod:`rowbook.text.bpe.count`) end here.
 
     Examples
@@ -201,118 +212,34 @@ def sum_counts(
         return _budgeted(batches, memory, Path(folder))
 
 
-def _budgeted(batches: Iterable[Counter[str]], memory: int, folder: Path) -> CountedWords:
-    held: dict[str, list[int]] = {}  # word -> [count, first sighting]
-    held_bytes, seen, spilled = 0, 0, 0
-    files = [folder / f"part{p}" for p in range(PARTITIONS)]
+def _budgeted(
+    batches: Iterable[Mapping[str, int] | WordBytes], memory: int, folder: Path
+) -> CountedWords:
+    held, spilled = HeldWords(), 0
+    files = [folder / f"part{p}" for p in range(word_count_runs.PARTITIONS)]
     for part in batches:
-        for word, n in part.items():
-            entry = held.get(word)
-            if entry is None:
-                held[word] = [n, seen]
-                held_bytes += _ENTRY_BYTES + 2 * len(word)
-            else:
-                entry[0] += n
-            seen += 1
-        if held_bytes > memory // 2:
-            _spill(held, files, salt=0)
-            held, held_bytes, spilled = {}, 0, spilled + 1
+        held.add(part if isinstance(part, WordBytes) else word_bytes(part))
+        if held.nbytes > memory // 4:  # the arrays hold up to twice that (HeldWords.nbytes)
+            _spill(held, files)
+            held.clear()
+            spilled += 1
     if not spilled:
-        return _compact(
-            [(list(held), [c for c, _ in held.values()], [f for _, f in held.values()])], 0
-        )
-    _spill(held, files, salt=0)
-    parts = [table for path in files for table in _merge(path, memory, 1)]
-    return _compact(parts, spilled + 1)
+        return _counted(WordBytes(*held.arrays()[:3]), 0)
+    _spill(held, files)
+    del held
+    parts = [table for path in files for table in sum_partition(path, memory, 0)]
+    return _counted(in_first_order(parts), spilled + 1)  # parts emptied as they are merged
 
 
-def _spill(held: Mapping[str, list[int]], files: list[Path], salt: int) -> None:
-    """Append the held counts to the partition files, by a hash of each word."""
-    groups: list[list[str]] = [[] for _ in files]
-    for word in held:
-        groups[hash((salt, word)) % len(files)].append(word)
-    for path, words in zip(files, groups, strict=True):
-        if not words:
-            continue
-        data = "".join(words).encode("utf-8")
-        lengths = np.fromiter(
-            (len(w.encode("utf-8")) for w in words), dtype=np.int64, count=len(words)
-        )
-        counts = np.fromiter((held[w][0] for w in words), dtype=np.int64, count=len(words))
-        firsts = np.fromiter((held[w][1] for w in words), dtype=np.int64, count=len(words))
-        with open(path, "ab") as f:
-            np.array([len(words), len(data)], dtype=np.int64).tofile(f)
-            for array in (lengths, counts, firsts):
-                array.tofile(f)
-            f.write(data)
+def _spill(held: HeldWords, files: list[Path]) -> None:
+    """Append the held counts to the partition files (:func:`~rowbook.text.word_count_runs.spill`)."""
+    spill(held, files, 0)
 
 
-def _chunks(path: Path) -> Iterator[tuple[list[str], np.ndarray, np.ndarray]]:
-    with open(path, "rb") as f:
-        while header := f.read(16):
-            n, size = np.frombuffer(header, dtype=np.int64).tolist()
-            lengths, counts, firsts = (np.fromfile(f, dtype=np.int64, count=n) for _ in range(3))
-            data = f.read(size)
-            ends = np.cumsum(lengths).tolist()
-            yield (
-                [
-                    data[e - k : e].decode("utf-8")
-                    for e, k in zip(ends, lengths.tolist(), strict=True)
-                ],
-                counts,
-                firsts,
-            )
-
-
-def _merge(path: Path, memory: int, depth: int) -> Iterator[tuple[list[str], list[int], list[int]]]:
-    """The summed counts of one partition file ``(words, counts, first sightings)``; a file
-    too large to sum in half the budget is split again with another hash."""
-    if not path.exists():
-        return
-    if path.stat().st_size * 3 > memory and depth < 4:
-        files = [path.with_name(f"{path.name}.{p}") for p in range(PARTITIONS)]
-        for words, counts, firsts in _chunks(path):
-            _spill(
-                {
-                    w: [c, s]
-                    for w, c, s in zip(words, counts.tolist(), firsts.tolist(), strict=True)
-                },
-                files,
-                depth,
-            )
-        path.unlink()
-        for sub in files:
-            yield from _merge(sub, memory, depth + 1)
-        return
-    table: dict[str, list[int]] = {}
-    for words, counts, firsts in _chunks(path):
-        for w, c, s in zip(words, counts.tolist(), firsts.tolist(), strict=True):
-            entry = table.get(w)
-            if entry is None:
-                table[w] = [c, s]
-            else:
-                entry[0] += c
-                entry[1] = min(entry[1], s)
-    path.unlink()
-    yield list(table), [c for c, _ in table.values()], [s for _, s in table.values()]
-
-
-def _compact(parts: list[tuple[list[str], list[int], list[int]]], spilled: int) -> CountedWords:
-    """The parts' words in first-sighting order, as one :class:`CountedWords`."""
-    codes, lengths, counts, firsts = [], [], [], []
-    for words, c, s in parts:
-        codes.append(np.frombuffer("".join(words).encode("utf-32-le"), dtype=np.uint32))
-        lengths.append(np.fromiter(map(len, words), dtype=np.int64, count=len(words)))
-        counts.append(np.array(c, dtype=np.int64))
-        firsts.append(np.array(s, dtype=np.int64))
-    code = np.concatenate(codes) if codes else np.zeros(0, np.uint32)  # (C,)
-    length = np.concatenate(lengths) if lengths else np.zeros(0, np.int64)  # (W,)
-    order = np.argsort(np.concatenate(firsts) if firsts else np.zeros(0, np.int64), kind="stable")
-    starts = np.concatenate(([0], np.cumsum(length)[:-1])) if length.size else length
-    pick = np.repeat(
-        starts[order] - np.concatenate(([0], np.cumsum(length[order])[:-1])), length[order]
-    )
-    text = code[np.arange(pick.size) + pick].tobytes().decode("utf-32-le") if pick.size else ""
-    bounds = np.zeros(length.size + 1, dtype=np.int64)
-    np.cumsum(length[order], out=bounds[1:])
-    return CountedWords(text, bounds, np.concatenate(counts)[order] if counts else length, spilled)
+def _counted(words: WordBytes, spilled: int) -> CountedWords:
+    """``words`` as a :class:`CountedWords` (their text, bounds in characters)."""
+    data, ends, counts = words
+    text = data.tobytes().decode("utf-8")
+    bounds = np.zeros(ends.size + 1, dtype=np.int64)
+    bounds[1:] = ends if len(text) == data.size else char_ends(data, ends)
+    return CountedWords(text, bounds, counts, spilled)

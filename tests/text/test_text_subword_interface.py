@@ -20,6 +20,7 @@ from rowbook.text import (
     TextPipeline,
     Unigram,
     WordPiece,
+    word_count_runs,
 )
 from rowbook.text import word_counts as word_counts_module
 from rowbook.text.bpe import count as bpe_count
@@ -156,8 +157,18 @@ def test_counts_within_a_memory_budget_equal_counts_in_ram(monkeypatch, tmp_path
     assert isinstance(budgeted, CountedWords) and budgeted.spilled > 1
     assert list(budgeted.items()) == list(in_ram.items())
     assert not list(tmp_path.iterdir())  # the runs are removed
-    monkeypatch.setattr(word_counts_module, "PARTITIONS", 2)  # partitions too large: split again
+    monkeypatch.setattr(word_count_runs, "PARTITIONS", 2)  # partitions too large: split again
+    splits = []
+    sum_partition = word_count_runs.sum_partition
+
+    def spy(path, memory, depth):
+        splits.append(depth)
+        return sum_partition(path, memory // 8, depth)  # as if the budget were 128 kB
+
+    monkeypatch.setattr(word_count_runs, "sum_partition", spy)
+    monkeypatch.setattr(word_counts_module, "sum_partition", spy)
     assert list(count_words(texts, str.split, memory=1 << 20).items()) == list(in_ram.items())
+    assert max(splits) > 0  # a partition was split again
 
 
 @pytest.fixture
@@ -168,9 +179,9 @@ def spills(monkeypatch):
     spilled: list[int] = []
     spill = word_counts_module._spill
 
-    def spy(held, files, salt):
+    def spy(held, files):
         spilled.append(len(held))
-        return spill(held, files, salt)
+        return spill(held, files)
 
     monkeypatch.setattr(word_counts_module, "_spill", spy)
     return spilled

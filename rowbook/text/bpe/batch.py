@@ -64,12 +64,12 @@ import numpy as np
 
 from rowbook.fork_pool import map_in_order, map_in_threads
 from rowbook.text.batches import text_batches
-from rowbook.text.bpe.bytelevel import check_utf8
 from rowbook.text.bpe.encoder import Encoder, Segments
 from rowbook.text.bpe.presplit import BATCH_CHARS as SCAN_CHARS
 from rowbook.text.bpe.presplit import cut_text
 from rowbook.text.bpe.result import Encoding, build_encodings
 from rowbook.text.bpe.word_cache import Learned
+from rowbook.text.utf8 import check_utf8
 
 __all__ = [
     "BATCHES_PER_WORKER",

@@ -37,7 +37,6 @@ __all__ = [
     "GPT2_PATTERN",
     "UNICODE_TO_BYTE",
     "byte_alphabet",
-    "check_utf8",
     "decode_tokens",
     "from_byte_level",
     "to_byte_level",
@@ -76,19 +75,6 @@ BYTE_TO_UNICODE: tuple[str, ...] = _byte_to_unicode()
 UNICODE_TO_BYTE: dict[str, int] = {c: b for b, c in enumerate(BYTE_TO_UNICODE)}
 _TO_CHARS = {b: c for b, c in enumerate(BYTE_TO_UNICODE)}
 _BYTE_ORDER = np.array(sorted(range(256), key=lambda b: BYTE_TO_UNICODE[b]), dtype=np.int64)
-
-
-def check_utf8(text: str) -> str:
-    """``text`` if it has UTF-8 bytes (a lone surrogate has none: a ``ValueError`` with its offset)."""
-    if not text.isascii():
-        try:
-            text.encode("utf-8")
-        except UnicodeEncodeError as err:
-            raise ValueError(
-                f"text has a lone surrogate {text[err.start]!r} at character offset "
-                f"{err.start}, which has no UTF-8 bytes; encode valid Unicode"
-            ) from None
-    return text
 
 
 def byte_alphabet() -> list[str]:

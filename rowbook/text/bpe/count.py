@@ -10,9 +10,11 @@ calling process and ``workers - 1`` forked ones count a batch each, taking the n
 parent adds them in that order. ``Counter.update`` keeps a key where it first appeared, so
 the result is the serial count, same counts and same order, and training on it gives the
 same merges (tested against the serial count and against ``tokenizers``). Within a
-``memory`` budget the batches' counts are added by :func:`rowbook.text.word_counts.sum_counts`,
-which spills them to disk past half of it: the same counts in the same order, held
-compactly (:class:`~rowbook.text.word_counts.CountedWords`).
+``memory`` budget each batch's counts come as UTF-8 bytes
+(:meth:`~rowbook.text.bpe.pretokenize.PreTokenizer.count_word_bytes`: no ``str`` per word)
+and are added, compiled, by :func:`rowbook.text.word_counts.sum_counts`, which spills them
+to disk past a quarter of it: the same counts in the same order, held compactly
+(:class:`~rowbook.text.word_counts.CountedWords`).
 """
 
 from __future__ import annotations
@@ -25,6 +27,7 @@ from collections.abc import Iterable, Sequence
 from rowbook.fork_pool import map_in_order
 from rowbook.text.batches import text_batches
 from rowbook.text.bpe.pretokenize import PreTokenizer
+from rowbook.text.word_count_runs import WordBytes
 from rowbook.text.word_counts import BATCH_CHARS, CountedWords, sum_counts
 
 __all__ = ["BATCH_CHARS", "count_words_parallel"]
@@ -32,6 +35,12 @@ __all__ = ["BATCH_CHARS", "count_words_parallel"]
 
 def _count_batch(pretokenizer: PreTokenizer, specials: list[str], texts: list[str]) -> Counter[str]:
     return pretokenizer.count_words(texts, specials)
+
+
+def _count_batch_bytes(
+    pretokenizer: PreTokenizer, specials: list[str], texts: list[str]
+) -> WordBytes:
+    return pretokenizer.count_word_bytes(texts, specials)
 
 
 def count_words_parallel(
@@ -47,6 +56,7 @@ def count_words_parallel(
 
     ``pretokenizer`` is inherited by the forked workers with the job, never pickled.
     """
-    count = functools.partial(_count_batch, pretokenizer, list(specials))
+    job = _count_batch if memory is None else _count_batch_bytes  # a budget sums bytes
+    count = functools.partial(job, pretokenizer, list(specials))
     batches = map_in_order(count, text_batches(texts, BATCH_CHARS), workers)
     return sum_counts(batches, memory, spill_dir)

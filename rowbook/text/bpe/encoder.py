@@ -28,11 +28,12 @@ from collections.abc import Callable, Mapping, Sequence
 import numpy as np
 
 from rowbook.text.aligned import Aligned
-from rowbook.text.bpe.bytelevel import check_utf8, to_byte_level
+from rowbook.text.bpe.bytelevel import to_byte_level
 from rowbook.text.bpe.merge_kernels import encode_word_bytes, encode_word_dropout, pair_table
 from rowbook.text.bpe.options import special_regex
 from rowbook.text.bpe.pretokenize import PreTokenizer
 from rowbook.text.bpe.word_cache import Learned, WordCache
+from rowbook.text.utf8 import check_utf8
 
 __all__ = ["Encoder", "Segments"]
 

@@ -61,7 +61,7 @@ from rowbook.text.bpe.options import (
 )
 from rowbook.text.bpe.pretokenize import PreTokenizer, check_str
 from rowbook.text.bpe.result import Encoding, build_encodings, templated
-from rowbook.text.bpe.train import learn
+from rowbook.text.bpe.train import check_merge_memory, learn
 from rowbook.text.postprocess import Template
 from rowbook.text.token_table import TokenTable
 from rowbook.text.word_counts import as_counted, budget_bytes
@@ -191,10 +191,13 @@ class ByteLevelBPE(TokenTable):
         workers : int, optional
             Processes counting the words (``None``: one per CPU).
         memory : float or str, optional
-            Budget of the word counts: gigabytes, or a size such as ``"1GB"``. Past half of
-            it the counts held in RAM go to temporary files (in ``spill_dir``) and are
-            merged back, 64-bit counts in first-sighting order: the same merges as counting
-            in RAM (:mod:`rowbook.text.word_counts`).
+            Budget of the training: gigabytes, or a size such as ``"1GB"``. Past a quarter
+            of it the word counts held in RAM go to temporary files (in ``spill_dir``) and
+            are merged back, 64-bit counts in first-sighting order: the same merges as
+            counting in RAM (:mod:`rowbook.text.word_counts`). The merge step then holds
+            every distinct word (:func:`~rowbook.text.bpe.train.merge_floor`: 8 bytes a
+            byte of them plus 36 a word, and the pairs the merges make); a budget below
+            that floor is refused once the words are counted.
         spill_dir : path, optional
             Where ``memory`` spills (default: the system's temporary folder).
         """
@@ -219,6 +222,7 @@ class ByteLevelBPE(TokenTable):
             vocab_size,
             min_count=min_count,
             special_tokens=list(special_tokens),
+            memory=memory,
             **options,
         )
 
@@ -265,13 +269,21 @@ class ByteLevelBPE(TokenTable):
         limit_alphabet: int | None = None,
         initial_alphabet: Sequence[str] = (),
         max_token_length: int | None = None,
+        memory: float | str | None = None,
     ) -> ByteLevelBPE:
         """Learn merges from already pre-tokenized words and their frequencies (the
-        parameters as in :meth:`fit`)."""
+        parameters as in :meth:`fit`; within ``memory`` the merge step must be able to hold
+        the distinct words, :func:`~rowbook.text.bpe.train.merge_floor`, or it is refused
+        before it starts)."""
         specials = check_fit_args(vocab_size, min_count, special_tokens)
         alphabet = check_trainer_options(limit_alphabet, initial_alphabet, max_token_length)
+        budget = budget_bytes(memory)
+        words = as_counted(word_counts)  # checks each count of a mapping
+        if budget is not None:
+            n_ids = max(vocab_size, len(specials) + 256 + len(alphabet))
+            check_merge_memory(words, n_ids, memory, budget)
         vocab, merges, trace = learn(
-            as_counted(word_counts),  # checks each count of a mapping
+            words,
             vocab_size,
             min_count,
             specials,

@@ -46,7 +46,8 @@ import regex
 
 from rowbook.intern_table import BLOCK, InternTable, intern_ranges, room
 from rowbook.text.batches import text_batches
-from rowbook.text.bpe.bytelevel import check_utf8
+from rowbook.text.utf8 import utf8_of
+from rowbook.text.word_count_runs import WordBytes
 
 __all__ = [
     "BATCH_CHARS",
@@ -54,13 +55,12 @@ __all__ = [
     "NUMBER",
     "OTHER",
     "SPACE",
-    "byte_ends",
     "char_classes",
+    "count_word_bytes",
     "count_words",
     "cut_text",
     "scan_words",
     "split_words",
-    "utf8_of",
     "word_end",
 ]
 
@@ -147,21 +147,6 @@ def word_end(data, p, end, classes):  # pragma: no cover - compiled
 
 
 @numba.njit(cache=True, nogil=True)
-def byte_ends(data, char_ends):  # pragma: no cover - compiled
-    """The byte offsets ``(B,)`` in UTF-8 ``data`` of the character offsets ``char_ends``
-    (ascending)."""
-    out = np.empty(char_ends.shape[0], np.int64)
-    chars, t, n = 0, 0, data.shape[0]
-    for p in range(n + 1):
-        if p == n or (data[p] & 0xC0) != 0x80:  # a character starts here (or the data ends)
-            while t < char_ends.shape[0] and char_ends[t] == chars:
-                out[t] = p
-                t += 1
-            chars += 1
-    return out
-
-
-@numba.njit(cache=True, nogil=True)
 def _scan(
     data, text_ends, classes, table, key_hash, key_start, key_len, arena, state, ids, ends, at
 ):  # pragma: no cover - compiled
@@ -190,22 +175,6 @@ def _scan(
         n += m
     at[0], at[1], at[2] = t, p, n
     return True
-
-
-def utf8_of(texts: Sequence[str]) -> tuple[np.ndarray, np.ndarray]:
-    """The UTF-8 bytes of ``texts`` joined ``(N,)`` and where each text ends in them ``(B,)``;
-    a lone surrogate is a ``ValueError`` naming its offset in its text."""
-    text = texts[0] if len(texts) == 1 else "".join(texts)
-    try:
-        data = np.frombuffer(text.encode("utf-8"), dtype=np.uint8)  # (N,)
-    except UnicodeEncodeError:
-        for text in texts:
-            check_utf8(text)
-        raise
-    if len(texts) == 1:
-        return data, np.array([len(data)], dtype=np.int64)
-    char_ends = np.cumsum(np.fromiter(map(len, texts), dtype=np.int64, count=len(texts)))
-    return data, (char_ends if len(data) == len(text) else byte_ends(data, char_ends))
 
 
 def scan_words(words: InternTable, texts: Sequence[str]) -> tuple[np.ndarray, np.ndarray]:
@@ -262,13 +231,23 @@ def split_words(texts: Sequence[str]) -> list[list[str]]:
     return [[keys[i] for i in ids[a:b]] for a, b in itertools.pairwise([0, *ends.tolist()])]
 
 
-def count_words(pieces: Iterable[str]) -> Counter[str]:
+def count_word_bytes(pieces: Iterable[str]) -> WordBytes:
     """The words of ``pieces`` and their counts, in first-sighting order (what
-    ``Counter().update`` of each piece's words gives), scanned :data:`BATCH_CHARS` at a time."""
+    ``Counter().update`` of each piece's words gives), as UTF-8 bytes: no Python object per
+    word. Scanned :data:`BATCH_CHARS` at a time."""
     words, counts = InternTable(), np.zeros(0, dtype=np.int64)  # (K,) a count per word
     for batch in text_batches(pieces, BATCH_CHARS):
         ids, _ = scan_words(words, batch)
         added = np.bincount(ids, minlength=len(words))  # (K,)
         added[: len(counts)] += counts
         counts = added
-    return Counter(dict(zip(words.keys(), counts.tolist(), strict=True)))
+    data, ends = words.key_bytes()
+    return WordBytes(data.copy(), ends, counts)
+
+
+def count_words(pieces: Iterable[str]) -> Counter[str]:
+    """:func:`count_word_bytes` as a ``Counter`` of ``str``."""
+    data, ends, counts = count_word_bytes(pieces)
+    text, bounds = data.tobytes(), [0, *ends.tolist()]
+    words = (text[a:b].decode("utf-8") for a, b in itertools.pairwise(bounds))
+    return Counter(dict(zip(words, counts.tolist(), strict=True)))

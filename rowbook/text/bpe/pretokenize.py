@@ -29,8 +29,10 @@ import regex
 
 from rowbook.checks import InputTypeError
 from rowbook.text.bpe import presplit
-from rowbook.text.bpe.bytelevel import GPT2_ASCII_PATTERN, GPT2_PATTERN, check_utf8
+from rowbook.text.bpe.bytelevel import GPT2_ASCII_PATTERN, GPT2_PATTERN
 from rowbook.text.bpe.options import special_regex
+from rowbook.text.utf8 import check_utf8
+from rowbook.text.word_count_runs import WordBytes, word_bytes
 
 __all__ = ["PreTokenizer", "check_str"]
 
@@ -116,16 +118,27 @@ class PreTokenizer:
         """The words of ``texts`` and their counts, in first-sighting order (``specials`` cut
         out and not counted): the first pass of training. GPT-2's pattern is cut and counted
         compiled (:func:`rowbook.text.bpe.presplit.count_words`), with the same result."""
-        cutter = special_regex(specials)
-        pieces = (
-            piece
-            for text in texts
-            for piece, special, _ in self.pieces(check_str(text), cutter, specials)
-            if special is None
-        )
+        pieces = self._unsplit_pieces(texts, specials)
         if self.compiled:
             return presplit.count_words(pieces)
         counts: Counter[str] = Counter()
         for piece in pieces:
             counts.update(self.split(piece))
         return counts
+
+    def count_word_bytes(self, texts: Iterable[str], specials: Sequence[str] = ()) -> WordBytes:
+        """:meth:`count_words` as UTF-8 bytes (what a count within ``memory=`` adds up); with
+        GPT-2's pattern, no Python object per word."""
+        if self.compiled:
+            return presplit.count_word_bytes(self._unsplit_pieces(texts, specials))
+        return word_bytes(self.count_words(texts, specials))
+
+    def _unsplit_pieces(self, texts: Iterable[str], specials: Sequence[str]) -> Iterator[str]:
+        """The pieces of ``texts`` between the ``specials``, which are left out."""
+        cutter = special_regex(specials)
+        return (
+            piece
+            for text in texts
+            for piece, special, _ in self.pieces(check_str(text), cutter, specials)
+            if special is None
+        )

@@ -1,6 +1,8 @@
-"""Numba kernel of byte-level BPE training: incremental pair counts, as ``tokenizers`` does.
+"""Byte-level BPE training: incremental pair counts, as ``tokenizers`` does.
 
-:func:`learn` turns word counts into merges; the kernel follows the incremental scheme of
+:func:`learn` turns word counts into merges; the kernel
+(:func:`rowbook.text.bpe.train_kernel.train_kernel`, compiled, in memory linear in the
+distinct words' bytes: :func:`merge_floor` is the least it holds) follows the incremental scheme of
 Hugging Face ``tokenizers``' ``BpeTrainer`` so both learn the same merges from the same
 words:
 
@@ -24,11 +26,9 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 
-import numba
 import numpy as np
-from numba import types
-from numba.typed import Dict
 
+from rowbook.checks import ParameterError
 from rowbook.text.bpe.bytelevel import (
     BYTE_TO_UNICODE,
     UNICODE_TO_BYTE,
@@ -36,237 +36,64 @@ from rowbook.text.bpe.bytelevel import (
     from_byte_level,
 )
 from rowbook.text.bpe.classic import MergeStep
-from rowbook.text.bpe.presplit import byte_ends
-from rowbook.text.word_counts import as_counted
+from rowbook.text.bpe.train_kernel import train_kernel
+from rowbook.text.utf8 import byte_ends
+from rowbook.text.word_counts import CountedWords, as_counted
 
-__all__ = ["learn", "spelling_hash", "train_merges", "train_symbol_merges"]
-
-_LOW = np.int64(0xFFFFFFFF)
-
-
-@numba.njit(cache=True, inline="always")
-def _before(c1, k1, e1, c2, k2, e2):
-    # max-heap order: higher count, then smaller pair, then older entry
-    if c1 != c2:
-        return c1 > c2
-    if k1 != k2:
-        return k1 < k2
-    return e1 < e2
+__all__ = [
+    "check_merge_memory",
+    "learn",
+    "merge_floor",
+    "spelling_hash",
+    "symbol_dtype",
+    "train_merges",
+    "train_symbol_merges",
+]
 
 
-@numba.njit(cache=True)
-def _push(hc, hk, he, size, count, key, ent):
-    i = size
-    while i > 0:
-        parent = (i - 1) // 2
-        if not _before(count, key, ent, hc[parent], hk[parent], he[parent]):
-            break
-        hc[i], hk[i], he[i] = hc[parent], hk[parent], he[parent]
-        i = parent
-    hc[i], hk[i], he[i] = count, key, ent
-    return size + 1
+def symbol_dtype(n_ids: int) -> np.dtype:
+    """The narrowest type the kernel holds the words' symbols in, for ids below ``n_ids``:
+    uint16 up to 65,536 ids (a 2-byte symbol per byte of distinct words), else int32.
 
-
-@numba.njit(cache=True)
-def _pop(hc, hk, he, size):
-    top = (hc[0], hk[0], he[0])
-    size -= 1
-    count, key, ent = hc[size], hk[size], he[size]
-    i = 0
-    while True:
-        child = 2 * i + 1
-        if child >= size:
-            break
-        if child + 1 < size and _before(
-            hc[child + 1], hk[child + 1], he[child + 1], hc[child], hk[child], he[child]
-        ):
-            child += 1
-        if not _before(hc[child], hk[child], he[child], count, key, ent):
-            break
-        hc[i], hk[i], he[i] = hc[child], hk[child], he[child]
-        i = child
-    if size > 0:
-        hc[i], hk[i], he[i] = count, key, ent
-    return top, size
-
-
-@numba.njit(cache=True)
-def _group_entries(keys, words, n, pair_count, ent, hp):
-    """Sort ``(key, word)`` records, make one entry per key with its distinct words, push it."""
-    ent_start, ent_len, ent_words, sizes = ent
-    hc, hk, he = hp
-    order = np.argsort(keys[:n], kind="mergesort")
-    i = 0
-    while i < n:
-        key = keys[order[i]]
-        e = sizes[0]
-        ent_start[e] = sizes[1]
-        last = -1
-        while i < n and keys[order[i]] == key:
-            w = words[order[i]]
-            if w != last:
-                ent_words[sizes[1]] = w
-                sizes[1] += 1
-                last = w
-            i += 1
-        ent_len[e] = sizes[1] - ent_start[e]
-        count = pair_count[key]
-        if count > 0:
-            sizes[0] += 1
-            sizes[2] = _push(hc, hk, he, sizes[2], count, key, e)
-        else:
-            sizes[1] = ent_start[e]
-
-
-@numba.njit(cache=True)
-def _merge_word(
-    sym, s, length, a, b, new, cw, pair_count, keys, words, n, w, tok_len, new_len, max_len
-):
-    """Merge ``(a, b)`` in ``sym[s:s+length]`` left to right; return ``(new length, n)``.
-
-    A new neighbouring pair is counted only if its two tokens span fewer than ``max_len``
-    symbols together (the merged token spans ``new_len``) (``tokenizers``' ``max_token_length`` test, strict as there).
+    Examples
+    --------
+    >>> symbol_dtype(50_257), symbol_dtype(100_000)
+    (dtype('uint16'), dtype('int32'))
     """
-    r = 0
-    o = 0
-    while r < length:
-        x = sym[s + r]
-        if x == a and r + 1 < length and sym[s + r + 1] == b:
-            if o > 0:
-                prev = np.int64(sym[s + o - 1])
-                k = (prev << 32) | a
-                pair_count[k] = pair_count.get(k, 0) - cw
-                if tok_len[prev] + new_len < max_len:
-                    k = (prev << 32) | new
-                    pair_count[k] = pair_count.get(k, 0) + cw
-                    keys[n], words[n] = k, w
-                    n += 1
-            if r + 2 < length:
-                nxt = np.int64(sym[s + r + 2])
-                k = (b << 32) | nxt
-                pair_count[k] = pair_count.get(k, 0) - cw
-                if new_len + tok_len[nxt] < max_len:
-                    k = (new << 32) | nxt
-                    pair_count[k] = pair_count.get(k, 0) + cw
-                    keys[n], words[n] = k, w
-                    n += 1
-            sym[s + o] = new
-            r += 2
-        else:
-            sym[s + o] = x
-            r += 1
-        o += 1
-    return o, n
+    return np.dtype(np.uint16 if n_ids <= 1 << 16 else np.int32)
 
 
-@numba.njit(cache=True)
-def _count_pairs(sym, wstart, wcount):
-    """Pair counts over all words, and one ``(pair key, word)`` record per adjacent pair."""
-    n_pairs = 0
-    for w in range(wcount.size):
-        n_pairs += max(wstart[w + 1] - wstart[w] - 1, 0)
-    # A merge step writes at most one record per adjacent pair of the words it rewrites,
-    # so these (P,) arrays also serve as the scratch space of every step.
-    keys = np.empty(max(n_pairs, 1), np.int64)  # (P,) pair keys
-    words = np.empty(max(n_pairs, 1), np.int32)  # (P,) the word of each record
-    pair_count = Dict.empty(key_type=types.int64, value_type=types.int64)
-    n = 0
-    for w in range(wcount.size):
-        for i in range(wstart[w], wstart[w + 1] - 1):
-            k = (np.int64(sym[i]) << 32) | np.int64(sym[i + 1])
-            pair_count[k] = pair_count.get(k, 0) + wcount[w]
-            keys[n], words[n] = k, w
-            n += 1
-    return pair_count, keys, words, n
+def merge_floor(n_bytes: int, n_words: int, n_ids: int) -> int:
+    """The least memory the merge step holds for ``n_words`` distinct words of ``n_bytes`` UTF-8
+    bytes (ids below ``n_ids``), the counted words included: per byte of the words, their
+    text and its UTF-8 copy (2), a symbol (:func:`symbol_dtype`: 2, or 4 past 65,536 ids)
+    and a place in the first pairs' word lists (4); per word, its bounds and count (16), its
+    start in bytes twice (16) and its current length (4). The pair counts and the entries
+    the merges make come on top (:mod:`rowbook.text.bpe.train_kernel`).
 
-
-@numba.njit(cache=True)
-def _token_id(a, b, tok_hash, tok_pow, tok_len, index, n_tokens, rest):
-    """Id of the spelling ``a + b``: an existing token with that spelling, or ``n_tokens``.
-
-    ``rest = (hash, pow, flag)`` describe each token's spelling without a continuing-subword
-    prefix (WordPiece's ``"##"``; ``flag`` marks the tokens that have one): the merged token
-    is ``a`` followed by ``b`` without its prefix. A byte-level BPE passes ``tok_hash``,
-    ``tok_pow`` and zeros, so ``a + b`` is spelled in full.
+    Examples
+    --------
+    >>> merge_floor(8_000_000, 1_000_000, 32_000)  # 8 bytes a byte, 36 a word
+    100000000
     """
-    rest_hash, rest_pow, flag = rest
-    h = tok_hash[a] * rest_pow[b] + rest_hash[b]  # polynomial hash of the spelling, mod 2**64
-    p = tok_pow[a] * rest_pow[b]
-    new = index.get(h ^ p, -1)
-    if new < 0:
-        new = n_tokens
-        if flag[a]:
-            rest_hash[new], rest_pow[new] = (
-                rest_hash[a] * rest_pow[b] + rest_hash[b],
-                rest_pow[a] * rest_pow[b],
-            )
-        else:
-            rest_hash[new], rest_pow[new] = h, p
-        tok_hash[new], tok_pow[new], flag[new] = h, p, flag[a]
-        tok_len[new] = tok_len[a] + tok_len[b]
-        index[h ^ p] = new
-    return new
+    per_byte = 2 + symbol_dtype(n_ids).itemsize + 4
+    return per_byte * n_bytes + 36 * n_words
 
 
-@numba.njit(cache=True)
-def _train_kernel(
-    sym, wstart, wcount, tok_hash, tok_pow, tok_len, n_tokens, vocab_size, min_count, max_len, rest
-):
-    pair_count, keys, words, n = _count_pairs(sym, wstart, wcount)
-    cap = 3 * keys.size + 1  # entries, their words and heap items: P initial + 2 per merged pair
-    ent = (
-        np.empty(cap, np.int64),
-        np.empty(cap, np.int64),
-        np.empty(cap, np.int32),
-        np.zeros(3, np.int64),
-    )  # entry starts, lengths, word lists; sizes: entries, words, heap
-    hp = (np.empty(cap, np.int64), np.empty(cap, np.int64), np.empty(cap, np.int64))
-    _group_entries(keys, words, n, pair_count, ent, hp)
-    ent_start, ent_len, ent_words, sizes = ent
-    wlen = wstart[1:] - wstart[:-1]  # (W,) current word lengths
-    index = Dict.empty(key_type=types.uint64, value_type=types.int64)  # spelling hash -> id
-    for t in range(n_tokens):
-        if tok_pow[t] != 0:
-            index[tok_hash[t] ^ tok_pow[t]] = t
-    merges = np.empty((cap, 4), np.int64)  # (M, 4) left, right, new id, count
-    n_merges = 0
-    while n_tokens < vocab_size and sizes[2] > 0:
-        top, sizes[2] = _pop(hp[0], hp[1], hp[2], sizes[2])
-        count, key, e = top
-        if count != pair_count[key]:  # stale: count changed since the push
-            sizes[2] = _push(hp[0], hp[1], hp[2], sizes[2], pair_count[key], key, e)
-            continue
-        if count < 1 or count < min_count:
-            break
-        a, b = key >> 32, key & _LOW
-        new = _token_id(a, b, tok_hash, tok_pow, tok_len, index, n_tokens, rest)
-        new_len = tok_len[a] + tok_len[b]
-        n_tokens += new == n_tokens
-        merges[n_merges, 0], merges[n_merges, 1] = a, b
-        merges[n_merges, 2], merges[n_merges, 3] = new, count
-        n_merges += 1
-        n = 0
-        for t in range(ent_start[e], ent_start[e] + ent_len[e]):
-            w = ent_words[t]
-            wlen[w], n = _merge_word(
-                sym,
-                wstart[w],
-                wlen[w],
-                a,
-                b,
-                new,
-                wcount[w],
-                pair_count,
-                keys,
-                words,
-                n,
-                w,
-                tok_len,
-                new_len,
-                max_len,
-            )
-        _group_entries(keys, words, n, pair_count, ent, hp)
-    return merges[:n_merges], n_tokens
+def check_merge_memory(words: CountedWords, n_ids: int, memory: float | str, budget: int) -> None:
+    """Refuse a budget below :func:`merge_floor` for ``words``, naming ``memory`` and the floor."""
+    n_bytes = len(words.text) if words.text.isascii() else len(words.text.encode("utf-8"))
+    floor = merge_floor(n_bytes, len(words), n_ids)
+    if floor > budget:
+        raise ParameterError(
+            "memory",
+            memory,
+            f"at least {-(-floor // 2**20)}MB to learn merges over {len(words):,} distinct "
+            f"words of {n_bytes:,} bytes",
+            fix="the merge step holds every distinct word in RAM: "
+            f"{2 + symbol_dtype(n_ids).itemsize + 4} bytes per byte of the words plus 36 per "
+            "word; raise the budget to that, or train on fewer distinct words",
+        )
 
 
 def spelling_hash(spelled: bytes | Sequence[int]) -> tuple[int, int]:
@@ -316,8 +143,8 @@ def train_merges(
     """
     wstart = np.zeros(len(ends) + 1, dtype=np.int64)  # (W + 1,)
     wstart[1:] = ends
-    sym = np.asarray(byte_ids, dtype=np.int32)[data]  # (N,)
     tok_hash = np.zeros(max(vocab_size, len(tokens)), dtype=np.uint64)
+    sym = np.asarray(byte_ids, dtype=symbol_dtype(tok_hash.size))[data]  # (N,)
     tok_pow = np.zeros_like(tok_hash)
     tok_len = np.ones(tok_hash.size, dtype=np.int64)  # (T,) symbols (bytes) each token spans
     for i, spelled in enumerate(tokens):
@@ -330,7 +157,7 @@ def train_merges(
         tok_pow,
         np.zeros(tok_hash.size, dtype=np.bool_),
     )  # no prefix: spelled in full
-    merges, _ = _train_kernel(
+    merges, _ = train_kernel(
         sym,
         wstart,
         np.asarray(counts, dtype=np.int64),
@@ -365,7 +192,7 @@ def train_symbol_merges(
     tok_hash, tok_pow, rest_hash, rest_pow, flag = spellings
     tok_len = np.ones(tok_hash.size, dtype=np.int64)
     max_len = np.iinfo(np.int64).max
-    merges, _ = _train_kernel(
+    merges, _ = train_kernel(
         sym,
         wstart,
         counts,

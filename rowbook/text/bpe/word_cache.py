@@ -35,7 +35,8 @@ import numba
 import numpy as np
 
 from rowbook.intern_table import InternTable
-from rowbook.text.bpe.presplit import scan_words, utf8_of
+from rowbook.text.bpe.presplit import scan_words
+from rowbook.text.utf8 import utf8_of
 
 __all__ = ["Learned", "WordCache"]
 
