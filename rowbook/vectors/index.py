@@ -336,12 +336,14 @@ class VectorIndex:
 
         truth = calibrate.exact_neighbours(exact_scores, asked, np.full(len(held), -1))
         knob, values = self._knob_values()
+        shares: dict[int, float] = {}  # value -> share of the rows a query computed
 
         def measure(value: int) -> tuple[np.ndarray, float]:
             setattr(self, knob, value)
             answers, computed = self._counted(asked, calibrate.K)
             found = [kept[a] if self.kind == "hnsw" else a for a in answers]
-            return calibrate.recall_per_query(found, truth), computed / (len(held) * len(kept))
+            shares[value] = computed / (len(held) * len(kept))
+            return calibrate.recall_per_query(found, truth), shares[value]
 
         value, measured, exact = calibrate.choose_setting(
             measure, values, target, NEAR_EXHAUSTIVE[self.kind]
@@ -353,7 +355,10 @@ class VectorIndex:
         if exact:
             self._answer_exactly()
         if verbose:
-            print(f"{self!r}: {self.calibration}", file=sys.stderr)
+            cost = (
+                "" if exact else f"; a query computes {shares[value]:.2%} of the scan's distances"
+            )
+            print(f"{self!r}: {self.calibration}{cost}", file=sys.stderr)
 
     def _knob_values(self) -> tuple[str, list[int]]:
         """The knob and its values to try, cheap to dear, up to an exhaustive search."""
