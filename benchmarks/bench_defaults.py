@@ -7,8 +7,10 @@ takes a default with a stated target and checks the target on a second kind of d
   4 bytes per ``TEXT_BYTES_PER_TOKEN`` = 5 bytes of text (a gzip file at ``COMPRESSION`` = 4
   times its size), chosen on NewsArticles (5.9 bytes a token) so that it "errs towards
   spilling": the estimate must not be below the ids' true size. Measured on NewsArticles
-  (one sentence a line) and on the health tweets of the same wheel (another genre: short
-  lines, links, hashtags), plain and gzipped; the ratio estimate / true must be >= 1.
+  (one sentence a line), on the health tweets of the same wheel (another genre: short
+  lines, links, hashtags) and on two generated corpora of other word-length profiles
+  (:func:`generated_text`: long agglutinative-like words from a large vocabulary, and one
+  CJK character a token), plain and gzipped; the ratio estimate / true must be >= 1.
 * **the index defaults** (:meth:`rowbook.vectors.Vectors.build_index`): recall@10 >= 0.95 on
   queries the index does not hold, on the blobs the fixed defaults were chosen on and on
   :func:`~rowbook.data.synthetic_vectors.clustered_vectors` at three noise levels (50,000
@@ -48,6 +50,23 @@ def _tweets_text() -> str:
         return "\n".join(row["text"].replace("\n", " ") for row in csv.DictReader(f)) + "\n"
 
 
+def generated_text(kind: str, tokens: int = 1_000_000, seed: int = 0) -> str:
+    """A corpus of another word-length and vocabulary profile than English news: ``"long"``,
+    agglutinative-like words (2 to 8 syllables of a 60-syllable inventory, 200,000 word
+    types drawn by a Zipf law); ``"short"``, one CJK character a token (3 bytes of UTF-8,
+    2,000 types), as a character-level corpus is written. Lines of 20 tokens."""
+    rng = np.random.default_rng(seed)
+    if kind == "long":
+        syllables = [c + v for c in "ktpsmnlrvjhd" for v in "aeiou"]  # 60
+        lengths = rng.integers(2, 9, 200_000)
+        vocab = ["".join(rng.choice(syllables, n)) for n in lengths]
+    else:
+        vocab = [chr(0x4E00 + i) for i in range(2_000)]
+    p = 1 / np.arange(1, len(vocab) + 1)
+    words = np.array(vocab)[rng.choice(len(vocab), tokens, p=p / p.sum())]
+    return "\n".join(" ".join(line) for line in words.reshape(-1, 20)) + "\n"
+
+
 def spill_rows(folder: Path) -> list[tuple[str, float, float]]:
     """(corpus, bytes of text a token, estimated / true id bytes) for each corpus, plain
     and gzipped."""
@@ -55,6 +74,8 @@ def spill_rows(folder: Path) -> list[tuple[str, float, float]]:
     corpora_text = {
         "NewsArticles": "\n".join(corpora.newsarticles_lines()) + "\n",
         "health tweets": _tweets_text(),
+        "generated, long words": generated_text("long"),
+        "generated, one CJK character a token": generated_text("short"),
     }
     for name, text in corpora_text.items():
         data = text.encode("utf-8")

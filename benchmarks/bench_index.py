@@ -20,6 +20,7 @@ the 300 keys answered by one ``most_similar(batch=..., approximate=True)``.
     python benchmarks/bench_index.py              # 100,000 and 1,000,000 rows, both kinds
     python benchmarks/bench_index.py --quick      # 20,000 and 100,000 rows: a smoke test
     python benchmarks/bench_index.py --sizes 1000000 --data clustered --noise 0.2 0.4 0.6
+    python benchmarks/bench_index.py --sizes 200000 --M 32 --ef-construction 128   # a denser graph
 
 Target (from the issues): at 1M rows, on both kinds, ``build_index()`` defaults answer at
 recall@10 >= 0.95 and >= 50x faster than the exact scan (100x where the data allows), and
@@ -61,12 +62,13 @@ def make_table(kind: str, n: int, d: int, noise: float) -> np.ndarray:
     return clustered_vectors(n, d, seed=0, noise=noise)
 
 
-def run(n: int, d: int = 100, kind: str = "blobs", noise: float = 0.4) -> dict:
+def run(n: int, d: int = 100, kind: str = "blobs", noise: float = 0.4, **build) -> dict:
+    """One table: ``build_index(**build)`` (the defaults when empty), then the queries."""
     rng = np.random.default_rng(0)
     table = Vectors([f"w{i}" for i in range(n)], make_table(kind, n, d, noise), copy=False)
     table.get_normed_vectors()  # the unit rows, cached by the first query either way
     t = time.perf_counter()
-    index = table.build_index()
+    index = table.build_index(**build)
     build = time.perf_counter() - t
     keys = [f"w{i}" for i in rng.choice(n, QUERIES, replace=False)]
     exact_ms, fast_ms, index_ms, hits, truths = [], [], [], 0, []
@@ -135,28 +137,37 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--sizes", type=int, nargs="+")
     parser.add_argument("--data", nargs="+", choices=("blobs", "clustered"))
     parser.add_argument("--noise", type=float, nargs="+", default=[0.4])
+    parser.add_argument("--M", type=int, help="HNSW links per node (default: build_index's)")
+    parser.add_argument("--ef-construction", type=int, help="HNSW ef_construction")
     args = parser.parse_args(argv)
+    build = {"M": args.M, "ef_construction": args.ef_construction}
+    build = {name: value for name, value in build.items() if value is not None}
     sizes = args.sizes or ([20_000, 100_000] if args.quick else [100_000, 1_000_000])
     cases = [("blobs", 0.0)] if "blobs" in (args.data or ["blobs"]) else []
     if "clustered" in (args.data or ["clustered"]):
         cases += [("clustered", noise) for noise in args.noise]
     print(machine())
-    print(f"\n100-d float32 rows; {QUERIES} queries by key; load {os.getloadavg()[0]:.1f}\n")
+    settings = ", ".join(f"{k}={v}" for k, v in build.items()) or "no arguments"
+    print(
+        f"\n100-d float32 rows; build_index({settings}); {QUERIES} queries by key; "
+        f"load {os.getloadavg()[0]:.1f}\n"
+    )
     print(
         "| data | rows | build_index() chose | calibrated recall | build s (calibration) "
-        "| exact ms | approximate ms | speed-up | recall@10 | index search ms | batch ms/query |"
+        "| exact ms | approximate ms | speed-up | recall@10 | index search ms | batch ms/query "
+        "| load |"
     )
-    print("|---|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|")
+    print("|---|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
     results = []
     for n in sizes:
         for kind, noise in cases:
-            r = run(n, kind=kind, noise=noise)
+            r = run(n, kind=kind, noise=noise, **build)
             results.append(r)
             print(
                 f"| {r['data']} | {n:,} | {r['settings']} | {r['calibrated']:.3f} | "
                 f"{r['build']:.1f} ({r['calibration_s']:.1f}) | {r['exact']:.2f} | "
                 f"{r['fast']:.3f} | {r['speedup']:.0f}x | {r['recall']:.3f} | "
-                f"{r['index']:.3f} | {r['batch']:.3f} |",
+                f"{r['index']:.3f} | {r['batch']:.3f} | {os.getloadavg()[0]:.1f} |",
                 flush=True,
             )
     for r in results:
