@@ -97,6 +97,12 @@ class ParameterError(ValueError):
         )
         super().__init__(self.message_for(name))
 
+    def __reduce__(self) -> tuple:
+        # Raised in a forked worker, the error crosses a pipe: pickled by its fields (the
+        # default passes the message to __init__, which takes fields; the pool's result
+        # thread then died unpickling it and the caller waited for ever, seen in CI).
+        return (_restore_error, (type(self), dict(self.__dict__), self.args))
+
     def message_for(self, name: str) -> str:
         """The message with the parameter called ``name`` (a flag, say)."""
         prefix = f"{self.owner}: " if self.owner else ""
@@ -130,6 +136,14 @@ class ParameterHint(ParameterError):
         else:
             setting = f"pass {name}={self.value!r}"
         return f"{self.problem}; {setting}{' ' + self.effect if self.effect else ''}"
+
+
+def _restore_error(cls: type, fields: dict[str, Any], args: tuple) -> BaseException:
+    """A :class:`ParameterError` (or subclass) from its fields, as ``__reduce__`` gave them."""
+    error = cls.__new__(cls)
+    error.__dict__.update(fields)
+    error.args = args
+    return error
 
 
 def check_int(

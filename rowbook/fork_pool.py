@@ -88,8 +88,9 @@ def map_in_order(
         yield from map(here, tasks)
         return
     context = multiprocessing.get_context("fork")
-    with context.Pool(processes, initializer=_install, initargs=(job,)) as pool:
-        slots: collections.deque = collections.deque()  # AsyncResult, or (result,) made here
+    pool = context.Pool(processes, initializer=_install, initargs=(job,))
+    slots: collections.deque = collections.deque()  # AsyncResult, or (result,) made here
+    try:
         for task in tasks:
             busy = sum(isinstance(s, AsyncResult) and not s.ready() for s in slots)
             slots.append(pool.apply_async(_run, (task,)) if busy < 2 * processes else (here(task),))
@@ -97,10 +98,30 @@ def map_in_order(
                 yield _value(slots.popleft())
         while slots:
             yield _value(slots.popleft())
+    except (Exception, GeneratorExit):
+        _settle(slots)  # a task failed, or the caller stopped early
+        raise
+    finally:
+        pool.terminate()
 
 
 def _value(slot: AsyncResult | tuple) -> Any:
     return slot.get() if isinstance(slot, AsyncResult) else slot[0]
+
+
+def _settle(slots: collections.deque, timeout: float = 120.0) -> None:
+    """Wait until the tasks still running in the pool have sent their results (dropped).
+
+    ``Pool.terminate`` kills the workers where they stand: one killed while it sends a
+    result holds the result queue's lock, and the pool's own shutdown then waits for that
+    lock for ever (seen in CI: a worker's error, then a hang in ``terminate``). So before
+    terminating after an error, the tasks in flight (at most two a worker) are let finish;
+    a worker that died (its result never comes) is waited for ``timeout`` seconds at most.
+    On Ctrl-C nothing is waited for: the workers got the signal too.
+    """
+    for slot in slots:
+        if isinstance(slot, AsyncResult):
+            slot.wait(timeout)
 
 
 def map_in_threads(

@@ -72,6 +72,10 @@ class SpillSpaceError(OSError):
     def __init__(self, message: str) -> None:
         super().__init__(errno.ENOSPC, message)
 
+    def __reduce__(self) -> tuple:
+        # raised in a forked worker it crosses a pipe: rebuilt from its message alone
+        return (type(self), (self.strerror,))
+
     def __str__(self) -> str:
         return self.message_for(self.name)
 
