@@ -8,7 +8,7 @@ whole batch of texts in one numba call that releases the GIL:
    user-defined symbols, the character map's rules, the whitespace flags);
 2. the model over the normalized sentence: a Unigram's best path
    (:func:`rowbook.text.unigram.lattice.best_ends`, 32-bit path scores as ``sentencepiece``
-   adds them) or a BPE's merges (:func:`rowbook.text.sentencepiece.bpe.merge_span`, user-defined
+   adds them) or a BPE's merges (:func:`rowbook.text.sentencepiece.bpe_merges.merge_span`, user-defined
    symbols frozen; word by word when no piece holds a ``"▁"`` past its first character,
    which gives the same merges, since no merge can then join two words, in smaller heaps);
 3. unknown text as ``sentencepiece`` gives it: a run of unknown pieces is one ``unk`` id,
@@ -31,7 +31,7 @@ from typing import Any
 import numba
 import numpy as np
 
-from rowbook.text.sentencepiece.bpe import merge_heap, merge_span
+from rowbook.text.sentencepiece.bpe_merges import merge_heap, merge_span
 from rowbook.text.sentencepiece.normalizer import normalize_into, with_room
 from rowbook.text.trie import joined_codepoints, longest_prefix
 from rowbook.text.unigram.lattice import SENTENCEPIECE, best_ends
