@@ -61,42 +61,12 @@ class Word2VecJob(NamedTuple):
     ) -> tuple[int, float]:
         """Train on the sentences ``ids`` cut at ``starts``; ``(words trained, loss)``."""
         first, end = 0, len(starts) - 1  # every sentence given
-        if self.batched:
-            return train_job_batched(
-                self.W_in,
-                ids,
-                starts,
-                first,
-                end,
-                self.thresholds,
-                self.use_sample,
-                self.out,
-                self.tree,
-                self.window,
-                self.shrink,
-                lr,
-                seed,
-                self.compute_loss,
-                stats,
-            )
+        tables = (self.W_in, ids, starts, first, end, self.thresholds, self.use_sample)
+        shape = (self.out, self.tree, self.window, self.shrink)
+        if self.batched:  # skip-gram only: no architecture flags
+            return train_job_batched(*tables, *shape, lr, seed, self.compute_loss, stats)
         return word2vec_train_job(
-            self.W_in,
-            ids,
-            starts,
-            first,
-            end,
-            self.thresholds,
-            self.use_sample,
-            self.out,
-            self.tree,
-            self.window,
-            self.shrink,
-            self.skipgram,
-            self.cbow_mean,
-            lr,
-            seed,
-            self.compute_loss,
-            stats,
+            *tables, *shape, self.skipgram, self.cbow_mean, lr, seed, self.compute_loss, stats
         )
 
 
