@@ -81,33 +81,39 @@ def rehash(table, key_hash, n_keys):  # pragma: no cover - compiled
         table[slot] = k
 
 
+@numba.njit(cache=True, nogil=True, inline="always")
+def _probe(data, start, end, h, table, key_hash, key_start, key_len, arena):  # pragma: no cover
+    """``(slot, id)`` of the key ``data[start:end]`` of hash ``h``: its id, or ``-1`` and the
+    empty slot where it would go (linear probing)."""
+    mask = table.shape[0] - 1
+    slot = np.int64(h) & mask
+    while True:
+        k = np.int64(table[slot])
+        if k == -1:
+            return slot, k
+        if key_hash[k] == h and key_len[k] == end - start:
+            base, same = key_start[k], True
+            for j in range(end - start):
+                if arena[base + j] != data[start + j]:
+                    same = False
+                    break
+            if same:
+                return slot, k
+        slot = (slot + 1) & mask
+
+
 @numba.njit(cache=True, nogil=True)
 def intern_ranges(
     data, starts, ends, table, key_hash, key_start, key_len, arena, state, ids
 ):  # pragma: no cover - compiled
     """The id of each key ``data[starts[i]:ends[i]]`` into ``ids``, a new key added in
     first-sighting order (the caller made room: :func:`room` keys and the bytes)."""
-    mask = table.shape[0] - 1
     for i in range(starts.shape[0]):
         start, end = starts[i], ends[i]
         h = fnv1a(data, start, end)
-        slot = np.int64(h) & mask
-        while True:
-            k = np.int64(table[slot])
-            if k == -1:
-                k = _add(
-                    data, start, end, h, slot, table, key_hash, key_start, key_len, arena, state
-                )
-                break
-            if key_hash[k] == h and key_len[k] == end - start:
-                base, same = key_start[k], True
-                for j in range(end - start):
-                    if arena[base + j] != data[start + j]:
-                        same = False
-                        break
-                if same:
-                    break
-            slot = (slot + 1) & mask
+        slot, k = _probe(data, start, end, h, table, key_hash, key_start, key_len, arena)
+        if k == -1:
+            k = _add(data, start, end, h, slot, table, key_hash, key_start, key_len, arena, state)
         ids[i] = k
 
 
@@ -117,27 +123,10 @@ def lookup_ranges(
 ):  # pragma: no cover - compiled
     """The id of each key ``data[starts[i]:ends[i]]`` into ``ids``, ``-1`` for a key the
     table does not hold; the table is only read (threads may share it)."""
-    mask = table.shape[0] - 1
     for i in range(starts.shape[0]):
         start, end = starts[i], ends[i]
         h = fnv1a(data, start, end)
-        slot = np.int64(h) & mask
-        found = -1
-        while True:
-            k = np.int64(table[slot])
-            if k == -1:
-                break
-            if key_hash[k] == h and key_len[k] == end - start:
-                base, same = key_start[k], True
-                for j in range(end - start):
-                    if arena[base + j] != data[start + j]:
-                        same = False
-                        break
-                if same:
-                    found = k
-                    break
-            slot = (slot + 1) & mask
-        ids[i] = found
+        ids[i] = _probe(data, start, end, h, table, key_hash, key_start, key_len, arena)[1]
 
 
 class InternTable:
