@@ -40,7 +40,7 @@ import inspect
 import json
 import os
 from abc import ABC, abstractmethod
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, ClassVar, TypeVar
@@ -61,13 +61,17 @@ class Model(ABC):
     Subclasses set ``_state_version`` (bumped whenever what ``_get_state`` returns changes
     shape, with ``_upgrade`` reading the older shape), implement ``fit``,
     ``_get_state`` and ``_set_state``, list in ``_run_only`` the parameters a resumed
-    ``fit`` may change, and override ``_params_to_json`` / ``_params_from_json`` only for
-    parameters that are not JSON values (a :class:`~rowbook.text.TextPipeline`, say).
+    ``fit`` may change, and name in ``_object_params`` the parameters that are objects
+    with a ``to_dict()`` document (a :class:`~rowbook.text.TextPipeline`, a
+    :class:`~rowbook.text.Normalizer`), each with the reader of that document; only a
+    parameter saved another way overrides ``_params_to_json`` / ``_params_from_json``.
     """
 
     _state_version: ClassVar[int] = 1
     #: Parameters a resumed ``fit`` may change: they do not alter what is learned.
     _run_only: ClassVar[tuple[str, ...]] = ()
+    #: Parameters saved as their ``to_dict()`` document: name -> ``read(document, where)``.
+    _object_params: ClassVar[dict[str, Callable[[Any, str], Any]]] = {}
     #: The learned state: the family's typed state (a dataclass), None before ``fit``.
     _fitted: Any = None
 
@@ -93,10 +97,18 @@ class Model(ABC):
         return f"{type(self).__name__}({', '.join(f'{k}={v!r}' for k, v in changed.items())})"
 
     def _params_to_json(self) -> dict[str, Any]:
-        return self.get_params()
+        params = self.get_params()
+        for name in self._object_params:
+            if params[name] is not None:
+                params[name] = params[name].to_dict()
+        return params
 
     @classmethod
     def _params_from_json(cls, params: dict[str, Any]) -> dict[str, Any]:
+        params = dict(params)
+        for name, read in cls._object_params.items():
+            if params.get(name) is not None:
+                params[name] = read(params[name], f"field 'params.{name}'")
         return params
 
     # -- learned state ----------------------------------------------------------------

@@ -155,6 +155,12 @@ class NetworkModel(Model, Generic[X]):
         ``from_vectors``); only a model with ``from_vectors`` has it."""
         raise NotImplementedError(f"{type(self).__name__} starts from no vectors")
 
+    def _optimizer_for(self, net: Module, table: Parameter) -> Any:
+        """:func:`build_optimizer` by the model's ``optimizer``, ``lr`` (None: its
+        :data:`DEFAULT_LR`) and ``freeze_embeddings``, for ``net`` and its embedding ``table``."""
+        lr = self.lr if self.lr is not None else DEFAULT_LR[self.optimizer]
+        return build_optimizer(self.optimizer, net, table, lr, freeze=self.freeze_embeddings)
+
     def _train_config(self, **extra: Any) -> TrainConfig:
         """The loop's settings from the parameters every network model has (``patience``
         where the model has one), and ``extra`` (how it logs, for one)."""

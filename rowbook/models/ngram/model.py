@@ -98,6 +98,7 @@ class NGramLM(Model):
     """
 
     _state_version: ClassVar[int] = 1
+    _object_params: ClassVar[dict[str, Any]] = {"normalizer": normalizer_from_dict}
     _fitted: NGramState | None
 
     def __init__(
@@ -127,15 +128,10 @@ class NGramLM(Model):
                 f"{type(normalizer).__name__}"
             )
 
-    def _params_to_json(self) -> dict[str, Any]:
-        normalizer = None if self.normalizer is None else self.normalizer.to_dict()
-        return self.get_params() | {"normalizer": normalizer}
-
     @classmethod
     def _params_from_json(cls, params: dict[str, Any]) -> dict[str, Any]:
-        normalizer = normalizer_from_dict(params.get("normalizer"), "field 'params.normalizer'")
         tupled = {name: _tuples(params.get(name)) for name in ("discounts", "discount_fallback")}
-        return params | tupled | {"normalizer": normalizer}
+        return super()._params_from_json(params) | tupled
 
     # -- fitting ------------------------------------------------------------------------
     def fit(
