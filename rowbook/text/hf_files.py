@@ -36,6 +36,8 @@ from rowbook.text.postprocess import decoder_from_json, template_from_json
 __all__ = [
     "TokenizerFiles",
     "added_tokens",
+    "check_document",
+    "check_options",
     "document",
     "envelope",
     "from_envelope",
@@ -59,6 +61,12 @@ def check_document(d: Any, model_type: str, where: str) -> tuple[dict, dict]:
     if not isinstance(model, dict) or model.get("type") != model_type:
         kind = model.get("type") if isinstance(model, dict) else None
         raise ValueError(f"{where} does not hold a {model_type} model (model type {kind!r})")
+    check_options(d, where)
+    return d, model
+
+
+def check_options(d: dict, where: str) -> None:
+    """Refuse a ``tokenizer.json`` of another version, or one that truncates or pads."""
     if d.get("version", "1.0") != "1.0":
         raise ValueError(
             f"{where} has tokenizer.json version {d.get('version')!r}; rowbook reads '1.0'"
@@ -69,7 +77,6 @@ def check_document(d: Any, model_type: str, where: str) -> tuple[dict, dict]:
                 f"{where}: {key} {str(d[key])[:60]} is not supported; set it to null "
                 "(TextPipeline.encode_batch pads and truncates)"
             )
-    return d, model
 
 
 def added_tokens(d: dict, where: str, normalized_ok: bool) -> list[tuple[str, int, bool]]:

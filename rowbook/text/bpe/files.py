@@ -35,6 +35,7 @@ import numpy as np
 
 from rowbook.checks import InputTypeError
 from rowbook.io import read_json, write_json
+from rowbook.text import hf_files
 from rowbook.text.bpe.bytelevel import BYTE_TO_UNICODE, GPT2_PATTERN, UNICODE_TO_BYTE
 from rowbook.text.bpe.classic import MergeStep
 from rowbook.text.bpe.merge_kernels import pair_key
@@ -397,16 +398,7 @@ def _pattern_of(pre: Any, where: str) -> tuple[str, bool]:
 
 
 def _check_hf_options(d: dict, model: dict, where: str) -> None:
-    if d.get("version", "1.0") != "1.0":
-        raise ValueError(
-            f"{where} has tokenizer.json version {d.get('version')!r}; rowbook reads '1.0'"
-        )
-    for key in ("truncation", "padding"):
-        if d.get(key) is not None:
-            raise ValueError(
-                f"{where}: {key} {d[key]!r} is not supported; set it to null "
-                "(use TextPipeline padding instead)"
-            )
+    hf_files.check_options(d, where)
     for key in ("continuing_subword_prefix", "end_of_word_suffix"):
         if model.get(key) not in (None, ""):  # GPT-2's file writes "" for the two affixes
             raise ValueError(f"{where}: model.{key}={model[key]!r} is not supported (must be null)")
