@@ -40,7 +40,6 @@ from __future__ import annotations
 import os
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from functools import partial
 from typing import Any, ClassVar, Literal
 
 import numpy as np
@@ -417,16 +416,7 @@ class FastTextClassifier(LearnedViews, Model):
         state.vectors = None
         jobs = training.epoch_jobs(self, state, encoded)
         with self._learning(state, keep_on_error=keep_on_error):
-            run_schedule(
-                state.schedule,
-                state.history,
-                jobs,
-                workers=resolve_workers(self.workers),
-                show=self.progress,
-                callback=callback,
-                save=None if checkpoint is None else partial(self.save, checkpoint),
-                telemetry=None,
-            )
+            run_schedule(self, state, jobs, callback=callback, checkpoint=checkpoint)
 
     # -- saved state ---------------------------------------------------------------------
 

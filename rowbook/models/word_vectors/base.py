@@ -38,7 +38,6 @@ import os
 from abc import abstractmethod
 from collections.abc import Callable, Iterator, Mapping
 from contextlib import closing, contextmanager
-from functools import partial
 from typing import TYPE_CHECKING, Any, ClassVar
 
 import numpy as np
@@ -432,13 +431,11 @@ class WordVectorModel(LearnedViews, Model):
         if self.row_stats and state.row_stats is None:  # start recording here
             state.row_stats = telemetry.new_telemetry(*self._stats_layout(state))
         run_schedule(
-            state.schedule,
-            state.history,
+            self,
+            state,
             jobs,
-            workers=resolve_workers(self.workers),
-            show=self.progress,
             callback=callback,
-            save=None if checkpoint is None else partial(self.save, checkpoint),
+            checkpoint=checkpoint,
             telemetry=telemetry.job_stats(state.row_stats, len(jobs.sizes))
             if self.row_stats
             else None,
