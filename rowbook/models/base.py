@@ -15,9 +15,12 @@ save / load / keep training on top):
    worker and the same seed. A ``resume`` path with no file yet starts afresh, so passing
    the same path to both is the way to make a run that survives being killed: the first
    run writes it, a rerun after a crash continues from it.
-3. **Learned state** is set only by ``fit`` and ``load``, in attributes whose names end
-   in an underscore (scikit-learn's convention: ``history_``, ``W_in_``, ``net_``).
-   Reading it before raises :class:`NotFittedError`, one exception for every model.
+3. **Learned state** is set only by ``fit`` and ``load`` (and a reader of another
+   program's file, which is a load), and read in attributes whose names end in an
+   underscore (scikit-learn's convention: ``history_``, ``W_in_``, ``net_``). Reading it
+   before raises :class:`NotFittedError`, one exception for every model. Underneath, it is
+   one typed state object that only :meth:`Model._learning` (while ``fit`` trains it) and
+   :meth:`Model._adopt` (a state made whole: loaded, read, or a vocabulary built) set.
 4. **One way into the learned table.** Every model that learns an embedding table has
    ``vectors``, a :class:`rowbook.Vectors` (keys and rows), so the query side, the pictures
    and the CLI read every model the same way.
@@ -127,6 +130,13 @@ class Model(ABC):
                 f"or load a saved model with {name}.load(path)"
             )
         return self._fitted
+
+    def _adopt(self: M, state: Any) -> M:
+        """Make ``state`` the learned state: one made whole outside the training loop (a
+        saved file's, another program's file read, a vocabulary built before ``train``).
+        Returns ``self``."""
+        self._fitted = state
+        return self
 
     @contextmanager
     def _learning(self, state: Any, *, keep_on_error: bool = False) -> Iterator[None]:

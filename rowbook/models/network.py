@@ -229,13 +229,14 @@ class NetworkModel(Model, Generic[X]):
     def _set_state(self, state: dict[str, Any]) -> None:
         fitted = self._new_state(self._extras_from_state(state))
         fitted.trainer.load_state_dict(state["trainer"])
-        self._fitted = fitted
+        self._adopt(fitted)
 
     def _set_network(self, extras: X) -> Module:
         """Make a network built for ``extras`` the learned state, and return it for a reader
         of another format (a checkpoint's weights) to fill in."""
-        self._fitted = self._new_state(extras)
-        return self._fitted.net
+        fitted = self._new_state(extras)
+        self._adopt(fitted)
+        return fitted.net
 
     @property
     def net_(self) -> Module:

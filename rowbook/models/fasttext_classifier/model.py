@@ -433,7 +433,7 @@ class FastTextClassifier(LearnedViews, Model):
         }
 
     def _set_state(self, state: ClassifierState) -> None:
-        self._fitted = self._fitted_from_state(state)
+        self._adopt(self._fitted_from_state(state))
 
     def _fitted_from_state(self, state: ClassifierState) -> ClassifierState:
         saved = state["labels"]

@@ -150,7 +150,7 @@ class NGramLM(Model):
         if state is not None:
             self._set_state(state)
         else:
-            self._fitted = self._estimate(texts)
+            self._adopt(self._estimate(texts))
         if checkpoint is not None:
             self.save(checkpoint)
         return self
@@ -192,7 +192,7 @@ class NGramLM(Model):
         discounts = state.get("discounts")
         if discounts is not None:
             discounts = np.asarray(discounts, np.float64)
-        self._fitted = NGramState(pipeline, tables, discounts)
+        self._adopt(NGramState(pipeline, tables, discounts))
 
     @property
     def pipeline_(self) -> TextPipeline:
@@ -252,8 +252,7 @@ class NGramLM(Model):
         model = cls(n=tables.n, level=level, normalizer=normalizer)
         tokenizer = CharTokenizer() if level == "char" else WordTokenizer()
         pipeline = TextPipeline(normalizer, tokenizer, vocab).fit([])
-        model._fitted = NGramState(pipeline, tables, None)
-        return model
+        return model._adopt(NGramState(pipeline, tables, None))
 
     # -- using the model ----------------------------------------------------------------
     def _log10(self, W: np.ndarray) -> np.ndarray:

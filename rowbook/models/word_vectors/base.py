@@ -229,8 +229,7 @@ class WordVectorModel(LearnedViews, Model):
         if not update:
             counted, encoded = self._read_vocab(source, spill)
             encoded.close()
-            self._fitted = self._new_state(counted, by="build_vocab")
-            return self
+            return self._adopt(self._new_state(counted, by="build_vocab"))
         state = self._require_fitted("build_vocab(..., update=True)")
         seen, encoded = read_source(
             source,
@@ -253,8 +252,7 @@ class WordVectorModel(LearnedViews, Model):
         :meth:`build_vocab`. Follow with :meth:`train`.
         """
         if not update:
-            self._fitted = self._new_state(self.choose_vocab(word_freq), by="build_vocab")
-            return self
+            return self._adopt(self._new_state(self.choose_vocab(word_freq), by="build_vocab"))
         state = self._require_fitted("build_vocab_from_freq(..., update=True)")
         self._grow(state, vocab_from_counts(word_freq, min_count=1, ties=self._scan()["ties"]))
         return self
@@ -451,7 +449,7 @@ class WordVectorModel(LearnedViews, Model):
         return saved
 
     def _set_state(self, state: dict[str, Any]) -> None:
-        self._fitted = self._fitted_from_state(state)
+        self._adopt(self._fitted_from_state(state))
 
     def _fitted_from_state(self, saved: dict[str, Any]) -> TrainedState:
         common = fitted_state(saved, self._table_dtype, self._table_shapes)
