@@ -1,5 +1,8 @@
 r"""Text classifiers: a bag of embeddings with an MLP, and an LSTM reader.
 
+One file over 400 lines on purpose: the two textbook classifiers share all but their
+network, a few lines each, and are read together.
+
 Both turn a text into ids with a :class:`~rowbook.text.TextPipeline` (lower-casing
 normalizer, word tokenizer, vocabulary with ``min_count``; ``<pad>`` = 0, ``<unk>`` = 1)
 and learn a table ``E`` (V, d) together with the layers after it:

@@ -1,5 +1,8 @@
 r"""The neural probabilistic language model (Bengio, Ducharme, Vincent & Jauvin 2003).
 
+One file over 400 lines on purpose: the paper's network, the model that trains it and its
+sampling are read top to bottom as one model.
+
 Predict each token from the ``n`` tokens before it. Each context token is looked up in
 one table ``C`` (V, d), the ``n`` rows are concatenated, so position is kept, and a
 tanh layer and a softmax over the vocabulary follow:

@@ -1,5 +1,9 @@
 """Optimizer: parameter groups, per-parameter state, and a state_dict that saves without pickle.
 
+One file over 400 lines on purpose: it is the one base class every optimizer fills in
+(groups, state, step, row telemetry, the pickle-free state_dict), its hooks read in one
+place.
+
 An optimizer holds a list of *parameter groups*, each a dict with a ``"params"`` list
 and its own options (``lr``, ``eps``, ...), exactly as in PyTorch, so one table can
 train with a different learning rate than the rest of the model::

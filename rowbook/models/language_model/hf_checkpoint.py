@@ -1,5 +1,8 @@
 """Hugging Face checkpoints of ``GPT2LMHeadModel`` and ``LlamaForCausalLM``, both ways.
 
+One file over 400 lines on purpose: the config, the tensor plan, the reader and the writer
+of the one format must agree name for name, so they stay together.
+
 A checkpoint folder holds ``config.json``, the weights (``model.safetensors``, or shards
 listed by ``model.safetensors.index.json``) and often ``tokenizer.json``. Reading one:
 

@@ -1,5 +1,9 @@
 """The word-vector family's base class: what Word2Vec, FastText and GloVe share.
 
+One file over 400 lines on purpose: it is the family's one base class (fit, resume,
+build_vocab, train, the epoch loop, the saved state), which each model fills in through a
+few hooks.
+
 A word-vector model counts a vocabulary in a corpus, keeps the corpus as word ids, and
 trains tables over the vocabulary in epochs of jobs on Hogwild threads
 (:mod:`~rowbook.models.word_vectors.jobs`). :class:`WordVectorModel` owns all of that

@@ -1,5 +1,8 @@
 """Files of a :class:`~rowbook.text.ByteLevelBPE`: rowbook's own JSON, and ``tokenizer.json``.
 
+One file over 400 lines on purpose: rowbook's JSON and ``tokenizer.json`` of a byte-level
+BPE share the checks of every field, which two files would import back and forth.
+
 rowbook's format (``save`` / ``load``) is one human-readable JSON object::
 
     {"format": "rowbook.ByteLevelBPE", "version": 1,
