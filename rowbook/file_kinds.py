@@ -1,5 +1,8 @@
 """One loader for every file: ``rowbook.load(path)`` recognises a file by its content.
 
+One file over 400 lines on purpose: it is the one table of kinds, each entry beside the
+detector and the opener it names, read top to bottom as :func:`load` reads it.
+
 :data:`KINDS` is the table of every kind of file rowbook writes or reads. Each entry is a
 :class:`FileKind`: a **detector** that looks at a few bytes or fields of the file (a
 :class:`Head`, which reads them once, on demand) and the **function that opens** the kind,
@@ -437,6 +440,18 @@ def _is_wordpiece_vocab(head: Head) -> bool:
     )
 
 
+def _rowbook_tokenizer(what: str, name: str) -> FileKind:
+    """The kind of the file the tokenizer class ``name`` of :mod:`rowbook.text` saves
+    (``{"format": "rowbook.<name>", ...}``), opened by its ``load``."""
+    return FileKind(
+        f"a rowbook {what} (.json)",
+        lambda h: _json_format(h, f"rowbook.{name}"),
+        _call(lambda: getattr(_text(), name).load),
+        f"{name}.load(path)",
+        tokenizer=_itself,
+    )
+
+
 KINDS: tuple[FileKind, ...] = (
     # folders, by the files they hold
     FileKind(
@@ -555,34 +570,10 @@ KINDS: tuple[FileKind, ...] = (
         "text",
     ),
     # JSON documents: rowbook's tokenizers and vocabularies, Hugging Face's
-    FileKind(
-        "a rowbook byte-level BPE (.json)",
-        lambda h: _json_format(h, "rowbook.ByteLevelBPE"),
-        _call(lambda: _text().ByteLevelBPE.load),
-        "ByteLevelBPE.load(path)",
-        tokenizer=_itself,
-    ),
-    FileKind(
-        "a rowbook WordPiece (.json)",
-        lambda h: _json_format(h, "rowbook.WordPiece"),
-        _call(lambda: _text().WordPiece.load),
-        "WordPiece.load(path)",
-        tokenizer=_itself,
-    ),
-    FileKind(
-        "a rowbook Unigram (.json)",
-        lambda h: _json_format(h, "rowbook.Unigram"),
-        _call(lambda: _text().Unigram.load),
-        "Unigram.load(path)",
-        tokenizer=_itself,
-    ),
-    FileKind(
-        "a rowbook byte-fallback BPE (.json)",
-        lambda h: _json_format(h, "rowbook.ByteFallbackBPE"),
-        _call(lambda: _text().ByteFallbackBPE.load),
-        "ByteFallbackBPE.load(path)",
-        tokenizer=_itself,
-    ),
+    _rowbook_tokenizer("byte-level BPE", "ByteLevelBPE"),
+    _rowbook_tokenizer("WordPiece", "WordPiece"),
+    _rowbook_tokenizer("Unigram", "Unigram"),
+    _rowbook_tokenizer("byte-fallback BPE", "ByteFallbackBPE"),
     FileKind(
         "a rowbook Vocab (.json)",
         lambda h: _json_format(h, "rowbook.Vocab"),
