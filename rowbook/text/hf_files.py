@@ -183,17 +183,17 @@ def envelope(kind: str, doc: dict[str, Any], **extra: Any) -> dict[str, Any]:
     return {"format": f"rowbook.{kind}", "version": VERSION, "tokenizer": doc, **extra}
 
 
-def from_envelope(d: Any, kind: str, where: str) -> dict[str, Any]:
-    """The envelope ``d`` after checking its format and version."""
+def from_envelope(d: Any, kind: str, where: str, *, version: int = VERSION) -> dict[str, Any]:
+    """The envelope ``d`` after checking its format (``rowbook.<kind>``) and ``version``."""
     if not isinstance(d, dict) or d.get("format") != f"rowbook.{kind}":
         found = d.get("format") if isinstance(d, dict) else type(d).__name__
         raise ValueError(
             f"{where} is not a rowbook {kind} file (format {found!r}, expected "
             f"'rowbook.{kind}'); for a Hugging Face file use from_tokenizer_json"
         )
-    if d.get("version") != VERSION:
+    if d.get("version") != version:
         raise ValueError(
-            f"{where} has version {d.get('version')!r}; this rowbook reads version {VERSION}"
+            f"{where} has version {d.get('version')!r}; this rowbook reads version {version}"
         )
     return d
 

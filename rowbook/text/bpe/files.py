@@ -208,16 +208,7 @@ def load(cls, path: str | os.PathLike):
 
 def from_dict(cls, d: Any, where: str):
     """Rebuild a BPE from :func:`to_dict`'s document, checking every field; errors name ``where``."""
-    if not isinstance(d, dict) or d.get("format") != FORMAT:
-        found = d.get("format") if isinstance(d, dict) else type(d).__name__
-        raise ValueError(
-            f"{where} is not a rowbook ByteLevelBPE file (format {found!r}, "
-            f"expected {FORMAT!r}); for a Hugging Face file use from_tokenizer_json"
-        )
-    if d.get("version") != VERSION:
-        raise ValueError(
-            f"{where} has version {d.get('version')!r}; this rowbook reads version {VERSION}"
-        )
+    hf_files.from_envelope(d, "ByteLevelBPE", where, version=VERSION)
     merges = _require(d, "merges", list, where)
     for i, m in enumerate(merges):
         if not (
