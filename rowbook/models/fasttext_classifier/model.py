@@ -228,13 +228,7 @@ class FastTextClassifier(LearnedViews, Model):
     def _lines(self, data: Any, labels: Any, errors: str) -> LabelledLines:
         if isinstance(data, LabelledLines):  # read already (autotune's trials)
             return data
-        if (
-            labels is None
-            and isinstance(data, tuple)
-            and len(data) == 2
-            and not is_file_source(data)
-        ):
-            data, labels = data  # a (texts, labels) pair
+        data, labels = _texts_and_labels(data, labels)
         return read_labelled(data, labels, label_prefix=self.label_prefix, errors=errors)
 
     def _encoder(self, state: ClassifierState) -> LineEncoder:
@@ -536,13 +530,7 @@ class FastTextClassifier(LearnedViews, Model):
         encoder = self._encoder(state)
         if isinstance(data, LabelledLines):
             return encoder.encode(data)
-        if (
-            labels is None
-            and isinstance(data, tuple)
-            and len(data) == 2
-            and not is_file_source(data)
-        ):
-            data, labels = data  # a (texts, labels) pair
+        data, labels = _texts_and_labels(data, labels)
         prefix = self.label_prefix
         return encoder.encode_batches(labelled_batches(data, labels, label_prefix=prefix))
 
@@ -683,3 +671,11 @@ class FastTextClassifier(LearnedViews, Model):
         if isinstance(vectors, SubwordVectors):
             return vectors.vector_for(word)
         return vectors[word]
+
+
+def _texts_and_labels(data: Any, labels: Any) -> tuple[Any, Any]:
+    """``data`` and ``labels``, or the two halves of ``data`` given as a ``(texts, labels)``
+    pair (a tuple of two file paths is a file source, not a pair)."""
+    if labels is None and isinstance(data, tuple) and len(data) == 2 and not is_file_source(data):
+        return data
+    return data, labels
