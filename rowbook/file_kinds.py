@@ -452,6 +452,18 @@ def _rowbook_tokenizer(what: str, name: str) -> FileKind:
     )
 
 
+def _hf_tokenizer(what: str, name: str, detect: Callable[[Head], bool]) -> FileKind:
+    """The kind of a Hugging Face ``tokenizer.json`` that ``detect`` tells apart, opened by the
+    ``from_tokenizer_json`` of the tokenizer class ``name`` of :mod:`rowbook.text`."""
+    return FileKind(
+        f"a Hugging Face tokenizer.json ({what})",
+        detect,
+        _call(lambda: getattr(_text(), name).from_tokenizer_json),
+        f"{name}.from_tokenizer_json(path)",
+        tokenizer=_itself,
+    )
+
+
 KINDS: tuple[FileKind, ...] = (
     # folders, by the files they hold
     FileKind(
@@ -587,34 +599,16 @@ KINDS: tuple[FileKind, ...] = (
         "TextPipeline.load(path)",
         tokenizer=lambda pipeline: pipeline.tokenizer_,
     ),
-    FileKind(
-        "a Hugging Face tokenizer.json (byte-level BPE)",
-        lambda h: _tokenizer_json(h) == "BPE" and _byte_level(h),
-        _call(lambda: _text().ByteLevelBPE.from_tokenizer_json),
-        "ByteLevelBPE.from_tokenizer_json(path)",
-        tokenizer=_itself,
+    _hf_tokenizer(
+        "byte-level BPE", "ByteLevelBPE", lambda h: _tokenizer_json(h) == "BPE" and _byte_level(h)
     ),
-    FileKind(
-        "a Hugging Face tokenizer.json (character-level BPE, byte fallback)",
+    _hf_tokenizer(
+        "character-level BPE, byte fallback",
+        "ByteFallbackBPE",
         lambda h: _tokenizer_json(h) == "BPE" and not _byte_level(h),
-        _call(lambda: _text().ByteFallbackBPE.from_tokenizer_json),
-        "ByteFallbackBPE.from_tokenizer_json(path)",
-        tokenizer=_itself,
     ),
-    FileKind(
-        "a Hugging Face tokenizer.json (WordPiece)",
-        lambda h: _tokenizer_json(h) == "WordPiece",
-        _call(lambda: _text().WordPiece.from_tokenizer_json),
-        "WordPiece.from_tokenizer_json(path)",
-        tokenizer=_itself,
-    ),
-    FileKind(
-        "a Hugging Face tokenizer.json (Unigram)",
-        lambda h: _tokenizer_json(h) == "Unigram",
-        _call(lambda: _text().Unigram.from_tokenizer_json),
-        "Unigram.from_tokenizer_json(path)",
-        tokenizer=_itself,
-    ),
+    _hf_tokenizer("WordPiece", "WordPiece", lambda h: _tokenizer_json(h) == "WordPiece"),
+    _hf_tokenizer("Unigram", "Unigram", lambda h: _tokenizer_json(h) == "Unigram"),
     FileKind(
         "a Hugging Face tokenizer.json",
         lambda h: _tokenizer_json(h) is not None,
