@@ -55,6 +55,16 @@ class Optimizer:
     Subclasses set ``defaults`` through ``__init__``, validate a group's options in
     :meth:`_check_group`, and update one parameter in :meth:`_update`.
 
+    Parameters
+    ----------
+    params : iterable of tensors or of param-group dicts
+        The tensors to step, or groups of them (``{"params": [...], "lr": ...}``) with
+        options of their own.
+    defaults : dict
+        Every option's value for the groups that do not set it.
+    row_stats : bool
+        Keep per-row telemetry (:meth:`row_stats`).
+
     Attributes
     ----------
     param_groups : list[dict]
