@@ -1,5 +1,9 @@
 """Read text inputs: files, standard input, folders, lists of them; compressed or not.
 
+One file over 400 lines on purpose: it is the one corpus reader (files, folders, standard
+input, compression, the parts that processes read in parallel), kept whole so there stays
+one.
+
 The one reader of corpora for the library and the command line (the corpus-reading
 half of :mod:`rowbook.io`, kept in its own file for size). A **source** is
 

@@ -40,7 +40,7 @@ from typing import Any, Literal
 import numpy as np
 import scipy.sparse as sp
 
-from rowbook.data.cooccurrence import cooccurrence_numerators
+from rowbook.data.cooccurrence import count_cooccurrences
 from rowbook.data.cooccurrence_runs import denominator
 from rowbook.data.corpus import Corpus, encode_corpus, iter_sentences
 
@@ -263,7 +263,10 @@ def _count_pairs(
     encoded = encode_corpus(iter_sentences(shard, tokenizer, errors=errors), keys)
     V = len(keys)
     total = sp.csr_matrix((V, V), dtype=np.int64)
-    for band in cooccurrence_numerators(encoded, V, window, symmetric=symmetric, weighted=weighted):
+    bands = count_cooccurrences(
+        encoded, V, window, symmetric=symmetric, weighted=weighted, numerators=True
+    )
+    for band in bands:
         total = total + band  # one band unless a memory budget was set
     return total, int(encoded.starts[-1])
 

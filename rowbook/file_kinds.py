@@ -1,5 +1,8 @@
 """One loader for every file: ``rowbook.load(path)`` recognises a file by its content.
 
+One file over 400 lines on purpose: it is the one table of kinds, each entry beside the
+detector and the opener it names, read top to bottom as :func:`load` reads it.
+
 :data:`KINDS` is the table of every kind of file rowbook writes or reads. Each entry is a
 :class:`FileKind`: a **detector** that looks at a few bytes or fields of the file (a
 :class:`Head`, which reads them once, on demand) and the **function that opens** the kind,
@@ -437,6 +440,30 @@ def _is_wordpiece_vocab(head: Head) -> bool:
     )
 
 
+def _rowbook_tokenizer(what: str, name: str) -> FileKind:
+    """The kind of the file the tokenizer class ``name`` of :mod:`rowbook.text` saves
+    (``{"format": "rowbook.<name>", ...}``), opened by its ``load``."""
+    return FileKind(
+        f"a rowbook {what} (.json)",
+        lambda h: _json_format(h, f"rowbook.{name}"),
+        _call(lambda: getattr(_text(), name).load),
+        f"{name}.load(path)",
+        tokenizer=_itself,
+    )
+
+
+def _hf_tokenizer(what: str, name: str, detect: Callable[[Head], bool]) -> FileKind:
+    """The kind of a Hugging Face ``tokenizer.json`` that ``detect`` tells apart, opened by the
+    ``from_tokenizer_json`` of the tokenizer class ``name`` of :mod:`rowbook.text`."""
+    return FileKind(
+        f"a Hugging Face tokenizer.json ({what})",
+        detect,
+        _call(lambda: getattr(_text(), name).from_tokenizer_json),
+        f"{name}.from_tokenizer_json(path)",
+        tokenizer=_itself,
+    )
+
+
 KINDS: tuple[FileKind, ...] = (
     # folders, by the files they hold
     FileKind(
@@ -555,34 +582,10 @@ KINDS: tuple[FileKind, ...] = (
         "text",
     ),
     # JSON documents: rowbook's tokenizers and vocabularies, Hugging Face's
-    FileKind(
-        "a rowbook byte-level BPE (.json)",
-        lambda h: _json_format(h, "rowbook.ByteLevelBPE"),
-        _call(lambda: _text().ByteLevelBPE.load),
-        "ByteLevelBPE.load(path)",
-        tokenizer=_itself,
-    ),
-    FileKind(
-        "a rowbook WordPiece (.json)",
-        lambda h: _json_format(h, "rowbook.WordPiece"),
-        _call(lambda: _text().WordPiece.load),
-        "WordPiece.load(path)",
-        tokenizer=_itself,
-    ),
-    FileKind(
-        "a rowbook Unigram (.json)",
-        lambda h: _json_format(h, "rowbook.Unigram"),
-        _call(lambda: _text().Unigram.load),
-        "Unigram.load(path)",
-        tokenizer=_itself,
-    ),
-    FileKind(
-        "a rowbook byte-fallback BPE (.json)",
-        lambda h: _json_format(h, "rowbook.ByteFallbackBPE"),
-        _call(lambda: _text().ByteFallbackBPE.load),
-        "ByteFallbackBPE.load(path)",
-        tokenizer=_itself,
-    ),
+    _rowbook_tokenizer("byte-level BPE", "ByteLevelBPE"),
+    _rowbook_tokenizer("WordPiece", "WordPiece"),
+    _rowbook_tokenizer("Unigram", "Unigram"),
+    _rowbook_tokenizer("byte-fallback BPE", "ByteFallbackBPE"),
     FileKind(
         "a rowbook Vocab (.json)",
         lambda h: _json_format(h, "rowbook.Vocab"),
@@ -596,34 +599,16 @@ KINDS: tuple[FileKind, ...] = (
         "TextPipeline.load(path)",
         tokenizer=lambda pipeline: pipeline.tokenizer_,
     ),
-    FileKind(
-        "a Hugging Face tokenizer.json (byte-level BPE)",
-        lambda h: _tokenizer_json(h) == "BPE" and _byte_level(h),
-        _call(lambda: _text().ByteLevelBPE.from_tokenizer_json),
-        "ByteLevelBPE.from_tokenizer_json(path)",
-        tokenizer=_itself,
+    _hf_tokenizer(
+        "byte-level BPE", "ByteLevelBPE", lambda h: _tokenizer_json(h) == "BPE" and _byte_level(h)
     ),
-    FileKind(
-        "a Hugging Face tokenizer.json (character-level BPE, byte fallback)",
+    _hf_tokenizer(
+        "character-level BPE, byte fallback",
+        "ByteFallbackBPE",
         lambda h: _tokenizer_json(h) == "BPE" and not _byte_level(h),
-        _call(lambda: _text().ByteFallbackBPE.from_tokenizer_json),
-        "ByteFallbackBPE.from_tokenizer_json(path)",
-        tokenizer=_itself,
     ),
-    FileKind(
-        "a Hugging Face tokenizer.json (WordPiece)",
-        lambda h: _tokenizer_json(h) == "WordPiece",
-        _call(lambda: _text().WordPiece.from_tokenizer_json),
-        "WordPiece.from_tokenizer_json(path)",
-        tokenizer=_itself,
-    ),
-    FileKind(
-        "a Hugging Face tokenizer.json (Unigram)",
-        lambda h: _tokenizer_json(h) == "Unigram",
-        _call(lambda: _text().Unigram.from_tokenizer_json),
-        "Unigram.from_tokenizer_json(path)",
-        tokenizer=_itself,
-    ),
+    _hf_tokenizer("WordPiece", "WordPiece", lambda h: _tokenizer_json(h) == "WordPiece"),
+    _hf_tokenizer("Unigram", "Unigram", lambda h: _tokenizer_json(h) == "Unigram"),
     FileKind(
         "a Hugging Face tokenizer.json",
         lambda h: _tokenizer_json(h) is not None,

@@ -1,5 +1,9 @@
 """Safe files: atomic writes and pickle-free ``.npz`` archives of nested state.
 
+One file over 400 lines on purpose: it is the one safe-file layer (atomic writes,
+pickle-free archives, JSON, mapped safetensors), kept whole so nothing writes files another
+way.
+
 Everything rowbook saves goes through :func:`atomic_write`: the bytes go to a
 temporary file in the target's folder, are flushed to disk, and then replace the
 target in one ``os.replace``. A crash leaves either the old file or the new one,

@@ -1,5 +1,9 @@
 """Differentiable operations, each forward followed directly by its backward.
 
+One file over 400 lines on purpose: a list of short ops, each forward followed by its
+backward (the shape ops are already in shape_ops.py); cutting the list would only scatter
+them.
+
 Every op takes Tensors (or array-likes, treated as constants), computes its output
 with NumPy, and returns ``Tensor._make(out, parents, backward, name)`` where
 ``backward(g)`` maps the gradient of the output to one gradient per parent. Binary

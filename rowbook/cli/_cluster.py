@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from rowbook.cli._common import STDIN, source_name
-from rowbook.cli.corpus import corpus_spill_dir
+from rowbook.cli.corpus import corpus_spill_dir, fit_counted_matrix
 from rowbook.corpus_source import CorpusSource
 
 __all__ = [
@@ -126,13 +126,7 @@ def fit_counted(
 
     if args.model == "glove":
         counted = count_glove(model, corpus, args)
-        model.fit_cooccurrence(
-            counted.matrix,
-            counted.keys,
-            counts=counted.counts,
-            checkpoint=args.checkpoint,
-            spill_dir=args.spill_dir or None,
-        )
+        fit_counted_matrix(model, counted, args)
         return
     with counting(args, corpus) as count:
         counts = _word_counts(count, word_counts, corpus, args)

@@ -23,7 +23,7 @@ from rowbook.cli._common import (
     check_output_path,
     cli_error,
 )
-from rowbook.cli.corpus import add_spill_options, corpus_of, corpus_spill_dir
+from rowbook.cli.corpus import add_spill_options, corpus_of, corpus_spill_dir, fit_counted_matrix
 
 __all__ = [
     "COUNTING",
@@ -189,10 +189,4 @@ def fit_from_file(model: Any, args: argparse.Namespace) -> None:
     counted = load_cooccurrence(args.corpus[0])
     model.window, model.symmetric = counted.window, counted.symmetric  # how the file was counted
     model.distance_weighting = counted.weighted
-    model.fit_cooccurrence(
-        counted.matrix,
-        counted.keys,
-        counts=counted.counts,
-        checkpoint=args.checkpoint,
-        spill_dir=args.spill_dir or None,
-    )
+    fit_counted_matrix(model, counted, args)

@@ -20,7 +20,14 @@ from rowbook.cli._common import given_corpus
 from rowbook.cli.text import Normalized
 from rowbook.corpus_source import CorpusSource
 
-__all__ = ["WORD_PATTERN", "add_spill_options", "corpus_of", "corpus_spill_dir", "train_tokenizer"]
+__all__ = [
+    "WORD_PATTERN",
+    "add_spill_options",
+    "corpus_of",
+    "corpus_spill_dir",
+    "fit_counted_matrix",
+    "train_tokenizer",
+]
 
 #: ``--tokenizer word`` of the train commands: runs of letters and digits with inner
 #: apostrophes (a typographic one read as ``'``: ``whale’s`` is ``whale's``); punctuation is
@@ -75,3 +82,17 @@ def corpus_spill_dir(args: argparse.Namespace, source: CorpusSource) -> Any:
     if note is not None and not args.quiet:
         print(f"{args.prog}: {note}", file=sys.stderr)
     return False if choice.folder is None else choice.folder
+
+
+def fit_counted_matrix(model: Any, counted: Any, args: argparse.Namespace) -> None:
+    """Fit GloVe ``model`` on a counted co-occurrence matrix (a
+    :class:`~rowbook.data.cooccurrence_file.CountedCooccurrence`: a file of ``rowbook
+    cooccur``, or counts made on ``--scheduler``), with ``--checkpoint``, and ``--spill-dir``
+    for its shuffle."""
+    model.fit_cooccurrence(
+        counted.matrix,
+        counted.keys,
+        counts=counted.counts,
+        checkpoint=args.checkpoint,
+        spill_dir=args.spill_dir or None,
+    )

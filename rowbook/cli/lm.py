@@ -1,5 +1,8 @@
 """Language models on the command line: ``train lm``, ``generate``, ``size``, ``vocab-sweep``.
 
+One file over 400 lines on purpose: the four commands share the language model's options and
+its loading of a saved model or checkpoint folder.
+
 * ``rowbook train lm CORPUS -o lm.npz`` trains a :class:`~rowbook.models.TransformerLM`
   (options read from its signature, as the other ``train`` commands'), saves the model
   (``--save-hf DIR``: also a Hugging Face folder) and prints a sample;

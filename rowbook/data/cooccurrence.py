@@ -35,7 +35,6 @@ from rowbook.data.id_stream import EncodedCorpus
 __all__ = [
     "DENSE_CELLS",
     "cooccurrence_matrix",
-    "cooccurrence_numerators",
     "cooccurrence_pairs_reference",
     "count_cooccurrences",
     "dense_layout",
@@ -146,6 +145,7 @@ def count_cooccurrences(
     folder: str | os.PathLike[str] | None = None,
     block_tokens: int = 1 << 16,
     dense_cells: int | None = None,
+    numerators: bool = False,
 ) -> Iterator[sp.csr_matrix]:
     """The co-occurrence matrix as CSR bands of consecutive rows (one band if nothing spilled).
 
@@ -157,44 +157,17 @@ def count_cooccurrences(
     removed when the iteration ends), a quarter for merging the runs' bands. The values are exact sums, rounded once,
     whatever the budget and the table's size. The bands are the caller's to keep or write.
 
+    With ``numerators``, the bands hold the counts before that one division: int64 in units
+    of ``1 / L`` (``L`` = :func:`~rowbook.data.cooccurrence_runs.denominator`), which add
+    exactly, so counts of shards can be summed anywhere (:mod:`rowbook.distributed`) and
+    divided at the end.
+
     Examples
     --------
     >>> from rowbook.data.corpus import read_corpus
     >>> _, enc = read_corpus([["a", "b", "c"]])
     >>> [band.toarray().tolist() for band in count_cooccurrences(enc, 3, 2)]
     [[[0.0, 1.0, 0.5], [1.0, 0.0, 1.0], [0.5, 1.0, 0.0]]]
-    """
-    L = denominator(window, weighted, max_count=2 * int(corpus.starts[-1]) + 1)
-    for band in cooccurrence_numerators(
-        corpus,
-        vocab_size,
-        window,
-        symmetric=symmetric,
-        weighted=weighted,
-        memory=memory,
-        folder=folder,
-        block_tokens=block_tokens,
-        dense_cells=dense_cells,
-    ):
-        values = band.data / L  # (nnz,) float64: the exact sum, rounded once
-        yield sp.csr_matrix((values, band.indices, band.indptr), shape=band.shape)
-
-
-def cooccurrence_numerators(
-    corpus: EncodedCorpus,
-    vocab_size: int,
-    window: int,
-    *,
-    symmetric: bool = True,
-    weighted: bool = True,
-    memory: int | None = None,
-    folder: str | os.PathLike[str] | None = None,
-    block_tokens: int = 1 << 16,
-    dense_cells: int | None = None,
-) -> Iterator[sp.csr_matrix]:
-    """:func:`count_cooccurrences` before the one division: int64 counts in units of ``1 / L``
-    (``L`` = :func:`~rowbook.data.cooccurrence_runs.denominator`), which add exactly, so counts
-    of shards can be summed anywhere (:mod:`rowbook.distributed`) and divided at the end.
     """
     check_int("window", window, 1)
     check_int("block_tokens", block_tokens, 1)
@@ -236,7 +209,12 @@ def cooccurrence_numerators(
             s = e
         counter.add(*_dense_records(dense, row_at))
         del dense
-        yield from counter.bands(band_records=None if memory is None else memory // 4 // 12)
+        for band in counter.bands(band_records=None if memory is None else memory // 4 // 12):
+            if numerators:
+                yield band
+            else:
+                values = band.data / L  # (nnz,) float64: the exact sum, rounded once
+                yield sp.csr_matrix((values, band.indices, band.indptr), shape=band.shape)
 
 
 def cooccurrence_matrix(

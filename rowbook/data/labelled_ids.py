@@ -1,5 +1,8 @@
 """Lines to the input rows a supervised fastText model averages: words, char n-grams, word n-grams.
 
+One file over 400 lines on purpose: the line encoder, the compiled assembly of its rows and
+the plain reference the tests hold it to stay side by side.
+
 fastText's ``Dictionary::getLine`` (the supervised one) turns a line into a list of rows
 of the input table ``W_in`` (``nwords + bucket`` rows) and a list of label ids:
 

@@ -30,6 +30,9 @@ _F16 = np.arange(1 << 16, dtype=np.uint16).view(np.float16).astype(np.float32)  
 _PIECE_BLOCKS = 1 << 14  # blocks per thread's piece: ~4M values of a K type
 _jit = numba.njit(cache=True, nogil=True, boundscheck=False)
 
+# Each type's kernel is written out whole for its one block layout, as ggml's
+# dequantize_row_* are: the alike loops repeat on purpose, so that no value pays a layout branch.
+
 
 @_jit
 def _h(f16, b, i):

@@ -15,9 +15,12 @@ save / load / keep training on top):
    worker and the same seed. A ``resume`` path with no file yet starts afresh, so passing
    the same path to both is the way to make a run that survives being killed: the first
    run writes it, a rerun after a crash continues from it.
-3. **Learned state** is set only by ``fit`` and ``load``, in attributes whose names end
-   in an underscore (scikit-learn's convention: ``history_``, ``W_in_``, ``net_``).
-   Reading it before raises :class:`NotFittedError`, one exception for every model.
+3. **Learned state** is set only by ``fit`` and ``load`` (and a reader of another
+   program's file, which is a load), and read in attributes whose names end in an
+   underscore (scikit-learn's convention: ``history_``, ``W_in_``, ``net_``). Reading it
+   before raises :class:`NotFittedError`, one exception for every model. Underneath, it is
+   one typed state object that only :meth:`Model._learning` (while ``fit`` trains it) and
+   :meth:`Model._adopt` (a state made whole: loaded, read, or a vocabulary built) set.
 4. **One way into the learned table.** Every model that learns an embedding table has
    ``vectors``, a :class:`rowbook.Vectors` (keys and rows), so the query side, the pictures
    and the CLI read every model the same way.
@@ -40,7 +43,7 @@ import inspect
 import json
 import os
 from abc import ABC, abstractmethod
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, ClassVar, TypeVar
@@ -61,13 +64,17 @@ class Model(ABC):
     Subclasses set ``_state_version`` (bumped whenever what ``_get_state`` returns changes
     shape, with ``_upgrade`` reading the older shape), implement ``fit``,
     ``_get_state`` and ``_set_state``, list in ``_run_only`` the parameters a resumed
-    ``fit`` may change, and override ``_params_to_json`` / ``_params_from_json`` only for
-    parameters that are not JSON values (a :class:`~rowbook.text.TextPipeline`, say).
+    ``fit`` may change, and name in ``_object_params`` the parameters that are objects
+    with a ``to_dict()`` document (a :class:`~rowbook.text.TextPipeline`, a
+    :class:`~rowbook.text.Normalizer`), each with the reader of that document; only a
+    parameter saved another way overrides ``_params_to_json`` / ``_params_from_json``.
     """
 
     _state_version: ClassVar[int] = 1
     #: Parameters a resumed ``fit`` may change: they do not alter what is learned.
     _run_only: ClassVar[tuple[str, ...]] = ()
+    #: Parameters saved as their ``to_dict()`` document: name -> ``read(document, where)``.
+    _object_params: ClassVar[dict[str, Callable[[Any, str], Any]]] = {}
     #: The learned state: the family's typed state (a dataclass), None before ``fit``.
     _fitted: Any = None
 
@@ -93,10 +100,18 @@ class Model(ABC):
         return f"{type(self).__name__}({', '.join(f'{k}={v!r}' for k, v in changed.items())})"
 
     def _params_to_json(self) -> dict[str, Any]:
-        return self.get_params()
+        params = self.get_params()
+        for name in self._object_params:
+            if params[name] is not None:
+                params[name] = params[name].to_dict()
+        return params
 
     @classmethod
     def _params_from_json(cls, params: dict[str, Any]) -> dict[str, Any]:
+        params = dict(params)
+        for name, read in cls._object_params.items():
+            if params.get(name) is not None:
+                params[name] = read(params[name], f"field 'params.{name}'")
         return params
 
     # -- learned state ----------------------------------------------------------------
@@ -115,6 +130,13 @@ class Model(ABC):
                 f"or load a saved model with {name}.load(path)"
             )
         return self._fitted
+
+    def _adopt(self: M, state: Any) -> M:
+        """Make ``state`` the learned state: one made whole outside the training loop (a
+        saved file's, another program's file read, a vocabulary built before ``train``).
+        Returns ``self``."""
+        self._fitted = state
+        return self
 
     @contextmanager
     def _learning(self, state: Any, *, keep_on_error: bool = False) -> Iterator[None]:

@@ -1,5 +1,8 @@
 r"""Text classifiers: a bag of embeddings with an MLP, and an LSTM reader.
 
+One file over 400 lines on purpose: the two textbook classifiers share all but their
+network, a few lines each, and are read together.
+
 Both turn a text into ids with a :class:`~rowbook.text.TextPipeline` (lower-casing
 normalizer, word tokenizer, vocabulary with ``min_count``; ``<pad>`` = 0, ``<unk>`` = 1)
 and learn a table ``E`` (V, d) together with the layers after it:
@@ -40,12 +43,10 @@ import numpy as np
 from rowbook.autograd import Tensor, no_grad, ops
 from rowbook.checks import InputTypeError, check_choice, check_int, check_number
 from rowbook.models.network import (
-    DEFAULT_LR,
     NetworkModel,
     NetworkState,
     OptimizerName,
     PipelineExtras,
-    build_optimizer,
     check_tokens_kept,
     pipeline_from_state,
     pipeline_of_0_1,
@@ -165,6 +166,7 @@ class _SequenceClassifier(NetworkModel[ClassifierExtras]):
 
     #: 2: the pipelines are :mod:`rowbook.text.pipeline_file` documents.
     _state_version: ClassVar[int] = 2
+    _object_params: ClassVar[dict[str, Any]] = {"pipeline": TextPipeline.from_dict}
 
     _net_class: type[Module]
 
@@ -220,17 +222,6 @@ class _SequenceClassifier(NetworkModel[ClassifierExtras]):
                 f"{owner}: pipeline must be a TextPipeline or None, got "
                 f"{type(self.pipeline).__name__}"
             )
-
-    def _params_to_json(self) -> dict[str, Any]:
-        pipeline = None if self.pipeline is None else self.pipeline.to_dict()
-        return self.get_params() | {"pipeline": pipeline}
-
-    @classmethod
-    def _params_from_json(cls, params: dict[str, Any]) -> dict[str, Any]:
-        pipeline = params.get("pipeline")
-        if pipeline is not None:
-            pipeline = TextPipeline.from_dict(pipeline, "field 'params.pipeline'")
-        return params | {"pipeline": pipeline}
 
     @classmethod
     def _upgrade(cls, params: dict[str, Any], state: dict[str, Any], version: int):
@@ -294,9 +285,7 @@ class _SequenceClassifier(NetworkModel[ClassifierExtras]):
             sparse=sparse_table(self.optimizer),
             rng=self.seed,
         )
-        lr = self.lr if self.lr is not None else DEFAULT_LR[self.optimizer]
-        table = net.embedding.weight
-        return net, build_optimizer(self.optimizer, net, table, lr, freeze=self.freeze_embeddings)
+        return net, self._optimizer_for(net, net.embedding.weight)
 
     def _start_rows(self, net: Module, extras: ClassifierExtras, vectors: Vectors) -> None:
         pipeline = extras.pipeline

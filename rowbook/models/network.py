@@ -155,6 +155,12 @@ class NetworkModel(Model, Generic[X]):
         ``from_vectors``); only a model with ``from_vectors`` has it."""
         raise NotImplementedError(f"{type(self).__name__} starts from no vectors")
 
+    def _optimizer_for(self, net: Module, table: Parameter) -> Any:
+        """:func:`build_optimizer` by the model's ``optimizer``, ``lr`` (None: its
+        :data:`DEFAULT_LR`) and ``freeze_embeddings``, for ``net`` and its embedding ``table``."""
+        lr = self.lr if self.lr is not None else DEFAULT_LR[self.optimizer]
+        return build_optimizer(self.optimizer, net, table, lr, freeze=self.freeze_embeddings)
+
     def _train_config(self, **extra: Any) -> TrainConfig:
         """The loop's settings from the parameters every network model has (``patience``
         where the model has one), and ``extra`` (how it logs, for one)."""
@@ -223,13 +229,14 @@ class NetworkModel(Model, Generic[X]):
     def _set_state(self, state: dict[str, Any]) -> None:
         fitted = self._new_state(self._extras_from_state(state))
         fitted.trainer.load_state_dict(state["trainer"])
-        self._fitted = fitted
+        self._adopt(fitted)
 
     def _set_network(self, extras: X) -> Module:
         """Make a network built for ``extras`` the learned state, and return it for a reader
         of another format (a checkpoint's weights) to fill in."""
-        self._fitted = self._new_state(extras)
-        return self._fitted.net
+        fitted = self._new_state(extras)
+        self._adopt(fitted)
+        return fitted.net
 
     @property
     def net_(self) -> Module:

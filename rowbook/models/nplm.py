@@ -1,5 +1,8 @@
 r"""The neural probabilistic language model (Bengio, Ducharme, Vincent & Jauvin 2003).
 
+One file over 400 lines on purpose: the paper's network, the model that trains it and its
+sampling are read top to bottom as one model.
+
 Predict each token from the ``n`` tokens before it. Each context token is looked up in
 one table ``C`` (V, d), the ``n`` rows are concatenated, so position is kept, and a
 tanh layer and a softmax over the vocabulary follow:
@@ -31,12 +34,10 @@ from numpy.lib.stride_tricks import sliding_window_view
 from rowbook.autograd import Tensor, no_grad, ops
 from rowbook.checks import InputTypeError, check_choice, check_int, check_number
 from rowbook.models.network import (
-    DEFAULT_LR,
     NetworkModel,
     NetworkState,
     OptimizerName,
     PipelineExtras,
-    build_optimizer,
     check_tokens_kept,
     pipeline_from_state,
     pipeline_of_0_1,
@@ -188,6 +189,7 @@ class NPLM(NetworkModel[PipelineExtras]):
 
     #: 2: the pipeline is a :mod:`rowbook.text.pipeline_file` document.
     _state_version: ClassVar[int] = 2
+    _object_params: ClassVar[dict[str, Any]] = {"normalizer": normalizer_from_dict}
 
     def __init__(
         self,
@@ -264,15 +266,6 @@ class NPLM(NetworkModel[PipelineExtras]):
                 "optimizer='adam' (or 'sgd') with tied=True"
             )
 
-    def _params_to_json(self) -> dict[str, Any]:
-        normalizer = None if self.normalizer is None else self.normalizer.to_dict()
-        return self.get_params() | {"normalizer": normalizer}
-
-    @classmethod
-    def _params_from_json(cls, params: dict[str, Any]) -> dict[str, Any]:
-        normalizer = normalizer_from_dict(params.get("normalizer"), "field 'params.normalizer'")
-        return params | {"normalizer": normalizer}
-
     @classmethod
     def _upgrade(cls, params: dict[str, Any], state: dict[str, Any], version: int):
         """Version 1 (rowbook 0.1) kept the pipeline in a form of its own."""
@@ -325,10 +318,7 @@ class NPLM(NetworkModel[PipelineExtras]):
             sparse=sparse_table(self.optimizer),
             rng=self.seed,
         )
-        lr = self.lr if self.lr is not None else DEFAULT_LR[self.optimizer]
-        return net, build_optimizer(
-            self.optimizer, net, net.C.weight, lr, freeze=self.freeze_embeddings
-        )
+        return net, self._optimizer_for(net, net.C.weight)
 
     def _start_rows(self, net: NPLMNet, extras: PipelineExtras, vectors: Vectors) -> None:
         copy_rows(net.C.weight.data, extras.pipeline.vocab_.itos, vectors)

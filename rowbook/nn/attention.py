@@ -72,10 +72,15 @@ class KVCache:
         max_length: int,
         dtype: Any = np.float32,
     ) -> None:
-        shape = (batch, n_kv_heads, max_length, head_dim)  # (B, H_kv, T, d_k)
-        self.keys = [np.zeros(shape, dtype=dtype) for _ in range(n_layers)]
-        self.values = [np.zeros(shape, dtype=dtype) for _ in range(n_layers)]
+        self.dtype = np.dtype(dtype)
         self.max_length, self.length = max_length, 0
+        self._allocate(n_layers, (batch, n_kv_heads, max_length, head_dim))  # (B, H_kv, T, d_k)
+
+    def _allocate(self, n_layers: int, shape: tuple[int, int, int, int]) -> None:
+        """Each layer's arrays of keys and values, ``shape`` each (a subclass stores them
+        in another form)."""
+        self.keys = [np.zeros(shape, dtype=self.dtype) for _ in range(n_layers)]
+        self.values = [np.zeros(shape, dtype=self.dtype) for _ in range(n_layers)]
 
     @property
     def nbytes(self) -> int:
@@ -87,15 +92,20 @@ class KVCache:
     ) -> tuple[np.ndarray, np.ndarray]:
         """Write the new positions' ``(B, H_kv, l, d_k)`` keys and values after the
         :attr:`length` already held; the keys and values of all positions so far."""
+        end = self._end(keys)
+        self.keys[layer][:, :, self.length : end] = keys
+        self.values[layer][:, :, self.length : end] = values
+        return self.keys[layer][:, :, :end], self.values[layer][:, :, :end]
+
+    def _end(self, keys: np.ndarray) -> int:
+        """Where the new positions of ``keys`` ``(B, H_kv, l, d_k)`` end, if they fit."""
         end = self.length + keys.shape[2]
         if end > self.max_length:
             raise ValueError(
                 f"the KV cache holds {self.max_length} positions and already has "
                 f"{self.length}; {keys.shape[2]} more do not fit"
             )
-        self.keys[layer][:, :, self.length : end] = keys
-        self.values[layer][:, :, self.length : end] = values
-        return self.keys[layer][:, :, :end], self.values[layer][:, :, :end]
+        return end
 
     def advance(self, n: int) -> None:
         """Count ``n`` more positions as held (after every layer has stored them)."""

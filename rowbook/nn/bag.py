@@ -196,6 +196,8 @@ def bag_sum(
 # -- max ------------------------------------------------------------------------------
 
 
+# The bag walk of _bag_sum_kernel again, on purpose: one compiled loop per mode, no mode
+# test per value.
 @numba.njit(cache=True, nogil=True)
 def _bag_max_kernel(weight, ids, bounds, padding_idx, out, argmax, sizes):  # pragma: no cover
     for b in range(bounds.shape[0] - 1):

@@ -178,18 +178,14 @@ class Embedding(Module):
         )
 
     def extra_repr(self) -> str:
-        s = f"{self.num_embeddings}, {self.embedding_dim}"
-        if self.padding_idx is not None:
-            s += f", padding_idx={self.padding_idx}"
-        if self.max_norm is not None:
-            s += f", max_norm={self.max_norm}"
-        if self.norm_type != 2:
-            s += f", norm_type={self.norm_type}"
-        if self.scale_grad_by_freq:
-            s += f", scale_grad_by_freq={self.scale_grad_by_freq}"
-        if self.sparse:
-            s += ", sparse=True"
-        return s
+        return _settings_repr(
+            self,
+            padding_idx=None,
+            max_norm=None,
+            norm_type=2,
+            scale_grad_by_freq=False,
+            sparse=False,
+        )
 
     @classmethod
     def from_pretrained(
@@ -320,17 +316,14 @@ class EmbeddingBag(Module):
         )
 
     def extra_repr(self) -> str:
-        s = f"{self.num_embeddings}, {self.embedding_dim}"
-        if self.max_norm is not None:
-            s += f", max_norm={self.max_norm!r}"
-        if self.norm_type != 2:
-            s += f", norm_type={self.norm_type!r}"
-        if self.scale_grad_by_freq:
-            s += f", scale_grad_by_freq={self.scale_grad_by_freq!r}"
-        s += f", mode={self.mode!r}"
-        if self.padding_idx is not None:
-            s += f", padding_idx={self.padding_idx!r}"
-        return s
+        return _settings_repr(
+            self,
+            max_norm=None,
+            norm_type=2,
+            scale_grad_by_freq=False,
+            mode=None,  # always shown, as PyTorch shows it
+            padding_idx=None,
+        )
 
     @classmethod
     def from_pretrained(
@@ -365,3 +358,14 @@ class EmbeddingBag(Module):
             _weight=embeddings,
             _freeze=freeze,
         )
+
+
+def _settings_repr(layer: Module, **defaults: Any) -> str:
+    """``V, d``, then ``name=value`` for each setting in ``defaults`` whose value in ``layer``
+    is not the default given (PyTorch's repr of the two layers)."""
+    shown = [f"{layer.num_embeddings}, {layer.embedding_dim}"]
+    for name, default in defaults.items():
+        value = getattr(layer, name)
+        if value != default:
+            shown.append(f"{name}={value!r}")
+    return ", ".join(shown)

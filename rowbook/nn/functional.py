@@ -3,6 +3,10 @@ from the modules beside it, the losses (:mod:`~rowbook.nn.loss`), the activation
 (:mod:`~rowbook.nn.activation`), the normalisations (:mod:`~rowbook.nn.normalization`) and
 attention (:mod:`~rowbook.nn.sdpa`).
 
+One file over 400 lines on purpose: the embedding and bag lookups share their checks and
+their sparse and quantised paths; the other families of functions already live in the
+modules it re-exports.
+
 A layer stores a table; these functions compute with a table passed in (PyTorch's
 ``nn.Embedding`` -> ``F.embedding``). The lookup is the matrix product it replaces,
 

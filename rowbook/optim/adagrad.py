@@ -37,7 +37,8 @@ class Adagrad(Optimizer):
 
     Parameters
     ----------
-    params : iterable of tensors or of param-group dicts
+    params, row_stats
+        As for every :class:`~rowbook.optim.Optimizer`.
     lr : float, >= 0
     lr_decay : float, >= 0
         The step size at step ``t`` is ``lr / (1 + (t - 1) lr_decay)``.
@@ -46,8 +47,6 @@ class Adagrad(Optimizer):
         as PyTorch refuses it.
     initial_accumulator_value : float, >= 0
     eps : float, >= 0
-    row_stats : bool
-        Keep per-row telemetry (:meth:`~rowbook.optim.Optimizer.row_stats`).
     """
 
     def __init__(
@@ -128,7 +127,8 @@ class RowWiseAdagrad(Optimizer):
 
     Parameters
     ----------
-    params : iterable of tensors or of param-group dicts
+    params, row_stats
+        As for every :class:`~rowbook.optim.Optimizer`.
     lr : float, >= 0
     eps : float, >= 0
     weight_decay : float, >= 0
@@ -137,8 +137,6 @@ class RowWiseAdagrad(Optimizer):
     state_factory : callable, optional
         ``(name, shape, dtype) -> array`` for the ``(V,)`` accumulator (default: in RAM;
         :func:`~rowbook.optim.state.memmap_factory` puts it on disk).
-    row_stats : bool
-        Keep per-row telemetry (:meth:`~rowbook.optim.Optimizer.row_stats`).
     """
 
     def __init__(

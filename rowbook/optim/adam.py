@@ -41,7 +41,8 @@ class Adam(Optimizer):
 
     Parameters
     ----------
-    params : iterable of tensors or of param-group dicts
+    params, row_stats
+        As for every :class:`~rowbook.optim.Optimizer`.
     lr : float, >= 0
     betas : (float, float), each in [0, 1)
         Decay rates of the first and second moment averages.
@@ -50,13 +51,11 @@ class Adam(Optimizer):
     weight_decay : float, >= 0
     amsgrad : bool
         Divide by the running maximum of ``v`` instead of ``v`` (Reddi et al., 2018).
-    row_stats : bool
-        Keep per-row telemetry (:meth:`~rowbook.optim.Optimizer.row_stats`); with a
-        dense gradient, a row counts as updated when its gradient is not all zero.
 
     Notes
     -----
-    Row-sparse gradients are refused: use :class:`SparseAdam` for them.
+    Row-sparse gradients are refused: use :class:`SparseAdam` for them. With ``row_stats``,
+    a row counts as updated when its dense gradient is not all zero.
 
     Examples
     --------
@@ -174,7 +173,8 @@ class SparseAdam(Optimizer):
 
     Parameters
     ----------
-    params : iterable of tensors or of param-group dicts
+    params, row_stats
+        As for every :class:`~rowbook.optim.Optimizer`.
     lr : float, > 0
     betas : (float, float), each in [0, 1)
     eps : float, > 0
@@ -183,8 +183,6 @@ class SparseAdam(Optimizer):
         :func:`~rowbook.optim.state.lazy_zeros`: only pages of rows that were looked up
         become resident. :func:`~rowbook.optim.state.memmap_factory` keeps them on disk,
         for tables larger than RAM (then each step reads and writes the touched rows only).
-    row_stats : bool
-        Keep per-row telemetry (:meth:`~rowbook.optim.Optimizer.row_stats`).
 
     Examples
     --------

@@ -1,5 +1,9 @@
 """Optimizer: parameter groups, per-parameter state, and a state_dict that saves without pickle.
 
+One file over 400 lines on purpose: it is the one base class every optimizer fills in
+(groups, state, step, row telemetry, the pickle-free state_dict), its hooks read in one
+place.
+
 An optimizer holds a list of *parameter groups*, each a dict with a ``"params"`` list
 and its own options (``lr``, ``eps``, ...), exactly as in PyTorch, so one table can
 train with a different learning rate than the rest of the model::
@@ -50,6 +54,16 @@ class Optimizer:
 
     Subclasses set ``defaults`` through ``__init__``, validate a group's options in
     :meth:`_check_group`, and update one parameter in :meth:`_update`.
+
+    Parameters
+    ----------
+    params : iterable of tensors or of param-group dicts
+        The tensors to step, or groups of them (``{"params": [...], "lr": ...}``) with
+        options of their own.
+    defaults : dict
+        Every option's value for the groups that do not set it.
+    row_stats : bool
+        Keep per-row telemetry (:meth:`row_stats`).
 
     Attributes
     ----------

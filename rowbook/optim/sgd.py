@@ -35,7 +35,8 @@ class SGD(Optimizer):
 
     Parameters
     ----------
-    params : iterable of tensors or of param-group dicts
+    params, row_stats
+        As for every :class:`~rowbook.optim.Optimizer`.
     lr : float, >= 0
     momentum : float, >= 0
     dampening : float
@@ -45,8 +46,6 @@ class SGD(Optimizer):
     nesterov : bool
         Nesterov momentum (Sutskever et al., 2013); needs ``momentum > 0`` and
         ``dampening == 0``.
-    row_stats : bool
-        Keep per-row telemetry (:meth:`~rowbook.optim.Optimizer.row_stats`).
 
     Examples
     --------

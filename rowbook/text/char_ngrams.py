@@ -196,6 +196,8 @@ def _count_ngrams(data, word_starts, eos, minn, maxn):  # pragma: no cover - com
 @numba.njit(cache=True, nogil=True)
 def _fill_ngrams(data, word_starts, eos, minn, maxn, bucket, starts, ids):  # pragma: no cover
     """Write each word's id, then its hashed n-gram rows, into ``ids[starts[w]:]``."""
+    # the walk of _count_ngrams again, on purpose: numba cannot take the loop's body as an
+    # argument without a call per n-gram, and the counting pass must stay a bare count
     n_words = word_starts.shape[0] - 1
     for w in range(n_words):
         k = starts[w]

@@ -41,6 +41,7 @@ from rowbook.text.bert import _MARKS, BertNormalizer, BertPreTokenizer, bert_low
 
 __all__ = [
     "Metaspace",
+    "MetaspaceSettings",
     "NormalizerSequence",
     "Prepend",
     "Replace",
@@ -264,15 +265,29 @@ def _word_pattern(replacement: str) -> re.Pattern:
 
 
 @dataclass(frozen=True)
-class Metaspace:
-    """``tokenizers``' ``Metaspace``: spaces become ``replacement``; one is put in front
-    (``prepend_scheme``: ``"always"``, ``"first"`` (only at the start of the text) or
-    ``"never"``) unless the text starts with one; with ``split``, every ``replacement``
-    starts a new word."""
+class MetaspaceSettings:
+    """The settings ``tokenizers``' ``Metaspace`` pre-tokenizer and its decoder share, and
+    their one ``tokenizer.json`` entry."""
 
     replacement: str = "▁"
     prepend_scheme: str = "always"
     split: bool = True
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "type": "Metaspace",
+            "replacement": self.replacement,
+            "prepend_scheme": self.prepend_scheme,
+            "split": self.split,
+        }
+
+
+@dataclass(frozen=True)
+class Metaspace(MetaspaceSettings):
+    """``tokenizers``' ``Metaspace``: spaces become ``replacement``; one is put in front
+    (``prepend_scheme``: ``"always"``, ``"first"`` (only at the start of the text) or
+    ``"never"``) unless the text starts with one; with ``split``, every ``replacement``
+    starts a new word."""
 
     def _prepends(self, text: str, first: bool) -> bool:
         scheme = self.prepend_scheme
@@ -304,14 +319,6 @@ class Metaspace:
         if self._prepends(text.text, first):
             text = text.prepend(self.replacement)
         return [text.slice(a, b) for a, b in self._cuts(text.text)]
-
-    def to_json(self) -> dict[str, Any]:
-        return {
-            "type": "Metaspace",
-            "replacement": self.replacement,
-            "prepend_scheme": self.prepend_scheme,
-            "split": self.split,
-        }
 
 
 @dataclass(frozen=True)

@@ -18,12 +18,15 @@ there is a normalizer) is refused.
 
 rowbook's own files for these tokenizers wrap the document in a versioned envelope
 (:func:`envelope`, :func:`from_envelope`): ``{"format": "rowbook.WordPiece", "version": 1,
-"tokenizer": {...the tokenizer.json...}, ...}``.
+"tokenizer": {...the tokenizer.json...}, ...}``. :class:`TokenizerFiles` writes and reads
+both files of a tokenizer kind, given how its model entry is written and read.
 """
 
 from __future__ import annotations
 
 import os
+from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Any
 
 from rowbook.io import read_json, write_json
@@ -31,7 +34,10 @@ from rowbook.text.components import normalizer_from_json, pre_tokenizer_from_jso
 from rowbook.text.postprocess import decoder_from_json, template_from_json
 
 __all__ = [
+    "TokenizerFiles",
     "added_tokens",
+    "check_document",
+    "check_options",
     "document",
     "envelope",
     "from_envelope",
@@ -55,6 +61,12 @@ def check_document(d: Any, model_type: str, where: str) -> tuple[dict, dict]:
     if not isinstance(model, dict) or model.get("type") != model_type:
         kind = model.get("type") if isinstance(model, dict) else None
         raise ValueError(f"{where} does not hold a {model_type} model (model type {kind!r})")
+    check_options(d, where)
+    return d, model
+
+
+def check_options(d: dict, where: str) -> None:
+    """Refuse a ``tokenizer.json`` of another version, or one that truncates or pads."""
     if d.get("version", "1.0") != "1.0":
         raise ValueError(
             f"{where} has tokenizer.json version {d.get('version')!r}; rowbook reads '1.0'"
@@ -65,7 +77,6 @@ def check_document(d: Any, model_type: str, where: str) -> tuple[dict, dict]:
                 f"{where}: {key} {str(d[key])[:60]} is not supported; set it to null "
                 "(TextPipeline.encode_batch pads and truncates)"
             )
-    return d, model
 
 
 def added_tokens(d: dict, where: str, normalized_ok: bool) -> list[tuple[str, int, bool]]:
@@ -172,17 +183,17 @@ def envelope(kind: str, doc: dict[str, Any], **extra: Any) -> dict[str, Any]:
     return {"format": f"rowbook.{kind}", "version": VERSION, "tokenizer": doc, **extra}
 
 
-def from_envelope(d: Any, kind: str, where: str) -> dict[str, Any]:
-    """The envelope ``d`` after checking its format and version."""
+def from_envelope(d: Any, kind: str, where: str, *, version: int = VERSION) -> dict[str, Any]:
+    """The envelope ``d`` after checking its format (``rowbook.<kind>``) and ``version``."""
     if not isinstance(d, dict) or d.get("format") != f"rowbook.{kind}":
         found = d.get("format") if isinstance(d, dict) else type(d).__name__
         raise ValueError(
             f"{where} is not a rowbook {kind} file (format {found!r}, expected "
             f"'rowbook.{kind}'); for a Hugging Face file use from_tokenizer_json"
         )
-    if d.get("version") != VERSION:
+    if d.get("version") != version:
         raise ValueError(
-            f"{where} has version {d.get('version')!r}; this rowbook reads version {VERSION}"
+            f"{where} has version {d.get('version')!r}; this rowbook reads version {version}"
         )
     return d
 
@@ -190,3 +201,54 @@ def from_envelope(d: Any, kind: str, where: str) -> dict[str, Any]:
 def write(path: str | os.PathLike, d: dict[str, Any]) -> None:
     """Write a document atomically."""
     write_json(path, d)
+
+
+@dataclass(frozen=True)
+class TokenizerFiles:
+    """The two files of one tokenizer kind: the ``tokenizer.json`` and rowbook's envelope.
+
+    ``kind`` names rowbook's format (``"rowbook.<kind>"``); ``model`` gives a fitted
+    tokenizer's model entry; ``from_document(cls, document, where, **settings)`` reads a
+    parsed ``tokenizer.json``; ``settings`` are the tokenizer's attributes that the
+    envelope keeps beside the document (Unigram's sampling), passed back to
+    ``from_document``.
+    """
+
+    kind: str
+    model: Callable[[Any], dict[str, Any]]
+    from_document: Callable[..., Any]
+    settings: tuple[str, ...] = ()
+
+    def to_tokenizer_json(self, tok: Any, path: str | os.PathLike) -> None:
+        """Write ``tok`` as a Hugging Face ``tokenizer.json``."""
+        write(path, document(tok, self.model(tok)))
+
+    def from_tokenizer_json(self, cls: Any, path: str | os.PathLike) -> Any:
+        """Read a Hugging Face ``tokenizer.json`` holding this kind's model."""
+        where = f"tokenizer.json file {path}"
+        return self.from_document(cls, read_json(path, "tokenizer.json"), where)
+
+    def to_dict(self, tok: Any) -> dict[str, Any]:
+        """rowbook's versioned document (also embedded in a TextPipeline file)."""
+        doc = document(tok, self.model(tok))
+        return envelope(self.kind, doc, **{k: getattr(tok, k) for k in self.settings})
+
+    def from_dict(self, cls: Any, d: Any, where: str) -> Any:
+        """The tokenizer of :meth:`to_dict`'s document."""
+        d = from_envelope(d, self.kind, where)
+        settings = {k: d.get(k) for k in self.settings}
+        try:
+            return self.from_document(cls, d.get("tokenizer"), where, **settings)
+        except ValueError as err:
+            message = str(err)
+            raise ValueError(
+                message if message.startswith(where) else f"{where}: {message}"
+            ) from None
+
+    def save(self, tok: Any, path: str | os.PathLike) -> None:
+        """Write rowbook's versioned file (atomic)."""
+        write(path, self.to_dict(tok))
+
+    def load(self, cls: Any, path: str | os.PathLike) -> Any:
+        """Read a file written by :meth:`save`."""
+        return self.from_dict(cls, read_json(path, self.kind), f"{self.kind} file {path}")

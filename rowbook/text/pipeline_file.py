@@ -194,10 +194,10 @@ def _subword_to_dict(tokenizer: SubwordTokenizer) -> dict[str, Any]:
     if getattr(tokenizer, "_model_file", None) is not None:
         return {"type": "sentencepiece", "model": sp_files.to_dict(tokenizer)}
     if isinstance(tokenizer, WordPiece):
-        return {"type": "wordpiece", "model": wordpiece_files.to_dict(tokenizer)}
+        return {"type": "wordpiece", "model": wordpiece_files.FILES.to_dict(tokenizer)}
     if isinstance(tokenizer, ByteFallbackBPE):
-        return {"type": "byte_fallback_bpe", "model": fallback_files.to_dict(tokenizer)}
-    return {"type": "unigram", "model": unigram_files.to_dict(tokenizer)}
+        return {"type": "byte_fallback_bpe", "model": fallback_files.FILES.to_dict(tokenizer)}
+    return {"type": "unigram", "model": unigram_files.FILES.to_dict(tokenizer)}
 
 
 def _subword_from_dict(kind: str, d: Any, where: str) -> Any:
@@ -208,10 +208,10 @@ def _subword_from_dict(kind: str, d: Any, where: str) -> Any:
     if kind == "sentencepiece":
         return sp_loading.from_dict(d, where)
     if kind == "wordpiece":
-        return wordpiece_files.from_dict(WordPiece, d, where)
+        return wordpiece_files.FILES.from_dict(WordPiece, d, where)
     if kind == "byte_fallback_bpe":
-        return fallback_files.from_dict(ByteFallbackBPE, d, where)
-    return unigram_files.from_dict(Unigram, d, where)
+        return fallback_files.FILES.from_dict(ByteFallbackBPE, d, where)
+    return unigram_files.FILES.from_dict(Unigram, d, where)
 
 
 def _tokenizer(d: Any, fitted: bool, where: str) -> Any:

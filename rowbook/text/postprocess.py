@@ -30,6 +30,8 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from rowbook.text.components import MetaspaceSettings
+
 __all__ = [
     "MetaspaceDecoder",
     "Template",
@@ -186,13 +188,9 @@ class WordPieceDecoder:
 
 
 @dataclass(frozen=True)
-class MetaspaceDecoder:
+class MetaspaceDecoder(MetaspaceSettings):
     """``tokenizers``' ``Metaspace`` decoder: ``replacement`` becomes a space, except in the
     first token when a space was prepended (``prepend_scheme`` other than ``"never"``)."""
-
-    replacement: str = "▁"
-    prepend_scheme: str = "always"
-    split: bool = True
 
     def chain(self, tokens: list[str]) -> list[str]:
         drop_first = self.prepend_scheme != "never"
@@ -203,14 +201,6 @@ class MetaspaceDecoder:
 
     def __call__(self, tokens: list[str]) -> str:
         return "".join(self.chain(tokens))
-
-    def to_json(self) -> dict[str, Any]:
-        return {
-            "type": "Metaspace",
-            "replacement": self.replacement,
-            "prepend_scheme": self.prepend_scheme,
-            "split": self.split,
-        }
 
 
 def _byte_fallback(tokens: list[str]) -> list[str]:

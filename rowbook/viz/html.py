@@ -131,10 +131,8 @@ def embedding_html(
 
     Parameters
     ----------
-    data, labels, words
-        An (n, d) array with optional labels, or a Vectors with optional ``words``.
-    groups, colors
-        Colour by category (with a legend), or one ``"#rrggbb"`` per point.
+    data, labels, words, groups, colors
+        The points and their colours, as :func:`~rowbook.viz.scatter_figure` takes them.
     metadata
         Columns to colour by (the page's "colour" menu): name to one value per point, numbers
         (a continuous scale) or anything else (categories). A Vectors with counts adds a

@@ -224,8 +224,7 @@ def load_fasttext(cls: type, path: str | os.PathLike[str], label_prefix: str = "
     state.quant = quant or None
     if file.pruneidx is not None:
         state.prune = _prune_map(file.pruneidx, model.n_buckets, file.input.shape[0] - nwords, path)
-    model._fitted = state
-    return model
+    return model._adopt(state)
 
 
 def _input_rows(file: FastTextFile, model: Any, path: Any) -> int:

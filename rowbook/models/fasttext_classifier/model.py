@@ -40,7 +40,6 @@ from __future__ import annotations
 import os
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from functools import partial
 from typing import Any, ClassVar, Literal
 
 import numpy as np
@@ -229,13 +228,7 @@ class FastTextClassifier(LearnedViews, Model):
     def _lines(self, data: Any, labels: Any, errors: str) -> LabelledLines:
         if isinstance(data, LabelledLines):  # read already (autotune's trials)
             return data
-        if (
-            labels is None
-            and isinstance(data, tuple)
-            and len(data) == 2
-            and not is_file_source(data)
-        ):
-            data, labels = data  # a (texts, labels) pair
+        data, labels = _texts_and_labels(data, labels)
         return read_labelled(data, labels, label_prefix=self.label_prefix, errors=errors)
 
     def _encoder(self, state: ClassifierState) -> LineEncoder:
@@ -417,16 +410,7 @@ class FastTextClassifier(LearnedViews, Model):
         state.vectors = None
         jobs = training.epoch_jobs(self, state, encoded)
         with self._learning(state, keep_on_error=keep_on_error):
-            run_schedule(
-                state.schedule,
-                state.history,
-                jobs,
-                workers=resolve_workers(self.workers),
-                show=self.progress,
-                callback=callback,
-                save=None if checkpoint is None else partial(self.save, checkpoint),
-                telemetry=None,
-            )
+            run_schedule(self, state, jobs, callback=callback, checkpoint=checkpoint)
 
     # -- saved state ---------------------------------------------------------------------
 
@@ -443,7 +427,7 @@ class FastTextClassifier(LearnedViews, Model):
         }
 
     def _set_state(self, state: ClassifierState) -> None:
-        self._fitted = self._fitted_from_state(state)
+        self._adopt(self._fitted_from_state(state))
 
     def _fitted_from_state(self, state: ClassifierState) -> ClassifierState:
         saved = state["labels"]
@@ -546,13 +530,7 @@ class FastTextClassifier(LearnedViews, Model):
         encoder = self._encoder(state)
         if isinstance(data, LabelledLines):
             return encoder.encode(data)
-        if (
-            labels is None
-            and isinstance(data, tuple)
-            and len(data) == 2
-            and not is_file_source(data)
-        ):
-            data, labels = data  # a (texts, labels) pair
+        data, labels = _texts_and_labels(data, labels)
         prefix = self.label_prefix
         return encoder.encode_batches(labelled_batches(data, labels, label_prefix=prefix))
 
@@ -693,3 +671,11 @@ class FastTextClassifier(LearnedViews, Model):
         if isinstance(vectors, SubwordVectors):
             return vectors.vector_for(word)
         return vectors[word]
+
+
+def _texts_and_labels(data: Any, labels: Any) -> tuple[Any, Any]:
+    """``data`` and ``labels``, or the two halves of ``data`` given as a ``(texts, labels)``
+    pair (a tuple of two file paths is a file source, not a pair)."""
+    if labels is None and isinstance(data, tuple) and len(data) == 2 and not is_file_source(data):
+        return data
+    return data, labels

@@ -28,7 +28,7 @@ from typing import Any
 import numpy as np
 
 from rowbook.gguf.format import GGUFFile, read_gguf
-from rowbook.models.language_model.hf_checkpoint import config_settings, tensor_plan
+from rowbook.models.language_model.hf_checkpoint import config_settings, joined, tensor_plan
 from rowbook.models.language_model.state import LMExtras
 
 __all__ = [
@@ -243,13 +243,7 @@ def _read(net: Any, tensors: dict[str, tuple[np.ndarray, str]], path: Any) -> No
         if missing:
             raise ValueError(f"{path}: the tensor rowbook reads as {missing[0]!r} is missing")
         parts = [tensors[n][0] for n in hf]
-        value = (
-            parts[0].T
-            if how == "transpose"
-            else np.concatenate(parts)
-            if how == "stack"
-            else parts[0]
-        )
+        value = joined(parts, how)
         if value.shape != param.shape:
             raise ValueError(
                 f"{path}: tensor {tensors[hf[0]][1]!r} has shape {tensors[hf[0]][0].shape}, but "

@@ -1,5 +1,8 @@
 """Hugging Face checkpoints of ``GPT2LMHeadModel`` and ``LlamaForCausalLM``, both ways.
 
+One file over 400 lines on purpose: the config, the tensor plan, the reader and the writer
+of the one format must agree name for name, so they stay together.
+
 A checkpoint folder holds ``config.json``, the weights (``model.safetensors``, or shards
 listed by ``model.safetensors.index.json``) and often ``tokenizer.json``. Reading one:
 
@@ -38,6 +41,7 @@ __all__ = [
     "SUPPORTED",
     "config_settings",
     "hf_vectors",
+    "joined",
     "load_lm",
     "read_config",
     "save_lm",
@@ -255,6 +259,18 @@ def tensor_plan(config: Any, names: set[str]) -> dict[str, tuple[list[str], str]
     return plan
 
 
+def joined(parts: list[np.ndarray], how: str) -> np.ndarray:
+    """The parameter a :func:`tensor_plan` entry's tensors make: the one tensor as it is
+    (``"copy"``) or transposed (``"transpose"``), or the tensors stacked row-wise (``"stack"``).
+
+    >>> joined([np.ones((1, 2)), np.zeros((1, 2))], "stack").tolist()
+    [[1.0, 1.0], [0.0, 0.0]]
+    """
+    if how == "transpose":
+        return parts[0].T
+    return np.concatenate(parts) if how == "stack" else parts[0]
+
+
 def _weights(directory: Path) -> dict[str, tuple[np.ndarray, str, Path]]:
     """Every tensor of the checkpoint: name -> (mapped array, dtype, file)."""
     index = directory / "model.safetensors.index.json"
@@ -311,14 +327,7 @@ def _read(net: Any, weights: dict[str, tuple[np.ndarray, str, Path]], directory:
                 )
             parts.append(as_float32(array, dtype))
             used.add(hf_name)
-        value = (
-            parts[0].T
-            if how == "transpose"
-            else np.concatenate(parts)
-            if how == "stack"
-            else parts[0]
-        )
-        param.data[...] = value
+        param.data[...] = joined(parts, how)
     extra = sorted(n for n in weights if n not in used and not n.endswith(_BUFFERS))
     if extra:
         raise ValueError(

@@ -97,22 +97,11 @@ class Int8KVCache(KVCache):
     (4.0, 2.03125, 0.5078125)
     """
 
-    def __init__(
-        self,
-        n_layers: int,
-        batch: int,
-        n_kv_heads: int,
-        head_dim: int,
-        max_length: int,
-        dtype: Any = np.float32,
-    ) -> None:
-        shape = (batch, n_kv_heads, max_length, head_dim)  # (B, H_kv, T, d_k)
+    def _allocate(self, n_layers: int, shape: tuple[int, int, int, int]) -> None:
         self.keys = [np.zeros(shape, dtype=np.int8) for _ in range(n_layers)]
         self.values = [np.zeros(shape, dtype=np.int8) for _ in range(n_layers)]
         self.key_scales = [np.zeros(shape[:3], dtype=np.float16) for _ in range(n_layers)]
         self.value_scales = [np.zeros(shape[:3], dtype=np.float16) for _ in range(n_layers)]
-        self.dtype = np.dtype(dtype)
-        self.max_length, self.length = max_length, 0
 
     @property
     def nbytes(self) -> int:
@@ -127,12 +116,7 @@ class Int8KVCache(KVCache):
     ) -> tuple[np.ndarray, np.ndarray]:
         """Quantise and write the new positions' ``(B, H_kv, l, d_k)`` keys and values; all
         positions so far, dequantised."""
-        end = self.length + keys.shape[2]
-        if end > self.max_length:
-            raise ValueError(
-                f"the KV cache holds {self.max_length} positions and already has "
-                f"{self.length}; {keys.shape[2]} more do not fit"
-            )
+        end = self._end(keys)
         new = slice(self.length, end)
         self.keys[layer][:, :, new], self.key_scales[layer][:, :, new] = quantize_rows(keys)
         self.values[layer][:, :, new], self.value_scales[layer][:, :, new] = quantize_rows(values)

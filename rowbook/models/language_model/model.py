@@ -1,5 +1,9 @@
 r"""TransformerLM: a GPT-2 or a Llama as one model under the one contract, trained on text.
 
+One file over 400 lines on purpose: it is the one class's contract (parameters, fit,
+generation, checkpoint doors, learned views); the network, config and checkpoints are in the
+modules beside it.
+
 The texts go through a :class:`~rowbook.text.TextPipeline` with a byte-level BPE of
 ``vocab_size`` entries (``<|endoftext|>`` first, then the 256 bytes, then the merges);
 each text ends with ``<|endoftext|>``, the texts are joined into one stream of ids, and

@@ -98,6 +98,7 @@ class NGramLM(Model):
     """
 
     _state_version: ClassVar[int] = 1
+    _object_params: ClassVar[dict[str, Any]] = {"normalizer": normalizer_from_dict}
     _fitted: NGramState | None
 
     def __init__(
@@ -127,15 +128,10 @@ class NGramLM(Model):
                 f"{type(normalizer).__name__}"
             )
 
-    def _params_to_json(self) -> dict[str, Any]:
-        normalizer = None if self.normalizer is None else self.normalizer.to_dict()
-        return self.get_params() | {"normalizer": normalizer}
-
     @classmethod
     def _params_from_json(cls, params: dict[str, Any]) -> dict[str, Any]:
-        normalizer = normalizer_from_dict(params.get("normalizer"), "field 'params.normalizer'")
         tupled = {name: _tuples(params.get(name)) for name in ("discounts", "discount_fallback")}
-        return params | tupled | {"normalizer": normalizer}
+        return super()._params_from_json(params) | tupled
 
     # -- fitting ------------------------------------------------------------------------
     def fit(
@@ -154,7 +150,7 @@ class NGramLM(Model):
         if state is not None:
             self._set_state(state)
         else:
-            self._fitted = self._estimate(texts)
+            self._adopt(self._estimate(texts))
         if checkpoint is not None:
             self.save(checkpoint)
         return self
@@ -196,7 +192,7 @@ class NGramLM(Model):
         discounts = state.get("discounts")
         if discounts is not None:
             discounts = np.asarray(discounts, np.float64)
-        self._fitted = NGramState(pipeline, tables, discounts)
+        self._adopt(NGramState(pipeline, tables, discounts))
 
     @property
     def pipeline_(self) -> TextPipeline:
@@ -256,8 +252,7 @@ class NGramLM(Model):
         model = cls(n=tables.n, level=level, normalizer=normalizer)
         tokenizer = CharTokenizer() if level == "char" else WordTokenizer()
         pipeline = TextPipeline(normalizer, tokenizer, vocab).fit([])
-        model._fitted = NGramState(pipeline, tables, None)
-        return model
+        return model._adopt(NGramState(pipeline, tables, None))
 
     # -- using the model ----------------------------------------------------------------
     def _log10(self, W: np.ndarray) -> np.ndarray:

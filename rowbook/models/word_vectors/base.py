@@ -1,5 +1,9 @@
 """The word-vector family's base class: what Word2Vec, FastText and GloVe share.
 
+One file over 400 lines on purpose: it is the family's one base class (fit, resume,
+build_vocab, train, the epoch loop, the saved state), which each model fills in through a
+few hooks.
+
 A word-vector model counts a vocabulary in a corpus, keeps the corpus as word ids, and
 trains tables over the vocabulary in epochs of jobs on Hogwild threads
 (:mod:`~rowbook.models.word_vectors.jobs`). :class:`WordVectorModel` owns all of that
@@ -38,7 +42,6 @@ import os
 from abc import abstractmethod
 from collections.abc import Callable, Iterator, Mapping
 from contextlib import closing, contextmanager
-from functools import partial
 from typing import TYPE_CHECKING, Any, ClassVar
 
 import numpy as np
@@ -230,8 +233,7 @@ class WordVectorModel(LearnedViews, Model):
         if not update:
             counted, encoded = self._read_vocab(source, spill)
             encoded.close()
-            self._fitted = self._new_state(counted, by="build_vocab")
-            return self
+            return self._adopt(self._new_state(counted, by="build_vocab"))
         state = self._require_fitted("build_vocab(..., update=True)")
         seen, encoded = read_source(
             source,
@@ -254,8 +256,7 @@ class WordVectorModel(LearnedViews, Model):
         :meth:`build_vocab`. Follow with :meth:`train`.
         """
         if not update:
-            self._fitted = self._new_state(self.choose_vocab(word_freq), by="build_vocab")
-            return self
+            return self._adopt(self._new_state(self.choose_vocab(word_freq), by="build_vocab"))
         state = self._require_fitted("build_vocab_from_freq(..., update=True)")
         self._grow(state, vocab_from_counts(word_freq, min_count=1, ties=self._scan()["ties"]))
         return self
@@ -432,13 +433,11 @@ class WordVectorModel(LearnedViews, Model):
         if self.row_stats and state.row_stats is None:  # start recording here
             state.row_stats = telemetry.new_telemetry(*self._stats_layout(state))
         run_schedule(
-            state.schedule,
-            state.history,
+            self,
+            state,
             jobs,
-            workers=resolve_workers(self.workers),
-            show=self.progress,
             callback=callback,
-            save=None if checkpoint is None else partial(self.save, checkpoint),
+            checkpoint=checkpoint,
             telemetry=telemetry.job_stats(state.row_stats, len(jobs.sizes))
             if self.row_stats
             else None,
@@ -454,7 +453,7 @@ class WordVectorModel(LearnedViews, Model):
         return saved
 
     def _set_state(self, state: dict[str, Any]) -> None:
-        self._fitted = self._fitted_from_state(state)
+        self._adopt(self._fitted_from_state(state))
 
     def _fitted_from_state(self, saved: dict[str, Any]) -> TrainedState:
         common = fitted_state(saved, self._table_dtype, self._table_shapes)

@@ -307,8 +307,7 @@ class FastText(Word2Vec):
             "W_out": file.output,
             "W_nodes": np.zeros((0, a.dim), dtype=np.float32),
         }
-        model._fitted = model._new_state(vocab, by="build_vocab", tables=tables)
-        return model
+        return model._adopt(model._new_state(vocab, by="build_vocab", tables=tables))
 
 
 def initial_input(seed: int, keys: tuple[str, ...], model: FastText) -> np.ndarray:

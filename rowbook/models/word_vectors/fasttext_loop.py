@@ -345,5 +345,4 @@ def train_like_fasttext(
         (exact_sigmoid, resample),
     )
     tables = {"W_in": W_in, "W_out": W_out, "W_nodes": np.zeros((0, d), dtype=np.float32)}
-    model._fitted = model._new_state(vocab, by="build_vocab", tables=tables)
-    return model
+    return model._adopt(model._new_state(vocab, by="build_vocab", tables=tables))

@@ -23,7 +23,7 @@ from typing import Any
 import numpy as np
 
 from rowbook._progress import ProgressBar
-from rowbook.models.word_vectors.state import Progress, Schedule
+from rowbook.models.word_vectors.state import Progress
 
 __all__ = [
     "EpochJobs",
@@ -210,28 +210,32 @@ class ProgressReporter:
 
 
 def run_schedule(
-    schedule: Schedule,
-    history: list[Progress],
+    model: Any,
+    state: Any,
     jobs: EpochJobs,
     *,
-    workers: int,
-    show: bool,
     callback: Callable | None,
-    save: Callable[[], None] | None,
+    checkpoint: str | os.PathLike[str] | None,
     telemetry: tuple[Callable[[int], Any], Callable[[], None]] | None = None,
 ) -> None:
-    """The epochs still to do in ``schedule`` (``done`` of ``epochs``), one after the other.
+    """The epochs still to do in the schedule of ``model``'s learned ``state`` (``done``
+    of ``epochs``), one after the other: the loop of every model of the family and of the
+    fastText classifier.
 
-    Each epoch runs every job of ``jobs`` on ``workers`` threads, the ``trained``-th of the
-    model's life seeding their draws (and ``telemetry = (stats_for, end_epoch)`` giving
-    job ``j`` its ``stats``); then its :class:`Progress` joins ``history``, the schedule
-    advances, ``save()`` writes the checkpoint, and then ``callback`` runs.
+    Each epoch runs every job of ``jobs`` on the model's ``workers`` threads, the
+    ``trained``-th of the model's life seeding their draws (and ``telemetry =
+    (stats_for, end_epoch)`` giving job ``j`` its ``stats``); then its :class:`Progress`
+    joins ``state.history``, the schedule advances, ``model.save(checkpoint)`` writes the
+    checkpoint (with one given), and then ``callback`` runs. ``model.progress`` shows a
+    progress bar.
     """
+    schedule, history = state.schedule, state.history
+    workers = resolve_workers(model.workers)
     stats_for, end_epoch = telemetry if telemetry is not None else (lambda j: None, None)
     reporter = ProgressReporter(
         schedule.epochs,
         jobs.total,
-        show=show,
+        show=model.progress,
         callback=callback,
         start_epoch=schedule.done,
         unit=jobs.unit,
@@ -248,8 +252,8 @@ def run_schedule(
             history.append(progress)
             schedule.done += 1
             schedule.trained += 1
-            if save is not None:
-                save()
+            if checkpoint is not None:
+                model.save(checkpoint)
             reporter.notify(progress)
     finally:
         reporter.close()

@@ -203,28 +203,28 @@ class ByteFallbackBPE(SubwordTokenizer):
         from rowbook.text.bpe import fallback_files
 
         self._check_fitted()
-        fallback_files.to_tokenizer_json(self, path)
+        fallback_files.FILES.to_tokenizer_json(self, path)
 
     @classmethod
     def from_tokenizer_json(cls, path: str | os.PathLike) -> ByteFallbackBPE:
         """Read a Hugging Face ``tokenizer.json`` with a character-level ``BPE`` model."""
         from rowbook.text.bpe import fallback_files
 
-        return fallback_files.from_tokenizer_json(cls, path)
+        return fallback_files.FILES.from_tokenizer_json(cls, path)
 
     def save(self, path: str | os.PathLike) -> None:
         """Write rowbook's versioned file (the ``tokenizer.json`` in an envelope)."""
         from rowbook.text.bpe import fallback_files
 
         self._check_fitted()
-        fallback_files.save(self, path)
+        fallback_files.FILES.save(self, path)
 
     @classmethod
     def load(cls, path: str | os.PathLike) -> ByteFallbackBPE:
         """Read a file written by :meth:`save`."""
         from rowbook.text.bpe import fallback_files
 
-        return fallback_files.load(cls, path)
+        return fallback_files.FILES.load(cls, path)
 
     def get_params(self) -> dict[str, Any]:
         """Constructor parameters."""

@@ -18,21 +18,11 @@ rowbook's own file is ``{"format": "rowbook.ByteFallbackBPE", "version": 1, "tok
 
 from __future__ import annotations
 
-import os
 from typing import Any
 
-from rowbook.io import read_json
 from rowbook.text import hf_files
 
-__all__ = [
-    "from_dict",
-    "from_document",
-    "from_tokenizer_json",
-    "load",
-    "save",
-    "to_dict",
-    "to_tokenizer_json",
-]
+__all__ = ["FILES", "from_document"]
 
 
 def _model(bpe: Any) -> dict[str, Any]:
@@ -48,11 +38,6 @@ def _model(bpe: Any) -> dict[str, Any]:
         "vocab": {t: i for i, t in enumerate(bpe._id_to_token[: bpe._model_size])},
         "merges": [[a, b] for a, b in bpe._merges],
     }
-
-
-def to_tokenizer_json(bpe: Any, path: str | os.PathLike) -> None:
-    """Write ``bpe`` as a Hugging Face ``tokenizer.json``."""
-    hf_files.write(path, hf_files.document(bpe, _model(bpe)))
 
 
 def _flag(model: dict, key: str, default: bool, where: str) -> bool:
@@ -131,28 +116,5 @@ def from_document(cls: Any, d: Any, where: str) -> Any:
     return bpe
 
 
-def from_tokenizer_json(cls: Any, path: str | os.PathLike) -> Any:
-    """Read a Hugging Face ``tokenizer.json`` with a character-level ``BPE`` model."""
-    return from_document(cls, read_json(path, "tokenizer.json"), f"tokenizer.json file {path}")
-
-
-def to_dict(bpe: Any) -> dict[str, Any]:
-    """rowbook's versioned document (also embedded in a TextPipeline file)."""
-    return hf_files.envelope("ByteFallbackBPE", hf_files.document(bpe, _model(bpe)))
-
-
-def from_dict(cls: Any, d: Any, where: str) -> Any:
-    """A :class:`ByteFallbackBPE` from :func:`to_dict`'s document."""
-    d = hf_files.from_envelope(d, "ByteFallbackBPE", where)
-    return from_document(cls, d.get("tokenizer"), where)
-
-
-def save(bpe: Any, path: str | os.PathLike) -> None:
-    """Write rowbook's versioned file."""
-    hf_files.write(path, to_dict(bpe))
-
-
-def load(cls: Any, path: str | os.PathLike) -> Any:
-    """Read a file written by :func:`save`."""
-    where = f"ByteFallbackBPE file {path}"
-    return from_dict(cls, read_json(path, "ByteFallbackBPE"), where)
+#: ``tokenizer.json`` and rowbook's file.
+FILES = hf_files.TokenizerFiles("ByteFallbackBPE", _model, from_document)

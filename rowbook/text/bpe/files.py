@@ -1,5 +1,8 @@
 """Files of a :class:`~rowbook.text.ByteLevelBPE`: rowbook's own JSON, and ``tokenizer.json``.
 
+One file over 400 lines on purpose: rowbook's JSON and ``tokenizer.json`` of a byte-level
+BPE share the checks of every field, which two files would import back and forth.
+
 rowbook's format (``save`` / ``load``) is one human-readable JSON object::
 
     {"format": "rowbook.ByteLevelBPE", "version": 1,
@@ -35,6 +38,7 @@ import numpy as np
 
 from rowbook.checks import InputTypeError
 from rowbook.io import read_json, write_json
+from rowbook.text import hf_files
 from rowbook.text.bpe.bytelevel import BYTE_TO_UNICODE, GPT2_PATTERN, UNICODE_TO_BYTE
 from rowbook.text.bpe.classic import MergeStep
 from rowbook.text.bpe.merge_kernels import pair_key
@@ -204,16 +208,7 @@ def load(cls, path: str | os.PathLike):
 
 def from_dict(cls, d: Any, where: str):
     """Rebuild a BPE from :func:`to_dict`'s document, checking every field; errors name ``where``."""
-    if not isinstance(d, dict) or d.get("format") != FORMAT:
-        found = d.get("format") if isinstance(d, dict) else type(d).__name__
-        raise ValueError(
-            f"{where} is not a rowbook ByteLevelBPE file (format {found!r}, "
-            f"expected {FORMAT!r}); for a Hugging Face file use from_tokenizer_json"
-        )
-    if d.get("version") != VERSION:
-        raise ValueError(
-            f"{where} has version {d.get('version')!r}; this rowbook reads version {VERSION}"
-        )
+    hf_files.from_envelope(d, "ByteLevelBPE", where, version=VERSION)
     merges = _require(d, "merges", list, where)
     for i, m in enumerate(merges):
         if not (
@@ -397,16 +392,7 @@ def _pattern_of(pre: Any, where: str) -> tuple[str, bool]:
 
 
 def _check_hf_options(d: dict, model: dict, where: str) -> None:
-    if d.get("version", "1.0") != "1.0":
-        raise ValueError(
-            f"{where} has tokenizer.json version {d.get('version')!r}; rowbook reads '1.0'"
-        )
-    for key in ("truncation", "padding"):
-        if d.get(key) is not None:
-            raise ValueError(
-                f"{where}: {key} {d[key]!r} is not supported; set it to null "
-                "(use TextPipeline padding instead)"
-            )
+    hf_files.check_options(d, where)
     for key in ("continuing_subword_prefix", "end_of_word_suffix"):
         if model.get(key) not in (None, ""):  # GPT-2's file writes "" for the two affixes
             raise ValueError(f"{where}: model.{key}={model[key]!r} is not supported (must be null)")

@@ -1,5 +1,8 @@
 """The compiled merge loop of BPE training, in memory linear in the distinct words' bytes.
 
+One file over 400 lines on purpose: it is one compiled loop, and its heap, entry arrays and
+merge step are parts of that loop that are read (and compiled) together.
+
 :func:`train_kernel` turns words spelled in symbol ids, with their counts, into merges, by
 the incremental scheme of Hugging Face ``tokenizers``' ``BpeTrainer`` (the algorithm is
 told in :mod:`rowbook.text.bpe.train`). What it holds, and in what:

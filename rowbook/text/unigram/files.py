@@ -13,21 +13,11 @@ rowbook's own file (``save`` / ``load``) is ``{"format": "rowbook.Unigram", "ver
 from __future__ import annotations
 
 import math
-import os
 from typing import Any
 
-from rowbook.io import read_json
 from rowbook.text import hf_files
 
-__all__ = [
-    "from_dict",
-    "from_document",
-    "from_tokenizer_json",
-    "load",
-    "save",
-    "to_dict",
-    "to_tokenizer_json",
-]
+__all__ = ["FILES", "from_document"]
 
 
 def _model(uni: Any) -> dict[str, Any]:
@@ -37,11 +27,6 @@ def _model(uni: Any) -> dict[str, Any]:
         "vocab": [[p, s] for p, s in uni.pieces],
         "byte_fallback": uni.byte_fallback,
     }
-
-
-def to_tokenizer_json(uni: Any, path: str | os.PathLike) -> None:
-    """Write ``uni`` as a Hugging Face ``tokenizer.json``."""
-    hf_files.write(path, hf_files.document(uni, _model(uni)))
 
 
 def _pieces(model: dict, where: str) -> list[tuple[str, float]]:
@@ -93,35 +78,7 @@ def from_document(cls: Any, d: Any, where: str, **params: Any) -> Any:
     return uni
 
 
-def from_tokenizer_json(cls: Any, path: str | os.PathLike) -> Any:
-    """Read a Hugging Face ``tokenizer.json`` with a ``Unigram`` model."""
-    return from_document(cls, read_json(path, "tokenizer.json"), f"tokenizer.json file {path}")
-
-
-def to_dict(uni: Any) -> dict[str, Any]:
-    """rowbook's versioned document (also embedded in a TextPipeline file)."""
-    doc = hf_files.document(uni, _model(uni))
-    return hf_files.envelope(
-        "Unigram", doc, alpha=uni.alpha, nbest_size=uni.nbest_size, seed=uni.seed
-    )
-
-
-def save(uni: Any, path: str | os.PathLike) -> None:
-    """Write rowbook's versioned file."""
-    hf_files.write(path, to_dict(uni))
-
-
-def load(cls: Any, path: str | os.PathLike) -> Any:
-    """Read a file written by :func:`save`."""
-    return from_dict(cls, read_json(path, "Unigram"), f"Unigram file {path}")
-
-
-def from_dict(cls: Any, d: Any, where: str) -> Any:
-    """A :class:`Unigram` from :func:`to_dict`'s document."""
-    d = hf_files.from_envelope(d, "Unigram", where)
-    params = {k: d.get(k) for k in ("alpha", "nbest_size", "seed")}
-    try:
-        return from_document(cls, d.get("tokenizer"), where, **params)
-    except (TypeError, ValueError) as err:
-        message = str(err)
-        raise ValueError(message if message.startswith(where) else f"{where}: {message}") from None
+#: ``tokenizer.json`` and rowbook's file, which keeps the sampling settings beside it.
+FILES = hf_files.TokenizerFiles(
+    "Unigram", _model, from_document, settings=("alpha", "nbest_size", "seed")
+)

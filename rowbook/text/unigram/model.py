@@ -300,31 +300,31 @@ class Unigram(SubwordTokenizer):
 
     def save(self, path: str | os.PathLike) -> None:
         """Write the versioned rowbook JSON form (a ``tokenizer.json`` inside it, atomic)."""
-        from rowbook.text.unigram.files import save
+        from rowbook.text.unigram.files import FILES
 
         self._check_fitted()
-        save(self, path)
+        FILES.save(self, path)
 
     @classmethod
     def load(cls, path: str | os.PathLike) -> Unigram:
         """Read a file written by :meth:`save`."""
-        from rowbook.text.unigram.files import load
+        from rowbook.text.unigram.files import FILES
 
-        return load(cls, path)
+        return FILES.load(cls, path)
 
     def to_tokenizer_json(self, path: str | os.PathLike) -> None:
         """Write a Hugging Face ``tokenizer.json`` with a ``Unigram`` model."""
-        from rowbook.text.unigram.files import to_tokenizer_json
+        from rowbook.text.unigram.files import FILES
 
         self._check_fitted()
-        to_tokenizer_json(self, path)
+        FILES.to_tokenizer_json(self, path)
 
     @classmethod
     def from_tokenizer_json(cls, path: str | os.PathLike) -> Unigram:
         """Read a Hugging Face ``tokenizer.json`` with a ``Unigram`` model."""
-        from rowbook.text.unigram.files import from_tokenizer_json
+        from rowbook.text.unigram.files import FILES
 
-        return from_tokenizer_json(cls, path)
+        return FILES.from_tokenizer_json(cls, path)
 
     def get_params(self) -> dict[str, Any]:
         """Constructor parameters."""

@@ -1,6 +1,6 @@
 """Files of a :class:`~rowbook.text.WordPiece`: ``tokenizer.json``, BERT's ``vocab.txt``, rowbook's JSON.
 
-* ``tokenizer.json`` (:func:`to_tokenizer_json` / :func:`from_tokenizer_json`): a
+* ``tokenizer.json`` (``FILES.to_tokenizer_json`` / ``FILES.from_tokenizer_json``): a
   ``WordPiece`` model (``unk_token``, ``continuing_subword_prefix``,
   ``max_input_chars_per_word``, ``vocab``), its normalizer (``BertNormalizer`` or another of
   :mod:`rowbook.text.components`), pre-tokenizer, post-processor (``TemplateProcessing`` or
@@ -9,7 +9,7 @@
   ``\\r`` included, is not part of a token, as ``tokenizers`` reads it). A token given twice
   is refused: ``tokenizers`` would keep the later line's id and leave the earlier id
   without a token;
-* rowbook's own file (``save`` / ``load``): ``{"format": "rowbook.WordPiece", "version": 1,
+* rowbook's own file (``FILES.save`` / ``FILES.load``): ``{"format": "rowbook.WordPiece", "version": 1,
   "tokenizer": {...tokenizer.json...}}``.
 """
 
@@ -19,17 +19,10 @@ import os
 from typing import Any
 
 from rowbook.corpus_files import check_regular_file
-from rowbook.io import atomic_write, read_json
+from rowbook.io import atomic_write
 from rowbook.text import hf_files
 
-__all__ = [
-    "from_tokenizer_json",
-    "load",
-    "read_vocab_txt",
-    "save",
-    "to_tokenizer_json",
-    "write_vocab_txt",
-]
+__all__ = ["FILES", "from_document", "read_vocab_txt", "write_vocab_txt"]
 
 MAX_VOCAB_BYTES = 1 << 30  # a vocab.txt larger than this is refused before it is read
 
@@ -84,11 +77,6 @@ def _model(wp: Any) -> dict[str, Any]:
     }
 
 
-def to_tokenizer_json(wp: Any, path: str | os.PathLike) -> None:
-    """Write ``wp`` as a Hugging Face ``tokenizer.json``."""
-    hf_files.write(path, hf_files.document(wp, _model(wp)))
-
-
 def from_document(cls: Any, d: Any, where: str) -> Any:
     """A :class:`WordPiece` from a ``tokenizer.json`` document (already parsed)."""
     d, model = hf_files.check_document(d, "WordPiece", where)
@@ -123,28 +111,5 @@ def from_document(cls: Any, d: Any, where: str) -> Any:
     return wp
 
 
-def from_tokenizer_json(cls: Any, path: str | os.PathLike) -> Any:
-    """Read a Hugging Face ``tokenizer.json`` with a ``WordPiece`` model."""
-    where = f"tokenizer.json file {path}"
-    return from_document(cls, read_json(path, "tokenizer.json"), where)
-
-
-def to_dict(wp: Any) -> dict[str, Any]:
-    """rowbook's versioned document (also embedded in a TextPipeline file)."""
-    return hf_files.envelope("WordPiece", hf_files.document(wp, _model(wp)))
-
-
-def from_dict(cls: Any, d: Any, where: str) -> Any:
-    """A :class:`WordPiece` from :func:`to_dict`'s document."""
-    d = hf_files.from_envelope(d, "WordPiece", where)
-    return from_document(cls, d.get("tokenizer"), where)
-
-
-def save(wp: Any, path: str | os.PathLike) -> None:
-    """Write rowbook's versioned file."""
-    hf_files.write(path, to_dict(wp))
-
-
-def load(cls: Any, path: str | os.PathLike) -> Any:
-    """Read a file written by :func:`save`."""
-    return from_dict(cls, read_json(path, "WordPiece"), f"WordPiece file {path}")
+#: ``tokenizer.json`` and rowbook's file.
+FILES = hf_files.TokenizerFiles("WordPiece", _model, from_document)
