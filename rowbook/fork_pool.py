@@ -105,8 +105,10 @@ def map_in_order(
         pool.terminate()
 
 
-def _value(slot: AsyncResult | tuple) -> Any:
-    return slot.get() if isinstance(slot, AsyncResult) else slot[0]
+def _value(slot: AsyncResult | concurrent.futures.Future | tuple) -> Any:
+    if isinstance(slot, AsyncResult):
+        return slot.get()
+    return slot.result() if isinstance(slot, concurrent.futures.Future) else slot[0]
 
 
 def _settle(slots: collections.deque, timeout: float = 120.0) -> None:
@@ -125,24 +127,47 @@ def _settle(slots: collections.deque, timeout: float = 120.0) -> None:
 
 
 def map_in_threads(
-    job: Callable[[_Task], _Result], tasks: Iterable[_Task], workers: int
+    job: Callable[[_Task], _Result],
+    tasks: Iterable[_Task],
+    workers: int,
+    *,
+    here: Callable[[_Task], _Result] | None = None,
 ) -> Iterator[_Result]:
-    """``job(task)`` for each task, in task order, on ``workers`` threads (at most one per
-    CPU): for a job that runs compiled code without the GIL, where a thread costs no fork
-    and no pipe. At most two tasks per thread are in flight, so results never pile up
-    faster than the caller takes them.
+    """``job(task)`` for each task, in task order, on the calling thread and ``workers - 1``
+    others (at most one per CPU in all): for a job that runs compiled code without the GIL,
+    where a thread costs no fork and no pipe.
+
+    Tasks are shared out as :func:`map_in_order` shares them: each goes to a thread while
+    the threads have fewer than two tasks each to do, else the calling thread runs it
+    (``here``, if given, instead of ``job``: with state of its own, say), so no more
+    threads run than there are cores and the caller's work on the results is shared out
+    too. With ``workers`` threads beside a caller that only waits, the caller's work on
+    the results made a third thread on two cores.
 
     Examples
     --------
-    >>> list(map_in_threads(len, [["a"], ["b", "c"]], workers=2))
-    [1, 2]
+    >>> list(map_in_threads(len, [["a"], ["b", "c"], ["d"]], workers=2))
+    [1, 2, 1]
     """
-    threads = max(1, min(workers, os.cpu_count() or 1))
-    with concurrent.futures.ThreadPoolExecutor(threads) as pool:
-        pending: collections.deque = collections.deque()
+    tasks = iter(tasks)
+    head = list(itertools.islice(tasks, 2))
+    tasks = itertools.chain(head, tasks)
+    threads = min(workers, os.cpu_count() or 1) - 1
+    here = here or job
+    if len(head) < 2 or threads < 1:
+        yield from map(here, tasks)
+        return
+    pool = concurrent.futures.ThreadPoolExecutor(threads)
+    slots: collections.deque = collections.deque()  # Future, or (result,) made here
+    try:
         for task in tasks:
-            pending.append(pool.submit(job, task))
-            if len(pending) >= 2 * threads:
-                yield pending.popleft().result()
-        while pending:
-            yield pending.popleft().result()
+            busy = sum(isinstance(s, concurrent.futures.Future) and not s.done() for s in slots)
+            slots.append(pool.submit(job, task) if busy < 2 * threads else (here(task),))
+            while slots and (
+                not isinstance(slots[0], concurrent.futures.Future) or slots[0].done()
+            ):
+                yield _value(slots.popleft())
+        while slots:
+            yield _value(slots.popleft())
+    finally:
+        pool.shutdown(cancel_futures=True)  # after an error the running tasks finish first

@@ -218,6 +218,19 @@ def _thread_job(
     return ids, ends, own.cache.since(before if own.emptied == emptied else 0)
 
 
+def _here_job(encoder: Encoder, texts: list[str]) -> tuple[np.ndarray, np.ndarray, None]:
+    """A batch the calling thread encodes: with ``encoder`` itself, nothing to learn."""
+    return (*encoder.plain_ids(texts), None)
+
+
+def _joined(pieces: list[list[int]]) -> list[int]:
+    """The ids of a text's pieces in one list (the first extended in place: no copy of it)."""
+    ids = pieces[0]
+    for piece in pieces[1:]:
+        ids += piece
+    return ids
+
+
 def _pieces(texts: list[str], size: int) -> tuple[list[str], list[int]]:
     """The texts cut where GPT-2's pattern ends a word, pieces of about ``size`` characters
     (:func:`~rowbook.text.bpe.presplit.cut_text`), and how many pieces each text gave."""
@@ -238,15 +251,18 @@ def _in_threads(
     added to ``encoder``'s cache as its batches arrive."""
     pieces, counts = _pieces(texts, size)
     job = functools.partial(_thread_job, threading.local(), encoder)
+    here = functools.partial(_here_job, encoder)
+    batches = text_batches(pieces, size)
     done, joined = 0, []  # texts handed on; ids of the pieces of the next text so far
     try:
-        for ids, ends, learned in map_in_threads(job, text_batches(pieces, size), workers):
-            encoder.learn(learned)
+        for ids, ends, learned in map_in_threads(job, batches, workers, here=here):
+            if learned is not None:
+                encoder.learn(learned)
             ids_of = []
             for piece in _slices(encoder, ids, ends):
                 joined.append(piece)
                 if len(joined) == counts[done + len(ids_of)]:
-                    ids_of.append(list(itertools.chain.from_iterable(joined)))
+                    ids_of.append(joined[0] if len(joined) == 1 else _joined(joined))
                     joined = []
             yield texts[done : done + len(ids_of)], (ids_of, {})
             done += len(ids_of)
