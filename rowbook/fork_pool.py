@@ -105,10 +105,8 @@ def map_in_order(
         pool.terminate()
 
 
-def _value(slot: AsyncResult | concurrent.futures.Future | tuple) -> Any:
-    if isinstance(slot, AsyncResult):
-        return slot.get()
-    return slot.result() if isinstance(slot, concurrent.futures.Future) else slot[0]
+def _value(slot: AsyncResult | tuple) -> Any:
+    return slot.get() if isinstance(slot, AsyncResult) else slot[0]
 
 
 def _settle(slots: collections.deque, timeout: float = 120.0) -> None:
@@ -142,7 +140,9 @@ def map_in_threads(
     (``here``, if given, instead of ``job``: with state of its own, say), so no more
     threads run than there are cores and the caller's work on the results is shared out
     too. With ``workers`` threads beside a caller that only waits, the caller's work on
-    the results made a third thread on two cores.
+    the results made a third thread on two cores. At the end, rather than wait for a task
+    no thread has started, the caller runs it (the last first), so the threads' queue
+    leaves no core idle.
 
     Examples
     --------
@@ -158,16 +158,33 @@ def map_in_threads(
         yield from map(here, tasks)
         return
     pool = concurrent.futures.ThreadPoolExecutor(threads)
-    slots: collections.deque = collections.deque()  # Future, or (result,) made here
+    slots: collections.deque = collections.deque()  # (Future, task), or (None, result made here)
     try:
         for task in tasks:
-            busy = sum(isinstance(s, concurrent.futures.Future) and not s.done() for s in slots)
-            slots.append(pool.submit(job, task) if busy < 2 * threads else (here(task),))
-            while slots and (
-                not isinstance(slots[0], concurrent.futures.Future) or slots[0].done()
-            ):
-                yield _value(slots.popleft())
+            busy = sum(future is not None and not future.done() for future, _ in slots)
+            slots.append(
+                (pool.submit(job, task), task) if busy < 2 * threads else (None, here(task))
+            )
+            while slots and (slots[0][0] is None or slots[0][0].done()):
+                yield _taken(slots.popleft())
         while slots:
-            yield _value(slots.popleft())
+            if slots[0][0] is None or slots[0][0].done() or not _run_queued(slots, here):
+                yield _taken(slots.popleft())
     finally:
         pool.shutdown(cancel_futures=True)  # after an error the running tasks finish first
+
+
+def _taken(slot: tuple) -> Any:
+    future, value = slot
+    return value if future is None else future.result()
+
+
+def _run_queued(slots: collections.deque, here: Callable[[Any], Any]) -> bool:
+    """Run here the last task of ``slots`` that no thread has started (its future
+    cancelled); False if every task has started."""
+    for i in range(len(slots) - 1, -1, -1):
+        future, task = slots[i]
+        if future is not None and future.cancel():
+            slots[i] = (None, here(task))
+            return True
+    return False

@@ -225,6 +225,8 @@ class Encoder:
         finally:
             source.lock.release()
         unknown = np.flatnonzero(found < 0)
+        if len(unknown) == 0:
+            return copied
         lengths = np.diff(ends, prepend=0)  # (K,) bytes of each word
         encoded = self.encode_new(data[np.repeat(found < 0, lengths)], np.cumsum(lengths[unknown]))
         return interleave((unknown, *encoded), (known, *copied))
