@@ -277,7 +277,9 @@ class Encoder:
 
     def copy(self) -> Encoder:
         """An encoder with the same settings and tables and a copy of the word cache as it
-        is now: a thread's own, which it changes without waiting for the others."""
+        is now: a thread's own, which it changes without waiting for the others. Its
+        :attr:`source` is this encoder, whose cache it asks for the ids of words new to it
+        before merging them."""
         with self.lock:
             other = copy.copy(self)  # a new lock (__setstate__)
             other.cache = copy.deepcopy(self.cache)
