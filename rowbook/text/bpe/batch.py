@@ -44,10 +44,10 @@ and the :class:`Encoding` of each text. Each other thread has a cache of its own
 one cache changes with every new word (under a lock: two threads changing it at once would
 mix up their words). The caller encodes too because, when ``workers`` threads encoded while
 it only joined their ids, those lists made a third busy thread on two cores: on 197
-documents of 64 KB (NewsArticles) the process's CPU time on 2 cores was 28% above one
-thread's with an empty cache and 18% with a warm one (load 9-12); with the caller encoding,
-learning only the other thread's words and that thread taking the caller's, 8-11% and at
-most 5% (two runs).
+documents of 64 KB (NewsArticles) the process's CPU time on 2 cores was 17-28% above one
+thread's with an empty cache and 10-18% with a warm one (load 9-12, several runs); with the
+caller encoding, learning only the other thread's words and that thread taking the
+caller's, 8-11% and 0-5%.
 Measured earlier on NewsArticles (13 MB) on 2 cores: with one core to share, the
 threads cost 13% more CPU time than one thread, a pool of processes 42% (the texts pickled
 to the workers, their ids pickled back, copy-on-write faults after the fork); on a nearly
