@@ -8,7 +8,9 @@ encode the same texts on one thread: documents of about 64 KB (the corpus's arti
 joined) and the corpus's first lines, timed in CPU time (one thread each; the machine may
 be shared), rowbook with its word cache emptied before each
 repetition (cold: what a first encode of unseen text costs) and kept (warm: tiktoken keeps
-no cache). The ids must be equal. Then the worst case: a run of n = 100,000 and 8n
+no cache); then on every core in wall time (tiktoken's threads, ``workers=None``), and
+where one thread's cold time goes (the pre-split and its interning, the merges). The ids
+must be equal. Then the worst case: a run of n = 100,000 and 8n
 identical characters, one word, timed with rowbook's merge-list BPE, the one read from
 ranks and tiktoken.
 
@@ -111,6 +113,33 @@ def core_rows(bpe, enc, label, texts, repeat) -> list[Row]:
     ]
 
 
+def phase_rows(bpe: ByteLevelBPE, texts: list[str], repeat: int) -> list[Row]:
+    """Where one thread's cold encoding goes: GPT-2's compiled pre-split with the interning
+    of every word (a fresh table), the merges of the distinct words, and the whole."""
+    from rowbook.intern_table import InternTable
+    from rowbook.text.bpe.merge_kernels import encode_word_bytes
+    from rowbook.text.bpe.presplit import scan_words
+
+    encoder = bpe._encoder
+    words = InternTable()
+    scan_words(words, texts)
+    data, ends = words.key_bytes()
+    data = data.copy()  # (N,) the distinct words' bytes
+    times = cpu_medians_ms(
+        {
+            "pre-split and interning of every word (the UTF-8 copy included)": lambda: scan_words(
+                InternTable(), texts
+            ),
+            f"merges of the {len(ends):,} distinct words": lambda: encode_word_bytes(
+                data, ends, encoder.byte_ids, encoder.pairs
+            ),
+            "encode_batch(workers=1), cold cache, in all": lambda: cold(bpe, texts),
+        },
+        repeat=repeat,
+    )
+    return [Row("documents, one thread, where the time goes", k, v, "") for k, v in times.items()]
+
+
 def worst_rows(bpe, ranked, enc, n: int, repeat: int) -> tuple[list[Row], list[float]]:
     """A run of n and 8n identical characters; the 8n / n time ratios (rowbook's two)."""
     rows, ratios = [], []
@@ -171,6 +200,7 @@ def main(argv: list[str] | None = None) -> int:
     rows += core_rows(
         bpe, enc, "one document of all, every core (wall clock)", ["\n\n".join(docs)], repeat
     )
+    rows += phase_rows(bpe, docs, repeat)
     run = RUN // 10 if args.quick else RUN
     worst, ratios = worst_rows(bpe, ranked, enc, run, repeat)
     subject = "rowbook encode_batch(workers=1), cold cache"
@@ -184,16 +214,43 @@ def main(argv: list[str] | None = None) -> int:
             "one document of all, every core (wall clock)": (
                 "rowbook encode_batch(workers=None), cold cache"
             ),
+            "documents, one thread, where the time goes": (
+                "encode_batch(workers=1), cold cache, in all"
+            ),
         },
     )
+    ms = {(r.group, r.name): r.ms for r in rows}
+    cores = f"tiktoken encode_ordinary_batch(num_threads={os.cpu_count() or 1})"
+    every = "documents, every core (wall clock)"
+
+    def over(group: str, anchor: str, name: str) -> float:
+        return ms[(group, anchor)] / ms[(group, name)]
+
     print(
         f"\nThe merge-list BPE gives tiktoken's ids on {merge_list_same:,} of {len(lines):,} "
         f"lines. A run of 8n characters costs tiktoken {ratios[2]:.1f}x a run of n. 1-min load "
         f"average at the end: {os.getloadavg()[0]:.1f}"
     )
+    one = "tiktoken encode_ordinary_batch(num_threads=1)"
     ok = print_targets(
         [
             ("ids equal tiktoken's (BPE read from the ranks)", float(same), 1.0),
+            (
+                "documents, one thread, cold: tiktoken / rowbook",
+                over("documents", one, subject),
+                2.5,
+            ),
+            ("lines, one thread, cold: tiktoken / rowbook", over("lines", one, subject), 5.0),
+            (
+                "documents, every core, cold: tiktoken / rowbook",
+                over(every, cores, "rowbook encode_batch(workers=None), cold cache"),
+                3.0,
+            ),
+            (
+                "documents, every core, warm: tiktoken / rowbook",
+                over(every, cores, "rowbook encode_batch(workers=None), warm cache"),
+                3.0,
+            ),
             ("run of 8n / run of n, merge list (<= 16: not quadratic)", 16 / ratios[0], 1.0),
             ("run of 8n / run of n, from ranks (<= 16: not quadratic)", 16 / ratios[1], 1.0),
         ]

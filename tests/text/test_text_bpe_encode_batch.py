@@ -15,6 +15,7 @@ import multiprocessing
 import re
 import sys
 
+import numpy as np
 import pytest
 import regex
 from hypothesis import given, settings
@@ -134,6 +135,73 @@ def test_documents_cut_across_threads_get_the_ids_of_the_whole(
     assert pool_calls[0][0] > len(documents)  # more batches than texts: the long ones were cut
     assert _fields(batch) == _fields([plain_model.encode(t) for t in documents])
     assert _fields(batch) == _fields(plain_hf.encode_batch(documents))
+
+
+@pytest.mark.parametrize("size", [1, 7, 64, 333, 2_000])
+def test_documents_cut_at_any_size_get_the_ids_of_one_pass(
+    plain_model, hard_strings, pool_calls, monkeypatch, size
+):
+    """Pieces of every size (one character: a cut at nearly every space), batches of pieces
+    shared by the calling thread and a helper, each piece's ids joined back to its text's."""
+    monkeypatch.setattr(bpe_batch, "THREAD_BATCH_CHARS", size)
+    monkeypatch.setattr(bpe_batch, "THREAD_CHARS", 0)  # these few texts go to the threads too
+    ours = copy.deepcopy(plain_model)
+    ours._encoder.cache.clear()
+    parts = [*SENTENCES, *hard_strings, "it's  ok", " 's\n\n x", "\u3000 a", "  "]
+    documents = [" ".join(parts), "\n".join(parts[::-1]), "", "one", "  ".join(parts[3:])]
+    one_pass = [plain_model.encode(t).ids for t in documents]
+    assert [e.ids for e in ours.encode_batch(documents, workers=2)] == one_pass
+    assert [e.ids for e in ours.encode_batch(documents, workers=2)] == one_pass  # warm cache
+    assert pool_calls and pool_calls[0][1:] == (2, "threads")
+
+
+def test_the_calling_thread_shares_the_tasks_and_results_keep_task_order():
+    ran = []
+
+    def job(task):
+        ran.append(("thread", task))
+        return task * 10
+
+    def here(task):
+        ran.append(("caller", task))
+        return task * 10
+
+    assert list(fork_pool.map_in_threads(job, range(40), workers=2, here=here)) == [
+        t * 10 for t in range(40)
+    ]
+    assert sorted(t for _, t in ran) == list(range(40))
+    assert {who for who, _ in ran} <= {"thread", "caller"} and ("thread", 0) in ran
+
+    def failing(task):
+        if task == 5:
+            raise ValueError("task 5")
+        return task
+
+    with pytest.raises(ValueError, match="task 5"):
+        list(fork_pool.map_in_threads(failing, range(20), workers=2))
+
+
+def test_a_threads_copy_takes_the_words_its_source_learned_since(plain_model, corpus):
+    source = copy.deepcopy(plain_model)._encoder
+    source.cache.clear()
+    thread_copy = source.copy()  # made before the source learns anything
+    known, fresh = corpus[:100], corpus[100:200]
+    source.plain_ids(known)  # learned "by another thread" after the copy
+    encoded: list[int] = []
+    encode_new = thread_copy.encode_new
+
+    def counting(data, ends):
+        encoded.append(len(ends))
+        return encode_new(data, ends)
+
+    thread_copy.encode_new = counting
+    for texts in (known, fresh + known):  # all words known to the source; some of them
+        ids, ends = thread_copy.plain_ids(texts)
+        expected = [e.ids for e in plain_model.encode_batch(texts, workers=1)]
+        assert [part.tolist() for part in np.split(ids, ends[:-1])] == expected
+    unknown = {w for t in fresh for w in regex.findall(GPT2_PATTERN, t)}
+    unknown -= {w for t in known for w in regex.findall(GPT2_PATTERN, t)}
+    assert encoded == [len(unknown)]  # only the words the source lacked were merged
 
 
 def test_the_parent_cache_learns_the_words_encoded_in_workers(

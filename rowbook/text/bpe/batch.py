@@ -15,7 +15,7 @@ computed when first read. The cyclic garbage collector is paused meanwhile: the 
 hold no cycles, and the collections their number sets off walked every live object.
 
 With ``workers > 1`` the texts are cut into batches (about eight per worker) shared by
-``workers`` threads (GPT-2's compiled pre-split, :func:`rowbook.fork_pool.map_in_threads`;
+this thread and ``workers - 1`` others (GPT-2's compiled pre-split, :func:`rowbook.fork_pool.map_in_threads`;
 from :data:`THREAD_CHARS` characters in all, batches of at least :data:`THREAD_BATCH_CHARS`)
 or by this process and ``workers - 1`` forked ones (the others, from :data:`POOL_CHARS`
 characters, batches of at least :data:`BATCH_CHARS`; :func:`rowbook.fork_pool.map_in_order`,
@@ -24,20 +24,31 @@ into pieces of about a batch (:func:`rowbook.text.bpe.presplit.cut_text`: only w
 pattern ends a word whatever follows, so the pieces' words are the text's) and the ids of its
 pieces are joined again: one document of tens of kilobytes, or a few, are shared by the
 threads as many lines are. Results
-are joined in batch order, so they do not depend on ``workers``. A worker starts from the
-word cache as it is when it starts (a thread copies it, a process inherits it), keeps the
-words it encodes for its next batches, and hands back with each batch's ids the words it
-encoded for it, as four arrays (their bytes, their ids, and where each ends): this process
-adds them to its cache as the batches arrive
+are joined in batch order, so they do not depend on ``workers``. The calling thread encodes
+batches with the model's own cache, whenever the other threads have two batches each to
+do, and at the end runs those none of them has started. Another thread or process starts
+from the word cache as it is when it starts (a thread copies it, a process inherits it),
+keeps the words it encodes for its next batches, and hands back with each batch's ids the
+words it encoded for it, as four arrays (their bytes, their ids, and where each ends): this
+process adds them to its cache as the batches arrive
 (:meth:`Encoder.learn <rowbook.text.bpe.encoder.Encoder.learn>`), so the next call finds
-every word of this one, whoever encoded it.
+every word of this one, whoever encoded it. A thread's copy takes the ids of the words
+new to it from the model's cache when that cache is not busy (words the caller or another
+thread encoded since the copy was made), and merges only the others
+(:meth:`Encoder.copy <rowbook.text.bpe.encoder.Encoder.copy>`).
 
 Why threads for the compiled pass, and processes for the rest: the compiled pass, about
 three quarters of the time, releases the GIL, so threads run it side by side with no fork,
 no pipe and no copy of the texts; what holds the GIL is this thread's share, the list of ids
-and the :class:`Encoding` of each text. Each thread has a cache of its own, since the one
-cache changes with every new word (under a lock: two threads changing it at once would mix
-up their words). Measured on NewsArticles (13 MB) on 2 cores: with one core to share, the
+and the :class:`Encoding` of each text. Each other thread has a cache of its own, since the
+one cache changes with every new word (under a lock: two threads changing it at once would
+mix up their words). The caller encodes too because, when ``workers`` threads encoded while
+it only joined their ids, those lists made a third busy thread on two cores: on 197
+documents of 64 KB (NewsArticles) the process's CPU time on 2 cores was 17-28% above one
+thread's with an empty cache and 10-18% with a warm one (load 9-12, several runs); with the
+caller encoding, learning only the other thread's words and that thread taking the
+caller's, 8-11% and 0-5%.
+Measured earlier on NewsArticles (13 MB) on 2 cores: with one core to share, the
 threads cost 13% more CPU time than one thread, a pool of processes 42% (the texts pickled
 to the workers, their ids pickled back, copy-on-write faults after the fork); on a nearly
 idle machine 2 threads took 333 ms against 570 ms for one (1.71x) and 2 processes 509 ms
@@ -218,6 +229,19 @@ def _thread_job(
     return ids, ends, own.cache.since(before if own.emptied == emptied else 0)
 
 
+def _here_job(encoder: Encoder, texts: list[str]) -> tuple[np.ndarray, np.ndarray, None]:
+    """A batch the calling thread encodes: with ``encoder`` itself, nothing to learn."""
+    return (*encoder.plain_ids(texts), None)
+
+
+def _joined(pieces: list[list[int]]) -> list[int]:
+    """The ids of a text's pieces in one list (the first extended in place: no copy of it)."""
+    ids = pieces[0]
+    for piece in pieces[1:]:
+        ids += piece
+    return ids
+
+
 def _pieces(texts: list[str], size: int) -> tuple[list[str], list[int]]:
     """The texts cut where GPT-2's pattern ends a word, pieces of about ``size`` characters
     (:func:`~rowbook.text.bpe.presplit.cut_text`), and how many pieces each text gave."""
@@ -238,15 +262,18 @@ def _in_threads(
     added to ``encoder``'s cache as its batches arrive."""
     pieces, counts = _pieces(texts, size)
     job = functools.partial(_thread_job, threading.local(), encoder)
+    here = functools.partial(_here_job, encoder)
+    batches = text_batches(pieces, size)
     done, joined = 0, []  # texts handed on; ids of the pieces of the next text so far
     try:
-        for ids, ends, learned in map_in_threads(job, text_batches(pieces, size), workers):
-            encoder.learn(learned)
+        for ids, ends, learned in map_in_threads(job, batches, workers, here=here):
+            if learned is not None:
+                encoder.learn(learned)
             ids_of = []
             for piece in _slices(encoder, ids, ends):
                 joined.append(piece)
                 if len(joined) == counts[done + len(ids_of)]:
-                    ids_of.append(list(itertools.chain.from_iterable(joined)))
+                    ids_of.append(joined[0] if len(joined) == 1 else _joined(joined))
                     joined = []
             yield texts[done : done + len(ids_of)], (ids_of, {})
             done += len(ids_of)

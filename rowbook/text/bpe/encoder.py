@@ -32,7 +32,7 @@ from rowbook.text.bpe.bytelevel import to_byte_level
 from rowbook.text.bpe.merge_kernels import encode_word_bytes, encode_word_dropout, pair_table
 from rowbook.text.bpe.options import special_regex
 from rowbook.text.bpe.pretokenize import PreTokenizer
-from rowbook.text.bpe.word_cache import Learned, WordCache
+from rowbook.text.bpe.word_cache import Learned, WordCache, interleave
 from rowbook.text.utf8 import check_utf8
 
 __all__ = ["Encoder", "Segments"]
@@ -70,6 +70,7 @@ class Encoder:
         self.rng = np.random.default_rng(seed)
         self.cache = WordCache()
         self.emptied = 0  # times the cache was emptied because it was full
+        self.source: Encoder | None = None  # a thread's copy: the encoder it was copied from
         self.lock = threading.Lock()  # held while the cache changes
 
     def set_model(
@@ -201,12 +202,34 @@ class Encoder:
         keeping this call's words if they fit."""
         cache = self.cache
         if len(cache) > before:
-            cache.set_ids(*self.encode_new(*cache.word_bytes(before)))
+            cache.set_ids(*self._new_word_ids(*cache.word_bytes(before)))
         ids, ends = cache.gather(words, group_ends)
         if len(cache) > self.cache_size:
             self.emptied += 1
             cache.keep(words, self.cache_size)
         return ids, ends
+
+    def _new_word_ids(self, data: np.ndarray, ends: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """:meth:`encode_new` of words new to this cache. A thread's copy first takes the
+        ids of those its :attr:`source` has learned since the copy was made (encoded by
+        another thread) from there, if the source is not busy, and encodes the others."""
+        source = self.source
+        if source is None or not source.lock.acquire(blocking=False):
+            return self.encode_new(data, ends)
+        try:
+            found = source.cache.lookup(data, ends)  # (K,) the id there, or -1
+            known = np.flatnonzero(found >= 0)
+            if len(known) == 0:
+                return self.encode_new(data, ends)
+            copied = source.cache.gather(found[known], np.arange(1, len(known) + 1))
+        finally:
+            source.lock.release()
+        unknown = np.flatnonzero(found < 0)
+        if len(unknown) == 0:
+            return copied
+        lengths = np.diff(ends, prepend=0)  # (K,) bytes of each word
+        encoded = self.encode_new(data[np.repeat(found < 0, lengths)], np.cumsum(lengths[unknown]))
+        return interleave((unknown, *encoded), (known, *copied))
 
     def encode_new(self, data: np.ndarray, ends: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """Ids of the words ``data[ends[i - 1]:ends[i]]`` (UTF-8 bytes; the cache is not read)
@@ -254,10 +277,13 @@ class Encoder:
 
     def copy(self) -> Encoder:
         """An encoder with the same settings and tables and a copy of the word cache as it
-        is now: a thread's own, which it changes without waiting for the others."""
+        is now: a thread's own, which it changes without waiting for the others. Its
+        :attr:`source` is this encoder, whose cache it asks for the ids of words new to it
+        before merging them."""
         with self.lock:
             other = copy.copy(self)  # a new lock (__setstate__)
             other.cache = copy.deepcopy(self.cache)
+        other.source = self
         return other
 
     def after_fork(self) -> None:
@@ -269,7 +295,8 @@ class Encoder:
             self.cache.clear()
 
     def __getstate__(self) -> dict:
-        return {name: value for name, value in self.__dict__.items() if name != "lock"}
+        state = {name: value for name, value in self.__dict__.items() if name != "lock"}
+        return state | {"source": None}
 
     def __setstate__(self, state: dict) -> None:
         self.__dict__.update(state)

@@ -416,10 +416,11 @@ class ByteLevelBPE(TokenTable):
         texts : Sequence[str]
         workers : int, optional
             Threads or processes that share the work (``None``: one per CPU). Texts of
-            more than a million characters in all are cut into batches shared by
-            ``workers`` threads (GPT-2's settings: the compiled pre-split releases the GIL)
-            or by this process and ``workers - 1`` forked ones (special or added tokens, a
-            prefix space, another pattern); fewer stay here. The encodings are the same for
+            more than 64K characters in all are cut into batches shared by this thread
+            and ``workers - 1`` others (GPT-2's settings: the compiled pre-split releases
+            the GIL); with special or added tokens, a prefix space or another pattern,
+            texts of more than a million characters by this process and ``workers - 1``
+            forked ones; fewer stay here. The encodings are the same for
             every ``workers``; with ``dropout`` all texts are encoded here, in order
             (:mod:`rowbook.text.bpe.batch`).
         add_special_tokens, allowed_special, disallowed_special

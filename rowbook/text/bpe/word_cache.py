@@ -34,11 +34,11 @@ from collections.abc import Sequence
 import numba
 import numpy as np
 
-from rowbook.intern_table import InternTable
+from rowbook.intern_table import InternTable, lookup_ranges
 from rowbook.text.bpe.presplit import scan_words
 from rowbook.text.utf8 import utf8_of
 
-__all__ = ["Learned", "WordCache"]
+__all__ = ["Learned", "WordCache", "interleave"]
 
 Learned = tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]
 """Words and their ids, as :meth:`WordCache.since` gives them: the words' bytes ``(N,)``
@@ -64,6 +64,37 @@ def _gather(words, group_ends, bounds, ids):  # pragma: no cover - compiled
             i += 1
         ends[g] = o
     return out, ends
+
+
+def interleave(
+    *parts: tuple[np.ndarray, np.ndarray, np.ndarray],
+) -> tuple[np.ndarray, np.ndarray]:
+    """The ids of words that come in several parts, back in word order: each part is
+    ``(positions, ids, ends)``, the place of each of its words ``(K,)``, their ids ``(M,)``
+    and where each word's ids end in them ``(K,)``. Returns all ids and where each word's
+    end, as :meth:`WordCache.set_ids` takes them.
+
+    Examples
+    --------
+    >>> ids, ends = interleave(
+    ...     (np.array([0, 2]), np.array([7, 8, 9]), np.array([2, 3])),
+    ...     (np.array([1]), np.array([5]), np.array([1])),
+    ... )
+    >>> ids.tolist(), ends.tolist()
+    ([7, 8, 5, 9], [2, 3, 4])
+    """
+    counts = np.zeros(sum(len(positions) for positions, _, _ in parts), dtype=np.int64)  # (K,)
+    source = np.zeros_like(counts)  # (K,) where each word's ids start in all the parts' ids
+    offset = 0
+    for positions, ids, ends in parts:
+        lengths = np.diff(ends, prepend=0)
+        counts[positions] = lengths
+        source[positions] = offset + ends - lengths
+        offset += len(ids)
+    out_ends = np.cumsum(counts)
+    shift = np.repeat(source - (out_ends - counts), counts)  # (M,)
+    every = np.concatenate([ids for _, ids, _ in parts])
+    return every[shift + np.arange(len(shift))], out_ends
 
 
 def _starts(ends: np.ndarray) -> np.ndarray:
@@ -97,6 +128,13 @@ class WordCache:
         """The cache's id of each of ``words`` ``(W,)``, new ones added."""
         data, ends = utf8_of(words)
         return self.words.intern(data, _starts(ends), ends)
+
+    def lookup(self, data: np.ndarray, ends: np.ndarray) -> np.ndarray:
+        """The cache's id of each word ``data[ends[i - 1]:ends[i]]`` ``(K,)``, -1 for a word
+        it lacks (the cache is only read)."""
+        ids = np.empty(len(ends), dtype=np.int32)  # (K,)
+        lookup_ranges(data, _starts(ends), ends, *self.words.arrays[:5], ids)
+        return ids
 
     def word_bytes(self, start: int) -> tuple[np.ndarray, np.ndarray]:
         """The bytes of words ``start`` on ``(N,)`` and where each ends in them ``(K,)``."""
