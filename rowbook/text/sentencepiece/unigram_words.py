@@ -112,7 +112,9 @@ def word_path(norm, b, e, model, scratch, path_start, path_id):
     best, second = scratch[0], scratch[3]
     margin, magnitude = np.inf, 0.0
     for k in range(1, e - b + 1):
-        margin = min(margin, best[k] - second[k])
+        gap = best[k] - second[k]
+        if not gap >= margin:  # a NaN gap stays: the word is then never taken as exact
+            margin = gap
         magnitude = max(magnitude, abs(best[k]))
     return count, margin, magnitude
 
