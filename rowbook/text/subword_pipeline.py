@@ -96,6 +96,7 @@ class SubwordTokenizer(TokenTable):
         self._special_ids = {t: self._vocab[t] for t, s in self._added if s}
         self._cutter = special_regex(list(self._added_ids))
         self._cache: dict[str, tuple[int, ...]] = {}
+        self._id_ints = np.arange(len(self._id_to_token)).astype(object)  # (V,) see _unpacked
         self._fitted = True
         self._on_install()
 
@@ -158,7 +159,7 @@ class SubwordTokenizer(TokenTable):
         chain = itertools.chain.from_iterable
         job = self._batch_job() if self._cutter is None else None
         if job is not None:
-            return _unpacked(job(texts))
+            return _unpacked(job(texts), self._id_ints)
         if self._cutter is None:
             words_of = [self._words(t, True) for t in texts]
             table = self._lookup(list(chain(words_of)))
@@ -178,18 +179,27 @@ class SubwordTokenizer(TokenTable):
             out.append(ids)
         return out
 
-    def _finish(self, text: str, ids: list[int], add_special_tokens: bool) -> Encoding:
-        """The :class:`Encoding` of ``text`` from the ids of its words."""
-        before = after = 0
-        if add_special_tokens and self.template is not None:
+    def _encodings(
+        self, texts: Sequence[str], ids_of: list[list[int]], add_special_tokens: bool
+    ) -> list[Encoding]:
+        """The :class:`Encoding` of each text from its ids (a template's tokens added)."""
+        lazy, tokens_offsets = functools.partial, self._tokens_offsets
+        if not add_special_tokens or self.template is None:  # most texts: nothing to add
+            return [
+                Encoding(ids, source=lazy(tokens_offsets, text, 0, 0))
+                for text, ids in zip(texts, ids_of, strict=True)
+            ]
+        out = []
+        for text, ids in zip(texts, ids_of, strict=True):
             ids, before, after = self.template.apply(ids)
-        mask = (
-            [1] * before + [0] * (len(ids) - before - after) + [1] * after
-            if before + after
-            else None
-        )
-        source = functools.partial(self._tokens_offsets, text, before, after)
-        return Encoding(ids, source=source, special_tokens_mask=mask)
+            mask = (
+                [1] * before + [0] * (len(ids) - before - after) + [1] * after
+                if before + after
+                else None
+            )
+            source = lazy(tokens_offsets, text, before, after)
+            out.append(Encoding(ids, source=source, special_tokens_mask=mask))
+        return out
 
     def _tokens_offsets(
         self, text: str, before: int, after: int
@@ -221,7 +231,7 @@ class SubwordTokenizer(TokenTable):
         """The :class:`~rowbook.text.bpe.result.Encoding` of ``text``: ids, tokens, offsets,
         masks. ``add_special_tokens`` adds the template's tokens (``[CLS] ... [SEP]``)."""
         self._check_fitted()
-        return self._finish(text, self._ids_of([check_str(text)])[0], add_special_tokens)
+        return self._encodings([text], self._ids_of([check_str(text)]), add_special_tokens)[0]
 
     def encode_batch(
         self, texts: Sequence[str], *, add_special_tokens: bool = True, workers: int | None = None
@@ -254,11 +264,8 @@ class SubwordTokenizer(TokenTable):
                 )
                 ids_of = []
                 for part in parts:
-                    ids_of += _unpacked(part)
-            return [
-                self._finish(t, ids, add_special_tokens)
-                for t, ids in zip(texts, ids_of, strict=True)
-            ]
+                    ids_of += _unpacked(part, self._id_ints)
+            return self._encodings(texts, ids_of, add_special_tokens)
 
     def _packed_ids(self, texts: list[str]) -> tuple[np.ndarray, np.ndarray]:
         """A worker's batch: all ids ``(N,)`` int32 and the count per text ``(B,)``."""
@@ -299,9 +306,12 @@ class SubwordTokenizer(TokenTable):
         return len(new)
 
 
-def _unpacked(part: Any) -> list[list[int]]:
+def _unpacked(part: Any, id_ints: np.ndarray) -> list[list[int]]:
+    """Each text's ids from a batch's ``(all ids, count per text)``, the ints taken from
+    ``id_ints`` (the int of every id, made once: copying references to them costs less than
+    making 2.4 million ints, 19 ms against 47 ms on 10 MB of NewsArticles)."""
     if isinstance(part, list):
         return part
     flat, lengths = part
-    ids, ends = flat.tolist(), np.cumsum(lengths).tolist()
+    ids, ends = id_ints[flat].tolist(), np.cumsum(lengths).tolist()
     return [ids[end - n : end] for end, n in zip(ends, lengths.tolist(), strict=True)]

@@ -19,7 +19,7 @@ from collections.abc import Sequence
 import numba
 import numpy as np
 
-__all__ = ["LONG_TEXT", "byte_ends", "char_ends", "check_utf8", "utf8_of"]
+__all__ = ["LONG_TEXT", "byte_ends", "char_ends", "check_utf8", "utf8_len", "utf8_of"]
 
 LONG_TEXT = 256  # characters a text on average from which utf8_of encodes texts one by one
 
@@ -35,6 +35,13 @@ def check_utf8(text: str) -> str:
                 f"{err.start}, which has no UTF-8 bytes; encode valid Unicode"
             ) from None
     return text
+
+
+@numba.njit(cache=True, inline="always")
+def utf8_len(c):  # pragma: no cover - compiled
+    """The number of UTF-8 bytes of code point ``c`` (a surrogate's three, as Python's
+    ``"surrogatepass"`` writes it)."""
+    return 1 + (c >= 0x80) + (c >= 0x800) + (c >= 0x10000)
 
 
 @numba.njit(cache=True, nogil=True)

@@ -8,9 +8,12 @@ whole batch of texts in one numba call that releases the GIL:
    user-defined symbols, the character map's rules, the whitespace flags);
 2. the model over the normalized sentence: a Unigram's best path
    (:func:`rowbook.text.unigram.lattice.best_ends`, 32-bit path scores as ``sentencepiece``
-   adds them) or a BPE's merges (:func:`rowbook.text.sentencepiece.bpe_merges.merge_span`, user-defined
-   symbols frozen; word by word when no piece holds a ``"▁"`` past its first character,
-   which gives the same merges, since no merge can then join two words, in smaller heaps);
+   adds them) or a BPE's merges (:func:`rowbook.text.sentencepiece.bpe_merges.merge_span`,
+   user-defined symbols frozen). When no piece holds a ``"▁"`` past its first character,
+   no piece joins two words, and both run word by word, each distinct word of the batch
+   once (:mod:`rowbook.text.sentencepiece.word_cache`): a BPE gives the same merges in
+   smaller heaps; a Unigram keeps each word's path with the margin that proves it is the
+   one ``sentencepiece``'s 32-bit sums take (:mod:`rowbook.text.sentencepiece.unigram_words`);
 3. unknown text as ``sentencepiece`` gives it: a run of unknown pieces is one ``unk`` id,
    or with byte fallback each character's UTF-8 bytes as ``<0xXX>`` pieces.
 
@@ -33,8 +36,9 @@ import numpy as np
 
 from rowbook.text.sentencepiece.bpe_merges import merge_heap, merge_span
 from rowbook.text.sentencepiece.normalizer import normalize_into, with_room
+from rowbook.text.sentencepiece.unigram_words import word_nodes, word_scratch
+from rowbook.text.sentencepiece.word_cache import add_word, find_word, results_of, word_cache
 from rowbook.text.trie import joined_codepoints, longest_prefix
-from rowbook.text.unigram.lattice import SENTENCEPIECE, best_ends
 
 __all__ = ["Job", "bpe_job", "unigram_job"]
 
@@ -75,53 +79,54 @@ def _unknown(ids, o, c, run, unk_id, byte_ids, utf8):
 
 
 @numba.njit(cache=True, nogil=True, _nrt=False)
-def _unigram_text(norm, m, model, unk_id, byte_ids, best, start, piece, path, utf8, ids, o):
+def _unigram_text(norm, m, model, by_word, cache, scratch, path, unk_id, byte_ids, utf8, ids, o):
     """Write the ids of the normalized sentence ``norm[:m]`` at ``ids[o:]``: the best path
-    of its lattice, unknown characters resolved. The new ``o``."""
-    trie, scores, kinds, unk_score, max_score = model
-    best_ends(
-        norm, 0, m, trie, scores, kinds, unk_score, SENTENCEPIECE, max_score, best, start, piece
-    )
-    n_nodes, k = 0, m
-    while k > 0:  # the path's end positions, right to left
-        path[n_nodes] = k
-        k = start[k]
-        n_nodes += 1
-    run = False
-    for j in range(n_nodes - 1, -1, -1):
-        end = path[j]
-        if piece[end] >= 0:
-            ids[o] = piece[end]
-            o += 1
-            run = False
-        else:  # an unknown node: one character
-            o = _unknown(ids, o, norm[start[end]], run, unk_id, byte_ids, utf8)
-            run = True
+    of its lattice, found word by word (``by_word``) or over the whole sentence, unknown
+    characters resolved. The new ``o``."""
+    path_start, path_id = path
+    x, run, b = 0.0, False, 0
+    while b < m:
+        e = m
+        if by_word:
+            e = b + 1
+            while e < m and norm[e] != _ESCAPED_CODE:
+                e += 1
+        count, x = word_nodes(norm, b, e, x, model, by_word, cache, scratch, path_start, path_id)
+        for j in range(count):
+            if path_id[j] >= 0:
+                ids[o] = path_id[j]
+                o += 1
+                run = False
+            else:  # an unknown node: one character
+                o = _unknown(ids, o, norm[b + path_start[j]], run, unk_id, byte_ids, utf8)
+                run = True
+        b = e
     return o
 
 
 @numba.njit(cache=True, nogil=True)
-def _unigram_kernel(data, starts, user, rules, flags, model, unk_id, byte_ids):
+def _unigram_kernel(data, starts, user, rules, flags, model, by_word, unk_id, byte_ids):
     n_texts = starts.size - 1
     ids = np.empty(max(16, data.size + n_texts), np.int32)  # grown when byte pieces need it
     counts = np.zeros(n_texts, np.int64)
     norm = np.empty(0, np.int32)
-    best = np.empty(0, np.float64)
-    start = piece = path = np.empty(0, np.int64)
+    scratch = word_scratch(0)
+    path = (np.empty(0, np.int64), np.empty(0, np.int64))
+    cache = word_cache(data.size // 4 + 16 if by_word else 0)
     utf8 = np.empty(4, np.int64)
     o = 0
     for t in range(n_texts):
         bound = (starts[t + 1] - starts[t]) * flags[6] + 2  # normalized characters, at most
         if norm.size < bound:
             norm = np.empty(2 * bound, np.int32)
-            best = np.empty(2 * bound + 1, np.float64)
-            start = np.empty(2 * bound + 1, np.int64)
-            piece = np.empty(2 * bound + 1, np.int64)
-            path = np.empty(2 * bound + 1, np.int64)
+            scratch = word_scratch(2 * bound)
+            path = (np.empty(2 * bound, np.int64), np.empty(2 * bound, np.int64))
         m = normalize_into(data, starts[t], starts[t + 1], user, rules, flags, norm)
         ids = with_room(ids, o + 4 * m)  # four byte pieces a character at most
         before = o
-        o = _unigram_text(norm, m, model, unk_id, byte_ids, best, start, piece, path, utf8, ids, o)
+        o = _unigram_text(
+            norm, m, model, by_word, cache, scratch, path, unk_id, byte_ids, utf8, ids, o
+        )
         counts[t] = o - before
     return ids[:o], counts
 
@@ -135,76 +140,33 @@ def _char_index(c, bmp, codes):
     return k if k < codes.size and codes[k] == c else -1
 
 
-#: Most distinct words a batch's word cache keeps (a BPE merged word by word).
-CACHE_WORDS = 1 << 16
-_FNV_OFFSET, _FNV_PRIME = np.uint64(0xCBF29CE484222325), np.uint64(0x100000001B3)
-
-
-@numba.njit(cache=True)
-def word_cache(words):
-    """An empty word cache for up to ``min(words, CACHE_WORDS)`` words: ``(slots (T,) hash,
-    slots' entries (T,), entries' character starts (E + 1,), entries' result starts (E + 1,),
-    characters (E * 24,), result offsets and symbols (E * 16,) each, used (3,): entries,
-    characters, results)``; ``T`` a power of two at least twice ``E``."""
-    size = min(words, CACHE_WORDS)
-    slots = 16
-    while slots < 2 * size:
-        slots *= 2
-    return (
-        np.zeros(slots, np.uint64),
-        np.empty(slots, np.int64),
-        np.zeros(size + 1, np.int64),
-        np.zeros(size + 1, np.int64),
-        np.empty(size * 24, np.int32),
-        np.empty(size * 16, np.int64),
-        np.empty(size * 16, np.int64),
-        np.zeros(3, np.int64),
-    )
-
-
 @numba.njit(cache=True, inline="always")
 def _merge_word(norm, c0, c1, sym, frozen, nxt, prv, a, b, heap, model, cache):
     """Merge the symbols ``a .. b`` of the word ``norm[c0:c1]``, or take them from the cache
     (a word's merges depend on its characters alone); a word merged is kept while there is
     room."""
     keys, new_ids, scores = model[2]
-    hashes, entry_of, char_start, res_start, chars, res_off, res_sym, used = cache
-    h = _FNV_OFFSET
-    for k in range(c0, c1):
-        h = (h ^ np.uint64(norm[k])) * _FNV_PRIME
-    h |= np.uint64(1)  # 0 marks an empty slot
-    mask = hashes.size - 1
-    slot = np.int64(h >> np.uint64(40)) & mask
-    while hashes[slot] != 0:
-        if hashes[slot] == h:
-            e = entry_of[slot]
-            x0, x1 = char_start[e], char_start[e + 1]
-            same = x1 - x0 == c1 - c0
-            k = 0
-            while same and k < c1 - c0:
-                same = chars[x0 + k] == norm[c0 + k]
-                k += 1
-            if same:
-                for k in range(a, b):
-                    sym[k] = -3
-                for r in range(res_start[e], res_start[e + 1]):
-                    sym[a + res_off[r]] = res_sym[r]
-                return
-        slot = (slot + 1) & mask
+    arena = cache[1]
+    record, slot, tag = find_word(norm, c0, c1, cache)
+    if record >= 0:
+        for k in range(a, b):
+            sym[k] = -3
+        first, count = results_of(cache, record)
+        for r in range(first, first + 2 * count, 2):
+            sym[a + arena[r]] = arena[r + 1]
+        return
     merge_span(sym, frozen, nxt, prv, a, b, heap, keys, new_ids, scores)
-    e, x0, r0 = used[0], used[1], used[2]
-    if e + 1 >= char_start.size or x0 + c1 - c0 > chars.size or r0 + b - a > res_sym.size:
+    left = 0
+    for k in range(a, b):
+        left += sym[k] != -3
+    record = add_word(norm, c0, c1, slot, tag, cache, left, 0)
+    if record < 0:
         return  # full
-    for k in range(c0, c1):
-        chars[x0 + k - c0] = norm[k]
-    r = r0
+    r, _ = results_of(cache, record)
     for k in range(a, b):
         if sym[k] != -3:
-            res_off[r], res_sym[r] = k - a, sym[k]
-            r += 1
-    hashes[slot], entry_of[slot] = h, e
-    char_start[e + 1], res_start[e + 1] = x0 + c1 - c0, r
-    used[0], used[1], used[2] = e + 1, x0 + c1 - c0, r
+            arena[r], arena[r + 1] = k - a, sym[k]
+            r += 2
 
 
 @numba.njit(cache=True, nogil=True, _nrt=False)
@@ -306,12 +268,13 @@ def _byte_ids(byte_ids: Sequence[int] | None) -> np.ndarray:
     return np.zeros(0, np.int64) if byte_ids is None else np.asarray(byte_ids, np.int64)
 
 
-def unigram_job(uni: Any) -> Job:
+def unigram_job(uni: Any, by_word: bool) -> Job:
     """The batch job of a :class:`~rowbook.text.Unigram` read from a ``.model`` file (its
     normalizer a :class:`~rowbook.text.sentencepiece.normalizer.SentencePieceNormalizer`,
-    no pre-tokenizer, no sampling)."""
+    no pre-tokenizer, no sampling; ``by_word``: word by word, for a model whose pieces never
+    join two words, :mod:`rowbook.text.sentencepiece.unigram_words`)."""
     user, rules, flags = uni.normalizer.tables
-    tables = (user, rules, flags, uni._model, uni._unk_id, _byte_ids(uni._byte_ids))
+    tables = (user, rules, flags, uni._model, by_word, uni._unk_id, _byte_ids(uni._byte_ids))
     return functools.partial(_run, _unigram_kernel, tables)
 
 

@@ -31,7 +31,7 @@ def model_from_parts(parts: files.ModelParts) -> Any:
         byte_fallback=parts.byte_fallback,
         cache_size=0,
     )
-    tok.mode = SENTENCEPIECE
+    tok.mode, tok._word_by_word = SENTENCEPIECE, parts.word_by_word
     tok._set_model(parts.pieces, parts.unk_id, kinds=parts.kinds)
     tok.decoder = parts.decoder
     tok._model_file = parts.file

@@ -40,6 +40,7 @@ import numba
 import numpy as np
 
 from rowbook.text.trie import find_child
+from rowbook.text.utf8 import utf8_len
 
 __all__ = [
     "HF",
@@ -47,6 +48,7 @@ __all__ = [
     "best_ends",
     "marginals",
     "sample_paths",
+    "sentencepiece_score",
     "two_best",
     "viterbi",
     "viterbi_reference",
@@ -57,17 +59,40 @@ NORMAL, USER_DEFINED, UNUSED, NEVER = 0, 1, 2, 3
 
 
 @numba.njit(cache=True, inline="always")
-def _utf8_len(c):
-    return 1 + (c >= 0x80) + (c >= 0x800) + (c >= 0x10000)
+def sentencepiece_score(token, nbytes, scores, kinds, max_score):
+    """The 32-bit score ``sentencepiece`` gives the piece ``token`` of ``nbytes`` UTF-8
+    bytes: its own, or ``nbytes * max_score - 0.1`` for a user-defined piece."""
+    if kinds[token] == USER_DEFINED:
+        return np.float32(np.float32(nbytes) * np.float32(max_score) - 0.1)
+    return np.float32(scores[token])
+
+
+@numba.njit(cache=True, inline="always")
+def _offer(k, candidate, p, token, best, start, piece, second):
+    """The node ``p -> k`` of ``token`` with path score ``candidate``: the best at ``k`` if
+    it is the first or strictly higher; ``second[k]`` keeps the best of the others."""
+    if start[k] < 0 or candidate > best[k]:
+        if second.size:
+            second[k] = best[k] if start[k] >= 0 else -np.inf
+        best[k], start[k], piece[k] = candidate, p, token
+    elif second.size and candidate > second[k]:
+        second[k] = candidate
 
 
 @numba.njit(cache=True, nogil=True, _nrt=False)
-def best_ends(data, s, e, trie, scores, kinds, unk_score, mode, max_score, best, start, piece):
-    """Fill ``best[k]``, ``start[k]``, ``piece[k]`` (``k = 0 .. e - s``) for ``data[s:e]``."""
+def best_ends(
+    data, s, e, trie, scores, kinds, unk_score, mode, max_score, first, best, start, piece, second
+):
+    """Fill ``best[k]``, ``start[k]``, ``piece[k]`` (``k = 0 .. e - s``) for ``data[s:e]``,
+    the path score at ``s`` being ``first``; and ``second[k]``, the best score of the other
+    nodes ending at ``k`` (``-inf``: none), unless ``second`` is empty."""
     values = trie[2]
     n = e - s
     for k in range(n + 1):
         best[k], start[k], piece[k] = 0.0, -1, -2
+        if second.size:
+            second[k] = -np.inf
+    best[0] = first
     unk32 = np.float32(unk_score)
     for p in range(n):
         here = best[p]
@@ -77,30 +102,23 @@ def best_ends(data, s, e, trie, scores, kinds, unk_score, mode, max_score, best,
             node = find_child(trie, node, data[s + q])
             if node < 0:
                 break
-            nbytes += _utf8_len(data[s + q])
+            nbytes += utf8_len(data[s + q])
             token = values[node]
             if token < 0 or kinds[token] >= UNUSED:
                 continue
             if mode == SENTENCEPIECE:  # float arithmetic throughout
-                if kinds[token] == USER_DEFINED:
-                    score = np.float32(np.float32(nbytes) * np.float32(max_score) - 0.1)
-                else:
-                    score = np.float32(scores[token])
+                score = sentencepiece_score(token, nbytes, scores, kinds, max_score)
                 candidate = np.float64(np.float32(np.float32(here) + score))
-                better = start[q + 1] < 0 or candidate > best[q + 1]
             else:
                 candidate = here + scores[token]
-                better = start[q + 1] < 0 or candidate > best[q + 1]
-            if better:
-                best[q + 1], start[q + 1], piece[q + 1] = candidate, p, token
+            _offer(q + 1, candidate, p, token, best, start, piece, second)
             single = single or q == p
         if not single:
             if mode == SENTENCEPIECE:
                 candidate = np.float64(np.float32(here) + unk32)
             else:
                 candidate = here + unk_score
-            if start[p + 1] < 0 or candidate > best[p + 1]:
-                best[p + 1], start[p + 1], piece[p + 1] = candidate, p, -1
+            _offer(p + 1, candidate, p, -1, best, start, piece, second)
 
 
 @numba.njit(cache=True, nogil=True)
@@ -115,10 +133,26 @@ def _viterbi_kernel(data, starts, trie, scores, kinds, unk_score, mode, max_scor
     ids = np.empty(max(data.size, 1), np.int64)  # at most one piece per character
     pos = np.empty(max(data.size, 1), np.int64)
     bounds = np.zeros(n_words + 1, np.int64)
+    none = np.empty(0, np.float64)  # no second best kept
     o = 0
     for w in range(n_words):
         s, e = starts[w], starts[w + 1]
-        best_ends(data, s, e, trie, scores, kinds, unk_score, mode, max_score, best, start, piece)
+        best_ends(
+            data,
+            s,
+            e,
+            trie,
+            scores,
+            kinds,
+            unk_score,
+            mode,
+            max_score,
+            0.0,
+            best,
+            start,
+            piece,
+            none,
+        )
         k, m = e - s, 0
         while k > 0:  # backtrack, writing the pieces right to left
             ids[o + m], pos[o + m] = piece[k], start[k]

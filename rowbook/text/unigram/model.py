@@ -112,6 +112,7 @@ class Unigram(SubwordTokenizer):
         )
         self._rng = np.random.default_rng(seed)
         self.mode = lattice.HF
+        self._word_by_word = False  # a .model's: no piece joins two words
 
     # --------------------------------------------------------------- the model
     def _set_model(
@@ -172,7 +173,7 @@ class Unigram(SubwordTokenizer):
         ):
             return None
         if self._job[0] is not self.normalizer:
-            self._job = (self.normalizer, unigram_job(self))
+            self._job = (self.normalizer, unigram_job(self, self._word_by_word))
         return self._job[1]
 
     @property
