@@ -1,5 +1,9 @@
 """Numba kernel of byte-level BPE encoding: apply merges inside each word, lowest rank first.
 
+One file over 400 lines on purpose: the two merge paths (the short word's scan, the long
+word's heap), the pair table both probe and the reference both are held to stay side by
+side.
+
 The merges are found by pair in an open-addressing hash table (:func:`pair_table`: one
 or two probes, where a binary search over 32,000 sorted pairs made fifteen; the kernel ran 2.2x
 faster on NewsArticles' 72,000 distinct words). A word of up to :data:`SHORT` bytes (nearly

@@ -1,5 +1,9 @@
 """Byte-level BPE: Sennrich et al.'s merges, learned on UTF-8 bytes after a GPT-2 pre-split.
 
+One file over 400 lines on purpose: it is the public class, each method a short call into
+the modules beside it (train_kernel, encoder, batch, files, tiktoken_files), so the whole
+API reads in one place.
+
 :class:`ByteLevelBPE` splits text into words with :data:`~rowbook.text.bpe.bytelevel.GPT2_PATTERN`,
 spells each word with its UTF-8 bytes (256 base symbols, so no input is ever unknown),
 and learns merges of adjacent symbols, most frequent pair first (ties: the smaller pair of
