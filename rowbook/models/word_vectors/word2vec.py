@@ -135,8 +135,9 @@ class Word2Vec(WordVectorModel):
     """
 
     _run_only: ClassVar[tuple[str, ...]] = ("workers", "progress", "compute_loss", "row_stats")
-    #: 2: ``kernel`` joined the parameters (files before it trained with the classic kernel).
-    _state_version: ClassVar[int] = 2
+    #: 2: ``kernel`` joined the parameters (files before it trained with the classic kernel);
+    #: 3: ``kernel="batched"`` minibatches CBOW too (version 2 trained CBOW classic).
+    _state_version: ClassVar[int] = 3
 
     def __init__(
         self,
@@ -207,10 +208,15 @@ class Word2Vec(WordVectorModel):
 
     @classmethod
     def _upgrade(cls, params: dict[str, Any], state: dict[str, Any], version: int):
-        """Version 1 had no ``kernel``: those models trained with the classic one, and load
-        (and resume) with it."""
-        if version == 1 and "kernel" in cls.param_names():
-            return {"kernel": "classic", **params}, state
+        """Version 1 had no ``kernel``, version 2's ``"batched"`` was skip-gram's only: those
+        models trained with the classic kernel (version 2: in CBOW), and load (and resume)
+        with it."""
+        if "kernel" in cls.param_names():
+            if version == 1:
+                return {"kernel": "classic", **params}, state
+            if version == 2:
+                cbow = params.get("architecture") == "cbow"
+                return ({**params, "kernel": "classic"} if cbow else params), state
         return super()._upgrade(params, state, version)
 
     # -- what differs in the family: the tables, the vocabulary scan, the kernel -----------
@@ -277,7 +283,7 @@ class Word2Vec(WordVectorModel):
             skipgram=skipgram,
             cbow_mean=self.cbow_mean,
             compute_loss=self.compute_loss,
-            batched=skipgram and self.kernel == "batched",
+            batched=self.kernel == "batched",
         )
 
         def step(j: int, lr: float, seed: int, stats: Any) -> float:
