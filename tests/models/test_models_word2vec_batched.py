@@ -18,12 +18,12 @@ from rowbook.models.word_vectors.word2vec_batched_cbow_reference import (
     train_job_batched_cbow_reference,
 )
 from rowbook.models.word_vectors.word2vec_batched_kernels import (
-    shared_negatives,
+    merged_negatives,
     shared_targets,
     train_job_batched,
 )
 from rowbook.models.word_vectors.word2vec_batched_reference import (
-    shared_negatives_reference,
+    merged_negatives_reference,
     shared_targets_reference,
     train_job_batched_reference,
 )
@@ -139,11 +139,11 @@ def test_shared_negatives_drop_every_centre_of_a_batch():
     targets = np.empty(len(centres) + 12, np.int64)
     weights = np.empty(len(centres) + 12, np.float32)
     targets[:4], weights[:4] = centres, 1.0
-    n, new_state = shared_negatives(
-        4, 12, 1.0, table, guide, np.uint64(55), np.zeros((V, D), np.float32), targets, weights
+    n, new_state = merged_negatives(
+        4, 12, table, guide, np.uint64(55), np.zeros((V, D), np.float32), targets, weights
     )
     negatives, ref_state = draw_negatives_reference(table, 55, 12)
-    want_targets, want_counts = shared_negatives_reference(centres, negatives)
+    want_targets, want_counts = merged_negatives_reference(centres, negatives)
     assert int(new_state) == ref_state
     assert targets[4:n].tolist() == want_targets and weights[4:n].tolist() == want_counts
     assert 0 in negatives and 2 in negatives and 1 in want_targets  # dropped, and kept

@@ -92,15 +92,19 @@ class Word2Vec(WordVectorModel):
     cbow_mean : bool
         CBOW's hidden vector is the mean of the window's rows (else their sum).
     kernel : {"batched", "classic"}
-        How skip-gram steps. ``"batched"``: the window of a centre word is one minibatch,
-        its context rows against the centre and one draw of negatives shared by the window,
-        the rows read as they were before it (HogBatch, Ji et al. 2016;
-        :mod:`~rowbook.models.word_vectors.word2vec_batched_kernels`): the same scores as
-        ``"classic"`` on NewsArticles and the health tweets, about twice the kernel's speed.
-        ``"classic"``: one example per (centre, context) pair, each with its own negatives,
-        word2vec.c's and gensim's algorithm (one worker and a seed give the tables rowbook
-        gave before the option; models saved before it load with it). CBOW already takes one
-        example per window and trains the same either way. ``docs/cores.md`` has the figures.
+        How the examples step. ``"batched"``: minibatches sharing one draw of negatives, the
+        rows read as they were before the minibatch. In skip-gram a minibatch is the window
+        of a centre word, its context rows against the centre and the negatives (HogBatch,
+        Ji et al. 2016; :mod:`~rowbook.models.word_vectors.word2vec_batched_kernels`); in
+        CBOW it is 8 windows far apart in the text, each window's mean against its own
+        centre and all of them against the negatives
+        (:mod:`~rowbook.models.word_vectors.word2vec_batched_cbow_kernels`). The same scores
+        as ``"classic"`` on NewsArticles and the health tweets, 1.5-2.5x the kernel's speed.
+        ``"classic"``: one example per (centre, context) pair in skip-gram and per window in
+        CBOW, each with its own negatives, word2vec.c's and gensim's algorithm (one worker
+        and a seed give the tables rowbook gave before the option). Models saved before
+        the option, and CBOW models saved before ``"batched"`` covered CBOW, load and
+        resume with ``"classic"``. ``docs/cores.md`` has the figures.
     lr, min_lr : float
         Learning rate at the start and at the end of each training call (linear decay).
         ``lr=None`` takes word2vec.c's default for the architecture: 0.025 for

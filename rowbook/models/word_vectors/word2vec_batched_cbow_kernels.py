@@ -1,14 +1,14 @@
-"""word2vec's minibatched CBOW: consecutive windows' hidden vectors against shared negatives.
+"""word2vec's minibatched CBOW: windows' hidden vectors against shared negatives.
 
 The classic kernel (:func:`~rowbook.models.word_vectors.word2vec_kernels.train_job`) takes
 one example per centre word: the mean ``h`` of its window's rows against the centre and
 ``negative`` negatives of its own, ``1 + negative`` output rows fetched for every word. This
-one takes ``B`` consecutive windows (:data:`CBOW_BATCH`) as one minibatch, as the
-minibatched skip-gram takes a window (:mod:`~rowbook.models.word_vectors.word2vec_batched_kernels`):
-the hidden vectors ``H`` ``(B, d)``, row ``b`` the mean (``cbow_mean``) or sum of window
-``b``'s rows, predict
+one takes ``B`` windows (:data:`CBOW_BATCH`) as one minibatch, as the minibatched skip-gram
+takes a window (:mod:`~rowbook.models.word_vectors.word2vec_batched_kernels`): the hidden
+vectors ``H`` ``(B, d)``, row ``b`` the mean (``cbow_mean``) or sum of window ``b``'s rows,
+predict
 
-* each its own centre ``c_b`` (label 1): one dot product and two axpy's a window, in order;
+* each its own centre ``c_b`` (label 1): a dot product and two axpy's a window, in order;
 * one draw of ``negative`` negatives shared by the batch (label 0; a draw equal to a centre
   of the batch dropped, repeated draws merged into one row counted ``n`` times):
   ``Y = W_out[T]`` ``(O, d)``, from the rows as they were before the minibatch::
@@ -22,10 +22,18 @@ Hierarchical softmax steps each window along its centre's own path, as the class
 does (the paths of a batch differ: no block to share). Then every context row of window
 ``b`` takes ``steps[b]`` (divided by the window's size for the sum, gensim's convention).
 
-``H`` is computed once, before the batch's steps: window ``b + 1`` does not see the steps
-window ``b`` gave the rows they share, and the batch shares its negatives, so the result
-differs from the classic kernel by about what a seed changes (``docs/cores.md`` has the
-quality measured). The negatives' rows are fetched once a batch instead of once a window.
+Which windows: the job's windows are cut into ``B`` runs of consecutive windows and
+minibatch ``k`` takes the ``k``-th window of every run (:func:`batch_order`), so the
+windows of a batch are far apart in the text. ``B`` consecutive windows would share most
+of their context rows: ``H`` is computed once, before the batch's steps, so window
+``b + 1`` would not see the steps window ``b`` gave those rows, and their almost equal
+``h`` would give each shared negative ``B`` times one step from one score. On NewsArticles
+that cost 0.022 of questions-words accuracy at ``B = 8`` (0.038 at 16); windows far apart
+cost nothing measurable (``docs/cores.md``). A run's next window shares its rows with the
+current one, so they stay in cache from one batch to the next.
+
+The negatives' rows are fetched once a batch instead of once a window. The result differs
+from the classic kernel by about what a seed changes.
 :mod:`~rowbook.models.word_vectors.word2vec_batched_cbow_reference` is the same algorithm
 in NumPy, draw for draw.
 """
@@ -39,7 +47,7 @@ from rowbook.models.word_vectors.word2vec_batched_kernels import (
     add_combination,
     block_step,
     context_windows,
-    shared_negatives,
+    merged_negatives,
 )
 from rowbook.models.word_vectors.word2vec_kernels import (
     FASTMATH,
@@ -49,10 +57,11 @@ from rowbook.models.word_vectors.word2vec_kernels import (
     prefetch_row,
 )
 
-__all__ = ["CBOW_BATCH", "train_job_batched_cbow"]
+__all__ = ["CBOW_BATCH", "batch_order", "train_job_batched_cbow"]
 
 #: Windows a minibatch (chosen by measurement, ``docs/cores.md``).
 CBOW_BATCH = 8
+
 
 @numba.njit(nogil=True, fastmath=FASTMATH, cache=True, inline="always")
 def _hidden(W_in, words, i, lo, hi, cbow_mean, context, weights, h):  # pragma: no cover
@@ -70,10 +79,37 @@ def _hidden(W_in, words, i, lo, hi, cbow_mean, context, weights, h):  # pragma: 
     return n_in
 
 
+@numba.njit(nogil=True, cache=True)
+def batch_order(n_win, batch):  # pragma: no cover - compiled
+    """``(order, bounds)``: the ``n_win`` windows of a job cut into ``batch`` runs of
+    consecutive windows, minibatch ``k`` the ``k``-th window of every run: windows
+    ``order[bounds[k]:bounds[k + 1]]``. Compiled, so the reference shares it.
+
+    Examples
+    --------
+    >>> order, bounds = batch_order(7, 3)
+    >>> order.tolist(), bounds.tolist()
+    ([0, 3, 6, 1, 4, 2, 5], [0, 3, 5, 7])
+    """
+    length = (n_win + batch - 1) // batch  # windows a run (the last one shorter)
+    order = np.empty(n_win, dtype=np.int64)
+    bounds = np.empty(length + 1, dtype=np.int64)
+    n = 0
+    for k in range(length):
+        bounds[k] = n
+        for run in range(batch):
+            w = run * length + k
+            if w < n_win:
+                order[n] = w
+                n += 1
+    bounds[length] = n
+    return order, bounds
+
+
 @numba.njit(nogil=True, cache=True, inline="always")
 def _batch_targets(words, centres, k0, k1, out, state, targets, counts):  # pragma: no cover
     """The targets of windows ``[k0, k1)``: their centres in ``targets[:k1 - k0]`` (each
-    window's positive; each one starts loading), then the batch's :func:`shared_negatives`
+    window's positive; each one starts loading), then the batch's :func:`merged_negatives`
     (none when ``negative`` is 0). Returns how many targets and the generator state."""
     W_out, table, guide, negative = out
     n_b = k1 - k0
@@ -82,7 +118,7 @@ def _batch_targets(words, centres, k0, k1, out, state, targets, counts):  # prag
         counts[b] = 1.0
         if negative > 0:
             prefetch_row(W_out, targets[b])
-    return shared_negatives(n_b, negative, 1.0, table, guide, state, W_out, targets, counts)
+    return merged_negatives(n_b, negative, table, guide, state, W_out, targets, counts)
 
 
 @numba.njit(nogil=True, fastmath=FASTMATH, cache=True)
@@ -111,15 +147,17 @@ def train_job_batched_cbow(
     The other arguments are :func:`~rowbook.models.word_vectors.word2vec_kernels.train_job`'s
     (CBOW only). Draws, in order from the generator state ``seed``: the classic kernel's
     subsampling and window shrinks (:func:`kept_words`), then ``negative`` per minibatch of
-    the windows that have a context (a word alone in its sentence trains nothing). The next
-    batch's negatives are drawn (and their rows start loading) before this batch's steps.
-    A minibatch may span the end of a sentence: its windows are each within one.
+    the windows that have a context (a word alone in its sentence trains nothing), the
+    minibatches in :func:`batch_order`. The next batch's negatives are drawn (and their rows,
+    its centres' rows and its windows' rows start loading) before this batch's steps.
     """
     W_out, _, _, negative = out
     words, ends, shrinks, state = kept_words(
         ids, starts, s0, s1, thresholds, use_sample, window, shrink, np.uint64(seed)
     )
     centres, lows, highs = context_windows(ends, shrinks, window)
+    order, bounds = batch_order(centres.shape[0], batch)
+    centres, lows, highs = centres[order], lows[order], highs[order]  # in minibatch order
     d = W_in.shape[1]
     H = np.empty((batch, d), dtype=np.float32)  # (B, d) hidden vectors
     steps = np.empty((batch, d), dtype=np.float32)  # (B, d) their steps
@@ -136,30 +174,22 @@ def train_job_batched_cbow(
     positive = np.zeros(1, dtype=np.uint8)  # a centre as a path of one node, code 0: label 1
     lr = np.float32(lr)
     loss = 0.0
-    n_win, n_words = centres.shape[0], words.shape[0]
-    n_batches = (n_win + batch - 1) // batch
+    n_batches = bounds.shape[0] - 1
     if n_batches > 0:  # the first batch's centres and draws
         n_targets[0], state = _batch_targets(
-            words, centres, 0, min(batch, n_win), out, state, targets[0], counts[0]
+            words, centres, 0, bounds[1], out, state, targets[0], counts[0]
         )
     for k in range(n_batches):
         now = k & 1
-        k0, k1 = k * batch, min((k + 1) * batch, n_win)
+        k0, k1 = bounds[k], bounds[k + 1]
         n_b = k1 - k0
         if k + 1 < n_batches:  # the next batch's draws, ahead of time
             n_targets[1 - now], state = _batch_targets(
-                words,
-                centres,
-                k1,
-                min(k1 + batch, n_win),
-                out,
-                state,
-                targets[1 - now],
-                counts[1 - now],
+                words, centres, k1, bounds[k + 2], out, state, targets[1 - now], counts[1 - now]
             )
-            last = centres[min(k1 + batch, n_win) - 1]  # the rows entering the next windows
-            for p in range(centres[k1 - 1] + window + 1, min(last + window + 1, n_words)):
-                prefetch_row(W_in, words[p])
+            for w in range(k1, bounds[k + 2]):  # and their windows' rows
+                for p in range(lows[w], highs[w]):
+                    prefetch_row(W_in, words[p])
         for b in range(n_b):
             w = k0 + b
             sizes[b] = _hidden(

@@ -2,7 +2,8 @@
 
 The same draws in the same order as the kernel (the classic job's subsampling and window
 shrinks, :func:`~rowbook.models.word_vectors.word2vec_reference.kept_words_reference`, then
-``negative`` draws per minibatch of ``batch`` consecutive windows that have a context), and
+``negative`` draws per minibatch of the windows that have a context, taken in the kernel's
+order, :func:`~rowbook.models.word_vectors.word2vec_batched_cbow_kernels.batch_order`), and
 each minibatch as the kernel computes it: the hidden vectors ``H`` ``(B, d)`` gathered
 before the batch's steps, each window's own targets in order (its centre's Huffman path,
 :func:`~rowbook.models.word_vectors.word2vec_reference.hierarchical_softmax_reference`, and
@@ -18,14 +19,15 @@ and every window's step scattered into its context rows with
 
 from __future__ import annotations
 
-from itertools import islice
+import itertools
 
 import numpy as np
 
 from rowbook.autograd.sparse import gather_rows_reference, scatter_add_rows
+from rowbook.models.word_vectors.word2vec_batched_cbow_kernels import batch_order
 from rowbook.models.word_vectors.word2vec_batched_reference import (
     block_step_reference,
-    shared_negatives_reference,
+    merged_negatives_reference,
 )
 from rowbook.models.word_vectors.word2vec_reference import (
     draw_negatives_reference,
@@ -61,8 +63,10 @@ def train_job_batched_cbow_reference(
     sentences, shrinks, state = kept_words_reference(
         ids, starts, s0, s1, thresholds, use_sample, window, shrink, seed
     )
-    windows = (w for w in window_contexts(sentences, shrinks, window) if w[1])
-    while part := list(islice(windows, batch)):
+    windows = [w for w in window_contexts(sentences, shrinks, window) if w[1]]
+    order, bounds = batch_order(len(windows), batch)
+    for k0, k1 in itertools.pairwise(bounds):
+        part = [windows[w] for w in order[k0:k1]]
         centres = [center for center, _ in part]
         H = np.stack([_hidden(W_in, context, cbow_mean) for _, context in part])  # (B, d)
         steps = np.zeros_like(H)  # (B, d)
@@ -76,7 +80,7 @@ def train_job_batched_cbow_reference(
                 steps[b] += negative_sampling_reference(H[b], W_out, center, [], lr)[0]
         if negative:
             negatives, state = draw_negatives_reference(table, state, negative)
-            targets, counts = shared_negatives_reference(centres, negatives)
+            targets, counts = merged_negatives_reference(centres, negatives)
             if targets:
                 labels = [0.0] * len(targets)
                 steps += block_step_reference(H, W_out, targets, labels, counts, lr)

@@ -25,17 +25,17 @@ from rowbook.models.word_vectors.word2vec_reference import (
 
 __all__ = [
     "block_step_reference",
-    "shared_negatives_reference",
+    "merged_negatives_reference",
     "shared_targets_reference",
     "train_job_batched_reference",
 ]
 
 
-def shared_negatives_reference(exclude, negatives):
+def merged_negatives_reference(exclude, negatives):
     """``(targets, counts)``: each distinct negative not in ``exclude`` with how many times
     it was drawn, in order of first draw.
 
-    >>> shared_negatives_reference([4, 9], [2, 4, 7, 2, 9, 2])
+    >>> merged_negatives_reference([4, 9], [2, 4, 7, 2, 9, 2])
     ([2, 7], [3, 1])
     """
     targets, counts = [], []
@@ -51,12 +51,12 @@ def shared_negatives_reference(exclude, negatives):
 
 
 def shared_targets_reference(center, negatives):
-    """``(targets, counts)``: the centre, then its :func:`shared_negatives_reference`.
+    """``(targets, counts)``: the centre, then its :func:`merged_negatives_reference`.
 
     >>> shared_targets_reference(4, [2, 4, 7, 2, 2])
     ([4, 2, 7], [1, 3, 1])
     """
-    targets, counts = shared_negatives_reference([center], negatives)
+    targets, counts = merged_negatives_reference([center], negatives)
     return [center, *targets], [1, *counts]
 
 
