@@ -34,6 +34,11 @@ one epoch of the encoded corpus at d = 50, 100, 200, 300 (CPU seconds, one threa
 one core's peak: 2 FMA units x 8 floats x 2 FLOPs = 32 FLOP a cycle at the clock of
 ``/proc/cpuinfo``.
 
+CBOW (``--architecture cbow``): the same runs with CBOW, learning rate 0.05 (word2vec.c's
+and rowbook's default for CBOW) for every tool, against word2vec.c (``-cbow 1``) and gensim
+(pWord2Vec has no CBOW); its FLOPs a window with a context are ``(1 + negative) * 6 d`` for
+the targets and ``2 d`` a context word (the mean and the scatter of its step).
+
 Run ``python benchmarks/bench_anchors.py`` (``--quick``: 300 documents, 1 epoch, one
 repetition; ``--quality``: also classic against batched on 3 seeds of NewsArticles and of
 the health tweets, the measurement behind ``Word2Vec``'s default kernel).
@@ -59,11 +64,10 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from benchmarks.bench_word2vec import gensim_scores
 from benchmarks.corpora import cache_dir, healthtweets_tokens, newsarticles_tokens
 from benchmarks.timing import machine, print_targets
-from rowbook.models.word_vectors.word2vec import Word2Vec
+from rowbook.models.word_vectors.word2vec import DEFAULT_LR, Word2Vec
 
 ANCHORS = Path(__file__).resolve().parent / "anchors"
 SETTINGS = {"vector_size": 100, "window": 5, "negative": 5, "sample": 1e-3, "min_count": 5}
-LR = 0.025
 FLOP_PER_CYCLE = 32  # AVX2 / Zen 4: 2 FMA units x 8 floats x 2 FLOPs
 
 
@@ -133,28 +137,31 @@ def corpus_file(sentences: list[list[str]], name: str) -> Path:
     return path
 
 
-def _c_run(binary: Path, path: Path, threads: int, epochs: int, out: Path, pword2vec: bool):
+def _c_run(
+    binary: Path, path: Path, threads: int, epochs: int, out: Path, pword2vec: bool, arch: str
+):
     s = SETTINGS
     argv = [str(binary), "-train", str(path), "-output", str(out), "-size", str(s["vector_size"])]
     argv += ["-window", str(s["window"]), "-negative", str(s["negative"])]
     argv += ["-sample", str(s["sample"]), "-min-count", str(s["min_count"]), "-iter", str(epochs)]
-    argv += ["-threads", str(threads), "-alpha", str(LR), "-binary", "1", "-debug", "0"]
+    argv += ["-threads", str(threads), "-alpha", str(DEFAULT_LR[arch])]
+    argv += ["-binary", "1", "-debug", "0"]
     if pword2vec:
         argv += ["-batch-size", str(2 * s["window"] + 1)]
     else:
-        argv += ["-cbow", "0", "-hs", "0"]
+        argv += ["-cbow", str(int(arch == "cbow")), "-hs", "0"]
     env = {**os.environ, "OMP_NUM_THREADS": str(threads), "OPENBLAS_NUM_THREADS": "1"}
     subprocess.run(argv, check=True, stdout=subprocess.DEVNULL, env=env)
 
 
-def run_c(binary: Path, pword2vec: bool):
+def run_c(binary: Path, pword2vec: bool, arch: str = "skipgram"):
     def train(path: Path, threads: int, epochs: int, seed: int):
         from gensim.models import KeyedVectors
 
         with tempfile.TemporaryDirectory() as tmp:
             out = Path(tmp) / "vectors.bin"
             start = time.perf_counter()
-            _c_run(binary, path, threads, epochs, out, pword2vec)
+            _c_run(binary, path, threads, epochs, out, pword2vec, arch)
             seconds = time.perf_counter() - start
             kv = KeyedVectors.load_word2vec_format(str(out), binary=True)
         words = [w for w in kv.index_to_key if w != "</s>"]  # the C programs' line-end token
@@ -163,21 +170,37 @@ def run_c(binary: Path, pword2vec: bool):
     return train
 
 
-def run_gensim(path: Path, threads: int, epochs: int, seed: int):
-    from gensim.models import Word2Vec as GensimWord2Vec
+def run_gensim(arch: str = "skipgram"):
+    def train(path: Path, threads: int, epochs: int, seed: int):
+        from gensim.models import Word2Vec as GensimWord2Vec
 
-    start = time.perf_counter()
-    model = GensimWord2Vec(
-        corpus_file=str(path), sg=1, workers=threads, epochs=epochs, seed=seed, alpha=LR, **SETTINGS
-    )
-    seconds = time.perf_counter() - start
-    return seconds, gensim_scores(model.wv.index_to_key, model.wv.vectors)
+        sg, alpha = int(arch == "skipgram"), DEFAULT_LR[arch]
+        start = time.perf_counter()
+        model = GensimWord2Vec(
+            corpus_file=str(path),
+            sg=sg,
+            workers=threads,
+            epochs=epochs,
+            seed=seed,
+            alpha=alpha,
+            **SETTINGS,
+        )
+        seconds = time.perf_counter() - start
+        return seconds, gensim_scores(model.wv.index_to_key, model.wv.vectors)
+
+    return train
 
 
-def run_rowbook(kernel: str):
+def run_rowbook(kernel: str, arch: str = "skipgram"):
     def train(path: Path, threads: int, epochs: int, seed: int):
         model = Word2Vec(
-            kernel=kernel, workers=threads, epochs=epochs, seed=seed, lr=LR, **SETTINGS
+            architecture=arch,
+            kernel=kernel,
+            workers=threads,
+            epochs=epochs,
+            seed=seed,
+            lr=DEFAULT_LR[arch],
+            **SETTINGS,
         )
         start = time.perf_counter()
         model.fit(path)
@@ -187,8 +210,20 @@ def run_rowbook(kernel: str):
     return train
 
 
-def pairs_per_epoch(sentences: list[list[str]]) -> int:
-    """Skip-gram pairs of one epoch after subsampling and window shrinking (rowbook's draws)."""
+def epoch_flop(sentences: list[list[str]], d: int, arch: str) -> tuple[int, int]:
+    """``(FLOPs, pairs)`` of one epoch after subsampling and window shrinking (rowbook's
+    draws): a skip-gram pair costs ``(1 + negative) * 6 d``, a CBOW window with a context
+    that for its targets and ``2 d`` a context word (the mean, the scatter of the step)."""
+    windows, pairs = windows_per_epoch(sentences)
+    per_target = (1 + SETTINGS["negative"]) * 6 * d
+    if arch == "skipgram":
+        return pairs * per_target, pairs
+    return windows * per_target + pairs * 2 * d, pairs
+
+
+def windows_per_epoch(sentences: list[list[str]]) -> tuple[int, int]:
+    """Windows with a context, and (centre, context) pairs, of one epoch after subsampling
+    and window shrinking (rowbook's draws)."""
     from rowbook.data.corpus import encode_corpus
     from rowbook.data.sampling import sample_thresholds
     from rowbook.models.word_vectors.word2vec_batched_kernels import context_windows
@@ -203,7 +238,7 @@ def pairs_per_epoch(sentences: list[list[str]]) -> int:
         ids, starts, 0, len(starts) - 1, thresholds, True, w, True, np.uint64(7)
     )
     _, lows, highs = context_windows(ends, shrinks, w)
-    return int((highs - lows - 1).sum())
+    return len(lows), int((highs - lows - 1).sum())
 
 
 def _counts(sentences):
@@ -232,10 +267,17 @@ def kernel_flops(
     dims=(50, 100, 200, 300),
     repeat: int = 3,
     name: str = "NewsArticles",
+    arch: str = "skipgram",
+    batches: tuple[int, ...] = (),
 ) -> None:
-    """CPU seconds of one epoch of each kernel (after a first epoch), and their GFLOP/s."""
+    """CPU seconds of one epoch of each kernel (after a first epoch), and their GFLOP/s;
+    for CBOW, also the batched kernel at each minibatch size of ``batches``."""
     from rowbook.data.corpus import encode_corpus
     from rowbook.data.sampling import negative_guide, negative_table, sample_thresholds
+    from rowbook.models.word_vectors.word2vec_batched_cbow_kernels import (
+        CBOW_BATCH,
+        train_job_batched_cbow,
+    )
     from rowbook.models.word_vectors.word2vec_batched_kernels import train_job_batched
     from rowbook.models.word_vectors.word2vec_kernels import train_job
 
@@ -244,37 +286,43 @@ def kernel_flops(
     ids, starts = encoded.sentences(0, len(encoded.raw_lengths))
     thresholds = sample_thresholds(vocab.counts, SETTINGS["sample"])
     table = negative_table(vocab.counts)
-    pairs, peak = pairs_per_epoch(sentences), FLOP_PER_CYCLE * clock_ghz()
-    print(f"\n### The kernels alone: one epoch of {name}, one thread (load {load()})\n")
+    peak = FLOP_PER_CYCLE * clock_ghz()
+    kernels = {"classic": (train_job, (arch == "skipgram", True))}
+    if arch == "skipgram":
+        kernels["batched"] = (train_job_batched, ())
+    for batch in sorted({CBOW_BATCH, *batches}) if arch == "cbow" else ():
+        kernels["batched" if batch == CBOW_BATCH else f"B={batch}"] = (
+            train_job_batched_cbow,
+            (True, batch),
+        )
+    print(f"\n### The {arch} kernels alone: one epoch of {name}, one thread (load {load()})\n")
     print(
         f"one core's peak: {FLOP_PER_CYCLE} FLOP/cycle x {clock_ghz():.2f} GHz = {peak:.0f} GFLOP/s\n"
     )
-    print("| d | classic CPU s | classic GFLOP/s | batched CPU s | batched GFLOP/s | speed-up |")
-    print("|---:|---:|---:|---:|---:|---:|")
-    w, n = SETTINGS["window"], len(starts) - 1
+    print("| d | " + " | ".join(f"{k} CPU s | {k} GFLOP/s" for k in kernels) + " | speed-up |")
+    print("|---:|" + "---:|---:|" * len(kernels) + "---:|")
+    w, n, lr = SETTINGS["window"], len(starts) - 1, DEFAULT_LR[arch]
     for d in dims:
         rng = np.random.default_rng(1)
         W_in0 = ((rng.random((len(vocab), d), dtype=np.float32) - 0.5) / d).astype(np.float32)
 
-        def epoch(kernel, W_in0=W_in0):
+        def epoch(kernel, rest, W_in0=W_in0):
             W_in, W_out = W_in0.copy(), np.zeros_like(W_in0)
             out = (W_out, table, negative_guide(table), SETTINGS["negative"])
             head = (W_in, ids, starts, 0, n, thresholds, True, out, None, w, True)
-            rest = (True, True) if kernel is train_job else ()
-            kernel(*head, *rest, LR, 1, False)  # a first epoch: the tables as training has them
+            kernel(*head, *rest, lr, 1, False)  # a first epoch: the tables as training has them
             start = time.process_time()
-            kernel(*head, *rest, LR * 0.5, 2, False)
+            kernel(*head, *rest, lr * 0.5, 2, False)
             return time.process_time() - start
 
-        times = {k: [] for k in ("classic", "batched")}
+        times = {k: [] for k in kernels}
         for _ in range(repeat):
-            times["classic"].append(epoch(train_job))
-            times["batched"].append(epoch(train_job_batched))
-        flop = pairs * (1 + SETTINGS["negative"]) * 6 * d
-        c, b = (statistics.median(times[k]) for k in ("classic", "batched"))
-        print(
-            f"| {d} | {c:.2f} | {flop / c / 1e9:.1f} | {b:.2f} | {flop / b / 1e9:.1f} | {c / b:.2f} |"
-        )
+            for k, (kernel, rest) in kernels.items():
+                times[k].append(epoch(kernel, rest))
+        flop = epoch_flop(sentences, d, arch)[0]
+        median = {k: statistics.median(t) for k, t in times.items()}
+        cells = " | ".join(f"{t:.2f} | {flop / t / 1e9:.1f}" for t in median.values())
+        print(f"| {d} | {cells} | {median['classic'] / median['batched']:.2f} |")
 
 
 def blas_or_loops(dims=(50, 100, 200, 300), windows: int = 20_000) -> None:
@@ -283,7 +331,7 @@ def blas_or_loops(dims=(50, 100, 200, 300), windows: int = 20_000) -> None:
     best of 5)."""
     import numba
 
-    from rowbook.models.word_vectors.word2vec_batched_kernels import _add_combination, _scores
+    from rowbook.models.word_vectors.word2vec_batched_kernels import _scores, add_combination
 
     @numba.njit
     def with_blas(Y, X, reps):
@@ -302,9 +350,9 @@ def blas_or_loops(dims=(50, 100, 200, 300), windows: int = 20_000) -> None:
             _scores(W_out, targets, 6, W_in, context, 6, G)
             GT = G[:6, :6].T
             for i in range(6):
-                _add_combination(work[i], W_out, targets, GT[i], 6)
+                add_combination(work[i], W_out, targets, GT[i], 6)
             for o in range(6):
-                _add_combination(W_out[targets[o]], W_in, context, G[o], 6)
+                add_combination(W_out[targets[o]], W_in, context, G[o], 6)
             s += G[0, 0]
         return s
 
@@ -343,9 +391,10 @@ def _best_microseconds(fn, args: tuple, windows: int) -> float:
 # -- quality of the two kernels ------------------------------------------------------------------
 
 
-def kernel_quality(seeds: int = 3) -> list[tuple[str, float, float]]:
-    """Classic against batched skip-gram (2 workers, 5 epochs) on NewsArticles and the health
-    tweets: mean scores and fit time over ``seeds``; returns the targets (batched - classic)."""
+def kernel_quality(seeds: int = 3, arch: str = "skipgram") -> list[tuple[str, float, float]]:
+    """Classic against batched (2 workers, 5 epochs, the architecture's default learning
+    rate) on NewsArticles and the health tweets: mean scores and fit time over ``seeds``;
+    returns the targets (batched - classic)."""
     targets = []
     for name, sentences in (
         ("NewsArticles", newsarticles_tokens()),
@@ -353,7 +402,7 @@ def kernel_quality(seeds: int = 3) -> list[tuple[str, float, float]]:
     ):
         n = sum(map(len, sentences))
         print(
-            f"\n### Classic and batched skip-gram on {name} ({n:,} tokens, {seeds} seeds, 2 workers, load {load()})\n"
+            f"\n### Classic and batched {arch} on {name} ({n:,} tokens, {seeds} seeds, 2 workers, load {load()})\n"
         )
         print("| kernel | fit s (median) | analogy | WS353 | SimLex |")
         print("|---|---:|---:|---:|---:|")
@@ -361,7 +410,15 @@ def kernel_quality(seeds: int = 3) -> list[tuple[str, float, float]]:
         for kernel in ("classic", "batched"):
             runs = []
             for seed in range(1, seeds + 1):
-                model = Word2Vec(kernel=kernel, workers=2, seed=seed, lr=LR, epochs=5, **SETTINGS)
+                model = Word2Vec(
+                    architecture=arch,
+                    kernel=kernel,
+                    workers=2,
+                    seed=seed,
+                    lr=DEFAULT_LR[arch],
+                    epochs=5,
+                    **SETTINGS,
+                )
                 start = time.perf_counter()
                 model.fit(sentences)
                 seconds = time.perf_counter() - start
@@ -373,7 +430,11 @@ def kernel_quality(seeds: int = 3) -> list[tuple[str, float, float]]:
                 f"| {kernel} | {sec:.1f} | {mean['analogy']:.3f} | {mean['ws353']:.3f} | {mean['simlex']:.3f} |"
             )
         targets += [
-            (f"{name}: {k} batched - classic", scores["batched"][k] - scores["classic"][k], -0.01)
+            (
+                f"{name}: {arch} {k} batched - classic",
+                scores["batched"][k] - scores["classic"][k],
+                -0.01,
+            )
             for k in scores["classic"]
         ]
     print(f"\nload after: {load()}")
@@ -390,35 +451,45 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--threads", default="1,2", help="thread counts, comma-separated")
     parser.add_argument("--kernels", action="store_true", help="also time the kernels alone")
     parser.add_argument("--quality", action="store_true", help="also classic vs batched, 3 seeds")
+    parser.add_argument(
+        "--architecture", choices=("skipgram", "cbow"), default="skipgram", help="what to train"
+    )
+    parser.add_argument(
+        "--cbow-batches", default="", help="CBOW: also time these minibatch sizes (--kernels)"
+    )
     args = parser.parse_args(argv)
+    arch = args.architecture
     logging.getLogger("gensim").setLevel(logging.ERROR)
     sentences, epochs, name = newsarticles_tokens(), 5, "newsarticles_tokens"
     if args.quick:
         sentences, epochs, args.repeat, name = sentences[:300], 1, 1, "newsarticles_tokens_300"
     path = corpus_file(sentences, name)
     anchors = build_anchors()
+    if arch == "cbow":
+        anchors.pop("pWord2Vec")  # skip-gram only
     n_tokens = sum(map(len, sentences))
-    pairs = pairs_per_epoch(sentences)
-    flop = pairs * epochs * (1 + SETTINGS["negative"]) * 6 * SETTINGS["vector_size"]
+    flop, pairs = epoch_flop(sentences, SETTINGS["vector_size"], arch)
+    flop *= epochs
     peak = FLOP_PER_CYCLE * clock_ghz()
     print(
-        f"\n## Skip-gram against word2vec.c, pWord2Vec and gensim, whole runs from one file\n\n{machine()}\n"
+        f"\n## {arch} against {', '.join(anchors)} and gensim, whole runs from one file\n\n{machine()}\n"
     )
     print(
-        f"{path.name}: {n_tokens:,} tokens, {pairs:,} pairs an epoch; {SETTINGS}, lr {LR}, {epochs} epochs"
+        f"{path.name}: {n_tokens:,} tokens, {pairs:,} pairs an epoch; {SETTINGS}, "
+        f"lr {DEFAULT_LR[arch]}, {epochs} epochs"
     )
     for tool, (binary, how) in anchors.items():
         print(f"- {tool}: {binary} ({how})")
     tools = {
-        "word2vec.c": run_c(anchors["word2vec.c"][0], pword2vec=False),
-        "pWord2Vec": run_c(anchors["pWord2Vec"][0], pword2vec=True),
-        "gensim (corpus_file)": run_gensim,
-        "rowbook classic": run_rowbook("classic"),
-        "rowbook batched": run_rowbook("batched"),
+        tool: run_c(binary, pword2vec=tool == "pWord2Vec", arch=arch)
+        for tool, (binary, _) in anchors.items()
     }
-    run_rowbook("batched")(
-        corpus_file(sentences[:50], "newsarticles_tokens_50"), 1, 1, 1
-    )  # compile
+    tools["gensim (corpus_file)"] = run_gensim(arch)
+    for kernel in ("classic", "batched"):
+        tools[f"rowbook {kernel}"] = run_rowbook(kernel, arch)
+        tools[f"rowbook {kernel}"](
+            corpus_file(sentences[:50], "newsarticles_tokens_50"), 1, 1, 1
+        )  # compile
     targets, results = [], {}
     for threads in (int(t) for t in args.threads.split(",")):
         before = load()
@@ -440,12 +511,16 @@ def main(argv: list[str] | None = None) -> int:
                 f"| {tool} | {sec:.2f} | {n_tokens * epochs / sec / threads / 1e3:,.0f}k | {gflops:.1f} | "
                 f"{gflops / peak:.0%} | {mean['analogy']:.3f} | {mean['ws353']:.3f} | {mean['simlex']:.3f} |"
             )
-    for threads, anchor, required in (
-        (1, "word2vec.c", 2.0),
-        (1, "pWord2Vec", 1.5),
-        (2, "gensim (corpus_file)", 3.0),
-        (2, "pWord2Vec", 1.5),
-    ):
+    required_speed = {  # (threads, anchor, rowbook's speed-up at least)
+        "skipgram": [
+            (1, "word2vec.c", 2.0),
+            (1, "pWord2Vec", 1.5),
+            (2, "gensim (corpus_file)", 3.0),
+            (2, "pWord2Vec", 1.5),
+        ],
+        "cbow": [(2, "gensim (corpus_file)", 2.5)],
+    }[arch]
+    for threads, anchor, required in required_speed:
         if (threads, anchor) in results:
             ratio = results[threads, anchor][0] / results[threads, "rowbook batched"][0]
             targets.append(
@@ -460,12 +535,15 @@ def main(argv: list[str] | None = None) -> int:
                 for k in g
             ]
     if args.kernels:
-        blas_or_loops()
-        kernel_flops(sentences)
+        if arch == "skipgram":
+            blas_or_loops()
+        batches = tuple(int(b) for b in args.cbow_batches.split(",") if b)
+        kernel_flops(sentences, arch=arch, batches=batches)
         if not args.quick:  # a second kind of text: tweets, short lines
-            kernel_flops(healthtweets_tokens(), dims=(100,), name="health tweets")
+            tweets = healthtweets_tokens()
+            kernel_flops(tweets, dims=(100,), name="health tweets", arch=arch, batches=batches)
     if args.quality:
-        targets += kernel_quality()
+        targets += kernel_quality(arch=arch)
     met = print_targets(targets)
     print(f"\nall targets met: {'yes' if met else 'no'}")
     return 0 if met or args.quick else 1

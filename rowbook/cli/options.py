@@ -44,8 +44,9 @@ OPTIONS: dict[str, tuple[str, str | None, str]] = {
     "kernel": (
         "--kernel",
         None,
-        "skip-gram's step: classic (an example per pair, word2vec.c's) or batched (a window "
-        "as one minibatch sharing its negatives)",
+        "word2vec's step: classic (an example per skip-gram pair or CBOW window, "
+        "word2vec.c's) or batched (minibatches sharing their negatives: a skip-gram window, "
+        "8 CBOW windows)",
     ),
     "sample": ("--sample", "T", "subsampling threshold, 0 = off"),
     "minn": ("--minn", "N", "shortest character n-gram"),

@@ -1,4 +1,5 @@
-"""The minibatched (HogBatch) skip-gram kernel against its NumPy reference, draw for draw."""
+"""The minibatched kernels against their NumPy references, draw for draw: skip-gram's (HogBatch,
+a window a minibatch) and CBOW's (consecutive windows a minibatch)."""
 
 from __future__ import annotations
 
@@ -10,9 +11,19 @@ import pytest
 from rowbook.checks import ParameterError
 from rowbook.data import huffman_tree, negative_guide, negative_table, sample_thresholds
 from rowbook.data.synthetic import planted_analogies, planted_corpus
+from rowbook.io import load_state, save_state
 from rowbook.models.word_vectors.word2vec import Word2Vec
-from rowbook.models.word_vectors.word2vec_batched_kernels import shared_targets, train_job_batched
+from rowbook.models.word_vectors.word2vec_batched_cbow_kernels import train_job_batched_cbow
+from rowbook.models.word_vectors.word2vec_batched_cbow_reference import (
+    train_job_batched_cbow_reference,
+)
+from rowbook.models.word_vectors.word2vec_batched_kernels import (
+    merged_negatives,
+    shared_targets,
+    train_job_batched,
+)
 from rowbook.models.word_vectors.word2vec_batched_reference import (
+    merged_negatives_reference,
     shared_targets_reference,
     train_job_batched_reference,
 )
@@ -53,16 +64,20 @@ def _copy(parts):
 def test_batched_job_matches_reference(use_sample, shrink, negative, hs, lr):
     """Equal to float32 rounding (at lr 0.25, 12 merged negatives carry it past 1e-5 in 160
     words, hence the smaller step there)."""
+    rest = (3, shrink, lr, 424242)
+    _assert_job_matches(
+        train_job_batched, train_job_batched_reference, negative, hs, use_sample, rest
+    )
+
+
+def _assert_job_matches(kernel, reference, negative, hs, use_sample, rest):
+    """One job of ``kernel`` and of its ``reference`` from the same tables: the same words
+    trained and the same tables to float32 rounding."""
     W_in, ids, starts, thresholds, out, tree = _job_inputs(negative, hs)
     ref_in, ref_out, ref_tree = W_in.copy(), _copy(out), _copy(tree)
     before = W_in.copy()
-    rest = (3, shrink, lr, 424242)
-    n, loss = train_job_batched(
-        W_in, ids, starts, 0, 5, thresholds, use_sample, out, tree, *rest, True
-    )
-    n_ref = train_job_batched_reference(
-        ref_in, ids, starts, 0, 5, thresholds, use_sample, ref_out, ref_tree, *rest
-    )
+    n, loss = kernel(W_in, ids, starts, 0, 5, thresholds, use_sample, out, tree, *rest, True)
+    n_ref = reference(ref_in, ids, starts, 0, 5, thresholds, use_sample, ref_out, ref_tree, *rest)
     assert n == n_ref and (n < 160) == use_sample
     assert not np.allclose(W_in, before)  # the job did something
     np.testing.assert_allclose(W_in, ref_in, rtol=1e-4, atol=1e-6)
@@ -119,6 +134,49 @@ def test_shared_targets_merge_repeats_and_drop_the_center():
     assert len(set(want_targets)) == len(want_targets) < 9  # repeats were merged
 
 
+def test_shared_negatives_drop_every_centre_of_a_batch():
+    """CBOW's minibatch: a draw equal to any of its centres is dropped (they are positives)."""
+    counts = np.array([10**5] * 3 + [1] * (V - 3))  # most draws are words 0, 1 and 2
+    table = negative_table(counts)
+    guide = negative_guide(table)
+    centres = [2, 0, 2, 7]
+    targets = np.empty(len(centres) + 12, np.int64)
+    weights = np.empty(len(centres) + 12, np.float32)
+    targets[:4], weights[:4] = centres, 1.0
+    n, new_state = merged_negatives(
+        4, 12, table, guide, np.uint64(55), np.zeros((V, D), np.float32), targets, weights
+    )
+    negatives, ref_state = draw_negatives_reference(table, 55, 12)
+    want_targets, want_counts = merged_negatives_reference(centres, negatives)
+    assert int(new_state) == ref_state
+    assert targets[4:n].tolist() == want_targets and weights[4:n].tolist() == want_counts
+    assert 0 in negatives and 2 in negatives and 1 in want_targets  # dropped, and kept
+    assert not {0, 2, 7} & set(want_targets)
+
+
+@pytest.mark.parametrize("cbow_mean", [True, False])
+@pytest.mark.parametrize(("use_sample", "shrink", "batch"), [(True, True, 5), (False, False, 1)])
+@pytest.mark.parametrize(
+    ("negative", "hs", "lr"),
+    [(4, False, 0.25), (0, True, 0.25), (3, True, 0.25), (12, False, 0.05)],
+)
+def test_batched_cbow_job_matches_reference(use_sample, shrink, batch, cbow_mean, negative, hs, lr):
+    """Minibatches of 5 windows far apart, and of one window."""
+    rest = (3, shrink, cbow_mean, batch, lr, 424242)
+    kernel, reference = train_job_batched_cbow, train_job_batched_cbow_reference
+    _assert_job_matches(kernel, reference, negative, hs, use_sample, rest)
+
+
+def test_batched_cbow_job_differs_from_the_classic_one():
+    """Shared negatives and one snapshot per minibatch: another algorithm, not a reordering."""
+    W_in, ids, starts, thresholds, out, _ = _job_inputs(5, False)
+    classic_in, classic_out = W_in.copy(), _copy(out)
+    head = (ids, starts, 0, 5, thresholds, True)
+    train_job_batched_cbow(W_in, *head, out, None, 3, True, True, 8, 0.25, 9, False)
+    train_job(classic_in, *head, classic_out, None, 3, True, False, True, 0.25, 9, False)
+    assert not np.allclose(W_in, classic_in, atol=1e-6)
+
+
 # -- the model's kernel option -------------------------------------------------------------------
 
 CORPUS = planted_corpus(3000, seed=0)
@@ -158,12 +216,15 @@ def test_the_kernel_is_validated_and_a_parameter():
     assert model.get_params()["kernel"] == "classic" and "kernel='classic'" in repr(model)
 
 
-def test_cbow_trains_the_same_with_either_kernel():
-    """CBOW already takes one example per window: the option changes nothing there."""
-    params = {**SMALL, "architecture": "cbow", "epochs": 2}
-    a = Word2Vec(**params, kernel="batched").fit(CORPUS[:500])
-    b = Word2Vec(**params, kernel="classic").fit(CORPUS[:500])
-    assert np.array_equal(a.W_in_, b.W_in_)
+@pytest.mark.parametrize("hs", [False, True])
+def test_cbow_trains_with_the_batched_kernel(hs):
+    params = {**SMALL, "architecture": "cbow", "hierarchical_softmax": hs}
+    batched = Word2Vec(**params, kernel="batched").fit(CORPUS)
+    classic = Word2Vec(**params, kernel="classic").fit(CORPUS)
+    assert not np.array_equal(batched.W_in_, classic.W_in_)
+    assert analogy_accuracy(batched) >= analogy_accuracy(classic) - 0.1
+    again = Word2Vec(**params, kernel="batched").fit(CORPUS)
+    assert np.array_equal(again.W_in_, batched.W_in_)  # one worker: bit-identical
 
 
 def test_save_load_keeps_the_kernel_and_its_next_step(tmp_path):
@@ -189,3 +250,38 @@ def test_a_file_saved_before_the_option_loads_with_the_classic_kernel():
     saved = Path(__file__).parent / "saved_by_0_1" / "Word2Vec.npz"
     model = Word2Vec.load(saved)
     assert model.kernel == "classic"
+
+
+def _as_saved_by_version_2(path: Path) -> None:
+    """Rewrite a file as state version 2 wrote it: the same fields, the version number 2."""
+    document = load_state(path, kind="model")
+    document["state_version"] = 2
+    document["params"]["kernel"] = "batched"  # version 2's default: classic for CBOW
+    save_state(path, document, kind="model")
+
+
+def test_a_cbow_file_of_version_2_loads_and_resumes_with_the_classic_kernel(tmp_path):
+    """Version 2's "batched" trained CBOW with the classic kernel: such a file keeps it."""
+    params = {**SMALL, "architecture": "cbow", "epochs": 2}
+    classic = Word2Vec(**params, kernel="classic").fit(CORPUS)
+    path = tmp_path / "cbow.npz"
+    classic.save(path)
+    _as_saved_by_version_2(path)
+    loaded = Word2Vec.load(path)
+    assert loaded.kernel == "classic"
+    loaded.train(CORPUS, epochs=1)
+    classic.train(CORPUS, epochs=1)
+    assert np.array_equal(loaded.W_in_, classic.W_in_)
+    checkpoint = tmp_path / "ckpt.npz"
+    Word2Vec(**{**params, "epochs": 3}, kernel="classic").fit(CORPUS, checkpoint=checkpoint)
+    _as_saved_by_version_2(checkpoint)
+    with pytest.raises(ValueError, match="kernel saved 'classic', now 'batched'"):
+        Word2Vec(**{**params, "epochs": 3}).fit(CORPUS, resume=checkpoint)
+
+
+def test_a_skipgram_file_of_version_2_keeps_the_batched_kernel(tmp_path):
+    model = Word2Vec(**{**SMALL, "epochs": 1}, kernel="batched").fit(CORPUS)
+    path = tmp_path / "sg.npz"
+    model.save(path)
+    _as_saved_by_version_2(path)
+    assert Word2Vec.load(path).kernel == "batched"

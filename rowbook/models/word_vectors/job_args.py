@@ -26,6 +26,10 @@ import numpy as np
 
 from rowbook.models.word_vectors.fasttext_kernels import train_job as fasttext_train_job
 from rowbook.models.word_vectors.glove_kernels import glove_records
+from rowbook.models.word_vectors.word2vec_batched_cbow_kernels import (
+    CBOW_BATCH,
+    train_job_batched_cbow,
+)
 from rowbook.models.word_vectors.word2vec_batched_kernels import train_job_batched
 from rowbook.models.word_vectors.word2vec_kernels import train_job as word2vec_train_job
 
@@ -39,9 +43,11 @@ class Word2VecJob(NamedTuple):
     ``out = (W_out, table, guide, negative)`` is negative sampling (off when ``negative``
     is 0), ``tree = (W_nodes, codes, points, lengths)`` hierarchical softmax (``None``:
     off); ``thresholds`` and ``use_sample`` the subsampling, ``shrink`` the random window;
-    ``batched`` runs skip-gram's minibatched kernel
-    (:func:`~rowbook.models.word_vectors.word2vec_batched_kernels.train_job_batched`,
-    ``Word2Vec(kernel="batched")``) instead of the per-pair one.
+    ``batched`` runs the minibatched kernels (``Word2Vec(kernel="batched")``): skip-gram's
+    (:func:`~rowbook.models.word_vectors.word2vec_batched_kernels.train_job_batched`) instead
+    of the per-pair one, CBOW's
+    (:func:`~rowbook.models.word_vectors.word2vec_batched_cbow_kernels.train_job_batched_cbow`)
+    instead of the per-window one.
     """
 
     W_in: np.ndarray
@@ -63,8 +69,13 @@ class Word2VecJob(NamedTuple):
         first, end = 0, len(starts) - 1  # every sentence given
         tables = (self.W_in, ids, starts, first, end, self.thresholds, self.use_sample)
         shape = (self.out, self.tree, self.window, self.shrink)
-        if self.batched:  # skip-gram only: no architecture flags
+        if self.batched and self.skipgram:
             return train_job_batched(*tables, *shape, lr, seed, self.compute_loss, stats)
+        if self.batched:
+            cbow = (self.cbow_mean, CBOW_BATCH)
+            return train_job_batched_cbow(
+                *tables, *shape, *cbow, lr, seed, self.compute_loss, stats
+            )
         return word2vec_train_job(
             *tables, *shape, self.skipgram, self.cbow_mean, lr, seed, self.compute_loss, stats
         )

@@ -92,15 +92,19 @@ class Word2Vec(WordVectorModel):
     cbow_mean : bool
         CBOW's hidden vector is the mean of the window's rows (else their sum).
     kernel : {"batched", "classic"}
-        How skip-gram steps. ``"batched"``: the window of a centre word is one minibatch,
-        its context rows against the centre and one draw of negatives shared by the window,
-        the rows read as they were before it (HogBatch, Ji et al. 2016;
-        :mod:`~rowbook.models.word_vectors.word2vec_batched_kernels`): the same scores as
-        ``"classic"`` on NewsArticles and the health tweets, about twice the kernel's speed.
-        ``"classic"``: one example per (centre, context) pair, each with its own negatives,
-        word2vec.c's and gensim's algorithm (one worker and a seed give the tables rowbook
-        gave before the option; models saved before it load with it). CBOW already takes one
-        example per window and trains the same either way. ``docs/cores.md`` has the figures.
+        How the examples step. ``"batched"``: minibatches sharing one draw of negatives, the
+        rows read as they were before the minibatch. In skip-gram a minibatch is the window
+        of a centre word, its context rows against the centre and the negatives (HogBatch,
+        Ji et al. 2016; :mod:`~rowbook.models.word_vectors.word2vec_batched_kernels`); in
+        CBOW it is 8 windows far apart in the text, each window's mean against its own
+        centre and all of them against the negatives
+        (:mod:`~rowbook.models.word_vectors.word2vec_batched_cbow_kernels`). The same scores
+        as ``"classic"`` on NewsArticles and the health tweets, 1.5-2.5x the kernel's speed.
+        ``"classic"``: one example per (centre, context) pair in skip-gram and per window in
+        CBOW, each with its own negatives, word2vec.c's and gensim's algorithm (one worker
+        and a seed give the tables rowbook gave before the option). Models saved before
+        the option, and CBOW models saved before ``"batched"`` covered CBOW, load and
+        resume with ``"classic"``. ``docs/cores.md`` has the figures.
     lr, min_lr : float
         Learning rate at the start and at the end of each training call (linear decay).
         ``lr=None`` takes word2vec.c's default for the architecture: 0.025 for
@@ -135,8 +139,9 @@ class Word2Vec(WordVectorModel):
     """
 
     _run_only: ClassVar[tuple[str, ...]] = ("workers", "progress", "compute_loss", "row_stats")
-    #: 2: ``kernel`` joined the parameters (files before it trained with the classic kernel).
-    _state_version: ClassVar[int] = 2
+    #: 2: ``kernel`` joined the parameters (files before it trained with the classic kernel);
+    #: 3: ``kernel="batched"`` minibatches CBOW too (version 2 trained CBOW classic).
+    _state_version: ClassVar[int] = 3
 
     def __init__(
         self,
@@ -207,10 +212,15 @@ class Word2Vec(WordVectorModel):
 
     @classmethod
     def _upgrade(cls, params: dict[str, Any], state: dict[str, Any], version: int):
-        """Version 1 had no ``kernel``: those models trained with the classic one, and load
-        (and resume) with it."""
-        if version == 1 and "kernel" in cls.param_names():
-            return {"kernel": "classic", **params}, state
+        """Version 1 had no ``kernel``, version 2's ``"batched"`` was skip-gram's only: those
+        models trained with the classic kernel (version 2: in CBOW), and load (and resume)
+        with it."""
+        if "kernel" in cls.param_names():
+            if version == 1:
+                return {"kernel": "classic", **params}, state
+            if version == 2:
+                cbow = params.get("architecture") == "cbow"
+                return ({**params, "kernel": "classic"} if cbow else params), state
         return super()._upgrade(params, state, version)
 
     # -- what differs in the family: the tables, the vocabulary scan, the kernel -----------
@@ -277,7 +287,7 @@ class Word2Vec(WordVectorModel):
             skipgram=skipgram,
             cbow_mean=self.cbow_mean,
             compute_loss=self.compute_loss,
-            batched=skipgram and self.kernel == "batched",
+            batched=self.kernel == "batched",
         )
 
         def step(j: int, lr: float, seed: int, stats: Any) -> float:

@@ -52,7 +52,14 @@ from rowbook.models.word_vectors.word2vec_kernels import (
     prefetch_row,
 )
 
-__all__ = ["block_step", "context_windows", "shared_targets", "train_job_batched"]
+__all__ = [
+    "add_combination",
+    "block_step",
+    "context_windows",
+    "merged_negatives",
+    "shared_targets",
+    "train_job_batched",
+]
 
 
 @numba.njit(nogil=True, cache=True, inline="always")
@@ -68,15 +75,25 @@ def shared_targets(
     """
     targets[0] = center
     counts[0] = 1.0
-    n = 1
+    return merged_negatives(1, negative, table, guide, state, W_out, targets, counts)
+
+
+@numba.njit(nogil=True, cache=True, inline="always")
+def merged_negatives(
+    n_positive, negative, table, guide, state, W_out, targets, counts
+):  # pragma: no cover - compiled
+    """:func:`shared_targets` after the ``n_positive`` targets already in ``targets``: the
+    ``negative`` draws appended, a draw equal to one of those positives dropped, a repeated
+    draw counted in ``counts`` instead of listed again."""
+    n = n_positive
     for _ in range(negative):
         t = draw_negative(table, guide, state)
         state = lcg_next(state)
-        if t == center:
-            continue
-        m = 1
+        m = 0
         while m < n and targets[m] != t:
             m += 1
+        if m < n_positive:
+            continue
         if m < n:
             counts[m] += 1.0
         else:
@@ -108,7 +125,7 @@ def _scores(W, targets, n_out, W_in, context, n_in, G):  # pragma: no cover - co
 
 
 @numba.njit(nogil=True, fastmath=FASTMATH, cache=True, inline="always")
-def _add_combination(out, rows, ids, weights, n):  # pragma: no cover - compiled
+def add_combination(out, rows, ids, weights, n):  # pragma: no cover - compiled
     """``out += sum_k weights[k] * rows[ids[k]]`` over ``k < n``, four rows a pass over ``out``
     and the last one to three in one more pass (a load and a store of ``out`` per pass, not
     per row)."""
@@ -162,9 +179,9 @@ def block_step(
             G[o, i] = (labels[o] - np.float32(1.0) / (np.float32(1.0) + e)) * scale
     GT = G[:n_out, :n_in].T
     for i in range(n_in):  # the inputs' step G^T Y, from Y before its own step
-        _add_combination(work[i], W, targets, GT[i], n_out)
+        add_combination(work[i], W, targets, GT[i], n_out)
     for o in range(n_out):  # Y += G X
-        _add_combination(W[targets[o]], W_in, context, G[o], n_in)
+        add_combination(W[targets[o]], W_in, context, G[o], n_in)
     return loss
 
 

@@ -23,26 +23,41 @@ from rowbook.models.word_vectors.word2vec_reference import (
     window_contexts,
 )
 
-__all__ = ["block_step_reference", "shared_targets_reference", "train_job_batched_reference"]
+__all__ = [
+    "block_step_reference",
+    "merged_negatives_reference",
+    "shared_targets_reference",
+    "train_job_batched_reference",
+]
 
 
-def shared_targets_reference(center, negatives):
-    """``(targets, counts)``: the centre, then each distinct negative (not the centre) with
-    how many times it was drawn, in order of first draw.
+def merged_negatives_reference(exclude, negatives):
+    """``(targets, counts)``: each distinct negative not in ``exclude`` with how many times
+    it was drawn, in order of first draw.
 
-    >>> shared_targets_reference(4, [2, 4, 7, 2, 2])
-    ([4, 2, 7], [1, 3, 1])
+    >>> merged_negatives_reference([4, 9], [2, 4, 7, 2, 9, 2])
+    ([2, 7], [3, 1])
     """
-    targets, counts = [center], [1]
+    targets, counts = [], []
     for t in negatives:
-        if t == center:
+        if t in exclude:
             continue
-        if t in targets[1:]:
-            counts[targets.index(t, 1)] += 1
+        if t in targets:
+            counts[targets.index(t)] += 1
         else:
             targets.append(t)
             counts.append(1)
     return targets, counts
+
+
+def shared_targets_reference(center, negatives):
+    """``(targets, counts)``: the centre, then its :func:`merged_negatives_reference`.
+
+    >>> shared_targets_reference(4, [2, 4, 7, 2, 2])
+    ([4, 2, 7], [1, 3, 1])
+    """
+    targets, counts = merged_negatives_reference([center], negatives)
+    return [center, *targets], [1, *counts]
 
 
 def block_step_reference(X, W, targets, labels, counts, lr):

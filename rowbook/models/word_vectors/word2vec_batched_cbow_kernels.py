@@ -1,0 +1,247 @@
+"""word2vec's minibatched CBOW: windows' hidden vectors against shared negatives.
+
+The classic kernel (:func:`~rowbook.models.word_vectors.word2vec_kernels.train_job`) takes
+one example per centre word: the mean ``h`` of its window's rows against the centre and
+``negative`` negatives of its own, ``1 + negative`` output rows fetched for every word. This
+one takes ``B`` windows (:data:`CBOW_BATCH`) as one minibatch, as the minibatched skip-gram
+takes a window (:mod:`~rowbook.models.word_vectors.word2vec_batched_kernels`): the hidden
+vectors ``H`` ``(B, d)``, row ``b`` the mean (``cbow_mean``) or sum of window ``b``'s rows,
+predict
+
+* each its own centre ``c_b`` (label 1): a dot product and two axpy's a window, in order;
+* one draw of ``negative`` negatives shared by the batch (label 0; a draw equal to a centre
+  of the batch dropped, repeated draws merged into one row counted ``n`` times):
+  ``Y = W_out[T]`` ``(O, d)``, from the rows as they were before the minibatch::
+
+    S = Y H^T                                   # (O, B) scores
+    G = lr * n[:, None] * (0 - sigmoid(S))
+    W_out[T] += G H                              # (O, d)
+    steps += G^T Y                               # (B, d), h's step of each window
+
+Hierarchical softmax steps each window along its centre's own path, as the classic kernel
+does (the paths of a batch differ: no block to share). Then every context row of window
+``b`` takes ``steps[b]`` (divided by the window's size for the sum, gensim's convention).
+
+Which windows: the job's windows are cut into ``B`` runs of consecutive windows and
+minibatch ``k`` takes the ``k``-th window of every run (:func:`batch_order`), so the
+windows of a batch are far apart in the text. ``B`` consecutive windows would share most
+of their context rows: ``H`` is computed once, before the batch's steps, so window
+``b + 1`` would not see the steps window ``b`` gave those rows, and their almost equal
+``h`` would give each shared negative ``B`` times one step from one score. On NewsArticles
+that cost 0.022 of questions-words accuracy at ``B = 8`` (0.038 at 16); windows far apart
+cost nothing measurable (``docs/cores.md``). A run's next window shares its rows with the
+current one, so they stay in cache from one batch to the next.
+
+The negatives' rows are fetched once a batch instead of once a window. The result differs
+from the classic kernel by about what a seed changes.
+:mod:`~rowbook.models.word_vectors.word2vec_batched_cbow_reference` is the same algorithm
+in NumPy, draw for draw.
+"""
+
+from __future__ import annotations
+
+import numba
+import numpy as np
+
+from rowbook.models.word_vectors.word2vec_batched_kernels import (
+    add_combination,
+    block_step,
+    context_windows,
+    merged_negatives,
+)
+from rowbook.models.word_vectors.word2vec_kernels import (
+    FASTMATH,
+    add_recorded,
+    hierarchical_softmax_step,
+    kept_words,
+    prefetch_row,
+)
+
+__all__ = ["CBOW_BATCH", "batch_order", "train_job_batched_cbow"]
+
+#: Windows a minibatch (chosen by measurement, ``docs/cores.md``).
+CBOW_BATCH = 8
+
+
+@numba.njit(nogil=True, fastmath=FASTMATH, cache=True, inline="always")
+def _hidden(W_in, words, i, lo, hi, cbow_mean, context, weights, h):  # pragma: no cover
+    """``h`` = the mean (or sum) of window ``[lo, hi)``'s rows but the centre ``i``'s; the
+    context words are left in ``context``. Returns their number."""
+    n_in = 0
+    for j in range(lo, hi):
+        if j != i:
+            context[n_in] = words[j]
+            n_in += 1
+    weight = np.float32(1.0 / n_in) if cbow_mean else np.float32(1.0)
+    weights[:n_in] = weight
+    h[:] = 0.0
+    add_combination(h, W_in, context, weights, n_in)
+    return n_in
+
+
+@numba.njit(nogil=True, cache=True)
+def batch_order(n_win, batch):  # pragma: no cover - compiled
+    """``(order, bounds)``: the ``n_win`` windows of a job cut into ``batch`` runs of
+    consecutive windows, minibatch ``k`` the ``k``-th window of every run: windows
+    ``order[bounds[k]:bounds[k + 1]]``. Compiled, so the reference shares it.
+
+    Examples
+    --------
+    >>> order, bounds = batch_order(7, 3)
+    >>> order.tolist(), bounds.tolist()
+    ([0, 3, 6, 1, 4, 2, 5], [0, 3, 5, 7])
+    """
+    length = (n_win + batch - 1) // batch  # windows a run (the last one shorter)
+    order = np.empty(n_win, dtype=np.int64)
+    bounds = np.empty(length + 1, dtype=np.int64)
+    n = 0
+    for k in range(length):
+        bounds[k] = n
+        for run in range(batch):
+            w = run * length + k
+            if w < n_win:
+                order[n] = w
+                n += 1
+    bounds[length] = n
+    return order, bounds
+
+
+@numba.njit(nogil=True, cache=True, inline="always")
+def _batch_targets(words, centres, k0, k1, out, state, targets, counts):  # pragma: no cover
+    """The targets of windows ``[k0, k1)``: their centres in ``targets[:k1 - k0]`` (each
+    window's positive; each one starts loading), then the batch's :func:`merged_negatives`
+    (none when ``negative`` is 0). Returns how many targets and the generator state."""
+    W_out, table, guide, negative = out
+    n_b = k1 - k0
+    for b in range(n_b):
+        targets[b] = words[centres[k0 + b]]
+        counts[b] = 1.0
+        if negative > 0:
+            prefetch_row(W_out, targets[b])
+    return merged_negatives(n_b, negative, table, guide, state, W_out, targets, counts)
+
+
+@numba.njit(nogil=True, fastmath=FASTMATH, cache=True)
+def train_job_batched_cbow(
+    W_in,
+    ids,
+    starts,
+    s0,
+    s1,
+    thresholds,
+    use_sample,
+    out,
+    tree,
+    window,
+    shrink,
+    cbow_mean,
+    batch,
+    lr,
+    seed,
+    compute_loss,
+    stats=None,
+):  # pragma: no cover - compiled
+    """Minibatched CBOW on sentences ``[s0, s1)``, ``batch`` windows a minibatch; returns
+    (words trained, loss).
+
+    The other arguments are :func:`~rowbook.models.word_vectors.word2vec_kernels.train_job`'s
+    (CBOW only). Draws, in order from the generator state ``seed``: the classic kernel's
+    subsampling and window shrinks (:func:`kept_words`), then ``negative`` per minibatch of
+    the windows that have a context (a word alone in its sentence trains nothing), the
+    minibatches in :func:`batch_order`. The next batch's negatives are drawn (and their rows,
+    its centres' rows and its windows' rows start loading) before this batch's steps.
+    """
+    W_out, _, _, negative = out
+    words, ends, shrinks, state = kept_words(
+        ids, starts, s0, s1, thresholds, use_sample, window, shrink, np.uint64(seed)
+    )
+    centres, lows, highs = context_windows(ends, shrinks, window)
+    order, bounds = batch_order(centres.shape[0], batch)
+    centres, lows, highs = centres[order], lows[order], highs[order]  # in minibatch order
+    d = W_in.shape[1]
+    H = np.empty((batch, d), dtype=np.float32)  # (B, d) hidden vectors
+    steps = np.empty((batch, d), dtype=np.float32)  # (B, d) their steps
+    inputs = np.arange(batch)  # H's rows, as block_step's inputs
+    context = np.empty(2 * window, dtype=np.int64)  # (C,) a window's context words
+    weights = np.empty(2 * window, dtype=np.float32)  # (C,)
+    sizes = np.empty(batch, dtype=np.int64)  # (B,) context words of each window
+    G = np.empty((max(negative, 1), batch), dtype=np.float32)  # (O, B) scores, then gradients
+    # (2, B + O) this batch's centres then negatives, and the next batch's; their counts
+    targets = np.empty((2, batch + negative), dtype=np.int64)
+    counts = np.empty((2, batch + negative), dtype=np.float32)
+    n_targets = np.zeros(2, dtype=np.int64)
+    labels = np.zeros(max(negative, 1), dtype=np.float32)  # (O,) every negative's label is 0
+    positive = np.zeros(1, dtype=np.uint8)  # a centre as a path of one node, code 0: label 1
+    lr = np.float32(lr)
+    loss = 0.0
+    n_batches = bounds.shape[0] - 1
+    if n_batches > 0:  # the first batch's centres and draws
+        n_targets[0], state = _batch_targets(
+            words, centres, 0, bounds[1], out, state, targets[0], counts[0]
+        )
+    for k in range(n_batches):
+        now = k & 1
+        k0, k1 = bounds[k], bounds[k + 1]
+        n_b = k1 - k0
+        if k + 1 < n_batches:  # the next batch's draws, ahead of time
+            n_targets[1 - now], state = _batch_targets(
+                words, centres, k1, bounds[k + 2], out, state, targets[1 - now], counts[1 - now]
+            )
+            for w in range(k1, bounds[k + 2]):  # and their windows' rows
+                for p in range(lows[w], highs[w]):
+                    prefetch_row(W_in, words[p])
+        for b in range(n_b):
+            w = k0 + b
+            sizes[b] = _hidden(
+                W_in, words, centres[w], lows[w], highs[w], cbow_mean, context, weights, H[b]
+            )
+        steps[:n_b] = 0.0
+        for b in range(n_b):  # each window's own targets: its centre's path, its centre
+            center = targets[now, b]
+            if tree is not None:  # hierarchical softmax; None compiles the branch away
+                W_nodes, codes, points, lengths = tree
+                loss += hierarchical_softmax_step(
+                    H[b],
+                    W_nodes,
+                    codes[center],
+                    points[center],
+                    lengths[center],
+                    lr,
+                    steps[b],
+                    compute_loss,
+                )
+            if negative > 0:
+                loss += hierarchical_softmax_step(
+                    H[b], W_out, positive, targets[now, b:], 1, lr, steps[b], compute_loss
+                )
+        n_neg = n_targets[now] - n_b
+        if n_neg > 0:
+            loss += block_step(
+                H,
+                inputs,
+                n_b,
+                W_out,
+                targets[now, n_b:],
+                labels,
+                counts[now, n_b:],
+                n_neg,
+                lr,
+                G,
+                steps,
+                compute_loss,
+            )
+        for b in range(n_b):  # every context row of window b takes its step
+            w = k0 + b
+            step = steps[b]
+            if not cbow_mean:  # gensim divides the step, not the input, for the sum
+                step *= np.float32(1.0 / sizes[b])
+            for j in range(lows[w], highs[w]):
+                if j == centres[w]:
+                    continue
+                if stats is not None:
+                    add_recorded(stats, W_in, words[j], step, lr)
+                    continue
+                row = W_in[words[j]]
+                for c in range(d):
+                    row[c] += step[c]
+    return words.shape[0], loss
