@@ -44,8 +44,8 @@ OPTIONS: dict[str, tuple[str, str | None, str]] = {
     "kernel": (
         "--kernel",
         None,
-        "skip-gram's step: classic (an example per pair, word2vec.c's) or batched (a window "
-        "as one minibatch sharing its negatives)",
+        "skip-gram's step: classic (an example per pair, as word2vec.c and fastText step) or "
+        "batched (a window as one minibatch sharing its negatives)",
     ),
     "sample": ("--sample", "T", "subsampling threshold, 0 = off"),
     "minn": ("--minn", "N", "shortest character n-gram"),

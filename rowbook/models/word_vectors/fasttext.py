@@ -82,6 +82,17 @@ class FastText(Word2Vec):
         Negatives per example, drawn from ``count ** ns_exponent`` (fastText: 0.5).
     sample : float
         Subsampling threshold ``t`` (0 disables it).
+    kernel : {"batched", "classic"}
+        How skip-gram steps. ``"classic"``: one example per (centre, context) pair, as
+        fastText's ``FastText::skipgram``: the centre's bag read into ``h`` afresh for each
+        pair, its own ``negative`` draws, and h's step added to every row of the bag each
+        pair. ``"batched"``: the window of a centre word is one minibatch
+        (:mod:`~rowbook.models.word_vectors.fasttext_batched_kernels`): the bag read once,
+        ``h`` against the window's context words and one draw of ``negative`` negatives
+        shared by the window (each standing for the window's pairs), all from the rows as
+        they were before it, and h's step added to the bag once. KERNEL_FIGURES CBOW takes
+        one example per window already and trains the same either way. Models saved before
+        the option load (and resume) with ``"classic"``; ``docs/cores.md`` has the figures.
     lr, min_lr : float
         Learning rate at the start and at the end of each training call (linear decay).
     epochs : int
@@ -113,8 +124,9 @@ class FastText(Word2Vec):
     max_vocab_size: ClassVar[None] = None
     hierarchical_softmax: ClassVar[bool] = False
     cbow_mean: ClassVar[bool] = True
-    kernel: ClassVar[str] = "classic"
-    _state_version: ClassVar[int] = 1  # Word2Vec's version 2 added its kernel, not FastText's
+    #: 2: ``kernel`` joined the parameters (files before it trained with the classic kernel,
+    #: and load with it: :meth:`Word2Vec._upgrade`).
+    _state_version: ClassVar[int] = 2
     shrink_windows: ClassVar[bool] = True
     compute_loss: ClassVar[bool] = False
 
@@ -131,6 +143,7 @@ class FastText(Word2Vec):
         negative: int = 5,
         ns_exponent: float = 0.5,
         sample: float = 1e-4,
+        kernel: Literal["batched", "classic"] = "classic",
         lr: float = 0.05,
         min_lr: float = 0.0,
         epochs: int = 5,
@@ -143,6 +156,7 @@ class FastText(Word2Vec):
         self.architecture, self.vector_size, self.window = architecture, vector_size, window
         self.min_count, self.minn, self.maxn, self.bucket = min_count, minn, maxn, bucket
         self.negative, self.ns_exponent, self.sample = negative, ns_exponent, sample
+        self.kernel = kernel
         self.lr, self.min_lr, self.epochs = lr, min_lr, epochs
         self.workers, self.seed = workers, seed
         self.batch_words, self.progress, self.row_stats = batch_words, progress, row_stats
@@ -211,6 +225,7 @@ class FastText(Word2Vec):
             out=out,
             window=self.window,
             skipgram=self.architecture == "skipgram",
+            batched=self.architecture == "skipgram" and self.kernel == "batched",
         )
 
         def step(j: int, lr: float, seed: int, stats: Any) -> float:

@@ -52,7 +52,13 @@ from rowbook.models.word_vectors.word2vec_kernels import (
     prefetch_row,
 )
 
-__all__ = ["block_step", "context_windows", "shared_targets", "train_job_batched"]
+__all__ = [
+    "block_step",
+    "context_windows",
+    "shared_negatives",
+    "shared_targets",
+    "train_job_batched",
+]
 
 
 @numba.njit(nogil=True, cache=True, inline="always")
@@ -68,21 +74,31 @@ def shared_targets(
     """
     targets[0] = center
     counts[0] = 1.0
-    n = 1
+    return shared_negatives(1, negative, 1.0, table, guide, state, W_out, targets, counts)
+
+
+@numba.njit(nogil=True, cache=True, inline="always")
+def shared_negatives(
+    n_positive, negative, weight, table, guide, state, W_out, targets, counts
+):  # pragma: no cover - compiled
+    """:func:`shared_targets` after the ``n_positive`` targets already in ``targets``: the
+    ``negative`` draws appended, a draw equal to one of those positives dropped, a repeated
+    draw adding ``weight`` to its count (a new one starting at ``weight``)."""
+    n = n_positive
     for _ in range(negative):
         t = draw_negative(table, guide, state)
         state = lcg_next(state)
-        if t == center:
-            continue
-        m = 1
+        m = 0
         while m < n and targets[m] != t:
             m += 1
+        if m < n_positive:
+            continue
         if m < n:
-            counts[m] += 1.0
+            counts[m] += weight
         else:
             prefetch_row(W_out, t)
             targets[n] = t
-            counts[n] = 1.0
+            counts[n] = weight
             n += 1
     return n, state
 
