@@ -148,6 +148,9 @@ def train_job_batched(
                 targets[1 - now],
                 counts[1 - now],
             )
+            upcoming = words[centres[k + 1]]  # its bag starts loading too
+            for r in range(bag_starts[upcoming], bag_starts[upcoming + 1]):
+                prefetch_row(W_in, bag_ids[r])
         center = words[centres[k]]
         bag_mean(W_in, bag_starts, bag_ids, center, H[0])
         labels[: n_positive[now]] = 1.0
