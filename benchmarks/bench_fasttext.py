@@ -266,6 +266,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--seeds", type=int, default=3, help="trainings per row")
     parser.add_argument("--quality", action="store_true", help="only skip-gram's two kernels")
     parser.add_argument("--kernels", action="store_true", help="only the kernels alone, timed")
+    parser.add_argument(
+        "--architectures", default="skipgram,cbow", help="comma-separated (default: %(default)s)"
+    )
     parser.add_argument("--child", nargs=5, help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
     if args.child:
@@ -303,7 +306,7 @@ def main(argv: list[str] | None = None) -> int:
     )
     print("|---|---:|---:|---:|---:|---:|---:|---:|---:|")
     targets = []
-    for arch in ("skipgram", "cbow"):
+    for arch in args.architectures.split(","):
         tools = (
             ("fasttext", "rowbook-classic", "rowbook-batched")
             if arch == "skipgram"

@@ -7,7 +7,10 @@ rows, an ``EmbeddingBag(mode="mean")`` lookup. Training is word2vec's skip-gram 
 with negative sampling, every input row replaced by such a bag, in fastText's orientation
 (skip-gram: the centre word's bag predicts each word of its window); each row of a bag
 takes h's whole step, as in fastText (derivation in
-:mod:`~rowbook.models.word_vectors.fasttext_kernels`). The
+:mod:`~rowbook.models.word_vectors.fasttext_kernels`). Skip-gram steps each (centre,
+context) pair as fastText does (``kernel="classic"``) or a centre's window as one minibatch
+with shared negatives (``kernel="batched"``,
+:mod:`~rowbook.models.word_vectors.fasttext_batched_kernels`). The
 learned vectors (:attr:`FastText.vectors`, a :class:`rowbook.vectors.SubwordVectors`) give
 a vector for any word, seen or not.
 
