@@ -83,25 +83,25 @@ def test_batched_job_differs_from_the_classic_one():
     [([3, 5, 3, 1], [1] * 30 + [10**6]), ([7, 8], [1] * 30 + [10**6]), ([2], [1] * 31)],
 )
 def test_window_targets_merge_repeats_and_drop_the_context(window, counts):
-    """Positives first, each counted by its repeats; draws equal to a positive dropped, a
-    repeated draw merged, each draw weighing the window's pairs."""
+    """Positives first, each counted by its repeats; ``negative`` draws a pair, a draw equal
+    to a positive dropped, a repeated draw merged."""
     table = negative_table(np.array(counts))
     guide = negative_guide(table)
     W_out = np.zeros((len(counts), 4), np.float32)
     words = np.array([0, *window], dtype=np.int32)  # the centre (word 0) at position 0
-    targets = np.empty(len(window) + 8, np.int64)
-    weights = np.empty(len(window) + 8, np.float32)
+    targets = np.empty(len(window) * 9, np.int64)
+    weights = np.empty(len(window) * 9, np.float32)
     state = 987654321
     n_positive, n, new_state = window_targets(
         words, 0, 0, len(words), 8, table, guide, np.uint64(state), W_out, targets, weights
     )
-    negatives, ref_state = draw_negatives_reference(table, state, 8)
+    negatives, ref_state = draw_negatives_reference(table, state, 8 * len(window))
     want_targets, want_counts, want_positive = window_targets_reference(window, negatives)
     assert int(new_state) == ref_state and n_positive == want_positive
     assert targets[:n].tolist() == want_targets
     assert weights[:n].tolist() == want_counts
     kept = sum(t not in window for t in negatives)
-    assert sum(want_counts) == len(window) * (1 + kept)
+    assert sum(want_counts) == len(window) + kept and n < len(window) + kept  # merged
 
 
 # -- the model's kernel option -------------------------------------------------------------------

@@ -1,33 +1,44 @@
-"""fastText's minibatched skip-gram: a centre's bag once against its window's shared targets.
+"""fastText's minibatched skip-gram: a centre's bag read once for its whole window.
 
 The classic kernel (:mod:`~rowbook.models.word_vectors.fasttext_kernels`, fastText's
 ``FastText::skipgram``) takes one example per (centre, context) pair: it sums the centre's
 bag of rows into ``h``, steps ``1 + negative`` output rows, and adds h's step to every row
 of the bag, once per pair. A bag holds the word's row and its n-gram rows (about 20 for a
-word of 7 letters at n = 3-6), so for a window of ``I`` context words the bag is read and
-written ``I`` times. This kernel takes the window as one minibatch, as word2vec's batched
-skip-gram does (:mod:`~rowbook.models.word_vectors.word2vec_batched_kernels`, HogBatch), in
-fastText's orientation: one input ``h = mean(W_in[bag(center)])`` ``(d,)``, taken once a
-window, and targets ``T`` -- the context words (label 1; a word twice in the window is one
-target counted twice) and one draw of ``negative`` negatives shared by the window (label 0;
-a draw equal to a context word dropped, a repeated draw merged). Each shared negative stands
-in for the ``I`` pairs of the window, so a draw counts ``I``. Then, from the rows as they
-were before the window, with ``Y = W_out[T]`` ``(O, d)`` and counts ``n``::
+word of 7 letters at n = 3-6, scattered over a table of 2M buckets), so for a window of
+``I`` context words the bag is read and written ``I`` times: most of the step. This kernel
+takes the window as one minibatch, as word2vec's batched skip-gram does
+(:mod:`~rowbook.models.word_vectors.word2vec_batched_kernels`, HogBatch), in fastText's
+orientation: one input ``h = mean(W_in[bag(center)])`` ``(d,)``, taken once a window, and
+targets ``T`` -- the context words (label 1; a word twice in the window is one target
+counted twice) and the window's ``I * negative`` negatives, ``negative`` a pair as in the
+classic kernel, drawn together (label 0; a draw equal to a context word dropped, a repeated
+draw merged and counted). Then, from the rows as they were before the window, with
+``Y = W_out[T]`` ``(O, d)`` and counts ``n``::
 
     s = Y h                                    # (O,) scores
     g = lr * n * (label - sigmoid(s))          # (O,)
     W_out[T] += g h^T                          # (O, d)
     W_in[r] += g^T Y   for each r in bag(center), once per occurrence
 
-the classic kernel's pairs with their negatives shared and the rows read once: the bag is
-read and written once a window, each target row once. This is word2vec's ``block_step``
-with one input row (h), and it runs as that function.
+the classic kernel's pairs with their rows read once: the bag once a window, each target
+row once. This is word2vec's ``block_step`` with one input row (h), and it runs as that.
+
+Why not one draw of ``negative`` shared by the window, as word2vec's batched kernel does.
+There the window's inputs are ``I`` different context rows, so ``negative`` shared
+negatives still make ``I * negative`` distinct (input, negative) pairs. Here the window has
+one input, ``h``: shared negatives would be the same ``negative`` pairs met ``I`` times.
+Measured (``docs/cores.md``), that loses 0.10-0.16 on questions-words and 0.05-0.06 on
+WordSim353, weighted ``I`` a draw or not, with h updated between the pairs or not; the
+window's own ``I * negative`` draws keep the classic kernel's scores. The snapshot (every
+pair of a window sees the rows as they were before it) costs nothing measurable: a pair's
+step moves ``h`` by exactly what it adds to every row of the bag, so the classic kernel's
+``h`` between two pairs of a window differs from this one's only by the steps themselves.
 
 Draws, in order from the generator state ``seed``: word2vec's subsampling and window
 shrinks (:func:`~rowbook.models.word_vectors.word2vec_kernels.kept_words`), then
-``negative`` per centre word that has a context. The next window's draws are made (and
-their rows start loading) before this window's products, as in word2vec's batched kernel.
-:func:`~rowbook.models.word_vectors.fasttext_batched_reference.fasttext_job_batched_reference`
+``I * negative`` per centre word with ``I`` context words. The next window's draws are made
+(and its target rows and its centre's bag rows start loading) before this window's
+products. :func:`~rowbook.models.word_vectors.fasttext_batched_reference.fasttext_job_batched_reference`
 is the same algorithm in NumPy, draw for draw.
 """
 
@@ -40,7 +51,7 @@ from rowbook.models.word_vectors.fasttext_kernels import bag_mean, scatter_bag
 from rowbook.models.word_vectors.word2vec_batched_kernels import (
     block_step,
     context_windows,
-    shared_negatives,
+    merged_negatives,
 )
 from rowbook.models.word_vectors.word2vec_kernels import FASTMATH, kept_words, prefetch_row
 
@@ -52,9 +63,9 @@ def window_targets(
     words, i, lo, hi, negative, table, guide, state, W_out, targets, counts
 ):  # pragma: no cover - compiled
     """The targets of centre ``i``'s window ``[lo, hi)``: its context words (a repeated word
-    counted, not listed again), then the ``negative`` shared draws
-    (:func:`~rowbook.models.word_vectors.word2vec_batched_kernels.shared_negatives`), each
-    counting the window's ``hi - lo - 1`` pairs.
+    counted, not listed again), then ``negative`` draws for each of its pairs
+    (:func:`~rowbook.models.word_vectors.word2vec_batched_kernels.merged_negatives`: a
+    draw equal to a context word dropped, a repeated draw counted).
 
     Returns how many positives, how many targets, and the generator state after the draws.
     """
@@ -73,8 +84,8 @@ def window_targets(
             targets[n] = t
             counts[n] = 1.0
             n += 1
-    pairs = np.float32(hi - lo - 1)
-    n_out, state = shared_negatives(n, negative, pairs, table, guide, state, W_out, targets, counts)
+    draws = negative * (hi - lo - 1)
+    n_out, state = merged_negatives(n, draws, table, guide, state, W_out, targets, counts)
     return n, n_out, state
 
 
@@ -106,7 +117,7 @@ def train_job_batched(
     )
     centres, lows, highs = context_windows(ends, shrinks, window)
     d = W_in.shape[1]
-    n_targets = 2 * window + negative
+    n_targets = 2 * window * (1 + negative)
     H = np.empty((1, d), dtype=np.float32)  # (1, d) the centre's mean bag, the one input
     inputs = np.zeros(1, dtype=np.int64)  # (1,) its row of H
     work = np.empty((1, d), dtype=np.float32)  # (1, d) h's step

@@ -2,7 +2,7 @@
 
 The same draws in the same order as the kernel (the classic job's subsampling and window
 shrinks, :func:`~rowbook.models.word_vectors.word2vec_reference.kept_words_reference`,
-then ``negative`` draws per window that has a context), and each window as word2vec's
+then ``negative`` draws for each pair of a window, drawn together), and each window as word2vec's
 batched block (:func:`~rowbook.models.word_vectors.word2vec_batched_reference.block_step_reference`)
 with one input, the centre's mean bag ``h``::
 
@@ -29,11 +29,11 @@ __all__ = ["fasttext_job_batched_reference", "window_targets_reference"]
 
 def window_targets_reference(context, negatives):
     """``(targets, counts, n_positive)``: each distinct context word with how many times it
-    is in the window, then each distinct negative that is not a context word, counted once a
-    draw for each of the window's ``len(context)`` pairs; in order of first sighting.
+    is in the window, then each distinct negative that is not a context word with how many
+    times it was drawn; in order of first sighting.
 
     >>> window_targets_reference([3, 5, 3], [5, 2, 2, 7])
-    ([3, 5, 2, 7], [2, 1, 6, 3], 2)
+    ([3, 5, 2, 7], [2, 1, 2, 1], 2)
     """
     targets, counts = [], []
     for t in context:
@@ -47,10 +47,10 @@ def window_targets_reference(context, negatives):
         if t in targets[:n_positive]:
             continue
         if t in targets:
-            counts[targets.index(t)] += len(context)
+            counts[targets.index(t)] += 1
         else:
             targets.append(t)
-            counts.append(len(context))
+            counts.append(1)
     return targets, counts, n_positive
 
 
@@ -78,7 +78,7 @@ def fasttext_job_batched_reference(
     for center, context in window_contexts(sentences, shrinks, window):
         if not context:
             continue
-        negatives, state = draw_negatives_reference(table, state, negative)
+        negatives, state = draw_negatives_reference(table, state, negative * len(context))
         targets, counts, n_positive = window_targets_reference(context, negatives)
         labels = [1.0] * n_positive + [0.0] * (len(targets) - n_positive)
         bag = np.asarray(bag_ids[bag_starts[center] : bag_starts[center + 1]], dtype=np.int64)

@@ -55,7 +55,7 @@ from rowbook.models.word_vectors.word2vec_kernels import (
 __all__ = [
     "block_step",
     "context_windows",
-    "shared_negatives",
+    "merged_negatives",
     "shared_targets",
     "train_job_batched",
 ]
@@ -74,16 +74,16 @@ def shared_targets(
     """
     targets[0] = center
     counts[0] = 1.0
-    return shared_negatives(1, negative, 1.0, table, guide, state, W_out, targets, counts)
+    return merged_negatives(1, negative, table, guide, state, W_out, targets, counts)
 
 
 @numba.njit(nogil=True, cache=True, inline="always")
-def shared_negatives(
-    n_positive, negative, weight, table, guide, state, W_out, targets, counts
+def merged_negatives(
+    n_positive, negative, table, guide, state, W_out, targets, counts
 ):  # pragma: no cover - compiled
     """:func:`shared_targets` after the ``n_positive`` targets already in ``targets``: the
     ``negative`` draws appended, a draw equal to one of those positives dropped, a repeated
-    draw adding ``weight`` to its count (a new one starting at ``weight``)."""
+    draw counted in ``counts`` instead of listed again."""
     n = n_positive
     for _ in range(negative):
         t = draw_negative(table, guide, state)
@@ -94,11 +94,11 @@ def shared_negatives(
         if m < n_positive:
             continue
         if m < n:
-            counts[m] += weight
+            counts[m] += 1.0
         else:
             prefetch_row(W_out, t)
             targets[n] = t
-            counts[n] = weight
+            counts[n] = 1.0
             n += 1
     return n, state
 
