@@ -131,8 +131,9 @@ def test_the_kernel_is_validated_and_a_parameter():
         ParameterError, match="kernel must be one of 'batched', 'classic', got 'fast'"
     ):
         FastText(kernel="fast")
+    assert FastText().kernel == "batched"  # the default, chosen by measurement (docs/cores.md)
     model = FastText(kernel="classic")
-    assert model.get_params()["kernel"] == "classic"
+    assert model.get_params()["kernel"] == "classic" and "kernel='classic'" in repr(model)
 
 
 def test_cbow_trains_the_same_with_either_kernel():
