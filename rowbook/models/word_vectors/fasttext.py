@@ -96,8 +96,8 @@ class FastText(Word2Vec):
         context) pair, as fastText's ``FastText::skipgram``: the bag read afresh for each
         pair and h's step added to it each pair (one worker and a seed give the tables
         rowbook gave before the option). On NewsArticles and the health tweets the two score
-        within 0.01 of each other and the batched kernel runs the whole fit about 2.5x
-        faster (``docs/cores.md``). CBOW takes one example per window already and trains
+        within 0.01 of each other and the batched kernel alone runs 1.5-1.7x as fast
+        (``docs/cores.md``). CBOW takes one example per window already and trains
         the same either way. Models saved before the option load (and resume) with
         ``"classic"``.
     lr, min_lr : float
