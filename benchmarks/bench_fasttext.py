@@ -15,9 +15,12 @@ memory it had before training (imports), then the scores:
   the vocabulary (3CosAdd on unit vectors, the question words excluded), so a question
   whose answer is not in the vocabulary counts as wrong.
 
-Speed is corpus tokens x epochs / fit time: the median over ``--seeds`` runs; scores are
-their mean. Run ``python benchmarks/bench_fasttext.py`` (``--quick``: 300 documents, one
-epoch, one seed, 100k buckets).
+Skip-gram runs rowbook with each kernel (``FastText(kernel="classic")``, fastText's per-pair
+steps, and ``"batched"``, a window as one minibatch with shared negatives), CBOW with the
+default. Speed is corpus tokens x epochs / fit time: the median over ``--seeds`` runs; scores
+are their mean. Run ``python benchmarks/bench_fasttext.py`` (``--quick``: 300 documents, one
+epoch, one seed, 100k buckets; ``--quality``: only skip-gram's two kernels, 3 seeds, on
+NewsArticles and on the health tweets, the measurement behind ``FastText``'s default kernel).
 """
 
 from __future__ import annotations
@@ -36,7 +39,7 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from benchmarks.bench_word2vec import _test_data, gensim_scores
-from benchmarks.corpora import cache_dir, newsarticles_tokens
+from benchmarks.corpora import cache_dir, healthtweets_tokens, newsarticles_tokens
 from benchmarks.timing import machine, print_targets
 
 PARAMS = {
@@ -109,7 +112,9 @@ def all_questions(words: list[str], table: np.ndarray, vector_for, path: Path) -
 
 
 def child(tool: str, architecture: str, seed: int, corpus: str, params: dict) -> dict:
-    """Train once in this (child) process; return time, memory and scores."""
+    """Train once in this (child) process; return time, memory and scores.
+
+    ``tool``: ``fasttext``, or ``rowbook`` followed by its kernel (``rowbook-batched``)."""
     if tool == "fasttext":
         import fasttext
 
@@ -126,7 +131,8 @@ def child(tool: str, architecture: str, seed: int, corpus: str, params: dict) ->
         from rowbook.models import FastText
 
         settings = {ROWBOOK_NAMES[k]: v for k, v in params.items()}
-        model = FastText(architecture=architecture, seed=seed, **settings)
+        kernel = tool.partition("-")[2] or FastText().kernel
+        model = FastText(architecture=architecture, seed=seed, kernel=kernel, **settings)
         before = _rss_mb()
         start = time.perf_counter()
         model.fit(corpus)
@@ -159,23 +165,129 @@ def _run_child(tool: str, architecture: str, seed: int, corpus: Path, params: di
 
 
 def _mean_runs(tool: str, architecture: str, seeds: int, corpus: Path, params: dict) -> dict:
-    runs = [_run_child(tool, architecture, seed, corpus, params) for seed in range(1, seeds + 1)]
+    return _mean(
+        [_run_child(tool, architecture, seed, corpus, params) for seed in range(1, seeds + 1)]
+    )
+
+
+def _mean(runs: list[dict]) -> dict:
+    """Scores: the mean over the runs; seconds: the median; peak memory: the largest."""
     mean = {k: float(np.mean([r[k] for r in runs])) for k in runs[0]}
     mean["seconds"] = statistics.median(r["seconds"] for r in runs)
     mean["peak_mb"] = max(r["peak_mb"] for r in runs)
     return mean
 
 
+def kernel_quality(seeds: int, params: dict) -> list[tuple[str, float, float]]:
+    """Skip-gram's classic and batched kernels (2 workers) on NewsArticles and the health
+    tweets: mean scores and fit time over ``seeds``; returns the targets (batched - classic)."""
+    targets = []
+    for name, sentences, file in (
+        ("NewsArticles", newsarticles_tokens(), "newsarticles_tokens.txt"),
+        ("health tweets", healthtweets_tokens(), "healthtweets_tokens.txt"),
+    ):
+        corpus = _corpus_file(sentences, file)
+        print(
+            f"\n### Skip-gram's kernels on {name} ({sum(map(len, sentences)):,} tokens, "
+            f"{seeds} seeds, load {_load()})\n"
+        )
+        print("| kernel | fit s (median) | analogy | WS353 | SimLex | all questions |")
+        print("|---|---:|---:|---:|---:|---:|")
+        scores = {}
+        for kernel in ("classic", "batched"):
+            m = _mean_runs(f"rowbook-{kernel}", "skipgram", seeds, corpus, params)
+            scores[kernel] = m
+            print(
+                f"| {kernel} | {m['seconds']:.1f} | {m['analogy']:.3f} | {m['ws353']:.3f} | "
+                f"{m['simlex']:.3f} | {m['all_questions']:.3f} |"
+            )
+        targets += [
+            (f"{name}: {k} batched - classic", scores["batched"][k] - scores["classic"][k], -0.01)
+            for k in ("analogy", "ws353", "simlex")
+        ]
+    print(f"\nload after: {_load()}")
+    return targets
+
+
+def kernel_seconds(sentences: list[list[str]], name: str, repeat: int = 3) -> None:
+    """CPU seconds of one epoch of each skip-gram kernel alone (one thread, after a first
+    epoch), at the benchmark's settings; prints a table row."""
+    from rowbook.data.corpus import read_corpus
+    from rowbook.data.sampling import negative_guide, negative_table, sample_thresholds
+    from rowbook.models import FastText
+    from rowbook.models.word_vectors.fasttext import initial_input
+    from rowbook.models.word_vectors.fasttext_batched_kernels import train_job_batched
+    from rowbook.models.word_vectors.fasttext_kernels import train_job
+    from rowbook.text.char_ngrams import subword_table
+
+    model = FastText(**{ROWBOOK_NAMES[k]: v for k, v in PARAMS.items()})
+    vocab, encoded = read_corpus(sentences, min_count=model.min_count)
+    bag_starts, bag_ids = subword_table(
+        vocab.keys, minn=model.minn, maxn=model.maxn, bucket=model.n_buckets
+    )
+    table = negative_table(vocab.counts, model.ns_exponent)
+    thresholds = sample_thresholds(vocab.counts, model.sample)
+    ids, starts = encoded.sentences(0, len(encoded.raw_lengths))
+    W_in0, n = initial_input(1, vocab.keys, model), len(starts) - 1
+
+    def epoch(batched: bool) -> float:
+        W_in, W_out = W_in0.copy(), np.zeros((len(vocab), model.vector_size), np.float32)
+        out = (W_out, table, negative_guide(table), model.negative)
+        head = (W_in, bag_starts, bag_ids, ids, starts, 0, n, thresholds, True, out, model.window)
+        run = (
+            (lambda lr, seed: train_job_batched(*head, lr, seed))
+            if batched
+            else (lambda lr, seed: train_job(*head, True, lr, seed))
+        )
+        run(model.lr, 1)  # a first epoch: the tables as training has them
+        start = time.process_time()
+        run(model.lr * 0.5, 2)
+        return time.process_time() - start
+
+    times = {"classic": [], "batched": []}
+    for _ in range(repeat):
+        times["classic"].append(epoch(False))
+        times["batched"].append(epoch(True))
+    c, b = (statistics.median(times[k]) for k in ("classic", "batched"))
+    words = sum(map(len, sentences))
+    print(
+        f"| {name} | {c:.2f} | {words / c / 1e3:,.0f}k | {b:.2f} | {words / b / 1e3:,.0f}k | "
+        f"{c / b:.2f}x |"
+    )
+
+
+def _load() -> str:
+    return " ".join(Path("/proc/loadavg").read_text().split()[:3])
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="300 documents, 1 epoch, one seed")
-    parser.add_argument("--seeds", type=int, default=2, help="trainings per row")
+    parser.add_argument("--seeds", type=int, default=3, help="trainings per row")
+    parser.add_argument("--quality", action="store_true", help="only skip-gram's two kernels")
+    parser.add_argument("--kernels", action="store_true", help="only the kernels alone, timed")
+    parser.add_argument(
+        "--architectures", default="skipgram,cbow", help="comma-separated (default: %(default)s)"
+    )
     parser.add_argument("--child", nargs=5, help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
     if args.child:
         tool, arch, seed, corpus, params = args.child
         print(json.dumps(child(tool, arch, int(seed), corpus, json.loads(params))))
         return 0
+    if args.kernels:
+        print(f"\n## FastText skip-gram's kernels alone: one epoch, one thread (load {_load()})\n")
+        print("| corpus | classic CPU s | words/s | batched CPU s | words/s | speed-up |")
+        print("|---|---:|---:|---:|---:|---:|")
+        kernel_seconds(newsarticles_tokens(), "NewsArticles")
+        kernel_seconds(healthtweets_tokens(), "health tweets")
+        print(f"\nload after: {_load()}")
+        return 0
+    if args.quality:
+        print(f"\n## FastText skip-gram: classic and batched kernels\n\n{machine()}\n\n{PARAMS}")
+        met = print_targets(kernel_quality(args.seeds, dict(PARAMS)))
+        print(f"\nall targets met: {'yes' if met else 'no'}")
+        return 0 if met else 1
     sentences, params = newsarticles_tokens(), dict(PARAMS)
     name = "newsarticles_tokens.txt"
     if args.quick:
@@ -186,7 +298,7 @@ def main(argv: list[str] | None = None) -> int:
     print(f"\n## FastText on NewsArticles\n\n{machine()}\n")
     print(
         f"{len(sentences)} documents, {n_tokens} tokens; {params}; {args.seeds} seed(s) per row; "
-        "each training in its own process\n"
+        f"each training in its own process; load {_load()}\n"
     )
     print(
         "| model | words/s | fit s | speed vs fastText | peak MB (before fit) | analogy | WS353 | SimLex "
@@ -194,34 +306,53 @@ def main(argv: list[str] | None = None) -> int:
     )
     print("|---|---:|---:|---:|---:|---:|---:|---:|---:|")
     targets = []
-    for arch in ("skipgram", "cbow"):
-        f = _mean_runs("fasttext", arch, args.seeds, corpus, params)
-        r = _mean_runs("rowbook", arch, args.seeds, corpus, params)
+    for arch in args.architectures.split(","):
+        tools = (
+            ("fasttext", "rowbook-classic", "rowbook-batched")
+            if arch == "skipgram"
+            else ("fasttext", "rowbook")
+        )
+        runs = {}
+        for seed in range(1, args.seeds + 1):  # the tools in turn: a change of load reaches all
+            for tool in tools:
+                runs.setdefault(tool, []).append(_run_child(tool, arch, seed, corpus, params))
+        means = {tool: _mean(rs) for tool, rs in runs.items()}
+        f = means["fasttext"]
         words = n_tokens * params["epoch"]
-        for tool, m in (("fastText", f), ("rowbook", r)):
+        for tool, m in means.items():
             print(
                 f"| {tool} {arch} | {words / m['seconds'] / 1e3:,.0f}k | {m['seconds']:.1f} | "
                 f"{f['seconds'] / m['seconds']:.2f} | {m['peak_mb']:,.0f} ({m['before_mb']:,.0f}) | "
                 f"{m['analogy']:.3f} | {m['ws353']:.3f} | {m['simlex']:.3f} | {m['all_questions']:.3f} |"
             )
         if arch == "skipgram":
-            targets.append(
-                ("skipgram: rowbook speed / fastText speed", f["seconds"] / r["seconds"], 2.0)
-            )
+            r, b = means["rowbook-classic"], means["rowbook-batched"]
             targets += [
-                (f"skipgram: {k} rowbook - fastText", r[k] - f[k], -tol)
-                for k, tol in (("analogy", 0.01), ("ws353", 0.02), ("simlex", 0.02))
+                (
+                    "skipgram: rowbook classic speed / fastText speed",
+                    f["seconds"] / r["seconds"],
+                    2.0,
+                ),
+                (
+                    "skipgram: rowbook batched speed / fastText speed",
+                    f["seconds"] / b["seconds"],
+                    4.0,
+                ),
+            ]
+            targets += [
+                (f"skipgram: {k} rowbook batched - fastText", b[k] - f[k], -0.02)
+                for k in ("analogy", "ws353", "simlex")
             ]
             targets.append(
                 (
                     "skipgram: fastText peak MB / rowbook peak MB x 1.2",
-                    1.2 * f["peak_mb"] / r["peak_mb"],
+                    1.2 * f["peak_mb"] / b["peak_mb"],
                     1.0,
                 )
             )
     print(
         "\nwords/s = corpus tokens x epochs / fit time (median); scores (mean over seeds) by gensim's "
-        "KeyedVectors; all questions: unseen words from their n-grams."
+        f"KeyedVectors; all questions: unseen words from their n-grams. Load after: {_load()}"
     )
     met = print_targets(targets)
     print(f"\nall targets met: {'yes' if met else 'no'}")

@@ -44,9 +44,9 @@ OPTIONS: dict[str, tuple[str, str | None, str]] = {
     "kernel": (
         "--kernel",
         None,
-        "word2vec's step: classic (an example per skip-gram pair or CBOW window, "
-        "word2vec.c's) or batched (minibatches sharing their negatives: a skip-gram window, "
-        "8 CBOW windows)",
+        "the step: classic (an example per skip-gram pair or CBOW window, as word2vec.c and "
+        "fastText step) or batched (minibatches: word2vec's skip-gram window and 8 CBOW windows "
+        "share their negatives; FastText's skip-gram reads the centre's bag once a window)",
     ),
     "sample": ("--sample", "T", "subsampling threshold, 0 = off"),
     "minn": ("--minn", "N", "shortest character n-gram"),

@@ -23,6 +23,7 @@ SETTINGS = {
     "sample": 1e-3,
     "epochs": 5,
     "workers": 1,
+    "kernel": "classic",  # the run the demo's pages record (docs/assets/demo)
 }
 SHOWN = 3
 

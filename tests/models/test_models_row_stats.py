@@ -36,8 +36,9 @@ def _counted_by_hand(model, corpus, rows_of) -> np.ndarray:
     for center, context in _windows(model, corpus):
         if model.architecture == "skipgram":
             inputs = [context_word for context_word in context]  # word2vec: context rows
-            if isinstance(model, rowbook.FastText):
-                inputs = [center] * len(context)  # fastText: the centre's bag, per pair
+            if isinstance(model, rowbook.FastText):  # fastText: the centre's bag, per pair
+                pairs = len(context) if model.kernel == "classic" else min(len(context), 1)
+                inputs = [center] * pairs  # (batched: once a window)
         else:
             inputs = context
         for word in inputs:
@@ -56,11 +57,13 @@ def test_word2vec_counts_every_row_each_example_moved(architecture):
     assert stats.keys == model.index_to_key_ and stats.counts.tolist() == model.counts_.tolist()
 
 
-@pytest.mark.parametrize("architecture", ["skipgram", "cbow"])
-def test_fasttext_counts_every_row_of_every_bag(architecture):
-    model = rowbook.FastText(
-        **EXACT, architecture=architecture, bucket=40, minn=2, maxn=3, row_stats=True
-    )
+@pytest.mark.parametrize(
+    ("architecture", "kernel"),
+    [("skipgram", "classic"), ("skipgram", "batched"), ("cbow", "classic")],
+)
+def test_fasttext_counts_every_row_of_every_bag(architecture, kernel):
+    settings = {**EXACT, "bucket": 40, "minn": 2, "maxn": 3, "row_stats": True}
+    model = rowbook.FastText(**settings, architecture=architecture, kernel=kernel)
     model.window = 1  # the shrunk window is uniform(1, ws): with ws=1 every window is full
     model.fit(CORPUS)
     starts, bag_ids = subword_table(model.index_to_key_, minn=2, maxn=3, bucket=40)

@@ -48,7 +48,7 @@ from rowbook.models.word_vectors.word2vec_kernels import (
     negative_sampling_step,
 )
 
-__all__ = ["train_job"]
+__all__ = ["bag_mean", "scatter_bag", "train_job"]
 
 
 @numba.njit(nogil=True, fastmath=FASTMATH, cache=True, inline="always")
@@ -63,7 +63,15 @@ def _add_bag(W_in, bag_starts, bag_ids, word, h):  # pragma: no cover - compiled
 
 
 @numba.njit(nogil=True, fastmath=FASTMATH, cache=True, inline="always")
-def _scatter_bag(W_in, bag_starts, bag_ids, word, work, stats, lr):  # pragma: no cover - compiled
+def bag_mean(W_in, bag_starts, bag_ids, word, h):  # pragma: no cover - compiled
+    """``h = mean(W_in[r] for r in bag(word))``, summed row by row, then times ``1 / size``."""
+    h[:] = 0.0
+    size = _add_bag(W_in, bag_starts, bag_ids, word, h)
+    _scale(h, np.float32(1.0 / size))
+
+
+@numba.njit(nogil=True, fastmath=FASTMATH, cache=True, inline="always")
+def scatter_bag(W_in, bag_starts, bag_ids, word, work, stats, lr):  # pragma: no cover - compiled
     """``W_in[r] += work`` for every row ``r`` of bag(word) (fastText: the full step each),
     each recorded in ``stats`` first when telemetry is on."""
     d = W_in.shape[1]
@@ -125,14 +133,12 @@ def train_job(
             if skipgram:  # the centre's bag predicts each context word, h afresh each time
                 for j in range(lo, hi):
                     if j != i:
-                        h[:] = 0.0
-                        size = _add_bag(W_in, bag_starts, bag_ids, words[i], h)
-                        _scale(h, np.float32(1.0 / size))
+                        bag_mean(W_in, bag_starts, bag_ids, words[i], h)
                         work[:] = 0.0
                         state, _ = negative_sampling_step(
                             h, W_out, words[j], negative, table, guide, lr, state, work, False
                         )
-                        _scatter_bag(W_in, bag_starts, bag_ids, words[i], work, stats, lr)
+                        scatter_bag(W_in, bag_starts, bag_ids, words[i], work, stats, lr)
             else:  # one mean over the rows of every context word's bag predicts the centre
                 h[:] = 0.0
                 size = 0
@@ -146,6 +152,6 @@ def train_job(
                 )
                 for j in range(lo, hi):
                     if j != i:
-                        _scatter_bag(W_in, bag_starts, bag_ids, words[j], work, stats, lr)
+                        scatter_bag(W_in, bag_starts, bag_ids, words[j], work, stats, lr)
         start = end
     return words.shape[0]

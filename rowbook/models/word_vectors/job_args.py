@@ -24,6 +24,9 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
+from rowbook.models.word_vectors.fasttext_batched_kernels import (
+    train_job_batched as fasttext_train_job_batched,
+)
 from rowbook.models.word_vectors.fasttext_kernels import train_job as fasttext_train_job
 from rowbook.models.word_vectors.glove_kernels import glove_records
 from rowbook.models.word_vectors.word2vec_batched_cbow_kernels import (
@@ -84,7 +87,10 @@ class Word2VecJob(NamedTuple):
 class FastTextJob(NamedTuple):
     """fastText's tables and settings for every job of an epoch
     (:func:`~rowbook.models.word_vectors.fasttext_kernels.train_job`): word2vec's, with the
-    bag of every word (``bag_starts``, ``bag_ids``: CSR rows of ``W_in``)."""
+    bag of every word (``bag_starts``, ``bag_ids``: CSR rows of ``W_in``); ``batched`` runs
+    skip-gram's minibatched kernel
+    (:func:`~rowbook.models.word_vectors.fasttext_batched_kernels.train_job_batched`,
+    ``FastText(kernel="batched")``) instead of the per-pair one."""
 
     W_in: np.ndarray
     bag_starts: np.ndarray
@@ -94,27 +100,16 @@ class FastTextJob(NamedTuple):
     out: tuple
     window: int
     skipgram: bool
+    batched: bool = False
 
     def run(self, ids: np.ndarray, starts: np.ndarray, lr: float, seed: int, stats: Any) -> int:
         """Train on the sentences ``ids`` cut at ``starts``; the words trained."""
         first, end = 0, len(starts) - 1  # every sentence given
-        return fasttext_train_job(
-            self.W_in,
-            self.bag_starts,
-            self.bag_ids,
-            ids,
-            starts,
-            first,
-            end,
-            self.thresholds,
-            self.use_sample,
-            self.out,
-            self.window,
-            self.skipgram,
-            lr,
-            seed,
-            stats,
-        )
+        tables = (self.W_in, self.bag_starts, self.bag_ids, ids, starts, first, end)
+        sampling = (self.thresholds, self.use_sample, self.out, self.window)
+        if self.batched:  # skip-gram only: no architecture flag
+            return fasttext_train_job_batched(*tables, *sampling, lr, seed, stats)
+        return fasttext_train_job(*tables, *sampling, self.skipgram, lr, seed, stats)
 
 
 class GloVeJob(NamedTuple):

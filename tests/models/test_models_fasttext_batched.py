@@ -1,0 +1,168 @@
+"""FastText's minibatched skip-gram kernel against its NumPy reference, draw for draw."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from rowbook.checks import ParameterError
+from rowbook.data import negative_guide, negative_table, sample_thresholds
+from rowbook.data.corpus import read_corpus
+from rowbook.data.morphology import HELD_OUT_SUFFIX, made_up_stems, morphology_corpus
+from rowbook.data.sampling import job_seed
+from rowbook.models import FastText
+from rowbook.models.word_vectors.fasttext_batched_kernels import train_job_batched, window_targets
+from rowbook.models.word_vectors.fasttext_batched_reference import (
+    fasttext_job_batched_reference,
+    window_targets_reference,
+)
+from rowbook.models.word_vectors.fasttext_kernels import train_job
+from rowbook.models.word_vectors.word2vec_reference import draw_negatives_reference
+from rowbook.text.char_ngrams import subword_table
+
+CORPUS = morphology_corpus()
+SMALL = {
+    "vector_size": 24,
+    "min_count": 1,
+    "bucket": 5000,
+    "epochs": 3,
+    "workers": 1,
+    "sample": 1e-3,
+}
+
+
+def _job(use_sample: bool, negative: int = 5):
+    """A job's inputs on the first 40 sentences: bags of n-grams 3-5 in 200 buckets, output
+    rows not zero (so the scores are not all 0)."""
+    vocab, enc = read_corpus(CORPUS[:40], min_count=1)
+    bag_starts, bag_ids = subword_table(vocab.keys, minn=3, maxn=5, bucket=200)
+    rng = np.random.default_rng(1)
+    W_in = ((rng.random((len(vocab) + 200, 16)) - 0.5) / 16).astype(np.float32)
+    W_out = (rng.standard_normal((len(vocab), 16)) * 0.3).astype(np.float32)
+    table = negative_table(vocab.counts, 0.5)
+    out = (W_out, table, negative_guide(table), negative)
+    head = (W_in, bag_starts, bag_ids, enc.ids, enc.starts, 0, len(enc.starts) - 1)
+    return head, (sample_thresholds(vocab.counts, 1e-2), use_sample, out)
+
+
+@pytest.mark.parametrize("use_sample", [True, False])
+@pytest.mark.parametrize("negative", [5, 15])
+def test_batched_job_matches_reference(use_sample, negative):
+    head, (thresholds, use, out) = _job(use_sample, negative)
+    W_in, W_out = head[0], out[0]
+    before_in, before_out = W_in.copy(), W_out.copy()
+    ref_in, ref_out = W_in.copy(), W_out.copy()
+    seed = job_seed(1, 0, 0)
+    n = train_job_batched(*head, thresholds, use, out, 4, 0.05, seed)
+    ref_head = (ref_in, *head[1:])
+    n_ref = fasttext_job_batched_reference(
+        *ref_head, thresholds, use, (ref_out, out[1], None, negative), 4, 0.05, seed
+    )
+    assert n == n_ref > 0
+    assert not np.allclose(W_in, before_in) and not np.allclose(W_out, before_out)
+    np.testing.assert_allclose(W_in, ref_in, rtol=1e-4, atol=1e-6)
+    np.testing.assert_allclose(W_out, ref_out, rtol=1e-4, atol=1e-6)
+    n_words = len(before_out)
+    assert np.any(W_in[n_words:] != before_in[n_words:])  # n-gram rows were trained
+
+
+def test_batched_job_differs_from_the_classic_one():
+    """Shared negatives and one bag a window: another algorithm, not a reordering."""
+    head, rest = _job(True)
+    classic = (head[0].copy(), *head[1:])
+    classic_out = (rest[2][0].copy(), *rest[2][1:])
+    train_job_batched(*head, *rest, 4, 0.05, 9)
+    train_job(*classic, *rest[:2], classic_out, 4, True, 0.05, 9)
+    assert not np.allclose(head[0], classic[0], atol=1e-6)
+
+
+@pytest.mark.parametrize(
+    ("window", "counts"),
+    [([3, 5, 3, 1], [1] * 30 + [10**6]), ([7, 8], [1] * 30 + [10**6]), ([2], [1] * 31)],
+)
+def test_window_targets_merge_repeats_and_drop_the_context(window, counts):
+    """Positives first, each counted by its repeats; ``negative`` draws a pair, a draw equal
+    to a positive dropped, a repeated draw merged."""
+    table = negative_table(np.array(counts))
+    guide = negative_guide(table)
+    W_out = np.zeros((len(counts), 4), np.float32)
+    words = np.array([0, *window], dtype=np.int32)  # the centre (word 0) at position 0
+    targets = np.empty(len(window) * 9, np.int64)
+    weights = np.empty(len(window) * 9, np.float32)
+    state = 987654321
+    n_positive, n, new_state = window_targets(
+        words, 0, 0, len(words), 8, table, guide, np.uint64(state), W_out, targets, weights
+    )
+    negatives, ref_state = draw_negatives_reference(table, state, 8 * len(window))
+    want_targets, want_counts, want_positive = window_targets_reference(window, negatives)
+    assert int(new_state) == ref_state and n_positive == want_positive
+    assert targets[:n].tolist() == want_targets
+    assert weights[:n].tolist() == want_counts
+    kept = sum(t not in window for t in negatives)
+    assert sum(want_counts) == len(window) + kept and n < len(window) + kept  # merged
+
+
+# -- the model's kernel option -------------------------------------------------------------------
+
+
+def _stem_hits(vectors) -> float:
+    """Share of unseen inflections whose most similar bare stem is their own."""
+    stems = made_up_stems(120)
+    S = np.stack([vectors.vector_for(s) for s in stems])  # (120, d)
+    Q = np.stack([vectors.vector_for(s + HELD_OUT_SUFFIX) for s in stems])  # (120, d)
+    S /= np.linalg.norm(S, axis=1, keepdims=True)
+    Q /= np.linalg.norm(Q, axis=1, keepdims=True)
+    return float(np.mean(np.argmax(Q @ S.T, axis=1) == np.arange(len(stems))))
+
+
+def test_the_model_trains_with_the_batched_kernel():
+    batched = FastText(**SMALL, kernel="batched").fit(CORPUS)
+    classic = FastText(**SMALL, kernel="classic").fit(CORPUS)
+    assert not np.array_equal(batched.W_in_, classic.W_in_)
+    assert _stem_hits(batched.vectors) >= 0.9
+    again = FastText(**SMALL, kernel="batched").fit(CORPUS)
+    assert np.array_equal(again.W_in_, batched.W_in_)  # one worker: bit-identical
+
+
+def test_the_kernel_is_validated_and_a_parameter():
+    with pytest.raises(
+        ParameterError, match="kernel must be one of 'batched', 'classic', got 'fast'"
+    ):
+        FastText(kernel="fast")
+    assert FastText().kernel == "batched"  # the default, chosen by measurement (docs/cores.md)
+    model = FastText(kernel="classic")
+    assert model.get_params()["kernel"] == "classic" and "kernel='classic'" in repr(model)
+
+
+def test_cbow_trains_the_same_with_either_kernel():
+    """The minibatch is skip-gram's: CBOW runs the classic kernel under either name."""
+    params = {**SMALL, "architecture": "cbow", "epochs": 1}
+    a = FastText(**params, kernel="batched").fit(CORPUS[:300])
+    b = FastText(**params, kernel="classic").fit(CORPUS[:300])
+    assert np.array_equal(a.W_in_, b.W_in_)
+
+
+def test_save_load_keeps_the_kernel_and_its_next_step(tmp_path):
+    model = FastText(**{**SMALL, "epochs": 1}, kernel="batched").fit(CORPUS[:500])
+    path = tmp_path / "ft.npz"
+    model.save(path)
+    loaded = FastText.load(path)
+    assert loaded.kernel == "batched" and loaded.get_params() == model.get_params()
+    model.train(CORPUS[:500], epochs=1)
+    loaded.train(CORPUS[:500], epochs=1)
+    assert np.array_equal(loaded.W_in_, model.W_in_) and np.array_equal(loaded.W_out_, model.W_out_)
+
+
+def test_a_checkpoint_resumes_with_its_kernel_only(tmp_path):
+    path = tmp_path / "ckpt.npz"
+    FastText(**{**SMALL, "epochs": 1}, kernel="batched").fit(CORPUS[:300], checkpoint=path)
+    with pytest.raises(ValueError, match="kernel saved 'batched', now 'classic'"):
+        FastText(**{**SMALL, "epochs": 1}, kernel="classic").fit(CORPUS[:300], resume=path)
+
+
+def test_a_file_saved_before_the_option_loads_with_the_classic_kernel():
+    saved = Path(__file__).parent / "saved_by_0_1" / "FastText.npz"
+    model = FastText.load(saved)
+    assert model.kernel == "classic"
