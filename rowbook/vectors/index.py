@@ -46,8 +46,10 @@ from rowbook.vectors.index_file import read_index_file, write_index_file
 
 __all__ = [
     "ADD_ROWS",
+    "DENSER",
     "HNSW_FROM",
     "NEAR_EXHAUSTIVE",
+    "REBUILD_ROWS",
     "ApproximateAnswer",
     "IndexKind",
     "VectorIndex",
@@ -101,6 +103,23 @@ def _faiss() -> Any:
 ADD_ROWS = 1 << 15
 #: Tables at least this long get an HNSW graph by default; shorter ones an IVF index.
 HNSW_FROM = 100_000
+#: The denser graph :meth:`VectorIndex.build` builds instead of its default one when the
+#: calibration finds the default maps the rows poorly (:meth:`VectorIndex._maps_poorly`).
+DENSER = {"M": 48, "ef_construction": 256}
+#: Tables up to this many rows get the denser graph when they need it; it takes about ten
+#: times the default graph's build (10 minutes a million rows on 2 idle cores): the
+#: budget is 20 minutes.
+REBUILD_ROWS = 2_000_000
+_REBUILDING = (
+    "its queries need a wider search than the graph was built with: building a denser "
+    "graph (M={M}, ef_construction={ef_construction}; this one took {seconds:.0f} s, that "
+    "one takes about ten times as long)"
+)
+_NOT_REBUILT = (
+    "its queries need a wider search than the graph was built with; a denser graph "
+    "(build_index('hnsw', M={M}, ef_construction={ef_construction})) needs less, but takes "
+    "about ten times the build, past the budget above {rows:,} rows"
+)
 #: The share of the rows a query computes distances to at which the index is taken to be no
 #: faster than the exact scan (one BLAS pass over every row): HNSW reaches rows at random,
 #: one at a time, several times the cost of a row of the scan; IVF scans its cells' rows in
@@ -278,7 +297,7 @@ class VectorIndex:
         """
         faiss = _faiss()
         data = np.ascontiguousarray(unit_rows, dtype=np.float32)  # (V, d)
-        rows, dim = data.shape
+        rows, _ = data.shape
         if rows == 0:
             raise ValueError("cannot index an empty table; add vectors first")
         check_finite("unit_rows", data)
@@ -294,17 +313,52 @@ class VectorIndex:
         check_int("threads", threads, 1, allow_none=True)
         if threads is not None:
             faiss.omp_set_num_threads(threads)
-        built = cls(_empty_index(faiss, settings, data, seed), settings["kind"], rows, dim)
         knob = "ef_search" if settings["kind"] == "hnsw" else "nprobe"
-        setattr(built, knob, settings[knob])
         calibrating = target is not None and given[knob] is None and rows >= 2
         held = calibrate.held_out_rows(rows, seed) if calibrating else np.zeros(0, np.int64)
-        kept = np.setdiff1d(np.arange(rows), held)  # (V - Q,) added first, in order
+        target = target if calibrating else None
         show = rows >= HNSW_FROM if progress is None else bool(progress)
+        start = time.perf_counter()
+        built = cls._indexed(data, settings, held, target, seed, show, verbose)
+        chosen = {name: given[name] for name in DENSER}
+        if built._maps_poorly() and chosen == dict.fromkeys(DENSER):
+            denser = settings | DENSER
+            if rows <= REBUILD_ROWS:
+                if verbose:
+                    seconds = time.perf_counter() - start
+                    said = _REBUILDING.format(seconds=seconds, **DENSER)
+                    print(f"{built!r}: {said}", file=sys.stderr)
+                built = cls._indexed(data, denser, held, target, seed, show, verbose)
+            elif verbose:
+                print(
+                    f"{built!r}: {_NOT_REBUILT.format(rows=REBUILD_ROWS, **DENSER)}",
+                    file=sys.stderr,
+                )
+        return built
+
+    @classmethod
+    def _indexed(
+        cls,
+        data: np.ndarray,
+        settings: dict[str, Any],
+        held: np.ndarray,
+        target: float | None,
+        seed: int,
+        show: bool,
+        verbose: bool,
+    ) -> VectorIndex:
+        """The index ``settings`` describe over ``data`` (V, d): every row but ``held`` (Q,)
+        added, the search setting calibrated for ``target`` on ``held`` (None: the fixed
+        setting, nothing held), then ``held`` added; an HNSW graph's rows put back in table order."""
+        rows, dim = data.shape
+        built = cls(_empty_index(_faiss(), settings, data, seed), settings["kind"], rows, dim)
+        knob = "ef_search" if settings["kind"] == "hnsw" else "nprobe"
+        setattr(built, knob, settings[knob])
+        kept = np.setdiff1d(np.arange(rows), held)  # (V - Q,) added first, in order
         bar = ProgressBar(rows, unit="row", show=show)
         try:
             built._add(data, kept, bar)
-            if calibrating:
+            if target is not None:
                 built._calibrate(data, kept, held, target, verbose)
             built._add(data, held, bar)
         finally:
@@ -312,6 +366,16 @@ class VectorIndex:
         if settings["kind"] == "hnsw" and len(held):  # rows back in their table order
             built._index.permute_entries(np.argsort(np.concatenate([kept, held])))
         return built
+
+    def _maps_poorly(self) -> bool:
+        """A graph whose calibrated queries need a wider search than the one that built it
+        (``ef_search > ef_construction``), or the exact scan: its links were chosen from
+        too few candidates for these rows (hnswlib's rule of thumb: recall at ``ef =
+        ef_construction`` well under the target means a better graph is to be had)."""
+        chosen = self.calibration
+        if self.kind != "hnsw" or chosen is None:
+            return False
+        return chosen.exact or chosen.value > self.ef_construction
 
     def _add(self, data: np.ndarray, ids: np.ndarray, bar: ProgressBar) -> None:
         """Add the rows ``ids`` of ``data``; an HNSW graph numbers them in the order added,
@@ -388,6 +452,16 @@ class VectorIndex:
         return answers, int(stats.ndis) + extra
 
     # -- tuning ------------------------------------------------------------------------
+
+    @property
+    def M(self) -> int | None:
+        """HNSW: links per node, twice as many in the bottom layer (``None`` for IVF)."""
+        return self._index.hnsw.nb_neighbors(1) if self.kind == "hnsw" else None
+
+    @property
+    def ef_construction(self) -> int | None:
+        """HNSW: candidates kept while the graph was built (``None`` for IVF)."""
+        return self._index.hnsw.efConstruction if self.kind == "hnsw" else None
 
     @property
     def ef_search(self) -> int | None:
@@ -469,5 +543,9 @@ class VectorIndex:
         return cls(index, kind, rows, dim, calibration)
 
     def __repr__(self) -> str:
-        knob = f"ef_search={self.ef_search}" if self.kind == "hnsw" else f"nprobe={self.nprobe}"
+        knob = (
+            f"M={self.M}, ef_search={self.ef_search}"
+            if self.kind == "hnsw"
+            else f"nprobe={self.nprobe}"
+        )
         return f"VectorIndex({self.kind}, {self.rows} x {self.dim}, {knob})"
