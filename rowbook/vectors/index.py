@@ -279,21 +279,26 @@ class VectorIndex:
         ``threads`` sets faiss's OpenMP threads; ``progress`` shows a bar while rows are
         added (default: for 100,000 rows or more, on a terminal).
 
-        (The measurements above were made before the calibration, with the fixed
+        **A graph that maps its rows poorly is built again, denser.** When the calibrated
+        ``ef_search`` exceeds the ``ef_construction`` the graph was built with, or the target
+        needs the exact scan, the links were chosen from too few candidates for these rows
+        (hnswlib's rule of thumb: recall at ``ef = ef_construction`` well under the target
+        means a better graph is to be had). Unless ``M`` or ``ef_construction`` was given,
+        the graph is then built again with :data:`DENSER` (``M = 48``, ``ef_construction =
+        256``: about ten times the build) and calibrated on the same held-out rows, which
+        the message says; past :data:`REBUILD_ROWS` (2M rows, a build budget of about 20
+        minutes on 2 idle cores) it says which call builds it instead.
+
+        (The measurements in the list above were made before the calibration, with the fixed
         ``ef_search`` of :func:`default_settings`; on the issue's clustered rows with noise
-        that fixed value gave recall@10 0.854, the reason the setting is now measured.
-        Calibrated, 2026-11-27: on those blobs at 1M rows it chose 32 (recall 0.979); on
-        :func:`rowbook.data.synthetic_vectors.clustered_vectors` rows (noise 0.4) it chose
-        512 (0.965, 14x faster than the exact scan where the blobs got 154x): the graph of
-        ``M = 16``, ``ef_construction = 64`` maps such neighbourhoods poorly. Why,
-        measured 2026-11-28: at 1M rows a third of such a row's 10 nearest lie outside its
-        sub-topic (a quarter at 200,000 rows), rows of other topics that point its way by
-        chance, in a thick shell (10th neighbour at cosine 0.729, 100th at 0.669); no hubs,
-        no near-duplicates. Denser graphs need less search (``ef_search`` 128 with ``M =
-        32, ef_construction = 128``, 64 with ``M = 48, ef_construction = 256``) for 4.5x and
-        10x the build; IVF misses those rows in far cells. The defaults were kept: the
-        calibration holds the recall, and the message states the share of the exact scan's
-        distances a query computes, where a poor map shows.)
+        that fixed value gave recall@10 0.854, the reason the setting is now measured. On
+        :func:`rowbook.data.synthetic_vectors.clustered_vectors` rows (noise 0.4) at 1M rows
+        the default graph needs ``ef_search`` 512 (0.965, 3-14x faster than the exact scan
+        where blobs get 92-154x): a third of such a row's 10 nearest lie outside its
+        sub-topic, rows of other topics that point its way by chance, in a thick shell (10th
+        neighbour at cosine 0.729, 100th at 0.669). ``M = 32, ef_construction = 128`` needed
+        128 there, ``M = 48, ef_construction = 256`` 64; IVF misses those rows in far cells.
+        The figures are in ``docs/benchmarks.md``.)
         """
         faiss = _faiss()
         data = np.ascontiguousarray(unit_rows, dtype=np.float32)  # (V, d)
