@@ -280,8 +280,8 @@ class VectorIndex:
         added (default: for 100,000 rows or more, on a terminal).
 
         **A graph that maps its rows poorly is built again, denser.** When the calibrated
-        ``ef_search`` exceeds the ``ef_construction`` the graph was built with, or the target
-        needs the exact scan, the links were chosen from too few candidates for these rows
+        ``ef_search`` exceeds the ``ef_construction`` the graph was built with (whether the
+        target then needs the exact scan or not), the links were chosen from too few candidates for these rows
         (hnswlib's rule of thumb: recall at ``ef = ef_construction`` well under the target
         means a better graph is to be had). Unless ``M`` or ``ef_construction`` was given,
         the graph is then built again with :data:`DENSER` (``M = 48``, ``ef_construction =
@@ -374,13 +374,15 @@ class VectorIndex:
 
     def _maps_poorly(self) -> bool:
         """A graph whose calibrated queries need a wider search than the one that built it
-        (``ef_search > ef_construction``), or the exact scan: its links were chosen from
-        too few candidates for these rows (hnswlib's rule of thumb: recall at ``ef =
-        ef_construction`` well under the target means a better graph is to be had)."""
+        (``ef_search > ef_construction``, the exact scan reached on the way or not): its
+        links were chosen from too few candidates for these rows (hnswlib's rule of thumb:
+        recall at ``ef = ef_construction`` well under the target means a better graph is to
+        be had). A table so small that a narrow search already costs a tenth of the scan
+        answers exactly without a second graph, which could not do better."""
         chosen = self.calibration
         if self.kind != "hnsw" or chosen is None:
             return False
-        return chosen.exact or chosen.value > self.ef_construction
+        return chosen.value > self.ef_construction
 
     def _add(self, data: np.ndarray, ids: np.ndarray, bar: ProgressBar) -> None:
         """Add the rows ``ids`` of ``data``; an HNSW graph numbers them in the order added,
