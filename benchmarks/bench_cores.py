@@ -24,6 +24,13 @@ others leave; the ratios hold only for runs made side by side.
 
     python benchmarks/bench_cores.py           # the sizes above
     python benchmarks/bench_cores.py --quick   # 300 documents, a smoke test
+    python benchmarks/bench_cores.py --only fit --corpus cjk   # the fit on a second kind of text
+
+``--corpus long`` / ``cjk`` fit on a generated corpus of another word-length and vocabulary
+profile instead of NewsArticles (:func:`bench_defaults.generated_text`, 1M tokens: long
+agglutinative-like words of 200,000 types, or one CJK character a token of 2,000 types), so
+that the worker count and ``batch_words`` chosen on NewsArticles are measured on text they
+were not chosen on.
 """
 
 from __future__ import annotations
@@ -38,6 +45,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
+from bench_defaults import generated_text
 from bench_text import hf_train
 from corpora import cache_dir, newsarticles_texts, newsarticles_tokens
 from timing import machine, print_targets
@@ -139,9 +147,19 @@ def main(argv: list[str] | None = None) -> int:
         default=["word2vec", "fasttext"],
         help="the trainers of the fit tables",
     )
+    parser.add_argument(
+        "--corpus",
+        choices=["news", "long", "cjk"],
+        default="news",
+        help="the fit tables' corpus: NewsArticles or a generated one (see above)",
+    )
     args = parser.parse_args(argv)
     only = set(args.only or ["fit", "vocab", "encode"])
     documents, texts = newsarticles_tokens(), newsarticles_texts()
+    name = {"news": "NewsArticles", "long": "generated long words", "cjk": "generated CJK"}
+    if args.corpus != "news":
+        generated = generated_text("long" if args.corpus == "long" else "short")
+        documents = [line.split() for line in generated.splitlines()]
     if args.quick:
         documents, texts, args.repeat, args.copies = documents[:300], texts[:300], 1, 2
         args.vocab_mb, args.encode_copies = 2, 1
@@ -152,12 +170,13 @@ def main(argv: list[str] | None = None) -> int:
     )
     targets = []
     for copies in sorted({1, args.copies}) if "fit" in only else ():
-        path = corpus_file(documents, copies, f"newsarticles_tokens{tag}_x{copies}.txt")
+        stem = "newsarticles" if args.corpus == "news" else f"generated_{args.corpus}"
+        path = corpus_file(documents, copies, f"{stem}_tokens{tag}_x{copies}.txt")
         tokens = sum(map(len, documents)) * copies
         for trainer in args.trainers:
             results = side_by_side(fit_runs(trainer, path, extra=copies == 1), args.repeat)
             print_rows(
-                f"whole fit: {trainer} skip-gram, {EPOCHS} epochs, NewsArticles x{copies} "
+                f"whole fit: {trainer} skip-gram, {EPOCHS} epochs, {name[args.corpus]} x{copies} "
                 f"({tokens:,} tokens)",
                 results,
                 tokens * EPOCHS,

@@ -9,8 +9,9 @@ Two kinds of 100-d tables, so that no default is judged only on the data it was 
   a noise share of 0.2, 0.4 or 0.6 (``--noise``; looser neighbourhoods as it grows).
 
 For each kind and size: the time ``build_index()`` takes with no arguments (the kind from
-the size; ``ef_search`` / ``nprobe`` measured for recall@10 0.95 on held-out rows, which the
-table shows), then 300 queries by key through the whole per-query path,
+the size; ``ef_search`` / ``nprobe`` measured for recall@10 0.95 on held-out rows, and a
+denser graph built instead when the default one needs a wider search than it was built
+with: the table shows the graph and the setting kept; the build time includes both graphs), then 300 queries by key through the whole per-query path,
 ``most_similar(key, topn=10)`` (the exact scan) and ``most_similar(key, topn=10,
 approximate=True)``, run in turn query by query so that the machine's load reaches both
 alike: median latency of each, their ratio, and recall@10 of the approximate answers against
@@ -100,7 +101,9 @@ def run(n: int, d: int = 100, kind: str = "blobs", noise: float = 0.4, **build) 
         "sweep": sweep,
         "rows": n,
         "data": kind if kind == "blobs" else f"clustered, noise {noise}",
-        "settings": f"{index.kind}, {chosen.setting}={chosen.value}"
+        "settings": f"{index.kind}, "
+        + (f"M={index.M}, ef_construction={index.ef_construction}, " if index.M else "")
+        + f"{chosen.setting}={chosen.value}"
         + (" (exact)" if chosen.exact else ""),
         "calibrated": chosen.recall,
         "calibration_s": chosen.seconds,

@@ -10,7 +10,10 @@ says which:
   to a temporary folder in the system's temporary folder (``TMPDIR``), which is removed when
   training ends; a one-line :class:`SpillNotice` says so, once. The size of the ids is
   estimated from the files' size, at :data:`TEXT_BYTES_PER_TOKEN` bytes of text a token (a
-  compressed file counted :data:`COMPRESSION` times its size), so it errs towards spilling.
+  compressed file counted :data:`COMPRESSION` times its size), so it errs towards spilling;
+  a corpus whose first :data:`SAMPLE_BYTES` of text hold more tokens than that (one CJK
+  character a token: 4 bytes) is estimated at its own density, less a fifth
+  (:func:`text_bytes_per_token`).
   If that folder's disk has no room for the ids (twice, while they are encoded) they stay
   in RAM, and the note says why. Token lists, and text piped to standard input, stay in
   RAM (their size is unknown before they are read): pass a folder to spill them. A
@@ -26,6 +29,7 @@ epoch of NewsArticles x36 took 376 s spilled and 385 s in RAM).
 
 from __future__ import annotations
 
+import contextlib
 import os
 import shutil
 import tempfile
@@ -34,10 +38,12 @@ from dataclasses import dataclass
 from typing import Any
 
 from rowbook.checks import ParameterError
+from rowbook.corpus_files import read_batches
 from rowbook.corpus_source import COMPRESSION, CorpusSource, corpus_source
 
 __all__ = [
     "COMPRESSION",
+    "SAMPLE_BYTES",
     "SPILL_SHARE",
     "TEXT_BYTES_PER_TOKEN",
     "SpillChoice",
@@ -49,6 +55,7 @@ __all__ = [
     "resolve_spill_dir",
     "source_id_bytes",
     "spill_choice",
+    "text_bytes_per_token",
 ]
 
 #: The ids spill when they would take more than this fraction (1/N) of the available memory.
@@ -56,6 +63,10 @@ SPILL_SHARE = 256
 #: Bytes of text per token assumed when estimating a corpus's tokens from its files' size
 #: (NewsArticles has 5.9; fewer means more tokens estimated, so spilling sooner).
 TEXT_BYTES_PER_TOKEN = 5
+#: Bytes of text (decompressed) read from the start of a corpus to measure its bytes a token.
+SAMPLE_BYTES = 1 << 20
+_SAMPLE_MARGIN = 0.8  # the sample's bytes a token taken a fifth lower: the start of a corpus
+# need not be its densest part
 _ID_BYTES = 4  # an int32 id per token
 
 
@@ -118,7 +129,44 @@ def id_bytes(corpus: Any) -> int | None:
 def source_id_bytes(source: CorpusSource) -> int | None:
     """:func:`id_bytes` of a corpus already decided."""
     text = source.text_bytes()
-    return None if text is None else text // TEXT_BYTES_PER_TOKEN * _ID_BYTES
+    if text is None:
+        return None
+    return int(text / text_bytes_per_token(source)) * _ID_BYTES
+
+
+def text_bytes_per_token(source: CorpusSource) -> float:
+    """The bytes of text a token the estimate of a file corpus's ids assumes:
+    :data:`TEXT_BYTES_PER_TOKEN`, or fewer for denser text.
+
+    The constant was chosen on English news (5.9 bytes a token), where it errs towards
+    spilling; text of one CJK character a token has 4 bytes a token (3 of UTF-8 and a
+    space), and the constant underestimated its ids by a fifth (``bench_defaults.py``). So
+    the first :data:`SAMPLE_BYTES` of the files' text (decompressed; a few milliseconds) are
+    split as the trainer splits them, and a denser sample's own figure, less a fifth, is
+    used instead. Standard input is not sampled (it can be read only once).
+
+    >>> import pathlib, tempfile
+    >>> path = pathlib.Path(tempfile.mkdtemp()) / "corpus.txt"
+    >>> _ = path.write_text("language models learn embeddings\\n" * 100)
+    >>> text_bytes_per_token(corpus_source(path))
+    5
+    >>> _ = path.write_text("\\u732b \\u5750 \\u5728 \\u57ab \\u4e0a\\n" * 100, encoding="utf-8")
+    >>> round(text_bytes_per_token(corpus_source(path)), 2)
+    3.2
+    """
+    if source.reads_stdin:
+        return TEXT_BYTES_PER_TOKEN
+    text = tokens = 0
+    with contextlib.closing(read_batches(source.files, "replace", False, SAMPLE_BYTES)) as lines:
+        for batch, ends_line in lines:
+            for line in batch:
+                text += len(line.encode("utf-8")) + ends_line  # its line end counted
+                tokens += len(source.tokenize(line))
+            if text >= SAMPLE_BYTES:
+                break
+    if tokens == 0:
+        return TEXT_BYTES_PER_TOKEN
+    return min(TEXT_BYTES_PER_TOKEN, _SAMPLE_MARGIN * text / tokens)
 
 
 def _mb(n: float) -> str:

@@ -46,8 +46,10 @@ from rowbook.vectors.index_file import read_index_file, write_index_file
 
 __all__ = [
     "ADD_ROWS",
+    "DENSER",
     "HNSW_FROM",
     "NEAR_EXHAUSTIVE",
+    "REBUILD_ROWS",
     "ApproximateAnswer",
     "IndexKind",
     "VectorIndex",
@@ -101,6 +103,23 @@ def _faiss() -> Any:
 ADD_ROWS = 1 << 15
 #: Tables at least this long get an HNSW graph by default; shorter ones an IVF index.
 HNSW_FROM = 100_000
+#: The denser graph :meth:`VectorIndex.build` builds instead of its default one when the
+#: calibration finds the default maps the rows poorly (:meth:`VectorIndex._maps_poorly`).
+DENSER = {"M": 48, "ef_construction": 256}
+#: Tables up to this many rows get the denser graph when they need it; it takes about ten
+#: times the default graph's build (10 minutes a million rows on 2 idle cores): the
+#: budget is 20 minutes.
+REBUILD_ROWS = 2_000_000
+_REBUILDING = (
+    "its queries need a wider search than the graph was built with: building a denser "
+    "graph (M={M}, ef_construction={ef_construction}; this one took {seconds:.0f} s, that "
+    "one takes about ten times as long)"
+)
+_NOT_REBUILT = (
+    "its queries need a wider search than the graph was built with; a denser graph "
+    "(build_index('hnsw', M={M}, ef_construction={ef_construction})) needs less, but takes "
+    "about ten times the build, past the budget above {rows:,} rows"
+)
 #: The share of the rows a query computes distances to at which the index is taken to be no
 #: faster than the exact scan (one BLAS pass over every row): HNSW reaches rows at random,
 #: one at a time, several times the cost of a row of the scan; IVF scans its cells' rows in
@@ -260,25 +279,30 @@ class VectorIndex:
         ``threads`` sets faiss's OpenMP threads; ``progress`` shows a bar while rows are
         added (default: for 100,000 rows or more, on a terminal).
 
-        (The measurements above were made before the calibration, with the fixed
+        **A graph that maps its rows poorly is built again, denser.** When the calibrated
+        ``ef_search`` exceeds the ``ef_construction`` the graph was built with (whether the
+        target then needs the exact scan or not), the links were chosen from too few candidates for these rows
+        (hnswlib's rule of thumb: recall at ``ef = ef_construction`` well under the target
+        means a better graph is to be had). Unless ``M`` or ``ef_construction`` was given,
+        the graph is then built again with :data:`DENSER` (``M = 48``, ``ef_construction =
+        256``: about ten times the build) and calibrated on the same held-out rows, which
+        the message says; past :data:`REBUILD_ROWS` (2M rows, a build budget of about 20
+        minutes on 2 idle cores) it says which call builds it instead.
+
+        (The measurements in the list above were made before the calibration, with the fixed
         ``ef_search`` of :func:`default_settings`; on the issue's clustered rows with noise
-        that fixed value gave recall@10 0.854, the reason the setting is now measured.
-        Calibrated, 2026-11-27: on those blobs at 1M rows it chose 32 (recall 0.979); on
-        :func:`rowbook.data.synthetic_vectors.clustered_vectors` rows (noise 0.4) it chose
-        512 (0.965, 14x faster than the exact scan where the blobs got 154x): the graph of
-        ``M = 16``, ``ef_construction = 64`` maps such neighbourhoods poorly. Why,
-        measured 2026-11-28: at 1M rows a third of such a row's 10 nearest lie outside its
-        sub-topic (a quarter at 200,000 rows), rows of other topics that point its way by
-        chance, in a thick shell (10th neighbour at cosine 0.729, 100th at 0.669); no hubs,
-        no near-duplicates. Denser graphs need less search (``ef_search`` 128 with ``M =
-        32, ef_construction = 128``, 64 with ``M = 48, ef_construction = 256``) for 4.5x and
-        10x the build; IVF misses those rows in far cells. The defaults were kept: the
-        calibration holds the recall, and the message states the share of the exact scan's
-        distances a query computes, where a poor map shows.)
+        that fixed value gave recall@10 0.854, the reason the setting is now measured. On
+        :func:`rowbook.data.synthetic_vectors.clustered_vectors` rows (noise 0.4) at 1M rows
+        the default graph needs ``ef_search`` 512 (0.965, 3-14x faster than the exact scan
+        where blobs get 92-154x): a third of such a row's 10 nearest lie outside its
+        sub-topic, rows of other topics that point its way by chance, in a thick shell (10th
+        neighbour at cosine 0.729, 100th at 0.669). ``M = 32, ef_construction = 128`` needed
+        128 there, ``M = 48, ef_construction = 256`` 64; IVF misses those rows in far cells.
+        The figures are in ``docs/benchmarks.md``.)
         """
         faiss = _faiss()
         data = np.ascontiguousarray(unit_rows, dtype=np.float32)  # (V, d)
-        rows, dim = data.shape
+        rows, _ = data.shape
         if rows == 0:
             raise ValueError("cannot index an empty table; add vectors first")
         check_finite("unit_rows", data)
@@ -294,17 +318,52 @@ class VectorIndex:
         check_int("threads", threads, 1, allow_none=True)
         if threads is not None:
             faiss.omp_set_num_threads(threads)
-        built = cls(_empty_index(faiss, settings, data, seed), settings["kind"], rows, dim)
         knob = "ef_search" if settings["kind"] == "hnsw" else "nprobe"
-        setattr(built, knob, settings[knob])
         calibrating = target is not None and given[knob] is None and rows >= 2
         held = calibrate.held_out_rows(rows, seed) if calibrating else np.zeros(0, np.int64)
-        kept = np.setdiff1d(np.arange(rows), held)  # (V - Q,) added first, in order
+        target = target if calibrating else None
         show = rows >= HNSW_FROM if progress is None else bool(progress)
+        start = time.perf_counter()
+        built = cls._indexed(data, settings, held, target, seed, show, verbose)
+        chosen = {name: given[name] for name in DENSER}
+        if built._maps_poorly() and chosen == dict.fromkeys(DENSER):
+            denser = settings | DENSER
+            if rows <= REBUILD_ROWS:
+                if verbose:
+                    seconds = time.perf_counter() - start
+                    said = _REBUILDING.format(seconds=seconds, **DENSER)
+                    print(f"{built!r}: {said}", file=sys.stderr)
+                built = cls._indexed(data, denser, held, target, seed, show, verbose)
+            elif verbose:
+                print(
+                    f"{built!r}: {_NOT_REBUILT.format(rows=REBUILD_ROWS, **DENSER)}",
+                    file=sys.stderr,
+                )
+        return built
+
+    @classmethod
+    def _indexed(
+        cls,
+        data: np.ndarray,
+        settings: dict[str, Any],
+        held: np.ndarray,
+        target: float | None,
+        seed: int,
+        show: bool,
+        verbose: bool,
+    ) -> VectorIndex:
+        """The index ``settings`` describe over ``data`` (V, d): every row but ``held`` (Q,)
+        added, the search setting calibrated for ``target`` on ``held`` (None: the fixed
+        setting, nothing held), then ``held`` added; an HNSW graph's rows put back in table order."""
+        rows, dim = data.shape
+        built = cls(_empty_index(_faiss(), settings, data, seed), settings["kind"], rows, dim)
+        knob = "ef_search" if settings["kind"] == "hnsw" else "nprobe"
+        setattr(built, knob, settings[knob])
+        kept = np.setdiff1d(np.arange(rows), held)  # (V - Q,) added first, in order
         bar = ProgressBar(rows, unit="row", show=show)
         try:
             built._add(data, kept, bar)
-            if calibrating:
+            if target is not None:
                 built._calibrate(data, kept, held, target, verbose)
             built._add(data, held, bar)
         finally:
@@ -312,6 +371,18 @@ class VectorIndex:
         if settings["kind"] == "hnsw" and len(held):  # rows back in their table order
             built._index.permute_entries(np.argsort(np.concatenate([kept, held])))
         return built
+
+    def _maps_poorly(self) -> bool:
+        """A graph whose calibrated queries need a wider search than the one that built it
+        (``ef_search > ef_construction``, the exact scan reached on the way or not): its
+        links were chosen from too few candidates for these rows (hnswlib's rule of thumb:
+        recall at ``ef = ef_construction`` well under the target means a better graph is to
+        be had). A table so small that a narrow search already costs a tenth of the scan
+        answers exactly without a second graph, which could not do better."""
+        chosen = self.calibration
+        if self.kind != "hnsw" or chosen is None:
+            return False
+        return chosen.value > self.ef_construction
 
     def _add(self, data: np.ndarray, ids: np.ndarray, bar: ProgressBar) -> None:
         """Add the rows ``ids`` of ``data``; an HNSW graph numbers them in the order added,
@@ -388,6 +459,16 @@ class VectorIndex:
         return answers, int(stats.ndis) + extra
 
     # -- tuning ------------------------------------------------------------------------
+
+    @property
+    def M(self) -> int | None:
+        """HNSW: links per node, twice as many in the bottom layer (``None`` for IVF)."""
+        return self._index.hnsw.nb_neighbors(1) if self.kind == "hnsw" else None
+
+    @property
+    def ef_construction(self) -> int | None:
+        """HNSW: candidates kept while the graph was built (``None`` for IVF)."""
+        return self._index.hnsw.efConstruction if self.kind == "hnsw" else None
 
     @property
     def ef_search(self) -> int | None:
@@ -469,5 +550,9 @@ class VectorIndex:
         return cls(index, kind, rows, dim, calibration)
 
     def __repr__(self) -> str:
-        knob = f"ef_search={self.ef_search}" if self.kind == "hnsw" else f"nprobe={self.nprobe}"
+        knob = (
+            f"M={self.M}, ef_search={self.ef_search}"
+            if self.kind == "hnsw"
+            else f"nprobe={self.nprobe}"
+        )
         return f"VectorIndex({self.kind}, {self.rows} x {self.dim}, {knob})"

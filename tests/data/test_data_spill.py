@@ -74,11 +74,45 @@ def test_small_corpora_stay_in_ram_and_large_files_spill_to_the_temporary_folder
 def test_the_line_is_tied_to_the_memory_available(monkeypatch, tmp_path):
     corpus = _corpus_file(tmp_path / "c.txt", 100)  # about 60 KB of text
     ids = spill.id_bytes(corpus)
-    assert ids == corpus.stat().st_size // spill.TEXT_BYTES_PER_TOKEN * 4
+    per_token = spill.text_bytes_per_token(spill.corpus_source(corpus))
+    assert ids == int(corpus.stat().st_size / per_token) * 4
     monkeypatch.setattr(spill, "available_memory", lambda: ids * spill.SPILL_SHARE)
     assert spill.choose_spill(corpus).folder is None
     monkeypatch.setattr(spill, "available_memory", lambda: ids * spill.SPILL_SHARE - 1)
     assert spill.choose_spill(corpus).folder is not None
+
+
+def _profile_corpus(path: Path, words: list[str], tokens: int = 60_000) -> Path:
+    """A corpus of ``tokens`` Zipf-drawn ``words``, 20 a line."""
+    rng = np.random.default_rng(1)
+    p = 1.0 / np.arange(1, len(words) + 1)
+    drawn = np.array(words)[rng.choice(len(words), (tokens // 20, 20), p=p / p.sum())]
+    path.write_text("".join(" ".join(row) + "\n" for row in drawn), encoding="utf-8")
+    return path
+
+
+@pytest.mark.parametrize(
+    "profile",
+    [
+        "one CJK character a token",  # 4.0 bytes a token: the constant's 5 underestimated it
+        "short words",  # w0 ... w1999: 3.7
+        "long words",  # 8 to 20 letters: 15
+    ],
+)
+def test_the_id_estimate_is_not_below_the_true_ids_on_text_of_any_density(tmp_path, profile):
+    words = {
+        "one CJK character a token": [chr(0x4E00 + i) for i in range(2_000)],
+        "short words": [f"w{i}" for i in range(2_000)],
+        "long words": [
+            "".join("abcdefgh"[(i >> j) % 8] for j in range(8 + i % 13)) for i in range(2_000)
+        ],
+    }[profile]
+    corpus = _profile_corpus(tmp_path / "c.txt", words)
+    true = read_corpus(corpus, min_count=1)[1].ids.nbytes  # the trainer's ids
+    estimate = spill.id_bytes(corpus)
+    assert estimate >= true
+    if profile != "long words":  # denser than the constant: the sample's figure, less a fifth
+        assert estimate <= 1.3 * true
 
 
 def test_compressed_files_count_as_their_text_and_folders_as_their_files(tmp_path):

@@ -123,6 +123,33 @@ def test_a_target_that_needs_an_exhaustive_search_answers_exactly_and_says_so(ki
     assert vectors.most_similar("k3", topn=10, approximate=True).exact
 
 
+def test_a_graph_that_maps_its_rows_poorly_is_rebuilt_denser_within_the_budget(capsys, monkeypatch):
+    """Rows with no clusters in 32 dimensions need a wider search than the default graph was
+    built with (ef_search 96 reaches the exact scan's cost): build() builds the denser graph once, calibrates it
+    on the same held-out rows and keeps it; settings given, or a table past the budget, keep
+    the default graph and say how to ask for the denser one. (DENSER made cheaper here, to
+    keep the test short.)"""
+    from rowbook.vectors import index as index_module
+
+    monkeypatch.setattr(index_module, "DENSER", {"M": 24, "ef_construction": 96})
+    rng = np.random.default_rng(8)
+    table = unit_rows(rng.standard_normal((20_400, 32)).astype(np.float32))[1]
+    table, queries = table[:20_000], table[20_000:]
+    index = VectorIndex.build(table, "hnsw")
+    said = capsys.readouterr().err
+    assert said.count("calibrated for recall@10 >= 0.95") == 2
+    assert "building a denser graph (M=24, ef_construction=96" in said
+    assert (index.M, index.ef_construction) == (24, 96) and index.recall >= 0.95
+    assert _held_out_recall(index, table, queries) >= 0.95
+    kept = VectorIndex.build(table, "hnsw", M=16)  # a setting given: the graph asked for
+    assert "denser" not in capsys.readouterr().err and (kept.M, kept.ef_construction) == (16, 64)
+    monkeypatch.setattr(index_module, "REBUILD_ROWS", 10_000)
+    past = VectorIndex.build(table, "hnsw")
+    said = capsys.readouterr().err
+    assert "build_index('hnsw', M=24, ef_construction=96)" in said and "10,000 rows" in said
+    assert past.ef_construction == 64 and past.calibration.exact
+
+
 def test_recall_must_be_a_share():
     table = np.eye(4, dtype=np.float32)
     for bad in (0.0, 1.5, float("nan"), "high"):
