@@ -1,5 +1,8 @@
 """Approximate nearest neighbors: a faiss index over a table's unit rows.
 
+One file over 400 lines on purpose: the index, its build with the calibration that can
+rebuild it denser, its save and its queries are one object's life, read together.
+
 An exact query scans every row (``U @ q``, V x d multiply-adds); past a few hundred
 thousand rows that is tens of milliseconds. An index finds candidates without the scan;
 rowbook then re-scores the candidates exactly, so the scores returned are the true
