@@ -18,7 +18,11 @@ from typing import TYPE_CHECKING
 
 import lazy_loader
 
-from rowbook.models import MODEL_NAMES  # a plain tuple: imports no model
+from rowbook._numba_cache import keep_fresh
+
+keep_fresh()  # before any kernel is defined: numba's cache follows every rowbook module
+
+from rowbook.models import MODEL_NAMES  # noqa: E402 - a plain tuple: imports no model
 
 if TYPE_CHECKING:  # the names as type checkers and editors see them; imported on use below
     from rowbook import autograd, nn, optim
