@@ -1,5 +1,8 @@
 """The Unigram lattice (Kudo 2018) in numba kernels: Viterbi, marginals, the two best paths, sampling.
 
+One file over 400 lines on purpose: the four walks of one lattice (the best path, the
+marginals, the two best, a sample) share its node loop over the trie and read side by side.
+
 A word (or a whole sentence) of ``n`` characters has a node for every vocabulary piece
 that occurs in it, from the character where it starts to the one after its end, found by
 walking the trie of the pieces (:mod:`rowbook.text.trie`) from each character. A position
