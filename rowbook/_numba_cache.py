@@ -9,7 +9,7 @@ upgrade does not remove them (``__pycache__/*.nbi`` beside an editable checkout,
 ``~/.cache/numba`` for an installed one).
 
 Here rowbook's kernels are located by numba's own locators with one change
-(:mod:`rowbook._numba_locators`): the stamp a cache is valid for is the defining file's
+(:func:`register` builds them): the stamp a cache is valid for is the defining file's
 stamp *and* :func:`source_stamp` of every module of the package that holds compiled code
 (the files that mention ``numba``). A change to any of them makes every rowbook kernel
 compile afresh once; a change elsewhere (a plain-Python module) costs nothing. Functions
@@ -32,11 +32,11 @@ import os
 import sys
 from pathlib import Path
 
-__all__ = ["LOCATORS", "keep_fresh", "root_of", "source_stamp", "stamp_of", "watch"]
+__all__ = ["LOCATORS", "keep_fresh", "register", "root_of", "source_stamp", "stamp_of", "watch"]
 
 ROOT = Path(__file__).resolve().parent
 _WATCHED: list[Path] = [ROOT]
-#: numba's locators for source files, each extended in :mod:`rowbook._numba_locators`.
+#: numba's locators for source files, each extended by :func:`register`.
 LOCATORS = ("UserProvidedCacheLocator", "InTreeCacheLocator", "UserWideCacheLocator")
 
 
@@ -86,6 +86,33 @@ def watch(root: str | os.PathLike[str]) -> None:
         _WATCHED.append(root)
 
 
+class _PackageStamped:
+    """For a file below a watched folder: numba's stamp of the file and the folder's."""
+
+    def get_source_stamp(self):  # numba's interface
+        return (super().get_source_stamp(), stamp_of(root_of(self._py_file)))
+
+    @classmethod
+    def from_function(cls, py_func, py_file):  # numba's interface
+        if root_of(py_file) is None:
+            return None  # not ours: the next locator in numba's list
+        return super().from_function(py_func, py_file)
+
+
+def register() -> None:
+    """Put the package-stamped versions of numba's :data:`LOCATORS` at the head of numba's
+    list of locators, once (call it with numba imported: it imports numba's caching)."""
+    from numba.core import caching
+
+    impl = getattr(caching, "CacheImpl", None) or caching._CacheImpl  # "_" before numba 0.62
+    if any(issubclass(cls, _PackageStamped) for cls in impl._locator_classes):
+        return
+    bases = [getattr(caching, name, None) or getattr(caching, "_" + name) for name in LOCATORS]
+    impl._locator_classes[:0] = [
+        type("Rowbook" + base.__name__.lstrip("_"), (_PackageStamped, base), {}) for base in bases
+    ]
+
+
 class _AfterNumbaCaching(importlib.abc.MetaPathFinder):
     """Registers the locators once ``numba.core.caching`` has run (before any function is
     decorated: numba's dispatcher imports it), then leaves ``sys.meta_path``."""
@@ -103,8 +130,6 @@ class _AfterNumbaCaching(importlib.abc.MetaPathFinder):
 
         def run_then_register(module):
             run(module)
-            from rowbook._numba_locators import register
-
             register()
 
         spec.loader.exec_module = run_then_register
@@ -114,8 +139,6 @@ class _AfterNumbaCaching(importlib.abc.MetaPathFinder):
 def keep_fresh() -> None:
     """Have numba locate the watched folders' caches with the widened stamp (see above)."""
     if "numba.core.caching" in sys.modules:
-        from rowbook._numba_locators import register  # numba is loaded: no cost
-
-        register()
+        register()  # numba is loaded: no cost
     elif not any(isinstance(finder, _AfterNumbaCaching) for finder in sys.meta_path):
         sys.meta_path.insert(0, _AfterNumbaCaching())
