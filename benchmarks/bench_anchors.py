@@ -40,8 +40,11 @@ and rowbook's default for CBOW) for every tool, against word2vec.c (``-cbow 1``)
 the targets and ``2 d`` a context word (the mean and the scatter of its step).
 
 Run ``python benchmarks/bench_anchors.py`` (``--quick``: 300 documents, 1 epoch, one
-repetition; ``--quality``: also classic against batched on 3 seeds of NewsArticles and of
-the health tweets, the measurement behind ``Word2Vec``'s default kernel).
+repetition; ``--quality``: also classic, and for skip-gram ``"hogbatch"`` (a draw of
+negatives a window), against batched on 3 seeds of NewsArticles and of the health tweets,
+the measurement behind ``Word2Vec``'s default kernel; ``--kernels --shared 1,2,4,8``: the
+skip-gram kernel alone at each count of consecutive windows sharing a draw of negatives;
+``--hot-rows``: the batched kernel with every row hot, to tell memory from the rest).
 """
 
 from __future__ import annotations
@@ -269,16 +272,22 @@ def kernel_flops(
     name: str = "NewsArticles",
     arch: str = "skipgram",
     batches: tuple[int, ...] = (),
+    shared: tuple[int, ...] = (),
 ) -> None:
     """CPU seconds of one epoch of each kernel (after a first epoch), and their GFLOP/s;
-    for CBOW, also the batched kernel at each minibatch size of ``batches``."""
+    for CBOW, also the batched kernel at each minibatch size of ``batches``; for skip-gram,
+    hogbatch (a draw of negatives a window) and the batched kernel at each count of windows
+    sharing a draw in ``shared``."""
     from rowbook.data.corpus import encode_corpus
     from rowbook.data.sampling import negative_guide, negative_table, sample_thresholds
     from rowbook.models.word_vectors.word2vec_batched_cbow_kernels import (
         CBOW_BATCH,
         train_job_batched_cbow,
     )
-    from rowbook.models.word_vectors.word2vec_batched_kernels import train_job_batched
+    from rowbook.models.word_vectors.word2vec_batched_kernels import (
+        SHARED_WINDOWS,
+        train_job_batched,
+    )
     from rowbook.models.word_vectors.word2vec_kernels import train_job
 
     vocab = Word2Vec(min_count=SETTINGS["min_count"]).choose_vocab(_counts(sentences))
@@ -289,7 +298,10 @@ def kernel_flops(
     peak = FLOP_PER_CYCLE * clock_ghz()
     kernels = {"classic": (train_job, (arch == "skipgram", True))}
     if arch == "skipgram":
-        kernels["batched"] = (train_job_batched, ())
+        kernels["hogbatch"] = (train_job_batched, (1,))
+        kernels["batched"] = (train_job_batched, (SHARED_WINDOWS,))
+        for b in sorted(set(shared) - {1, SHARED_WINDOWS}):
+            kernels[f"shared={b}"] = (train_job_batched, (b,))
     for batch in sorted({CBOW_BATCH, *batches}) if arch == "cbow" else ():
         kernels["batched" if batch == CBOW_BATCH else f"B={batch}"] = (
             train_job_batched_cbow,
@@ -323,6 +335,48 @@ def kernel_flops(
         median = {k: statistics.median(t) for k, t in times.items()}
         cells = " | ".join(f"{t:.2f} | {flop / t / 1e9:.1f}" for t in median.values())
         print(f"| {d} | {cells} | {median['classic'] / median['batched']:.2f} |")
+
+
+def hot_rows(sentences: list[list[str]], moduli=(8192, 1024, 64), repeat: int = 3) -> None:
+    """How much of the batched skip-gram kernel is fetching rows: one epoch (d = 100, no
+    subsampling, so that the same windows run) on the real ids and on every id taken modulo
+    each of ``moduli`` (tables of that many rows: 64 fit in L1), CPU seconds, medians."""
+    from rowbook.data.corpus import encode_corpus
+    from rowbook.data.sampling import negative_guide, negative_table, sample_thresholds
+    from rowbook.models.word_vectors.word2vec_batched_kernels import (
+        SHARED_WINDOWS,
+        train_job_batched,
+    )
+
+    vocab = Word2Vec(min_count=SETTINGS["min_count"]).choose_vocab(_counts(sentences))
+    encoded = encode_corpus(sentences, vocab.keys)
+    ids, starts = encoded.sentences(0, len(encoded.raw_lengths))
+    d, w, n = SETTINGS["vector_size"], SETTINGS["window"], len(starts) - 1
+
+    def epoch(ids, counts):
+        rng = np.random.default_rng(1)
+        W_in = ((rng.random((len(counts), d), dtype=np.float32) - 0.5) / d).astype(np.float32)
+        table = negative_table(counts)
+        out = (np.zeros_like(W_in), table, negative_guide(table), SETTINGS["negative"])
+        head = (W_in, ids, starts, 0, n, sample_thresholds(counts, 1e-3), False, out, None)
+        args = (*head, w, True, SHARED_WINDOWS)
+        train_job_batched(*args, 0.025, 1, False)  # a first epoch
+        times = []
+        for r in range(repeat):
+            start = time.process_time()
+            train_job_batched(*args, 0.0125, 2 + r, False)
+            times.append(time.process_time() - start)
+        return statistics.median(times)
+
+    print(f"\n### The batched kernel with every row hot (d = {d}, no subsampling, load {load()})\n")
+    print("| rows a table | CPU s | of the real ids' |")
+    print("|---|---:|---:|")
+    real = epoch(ids, np.asarray(vocab.counts))
+    print(f"| {len(vocab):,} (the real ids) | {real:.2f} | 100% |")
+    for m in moduli:
+        small = (ids % m).astype(ids.dtype)
+        t = epoch(small, np.bincount(small, minlength=m))
+        print(f"| {m:,} (ids modulo {m}) | {t:.2f} | {t / real:.0%} |")
 
 
 def blas_or_loops(dims=(50, 100, 200, 300), windows: int = 20_000) -> None:
@@ -392,9 +446,10 @@ def _best_microseconds(fn, args: tuple, windows: int) -> float:
 
 
 def kernel_quality(seeds: int = 3, arch: str = "skipgram") -> list[tuple[str, float, float]]:
-    """Classic against batched (2 workers, 5 epochs, the architecture's default learning
-    rate) on NewsArticles and the health tweets: mean scores and fit time over ``seeds``;
-    returns the targets (batched - classic)."""
+    """Classic (and for skip-gram, hogbatch: a draw of negatives a window) against batched
+    (2 workers, 5 epochs, the architecture's default learning rate) on NewsArticles and the
+    health tweets: mean scores and fit time over ``seeds``; returns the targets (batched -
+    each other kernel)."""
     targets = []
     for name, sentences in (
         ("NewsArticles", newsarticles_tokens()),
@@ -407,7 +462,10 @@ def kernel_quality(seeds: int = 3, arch: str = "skipgram") -> list[tuple[str, fl
         print("| kernel | fit s (median) | analogy | WS353 | SimLex |")
         print("|---|---:|---:|---:|---:|")
         scores = {}
-        for kernel in ("classic", "batched"):
+        kernels = (
+            ("classic", "hogbatch", "batched") if arch == "skipgram" else ("classic", "batched")
+        )
+        for kernel in kernels:
             runs = []
             for seed in range(1, seeds + 1):
                 model = Word2Vec(
@@ -429,14 +487,15 @@ def kernel_quality(seeds: int = 3, arch: str = "skipgram") -> list[tuple[str, fl
             print(
                 f"| {kernel} | {sec:.1f} | {mean['analogy']:.3f} | {mean['ws353']:.3f} | {mean['simlex']:.3f} |"
             )
-        targets += [
-            (
-                f"{name}: {arch} {k} batched - classic",
-                scores["batched"][k] - scores["classic"][k],
-                -0.01,
-            )
-            for k in scores["classic"]
-        ]
+        for other in kernels[:-1]:
+            targets += [
+                (
+                    f"{name}: {arch} {k} batched - {other}",
+                    scores["batched"][k] - scores[other][k],
+                    -0.01,
+                )
+                for k in scores[other]
+            ]
     print(f"\nload after: {load()}")
     return targets
 
@@ -456,6 +515,14 @@ def main(argv: list[str] | None = None) -> int:
     )
     parser.add_argument(
         "--cbow-batches", default="", help="CBOW: also time these minibatch sizes (--kernels)"
+    )
+    parser.add_argument(
+        "--hot-rows", action="store_true", help="also the batched kernel with its rows hot"
+    )
+    parser.add_argument(
+        "--shared",
+        default="",
+        help="skip-gram: also time these runs of windows sharing a draw of negatives (--kernels)",
     )
     args = parser.parse_args(argv)
     arch = args.architecture
@@ -538,10 +605,15 @@ def main(argv: list[str] | None = None) -> int:
         if arch == "skipgram":
             blas_or_loops()
         batches = tuple(int(b) for b in args.cbow_batches.split(",") if b)
-        kernel_flops(sentences, arch=arch, batches=batches)
+        shared = tuple(int(b) for b in args.shared.split(",") if b)
+        kernel_flops(sentences, arch=arch, batches=batches, shared=shared)
         if not args.quick:  # a second kind of text: tweets, short lines
             tweets = healthtweets_tokens()
-            kernel_flops(tweets, dims=(100,), name="health tweets", arch=arch, batches=batches)
+            kernel_flops(
+                tweets, dims=(100,), name="health tweets", arch=arch, batches=batches, shared=shared
+            )
+    if args.hot_rows:
+        hot_rows(sentences)
     if args.quality:
         targets += kernel_quality(arch=arch)
     met = print_targets(targets)

@@ -56,15 +56,18 @@ def _copy(parts):
     return tuple(x.copy() if isinstance(x, np.ndarray) else x for x in parts)
 
 
-@pytest.mark.parametrize(("use_sample", "shrink"), [(True, True), (False, False)])
+@pytest.mark.parametrize(
+    ("use_sample", "shrink", "shared"), [(True, True, 1), (False, False, 1), (True, True, 3)]
+)
 @pytest.mark.parametrize(
     ("negative", "hs", "lr"),
     [(4, False, 0.25), (0, True, 0.25), (3, True, 0.25), (12, False, 0.05)],
 )
-def test_batched_job_matches_reference(use_sample, shrink, negative, hs, lr):
+def test_batched_job_matches_reference(use_sample, shrink, shared, negative, hs, lr):
     """Equal to float32 rounding (at lr 0.25, 12 merged negatives carry it past 1e-5 in 160
-    words, hence the smaller step there)."""
-    rest = (3, shrink, lr, 424242)
+    words, hence the smaller step there); each window's own draw, and runs of 3 windows
+    sharing one."""
+    rest = (3, shrink, shared, lr, 424242)
     _assert_job_matches(
         train_job_batched, train_job_batched_reference, negative, hs, use_sample, rest
     )
@@ -92,7 +95,9 @@ def test_batched_job_differs_from_the_classic_one():
     W_in, ids, starts, thresholds, out, _ = _job_inputs(5, False)
     classic_in, classic_out = W_in.copy(), _copy(out)
     rest = (3, True)
-    train_job_batched(W_in, ids, starts, 0, 5, thresholds, True, out, None, *rest, 0.25, 9, False)
+    train_job_batched(
+        W_in, ids, starts, 0, 5, thresholds, True, out, None, *rest, 1, 0.25, 9, False
+    )
     train_job(
         classic_in,
         ids,
@@ -118,20 +123,32 @@ def test_shared_targets_merge_repeats_and_drop_the_center():
     table = negative_table(counts)
     guide = negative_guide(table)
     W_out = np.zeros((V, D), np.float32)
-    for center in (V - 1, 0):
-        state = 987654321
+    pool, pool_counts = np.empty(8, np.int64), np.empty(8, np.float32)
+    n_pool, new_state = merged_negatives(
+        0, 8, table, guide, np.uint64(987654321), W_out, pool, pool_counts
+    )
+    negatives, ref_state = draw_negatives_reference(table, 987654321, 8)
+    assert int(new_state) == ref_state
+    for center in (V - 1, 0):  # one pool, two windows: the centre drawn and one not drawn
         targets = np.empty(9, np.int64)
         weights = np.empty(9, np.float32)
-        n, new_state = shared_targets(
-            center, 8, table, guide, np.uint64(state), W_out, targets, weights
-        )
-        negatives, ref_state = draw_negatives_reference(table, state, 8)
+        n = shared_targets(center, pool, pool_counts, n_pool, targets, weights)
         want_targets, want_counts = shared_targets_reference(center, negatives)
-        assert int(new_state) == ref_state
         assert targets[:n].tolist() == want_targets
         assert weights[:n].tolist() == want_counts
         assert sum(want_counts) == 1 + sum(t != center for t in negatives)
     assert len(set(want_targets)) == len(want_targets) < 9  # repeats were merged
+
+
+def test_windows_sharing_a_draw_train_otherwise():
+    """Runs of windows sharing their negatives: other draws, other tables, the same words."""
+    W_in, ids, starts, thresholds, out, _ = _job_inputs(5, False)
+    own_in, own_out = W_in.copy(), _copy(out)
+    head = (ids, starts, 0, 5, thresholds, True)
+    n_shared, _ = train_job_batched(W_in, *head, out, None, 3, True, 4, 0.25, 9, False)
+    n_own, _ = train_job_batched(own_in, *head, own_out, None, 3, True, 1, 0.25, 9, False)
+    assert n_shared == n_own
+    assert not np.allclose(W_in, own_in, atol=1e-6)
 
 
 def test_shared_negatives_drop_every_centre_of_a_batch():
@@ -196,21 +213,30 @@ def analogy_accuracy(model) -> float:
     return hits / len(planted_analogies())
 
 
+@pytest.mark.parametrize("kernel", ["batched", "hogbatch"])
 @pytest.mark.parametrize("hs", [False, True])
-def test_the_model_trains_with_the_batched_kernel(hs):
-    batched = Word2Vec(**SMALL, kernel="batched", hierarchical_softmax=hs).fit(CORPUS)
+def test_the_model_trains_with_the_batched_kernel(hs, kernel):
+    batched = Word2Vec(**SMALL, kernel=kernel, hierarchical_softmax=hs).fit(CORPUS)
     classic = Word2Vec(**SMALL, kernel="classic", hierarchical_softmax=hs).fit(CORPUS)
     assert not np.array_equal(batched.W_in_, classic.W_in_)
     assert analogy_accuracy(batched) >= 0.9
-    again = Word2Vec(**SMALL, kernel="batched", hierarchical_softmax=hs).fit(CORPUS)
+    again = Word2Vec(**SMALL, kernel=kernel, hierarchical_softmax=hs).fit(CORPUS)
     assert np.array_equal(again.W_in_, batched.W_in_)  # one worker: bit-identical
+
+
+def test_batched_shares_negatives_across_windows_and_hogbatch_does_not():
+    batched = Word2Vec(**{**SMALL, "epochs": 1}, kernel="batched").fit(CORPUS)
+    hogbatch = Word2Vec(**{**SMALL, "epochs": 1}, kernel="hogbatch").fit(CORPUS)
+    assert not np.array_equal(batched.W_in_, hogbatch.W_in_)
 
 
 def test_the_kernel_is_validated_and_a_parameter():
     with pytest.raises(
-        ParameterError, match="kernel must be one of 'batched', 'classic', got 'fast'"
+        ParameterError, match="kernel must be one of 'batched', 'hogbatch', 'classic', got 'fast'"
     ):
         Word2Vec(kernel="fast")
+    with pytest.raises(ParameterError, match="'hogbatch' is a skip-gram kernel"):
+        Word2Vec(architecture="cbow", kernel="hogbatch")
     assert Word2Vec().kernel == "batched"  # the default, chosen by measurement (docs/cores.md)
     model = Word2Vec(kernel="classic")
     assert model.get_params()["kernel"] == "classic" and "kernel='classic'" in repr(model)
@@ -252,12 +278,17 @@ def test_a_file_saved_before_the_option_loads_with_the_classic_kernel():
     assert model.kernel == "classic"
 
 
-def _as_saved_by_version_2(path: Path) -> None:
-    """Rewrite a file as state version 2 wrote it: the same fields, the version number 2."""
+def _as_saved_by_version(path: Path, version: int) -> None:
+    """Rewrite a file as an older state version wrote it: the same fields, the version
+    number, and that version's default kernel."""
     document = load_state(path, kind="model")
-    document["state_version"] = 2
+    document["state_version"] = version
     document["params"]["kernel"] = "batched"  # version 2's default: classic for CBOW
     save_state(path, document, kind="model")
+
+
+def _as_saved_by_version_2(path: Path) -> None:
+    _as_saved_by_version(path, 2)
 
 
 def test_a_cbow_file_of_version_2_loads_and_resumes_with_the_classic_kernel(tmp_path):
@@ -279,9 +310,15 @@ def test_a_cbow_file_of_version_2_loads_and_resumes_with_the_classic_kernel(tmp_
         Word2Vec(**{**params, "epochs": 3}).fit(CORPUS, resume=checkpoint)
 
 
-def test_a_skipgram_file_of_version_2_keeps_the_batched_kernel(tmp_path):
-    model = Word2Vec(**{**SMALL, "epochs": 1}, kernel="batched").fit(CORPUS)
+@pytest.mark.parametrize("version", [2, 3])
+def test_a_skipgram_file_of_versions_2_and_3_resumes_with_a_draw_a_window(tmp_path, version):
+    """Their "batched" drew negatives for every window: "hogbatch" now, step for step."""
+    model = Word2Vec(**{**SMALL, "epochs": 1}, kernel="hogbatch").fit(CORPUS)
     path = tmp_path / "sg.npz"
     model.save(path)
-    _as_saved_by_version_2(path)
-    assert Word2Vec.load(path).kernel == "batched"
+    _as_saved_by_version(path, version)
+    loaded = Word2Vec.load(path)
+    assert loaded.kernel == "hogbatch"
+    loaded.train(CORPUS, epochs=1)
+    model.train(CORPUS, epochs=1)
+    assert np.array_equal(loaded.W_in_, model.W_in_)

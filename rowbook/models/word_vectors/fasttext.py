@@ -134,6 +134,7 @@ class FastText(Word2Vec):
     #: 2: ``kernel`` joined the parameters (files before it trained with the classic kernel,
     #: and load with it: :meth:`Word2Vec._upgrade`).
     _state_version: ClassVar[int] = 2
+    _kernels: ClassVar[tuple[str, ...]] = ("batched", "classic")
     shrink_windows: ClassVar[bool] = True
     compute_loss: ClassVar[bool] = False
 

@@ -47,8 +47,9 @@ class Word2VecJob(NamedTuple):
     is 0), ``tree = (W_nodes, codes, points, lengths)`` hierarchical softmax (``None``:
     off); ``thresholds`` and ``use_sample`` the subsampling, ``shrink`` the random window;
     ``batched`` runs the minibatched kernels (``Word2Vec(kernel="batched")``): skip-gram's
-    (:func:`~rowbook.models.word_vectors.word2vec_batched_kernels.train_job_batched`) instead
-    of the per-pair one, CBOW's
+    (:func:`~rowbook.models.word_vectors.word2vec_batched_kernels.train_job_batched`, its
+    runs of ``shared`` consecutive windows sharing a draw of negatives) instead of the
+    per-pair one, CBOW's
     (:func:`~rowbook.models.word_vectors.word2vec_batched_cbow_kernels.train_job_batched_cbow`)
     instead of the per-window one.
     """
@@ -64,6 +65,7 @@ class Word2VecJob(NamedTuple):
     cbow_mean: bool
     compute_loss: bool
     batched: bool = False
+    shared: int = 1
 
     def run(
         self, ids: np.ndarray, starts: np.ndarray, lr: float, seed: int, stats: Any
@@ -73,7 +75,8 @@ class Word2VecJob(NamedTuple):
         tables = (self.W_in, ids, starts, first, end, self.thresholds, self.use_sample)
         shape = (self.out, self.tree, self.window, self.shrink)
         if self.batched and self.skipgram:
-            return train_job_batched(*tables, *shape, lr, seed, self.compute_loss, stats)
+            sg = (*shape, self.shared)
+            return train_job_batched(*tables, *sg, lr, seed, self.compute_loss, stats)
         if self.batched:
             cbow = (self.cbow_mean, CBOW_BATCH)
             return train_job_batched_cbow(

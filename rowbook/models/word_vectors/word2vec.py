@@ -53,6 +53,7 @@ from rowbook.models.word_vectors.base import WordVectorModel
 from rowbook.models.word_vectors.job_args import Word2VecJob
 from rowbook.models.word_vectors.jobs import EpochJobs
 from rowbook.models.word_vectors.state import Progress, TrainedState
+from rowbook.models.word_vectors.word2vec_batched_kernels import SHARED_WINDOWS
 from rowbook.models.word_vectors.word2vec_training import (
     grow_tables,
     initial_tables,
@@ -91,20 +92,24 @@ class Word2Vec(WordVectorModel):
         share each example's hidden vector and their steps add up.
     cbow_mean : bool
         CBOW's hidden vector is the mean of the window's rows (else their sum).
-    kernel : {"batched", "classic"}
+    kernel : {"batched", "hogbatch", "classic"}
         How the examples step. ``"batched"``: minibatches sharing one draw of negatives, the
         rows read as they were before the minibatch. In skip-gram a minibatch is the window
         of a centre word, its context rows against the centre and the negatives (HogBatch,
-        Ji et al. 2016; :mod:`~rowbook.models.word_vectors.word2vec_batched_kernels`); in
-        CBOW it is 8 windows far apart in the text, each window's mean against its own
-        centre and all of them against the negatives
-        (:mod:`~rowbook.models.word_vectors.word2vec_batched_cbow_kernels`). The same scores
-        as ``"classic"`` on NewsArticles and the health tweets, 1.5-2.5x the kernel's speed.
-        ``"classic"``: one example per (centre, context) pair in skip-gram and per window in
-        CBOW, each with its own negatives, word2vec.c's and gensim's algorithm (one worker
-        and a seed give the tables rowbook gave before the option). Models saved before
-        the option, and CBOW models saved before ``"batched"`` covered CBOW, load and
-        resume with ``"classic"``. ``docs/cores.md`` has the figures.
+        Ji et al. 2016; :mod:`~rowbook.models.word_vectors.word2vec_batched_kernels`), and
+        2 consecutive windows share one draw of negatives (``SHARED_WINDOWS``: their rows
+        stay in cache from one window to the next); in CBOW it is 8 windows far apart in
+        the text, each window's mean against its own centre and all of them against the
+        negatives (:mod:`~rowbook.models.word_vectors.word2vec_batched_cbow_kernels`). The
+        same scores as ``"classic"`` on NewsArticles and the health tweets, 1.5-2.5x the
+        kernel's speed. ``"hogbatch"`` (skip-gram only): the same minibatch with a draw of
+        negatives for every window, as IntelLabs/pWord2Vec does (skip-gram's ``"batched"``
+        before state version 4: such files load and resume with it). ``"classic"``: one
+        example per (centre, context) pair in skip-gram and per window in CBOW, each with
+        its own negatives, word2vec.c's and gensim's algorithm (one worker and a seed give
+        the tables rowbook gave before the option). Models saved before the option, and
+        CBOW models saved before ``"batched"`` covered CBOW, load and resume with
+        ``"classic"``. ``docs/cores.md`` has the figures.
     lr, min_lr : float
         Learning rate at the start and at the end of each training call (linear decay).
         ``lr=None`` takes word2vec.c's default for the architecture: 0.025 for
@@ -140,8 +145,11 @@ class Word2Vec(WordVectorModel):
 
     _run_only: ClassVar[tuple[str, ...]] = ("workers", "progress", "compute_loss", "row_stats")
     #: 2: ``kernel`` joined the parameters (files before it trained with the classic kernel);
-    #: 3: ``kernel="batched"`` minibatches CBOW too (version 2 trained CBOW classic).
-    _state_version: ClassVar[int] = 3
+    #: 3: ``kernel="batched"`` minibatches CBOW too (version 2 trained CBOW classic);
+    #: 4: skip-gram's ``"batched"`` shares a draw of negatives across ``SHARED_WINDOWS``
+    #: windows (version 3's, a draw a window, is ``"hogbatch"``).
+    _state_version: ClassVar[int] = 4
+    _kernels: ClassVar[tuple[str, ...]] = ("batched", "hogbatch", "classic")
 
     def __init__(
         self,
@@ -156,7 +164,7 @@ class Word2Vec(WordVectorModel):
         hierarchical_softmax: bool = False,
         ns_exponent: float = 0.75,
         cbow_mean: bool = True,
-        kernel: Literal["batched", "classic"] = "batched",
+        kernel: Literal["batched", "hogbatch", "classic"] = "batched",
         lr: float | None = None,
         min_lr: float = 1e-4,
         epochs: int = 5,
@@ -180,7 +188,14 @@ class Word2Vec(WordVectorModel):
 
     def _check_params(self) -> None:
         check_choice("architecture", self.architecture, ("skipgram", "cbow"))
-        check_choice("kernel", self.kernel, ("batched", "classic"))
+        check_choice("kernel", self.kernel, self._kernels)
+        if self.kernel == "hogbatch" and self.architecture != "skipgram":
+            raise ParameterError(
+                "kernel",
+                self.kernel,
+                "'batched' or 'classic' for CBOW",
+                fix="'hogbatch' is a skip-gram kernel (a window a minibatch)",
+            )
         for name, minimum in (
             ("vector_size", 1),
             ("window", 1),
@@ -214,13 +229,18 @@ class Word2Vec(WordVectorModel):
     def _upgrade(cls, params: dict[str, Any], state: dict[str, Any], version: int):
         """Version 1 had no ``kernel``, version 2's ``"batched"`` was skip-gram's only: those
         models trained with the classic kernel (version 2: in CBOW), and load (and resume)
-        with it."""
+        with it. Skip-gram's ``"batched"`` of versions 2 and 3 drew negatives for every
+        window: ``"hogbatch"`` now."""
         if "kernel" in cls.param_names():
             if version == 1:
                 return {"kernel": "classic", **params}, state
-            if version == 2:
-                cbow = params.get("architecture") == "cbow"
-                return ({**params, "kernel": "classic"} if cbow else params), state
+            cbow = params.get("architecture") == "cbow"
+            if version in (2, 3) and params.get("kernel") == "batched":
+                if not cbow:
+                    return {**params, "kernel": "hogbatch"}, state
+                return ({**params, "kernel": "classic"} if version == 2 else params), state
+            if version in (2, 3):
+                return params, state
         return super()._upgrade(params, state, version)
 
     # -- what differs in the family: the tables, the vocabulary scan, the kernel -----------
@@ -287,7 +307,8 @@ class Word2Vec(WordVectorModel):
             skipgram=skipgram,
             cbow_mean=self.cbow_mean,
             compute_loss=self.compute_loss,
-            batched=self.kernel == "batched",
+            batched=self.kernel != "classic",
+            shared=SHARED_WINDOWS if self.kernel == "batched" else 1,
         )
 
         def step(j: int, lr: float, seed: int, stats: Any) -> float:

@@ -53,6 +53,7 @@ from rowbook.models.word_vectors.word2vec_kernels import (
 )
 
 __all__ = [
+    "SHARED_WINDOWS",
     "add_combination",
     "block_step",
     "context_windows",
@@ -61,21 +62,32 @@ __all__ = [
     "train_job_batched",
 ]
 
+#: Consecutive windows that share one draw of negatives in ``Word2Vec(kernel="batched")``
+#: (``"hogbatch"``: 1, a draw a window); chosen by measurement, ``docs/cores.md``.
+SHARED_WINDOWS = 2
+
 
 @numba.njit(nogil=True, cache=True, inline="always")
 def shared_targets(
-    center, negative, table, guide, state, W_out, targets, counts
+    center, pool, pool_counts, n_pool, targets, counts
 ):  # pragma: no cover - compiled
-    """The window's targets: ``targets[0] = center``, then the ``negative`` draws, a draw equal
-    to ``center`` dropped and a repeated draw counted in ``counts`` instead of listed again.
+    """A window's targets: ``targets[0] = center``, then the ``n_pool`` merged negatives of
+    ``pool`` (weights ``pool_counts``) but the one equal to ``center``, if any. Returns how
+    many targets there are.
 
-    Returns how many targets there are and the generator state after the draws (one
-    :func:`~rowbook.data.sampling.lcg_next` step a draw, as in the classic kernel). Each new
-    target's row of ``W_out`` starts loading (:func:`prefetch_row`) as it is drawn.
+    The pool is :func:`merged_negatives` of one draw of ``negative`` words, shared by
+    ``shared`` consecutive windows (:func:`train_job_batched`); with a window's own draw
+    this is the window's centre and its draws, a draw equal to the centre dropped.
     """
     targets[0] = center
     counts[0] = 1.0
-    return merged_negatives(1, negative, table, guide, state, W_out, targets, counts)
+    n = 1
+    for m in range(n_pool):
+        if pool[m] != center:
+            targets[n] = pool[m]
+            counts[n] = pool_counts[m]
+            n += 1
+    return n
 
 
 @numba.njit(nogil=True, cache=True, inline="always")
@@ -217,6 +229,7 @@ def train_job_batched(
     tree,
     window,
     shrink,
+    shared,
     lr,
     seed,
     compute_loss,
@@ -225,11 +238,16 @@ def train_job_batched(
     """Minibatched skip-gram on sentences ``[s0, s1)``; returns (words trained, loss).
 
     The arguments are :func:`~rowbook.models.word_vectors.word2vec_kernels.train_job`'s
-    (skip-gram only). Draws, in order from the generator state ``seed``: the classic
-    kernel's subsampling and window shrinks (:func:`kept_words`), then ``negative`` per
-    centre word that has a context, shared by its window. The next window's negatives are
-    drawn (and their rows start loading) before this window's products, so the rows'
-    cache misses overlap arithmetic; the draws keep their order.
+    (skip-gram only), and ``shared``: how many consecutive windows share one draw of
+    negatives (1: each window draws its own). Draws, in order from the generator state
+    ``seed``: the classic kernel's subsampling and window shrinks (:func:`kept_words`),
+    then ``negative`` for each run of ``shared`` consecutive windows that have a context
+    (a job's windows cut in runs in order, across sentences). The windows of a run step
+    one after the other, each from the rows as the previous one left them; the run's
+    negatives' rows stay in cache from one window to the next instead of being fetched for
+    each. The next run's negatives are drawn (and their rows start loading) before this
+    run's first products, and the next window's centre row and entering context row before
+    this window's, so the rows' cache misses overlap arithmetic; the draws keep their order.
     """
     W_out, table, guide, negative = out
     words, ends, shrinks, state = kept_words(
@@ -244,9 +262,11 @@ def train_job_batched(
     context = np.empty(width, dtype=np.int64)  # (I,) the window's context words
     work = np.empty((width, d), dtype=np.float32)  # (I, d) the inputs' step
     G = np.empty((n_targets, width), dtype=np.float32)  # (O, I) scores, then gradients
-    targets = np.empty((2, n_targets), dtype=np.int64)  # (2, O) this window's, the next's
-    counts = np.empty((2, n_targets), dtype=np.float32)  # (2, O)
-    n_drawn = np.zeros(2, dtype=np.int64)
+    pool = np.empty((2, max(negative, 1)), dtype=np.int64)  # this run's negatives, the next's
+    pool_counts = np.empty((2, max(negative, 1)), dtype=np.float32)
+    n_pool = np.zeros(2, dtype=np.int64)
+    targets = np.empty(n_targets, dtype=np.int64)  # (O,) the centre, then the negatives
+    counts = np.empty(n_targets, dtype=np.float32)  # (O,)
     labels = np.zeros(n_targets, dtype=np.float32)  # (O,) 1 for the centre, then 0
     labels[0] = 1.0
     nodes = np.empty(n_targets, dtype=np.int64)  # (O,) the centre's Huffman path
@@ -256,23 +276,19 @@ def train_job_batched(
     loss = 0.0
     n_win = centres.shape[0]
     if negative > 0 and n_win > 0:
-        n_drawn[0], state = shared_targets(
-            words[centres[0]], negative, table, guide, state, W_out, targets[0], counts[0]
+        n_pool[0], state = merged_negatives(
+            0, negative, table, guide, state, W_out, pool[0], pool_counts[0]
         )
     for k in range(n_win):
-        now = k & 1
-        if negative > 0 and k + 1 < n_win:  # the next window's draws, ahead of time
-            n_drawn[1 - now], state = shared_targets(
-                words[centres[k + 1]],
-                negative,
-                table,
-                guide,
-                state,
-                W_out,
-                targets[1 - now],
-                counts[1 - now],
+        now = (k // shared) & 1
+        if negative > 0 and k % shared == 0 and k + shared < n_win:  # the next run's draws
+            n_pool[1 - now], state = merged_negatives(
+                0, negative, table, guide, state, W_out, pool[1 - now], pool_counts[1 - now]
             )
+        if k + 1 < n_win:  # the next window's rows that are not in cache yet, ahead of time
             prefetch_row(W_in, words[highs[k + 1] - 1])  # the word entering the window
+            if negative > 0:
+                prefetch_row(W_out, words[centres[k + 1]])  # its centre's output row
         i, center = centres[k], words[centres[k]]
         n_in = 0
         for j in range(lows[k], highs[k]):
@@ -301,15 +317,18 @@ def train_job_batched(
                 compute_loss,
             )
         if negative > 0:
+            n_out = shared_targets(
+                center, pool[now], pool_counts[now], n_pool[now], targets, counts
+            )
             loss += block_step(
                 W_in,
                 context,
                 n_in,
                 W_out,
-                targets[now],
+                targets,
                 labels,
-                counts[now],
-                n_drawn[now],
+                counts,
+                n_out,
                 lr,
                 G,
                 work,

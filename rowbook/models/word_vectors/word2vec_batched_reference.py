@@ -2,8 +2,8 @@
 
 The same draws in the same order as the kernel (the classic job's subsampling and window
 shrinks, :func:`~rowbook.models.word_vectors.word2vec_reference.kept_words_reference`, then
-``negative`` draws per window that has a context), and each window as the three matrix
-products of HogBatch on gathered rows::
+``negative`` draws per run of ``shared`` consecutive windows that have a context), and each
+window as the three matrix products of HogBatch on gathered rows::
 
     S = Y X^T,   G = lr * n * (label - sigmoid(S)),   W_out[T] += G X,   W_in[context] += G^T Y
 
@@ -74,17 +74,17 @@ def block_step_reference(X, W, targets, labels, counts, lr):
 
 
 def train_job_batched_reference(
-    W_in, ids, starts, s0, s1, thresholds, use_sample, out, tree, window, shrink, lr, seed
+    W_in, ids, starts, s0, s1, thresholds, use_sample, out, tree, window, shrink, shared, lr, seed
 ):
     """Plain :func:`~rowbook.models.word_vectors.word2vec_batched_kernels.train_job_batched`;
-    returns the words trained."""
+    returns the words trained. ``shared`` consecutive windows with a context share one
+    draw of negatives, each window stepping from the rows the previous one left."""
     W_out, table, _, negative = out
     sentences, shrinks, state = kept_words_reference(
         ids, starts, s0, s1, thresholds, use_sample, window, shrink, seed
     )
-    for center, context in window_contexts(sentences, shrinks, window):
-        if not context:
-            continue
+    windows = [(c, ctx) for c, ctx in window_contexts(sentences, shrinks, window) if ctx]
+    for k, (center, context) in enumerate(windows):
         rows = np.asarray(context, dtype=np.int64)
         X = gather_rows_reference(W_in, rows)  # (I, d)
         step = np.zeros_like(X)
@@ -94,7 +94,8 @@ def train_job_batched_reference(
             labels = 1 - codes[center, :n].astype(np.float32)
             step += block_step_reference(X, W_nodes, points[center, :n], labels, [1] * n, lr)
         if negative:
-            negatives, state = draw_negatives_reference(table, state, negative)
+            if k % shared == 0:
+                negatives, state = draw_negatives_reference(table, state, negative)
             targets, counts = shared_targets_reference(center, negatives)
             labels = [1.0] + [0.0] * (len(targets) - 1)
             step += block_step_reference(X, W_out, targets, labels, counts, lr)
