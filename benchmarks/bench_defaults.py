@@ -168,39 +168,30 @@ def print_classifier(quick: bool, repeat: int) -> list[tuple[str, float, float]]
 
 def print_text(quick: bool, repeat: int) -> list[tuple[str, float, float]]:
     kinds = defaults_text.text_kinds(generated_text, _tweets_text)
-    rows = defaults_text.cutoff_rows(kinds, repeat, pool=not quick)
+    cutoffs = {"threads": batch.THREAD_CHARS, "processes": batch.POOL_CHARS}
+    print(
+        f"\n`encode_batch` on one worker and on two: threads from {batch.THREAD_CHARS:,} "
+        f"characters (GPT-2's settings), processes from {batch.POOL_CHARS:,} (a prefix space); "
+        "wall ms one / two (ratio), and for threads the process's CPU time two / one"
+        "\n\n| text | characters a word | workers | characters | cache | one / two, ms | CPU |"
+        "\n|---|---:|---|---:|---|---:|---:|",
+        flush=True,
+    )
     targets = []
-    for setting, cutoff in (("threads", batch.THREAD_CHARS), ("processes", batch.POOL_CHARS)):
-        mine = [r for r in rows if r[2] == setting]
-        if not mine:
-            continue
-        sizes = sorted({size for size, _ in mine[0][3]})
+    for name, per_word, setting, size, mode, t in defaults_text.cutoff_rows(
+        kinds, repeat, pool=not quick
+    ):
+        (one, cpu_one), (two, cpu_two) = t["one"], t["two"]
+        cpu = f"{cpu_two / cpu_one:.2f}" if setting == "threads" else ""
         print(
-            f"\n`encode_batch` on {setting} (cut-off {cutoff:,} characters): one worker / two, "
-            "wall ms (ratio) and the process's CPU time two / one; cold cache; warm"
-            "\n\n| text | characters a word | "
-            + " | ".join(f"{size:,}" for size in sizes)
-            + " |\n|---|---:|"
-            + "---:|" * len(sizes)
+            f"| {name} | {per_word:.1f} | {setting} | {size:,} | {mode} | {one:.1f} / {two:.1f} "
+            f"({one / two:.2f}x) | {cpu} |",
+            flush=True,
         )
-        for name, per_word, _, ms in mine:
-            cells = []
-            for size in sizes:
-                (c1, c2, cc1, cc2), (w1, w2, wc1, wc2) = ms[size, "cold"], ms[size, "warm"]
-                cells.append(
-                    f"{c1:.1f} / {c2:.1f} ({c1 / c2:.2f}x, CPU {cc2 / cc1:.2f}); "
-                    f"{w1:.1f} / {w2:.1f} ({w1 / w2:.2f}x, CPU {wc2 / wc1:.2f})"
-                )
-                if size >= cutoff:
-                    for mode, a, b in (("cold", c1, c2), ("warm", w1, w2)):
-                        targets.append(
-                            (
-                                f"encode_batch {setting} at {size:,} chars, {mode}, {name}",
-                                a / b,
-                                1.0,
-                            )
-                        )
-            print(f"| {name} | {per_word:.1f} | {' | '.join(cells)} |")
+        if size >= cutoffs[setting]:
+            targets.append(
+                (f"encode_batch {setting}, {size:,} chars, {mode}, {name}", one / two, 1)
+            )
     return targets
 
 

@@ -14,11 +14,10 @@ so GPT-2's pattern makes each clause one long word), and long agglutinative-like
 from __future__ import annotations
 
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 
 import corpora
 import numpy as np
-from timing import interleaved_medians_ms, interleaved_times_ms
 
 from rowbook.text import ByteLevelBPE
 from rowbook.text.bpe import batch
@@ -61,10 +60,24 @@ def _encode(bpe: ByteLevelBPE, texts: list[str], workers: int, cold: bool) -> No
         batch.THREAD_CHARS, batch.POOL_CHARS = saved
 
 
-def _ratios(bpe: ByteLevelBPE, lines: list[str], sizes, repeat: int) -> dict:
-    """{(size, "cold" | "warm"): (ms on one worker, ms on two, CPU ms on one, CPU ms on two)}:
-    wall time, and the process's CPU time (what the second worker costs on a busy machine)."""
-    out = {}
+def _times(fns: dict[str, Callable[[], object]], repeat: int) -> dict[str, tuple[float, float]]:
+    """{name: (median wall ms, median CPU ms of this process)}, the functions in turn, after
+    one warm-up round. A forked worker's CPU time is not this process's: for processes only
+    the wall time says anything."""
+    walls: dict[str, list[float]] = {name: [] for name in fns}
+    cpus: dict[str, list[float]] = {name: [] for name in fns}
+    for r in range(repeat + 1):
+        for name, fn in fns.items():
+            wall, cpu = time.perf_counter(), time.process_time()
+            fn()
+            if r:
+                walls[name].append(1e3 * (time.perf_counter() - wall))
+                cpus[name].append(1e3 * (time.process_time() - cpu))
+    return {name: (float(np.median(walls[name])), float(np.median(cpus[name]))) for name in fns}
+
+
+def _sizes(bpe: ByteLevelBPE, lines: list[str], sizes, repeat: int) -> Iterator[tuple]:
+    """(size, mode, {"one" | "two": (wall ms, CPU ms)}) for each size, cold cache and warm."""
     for size in sizes:
         texts = _first_chars(lines, size)
         for mode in ("cold", "warm"):
@@ -74,24 +87,22 @@ def _ratios(bpe: ByteLevelBPE, lines: list[str], sizes, repeat: int) -> dict:
                 "one": lambda t=texts, c=cold: _encode(bpe, t, 1, c),
                 "two": lambda t=texts, c=cold: _encode(bpe, t, 2, c),
             }
-            ms = interleaved_medians_ms(fns, repeat=repeat)
-            cpu = interleaved_times_ms(fns, repeat=repeat, clock=time.process_time)
-            out[size, mode] = (ms["one"], ms["two"], np.median(cpu["one"]), np.median(cpu["two"]))
-    return out
+            yield size, mode, _times(fns, repeat)
 
 
-def cutoff_rows(kinds: dict[str, list], repeat: int, pool: bool) -> list[tuple]:
-    """(text, characters a word, setting, {(size, mode): (ms one, ms two)}) for every kind: GPT-2's
-    settings (threads) and, with ``pool``, a prefix space (processes)."""
-    rows = []
+def cutoff_rows(kinds: dict[str, list], repeat: int, pool: bool) -> Iterator[tuple]:
+    """(text, characters a word, setting, size, mode, times) for every kind, as measured:
+    GPT-2's settings (threads) and, with ``pool``, a prefix space (processes, a third of
+    ``repeat``: each call forks)."""
     for name, lines in kinds.items():
         train = _first_chars(lines, TRAIN_CHARS)
         rest = lines[len(train) :]
         bpe = ByteLevelBPE().fit(train, 8_000)
         sample = rest[:2000]  # characters a word of GPT-2's pattern (its leading space too)
         per_word = sum(map(len, sample)) / sum(len(bpe._pretokenizer.split(t)) for t in sample)
-        rows.append((name, per_word, "threads", _ratios(bpe, rest, THREAD_SIZES, repeat)))
+        for row in _sizes(bpe, rest, THREAD_SIZES, repeat):
+            yield (name, per_word, "threads", *row)
         if pool:
             spaced = ByteLevelBPE(add_prefix_space=True).fit(train, 8_000)
-            rows.append((name, per_word, "processes", _ratios(spaced, rest, POOL_SIZES, repeat)))
-    return rows
+            for row in _sizes(spaced, rest, POOL_SIZES, max(3, repeat // 3)):
+                yield (name, per_word, "processes", *row)

@@ -484,7 +484,7 @@ def test_prediction_threads_count_the_labels_each_line_scores(monkeypatch):
     """Short lines of many labels read far more output rows than input rows: 2,000 lines of
     2 words and 500 labels (1,004,000 rows read) start a second thread, 10 of them do not,
     and the labels are those of one thread (bench_defaults.py measured the old count, input
-    rows only, keeping 100 ms of work on one thread)."""
+    rows only, keeping 58 ms of work on one thread for such lines)."""
     from rowbook.models.fasttext_classifier import prediction
 
     seen = []

@@ -113,8 +113,9 @@ def prediction_threads(workers: int, input_rows: int, lines: int, output_rows: i
 
     A line reads its ``input_rows`` share of ``W_in`` and ``output_rows`` rows of ``W_out``
     (every label for softmax, ``ova`` and ``ns``; for ``hs`` about ``k`` paths down the
-    tree). Counting the input rows alone kept 3,000 lines of 500 labels on one thread, 10x
-    the work the cutoff was meant for (``benchmarks/bench_defaults.py``).
+    tree). Counting the input rows alone, 50,000 of them stood for 1.4-4.7 ms of one
+    thread's work on the health tweets and long e-mails and 58 ms on short lines of 500
+    labels; counting the rows read, 1.4-2.0 ms on all three (``benchmarks/bench_defaults.py``).
 
     Examples
     --------
