@@ -172,9 +172,9 @@ def print_text(quick: bool, repeat: int) -> list[tuple[str, float, float]]:
     print(
         f"\n`encode_batch` on one worker and on two: threads from {batch.THREAD_CHARS:,} "
         f"characters (GPT-2's settings), processes from {batch.POOL_CHARS:,} (a prefix space); "
-        "wall ms one / two (ratio), and for threads the process's CPU time two / one"
-        "\n\n| text | characters a word | workers | characters | cache | one / two, ms | CPU |"
-        "\n|---|---:|---|---:|---|---:|---:|",
+        "wall ms one / two (ratio); for threads one worker's CPU ms and the process's CPU time "
+        "two / one\n\n| text | characters a word | workers | characters | cache | one / two, ms "
+        "| CPU ms, one | CPU, two / one |\n|---|---:|---|---:|---|---:|---:|---:|",
         flush=True,
     )
     targets = []
@@ -182,7 +182,7 @@ def print_text(quick: bool, repeat: int) -> list[tuple[str, float, float]]:
         kinds, repeat, pool=not quick
     ):
         (one, cpu_one), (two, cpu_two) = t["one"], t["two"]
-        cpu = f"{cpu_two / cpu_one:.2f}" if setting == "threads" else ""
+        cpu = f"{cpu_one:.1f} | {cpu_two / cpu_one:.2f}" if setting == "threads" else " | "
         print(
             f"| {name} | {per_word:.1f} | {setting} | {size:,} | {mode} | {one:.1f} / {two:.1f} "
             f"({one / two:.2f}x) | {cpu} |",
