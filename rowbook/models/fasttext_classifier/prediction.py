@@ -111,9 +111,9 @@ def predictions(
 def prediction_threads(workers: int, input_rows: int, lines: int, output_rows: int) -> int:
     """Threads to predict on: one per :data:`ROWS_A_THREAD` rows read, up to ``workers``.
 
-    A line reads its ``input_rows`` share of ``W_in`` and ``output_rows`` rows of ``W_out``
-    (every label for softmax, ``ova`` and ``ns``; for ``hs`` about ``k`` paths down the
-    tree). Counting the input rows alone, 50,000 of them stood for 1.4-4.7 ms of one
+    The ``lines`` read ``input_rows`` rows of ``W_in`` in all, and each ``output_rows`` rows
+    of ``W_out`` (every label for softmax, ``ova`` and ``ns``; for ``hs`` about ``k`` paths
+    down the tree). Counting the input rows alone, 50,000 of them stood for 1.4-4.7 ms of one
     thread's work on the health tweets and long e-mails and 58 ms on short lines of 500
     labels; counting the rows read, 1.4-2.0 ms on all three (``benchmarks/bench_defaults.py``).
 
