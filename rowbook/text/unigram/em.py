@@ -167,23 +167,30 @@ def find_nodes(
 
 @numba.njit(cache=True, nogil=True)
 def _keep(count, length, piece, new_id):
-    kept = np.empty(piece.size, np.bool_)
-    i = 0
+    """``(count, length, piece)`` of the nodes whose piece has a new id (>= 0), renumbered."""
+    kept_count = np.empty_like(count)
+    kept_length = np.empty_like(length)
+    kept_piece = np.empty_like(piece)
+    i, o = 0, 0
     for c in range(count.size):
         here = 0
         for _ in range(count[c]):
-            kept[i] = new_id[piece[i]] >= 0
-            here += kept[i]
+            new = new_id[piece[i]]
+            if new >= 0:
+                kept_length[o], kept_piece[o] = length[i], new
+                o += 1
+                here += 1
             i += 1
-        count[c] = here
-    out = np.flatnonzero(kept)
-    return length[out], new_id[piece[out]].astype(np.int32)
+        kept_count[c] = here
+    return kept_count, kept_length[:o].copy(), kept_piece[:o].copy()
 
 
 def keep_nodes(nodes: Nodes, starts: np.ndarray, new_id: np.ndarray) -> Nodes:
     """``nodes`` without the pieces whose ``new_id`` is negative, the others renumbered."""
-    count = nodes.count.copy()
-    length, piece = _keep(count, nodes.length, nodes.piece, np.asarray(new_id, np.int64))
+    new_id = np.asarray(new_id, np.int64)
+    if np.array_equal(new_id, np.arange(new_id.size)):
+        return nodes
+    count, length, piece = _keep(nodes.count, nodes.length, nodes.piece, new_id)
     return Nodes(_first(starts, count), count, length, piece)
 
 

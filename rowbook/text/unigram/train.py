@@ -223,6 +223,7 @@ def learn_unigram(
 ) -> tuple[list[tuple[str, float]], int | None]:
     """``(pieces, unk_id)``: the vocabulary learned from words and their counts (module
     docstring), the E-step on ``workers`` threads (the same pieces for any number)."""
+    word_counts = as_counted(word_counts)  # once, for the words and the seeds
     words = _Words(word_counts)
     chars, where = np.unique(words.data, return_index=True)
     seen = [chr(int(c)) for c in chars[np.argsort(where, kind="stable")].tolist()]  # first sighting
