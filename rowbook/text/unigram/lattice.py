@@ -130,6 +130,16 @@ def _flip(a, o, m):
         a[o + i], a[o + m - 1 - i] = a[o + m - 1 - i], a[o + i]
 
 
+@numba.njit(cache=True, inline="always")
+def _in_order(ids, pos, o, m, bounds, w):
+    """Word ``w``'s path of ``m`` pieces, backtracked into ``ids`` and ``pos`` from ``o``
+    right to left, put in order, and its end in ``bounds``: the next free place."""
+    _flip(ids, o, m)
+    _flip(pos, o, m)
+    bounds[w + 1] = o + m
+    return o + m
+
+
 @numba.njit(cache=True, nogil=True)
 def _viterbi_kernel(data, starts, trie, scores, kinds, unk_score, mode, max_score):
     n_words = starts.size - 1
@@ -167,10 +177,7 @@ def _viterbi_kernel(data, starts, trie, scores, kinds, unk_score, mode, max_scor
             ids[o + m], pos[o + m] = piece[k], start[k]
             k = start[k]
             m += 1
-        _flip(ids, o, m)
-        _flip(pos, o, m)
-        o += m
-        bounds[w + 1] = o
+        o = _in_order(ids, pos, o, m, bounds, w)
     return ids[:o], pos[:o], bounds
 
 
@@ -336,10 +343,7 @@ def _sample_kernel(data, starts, trie, scores, kinds, unk_id, unk_score, theta, 
             pos[o + m] = nodes[chosen, 0]
             k = nodes[chosen, 0]
             m += 1
-        _flip(ids, o, m)
-        _flip(pos, o, m)
-        o += m
-        bounds[w + 1] = o
+        o = _in_order(ids, pos, o, m, bounds, w)
     return ids[:o], pos[:o], bounds
 
 
