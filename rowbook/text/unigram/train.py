@@ -36,15 +36,16 @@ the lattice (a text containing ``<UNK>`` makes its likelihood NaN and panics); r
 matches the placeholder. Two-best paths tie-break by position, ``tokenizers``' by heap order.
 
 Where the time goes (NewsArticles, 142,824 distinct words of 1.4 M characters, 8,000
-pieces; one thread, the machine shared at load 5 to 11). Before: 41 s for seeds 5.2 s, 18
-E-steps 15.7 s (two thirds of each walking the trie), a trie built for every pass 4.2 s,
-the M-step 2.7 s and pruning 7.1 s in Python loops over the pieces. Now: each word's
-lattice nodes are found once (:func:`~rowbook.text.unigram.em.find_nodes`: training only
-drops pieces) and renumbered after each step, the E-step and pruning's Viterbi run over
-blocks of words on ``workers`` threads, the M-step and the pruning loss are compiled, and
-the seeds' suffix sort is a counting sort: about 20 s at load 11, of which the 18 E-steps
-8 s, seeds 3.8 s, pruning 3.2 s (a trie of the pieces and their two best paths, 2.3 s).
-The pieces and scores are those of the single-threaded trainer to the last bit.
+pieces; one thread). Before: 41 s wall at load 5 to 7, for seeds 5.2 s, 18 E-steps 15.7 s
+(two thirds of each walking the trie), a trie built for every pass 4.2 s, the M-step 2.7 s
+and pruning 7.1 s in Python loops over the pieces. Now each word's lattice nodes are found
+once (:func:`~rowbook.text.unigram.em.find_nodes`: training only drops pieces) and
+renumbered after each step, the E-step and pruning's Viterbi run over blocks of words on
+``workers`` threads, the M-step and the pruning loss are compiled, and the seeds' suffix
+sort is a counting sort: 6.3 s of CPU, of which the 18 E-steps 2.4 s, seeds 1.1 s, pruning
+1.05 s (a trie of the pieces and their two best paths 0.73 s), renumbering the nodes 0.37 s
+(``docs/benchmarks.md``). The pieces and scores are those of the single-threaded trainer
+to the last bit.
 """
 
 from __future__ import annotations
