@@ -38,6 +38,7 @@ __all__ = [
     "add_scheduler",
     "add_training_run",
     "add_unicode_errors",
+    "add_vectors_reading",
     "check_input_file",
     "check_output_path",
     "check_words",
@@ -210,8 +211,10 @@ def add_unicode_errors(parser: argparse.ArgumentParser) -> None:
     )
 
 
-def add_mapping(parser: argparse.ArgumentParser) -> None:
-    """``--mmap`` / ``--no-mmap`` and ``--cache-dir`` of a command that reads a vectors file."""
+def add_vectors_reading(parser: argparse.ArgumentParser) -> None:
+    """``--unicode-errors``, ``--mmap`` / ``--no-mmap`` and ``--cache-dir`` of a command that
+    reads a vectors file."""
+    add_unicode_errors(parser)
     parser.add_argument(
         "--mmap",
         action=argparse.BooleanOptionalAction,
