@@ -22,7 +22,7 @@ from typing import Any
 import numba
 import numpy as np
 
-from rowbook.autograd.sparse import RowSparse, unique_rows
+from rowbook.autograd.sparse import RowSparse, scatter_add_rows
 from rowbook.nn.lookup import as_ids
 
 __all__ = [
@@ -262,17 +262,6 @@ def bag_max_backward(argmax: np.ndarray, grad: np.ndarray, num_rows: int) -> np.
 # -- backward of sum / mean -----------------------------------------------------------
 
 
-@numba.njit(cache=True, nogil=True)
-def _bag_scatter_kernel(grad, bags, order, starts, scale, out):  # pragma: no cover - compiled
-    for s in range(starts.shape[0] - 1):  # one output row per distinct id
-        for k in range(starts[s], starts[s + 1]):
-            i = order[k]  # positions of this id, in their original order
-            b = bags[i]
-            c = scale[i]
-            for j in range(grad.shape[1]):
-                out[s, j] += grad[b, j] * c
-
-
 def bag_scatter_add(
     ids: np.ndarray,
     bags: np.ndarray,
@@ -292,12 +281,7 @@ def bag_scatter_add(
     (array([1, 4]), array([[1., 0.],
            [1., 1.]]))
     """
-    uniq, order, starts = unique_rows(ids)
-    out = np.zeros((len(uniq), grad.shape[1]), dtype=grad.dtype)  # (U, d)
-    factors = np.ones(len(ids), grad.dtype) if scale is None else scale.astype(grad.dtype)
-    if len(ids):
-        _bag_scatter_kernel(np.ascontiguousarray(grad), bags, order, starts, factors, out)
-    return RowSparse(uniq, out, (num_rows, grad.shape[1]))
+    return scatter_add_rows(ids, grad, num_rows, scale=scale, take=bags)
 
 
 # -- the plain formulation ------------------------------------------------------------
