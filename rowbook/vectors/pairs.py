@@ -77,13 +77,8 @@ def distances(
     other_keys: Sequence[str] = (),
     metric: Literal["cosine", "euclidean"] = "cosine",
 ) -> np.ndarray:
-    """Distances (n,) float32 from a key or (d,) vector to ``other_keys`` (default: every key).
-
-    Cosine distances are ``1 - cosine``, the cosines from the cached unit rows (one
-    float32 matrix-vector product, as gensim); a key's distance to itself is its exact
-    value, 0.0 (gensim: ``1 - dot`` of float32 unit vectors, sometimes ``5.96e-08``).
-    Euclidean distances are those of the raw vectors.
-    """
+    """``table.distances(...)`` for any keyed table: see
+    :meth:`rowbook.vectors.searchable.SearchableTable.distances`."""
     if metric not in ("cosine", "euclidean"):
         raise ValueError(f"metric must be 'cosine' or 'euclidean', got {metric!r}")
     if not isinstance(key_or_vector, str):
