@@ -27,7 +27,7 @@ from __future__ import annotations
 import os
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Self
 
 from rowbook.io import read_json, write_json
 from rowbook.text.components import normalizer_from_json, pre_tokenizer_from_json
@@ -35,6 +35,7 @@ from rowbook.text.postprocess import decoder_from_json, template_from_json
 
 __all__ = [
     "TokenizerFiles",
+    "TokenizerJsonFiles",
     "added_token_entry",
     "added_tokens",
     "check_document",
@@ -285,3 +286,35 @@ class TokenizerFiles:
     def load(self, cls: Any, path: str | os.PathLike) -> Any:
         """Read a file written by :meth:`save`."""
         return self.from_dict(cls, read_json(path, self.kind), f"{self.kind} file {path}")
+
+
+class TokenizerJsonFiles:
+    """The four file methods of a tokenizer, written once: rowbook's versioned file
+    (:meth:`save` / :meth:`load`) and Hugging Face's ``tokenizer.json``
+    (:meth:`to_tokenizer_json` / :meth:`from_tokenizer_json`). A tokenizer class adds this
+    beside its base and says where its files are read and written: ``_files``, its
+    :class:`TokenizerFiles` (or a module with the same four functions)."""
+
+    _files: Any  # set by each tokenizer class
+    _check_fitted: Any  # the tokenizer's own "not fitted" check
+
+    def save(self, path: str | os.PathLike) -> None:
+        """Write rowbook's versioned file (the ``tokenizer.json`` in an envelope, atomic)."""
+        self._check_fitted()
+        self._files.save(self, path)
+
+    @classmethod
+    def load(cls, path: str | os.PathLike) -> Self:
+        """Read a file written by :meth:`save`."""
+        return cls._files.load(cls, path)
+
+    def to_tokenizer_json(self, path: str | os.PathLike) -> None:
+        """Write a Hugging Face ``tokenizer.json`` that ``tokenizers.Tokenizer.from_file``
+        loads (the same ids)."""
+        self._check_fitted()
+        self._files.to_tokenizer_json(self, path)
+
+    @classmethod
+    def from_tokenizer_json(cls, path: str | os.PathLike) -> Self:
+        """Read a Hugging Face ``tokenizer.json`` holding this tokenizer's model."""
+        return cls._files.from_tokenizer_json(cls, path)
