@@ -373,24 +373,15 @@ def _offer(scores, ids, size, k, score, label):  # pragma: no cover - compiled
 
 @numba.njit(nogil=True, cache=True)
 def _predict_one(
-    W_in,
-    quant_in,
-    W_out,
-    quant_out,
-    in_ids,
-    a,
-    b,
-    loss,
-    k,
-    threshold,
-    left,
-    right,
-    h,
-    out,
-    scores,
-    ids,
-):  # pragma: no cover - compiled
-    """The ``k`` best labels of one line into ``scores`` / ``ids`` (sorted); returns how many."""
+    W_in, quant_in, W_out, quant_out, in_ids, a, b, options, buffers
+):  # pragma: no cover
+    """The ``k`` best labels of one line into ``scores`` / ``ids`` (sorted); returns how many.
+
+    ``options = (loss, k, threshold, left, right)``, ``buffers = (h, out, scores, ids)``; the
+    tables stand apart (a ``None`` quantiser must be an argument for numba to drop its branch).
+    """
+    loss, k, threshold, left, right = options
+    h, out, scores, ids = buffers
     if a == b:
         return 0
     _hidden(W_in, quant_in, in_ids, a, b, h)
@@ -442,34 +433,22 @@ def _predict_one(
 
 @numba.njit(nogil=True, cache=True)
 def _predict_range(
-    W_in,
-    quant_in,
-    W_out,
-    quant_out,
-    in_starts,
-    in_ids,
-    loss,
-    k,
-    threshold,
-    left,
-    right,
-    l0,
-    l1,
-    out_ids,
-    out_probs,
-    counts,
-):  # pragma: no cover - compiled
-    d = W_out.shape[1]
-    h = np.empty(d, dtype=np.float32)
-    out = np.empty(W_out.shape[0], dtype=np.float32)
-    scores = np.empty(k + 1, dtype=np.float32)
-    ids = np.empty(k + 1, dtype=np.int32)
+    tables, options, in_starts, in_ids, l0, l1, out_ids, out_probs, counts
+):  # pragma: no cover
+    """Lines ``[l0, l1)``: their best labels into ``out_ids`` / ``out_probs``, how many into
+    ``counts`` (see :func:`predict_lines`)."""
+    W_in, quant_in, W_out, quant_out = tables
+    k = options[1]
+    buffers = (
+        np.empty(W_out.shape[1], dtype=np.float32),  # (d,) h
+        np.empty(W_out.shape[0], dtype=np.float32),  # (nlabels,) scores of every label
+        np.empty(k + 1, dtype=np.float32),  # (k + 1,) the heap's scores
+        np.empty(k + 1, dtype=np.int32),  # (k + 1,) and labels
+    )
+    scores, ids = buffers[2], buffers[3]
     for line in range(l0, l1):
         a, b = in_starts[line], in_starts[line + 1]
-        options = (loss, k, threshold, left, right)
-        size = _predict_one(
-            W_in, quant_in, W_out, quant_out, in_ids, a, b, *options, h, out, scores, ids
-        )
+        size = _predict_one(W_in, quant_in, W_out, quant_out, in_ids, a, b, options, buffers)
         counts[line] = size
         for j in range(size):
             out_ids[line, j] = ids[j]
@@ -495,18 +474,15 @@ def predict_lines(
     norm_codes, norm_centroids))``; ``children`` the tree's ``(left, right)`` for ``hs``.
     Lines are cut into ``workers`` ranges predicted on as many threads.
     """
-    W_in, quant_in, W_out, quant_out = tables
     L = len(in_starts) - 1
     out_ids = np.full((L, k), -1, dtype=np.int32)  # (L, k)
     out_probs = np.zeros((L, k), dtype=np.float32)  # (L, k)
     counts = np.zeros(L, dtype=np.int64)  # (L,)
     left, right = children
-    threshold = np.float32(threshold)
+    options = (loss, k, np.float32(threshold), left, right)
 
     def run(l0: int, l1: int) -> None:
-        tables_ = (W_in, quant_in, W_out, quant_out)
-        options = (loss, k, threshold, left, right)
-        _predict_range(*tables_, in_starts, in_ids, *options, l0, l1, out_ids, out_probs, counts)
+        _predict_range(tables, options, in_starts, in_ids, l0, l1, out_ids, out_probs, counts)
 
     bounds = np.linspace(0, L, max(1, min(workers, L)) + 1).astype(np.int64)
     if len(bounds) <= 2:

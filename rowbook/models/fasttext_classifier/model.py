@@ -70,7 +70,6 @@ from rowbook.models.word_vectors.state import (
     saved_state,
 )
 from rowbook.vectors import Vectors
-from rowbook.vectors.subword import SubwordVectors
 
 __all__ = ["Confusion", "FastTextClassifier", "TestResult"]
 
@@ -501,6 +500,8 @@ class FastTextClassifier(LearnedViews, Model):
         ``getWordVector``); unseen words too when the rows are dense and unpruned."""
         vocab = state.vocab
         if not state.quant and state.prune is None:
+            from rowbook.vectors.subword import SubwordVectors  # (nn, scipy.special: not to train)
+
             return SubwordVectors(
                 vocab.keys,
                 state.tables["W_in"],
@@ -667,6 +668,8 @@ class FastTextClassifier(LearnedViews, Model):
 
     def get_word_vector(self, word: str) -> np.ndarray:
         """``(d,)`` the vector of ``word``, seen or not: the mean of its row and n-gram rows."""
+        from rowbook.vectors.subword import SubwordVectors
+
         vectors = self.vectors
         if isinstance(vectors, SubwordVectors):
             return vectors.vector_for(word)
