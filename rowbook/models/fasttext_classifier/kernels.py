@@ -132,6 +132,24 @@ def std_log(x):  # pragma: no cover - compiled
 
 
 @numba.njit(nogil=True, cache=True, inline="always")
+def _centroid(codes, dsub, lastdsub, r, m):  # pragma: no cover - compiled
+    """``(start, width)`` in the centroids of row ``r``'s code for subquantiser ``m``
+    (fastText's ``ProductQuantizer::get_centroids``: 256 centroids a subquantiser, ``dsub``
+    wide, the last subquantiser's ``lastdsub`` wide)."""
+    if m == codes.shape[1] - 1:
+        return m * 256 * dsub + np.int64(codes[r, m]) * lastdsub, lastdsub
+    return (m * 256 + np.int64(codes[r, m])) * dsub, dsub
+
+
+@numba.njit(nogil=True, cache=True, inline="always")
+def _norm(norm_codes, norm_centroids, r):  # pragma: no cover - compiled
+    """Row ``r``'s norm with ``qnorm`` (its code's centroid), else 1."""
+    if norm_codes.shape[0] > 0:
+        return norm_centroids[norm_codes[r]]
+    return np.float32(1.0)
+
+
+@numba.njit(nogil=True, cache=True, inline="always")
 def _add_row(h, W, quant, r):  # pragma: no cover - compiled
     """``h += W[r]``; with ``quant`` (a product-quantised table), its decoded row times its
     norm, as fastText's ``ProductQuantizer::addcode`` adds it."""
@@ -142,17 +160,9 @@ def _add_row(h, W, quant, r):  # pragma: no cover - compiled
             h[c] += row[c]
     else:
         codes, centroids, dsub, lastdsub, norm_codes, norm_centroids = quant
-        alpha = np.float32(1.0)
-        if norm_codes.shape[0] > 0:
-            alpha = norm_centroids[norm_codes[r]]
-        nsubq = codes.shape[1]
-        for m in range(nsubq):
-            width = lastdsub if m == nsubq - 1 else dsub
-            base = (
-                (m * 256 * dsub + np.int64(codes[r, m]) * lastdsub)
-                if m == nsubq - 1
-                else (m * 256 + np.int64(codes[r, m])) * dsub
-            )
+        alpha = _norm(norm_codes, norm_centroids, r)
+        for m in range(codes.shape[1]):
+            base, width = _centroid(codes, dsub, lastdsub, r, m)
             for n in range(width):
                 h[m * dsub + n] += alpha * centroids[base + n]
 
@@ -167,20 +177,11 @@ def _dot(W, quant, t, h):  # pragma: no cover - compiled
             f += row[c] * h[c]
         return f
     codes, centroids, dsub, lastdsub, norm_codes, norm_centroids = quant
-    nsubq = codes.shape[1]
-    for m in range(nsubq):
-        width = lastdsub if m == nsubq - 1 else dsub
-        base = (
-            (m * 256 * dsub + np.int64(codes[t, m]) * lastdsub)
-            if m == nsubq - 1
-            else (m * 256 + np.int64(codes[t, m])) * dsub
-        )
+    for m in range(codes.shape[1]):
+        base, width = _centroid(codes, dsub, lastdsub, t, m)
         for n in range(width):
             f += h[m * dsub + n] * centroids[base + n]
-    alpha = np.float32(1.0)
-    if norm_codes.shape[0] > 0:
-        alpha = norm_centroids[norm_codes[t]]
-    return f * alpha
+    return f * _norm(norm_codes, norm_centroids, t)
 
 
 @numba.njit(nogil=True, cache=True, inline="always")
