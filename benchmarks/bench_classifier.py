@@ -24,6 +24,7 @@ after it: on a shared machine a ratio taken at a high load is not a measurement 
     python benchmarks/bench_classifier.py            # both corpora, 3 runs a row
     python benchmarks/bench_classifier.py --quick    # 5,000 tweets, 1,000 mails, one run
     python benchmarks/bench_classifier.py --corpus mail
+    python benchmarks/bench_classifier.py --corpus tweets --setting defaults
 """
 
 from __future__ import annotations
@@ -219,6 +220,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--corpus", choices=("tweets", "mail", "both"), default="both", help="which data"
     )
+    parser.add_argument(
+        "--setting", choices=(*SETTINGS, "both"), default="both", help="which training options"
+    )
     parser.add_argument("--child", nargs=4, help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
     if args.child:
@@ -249,6 +253,8 @@ def main(argv: list[str] | None = None) -> int:
     _run_child("rowbook", *corpora[next(iter(corpora))], SETTINGS["defaults"])
     for data, (train, test) in corpora.items():
         for name, options in SETTINGS.items():
+            if args.setting not in ("both", name):
+                continue
             load = _load()
             runs: dict[str, list[dict]] = {"fasttext": [], "rowbook": []}
             for _ in range(args.runs):

@@ -329,6 +329,7 @@ class FastTextClassifier(LearnedViews, Model):
                     f"{resume} was made on other labels; resume with the data it was trained on"
                 )
         encoded = self._encoder(state).encode(lines)
+        del lines  # the tokens' ids (4 bytes a token) are not trained on: 3 MB of the tweets' peak
         state.autotune = record if record is not None else state.autotune
         if saved is None:
             self._initial_rows(state, encoded)
