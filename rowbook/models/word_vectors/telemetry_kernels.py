@@ -2,8 +2,9 @@
 what a job records while it trains, folded into the rows' counters when it ends.
 
 The counters of a row (``(V, 3)`` float64: updates, summed gradient norm, last job) sit at
-a random place in memory, like the row itself; reading and writing them at every update
-cost skip-gram 7-15% of its step (``docs/benchmarks.md``). A job of the family knows its
+a random place in memory, like the row itself; reading them before every step (has the row
+ever been updated? then copy its start) and writing them after cost skip-gram 9-12% of
+its step, most of it the test (``docs/benchmarks.md``). A job of the family knows its
 words in order before it trains (:func:`~rowbook.models.word_vectors.word2vec_kernels.kept_words`)
 and every step it takes moves the input rows of one position ``p`` of them: the word's row
 (word2vec) or every row of its bag (fastText). So a job records by position instead, into a
@@ -19,7 +20,10 @@ and every step it takes moves the input rows of one position ``p`` of them: the 
 
 The helpers a step calls are inlined into the kernels and compiled with their fast-math
 flags (:data:`~rowbook.models.word_vectors.word2vec_kernels.FASTMATH`: the square sums
-vectorise); this module imports no kernel, so every kernel module can import it.
+vectorise); this module imports no kernel, so every kernel module can import it. A kernel
+calls them under ``if stats is not None`` on its own argument ``stats``, which numba
+prunes when it is None (a test on a local, such as the buffer, would not be): off, none of
+it is compiled.
 
 The counters mean what they meant when they were updated step by step; only the order of
 the floating-point additions of the norms differs. With several workers the counters race
