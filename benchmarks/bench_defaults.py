@@ -17,9 +17,17 @@ takes a default with a stated target and checks the target on a second kind of d
   queries the index does not hold, on the blobs the fixed defaults were chosen on and on
   :func:`~rowbook.data.synthetic_vectors.clustered_vectors` at three noise levels (50,000
   x 64 here: IVF; ``bench_index.py`` measures HNSW at 100k and 1M rows and the speed).
+* **the classifier's own defaults** (:mod:`defaults_classifier`): every core and jobs of
+  10,000 tokens for training, a prediction thread per 50,000 rows read; chosen on the
+  health tweets, measured again on generated mail (2 labels, long lines) and generated
+  topics (500 labels, short lines).
+* **the tokenizers' encoding cut-offs** (:mod:`defaults_text`): ``encode_batch`` on threads
+  from 65,536 characters, on processes from 1,048,576; chosen on NewsArticles, measured
+  again on the health tweets, Han text without spaces and long agglutinative-like words.
 
     python benchmarks/bench_defaults.py
-    python benchmarks/bench_defaults.py --quick    # 20,000 rows
+    python benchmarks/bench_defaults.py --quick    # 20,000 rows, smaller sets, fewer repeats
+    python benchmarks/bench_defaults.py --only classifier text
 """
 
 from __future__ import annotations
@@ -27,6 +35,7 @@ from __future__ import annotations
 import argparse
 import csv
 import gzip
+import os
 import sys
 import tempfile
 from pathlib import Path
@@ -35,15 +44,19 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import corpora
+import defaults_classifier
+import defaults_text
 from timing import machine, print_targets
 
 from rowbook.data.spill import id_bytes
 from rowbook.data.synthetic_vectors import clustered_vectors
+from rowbook.text.bpe import batch
 from rowbook.vectors.calibrate import recall_per_query
 from rowbook.vectors.index import VectorIndex
 from rowbook.vectors.neighbors import top_k_rows, unit_rows
 
 HELD_OUT = 400
+PARTS = ["spill", "index", "classifier", "text"]
 
 
 def _tweets_text() -> str:
@@ -56,16 +69,24 @@ def generated_text(kind: str, tokens: int = 1_000_000, seed: int = 0) -> str:
     """A corpus of another word-length and vocabulary profile than English news: ``"long"``,
     agglutinative-like words (2 to 8 syllables of a 60-syllable inventory, 200,000 word
     types drawn by a Zipf law); ``"short"``, one CJK character a token (3 bytes of UTF-8,
-    2,000 types), as a character-level corpus is written. Lines of 20 tokens."""
+    2,000 types), as a character-level corpus is written; ``"han"``, words of 1 to 3 of
+    those characters (20,000 types) run together without spaces, as Chinese is written, a
+    comma after one word in eight. Lines of 20 tokens (``"han"``: ending in a full stop)."""
     rng = np.random.default_rng(seed)
     if kind == "long":
         syllables = [c + v for c in "ktpsmnlrvjhd" for v in "aeiou"]  # 60
         lengths = rng.integers(2, 9, 200_000)
         vocab = ["".join(rng.choice(syllables, n)) for n in lengths]
+    elif kind == "han":
+        chars = [chr(0x4E00 + i) for i in range(2_000)]
+        vocab = ["".join(rng.choice(chars, n)) for n in rng.integers(1, 4, 20_000)]
     else:
         vocab = [chr(0x4E00 + i) for i in range(2_000)]
     p = 1 / np.arange(1, len(vocab) + 1)
     words = np.array(vocab)[rng.choice(len(vocab), tokens, p=p / p.sum())]
+    if kind == "han":
+        words = np.char.add(words, np.where(rng.random(tokens) < 1 / 8, "，", ""))
+        return "\n".join("".join(line) + "。" for line in words.reshape(-1, 20)) + "\n"
     return "\n".join(" ".join(line) for line in words.reshape(-1, 20)) + "\n"
 
 
@@ -112,25 +133,99 @@ def index_rows(n: int) -> list[tuple[str, str, float, float]]:
     return rows
 
 
+def print_classifier(quick: bool, repeat: int) -> list[tuple[str, float, float]]:
+    sets = defaults_classifier.labelled_sets(quick)
+    fits = defaults_classifier.fit_rows(sets, repeat)
+    print(
+        "\n| data | every core, jobs of 10,000 (the defaults): s, P@1 | one worker | "
+        "every core, jobs of 100,000 |\n|---|---:|---:|---:|"
+    )
+    targets = []
+    for name, by in fits:
+        cells = [f"{t:.2f} s, {p:.4f}" for t, p in by.values()]
+        print(f"| {name} | {' | '.join(cells)} |")
+        (t, p), (t1, p1), (t100, _) = by.values()
+        targets += [
+            (f"classifier: one worker / every core, {name}", t1 / t, 1.0),
+            (f"classifier: 1 + P@1 every core - one worker, {name}", 1 + p - p1, 0.99),
+            (f"classifier: jobs of 100,000 / 10,000 (time), {name}", t100 / t, 0.95),
+        ]
+    print(
+        "\n| data | one thread, CPU ms a ROWS_A_THREAD of input rows | of rows read | lines of "
+        "2 x ROWS_A_THREAD rows read: one thread / two, ms | threads the input rows alone "
+        "chose there |\n|---|---:|---:|---:|---:|"
+    )
+    for name, per_in, per_read, lines, one, two, old in defaults_classifier.predict_rows(
+        sets, repeat
+    ):
+        print(
+            f"| {name} | {per_in:.2f} | {per_read:.2f} | {lines:,} lines: {one:.2f} / "
+            f"{two:.2f} ({one / two:.2f}x) | {old} |"
+        )
+        targets.append((f"prediction: one / two threads from the cut-off, {name}", one / two, 1.0))
+    return targets
+
+
+def print_text(quick: bool, repeat: int) -> list[tuple[str, float, float]]:
+    kinds = defaults_text.text_kinds(generated_text, _tweets_text)
+    cutoffs = {"threads": batch.THREAD_CHARS, "processes": batch.POOL_CHARS}
+    print(
+        f"\n`encode_batch` on one worker and on two: threads from {batch.THREAD_CHARS:,} "
+        f"characters (GPT-2's settings), processes from {batch.POOL_CHARS:,} (a prefix space); "
+        "wall ms one / two (ratio); for threads one worker's CPU ms and the process's CPU time "
+        "two / one\n\n| text | characters a word | workers | characters | cache | one / two, ms "
+        "| CPU ms, one | CPU, two / one |\n|---|---:|---|---:|---|---:|---:|---:|",
+        flush=True,
+    )
+    targets = []
+    for name, per_word, setting, size, mode, t in defaults_text.cutoff_rows(
+        kinds, repeat, pool=not quick
+    ):
+        (one, cpu_one), (two, cpu_two) = t["one"], t["two"]
+        cpu = f"{cpu_one:.1f} | {cpu_two / cpu_one:.2f}" if setting == "threads" else " | "
+        print(
+            f"| {name} | {per_word:.1f} | {setting} | {size:,} | {mode} | {one:.1f} / {two:.1f} "
+            f"({one / two:.2f}x) | {cpu} |",
+            flush=True,
+        )
+        if size >= cutoffs[setting]:
+            targets.append(
+                (f"encode_batch {setting}, {size:,} chars, {mode}, {name}", one / two, 1)
+            )
+    return targets
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--quick", action="store_true")
-    args = parser.parse_args(argv)
-    print(machine())
-    with tempfile.TemporaryDirectory() as folder:
-        spill = spill_rows(Path(folder))
-    print("\n| corpus | text bytes a token | estimated / true id bytes |\n|---|---:|---:|")
-    for name, per_token, ratio in spill:
-        print(f"| {name} | {per_token:.2f} | {ratio:.2f} |")
-    index = index_rows(20_000 if args.quick else 50_000)
-    print(
-        "\n| data | build_index() chose | recall@10 at build | recall@10, held-out queries |"
-        "\n|---|---|---:|---:|"
+    parser.add_argument(
+        "--only", nargs="+", choices=PARTS, default=PARTS, help="which defaults (all by default)"
     )
-    for name, chosen, measured, held in index:
-        print(f"| {name} | {chosen} | {measured:.3f} | {held:.3f} |")
-    targets = [(f"spill estimate >= true ids, {n}", ratio, 1.0) for n, _, ratio in spill]
-    targets += [(f"build_index() recall@10 / 0.95, {n}", h / 0.95, 1.0) for n, _, _, h in index]
+    parser.add_argument("--repeat", type=int, default=None, help="repetitions a timing (median)")
+    args = parser.parse_args(argv)
+    print(machine(), f"load average at the start: {os.getloadavg()[0]:.1f}")
+    targets = []
+    if "spill" in args.only:
+        with tempfile.TemporaryDirectory() as folder:
+            spill = spill_rows(Path(folder))
+        print("\n| corpus | text bytes a token | estimated / true id bytes |\n|---|---:|---:|")
+        for name, per_token, ratio in spill:
+            print(f"| {name} | {per_token:.2f} | {ratio:.2f} |")
+        targets += [(f"spill estimate >= true ids, {n}", ratio, 1.0) for n, _, ratio in spill]
+    if "index" in args.only:
+        index = index_rows(20_000 if args.quick else 50_000)
+        print(
+            "\n| data | build_index() chose | recall@10 at build | recall@10, held-out queries |"
+            "\n|---|---|---:|---:|"
+        )
+        for name, chosen, measured, held in index:
+            print(f"| {name} | {chosen} | {measured:.3f} | {held:.3f} |")
+        targets += [(f"build_index() recall@10 / 0.95, {n}", h / 0.95, 1.0) for n, _, _, h in index]
+    if "classifier" in args.only:
+        targets += print_classifier(args.quick, args.repeat or (1 if args.quick else 3))
+    if "text" in args.only:
+        targets += print_text(args.quick, args.repeat or (3 if args.quick else 7))
+    print(f"\nload average at the end: {os.getloadavg()[0]:.1f}")
     return 0 if print_targets(targets) else 1
 
 

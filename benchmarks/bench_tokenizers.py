@@ -17,6 +17,8 @@ with its anchor (:func:`timing.interleaved_medians_ms`):
 * SentencePiece ``.model`` files (8,000 pieces, ``nmt_nfkc`` rules, Unigram and BPE, trained
   by ``sentencepiece``): the first 10 MB of NewsArticles' lines encoded by both, on one thread
   and on every core, the ids checked equal;
+* with ``--only unigram-training``: Unigram training alone on NewsArticles, rowbook on every
+  core and with ``workers=1``, beside ``tokenizers`` and ``sentencepiece``;
 * Unigram training on generated text of many distinct long words
   (:func:`corpora.many_words_lines`, 3 MB), against ``tokenizers`` and ``sentencepiece``;
 * with ``--memory``: peak resident memory of training on a corpus of at least 1 GB
@@ -26,6 +28,7 @@ with its anchor (:func:`timing.interleaved_medians_ms`):
     python benchmarks/bench_tokenizers.py            # speed, full sizes
     python benchmarks/bench_tokenizers.py --quick    # a smoke test
     python benchmarks/bench_tokenizers.py --only models many-words   # SentencePiece's side
+    python benchmarks/bench_tokenizers.py --only unigram-training many-words   # Unigram training
     python benchmarks/bench_tokenizers.py --memory   # also peak memory on 1 GB (slow)
 """
 
@@ -201,6 +204,49 @@ def speed(args) -> tuple[list[Row], list]:
             (f"encoding, {theirs} / {ours} (best of workers=None, 1)", times[theirs] / best, need)
         )
     targets.append(("same ids as the anchors on every line", float(same), 1.0))
+    return rows, targets
+
+
+# -- Unigram training alone ----------------------------------------------------------------------
+
+
+def unigram_training(args) -> tuple[list[Row], list]:
+    """Unigram training alone (Metaspace, 8,000 pieces) on NewsArticles: rowbook on every core
+    and on one thread (the same pieces), ``tokenizers``' ``UnigramTrainer`` and the
+    ``sentencepiece`` trainer, each in turn in every repetition."""
+    from rowbook.text import Unigram
+
+    texts = newsarticles_texts()[: 300 if args.quick else None]
+    vocab = 2_000 if args.quick else VOCAB
+    Unigram().fit(texts[:30], 200, workers=1)  # compile (or load) the kernels outside the timers
+    train = interleaved_medians_ms(
+        {
+            "rowbook Unigram.fit": lambda: Unigram().fit(texts, vocab),
+            "rowbook Unigram.fit, workers=1": lambda: Unigram().fit(texts, vocab, workers=1),
+            "tokenizers UnigramTrainer": lambda: hf_unigram(texts, vocab),
+            "sentencepiece trainer (unigram)": lambda: spm_train(texts, vocab, "unigram"),
+        },
+        repeat=1 if args.quick else args.repeat,
+        warmup=0,
+    )
+    rows = [Row("train Unigram, NewsArticles", name, ms) for name, ms in train.items()]
+    ours = train["rowbook Unigram.fit"]
+    print(
+        "Unigram training on NewsArticles: rowbook's second core gives "
+        f"{train['rowbook Unigram.fit, workers=1'] / ours:.2f}x"
+    )
+    targets = [
+        (
+            "Unigram training on NewsArticles, sentencepiece / rowbook",
+            train["sentencepiece trainer (unigram)"] / ours,
+            1.0,
+        ),
+        (
+            "Unigram training on NewsArticles, tokenizers / rowbook",
+            train["tokenizers UnigramTrainer"] / ours,
+            1.0,
+        ),
+    ]
     return rows, targets
 
 
@@ -413,7 +459,12 @@ def memory(args) -> tuple[list[Row], list]:
     return rows, targets
 
 
-PARTS = {"speed": speed, "models": model_encoding, "many-words": many_words_training}
+PARTS = {
+    "speed": speed,
+    "unigram-training": unigram_training,
+    "models": model_encoding,
+    "many-words": many_words_training,
+}
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -437,9 +488,11 @@ def main(argv: list[str] | None = None) -> int:
         "--only",
         nargs="+",
         choices=list(PARTS),
-        default=list(PARTS),
-        help="the parts to run: NewsArticles training and encoding (speed), .model encoding "
-        "(models), Unigram training on many distinct words (many-words); default all",
+        default=[part for part in PARTS if part != "unigram-training"],
+        help="the parts to run: NewsArticles training and encoding (speed), Unigram training "
+        "alone on NewsArticles, with rowbook on one thread too (unigram-training), .model "
+        "encoding (models), Unigram training on many distinct words (many-words); default all "
+        "but unigram-training",
     )
     parser.add_argument("--child", nargs=5, help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
@@ -465,6 +518,7 @@ def main(argv: list[str] | None = None) -> int:
         "encode sp bpe, 1 thread": "rowbook bpe .model encode_batch, 1 thread",
         "encode sp bpe, all cores": "rowbook bpe .model encode_batch, all cores",
         "train Unigram, many words": "rowbook Unigram.fit (many words)",
+        "train Unigram, NewsArticles": "rowbook Unigram.fit",
     }
     print_table("WordPiece, Unigram, SentencePiece models", rows, subjects)
     print(

@@ -123,3 +123,19 @@ def test_training_word2vec_loads_nothing_it_does_not_use(tmp_path):
     assert _imported_after(api, HEAVY, tmp_path) == []
     assert _imported_after(cli, HEAVY, tmp_path) == []
     assert (tmp_path / "v.txt").exists()
+
+
+def test_training_and_predicting_with_the_fasttext_classifier_loads_no_tokenizer(tmp_path):
+    """fastText's classifier reads with its own scanner: no subword tokenizer, no autograd
+    stack (each is resident memory the process pays for: the classifier's peak is
+    compared with fastText's in ``benchmarks/bench_classifier.py``)."""
+    corpus = tmp_path / "train.txt"
+    corpus.write_text("__label__a good film\n__label__b bad plot\n" * 20, encoding="utf-8")
+    code = f"""
+        from rowbook.models import FastTextClassifier
+        model = FastTextClassifier(vector_size=8, epochs=1, workers=1, word_ngrams=2, bucket=100)
+        model.fit({str(corpus)!r})
+        model.predict(["a good plot"])
+    """
+    tokenizers = ["rowbook.text.bpe", "rowbook.text.sentencepiece", "rowbook.text.wordpiece"]
+    assert _imported_after(code, [*HEAVY, *tokenizers], tmp_path) == []

@@ -160,15 +160,17 @@ def unique_rows(ids: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
 
 
 @numba.njit(cache=True, nogil=True)
-def _segment_sum_kernel(rows, order, starts, scale, out):  # pragma: no cover - compiled
+def _segment_sum_kernel(rows, take, order, starts, scale, out):  # pragma: no cover - compiled
     # One pass over the gradient, bandwidth bound: on two cores a parallel split
     # (by columns or by segments) measured slower than this serial loop.
+    direct = take.shape[0] == 0  # position i adds rows[i], else rows[take[i]]
     for s in range(starts.shape[0] - 1):
         for k in range(starts[s], starts[s + 1]):
             i = order[k]
+            r = i if direct else take[i]
             c = scale[i]
             for j in range(rows.shape[1]):
-                out[s, j] += rows[i, j] * c
+                out[s, j] += rows[r, j] * c
 
 
 def scatter_add_rows(
@@ -177,11 +179,15 @@ def scatter_add_rows(
     num_rows: int,
     *,
     scale: np.ndarray | None = None,
+    take: np.ndarray | None = None,
 ) -> RowSparse:
     """Sum ``rows[k] * scale[k]`` into row ``ids[k]``; duplicate ids add up.
 
     This is the backward of a lookup, ``one_hot(ids).T @ rows``, computed only on the
     unique ids. Rows are added in their original order, as ``np.add.at`` adds them.
+    With ``take``, position ``k`` adds ``rows[take[k]]`` instead: the same sums as
+    ``scatter_add_rows(ids, rows[take], ...)`` without making the ``(N, d)`` rows
+    ``rows[take]`` (the backward of a bag, :func:`rowbook.nn.bag.bag_scatter_add`).
 
     Parameters
     ----------
@@ -193,6 +199,8 @@ def scatter_add_rows(
         number of rows of the table (V).
     scale
         optional (N,) per-row multipliers (e.g. ``1 / count`` for scale_grad_by_freq).
+    take
+        optional (N,) int64 row of ``rows`` each position adds; ``rows`` is then (B, d).
 
     Examples
     --------
@@ -202,13 +210,20 @@ def scatter_add_rows(
            [2., 2.]]))
     """
     uniq, order, starts = unique_rows(ids)
-    rows2 = rows.reshape(len(ids), int(np.prod(rows.shape[1:])))  # -1 is ambiguous for 0 ids
+    rows2 = rows.reshape(len(rows), int(np.prod(rows.shape[1:])))  # -1 is ambiguous for 0 rows
     out = np.zeros((len(uniq), rows2.shape[1]), dtype=rows.dtype)  # (U, d)
     if scale is None:
         scale = np.ones(len(ids), dtype=rows.dtype)
+    if take is None:
+        take = np.zeros(0, dtype=np.int64)
     if len(ids):
         _segment_sum_kernel(
-            np.ascontiguousarray(rows2), order, starts, scale.astype(rows.dtype, copy=False), out
+            np.ascontiguousarray(rows2),
+            take,
+            order,
+            starts,
+            scale.astype(rows.dtype, copy=False),
+            out,
         )
     return RowSparse(uniq, out.reshape(len(uniq), *rows.shape[1:]), (num_rows, *rows.shape[1:]))
 

@@ -33,8 +33,12 @@ __all__ = [
     "HelpFormatter",
     "Parser",
     "add_command",
+    "add_corpus",
+    "add_sample_options",
     "add_scheduler",
+    "add_training_run",
     "add_unicode_errors",
+    "add_vectors_reading",
     "check_input_file",
     "check_output_path",
     "check_words",
@@ -160,6 +164,42 @@ def add_command(
     return parser
 
 
+def add_corpus(parser: argparse.ArgumentParser, line: str = "one sentence per line") -> None:
+    """The ``CORPUS`` argument of a command that reads text; ``line`` says what a line is."""
+    parser.add_argument(
+        "corpus",
+        metavar="CORPUS",
+        nargs="+",
+        help="UTF-8 text files (gzip/bzip2/xz too), folders of them (read in sorted path "
+        f"order), or '-' for standard input; {line}",
+    )
+
+
+def add_training_run(
+    parser: argparse.ArgumentParser, checkpoint: str = "save the model here after every epoch"
+) -> None:
+    """``--checkpoint FILE``, ``--resume`` and ``--quiet`` of a command that trains a model."""
+    parser.add_argument("--checkpoint", metavar="FILE", help=checkpoint)
+    parser.add_argument("--resume", action="store_true", help="continue from --checkpoint FILE")
+    parser.add_argument("--quiet", action="store_true", help="no progress bar, no summary")
+
+
+def add_sample_options(parser: argparse.ArgumentParser, length: int) -> None:
+    """``--sample-length``, ``--temperature`` and ``--prompt`` of a command that trains a
+    language model and prints a sample of ``length`` tokens after training."""
+    parser.add_argument(
+        "--sample-length",
+        type=int,
+        default=length,
+        metavar="N",
+        help="tokens to sample after training, 0 for none (default: %(default)s)",
+    )
+    parser.add_argument(
+        "--temperature", type=float, default=0.8, help="sampling temperature (default: %(default)s)"
+    )
+    parser.add_argument("--prompt", default="", help="text the sample starts with")
+
+
 def add_unicode_errors(parser: argparse.ArgumentParser) -> None:
     """The ``--unicode-errors`` option of a command that reads text files."""
     parser.add_argument(
@@ -171,8 +211,10 @@ def add_unicode_errors(parser: argparse.ArgumentParser) -> None:
     )
 
 
-def add_mapping(parser: argparse.ArgumentParser) -> None:
-    """``--mmap`` / ``--no-mmap`` and ``--cache-dir`` of a command that reads a vectors file."""
+def add_vectors_reading(parser: argparse.ArgumentParser) -> None:
+    """``--unicode-errors``, ``--mmap`` / ``--no-mmap`` and ``--cache-dir`` of a command that
+    reads a vectors file."""
+    add_unicode_errors(parser)
     parser.add_argument(
         "--mmap",
         action=argparse.BooleanOptionalAction,

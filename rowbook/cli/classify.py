@@ -21,6 +21,7 @@ from typing import Any
 from rowbook.cli._common import (
     STDIN,
     add_command,
+    add_training_run,
     add_unicode_errors,
     check_input_file,
     check_output_path,
@@ -150,9 +151,7 @@ def add_train_classifier(models: Any, help_text: str) -> None:
         "(default: %(default)s)",
     )
     add_unicode_errors(p)
-    p.add_argument("--checkpoint", metavar="FILE", help="save the model here after every epoch")
-    p.add_argument("--resume", action="store_true", help="continue from --checkpoint FILE")
-    p.add_argument("--quiet", action="store_true", help="no progress bar, no summary")
+    add_training_run(p)
     add_model_options(p, FastTextClassifier)
 
 

@@ -18,6 +18,7 @@ from typing import Any
 from rowbook.checks import ParameterError
 from rowbook.cli._common import (
     add_command,
+    add_corpus,
     add_scheduler,
     add_unicode_errors,
     check_output_path,
@@ -66,13 +67,7 @@ def _add_options(p: argparse.ArgumentParser) -> None:
     from rowbook.cli.options import model_options
     from rowbook.models import GloVe
 
-    p.add_argument(
-        "corpus",
-        metavar="CORPUS",
-        nargs="+",
-        help="UTF-8 text files (gzip/bzip2/xz too), folders of them, or '-' for standard "
-        "input; one sentence per line",
-    )
+    add_corpus(p)
     p.add_argument(
         "-o", "--output", required=True, metavar="OUT", help="the co-occurrence file (.npz)"
     )

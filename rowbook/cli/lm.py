@@ -26,6 +26,9 @@ from typing import Any
 from rowbook.checks import ParameterError
 from rowbook.cli._common import (
     add_command,
+    add_corpus,
+    add_sample_options,
+    add_training_run,
     add_unicode_errors,
     check_output_path,
     print_json,
@@ -111,12 +114,7 @@ def _train_parser(models: Any) -> None:
             "rowbook neighbors lm.npz Ġcat",
         ],
     )
-    p.add_argument(
-        "corpus",
-        metavar="CORPUS",
-        nargs="+",
-        help="UTF-8 text files (compressed too), folders, or '-' for standard input",
-    )
+    add_corpus(p, "each non-blank line is one text")
     p.add_argument(
         "-o", "--output", required=True, metavar="OUT", help="where to save the model (.npz)"
     )
@@ -127,20 +125,8 @@ def _train_parser(models: Any) -> None:
         help="also write a Hugging Face folder (config.json, "
         "model.safetensors, tokenizer.json) that transformers loads",
     )
-    p.add_argument("--checkpoint", metavar="FILE", help="save the model here after every epoch")
-    p.add_argument("--resume", action="store_true", help="continue from --checkpoint FILE")
-    p.add_argument("--quiet", action="store_true", help="no progress bar, no summary")
-    p.add_argument(
-        "--sample-length",
-        type=int,
-        default=40,
-        metavar="N",
-        help="tokens to generate after training, 0 for none (default: %(default)s)",
-    )
-    p.add_argument(
-        "--temperature", type=float, default=0.8, help="of the sample (default: %(default)s)"
-    )
-    p.add_argument("--prompt", default="", help="text the sample starts with")
+    add_training_run(p)
+    add_sample_options(p, length=40)
     p.allow_abbrev = False
     add_model_options(p, TransformerLM)
 

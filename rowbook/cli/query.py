@@ -14,8 +14,7 @@ from typing import Any
 
 from rowbook.cli._common import (
     add_command,
-    add_mapping,
-    add_unicode_errors,
+    add_vectors_reading,
     check_input_file,
     check_words,
     format_table,
@@ -241,8 +240,7 @@ def register(commands: Any) -> None:
         "in FILE, built there on first use; for tables of millions of words",
     )
     p.add_argument("--json", action="store_true", help="print JSON")
-    add_unicode_errors(p)
-    add_mapping(p)
+    add_vectors_reading(p)
 
     p = add_command(
         commands,
@@ -265,8 +263,7 @@ def register(commands: Any) -> None:
         "--method", choices=("3cosadd", "3cosmul"), default="3cosadd", help="(default: %(default)s)"
     )
     p.add_argument("--json", action="store_true", help="print JSON")
-    add_unicode_errors(p)
-    add_mapping(p)
+    add_vectors_reading(p)
 
     p = add_command(
         commands,
@@ -283,8 +280,7 @@ def register(commands: Any) -> None:
     p.add_argument("word1", metavar="WORD1")
     p.add_argument("word2", metavar="WORD2")
     p.add_argument("--json", action="store_true", help="print JSON")
-    add_unicode_errors(p)
-    add_mapping(p)
+    add_vectors_reading(p)
 
     p = add_command(
         commands,
@@ -320,5 +316,4 @@ def register(commands: Any) -> None:
         "--method", choices=("3cosadd", "3cosmul"), default="3cosadd", help="(default: %(default)s)"
     )
     p.add_argument("--json", action="store_true", help="print JSON")
-    add_unicode_errors(p)
-    add_mapping(p)
+    add_vectors_reading(p)

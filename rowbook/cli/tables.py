@@ -15,8 +15,7 @@ from typing import Any
 
 from rowbook.cli._common import (
     add_command,
-    add_mapping,
-    add_unicode_errors,
+    add_vectors_reading,
     check_input_file,
     check_output_path,
 )
@@ -242,8 +241,7 @@ def register(commands: Any) -> None:
     group.add_argument("--input", metavar="TRAIN", help="with --retrain: the training file")
     group.add_argument("--epochs", type=int, metavar="N", help="with --retrain: epochs")
     group.add_argument("--qout", action="store_true", help="quantise the output rows too")
-    add_unicode_errors(p)
-    add_mapping(p)
+    add_vectors_reading(p)
 
     p = add_command(
         commands,
@@ -264,5 +262,4 @@ def register(commands: Any) -> None:
     p.add_argument(
         "--to", choices=("npz", "safetensors", "text", "binary", "glove"), help="format of OUT"
     )
-    add_unicode_errors(p)
-    add_mapping(p)
+    add_vectors_reading(p)

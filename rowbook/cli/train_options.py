@@ -13,7 +13,15 @@ import argparse
 from collections.abc import Collection
 from typing import Any
 
-from rowbook.cli._common import HelpFormatter, add_command, add_scheduler, add_unicode_errors
+from rowbook.cli._common import (
+    HelpFormatter,
+    add_command,
+    add_corpus,
+    add_sample_options,
+    add_scheduler,
+    add_training_run,
+    add_unicode_errors,
+)
 from rowbook.cli.classify import add_train_classifier
 from rowbook.cli.corpus import add_spill_options
 from rowbook.cli.options import add_model_options
@@ -33,13 +41,7 @@ _HELP = {
 
 def _run_options(p: argparse.ArgumentParser, *, word_vectors: bool) -> None:
     """CORPUS, -o OUT, reading, checkpoints, and (word vectors) continuing a saved model."""
-    p.add_argument(
-        "corpus",
-        metavar="CORPUS",
-        nargs="+",
-        help="UTF-8 text files (gzip/bzip2/xz too), folders of them (read in sorted path "
-        "order), or '-' for standard input; one sentence per line",
-    )
+    add_corpus(p)
     p.add_argument("-o", "--output", required=True, metavar="OUT", help="where to write the table")
     add_unicode_errors(p)
     if word_vectors:
@@ -81,13 +83,7 @@ def _run_options(p: argparse.ArgumentParser, *, word_vectors: bool) -> None:
         )
     else:
         p.add_argument("--lower", action="store_true", help="lower-case the text first")
-    p.add_argument(
-        "--checkpoint",
-        metavar="FILE",
-        help="save the model here after every epoch (a saved model, as --save-model)",
-    )
-    p.add_argument("--resume", action="store_true", help="continue from --checkpoint FILE")
-    p.add_argument("--quiet", action="store_true", help="no progress bar, no summary")
+    add_training_run(p, "save the model here after every epoch (a saved model, as --save-model)")
 
 
 def _word_vectors_parser(models: Any, cls: type, name: str, **text: Any) -> argparse.ArgumentParser:
@@ -184,17 +180,7 @@ def _nplm_parser(models: Any) -> None:
     p.allow_abbrev = False
     _run_options(p, word_vectors=False)
     add_model_options(p, NPLM)
-    p.add_argument(
-        "--sample-length",
-        type=int,
-        default=200,
-        metavar="N",
-        help="tokens to sample after training, 0 for none (default: %(default)s)",
-    )
-    p.add_argument(
-        "--temperature", type=float, default=0.8, help="sampling temperature (default: %(default)s)"
-    )
-    p.add_argument("--prompt", default="", help="text the sample starts with")
+    add_sample_options(p, length=200)
 
 
 def register(commands: Any, only: Collection[str] | None = None) -> Any:

@@ -22,6 +22,7 @@ from typing import Any
 from rowbook.cli._cluster import check_options, counting
 from rowbook.cli._common import (
     add_command,
+    add_corpus,
     add_scheduler,
     add_unicode_errors,
     check_output_path,
@@ -214,13 +215,7 @@ def register(commands: Any) -> None:
             "cat *.txt | rowbook vocab - -o vocab.json",
         ],
     )
-    p.add_argument(
-        "corpus",
-        metavar="CORPUS",
-        nargs="+",
-        help="UTF-8 text files (gzip/bzip2/xz too), folders of them (read in sorted path "
-        "order), or '-' for standard input; one document per line",
-    )
+    add_corpus(p, "one document per line")
     p.add_argument("-o", "--output", required=True, metavar="FILE", help="where to write the JSON")
     p.add_argument("--tokenizer", choices=TOKENIZERS, default="word", help="(default: %(default)s)")
     p.add_argument(

@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Iterable, Iterator
+from typing import Any
 
 import numba
 import numpy as np
@@ -218,17 +219,10 @@ def count_cooccurrences(
 
 
 def cooccurrence_matrix(
-    corpus: EncodedCorpus,
-    vocab_size: int,
-    window: int,
-    *,
-    symmetric: bool = True,
-    weighted: bool = True,
-    memory: int | None = None,
-    block_tokens: int = 1 << 16,
-    dense_cells: int | None = None,
+    corpus: EncodedCorpus, vocab_size: int, window: int, **options: Any
 ) -> sp.csr_matrix:
-    """``(V, V)`` float64 CSR matrix of window co-occurrences of an encoded corpus.
+    """``(V, V)`` float64 CSR matrix of window co-occurrences of an encoded corpus: the bands
+    of :func:`count_cooccurrences` (whose keywords ``options`` are) stacked into one.
 
     Examples
     --------
@@ -239,17 +233,7 @@ def cooccurrence_matrix(
            [1. , 0. , 1. ],
            [0.5, 1. , 0. ]])
     """
-    bands = count_cooccurrences(
-        corpus,
-        vocab_size,
-        window,
-        symmetric=symmetric,
-        weighted=weighted,
-        memory=memory,
-        block_tokens=block_tokens,
-        dense_cells=dense_cells,
-    )
-    return stack_bands(bands)
+    return stack_bands(count_cooccurrences(corpus, vocab_size, window, **options))
 
 
 def stack_bands(bands: Iterable[sp.csr_matrix]) -> sp.csr_matrix:

@@ -30,8 +30,10 @@ _F16 = np.arange(1 << 16, dtype=np.uint16).view(np.float16).astype(np.float32)  
 _PIECE_BLOCKS = 1 << 14  # blocks per thread's piece: ~4M values of a K type
 _jit = numba.njit(cache=True, nogil=True, boundscheck=False)
 
-# Each type's kernel is written out whole for its one block layout, as ggml's
-# dequantize_row_* are: the alike loops repeat on purpose, so that no value pays a layout branch.
+# A kernel walks its one block layout, as ggml's dequantize_row_* do. Where two layouts
+# differ by a field (a minimum, a fifth bit), one loop serves both with a flag per field; numba
+# inlines it (inline="always") into each type's kernel with the flags constant, and the
+# compiler folds their branches away there, so that no value pays a layout branch.
 
 
 @_jit
@@ -63,52 +65,34 @@ def _q8_0(blocks, f16, out):
             out[k, j] = np.float32(q - 256 if q > 127 else q) * d
 
 
-@_jit
-def _q4_0(blocks, f16, out):
+@numba.njit(cache=True, nogil=True, boundscheck=False, inline="always")
+def _legacy(blocks, f16, out, has_min, has_high):
+    """Q4_0, Q4_1, Q5_0, Q5_1: ``d [| m] [| qh[4]] | qs[16]``; value j is the low nibble of
+    qs[j], value j + 16 its high nibble, bit j (j + 16) of qh their fifth bit (``has_high``);
+    a value is ``d q + m`` (``has_min``), else ``d (q - 8)`` (``d (q - 16)`` with five bits).
+    """
+    qs = 2 + 2 * has_min + 4 * has_high
+    zero = 16 if has_high else 8
     for k in range(blocks.shape[0]):
         b = blocks[k]
         d = _h(f16, b, 0)
+        m = _h(f16, b, 2) if has_min else np.float32(0)
+        qh = np.uint32(0)
+        if has_high:
+            qh = np.uint32(b[qs - 4]) | (np.uint32(b[qs - 3]) << 8) | (np.uint32(b[qs - 2]) << 16)
+            qh |= np.uint32(b[qs - 1]) << 24
         for j in range(16):
-            out[k, j] = d * np.float32(np.int32(b[2 + j] & 0x0F) - 8)
-            out[k, j + 16] = d * np.float32(np.int32(b[2 + j] >> 4) - 8)
-
-
-@_jit
-def _q4_1(blocks, f16, out):
-    for k in range(blocks.shape[0]):
-        b = blocks[k]
-        d, m = _h(f16, b, 0), _h(f16, b, 2)
-        for j in range(16):
-            out[k, j] = d * np.float32(b[4 + j] & 0x0F) + m
-            out[k, j + 16] = d * np.float32(b[4 + j] >> 4) + m
-
-
-@_jit
-def _q5_0(blocks, f16, out):
-    for k in range(blocks.shape[0]):
-        b = blocks[k]
-        d = _h(f16, b, 0)
-        qh = np.uint32(b[2]) | (np.uint32(b[3]) << 8) | (np.uint32(b[4]) << 16)
-        qh |= np.uint32(b[5]) << 24
-        for j in range(16):
-            lo = np.int32(b[6 + j] & 0x0F) | np.int32(((qh >> j) & 1) << 4)
-            hi = np.int32(b[6 + j] >> 4) | np.int32(((qh >> (j + 16)) & 1) << 4)
-            out[k, j] = d * np.float32(lo - 16)
-            out[k, j + 16] = d * np.float32(hi - 16)
-
-
-@_jit
-def _q5_1(blocks, f16, out):
-    for k in range(blocks.shape[0]):
-        b = blocks[k]
-        d, m = _h(f16, b, 0), _h(f16, b, 2)
-        qh = np.uint32(b[4]) | (np.uint32(b[5]) << 8) | (np.uint32(b[6]) << 16)
-        qh |= np.uint32(b[7]) << 24
-        for j in range(16):
-            lo = np.int32(b[8 + j] & 0x0F) | np.int32(((qh >> j) & 1) << 4)
-            hi = np.int32(b[8 + j] >> 4) | np.int32(((qh >> (j + 16)) & 1) << 4)
-            out[k, j] = d * np.float32(lo) + m
-            out[k, j + 16] = d * np.float32(hi) + m
+            lo = np.int32(b[qs + j] & 0x0F)
+            hi = np.int32(b[qs + j] >> 4)
+            if has_high:
+                lo |= np.int32(((qh >> j) & 1) << 4)
+                hi |= np.int32(((qh >> (j + 16)) & 1) << 4)
+            if has_min:
+                out[k, j] = d * np.float32(lo) + m
+                out[k, j + 16] = d * np.float32(hi) + m
+            else:
+                out[k, j] = d * np.float32(lo - zero)
+                out[k, j + 16] = d * np.float32(hi - zero)
 
 
 @_jit
@@ -164,10 +148,12 @@ def _scale_min_k4(b, j):
     return sc, m
 
 
-@_jit
-def _q4_k(blocks, f16, out):
-    # d | dmin | scales[12] | qs[128]; sub-block j (32 values) from the low (j even) or
-    # high (j odd) nibbles of qs[32 (j // 2) : 32 (j // 2) + 32]
+@numba.njit(cache=True, nogil=True, boundscheck=False, inline="always")
+def _k4(blocks, f16, out, has_high):
+    """Q4_K, Q5_K: ``d | dmin | scales[12] [| qh[32]] | qs[128]``; sub-block j (32 values)
+    from the low (j even) or high (j odd) nibbles of qs[32 (j // 2) : 32 (j // 2) + 32], bit j
+    of qh[lane] the fifth bit (``has_high``)."""
+    qs = 48 if has_high else 16
     for k in range(blocks.shape[0]):
         b = blocks[k]
         d, dmin = _h(f16, b, 0), _h(f16, b, 2)
@@ -176,23 +162,9 @@ def _q4_k(blocks, f16, out):
             dl, ml = d * np.float32(sc), dmin * np.float32(m)
             shift = 4 * (j % 2)
             for lane in range(32):
-                q = (np.int32(b[16 + 32 * (j // 2) + lane]) >> shift) & 0x0F
-                out[k, 32 * j + lane] = dl * np.float32(q) - ml
-
-
-@_jit
-def _q5_k(blocks, f16, out):
-    # d | dmin | scales[12] | qh[32] | qs[128]; bit j of qh[lane] is the fifth bit
-    for k in range(blocks.shape[0]):
-        b = blocks[k]
-        d, dmin = _h(f16, b, 0), _h(f16, b, 2)
-        for j in range(8):
-            sc, m = _scale_min_k4(b, j)
-            dl, ml = d * np.float32(sc), dmin * np.float32(m)
-            shift = 4 * (j % 2)
-            for lane in range(32):
-                q = (np.int32(b[48 + 32 * (j // 2) + lane]) >> shift) & 0x0F
-                q |= ((np.int32(b[16 + lane]) >> j) & 1) << 4
+                q = (np.int32(b[qs + 32 * (j // 2) + lane]) >> shift) & 0x0F
+                if has_high:
+                    q |= ((np.int32(b[16 + lane]) >> j) & 1) << 4
                 out[k, 32 * j + lane] = dl * np.float32(q) - ml
 
 
@@ -216,19 +188,20 @@ def _q6_k(blocks, f16, out):
                 out[k, 16 * i + lane] = dl * np.float32((low | (high << 4)) - 32)
 
 
-#: ggml type name -> its kernel ``(blocks, f16 table, out) -> None``.
+#: ggml type name -> its kernel ``(blocks, f16 table, out) -> None``; the types that share a
+#: loop pass it their layout's flags, constants the compiler folds.
 KERNELS = {
     "F16": _f16_kernel,
     "BF16": _bf16,
     "Q8_0": _q8_0,
-    "Q4_0": _q4_0,
-    "Q4_1": _q4_1,
-    "Q5_0": _q5_0,
-    "Q5_1": _q5_1,
+    "Q4_0": _jit(lambda blocks, f16, out: _legacy(blocks, f16, out, False, False)),
+    "Q4_1": _jit(lambda blocks, f16, out: _legacy(blocks, f16, out, True, False)),
+    "Q5_0": _jit(lambda blocks, f16, out: _legacy(blocks, f16, out, False, True)),
+    "Q5_1": _jit(lambda blocks, f16, out: _legacy(blocks, f16, out, True, True)),
     "Q2_K": _q2_k,
     "Q3_K": _q3_k,
-    "Q4_K": _q4_k,
-    "Q5_K": _q5_k,
+    "Q4_K": _jit(lambda blocks, f16, out: _k4(blocks, f16, out, False)),
+    "Q5_K": _jit(lambda blocks, f16, out: _k4(blocks, f16, out, True)),
     "Q6_K": _q6_k,
 }
 #: The ggml types rowbook dequantises.

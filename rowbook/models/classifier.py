@@ -65,7 +65,29 @@ __all__ = ["BagOfEmbeddingsNet", "ClassifierExtras", "LSTMClassifier", "LSTMNet"
 _EVAL_BATCH = 512
 
 
-class BagOfEmbeddingsNet(Module):
+class _TextNet(Module):
+    """What the two nets share: ``net(vocab_size, dim, hidden, classes, pad=, sparse=, rng=)``
+    builds the token table and the body of width ``hidden`` (each net's ``_body``), then the
+    output layer ``W h + b`` to the ``classes`` logits, drawing from one generator in that
+    order."""
+
+    def __init__(
+        self,
+        vocab_size: int,
+        dim: int,
+        hidden: int,
+        classes: int,
+        *,
+        pad: int = 0,
+        sparse: bool = False,
+        rng: Any = None,
+    ) -> None:
+        rng = init.as_generator(rng)
+        self._body(vocab_size, dim, hidden, pad, sparse, rng)
+        self.output = Linear(hidden, classes, rng=rng)
+
+
+class BagOfEmbeddingsNet(_TextNet):
     """``W_2 relu(W_1 mean(E[ids]) + b_1) + b_2``; padding ids are left out of the mean.
 
     Shape
@@ -74,30 +96,20 @@ class BagOfEmbeddingsNet(Module):
     - Output: ``(B, classes)`` logits
     """
 
-    def __init__(
-        self,
-        vocab_size: int,
-        dim: int,
-        hidden: int,
-        classes: int,
-        *,
-        pad: int = 0,
-        sparse: bool = False,
-        rng: Any = None,
+    def _body(
+        self, vocab_size: int, dim: int, hidden: int, pad: int, sparse: bool, rng: Any
     ) -> None:
-        rng = init.as_generator(rng)
         self.embedding = EmbeddingBag(
             vocab_size, dim, mode="mean", sparse=sparse, padding_idx=pad, rng=rng
         )
         self.hidden = Linear(dim, hidden, rng=rng)
-        self.output = Linear(hidden, classes, rng=rng)
 
     def forward(self, ids: np.ndarray, lengths: np.ndarray) -> Tensor:
         pooled = self.embedding(ids)  # (B, d)
         return self.output(ops.relu(self.hidden(pooled)))  # (B, classes)
 
 
-class LSTMNet(Module):
+class LSTMNet(_TextNet):
     """``W h_T + b`` with ``h_T`` the LSTM state after each text's last real token.
 
     Shape
@@ -106,21 +118,11 @@ class LSTMNet(Module):
     - Output: ``(B, classes)`` logits
     """
 
-    def __init__(
-        self,
-        vocab_size: int,
-        dim: int,
-        hidden: int,
-        classes: int,
-        *,
-        pad: int = 0,
-        sparse: bool = False,
-        rng: Any = None,
+    def _body(
+        self, vocab_size: int, dim: int, hidden: int, pad: int, sparse: bool, rng: Any
     ) -> None:
-        rng = init.as_generator(rng)
         self.embedding = Embedding(vocab_size, dim, padding_idx=pad, sparse=sparse, rng=rng)
         self.lstm = LSTM(dim, hidden, rng=rng)
-        self.output = Linear(hidden, classes, rng=rng)
 
     def forward(self, ids: np.ndarray, lengths: np.ndarray) -> Tensor:
         _, (h, _) = self.lstm(self.embedding(ids), lengths=lengths)  # h: (1, B, H)

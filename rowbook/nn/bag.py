@@ -22,7 +22,7 @@ from typing import Any
 import numba
 import numpy as np
 
-from rowbook.autograd.sparse import RowSparse, unique_rows
+from rowbook.autograd.sparse import RowSparse, scatter_add_rows
 from rowbook.nn.lookup import as_ids
 
 __all__ = [
@@ -119,14 +119,15 @@ def bag_of_positions(bounds: np.ndarray, n: int) -> np.ndarray:
     return bags
 
 
-# -- sum / mean -----------------------------------------------------------------------
+# -- the walk of every mode ----------------------------------------------------------
 
 
-# Serial kernels: on two shared cores a prange split over bags measured 4x slower than one
-# pass (thread wake-ups dominate, worse still next to torch's own OpenMP pool).
+# Serial: on two shared cores a prange split over bags measured 4x slower than one pass
+# (thread wake-ups dominate, worse still next to torch's own OpenMP pool). One walk for every
+# mode: the mode is tested once an id, never once a value.
 @numba.njit(cache=True, nogil=True)
-def _bag_sum_kernel(
-    weight, ids, bounds, padding_idx, psw, use_psw, fused, out, sizes
+def _bag_kernel(
+    weight, ids, bounds, padding_idx, psw, use_psw, fused, use_max, out, argmax, sizes
 ):  # pragma: no cover
     for b in range(bounds.shape[0] - 1):
         size = 0
@@ -134,8 +135,12 @@ def _bag_sum_kernel(
             i = ids[k]
             if i == padding_idx:
                 continue
-            size += 1
-            if use_psw and fused:  # float32 product exact in float64: one rounding, as an FMA
+            if use_max:
+                for j in range(weight.shape[1]):
+                    if size == 0 or weight[i, j] > out[b, j]:
+                        out[b, j] = weight[i, j]
+                        argmax[b, j] = i
+            elif use_psw and fused:  # float32 product exact in float64: one rounding, as an FMA
                 c = np.float64(psw[k])
                 for j in range(weight.shape[1]):
                     out[b, j] += np.float64(weight[i, j]) * c
@@ -146,7 +151,11 @@ def _bag_sum_kernel(
             else:
                 for j in range(weight.shape[1]):
                     out[b, j] += weight[i, j]
+            size += 1
         sizes[b] = size
+
+
+# -- sum / mean -----------------------------------------------------------------------
 
 
 def bag_sum(
@@ -177,7 +186,7 @@ def bag_sum(
     # other kernels round the product first. Doing the same keeps the outputs bit-equal.
     fused = weight.dtype == np.float32 and padding_idx is None
     if num_bags:
-        _bag_sum_kernel(
+        _bag_kernel(
             np.ascontiguousarray(weight),
             ids,
             bounds,
@@ -185,7 +194,9 @@ def bag_sum(
             psw.astype(weight.dtype, copy=False),
             use_psw,
             fused,
+            False,
             out,
+            np.zeros((0, 0), dtype=np.int64),
             sizes,
         )
     if mean:
@@ -194,24 +205,6 @@ def bag_sum(
 
 
 # -- max ------------------------------------------------------------------------------
-
-
-# The bag walk of _bag_sum_kernel again, on purpose: one compiled loop per mode, no mode
-# test per value.
-@numba.njit(cache=True, nogil=True)
-def _bag_max_kernel(weight, ids, bounds, padding_idx, out, argmax, sizes):  # pragma: no cover
-    for b in range(bounds.shape[0] - 1):
-        size = 0
-        for k in range(bounds[b], bounds[b + 1]):
-            i = ids[k]
-            if i == padding_idx:
-                continue
-            for j in range(weight.shape[1]):
-                if size == 0 or weight[i, j] > out[b, j]:
-                    out[b, j] = weight[i, j]
-                    argmax[b, j] = i
-            size += 1
-        sizes[b] = size
 
 
 def bag_max(
@@ -237,7 +230,20 @@ def bag_max(
     sizes = np.zeros(num_bags, dtype=np.int64)
     if num_bags:
         pad = -1 if padding_idx is None else padding_idx
-        _bag_max_kernel(np.ascontiguousarray(weight), ids, bounds, pad, out, argmax, sizes)
+        no_psw = np.zeros(0, dtype=weight.dtype)
+        _bag_kernel(
+            np.ascontiguousarray(weight),
+            ids,
+            bounds,
+            pad,
+            no_psw,
+            False,
+            False,
+            True,
+            out,
+            argmax,
+            sizes,
+        )
     return out, argmax
 
 
@@ -262,17 +268,6 @@ def bag_max_backward(argmax: np.ndarray, grad: np.ndarray, num_rows: int) -> np.
 # -- backward of sum / mean -----------------------------------------------------------
 
 
-@numba.njit(cache=True, nogil=True)
-def _bag_scatter_kernel(grad, bags, order, starts, scale, out):  # pragma: no cover - compiled
-    for s in range(starts.shape[0] - 1):  # one output row per distinct id
-        for k in range(starts[s], starts[s + 1]):
-            i = order[k]  # positions of this id, in their original order
-            b = bags[i]
-            c = scale[i]
-            for j in range(grad.shape[1]):
-                out[s, j] += grad[b, j] * c
-
-
 def bag_scatter_add(
     ids: np.ndarray,
     bags: np.ndarray,
@@ -292,12 +287,7 @@ def bag_scatter_add(
     (array([1, 4]), array([[1., 0.],
            [1., 1.]]))
     """
-    uniq, order, starts = unique_rows(ids)
-    out = np.zeros((len(uniq), grad.shape[1]), dtype=grad.dtype)  # (U, d)
-    factors = np.ones(len(ids), grad.dtype) if scale is None else scale.astype(grad.dtype)
-    if len(ids):
-        _bag_scatter_kernel(np.ascontiguousarray(grad), bags, order, starts, factors, out)
-    return RowSparse(uniq, out, (num_rows, grad.shape[1]))
+    return scatter_add_rows(ids, grad, num_rows, scale=scale, take=bags)
 
 
 # -- the plain formulation ------------------------------------------------------------

@@ -27,6 +27,8 @@ from collections.abc import Sequence
 import numba
 import numpy as np
 
+from rowbook.intern_table import fnv1a
+
 __all__ = [
     "EOS",
     "char_ngrams",
@@ -64,11 +66,7 @@ def fasttext_hash(text: str | bytes) -> int:
 def _hash_spans(data, starts, out):  # pragma: no cover - compiled
     """``out[w]`` = :func:`fasttext_hash` of the bytes ``data[starts[w]:starts[w + 1]]``."""
     for w in range(starts.shape[0] - 1):
-        h = np.uint32(2166136261)
-        for p in range(starts[w], starts[w + 1]):
-            b = np.uint32(np.int32(np.int8(data[p])))  # fastText's sign extension
-            h = np.uint32((h ^ b) * np.uint32(16777619))
-        out[w] = h
+        out[w] = fnv1a(data, starts[w], starts[w + 1])
 
 
 def fasttext_hashes(words: Sequence[str]) -> np.ndarray:
@@ -171,11 +169,19 @@ def subword_table_reference(
 
 
 @numba.njit(cache=True, nogil=True)
-def _count_ngrams(data, word_starts, eos, minn, maxn):  # pragma: no cover - compiled
-    """Per word (bytes ``data[word_starts[w]:word_starts[w + 1]]``, wrapped): bag size."""
+def _bags(data, word_starts, eos, minn, maxn, bucket, fill, starts, ids):  # pragma: no cover
+    """Per word (bytes ``data[word_starts[w]:word_starts[w + 1]]``, wrapped): its bag size;
+    with ``fill``, also its id and then its hashed n-gram rows written into ``ids[starts[w]:]``.
+
+    One walk serves both passes (count, then fill): the branch on ``fill`` is taken the same
+    way all pass long, and the counting pass never hashes.
+    """
     n_words = word_starts.shape[0] - 1
     sizes = np.ones(n_words, dtype=np.int64)
     for w in range(n_words):
+        at, size = starts[w], 1
+        if fill:
+            ids[at] = w
         if eos[w]:
             continue
         lo, hi = word_starts[w], word_starts[w + 1]
@@ -188,40 +194,12 @@ def _count_ngrams(data, word_starts, eos, minn, maxn):  # pragma: no cover - com
                 while j < hi and data[j] & 0xC0 == 0x80:
                     j += 1
                 if n >= minn and not (n == 1 and (i == lo or j == hi)):
-                    sizes[w] += 1
+                    if fill:
+                        ids[at + size] = n_words + np.int64(fnv1a(data, i, j) % np.uint32(bucket))
+                    size += 1
                 n += 1
+        sizes[w] = size
     return sizes
-
-
-@numba.njit(cache=True, nogil=True)
-def _fill_ngrams(data, word_starts, eos, minn, maxn, bucket, starts, ids):  # pragma: no cover
-    """Write each word's id, then its hashed n-gram rows, into ``ids[starts[w]:]``."""
-    # the walk of _count_ngrams again, on purpose: numba cannot take the loop's body as an
-    # argument without a call per n-gram, and the counting pass must stay a bare count
-    n_words = word_starts.shape[0] - 1
-    for w in range(n_words):
-        k = starts[w]
-        ids[k] = w
-        k += 1
-        if eos[w]:
-            continue
-        lo, hi = word_starts[w], word_starts[w + 1]
-        for i in range(lo, hi):
-            if data[i] & 0xC0 == 0x80:
-                continue
-            j, n = i, 1
-            while j < hi and n <= maxn:
-                j += 1
-                while j < hi and data[j] & 0xC0 == 0x80:
-                    j += 1
-                if n >= minn and not (n == 1 and (i == lo or j == hi)):
-                    h = np.uint32(2166136261)
-                    for p in range(i, j):
-                        b = np.uint32(np.int32(np.int8(data[p])))  # fastText's sign extension
-                        h = np.uint32((h ^ b) * np.uint32(16777619))
-                    ids[k] = n_words + np.int64(h % np.uint32(bucket))
-                    k += 1
-                n += 1
 
 
 def subword_table(
@@ -238,9 +216,9 @@ def subword_table(
     eos = np.array([w == EOS for w in words], dtype=np.bool_)
     if maxn <= 0 or bucket <= 0:
         eos[:] = True  # no n-grams at all: every bag is the word alone
-    sizes = _count_ngrams(data, word_starts, eos, minn, maxn)
     starts = np.zeros(len(words) + 1, dtype=np.int64)
-    np.cumsum(sizes, out=starts[1:])
+    ids = np.empty(0, dtype=np.int32)
+    np.cumsum(_bags(data, word_starts, eos, minn, maxn, 1, False, starts, ids), out=starts[1:])
     ids = np.empty(int(starts[-1]), dtype=np.int32)
-    _fill_ngrams(data, word_starts, eos, minn, maxn, max(bucket, 1), starts, ids)
+    _bags(data, word_starts, eos, minn, maxn, max(bucket, 1), True, starts, ids)
     return starts, ids

@@ -27,7 +27,7 @@ from __future__ import annotations
 import os
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Self
 
 from rowbook.io import read_json, write_json
 from rowbook.text.components import normalizer_from_json, pre_tokenizer_from_json
@@ -35,12 +35,16 @@ from rowbook.text.postprocess import decoder_from_json, template_from_json
 
 __all__ = [
     "TokenizerFiles",
+    "TokenizerJsonFiles",
+    "added_token_entry",
     "added_tokens",
     "check_document",
     "check_options",
     "document",
     "envelope",
     "from_envelope",
+    "model_field",
+    "model_tokens",
     "pipeline_parts",
     "read_document",
 ]
@@ -77,6 +81,30 @@ def check_options(d: dict, where: str) -> None:
                 f"{where}: {key} {str(d[key])[:60]} is not supported; set it to null "
                 "(TextPipeline.encode_batch pads and truncates)"
             )
+
+
+def model_field(model: dict, key: str, kind: type, where: str, what: str) -> Any:
+    """``model[key]`` checked to be a ``kind`` (``list``, ``dict``); ``what`` says what it holds."""
+    value = model.get(key)
+    if not isinstance(value, kind):
+        raise ValueError(f"{where}: model.{key} must be {what}")
+    return value
+
+
+def model_tokens(model: dict, where: str) -> list[str]:
+    """The tokens of ``model.vocab`` (token -> id) in id order; the ids must be 0 to n - 1."""
+    vocab = model_field(model, "vocab", dict, where, "an object token -> id")
+    tokens: list[str | None] = [None] * len(vocab)
+    for token, i in vocab.items():
+        if isinstance(i, bool) or not isinstance(i, int) or not 0 <= i < len(vocab):
+            raise ValueError(
+                f"{where}: model.vocab gives {token!r} the id {i!r}; ids run from 0 to "
+                f"{len(vocab) - 1}"
+            )
+        if tokens[i] is not None:
+            raise ValueError(f"{where}: model.vocab gives id {i} to {tokens[i]!r} and {token!r}")
+        tokens[i] = token
+    return tokens  # type: ignore[return-value]
 
 
 def added_tokens(d: dict, where: str, normalized_ok: bool) -> list[tuple[str, int, bool]]:
@@ -147,6 +175,20 @@ def pipeline_parts(d: dict, vocab: dict[str, int], where: str) -> tuple[Any, Any
     )
 
 
+def added_token_entry(token_id: int, content: str, *, special: bool, normalized: bool) -> dict:
+    """One entry of a ``tokenizer.json``'s ``added_tokens`` as rowbook writes it (no
+    lstrip, rstrip or single_word: :func:`added_tokens` refuses them)."""
+    return {
+        "id": token_id,
+        "content": content,
+        "single_word": False,
+        "lstrip": False,
+        "rstrip": False,
+        "normalized": normalized,
+        "special": special,
+    }
+
+
 def document(tok: Any, model: dict[str, Any]) -> dict[str, Any]:
     """The ``tokenizer.json`` document of a fitted tokenizer with the given ``model`` entry."""
 
@@ -154,15 +196,7 @@ def document(tok: Any, model: dict[str, Any]) -> dict[str, Any]:
         return None if part is None else part.to_json()
 
     added = [
-        {
-            "id": tok._vocab[t],
-            "content": t,
-            "single_word": False,
-            "lstrip": False,
-            "rstrip": False,
-            "normalized": False,
-            "special": special,
-        }
+        added_token_entry(tok._vocab[t], t, special=special, normalized=False)
         for t, special in sorted(tok._added, key=lambda a: tok._vocab[a[0]])
     ]
     return {
@@ -252,3 +286,35 @@ class TokenizerFiles:
     def load(self, cls: Any, path: str | os.PathLike) -> Any:
         """Read a file written by :meth:`save`."""
         return self.from_dict(cls, read_json(path, self.kind), f"{self.kind} file {path}")
+
+
+class TokenizerJsonFiles:
+    """The four file methods of a tokenizer, written once: rowbook's versioned file
+    (:meth:`save` / :meth:`load`) and Hugging Face's ``tokenizer.json``
+    (:meth:`to_tokenizer_json` / :meth:`from_tokenizer_json`). A tokenizer class adds this
+    beside its base and says where its files are read and written: ``_files``, its
+    :class:`TokenizerFiles` (or a module with the same four functions)."""
+
+    _files: Any  # set by each tokenizer class
+    _check_fitted: Any  # the tokenizer's own "not fitted" check
+
+    def save(self, path: str | os.PathLike) -> None:
+        """Write rowbook's versioned file (the ``tokenizer.json`` in an envelope, atomic)."""
+        self._check_fitted()
+        self._files.save(self, path)
+
+    @classmethod
+    def load(cls, path: str | os.PathLike) -> Self:
+        """Read a file written by :meth:`save`."""
+        return cls._files.load(cls, path)
+
+    def to_tokenizer_json(self, path: str | os.PathLike) -> None:
+        """Write a Hugging Face ``tokenizer.json`` that ``tokenizers.Tokenizer.from_file``
+        loads (the same ids)."""
+        self._check_fitted()
+        self._files.to_tokenizer_json(self, path)
+
+    @classmethod
+    def from_tokenizer_json(cls, path: str | os.PathLike) -> Self:
+        """Read a Hugging Face ``tokenizer.json`` holding this tokenizer's model."""
+        return cls._files.from_tokenizer_json(cls, path)

@@ -77,13 +77,8 @@ def distances(
     other_keys: Sequence[str] = (),
     metric: Literal["cosine", "euclidean"] = "cosine",
 ) -> np.ndarray:
-    """Distances (n,) float32 from a key or (d,) vector to ``other_keys`` (default: every key).
-
-    Cosine distances are ``1 - cosine``, the cosines from the cached unit rows (one
-    float32 matrix-vector product, as gensim); a key's distance to itself is its exact
-    value, 0.0 (gensim: ``1 - dot`` of float32 unit vectors, sometimes ``5.96e-08``).
-    Euclidean distances are those of the raw vectors.
-    """
+    """``table.distances(...)`` for any keyed table: see
+    :meth:`rowbook.vectors.searchable.SearchableTable.distances`."""
     if metric not in ("cosine", "euclidean"):
         raise ValueError(f"metric must be 'cosine' or 'euclidean', got {metric!r}")
     if not isinstance(key_or_vector, str):
@@ -136,12 +131,8 @@ def get_mean_vector(
     post_normalize: bool = False,
     ignore_missing: bool = True,
 ) -> np.ndarray:
-    """Weighted mean (d,) float32 of keys' vectors (unit rows if ``pre_normalize``) or vectors.
-
-    As gensim: ``sum_i w_i t_i / sum_i |w_i|`` over the terms found (a (d,) array is used
-    as given); absent keys are skipped, or raise ``KeyError`` with
-    ``ignore_missing=False``; ``post_normalize`` makes the mean unit length.
-    """
+    """``table.get_mean_vector(...)`` for any keyed table: see
+    :meth:`rowbook.vectors.searchable.SearchableTable.get_mean_vector`."""
     if not len(keys):
         raise ValueError("get_mean_vector needs at least one key or vector")
     weights = np.ones(len(keys)) if weights is None else np.asarray(weights, np.float32)

@@ -478,3 +478,30 @@ def test_the_compiled_reading_is_the_plain_python_one(tmp_path):
     assert got.keys == want.keys
     np.testing.assert_array_equal(got.ids, want.ids)
     np.testing.assert_array_equal(got.starts, want.starts)
+
+
+def test_prediction_threads_count_the_labels_each_line_scores(monkeypatch):
+    """Short lines of many labels read far more output rows than input rows: 2,000 lines of
+    2 words and 500 labels (1,004,000 rows read) start a second thread, 10 of them do not,
+    and the labels are those of one thread (bench_defaults.py measured the old count, input
+    rows only, keeping 58 ms of work on one thread for such lines)."""
+    from rowbook.models.fasttext_classifier import prediction
+
+    seen = []
+    real = prediction.predict_lines
+
+    def spy(*args, **kwargs):
+        seen.append(kwargs["workers"])
+        return real(*args, **kwargs)
+
+    texts = [f"w{i % 50} w{i * 7 % 53}" for i in range(2_000)]
+    labels = [f"t{i % 500}" for i in range(2_000)]
+    model = FastTextClassifier(vector_size=8, epochs=1, workers=2).fit(texts, labels)
+    monkeypatch.setattr(prediction, "predict_lines", spy)
+    two = model.predict(texts)
+    assert model.predict(texts[:10])[0] == two[0][:10]
+    model.workers = 1
+    one = model.predict(texts)
+    assert one[0] == two[0]
+    np.testing.assert_array_equal(np.concatenate(one[1]), np.concatenate(two[1]))
+    assert seen == [2, 1, 1]

@@ -47,11 +47,11 @@ def _counted_by_hand(model, corpus, rows_of) -> np.ndarray:
     return counts * model.epochs
 
 
+@pytest.mark.parametrize("kernel", ["classic", "batched"])
 @pytest.mark.parametrize("architecture", ["skipgram", "cbow"])
-def test_word2vec_counts_every_row_each_example_moved(architecture):
-    model = rowbook.Word2Vec(
-        **EXACT, architecture=architecture, shrink_windows=False, row_stats=True
-    ).fit(CORPUS)
+def test_word2vec_counts_every_row_each_example_moved(architecture, kernel):
+    settings = {**EXACT, "shrink_windows": False, "row_stats": True}
+    model = rowbook.Word2Vec(**settings, architecture=architecture, kernel=kernel).fit(CORPUS)
     stats = model.row_stats_
     assert stats.updates.tolist() == _counted_by_hand(model, CORPUS, lambda w: [w]).tolist()
     assert stats.keys == model.index_to_key_ and stats.counts.tolist() == model.counts_.tolist()
@@ -141,3 +141,125 @@ def test_a_grown_vocabulary_grows_the_telemetry_around_the_buckets():
     assert (after.updates[:V] >= before.updates[:V]).all()
     assert (after.updates[V + 1 :] >= before.updates[V:]).all()  # buckets kept, shifted by one
     assert after.updates[V] > 0
+
+
+# -- the kernels' record against a recount of their NumPy references' steps --------------------
+
+
+def _word2vec_kernels():
+    from rowbook.models.word_vectors import (
+        word2vec_batched_cbow_reference,
+        word2vec_batched_reference,
+        word2vec_reference,
+    )
+    from rowbook.models.word_vectors.word2vec_batched_cbow_kernels import train_job_batched_cbow
+    from rowbook.models.word_vectors.word2vec_batched_kernels import train_job_batched
+    from rowbook.models.word_vectors.word2vec_kernels import train_job
+
+    reference = word2vec_reference.train_job_reference
+    return {  # name: (kernel, its arguments after the tree, reference, module it scatters from)
+        "skipgram classic": (train_job, (True, True), reference, word2vec_reference),
+        "cbow classic, sum": (train_job, (False, False), reference, word2vec_reference),
+        "skipgram batched": (
+            train_job_batched,
+            (),
+            word2vec_batched_reference.train_job_batched_reference,
+            word2vec_batched_reference,
+        ),
+        "cbow batched": (
+            train_job_batched_cbow,
+            (True, 4),
+            word2vec_batched_cbow_reference.train_job_batched_cbow_reference,
+            word2vec_batched_cbow_reference,
+        ),
+    }
+
+
+def _fasttext_kernels():
+    from rowbook.models.word_vectors import fasttext_batched_reference, word2vec_reference
+    from rowbook.models.word_vectors.fasttext_batched_kernels import train_job_batched
+    from rowbook.models.word_vectors.fasttext_kernels import train_job
+
+    reference = word2vec_reference.fasttext_job_reference
+    return {
+        "fasttext skipgram classic": (train_job, (True,), reference, word2vec_reference),
+        "fasttext cbow classic": (train_job, (False,), reference, word2vec_reference),
+        "fasttext skipgram batched": (
+            train_job_batched,
+            (),
+            fasttext_batched_reference.fasttext_job_batched_reference,
+            fasttext_batched_reference,
+        ),
+    }
+
+
+KERNELS = {**_word2vec_kernels(), **_fasttext_kernels()}
+V, BUCKETS, D, LR = 34, 12, 8, 0.2
+
+
+def _recounted(monkeypatch, module, rows: int):
+    """``(updates, norm_sum)`` per row, filled by ``module``'s scatter-adds from now on: one
+    update per scattered row, and the norm of the step it took."""
+    updates, norm_sum = np.zeros(rows, np.int64), np.zeros(rows)
+    scatter = module.scatter_add_rows
+
+    def counted(ids, steps, num_rows, **kwargs):
+        np.add.at(updates, ids, 1)
+        np.add.at(norm_sum, ids, np.linalg.norm(np.asarray(steps, np.float64), axis=1))
+        return scatter(ids, steps, num_rows, **kwargs)
+
+    monkeypatch.setattr(module, "scatter_add_rows", counted)
+    return updates, norm_sum
+
+
+@pytest.mark.parametrize("name", list(KERNELS))
+def test_a_jobs_record_is_a_recount_of_its_references_steps(monkeypatch, name):
+    """Two jobs with telemetry, and the same two of the kernel's NumPy reference: per row, the
+    updates are the reference's scattered steps, their gradient norms sum to the steps' norms
+    over ``lr``, the last job is the last that moved the row, and its start is its value
+    before the first job that moved it."""
+    from rowbook.data import negative_guide, negative_table, sample_thresholds
+    from rowbook.models.word_vectors.telemetry import new_telemetry
+
+    kernel, args, reference, module = KERNELS[name]
+    fasttext = name.startswith("fasttext")
+    rng = np.random.default_rng(5)
+    ids = rng.integers(0, V - 4, size=140).astype(np.int32)  # the last 4 words never met
+    starts = np.array([0, 1, 40, 41, 90, 140], dtype=np.int64)  # 1-word sentences too
+    counts = np.bincount(ids, minlength=V) + 1
+    rows = V + BUCKETS if fasttext else V
+    W_in = ((rng.random((rows, D)) - 0.5) / D).astype(np.float32)
+    W_out = (rng.standard_normal((V, D)) * 0.3).astype(np.float32)
+    table = negative_table(counts)
+    sampling = (sample_thresholds(counts, 0.01), True)
+    head, tail = (), (None, 2, True)  # word2vec: the tree (off), window, shrink
+    if fasttext:  # each word's bag: its row, then 0-3 buckets
+        sizes = rng.integers(1, 5, size=V)
+        bag_starts = np.concatenate([[0], np.cumsum(sizes)]).astype(np.int64)
+        bag_ids = np.concatenate(
+            [[w, *rng.integers(V, rows, size=n - 1)] for w, n in enumerate(sizes)]
+        ).astype(np.int32)
+        head, tail = (bag_starts, bag_ids), (2,)
+    ref_in, ref_out = W_in.copy(), W_out.copy()
+    telemetry = new_telemetry(rows, D, np.float32)
+    updates, norm_sum = _recounted(monkeypatch, module, rows)
+    start, last = np.zeros_like(W_in), np.zeros(rows, np.int64)
+    for job, (s0, s1) in enumerate([(0, 3), (3, 5)], start=1):
+        before, rows_before = updates.copy(), W_in.copy()
+        stats = (telemetry["counters"], telemetry["start"], np.int64(job))
+        out = (W_out, table, negative_guide(table), 3)
+        span = (ids, starts, s0, s1, *sampling)
+        loss = () if fasttext else (False,)
+        kernel(W_in, *head, *span, out, *tail, *args, LR, 10 + job, *loss, stats)
+        reference(ref_in, *head, *span, (ref_out, *out[1:]), *tail, *args, LR, 10 + job)
+        moved = updates > before
+        start[moved & (before == 0)] = rows_before[moved & (before == 0)]
+        last[moved] = job
+    np.testing.assert_allclose(W_in, ref_in, rtol=1e-4, atol=1e-6)  # the same steps
+    counters = telemetry["counters"]
+    assert updates.sum() > 0 and (updates == 0).any()  # not every row moved
+    assert counters[:, 0].tolist() == updates.tolist()
+    np.testing.assert_allclose(counters[:, 1], norm_sum / np.float32(LR), rtol=1e-4)
+    assert counters[:, 2].tolist() == last.tolist()
+    moved = updates > 0
+    assert np.array_equal(telemetry["start"][moved], start[moved])

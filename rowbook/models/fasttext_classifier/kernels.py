@@ -132,6 +132,24 @@ def std_log(x):  # pragma: no cover - compiled
 
 
 @numba.njit(nogil=True, cache=True, inline="always")
+def _centroid(codes, dsub, lastdsub, r, m):  # pragma: no cover - compiled
+    """``(start, width)`` in the centroids of row ``r``'s code for subquantiser ``m``
+    (fastText's ``ProductQuantizer::get_centroids``: 256 centroids a subquantiser, ``dsub``
+    wide, the last subquantiser's ``lastdsub`` wide)."""
+    if m == codes.shape[1] - 1:
+        return m * 256 * dsub + np.int64(codes[r, m]) * lastdsub, lastdsub
+    return (m * 256 + np.int64(codes[r, m])) * dsub, dsub
+
+
+@numba.njit(nogil=True, cache=True, inline="always")
+def _norm(norm_codes, norm_centroids, r):  # pragma: no cover - compiled
+    """Row ``r``'s norm with ``qnorm`` (its code's centroid), else 1."""
+    if norm_codes.shape[0] > 0:
+        return norm_centroids[norm_codes[r]]
+    return np.float32(1.0)
+
+
+@numba.njit(nogil=True, cache=True, inline="always")
 def _add_row(h, W, quant, r):  # pragma: no cover - compiled
     """``h += W[r]``; with ``quant`` (a product-quantised table), its decoded row times its
     norm, as fastText's ``ProductQuantizer::addcode`` adds it."""
@@ -142,17 +160,9 @@ def _add_row(h, W, quant, r):  # pragma: no cover - compiled
             h[c] += row[c]
     else:
         codes, centroids, dsub, lastdsub, norm_codes, norm_centroids = quant
-        alpha = np.float32(1.0)
-        if norm_codes.shape[0] > 0:
-            alpha = norm_centroids[norm_codes[r]]
-        nsubq = codes.shape[1]
-        for m in range(nsubq):
-            width = lastdsub if m == nsubq - 1 else dsub
-            base = (
-                (m * 256 * dsub + np.int64(codes[r, m]) * lastdsub)
-                if m == nsubq - 1
-                else (m * 256 + np.int64(codes[r, m])) * dsub
-            )
+        alpha = _norm(norm_codes, norm_centroids, r)
+        for m in range(codes.shape[1]):
+            base, width = _centroid(codes, dsub, lastdsub, r, m)
             for n in range(width):
                 h[m * dsub + n] += alpha * centroids[base + n]
 
@@ -167,20 +177,11 @@ def _dot(W, quant, t, h):  # pragma: no cover - compiled
             f += row[c] * h[c]
         return f
     codes, centroids, dsub, lastdsub, norm_codes, norm_centroids = quant
-    nsubq = codes.shape[1]
-    for m in range(nsubq):
-        width = lastdsub if m == nsubq - 1 else dsub
-        base = (
-            (m * 256 * dsub + np.int64(codes[t, m]) * lastdsub)
-            if m == nsubq - 1
-            else (m * 256 + np.int64(codes[t, m])) * dsub
-        )
+    for m in range(codes.shape[1]):
+        base, width = _centroid(codes, dsub, lastdsub, t, m)
         for n in range(width):
             f += h[m * dsub + n] * centroids[base + n]
-    alpha = np.float32(1.0)
-    if norm_codes.shape[0] > 0:
-        alpha = norm_centroids[norm_codes[t]]
-    return f * alpha
+    return f * _norm(norm_codes, norm_centroids, t)
 
 
 @numba.njit(nogil=True, cache=True, inline="always")
@@ -373,24 +374,15 @@ def _offer(scores, ids, size, k, score, label):  # pragma: no cover - compiled
 
 @numba.njit(nogil=True, cache=True)
 def _predict_one(
-    W_in,
-    quant_in,
-    W_out,
-    quant_out,
-    in_ids,
-    a,
-    b,
-    loss,
-    k,
-    threshold,
-    left,
-    right,
-    h,
-    out,
-    scores,
-    ids,
-):  # pragma: no cover - compiled
-    """The ``k`` best labels of one line into ``scores`` / ``ids`` (sorted); returns how many."""
+    W_in, quant_in, W_out, quant_out, in_ids, a, b, options, buffers
+):  # pragma: no cover
+    """The ``k`` best labels of one line into ``scores`` / ``ids`` (sorted); returns how many.
+
+    ``options = (loss, k, threshold, left, right)``, ``buffers = (h, out, scores, ids)``; the
+    tables stand apart (a ``None`` quantiser must be an argument for numba to drop its branch).
+    """
+    loss, k, threshold, left, right = options
+    h, out, scores, ids = buffers
     if a == b:
         return 0
     _hidden(W_in, quant_in, in_ids, a, b, h)
@@ -442,34 +434,22 @@ def _predict_one(
 
 @numba.njit(nogil=True, cache=True)
 def _predict_range(
-    W_in,
-    quant_in,
-    W_out,
-    quant_out,
-    in_starts,
-    in_ids,
-    loss,
-    k,
-    threshold,
-    left,
-    right,
-    l0,
-    l1,
-    out_ids,
-    out_probs,
-    counts,
-):  # pragma: no cover - compiled
-    d = W_out.shape[1]
-    h = np.empty(d, dtype=np.float32)
-    out = np.empty(W_out.shape[0], dtype=np.float32)
-    scores = np.empty(k + 1, dtype=np.float32)
-    ids = np.empty(k + 1, dtype=np.int32)
+    tables, options, in_starts, in_ids, l0, l1, out_ids, out_probs, counts
+):  # pragma: no cover
+    """Lines ``[l0, l1)``: their best labels into ``out_ids`` / ``out_probs``, how many into
+    ``counts`` (see :func:`predict_lines`)."""
+    W_in, quant_in, W_out, quant_out = tables
+    k = options[1]
+    buffers = (
+        np.empty(W_out.shape[1], dtype=np.float32),  # (d,) h
+        np.empty(W_out.shape[0], dtype=np.float32),  # (nlabels,) scores of every label
+        np.empty(k + 1, dtype=np.float32),  # (k + 1,) the heap's scores
+        np.empty(k + 1, dtype=np.int32),  # (k + 1,) and labels
+    )
+    scores, ids = buffers[2], buffers[3]
     for line in range(l0, l1):
         a, b = in_starts[line], in_starts[line + 1]
-        options = (loss, k, threshold, left, right)
-        size = _predict_one(
-            W_in, quant_in, W_out, quant_out, in_ids, a, b, *options, h, out, scores, ids
-        )
+        size = _predict_one(W_in, quant_in, W_out, quant_out, in_ids, a, b, options, buffers)
         counts[line] = size
         for j in range(size):
             out_ids[line, j] = ids[j]
@@ -495,18 +475,15 @@ def predict_lines(
     norm_codes, norm_centroids))``; ``children`` the tree's ``(left, right)`` for ``hs``.
     Lines are cut into ``workers`` ranges predicted on as many threads.
     """
-    W_in, quant_in, W_out, quant_out = tables
     L = len(in_starts) - 1
     out_ids = np.full((L, k), -1, dtype=np.int32)  # (L, k)
     out_probs = np.zeros((L, k), dtype=np.float32)  # (L, k)
     counts = np.zeros(L, dtype=np.int64)  # (L,)
     left, right = children
-    threshold = np.float32(threshold)
+    options = (loss, k, np.float32(threshold), left, right)
 
     def run(l0: int, l1: int) -> None:
-        tables_ = (W_in, quant_in, W_out, quant_out)
-        options = (loss, k, threshold, left, right)
-        _predict_range(*tables_, in_starts, in_ids, *options, l0, l1, out_ids, out_probs, counts)
+        _predict_range(tables, options, in_starts, in_ids, l0, l1, out_ids, out_probs, counts)
 
     bounds = np.linspace(0, L, max(1, min(workers, L)) + 1).astype(np.int64)
     if len(bounds) <= 2:

@@ -70,7 +70,6 @@ from rowbook.models.word_vectors.state import (
     saved_state,
 )
 from rowbook.vectors import Vectors
-from rowbook.vectors.subword import SubwordVectors
 
 __all__ = ["Confusion", "FastTextClassifier", "TestResult"]
 
@@ -330,6 +329,7 @@ class FastTextClassifier(LearnedViews, Model):
                     f"{resume} was made on other labels; resume with the data it was trained on"
                 )
         encoded = self._encoder(state).encode(lines)
+        del lines  # the tokens' ids (4 bytes a token) are not trained on: 3 MB of the tweets' peak
         state.autotune = record if record is not None else state.autotune
         if saved is None:
             self._initial_rows(state, encoded)
@@ -501,6 +501,8 @@ class FastTextClassifier(LearnedViews, Model):
         ``getWordVector``); unseen words too when the rows are dense and unpruned."""
         vocab = state.vocab
         if not state.quant and state.prune is None:
+            from rowbook.vectors.subword import SubwordVectors  # (nn, scipy.special: not to train)
+
             return SubwordVectors(
                 vocab.keys,
                 state.tables["W_in"],
@@ -667,6 +669,8 @@ class FastTextClassifier(LearnedViews, Model):
 
     def get_word_vector(self, word: str) -> np.ndarray:
         """``(d,)`` the vector of ``word``, seen or not: the mean of its row and n-gram rows."""
+        from rowbook.vectors.subword import SubwordVectors
+
         vectors = self.vectors
         if isinstance(vectors, SubwordVectors):
             return vectors.vector_for(word)

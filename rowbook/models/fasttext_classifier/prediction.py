@@ -21,9 +21,18 @@ from rowbook.models.fasttext_classifier.kernels import LOSS_CODES, fasttext_tree
 from rowbook.models.fasttext_classifier.metrics import Meter
 from rowbook.models.word_vectors.jobs import resolve_workers
 
-__all__ = ["Confusion", "TestResult", "confusion", "kernel_rows", "meter", "predictions"]
+__all__ = [
+    "ROWS_A_THREAD",
+    "Confusion",
+    "TestResult",
+    "confusion",
+    "kernel_rows",
+    "meter",
+    "prediction_threads",
+    "predictions",
+]
 
-_ROWS_A_THREAD = 50_000  # input rows that pay for starting a prediction thread (~1 ms of work)
+ROWS_A_THREAD = 50_000  # rows read that pay for starting a prediction thread (~1 ms of work)
 
 
 class TestResult(NamedTuple):
@@ -90,10 +99,32 @@ def predictions(
         k=k,
         threshold=threshold,
         children=children,
-        workers=min(
-            resolve_workers(model.workers), max(1, len(encoded.input_ids) // _ROWS_A_THREAD)
+        workers=prediction_threads(
+            resolve_workers(model.workers),
+            len(encoded.input_ids),
+            len(encoded.input_starts) - 1,
+            n_labels if model.loss != "hs" else min(n_labels, k * n_labels.bit_length()),
         ),
     )
+
+
+def prediction_threads(workers: int, input_rows: int, lines: int, output_rows: int) -> int:
+    """Threads to predict on: one per :data:`ROWS_A_THREAD` rows read, up to ``workers``.
+
+    The ``lines`` read ``input_rows`` rows of ``W_in`` in all, and each ``output_rows`` rows
+    of ``W_out`` (every label for softmax, ``ova`` and ``ns``; for ``hs`` about ``k`` paths
+    down the tree). Counting the input rows alone, 50,000 of them stood for 1.4-4.7 ms of one
+    thread's work on the health tweets and long e-mails and 58 ms on short lines of 500
+    labels; counting the rows read, 1.4-2.0 ms on all three (``benchmarks/bench_defaults.py``).
+
+    Examples
+    --------
+    >>> prediction_threads(2, 40_000, 2_500, 16)  # tweets, 16 labels: 80,000 rows
+    1
+    >>> prediction_threads(2, 40_000, 2_500, 500)  # the same lines, 500 labels
+    2
+    """
+    return max(1, min(workers, (input_rows + lines * output_rows) // ROWS_A_THREAD))
 
 
 def meter(

@@ -30,7 +30,7 @@ from rowbook.models.word_vectors.word2vec_training import job_lrs
 
 __all__ = ["choose_vocabulary", "epoch_jobs", "initial_input_rows"]
 
-_BLOCK = 1 << 12  # rows a thread draws at a time (an even number: see initial_input_rows)
+_BLOCK = 1 << 10  # rows a thread draws at a time (even: see initial_input_rows), 400 kB at d=100
 
 
 def choose_vocabulary(

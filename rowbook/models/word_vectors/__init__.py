@@ -23,6 +23,8 @@ module                     what it holds
                            are tested against, draw for draw
 ``fasttext_loop``          fastText's own training loop step for step on one thread
                            (``train_like_fasttext``), equal to the ``fasttext`` package's
+``telemetry``              ``row_stats=True``: which rows trained, how hard and when,
+                           recorded by the kernels a job at a time (``telemetry_kernels``)
 =========================  ============================================================
 """
 

@@ -48,6 +48,7 @@ import numba
 import numpy as np
 
 from rowbook.models.word_vectors.fasttext_kernels import bag_mean, scatter_bag
+from rowbook.models.word_vectors.telemetry_kernels import begin_job, end_job, record, step_norm
 from rowbook.models.word_vectors.word2vec_batched_kernels import (
     block_step,
     context_windows,
@@ -116,6 +117,7 @@ def train_job_batched(
         ids, starts, s0, s1, thresholds, use_sample, window, True, np.uint64(seed)
     )
     centres, lows, highs = context_windows(ends, shrinks, window)
+    recorded = begin_job(stats, W_in, words, (bag_starts, bag_ids))  # (n, 2) or None
     d = W_in.shape[1]
     n_targets = 2 * window * (1 + negative)
     H = np.empty((1, d), dtype=np.float32)  # (1, d) the centre's mean bag, the one input
@@ -170,5 +172,8 @@ def train_job_batched(
         block_step(
             H, inputs, 1, W_out, targets[now], labels, counts[now], n_out[now], lr, G, work, False
         )
-        scatter_bag(W_in, bag_starts, bag_ids, center, work[0], stats, lr)
+        scatter_bag(W_in, bag_starts, bag_ids, center, work[0])
+        if stats is not None:  # every row of the bag took this step
+            record(recorded, centres[k], step_norm(work[0]))
+    end_job(stats, words, (bag_starts, bag_ids), recorded, lr)
     return words.shape[0]

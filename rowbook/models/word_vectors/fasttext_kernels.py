@@ -41,9 +41,9 @@ import numba
 import numpy as np
 
 from rowbook.data.sampling import window_bounds
+from rowbook.models.word_vectors.telemetry_kernels import begin_job, end_job, record, step_norm
 from rowbook.models.word_vectors.word2vec_kernels import (
     FASTMATH,
-    add_recorded,
     kept_words,
     negative_sampling_step,
 )
@@ -71,14 +71,10 @@ def bag_mean(W_in, bag_starts, bag_ids, word, h):  # pragma: no cover - compiled
 
 
 @numba.njit(nogil=True, fastmath=FASTMATH, cache=True, inline="always")
-def scatter_bag(W_in, bag_starts, bag_ids, word, work, stats, lr):  # pragma: no cover - compiled
-    """``W_in[r] += work`` for every row ``r`` of bag(word) (fastText: the full step each),
-    each recorded in ``stats`` first when telemetry is on."""
+def scatter_bag(W_in, bag_starts, bag_ids, word, work):  # pragma: no cover - compiled
+    """``W_in[r] += work`` for every row ``r`` of bag(word) (fastText: the full step each)."""
     d = W_in.shape[1]
     for k in range(bag_starts[word], bag_starts[word + 1]):
-        if stats is not None:
-            add_recorded(stats, W_in, bag_ids[k], work, lr)
-            continue
         row = W_in[bag_ids[k]]
         for c in range(d):
             row[c] += work[c]
@@ -112,7 +108,7 @@ def train_job(
     """Train on sentences ``[s0, s1)`` of an encoded corpus; returns the words trained.
 
     ``stats`` (None: off, compiled away) records per-row telemetry of ``W_in``, every row of
-    every bag (:func:`~rowbook.models.word_vectors.word2vec_kernels.add_recorded`).
+    every bag (:mod:`~rowbook.models.word_vectors.telemetry_kernels`).
 
     ``out = (W_out, table, guide, negative)``; the draws are word2vec's
     (:func:`~rowbook.models.word_vectors.word2vec_kernels.kept_words`, then the negatives
@@ -122,6 +118,7 @@ def train_job(
     words, ends, shrinks, state = kept_words(
         ids, starts, s0, s1, thresholds, use_sample, window, True, np.uint64(seed)
     )
+    recorded = begin_job(stats, W_in, words, (bag_starts, bag_ids))  # (n, 2) or None
     d = W_in.shape[1]
     work = np.empty(d, dtype=np.float32)  # (d,) h's step
     h = np.empty(d, dtype=np.float32)  # (d,) the mean bag
@@ -138,7 +135,9 @@ def train_job(
                         state, _ = negative_sampling_step(
                             h, W_out, words[j], negative, table, guide, lr, state, work, False
                         )
-                        scatter_bag(W_in, bag_starts, bag_ids, words[i], work, stats, lr)
+                        scatter_bag(W_in, bag_starts, bag_ids, words[i], work)
+                        if stats is not None:  # every row of the bag took this step
+                            record(recorded, i, step_norm(work))
             else:  # one mean over the rows of every context word's bag predicts the centre
                 h[:] = 0.0
                 size = 0
@@ -150,8 +149,13 @@ def train_job(
                 state, _ = negative_sampling_step(
                     h, W_out, words[i], negative, table, guide, lr, state, work, False
                 )
+                if stats is not None:  # every row of every bag takes this step
+                    norm = step_norm(work)
                 for j in range(lo, hi):
                     if j != i:
-                        scatter_bag(W_in, bag_starts, bag_ids, words[j], work, stats, lr)
+                        scatter_bag(W_in, bag_starts, bag_ids, words[j], work)
+                        if stats is not None:
+                            record(recorded, j, norm)
         start = end
+    end_job(stats, words, (bag_starts, bag_ids), recorded, lr)
     return words.shape[0]

@@ -22,7 +22,7 @@ import math
 import numba
 import numpy as np
 
-from rowbook.models.word_vectors.word2vec_kernels import count_update
+from rowbook.models.word_vectors.telemetry_kernels import count_update
 
 __all__ = ["glove_records", "glove_step_reference", "glove_weight"]
 
@@ -91,7 +91,7 @@ def _record_pair(stats, W, W_tilde, i, j, scale):  # pragma: no cover - compiled
         if stats[0][row, 0] == 0.0:
             for c in range(W.shape[1]):
                 stats[1][row, c] = W[row, c] + W_tilde[row, c]
-        count_update(stats, row, scale * math.sqrt(norm))
+        count_update(stats, row, 1.0, scale * math.sqrt(norm))
 
 
 def glove_step_reference(params, grads, i, j, x, x_max, alpha, lr):

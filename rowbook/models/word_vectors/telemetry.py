@@ -3,8 +3,9 @@
 With ``row_stats=True`` a model of the family records, for every row of its word table
 (``W_in`` for word2vec and fastText, bucket rows included; the words for GloVe), the updates
 it received, the sum of their gradients' norms, the last job that updated it and its value
-before its first update (:func:`~rowbook.models.word_vectors.word2vec_kernels.add_recorded`,
-called inside the kernels, compiled away when off). ``model.row_stats_`` reads it as a
+before its first update (:mod:`~rowbook.models.word_vectors.telemetry_kernels`: a job
+records by position in its own buffer and adds it to the rows' counters when it ends; the
+kernels compile it away when off). ``model.row_stats_`` reads it as a
 :class:`rowbook.optim.RowStats`, the record the sparse optimizers keep, so the same pictures
 draw it (:mod:`rowbook.viz.row_stats`).
 
@@ -42,8 +43,8 @@ def new_telemetry(rows: int, width: int, dtype: Any) -> dict[str, Any]:
     """Empty telemetry of a ``(rows, width)`` table; rows never updated cost no memory.
 
     ``counters`` is ``(V, 3)`` float64: a row's updates, summed gradient norm and last job
-    side by side (one cache line for the kernels to touch; the counts are exact integers up
-    to 2**53); ``start`` the rows' values before their first update.
+    side by side (the counts are exact integers up to 2**53); ``start`` the rows' values
+    before their first update.
     """
     return {
         "steps": 0,

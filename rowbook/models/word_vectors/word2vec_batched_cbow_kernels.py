@@ -43,6 +43,7 @@ from __future__ import annotations
 import numba
 import numpy as np
 
+from rowbook.models.word_vectors.telemetry_kernels import begin_job, end_job, record, step_norm
 from rowbook.models.word_vectors.word2vec_batched_kernels import (
     add_combination,
     block_step,
@@ -51,7 +52,6 @@ from rowbook.models.word_vectors.word2vec_batched_kernels import (
 )
 from rowbook.models.word_vectors.word2vec_kernels import (
     FASTMATH,
-    add_recorded,
     hierarchical_softmax_step,
     kept_words,
     prefetch_row,
@@ -158,6 +158,7 @@ def train_job_batched_cbow(
     centres, lows, highs = context_windows(ends, shrinks, window)
     order, bounds = batch_order(centres.shape[0], batch)
     centres, lows, highs = centres[order], lows[order], highs[order]  # in minibatch order
+    recorded = begin_job(stats, W_in, words, None)  # (n, 2) or None
     d = W_in.shape[1]
     H = np.empty((batch, d), dtype=np.float32)  # (B, d) hidden vectors
     steps = np.empty((batch, d), dtype=np.float32)  # (B, d) their steps
@@ -235,13 +236,16 @@ def train_job_batched_cbow(
             step = steps[b]
             if not cbow_mean:  # gensim divides the step, not the input, for the sum
                 step *= np.float32(1.0 / sizes[b])
+            norm = 0.0
+            if stats is not None:  # every row of the window takes this step: measured once
+                norm = step_norm(step)
             for j in range(lows[w], highs[w]):
                 if j == centres[w]:
-                    continue
-                if stats is not None:
-                    add_recorded(stats, W_in, words[j], step, lr)
                     continue
                 row = W_in[words[j]]
                 for c in range(d):
                     row[c] += step[c]
+                if stats is not None:
+                    record(recorded, j, norm)
+    end_job(stats, words, None, recorded, lr)
     return words.shape[0], loss

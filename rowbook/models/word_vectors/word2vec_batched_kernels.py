@@ -45,12 +45,8 @@ import numba
 import numpy as np
 
 from rowbook.data.sampling import draw_negative, lcg_next, window_bounds
-from rowbook.models.word_vectors.word2vec_kernels import (
-    FASTMATH,
-    add_recorded,
-    kept_words,
-    prefetch_row,
-)
+from rowbook.models.word_vectors.telemetry_kernels import add_measured, begin_job, end_job, record
+from rowbook.models.word_vectors.word2vec_kernels import FASTMATH, kept_words, prefetch_row
 
 __all__ = [
     "SHARED_WINDOWS",
@@ -254,6 +250,7 @@ def train_job_batched(
         ids, starts, s0, s1, thresholds, use_sample, window, shrink, np.uint64(seed)
     )
     centres, lows, highs = context_windows(ends, shrinks, window)
+    recorded = begin_job(stats, W_in, words, None)  # (n, 2) or None
     d = W_in.shape[1]
     width = 2 * window
     n_targets = negative + 1
@@ -335,11 +332,13 @@ def train_job_batched(
                 compute_loss,
             )
         for m in range(n_in):
-            if stats is not None:
-                add_recorded(stats, W_in, context[m], work[m], lr)
+            if stats is not None:  # context[m] is the word at position p
+                p = lows[k] + m + (1 if lows[k] + m >= i else 0)
+                record(recorded, p, add_measured(W_in[context[m]], work[m]))
                 continue
             row = W_in[context[m]]
             step = work[m]
             for c in range(d):
                 row[c] += step[c]
+    end_job(stats, words, None, recorded, lr)
     return words.shape[0], loss

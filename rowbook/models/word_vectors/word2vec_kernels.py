@@ -40,11 +40,16 @@ from numba.core import cgutils
 from numba.extending import intrinsic
 
 from rowbook.data.sampling import draw_negative, lcg_next, window_bounds
+from rowbook.models.word_vectors.telemetry_kernels import (
+    add_measured,
+    begin_job,
+    end_job,
+    record,
+    step_norm,
+)
 
 __all__ = [
     "FASTMATH",
-    "add_recorded",
-    "count_update",
     "hierarchical_softmax_step",
     "kept_words",
     "negative_sampling_step",
@@ -95,47 +100,6 @@ def prefetch_row(table, row):  # pragma: no cover - compiled
     step = max(1, _LINE_BYTES // table.itemsize)
     for column in range(0, table.shape[1], step):
         _prefetch(table, row, column)
-
-
-# -- telemetry: which rows an example moved, and how hard ---------------------------------------
-
-
-@numba.njit(nogil=True, fastmath=FASTMATH, cache=True, inline="always")
-def add_recorded(stats, table, row, step, lr):  # pragma: no cover - compiled
-    """``table[row] += step`` (``step``: lr times the gradient), with the update recorded in
-    the per-row telemetry ``stats``.
-
-    ``stats = (counters, start, job)``: the row's ``counters`` (``(V, 3)`` float64: updates,
-    summed gradient norm, last job, side by side so one cache line holds a row's three) get
-    one more update, ``||step|| / lr`` (the gradient's norm, summed in float32 in the same
-    pass that adds the step) and this job; the row's value before its first update is
-    copied into ``start`` (:class:`rowbook.optim.RowStats` reads them). The kernels call
-    this only when ``stats`` is not None, and add the step themselves otherwise, so
-    telemetry off compiles to what it was without it. Under several workers the counters
-    race like the tables do (Hogwild) and may miss an update; one worker counts exactly.
-    """
-    target = table[row]
-    if stats[0][row, 0] == 0.0:
-        kept = stats[1][row]
-        for c in range(target.shape[0]):
-            kept[c] = target[c]
-    total = np.float32(0.0)
-    for c in range(step.shape[0]):
-        value = step[c]
-        target[c] += value
-        total += value * value
-    count_update(stats, row, math.sqrt(np.float64(total)) / lr)
-
-
-@numba.njit(nogil=True, cache=True, inline="always")
-def count_update(stats, row, grad_norm):  # pragma: no cover - compiled
-    """The counters of :func:`add_recorded`: one more update of ``row``, of gradient norm
-    ``grad_norm``, in this job (the row's start is the caller's to keep)."""
-    counters, _, job = stats
-    counters[row, 0] += 1.0
-    counters[row, 1] += grad_norm
-    if counters[row, 2] < job:
-        counters[row, 2] = job
 
 
 # -- one example: negative sampling, hierarchical softmax --------------------------------------
@@ -267,9 +231,10 @@ def _predict(
 
 @numba.njit(nogil=True, fastmath=FASTMATH, cache=True, inline="always")
 def _cbow_position(
-    W_in, words, i, lo, hi, out, tree, cbow_mean, lr, state, work, neu1, compute_loss, stats
+    W_in, words, i, lo, hi, out, tree, cbow_mean, lr, state, work, neu1, compute_loss
 ):  # pragma: no cover
-    """CBOW at position ``i``: the window's mean (or sum) predicts ``words[i]``."""
+    """CBOW at position ``i``: the window's mean (or sum) predicts ``words[i]``; every context
+    row takes the step left in ``work``."""
     d = W_in.shape[1]
     neu1[:] = 0.0
     count = 0
@@ -292,9 +257,6 @@ def _cbow_position(
             work[c] *= inv
     for j in range(lo, hi):
         if j != i:
-            if stats is not None:
-                add_recorded(stats, W_in, words[j], work, lr)
-                continue
             row = W_in[words[j]]
             for c in range(d):
                 row[c] += work[c]
@@ -324,7 +286,8 @@ def train_job(
     """Train on sentences ``[s0, s1)`` of an encoded corpus; returns (words trained, loss).
 
     ``stats`` (None: off, compiled away) records per-row telemetry of ``W_in``
-    (:func:`add_recorded`).
+    (:mod:`~rowbook.models.word_vectors.telemetry_kernels`: by position during the job,
+    into the rows' counters at its end).
 
     ``out = (W_out, table, guide, negative)`` is negative sampling (off when
     ``negative == 0``), ``tree = (W_nodes, codes, points, lengths)`` hierarchical softmax
@@ -336,6 +299,7 @@ def train_job(
     words, ends, shrinks, state = kept_words(
         ids, starts, s0, s1, thresholds, use_sample, window, shrink, np.uint64(seed)
     )
+    recorded = begin_job(stats, W_in, words, None)  # (n, 2) or None
     d = W_in.shape[1]
     work = np.empty(d, dtype=np.float32)  # (d,) gradient step for h
     neu1 = np.empty(d, dtype=np.float32)  # (d,) CBOW hidden vector
@@ -362,7 +326,7 @@ def train_job(
                             compute_loss,
                         )
                         if stats is not None:
-                            add_recorded(stats, W_in, words[j], work, lr)
+                            record(recorded, j, add_measured(h, work))
                         else:
                             for c in range(d):
                                 h[c] += work[c]
@@ -384,8 +348,13 @@ def train_job(
                     work,
                     neu1,
                     compute_loss,
-                    stats,
                 )
+                if stats is not None:  # every context row took the step in work
+                    norm = step_norm(work)
+                    for j in range(lo, hi):
+                        if j != i:
+                            record(recorded, j, norm)
                 loss += step_loss
         start = end
+    end_job(stats, words, None, recorded, lr)
     return words.shape[0], loss

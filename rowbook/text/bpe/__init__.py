@@ -19,11 +19,28 @@ tiktoken's merge rule) and :mod:`~rowbook.text.bpe.fallback` (:class:`ByteFallba
 character-level BPE of Llama 2 / Mistral ``tokenizer.json`` files).
 """
 
+from typing import TYPE_CHECKING, Any
+
 from rowbook.text.bpe.bytelevel import GPT2_PATTERN
 from rowbook.text.bpe.classic import MergeStep, learn_bpe, segment
-from rowbook.text.bpe.fallback import ByteFallbackBPE
 from rowbook.text.bpe.model import ByteLevelBPE
 from rowbook.text.bpe.result import Encoding
+
+if TYPE_CHECKING:
+    from rowbook.text.bpe.fallback import ByteFallbackBPE as ByteFallbackBPE
+
+
+def __getattr__(name: str) -> Any:
+    """``ByteFallbackBPE``, imported on first use: it is a
+    :class:`~rowbook.text.subword_pipeline.SubwordTokenizer`, whose module imports parts of
+    this package, so importing it here would close an import circle whenever the subword
+    pipeline (WordPiece, Unigram, SentencePiece) is imported before this package."""
+    if name == "ByteFallbackBPE":
+        from rowbook.text.bpe.fallback import ByteFallbackBPE
+
+        return ByteFallbackBPE
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
 
 __all__ = [
     "GPT2_PATTERN",

@@ -31,14 +31,15 @@ Examples
 
 from __future__ import annotations
 
-import os
 from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
 
 from rowbook.checks import InputTypeError
+from rowbook.text.bpe.fallback_files import FILES
 from rowbook.text.bpe.merge_kernels import encode_symbols, pair_key, pair_table
+from rowbook.text.hf_files import TokenizerJsonFiles
 from rowbook.text.subword_pipeline import SubwordTokenizer
 
 __all__ = ["ByteFallbackBPE", "byte_piece"]
@@ -55,7 +56,7 @@ def byte_piece(b: int) -> str:
     return f"<0x{b:02X}>"
 
 
-class ByteFallbackBPE(SubwordTokenizer):
+class ByteFallbackBPE(SubwordTokenizer, TokenizerJsonFiles):
     """A character-level BPE with byte fallback, read from a ``tokenizer.json`` (see the module).
 
     Parameters
@@ -198,33 +199,7 @@ class ByteFallbackBPE(SubwordTokenizer):
         return [(i, self._id_to_token[i], a, b) for i, (a, b) in zip(ids[0], spans[0], strict=True)]
 
     # ------------------------------------------------------------------ files
-    def to_tokenizer_json(self, path: str | os.PathLike) -> None:
-        """Write a Hugging Face ``tokenizer.json`` that ``tokenizers`` loads (same ids)."""
-        from rowbook.text.bpe import fallback_files
-
-        self._check_fitted()
-        fallback_files.FILES.to_tokenizer_json(self, path)
-
-    @classmethod
-    def from_tokenizer_json(cls, path: str | os.PathLike) -> ByteFallbackBPE:
-        """Read a Hugging Face ``tokenizer.json`` with a character-level ``BPE`` model."""
-        from rowbook.text.bpe import fallback_files
-
-        return fallback_files.FILES.from_tokenizer_json(cls, path)
-
-    def save(self, path: str | os.PathLike) -> None:
-        """Write rowbook's versioned file (the ``tokenizer.json`` in an envelope)."""
-        from rowbook.text.bpe import fallback_files
-
-        self._check_fitted()
-        fallback_files.FILES.save(self, path)
-
-    @classmethod
-    def load(cls, path: str | os.PathLike) -> ByteFallbackBPE:
-        """Read a file written by :meth:`save`."""
-        from rowbook.text.bpe import fallback_files
-
-        return fallback_files.FILES.load(cls, path)
+    _files = FILES  # where its files are read and written (TokenizerJsonFiles)
 
     def get_params(self) -> dict[str, Any]:
         """Constructor parameters."""

@@ -47,28 +47,8 @@ def _flag(model: dict, key: str, default: bool, where: str) -> bool:
     return value
 
 
-def _vocab(model: dict, where: str) -> list[str]:
-    """The model's tokens in id order (the ids must be 0 to n - 1)."""
-    vocab = model.get("vocab")
-    if not isinstance(vocab, dict):
-        raise ValueError(f"{where}: model.vocab must be an object token -> id")
-    tokens: list[str | None] = [None] * len(vocab)
-    for token, i in vocab.items():
-        if isinstance(i, bool) or not isinstance(i, int) or not 0 <= i < len(vocab):
-            raise ValueError(
-                f"{where}: model.vocab gives {token!r} the id {i!r}; ids run from 0 to "
-                f"{len(vocab) - 1}"
-            )
-        if tokens[i] is not None:
-            raise ValueError(f"{where}: model.vocab gives id {i} to {tokens[i]!r} and {token!r}")
-        tokens[i] = token
-    return tokens  # type: ignore[return-value]
-
-
 def _merges(model: dict, where: str) -> list[tuple[str, str]]:
-    merges = model.get("merges")
-    if not isinstance(merges, list):
-        raise ValueError(f"{where}: model.merges must be a list")
+    merges = hf_files.model_field(model, "merges", list, where, "a list")
     out = []
     for i, m in enumerate(merges):
         pair = m.split(" ") if isinstance(m, str) else m
@@ -93,7 +73,7 @@ def from_document(cls: Any, d: Any, where: str) -> Any:
     unk = model.get("unk_token")
     if unk is not None and not isinstance(unk, str):
         raise ValueError(f"{where}: model.unk_token must be a string or null, got {unk!r}")
-    model_tokens = _vocab(model, where)
+    model_tokens = hf_files.model_tokens(model, where)
     added = hf_files.added_tokens(d, where, normalized_ok=d.get("normalizer") is None)
     tokens = hf_files.merge_vocab(model_tokens, added, where)
     normalizer, pre, template, decoder = hf_files.pipeline_parts(

@@ -316,15 +316,7 @@ def to_tokenizer_json(bpe, path: str | os.PathLike) -> None:
     later = dict(bpe._added)  # added after training: not in the model's vocab
     flags = {**{s: True for s in bpe._specials}, **later}
     added = [
-        {
-            "id": bpe._vocab[t],
-            "content": t,
-            "single_word": False,
-            "lstrip": False,
-            "rstrip": False,
-            "normalized": not special,
-            "special": special,
-        }
+        hf_files.added_token_entry(bpe._vocab[t], t, special=special, normalized=not special)
         for t, special in sorted(flags.items(), key=lambda item: bpe._vocab[item[0]])
     ]
     model = {

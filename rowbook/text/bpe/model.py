@@ -66,6 +66,7 @@ from rowbook.text.bpe.options import (
 from rowbook.text.bpe.pretokenize import PreTokenizer, check_str
 from rowbook.text.bpe.result import Encoding, build_encodings, templated
 from rowbook.text.bpe.train import check_merge_memory, learn
+from rowbook.text.hf_files import TokenizerJsonFiles
 from rowbook.text.postprocess import Template
 from rowbook.text.token_table import TokenTable
 from rowbook.text.word_counts import as_counted, budget_bytes
@@ -73,7 +74,7 @@ from rowbook.text.word_counts import as_counted, budget_bytes
 __all__ = ["ByteLevelBPE"]
 
 
-class ByteLevelBPE(TokenTable):
+class ByteLevelBPE(TokenTable, TokenizerJsonFiles):
     """A byte-level byte-pair-encoding tokenizer (GPT-2 style), learned with :meth:`fit`.
 
     Parameters
@@ -522,25 +523,7 @@ class ByteLevelBPE(TokenTable):
         return bpe_files.from_dict(type(self), document, "the truncated BPE")
 
     # ----------------------------------------------------------------- files
-    def save(self, path: str | os.PathLike) -> None:
-        """Write the versioned rowbook JSON format (atomic)."""
-        self._check_fitted()
-        bpe_files.save(self, path)
-
-    @classmethod
-    def load(cls, path: str | os.PathLike) -> ByteLevelBPE:
-        """Read a file written by :meth:`save`."""
-        return bpe_files.load(cls, path)
-
-    def to_tokenizer_json(self, path: str | os.PathLike) -> None:
-        """Write a Hugging Face ``tokenizer.json`` that ``tokenizers.Tokenizer.from_file`` loads."""
-        self._check_fitted()
-        bpe_files.to_tokenizer_json(self, path)
-
-    @classmethod
-    def from_tokenizer_json(cls, path: str | os.PathLike) -> ByteLevelBPE:
-        """Read a Hugging Face byte-level BPE ``tokenizer.json``."""
-        return bpe_files.from_tokenizer_json(cls, path)
+    _files = bpe_files  # where its files are read and written (TokenizerJsonFiles)
 
     @classmethod
     def from_tiktoken(

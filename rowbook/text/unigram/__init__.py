@@ -1,5 +1,6 @@
 """Unigram, SentencePiece's default subword model: :mod:`~rowbook.text.unigram.lattice` (the numba
-kernels: Viterbi, marginals, two best paths, sampling), :mod:`~rowbook.text.unigram.nbest`,
+kernels: Viterbi, two best paths, sampling), :mod:`~rowbook.text.unigram.em` (training's
+E-step on every core), :mod:`~rowbook.text.unigram.nbest`,
 :mod:`~rowbook.text.unigram.model` (:class:`Unigram`, encoding as ``tokenizers`` does),
 :mod:`~rowbook.text.unigram.seeds` (the seed pieces from a suffix array),
 :mod:`~rowbook.text.unigram.train` (``tokenizers``' ``UnigramTrainer``) and

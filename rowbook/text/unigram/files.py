@@ -30,9 +30,7 @@ def _model(uni: Any) -> dict[str, Any]:
 
 
 def _pieces(model: dict, where: str) -> list[tuple[str, float]]:
-    vocab = model.get("vocab")
-    if not isinstance(vocab, list):
-        raise ValueError(f"{where}: model.vocab must be a list of [piece, score] pairs")
+    vocab = hf_files.model_field(model, "vocab", list, where, "a list of [piece, score] pairs")
     pieces = []
     for i, entry in enumerate(vocab):
         ok = isinstance(entry, list) and len(entry) == 2 and isinstance(entry[0], str)

@@ -1,7 +1,7 @@
-"""The Unigram lattice (Kudo 2018) in numba kernels: Viterbi, marginals, the two best paths, sampling.
+"""The Unigram lattice (Kudo 2018) in numba kernels: Viterbi, the two best paths, sampling.
 
-One file over 400 lines on purpose: the four walks of one lattice (the best path, the
-marginals, the two best, a sample) share its node loop over the trie and read side by side.
+The three walks of one lattice (the best path, the two best, a sample) share its node loop
+over the trie and read side by side.
 
 A word (or a whole sentence) of ``n`` characters has a node for every vocabulary piece
 that occurs in it, from the character where it starts to the one after its end, found by
@@ -14,10 +14,9 @@ sum of its pieces' scores (log-probabilities), and
   that reaches it, candidates taken start by start, shortest piece first, and a later one
   only wins with a strictly higher score (the order of ``tokenizers``' and SentencePiece's
   optimized encoders);
-* :func:`marginals` runs forward-backward over many words at once and adds each piece's
-  expected count, ``count(word) * P(piece node | word)``, as ``tokenizers``'
-  ``populate_marginal`` does (the E-step of training; the log-sum-exp skips terms more than
-  50 below the larger, as there);
+* :mod:`rowbook.text.unigram.em` runs forward-backward over the words on every core and adds
+  each piece's expected count, ``count(word) * P(piece node | word)``, as ``tokenizers``'
+  ``populate_marginal`` does (the E-step of training), with :func:`log_sum_exp`;
 * :func:`two_best` keeps the two best paths of each position (the pruning step asks
   whether a piece has a better or second-best segmentation);
 * :func:`sample_paths` draws a path with probability proportional to
@@ -49,7 +48,7 @@ __all__ = [
     "HF",
     "SENTENCEPIECE",
     "best_ends",
-    "marginals",
+    "log_sum_exp",
     "sample_paths",
     "sentencepiece_score",
     "two_best",
@@ -124,6 +123,23 @@ def best_ends(
             _offer(p + 1, candidate, p, -1, best, start, piece, second)
 
 
+@numba.njit(cache=True, inline="always")
+def _flip(a, o, m):
+    """Reverse ``a[o:o + m]`` in place (a path backtracked right to left)."""
+    for i in range(m // 2):
+        a[o + i], a[o + m - 1 - i] = a[o + m - 1 - i], a[o + i]
+
+
+@numba.njit(cache=True, inline="always")
+def _in_order(ids, pos, o, m, bounds, w):
+    """Word ``w``'s path of ``m`` pieces, backtracked into ``ids`` and ``pos`` from ``o``
+    right to left, put in order, and its end in ``bounds``: the next free place."""
+    _flip(ids, o, m)
+    _flip(pos, o, m)
+    bounds[w + 1] = o + m
+    return o + m
+
+
 @numba.njit(cache=True, nogil=True)
 def _viterbi_kernel(data, starts, trie, scores, kinds, unk_score, mode, max_score):
     n_words = starts.size - 1
@@ -161,10 +177,7 @@ def _viterbi_kernel(data, starts, trie, scores, kinds, unk_score, mode, max_scor
             ids[o + m], pos[o + m] = piece[k], start[k]
             k = start[k]
             m += 1
-        ids[o : o + m] = ids[o : o + m][::-1].copy()
-        pos[o : o + m] = pos[o : o + m][::-1].copy()
-        o += m
-        bounds[w + 1] = o
+        o = _in_order(ids, pos, o, m, bounds, w)
     return ids[:o], pos[:o], bounds
 
 
@@ -182,7 +195,9 @@ def viterbi(
 
 
 @numba.njit(cache=True, inline="always")
-def _log_sum_exp(x, y, init):
+def log_sum_exp(x, y, init):
+    """``log(exp(x) + exp(y))`` as ``tokenizers`` computes it (``y`` alone if ``init``; the
+    smaller term skipped when it is more than 50 below the larger)."""
     if init:
         return y
     lo, hi = min(x, y), max(x, y)
@@ -232,61 +247,6 @@ def _nodes(data, s, e, trie, kinds, unk_id):
 
 
 @numba.njit(cache=True, nogil=True)
-def _marginals_kernel(data, starts, counts, trie, scores, kinds, unk_id, unk_score, expected):
-    """Forward-backward as ``tokenizers``' ``populate_marginal``: ``A[k]`` sums the nodes ending
-    at ``k`` (earliest begin first), ``B[k]`` those beginning at ``k`` (shortest first)."""
-    objective, total = 0.0, 0.0
-    for w in range(starts.size - 1):
-        total += counts[w]
-    for w in range(starts.size - 1):
-        s, e = starts[w], starts[w + 1]
-        n = e - s
-        nodes = _nodes(data, s, e, trie, kinds, unk_id)
-        m = nodes.shape[0]
-        score = np.empty(m, np.float64)
-        for i in range(m):
-            score[i] = unk_score if nodes[i, 3] else scores[nodes[i, 2]]
-        by_end = np.argsort(nodes[:, 1], kind="mergesort")  # stable: begin order kept
-        A = np.zeros(n + 1, np.float64)  # (n + 1,) at 0: the bos node, score 0
-        started = np.zeros(n + 1, np.bool_)
-        for i in by_end:
-            k = nodes[i, 1]
-            A[k] = _log_sum_exp(A[k], score[i] + A[nodes[i, 0]], not started[k])
-            started[k] = True
-        B = np.zeros(n + 1, np.float64)  # (n + 1,) at n: the eos node, score 0
-        started[:] = False
-        i = m - 1
-        while i >= 0:  # one begin position at a time, from the last, its nodes in order
-            j = i
-            while j > 0 and nodes[j - 1, 0] == nodes[i, 0]:
-                j -= 1
-            k = nodes[i, 0]
-            for t in range(j, i + 1):
-                B[k] = _log_sum_exp(B[k], score[t] + B[nodes[t, 1]], t == j)
-            i = j - 1
-        z = A[n]
-        for i in range(m):
-            expected[nodes[i, 2]] += counts[w] * np.exp(
-                A[nodes[i, 0]] + score[i] + B[nodes[i, 1]] - z
-            )
-        objective -= counts[w] * z / total
-    return objective
-
-
-def marginals(
-    data: np.ndarray, starts: np.ndarray, counts: np.ndarray, model: tuple, unk_id: int, size: int
-) -> tuple[np.ndarray, float]:
-    """``(expected (size,), objective)``: each piece's expected count over the words, weighted
-    by ``counts``, and the negative log-likelihood per word occurrence."""
-    trie, scores, kinds, unk_score, _ = model
-    expected = np.zeros(size, np.float64)
-    objective = _marginals_kernel(
-        data, starts, counts.astype(np.float64), trie, scores, kinds, unk_id, unk_score, expected
-    )
-    return expected, objective
-
-
-@numba.njit(cache=True, nogil=True)
 def _two_best_kernel(data, starts, trie, scores, kinds, unk_id, unk_score):
     """For each word: how many paths it has (1 or 2 at most), the length of the best one and
     the pieces of the second best (``-1`` for an unknown node)."""
@@ -333,7 +293,7 @@ def _two_best_kernel(data, starts, trie, scores, kinds, unk_id, unk_score):
                 second[o + m] = -1 if nodes[i, 3] else nodes[i, 2]
                 r, k = rank[k, r], nodes[i, 0]
                 m += 1
-            second[o : o + m] = second[o : o + m][::-1].copy()
+            _flip(second, o, m)
             o += m
         bounds[w + 1] = o
     return n_paths, best_len, second[:o], bounds
@@ -367,7 +327,7 @@ def _sample_kernel(data, starts, trie, scores, kinds, unk_id, unk_score, theta, 
         started = np.zeros(n + 1, np.bool_)
         for i in by_end:
             k = nodes[i, 1]
-            A[k] = _log_sum_exp(A[k], score[i] + A[nodes[i, 0]], not started[k])
+            A[k] = log_sum_exp(A[k], score[i] + A[nodes[i, 0]], not started[k])
             started[k] = True
         k, m = n, 0
         while k > 0:  # backward sampling: a node ending at k, by its share of A[k]
@@ -383,10 +343,7 @@ def _sample_kernel(data, starts, trie, scores, kinds, unk_id, unk_score, theta, 
             pos[o + m] = nodes[chosen, 0]
             k = nodes[chosen, 0]
             m += 1
-        ids[o : o + m] = ids[o : o + m][::-1].copy()
-        pos[o : o + m] = pos[o : o + m][::-1].copy()
-        o += m
-        bounds[w + 1] = o
+        o = _in_order(ids, pos, o, m, bounds, w)
     return ids[:o], pos[:o], bounds
 
 

@@ -39,7 +39,6 @@ Examples
 
 from __future__ import annotations
 
-import os
 from collections.abc import Sequence
 from typing import Any
 
@@ -47,11 +46,13 @@ import numpy as np
 
 from rowbook.checks import InputTypeError, check_int, check_number
 from rowbook.text.components import Metaspace
+from rowbook.text.hf_files import TokenizerJsonFiles
 from rowbook.text.postprocess import MetaspaceDecoder
 from rowbook.text.sentencepiece.pieces import unknown_tokens
 from rowbook.text.subword_pipeline import SubwordTokenizer
 from rowbook.text.trie import build_trie, joined_codepoints
 from rowbook.text.unigram import lattice
+from rowbook.text.unigram.files import FILES
 
 __all__ = ["BYTE_PIECES", "Unigram"]
 
@@ -61,7 +62,7 @@ BYTE_PIECES = tuple(f"<0x{b:02X}>" for b in range(256))
 METASPACE = Metaspace()
 
 
-class Unigram(SubwordTokenizer):
+class Unigram(SubwordTokenizer, TokenizerJsonFiles):
     """A Unigram tokenizer, learned with :meth:`fit` or read from a file.
 
     Parameters
@@ -299,33 +300,7 @@ class Unigram(SubwordTokenizer):
         uni._set_model(list(pieces), unk_id)
         return uni
 
-    def save(self, path: str | os.PathLike) -> None:
-        """Write the versioned rowbook JSON form (a ``tokenizer.json`` inside it, atomic)."""
-        from rowbook.text.unigram.files import FILES
-
-        self._check_fitted()
-        FILES.save(self, path)
-
-    @classmethod
-    def load(cls, path: str | os.PathLike) -> Unigram:
-        """Read a file written by :meth:`save`."""
-        from rowbook.text.unigram.files import FILES
-
-        return FILES.load(cls, path)
-
-    def to_tokenizer_json(self, path: str | os.PathLike) -> None:
-        """Write a Hugging Face ``tokenizer.json`` with a ``Unigram`` model."""
-        from rowbook.text.unigram.files import FILES
-
-        self._check_fitted()
-        FILES.to_tokenizer_json(self, path)
-
-    @classmethod
-    def from_tokenizer_json(cls, path: str | os.PathLike) -> Unigram:
-        """Read a Hugging Face ``tokenizer.json`` with a ``Unigram`` model."""
-        from rowbook.text.unigram.files import FILES
-
-        return FILES.from_tokenizer_json(cls, path)
+    _files = FILES  # where its files are read and written (TokenizerJsonFiles)
 
     def get_params(self) -> dict[str, Any]:
         """Constructor parameters."""

@@ -17,10 +17,11 @@ from the same kind of seed set; rowbook builds ``tokenizers``' one:
 How the suffix tree's nodes are found. Only nodes of at most ``max_piece_length``
 characters are kept, so the suffixes need sorting only by their first
 ``max_piece_length + 1`` characters (what comes after a ``"\\0"`` never matters): prefix
-doubling with NumPy sorts (ranks of 1, 2, 4, ... characters; five rounds for pieces of up
-to 16) gives that order without building the full suffix array; the longest common
+doubling (ranks of 1, 2, 4, ... characters; five rounds for pieces of up to 16), each
+round two counting sorts, linear, gives that order without building the full suffix
+array (``np.unique`` sorting each round took three times as long); the longest common
 prefixes of neighbours (capped at ``max_piece_length + 1``) follow, and the nodes are the
-LCP intervals, found with the stack walk ``esaxx`` uses. Both are numba loops. The tests
+LCP intervals, found with the stack walk ``esaxx`` uses. All three are numba loops. The tests
 compare the seed list with one made by brute-force counting of every substring.
 
 Examples
@@ -43,22 +44,47 @@ from rowbook.text.word_counts import as_counted
 __all__ = ["seed_pieces", "substring_nodes", "substring_nodes_reference"]
 
 
-def _prefix_ranks(text: np.ndarray, word_end: np.ndarray, depth: int) -> np.ndarray:
-    """``(n,)`` ranks of each suffix's first ``depth`` characters, cut after its word's ``\\0``."""
-    n = text.size
-    _, rank = np.unique(text, return_inverse=True)
-    rank = rank.astype(np.int64) + 1  # 0: past the end of the word
+@numba.njit(cache=True, inline="always")
+def _counting_sort(key, n_keys, source, out, count):
+    """``out``: ``source`` (positions) stably sorted by ``key[position]`` in ``0 .. n_keys``."""
+    count[: n_keys + 2] = 0
+    for i in source:
+        count[key[i] + 1] += 1
+    for r in range(1, n_keys + 2):
+        count[r] += count[r - 1]
+    for i in source:
+        out[count[key[i]]] = i
+        count[key[i]] += 1
+
+
+@numba.njit(cache=True)
+def _sorted_suffixes(rank, word_end, depth):
+    """``(n,)`` the suffixes sorted by their first ``depth`` characters cut after their word's
+    ``\\0``, ties by position: prefix doubling, each round two stable counting sorts of the
+    pairs ``(rank of the first k characters, rank of the next k)``. ``rank``: each
+    character's rank, from 1 (0: past the end of the word)."""
+    n = rank.size
+    order = np.arange(n)
+    by_second = np.empty(n, np.int64)
+    second = np.zeros(n, np.int64)
+    count = np.empty(n + 2, np.int64)
+    n_ranks = rank.max() if n else 0
     k = 1
-    positions = np.arange(n, dtype=np.int64)
     while k < depth:
-        second = np.zeros(n, dtype=np.int64)
-        inside = positions + k <= word_end  # the k-th next character is still in the word
-        second[inside] = rank[positions[inside] + k]
-        key = rank * (n + 2) + second
-        _, rank = np.unique(key, return_inverse=True)
-        rank = rank.astype(np.int64) + 1
+        for i in range(n):
+            second[i] = rank[i + k] if i + k <= word_end[i] else 0
+        _counting_sort(second, n_ranks, np.arange(n), by_second, count)
+        _counting_sort(rank, n_ranks, by_second, order, count)
+        new_rank = np.empty(n, np.int64)
+        r = 0
+        for j in range(n):
+            i = order[j]
+            if j == 0 or rank[i] != rank[order[j - 1]] or second[i] != second[order[j - 1]]:
+                r += 1
+            new_rank[i] = r
+        rank, n_ranks = new_rank, r
         k *= 2
-    return rank
+    return order
 
 
 @numba.njit(cache=True)
@@ -118,8 +144,10 @@ def substring_nodes(text: np.ndarray, max_length: int) -> tuple[np.ndarray, np.n
     inside = word_of < zeros.size
     ends[inside] = zeros[word_of[inside]]  # (n,) the position of each character's word end
     cap = max_length + 1
-    rank = _prefix_ranks(text, ends, 1 << int(np.ceil(np.log2(cap))))
-    order = np.argsort(rank, kind="stable")  # (n,) suffixes sorted by their first cap characters
+    _, rank = np.unique(text, return_inverse=True)
+    order = _sorted_suffixes(
+        rank.astype(np.int64) + 1, ends, cap
+    )  # (n,) by the first cap characters
     lcp = _lcp(text, ends, order, cap)
     nodes = _intervals(lcp, cap)
     left, right, depth = nodes[:, 0], nodes[:, 1], nodes[:, 2]
@@ -155,16 +183,17 @@ def seed_pieces(
     chars, inverse = np.unique(codes, return_inverse=True)
     weights = np.bincount(inverse, weights=np.repeat(words.counts, lengths).astype(np.float64))
     order = np.lexsort((-chars, -weights))  # count, then code point, both descending
-    seeds = [(chr(int(chars[i])), float(weights[i])) for i in order.tolist()]
-    if lengths.size and len(seeds) < seed_size:
+    pieces = [chr(c) for c in chars[order].tolist()]
+    scores = [weights[order]]
+    if lengths.size and len(pieces) < seed_size:
         text = np.zeros(codes.size + lengths.size, dtype=np.int32)  # each word followed by a 0
         text[np.arange(codes.size) + np.repeat(np.arange(lengths.size), lengths)] = codes
         start, length, count = substring_nodes(text, max_piece_length)
         score = count * length
-        order = np.lexsort((-length, -np.arange(start.size), -score))[: seed_size - len(seeds)]
-        chunks = text.astype(np.uint32).tobytes()
-        for i in order.tolist():
-            s, n = int(start[i]), int(length[i])
-            seeds.append((chunks[4 * s : 4 * (s + n)].decode("utf-32-le"), float(score[i])))
-    total = np.log(sum(s for _, s in seeds))
-    return [(piece, float(np.log(s) - total)) for piece, s in seeds]
+        order = np.lexsort((-length, -np.arange(start.size), -score))[: seed_size - len(pieces)]
+        flat = text.astype(np.uint32).tobytes().decode("utf-32-le", "surrogatepass")
+        where = zip(start[order].tolist(), length[order].tolist(), strict=True)
+        pieces += [flat[s : s + n] for s, n in where]
+        scores.append(score[order].astype(np.float64))
+    scores = np.concatenate(scores)  # (S,) integers, so any order of addition gives the total
+    return list(zip(pieces, (np.log(scores) - np.log(scores.sum())).tolist(), strict=True))

@@ -80,19 +80,7 @@ def _model(wp: Any) -> dict[str, Any]:
 def from_document(cls: Any, d: Any, where: str) -> Any:
     """A :class:`WordPiece` from a ``tokenizer.json`` document (already parsed)."""
     d, model = hf_files.check_document(d, "WordPiece", where)
-    vocab = model.get("vocab")
-    if not isinstance(vocab, dict) or not all(
-        isinstance(i, int) and not isinstance(i, bool) for i in vocab.values()
-    ):
-        raise ValueError(f"{where}: model.vocab must be an object token -> integer id")
-    tokens: list[Any] = [None] * len(vocab)
-    for token, i in vocab.items():
-        if not 0 <= i < len(vocab) or tokens[i] is not None:
-            raise ValueError(
-                f"{where}: model.vocab gives {token!r} the id {i}, which is out of range "
-                f"[0, {len(vocab)}) or taken; ids must be 0 .. {len(vocab) - 1}, each once"
-            )
-        tokens[i] = token
+    tokens = hf_files.model_tokens(model, where)
     params = {
         "unk_token": model.get("unk_token", "[UNK]"),
         "continuing_subword_prefix": model.get("continuing_subword_prefix", "##"),

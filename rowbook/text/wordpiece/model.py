@@ -37,9 +37,11 @@ import numpy as np
 
 from rowbook.checks import InputTypeError, check_int
 from rowbook.text.bert import BertNormalizer, BertPreTokenizer
+from rowbook.text.hf_files import TokenizerJsonFiles
 from rowbook.text.postprocess import Template, WordPieceDecoder
 from rowbook.text.subword_pipeline import SubwordTokenizer
 from rowbook.text.trie import build_trie, codepoints, longest_prefix
+from rowbook.text.wordpiece.files import FILES
 
 __all__ = [
     "BERT_NORMALIZER",
@@ -118,7 +120,7 @@ def encode_word_reference(
     return pieces
 
 
-class WordPiece(SubwordTokenizer):
+class WordPiece(SubwordTokenizer, TokenizerJsonFiles):
     """A WordPiece tokenizer (BERT's), learned with :meth:`fit` or read from a file.
 
     Parameters
@@ -255,33 +257,7 @@ class WordPiece(SubwordTokenizer):
         self._check_fitted()
         write_vocab_txt(self._id_to_token, path)
 
-    def save(self, path: str | os.PathLike) -> None:
-        """Write the versioned rowbook JSON form (a ``tokenizer.json`` inside it, atomic)."""
-        from rowbook.text.wordpiece.files import FILES
-
-        self._check_fitted()
-        FILES.save(self, path)
-
-    @classmethod
-    def load(cls, path: str | os.PathLike) -> WordPiece:
-        """Read a file written by :meth:`save`."""
-        from rowbook.text.wordpiece.files import FILES
-
-        return FILES.load(cls, path)
-
-    def to_tokenizer_json(self, path: str | os.PathLike) -> None:
-        """Write a Hugging Face ``tokenizer.json`` that ``tokenizers.Tokenizer.from_file`` loads."""
-        from rowbook.text.wordpiece.files import FILES
-
-        self._check_fitted()
-        FILES.to_tokenizer_json(self, path)
-
-    @classmethod
-    def from_tokenizer_json(cls, path: str | os.PathLike) -> WordPiece:
-        """Read a Hugging Face ``tokenizer.json`` with a ``WordPiece`` model."""
-        from rowbook.text.wordpiece.files import FILES
-
-        return FILES.from_tokenizer_json(cls, path)
+    _files = FILES  # where its files are read and written (TokenizerJsonFiles)
 
     def get_params(self) -> dict[str, Any]:
         """Constructor parameters."""

@@ -97,15 +97,16 @@ def quantize_matrix(
     rows: np.ndarray,
     method: Method,
     *,
-    m: int | None = None,
-    dsub: int | None = None,
-    nbits: int = 8,
-    qnorm: bool = True,
-    niter: int = 25,
-    seed: int = 1234,
+    m: int | None,
+    dsub: int | None,
+    nbits: int,
+    qnorm: bool,
+    niter: int,
+    seed: int,
 ) -> QuantizedMatrix:
     """The quantised form of ``rows`` (V, d); ``m=None`` and ``dsub=None`` give one tenth of
-    the float32 bytes (``m = 0.4 d`` one-byte codes)."""
+    the float32 bytes (``m = 0.4 d`` one-byte codes). The options and their defaults are
+    :meth:`rowbook.vectors.Vectors.quantize`'s, which passes them all."""
     check_choice("method", method, ("int8", "pq"))
     if method == "int8":
         return Int8Matrix.from_rows(rows)
@@ -157,16 +158,17 @@ def finish_quantized(
     description: str,
     bytes_before: int,
     *,
-    rerank: int | None = None,
-    recall: float | None = None,
-    report: bool = False,
-    analogies: PathLike | None = None,
-    pairs: Sequence[PathLike] = (),
-    queries: int = 200,
-    verbose: bool = True,
+    rerank: int | None,
+    recall: float | None,
+    report: bool,
+    analogies: PathLike | None,
+    pairs: Sequence[PathLike],
+    queries: int,
+    verbose: bool,
 ) -> QuantizedVectors:
     """Link ``quantized`` to ``vectors`` (a fixed ``rerank`` pool, or one measured for
-    ``recall``), count its cost (measured with ``report``), print it (``verbose``); returns it."""
+    ``recall``), count its cost (measured with ``report``), print it (``verbose``); returns it.
+    The options and their defaults are :meth:`rowbook.vectors.Vectors.quantize`'s."""
     if rerank is not None and recall is not None:
         raise ParameterError(
             "recall",

@@ -1,0 +1,153 @@
+"""The classifier's defaults on data they were not chosen on (rows of ``bench_defaults.py``).
+
+:class:`~rowbook.models.FastTextClassifier`'s own choices (the rest are fastText's
+supervised defaults, checked against fastText by ``bench_classifier.py``) were measured on
+the health tweets (16 agencies, about 13 tokens a line):
+
+* ``workers=None`` (every core) and ``batch_words=10_000`` (tokens a job, the unit of
+  threading): the target, training faster on every core than on one at the same
+  precision@1 (within a point), and jobs of 10,000 tokens no slower than of 100,000;
+* :data:`~rowbook.models.fasttext_classifier.prediction.ROWS_A_THREAD`: a prediction thread
+  starts for each 50,000 rows read, about 1 ms of work, so that a second thread pays.
+
+The second data: :func:`bench_classifier.generated_mail` (2 labels, lines of about 200
+tokens) and :func:`generated_topics` (500 labels, about 15 tokens a line).
+"""
+
+from __future__ import annotations
+
+import random
+import statistics
+import time
+
+import numpy as np
+from bench_classifier import generated_mail
+from corpora import healthtweets_labelled
+
+from rowbook import FastTextClassifier
+from rowbook.models.fasttext_classifier import prediction
+
+__all__ = ["fit_rows", "generated_topics", "labelled_sets", "predict_rows"]
+
+Split = tuple[list[str], list[str], list[str], list[str]]  # train texts, labels; test texts, labels
+
+
+def generated_topics(n_lines: int, labels: int = 500, seed: int = 0) -> tuple[list[str], list[str]]:
+    """Short lines of many labels: ``labels`` topics of Zipf(0.7) frequencies, 5-25 tokens a
+    line from a Zipf(1.0) vocabulary of 30,000 made-up words, half of them drawn instead
+    from 20 cue words of the line's topic."""
+    rng = np.random.default_rng(seed)
+    V = 30_000
+    words = np.array([f"{w:x}q" for w in rng.choice(1 << 24, V, replace=False)])
+    base = np.cumsum(1.0 / np.arange(1, V + 1))
+    cues = rng.integers(0, V, (labels, 20))  # (labels, 20)
+    topic_p = 1.0 / np.arange(1, labels + 1) ** 0.7
+    topics = rng.choice(labels, n_lines, p=topic_p / topic_p.sum())
+    texts = []
+    for topic, n in zip(topics, rng.integers(5, 26, n_lines), strict=True):
+        ids = np.searchsorted(base, rng.random(n) * base[-1])
+        cue = rng.random(n) < 1 / 2
+        ids[cue] = cues[topic, rng.integers(0, 20, int(cue.sum()))]
+        texts.append(" ".join(words[ids]))
+    return texts, [f"t{t}" for t in topics]
+
+
+def _split(texts: list[str], labels: list[str], seed: int = 0) -> Split:
+    order = list(range(len(texts)))
+    random.Random(seed).shuffle(order)
+    cut = len(order) * 4 // 5
+    return (
+        [texts[i] for i in order[:cut]],
+        [labels[i] for i in order[:cut]],
+        [texts[i] for i in order[cut:]],
+        [labels[i] for i in order[cut:]],
+    )
+
+
+def labelled_sets(quick: bool) -> dict[str, Split]:
+    """The health tweets the defaults were chosen on, and the two generated sets."""
+    tweets = [(a, " ".join(t)) for a, t in healthtweets_labelled() if t]
+    random.Random(0).shuffle(tweets)
+    tweets = tweets[: 10_000 if quick else None]
+    mail = [line.split(" ", 1) for line in generated_mail(1_000 if quick else 5_000)]
+    topics = generated_topics(4_000 if quick else 30_000)
+    return {
+        "health tweets (16 labels, 13 tokens a line)": _split(
+            [t for _, t in tweets], [a for a, _ in tweets]
+        ),
+        "generated mail (2 labels, 200 tokens a line)": _split(
+            [t for _, t in mail], [label.removeprefix("__label__") for label, _ in mail]
+        ),
+        "generated topics (500 labels, 15 tokens a line)": _split(*topics),
+    }
+
+
+def fit_rows(sets: dict[str, Split], repeat: int) -> list[tuple[str, dict[str, tuple]]]:
+    """(data, {setting: (median fit seconds, precision@1)}) for every core with the default
+    jobs, one worker, and every core with jobs of 100,000 tokens; fits interleaved."""
+    settings = {
+        "every core, jobs of 10,000": {},
+        "one worker": {"workers": 1},
+        "every core, jobs of 100,000": {"batch_words": 100_000},
+    }
+    rows = []
+    FastTextClassifier(epochs=1).fit(["a b", "c d"], ["x", "y"])  # compile outside the timers
+    for name, (train, train_y, test, test_y) in sets.items():
+        seconds: dict[str, list[float]] = {s: [] for s in settings}
+        precision: dict[str, list[float]] = {s: [] for s in settings}
+        for _ in range(repeat):
+            for setting, options in settings.items():
+                start = time.perf_counter()
+                model = FastTextClassifier(**options).fit(train, train_y)
+                seconds[setting].append(time.perf_counter() - start)
+                precision[setting].append(model.test(test, test_y).precision)
+        rows.append(
+            (
+                name,
+                {
+                    s: (statistics.median(seconds[s]), statistics.median(precision[s]))
+                    for s in settings
+                },
+            )
+        )
+    return rows
+
+
+def _predict_ms(model, state, encoded, threads: int, repeat: int, clock=time.perf_counter) -> float:
+    model.workers = threads
+    saved, prediction.ROWS_A_THREAD = prediction.ROWS_A_THREAD, 1  # as many threads as asked
+    try:
+        times = []
+        for _ in range(repeat + 1):
+            start = clock()
+            prediction.predictions(model, state, encoded, 1, 0.0)
+            times.append(clock() - start)
+    finally:
+        prediction.ROWS_A_THREAD = saved
+    return 1e3 * statistics.median(times[1:])
+
+
+def predict_rows(sets: dict[str, Split], repeat: int) -> list[tuple]:
+    """(data, CPU ms of one thread for ROWS_A_THREAD input rows, for ROWS_A_THREAD rows read, the
+    lines of 2 x ROWS_A_THREAD rows read: ms on one thread, on two, the threads the old rule
+    (input rows only) chose there)."""
+    rows = []
+    for name, (train, train_y, test, _) in sets.items():
+        model = FastTextClassifier(workers=1).fit(train, train_y)
+        state, encoded = model._encode_texts(test)
+        n_in, n_lines = len(encoded.input_ids), len(encoded.input_starts) - 1
+        read = n_in + n_lines * len(state.labels)
+        one = _predict_ms(model, state, encoded, 1, repeat, time.process_time)  # CPU: steadier
+        per_input, per_read = (
+            one * prediction.ROWS_A_THREAD / n_in,
+            one * prediction.ROWS_A_THREAD / read,
+        )
+        # the first lines holding twice the rows read that start a second thread
+        reads = np.diff(encoded.input_starts) + len(state.labels)
+        lines = int(np.searchsorted(np.cumsum(reads), 2 * prediction.ROWS_A_THREAD)) + 1
+        _, part = model._encode_texts(test[:lines])
+        at_one = _predict_ms(model, state, part, 1, 5 * repeat)
+        at_two = _predict_ms(model, state, part, 2, 5 * repeat)
+        old = max(1, min(2, len(part.input_ids) // prediction.ROWS_A_THREAD))
+        rows.append((name, per_input, per_read, lines, at_one, at_two, old))
+    return rows

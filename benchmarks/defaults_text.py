@@ -1,0 +1,108 @@
+"""The tokenizers' encoding defaults on text they were not chosen on (rows of ``bench_defaults.py``).
+
+``ByteLevelBPE.encode_batch`` (:mod:`rowbook.text.bpe.batch`) stays on the calling thread
+below :data:`~rowbook.text.bpe.batch.THREAD_CHARS` = 65,536 characters (GPT-2's settings:
+threads share the compiled pass) and in the calling process below
+:data:`~rowbook.text.bpe.batch.POOL_CHARS` = 1,048,576 (other settings: forked processes),
+both chosen on NewsArticles with a model trained on it. The target: below the cut-off
+another thread (process) would not pay; from it, it does. Measured on the text the cut-offs
+were chosen on and on three others, each with a byte-level BPE of 8,000 entries trained on
+its own first 2 MB: the health tweets, Han text without spaces (a line's words run together,
+so GPT-2's pattern makes each clause one long word), and long agglutinative-like words.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Iterator
+
+import corpora
+import numpy as np
+
+from rowbook.text import ByteLevelBPE
+from rowbook.text.bpe import batch
+
+__all__ = ["cutoff_rows", "text_kinds"]
+
+TRAIN_CHARS = 2_000_000
+THREAD_SIZES = (16_384, 32_768, 65_536, 131_072, 262_144)
+POOL_SIZES = (524_288, 1_048_576, 2_097_152)
+
+
+def text_kinds(generated_text: Callable[..., str], tweets: Callable[[], str]) -> dict[str, list]:
+    """Each kind of text as lines, at least ``TRAIN_CHARS`` + 2M characters."""
+    return {
+        "NewsArticles": corpora.newsarticles_lines(),
+        "health tweets": tweets().splitlines(),
+        "Han text, no spaces": generated_text("han", 2_000_000).splitlines(),
+        "long agglutinative-like words": generated_text("long", 600_000).splitlines(),
+    }
+
+
+def _first_chars(lines: list[str], chars: int) -> list[str]:
+    out, n = [], 0
+    for line in lines:
+        if n >= chars:
+            break
+        out.append(line)
+        n += len(line)
+    return out
+
+
+def _encode(bpe: ByteLevelBPE, texts: list[str], workers: int, cold: bool) -> None:
+    if cold:
+        bpe._encoder.cache.clear()
+    saved = batch.THREAD_CHARS, batch.POOL_CHARS
+    batch.THREAD_CHARS = batch.POOL_CHARS = 0  # the workers asked for, whatever the size
+    try:
+        bpe.encode_batch(texts, workers=workers)
+    finally:
+        batch.THREAD_CHARS, batch.POOL_CHARS = saved
+
+
+def _times(fns: dict[str, Callable[[], object]], repeat: int) -> dict[str, tuple[float, float]]:
+    """{name: (median wall ms, median CPU ms of this process)}, the functions in turn, after
+    one warm-up round. A forked worker's CPU time is not this process's: for processes only
+    the wall time says anything."""
+    walls: dict[str, list[float]] = {name: [] for name in fns}
+    cpus: dict[str, list[float]] = {name: [] for name in fns}
+    for r in range(repeat + 1):
+        for name, fn in fns.items():
+            wall, cpu = time.perf_counter(), time.process_time()
+            fn()
+            if r:
+                walls[name].append(1e3 * (time.perf_counter() - wall))
+                cpus[name].append(1e3 * (time.process_time() - cpu))
+    return {name: (float(np.median(walls[name])), float(np.median(cpus[name]))) for name in fns}
+
+
+def _sizes(bpe: ByteLevelBPE, lines: list[str], sizes, repeat: int) -> Iterator[tuple]:
+    """(size, mode, {"one" | "two": (wall ms, CPU ms)}) for each size, cold cache and warm."""
+    for size in sizes:
+        texts = _first_chars(lines, size)
+        for mode in ("cold", "warm"):
+            cold = mode == "cold"
+            bpe.encode_batch(texts, workers=1)  # warm: every word in the model's cache
+            fns = {
+                "one": lambda t=texts, c=cold: _encode(bpe, t, 1, c),
+                "two": lambda t=texts, c=cold: _encode(bpe, t, 2, c),
+            }
+            yield size, mode, _times(fns, repeat)
+
+
+def cutoff_rows(kinds: dict[str, list], repeat: int, pool: bool) -> Iterator[tuple]:
+    """(text, characters a word, setting, size, mode, times) for every kind, as measured:
+    GPT-2's settings (threads) and, with ``pool``, a prefix space (processes, a third of
+    ``repeat``: each call forks)."""
+    for name, lines in kinds.items():
+        train = _first_chars(lines, TRAIN_CHARS)
+        rest = lines[len(train) :]
+        bpe = ByteLevelBPE().fit(train, 8_000)
+        sample = rest[:2000]  # characters a word of GPT-2's pattern (its leading space too)
+        per_word = sum(map(len, sample)) / sum(len(bpe._pretokenizer.split(t)) for t in sample)
+        for row in _sizes(bpe, rest, THREAD_SIZES, repeat):
+            yield (name, per_word, "threads", *row)
+        if pool:
+            spaced = ByteLevelBPE(add_prefix_space=True).fit(train, 8_000)
+            for row in _sizes(spaced, rest, POOL_SIZES, max(3, repeat // 3)):
+                yield (name, per_word, "processes", *row)
