@@ -72,7 +72,10 @@ def kernel_cost(sentences: list[list[str]], repeat: int) -> dict[str, tuple[floa
     from rowbook.data.corpus import encode_corpus
     from rowbook.data.sampling import negative_guide, negative_table, sample_thresholds
     from rowbook.models.word_vectors.telemetry import new_telemetry
-    from rowbook.models.word_vectors.word2vec_batched_kernels import train_job_batched
+    from rowbook.models.word_vectors.word2vec_batched_kernels import (
+        SHARED_WINDOWS,
+        train_job_batched,
+    )
     from rowbook.models.word_vectors.word2vec_kernels import train_job
     from rowbook.models.word_vectors.word2vec_training import initial_tables, job_plan
 
@@ -85,7 +88,9 @@ def kernel_cost(sentences: list[list[str]], repeat: int) -> dict[str, tuple[floa
     sampling = (sample_thresholds(vocab.counts, SETTINGS["sample"]), True)
     d, window, lr = SETTINGS["vector_size"], SETTINGS["window"], 0.0125
     kernels = {
-        "batched": lambda *head, lr, seed, stats: train_job_batched(*head, lr, seed, False, stats),
+        "batched": lambda *head, lr, seed, stats: train_job_batched(
+            *head, SHARED_WINDOWS, lr, seed, False, stats
+        ),
         "classic": lambda *head, lr, seed, stats: train_job(
             *head, True, True, lr, seed, False, stats
         ),

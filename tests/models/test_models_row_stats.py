@@ -162,7 +162,7 @@ def _word2vec_kernels():
         "cbow classic, sum": (train_job, (False, False), reference, word2vec_reference),
         "skipgram batched": (
             train_job_batched,
-            (),
+            (2,),  # two windows a draw of negatives
             word2vec_batched_reference.train_job_batched_reference,
             word2vec_batched_reference,
         ),
