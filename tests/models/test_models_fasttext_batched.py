@@ -1,4 +1,5 @@
-"""FastText's minibatched skip-gram kernel against its NumPy reference, draw for draw."""
+"""FastText's minibatched kernels against their NumPy references, draw for draw: skip-gram's
+(a window a minibatch) and CBOW's (word2vec's minibatched CBOW over bags)."""
 
 from __future__ import annotations
 
@@ -12,6 +13,7 @@ from rowbook.data import negative_guide, negative_table, sample_thresholds
 from rowbook.data.corpus import read_corpus
 from rowbook.data.morphology import HELD_OUT_SUFFIX, made_up_stems, morphology_corpus
 from rowbook.data.sampling import job_seed
+from rowbook.io import load_state, save_state
 from rowbook.models import FastText
 from rowbook.models.word_vectors.fasttext_batched_kernels import train_job_batched, window_targets
 from rowbook.models.word_vectors.fasttext_batched_reference import (
@@ -19,6 +21,10 @@ from rowbook.models.word_vectors.fasttext_batched_reference import (
     window_targets_reference,
 )
 from rowbook.models.word_vectors.fasttext_kernels import train_job
+from rowbook.models.word_vectors.word2vec_batched_cbow_kernels import train_job_batched_cbow
+from rowbook.models.word_vectors.word2vec_batched_cbow_reference import (
+    train_job_batched_cbow_reference,
+)
 from rowbook.models.word_vectors.word2vec_reference import draw_negatives_reference
 from rowbook.text.char_ngrams import subword_table
 
@@ -75,6 +81,45 @@ def test_batched_job_differs_from_the_classic_one():
     classic_out = (rest[2][0].copy(), *rest[2][1:])
     train_job_batched(*head, *rest, 4, 0.05, 9)
     train_job(*classic, *rest[:2], classic_out, 4, True, 0.05, 9)
+    assert not np.allclose(head[0], classic[0], atol=1e-6)
+
+
+@pytest.mark.parametrize(("use_sample", "batch"), [(True, 8), (False, 3), (True, 1)])
+@pytest.mark.parametrize("negative", [5, 15])
+def test_batched_cbow_job_matches_reference(use_sample, batch, negative):
+    """CBOW's minibatch over bags: ``batch`` windows far apart, each ``h`` one mean over its
+    context words' bags, every row of those bags taking the window's step."""
+    head, (thresholds, use, out) = _job(use_sample, negative)
+    W_in, bag_starts, bag_ids, *corpus = head
+    W_out = out[0]
+    before_in, before_out = W_in.copy(), W_out.copy()
+    ref_in, ref_out = W_in.copy(), W_out.copy()
+    rest = (4, True, True, batch, 0.05, job_seed(1, 0, 0))
+    bags = (bag_starts, bag_ids)
+    n, _ = train_job_batched_cbow(
+        W_in, *corpus, thresholds, use, out, None, *rest, False, None, bags
+    )
+    ref_out_args = (ref_out, *out[1:])
+    n_ref = train_job_batched_cbow_reference(
+        ref_in, *corpus, thresholds, use, ref_out_args, None, *rest, bags
+    )
+    assert n == n_ref > 0
+    assert not np.allclose(W_in, before_in) and not np.allclose(W_out, before_out)
+    np.testing.assert_allclose(W_in, ref_in, rtol=1e-4, atol=1e-6)
+    np.testing.assert_allclose(W_out, ref_out, rtol=1e-4, atol=1e-6)
+    n_words = len(before_out)
+    assert np.any(W_in[n_words:] != before_in[n_words:])  # n-gram rows were trained
+
+
+def test_batched_cbow_job_differs_from_the_classic_one():
+    """Shared negatives and one snapshot per minibatch: another algorithm, not a reordering."""
+    head, rest = _job(True)
+    classic = (head[0].copy(), *head[1:])
+    classic_out = (rest[2][0].copy(), *rest[2][1:])
+    W_in, bag_starts, bag_ids, *corpus = head
+    bags = (bag_starts, bag_ids)
+    train_job_batched_cbow(W_in, *corpus, *rest, None, 4, True, True, 8, 0.05, 9, False, None, bags)
+    train_job(*classic, *rest[:2], classic_out, 4, False, 0.05, 9)
     assert not np.allclose(head[0], classic[0], atol=1e-6)
 
 
@@ -136,12 +181,14 @@ def test_the_kernel_is_validated_and_a_parameter():
     assert model.get_params()["kernel"] == "classic" and "kernel='classic'" in repr(model)
 
 
-def test_cbow_trains_the_same_with_either_kernel():
-    """The minibatch is skip-gram's: CBOW runs the classic kernel under either name."""
-    params = {**SMALL, "architecture": "cbow", "epochs": 1}
-    a = FastText(**params, kernel="batched").fit(CORPUS[:300])
-    b = FastText(**params, kernel="classic").fit(CORPUS[:300])
-    assert np.array_equal(a.W_in_, b.W_in_)
+def test_cbow_trains_with_the_batched_kernel():
+    params = {**SMALL, "architecture": "cbow"}
+    batched = FastText(**params, kernel="batched").fit(CORPUS)
+    classic = FastText(**params, kernel="classic").fit(CORPUS)
+    assert not np.array_equal(batched.W_in_, classic.W_in_)
+    assert _stem_hits(batched.vectors) >= 0.9
+    again = FastText(**params, kernel="batched").fit(CORPUS)
+    assert np.array_equal(again.W_in_, batched.W_in_)  # one worker: bit-identical
 
 
 def test_save_load_keeps_the_kernel_and_its_next_step(tmp_path):
@@ -166,3 +213,33 @@ def test_a_file_saved_before_the_option_loads_with_the_classic_kernel():
     saved = Path(__file__).parent / "saved_by_0_1" / "FastText.npz"
     model = FastText.load(saved)
     assert model.kernel == "classic"
+
+
+def _as_saved_by_version_2(path: Path) -> None:
+    """Rewrite a file as state version 2 wrote it: the same fields, the version number 2."""
+    document = load_state(path, kind="model")
+    document["state_version"] = 2
+    document["params"]["kernel"] = "batched"  # version 2's default: classic for CBOW
+    save_state(path, document, kind="model")
+
+
+def test_a_cbow_file_of_version_2_loads_and_resumes_with_the_classic_kernel(tmp_path):
+    """Version 2's "batched" trained CBOW with the classic kernel: such a file keeps it."""
+    params = {**SMALL, "architecture": "cbow", "epochs": 1}
+    classic = FastText(**params, kernel="classic").fit(CORPUS[:500])
+    path = tmp_path / "cbow.npz"
+    classic.save(path)
+    _as_saved_by_version_2(path)
+    loaded = FastText.load(path)
+    assert loaded.kernel == "classic"
+    loaded.train(CORPUS[:500], epochs=1)
+    classic.train(CORPUS[:500], epochs=1)
+    assert np.array_equal(loaded.W_in_, classic.W_in_)
+
+
+def test_a_skipgram_file_of_version_2_keeps_the_batched_kernel(tmp_path):
+    model = FastText(**{**SMALL, "epochs": 1}, kernel="batched").fit(CORPUS[:300])
+    path = tmp_path / "sg.npz"
+    model.save(path)
+    _as_saved_by_version_2(path)
+    assert FastText.load(path).kernel == "batched"

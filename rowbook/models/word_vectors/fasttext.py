@@ -131,9 +131,10 @@ class FastText(Word2Vec):
     max_vocab_size: ClassVar[None] = None
     hierarchical_softmax: ClassVar[bool] = False
     cbow_mean: ClassVar[bool] = True
-    #: 2: ``kernel`` joined the parameters (files before it trained with the classic kernel,
-    #: and load with it: :meth:`Word2Vec._upgrade`).
-    _state_version: ClassVar[int] = 2
+    #: 2: ``kernel`` joined the parameters (files before it trained with the classic kernel);
+    #: 3: ``kernel="batched"`` minibatches CBOW too (version 2 trained CBOW classic). Both
+    #: load with the kernel they trained with: :meth:`Word2Vec._upgrade`.
+    _state_version: ClassVar[int] = 3
     shrink_windows: ClassVar[bool] = True
     compute_loss: ClassVar[bool] = False
 
@@ -232,7 +233,7 @@ class FastText(Word2Vec):
             out=out,
             window=self.window,
             skipgram=self.architecture == "skipgram",
-            batched=self.architecture == "skipgram" and self.kernel == "batched",
+            batched=self.kernel == "batched",
         )
 
         def step(j: int, lr: float, seed: int, stats: Any) -> float:
