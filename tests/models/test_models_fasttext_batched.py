@@ -13,7 +13,6 @@ from rowbook.data import negative_guide, negative_table, sample_thresholds
 from rowbook.data.corpus import read_corpus
 from rowbook.data.morphology import HELD_OUT_SUFFIX, made_up_stems, morphology_corpus
 from rowbook.data.sampling import job_seed
-from rowbook.io import load_state, save_state
 from rowbook.models import FastText
 from rowbook.models.word_vectors.fasttext_batched_kernels import train_job_batched, window_targets
 from rowbook.models.word_vectors.fasttext_batched_reference import (
@@ -53,25 +52,37 @@ def _job(use_sample: bool, negative: int = 5):
     return head, (sample_thresholds(vocab.counts, 1e-2), use_sample, out)
 
 
-@pytest.mark.parametrize("use_sample", [True, False])
-@pytest.mark.parametrize("negative", [5, 15])
-def test_batched_job_matches_reference(use_sample, negative):
+def _assert_matches_reference(kernel, reference, use_sample, negative):
+    """``kernel`` and ``reference`` (each called as ``f(head, thresholds, use_sample, out)``)
+    on copies of one job's tables: the same words trained, the same tables to float32
+    tolerance, and the n-gram rows trained."""
     head, (thresholds, use, out) = _job(use_sample, negative)
     W_in, W_out = head[0], out[0]
     before_in, before_out = W_in.copy(), W_out.copy()
-    ref_in, ref_out = W_in.copy(), W_out.copy()
-    seed = job_seed(1, 0, 0)
-    n = train_job_batched(*head, thresholds, use, out, 4, 0.05, seed)
-    ref_head = (ref_in, *head[1:])
-    n_ref = fasttext_job_batched_reference(
-        *ref_head, thresholds, use, (ref_out, out[1], None, negative), 4, 0.05, seed
-    )
+    ref_head = (W_in.copy(), *head[1:])
+    ref_out = (W_out.copy(), out[1], None, negative)
+    n = kernel(head, thresholds, use, out)
+    n_ref = reference(ref_head, thresholds, use, ref_out)
     assert n == n_ref > 0
     assert not np.allclose(W_in, before_in) and not np.allclose(W_out, before_out)
-    np.testing.assert_allclose(W_in, ref_in, rtol=1e-4, atol=1e-6)
-    np.testing.assert_allclose(W_out, ref_out, rtol=1e-4, atol=1e-6)
+    np.testing.assert_allclose(W_in, ref_head[0], rtol=1e-4, atol=1e-6)
+    np.testing.assert_allclose(W_out, ref_out[0], rtol=1e-4, atol=1e-6)
     n_words = len(before_out)
     assert np.any(W_in[n_words:] != before_in[n_words:])  # n-gram rows were trained
+
+
+@pytest.mark.parametrize("use_sample", [True, False])
+@pytest.mark.parametrize("negative", [5, 15])
+def test_batched_job_matches_reference(use_sample, negative):
+    seed = job_seed(1, 0, 0)
+
+    def kernel(head, *sampling):
+        return train_job_batched(*head, *sampling, 4, 0.05, seed)
+
+    def reference(head, *sampling):
+        return fasttext_job_batched_reference(*head, *sampling, 4, 0.05, seed)
+
+    _assert_matches_reference(kernel, reference, use_sample, negative)
 
 
 def test_batched_job_differs_from_the_classic_one():
@@ -89,26 +100,19 @@ def test_batched_job_differs_from_the_classic_one():
 def test_batched_cbow_job_matches_reference(use_sample, batch, negative):
     """CBOW's minibatch over bags: ``batch`` windows far apart, each ``h`` one mean over its
     context words' bags, every row of those bags taking the window's step."""
-    head, (thresholds, use, out) = _job(use_sample, negative)
-    W_in, bag_starts, bag_ids, *corpus = head
-    W_out = out[0]
-    before_in, before_out = W_in.copy(), W_out.copy()
-    ref_in, ref_out = W_in.copy(), W_out.copy()
-    rest = (4, True, True, batch, 0.05, job_seed(1, 0, 0))
-    bags = (bag_starts, bag_ids)
-    n, _ = train_job_batched_cbow(
-        W_in, *corpus, thresholds, use, out, None, *rest, False, None, bags
-    )
-    ref_out_args = (ref_out, *out[1:])
-    n_ref = train_job_batched_cbow_reference(
-        ref_in, *corpus, thresholds, use, ref_out_args, None, *rest, bags
-    )
-    assert n == n_ref > 0
-    assert not np.allclose(W_in, before_in) and not np.allclose(W_out, before_out)
-    np.testing.assert_allclose(W_in, ref_in, rtol=1e-4, atol=1e-6)
-    np.testing.assert_allclose(W_out, ref_out, rtol=1e-4, atol=1e-6)
-    n_words = len(before_out)
-    assert np.any(W_in[n_words:] != before_in[n_words:])  # n-gram rows were trained
+    rest = (4, True, True, batch, 0.05, job_seed(1, 0, 0))  # window, shrink, mean, batch, lr, seed
+
+    def kernel(head, *sampling):
+        W_in, bag_starts, bag_ids, *corpus = head
+        bags = (bag_starts, bag_ids)
+        return train_job_batched_cbow(W_in, *corpus, *sampling, None, *rest, False, None, bags)[0]
+
+    def reference(head, *sampling):
+        W_in, bag_starts, bag_ids, *corpus = head
+        bags = (bag_starts, bag_ids)
+        return train_job_batched_cbow_reference(W_in, *corpus, *sampling, None, *rest, bags)
+
+    _assert_matches_reference(kernel, reference, use_sample, negative)
 
 
 def test_batched_cbow_job_differs_from_the_classic_one():
@@ -162,12 +166,14 @@ def _stem_hits(vectors) -> float:
     return float(np.mean(np.argmax(Q @ S.T, axis=1) == np.arange(len(stems))))
 
 
-def test_the_model_trains_with_the_batched_kernel():
-    batched = FastText(**SMALL, kernel="batched").fit(CORPUS)
-    classic = FastText(**SMALL, kernel="classic").fit(CORPUS)
+@pytest.mark.parametrize("architecture", ["skipgram", "cbow"])
+def test_the_model_trains_with_the_batched_kernel(architecture):
+    params = {**SMALL, "architecture": architecture}
+    batched = FastText(**params, kernel="batched").fit(CORPUS)
+    classic = FastText(**params, kernel="classic").fit(CORPUS)
     assert not np.array_equal(batched.W_in_, classic.W_in_)
     assert _stem_hits(batched.vectors) >= 0.9
-    again = FastText(**SMALL, kernel="batched").fit(CORPUS)
+    again = FastText(**params, kernel="batched").fit(CORPUS)
     assert np.array_equal(again.W_in_, batched.W_in_)  # one worker: bit-identical
 
 
@@ -179,16 +185,6 @@ def test_the_kernel_is_validated_and_a_parameter():
     assert FastText().kernel == "batched"  # the default, chosen by measurement (docs/cores.md)
     model = FastText(kernel="classic")
     assert model.get_params()["kernel"] == "classic" and "kernel='classic'" in repr(model)
-
-
-def test_cbow_trains_with_the_batched_kernel():
-    params = {**SMALL, "architecture": "cbow"}
-    batched = FastText(**params, kernel="batched").fit(CORPUS)
-    classic = FastText(**params, kernel="classic").fit(CORPUS)
-    assert not np.array_equal(batched.W_in_, classic.W_in_)
-    assert _stem_hits(batched.vectors) >= 0.9
-    again = FastText(**params, kernel="batched").fit(CORPUS)
-    assert np.array_equal(again.W_in_, batched.W_in_)  # one worker: bit-identical
 
 
 def test_save_load_keeps_the_kernel_and_its_next_step(tmp_path):
@@ -215,21 +211,15 @@ def test_a_file_saved_before_the_option_loads_with_the_classic_kernel():
     assert model.kernel == "classic"
 
 
-def _as_saved_by_version_2(path: Path) -> None:
-    """Rewrite a file as state version 2 wrote it: the same fields, the version number 2."""
-    document = load_state(path, kind="model")
-    document["state_version"] = 2
-    document["params"]["kernel"] = "batched"  # version 2's default: classic for CBOW
-    save_state(path, document, kind="model")
-
-
-def test_a_cbow_file_of_version_2_loads_and_resumes_with_the_classic_kernel(tmp_path):
+def test_a_cbow_file_of_version_2_loads_and_resumes_with_the_classic_kernel(
+    tmp_path, as_saved_by_version_2
+):
     """Version 2's "batched" trained CBOW with the classic kernel: such a file keeps it."""
     params = {**SMALL, "architecture": "cbow", "epochs": 1}
     classic = FastText(**params, kernel="classic").fit(CORPUS[:500])
     path = tmp_path / "cbow.npz"
     classic.save(path)
-    _as_saved_by_version_2(path)
+    as_saved_by_version_2(path)
     loaded = FastText.load(path)
     assert loaded.kernel == "classic"
     loaded.train(CORPUS[:500], epochs=1)
@@ -237,9 +227,9 @@ def test_a_cbow_file_of_version_2_loads_and_resumes_with_the_classic_kernel(tmp_
     assert np.array_equal(loaded.W_in_, classic.W_in_)
 
 
-def test_a_skipgram_file_of_version_2_keeps_the_batched_kernel(tmp_path):
+def test_a_skipgram_file_of_version_2_keeps_the_batched_kernel(tmp_path, as_saved_by_version_2):
     model = FastText(**{**SMALL, "epochs": 1}, kernel="batched").fit(CORPUS[:300])
     path = tmp_path / "sg.npz"
     model.save(path)
-    _as_saved_by_version_2(path)
+    as_saved_by_version_2(path)
     assert FastText.load(path).kernel == "batched"
