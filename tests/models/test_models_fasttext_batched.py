@@ -182,9 +182,18 @@ def test_the_kernel_is_validated_and_a_parameter():
         ParameterError, match="kernel must be one of 'batched', 'classic', got 'fast'"
     ):
         FastText(kernel="fast")
-    assert FastText().kernel == "batched"  # the default, chosen by measurement (docs/cores.md)
     model = FastText(kernel="classic")
     assert model.get_params()["kernel"] == "classic" and "kernel='classic'" in repr(model)
+
+
+@pytest.mark.parametrize(("architecture", "kernel"), [("skipgram", "batched"), ("cbow", "classic")])
+def test_the_default_kernel_is_chosen_by_architecture(architecture, kernel):
+    """``kernel=None`` (the default): skip-gram's minibatch, CBOW's classic steps (the
+    choice measured in docs/cores.md)."""
+    params = {**SMALL, "architecture": architecture, "epochs": 1}
+    default = FastText(**params).fit(CORPUS[:300])
+    chosen = FastText(**params, kernel=kernel).fit(CORPUS[:300])
+    assert default.kernel is None and np.array_equal(default.W_in_, chosen.W_in_)
 
 
 def test_save_load_keeps_the_kernel_and_its_next_step(tmp_path):

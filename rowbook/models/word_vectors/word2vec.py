@@ -180,7 +180,7 @@ class Word2Vec(WordVectorModel):
 
     def _check_params(self) -> None:
         check_choice("architecture", self.architecture, ("skipgram", "cbow"))
-        check_choice("kernel", self.kernel, ("batched", "classic"))
+        check_choice("kernel", self._kernel, ("batched", "classic"))
         for name, minimum in (
             ("vector_size", 1),
             ("window", 1),
@@ -209,6 +209,11 @@ class Word2Vec(WordVectorModel):
     @property
     def _start_lr(self) -> float:
         return DEFAULT_LR[self.architecture] if self.lr is None else self.lr
+
+    @property
+    def _kernel(self) -> str:
+        """The kernel that steps: ``kernel`` (FastText chooses one for ``None``)."""
+        return self.kernel
 
     @classmethod
     def _upgrade(cls, params: dict[str, Any], state: dict[str, Any], version: int):
