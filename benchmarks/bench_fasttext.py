@@ -15,12 +15,15 @@ memory it had before training (imports), then the scores:
   the vocabulary (3CosAdd on unit vectors, the question words excluded), so a question
   whose answer is not in the vocabulary counts as wrong.
 
-Skip-gram runs rowbook with each kernel (``FastText(kernel="classic")``, fastText's per-pair
-steps, and ``"batched"``, a window as one minibatch with shared negatives), CBOW with the
-default. Speed is corpus tokens x epochs / fit time: the median over ``--seeds`` runs; scores
-are their mean. Run ``python benchmarks/bench_fasttext.py`` (``--quick``: 300 documents, one
-epoch, one seed, 100k buckets; ``--quality``: only skip-gram's two kernels, 3 seeds, on
-NewsArticles and on the health tweets, the measurement behind ``FastText``'s default kernel).
+Each architecture runs rowbook with each kernel (``FastText(kernel="classic")``, fastText's
+steps, and ``"batched"``: in skip-gram a window as one minibatch, in CBOW 8 windows far apart
+against shared negatives). Speed is corpus tokens x epochs / fit time: the median over
+``--seeds`` runs; scores are their mean. Run ``python benchmarks/bench_fasttext.py``
+(``--architectures cbow``: CBOW only; ``--quick``: 300 documents, one epoch, one seed, 100k
+buckets; ``--quality``: only rowbook's two kernels, 3 seeds, on NewsArticles and on the
+health tweets, the measurement behind ``FastText``'s default kernel; ``--kernels``: the
+kernels alone, one thread, and CBOW's GFLOP/s: ``(1 + negative) 6 d`` a window for its
+targets and ``2 d`` a row of its context words' bags, the mean and the scatter of the step).
 """
 
 from __future__ import annotations
@@ -38,6 +41,7 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
+from benchmarks.bench_anchors import FLOP_PER_CYCLE, clock_ghz
 from benchmarks.bench_word2vec import _test_data, gensim_scores
 from benchmarks.corpora import cache_dir, healthtweets_tokens, newsarticles_tokens
 from benchmarks.timing import machine, print_targets
@@ -178,8 +182,8 @@ def _mean(runs: list[dict]) -> dict:
     return mean
 
 
-def kernel_quality(seeds: int, params: dict) -> list[tuple[str, float, float]]:
-    """Skip-gram's classic and batched kernels (2 workers) on NewsArticles and the health
+def kernel_quality(seeds: int, params: dict, arch: str) -> list[tuple[str, float, float]]:
+    """The classic and batched kernels of ``arch`` (2 workers) on NewsArticles and the health
     tweets: mean scores and fit time over ``seeds``; returns the targets (batched - classic)."""
     targets = []
     for name, sentences, file in (
@@ -188,36 +192,45 @@ def kernel_quality(seeds: int, params: dict) -> list[tuple[str, float, float]]:
     ):
         corpus = _corpus_file(sentences, file)
         print(
-            f"\n### Skip-gram's kernels on {name} ({sum(map(len, sentences)):,} tokens, "
+            f"\n### {arch}'s kernels on {name} ({sum(map(len, sentences)):,} tokens, "
             f"{seeds} seeds, load {_load()})\n"
         )
         print("| kernel | fit s (median) | analogy | WS353 | SimLex | all questions |")
         print("|---|---:|---:|---:|---:|---:|")
         scores = {}
         for kernel in ("classic", "batched"):
-            m = _mean_runs(f"rowbook-{kernel}", "skipgram", seeds, corpus, params)
+            m = _mean_runs(f"rowbook-{kernel}", arch, seeds, corpus, params)
             scores[kernel] = m
             print(
                 f"| {kernel} | {m['seconds']:.1f} | {m['analogy']:.3f} | {m['ws353']:.3f} | "
                 f"{m['simlex']:.3f} | {m['all_questions']:.3f} |"
             )
         targets += [
-            (f"{name}: {k} batched - classic", scores["batched"][k] - scores["classic"][k], -0.01)
+            (
+                f"{arch}, {name}: {k} batched - classic",
+                scores["batched"][k] - scores["classic"][k],
+                -0.01,
+            )
             for k in ("analogy", "ws353", "simlex")
         ]
     print(f"\nload after: {_load()}")
     return targets
 
 
-def kernel_seconds(sentences: list[list[str]], name: str, repeat: int = 3) -> None:
-    """CPU seconds of one epoch of each skip-gram kernel alone (one thread, after a first
-    epoch), at the benchmark's settings; prints a table row."""
+def kernel_seconds(sentences: list[list[str]], name: str, arch: str, repeat: int = 3) -> None:
+    """CPU seconds of one epoch of each kernel of ``arch`` alone (one thread, after a first
+    epoch), at the benchmark's settings; prints a table row (for CBOW with the GFLOP/s of
+    :func:`cbow_epoch_flop`)."""
     from rowbook.data.corpus import read_corpus
     from rowbook.data.sampling import negative_guide, negative_table, sample_thresholds
     from rowbook.models import FastText
     from rowbook.models.word_vectors.fasttext import initial_input
     from rowbook.models.word_vectors.fasttext_batched_kernels import train_job_batched
     from rowbook.models.word_vectors.fasttext_kernels import train_job
+    from rowbook.models.word_vectors.word2vec_batched_cbow_kernels import (
+        CBOW_BATCH,
+        train_job_batched_cbow,
+    )
     from rowbook.text.char_ngrams import subword_table
 
     model = FastText(**{ROWBOOK_NAMES[k]: v for k, v in PARAMS.items()})
@@ -229,16 +242,25 @@ def kernel_seconds(sentences: list[list[str]], name: str, repeat: int = 3) -> No
     thresholds = sample_thresholds(vocab.counts, model.sample)
     ids, starts = encoded.sentences(0, len(encoded.raw_lengths))
     W_in0, n = initial_input(1, vocab.keys, model), len(starts) - 1
+    skipgram = arch == "skipgram"
 
     def epoch(batched: bool) -> float:
         W_in, W_out = W_in0.copy(), np.zeros((len(vocab), model.vector_size), np.float32)
         out = (W_out, table, negative_guide(table), model.negative)
-        head = (W_in, bag_starts, bag_ids, ids, starts, 0, n, thresholds, True, out, model.window)
-        run = (
-            (lambda lr, seed: train_job_batched(*head, lr, seed))
-            if batched
-            else (lambda lr, seed: train_job(*head, True, lr, seed))
-        )
+        corpus = (ids, starts, 0, n, thresholds, True)
+        if batched and not skipgram:
+            cbow = (out, None, model.window, True, True, CBOW_BATCH)
+            bags = (bag_starts, bag_ids)
+            run = lambda lr, seed: train_job_batched_cbow(  # noqa: E731
+                W_in, *corpus, *cbow, lr, seed, False, None, bags
+            )
+        else:
+            head = (W_in, bag_starts, bag_ids, *corpus, out, model.window)
+            run = (
+                (lambda lr, seed: train_job_batched(*head, lr, seed))
+                if batched
+                else (lambda lr, seed: train_job(*head, skipgram, lr, seed))
+            )
         run(model.lr, 1)  # a first epoch: the tables as training has them
         start = time.process_time()
         run(model.lr * 0.5, 2)
@@ -250,10 +272,33 @@ def kernel_seconds(sentences: list[list[str]], name: str, repeat: int = 3) -> No
         times["batched"].append(epoch(True))
     c, b = (statistics.median(times[k]) for k in ("classic", "batched"))
     words = sum(map(len, sentences))
-    print(
-        f"| {name} | {c:.2f} | {words / c / 1e3:,.0f}k | {b:.2f} | {words / b / 1e3:,.0f}k | "
-        f"{c / b:.2f}x |"
+    row = f"| {name} | {c:.2f} | {words / c / 1e3:,.0f}k |"
+    if not skipgram:
+        flop = cbow_epoch_flop(ids, starts, thresholds, np.diff(bag_starts), model)
+        row = f"{row} {flop / c / 1e9:.1f} |"
+    row = f"{row} {b:.2f} | {words / b / 1e3:,.0f}k |"
+    if not skipgram:
+        row = f"{row} {flop / b / 1e9:.1f} |"
+    print(f"{row} {c / b:.2f}x |")
+
+
+def cbow_epoch_flop(ids, starts, thresholds, bag_sizes, model) -> int:
+    """FLOPs of one CBOW epoch after subsampling and window shrinking (rowbook's draws):
+    ``(1 + negative) 6 d`` a window with a context (a dot product and two axpy's a target),
+    and ``2 d`` a row of its context words' bags (the mean, and the scatter of the step)."""
+    from rowbook.models.word_vectors.word2vec_batched_kernels import context_windows
+    from rowbook.models.word_vectors.word2vec_kernels import kept_words
+
+    w = model.window
+    words, ends, shrinks, _ = kept_words(
+        ids, starts, 0, len(starts) - 1, thresholds, True, w, True, np.uint64(7)
     )
+    centres, lows, highs = context_windows(ends, shrinks, w)
+    sizes = bag_sizes[words]  # (N,) rows of each kept word's bag
+    before = np.concatenate([[0], np.cumsum(sizes)])  # (N + 1,) rows before each position
+    rows = before[highs] - before[lows] - sizes[centres]  # (windows,) context rows a window
+    d = model.vector_size
+    return len(centres) * (1 + model.negative) * 6 * d + int(rows.sum()) * 2 * d
 
 
 def _load() -> str:
@@ -264,7 +309,9 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="300 documents, 1 epoch, one seed")
     parser.add_argument("--seeds", type=int, default=3, help="trainings per row")
-    parser.add_argument("--quality", action="store_true", help="only skip-gram's two kernels")
+    parser.add_argument(
+        "--quality", action="store_true", help="only rowbook's two kernels of each architecture"
+    )
     parser.add_argument("--kernels", action="store_true", help="only the kernels alone, timed")
     parser.add_argument(
         "--architectures", default="skipgram,cbow", help="comma-separated (default: %(default)s)"
@@ -275,17 +322,28 @@ def main(argv: list[str] | None = None) -> int:
         tool, arch, seed, corpus, params = args.child
         print(json.dumps(child(tool, arch, int(seed), corpus, json.loads(params))))
         return 0
+    architectures = args.architectures.split(",")
     if args.kernels:
-        print(f"\n## FastText skip-gram's kernels alone: one epoch, one thread (load {_load()})\n")
-        print("| corpus | classic CPU s | words/s | batched CPU s | words/s | speed-up |")
-        print("|---|---:|---:|---:|---:|---:|")
-        kernel_seconds(newsarticles_tokens(), "NewsArticles")
-        kernel_seconds(healthtweets_tokens(), "health tweets")
-        print(f"\nload after: {_load()}")
+        for arch in architectures:
+            print(f"\n## FastText {arch}'s kernels alone: one epoch, one thread (load {_load()})\n")
+            flops = "" if arch == "skipgram" else " GFLOP/s |"
+            print(
+                f"| corpus | classic CPU s | words/s |{flops} batched CPU s | words/s |{flops} "
+                "speed-up |"
+            )
+            print("|---|" + "---:|" * (7 if flops else 5))
+            kernel_seconds(newsarticles_tokens(), "NewsArticles", arch)
+            kernel_seconds(healthtweets_tokens(), "health tweets", arch)
+        print(
+            f"\nload after: {_load()}; one core's peak: {FLOP_PER_CYCLE * clock_ghz():.0f} GFLOP/s"
+        )
         return 0
     if args.quality:
-        print(f"\n## FastText skip-gram: classic and batched kernels\n\n{machine()}\n\n{PARAMS}")
-        met = print_targets(kernel_quality(args.seeds, dict(PARAMS)))
+        print(f"\n## FastText: classic and batched kernels\n\n{machine()}\n\n{PARAMS}")
+        targets = []
+        for arch in architectures:
+            targets += kernel_quality(args.seeds, dict(PARAMS), arch)
+        met = print_targets(targets)
         print(f"\nall targets met: {'yes' if met else 'no'}")
         return 0 if met else 1
     sentences, params = newsarticles_tokens(), dict(PARAMS)
@@ -306,12 +364,8 @@ def main(argv: list[str] | None = None) -> int:
     )
     print("|---|---:|---:|---:|---:|---:|---:|---:|---:|")
     targets = []
-    for arch in args.architectures.split(","):
-        tools = (
-            ("fasttext", "rowbook-classic", "rowbook-batched")
-            if arch == "skipgram"
-            else ("fasttext", "rowbook")
-        )
+    for arch in architectures:
+        tools = ("fasttext", "rowbook-classic", "rowbook-batched")
         runs = {}
         for seed in range(1, args.seeds + 1):  # the tools in turn: a change of load reaches all
             for tool in tools:
@@ -350,6 +404,15 @@ def main(argv: list[str] | None = None) -> int:
                     1.0,
                 )
             )
+        if arch == "cbow":
+            r, b = means["rowbook-classic"], means["rowbook-batched"]
+            targets.append(
+                ("cbow: rowbook batched speed / classic speed", r["seconds"] / b["seconds"], 1.0)
+            )
+            targets += [
+                (f"cbow: {k} rowbook batched - classic", b[k] - r[k], -0.01)
+                for k in ("analogy", "ws353", "simlex")
+            ]
     print(
         "\nwords/s = corpus tokens x epochs / fit time (median); scores (mean over seeds) by gensim's "
         f"KeyedVectors; all questions: unseen words from their n-grams. Load after: {_load()}"

@@ -1,5 +1,6 @@
-"""Fixtures shared across test folders: the ``fasttext`` package as an oracle; and the one
-hypothesis profile every property test runs under.
+"""Fixtures shared across test folders: the ``fasttext`` package as an oracle, a model file
+rewritten as an older state version; and the one hypothesis profile every property test
+runs under.
 
 No hypothesis deadlines: a deadline is a timing assertion, and on a shared or busy machine a
 first example that compiles a kernel took 15 s where 10 s were allowed. Timing belongs to
@@ -57,3 +58,19 @@ def train_fasttext():
         raise RuntimeError(f"fasttext.train_unsupervised failed in a child: {run.stderr[-2000:]}")
 
     return train
+
+
+@pytest.fixture(scope="session")
+def as_saved_by_version():
+    """``rewrite(path, version=2)``: a word-vector model file as an older state version
+    wrote it, the same fields with ``kernel="batched"`` (the default of versions 2 and 3;
+    version 2's trained CBOW with the classic kernel) and that version number."""
+    from rowbook.io import load_state, save_state
+
+    def rewrite(path: Path, version: int = 2) -> None:
+        document = load_state(path, kind="model")
+        document["state_version"] = version
+        document["params"]["kernel"] = "batched"
+        save_state(path, document, kind="model")
+
+    return rewrite

@@ -46,7 +46,8 @@ OPTIONS: dict[str, tuple[str, str | None, str]] = {
         None,
         "the step: classic (an example per skip-gram pair or CBOW window, as word2vec.c and "
         "fastText step) or batched (minibatches: word2vec's skip-gram window and 8 CBOW windows "
-        "share their negatives; FastText's skip-gram reads the centre's bag once a window)",
+        "share their negatives, FastText's CBOW over bags; FastText's skip-gram reads the centre's "
+        "bag once a window)",
     ),
     "sample": ("--sample", "T", "subsampling threshold, 0 = off"),
     "minn": ("--minn", "N", "shortest character n-gram"),
@@ -128,6 +129,7 @@ NONE_MEANS = {
     ("Word2Vec", "workers"): "one per CPU",
     ("GloVe", "workers"): "one per CPU",
     ("FastText", "workers"): "one per CPU",
+    ("FastText", "kernel"): "batched for skipgram, classic for cbow",
     ("TransformerLM", "n_kv_heads"): "--heads",
     ("TransformerLM", "d_ff"): "4 D for gpt2, 8 D / 3 rounded up to 256 for llama",
     ("TransformerLM", "positions"): "learned for gpt2, rope for llama",

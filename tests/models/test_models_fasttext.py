@@ -134,9 +134,10 @@ def test_every_row_of_a_bag_takes_the_whole_step():
 # -- maxn=0 is word2vec ----------------------------------------------------------------
 
 
-def test_maxn_zero_cbow_is_word2vec_bit_for_bit():
-    """Without n-grams a bag is its word's row: fastText's CBOW is word2vec's classic one, bit for bit.
-    (Its skip-gram is word2vec's with each pair turned round, fastText's orientation; the
+@pytest.mark.parametrize("kernel", ["classic", "batched"])
+def test_maxn_zero_cbow_is_word2vec_bit_for_bit(kernel):
+    """Without n-grams a bag is its word's row: fastText's CBOW is word2vec's, bit for bit,
+    with either kernel. (Its skip-gram is word2vec's with each pair turned round, fastText's orientation; the
     hand-computed pairs above and the reference hold that.)"""
     common = {
         "architecture": "cbow",
@@ -150,8 +151,9 @@ def test_maxn_zero_cbow_is_word2vec_bit_for_bit():
         "seed": 3,
         "batch_words": 2000,
     }
-    ft = FastText(**common, maxn=0, ns_exponent=0.75, lr=0.025, min_lr=1e-4).fit(CORPUS[:1500])
-    w2v = Word2Vec(**common, kernel="classic", lr=0.025, min_lr=1e-4).fit(CORPUS[:1500])
+    rates = {"lr": 0.025, "min_lr": 1e-4, "kernel": kernel}
+    ft = FastText(**common, **rates, maxn=0, ns_exponent=0.75).fit(CORPUS[:1500])
+    w2v = Word2Vec(**common, **rates).fit(CORPUS[:1500])
     assert ft.vectors.index_to_key == w2v.index_to_key_
     assert ft.W_in_.shape == w2v.W_in_.shape  # no bucket rows without n-grams
     np.testing.assert_array_equal(ft.W_in_, w2v.W_in_)

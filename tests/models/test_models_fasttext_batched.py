@@ -1,4 +1,5 @@
-"""FastText's minibatched skip-gram kernel against its NumPy reference, draw for draw."""
+"""FastText's minibatched kernels against their NumPy references, draw for draw: skip-gram's
+(a window a minibatch) and CBOW's (word2vec's minibatched CBOW over bags)."""
 
 from __future__ import annotations
 
@@ -19,6 +20,10 @@ from rowbook.models.word_vectors.fasttext_batched_reference import (
     window_targets_reference,
 )
 from rowbook.models.word_vectors.fasttext_kernels import train_job
+from rowbook.models.word_vectors.word2vec_batched_cbow_kernels import train_job_batched_cbow
+from rowbook.models.word_vectors.word2vec_batched_cbow_reference import (
+    train_job_batched_cbow_reference,
+)
 from rowbook.models.word_vectors.word2vec_reference import draw_negatives_reference
 from rowbook.text.char_ngrams import subword_table
 
@@ -47,25 +52,37 @@ def _job(use_sample: bool, negative: int = 5):
     return head, (sample_thresholds(vocab.counts, 1e-2), use_sample, out)
 
 
-@pytest.mark.parametrize("use_sample", [True, False])
-@pytest.mark.parametrize("negative", [5, 15])
-def test_batched_job_matches_reference(use_sample, negative):
+def _assert_matches_reference(kernel, reference, use_sample, negative):
+    """``kernel`` and ``reference`` (each called as ``f(head, thresholds, use_sample, out)``)
+    on copies of one job's tables: the same words trained, the same tables to float32
+    tolerance, and the n-gram rows trained."""
     head, (thresholds, use, out) = _job(use_sample, negative)
     W_in, W_out = head[0], out[0]
     before_in, before_out = W_in.copy(), W_out.copy()
-    ref_in, ref_out = W_in.copy(), W_out.copy()
-    seed = job_seed(1, 0, 0)
-    n = train_job_batched(*head, thresholds, use, out, 4, 0.05, seed)
-    ref_head = (ref_in, *head[1:])
-    n_ref = fasttext_job_batched_reference(
-        *ref_head, thresholds, use, (ref_out, out[1], None, negative), 4, 0.05, seed
-    )
+    ref_head = (W_in.copy(), *head[1:])
+    ref_out = (W_out.copy(), out[1], None, negative)
+    n = kernel(head, thresholds, use, out)
+    n_ref = reference(ref_head, thresholds, use, ref_out)
     assert n == n_ref > 0
     assert not np.allclose(W_in, before_in) and not np.allclose(W_out, before_out)
-    np.testing.assert_allclose(W_in, ref_in, rtol=1e-4, atol=1e-6)
-    np.testing.assert_allclose(W_out, ref_out, rtol=1e-4, atol=1e-6)
+    np.testing.assert_allclose(W_in, ref_head[0], rtol=1e-4, atol=1e-6)
+    np.testing.assert_allclose(W_out, ref_out[0], rtol=1e-4, atol=1e-6)
     n_words = len(before_out)
     assert np.any(W_in[n_words:] != before_in[n_words:])  # n-gram rows were trained
+
+
+@pytest.mark.parametrize("use_sample", [True, False])
+@pytest.mark.parametrize("negative", [5, 15])
+def test_batched_job_matches_reference(use_sample, negative):
+    seed = job_seed(1, 0, 0)
+
+    def kernel(head, *sampling):
+        return train_job_batched(*head, *sampling, 4, 0.05, seed)
+
+    def reference(head, *sampling):
+        return fasttext_job_batched_reference(*head, *sampling, 4, 0.05, seed)
+
+    _assert_matches_reference(kernel, reference, use_sample, negative)
 
 
 def test_batched_job_differs_from_the_classic_one():
@@ -75,6 +92,38 @@ def test_batched_job_differs_from_the_classic_one():
     classic_out = (rest[2][0].copy(), *rest[2][1:])
     train_job_batched(*head, *rest, 4, 0.05, 9)
     train_job(*classic, *rest[:2], classic_out, 4, True, 0.05, 9)
+    assert not np.allclose(head[0], classic[0], atol=1e-6)
+
+
+@pytest.mark.parametrize(("use_sample", "batch"), [(True, 8), (False, 3), (True, 1)])
+@pytest.mark.parametrize("negative", [5, 15])
+def test_batched_cbow_job_matches_reference(use_sample, batch, negative):
+    """CBOW's minibatch over bags: ``batch`` windows far apart, each ``h`` one mean over its
+    context words' bags, every row of those bags taking the window's step."""
+    rest = (4, True, True, batch, 0.05, job_seed(1, 0, 0))  # window, shrink, mean, batch, lr, seed
+
+    def kernel(head, *sampling):
+        W_in, bag_starts, bag_ids, *corpus = head
+        bags = (bag_starts, bag_ids)
+        return train_job_batched_cbow(W_in, *corpus, *sampling, None, *rest, False, None, bags)[0]
+
+    def reference(head, *sampling):
+        W_in, bag_starts, bag_ids, *corpus = head
+        bags = (bag_starts, bag_ids)
+        return train_job_batched_cbow_reference(W_in, *corpus, *sampling, None, *rest, bags)
+
+    _assert_matches_reference(kernel, reference, use_sample, negative)
+
+
+def test_batched_cbow_job_differs_from_the_classic_one():
+    """Shared negatives and one snapshot per minibatch: another algorithm, not a reordering."""
+    head, rest = _job(True)
+    classic = (head[0].copy(), *head[1:])
+    classic_out = (rest[2][0].copy(), *rest[2][1:])
+    W_in, bag_starts, bag_ids, *corpus = head
+    bags = (bag_starts, bag_ids)
+    train_job_batched_cbow(W_in, *corpus, *rest, None, 4, True, True, 8, 0.05, 9, False, None, bags)
+    train_job(*classic, *rest[:2], classic_out, 4, False, 0.05, 9)
     assert not np.allclose(head[0], classic[0], atol=1e-6)
 
 
@@ -117,12 +166,14 @@ def _stem_hits(vectors) -> float:
     return float(np.mean(np.argmax(Q @ S.T, axis=1) == np.arange(len(stems))))
 
 
-def test_the_model_trains_with_the_batched_kernel():
-    batched = FastText(**SMALL, kernel="batched").fit(CORPUS)
-    classic = FastText(**SMALL, kernel="classic").fit(CORPUS)
+@pytest.mark.parametrize("architecture", ["skipgram", "cbow"])
+def test_the_model_trains_with_the_batched_kernel(architecture):
+    params = {**SMALL, "architecture": architecture}
+    batched = FastText(**params, kernel="batched").fit(CORPUS)
+    classic = FastText(**params, kernel="classic").fit(CORPUS)
     assert not np.array_equal(batched.W_in_, classic.W_in_)
     assert _stem_hits(batched.vectors) >= 0.9
-    again = FastText(**SMALL, kernel="batched").fit(CORPUS)
+    again = FastText(**params, kernel="batched").fit(CORPUS)
     assert np.array_equal(again.W_in_, batched.W_in_)  # one worker: bit-identical
 
 
@@ -131,17 +182,18 @@ def test_the_kernel_is_validated_and_a_parameter():
         ParameterError, match="kernel must be one of 'batched', 'classic', got 'fast'"
     ):
         FastText(kernel="fast")
-    assert FastText().kernel == "batched"  # the default, chosen by measurement (docs/cores.md)
     model = FastText(kernel="classic")
     assert model.get_params()["kernel"] == "classic" and "kernel='classic'" in repr(model)
 
 
-def test_cbow_trains_the_same_with_either_kernel():
-    """The minibatch is skip-gram's: CBOW runs the classic kernel under either name."""
-    params = {**SMALL, "architecture": "cbow", "epochs": 1}
-    a = FastText(**params, kernel="batched").fit(CORPUS[:300])
-    b = FastText(**params, kernel="classic").fit(CORPUS[:300])
-    assert np.array_equal(a.W_in_, b.W_in_)
+@pytest.mark.parametrize(("architecture", "kernel"), [("skipgram", "batched"), ("cbow", "classic")])
+def test_the_default_kernel_is_chosen_by_architecture(architecture, kernel):
+    """``kernel=None`` (the default): skip-gram's minibatch, CBOW's classic steps (the
+    choice measured in docs/cores.md)."""
+    params = {**SMALL, "architecture": architecture, "epochs": 1}
+    default = FastText(**params).fit(CORPUS[:300])
+    chosen = FastText(**params, kernel=kernel).fit(CORPUS[:300])
+    assert default.kernel is None and np.array_equal(default.W_in_, chosen.W_in_)
 
 
 def test_save_load_keeps_the_kernel_and_its_next_step(tmp_path):
@@ -166,3 +218,27 @@ def test_a_file_saved_before_the_option_loads_with_the_classic_kernel():
     saved = Path(__file__).parent / "saved_by_0_1" / "FastText.npz"
     model = FastText.load(saved)
     assert model.kernel == "classic"
+
+
+def test_a_cbow_file_of_version_2_loads_and_resumes_with_the_classic_kernel(
+    tmp_path, as_saved_by_version
+):
+    """Version 2's "batched" trained CBOW with the classic kernel: such a file keeps it."""
+    params = {**SMALL, "architecture": "cbow", "epochs": 1}
+    classic = FastText(**params, kernel="classic").fit(CORPUS[:500])
+    path = tmp_path / "cbow.npz"
+    classic.save(path)
+    as_saved_by_version(path)
+    loaded = FastText.load(path)
+    assert loaded.kernel == "classic"
+    loaded.train(CORPUS[:500], epochs=1)
+    classic.train(CORPUS[:500], epochs=1)
+    assert np.array_equal(loaded.W_in_, classic.W_in_)
+
+
+def test_a_skipgram_file_of_version_2_keeps_the_batched_kernel(tmp_path, as_saved_by_version):
+    model = FastText(**{**SMALL, "epochs": 1}, kernel="batched").fit(CORPUS[:300])
+    path = tmp_path / "sg.npz"
+    model.save(path)
+    as_saved_by_version(path)
+    assert FastText.load(path).kernel == "batched"

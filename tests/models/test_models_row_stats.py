@@ -59,7 +59,7 @@ def test_word2vec_counts_every_row_each_example_moved(architecture, kernel):
 
 @pytest.mark.parametrize(
     ("architecture", "kernel"),
-    [("skipgram", "classic"), ("skipgram", "batched"), ("cbow", "classic")],
+    [("skipgram", "classic"), ("skipgram", "batched"), ("cbow", "classic"), ("cbow", "batched")],
 )
 def test_fasttext_counts_every_row_of_every_bag(architecture, kernel):
     settings = {**EXACT, "bucket": 40, "minn": 2, "maxn": 3, "row_stats": True}

@@ -11,7 +11,6 @@ import pytest
 from rowbook.checks import ParameterError
 from rowbook.data import huffman_tree, negative_guide, negative_table, sample_thresholds
 from rowbook.data.synthetic import planted_analogies, planted_corpus
-from rowbook.io import load_state, save_state
 from rowbook.models.word_vectors.word2vec import Word2Vec
 from rowbook.models.word_vectors.word2vec_batched_cbow_kernels import train_job_batched_cbow
 from rowbook.models.word_vectors.word2vec_batched_cbow_reference import (
@@ -278,26 +277,15 @@ def test_a_file_saved_before_the_option_loads_with_the_classic_kernel():
     assert model.kernel == "classic"
 
 
-def _as_saved_by_version(path: Path, version: int) -> None:
-    """Rewrite a file as an older state version wrote it: the same fields, the version
-    number, and that version's default kernel."""
-    document = load_state(path, kind="model")
-    document["state_version"] = version
-    document["params"]["kernel"] = "batched"  # version 2's default: classic for CBOW
-    save_state(path, document, kind="model")
-
-
-def _as_saved_by_version_2(path: Path) -> None:
-    _as_saved_by_version(path, 2)
-
-
-def test_a_cbow_file_of_version_2_loads_and_resumes_with_the_classic_kernel(tmp_path):
+def test_a_cbow_file_of_version_2_loads_and_resumes_with_the_classic_kernel(
+    tmp_path, as_saved_by_version
+):
     """Version 2's "batched" trained CBOW with the classic kernel: such a file keeps it."""
     params = {**SMALL, "architecture": "cbow", "epochs": 2}
     classic = Word2Vec(**params, kernel="classic").fit(CORPUS)
     path = tmp_path / "cbow.npz"
     classic.save(path)
-    _as_saved_by_version_2(path)
+    as_saved_by_version(path)
     loaded = Word2Vec.load(path)
     assert loaded.kernel == "classic"
     loaded.train(CORPUS, epochs=1)
@@ -305,18 +293,20 @@ def test_a_cbow_file_of_version_2_loads_and_resumes_with_the_classic_kernel(tmp_
     assert np.array_equal(loaded.W_in_, classic.W_in_)
     checkpoint = tmp_path / "ckpt.npz"
     Word2Vec(**{**params, "epochs": 3}, kernel="classic").fit(CORPUS, checkpoint=checkpoint)
-    _as_saved_by_version_2(checkpoint)
+    as_saved_by_version(checkpoint)
     with pytest.raises(ValueError, match="kernel saved 'classic', now 'batched'"):
         Word2Vec(**{**params, "epochs": 3}).fit(CORPUS, resume=checkpoint)
 
 
 @pytest.mark.parametrize("version", [2, 3])
-def test_a_skipgram_file_of_versions_2_and_3_resumes_with_a_draw_a_window(tmp_path, version):
+def test_a_skipgram_file_of_versions_2_and_3_resumes_with_a_draw_a_window(
+    tmp_path, version, as_saved_by_version
+):
     """Their "batched" drew negatives for every window: "hogbatch" now, step for step."""
     model = Word2Vec(**{**SMALL, "epochs": 1}, kernel="hogbatch").fit(CORPUS)
     path = tmp_path / "sg.npz"
     model.save(path)
-    _as_saved_by_version(path, version)
+    as_saved_by_version(path, version)
     loaded = Word2Vec.load(path)
     assert loaded.kernel == "hogbatch"
     loaded.train(CORPUS, epochs=1)

@@ -10,7 +10,9 @@ takes h's whole step, as in fastText (derivation in
 :mod:`~rowbook.models.word_vectors.fasttext_kernels`). Skip-gram steps each (centre,
 context) pair as fastText does (``kernel="classic"``) or a centre's window as one minibatch,
 the bag read once against every pair's targets (``kernel="batched"``,
-:mod:`~rowbook.models.word_vectors.fasttext_batched_kernels`). The
+:mod:`~rowbook.models.word_vectors.fasttext_batched_kernels`); CBOW each window as fastText
+does, or 8 windows as one minibatch sharing their negatives (word2vec's minibatched CBOW
+over the bags). The
 learned vectors (:attr:`FastText.vectors`, a :class:`rowbook.vectors.SubwordVectors`) give
 a vector for any word, seen or not.
 
@@ -29,7 +31,8 @@ the corpus, vocabulary and sentence handling are :func:`rowbook.data.read_corpus
 negatives come from gensim's cumulative table of ``count ** ns_exponent`` (fastText's
 exponent 0.5 by default) and a negative equal to the target is skipped (fastText draws
 again); skip-gram reads a centre's bag once for its whole window by default
-(``kernel="batched"``; ``"classic"`` steps pair by pair as fastText does); the sigmoid is
+(``kernel="batched"``; ``"classic"`` steps pair by pair as fastText does, and CBOW does by
+default); the sigmoid is
 exact (fastText: a 512-entry table clipped at +-8); and the random
 draws are word2vec's generator per job, so one worker and a seed give bit-identical
 tables, across a checkpoint resume too. With ``maxn=0``, CBOW is exactly :class:`Word2Vec`'s
@@ -61,9 +64,13 @@ from rowbook.vectors.fasttext_format import (
 )
 from rowbook.vectors.subword import SubwordVectors
 
-__all__ = ["FastText", "initial_input"]
+__all__ = ["DEFAULT_KERNEL", "FastText", "initial_input"]
 
 _MODEL_CODES = {"cbow": 1, "skipgram": 2}
+
+#: The kernel ``FastText(kernel=None)`` steps with, by architecture, chosen by measurement
+#: (``docs/cores.md``): CBOW's minibatch lost 0.017 of SimLex on NewsArticles.
+DEFAULT_KERNEL = {"skipgram": "batched", "cbow": "classic"}
 
 
 class FastText(Word2Vec):
@@ -87,19 +94,27 @@ class FastText(Word2Vec):
         Negatives per example, drawn from ``count ** ns_exponent`` (fastText: 0.5).
     sample : float
         Subsampling threshold ``t`` (0 disables it).
-    kernel : {"batched", "classic"}
-        How skip-gram steps. ``"batched"`` (the default): the window of a centre word is one
-        minibatch (:mod:`~rowbook.models.word_vectors.fasttext_batched_kernels`): the
-        centre's bag read once into ``h``, ``h`` against the window's context words and its
-        ``negative`` draws a pair in one block, all from the rows as they were before the
-        window, and h's step added to the bag once. ``"classic"``: one example per (centre,
-        context) pair, as fastText's ``FastText::skipgram``: the bag read afresh for each
-        pair and h's step added to it each pair (one worker and a seed give the tables
-        rowbook gave before the option). On NewsArticles and the health tweets the two score
-        within 0.01 of each other and the batched kernel alone runs 1.5-1.7x as fast
-        (``docs/cores.md``). CBOW takes one example per window already and trains
-        the same either way. Models saved before the option load (and resume) with
-        ``"classic"``.
+    kernel : {"batched", "classic"} or None
+        How the examples step; ``None`` (the default) takes the architecture's measured
+        choice, :data:`DEFAULT_KERNEL`: ``"batched"`` for skip-gram, ``"classic"`` for CBOW.
+        Skip-gram: ``"batched"`` makes the window of a centre word one minibatch
+        (:mod:`~rowbook.models.word_vectors.fasttext_batched_kernels`): the centre's bag read
+        once into ``h``, ``h`` against the window's context words and its ``negative`` draws
+        a pair in one block, all from the rows as they were before the window, and h's step
+        added to the bag once; ``"classic"`` takes one example per (centre, context) pair, as
+        fastText's ``FastText::skipgram``: the bag read afresh for each pair and h's step
+        added to it each pair. On NewsArticles and the health tweets the two score within
+        0.01 of each other and the batched kernel alone runs 1.5-1.7x as fast. CBOW:
+        ``"batched"`` is word2vec's minibatched CBOW over the bags
+        (:mod:`~rowbook.models.word_vectors.word2vec_batched_cbow_kernels`): 8 windows far
+        apart, each one mean over its context words' bag rows, against its own centre and
+        all against one shared draw of negatives; ``"classic"`` takes each window with its
+        own negatives, as fastText's ``FastText::cbow``. The bags are most of a CBOW step
+        and the minibatch leaves them as they are: the kernel alone gains 1.1x, and on
+        NewsArticles it lost 0.017 of SimLex (``docs/cores.md``), so CBOW's default stays
+        ``"classic"``. One worker and a seed give ``"classic"``'s tables as rowbook gave them
+        before the option. Models saved before the option, and CBOW models saved before
+        ``"batched"`` covered CBOW, load (and resume) with ``"classic"``.
     lr, min_lr : float
         Learning rate at the start and at the end of each training call (linear decay).
     epochs : int
@@ -131,9 +146,10 @@ class FastText(Word2Vec):
     max_vocab_size: ClassVar[None] = None
     hierarchical_softmax: ClassVar[bool] = False
     cbow_mean: ClassVar[bool] = True
-    #: 2: ``kernel`` joined the parameters (files before it trained with the classic kernel,
-    #: and load with it: :meth:`Word2Vec._upgrade`).
-    _state_version: ClassVar[int] = 2
+    #: 2: ``kernel`` joined the parameters (files before it trained with the classic kernel);
+    #: 3: ``kernel="batched"`` minibatches CBOW too (version 2 trained CBOW classic). Both
+    #: load with the kernel they trained with: :meth:`Word2Vec._upgrade`.
+    _state_version: ClassVar[int] = 3
     _kernels: ClassVar[tuple[str, ...]] = ("batched", "classic")
     shrink_windows: ClassVar[bool] = True
     compute_loss: ClassVar[bool] = False
@@ -151,7 +167,7 @@ class FastText(Word2Vec):
         negative: int = 5,
         ns_exponent: float = 0.5,
         sample: float = 1e-4,
-        kernel: Literal["batched", "classic"] = "batched",
+        kernel: Literal["batched", "classic"] | None = None,
         lr: float = 0.05,
         min_lr: float = 0.0,
         epochs: int = 5,
@@ -183,6 +199,11 @@ class FastText(Word2Vec):
     @property
     def _start_lr(self) -> float:
         return self.lr
+
+    @property
+    def _kernel(self) -> str:
+        """``kernel``, or for ``None`` the architecture's default (:data:`DEFAULT_KERNEL`)."""
+        return DEFAULT_KERNEL[self.architecture] if self.kernel is None else self.kernel
 
     @property
     def n_buckets(self) -> int:
@@ -233,7 +254,7 @@ class FastText(Word2Vec):
             out=out,
             window=self.window,
             skipgram=self.architecture == "skipgram",
-            batched=self.architecture == "skipgram" and self.kernel == "batched",
+            batched=self._kernel == "batched",
         )
 
         def step(j: int, lr: float, seed: int, stats: Any) -> float:

@@ -91,9 +91,11 @@ class FastTextJob(NamedTuple):
     """fastText's tables and settings for every job of an epoch
     (:func:`~rowbook.models.word_vectors.fasttext_kernels.train_job`): word2vec's, with the
     bag of every word (``bag_starts``, ``bag_ids``: CSR rows of ``W_in``); ``batched`` runs
-    skip-gram's minibatched kernel
-    (:func:`~rowbook.models.word_vectors.fasttext_batched_kernels.train_job_batched`,
-    ``FastText(kernel="batched")``) instead of the per-pair one."""
+    the minibatched kernels (``FastText(kernel="batched")``): skip-gram's
+    (:func:`~rowbook.models.word_vectors.fasttext_batched_kernels.train_job_batched`)
+    instead of the per-pair one, CBOW's (word2vec's
+    :func:`~rowbook.models.word_vectors.word2vec_batched_cbow_kernels.train_job_batched_cbow`
+    over the bags) instead of the per-window one."""
 
     W_in: np.ndarray
     bag_starts: np.ndarray
@@ -110,8 +112,13 @@ class FastTextJob(NamedTuple):
         first, end = 0, len(starts) - 1  # every sentence given
         tables = (self.W_in, self.bag_starts, self.bag_ids, ids, starts, first, end)
         sampling = (self.thresholds, self.use_sample, self.out, self.window)
-        if self.batched:  # skip-gram only: no architecture flag
+        if self.batched and self.skipgram:
             return fasttext_train_job_batched(*tables, *sampling, lr, seed, stats)
+        if self.batched:  # word2vec's minibatched CBOW, a context word's rows its bag's
+            corpus = (self.W_in, ids, starts, first, end, self.thresholds, self.use_sample)
+            cbow = (self.out, None, self.window, True, True, CBOW_BATCH)
+            bags = (self.bag_starts, self.bag_ids)
+            return train_job_batched_cbow(*corpus, *cbow, lr, seed, False, stats, bags)[0]
         return fasttext_train_job(*tables, *sampling, self.skipgram, lr, seed, stats)
 
 

@@ -188,8 +188,8 @@ class Word2Vec(WordVectorModel):
 
     def _check_params(self) -> None:
         check_choice("architecture", self.architecture, ("skipgram", "cbow"))
-        check_choice("kernel", self.kernel, self._kernels)
-        if self.kernel == "hogbatch" and self.architecture != "skipgram":
+        check_choice("kernel", self._kernel, self._kernels)
+        if self._kernel == "hogbatch" and self.architecture != "skipgram":
             raise ParameterError(
                 "kernel",
                 self.kernel,
@@ -225,19 +225,25 @@ class Word2Vec(WordVectorModel):
     def _start_lr(self) -> float:
         return DEFAULT_LR[self.architecture] if self.lr is None else self.lr
 
+    @property
+    def _kernel(self) -> str:
+        """The kernel that steps: ``kernel`` (FastText chooses one for ``None``)."""
+        return self.kernel
+
     @classmethod
     def _upgrade(cls, params: dict[str, Any], state: dict[str, Any], version: int):
         """Version 1 had no ``kernel``, version 2's ``"batched"`` was skip-gram's only: those
         models trained with the classic kernel (version 2: in CBOW), and load (and resume)
-        with it. Skip-gram's ``"batched"`` of versions 2 and 3 drew negatives for every
-        window: ``"hogbatch"`` now."""
+        with it. Word2Vec's skip-gram ``"batched"`` of versions 2 and 3 drew negatives for every
+        window: ``"hogbatch"`` now (FastText's, which has no ``"hogbatch"``, is unchanged)."""
         if "kernel" in cls.param_names():
             if version == 1:
                 return {"kernel": "classic", **params}, state
             cbow = params.get("architecture") == "cbow"
             if version in (2, 3) and params.get("kernel") == "batched":
-                if not cbow:
-                    return {**params, "kernel": "hogbatch"}, state
+                if not cbow:  # FastText's skip-gram "batched" did not change: no "hogbatch"
+                    hog = "hogbatch" in cls._kernels
+                    return ({**params, "kernel": "hogbatch"} if hog else params), state
                 return ({**params, "kernel": "classic"} if version == 2 else params), state
             if version in (2, 3):
                 return params, state

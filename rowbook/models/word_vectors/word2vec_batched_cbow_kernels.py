@@ -32,6 +32,14 @@ that cost 0.022 of questions-words accuracy at ``B = 8`` (0.038 at 16); windows 
 cost nothing measurable (``docs/cores.md``). A run's next window shares its rows with the
 current one, so they stay in cache from one batch to the next.
 
+fastText's CBOW (``FastText(architecture="cbow")``) is the same minibatch over bags
+(``bags=(bag_starts, bag_ids)``): row ``b`` of ``H`` is one mean over the rows of every
+context word's bag together, as fastText's ``FastText::cbow`` and the classic
+:func:`~rowbook.models.word_vectors.fasttext_kernels.train_job` take it, and every row of
+every bag of window ``b`` takes ``steps[b]`` whole (fastText's ``Model::update``); a
+window reads and writes about 120 rows (6 bags of about 20) against ``1 + negative``
+output rows, so the bags, not the targets, are most of its work.
+
 The negatives' rows are fetched once a batch instead of once a window. The result differs
 from the classic kernel by about what a seed changes.
 :mod:`~rowbook.models.word_vectors.word2vec_batched_cbow_reference` is the same algorithm
@@ -43,6 +51,7 @@ from __future__ import annotations
 import numba
 import numpy as np
 
+from rowbook.models.word_vectors.fasttext_kernels import scatter_bag
 from rowbook.models.word_vectors.telemetry_kernels import begin_job, end_job, record, step_norm
 from rowbook.models.word_vectors.word2vec_batched_kernels import (
     add_combination,
@@ -57,26 +66,58 @@ from rowbook.models.word_vectors.word2vec_kernels import (
     prefetch_row,
 )
 
-__all__ = ["CBOW_BATCH", "batch_order", "train_job_batched_cbow"]
+__all__ = ["CBOW_BATCH", "batch_order", "most_rows", "train_job_batched_cbow"]
 
 #: Windows a minibatch (chosen by measurement, ``docs/cores.md``).
 CBOW_BATCH = 8
 
 
 @numba.njit(nogil=True, fastmath=FASTMATH, cache=True, inline="always")
-def _hidden(W_in, words, i, lo, hi, cbow_mean, context, weights, h):  # pragma: no cover
-    """``h`` = the mean (or sum) of window ``[lo, hi)``'s rows but the centre ``i``'s; the
-    context words are left in ``context``. Returns their number."""
-    n_in = 0
+def _hidden(W_in, words, i, lo, hi, cbow_mean, bags, rows, weights, h):  # pragma: no cover
+    """``h`` = the mean (or sum) of the input rows of window ``[lo, hi)`` but the centre
+    ``i``'s: a word's row, or every row of its bag when ``bags`` is given; the rows are left
+    in ``rows``. Returns their number."""
+    n_rows = 0
     for j in range(lo, hi):
-        if j != i:
-            context[n_in] = words[j]
-            n_in += 1
-    weight = np.float32(1.0 / n_in) if cbow_mean else np.float32(1.0)
-    weights[:n_in] = weight
+        if j == i:
+            continue
+        if bags is None:
+            rows[n_rows] = words[j]
+            n_rows += 1
+        else:  # fastText: one mean over the rows of every context word's bag together
+            bag_starts, bag_ids = bags
+            for k in range(bag_starts[words[j]], bag_starts[words[j] + 1]):
+                rows[n_rows] = bag_ids[k]
+                n_rows += 1
+    weight = np.float32(1.0 / n_rows) if cbow_mean else np.float32(1.0)
+    weights[:n_rows] = weight
     h[:] = 0.0
-    add_combination(h, W_in, context, weights, n_in)
-    return n_in
+    add_combination(h, W_in, rows, weights, n_rows)
+    return n_rows
+
+
+@numba.njit(nogil=True, cache=True, inline="always")
+def _prefetch_inputs(W_in, word, bags):  # pragma: no cover - compiled
+    """Start loading the input rows of ``word``: its row, or every row of its bag."""
+    if bags is None:
+        prefetch_row(W_in, word)
+        return
+    bag_starts, bag_ids = bags
+    for k in range(bag_starts[word], bag_starts[word + 1]):
+        prefetch_row(W_in, bag_ids[k])
+
+
+@numba.njit(nogil=True, cache=True)
+def most_rows(bags, window):  # pragma: no cover - compiled
+    """The most input rows a window can hold: ``2 * window`` words, each one row or (with
+    ``bags``) its largest bag's."""
+    if bags is None:
+        return 2 * window
+    bag_starts = bags[0]
+    largest = 1
+    for w in range(bag_starts.shape[0] - 1):
+        largest = max(largest, bag_starts[w + 1] - bag_starts[w])
+    return 2 * window * largest
 
 
 @numba.njit(nogil=True, cache=True)
@@ -140,16 +181,22 @@ def train_job_batched_cbow(
     seed,
     compute_loss,
     stats=None,
+    bags=None,
 ):  # pragma: no cover - compiled
     """Minibatched CBOW on sentences ``[s0, s1)``, ``batch`` windows a minibatch; returns
     (words trained, loss).
 
     The other arguments are :func:`~rowbook.models.word_vectors.word2vec_kernels.train_job`'s
-    (CBOW only). Draws, in order from the generator state ``seed``: the classic kernel's
-    subsampling and window shrinks (:func:`kept_words`), then ``negative`` per minibatch of
-    the windows that have a context (a word alone in its sentence trains nothing), the
-    minibatches in :func:`batch_order`. The next batch's negatives are drawn (and their rows,
-    its centres' rows and its windows' rows start loading) before this batch's steps.
+    (CBOW only). ``bags = (bag_starts, bag_ids)`` makes it fastText's CBOW (the bags of
+    :func:`~rowbook.models.word_vectors.fasttext_kernels.train_job`; ``None``, word2vec,
+    compiles the branch away): a context word's input rows are its bag's, ``h`` is one mean
+    over the rows of every context word's bag, and each row of a bag takes the window's
+    whole step (fastText's ``Model::update``). Draws, in order from the generator state
+    ``seed``: the classic kernel's subsampling and window shrinks (:func:`kept_words`),
+    then ``negative`` per minibatch of the windows that have a context (a word alone in its
+    sentence trains nothing), the minibatches in :func:`batch_order`. The next batch's
+    negatives are drawn (and their rows, its centres' rows and its windows' rows start
+    loading) before this batch's steps.
     """
     W_out, _, _, negative = out
     words, ends, shrinks, state = kept_words(
@@ -158,14 +205,15 @@ def train_job_batched_cbow(
     centres, lows, highs = context_windows(ends, shrinks, window)
     order, bounds = batch_order(centres.shape[0], batch)
     centres, lows, highs = centres[order], lows[order], highs[order]  # in minibatch order
-    recorded = begin_job(stats, W_in, words, None)  # (n, 2) or None
+    recorded = begin_job(stats, W_in, words, bags)  # (n, 2) or None
     d = W_in.shape[1]
     H = np.empty((batch, d), dtype=np.float32)  # (B, d) hidden vectors
     steps = np.empty((batch, d), dtype=np.float32)  # (B, d) their steps
     inputs = np.arange(batch)  # H's rows, as block_step's inputs
-    context = np.empty(2 * window, dtype=np.int64)  # (C,) a window's context words
-    weights = np.empty(2 * window, dtype=np.float32)  # (C,)
-    sizes = np.empty(batch, dtype=np.int64)  # (B,) context words of each window
+    n_rows = most_rows(bags, window)
+    rows = np.empty(n_rows, dtype=np.int64)  # (R,) a window's input rows
+    weights = np.empty(n_rows, dtype=np.float32)  # (R,)
+    sizes = np.empty(batch, dtype=np.int64)  # (B,) input rows of each window
     G = np.empty((max(negative, 1), batch), dtype=np.float32)  # (O, B) scores, then gradients
     # (2, B + O) this batch's centres then negatives, and the next batch's; their counts
     targets = np.empty((2, batch + negative), dtype=np.int64)
@@ -190,11 +238,11 @@ def train_job_batched_cbow(
             )
             for w in range(k1, bounds[k + 2]):  # and their windows' rows
                 for p in range(lows[w], highs[w]):
-                    prefetch_row(W_in, words[p])
+                    _prefetch_inputs(W_in, words[p], bags)
         for b in range(n_b):
             w = k0 + b
             sizes[b] = _hidden(
-                W_in, words, centres[w], lows[w], highs[w], cbow_mean, context, weights, H[b]
+                W_in, words, centres[w], lows[w], highs[w], cbow_mean, bags, rows, weights, H[b]
             )
         steps[:n_b] = 0.0
         for b in range(n_b):  # each window's own targets: its centre's path, its centre
@@ -242,10 +290,13 @@ def train_job_batched_cbow(
             for j in range(lows[w], highs[w]):
                 if j == centres[w]:
                     continue
-                row = W_in[words[j]]
-                for c in range(d):
-                    row[c] += step[c]
+                if bags is not None:  # fastText: the step goes whole into every bag row
+                    scatter_bag(W_in, bags[0], bags[1], words[j], step)
+                else:
+                    row = W_in[words[j]]
+                    for c in range(d):
+                        row[c] += step[c]
                 if stats is not None:
                     record(recorded, j, norm)
-    end_job(stats, words, None, recorded, lr)
+    end_job(stats, words, bags, recorded, lr)
     return words.shape[0], loss

@@ -15,6 +15,8 @@ with no negatives), then the shared negatives as one block
 
 and every window's step scattered into its context rows with
 :func:`rowbook.autograd.sparse.scatter_add_rows` (a word twice in a window takes it twice).
+With ``bags``, fastText's CBOW: a context word's rows are its bag's (:func:`input_rows`),
+``H``'s row one mean over them all, and each row of each bag takes the window's step.
 """
 
 from __future__ import annotations
@@ -37,7 +39,7 @@ from rowbook.models.word_vectors.word2vec_reference import (
     window_contexts,
 )
 
-__all__ = ["train_job_batched_cbow_reference"]
+__all__ = ["input_rows", "train_job_batched_cbow_reference"]
 
 
 def train_job_batched_cbow_reference(
@@ -56,9 +58,11 @@ def train_job_batched_cbow_reference(
     batch,
     lr,
     seed,
+    bags=None,
 ):
     """Plain :func:`~rowbook.models.word_vectors.word2vec_batched_cbow_kernels.train_job_batched_cbow`;
-    returns the words trained."""
+    returns the words trained. ``bags = (bag_starts, bag_ids)``: fastText's CBOW, a context
+    word's input rows its bag's."""
     W_out, table, _, negative = out
     sentences, shrinks, state = kept_words_reference(
         ids, starts, s0, s1, thresholds, use_sample, window, shrink, seed
@@ -68,7 +72,8 @@ def train_job_batched_cbow_reference(
     for k0, k1 in itertools.pairwise(bounds):
         part = [windows[w] for w in order[k0:k1]]
         centres = [center for center, _ in part]
-        H = np.stack([_hidden(W_in, context, cbow_mean) for _, context in part])  # (B, d)
+        inputs = [input_rows(context, bags) for _, context in part]
+        H = np.stack([_hidden(W_in, rows, cbow_mean) for rows in inputs])  # (B, d)
         steps = np.zeros_like(H)  # (B, d)
         for b, center in enumerate(centres):
             if tree is not None:
@@ -84,25 +89,42 @@ def train_job_batched_cbow_reference(
             if targets:
                 labels = [0.0] * len(targets)
                 steps += block_step_reference(H, W_out, targets, labels, counts, lr)
-        rows = np.asarray([w for _, context in part for w in context], dtype=np.int64)
+        rows = np.concatenate(inputs)
         grads = np.concatenate(
             [
-                np.tile(_step(steps[b], context, cbow_mean), (len(context), 1))
-                for b, (_, context) in enumerate(part)
+                np.tile(_step(steps[b], window_rows, cbow_mean), (len(window_rows), 1))
+                for b, window_rows in enumerate(inputs)
             ]
         )  # (rows, d)
         scatter_add_rows(rows, grads, len(W_in)).add_to(W_in)
     return sum(map(len, sentences))
 
 
-def _hidden(W_in, context, cbow_mean):
-    """The mean (or sum) of the context rows ``(d,)``."""
-    rows = gather_rows_reference(W_in, np.asarray(context, dtype=np.int64))  # (C, d)
-    h = rows.sum(axis=0, dtype=np.float32)
-    return h * np.float32(1.0 / len(context)) if cbow_mean else h
+def input_rows(context, bags=None):
+    """The input rows of a window's context words: the words themselves (word2vec), or with
+    ``bags = (bag_starts, bag_ids)`` every row of each word's bag, in order (fastText).
+
+    >>> input_rows([4, 2]).tolist()
+    [4, 2]
+    >>> input_rows([1, 0], (np.array([0, 2, 3]), np.array([0, 7, 1]))).tolist()
+    [1, 0, 7]
+    """
+    if bags is None:
+        return np.asarray(context, dtype=np.int64)
+    bag_starts, bag_ids = bags
+    return np.concatenate([bag_ids[bag_starts[w] : bag_starts[w + 1]] for w in context]).astype(
+        np.int64
+    )
 
 
-def _step(step, context, cbow_mean):
-    """What each context row of a window takes: h's step, divided by the window's size for
+def _hidden(W_in, rows, cbow_mean):
+    """The mean (or sum) of the input rows ``(d,)``."""
+    gathered = gather_rows_reference(W_in, rows)  # (R, d)
+    h = gathered.sum(axis=0, dtype=np.float32)
+    return h * np.float32(1.0 / len(rows)) if cbow_mean else h
+
+
+def _step(step, rows, cbow_mean):
+    """What each input row of a window takes: h's step, divided by the window's size for
     the sum (gensim's convention)."""
-    return step if cbow_mean else step * np.float32(1.0 / len(context))
+    return step if cbow_mean else step * np.float32(1.0 / len(rows))
