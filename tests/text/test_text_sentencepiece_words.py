@@ -158,6 +158,16 @@ def test_a_user_defined_piece_scores_a_tenth_a_byte_past_the_first_in_32_bits(us
         assert [ours.id_to_token(i) for i in ours.encode(user).ids] == cut
 
 
+@pytest.mark.parametrize("nbest_size", [None, 4])
+def test_sampling_scores_user_defined_pieces_as_the_best_path_does(nbest_size):
+    pieces = [(p, -0.5, NORMAL) for p in WORD_PIECES]
+    ours, theirs = _models([*pieces, ("▁q", -1.0, NORMAL), ("bb", 0.0, USER_DEFINED)])
+    ours.alpha, ours.nbest_size = 300.0, nbest_size  # the runner-up, 0.1 below, at exp(-30)
+    for text in ["bbc", "abbc", "c bbca"]:
+        expected = theirs.encode(text, out_type=str)
+        assert [ours.id_to_token(i) for i in ours.encode(text).ids] == expected
+
+
 def test_a_piece_across_words_encodes_whole_sentences():
     ours, theirs = _models([*((p, -1.0, NORMAL) for p in WORD_PIECES), ("b▁a", -0.5, NORMAL)])
     assert not ours._word_by_word
