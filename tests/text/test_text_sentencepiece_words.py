@@ -158,6 +158,35 @@ def test_a_user_defined_piece_scores_a_tenth_a_byte_past_the_first_in_32_bits(us
         assert [ours.id_to_token(i) for i in ours.encode(user).ids] == cut
 
 
+SPARE = ["bb", "bcb", "cab", "▁bb", "▁ca", "é", "éé", "▁é", "b€", "€éb", "a▁b"]
+
+
+@settings(max_examples=40, deadline=None)
+@given(
+    scores=st.lists(
+        st.sampled_from([-2.0, -0.5, -0.3, -0.1, -0.05, 0.0, 0.1, 0.3]),
+        min_size=len(WORD_PIECES) + len(SPARE),
+        max_size=len(WORD_PIECES) + len(SPARE),
+    ),
+    users=st.lists(st.booleans(), min_size=len(SPARE), max_size=len(SPARE)),
+    words=st.lists(
+        st.lists(st.sampled_from("abcé€"), min_size=1, max_size=6).map("".join),
+        min_size=1,
+        max_size=12,
+    ),
+)
+def test_any_user_defined_pieces_encode_as_in_sentencepiece(scores, users, words):
+    """Pieces of ``SPARE`` user-defined or normal (one holding a ``"▁"`` inside: whole
+    sentences), all scores near a user-defined piece's."""
+    kinds = [NORMAL] * len(WORD_PIECES) + [USER_DEFINED if u else NORMAL for u in users]
+    pieces = list(zip(WORD_PIECES + SPARE, scores, kinds, strict=True))
+    ours, theirs = _models([*pieces, ("€", -1.0, NORMAL)])
+    texts = [" ".join(words), words[0], " ".join(words[::-1])]
+    expected = theirs.encode(texts)
+    assert [e.ids for e in ours.encode_batch(texts, workers=1)] == expected
+    assert _one_at_a_time(ours, texts, pytest.MonkeyPatch()) == expected
+
+
 @pytest.mark.parametrize("nbest_size", [None, 4])
 def test_sampling_scores_user_defined_pieces_as_the_best_path_does(nbest_size):
     pieces = [(p, -0.5, NORMAL) for p in WORD_PIECES]
