@@ -11,7 +11,7 @@ import itertools
 import numpy as np
 import pytest
 import sentencepiece as spm
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from rowbook.text.sentencepiece.files import read_parts
@@ -96,6 +96,9 @@ WORD_PIECES = ["▁", "a", "b", "c", "▁a", "▁b", "ab", "bc", "ca", "▁ab", 
     ),
     cut=st.integers(1, 8),
 )
+@example(  # a user-defined "bb" scores 0.1: "▁" "bb" "c" (-0.9) over "▁b" "bc" (-1.0)
+    scores=[-0.5] * len(WORD_PIECES), heavy=-1.0, user=True, words=["bbc"], cut=1
+)
 def test_word_paths_equal_sentencepiece_with_ties(scores, heavy, user, words, cut):
     pieces = [(p, s, NORMAL) for p, s in zip(WORD_PIECES, scores, strict=True)]
     pieces.append(("▁q", heavy, NORMAL))  # "d" has no piece: unknown
@@ -106,6 +109,92 @@ def test_word_paths_equal_sentencepiece_with_ties(scores, heavy, user, words, cu
     texts = [" ".join(words[i : i + cut]) for i in range(0, len(words), cut)]
     texts.append(" ".join(words))
     assert [e.ids for e in ours.encode_batch(texts, workers=1)] == theirs.encode(texts)
+
+
+USER_TEXTS = ["bbc", "abbc", "cbb", "bbbc", "bbbbc", "a bbc", "abca bca", "b a bb cab", "bbcab"]
+
+
+@pytest.mark.parametrize(
+    "users, score, top",
+    [
+        (["bb"], -0.5, -1.0),
+        (["bb"], -0.01, -1.0),  # not the normal scores: "bb" wins by 0.1 - (-0.01 - 0.01)
+        (["bb"], 0.2, 4.0),  # nor their top (0.2.1's n * max_score - 0.1): "b" "b" wins
+        (["bb", "bcc"], -0.5, -1.0),  # overlapping user-defined pieces
+        (["bbc", "bb"], -0.5, -1.0),  # one inside the other
+        (["ab", "bca"], -0.5, -1.0),  # two that overlap in "abca"
+        (["bc"], -0.05, -1.0),  # inside the normal "abc", "bca", "▁bc"
+        (["▁b"], -0.5, -1.0),  # holding "▁": the word-by-word pass still applies
+        (["a▁b", "b▁"], -0.5, -1.0),  # across words: the whole sentence
+        (["éé", "€b"], -0.5, -1.0),  # several UTF-8 bytes a character
+    ],
+)
+def test_user_defined_pieces_score_as_in_sentencepiece(users, score, top, monkeypatch):
+    pieces = [(p, score, NORMAL) for p in WORD_PIECES if p not in users]
+    pieces += [("é", -0.1, NORMAL), ("€", -0.1, NORMAL), ("▁é", -0.05, NORMAL)]
+    pieces.append(("▁q", top, NORMAL))
+    pieces += [(u, -3.0, USER_DEFINED) for u in users]  # a user-defined piece's own score is unused
+    ours, theirs = _models(pieces)
+    texts = [*USER_TEXTS, "éé€b", "aéé bé", "é€bb"]
+    expected = theirs.encode(texts)
+    assert [e.ids for e in ours.encode_batch(texts, workers=1)] == expected
+    assert _one_at_a_time(ours, texts, monkeypatch) == expected
+    assert [ours.nbest("▁" + t.replace(" ", "▁"), 1)[0][0] for t in texts] == [
+        theirs.encode(t, out_type=str) for t in texts
+    ]
+
+
+@pytest.mark.parametrize("user", ["bb", "b€", "€€b"])
+def test_a_user_defined_piece_scores_a_tenth_a_byte_past_the_first_in_32_bits(user):
+    """A user-defined piece of ``n`` bytes scores ``float32(0.1f * (n - 1))``: the normal
+    piece ``"▁" + user`` scored exactly that ties with "▁" (0) and the user piece, and the
+    tie goes to the piece that starts first; a float below, the two pieces win."""
+    exact = np.float32(0.1) * np.float32(len(user.encode()) - 1)
+    for score, cut in [(exact, ["▁" + user]), (np.nextafter(exact, -1), ["▁", user])]:
+        pieces = [("▁", 0.0, NORMAL), ("▁" + user, float(score), NORMAL), ("b", -5.0, NORMAL)]
+        ours, theirs = _models([*pieces, ("€", -5.0, NORMAL), (user, 0.0, USER_DEFINED)])
+        assert theirs.encode(user, out_type=str) == cut
+        assert [ours.id_to_token(i) for i in ours.encode_batch([user], workers=1)[0].ids] == cut
+        assert [ours.id_to_token(i) for i in ours.encode(user).ids] == cut
+
+
+SPARE = ["bb", "bcb", "cab", "▁bb", "▁ca", "é", "éé", "▁é", "b€", "€éb", "a▁b"]
+
+
+@settings(max_examples=40, deadline=None)
+@given(
+    scores=st.lists(
+        st.sampled_from([-2.0, -0.5, -0.3, -0.1, -0.05, 0.0, 0.1, 0.3]),
+        min_size=len(WORD_PIECES) + len(SPARE),
+        max_size=len(WORD_PIECES) + len(SPARE),
+    ),
+    users=st.lists(st.booleans(), min_size=len(SPARE), max_size=len(SPARE)),
+    words=st.lists(
+        st.lists(st.sampled_from("abcé€"), min_size=1, max_size=6).map("".join),
+        min_size=1,
+        max_size=12,
+    ),
+)
+def test_any_user_defined_pieces_encode_as_in_sentencepiece(scores, users, words):
+    """Pieces of ``SPARE`` user-defined or normal (one holding a ``"▁"`` inside: whole
+    sentences), all scores near a user-defined piece's."""
+    kinds = [NORMAL] * len(WORD_PIECES) + [USER_DEFINED if u else NORMAL for u in users]
+    pieces = list(zip(WORD_PIECES + SPARE, scores, kinds, strict=True))
+    ours, theirs = _models([*pieces, ("€", -1.0, NORMAL)])
+    texts = [" ".join(words), words[0], " ".join(words[::-1])]
+    expected = theirs.encode(texts)
+    assert [e.ids for e in ours.encode_batch(texts, workers=1)] == expected
+    assert _one_at_a_time(ours, texts, pytest.MonkeyPatch()) == expected
+
+
+@pytest.mark.parametrize("nbest_size", [None, 4])
+def test_sampling_scores_user_defined_pieces_as_the_best_path_does(nbest_size):
+    pieces = [(p, -0.5, NORMAL) for p in WORD_PIECES]
+    ours, theirs = _models([*pieces, ("▁q", -1.0, NORMAL), ("bb", 0.0, USER_DEFINED)])
+    ours.alpha, ours.nbest_size = 300.0, nbest_size  # the runner-up, 0.1 below, at exp(-30)
+    for text in ["bbc", "abbc", "c bbca"]:
+        expected = theirs.encode(text, out_type=str)
+        assert [ours.id_to_token(i) for i in ours.encode(text).ids] == expected
 
 
 def test_a_piece_across_words_encodes_whole_sentences():

@@ -72,7 +72,7 @@ def _pass(norm, b, e, x, model, scratch, path_start, path_id, keep_second):
     """The word's path by the Viterbi pass from ``x`` into ``path_start`` and ``path_id``:
     ``(pieces, path score after)``; with ``keep_second``, ``scratch[3]`` holds each
     position's second best."""
-    trie, scores, kinds, unk_score, max_score = model
+    trie, scores, kinds, unk_score = model
     best, start, piece, second = scratch
     best_ends(
         norm,
@@ -83,7 +83,6 @@ def _pass(norm, b, e, x, model, scratch, path_start, path_id, keep_second):
         kinds,
         unk_score,
         SENTENCEPIECE,
-        max_score,
         x,
         best,
         start,
@@ -134,7 +133,7 @@ def exact_below(margin, magnitude, n):
 def _replay(norm, b, e, x, count, path_start, path_id, model):
     """The 32-bit path score after the word ``norm[b:e]``'s path from ``x``, each piece added
     as :func:`~rowbook.text.unigram.lattice.best_ends` adds it."""
-    _, scores, kinds, unk_score, max_score = model
+    _, scores, kinds, unk_score = model
     for j in range(count):
         token = path_id[j]
         if token < 0:
@@ -145,7 +144,7 @@ def _replay(norm, b, e, x, count, path_start, path_id, model):
                 end = b + path_start[j + 1] if j + 1 < count else e
                 for k in range(b + path_start[j], end):
                     nbytes += utf8_len(norm[k])
-            score = sentencepiece_score(token, nbytes, scores, kinds, max_score)
+            score = sentencepiece_score(token, nbytes, scores, kinds)
         x = np.float64(np.float32(np.float32(x) + score))
     return x
 

@@ -26,8 +26,11 @@ sum of its pieces' scores (log-probabilities), and
 Scores. ``tokenizers`` adds ``float64`` scores. SentencePiece adds ``float`` (32-bit) scores
 into ``float`` path scores (as ``sentencepiece`` 0.2.3 behaves: where a tie or near-tie of two
 paths comes out differently in 32 and 64 bits, it takes the 32-bit answer; the ``.model``
-tests include such texts); a user-defined piece scores ``bytes * max_score - 0.1`` and an
-unused piece is skipped. ``mode`` selects which (:data:`HF`, :data:`SENTENCEPIECE`),
+tests include such texts); a user-defined piece of ``n`` UTF-8 bytes scores
+``0.1 * (n - 1)`` in 32 bits, whatever the other scores (``sentencepiece`` 0.2.3; the 0.2.1
+source's ``n * max_score - 0.1`` is not what it does: a user-defined ``"bb"`` among pieces
+scored -0.5 wins with 0.1, ``"▁" "bb" "c"`` over ``"▁b" "bc"``), and an unused piece is
+skipped. ``mode`` selects which (:data:`HF`, :data:`SENTENCEPIECE`),
 so both encoders are followed to the last bit of their tie-breaking.
 
 Node kinds: 0 normal, 1 user-defined, 2 unused (skipped), 3 never matched (``tokenizers``'
@@ -61,11 +64,11 @@ NORMAL, USER_DEFINED, UNUSED, NEVER = 0, 1, 2, 3
 
 
 @numba.njit(cache=True, inline="always")
-def sentencepiece_score(token, nbytes, scores, kinds, max_score):
+def sentencepiece_score(token, nbytes, scores, kinds):
     """The 32-bit score ``sentencepiece`` gives the piece ``token`` of ``nbytes`` UTF-8
-    bytes: its own, or ``nbytes * max_score - 0.1`` for a user-defined piece."""
+    bytes: its own, or ``0.1 * (nbytes - 1)`` for a user-defined piece (see the module)."""
     if kinds[token] == USER_DEFINED:
-        return np.float32(np.float32(nbytes) * np.float32(max_score) - 0.1)
+        return np.float32(np.float32(0.1) * np.float32(nbytes - 1))
     return np.float32(scores[token])
 
 
@@ -82,9 +85,7 @@ def _offer(k, candidate, p, token, best, start, piece, second):
 
 
 @numba.njit(cache=True, nogil=True, _nrt=False)
-def best_ends(
-    data, s, e, trie, scores, kinds, unk_score, mode, max_score, first, best, start, piece, second
-):
+def best_ends(data, s, e, trie, scores, kinds, unk_score, mode, first, best, start, piece, second):
     """Fill ``best[k]``, ``start[k]``, ``piece[k]`` (``k = 0 .. e - s``) for ``data[s:e]``,
     the path score at ``s`` being ``first``; and ``second[k]``, the best score of the other
     nodes ending at ``k`` (``-inf``: none), unless ``second`` is empty."""
@@ -109,7 +110,7 @@ def best_ends(
             if token < 0 or kinds[token] >= UNUSED:
                 continue
             if mode == SENTENCEPIECE:  # float arithmetic throughout
-                score = sentencepiece_score(token, nbytes, scores, kinds, max_score)
+                score = sentencepiece_score(token, nbytes, scores, kinds)
                 candidate = np.float64(np.float32(np.float32(here) + score))
             else:
                 candidate = here + scores[token]
@@ -141,7 +142,7 @@ def _in_order(ids, pos, o, m, bounds, w):
 
 
 @numba.njit(cache=True, nogil=True)
-def _viterbi_kernel(data, starts, trie, scores, kinds, unk_score, mode, max_score):
+def _viterbi_kernel(data, starts, trie, scores, kinds, unk_score, mode):
     n_words = starts.size - 1
     longest = 1
     for w in range(n_words):
@@ -165,7 +166,6 @@ def _viterbi_kernel(data, starts, trie, scores, kinds, unk_score, mode, max_scor
             kinds,
             unk_score,
             mode,
-            max_score,
             0.0,
             best,
             start,
@@ -186,12 +186,12 @@ def viterbi(
 ) -> tuple[np.ndarray, ...]:
     """``(ids, piece_starts, bounds)`` of the best path of each word ``data[starts[w]:starts[w + 1]]``.
 
-    ``model = (trie, scores, kinds, unk_score, max_score)``. The pieces of word ``w`` are
+    ``model = (trie, scores, kinds, unk_score)``. The pieces of word ``w`` are
     ``ids[bounds[w]:bounds[w + 1]]`` (``-1`` for an unknown node), starting at the given
     character positions within the word.
     """
-    trie, scores, kinds, unk_score, max_score = model
-    return _viterbi_kernel(data, starts, trie, scores, kinds, unk_score, mode, max_score)
+    trie, scores, kinds, unk_score = model
+    return _viterbi_kernel(data, starts, trie, scores, kinds, unk_score, mode)
 
 
 @numba.njit(cache=True, inline="always")
@@ -304,12 +304,28 @@ def two_best(
 ) -> tuple[np.ndarray, ...]:
     """``(n_paths, best_len, second, bounds)`` of each word: paths (1 or 2), pieces on the best
     path, and the second best path's pieces ``second[bounds[w]:bounds[w + 1]]``."""
-    trie, scores, kinds, unk_score, _ = model
+    trie, scores, kinds, unk_score = model
     return _two_best_kernel(data, starts, trie, scores, kinds, unk_id, unk_score)
 
 
+@numba.njit(cache=True)
+def _node_score(data, s, node, scores, kinds, unk_score, mode):
+    """The score of ``node``, a row of :func:`_nodes` of a word starting at ``data[s]``: the
+    unknown score, a user-defined piece's :func:`sentencepiece_score` in ``mode``
+    :data:`SENTENCEPIECE`, else the piece's own."""
+    begin, end, token, unknown = node[0], node[1], node[2], node[3]
+    if unknown:
+        return np.float64(unk_score)
+    if mode == SENTENCEPIECE and kinds[token] == USER_DEFINED:
+        nbytes = 0
+        for k in range(s + begin, s + end):
+            nbytes += utf8_len(data[k])
+        return np.float64(sentencepiece_score(token, nbytes, scores, kinds))
+    return np.float64(scores[token])
+
+
 @numba.njit(cache=True, nogil=True)
-def _sample_kernel(data, starts, trie, scores, kinds, unk_id, unk_score, theta, uniforms):
+def _sample_kernel(data, starts, trie, scores, kinds, unk_id, unk_score, mode, theta, uniforms):
     n_words = starts.size - 1
     ids = np.empty(max(data.size, 1), np.int64)
     pos = np.empty(max(data.size, 1), np.int64)
@@ -321,7 +337,7 @@ def _sample_kernel(data, starts, trie, scores, kinds, unk_id, unk_score, theta, 
         nodes = _nodes(data, s, e, trie, kinds, unk_id)
         score = np.empty(nodes.shape[0], np.float64)
         for i in range(nodes.shape[0]):
-            score[i] = theta * (unk_score if nodes[i, 3] else scores[nodes[i, 2]])
+            score[i] = theta * _node_score(data, s, nodes[i], scores, kinds, unk_score, mode)
         by_end = np.argsort(nodes[:, 1], kind="mergesort")
         A = np.zeros(n + 1, np.float64)
         started = np.zeros(n + 1, np.bool_)
@@ -354,13 +370,15 @@ def sample_paths(
     unk_id: int,
     theta: float,
     rng: np.random.Generator,
+    mode: int = HF,
 ) -> tuple[np.ndarray, ...]:
     """A path of each word drawn with probability ``exp(theta * score(path)) / Z``, as
-    :func:`viterbi` returns paths (``-1`` for unknown nodes)."""
-    trie, scores, kinds, unk_score, _ = model
+    :func:`viterbi` returns paths (``-1`` for unknown nodes); a user-defined piece scored
+    as ``mode`` scores it."""
+    trie, scores, kinds, unk_score = model
     uniforms = rng.random(data.size + 1)
     return _sample_kernel(
-        data, starts, trie, scores, kinds, unk_id, unk_score, float(theta), uniforms
+        data, starts, trie, scores, kinds, unk_id, unk_score, mode, float(theta), uniforms
     )
 
 

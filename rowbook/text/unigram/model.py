@@ -150,10 +150,9 @@ class Unigram(SubwordTokenizer, TokenizerJsonFiles):
             normal = self._scores[self._kinds[:size] == lattice.NORMAL]
             low = float(np.float32(normal.min())) if normal.size else 0.0
             unk_score = float(np.float32(low) - np.float32(UNK_PENALTY))
-            top = max(float(np.finfo(np.float32).tiny), float(normal.max()) if normal.size else 0.0)
         else:
-            unk_score, top = float(self._scores.min()) - UNK_PENALTY if size else -UNK_PENALTY, 0.0
-        self._model = (build_trie(model), self._scores, kinds, unk_score, top)
+            unk_score = float(self._scores.min()) - UNK_PENALTY if size else -UNK_PENALTY
+        self._model = (build_trie(model), self._scores, kinds, unk_score)
         self._byte_ids = (
             [self._vocab.get(b, -1) for b in BYTE_PIECES] if self.byte_fallback else None
         )
@@ -195,7 +194,7 @@ class Unigram(SubwordTokenizer, TokenizerJsonFiles):
             if self.nbest_size and self.nbest_size > 1:
                 return self._nbest_sample(words)
             return lattice.sample_paths(
-                data, starts, self._model, self._unk_id or 0, self.alpha, self._rng
+                data, starts, self._model, self._unk_id or 0, self.alpha, self._rng, self.mode
             )
         return lattice.viterbi(data, starts, self._model, self.mode)
 

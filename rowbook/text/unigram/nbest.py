@@ -32,18 +32,18 @@ __all__ = ["nbest", "sample_nbest"]
 
 def _lattice_nodes(model: Any, word: str) -> list[tuple[int, int, int, float]]:
     """``(begin, end, id or -1, score)`` of every node of ``word``'s lattice."""
-    trie, scores, kinds, unk_score, max_score = model._model
+    trie, scores, kinds, unk_score = model._model
     data = codepoints(word)
     nodes = lattice._nodes(data, 0, data.size, trie, kinds, -1)
-    out = []
-    for begin, end, token, unknown in nodes.tolist():
-        if unknown:
-            out.append((begin, end, -1, unk_score))
-        elif model.mode == lattice.SENTENCEPIECE and kinds[token] == lattice.USER_DEFINED:
-            out.append((begin, end, token, len(word[begin:end].encode()) * max_score - 0.1))
-        else:
-            out.append((begin, end, token, float(scores[token])))
-    return out
+    return [
+        (
+            begin,
+            end,
+            -1 if unknown else token,
+            lattice._node_score(data, 0, node, scores, kinds, unk_score, model.mode),
+        )
+        for node, (begin, end, token, unknown) in zip(nodes, nodes.tolist(), strict=True)
+    ]
 
 
 def _paths(model: Any, word: str, n: int) -> list[tuple[float, list[tuple[int, int, int]]]]:

@@ -117,7 +117,7 @@ def _model(pieces: Sequence[tuple[str, float]]) -> tuple:
     scores, unk_score = _scores(pieces)
     kinds = np.zeros(len(pieces), np.int8)
     kinds[0] = lattice.NEVER
-    return build_trie([p for p, _ in pieces]), scores, kinds, unk_score, 0.0
+    return build_trie([p for p, _ in pieces]), scores, kinds, unk_score
 
 
 def _renumbered(kept: np.ndarray, size: int) -> np.ndarray:
