@@ -4,6 +4,7 @@ whitespace flags turned the other way; the compiled batch pass held to the text-
 
 from __future__ import annotations
 
+import functools
 import io
 import itertools
 import struct
@@ -97,6 +98,12 @@ def _model_paths(models_dir):
     ]
 
 
+@functools.cache
+def _loaded(path):
+    """One tokenizer a model file for the hypothesis test (loading is most of an example's time)."""
+    return load_model(path)
+
+
 def _text_at_a_time(tok, texts, monkeypatch):
     """Ids of each text by the Python path (no compiled batch job)."""
     with monkeypatch.context() as patch:
@@ -154,7 +161,7 @@ def test_the_batch_pass_equals_the_text_at_a_time_path(
 def test_any_text_takes_the_same_ids_both_ways(models_dir, hard_text, data, monkeypatch):
     texts = data.draw(st.lists(hard_text, min_size=1, max_size=4))
     for path in _model_paths(models_dir)[::3]:
-        tok = load_model(path)
+        tok = _loaded(path)
         expected = _text_at_a_time(tok, texts, monkeypatch)
         assert [e.ids for e in tok.encode_batch(texts)] == expected, (path, texts)
 
