@@ -34,6 +34,8 @@ __all__ = [
     "Parser",
     "add_command",
     "add_corpus",
+    "add_json",
+    "add_positionals",
     "add_sample_options",
     "add_scheduler",
     "add_training_run",
@@ -173,6 +175,17 @@ def add_corpus(parser: argparse.ArgumentParser, line: str = "one sentence per li
         help="UTF-8 text files (gzip/bzip2/xz too), folders of them (read in sorted path "
         f"order), or '-' for standard input; {line}",
     )
+
+
+def add_positionals(parser: argparse.ArgumentParser, *metavars: str) -> None:
+    """Plain positional arguments, each named by its metavar (``"WORD1"``: ``args.word1``)."""
+    for metavar in metavars:
+        parser.add_argument(metavar.lower(), metavar=metavar)
+
+
+def add_json(parser: argparse.ArgumentParser, what: str = "print JSON") -> None:
+    """The ``--json`` switch of a command that prints text; ``what`` says what it prints."""
+    parser.add_argument("--json", action="store_true", help=what)
 
 
 def add_training_run(

@@ -15,6 +15,7 @@ from typing import Any
 from rowbook.checks import check_int
 from rowbook.cli._common import (
     add_command,
+    add_json,
     add_unicode_errors,
     check_output_path,
     format_table,
@@ -169,5 +170,5 @@ def register(commands: Any) -> None:
         help="nearest words shown beside each listed word (default: %(default)s)",
     )
     p.add_argument("--plot", metavar="FILE.png", help="draw the most-moved words to this PNG")
-    p.add_argument("--json", action="store_true", help="print JSON instead of tables")
+    add_json(p, "print JSON instead of tables")
     add_unicode_errors(p)

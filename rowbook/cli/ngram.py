@@ -12,7 +12,7 @@ import argparse
 import dataclasses
 from typing import Any
 
-from rowbook.cli._common import add_command, add_unicode_errors, print_json, read_lines
+from rowbook.cli._common import add_command, add_json, add_unicode_errors, print_json, read_lines
 
 __all__ = ["register"]
 
@@ -98,5 +98,5 @@ def register(commands: Any) -> None:
         help="Kneser-Ney discounts for an order whose estimate fails on small text, as lmplz's "
         "--discount_fallback (e.g. 0.5 1 1.5)",
     )
-    p.add_argument("--json", action="store_true", help="print JSON")
+    add_json(p)
     add_unicode_errors(p)

@@ -15,6 +15,7 @@ from typing import Any
 
 from rowbook.cli._common import (
     add_command,
+    add_positionals,
     add_vectors_reading,
     check_input_file,
     check_output_path,
@@ -256,7 +257,7 @@ def register(commands: Any) -> None:
             "rowbook prune vectors.npz -o top.txt --keep 50000",
         ],
     )
-    p.add_argument("vectors", metavar="VECTORS")
+    add_positionals(p, "VECTORS")
     p.add_argument("-o", "--output", required=True, type=Path, metavar="OUT")
     p.add_argument("--keep", type=int, required=True, metavar="N", help="words to keep")
     p.add_argument(

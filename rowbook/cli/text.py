@@ -19,6 +19,7 @@ from typing import Any
 from rowbook.cli._common import (
     STDIN,
     add_command,
+    add_json,
     check_input_file,
     read_lines,
 )
@@ -317,4 +318,4 @@ def register(commands: Any) -> None:
         "applied (an older plain vocabulary file maps the tokens of --tokenizer)",
     )
     p.add_argument("--ids", action="store_true", help="print ids instead of tokens")
-    p.add_argument("--json", action="store_true", help="one JSON object per line")
+    add_json(p, "one JSON object per line")
