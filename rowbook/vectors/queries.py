@@ -290,7 +290,19 @@ def analogy(
     method: Method = "3cosadd",
     restrict_vocab: int | None = None,
 ) -> str:
-    """``table.analogy(...)`` for any keyed table: see :meth:`rowbook.vectors.Vectors.analogy`."""
+"""Answer "``a`` is to ``b`` as ``c`` is to ?": the best key other than a, b, c.
+
+    ``method="3cosadd"`` is ``most_similar(positive=[b, c], negative=[a])``;
+    ``"3cosmul"`` is the same call to :meth:`most_similar_cosmul`.
+
+    Examples
+    --------
+    >>> from rowbook import Vectors
+    >>> table = Vectors(["man", "woman", "king", "queen"],
+    ...                 [[1.0, 0.0, 0.1], [1.0, 1.0, 0.1], [0.0, 0.0, 1.0], [0.0, 1.0, 1.0]])
+    >>> table.analogy("man", "woman", "king")
+    'queen'
+    """
     if method not in ("3cosadd", "3cosmul"):
         raise ValueError(f"method must be '3cosadd' or '3cosmul', got {method!r}")
     query = most_similar if method == "3cosadd" else most_similar_cosmul

@@ -22,7 +22,6 @@ import numpy as np
 
 from rowbook.vectors import evaluate, pairs, queries
 from rowbook.vectors.index import IndexKind, VectorIndex
-from rowbook.vectors.queries import Method
 from rowbook.vectors.table import KeyedTable, Term
 
 __all__ = ["SearchableTable"]
@@ -82,29 +81,7 @@ class SearchableTable(KeyedTable):
         """
         return queries.most_similar_cosmul(self, positive, negative, topn, restrict_vocab)
 
-    def analogy(
-        self,
-        a: str,
-        b: str,
-        c: str,
-        *,
-        method: Method = "3cosadd",
-        restrict_vocab: int | None = None,
-    ) -> str:
-        """Answer "``a`` is to ``b`` as ``c`` is to ?": the best key other than a, b, c.
-
-        ``method="3cosadd"`` is ``most_similar(positive=[b, c], negative=[a])``;
-        ``"3cosmul"`` is the same call to :meth:`most_similar_cosmul`.
-
-        Examples
-        --------
-        >>> from rowbook import Vectors
-        >>> table = Vectors(["man", "woman", "king", "queen"],
-        ...                 [[1.0, 0.0, 0.1], [1.0, 1.0, 0.1], [0.0, 0.0, 1.0], [0.0, 1.0, 1.0]])
-        >>> table.analogy("man", "woman", "king")
-        'queen'
-        """
-        return queries.analogy(self, a, b, c, method=method, restrict_vocab=restrict_vocab)
+    analogy = queries.analogy
 
     def relative_cosine_similarity(self, wa: str, wb: str, topn: int = 10) -> float:
         """``cos(wa, wb)`` over the sum of the cosines of ``wa``'s ``topn`` nearest keys.
