@@ -35,9 +35,11 @@ __all__ = [
     "add_command",
     "add_corpus",
     "add_json",
+    "add_lower",
     "add_positionals",
     "add_sample_options",
     "add_scheduler",
+    "add_seed",
     "add_training_run",
     "add_unicode_errors",
     "add_vectors_reading",
@@ -186,6 +188,18 @@ def add_positionals(parser: argparse.ArgumentParser, *metavars: str) -> None:
 def add_json(parser: argparse.ArgumentParser, what: str = "print JSON") -> None:
     """The ``--json`` switch of a command that prints text; ``what`` says what it prints."""
     parser.add_argument("--json", action="store_true", help=what)
+
+
+def add_lower(parser: argparse.ArgumentParser) -> None:
+    """The ``--lower`` switch of a command that reads text with its own tokenizer."""
+    parser.add_argument("--lower", action="store_true", help="lower-case the text first")
+
+
+def add_seed(parser: argparse.ArgumentParser, what: str = "", default: int = 0) -> None:
+    """The ``--seed N`` of a command that draws at random; ``what`` says what the seed
+    seeds (``"t-SNE seed"``), shown before the default."""
+    shown = f"{what} (default: %(default)s)" if what else "(default: %(default)s)"
+    parser.add_argument("--seed", type=int, default=default, help=shown)
 
 
 def add_training_run(

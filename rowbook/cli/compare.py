@@ -16,6 +16,7 @@ from rowbook.checks import check_int
 from rowbook.cli._common import (
     add_command,
     add_json,
+    add_seed,
     add_unicode_errors,
     check_output_path,
     format_table,
@@ -161,7 +162,7 @@ def register(commands: Any) -> None:
         help="words whose neighbours are compared: a number, all, or auto (all up to "
         "16,384 shared words, a sample beyond; default: %(default)s)",
     )
-    p.add_argument("--seed", type=int, default=0, help="seed of the sample (default: %(default)s)")
+    add_seed(p, "seed of the sample")
     p.add_argument(
         "--neighbors",
         type=int,

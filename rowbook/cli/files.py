@@ -12,6 +12,7 @@ from rowbook.checks import check_int
 from rowbook.cli._common import (
     add_command,
     add_positionals,
+    add_seed,
     add_unicode_errors,
     check_output_path,
     check_words,
@@ -146,7 +147,7 @@ def register(commands: Any) -> None:
         "all: every label; none (default: %(default)s; the HTML page has a menu too)",
     )
     p.add_argument("--title", help="picture title (default: what is drawn and how)")
-    p.add_argument("--seed", type=int, default=0, help="t-SNE seed (default: %(default)s)")
+    add_seed(p, "t-SNE seed")
     add_unicode_errors(p)
 
     p = add_command(

@@ -30,6 +30,7 @@ from rowbook.cli._common import (
     add_json,
     add_positionals,
     add_sample_options,
+    add_seed,
     add_training_run,
     add_unicode_errors,
     check_output_path,
@@ -226,7 +227,7 @@ def _generate_parser(commands: Any) -> None:
         metavar="P",
         help="draw among the most likely tokens whose probabilities add up to P",
     )
-    p.add_argument("--seed", type=int, default=0, help="(default: %(default)s)")
+    add_seed(p)
     p.add_argument("--ids", action="store_true", help="PROMPT and the output are token ids")
     p.add_argument("--no-stop", action="store_true", help="go on past an end-of-text token")
     p.add_argument(

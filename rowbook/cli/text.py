@@ -20,6 +20,7 @@ from rowbook.cli._common import (
     STDIN,
     add_command,
     add_json,
+    add_lower,
     check_input_file,
     read_lines,
 )
@@ -310,7 +311,7 @@ def register(commands: Any) -> None:
         metavar="FILE",
         help="a BPE file from 'rowbook vocab --tokenizer bpe' or a Hugging Face tokenizer.json",
     )
-    p.add_argument("--lower", action="store_true", help="lower-case the text first")
+    add_lower(p)
     p.add_argument(
         "--vocab",
         metavar="FILE",

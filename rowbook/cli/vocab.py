@@ -24,6 +24,7 @@ from rowbook.cli._common import (
     add_command,
     add_corpus,
     add_json,
+    add_lower,
     add_scheduler,
     add_unicode_errors,
     check_output_path,
@@ -244,7 +245,7 @@ def register(commands: Any) -> None:
         metavar="DIR",
         help="where --memory spills (default: the system's temporary folder)",
     )
-    p.add_argument("--lower", action="store_true", help="lower-case the text first")
+    add_lower(p)
     p.add_argument(
         "--min-count",
         type=int,

@@ -290,7 +290,7 @@ def analogy(
     method: Method = "3cosadd",
     restrict_vocab: int | None = None,
 ) -> str:
-"""Answer "``a`` is to ``b`` as ``c`` is to ?": the best key other than a, b, c.
+    """Answer "``a`` is to ``b`` as ``c`` is to ?": the best key other than a, b, c.
 
     ``method="3cosadd"`` is ``most_similar(positive=[b, c], negative=[a])``;
     ``"3cosmul"`` is the same call to :meth:`most_similar_cosmul`.
