@@ -79,10 +79,11 @@ class FastTextArgs:
     t: float = 1e-4
 
     @classmethod
-    def of_model(cls, model: Any, **fields: Any) -> FastTextArgs:
+    def of_model(cls, model: Any, /, **fields: Any) -> FastTextArgs:
         """The ``Args`` of a rowbook model with n-grams (``FastText``, ``FastTextClassifier``):
         its ``vector_size``, ``epochs``, ``min_count``, ``negative``, ``n_buckets``, ``minn``
-        and ``maxn`` under fastText's names, and the ``fields`` only that model has."""
+        and ``maxn`` under fastText's names, and the ``fields`` only that model has (``model``
+        among them: fastText's code of the architecture)."""
         named = {field: getattr(model, name) for field, name in _MODEL_FIELDS.items()}
         return cls(**named, **fields)
 
