@@ -70,6 +70,7 @@ __all__ = [
     "map_safetensors",
     "parse_json",
     "read_json",
+    "read_text",
     "save_safetensors",
     "save_state",
     "write_json",
@@ -387,20 +388,29 @@ def read_json(
     ...
     ValueError: Vocab file .../deep.json nests arrays/objects 200000 levels deep; rowbook reads at most 100
     """
+    return parse_json(read_text(path, what, max_bytes=max_bytes), f"{what} file {path}")
+
+
+def read_text(
+    path: str | os.PathLike[str],
+    what: str,
+    *,
+    max_bytes: int,
+    too_large: str = "pass a larger max_bytes if you trust it",
+) -> str:
+    """A UTF-8 text file (gzip/bzip2/xz too; no FIFO or device) of at most ``max_bytes``
+    bytes as a ``str``; a larger file or bad UTF-8 is a ``ValueError`` naming ``what`` file
+    it is (``too_large``: what to do about the size), read no further than the limit."""
     with open_binary(path, f"{what} file") as f:
         raw = _read_at_most(f, max_bytes + 1)
     if len(raw) > max_bytes:
-        raise ValueError(
-            f"{what} file {path} is larger than {max_bytes:,} bytes; pass a larger "
-            "max_bytes if you trust it"
-        )
+        raise ValueError(f"{what} file {path} is larger than {max_bytes:,} bytes; {too_large}")
     try:
-        text = raw.decode("utf-8")
+        return raw.decode("utf-8")
     except UnicodeDecodeError as err:
         raise ValueError(
             f"{what} file {path} is not valid UTF-8 at byte offset {err.start}"
         ) from None
-    return parse_json(text, f"{what} file {path}")
 
 
 def _read_at_most(f: IO[bytes], limit: int, block: int = 1 << 24) -> bytes:

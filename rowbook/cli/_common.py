@@ -34,8 +34,12 @@ __all__ = [
     "Parser",
     "add_command",
     "add_corpus",
+    "add_json",
+    "add_lower",
+    "add_positionals",
     "add_sample_options",
     "add_scheduler",
+    "add_seed",
     "add_training_run",
     "add_unicode_errors",
     "add_vectors_reading",
@@ -173,6 +177,29 @@ def add_corpus(parser: argparse.ArgumentParser, line: str = "one sentence per li
         help="UTF-8 text files (gzip/bzip2/xz too), folders of them (read in sorted path "
         f"order), or '-' for standard input; {line}",
     )
+
+
+def add_positionals(parser: argparse.ArgumentParser, *metavars: str) -> None:
+    """Plain positional arguments, each named by its metavar (``"WORD1"``: ``args.word1``)."""
+    for metavar in metavars:
+        parser.add_argument(metavar.lower(), metavar=metavar)
+
+
+def add_json(parser: argparse.ArgumentParser, what: str = "print JSON") -> None:
+    """The ``--json`` switch of a command that prints text; ``what`` says what it prints."""
+    parser.add_argument("--json", action="store_true", help=what)
+
+
+def add_lower(parser: argparse.ArgumentParser) -> None:
+    """The ``--lower`` switch of a command that reads text with its own tokenizer."""
+    parser.add_argument("--lower", action="store_true", help="lower-case the text first")
+
+
+def add_seed(parser: argparse.ArgumentParser, what: str = "", default: int = 0) -> None:
+    """The ``--seed N`` of a command that draws at random; ``what`` says what the seed
+    seeds (``"t-SNE seed"``), shown before the default."""
+    shown = f"{what} (default: %(default)s)" if what else "(default: %(default)s)"
+    parser.add_argument("--seed", type=int, default=default, help=shown)
 
 
 def add_training_run(

@@ -15,6 +15,8 @@ from typing import Any
 from rowbook.checks import check_int
 from rowbook.cli._common import (
     add_command,
+    add_json,
+    add_seed,
     add_unicode_errors,
     check_output_path,
     format_table,
@@ -160,7 +162,7 @@ def register(commands: Any) -> None:
         help="words whose neighbours are compared: a number, all, or auto (all up to "
         "16,384 shared words, a sample beyond; default: %(default)s)",
     )
-    p.add_argument("--seed", type=int, default=0, help="seed of the sample (default: %(default)s)")
+    add_seed(p, "seed of the sample")
     p.add_argument(
         "--neighbors",
         type=int,
@@ -169,5 +171,5 @@ def register(commands: Any) -> None:
         help="nearest words shown beside each listed word (default: %(default)s)",
     )
     p.add_argument("--plot", metavar="FILE.png", help="draw the most-moved words to this PNG")
-    p.add_argument("--json", action="store_true", help="print JSON instead of tables")
+    add_json(p, "print JSON instead of tables")
     add_unicode_errors(p)

@@ -9,7 +9,14 @@ from typing import Any
 import numpy as np
 
 from rowbook.checks import check_int
-from rowbook.cli._common import add_command, add_unicode_errors, check_output_path, check_words
+from rowbook.cli._common import (
+    add_command,
+    add_positionals,
+    add_seed,
+    add_unicode_errors,
+    check_output_path,
+    check_words,
+)
 from rowbook.cli._vectorio import FORMAT_NAMES, FORMATS, load_vectors, save_vectors
 
 __all__ = ["register"]
@@ -111,7 +118,7 @@ def register(commands: Any) -> None:
             "# needs scikit-learn",
         ],
     )
-    p.add_argument("vectors", metavar="VECTORS")
+    add_positionals(p, "VECTORS")
     p.add_argument("-o", "--output", required=True, metavar="FILE", help=".png or .html")
     p.add_argument(
         "--words", nargs="+", metavar="WORD", help="the words to draw (default: the --top N first)"
@@ -140,7 +147,7 @@ def register(commands: Any) -> None:
         "all: every label; none (default: %(default)s; the HTML page has a menu too)",
     )
     p.add_argument("--title", help="picture title (default: what is drawn and how)")
-    p.add_argument("--seed", type=int, default=0, help="t-SNE seed (default: %(default)s)")
+    add_seed(p, "t-SNE seed")
     add_unicode_errors(p)
 
     p = add_command(

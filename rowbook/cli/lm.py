@@ -27,7 +27,10 @@ from rowbook.checks import ParameterError
 from rowbook.cli._common import (
     add_command,
     add_corpus,
+    add_json,
+    add_positionals,
     add_sample_options,
+    add_seed,
     add_training_run,
     add_unicode_errors,
     check_output_path,
@@ -212,7 +215,7 @@ def _generate_parser(commands: Any) -> None:
         metavar="MODEL",
         help="a saved language model (.npz), a checkpoint folder or a GGUF model",
     )
-    p.add_argument("prompt", metavar="PROMPT")
+    add_positionals(p, "PROMPT")
     p.add_argument(
         "--max-new-tokens", type=int, default=50, metavar="N", help="(default: %(default)s)"
     )
@@ -224,7 +227,7 @@ def _generate_parser(commands: Any) -> None:
         metavar="P",
         help="draw among the most likely tokens whose probabilities add up to P",
     )
-    p.add_argument("--seed", type=int, default=0, help="(default: %(default)s)")
+    add_seed(p)
     p.add_argument("--ids", action="store_true", help="PROMPT and the output are token ids")
     p.add_argument("--no-stop", action="store_true", help="go on past an end-of-text token")
     p.add_argument(
@@ -359,7 +362,7 @@ def _size_parser(commands: Any) -> None:
         p.add_argument(flag, dest=dest, type=int, metavar=metavar)
     p.add_argument("--family", choices=("gpt2", "llama"))
     p.add_argument("--untied", action="store_true", help="a separate output layer")
-    p.add_argument("--json", action="store_true", help="print JSON")
+    add_json(p)
 
 
 # -- vocab-sweep --------------------------------------------------------------------------
@@ -465,7 +468,7 @@ def _vocab_sweep_parser(commands: Any) -> None:
         metavar="PNG",
         help="where to draw it, '' for no picture (default: %(default)s)",
     )
-    p.add_argument("--json", action="store_true", help="print JSON")
+    add_json(p)
     add_unicode_errors(p)
 
 

@@ -9,7 +9,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from rowbook.cli._common import add_command
+from rowbook.cli._common import add_command, add_seed
 
 __all__ = ["benchmarks_dir", "register_bench", "register_demo"]
 
@@ -77,7 +77,7 @@ def register_demo(commands: Any) -> None:
         default=Path("rowbook-demo"),
         help="output folder (default: %(default)s)",
     )
-    p.add_argument("--seed", type=int, default=0, help="random seed (default: %(default)s)")
+    add_seed(p, "random seed")
     p.add_argument("--quiet", action="store_true", help="print only where the outputs went")
 
 

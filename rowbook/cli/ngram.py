@@ -12,7 +12,14 @@ import argparse
 import dataclasses
 from typing import Any
 
-from rowbook.cli._common import add_command, add_unicode_errors, print_json, read_lines
+from rowbook.cli._common import (
+    add_command,
+    add_json,
+    add_seed,
+    add_unicode_errors,
+    print_json,
+    read_lines,
+)
 
 __all__ = ["register"]
 
@@ -81,7 +88,7 @@ def register(commands: Any) -> None:
     )
     for flag, default in (("--epochs", 5), ("--dim", 32), ("--hidden", 64), ("--batch-size", 512)):
         p.add_argument(flag, type=int, default=default, help=f"NPLM (default: {default})")
-    p.add_argument("--seed", type=int, default=0, help="NPLM seed (default: %(default)s)")
+    add_seed(p, "NPLM seed")
     p.add_argument(
         "--threads",
         type=int,
@@ -98,5 +105,5 @@ def register(commands: Any) -> None:
         help="Kneser-Ney discounts for an order whose estimate fails on small text, as lmplz's "
         "--discount_fallback (e.g. 0.5 1 1.5)",
     )
-    p.add_argument("--json", action="store_true", help="print JSON")
+    add_json(p)
     add_unicode_errors(p)

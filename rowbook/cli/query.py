@@ -14,6 +14,8 @@ from typing import Any
 
 from rowbook.cli._common import (
     add_command,
+    add_json,
+    add_positionals,
     add_vectors_reading,
     check_input_file,
     check_words,
@@ -239,7 +241,7 @@ def register(commands: Any) -> None:
         help="answer from an approximate index (faiss) kept "
         "in FILE, built there on first use; for tables of millions of words",
     )
-    p.add_argument("--json", action="store_true", help="print JSON")
+    add_json(p)
     add_vectors_reading(p)
 
     p = add_command(
@@ -254,15 +256,12 @@ def register(commands: Any) -> None:
             "rowbook analogy vectors.txt france paris japan --topn 3 --method 3cosmul --json",
         ],
     )
-    p.add_argument("vectors", metavar="VECTORS")
-    p.add_argument("a", metavar="A")
-    p.add_argument("b", metavar="B")
-    p.add_argument("c", metavar="C")
+    add_positionals(p, "VECTORS", "A", "B", "C")
     p.add_argument("--topn", type=int, default=5, metavar="N", help="(default: %(default)s)")
     p.add_argument(
         "--method", choices=("3cosadd", "3cosmul"), default="3cosadd", help="(default: %(default)s)"
     )
-    p.add_argument("--json", action="store_true", help="print JSON")
+    add_json(p)
     add_vectors_reading(p)
 
     p = add_command(
@@ -276,10 +275,8 @@ def register(commands: Any) -> None:
             "rowbook similarity vectors.npz cat dog --json",
         ],
     )
-    p.add_argument("vectors", metavar="VECTORS")
-    p.add_argument("word1", metavar="WORD1")
-    p.add_argument("word2", metavar="WORD2")
-    p.add_argument("--json", action="store_true", help="print JSON")
+    add_positionals(p, "VECTORS", "WORD1", "WORD2")
+    add_json(p)
     add_vectors_reading(p)
 
     p = add_command(
@@ -298,7 +295,7 @@ def register(commands: Any) -> None:
             "rowbook evaluate vectors.npz --analogies q.txt --pairs p.tsv --restrict-vocab 30000",
         ],
     )
-    p.add_argument("vectors", metavar="VECTORS")
+    add_positionals(p, "VECTORS")
     p.add_argument("--analogies", metavar="FILE", help="questions-words file")
     p.add_argument("--pairs", metavar="FILE", help="word pairs with similarity scores")
     p.add_argument("--delimiter", default="\t", help="field separator of --pairs (default: tab)")
@@ -315,5 +312,5 @@ def register(commands: Any) -> None:
     p.add_argument(
         "--method", choices=("3cosadd", "3cosmul"), default="3cosadd", help="(default: %(default)s)"
     )
-    p.add_argument("--json", action="store_true", help="print JSON")
+    add_json(p)
     add_vectors_reading(p)

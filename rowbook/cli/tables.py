@@ -15,6 +15,8 @@ from typing import Any
 
 from rowbook.cli._common import (
     add_command,
+    add_positionals,
+    add_seed,
     add_vectors_reading,
     check_input_file,
     check_output_path,
@@ -196,7 +198,7 @@ def register(commands: Any) -> None:
         action="store_true",
         help="pq: quantise the raw rows, not their directions with the norms apart in a byte each",
     )
-    p.add_argument("--seed", type=int, default=1234, help="k-means seed (default: %(default)s)")
+    add_seed(p, "k-means seed", 1234)
     p.add_argument("--keep", type=int, metavar="N", help="prune to the N most frequent words first")
     p.add_argument(
         "--rerank",
@@ -256,7 +258,7 @@ def register(commands: Any) -> None:
             "rowbook prune vectors.npz -o top.txt --keep 50000",
         ],
     )
-    p.add_argument("vectors", metavar="VECTORS")
+    add_positionals(p, "VECTORS")
     p.add_argument("-o", "--output", required=True, type=Path, metavar="OUT")
     p.add_argument("--keep", type=int, required=True, metavar="N", help="words to keep")
     p.add_argument(

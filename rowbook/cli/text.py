@@ -19,6 +19,8 @@ from typing import Any
 from rowbook.cli._common import (
     STDIN,
     add_command,
+    add_json,
+    add_lower,
     check_input_file,
     read_lines,
 )
@@ -309,7 +311,7 @@ def register(commands: Any) -> None:
         metavar="FILE",
         help="a BPE file from 'rowbook vocab --tokenizer bpe' or a Hugging Face tokenizer.json",
     )
-    p.add_argument("--lower", action="store_true", help="lower-case the text first")
+    add_lower(p)
     p.add_argument(
         "--vocab",
         metavar="FILE",
@@ -317,4 +319,4 @@ def register(commands: Any) -> None:
         "applied (an older plain vocabulary file maps the tokens of --tokenizer)",
     )
     p.add_argument("--ids", action="store_true", help="print ids instead of tokens")
-    p.add_argument("--json", action="store_true", help="one JSON object per line")
+    add_json(p, "one JSON object per line")

@@ -17,6 +17,7 @@ from rowbook.cli._common import (
     HelpFormatter,
     add_command,
     add_corpus,
+    add_lower,
     add_sample_options,
     add_scheduler,
     add_training_run,
@@ -82,7 +83,7 @@ def _run_options(p: argparse.ArgumentParser, *, word_vectors: bool) -> None:
             "also its counting runs and shuffled records",
         )
     else:
-        p.add_argument("--lower", action="store_true", help="lower-case the text first")
+        add_lower(p)
     add_training_run(p, "save the model here after every epoch (a saved model, as --save-model)")
 
 

@@ -23,6 +23,8 @@ from rowbook.cli._cluster import check_options, counting
 from rowbook.cli._common import (
     add_command,
     add_corpus,
+    add_json,
+    add_lower,
     add_scheduler,
     add_unicode_errors,
     check_output_path,
@@ -243,7 +245,7 @@ def register(commands: Any) -> None:
         metavar="DIR",
         help="where --memory spills (default: the system's temporary folder)",
     )
-    p.add_argument("--lower", action="store_true", help="lower-case the text first")
+    add_lower(p)
     p.add_argument(
         "--min-count",
         type=int,
@@ -271,7 +273,7 @@ def register(commands: Any) -> None:
         help="processes that read CORPUS, over byte ranges of its files; the counts are the "
         "same for every N (default: one per CPU)",
     )
-    p.add_argument("--json", action="store_true", help="print the summary as JSON")
+    add_json(p, "print the summary as JSON")
     p.add_argument("--quiet", action="store_true", help="no progress bar, no summary")
     add_unicode_errors(p)
     add_scheduler(p, "")

@@ -48,7 +48,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, ClassVar, TypeVar
 
-from rowbook.checks import NotFittedError
+from rowbook.checks import NotFittedError, check_int
 from rowbook.io import fields_of, load_state, save_state
 
 __all__ = ["MODEL_KIND", "Model", "NotFittedError", "read_model_file", "same_json"]
@@ -98,6 +98,12 @@ class Model(ABC):
         defaults = inspect.signature(type(self).__init__).parameters
         changed = {k: v for k, v in self.get_params().items() if v != defaults[k].default}
         return f"{type(self).__name__}({', '.join(f'{k}={v!r}' for k, v in changed.items())})"
+
+    def _check_ints(self, owner: str | None = None, **minimums: int) -> None:
+        """Each parameter named in ``minimums`` an integer ``>= minimum``
+        (:func:`rowbook.checks.check_int`; ``owner``: the class its message names)."""
+        for name, minimum in minimums.items():
+            check_int(name, getattr(self, name), minimum, owner=owner)
 
     def _params_to_json(self) -> dict[str, Any]:
         params = self.get_params()

@@ -207,15 +207,7 @@ class _SequenceClassifier(NetworkModel[ClassifierExtras]):
         owner = type(self).__name__
         check_choice("optimizer", self.optimizer, ("adam", "sgd", "sparse_adam"), owner=owner)
         check_choice("freeze_embeddings", self.freeze_embeddings, (False, True), owner=owner)
-        for name, minimum in (
-            ("dim", 1),
-            ("hidden", 1),
-            ("epochs", 0),
-            ("batch_size", 1),
-            ("min_count", 1),
-            ("seed", 0),
-        ):
-            check_int(name, getattr(self, name), minimum, owner=owner)
+        self._check_ints(owner, dim=1, hidden=1, epochs=0, batch_size=1, min_count=1, seed=0)
         check_int("max_length", self.max_length, 1, allow_none=True, owner=owner)
         check_int("patience", self.patience, 1, allow_none=True, owner=owner)
         check_number("lr", self.lr, 0.0, low_open=True, allow_none=True, owner=owner)

@@ -19,7 +19,7 @@ from typing import Any
 import numpy as np
 
 from rowbook.autograd import Tensor, no_grad, ops
-from rowbook.checks import InputTypeError, check_int, check_number
+from rowbook.checks import InputTypeError, check_number
 from rowbook.models.network import NetworkModel
 from rowbook.nn import Embedding, Linear, Module, init
 from rowbook.nn import functional as F
@@ -133,14 +133,7 @@ class ColorHarmony(NetworkModel[None]):
     ) -> None:
         self.dim, self.hidden, self.epochs, self.lr = dim, hidden, epochs, lr
         self.batch_size, self.seed, self.progress = batch_size, seed, progress
-        for name, minimum in (
-            ("dim", 1),
-            ("hidden", 1),
-            ("epochs", 0),
-            ("batch_size", 1),
-            ("seed", 0),
-        ):
-            check_int(name, getattr(self, name), minimum, owner="ColorHarmony")
+        self._check_ints("ColorHarmony", dim=1, hidden=1, epochs=0, batch_size=1, seed=0)
         check_number("lr", lr, 0.0, low_open=True, owner="ColorHarmony")
 
     def fit(

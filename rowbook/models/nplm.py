@@ -241,16 +241,9 @@ class NPLM(NetworkModel[PipelineExtras]):
         check_choice("level", self.level, ("char", "word"), owner="NPLM")
         check_choice("optimizer", self.optimizer, ("adam", "sgd", "sparse_adam"), owner="NPLM")
         check_choice("freeze_embeddings", self.freeze_embeddings, (False, True), owner="NPLM")
-        for name, minimum in (
-            ("context", 1),
-            ("dim", 1),
-            ("hidden", 1),
-            ("epochs", 0),
-            ("batch_size", 1),
-            ("seed", 0),
-            ("min_count", 1),
-        ):
-            check_int(name, getattr(self, name), minimum, owner="NPLM")
+        self._check_ints(
+            "NPLM", context=1, dim=1, hidden=1, epochs=0, batch_size=1, seed=0, min_count=1
+        )
         check_int("patience", self.patience, 1, allow_none=True, owner="NPLM")
         check_number("lr", self.lr, 0.0, low_open=True, allow_none=True, owner="NPLM")
         check_number("val_fraction", self.val_fraction, 0.0, 1.0, high_open=True, owner="NPLM")

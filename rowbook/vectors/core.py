@@ -16,10 +16,9 @@ from typing import Literal, Self
 
 import numpy as np
 
-from rowbook.io import MAX_INFLATED_BYTES, kind_of
 from rowbook.vectors import edit, prune
 from rowbook.vectors.quantize.cost import quantize_vectors
-from rowbook.vectors.quantize.table import QUANTIZED_KIND, QuantizedVectors
+from rowbook.vectors.quantize.table import QuantizedVectors
 from rowbook.vectors.searchable import SearchableTable
 
 __all__ = ["Vectors"]
@@ -48,27 +47,7 @@ class Vectors(SearchableTable):
 
     # -- editing ---------------------------------------------------------------------
 
-    def add_vectors(
-        self,
-        keys: str | Sequence[str],
-        weights: np.ndarray | Sequence[float] | Sequence[Sequence[float]],
-        replace: bool = False,
-        *,
-        counts: Sequence[int] | None = None,
-        allow_nonfinite: bool | None = None,
-    ) -> None:
-        """Append keys and their rows; a key already present keeps its row unless ``replace``.
-
-        As gensim's ``KeyedVectors.add_vectors``: ``keys`` is one key or a list, ``weights``
-        one (d,) row or an (n, d) array. New keys go at the end, in the order given.
-        ``counts`` (one per key) are stored when the table keeps counts or is given some;
-        keys without a count get 0. The cached norms and unit rows are dropped. Rows holding
-        ``inf`` or ``nan`` are refused unless ``allow_nonfinite`` (default: as the table was
-        made, ``Vectors(..., allow_nonfinite=)``).
-        """
-        edit.add_vectors(
-            self, keys, weights, replace, counts=counts, allow_nonfinite=allow_nonfinite
-        )
+    add_vectors = edit.add_vectors
 
     def __setitem__(self, keys: str | Sequence[str], weights: np.ndarray) -> None:
         """``table[key] = row`` or ``table[[k1, k2]] = rows``: add, or replace, as gensim
@@ -180,20 +159,7 @@ class Vectors(SearchableTable):
     # -- files -------------------------------------------------------------------------
 
     @classmethod
-    def load(
-        cls,
-        path: PathLike,
-        *,
-        mmap: bool = False,
-        max_inflated_bytes: int | None = MAX_INFLATED_BYTES,
-        allow_nonfinite: bool = False,
-    ) -> Self | QuantizedVectors:
-        """Read a file written by :meth:`save` (see :meth:`KeyedTable.load
-        <rowbook.vectors.table.KeyedTable.load>`); a quantised file
-        (``QuantizedVectors.save``) comes back as a
-        :class:`~rowbook.vectors.quantize.QuantizedVectors`."""
-        if kind_of(path) == QUANTIZED_KIND:
-            return QuantizedVectors.load(path, mmap=mmap)
-        return super().load(
-            path, mmap=mmap, max_inflated_bytes=max_inflated_bytes, allow_nonfinite=allow_nonfinite
-        )
+    def _load_quantized(cls, path: PathLike, mmap: bool) -> QuantizedVectors:
+        """:meth:`load <rowbook.vectors.table.KeyedTable.load>` of a quantised file
+        (``QuantizedVectors.save``): a :class:`~rowbook.vectors.quantize.QuantizedVectors`."""
+        return QuantizedVectors.load(path, mmap=mmap)

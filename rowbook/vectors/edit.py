@@ -41,8 +41,15 @@ def add_vectors(
     counts: Sequence[int] | None = None,
     allow_nonfinite: bool | None = None,
 ) -> None:
-    """Append keys and their rows to ``table``; a key already present keeps its row unless
-    ``replace`` (see :meth:`rowbook.vectors.Vectors.add_vectors`)."""
+    """Append keys and their rows; a key already present keeps its row unless ``replace``.
+
+    As gensim's ``KeyedVectors.add_vectors``: ``keys`` is one key or a list, ``weights``
+    one (d,) row or an (n, d) array. New keys go at the end, in the order given.
+    ``counts`` (one per key) are stored when the table keeps counts or is given some;
+    keys without a count get 0. The cached norms and unit rows are dropped. Rows holding
+    ``inf`` or ``nan`` are refused unless ``allow_nonfinite`` (default: as the table was
+    made, ``Vectors(..., allow_nonfinite=)``).
+    """
     keys, rows = _as_rows(keys, weights, table.vector_size)
     allow = table.allow_nonfinite if allow_nonfinite is None else allow_nonfinite
     check_finite_rows("weights", rows, keys, allow_nonfinite=allow)

@@ -35,7 +35,8 @@ VECTORS`` with no file runs it. The word-pair sets' licences do not allow shippi
 
 Both functions read a table's keys, rows and unit rows, so they take any
 :class:`~rowbook.vectors.table.KeyedTable`: a :class:`~rowbook.vectors.Vectors` (whose
-``evaluate_analogies`` and ``evaluate_word_pairs`` call them) or the plain table beneath it.
+``evaluate_analogies`` and ``evaluate_word_pairs`` methods are these functions) or the plain
+table beneath it.
 """
 
 from __future__ import annotations
@@ -125,7 +126,6 @@ def read_analogy_questions(
 def evaluate_analogies(
     vectors: KeyedTable,
     path: str | os.PathLike[str],
-    *,
     restrict_vocab: int | None = 300_000,
     case_insensitive: bool = True,
     dummy4unknown: bool = False,
@@ -228,7 +228,6 @@ def _tally(
 def evaluate_word_pairs(
     vectors: KeyedTable,
     path: str | os.PathLike[str],
-    *,
     delimiter: str = "\t",
     encoding: str = "utf8",
     restrict_vocab: int | None = 300_000,

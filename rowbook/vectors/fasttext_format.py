@@ -78,6 +78,27 @@ class FastTextArgs:
     lrUpdateRate: int = 100
     t: float = 1e-4
 
+    @classmethod
+    def of_model(cls, model: Any, /, **fields: Any) -> FastTextArgs:
+        """The ``Args`` of a rowbook model with n-grams (``FastText``, ``FastTextClassifier``):
+        its ``vector_size``, ``epochs``, ``min_count``, ``negative``, ``n_buckets``, ``minn``
+        and ``maxn`` under fastText's names, and the ``fields`` only that model has (``model``
+        among them: fastText's code of the architecture)."""
+        named = {field: getattr(model, name) for field, name in _MODEL_FIELDS.items()}
+        return cls(**named, **fields)
+
+
+#: fastText's name of each ``Args`` field a rowbook model with n-grams states -> its parameter.
+_MODEL_FIELDS = {
+    "dim": "vector_size",
+    "epoch": "epochs",
+    "minCount": "min_count",
+    "neg": "negative",
+    "bucket": "n_buckets",
+    "minn": "minn",
+    "maxn": "maxn",
+}
+
 
 @dataclass(frozen=True, eq=False)
 class FastTextFile:

@@ -131,8 +131,12 @@ def get_mean_vector(
     post_normalize: bool = False,
     ignore_missing: bool = True,
 ) -> np.ndarray:
-    """``table.get_mean_vector(...)`` for any keyed table: see
-    :meth:`rowbook.vectors.searchable.SearchableTable.get_mean_vector`."""
+    """Weighted mean (d,) float32 of keys' vectors (unit rows if ``pre_normalize``) or vectors.
+
+    As gensim: ``sum_i w_i t_i / sum_i |w_i|`` over the terms found (a (d,) array is used
+    as given); absent keys are skipped, or raise ``KeyError`` with
+    ``ignore_missing=False``; ``post_normalize`` makes the mean unit length.
+    """
     if not len(keys):
         raise ValueError("get_mean_vector needs at least one key or vector")
     weights = np.ones(len(keys)) if weights is None else np.asarray(weights, np.float32)

@@ -24,6 +24,8 @@ import re
 from pathlib import Path
 from typing import Any
 
+from rowbook.io import read_text
+
 __all__ = ["MAX_CONFIG_BYTES", "config_text", "read_config"]
 
 MAX_CONFIG_BYTES = 1 << 20
@@ -198,16 +200,12 @@ def read_config(path: PathLike) -> dict[str, Any]:
     """The ``ProjectorConfig`` in a ``projector_config.pbtxt`` as nested dicts (fields named as
     in ``projector_config.proto``; repeated fields as lists)."""
     path = Path(path)
-    size = path.stat().st_size
-    if size > MAX_CONFIG_BYTES:
-        raise ValueError(
-            f"{path} is {size:,} bytes; a projector configuration is at most "
-            f"{MAX_CONFIG_BYTES:,} (it lists a few file names)"
-        )
-    try:
-        text = path.read_bytes().decode("utf-8")
-    except UnicodeDecodeError as err:
-        raise ValueError(f"{path} is not UTF-8 text: {err}") from None
+    text = read_text(
+        path,
+        "projector configuration",
+        max_bytes=MAX_CONFIG_BYTES,
+        too_large="a projector configuration is at most that (it lists a few file names)",
+    )
     config, _ = _parse_message(_tokens(text, path), 0, "ProjectorConfig", path, None)
     return config
 

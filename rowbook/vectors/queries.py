@@ -64,7 +64,42 @@ def most_similar(
     approximate: bool = False,
     batch: Sequence[Term] | np.ndarray | None = None,
 ) -> list[tuple[str, float]] | list[list[tuple[str, float]]] | np.ndarray:
-    """``table.most_similar(...)`` for any keyed table: see :meth:`rowbook.vectors.Vectors.most_similar`."""
+    """Keys nearest (by cosine) to the weighted mean of the inputs: 3CosAdd.
+
+    Each input is a key (its unit vector is used), a (d,) vector (used as given), or a
+    ``(key_or_vector, weight)`` pair; bare inputs weigh +1 in ``positive`` and -1 in
+    ``negative``, and a pair's weight is used as given in either list (as in gensim).
+    The query is ``q = sum_i w_i t_i`` made unit length; every row ``x`` scores
+    ``cos(x, q)``. Keys given as inputs are never returned.
+
+    Parameters
+    ----------
+    positive, negative : key, vector, (term, weight), or a sequence of these
+    topn : int or None
+        Number of ``(key, cosine)`` pairs to return, best first (``0`` gives ``[]``). With
+        ``None``, the (V,) array of all cosines, inputs included.
+    restrict_vocab : int, optional
+        Search only the first ``restrict_vocab`` rows.
+    approximate : bool
+        Take candidates from the index of :meth:`build_index` instead of scanning every
+        row; the scores returned are still exact cosines, only a true neighbour the
+        index misses can be absent. The answer is then an
+        :class:`~rowbook.vectors.index.ApproximateAnswer`: the same list, with
+        ``.recall``, the recall@10 the index measured when it was built.
+    batch : sequence of keys or (d,) vectors, or an (n, d) array, optional
+        Many queries at once, each on its own (not summed): one list of ``topn``
+        ``(key, cosine)`` pairs per query, each the answer of ``most_similar(query)``
+        (a key is never its own neighbour), in one call to the index (or one
+        matrix-matrix product per block of queries for the exact scan). Instead of
+        ``positive`` and ``negative``.
+
+    Examples
+    --------
+    >>> from rowbook import Vectors
+    >>> table = Vectors(["a", "b", "c"], [[1.0, 0.0], [0.9, 0.1], [0.0, 1.0]])
+    >>> table.most_similar(batch=["a", "c"], topn=1)
+    [[('b', 0.99388)], [('b', 0.11043)]]
+    """
     topn, stop = _check_topn(topn), restrict_stop(restrict_vocab, len(table))
     if approximate and topn is None:
         raise ValueError("approximate=True ranks candidates; give topn (an int), not None")
@@ -255,7 +290,19 @@ def analogy(
     method: Method = "3cosadd",
     restrict_vocab: int | None = None,
 ) -> str:
-    """``table.analogy(...)`` for any keyed table: see :meth:`rowbook.vectors.Vectors.analogy`."""
+    """Answer "``a`` is to ``b`` as ``c`` is to ?": the best key other than a, b, c.
+
+    ``method="3cosadd"`` is ``most_similar(positive=[b, c], negative=[a])``;
+    ``"3cosmul"`` is the same call to :meth:`most_similar_cosmul`.
+
+    Examples
+    --------
+    >>> from rowbook import Vectors
+    >>> table = Vectors(["man", "woman", "king", "queen"],
+    ...                 [[1.0, 0.0, 0.1], [1.0, 1.0, 0.1], [0.0, 0.0, 1.0], [0.0, 1.0, 1.0]])
+    >>> table.analogy("man", "woman", "king")
+    'queen'
+    """
     if method not in ("3cosadd", "3cosmul"):
         raise ValueError(f"method must be '3cosadd' or '3cosmul', got {method!r}")
     query = most_similar if method == "3cosadd" else most_similar_cosmul

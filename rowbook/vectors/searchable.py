@@ -3,7 +3,9 @@
 Each method is one call into a module of functions over the table
 (:mod:`~rowbook.vectors.pairs`, :mod:`~rowbook.vectors.queries`,
 :mod:`~rowbook.vectors.evaluate`) or the index (:mod:`~rowbook.vectors.index`); what each
-answers is documented here, where users look for it, and the work is done there. The float
+answers is documented here, where users look for it, and the work is done there. A function
+that takes the table first and the method's parameters as they are *is* the method
+(``most_similar = queries.most_similar``), its docstring the one users read. The float
 table :class:`~rowbook.vectors.Vectors` (editable, quantisable) and the quantised
 :class:`~rowbook.vectors.quantize.QuantizedVectors` are both searchable tables.
 
@@ -20,7 +22,6 @@ import numpy as np
 
 from rowbook.vectors import evaluate, pairs, queries
 from rowbook.vectors.index import IndexKind, VectorIndex
-from rowbook.vectors.queries import Method, Weighted
 from rowbook.vectors.table import KeyedTable, Term
 
 __all__ = ["SearchableTable"]
@@ -44,55 +45,7 @@ class SearchableTable(KeyedTable):
 
     # -- neighbors ----------------------------------------------------------------
 
-    def most_similar(
-        self,
-        positive: Weighted | Sequence[Weighted] | None = (),
-        negative: Weighted | Sequence[Weighted] | None = (),
-        topn: int | None = 10,
-        restrict_vocab: int | None = None,
-        *,
-        approximate: bool = False,
-        batch: Sequence[Term] | np.ndarray | None = None,
-    ) -> list[tuple[str, float]] | list[list[tuple[str, float]]] | np.ndarray:
-        """Keys nearest (by cosine) to the weighted mean of the inputs: 3CosAdd.
-
-        Each input is a key (its unit vector is used), a (d,) vector (used as given), or a
-        ``(key_or_vector, weight)`` pair; bare inputs weigh +1 in ``positive`` and -1 in
-        ``negative``, and a pair's weight is used as given in either list (as in gensim).
-        The query is ``q = sum_i w_i t_i`` made unit length; every row ``x`` scores
-        ``cos(x, q)``. Keys given as inputs are never returned.
-
-        Parameters
-        ----------
-        positive, negative : key, vector, (term, weight), or a sequence of these
-        topn : int or None
-            Number of ``(key, cosine)`` pairs to return, best first (``0`` gives ``[]``). With
-            ``None``, the (V,) array of all cosines, inputs included.
-        restrict_vocab : int, optional
-            Search only the first ``restrict_vocab`` rows.
-        approximate : bool
-            Take candidates from the index of :meth:`build_index` instead of scanning every
-            row; the scores returned are still exact cosines, only a true neighbour the
-            index misses can be absent. The answer is then an
-            :class:`~rowbook.vectors.index.ApproximateAnswer`: the same list, with
-            ``.recall``, the recall@10 the index measured when it was built.
-        batch : sequence of keys or (d,) vectors, or an (n, d) array, optional
-            Many queries at once, each on its own (not summed): one list of ``topn``
-            ``(key, cosine)`` pairs per query, each the answer of ``most_similar(query)``
-            (a key is never its own neighbour), in one call to the index (or one
-            matrix-matrix product per block of queries for the exact scan). Instead of
-            ``positive`` and ``negative``.
-
-        Examples
-        --------
-        >>> from rowbook import Vectors
-        >>> table = Vectors(["a", "b", "c"], [[1.0, 0.0], [0.9, 0.1], [0.0, 1.0]])
-        >>> table.most_similar(batch=["a", "c"], topn=1)
-        [[('b', 0.99388)], [('b', 0.11043)]]
-        """
-        return queries.most_similar(
-            self, positive, negative, topn, restrict_vocab, approximate=approximate, batch=batch
-        )
+    most_similar = queries.most_similar
 
     def similar_by_vector(
         self, vector: np.ndarray, topn: int | None = 10, restrict_vocab: int | None = None
@@ -128,29 +81,7 @@ class SearchableTable(KeyedTable):
         """
         return queries.most_similar_cosmul(self, positive, negative, topn, restrict_vocab)
 
-    def analogy(
-        self,
-        a: str,
-        b: str,
-        c: str,
-        *,
-        method: Method = "3cosadd",
-        restrict_vocab: int | None = None,
-    ) -> str:
-        """Answer "``a`` is to ``b`` as ``c`` is to ?": the best key other than a, b, c.
-
-        ``method="3cosadd"`` is ``most_similar(positive=[b, c], negative=[a])``;
-        ``"3cosmul"`` is the same call to :meth:`most_similar_cosmul`.
-
-        Examples
-        --------
-        >>> from rowbook import Vectors
-        >>> table = Vectors(["man", "woman", "king", "queen"],
-        ...                 [[1.0, 0.0, 0.1], [1.0, 1.0, 0.1], [0.0, 0.0, 1.0], [0.0, 1.0, 1.0]])
-        >>> table.analogy("man", "woman", "king")
-        'queen'
-        """
-        return queries.analogy(self, a, b, c, method=method, restrict_vocab=restrict_vocab)
+    analogy = queries.analogy
 
     def relative_cosine_similarity(self, wa: str, wb: str, topn: int = 10) -> float:
         """``cos(wa, wb)`` over the sum of the cosines of ``wa``'s ``topn`` nearest keys.
@@ -249,60 +180,10 @@ class SearchableTable(KeyedTable):
         """The key of ``keys_list`` most similar (by cosine) to ``key1``; the first on ties."""
         return pairs.most_similar_to_given(self, key1, keys_list)
 
-    def get_mean_vector(
-        self,
-        keys: Sequence[Term],
-        weights: Sequence[float] | np.ndarray | None = None,
-        pre_normalize: bool = True,
-        post_normalize: bool = False,
-        ignore_missing: bool = True,
-    ) -> np.ndarray:
-        """Weighted mean (d,) float32 of keys' vectors (unit rows if ``pre_normalize``) or vectors.
-
-        As gensim: ``sum_i w_i t_i / sum_i |w_i|`` over the terms found (a (d,) array is used
-        as given); absent keys are skipped, or raise ``KeyError`` with
-        ``ignore_missing=False``; ``post_normalize`` makes the mean unit length.
-        """
-        return pairs.get_mean_vector(
-            self, keys, weights, pre_normalize, post_normalize, ignore_missing
-        )
+    get_mean_vector = pairs.get_mean_vector
 
     # -- evaluation ----------------------------------------------------------------
 
-    def evaluate_analogies(
-        self,
-        path: PathLike,
-        restrict_vocab: int | None = 300_000,
-        case_insensitive: bool = True,
-        dummy4unknown: bool = False,
-        method: Method = "3cosadd",
-    ) -> tuple[float, list[dict]]:
-        """Accuracy on a questions-words file; see :func:`rowbook.vectors.evaluate.evaluate_analogies`."""
-        return evaluate.evaluate_analogies(
-            self,
-            path,
-            restrict_vocab=restrict_vocab,
-            case_insensitive=case_insensitive,
-            dummy4unknown=dummy4unknown,
-            method=method,
-        )
+    evaluate_analogies = evaluate.evaluate_analogies
 
-    def evaluate_word_pairs(
-        self,
-        path: PathLike,
-        delimiter: str = "\t",
-        encoding: str = "utf8",
-        restrict_vocab: int | None = 300_000,
-        case_insensitive: bool = True,
-        dummy4unknown: bool = False,
-    ) -> tuple[tuple[float, float], tuple[float, float], float]:
-        """Correlation with human similarity scores; see :func:`rowbook.vectors.evaluate.evaluate_word_pairs`."""
-        return evaluate.evaluate_word_pairs(
-            self,
-            path,
-            delimiter=delimiter,
-            encoding=encoding,
-            restrict_vocab=restrict_vocab,
-            case_insensitive=case_insensitive,
-            dummy4unknown=dummy4unknown,
-        )
+    evaluate_word_pairs = evaluate.evaluate_word_pairs

@@ -581,10 +581,7 @@ class KeyedTable:
                 path, mmap=mmap, allow_nonfinite=allow_nonfinite
             )
         elif kind_of(path) == "quantized vectors":
-            raise InputTypeError(
-                f"{path} holds quantised vectors; read it with Vectors.load(path) or "
-                "QuantizedVectors.load(path)"
-            )
+            return cls._load_quantized(path, mmap)
         else:
             keys, table, counts = npz.read_npz(
                 path,
@@ -598,6 +595,15 @@ class KeyedTable:
         )
         loaded.path = Path(path) if loaded.mapped else None
         return loaded
+
+    @classmethod
+    def _load_quantized(cls, path: PathLike, mmap: bool) -> Any:
+        """What :meth:`load` does with a quantised file: a float table refuses it
+        (:class:`~rowbook.vectors.Vectors` reads it as a ``QuantizedVectors``)."""
+        raise InputTypeError(
+            f"{path} holds quantised vectors; read it with Vectors.load(path) or "
+            "QuantizedVectors.load(path)"
+        )
 
 
 def _is_safetensors(path: PathLike) -> bool:

@@ -135,17 +135,8 @@ def save_fasttext(model: Any, path: str | os.PathLike[str]) -> None:
     state = model._require_fitted("save_fasttext()")
     vocab, labels, tables = state.vocab, state.labels, state.tables
     quant = state.quant or {}
-    args = FastTextArgs(
-        dim=model.vector_size,
-        epoch=model.epochs,
-        minCount=model.min_count,
-        neg=model.negative,
-        wordNgrams=model.word_ngrams,
-        loss=LOSS_CODES[model.loss],
-        model=_SUPERVISED,
-        bucket=model.n_buckets,
-        minn=model.minn,
-        maxn=model.maxn,
+    args = FastTextArgs.of_model(
+        model, wordNgrams=model.word_ngrams, loss=LOSS_CODES[model.loss], model=_SUPERVISED
     )
     prune = state.prune
     pruneidx = None

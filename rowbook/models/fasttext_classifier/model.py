@@ -68,6 +68,8 @@ from rowbook.models.word_vectors.state import (
     check_resumed,
     fitted_state,
     saved_state,
+    subword_vectors,
+    table_view,
 )
 from rowbook.vectors import Vectors
 
@@ -178,20 +180,20 @@ class FastTextClassifier(LearnedViews, Model):
     def _check_params(self) -> None:
         owner = type(self).__name__
         check_choice("loss", self.loss, tuple(LOSS_CODES), owner=owner)
-        for name, minimum in (
-            ("vector_size", 1),
-            ("epochs", 1),
-            ("word_ngrams", 1),
-            ("minn", 0),
-            ("maxn", 0),
-            ("bucket", 1),
-            ("negative", 1),
-            ("min_count", 1),
-            ("min_count_label", 1),
-            ("seed", 0),
-            ("batch_words", 1),
-        ):
-            check_int(name, getattr(self, name), minimum, owner=owner)
+        self._check_ints(
+            owner,
+            vector_size=1,
+            epochs=1,
+            word_ngrams=1,
+            minn=0,
+            maxn=0,
+            bucket=1,
+            negative=1,
+            min_count=1,
+            min_count_label=1,
+            seed=0,
+            batch_words=1,
+        )
         check_int("workers", self.workers, 1, allow_none=True, owner=owner)
         check_number("lr", self.lr, 0.0, low_open=True, owner=owner)
         check_number("min_lr", self.min_lr, 0.0, self.lr, owner=owner)
@@ -476,15 +478,15 @@ class FastTextClassifier(LearnedViews, Model):
         """``(nlabels,)`` how often each label occurs in the training lines."""
         return self._require_fitted(".label_counts_").labels.counts
 
-    @property
-    def W_in_(self) -> np.ndarray:
-        """``(nwords + bucket, d)`` float32 input rows: words, then hash buckets."""
-        return self._require_fitted(".W_in_").tables["W_in"]
+    W_in_ = table_view(
+        "W_in",
+        "``(nwords + bucket, d)`` float32 input rows: words, then hash buckets.",
+    )
 
-    @property
-    def W_out_(self) -> np.ndarray:
-        """``(nlabels, d)`` float32 output rows (``hs``: the tree's inner nodes)."""
-        return self._require_fitted(".W_out_").tables["W_out"]
+    W_out_ = table_view(
+        "W_out",
+        "``(nlabels, d)`` float32 output rows (``hs``: the tree's inner nodes).",
+    )
 
     @property
     def is_quantized(self) -> bool:
@@ -501,16 +503,7 @@ class FastTextClassifier(LearnedViews, Model):
         ``getWordVector``); unseen words too when the rows are dense and unpruned."""
         vocab = state.vocab
         if not state.quant and state.prune is None:
-            from rowbook.vectors.subword import SubwordVectors  # (nn, scipy.special: not to train)
-
-            return SubwordVectors(
-                vocab.keys,
-                state.tables["W_in"],
-                minn=self.minn,
-                maxn=self.maxn,
-                bucket=self.n_buckets,
-                counts=vocab.counts,
-            )
+            return subword_vectors(state, self)
         starts, ids = self._encoder(state).word_bags()
         rows = np.zeros((len(vocab), self.vector_size), dtype=np.float32)  # (V, d)
         sentence_vectors(

@@ -243,8 +243,7 @@ class TransformerLM(NetworkModel[LMExtras]):
         owner = "TransformerLM"
         self._config(self.vocab_size)  # the architecture's checks
         check_choice("optimizer", self.optimizer, ("adamw", "sparse_adam"), owner=owner)
-        for name, minimum in (("epochs", 0), ("batch_size", 1), ("seed", 0)):
-            check_int(name, getattr(self, name), minimum, owner=owner)
+        self._check_ints(owner, epochs=0, batch_size=1, seed=0)
         check_int("patience", self.patience, 1, allow_none=True, owner=owner)
         check_number("lr", self.lr, 0.0, low_open=True, owner=owner)
         check_number("weight_decay", self.weight_decay, 0.0, owner=owner)

@@ -52,7 +52,7 @@ from rowbook.data.counted_vocab import CountedVocab
 from rowbook.data.id_stream import EncodedCorpus
 from rowbook.data.sampling import negative_guide, negative_table, sample_thresholds
 from rowbook.models.word_vectors.job_args import FastTextJob
-from rowbook.models.word_vectors.state import TrainedState
+from rowbook.models.word_vectors.state import TrainedState, subword_vectors, table_view
 from rowbook.models.word_vectors.word2vec import Word2Vec
 from rowbook.models.word_vectors.word2vec_training import grow_tables, initial_rows_where
 from rowbook.text.char_ngrams import subword_table
@@ -190,8 +190,7 @@ class FastText(Word2Vec):
         """Word2Vec's checks, and the n-gram options; negative sampling is the only objective."""
         check_int("negative", self.negative, 1)
         check_number("lr", self.lr, 0.0, low_open=True)  # no architecture default here
-        for name, minimum in (("minn", 1), ("maxn", 0), ("bucket", 1)):
-            check_int(name, getattr(self, name), minimum)
+        self._check_ints(minn=1, maxn=0, bucket=1)
         if 0 < self.maxn < self.minn:
             check_int("maxn", self.maxn, self.minn)
         super()._check_params()
@@ -266,22 +265,14 @@ class FastText(Word2Vec):
 
     def _make_vectors(self, state: TrainedState) -> SubwordVectors:
         """Mean bags over ``W_in`` (shared with the model, read-only): a vector for any word."""
-        vocab = state.vocab
-        return SubwordVectors(
-            vocab.keys,
-            state.tables["W_in"],
-            minn=self.minn,
-            maxn=self.maxn,
-            bucket=self.n_buckets,
-            counts=vocab.counts,
-        )
+        return subword_vectors(state, self)
 
     # -- learned state ------------------------------------------------------------------
 
-    @property
-    def W_in_(self) -> np.ndarray:
-        """``(nwords + bucket, d)`` float32 input table: word rows, then n-gram buckets."""
-        return self._require_fitted(".W_in_").tables["W_in"]
+    W_in_ = table_view(
+        "W_in",
+        "``(nwords + bucket, d)`` float32 input table: word rows, then n-gram buckets.",
+    )
 
     def subwords(self, word: str) -> list[tuple[str, int]]:
         """``(piece, row)`` for each member of the bag of ``word`` (:meth:`SubwordVectors.subwords`)."""
@@ -293,18 +284,8 @@ class FastText(Word2Vec):
         """Write a fastText ``.bin`` (version 12) that ``fasttext.load_model`` reads, atomically."""
         state = self._require_fitted("save_fasttext()")
         vocab, tables = state.vocab, state.tables
-        args = FastTextArgs(
-            dim=self.vector_size,
-            ws=self.window,
-            epoch=self.epochs,
-            minCount=self.min_count,
-            neg=self.negative,
-            loss=2,
-            model=_MODEL_CODES[self.architecture],
-            bucket=self.n_buckets,
-            minn=self.minn,
-            maxn=self.maxn,
-            t=self.sample,
+        args = FastTextArgs.of_model(
+            self, ws=self.window, loss=2, model=_MODEL_CODES[self.architecture], t=self.sample
         )
         write_fasttext_bin(
             path,

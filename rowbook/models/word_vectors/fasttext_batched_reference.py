@@ -17,7 +17,10 @@ from __future__ import annotations
 import numpy as np
 
 from rowbook.autograd.sparse import gather_rows_reference, scatter_add_rows
-from rowbook.models.word_vectors.word2vec_batched_reference import block_step_reference
+from rowbook.models.word_vectors.word2vec_batched_reference import (
+    block_step_reference,
+    merged_negatives_reference,
+)
 from rowbook.models.word_vectors.word2vec_reference import (
     draw_negatives_reference,
     kept_words_reference,
@@ -35,23 +38,9 @@ def window_targets_reference(context, negatives):
     >>> window_targets_reference([3, 5, 3], [5, 2, 2, 7])
     ([3, 5, 2, 7], [2, 1, 2, 1], 2)
     """
-    targets, counts = [], []
-    for t in context:
-        if t in targets:
-            counts[targets.index(t)] += 1
-        else:
-            targets.append(t)
-            counts.append(1)
-    n_positive = len(targets)
-    for t in negatives:
-        if t in targets[:n_positive]:
-            continue
-        if t in targets:
-            counts[targets.index(t)] += 1
-        else:
-            targets.append(t)
-            counts.append(1)
-    return targets, counts, n_positive
+    positives, counts = merged_negatives_reference([], context)  # each context word, counted
+    drawn, drawn_counts = merged_negatives_reference(positives, negatives)
+    return positives + drawn, counts + drawn_counts, len(positives)
 
 
 def fasttext_job_batched_reference(

@@ -47,7 +47,7 @@ from rowbook.data.spill import resolve_spill_dir
 from rowbook.models.word_vectors.base import WordVectorModel
 from rowbook.models.word_vectors.job_args import GloVeJob
 from rowbook.models.word_vectors.jobs import EpochJobs
-from rowbook.models.word_vectors.state import GloVeState, Progress, check_tables
+from rowbook.models.word_vectors.state import GloVeState, Progress, check_tables, table_view
 from rowbook.vectors import Vectors
 
 __all__ = ["GloVe"]
@@ -126,14 +126,7 @@ class GloVe(WordVectorModel):
         self.epochs, self.lr, self.min_count, self.max_vocab = epochs, lr, min_count, max_vocab
         self.symmetric, self.distance_weighting, self.memory = symmetric, distance_weighting, memory
         self.seed, self.workers, self.progress, self.row_stats = seed, workers, progress, row_stats
-        for name, minimum in (
-            ("vector_size", 1),
-            ("window", 1),
-            ("epochs", 1),
-            ("min_count", 1),
-            ("seed", 0),
-        ):
-            check_int(name, getattr(self, name), minimum)
+        self._check_ints(vector_size=1, window=1, epochs=1, min_count=1, seed=0)
         check_int("max_vocab", max_vocab, 1, allow_none=True)
         check_int("workers", workers, 1, allow_none=True)
         check_number("x_max", x_max, 0.0, low_open=True)
@@ -328,15 +321,9 @@ class GloVe(WordVectorModel):
 
     # -- learned state ------------------------------------------------------------------
 
-    @property
-    def W_(self) -> np.ndarray:
-        """``(V, d)`` float64 word vectors ``w_i``."""
-        return self._require_fitted(".W_").tables["W"]
+    W_ = table_view("W", "``(V, d)`` float64 word vectors ``w_i``.")
 
-    @property
-    def W_tilde_(self) -> np.ndarray:
-        """``(V, d)`` float64 context vectors ``w~_j``."""
-        return self._require_fitted(".W_tilde_").tables["W_tilde"]
+    W_tilde_ = table_view("W_tilde", "``(V, d)`` float64 context vectors ``w~_j``.")
 
     @property
     def biases_(self) -> tuple[np.ndarray, np.ndarray]:

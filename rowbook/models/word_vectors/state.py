@@ -36,6 +36,8 @@ __all__ = [
     "grow_vocab",
     "saved_state",
     "schedule_from_state",
+    "subword_vectors",
+    "table_view",
 ]
 
 Tables = dict[str, np.ndarray]
@@ -279,6 +281,42 @@ def check_tables(tables: dict[str, np.ndarray], shapes: dict[str, tuple[int, ...
         raise ValueError(
             f"saved tables must have the shapes {shapes}, got {found}; the file is damaged"
         )
+
+
+def table_view(name: str, doc: str) -> property:
+    """The read-only property ``<name>_`` of a fitted model: its learned table ``name``
+    (``state.tables[name]``), or the one ``NotFittedError`` before ``fit``; ``doc`` says its
+    shape and meaning.
+
+    >>> class Model:
+    ...     W_in_ = table_view("W_in", "the input rows")
+    >>> Model.W_in_.__doc__
+    'the input rows'
+    """
+
+    def view(model: Any) -> np.ndarray:
+        return model._require_fitted(f".{name}_").tables[name]
+
+    view.__doc__ = doc
+    return property(view)
+
+
+def subword_vectors(state: TrainedState, model: Any) -> Any:
+    """``state``'s word vectors as a :class:`~rowbook.vectors.subword.SubwordVectors` over its
+    ``W_in`` (shared, read-only): each word's vector, seen or not, the mean of its row and
+    its n-grams' rows under ``model``'s ``minn``, ``maxn`` and ``n_buckets`` (fastText's
+    ``getWordVector``; :class:`~rowbook.models.FastText` and the classifier)."""
+    from rowbook.vectors.subword import SubwordVectors  # (nn, scipy.special: not to train)
+
+    vocab = state.vocab
+    return SubwordVectors(
+        vocab.keys,
+        state.tables["W_in"],
+        minn=model.minn,
+        maxn=model.maxn,
+        bucket=model.n_buckets,
+        counts=vocab.counts,
+    )
 
 
 class LearnedViews:

@@ -52,7 +52,7 @@ from rowbook.models.base import NotFittedError
 from rowbook.models.word_vectors.base import WordVectorModel
 from rowbook.models.word_vectors.job_args import Word2VecJob
 from rowbook.models.word_vectors.jobs import EpochJobs
-from rowbook.models.word_vectors.state import Progress, TrainedState
+from rowbook.models.word_vectors.state import Progress, TrainedState, table_view
 from rowbook.models.word_vectors.word2vec_batched_kernels import SHARED_WINDOWS
 from rowbook.models.word_vectors.word2vec_training import (
     grow_tables,
@@ -196,16 +196,9 @@ class Word2Vec(WordVectorModel):
                 "'batched' or 'classic' for CBOW",
                 fix="'hogbatch' is a skip-gram kernel (a window a minibatch)",
             )
-        for name, minimum in (
-            ("vector_size", 1),
-            ("window", 1),
-            ("min_count", 0),
-            ("negative", 0),
-            ("epochs", 1),
-            ("seed", 0),
-            ("batch_words", 1),
-        ):
-            check_int(name, getattr(self, name), minimum)
+        self._check_ints(
+            vector_size=1, window=1, min_count=0, negative=0, epochs=1, seed=0, batch_words=1
+        )
         if self.negative == 0 and not self.hierarchical_softmax:
             raise ParameterError(
                 "negative",
@@ -329,18 +322,18 @@ class Word2Vec(WordVectorModel):
 
     # -- learned state ------------------------------------------------------------------
 
-    @property
-    def W_in_(self) -> np.ndarray:
-        """``(V, d)`` float32 input embedding table (the word vectors, gensim's ``wv.vectors``)."""
-        return self._require_fitted(".W_in_").tables["W_in"]
+    W_in_ = table_view(
+        "W_in",
+        "``(V, d)`` float32 input embedding table (the word vectors, gensim's ``wv.vectors``).",
+    )
 
-    @property
-    def W_out_(self) -> np.ndarray:
-        """``(V, d)`` float32 output embedding table (gensim's ``syn1neg``)."""
-        return self._require_fitted(".W_out_").tables["W_out"]
+    W_out_ = table_view(
+        "W_out",
+        "``(V, d)`` float32 output embedding table (gensim's ``syn1neg``).",
+    )
 
-    @property
-    def W_nodes_(self) -> np.ndarray:
-        """``(V - 1, d)`` inner-node vectors of hierarchical softmax (gensim's ``syn1``);
-        empty unless ``hierarchical_softmax=True``."""
-        return self._require_fitted(".W_nodes_").tables["W_nodes"]
+    W_nodes_ = table_view(
+        "W_nodes",
+        "``(V - 1, d)`` inner-node vectors of hierarchical softmax (gensim's ``syn1``); "
+        "empty unless ``hierarchical_softmax=True``.",
+    )

@@ -19,7 +19,7 @@ import os
 from typing import Any
 
 from rowbook.corpus_files import check_regular_file
-from rowbook.io import atomic_write
+from rowbook.io import atomic_write, read_text
 from rowbook.text import hf_files
 
 __all__ = ["FILES", "from_document", "read_vocab_txt", "write_vocab_txt"]
@@ -30,15 +30,9 @@ MAX_VOCAB_BYTES = 1 << 30  # a vocab.txt larger than this is refused before it i
 def read_vocab_txt(path: str | os.PathLike) -> list[str]:
     """The tokens of a ``vocab.txt`` in id order."""
     path = check_regular_file(path, "vocab.txt")
-    if path.stat().st_size > MAX_VOCAB_BYTES:
-        raise ValueError(
-            f"vocab.txt file {path} is {path.stat().st_size} bytes, over the "
-            f"{MAX_VOCAB_BYTES} a vocabulary may take"
-        )
-    try:
-        text = path.read_bytes().decode("utf-8")
-    except UnicodeDecodeError as err:
-        raise ValueError(f"vocab.txt file {path}: invalid UTF-8 at byte {err.start}") from None
+    text = read_text(
+        path, "vocab.txt", max_bytes=MAX_VOCAB_BYTES, too_large="a vocabulary is smaller"
+    )
     lines = text.split("\n")
     if lines and lines[-1] == "":
         lines.pop()
