@@ -47,9 +47,9 @@ def texts(corpus, hard_strings):
 def pool_calls(monkeypatch):
     """Small batches, and a record of ``(number of batches, workers, "processes" or
     "threads")`` of each pool run."""
-    monkeypatch.setattr(bpe_batch, "POOL_CHARS", 8_000)
+    monkeypatch.setattr(bpe_batch, "POOL_WORK", 0)
     monkeypatch.setattr(bpe_batch, "BATCH_CHARS", 2_000)
-    monkeypatch.setattr(bpe_batch, "THREAD_CHARS", 8_000)
+    monkeypatch.setattr(bpe_batch, "THREAD_WORK", 0)
     monkeypatch.setattr(bpe_batch, "THREAD_BATCH_CHARS", 2_000)
     calls = []
 
@@ -137,14 +137,14 @@ def test_documents_cut_across_threads_get_the_ids_of_the_whole(
     assert _fields(batch) == _fields(plain_hf.encode_batch(documents))
 
 
-@pytest.mark.parametrize("size", [1, 7, 64, 333, 2_000])
+@pytest.mark.parametrize("size", [1, 7, 64, 333, 1_000])
 def test_documents_cut_at_any_size_get_the_ids_of_one_pass(
     plain_model, hard_strings, pool_calls, monkeypatch, size
 ):
     """Pieces of every size (one character: a cut at nearly every space), batches of pieces
     shared by the calling thread and a helper, each piece's ids joined back to its text's."""
     monkeypatch.setattr(bpe_batch, "THREAD_BATCH_CHARS", size)
-    monkeypatch.setattr(bpe_batch, "THREAD_CHARS", 0)  # these few texts go to the threads too
+    monkeypatch.setattr(bpe_batch, "THREAD_WORK", 0)  # these few texts go to the threads too
     ours = copy.deepcopy(plain_model)
     ours._encoder.cache.clear()
     parts = [*SENTENCES, *hard_strings, "it's  ok", " 's\n\n x", "\u3000 a", "  "]

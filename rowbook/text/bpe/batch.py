@@ -79,15 +79,16 @@ from rowbook.text.bpe.encoder import Encoder, Segments
 from rowbook.text.bpe.presplit import BATCH_CHARS as SCAN_CHARS
 from rowbook.text.bpe.presplit import cut_text
 from rowbook.text.bpe.result import Encoding, build_encodings
-from rowbook.text.bpe.word_cache import Learned
+from rowbook.text.bpe.word_cache import Learned, WordCache
 from rowbook.text.utf8 import check_utf8
 
 __all__ = [
     "BATCHES_PER_WORKER",
     "BATCH_CHARS",
-    "POOL_CHARS",
+    "MERGE_WORK",
+    "POOL_WORK",
     "THREAD_BATCH_CHARS",
-    "THREAD_CHARS",
+    "THREAD_WORK",
     "BatchIds",
     "encode_batch",
     "encode_texts",
@@ -95,10 +96,11 @@ __all__ = [
     "join_segments",
 ]
 
-POOL_CHARS = 1 << 20  # texts of fewer characters are encoded in this process: forking costs more
-BATCH_CHARS = 1 << 17  # the smallest batch sent to a worker
+MERGE_WORK = 4  # a byte merged costs what 4 bytes looked up cost (60-85 ns against 11-36)
+THREAD_WORK = 1 << 18  # work (MERGE_WORK) from which the batches after the first go to threads
+POOL_WORK = 6 << 20  # work from which the batches after the first go to forked processes
+BATCH_CHARS = 1 << 17  # the smallest batch sent to a worker process
 BATCHES_PER_WORKER = 8  # fewer leave a process idle at the end; 16 or 32 measured no better
-THREAD_CHARS = 1 << 16  # fewer characters stay on this thread (a thread costs no fork)
 THREAD_BATCH_CHARS = 1 << 14  # the smallest piece a thread encodes: longer texts are cut
 
 
@@ -242,9 +244,13 @@ def _joined(pieces: list[list[int]]) -> list[int]:
     return ids
 
 
-def _pieces(texts: list[str], size: int) -> tuple[list[str], list[int]]:
+def _pieces(texts: list[str], size: int) -> tuple[list[str], list[int] | None]:
     """The texts cut where GPT-2's pattern ends a word, pieces of about ``size`` characters
-    (:func:`~rowbook.text.bpe.presplit.cut_text`), and how many pieces each text gave."""
+    (:func:`~rowbook.text.bpe.presplit.cut_text`), and how many pieces each text gave
+    (``None``: none was cut, the pieces are the texts)."""
+    lengths = np.fromiter(map(len, texts), dtype=np.int64, count=len(texts))  # (B,)
+    if not (lengths > 2 * size).any():
+        return texts, None
     pieces, counts = [], []
     for text in texts:
         cut = cut_text(text, size) if len(text) > 2 * size else [text]
@@ -253,24 +259,72 @@ def _pieces(texts: list[str], size: int) -> tuple[list[str], list[int]]:
     return pieces, counts
 
 
+def _batches(texts: list[str], size: int) -> list[list[str]]:
+    """Consecutive batches of ``texts`` of about ``size`` characters (each closed at the
+    first text that reaches a multiple of ``size`` characters in all; no loop in Python).
+
+    Examples
+    --------
+    >>> _batches(["ab", "c", "def", "g"], 3)
+    [['ab', 'c'], ['def'], ['g']]
+    """
+    ends = np.cumsum(np.fromiter(map(len, texts), dtype=np.int64, count=len(texts)))  # (B,)
+    marks = np.arange(size, int(ends[-1]) if len(ends) else 0, size)  # (K,)
+    cuts = np.unique(np.searchsorted(ends, marks) + 1).tolist()
+    bounds = [0, *(c for c in cuts if c < len(texts)), len(texts)]
+    return [texts[a:b] for a, b in itertools.pairwise(bounds) if b > a]
+
+
+def _work(cache: WordCache, read: int, merged: int) -> int:
+    """The work done on ``cache`` since its counters were ``read`` and ``merged``: bytes
+    looked up, and :data:`MERGE_WORK` for each byte of the words merged."""
+    return cache.read - read + MERGE_WORK * (cache.merged - merged)
+
+
+def _probed(
+    encoder: Encoder, batches: list[list[str]], here: Callable, cutoff: int
+) -> tuple[object, bool]:
+    """The first batch encoded here (the probe), and whether the work of the others, at
+    the probe's work a character, reaches ``cutoff``: then they pay on other workers."""
+    cache = encoder.cache
+    read, merged = cache.read, cache.merged
+    first = here(batches[0])
+    chars = sum(map(len, batches[0]))
+    rest = sum(sum(map(len, batch)) for batch in batches[1:])
+    return first, _work(cache, read, merged) * rest >= cutoff * max(chars, 1)
+
+
 def _in_threads(
     encoder: Encoder, texts: list[str], size: int, workers: int
 ) -> Iterator[tuple[list[str], BatchIds]]:
-    """The texts in order with their ids, encoded on ``workers`` threads (a :attr:`~Encoder.plain`
-    encoder with the compiled pre-split): cut into pieces of about ``size`` characters, a
-    long text in several, the pieces' ids joined again; the words each thread encoded are
-    added to ``encoder``'s cache as its batches arrive."""
+    """The texts in order with their ids, the batches after the first on ``workers``
+    threads when their work reaches :data:`THREAD_WORK` (a :attr:`~Encoder.plain` encoder
+    with the compiled pre-split): cut into pieces of about ``size`` characters, a long text
+    in several, the pieces' ids joined again; the words each thread encoded are added to
+    ``encoder``'s cache as its batches arrive."""
     pieces, counts = _pieces(texts, size)
     job = functools.partial(_thread_job, threading.local(), encoder)
     here = functools.partial(_here_job, encoder)
-    batches = text_batches(pieces, size)
+    batches = _batches(pieces, size)
     done, joined = 0, []  # texts handed on; ids of the pieces of the next text so far
     try:
-        for ids, ends, learned in map_in_threads(job, batches, workers, here=here):
+        first, pays = _probed(encoder, batches, here, THREAD_WORK)
+        if pays:
+            encoder.compile()  # before the threads, not in each
+            rest = map_in_threads(job, batches[1:], workers, here=here)
+        else:
+            rest = map(here, batches[1:])
+        for batch, (ids, ends, learned) in zip(
+            batches, itertools.chain([first], rest), strict=True
+        ):
             if learned is not None:
                 encoder.learn(learned)
+            slices = _slices(encoder, ids, ends)
+            if counts is None:  # no text was cut: a piece is a text
+                yield batch, (slices, {})
+                continue
             ids_of = []
-            for piece in _slices(encoder, ids, ends):
+            for piece in slices:
                 joined.append(piece)
                 if len(joined) == counts[done + len(ids_of)]:
                     ids_of.append(joined[0] if len(joined) == 1 else _joined(joined))
@@ -283,28 +337,37 @@ def _in_threads(
         raise
 
 
+def _in_processes(
+    encoder: Encoder, texts: list[str], size: int, workers: int
+) -> Iterator[tuple[list[str], BatchIds]]:
+    """The texts in batches of about ``size`` characters with their ids, the batches after
+    the first on ``workers`` processes when their work reaches :data:`POOL_WORK`."""
+    batches = list(text_batches(texts, size))
+    here = functools.partial(encode_texts, encoder)
+    first, pays = _probed(encoder, batches, here, POOL_WORK)
+    if pays:
+        encoder.compile()  # before the fork, not in each
+        job = functools.partial(_encode_job, encoder)
+        rest = map(
+            functools.partial(_unpack, encoder), map_in_order(job, batches[1:], workers, here=here)
+        )
+    else:
+        rest = map(here, batches[1:])
+    return zip(batches, itertools.chain([first], rest), strict=True)  # built as they arrive
+
+
 def encode_batch(encoder: Encoder, texts: list[str], workers: int) -> list[Encoding]:
     """The :class:`Encoding` of each text, on up to ``workers`` threads or processes (same
     result)."""
     chars = sum(map(len, texts))
     threads = encoder.plain and encoder.pretokenizer.compiled
+    smallest = THREAD_BATCH_CHARS if threads else BATCH_CHARS
     with gc_paused():
-        if workers == 1 or encoder.dropout or chars < (THREAD_CHARS if threads else POOL_CHARS):
+        if workers == 1 or encoder.dropout or chars < 2 * smallest:
             parts = [(texts, encode_texts(encoder, texts))]
-        elif threads:
-            encoder.compile()  # before the threads, not in each
-            size = max(THREAD_BATCH_CHARS, chars // (BATCHES_PER_WORKER * workers))
-            parts = _in_threads(encoder, texts, size, workers)
         else:
-            encoder.compile()  # before the fork, not in each
-            batches = list(
-                text_batches(texts, max(BATCH_CHARS, chars // (BATCHES_PER_WORKER * workers)))
-            )
-            job = functools.partial(_encode_job, encoder)
-            here = functools.partial(encode_texts, encoder)
-            results = map_in_order(job, batches, workers, here=here)
-            unpack = functools.partial(_unpack, encoder)
-            parts = zip(batches, map(unpack, results), strict=True)  # built as they arrive
+            size = max(smallest, chars // (BATCHES_PER_WORKER * workers))
+            parts = (_in_threads if threads else _in_processes)(encoder, texts, size, workers)
         encodings = []
         for batch, (ids_of, prefixed) in parts:
             encodings += build_encodings(
