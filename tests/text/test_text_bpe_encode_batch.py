@@ -353,3 +353,25 @@ def test_ascii_and_other_texts_split_as_the_pattern_says(corpus):
     bpe = ByteLevelBPE()
     texts = [*corpus, "tab\there \x1c\x1f end", "naïve mix of ASCII and 日本語"]
     assert bpe._pretokenizer.words_of(texts) == [regex.findall(GPT2_PATTERN, t) for t in texts]
+
+
+def test_the_cut_off_counts_work_not_characters(plain_model, corpus, pool_calls, monkeypatch):
+    """The same number of characters stays on this thread as English text with a warm cache
+    (about one byte of work a character) and goes to threads as Han text without spaces with
+    a cold one (three bytes a character, each long word merged); the ids are the serial ones."""
+    monkeypatch.setattr(bpe_batch, "THREAD_BATCH_CHARS", 1_000)
+    english = corpus[:300]
+    chars = sum(map(len, english))
+    rng = np.random.default_rng(0)
+    han_chars = [chr(c) for c in 0x4E00 + rng.integers(0, 2_000, chars)]
+    han = ["".join(han_chars[i : i + 60]) + "。" for i in range(0, chars, 61)]
+    monkeypatch.setattr(bpe_batch, "THREAD_WORK", 2 * chars)
+    ours = copy.deepcopy(plain_model)
+    serial = [e.ids for e in ours.encode_batch(english, workers=1)]  # now warm
+    assert [e.ids for e in ours.encode_batch(english, workers=2)] == serial
+    assert pool_calls == []
+    ours._encoder.cache.clear()
+    assert [e.ids for e in ours.encode_batch(han, workers=2)] == [
+        plain_model.encode(t).ids for t in han
+    ]
+    assert [call[1:] for call in pool_calls] == [(2, "threads")]

@@ -14,22 +14,30 @@ cache (:meth:`Encoder.word_ids <rowbook.text.bpe.encoder.Encoder.word_ids>`). An
 computed when first read. The cyclic garbage collector is paused meanwhile: the lists made
 hold no cycles, and the collections their number sets off walked every live object.
 
-With ``workers > 1`` the texts are cut into batches (about eight per worker) shared by
-this thread and ``workers - 1`` others (GPT-2's compiled pre-split, :func:`rowbook.fork_pool.map_in_threads`;
-from :data:`THREAD_CHARS` characters in all, batches of at least :data:`THREAD_BATCH_CHARS`)
-or by this process and ``workers - 1`` forked ones (the others, from :data:`POOL_CHARS`
-characters, batches of at least :data:`BATCH_CHARS`; :func:`rowbook.fork_pool.map_in_order`,
-the pool that counts words for training). On threads a text longer than two batches is cut
-into pieces of about a batch (:func:`rowbook.text.bpe.presplit.cut_text`: only where GPT-2's
-pattern ends a word whatever follows, so the pieces' words are the text's) and the ids of its
-pieces are joined again: one document of tens of kilobytes, or a few, are shared by the
-threads as many lines are. Results
-are joined in batch order, so they do not depend on ``workers``. The calling thread encodes
-batches with the model's own cache, whenever the other threads have two batches each to
-do, and at the end runs those none of them has started. Another thread or process starts
-from the word cache as it is when it starts (a thread copies it, a process inherits it),
-keeps the words it encodes for its next batches, and hands back with each batch's ids the
-words it encoded for it, as four arrays (their bytes, their ids, and where each ends): this
+With ``workers > 1`` the texts are cut into batches (about eight per worker) and the first
+is encoded here, a probe: its work (bytes looked up, and :data:`MERGE_WORK` for each byte of
+the words it merged; :attr:`WordCache.read <rowbook.text.bpe.word_cache.WordCache.read>`,
+:attr:`~rowbook.text.bpe.word_cache.WordCache.merged`), scaled to the characters left, says
+whether the others pay on other workers: a count of work, not of characters, since a
+character of Han text without spaces costs five to six of English cold (three bytes, and
+long words each new) and a warm cache costs a third of a cold one. From :data:`THREAD_WORK`
+the rest is shared by this thread and ``workers - 1`` others (GPT-2's compiled pre-split,
+:func:`rowbook.fork_pool.map_in_threads`; batches of at least :data:`THREAD_BATCH_CHARS`,
+the probe about that), from :data:`POOL_WORK` by this process and ``workers - 1`` forked
+ones (the other settings; batches of at least :data:`BATCH_CHARS`;
+:func:`rowbook.fork_pool.map_in_order`, the pool that counts words for training). On threads
+a text longer than two batches is cut into pieces of about a batch
+(:func:`rowbook.text.bpe.presplit.cut_text`: only where GPT-2's pattern ends a word whatever
+follows, so the pieces' words are the text's) and the ids of its pieces are joined again:
+one document of tens of kilobytes, or a few, are shared by the threads as many lines are.
+Results are joined in batch order, so they do not depend on ``workers``. The calling thread
+turns each batch's ids into lists and :class:`Encoding` objects as soon as the batch is
+ready (Python, holding the GIL, while the other threads run compiled code), and encodes a
+batch itself, with the model's own cache, only when the next is not ready. Another thread
+or process starts from the word cache as it is when it starts (a thread copies it, a
+process inherits it), keeps the words it encodes for its next batches, and hands back with
+each batch's ids the words it encoded for it, as four arrays (their bytes, their ids, and
+where each ends): this
 process adds them to its cache as the batches arrive
 (:meth:`Encoder.learn <rowbook.text.bpe.encoder.Encoder.learn>`), so the next call finds
 every word of this one, whoever encoded it. A thread's copy takes the ids of the words
@@ -47,7 +55,14 @@ it only joined their ids, those lists made a third busy thread on two cores: on 
 documents of 64 KB (NewsArticles) the process's CPU time on 2 cores was 17-28% above one
 thread's with an empty cache and 10-18% with a warm one (load 9-12, several runs); with the
 caller encoding, learning only the other thread's words and that thread taking the
-caller's, 8-11% and 0-5%.
+caller's, 8-11% and 0-5%. On lines (many short texts) the GIL's share is about half one
+thread's time (the lists of ids, the ``Encoding`` objects, and the collection of them all
+when the collector resumes: 19 ms of 120 ms on 4M characters of news lines), so the caller
+encoding whenever the other thread had two batches queued left it with most of the work,
+and the other thread, back from each kernel, waited up to 5 ms for the GIL while the caller
+built lists: 1.05-1.09x for two threads on 4M characters of English-like lines (idle, the
+lead's run of 2026-11-28). Hence the caller's lists first, its own batches only when idle,
+and the GIL handed over within 0.1 ms (:func:`rowbook.fork_pool.quick_handoff`).
 Measured earlier on NewsArticles (13 MB) on 2 cores: with one core to share, the
 threads cost 13% more CPU time than one thread, a pool of processes 42% (the texts pickled
 to the workers, their ids pickled back, copy-on-write faults after the fork); on a nearly
@@ -306,6 +321,9 @@ def _in_threads(
     job = functools.partial(_thread_job, threading.local(), encoder)
     here = functools.partial(_here_job, encoder)
     batches = _batches(pieces, size)
+    probe = _batches(batches[0], THREAD_BATCH_CHARS)[0]  # small: no thread runs meanwhile
+    if len(probe) < len(batches[0]):
+        batches[:1] = [probe, batches[0][len(probe) :]]
     done, joined = 0, []  # texts handed on; ids of the pieces of the next text so far
     try:
         first, pays = _probed(encoder, batches, here, THREAD_WORK)
