@@ -89,7 +89,7 @@ from collections.abc import Callable, Iterable, Iterator, Sequence
 import numpy as np
 
 from rowbook.fork_pool import map_in_order, map_in_threads
-from rowbook.text.batches import text_batches
+from rowbook.text.batches import list_batches
 from rowbook.text.bpe.encoder import Encoder, Segments
 from rowbook.text.bpe.presplit import BATCH_CHARS as SCAN_CHARS
 from rowbook.text.bpe.presplit import cut_text
@@ -176,7 +176,7 @@ def encode_texts(encoder: Encoder, texts: Sequence[str]) -> BatchIds:
         if len(texts) == 1:
             return _slices(encoder, *encoder.plain_ids(texts)), {}
         ids_of = []
-        for batch in text_batches(texts, SCAN_CHARS):
+        for batch in list_batches(texts, SCAN_CHARS):
             ids_of += _slices(encoder, *encoder.plain_ids(batch))
         return ids_of, {}
     segments = [encoder.segments(text) for text in texts]
@@ -274,22 +274,6 @@ def _pieces(texts: list[str], size: int) -> tuple[list[str], list[int] | None]:
     return pieces, counts
 
 
-def _batches(texts: list[str], size: int) -> list[list[str]]:
-    """Consecutive batches of ``texts`` of about ``size`` characters (each closed at the
-    first text that reaches a multiple of ``size`` characters in all; no loop in Python).
-
-    Examples
-    --------
-    >>> _batches(["ab", "c", "def", "g"], 3)
-    [['ab', 'c'], ['def'], ['g']]
-    """
-    ends = np.cumsum(np.fromiter(map(len, texts), dtype=np.int64, count=len(texts)))  # (B,)
-    marks = np.arange(size, int(ends[-1]) if len(ends) else 0, size)  # (K,)
-    cuts = np.unique(np.searchsorted(ends, marks) + 1).tolist()
-    bounds = [0, *(c for c in cuts if c < len(texts)), len(texts)]
-    return [texts[a:b] for a, b in itertools.pairwise(bounds) if b > a]
-
-
 def _work(cache: WordCache, read: int, merged: int) -> int:
     """The work done on ``cache`` since its counters were ``read`` and ``merged``: bytes
     looked up, and :data:`MERGE_WORK` for each byte of the words merged."""
@@ -320,8 +304,8 @@ def _in_threads(
     pieces, counts = _pieces(texts, size)
     job = functools.partial(_thread_job, threading.local(), encoder)
     here = functools.partial(_here_job, encoder)
-    batches = _batches(pieces, size)
-    probe = _batches(batches[0], THREAD_BATCH_CHARS)[0]  # small: no thread runs meanwhile
+    batches = list_batches(pieces, size)
+    probe = list_batches(batches[0], THREAD_BATCH_CHARS)[0]  # small: no thread runs meanwhile
     if len(probe) < len(batches[0]):
         batches[:1] = [probe, batches[0][len(probe) :]]
     done, joined = 0, []  # texts handed on; ids of the pieces of the next text so far
@@ -360,7 +344,7 @@ def _in_processes(
 ) -> Iterator[tuple[list[str], BatchIds]]:
     """The texts in batches of about ``size`` characters with their ids, the batches after
     the first on ``workers`` processes when their work reaches :data:`POOL_WORK`."""
-    batches = list(text_batches(texts, size))
+    batches = list_batches(texts, size)
     here = functools.partial(encode_texts, encoder)
     first, pays = _probed(encoder, batches, here, POOL_WORK)
     if pays:
