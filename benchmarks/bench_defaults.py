@@ -22,8 +22,11 @@ takes a default with a stated target and checks the target on a second kind of d
   health tweets, measured again on generated mail (2 labels, long lines) and generated
   topics (500 labels, short lines).
 * **the tokenizers' encoding cut-offs** (:mod:`defaults_text`): ``encode_batch`` on threads
-  from 65,536 characters, on processes from 1,048,576; chosen on NewsArticles, measured
-  again on the health tweets, Han text without spaces and long agglutinative-like words.
+  or processes when the work of the batches after the first (bytes looked up + 4 x bytes
+  merged, at the first batch's rate) reaches ``THREAD_WORK`` / ``POOL_WORK``; measured on
+  NewsArticles, the health tweets, Han text without spaces and long agglutinative-like
+  words: the rule no slower than the better of one worker and two (within 5%), and two
+  threads >= 1.6x one from 1M characters.
 
     python benchmarks/bench_defaults.py
     python benchmarks/bench_defaults.py --quick    # 20,000 rows, smaller sets, fewer repeats
@@ -168,30 +171,35 @@ def print_classifier(quick: bool, repeat: int) -> list[tuple[str, float, float]]
 
 def print_text(quick: bool, repeat: int) -> list[tuple[str, float, float]]:
     kinds = defaults_text.text_kinds(generated_text, _tweets_text)
-    cutoffs = {"threads": batch.THREAD_CHARS, "processes": batch.POOL_CHARS}
     print(
-        f"\n`encode_batch` on one worker and on two: threads from {batch.THREAD_CHARS:,} "
-        f"characters (GPT-2's settings), processes from {batch.POOL_CHARS:,} (a prefix space); "
-        "wall ms one / two (ratio); for threads one worker's CPU ms and the process's CPU time "
-        "two / one\n\n| text | characters a word | workers | characters | cache | one / two, ms "
-        "| CPU ms, one | CPU, two / one |\n|---|---:|---|---:|---|---:|---:|---:|",
+        "\n`encode_batch` on one worker, on two forced, and `workers=2` under the rule (the "
+        f"first batch's work, bytes looked up + {batch.MERGE_WORK} x bytes merged, scaled to "
+        f"the rest: threads from {batch.THREAD_WORK:,}, GPT-2's settings; processes from "
+        f"{batch.POOL_WORK:,}, a prefix space); wall ms one / two / rule, two / one, rule / "
+        "best of the two, what the rule chose; for threads one worker's CPU ms and the "
+        "process's CPU time two / one\n\n| text | characters a word | workers | characters | "
+        "cache | one / two / rule, ms | two / one | best / rule | rule chose | CPU ms, one | "
+        "CPU, two / one |\n|---|---:|---|---:|---|---:|---:|---:|---|---:|---:|",
         flush=True,
     )
     targets = []
-    for name, per_word, setting, size, mode, t in defaults_text.cutoff_rows(
+    for name, per_word, setting, size, mode, t, chose in defaults_text.cutoff_rows(
         kinds, repeat, pool=not quick
     ):
-        (one, cpu_one), (two, cpu_two) = t["one"], t["two"]
+        (one, cpu_one), (two, cpu_two), (rule, _) = t["one"], t["two"], t["rule"]
         cpu = f"{cpu_one:.1f} | {cpu_two / cpu_one:.2f}" if setting == "threads" else " | "
+        best = min(one, two)
         print(
             f"| {name} | {per_word:.1f} | {setting} | {size:,} | {mode} | {one:.1f} / {two:.1f} "
-            f"({one / two:.2f}x) | {cpu} |",
+            f"/ {rule:.1f} | {one / two:.2f}x | {best / rule:.2f} | {'two' if chose else 'one'} "
+            f"| {cpu} |",
             flush=True,
         )
-        if size >= cutoffs[setting]:
-            targets.append(
-                (f"encode_batch {setting}, {size:,} chars, {mode}, {name}", one / two, 1)
-            )
+        targets.append(
+            (f"encode_batch {setting} rule, {size:,} chars, {mode}, {name}", best / rule, 0.95)
+        )
+        if setting == "threads" and size >= 1 << 20:
+            targets.append((f"two threads / one, {size:,} chars, {mode}, {name}", one / two, 1.6))
     return targets
 
 

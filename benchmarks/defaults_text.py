@@ -1,14 +1,17 @@
 """The tokenizers' encoding defaults on text they were not chosen on (rows of ``bench_defaults.py``).
 
-``ByteLevelBPE.encode_batch`` (:mod:`rowbook.text.bpe.batch`) stays on the calling thread
-below :data:`~rowbook.text.bpe.batch.THREAD_CHARS` = 65,536 characters (GPT-2's settings:
-threads share the compiled pass) and in the calling process below
-:data:`~rowbook.text.bpe.batch.POOL_CHARS` = 1,048,576 (other settings: forked processes),
-both chosen on NewsArticles with a model trained on it. The target: below the cut-off
-another thread (process) would not pay; from it, it does. Measured on the text the cut-offs
-were chosen on and on three others, each with a byte-level BPE of 8,000 entries trained on
-its own first 2 MB: the health tweets, Han text without spaces (a line's words run together,
-so GPT-2's pattern makes each clause one long word), and long agglutinative-like words.
+``ByteLevelBPE.encode_batch`` (:mod:`rowbook.text.bpe.batch`) encodes the first batch on the
+calling thread and counts its work (bytes looked up, and
+:data:`~rowbook.text.bpe.batch.MERGE_WORK` = 4 for each byte of the words merged); the other
+batches go to threads when their work, at that rate, reaches
+:data:`~rowbook.text.bpe.batch.THREAD_WORK` (GPT-2's settings: threads share the compiled
+pass), or to forked processes from :data:`~rowbook.text.bpe.batch.POOL_WORK` (other
+settings). The target: one worker and two forced (the cut-off set to 0), and the default
+(``workers=2`` under the rule) no slower than the faster of the two at every size. Measured
+on NewsArticles and on three other texts, each with a byte-level BPE of 8,000 entries
+trained on its own first 2 MB: the health tweets, Han text without spaces (a line's words
+run together, so GPT-2's pattern makes each clause one long word), and long
+agglutinative-like words.
 """
 
 from __future__ import annotations
@@ -25,8 +28,8 @@ from rowbook.text.bpe import batch
 __all__ = ["cutoff_rows", "text_kinds"]
 
 TRAIN_CHARS = 2_000_000
-THREAD_SIZES = (16_384, 32_768, 65_536, 131_072, 262_144)
-POOL_SIZES = (524_288, 1_048_576, 2_097_152)
+THREAD_SIZES = (16_384, 65_536, 262_144, 1_048_576, 4_194_304)
+POOL_SIZES = (1_048_576, 2_097_152, 4_194_304)
 
 
 def text_kinds(generated_text: Callable[..., str], tweets: Callable[[], str]) -> dict[str, list]:
@@ -49,15 +52,37 @@ def _first_chars(lines: list[str], chars: int) -> list[str]:
     return out
 
 
-def _encode(bpe: ByteLevelBPE, texts: list[str], workers: int, cold: bool) -> None:
+def _encode(bpe: ByteLevelBPE, texts: list[str], workers: int, cold: bool, rule: bool) -> None:
+    """``encode_batch``; ``rule=False``: on the workers asked for, whatever the work."""
     if cold:
         bpe._encoder.cache.clear()
-    saved = batch.THREAD_CHARS, batch.POOL_CHARS
-    batch.THREAD_CHARS = batch.POOL_CHARS = 0  # the workers asked for, whatever the size
+    saved = batch.THREAD_WORK, batch.POOL_WORK
+    if not rule:
+        batch.THREAD_WORK = batch.POOL_WORK = 0
     try:
         bpe.encode_batch(texts, workers=workers)
     finally:
-        batch.THREAD_CHARS, batch.POOL_CHARS = saved
+        batch.THREAD_WORK, batch.POOL_WORK = saved
+
+
+def _chose_workers(bpe: ByteLevelBPE, texts: list[str], cold: bool) -> bool:
+    """Whether the rule sent the batches after the first to other workers."""
+    used = []
+    saved = batch.map_in_threads, batch.map_in_order
+
+    def spy(pool):
+        def run(*args, **kwargs):
+            used.append(True)
+            return pool(*args, **kwargs)
+
+        return run
+
+    batch.map_in_threads, batch.map_in_order = spy(saved[0]), spy(saved[1])
+    try:
+        _encode(bpe, texts, 2, cold, rule=True)
+    finally:
+        batch.map_in_threads, batch.map_in_order = saved
+    return bool(used)
 
 
 def _times(fns: dict[str, Callable[[], object]], repeat: int) -> dict[str, tuple[float, float]]:
@@ -77,21 +102,26 @@ def _times(fns: dict[str, Callable[[], object]], repeat: int) -> dict[str, tuple
 
 
 def _sizes(bpe: ByteLevelBPE, lines: list[str], sizes, repeat: int) -> Iterator[tuple]:
-    """(size, mode, {"one" | "two": (wall ms, CPU ms)}) for each size, cold cache and warm."""
+    """(size, mode, {"one" | "two" | "rule": (wall ms, CPU ms)}, the rule chose two) for each
+    size the text holds, cold cache and warm."""
+    available = sum(map(len, lines))
     for size in sizes:
+        if size > available:
+            continue
         texts = _first_chars(lines, size)
         for mode in ("cold", "warm"):
             cold = mode == "cold"
             bpe.encode_batch(texts, workers=1)  # warm: every word in the model's cache
             fns = {
-                "one": lambda t=texts, c=cold: _encode(bpe, t, 1, c),
-                "two": lambda t=texts, c=cold: _encode(bpe, t, 2, c),
+                "one": lambda t=texts, c=cold: _encode(bpe, t, 1, c, rule=False),
+                "two": lambda t=texts, c=cold: _encode(bpe, t, 2, c, rule=False),
+                "rule": lambda t=texts, c=cold: _encode(bpe, t, 2, c, rule=True),
             }
-            yield size, mode, _times(fns, repeat)
+            yield size, mode, _times(fns, repeat), _chose_workers(bpe, texts, cold)
 
 
 def cutoff_rows(kinds: dict[str, list], repeat: int, pool: bool) -> Iterator[tuple]:
-    """(text, characters a word, setting, size, mode, times) for every kind, as measured:
+    """(text, characters a word, setting, size, mode, times, the rule chose two) for every kind:
     GPT-2's settings (threads) and, with ``pool``, a prefix space (processes, a third of
     ``repeat``: each call forks)."""
     for name, lines in kinds.items():

@@ -47,9 +47,9 @@ def texts(corpus, hard_strings):
 def pool_calls(monkeypatch):
     """Small batches, and a record of ``(number of batches, workers, "processes" or
     "threads")`` of each pool run."""
-    monkeypatch.setattr(bpe_batch, "POOL_CHARS", 8_000)
+    monkeypatch.setattr(bpe_batch, "POOL_WORK", 0)
     monkeypatch.setattr(bpe_batch, "BATCH_CHARS", 2_000)
-    monkeypatch.setattr(bpe_batch, "THREAD_CHARS", 8_000)
+    monkeypatch.setattr(bpe_batch, "THREAD_WORK", 0)
     monkeypatch.setattr(bpe_batch, "THREAD_BATCH_CHARS", 2_000)
     calls = []
 
@@ -137,14 +137,14 @@ def test_documents_cut_across_threads_get_the_ids_of_the_whole(
     assert _fields(batch) == _fields(plain_hf.encode_batch(documents))
 
 
-@pytest.mark.parametrize("size", [1, 7, 64, 333, 2_000])
+@pytest.mark.parametrize("size", [1, 7, 64, 333, 1_000])
 def test_documents_cut_at_any_size_get_the_ids_of_one_pass(
     plain_model, hard_strings, pool_calls, monkeypatch, size
 ):
     """Pieces of every size (one character: a cut at nearly every space), batches of pieces
     shared by the calling thread and a helper, each piece's ids joined back to its text's."""
     monkeypatch.setattr(bpe_batch, "THREAD_BATCH_CHARS", size)
-    monkeypatch.setattr(bpe_batch, "THREAD_CHARS", 0)  # these few texts go to the threads too
+    monkeypatch.setattr(bpe_batch, "THREAD_WORK", 0)  # these few texts go to the threads too
     ours = copy.deepcopy(plain_model)
     ours._encoder.cache.clear()
     parts = [*SENTENCES, *hard_strings, "it's  ok", " 's\n\n x", "\u3000 a", "  "]
@@ -353,3 +353,25 @@ def test_ascii_and_other_texts_split_as_the_pattern_says(corpus):
     bpe = ByteLevelBPE()
     texts = [*corpus, "tab\there \x1c\x1f end", "naïve mix of ASCII and 日本語"]
     assert bpe._pretokenizer.words_of(texts) == [regex.findall(GPT2_PATTERN, t) for t in texts]
+
+
+def test_the_cut_off_counts_work_not_characters(plain_model, corpus, pool_calls, monkeypatch):
+    """The same number of characters stays on this thread as English text with a warm cache
+    (about one byte of work a character) and goes to threads as Han text without spaces with
+    a cold one (three bytes a character, each long word merged); the ids are the serial ones."""
+    monkeypatch.setattr(bpe_batch, "THREAD_BATCH_CHARS", 1_000)
+    english = corpus[:300]
+    chars = sum(map(len, english))
+    rng = np.random.default_rng(0)
+    han_chars = [chr(c) for c in 0x4E00 + rng.integers(0, 2_000, chars)]
+    han = ["".join(han_chars[i : i + 60]) + "。" for i in range(0, chars, 61)]
+    monkeypatch.setattr(bpe_batch, "THREAD_WORK", 2 * chars)
+    ours = copy.deepcopy(plain_model)
+    serial = [e.ids for e in ours.encode_batch(english, workers=1)]  # now warm
+    assert [e.ids for e in ours.encode_batch(english, workers=2)] == serial
+    assert pool_calls == []
+    ours._encoder.cache.clear()
+    assert [e.ids for e in ours.encode_batch(han, workers=2)] == [
+        plain_model.encode(t).ids for t in han
+    ]
+    assert [call[1:] for call in pool_calls] == [(2, "threads")]

@@ -313,8 +313,10 @@ def test_batch_on_two_workers_equals_tiktoken(pair, corpus, monkeypatch, allowed
     encode_batch, engaged on a small batch, with special tokens allowed or encoded as text."""
     from rowbook.text.bpe import batch
 
-    monkeypatch.setattr(batch, "POOL_CHARS", 1_000)
+    monkeypatch.setattr(batch, "POOL_WORK", 0)
     monkeypatch.setattr(batch, "BATCH_CHARS", 1_000)
+    monkeypatch.setattr(batch, "THREAD_WORK", 0)
+    monkeypatch.setattr(batch, "THREAD_BATCH_CHARS", 1_000)
     ours, theirs = pair
     texts = [t + "<|endoftext|>" for t in corpus[:300]]
     got = ours.encode_batch(texts, workers=2, allowed_special=allowed, disallowed_special=())

@@ -14,22 +14,30 @@ cache (:meth:`Encoder.word_ids <rowbook.text.bpe.encoder.Encoder.word_ids>`). An
 computed when first read. The cyclic garbage collector is paused meanwhile: the lists made
 hold no cycles, and the collections their number sets off walked every live object.
 
-With ``workers > 1`` the texts are cut into batches (about eight per worker) shared by
-this thread and ``workers - 1`` others (GPT-2's compiled pre-split, :func:`rowbook.fork_pool.map_in_threads`;
-from :data:`THREAD_CHARS` characters in all, batches of at least :data:`THREAD_BATCH_CHARS`)
-or by this process and ``workers - 1`` forked ones (the others, from :data:`POOL_CHARS`
-characters, batches of at least :data:`BATCH_CHARS`; :func:`rowbook.fork_pool.map_in_order`,
-the pool that counts words for training). On threads a text longer than two batches is cut
-into pieces of about a batch (:func:`rowbook.text.bpe.presplit.cut_text`: only where GPT-2's
-pattern ends a word whatever follows, so the pieces' words are the text's) and the ids of its
-pieces are joined again: one document of tens of kilobytes, or a few, are shared by the
-threads as many lines are. Results
-are joined in batch order, so they do not depend on ``workers``. The calling thread encodes
-batches with the model's own cache, whenever the other threads have two batches each to
-do, and at the end runs those none of them has started. Another thread or process starts
-from the word cache as it is when it starts (a thread copies it, a process inherits it),
-keeps the words it encodes for its next batches, and hands back with each batch's ids the
-words it encoded for it, as four arrays (their bytes, their ids, and where each ends): this
+With ``workers > 1`` the texts are cut into batches (about eight per worker) and the first
+is encoded here, a probe: its work (bytes looked up, and :data:`MERGE_WORK` for each byte of
+the words it merged; :attr:`WordCache.read <rowbook.text.bpe.word_cache.WordCache.read>`,
+:attr:`~rowbook.text.bpe.word_cache.WordCache.merged`), scaled to the characters left, says
+whether the others pay on other workers: a count of work, not of characters, since a
+character of Han text without spaces costs five to six of English cold (three bytes, and
+long words each new) and a warm cache costs a third of a cold one. From :data:`THREAD_WORK`
+the rest is shared by this thread and ``workers - 1`` others (GPT-2's compiled pre-split,
+:func:`rowbook.fork_pool.map_in_threads`; batches of at least :data:`THREAD_BATCH_CHARS`,
+the probe about that), from :data:`POOL_WORK` by this process and ``workers - 1`` forked
+ones (the other settings; batches of at least :data:`BATCH_CHARS`;
+:func:`rowbook.fork_pool.map_in_order`, the pool that counts words for training). On threads
+a text longer than two batches is cut into pieces of about a batch
+(:func:`rowbook.text.bpe.presplit.cut_text`: only where GPT-2's pattern ends a word whatever
+follows, so the pieces' words are the text's) and the ids of its pieces are joined again:
+one document of tens of kilobytes, or a few, are shared by the threads as many lines are.
+Results are joined in batch order, so they do not depend on ``workers``. The calling thread
+turns each batch's ids into lists and :class:`Encoding` objects as soon as the batch is
+ready (Python, holding the GIL, while the other threads run compiled code), and encodes a
+batch itself, with the model's own cache, only when the next is not ready. Another thread
+or process starts from the word cache as it is when it starts (a thread copies it, a
+process inherits it), keeps the words it encodes for its next batches, and hands back with
+each batch's ids the words it encoded for it, as four arrays (their bytes, their ids, and
+where each ends): this
 process adds them to its cache as the batches arrive
 (:meth:`Encoder.learn <rowbook.text.bpe.encoder.Encoder.learn>`), so the next call finds
 every word of this one, whoever encoded it. A thread's copy takes the ids of the words
@@ -47,7 +55,14 @@ it only joined their ids, those lists made a third busy thread on two cores: on 
 documents of 64 KB (NewsArticles) the process's CPU time on 2 cores was 17-28% above one
 thread's with an empty cache and 10-18% with a warm one (load 9-12, several runs); with the
 caller encoding, learning only the other thread's words and that thread taking the
-caller's, 8-11% and 0-5%.
+caller's, 8-11% and 0-5%. On lines (many short texts) the GIL's share is about half one
+thread's time (the lists of ids, the ``Encoding`` objects, and the collection of them all
+when the collector resumes: 19 ms of 120 ms on 4M characters of news lines), so the caller
+encoding whenever the other thread had two batches queued left it with most of the work,
+and the other thread, back from each kernel, waited up to 5 ms for the GIL while the caller
+built lists: 1.05-1.09x for two threads on 4M characters of English-like lines (idle, the
+lead's run of 2026-11-28). Hence the caller's lists first, its own batches only when idle,
+and the GIL handed over within 0.1 ms (:func:`rowbook.fork_pool.quick_handoff`).
 Measured earlier on NewsArticles (13 MB) on 2 cores: with one core to share, the
 threads cost 13% more CPU time than one thread, a pool of processes 42% (the texts pickled
 to the workers, their ids pickled back, copy-on-write faults after the fork); on a nearly
@@ -74,20 +89,21 @@ from collections.abc import Callable, Iterable, Iterator, Sequence
 import numpy as np
 
 from rowbook.fork_pool import map_in_order, map_in_threads
-from rowbook.text.batches import text_batches
+from rowbook.text.batches import list_batches
 from rowbook.text.bpe.encoder import Encoder, Segments
 from rowbook.text.bpe.presplit import BATCH_CHARS as SCAN_CHARS
 from rowbook.text.bpe.presplit import cut_text
 from rowbook.text.bpe.result import Encoding, build_encodings
-from rowbook.text.bpe.word_cache import Learned
+from rowbook.text.bpe.word_cache import Learned, WordCache
 from rowbook.text.utf8 import check_utf8
 
 __all__ = [
     "BATCHES_PER_WORKER",
     "BATCH_CHARS",
-    "POOL_CHARS",
+    "MERGE_WORK",
+    "POOL_WORK",
     "THREAD_BATCH_CHARS",
-    "THREAD_CHARS",
+    "THREAD_WORK",
     "BatchIds",
     "encode_batch",
     "encode_texts",
@@ -95,10 +111,11 @@ __all__ = [
     "join_segments",
 ]
 
-POOL_CHARS = 1 << 20  # texts of fewer characters are encoded in this process: forking costs more
-BATCH_CHARS = 1 << 17  # the smallest batch sent to a worker
+MERGE_WORK = 4  # a byte merged costs what 4 bytes looked up cost (60-85 ns against 11-36)
+THREAD_WORK = 1 << 18  # work (MERGE_WORK) from which the batches after the first go to threads
+POOL_WORK = 6 << 20  # work from which the batches after the first go to forked processes
+BATCH_CHARS = 1 << 17  # the smallest batch sent to a worker process
 BATCHES_PER_WORKER = 8  # fewer leave a process idle at the end; 16 or 32 measured no better
-THREAD_CHARS = 1 << 16  # fewer characters stay on this thread (a thread costs no fork)
 THREAD_BATCH_CHARS = 1 << 14  # the smallest piece a thread encodes: longer texts are cut
 
 
@@ -159,7 +176,7 @@ def encode_texts(encoder: Encoder, texts: Sequence[str]) -> BatchIds:
         if len(texts) == 1:
             return _slices(encoder, *encoder.plain_ids(texts)), {}
         ids_of = []
-        for batch in text_batches(texts, SCAN_CHARS):
+        for batch in list_batches(texts, SCAN_CHARS):
             ids_of += _slices(encoder, *encoder.plain_ids(batch))
         return ids_of, {}
     segments = [encoder.segments(text) for text in texts]
@@ -242,9 +259,13 @@ def _joined(pieces: list[list[int]]) -> list[int]:
     return ids
 
 
-def _pieces(texts: list[str], size: int) -> tuple[list[str], list[int]]:
+def _pieces(texts: list[str], size: int) -> tuple[list[str], list[int] | None]:
     """The texts cut where GPT-2's pattern ends a word, pieces of about ``size`` characters
-    (:func:`~rowbook.text.bpe.presplit.cut_text`), and how many pieces each text gave."""
+    (:func:`~rowbook.text.bpe.presplit.cut_text`), and how many pieces each text gave
+    (``None``: none was cut, the pieces are the texts)."""
+    lengths = np.fromiter(map(len, texts), dtype=np.int64, count=len(texts))  # (B,)
+    if not (lengths > 2 * size).any():
+        return texts, None
     pieces, counts = [], []
     for text in texts:
         cut = cut_text(text, size) if len(text) > 2 * size else [text]
@@ -253,24 +274,59 @@ def _pieces(texts: list[str], size: int) -> tuple[list[str], list[int]]:
     return pieces, counts
 
 
+def _work(cache: WordCache, read: int, merged: int) -> int:
+    """The work done on ``cache`` since its counters were ``read`` and ``merged``: bytes
+    looked up, and :data:`MERGE_WORK` for each byte of the words merged."""
+    return cache.read - read + MERGE_WORK * (cache.merged - merged)
+
+
+def _probed(
+    encoder: Encoder, batches: list[list[str]], here: Callable, cutoff: int
+) -> tuple[object, bool]:
+    """The first batch encoded here (the probe), and whether the work of the others, at
+    the probe's work a character, reaches ``cutoff``: then they pay on other workers."""
+    cache = encoder.cache
+    read, merged = cache.read, cache.merged
+    first = here(batches[0])
+    chars = sum(map(len, batches[0]))
+    rest = sum(sum(map(len, batch)) for batch in batches[1:])
+    return first, _work(cache, read, merged) * rest >= cutoff * max(chars, 1)
+
+
 def _in_threads(
     encoder: Encoder, texts: list[str], size: int, workers: int
 ) -> Iterator[tuple[list[str], BatchIds]]:
-    """The texts in order with their ids, encoded on ``workers`` threads (a :attr:`~Encoder.plain`
-    encoder with the compiled pre-split): cut into pieces of about ``size`` characters, a
-    long text in several, the pieces' ids joined again; the words each thread encoded are
-    added to ``encoder``'s cache as its batches arrive."""
+    """The texts in order with their ids, the batches after the first on ``workers``
+    threads when their work reaches :data:`THREAD_WORK` (a :attr:`~Encoder.plain` encoder
+    with the compiled pre-split): cut into pieces of about ``size`` characters, a long text
+    in several, the pieces' ids joined again; the words each thread encoded are added to
+    ``encoder``'s cache as its batches arrive."""
     pieces, counts = _pieces(texts, size)
     job = functools.partial(_thread_job, threading.local(), encoder)
     here = functools.partial(_here_job, encoder)
-    batches = text_batches(pieces, size)
+    batches = list_batches(pieces, size)
+    probe = list_batches(batches[0], THREAD_BATCH_CHARS)[0]  # small: no thread runs meanwhile
+    if len(probe) < len(batches[0]):
+        batches[:1] = [probe, batches[0][len(probe) :]]
     done, joined = 0, []  # texts handed on; ids of the pieces of the next text so far
     try:
-        for ids, ends, learned in map_in_threads(job, batches, workers, here=here):
+        first, pays = _probed(encoder, batches, here, THREAD_WORK)
+        if pays:
+            encoder.compile()  # before the threads, not in each
+            rest = map_in_threads(job, batches[1:], workers, here=here)
+        else:
+            rest = map(here, batches[1:])
+        for batch, (ids, ends, learned) in zip(
+            batches, itertools.chain([first], rest), strict=True
+        ):
             if learned is not None:
                 encoder.learn(learned)
+            slices = _slices(encoder, ids, ends)
+            if counts is None:  # no text was cut: a piece is a text
+                yield batch, (slices, {})
+                continue
             ids_of = []
-            for piece in _slices(encoder, ids, ends):
+            for piece in slices:
                 joined.append(piece)
                 if len(joined) == counts[done + len(ids_of)]:
                     ids_of.append(joined[0] if len(joined) == 1 else _joined(joined))
@@ -283,28 +339,37 @@ def _in_threads(
         raise
 
 
+def _in_processes(
+    encoder: Encoder, texts: list[str], size: int, workers: int
+) -> Iterator[tuple[list[str], BatchIds]]:
+    """The texts in batches of about ``size`` characters with their ids, the batches after
+    the first on ``workers`` processes when their work reaches :data:`POOL_WORK`."""
+    batches = list_batches(texts, size)
+    here = functools.partial(encode_texts, encoder)
+    first, pays = _probed(encoder, batches, here, POOL_WORK)
+    if pays:
+        encoder.compile()  # before the fork, not in each
+        job = functools.partial(_encode_job, encoder)
+        rest = map(
+            functools.partial(_unpack, encoder), map_in_order(job, batches[1:], workers, here=here)
+        )
+    else:
+        rest = map(here, batches[1:])
+    return zip(batches, itertools.chain([first], rest), strict=True)  # built as they arrive
+
+
 def encode_batch(encoder: Encoder, texts: list[str], workers: int) -> list[Encoding]:
     """The :class:`Encoding` of each text, on up to ``workers`` threads or processes (same
     result)."""
     chars = sum(map(len, texts))
     threads = encoder.plain and encoder.pretokenizer.compiled
+    smallest = THREAD_BATCH_CHARS if threads else BATCH_CHARS
     with gc_paused():
-        if workers == 1 or encoder.dropout or chars < (THREAD_CHARS if threads else POOL_CHARS):
+        if workers == 1 or encoder.dropout or chars < 2 * smallest:
             parts = [(texts, encode_texts(encoder, texts))]
-        elif threads:
-            encoder.compile()  # before the threads, not in each
-            size = max(THREAD_BATCH_CHARS, chars // (BATCHES_PER_WORKER * workers))
-            parts = _in_threads(encoder, texts, size, workers)
         else:
-            encoder.compile()  # before the fork, not in each
-            batches = list(
-                text_batches(texts, max(BATCH_CHARS, chars // (BATCHES_PER_WORKER * workers)))
-            )
-            job = functools.partial(_encode_job, encoder)
-            here = functools.partial(encode_texts, encoder)
-            results = map_in_order(job, batches, workers, here=here)
-            unpack = functools.partial(_unpack, encoder)
-            parts = zip(batches, map(unpack, results), strict=True)  # built as they arrive
+            size = max(smallest, chars // (BATCHES_PER_WORKER * workers))
+            parts = (_in_threads if threads else _in_processes)(encoder, texts, size, workers)
         encodings = []
         for batch, (ids_of, prefixed) in parts:
             encodings += build_encodings(

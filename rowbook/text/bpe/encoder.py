@@ -202,7 +202,9 @@ class Encoder:
         keeping this call's words if they fit."""
         cache = self.cache
         if len(cache) > before:
-            cache.set_ids(*self._new_word_ids(*cache.word_bytes(before)))
+            data, ends = cache.word_bytes(before)
+            cache.merged += len(data)
+            cache.set_ids(*self._new_word_ids(data, ends))
         ids, ends = cache.gather(words, group_ends)
         if len(cache) > self.cache_size:
             self.emptied += 1

@@ -420,14 +420,16 @@ class ByteLevelBPE(TokenTable, TokenizerJsonFiles):
         ----------
         texts : Sequence[str]
         workers : int, optional
-            Threads or processes that share the work (``None``: one per CPU). Texts of
-            more than 64K characters in all are cut into batches shared by this thread
-            and ``workers - 1`` others (GPT-2's settings: the compiled pre-split releases
-            the GIL); with special or added tokens, a prefix space or another pattern,
-            texts of more than a million characters by this process and ``workers - 1``
-            forked ones; fewer stay here. The encodings are the same for
-            every ``workers``; with ``dropout`` all texts are encoded here, in order
-            (:mod:`rowbook.text.bpe.batch`).
+            Threads or processes that share the work (``None``: one per CPU). The first
+            batch is encoded here and its work counted (bytes looked up, four times the
+            bytes of the words merged); when the rest's work at that rate is large enough
+            (English text from about 256K characters with a warm cache, Han text from a
+            few tens of thousands cold), the rest is shared by this thread and
+            ``workers - 1`` others (GPT-2's settings: the compiled pre-split releases the
+            GIL) or, with special or added tokens, a prefix space or another pattern, from
+            about 24 times that by this process and ``workers - 1`` forked ones. The
+            encodings are the same for every ``workers``; with ``dropout`` all texts are
+            encoded here, in order (:mod:`rowbook.text.bpe.batch`).
         add_special_tokens, allowed_special, disallowed_special
             As in :meth:`encode`.
         """

@@ -59,6 +59,7 @@ __all__ = [
     "count_word_bytes",
     "count_words",
     "cut_text",
+    "scan_utf8",
     "scan_words",
     "split_words",
     "word_end",
@@ -180,9 +181,16 @@ def _scan(
 def scan_words(words: InternTable, texts: Sequence[str]) -> tuple[np.ndarray, np.ndarray]:
     """The word ids of ``texts`` ``(W,)`` (new words added to ``words``) and how many words
     end with each text ``(B,)``, cumulated."""
-    data, text_ends = utf8_of(texts)
+    return scan_utf8(words, *utf8_of(texts))
+
+
+def scan_utf8(
+    words: InternTable, data: np.ndarray, text_ends: np.ndarray
+) -> tuple[np.ndarray, np.ndarray]:
+    """:func:`scan_words` of texts given as their UTF-8 bytes ``(N,)`` and where each text
+    ends in them ``(B,)``."""
     ids = np.empty(len(data), dtype=np.int32)  # (W,) at most one word a byte
-    ends = np.empty(len(texts), dtype=np.int64)  # (B,)
+    ends = np.empty(len(text_ends), dtype=np.int64)  # (B,)
     at = np.zeros(3, dtype=np.int64)  # text, byte, words
     classes = char_classes()
     words.reserve(len(data), BLOCK)

@@ -166,6 +166,11 @@ def build_encodings(
     string, when a normalizer changed it: offsets are then carried back to the original.
     """
     none: tuple[int, ...] = ()
+    if align is None and not prefixed:  # most batches: no inserted space to look up per text
+        return [
+            Encoding(ids, source=(text, none, id_to_token, id_len))
+            for text, ids in zip(texts, ids_of, strict=True)
+        ]
     if align is None:
         return [
             Encoding(ids, source=(text, prefixed.get(i, none), id_to_token, id_len))

@@ -35,7 +35,7 @@ import numba
 import numpy as np
 
 from rowbook.intern_table import InternTable, lookup_ranges
-from rowbook.text.bpe.presplit import scan_words
+from rowbook.text.bpe.presplit import scan_utf8
 from rowbook.text.utf8 import utf8_of
 
 __all__ = ["Learned", "WordCache", "interleave"]
@@ -110,6 +110,8 @@ class WordCache:
         self.bounds = np.zeros(257, dtype=np.int64)  # (K + 1,) where each word's ids start
         self.ids = np.zeros(1 << 12, dtype=np.int32)  # the ids of every word, in word order
         self.filled = 0  # words whose ids are set
+        self.read = 0  # bytes of text (or words) looked up, ever: the scan's work
+        self.merged = 0  # bytes of the words encoded for it, ever: the merge kernel's work
 
     def __len__(self) -> int:
         return int(self.words.state[0])
@@ -122,11 +124,14 @@ class WordCache:
     def scan(self, texts: Sequence[str]) -> tuple[np.ndarray, np.ndarray]:
         """GPT-2's words of ``texts`` ``(W,)``, new ones added, and how many words end
         with each text ``(B,)``, cumulated (:func:`~rowbook.text.bpe.presplit.scan_words`)."""
-        return scan_words(self.words, texts)
+        data, text_ends = utf8_of(texts)
+        self.read += len(data)
+        return scan_utf8(self.words, data, text_ends)
 
     def intern(self, words: Sequence[str]) -> np.ndarray:
         """The cache's id of each of ``words`` ``(W,)``, new ones added."""
         data, ends = utf8_of(words)
+        self.read += len(data)
         return self.words.intern(data, _starts(ends), ends)
 
     def lookup(self, data: np.ndarray, ends: np.ndarray) -> np.ndarray:
