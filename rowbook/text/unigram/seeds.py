@@ -27,13 +27,16 @@ compare the seed list with one made by brute-force counting of every substring.
 Examples
 --------
 >>> seeds = seed_pieces({"abab": 2, "ab": 1}, max_piece_length=4, seed_size=10)
->>> [(piece, round(score, 3)) for piece, score in seeds]
+>>> [(piece, round(score, 3)) for piece, score in zip(seeds.pieces, seeds.scores.tolist())]
 [('b', -1.163), ('a', -1.163), ('ab', -0.981)]
+>>> seeds.at.tolist(), seeds.span.tolist()  # where in "ababab" each occurs
+([1, 0, 2], [1, 1, 2])
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping
+from typing import NamedTuple
 
 import numba
 import numpy as np
@@ -41,7 +44,7 @@ import numpy as np
 from rowbook.text.trie import codepoints
 from rowbook.text.word_counts import as_counted
 
-__all__ = ["seed_pieces", "substring_nodes", "substring_nodes_reference"]
+__all__ = ["Seeds", "seed_pieces", "substring_nodes", "substring_nodes_reference"]
 
 
 @numba.njit(cache=True, inline="always")
@@ -173,18 +176,30 @@ def substring_nodes_reference(words: list[str], max_length: int) -> dict[str, in
     return {s: c for s, c in counts.items() if c >= 2 and len(nexts[s]) >= 2}
 
 
+class Seeds(NamedTuple):
+    """The seed pieces in ``tokenizers``' order: piece ``i`` is ``pieces[i]``, scored
+    ``scores[i]`` (a log-probability), and occurs in the words' text (the words one after
+    another) as its ``span[i]`` characters from character ``at[i]``."""
+
+    pieces: list[str]
+    scores: np.ndarray  # (S,) float64
+    at: np.ndarray  # (S,) int64
+    span: np.ndarray  # (S,) int64
+
+
 def seed_pieces(
     word_counts: Mapping[str, int], *, max_piece_length: int = 16, seed_size: int = 1_000_000
-) -> list[tuple[str, float]]:
-    """The seeds as ``(piece, log-probability)``, in ``tokenizers``' order (module docstring)."""
+) -> Seeds:
+    """The seeds, in ``tokenizers``' order (module docstring)."""
     words = as_counted(word_counts)
     codes = codepoints(words.text)  # (C,)
     lengths = np.diff(words.bounds)  # (W,)
-    chars, inverse = np.unique(codes, return_inverse=True)
+    chars, first, inverse = np.unique(codes, return_index=True, return_inverse=True)
     weights = np.bincount(inverse, weights=np.repeat(words.counts, lengths).astype(np.float64))
     order = np.lexsort((-chars, -weights))  # count, then code point, both descending
     pieces = [chr(c) for c in chars[order].tolist()]
-    scores = [weights[order]]
+    scores, at = [weights[order]], [first[order].astype(np.int64)]
+    span = [np.ones(len(pieces), np.int64)]
     if lengths.size and len(pieces) < seed_size:
         text = np.zeros(codes.size + lengths.size, dtype=np.int32)  # each word followed by a 0
         text[np.arange(codes.size) + np.repeat(np.arange(lengths.size), lengths)] = codes
@@ -195,5 +210,9 @@ def seed_pieces(
         where = zip(start[order].tolist(), length[order].tolist(), strict=True)
         pieces += [flat[s : s + n] for s, n in where]
         scores.append(score[order].astype(np.float64))
-    scores = np.concatenate(scores)  # (S,) integers, so any order of addition gives the total
-    return list(zip(pieces, (np.log(scores) - np.log(scores.sum())).tolist(), strict=True))
+        ends = words.bounds[1:] + np.arange(lengths.size)  # (W,) where each word's 0 is
+        at.append(start[order] - np.searchsorted(ends, start[order]))  # less the 0s before
+        span.append(length[order].astype(np.int64))
+    total = np.concatenate(scores)  # (S,) integers, so any order of addition gives the total
+    log_probs = np.log(total) - np.log(total.sum())
+    return Seeds(pieces, log_probs, np.concatenate(at), np.concatenate(span))
