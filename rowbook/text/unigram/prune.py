@@ -62,25 +62,25 @@ def _offer(k, candidate, b, r, token, top, begin, rank, piece, count):
 
 
 @numba.njit(cache=True, nogil=True)
-def _block_two_best(node_at, length, piece_of, at, span, p0, p1, scores, unk_score, skip):
-    """``(n_paths, best_len, second, bounds)`` of pieces ``p0 .. p1 - 1`` (see
+def _block_two_best(node_at, length, piece_of, at, span, order, j0, j1, scores, unk_score, skip):
+    """``(n_paths, best_len, second, bounds)`` of pieces ``order[j0:j1]``, in that order (see
     :func:`two_best_of_pieces`)."""
     longest, size = 1, 1
-    for p in range(p0, p1):
-        longest = max(longest, span[p])
-        size += span[p]
-    n_paths = np.zeros(p1 - p0, np.int64)
-    best_len = np.zeros(p1 - p0, np.int64)
+    for j in range(j0, j1):
+        longest = max(longest, span[order[j]])
+        size += span[order[j]]
+    n_paths = np.zeros(j1 - j0, np.int64)
+    best_len = np.zeros(j1 - j0, np.int64)
     second = np.empty(size, np.int64)
-    bounds = np.zeros(p1 - p0 + 1, np.int64)
+    bounds = np.zeros(j1 - j0 + 1, np.int64)
     top = np.empty((longest + 1, 2), np.float64)  # (n + 1, 2) the two best scores at each position
     begin = np.empty((longest + 1, 2), np.int64)  # where their last node begins,
     rank = np.empty((longest + 1, 2), np.int64)  # the rank of the path there they extend,
     piece = np.empty((longest + 1, 2), np.int64)  # and their last node's piece (-1: unknown)
     count = np.empty(longest + 1, np.int64)
     o = 0
-    for p in range(p0, p1):
-        c, n = at[p], span[p]
+    for j in range(j0, j1):
+        c, n = at[order[j]], span[order[j]]
         count[: n + 1] = 0
         top[0, 0], count[0] = 0.0, 1
         for b in range(n):
@@ -98,21 +98,22 @@ def _block_two_best(node_at, length, piece_of, at, span, p0, p1, scores, unk_sco
             if not single:
                 for r in range(count[b]):
                     _offer(b + 1, top[b, r] + unk_score, b, r, -1, top, begin, rank, piece, count)
-        n_paths[p - p0] = count[n] if n else 0
+        n_paths[j - j0] = count[n] if n else 0
         k, r, m = n, 0, 0
         while k > 0:
             k, r = begin[k, r], rank[k, r]
             m += 1
-        best_len[p - p0] = m
+        best_len[j - j0] = m
         if n and count[n] == 2:
             k, r, m = n, 1, 0
             while k > 0:  # written right to left
                 second[o + m] = piece[k, r]
                 k, r = begin[k, r], rank[k, r]
                 m += 1
-            second[o : o + m] = second[o : o + m][::-1].copy()
+            for t in range(m // 2):
+                second[o + t], second[o + m - 1 - t] = second[o + m - 1 - t], second[o + t]
             o += m
-        bounds[p - p0 + 1] = o
+        bounds[j - j0 + 1] = o
     return (n_paths, best_len, second[:o]), bounds
 
 
@@ -138,13 +139,32 @@ def two_best_of_pieces(
     length, piece_of = nodes.length, nodes.piece
 
     def job(block: tuple[int, int]) -> tuple[tuple[np.ndarray, ...], np.ndarray]:
-        return _block_two_best(node_at, length, piece_of, at, span, *block, scores, unk_score, skip)
+        return _block_two_best(
+            node_at, length, piece_of, at, span, order, *block, scores, unk_score, skip
+        )
 
+    order = np.argsort(at, kind="stable")  # by where they occur: the nodes read in order
     parts = list(map_in_threads(job, _piece_blocks(at.size), workers))
-    n_paths = np.concatenate([np.zeros(0, np.int64), *(p[0][0] for p in parts)])
-    best_len = np.concatenate([np.zeros(0, np.int64), *(p[0][1] for p in parts)])
+    n_paths, best_len = np.empty(at.size, np.int64), np.empty(at.size, np.int64)
+    n_paths[order] = np.concatenate([np.zeros(0, np.int64), *(p[0][0] for p in parts)])
+    best_len[order] = np.concatenate([np.zeros(0, np.int64), *(p[0][1] for p in parts)])
     second, bounds = em.joined_runs([(p[0][2], p[1]) for p in parts])
-    return n_paths, best_len, second, bounds
+    return (n_paths, best_len, *_runs_in_order(second, bounds, order))
+
+
+@numba.njit(cache=True)
+def _runs_in_order(values, bounds, order):
+    """``(values, bounds)`` with run ``j`` of the input made run ``order[j]``."""
+    n = order.size
+    out_bounds = np.zeros(n + 1, np.int64)
+    for j in range(n):
+        out_bounds[order[j] + 1] = bounds[j + 1] - bounds[j]
+    for i in range(n):
+        out_bounds[i + 1] += out_bounds[i]
+    out = np.empty(values.size, values.dtype)
+    for j in range(n):
+        out[out_bounds[order[j]] : out_bounds[order[j] + 1]] = values[bounds[j] : bounds[j + 1]]
+    return out, out_bounds
 
 
 def _piece_blocks(n: int) -> list[tuple[int, int]]:

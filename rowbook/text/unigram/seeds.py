@@ -44,7 +44,7 @@ import numpy as np
 from rowbook.text.trie import codepoints
 from rowbook.text.word_counts import as_counted
 
-__all__ = ["Seeds", "seed_pieces", "substring_nodes", "substring_nodes_reference"]
+__all__ = ["Seeds", "characters", "seed_pieces", "substring_nodes", "substring_nodes_reference"]
 
 
 @numba.njit(cache=True, inline="always")
@@ -136,21 +136,55 @@ def _intervals(lcp, cap):
     return out[:m]
 
 
+@numba.njit(cache=True)
+def characters(codes, weights):
+    """``(chars, first, totals, rank)``: the distinct code points of ``codes`` in increasing
+    order, where each first occurs, its ``weights`` (one per code, or none) added in order,
+    and the rank of each of ``codes`` among them.
+
+    >>> codes = np.array([98, 97, 98, 99], np.int32)
+    >>> chars, first, totals, rank = characters(codes, np.array([1.0, 2.0, 3.0, 4.0]))
+    >>> chars.tolist(), first.tolist(), totals.tolist(), rank.tolist()
+    ([97, 98, 99], [1, 0, 3], [2.0, 4.0, 4.0], [1, 0, 1, 2])
+    """
+    top = codes.max() + 1 if codes.size else 0
+    first = np.full(top, -1, np.int64)  # (max + 1,) by code point
+    total = np.zeros(top, np.float64)
+    for i in range(codes.size):
+        if first[codes[i]] < 0:
+            first[codes[i]] = i
+        if weights.size:
+            total[codes[i]] += weights[i]
+    chars = np.flatnonzero(first >= 0)
+    rank = np.empty(top, np.int64)
+    rank[chars] = np.arange(chars.size)
+    out = np.empty(codes.size, np.int64)
+    for i in range(codes.size):
+        out[i] = rank[codes[i]]
+    return chars, first[chars], total[chars], out
+
+
+@numba.njit(cache=True)
+def _word_ends(text):
+    """``(n,)`` the position of the 0 ending each character's word (the last position past
+    the last 0)."""
+    ends = np.empty(text.size, np.int64)
+    end = text.size - 1
+    for i in range(text.size - 1, -1, -1):
+        if text[i] == 0:
+            end = i
+        ends[i] = end
+    return ends
+
+
 def substring_nodes(text: np.ndarray, max_length: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """``(start, length, occurrences)`` of each substring of 2 to ``max_length`` characters of
     ``text`` (code points, words ended by 0) that is an internal node of its suffix tree,
     ordered as the sorted suffixes list them (so by the substring itself)."""
-    n = text.size
-    zeros = np.flatnonzero(text == 0)
-    ends = np.full(n, n - 1, dtype=np.int64)
-    word_of = np.searchsorted(zeros, np.arange(n), side="left")
-    inside = word_of < zeros.size
-    ends[inside] = zeros[word_of[inside]]  # (n,) the position of each character's word end
+    ends = _word_ends(text)  # (n,) the position of each character's word end
     cap = max_length + 1
-    _, rank = np.unique(text, return_inverse=True)
-    order = _sorted_suffixes(
-        rank.astype(np.int64) + 1, ends, cap
-    )  # (n,) by the first cap characters
+    rank = characters(text, np.empty(0))[3]
+    order = _sorted_suffixes(rank + 1, ends, cap)  # (n,) by the first cap characters
     lcp = _lcp(text, ends, order, cap)
     nodes = _intervals(lcp, cap)
     left, right, depth = nodes[:, 0], nodes[:, 1], nodes[:, 2]
@@ -194,8 +228,8 @@ def seed_pieces(
     words = as_counted(word_counts)
     codes = codepoints(words.text)  # (C,)
     lengths = np.diff(words.bounds)  # (W,)
-    chars, first, inverse = np.unique(codes, return_index=True, return_inverse=True)
-    weights = np.bincount(inverse, weights=np.repeat(words.counts, lengths).astype(np.float64))
+    per_char = np.repeat(words.counts, lengths).astype(np.float64)
+    chars, first, weights, _ = characters(codes, per_char)
     order = np.lexsort((-chars, -weights))  # count, then code point, both descending
     pieces = [chr(c) for c in chars[order].tolist()]
     scores, at = [weights[order]], [first[order].astype(np.int64)]

@@ -62,7 +62,7 @@ from rowbook.checks import check_int, check_number
 from rowbook.text.trie import build_trie, codepoints
 from rowbook.text.unigram import em
 from rowbook.text.unigram.prune import prune
-from rowbook.text.unigram.seeds import seed_pieces
+from rowbook.text.unigram.seeds import characters, seed_pieces
 from rowbook.text.word_counts import as_counted, count_words
 from rowbook.text.word_counts import budget_bytes as _budget
 from rowbook.text.wordpiece.train import check_training_args
@@ -158,7 +158,7 @@ def learn_unigram(
     docstring), the E-step on ``workers`` threads (the same pieces for any number)."""
     word_counts = as_counted(word_counts)  # once, for the words and the seeds
     words = _Words(word_counts)
-    chars, where = np.unique(words.data, return_index=True)
+    chars, where, _, _ = characters(words.data, np.empty(0))
     seen = [chr(int(c)) for c in chars[np.argsort(where, kind="stable")].tolist()]  # first sighting
     required = list(dict.fromkeys(seen + [s[0] for s in initial_alphabet]))
     if len(required) > vocab_size:
