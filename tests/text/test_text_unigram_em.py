@@ -102,6 +102,18 @@ def test_passes_are_the_same_bits_on_any_threads_and_best_paths_are_viterbi(corp
         assert np.array_equal(more[0], best[0]) and np.array_equal(more[1], best[1])
 
 
+@pytest.mark.parametrize("seed_size", [1_000_000, 300])
+def test_the_seeds_lattices_are_those_a_trie_of_the_seeds_finds(corpus, seed_size):
+    counts = count_words([*corpus[:200], "aaaa aaaaaa ab" * 3], Unigram()._training_words)
+    words = _Words(counts)
+    seeds = seed_pieces(counts, max_piece_length=6, seed_size=seed_size)
+    assert seed_size > 1000 or len(seeds.pieces) == seed_size  # some substrings left out
+    trie = build_trie(seeds.pieces)
+    want = em.find_nodes(words.data, words.starts, trie, 6)
+    assert all(np.array_equal(a, b) for a, b in zip(seeds.nodes, want, strict=True))
+    assert all(a.dtype == b.dtype for a, b in zip(seeds.nodes, want, strict=True))
+
+
 def test_kept_nodes_are_those_of_the_pieces_kept(corpus):
     words, pieces = _seeded(corpus[:200])
     rng = np.random.default_rng(1)

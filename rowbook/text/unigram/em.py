@@ -68,6 +68,7 @@ __all__ = [
     "keep_nodes",
     "marginals",
     "marginals_reference",
+    "nodes_of",
 ]
 
 #: Characters of words per block handed to a thread: large enough that a block's compiled
@@ -148,11 +149,11 @@ def blocks(starts: np.ndarray, chars: int) -> list[tuple[int, int]]:
     return list(zip(edges[:-1].tolist(), edges[1:].tolist(), strict=True))
 
 
-def _first(starts: np.ndarray, count: np.ndarray) -> np.ndarray:
-    """``(W + 1,)`` where each word's nodes begin."""
+def nodes_of(starts: np.ndarray, count: np.ndarray, length: np.ndarray, piece: np.ndarray) -> Nodes:
+    """The :class:`Nodes` of the words ``starts`` with ``count`` nodes at each character."""
     ends = np.zeros(count.size + 1, np.int64)
     np.cumsum(count, out=ends[1:])
-    return ends[starts]
+    return Nodes(ends[starts], count, length, piece)
 
 
 def find_nodes(
@@ -169,7 +170,7 @@ def find_nodes(
     parts = list(map_in_threads(job, blocks(starts, BLOCK_CHARS), workers))
     length = np.concatenate([np.empty(0, kind), *(p[0] for p in parts)])
     piece = np.concatenate([np.empty(0, np.int32), *(p[1] for p in parts)])
-    return Nodes(_first(starts, count), count, length, piece)
+    return nodes_of(starts, count, length, piece)
 
 
 @numba.njit(cache=True, nogil=True)
@@ -211,7 +212,7 @@ def keep_nodes(nodes: Nodes, starts: np.ndarray, new_id: np.ndarray, *, workers:
         np.concatenate([empty, *(part[k] for part in parts)])
         for k, empty in enumerate((count[:0], length[:0], piece[:0]))
     )
-    return Nodes(_first(starts, count), count, length, piece)
+    return nodes_of(starts, count, length, piece)
 
 
 @numba.njit(cache=True, nogil=True)

@@ -42,6 +42,7 @@ import numba
 import numpy as np
 
 from rowbook.text.trie import codepoints
+from rowbook.text.unigram.em import Nodes, nodes_of
 from rowbook.text.word_counts import as_counted
 
 __all__ = ["Seeds", "characters", "seed_pieces", "substring_nodes", "substring_nodes_reference"]
@@ -177,10 +178,11 @@ def _word_ends(text):
     return ends
 
 
-def substring_nodes(text: np.ndarray, max_length: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """``(start, length, occurrences)`` of each substring of 2 to ``max_length`` characters of
-    ``text`` (code points, words ended by 0) that is an internal node of its suffix tree,
-    ordered as the sorted suffixes list them (so by the substring itself)."""
+def _suffix_intervals(text: np.ndarray, max_length: int) -> tuple[np.ndarray, ...]:
+    """``(order, left, right, depth)``: the suffixes of ``text`` sorted by their first
+    ``max_length + 1`` characters, and the internal nodes of 2 to ``max_length`` characters
+    (no ``"\\0"`` inside): the substring of ``depth`` characters that the suffixes
+    ``order[left:right]`` begin with, and only they; by the substring itself."""
     ends = _word_ends(text)  # (n,) the position of each character's word end
     cap = max_length + 1
     rank = characters(text, np.empty(0))[3]
@@ -191,7 +193,48 @@ def substring_nodes(text: np.ndarray, max_length: int) -> tuple[np.ndarray, np.n
     start = order[left]
     keep = (depth >= 2) & (depth <= max_length) & (start + depth <= ends[start])  # no "\0" inside
     by_string = np.lexsort((depth[keep], left[keep]))
-    return start[keep][by_string], depth[keep][by_string], (right - left)[keep][by_string]
+    return order, left[keep][by_string], right[keep][by_string], depth[keep][by_string]
+
+
+def substring_nodes(text: np.ndarray, max_length: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """``(start, length, occurrences)`` of each substring of 2 to ``max_length`` characters of
+    ``text`` (code points, words ended by 0) that is an internal node of its suffix tree,
+    ordered as the sorted suffixes list them (so by the substring itself)."""
+    order, left, right, depth = _suffix_intervals(text, max_length)
+    return order[left], depth, right - left
+
+
+@numba.njit(cache=True)
+def _lattice_nodes(text, char_of, order, left, right, depth, first_id, like):
+    """``(count, length, piece)`` of :class:`~rowbook.text.unigram.em.Nodes` for the words of
+    ``text`` (each followed by a 0): at each character its own seed ``char_of[c]``, then the
+    substring seeds it begins, seed ``first_id + s`` being the suffixes
+    ``order[left[s]:right[s]]``, ``depth[s]`` characters long; shortest first; the integers of
+    ``count`` and ``length`` those of ``like``."""
+    n = text.size
+    data_at = np.empty(n, np.int64)  # (n,) each character's place among the words' characters
+    c = 0
+    for i in range(n):
+        data_at[i] = c
+        c += text[i] != 0
+    count = np.ones(c, like.dtype)  # (C,) the character's own seed, and the others
+    for s in range(left.size):
+        for j in range(left[s], right[s]):
+            count[data_at[order[j]]] += 1
+    cursor = np.zeros(c + 1, np.int64)
+    for k in range(c):
+        cursor[k + 1] = cursor[k] + count[k]
+    length = np.empty(cursor[c], like.dtype)
+    piece = np.empty(cursor[c], np.int32)
+    for k in range(c):
+        length[cursor[k]], piece[cursor[k]] = 1, char_of[k]
+        cursor[k] += 1
+    for s in np.argsort(depth, kind="mergesort"):  # shortest first at every character
+        for j in range(left[s], right[s]):
+            k = data_at[order[j]]
+            length[cursor[k]], piece[cursor[k]] = depth[s], first_id + s
+            cursor[k] += 1
+    return count, length, piece
 
 
 def substring_nodes_reference(words: list[str], max_length: int) -> dict[str, int]:
@@ -213,40 +256,52 @@ def substring_nodes_reference(words: list[str], max_length: int) -> dict[str, in
 class Seeds(NamedTuple):
     """The seed pieces in ``tokenizers``' order: piece ``i`` is ``pieces[i]``, scored
     ``scores[i]`` (a log-probability), and occurs in the words' text (the words one after
-    another) as its ``span[i]`` characters from character ``at[i]``."""
+    another) as its ``span[i]`` characters from character ``at[i]``; ``nodes``, the words'
+    lattices (:class:`~rowbook.text.unigram.em.Nodes`, seed ``i`` as piece ``i``), as
+    :func:`~rowbook.text.unigram.em.find_nodes` finds them with a trie of the seeds."""
 
     pieces: list[str]
     scores: np.ndarray  # (S,) float64
     at: np.ndarray  # (S,) int64
     span: np.ndarray  # (S,) int64
+    nodes: Nodes
 
 
 def seed_pieces(
     word_counts: Mapping[str, int], *, max_piece_length: int = 16, seed_size: int = 1_000_000
 ) -> Seeds:
-    """The seeds, in ``tokenizers``' order (module docstring)."""
+    """The seeds, in ``tokenizers``' order (module docstring), and the words' lattices."""
     words = as_counted(word_counts)
     codes = codepoints(words.text)  # (C,)
     lengths = np.diff(words.bounds)  # (W,)
     per_char = np.repeat(words.counts, lengths).astype(np.float64)
-    chars, first, weights, _ = characters(codes, per_char)
+    chars, first, weights, rank = characters(codes, per_char)
     order = np.lexsort((-chars, -weights))  # count, then code point, both descending
     pieces = [chr(c) for c in chars[order].tolist()]
+    char_of = np.argsort(order)[rank]  # (C,) the seed of each character
     scores, at = [weights[order]], [first[order].astype(np.int64)]
     span = [np.ones(len(pieces), np.int64)]
+    text = np.zeros(codes.size + lengths.size, dtype=np.int32)  # each word followed by a 0
+    text[np.arange(codes.size) + np.repeat(np.arange(lengths.size), lengths)] = codes
+    suffixes, left, right, depth = np.arange(text.size), *np.zeros((3, 0), np.int64)
     if lengths.size and len(pieces) < seed_size:
-        text = np.zeros(codes.size + lengths.size, dtype=np.int32)  # each word followed by a 0
-        text[np.arange(codes.size) + np.repeat(np.arange(lengths.size), lengths)] = codes
-        start, length, count = substring_nodes(text, max_piece_length)
-        score = count * length
-        order = np.lexsort((-length, -np.arange(start.size), -score))[: seed_size - len(pieces)]
+        suffixes, left, right, depth = _suffix_intervals(text, max_piece_length)
+        start, count = suffixes[left], right - left
+        score = count * depth
+        order = np.lexsort((-depth, -np.arange(start.size), -score))[: seed_size - len(pieces)]
+        left, right, depth = left[order], right[order], depth[order]
         flat = text.astype(np.uint32).tobytes().decode("utf-32-le", "surrogatepass")
-        where = zip(start[order].tolist(), length[order].tolist(), strict=True)
+        where = zip(start[order].tolist(), depth.tolist(), strict=True)
         pieces += [flat[s : s + n] for s, n in where]
         scores.append(score[order].astype(np.float64))
         ends = words.bounds[1:] + np.arange(lengths.size)  # (W,) where each word's 0 is
         at.append(start[order] - np.searchsorted(ends, start[order]))  # less the 0s before
-        span.append(length[order].astype(np.int64))
+        span.append(depth.astype(np.int64))
+    kind = np.empty(0, np.uint8 if max_piece_length < 256 else np.int32)
+    count, length, piece = _lattice_nodes(
+        text, char_of, suffixes, left, right, depth, chars.size, kind
+    )
     total = np.concatenate(scores)  # (S,) integers, so any order of addition gives the total
     log_probs = np.log(total) - np.log(total.sum())
-    return Seeds(pieces, log_probs, np.concatenate(at), np.concatenate(span))
+    nodes = nodes_of(words.bounds, count, length, piece)
+    return Seeds(pieces, log_probs, np.concatenate(at), np.concatenate(span), nodes)

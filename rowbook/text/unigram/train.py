@@ -59,7 +59,7 @@ import numba
 import numpy as np
 
 from rowbook.checks import check_int, check_number
-from rowbook.text.trie import build_trie, codepoints
+from rowbook.text.trie import codepoints
 from rowbook.text.unigram import em
 from rowbook.text.unigram.prune import prune
 from rowbook.text.unigram.seeds import characters, seed_pieces
@@ -168,8 +168,7 @@ def learn_unigram(
         )
     seeds = seed_pieces(word_counts, max_piece_length=max_piece_length, seed_size=seed_size)
     texts = ["<UNK>", *seeds.pieces]  # each piece's text, by its id among the seeds
-    trie = build_trie(seeds.pieces, range(1, len(texts)))  # the placeholder never matched
-    nodes = em.find_nodes(words.data, words.starts, trie, max_piece_length, workers=workers)
+    nodes = seeds.nodes._replace(piece=seeds.nodes.piece + 1)  # the placeholder never matched
     # the pieces now: their seed ids, scores, and where they occur in the words' text
     origin = np.arange(len(texts))
     scores = np.concatenate(([math.nan], seeds.scores))
