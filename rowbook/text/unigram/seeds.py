@@ -204,36 +204,56 @@ def substring_nodes(text: np.ndarray, max_length: int) -> tuple[np.ndarray, np.n
     return order[left], depth, right - left
 
 
+@numba.njit(cache=True, inline="always")
+def _open_at(j, left, right, s, stack, top):
+    """The intervals open at suffix ``j`` on ``stack`` (nested, the outermost first): those
+    ending by ``j`` closed, those beginning at ``j`` opened. ``(s, top)`` after."""
+    while top > 0 and right[stack[top - 1]] <= j:
+        top -= 1
+    while s < left.size and left[s] == j:
+        stack[top] = s
+        top += 1
+        s += 1
+    return s, top
+
+
 @numba.njit(cache=True)
-def _lattice_nodes(text, char_of, order, left, right, depth, first_id, like):
+def _lattice_nodes(text, char_of, order, left, right, depth, ids, like):
     """``(count, length, piece)`` of :class:`~rowbook.text.unigram.em.Nodes` for the words of
     ``text`` (each followed by a 0): at each character its own seed ``char_of[c]``, then the
-    substring seeds it begins, seed ``first_id + s`` being the suffixes
-    ``order[left[s]:right[s]]``, ``depth[s]`` characters long; shortest first; the integers of
-    ``count`` and ``length`` those of ``like``."""
+    seeds ``ids[s]`` it begins, seed ``ids[s]`` being the suffixes ``order[left[s]:right[s]]``
+    (by ``left``, then ``depth``: nested intervals, the outer first), ``depth[s]``
+    characters long; shortest first; the integers of ``count`` and ``length`` those of
+    ``like``. The suffixes are walked in order with the intervals open at each on a stack, so
+    each character's nodes are written in one place."""
     n = text.size
     data_at = np.empty(n, np.int64)  # (n,) each character's place among the words' characters
     c = 0
     for i in range(n):
-        data_at[i] = c
+        data_at[i] = c if text[i] != 0 else -1
         c += text[i] != 0
-    count = np.ones(c, like.dtype)  # (C,) the character's own seed, and the others
-    for s in range(left.size):
-        for j in range(left[s], right[s]):
-            count[data_at[order[j]]] += 1
+    stack = np.empty(left.size + 1, np.int64)
+    count = np.zeros(c, like.dtype)  # (C,) the character's own seed and those it begins
+    s, top = 0, 0
+    for j in range(n):
+        s, top = _open_at(j, left, right, s, stack, top)
+        if data_at[order[j]] >= 0:
+            count[data_at[order[j]]] = 1 + top
     cursor = np.zeros(c + 1, np.int64)
     for k in range(c):
         cursor[k + 1] = cursor[k] + count[k]
     length = np.empty(cursor[c], like.dtype)
     piece = np.empty(cursor[c], np.int32)
-    for k in range(c):
-        length[cursor[k]], piece[cursor[k]] = 1, char_of[k]
-        cursor[k] += 1
-    for s in np.argsort(depth, kind="mergesort"):  # shortest first at every character
-        for j in range(left[s], right[s]):
-            k = data_at[order[j]]
-            length[cursor[k]], piece[cursor[k]] = depth[s], first_id + s
-            cursor[k] += 1
+    s, top = 0, 0
+    for j in range(n):
+        s, top = _open_at(j, left, right, s, stack, top)
+        k = data_at[order[j]]
+        if k < 0:
+            continue
+        o = cursor[k]
+        length[o], piece[o] = 1, char_of[k]
+        for t in range(top):
+            length[o + 1 + t], piece[o + 1 + t] = depth[stack[t]], ids[stack[t]]
     return count, length, piece
 
 
@@ -283,13 +303,14 @@ def seed_pieces(
     span = [np.ones(len(pieces), np.int64)]
     text = np.zeros(codes.size + lengths.size, dtype=np.int32)  # each word followed by a 0
     text[np.arange(codes.size) + np.repeat(np.arange(lengths.size), lengths)] = codes
-    suffixes, left, right, depth = np.arange(text.size), *np.zeros((3, 0), np.int64)
+    suffixes, left, right, depth, nested = np.arange(text.size), *np.zeros((4, 0), np.int64)
     if lengths.size and len(pieces) < seed_size:
         suffixes, left, right, depth = _suffix_intervals(text, max_piece_length)
         start, count = suffixes[left], right - left
         score = count * depth
         order = np.lexsort((-depth, -np.arange(start.size), -score))[: seed_size - len(pieces)]
         left, right, depth = left[order], right[order], depth[order]
+        nested = np.argsort(order)  # the substring seeds by their intervals: by left, then depth
         flat = text.astype(np.uint32).tobytes().decode("utf-32-le", "surrogatepass")
         where = zip(start[order].tolist(), depth.tolist(), strict=True)
         pieces += [flat[s : s + n] for s, n in where]
@@ -298,8 +319,9 @@ def seed_pieces(
         at.append(start[order] - np.searchsorted(ends, start[order]))  # less the 0s before
         span.append(depth.astype(np.int64))
     kind = np.empty(0, np.uint8 if max_piece_length < 256 else np.int32)
+    ids = chars.size + nested
     count, length, piece = _lattice_nodes(
-        text, char_of, suffixes, left, right, depth, chars.size, kind
+        text, char_of, suffixes, left[nested], right[nested], depth[nested], ids, kind
     )
     total = np.concatenate(scores)  # (S,) integers, so any order of addition gives the total
     log_probs = np.log(total) - np.log(total.sum())
