@@ -2,10 +2,11 @@
 
 Each distinct word has a lattice (:mod:`rowbook.text.unigram.lattice`): a node for each
 piece occurring in it. Training only ever drops pieces, so the nodes of every pass are
-among those of the first: :func:`find_nodes` walks the seeds' trie over the words once and
-keeps every node (its piece and length, by begin, shortest first, as the walk meets them),
-and :func:`keep_nodes` drops those of the dropped pieces and renumbers the rest after each
-M-step and pruning. A pass then reads the nodes instead of walking a trie (which took two
+among those of the first: the seeds give every node once (its piece and length, by begin,
+shortest first; :mod:`~rowbook.text.unigram.seeds` reads them off the suffix array, and
+:func:`find_nodes`, which walks a trie of the pieces over the words, is the reference), and
+:func:`keep_nodes` drops those of the dropped pieces and renumbers the rest after each
+M-step and pruning, on ``workers`` threads. A pass then reads the nodes instead of walking a trie (which took two
 thirds of a pass: several steps a character, three for a ``"▁"``); the unknown node of a
 position is added where no piece of one character is left, last, as the walk added it.
 

@@ -24,6 +24,14 @@ prefixes of neighbours (capped at ``max_piece_length + 1``) follow, and the node
 LCP intervals, found with the stack walk ``esaxx`` uses. All three are numba loops. The tests
 compare the seed list with one made by brute-force counting of every substring.
 
+The words' lattices come from the same intervals. A substring seed begins exactly the
+suffixes of its interval, so the nodes at a character are its own character's seed and the
+seeds whose intervals hold its suffix: walking the sorted suffixes with the intervals open
+at each on a stack (nested, the shortest substring outermost) writes each character's nodes,
+shortest first, in one place. That is what a trie of the seeds walked from every character
+finds (:func:`rowbook.text.unigram.em.find_nodes`, the tests' reference), without building
+the trie (0.25 s of CPU on NewsArticles' 282,000 seeds) or the walk (0.22 s).
+
 Examples
 --------
 >>> seeds = seed_pieces({"abab": 2, "ab": 1}, max_piece_length=4, seed_size=10)

@@ -38,14 +38,21 @@ matches the placeholder. Two-best paths tie-break by position, ``tokenizers``' b
 Where the time goes (NewsArticles, 142,824 distinct words of 1.4 M characters, 8,000
 pieces; one thread). Before: 41 s wall at load 5 to 7, for seeds 5.2 s, 18 E-steps 15.7 s
 (two thirds of each walking the trie), a trie built for every pass 4.2 s, the M-step 2.7 s
-and pruning 7.1 s in Python loops over the pieces. Now each word's lattice nodes are found
-once (:func:`~rowbook.text.unigram.em.find_nodes`: training only drops pieces) and
-renumbered after each step, the E-step and pruning's Viterbi run over blocks of words on
-``workers`` threads, the M-step and the pruning loss are compiled, and the seeds' suffix
-sort is a counting sort: 6.3 s of CPU, of which the 18 E-steps 2.4 s, seeds 1.1 s, pruning
-1.05 s (a trie of the pieces and their two best paths 0.73 s), renumbering the nodes 0.37 s
-(``docs/benchmarks.md``). The pieces and scores are those of the single-threaded trainer
-to the last bit.
+and pruning 7.1 s in Python loops over the pieces. Then each word's lattice nodes were found
+once and renumbered after each step, the E-step and pruning's Viterbi ran over blocks of
+words on ``workers`` threads, the M-step and the pruning loss were compiled, and the seeds'
+suffix sort became a counting sort: 6.3 s of CPU, of which 3.5 s serial (seeds 1.1 s, a
+trie of the pieces and their two best paths at every pruning 0.73 s, renumbering 0.37 s,
+Python over the pieces' list 0.4 s). Now the words' nodes come from the seeds' suffix
+array (:mod:`~rowbook.text.unigram.seeds`: no trie of the seeds), pruning reads each
+piece's own lattice out of a word's (:mod:`~rowbook.text.unigram.prune`: no trie of the
+pieces) on the threads, renumbering runs on the threads, and the pieces stay arrays (their
+seed, score, and where they occur) until :func:`_finalize`: 5.1 to 5.4 s of CPU at load 8
+(was 8.2 s at that load), of which the E-steps 2.2 s, seeds 1.06 s (the suffix sort and
+its intervals 0.5 s, the lattices 0.29 s), counting the words 0.7 s, pruning 0.6 s and
+renumbering 0.29 s, all but the seeds on ``workers`` threads (``docs/benchmarks.md``). The
+pieces and scores are those of the trainer before, to the last bit (NewsArticles at 8,000,
+generated words at 2,000, the test corpus at 300 and 1,000, compared whole).
 """
 
 from __future__ import annotations
