@@ -15,7 +15,7 @@ import sentencepiece as spm
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from rowbook.text import SentencePieceBPE, Unigram, load_model
+from rowbook.text import SentencePieceBPE, Unigram, load_model, subword_pipeline
 from rowbook.text.aligned import Aligned
 from rowbook.text.sentencepiece import save_model
 from rowbook.text.sentencepiece.bpe import encode_reference
@@ -134,12 +134,19 @@ def test_ids_and_decoding_equal_sentencepiece(
 
 @pytest.mark.parametrize("flags", [False, True])
 @pytest.mark.parametrize("kind", ["unigram", "bpe"])
-def test_flags_models_encode_as_sentencepiece(models_dir, corpus, hard_strings, kind, flags):
+def test_flags_models_encode_as_sentencepiece(
+    models_dir, corpus, hard_strings, kind, flags, monkeypatch
+):
     path = models_dir / (f"{kind}-flags.model" if flags else f"{kind}-False-identity.model")
     theirs = spm.SentencePieceProcessor(model_file=str(path))
     texts = [*hard_strings, *MORE_HARD, *corpus[:300]]
     ours = load_model(path)
     assert [e.ids for e in ours.encode_batch(texts, workers=2)] == theirs.encode(texts)
+    monkeypatch.setattr(subword_pipeline, "POOL_CHARS", 1_000)  # batches on threads
+    monkeypatch.setattr(subword_pipeline, "BATCH_CHARS", 500)
+    encodings = ours.encode_batch(texts, workers=2)
+    assert [e.ids for e in encodings] == theirs.encode(texts)
+    assert [e.tokens for e in encodings[:20]] == [ours.encode(t).tokens for t in texts[:20]]
 
 
 def test_the_batch_pass_equals_the_text_at_a_time_path(

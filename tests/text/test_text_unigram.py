@@ -108,7 +108,7 @@ def test_training_learns_the_pieces_of_tokenizers(corpus, vocab_size):
 
 def test_seeds_match_tokenizers_unit_test_and_brute_force():
     seeds = seed_pieces({"This is a": 1, "こんにちは友達": 1})
-    assert [p for p, _ in seeds] == [
+    assert seeds.pieces == [
         "s",
         "i",
         " ",
@@ -125,7 +125,9 @@ def test_seeds_match_tokenizers_unit_test_and_brute_force():
         "is ",
         "s ",
     ]
-    assert [round(s, 9) for _, s in seeds[:4]] == [
+    text = "This is aこんにちは友達"  # the words one after another: where each seed occurs
+    assert [text[a : a + n] for a, n in zip(seeds.at, seeds.span, strict=True)] == seeds.pieces
+    assert [round(s, 9) for s in seeds.scores[:4].tolist()] == [
         -2.564949357,
         -2.564949357,
         -2.564949357,

@@ -2,10 +2,11 @@
 
 Each distinct word has a lattice (:mod:`rowbook.text.unigram.lattice`): a node for each
 piece occurring in it. Training only ever drops pieces, so the nodes of every pass are
-among those of the first: :func:`find_nodes` walks the seeds' trie over the words once and
-keeps every node (its piece and length, by begin, shortest first, as the walk meets them),
-and :func:`keep_nodes` drops those of the dropped pieces and renumbers the rest after each
-M-step and pruning. A pass then reads the nodes instead of walking a trie (which took two
+among those of the first: the seeds give every node once (its piece and length, by begin,
+shortest first; :mod:`~rowbook.text.unigram.seeds` reads them off the suffix array, and
+:func:`find_nodes`, which walks a trie of the pieces over the words, is the reference), and
+:func:`keep_nodes` drops those of the dropped pieces and renumbers the rest after each
+M-step and pruning, on ``workers`` threads. A pass then reads the nodes instead of walking a trie (which took two
 thirds of a pass: several steps a character, three for a ``"▁"``); the unknown node of a
 position is added where no piece of one character is left, last, as the walk added it.
 
@@ -62,10 +63,13 @@ __all__ = [
     "BLOCK_CHARS",
     "Nodes",
     "best_pieces",
+    "blocks",
     "find_nodes",
+    "joined_runs",
     "keep_nodes",
     "marginals",
     "marginals_reference",
+    "nodes_of",
 ]
 
 #: Characters of words per block handed to a thread: large enough that a block's compiled
@@ -134,18 +138,23 @@ def _block_nodes(data, starts, w0, w1, trie, count, kind):
     return length[:o].copy(), piece[:o].copy()
 
 
-def _blocks(starts: np.ndarray, chars: int) -> list[tuple[int, int]]:
-    """``(w0, w1)`` runs of words of about ``chars`` characters each."""
+def blocks(starts: np.ndarray, chars: int) -> list[tuple[int, int]]:
+    """``(w0, w1)`` runs of the words ``starts[w]:starts[w + 1]`` of about ``chars``
+    characters each.
+
+    >>> blocks(np.array([0, 3, 5, 9, 10]), 4)
+    [(0, 2), (2, 3), (3, 4)]
+    """
     cuts = np.searchsorted(starts, np.arange(chars, int(starts[-1]), chars), side="left")
     edges = np.unique(np.concatenate(([0], cuts, [starts.size - 1])))
     return list(zip(edges[:-1].tolist(), edges[1:].tolist(), strict=True))
 
 
-def _first(starts: np.ndarray, count: np.ndarray) -> np.ndarray:
-    """``(W + 1,)`` where each word's nodes begin."""
+def nodes_of(starts: np.ndarray, count: np.ndarray, length: np.ndarray, piece: np.ndarray) -> Nodes:
+    """The :class:`Nodes` of the words ``starts`` with ``count`` nodes at each character."""
     ends = np.zeros(count.size + 1, np.int64)
     np.cumsum(count, out=ends[1:])
-    return ends[starts]
+    return Nodes(ends[starts], count, length, piece)
 
 
 def find_nodes(
@@ -159,10 +168,10 @@ def find_nodes(
     def job(block: tuple[int, int]) -> tuple[np.ndarray, np.ndarray]:
         return _block_nodes(data, starts, *block, trie, count, kind)
 
-    parts = list(map_in_threads(job, _blocks(starts, BLOCK_CHARS), workers))
+    parts = list(map_in_threads(job, blocks(starts, BLOCK_CHARS), workers))
     length = np.concatenate([np.empty(0, kind), *(p[0] for p in parts)])
     piece = np.concatenate([np.empty(0, np.int32), *(p[1] for p in parts)])
-    return Nodes(_first(starts, count), count, length, piece)
+    return nodes_of(starts, count, length, piece)
 
 
 @numba.njit(cache=True, nogil=True)
@@ -185,13 +194,26 @@ def _keep(count, length, piece, new_id):
     return kept_count, kept_length[:o].copy(), kept_piece[:o].copy()
 
 
-def keep_nodes(nodes: Nodes, starts: np.ndarray, new_id: np.ndarray) -> Nodes:
-    """``nodes`` without the pieces whose ``new_id`` is negative, the others renumbered."""
+def keep_nodes(nodes: Nodes, starts: np.ndarray, new_id: np.ndarray, *, workers: int = 1) -> Nodes:
+    """``nodes`` without the pieces whose ``new_id`` is negative, the others renumbered; on
+    ``workers`` threads, blocks of words joined in order."""
     new_id = np.asarray(new_id, np.int64)
     if np.array_equal(new_id, np.arange(new_id.size)):
         return nodes
-    count, length, piece = _keep(nodes.count, nodes.length, nodes.piece, new_id)
-    return Nodes(_first(starts, count), count, length, piece)
+    first, count, length, piece = nodes
+
+    def job(block: tuple[int, int]) -> tuple[np.ndarray, ...]:
+        (w0, w1), (c0, c1) = block, (starts[block[0]], starts[block[1]])
+        return _keep(
+            count[c0:c1], length[first[w0] : first[w1]], piece[first[w0] : first[w1]], new_id
+        )
+
+    parts = list(map_in_threads(job, blocks(starts, BLOCK_CHARS), workers))
+    count, length, piece = (
+        np.concatenate([empty, *(part[k] for part in parts)])
+        for k, empty in enumerate((count[:0], length[:0], piece[:0]))
+    )
+    return nodes_of(starts, count, length, piece)
 
 
 @numba.njit(cache=True, nogil=True)
@@ -286,9 +308,9 @@ def marginals(
 
     expected = np.zeros(scores.size, np.float64)
     z = np.empty(starts.size - 1, np.float64)
-    blocks = _blocks(starts, BLOCK_CHARS)
+    runs = blocks(starts, BLOCK_CHARS)
     for (w0, w1), (ids, terms, z_block) in zip(
-        blocks, map_in_threads(job, blocks, workers), strict=True
+        runs, map_in_threads(job, runs, workers), strict=True
     ):
         _add_terms(expected, ids, terms)
         z[w0:w1] = z_block
@@ -347,12 +369,22 @@ def best_pieces(
     def job(block: tuple[int, int]) -> tuple[np.ndarray, np.ndarray]:
         return _block_best(starts, first, count, length, piece, *block, scores, unk_score)
 
-    parts = list(map_in_threads(job, _blocks(starts, BLOCK_CHARS), workers))
+    return joined_runs(list(map_in_threads(job, blocks(starts, BLOCK_CHARS), workers)))
+
+
+def joined_runs(parts: list[tuple[np.ndarray, np.ndarray]]) -> tuple[np.ndarray, np.ndarray]:
+    """``(values, bounds)`` of blocks' ``(values, bounds)`` one after another: run ``r`` of the
+    blocks together is ``values[bounds[r]:bounds[r + 1]]``.
+
+    >>> values, bounds = joined_runs([(np.array([7, 8]), np.array([0, 2])), (np.array([9]), np.array([0, 0, 1]))])
+    >>> values.tolist(), bounds.tolist()
+    ([7, 8, 9], [0, 2, 2, 3])
+    """
     if not parts:
         return np.empty(0, np.int64), np.zeros(1, np.int64)
-    offsets = np.cumsum([0] + [ids.size for ids, _ in parts[:-1]])
+    offsets = np.cumsum([0] + [values.size for values, _ in parts[:-1]])
     bounds = np.concatenate([[0]] + [b[1:] + o for (_, b), o in zip(parts, offsets, strict=True)])
-    return np.concatenate([ids for ids, _ in parts]), bounds
+    return np.concatenate([values for values, _ in parts]), bounds
 
 
 def _segmentations(word: str, pieces: Mapping[str, float], unk_score: float) -> Iterator[list]:

@@ -38,14 +38,21 @@ matches the placeholder. Two-best paths tie-break by position, ``tokenizers``' b
 Where the time goes (NewsArticles, 142,824 distinct words of 1.4 M characters, 8,000
 pieces; one thread). Before: 41 s wall at load 5 to 7, for seeds 5.2 s, 18 E-steps 15.7 s
 (two thirds of each walking the trie), a trie built for every pass 4.2 s, the M-step 2.7 s
-and pruning 7.1 s in Python loops over the pieces. Now each word's lattice nodes are found
-once (:func:`~rowbook.text.unigram.em.find_nodes`: training only drops pieces) and
-renumbered after each step, the E-step and pruning's Viterbi run over blocks of words on
-``workers`` threads, the M-step and the pruning loss are compiled, and the seeds' suffix
-sort is a counting sort: 6.3 s of CPU, of which the 18 E-steps 2.4 s, seeds 1.1 s, pruning
-1.05 s (a trie of the pieces and their two best paths 0.73 s), renumbering the nodes 0.37 s
-(``docs/benchmarks.md``). The pieces and scores are those of the single-threaded trainer
-to the last bit.
+and pruning 7.1 s in Python loops over the pieces. Then each word's lattice nodes were found
+once and renumbered after each step, the E-step and pruning's Viterbi ran over blocks of
+words on ``workers`` threads, the M-step and the pruning loss were compiled, and the seeds'
+suffix sort became a counting sort: 6.3 s of CPU, of which 3.5 s serial (seeds 1.1 s, a
+trie of the pieces and their two best paths at every pruning 0.73 s, renumbering 0.37 s,
+Python over the pieces' list 0.4 s). Now the words' nodes come from the seeds' suffix
+array (:mod:`~rowbook.text.unigram.seeds`: no trie of the seeds), pruning reads each
+piece's own lattice out of a word's (:mod:`~rowbook.text.unigram.prune`: no trie of the
+pieces) on the threads, renumbering runs on the threads, and the pieces stay arrays (their
+seed, score, and where they occur) until :func:`_finalize`: 5.1 to 5.4 s of CPU at load 8
+(was 8.2 s at that load), of which the E-steps 2.2 s, seeds 1.06 s (the suffix sort and
+its intervals 0.5 s, the lattices 0.29 s), counting the words 0.7 s, pruning 0.6 s and
+renumbering 0.29 s, all but the seeds on ``workers`` threads (``docs/benchmarks.md``). The
+pieces and scores are those of the trainer before, to the last bit (NewsArticles at 8,000,
+generated words at 2,000, the test corpus at 300 and 1,000, compared whole).
 """
 
 from __future__ import annotations
@@ -59,9 +66,10 @@ import numba
 import numpy as np
 
 from rowbook.checks import check_int, check_number
-from rowbook.text.trie import build_trie, codepoints, joined_codepoints
-from rowbook.text.unigram import em, lattice
-from rowbook.text.unigram.seeds import seed_pieces
+from rowbook.text.trie import codepoints
+from rowbook.text.unigram import em
+from rowbook.text.unigram.prune import prune
+from rowbook.text.unigram.seeds import characters, seed_pieces
 from rowbook.text.word_counts import as_counted, count_words
 from rowbook.text.word_counts import budget_bytes as _budget
 from rowbook.text.wordpiece.train import check_training_args
@@ -105,19 +113,10 @@ class _Words:
         self.data = codepoints(words.text)  # (C,)
 
 
-def _scores(pieces: Sequence[tuple[str, float]]) -> tuple[np.ndarray, float]:
-    """``(scores, unk_score)``: the pieces' scores, and ``min(score) - 10`` of the unknown node."""
-    scores = np.array([s for _, s in pieces], dtype=np.float64)
+def _unk_score(scores: np.ndarray) -> float:
+    """``min(score) - 10`` over the pieces but the placeholder (id 0, score NaN)."""
     finite = scores[1:][~np.isnan(scores[1:])]
-    return scores, (finite.min() if finite.size else 0.0) - 10.0
-
-
-def _model(pieces: Sequence[tuple[str, float]]) -> tuple:
-    """The lattice model of ``pieces``: id 0 (the placeholder) never matched."""
-    scores, unk_score = _scores(pieces)
-    kinds = np.zeros(len(pieces), np.int8)
-    kinds[0] = lattice.NEVER
-    return build_trie([p for p, _ in pieces]), scores, kinds, unk_score
+    return (finite.min() if finite.size else 0.0) - 10.0
 
 
 def _renumbered(kept: np.ndarray, size: int) -> np.ndarray:
@@ -131,9 +130,10 @@ _digamma = numba.njit(cache=True)(digamma)  # the same function compiled, for th
 
 
 @numba.njit(cache=True)
-def _m_step_kernel(expected):
-    """``(kept, scores)``: the placeholder (score NaN) and the pieces expected at least 0.5
-    times, scored ``digamma(count) - digamma(sum of their counts)`` (summed in id order)."""
+def _m_step(expected):
+    """``(kept, scores)``: the ids of the placeholder (score NaN) and of the pieces expected
+    at least 0.5 times, scored ``digamma(count) - digamma(sum of their counts)`` (summed in
+    id order)."""
     kept = np.flatnonzero(expected >= 0.5)
     kept = np.concatenate((np.zeros(1, np.int64), kept[kept > 0]))
     total = 0.0
@@ -145,78 +145,6 @@ def _m_step_kernel(expected):
     for i in range(1, kept.size):
         scores[i] = _digamma(expected[kept[i]]) - logsum
     return kept, scores
-
-
-def _m_step(
-    pieces: list[tuple[str, float]], expected: np.ndarray
-) -> tuple[list[tuple[str, float]], np.ndarray]:
-    """``(pieces, kept)``: the pieces after the M-step, and their ids before it."""
-    kept, scores = _m_step_kernel(expected)
-    return [(pieces[k][0], s) for k, s in zip(kept.tolist(), scores.tolist(), strict=True)], kept
-
-
-@numba.njit(cache=True)
-def _prune_kernel(freq, n_paths, best_len, second, bounds, vsum, size):
-    """The ids that survive pruning, in the order they are kept (module docstring, step 3):
-    ``freq[i]``, how often the best paths of the words use piece ``i``; ``second``, the
-    second-best path of each piece alone (``bounds``); ``size``, the pieces to keep."""
-    V = freq.size
-    total = 0.0
-    for i in range(V):
-        total += freq[i]
-    logsum = np.log(total)
-    kept = np.empty(V, np.int64)
-    kept[0], n_kept = 0, 1
-    candidates = np.empty(V, np.int64)
-    loss = np.empty(V, np.float64)
-    n_candidates = 0
-    for i in range(1, V):
-        always = n_paths[i] == 1 or best_len[i] == 1
-        with_alternatives = n_paths[i] == 2 and best_len[i] == 1 and bounds[i + 1] > bounds[i]
-        if freq[i] == 0 and not always:
-            continue
-        if not with_alternatives:
-            kept[n_kept] = i
-            n_kept += 1
-            continue
-        f = freq[i] / vsum
-        if f == 0 or np.isnan(f):
-            continue
-        logprob_sp = np.log(freq[i]) - logsum
-        logsum_alt = np.log(total + freq[i] * (V - 1))  # tokenizers' (sic) normalizer
-        logprob_alt = 0.0
-        for a in second[bounds[i] : bounds[i + 1]]:
-            logprob_alt += np.log(freq[max(a, 0)] + freq[i]) - logsum_alt
-        candidates[n_candidates] = i
-        loss[n_candidates] = f * (logprob_sp - logprob_alt)
-        n_candidates += 1
-    order = np.argsort(-loss[:n_candidates], kind="mergesort")  # stable: ties in id order
-    for r in range(n_candidates):
-        if n_kept == size:
-            break
-        kept[n_kept] = candidates[order[r]]
-        n_kept += 1
-    return kept[:n_kept]
-
-
-def _prune(
-    pieces: list[tuple[str, float]],
-    words: _Words,
-    nodes: em.Nodes,
-    vocab_size: int,
-    shrinking: float,
-    workers: int = 1,
-) -> np.ndarray:
-    """The ids of the pieces that survive pruning, in their new order (module docstring)."""
-    model = _model(pieces)
-    piece_data, piece_starts = joined_codepoints([p for p, _ in pieces])
-    n_paths, best_len, second, bounds = lattice.two_best(piece_data, piece_starts, model, 0)
-    ids, word_bounds = em.best_pieces(words.starts, nodes, model[1], model[3], workers=workers)
-    ids = np.where(ids < 0, 0, ids)  # unknown nodes count for the placeholder
-    per_word = np.repeat(words.counts, np.diff(word_bounds))
-    freq = np.bincount(ids, weights=per_word, minlength=len(pieces))  # (V,)
-    size = max(vocab_size * 11 // 10, int(len(pieces) * shrinking))
-    return _prune_kernel(freq, n_paths, best_len, second, bounds, float(words.counts.sum()), size)
 
 
 def learn_unigram(
@@ -237,7 +165,7 @@ def learn_unigram(
     docstring), the E-step on ``workers`` threads (the same pieces for any number)."""
     word_counts = as_counted(word_counts)  # once, for the words and the seeds
     words = _Words(word_counts)
-    chars, where = np.unique(words.data, return_index=True)
+    chars, where, _, _ = characters(words.data, np.empty(0))
     seen = [chr(int(c)) for c in chars[np.argsort(where, kind="stable")].tolist()]  # first sighting
     required = list(dict.fromkeys(seen + [s[0] for s in initial_alphabet]))
     if len(required) > vocab_size:
@@ -246,26 +174,47 @@ def learn_unigram(
             "corpus, which are all kept; raise vocab_size"
         )
     seeds = seed_pieces(word_counts, max_piece_length=max_piece_length, seed_size=seed_size)
-    pieces = [("<UNK>", math.nan), *seeds]
-    trie = build_trie([p for p, _ in seeds], range(1, len(pieces)))  # the placeholder never
-    nodes = em.find_nodes(words.data, words.starts, trie, max_piece_length, workers=workers)
+    texts = ["<UNK>", *seeds.pieces]  # each piece's text, by its id among the seeds
+    nodes = seeds.nodes._replace(piece=seeds.nodes.piece + 1)  # the placeholder never matched
+    # the pieces now: their seed ids, scores, and where they occur in the words' text
+    origin = np.arange(len(texts))
+    scores = np.concatenate(([math.nan], seeds.scores))
+    at, span = np.concatenate(([0], seeds.at)), np.concatenate(([0], seeds.span))
+    # a seed spelled "<UNK>" is the placeholder in the pieces' own lattices (a trie of the
+    # pieces' texts finds the placeholder's id there first), as in the trainer before
+    unk_seed = texts.index("<UNK>", 1) if "<UNK>" in seeds.pieces else -1
     desired = vocab_size * 11 // 10
     while True:
         for _ in range(n_sub_iterations):
-            scores, unk_score = _scores(pieces)
             expected, _ = em.marginals(
-                words.starts, words.counts, nodes, scores, 0, unk_score, workers=workers
+                words.starts, words.counts, nodes, scores, 0, _unk_score(scores), workers=workers
             )
-            size = len(pieces)
-            pieces, kept = _m_step(pieces, expected)
-            nodes = em.keep_nodes(nodes, words.starts, _renumbered(kept, size))
+            kept, scores = _m_step(expected)
+            nodes = em.keep_nodes(
+                nodes, words.starts, _renumbered(kept, origin.size), workers=workers
+            )
+            origin, at, span = origin[kept], at[kept], span[kept]
             if progress is not None:
-                progress(len(pieces))
-        if len(pieces) <= desired:
+                progress(origin.size)
+        if origin.size <= desired:
             break
-        kept = _prune(pieces, words, nodes, vocab_size, shrinking_factor, workers)
-        nodes = em.keep_nodes(nodes, words.starts, _renumbered(kept, len(pieces)))
-        pieces = [pieces[i] for i in kept.tolist()]
+        skip = np.flatnonzero(origin == unk_seed)  # (0,) or (1,)
+        size = max(desired, int(origin.size * shrinking_factor))
+        kept = prune(
+            words.starts,
+            words.counts,
+            nodes,
+            scores,
+            _unk_score(scores),
+            at,
+            span,
+            size,
+            int(skip[0]) if skip.size else -1,
+            workers=workers,
+        )
+        nodes = em.keep_nodes(nodes, words.starts, _renumbered(kept, origin.size), workers=workers)
+        origin, scores, at, span = origin[kept], scores[kept], at[kept], span[kept]
+    pieces = [(texts[i], s) for i, s in zip(origin.tolist(), scores.tolist(), strict=True)]
     return _finalize(pieces, required, vocab_size, list(special_tokens), unk_token)
 
 
