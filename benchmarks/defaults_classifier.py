@@ -6,7 +6,10 @@ the health tweets (16 agencies, about 13 tokens a line):
 
 * ``workers=None`` (every core) and ``batch_words=10_000`` (tokens a job, the unit of
   threading): the target, training faster on every core than on one at the same
-  precision@1 (within a point), and jobs of 10,000 tokens no slower than of 100,000;
+  precision@1 (within a point), and jobs of 10,000 tokens no slower than of 100,000; beside
+  them every core with the output rows shared by the threads, as fastText shares them (the
+  way before :class:`~rowbook.models.fasttext_classifier.training.OwnOutputRows`: on 500
+  labels twice one worker's time);
 * :data:`~rowbook.models.fasttext_classifier.prediction.ROWS_A_THREAD`: a prediction thread
   starts for each 50,000 rows read, about 1 ms of work, so that a second thread pays.
 
