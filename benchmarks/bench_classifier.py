@@ -25,6 +25,7 @@ after it: on a shared machine a ratio taken at a high load is not a measurement 
     python benchmarks/bench_classifier.py --quick    # 5,000 tweets, 1,000 mails, one run
     python benchmarks/bench_classifier.py --corpus mail
     python benchmarks/bench_classifier.py --corpus tweets --setting defaults
+    python benchmarks/bench_classifier.py --parts    # where a fit at the defaults goes
 """
 
 from __future__ import annotations
@@ -38,6 +39,7 @@ import statistics
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 from pathlib import Path
 
@@ -158,6 +160,87 @@ def child(tool: str, train: str, test: str, options: dict) -> dict:
     }
 
 
+PARTS = {  # what a fit does, in order, and the method that does it
+    "reading the lines": ("model", "FastTextClassifier._lines"),
+    "choosing words and labels": ("model", "FastTextClassifier._vocabulary"),
+    "the dictionary": ("model", "FastTextClassifier._encoder"),
+    "encoding the lines": ("labelled_ids", "LineEncoder.encode"),
+    "the first rows": ("model", "FastTextClassifier._initial_rows"),
+    "the epochs": ("model", "FastTextClassifier._train"),
+}
+
+
+def _time_into(spent: dict[str, list[float]], part: str, owner: type, name: str) -> None:
+    """Wrap ``owner.name`` so that its calls add their wall and CPU seconds to ``spent[part]``."""
+    inner = getattr(owner, name)
+
+    def timed(*args, **kwargs):
+        if threading.current_thread() is not threading.main_thread():  # the loading thread's
+            return inner(*args, **kwargs)
+        wall, cpu = time.perf_counter(), time.process_time()
+        try:
+            return inner(*args, **kwargs)
+        finally:
+            got = spent.setdefault(part, [0.0, 0.0])
+            got[0] += time.perf_counter() - wall
+            got[1] += time.process_time() - cpu
+
+    setattr(owner, name, timed)
+
+
+def parts_child(train: str, ahead: bool) -> dict:
+    """One fit at the defaults in this fresh process (the first, as in every row above), each
+    part's wall and CPU seconds (CPU: the process's, the kernel-loading thread's included);
+    ``ahead=False`` keeps the kernels from loading on another thread while the lines are read."""
+    from rowbook.data import labelled_ids
+    from rowbook.models import FastTextClassifier
+    from rowbook.models.fasttext_classifier import model, training
+
+    if not ahead:
+        training._LOADING.set()  # as if the thread had started: fit loads each kernel itself
+    spent: dict[str, list[float]] = {}
+    modules = {"model": model, "labelled_ids": labelled_ids}
+    for part, (module, where) in PARTS.items():
+        owner, name = where.split(".")
+        _time_into(spent, part, getattr(modules[module], owner), name)
+    wall, cpu = time.perf_counter(), time.process_time()
+    FastTextClassifier(workers=THREADS).fit(train)
+    spent["the whole fit"] = [time.perf_counter() - wall, time.process_time() - cpu]
+    return spent
+
+
+def print_parts(train: Path, runs: int) -> None:
+    """Where a fit at the defaults spends its time, with the kernels loaded on another thread
+    while the lines are read (the default) and without; fastText's whole fit beside them."""
+    results: dict[str, list[dict]] = {"ahead": [], "in turn": [], "fastText": []}
+    for _ in range(runs):
+        for kind in ("ahead", "in turn"):
+            argv = [sys.executable, __file__, "--parts-child", str(train), kind]
+            done = subprocess.run(argv, capture_output=True, text=True, check=True)
+            results[kind].append(json.loads(done.stdout.strip().splitlines()[-1]))
+        results["fastText"].append(_run_child("fasttext", train, train, SETTINGS["defaults"]))
+    fasttext_s = statistics.median(r["seconds"] for r in results["fastText"])
+    print(
+        f"\nWhere a fit at the defaults goes ({train.name}, {THREADS} workers, a fresh process "
+        f"each, medians of {runs}; CPU: the process's), load {_load()}:\n"
+    )
+    print("| part | kernels loaded ahead: wall ms | CPU ms | loaded in turn: wall ms | CPU ms |")
+    print("|---|---:|---:|---:|---:|")
+    for part in [*PARTS, "the whole fit"]:
+        cells = []
+        for kind in ("ahead", "in turn"):
+            for k in (0, 1):
+                cells.append(f"{1e3 * statistics.median(r[part][k] for r in results[kind]):.0f}")
+        print(f"| {part} | {' | '.join(cells)} |")
+    for kind in ("ahead", "in turn"):
+        whole = statistics.median(r["the whole fit"][0] for r in results[kind])
+        print(
+            f"\nfastText's fit {fasttext_s:.3f} s; rowbook's, {kind}: {whole:.3f} s, "
+            f"{fasttext_s / whole:.2f}x"
+        )
+    print(f"load average at the end: {_load()}")
+
+
 def _run_child(tool: str, train: Path, test: Path, options: dict) -> dict:
     argv = [sys.executable, __file__, "--child", tool, str(train), str(test), json.dumps(options)]
     done = subprocess.run(argv, capture_output=True, text=True, check=False)
@@ -223,11 +306,24 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--setting", choices=(*SETTINGS, "both"), default="both", help="which training options"
     )
+    parser.add_argument(
+        "--parts", action="store_true", help="where a fit at the defaults spends its time"
+    )
     parser.add_argument("--child", nargs=4, help=argparse.SUPPRESS)
+    parser.add_argument("--parts-child", nargs=2, help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
     if args.child:
         tool, train, test, options = args.child
         print(json.dumps(child(tool, train, test, json.loads(options))))
+        return 0
+    if args.parts_child:
+        train, kind = args.parts_child
+        print(json.dumps(parts_child(train, kind == "ahead")))
+        return 0
+    if args.parts:
+        train = _files(5000 if args.quick else None)[0]
+        _run_child("rowbook", train, train, SETTINGS["defaults"])  # numba's cache filled
+        print_parts(train, 3 if args.quick else 5)
         return 0
     if args.quick:
         args.runs = 1

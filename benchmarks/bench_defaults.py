@@ -141,13 +141,14 @@ def print_classifier(quick: bool, repeat: int) -> list[tuple[str, float, float]]
     fits = defaults_classifier.fit_rows(sets, repeat)
     print(
         "\n| data | every core, jobs of 10,000 (the defaults): s, P@1 | one worker | "
-        "every core, jobs of 100,000 |\n|---|---:|---:|---:|"
+        "every core, jobs of 100,000 | every core, output rows shared (fastText's way) | "
+        "load average |\n|---|---:|---:|---:|---:|---|"
     )
     targets = []
-    for name, by in fits:
+    for name, by, load in fits:
         cells = [f"{t:.2f} s, {p:.4f}" for t, p in by.values()]
-        print(f"| {name} | {' | '.join(cells)} |")
-        (t, p), (t1, p1), (t100, _) = by.values()
+        print(f"| {name} | {' | '.join(cells)} | {load} |")
+        (t, p), (t1, p1), (t100, _), _ = by.values()
         targets += [
             (f"classifier: one worker / every core, {name}", t1 / t, 1.0),
             (f"classifier: 1 + P@1 every core - one worker, {name}", 1 + p - p1, 0.99),

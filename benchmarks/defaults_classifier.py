@@ -6,7 +6,10 @@ the health tweets (16 agencies, about 13 tokens a line):
 
 * ``workers=None`` (every core) and ``batch_words=10_000`` (tokens a job, the unit of
   threading): the target, training faster on every core than on one at the same
-  precision@1 (within a point), and jobs of 10,000 tokens no slower than of 100,000;
+  precision@1 (within a point), and jobs of 10,000 tokens no slower than of 100,000; beside
+  them every core with the output rows shared by the threads, as fastText shares them (the
+  way before :class:`~rowbook.models.fasttext_classifier.training.OwnOutputRows`: on 500
+  labels twice one worker's time);
 * :data:`~rowbook.models.fasttext_classifier.prediction.ROWS_A_THREAD`: a prediction thread
   starts for each 50,000 rows read, about 1 ms of work, so that a second thread pays.
 
@@ -19,13 +22,14 @@ from __future__ import annotations
 import random
 import statistics
 import time
+from pathlib import Path
 
 import numpy as np
 from bench_classifier import generated_mail
 from corpora import healthtweets_labelled
 
 from rowbook import FastTextClassifier
-from rowbook.models.fasttext_classifier import prediction
+from rowbook.models.fasttext_classifier import prediction, training
 
 __all__ = ["fit_rows", "generated_topics", "labelled_sets", "predict_rows"]
 
@@ -82,25 +86,31 @@ def labelled_sets(quick: bool) -> dict[str, Split]:
     }
 
 
-def fit_rows(sets: dict[str, Split], repeat: int) -> list[tuple[str, dict[str, tuple]]]:
-    """(data, {setting: (median fit seconds, precision@1)}) for every core with the default
-    jobs, one worker, and every core with jobs of 100,000 tokens; fits interleaved."""
-    settings = {
-        "every core, jobs of 10,000": {},
-        "one worker": {"workers": 1},
-        "every core, jobs of 100,000": {"batch_words": 100_000},
+def fit_rows(sets: dict[str, Split], repeat: int) -> list[tuple[str, dict[str, tuple], str]]:
+    """(data, {setting: (median fit seconds, precision@1)}, load average before -> after) for every core with the default
+    jobs, one worker, every core with jobs of 100,000 tokens, and every core on shared output
+    rows (fastText's way, before :class:`~rowbook.models.fasttext_classifier.training.
+    OwnOutputRows`); fits interleaved."""
+    settings = {  # name: (options, each thread its own output rows)
+        "every core, jobs of 10,000": ({}, True),
+        "one worker": ({"workers": 1}, True),
+        "every core, jobs of 100,000": ({"batch_words": 100_000}, True),
+        "every core, output rows shared": ({}, False),
     }
     rows = []
     FastTextClassifier(epochs=1).fit(["a b", "c d"], ["x", "y"])  # compile outside the timers
     for name, (train, train_y, test, test_y) in sets.items():
+        load = " ".join(Path("/proc/loadavg").read_text().split()[:3])
         seconds: dict[str, list[float]] = {s: [] for s in settings}
         precision: dict[str, list[float]] = {s: [] for s in settings}
         for _ in range(repeat):
-            for setting, options in settings.items():
+            for setting, (options, own_rows) in settings.items():
+                training.OWN_OUTPUT_ROWS = own_rows
                 start = time.perf_counter()
                 model = FastTextClassifier(**options).fit(train, train_y)
                 seconds[setting].append(time.perf_counter() - start)
                 precision[setting].append(model.test(test, test_y).precision)
+        training.OWN_OUTPUT_ROWS = True
         rows.append(
             (
                 name,
@@ -108,6 +118,7 @@ def fit_rows(sets: dict[str, Split], repeat: int) -> list[tuple[str, dict[str, t
                     s: (statistics.median(seconds[s]), statistics.median(precision[s]))
                     for s in settings
                 },
+                f"{load} -> {' '.join(Path('/proc/loadavg').read_text().split()[:3])}",
             )
         )
     return rows

@@ -91,19 +91,37 @@ class LabelledLines:
 
     ``keys[i]`` is token ``i`` (first-sighting order); ``ids[starts[l]:starts[l + 1]]`` are
     the tokens of line ``l``, labels and ``</s>`` included; ``counts[i]`` how often token
-    ``i`` occurs.
+    ``i`` occurs; ``hashes[i]``, when the reader had them, fastText's hash of token ``i``
+    (:func:`rowbook.text.char_ngrams.fasttext_hash`, which the compiled reader computes to
+    intern the token; ``None``: computed when needed).
     """
 
     def __init__(
-        self, keys: Sequence[str], counts: np.ndarray, ids: np.ndarray, starts: np.ndarray
+        self,
+        keys: Sequence[str],
+        counts: np.ndarray,
+        ids: np.ndarray,
+        starts: np.ndarray,
+        hashes: np.ndarray | None = None,
     ) -> None:
         self.keys = tuple(keys)
         self.counts = counts  # (K,) int64
         self.ids = ids  # (N,) int32
         self.starts = starts  # (L + 1,) int64
+        self.hashes = hashes  # (K,) uint32 or None
+        self._labels: tuple[str, np.ndarray] | None = None
 
     def __len__(self) -> int:
         return len(self.starts) - 1
+
+    def is_label(self, label_prefix: str) -> np.ndarray:
+        """``(K,)`` bool: which keys start with ``label_prefix`` (kept for the last prefix
+        asked: choosing the vocabulary and checking the lines ask twice)."""
+        if self._labels is None or self._labels[0] != label_prefix:
+            keys = self.keys
+            found = np.fromiter((k.startswith(label_prefix) for k in keys), bool, len(keys))
+            self._labels = (label_prefix, found)
+        return self._labels[1]
 
     @property
     def tokens_per_line(self) -> np.ndarray:
@@ -215,7 +233,9 @@ def read_labelled(
             batch, sizes = scanner.scan(lines)
             ids.append(batch)
             lengths.append(sizes)
-    return _lines_of(scanner.keys(), np.concatenate(ids), np.concatenate(lengths))
+    keys = scanner.keys()
+    hashes = scanner.tokens.key_hash[: len(keys)].copy()  # (K,) fastText's, as interned
+    return _lines_of(keys, np.concatenate(ids), np.concatenate(lengths), hashes)
 
 
 def read_labelled_reference(
@@ -238,9 +258,11 @@ def read_labelled_reference(
     return _lines_of(interner.keys_in_order, id_array, np.array(lengths, dtype=np.int64))
 
 
-def _lines_of(keys: list[str], ids: np.ndarray, lengths: np.ndarray) -> LabelledLines:
+def _lines_of(
+    keys: list[str], ids: np.ndarray, lengths: np.ndarray, hashes: np.ndarray | None = None
+) -> LabelledLines:
     counts = np.bincount(ids, minlength=len(keys)).astype(np.int64)  # (K,)
-    return LabelledLines(keys, counts, ids, np.cumsum(lengths))  # starts (L + 1,)
+    return LabelledLines(keys, counts, ids, np.cumsum(lengths), hashes)  # starts (L + 1,)
 
 
 class LabelVocab:
@@ -269,7 +291,7 @@ def choose_labelled_vocab(
     ``ntokens``, the unit of its learning-rate schedule); ``corpus_count`` the lines.
     """
     keys, counts = lines.keys, lines.counts
-    is_label = np.fromiter((k.startswith(label_prefix) for k in keys), bool, len(keys))
+    is_label = lines.is_label(label_prefix)
     every = np.arange(len(keys))
     word_ids = _by_count(every[~is_label & (counts >= min_count)], counts)
     label_ids = _by_count(every[is_label & (counts >= min_count_label)], counts)

@@ -39,6 +39,7 @@ True
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import Iterable, Sequence
 
 import numba
@@ -212,6 +213,11 @@ class LineEncoder:
         """``(starts, ids)``: the rows each word of ``keys`` adds, its own id ``own[i]`` (or
         none when ``-1``) then its char n-grams' rows (fastText's ``addSubwords``)."""
         use_ngrams = self.maxn > 0 and self.bucket > 0
+        if not use_ngrams:  # each word's own row, if it has one (no n-grams to hash)
+            keep = np.asarray(own) >= 0
+            starts = np.zeros(len(keys) + 1, dtype=np.int64)
+            np.cumsum(keep, out=starts[1:])
+            return starts, np.asarray(own)[keep].astype(np.int32)
         starts, ids = subword_table(
             keys, minn=self.minn, maxn=self.maxn if use_ngrams else 0, bucket=self.bucket
         )
@@ -301,18 +307,15 @@ class LineEncoder:
         """The input rows and labels of every line (see the module docstring)."""
         keys = lines.keys
         K = len(keys)
-        kind = np.empty(K, dtype=np.int8)
-        target = np.full(K, -1, dtype=np.int32)
-        for i, key in enumerate(keys):
-            if key in self.word_index:
-                kind[i], target[i] = _WORD, self.word_index[key]
-            elif key in self.label_index:
-                kind[i], target[i] = _LABEL, self.label_index[key]
-            elif key.startswith(self.label_prefix):
+        target = np.fromiter(map(self.word_index.get, keys, itertools.repeat(-1)), np.int32, K)
+        kind = np.where(target >= 0, _WORD, _UNKNOWN_WORD).astype(np.int8)  # (K,)
+        for i in np.flatnonzero(target < 0).tolist():  # the labels, and unknown tokens
+            if keys[i] in self.label_index:
+                kind[i], target[i] = _LABEL, self.label_index[keys[i]]
+            elif keys[i].startswith(self.label_prefix):
                 kind[i] = _UNKNOWN_LABEL
-            else:
-                kind[i] = _UNKNOWN_WORD
-        hashes = fasttext_hashes(keys).view(np.int32)  # (K,) signed
+        hashes = lines.hashes if lines.hashes is not None else fasttext_hashes(keys)
+        hashes = hashes.view(np.int32)  # (K,) signed
         word_keys = np.flatnonzero(kind <= _UNKNOWN_WORD)
         bag_starts, bag_ids = self._bags([keys[i] for i in word_keys], target[word_keys])
         sizes = np.zeros(K, dtype=np.int64)

@@ -22,6 +22,7 @@ from rowbook.data.labelled_ids import LineEncoder, encode_line_reference
 from rowbook.models import FastTextClassifier
 from rowbook.models.fasttext_classifier.kernels import LOSS_CODES, train_job
 from rowbook.models.fasttext_classifier.reference import update_reference
+from rowbook.text.char_ngrams import fasttext_hashes
 
 fasttext = pytest.importorskip("fasttext")
 
@@ -263,6 +264,63 @@ def test_the_kernel_takes_the_reference_step(loss):
     assert got == pytest.approx(want, rel=1e-5)
 
 
+def _job(loss, seed, n_lines=40, d=6, n_labels=5):
+    """A job's worth of random lines (1-4 input rows, 1-2 labels) and tables for train_job."""
+    from rowbook.data.sampling import negative_guide, negative_table
+    from rowbook.models.fasttext_classifier.kernels import fasttext_tree
+
+    rng = np.random.default_rng(seed)
+    sizes, n_lab = rng.integers(1, 5, n_lines), rng.integers(1, 3, n_lines)
+    lines = (
+        np.concatenate([[0], np.cumsum(sizes)]),
+        rng.integers(0, 30, sizes.sum()).astype(np.int32),
+        np.concatenate([[0], np.cumsum(n_lab)]),
+        rng.integers(0, n_labels, n_lab.sum()).astype(np.int32),
+        sizes + n_lab + 1,
+    )
+    counts = np.arange(n_labels, 0, -1) * 3
+    table = negative_table(counts, 0.5)
+    tables = (
+        rng.uniform(-0.5, 0.5, (30, d)).astype(np.float32),
+        rng.uniform(-0.5, 0.5, (n_labels, d)).astype(np.float32),
+    )
+    rest = (LOSS_CODES[loss], (table, negative_guide(table), 3), fasttext_tree(counts)[2:])
+    return tables, lines, rest
+
+
+@pytest.mark.parametrize("loss", ["softmax", "ova"])
+def test_a_thread_on_its_own_output_rows_trains_what_it_trains_on_the_shared_ones(loss):
+    """Several workers on a softmax step their own copies of W_out and merge them every few
+    lines; alone, a thread that does so ends with the tables of training on W_out itself,
+    bit for bit (a merge with nothing else changed takes the copy as it is)."""
+    (W_in, W_out), lines, rest = _job(loss, 1)
+    shared_in, shared_out = W_in.copy(), W_out.copy()
+    want = train_job(shared_in, shared_out, lines, 3, 37, *rest, (0.2, 1e-4, 0.0), 5)
+    own = (np.empty_like(W_out), np.empty_like(W_out), 4)  # merged every 4 lines
+    got = train_job(W_in, W_out, lines, 3, 37, *rest, (0.2, 1e-4, 0.0), 5, own)
+    np.testing.assert_array_equal(W_in, shared_in)
+    np.testing.assert_array_equal(W_out, shared_out)
+    np.testing.assert_array_equal(own[0], W_out)  # the copy is the merged rows
+    assert got == want
+
+
+def test_a_merge_adds_a_threads_change_to_the_others():
+    from rowbook.models.fasttext_classifier.kernels import merge_rows
+
+    rng = np.random.default_rng(0)
+    start = rng.normal(size=(5, 3)).astype(np.float32)  # what this thread copied
+    mine = start + rng.normal(size=(5, 3)).astype(np.float32)  # its steps since
+    others = np.where(rng.random((5, 3)) < 0.5, rng.normal(size=(5, 3)), 0).astype(np.float32)
+    shared = start + others  # the other threads' merges since, on half the elements
+    both = start + others + (mine - start)  # every change, to rounding
+    exact = np.where(others == 0, mine, shared + (mine - start))
+    merge_rows(shared, mine, start, 3)
+    np.testing.assert_allclose(shared, both, rtol=1e-6, atol=1e-6)
+    np.testing.assert_array_equal(shared, exact)  # an element only this thread changed: mine
+    np.testing.assert_array_equal(mine, shared)
+    np.testing.assert_array_equal(start, shared)
+
+
 @pytest.mark.parametrize("d", [7, 20])
 def test_the_first_rows_drawn_on_threads_are_the_serial_draw(d):
     """Each thread draws its share from the generator advanced to where the share starts in
@@ -478,6 +536,9 @@ def test_the_compiled_reading_is_the_plain_python_one(tmp_path):
     assert got.keys == want.keys
     np.testing.assert_array_equal(got.ids, want.ids)
     np.testing.assert_array_equal(got.starts, want.starts)
+    # the hash each token was interned by is fastText's, which the word n-grams use
+    assert want.hashes is None
+    np.testing.assert_array_equal(got.hashes, fasttext_hashes(list(got.keys)))
 
 
 def test_prediction_threads_count_the_labels_each_line_scores(monkeypatch):

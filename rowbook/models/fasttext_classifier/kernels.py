@@ -68,6 +68,7 @@ __all__ = [
     "LOSS_CODES",
     "SIGMOID_TABLE",
     "fasttext_tree",
+    "merge_rows",
     "predict_lines",
     "sentence_vectors",
     "train_job",
@@ -250,6 +251,7 @@ def train_job(
     tree,
     lr_schedule,
     seed,
+    own=None,
 ):  # pragma: no cover - compiled
     """Train on lines ``[l0, l1)``; returns the summed loss (fastText's table logs).
 
@@ -259,6 +261,10 @@ def train_job(
     ``lr_schedule = (lr, slope, min_lr)``: the line after ``t`` tokens of this job trains at
     ``max(min_lr, lr - slope * t)``. Draws from ``seed``: per line with several labels (and
     a loss other than ``ova``) one for the target, then the negatives of ``ns``.
+
+    ``own = (mine, start, every)``, two ``W_out``-shaped buffers of this thread, trains on
+    ``mine``, a copy of ``W_out``, and adds its change to ``W_out`` every ``every`` lines and
+    at the end (:func:`merge_rows`); ``None`` trains on ``W_out`` itself.
     """
     in_starts, in_ids, lab_starts, lab_ids, tokens = lines
     table, guide, negative = negatives
@@ -273,7 +279,18 @@ def train_job(
     state = np.uint64(seed)
     total = 0.0
     done = 0
+    rows = W_out  # (nlabels, d) the output rows stepped
+    since = 0  # lines since ``mine`` was last merged
+    if own is not None:
+        rows = own[0]
+        rows[:] = W_out
+        own[1][:] = rows
     for line in range(l0, l1):
+        if own is not None:
+            if since == own[2]:
+                merge_rows(W_out, own[0], own[1], l0)
+                since = 0
+            since += 1
         lr = np.float32(max(min_lr, lr0 - slope * done))
         done += tokens[line]
         a, b = in_starts[line], in_starts[line + 1]
@@ -290,29 +307,29 @@ def train_job(
                 positive = False
                 for q in range(la, lb):
                     positive = positive or lab_ids[q] == i
-                total += _binary_logistic(W_out, i, h, positive, lr, grad, sigmoid, logs)
+                total += _binary_logistic(rows, i, h, positive, lr, grad, sigmoid, logs)
         else:
             target = lab_ids[la]
             if lb - la > 1:  # one of the line's labels, uniformly
                 target = lab_ids[la + np.int64((state >> _U16) % np.uint64(lb - la))]
                 state = lcg_next(state)
             if loss == _SOFTMAX:
-                _softmax(W_out, None, h, out)
+                _softmax(rows, None, h, out)
                 for i in range(n_labels):
                     alpha = lr * ((np.float32(1.0) if i == target else np.float32(0.0)) - out[i])
-                    _step_row(W_out[i], alpha, h, grad)
+                    _step_row(rows[i], alpha, h, grad)
                 total -= table_log(out[target], logs)
             elif loss == _NS:
-                total += _binary_logistic(W_out, target, h, True, lr, grad, sigmoid, logs)
+                total += _binary_logistic(rows, target, h, True, lr, grad, sigmoid, logs)
                 for _ in range(negative if n_labels > 1 else 0):
                     other = target
                     while other == target:  # fastText draws again
                         other = draw_negative(table, guide, state)
                         state = lcg_next(state)
-                    total += _binary_logistic(W_out, other, h, False, lr, grad, sigmoid, logs)
+                    total += _binary_logistic(rows, other, h, False, lr, grad, sigmoid, logs)
             else:  # hs
                 for q in range(path_starts[target], path_starts[target + 1]):
-                    total += _binary_logistic(W_out, paths[q], h, codes[q], lr, grad, sigmoid, logs)
+                    total += _binary_logistic(rows, paths[q], h, codes[q], lr, grad, sigmoid, logs)
         inv = np.float32(1.0 / (b - a))
         for c in range(d):
             grad[c] *= inv
@@ -320,7 +337,31 @@ def train_job(
             row = W_in[in_ids[p]]
             for c in range(d):
                 row[c] += grad[c]
+    if own is not None:
+        merge_rows(W_out, own[0], own[1], l0)
     return total
+
+
+@numba.njit(nogil=True, cache=True)
+def merge_rows(shared, mine, start, first):  # pragma: no cover - compiled
+    """``shared += mine - start``, then ``mine = start = shared``: a thread's change to its
+    copy of the output rows added to the shared rows, and the others' changes taken in.
+
+    An element no other thread changed since (``shared == start``) becomes ``mine``
+    exactly, so one thread alone trains the tables it trains on shared rows, bit for bit.
+    Without a lock: two threads merging the same element at the same instant may lose one
+    change, as Hogwild's updates may; each merge starts at row ``first % nlabels`` (the
+    job's first line), so two merges at once sweep different rows.
+    """
+    n = shared.shape[0]
+    for k in range(n):
+        r = (first + k) % n
+        for c in range(shared.shape[1]):
+            s = shared[r, c]
+            v = mine[r, c] if s == start[r, c] else s + (mine[r, c] - start[r, c])
+            shared[r, c] = v
+            mine[r, c] = v
+            start[r, c] = v
 
 
 # -- prediction: the k best labels, in fastText's order ---------------------------------------

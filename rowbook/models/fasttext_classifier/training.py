@@ -10,6 +10,7 @@ update itself is :func:`~rowbook.models.fasttext_classifier.kernels.train_job`.
 
 from __future__ import annotations
 
+import contextlib
 import threading
 from typing import Any
 
@@ -24,12 +25,25 @@ from rowbook.data.labelled import LabelledLines, LabelVocab, choose_labelled_voc
 from rowbook.data.labelled_ids import EncodedLines
 from rowbook.data.sampling import job_seed, negative_guide, negative_table
 from rowbook.models.fasttext_classifier.kernels import LOSS_CODES, fasttext_tree, train_job
-from rowbook.models.word_vectors.jobs import EpochJobs
+from rowbook.models.word_vectors.jobs import EpochJobs, resolve_workers
 from rowbook.models.word_vectors.state import check_vocab
 from rowbook.models.word_vectors.word2vec_training import job_lrs
 
-__all__ = ["choose_vocabulary", "epoch_jobs", "initial_input_rows"]
+__all__ = [
+    "OwnOutputRows",
+    "choose_vocabulary",
+    "epoch_jobs",
+    "initial_input_rows",
+    "load_kernels",
+]
 
+#: Several workers on a softmax or one-vs-all train on their own copies of ``W_out``
+#: (:class:`OwnOutputRows`); False shares the rows as fastText does (what
+#: ``benchmarks/defaults_classifier.py`` times them against).
+OWN_OUTPUT_ROWS = True
+#: Lines between two merges of a thread's copy of ``W_out`` into the shared rows.
+MERGE_LINES = 32
+_LOADING = threading.Event()  # set once a process: load_kernels started its thread
 _BLOCK = 1 << 10  # rows a thread draws at a time (even: see initial_input_rows), 400 kB at d=100
 
 
@@ -42,7 +56,7 @@ def choose_vocabulary(
         lines, label_prefix, min_count=min_count, min_count_label=min_count_label
     )
     check_vocab(words, min_count)
-    is_label = np.fromiter((k.startswith(label_prefix) for k in lines.keys), bool, len(lines.keys))
+    is_label = lines.is_label(label_prefix)
     tokens = np.diff(lines.starts)
     labelled = np.add.reduceat(is_label[lines.ids], lines.starts[:-1]) if len(lines) else tokens
     unlabelled = np.flatnonzero((labelled == 0) & (tokens > 1))  # words, but no label
@@ -132,6 +146,69 @@ def _place_rows(W_in, rows, block):  # pragma: no cover - compiled
             target[c] = (block[k, c] * np.float32(2.0) - np.float32(1.0)) / d
 
 
+class OwnOutputRows:
+    """Each training thread's own copy of ``W_out``, merged into the shared rows every
+    :data:`MERGE_LINES` lines (:func:`~rowbook.models.fasttext_classifier.kernels.merge_rows`).
+
+    A softmax (and one-vs-all) reads and steps every output row for every line: on shared
+    rows two threads on two cores pass every row's cache lines back and forth, and on 500
+    labels two workers took twice one worker's time (fastText's Hogwild threads share its
+    output matrix and pay the same). A thread here steps its own copy (``nlabels x d``
+    floats, 200 kB at 500 labels: in its core's cache) and the rows cross cores once a
+    merge. The other threads' changes reach it at its next merge: a delay of
+    ``MERGE_LINES`` lines (merging once a job of 10,000 tokens, 667 lines of 500 labels,
+    cost 0.4 points of precision@1; every 32 lines, within 0.1 point of one worker on the
+    500 labels and on the tweets, means of 3 seeds). ``ns`` and ``hs``
+    step a few rows a line and keep them shared: a copy would cost more than the few rows'
+    traffic. The input rows stay shared (a line touches a few of them).
+    """
+
+    def __init__(self, W_out: np.ndarray) -> None:
+        self.shape, self.dtype = W_out.shape, W_out.dtype
+        self.local = threading.local()
+
+    def buffers(self) -> tuple[np.ndarray, np.ndarray, int]:
+        """``(mine, start, MERGE_LINES)`` of the calling thread: ``train_job``'s ``own``."""
+        own = getattr(self.local, "own", None)
+        if own is None:
+            mine, start = np.empty(self.shape, self.dtype), np.empty(self.shape, self.dtype)
+            own = self.local.own = (mine, start, MERGE_LINES)  # (nlabels, d) each
+        return own
+
+
+def load_kernels(model: Any) -> None:
+    """Start loading the kernels a fit of ``model`` runs after its reading from numba's
+    cache, on a daemon thread, unless this process has them already.
+
+    The first call of a compiled function in a process loads its machine code (the line
+    encoder's, the first rows', the training kernel's: about 22 ms of CPU in a fit of the
+    health tweets); ``fit`` starts this before it reads, and the loading, which spends most
+    of its time in LLVM without the GIL, overlaps the reader's compiled scan on the other
+    core. The thread fits a copy of ``model`` with one epoch on one line: the same code
+    path, so it loads what the fit will call and nothing else; once a process. numba's
+    compiler lock keeps the two threads from loading one function twice; an error on the
+    thread is the real fit's to raise.
+    """
+    if train_job.overloads or _LOADING.is_set():  # (the thread's own fit comes here too)
+        return
+    _LOADING.set()
+    tiny = model.get_params() | {
+        "epochs": 1,
+        "vector_size": 2,
+        "bucket": min(model.bucket, 64),
+        "min_count": 1,
+        "min_count_label": 1,
+        "pretrained_vectors": None,
+        "progress": False,
+    }
+
+    def fit() -> None:
+        with contextlib.suppress(Exception):
+            type(model)(**tiny).fit(["a b"], ["x"])
+
+    threading.Thread(target=fit, name="rowbook-load-kernels", daemon=True).start()
+
+
 def epoch_jobs(model: Any, state: Any, encoded: EncodedLines) -> EpochJobs:
     """One epoch of ``model`` on ``encoded`` lines as jobs of about ``batch_words`` tokens of
     whole lines, each at the learning rate of the schedule where it starts and decaying line
@@ -157,12 +234,17 @@ def epoch_jobs(model: Any, state: Any, encoded: EncodedLines) -> EpochJobs:
     )
     W_in, W_out = state.tables["W_in"], state.tables["W_out"]
     code = LOSS_CODES[model.loss]
+    several = resolve_workers(model.workers) > 1
+    every_row = model.loss in ("softmax", "ova")  # steps every output row every line
+    own_rows = OwnOutputRows(W_out) if several and every_row and OWN_OUTPUT_ROWS else None
 
     def run(j: int, job_lr: float, trained: int, stats: None) -> float:
         rates = (float(job_lr), slope, min_lr)
         seeded = job_seed(seed, trained, j)
         args = (W_in, W_out, lines, bounds[j], bounds[j + 1], code, negatives, tree)
-        return train_job(*args, rates, seeded)
+        if own_rows is None:
+            return train_job(*args, rates, seeded)
+        return train_job(*args, rates, seeded, own_rows.buffers())
 
     def lrs(epoch: int) -> np.ndarray:
         return job_lrs(lr, min_lr, epoch, schedule.epochs, before[:-1], per_epoch)
