@@ -188,16 +188,13 @@ def _time_into(spent: dict[str, list[float]], part: str, owner: type, name: str)
     setattr(owner, name, timed)
 
 
-def parts_child(train: str, ahead: bool) -> dict:
+def parts_child(train: str) -> dict:
     """One fit at the defaults in this fresh process (the first, as in every row above), each
-    part's wall and CPU seconds (CPU: the process's, the kernel-loading thread's included);
-    ``ahead=False`` keeps the kernels from loading on another thread while the lines are read."""
+    part's wall and CPU seconds (CPU: the process's, every thread's)."""
     from rowbook.data import labelled_ids
     from rowbook.models import FastTextClassifier
-    from rowbook.models.fasttext_classifier import model, training
+    from rowbook.models.fasttext_classifier import model
 
-    if not ahead:
-        training._LOADING.set()  # as if the thread had started: fit loads each kernel itself
     spent: dict[str, list[float]] = {}
     modules = {"model": model, "labelled_ids": labelled_ids}
     for part, (module, where) in PARTS.items():
@@ -210,34 +207,29 @@ def parts_child(train: str, ahead: bool) -> dict:
 
 
 def print_parts(train: Path, runs: int) -> None:
-    """Where a fit at the defaults spends its time, with the kernels loaded on another thread
-    while the lines are read (the default) and without; fastText's whole fit beside them."""
-    results: dict[str, list[dict]] = {"ahead": [], "in turn": [], "fastText": []}
+    """Where a fit at the defaults spends its time; fastText's whole fit beside it."""
+    results: dict[str, list[dict]] = {"rowbook": [], "fastText": []}
     for _ in range(runs):
-        for kind in ("ahead", "in turn"):
-            argv = [sys.executable, __file__, "--parts-child", str(train), kind]
-            done = subprocess.run(argv, capture_output=True, text=True, check=True)
-            results[kind].append(json.loads(done.stdout.strip().splitlines()[-1]))
+        argv = [sys.executable, __file__, "--parts-child", str(train)]
+        done = subprocess.run(argv, capture_output=True, text=True, check=True)
+        results["rowbook"].append(json.loads(done.stdout.strip().splitlines()[-1]))
         results["fastText"].append(_run_child("fasttext", train, train, SETTINGS["defaults"]))
     fasttext_s = statistics.median(r["seconds"] for r in results["fastText"])
     print(
         f"\nWhere a fit at the defaults goes ({train.name}, {THREADS} workers, a fresh process "
         f"each, medians of {runs}; CPU: the process's), load {_load()}:\n"
     )
-    print("| part | kernels loaded ahead: wall ms | CPU ms | loaded in turn: wall ms | CPU ms |")
-    print("|---|---:|---:|---:|---:|")
+    print("| part | wall ms | CPU ms |")
+    print("|---|---:|---:|")
     for part in [*PARTS, "the whole fit"]:
-        cells = []
-        for kind in ("ahead", "in turn"):
-            for k in (0, 1):
-                cells.append(f"{1e3 * statistics.median(r[part][k] for r in results[kind]):.0f}")
+        cells = [
+            f"{1e3 * statistics.median(r[part][k] for r in results['rowbook']):.0f}" for k in (0, 1)
+        ]
         print(f"| {part} | {' | '.join(cells)} |")
-    for kind in ("ahead", "in turn"):
-        whole = statistics.median(r["the whole fit"][0] for r in results[kind])
-        print(
-            f"\nfastText's fit {fasttext_s:.3f} s; rowbook's, {kind}: {whole:.3f} s, "
-            f"{fasttext_s / whole:.2f}x"
-        )
+    whole = statistics.median(r["the whole fit"][0] for r in results["rowbook"])
+    print(
+        f"\nfastText's fit {fasttext_s:.3f} s; rowbook's {whole:.3f} s, {fasttext_s / whole:.2f}x"
+    )
     print(f"load average at the end: {_load()}")
 
 
@@ -310,15 +302,14 @@ def main(argv: list[str] | None = None) -> int:
         "--parts", action="store_true", help="where a fit at the defaults spends its time"
     )
     parser.add_argument("--child", nargs=4, help=argparse.SUPPRESS)
-    parser.add_argument("--parts-child", nargs=2, help=argparse.SUPPRESS)
+    parser.add_argument("--parts-child", nargs=1, help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
     if args.child:
         tool, train, test, options = args.child
         print(json.dumps(child(tool, train, test, json.loads(options))))
         return 0
     if args.parts_child:
-        train, kind = args.parts_child
-        print(json.dumps(parts_child(train, kind == "ahead")))
+        print(json.dumps(parts_child(args.parts_child[0])))
         return 0
     if args.parts:
         train = _files(5000 if args.quick else None)[0]

@@ -299,7 +299,6 @@ class FastTextClassifier(LearnedViews, Model):
         errors : {"strict", "replace"}
             Invalid UTF-8 in files.
         """
-        training.load_kernels(self)  # on another thread, while the lines are read
         lines = self._lines(data, labels, errors)
         record = None
         if validation is not None:

@@ -10,7 +10,6 @@ update itself is :func:`~rowbook.models.fasttext_classifier.kernels.train_job`.
 
 from __future__ import annotations
 
-import contextlib
 import threading
 from typing import Any
 
@@ -34,7 +33,6 @@ __all__ = [
     "choose_vocabulary",
     "epoch_jobs",
     "initial_input_rows",
-    "load_kernels",
 ]
 
 #: Several workers on a softmax or one-vs-all train on their own copies of ``W_out``
@@ -43,7 +41,6 @@ __all__ = [
 OWN_OUTPUT_ROWS = True
 #: Lines between two merges of a thread's copy of ``W_out`` into the shared rows.
 MERGE_LINES = 32
-_LOADING = threading.Event()  # set once a process: load_kernels started its thread
 _BLOCK = 1 << 10  # rows a thread draws at a time (even: see initial_input_rows), 400 kB at d=100
 
 
@@ -174,39 +171,6 @@ class OwnOutputRows:
             mine, start = np.empty(self.shape, self.dtype), np.empty(self.shape, self.dtype)
             own = self.local.own = (mine, start, MERGE_LINES)  # (nlabels, d) each
         return own
-
-
-def load_kernels(model: Any) -> None:
-    """Start loading the kernels a fit of ``model`` runs after its reading from numba's
-    cache, on a daemon thread, unless this process has them already.
-
-    The first call of a compiled function in a process loads its machine code (the line
-    encoder's, the first rows', the training kernel's: about 22 ms of CPU in a fit of the
-    health tweets); ``fit`` starts this before it reads, and the loading, which spends most
-    of its time in LLVM without the GIL, overlaps the reader's compiled scan on the other
-    core. The thread fits a copy of ``model`` with one epoch on one line: the same code
-    path, so it loads what the fit will call and nothing else; once a process. numba's
-    compiler lock keeps the two threads from loading one function twice; an error on the
-    thread is the real fit's to raise.
-    """
-    if train_job.overloads or _LOADING.is_set():  # (the thread's own fit comes here too)
-        return
-    _LOADING.set()
-    tiny = model.get_params() | {
-        "epochs": 1,
-        "vector_size": 2,
-        "bucket": min(model.bucket, 64),
-        "min_count": 1,
-        "min_count_label": 1,
-        "pretrained_vectors": None,
-        "progress": False,
-    }
-
-    def fit() -> None:
-        with contextlib.suppress(Exception):
-            type(model)(**tiny).fit(["a b"], ["x"])
-
-    threading.Thread(target=fit, name="rowbook-load-kernels", daemon=True).start()
 
 
 def epoch_jobs(model: Any, state: Any, encoded: EncodedLines) -> EpochJobs:
