@@ -54,6 +54,10 @@ def test_an_hnsw_graph_is_calibrated_on_rows_it_does_not_hold_yet(noise, tmp_pat
     assert index.recall >= 0.95 and not index.exact
     held = _held_out_recall(index, table, queries)
     assert held >= 0.95
+    rows = np.arange(0, 50_000, 125)  # queries by key, each search from its own node
+    truth = top_k_rows(table[rows] @ table.T, 11)  # (400, 11) the row itself first
+    found = index.search_batch(table[rows], 11, start=rows)
+    assert recall_per_query(found, truth).mean() >= 0.95
     unit = table[[0, 12_345, 49_999]]  # every row is in the graph, at its own id
     assert [int(index.search(u, 1)[0]) for u in unit] == [0, 12_345, 49_999]
     index.save(tmp_path / "v.index")
