@@ -550,12 +550,22 @@ class VectorIndex:
         A search by vector walks down the upper layers to the nearest node it can find and
         searches the bottom layer from there; a query by key is its row, so that node is
         known. faiss is given the starting node's inner product with the query, ``q . q``
-        (the query is that row)."""
-        ptr = self._ptr
+        (the query is that row).
+
+        faiss shares these queries out between its threads even when there is one (its
+        ``search`` does not): one query is searched on one thread, or it waits for the
+        others to start and end (48 ms where the search takes 0.05, at a load of 9)."""
+        faiss, ptr = _faiss(), self._ptr
         own = np.einsum("ij,ij->i", q, q).astype(np.float32)  # (n,)
-        self._index.search_level_0(
-            len(q), ptr(q), ids.shape[1], ptr(start), ptr(own), ptr(distances), ptr(ids)
-        )
+        threads = faiss.omp_get_max_threads()
+        if len(q) == 1:
+            faiss.omp_set_num_threads(1)
+        try:
+            self._index.search_level_0(
+                len(q), ptr(q), ids.shape[1], ptr(start), ptr(own), ptr(distances), ptr(ids)
+            )
+        finally:
+            faiss.omp_set_num_threads(threads)
 
     # -- files -------------------------------------------------------------------------
 
