@@ -247,7 +247,7 @@ class VectorIndex:
         (:func:`default_settings`); a setting given overrides its default.
 
         **The search setting comes from the recall asked** (``recall``, default 0.95, of the
-        10 nearest rows): the index is queried with 300 of its rows and their answers held
+        10 nearest rows): the index is queried with 1,000 of its rows and their answers held
         to the exact scan's; ``ef_search`` (HNSW) or ``nprobe`` (IVF) is raised from a cheap
         value until recall@10, less two standard errors of its mean over the queries,
         reaches ``recall`` (:mod:`rowbook.vectors.calibrate`). The choice, the recall
