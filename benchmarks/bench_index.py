@@ -132,7 +132,7 @@ def _sweep(table: Vectors, index, keys: list[str], truths: list[set[str]]) -> li
     """The same queries at other ``ef_search`` settings of the built graph: (ef_search,
     median ms of ``most_similar(approximate=True)``, recall@10)."""
     chosen, rows = index.ef_search, []
-    for ef in (16, 24, 32, 48, 64, 128):
+    for ef in (16, 24, 32, 40, 48, 56, 64, 128):
         index.ef_search = ef
         times, hits = [], 0
         for key, truth in zip(keys, truths, strict=True):

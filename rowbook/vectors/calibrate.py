@@ -56,7 +56,7 @@ RECALL = 0.95
 #: Neighbours per query the recall counts (recall@10).
 K = 10
 #: Rows drawn as calibration queries (fewer in a small table: see :func:`held_out_rows`).
-QUERIES = 300
+QUERIES = 1000
 _SCORES_PER_BLOCK = 1 << 24  # exact scores held at once: 64 MB of float32
 
 
@@ -79,7 +79,7 @@ def held_out_rows(rows: int, seed: int = 0, queries: int = QUERIES) -> np.ndarra
     queries are left out of the index until it has been measured.
 
     >>> held_out_rows(20).tolist(), len(held_out_rows(100_000))
-    ([12, 16], 300)
+    ([12, 16], 1000)
     """
     rng = np.random.default_rng(seed)
     return np.sort(rng.choice(rows, max(1, min(queries, rows // 10)), replace=False))

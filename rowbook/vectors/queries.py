@@ -109,7 +109,7 @@ def most_similar(
         return []
     if approximate and isinstance(positive, str) and not negative:
         row = table.get_index(positive)  # one key: its unit row is the query, as it is
-        return _approximate(table, table.unit_rows_at(row), topn, [row], stop)
+        return _approximate(table, table.unit_rows_at(row), topn, [row], stop, start=row)
     terms = _as_terms(positive, 1.0, "positive") + _as_terms(negative, -1.0, "negative")
     if not terms:
         raise ValueError("most_similar needs at least one key or vector in positive or negative")
@@ -125,11 +125,18 @@ def most_similar(
 
 
 def _approximate(
-    table: KeyedTable, query: np.ndarray, topn: int, exclude: list[int], stop: int
+    table: KeyedTable,
+    query: np.ndarray,
+    topn: int,
+    exclude: list[int],
+    stop: int,
+    start: int | None = None,
 ) -> list[tuple[str, float]]:
-    """Candidates from the index, re-scored exactly, inputs and rows past ``stop`` left out."""
+    """Candidates from the index, re-scored exactly, inputs and rows past ``stop`` left out;
+    ``start``: the query's own row, for a query by key (the index's search starts there)."""
     index = built_index(table)
-    found = index.search_batch(query[None, :], _wanted(table, topn, exclude, stop))
+    rows = None if start is None else np.array([start])
+    found = index.search_batch(query[None, :], _wanted(table, topn, exclude, stop), rows)
     return ApproximateAnswer(_rescored(table, found[0], query, topn, exclude, stop), index)
 
 
@@ -199,7 +206,8 @@ def _batch(
     if approximate:
         wanted = max(_wanted(table, topn, exclude, stop) for exclude in excludes)
         index = built_index(table)
-        found = index.search_batch(queries, wanted)
+        keys = all(isinstance(item, str) for item in items)  # each search from its own row
+        found = index.search_batch(queries, wanted, [e[0] for e in excludes] if keys else None)
         answers = [
             _rescored(table, f, q, topn, e, stop)
             for f, q, e in zip(found, queries, excludes, strict=True)

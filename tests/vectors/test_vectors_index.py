@@ -85,6 +85,43 @@ def test_most_similar_approximate_gives_the_exact_answer_with_exhaustive_setting
         table.most_similar("k3", topn=None, approximate=True)
 
 
+def test_a_query_by_key_starts_at_its_own_node(unit):
+    """A query by key is its own row: the HNSW search starts at that node in the bottom
+    layer instead of walking down the upper layers to it. With a beam as wide as the table
+    it finds the exact neighbours (the row itself first), as most_similar and batch= do; at
+    a narrow beam it computes fewer distances than the walk from the top; a start that is
+    not a row is refused."""
+    import faiss
+
+    from rowbook.vectors import Vectors
+
+    index = VectorIndex.build(unit, "hnsw", M=8, ef_search=600)
+    rows = np.arange(0, 600, 37)
+    for row, found in zip(rows, index.search_batch(unit[rows], 10, start=rows), strict=True):
+        assert found[0] == row
+        np.testing.assert_array_equal(np.sort(found), np.sort(top_k(unit @ unit[row], 10)))
+    index.ef_search = 16
+    stats = faiss.cvar.hnsw_stats
+    stats.reset()
+    index.search_batch(unit[rows], 10, start=rows)
+    own = stats.ndis
+    stats.reset()
+    index.search_batch(unit[rows], 10)
+    assert own < stats.ndis
+    table = Vectors([f"k{i}" for i in range(600)], unit * 2.0)
+    table.build_index("hnsw", M=8, ef_search=600)
+    keys = ["k0", "k77", "k599"]
+    batch = table.most_similar(batch=keys, topn=7, approximate=True)
+    for key, listed in zip(keys, batch, strict=True):
+        exact = table.most_similar(key, topn=7)
+        assert table.most_similar(key, topn=7, approximate=True) == listed
+        assert [k for k, _ in listed] == [k for k, _ in exact]
+    with pytest.raises(ValueError, match="start must hold rows 0 to 599"):
+        index.search_batch(unit[:2], 5, start=[0, 600])
+    with pytest.raises(ValueError, match=r"start must be \(2,\) row numbers"):
+        index.search_batch(unit[:2], 5, start=[0])
+
+
 def test_the_index_is_saved_beside_the_vectors_and_dropped_by_edits(unit, tmp_path):
     from rowbook.vectors import Vectors
 

@@ -207,7 +207,7 @@ class QuantizedVectors(SearchableTable):
         file, which is then mapped. Its keys must be this table's. ``rerank`` candidates of
         every scan are re-scored exactly (0: none, rows are still read exactly). With no
         ``rerank``, it is measured for ``recall`` (recall@10 of the re-ranked answers, 0.95
-        by default): 300 keys are asked of the codes and of the float table's exact scan,
+        by default): 1,000 keys are asked of the codes and of the float table's exact scan,
         and the pool is the fewest best code-scored rows that hold the true neighbours
         often enough (:func:`rowbook.vectors.calibrate.calibrate_rerank`; one pass over the
         float table, printed once, kept in :attr:`calibration` and saved with the link).
