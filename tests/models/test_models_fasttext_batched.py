@@ -179,7 +179,7 @@ def test_the_model_trains_with_the_batched_kernel(architecture):
 
 def test_the_kernel_is_validated_and_a_parameter():
     with pytest.raises(
-        ParameterError, match="kernel must be one of 'batched', 'classic', got 'fast'"
+        ParameterError, match="kernel must be one of 'batched', 'classic', 'batched-v4', got 'fast'"
     ):
         FastText(kernel="fast")
     model = FastText(kernel="classic")
