@@ -48,33 +48,176 @@ in NumPy, draw for draw.
 
 from __future__ import annotations
 
+import math
+
 import numba
 import numpy as np
 
-from rowbook.models.word_vectors.fasttext_kernels import scatter_bag
 from rowbook.models.word_vectors.telemetry_kernels import begin_job, end_job, record, step_norm
-from rowbook.models.word_vectors.word2vec_batched_kernels import (
-    add_combination,
-    block_step,
-    context_windows,
-    merged_negatives,
-)
-from rowbook.models.word_vectors.word2vec_kernels import (
-    FASTMATH,
-    hierarchical_softmax_step,
-    kept_words,
-    prefetch_row,
-)
+from rowbook.models.word_vectors.word2vec_batched_kernels import context_windows, merged_negatives
+from rowbook.models.word_vectors.word2vec_kernels import FASTMATH, kept_words, prefetch_row
 
-__all__ = ["CBOW_BATCH", "batch_order", "most_rows", "train_job_batched_cbow"]
+__all__ = ["CBOW_BATCH", "batch_order", "most_rows", "sigmoid", "train_job_batched_cbow"]
 
 #: Windows a minibatch (chosen by measurement, ``docs/cores.md``).
 CBOW_BATCH = 8
 
 
+# -- the sigmoid -----------------------------------------------------------------------------------
+#
+# A rational function instead of ``1 / (1 + exp(-x))``: numba has no vector ``exp`` (no SVML),
+# so each exact sigmoid was a call to libm's ``expf`` and a division, one score at a time. This
+# is ``(1 + tanh(x / 2)) / 2`` with Eigen's float ``tanh`` (``generic_fast_tanh_float``:
+# ``t P(t^2) / Q(t^2)``, ``t`` clamped to +-7.9053), only multiplications, additions, a
+# division and a clamp, which LLVM vectorises over a row of scores. Within 2.3e-7 of the exact
+# sigmoid everywhere (the float32 formula with ``expf`` is within 9e-8); it saturates at
+# ``|x| = 15.8``, where the exact one is 1.4e-7 from 0 or 1.
+
+_CLAMP = np.float32(7.90531110763549805)
+_A1, _A3, _A5 = (
+    np.float32(4.89352455891786e-03),
+    np.float32(6.37261928875436e-04),
+    np.float32(1.48572235717979e-05),
+)
+_A7, _A9 = np.float32(5.12229709037114e-08), np.float32(-8.60467152213735e-11)
+_A11, _A13 = np.float32(2.00018790482477e-13), np.float32(-2.76076847742355e-16)
+_B0, _B2 = np.float32(4.89352518554385e-03), np.float32(2.26843463243900e-03)
+_B4, _B6 = np.float32(1.18534705686654e-04), np.float32(1.19825839466702e-06)
+_HALF = np.float32(0.5)
+
+
 @numba.njit(nogil=True, fastmath=FASTMATH, cache=True, inline="always")
-def _hidden(W_in, words, i, lo, hi, cbow_mean, bags, rows, weights, h):  # pragma: no cover
-    """``h`` = the mean (or sum) of the input rows of window ``[lo, hi)`` but the centre
+def sigmoid(x):  # pragma: no cover - compiled
+    """``1 / (1 + exp(-x))`` of a float32, to 2.3e-7, in arithmetic LLVM can vectorise.
+
+    Examples
+    --------
+    >>> import math
+    >>> [round(float(sigmoid(np.float32(x))), 6) for x in (-3.0, 0.0, 1.0, 40.0)]
+    [0.047426, 0.5, 0.731059, 1.0]
+    """
+    t = min(max(_HALF * x, -_CLAMP), _CLAMP)
+    t2 = t * t
+    p = ((((((_A13 * t2 + _A11) * t2 + _A9) * t2 + _A7) * t2 + _A5) * t2 + _A3) * t2 + _A1) * t
+    q = ((_B6 * t2 + _B4) * t2 + _B2) * t2 + _B0
+    return _HALF + _HALF * (p / q)
+
+
+# -- rows by two indices ---------------------------------------------------------------------------
+#
+# Every helper below reads and writes table rows as ``W[row, c]``, never through a row view
+# ``W[row]``: numba counts the references of the array a view is cut from, with an atomic
+# add on a counter that every thread training the table shares, so each view cost two locked
+# instructions on a cache line the other worker kept taking away. Written with views, this
+# kernel spent about half its time there (perf, NewsArticles, one thread: NRT_incref and
+# NRT_decref). The arithmetic, and its order, is that of the skip-gram kernel's helpers
+# (:func:`~rowbook.models.word_vectors.word2vec_batched_kernels.add_combination`,
+# ``block_step``) and of :func:`~rowbook.models.word_vectors.word2vec_kernels.hierarchical_softmax_step`.
+
+
+@numba.njit(nogil=True, fastmath=FASTMATH, cache=True, inline="always")
+def _add_rows(out, r, table, ids, base, weights, w, n):  # pragma: no cover - compiled
+    """``out[r] += sum_k weights[w, k] * table[ids[base + k]]`` over ``k < n``, four rows a
+    pass over ``out[r]`` and the last one to three in one more pass."""
+    d = out.shape[1]
+    k = 0
+    while k + 4 <= n:
+        a, b, e, f = ids[base + k], ids[base + k + 1], ids[base + k + 2], ids[base + k + 3]
+        wa, wb, we, wf = weights[w, k], weights[w, k + 1], weights[w, k + 2], weights[w, k + 3]
+        for c in range(d):
+            out[r, c] += (wa * table[a, c] + wb * table[b, c]) + (
+                we * table[e, c] + wf * table[f, c]
+            )
+        k += 4
+    left = n - k
+    if left == 3:
+        a, b, e = ids[base + k], ids[base + k + 1], ids[base + k + 2]
+        wa, wb, we = weights[w, k], weights[w, k + 1], weights[w, k + 2]
+        for c in range(d):
+            out[r, c] += wa * table[a, c] + wb * table[b, c] + we * table[e, c]
+    elif left == 2:
+        a, b = ids[base + k], ids[base + k + 1]
+        wa, wb = weights[w, k], weights[w, k + 1]
+        for c in range(d):
+            out[r, c] += wa * table[a, c] + wb * table[b, c]
+    elif left == 1:
+        a, wa = ids[base + k], weights[w, k]
+        for c in range(d):
+            out[r, c] += wa * table[a, c]
+
+
+@numba.njit(nogil=True, fastmath=FASTMATH, cache=True, inline="always")
+def _target_step(H, b, W, t, label, lr, steps, compute_loss):  # pragma: no cover - compiled
+    """Hidden vector ``H[b]`` against row ``t`` of ``W`` with label ``label``: ``W[t]`` takes
+    its step, ``H[b]``'s is added to ``steps[b]``. Returns the loss (0 unless
+    ``compute_loss``)."""
+    d = H.shape[1]
+    f = np.float32(0.0)
+    for c in range(d):
+        f += H[b, c] * W[t, c]
+    g = (label - sigmoid(f)) * lr
+    for c in range(d):
+        w = W[t, c]
+        steps[b, c] += g * w
+        W[t, c] = w + g * H[b, c]
+    if compute_loss:
+        return math.log1p(math.exp(-float(f))) + (0.0 if label > 0 else float(f))
+    return 0.0
+
+
+@numba.njit(nogil=True, fastmath=FASTMATH, cache=True, inline="always")
+def _scores(W, targets, base, n_out, H, n_in, G):  # pragma: no cover - compiled
+    """``G[o, i] = W[targets[base + o]] . H[i]`` (S = Y H^T), two by two: each pass over
+    ``d`` loads two rows of each and keeps four sums in registers."""
+    d = W.shape[1]
+    for o in range(0, n_out, 2):
+        o1 = min(o + 1, n_out - 1)  # an odd last row is computed twice, written once
+        y0, y1 = targets[base + o], targets[base + o1]
+        for i in range(0, n_in, 2):
+            i1 = min(i + 1, n_in - 1)
+            f00 = f01 = f10 = f11 = np.float32(0.0)
+            for c in range(d):
+                f00 += W[y0, c] * H[i, c]
+                f01 += W[y0, c] * H[i1, c]
+                f10 += W[y1, c] * H[i, c]
+                f11 += W[y1, c] * H[i1, c]
+            G[o, i], G[o, i1], G[o1, i], G[o1, i1] = f00, f01, f10, f11
+
+
+@numba.njit(nogil=True, fastmath=FASTMATH, cache=True, inline="always")
+def _negatives_step(
+    H, inputs, n_in, W, targets, base, counts, n_out, lr, G, GT, steps, compute_loss
+):  # pragma: no cover - compiled
+    """The batch's hidden vectors ``H[:n_in]`` against the shared negatives
+    ``targets[base:base + n_out]`` (label 0, weights ``counts``): ``W``'s rows take ``G H``,
+    ``steps[:n_in]`` gets ``G^T Y`` (from the rows before their step). ``G`` ``(O, B)`` and
+    ``GT`` ``(B, O)`` are scratch. Returns the loss (0 unless ``compute_loss``)."""
+    _scores(W, targets, base, n_out, H, n_in, G)
+    loss = 0.0
+    if compute_loss:  # a pass of its own, as the skip-gram kernel's
+        for o in range(n_out):
+            for i in range(n_in):
+                f = float(G[o, i])
+                loss += counts[base + o] * (math.log1p(math.exp(-f)) + f)
+    for o in range(n_out):  # G = lr * n * (0 - sigmoid(S))
+        scale = lr * counts[base + o]
+        for i in range(n_in):
+            g = -sigmoid(G[o, i]) * scale
+            G[o, i] = g
+            GT[i, o] = g
+    for i in range(n_in):  # the inputs' step G^T Y, from Y before its own step
+        _add_rows(steps, i, W, targets, base, GT, i, n_out)
+    for o in range(n_out):  # Y += G H
+        _add_rows(W, targets[base + o], H, inputs, 0, G, o, n_in)
+    return loss
+
+
+# -- a window ------------------------------------------------------------------------------------
+
+
+@numba.njit(nogil=True, fastmath=FASTMATH, cache=True, inline="always")
+def _hidden(W_in, words, i, lo, hi, cbow_mean, bags, rows, weights, H, b):  # pragma: no cover
+    """``H[b]`` = the mean (or sum) of the input rows of window ``[lo, hi)`` but the centre
     ``i``'s: a word's row, or every row of its bag when ``bags`` is given; the rows are left
     in ``rows``. Returns their number."""
     n_rows = 0
@@ -90,10 +233,25 @@ def _hidden(W_in, words, i, lo, hi, cbow_mean, bags, rows, weights, h):  # pragm
                 rows[n_rows] = bag_ids[k]
                 n_rows += 1
     weight = np.float32(1.0 / n_rows) if cbow_mean else np.float32(1.0)
-    weights[:n_rows] = weight
-    h[:] = 0.0
-    add_combination(h, W_in, rows, weights, n_rows)
+    weights[0, :n_rows] = weight
+    H[b, :] = 0.0
+    _add_rows(H, b, W_in, rows, 0, weights, 0, n_rows)
     return n_rows
+
+
+@numba.njit(nogil=True, fastmath=FASTMATH, cache=True, inline="always")
+def _scatter(W_in, word, bags, steps, b):  # pragma: no cover - compiled
+    """Every input row of ``word`` (its row, or each row of its bag) takes ``steps[b]``."""
+    d = W_in.shape[1]
+    if bags is None:
+        for c in range(d):
+            W_in[word, c] += steps[b, c]
+        return
+    bag_starts, bag_ids = bags
+    for k in range(bag_starts[word], bag_starts[word + 1]):  # fastText: the step whole
+        r = bag_ids[k]
+        for c in range(d):
+            W_in[r, c] += steps[b, c]
 
 
 @numba.njit(nogil=True, cache=True, inline="always")
@@ -148,11 +306,12 @@ def batch_order(n_win, batch):  # pragma: no cover - compiled
 
 
 @numba.njit(nogil=True, cache=True, inline="always")
-def _batch_targets(words, centres, k0, k1, out, state, targets, counts):  # pragma: no cover
+def _batch_targets(
+    words, centres, k0, k1, W_out, table, guide, negative, state, targets, counts
+):  # pragma: no cover - compiled
     """The targets of windows ``[k0, k1)``: their centres in ``targets[:k1 - k0]`` (each
     window's positive; each one starts loading), then the batch's :func:`merged_negatives`
     (none when ``negative`` is 0). Returns how many targets and the generator state."""
-    W_out, table, guide, negative = out
     n_b = k1 - k0
     for b in range(n_b):
         targets[b] = words[centres[k0 + b]]
@@ -197,106 +356,157 @@ def train_job_batched_cbow(
     sentence trains nothing), the minibatches in :func:`batch_order`. The next batch's
     negatives are drawn (and their rows, its centres' rows and its windows' rows start
     loading) before this batch's steps.
+
+    This function draws and makes the job's buffers; :func:`_train_batches` steps.
     """
-    W_out, _, _, negative = out
     words, ends, shrinks, state = kept_words(
         ids, starts, s0, s1, thresholds, use_sample, window, shrink, np.uint64(seed)
     )
     centres, lows, highs = context_windows(ends, shrinks, window)
     order, bounds = batch_order(centres.shape[0], batch)
-    centres, lows, highs = centres[order], lows[order], highs[order]  # in minibatch order
+    windows = (centres[order], lows[order], highs[order], bounds)  # in minibatch order
+    negative = out[3]
     recorded = begin_job(stats, W_in, words, bags)  # (n, 2) or None
     d = W_in.shape[1]
-    H = np.empty((batch, d), dtype=np.float32)  # (B, d) hidden vectors
-    steps = np.empty((batch, d), dtype=np.float32)  # (B, d) their steps
-    inputs = np.arange(batch)  # H's rows, as block_step's inputs
     n_rows = most_rows(bags, window)
-    rows = np.empty(n_rows, dtype=np.int64)  # (R,) a window's input rows
-    weights = np.empty(n_rows, dtype=np.float32)  # (R,)
-    sizes = np.empty(batch, dtype=np.int64)  # (B,) input rows of each window
-    G = np.empty((max(negative, 1), batch), dtype=np.float32)  # (O, B) scores, then gradients
-    # (2, B + O) this batch's centres then negatives, and the next batch's; their counts
-    targets = np.empty((2, batch + negative), dtype=np.int64)
-    counts = np.empty((2, batch + negative), dtype=np.float32)
-    n_targets = np.zeros(2, dtype=np.int64)
-    labels = np.zeros(max(negative, 1), dtype=np.float32)  # (O,) every negative's label is 0
-    positive = np.zeros(1, dtype=np.uint8)  # a centre as a path of one node, code 0: label 1
-    lr = np.float32(lr)
+    scratch = (
+        np.empty((batch, d), dtype=np.float32),  # H (B, d) hidden vectors
+        np.empty((batch, d), dtype=np.float32),  # steps (B, d) their steps
+        np.arange(batch),  # inputs: H's rows, as the block's inputs
+        np.empty(n_rows, dtype=np.int64),  # rows (R,) a window's input rows
+        np.empty((1, n_rows), dtype=np.float32),  # weights (1, R) their weights
+        np.empty(batch, dtype=np.int64),  # sizes (B,) input rows of each window
+        np.empty((max(negative, 1), batch), dtype=np.float32),  # G (O, B) scores, gradients
+        np.empty((batch, max(negative, 1)), dtype=np.float32),  # GT (B, O) the gradients
+        # targets, counts: a batch's centres then its negatives, in halves of B + O (this
+        # batch's, the next one's)
+        np.empty(2 * (batch + negative), dtype=np.int64),
+        np.empty(2 * (batch + negative), dtype=np.float32),
+    )
+    loss = _train_batches(
+        W_in,
+        words,
+        windows,
+        out,
+        tree,
+        state,
+        cbow_mean,
+        bags,
+        np.float32(lr),
+        compute_loss,
+        stats,
+        recorded,
+        scratch,
+    )
+    end_job(stats, words, bags, recorded, lr)
+    return words.shape[0], loss
+
+
+@numba.njit(nogil=True, fastmath=FASTMATH, cache=True, _nrt=False)
+def _train_batches(
+    W_in,
+    words,
+    windows,
+    out,
+    tree,
+    state,
+    cbow_mean,
+    bags,
+    lr,
+    compute_loss,
+    stats,
+    recorded,
+    scratch,
+):  # pragma: no cover - compiled
+    """The minibatches of :func:`train_job_batched_cbow`, in order; returns the loss.
+
+    Compiled without numba's reference counts (``_nrt=False``: this function makes no
+    array): inlined here, every helper's array arguments would otherwise be counted at every
+    call with an atomic add, on counters the threads share for the tables.
+    """
+    W_out, table, guide, negative = out
+    centres, lows, highs, bounds = windows
+    H, steps, inputs, rows, weights, sizes, G, GT, targets, counts = scratch
+    d = W_in.shape[1]
+    half = H.shape[0] + negative
+    n_targets = (0, 0)
+    one = np.float32(1.0)
     loss = 0.0
     n_batches = bounds.shape[0] - 1
     if n_batches > 0:  # the first batch's centres and draws
-        n_targets[0], state = _batch_targets(
-            words, centres, 0, bounds[1], out, state, targets[0], counts[0]
+        first, state = _batch_targets(
+            words, centres, 0, bounds[1], W_out, table, guide, negative, state, targets, counts
         )
+        n_targets = (first, 0)
     for k in range(n_batches):
         now = k & 1
+        base = now * half
         k0, k1 = bounds[k], bounds[k + 1]
         n_b = k1 - k0
         if k + 1 < n_batches:  # the next batch's draws, ahead of time
-            n_targets[1 - now], state = _batch_targets(
-                words, centres, k1, bounds[k + 2], out, state, targets[1 - now], counts[1 - now]
+            later = (1 - now) * half
+            n_next, state = _batch_targets(
+                words,
+                centres,
+                k1,
+                bounds[k + 2],
+                W_out,
+                table,
+                guide,
+                negative,
+                state,
+                targets[later:],
+                counts[later:],
             )
+            n_targets = (n_targets[0], n_next) if now == 0 else (n_next, n_targets[1])
             for w in range(k1, bounds[k + 2]):  # and their windows' rows
                 for p in range(lows[w], highs[w]):
                     _prefetch_inputs(W_in, words[p], bags)
         for b in range(n_b):
             w = k0 + b
             sizes[b] = _hidden(
-                W_in, words, centres[w], lows[w], highs[w], cbow_mean, bags, rows, weights, H[b]
+                W_in,
+                words,
+                centres[w],
+                lows[w],
+                highs[w],
+                cbow_mean,
+                bags,
+                rows,
+                weights,
+                H,
+                b,
             )
         steps[:n_b] = 0.0
         for b in range(n_b):  # each window's own targets: its centre's path, its centre
-            center = targets[now, b]
+            center = targets[base + b]
             if tree is not None:  # hierarchical softmax; None compiles the branch away
                 W_nodes, codes, points, lengths = tree
-                loss += hierarchical_softmax_step(
-                    H[b],
-                    W_nodes,
-                    codes[center],
-                    points[center],
-                    lengths[center],
-                    lr,
-                    steps[b],
-                    compute_loss,
-                )
+                for m in range(lengths[center]):
+                    label = one - np.float32(codes[center, m])
+                    node = points[center, m]
+                    loss += _target_step(H, b, W_nodes, node, label, lr, steps, compute_loss)
             if negative > 0:
-                loss += hierarchical_softmax_step(
-                    H[b], W_out, positive, targets[now, b:], 1, lr, steps[b], compute_loss
-                )
+                loss += _target_step(H, b, W_out, center, one, lr, steps, compute_loss)
         n_neg = n_targets[now] - n_b
         if n_neg > 0:
-            loss += block_step(
-                H,
-                inputs,
-                n_b,
-                W_out,
-                targets[now, n_b:],
-                labels,
-                counts[now, n_b:],
-                n_neg,
-                lr,
-                G,
-                steps,
-                compute_loss,
+            at = base + n_b
+            loss += _negatives_step(
+                H, inputs, n_b, W_out, targets, at, counts, n_neg, lr, G, GT, steps, compute_loss
             )
         for b in range(n_b):  # every context row of window b takes its step
             w = k0 + b
-            step = steps[b]
             if not cbow_mean:  # gensim divides the step, not the input, for the sum
-                step *= np.float32(1.0 / sizes[b])
+                inv = np.float32(1.0 / sizes[b])
+                for c in range(d):
+                    steps[b, c] *= inv
             norm = 0.0
             if stats is not None:  # every row of the window takes this step: measured once
-                norm = step_norm(step)
+                norm = step_norm(steps[b])
             for j in range(lows[w], highs[w]):
                 if j == centres[w]:
                     continue
-                if bags is not None:  # fastText: the step goes whole into every bag row
-                    scatter_bag(W_in, bags[0], bags[1], words[j], step)
-                else:
-                    row = W_in[words[j]]
-                    for c in range(d):
-                        row[c] += step[c]
+                _scatter(W_in, words[j], bags, steps, b)
                 if stats is not None:
                     record(recorded, j, norm)
-    end_job(stats, words, bags, recorded, lr)
-    return words.shape[0], loss
+    return loss
