@@ -179,7 +179,7 @@ def test_the_model_trains_with_the_batched_kernel(architecture):
 
 def test_the_kernel_is_validated_and_a_parameter():
     with pytest.raises(
-        ParameterError, match="kernel must be one of 'batched', 'classic', 'batched-v4', got 'fast'"
+        ParameterError, match="kernel must be one of 'batched', 'classic', got 'fast'"
     ):
         FastText(kernel="fast")
     model = FastText(kernel="classic")
@@ -234,20 +234,6 @@ def test_a_cbow_file_of_version_2_loads_and_resumes_with_the_classic_kernel(
     loaded.train(CORPUS[:500], epochs=1)
     classic.train(CORPUS[:500], epochs=1)
     assert np.array_equal(loaded.W_in_, classic.W_in_)
-
-
-def test_a_cbow_file_of_version_3_resumes_with_its_batched_kernel(tmp_path, as_saved_by_version):
-    """Version 3's CBOW "batched" is "batched-v4" now (the kernel's code of that time)."""
-    params = {**SMALL, "architecture": "cbow", "epochs": 1}
-    model = FastText(**params, kernel="batched-v4").fit(CORPUS[:500])
-    path = tmp_path / "cbow.npz"
-    model.save(path)
-    as_saved_by_version(path, 3)
-    loaded = FastText.load(path)
-    assert loaded.kernel == "batched-v4"
-    loaded.train(CORPUS[:500], epochs=1)
-    model.train(CORPUS[:500], epochs=1)
-    assert np.array_equal(loaded.W_in_, model.W_in_)
 
 
 def test_a_skipgram_file_of_version_2_keeps_the_batched_kernel(tmp_path, as_saved_by_version):

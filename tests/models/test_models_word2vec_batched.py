@@ -234,14 +234,11 @@ def test_batched_shares_negatives_across_windows_and_hogbatch_does_not():
 
 def test_the_kernel_is_validated_and_a_parameter():
     with pytest.raises(
-        ParameterError,
-        match="kernel must be one of 'batched', 'hogbatch', 'classic', 'batched-v4', got 'fast'",
+        ParameterError, match="kernel must be one of 'batched', 'hogbatch', 'classic', got 'fast'"
     ):
         Word2Vec(kernel="fast")
     with pytest.raises(ParameterError, match="'hogbatch' is a skip-gram kernel"):
         Word2Vec(architecture="cbow", kernel="hogbatch")
-    with pytest.raises(ParameterError, match="'batched-v4' is CBOW's batched kernel"):
-        Word2Vec(kernel="batched-v4")
     assert Word2Vec().kernel == "batched"  # the default, chosen by measurement (docs/cores.md)
     model = Word2Vec(kernel="classic")
     assert model.get_params()["kernel"] == "classic" and "kernel='classic'" in repr(model)
@@ -318,32 +315,6 @@ def test_a_skipgram_file_of_versions_2_and_3_resumes_with_a_draw_a_window(
     loaded.train(CORPUS, epochs=1)
     model.train(CORPUS, epochs=1)
     assert np.array_equal(loaded.W_in_, model.W_in_)
-
-
-@pytest.mark.parametrize("version", [3, 4])
-def test_a_cbow_file_of_versions_3_and_4_resumes_with_its_batched_kernel(
-    tmp_path, version, as_saved_by_version
-):
-    """Their CBOW "batched" is "batched-v4" now (the kernel's code of that time), step for step."""
-    params = {**SMALL, "architecture": "cbow", "epochs": 1}
-    model = Word2Vec(**params, kernel="batched-v4").fit(CORPUS)
-    path = tmp_path / "cbow.npz"
-    model.save(path)
-    as_saved_by_version(path, version)
-    loaded = Word2Vec.load(path)
-    assert loaded.kernel == "batched-v4"
-    loaded.train(CORPUS, epochs=1)
-    model.train(CORPUS, epochs=1)
-    assert np.array_equal(loaded.W_in_, model.W_in_)
-
-
-def test_cbow_batched_differs_from_its_version_4_code_in_the_last_bits_only():
-    """No reference counts and a rational sigmoid: the same algorithm and draws, other roundings."""
-    params = {**SMALL, "architecture": "cbow", "epochs": 1}
-    now = Word2Vec(**params, kernel="batched").fit(CORPUS)
-    before = Word2Vec(**params, kernel="batched-v4").fit(CORPUS)
-    assert not np.array_equal(now.W_in_, before.W_in_)
-    np.testing.assert_allclose(now.W_in_, before.W_in_, atol=1e-4)
 
 
 def test_the_cbow_sigmoid_is_the_exact_one_to_float_precision():

@@ -94,7 +94,7 @@ class FastText(Word2Vec):
         Negatives per example, drawn from ``count ** ns_exponent`` (fastText: 0.5).
     sample : float
         Subsampling threshold ``t`` (0 disables it).
-    kernel : {"batched", "classic", "batched-v4"} or None
+    kernel : {"batched", "classic"} or None
         How the examples step; ``None`` (the default) takes the architecture's measured
         choice, :data:`DEFAULT_KERNEL`: ``"batched"`` for skip-gram, ``"classic"`` for CBOW.
         Skip-gram: ``"batched"`` makes the window of a centre word one minibatch
@@ -114,9 +114,7 @@ class FastText(Word2Vec):
         NewsArticles it lost 0.017 of SimLex (``docs/cores.md``), so CBOW's default stays
         ``"classic"``. One worker and a seed give ``"classic"``'s tables as rowbook gave them
         before the option. Models saved before the option, and CBOW models saved before
-        ``"batched"`` covered CBOW, load (and resume) with ``"classic"``; CBOW models of
-        state version 3 whose kernel was ``"batched"`` with ``"batched-v4"`` (that kernel as
-        it was then: the same steps, other roundings).
+        ``"batched"`` covered CBOW, load (and resume) with ``"classic"``.
     lr, min_lr : float
         Learning rate at the start and at the end of each training call (linear decay).
     epochs : int
@@ -151,10 +149,8 @@ class FastText(Word2Vec):
     #: 2: ``kernel`` joined the parameters (files before it trained with the classic kernel);
     #: 3: ``kernel="batched"`` minibatches CBOW too (version 2 trained CBOW classic). Both
     #: load with the kernel they trained with: :meth:`Word2Vec._upgrade`.
-    #: 4: CBOW's ``"batched"`` steps as version 5 of Word2Vec's does (version 3's is
-    #: ``"batched-v4"``).
-    _state_version: ClassVar[int] = 4
-    _kernels: ClassVar[tuple[str, ...]] = ("batched", "classic", "batched-v4")
+    _state_version: ClassVar[int] = 3
+    _kernels: ClassVar[tuple[str, ...]] = ("batched", "classic")
     shrink_windows: ClassVar[bool] = True
     compute_loss: ClassVar[bool] = False
 
@@ -171,7 +167,7 @@ class FastText(Word2Vec):
         negative: int = 5,
         ns_exponent: float = 0.5,
         sample: float = 1e-4,
-        kernel: Literal["batched", "classic", "batched-v4"] | None = None,
+        kernel: Literal["batched", "classic"] | None = None,
         lr: float = 0.05,
         min_lr: float = 0.0,
         epochs: int = 5,
@@ -257,8 +253,7 @@ class FastText(Word2Vec):
             out=out,
             window=self.window,
             skipgram=self.architecture == "skipgram",
-            batched=self._kernel in ("batched", "batched-v4"),
-            cbow_v4=self._kernel == "batched-v4",
+            batched=self._kernel == "batched",
         )
 
         def step(j: int, lr: float, seed: int, stats: Any) -> float:

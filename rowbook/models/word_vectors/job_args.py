@@ -33,7 +33,6 @@ from rowbook.models.word_vectors.word2vec_batched_cbow_kernels import (
     CBOW_BATCH,
     train_job_batched_cbow,
 )
-from rowbook.models.word_vectors.word2vec_batched_cbow_v4_kernels import train_job_batched_cbow_v4
 from rowbook.models.word_vectors.word2vec_batched_kernels import train_job_batched
 from rowbook.models.word_vectors.word2vec_kernels import train_job as word2vec_train_job
 
@@ -52,8 +51,7 @@ class Word2VecJob(NamedTuple):
     runs of ``shared`` consecutive windows sharing a draw of negatives) instead of the
     per-pair one, CBOW's
     (:func:`~rowbook.models.word_vectors.word2vec_batched_cbow_kernels.train_job_batched_cbow`)
-    instead of the per-window one (``cbow_v4``: that kernel as state versions 3 and 4 ran it,
-    :func:`~rowbook.models.word_vectors.word2vec_batched_cbow_v4_kernels.train_job_batched_cbow_v4`).
+    instead of the per-window one.
     """
 
     W_in: np.ndarray
@@ -68,7 +66,6 @@ class Word2VecJob(NamedTuple):
     compute_loss: bool
     batched: bool = False
     shared: int = 1
-    cbow_v4: bool = False
 
     def run(
         self, ids: np.ndarray, starts: np.ndarray, lr: float, seed: int, stats: Any
@@ -82,8 +79,9 @@ class Word2VecJob(NamedTuple):
             return train_job_batched(*tables, *sg, lr, seed, self.compute_loss, stats)
         if self.batched:
             cbow = (self.cbow_mean, CBOW_BATCH)
-            kernel = train_job_batched_cbow_v4 if self.cbow_v4 else train_job_batched_cbow
-            return kernel(*tables, *shape, *cbow, lr, seed, self.compute_loss, stats)
+            return train_job_batched_cbow(
+                *tables, *shape, *cbow, lr, seed, self.compute_loss, stats
+            )
         return word2vec_train_job(
             *tables, *shape, self.skipgram, self.cbow_mean, lr, seed, self.compute_loss, stats
         )
@@ -97,7 +95,7 @@ class FastTextJob(NamedTuple):
     (:func:`~rowbook.models.word_vectors.fasttext_batched_kernels.train_job_batched`)
     instead of the per-pair one, CBOW's (word2vec's
     :func:`~rowbook.models.word_vectors.word2vec_batched_cbow_kernels.train_job_batched_cbow`
-    over the bags) instead of the per-window one; ``cbow_v4`` as in :class:`Word2VecJob`."""
+    over the bags) instead of the per-window one."""
 
     W_in: np.ndarray
     bag_starts: np.ndarray
@@ -108,7 +106,6 @@ class FastTextJob(NamedTuple):
     window: int
     skipgram: bool
     batched: bool = False
-    cbow_v4: bool = False
 
     def run(self, ids: np.ndarray, starts: np.ndarray, lr: float, seed: int, stats: Any) -> int:
         """Train on the sentences ``ids`` cut at ``starts``; the words trained."""
@@ -121,8 +118,7 @@ class FastTextJob(NamedTuple):
             corpus = (self.W_in, ids, starts, first, end, self.thresholds, self.use_sample)
             cbow = (self.out, None, self.window, True, True, CBOW_BATCH)
             bags = (self.bag_starts, self.bag_ids)
-            kernel = train_job_batched_cbow_v4 if self.cbow_v4 else train_job_batched_cbow
-            return kernel(*corpus, *cbow, lr, seed, False, stats, bags)[0]
+            return train_job_batched_cbow(*corpus, *cbow, lr, seed, False, stats, bags)[0]
         return fasttext_train_job(*tables, *sampling, self.skipgram, lr, seed, stats)
 
 

@@ -28,8 +28,7 @@ the corpus). Each ``train`` call runs its own schedule, ``lr`` down to ``min_lr`
 ``fit(..., checkpoint=path)`` interrupted after epoch 2 and ``fit(..., resume=path)``
 give, bit for bit.
 
-Differences from gensim worth knowing: the sigmoid is exact (CBOW's batched kernel: a
-rational function within 2.3e-7 of it) instead of a 1000-entry
+Differences from gensim worth knowing: the sigmoid is exact instead of a 1000-entry
 table that skips pairs scoring beyond +-6; sentences longer than 10,000 in-vocabulary
 words are cut into pieces (gensim drops the rest of the sentence); with both objectives
 on, their steps are computed from the same hidden vector and added (gensim applies
@@ -93,7 +92,7 @@ class Word2Vec(WordVectorModel):
         share each example's hidden vector and their steps add up.
     cbow_mean : bool
         CBOW's hidden vector is the mean of the window's rows (else their sum).
-    kernel : {"batched", "hogbatch", "classic", "batched-v4"}
+    kernel : {"batched", "hogbatch", "classic"}
         How the examples step. ``"batched"``: minibatches sharing one draw of negatives, the
         rows read as they were before the minibatch. In skip-gram a minibatch is the window
         of a centre word, its context rows against the centre and the negatives (HogBatch,
@@ -110,9 +109,7 @@ class Word2Vec(WordVectorModel):
         its own negatives, word2vec.c's and gensim's algorithm (one worker and a seed give
         the tables rowbook gave before the option). Models saved before the option, and
         CBOW models saved before ``"batched"`` covered CBOW, load and resume with
-        ``"classic"``; CBOW models of state versions 3 and 4 with ``"batched-v4"`` (CBOW's
-        batched kernel as it was then: the same steps, other roundings). ``docs/cores.md``
-        has the figures.
+        ``"classic"``. ``docs/cores.md`` has the figures.
     lr, min_lr : float
         Learning rate at the start and at the end of each training call (linear decay).
         ``lr=None`` takes word2vec.c's default for the architecture: 0.025 for
@@ -150,11 +147,9 @@ class Word2Vec(WordVectorModel):
     #: 2: ``kernel`` joined the parameters (files before it trained with the classic kernel);
     #: 3: ``kernel="batched"`` minibatches CBOW too (version 2 trained CBOW classic);
     #: 4: skip-gram's ``"batched"`` shares a draw of negatives across ``SHARED_WINDOWS``
-    #: windows (version 3's, a draw a window, is ``"hogbatch"``); 5: CBOW's ``"batched"``
-    #: steps without numba's reference counts and with a rational sigmoid (the last bits of
-    #: its floats differ: versions 3 and 4's CBOW ``"batched"`` is ``"batched-v4"``).
-    _state_version: ClassVar[int] = 5
-    _kernels: ClassVar[tuple[str, ...]] = ("batched", "hogbatch", "classic", "batched-v4")
+    #: windows (version 3's, a draw a window, is ``"hogbatch"``).
+    _state_version: ClassVar[int] = 4
+    _kernels: ClassVar[tuple[str, ...]] = ("batched", "hogbatch", "classic")
 
     def __init__(
         self,
@@ -169,7 +164,7 @@ class Word2Vec(WordVectorModel):
         hierarchical_softmax: bool = False,
         ns_exponent: float = 0.75,
         cbow_mean: bool = True,
-        kernel: Literal["batched", "hogbatch", "classic", "batched-v4"] = "batched",
+        kernel: Literal["batched", "hogbatch", "classic"] = "batched",
         lr: float | None = None,
         min_lr: float = 1e-4,
         epochs: int = 5,
@@ -233,23 +228,17 @@ class Word2Vec(WordVectorModel):
         """Version 1 had no ``kernel``, version 2's ``"batched"`` was skip-gram's only: those
         models trained with the classic kernel (version 2: in CBOW), and load (and resume)
         with it. Word2Vec's skip-gram ``"batched"`` of versions 2 and 3 drew negatives for every
-        window: ``"hogbatch"`` now (FastText's, which has no ``"hogbatch"``, is unchanged).
-        CBOW's ``"batched"`` before the class's last version (Word2Vec's 5, FastText's 4) is
-        ``"batched-v4"`` now, the kernel's code of that time."""
+        window: ``"hogbatch"`` now (FastText's, which has no ``"hogbatch"``, is unchanged)."""
         if "kernel" in cls.param_names():
             if version == 1:
                 return {"kernel": "classic", **params}, state
             cbow = params.get("architecture") == "cbow"
-            batched = params.get("kernel") == "batched"
-            if cbow and batched and version == 2:
-                return {**params, "kernel": "classic"}, state
-            if cbow and batched and version == cls._state_version - 1:
-                return {**params, "kernel": "batched-v4"}, state
-            if version in (2, 3) and batched and not cbow:
-                # FastText's skip-gram "batched" did not change: no "hogbatch"
-                hog = "hogbatch" in cls._kernels
-                return ({**params, "kernel": "hogbatch"} if hog else params), state
-            if version in (2, 3, 4):
+            if version in (2, 3) and params.get("kernel") == "batched":
+                if not cbow:  # FastText's skip-gram "batched" did not change: no "hogbatch"
+                    hog = "hogbatch" in cls._kernels
+                    return ({**params, "kernel": "hogbatch"} if hog else params), state
+                return ({**params, "kernel": "classic"} if version == 2 else params), state
+            if version in (2, 3):
                 return params, state
         return super()._upgrade(params, state, version)
 
@@ -319,7 +308,6 @@ class Word2Vec(WordVectorModel):
             compute_loss=self.compute_loss,
             batched=self.kernel != "classic",
             shared=SHARED_WINDOWS if self.kernel == "batched" else 1,
-            cbow_v4=self.kernel == "batched-v4",
         )
 
         def step(j: int, lr: float, seed: int, stats: Any) -> float:
