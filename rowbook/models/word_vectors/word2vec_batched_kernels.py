@@ -31,8 +31,8 @@ changes (see ``docs/cores.md`` for the quality measured).
 
 The products are loops over rows that stay in L1 (the inner loop over ``d`` vectorised
 by LLVM, two or four rows a pass). Numba's ``np.dot`` (BLAS ``sgemm``) on blocks already
-gathered is 3.6-4.8x slower at d = 50-300 for a window of 6 x 6 (``benchmarks/bench_anchors.py
---kernels``: 1.58 against 0.44 microseconds at d = 100): each call costs about half a
+gathered is 3.6-5.0x slower at d = 50-300 for a window of 6 x 6 (``benchmarks/bench_anchors.py
+--kernels``: 1.54 against 0.40 microseconds at d = 100): each call costs about half a
 microsecond before any arithmetic, as much as the three products themselves. The loops
 index rows in their tables and run on borrowed arrays
 (:mod:`~rowbook.models.word_vectors.array_views`): numba's reference counting of row views
