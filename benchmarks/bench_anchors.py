@@ -31,8 +31,9 @@ does the same arithmetic as matrix products), so each run's GFLOP/s per core is
 ``pairs * epochs * 6 (1 + negative) d / (seconds * threads)``, with the pairs counted from
 rowbook's subsampling and window draws. ``--kernels`` also times the two kernels alone on
 one epoch of the encoded corpus at d = 50, 100, 200, 300 (CPU seconds, one thread), against
-one core's peak: 2 FMA units x 8 floats x 2 FLOPs = 32 FLOP a cycle at the clock of
-``/proc/cpuinfo``.
+one core's peak: 2 FMA pipes x 16 floats x 2 FLOPs = 64 FLOP a cycle (Zen 5's 512-bit
+units, ``FLOP_PER_CYCLE``) at the clock measured on a chain of dependent adds (``--peak``:
+the FMA throughput measured too).
 
 CBOW (``--architecture cbow``): the same runs with CBOW, learning rate 0.05 (word2vec.c's
 and rowbook's default for CBOW) for every tool, against word2vec.c (``-cbow 1``) and gensim
@@ -50,6 +51,7 @@ skip-gram kernel alone at each count of consecutive windows sharing a draw of ne
 from __future__ import annotations
 
 import argparse
+import functools
 import logging
 import os
 import shutil
@@ -71,7 +73,12 @@ from rowbook.models.word_vectors.word2vec import DEFAULT_LR, Word2Vec
 
 ANCHORS = Path(__file__).resolve().parent / "anchors"
 SETTINGS = {"vector_size": 100, "window": 5, "negative": 5, "sample": 1e-3, "min_count": 5}
-FLOP_PER_CYCLE = 32  # AVX2 / Zen 4: 2 FMA units x 8 floats x 2 FLOPs
+#: One core's float32 FLOPs a cycle: 2 FMA pipes x 16 floats x 2 FLOPs. This AMD EPYC is Zen 5
+#: (family 26, LLVM's host CPU "znver5"), whose desktop and server parts execute AVX-512 on
+#: full 512-bit units (AMD's Zen 5 launch material, "AVX-512 with full 512-bit data path";
+#: A. J. Yee, "Zen5's AVX512 Teardown", numberworld.org, 2024; Zen 4 ran 512-bit
+#: instructions on two 256-bit halves, 32). ``--peak`` measures it: 258 GFLOP/s at 4.03 GHz.
+FLOP_PER_CYCLE = 64
 
 
 # -- building the anchors ------------------------------------------------------------------------
@@ -253,9 +260,76 @@ def _counts(sentences):
     return counts
 
 
+_CLOCK_C = r"""
+#include <stdio.h>
+#include <time.h>
+int main(void) {  /* 4 dependent integer adds an iteration: 4 cycles */
+    long n = 500000000L, x = 0;
+    struct timespec t0, t1;
+    clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &t0);
+    for (long i = 0; i < n; i++)
+        __asm__ volatile("add $1, %0\n\tadd $1, %0\n\tadd $1, %0\n\tadd $1, %0" : "+r"(x));
+    clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &t1);
+    printf("%f\n", 4.0 * n / ((t1.tv_sec - t0.tv_sec) + 1e-9 * (t1.tv_nsec - t0.tv_nsec)) / 1e9);
+    return x == 0;
+}
+"""
+
+_PEAK_C = r"""
+#include <immintrin.h>
+#include <stdio.h>
+#include <time.h>
+#define FMA(k) a##k = _mm512_fmadd_ps(a##k, b, c)
+int main(void) {  /* 8 independent chains of 512-bit FMAs: bound by their throughput */
+    __m512 b = _mm512_set1_ps(0.999999f), c = _mm512_set1_ps(1e-7f);
+    __m512 a0 = b, a1 = c, a2 = b, a3 = c, a4 = b, a5 = c, a6 = b, a7 = c;
+    long n = 100000000L;
+    struct timespec t0, t1;
+    clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &t0);
+    for (long i = 0; i < n; i++) {
+        FMA(0); FMA(1); FMA(2); FMA(3); FMA(4); FMA(5); FMA(6); FMA(7);
+    }
+    clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &t1);
+    __m512 sum = _mm512_add_ps(_mm512_add_ps(_mm512_add_ps(a0, a1), _mm512_add_ps(a2, a3)),
+                               _mm512_add_ps(_mm512_add_ps(a4, a5), _mm512_add_ps(a6, a7)));
+    double s = (t1.tv_sec - t0.tv_sec) + 1e-9 * (t1.tv_nsec - t0.tv_nsec);
+    printf("%f %f\n", n * 8.0 * 16 * 2 / s / 1e9, _mm512_reduce_add_ps(sum));
+    return 0;
+}
+"""
+
+
+def _run_c(name: str, source: str, flags: list[str]) -> list[float]:
+    """Compile ``source`` once into the benchmark cache and run it; the numbers it prints."""
+    binary = cache_dir() / "anchors" / name
+    if not binary.exists():
+        binary.parent.mkdir(exist_ok=True)
+        src = binary.with_suffix(".c")
+        src.write_text(source)
+        subprocess.run(["gcc", "-O2", *flags, str(src), "-o", str(binary)], check=True)
+    out = subprocess.run([str(binary)], check=True, capture_output=True, text=True).stdout
+    return [float(x) for x in out.split()]
+
+
+@functools.cache
 def clock_ghz() -> float:
+    """The core's clock, measured on a chain of dependent adds (one a cycle): under a
+    hypervisor ``/proc/cpuinfo``'s "cpu MHz" is the nominal clock (2.6 GHz on this EPYC,
+    whose core ran at 4.03), so it is only the fallback, without a C compiler."""
+    if shutil.which("gcc"):
+        return _run_c("clock_ghz", _CLOCK_C, [])[0]
     with open("/proc/cpuinfo") as f:
         return max(float(line.split(":")[1]) for line in f if line.startswith("cpu MHz")) / 1e3
+
+
+def measured_peak() -> None:
+    """One core's float32 FMA throughput, measured (512-bit FMAs), against ``FLOP_PER_CYCLE``."""
+    gflops = _run_c("fma_peak", _PEAK_C, ["-mavx512f"])[0]
+    ghz = clock_ghz()
+    print(
+        f"\none core: {gflops:.0f} GFLOP/s of 512-bit FMAs at {ghz:.2f} GHz = "
+        f"{gflops / ghz:.1f} FLOP a cycle (FLOP_PER_CYCLE: {FLOP_PER_CYCLE}; load {load()})"
+    )
 
 
 def load() -> str:
@@ -385,7 +459,8 @@ def blas_or_loops(dims=(50, 100, 200, 300), windows: int = 20_000) -> None:
     best of 5)."""
     import numba
 
-    from rowbook.models.word_vectors.word2vec_batched_kernels import _scores, add_combination
+    from rowbook.models.word_vectors.array_views import borrowed
+    from rowbook.models.word_vectors.word2vec_batched_kernels import _scores, add_rows
 
     @numba.njit
     def with_blas(Y, X, reps):
@@ -399,14 +474,16 @@ def blas_or_loops(dims=(50, 100, 200, 300), windows: int = 20_000) -> None:
 
     @numba.njit(fastmath=True)
     def with_loops(W_out, targets, W_in, context, G, work, reps):
+        W_out, W_in, G, work = borrowed(W_out), borrowed(W_in), borrowed(G), borrowed(work)
+        targets, context = borrowed(targets), borrowed(context)  # as the kernel runs them
         s = 0.0
         for _ in range(reps):
             _scores(W_out, targets, 6, W_in, context, 6, G)
-            GT = G[:6, :6].T
+            GT = G.T
             for i in range(6):
-                add_combination(work[i], W_out, targets, GT[i], 6)
+                add_rows(work, i, W_out, targets, GT, i, 6)
             for o in range(6):
-                add_combination(W_out[targets[o]], W_in, context, G[o], 6)
+                add_rows(W_out, targets[o], W_in, context, G, o, 6)
             s += G[0, 0]
         return s
 
@@ -520,6 +597,9 @@ def main(argv: list[str] | None = None) -> int:
         "--hot-rows", action="store_true", help="also the batched kernel with its rows hot"
     )
     parser.add_argument(
+        "--peak", action="store_true", help="also one core's FMA throughput, measured"
+    )
+    parser.add_argument(
         "--shared",
         default="",
         help="skip-gram: also time these runs of windows sharing a draw of negatives (--kernels)",
@@ -612,6 +692,8 @@ def main(argv: list[str] | None = None) -> int:
             kernel_flops(
                 tweets, dims=(100,), name="health tweets", arch=arch, batches=batches, shared=shared
             )
+    if args.peak:
+        measured_peak()
     if args.hot_rows:
         hot_rows(sentences)
     if args.quality:

@@ -31,9 +31,14 @@ changes (see ``docs/cores.md`` for the quality measured).
 
 The products are loops over rows that stay in L1 (the inner loop over ``d`` vectorised
 by LLVM, two or four rows a pass). Numba's ``np.dot`` (BLAS ``sgemm``) on blocks already
-gathered is 3.6-4.8x slower at d = 50-300 for a window of 6 x 6 (``benchmarks/bench_anchors.py
---kernels``: 1.58 against 0.44 microseconds at d = 100): each call costs about half a
-microsecond before any arithmetic, as much as the three products themselves.
+gathered is 3.6-5.0x slower at d = 50-300 for a window of 6 x 6 (``benchmarks/bench_anchors.py
+--kernels``: 1.54 against 0.40 microseconds at d = 100): each call costs about half a
+microsecond before any arithmetic, as much as the three products themselves. The loops
+index rows in their tables and run on borrowed arrays
+(:mod:`~rowbook.models.word_vectors.array_views`): numba's reference counting of row views
+took more time than the products. The sigmoid is
+:func:`~rowbook.nn.kernel_math.fast_exp`'s (Cephes' ``expf``, 1.2e-7 relative), on 16 scores an
+instruction.
 :mod:`~rowbook.models.word_vectors.word2vec_batched_reference` is the same algorithm in NumPy, draw for draw.
 """
 
@@ -45,12 +50,15 @@ import numba
 import numpy as np
 
 from rowbook.data.sampling import draw_negative, lcg_next, window_bounds
+from rowbook.models.word_vectors.array_views import borrowed
 from rowbook.models.word_vectors.telemetry_kernels import add_measured, begin_job, end_job, record
 from rowbook.models.word_vectors.word2vec_kernels import FASTMATH, kept_words, prefetch_row
+from rowbook.nn.kernel_math import fast_exp
 
 __all__ = [
     "SHARED_WINDOWS",
     "add_combination",
+    "add_rows",
     "block_step",
     "context_windows",
     "merged_negatives",
@@ -119,50 +127,64 @@ def _scores(W, targets, n_out, W_in, context, n_in, G):  # pragma: no cover - co
     d = W.shape[1]
     for o in range(0, n_out, 2):
         o1 = min(o + 1, n_out - 1)  # an odd last row is computed twice, written once
-        y0, y1 = W[targets[o]], W[targets[o1]]
+        y0, y1 = targets[o], targets[o1]
         for i in range(0, n_in, 2):
             i1 = min(i + 1, n_in - 1)
-            x0, x1 = W_in[context[i]], W_in[context[i1]]
+            x0, x1 = context[i], context[i1]
             f00 = f01 = f10 = f11 = np.float32(0.0)
             for c in range(d):
-                f00 += y0[c] * x0[c]
-                f01 += y0[c] * x1[c]
-                f10 += y1[c] * x0[c]
-                f11 += y1[c] * x1[c]
+                f00 += W[y0, c] * W_in[x0, c]
+                f01 += W[y0, c] * W_in[x1, c]
+                f10 += W[y1, c] * W_in[x0, c]
+                f11 += W[y1, c] * W_in[x1, c]
             G[o, i], G[o, i1], G[o1, i], G[o1, i1] = f00, f01, f10, f11
 
 
 @numba.njit(nogil=True, fastmath=FASTMATH, cache=True, inline="always")
-def add_combination(out, rows, ids, weights, n):  # pragma: no cover - compiled
-    """``out += sum_k weights[k] * rows[ids[k]]`` over ``k < n``, four rows a pass over ``out``
-    and the last one to three in one more pass (a load and a store of ``out`` per pass, not
-    per row)."""
-    d = out.shape[0]
+def add_rows(out, r, rows, ids, weights, w, n):  # pragma: no cover - compiled
+    """``out[r] += sum_k weights[w, k] * rows[ids[k]]`` over ``k < n``, four rows a pass over
+    ``out[r]`` and the last one to three in one more pass (a load and a store of ``out[r]``
+    per pass, not per row).
+
+    Every row is indexed in its table, never taken as a view (``rows[ids[k]]``): a view made
+    in a loop costs two atomic updates of its table's reference count, which were more than
+    half of a window's time.
+    """
+    d = out.shape[1]
     k = 0
     while k + 4 <= n:
-        a, b, e, f = rows[ids[k]], rows[ids[k + 1]], rows[ids[k + 2]], rows[ids[k + 3]]
-        wa, wb, we, wf = weights[k], weights[k + 1], weights[k + 2], weights[k + 3]
+        a, b, e, f = ids[k], ids[k + 1], ids[k + 2], ids[k + 3]
+        wa, wb, we, wf = weights[w, k], weights[w, k + 1], weights[w, k + 2], weights[w, k + 3]
         for c in range(d):
-            out[c] += (wa * a[c] + wb * b[c]) + (we * e[c] + wf * f[c])
+            out[r, c] += (wa * rows[a, c] + wb * rows[b, c]) + (we * rows[e, c] + wf * rows[f, c])
         k += 4
     left = n - k
     if left == 3:
-        a, b, e = rows[ids[k]], rows[ids[k + 1]], rows[ids[k + 2]]
-        wa, wb, we = weights[k], weights[k + 1], weights[k + 2]
+        a, b, e = ids[k], ids[k + 1], ids[k + 2]
+        wa, wb, we = weights[w, k], weights[w, k + 1], weights[w, k + 2]
         for c in range(d):
-            out[c] += wa * a[c] + wb * b[c] + we * e[c]
+            out[r, c] += wa * rows[a, c] + wb * rows[b, c] + we * rows[e, c]
     elif left == 2:
-        a, b = rows[ids[k]], rows[ids[k + 1]]
-        wa, wb = weights[k], weights[k + 1]
+        a, b = ids[k], ids[k + 1]
+        wa, wb = weights[w, k], weights[w, k + 1]
         for c in range(d):
-            out[c] += wa * a[c] + wb * b[c]
+            out[r, c] += wa * rows[a, c] + wb * rows[b, c]
     elif left == 1:
-        a, wa = rows[ids[k]], weights[k]
+        a, wa = ids[k], weights[w, k]
         for c in range(d):
-            out[c] += wa * a[c]
+            out[r, c] += wa * rows[a, c]
 
 
-@numba.njit(nogil=True, fastmath=FASTMATH, cache=True)
+@numba.njit(nogil=True, fastmath=FASTMATH, cache=True, inline="always")
+def add_combination(out, rows, ids, weights, n):  # pragma: no cover - compiled
+    """``out += sum_k weights[k] * rows[ids[k]]`` over ``k < n`` for a vector ``out`` and
+    ``weights`` (:func:`add_rows` on one row)."""
+    add_rows(
+        out.reshape((1, out.shape[0])), 0, rows, ids, weights.reshape((1, weights.shape[0])), 0, n
+    )
+
+
+@numba.njit(nogil=True, fastmath=FASTMATH, error_model="numpy", cache=True)
 def block_step(
     W_in, context, n_in, W, targets, labels, counts, n_out, lr, G, work, compute_loss
 ):  # pragma: no cover - compiled
@@ -173,6 +195,8 @@ def block_step(
     ``work[:n_in]`` (the caller adds it to ``W_in`` once every objective has read the
     inputs). ``G`` ``(O, I)`` is scratch. Returns the loss (0 unless ``compute_loss``).
     """
+    W_in, context, W, targets = borrowed(W_in), borrowed(context), borrowed(W), borrowed(targets)
+    labels, counts, G, work = borrowed(labels), borrowed(counts), borrowed(G), borrowed(work)
     _scores(W, targets, n_out, W_in, context, n_in, G)
     loss = 0.0
     if compute_loss:  # a pass of its own: a branch in the next loop costs a third of the step
@@ -180,16 +204,15 @@ def block_step(
             for i in range(n_in):
                 f = float(G[o, i])
                 loss += counts[o] * (math.log1p(math.exp(-f)) + (0.0 if labels[o] > 0 else f))
-    for o in range(n_out):  # G = lr * n * (label - sigmoid(S))
-        scale = lr * counts[o]
+    for o in range(n_out):  # G = lr * n * (label - sigmoid(S)), 16 scores an instruction
+        scale, label = lr * counts[o], labels[o]
         for i in range(n_in):
-            e = math.exp(-G[o, i])
-            G[o, i] = (labels[o] - np.float32(1.0) / (np.float32(1.0) + e)) * scale
-    GT = G[:n_out, :n_in].T
+            G[o, i] = (label - np.float32(1.0) / (np.float32(1.0) + fast_exp(-G[o, i]))) * scale
+    GT = G.T  # (I, O): the weights of the inputs' step
     for i in range(n_in):  # the inputs' step G^T Y, from Y before its own step
-        add_combination(work[i], W, targets, GT[i], n_out)
+        add_rows(work, i, W, targets, GT, i, n_out)
     for o in range(n_out):  # Y += G X
-        add_combination(W[targets[o]], W_in, context, G[o], n_in)
+        add_rows(W, targets[o], W_in, context, G, o, n_in)
     return loss
 
 
@@ -245,31 +268,62 @@ def train_job_batched(
     run's first products, and the next window's centre row and entering context row before
     this window's, so the rows' cache misses overlap arithmetic; the draws keep their order.
     """
-    W_out, table, guide, negative = out
+    negative = out[3]
     words, ends, shrinks, state = kept_words(
         ids, starts, s0, s1, thresholds, use_sample, window, shrink, np.uint64(seed)
     )
-    centres, lows, highs = context_windows(ends, shrinks, window)
+    windows = context_windows(ends, shrinks, window)  # (centres, lows, highs)
     recorded = begin_job(stats, W_in, words, None)  # (n, 2) or None
     d = W_in.shape[1]
     width = 2 * window
     n_targets = negative + 1
     if tree is not None:
         n_targets = max(n_targets, tree[3].max())
-    context = np.empty(width, dtype=np.int64)  # (I,) the window's context words
-    work = np.empty((width, d), dtype=np.float32)  # (I, d) the inputs' step
-    G = np.empty((n_targets, width), dtype=np.float32)  # (O, I) scores, then gradients
-    pool = np.empty((2, max(negative, 1)), dtype=np.int64)  # this run's negatives, the next's
-    pool_counts = np.empty((2, max(negative, 1)), dtype=np.float32)
+    scratch = (
+        np.empty(width, dtype=np.int64),  # (I,) the window's context words
+        np.empty((width, d), dtype=np.float32),  # (I, d) the inputs' step
+        np.empty((n_targets, width), dtype=np.float32),  # (O, I) scores, then gradients
+        np.empty((2, max(negative, 1)), dtype=np.int64),  # this run's negatives, the next's
+        np.empty((2, max(negative, 1)), dtype=np.float32),  # their counts
+        np.empty((3, n_targets), dtype=np.int64),  # the centre and negatives, the tree's path
+        np.empty((4, n_targets), dtype=np.float32),  # their counts, labels; the path's, ones
+    )
+    loss = _train_windows(
+        W_in,
+        words,
+        windows,
+        out,
+        tree,
+        shared,
+        np.float32(lr),
+        state,
+        compute_loss,
+        recorded,
+        scratch,
+    )
+    end_job(stats, words, None, recorded, lr)
+    return words.shape[0], loss
+
+
+@numba.njit(nogil=True, fastmath=FASTMATH, cache=True)
+def _train_windows(
+    W_in, words, windows, out, tree, shared, lr, state, compute_loss, recorded, scratch
+):  # pragma: no cover - compiled
+    """:func:`train_job_batched`'s windows, every array borrowed (no reference counting in
+    the loop, :mod:`~rowbook.models.word_vectors.array_views`); returns the loss."""
+    W_in, words = borrowed(W_in), borrowed(words)
+    centres, lows, highs = borrowed(windows[0]), borrowed(windows[1]), borrowed(windows[2])
+    W_out, table, guide, negative = borrowed(out[0]), borrowed(out[1]), borrowed(out[2]), out[3]
+    context, work, G = borrowed(scratch[0]), borrowed(scratch[1]), borrowed(scratch[2])
+    pool, pool_counts = borrowed(scratch[3]), borrowed(scratch[4])
+    ints, floats = borrowed(scratch[5]), borrowed(scratch[6])
+    targets, nodes = ints[0], ints[1]  # (O,) the centre, then the negatives; the centre's path
+    counts, labels, bits, ones = floats[0], floats[1], floats[2], floats[3]  # (O,) each
+    labels[:] = 0.0
+    labels[0] = 1.0  # 1 for the centre, then 0
+    ones[:] = 1.0  # the tree's weights
+    d = W_in.shape[1]
     n_pool = np.zeros(2, dtype=np.int64)
-    targets = np.empty(n_targets, dtype=np.int64)  # (O,) the centre, then the negatives
-    counts = np.empty(n_targets, dtype=np.float32)  # (O,)
-    labels = np.zeros(n_targets, dtype=np.float32)  # (O,) 1 for the centre, then 0
-    labels[0] = 1.0
-    nodes = np.empty(n_targets, dtype=np.int64)  # (O,) the centre's Huffman path
-    bits = np.empty(n_targets, dtype=np.float32)  # (O,) its labels, 1 - code
-    ones = np.ones(n_targets, dtype=np.float32)  # (O,) the tree's weights
-    lr = np.float32(lr)
     loss = 0.0
     n_win = centres.shape[0]
     if negative > 0 and n_win > 0:
@@ -291,8 +345,9 @@ def train_job_batched(
         for j in range(lows[k], highs[k]):
             if j != i:
                 context[n_in] = words[j]
+                for c in range(d):
+                    work[n_in, c] = 0.0
                 n_in += 1
-        work[:n_in] = 0.0
         if tree is not None:  # hierarchical softmax; None compiles the branch away
             W_nodes, codes, points, lengths = tree
             length = lengths[center]
@@ -303,7 +358,7 @@ def train_job_batched(
                 W_in,
                 context,
                 n_in,
-                W_nodes,
+                borrowed(W_nodes),
                 nodes,
                 bits,
                 ones,
@@ -332,13 +387,11 @@ def train_job_batched(
                 compute_loss,
             )
         for m in range(n_in):
-            if stats is not None:  # context[m] is the word at position p
+            if recorded is not None:  # context[m] is the word at position p
                 p = lows[k] + m + (1 if lows[k] + m >= i else 0)
                 record(recorded, p, add_measured(W_in[context[m]], work[m]))
                 continue
-            row = W_in[context[m]]
-            step = work[m]
+            row = context[m]
             for c in range(d):
-                row[c] += step[c]
-    end_job(stats, words, None, recorded, lr)
-    return words.shape[0], loss
+                W_in[row, c] += work[m, c]
+    return loss
