@@ -459,7 +459,6 @@ def blas_or_loops(dims=(50, 100, 200, 300), windows: int = 20_000) -> None:
     best of 5)."""
     import numba
 
-    from rowbook.models.word_vectors.array_views import borrowed
     from rowbook.models.word_vectors.word2vec_batched_kernels import _scores, add_rows
 
     @numba.njit
@@ -472,10 +471,8 @@ def blas_or_loops(dims=(50, 100, 200, 300), windows: int = 20_000) -> None:
             s += S[0, 0] + dY[0, 0] + dX[0, 0]
         return s
 
-    @numba.njit(fastmath=True)
+    @numba.njit(fastmath=True, _nrt=False)  # as the kernel runs them
     def with_loops(W_out, targets, W_in, context, G, work, reps):
-        W_out, W_in, G, work = borrowed(W_out), borrowed(W_in), borrowed(G), borrowed(work)
-        targets, context = borrowed(targets), borrowed(context)  # as the kernel runs them
         s = 0.0
         for _ in range(reps):
             _scores(W_out, targets, 6, W_in, context, 6, G)

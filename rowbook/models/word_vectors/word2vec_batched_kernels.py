@@ -34,8 +34,8 @@ by LLVM, two or four rows a pass). Numba's ``np.dot`` (BLAS ``sgemm``) on blocks
 gathered is 3.6-5.0x slower at d = 50-300 for a window of 6 x 6 (``benchmarks/bench_anchors.py
 --kernels``: 1.54 against 0.40 microseconds at d = 100): each call costs about half a
 microsecond before any arithmetic, as much as the three products themselves. The loops
-index rows in their tables and run on borrowed arrays
-(:mod:`~rowbook.models.word_vectors.array_views`): numba's reference counting of row views
+index rows in their tables, and the window loop and the block step compile with numba's
+reference counting off (``_nrt=False``; they make no array): numba's counting of row views
 took more time than the products. The sigmoid is
 :func:`~rowbook.nn.kernel_math.fast_exp`'s (Cephes' ``expf``, 1.2e-7 relative), on 16 scores an
 instruction.
@@ -50,7 +50,6 @@ import numba
 import numpy as np
 
 from rowbook.data.sampling import draw_negative, lcg_next, window_bounds
-from rowbook.models.word_vectors.array_views import borrowed
 from rowbook.models.word_vectors.telemetry_kernels import add_measured, begin_job, end_job, record
 from rowbook.models.word_vectors.word2vec_kernels import FASTMATH, kept_words, prefetch_row
 from rowbook.nn.kernel_math import fast_exp
@@ -184,7 +183,7 @@ def add_combination(out, rows, ids, weights, n):  # pragma: no cover - compiled
     )
 
 
-@numba.njit(nogil=True, fastmath=FASTMATH, error_model="numpy", cache=True)
+@numba.njit(nogil=True, fastmath=FASTMATH, error_model="numpy", cache=True, _nrt=False)
 def block_step(
     W_in, context, n_in, W, targets, labels, counts, n_out, lr, G, work, compute_loss
 ):  # pragma: no cover - compiled
@@ -195,8 +194,8 @@ def block_step(
     ``work[:n_in]`` (the caller adds it to ``W_in`` once every objective has read the
     inputs). ``G`` ``(O, I)`` is scratch. Returns the loss (0 unless ``compute_loss``).
     """
-    W_in, context, W, targets = borrowed(W_in), borrowed(context), borrowed(W), borrowed(targets)
-    labels, counts, G, work = borrowed(labels), borrowed(counts), borrowed(G), borrowed(work)
+    W_in, context, W, targets = W_in, context, W, targets
+    labels, counts, G, work = labels, counts, G, work
     _scores(W, targets, n_out, W_in, context, n_in, G)
     loss = 0.0
     if compute_loss:  # a pass of its own: a branch in the next loop costs a third of the step
@@ -305,37 +304,40 @@ def train_job_batched(
     return words.shape[0], loss
 
 
-@numba.njit(nogil=True, fastmath=FASTMATH, cache=True)
+@numba.njit(nogil=True, fastmath=FASTMATH, cache=True, _nrt=False)
 def _train_windows(
     W_in, words, windows, out, tree, shared, lr, state, compute_loss, recorded, scratch
 ):  # pragma: no cover - compiled
-    """:func:`train_job_batched`'s windows, every array borrowed (no reference counting in
-    the loop, :mod:`~rowbook.models.word_vectors.array_views`); returns the loss."""
-    W_in, words = borrowed(W_in), borrowed(words)
-    centres, lows, highs = borrowed(windows[0]), borrowed(windows[1]), borrowed(windows[2])
-    W_out, table, guide, negative = borrowed(out[0]), borrowed(out[1]), borrowed(out[2]), out[3]
-    context, work, G = borrowed(scratch[0]), borrowed(scratch[1]), borrowed(scratch[2])
-    pool, pool_counts = borrowed(scratch[3]), borrowed(scratch[4])
-    ints, floats = borrowed(scratch[5]), borrowed(scratch[6])
+    """:func:`train_job_batched`'s windows (no reference counting in the loop: it makes no
+    array); returns the loss."""
+    centres, lows, highs = windows[0], windows[1], windows[2]
+    W_out, table, guide, negative = out[0], out[1], out[2], out[3]
+    context, work, G = scratch[0], scratch[1], scratch[2]
+    pool, pool_counts = scratch[3], scratch[4]
+    ints, floats = scratch[5], scratch[6]
     targets, nodes = ints[0], ints[1]  # (O,) the centre, then the negatives; the centre's path
     counts, labels, bits, ones = floats[0], floats[1], floats[2], floats[3]  # (O,) each
     labels[:] = 0.0
     labels[0] = 1.0  # 1 for the centre, then 0
     ones[:] = 1.0  # the tree's weights
     d = W_in.shape[1]
-    n_pool = np.zeros(2, dtype=np.int64)
+    n_pool0 = n_pool1 = 0  # merged negatives of the two halves of the pool
     loss = 0.0
     n_win = centres.shape[0]
     if negative > 0 and n_win > 0:
-        n_pool[0], state = merged_negatives(
+        n_pool0, state = merged_negatives(
             0, negative, table, guide, state, W_out, pool[0], pool_counts[0]
         )
     for k in range(n_win):
         now = (k // shared) & 1
         if negative > 0 and k % shared == 0 and k + shared < n_win:  # the next run's draws
-            n_pool[1 - now], state = merged_negatives(
+            n_next, state = merged_negatives(
                 0, negative, table, guide, state, W_out, pool[1 - now], pool_counts[1 - now]
             )
+            if now:
+                n_pool0 = n_next
+            else:
+                n_pool1 = n_next
         if k + 1 < n_win:  # the next window's rows that are not in cache yet, ahead of time
             prefetch_row(W_in, words[highs[k + 1] - 1])  # the word entering the window
             if negative > 0:
@@ -358,7 +360,7 @@ def _train_windows(
                 W_in,
                 context,
                 n_in,
-                borrowed(W_nodes),
+                W_nodes,
                 nodes,
                 bits,
                 ones,
@@ -370,7 +372,7 @@ def _train_windows(
             )
         if negative > 0:
             n_out = shared_targets(
-                center, pool[now], pool_counts[now], n_pool[now], targets, counts
+                center, pool[now], pool_counts[now], n_pool1 if now else n_pool0, targets, counts
             )
             loss += block_step(
                 W_in,
