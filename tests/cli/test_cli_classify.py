@@ -112,6 +112,7 @@ def test_quantize_recognises_a_classifier_and_writes_an_ftz(run, labelled, tmp_p
 
 def test_train_classifier_autotunes_against_a_validation_file(run, labelled, tmp_path):
     train, test = labelled
+    FastTextClassifier(epochs=1).fit(train)  # numba compiles here, not in the 2 s of trials
     result = run(
         "train", "classifier", train, "-o", tmp_path / "m.bin", "--valid", test, "--autotune", 2
     )
