@@ -27,11 +27,11 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from timing import interleaved_times_ms, print_targets
 
 from rowbook.autograd import no_grad
+from rowbook.kernel_math import blas_single_thread
 from rowbook.models.language_model.config import TransformerConfig
 from rowbook.models.language_model.kv_cache import make_cache
 from rowbook.models.language_model.transformer import TransformerNet
 from rowbook.nn import KVCache
-from rowbook.nn.kernel_math import blas_single_thread
 
 
 def _step_timers(net: TransformerNet, ids: np.ndarray, T: int) -> tuple[dict, dict, dict]:

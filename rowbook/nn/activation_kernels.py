@@ -3,7 +3,7 @@
 Each ``*_reference`` is the formula one array operation at a time (the tests and small
 inputs use it); its kernel computes the same element by element in one parallel pass,
 instead of the five to eight whole-array temporaries NumPy needs. In float32 the kernels
-take ``tanh`` and the sigmoid from :func:`~rowbook.nn.kernel_math.fast_exp` (a loop of libm's
+take ``tanh`` and the sigmoid from :func:`~rowbook.kernel_math.fast_exp` (a loop of libm's
 ``tanhf`` does not vectorise), which costs up to 1e-7 of absolute error in ``tanh``; float64
 uses ``math.tanh``, ``math.erf`` and ``math.exp``.
 
@@ -22,7 +22,7 @@ from numba.core import types
 from numba.extending import overload
 from scipy import special
 
-from rowbook.nn.kernel_math import FASTMATH, fast_exp
+from rowbook.kernel_math import FASTMATH, fast_exp
 
 __all__ = [
     "KERNEL_MIN_SIZE",

@@ -22,7 +22,7 @@ import numba
 import numpy as np
 
 from rowbook._threads import serial_below
-from rowbook.nn.kernel_math import FASTMATH, fast_exp
+from rowbook.kernel_math import FASTMATH, fast_exp
 
 __all__ = ["lse_rows", "softmax_minus_target"]
 

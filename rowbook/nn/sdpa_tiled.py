@@ -42,8 +42,8 @@ import numba
 import numpy as np
 from numba.extending import register_jitable
 
-from rowbook.nn.kernel_math import FASTMATH as _FASTMATH
-from rowbook.nn.kernel_math import blas_single_thread, fast_exp
+from rowbook.kernel_math import FASTMATH as _FASTMATH
+from rowbook.kernel_math import blas_single_thread, fast_exp
 
 __all__ = ["BLOCK_K", "BLOCK_Q", "attention_tiled", "blas_single_thread"]
 

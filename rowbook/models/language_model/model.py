@@ -37,6 +37,7 @@ from numpy.lib.stride_tricks import sliding_window_view
 from rowbook.autograd import Tensor, no_grad
 from rowbook.checks import ParameterError, check_choice, check_int, check_number
 from rowbook.corpus_files import read_texts
+from rowbook.kernel_math import blas_single_thread
 from rowbook.models.language_model import gguf_checkpoint, gguf_save, hf_checkpoint
 from rowbook.models.language_model.config import TransformerConfig, architecture_names
 from rowbook.models.language_model.kv_cache import CacheDtype, make_cache
@@ -46,7 +47,6 @@ from rowbook.models.language_model.transformer import TransformerNet
 from rowbook.models.network import NetworkModel, NetworkState, pipeline_from_state
 from rowbook.nn import KVCache
 from rowbook.nn import functional as F
-from rowbook.nn.kernel_math import blas_single_thread
 from rowbook.optim import AdamW, OptimizerChain, SparseAdam
 from rowbook.text import ByteLevelBPE, TextPipeline
 from rowbook.text.bpe.bytelevel import END_OF_TEXT

@@ -37,7 +37,7 @@ microsecond before any arithmetic, as much as the three products themselves. The
 index rows in their tables, and the window loop and the block step compile with numba's
 reference counting off (``_nrt=False``; they make no array): numba's counting of row views
 took more time than the products. The sigmoid is
-:func:`~rowbook.nn.kernel_math.fast_exp`'s (Cephes' ``expf``, 1.2e-7 relative), on 16 scores an
+:func:`~rowbook.kernel_math.fast_exp`'s (Cephes' ``expf``, 1.2e-7 relative), on 16 scores an
 instruction.
 :mod:`~rowbook.models.word_vectors.word2vec_batched_reference` is the same algorithm in NumPy, draw for draw.
 """
@@ -50,9 +50,9 @@ import numba
 import numpy as np
 
 from rowbook.data.sampling import draw_negative, lcg_next, window_bounds
+from rowbook.kernel_math import fast_exp
 from rowbook.models.word_vectors.telemetry_kernels import add_measured, begin_job, end_job, record
 from rowbook.models.word_vectors.word2vec_kernels import FASTMATH, kept_words, prefetch_row
-from rowbook.nn.kernel_math import fast_exp
 
 __all__ = [
     "SHARED_WINDOWS",

@@ -1,5 +1,6 @@
-"""What the numba kernels of :mod:`rowbook.nn` share: fast-math flags, a vectorisable ``exp``,
-and BLAS on one thread.
+"""What numba kernels share (:mod:`rowbook.nn`'s and the word-vector trainers'): fast-math
+flags, a vectorisable ``exp``, and BLAS on one thread. A module of its own, below both, so
+that a trainer taking ``fast_exp`` does not import the neural-network package.
 
 * :data:`FASTMATH`: LLVM's fast-math flags without "no NaNs" and "no infinities", so masked
   scores of ``-inf`` keep their meaning while loops still vectorise.
