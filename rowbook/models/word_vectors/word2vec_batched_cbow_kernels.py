@@ -53,54 +53,15 @@ import math
 import numba
 import numpy as np
 
+from rowbook.kernel_math import fast_sigmoid
 from rowbook.models.word_vectors.telemetry_kernels import begin_job, end_job, record, step_norm
 from rowbook.models.word_vectors.word2vec_batched_kernels import context_windows, merged_negatives
 from rowbook.models.word_vectors.word2vec_kernels import FASTMATH, kept_words, prefetch_row
 
-__all__ = ["CBOW_BATCH", "batch_order", "most_rows", "sigmoid", "train_job_batched_cbow"]
+__all__ = ["CBOW_BATCH", "batch_order", "most_rows", "train_job_batched_cbow"]
 
 #: Windows a minibatch (chosen by measurement, ``docs/cores.md``).
 CBOW_BATCH = 8
-
-
-# -- the sigmoid -----------------------------------------------------------------------------------
-#
-# A rational function instead of ``1 / (1 + exp(-x))``: numba has no vector ``exp`` (no SVML),
-# so each exact sigmoid was a call to libm's ``expf`` and a division, one score at a time. This
-# is ``(1 + tanh(x / 2)) / 2`` with Eigen's float ``tanh`` (``generic_fast_tanh_float``:
-# ``t P(t^2) / Q(t^2)``, ``t`` clamped to +-7.9053), only multiplications, additions, a
-# division and a clamp, which LLVM vectorises over a row of scores. Within 2.3e-7 of the exact
-# sigmoid everywhere (the float32 formula with ``expf`` is within 9e-8); it saturates at
-# ``|x| = 15.8``, where the exact one is 1.4e-7 from 0 or 1.
-
-_CLAMP = np.float32(7.90531110763549805)
-_A1, _A3, _A5 = (
-    np.float32(4.89352455891786e-03),
-    np.float32(6.37261928875436e-04),
-    np.float32(1.48572235717979e-05),
-)
-_A7, _A9 = np.float32(5.12229709037114e-08), np.float32(-8.60467152213735e-11)
-_A11, _A13 = np.float32(2.00018790482477e-13), np.float32(-2.76076847742355e-16)
-_B0, _B2 = np.float32(4.89352518554385e-03), np.float32(2.26843463243900e-03)
-_B4, _B6 = np.float32(1.18534705686654e-04), np.float32(1.19825839466702e-06)
-_HALF = np.float32(0.5)
-
-
-@numba.njit(nogil=True, fastmath=FASTMATH, cache=True, inline="always")
-def sigmoid(x):  # pragma: no cover - compiled
-    """``1 / (1 + exp(-x))`` of a float32, to 2.3e-7, in arithmetic LLVM can vectorise.
-
-    Examples
-    --------
-    >>> import math
-    >>> [round(float(sigmoid(np.float32(x))), 6) for x in (-3.0, 0.0, 1.0, 40.0)]
-    [0.047426, 0.5, 0.731059, 1.0]
-    """
-    t = min(max(_HALF * x, -_CLAMP), _CLAMP)
-    t2 = t * t
-    p = ((((((_A13 * t2 + _A11) * t2 + _A9) * t2 + _A7) * t2 + _A5) * t2 + _A3) * t2 + _A1) * t
-    q = ((_B6 * t2 + _B4) * t2 + _B2) * t2 + _B0
-    return _HALF + _HALF * (p / q)
 
 
 # -- rows by two indices ---------------------------------------------------------------------------
@@ -155,7 +116,7 @@ def _target_step(H, b, W, t, label, lr, steps, compute_loss):  # pragma: no cove
     f = np.float32(0.0)
     for c in range(d):
         f += H[b, c] * W[t, c]
-    g = (label - sigmoid(f)) * lr
+    g = (label - fast_sigmoid(f)) * lr
     for c in range(d):
         w = W[t, c]
         steps[b, c] += g * w
@@ -202,7 +163,7 @@ def _negatives_step(
     for o in range(n_out):  # G = lr * n * (0 - sigmoid(S))
         scale = lr * counts[base + o]
         for i in range(n_in):
-            g = -sigmoid(G[o, i]) * scale
+            g = -fast_sigmoid(G[o, i]) * scale
             G[o, i] = g
             GT[i, o] = g
     for i in range(n_in):  # the inputs' step G^T Y, from Y before its own step
@@ -402,7 +363,7 @@ def train_job_batched_cbow(
     return words.shape[0], loss
 
 
-@numba.njit(nogil=True, fastmath=FASTMATH, cache=True, _nrt=False)
+@numba.njit(nogil=True, fastmath=FASTMATH, error_model="numpy", cache=True, _nrt=False)
 def _train_batches(
     W_in,
     words,

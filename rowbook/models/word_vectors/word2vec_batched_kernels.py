@@ -50,7 +50,7 @@ import numba
 import numpy as np
 
 from rowbook.data.sampling import draw_negative, lcg_next, window_bounds
-from rowbook.kernel_math import fast_exp
+from rowbook.kernel_math import fast_sigmoid
 from rowbook.models.word_vectors.telemetry_kernels import add_measured, begin_job, end_job, record
 from rowbook.models.word_vectors.word2vec_kernels import FASTMATH, kept_words, prefetch_row
 
@@ -206,7 +206,7 @@ def block_step(
     for o in range(n_out):  # G = lr * n * (label - sigmoid(S)), 16 scores an instruction
         scale, label = lr * counts[o], labels[o]
         for i in range(n_in):
-            G[o, i] = (label - np.float32(1.0) / (np.float32(1.0) + fast_exp(-G[o, i]))) * scale
+            G[o, i] = (label - fast_sigmoid(G[o, i])) * scale
     GT = G.T  # (I, O): the weights of the inputs' step
     for i in range(n_in):  # the inputs' step G^T Y, from Y before its own step
         add_rows(work, i, W, targets, GT, i, n_out)
