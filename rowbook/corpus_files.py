@@ -264,12 +264,13 @@ def iter_part_batches(
     *,
     errors: Literal["strict", "replace"] = "strict",
     chunk_bytes: int = CHUNK_BYTES,
-) -> Iterator[tuple[list[str], bool]]:
+    as_bytes: bool = False,
+) -> Iterator[tuple[list[str] | bytes, bool]]:
     """:func:`iter_batches` of one :class:`Part`: its lines (long ones in pieces, cut where
     a whole-file read cuts them). An invalid byte names the file, its byte offset and
-    its line, as for a whole file."""
+    its line, as for a whole file. ``as_bytes``: each batch as :func:`read_batches` gives it."""
     _check_reading(errors, chunk_bytes)
-    yield from _file_batches(part.file, errors, chunk_bytes, _NoBar(), part.span)
+    yield from _file_batches(part.file, errors, chunk_bytes, _NoBar(), part.span, as_bytes)
 
 
 def _check_reading(errors: str, chunk_bytes: int) -> None:
@@ -388,12 +389,29 @@ def read_batches(
     errors: Literal["strict", "replace"] = "strict",
     show_progress: bool = False,
     chunk_bytes: int = CHUNK_BYTES,
-) -> Iterator[tuple[list[str], bool]]:
-    """:func:`iter_batches` of files already listed (:func:`source_files`)."""
+    as_bytes: bool = False,
+) -> Iterator[tuple[list[str] | bytes, bool]]:
+    """:func:`iter_batches` of files already listed (:func:`source_files`).
+
+    ``as_bytes=True`` gives each batch as the UTF-8 bytes of its texts instead of a list of
+    them: a batch of whole lines as one ``bytes``, every line (the last one of a file too)
+    ending with ``\\n`` and ``\\r\\n`` kept, a piece of a long line as its bytes. They are
+    checked as the text is (``errors``), and with ``errors="replace"`` are the replaced
+    text's: what a compiled scanner reads without decoding every line
+    (:mod:`rowbook.data.scan_kernels`).
+
+    Examples
+    --------
+    >>> import os, tempfile
+    >>> path = os.path.join(tempfile.mkdtemp(), "corpus.txt")
+    >>> _ = open(path, "wb").write(b"the cat\\r\\nsat")
+    >>> list(read_batches([path], as_bytes=True))
+    [(b'the cat\\r\\n', True), (b'sat\\n', True)]
+    """
     _check_reading(errors, chunk_bytes)
     with _reading_bar(files, show_progress) as bar:
         for file in files:
-            yield from _file_batches(file, errors, chunk_bytes, bar)
+            yield from _file_batches(file, errors, chunk_bytes, bar, None, as_bytes)
 
 
 class _NoBar:
@@ -442,11 +460,18 @@ def iter_lines(
 
 
 def _file_batches(
-    file: Path | str, errors: str, chunk: int, bar: Any, span: tuple[int, int] | None = None
-) -> Iterator[tuple[list[str], bool]]:
+    file: Path | str,
+    errors: str,
+    chunk: int,
+    bar: Any,
+    span: tuple[int, int] | None = None,
+    as_bytes: bool = False,
+) -> Iterator[tuple[list[str] | bytes, bool]]:
     """Blocks of at most ``chunk`` bytes, the unfinished line before included; a block's
     complete lines are decoded at once, and an unfinished line ``chunk`` long is cut.
-    ``span``: only the lines that start in that byte range (:class:`Part`)."""
+    ``span``: only the lines that start in that byte range (:class:`Part`); ``as_bytes``:
+    the checked bytes instead of the texts (:func:`read_batches`)."""
+    lines, piece = (_utf8, _utf8) if as_bytes else (_lines, _piece)
     name = "standard input" if file == STDIN else str(file)
     with _open(file, "corpus file") as (f, raw):
         where = _Where(name, 0)  # of buf[0]
@@ -460,15 +485,18 @@ def _file_batches(
             buf, seen = buf + block, position
             end = buf.rfind(b"\n") + 1
             if end:
-                yield _lines(buf[:end], errors, where), True
+                yield lines(buf[:end], errors, where), True
                 where = where.after(buf, end)
                 open_line, buf = False, buf[end:]
             while len(buf) >= chunk:  # a long line: a piece now, the rest later
                 cut = _cut(buf[:chunk])
-                yield [_decode(buf[:cut], errors, where)], False
+                yield piece(buf[:cut], errors, where), False
                 where, buf, open_line = where.after(buf, cut), buf[cut:], True
-        if buf or open_line:  # the last line has no line end
-            yield [_decode(buf, errors, where)], True
+        if buf or open_line:  # the last line has no line end (given one as bytes)
+            yield (
+                (_utf8(buf, errors, where) + b"\n" if as_bytes else _piece(buf, errors, where)),
+                True,
+            )
 
 
 @dataclass(frozen=True)
@@ -499,6 +527,20 @@ def _lines_before(file: Path | str, offset: int) -> int:
         while offset > 0 and (block := f.read(min(offset, CHUNK_BYTES))):
             breaks, offset = breaks + block.count(b"\n"), offset - len(block)
     return breaks + 1
+
+
+def _piece(data: bytes, errors: str, where: _Where) -> list[str]:
+    """``data``, a piece of a line (or a last line without its end), decoded: one text."""
+    return [_decode(data, errors, where)]
+
+
+def _utf8(data: bytes, errors: str, where: _Where) -> bytes:
+    """``data`` checked as :func:`_decode` checks it: itself when it is UTF-8 (ASCII is
+    checked without decoding), else the replaced text's bytes (``errors="replace"``)."""
+    if data.isascii():
+        return data
+    text = _decode(data, errors, where)
+    return data if errors == "strict" else text.encode("utf-8")
 
 
 def _lines(data: bytes, errors: str, where: _Where) -> list[str]:
