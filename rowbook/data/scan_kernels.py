@@ -131,10 +131,10 @@ class WordScanner:
         """``(ids, lengths)`` of the UTF-8 ``data``: every token's id ``(N,)`` int32, and
         the length of every sentence it closes ``(S,)`` int64."""
         text = np.frombuffer(data, dtype=np.uint8)
-        n_tokens = (len(data) + 1) // 2  # at most: a byte and a space each
-        ids = np.empty(n_tokens, dtype=np.int32)  # (N,)
-        bound = data.count(b"\n") + n_tokens // max(self.max_len, 1) + 1
-        lengths = np.empty(bound, dtype=np.int64)  # (S,)
+        # at most a token every two bytes and a sentence a byte (and one more): pages of
+        # np.empty that are never written are never taken, so the bounds cost nothing
+        ids = np.empty((len(data) + 1) // 2, dtype=np.int32)  # (N,)
+        lengths = np.empty(len(data) + 1, dtype=np.int64)  # (S,)
         at = np.array([0, 0, 0, self._open], dtype=np.int64)  # byte, ids, sentences, open
         done = False
         while not done:
