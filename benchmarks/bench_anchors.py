@@ -45,7 +45,10 @@ repetition; ``--quality``: also classic, and for skip-gram ``"hogbatch"`` (a dra
 negatives a window), against batched on 3 seeds of NewsArticles and of the health tweets,
 the measurement behind ``Word2Vec``'s default kernel; ``--kernels --shared 1,2,4,8``: the
 skip-gram kernel alone at each count of consecutive windows sharing a draw of negatives;
-``--hot-rows``: the batched kernel with every row hot, to tell memory from the rest).
+``--hot-rows``: the batched kernel with every row hot, to tell memory from the rest;
+``--gap-seeds N``: only gensim, classic and batched on N seeds of the file, each score's
+mean and standard deviation and rowbook's gap to gensim with its standard error, to tell a
+gap from seed noise).
 """
 
 from __future__ import annotations
