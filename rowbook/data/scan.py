@@ -130,7 +130,7 @@ def line_sentences(
             sentence = []
 
 
-def _bincount_since(raw_ids: array | np.ndarray, start: int, size: int) -> np.ndarray:
+def _bincount_since(raw_ids: array, start: int, size: int) -> np.ndarray:
     """Counts of the provisional ids appended since ``start`` (the buffer view dies here),
     a block at a time: ``np.bincount`` would copy the whole stream to int64 first."""
     counts = np.zeros(size, dtype=np.int64)
@@ -140,9 +140,7 @@ def _bincount_since(raw_ids: array | np.ndarray, start: int, size: int) -> np.nd
     return counts
 
 
-def _with_fresh(
-    counts: np.ndarray, raw_ids: array | np.ndarray, start: int, size: int
-) -> np.ndarray:
+def _with_fresh(counts: np.ndarray, raw_ids: array, start: int, size: int) -> np.ndarray:
     total = _bincount_since(raw_ids, start, size)
     total[: len(counts)] += counts
     return total
@@ -199,21 +197,20 @@ def scan_text(
     [0, 1, 0, 2]
     """
     scanner, raw_ids, lengths = WordScanner(max_len), array("i"), []
-    counts = np.zeros(0, dtype=np.int64)  # by provisional id
     for data, _ in batches:
-        ids, closed = scanner.scan(data)  # (n,) and (s,)
-        lengths.append(closed)
-        counts = _with_fresh(counts, ids, 0, len(scanner.tokens))
-        if sink is not None:
-            sink.write(ids)
-        else:
+        ids, closed = scanner.scan(data)  # (n,) and (s,), the scanner's until the next batch
+        lengths.append(closed.copy())
+        if sink is None:
             raw_ids.frombytes(memoryview(ids).cast("B"))
+        for a in range(0, len(ids) if sink is not None else 0, id_stream.BLOCK_TOKENS):
+            sink.write(ids[a : a + id_stream.BLOCK_TOKENS])  # in blocks, as scan_sentences
     if sink is not None:
         sink.finish()
     keys = scanner.keys() if decode else scanner.tokens.key_bytes()
     live = np.arange(len(scanner.tokens), dtype=np.int64)
     all_lengths = np.concatenate([np.zeros(0, np.int64), *lengths])
-    return Scanned(keys, None if sink is not None else raw_ids, all_lengths, live, counts)
+    ids = None if sink is not None else raw_ids
+    return Scanned(keys, ids, all_lengths, live, scanner.counts())
 
 
 def parallel_parts(

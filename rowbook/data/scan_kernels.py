@@ -23,8 +23,8 @@ Examples
 >>> ids.tolist(), lengths.tolist()  # "b c" still open
 ([0, 1, 0, 1, 2], [2, 1, 0])
 >>> ids, lengths = scanner.scan(b" d\\n")  # the open line goes on: its third word
->>> ids.tolist(), lengths.tolist(), scanner.keys()
-([3], [2, 1], ['a', 'b', 'c', 'd'])
+>>> ids.tolist(), lengths.tolist(), scanner.keys(), scanner.counts().tolist()
+([3], [2, 1], ['a', 'b', 'c', 'd'], [2, 2, 1, 1])
 """
 
 from __future__ import annotations
@@ -73,11 +73,13 @@ def _space(data, p, size):  # pragma: no cover - compiled
 
 @numba.njit(cache=True, nogil=True)
 def _scan(
-    data, table, key_hash, key_start, key_len, arena, state, ids, lengths, at, max_len
+    data, table, key_hash, key_start, key_len, arena, state, ids, lengths, counts, at, max_len
 ):  # pragma: no cover - compiled
-    """The tokens of ``data`` into ``ids`` and the sentences they close into ``lengths``,
+    """The tokens of ``data`` into ``ids`` (each counted in ``counts``, as long as
+    ``key_hash``) and the sentences they close into ``lengths``,
     from where ``at = (byte, ids, sentences, tokens of the open sentence)`` says; returns
-    False when the table needs room for a block first (``at`` then says where to resume),
+    False when the table needs room for a block first, or ``lengths`` for a sentence
+    (``at`` then says where to resume),
     True at the end of ``data``. A ``\\n`` closes the open sentence (empty or not); so does
     its ``max_len + 1``-th token, which opens the next."""
     size = data.shape[0]
@@ -87,8 +89,11 @@ def _scan(
         if state[0] + BLOCK > room(table, key_hash):
             at[0], at[1], at[2], at[3] = p, n_ids, n_sent, open_len
             return False  # at most half full: grow, then go on from here
-        m = 0
+        m, full = 0, False
         while p < size and m < BLOCK:
+            if n_sent + 1 >= lengths.shape[0]:  # a byte closes at most one sentence
+                full = True
+                break
             if data[p] == _LF:
                 lengths[n_sent] = open_len
                 n_sent += 1
@@ -112,7 +117,12 @@ def _scan(
             open_len += 1
         tokens = (table, key_hash, key_start, key_len, arena, state)
         intern_ranges(data, starts[:m], ends[:m], *tokens, ids[n_ids : n_ids + m])
+        for i in range(n_ids, n_ids + m):
+            counts[ids[i]] += 1
         n_ids += m
+        if full:  # lengths must grow: go on from here after
+            at[0], at[1], at[2], at[3] = p, n_ids, n_sent, open_len
+            return False
     at[0], at[1], at[2], at[3] = p, n_ids, n_sent, open_len
     return True
 
@@ -126,22 +136,38 @@ class WordScanner:
         self.max_len = max_len
         self._open = 0  # tokens of the sentence still open
         self._keys: list[str] = []
+        self._ids = np.empty(0, dtype=np.int32)  # the buffers scan returns views of
+        self._lengths = np.empty(0, dtype=np.int64)
+        self._counts = np.zeros(0, dtype=np.int64)  # by id, as long as the table's keys
 
     def scan(self, data: bytes) -> tuple[np.ndarray, np.ndarray]:
         """``(ids, lengths)`` of the UTF-8 ``data``: every token's id ``(N,)`` int32, and
-        the length of every sentence it closes ``(S,)`` int64."""
+        the length of every sentence it closes ``(S,)`` int64; views of buffers the next
+        call writes over (the scanner's one pair, so reading costs no memory a batch)."""
         text = np.frombuffer(data, dtype=np.uint8)
-        # at most a token every two bytes and a sentence a byte (and one more): pages of
-        # np.empty that are never written are never taken, so the bounds cost nothing
-        ids = np.empty((len(data) + 1) // 2, dtype=np.int32)  # (N,)
-        lengths = np.empty(len(data) + 1, dtype=np.int64)  # (S,)
+        if len(self._ids) < len(data) // 2 + 1:  # at most a token every two bytes
+            self._ids = np.empty(len(data) // 2 + 1, dtype=np.int32)  # (N,)
         at = np.array([0, 0, 0, self._open], dtype=np.int64)  # byte, ids, sentences, open
         done = False
         while not done:
             self.tokens.reserve(len(data), BLOCK)
-            done = _scan(text, *self.tokens.arrays, ids, lengths, at, self.max_len)
+            if at[2] + 2 >= len(self._lengths):  # sentences grow as they come (a big
+                # bound, freed, would leave the heap fragmented: the peak grew with the text)
+                lengths = np.empty(2 * len(self._lengths) + 1024, dtype=np.int64)  # (S,)
+                lengths[: at[2]] = self._lengths[: at[2]]
+                self._lengths = lengths
+            if len(self._counts) < len(self.tokens.key_hash):  # grown with the keys
+                counts = np.zeros(len(self.tokens.key_hash), dtype=np.int64)
+                counts[: len(self._counts)] = self._counts
+                self._counts = counts
+            buffers = (self._ids, self._lengths, self._counts)
+            done = _scan(text, *self.tokens.arrays, *buffers, at, self.max_len)
         self._open = int(at[3])
-        return ids[: at[1]], lengths[: at[2]]
+        return self._ids[: at[1]], self._lengths[: at[2]]
+
+    def counts(self) -> np.ndarray:
+        """How many times each word was seen ``(K,)``, by id."""
+        return self._counts[: len(self.tokens)].copy()
 
     def keys(self) -> list[str]:
         """Every word seen, in id order (each decoded once)."""
