@@ -196,10 +196,9 @@ def scan_text(
     >>> scan_text([(b"a b a\\n", True), (b"c\\n", True)], 10).ids.tolist()
     [0, 1, 0, 2]
     """
-    scanner, raw_ids, lengths = WordScanner(max_len), array("i"), []
+    scanner, raw_ids = WordScanner(max_len), array("i")
     for data, _ in batches:
-        ids, closed = scanner.scan(data)  # (n,) and (s,), the scanner's until the next batch
-        lengths.append(closed.copy())
+        ids, _ = scanner.scan(data)  # (n,), the scanner's until the next batch
         if sink is None:
             raw_ids.frombytes(memoryview(ids).cast("B"))
         for a in range(0, len(ids) if sink is not None else 0, id_stream.BLOCK_TOKENS):
@@ -208,9 +207,8 @@ def scan_text(
         sink.finish()
     keys = scanner.keys() if decode else scanner.tokens.key_bytes()
     live = np.arange(len(scanner.tokens), dtype=np.int64)
-    all_lengths = np.concatenate([np.zeros(0, np.int64), *lengths])
     ids = None if sink is not None else raw_ids
-    return Scanned(keys, ids, all_lengths, live, scanner.counts())
+    return Scanned(keys, ids, scanner.lengths(), live, scanner.counts())
 
 
 def parallel_parts(

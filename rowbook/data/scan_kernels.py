@@ -135,6 +135,7 @@ class WordScanner:
         self.tokens = InternTable()
         self.max_len = max_len
         self._open = 0  # tokens of the sentence still open
+        self._sentences = 0  # sentences closed so far, their lengths in _lengths
         self._keys: list[str] = []
         self._ids = np.empty(0, dtype=np.int32)  # the buffers scan returns views of
         self._lengths = np.empty(0, dtype=np.int64)
@@ -142,12 +143,16 @@ class WordScanner:
 
     def scan(self, data: bytes) -> tuple[np.ndarray, np.ndarray]:
         """``(ids, lengths)`` of the UTF-8 ``data``: every token's id ``(N,)`` int32, and
-        the length of every sentence it closes ``(S,)`` int64; views of buffers the next
-        call writes over (the scanner's one pair, so reading costs no memory a batch)."""
+        the length of every sentence it closes ``(S,)`` int64. The ids are a view of a
+        buffer the next call writes over (so reading costs no memory a batch), the lengths
+        a view of the one buffer that keeps them all (:meth:`lengths`): a small array kept
+        from each batch, among the batches' freed bytes, left the heap fragmented, and the
+        peak grew with the number of batches."""
         text = np.frombuffer(data, dtype=np.uint8)
         if len(self._ids) < len(data) // 2 + 1:  # at most a token every two bytes
             self._ids = np.empty(len(data) // 2 + 1, dtype=np.int32)  # (N,)
-        at = np.array([0, 0, 0, self._open], dtype=np.int64)  # byte, ids, sentences, open
+        first = self._sentences
+        at = np.array([0, 0, first, self._open], dtype=np.int64)  # byte, ids, sentences, open
         done = False
         while not done:
             self.tokens.reserve(len(data), BLOCK)
@@ -162,8 +167,12 @@ class WordScanner:
                 self._counts = counts
             buffers = (self._ids, self._lengths, self._counts)
             done = _scan(text, *self.tokens.arrays, *buffers, at, self.max_len)
-        self._open = int(at[3])
-        return self._ids[: at[1]], self._lengths[: at[2]]
+        self._open, self._sentences = int(at[3]), int(at[2])
+        return self._ids[: at[1]], self._lengths[first : at[2]]
+
+    def lengths(self) -> np.ndarray:
+        """The length of every sentence closed so far ``(S,)``, in order."""
+        return self._lengths[: self._sentences].copy()
 
     def counts(self) -> np.ndarray:
         """How many times each word was seen ``(K,)``, by id."""
