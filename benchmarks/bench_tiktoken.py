@@ -116,25 +116,16 @@ def core_rows(bpe, enc, label, texts, repeat) -> list[Row]:
 
 def _cut_kernels():
     """Two compiled loops over the documents' bytes, for :func:`phase_rows`: GPT-2's words
-    cut and counted (the pre-split's :func:`word_end`, nothing interned), and the FNV-1a
+    cut and counted (the pre-split's :func:`cut_words`, nothing interned), and the FNV-1a
     hash of every word (what interning computes before it probes)."""
     import numba
 
     from rowbook.intern_table import fnv1a
-    from rowbook.text.bpe.presplit import word_end
+    from rowbook.text.bpe.presplit import cut_words
 
     @numba.njit(nogil=True)
     def cut(data, text_ends, classes, starts, stops):
-        t, p, m = 0, 0, 0
-        while t < text_ends.shape[0]:
-            if p == text_ends[t]:
-                t += 1
-                continue
-            starts[m] = p
-            p = word_end(data, p, text_ends[t], classes)
-            stops[m] = p
-            m += 1
-        return m
+        return cut_words(data, text_ends, classes, 0, 0, starts, stops, text_ends.copy(), 0)[0]
 
     @numba.njit(nogil=True)
     def hashes(data, starts, stops, out):
