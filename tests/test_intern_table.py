@@ -17,7 +17,7 @@ from hypothesis import strategies as st
 from rowbook.intern_table import InternTable, fnv1a
 
 KEY = st.binary(max_size=6) | st.sampled_from([b"", b"a", b"aa", b"ab", b"b", b"\xff"])
-KEYS = st.lists(KEY, max_size=300)
+KEYS = st.lists(KEY, max_size=200)
 
 
 def _ranges(keys: list[bytes]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -26,7 +26,7 @@ def _ranges(keys: list[bytes]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     return data, ends - np.array([len(k) for k in keys], dtype=np.int64), ends
 
 
-@settings(max_examples=100, deadline=None)
+@settings(max_examples=50, deadline=None)
 @given(st.lists(KEYS, min_size=1, max_size=6))
 def test_interned_ids_are_first_sightings_across_calls(calls):
     table, first = InternTable(), {}

@@ -7,9 +7,10 @@ takes. With GPT-2's settings (its pattern, no unsplit tokens, no prefix space, n
 UTF-8 bytes of a batch of texts cuts them into words and looks each word up in the word
 cache (:mod:`rowbook.text.bpe.presplit`, :mod:`rowbook.text.bpe.word_cache`), the words the
 cache lacks are encoded in one call of the merge kernel, and the ids of all the texts are
-gathered into one ``int32`` array: no Python object per word. Each text's ids are a slice
-of that array's list. Other settings cut the words in Python and look them up in the same
-cache (:meth:`Encoder.word_ids <rowbook.text.bpe.encoder.Encoder.word_ids>`). An
+gathered into one ``int32`` array: no Python object per word. Each text's list of ids is
+made from its part of that array (:data:`TEXT_LIST_IDS`). Other settings cut the words in
+Python and look them up in the same cache
+(:meth:`Encoder.word_ids <rowbook.text.bpe.encoder.Encoder.word_ids>`). An
 :class:`~rowbook.text.bpe.result.Encoding` holds the ids; its tokens and offsets are
 computed when first read. The cyclic garbage collector is paused meanwhile: the lists made
 hold no cycles, and the collections their number sets off walked every live object.
