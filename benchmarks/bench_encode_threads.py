@@ -13,6 +13,7 @@ shared).
 
     python benchmarks/bench_encode_threads.py                  # 1M and 4M characters
     python benchmarks/bench_encode_threads.py --sizes 4000000 --texts NewsArticles
+    python benchmarks/bench_encode_threads.py --documents --repeat 5  # bench_tiktoken's documents
 """
 
 from __future__ import annotations
@@ -90,19 +91,52 @@ def measure(bpe: ByteLevelBPE, texts: list[str], cold: bool, repeat: int) -> dic
     return {role: np.median(values, axis=0) for role, values in rows.items()}
 
 
+def _print_row(name: str, chars: int, mode: str, m: dict[str, np.ndarray]) -> None:
+    """One row of the table from :func:`measure`'s medians."""
+    zero = np.zeros(4)
+    one, caller = m["one"], m["caller"]
+    here, other = m.get("caller's batches", zero), m.get("other thread", zero)
+    own = caller[1] - here[1]
+    both = caller[1] + other[1]
+    bound = one[1] / max(own, both / 2)
+    print(
+        f"| {name} | {chars:,} | {mode} | {one[0]:.1f} / {caller[0]:.1f} "
+        f"({one[0] / caller[0]:.2f}x) | {one[1]:.1f} | {own:.1f}, {here[1]:.1f}, "
+        f"{caller[3]:.1f} | {other[1]:.1f}, {other[3]:.1f} | {both / one[1]:.2f} | "
+        f"{bound:.2f}x |",
+        flush=True,
+    )
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--sizes", type=int, nargs="+", default=[1_048_576, 4_194_304])
     parser.add_argument("--texts", nargs="+", default=None, help="which texts (all by default)")
     parser.add_argument("--repeat", type=int, default=7)
+    parser.add_argument(
+        "--documents",
+        action="store_true",
+        help="NewsArticles documents of 64 KB with a 32,000-token BPE (bench_tiktoken's) instead",
+    )
     args = parser.parse_args(argv)
     print(machine(), f"load average at the start: {os.getloadavg()[0]:.1f}")
-    kinds = defaults_text.text_kinds(generated_text, _tweets_text)
+    kinds = {} if args.documents else defaults_text.text_kinds(generated_text, _tweets_text)
     print(
         "\n| text | characters | cache | wall one / two, ms (ratio) | CPU one | caller: own CPU, "
         "batches CPU, asleep | other thread: CPU, asleep | CPU two / one | bound |"
         "\n|---|---:|---|---:|---:|---:|---:|---:|---:|"
     )
+    if args.documents:
+        from bench_tiktoken import DOCUMENT_CHARS, VOCAB_SIZE, documents
+        from corpora import newsarticles_texts
+
+        texts = newsarticles_texts()
+        bpe = ByteLevelBPE().fit(texts, VOCAB_SIZE)
+        docs = documents(texts, DOCUMENT_CHARS)
+        for mode in ("cold", "warm"):
+            bpe.encode_batch(docs, workers=1)
+            m = measure(bpe, docs, mode == "cold", args.repeat)
+            _print_row("NewsArticles documents of 64 KB", sum(map(len, docs)), mode, m)
     for name, lines in kinds.items():
         if args.texts and name not in args.texts:
             continue
@@ -114,20 +148,7 @@ def main(argv: list[str] | None = None) -> int:
             chars = sum(map(len, texts))
             for mode in ("cold", "warm"):
                 bpe.encode_batch(texts, workers=1)
-                m = measure(bpe, texts, mode == "cold", args.repeat)
-                zero = np.zeros(4)
-                one, caller = m["one"], m["caller"]
-                here, other = m.get("caller's batches", zero), m.get("other thread", zero)
-                own = caller[1] - here[1]
-                both = caller[1] + other[1]
-                bound = one[1] / max(own, both / 2)
-                print(
-                    f"| {name} | {chars:,} | {mode} | {one[0]:.1f} / {caller[0]:.1f} "
-                    f"({one[0] / caller[0]:.2f}x) | {one[1]:.1f} | {own:.1f}, {here[1]:.1f}, "
-                    f"{caller[3]:.1f} | {other[1]:.1f}, {other[3]:.1f} | {both / one[1]:.2f} | "
-                    f"{bound:.2f}x |",
-                    flush=True,
-                )
+                _print_row(name, chars, mode, measure(bpe, texts, mode == "cold", args.repeat))
     print(f"\nload average at the end: {os.getloadavg()[0]:.1f}")
     return 0
 
