@@ -49,12 +49,14 @@ def untouched_zeros(shape: tuple[int, ...], dtype: Any) -> np.ndarray:
     return np.frombuffer(buffer, dtype=dtype).reshape(shape)  # keeps the mapping alive
 
 
-def on_huge_pages(address: int, nbytes: int) -> bool:
+def on_huge_pages(address: int, nbytes: int, now: bool = True) -> bool:
     """Ask the kernel to back the memory at ``address`` (``nbytes``, whole small pages
-    inside it) with 2 MB pages now: ``MADV_HUGEPAGE``, then ``MADV_COLLAPSE`` (Linux 6.1
-    and later) to move what is already there. A hint, as every ``madvise``: the contents
-    stay, and False says it was not taken (another system, an older kernel, no free huge
-    pages).
+    inside it) with 2 MB pages: ``MADV_HUGEPAGE``, then (``now``) ``MADV_COLLAPSE`` (Linux
+    6.1 and later) to move what is already there at once; without it the kernel's
+    ``khugepaged`` moves it in the background, a few MB a second. A hint, as every
+    ``madvise``: the contents stay, and False says it was not taken (another system, an
+    older kernel, no free huge pages). Moving at once costs seconds for hundreds of MB on a
+    busy machine (7 s for 390 MB at a load of 16), while the kernel finds free 2 MB blocks.
 
     A search that reads rows at random places all over hundreds of MB misses the TLB on
     nearly every read with 4 kB pages (a 1M-row graph spans 190,000 of them); 2 MB pages
@@ -74,4 +76,4 @@ def on_huge_pages(address: int, nbytes: int) -> bool:
     libc.madvise.argtypes = [ctypes.c_void_p, ctypes.c_size_t, ctypes.c_int]
     if libc.madvise(start, end - start, _MADV_HUGEPAGE) != 0:
         return False
-    return libc.madvise(start, end - start, _MADV_COLLAPSE) == 0
+    return not now or libc.madvise(start, end - start, _MADV_COLLAPSE) == 0

@@ -431,18 +431,20 @@ class VectorIndex:
         self._stored_order(order[stored])
         self._on_huge_pages()
 
-    def _on_huge_pages(self) -> None:
+    def _on_huge_pages(self, now: bool = True) -> None:
         """Move an HNSW graph's rows and links onto 2 MB pages (:func:`rowbook._memory.on_huge_pages`,
         a hint the kernel may decline): with 4 kB pages a search misses the TLB at nearly
         every hop. The pages and the search order gain together: on 300k rows (M 48,
         ``ef_search`` 56, queries by key in turns of 30 after exact scans, load 16) 0.169 ms a
         query against 0.186 in table order on small pages; 0.192 in search order on small
-        pages, 0.182 in table order on huge ones."""
+        pages, 0.182 in table order on huge ones. ``now``: moved at once (seconds for a
+        million rows, beside a build of minutes); else in the background, as after a load,
+        which stays quick."""
         if self.kind != "hnsw":
             return
         rows = _faiss().downcast_index(self._index.storage).codes
         for stored in (rows, self._index.hnsw.neighbors):
-            on_huge_pages(int(stored.data()), stored.byte_size())
+            on_huge_pages(int(stored.data()), stored.byte_size(), now)
 
     def _maps_poorly(self) -> bool:
         """A graph whose calibrated queries need a wider search than the one that built it
@@ -685,7 +687,7 @@ class VectorIndex:
                 "once; rebuild it with build_index()"
             )
         loaded = cls(index, kind, rows, dim, calibration, order)
-        loaded._on_huge_pages()
+        loaded._on_huge_pages(now=False)
         return loaded
 
     def __repr__(self) -> str:
