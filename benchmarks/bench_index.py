@@ -20,7 +20,10 @@ come in a stream of one kind: after every exact scan (400 MB of rows at 1M) the 
 nothing of the graph, and an approximate query timed right after one took 0.295 ms where the
 same queries in a stream took 0.097 (1M blobs, 2026-11-28, idle). Also shown: the index's own
 search (``VectorIndex.search``, on 300 other rows, in the same turns), and a batch of the 300
-keys answered by one ``most_similar(batch=..., approximate=True)``.
+keys answered by one ``most_similar(batch=..., approximate=True)``. ``--orders`` times each
+turn of approximate queries again on a copy of the graph stored in table order on small
+pages, as graphs were before the search order and the 2 MB pages (the copy costs the
+graph's memory once more: about 800 MB at 1M rows with ``M=48``).
 
     python benchmarks/bench_index.py              # 100,000 and 1,000,000 rows, both kinds
     python benchmarks/bench_index.py --quick      # 20,000 and 100,000 rows: a smoke test
