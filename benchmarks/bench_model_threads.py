@@ -26,6 +26,7 @@ from pathlib import Path
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
+from bench_encode_threads import _clock  # (wall, on a CPU, waiting for one) of this thread
 from bench_tokenizers import ENCODE_MB, VOCAB, first_megabytes, spm_train
 from corpora import cache_dir, newsarticles_lines, newsarticles_texts
 from timing import machine
@@ -38,19 +39,14 @@ from rowbook.text.sentencepiece.loading import model_from_parts
 PHASES = ("code points", "compiled pass", "lists of ids", "encodings")
 
 
-def _clock() -> np.ndarray:
-    """(wall, on a CPU, waiting for a CPU) of this thread, seconds."""
-    with open("/proc/thread-self/schedstat") as f:
-        run, wait, _ = f.read().split()
-    return np.array([time.perf_counter(), int(run) / 1e9, int(wait) / 1e9])
-
-
 class _Spent:
-    """Each thread's time in each phase, and in all of the call."""
+    """Each thread's time in each phase: ``by_thread[(who, phase)]``, who being the caller
+    or the other thread."""
+
+    by_thread: dict[tuple[str, str], np.ndarray]
 
     def __init__(self) -> None:
-        self.by_thread: dict[tuple[str, str], np.ndarray] = {}
-        self.lock = threading.Lock()
+        self.lock, self.by_thread = threading.Lock(), {}
 
     def add(self, phase: str, spent: np.ndarray) -> None:
         who = "caller" if threading.current_thread() is threading.main_thread() else "other"
