@@ -52,6 +52,7 @@ from rowbook.models.word_vectors.telemetry_kernels import begin_job, end_job, re
 from rowbook.models.word_vectors.word2vec_batched_kernels import (
     block_step,
     context_windows,
+    merge_target,
     merged_negatives,
 )
 from rowbook.models.word_vectors.word2vec_kernels import FASTMATH, kept_words, prefetch_row
@@ -72,19 +73,8 @@ def window_targets(
     """
     n = 0
     for j in range(lo, hi):
-        if j == i:
-            continue
-        t = words[j]
-        m = 0
-        while m < n and targets[m] != t:
-            m += 1
-        if m < n:
-            counts[m] += 1.0
-        else:
-            prefetch_row(W_out, t)
-            targets[n] = t
-            counts[n] = 1.0
-            n += 1
+        if j != i:
+            n = merge_target(words[j], 0, targets, counts, n, W_out)
     draws = negative * (hi - lo - 1)
     n_out, state = merged_negatives(n, draws, table, guide, state, W_out, targets, counts)
     return n, n_out, state

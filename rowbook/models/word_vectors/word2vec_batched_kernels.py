@@ -60,6 +60,7 @@ __all__ = [
     "block_scores",
     "block_step",
     "context_windows",
+    "merge_target",
     "merged_negatives",
     "shared_targets",
     "train_job_batched",
@@ -104,19 +105,27 @@ def merged_negatives(
     for _ in range(negative):
         t = draw_negative(table, guide, state)
         state = lcg_next(state)
-        m = 0
-        while m < n and targets[m] != t:
-            m += 1
-        if m < n_positive:
-            continue
-        if m < n:
-            counts[m] += 1.0
-        else:
-            prefetch_row(W_out, t)
-            targets[n] = t
-            counts[n] = 1.0
-            n += 1
+        n = merge_target(t, n_positive, targets, counts, n, W_out)
     return n, state
+
+
+@numba.njit(nogil=True, cache=True, inline="always")
+def merge_target(t, first, targets, counts, n, W_out):  # pragma: no cover - compiled
+    """Merge target ``t`` into ``targets[:n]``: dropped if it is one of the ``first`` ones,
+    counted once more in ``counts`` if it is a later one, else appended with the count 1
+    (its row of ``W_out`` starts loading). Returns how many targets there are."""
+    m = 0
+    while m < n and targets[m] != t:
+        m += 1
+    if m < first:
+        return n
+    if m < n:
+        counts[m] += 1.0
+        return n
+    prefetch_row(W_out, t)
+    targets[n] = t
+    counts[n] = 1.0
+    return n + 1
 
 
 @numba.njit(nogil=True, fastmath=FASTMATH, cache=True, inline="always")
