@@ -45,7 +45,10 @@ repetition; ``--quality``: also classic, and for skip-gram ``"hogbatch"`` (a dra
 negatives a window), against batched on 3 seeds of NewsArticles and of the health tweets,
 the measurement behind ``Word2Vec``'s default kernel; ``--kernels --shared 1,2,4,8``: the
 skip-gram kernel alone at each count of consecutive windows sharing a draw of negatives;
-``--hot-rows``: the batched kernel with every row hot, to tell memory from the rest).
+``--hot-rows``: the batched kernel with every row hot, to tell memory from the rest;
+``--gap-seeds N``: only gensim, classic and batched on N seeds of the file, each score's
+mean and standard deviation and rowbook's gap to gensim with its standard error, to tell a
+gap from seed noise).
 """
 
 from __future__ import annotations
@@ -573,6 +576,39 @@ def kernel_quality(seeds: int = 3, arch: str = "skipgram") -> list[tuple[str, fl
     return targets
 
 
+def score_gap(path: Path, arch: str, seeds: int, threads: int) -> list[tuple[str, float, float]]:
+    """gensim (``corpus_file``), rowbook ``"classic"`` and ``"batched"`` on ``seeds`` seeds of
+    the file, ``threads`` threads, 5 epochs: each score's mean and standard deviation, and
+    rowbook's gap to gensim with its standard error (the seeds of each side independent),
+    so a gap can be told from seed noise. Returns the targets (each gap at least -0.02)."""
+    tools = {
+        "gensim (corpus_file)": run_gensim(arch),
+        "rowbook classic": run_rowbook("classic", arch),
+        "rowbook batched": run_rowbook("batched", arch),
+    }
+    print(f"\n### {arch} scores on {seeds} seeds ({path.name}, {threads} threads, load {load()})\n")
+    runs: dict[str, list[dict]] = {tool: [] for tool in tools}
+    for seed in range(1, seeds + 1):
+        for tool, train in tools.items():
+            runs[tool].append(train(path, threads, 5, seed)[1])
+    keys = ("analogy", "ws353", "simlex")
+    print("| tool | " + " | ".join(f"{k} mean +- sd | gap +- se" for k in keys) + " |")
+    print("|---|" + "---:|---:|" * len(keys))
+    gensim, targets = runs["gensim (corpus_file)"], []
+    for tool, scores in runs.items():
+        cells = []
+        for k in keys:
+            mine, theirs = np.array([r[k] for r in scores]), np.array([r[k] for r in gensim])
+            se = np.sqrt(mine.var(ddof=1) / len(mine) + theirs.var(ddof=1) / len(theirs))
+            gap = mine.mean() - theirs.mean()
+            cells += [f"{mine.mean():.3f} +- {mine.std(ddof=1):.3f}", f"{gap:+.3f} +- {se:.3f}"]
+            if tool != "gensim (corpus_file)":
+                targets.append((f"{seeds} seeds: {k} {tool} - gensim", gap, -0.02))
+        print(f"| {tool} | " + " | ".join(cells) + " |")
+    print(f"\nload after: {load()}")
+    return targets
+
+
 # -- the table -----------------------------------------------------------------------------------
 
 
@@ -596,6 +632,12 @@ def main(argv: list[str] | None = None) -> int:
         "--peak", action="store_true", help="also one core's FMA throughput, measured"
     )
     parser.add_argument(
+        "--gap-seeds",
+        type=int,
+        default=0,
+        help="only the scores against gensim on this many seeds (mean, sd, gap and its se)",
+    )
+    parser.add_argument(
         "--shared",
         default="",
         help="skip-gram: also time these runs of windows sharing a draw of negatives (--kernels)",
@@ -607,6 +649,12 @@ def main(argv: list[str] | None = None) -> int:
     if args.quick:
         sentences, epochs, args.repeat, name = sentences[:300], 1, 1, "newsarticles_tokens_300"
     path = corpus_file(sentences, name)
+    if args.gap_seeds:
+        threads = int(args.threads.split(",")[-1])
+        run_rowbook("batched", arch)(corpus_file(sentences[:50], "newsarticles_tokens_50"), 1, 1, 1)
+        print(f"\n{machine()}")
+        met = print_targets(score_gap(path, arch, args.gap_seeds, threads))
+        return 0 if met else 1
     anchors = build_anchors()
     if arch == "cbow":
         anchors.pop("pWord2Vec")  # skip-gram only
