@@ -156,7 +156,14 @@ def gc_paused() -> Iterator[None]:
     """Pause the cyclic garbage collector (the lists and tuples made here hold no cycles).
 
     Building an encoding's lists trips collections that walk every live object: on 20,000
-    lines of news text they took as long as the encoding itself.
+    lines of news text they took as long as the encoding itself. On the way out the
+    objects made meanwhile go straight to the oldest generation (``gc.freeze`` then
+    ``gc.unfreeze``: two list splices, done only when nothing else is frozen), as they
+    would after surviving two collections: otherwise their number sets off a young
+    collection at once that visits every id of every list (on 4M characters of news
+    lines 18 ms of the caller's 73 ms of own work with two threads, the GIL held, per
+    thread CPU at load 12; 23 ms for 30,000 lists of 35 ids). Objects of the caller's
+    that were young then wait for a full collection instead.
     """
     enabled = gc.isenabled()
     gc.disable()
@@ -164,6 +171,9 @@ def gc_paused() -> Iterator[None]:
         yield
     finally:
         if enabled:
+            if gc.get_freeze_count() == 0:  # a user's frozen objects stay frozen
+                gc.freeze()
+                gc.unfreeze()
             gc.enable()
 
 
