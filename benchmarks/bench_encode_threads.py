@@ -40,10 +40,12 @@ from rowbook.text.bpe.encoder import Encoder
 
 
 def _clock() -> np.ndarray:
-    """(wall, on a CPU, waiting for a CPU) of this thread, seconds."""
+    """(wall, on a CPU, waiting for a CPU) of this thread, seconds. The time on a CPU is
+    ``time.thread_time``: schedstat's own count of it is brought up to date only at the
+    scheduler's ticks, so calls of a millisecond or two read 0 there."""
     with open("/proc/thread-self/schedstat") as f:
-        run, wait, _ = f.read().split()
-    return np.array([time.perf_counter(), int(run) / 1e9, int(wait) / 1e9])
+        _, wait, _ = f.read().split()
+    return np.array([time.perf_counter(), time.thread_time(), int(wait) / 1e9])
 
 
 class _Spent:
@@ -108,12 +110,12 @@ def _print_row(name: str, chars: int, mode: str, m: dict[str, np.ndarray]) -> No
     own = caller[1] - here[1]
     parts = [m.get(part, zero)[1] for part in ("lists", "Encodings", "learn")]
     both = caller[1] + other[1]
-    bound = one[1] / max(own, both / 2)
+    bound = one[1] / max(own, both / 2, 1e-3)
     print(
         f"| {name} | {chars:,} | {mode} | {one[0]:.1f} / {caller[0]:.1f} "
         f"({one[0] / caller[0]:.2f}x) | {one[1]:.1f} | {own:.1f}, {here[1]:.1f}, "
         f"{caller[3]:.1f} | {', '.join(f'{p:.1f}' for p in parts)}, {own - sum(parts):.1f} | "
-        f"{other[1]:.1f}, {other[3]:.1f} | {both / one[1]:.2f} | {bound:.2f}x |",
+        f"{other[1]:.1f}, {other[3]:.1f} | {both / max(one[1], 1e-3):.2f} | {bound:.2f}x |",
         flush=True,
     )
 
