@@ -12,8 +12,8 @@ scores the mean (WordSim353 with the standard error of its mean over the seeds):
   ``init2`` / ``init10`` (the initial table fastText draws with 2 / 10 threads),
   ``exact-sigmoid``, ``skip-target`` (a negative equal to the target skipped, not drawn
   again), ``lr10000`` (the learning rate updated every 10,000 tokens, a rowbook job),
-  ``no-eos`` (no ``</s>`` tokens), ``rowbook-init`` (rowbook's initial table: every row
-  in use drawn), ``vocab-sample`` (subsampling frequencies over the vocabulary's tokens),
+  ``no-eos`` (``</s>`` ends a line but is never trained nor drawn as a negative: rowbook's
+  lines), ``rowbook-init`` (rowbook's initial table: every row in use drawn), ``vocab-sample`` (subsampling frequencies over the vocabulary's tokens),
   ``vocab-epochs`` (``epoch`` passes over the file: fastText trains ``epoch * ntokens``
   tokens of the vocabulary, ``ntokens`` counting the tokens ``min_count`` cuts too);
 * ``rowbook-<change>``: rowbook with one of fastText's choices: ``init1`` / ``init2`` (the
@@ -109,15 +109,27 @@ def _loop(row: str, seed: int, corpus: str, params: dict):
         "skip-target": {"resample": False},
         "lr10000": {"lr_update_rate": 10_000},
     }
-    if change == "no-eos":
-        read = loop._stream
+    if change == "no-eos":  # lines still end at </s>, which is never trained nor drawn
+        read, discard, negatives = loop._stream, loop.discard_probabilities, loop.fasttext_negatives
+        found: dict = {}
 
         def _stream(source, vocab, min_count):
             ids, vocab = read(source, vocab, min_count)
-            eos = vocab.keys.index("</s>")
-            return ids[ids != eos], vocab
+            found["eos"] = vocab.keys.index("</s>")
+            return ids, vocab
+
+        def never_eos(counts, ntokens, t):
+            p = discard(counts, ntokens, t)
+            p[found["eos"]] = -1.0  # every draw exceeds it: discarded
+            return p
+
+        def no_eos_negatives(counts, exponent=0.5):
+            table = negatives(counts, exponent)
+            return table[table != found["eos"]]
 
         loop._stream = _stream
+        loop.discard_probabilities = never_eos
+        loop.fasttext_negatives = no_eos_negatives
     elif change == "rowbook-init":
         from rowbook.models.word_vectors.fasttext import initial_input
 
