@@ -601,10 +601,9 @@ class VectorIndex:
             self._search_from(q, self._start_rows(start, len(q)), distances, ids)
         else:
             self._searched.search_c(len(q), ptr(q), k, ptr(distances), ptr(ids))
-        order = self._order
-        if order is None:
-            return [row if row[-1] >= 0 else row[row >= 0] for row in ids]
-        return [order[row] if row[-1] >= 0 else order[row[row >= 0]] for row in ids]
+        if self._order is not None:  # stored rows -> table rows, -1 (no answer) kept
+            ids = np.where(ids >= 0, self._order[ids], -1)
+        return [row if row[-1] >= 0 else row[row >= 0] for row in ids]
 
     def _start_rows(self, start: np.ndarray, n: int) -> np.ndarray:
         """``start`` checked: (n,) rows of the table, as the graph's int32 node ids (the

@@ -51,35 +51,15 @@ Why threads for the compiled pass, and processes for the rest: the compiled pass
 three quarters of the time, releases the GIL, so threads run it side by side with no fork,
 no pipe and no copy of the texts; what holds the GIL is this thread's share, the list of ids
 and the :class:`Encoding` of each text. Each other thread has a cache of its own, since the
-one cache changes with every new word (under a lock: two threads changing it at once would
-mix up their words). The caller encodes too because, when ``workers`` threads encoded while
-it only joined their ids, those lists made a third busy thread on two cores: on 197
-documents of 64 KB (NewsArticles) the process's CPU time on 2 cores was 17-28% above one
-thread's with an empty cache and 10-18% with a warm one (load 9-12, several runs); with the
-caller encoding, learning only the other thread's words and that thread taking the
-caller's, 8-11% and 0-5%. On lines (many short texts) the GIL's share is about half one
-thread's time (the lists of ids, the ``Encoding`` objects, and the collection of them all
-when the collector resumes: 19 ms of 120 ms on 4M characters of news lines), so the caller
-encoding whenever the other thread had two batches queued left it with most of the work,
-and the other thread, back from each kernel, waited up to 5 ms for the GIL while the caller
-built lists: 1.05-1.09x for two threads on 4M characters of English-like lines (idle, the
-lead's run of 2026-11-28). Hence the caller's lists first, its own batches only when idle,
-and the GIL handed over within 0.1 ms (:func:`rowbook.fork_pool.quick_handoff`). The
-collection on resuming is gone (:func:`gc_paused`): on those 4M characters, per-thread CPU
-at load 12 (``benchmarks/bench_encode_threads.py``), the caller's own work with two
-threads went from 73-106 ms (three runs) to 42-59 ms (lists 12-15, ``Encoding`` objects
-10, words learned 0-8, the rest, the previous results freed included, 19-26), of one
-thread's 104-118 ms: two idle cores allow 1.64x cold, 2.12x warm there, against
-1.45-1.73x before.
-Measured earlier on NewsArticles (13 MB) on 2 cores: with one core to share, the
-threads cost 13% more CPU time than one thread, a pool of processes 42% (the texts pickled
-to the workers, their ids pickled back, copy-on-write faults after the fork); on a nearly
-idle machine 2 threads took 333 ms against 570 ms for one (1.71x) and 2 processes 509 ms
-(1.12x; on 20,000 lines, 1.25x and 0.77x). Where the words are cut by a regex in Python,
-which holds the GIL, processes are what runs that in parallel (before the compiled pass
-they gained 1.1-1.2x on those lines; BPE training's word counting, with batches of 2M
-characters, gains 1.4x), and on a machine busy with other work ``workers=1`` is the
-better choice for them.
+one cache changes with every new word (under a lock). The caller builds the lists first and
+encodes a batch itself only when none is ready, and hands the GIL over within 0.1 ms
+(:func:`rowbook.fork_pool.quick_handoff`): on many short lines the GIL's share is about half
+one thread's time, and a thread back from its kernel would otherwise wait for it. Where the
+words are cut by a regex in Python, which holds the GIL, processes are what runs that in
+parallel. The measurements behind each choice (CPU time per thread, one thread against two,
+threads against processes) are in the manual's benchmarks page, "BPE encoding, compiled"
+and "Beside tiktoken"; on a machine busy with other work ``workers=1`` is the better choice
+for the processes.
 
 BPE-dropout draws random numbers word by word, so with ``dropout`` set every batch is
 encoded in the calling process, in order, and the draws are those of a serial run.
@@ -167,10 +147,8 @@ def gc_paused() -> Iterator[None]:
     objects made meanwhile go straight to the oldest generation (``gc.freeze`` then
     ``gc.unfreeze``: two list splices, done only when nothing else is frozen), as they
     would after surviving two collections: otherwise their number sets off a young
-    collection at once that visits every id of every list (on 4M characters of news
-    lines 18 ms of the caller's 73 ms of own work with two threads, the GIL held, per
-    thread CPU at load 12; 23 ms for 30,000 lists of 35 ids). Objects of the caller's
-    that were young then wait for a full collection instead.
+    collection at once that visits every id of every list (23 ms for 30,000 lists of 35
+    ids). Objects of the caller's that were young then wait for a full collection instead.
     """
     enabled = gc.isenabled()
     gc.disable()
