@@ -247,9 +247,8 @@ def windows_per_epoch(sentences: list[list[str]]) -> tuple[int, int]:
     ids, starts = encoded.sentences(0, len(encoded.raw_lengths))
     thresholds = sample_thresholds(vocab.counts, SETTINGS["sample"])
     w = SETTINGS["window"]
-    _, ends, shrinks, _ = kept_words(
-        ids, starts, 0, len(starts) - 1, thresholds, True, w, True, np.uint64(7)
-    )
+    sentences = (ids, starts, 0, len(starts) - 1)
+    _, ends, shrinks, _ = kept_words(sentences, (thresholds, True, w, True), np.uint64(7))
     _, lows, highs = context_windows(ends, shrinks, w)
     return len(lows), int((highs - lows - 1).sum())
 
@@ -398,10 +397,10 @@ def kernel_flops(
         def epoch(kernel, rest, W_in0=W_in0):
             W_in, W_out = W_in0.copy(), np.zeros_like(W_in0)
             out = (W_out, table, negative_guide(table), SETTINGS["negative"])
-            head = (W_in, ids, starts, 0, n, thresholds, True, out, None, w, True)
-            kernel(*head, *rest, lr, 1, False)  # a first epoch: the tables as training has them
+            head = (W_in, (ids, starts, 0, n), (thresholds, True, w, True), out, None)
+            kernel(*head, *rest, lr, 1, False, None)  # a first epoch: the tables as training has
             start = time.process_time()
-            kernel(*head, *rest, lr * 0.5, 2, False)
+            kernel(*head, *rest, lr * 0.5, 2, False, None)
             return time.process_time() - start
 
         times = {k: [] for k in kernels}
@@ -435,8 +434,8 @@ def hot_rows(sentences: list[list[str]], moduli=(8192, 1024, 64), repeat: int = 
         W_in = ((rng.random((len(counts), d), dtype=np.float32) - 0.5) / d).astype(np.float32)
         table = negative_table(counts)
         out = (np.zeros_like(W_in), table, negative_guide(table), SETTINGS["negative"])
-        head = (W_in, ids, starts, 0, n, sample_thresholds(counts, 1e-3), False, out, None)
-        args = (*head, w, True, SHARED_WINDOWS)
+        sampling = (sample_thresholds(counts, 1e-3), False, w, True)
+        args = (W_in, (ids, starts, 0, n), sampling, out, None, SHARED_WINDOWS)
         train_job_batched(*args, 0.025, 1, False)  # a first epoch
         times = []
         for r in range(repeat):

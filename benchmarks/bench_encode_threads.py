@@ -5,14 +5,17 @@ agglutinative-like words: :mod:`defaults_text`, each with its own 8,000-entry BP
 cold cache and warm, ``workers=1`` and ``workers=2`` forced onto threads (the work cut-off
 set to 0) run in turn, medians of ``--repeat``. Beside the wall times, each thread's time
 from ``/proc/thread-self/schedstat``: on a CPU, waiting for one (the machine's load), and
-asleep (the GIL, a lock, a result not ready): the calling thread's own work (lists of
-ids, ``Encoding`` objects; what holds the GIL) apart from the batches it encoded, and the
-other thread's batches. "bound" is what two idle cores allow with that work: one thread's
+asleep (the GIL, a lock, a result not ready): the calling thread's own work (what holds
+the GIL) apart from the batches it encoded, split into the lists of ids, the ``Encoding``
+objects, the words learned from the other thread, and the rest (the previous call's
+results freed, the collection when the collector resumes, the hand-off), and the other
+thread's batches. "bound" is what two idle cores allow with that work: one thread's
 CPU over max(caller's own, half of all) (the caller's own work is serial, the batches are
 shared).
 
     python benchmarks/bench_encode_threads.py                  # 1M and 4M characters
     python benchmarks/bench_encode_threads.py --sizes 4000000 --texts NewsArticles
+    python benchmarks/bench_encode_threads.py --documents --repeat 5  # bench_tiktoken's documents
 """
 
 from __future__ import annotations
@@ -33,13 +36,16 @@ from timing import machine
 
 from rowbook.text import ByteLevelBPE
 from rowbook.text.bpe import batch
+from rowbook.text.bpe.encoder import Encoder
 
 
 def _clock() -> np.ndarray:
-    """(wall, on a CPU, waiting for a CPU) of this thread, seconds."""
+    """(wall, on a CPU, waiting for a CPU) of this thread, seconds. The time on a CPU is
+    ``time.thread_time``: schedstat's own count of it is brought up to date only at the
+    scheduler's ticks, so calls of a millisecond or two read 0 there."""
     with open("/proc/thread-self/schedstat") as f:
-        run, wait, _ = f.read().split()
-    return np.array([time.perf_counter(), int(run) / 1e9, int(wait) / 1e9])
+        _, wait, _ = f.read().split()
+    return np.array([time.perf_counter(), time.thread_time(), int(wait) / 1e9])
 
 
 class _Spent:
@@ -63,11 +69,16 @@ class _Spent:
 
 def measure(bpe: ByteLevelBPE, texts: list[str], cold: bool, repeat: int) -> dict[str, np.ndarray]:
     """{role: median (wall, CPU, waiting, asleep) ms} for one worker ("one") and two
-    ("caller", "caller's batches", "other thread")."""
+    ("caller", "caller's batches", "other thread", and of the caller's own work its
+    "lists" of ids, its "Encodings" and the words it "learn"s from the other thread)."""
     spent = _Spent()
     saved = batch._thread_job, batch._here_job, batch.THREAD_WORK
+    saved_own = batch._slices, batch.build_encodings, Encoder.learn
     batch._thread_job = spent.wrap("other thread", saved[0])
     batch._here_job = spent.wrap("caller's batches", saved[1])
+    batch._slices = spent.wrap("lists", saved_own[0])
+    batch.build_encodings = spent.wrap("Encodings", saved_own[1])
+    Encoder.learn = spent.wrap("learn", saved_own[2])
     batch.THREAD_WORK = 0
     rows: dict[str, list[np.ndarray]] = {}
     try:
@@ -87,7 +98,26 @@ def measure(bpe: ByteLevelBPE, texts: list[str], cold: bool, repeat: int) -> dic
                         )
     finally:
         batch._thread_job, batch._here_job, batch.THREAD_WORK = saved
+        batch._slices, batch.build_encodings, Encoder.learn = saved_own
     return {role: np.median(values, axis=0) for role, values in rows.items()}
+
+
+def _print_row(name: str, chars: int, mode: str, m: dict[str, np.ndarray]) -> None:
+    """One row of the table from :func:`measure`'s medians."""
+    zero = np.zeros(4)
+    one, caller = m["one"], m["caller"]
+    here, other = m.get("caller's batches", zero), m.get("other thread", zero)
+    own = caller[1] - here[1]
+    parts = [m.get(part, zero)[1] for part in ("lists", "Encodings", "learn")]
+    both = caller[1] + other[1]
+    bound = one[1] / max(own, both / 2, 1e-3)
+    print(
+        f"| {name} | {chars:,} | {mode} | {one[0]:.1f} / {caller[0]:.1f} "
+        f"({one[0] / caller[0]:.2f}x) | {one[1]:.1f} | {own:.1f}, {here[1]:.1f}, "
+        f"{caller[3]:.1f} | {', '.join(f'{p:.1f}' for p in parts)}, {own - sum(parts):.1f} | "
+        f"{other[1]:.1f}, {other[3]:.1f} | {both / max(one[1], 1e-3):.2f} | {bound:.2f}x |",
+        flush=True,
+    )
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -95,14 +125,31 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--sizes", type=int, nargs="+", default=[1_048_576, 4_194_304])
     parser.add_argument("--texts", nargs="+", default=None, help="which texts (all by default)")
     parser.add_argument("--repeat", type=int, default=7)
+    parser.add_argument(
+        "--documents",
+        action="store_true",
+        help="NewsArticles documents of 64 KB with a 32,000-token BPE (bench_tiktoken's) instead",
+    )
     args = parser.parse_args(argv)
     print(machine(), f"load average at the start: {os.getloadavg()[0]:.1f}")
-    kinds = defaults_text.text_kinds(generated_text, _tweets_text)
+    kinds = {} if args.documents else defaults_text.text_kinds(generated_text, _tweets_text)
     print(
         "\n| text | characters | cache | wall one / two, ms (ratio) | CPU one | caller: own CPU, "
-        "batches CPU, asleep | other thread: CPU, asleep | CPU two / one | bound |"
-        "\n|---|---:|---|---:|---:|---:|---:|---:|---:|"
+        "batches CPU, asleep | caller's own: lists, Encodings, learn, rest | other thread: CPU, "
+        "asleep | CPU two / one | bound |"
+        "\n|---|---:|---|---:|---:|---:|---:|---:|---:|---:|"
     )
+    if args.documents:
+        from bench_tiktoken import DOCUMENT_CHARS, VOCAB_SIZE, documents
+        from corpora import newsarticles_texts
+
+        texts = newsarticles_texts()
+        bpe = ByteLevelBPE().fit(texts, VOCAB_SIZE)
+        docs = documents(texts, DOCUMENT_CHARS)
+        for mode in ("cold", "warm"):
+            bpe.encode_batch(docs, workers=1)
+            m = measure(bpe, docs, mode == "cold", args.repeat)
+            _print_row("NewsArticles documents of 64 KB", sum(map(len, docs)), mode, m)
     for name, lines in kinds.items():
         if args.texts and name not in args.texts:
             continue
@@ -114,20 +161,7 @@ def main(argv: list[str] | None = None) -> int:
             chars = sum(map(len, texts))
             for mode in ("cold", "warm"):
                 bpe.encode_batch(texts, workers=1)
-                m = measure(bpe, texts, mode == "cold", args.repeat)
-                zero = np.zeros(4)
-                one, caller = m["one"], m["caller"]
-                here, other = m.get("caller's batches", zero), m.get("other thread", zero)
-                own = caller[1] - here[1]
-                both = caller[1] + other[1]
-                bound = one[1] / max(own, both / 2)
-                print(
-                    f"| {name} | {chars:,} | {mode} | {one[0]:.1f} / {caller[0]:.1f} "
-                    f"({one[0] / caller[0]:.2f}x) | {one[1]:.1f} | {own:.1f}, {here[1]:.1f}, "
-                    f"{caller[3]:.1f} | {other[1]:.1f}, {other[3]:.1f} | {both / one[1]:.2f} | "
-                    f"{bound:.2f}x |",
-                    flush=True,
-                )
+                _print_row(name, chars, mode, measure(bpe, texts, mode == "cold", args.repeat))
     print(f"\nload average at the end: {os.getloadavg()[0]:.1f}")
     return 0
 

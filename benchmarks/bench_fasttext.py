@@ -247,15 +247,15 @@ def kernel_seconds(sentences: list[list[str]], name: str, arch: str, repeat: int
     def epoch(batched: bool) -> float:
         W_in, W_out = W_in0.copy(), np.zeros((len(vocab), model.vector_size), np.float32)
         out = (W_out, table, negative_guide(table), model.negative)
-        corpus = (ids, starts, 0, n, thresholds, True)
+        corpus = ((ids, starts, 0, n), (thresholds, True, model.window, True))
+        bags = (bag_starts, bag_ids)
         if batched and not skipgram:
-            cbow = (out, None, model.window, True, True, CBOW_BATCH)
-            bags = (bag_starts, bag_ids)
+            cbow = (W_in, *corpus, out, None, True, CBOW_BATCH)
             run = lambda lr, seed: train_job_batched_cbow(  # noqa: E731
-                W_in, *corpus, *cbow, lr, seed, False, None, bags
+                *cbow, lr, seed, False, None, bags
             )
         else:
-            head = (W_in, bag_starts, bag_ids, *corpus, out, model.window)
+            head = (W_in, bags, *corpus, out)
             run = (
                 (lambda lr, seed: train_job_batched(*head, lr, seed))
                 if batched
@@ -290,9 +290,8 @@ def cbow_epoch_flop(ids, starts, thresholds, bag_sizes, model) -> int:
     from rowbook.models.word_vectors.word2vec_kernels import kept_words
 
     w = model.window
-    words, ends, shrinks, _ = kept_words(
-        ids, starts, 0, len(starts) - 1, thresholds, True, w, True, np.uint64(7)
-    )
+    sentences = (ids, starts, 0, len(starts) - 1)
+    words, ends, shrinks, _ = kept_words(sentences, (thresholds, True, w, True), np.uint64(7))
     centres, lows, highs = context_windows(ends, shrinks, w)
     sizes = bag_sizes[words]  # (N,) rows of each kept word's bag
     before = np.concatenate([[0], np.cumsum(sizes)])  # (N + 1,) rows before each position

@@ -121,8 +121,8 @@ class _Timed(Word2Vec):
         for j, seed in self.jobs:
             ids, starts = self.encoded.sentences(self.bounds[j], self.bounds[j + 1])
             n = len(starts) - 1
-            sample = (thresholds, self.sample > 0, w, True, np.uint64(seed))
-            _, ends, shrinks, _ = kept_words(ids, starts, 0, n, *sample)
+            sampling = (thresholds, self.sample > 0, w, True)
+            _, ends, shrinks, _ = kept_words((ids, starts, 0, n), sampling, np.uint64(seed))
             centres, _, _ = context_windows(ends, shrinks, w)
             if self.architecture == "cbow" and self.kernel != "classic":
                 batch_order(centres.shape[0], CBOW_BATCH)

@@ -20,12 +20,16 @@ come in a stream of one kind: after every exact scan (400 MB of rows at 1M) the 
 nothing of the graph, and an approximate query timed right after one took 0.295 ms where the
 same queries in a stream took 0.097 (1M blobs, 2026-11-28, idle). Also shown: the index's own
 search (``VectorIndex.search``, on 300 other rows, in the same turns), and a batch of the 300
-keys answered by one ``most_similar(batch=..., approximate=True)``.
+keys answered by one ``most_similar(batch=..., approximate=True)``. ``--orders`` times each
+turn of approximate queries again on a copy of the graph stored in table order on small
+pages, as graphs were before the search order and the 2 MB pages (the copy costs the
+graph's memory once more: about 800 MB at 1M rows with ``M=48``).
 
     python benchmarks/bench_index.py              # 100,000 and 1,000,000 rows, both kinds
     python benchmarks/bench_index.py --quick      # 20,000 and 100,000 rows: a smoke test
     python benchmarks/bench_index.py --sizes 1000000 --data clustered --noise 0.2 0.4 0.6
     python benchmarks/bench_index.py --sizes 200000 --M 32 --ef-construction 128   # a denser graph
+    python benchmarks/bench_index.py --sizes 1000000 --data clustered --orders   # storage orders
 
 Target (from the issues): at 1M rows, on both kinds, ``build_index()`` defaults answer at
 recall@10 >= 0.95 and >= 50x faster than the exact scan (100x where the data allows), and
@@ -48,6 +52,7 @@ from timing import machine, print_targets
 
 from rowbook.data.synthetic_vectors import clustered_vectors
 from rowbook.vectors import Vectors
+from rowbook.vectors.index import VectorIndex
 
 QUERIES = 300
 #: Queries of one kind timed in a row before the other kind's turn (see the docstring).
@@ -69,8 +74,22 @@ def make_table(kind: str, n: int, d: int, noise: float) -> np.ndarray:
     return clustered_vectors(n, d, seed=0, noise=noise)
 
 
-def run(n: int, d: int = 100, kind: str = "blobs", noise: float = 0.4, **build) -> dict:
-    """One table: ``build_index(**build)`` (the defaults when empty), then the queries."""
+def in_table_order(index: VectorIndex) -> VectorIndex:
+    """A copy of an HNSW ``index`` with its rows stored in table order, as graphs were
+    before the search order (:mod:`rowbook.vectors.graph_order`): the same links, the same
+    setting, to time the two orders side by side."""
+    import faiss
+
+    copy = faiss.deserialize_index(faiss.serialize_index(index._index))
+    copy.permute_entries(np.argsort(index._order))  # stored row i: table row i
+    return VectorIndex(copy, "hnsw", index.rows, index.dim, index.calibration)
+
+
+def run(
+    n: int, d: int = 100, kind: str = "blobs", noise: float = 0.4, orders: bool = False, **build
+) -> dict:
+    """One table: ``build_index(**build)`` (the defaults when empty), then the queries;
+    ``orders``: each turn of approximate queries again on the graph in table order."""
     rng = np.random.default_rng(0)
     table = Vectors([f"w{i}" for i in range(n)], make_table(kind, n, d, noise), copy=False)
     table.get_normed_vectors()  # the unit rows, cached by the first query either way
@@ -81,6 +100,8 @@ def run(n: int, d: int = 100, kind: str = "blobs", noise: float = 0.4, **build) 
     keys = [f"w{i}" for i in drawn[:QUERIES]]
     others = drawn[QUERIES:]  # the index's own search times other rows: no warm repeats
     exact_ms, fast_ms, index_ms, hits, truths = [], [], [], 0, []
+    plain_ms: list[float] = []
+    plain = in_table_order(index) if orders and index.kind == "hnsw" else None
     unit = table.get_normed_vectors()
     gc.disable()
     try:
@@ -96,6 +117,13 @@ def run(n: int, d: int = 100, kind: str = "blobs", noise: float = 0.4, **build) 
                 fast_ms.append(time.perf_counter() - t)
                 hits += len({k for k, _ in truth} & {k for k, _ in found})
                 truths.append({k for k, _ in truth})
+            if plain is not None:  # the same turn on the graph in table order
+                table.vector_index = plain
+                for key in keys[block : block + BLOCK]:
+                    t = time.perf_counter()
+                    table.most_similar(key, topn=10, approximate=True)
+                    plain_ms.append(time.perf_counter() - t)
+                table.vector_index = index
             for row in others[block : block + BLOCK]:
                 t = time.perf_counter()
                 index.search(unit[row], 11)
@@ -124,6 +152,7 @@ def run(n: int, d: int = 100, kind: str = "blobs", noise: float = 0.4, **build) 
         "index": float(np.median(index_ms)) * 1e3,
         "batch": batch * 1e3,
         "speedup": exact / fast,
+        "table_order": float(np.median(plain_ms)) * 1e3 if plain_ms else None,
         "recall": hits / (10 * len(keys)),
     }
 
@@ -153,6 +182,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--noise", type=float, nargs="+", default=[0.4])
     parser.add_argument("--M", type=int, help="HNSW links per node (default: build_index's)")
     parser.add_argument("--ef-construction", type=int, help="HNSW ef_construction")
+    parser.add_argument(
+        "--orders",
+        action="store_true",
+        help="time each turn of approximate queries again on the graph in table order",
+    )
     args = parser.parse_args(argv)
     build = {"M": args.M, "ef_construction": args.ef_construction}
     build = {name: value for name, value in build.items() if value is not None}
@@ -175,7 +209,7 @@ def main(argv: list[str] | None = None) -> int:
     results = []
     for n in sizes:
         for kind, noise in cases:
-            r = run(n, kind=kind, noise=noise, **build)
+            r = run(n, kind=kind, noise=noise, orders=args.orders, **build)
             results.append(r)
             print(
                 f"| {r['data']} | {n:,} | {r['settings']} | {r['calibrated']:.3f} | "
@@ -183,6 +217,14 @@ def main(argv: list[str] | None = None) -> int:
                 f"{r['fast']:.3f} | {r['speedup']:.0f}x | {r['recall']:.3f} | "
                 f"{r['index']:.3f} | {r['batch']:.3f} | {os.getloadavg()[0]:.1f} |",
                 flush=True,
+            )
+    for r in results:
+        if r["table_order"]:
+            print(
+                f"\n{r['data']}, {r['rows']:,} rows: the graph in search order "
+                f"{r['fast']:.3f} ms a query, in table order {r['table_order']:.3f} ms "
+                f"({r['exact'] / r['table_order']:.0f}x the exact scan against "
+                f"{r['speedup']:.0f}x), the same turns"
             )
     for r in results:
         if r["sweep"]:

@@ -85,8 +85,8 @@ def kernel_cost(sentences: list[list[str]], repeat: int) -> dict[str, tuple[floa
     ids, starts = encoded.sentences(0, len(encoded.raw_lengths))
     bounds, _ = job_plan(encoded, model.batch_words)
     table = negative_table(vocab.counts)
-    sampling = (sample_thresholds(vocab.counts, SETTINGS["sample"]), True)
     d, window, lr = SETTINGS["vector_size"], SETTINGS["window"], 0.0125
+    sampling = (sample_thresholds(vocab.counts, SETTINGS["sample"]), True, window, True)
     kernels = {
         "batched": lambda *head, lr, seed, stats: train_job_batched(
             *head, SHARED_WINDOWS, lr, seed, False, stats
@@ -102,7 +102,7 @@ def kernel_cost(sentences: list[list[str]], repeat: int) -> dict[str, tuple[floa
         telemetry = new_telemetry(len(vocab), d, np.float32)
         for j in range(len(bounds) - 1):
             stats = (telemetry["counters"], telemetry["start"], np.int64(j + 1)) if on else None
-            head = (W_in, ids, starts, bounds[j], bounds[j + 1], *sampling, out, None, window, True)
+            head = (W_in, (ids, starts, bounds[j], bounds[j + 1]), sampling, out, None)
             kernels[kernel](*head, lr=lr, seed=2 + j, stats=stats)
         return {"W_in": W_in, "W_out": W_out}
 

@@ -10,13 +10,20 @@ that numba inlines) now serves both; this times each such kernel on its own inpu
   backward and a bag's (which reads its rows through ``take``), 200,000 ids over 50,000
   rows of 100 float32;
 * ``bag_sum``, ``bag_sum weighted``, ``bag_max``: one bag walk for every mode, 25,000 bags of
-  8 ids over a 50,000 x 100 float32 table (with padding id 0: the rounded products).
+  8 ids over a 50,000 x 100 float32 table (with padding id 0: the rounded products);
+* ``wv ...``: one job of each word-vector kernel (word2vec's and fastText's, classic and
+  batched, skip-gram and CBOW), which share their sentence and sampling arguments, the
+  draws before the examples (``kept_words``) and the minibatch block (``block_step``):
+  200,000 Zipf words of a 20,000-word vocabulary in sentences of 20 (fastText: 50,000, its
+  bags of n-grams 3-6 in 100,000 buckets), d = 100, window 5, 5 negatives, called through
+  the model's job bundle (``Word2VecJob`` / ``FastTextJob``, whose fields and ``run`` are the
+  same before and after the change).
 
 ``--against DIR`` runs the same cases with the ``rowbook`` of another checkout (say
 ``/work/main``, the code before the change) in child processes, taking turns round by round
 so that a change of load on a shared machine reaches both alike, and prints both medians
 and their ratio. Run ``python benchmarks/bench_shared_kernels.py --against /work/main``
-(``--quick``: smaller inputs, fewer rounds).
+(``--quick``: smaller inputs, fewer rounds; ``--only wv``: the word-vector kernels alone).
 """
 
 from __future__ import annotations
@@ -81,10 +88,80 @@ def cases(quick: bool) -> dict[str, object]:
     return out
 
 
+def word_vector_cases(quick: bool) -> dict[str, object]:
+    """Name -> one job of a word-vector kernel on its synthetic corpus (the tables keep
+    training from call to call, alike in both checkouts)."""
+    from rowbook.data import huffman_tree
+    from rowbook.data.sampling import negative_guide, negative_table, sample_thresholds
+    from rowbook.models.word_vectors.job_args import FastTextJob, Word2VecJob
+    from rowbook.text.char_ngrams import subword_table
+
+    rng = np.random.default_rng(1)
+    V, d, window = 20_000, 100, 5
+    counts_of = lambda ids: np.bincount(ids, minlength=V) + 1  # noqa: E731
+
+    def corpus(n: int):
+        ids = zipf_ids(n, V, rng).astype(np.int32)  # (n,)
+        return ids, np.arange(0, n + 1, 20, dtype=np.int64)  # sentences of 20 words
+
+    def tables(rows: int) -> np.ndarray:
+        return ((rng.random((rows, d), dtype=np.float32) - 0.5) / d).astype(np.float32)
+
+    out = {}
+    ids, starts = corpus(20_000 if quick else 200_000)
+    counts = counts_of(ids)
+    table = negative_table(counts)
+    thresholds = sample_thresholds(counts, 1e-3)
+    W_nodes = np.zeros((V - 1, d), np.float32)
+    for arch in ("skipgram", "cbow"):
+        for kernel in ("classic", "batched"):
+            for hs in (False, True):
+                W_out = np.zeros((V, d), np.float32)
+                job = Word2VecJob(
+                    tables(V),
+                    thresholds,
+                    True,
+                    (W_out, table, negative_guide(table), 5),
+                    (W_nodes.copy(), *huffman_tree(counts)) if hs else None,
+                    window,
+                    True,
+                    arch == "skipgram",
+                    True,
+                    False,
+                    kernel == "batched",
+                    2,
+                )
+                name = f"wv word2vec {arch} {kernel}" + (" hs" if hs else "")
+                out[name] = lambda job=job: job.run(ids, starts, 0.025, 7, None)
+    words = _words(V, rng)
+    bag_starts, bag_ids = subword_table(words, minn=3, maxn=6, bucket=100_000)
+    ft_ids, ft_starts = corpus(5_000 if quick else 50_000)
+    for arch in ("skipgram", "cbow"):
+        for kernel in ("classic", "batched"):
+            W_out = np.zeros((V, d), np.float32)
+            job = FastTextJob(
+                tables(V + 100_000),
+                bag_starts,
+                bag_ids,
+                thresholds,
+                True,
+                (W_out, table, negative_guide(table), 5),
+                window,
+                arch == "skipgram",
+                kernel == "batched",
+            )
+            name = f"wv fasttext {arch} {kernel}"
+            out[name] = lambda job=job: job.run(ft_ids, ft_starts, 0.05, 7, None)
+    return out
+
+
 def measure(quick: bool, only: str | None) -> dict[str, float]:
     """Median ms of each case (whose name starts with ``only``) in this process (the
     ``rowbook`` on ``sys.path``)."""
-    chosen = {k: fn for k, fn in cases(quick).items() if only is None or k.startswith(only)}
+    word_vectors = only is None or only.startswith("wv") or "wv".startswith(only)
+    every = {} if only and only.startswith("wv") else cases(quick)
+    every |= word_vector_cases(quick) if word_vectors else {}
+    chosen = {k: fn for k, fn in every.items() if only is None or k.startswith(only)}
     return {name: median_ms(fn, repeat=3 if quick else 7) for name, fn in chosen.items()}
 
 

@@ -9,7 +9,8 @@ joined) and the corpus's first lines, timed in CPU time (one thread each; the ma
 be shared), rowbook with its word cache emptied before each
 repetition (cold: what a first encode of unseen text costs) and kept (warm: tiktoken keeps
 no cache); then on every core in wall time (tiktoken's threads, ``workers=None``), and
-where one thread's cold time goes (the pre-split and its interning, the merges). The ids
+where one thread's cold time goes (the pre-split and its interning, and within it the
+words cut alone and their hashes; the merges; the lists of ids). The ids
 must be equal. Then the worst case: a run of n = 100,000 and 8n
 identical characters, one word, timed with rowbook's merge-list BPE, the one read from
 ranks and tiktoken.
@@ -113,25 +114,63 @@ def core_rows(bpe, enc, label, texts, repeat) -> list[Row]:
     ]
 
 
+def _cut_kernels():
+    """Two compiled loops over the documents' bytes, for :func:`phase_rows`: GPT-2's words
+    cut and counted (the pre-split's :func:`cut_words`, nothing interned), and the FNV-1a
+    hash of every word (what interning computes before it probes)."""
+    import numba
+
+    from rowbook.intern_table import fnv1a
+    from rowbook.text.bpe.presplit import cut_words
+
+    @numba.njit(nogil=True)
+    def cut(data, text_ends, classes, starts, stops):
+        return cut_words(data, text_ends, classes, 0, 0, starts, stops, text_ends.copy(), 0)[0]
+
+    @numba.njit(nogil=True)
+    def hashes(data, starts, stops, out):
+        for i in range(starts.shape[0]):
+            out[i] = fnv1a(data, starts[i], stops[i])
+
+    return cut, hashes
+
+
 def phase_rows(bpe: ByteLevelBPE, texts: list[str], repeat: int) -> list[Row]:
     """Where one thread's cold encoding goes: GPT-2's compiled pre-split with the interning
-    of every word (a fresh table), the merges of the distinct words, and the whole."""
+    of every word (a fresh table), and within it the words cut alone and their hashes; the
+    merges of the distinct words, the lists of ids, and the whole."""
     from rowbook.intern_table import InternTable
+    from rowbook.text.bpe.batch import _slices
     from rowbook.text.bpe.merge_kernels import encode_word_bytes
-    from rowbook.text.bpe.presplit import scan_words
+    from rowbook.text.bpe.presplit import char_classes, scan_words
+    from rowbook.text.utf8 import utf8_of
 
     encoder = bpe._encoder
     words = InternTable()
     scan_words(words, texts)
     data, ends = words.key_bytes()
     data = data.copy()  # (N,) the distinct words' bytes
+    utf8, text_ends = utf8_of(texts)
+    starts, stops = np.empty(len(utf8), np.int64), np.empty(len(utf8), np.int64)  # (W,) at most
+    cut, hashes = _cut_kernels()
+    n = cut(utf8, text_ends, char_classes(), starts, stops)
+    starts, stops, hashed = starts[:n], stops[:n], np.empty(n, np.uint32)  # (W,) each
+    hashes(utf8, starts, stops, hashed)
+    ids, id_ends = encoder.plain_ids(texts)
     times = cpu_medians_ms(
         {
             "pre-split and interning of every word (the UTF-8 copy included)": lambda: scan_words(
                 InternTable(), texts
             ),
+            f"  of which the {n:,} words cut (GPT-2's rules, nothing interned)": lambda: cut(
+                utf8, text_ends, char_classes(), starts, stops
+            ),
+            "  of which their FNV-1a hashes": lambda: hashes(utf8, starts, stops, hashed),
             f"merges of the {len(ends):,} distinct words": lambda: encode_word_bytes(
                 data, ends, encoder.byte_ids, encoder.pairs
+            ),
+            f"the lists of the {len(ids):,} ids (holding the GIL)": lambda: _slices(
+                encoder, ids, id_ends
             ),
             "encode_batch(workers=1), cold cache, in all": lambda: cold(bpe, texts),
         },

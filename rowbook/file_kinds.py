@@ -57,7 +57,7 @@ _SAFETENSORS_HEADER = 100 << 20  # safetensors' own limit on its JSON header
 _FASTTEXT_MAGIC = 793712314
 _CONTROL = re.compile(rb"[\x00-\x08\x0e-\x1f]")  # no text file starts with these
 _WORDPIECE_MARKS = (b"[UNK]", b"[PAD]", b"[CLS]", b"[SEP]", b"[MASK]", b"<unk>")
-_FAISS_FOURCC = (b"IHNf", b"IwFl", b"IxFI", b"IHNs", b"IwPQ", b"IwSq", b"IxF2", b"IHfP")
+_FAISS_FOURCC = (b"IHNf", b"IwFl", b"IxFI", b"IHNs", b"IwPQ", b"IwSq", b"IxF2", b"IHfP", b"IxMp")
 
 
 class Head:

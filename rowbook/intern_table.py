@@ -107,13 +107,47 @@ def intern_ranges(
     data, starts, ends, table, key_hash, key_start, key_len, arena, state, ids
 ):  # pragma: no cover - compiled
     """The id of each key ``data[starts[i]:ends[i]]`` into ``ids``, a new key added in
-    first-sighting order (the caller made room: :func:`room` keys and the bytes)."""
-    for i in range(starts.shape[0]):
-        start, end = starts[i], ends[i]
-        h = fnv1a(data, start, end)
-        slot, k = _probe(data, start, end, h, table, key_hash, key_start, key_len, arena)
-        if k == -1:
-            k = _add(data, start, end, h, slot, table, key_hash, key_start, key_len, arena, state)
+    first-sighting order (the caller made room: :func:`room` keys and the bytes).
+
+    The keys are probed in passes over all of them, so that the loads of a pass do not
+    wait for one another and the core has many cache misses in flight at once: the hash
+    of each key, the key in its first slot, that key's hash, length and start, its bytes.
+    Only the keys not found in their first slot (new ones, and those a collision moved)
+    are then probed one by one, in order, and added. A key found in the passes was in the
+    table before the call, so its id is the one a serial probe gives.
+    """
+    n = starts.shape[0]
+    hashes = np.empty(n, np.uint32)  # (n,)
+    found = np.empty(n, np.int64)  # (n,) the key in the first slot, -1 once ruled out
+    base = np.empty(n, np.int64)  # (n,) where that key's bytes start in the arena
+    mask = table.shape[0] - 1
+    for i in range(n):
+        hashes[i] = fnv1a(data, starts[i], ends[i])
+    for i in range(n):
+        found[i] = table[np.int64(hashes[i]) & mask]
+    for i in range(n):
+        k = found[i]
+        if k >= 0:
+            if key_hash[k] == hashes[i] and key_len[k] == ends[i] - starts[i]:
+                base[i] = key_start[k]
+            else:
+                found[i] = -1
+    for i in range(n):
+        if found[i] >= 0:
+            b, start = base[i], starts[i]
+            for j in range(ends[i] - start):
+                if arena[b + j] != data[start + j]:
+                    found[i] = -1
+                    break
+    for i in range(n):
+        k = found[i]
+        if k < 0:
+            start, end, h = starts[i], ends[i], hashes[i]
+            slot, k = _probe(data, start, end, h, table, key_hash, key_start, key_len, arena)
+            if k == -1:
+                k = _add(
+                    data, start, end, h, slot, table, key_hash, key_start, key_len, arena, state
+                )
         ids[i] = k
 
 

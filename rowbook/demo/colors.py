@@ -23,9 +23,9 @@ def short_name(name: str) -> str:
 
 
 def training_log(history: Any, epochs: tuple[int, ...] = LOGGED_EPOCHS) -> list[str]:
-    """The log as the chapter prints it: loss and accuracy before training, then for the chosen
-    epochs the running loss (the mean over the epoch's steps), and the loss and accuracy over
-    every pair after the epoch.
+    """The training log: loss and accuracy before training, then for the chosen epochs the
+    mean loss of the epoch's steps, and the loss and accuracy over every pair after the
+    epoch (the chapter's numbers, in rowbook's words).
 
     >>> from rowbook.training import History
     >>> h = History(epochs=[{"epoch": 0, "loss": 0.7, "eval_loss": 0.6, "eval_accuracy": 0.5}],
@@ -34,7 +34,7 @@ def training_log(history: Any, epochs: tuple[int, ...] = LOGGED_EPOCHS) -> list[
     --- before training ---
     loss = 0.6900  accuracy = 25.00%
     <BLANKLINE>
-    epoch   0: running_loss = 0.7000  eval_loss = 0.6000  accuracy = 50.00%
+    epoch   0: steps' loss 0.7000, every pair's loss 0.6000, accuracy 50.00%
     """
     start = history.initial
     lines = [
@@ -45,8 +45,8 @@ def training_log(history: Any, epochs: tuple[int, ...] = LOGGED_EPOCHS) -> list[
     for e in history.epochs:
         if e["epoch"] in epochs:
             lines.append(
-                f"epoch {e['epoch']:>3}: running_loss = {e['loss']:.4f}  eval_loss = "
-                f"{e['eval_loss']:.4f}  accuracy = {e['eval_accuracy']:.2%}"
+                f"epoch {e['epoch']:>3}: steps' loss {e['loss']:.4f}, every pair's loss "
+                f"{e['eval_loss']:.4f}, accuracy {e['eval_accuracy']:.2%}"
             )
     return lines
 

@@ -33,7 +33,9 @@ from __future__ import annotations
 import functools
 import itertools
 import os
+import threading
 from collections.abc import Callable, Iterable, Sequence
+from types import MethodType
 from typing import Any
 
 import numpy as np
@@ -41,7 +43,7 @@ import numpy as np
 from rowbook.checks import InputTypeError, check_int
 from rowbook.fork_pool import map_in_order, map_in_threads
 from rowbook.text.aligned import Aligned
-from rowbook.text.batches import text_batches
+from rowbook.text.batches import list_batches, text_batches
 from rowbook.text.bpe.batch import gc_paused
 from rowbook.text.bpe.options import special_regex
 from rowbook.text.bpe.pretokenize import check_str
@@ -73,10 +75,10 @@ class SubwordTokenizer(TokenTable):
         """``(id, token, start, end)`` of each piece of ``word`` (character positions)."""
         raise NotImplementedError
 
-    def _batch_job(self) -> Callable[[Sequence[str]], tuple[np.ndarray, np.ndarray]] | None:
+    def _batch_job(self) -> Any:
         """A compiled job from texts to all their ids ``(N,)`` and each text's count ``(B,)``
         that releases the GIL, when the model has one for its current settings (a
-        ``.model`` file's: :mod:`rowbook.text.sentencepiece.batch`); ``None`` else."""
+        ``.model`` file's: :class:`rowbook.text.sentencepiece.batch.Job`); ``None`` else."""
         return None
 
     # --------------------------------------------------------------- learned state
@@ -159,7 +161,7 @@ class SubwordTokenizer(TokenTable):
         chain = itertools.chain.from_iterable
         job = self._batch_job() if self._cutter is None else None
         if job is not None:
-            return _unpacked(job(texts), self._id_ints)
+            return self._job_ids(job, texts)
         if self._cutter is None:
             words_of = [self._words(t, True) for t in texts]
             table = self._lookup(list(chain(words_of)))
@@ -179,14 +181,31 @@ class SubwordTokenizer(TokenTable):
             out.append(ids)
         return out
 
+    def _job_ids(self, job: Any, texts: Sequence[str], cache: Any = None) -> list[list[int]]:
+        """Ids of each text by the compiled ``job``, in batches of :data:`BATCH_CHARS` with
+        one word cache (``cache``, or one made for ``texts``): a single call over 10 MB made
+        120 MB of arrays (code points, ids, their lists), whose first touch cost more than
+        the batches' loop."""
+        batches = list_batches(texts, BATCH_CHARS) if len(texts) > 1 else [texts]
+        if len(batches) == 1:
+            return _unpacked(job(texts, cache), self._id_ints)
+        cache = job.word_cache(sum(map(len, texts))) if cache is None else cache
+        ids_of: list[list[int]] = []
+        for batch in batches:
+            ids_of += _unpacked(job(batch, cache), self._id_ints)
+        return ids_of
+
     def _encodings(
         self, texts: Sequence[str], ids_of: list[list[int]], add_special_tokens: bool
     ) -> list[Encoding]:
         """The :class:`Encoding` of each text from its ids (a template's tokens added)."""
         lazy, tokens_offsets = functools.partial, self._tokens_offsets
         if not add_special_tokens or self.template is None:  # most texts: nothing to add
+            # each text's source is a method bound to the text: 150 ns where a partial took
+            # 350 (14 ms of the GIL's time on 10 MB of news lines)
+            method = functools.partial(tokens_offsets, before=0, after=0)
             return [
-                Encoding(ids, source=lazy(tokens_offsets, text, 0, 0))
+                Encoding(ids, source=MethodType(method, text))
                 for text, ids in zip(texts, ids_of, strict=True)
             ]
         out = []
@@ -253,10 +272,11 @@ class SubwordTokenizer(TokenTable):
                 ids_of = self._ids_of(texts)
             else:
                 self._ids_of(texts[:1])  # compile the kernels before the fork
-                batches = text_batches(texts, max(BATCH_CHARS, chars // (8 * workers)))
                 job = self._batch_job() if self._cutter is None else None
                 if job is not None:
+                    batches = list_batches(texts, max(BATCH_CHARS, chars // (8 * workers)))
                     return self._threaded(job, batches, workers, add_special_tokens)
+                batches = text_batches(texts, max(BATCH_CHARS, chars // (8 * workers)))
                 ids_of = []
                 for part in map_in_order(self._packed_ids, batches, workers, here=self._ids_of):
                     ids_of += _unpacked(part, self._id_ints)
@@ -268,10 +288,19 @@ class SubwordTokenizer(TokenTable):
         """The encodings of ``batches`` by the compiled ``job`` on ``workers`` threads. Each
         thread also makes its batch's lists and encodings (Python, under the GIL) while the
         other threads' jobs run without it: made after all the jobs, by one thread, they
-        left the second core idle for a third of the time (10 MB of news, 2 cores)."""
+        left the second core idle for a third of the time (10 MB of news, 2 cores). Each
+        thread keeps one word cache for all its batches: none but its first starts cold.
+        Batches are about an eighth of a worker's share, each one kernel call: every call
+        hands the GIL back and forth, and on a loaded machine a thread that waits for it
+        waits for the holder's next turn on a CPU (10 MB of news lines at load 12-15: 16
+        batches 1.01 s, 78 batches of ``BATCH_CHARS`` 1.09 s)."""
+
+        local = threading.local()  # each thread's word cache, kept for all its batches
 
         def encoded(batch: list[str]) -> list[Encoding]:
-            ids_of = _unpacked(job(batch), self._id_ints)
+            if not hasattr(local, "cache"):
+                local.cache = job.word_cache()
+            ids_of = _unpacked(job(batch, local.cache), self._id_ints)
             return self._encodings(batch, ids_of, add_special_tokens)
 
         out: list[Encoding] = []

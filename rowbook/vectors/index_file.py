@@ -7,7 +7,10 @@ recall measured) follows them, and the file stays one file that faiss itself can
     faiss's serialised index | JSON record | its length (8 bytes, little-endian) | mark
 
 The mark is ``rowbook-calibration-1``; a file without it (saved before calibration, or from
-an index built with ``recall=None``) is faiss's bytes alone.
+an index built with ``recall=None``) is faiss's bytes alone. An HNSW graph stores its rows
+in its search order (:mod:`rowbook.vectors.graph_order`): its bytes are faiss's
+``IndexIDMap`` around the graph, the ids the table rows of the stored rows (a graph saved
+in table order before is the graph alone, and loads as it did).
 
 Examples
 --------

@@ -6,6 +6,10 @@ names on :class:`~rowbook.vectors.Vectors` call (their docstrings say what each 
 how it follows gensim's ``KeyedVectors``). A table answers them through the rows it reads
 (:meth:`~rowbook.vectors.table.KeyedTable.cosines`, ``unit_rows_at``, ``term_rows``,
 ``rerank_pool``), so a mapped, quantised or subword table needs no query code of its own.
+
+One file over 400 lines on purpose: the queries share the terms' parsing, the index path
+and the exact re-scoring (the helpers at its bottom); apart, each would import those
+private helpers from another file.
 """
 
 from __future__ import annotations

@@ -60,21 +60,11 @@ def test_kernel_equals_reference_draw_for_draw(skipgram, use_sample):
     table = negative_table(vocab.counts, 0.5)
     thresholds = sample_thresholds(vocab.counts, 1e-2)
     ref_in, ref_out = W_in.copy(), W_out.copy()
-    args = (enc.ids, enc.starts, 0, len(enc.starts) - 1, thresholds, use_sample)
-    n = train_job(
-        W_in,
-        starts,
-        ids,
-        *args,
-        (W_out, table, negative_guide(table), 5),
-        4,
-        skipgram,
-        0.05,
-        job_seed(1, 0, 0),
-    )
-    n_ref = train_job_reference(
-        ref_in, starts, ids, *args, (ref_out, table, None, 5), 4, skipgram, 0.05, job_seed(1, 0, 0)
-    )
+    sentences = (enc.ids, enc.starts, 0, len(enc.starts) - 1)
+    head = ((starts, ids), sentences, (thresholds, use_sample, 4, True))
+    seed = job_seed(1, 0, 0)
+    n = train_job(W_in, *head, (W_out, table, negative_guide(table), 5), skipgram, 0.05, seed)
+    n_ref = train_job_reference(ref_in, *head, (ref_out, table, None, 5), skipgram, 0.05, seed)
     assert n == n_ref > 0
     np.testing.assert_allclose(W_in, ref_in, rtol=1e-4, atol=1e-6)
     np.testing.assert_allclose(W_out, ref_out, rtol=1e-4, atol=1e-6)
@@ -99,22 +89,8 @@ def test_every_row_of_a_bag_takes_the_whole_step():
     table = negative_table(np.array([1, 10**9]), 1.0)  # every negative is word 1
     before_in, before_out = W_in.copy(), W_out.copy()
     out = (W_out, table, negative_guide(table), 1)
-    train_job(
-        W_in,
-        starts,
-        ids,
-        enc.ids,
-        enc.starts,
-        0,
-        1,
-        sample_thresholds(vocab.counts, 0),
-        False,
-        out,
-        1,
-        True,
-        0.5,
-        7,
-    )
+    sampling = (sample_thresholds(vocab.counts, 0), False, 1, True)
+    train_job(W_in, (starts, ids), (enc.ids, enc.starts, 0, 1), sampling, out, True, 0.5, 7)
     w_in, w_out = before_in.copy(), before_out.copy()
     words = enc.ids.tolist()  # two positions, window 1: each word's bag predicts the other
     for center, context in ((words[0], words[1]), (words[1], words[0])):

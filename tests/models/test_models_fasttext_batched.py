@@ -39,33 +39,34 @@ SMALL = {
 
 
 def _job(use_sample: bool, negative: int = 5):
-    """A job's inputs on the first 40 sentences: bags of n-grams 3-5 in 200 buckets, output
-    rows not zero (so the scores are not all 0)."""
+    """A job's inputs on the first 40 sentences, ``(W_in, bags, sentences), sampling, out``:
+    bags of n-grams 3-5 in 200 buckets, a window of 4, output rows not zero (so the scores
+    are not all 0)."""
     vocab, enc = read_corpus(CORPUS[:40], min_count=1)
-    bag_starts, bag_ids = subword_table(vocab.keys, minn=3, maxn=5, bucket=200)
+    bags = subword_table(vocab.keys, minn=3, maxn=5, bucket=200)
     rng = np.random.default_rng(1)
     W_in = ((rng.random((len(vocab) + 200, 16)) - 0.5) / 16).astype(np.float32)
     W_out = (rng.standard_normal((len(vocab), 16)) * 0.3).astype(np.float32)
     table = negative_table(vocab.counts, 0.5)
     out = (W_out, table, negative_guide(table), negative)
-    head = (W_in, bag_starts, bag_ids, enc.ids, enc.starts, 0, len(enc.starts) - 1)
-    return head, (sample_thresholds(vocab.counts, 1e-2), use_sample, out)
+    sentences = (enc.ids, enc.starts, 0, len(enc.starts) - 1)
+    sampling = (sample_thresholds(vocab.counts, 1e-2), use_sample, 4, True)
+    return (W_in, bags, sentences), sampling, out
 
 
 def _assert_matches_reference(kernel, reference, use_sample, negative):
-    """``kernel`` and ``reference`` (each called as ``f(head, thresholds, use_sample, out)``)
-    on copies of one job's tables: the same words trained, the same tables to float32
-    tolerance, and the n-gram rows trained."""
-    head, (thresholds, use, out) = _job(use_sample, negative)
-    W_in, W_out = head[0], out[0]
+    """``kernel`` and ``reference`` (each called as ``f(W_in, bags, sentences, sampling,
+    out)``) on copies of one job's tables: the same words trained, the same tables to
+    float32 tolerance, and the n-gram rows trained."""
+    (W_in, *head), sampling, out = _job(use_sample, negative)
+    W_out = out[0]
     before_in, before_out = W_in.copy(), W_out.copy()
-    ref_head = (W_in.copy(), *head[1:])
-    ref_out = (W_out.copy(), out[1], None, negative)
-    n = kernel(head, thresholds, use, out)
-    n_ref = reference(ref_head, thresholds, use, ref_out)
+    ref_in, ref_out = W_in.copy(), (W_out.copy(), out[1], None, negative)
+    n = kernel(W_in, *head, sampling, out)
+    n_ref = reference(ref_in, *head, sampling, ref_out)
     assert n == n_ref > 0
     assert not np.allclose(W_in, before_in) and not np.allclose(W_out, before_out)
-    np.testing.assert_allclose(W_in, ref_head[0], rtol=1e-4, atol=1e-6)
+    np.testing.assert_allclose(W_in, ref_in, rtol=1e-4, atol=1e-6)
     np.testing.assert_allclose(W_out, ref_out[0], rtol=1e-4, atol=1e-6)
     n_words = len(before_out)
     assert np.any(W_in[n_words:] != before_in[n_words:])  # n-gram rows were trained
@@ -76,23 +77,28 @@ def _assert_matches_reference(kernel, reference, use_sample, negative):
 def test_batched_job_matches_reference(use_sample, negative):
     seed = job_seed(1, 0, 0)
 
-    def kernel(head, *sampling):
-        return train_job_batched(*head, *sampling, 4, 0.05, seed)
+    def kernel(*args):
+        return train_job_batched(*args, 0.05, seed)
 
-    def reference(head, *sampling):
-        return fasttext_job_batched_reference(*head, *sampling, 4, 0.05, seed)
+    def reference(*args):
+        return fasttext_job_batched_reference(*args, 0.05, seed)
 
     _assert_matches_reference(kernel, reference, use_sample, negative)
 
 
+def _classic_copy(job, out):
+    """Copies of a job's ``W_in`` and ``out`` for the classic kernel."""
+    W_in, *head = job
+    return (W_in.copy(), *head), (out[0].copy(), *out[1:])
+
+
 def test_batched_job_differs_from_the_classic_one():
     """Shared negatives and one bag a window: another algorithm, not a reordering."""
-    head, rest = _job(True)
-    classic = (head[0].copy(), *head[1:])
-    classic_out = (rest[2][0].copy(), *rest[2][1:])
-    train_job_batched(*head, *rest, 4, 0.05, 9)
-    train_job(*classic, *rest[:2], classic_out, 4, True, 0.05, 9)
-    assert not np.allclose(head[0], classic[0], atol=1e-6)
+    job, sampling, out = _job(True)
+    classic, classic_out = _classic_copy(job, out)
+    train_job_batched(*job, sampling, out, 0.05, 9)
+    train_job(*classic, sampling, classic_out, True, 0.05, 9)
+    assert not np.allclose(job[0], classic[0], atol=1e-6)
 
 
 @pytest.mark.parametrize(("use_sample", "batch"), [(True, 8), (False, 3), (True, 1)])
@@ -100,31 +106,28 @@ def test_batched_job_differs_from_the_classic_one():
 def test_batched_cbow_job_matches_reference(use_sample, batch, negative):
     """CBOW's minibatch over bags: ``batch`` windows far apart, each ``h`` one mean over its
     context words' bags, every row of those bags taking the window's step."""
-    rest = (4, True, True, batch, 0.05, job_seed(1, 0, 0))  # window, shrink, mean, batch, lr, seed
+    rest = (True, batch, 0.05, job_seed(1, 0, 0))  # mean, batch, lr, seed
 
-    def kernel(head, *sampling):
-        W_in, bag_starts, bag_ids, *corpus = head
-        bags = (bag_starts, bag_ids)
-        return train_job_batched_cbow(W_in, *corpus, *sampling, None, *rest, False, None, bags)[0]
+    def kernel(W_in, bags, sentences, sampling, out):
+        head = (W_in, sentences, sampling, out, None)
+        return train_job_batched_cbow(*head, *rest, False, None, bags)[0]
 
-    def reference(head, *sampling):
-        W_in, bag_starts, bag_ids, *corpus = head
-        bags = (bag_starts, bag_ids)
-        return train_job_batched_cbow_reference(W_in, *corpus, *sampling, None, *rest, bags)
+    def reference(W_in, bags, sentences, sampling, out):
+        return train_job_batched_cbow_reference(W_in, sentences, sampling, out, None, *rest, bags)
 
     _assert_matches_reference(kernel, reference, use_sample, negative)
 
 
 def test_batched_cbow_job_differs_from_the_classic_one():
     """Shared negatives and one snapshot per minibatch: another algorithm, not a reordering."""
-    head, rest = _job(True)
-    classic = (head[0].copy(), *head[1:])
-    classic_out = (rest[2][0].copy(), *rest[2][1:])
-    W_in, bag_starts, bag_ids, *corpus = head
-    bags = (bag_starts, bag_ids)
-    train_job_batched_cbow(W_in, *corpus, *rest, None, 4, True, True, 8, 0.05, 9, False, None, bags)
-    train_job(*classic, *rest[:2], classic_out, 4, False, 0.05, 9)
-    assert not np.allclose(head[0], classic[0], atol=1e-6)
+    job, sampling, out = _job(True)
+    classic, classic_out = _classic_copy(job, out)
+    W_in, bags, sentences = job
+    train_job_batched_cbow(
+        W_in, sentences, sampling, out, None, True, 8, 0.05, 9, False, None, bags
+    )
+    train_job(*classic, sampling, classic_out, False, 0.05, 9)
+    assert not np.allclose(W_in, classic[0], atol=1e-6)
 
 
 @pytest.mark.parametrize(

@@ -167,7 +167,7 @@ def _word2vec_kernels():
             word2vec_batched_reference,
         ),
         "cbow batched": (
-            train_job_batched_cbow,
+            lambda *args: train_job_batched_cbow(*args, None),  # no bags
             (True, 4),
             word2vec_batched_cbow_reference.train_job_batched_cbow_reference,
             word2vec_batched_cbow_reference,
@@ -231,15 +231,15 @@ def test_a_jobs_record_is_a_recount_of_its_references_steps(monkeypatch, name):
     W_in = ((rng.random((rows, D)) - 0.5) / D).astype(np.float32)
     W_out = (rng.standard_normal((V, D)) * 0.3).astype(np.float32)
     table = negative_table(counts)
-    sampling = (sample_thresholds(counts, 0.01), True)
-    head, tail = (), (None, 2, True)  # word2vec: the tree (off), window, shrink
+    sampling = (sample_thresholds(counts, 0.01), True, 2, True)  # window 2, shrunk
+    head, tail = (), (None,)  # word2vec: the tree (off)
     if fasttext:  # each word's bag: its row, then 0-3 buckets
         sizes = rng.integers(1, 5, size=V)
         bag_starts = np.concatenate([[0], np.cumsum(sizes)]).astype(np.int64)
         bag_ids = np.concatenate(
             [[w, *rng.integers(V, rows, size=n - 1)] for w, n in enumerate(sizes)]
         ).astype(np.int32)
-        head, tail = (bag_starts, bag_ids), (2,)
+        head, tail = ((bag_starts, bag_ids),), ()
     ref_in, ref_out = W_in.copy(), W_out.copy()
     telemetry = new_telemetry(rows, D, np.float32)
     updates, norm_sum = _recounted(monkeypatch, module, rows)
@@ -248,7 +248,7 @@ def test_a_jobs_record_is_a_recount_of_its_references_steps(monkeypatch, name):
         before, rows_before = updates.copy(), W_in.copy()
         stats = (telemetry["counters"], telemetry["start"], np.int64(job))
         out = (W_out, table, negative_guide(table), 3)
-        span = (ids, starts, s0, s1, *sampling)
+        span = ((ids, starts, s0, s1), sampling)
         loss = () if fasttext else (False,)
         kernel(W_in, *head, *span, out, *tail, *args, LR, 10 + job, *loss, stats)
         reference(ref_in, *head, *span, (ref_out, *out[1:]), *tail, *args, LR, 10 + job)

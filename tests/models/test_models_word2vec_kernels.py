@@ -133,11 +133,10 @@ def test_train_job_matches_reference(skipgram, cbow_mean, use_sample, shrink, ne
     W_in = _tables(3)[0]
     out, tree = _out(counts, 3, negative, hs)
     ref_in, ref_out, ref_tree = W_in.copy(), _copy(out), _copy(tree)
-    rest = (3, shrink, skipgram, cbow_mean, 0.25, 424242)
-    n, loss = train_job(W_in, ids, starts, 0, 5, thresholds, use_sample, out, tree, *rest, True)
-    n_ref = train_job_reference(
-        ref_in, ids, starts, 0, 5, thresholds, use_sample, ref_out, ref_tree, *rest
-    )
+    sentences, sampling = (ids, starts, 0, 5), (thresholds, use_sample, 3, shrink)
+    rest = (skipgram, cbow_mean, 0.25, 424242)
+    n, loss = train_job(W_in, sentences, sampling, out, tree, *rest, True)
+    n_ref = train_job_reference(ref_in, sentences, sampling, ref_out, ref_tree, *rest)
     assert n == n_ref
     assert (n < 160) == use_sample
     np.testing.assert_allclose(W_in, ref_in, rtol=1e-4, atol=1e-6)
@@ -155,24 +154,8 @@ def test_train_job_is_deterministic_and_seed_dependent():
     for seed in (1, 1, 2):
         W_in = _tables(0)[0]
         out, _ = _out(counts, 0, 5, False)
-        train_job(
-            W_in,
-            ids,
-            starts,
-            0,
-            1,
-            sample_thresholds(counts, 0.01),
-            True,
-            out,
-            None,
-            5,
-            True,
-            True,
-            True,
-            0.1,
-            seed,
-            False,
-        )
+        sampling = (sample_thresholds(counts, 0.01), True, 5, True)
+        train_job(W_in, (ids, starts, 0, 1), sampling, out, None, True, True, 0.1, seed, False)
         runs.append(W_in)
     assert np.array_equal(runs[0], runs[1])
     assert not np.array_equal(runs[0], runs[2])

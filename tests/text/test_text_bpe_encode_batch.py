@@ -375,3 +375,47 @@ def test_the_cut_off_counts_work_not_characters(plain_model, corpus, pool_calls,
         plain_model.encode(t).ids for t in han
     ]
     assert [call[1:] for call in pool_calls] == [(2, "threads")]
+
+
+def _generation(obj: object) -> int | None:
+    """The collector's generation holding ``obj`` (None: in none)."""
+    import gc
+
+    for generation in range(3):
+        if any(o is obj for o in gc.get_objects(generation)):
+            return generation
+    return None
+
+
+def test_objects_made_with_the_collector_paused_go_to_the_oldest_generation():
+    """What ``gc_paused`` covers goes straight to the oldest generation (no young
+    collection walks those lists), the collector on again after; a caller's frozen objects
+    stay frozen (the lists made then are left to the young collection)."""
+    import gc
+
+    thresholds = gc.get_threshold()
+    gc.set_threshold(thresholds[0], 1_000_000, 1_000_000)  # no collection of generation 1
+    try:
+        with bpe_batch.gc_paused():
+            assert not gc.isenabled()
+            made = [[i, i + 1] for i in range(2_000)]
+        assert gc.isenabled()
+        assert _generation(made[0]) == 2
+        kept = [1, 2]
+        gc.freeze()
+        try:
+            with bpe_batch.gc_paused():
+                made = [[i, i + 1] for i in range(2_000)]
+            assert _generation(kept) is None  # still frozen
+            assert _generation(made[0]) in (0, 1)
+        finally:
+            gc.unfreeze()
+        gc.disable()
+        try:
+            with bpe_batch.gc_paused():
+                pass
+            assert not gc.isenabled()
+        finally:
+            gc.enable()
+    finally:
+        gc.set_threshold(*thresholds)

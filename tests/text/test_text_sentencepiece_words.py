@@ -14,6 +14,7 @@ import sentencepiece as spm
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
+from rowbook.text import subword_pipeline
 from rowbook.text.sentencepiece.files import read_parts
 from rowbook.text.sentencepiece.loading import model_from_parts
 from rowbook.text.sentencepiece.proto import write_model
@@ -75,6 +76,21 @@ def test_a_near_tie_breaks_as_in_sentencepiece_at_any_path_score(monkeypatch):
     assert [e.ids for e in ours.encode_batch(texts)] == expected
     assert [e.ids for e in ours.encode_batch(texts[::-1])] == expected[::-1]  # kept at -8e4
     assert _one_at_a_time(ours, texts, monkeypatch) == expected
+
+
+@pytest.mark.parametrize("workers", [1, 2])
+def test_batches_of_one_call_share_a_word_cache(workers, monkeypatch):
+    """Texts in batches of a few characters, each thread with one word cache for all its
+    batches: a word kept at one path score is used at another in a later batch."""
+    ours, theirs = _models(NEAR_TIE)
+    texts = ["ab", "q " * 80 + "ab", "ab ab", "q " * 3 + "ab ab", "ab " + "q " * 80 + "ab"] * 3
+    monkeypatch.setattr(subword_pipeline, "BATCH_CHARS", 8)
+    monkeypatch.setattr(subword_pipeline, "POOL_CHARS", 16)  # batches on threads
+    caches = []
+    job = type(ours._batch_job())
+    monkeypatch.setattr(job, "word_cache", lambda self, *a: caches.append(0) or word_cache(99))
+    assert [e.ids for e in ours.encode_batch(texts, workers=workers)] == theirs.encode(texts)
+    assert 1 <= len(caches) <= workers + 1  # one per thread (and the first text, alone)
 
 
 WORD_PIECES = ["▁", "a", "b", "c", "▁a", "▁b", "ab", "bc", "ca", "▁ab", "▁bc", "abc", "bca"]

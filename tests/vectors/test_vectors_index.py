@@ -212,3 +212,43 @@ def test_a_build_counts_its_rows_on_a_progress_bar(unit, monkeypatch):
         {"total": 600, "show": True, "done": 600},
         {"total": 600, "show": False, "done": 600},
     ]
+
+
+def test_a_graph_stored_in_search_order_answers_and_saves_in_table_rows(unit, tmp_path):
+    """The graph stores its rows in breadth-first order (a search's hops then read nearby
+    memory) and answers with table rows: exhaustive searches give the exact neighbours, by
+    vector and from a key's own node; saved, faiss's IndexIDMap carries the rows, so faiss
+    reading the file answers with them too. A graph saved in table order before (no map)
+    still loads; a map that is not each row once is refused."""
+    import faiss
+
+    from rowbook.vectors.index_file import write_index_file
+
+    index = VectorIndex.build(unit, "hnsw", M=8, ef_search=600, recall=None)
+    assert not np.array_equal(index._order, np.arange(600))
+    np.testing.assert_array_equal(np.sort(index._order), np.arange(600))
+    rows = np.arange(3, 600, 41)
+    exact = [np.sort(top_k(unit @ unit[r], 10)) for r in rows]
+    for found in (index.search_batch(unit[rows], 10), index.search_batch(unit[rows], 10, rows)):
+        np.testing.assert_array_equal([np.sort(f) for f in found], exact)
+    index.save(tmp_path / "v.index")
+    assert (tmp_path / "v.index").read_bytes()[:4] == b"IxMp"
+    again = VectorIndex.load(tmp_path / "v.index", 600, 16)
+    assert again.ef_search == 600 and np.array_equal(again._order, index._order)
+    found = again.search_batch(unit[rows], 10, start=rows)
+    np.testing.assert_array_equal([np.sort(f) for f in found], exact)
+    by_faiss = faiss.read_index(str(tmp_path / "v.index"))
+    faiss.downcast_index(by_faiss.index).hnsw.efSearch = 600
+    np.testing.assert_array_equal(by_faiss.search(unit[rows], 1)[1][:, 0], rows)
+    old = faiss.IndexHNSWFlat(16, 8, faiss.METRIC_INNER_PRODUCT)  # table order, as before
+    old.add(unit)
+    old.hnsw.efSearch = 600
+    write_index_file(tmp_path / "old.index", faiss.serialize_index(old), None)
+    loaded = VectorIndex.load(tmp_path / "old.index", 600, 16)
+    assert loaded._order is None
+    found = loaded.search_batch(unit[rows], 10, start=rows)
+    np.testing.assert_array_equal([np.sort(f) for f in found], exact)
+    faiss.copy_array_to_vector(np.zeros(600, dtype=np.int64), by_faiss.id_map)
+    write_index_file(tmp_path / "bad.index", faiss.serialize_index(by_faiss), None)
+    with pytest.raises(ValueError, match="not the table's rows 0 to 599, each once"):
+        VectorIndex.load(tmp_path / "bad.index", 600, 16)

@@ -52,6 +52,7 @@ from rowbook.models.word_vectors.telemetry_kernels import begin_job, end_job, re
 from rowbook.models.word_vectors.word2vec_batched_kernels import (
     block_step,
     context_windows,
+    merge_target,
     merged_negatives,
 )
 from rowbook.models.word_vectors.word2vec_kernels import FASTMATH, kept_words, prefetch_row
@@ -72,19 +73,8 @@ def window_targets(
     """
     n = 0
     for j in range(lo, hi):
-        if j == i:
-            continue
-        t = words[j]
-        m = 0
-        while m < n and targets[m] != t:
-            m += 1
-        if m < n:
-            counts[m] += 1.0
-        else:
-            prefetch_row(W_out, t)
-            targets[n] = t
-            counts[n] = 1.0
-            n += 1
+        if j != i:
+            n = merge_target(words[j], 0, targets, counts, n, W_out)
     draws = negative * (hi - lo - 1)
     n_out, state = merged_negatives(n, draws, table, guide, state, W_out, targets, counts)
     return n, n_out, state
@@ -92,32 +82,19 @@ def window_targets(
 
 @numba.njit(nogil=True, fastmath=FASTMATH, cache=True)
 def train_job_batched(
-    W_in,
-    bag_starts,
-    bag_ids,
-    ids,
-    starts,
-    s0,
-    s1,
-    thresholds,
-    use_sample,
-    out,
-    window,
-    lr,
-    seed,
-    stats=None,
+    W_in, bags, sentences, sampling, out, lr, seed, stats=None
 ):  # pragma: no cover - compiled
-    """Minibatched skip-gram on sentences ``[s0, s1)``; returns the words trained.
+    """Minibatched skip-gram on the ``sentences``; returns the words trained.
 
     The arguments are :func:`~rowbook.models.word_vectors.fasttext_kernels.train_job`'s
     (skip-gram only, so no ``skipgram`` flag); ``stats`` records every row of the bag.
     """
     W_out, table, guide, negative = out
-    words, ends, shrinks, state = kept_words(
-        ids, starts, s0, s1, thresholds, use_sample, window, True, np.uint64(seed)
-    )
+    bag_starts, bag_ids = bags
+    window = sampling[2]
+    words, ends, shrinks, state = kept_words(sentences, sampling, np.uint64(seed))
     centres, lows, highs = context_windows(ends, shrinks, window)
-    recorded = begin_job(stats, W_in, words, (bag_starts, bag_ids))  # (n, 2) or None
+    recorded = begin_job(stats, W_in, words, bags)  # (n, 2) or None
     d = W_in.shape[1]
     n_targets = 2 * window * (1 + negative)
     H = np.empty((1, d), dtype=np.float32)  # (1, d) the centre's mean bag, the one input
@@ -175,5 +152,5 @@ def train_job_batched(
         scatter_bag(W_in, bag_starts, bag_ids, center, work[0])
         if stats is not None:  # every row of the bag took this step
             record(recorded, centres[k], step_norm(work[0]))
-    end_job(stats, words, (bag_starts, bag_ids), recorded, lr)
+    end_job(stats, words, bags, recorded, lr)
     return words.shape[0]

@@ -43,27 +43,13 @@ def window_targets_reference(context, negatives):
     return positives + drawn, counts + drawn_counts, len(positives)
 
 
-def fasttext_job_batched_reference(
-    W_in,
-    bag_starts,
-    bag_ids,
-    ids,
-    starts,
-    s0,
-    s1,
-    thresholds,
-    use_sample,
-    out,
-    window,
-    lr,
-    seed,
-):
+def fasttext_job_batched_reference(W_in, bags, sentences, sampling, out, lr, seed):
     """Plain :func:`~rowbook.models.word_vectors.fasttext_batched_kernels.train_job_batched`;
     returns the words trained."""
     W_out, table, _, negative = out
-    sentences, shrinks, state = kept_words_reference(
-        ids, starts, s0, s1, thresholds, use_sample, window, True, seed
-    )
+    bag_starts, bag_ids = bags
+    window = sampling[2]
+    sentences, shrinks, state = kept_words_reference(sentences, sampling, seed)
     for center, context in window_contexts(sentences, shrinks, window):
         if not context:
             continue

@@ -89,36 +89,25 @@ def _scale(h, factor):  # pragma: no cover - compiled
 
 @numba.njit(nogil=True, fastmath=FASTMATH, cache=True)
 def train_job(
-    W_in,
-    bag_starts,
-    bag_ids,
-    ids,
-    starts,
-    s0,
-    s1,
-    thresholds,
-    use_sample,
-    out,
-    window,
-    skipgram,
-    lr,
-    seed,
-    stats=None,
+    W_in, bags, sentences, sampling, out, skipgram, lr, seed, stats=None
 ):  # pragma: no cover - compiled
-    """Train on sentences ``[s0, s1)`` of an encoded corpus; returns the words trained.
+    """Train on the ``sentences`` of an encoded corpus; returns the words trained.
 
-    ``stats`` (None: off, compiled away) records per-row telemetry of ``W_in``, every row of
-    every bag (:mod:`~rowbook.models.word_vectors.telemetry_kernels`).
+    ``bags = (bag_starts, bag_ids)``: every word's rows of ``W_in``. ``stats`` (None: off,
+    compiled away) records per-row telemetry of ``W_in``, every row of every bag
+    (:mod:`~rowbook.models.word_vectors.telemetry_kernels`).
 
-    ``out = (W_out, table, guide, negative)``; the draws are word2vec's
+    ``sentences``, ``sampling`` and ``out = (W_out, table, guide, negative)`` are word2vec's
+    (:func:`~rowbook.models.word_vectors.word2vec_kernels.train_job`; fastText always
+    shrinks the window), and so are the draws
     (:func:`~rowbook.models.word_vectors.word2vec_kernels.kept_words`, then the negatives
     of every example in order).
     """
     W_out, table, guide, negative = out
-    words, ends, shrinks, state = kept_words(
-        ids, starts, s0, s1, thresholds, use_sample, window, True, np.uint64(seed)
-    )
-    recorded = begin_job(stats, W_in, words, (bag_starts, bag_ids))  # (n, 2) or None
+    bag_starts, bag_ids = bags
+    window = sampling[2]
+    words, ends, shrinks, state = kept_words(sentences, sampling, np.uint64(seed))
+    recorded = begin_job(stats, W_in, words, bags)  # (n, 2) or None
     d = W_in.shape[1]
     work = np.empty(d, dtype=np.float32)  # (d,) h's step
     h = np.empty(d, dtype=np.float32)  # (d,) the mean bag
@@ -157,5 +146,5 @@ def train_job(
                         if stats is not None:
                             record(recorded, j, norm)
         start = end
-    end_job(stats, words, (bag_starts, bag_ids), recorded, lr)
+    end_job(stats, words, bags, recorded, lr)
     return words.shape[0]

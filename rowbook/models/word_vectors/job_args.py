@@ -1,7 +1,11 @@
 """What an epoch's jobs hand each kernel of the family, by name.
 
 The numba kernels take their tables and settings as positional arguments (numba compiles
-one signature per tuple of argument types; a record of them would not unpack faster).
+one signature per tuple of argument types; a record of them would not unpack faster). What
+every word-vector kernel takes travels as two plain tuples, never None (numba passes
+tuples of arrays and scalars, but cannot unpack a NamedTuple with a None field): the job's
+``sentences = (ids, starts, s0, s1)`` and the ``sampling = (thresholds, use_sample, window,
+shrink)`` that :func:`~rowbook.models.word_vectors.word2vec_kernels.kept_words` draws from.
 Around them the arguments travel as one named bundle a model makes once per epoch --
 :class:`Word2VecJob`, :class:`FastTextJob`, :class:`GloVeJob` -- and are unpacked in one
 place only, the bundle's ``run``, which calls the kernel on one job's data. A job then
@@ -71,19 +75,16 @@ class Word2VecJob(NamedTuple):
         self, ids: np.ndarray, starts: np.ndarray, lr: float, seed: int, stats: Any
     ) -> tuple[int, float]:
         """Train on the sentences ``ids`` cut at ``starts``; ``(words trained, loss)``."""
-        first, end = 0, len(starts) - 1  # every sentence given
-        tables = (self.W_in, ids, starts, first, end, self.thresholds, self.use_sample)
-        shape = (self.out, self.tree, self.window, self.shrink)
+        sentences = (ids, starts, 0, len(starts) - 1)  # every sentence given
+        sampling = (self.thresholds, self.use_sample, self.window, self.shrink)
+        head = (self.W_in, sentences, sampling, self.out, self.tree)
         if self.batched and self.skipgram:
-            sg = (*shape, self.shared)
-            return train_job_batched(*tables, *sg, lr, seed, self.compute_loss, stats)
+            return train_job_batched(*head, self.shared, lr, seed, self.compute_loss, stats)
         if self.batched:
             cbow = (self.cbow_mean, CBOW_BATCH)
-            return train_job_batched_cbow(
-                *tables, *shape, *cbow, lr, seed, self.compute_loss, stats
-            )
+            return train_job_batched_cbow(*head, *cbow, lr, seed, self.compute_loss, stats)
         return word2vec_train_job(
-            *tables, *shape, self.skipgram, self.cbow_mean, lr, seed, self.compute_loss, stats
+            *head, self.skipgram, self.cbow_mean, lr, seed, self.compute_loss, stats
         )
 
 
@@ -109,17 +110,18 @@ class FastTextJob(NamedTuple):
 
     def run(self, ids: np.ndarray, starts: np.ndarray, lr: float, seed: int, stats: Any) -> int:
         """Train on the sentences ``ids`` cut at ``starts``; the words trained."""
-        first, end = 0, len(starts) - 1  # every sentence given
-        tables = (self.W_in, self.bag_starts, self.bag_ids, ids, starts, first, end)
-        sampling = (self.thresholds, self.use_sample, self.out, self.window)
+        sentences = (ids, starts, 0, len(starts) - 1)  # every sentence given
+        sampling = (self.thresholds, self.use_sample, self.window, True)  # a shrunk window
+        bags = (self.bag_starts, self.bag_ids)
         if self.batched and self.skipgram:
-            return fasttext_train_job_batched(*tables, *sampling, lr, seed, stats)
+            return fasttext_train_job_batched(
+                self.W_in, bags, sentences, sampling, self.out, lr, seed, stats
+            )
         if self.batched:  # word2vec's minibatched CBOW, a context word's rows its bag's
-            corpus = (self.W_in, ids, starts, first, end, self.thresholds, self.use_sample)
-            cbow = (self.out, None, self.window, True, True, CBOW_BATCH)
-            bags = (self.bag_starts, self.bag_ids)
-            return train_job_batched_cbow(*corpus, *cbow, lr, seed, False, stats, bags)[0]
-        return fasttext_train_job(*tables, *sampling, self.skipgram, lr, seed, stats)
+            head = (self.W_in, sentences, sampling, self.out, None)
+            return train_job_batched_cbow(*head, True, CBOW_BATCH, lr, seed, False, stats, bags)[0]
+        head = (self.W_in, bags, sentences, sampling, self.out)
+        return fasttext_train_job(*head, self.skipgram, lr, seed, stats)
 
 
 class GloVeJob(NamedTuple):

@@ -55,7 +55,12 @@ import numpy as np
 
 from rowbook.kernel_math import fast_sigmoid
 from rowbook.models.word_vectors.telemetry_kernels import begin_job, end_job, record, step_norm
-from rowbook.models.word_vectors.word2vec_batched_kernels import context_windows, merged_negatives
+from rowbook.models.word_vectors.word2vec_batched_kernels import (
+    add_rows,
+    block_scores,
+    context_windows,
+    merged_negatives,
+)
 from rowbook.models.word_vectors.word2vec_kernels import FASTMATH, kept_words, prefetch_row
 
 __all__ = ["CBOW_BATCH", "batch_order", "most_rows", "train_job_batched_cbow"]
@@ -66,45 +71,51 @@ CBOW_BATCH = 8
 
 # -- rows by two indices ---------------------------------------------------------------------------
 #
-# Every helper below reads and writes table rows as ``W[row, c]``, never through a row view
+# Every helper reads and writes table rows as ``W[row, c]``, never through a row view
 # ``W[row]``: numba counts the references of the array a view is cut from, with an atomic
 # add on a counter that every thread training the table shares, so each view cost two locked
 # instructions on a cache line the other worker kept taking away. Written with views, this
 # kernel spent about half its time there (perf, NewsArticles, one thread: NRT_incref and
-# NRT_decref). The arithmetic, and its order, is that of the skip-gram kernel's helpers
-# (:func:`~rowbook.models.word_vectors.word2vec_batched_kernels.add_combination`,
-# ``block_step``) and of :func:`~rowbook.models.word_vectors.word2vec_kernels.hierarchical_softmax_step`.
+# NRT_decref). The products are the skip-gram kernel's
+# (:func:`~rowbook.models.word_vectors.word2vec_batched_kernels.block_scores` and
+# ``add_rows``, the hidden vectors ``H`` their inputs through the index map ``arange(B)``);
+# a window's own targets take :func:`_target_step`, the arithmetic of
+# :func:`~rowbook.models.word_vectors.word2vec_kernels.hierarchical_softmax_step` on rows
+# indexed in their tables.
 
 
 @numba.njit(nogil=True, fastmath=FASTMATH, cache=True, inline="always")
-def _add_rows(out, r, table, ids, base, weights, w, n):  # pragma: no cover - compiled
-    """``out[r] += sum_k weights[w, k] * table[ids[base + k]]`` over ``k < n``, four rows a
-    pass over ``out[r]`` and the last one to three in one more pass."""
-    d = out.shape[1]
-    k = 0
-    while k + 4 <= n:
-        a, b, e, f = ids[base + k], ids[base + k + 1], ids[base + k + 2], ids[base + k + 3]
-        wa, wb, we, wf = weights[w, k], weights[w, k + 1], weights[w, k + 2], weights[w, k + 3]
-        for c in range(d):
-            out[r, c] += (wa * table[a, c] + wb * table[b, c]) + (
-                we * table[e, c] + wf * table[f, c]
-            )
-        k += 4
-    left = n - k
-    if left == 3:
-        a, b, e = ids[base + k], ids[base + k + 1], ids[base + k + 2]
-        wa, wb, we = weights[w, k], weights[w, k + 1], weights[w, k + 2]
-        for c in range(d):
-            out[r, c] += wa * table[a, c] + wb * table[b, c] + we * table[e, c]
-    elif left == 2:
-        a, b = ids[base + k], ids[base + k + 1]
-        wa, wb = weights[w, k], weights[w, k + 1]
-        for c in range(d):
-            out[r, c] += wa * table[a, c] + wb * table[b, c]
-    elif left == 1:
-        a, wa = ids[base + k], weights[w, k]
-        for c in range(d):
-            out[r, c] += wa * table[a, c]
+def _negatives_step(
+    H, inputs, n_in, W, targets, counts, n_out, lr, G, GT, steps, compute_loss
+):  # pragma: no cover - compiled
+    """The batch's hidden vectors ``H[:n_in]`` against the shared negatives
+    ``targets[:n_out]`` (label 0, weights ``counts``): ``W``'s rows take ``G H``,
+    ``steps[:n_in]`` gets ``G^T Y`` (from the rows before their step). ``inputs`` is
+    ``arange(B)``, H's rows as the skip-gram block's context rows; ``G`` ``(O, B)`` and
+    ``GT`` ``(B, O)`` are scratch. Returns the loss (0 unless ``compute_loss``).
+
+    The skip-gram kernel's ``block_step`` but for the gradients, computed here with the
+    label 0 folded in and written to ``GT`` too (its arithmetic, and so CBOW's results, would
+    otherwise change in the last bit).
+    """
+    block_scores(W, targets, n_out, H, inputs, n_in, G)
+    loss = 0.0
+    if compute_loss:  # a pass of its own, as the skip-gram kernel's
+        for o in range(n_out):
+            for i in range(n_in):
+                f = float(G[o, i])
+                loss += counts[o] * (math.log1p(math.exp(-f)) + f)
+    for o in range(n_out):  # G = lr * n * (0 - sigmoid(S))
+        scale = lr * counts[o]
+        for i in range(n_in):
+            g = -fast_sigmoid(G[o, i]) * scale
+            G[o, i] = g
+            GT[i, o] = g
+    for i in range(n_in):  # the inputs' step G^T Y, from Y before its own step
+        add_rows(steps, i, W, targets, GT, i, n_out)
+    for o in range(n_out):  # Y += G H
+        add_rows(W, targets[o], H, inputs, G, o, n_in)
+    return loss
 
 
 @numba.njit(nogil=True, fastmath=FASTMATH, cache=True, inline="always")
@@ -124,53 +135,6 @@ def _target_step(H, b, W, t, label, lr, steps, compute_loss):  # pragma: no cove
     if compute_loss:
         return math.log1p(math.exp(-float(f))) + (0.0 if label > 0 else float(f))
     return 0.0
-
-
-@numba.njit(nogil=True, fastmath=FASTMATH, cache=True, inline="always")
-def _scores(W, targets, base, n_out, H, n_in, G):  # pragma: no cover - compiled
-    """``G[o, i] = W[targets[base + o]] . H[i]`` (S = Y H^T), two by two: each pass over
-    ``d`` loads two rows of each and keeps four sums in registers."""
-    d = W.shape[1]
-    for o in range(0, n_out, 2):
-        o1 = min(o + 1, n_out - 1)  # an odd last row is computed twice, written once
-        y0, y1 = targets[base + o], targets[base + o1]
-        for i in range(0, n_in, 2):
-            i1 = min(i + 1, n_in - 1)
-            f00 = f01 = f10 = f11 = np.float32(0.0)
-            for c in range(d):
-                f00 += W[y0, c] * H[i, c]
-                f01 += W[y0, c] * H[i1, c]
-                f10 += W[y1, c] * H[i, c]
-                f11 += W[y1, c] * H[i1, c]
-            G[o, i], G[o, i1], G[o1, i], G[o1, i1] = f00, f01, f10, f11
-
-
-@numba.njit(nogil=True, fastmath=FASTMATH, cache=True, inline="always")
-def _negatives_step(
-    H, inputs, n_in, W, targets, base, counts, n_out, lr, G, GT, steps, compute_loss
-):  # pragma: no cover - compiled
-    """The batch's hidden vectors ``H[:n_in]`` against the shared negatives
-    ``targets[base:base + n_out]`` (label 0, weights ``counts``): ``W``'s rows take ``G H``,
-    ``steps[:n_in]`` gets ``G^T Y`` (from the rows before their step). ``G`` ``(O, B)`` and
-    ``GT`` ``(B, O)`` are scratch. Returns the loss (0 unless ``compute_loss``)."""
-    _scores(W, targets, base, n_out, H, n_in, G)
-    loss = 0.0
-    if compute_loss:  # a pass of its own, as the skip-gram kernel's
-        for o in range(n_out):
-            for i in range(n_in):
-                f = float(G[o, i])
-                loss += counts[base + o] * (math.log1p(math.exp(-f)) + f)
-    for o in range(n_out):  # G = lr * n * (0 - sigmoid(S))
-        scale = lr * counts[base + o]
-        for i in range(n_in):
-            g = -fast_sigmoid(G[o, i]) * scale
-            G[o, i] = g
-            GT[i, o] = g
-    for i in range(n_in):  # the inputs' step G^T Y, from Y before its own step
-        _add_rows(steps, i, W, targets, base, GT, i, n_out)
-    for o in range(n_out):  # Y += G H
-        _add_rows(W, targets[base + o], H, inputs, 0, G, o, n_in)
-    return loss
 
 
 # -- a window ------------------------------------------------------------------------------------
@@ -196,7 +160,7 @@ def _hidden(W_in, words, i, lo, hi, cbow_mean, bags, rows, weights, H, b):  # pr
     weight = np.float32(1.0 / n_rows) if cbow_mean else np.float32(1.0)
     weights[0, :n_rows] = weight
     H[b, :] = 0.0
-    _add_rows(H, b, W_in, rows, 0, weights, 0, n_rows)
+    add_rows(H, b, W_in, rows, weights, 0, n_rows)
     return n_rows
 
 
@@ -284,45 +248,27 @@ def _batch_targets(
 
 @numba.njit(nogil=True, fastmath=FASTMATH, cache=True)
 def train_job_batched_cbow(
-    W_in,
-    ids,
-    starts,
-    s0,
-    s1,
-    thresholds,
-    use_sample,
-    out,
-    tree,
-    window,
-    shrink,
-    cbow_mean,
-    batch,
-    lr,
-    seed,
-    compute_loss,
-    stats=None,
-    bags=None,
+    W_in, sentences, sampling, out, tree, cbow_mean, batch, lr, seed, compute_loss, stats, bags=None
 ):  # pragma: no cover - compiled
-    """Minibatched CBOW on sentences ``[s0, s1)``, ``batch`` windows a minibatch; returns
+    """Minibatched CBOW on the ``sentences``, ``batch`` windows a minibatch; returns
     (words trained, loss).
 
     The other arguments are :func:`~rowbook.models.word_vectors.word2vec_kernels.train_job`'s
-    (CBOW only). ``bags = (bag_starts, bag_ids)`` makes it fastText's CBOW (the bags of
-    :func:`~rowbook.models.word_vectors.fasttext_kernels.train_job`; ``None``, word2vec,
-    compiles the branch away): a context word's input rows are its bag's, ``h`` is one mean
-    over the rows of every context word's bag, and each row of a bag takes the window's
-    whole step (fastText's ``Model::update``). Draws, in order from the generator state
-    ``seed``: the classic kernel's subsampling and window shrinks (:func:`kept_words`),
-    then ``negative`` per minibatch of the windows that have a context (a word alone in its
-    sentence trains nothing), the minibatches in :func:`batch_order`. The next batch's
-    negatives are drawn (and their rows, its centres' rows and its windows' rows start
-    loading) before this batch's steps.
+    (CBOW only; ``stats`` None: no telemetry). ``bags = (bag_starts, bag_ids)`` makes it
+    fastText's CBOW (the bags of :func:`~rowbook.models.word_vectors.fasttext_kernels.train_job`;
+    ``None``, word2vec, compiles the branch away): a context word's input rows are its bag's,
+    ``h`` is one mean over the rows of every context word's bag, and each row of a bag takes
+    the window's whole step (fastText's ``Model::update``). Draws, in order from the
+    generator state ``seed``: the classic kernel's subsampling and window shrinks
+    (:func:`kept_words`), then ``negative`` per minibatch of the windows that have a context
+    (a word alone in its sentence trains nothing), the minibatches in :func:`batch_order`.
+    The next batch's negatives are drawn (and their rows, its centres' rows and its windows'
+    rows start loading) before this batch's steps.
 
     This function draws and makes the job's buffers; :func:`_train_batches` steps.
     """
-    words, ends, shrinks, state = kept_words(
-        ids, starts, s0, s1, thresholds, use_sample, window, shrink, np.uint64(seed)
-    )
+    window = sampling[2]
+    words, ends, shrinks, state = kept_words(sentences, sampling, np.uint64(seed))
     centres, lows, highs = context_windows(ends, shrinks, window)
     order, bounds = batch_order(centres.shape[0], batch)
     windows = (centres[order], lows[order], highs[order], bounds)  # in minibatch order
@@ -344,42 +290,19 @@ def train_job_batched_cbow(
         np.empty(2 * (batch + negative), dtype=np.int64),
         np.empty(2 * (batch + negative), dtype=np.float32),
     )
-    loss = _train_batches(
-        W_in,
-        words,
-        windows,
-        out,
-        tree,
-        state,
-        cbow_mean,
-        bags,
-        np.float32(lr),
-        compute_loss,
-        stats,
-        recorded,
-        scratch,
-    )
+    settings = (cbow_mean, np.float32(lr), compute_loss)
+    loss = _train_batches(W_in, words, windows, out, tree, bags, state, settings, recorded, scratch)
     end_job(stats, words, bags, recorded, lr)
     return words.shape[0], loss
 
 
 @numba.njit(nogil=True, fastmath=FASTMATH, error_model="numpy", cache=True, _nrt=False)
 def _train_batches(
-    W_in,
-    words,
-    windows,
-    out,
-    tree,
-    state,
-    cbow_mean,
-    bags,
-    lr,
-    compute_loss,
-    stats,
-    recorded,
-    scratch,
+    W_in, words, windows, out, tree, bags, state, settings, recorded, scratch
 ):  # pragma: no cover - compiled
     """The minibatches of :func:`train_job_batched_cbow`, in order; returns the loss.
+    ``settings = (cbow_mean, lr, compute_loss)``; ``recorded`` is the telemetry's record
+    (None: off).
 
     Compiled without numba's reference counts (``_nrt=False``: this function makes no
     array): inlined here, every helper's array arguments would otherwise be counted at every
@@ -387,6 +310,7 @@ def _train_batches(
     """
     W_out, table, guide, negative = out
     centres, lows, highs, bounds = windows
+    cbow_mean, lr, compute_loss = settings
     H, steps, inputs, rows, weights, sizes, G, GT, targets, counts = scratch
     d = W_in.shape[1]
     half = H.shape[0] + negative
@@ -450,10 +374,11 @@ def _train_batches(
             if negative > 0:
                 loss += _target_step(H, b, W_out, center, one, lr, steps, compute_loss)
         n_neg = n_targets[now] - n_b
-        if n_neg > 0:
+        if n_neg > 0:  # H[:n_b] against the batch's shared negatives, label 0
             at = base + n_b
+            negatives, drawn = targets[at:], counts[at:]
             loss += _negatives_step(
-                H, inputs, n_b, W_out, targets, at, counts, n_neg, lr, G, GT, steps, compute_loss
+                H, inputs, n_b, W_out, negatives, drawn, n_neg, lr, G, GT, steps, compute_loss
             )
         for b in range(n_b):  # every context row of window b takes its step
             w = k0 + b
@@ -462,12 +387,12 @@ def _train_batches(
                 for c in range(d):
                     steps[b, c] *= inv
             norm = 0.0
-            if stats is not None:  # every row of the window takes this step: measured once
+            if recorded is not None:  # every row of the window takes this step: measured once
                 norm = step_norm(steps[b])
             for j in range(lows[w], highs[w]):
                 if j == centres[w]:
                     continue
                 _scatter(W_in, words[j], bags, steps, b)
-                if stats is not None:
+                if recorded is not None:
                     record(recorded, j, norm)
     return loss

@@ -43,30 +43,14 @@ __all__ = ["input_rows", "train_job_batched_cbow_reference"]
 
 
 def train_job_batched_cbow_reference(
-    W_in,
-    ids,
-    starts,
-    s0,
-    s1,
-    thresholds,
-    use_sample,
-    out,
-    tree,
-    window,
-    shrink,
-    cbow_mean,
-    batch,
-    lr,
-    seed,
-    bags=None,
+    W_in, sentences, sampling, out, tree, cbow_mean, batch, lr, seed, bags=None
 ):
     """Plain :func:`~rowbook.models.word_vectors.word2vec_batched_cbow_kernels.train_job_batched_cbow`;
     returns the words trained. ``bags = (bag_starts, bag_ids)``: fastText's CBOW, a context
     word's input rows its bag's."""
     W_out, table, _, negative = out
-    sentences, shrinks, state = kept_words_reference(
-        ids, starts, s0, s1, thresholds, use_sample, window, shrink, seed
-    )
+    window = sampling[2]
+    sentences, shrinks, state = kept_words_reference(sentences, sampling, seed)
     windows = [w for w in window_contexts(sentences, shrinks, window) if w[1]]
     order, bounds = batch_order(len(windows), batch)
     for k0, k1 in itertools.pairwise(bounds):

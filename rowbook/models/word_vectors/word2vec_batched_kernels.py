@@ -56,10 +56,11 @@ from rowbook.models.word_vectors.word2vec_kernels import FASTMATH, kept_words, p
 
 __all__ = [
     "SHARED_WINDOWS",
-    "add_combination",
     "add_rows",
+    "block_scores",
     "block_step",
     "context_windows",
+    "merge_target",
     "merged_negatives",
     "shared_targets",
     "train_job_batched",
@@ -104,25 +105,35 @@ def merged_negatives(
     for _ in range(negative):
         t = draw_negative(table, guide, state)
         state = lcg_next(state)
-        m = 0
-        while m < n and targets[m] != t:
-            m += 1
-        if m < n_positive:
-            continue
-        if m < n:
-            counts[m] += 1.0
-        else:
-            prefetch_row(W_out, t)
-            targets[n] = t
-            counts[n] = 1.0
-            n += 1
+        n = merge_target(t, n_positive, targets, counts, n, W_out)
     return n, state
 
 
+@numba.njit(nogil=True, cache=True, inline="always")
+def merge_target(t, first, targets, counts, n, W_out):  # pragma: no cover - compiled
+    """Merge target ``t`` into ``targets[:n]``: dropped if it is one of the ``first`` ones,
+    counted once more in ``counts`` if it is a later one, else appended with the count 1
+    (its row of ``W_out`` starts loading). Returns how many targets there are."""
+    m = 0
+    while m < n and targets[m] != t:
+        m += 1
+    if m < first:
+        return n
+    if m < n:
+        counts[m] += 1.0
+        return n
+    prefetch_row(W_out, t)
+    targets[n] = t
+    counts[n] = 1.0
+    return n + 1
+
+
 @numba.njit(nogil=True, fastmath=FASTMATH, cache=True, inline="always")
-def _scores(W, targets, n_out, W_in, context, n_in, G):  # pragma: no cover - compiled
+def block_scores(W, targets, n_out, W_in, context, n_in, G):  # pragma: no cover - compiled
     """``G[o, i] = W[targets[o]] . W_in[context[i]]`` (S = Y X^T), two by two: each pass over
-    ``d`` loads two rows of each and keeps four sums in registers."""
+    ``d`` loads two rows of each and keeps four sums in registers. ``context`` maps the
+    block's inputs to rows of ``W_in`` (CBOW's kernel: ``arange(B)`` over its hidden
+    vectors)."""
     d = W.shape[1]
     for o in range(0, n_out, 2):
         o1 = min(o + 1, n_out - 1)  # an odd last row is computed twice, written once
@@ -174,15 +185,6 @@ def add_rows(out, r, rows, ids, weights, w, n):  # pragma: no cover - compiled
             out[r, c] += wa * rows[a, c]
 
 
-@numba.njit(nogil=True, fastmath=FASTMATH, cache=True, inline="always")
-def add_combination(out, rows, ids, weights, n):  # pragma: no cover - compiled
-    """``out += sum_k weights[k] * rows[ids[k]]`` over ``k < n`` for a vector ``out`` and
-    ``weights`` (:func:`add_rows` on one row)."""
-    add_rows(
-        out.reshape((1, out.shape[0])), 0, rows, ids, weights.reshape((1, weights.shape[0])), 0, n
-    )
-
-
 @numba.njit(nogil=True, fastmath=FASTMATH, error_model="numpy", cache=True, _nrt=False)
 def block_step(
     W_in, context, n_in, W, targets, labels, counts, n_out, lr, G, work, compute_loss
@@ -196,7 +198,7 @@ def block_step(
     """
     W_in, context, W, targets = W_in, context, W, targets
     labels, counts, G, work = labels, counts, G, work
-    _scores(W, targets, n_out, W_in, context, n_in, G)
+    block_scores(W, targets, n_out, W_in, context, n_in, G)
     loss = 0.0
     if compute_loss:  # a pass of its own: a branch in the next loop costs a third of the step
         for o in range(n_out):
@@ -236,24 +238,9 @@ def context_windows(ends, shrinks, window):  # pragma: no cover - compiled
 
 @numba.njit(nogil=True, fastmath=FASTMATH, cache=True)
 def train_job_batched(
-    W_in,
-    ids,
-    starts,
-    s0,
-    s1,
-    thresholds,
-    use_sample,
-    out,
-    tree,
-    window,
-    shrink,
-    shared,
-    lr,
-    seed,
-    compute_loss,
-    stats=None,
+    W_in, sentences, sampling, out, tree, shared, lr, seed, compute_loss, stats=None
 ):  # pragma: no cover - compiled
-    """Minibatched skip-gram on sentences ``[s0, s1)``; returns (words trained, loss).
+    """Minibatched skip-gram on the ``sentences``; returns (words trained, loss).
 
     The arguments are :func:`~rowbook.models.word_vectors.word2vec_kernels.train_job`'s
     (skip-gram only), and ``shared``: how many consecutive windows share one draw of
@@ -268,9 +255,8 @@ def train_job_batched(
     this window's, so the rows' cache misses overlap arithmetic; the draws keep their order.
     """
     negative = out[3]
-    words, ends, shrinks, state = kept_words(
-        ids, starts, s0, s1, thresholds, use_sample, window, shrink, np.uint64(seed)
-    )
+    window = sampling[2]
+    words, ends, shrinks, state = kept_words(sentences, sampling, np.uint64(seed))
     windows = context_windows(ends, shrinks, window)  # (centres, lows, highs)
     recorded = begin_job(stats, W_in, words, None)  # (n, 2) or None
     d = W_in.shape[1]

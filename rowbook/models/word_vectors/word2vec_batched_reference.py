@@ -73,16 +73,13 @@ def block_step_reference(X, W, targets, labels, counts, lr):
     return G.T @ Y  # (I, d)
 
 
-def train_job_batched_reference(
-    W_in, ids, starts, s0, s1, thresholds, use_sample, out, tree, window, shrink, shared, lr, seed
-):
+def train_job_batched_reference(W_in, sentences, sampling, out, tree, shared, lr, seed):
     """Plain :func:`~rowbook.models.word_vectors.word2vec_batched_kernels.train_job_batched`;
     returns the words trained. ``shared`` consecutive windows with a context share one
     draw of negatives, each window stepping from the rows the previous one left."""
     W_out, table, _, negative = out
-    sentences, shrinks, state = kept_words_reference(
-        ids, starts, s0, s1, thresholds, use_sample, window, shrink, seed
-    )
+    window = sampling[2]
+    sentences, shrinks, state = kept_words_reference(sentences, sampling, seed)
     windows = [(c, ctx) for c, ctx in window_contexts(sentences, shrinks, window) if ctx]
     for k, (center, context) in enumerate(windows):
         rows = np.asarray(context, dtype=np.int64)

@@ -175,18 +175,20 @@ def hierarchical_softmax_step(
 
 
 @numba.njit(nogil=True, fastmath=FASTMATH, cache=True)
-def kept_words(
-    ids, starts, s0, s1, thresholds, use_sample, window, shrink, state
-):  # pragma: no cover
+def kept_words(sentences, sampling, state):  # pragma: no cover
     """The draws every job makes before its examples, in order from generator ``state``.
 
-    One draw per word for subsampling (kept when ``thresholds[w] >= state >> 16``), then
-    one per kept word for its window shrink ``b`` in ``[0, window)`` (none when not
-    ``shrink``: every ``b`` is 0). Returns the kept words of sentences ``[s0, s1)``, the
-    end of each sentence among them, the shrinks and the generator state after.
+    ``sentences = (ids, starts, s0, s1)``: sentences ``[s0, s1)`` of the ids ``ids`` cut at
+    ``starts``; ``sampling = (thresholds, use_sample, window, shrink)``. One draw per word
+    for subsampling (kept when ``thresholds[w] >= state >> 16``), then one per kept word for
+    its window shrink ``b`` in ``[0, window)`` (none when not ``shrink``: every ``b`` is 0).
+    Returns the kept words of the sentences, the end of each sentence among them, the
+    shrinks and the generator state after.
     :func:`~rowbook.models.word_vectors.word2vec_reference.kept_words_reference` is the
     same in plain Python.
     """
+    ids, starts, s0, s1 = sentences
+    thresholds, use_sample, window, shrink = sampling
     words = np.empty(starts[s1] - starts[s0], dtype=np.int32)  # (n_raw,)
     ends = np.empty(s1 - s0, dtype=np.int64)
     n = 0
@@ -265,40 +267,26 @@ def _cbow_position(
 
 @numba.njit(nogil=True, fastmath=FASTMATH, cache=True)
 def train_job(
-    W_in,
-    ids,
-    starts,
-    s0,
-    s1,
-    thresholds,
-    use_sample,
-    out,
-    tree,
-    window,
-    shrink,
-    skipgram,
-    cbow_mean,
-    lr,
-    seed,
-    compute_loss,
-    stats=None,
+    W_in, sentences, sampling, out, tree, skipgram, cbow_mean, lr, seed, compute_loss, stats=None
 ):  # pragma: no cover
-    """Train on sentences ``[s0, s1)`` of an encoded corpus; returns (words trained, loss).
+    """Train on the sentences of an encoded corpus; returns (words trained, loss).
 
-    ``stats`` (None: off, compiled away) records per-row telemetry of ``W_in``
-    (:mod:`~rowbook.models.word_vectors.telemetry_kernels`: by position during the job,
-    into the rows' counters at its end).
-
+    ``sentences = (ids, starts, s0, s1)`` are sentences ``[s0, s1)`` of the ids ``ids`` cut
+    at ``starts``, ``sampling = (thresholds, use_sample, window, shrink)`` the subsampling
+    and the window (:func:`kept_words`); every kernel of the family takes these two.
     ``out = (W_out, table, guide, negative)`` is negative sampling (off when
     ``negative == 0``), ``tree = (W_nodes, codes, points, lengths)`` hierarchical softmax
     (``None``: off, and compiled out). Draws, in order from the generator state ``seed``:
     one per word for subsampling, one per kept word for its window shrink ``b`` in
     ``[0, window)``, then the negatives of every step.
+
+    ``stats`` (None: off, compiled away) records per-row telemetry of ``W_in``
+    (:mod:`~rowbook.models.word_vectors.telemetry_kernels`: by position during the job,
+    into the rows' counters at its end).
     """
     W_out, table, guide, negative = out
-    words, ends, shrinks, state = kept_words(
-        ids, starts, s0, s1, thresholds, use_sample, window, shrink, np.uint64(seed)
-    )
+    window = sampling[2]
+    words, ends, shrinks, state = kept_words(sentences, sampling, np.uint64(seed))
     recorded = begin_job(stats, W_in, words, None)  # (n, 2) or None
     d = W_in.shape[1]
     work = np.empty(d, dtype=np.float32)  # (d,) gradient step for h

@@ -109,10 +109,12 @@ def cbow_step_reference(W_in, W_out, context_ids, center, negatives, lr, cbow_me
 # -- a job ------------------------------------------------------------------------------------
 
 
-def kept_words_reference(ids, starts, s0, s1, thresholds, use_sample, window, shrink, state):
+def kept_words_reference(sentences, sampling, state):
     """Plain :func:`~rowbook.models.word_vectors.word2vec_kernels.kept_words`: the kept
     words of each sentence (a list per sentence), the window shrinks of all of them in
     order, and the generator state after."""
+    ids, starts, s0, s1 = sentences
+    thresholds, use_sample, window, shrink = sampling
     state, sentences = int(state), []
     for s in range(s0, s1):
         kept = []
@@ -140,31 +142,14 @@ def window_contexts(sentences, shrinks, window):
         position += len(words)
 
 
-def train_job_reference(
-    W_in,
-    ids,
-    starts,
-    s0,
-    s1,
-    thresholds,
-    use_sample,
-    out,
-    tree,
-    window,
-    shrink,
-    skipgram,
-    cbow_mean,
-    lr,
-    seed,
-):
+def train_job_reference(W_in, sentences, sampling, out, tree, skipgram, cbow_mean, lr, seed):
     """Plain :func:`~rowbook.models.word_vectors.word2vec_kernels.train_job`: the same draws
     in the same order, NumPy updates; returns the words trained.
 
     Skip-gram in word2vec.c's order: each context row predicts the centre word.
     """
-    sentences, shrinks, state = kept_words_reference(
-        ids, starts, s0, s1, thresholds, use_sample, window, shrink, seed
-    )
+    window = sampling[2]
+    sentences, shrinks, state = kept_words_reference(sentences, sampling, seed)
     for center, context in window_contexts(sentences, shrinks, window):
         for rows in [[w] for w in context] if skipgram else [context]:
             state = _step_reference(
@@ -173,22 +158,7 @@ def train_job_reference(
     return sum(map(len, sentences))
 
 
-def fasttext_job_reference(
-    W_in,
-    bag_starts,
-    bag_ids,
-    ids,
-    starts,
-    s0,
-    s1,
-    thresholds,
-    use_sample,
-    out,
-    window,
-    skipgram,
-    lr,
-    seed,
-):
+def fasttext_job_reference(W_in, bags, sentences, sampling, out, skipgram, lr, seed):
     """Plain :func:`~rowbook.models.word_vectors.fasttext_kernels.train_job`; returns the
     words trained.
 
@@ -197,9 +167,9 @@ def fasttext_job_reference(
     before each, as ``FastText::skipgram`` calls ``Model::update``), CBOW from one mean
     over the rows of every context word's bag.
     """
-    sentences, shrinks, state = kept_words_reference(
-        ids, starts, s0, s1, thresholds, use_sample, window, True, seed
-    )
+    bag_starts, bag_ids = bags
+    window = sampling[2]
+    sentences, shrinks, state = kept_words_reference(sentences, sampling, seed)
 
     def bag(word):
         return [int(r) for r in bag_ids[bag_starts[word] : bag_starts[word + 1]]]

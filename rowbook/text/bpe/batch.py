@@ -7,12 +7,14 @@ takes. With GPT-2's settings (its pattern, no unsplit tokens, no prefix space, n
 UTF-8 bytes of a batch of texts cuts them into words and looks each word up in the word
 cache (:mod:`rowbook.text.bpe.presplit`, :mod:`rowbook.text.bpe.word_cache`), the words the
 cache lacks are encoded in one call of the merge kernel, and the ids of all the texts are
-gathered into one ``int32`` array: no Python object per word. Each text's ids are a slice
-of that array's list. Other settings cut the words in Python and look them up in the same
-cache (:meth:`Encoder.word_ids <rowbook.text.bpe.encoder.Encoder.word_ids>`). An
+gathered into one ``int32`` array: no Python object per word. Each text's list of ids is
+made from its part of that array (:data:`TEXT_LIST_IDS`). Other settings cut the words in
+Python and look them up in the same cache
+(:meth:`Encoder.word_ids <rowbook.text.bpe.encoder.Encoder.word_ids>`). An
 :class:`~rowbook.text.bpe.result.Encoding` holds the ids; its tokens and offsets are
 computed when first read. The cyclic garbage collector is paused meanwhile: the lists made
-hold no cycles, and the collections their number sets off walked every live object.
+hold no cycles, and the collections their number sets off walked every live object; they
+then go straight to the oldest generation (:func:`gc_paused`).
 
 With ``workers > 1`` the texts are cut into batches (about eight per worker) and the first
 is encoded here, a probe: its work (bytes looked up, and :data:`MERGE_WORK` for each byte of
@@ -49,29 +51,15 @@ Why threads for the compiled pass, and processes for the rest: the compiled pass
 three quarters of the time, releases the GIL, so threads run it side by side with no fork,
 no pipe and no copy of the texts; what holds the GIL is this thread's share, the list of ids
 and the :class:`Encoding` of each text. Each other thread has a cache of its own, since the
-one cache changes with every new word (under a lock: two threads changing it at once would
-mix up their words). The caller encodes too because, when ``workers`` threads encoded while
-it only joined their ids, those lists made a third busy thread on two cores: on 197
-documents of 64 KB (NewsArticles) the process's CPU time on 2 cores was 17-28% above one
-thread's with an empty cache and 10-18% with a warm one (load 9-12, several runs); with the
-caller encoding, learning only the other thread's words and that thread taking the
-caller's, 8-11% and 0-5%. On lines (many short texts) the GIL's share is about half one
-thread's time (the lists of ids, the ``Encoding`` objects, and the collection of them all
-when the collector resumes: 19 ms of 120 ms on 4M characters of news lines), so the caller
-encoding whenever the other thread had two batches queued left it with most of the work,
-and the other thread, back from each kernel, waited up to 5 ms for the GIL while the caller
-built lists: 1.05-1.09x for two threads on 4M characters of English-like lines (idle, the
-lead's run of 2026-11-28). Hence the caller's lists first, its own batches only when idle,
-and the GIL handed over within 0.1 ms (:func:`rowbook.fork_pool.quick_handoff`).
-Measured earlier on NewsArticles (13 MB) on 2 cores: with one core to share, the
-threads cost 13% more CPU time than one thread, a pool of processes 42% (the texts pickled
-to the workers, their ids pickled back, copy-on-write faults after the fork); on a nearly
-idle machine 2 threads took 333 ms against 570 ms for one (1.71x) and 2 processes 509 ms
-(1.12x; on 20,000 lines, 1.25x and 0.77x). Where the words are cut by a regex in Python,
-which holds the GIL, processes are what runs that in parallel (before the compiled pass
-they gained 1.1-1.2x on those lines; BPE training's word counting, with batches of 2M
-characters, gains 1.4x), and on a machine busy with other work ``workers=1`` is the
-better choice for them.
+one cache changes with every new word (under a lock). The caller builds the lists first and
+encodes a batch itself only when none is ready, and hands the GIL over within 0.1 ms
+(:func:`rowbook.fork_pool.quick_handoff`): on many short lines the GIL's share is about half
+one thread's time, and a thread back from its kernel would otherwise wait for it. Where the
+words are cut by a regex in Python, which holds the GIL, processes are what runs that in
+parallel. The measurements behind each choice (CPU time per thread, one thread against two,
+threads against processes) are in the manual's benchmarks page, "BPE encoding, compiled"
+and "Beside tiktoken"; on a machine busy with other work ``workers=1`` is the better choice
+for the processes.
 
 BPE-dropout draws random numbers word by word, so with ``dropout`` set every batch is
 encoded in the calling process, in order, and the draws are those of a serial run.
@@ -102,6 +90,7 @@ __all__ = [
     "BATCH_CHARS",
     "MERGE_WORK",
     "POOL_WORK",
+    "TEXT_LIST_IDS",
     "THREAD_BATCH_CHARS",
     "THREAD_WORK",
     "BatchIds",
@@ -117,6 +106,7 @@ POOL_WORK = 6 << 20  # work from which the batches after the first go to forked 
 BATCH_CHARS = 1 << 17  # the smallest batch sent to a worker process
 BATCHES_PER_WORKER = 8  # fewer leave a process idle at the end; 16 or 32 measured no better
 THREAD_BATCH_CHARS = 1 << 14  # the smallest piece a thread encodes: longer texts are cut
+TEXT_LIST_IDS = 256  # ids a text on average from which each text's list is made alone
 
 
 def join_segments(
@@ -153,7 +143,12 @@ def gc_paused() -> Iterator[None]:
     """Pause the cyclic garbage collector (the lists and tuples made here hold no cycles).
 
     Building an encoding's lists trips collections that walk every live object: on 20,000
-    lines of news text they took as long as the encoding itself.
+    lines of news text they took as long as the encoding itself. On the way out the
+    objects made meanwhile go straight to the oldest generation (``gc.freeze`` then
+    ``gc.unfreeze``: two list splices, done only when nothing else is frozen), as they
+    would after surviving two collections: otherwise their number sets off a young
+    collection at once that visits every id of every list (23 ms for 30,000 lists of 35
+    ids). Objects of the caller's that were young then wait for a full collection instead.
     """
     enabled = gc.isenabled()
     gc.disable()
@@ -161,13 +156,26 @@ def gc_paused() -> Iterator[None]:
         yield
     finally:
         if enabled:
+            if gc.get_freeze_count() == 0:  # a user's frozen objects stay frozen
+                gc.freeze()
+                gc.unfreeze()
             gc.enable()
 
 
 def _slices(encoder: Encoder, ids: np.ndarray, ends: np.ndarray) -> list[list[int]]:
-    """The ids of each text, given all of them ``(N,)`` and where each text's end ``(B,)``."""
+    """The ids of each text, given all of them ``(N,)`` and where each text's end ``(B,)``.
+
+    Texts of :data:`TEXT_LIST_IDS` ids or more on average get each their list straight
+    from their ids; shorter ones are slices of one list of all the ids, as a call per
+    text costs more than a copy of its few ids (3M random ids in texts of 15,000: 8 ms a
+    million against 19 for the slices, which take every id a second time; in texts of 30:
+    44 against 23).
+    """
+    bounds = itertools.pairwise([0, *ends.tolist()])
+    if len(ids) >= TEXT_LIST_IDS * len(ends):
+        return [encoder.id_list(ids[a:b]) for a, b in bounds]
     flat = encoder.id_list(ids)
-    return [flat[a:b] for a, b in itertools.pairwise([0, *ends.tolist()])]
+    return [flat[a:b] for a, b in bounds]
 
 
 def encode_texts(encoder: Encoder, texts: Sequence[str]) -> BatchIds:

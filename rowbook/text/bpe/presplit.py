@@ -59,6 +59,7 @@ __all__ = [
     "count_word_bytes",
     "count_words",
     "cut_text",
+    "cut_words",
     "scan_utf8",
     "scan_words",
     "split_words",
@@ -147,6 +148,25 @@ def word_end(data, p, end, classes):  # pragma: no cover - compiled
     return q if q == end or last == p else last
 
 
+@numba.njit(cache=True, nogil=True, inline="always")
+def cut_words(data, text_ends, classes, t, p, starts, stops, ends, n):  # pragma: no cover
+    """Cut the words of the texts ``data[text_ends[t - 1]:text_ends[t]]`` from text ``t``,
+    byte ``p`` on, until ``starts`` is full or the texts end: where each word starts and
+    stops, and for each text ended on the way the words so far (``n`` before this call)
+    into ``ends``. Returns the words cut and where the next starts, ``(m, t, p)``."""
+    m = 0
+    while m < starts.shape[0] and t < text_ends.shape[0]:
+        if p == text_ends[t]:
+            ends[t] = n + m
+            t += 1
+            continue
+        starts[m] = p
+        p = word_end(data, p, text_ends[t], classes)
+        stops[m] = p
+        m += 1
+    return m, t, p
+
+
 @numba.njit(cache=True, nogil=True)
 def _scan(
     data, text_ends, classes, table, key_hash, key_start, key_len, arena, state, ids, ends, at
@@ -161,16 +181,7 @@ def _scan(
         if state[0] + BLOCK > room(table, key_hash):
             at[0], at[1], at[2] = t, p, n
             return False
-        m = 0
-        while m < BLOCK and t < text_ends.shape[0]:
-            if p == text_ends[t]:
-                ends[t] = n + m
-                t += 1
-                continue
-            starts[m] = p
-            p = word_end(data, p, text_ends[t], classes)
-            stops[m] = p
-            m += 1
+        m, t, p = cut_words(data, text_ends, classes, t, p, starts, stops, ends, n)
         words = (table, key_hash, key_start, key_len, arena, state)
         intern_ranges(data, starts[:m], stops[:m], *words, ids[n : n + m])
         n += m

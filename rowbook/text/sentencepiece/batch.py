@@ -17,18 +17,19 @@ whole batch of texts in one numba call that releases the GIL:
 3. unknown text as ``sentencepiece`` gives it: a run of unknown pieces is one ``unk`` id,
    or with byte fallback each character's UTF-8 bytes as ``<0xXX>`` pieces.
 
-A job (:func:`unigram_job`, :func:`bpe_job`) takes a list of texts to all their ids ``(N,)``
-int32 and each text's count ``(B,)``: :meth:`SubwordTokenizer.encode_batch
-<rowbook.text.subword_pipeline.SubwordTokenizer.encode_batch>` shares batches of texts out
-to threads with it. What the pass does not cover goes the Python way, one text at a time
+A :class:`Job` (:func:`unigram_job`, :func:`bpe_job`) takes a list of texts to all their ids
+``(N,)`` int32 and each text's count ``(B,)``: :meth:`SubwordTokenizer.encode_batch
+<rowbook.text.subword_pipeline.SubwordTokenizer.encode_batch>` runs it on batches of
+texts, one thread or several, each thread with one word cache for all its batches (a cache
+made per batch found the words of 10 MB of news lines again in each of 16 batches). What the pass does not cover goes the Python way, one text at a time
 (added tokens cut out of the text, a Unigram's sampling, a BPE with ``UNUSED`` pieces).
 The tests hold the pass to that way, and both to ``sentencepiece``.
 """
 
 from __future__ import annotations
 
-import functools
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 import numba
@@ -37,13 +38,17 @@ import numpy as np
 from rowbook.text.sentencepiece.bpe_merges import merge_heap, merge_span
 from rowbook.text.sentencepiece.normalizer import normalize_into, with_room
 from rowbook.text.sentencepiece.unigram_words import word_nodes, word_scratch
-from rowbook.text.sentencepiece.word_cache import add_word, find_word, results_of, word_cache
+from rowbook.text.sentencepiece.word_cache import (
+    CACHE_WORDS,
+    add_word,
+    find_word,
+    results_of,
+    word_cache,
+)
 from rowbook.text.trie import joined_codepoints, longest_prefix
 
 __all__ = ["Job", "bpe_job", "unigram_job"]
 
-#: A batch job: texts -> (all ids ``(N,)`` int32, ids per text ``(B,)``).
-Job = Callable[[Sequence[str]], tuple[np.ndarray, np.ndarray]]
 _ESCAPED_CODE = 0x2581
 
 
@@ -105,14 +110,13 @@ def _unigram_text(norm, m, model, by_word, cache, scratch, path, unk_id, byte_id
 
 
 @numba.njit(cache=True, nogil=True)
-def _unigram_kernel(data, starts, user, rules, flags, model, by_word, unk_id, byte_ids):
+def _unigram_kernel(data, starts, user, rules, flags, model, by_word, unk_id, byte_ids, cache):
     n_texts = starts.size - 1
     ids = np.empty(max(16, data.size + n_texts), np.int32)  # grown when byte pieces need it
     counts = np.zeros(n_texts, np.int64)
     norm = np.empty(0, np.int32)
     scratch = word_scratch(0)
     path = (np.empty(0, np.int64), np.empty(0, np.int64))
-    cache = word_cache(data.size // 4 + 16 if by_word else 0)
     utf8 = np.empty(4, np.int64)
     o = 0
     for t in range(n_texts):
@@ -222,13 +226,12 @@ def _bpe_text(
 
 
 @numba.njit(cache=True, nogil=True)
-def _bpe_kernel(data, starts, user, rules, flags, model, by_word, unk_id, byte_ids):
+def _bpe_kernel(data, starts, user, rules, flags, model, by_word, unk_id, byte_ids, cache):
     n_texts = starts.size - 1
     ids = np.empty(max(16, data.size + n_texts), np.int32)
     counts = np.zeros(n_texts, np.int64)
     norm = np.empty(0, np.int32)
     scratch = _bpe_scratch(0)
-    cache = word_cache(data.size // 4 + 16)
     utf8 = np.empty(4, np.int64)
     o = 0
     for t in range(n_texts):
@@ -259,9 +262,30 @@ def _bpe_scratch(n):
     )
 
 
-def _run(kernel: Callable, tables: tuple, texts: Sequence[str]) -> tuple[np.ndarray, np.ndarray]:
-    data, starts = joined_codepoints(texts)
-    return kernel(data, starts, *tables)
+@dataclass(frozen=True)
+class Job:
+    """A batch job: ``job(texts)`` gives all the ids of ``texts`` ``(N,)`` int32 and each
+    text's count ``(B,)``, by ``kernel`` (a compiled pass that releases the GIL) with the
+    model's ``tables``. ``job(texts, cache)`` encodes with a word cache made by
+    :meth:`word_cache` and kept between calls (one per thread: the words of one batch are
+    found in the next); without it, each call makes its own."""
+
+    kernel: Callable
+    tables: tuple
+    by_word: bool
+
+    def word_cache(self, chars: int = CACHE_WORDS * 4) -> tuple[np.ndarray, ...]:
+        """An empty word cache for texts of about ``chars`` characters (none for a model
+        encoded sentence by sentence)."""
+        return word_cache(chars // 4 + 16 if self.by_word else 0)
+
+    def __call__(
+        self, texts: Sequence[str], cache: tuple[np.ndarray, ...] | None = None
+    ) -> tuple[np.ndarray, np.ndarray]:
+        data, starts = joined_codepoints(texts)
+        if cache is None:
+            cache = self.word_cache(data.size)
+        return self.kernel(data, starts, *self.tables, cache)
 
 
 def _byte_ids(byte_ids: Sequence[int] | None) -> np.ndarray:
@@ -275,7 +299,7 @@ def unigram_job(uni: Any, by_word: bool) -> Job:
     join two words, :mod:`rowbook.text.sentencepiece.unigram_words`)."""
     user, rules, flags = uni.normalizer.tables
     tables = (user, rules, flags, uni._model, by_word, uni._unk_id, _byte_ids(uni._byte_ids))
-    return functools.partial(_run, _unigram_kernel, tables)
+    return Job(_unigram_kernel, tables, by_word)
 
 
 def _char_tables(bpe: Any) -> tuple[np.ndarray, ...]:
@@ -307,4 +331,4 @@ def bpe_job(bpe: Any, by_word: bool) -> Job:
     )
     byte_ids = _byte_ids(bpe._byte_ids() if bpe.byte_fallback else None)
     tables = (user, rules, flags, model, by_word, bpe._unk_id, byte_ids)
-    return functools.partial(_run, _bpe_kernel, tables)
+    return Job(_bpe_kernel, tables, by_word)

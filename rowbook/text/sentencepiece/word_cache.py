@@ -4,9 +4,10 @@ normalized text gave, found by its code points.
 The batch pass (:mod:`rowbook.text.sentencepiece.batch`) encodes a model whose pieces never
 join two words word by word: a BPE's merges of a word depend on its characters alone, and a
 Unigram's best path of a word does too, up to 32-bit rounding that the cache keeps a bound
-for (:mod:`rowbook.text.sentencepiece.unigram_words`). Each job call makes one cache
-(:func:`word_cache`), so it lives as long as one batch: no cache is shared between
-threads, and a cold run costs what the benchmark times.
+for (:mod:`rowbook.text.sentencepiece.unigram_words`). Each
+``encode_batch`` makes one cache (:func:`word_cache`) per thread, kept for that thread's
+batches and dropped at the end of the call: no cache is shared between threads, and a cold
+run costs what the benchmark times.
 
 The table is open addressing on a 64-bit FNV-1a hash of the code points, probed linearly,
 at most half full; a slot holds the hash's high 32 bits and where the word's record starts

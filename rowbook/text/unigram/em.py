@@ -35,6 +35,10 @@ The serial part is the scatter-add of the terms, a few percent of the forward-ba
 Memory: a byte per character of the distinct words and five per node (a few nodes a
 character with the seeds, fewer as pieces go).
 
+One file over 400 lines on purpose: every pass (finding and keeping the nodes, the E-step,
+pruning's best paths) reads the one node layout (:class:`Nodes`) block by block on the
+same threads, and the plain reference the tests hold the E-step to stands beside it.
+
 Examples
 --------
 >>> import numpy as np

@@ -1,7 +1,7 @@
 """The Unigram lattice (Kudo 2018) in numba kernels: Viterbi, the two best paths, sampling.
 
-The three walks of one lattice (the best path, the two best, a sample) share its node loop
-over the trie and read side by side.
+One file over 400 lines on purpose: the three walks of one lattice (the best path, the two
+best, a sample) share its node loop over the trie and read side by side.
 
 A word (or a whole sentence) of ``n`` characters has a node for every vocabulary piece
 that occurs in it, from the character where it starts to the one after its end, found by

@@ -1,0 +1,142 @@
+"""Where ``encode_batch`` of a SentencePiece ``.model`` spends each thread's time: one worker against two.
+
+The ``.model`` files of ``bench_tokenizers.py --only models`` (8,000 pieces, ``nmt_nfkc``
+rules, Unigram and BPE, trained by ``sentencepiece`` on NewsArticles) encode the first 10 MB
+of its lines with ``workers=1`` and ``workers=2`` in turn, medians of ``--repeat``. Each
+thread's time is summed by phase: the code points of a batch (``joined_codepoints``, Python),
+the compiled pass (normalizer, words, lattice or merges; without the GIL), the lists of ids
+(``_unpacked``) and the ``Encoding`` objects (both Python, holding the GIL). For each, from
+``/proc/thread-self/schedstat``: on a CPU, waiting for a CPU (the machine's load), and asleep
+(the GIL). "outside" is the rest of a thread's wall time: waiting for a batch or a result.
+``sentencepiece``'s ``encode`` on one thread and on every core is timed beside it.
+
+    python benchmarks/bench_model_threads.py                 # Unigram and BPE, 10 MB
+    python benchmarks/bench_model_threads.py --kinds unigram --megabytes 2
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+import threading
+import time
+from pathlib import Path
+
+import numpy as np
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from bench_encode_threads import _clock  # (wall, on a CPU, waiting for one) of this thread
+from bench_tokenizers import ENCODE_MB, VOCAB, first_megabytes, spm_train
+from corpora import cache_dir, newsarticles_lines, newsarticles_texts
+from timing import machine
+
+from rowbook.text import subword_pipeline
+from rowbook.text.sentencepiece import batch
+from rowbook.text.sentencepiece.files import read_parts
+from rowbook.text.sentencepiece.loading import model_from_parts
+
+PHASES = ("code points", "compiled pass", "lists of ids", "encodings")
+
+
+class _Spent:
+    """Each thread's time in each phase: ``by_thread[(who, phase)]``, who being the caller
+    or the other thread."""
+
+    by_thread: dict[tuple[str, str], np.ndarray]
+
+    def __init__(self) -> None:
+        self.lock, self.by_thread = threading.Lock(), {}
+
+    def add(self, phase: str, spent: np.ndarray) -> None:
+        who = "caller" if threading.current_thread() is threading.main_thread() else "other"
+        with self.lock:
+            key = (who, phase)
+            self.by_thread[key] = self.by_thread.get(key, 0) + spent
+
+    def wrap(self, phase: str, function):
+        def timed(*args, **kwargs):
+            start = _clock()
+            try:
+                return function(*args, **kwargs)
+            finally:
+                self.add(phase, _clock() - start)
+
+        return timed
+
+
+def _model(kind: str) -> bytes:
+    path = cache_dir() / f"newsarticles-{kind}-{VOCAB}-nmt_nfkc.model"
+    if not path.exists():
+        path.write_bytes(spm_train(newsarticles_texts(), VOCAB, kind, rule="nmt_nfkc"))
+    return path.read_bytes()
+
+
+def _timed(spent: _Spent, tok, lines: list[str], workers: int) -> dict:
+    spent.by_thread.clear()
+    start = _clock()
+    tok.encode_batch(lines, workers=workers)
+    total = _clock() - start
+    rows = dict(spent.by_thread)
+    for who in ("caller", "other"):
+        inside = sum((v for (w, _), v in rows.items() if w == who), np.zeros(3))
+        if inside[0] or who == "caller":
+            rows[(who, "outside")] = np.array([total[0] - inside[0], 0.0, 0.0])
+    rows[("all", "wall")] = np.array([total[0], 0.0, 0.0])
+    return rows
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--kinds", nargs="+", default=["unigram", "bpe"])
+    parser.add_argument("--megabytes", type=float, default=ENCODE_MB)
+    parser.add_argument("--repeat", type=int, default=5)
+    args = parser.parse_args(argv)
+    import sentencepiece as spm
+
+    print(f"{machine()}; 1-min load average at start {os.getloadavg()[0]:.1f}")
+    lines = first_megabytes(newsarticles_lines(), args.megabytes)
+    print(f"{len(lines):,} NewsArticles lines, {sum(map(len, lines)) / 1e6:.1f} M characters")
+    spent = _Spent()
+    batch.joined_codepoints = spent.wrap("code points", batch.joined_codepoints)
+    subword_pipeline._unpacked = spent.wrap("lists of ids", subword_pipeline._unpacked)
+    for kind in args.kinds:
+        data = _model(kind)
+        tok = model_from_parts(read_parts(data, f"{kind}.model"))
+        theirs = spm.SentencePieceProcessor(model_proto=data)
+        job = tok._batch_job()
+        timed_job = batch.Job(spent.wrap("compiled pass", job.kernel), job.tables, job.by_word)
+        tok._batch_job = lambda job=timed_job: job
+        tok._encodings = spent.wrap("encodings", tok._encodings)
+        assert [e.ids for e in tok.encode_batch(lines, workers=2)] == theirs.encode(lines)
+        runs: dict[int, list[dict]] = {1: [], 2: []}
+        theirs_ms: dict[int, list[float]] = {1: [], -1: []}
+        for _ in range(args.repeat):
+            for workers in (1, 2):
+                runs[workers].append(_timed(spent, tok, lines, workers))
+            for threads in (1, -1):
+                start = time.perf_counter()
+                theirs.encode(lines, num_threads=threads)
+                theirs_ms[threads].append((time.perf_counter() - start) * 1e3)
+        print(
+            f"\n{kind}: ms, medians of {args.repeat} (wall / on a CPU / waiting for one / asleep)"
+        )
+        for workers, results in runs.items():
+            print(f"  workers={workers}")
+            for key in sorted({k for r in results for k in r}, key=lambda k: (k[0], k[1])):
+                wall, cpu, wait = (
+                    np.median([r.get(key, np.zeros(3)) for r in results], axis=0) * 1e3
+                )
+                print(
+                    f"    {key[0]:6s} {key[1]:14s} {wall:7.0f} {cpu:7.0f} {wait:7.0f} {wall - cpu - wait:7.0f}"
+                )
+        print(
+            f"  sentencepiece: one thread {np.median(theirs_ms[1]):.0f} ms, "
+            f"every core {np.median(theirs_ms[-1]):.0f} ms"
+        )
+    print(f"\n1-min load average at the end: {os.getloadavg()[0]:.1f}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
