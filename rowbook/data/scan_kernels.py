@@ -71,6 +71,12 @@ def _space(data, p, size):  # pragma: no cover - compiled
     return 0
 
 
+@numba.njit(cache=True, nogil=True, inline="always")
+def _stop(at, p, n_ids, n_sent, open_len):  # pragma: no cover - compiled
+    """Note in ``at`` where :func:`_scan` stopped, for the next call to go on from."""
+    at[0], at[1], at[2], at[3] = p, n_ids, n_sent, open_len
+
+
 @numba.njit(cache=True, nogil=True)
 def _scan(
     data, table, key_hash, key_start, key_len, arena, state, ids, lengths, counts, at, max_len
@@ -86,9 +92,9 @@ def _scan(
     p, n_ids, n_sent, open_len = at[0], at[1], at[2], at[3]
     starts, ends = np.empty(BLOCK, np.int64), np.empty(BLOCK, np.int64)  # (BLOCK,) each
     while p < size:
-        if state[0] + BLOCK > room(table, key_hash):
-            at[0], at[1], at[2], at[3] = p, n_ids, n_sent, open_len
-            return False  # at most half full: grow, then go on from here
+        if state[0] + BLOCK > room(table, key_hash):  # at most half full: grow first
+            _stop(at, p, n_ids, n_sent, open_len)
+            return False
         m, full = 0, False
         while p < size and m < BLOCK:
             if n_sent + 1 >= lengths.shape[0]:  # a byte closes at most one sentence
@@ -121,9 +127,9 @@ def _scan(
             counts[ids[i]] += 1
         n_ids += m
         if full:  # lengths must grow: go on from here after
-            at[0], at[1], at[2], at[3] = p, n_ids, n_sent, open_len
+            _stop(at, p, n_ids, n_sent, open_len)
             return False
-    at[0], at[1], at[2], at[3] = p, n_ids, n_sent, open_len
+    _stop(at, p, n_ids, n_sent, open_len)
     return True
 
 
