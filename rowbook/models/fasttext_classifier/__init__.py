@@ -4,14 +4,17 @@
 module         what it holds
 =============  ==========================================================================
 ``model``      :class:`FastTextClassifier`: parameters, ``fit`` / ``train`` / resume,
-               saved state, learned attributes, and the predictions it answers
+               the saved state's hooks; the mixins below give the rest of its methods
+``state``      what a fitted model holds, saved and read back; its learned attributes
 ``training``   the words and labels chosen, the first rows, an epoch as jobs
-``prediction`` the best labels of each line, fastText's test figures, the confusion table
+``prediction`` the best labels of each line, fastText's test figures, the confusion table;
+               the methods that answer with them (``predict``, ``test``, ...)
 ``metrics``    fastText's ``Meter`` (precision, recall, F1 per label and overall)
 ``kernels``    the compiled update and prediction, the derivation written out
 ``reference``  the plain-Python update the kernels are held to
 ``quantize``   ``fasttext quantize``: the cut-off, retraining, product quantisation
-``files``      fastText's ``.bin`` / ``.ftz`` both ways, pretrained rows
+``files``      fastText's ``.bin`` / ``.ftz`` both ways (``save_fasttext``,
+               ``load_fasttext``, ``quantize``), pretrained rows
 ``autotune``   fastText's parameter search on validation lines
 =============  ==========================================================================
 
