@@ -3,7 +3,7 @@ and fastText's test figures over labelled lines.
 
 A line's score is its mean input row (dense, or decoded from product-quantiser codes)
 times ``W_out``, under the model's loss; the compiled
-:func:`~rowbook.models.fasttext_classifier.kernels.predict_lines` does it a line at a time
+:func:`~rowbook.models.fasttext_classifier.prediction_kernels.predict_lines` does it a line at a time
 on every core. :class:`TestResult` and :class:`Confusion` are what ``fasttext test`` and a
 confusion table report; :class:`~rowbook.models.fasttext_classifier.metrics.Meter` counts
 them as fastText's meter does. :class:`ClassifierAnswers` is the classifier's side of it,
@@ -20,15 +20,12 @@ import numpy as np
 
 from rowbook.checks import ParameterError, check_number
 from rowbook.corpus_files import is_file_source
+from rowbook.data.huffman import fasttext_tree
 from rowbook.data.labelled import LabelledLines, labelled_batches
 from rowbook.data.labelled_ids import EncodedLines, LineEncoder
-from rowbook.models.fasttext_classifier.kernels import (
-    LOSS_CODES,
-    fasttext_tree,
-    predict_lines,
-    sentence_vectors,
-)
+from rowbook.models.fasttext_classifier.kernels import LOSS_CODES
 from rowbook.models.fasttext_classifier.metrics import Meter
+from rowbook.models.fasttext_classifier.prediction_kernels import predict_lines, sentence_vectors
 from rowbook.models.fasttext_classifier.state import kernel_rows
 from rowbook.models.word_vectors.jobs import resolve_workers
 

@@ -22,7 +22,7 @@ import numpy as np
 from rowbook.data.counted_vocab import CountedVocab
 from rowbook.data.labelled import LabelVocab
 from rowbook.data.labelled_ids import LineEncoder
-from rowbook.models.fasttext_classifier.kernels import sentence_vectors
+from rowbook.models.fasttext_classifier.prediction_kernels import sentence_vectors
 from rowbook.models.word_vectors.state import (
     LearnedViews,
     Schedule,
