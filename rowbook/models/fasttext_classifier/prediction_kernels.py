@@ -84,6 +84,14 @@ def _offer(scores, ids, size, k, score, label):  # pragma: no cover - compiled
     return size
 
 
+@numba.njit(nogil=True, cache=True, inline="always")
+def _sort_heap(scores, ids, n):  # pragma: no cover - compiled
+    """libstdc++'s ``sort_heap`` of ``[0, n)``: the best first."""
+    while n > 1:
+        _pop_heap(scores, ids, n)
+        n -= 1
+
+
 @numba.njit(nogil=True, cache=True)
 def _predict_one(
     W_in, quant_in, W_out, quant_out, in_ids, a, b, options, buffers
@@ -137,10 +145,7 @@ def _predict_one(
             if size == k and score < scores[0]:
                 continue
             size = _offer(scores, ids, size, k, score, i)
-    n_sorted = size
-    while n_sorted > 1:  # libstdc++'s sort_heap: best first
-        _pop_heap(scores, ids, n_sorted)
-        n_sorted -= 1
+    _sort_heap(scores, ids, size)
     return size
 
 
