@@ -7,7 +7,7 @@ of its words, of their character n-grams (``maxn > 0``) and of its hashed word n
 hierarchical softmax or one-vs-all (several labels a text). The reading and hashing are
 fastText's (:mod:`rowbook.data.labelled`, :mod:`rowbook.data.labelled_ids`), the updates
 and predictions too (:mod:`~rowbook.models.fasttext_classifier.kernels`, where the
-derivation is written out): a ``.bin`` or ``.ftz`` the ``fasttext`` package wrote predicts
+derivation is written out, and :mod:`~.prediction_kernels`): a ``.bin`` or ``.ftz`` the ``fasttext`` package wrote predicts
 the same labels with the same probabilities here, and the files written here there.
 
 **What it shares with the word-vector family, and how.** Like word2vec it counts a
