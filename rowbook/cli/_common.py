@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import Any, NoReturn
 
 from rowbook.checks import ParameterError, UnknownKeyError
+from rowbook.cli.options import add_option
 from rowbook.corpus_files import STDIN, check_regular_file
 from rowbook.corpus_source import CorpusSource, corpus_source
 
@@ -198,8 +199,7 @@ def add_lower(parser: argparse.ArgumentParser) -> None:
 def add_seed(parser: argparse.ArgumentParser, what: str = "", default: int = 0) -> None:
     """The ``--seed N`` of a command that draws at random; ``what`` says what the seed
     seeds (``"t-SNE seed"``), shown before the default."""
-    shown = f"{what} (default: %(default)s)" if what else "(default: %(default)s)"
-    parser.add_argument("--seed", type=int, default=default, help=shown)
+    add_option(parser, "--seed", what, default=default)
 
 
 def add_training_run(
@@ -214,27 +214,25 @@ def add_training_run(
 def add_sample_options(parser: argparse.ArgumentParser, length: int) -> None:
     """``--sample-length``, ``--temperature`` and ``--prompt`` of a command that trains a
     language model and prints a sample of ``length`` tokens after training."""
-    parser.add_argument(
+    add_option(
+        parser,
         "--sample-length",
-        type=int,
+        "tokens to sample after training, 0 for none",
         default=length,
         metavar="N",
-        help="tokens to sample after training, 0 for none (default: %(default)s)",
     )
-    parser.add_argument(
-        "--temperature", type=float, default=0.8, help="sampling temperature (default: %(default)s)"
-    )
+    add_option(parser, "--temperature", "sampling temperature", default=0.8)
     parser.add_argument("--prompt", default="", help="text the sample starts with")
 
 
 def add_unicode_errors(parser: argparse.ArgumentParser) -> None:
     """The ``--unicode-errors`` option of a command that reads text files."""
-    parser.add_argument(
+    add_option(
+        parser,
         "--unicode-errors",
-        choices=("strict", "replace"),
+        "what to do with bytes that are not UTF-8: stop with an error, or read them as U+FFFD",
         default="strict",
-        help="what to do with bytes that are not UTF-8: stop with an error, or "
-        "read them as U+FFFD (default: %(default)s)",
+        choices=("strict", "replace"),
     )
 
 

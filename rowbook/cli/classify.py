@@ -27,7 +27,7 @@ from rowbook.cli._common import (
     check_output_path,
 )
 from rowbook.cli.fitting import checked_resume, make_model, run_fit
-from rowbook.cli.options import add_model_options
+from rowbook.cli.options import add_model_options, add_option
 
 __all__ = ["add_train_classifier", "is_fasttext_file", "open_classifier", "register"]
 
@@ -143,12 +143,12 @@ def add_train_classifier(models: Any, help_text: str) -> None:
         metavar="SECONDS",
         help="with --valid: seconds of parameter search (default: 300)",
     )
-    p.add_argument(
+    add_option(
+        p,
         "--autotune-metric",
+        "f1, f1:LABEL, precisionAtRecall:R[:LABEL] or recallAtPrecision:P[:LABEL]",
         default="f1",
         metavar="METRIC",
-        help="f1, f1:LABEL, precisionAtRecall:R[:LABEL] or recallAtPrecision:P[:LABEL] "
-        "(default: %(default)s)",
     )
     add_unicode_errors(p)
     add_training_run(p)
@@ -211,10 +211,8 @@ def run_test(args: argparse.Namespace) -> int:
 def _model_and_input(p: argparse.ArgumentParser, what: str) -> None:
     p.add_argument("model", metavar="MODEL", help="a classifier: fastText .bin / .ftz, or .npz")
     p.add_argument("input", metavar=what, help="a file of lines, or '-' for standard input")
-    p.add_argument("--k", type=int, default=1, help="labels per line, -1 for all (default: 1)")
-    p.add_argument(
-        "--threshold", type=float, default=0.0, help="least probability shown (default: 0.0)"
-    )
+    add_option(p, "--k", "labels per line, -1 for all", default=1)
+    add_option(p, "--threshold", "least probability shown", default=0.0)
     p.add_argument(
         "--label-prefix",
         metavar="PREFIX",

@@ -23,6 +23,7 @@ from rowbook.cli._common import (
     print_json,
 )
 from rowbook.cli._vectorio import load_vectors
+from rowbook.cli.options import add_option
 
 __all__ = ["register"]
 
@@ -141,19 +142,8 @@ def register(commands: Any) -> None:
     )
     p.add_argument("a", metavar="A", help="the first vectors file")
     p.add_argument("b", metavar="B", help="the second vectors file")
-    p.add_argument(
-        "--top",
-        type=int,
-        default=20,
-        metavar="N",
-        help="most and least moved words to list (default: %(default)s)",
-    )
-    p.add_argument(
-        "--k",
-        type=int,
-        default=10,
-        help="neighbours compared per word, overlap@k (default: %(default)s)",
-    )
+    add_option(p, "--top", "most and least moved words to list", default=20, metavar="N")
+    add_option(p, "--k", "neighbours compared per word, overlap@k", default=10)
     p.add_argument(
         "--sample",
         type=_sample,
@@ -163,12 +153,8 @@ def register(commands: Any) -> None:
         "16,384 shared words, a sample beyond; default: %(default)s)",
     )
     add_seed(p, "seed of the sample")
-    p.add_argument(
-        "--neighbors",
-        type=int,
-        default=3,
-        metavar="N",
-        help="nearest words shown beside each listed word (default: %(default)s)",
+    add_option(
+        p, "--neighbors", "nearest words shown beside each listed word", default=3, metavar="N"
     )
     p.add_argument("--plot", metavar="FILE.png", help="draw the most-moved words to this PNG")
     add_json(p, "print JSON instead of tables")

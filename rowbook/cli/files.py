@@ -18,6 +18,7 @@ from rowbook.cli._common import (
     check_words,
 )
 from rowbook.cli._vectorio import FORMAT_NAMES, FORMATS, load_vectors, save_vectors
+from rowbook.cli.options import add_option
 
 __all__ = ["register"]
 
@@ -123,16 +124,10 @@ def register(commands: Any) -> None:
     p.add_argument(
         "--words", nargs="+", metavar="WORD", help="the words to draw (default: the --top N first)"
     )
-    p.add_argument(
-        "--top",
-        type=int,
-        default=50,
-        metavar="N",
-        help="without --words, draw the first N words of the file (default: %(default)s)",
+    add_option(
+        p, "--top", "without --words, draw the first N words of the file", default=50, metavar="N"
     )
-    p.add_argument(
-        "--method", choices=("pca", "tsne"), default="pca", help="projection (default: %(default)s)"
-    )
+    add_option(p, "--method", "projection", default="pca", choices=("pca", "tsne"))
     p.add_argument(
         "--dims", type=int, choices=(2, 3), help="axes (default: 2 for .png, 3 for .html)"
     )

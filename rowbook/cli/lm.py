@@ -39,7 +39,7 @@ from rowbook.cli._common import (
     source_name,
 )
 from rowbook.cli.fitting import checked_resume, make_model, run_fit
-from rowbook.cli.options import add_model_options
+from rowbook.cli.options import add_model_options, add_option
 
 __all__ = ["HELP", "register"]
 
@@ -216,10 +216,8 @@ def _generate_parser(commands: Any) -> None:
         help="a saved language model (.npz), a checkpoint folder or a GGUF model",
     )
     add_positionals(p, "PROMPT")
-    p.add_argument(
-        "--max-new-tokens", type=int, default=50, metavar="N", help="(default: %(default)s)"
-    )
-    p.add_argument("--temperature", type=float, default=1.0, help="(default: %(default)s)")
+    add_option(p, "--max-new-tokens", default=50, metavar="N")
+    add_option(p, "--temperature", default=1.0)
     p.add_argument("--top-k", type=int, metavar="K", help="draw among the K most likely tokens")
     p.add_argument(
         "--top-p",
@@ -452,21 +450,12 @@ def _vocab_sweep_parser(commands: Any) -> None:
         metavar="FILE",
         help="text to measure on (default: a tenth of the lines, left out of training)",
     )
-    p.add_argument(
-        "--d-model", type=int, default=768, metavar="D", help="table width (default: %(default)s)"
+    add_option(p, "--d-model", "table width", default=768, metavar="D")
+    add_option(
+        p, "--characters", "length of the text priced for attention", default=4096, metavar="N"
     )
-    p.add_argument(
-        "--characters",
-        type=int,
-        default=4096,
-        metavar="N",
-        help="length of the text priced for attention (default: %(default)s)",
-    )
-    p.add_argument(
-        "--plot",
-        default="vocab-sweep.png",
-        metavar="PNG",
-        help="where to draw it, '' for no picture (default: %(default)s)",
+    add_option(
+        p, "--plot", "where to draw it, '' for no picture", default="vocab-sweep.png", metavar="PNG"
     )
     add_json(p)
     add_unicode_errors(p)

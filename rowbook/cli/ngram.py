@@ -20,6 +20,7 @@ from rowbook.cli._common import (
     print_json,
     read_lines,
 )
+from rowbook.cli.options import add_option
 
 __all__ = ["register"]
 
@@ -78,16 +79,10 @@ def register(commands: Any) -> None:
     p.add_argument("corpus", metavar="CORPUS", nargs="+")
     p.add_argument("--held-out", metavar="FILE", help="lines to score (default: every tenth)")
     p.add_argument("--max-lines", type=int, default=0, metavar="N", help="read at most N lines")
-    p.add_argument("--n", type=int, default=3, help="the order (default: %(default)s)")
-    p.add_argument(
-        "--min-count",
-        type=int,
-        default=2,
-        metavar="N",
-        help="rarer words become <unk> in both models (default: %(default)s)",
-    )
+    add_option(p, "--n", "the order", default=3)
+    add_option(p, "--min-count", "rarer words become <unk> in both models", default=2, metavar="N")
     for flag, default in (("--epochs", 5), ("--dim", 32), ("--hidden", 64), ("--batch-size", 512)):
-        p.add_argument(flag, type=int, default=default, help=f"NPLM (default: {default})")
+        add_option(p, flag, "NPLM", default=default)
     add_seed(p, "NPLM seed")
     p.add_argument(
         "--threads",

@@ -1,4 +1,8 @@
-"""The model options of the ``rowbook`` commands: one table, read against each model's signature.
+"""The options of the ``rowbook`` commands: :func:`add_option` for a command's own, and the
+model options, one table read against each model's signature.
+
+:func:`add_option` adds an option that takes a value: its type read from its default, and
+the default shown at the end of its help, written once here for every command.
 
 :data:`OPTIONS` maps a model parameter to its flag, metavar and help. A parameter becomes
 an option of a command when the model's ``__init__`` has it (:func:`model_options`), with
@@ -14,9 +18,57 @@ import argparse
 import inspect
 import types
 import typing
+from collections.abc import Callable
+from pathlib import Path
 from typing import Any, Literal
 
-__all__ = ["MODEL_HELP", "NONE_MEANS", "OPTIONS", "add_model_options", "model_options"]
+__all__ = [
+    "MODEL_HELP",
+    "NONE_MEANS",
+    "OPTIONS",
+    "add_model_options",
+    "add_option",
+    "model_options",
+    "with_default",
+]
+
+
+def with_default(text: str, shown: object = "%(default)s") -> str:
+    """``text`` followed by the default it says, as every option's help ends.
+
+    >>> with_default("most and least moved words to list", 20)
+    'most and least moved words to list (default: 20)'
+    >>> with_default("")
+    '(default: %(default)s)'
+    """
+    return f"{text} (default: {shown})" if text else f"(default: {shown})"
+
+
+def add_option(
+    parser: Any,
+    flag: str,
+    help: str = "",
+    *,
+    default: Any = None,
+    type: Callable[[str], Any] | None = None,
+    metavar: str | None = None,
+    **more: Any,
+) -> argparse.Action:
+    """``flag`` taking one value to ``parser`` (a parser or a group): of ``type``, or else of
+    ``default``'s type when that is a number or a path; a ``default`` is said after ``help``
+    (:func:`with_default`). ``more`` goes to ``add_argument`` as it is (``choices``, ``dest``).
+
+    >>> a = add_option(argparse.ArgumentParser(), "--top", "words to list", default=20, metavar="N")
+    >>> a.type, a.default, a.metavar, a.help
+    (<class 'int'>, 20, 'N', 'words to list (default: %(default)s)')
+    """
+    if type is None and not isinstance(default, bool):
+        type = next((kind for kind in (int, float, Path) if isinstance(default, kind)), None)
+    shown = help if default is None else with_default(help)
+    return parser.add_argument(
+        flag, default=default, type=type, metavar=metavar, help=shown or None, **more
+    )
+
 
 #: Model parameter -> (flag, metavar, help) for every model option of the train commands.
 OPTIONS: dict[str, tuple[str, str | None, str]] = {
@@ -174,7 +226,7 @@ def model_options(cls: type) -> dict[str, tuple[str, dict[str, Any]]]:
         kwargs: dict[str, Any] = {
             "dest": name,
             "default": None,
-            "help": f"{text} (default: {shown})",
+            "help": with_default(text, shown),
         }
         kind = _base_type(hints.get(name), default)
         if typing.get_origin(kind) is Literal:

@@ -23,6 +23,7 @@ from rowbook.cli._common import (
     print_json,
 )
 from rowbook.cli._vectorio import load_vectors
+from rowbook.cli.options import add_option
 
 __all__ = ["register"]
 
@@ -234,7 +235,7 @@ def register(commands: Any) -> None:
         "vectors", metavar="VECTORS", help="a .npz, word2vec (.txt/.vec/.bin) or GloVe file"
     )
     p.add_argument("words", metavar="WORD", nargs="+")
-    p.add_argument("--topn", type=int, default=10, metavar="N", help="(default: %(default)s)")
+    add_option(p, "--topn", default=10, metavar="N")
     p.add_argument(
         "--index",
         metavar="FILE",
@@ -257,10 +258,8 @@ def register(commands: Any) -> None:
         ],
     )
     add_positionals(p, "VECTORS", "A", "B", "C")
-    p.add_argument("--topn", type=int, default=5, metavar="N", help="(default: %(default)s)")
-    p.add_argument(
-        "--method", choices=("3cosadd", "3cosmul"), default="3cosadd", help="(default: %(default)s)"
-    )
+    add_option(p, "--topn", default=5, metavar="N")
+    add_option(p, "--method", default="3cosadd", choices=("3cosadd", "3cosmul"))
     add_json(p)
     add_vectors_reading(p)
 
@@ -299,18 +298,10 @@ def register(commands: Any) -> None:
     p.add_argument("--analogies", metavar="FILE", help="questions-words file")
     p.add_argument("--pairs", metavar="FILE", help="word pairs with similarity scores")
     p.add_argument("--delimiter", default="\t", help="field separator of --pairs (default: tab)")
-    p.add_argument(
-        "--restrict-vocab",
-        type=int,
-        default=300_000,
-        metavar="N",
-        help="use only the first N words (default: %(default)s)",
-    )
+    add_option(p, "--restrict-vocab", "use only the first N words", default=300_000, metavar="N")
     p.add_argument(
         "--case-sensitive", action="store_true", help="do not upper-case words to compare"
     )
-    p.add_argument(
-        "--method", choices=("3cosadd", "3cosmul"), default="3cosadd", help="(default: %(default)s)"
-    )
+    add_option(p, "--method", default="3cosadd", choices=("3cosadd", "3cosmul"))
     add_json(p)
     add_vectors_reading(p)

@@ -22,6 +22,7 @@ from rowbook.cli._common import (
     check_output_path,
 )
 from rowbook.cli._vectorio import FORMAT_NAMES, load_vectors, output_format, save_vectors
+from rowbook.cli.options import add_option
 
 __all__ = ["register"]
 
@@ -182,7 +183,7 @@ def register(commands: Any) -> None:
     )
     p.add_argument("vectors", metavar="VECTORS", help="a .npz, word2vec, GloVe or fastText file")
     p.add_argument("-o", "--output", required=True, type=Path, metavar="FILE", help="a .npz file")
-    p.add_argument("--method", choices=("pq", "int8"), default="pq", help="(default: %(default)s)")
+    add_option(p, "--method", default="pq", choices=("pq", "int8"))
     p.add_argument("--m", type=int, metavar="M", help="pq: sub-spaces, one byte each")
     p.add_argument(
         "--dsub",
@@ -190,9 +191,7 @@ def register(commands: Any) -> None:
         metavar="D",
         help="pq: sub-space width instead of --m (fastText's -dsub)",
     )
-    p.add_argument(
-        "--nbits", type=int, default=8, help="pq: bits per code, 1 to 8 (default: %(default)s)"
-    )
+    add_option(p, "--nbits", "pq: bits per code, 1 to 8", default=8)
     p.add_argument(
         "--no-qnorm",
         action="store_true",
@@ -225,12 +224,12 @@ def register(commands: Any) -> None:
         default=[],
         help="with --report: word-pair files (WordSim353, SimLex-999)",
     )
-    p.add_argument(
+    add_option(
+        p,
         "--queries",
-        type=int,
+        "with --report: keys whose neighbours are compared",
         default=200,
         metavar="N",
-        help="with --report: keys whose neighbours are compared (default: %(default)s)",
     )
     group = p.add_argument_group(
         "a text classifier (a supervised fastText .bin or a FastTextClassifier .npz)",

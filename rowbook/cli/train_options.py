@@ -25,7 +25,7 @@ from rowbook.cli._common import (
 )
 from rowbook.cli.classify import add_train_classifier
 from rowbook.cli.corpus import add_spill_options
-from rowbook.cli.options import add_model_options
+from rowbook.cli.options import add_model_options, add_option
 from rowbook.cli.train import run_nplm, run_word_vectors
 
 __all__ = ["register"]
@@ -46,12 +46,13 @@ def _run_options(p: argparse.ArgumentParser, *, word_vectors: bool) -> None:
     p.add_argument("-o", "--output", required=True, metavar="OUT", help="where to write the table")
     add_unicode_errors(p)
     if word_vectors:
-        p.add_argument(
+        add_option(
+            p,
             "--tokenizer",
-            choices=("word", "whitespace"),
+            "word: runs of letters and digits (inner apostrophes kept), punctuation "
+            "dropped; whitespace: split on spaces only, tokens as written",
             default="word",
-            help="word: runs of letters and digits (inner apostrophes kept), punctuation "
-            "dropped; whitespace: split on spaces only, tokens as written (default: %(default)s)",
+            choices=("word", "whitespace"),
         )
         p.add_argument(
             "--keep-case",

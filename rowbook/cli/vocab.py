@@ -33,6 +33,7 @@ from rowbook.cli._common import (
     print_json,
     source_name,
 )
+from rowbook.cli.options import add_option
 from rowbook.cli.text import TOKENIZERS, _shown, make_tokenizer
 from rowbook.corpus_source import CorpusSource
 
@@ -219,19 +220,20 @@ def register(commands: Any) -> None:
     )
     add_corpus(p, "one document per line")
     p.add_argument("-o", "--output", required=True, metavar="FILE", help="where to write the JSON")
-    p.add_argument("--tokenizer", choices=TOKENIZERS, default="word", help="(default: %(default)s)")
+    add_option(p, "--tokenizer", default="word", choices=TOKENIZERS)
     p.add_argument(
         "--model",
         choices=("bpe", "wordpiece", "unigram"),
         help="train a subword model of --max-vocab entries: byte-level BPE, WordPiece (BERT's "
         "normalizer and [CLS]/[SEP]; --lower for uncased) or Unigram (Metaspace words)",
     )
-    p.add_argument(
+    add_option(
+        p,
         "--format",
-        choices=("rowbook", "tokenizer.json", "model"),
+        "with --model wordpiece/unigram: a rowbook pipeline file, a Hugging Face "
+        "tokenizer.json, or (unigram) a SentencePiece .model",
         default="rowbook",
-        help="with --model wordpiece/unigram: a rowbook pipeline file, a Hugging Face "
-        "tokenizer.json, or (unigram) a SentencePiece .model (default: %(default)s)",
+        choices=("rowbook", "tokenizer.json", "model"),
     )
     p.add_argument(
         "--memory",
@@ -259,12 +261,8 @@ def register(commands: Any) -> None:
         metavar="N",
         help="keep at most N entries, the most frequent, specials included (required for bpe)",
     )
-    p.add_argument(
-        "--top",
-        type=int,
-        default=10,
-        metavar="N",
-        help="show the N most frequent tokens (or first merges) (default: %(default)s)",
+    add_option(
+        p, "--top", "show the N most frequent tokens (or first merges)", default=10, metavar="N"
     )
     p.add_argument(
         "--workers",
