@@ -55,7 +55,8 @@ from rowbook.cli import (
     train_options,
     vocab,
 )
-from rowbook.cli._common import HelpFormatter, Parser, flag_for
+from rowbook.cli._common import HelpFormatter, Parser
+from rowbook.cli.options import flag_for
 
 __all__ = ["BUG_REPORT", "USER_ERRORS", "build_parser", "main"]
 

@@ -17,7 +17,7 @@ import json
 import re
 import sys
 import tempfile
-from collections.abc import Callable, Collection, Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import replace
 from pathlib import Path
 from typing import Any, NoReturn
@@ -28,7 +28,6 @@ from rowbook.corpus_files import STDIN, check_regular_file
 from rowbook.corpus_source import CorpusSource, corpus_source
 
 __all__ = [
-    "FLAGS",
     "PROGRESS_BYTES",
     "STDIN",
     "HelpFormatter",
@@ -48,7 +47,6 @@ __all__ = [
     "check_output_path",
     "check_words",
     "cli_error",
-    "flag_for",
     "format_table",
     "given_corpus",
     "print_json",
@@ -120,24 +118,6 @@ def _close_choice(message: str) -> str:
     choices = re.findall(r"'([^']*)'", found[2])
     close = difflib.get_close_matches(found[1], choices, n=1, cutoff=0.6)
     return f"; did you mean {close[0]!r}?" if close else ""
-
-
-#: Library parameter -> command-line flag, where they differ by more than ``_`` -> ``-``.
-FLAGS = {"hierarchical_softmax": "--hs", "errors": "--unicode-errors"}
-
-
-def flag_for(name: str, options: Collection[str] | None = None) -> str | None:
-    """The command-line flag of a library parameter; with ``options`` (a command's option
-    strings), the one that command has, or None if it has neither spelling.
-
-    >>> flag_for("vector_size"), flag_for("errors"), flag_for("min_count", ["--min-count"])
-    ('--vector-size', '--unicode-errors', '--min-count')
-    """
-    spellings = [FLAGS[name]] if name in FLAGS else []
-    spellings.append("--" + name.replace("_", "-"))
-    if options is None:
-        return spellings[0]
-    return next((flag for flag in spellings if flag in options), None)
 
 
 def cli_error(err: ParameterError, flags: dict[str, str]) -> ValueError:

@@ -39,7 +39,7 @@ from rowbook.cli._common import (
     source_name,
 )
 from rowbook.cli.fitting import checked_resume, make_model, run_fit
-from rowbook.cli.options import add_model_options, add_option
+from rowbook.cli.options import add_model_options, add_option, flag_for
 
 __all__ = ["HELP", "register"]
 
@@ -189,7 +189,7 @@ def run_generate(args: argparse.Namespace) -> int:
             cache_dtype=args.cache_dtype,
         )
     except ParameterError as err:
-        raise ValueError(err.message_for("--" + err.name.replace("_", "-"))) from None
+        raise ValueError(err.message_for(flag_for(err.name))) from None
     print(" ".join(map(str, out.tolist())) if args.ids else out)
     return 0
 
@@ -289,10 +289,7 @@ def run_size(args: argparse.Namespace) -> int:
                 **dims, **{k: v for k, v in (extra | changes).items() if v is not None}
             )
         except ParameterError as err:
-            flags = {"n_layers": "--layers", "n_heads": "--heads", "n_kv_heads": "--kv-heads"}
-            raise ValueError(
-                err.message_for(flags.get(err.name, "--" + err.name.replace("_", "-")))
-            ) from None
+            raise ValueError(err.message_for(flag_for(err.name))) from None
     if args.json:
         print_json(
             {
@@ -395,7 +392,7 @@ def run_vocab_sweep(args: argparse.Namespace) -> int:
             characters=args.characters,
         )
     except ParameterError as err:
-        raise ValueError(err.message_for("--" + err.name.replace("_", "-"))) from None
+        raise ValueError(err.message_for(flag_for(err.name))) from None
     if args.json:
         print_json([row.__dict__ for row in rows])
     else:
