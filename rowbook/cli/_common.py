@@ -186,7 +186,7 @@ def add_training_run(
     parser: argparse.ArgumentParser, checkpoint: str = "save the model here after every epoch"
 ) -> None:
     """``--checkpoint FILE``, ``--resume`` and ``--quiet`` of a command that trains a model."""
-    parser.add_argument("--checkpoint", metavar="FILE", help=checkpoint)
+    add_option(parser, "--checkpoint", checkpoint, metavar="FILE")
     parser.add_argument("--resume", action="store_true", help="continue from --checkpoint FILE")
     parser.add_argument("--quiet", action="store_true", help="no progress bar, no summary")
 
@@ -202,7 +202,7 @@ def add_sample_options(parser: argparse.ArgumentParser, length: int) -> None:
         metavar="N",
     )
     add_option(parser, "--temperature", "sampling temperature", default=0.8)
-    parser.add_argument("--prompt", default="", help="text the sample starts with")
+    add_option(parser, "--prompt", "text the sample starts with", default="", shown=None)
 
 
 def add_unicode_errors(parser: argparse.ArgumentParser) -> None:
@@ -228,24 +228,26 @@ def add_vectors_reading(parser: argparse.ArgumentParser) -> None:
         "file is 256 MiB or more); word2vec, GloVe and fastText files are converted "
         "once into a mapped cache beside them",
     )
-    parser.add_argument(
+    add_option(
+        parser,
         "--cache-dir",
+        "keep mapped caches in DIR instead of beside the vectors file",
         metavar="DIR",
-        help="keep mapped caches in DIR instead of beside the vectors file",
     )
 
 
 def add_scheduler(parser: argparse.ArgumentParser, stays_here: str) -> None:
     """The ``--scheduler ADDRESS`` option of a command that counts a corpus
     (:mod:`rowbook.cli._cluster`); ``stays_here`` says what still runs on this machine."""
-    parser.add_argument(
+    add_option(
+        parser,
         "--scheduler",
-        metavar="ADDRESS",
-        help="count CORPUS on the Dask scheduler at ADDRESS (tcp://HOST:8786), one "
+        "count CORPUS on the Dask scheduler at ADDRESS (tcp://HOST:8786), one "
         "task per file, the counts summed: the same result as counting here. "
         "'local' starts worker processes on this machine. The workers must read "
         f"the files at the same paths. {stays_here} Needs pip install "
         "'rowbook[dask]'",
+        metavar="ADDRESS",
     )
 
 

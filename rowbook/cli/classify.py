@@ -136,12 +136,13 @@ def add_train_classifier(models: Any, help_text: str) -> None:
     p.allow_abbrev = False
     p.add_argument("train", metavar="TRAIN", nargs="+", help="fastText training files or folders")
     p.add_argument("-o", "--output", required=True, metavar="OUT", help=".bin or .npz")
-    p.add_argument("--valid", metavar="FILE", help="validation file: search the parameters on it")
-    p.add_argument(
+    add_option(p, "--valid", "validation file: search the parameters on it", metavar="FILE")
+    add_option(
+        p,
         "--autotune",
+        "with --valid: seconds of parameter search (default: 300)",
         type=int,
         metavar="SECONDS",
-        help="with --valid: seconds of parameter search (default: 300)",
     )
     add_option(
         p,
@@ -213,10 +214,11 @@ def _model_and_input(p: argparse.ArgumentParser, what: str) -> None:
     p.add_argument("input", metavar=what, help="a file of lines, or '-' for standard input")
     add_option(p, "--k", "labels per line, -1 for all", default=1)
     add_option(p, "--threshold", "least probability shown", default=0.0)
-    p.add_argument(
+    add_option(
+        p,
         "--label-prefix",
+        "what labels start with, for a fastText file (default: __label__)",
         metavar="PREFIX",
-        help="what labels start with, for a fastText file (default: __label__)",
     )
     add_unicode_errors(p)
 

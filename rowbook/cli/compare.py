@@ -144,18 +144,20 @@ def register(commands: Any) -> None:
     p.add_argument("b", metavar="B", help="the second vectors file")
     add_option(p, "--top", "most and least moved words to list", default=20, metavar="N")
     add_option(p, "--k", "neighbours compared per word, overlap@k", default=10)
-    p.add_argument(
+    add_option(
+        p,
         "--sample",
+        "words whose neighbours are compared: a number, all, or auto (all up to "
+        "16,384 shared words, a sample beyond; default: %(default)s)",
         type=_sample,
         default="auto",
         metavar="N|auto|all",
-        help="words whose neighbours are compared: a number, all, or auto (all up to "
-        "16,384 shared words, a sample beyond; default: %(default)s)",
+        shown=None,
     )
     add_seed(p, "seed of the sample")
     add_option(
         p, "--neighbors", "nearest words shown beside each listed word", default=3, metavar="N"
     )
-    p.add_argument("--plot", metavar="FILE.png", help="draw the most-moved words to this PNG")
+    add_option(p, "--plot", "draw the most-moved words to this PNG", metavar="FILE.png")
     add_json(p, "print JSON instead of tables")
     add_unicode_errors(p)

@@ -122,11 +122,12 @@ def _train_parser(models: Any) -> None:
         "-o", "--output", required=True, metavar="OUT", help="where to save the model (.npz)"
     )
     add_unicode_errors(p)
-    p.add_argument(
+    add_option(
+        p,
         "--save-hf",
-        metavar="DIR",
-        help="also write a Hugging Face folder (config.json, "
+        "also write a Hugging Face folder (config.json, "
         "model.safetensors, tokenizer.json) that transformers loads",
+        metavar="DIR",
     )
     add_training_run(p)
     add_sample_options(p, length=40)
@@ -218,12 +219,13 @@ def _generate_parser(commands: Any) -> None:
     add_positionals(p, "PROMPT")
     add_option(p, "--max-new-tokens", default=50, metavar="N")
     add_option(p, "--temperature", default=1.0)
-    p.add_argument("--top-k", type=int, metavar="K", help="draw among the K most likely tokens")
-    p.add_argument(
+    add_option(p, "--top-k", "draw among the K most likely tokens", type=int, metavar="K")
+    add_option(
+        p,
         "--top-p",
+        "draw among the most likely tokens whose probabilities add up to P",
         type=float,
         metavar="P",
-        help="draw among the most likely tokens whose probabilities add up to P",
     )
     add_seed(p)
     p.add_argument("--ids", action="store_true", help="PROMPT and the output are token ids")
@@ -233,11 +235,12 @@ def _generate_parser(commands: Any) -> None:
         action="store_true",
         help="run the model over the whole sequence at every step (what the KV cache saves)",
     )
-    p.add_argument(
+    add_option(
+        p,
         "--cache-dtype",
-        choices=("float32", "float16", "int8"),
-        help="store the KV cache in this type (int8: a float16 scale per head and position; "
+        "store the KV cache in this type (int8: a float16 scale per head and position; "
         "default: the model's)",
+        choices=("float32", "float16", "int8"),
     )
 
 
@@ -331,20 +334,20 @@ def _size_parser(commands: Any) -> None:
         nargs="?",
         help="a Hugging Face config.json, its folder, or a GGUF model",
     )
-    p.add_argument("--preset", choices=tuple(PRESETS))
-    p.add_argument(
+    add_option(p, "--preset", choices=tuple(PRESETS))
+    add_option(
+        p,
         "--lengths",
+        "sequence lengths to price",
         type=_ints,
         default=[1024, 4096, 8192],
         metavar="T,T",
-        help="sequence lengths to price (default: 1024,4096,8192)",
+        shown="1024,4096,8192",
     )
-    p.add_argument(
-        "--dtype",
-        choices=tuple(DTYPE_BYTES),
-        help="storage type (default: the preset's, or float32)",
+    add_option(
+        p, "--dtype", "storage type (default: the preset's, or float32)", choices=tuple(DTYPE_BYTES)
     )
-    p.add_argument("--batch", type=int, metavar="B", help="sequences at once (default: 1)")
+    add_option(p, "--batch", "sequences at once (default: 1)", type=int, metavar="B")
     for flag, dest, metavar in (
         ("--vocab-size", "vocab_size", "V"),
         ("--d-model", "d_model", "D"),
@@ -354,8 +357,8 @@ def _size_parser(commands: Any) -> None:
         ("--d-ff", "d_ff", "N"),
         ("--context", "context", "T"),
     ):
-        p.add_argument(flag, dest=dest, type=int, metavar=metavar)
-    p.add_argument("--family", choices=("gpt2", "llama"))
+        add_option(p, flag, dest=dest, type=int, metavar=metavar)
+    add_option(p, "--family", choices=("gpt2", "llama"))
     p.add_argument("--untied", action="store_true", help="a separate output layer")
     add_json(p)
 
@@ -428,24 +431,28 @@ def _vocab_sweep_parser(commands: Any) -> None:
         ],
     )
     p.add_argument("corpus", metavar="CORPUS", nargs="+")
-    p.add_argument(
+    add_option(
+        p,
         "--model",
+        "bpe (byte-level), wordpiece (BERT's), unigram (Metaspace), or several",
         type=_models,
         default=["bpe"],
         metavar="NAME,NAME",
-        help="bpe (byte-level), wordpiece (BERT's), unigram (Metaspace), or several (default: bpe)",
+        shown="bpe",
     )
-    p.add_argument(
+    add_option(
+        p,
         "--sizes",
+        "vocabulary sizes (each >= 257 for bpe)",
         type=_ints,
         required=True,
         metavar="V,V",
-        help="vocabulary sizes (each >= 257 for bpe)",
     )
-    p.add_argument(
+    add_option(
+        p,
         "--held-out",
+        "text to measure on (default: a tenth of the lines, left out of training)",
         metavar="FILE",
-        help="text to measure on (default: a tenth of the lines, left out of training)",
     )
     add_option(p, "--d-model", "table width", default=768, metavar="D")
     add_option(

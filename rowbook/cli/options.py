@@ -78,13 +78,20 @@ def add_option(
     help: str = "",
     *,
     default: Any = None,
+    shown: object = "%(default)s",
     type: Callable[[str], Any] | None = None,
     metavar: str | None = None,
     **more: Any,
 ) -> argparse.Action:
-    """``flag`` taking one value to ``parser`` (a parser or a group): of ``type``, or else of
-    ``default``'s type when that is a number or a path; a ``default`` is said after ``help``
-    (:func:`with_default`). ``more`` goes to ``add_argument`` as it is (``choices``, ``dest``).
+    """``flag``, an option that takes a value, added to ``parser`` (a parser or a group): of
+    ``type``, or else of ``default``'s type when that is a number or a path. A ``default`` is
+    said after ``help`` as ``shown`` (:func:`with_default`), or not at all with ``shown=None``
+    (the help says it in its own words, or there is nothing to say). ``more`` goes to
+    ``add_argument`` as it is (``choices``, ``nargs``, ``dest``, ``required``).
+
+    Every command adds its options that take a value here, so the type and the shown default
+    are written once; positional arguments, switches (``action="store_true"``) and the
+    ``-o`` / ``--output`` pair are argparse's ``add_argument`` as they are.
 
     >>> a = add_option(argparse.ArgumentParser(), "--top", "words to list", default=20, metavar="N")
     >>> a.type, a.default, a.metavar, a.help
@@ -92,9 +99,10 @@ def add_option(
     """
     if type is None and not isinstance(default, bool):
         type = next((kind for kind in (int, float, Path) if isinstance(default, kind)), None)
-    shown = help if default is None else with_default(help)
+    if default is not None and shown is not None:
+        help = with_default(help, shown)
     return parser.add_argument(
-        flag, default=default, type=type, metavar=metavar, help=shown or None, **more
+        flag, default=default, type=type, metavar=metavar, help=help or None, **more
     )
 
 

@@ -236,11 +236,12 @@ def register(commands: Any) -> None:
     )
     p.add_argument("words", metavar="WORD", nargs="+")
     add_option(p, "--topn", default=10, metavar="N")
-    p.add_argument(
+    add_option(
+        p,
         "--index",
-        metavar="FILE",
-        help="answer from an approximate index (faiss) kept "
+        "answer from an approximate index (faiss) kept "
         "in FILE, built there on first use; for tables of millions of words",
+        metavar="FILE",
     )
     add_json(p)
     add_vectors_reading(p)
@@ -295,9 +296,9 @@ def register(commands: Any) -> None:
         ],
     )
     add_positionals(p, "VECTORS")
-    p.add_argument("--analogies", metavar="FILE", help="questions-words file")
-    p.add_argument("--pairs", metavar="FILE", help="word pairs with similarity scores")
-    p.add_argument("--delimiter", default="\t", help="field separator of --pairs (default: tab)")
+    add_option(p, "--analogies", "questions-words file", metavar="FILE")
+    add_option(p, "--pairs", "word pairs with similarity scores", metavar="FILE")
+    add_option(p, "--delimiter", "field separator of --pairs", default="\t", shown="tab")
     add_option(p, "--restrict-vocab", "use only the first N words", default=300_000, metavar="N")
     p.add_argument(
         "--case-sensitive", action="store_true", help="do not upper-case words to compare"

@@ -221,11 +221,12 @@ def register(commands: Any) -> None:
     add_corpus(p, "one document per line")
     p.add_argument("-o", "--output", required=True, metavar="FILE", help="where to write the JSON")
     add_option(p, "--tokenizer", default="word", choices=TOKENIZERS)
-    p.add_argument(
+    add_option(
+        p,
         "--model",
-        choices=("bpe", "wordpiece", "unigram"),
-        help="train a subword model of --max-vocab entries: byte-level BPE, WordPiece (BERT's "
+        "train a subword model of --max-vocab entries: byte-level BPE, WordPiece (BERT's "
         "normalizer and [CLS]/[SEP]; --lower for uncased) or Unigram (Metaspace words)",
+        choices=("bpe", "wordpiece", "unigram"),
     )
     add_option(
         p,
@@ -235,41 +236,46 @@ def register(commands: Any) -> None:
         default="rowbook",
         choices=("rowbook", "tokenizer.json", "model"),
     )
-    p.add_argument(
+    add_option(
+        p,
         "--memory",
+        "with --model bpe/wordpiece/unigram: keep the word counts within GB gigabytes, "
+        "spilling to temporary files (in --spill-dir) past half of it; same result",
         type=float,
         metavar="GB",
-        help="with --model bpe/wordpiece/unigram: keep the word counts within GB gigabytes, "
-        "spilling to temporary files (in --spill-dir) past half of it; same result",
     )
-    p.add_argument(
+    add_option(
+        p,
         "--spill-dir",
+        "where --memory spills (default: the system's temporary folder)",
         metavar="DIR",
-        help="where --memory spills (default: the system's temporary folder)",
     )
     add_lower(p)
-    p.add_argument(
+    add_option(
+        p,
         "--min-count",
-        type=int,
-        metavar="N",
-        help="keep tokens seen at least N times (default 1; for bpe, the least count of "
+        "keep tokens seen at least N times (default 1; for bpe, the least count of "
         "a pair to merge, default 2)",
-    )
-    p.add_argument(
-        "--max-vocab",
         type=int,
         metavar="N",
-        help="keep at most N entries, the most frequent, specials included (required for bpe)",
+    )
+    add_option(
+        p,
+        "--max-vocab",
+        "keep at most N entries, the most frequent, specials included (required for bpe)",
+        type=int,
+        metavar="N",
     )
     add_option(
         p, "--top", "show the N most frequent tokens (or first merges)", default=10, metavar="N"
     )
-    p.add_argument(
+    add_option(
+        p,
         "--workers",
+        "processes that read CORPUS, over byte ranges of its files; the counts are the "
+        "same for every N (default: one per CPU)",
         type=int,
         metavar="N",
-        help="processes that read CORPUS, over byte ranges of its files; the counts are the "
-        "same for every N (default: one per CPU)",
     )
     add_json(p, "print the summary as JSON")
     p.add_argument("--quiet", action="store_true", help="no progress bar, no summary")
