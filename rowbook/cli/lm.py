@@ -430,7 +430,7 @@ def _vocab_sweep_parser(commands: Any) -> None:
             "rowbook vocab-sweep corpus.txt --sizes 500,2000 --held-out test.txt --plot v.png",
         ],
     )
-    p.add_argument("corpus", metavar="CORPUS", nargs="+")
+    add_corpus(p, "one text per line")
     add_option(
         p,
         "--model",

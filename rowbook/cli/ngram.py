@@ -14,6 +14,7 @@ from typing import Any
 
 from rowbook.cli._common import (
     add_command,
+    add_corpus,
     add_json,
     add_seed,
     add_unicode_errors,
@@ -76,7 +77,7 @@ def register(commands: Any) -> None:
             "rowbook count-vs-neural sentences.txt --max-lines 20000 --epochs 5 --json",
         ],
     )
-    p.add_argument("corpus", metavar="CORPUS", nargs="+")
+    add_corpus(p, "one sentence per line")
     add_option(p, "--held-out", "lines to score (default: every tenth)", metavar="FILE")
     add_option(p, "--max-lines", "read at most N lines", default=0, metavar="N", shown=None)
     add_option(p, "--n", "the order", default=3)
