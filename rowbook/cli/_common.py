@@ -160,10 +160,11 @@ def add_corpus(parser: argparse.ArgumentParser, line: str = "one sentence per li
     )
 
 
-def add_positionals(parser: argparse.ArgumentParser, *metavars: str) -> None:
-    """Plain positional arguments, each named by its metavar (``"WORD1"``: ``args.word1``)."""
-    for metavar in metavars:
-        parser.add_argument(metavar.lower(), metavar=metavar)
+def add_positionals(parser: argparse.ArgumentParser, *metavars: str, **helps: str) -> None:
+    """Plain positional arguments, each named by its metavar (``"WORD1"``: ``args.word1``):
+    ``metavars`` without a help, then ``helps`` with theirs (``A="the first vectors file"``)."""
+    for metavar, help in [*((m, None) for m in metavars), *helps.items()]:
+        parser.add_argument(metavar.lower(), metavar=metavar, help=help)
 
 
 def add_json(parser: argparse.ArgumentParser, what: str = "print JSON") -> None:

@@ -21,6 +21,7 @@ from typing import Any
 from rowbook.cli._common import (
     STDIN,
     add_command,
+    add_positionals,
     add_training_run,
     add_unicode_errors,
     check_input_file,
@@ -210,7 +211,7 @@ def run_test(args: argparse.Namespace) -> int:
 
 
 def _model_and_input(p: argparse.ArgumentParser, what: str) -> None:
-    p.add_argument("model", metavar="MODEL", help="a classifier: fastText .bin / .ftz, or .npz")
+    add_positionals(p, MODEL="a classifier: fastText .bin / .ftz, or .npz")
     p.add_argument("input", metavar=what, help="a file of lines, or '-' for standard input")
     add_option(p, "--k", "labels per line, -1 for all", default=1)
     add_option(p, "--threshold", "least probability shown", default=0.0)

@@ -16,6 +16,7 @@ from rowbook.checks import check_int
 from rowbook.cli._common import (
     add_command,
     add_json,
+    add_positionals,
     add_seed,
     add_unicode_errors,
     check_output_path,
@@ -140,8 +141,7 @@ def register(commands: Any) -> None:
             "rowbook compare word2vec.txt glove.txt --k 10 --sample all --json",
         ],
     )
-    p.add_argument("a", metavar="A", help="the first vectors file")
-    p.add_argument("b", metavar="B", help="the second vectors file")
+    add_positionals(p, A="the first vectors file", B="the second vectors file")
     add_option(p, "--top", "most and least moved words to list", default=20, metavar="N")
     add_option(p, "--k", "neighbours compared per word, overlap@k", default=10)
     add_option(

@@ -211,11 +211,7 @@ def _generate_parser(commands: Any) -> None:
             "rowbook generate llama-folder/ '1 450 4996' --ids",
         ],
     )
-    p.add_argument(
-        "model",
-        metavar="MODEL",
-        help="a saved language model (.npz), a checkpoint folder or a GGUF model",
-    )
+    add_positionals(p, MODEL="a saved language model (.npz), a checkpoint folder or a GGUF model")
     add_positionals(p, "PROMPT")
     add_option(p, "--max-new-tokens", default=50, metavar="N")
     add_option(p, "--temperature", default=1.0)

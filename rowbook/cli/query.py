@@ -231,9 +231,7 @@ def register(commands: Any) -> None:
             "rowbook neighbors glove.6B.50d.txt frog --json",
         ],
     )
-    p.add_argument(
-        "vectors", metavar="VECTORS", help="a .npz, word2vec (.txt/.vec/.bin) or GloVe file"
-    )
+    add_positionals(p, VECTORS="a .npz, word2vec (.txt/.vec/.bin) or GloVe file")
     p.add_argument("words", metavar="WORD", nargs="+")
     add_option(p, "--topn", default=10, metavar="N")
     add_option(

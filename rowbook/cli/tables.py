@@ -181,7 +181,7 @@ def register(commands: Any) -> None:
             "rowbook quantize model.bin -o model.ftz --cutoff 100000 --retrain --input train.txt",
         ],
     )
-    p.add_argument("vectors", metavar="VECTORS", help="a .npz, word2vec, GloVe or fastText file")
+    add_positionals(p, VECTORS="a .npz, word2vec, GloVe or fastText file")
     p.add_argument("-o", "--output", required=True, type=Path, metavar="FILE", help="a .npz file")
     add_option(p, "--method", default="pq", choices=("pq", "int8"))
     add_option(p, "--m", "pq: sub-spaces, one byte each", type=int, metavar="M")

@@ -21,6 +21,7 @@ from rowbook.cli._common import (
     add_command,
     add_json,
     add_lower,
+    add_positionals,
     check_input_file,
     read_lines,
 )
@@ -298,7 +299,7 @@ def register(commands: Any) -> None:
             "rowbook tokenize --lower - < raw.txt > corpus.txt",
         ],
     )
-    p.add_argument("text", metavar="TEXT", help="the text, or '-' for standard input")
+    add_positionals(p, TEXT="the text, or '-' for standard input")
     add_option(
         p,
         "--tokenizer",
