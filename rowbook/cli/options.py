@@ -4,7 +4,9 @@ model options, one table read against each model's signature.
 :func:`add_option` adds an option that takes a value: its type read from its default, and
 the default shown at the end of its help, written once here for every command.
 
-:data:`OPTIONS` maps a model parameter to its flag, metavar and help. A parameter becomes
+:data:`OPTIONS` maps a model parameter to its metavar and help; its flag is
+:func:`flag_for` it (``--min-count`` for ``min_count``, the exceptions in :data:`FLAGS`,
+which also name a refused parameter in an error message). A parameter becomes
 an option of a command when the model's ``__init__`` has it (:func:`model_options`), with
 its type (choices for a ``Literal``, a switch for a ``bool``) and the default shown in
 ``--help`` read from the signature, so neither can drift. An option left out is not
