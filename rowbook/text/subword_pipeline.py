@@ -49,6 +49,7 @@ from rowbook.text.bpe.options import special_regex
 from rowbook.text.bpe.pretokenize import check_str
 from rowbook.text.bpe.result import Encoding
 from rowbook.text.token_table import TokenTable
+from rowbook.text.trie import joined
 
 __all__ = ["SubwordTokenizer"]
 
@@ -265,7 +266,9 @@ class SubwordTokenizer(TokenTable):
                 "encode_batch expects a sequence of str; for one text use encode()"
             )
         workers = check_int("workers", workers, 1, allow_none=True) or os.cpu_count() or 1
-        texts = [check_str(t) for t in texts]
+        texts = list(texts)
+        if set(map(type, texts)) - {str}:  # a pass in C over the texts, not a call for each
+            texts = [check_str(t) for t in texts]
         with gc_paused():
             chars = sum(map(len, texts))
             if workers == 1 or chars < POOL_CHARS:
@@ -297,15 +300,16 @@ class SubwordTokenizer(TokenTable):
 
         local = threading.local()  # each thread's word cache, kept for all its batches
 
-        def encoded(batch: list[str]) -> list[Encoding]:
+        def ids(task: tuple[str, np.ndarray]) -> tuple[np.ndarray, np.ndarray]:
             if not hasattr(local, "cache"):
                 local.cache = job.word_cache()
-            ids_of = _unpacked(job(batch, local.cache), self._id_ints)
-            return self._encodings(batch, ids_of, add_special_tokens)
+            return job.run(task, local.cache)
 
+        batches = list(batches)
+        tasks = map(joined, batches)
         out: list[Encoding] = []
-        for part in map_in_threads(encoded, batches, workers):
-            out += part
+        for batch, part in zip(batches, map_in_threads(ids, tasks, workers), strict=True):
+            out += self._encodings(batch, _unpacked(part, self._id_ints), add_special_tokens)
         return out
 
     def _packed_ids(self, texts: list[str]) -> tuple[np.ndarray, np.ndarray]:
