@@ -44,7 +44,7 @@ import numba
 import numpy as np
 import regex
 
-from rowbook.intern_table import BLOCK, InternTable, intern_ranges, room
+from rowbook.intern_table import BLOCK, InternTable, intern_front, room
 from rowbook.text.batches import text_batches
 from rowbook.text.utf8 import utf8_of
 from rowbook.text.word_count_runs import WordBytes
@@ -169,11 +169,24 @@ def cut_words(data, text_ends, classes, t, p, starts, stops, ends, n):  # pragma
 
 @numba.njit(cache=True, nogil=True)
 def _scan(
-    data, text_ends, classes, table, key_hash, key_start, key_len, arena, state, ids, ends, at
+    data,
+    text_ends,
+    classes,
+    front,
+    table,
+    key_hash,
+    key_start,
+    key_len,
+    arena,
+    state,
+    ids,
+    ends,
+    at,
 ):  # pragma: no cover - compiled
     """The id of every word of the texts ``data[text_ends[t - 1]:text_ends[t]]`` into
     ``ids`` and the words so far at the end of each text into ``ends``, from where ``at`` =
-    (text, byte, words) says; returns False when the table needs room for a block first
+    (text, byte, words) says (``front``: the table's front cache of short words,
+    :func:`~rowbook.intern_table.intern_front`); returns False when the table needs room for a block first
     (``at`` then says where to resume), True at the end."""
     t, p, n = at[0], at[1], at[2]
     starts, stops = np.empty(BLOCK, np.int64), np.empty(BLOCK, np.int64)  # (BLOCK,) each
@@ -183,7 +196,7 @@ def _scan(
             return False
         m, t, p = cut_words(data, text_ends, classes, t, p, starts, stops, ends, n)
         words = (table, key_hash, key_start, key_len, arena, state)
-        intern_ranges(data, starts[:m], stops[:m], *words, ids[n : n + m])
+        intern_front(data, starts[:m], stops[:m], *front, *words, ids[n : n + m])
         n += m
     at[0], at[1], at[2] = t, p, n
     return True
@@ -205,7 +218,7 @@ def scan_utf8(
     at = np.zeros(3, dtype=np.int64)  # text, byte, words
     classes = char_classes()
     words.reserve(len(data), BLOCK)
-    while not _scan(data, text_ends, classes, *words.arrays, ids, ends, at):
+    while not _scan(data, text_ends, classes, words.front, *words.arrays, ids, ends, at):
         words.reserve(len(data), BLOCK)
     return ids[: at[2]], ends
 
