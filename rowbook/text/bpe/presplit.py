@@ -67,6 +67,8 @@ __all__ = [
 ]
 
 OTHER, LETTER, NUMBER, SPACE = 0, 1, 2, 3
+_CONT = 4  # a byte inside a character (UTF-8 continuation): no class of its own
+WINDOW = 1 << 12  # bytes cut into runs at a time
 BATCH_CHARS = 1 << 20  # characters scanned at a time: the buffers stay small, the calls few
 
 
@@ -149,21 +151,130 @@ def word_end(data, p, end, classes):  # pragma: no cover - compiled
 
 
 @numba.njit(cache=True, nogil=True, inline="always")
+def _class_at(data, p, classes):  # pragma: no cover - compiled
+    """The class of the character that starts at byte ``p``, :data:`_CONT` inside one."""
+    b = data[p]
+    if b < 0x80:
+        return classes[b]
+    if b < 0xC0:
+        return np.uint8(_CONT)
+    return classes[_char_at(data, p)[0]]
+
+
+@numba.njit(cache=True, nogil=True, inline="always")
+def _runs(data, p, end, classes, run_start, run_class):  # pragma: no cover - compiled
+    """The runs of characters of one class in ``data[p:end]``: where each starts and its
+    class; returns how many. No branch on the data for ASCII: each byte is written to the
+    next free slot, which is taken only where the class changes."""
+    m, prev = 0, np.uint8(_CONT)
+    for q in range(p, end):
+        k = _class_at(data, q, classes)
+        run_start[m], run_class[m] = q, k
+        m += (k != prev) & (k != _CONT)
+        prev = prev if k == _CONT else k
+    return m
+
+
+@numba.njit(cache=True, nogil=True, inline="always")
+def _contraction(data, q, run_end):  # pragma: no cover - compiled
+    """The length of the contraction at ``data[q]`` (an apostrophe) whose letters are the
+    run of letters ``data[q + 1:run_end]`` or start it: 2 (``'s 't 'm 'd``), 3 (``'re 've
+    'll``) or 0."""
+    n = data[q + 1]
+    if n == 115 or n == 116 or n == 109 or n == 100:
+        return 2
+    if q + 2 < run_end:
+        m = data[q + 2]
+        if (m == 101 and (n == 114 or n == 118)) or (n == 108 and m == 108):
+            return 3
+    return 0
+
+
+@numba.njit(cache=True, nogil=True, inline="always")
+def _window_words(data, wend, final, run_start, run_class, m, starts, at):  # pragma: no cover
+    """The words of the ``m`` runs of ``data[run_start[0]:wend]`` (GPT-2's rules over runs):
+    where each starts, into ``starts[at:]``. ``final``: ``wend`` is the text's end; if not,
+    the words the last run may change are left for the next window. Returns the words
+    written and where the next window starts."""
+    k, pending = at, -1  # pending: a space that starts the next run's word
+    i = 0
+    while i < m:
+        s = run_start[i]
+        e = run_start[i + 1] if i + 1 < m else wend
+        if run_class[i] == SPACE:
+            if i == m - 1:  # no character after it here: its words depend on what follows
+                if not final:
+                    return k - at, s
+                starts[k] = s
+                k += 1
+                break
+            last = e - 1  # where its last character starts
+            while (data[last] & 0xC0) == 0x80:
+                last -= 1
+            if last > s:
+                starts[k] = s
+                k += 1
+            if data[last] == 32:
+                pending = last
+            else:
+                starts[k] = last
+                k += 1
+            i += 1
+            continue
+        start = pending if pending >= 0 else s
+        pending = -1
+        if i == m - 1 and not final:
+            return k - at, start
+        starts[k] = start
+        k += 1
+        if start == s and data[s] == 39 and e == s + 1 and i + 1 < m and run_class[i + 1] == LETTER:
+            if i + 1 == m - 1 and not final:  # the letters may run past the window
+                return k - 1 - at, start
+            e2 = run_start[i + 2] if i + 2 < m else wend
+            length = _contraction(data, s, e2)
+            if length:
+                if s + length < e2:  # the rest of the letters: a word of their own
+                    starts[k] = s + length
+                    k += 1
+                i += 2
+                continue
+        i += 1
+    return k - at, wend
+
+
+@numba.njit(cache=True, nogil=True, inline="always")
 def cut_words(data, text_ends, classes, t, p, starts, stops, ends, n):  # pragma: no cover
     """Cut the words of the texts ``data[text_ends[t - 1]:text_ends[t]]`` from text ``t``,
     byte ``p`` on, until ``starts`` is full or the texts end: where each word starts and
     stops, and for each text ended on the way the words so far (``n`` before this call)
-    into ``ends``. Returns the words cut and where the next starts, ``(m, t, p)``."""
+    into ``ends``. Returns the words cut and where the next starts, ``(m, t, p)``.
+
+    A window of up to :data:`WINDOW` bytes is cut into runs of one class (:func:`_runs`, no
+    branch a byte) and the runs into words (GPT-2's rules, a branch or two a run); a
+    window that holds no whole word (one run longer than it) cuts one word with
+    :func:`word_end`."""
+    capacity = starts.shape[0]
+    size = min(WINDOW, capacity)
+    run_start, run_class = np.empty(size + 1, np.int64), np.empty(size + 1, np.uint8)
     m = 0
-    while m < starts.shape[0] and t < text_ends.shape[0]:
-        if p == text_ends[t]:
+    while m < capacity and t < text_ends.shape[0]:
+        end = text_ends[t]
+        if p == end:
             ends[t] = n + m
             t += 1
             continue
-        starts[m] = p
-        p = word_end(data, p, text_ends[t], classes)
-        stops[m] = p
-        m += 1
+        wend = min(end, p + min(size, capacity - m))
+        runs = _runs(data, p, wend, classes, run_start, run_class)
+        got, q = _window_words(data, wend, wend == end, run_start, run_class, runs, starts, m)
+        if got == 0:
+            starts[m] = p
+            q = word_end(data, p, end, classes)
+            got = 1
+        for j in range(m, m + got - 1):
+            stops[j] = starts[j + 1]
+        stops[m + got - 1] = q
+        m += got
+        p = q
     return m, t, p
 
 
