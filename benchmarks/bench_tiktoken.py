@@ -166,7 +166,9 @@ def phase_rows(bpe: ByteLevelBPE, texts: list[str], repeat: int) -> list[Row]:
             f"  of which the {n:,} words cut (GPT-2's rules, nothing interned)": lambda: cut(
                 utf8, text_ends, char_classes(), starts, stops
             ),
-            "  of which their FNV-1a hashes": lambda: hashes(utf8, starts, stops, hashed),
+            "  their FNV-1a hashes, all (only those the front cache lacks are hashed)": lambda: (
+                hashes(utf8, starts, stops, hashed)
+            ),
             f"merges of the {len(ends):,} distinct words": lambda: encode_word_bytes(
                 data, ends, encoder.byte_ids, encoder.pairs
             ),

@@ -55,7 +55,7 @@ def test_the_compiled_presplit_cuts_generated_text_as_regex_does(text):
     ]
 
 
-@settings(max_examples=60, deadline=None)
+@settings(max_examples=30, deadline=None)
 @given(st.lists(PIECES, min_size=300, max_size=1500).map("".join))
 def test_words_cut_across_windows_are_the_patterns(text):
     """Long texts are cut a window of bytes at a time (at most what the block has room for:
