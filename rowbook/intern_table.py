@@ -10,15 +10,15 @@ fastText's), its start and length in ``arena``, which holds the keys' bytes one 
 another.
 
 A scanner cuts :data:`BLOCK` tokens, writing where each starts and ends, then interns them
-with one call of :func:`intern_ranges`, the only place the table is probed. A call per
-token costs more than the work: numba passes each array argument with its reference
-count, and the probe, inlined or called, made the labelled scanner twice as slow; a call
-per block costs nothing, and the block's bounds stay in cache. GPT-2's pre-split interns its blocks
-with :func:`intern_front`, which first looks each key of up to 8 bytes up in a small
+with one call of :func:`intern_ranges`, the only place the table is probed. A call per token
+costs more than the work: numba passes each array argument with its reference count, and the
+probe, inlined or called, made the labelled scanner twice as slow; a call per block costs
+nothing, and the block's bounds stay in cache. GPT-2's pre-split interns its blocks with
+:func:`intern_front`, which first looks each key of up to 8 bytes up in a small
 direct-mapped cache (the key's bytes are one integer: no hash of the bytes, no probe, no
-comparison in the arena), and sends only the others to :func:`intern_ranges`. Before a block the scanner
-checks :func:`room` (the table stays at most half full) and, if it is short, returns so
-that :meth:`InternTable.reserve` grows the arrays, then resumes where it stopped.
+comparison in the arena), and sends only the others to :func:`intern_ranges`. Before a block
+the scanner checks :func:`room` (the table stays at most half full) and, if it is short,
+returns so that :meth:`InternTable.reserve` grows the arrays, then resumes where it stopped.
 
 Examples
 --------

@@ -24,10 +24,10 @@ as it ships a Unicode version of its own; its ``\\s`` has 25 characters, not ``\
 is first cut into runs of characters of one class with no branch on the data a byte
 (:func:`_runs`; a branch a word's end, mispredicted about twice a word, was most of the
 cut's time), then each run is a word, but that a space (U+0020) ending a run of white space
-joins the run after it, the rest of a run of white space before anything else is a word
-of its own (and its last character too, if not a space), and an apostrophe alone before letters may make a
-contraction with the first of them. A run that meets the window's end waits for the next
-window; a run longer than a window is cut by :func:`word_end`.
+joins the run after it, the rest of a run of white space before anything else is a word of
+its own (and its last character too, if not a space), and an apostrophe alone before letters
+may make a contraction with the first of them. A run that meets the window's end waits for
+the next window; a run longer than a window is cut by :func:`word_end`.
 """
 
 from __future__ import annotations
