@@ -26,7 +26,9 @@ that numba inlines) now serves both; this times each such kernel on its own inpu
 so that a change of load on a shared machine reaches both alike, and prints both medians
 and their ratio. Run ``python benchmarks/bench_shared_kernels.py --against /work/main``
 (``--quick``: smaller inputs, fewer rounds; ``--only wv``: the word-vector kernels alone;
-``--only ftc``: the classifier's).
+``--only ftc``: the classifier's; ``--cpu``: every case by the CPU time its thread received,
+``time.thread_time``, steadier than wall time on a busy machine for these one-threaded
+kernels).
 """
 
 from __future__ import annotations
@@ -211,27 +213,30 @@ def classifier_cases(quick: bool) -> dict[str, object]:
     return out
 
 
-def measure(quick: bool, only: str | None) -> dict[str, float]:
+def measure(quick: bool, only: str | None, cpu: bool = False) -> dict[str, float]:
     """Median ms of each case (whose name starts with ``only``) in this process (the
-    ``rowbook`` on ``sys.path``): wall time, but CPU time for the classifier's (``ftc``)."""
+    ``rowbook`` on ``sys.path``): wall time, but CPU time for the classifier's (``ftc``) and,
+    with ``cpu``, for every case."""
     word_vectors = only is None or only.startswith("wv") or "wv".startswith(only)
     every = {} if only and only.startswith(("wv", "ftc")) else cases(quick)
     every |= word_vector_cases(quick) if word_vectors else {}
     every |= classifier_cases(quick) if only is None or "ftc".startswith(only[:3]) else {}
     chosen = {k: fn for k, fn in every.items() if only is None or k.startswith(only)}
     repeat = 3 if quick else 7
-    timed = {name: median_ms(fn, repeat=repeat) for name, fn in chosen.items() if name[:3] != "ftc"}
-    for name, fn in chosen.items():  # the classifier's kernels stay on this thread: its CPU time
-        if name[:3] == "ftc":
-            cpu = interleaved_times_ms({name: fn}, repeat=repeat, clock=time.thread_time)[name]
-            timed[name] = float(np.median(cpu))
+    timed = {}
+    for name, fn in chosen.items():  # the kernels stay on this thread: its CPU time
+        if cpu or name[:3] == "ftc":
+            times = interleaved_times_ms({name: fn}, repeat=repeat, clock=time.thread_time)
+            timed[name] = float(np.median(times[name]))
+        else:
+            timed[name] = median_ms(fn, repeat=repeat)
     return timed
 
 
-def _child(checkout: Path, quick: bool, only: str | None) -> dict[str, float]:
+def _child(checkout: Path, quick: bool, only: str | None, cpu: bool) -> dict[str, float]:
     env = {**os.environ, "PYTHONPATH": str(checkout)}
     argv = [sys.executable, __file__, "--child"] + (["--quick"] if quick else [])
-    argv += ["--only", only] if only else []
+    argv += (["--only", only] if only else []) + (["--cpu"] if cpu else [])
     done = subprocess.run(argv, env=env, cwd=checkout, capture_output=True, text=True, check=True)
     return json.loads(done.stdout.splitlines()[-1])
 
@@ -242,6 +247,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--rounds", type=int, default=5, help="turns of each checkout")
     parser.add_argument("--quick", action="store_true", help="small inputs: a smoke test")
     parser.add_argument("--only", metavar="PREFIX", help="only the cases whose name starts so")
+    parser.add_argument("--cpu", action="store_true", help="thread CPU time, not wall time")
     parser.add_argument("--child", action="store_true", help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
     if args.child:
@@ -249,15 +255,16 @@ def main(argv: list[str] | None = None) -> int:
 
         where = Path(rowbook.__file__).resolve().parent.parent
         assert str(where) == os.environ["PYTHONPATH"], f"timed the rowbook in {where}"
-        print(json.dumps(measure(args.quick, args.only)))
+        print(json.dumps(measure(args.quick, args.only, args.cpu)))
         return 0
     checkouts = {"this": HERE} | ({"against": args.against.resolve()} if args.against else {})
     runs: dict[str, list[dict[str, float]]] = {k: [] for k in checkouts}
     for _ in range(2 if args.quick else args.rounds):
         for key, checkout in checkouts.items():
-            runs[key].append(_child(checkout, args.quick, args.only))
+            runs[key].append(_child(checkout, args.quick, args.only, args.cpu))
     load = " ".join(Path("/proc/loadavg").read_text().split()[:3])
-    print(f"load average: {load}; medians of {len(runs['this'])} rounds, ms")
+    clock = "thread CPU" if args.cpu else "wall (classifier: thread CPU)"
+    print(f"load average: {load}; medians of {len(runs['this'])} rounds, {clock} ms")
     print("| case | this | " + ("against | against / this |" if args.against else ""))
     print("| --- | ---: | " + ("---: | ---: |" if args.against else ""))
     for name in runs["this"][0]:

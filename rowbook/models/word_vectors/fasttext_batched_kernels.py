@@ -74,7 +74,9 @@ def window_targets(
     n = 0
     for j in range(lo, hi):
         if j != i:
-            n = merge_target(words[j], 0, targets, counts, n, W_out)
+            n = merge_target(words[j], 0, targets, counts, n)
+    for o in range(n):  # their rows start loading
+        prefetch_row(W_out, targets[o])
     draws = negative * (hi - lo - 1)
     n_out, state = merged_negatives(n, draws, table, guide, state, W_out, targets, counts)
     return n, n_out, state
