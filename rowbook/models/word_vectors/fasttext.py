@@ -29,8 +29,8 @@ the corpus, vocabulary and sentence handling are :func:`rowbook.data.read_corpus
 ``keep = sqrt(t / f) + t / f`` as in fastText); the learning rate decays linearly from
 ``lr`` to ``min_lr`` per job of ``batch_words`` words (fastText: to 0, every 100 tokens);
 negatives come from gensim's cumulative table of ``count ** ns_exponent`` (fastText's
-exponent 0.5 by default) and a negative equal to the target is skipped (fastText draws
-again); skip-gram reads a centre's bag once for its whole window by default
+exponent 0.5 by default), and a negative equal to its target is drawn again as fastText
+does (``redraw=True``; ``False`` skips it, as gensim and word2vec do); skip-gram reads a centre's bag once for its whole window by default
 (``kernel="batched"``; ``"classic"`` steps pair by pair as fastText does, and CBOW does by
 default); the sigmoid is
 exact (fastText: a 512-entry table clipped at +-8); and the random
@@ -47,7 +47,7 @@ from typing import Any, ClassVar, Literal
 
 import numpy as np
 
-from rowbook.checks import check_int, check_number
+from rowbook.checks import check_choice, check_int, check_number
 from rowbook.data.counted_vocab import CountedVocab
 from rowbook.data.id_stream import EncodedCorpus
 from rowbook.data.sampling import negative_guide, negative_table, sample_thresholds
@@ -94,6 +94,13 @@ class FastText(Word2Vec):
         Negatives per example, drawn from ``count ** ns_exponent`` (fastText: 0.5).
     sample : float
         Subsampling threshold ``t`` (0 disables it).
+    redraw : bool
+        A negative draw equal to its example's target is drawn again (``True``, fastText's
+        ``getNegative``) or skipped (``False``, gensim's and word2vec.c's: that example has
+        one negative fewer). Measured in ``docs/benchmarks.md`` (the WordSim353 gap). The
+        batched CBOW kernel shares its negatives across 8 windows and drops a draw equal to
+        any of their centres either way. Models saved before the option load (and resume)
+        with ``False``, as they trained.
     kernel : {"batched", "classic"} or None
         How the examples step; ``None`` (the default) takes the architecture's measured
         choice, :data:`DEFAULT_KERNEL`: ``"batched"`` for skip-gram, ``"classic"`` for CBOW.
@@ -148,8 +155,9 @@ class FastText(Word2Vec):
     cbow_mean: ClassVar[bool] = True
     #: 2: ``kernel`` joined the parameters (files before it trained with the classic kernel);
     #: 3: ``kernel="batched"`` minibatches CBOW too (version 2 trained CBOW classic). Both
-    #: load with the kernel they trained with: :meth:`Word2Vec._upgrade`.
-    _state_version: ClassVar[int] = 3
+    #: load with the kernel they trained with: :meth:`Word2Vec._upgrade`. 4: ``redraw``
+    #: joined them (files before it skipped a negative equal to its target: :meth:`_upgrade`).
+    _state_version: ClassVar[int] = 4
     _kernels: ClassVar[tuple[str, ...]] = ("batched", "classic")
     shrink_windows: ClassVar[bool] = True
     compute_loss: ClassVar[bool] = False
@@ -167,6 +175,7 @@ class FastText(Word2Vec):
         negative: int = 5,
         ns_exponent: float = 0.5,
         sample: float = 1e-4,
+        redraw: bool = True,
         kernel: Literal["batched", "classic"] | None = None,
         lr: float = 0.05,
         min_lr: float = 0.0,
@@ -180,7 +189,7 @@ class FastText(Word2Vec):
         self.architecture, self.vector_size, self.window = architecture, vector_size, window
         self.min_count, self.minn, self.maxn, self.bucket = min_count, minn, maxn, bucket
         self.negative, self.ns_exponent, self.sample = negative, ns_exponent, sample
-        self.kernel = kernel
+        self.redraw, self.kernel = redraw, kernel
         self.lr, self.min_lr, self.epochs = lr, min_lr, epochs
         self.workers, self.seed = workers, seed
         self.batch_words, self.progress, self.row_stats = batch_words, progress, row_stats
@@ -189,11 +198,21 @@ class FastText(Word2Vec):
     def _check_params(self) -> None:
         """Word2Vec's checks, and the n-gram options; negative sampling is the only objective."""
         check_int("negative", self.negative, 1)
+        check_choice("redraw", self.redraw, (True, False))
         check_number("lr", self.lr, 0.0, low_open=True)  # no architecture default here
         self._check_ints(minn=1, maxn=0, bucket=1)
         if 0 < self.maxn < self.minn:
             check_int("maxn", self.maxn, self.minn)
         super()._check_params()
+
+    @classmethod
+    def _upgrade(cls, params: dict[str, Any], state: dict[str, Any], version: int):
+        """Word2Vec's steps; version 3 had no ``redraw``: its models skipped a negative equal
+        to its target, and load (and resume) with ``redraw=False``."""
+        params, state = super()._upgrade(params, state, version)
+        if version == 3:
+            params = {"redraw": False, **params}
+        return params, state
 
     @property
     def _start_lr(self) -> float:
@@ -254,6 +273,7 @@ class FastText(Word2Vec):
             window=self.window,
             skipgram=self.architecture == "skipgram",
             batched=self._kernel == "batched",
+            redraw=self.redraw,
         )
 
         def step(j: int, lr: float, seed: int, stats: Any) -> float:
