@@ -24,8 +24,9 @@ scores the mean (WordSim353 with the standard error of its mean over the seeds):
   the end of every line), ``lr100`` (the learning rate updated every 100 tokens: jobs of
   ``batch_words=100``), ``all-sample`` (subsampling's ``f`` over every token of the file,
   the words ``min_count`` cuts and one ``</s>`` a line included, as fastText's ``ntokens``),
-  ``skip`` (a negative equal to its target skipped, ``redraw=False``: gensim's choice, the
-  default before 2026-11-29); ``rowbook-cbow`` and ``rowbook-cbow-skip``: the same for CBOW.
+  ``redraw`` / ``skip`` (a negative equal to its target drawn again, ``redraw=True``, as
+  fastText does / skipped, ``redraw=False``, gensim's way); ``rowbook-cbow``,
+  ``rowbook-cbow-redraw`` and ``rowbook-cbow-skip``: the same for CBOW.
 
 ``--redraws`` counts, in the loop (seed ``--first-seed``), the negative draws equal to their
 target, per target word.
@@ -82,8 +83,10 @@ ROWS = (
     "rowbook-eos",
     "rowbook-lr100",
     "rowbook-all-sample",
+    "rowbook-redraw",
     "rowbook-skip",
     "rowbook-cbow",
+    "rowbook-cbow-redraw",
     "rowbook-cbow-skip",
     "loop-skip-same-draws",
 )
@@ -187,8 +190,8 @@ def _rowbook(row: str, seed: int, corpus: str, params: dict):
     if change.startswith("cbow"):
         options["architecture"] = "cbow"
         change = change.removeprefix("cbow").removeprefix("-")
-    if change == "skip":
-        options["redraw"] = False
+    if change in ("skip", "redraw"):
+        options["redraw"] = change == "redraw"
     elif change == "classic":
         options["kernel"] = "classic"
     elif change == "eos":

@@ -65,7 +65,7 @@ def as_saved_by_version():
     """``rewrite(path, version=2)``: a word-vector model file as an older state version
     wrote it, the same fields with ``kernel="batched"`` (the default of versions 2 and 3;
     version 2's trained CBOW with the classic kernel), without FastText's ``redraw``
-    (which joined in its version 4), and that version number."""
+    (which files of those versions lack), and that version number."""
     from rowbook.io import load_state, save_state
 
     def rewrite(path: Path, version: int = 2) -> None:

@@ -29,9 +29,9 @@ the corpus, vocabulary and sentence handling are :func:`rowbook.data.read_corpus
 ``keep = sqrt(t / f) + t / f`` as in fastText); the learning rate decays linearly from
 ``lr`` to ``min_lr`` per job of ``batch_words`` words (fastText: to 0, every 100 tokens);
 negatives come from gensim's cumulative table of ``count ** ns_exponent`` (fastText's
-exponent 0.5 by default), and a negative equal to its target is drawn again as fastText
-does (``redraw=True``; ``False`` skips it, as gensim and word2vec do); skip-gram reads a centre's bag once for its whole window by default
-(``kernel="batched"``; ``"classic"`` steps pair by pair as fastText does, and CBOW does by
+exponent 0.5 by default), and a negative equal to its target is skipped, as gensim and
+word2vec do (``redraw=True`` draws it again, as fastText does); skip-gram reads a centre's
+bag once for its whole window by default (``kernel="batched"``; ``"classic"`` steps pair by pair as fastText does, and CBOW does by
 default); the sigmoid is
 exact (fastText: a 512-entry table clipped at +-8); and the random
 draws are word2vec's generator per job, so one worker and a seed give bit-identical
@@ -95,12 +95,13 @@ class FastText(Word2Vec):
     sample : float
         Subsampling threshold ``t`` (0 disables it).
     redraw : bool
-        A negative draw equal to its example's target is drawn again (``True``, fastText's
-        ``getNegative``) or skipped (``False``, gensim's and word2vec.c's: that example has
-        one negative fewer). Measured in ``docs/benchmarks.md`` (the WordSim353 gap). The
-        batched CBOW kernel shares its negatives across 8 windows and drops a draw equal to
-        any of their centres either way. Models saved before the option load (and resume)
-        with ``False``, as they trained.
+        A negative draw equal to its example's target is skipped (``False``, the default:
+        gensim's and word2vec.c's way, that example has one negative fewer) or drawn again
+        (``True``, fastText's ``getNegative``). About 0.06% of the draws; measured equal in
+        ``docs/benchmarks.md`` (the WordSim353 gap), so the default stays rowbook's earlier
+        choice and models saved before the option train on as they did. The batched CBOW
+        kernel shares its negatives across 8 windows and drops a draw equal to any of their
+        centres either way.
     kernel : {"batched", "classic"} or None
         How the examples step; ``None`` (the default) takes the architecture's measured
         choice, :data:`DEFAULT_KERNEL`: ``"batched"`` for skip-gram, ``"classic"`` for CBOW.
@@ -155,9 +156,8 @@ class FastText(Word2Vec):
     cbow_mean: ClassVar[bool] = True
     #: 2: ``kernel`` joined the parameters (files before it trained with the classic kernel);
     #: 3: ``kernel="batched"`` minibatches CBOW too (version 2 trained CBOW classic). Both
-    #: load with the kernel they trained with: :meth:`Word2Vec._upgrade`. 4: ``redraw``
-    #: joined them (files before it skipped a negative equal to its target: :meth:`_upgrade`).
-    _state_version: ClassVar[int] = 4
+    #: load with the kernel they trained with: :meth:`Word2Vec._upgrade`.
+    _state_version: ClassVar[int] = 3
     _kernels: ClassVar[tuple[str, ...]] = ("batched", "classic")
     shrink_windows: ClassVar[bool] = True
     compute_loss: ClassVar[bool] = False
@@ -175,7 +175,7 @@ class FastText(Word2Vec):
         negative: int = 5,
         ns_exponent: float = 0.5,
         sample: float = 1e-4,
-        redraw: bool = True,
+        redraw: bool = False,
         kernel: Literal["batched", "classic"] | None = None,
         lr: float = 0.05,
         min_lr: float = 0.0,
@@ -204,15 +204,6 @@ class FastText(Word2Vec):
         if 0 < self.maxn < self.minn:
             check_int("maxn", self.maxn, self.minn)
         super()._check_params()
-
-    @classmethod
-    def _upgrade(cls, params: dict[str, Any], state: dict[str, Any], version: int):
-        """Word2Vec's steps; version 3 had no ``redraw``: its models skipped a negative equal
-        to its target, and load (and resume) with ``redraw=False``."""
-        params, state = super()._upgrade(params, state, version)
-        if version == 3:
-            params = {"redraw": False, **params}
-        return params, state
 
     @property
     def _start_lr(self) -> float:

@@ -55,6 +55,7 @@ from rowbook.models.word_vectors.word2vec_batched_kernels import (
     block_step,
     context_windows,
     merge_target,
+    merged_negatives,
 )
 from rowbook.models.word_vectors.word2vec_kernels import FASTMATH, kept_words, prefetch_row
 
@@ -78,11 +79,15 @@ def window_targets(
     for j in range(lo, hi):
         if j != i:
             n = merge_target(words[j], 0, targets, counts, n, W_out)
+    if not redraw:  # the draws' own loop: the generator does not wait on the table
+        draws = negative * (hi - lo - 1)
+        n_out, state = merged_negatives(n, draws, table, guide, state, W_out, targets, counts)
+        return n, n_out, state
     n_out = n
     for j in range(lo, hi):
         if j != i:
             for _ in range(negative):
-                t, state = draw_negative_for(table, guide, state, words[j], redraw)
+                t, state = draw_negative_for(table, guide, state, words[j], True)
                 n_out = merge_target(t, n, targets, counts, n_out, W_out)
     return n, n_out, state
 

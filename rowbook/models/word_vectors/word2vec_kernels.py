@@ -39,7 +39,7 @@ from numba import types
 from numba.core import cgutils
 from numba.extending import intrinsic
 
-from rowbook.data.sampling import draw_negative_for, lcg_next, window_bounds
+from rowbook.data.sampling import draw_negative, draw_negative_for, lcg_next, window_bounds
 from rowbook.models.word_vectors.telemetry_kernels import (
     add_measured,
     begin_job,
@@ -121,7 +121,11 @@ def negative_sampling_step(
     for k in range(negative + 1):
         target = upcoming
         if k < negative:  # draw the next target now and start fetching its row
-            upcoming, state = draw_negative_for(table, guide, state, center, redraw)
+            if redraw:  # the next state waits on the draw: only when asked for
+                upcoming, state = draw_negative_for(table, guide, state, center, True)
+            else:
+                upcoming = draw_negative(table, guide, state)
+                state = lcg_next(state)
             prefetch_row(W_out, upcoming)
         if k == 0:
             label = np.float32(1.0)
