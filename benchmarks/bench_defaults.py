@@ -22,8 +22,8 @@ takes a default with a stated target and checks the target on a second kind of d
   health tweets, measured again on generated mail (2 labels, long lines) and generated
   topics (500 labels, short lines).
 * **the tokenizers' encoding cut-offs** (:mod:`defaults_text`): ``encode_batch`` on threads
-  or processes when the work of the batches after the first (bytes looked up + 4 x bytes
-  merged, at the first batch's rate) reaches ``THREAD_WORK`` / ``POOL_WORK``; measured on
+  or processes when the work of the batches after the first (bytes looked up + 12 x bytes
+  merged + 1.5 x ids, at the first batch's rate, + 170 x texts) reaches ``THREAD_WORK`` / ``POOL_WORK``; measured on
   NewsArticles, the health tweets, Han text without spaces and long agglutinative-like
   words: the rule no slower than the better of one worker and two (within 5%), and two
   threads >= 1.6x one from 1M characters.
@@ -174,8 +174,8 @@ def print_text(quick: bool, repeat: int) -> list[tuple[str, float, float]]:
     kinds = defaults_text.text_kinds(generated_text, _tweets_text)
     print(
         "\n`encode_batch` on one worker, on two forced, and `workers=2` under the rule (the "
-        f"first batch's work, bytes looked up + {batch.MERGE_WORK} x bytes merged, scaled to "
-        f"the rest: threads from {batch.THREAD_WORK:,}, GPT-2's settings; processes from "
+        f"first batch's work, bytes looked up + {batch.MERGE_WORK} x bytes merged + "
+        f"{batch.ID_WORK} x ids, scaled to the rest, + {batch.TEXT_WORK} x texts: threads from {batch.THREAD_WORK:,}, GPT-2's settings; processes from "
         f"{batch.POOL_WORK:,}, a prefix space); wall ms one / two / rule, two / one, rule / "
         "best of the two, what the rule chose; for threads one worker's CPU ms and the "
         "process's CPU time two / one\n\n| text | characters a word | workers | characters | "

@@ -3,15 +3,21 @@
 The ``.model`` files of ``bench_tokenizers.py --only models`` (8,000 pieces, ``nmt_nfkc``
 rules, Unigram and BPE, trained by ``sentencepiece`` on NewsArticles) encode the first 10 MB
 of its lines with ``workers=1`` and ``workers=2`` in turn, medians of ``--repeat``. Each
-thread's time is summed by phase: the code points of a batch (``joined_codepoints``, Python),
-the compiled pass (normalizer, words, lattice or merges; without the GIL), the lists of ids
+thread's time is summed by phase: a batch's texts joined (``joined``, Python), the compiled
+pass (code points, normalizer, words, lattice or merges; without the GIL), the lists of ids
 (``_unpacked``) and the ``Encoding`` objects (both Python, holding the GIL). For each, from
 ``/proc/thread-self/schedstat``: on a CPU, waiting for a CPU (the machine's load), and asleep
 (the GIL). "outside" is the rest of a thread's wall time: waiting for a batch or a result.
 ``sentencepiece``'s ``encode`` on one thread and on every core is timed beside it.
 
+With ``--text tweets`` the lines are the health tweets (:func:`corpora.healthtweets_tokens`,
+each tweet's tokens joined by spaces), with ``--text many-words`` generated text of many
+distinct long words (:func:`corpora.many_words_lines`): the same models, another kind of
+text, for a default chosen on the news lines.
+
     python benchmarks/bench_model_threads.py                 # Unigram and BPE, 10 MB
     python benchmarks/bench_model_threads.py --kinds unigram --megabytes 2
+    python benchmarks/bench_model_threads.py --kinds unigram --text tweets
 """
 
 from __future__ import annotations
@@ -28,7 +34,13 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from bench_encode_threads import _clock  # (wall, on a CPU, waiting for one) of this thread
 from bench_tokenizers import ENCODE_MB, VOCAB, first_megabytes, spm_train
-from corpora import cache_dir, newsarticles_lines, newsarticles_texts
+from corpora import (
+    cache_dir,
+    healthtweets_tokens,
+    many_words_lines,
+    newsarticles_lines,
+    newsarticles_texts,
+)
 from timing import machine
 
 from rowbook.text import subword_pipeline
@@ -36,7 +48,7 @@ from rowbook.text.sentencepiece import batch
 from rowbook.text.sentencepiece.files import read_parts
 from rowbook.text.sentencepiece.loading import model_from_parts
 
-PHASES = ("code points", "compiled pass", "lists of ids", "encodings")
+PHASES = ("joined text", "compiled pass", "lists of ids", "encodings")
 
 
 class _Spent:
@@ -80,7 +92,9 @@ def _timed(spent: _Spent, tok, lines: list[str], workers: int) -> dict:
     rows = dict(spent.by_thread)
     for who in ("caller", "other"):
         inside = sum((v for (w, _), v in rows.items() if w == who), np.zeros(3))
-        if inside[0] or who == "caller":
+        if who == "caller":  # its own time between the phases: on a CPU, waiting, asleep
+            rows[(who, "outside")] = total - inside
+        elif inside[0]:  # the other thread's time outside is idle: waiting for a batch
             rows[(who, "outside")] = np.array([total[0] - inside[0], 0.0, 0.0])
     rows[("all", "wall")] = np.array([total[0], 0.0, 0.0])
     return rows
@@ -91,14 +105,21 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--kinds", nargs="+", default=["unigram", "bpe"])
     parser.add_argument("--megabytes", type=float, default=ENCODE_MB)
     parser.add_argument("--repeat", type=int, default=5)
+    parser.add_argument("--text", choices=["news", "tweets", "many-words"], default="news")
     args = parser.parse_args(argv)
     import sentencepiece as spm
 
     print(f"{machine()}; 1-min load average at start {os.getloadavg()[0]:.1f}")
-    lines = first_megabytes(newsarticles_lines(), args.megabytes)
-    print(f"{len(lines):,} NewsArticles lines, {sum(map(len, lines)) / 1e6:.1f} M characters")
+    if args.text == "news":
+        lines = first_megabytes(newsarticles_lines(), args.megabytes)
+    elif args.text == "tweets":
+        lines = first_megabytes([" ".join(t) for t in healthtweets_tokens()], args.megabytes)
+    else:
+        lines = many_words_lines(int(args.megabytes * 1e6))
+    print(f"{len(lines):,} lines of {args.text}, {sum(map(len, lines)) / 1e6:.1f} M characters")
     spent = _Spent()
-    batch.joined_codepoints = spent.wrap("code points", batch.joined_codepoints)
+    batch.joined = spent.wrap("joined text", batch.joined)
+    subword_pipeline.joined = spent.wrap("joined text", subword_pipeline.joined)
     subword_pipeline._unpacked = spent.wrap("lists of ids", subword_pipeline._unpacked)
     for kind in args.kinds:
         data = _model(kind)
@@ -130,9 +151,12 @@ def main(argv: list[str] | None = None) -> int:
                 print(
                     f"    {key[0]:6s} {key[1]:14s} {wall:7.0f} {cpu:7.0f} {wait:7.0f} {wall - cpu - wait:7.0f}"
                 )
+        ours = {w: np.median([r[("all", "wall")][0] for r in runs[w]]) * 1e3 for w in runs}
+        theirs_med = {n: np.median(theirs_ms[n]) for n in theirs_ms}
         print(
-            f"  sentencepiece: one thread {np.median(theirs_ms[1]):.0f} ms, "
-            f"every core {np.median(theirs_ms[-1]):.0f} ms"
+            f"  sentencepiece: one thread {theirs_med[1]:.0f} ms, every core {theirs_med[-1]:.0f} ms; "
+            f"sentencepiece / rowbook: one thread {theirs_med[1] / ours[1]:.2f}x, "
+            f"every core {theirs_med[-1] / ours[2]:.2f}x"
         )
     print(f"\n1-min load average at the end: {os.getloadavg()[0]:.1f}")
     return 0

@@ -18,12 +18,17 @@ that numba inlines) now serves both; this times each such kernel on its own inpu
   bags of n-grams 3-6 in 100,000 buckets), d = 100, window 5, 5 negatives, called through
   the model's job bundle (``Word2VecJob`` / ``FastTextJob``, whose fields and ``run`` are the
   same before and after the change).
+* ``ftc ...``: fastText's classifier kernels (prediction for each loss, the mean rows, one
+  training job for three losses), whose prediction moved to its own module.
 
 ``--against DIR`` runs the same cases with the ``rowbook`` of another checkout (say
 ``/work/main``, the code before the change) in child processes, taking turns round by round
 so that a change of load on a shared machine reaches both alike, and prints both medians
 and their ratio. Run ``python benchmarks/bench_shared_kernels.py --against /work/main``
-(``--quick``: smaller inputs, fewer rounds; ``--only wv``: the word-vector kernels alone).
+(``--quick``: smaller inputs, fewer rounds; ``--only wv``: the word-vector kernels alone;
+``--only ftc``: the classifier's; ``--cpu``: every case by the CPU time its thread received,
+``time.thread_time``, steadier than wall time on a busy machine for these one-threaded
+kernels).
 """
 
 from __future__ import annotations
@@ -34,6 +39,7 @@ import os
 import statistics
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import numpy as np
@@ -41,7 +47,7 @@ import numpy as np
 HERE = Path(__file__).resolve().parent.parent
 sys.path.append(str(HERE))  # after PYTHONPATH: the rowbook timed is the one PYTHONPATH names
 
-from benchmarks.timing import median_ms, zipf_ids  # noqa: E402
+from benchmarks.timing import interleaved_times_ms, median_ms, zipf_ids  # noqa: E402
 
 GGUF_TYPES = ("Q4_0", "Q5_0", "Q4_1", "Q5_1", "Q4_K", "Q5_K")
 
@@ -155,20 +161,82 @@ def word_vector_cases(quick: bool) -> dict[str, object]:
     return out
 
 
-def measure(quick: bool, only: str | None) -> dict[str, float]:
+def classifier_cases(quick: bool) -> dict[str, object]:
+    """Name -> fastText's classifier kernels on generated lines (8 rows a line of a 200,000-row
+    ``W_in``, d = 100, 50 labels): ``predict_lines`` for each loss on one thread, and
+    ``sentence_vectors``; ``train_job`` for softmax, ns and hs on its own copy of the tables
+    (which keep training from call to call, alike in both checkouts)."""
+    from rowbook.data.sampling import negative_guide, negative_table
+    from rowbook.models.fasttext_classifier import kernels
+
+    try:  # the prediction kernels and the tree in their own modules
+        from rowbook.data.huffman import fasttext_tree
+        from rowbook.models.fasttext_classifier.prediction_kernels import (
+            predict_lines,
+            sentence_vectors,
+        )
+    except ImportError:  # before: all in kernels.py
+        fasttext_tree = kernels.fasttext_tree
+        predict_lines, sentence_vectors = kernels.predict_lines, kernels.sentence_vectors
+    rng = np.random.default_rng(2)
+    n_lines, rows, d, n_labels = (5_000 if quick else 50_000), 200_000, 100, 50
+    W_in = ((rng.random((rows, d), dtype=np.float32) - 0.5) / d).astype(np.float32)
+    W_out = (rng.random((n_labels, d), dtype=np.float32) - 0.5).astype(np.float32)
+    in_starts = np.arange(0, 8 * n_lines + 1, 8, dtype=np.int64)  # (L + 1,)
+    in_ids = zipf_ids(8 * n_lines, rows, rng).astype(np.int32)  # (8 L,)
+    lab_starts = np.arange(n_lines + 1, dtype=np.int64)  # one label a line
+    lab_ids = rng.integers(0, n_labels, n_lines).astype(np.int32)
+    counts = np.sort(rng.integers(1, 1000, n_labels))[::-1].copy()
+    tree = fasttext_tree(counts)
+    out: dict[str, object] = {}
+    for loss in ("softmax", "ova", "hs"):
+        code = kernels.LOSS_CODES[loss]
+        out[f"ftc predict {loss}"] = lambda code=code: predict_lines(
+            (W_in, None, W_out, None),
+            in_starts,
+            in_ids,
+            loss=code,
+            k=5,
+            threshold=0.0,
+            children=tree[:2],
+        )
+    vectors = np.zeros((n_lines, d), dtype=np.float32)  # (L, d)
+    out["ftc sentence_vectors"] = lambda: sentence_vectors(W_in, None, in_starts, in_ids, vectors)
+    lines = (in_starts, in_ids, lab_starts, lab_ids, np.full(n_lines, 10, dtype=np.int64))
+    table = negative_table(counts, 0.5)
+    for loss in ("softmax", "ns", "hs"):
+        W_in_job, W_out_job = W_in.copy(), W_out.copy()
+        args = (kernels.LOSS_CODES[loss], (table, negative_guide(table), 5), tree[2:])
+        out[f"ftc train_job {loss}"] = lambda w=(W_in_job, W_out_job), args=args: kernels.train_job(
+            *w, lines, 0, n_lines, *args, (0.1, 1e-8, 0.0), 7
+        )
+    return out
+
+
+def measure(quick: bool, only: str | None, cpu: bool = False) -> dict[str, float]:
     """Median ms of each case (whose name starts with ``only``) in this process (the
-    ``rowbook`` on ``sys.path``)."""
+    ``rowbook`` on ``sys.path``): wall time, but CPU time for the classifier's (``ftc``) and,
+    with ``cpu``, for every case."""
     word_vectors = only is None or only.startswith("wv") or "wv".startswith(only)
-    every = {} if only and only.startswith("wv") else cases(quick)
+    every = {} if only and only.startswith(("wv", "ftc")) else cases(quick)
     every |= word_vector_cases(quick) if word_vectors else {}
+    every |= classifier_cases(quick) if only is None or "ftc".startswith(only[:3]) else {}
     chosen = {k: fn for k, fn in every.items() if only is None or k.startswith(only)}
-    return {name: median_ms(fn, repeat=3 if quick else 7) for name, fn in chosen.items()}
+    repeat = 3 if quick else 7
+    timed = {}
+    for name, fn in chosen.items():  # the kernels stay on this thread: its CPU time
+        if cpu or name[:3] == "ftc":
+            times = interleaved_times_ms({name: fn}, repeat=repeat, clock=time.thread_time)
+            timed[name] = float(np.median(times[name]))
+        else:
+            timed[name] = median_ms(fn, repeat=repeat)
+    return timed
 
 
-def _child(checkout: Path, quick: bool, only: str | None) -> dict[str, float]:
+def _child(checkout: Path, quick: bool, only: str | None, cpu: bool) -> dict[str, float]:
     env = {**os.environ, "PYTHONPATH": str(checkout)}
     argv = [sys.executable, __file__, "--child"] + (["--quick"] if quick else [])
-    argv += ["--only", only] if only else []
+    argv += (["--only", only] if only else []) + (["--cpu"] if cpu else [])
     done = subprocess.run(argv, env=env, cwd=checkout, capture_output=True, text=True, check=True)
     return json.loads(done.stdout.splitlines()[-1])
 
@@ -179,6 +247,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--rounds", type=int, default=5, help="turns of each checkout")
     parser.add_argument("--quick", action="store_true", help="small inputs: a smoke test")
     parser.add_argument("--only", metavar="PREFIX", help="only the cases whose name starts so")
+    parser.add_argument("--cpu", action="store_true", help="thread CPU time, not wall time")
     parser.add_argument("--child", action="store_true", help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
     if args.child:
@@ -186,15 +255,16 @@ def main(argv: list[str] | None = None) -> int:
 
         where = Path(rowbook.__file__).resolve().parent.parent
         assert str(where) == os.environ["PYTHONPATH"], f"timed the rowbook in {where}"
-        print(json.dumps(measure(args.quick, args.only)))
+        print(json.dumps(measure(args.quick, args.only, args.cpu)))
         return 0
     checkouts = {"this": HERE} | ({"against": args.against.resolve()} if args.against else {})
     runs: dict[str, list[dict[str, float]]] = {k: [] for k in checkouts}
     for _ in range(2 if args.quick else args.rounds):
         for key, checkout in checkouts.items():
-            runs[key].append(_child(checkout, args.quick, args.only))
+            runs[key].append(_child(checkout, args.quick, args.only, args.cpu))
     load = " ".join(Path("/proc/loadavg").read_text().split()[:3])
-    print(f"load average: {load}; medians of {len(runs['this'])} rounds, ms")
+    clock = "thread CPU" if args.cpu else "wall (classifier: thread CPU)"
+    print(f"load average: {load}; medians of {len(runs['this'])} rounds, {clock} ms")
     print("| case | this | " + ("against | against / this |" if args.against else ""))
     print("| --- | ---: | " + ("---: | ---: |" if args.against else ""))
     for name in runs["this"][0]:

@@ -121,7 +121,7 @@ def _cut_kernels():
     import numba
 
     from rowbook.intern_table import fnv1a
-    from rowbook.text.bpe.presplit import cut_words
+    from rowbook.text.bpe.presplit_rules import cut_words
 
     @numba.njit(nogil=True)
     def cut(data, text_ends, classes, starts, stops):
@@ -142,7 +142,8 @@ def phase_rows(bpe: ByteLevelBPE, texts: list[str], repeat: int) -> list[Row]:
     from rowbook.intern_table import InternTable
     from rowbook.text.bpe.batch import _slices
     from rowbook.text.bpe.merge_kernels import encode_word_bytes
-    from rowbook.text.bpe.presplit import char_classes, scan_words
+    from rowbook.text.bpe.presplit import scan_words
+    from rowbook.text.bpe.presplit_rules import char_classes
     from rowbook.text.utf8 import utf8_of
 
     encoder = bpe._encoder
@@ -165,7 +166,9 @@ def phase_rows(bpe: ByteLevelBPE, texts: list[str], repeat: int) -> list[Row]:
             f"  of which the {n:,} words cut (GPT-2's rules, nothing interned)": lambda: cut(
                 utf8, text_ends, char_classes(), starts, stops
             ),
-            "  of which their FNV-1a hashes": lambda: hashes(utf8, starts, stops, hashed),
+            "  their FNV-1a hashes, all (only those the front cache lacks are hashed)": lambda: (
+                hashes(utf8, starts, stops, hashed)
+            ),
             f"merges of the {len(ends):,} distinct words": lambda: encode_word_bytes(
                 data, ends, encoder.byte_ids, encoder.pairs
             ),

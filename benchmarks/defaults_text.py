@@ -1,8 +1,11 @@
 """The tokenizers' encoding defaults on text they were not chosen on (rows of ``bench_defaults.py``).
 
 ``ByteLevelBPE.encode_batch`` (:mod:`rowbook.text.bpe.batch`) encodes the first batch on the
-calling thread and counts its work (bytes looked up, and
-:data:`~rowbook.text.bpe.batch.MERGE_WORK` = 4 for each byte of the words merged); the other
+calling thread and counts its work (bytes looked up,
+:data:`~rowbook.text.bpe.batch.MERGE_WORK` for each byte of the words merged,
+:data:`~rowbook.text.bpe.batch.ID_WORK` for each id, and
+:data:`~rowbook.text.bpe.batch.TEXT_WORK` for each text left: a cost model fitted by
+``fit_encode_cutoff.py``); the other
 batches go to threads when their work, at that rate, reaches
 :data:`~rowbook.text.bpe.batch.THREAD_WORK` (GPT-2's settings: threads share the compiled
 pass), or to forked processes from :data:`~rowbook.text.bpe.batch.POOL_WORK` (other

@@ -74,6 +74,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, Any, Literal
 
+import numpy as np
+
 from rowbook.checks import InputTypeError, ParameterHint
 
 __all__ = [
@@ -104,6 +106,7 @@ CHUNK_BYTES = 1 << 20
 PART_BYTES = 1 << 24
 
 Source = str | os.PathLike[str] | Sequence[str | os.PathLike[str]]
+Buffer = bytes | bytearray | memoryview  # a block of a file, or a view of the reading buffer
 
 _MAGIC = (
     (b"\x1f\x8b", "gzip", lambda f: gzip.GzipFile(fileobj=f, mode="rb")),
@@ -264,12 +267,13 @@ def iter_part_batches(
     *,
     errors: Literal["strict", "replace"] = "strict",
     chunk_bytes: int = CHUNK_BYTES,
-) -> Iterator[tuple[list[str], bool]]:
+    as_bytes: bool = False,
+) -> Iterator[tuple[list[str] | Buffer, bool]]:
     """:func:`iter_batches` of one :class:`Part`: its lines (long ones in pieces, cut where
     a whole-file read cuts them). An invalid byte names the file, its byte offset and
-    its line, as for a whole file."""
+    its line, as for a whole file. ``as_bytes``: each batch as :func:`read_batches` gives it."""
     _check_reading(errors, chunk_bytes)
-    yield from _file_batches(part.file, errors, chunk_bytes, _NoBar(), part.span)
+    yield from _file_batches(part.file, errors, chunk_bytes, _NoBar(), part.span, as_bytes)
 
 
 def _check_reading(errors: str, chunk_bytes: int) -> None:
@@ -282,7 +286,7 @@ def _check_reading(errors: str, chunk_bytes: int) -> None:
 
 class _LineRange:
     """The bytes of the lines of an uncompressed file that start in ``[start, stop)``, read
-    with ``read1`` as a stream: from the byte after the first line break at or after
+    with ``readinto1`` as a stream: from the byte after the first line break at or after
     ``start - 1`` (byte 0 when ``start`` is 0) to the line break that ends the last line
     starting before ``stop`` (or the end of the file)."""
 
@@ -308,23 +312,24 @@ class _LineRange:
             pos += len(block)
         return stop
 
-    def read1(self, n: int) -> bytes:
+    def readinto1(self, view: memoryview) -> int:
+        """Read the range's next bytes into ``view``; how many (0 at its end)."""
         if self._done:
-            return b""
+            return 0
         within = self._pos < self._stop
         if not within and self._last == b"\n":  # the last line ended at the range's end
             self._done = True
-            return b""
-        data = self._raw.read1(min(n, self._stop - self._pos) if within else n)
-        if not data:
+            return 0
+        n = self._raw.readinto1(view[: min(len(view), self._stop - self._pos)] if within else view)
+        if not n:
             self._done = True
-            return b""
+            return 0
         if not within:  # the last line, up to its line break
-            found = data.find(b"\n")
+            found = bytes(view[:n]).find(b"\n")
             if found >= 0:
-                data, self._done = data[: found + 1], True
-        self._pos, self._last = self._pos + len(data), data[-1:]
-        return data
+                n, self._done = found + 1, True
+        self._pos, self._last = self._pos + n, bytes(view[n - 1 : n])
+        return n
 
 
 def _shown(obj: object) -> str:
@@ -388,12 +393,30 @@ def read_batches(
     errors: Literal["strict", "replace"] = "strict",
     show_progress: bool = False,
     chunk_bytes: int = CHUNK_BYTES,
-) -> Iterator[tuple[list[str], bool]]:
-    """:func:`iter_batches` of files already listed (:func:`source_files`)."""
+    as_bytes: bool = False,
+) -> Iterator[tuple[list[str] | Buffer, bool]]:
+    """:func:`iter_batches` of files already listed (:func:`source_files`).
+
+    ``as_bytes=True`` gives each batch as the UTF-8 bytes of its texts instead of a list of
+    them: a batch of whole lines as one buffer, every line (the last one of a file too)
+    ending with ``\\n`` and ``\\r\\n`` kept, a piece of a long line as its bytes. They are
+    checked as the text is (``errors``), and with ``errors="replace"`` are the replaced
+    text's: what a compiled scanner reads without decoding every line
+    (:mod:`rowbook.data.scan_kernels`). A batch may be a view of the reading buffer, valid
+    until the next batch is asked for: copy it (``bytes(batch)``) to keep it.
+
+    Examples
+    --------
+    >>> import os, tempfile
+    >>> path = os.path.join(tempfile.mkdtemp(), "corpus.txt")
+    >>> _ = open(path, "wb").write(b"the cat\\r\\nsat")
+    >>> [(bytes(batch), whole) for batch, whole in read_batches([path], as_bytes=True)]
+    [(b'the cat\\r\\n', True), (b'sat\\n', True)]
+    """
     _check_reading(errors, chunk_bytes)
     with _reading_bar(files, show_progress) as bar:
         for file in files:
-            yield from _file_batches(file, errors, chunk_bytes, bar)
+            yield from _file_batches(file, errors, chunk_bytes, bar, None, as_bytes)
 
 
 class _NoBar:
@@ -442,33 +465,62 @@ def iter_lines(
 
 
 def _file_batches(
-    file: Path | str, errors: str, chunk: int, bar: Any, span: tuple[int, int] | None = None
-) -> Iterator[tuple[list[str], bool]]:
+    file: Path | str,
+    errors: str,
+    chunk: int,
+    bar: Any,
+    span: tuple[int, int] | None = None,
+    as_bytes: bool = False,
+) -> Iterator[tuple[list[str] | bytes, bool]]:
     """Blocks of at most ``chunk`` bytes, the unfinished line before included; a block's
     complete lines are decoded at once, and an unfinished line ``chunk`` long is cut.
-    ``span``: only the lines that start in that byte range (:class:`Part`)."""
+    ``span``: only the lines that start in that byte range (:class:`Part`); ``as_bytes``:
+    the checked bytes instead of the texts (:func:`read_batches`)."""
+    lines, piece = (_utf8, _utf8) if as_bytes else (_lines, _piece)
     name = "standard input" if file == STDIN else str(file)
     with _open(file, "corpus file") as (f, raw):
-        where = _Where(name, 0)  # of buf[0]
+        where = _Where(name, 0)  # of window[0]
         if span is not None:
             f = _LineRange(raw, *span)
             where = _Where(name, f.first, 0, lambda: _lines_before(file, f.first))
-        buf, open_line, seen = b"", False, where.offset
-        while block := f.read1(chunk - len(buf)):  # read1: a pipe's lines come when written
-            position = raw.tell() if raw is not None else seen + len(block)
+        # One buffer for the whole file, read into and cut in place: a fresh block of a
+        # megabyte or so a batch, of sizes that differ by the unfinished line, left glibc's
+        # heap fragmented behind the few arrays that live on, and a long pass's peak grew.
+        window, filled, open_line, seen = bytearray(chunk), 0, False, where.offset
+        view = memoryview(window)
+        while n := f.readinto1(view[filled:]):  # readinto1: a pipe's lines come when written
+            position = raw.tell() if raw is not None else seen + n
             bar.update(position - seen)
-            buf, seen = buf + block, position
-            end = buf.rfind(b"\n") + 1
+            filled, seen = filled + n, position
+            end = window.rfind(b"\n", 0, filled) + 1
             if end:
-                yield _lines(buf[:end], errors, where), True
-                where = where.after(buf, end)
-                open_line, buf = False, buf[end:]
-            while len(buf) >= chunk:  # a long line: a piece now, the rest later
-                cut = _cut(buf[:chunk])
-                yield [_decode(buf[:cut], errors, where)], False
-                where, buf, open_line = where.after(buf, cut), buf[cut:], True
-        if buf or open_line:  # the last line has no line end
-            yield [_decode(buf, errors, where)], True
+                yield lines(view[:end], errors, where), True
+                where, filled, open_line = (
+                    where.after(window, end),
+                    _shift(window, end, filled),
+                    False,
+                )
+            if filled == chunk:  # a long line: a piece now, the rest later
+                cut = _cut(bytes(window))
+                yield piece(view[:cut], errors, where), False
+                where, filled, open_line = (
+                    where.after(window, cut),
+                    _shift(window, cut, filled),
+                    True,
+                )
+        if filled or open_line:  # the last line has no line end (given one as bytes)
+            last = bytes(window[:filled])
+            yield (
+                (_utf8(last, errors, where) + b"\n" if as_bytes else _piece(last, errors, where)),
+                True,
+            )
+
+
+def _shift(window: bytearray, start: int, filled: int) -> int:
+    """Move ``window[start:filled]`` to the front; how many bytes it now holds."""
+    rest = filled - start
+    window[:rest] = window[start:filled]
+    return rest
 
 
 @dataclass(frozen=True)
@@ -487,9 +539,9 @@ class _Where:
         breaks = self.breaks + data.count(b"\n", 0, n)
         return _Where(self.name, self.offset + n, breaks, self.first_line)
 
-    def line_at(self, data: bytes, k: int) -> int:
+    def line_at(self, data: Buffer, k: int) -> int:
         """The line of byte ``k`` of ``data``, ``data`` starting here."""
-        return self.first_line() + self.breaks + data.count(b"\n", 0, k)
+        return self.first_line() + self.breaks + bytes(data[:k]).count(b"\n")
 
 
 def _lines_before(file: Path | str, offset: int) -> int:
@@ -501,11 +553,26 @@ def _lines_before(file: Path | str, offset: int) -> int:
     return breaks + 1
 
 
-def _lines(data: bytes, errors: str, where: _Where) -> list[str]:
+def _piece(data: Buffer, errors: str, where: _Where) -> list[str]:
+    """``data``, a piece of a line (or a last line without its end), decoded: one text."""
+    return [_decode(data, errors, where)]
+
+
+def _utf8(data: Buffer, errors: str, where: _Where) -> Buffer:
+    """``data`` checked as :func:`_decode` checks it: itself when it is UTF-8 (ASCII is
+    checked without decoding or copying), else the replaced text's bytes (``errors="replace"``)."""
+    if np.frombuffer(data, dtype=np.uint8).max(initial=0) < 0x80:
+        return data
+    text = _decode(data, errors, where)
+    return data if errors == "strict" else text.encode("utf-8")
+
+
+def _lines(data: Buffer, errors: str, where: _Where) -> list[str]:
     """The lines of ``data`` (which ends with ``\\n``), ``\\n`` and ``\\r\\n`` dropped."""
-    lines = _decode(data, errors, where).split("\n")
+    text = _decode(data, errors, where)
+    lines = text.split("\n")
     lines.pop()  # after the last line end
-    if b"\r" in data:
+    if "\r" in text:
         lines = [text[:-1] if text.endswith("\r") else text for text in lines]
     return lines
 
@@ -533,11 +600,11 @@ def _cut(data: bytes) -> int:
     return starts[0] if starts else len(data)
 
 
-def _decode(raw: bytes, errors: str, where: _Where) -> str:
+def _decode(raw: Buffer, errors: str, where: _Where) -> str:
     """``raw`` as UTF-8; an error names the file, byte offset and line (``raw`` starts
     ``where``)."""
     try:
-        return raw.decode("utf-8", errors=errors)
+        return str(raw, "utf-8", errors)
     except UnicodeDecodeError as err:
         line = where.line_at(raw, err.start)
         place = f"byte offset {where.offset + err.start} (line {line})"

@@ -116,10 +116,18 @@ class CorpusSource:
         """Whether standard input is one of the files (it can be read only once)."""
         return STDIN in self.files
 
-    def batches(self, chunk_bytes: int = CHUNK_BYTES) -> Iterator[tuple[list[str], bool]]:
+    @property
+    def splits_on_whitespace(self) -> bool:
+        """Whether the corpus is files split by the default tokenizer (``str.split``): the
+        first pass then cuts their bytes in compiled code (:mod:`rowbook.data.scan_kernels`)."""
+        return self.is_files and self.tokenizer is None
+
+    def batches(
+        self, chunk_bytes: int = CHUNK_BYTES, *, as_bytes: bool = False
+    ) -> Iterator[tuple[list[str] | bytes, bool]]:
         """The files' lines in batches, long lines in pieces
-        (:func:`rowbook.corpus_files.iter_batches`)."""
-        return read_batches(self.files, self.errors, self.show_progress, chunk_bytes)
+        (:func:`rowbook.corpus_files.read_batches`; ``as_bytes``: as UTF-8 bytes)."""
+        return read_batches(self.files, self.errors, self.show_progress, chunk_bytes, as_bytes)
 
     def pieces(self, chunk_bytes: int = CHUNK_BYTES) -> Iterator[tuple[str, bool]]:
         """``(text, ends_line)`` for every line of the files, long ones in pieces."""

@@ -19,7 +19,7 @@ from rowbook.distributed import bpe_word_counts, cooccurrence_counts, word_count
 @pytest.fixture(scope="module")
 def client():
     with LocalCluster(
-        n_workers=2, threads_per_worker=1, processes=False, dashboard_address=None
+        n_workers=2, threads_per_worker=1, processes=False, dashboard_address=":0"
     ) as cluster:
         with Client(cluster) as connected:
             yield connected

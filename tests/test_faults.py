@@ -196,7 +196,7 @@ def test_kill_9_during_a_dask_count_then_the_same_command_writes_the_same_file(t
     status, _, _ = _run(tmp_path, [*argv, "here.npz"], {})
     assert status == 0
     with distributed.LocalCluster(
-        n_workers=2, threads_per_worker=1, processes=False, protocol="tcp", dashboard_address=None
+        n_workers=2, threads_per_worker=1, processes=False, protocol="tcp", dashboard_address=":0"
     ) as cluster:
         there = [*argv, "there.npz", "--scheduler", cluster.scheduler_address]
         _killed_at(tmp_path, there, "distributed:Client.gather", 1)  # the tasks submitted
@@ -236,7 +236,7 @@ def process_cluster():
     cloudpickle.register_pickle_by_value(sys.modules[__name__])  # the workers cannot import us
     with (
         distributed.LocalCluster(
-            n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None
+            n_workers=2, threads_per_worker=1, processes=True, dashboard_address=":0"
         ) as cluster,
         distributed.Client(cluster) as client,
     ):

@@ -14,9 +14,9 @@ import numpy as np
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from rowbook.intern_table import InternTable, fnv1a
+from rowbook.intern_table import FRONT, InternTable, fnv1a, intern_front
 
-KEY = st.binary(max_size=6) | st.sampled_from([b"", b"a", b"aa", b"ab", b"b", b"\xff"])
+KEY = st.binary(max_size=10) | st.sampled_from([b"", b"a", b"aa", b"ab", b"b", b"\xff"])
 KEYS = st.lists(KEY, max_size=200)
 
 
@@ -26,13 +26,23 @@ def _ranges(keys: list[bytes]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     return data, ends - np.array([len(k) for k in keys], dtype=np.int64), ends
 
 
+def _intern_front(table: InternTable, keys: list[bytes]) -> np.ndarray:
+    """``keys`` interned through the front cache of short keys (GPT-2's pre-split's way)."""
+    data, starts, ends = _ranges(keys)
+    table.reserve(len(data), len(keys))
+    ids = np.empty(len(keys), dtype=np.int32)  # (K,)
+    intern_front(data, starts, ends, *table.front, *table.arrays, ids)
+    return ids
+
+
 @settings(max_examples=50, deadline=None)
-@given(st.lists(KEYS, min_size=1, max_size=6))
-def test_interned_ids_are_first_sightings_across_calls(calls):
+@given(st.lists(KEYS, min_size=1, max_size=6), st.lists(st.booleans(), min_size=6, max_size=6))
+def test_interned_ids_are_first_sightings_across_calls(calls, fronts):
     table, first = InternTable(), {}
-    for keys in calls:
+    for keys, front in zip(calls, fronts, strict=False):  # calls with and without the front cache
         expected = [first.setdefault(k, len(first)) for k in keys]
-        assert table.intern(*_ranges(keys)).tolist() == expected
+        got = _intern_front(table, keys) if front else table.intern(*_ranges(keys))
+        assert got.tolist() == expected
     assert len(table) == len(first)
     data, ends = table.key_bytes()
     stored = data.tobytes()
@@ -47,6 +57,21 @@ def test_a_crowded_table_gives_each_key_its_id():
         part = keys[start : start + 700]
         expected = [first.setdefault(k, len(first)) for k in part]
         assert table.intern(*_ranges(part)).tolist() == expected
+
+
+def test_the_front_cache_tells_apart_keys_of_one_slot_or_one_integer_and_forgets_on_clear():
+    rng = np.random.default_rng(1)  # 8 * FRONT short keys: most slots taken by several
+    keys = [
+        bytes(rng.integers(0, 4, rng.integers(1, 9)).astype(np.uint8)) for _ in range(8 * FRONT)
+    ]
+    keys += [b"a", b"a\x00", b"a\x00\x00", b"\x00", b"a"]  # one integer, lengths apart; zero
+    table, first = InternTable(), {}
+    for start in range(0, len(keys), 5000):
+        part = keys[start : start + 5000]
+        expected = [first.setdefault(k, len(first)) for k in part]
+        assert _intern_front(table, part).tolist() == expected
+    table.clear()
+    assert _intern_front(table, [b"a\x00", b"a"]).tolist() == [0, 1]
 
 
 def test_keys_of_one_hash_and_length_are_told_apart_by_their_bytes():

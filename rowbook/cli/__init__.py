@@ -26,7 +26,8 @@ module         commands
 
 Shared by several: ``_common`` (the parser, one-line errors, input lines, tables),
 ``fitting`` (how every ``train`` command makes its model, fits it and stops on Ctrl-C),
-``options`` (the model options, read from the models' signatures), ``corpus`` (how the
+``options`` (how every option that takes a value is added, its default said once; the
+model options, read from the models' signatures; a parameter's flag), ``corpus`` (how the
 word-vector commands read CORPUS), ``_cluster`` (``--scheduler``), ``_vectorio`` (vector files).
 """
 
@@ -55,7 +56,8 @@ from rowbook.cli import (
     train_options,
     vocab,
 )
-from rowbook.cli._common import HelpFormatter, Parser, flag_for
+from rowbook.cli._common import HelpFormatter, Parser
+from rowbook.cli.options import flag_for
 
 __all__ = ["BUG_REPORT", "USER_ERRORS", "build_parser", "main"]
 

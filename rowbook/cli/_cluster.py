@@ -145,19 +145,16 @@ def count_glove(model: Any, corpus: CorpusSource, args: argparse.Namespace) -> A
     from rowbook.data.cooccurrence_file import CountedCooccurrence
     from rowbook.distributed import cooccurrence_counts, word_counts
 
+    # how the workers count, and so what the counted matrix says it is: stated once for both
+    how = {
+        "window": model.window,
+        "symmetric": model.symmetric,
+        "weighted": model.distance_weighting,
+    }
     with counting(args, corpus) as count:
         vocab = model.choose_vocab(_word_counts(count, word_counts, corpus, args))
-        X = count(
-            cooccurrence_counts,
-            keys=vocab.keys,
-            window=model.window,
-            symmetric=model.symmetric,
-            weighted=model.distance_weighting,
-            tokenizer=corpus.tokenizer,
-        )
-    return CountedCooccurrence(
-        X.tocsr(), vocab.keys, vocab.counts, model.window, model.symmetric, model.distance_weighting
-    )
+        X = count(cooccurrence_counts, keys=vocab.keys, tokenizer=corpus.tokenizer, **how)
+    return CountedCooccurrence(X.tocsr(), vocab.keys, vocab.counts, **how)
 
 
 def _word_counts(

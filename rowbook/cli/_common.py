@@ -17,17 +17,17 @@ import json
 import re
 import sys
 import tempfile
-from collections.abc import Callable, Collection, Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import replace
 from pathlib import Path
 from typing import Any, NoReturn
 
 from rowbook.checks import ParameterError, UnknownKeyError
+from rowbook.cli.options import add_option
 from rowbook.corpus_files import STDIN, check_regular_file
 from rowbook.corpus_source import CorpusSource, corpus_source
 
 __all__ = [
-    "FLAGS",
     "PROGRESS_BYTES",
     "STDIN",
     "HelpFormatter",
@@ -47,7 +47,6 @@ __all__ = [
     "check_output_path",
     "check_words",
     "cli_error",
-    "flag_for",
     "format_table",
     "given_corpus",
     "print_json",
@@ -121,24 +120,6 @@ def _close_choice(message: str) -> str:
     return f"; did you mean {close[0]!r}?" if close else ""
 
 
-#: Library parameter -> command-line flag, where they differ by more than ``_`` -> ``-``.
-FLAGS = {"hierarchical_softmax": "--hs", "errors": "--unicode-errors"}
-
-
-def flag_for(name: str, options: Collection[str] | None = None) -> str | None:
-    """The command-line flag of a library parameter; with ``options`` (a command's option
-    strings), the one that command has, or None if it has neither spelling.
-
-    >>> flag_for("vector_size"), flag_for("errors"), flag_for("min_count", ["--min-count"])
-    ('--vector-size', '--unicode-errors', '--min-count')
-    """
-    spellings = [FLAGS[name]] if name in FLAGS else []
-    spellings.append("--" + name.replace("_", "-"))
-    if options is None:
-        return spellings[0]
-    return next((flag for flag in spellings if flag in options), None)
-
-
 def cli_error(err: ParameterError, flags: dict[str, str]) -> ValueError:
     """``err`` said with the flag of its parameter (``flags``: this command's parameter -> flag);
     a parameter the command does not list (``errors``, say) is left to :func:`rowbook.cli.main`,
@@ -179,10 +160,11 @@ def add_corpus(parser: argparse.ArgumentParser, line: str = "one sentence per li
     )
 
 
-def add_positionals(parser: argparse.ArgumentParser, *metavars: str) -> None:
-    """Plain positional arguments, each named by its metavar (``"WORD1"``: ``args.word1``)."""
-    for metavar in metavars:
-        parser.add_argument(metavar.lower(), metavar=metavar)
+def add_positionals(parser: argparse.ArgumentParser, *metavars: str, **helps: str) -> None:
+    """Plain positional arguments, each named by its metavar (``"WORD1"``: ``args.word1``):
+    ``metavars`` without a help, then ``helps`` with theirs (``A="the first vectors file"``)."""
+    for metavar, help in [*((m, None) for m in metavars), *helps.items()]:
+        parser.add_argument(metavar.lower(), metavar=metavar, help=help)
 
 
 def add_json(parser: argparse.ArgumentParser, what: str = "print JSON") -> None:
@@ -198,15 +180,14 @@ def add_lower(parser: argparse.ArgumentParser) -> None:
 def add_seed(parser: argparse.ArgumentParser, what: str = "", default: int = 0) -> None:
     """The ``--seed N`` of a command that draws at random; ``what`` says what the seed
     seeds (``"t-SNE seed"``), shown before the default."""
-    shown = f"{what} (default: %(default)s)" if what else "(default: %(default)s)"
-    parser.add_argument("--seed", type=int, default=default, help=shown)
+    add_option(parser, "--seed", what, default=default)
 
 
 def add_training_run(
     parser: argparse.ArgumentParser, checkpoint: str = "save the model here after every epoch"
 ) -> None:
     """``--checkpoint FILE``, ``--resume`` and ``--quiet`` of a command that trains a model."""
-    parser.add_argument("--checkpoint", metavar="FILE", help=checkpoint)
+    add_option(parser, "--checkpoint", checkpoint, metavar="FILE")
     parser.add_argument("--resume", action="store_true", help="continue from --checkpoint FILE")
     parser.add_argument("--quiet", action="store_true", help="no progress bar, no summary")
 
@@ -214,27 +195,25 @@ def add_training_run(
 def add_sample_options(parser: argparse.ArgumentParser, length: int) -> None:
     """``--sample-length``, ``--temperature`` and ``--prompt`` of a command that trains a
     language model and prints a sample of ``length`` tokens after training."""
-    parser.add_argument(
+    add_option(
+        parser,
         "--sample-length",
-        type=int,
+        "tokens to sample after training, 0 for none",
         default=length,
         metavar="N",
-        help="tokens to sample after training, 0 for none (default: %(default)s)",
     )
-    parser.add_argument(
-        "--temperature", type=float, default=0.8, help="sampling temperature (default: %(default)s)"
-    )
-    parser.add_argument("--prompt", default="", help="text the sample starts with")
+    add_option(parser, "--temperature", "sampling temperature", default=0.8)
+    add_option(parser, "--prompt", "text the sample starts with", default="", shown=None)
 
 
 def add_unicode_errors(parser: argparse.ArgumentParser) -> None:
     """The ``--unicode-errors`` option of a command that reads text files."""
-    parser.add_argument(
+    add_option(
+        parser,
         "--unicode-errors",
-        choices=("strict", "replace"),
+        "what to do with bytes that are not UTF-8: stop with an error, or read them as U+FFFD",
         default="strict",
-        help="what to do with bytes that are not UTF-8: stop with an error, or "
-        "read them as U+FFFD (default: %(default)s)",
+        choices=("strict", "replace"),
     )
 
 
@@ -250,24 +229,26 @@ def add_vectors_reading(parser: argparse.ArgumentParser) -> None:
         "file is 256 MiB or more); word2vec, GloVe and fastText files are converted "
         "once into a mapped cache beside them",
     )
-    parser.add_argument(
+    add_option(
+        parser,
         "--cache-dir",
+        "keep mapped caches in DIR instead of beside the vectors file",
         metavar="DIR",
-        help="keep mapped caches in DIR instead of beside the vectors file",
     )
 
 
 def add_scheduler(parser: argparse.ArgumentParser, stays_here: str) -> None:
     """The ``--scheduler ADDRESS`` option of a command that counts a corpus
     (:mod:`rowbook.cli._cluster`); ``stays_here`` says what still runs on this machine."""
-    parser.add_argument(
+    add_option(
+        parser,
         "--scheduler",
-        metavar="ADDRESS",
-        help="count CORPUS on the Dask scheduler at ADDRESS (tcp://HOST:8786), one "
+        "count CORPUS on the Dask scheduler at ADDRESS (tcp://HOST:8786), one "
         "task per file, the counts summed: the same result as counting here. "
         "'local' starts worker processes on this machine. The workers must read "
         f"the files at the same paths. {stays_here} Needs pip install "
         "'rowbook[dask]'",
+        metavar="ADDRESS",
     )
 
 

@@ -21,13 +21,14 @@ from typing import Any
 from rowbook.cli._common import (
     STDIN,
     add_command,
+    add_positionals,
     add_training_run,
     add_unicode_errors,
     check_input_file,
     check_output_path,
 )
 from rowbook.cli.fitting import checked_resume, make_model, run_fit
-from rowbook.cli.options import add_model_options
+from rowbook.cli.options import add_model_options, add_option
 
 __all__ = ["add_train_classifier", "is_fasttext_file", "open_classifier", "register"]
 
@@ -136,19 +137,20 @@ def add_train_classifier(models: Any, help_text: str) -> None:
     p.allow_abbrev = False
     p.add_argument("train", metavar="TRAIN", nargs="+", help="fastText training files or folders")
     p.add_argument("-o", "--output", required=True, metavar="OUT", help=".bin or .npz")
-    p.add_argument("--valid", metavar="FILE", help="validation file: search the parameters on it")
-    p.add_argument(
+    add_option(p, "--valid", "validation file: search the parameters on it", metavar="FILE")
+    add_option(
+        p,
         "--autotune",
+        "with --valid: seconds of parameter search (default: 300)",
         type=int,
         metavar="SECONDS",
-        help="with --valid: seconds of parameter search (default: 300)",
     )
-    p.add_argument(
+    add_option(
+        p,
         "--autotune-metric",
+        "f1, f1:LABEL, precisionAtRecall:R[:LABEL] or recallAtPrecision:P[:LABEL]",
         default="f1",
         metavar="METRIC",
-        help="f1, f1:LABEL, precisionAtRecall:R[:LABEL] or recallAtPrecision:P[:LABEL] "
-        "(default: %(default)s)",
     )
     add_unicode_errors(p)
     add_training_run(p)
@@ -209,16 +211,15 @@ def run_test(args: argparse.Namespace) -> int:
 
 
 def _model_and_input(p: argparse.ArgumentParser, what: str) -> None:
-    p.add_argument("model", metavar="MODEL", help="a classifier: fastText .bin / .ftz, or .npz")
+    add_positionals(p, MODEL="a classifier: fastText .bin / .ftz, or .npz")
     p.add_argument("input", metavar=what, help="a file of lines, or '-' for standard input")
-    p.add_argument("--k", type=int, default=1, help="labels per line, -1 for all (default: 1)")
-    p.add_argument(
-        "--threshold", type=float, default=0.0, help="least probability shown (default: 0.0)"
-    )
-    p.add_argument(
+    add_option(p, "--k", "labels per line, -1 for all", default=1)
+    add_option(p, "--threshold", "least probability shown", default=0.0)
+    add_option(
+        p,
         "--label-prefix",
+        "what labels start with, for a fastText file (default: __label__)",
         metavar="PREFIX",
-        help="what labels start with, for a fastText file (default: __label__)",
     )
     add_unicode_errors(p)
 

@@ -16,6 +16,7 @@ from rowbook.checks import check_int
 from rowbook.cli._common import (
     add_command,
     add_json,
+    add_positionals,
     add_seed,
     add_unicode_errors,
     check_output_path,
@@ -23,6 +24,7 @@ from rowbook.cli._common import (
     print_json,
 )
 from rowbook.cli._vectorio import load_vectors
+from rowbook.cli.options import add_option
 
 __all__ = ["register"]
 
@@ -139,37 +141,23 @@ def register(commands: Any) -> None:
             "rowbook compare word2vec.txt glove.txt --k 10 --sample all --json",
         ],
     )
-    p.add_argument("a", metavar="A", help="the first vectors file")
-    p.add_argument("b", metavar="B", help="the second vectors file")
-    p.add_argument(
-        "--top",
-        type=int,
-        default=20,
-        metavar="N",
-        help="most and least moved words to list (default: %(default)s)",
-    )
-    p.add_argument(
-        "--k",
-        type=int,
-        default=10,
-        help="neighbours compared per word, overlap@k (default: %(default)s)",
-    )
-    p.add_argument(
+    add_positionals(p, A="the first vectors file", B="the second vectors file")
+    add_option(p, "--top", "most and least moved words to list", default=20, metavar="N")
+    add_option(p, "--k", "neighbours compared per word, overlap@k", default=10)
+    add_option(
+        p,
         "--sample",
+        "words whose neighbours are compared: a number, all, or auto (all up to "
+        "16,384 shared words, a sample beyond; default: %(default)s)",
         type=_sample,
         default="auto",
         metavar="N|auto|all",
-        help="words whose neighbours are compared: a number, all, or auto (all up to "
-        "16,384 shared words, a sample beyond; default: %(default)s)",
+        shown=None,
     )
     add_seed(p, "seed of the sample")
-    p.add_argument(
-        "--neighbors",
-        type=int,
-        default=3,
-        metavar="N",
-        help="nearest words shown beside each listed word (default: %(default)s)",
+    add_option(
+        p, "--neighbors", "nearest words shown beside each listed word", default=3, metavar="N"
     )
-    p.add_argument("--plot", metavar="FILE.png", help="draw the most-moved words to this PNG")
+    add_option(p, "--plot", "draw the most-moved words to this PNG", metavar="FILE.png")
     add_json(p, "print JSON instead of tables")
     add_unicode_errors(p)

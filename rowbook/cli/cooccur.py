@@ -25,6 +25,7 @@ from rowbook.cli._common import (
     cli_error,
 )
 from rowbook.cli.corpus import add_spill_options, corpus_of, corpus_spill_dir, fit_counted_matrix
+from rowbook.cli.options import add_option
 
 __all__ = [
     "COUNTING",
@@ -72,11 +73,8 @@ def _add_options(p: argparse.ArgumentParser) -> None:
         "-o", "--output", required=True, metavar="OUT", help="the co-occurrence file (.npz)"
     )
     add_unicode_errors(p)
-    p.add_argument(
-        "--tokenizer",
-        choices=("word", "whitespace"),
-        default="word",
-        help="as in 'train glove' (default: %(default)s)",
+    add_option(
+        p, "--tokenizer", "as in 'train glove'", default="word", choices=("word", "whitespace")
     )
     p.add_argument(
         "--keep-case",

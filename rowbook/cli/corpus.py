@@ -17,6 +17,7 @@ import sys
 from typing import Any
 
 from rowbook.cli._common import given_corpus
+from rowbook.cli.options import add_option
 from rowbook.cli.text import Normalized
 from rowbook.corpus_source import CorpusSource
 
@@ -63,7 +64,7 @@ def corpus_of(args: argparse.Namespace) -> CorpusSource:
 def add_spill_options(parser: argparse.ArgumentParser, help: str) -> None:
     """``--spill-dir DIR`` (with ``help``) and ``--no-spill``, one or the other."""
     group = parser.add_mutually_exclusive_group()
-    group.add_argument("--spill-dir", metavar="DIR", help=help)
+    add_option(group, "--spill-dir", help, metavar="DIR")
     group.add_argument(
         "--no-spill",
         action="store_true",

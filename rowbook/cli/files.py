@@ -18,6 +18,7 @@ from rowbook.cli._common import (
     check_words,
 )
 from rowbook.cli._vectorio import FORMAT_NAMES, FORMATS, load_vectors, save_vectors
+from rowbook.cli.options import add_option
 
 __all__ = ["register"]
 
@@ -120,33 +121,27 @@ def register(commands: Any) -> None:
     )
     add_positionals(p, "VECTORS")
     p.add_argument("-o", "--output", required=True, metavar="FILE", help=".png or .html")
-    p.add_argument(
-        "--words", nargs="+", metavar="WORD", help="the words to draw (default: the --top N first)"
+    add_option(
+        p, "--words", "the words to draw (default: the --top N first)", nargs="+", metavar="WORD"
     )
-    p.add_argument(
-        "--top",
-        type=int,
-        default=50,
-        metavar="N",
-        help="without --words, draw the first N words of the file (default: %(default)s)",
+    add_option(
+        p, "--top", "without --words, draw the first N words of the file", default=50, metavar="N"
     )
-    p.add_argument(
-        "--method", choices=("pca", "tsne"), default="pca", help="projection (default: %(default)s)"
-    )
-    p.add_argument(
-        "--dims", type=int, choices=(2, 3), help="axes (default: 2 for .png, 3 for .html)"
-    )
+    add_option(p, "--method", "projection", default="pca", choices=("pca", "tsne"))
+    add_option(p, "--dims", "axes (default: 2 for .png, 3 for .html)", type=int, choices=(2, 3))
     p.add_argument(
         "--heatmap", action="store_true", help="draw the cosine-similarity matrix instead"
     )
-    p.add_argument(
+    add_option(
+        p,
         "--labels",
+        "auto: every label with room beside its point, saying how many are hidden; "
+        "all: every label; none (default: %(default)s; the HTML page has a menu too)",
         choices=("auto", "all", "none"),
         default="auto",
-        help="auto: every label with room beside its point, saying how many are hidden; "
-        "all: every label; none (default: %(default)s; the HTML page has a menu too)",
+        shown=None,
     )
-    p.add_argument("--title", help="picture title (default: what is drawn and how)")
+    add_option(p, "--title", "picture title (default: what is drawn and how)")
     add_seed(p, "t-SNE seed")
     add_unicode_errors(p)
 
@@ -171,6 +166,6 @@ def register(commands: Any) -> None:
         "output", metavar="OUT", type=Path, nargs="?", help="the file to write (or -o OUT)"
     )
     p.add_argument("-o", "--output", dest="out", metavar="OUT", type=Path, help="the file to write")
-    p.add_argument("--from", dest="from_", choices=FORMATS, help="format of IN")
-    p.add_argument("--to", choices=FORMATS, help="format of OUT")
+    add_option(p, "--from", "format of IN", dest="from_", choices=FORMATS)
+    add_option(p, "--to", "format of OUT", choices=FORMATS)
     add_unicode_errors(p)

@@ -8,7 +8,7 @@ from typing import Any
 
 import numpy as np
 
-from rowbook.cli._common import add_command, check_input_file, format_table
+from rowbook.cli._common import add_command, add_positionals, check_input_file, format_table
 
 __all__ = ["describe_gguf", "register"]
 
@@ -113,4 +113,4 @@ def register(commands: Any) -> None:
             "rowbook neighbors model.gguf ' the'  # the GGUF's token table",
         ],
     )
-    p.add_argument("file", metavar="FILE", help="the file to describe")
+    add_positionals(p, FILE="the file to describe")

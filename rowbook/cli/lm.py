@@ -39,7 +39,7 @@ from rowbook.cli._common import (
     source_name,
 )
 from rowbook.cli.fitting import checked_resume, make_model, run_fit
-from rowbook.cli.options import add_model_options
+from rowbook.cli.options import add_model_options, add_option, flag_for
 
 __all__ = ["HELP", "register"]
 
@@ -122,11 +122,12 @@ def _train_parser(models: Any) -> None:
         "-o", "--output", required=True, metavar="OUT", help="where to save the model (.npz)"
     )
     add_unicode_errors(p)
-    p.add_argument(
+    add_option(
+        p,
         "--save-hf",
-        metavar="DIR",
-        help="also write a Hugging Face folder (config.json, "
+        "also write a Hugging Face folder (config.json, "
         "model.safetensors, tokenizer.json) that transformers loads",
+        metavar="DIR",
     )
     add_training_run(p)
     add_sample_options(p, length=40)
@@ -189,7 +190,7 @@ def run_generate(args: argparse.Namespace) -> int:
             cache_dtype=args.cache_dtype,
         )
     except ParameterError as err:
-        raise ValueError(err.message_for("--" + err.name.replace("_", "-"))) from None
+        raise ValueError(err.message_for(flag_for(err.name))) from None
     print(" ".join(map(str, out.tolist())) if args.ids else out)
     return 0
 
@@ -210,22 +211,17 @@ def _generate_parser(commands: Any) -> None:
             "rowbook generate llama-folder/ '1 450 4996' --ids",
         ],
     )
-    p.add_argument(
-        "model",
-        metavar="MODEL",
-        help="a saved language model (.npz), a checkpoint folder or a GGUF model",
-    )
+    add_positionals(p, MODEL="a saved language model (.npz), a checkpoint folder or a GGUF model")
     add_positionals(p, "PROMPT")
-    p.add_argument(
-        "--max-new-tokens", type=int, default=50, metavar="N", help="(default: %(default)s)"
-    )
-    p.add_argument("--temperature", type=float, default=1.0, help="(default: %(default)s)")
-    p.add_argument("--top-k", type=int, metavar="K", help="draw among the K most likely tokens")
-    p.add_argument(
+    add_option(p, "--max-new-tokens", default=50, metavar="N")
+    add_option(p, "--temperature", default=1.0)
+    add_option(p, "--top-k", "draw among the K most likely tokens", type=int, metavar="K")
+    add_option(
+        p,
         "--top-p",
+        "draw among the most likely tokens whose probabilities add up to P",
         type=float,
         metavar="P",
-        help="draw among the most likely tokens whose probabilities add up to P",
     )
     add_seed(p)
     p.add_argument("--ids", action="store_true", help="PROMPT and the output are token ids")
@@ -235,11 +231,12 @@ def _generate_parser(commands: Any) -> None:
         action="store_true",
         help="run the model over the whole sequence at every step (what the KV cache saves)",
     )
-    p.add_argument(
+    add_option(
+        p,
         "--cache-dtype",
-        choices=("float32", "float16", "int8"),
-        help="store the KV cache in this type (int8: a float16 scale per head and position; "
+        "store the KV cache in this type (int8: a float16 scale per head and position; "
         "default: the model's)",
+        choices=("float32", "float16", "int8"),
     )
 
 
@@ -291,10 +288,7 @@ def run_size(args: argparse.Namespace) -> int:
                 **dims, **{k: v for k, v in (extra | changes).items() if v is not None}
             )
         except ParameterError as err:
-            flags = {"n_layers": "--layers", "n_heads": "--heads", "n_kv_heads": "--kv-heads"}
-            raise ValueError(
-                err.message_for(flags.get(err.name, "--" + err.name.replace("_", "-")))
-            ) from None
+            raise ValueError(err.message_for(flag_for(err.name))) from None
     if args.json:
         print_json(
             {
@@ -336,20 +330,20 @@ def _size_parser(commands: Any) -> None:
         nargs="?",
         help="a Hugging Face config.json, its folder, or a GGUF model",
     )
-    p.add_argument("--preset", choices=tuple(PRESETS))
-    p.add_argument(
+    add_option(p, "--preset", choices=tuple(PRESETS))
+    add_option(
+        p,
         "--lengths",
+        "sequence lengths to price",
         type=_ints,
         default=[1024, 4096, 8192],
         metavar="T,T",
-        help="sequence lengths to price (default: 1024,4096,8192)",
+        shown="1024,4096,8192",
     )
-    p.add_argument(
-        "--dtype",
-        choices=tuple(DTYPE_BYTES),
-        help="storage type (default: the preset's, or float32)",
+    add_option(
+        p, "--dtype", "storage type (default: the preset's, or float32)", choices=tuple(DTYPE_BYTES)
     )
-    p.add_argument("--batch", type=int, metavar="B", help="sequences at once (default: 1)")
+    add_option(p, "--batch", "sequences at once (default: 1)", type=int, metavar="B")
     for flag, dest, metavar in (
         ("--vocab-size", "vocab_size", "V"),
         ("--d-model", "d_model", "D"),
@@ -359,8 +353,8 @@ def _size_parser(commands: Any) -> None:
         ("--d-ff", "d_ff", "N"),
         ("--context", "context", "T"),
     ):
-        p.add_argument(flag, dest=dest, type=int, metavar=metavar)
-    p.add_argument("--family", choices=("gpt2", "llama"))
+        add_option(p, flag, dest=dest, type=int, metavar=metavar)
+    add_option(p, "--family", choices=("gpt2", "llama"))
     p.add_argument("--untied", action="store_true", help="a separate output layer")
     add_json(p)
 
@@ -397,7 +391,7 @@ def run_vocab_sweep(args: argparse.Namespace) -> int:
             characters=args.characters,
         )
     except ParameterError as err:
-        raise ValueError(err.message_for("--" + err.name.replace("_", "-"))) from None
+        raise ValueError(err.message_for(flag_for(err.name))) from None
     if args.json:
         print_json([row.__dict__ for row in rows])
     else:
@@ -432,41 +426,36 @@ def _vocab_sweep_parser(commands: Any) -> None:
             "rowbook vocab-sweep corpus.txt --sizes 500,2000 --held-out test.txt --plot v.png",
         ],
     )
-    p.add_argument("corpus", metavar="CORPUS", nargs="+")
-    p.add_argument(
+    add_corpus(p, "one text per line")
+    add_option(
+        p,
         "--model",
+        "bpe (byte-level), wordpiece (BERT's), unigram (Metaspace), or several",
         type=_models,
         default=["bpe"],
         metavar="NAME,NAME",
-        help="bpe (byte-level), wordpiece (BERT's), unigram (Metaspace), or several (default: bpe)",
+        shown="bpe",
     )
-    p.add_argument(
+    add_option(
+        p,
         "--sizes",
+        "vocabulary sizes (each >= 257 for bpe)",
         type=_ints,
         required=True,
         metavar="V,V",
-        help="vocabulary sizes (each >= 257 for bpe)",
     )
-    p.add_argument(
+    add_option(
+        p,
         "--held-out",
+        "text to measure on (default: a tenth of the lines, left out of training)",
         metavar="FILE",
-        help="text to measure on (default: a tenth of the lines, left out of training)",
     )
-    p.add_argument(
-        "--d-model", type=int, default=768, metavar="D", help="table width (default: %(default)s)"
+    add_option(p, "--d-model", "table width", default=768, metavar="D")
+    add_option(
+        p, "--characters", "length of the text priced for attention", default=4096, metavar="N"
     )
-    p.add_argument(
-        "--characters",
-        type=int,
-        default=4096,
-        metavar="N",
-        help="length of the text priced for attention (default: %(default)s)",
-    )
-    p.add_argument(
-        "--plot",
-        default="vocab-sweep.png",
-        metavar="PNG",
-        help="where to draw it, '' for no picture (default: %(default)s)",
+    add_option(
+        p, "--plot", "where to draw it, '' for no picture", default="vocab-sweep.png", metavar="PNG"
     )
     add_json(p)
     add_unicode_errors(p)

@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from rowbook.cli._common import add_command, add_seed
+from rowbook.cli.options import add_option
 
 __all__ = ["benchmarks_dir", "register_bench", "register_demo"]
 
@@ -71,12 +72,7 @@ def register_demo(commands: Any) -> None:
             "rowbook neighbors rowbook-demo/word_vectors.txt king  # after the demo",
         ],
     )
-    p.add_argument(
-        "--out",
-        type=Path,
-        default=Path("rowbook-demo"),
-        help="output folder (default: %(default)s)",
-    )
+    add_option(p, "--out", "output folder", default=Path("rowbook-demo"))
     add_seed(p, "random seed")
     p.add_argument("--quiet", action="store_true", help="print only where the outputs went")
 

@@ -14,12 +14,14 @@ from typing import Any
 
 from rowbook.cli._common import (
     add_command,
+    add_corpus,
     add_json,
     add_seed,
     add_unicode_errors,
     print_json,
     read_lines,
 )
+from rowbook.cli.options import add_option
 
 __all__ = ["register"]
 
@@ -75,35 +77,30 @@ def register(commands: Any) -> None:
             "rowbook count-vs-neural sentences.txt --max-lines 20000 --epochs 5 --json",
         ],
     )
-    p.add_argument("corpus", metavar="CORPUS", nargs="+")
-    p.add_argument("--held-out", metavar="FILE", help="lines to score (default: every tenth)")
-    p.add_argument("--max-lines", type=int, default=0, metavar="N", help="read at most N lines")
-    p.add_argument("--n", type=int, default=3, help="the order (default: %(default)s)")
-    p.add_argument(
-        "--min-count",
-        type=int,
-        default=2,
-        metavar="N",
-        help="rarer words become <unk> in both models (default: %(default)s)",
-    )
+    add_corpus(p, "one sentence per line")
+    add_option(p, "--held-out", "lines to score (default: every tenth)", metavar="FILE")
+    add_option(p, "--max-lines", "read at most N lines", default=0, metavar="N", shown=None)
+    add_option(p, "--n", "the order", default=3)
+    add_option(p, "--min-count", "rarer words become <unk> in both models", default=2, metavar="N")
     for flag, default in (("--epochs", 5), ("--dim", 32), ("--hidden", 64), ("--batch-size", 512)):
-        p.add_argument(flag, type=int, default=default, help=f"NPLM (default: {default})")
+        add_option(p, flag, "NPLM", default=default)
     add_seed(p, "NPLM seed")
-    p.add_argument(
+    add_option(
+        p,
         "--threads",
-        type=int,
+        "BLAS and numba threads while training, 0 for as they are",
         default=1,
         metavar="N",
-        help="BLAS and numba threads while training, 0 for as they are (default: 1, the "
-        "fastest on a busy machine)",
+        shown="1, the fastest on a busy machine",
     )
-    p.add_argument(
+    add_option(
+        p,
         "--discount-fallback",
+        "Kneser-Ney discounts for an order whose estimate fails on small text, as lmplz's "
+        "--discount_fallback (e.g. 0.5 1 1.5)",
         type=float,
         nargs=3,
         metavar=("D1", "D2", "D3"),
-        help="Kneser-Ney discounts for an order whose estimate fails on small text, as lmplz's "
-        "--discount_fallback (e.g. 0.5 1 1.5)",
     )
     add_json(p)
     add_unicode_errors(p)

@@ -1,6 +1,12 @@
-"""The model options of the ``rowbook`` commands: one table, read against each model's signature.
+"""The options of the ``rowbook`` commands: :func:`add_option` for a command's own, and the
+model options, one table read against each model's signature.
 
-:data:`OPTIONS` maps a model parameter to its flag, metavar and help. A parameter becomes
+:func:`add_option` adds an option that takes a value: its type read from its default, and
+the default shown at the end of its help, written once here for every command.
+
+:data:`OPTIONS` maps a model parameter to its metavar and help; its flag is
+:func:`flag_for` it (``--min-count`` for ``min_count``, the exceptions in :data:`FLAGS`,
+which also name a refused parameter in an error message). A parameter becomes
 an option of a command when the model's ``__init__`` has it (:func:`model_options`), with
 its type (choices for a ``Literal``, a switch for a ``bool``) and the default shown in
 ``--help`` read from the signature, so neither can drift. An option left out is not
@@ -14,98 +20,174 @@ import argparse
 import inspect
 import types
 import typing
-from typing import Any, Literal
+from collections.abc import Callable, Collection
+from pathlib import Path
+from typing import Any, Literal, NamedTuple
 
-__all__ = ["MODEL_HELP", "NONE_MEANS", "OPTIONS", "add_model_options", "model_options"]
+__all__ = [
+    "FLAGS",
+    "MODEL_HELP",
+    "NONE_MEANS",
+    "OPTIONS",
+    "Option",
+    "add_model_options",
+    "add_option",
+    "flag_for",
+    "model_options",
+    "with_default",
+]
 
-#: Model parameter -> (flag, metavar, help) for every model option of the train commands.
-OPTIONS: dict[str, tuple[str, str | None, str]] = {
-    "architecture": (
-        "--architecture",
+
+#: Library parameter -> command-line flag, where they differ by more than ``_`` -> ``-``.
+FLAGS = {
+    "hierarchical_softmax": "--hs",
+    "errors": "--unicode-errors",
+    "n_layers": "--layers",
+    "n_heads": "--heads",
+    "n_kv_heads": "--kv-heads",
+    "tie_embeddings": "--untied",
+}
+
+
+def flag_for(name: str, options: Collection[str] | None = None) -> str | None:
+    """The command-line flag of a library parameter; with ``options`` (a command's option
+    strings), the one that command has, or None if it has neither spelling.
+
+    >>> flag_for("vector_size"), flag_for("n_layers"), flag_for("min_count", ["--min-count"])
+    ('--vector-size', '--layers', '--min-count')
+    """
+    spellings = [FLAGS[name]] if name in FLAGS else []
+    spellings.append("--" + name.replace("_", "-"))
+    if options is None:
+        return spellings[0]
+    return next((flag for flag in spellings if flag in options), None)
+
+
+def with_default(text: str, shown: object = "%(default)s") -> str:
+    """``text`` followed by the default it says, as every option's help ends.
+
+    >>> with_default("most and least moved words to list", 20)
+    'most and least moved words to list (default: 20)'
+    >>> with_default("")
+    '(default: %(default)s)'
+    """
+    return f"{text} (default: {shown})" if text else f"(default: {shown})"
+
+
+def add_option(
+    parser: Any,
+    flag: str,
+    help: str = "",
+    *,
+    default: Any = None,
+    shown: object = "%(default)s",
+    type: Callable[[str], Any] | None = None,
+    metavar: str | None = None,
+    **more: Any,
+) -> argparse.Action:
+    """``flag``, an option that takes a value, added to ``parser`` (a parser or a group): of
+    ``type``, or else of ``default``'s type when that is a number or a path. A ``default`` is
+    said after ``help`` as ``shown`` (:func:`with_default`), or not at all with ``shown=None``
+    (the help says it in its own words, or there is nothing to say). ``more`` goes to
+    ``add_argument`` as it is (``choices``, ``nargs``, ``dest``, ``required``).
+
+    Every command adds its options that take a value here, so the type and the shown default
+    are written once; positional arguments, switches (``action="store_true"``) and the
+    ``-o`` / ``--output`` pair are argparse's ``add_argument`` as they are.
+
+    >>> a = add_option(argparse.ArgumentParser(), "--top", "words to list", default=20, metavar="N")
+    >>> a.type, a.default, a.metavar, a.help
+    (<class 'int'>, 20, 'N', 'words to list (default: %(default)s)')
+    """
+    if type is None and not isinstance(default, bool):
+        type = next((kind for kind in (int, float, Path) if isinstance(default, kind)), None)
+    if default is not None and shown is not None:
+        help = with_default(help, shown)
+    return parser.add_argument(
+        flag, default=default, type=type, metavar=metavar, help=help or None, **more
+    )
+
+
+class Option(NamedTuple):
+    """A model option: its metavar (None for a switch or a choice) and its help; its flag is
+    :func:`flag_for` its parameter."""
+
+    metavar: str | None
+    help: str
+
+
+#: Model parameter -> :class:`Option`, for every model option of the train commands.
+OPTIONS = {
+    "architecture": Option(
         None,
         "skip-gram (an example per word pair) or CBOW (the window's mean predicts its centre)",
     ),
-    "level": ("--level", None, "tokens"),
-    "vector_size": ("--vector-size", "D", "dimensions"),
-    "dim": ("--dim", "D", "embedding size"),
-    "context": ("--context", "N", "previous tokens seen"),
-    "hidden": ("--hidden", "H", "tanh layer size"),
-    "tied": ("--tied", None, "reuse C as the output layer"),
-    "window": ("--window", "N", "context words each side"),
-    "min_count": ("--min-count", "N", "ignore words seen fewer than N times"),
-    "max_vocab_size": ("--max-vocab-size", "N", "cap on distinct words held while reading"),
-    "max_vocab": ("--max-vocab", "N", "keep only the N most frequent words"),
-    "negative": ("--negative", "K", "negative samples per example, 0 for none (with --hs)"),
-    "hierarchical_softmax": (
-        "--hs",
-        None,
-        "train a hierarchical softmax too (with --negative 0: instead)",
+    "level": Option(None, "tokens"),
+    "vector_size": Option("D", "dimensions"),
+    "dim": Option("D", "embedding size"),
+    "context": Option("N", "previous tokens seen"),
+    "hidden": Option("H", "tanh layer size"),
+    "tied": Option(None, "reuse C as the output layer"),
+    "window": Option("N", "context words each side"),
+    "min_count": Option("N", "ignore words seen fewer than N times"),
+    "max_vocab_size": Option("N", "cap on distinct words held while reading"),
+    "max_vocab": Option("N", "keep only the N most frequent words"),
+    "negative": Option("K", "negative samples per example, 0 for none (with --hs)"),
+    "hierarchical_softmax": Option(
+        None, "train a hierarchical softmax too (with --negative 0: instead)"
     ),
-    "kernel": (
-        "--kernel",
+    "kernel": Option(
         None,
         "the step: classic (an example per skip-gram pair or CBOW window, as word2vec.c and "
         "fastText step) or batched (minibatches: word2vec's skip-gram window and 8 CBOW windows "
         "share their negatives, FastText's CBOW over bags; FastText's skip-gram reads the centre's "
         "bag once a window)",
     ),
-    "sample": ("--sample", "T", "subsampling threshold, 0 = off"),
-    "minn": ("--minn", "N", "shortest character n-gram"),
-    "maxn": ("--maxn", "N", "longest character n-gram, 0 = none"),
-    "bucket": ("--bucket", "N", "hash buckets for the n-grams"),
-    "x_max": ("--x-max", "X", "co-occurrence count where the weighting reaches 1"),
-    "memory": (
-        "--memory",
+    "sample": Option("T", "subsampling threshold, 0 = off"),
+    "minn": Option("N", "shortest character n-gram"),
+    "maxn": Option("N", "longest character n-gram, 0 = none"),
+    "bucket": Option("N", "hash buckets for the n-grams"),
+    "x_max": Option("X", "co-occurrence count where the weighting reaches 1"),
+    "memory": Option(
         "GB",
-        "budget for counting and shuffling co-occurrences; past it, counts and the shuffled records go to temporary files (in --spill-dir)",
+        "budget for counting and shuffling co-occurrences; past it, counts and the shuffled "
+        "records go to temporary files (in --spill-dir)",
     ),
-    "alpha": ("--alpha", "A", "exponent of the weighting (x / x_max) ** alpha"),
-    "epochs": ("--epochs", "N", "passes over the corpus"),
-    "lr": ("--lr", "LR", "initial learning rate"),
-    "min_lr": ("--min-lr", "LR", "final learning rate"),
-    "batch_size": ("--batch-size", "N", "examples per step"),
-    "optimizer": ("--optimizer", None, "how the tables are stepped"),
-    "val_fraction": (
-        "--val-fraction",
-        "F",
-        "share of the lines held out to report held-out perplexity, 0 for none",
+    "alpha": Option("A", "exponent of the weighting (x / x_max) ** alpha"),
+    "epochs": Option("N", "passes over the corpus"),
+    "lr": Option("LR", "initial learning rate"),
+    "min_lr": Option("LR", "final learning rate"),
+    "batch_size": Option("N", "examples per step"),
+    "optimizer": Option(None, "how the tables are stepped"),
+    "val_fraction": Option(
+        "F", "share of the lines held out to report held-out perplexity, 0 for none"
     ),
-    "word_ngrams": ("--word-ngrams", "N", "word n-grams up to N words join each line (hashed)"),
-    "loss": ("--loss", None, "softmax, negative sampling, hierarchical softmax or one-vs-all"),
-    "min_count_label": ("--min-count-label", "N", "ignore labels seen fewer than N times"),
-    "label_prefix": ("--label-prefix", "PREFIX", "what a label starts with"),
-    "pretrained_vectors": (
-        "--pretrained-vectors",
-        "FILE",
-        "word vectors (.vec, .npz) to start the word rows from",
-    ),
-    "workers": ("--workers", "N", "threads; 1 is reproducible"),
-    "seed": ("--seed", "N", "random seed"),
-    "family": (
-        "--family",
+    "word_ngrams": Option("N", "word n-grams up to N words join each line (hashed)"),
+    "loss": Option(None, "softmax, negative sampling, hierarchical softmax or one-vs-all"),
+    "min_count_label": Option("N", "ignore labels seen fewer than N times"),
+    "label_prefix": Option("PREFIX", "what a label starts with"),
+    "pretrained_vectors": Option("FILE", "word vectors (.vec, .npz) to start the word rows from"),
+    "workers": Option("N", "threads; 1 is reproducible"),
+    "seed": Option("N", "random seed"),
+    "family": Option(
         None,
         "gpt2: learned positions, LayerNorm, GELU, biases; llama: RoPE, RMSNorm, SwiGLU, "
         "grouped-query heads",
     ),
-    "vocab_size": ("--vocab-size", "V", "entries of the byte-level BPE: the rows of the table"),
-    "d_model": ("--d-model", "D", "width of the table and of every layer"),
-    "n_layers": ("--layers", "L", "Transformer blocks"),
-    "n_heads": ("--heads", "H", "attention heads"),
-    "n_kv_heads": (
-        "--kv-heads",
-        "H",
-        "key/value heads, a divisor of --heads (grouped-query attention)",
-    ),
-    "d_ff": ("--d-ff", "N", "MLP width"),
-    "positions": ("--positions", None, "position information"),
-    "tie_embeddings": (
-        "--untied",
+    "vocab_size": Option("V", "entries of the byte-level BPE: the rows of the table"),
+    "d_model": Option("D", "width of the table and of every layer"),
+    "n_layers": Option("L", "Transformer blocks"),
+    "n_heads": Option("H", "attention heads"),
+    "n_kv_heads": Option("H", "key/value heads, a divisor of --heads (grouped-query attention)"),
+    "d_ff": Option("N", "MLP width"),
+    "positions": Option(None, "position information"),
+    "tie_embeddings": Option(
         None,
         "a separate output layer instead of the table (V x D more parameters)",
     ),
-    "scale_embeddings": ("--scale-embeddings", None, "multiply the rows by sqrt(D)"),
-    "dropout": ("--dropout", "P", "dropout on embeddings, attention weights and residual branches"),
-    "weight_decay": ("--weight-decay", "W", "AdamW's decoupled weight decay (matrices and tables)"),
+    "scale_embeddings": Option(None, "multiply the rows by sqrt(D)"),
+    "dropout": Option("P", "dropout on embeddings, attention weights and residual branches"),
+    "weight_decay": Option("W", "AdamW's decoupled weight decay (matrices and tables)"),
 }
 
 #: Help that differs for one model: (model, parameter) -> help.
@@ -167,14 +249,14 @@ def model_options(cls: type) -> dict[str, tuple[str, dict[str, Any]]]:
     for name, param in inspect.signature(cls.__init__).parameters.items():
         if name not in OPTIONS:
             continue
-        flag, metavar, text = OPTIONS[name]
+        flag, (metavar, text) = flag_for(name), OPTIONS[name]
         text = MODEL_HELP.get((cls.__name__, name), text)
         default = param.default
         shown = NONE_MEANS.get((cls.__name__, name), default)
         kwargs: dict[str, Any] = {
             "dest": name,
             "default": None,
-            "help": f"{text} (default: {shown})",
+            "help": with_default(text, shown),
         }
         kind = _base_type(hints.get(name), default)
         if typing.get_origin(kind) is Literal:

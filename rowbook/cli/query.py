@@ -23,6 +23,7 @@ from rowbook.cli._common import (
     print_json,
 )
 from rowbook.cli._vectorio import load_vectors
+from rowbook.cli.options import add_option
 
 __all__ = ["register"]
 
@@ -230,16 +231,15 @@ def register(commands: Any) -> None:
             "rowbook neighbors glove.6B.50d.txt frog --json",
         ],
     )
-    p.add_argument(
-        "vectors", metavar="VECTORS", help="a .npz, word2vec (.txt/.vec/.bin) or GloVe file"
-    )
+    add_positionals(p, VECTORS="a .npz, word2vec (.txt/.vec/.bin) or GloVe file")
     p.add_argument("words", metavar="WORD", nargs="+")
-    p.add_argument("--topn", type=int, default=10, metavar="N", help="(default: %(default)s)")
-    p.add_argument(
+    add_option(p, "--topn", default=10, metavar="N")
+    add_option(
+        p,
         "--index",
-        metavar="FILE",
-        help="answer from an approximate index (faiss) kept "
+        "answer from an approximate index (faiss) kept "
         "in FILE, built there on first use; for tables of millions of words",
+        metavar="FILE",
     )
     add_json(p)
     add_vectors_reading(p)
@@ -257,10 +257,8 @@ def register(commands: Any) -> None:
         ],
     )
     add_positionals(p, "VECTORS", "A", "B", "C")
-    p.add_argument("--topn", type=int, default=5, metavar="N", help="(default: %(default)s)")
-    p.add_argument(
-        "--method", choices=("3cosadd", "3cosmul"), default="3cosadd", help="(default: %(default)s)"
-    )
+    add_option(p, "--topn", default=5, metavar="N")
+    add_option(p, "--method", default="3cosadd", choices=("3cosadd", "3cosmul"))
     add_json(p)
     add_vectors_reading(p)
 
@@ -296,21 +294,13 @@ def register(commands: Any) -> None:
         ],
     )
     add_positionals(p, "VECTORS")
-    p.add_argument("--analogies", metavar="FILE", help="questions-words file")
-    p.add_argument("--pairs", metavar="FILE", help="word pairs with similarity scores")
-    p.add_argument("--delimiter", default="\t", help="field separator of --pairs (default: tab)")
-    p.add_argument(
-        "--restrict-vocab",
-        type=int,
-        default=300_000,
-        metavar="N",
-        help="use only the first N words (default: %(default)s)",
-    )
+    add_option(p, "--analogies", "questions-words file", metavar="FILE")
+    add_option(p, "--pairs", "word pairs with similarity scores", metavar="FILE")
+    add_option(p, "--delimiter", "field separator of --pairs", default="\t", shown="tab")
+    add_option(p, "--restrict-vocab", "use only the first N words", default=300_000, metavar="N")
     p.add_argument(
         "--case-sensitive", action="store_true", help="do not upper-case words to compare"
     )
-    p.add_argument(
-        "--method", choices=("3cosadd", "3cosmul"), default="3cosadd", help="(default: %(default)s)"
-    )
+    add_option(p, "--method", default="3cosadd", choices=("3cosadd", "3cosmul"))
     add_json(p)
     add_vectors_reading(p)

@@ -22,6 +22,7 @@ from rowbook.cli._common import (
     check_output_path,
 )
 from rowbook.cli._vectorio import FORMAT_NAMES, load_vectors, output_format, save_vectors
+from rowbook.cli.options import add_option
 
 __all__ = ["register"]
 
@@ -180,68 +181,67 @@ def register(commands: Any) -> None:
             "rowbook quantize model.bin -o model.ftz --cutoff 100000 --retrain --input train.txt",
         ],
     )
-    p.add_argument("vectors", metavar="VECTORS", help="a .npz, word2vec, GloVe or fastText file")
+    add_positionals(p, VECTORS="a .npz, word2vec, GloVe or fastText file")
     p.add_argument("-o", "--output", required=True, type=Path, metavar="FILE", help="a .npz file")
-    p.add_argument("--method", choices=("pq", "int8"), default="pq", help="(default: %(default)s)")
-    p.add_argument("--m", type=int, metavar="M", help="pq: sub-spaces, one byte each")
-    p.add_argument(
-        "--dsub",
-        type=int,
-        metavar="D",
-        help="pq: sub-space width instead of --m (fastText's -dsub)",
+    add_option(p, "--method", default="pq", choices=("pq", "int8"))
+    add_option(p, "--m", "pq: sub-spaces, one byte each", type=int, metavar="M")
+    add_option(
+        p, "--dsub", "pq: sub-space width instead of --m (fastText's -dsub)", type=int, metavar="D"
     )
-    p.add_argument(
-        "--nbits", type=int, default=8, help="pq: bits per code, 1 to 8 (default: %(default)s)"
-    )
+    add_option(p, "--nbits", "pq: bits per code, 1 to 8", default=8)
     p.add_argument(
         "--no-qnorm",
         action="store_true",
         help="pq: quantise the raw rows, not their directions with the norms apart in a byte each",
     )
     add_seed(p, "k-means seed", 1234)
-    p.add_argument("--keep", type=int, metavar="N", help="prune to the N most frequent words first")
-    p.add_argument(
+    add_option(p, "--keep", "prune to the N most frequent words first", type=int, metavar="N")
+    add_option(
+        p,
         "--rerank",
+        "link to the float table (opened mapped) "
+        "and re-score the N best candidates of each query exactly",
         type=int,
         metavar="N",
-        help="link to the float table (opened mapped) "
-        "and re-score the N best candidates of each query exactly",
     )
-    p.add_argument(
+    add_option(
+        p,
         "--recall",
+        "link to the float table (opened mapped) and measure how many candidates to "
+        "re-score for recall@10 R (e.g. 0.95); instead of --rerank",
         type=float,
         metavar="R",
-        help="link to the float table (opened mapped) and measure how many candidates to "
-        "re-score for recall@10 R (e.g. 0.95); instead of --rerank",
     )
     p.add_argument(
         "--report", action="store_true", help="measure recall@10 and the evaluation changes"
     )
-    p.add_argument("--analogies", metavar="FILE", help="with --report: a questions-words file")
-    p.add_argument(
+    add_option(p, "--analogies", "with --report: a questions-words file", metavar="FILE")
+    add_option(
+        p,
         "--pairs",
+        "with --report: word-pair files (WordSim353, SimLex-999)",
         metavar="FILE",
         nargs="+",
         default=[],
-        help="with --report: word-pair files (WordSim353, SimLex-999)",
+        shown=None,
     )
-    p.add_argument(
+    add_option(
+        p,
         "--queries",
-        type=int,
+        "with --report: keys whose neighbours are compared",
         default=200,
         metavar="N",
-        help="with --report: keys whose neighbours are compared (default: %(default)s)",
     )
     group = p.add_argument_group(
         "a text classifier (a supervised fastText .bin or a FastTextClassifier .npz)",
         "quantised as `fasttext quantize` does, written as .ftz (or .npz)",
     )
-    group.add_argument(
-        "--cutoff", type=int, default=0, metavar="N", help="keep the N rows of largest norm"
+    add_option(
+        group, "--cutoff", "keep the N rows of largest norm", default=0, metavar="N", shown=None
     )
     group.add_argument("--retrain", action="store_true", help="train the kept rows again")
-    group.add_argument("--input", metavar="TRAIN", help="with --retrain: the training file")
-    group.add_argument("--epochs", type=int, metavar="N", help="with --retrain: epochs")
+    add_option(group, "--input", "with --retrain: the training file", metavar="TRAIN")
+    add_option(group, "--epochs", "with --retrain: epochs", type=int, metavar="N")
     group.add_argument("--qout", action="store_true", help="quantise the output rows too")
     add_vectors_reading(p)
 
@@ -260,8 +260,8 @@ def register(commands: Any) -> None:
     )
     add_positionals(p, "VECTORS")
     p.add_argument("-o", "--output", required=True, type=Path, metavar="OUT")
-    p.add_argument("--keep", type=int, required=True, metavar="N", help="words to keep")
-    p.add_argument(
-        "--to", choices=("npz", "safetensors", "text", "binary", "glove"), help="format of OUT"
+    add_option(p, "--keep", "words to keep", type=int, required=True, metavar="N")
+    add_option(
+        p, "--to", "format of OUT", choices=("npz", "safetensors", "text", "binary", "glove")
     )
     add_vectors_reading(p)

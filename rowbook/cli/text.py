@@ -21,9 +21,11 @@ from rowbook.cli._common import (
     add_command,
     add_json,
     add_lower,
+    add_positionals,
     check_input_file,
     read_lines,
 )
+from rowbook.cli.options import add_option
 from rowbook.io import read_json
 
 __all__ = ["Normalized", "make_tokenizer", "register"]
@@ -297,26 +299,29 @@ def register(commands: Any) -> None:
             "rowbook tokenize --lower - < raw.txt > corpus.txt",
         ],
     )
-    p.add_argument("text", metavar="TEXT", help="the text, or '-' for standard input")
-    p.add_argument(
+    add_positionals(p, TEXT="the text, or '-' for standard input")
+    add_option(
+        p,
         "--tokenizer",
-        metavar="NAME|FILE",
-        help="word (regex words and punctuation, the default), whitespace, char, bpe (with "
+        "word (regex words and punctuation, the default), whitespace, char, bpe (with "
         "--bpe), or a tokenizer FILE or model folder of any format: tokenizer.json "
         "(byte-level BPE, WordPiece, Unigram), a SentencePiece .model, BERT's vocab.txt, "
         "GPT-2's vocab.json + merges.txt, a rowbook file; it is recognised by its content",
+        metavar="NAME|FILE",
     )
-    p.add_argument(
+    add_option(
+        p,
         "--bpe",
+        "a BPE file from 'rowbook vocab --tokenizer bpe' or a Hugging Face tokenizer.json",
         metavar="FILE",
-        help="a BPE file from 'rowbook vocab --tokenizer bpe' or a Hugging Face tokenizer.json",
     )
     add_lower(p)
-    p.add_argument(
+    add_option(
+        p,
         "--vocab",
-        metavar="FILE",
-        help="a file from 'rowbook vocab': its normalizer, tokenizer and vocabulary are "
+        "a file from 'rowbook vocab': its normalizer, tokenizer and vocabulary are "
         "applied (an older plain vocabulary file maps the tokens of --tokenizer)",
+        metavar="FILE",
     )
     p.add_argument("--ids", action="store_true", help="print ids instead of tokens")
     add_json(p, "one JSON object per line")

@@ -10,6 +10,7 @@ off: ``--to`` is not ``--tokenizer``.
 from __future__ import annotations
 
 import argparse
+import functools
 from collections.abc import Collection
 from typing import Any
 
@@ -25,7 +26,7 @@ from rowbook.cli._common import (
 )
 from rowbook.cli.classify import add_train_classifier
 from rowbook.cli.corpus import add_spill_options
-from rowbook.cli.options import add_model_options
+from rowbook.cli.options import add_model_options, add_option
 from rowbook.cli.train import run_nplm, run_word_vectors
 
 __all__ = ["register"]
@@ -46,12 +47,13 @@ def _run_options(p: argparse.ArgumentParser, *, word_vectors: bool) -> None:
     p.add_argument("-o", "--output", required=True, metavar="OUT", help="where to write the table")
     add_unicode_errors(p)
     if word_vectors:
-        p.add_argument(
+        add_option(
+            p,
             "--tokenizer",
-            choices=("word", "whitespace"),
+            "word: runs of letters and digits (inner apostrophes kept), punctuation "
+            "dropped; whitespace: split on spaces only, tokens as written",
             default="word",
-            help="word: runs of letters and digits (inner apostrophes kept), punctuation "
-            "dropped; whitespace: split on spaces only, tokens as written (default: %(default)s)",
+            choices=("word", "whitespace"),
         )
         p.add_argument(
             "--keep-case",
@@ -87,27 +89,16 @@ def _run_options(p: argparse.ArgumentParser, *, word_vectors: bool) -> None:
     add_training_run(p, "save the model here after every epoch (a saved model, as --save-model)")
 
 
-def _word_vectors_parser(models: Any, cls: type, name: str, **text: Any) -> argparse.ArgumentParser:
-    p = add_command(models, name, run=run_word_vectors, **text)
-    p.allow_abbrev = False
-    _run_options(p, word_vectors=True)
-    add_model_options(p, cls)
-    p.set_defaults(model=name)
-    return p
-
-
-def _word2vec_parser(models: Any) -> None:
-    from rowbook.models import Word2Vec
-
-    _word_vectors_parser(
-        models,
-        Word2Vec,
-        "word2vec",
-        help=_HELP["word2vec"],
-        description="Train word2vec on CORPUS and write the word vectors to OUT: .npz (rowbook), "
+#: The word-vector commands, in the order ``rowbook train --help`` lists them: the model's class
+#: (its name in :mod:`rowbook.models`, which imports only the module of the one asked for),
+#: the description and the examples.
+_WORD_VECTORS = {
+    "word2vec": (
+        "Word2Vec",
+        "Train word2vec on CORPUS and write the word vectors to OUT: .npz (rowbook), "
         ".txt or .vec (word2vec text), .bin (word2vec binary). Lines are lower-cased and split into "
         "words, punctuation dropped, unless --keep-case / --tokenizer whitespace say otherwise.",
-        examples=[
+        [
             "rowbook train word2vec corpus.txt -o vectors.txt",
             "rowbook train word2vec corpus.txt -o vectors.bin --architecture cbow "
             "--vector-size 200 --window 8 --epochs 10",
@@ -117,48 +108,52 @@ def _word2vec_parser(models: Any) -> None:
             "rowbook train word2vec more.txt -o v2.txt --init w2v.model.npz --epochs 3",
             "rowbook train word2vec tokens.txt -o v.txt --tokenizer whitespace --keep-case",
         ],
-    )
-
-
-def _fasttext_parser(models: Any) -> None:
-    from rowbook.models import FastText
-
-    _word_vectors_parser(
-        models,
-        FastText,
-        "fasttext",
-        help=_HELP["fasttext"],
-        description="Train fastText on CORPUS and write OUT: .bin is Facebook fastText's model file "
-        "(the fasttext package loads it; the query commands answer for unseen words from it); "
-        ".npz, .txt or .vec hold the vocabulary's vectors only. Lines are lower-cased and split "
-        "into words, punctuation dropped, unless --keep-case / --tokenizer whitespace say otherwise.",
-        examples=[
-            "rowbook train fasttext corpus.txt -o model.bin",
-            "rowbook train fasttext corpus.txt -o model.bin --minn 2 --maxn 5 --bucket 200000",
-            "rowbook neighbors model.bin whalebone  # a word the corpus never had",
-            "rowbook train fasttext corpus.txt -o model.bin --save-model ft.model.npz",
-        ],
-    )
-
-
-def _glove_parser(models: Any) -> None:
-    from rowbook.models import GloVe
-
-    _word_vectors_parser(
-        models,
-        GloVe,
-        "glove",
-        help=_HELP["glove"],
-        description="Count co-occurrences in CORPUS, fit GloVe, and write W + W~ to OUT: .npz, "
+    ),
+    "glove": (
+        "GloVe",
+        "Count co-occurrences in CORPUS, fit GloVe, and write W + W~ to OUT: .npz, "
         ".txt or .vec (word2vec text), .bin (word2vec binary). Lines are lower-cased and split into "
         "words, punctuation dropped, unless --keep-case / --tokenizer whitespace say otherwise.",
-        examples=[
+        [
             "rowbook train glove corpus.txt -o glove.txt --vector-size 50 --epochs 25",
             "rowbook train glove corpus.txt -o glove.npz --window 10 --x-max 50 --workers 1 --seed 3",
             "rowbook train glove corpus.txt -o g.txt --save-model glove.model.npz",
             "rowbook train glove corpus.txt -o g2.txt --init glove.model.npz --epochs 10",
         ],
+    ),
+    "fasttext": (
+        "FastText",
+        "Train fastText on CORPUS and write OUT: .bin is Facebook fastText's model file "
+        "(the fasttext package loads it; the query commands answer for unseen words from it); "
+        ".npz, .txt or .vec hold the vocabulary's vectors only. Lines are lower-cased and split "
+        "into words, punctuation dropped, unless --keep-case / --tokenizer whitespace say otherwise.",
+        [
+            "rowbook train fasttext corpus.txt -o model.bin",
+            "rowbook train fasttext corpus.txt -o model.bin --minn 2 --maxn 5 --bucket 200000",
+            "rowbook neighbors model.bin whalebone  # a word the corpus never had",
+            "rowbook train fasttext corpus.txt -o model.bin --save-model ft.model.npz",
+        ],
+    ),
+}
+
+
+def _word_vectors_parser(models: Any, name: str) -> None:
+    """``rowbook train NAME`` of a word-vector model (:data:`_WORD_VECTORS`)."""
+    import rowbook.models
+
+    class_name, description, examples = _WORD_VECTORS[name]
+    p = add_command(
+        models,
+        name,
+        run=run_word_vectors,
+        help=_HELP[name],
+        description=description,
+        examples=examples,
     )
+    p.allow_abbrev = False
+    _run_options(p, word_vectors=True)
+    add_model_options(p, getattr(rowbook.models, class_name))
+    p.set_defaults(model=name)
 
 
 def _nplm_parser(models: Any) -> None:
@@ -203,9 +198,7 @@ def register(commands: Any, only: Collection[str] | None = None) -> Any:
     train.allow_abbrev = False
     models = train.add_subparsers(dest="model", required=True, metavar="MODEL")
     builders = {
-        "word2vec": _word2vec_parser,
-        "glove": _glove_parser,
-        "fasttext": _fasttext_parser,
+        **{name: functools.partial(_word_vectors_parser, name=name) for name in _WORD_VECTORS},
         "nplm": _nplm_parser,
         "classifier": lambda models: add_train_classifier(models, _HELP["classifier"]),
     }

@@ -33,6 +33,7 @@ from rowbook.cli._common import (
     print_json,
     source_name,
 )
+from rowbook.cli.options import add_option
 from rowbook.cli.text import TOKENIZERS, _shown, make_tokenizer
 from rowbook.corpus_source import CorpusSource
 
@@ -219,59 +220,62 @@ def register(commands: Any) -> None:
     )
     add_corpus(p, "one document per line")
     p.add_argument("-o", "--output", required=True, metavar="FILE", help="where to write the JSON")
-    p.add_argument("--tokenizer", choices=TOKENIZERS, default="word", help="(default: %(default)s)")
-    p.add_argument(
+    add_option(p, "--tokenizer", default="word", choices=TOKENIZERS)
+    add_option(
+        p,
         "--model",
-        choices=("bpe", "wordpiece", "unigram"),
-        help="train a subword model of --max-vocab entries: byte-level BPE, WordPiece (BERT's "
+        "train a subword model of --max-vocab entries: byte-level BPE, WordPiece (BERT's "
         "normalizer and [CLS]/[SEP]; --lower for uncased) or Unigram (Metaspace words)",
+        choices=("bpe", "wordpiece", "unigram"),
     )
-    p.add_argument(
+    add_option(
+        p,
         "--format",
-        choices=("rowbook", "tokenizer.json", "model"),
+        "with --model wordpiece/unigram: a rowbook pipeline file, a Hugging Face "
+        "tokenizer.json, or (unigram) a SentencePiece .model",
         default="rowbook",
-        help="with --model wordpiece/unigram: a rowbook pipeline file, a Hugging Face "
-        "tokenizer.json, or (unigram) a SentencePiece .model (default: %(default)s)",
+        choices=("rowbook", "tokenizer.json", "model"),
     )
-    p.add_argument(
+    add_option(
+        p,
         "--memory",
+        "with --model bpe/wordpiece/unigram: keep the word counts within GB gigabytes, "
+        "spilling to temporary files (in --spill-dir) past half of it; same result",
         type=float,
         metavar="GB",
-        help="with --model bpe/wordpiece/unigram: keep the word counts within GB gigabytes, "
-        "spilling to temporary files (in --spill-dir) past half of it; same result",
     )
-    p.add_argument(
+    add_option(
+        p,
         "--spill-dir",
+        "where --memory spills (default: the system's temporary folder)",
         metavar="DIR",
-        help="where --memory spills (default: the system's temporary folder)",
     )
     add_lower(p)
-    p.add_argument(
+    add_option(
+        p,
         "--min-count",
-        type=int,
-        metavar="N",
-        help="keep tokens seen at least N times (default 1; for bpe, the least count of "
+        "keep tokens seen at least N times (default 1; for bpe, the least count of "
         "a pair to merge, default 2)",
+        type=int,
+        metavar="N",
     )
-    p.add_argument(
+    add_option(
+        p,
         "--max-vocab",
+        "keep at most N entries, the most frequent, specials included (required for bpe)",
         type=int,
         metavar="N",
-        help="keep at most N entries, the most frequent, specials included (required for bpe)",
     )
-    p.add_argument(
-        "--top",
-        type=int,
-        default=10,
-        metavar="N",
-        help="show the N most frequent tokens (or first merges) (default: %(default)s)",
+    add_option(
+        p, "--top", "show the N most frequent tokens (or first merges)", default=10, metavar="N"
     )
-    p.add_argument(
+    add_option(
+        p,
         "--workers",
+        "processes that read CORPUS, over byte ranges of its files; the counts are the "
+        "same for every N (default: one per CPU)",
         type=int,
         metavar="N",
-        help="processes that read CORPUS, over byte ranges of its files; the counts are the "
-        "same for every N (default: one per CPU)",
     )
     add_json(p, "print the summary as JSON")
     p.add_argument("--quiet", action="store_true", help="no progress bar, no summary")

@@ -53,6 +53,7 @@ from rowbook.data.scan import (
     parallel_parts,
     scan_parts,
     scan_sentences,
+    scan_text,
 )
 from rowbook.data.spill import source_id_bytes
 
@@ -137,12 +138,15 @@ def _scan(
     ``keep_ids=False`` counts only."""
     workers = check_int("workers", workers, 1, allow_none=True) or os.cpu_count() or 1
     parts = parallel_parts(source, workers, max_vocab_size)
+    compiled = source.splits_on_whitespace and not max_vocab_size  # no pruning compiled
     if parts is None:
-        sentences = sentences_of(source, max_len)
-        return scan_sentences(sentences, max_vocab_size, sink if keep_ids else Discard())
+        sink = sink if keep_ids else Discard()
+        if compiled:
+            return scan_text(source.batches(as_bytes=True), max_len, sink)
+        return scan_sentences(sentences_of(source, max_len), max_vocab_size, sink)
     return scan_parts(
         parts,
-        source.tokenize,
+        None if compiled else source.tokenize,
         max_len=max_len,
         sink=sink,
         workers=workers,

@@ -165,7 +165,9 @@ class RawIdSink:
 
     def write(self, ids: array) -> None:
         with self.folder.writing(self.WHAT, self.need, written=self.tokens * _ITEM):
-            self._file.write(ids.tobytes())
+            self._file.write(
+                memoryview(ids).cast("B")
+            )  # no copy a block (the heap: see read_batches)
         self.tokens += len(ids)
 
     def finish(self) -> None:

@@ -130,7 +130,4 @@ class RMSNorm(Module):
     def forward(self, x: Any) -> Tensor:
         return F.rms_norm(x, self.normalized_shape, self.weight, self.eps)
 
-    def extra_repr(self) -> str:
-        return (
-            f"{self.normalized_shape}, eps={self.eps}, elementwise_affine={self.elementwise_affine}"
-        )
+    extra_repr = LayerNorm.extra_repr  # PyTorch prints the two alike

@@ -49,6 +49,7 @@ from rowbook.text.bpe.options import special_regex
 from rowbook.text.bpe.pretokenize import check_str
 from rowbook.text.bpe.result import Encoding
 from rowbook.text.token_table import TokenTable
+from rowbook.text.trie import joined
 
 __all__ = ["SubwordTokenizer"]
 
@@ -265,7 +266,9 @@ class SubwordTokenizer(TokenTable):
                 "encode_batch expects a sequence of str; for one text use encode()"
             )
         workers = check_int("workers", workers, 1, allow_none=True) or os.cpu_count() or 1
-        texts = [check_str(t) for t in texts]
+        texts = list(texts)
+        if set(map(type, texts)) - {str}:  # a pass in C over the texts, not a call for each
+            texts = [check_str(t) for t in texts]
         with gc_paused():
             chars = sum(map(len, texts))
             if workers == 1 or chars < POOL_CHARS:
@@ -285,27 +288,33 @@ class SubwordTokenizer(TokenTable):
     def _threaded(
         self, job: Callable, batches: Iterable[list[str]], workers: int, add_special_tokens: bool
     ) -> list[Encoding]:
-        """The encodings of ``batches`` by the compiled ``job`` on ``workers`` threads. Each
-        thread also makes its batch's lists and encodings (Python, under the GIL) while the
-        other threads' jobs run without it: made after all the jobs, by one thread, they
-        left the second core idle for a third of the time (10 MB of news, 2 cores). Each
-        thread keeps one word cache for all its batches: none but its first starts cold.
-        Batches are about an eighth of a worker's share, each one kernel call: every call
-        hands the GIL back and forth, and on a loaded machine a thread that waits for it
-        waits for the holder's next turn on a CPU (10 MB of news lines at load 12-15: 16
-        batches 1.01 s, 78 batches of ``BATCH_CHARS`` 1.09 s)."""
+        """The encodings of ``batches`` by the compiled ``job`` on ``workers`` threads.
+
+        The other threads run only the job, compiled code without the GIL from a batch's
+        joined text to its ids. This thread does all the Python: it joins each batch's
+        texts, makes the lists and ``Encoding`` objects of each result as it comes, in
+        order, and runs a job itself only when the next result is not ready
+        (:func:`~rowbook.fork_pool.map_in_threads`), so the GIL's work overlaps the other
+        threads' jobs and is never handed back and forth between two threads that both want
+        it (each thread making its own batch's lists did that: 10 MB of news lines, the
+        second core added 1.21x). Made after all the jobs instead, the lists left the second
+        core idle for a third of the time. Each thread keeps one word cache for all its
+        batches: none but its first starts cold. Batches are about an eighth of a worker's
+        share, each one kernel call (10 MB of news lines at load 12-15: 16 batches 1.01 s,
+        78 batches of ``BATCH_CHARS`` 1.09 s)."""
 
         local = threading.local()  # each thread's word cache, kept for all its batches
 
-        def encoded(batch: list[str]) -> list[Encoding]:
+        def ids(task: tuple[str, np.ndarray]) -> tuple[np.ndarray, np.ndarray]:
             if not hasattr(local, "cache"):
                 local.cache = job.word_cache()
-            ids_of = _unpacked(job(batch, local.cache), self._id_ints)
-            return self._encodings(batch, ids_of, add_special_tokens)
+            return job.run(task, local.cache)
 
+        batches = list(batches)
+        tasks = map(joined, batches)
         out: list[Encoding] = []
-        for part in map_in_threads(encoded, batches, workers):
-            out += part
+        for batch, part in zip(batches, map_in_threads(ids, tasks, workers), strict=True):
+            out += self._encodings(batch, _unpacked(part, self._id_ints), add_special_tokens)
         return out
 
     def _packed_ids(self, texts: list[str]) -> tuple[np.ndarray, np.ndarray]:

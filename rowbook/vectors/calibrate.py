@@ -27,7 +27,7 @@ from __future__ import annotations
 import math
 import time
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, fields
 from typing import Any
 
 import numpy as np
@@ -154,6 +154,13 @@ class Calibration:
         scan: queries are answered by the exact scan.
     seconds : float
         Time the measurement took.
+    key_value : int or None
+        HNSW: the ``ef_search`` of a query by key (a row of the table, its search started
+        at the row's own node), measured on other rows of the table as such queries
+        (never wider than ``value``); None for IVF, the exact scan, and files saved before
+        it (their queries by key use ``value``).
+    key_recall : float or None
+        The mean recall@10 of those queries at ``key_value``.
     """
 
     target: float
@@ -163,6 +170,8 @@ class Calibration:
     value: int
     exact: bool
     seconds: float
+    key_value: int | None = None
+    key_recall: float | None = None
 
     def __str__(self) -> str:
         chosen = (
@@ -171,6 +180,11 @@ class Calibration:
             if self.exact
             else f"{self.setting}={self.value}, recall@{K} {self.recall:.3f}"
         )
+        if self.key_value is not None:
+            chosen += (
+                f"; queries by key (from their own row) {self.setting}={self.key_value}, "
+                f"recall@{K} {self.key_recall:.3f}"
+            )
         return (
             f"calibrated for recall@{K} >= {self.target:g} on {self.queries} queries "
             f"against the exact scan ({self.seconds:.1f} s): {chosen}"
@@ -182,13 +196,23 @@ class Calibration:
 
     @classmethod
     def from_dict(cls, record: Mapping[str, Any], where: str) -> Calibration:
-        """The calibration a file holds, every field checked (``where`` names the file)."""
+        """The calibration a file holds, every field checked (``where`` names the file);
+        a file saved before queries by key had their own setting lacks ``key_value`` and
+        ``key_recall`` (None)."""
         kinds = {"target": float, "recall": float, "queries": int, "setting": str}
         kinds |= {"value": int, "exact": bool, "seconds": float}
-        if not isinstance(record, Mapping) or set(record) != set(kinds):
+        kinds |= {"key_value": int, "key_recall": float}
+        required = [field.name for field in fields(cls) if field.default is not None]
+        if (
+            not isinstance(record, Mapping)
+            or not set(required) <= set(record)
+            or not set(record) <= set(kinds)
+        ):
             raise ValueError(f"{where}: the calibration must hold the fields {', '.join(kinds)}")
         for name, kind in kinds.items():
-            value = record[name]
+            value = record.get(name)
+            if value is None and name not in required:
+                continue
             numeric = kind is float and isinstance(value, int)
             fits = (isinstance(value, kind) or numeric) and (kind is bool) == isinstance(
                 value, bool

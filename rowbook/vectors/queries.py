@@ -141,7 +141,8 @@ def _approximate(
     index = built_index(table)
     rows = None if start is None else np.array([start])
     found = index.search_batch(query[None, :], _wanted(table, topn, exclude, stop), rows)
-    return ApproximateAnswer(_rescored(table, found[0], query, topn, exclude, stop), index)
+    answer = _rescored(table, found[0], query, topn, exclude, stop)
+    return ApproximateAnswer(answer, index, by_key=start is not None)
 
 
 def _wanted(table: KeyedTable, topn: int, exclude: list[int], stop: int) -> int:
@@ -216,7 +217,8 @@ def _batch(
             _rescored(table, f, q, topn, e, stop)
             for f, q, e in zip(found, queries, excludes, strict=True)
         ]
-        return ApproximateAnswer([ApproximateAnswer(a, index) for a in answers], index)
+        answers = [ApproximateAnswer(a, index, by_key=keys) for a in answers]
+        return ApproximateAnswer(answers, index, by_key=keys)
     return _exact_batch(table, queries, excludes, topn, stop)
 
 

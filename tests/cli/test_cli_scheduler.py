@@ -21,7 +21,7 @@ TRAIN = ["--vector-size", 6, "--epochs", 2, "--workers", 1, "--seed", 3]
 @pytest.fixture(scope="module")
 def address():
     with LocalCluster(
-        n_workers=2, threads_per_worker=1, processes=False, dashboard_address=None
+        n_workers=2, threads_per_worker=1, processes=False, dashboard_address=":0"
     ) as cluster:
         yield cluster.scheduler_address
 

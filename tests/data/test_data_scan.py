@@ -10,7 +10,7 @@ from collections import Counter
 import numpy as np
 import pytest
 
-from rowbook.corpus_files import iter_batches, iter_part_batches, source_parts
+from rowbook.corpus_files import iter_batches, iter_part_batches, read_batches, source_parts
 from rowbook.corpus_source import corpus_source
 from rowbook.data import scan
 from rowbook.data.corpus import count_words, encode_corpus, read_corpus
@@ -144,3 +144,56 @@ def test_a_bad_byte_read_in_a_worker_is_named_as_in_the_serial_pass(tmp_path, sm
         messages.append(str(caught.value))
     assert messages[0] == messages[1]
     assert "byte offset 244 (line 21)" in messages[0] and "errors='replace'" in messages[0]
+
+
+SPACES = (
+    "\t\n\x0b\x0c\r\x1c\x1d\x1e\x1f \x85\xa0\u1680\u2000\u2005\u200a\u2028\u2029\u202f\u205f\u3000"
+)
+NOT_SPACES = "\u200b\u180e\ufeff\xad\u2060é\u20ac\U0001f600x"  # look like spaces, or near them
+
+
+def _hard_text(seed: int, n_lines: int) -> str:
+    """Lines of words joined by every whitespace character ``str.split`` knows and by
+    characters it does not, some long, some empty, CRLF and LF, no final line end."""
+    rng = np.random.default_rng(seed)
+    lines = []
+    for _ in range(n_lines):
+        parts = []
+        for _ in range(int(rng.integers(0, 40))):
+            word = "".join(rng.choice(list("abcdé" + NOT_SPACES), int(rng.integers(1, 6))))
+            parts += [
+                word,
+                "".join(rng.choice(list(SPACES.replace("\n", "")), 1 + rng.integers(0, 3))),
+            ]
+        lines.append("".join(parts[: max(0, len(parts) - int(rng.integers(0, 2)))]))
+    return "".join(line + ("\r\n" if i % 4 == 0 else "\n") for i, line in enumerate(lines))[:-1]
+
+
+@pytest.mark.parametrize("chunk_bytes", [16, 1 << 20])
+def test_the_compiled_whitespace_split_is_str_split(tmp_path, chunk_bytes):
+    path = tmp_path / "hard.txt"
+    path.write_text(_hard_text(0, 60), encoding="utf-8")
+    pieces = [(t, e) for b, e in iter_batches(path, chunk_bytes=chunk_bytes) for t in b]
+    for max_len in (1, 3, 10_000):
+        want = scan.scan_sentences(scan.line_sentences(pieces, str.split, max_len), None)
+        got = scan.scan_text(read_batches([path], chunk_bytes=chunk_bytes, as_bytes=True), max_len)
+        assert got.keys == want.keys and len(want.keys) > 50
+        assert got.ids.tolist() == want.ids.tolist()
+        np.testing.assert_array_equal(got.lengths, want.lengths)
+        np.testing.assert_array_equal(got.counts, want.counts)
+
+
+@pytest.mark.parametrize("workers", [1, 2])
+def test_a_file_read_compiled_gives_the_python_pass(tmp_path, small_parts, workers):
+    """The default tokenizer reads compiled; an explicit ``str.split`` reads in Python."""
+    path = tmp_path / "hard.txt"
+    path.write_bytes(_hard_text(1, 80).encode() + b" bad \xff byte \xfe\n")
+    for spill in (None, tmp_path):
+        kwargs = dict(min_count=1, max_sentence_length=5, workers=workers, spill_dir=spill)
+        vocab, encoded = read_corpus(corpus_source(path, errors="replace"), **kwargs)
+        source = corpus_source(path, errors="replace", tokenizer=str.split)
+        want_vocab, want = read_corpus(source, **kwargs)
+        assert vocab.keys == want_vocab.keys and "\ufffd" in vocab.keys
+        np.testing.assert_array_equal(vocab.counts, want_vocab.counts)
+        for name in ("ids", "starts", "raw_lengths"):
+            np.testing.assert_array_equal(getattr(encoded, name), getattr(want, name))

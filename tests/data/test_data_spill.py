@@ -369,15 +369,17 @@ def _peak_mb(corpus: Path, how: str, tmp: Path) -> float:
 
 @pytest.mark.skipif(not Path("/proc/self/status").exists(), reason="reads VmHWM from /proc")
 def test_a_file_corpus_fit_keeps_memory_flat_with_no_options(tmp_path):
-    """x1 and x4 of a generated corpus (0.3M and 1.2M tokens): the default peak grows by
-    less than a third of the extra ids, where keeping them in RAM grows by them all."""
+    """x4 and x16 of a generated corpus (1.2M and 4.8M tokens): the default peak grows by
+    less than a third of the extra ids, where keeping them in RAM grows by them all. From
+    x4 on, the buffers sized by a block of reading (the reading buffer, a block's ids, the
+    room for its new words) have their size; x1 (1.2 MB) is about one block."""
     tmp = tmp_path / "tmp"
     tmp.mkdir()
-    x1 = _corpus_file(tmp_path / "x1.txt", 3000)
-    x4 = _corpus_file(tmp_path / "x4.txt", 3000, repeat=4)  # the same words, 4 times the text
-    extra_ids_mb = 3 * 300_000 * 4 / 2**20
-    small, large = _peak_mb(x1, "default", tmp), _peak_mb(x4, "default", tmp)
-    assert large - small < extra_ids_mb / 3, f"default: {small:.1f} MB at x1, {large:.1f} at x4"
-    in_ram = _peak_mb(x4, "ram", tmp)
+    x4 = _corpus_file(tmp_path / "x4.txt", 3000, repeat=4)
+    x16 = _corpus_file(tmp_path / "x16.txt", 3000, repeat=16)  # the same words, 4 times the text
+    extra_ids_mb = 12 * 300_000 * 4 / 2**20
+    small, large = _peak_mb(x4, "default", tmp), _peak_mb(x16, "default", tmp)
+    assert large - small < extra_ids_mb / 3, f"default: {small:.1f} MB at x4, {large:.1f} at x16"
+    in_ram = _peak_mb(x16, "ram", tmp)
     assert in_ram - large > 0.7 * extra_ids_mb, f"in RAM {in_ram:.1f} MB, spilled {large:.1f}"
     assert list(tmp.iterdir()) == []

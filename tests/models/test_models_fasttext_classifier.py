@@ -238,7 +238,7 @@ def test_the_kernel_takes_the_reference_step(loss):
     from rowbook.data.sampling import negative_guide, negative_table
 
     table = negative_table(counts, 0.5)
-    from rowbook.models.fasttext_classifier.kernels import fasttext_tree
+    from rowbook.data.huffman import fasttext_tree
 
     lines = (
         np.array([0, 4]),
@@ -266,8 +266,8 @@ def test_the_kernel_takes_the_reference_step(loss):
 
 def _job(loss, seed, n_lines=40, d=6, n_labels=5):
     """A job's worth of random lines (1-4 input rows, 1-2 labels) and tables for train_job."""
+    from rowbook.data.huffman import fasttext_tree
     from rowbook.data.sampling import negative_guide, negative_table
-    from rowbook.models.fasttext_classifier.kernels import fasttext_tree
 
     rng = np.random.default_rng(seed)
     sizes, n_lab = rng.integers(1, 5, n_lines), rng.integers(1, 3, n_lines)

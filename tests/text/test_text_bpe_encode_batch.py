@@ -357,15 +357,16 @@ def test_ascii_and_other_texts_split_as_the_pattern_says(corpus):
 
 def test_the_cut_off_counts_work_not_characters(plain_model, corpus, pool_calls, monkeypatch):
     """The same number of characters stays on this thread as English text with a warm cache
-    (about one byte of work a character) and goes to threads as Han text without spaces with
-    a cold one (three bytes a character, each long word merged); the ids are the serial ones."""
+    (about three bytes of work a character: the byte, its share of an id and of a text) and
+    goes to threads as Han text without spaces with a cold one (three bytes a character, each
+    long word merged: about forty); the ids are the serial ones."""
     monkeypatch.setattr(bpe_batch, "THREAD_BATCH_CHARS", 1_000)
     english = corpus[:300]
     chars = sum(map(len, english))
     rng = np.random.default_rng(0)
     han_chars = [chr(c) for c in 0x4E00 + rng.integers(0, 2_000, chars)]
     han = ["".join(han_chars[i : i + 60]) + "。" for i in range(0, chars, 61)]
-    monkeypatch.setattr(bpe_batch, "THREAD_WORK", 2 * chars)
+    monkeypatch.setattr(bpe_batch, "THREAD_WORK", 8 * chars)
     ours = copy.deepcopy(plain_model)
     serial = [e.ids for e in ours.encode_batch(english, workers=1)]  # now warm
     assert [e.ids for e in ours.encode_batch(english, workers=2)] == serial
@@ -373,6 +374,25 @@ def test_the_cut_off_counts_work_not_characters(plain_model, corpus, pool_calls,
     ours._encoder.cache.clear()
     assert [e.ids for e in ours.encode_batch(han, workers=2)] == [
         plain_model.encode(t).ids for t in han
+    ]
+    assert [call[1:] for call in pool_calls] == [(2, "threads")]
+
+
+def test_the_cut_off_counts_each_text(plain_model, corpus, pool_calls, monkeypatch):
+    """The same words as many short texts go to threads and as one long text stay on this
+    thread (warm cache): each text's list and Encoding are work of their own."""
+    monkeypatch.setattr(bpe_batch, "THREAD_BATCH_CHARS", 1_000)
+    lines = corpus[:300]
+    joined = ["\n".join(lines)]
+    monkeypatch.setattr(bpe_batch, "THREAD_WORK", 3 * len(joined[0]))
+    ours = copy.deepcopy(plain_model)
+    ours.encode_batch(lines + joined, workers=1)  # now warm
+    assert [e.ids for e in ours.encode_batch(joined, workers=2)] == [
+        plain_model.encode(joined[0]).ids
+    ]
+    assert pool_calls == []
+    assert [e.ids for e in ours.encode_batch(lines, workers=2)] == [
+        plain_model.encode(t).ids for t in lines
     ]
     assert [call[1:] for call in pool_calls] == [(2, "threads")]
 

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from collections import Counter
 
+import numpy as np
 import pytest
 import regex
 from hypothesis import given, settings
@@ -26,19 +27,18 @@ from .conftest import SENTENCES
 WHITE_SPACE = "\t\n\x0b\x0c\r \x85\xa0\u1680" + "".join(map(chr, range(0x2000, 0x200B)))
 WHITE_SPACE += "\u2028\u2029\u202f\u205f\u3000"
 NOT_WHITE_SPACE = "\x1c\x1d\x1e\x1f\x00\u200b\u180e\ufeff"  # \s in some engines, not regex's
-PIECES = st.sampled_from(
-    [
-        *WHITE_SPACE,
-        *NOT_WHITE_SPACE,
-        *"aZéß日本語한ΩЖ",  # letters
-        *"09٣४Ⅻ½",  # numbers: digits of several scripts, a letter number, a fraction
-        *".,!?-$'\"()",  # other
-        "'s", "'t", "'re", "'ve", "'m", "'ll", "'d", "'S", "'LL", "'x", "''",  # contractions
-        "e\u0301", "\u0308", "\u200d",  # combining marks, a joiner
-        "👍🏽", "👨‍👩‍👧‍👦", "🇫🇷", "❤️",  # emoji sequences
-        "  ", " \n", "\n ", "\u3000 ",
-    ]
-)  # fmt: skip
+_PIECE_LIST = [
+    *WHITE_SPACE,
+    *NOT_WHITE_SPACE,
+    *"aZéß日本語한ΩЖ",  # letters
+    *"09٣४Ⅻ½",  # numbers: digits of several scripts, a letter number, a fraction
+    *".,!?-$'\"()",  # other
+    "'s", "'t", "'re", "'ve", "'m", "'ll", "'d", "'S", "'LL", "'x", "''",  # contractions
+    "e\u0301", "\u0308", "\u200d",  # combining marks, a joiner
+    "👍🏽", "👨‍👩‍👧‍👦", "🇫🇷", "❤️",  # emoji sequences
+    "  ", " \n", "\n ", "\u3000 ",
+]  # fmt: skip
+PIECES = st.sampled_from(_PIECE_LIST)
 
 
 def test_the_compiled_presplit_cuts_the_hard_strings_as_regex_does(corpus, hard_strings):
@@ -53,6 +53,26 @@ def test_the_compiled_presplit_cuts_generated_text_as_regex_does(text):
         regex.findall(GPT2_PATTERN, text),
         regex.findall(GPT2_PATTERN, text[::-1]),
     ]
+
+
+@settings(max_examples=30, deadline=None)
+@given(st.lists(PIECES, min_size=300, max_size=1500).map("".join))
+def test_words_cut_across_windows_are_the_patterns(text):
+    """Long texts are cut a window of bytes at a time (at most what the block has room for:
+    from 1 byte to 1,024), so a run, a contraction or a white-space run's last character
+    meets a window's end somewhere: the words stay regex's."""
+    assert split_words([text, text[::-1]]) == [
+        regex.findall(GPT2_PATTERN, text),
+        regex.findall(GPT2_PATTERN, text[::-1]),
+    ]
+
+
+def test_long_generated_texts_are_cut_as_regex_does():
+    """Contractions before runs of letters of every length meet a window's end too."""
+    rng = np.random.default_rng(0)  # 50,000 pieces: every kind of window end, many times
+    text = "".join(_PIECE_LIST[i] for i in rng.integers(0, len(_PIECE_LIST), 50_000))
+    runs = " ".join(f"it'{c}{'b' * n}" for n in range(120) for c in ("s", "re", "ll", "x"))
+    assert split_words([text, runs]) == [regex.findall(GPT2_PATTERN, t) for t in (text, runs)]
 
 
 @settings(max_examples=400, deadline=None)

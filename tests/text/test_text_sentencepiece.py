@@ -21,7 +21,7 @@ from rowbook.text.sentencepiece import save_model
 from rowbook.text.sentencepiece.bpe import encode_reference
 from rowbook.text.sentencepiece.normalizer import SentencePieceNormalizer, normalize_into
 from rowbook.text.sentencepiece.proto import read_model, write_model
-from rowbook.text.trie import codepoints
+from rowbook.text.trie import codepoints, compiled_codepoints
 
 MORE_HARD = [
     "İstanbul ΣΑΣ ǅ ﬁ",
@@ -185,6 +185,22 @@ def test_normalizer_fast_path_equals_the_walk(models_dir, corpus, hard_strings):
             assert all(
                 0 <= a < b <= len(text) for a, b in zip(walked.starts, walked.ends, strict=True)
             )
+
+
+@settings(max_examples=100, deadline=None)
+@given(text=st.text(st.characters(codec=None, min_codepoint=0)))  # surrogates included
+def test_compiled_codepoints_equal_the_encoded_ones(text):
+    """The batch kernels read a str's code points in compiled code: the same as
+    :func:`codepoints` for strings held one, two or four bytes a character."""
+    assert compiled_codepoints(text).tolist() == codepoints(text).tolist()
+
+
+@pytest.mark.parametrize(
+    "text", ["", "ascii", "caf\xe9", "\u201cquoted\u201d", "\U0001f600 \ud800x"]
+)
+def test_compiled_codepoints_of_each_kind_of_str(text, hard_strings):
+    for t in [text, *hard_strings]:
+        assert compiled_codepoints(t).tolist() == [ord(c) for c in t]
 
 
 def _compiled_walk(norm, text):

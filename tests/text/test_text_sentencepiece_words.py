@@ -21,6 +21,7 @@ from rowbook.text.sentencepiece.proto import write_model
 from rowbook.text.sentencepiece.unigram_words import exact_below
 from rowbook.text.sentencepiece.word_cache import (
     CACHE_WORDS,
+    MAX_NUMBER,
     add_word,
     find_word,
     number_of,
@@ -270,7 +271,7 @@ def test_the_word_cache_finds_what_it_keeps_until_full():
     [
         (0.0, 1.0, 3, -1),  # a tie holds from no path score
         (1e-6, 1.0, 3, -1),
-        (np.inf, 5.0, 3, 2**62),  # one path only
+        (np.inf, 5.0, 3, MAX_NUMBER),  # one path only
         (0.125, 10.0, 2, 131062),  # 0.125 / (4 * 2**-22) - 10
     ],
 )

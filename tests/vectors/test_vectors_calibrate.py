@@ -4,6 +4,9 @@ near-exhaustive refusal, and the quantised tables' re-ranking pool."""
 
 from __future__ import annotations
 
+import json
+import struct
+
 import numpy as np
 import pytest
 
@@ -13,6 +16,7 @@ from rowbook.data.synthetic_vectors import clustered_vectors
 from rowbook.vectors import Vectors
 from rowbook.vectors.calibrate import recall_per_query
 from rowbook.vectors.index import VectorIndex
+from rowbook.vectors.index_file import MARK, read_index_file
 from rowbook.vectors.neighbors import top_k_rows, unit_rows
 
 HELD_OUT = 400
@@ -54,7 +58,10 @@ def test_an_hnsw_graph_is_calibrated_on_rows_it_does_not_hold_yet(noise, tmp_pat
     assert index.recall >= 0.95 and not index.exact
     held = _held_out_recall(index, table, queries)
     assert held >= 0.95
-    rows = np.arange(0, 50_000, 125)  # queries by key, each search from its own node
+    # queries by key, each search from its own node, at their own calibrated setting
+    assert index.ef_search_by_key == index.calibration.key_value <= index.ef_search
+    assert index.key_recall == index.calibration.key_recall >= 0.95
+    rows = np.arange(0, 50_000, 125)  # not the calibration's keys
     truth = top_k_rows(table[rows] @ table.T, 11)  # (400, 11) the row itself first
     found = index.search_batch(table[rows], 11, start=rows)
     assert recall_per_query(found, truth).mean() >= 0.95
@@ -64,7 +71,10 @@ def test_an_hnsw_graph_is_calibrated_on_rows_it_does_not_hold_yet(noise, tmp_pat
     again = VectorIndex.load(tmp_path / "v.index", len(table), 32)
     assert again.kind == "hnsw" and again.ef_search == index.ef_search
     assert again.calibration == index.calibration
+    assert again.ef_search_by_key == index.ef_search_by_key
     assert _held_out_recall(again, table, queries) == held
+    again_found = again.search_batch(table[rows], 11, start=rows)
+    np.testing.assert_array_equal(np.stack(again_found), np.stack(found))
 
 
 def test_the_saved_index_keeps_its_setting_and_recall(tmp_path):
@@ -84,6 +94,33 @@ def test_the_saved_index_keeps_its_setting_and_recall(tmp_path):
     assert fixed.calibration is None and again.most_similar("k7", approximate=True).recall is None
     again.save_index(tmp_path / "fixed.index")  # no calibration: faiss's bytes alone
     assert VectorIndex.load(tmp_path / "fixed.index", len(table), 32).calibration is None
+
+
+def test_queries_by_key_keep_their_setting_and_files_saved_before_it_load(tmp_path):
+    """An HNSW index calibrates its queries by key apart (from their own node: easier than
+    a new row's); a record saved before that holds no key fields, and its queries by key
+    search at ``ef_search``; setting ``ef_search`` fixes both."""
+    table, _ = _split(3_000, 16, 0.4, seed=5)
+    vectors = Vectors([f"k{i}" for i in range(len(table))], table)
+    index = vectors.build_index("hnsw", verbose=False)
+    chosen = index.calibration
+    assert chosen.key_value is not None and chosen.key_recall is not None
+    answer = vectors.most_similar("k7", topn=5, approximate=True)
+    assert answer.recall == index.key_recall
+    assert vectors.most_similar(batch=["k1"], topn=3, approximate=True).recall == index.key_recall
+    assert vectors.most_similar(positive=[table[7]], approximate=True).recall == index.recall
+    index.save(tmp_path / "v.index")
+    blob, _ = read_index_file(tmp_path / "v.index")
+    old = {name: value for name, value in chosen.to_dict().items() if "key" not in name}
+    record = json.dumps(old).encode()
+    (tmp_path / "old.index").write_bytes(
+        blob.tobytes() + record + struct.pack("<Q", len(record)) + MARK
+    )
+    loaded = VectorIndex.load(tmp_path / "old.index", len(table), 16)
+    assert loaded.calibration.key_value is None and loaded.key_recall == loaded.recall
+    assert loaded.ef_search_by_key == loaded.ef_search == chosen.value
+    index.ef_search = 200
+    assert index.ef_search_by_key == 200
 
 
 def test_a_damaged_calibration_record_is_reported_with_its_offset(tmp_path):

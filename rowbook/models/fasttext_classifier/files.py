@@ -9,7 +9,8 @@ product-quantised input table (and output table with ``qout``) and, when ``cutof
 the rows, the kept buckets (``pruneidx``); see :mod:`~rowbook.models.fasttext_classifier.quantize`.
 
 Also here: the pretrained word rows of ``pretrained_vectors=`` (fastText's
-``-pretrainedVectors``).
+``-pretrainedVectors``), and :class:`FastTextFiles`, the classifier's methods that write,
+read and quantise these files.
 """
 
 from __future__ import annotations
@@ -17,13 +18,16 @@ from __future__ import annotations
 import logging
 import os
 import sys
-from typing import Any
+from collections.abc import Sequence
+from typing import Any, Self
 
 import numpy as np
 
 from rowbook.data.counted_vocab import CountedVocab
 from rowbook.data.labelled import LabelVocab
 from rowbook.models.fasttext_classifier.kernels import LOSS_CODES
+from rowbook.models.fasttext_classifier.state import new_state
+from rowbook.models.word_vectors.state import Schedule
 from rowbook.vectors import Vectors
 from rowbook.vectors.fasttext_format import (
     FastTextArgs,
@@ -33,10 +37,9 @@ from rowbook.vectors.fasttext_format import (
 )
 
 __all__ = [
-    "kernel_quant",
+    "FastTextFiles",
     "load_fasttext",
     "pretrained_rows",
-    "quant_from_state",
     "save_fasttext",
 ]
 
@@ -83,48 +86,6 @@ def pretrained_rows(W_in: np.ndarray, keys: tuple[str, ...], source: Any, show: 
     if show:
         print(message, file=sys.stderr)
     return len(found)
-
-
-# -- quantised tables in the model's state ------------------------------------------------
-
-
-def quant_from_state(state: dict[str, Any], model: Any) -> tuple[dict[str, Any] | None, Any]:
-    """The quantised tables and the bucket map a saved model holds (``None``, ``None`` for a
-    dense, unpruned one), checked."""
-    prune = state.get("prune")
-    if prune is not None:
-        prune = np.asarray(prune)
-        if prune.dtype != np.int32 or prune.shape != (model.n_buckets,):
-            raise ValueError(
-                f"saved 'prune' must be {model.n_buckets} int32 rows (one per bucket), got "
-                f"{prune.dtype} {prune.shape}; the file is damaged"
-            )
-    if state.get("quant") is None:
-        return None, prune
-    from rowbook.vectors.quantize.saved import matrix_from_state
-
-    quant = {
-        name: matrix_from_state(value, f"saved quantised {name} table")
-        for name, value in state["quant"].items()
-    }
-    return quant, prune
-
-
-def kernel_quant(matrix: Any) -> tuple[Any, ...]:
-    """A :class:`~rowbook.vectors.quantize.PQMatrix` as the kernels read it: ``(codes,
-    centroids, dsub, lastdsub, norm_codes, norm_centroids)``."""
-    pq = matrix.quantizer
-    widths = pq.widths
-    norms = np.zeros(0, dtype=np.uint8), np.zeros(0, dtype=np.float32)
-    if matrix.qnorm:
-        norms = matrix.norm_codes, np.ascontiguousarray(matrix.norm_quantizer.centroids)
-    return (
-        np.ascontiguousarray(matrix.codes),
-        np.ascontiguousarray(pq.centroids),
-        int(widths[0]),
-        int(widths[-1]),
-        *norms,
-    )
 
 
 # -- fastText's .bin / .ftz ----------------------------------------------------------------
@@ -206,7 +167,7 @@ def load_fasttext(cls: type, path: str | os.PathLike[str], label_prefix: str = "
         raise ValueError(
             f"{path}: the output matrix has {file.output.shape[0]} rows for {len(labels)} labels"
         )
-    state = model._new_state(vocab, by="build_vocab", tables=tables, labels=labels)
+    state = new_state(vocab, labels, d, Schedule("build_vocab", 0), tables)
     quant = {}
     if dense_in is None:
         quant["input"] = file.input
@@ -242,3 +203,63 @@ def _prune_map(pairs: np.ndarray, bucket: int, rows: int, path: Any) -> np.ndarr
             )
         prune[first] = second
     return prune
+
+
+class FastTextFiles:
+    """The classifier in fastText's files: ``save_fasttext``, ``load_fasttext`` and
+    ``quantize``, which makes the model a ``.ftz`` holds (a mixin of
+    :class:`~rowbook.models.fasttext_classifier.FastTextClassifier`)."""
+
+    def quantize(
+        self,
+        *,
+        cutoff: int = 0,
+        dsub: int = 2,
+        qnorm: bool = True,
+        qout: bool = False,
+        retrain: bool = False,
+        data: Any = None,
+        labels: Sequence[Any] | None = None,
+        epochs: int | None = None,
+        seed: int = 1234,
+    ) -> Self:
+        """Make the model small as ``fasttext quantize`` does; returns ``self``, quantised.
+
+        ``cutoff`` keeps only the rows of ``W_in`` of largest norm (0: all), ``retrain``
+        trains those again on ``data`` (``labels``) for ``epochs`` (default: ``epochs``);
+        then ``W_in`` becomes product-quantiser codes of ``dsub`` values a byte, with
+        ``qnorm`` the norms apart in a byte a row, and with ``qout`` ``W_out`` too. Then
+        :meth:`save_fasttext` writes a ``.ftz`` that ``fasttext.load_model`` opens and that
+        predicts what this model predicts. See
+        :mod:`~rowbook.models.fasttext_classifier.quantize`.
+        """
+        from rowbook.models.fasttext_classifier.quantize import quantize
+
+        quantize(
+            self,
+            cutoff=cutoff,
+            dsub=dsub,
+            qnorm=qnorm,
+            qout=qout,
+            retrain=retrain,
+            data=data,
+            labels=labels,
+            epochs=epochs,
+            seed=seed,
+        )
+        return self
+
+    def save_fasttext(self, path: str | os.PathLike[str]) -> None:
+        """Write fastText's supervised ``.bin`` (a ``.ftz`` once quantised), atomically;
+        ``fasttext.load_model`` opens it and predicts what this model predicts."""
+        save_fasttext(self, path)
+
+    @classmethod
+    def load_fasttext(
+        cls, path: str | os.PathLike[str], *, label_prefix: str = "__label__"
+    ) -> Self:
+        """A fitted classifier from a supervised fastText ``.bin`` or ``.ftz``: the same
+        labels and probabilities on every line. The file does not hold the label prefix;
+        give the one its training data used if not ``__label__``. ``train`` continues an
+        unquantised one."""
+        return load_fasttext(cls, path, label_prefix)

@@ -1,4 +1,4 @@
-"""fastText's supervised model: the update of one line and the prediction of one, compiled.
+"""fastText's supervised model: the update of one line, compiled, and what prediction shares.
 
 A line is the list of its input rows ``r_1 .. r_n`` of ``W_in`` (words, their char
 n-grams, word n-grams: :mod:`rowbook.data.labelled_ids`) and its labels. The model is one
@@ -29,15 +29,9 @@ Then ``dL/dW_in[r_i] = (1/n) g``: supervised fastText normalises the gradient
 the line, once per occurrence -- unlike its unsupervised models, which add ``g`` whole
 (:mod:`~rowbook.models.word_vectors.fasttext_kernels`).
 
-**Prediction** follows ``Loss::predict`` operation by operation in float32, so the
-probabilities are fastText's to the last bit where the libm agrees: softmax as
-``exp(s_i - max)`` over their float32 sum; ``ns`` and ``ova`` the table's sigmoid;
-``hs`` a depth-first walk of the tree that prunes by the ``k``-th best score and the
-threshold, with the exact sigmoid. The scores kept are ``log(p + 1e-5)`` (fastText's
-``std_log``), in a heap ordered as libstdc++'s ``push_heap`` / ``pop_heap`` /
-``sort_heap`` order it, so equal scores come out in fastText's order; the probability
-returned is ``exp`` of the kept score, ``p + 1e-5`` rounded, as the ``fasttext`` package
-returns it.
+**Prediction**, which reads a line's mean row and its scores through the same pieces
+(:func:`hidden`, :func:`row_dot`, :func:`softmax`, the tables), is
+:mod:`~rowbook.models.fasttext_classifier.prediction_kernels`.
 
 The kernels release the GIL; several threads train the same tables without locks
 (Hogwild, as fastText's threads do). The draws (the target among several labels, the
@@ -45,17 +39,11 @@ negatives) come from word2vec's generator (:mod:`rowbook.data.sampling`), one st
 job: one worker and a seed train the same tables every time.
 :mod:`~rowbook.models.fasttext_classifier.reference` is the plain-NumPy formulation
 of one update that the tests hold :func:`train_job` to.
-
-Over 400 lines on purpose: the four losses' updates and predictions share their inner
-loops, which numba compiles only when they stand in one module it can inline across.
 """
 
 from __future__ import annotations
 
-import itertools
 import math
-import threading
-from typing import Any
 
 import numba
 import numpy as np
@@ -67,10 +55,13 @@ __all__ = [
     "LOG_TABLE",
     "LOSS_CODES",
     "SIGMOID_TABLE",
-    "fasttext_tree",
+    "hidden",
     "merge_rows",
-    "predict_lines",
-    "sentence_vectors",
+    "row_dot",
+    "softmax",
+    "std_log",
+    "table_log",
+    "table_sigmoid",
     "train_job",
 ]
 
@@ -169,7 +160,7 @@ def _add_row(h, W, quant, r):  # pragma: no cover - compiled
 
 
 @numba.njit(nogil=True, cache=True, inline="always")
-def _dot(W, quant, t, h):  # pragma: no cover - compiled
+def row_dot(W, quant, t, h):  # pragma: no cover - compiled
     """``W[t] . h`` in float32, in fastText's order (``dotRow``, or ``mulcode`` times the norm)."""
     f = np.float32(0.0)
     if quant is None:
@@ -186,7 +177,7 @@ def _dot(W, quant, t, h):  # pragma: no cover - compiled
 
 
 @numba.njit(nogil=True, cache=True, inline="always")
-def _hidden(W_in, quant, ids, start, end, h):  # pragma: no cover - compiled
+def hidden(W_in, quant, ids, start, end, h):  # pragma: no cover - compiled
     """``h = mean(W_in[ids[start:end]])``: the rows summed in order, times ``float32(1 / n)``."""
     h[:] = 0.0
     for p in range(start, end):
@@ -224,10 +215,10 @@ def _binary_logistic(W_out, t, h, label, lr, grad, sigmoid, logs):  # pragma: no
 
 
 @numba.njit(nogil=True, cache=True, inline="always")
-def _softmax(W_out, quant, h, out):  # pragma: no cover - compiled
+def softmax(W_out, quant, h, out):  # pragma: no cover - compiled
     """``out = softmax(W_out h)`` as fastText's ``SoftmaxLoss::computeOutput`` computes it."""
     for i in range(out.shape[0]):
-        out[i] = _dot(W_out, quant, i, h)
+        out[i] = row_dot(W_out, quant, i, h)
     top = out[0]
     for i in range(out.shape[0]):
         top = max(out[i], top)
@@ -297,7 +288,7 @@ def train_job(
         la, lb = lab_starts[line], lab_starts[line + 1]
         if a == b or la == lb:
             continue
-        _hidden(W_in, None, in_ids, a, b, h)
+        hidden(W_in, None, in_ids, a, b, h)
         if line + 1 < l1:  # the next line's rows load while this one's labels are stepped
             for p in range(b, in_starts[line + 2]):
                 prefetch_row(W_in, in_ids[p])
@@ -314,7 +305,7 @@ def train_job(
                 target = lab_ids[la + np.int64((state >> _U16) % np.uint64(lb - la))]
                 state = lcg_next(state)
             if loss == _SOFTMAX:
-                _softmax(rows, None, h, out)
+                softmax(rows, None, h, out)
                 for i in range(n_labels):
                     alpha = lr * ((np.float32(1.0) if i == target else np.float32(0.0)) - out[i])
                     _step_row(rows[i], alpha, h, grad)
@@ -362,242 +353,3 @@ def merge_rows(shared, mine, start, first):  # pragma: no cover - compiled
             shared[r, c] = v
             mine[r, c] = v
             start[r, c] = v
-
-
-# -- prediction: the k best labels, in fastText's order ---------------------------------------
-
-
-@numba.njit(nogil=True, cache=True, inline="always")
-def _sift_up(scores, ids, hole, top, score, label):  # pragma: no cover - compiled
-    """libstdc++'s ``__push_heap`` with fastText's ``comparePairs`` (a min-heap on scores)."""
-    parent = (hole - 1) // 2
-    while hole > top and scores[parent] > score:
-        scores[hole], ids[hole] = scores[parent], ids[parent]
-        hole = parent
-        parent = (hole - 1) // 2
-    scores[hole], ids[hole] = score, label
-
-
-@numba.njit(nogil=True, cache=True, inline="always")
-def _pop_heap(scores, ids, n):  # pragma: no cover - compiled
-    """libstdc++'s ``pop_heap`` of ``[0, n)``: the smallest goes to ``n - 1``."""
-    if n <= 1:
-        return
-    length = n - 1
-    score, label = scores[length], ids[length]
-    scores[length], ids[length] = scores[0], ids[0]
-    hole = 0
-    child = 0
-    while child < (length - 1) // 2:
-        child = 2 * (child + 1)
-        if scores[child] > scores[child - 1]:
-            child -= 1
-        scores[hole], ids[hole] = scores[child], ids[child]
-        hole = child
-    if (length & 1) == 0 and child == (length - 2) // 2:
-        child = 2 * (child + 1)
-        scores[hole], ids[hole] = scores[child - 1], ids[child - 1]
-        hole = child - 1
-    _sift_up(scores, ids, hole, 0, score, label)
-
-
-@numba.njit(nogil=True, cache=True, inline="always")
-def _offer(scores, ids, size, k, score, label):  # pragma: no cover - compiled
-    """Push ``(score, label)`` and drop the smallest past ``k`` (``findKBest``'s body)."""
-    scores[size], ids[size] = score, label
-    _sift_up(scores, ids, size, 0, score, label)
-    size += 1
-    if size > k:
-        _pop_heap(scores, ids, size)
-        size -= 1
-    return size
-
-
-@numba.njit(nogil=True, cache=True)
-def _predict_one(
-    W_in, quant_in, W_out, quant_out, in_ids, a, b, options, buffers
-):  # pragma: no cover
-    """The ``k`` best labels of one line into ``scores`` / ``ids`` (sorted); returns how many.
-
-    ``options = (loss, k, threshold, left, right)``, ``buffers = (h, out, scores, ids)``; the
-    tables stand apart (a ``None`` quantiser must be an argument for numba to drop its branch).
-    """
-    loss, k, threshold, left, right = options
-    h, out, scores, ids = buffers
-    if a == b:
-        return 0
-    _hidden(W_in, quant_in, in_ids, a, b, h)
-    size = 0
-    if loss == _HS:
-        n = W_out.shape[0]
-        limit = std_log(threshold)
-        stack_nodes = np.empty(2 * n + 2, dtype=np.int64)
-        stack_scores = np.empty(2 * n + 2, dtype=np.float32)
-        stack_nodes[0], stack_scores[0] = 2 * n - 2, np.float32(0.0)
-        top = 1
-        while top > 0:  # fastText's recursive dfs, left child first
-            top -= 1
-            node, score = stack_nodes[top], stack_scores[top]
-            if score < limit:
-                continue
-            if size == k and score < scores[0]:
-                continue
-            if left[node] == -1 and right[node] == -1:
-                size = _offer(scores, ids, size, k, score, node)
-                continue
-            f = _dot(W_out, quant_out, node - n, h)
-            f = np.float32(1.0 / np.float32(np.float32(1) + np.float32(math.exp(-f))))
-            stack_nodes[top], stack_scores[top] = right[node], score + std_log(np.float32(1.0 * f))
-            stack_nodes[top + 1], stack_scores[top + 1] = (
-                left[node],
-                score + std_log(np.float32(1.0 - f)),
-            )
-            top += 2
-    else:
-        if loss == _SOFTMAX:
-            _softmax(W_out, quant_out, h, out)
-        else:
-            for i in range(out.shape[0]):
-                out[i] = table_sigmoid(_dot(W_out, quant_out, i, h), SIGMOID_TABLE)
-        for i in range(out.shape[0]):
-            if out[i] < threshold:
-                continue
-            score = std_log(out[i])
-            if size == k and score < scores[0]:
-                continue
-            size = _offer(scores, ids, size, k, score, i)
-    n_sorted = size
-    while n_sorted > 1:  # libstdc++'s sort_heap: best first
-        _pop_heap(scores, ids, n_sorted)
-        n_sorted -= 1
-    return size
-
-
-@numba.njit(nogil=True, cache=True)
-def _predict_range(
-    tables, options, in_starts, in_ids, l0, l1, out_ids, out_probs, counts
-):  # pragma: no cover
-    """Lines ``[l0, l1)``: their best labels into ``out_ids`` / ``out_probs``, how many into
-    ``counts`` (see :func:`predict_lines`)."""
-    W_in, quant_in, W_out, quant_out = tables
-    k = options[1]
-    buffers = (
-        np.empty(W_out.shape[1], dtype=np.float32),  # (d,) h
-        np.empty(W_out.shape[0], dtype=np.float32),  # (nlabels,) scores of every label
-        np.empty(k + 1, dtype=np.float32),  # (k + 1,) the heap's scores
-        np.empty(k + 1, dtype=np.int32),  # (k + 1,) and labels
-    )
-    scores, ids = buffers[2], buffers[3]
-    for line in range(l0, l1):
-        a, b = in_starts[line], in_starts[line + 1]
-        size = _predict_one(W_in, quant_in, W_out, quant_out, in_ids, a, b, options, buffers)
-        counts[line] = size
-        for j in range(size):
-            out_ids[line, j] = ids[j]
-            out_probs[line, j] = np.float32(math.exp(scores[j]))  # expf, as predictLine
-
-
-def predict_lines(
-    tables: tuple[Any, Any, Any, Any],
-    in_starts: np.ndarray,
-    in_ids: np.ndarray,
-    *,
-    loss: int,
-    k: int,
-    threshold: float,
-    children: tuple[np.ndarray, np.ndarray],
-    workers: int = 1,
-) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """The ``k`` best labels of every line, best first: ``(ids (L, k) int32, probabilities
-    (L, k) float32, counts (L,) int64)``, row ``l`` holding ``counts[l]`` of them.
-
-    ``tables = (W_in, quant_in, W_out, quant_out)``: a dense table and ``None``, or a
-    product-quantised one as ``(None-like placeholder, (codes, centroids, dsub, lastdsub,
-    norm_codes, norm_centroids))``; ``children`` the tree's ``(left, right)`` for ``hs``.
-    Lines are cut into ``workers`` ranges predicted on as many threads.
-    """
-    L = len(in_starts) - 1
-    out_ids = np.full((L, k), -1, dtype=np.int32)  # (L, k)
-    out_probs = np.zeros((L, k), dtype=np.float32)  # (L, k)
-    counts = np.zeros(L, dtype=np.int64)  # (L,)
-    left, right = children
-    options = (loss, k, np.float32(threshold), left, right)
-
-    def run(l0: int, l1: int) -> None:
-        _predict_range(tables, options, in_starts, in_ids, l0, l1, out_ids, out_probs, counts)
-
-    bounds = np.linspace(0, L, max(1, min(workers, L)) + 1).astype(np.int64)
-    if len(bounds) <= 2:
-        run(0, L)
-    else:
-        threads = [
-            threading.Thread(target=run, args=(int(a), int(b)))
-            for a, b in itertools.pairwise(bounds)
-        ]
-        for t in threads:
-            t.start()
-        for t in threads:
-            t.join()
-    return out_ids, out_probs, counts
-
-
-def fasttext_tree(counts: np.ndarray) -> tuple[np.ndarray, ...]:
-    """fastText's Huffman tree over label counts (``HierarchicalSoftmaxLoss::buildTree``).
-
-    Returns ``(left, right, path_starts, paths, codes)``: the children of each of the
-    ``2n - 1`` nodes (``-1`` for a leaf; leaves are the labels ``0 .. n - 1``, inner nodes
-    ``n ..``), and for each label, CSR style, the inner nodes from it to the root as rows
-    of ``W_out`` (node ``- n``) with the bit of each step (1 when the right child). The
-    counts are taken in the order given (fastText's are sorted, descending).
-
-    Examples
-    --------
-    >>> left, right, starts, paths, codes = fasttext_tree(np.array([5, 3, 1]))
-    >>> left.tolist(), right.tolist()
-    ([-1, -1, -1, 2, 3], [-1, -1, -1, 1, 0])
-    >>> starts.tolist(), paths.tolist(), codes.astype(int).tolist()
-    ([0, 1, 3, 5], [1, 0, 1, 0, 1], [1, 1, 0, 0, 0])
-    """
-    n = len(counts)
-    size = max(2 * n - 1, 0)
-    parent = [-1] * size
-    left, right = [-1] * size, [-1] * size
-    binary = [False] * size
-    count = [int(1e15)] * size
-    count[:n] = [int(c) for c in counts]
-    leaf, node = n - 1, n
-    for i in range(n, size):
-        mini = [0, 0]
-        for j in range(2):
-            if leaf >= 0 and count[leaf] < count[node]:
-                mini[j], leaf = leaf, leaf - 1
-            else:
-                mini[j], node = node, node + 1
-        left[i], right[i] = mini
-        count[i] = count[mini[0]] + count[mini[1]]
-        parent[mini[0]] = parent[mini[1]] = i
-        binary[mini[1]] = True
-    paths, codes, starts = [], [], [0]
-    for i in range(n):
-        j = i
-        while parent[j] != -1:
-            paths.append(parent[j] - n)
-            codes.append(binary[j])
-            j = parent[j]
-        starts.append(len(paths))
-    return (
-        np.array(left, dtype=np.int64),
-        np.array(right, dtype=np.int64),
-        np.array(starts, dtype=np.int64),
-        np.array(paths, dtype=np.int64),
-        np.array(codes, dtype=np.bool_),
-    )
-
-
-@numba.njit(nogil=True, cache=True)
-def sentence_vectors(W_in, quant, in_starts, in_ids, out):  # pragma: no cover - compiled
-    """``out[l]`` = the mean row of line ``l`` (zeros for a line without rows)."""
-    for line in range(in_starts.shape[0] - 1):
-        a, b = in_starts[line], in_starts[line + 1]
-        if a < b:
-            _hidden(W_in, quant, in_ids, a, b, out[line])

@@ -7,7 +7,7 @@ of its words, of their character n-grams (``maxn > 0``) and of its hashed word n
 hierarchical softmax or one-vs-all (several labels a text). The reading and hashing are
 fastText's (:mod:`rowbook.data.labelled`, :mod:`rowbook.data.labelled_ids`), the updates
 and predictions too (:mod:`~rowbook.models.fasttext_classifier.kernels`, where the
-derivation is written out): a ``.bin`` or ``.ftz`` the ``fasttext`` package wrote predicts
+derivation is written out, and :mod:`~.prediction_kernels`): a ``.bin`` or ``.ftz`` the ``fasttext`` package wrote predicts
 the same labels with the same probabilities here, and the files written here there.
 
 **What it shares with the word-vector family, and how.** Like word2vec it counts a
@@ -20,8 +20,14 @@ table is over labels, its vocabulary never grows, and it predicts. So it is a
 :class:`~rowbook.models.base.Model` of its own that *uses* the family's parts -- the epoch
 loop (:func:`~rowbook.models.word_vectors.jobs.run_schedule`), the saved state's checks
 (:mod:`~rowbook.models.word_vectors.state`) -- and adds its reading
-(:mod:`rowbook.data.labelled`), training (:mod:`.training`), prediction (:mod:`.prediction`),
-quantisation (:mod:`.quantize`) and fastText's files (:mod:`.files`).
+(:mod:`rowbook.data.labelled`), training (:mod:`.training`), learned state (:mod:`.state`),
+prediction (:mod:`.prediction`), quantisation (:mod:`.quantize`) and fastText's files
+(:mod:`.files`). This file is the contract: parameters, ``fit``, ``train`` and resume, the
+saved state's hooks. The methods that answer (``predict``, ``test``, ``confusion``, ...),
+those of fastText's files (``save_fasttext``, ``load_fasttext``, ``quantize``) and the
+learned attributes (``labels_``, ``W_in_``, ...) are mixins beside the modules they call:
+:class:`~.prediction.ClassifierAnswers`, :class:`~.files.FastTextFiles`,
+:class:`~.state.ClassifierViews`.
 
 Differences from fastText, each deliberate: the learning rate is updated every line
 (fastText: every 100 tokens, from a counter shared by its threads) and each job knows where
@@ -29,48 +35,38 @@ it stands in the schedule, so several workers see the schedule one worker sees; 
 the vocabulary's counts keep the order of first sighting; bucket rows no training line
 uses start at zero (fastText fills ``thread / 10`` of its table at random and leaves the
 rest as it finds it); with one label, ``ns`` draws no negatives (fastText loops for ever).
-
-This file is over 400 lines on purpose: it is the whole public surface of fastText's
-classifier (fit, train, predict, test, quantize, its files), each method a few lines over
-the modules beside it, with the docstrings users read.
 """
 
 from __future__ import annotations
 
 import os
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
 from typing import Any, ClassVar, Literal
 
-import numpy as np
-
 from rowbook.checks import InputTypeError, ParameterError, check_choice, check_int, check_number
-from rowbook.corpus_files import is_file_source
 from rowbook.data.counted_vocab import CountedVocab
-from rowbook.data.labelled import (
-    LabelledLines,
-    LabelVocab,
-    fasttext_split,
-    labelled_batches,
-    read_labelled,
-)
+from rowbook.data.labelled import LabelledLines, LabelVocab, fasttext_split, read_labelled
 from rowbook.data.labelled_ids import EncodedLines, LineEncoder
 from rowbook.models.base import Model
-from rowbook.models.fasttext_classifier import prediction, training
-from rowbook.models.fasttext_classifier.kernels import LOSS_CODES, sentence_vectors
-from rowbook.models.fasttext_classifier.prediction import Confusion, TestResult
-from rowbook.models.word_vectors.jobs import resolve_workers, run_schedule
-from rowbook.models.word_vectors.state import (
-    LearnedViews,
-    Progress,
-    Schedule,
-    TrainedState,
-    check_resumed,
-    fitted_state,
-    saved_state,
-    subword_vectors,
-    table_view,
+from rowbook.models.fasttext_classifier import training
+from rowbook.models.fasttext_classifier.files import FastTextFiles, pretrained_rows
+from rowbook.models.fasttext_classifier.kernels import LOSS_CODES
+from rowbook.models.fasttext_classifier.prediction import (
+    ClassifierAnswers,
+    Confusion,
+    TestResult,
+    texts_and_labels,
 )
+from rowbook.models.fasttext_classifier.state import (
+    ClassifierState,
+    ClassifierViews,
+    classifier_from_saved,
+    new_state,
+    require_dense,
+    saved_classifier,
+)
+from rowbook.models.word_vectors.jobs import resolve_workers, run_schedule
+from rowbook.models.word_vectors.state import Progress, Schedule, check_resumed
 from rowbook.vectors import Vectors
 
 __all__ = ["Confusion", "FastTextClassifier", "TestResult"]
@@ -78,21 +74,7 @@ __all__ = ["Confusion", "FastTextClassifier", "TestResult"]
 LossName = Literal["softmax", "ns", "hs", "ova"]
 
 
-@dataclass
-class ClassifierState(TrainedState):
-    """What a fitted classifier holds: the word-vector family's state (words, tables,
-    schedule, history) and its ``labels``; its dictionary once made (``encoder``); after
-    :meth:`FastTextClassifier.quantize`, the bucket map (``prune``) and the quantised
-    tables (``quant``, by name: ``input``, ``output``); the ``autotune`` record."""
-
-    labels: LabelVocab | None = None
-    encoder: LineEncoder | None = None
-    prune: np.ndarray | None = None
-    quant: dict[str, Any] | None = None
-    autotune: dict[str, Any] | None = None
-
-
-class FastTextClassifier(LearnedViews, Model):
+class FastTextClassifier(ClassifierAnswers, FastTextFiles, ClassifierViews, Model):
     """A fastText supervised text classifier: mean of word (and n-gram) rows, one linear layer.
 
     Parameters
@@ -229,7 +211,7 @@ class FastTextClassifier(LearnedViews, Model):
     def _lines(self, data: Any, labels: Any, errors: str) -> LabelledLines:
         if isinstance(data, LabelledLines):  # read already (autotune's trials)
             return data
-        data, labels = _texts_and_labels(data, labels)
+        data, labels = texts_and_labels(data, labels)
         return read_labelled(data, labels, label_prefix=self.label_prefix, errors=errors)
 
     def _encoder(self, state: ClassifierState) -> LineEncoder:
@@ -322,7 +304,7 @@ class FastTextClassifier(LearnedViews, Model):
         words, label_vocab = self._vocabulary(lines)
         saved = self._resume_state(resume)
         if saved is None:
-            state = self._new_state(words, labels=label_vocab)
+            state = new_state(words, label_vocab, self.vector_size, Schedule("fit", self.epochs))
         else:
             state = self._fitted_from_state(saved)
             check_resumed(state, words, self.epochs, resume, type(self).__name__)
@@ -352,30 +334,12 @@ class FastTextClassifier(LearnedViews, Model):
         (others are unknown words, or skipped labels); the learning rate runs from ``lr``
         to ``min_lr`` over this call. Returns ``self``."""
         state = self._require_fitted("train(...)")
-        self._require_dense(state, "train(...)")
+        require_dense(state, "train(...)")
         check_int("epochs", epochs, 1)
         encoded = self._encoder(state).encode(self._lines(data, labels, errors))
         state.schedule.start("train", epochs, None)
         self._train(state, encoded, callback, checkpoint, keep_on_error=True)
         return self
-
-    def _new_state(
-        self,
-        vocab: CountedVocab,
-        *,
-        by: str = "fit",
-        tables: dict[str, np.ndarray] | None = None,
-        labels: LabelVocab,
-    ) -> ClassifierState:
-        """A fresh learned state with the labels; ``W_in`` empty until :meth:`_initial_rows`."""
-        d = self.vector_size
-        if tables is None:
-            tables = {
-                "W_in": np.zeros((0, d), dtype=np.float32),
-                "W_out": np.zeros((len(labels), d), dtype=np.float32),  # fastText's zeros
-            }
-        schedule = Schedule(by, self.epochs if by == "fit" else 0)
-        return ClassifierState(vocab, tables, schedule, labels=labels)
 
     def _initial_rows(self, state: ClassifierState, encoded: EncodedLines) -> None:
         """``W_in``'s first rows (:func:`~.training.initial_input_rows`), pretrained rows over
@@ -389,14 +353,8 @@ class FastTextClassifier(LearnedViews, Model):
             workers=resolve_workers(self.workers),
         )
         if self.pretrained_vectors is not None:
-            from rowbook.models.fasttext_classifier.files import pretrained_rows
-
             pretrained_rows(W_in, state.vocab.keys, self.pretrained_vectors, self.progress)
         state.tables["W_in"] = W_in
-
-    def _table_shapes(self, V: int, n_labels: int = 0) -> dict[str, tuple[int, int]]:
-        d = self.vector_size
-        return {"W_in": (V + self.n_buckets, d), "W_out": (n_labels, d)}
 
     def _train(
         self,
@@ -408,7 +366,7 @@ class FastTextClassifier(LearnedViews, Model):
         keep_on_error: bool,
     ) -> None:
         """The epochs still to do in ``state``'s schedule, on the family's epoch loop."""
-        self._require_dense(state, "training")
+        require_dense(state, "training")
         state.vectors = None
         jobs = training.epoch_jobs(self, state, encoded)
         with self._learning(state, keep_on_error=keep_on_error):
@@ -417,262 +375,10 @@ class FastTextClassifier(LearnedViews, Model):
     # -- saved state ---------------------------------------------------------------------
 
     def _get_state(self) -> dict[str, Any]:
-        fitted = self._require_fitted("save()")
-        labels = fitted.labels
-        quant = fitted.quant
-        return {
-            **saved_state(fitted),
-            "labels": {"keys": list(labels.keys), "counts": labels.counts},
-            "prune": fitted.prune,
-            "quant": None if quant is None else {k: q.get_state() for k, q in quant.items()},
-            "autotune": fitted.autotune,
-        }
+        return saved_classifier(self._require_fitted("save()"))
 
-    def _set_state(self, state: ClassifierState) -> None:
+    def _set_state(self, state: dict[str, Any]) -> None:
         self._adopt(self._fitted_from_state(state))
 
-    def _fitted_from_state(self, state: ClassifierState) -> ClassifierState:
-        saved = state["labels"]
-        counts = np.asarray(saved["counts"], dtype=np.int64)
-        if not isinstance(saved["keys"], list) or len(counts) != len(saved["keys"]):
-            raise ValueError(f"saved labels: {len(saved['keys'])} keys but {len(counts)} counts")
-        labels = LabelVocab(saved["keys"], counts)
-        from rowbook.models.fasttext_classifier.files import quant_from_state
-
-        quant, prune = quant_from_state(state, self)
-        common = fitted_state(
-            state, np.float32, lambda V: self._saved_shapes(V, len(labels), quant, prune)
-        )
-        return ClassifierState(
-            **common, labels=labels, prune=prune, quant=quant, autotune=state.get("autotune")
-        )
-
-    def _saved_shapes(
-        self, V: int, n_labels: int, quant: Any, prune: Any
-    ) -> dict[str, tuple[int, int]]:
-        shapes = self._table_shapes(V, n_labels)
-        if prune is not None:  # the buckets a quantised model kept
-            shapes["W_in"] = (V + int(np.count_nonzero(prune >= 0)), self.vector_size)
-        if quant is not None:
-            for name, table in (("W_in", "input"), ("W_out", "output")):
-                if table in quant:
-                    shapes[name] = (0, self.vector_size)
-        return shapes
-
-    # -- learned state -------------------------------------------------------------------
-
-    def _require_dense(self, state: ClassifierState, what: str) -> None:
-        if state.quant:
-            raise ValueError(
-                f"this FastTextClassifier is quantised (its rows are codes); {what} needs the "
-                "float tables: train the unquantised model, then quantize() it"
-            )
-
-    @property
-    def labels_(self) -> tuple[str, ...]:
-        """The labels in id order (descending count), spelled with ``label_prefix``."""
-        return self._require_fitted(".labels_").labels.keys
-
-    @property
-    def label_counts_(self) -> np.ndarray:
-        """``(nlabels,)`` how often each label occurs in the training lines."""
-        return self._require_fitted(".label_counts_").labels.counts
-
-    W_in_ = table_view(
-        "W_in",
-        "``(nwords + bucket, d)`` float32 input rows: words, then hash buckets.",
-    )
-
-    W_out_ = table_view(
-        "W_out",
-        "``(nlabels, d)`` float32 output rows (``hs``: the tree's inner nodes).",
-    )
-
-    @property
-    def is_quantized(self) -> bool:
-        """Whether the rows are product-quantised codes (a ``.ftz``, or :meth:`quantize`)."""
-        return bool(self._require_fitted(".is_quantized").quant)
-
-    @property
-    def autotune_(self) -> dict[str, Any] | None:
-        """The search of ``fit(..., validation=...)``: best parameters, score, every trial."""
-        return self._require_fitted(".autotune_").autotune
-
-    def _make_vectors(self, state: ClassifierState) -> Vectors:
-        """Each word's vector: the mean of its row and its char n-grams' rows (fastText's
-        ``getWordVector``); unseen words too when the rows are dense and unpruned."""
-        vocab = state.vocab
-        if not state.quant and state.prune is None:
-            return subword_vectors(state, self)
-        starts, ids = self._encoder(state).word_bags()
-        rows = np.zeros((len(vocab), self.vector_size), dtype=np.float32)  # (V, d)
-        sentence_vectors(
-            state.tables["W_in"], prediction.kernel_rows(state, "input"), starts, ids, rows
-        )
-        return Vectors(vocab.keys, rows, vocab.counts)
-
-    # -- predicting ----------------------------------------------------------------------
-
-    def _encode_texts(self, texts: Any, labels: Any = None) -> tuple[dict[str, Any], EncodedLines]:
-        state = self._require_fitted("predict(...)")
-        single = isinstance(texts, str)
-        return state, self._encoded(state, [texts] if single else texts, labels)
-
-    def _encoded(self, state: dict[str, Any], data: Any, labels: Any) -> EncodedLines:
-        """The lines of ``data`` (read already, a file source, or texts with ``labels``) as
-        the fitted model's rows: read straight into its dictionary
-        (:meth:`~rowbook.data.labelled_ids.LineEncoder.encode_batches`)."""
-        encoder = self._encoder(state)
-        if isinstance(data, LabelledLines):
-            return encoder.encode(data)
-        data, labels = _texts_and_labels(data, labels)
-        prefix = self.label_prefix
-        return encoder.encode_batches(labelled_batches(data, labels, label_prefix=prefix))
-
-    def predict(
-        self, texts: str | Sequence[str], k: int = 1, threshold: float = 0.0
-    ) -> tuple[tuple[str, ...], np.ndarray] | tuple[list[list[str]], list[np.ndarray]]:
-        """The ``k`` most probable labels of each text with a probability of at least
-        ``threshold``, and their probabilities, best first (fastText's ``predict``).
-
-        One text (a str) gives ``(labels, probabilities)``; a list of texts gives a list of
-        labels and a list of probability arrays. ``k=-1`` returns every label. The
-        probability is fastText's: ``p + 1e-5``, so never 0 (and may pass 1 by ``1e-5``).
-        """
-        state, encoded = self._encode_texts(texts)
-        ids, probs, counts = prediction.predictions(self, state, encoded, k, threshold)
-        names = np.array([*state.labels.keys, ""], dtype=object)  # id -1 (none): ""
-        labels = names[ids].tolist()  # (L, k) lists, one pass
-        values = list(probs.astype(np.float64))  # (k,) rows
-        for line in np.flatnonzero(counts < ids.shape[1]).tolist():  # fewer above threshold
-            labels[line] = labels[line][: counts[line]]
-            values[line] = values[line][: counts[line]]
-        if isinstance(texts, str):
-            return tuple(labels[0]), values[0]
-        return labels, values
-
-    def _meter(
-        self, data: Any, labels: Any, k: int, threshold: float, false_negatives: bool = False
-    ) -> prediction.Meter:
-        state = self._require_fitted("test(...)")
-        encoded = self._encoded(state, data, labels)
-        return prediction.meter(self, state, encoded, k, threshold, false_negatives)
-
-    def test(
-        self, data: Any, labels: Sequence[Any] | None = None, k: int = 1, threshold: float = 0.0
-    ) -> TestResult:
-        """``(N, precision@k, recall@k)`` over the labelled lines of ``data`` (a fastText file
-        or texts with ``labels``), as ``fasttext test`` counts them."""
-        meter = self._meter(data, labels, k, threshold)
-        return TestResult(meter.n_examples, meter.precision(), meter.recall())
-
-    def test_label(
-        self, data: Any, labels: Sequence[Any] | None = None, k: int = 1, threshold: float = 0.0
-    ) -> dict[str, dict[str, float]]:
-        """Each label's ``{"precision", "recall", "f1score"}`` (fastText's ``test_label``)."""
-        meter = self._meter(data, labels, k, threshold)
-        return {
-            label: {
-                "precision": meter.precision(i),
-                "recall": meter.recall(i),
-                "f1score": meter.f1(i),
-            }
-            for i, label in enumerate(self.labels_)
-        }
-
-    def confusion(self, data: Any, labels: Sequence[Any] | None = None) -> Confusion:
-        """How often each gold label's lines were given each label first (:class:`Confusion`)."""
-        state = self._require_fitted("confusion(...)")
-        encoded = self._encoded(state, data, labels)
-        return prediction.confusion(self, state, encoded)
-
-    def get_sentence_vector(self, text: str) -> np.ndarray:
-        """``(d,)`` the mean row of ``text`` (its words, n-grams and ``</s>``), what the
-        linear layer scores (fastText's ``get_sentence_vector`` of a supervised model)."""
-        state, encoded = self._encode_texts(text)
-        out = np.zeros((1, self.vector_size), dtype=np.float32)
-        sentence_vectors(
-            state.tables["W_in"],
-            prediction.kernel_rows(state, "input"),
-            encoded.input_starts,
-            encoded.input_ids,
-            out,
-        )
-        return out[0]
-
-    # -- fastText's files -----------------------------------------------------------------
-
-    def quantize(
-        self,
-        *,
-        cutoff: int = 0,
-        dsub: int = 2,
-        qnorm: bool = True,
-        qout: bool = False,
-        retrain: bool = False,
-        data: Any = None,
-        labels: Sequence[Any] | None = None,
-        epochs: int | None = None,
-        seed: int = 1234,
-    ) -> FastTextClassifier:
-        """Make the model small as ``fasttext quantize`` does; returns ``self``, quantised.
-
-        ``cutoff`` keeps only the rows of ``W_in`` of largest norm (0: all), ``retrain``
-        trains those again on ``data`` (``labels``) for ``epochs`` (default: ``epochs``);
-        then ``W_in`` becomes product-quantiser codes of ``dsub`` values a byte, with
-        ``qnorm`` the norms apart in a byte a row, and with ``qout`` ``W_out`` too. Then
-        :meth:`save_fasttext` writes a ``.ftz`` that ``fasttext.load_model`` opens and that
-        predicts what this model predicts. See
-        :mod:`~rowbook.models.fasttext_classifier.quantize`.
-        """
-        from rowbook.models.fasttext_classifier.quantize import quantize
-
-        quantize(
-            self,
-            cutoff=cutoff,
-            dsub=dsub,
-            qnorm=qnorm,
-            qout=qout,
-            retrain=retrain,
-            data=data,
-            labels=labels,
-            epochs=epochs,
-            seed=seed,
-        )
-        return self
-
-    def save_fasttext(self, path: str | os.PathLike[str]) -> None:
-        """Write fastText's supervised ``.bin`` (a ``.ftz`` once quantised), atomically;
-        ``fasttext.load_model`` opens it and predicts what this model predicts."""
-        from rowbook.models.fasttext_classifier.files import save_fasttext
-
-        save_fasttext(self, path)
-
-    @classmethod
-    def load_fasttext(
-        cls, path: str | os.PathLike[str], *, label_prefix: str = "__label__"
-    ) -> FastTextClassifier:
-        """A fitted classifier from a supervised fastText ``.bin`` or ``.ftz``: the same
-        labels and probabilities on every line. The file does not hold the label prefix;
-        give the one its training data used if not ``__label__``. ``train`` continues an
-        unquantised one."""
-        from rowbook.models.fasttext_classifier.files import load_fasttext
-
-        return load_fasttext(cls, path, label_prefix)
-
-    def get_word_vector(self, word: str) -> np.ndarray:
-        """``(d,)`` the vector of ``word``, seen or not: the mean of its row and n-gram rows."""
-        from rowbook.vectors.subword import SubwordVectors
-
-        vectors = self.vectors
-        if isinstance(vectors, SubwordVectors):
-            return vectors.vector_for(word)
-        return vectors[word]
-
-
-def _texts_and_labels(data: Any, labels: Any) -> tuple[Any, Any]:
-    """``data`` and ``labels``, or the two halves of ``data`` given as a ``(texts, labels)``
-    pair (a tuple of two file paths is a file source, not a pair)."""
-    if labels is None and isinstance(data, tuple) and len(data) == 2 and not is_file_source(data):
-        return data
-    return data, labels
+    def _fitted_from_state(self, state: dict[str, Any]) -> ClassifierState:
+        return classifier_from_saved(self, state)

@@ -3,33 +3,42 @@ and fastText's test figures over labelled lines.
 
 A line's score is its mean input row (dense, or decoded from product-quantiser codes)
 times ``W_out``, under the model's loss; the compiled
-:func:`~rowbook.models.fasttext_classifier.kernels.predict_lines` does it a line at a time
+:func:`~rowbook.models.fasttext_classifier.prediction_kernels.predict_lines` does it a line at a time
 on every core. :class:`TestResult` and :class:`Confusion` are what ``fasttext test`` and a
 confusion table report; :class:`~rowbook.models.fasttext_classifier.metrics.Meter` counts
-them as fastText's meter does.
+them as fastText's meter does. :class:`ClassifierAnswers` is the classifier's side of it,
+the methods that answer with these functions (``predict``, ``test``, ``test_label``,
+``confusion``, the sentence and word vectors).
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable, Sequence
 from typing import Any, NamedTuple
 
 import numpy as np
 
 from rowbook.checks import ParameterError, check_number
-from rowbook.data.labelled_ids import EncodedLines
-from rowbook.models.fasttext_classifier.kernels import LOSS_CODES, fasttext_tree, predict_lines
+from rowbook.corpus_files import is_file_source
+from rowbook.data.huffman import fasttext_tree
+from rowbook.data.labelled import LabelledLines, labelled_batches
+from rowbook.data.labelled_ids import EncodedLines, LineEncoder
+from rowbook.models.fasttext_classifier.kernels import LOSS_CODES
 from rowbook.models.fasttext_classifier.metrics import Meter
+from rowbook.models.fasttext_classifier.prediction_kernels import predict_lines, sentence_vectors
+from rowbook.models.fasttext_classifier.state import kernel_rows
 from rowbook.models.word_vectors.jobs import resolve_workers
 
 __all__ = [
     "ROWS_A_THREAD",
+    "ClassifierAnswers",
     "Confusion",
     "TestResult",
     "confusion",
-    "kernel_rows",
     "meter",
     "prediction_threads",
     "predictions",
+    "texts_and_labels",
 ]
 
 ROWS_A_THREAD = 50_000  # rows read that pay for starting a prediction thread (~1 ms of work)
@@ -61,17 +70,6 @@ class Confusion(NamedTuple):
             for n, row in zip(names, self.counts, strict=True)
         ]
         return "\n".join(["rows: gold label, columns: predicted", head, "-" * len(head), *rows])
-
-
-def kernel_rows(state: Any, table: str) -> Any:
-    """The quantised ``table`` (``"input"`` or ``"output"``) as the kernels read it, or
-    ``None`` when its rows are dense."""
-    matrix = (state.quant or {}).get(table)
-    if matrix is None:
-        return None
-    from rowbook.models.fasttext_classifier.files import kernel_quant
-
-    return kernel_quant(matrix)
 
 
 def predictions(
@@ -161,3 +159,120 @@ def confusion(model: Any, state: Any, encoded: EncodedLines) -> Confusion:
         for gold in encoded.labels(line).tolist():
             table[gold, ids[line, 0]] += 1
     return Confusion(state.labels.keys, table)
+
+
+def texts_and_labels(data: Any, labels: Any) -> tuple[Any, Any]:
+    """``data`` and ``labels``, or the two halves of ``data`` given as a ``(texts, labels)``
+    pair (a tuple of two file paths is a file source, not a pair)."""
+    if labels is None and isinstance(data, tuple) and len(data) == 2 and not is_file_source(data):
+        return data
+    return data, labels
+
+
+class ClassifierAnswers:
+    """What a fitted classifier answers: its predictions, fastText's test figures, the
+    confusion table, sentence and word vectors (a mixin of
+    :class:`~rowbook.models.fasttext_classifier.FastTextClassifier`, which gives
+    ``_require_fitted``, ``_encoder``, ``labels_``, ``vectors`` and its parameters)."""
+
+    _require_fitted: Callable[[str], Any]
+    _encoder: Callable[[Any], LineEncoder]
+    labels_: tuple[str, ...]
+    vectors: Any
+    label_prefix: str
+    vector_size: int
+
+    def _encode_texts(self, texts: Any, labels: Any = None) -> tuple[Any, EncodedLines]:
+        state = self._require_fitted("predict(...)")
+        single = isinstance(texts, str)
+        return state, self._encoded(state, [texts] if single else texts, labels)
+
+    def _encoded(self, state: Any, data: Any, labels: Any) -> EncodedLines:
+        """The lines of ``data`` (read already, a file source, or texts with ``labels``) as
+        the fitted model's rows: read straight into its dictionary
+        (:meth:`~rowbook.data.labelled_ids.LineEncoder.encode_batches`)."""
+        encoder = self._encoder(state)
+        if isinstance(data, LabelledLines):
+            return encoder.encode(data)
+        data, labels = texts_and_labels(data, labels)
+        prefix = self.label_prefix
+        return encoder.encode_batches(labelled_batches(data, labels, label_prefix=prefix))
+
+    def predict(
+        self, texts: str | Sequence[str], k: int = 1, threshold: float = 0.0
+    ) -> tuple[tuple[str, ...], np.ndarray] | tuple[list[list[str]], list[np.ndarray]]:
+        """The ``k`` most probable labels of each text with a probability of at least
+        ``threshold``, and their probabilities, best first (fastText's ``predict``).
+
+        One text (a str) gives ``(labels, probabilities)``; a list of texts gives a list of
+        labels and a list of probability arrays. ``k=-1`` returns every label. The
+        probability is fastText's: ``p + 1e-5``, so never 0 (and may pass 1 by ``1e-5``).
+        """
+        state, encoded = self._encode_texts(texts)
+        ids, probs, counts = predictions(self, state, encoded, k, threshold)
+        names = np.array([*state.labels.keys, ""], dtype=object)  # id -1 (none): ""
+        labels = names[ids].tolist()  # (L, k) lists, one pass
+        values = list(probs.astype(np.float64))  # (k,) rows
+        for line in np.flatnonzero(counts < ids.shape[1]).tolist():  # fewer above threshold
+            labels[line] = labels[line][: counts[line]]
+            values[line] = values[line][: counts[line]]
+        if isinstance(texts, str):
+            return tuple(labels[0]), values[0]
+        return labels, values
+
+    def _meter(
+        self, data: Any, labels: Any, k: int, threshold: float, false_negatives: bool = False
+    ) -> Meter:
+        state = self._require_fitted("test(...)")
+        encoded = self._encoded(state, data, labels)
+        return meter(self, state, encoded, k, threshold, false_negatives)
+
+    def test(
+        self, data: Any, labels: Sequence[Any] | None = None, k: int = 1, threshold: float = 0.0
+    ) -> TestResult:
+        """``(N, precision@k, recall@k)`` over the labelled lines of ``data`` (a fastText file
+        or texts with ``labels``), as ``fasttext test`` counts them."""
+        counted = self._meter(data, labels, k, threshold)
+        return TestResult(counted.n_examples, counted.precision(), counted.recall())
+
+    def test_label(
+        self, data: Any, labels: Sequence[Any] | None = None, k: int = 1, threshold: float = 0.0
+    ) -> dict[str, dict[str, float]]:
+        """Each label's ``{"precision", "recall", "f1score"}`` (fastText's ``test_label``)."""
+        counted = self._meter(data, labels, k, threshold)
+        return {
+            label: {
+                "precision": counted.precision(i),
+                "recall": counted.recall(i),
+                "f1score": counted.f1(i),
+            }
+            for i, label in enumerate(self.labels_)
+        }
+
+    def confusion(self, data: Any, labels: Sequence[Any] | None = None) -> Confusion:
+        """How often each gold label's lines were given each label first (:class:`Confusion`)."""
+        state = self._require_fitted("confusion(...)")
+        return confusion(self, state, self._encoded(state, data, labels))
+
+    def get_sentence_vector(self, text: str) -> np.ndarray:
+        """``(d,)`` the mean row of ``text`` (its words, n-grams and ``</s>``), what the
+        linear layer scores (fastText's ``get_sentence_vector`` of a supervised model)."""
+        state, encoded = self._encode_texts(text)
+        out = np.zeros((1, self.vector_size), dtype=np.float32)
+        sentence_vectors(
+            state.tables["W_in"],
+            kernel_rows(state, "input"),
+            encoded.input_starts,
+            encoded.input_ids,
+            out,
+        )
+        return out[0]
+
+    def get_word_vector(self, word: str) -> np.ndarray:
+        """``(d,)`` the vector of ``word``, seen or not: the mean of its row and n-gram rows."""
+        from rowbook.vectors.subword import SubwordVectors
+
+        vectors = self.vectors
+        if isinstance(vectors, SubwordVectors):
+            return vectors.vector_for(word)
+        return vectors[word]

@@ -28,6 +28,7 @@ import numpy as np
 from rowbook.checks import ParameterError, check_int
 from rowbook.data.counted_vocab import CountedVocab
 from rowbook.data.labelled import EOS
+from rowbook.models.fasttext_classifier.state import require_dense
 
 __all__ = ["quantize", "select_rows"]
 
@@ -67,7 +68,7 @@ def quantize(
     from rowbook.vectors.quantize import PQMatrix
 
     state = model._require_fitted("quantize()")
-    model._require_dense(state, "quantize()")
+    require_dense(state, "quantize()")
     check_int("cutoff", cutoff, 0)
     check_int("dsub", dsub, 1)
     if retrain and data is None:

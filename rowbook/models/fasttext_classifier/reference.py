@@ -23,12 +23,9 @@ from collections.abc import Sequence
 
 import numpy as np
 
+from rowbook.data.huffman import fasttext_tree
 from rowbook.data.sampling import draw_negative, lcg_next, negative_guide, negative_table
-from rowbook.models.fasttext_classifier.kernels import (
-    LOG_TABLE,
-    SIGMOID_TABLE,
-    fasttext_tree,
-)
+from rowbook.models.fasttext_classifier.kernels import LOG_TABLE, SIGMOID_TABLE
 
 __all__ = ["update_reference"]
 

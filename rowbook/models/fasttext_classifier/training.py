@@ -20,10 +20,11 @@ from rowbook._memory import untouched_zeros
 from rowbook.checks import ParameterError
 from rowbook.data.corpus import job_boundaries
 from rowbook.data.counted_vocab import CountedVocab
+from rowbook.data.huffman import fasttext_tree
 from rowbook.data.labelled import LabelledLines, LabelVocab, choose_labelled_vocab
 from rowbook.data.labelled_ids import EncodedLines
 from rowbook.data.sampling import job_seed, negative_guide, negative_table
-from rowbook.models.fasttext_classifier.kernels import LOSS_CODES, fasttext_tree, train_job
+from rowbook.models.fasttext_classifier.kernels import LOSS_CODES, train_job
 from rowbook.models.word_vectors.jobs import EpochJobs, resolve_workers
 from rowbook.models.word_vectors.state import check_vocab
 from rowbook.models.word_vectors.word2vec_training import job_lrs

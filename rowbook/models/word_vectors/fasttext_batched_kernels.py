@@ -78,7 +78,9 @@ def window_targets(
     n = 0
     for j in range(lo, hi):
         if j != i:
-            n = merge_target(words[j], 0, targets, counts, n, W_out)
+            n = merge_target(words[j], 0, targets, counts, n)
+    for o in range(n):  # their rows start loading
+        prefetch_row(W_out, targets[o])
     if not redraw:  # the draws' own loop: the generator does not wait on the table
         draws = negative * (hi - lo - 1)
         n_out, state = merged_negatives(n, draws, table, guide, state, W_out, targets, counts)
@@ -88,7 +90,9 @@ def window_targets(
         if j != i:
             for _ in range(negative):
                 t, state = draw_negative_for(table, guide, state, words[j], True)
-                n_out = merge_target(t, n, targets, counts, n_out, W_out)
+                n_out = merge_target(t, n, targets, counts, n_out)
+    for o in range(n, n_out):
+        prefetch_row(W_out, targets[o])
     return n, n_out, state
 
 

@@ -72,6 +72,8 @@ def bag_mean(W_in, bag_starts, bag_ids, word, h):  # pragma: no cover - compiled
     _scale(h, np.float32(1.0 / size))
 
 
+# The transpose of _add_bag (its gather), alike in shape only: one reads the bag's rows into
+# h, the other adds one vector to each of them; a loop with a direction flag would read worse.
 @numba.njit(nogil=True, fastmath=FASTMATH, cache=True, inline="always")
 def scatter_bag(W_in, bag_starts, bag_ids, word, work):  # pragma: no cover - compiled
     """``W_in[r] += work`` for every row ``r`` of bag(word) (fastText: the full step each)."""

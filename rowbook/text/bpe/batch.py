@@ -17,12 +17,18 @@ hold no cycles, and the collections their number sets off walked every live obje
 then go straight to the oldest generation (:func:`gc_paused`).
 
 With ``workers > 1`` the texts are cut into batches (about eight per worker) and the first
-is encoded here, a probe: its work (bytes looked up, and :data:`MERGE_WORK` for each byte of
-the words it merged; :attr:`WordCache.read <rowbook.text.bpe.word_cache.WordCache.read>`,
-:attr:`~rowbook.text.bpe.word_cache.WordCache.merged`), scaled to the characters left, says
-whether the others pay on other workers: a count of work, not of characters, since a
-character of Han text without spaces costs five to six of English cold (three bytes, and
-long words each new) and a warm cache costs a third of a cold one. From :data:`THREAD_WORK`
+is encoded here, a probe: its work (bytes looked up, :data:`MERGE_WORK` for each byte of
+the words it merged, :data:`ID_WORK` for each id gathered;
+:attr:`WordCache.read <rowbook.text.bpe.word_cache.WordCache.read>`,
+:attr:`~rowbook.text.bpe.word_cache.WordCache.merged`,
+:attr:`~rowbook.text.bpe.word_cache.WordCache.gathered`), scaled to the characters left, with
+:data:`TEXT_WORK` for each text left, says whether the others pay on other workers: a
+cost model of one worker's CPU time, not a count of characters, since a character of Han
+text without spaces costs five to six of English cold (three bytes, and long words each
+new), a warm cache costs a third of a cold one, and many short texts cost more than one
+long one (a list and an :class:`Encoding` each). Its constants are fitted on NewsArticles
+lines and checked on three other texts, and the cut-offs are the CPU a second worker adds
+(``benchmarks/fit_encode_cutoff.py``). From :data:`THREAD_WORK`
 the rest is shared by this thread and ``workers - 1`` others (GPT-2's compiled pre-split,
 :func:`rowbook.fork_pool.map_in_threads`; batches of at least :data:`THREAD_BATCH_CHARS`,
 the probe about that), from :data:`POOL_WORK` by this process and ``workers - 1`` forked
@@ -88,9 +94,11 @@ from rowbook.text.utf8 import check_utf8
 __all__ = [
     "BATCHES_PER_WORKER",
     "BATCH_CHARS",
+    "ID_WORK",
     "MERGE_WORK",
     "POOL_WORK",
     "TEXT_LIST_IDS",
+    "TEXT_WORK",
     "THREAD_BATCH_CHARS",
     "THREAD_WORK",
     "BatchIds",
@@ -100,9 +108,13 @@ __all__ = [
     "join_segments",
 ]
 
-MERGE_WORK = 4  # a byte merged costs what 4 bytes looked up cost (60-85 ns against 11-36)
-THREAD_WORK = 1 << 18  # work (MERGE_WORK) from which the batches after the first go to threads
-POOL_WORK = 6 << 20  # work from which the batches after the first go to forked processes
+# work in bytes looked up (7.3 ns of one worker's CPU), fitted on NewsArticles lines and checked
+# on three other texts: benchmarks/fit_encode_cutoff.py
+MERGE_WORK = 12  # a byte merged (84 ns)
+ID_WORK = 1.5  # an id gathered and made into a list (10.6 ns)
+TEXT_WORK = 170  # a text: its list and its Encoding (1.2 us)
+THREAD_WORK = 440_000  # from which a second thread pays: the CPU it adds, 2.6 ms + 19% (3.2 ms)
+POOL_WORK = 16 << 20  # from which forked processes pay (6 << 20 bytes in the units before)
 BATCH_CHARS = 1 << 17  # the smallest batch sent to a worker process
 BATCHES_PER_WORKER = 8  # fewer leave a process idle at the end; 16 or 32 measured no better
 THREAD_BATCH_CHARS = 1 << 14  # the smallest piece a thread encodes: longer texts are cut
@@ -282,23 +294,36 @@ def _pieces(texts: list[str], size: int) -> tuple[list[str], list[int] | None]:
     return pieces, counts
 
 
-def _work(cache: WordCache, read: int, merged: int) -> int:
-    """The work done on ``cache`` since its counters were ``read`` and ``merged``: bytes
-    looked up, and :data:`MERGE_WORK` for each byte of the words merged."""
-    return cache.read - read + MERGE_WORK * (cache.merged - merged)
+def _counters(cache: WordCache) -> tuple[int, int, int]:
+    """The cache's work counters: bytes looked up, bytes merged, ids gathered."""
+    return cache.read, cache.merged, cache.gathered
+
+
+def _work(cache: WordCache, before: tuple[int, int, int]) -> float:
+    """The work done on ``cache`` since its :func:`_counters` were ``before``, in bytes
+    looked up: :data:`MERGE_WORK` a byte merged, :data:`ID_WORK` an id gathered."""
+    read, merged, gathered = before
+    return (
+        cache.read
+        - read
+        + MERGE_WORK * (cache.merged - merged)
+        + ID_WORK * (cache.gathered - gathered)
+    )
 
 
 def _probed(
     encoder: Encoder, batches: list[list[str]], here: Callable, cutoff: int
 ) -> tuple[object, bool]:
-    """The first batch encoded here (the probe), and whether the work of the others, at
-    the probe's work a character, reaches ``cutoff``: then they pay on other workers."""
-    cache = encoder.cache
-    read, merged = cache.read, cache.merged
+    """The first batch encoded here (the probe), and whether the work of the others (the
+    probe's :func:`_work` a character, and :data:`TEXT_WORK` a text) reaches ``cutoff``:
+    then they pay on other workers."""
+    before = _counters(encoder.cache)
     first = here(batches[0])
     chars = sum(map(len, batches[0]))
     rest = sum(sum(map(len, batch)) for batch in batches[1:])
-    return first, _work(cache, read, merged) * rest >= cutoff * max(chars, 1)
+    texts = sum(map(len, batches[1:]))
+    work = _work(encoder.cache, before) * rest / max(chars, 1) + TEXT_WORK * texts
+    return first, work >= cutoff
 
 
 def _in_threads(

@@ -1,27 +1,8 @@
 """GPT-2's pre-split, compiled: the words of :data:`GPT2_PATTERN`, cut from UTF-8 bytes and interned.
 
-The pattern ``'s|'t|'re|'ve|'m|'ll|'d| ?\\p{L}+| ?\\p{N}+| ?[^\\s\\p{L}\\p{N}]+|\\s+(?!\\S)|\\s+``
-takes, at each position, its first alternative that matches. Every character is a letter
-(``\\p{L}``), a number (``\\p{N}``), white space (``\\s``) or other, so at a position
-:func:`word_end` finds the end of the word in this order:
-
-* an apostrophe followed by ``s``, ``t``, ``m``, ``d`` (two characters) or ``re``, ``ve``,
-  ``ll`` (three);
-* a letter, number or other character, and the run of characters of its class after it;
-* a space (U+0020 only) followed by a letter, number or other character: the space, that
-  character and its run;
-* white space: the run of white space, up to the end of the text; before anything else a
-  run of two or more characters leaves its last one (``\\s+(?!\\S)`` backtracks one
-  character), which the next word starts with (a U+0020 then joins the word after it),
-  and a single white-space character is a word on its own (the last ``\\s+``).
-
-What counts as a letter, a number or white space is read from the ``regex`` package itself
-(:func:`char_classes`: its ``\\p{L}``, ``\\p{N}`` and ``\\s`` run once over every code point),
-as it ships a Unicode version of its own; its ``\\s`` has 25 characters, not ``\\x1c`` to
-``\\x1f``. The tests hold the words to ``regex.findall(GPT2_PATTERN, text)``.
-
-The texts are joined into one UTF-8 buffer (bytes rather than code points: as fast here,
-a quarter of the memory, and the merge kernel reads bytes). :func:`scan_words` cuts a block
+The words are cut by the rules of :mod:`rowbook.text.bpe.presplit_rules`. The texts are
+joined into one UTF-8 buffer (bytes rather than code points: as fast here, a quarter of the
+memory, and the merge kernel reads bytes). :func:`scan_words` cuts a block
 of words at a time and interns the block in an
 :class:`~rowbook.intern_table.InternTable`, no Python object per word: each word gets the id
 of its first sighting, the word cache's key (:mod:`rowbook.text.bpe.word_cache`) or the
@@ -35,145 +16,52 @@ Examples
 
 from __future__ import annotations
 
-import functools
 import itertools
 from collections import Counter
 from collections.abc import Iterable, Sequence
 
 import numba
 import numpy as np
-import regex
 
-from rowbook.intern_table import BLOCK, InternTable, intern_ranges, room
+from rowbook.intern_table import BLOCK, InternTable, intern_front, room
 from rowbook.text.batches import text_batches
+from rowbook.text.bpe.presplit_rules import SPACE, char_classes, cut_words
 from rowbook.text.utf8 import utf8_of
 from rowbook.text.word_count_runs import WordBytes
 
 __all__ = [
     "BATCH_CHARS",
-    "LETTER",
-    "NUMBER",
-    "OTHER",
-    "SPACE",
-    "char_classes",
     "count_word_bytes",
     "count_words",
     "cut_text",
-    "cut_words",
     "scan_utf8",
     "scan_words",
     "split_words",
-    "word_end",
 ]
 
-OTHER, LETTER, NUMBER, SPACE = 0, 1, 2, 3
 BATCH_CHARS = 1 << 20  # characters scanned at a time: the buffers stay small, the calls few
-
-
-@functools.cache
-def char_classes() -> np.ndarray:
-    """The class of every code point ``(0x110000,)`` uint8 (:data:`OTHER`, :data:`LETTER`,
-    :data:`NUMBER`, :data:`SPACE`) as the ``regex`` package's ``\\p{L}``, ``\\p{N}`` and
-    ``\\s`` match it; built once a process (about 30 ms).
-
-    Examples
-    --------
-    >>> classes = char_classes()
-    >>> [int(classes[ord(c)]) for c in "a1 .\\u3000\\x1c"]
-    [1, 2, 3, 0, 3, 0]
-    """
-    codes = np.arange(0x110000, dtype=np.uint32)
-    codes = codes[(codes < 0xD800) | (codes >= 0xE000)]  # (C,) every code point but surrogates
-    text = codes.tobytes().decode("utf-32-le")
-    classes = np.zeros(0x110000, dtype=np.uint8)
-    for value, pattern in ((LETTER, r"\p{L}+"), (NUMBER, r"\p{N}+"), (SPACE, r"\s+")):
-        for match in regex.finditer(pattern, text):
-            classes[codes[match.start() : match.end()]] = value
-    return classes
-
-
-@numba.njit(cache=True, nogil=True, inline="always")
-def _char_at(data, p):  # pragma: no cover - compiled
-    """The code point whose UTF-8 bytes start at ``data[p]``, and how many bytes it has."""
-    b = np.int64(data[p])
-    if b < 0x80:
-        return b, 1
-    if b < 0xE0:
-        return ((b & 0x1F) << 6) | (np.int64(data[p + 1]) & 0x3F), 2
-    if b < 0xF0:
-        c = ((b & 0x0F) << 12) | ((np.int64(data[p + 1]) & 0x3F) << 6)
-        return c | (np.int64(data[p + 2]) & 0x3F), 3
-    c = ((b & 0x07) << 18) | ((np.int64(data[p + 1]) & 0x3F) << 12)
-    return c | ((np.int64(data[p + 2]) & 0x3F) << 6) | (np.int64(data[p + 3]) & 0x3F), 4
-
-
-@numba.njit(cache=True, nogil=True, inline="always")
-def _run_end(data, p, end, classes, kind):  # pragma: no cover - compiled
-    """Where the run of characters of class ``kind`` from byte ``p`` ends."""
-    while p < end:
-        c, width = _char_at(data, p)
-        if classes[c] != kind:
-            break
-        p += width
-    return p
-
-
-@numba.njit(cache=True, nogil=True, inline="always")
-def word_end(data, p, end, classes):  # pragma: no cover - compiled
-    """Where the word of GPT-2's pattern that starts at byte ``p`` ends (``end``: the
-    text's end; see the module for the order of the rules)."""
-    b = data[p]
-    if b == 39 and p + 1 < end:  # 's 't 'm 'd, 're 've 'll
-        n = data[p + 1]
-        if n == 115 or n == 116 or n == 109 or n == 100:
-            return p + 2
-        if p + 2 < end:
-            m = data[p + 2]
-            if (m == 101 and (n == 114 or n == 118)) or (n == 108 and m == 108):
-                return p + 3
-    c, width = _char_at(data, p)
-    kind, q = classes[c], p + width
-    if kind != SPACE:
-        return _run_end(data, q, end, classes, kind)
-    if b == 32 and q < end:  # " ?" before a letter, number or other character
-        c, width = _char_at(data, q)
-        if classes[c] != SPACE:
-            return _run_end(data, q + width, end, classes, classes[c])
-    last = p  # the run of white space, and where its last character starts
-    while q < end:
-        c, width = _char_at(data, q)
-        if classes[c] != SPACE:
-            break
-        last, q = q, q + width
-    return q if q == end or last == p else last
-
-
-@numba.njit(cache=True, nogil=True, inline="always")
-def cut_words(data, text_ends, classes, t, p, starts, stops, ends, n):  # pragma: no cover
-    """Cut the words of the texts ``data[text_ends[t - 1]:text_ends[t]]`` from text ``t``,
-    byte ``p`` on, until ``starts`` is full or the texts end: where each word starts and
-    stops, and for each text ended on the way the words so far (``n`` before this call)
-    into ``ends``. Returns the words cut and where the next starts, ``(m, t, p)``."""
-    m = 0
-    while m < starts.shape[0] and t < text_ends.shape[0]:
-        if p == text_ends[t]:
-            ends[t] = n + m
-            t += 1
-            continue
-        starts[m] = p
-        p = word_end(data, p, text_ends[t], classes)
-        stops[m] = p
-        m += 1
-    return m, t, p
 
 
 @numba.njit(cache=True, nogil=True)
 def _scan(
-    data, text_ends, classes, table, key_hash, key_start, key_len, arena, state, ids, ends, at
+    data,
+    text_ends,
+    classes,
+    front,
+    table,
+    key_hash,
+    key_start,
+    key_len,
+    arena,
+    state,
+    ids,
+    ends,
+    at,
 ):  # pragma: no cover - compiled
     """The id of every word of the texts ``data[text_ends[t - 1]:text_ends[t]]`` into
     ``ids`` and the words so far at the end of each text into ``ends``, from where ``at`` =
-    (text, byte, words) says; returns False when the table needs room for a block first
+    (text, byte, words) says (``front``: the table's front cache of short words,
+    :func:`~rowbook.intern_table.intern_front`); returns False when the table needs room for a block first
     (``at`` then says where to resume), True at the end."""
     t, p, n = at[0], at[1], at[2]
     starts, stops = np.empty(BLOCK, np.int64), np.empty(BLOCK, np.int64)  # (BLOCK,) each
@@ -183,7 +71,7 @@ def _scan(
             return False
         m, t, p = cut_words(data, text_ends, classes, t, p, starts, stops, ends, n)
         words = (table, key_hash, key_start, key_len, arena, state)
-        intern_ranges(data, starts[:m], stops[:m], *words, ids[n : n + m])
+        intern_front(data, starts[:m], stops[:m], *front, *words, ids[n : n + m])
         n += m
     at[0], at[1], at[2] = t, p, n
     return True
@@ -205,7 +93,7 @@ def scan_utf8(
     at = np.zeros(3, dtype=np.int64)  # text, byte, words
     classes = char_classes()
     words.reserve(len(data), BLOCK)
-    while not _scan(data, text_ends, classes, *words.arrays, ids, ends, at):
+    while not _scan(data, text_ends, classes, words.front, *words.arrays, ids, ends, at):
         words.reserve(len(data), BLOCK)
     return ids[: at[2]], ends
 

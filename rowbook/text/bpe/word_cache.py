@@ -112,6 +112,7 @@ class WordCache:
         self.filled = 0  # words whose ids are set
         self.read = 0  # bytes of text (or words) looked up, ever: the scan's work
         self.merged = 0  # bytes of the words encoded for it, ever: the merge kernel's work
+        self.gathered = 0  # token ids gathered, ever: the lists the caller makes of them
 
     def __len__(self) -> int:
         return int(self.words.state[0])
@@ -161,7 +162,9 @@ class WordCache:
         """The ids of ``words`` ``(W,)`` in one ``int32`` array ``(N,)``, and where the ids of
         each group end ``(G,)``: ``group_ends`` says where each group's words end."""
         assert self.filled == len(self), "every word has its ids before a gather"
-        return _gather(words, group_ends, self.bounds, self.ids)
+        ids, ends = _gather(words, group_ends, self.bounds, self.ids)
+        self.gathered += len(ids)
+        return ids, ends
 
     def since(self, start: int) -> Learned:
         """Words ``start`` on with their ids, as arrays (what a worker sends back)."""

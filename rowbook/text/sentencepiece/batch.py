@@ -45,7 +45,7 @@ from rowbook.text.sentencepiece.word_cache import (
     results_of,
     word_cache,
 )
-from rowbook.text.trie import joined_codepoints, longest_prefix
+from rowbook.text.trie import compiled_codepoints, joined, longest_prefix
 
 __all__ = ["Job", "bpe_job", "unigram_job"]
 
@@ -110,7 +110,8 @@ def _unigram_text(norm, m, model, by_word, cache, scratch, path, unk_id, byte_id
 
 
 @numba.njit(cache=True, nogil=True)
-def _unigram_kernel(data, starts, user, rules, flags, model, by_word, unk_id, byte_ids, cache):
+def _unigram_kernel(text, starts, user, rules, flags, model, by_word, unk_id, byte_ids, cache):
+    data = compiled_codepoints(text)  # (C,)
     n_texts = starts.size - 1
     ids = np.empty(max(16, data.size + n_texts), np.int32)  # grown when byte pieces need it
     counts = np.zeros(n_texts, np.int64)
@@ -226,7 +227,8 @@ def _bpe_text(
 
 
 @numba.njit(cache=True, nogil=True)
-def _bpe_kernel(data, starts, user, rules, flags, model, by_word, unk_id, byte_ids, cache):
+def _bpe_kernel(text, starts, user, rules, flags, model, by_word, unk_id, byte_ids, cache):
+    data = compiled_codepoints(text)  # (C,)
     n_texts = starts.size - 1
     ids = np.empty(max(16, data.size + n_texts), np.int32)
     counts = np.zeros(n_texts, np.int64)
@@ -282,10 +284,17 @@ class Job:
     def __call__(
         self, texts: Sequence[str], cache: tuple[np.ndarray, ...] | None = None
     ) -> tuple[np.ndarray, np.ndarray]:
-        data, starts = joined_codepoints(texts)
+        return self.run(joined(texts), cache)
+
+    def run(
+        self, texts: tuple[str, np.ndarray], cache: tuple[np.ndarray, ...] | None = None
+    ) -> tuple[np.ndarray, np.ndarray]:
+        """``job(texts, cache)`` from the texts :func:`~rowbook.text.trie.joined` ``(text,
+        starts)``: compiled code alone, without the GIL from the code points on."""
+        text, starts = texts
         if cache is None:
-            cache = self.word_cache(data.size)
-        return self.kernel(data, starts, *self.tables, cache)
+            cache = self.word_cache(len(text))
+        return self.kernel(text, starts, *self.tables, cache)
 
 
 def _byte_ids(byte_ids: Sequence[int] | None) -> np.ndarray:

@@ -35,6 +35,7 @@ import numba
 import numpy as np
 
 from rowbook.text.sentencepiece.word_cache import (
+    MAX_NUMBER,
     add_word,
     find_word,
     has_room,
@@ -122,11 +123,12 @@ def word_path(norm, b, e, model, scratch, path_start, path_id):
 def exact_below(margin, magnitude, n):
     """The path scores ``x`` from which a word of ``n`` characters whose path has ``margin``
     and ``magnitude`` takes that path: ``|x| < exact_below(...)`` (see the module), as an
-    integer rounded down (``-1``: none), kept in the word cache."""
+    integer rounded down (``-1``: none) and at most
+    :data:`~rowbook.text.sentencepiece.word_cache.MAX_NUMBER`, kept in the word cache."""
     bound = margin / ((n + 2) * 2.0**-22) - magnitude
     if not bound >= 1.0:
         return -1
-    return np.int64(min(bound, 2.0**62))
+    return np.int64(min(bound, MAX_NUMBER))
 
 
 @numba.njit(cache=True, inline="always")

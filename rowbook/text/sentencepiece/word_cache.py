@@ -11,7 +11,8 @@ run costs what the benchmark times.
 
 The table is open addressing on a 64-bit FNV-1a hash of the code points, probed linearly,
 at most half full; a slot holds the hash's high 32 bits and where the word's record starts
-in one ``int64`` arena. A record is ``[characters n, results r, a number, the n characters,
+in one ``int32`` arena (``int64`` made it 10 MB for 10 MB of news lines, a thread: half the
+size, a hit reads half as many cache lines). A record is ``[characters n, results r, a number, the n characters,
 r (offset, symbol) pairs]``, one piece of memory: a hit reads the slot and the record, two
 places, where arrays per field (what this cache held before) read six and cost a Unigram
 more than its lattice. The results are a BPE's symbols left and where they start in the
@@ -40,6 +41,7 @@ import numpy as np
 
 __all__ = [
     "CACHE_WORDS",
+    "MAX_NUMBER",
     "add_word",
     "find_word",
     "has_room",
@@ -50,6 +52,8 @@ __all__ = [
 
 #: Most distinct words a batch's word cache keeps.
 CACHE_WORDS = 1 << 16
+#: The largest number a record keeps (an ``int32`` entry of the arena).
+MAX_NUMBER = (1 << 31) - 1
 #: Arena entries a word takes on average (3 + characters + 2 per result; the arena's size).
 _ARENA_PER_WORD = 24
 _HEAD = 3  # characters, results, number
@@ -59,16 +63,16 @@ _LOW = np.int64(0xFFFFFFFF)
 
 @numba.njit(cache=True)
 def word_cache(words):
-    """An empty word cache for up to ``min(words, CACHE_WORDS)`` words: ``(slots (T,),
-    arena (24 E,), used (2,): words, arena entries)``, ``T`` a power of two at least twice
-    ``E``."""
+    """An empty word cache for up to ``min(words, CACHE_WORDS)`` words: ``(slots (T,) int64,
+    arena (24 E,) int32, used (2,): words, arena entries)``, ``T`` a power of two at least
+    twice ``E``."""
     size = min(words, CACHE_WORDS)
     slots = 16
     while slots < 2 * size:
         slots *= 2
     return (
         np.zeros(slots, np.int64),
-        np.empty(size * _ARENA_PER_WORD, np.int64),
+        np.empty(size * _ARENA_PER_WORD, np.int32),
         np.zeros(2, np.int64),
     )
 
@@ -111,7 +115,8 @@ def has_room(cache, n_chars, n_results):
 def add_word(norm, c0, c1, slot, tag, cache, n_results, number):
     """Keep the word ``norm[c0:c1]`` (its empty ``slot`` and ``tag`` from :func:`find_word`)
     with room for ``n_results`` results, which the caller writes (:func:`results_of`), and
-    ``number``: where its record starts, or ``-1`` when the cache is full."""
+    ``number`` (``|number| <=`` :data:`MAX_NUMBER`): where its record starts, or ``-1`` when
+    the cache is full."""
     slots, arena, used = cache
     if not has_room(cache, c1 - c0, n_results):
         return -1

@@ -1,5 +1,9 @@
 """Unigram training's passes over the words on every core: the E-step and pruning's best paths.
 
+One file over 400 lines on purpose: every pass (finding and keeping the nodes, the E-step,
+pruning's best paths) reads the one node layout (:class:`Nodes`) block by block on the
+same threads, and the plain reference the tests hold the E-step to stands beside it.
+
 Each distinct word has a lattice (:mod:`rowbook.text.unigram.lattice`): a node for each
 piece occurring in it. Training only ever drops pieces, so the nodes of every pass are
 among those of the first: the seeds give every node once (its piece and length, by begin,
@@ -34,10 +38,6 @@ The serial part is the scatter-add of the terms, a few percent of the forward-ba
 
 Memory: a byte per character of the distinct words and five per node (a few nodes a
 character with the seeds, fewer as pieces go).
-
-One file over 400 lines on purpose: every pass (finding and keeping the nodes, the E-step,
-pruning's best paths) reads the one node layout (:class:`Nodes`) block by block on the
-same threads, and the plain reference the tests hold the E-step to stands beside it.
 
 Examples
 --------

@@ -1,5 +1,9 @@
 """QuantizedVectors: keys over a quantised table, answering the queries of :class:`Vectors`.
 
+One file over 400 lines on purpose: both classes live here, beside their one file format,
+so that reading a file picks its class in one place (apart, the file's reader and the
+subword class would import each other).
+
 A :class:`QuantizedVectors` holds the keys, the counts and a
 :class:`~rowbook.vectors.quantize.matrix.QuantizedMatrix`; it is what
 ``Vectors.quantize(...)`` returns and what ``Vectors.load`` gives for a quantised file. It
@@ -26,9 +30,7 @@ index (``build_index``) can be built over its decoded rows; it holds float copie
 
 :class:`QuantizedSubwordVectors` is a fastText table quantised: two quantised matrices, the
 word rows (what the scans score) and the input matrix (word rows, then n-gram buckets), from
-which ``vector_for`` averages the decoded rows of an unseen word's bag. Both classes live
-here, beside their one file format, so that reading a file picks its class in one place
-(apart, the file's reader and the subword class would import each other): hence the length.
+which ``vector_for`` averages the decoded rows of an unseen word's bag.
 """
 
 from __future__ import annotations

@@ -1,0 +1,203 @@
+"""Fit ``encode_batch``'s cost model on one corpus and check it on the others (issue 37).
+
+:func:`rowbook.text.bpe.batch._work` counts a batch's work in units of a byte looked up:
+``MERGE_WORK`` a byte merged, ``ID_WORK`` a token id (gathered, then made into a list by the
+calling thread, which holds the GIL), ``TEXT_WORK`` a text (its list and its ``Encoding``).
+The batches after the first go to threads when that work reaches ``THREAD_WORK``. This
+script measures what those constants stand for, on GPT-2's settings (threads), for the texts
+of :mod:`defaults_text` (NewsArticles lines, the health tweets, Han text without spaces,
+long agglutinative-like words), at sizes from 32K to 4M characters, cold cache and warm:
+
+* the cost of an id and of a text, timed alone on NewsArticles lines (CPU time): an id
+  gathered and made into a list, a text's list and its ``Encoding``. Within one corpus the
+  bytes, ids and texts grow together, so a fit cannot tell them apart;
+* one worker's CPU time (``time.thread_time``: what the machine's load changes least) beside
+  the counters of the same run (bytes looked up, bytes merged, ids, texts); with the id and
+  text costs fixed, a least-squares fit on NewsArticles (cold and warm part the bytes looked
+  up from the bytes merged) gives the nanoseconds of a byte looked up and a byte merged, so
+  the units; the others are checked against the NewsArticles fit (predicted / measured);
+* the extra CPU of two threads forced (the process's CPU time, both threads, less one
+  worker's): its fixed part ``O0`` and its share ``r`` of one worker's work, fitted on
+  NewsArticles likewise. Two threads pay, on two idle cores, when the rest's work ``C``
+  beats what they add: ``C > O0 + r C``, so the cut-off is ``O0 / (1 - r)`` in units.
+
+    python benchmarks/fit_encode_cutoff.py               # fit on NewsArticles, check the others
+    python benchmarks/fit_encode_cutoff.py --repeat 7
+"""
+
+from __future__ import annotations
+
+import argparse
+import itertools
+import os
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+import defaults_text
+from bench_defaults import _tweets_text, generated_text
+from timing import machine
+
+from rowbook.text import ByteLevelBPE
+from rowbook.text.bpe import batch
+from rowbook.text.bpe.result import build_encodings
+
+SIZES = (32_768, 65_536, 262_144, 1_048_576, 4_194_304)
+FIT_ON = "NewsArticles"
+
+
+def _counters(bpe: ByteLevelBPE, texts: list[str], cold: bool) -> np.ndarray:
+    """Bytes looked up, bytes merged, ids and texts of one ``workers=1`` call."""
+    cache = bpe._encoder.cache
+    if cold:
+        cache.clear()
+    before = cache.read, cache.merged, cache.gathered
+    bpe.encode_batch(texts, workers=1)
+    after = cache.read, cache.merged, cache.gathered
+    return np.array([*(b - a for a, b in zip(before, after, strict=True)), len(texts)], float)
+
+
+def _times(bpe: ByteLevelBPE, texts: list[str], cold: bool, repeat: int) -> dict[str, float]:
+    """Median ms of one worker (its thread's CPU, wall) and two threads forced (the
+    process's CPU, wall), in turn."""
+    saved = batch.THREAD_WORK
+    out: dict[str, list[float]] = {"cpu one": [], "wall one": [], "cpu two": [], "wall two": []}
+    try:
+        batch.THREAD_WORK = 0
+        for r in range(repeat + 1):
+            for workers in (1, 2):
+                if cold:
+                    bpe._encoder.cache.clear()
+                clock = time.thread_time if workers == 1 else time.process_time
+                cpu, wall = clock(), time.perf_counter()
+                bpe.encode_batch(texts, workers=workers)
+                if r:
+                    name = "one" if workers == 1 else "two"
+                    out[f"cpu {name}"].append(1e3 * (clock() - cpu))
+                    out[f"wall {name}"].append(1e3 * (time.perf_counter() - wall))
+    finally:
+        batch.THREAD_WORK = saved
+    return {name: float(np.median(v)) for name, v in out.items()}
+
+
+def _cpu_ms(fn, repeat: int) -> float:
+    """Median CPU ms of this thread for ``fn()``, after one warm-up."""
+    times = []
+    for r in range(repeat + 1):
+        start = time.thread_time()
+        fn()
+        if r:
+            times.append(1e3 * (time.thread_time() - start))
+    return float(np.median(times))
+
+
+def id_text_ns(bpe: ByteLevelBPE, texts: list[str], repeat: int) -> tuple[float, float]:
+    """ns of an id (gathered, then a list made of all of them) and of a text (its list cut
+    from that one, its ``Encoding``), timed alone on ``texts`` with a warm cache."""
+    encoder = bpe._encoder
+    encoder.plain_ids(texts)
+    words, word_ends = encoder.cache.scan(texts)  # every word known: nothing merged
+    ids, ends = encoder.cache.gather(words, word_ends)
+    flat = encoder.id_list(ids)
+    ids_of = batch._slices(encoder, ids, ends)
+    per_id = _cpu_ms(lambda: encoder.cache.gather(words, word_ends), repeat)
+    per_id += _cpu_ms(lambda: encoder.id_list(ids), repeat)
+    bounds = [0, *ends.tolist()]
+    per_text = _cpu_ms(lambda: [flat[a:b] for a, b in itertools.pairwise(bounds)], repeat)
+    per_text += _cpu_ms(
+        lambda: build_encodings(
+            texts, ids_of, {}, encoder.id_to_token, encoder.id_len, encoder.align
+        ),
+        repeat,
+    )
+    return 1e6 * per_id / len(ids), 1e6 * per_text / len(texts)
+
+
+def measure(kinds: dict[str, list[str]], repeat: int) -> list[tuple]:
+    """(text, size, mode, counters, times) of every text, size and mode."""
+    rows = []
+    for name, lines in kinds.items():
+        train = defaults_text._first_chars(lines, defaults_text.TRAIN_CHARS)
+        rest = lines[len(train) :]
+        bpe = ByteLevelBPE().fit(train, 8_000)
+        available = sum(map(len, rest))
+        for size in SIZES:
+            if size > available:
+                continue
+            texts = defaults_text._first_chars(rest, size)
+            for mode in ("cold", "warm"):
+                bpe.encode_batch(texts, workers=1)
+                counts = _counters(bpe, texts, mode == "cold")
+                times = _times(bpe, texts, mode == "cold", repeat)
+                rows.append((name, size, mode, counts, times))
+                print(
+                    f"  {name}, {size:,}, {mode}: counters {counts.astype(int).tolist()}, "
+                    + ", ".join(f"{k} {v:.1f}" for k, v in times.items()),
+                    flush=True,
+                )
+    return rows
+
+
+def fit(rows: list[tuple], id_ns: float, text_ns: float) -> tuple[np.ndarray, float, float]:
+    """ns of a byte looked up, a byte merged (least squares, no intercept, on
+    :data:`FIT_ON`, the id and text costs given), an id, a text; and the two threads'
+    extra CPU ``O0`` (ns) and ``r``."""
+    own = [r for r in rows if r[0] == FIT_ON]
+    x = np.array([r[3] for r in own])  # (R, 4)
+    cpu = np.array([r[4]["cpu one"] for r in own]) * 1e6  # (R,) ns
+    left = cpu - x[:, 2] * id_ns - x[:, 3] * text_ns  # the bytes' share
+    weights = 1 / cpu  # relative errors: every size counts
+    (read_ns, merged_ns), *_ = np.linalg.lstsq(x[:, :2] * weights[:, None], left * weights)
+    ns = np.array([read_ns, merged_ns, id_ns, text_ns])
+    extra = np.array([r[4]["cpu two"] for r in own]) * 1e6 - cpu
+    (r, o0), *_ = np.linalg.lstsq(np.stack([cpu, np.ones_like(cpu)], 1), extra, rcond=None)
+    return ns, float(o0), float(r)
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    parser.add_argument("--repeat", type=int, default=5, help="repetitions a timing (median)")
+    args = parser.parse_args(argv)
+    print(machine(), f"load average at the start: {os.getloadavg()[0]:.1f}", flush=True)
+    kinds = defaults_text.text_kinds(generated_text, _tweets_text)
+    train = defaults_text._first_chars(kinds[FIT_ON], defaults_text.TRAIN_CHARS)
+    id_ns, text_ns = id_text_ns(ByteLevelBPE().fit(train, 8_000), train[:20_000], args.repeat)
+    print(f"an id {id_ns:.1f} ns, a text {text_ns:.0f} ns", flush=True)
+    rows = measure(kinds, args.repeat)
+    ns, o0, r = fit(rows, id_ns, text_ns)
+    units = ns / ns[0]
+    cutoff = o0 / (1 - r) / ns[0]
+    print(
+        f"\nOn {FIT_ON}: an id {ns[2]:.1f} ns and a text {ns[3]:.0f} ns (timed alone); "
+        f"fitted (one worker's CPU): {ns[0]:.2f} ns a byte looked up, "
+        f"{ns[1]:.2f} a byte merged; in units of a "
+        f"byte looked up: MERGE_WORK {units[1]:.1f}, ID_WORK {units[2]:.1f}, TEXT_WORK "
+        f"{units[3]:.0f}. Two threads' extra CPU: {o0 / 1e6:.2f} ms + {r:.2f} x one worker's; "
+        f"cut-off O0 / (1 - r) = {cutoff:,.0f} units (THREAD_WORK now {batch.THREAD_WORK:,})\n"
+    )
+    print(
+        "| text | characters | cache | CPU one, ms | predicted / measured | two's extra CPU, "
+        "ms (predicted) | wall one / two, ms | work, units | two pays (predicted) |"
+    )
+    print("|---|---:|---|---:|---:|---:|---:|---:|---|")
+    for name, size, mode, counts, t in rows:
+        predicted = counts @ ns / 1e6
+        work = counts @ units
+        pays = "yes" if work >= cutoff else "no"
+        extra = t["cpu two"] - t["cpu one"]
+        print(
+            f"| {name} | {size:,} | {mode} | {t['cpu one']:.1f} | {predicted / t['cpu one']:.2f} "
+            f"| {extra:.1f} ({o0 / 1e6 + r * t['cpu one']:.1f}) | {t['wall one']:.1f} / "
+            f"{t['wall two']:.1f} | {work:,.0f} | {pays} |"
+        )
+    print(f"\nload average at the end: {os.getloadavg()[0]:.1f}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
