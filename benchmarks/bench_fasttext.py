@@ -23,7 +23,9 @@ against shared negatives). Speed is corpus tokens x epochs / fit time: the media
 buckets; ``--quality``: only rowbook's two kernels, 3 seeds, on NewsArticles and on the
 health tweets, the measurement behind ``FastText``'s default kernel; ``--kernels``: the
 kernels alone, one thread, and CBOW's GFLOP/s: ``(1 + negative) 6 d`` a window for its
-targets and ``2 d`` a row of its context words' bags, the mean and the scatter of the step).
+targets and ``2 d`` a row of its context words' bags, the mean and the scatter of the step;
+``--redraw-cost``: the default kernels alone with a negative equal to its target skipped and
+drawn again, interleaved, medians of 5).
 """
 
 from __future__ import annotations
@@ -217,10 +219,10 @@ def kernel_quality(seeds: int, params: dict, arch: str) -> list[tuple[str, float
     return targets
 
 
-def kernel_seconds(sentences: list[list[str]], name: str, arch: str, repeat: int = 3) -> None:
-    """CPU seconds of one epoch of each kernel of ``arch`` alone (one thread, after a first
-    epoch), at the benchmark's settings; prints a table row (for CBOW with the GFLOP/s of
-    :func:`cbow_epoch_flop`)."""
+def _epoch_timer(sentences: list[list[str]], arch: str):
+    """``epoch(batched, redraw)``: CPU seconds of one epoch of ``arch``'s classic or batched
+    kernel alone (one thread, after a first epoch from the initial tables), at the
+    benchmark's settings; and the model those settings make."""
     from rowbook.data.corpus import read_corpus
     from rowbook.data.sampling import negative_guide, negative_table, sample_thresholds
     from rowbook.models import FastText
@@ -244,7 +246,7 @@ def kernel_seconds(sentences: list[list[str]], name: str, arch: str, repeat: int
     W_in0, n = initial_input(1, vocab.keys, model), len(starts) - 1
     skipgram = arch == "skipgram"
 
-    def epoch(batched: bool) -> float:
+    def epoch(batched: bool, redraw: bool) -> float:
         W_in, W_out = W_in0.copy(), np.zeros((len(vocab), model.vector_size), np.float32)
         out = (W_out, table, negative_guide(table), model.negative)
         corpus = ((ids, starts, 0, n), (thresholds, True, model.window, True))
@@ -257,29 +259,58 @@ def kernel_seconds(sentences: list[list[str]], name: str, arch: str, repeat: int
         else:
             head = (W_in, bags, *corpus, out)
             run = (
-                (lambda lr, seed: train_job_batched(*head, lr, seed))
+                (lambda lr, seed: train_job_batched(*head, lr, seed, None, redraw))
                 if batched
-                else (lambda lr, seed: train_job(*head, skipgram, lr, seed))
+                else (lambda lr, seed: train_job(*head, skipgram, lr, seed, None, redraw))
             )
         run(model.lr, 1)  # a first epoch: the tables as training has them
         start = time.process_time()
         run(model.lr * 0.5, 2)
         return time.process_time() - start
 
+    return epoch, model, (ids, starts, thresholds, np.diff(bag_starts))
+
+
+def kernel_seconds(sentences: list[list[str]], name: str, arch: str, repeat: int = 3) -> None:
+    """CPU seconds of one epoch of each kernel of ``arch`` alone (one thread, after a first
+    epoch), at the benchmark's settings (the model's ``redraw``); prints a table row (for
+    CBOW with the GFLOP/s of :func:`cbow_epoch_flop`)."""
+    epoch, model, (ids, starts, thresholds, bag_sizes) = _epoch_timer(sentences, arch)
+    skipgram = arch == "skipgram"
     times = {"classic": [], "batched": []}
     for _ in range(repeat):
-        times["classic"].append(epoch(False))
-        times["batched"].append(epoch(True))
+        times["classic"].append(epoch(False, model.redraw))
+        times["batched"].append(epoch(True, model.redraw))
     c, b = (statistics.median(times[k]) for k in ("classic", "batched"))
     words = sum(map(len, sentences))
     row = f"| {name} | {c:.2f} | {words / c / 1e3:,.0f}k |"
     if not skipgram:
-        flop = cbow_epoch_flop(ids, starts, thresholds, np.diff(bag_starts), model)
+        flop = cbow_epoch_flop(ids, starts, thresholds, bag_sizes, model)
         row = f"{row} {flop / c / 1e9:.1f} |"
     row = f"{row} {b:.2f} | {words / b / 1e3:,.0f}k |"
     if not skipgram:
         row = f"{row} {flop / b / 1e9:.1f} |"
     print(f"{row} {c / b:.2f}x |")
+
+
+def redraw_seconds(sentences: list[list[str]], name: str, arch: str, repeat: int = 5) -> None:
+    """CPU seconds of one epoch of ``arch``'s default kernel alone with a negative equal to
+    its target skipped and drawn again, interleaved; prints a table row of the medians."""
+    from rowbook.data.sampling import keep_probabilities
+
+    epoch, model, (ids, *_) = _epoch_timer(sentences, arch)
+    batched = model._kernel == "batched" if arch == "skipgram" else False
+    times = {False: [], True: []}
+    for _ in range(repeat):
+        for redraw in (False, True):
+            times[redraw].append(epoch(batched, redraw))
+    skip, again = (statistics.median(times[k]) for k in (False, True))
+    # a target is a kept token; a draw is it with its share of count ** ns_exponent
+    counts = np.bincount(ids).astype(np.float64)  # (V,)
+    kept = counts * keep_probabilities(counts, model.sample)
+    q = counts**model.ns_exponent / np.sum(counts**model.ns_exponent)
+    share = float(kept @ q / kept.sum())
+    print(f"| {name} | {arch} | {share:.4%} | {skip:.3f} | {again:.3f} | {again / skip:.3f} |")
 
 
 def cbow_epoch_flop(ids, starts, thresholds, bag_sizes, model) -> int:
@@ -313,6 +344,11 @@ def main(argv: list[str] | None = None) -> int:
     )
     parser.add_argument("--kernels", action="store_true", help="only the kernels alone, timed")
     parser.add_argument(
+        "--redraw-cost",
+        action="store_true",
+        help="only the default kernels alone, a negative equal to its target skipped / drawn again",
+    )
+    parser.add_argument(
         "--architectures", default="skipgram,cbow", help="comma-separated (default: %(default)s)"
     )
     parser.add_argument("--child", nargs=5, help=argparse.SUPPRESS)
@@ -336,6 +372,18 @@ def main(argv: list[str] | None = None) -> int:
         print(
             f"\nload after: {_load()}; one core's peak: {FLOP_PER_CYCLE * clock_ghz():.0f} GFLOP/s"
         )
+        return 0
+    if args.redraw_cost:
+        print(f"\n## The default kernels alone, one epoch, one thread (load {_load()})\n")
+        print(
+            "| corpus | architecture | draws equal to their target (estimated) | skip CPU s "
+            "| redraw CPU s | redraw / skip |"
+        )
+        print("|---|---|---:|---:|---:|---:|")
+        for arch in architectures:
+            redraw_seconds(newsarticles_tokens(), "NewsArticles", arch)
+            redraw_seconds(healthtweets_tokens(), "health tweets", arch)
+        print(f"\nload after: {_load()}")
         return 0
     if args.quality:
         print(f"\n## FastText: classic and batched kernels\n\n{machine()}\n\n{PARAMS}")

@@ -11,7 +11,8 @@ scores the mean (WordSim353 with the standard error of its mean over the seeds):
 * ``loop-<change>``: that loop with one of rowbook's choices in place of fastText's:
   ``init2`` / ``init10`` (the initial table fastText draws with 2 / 10 threads),
   ``exact-sigmoid``, ``skip-target`` (a negative equal to the target skipped, not drawn
-  again), ``lr10000`` (the learning rate updated every 10,000 tokens, a rowbook job),
+  again), ``skip-same-draws`` (drawn again, as fastText does, but the new negative left out
+  of the step: a skip with fastText's draws, so it compares with ``loop`` seed by seed), ``lr10000`` (the learning rate updated every 10,000 tokens, a rowbook job),
   ``no-eos`` (``</s>`` ends a line but is never trained nor drawn as a negative: rowbook's
   lines), ``rowbook-init`` (rowbook's initial table: every row in use drawn), ``vocab-sample`` (subsampling frequencies over the vocabulary's tokens),
   ``vocab-epochs`` (``epoch`` passes over the file: fastText trains ``epoch * ntokens``
@@ -22,7 +23,13 @@ scores the mean (WordSim353 with the standard error of its mean over the seeds):
   (fastText's steps, a pair at a time: ``kernel="classic"``), ``eos`` (a ``</s>`` word at
   the end of every line), ``lr100`` (the learning rate updated every 100 tokens: jobs of
   ``batch_words=100``), ``all-sample`` (subsampling's ``f`` over every token of the file,
-  the words ``min_count`` cuts and one ``</s>`` a line included, as fastText's ``ntokens``).
+  the words ``min_count`` cuts and one ``</s>`` a line included, as fastText's ``ntokens``),
+  ``redraw`` / ``skip`` (a negative equal to its target drawn again, ``redraw=True``, as
+  fastText does / skipped, ``redraw=False``, gensim's way); ``rowbook-cbow``,
+  ``rowbook-cbow-redraw`` and ``rowbook-cbow-skip``: the same for CBOW.
+
+``--redraws`` counts, in the loop (seed ``--first-seed``), the negative draws equal to their
+target, per target word.
 
 Settings are ``bench_fasttext.py``'s (d=100, window 5, negative 5, sample 1e-3, min_count 5,
 n-grams 3-6, 2M buckets, 5 epochs). Scores by gensim's ``KeyedVectors`` over the
@@ -76,6 +83,12 @@ ROWS = (
     "rowbook-eos",
     "rowbook-lr100",
     "rowbook-all-sample",
+    "rowbook-redraw",
+    "rowbook-skip",
+    "rowbook-cbow",
+    "rowbook-cbow-redraw",
+    "rowbook-cbow-skip",
+    "loop-skip-same-draws",
 )
 
 
@@ -83,7 +96,8 @@ def _rowbook_model(seed: int, workers: int, params: dict, **options):
     from rowbook.models import FastText
 
     settings = {ROWBOOK_NAMES[k]: v for k, v in params.items() if k != "thread"}
-    return FastText(architecture="skipgram", seed=seed, workers=workers, **settings, **options)
+    options = {"architecture": "skipgram", **options}
+    return FastText(seed=seed, workers=workers, **settings, **options)
 
 
 def _eos_file(corpus: Path) -> Path:
@@ -107,6 +121,7 @@ def _loop(row: str, seed: int, corpus: str, params: dict):
         "init10": {"init_threads": 10},
         "exact-sigmoid": {"exact_sigmoid": True},
         "skip-target": {"resample": False},
+        "skip-same-draws": {"use_redrawn": False},
         "lr10000": {"lr_update_rate": 10_000},
     }
     if change == "no-eos":  # lines still end at </s>, which is never trained nor drawn
@@ -172,7 +187,12 @@ def _rowbook(row: str, seed: int, corpus: str, params: dict):
 
     change = row.removeprefix("rowbook").removeprefix("-")
     options: dict = {}
-    if change == "classic":
+    if change.startswith("cbow"):
+        options["architecture"] = "cbow"
+        change = change.removeprefix("cbow").removeprefix("-")
+    if change in ("skip", "redraw"):
+        options["redraw"] = change == "redraw"
+    elif change == "classic":
         options["kernel"] = "classic"
     elif change == "eos":
         corpus = str(_eos_file(Path(corpus)))
@@ -244,6 +264,37 @@ def child(row: str, seed: int, corpus: str, params: dict) -> dict:
     return {"seconds": seconds, **gensim_scores(words, table)}
 
 
+def count_redraws(corpus: str, seed: int, params: dict, resample: bool, top: int = 12) -> str:
+    """The loop's negative draws equal to their target (drawn again, or skipped without
+    ``resample``), counted per target word: the totals and the ``top`` words by count."""
+    from rowbook.models.word_vectors import fasttext_loop as loop
+
+    model = _rowbook_model(seed, 1, params)
+    vocab = loop._stream(corpus, None, model.min_count)[1]
+    tally = np.zeros((len(vocab), 2), dtype=np.int64)
+    loop.train_like_fasttext(model, corpus, vocab=vocab, resample=resample, tally=tally)
+    examples, equal = tally[:, 0], tally[:, 1]
+    table = loop.fasttext_negatives(vocab.counts)
+    q = np.bincount(table, minlength=len(vocab)) / len(table)  # (V,) a draw's chance of w
+    neg = model.negative
+    lines = [
+        f"seed {seed}, {'drawn again' if resample else 'skipped'}: {int(examples.sum()):,} "
+        f"examples, {int(equal.sum()):,} draws equal to their target "
+        f"({equal.sum() / (neg * examples.sum()):.4%} of {neg} a example; expected from the "
+        f"table {float((examples * q).sum() / examples.sum()):.4%})",
+        "",
+        "| target | count | examples | draws equal | of its draws | share of all | q(w) |",
+        "|---|---:|---:|---:|---:|---:|---:|",
+    ]
+    for w in np.argsort(-equal)[:top]:
+        lines.append(
+            f"| {vocab.keys[w]} | {int(vocab.counts[w]):,} | {int(examples[w]):,} | "
+            f"{int(equal[w]):,} | {equal[w] / max(neg * examples[w], 1):.3%} | "
+            f"{equal[w] / max(equal.sum(), 1):.1%} | {q[w]:.3%} |"
+        )
+    return "\n".join(lines)
+
+
 def _paired(mine: list[dict], base: list[dict]) -> str:
     """WS353 of ``mine`` less ``base``'s of the same seed: mean ± standard error, seeds."""
     by_seed = {r["seed"]: r["ws353"] for r in base}
@@ -268,7 +319,7 @@ def _table(runs: list[dict], rows: list[str]) -> str:
         mine = sorted((r for r in runs if r["row"] == row), key=lambda r: r["seed"])
         if not mine:
             continue
-        base = row.split("-")[0]
+        base = "rowbook-cbow" if row.startswith("rowbook-cbow-") else row.split("-")[0]
         paired = _paired(mine, [r for r in runs if r["row"] == base]) if base != row else ""
         mean = {k: float(np.mean([r[k] for r in mine])) for k in ("analogy", "ws353", "simlex")}
         ws = [r["ws353"] for r in mine]
@@ -292,6 +343,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--jobs", type=int, default=1, help="trainings run at once")
     parser.add_argument("--out", type=Path, help="append each run here (JSON lines) as it ends")
     parser.add_argument("--summary", type=Path, help="only print the table of an --out file")
+    parser.add_argument(
+        "--redraws",
+        action="store_true",
+        help="count the loop's draws equal to their target (seed --first-seed), no table",
+    )
     parser.add_argument("--child", nargs=4, help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
     if args.child:
@@ -313,6 +369,10 @@ def main(argv: list[str] | None = None) -> int:
     if "rowbook-eos" in args.rows:
         _eos_file(corpus)
     params = dict(PARAMS)
+    if args.redraws:
+        for resample in (True, False):
+            print(count_redraws(str(corpus), args.first_seed, params, resample) + "\n")
+        return 0
     print(f"\n## FastText skip-gram variants on {corpus.name}\n\n{machine()}\n\n{params}\n")
     # seed by seed, so that a run cut short has as many seeds of every row
     seeds = range(args.first_seed, args.first_seed + args.seeds)

@@ -64,13 +64,16 @@ def train_fasttext():
 def as_saved_by_version():
     """``rewrite(path, version=2)``: a word-vector model file as an older state version
     wrote it, the same fields with ``kernel="batched"`` (the default of versions 2 and 3;
-    version 2's trained CBOW with the classic kernel) and that version number."""
+    version 2's trained CBOW with the classic kernel), without FastText's ``redraw``
+    (which files of those versions lack), and that version number."""
     from rowbook.io import load_state, save_state
 
     def rewrite(path: Path, version: int = 2) -> None:
         document = load_state(path, kind="model")
         document["state_version"] = version
         document["params"]["kernel"] = "batched"
+        if version < 4:
+            document["params"].pop("redraw", None)
         save_state(path, document, kind="model")
 
     return rewrite

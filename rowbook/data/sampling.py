@@ -29,6 +29,7 @@ __all__ = [
     "LCG_MASK",
     "LCG_MULTIPLIER",
     "draw_negative",
+    "draw_negative_for",
     "job_seed",
     "keep_probabilities",
     "lcg_next",
@@ -154,6 +155,20 @@ def draw_negative(
         else:
             lo = mid + 1
     return lo
+
+
+@numba.njit(nogil=True, cache=True, inline="always")
+def draw_negative_for(table, guide, state, target, redraw):  # pragma: no cover - compiled
+    """A negative for ``target`` and the generator state after it: :func:`draw_negative`
+    at ``state``, and with ``redraw`` drawn again while it is ``target`` (fastText's
+    ``getNegative``; without it the caller skips such a draw, as word2vec.c and gensim do).
+    A table of one word is never drawn again: it has no other word to give."""
+    negative = draw_negative(table, guide, state)
+    state = lcg_next(state)
+    while redraw and negative == target and table.shape[0] > 1:
+        negative = draw_negative(table, guide, state)
+        state = lcg_next(state)
+    return negative, state
 
 
 @numba.njit(nogil=True, cache=True, inline="always")

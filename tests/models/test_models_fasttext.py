@@ -50,8 +50,8 @@ def trained() -> FastText:
 
 
 @pytest.mark.parametrize("skipgram", [True, False])
-@pytest.mark.parametrize("use_sample", [True, False])
-def test_kernel_equals_reference_draw_for_draw(skipgram, use_sample):
+@pytest.mark.parametrize(("use_sample", "redraw"), [(True, False), (False, False), (True, True)])
+def test_kernel_equals_reference_draw_for_draw(skipgram, use_sample, redraw):
     vocab, enc = read_corpus(CORPUS[:40], min_count=1)
     starts, ids = subword_table(vocab.keys, minn=3, maxn=5, bucket=200)
     rng = np.random.default_rng(1)
@@ -63,8 +63,11 @@ def test_kernel_equals_reference_draw_for_draw(skipgram, use_sample):
     sentences = (enc.ids, enc.starts, 0, len(enc.starts) - 1)
     head = ((starts, ids), sentences, (thresholds, use_sample, 4, True))
     seed = job_seed(1, 0, 0)
-    n = train_job(W_in, *head, (W_out, table, negative_guide(table), 5), skipgram, 0.05, seed)
-    n_ref = train_job_reference(ref_in, *head, (ref_out, table, None, 5), skipgram, 0.05, seed)
+    out = (W_out, table, negative_guide(table), 5)
+    n = train_job(W_in, *head, out, skipgram, 0.05, seed, None, redraw)
+    n_ref = train_job_reference(
+        ref_in, *head, (ref_out, table, None, 5), skipgram, 0.05, seed, redraw
+    )
     assert n == n_ref > 0
     np.testing.assert_allclose(W_in, ref_in, rtol=1e-4, atol=1e-6)
     np.testing.assert_allclose(W_out, ref_out, rtol=1e-4, atol=1e-6)
@@ -107,13 +110,43 @@ def test_every_row_of_a_bag_takes_the_whole_step():
     np.testing.assert_allclose(W_out, w_out, rtol=1e-5, atol=1e-6)
 
 
+@pytest.mark.parametrize("negative", [1, 3])
+def test_redraw_gives_every_example_its_negatives(negative):
+    """Two words drawn half and half: with ``redraw`` each example's ``negative`` negatives
+    are all the other word, whatever the generator gives (fastText's ``getNegative``)."""
+    vocab, enc = read_corpus([["abcd", "wxyz"]], min_count=1)
+    starts, ids = subword_table(vocab.keys, minn=3, maxn=3, bucket=50)
+    rng = np.random.default_rng(0)
+    W_in = rng.standard_normal((len(vocab) + 50, 4)).astype(np.float32)
+    W_out = rng.standard_normal((len(vocab), 4)).astype(np.float32)
+    table = negative_table(np.array([1, 1]), 1.0)
+    before_in, before_out = W_in.copy(), W_out.copy()
+    out = (W_out, table, negative_guide(table), negative)
+    sampling = (sample_thresholds(vocab.counts, 0), False, 1, True)
+    job = ((starts, ids), (enc.ids, enc.starts, 0, 1), sampling, out, True, 0.5)
+    train_job(W_in, *job, 7, None, True)
+    w_in, w_out = before_in.copy(), before_out.copy()
+    words = enc.ids.tolist()
+    for center, context in ((words[0], words[1]), (words[1], words[0])):
+        bag = ids[starts[center] : starts[center + 1]]
+        h = w_in[bag].mean(0)
+        step = np.zeros(4, np.float32)
+        for target, label in [(context, 1.0)] + [(1 - context, 0.0)] * negative:
+            g = 0.5 * (label - 1 / (1 + np.exp(-h @ w_out[target])))
+            step += g * w_out[target]
+            w_out[target] += g * h
+        np.add.at(w_in, bag, step)
+    np.testing.assert_allclose(W_in, w_in, rtol=1e-5, atol=1e-6)
+    np.testing.assert_allclose(W_out, w_out, rtol=1e-5, atol=1e-6)
+
+
 # -- maxn=0 is word2vec ----------------------------------------------------------------
 
 
 @pytest.mark.parametrize("kernel", ["classic", "batched"])
 def test_maxn_zero_cbow_is_word2vec_bit_for_bit(kernel):
     """Without n-grams a bag is its word's row: fastText's CBOW is word2vec's, bit for bit,
-    with either kernel. (Its skip-gram is word2vec's with each pair turned round, fastText's orientation; the
+    with either kernel, once a negative equal to its target is skipped as word2vec does. (Its skip-gram is word2vec's with each pair turned round, fastText's orientation; the
     hand-computed pairs above and the reference hold that.)"""
     common = {
         "architecture": "cbow",
@@ -128,7 +161,7 @@ def test_maxn_zero_cbow_is_word2vec_bit_for_bit(kernel):
         "batch_words": 2000,
     }
     rates = {"lr": 0.025, "min_lr": 1e-4, "kernel": kernel}
-    ft = FastText(**common, **rates, maxn=0, ns_exponent=0.75).fit(CORPUS[:1500])
+    ft = FastText(**common, **rates, maxn=0, ns_exponent=0.75, redraw=False).fit(CORPUS[:1500])
     w2v = Word2Vec(**common, **rates).fit(CORPUS[:1500])
     assert ft.vectors.index_to_key == w2v.index_to_key_
     assert ft.W_in_.shape == w2v.W_in_.shape  # no bucket rows without n-grams

@@ -74,14 +74,15 @@ def _assert_matches_reference(kernel, reference, use_sample, negative):
 
 @pytest.mark.parametrize("use_sample", [True, False])
 @pytest.mark.parametrize("negative", [5, 15])
-def test_batched_job_matches_reference(use_sample, negative):
+@pytest.mark.parametrize("redraw", [False, True])
+def test_batched_job_matches_reference(use_sample, negative, redraw):
     seed = job_seed(1, 0, 0)
 
     def kernel(*args):
-        return train_job_batched(*args, 0.05, seed)
+        return train_job_batched(*args, 0.05, seed, None, redraw)
 
     def reference(*args):
-        return fasttext_job_batched_reference(*args, 0.05, seed)
+        return fasttext_job_batched_reference(*args, 0.05, seed, redraw)
 
     _assert_matches_reference(kernel, reference, use_sample, negative)
 
@@ -156,6 +157,31 @@ def test_window_targets_merge_repeats_and_drop_the_context(window, counts):
     assert sum(want_counts) == len(window) + kept and n < len(window) + kept  # merged
 
 
+def test_window_targets_draw_a_pairs_own_context_word_again():
+    """With ``redraw``, pair ``j``'s ``negative`` draws avoid its own context word (drawn
+    again); a draw equal to another context word is still dropped when merged."""
+    table = negative_table(np.array([1] * 10 + [40, 40]))  # words 10 and 11: most draws
+    guide = negative_guide(table)
+    W_out = np.zeros((12, 4), np.float32)
+    window = [10, 11, 3]
+    words = np.array([0, *window], dtype=np.int32)
+    targets = np.empty(len(window) * 9, np.int64)
+    weights = np.empty(len(window) * 9, np.float32)
+    state = 123456789
+    args = (words, 0, 0, len(words), 8, table, guide, np.uint64(state), W_out, targets, weights)
+    n_positive, n, new_state = window_targets(*args, True)
+    negatives = []
+    for target in window:
+        drawn, state = draw_negatives_reference(table, state, 8, avoid=target)
+        assert target not in drawn
+        negatives += drawn
+    want_targets, want_counts, want_positive = window_targets_reference(window, negatives)
+    assert int(new_state) == state and n_positive == want_positive
+    assert targets[:n].tolist() == want_targets and weights[:n].tolist() == want_counts
+    skipped = window_targets(*args, False)[2]
+    assert int(skipped) == draw_negatives_reference(table, 123456789, 24)[1] != state
+
+
 # -- the model's kernel option -------------------------------------------------------------------
 
 
@@ -220,14 +246,14 @@ def test_a_checkpoint_resumes_with_its_kernel_only(tmp_path):
 def test_a_file_saved_before_the_option_loads_with_the_classic_kernel():
     saved = Path(__file__).parent / "saved_by_0_1" / "FastText.npz"
     model = FastText.load(saved)
-    assert model.kernel == "classic"
+    assert model.kernel == "classic" and model.redraw is False
 
 
 def test_a_cbow_file_of_version_2_loads_and_resumes_with_the_classic_kernel(
     tmp_path, as_saved_by_version
 ):
     """Version 2's "batched" trained CBOW with the classic kernel: such a file keeps it."""
-    params = {**SMALL, "architecture": "cbow", "epochs": 1}
+    params = {**SMALL, "architecture": "cbow", "epochs": 1, "redraw": False}
     classic = FastText(**params, kernel="classic").fit(CORPUS[:500])
     path = tmp_path / "cbow.npz"
     classic.save(path)
@@ -245,3 +271,29 @@ def test_a_skipgram_file_of_version_2_keeps_the_batched_kernel(tmp_path, as_save
     model.save(path)
     as_saved_by_version(path)
     assert FastText.load(path).kernel == "batched"
+
+
+# -- a negative equal to its target: drawn again or skipped -------------------------------------
+
+
+def test_redraw_is_a_validated_parameter_that_changes_the_steps():
+    with pytest.raises(ParameterError, match="redraw must be one of True, False, got 'yes'"):
+        FastText(redraw="yes")
+    params = {**SMALL, "epochs": 1}
+    default = FastText(**params).fit(CORPUS[:300])
+    again = FastText(**params, redraw=True).fit(CORPUS[:300])
+    assert default.redraw is False and "redraw=True" in repr(again)
+    assert not np.array_equal(default.W_in_, again.W_in_)
+
+
+def test_a_file_saved_before_redraw_loads_and_resumes_skipping(tmp_path, as_saved_by_version):
+    """Files before ``redraw`` skipped a negative equal to its target: they go on so."""
+    model = FastText(**{**SMALL, "epochs": 1}, kernel="batched", redraw=False).fit(CORPUS[:300])
+    path = tmp_path / "v3.npz"
+    model.save(path)
+    as_saved_by_version(path, version=3)
+    loaded = FastText.load(path)
+    assert loaded.redraw is False and loaded.get_params() == model.get_params()
+    loaded.train(CORPUS[:300], epochs=1)
+    model.train(CORPUS[:300], epochs=1)
+    assert np.array_equal(loaded.W_in_, model.W_in_) and np.array_equal(loaded.W_out_, model.W_out_)

@@ -74,6 +74,21 @@ def test_own_vocabulary_and_files(tmp_path):
         train_like_fasttext(FastText(min_lr=1e-4), path)
 
 
+@pytest.mark.parametrize("resample", [True, False])
+def test_the_loop_counts_draws_equal_to_their_target(tmp_path, resample):
+    path = tmp_path / "corpus.txt"
+    path.write_text("".join(" ".join(s) + "\n" for s in morphology_corpus()[:200]), "utf-8")
+    model = FastText(vector_size=8, min_count=2, bucket=1000, epochs=1, seed=0, negative=5)
+    n_words = len(train_like_fasttext(model, path).vectors.index_to_key)
+    tally = np.zeros((n_words, 2), dtype=np.int64)
+    train_like_fasttext(model, path, resample=resample, tally=tally)
+    examples, equal = tally[:, 0], tally[:, 1]
+    assert examples.sum() > 0 and equal.sum() > 0  # </s> and frequent words meet themselves
+    assert np.all(equal <= 5 * examples) and equal.sum() < examples.sum()
+    with pytest.raises(ParameterError, match="tally"):
+        train_like_fasttext(model, path, tally=np.zeros((3, 2), np.int64))
+
+
 def test_initial_table_is_drawn_a_tenth_per_thread():
     one, two = fasttext_initial_input(50, 4, 5, 1), fasttext_initial_input(50, 4, 5, 2)
     assert one[:5].all() and not one[5:].any()  # rows * dim / 10 values a thread

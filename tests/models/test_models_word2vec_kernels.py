@@ -85,6 +85,28 @@ def test_negative_equal_to_center_is_skipped():
     np.testing.assert_allclose(work, work_ref, rtol=1e-6)
 
 
+def test_negative_equal_to_center_is_drawn_again_with_redraw():
+    """fastText's choice (``redraw``): every one of the ``negative`` steps has a negative
+    other than the centre, the draws made as the reference's with the centre avoided."""
+    W_in, W_out = _tables(0)
+    table = negative_table(np.array([1] * (V - 1) + [200]))  # about 2 draws in 3 are V-1
+    state = 987654321
+    negatives, ref_state = draw_negatives_reference(table, state, 5, avoid=V - 1)
+    assert V - 1 not in negatives and len(negatives) == 5
+    W_ref, before = W_out.copy(), W_out.copy()
+    work = np.zeros(D, np.float32)
+    args = (table, negative_guide(table), np.float32(0.5), np.uint64(state), work, False)
+    new_state, _ = negative_sampling_step(W_in[0], W_out, V - 1, 5, *args, True)
+    assert int(new_state) == ref_state != int(draw_negatives_reference(table, state, 5)[1])
+    work_ref, _ = negative_sampling_reference(
+        W_in[0].copy(), W_ref, V - 1, negatives, np.float32(0.5)
+    )
+    np.testing.assert_allclose(W_out, W_ref, rtol=1e-6)
+    np.testing.assert_allclose(work, work_ref, rtol=1e-6)
+    changed = set(np.flatnonzero(np.any(W_out != before, axis=1)).tolist())
+    assert changed == {V - 1, *negatives}
+
+
 @pytest.mark.parametrize("cbow_mean", [True, False])
 def test_cbow_step_with_repeated_context_matches_sum_of_gradients(cbow_mean):
     """CBOW's gradient reaches every context occurrence (a repeated word gets it twice)."""

@@ -29,9 +29,9 @@ the corpus, vocabulary and sentence handling are :func:`rowbook.data.read_corpus
 ``keep = sqrt(t / f) + t / f`` as in fastText); the learning rate decays linearly from
 ``lr`` to ``min_lr`` per job of ``batch_words`` words (fastText: to 0, every 100 tokens);
 negatives come from gensim's cumulative table of ``count ** ns_exponent`` (fastText's
-exponent 0.5 by default) and a negative equal to the target is skipped (fastText draws
-again); skip-gram reads a centre's bag once for its whole window by default
-(``kernel="batched"``; ``"classic"`` steps pair by pair as fastText does, and CBOW does by
+exponent 0.5 by default), and a negative equal to its target is skipped, as gensim and
+word2vec do (``redraw=True`` draws it again, as fastText does); skip-gram reads a centre's
+bag once for its whole window by default (``kernel="batched"``; ``"classic"`` steps pair by pair as fastText does, and CBOW does by
 default); the sigmoid is
 exact (fastText: a 512-entry table clipped at +-8); and the random
 draws are word2vec's generator per job, so one worker and a seed give bit-identical
@@ -47,7 +47,7 @@ from typing import Any, ClassVar, Literal
 
 import numpy as np
 
-from rowbook.checks import check_int, check_number
+from rowbook.checks import check_choice, check_int, check_number
 from rowbook.data.counted_vocab import CountedVocab
 from rowbook.data.id_stream import EncodedCorpus
 from rowbook.data.sampling import negative_guide, negative_table, sample_thresholds
@@ -94,6 +94,14 @@ class FastText(Word2Vec):
         Negatives per example, drawn from ``count ** ns_exponent`` (fastText: 0.5).
     sample : float
         Subsampling threshold ``t`` (0 disables it).
+    redraw : bool
+        A negative draw equal to its example's target is skipped (``False``, the default:
+        gensim's and word2vec.c's way, that example has one negative fewer) or drawn again
+        (``True``, fastText's ``getNegative``). About 0.06% of the draws; measured equal in
+        ``docs/benchmarks.md`` (the WordSim353 gap), so the default stays rowbook's earlier
+        choice and models saved before the option train on as they did. The batched CBOW
+        kernel shares its negatives across 8 windows and drops a draw equal to any of their
+        centres either way.
     kernel : {"batched", "classic"} or None
         How the examples step; ``None`` (the default) takes the architecture's measured
         choice, :data:`DEFAULT_KERNEL`: ``"batched"`` for skip-gram, ``"classic"`` for CBOW.
@@ -167,6 +175,7 @@ class FastText(Word2Vec):
         negative: int = 5,
         ns_exponent: float = 0.5,
         sample: float = 1e-4,
+        redraw: bool = False,
         kernel: Literal["batched", "classic"] | None = None,
         lr: float = 0.05,
         min_lr: float = 0.0,
@@ -180,7 +189,7 @@ class FastText(Word2Vec):
         self.architecture, self.vector_size, self.window = architecture, vector_size, window
         self.min_count, self.minn, self.maxn, self.bucket = min_count, minn, maxn, bucket
         self.negative, self.ns_exponent, self.sample = negative, ns_exponent, sample
-        self.kernel = kernel
+        self.redraw, self.kernel = redraw, kernel
         self.lr, self.min_lr, self.epochs = lr, min_lr, epochs
         self.workers, self.seed = workers, seed
         self.batch_words, self.progress, self.row_stats = batch_words, progress, row_stats
@@ -189,6 +198,7 @@ class FastText(Word2Vec):
     def _check_params(self) -> None:
         """Word2Vec's checks, and the n-gram options; negative sampling is the only objective."""
         check_int("negative", self.negative, 1)
+        check_choice("redraw", self.redraw, (True, False))
         check_number("lr", self.lr, 0.0, low_open=True)  # no architecture default here
         self._check_ints(minn=1, maxn=0, bucket=1)
         if 0 < self.maxn < self.minn:
@@ -254,6 +264,7 @@ class FastText(Word2Vec):
             window=self.window,
             skipgram=self.architecture == "skipgram",
             batched=self._kernel == "batched",
+            redraw=self.redraw,
         )
 
         def step(j: int, lr: float, seed: int, stats: Any) -> float:

@@ -11,8 +11,9 @@ takes the window as one minibatch, as word2vec's batched skip-gram does
 orientation: one input ``h = mean(W_in[bag(center)])`` ``(d,)``, taken once a window, and
 targets ``T`` -- the context words (label 1; a word twice in the window is one target
 counted twice) and the window's ``I * negative`` negatives, ``negative`` a pair as in the
-classic kernel, drawn together (label 0; a draw equal to a context word dropped, a repeated
-draw merged and counted). Then, from the rows as they were before the window, with
+classic kernel, drawn together (label 0; with ``redraw`` a draw equal to its own pair's
+context word drawn again, as the classic kernel does; a draw equal to a context word
+dropped, a repeated draw merged and counted). Then, from the rows as they were before the window, with
 ``Y = W_out[T]`` ``(O, d)`` and counts ``n``::
 
     s = Y h                                    # (O,) scores
@@ -47,6 +48,7 @@ from __future__ import annotations
 import numba
 import numpy as np
 
+from rowbook.data.sampling import draw_negative_for
 from rowbook.models.word_vectors.fasttext_kernels import bag_mean, scatter_bag
 from rowbook.models.word_vectors.telemetry_kernels import begin_job, end_job, record, step_norm
 from rowbook.models.word_vectors.word2vec_batched_kernels import (
@@ -62,12 +64,14 @@ __all__ = ["train_job_batched", "window_targets"]
 
 @numba.njit(nogil=True, cache=True, inline="always")
 def window_targets(
-    words, i, lo, hi, negative, table, guide, state, W_out, targets, counts
+    words, i, lo, hi, negative, table, guide, state, W_out, targets, counts, redraw=False
 ):  # pragma: no cover - compiled
     """The targets of centre ``i``'s window ``[lo, hi)``: its context words (a repeated word
-    counted, not listed again), then ``negative`` draws for each of its pairs
-    (:func:`~rowbook.models.word_vectors.word2vec_batched_kernels.merged_negatives`: a
-    draw equal to a context word dropped, a repeated draw counted).
+    counted, not listed again), then ``negative`` draws for each of its pairs, pair by pair
+    (as :func:`~rowbook.models.word_vectors.word2vec_batched_kernels.merged_negatives`
+    merges them: a draw equal to a context word dropped, a repeated draw counted); with
+    ``redraw`` a pair's draw equal to its own context word is drawn again first
+    (:func:`~rowbook.data.sampling.draw_negative_for`).
 
     Returns how many positives, how many targets, and the generator state after the draws.
     """
@@ -77,19 +81,31 @@ def window_targets(
             n = merge_target(words[j], 0, targets, counts, n)
     for o in range(n):  # their rows start loading
         prefetch_row(W_out, targets[o])
-    draws = negative * (hi - lo - 1)
-    n_out, state = merged_negatives(n, draws, table, guide, state, W_out, targets, counts)
+    if not redraw:  # the draws' own loop: the generator does not wait on the table
+        draws = negative * (hi - lo - 1)
+        n_out, state = merged_negatives(n, draws, table, guide, state, W_out, targets, counts)
+        return n, n_out, state
+    n_out = n
+    for j in range(lo, hi):
+        if j != i:
+            for _ in range(negative):
+                t, state = draw_negative_for(table, guide, state, words[j], True)
+                n_out = merge_target(t, n, targets, counts, n_out)
+    for o in range(n, n_out):
+        prefetch_row(W_out, targets[o])
     return n, n_out, state
 
 
 @numba.njit(nogil=True, fastmath=FASTMATH, cache=True)
 def train_job_batched(
-    W_in, bags, sentences, sampling, out, lr, seed, stats=None
+    W_in, bags, sentences, sampling, out, lr, seed, stats=None, redraw=False
 ):  # pragma: no cover - compiled
     """Minibatched skip-gram on the ``sentences``; returns the words trained.
 
     The arguments are :func:`~rowbook.models.word_vectors.fasttext_kernels.train_job`'s
-    (skip-gram only, so no ``skipgram`` flag); ``stats`` records every row of the bag.
+    (skip-gram only, so no ``skipgram`` flag); ``stats`` records every row of the bag,
+    ``redraw`` draws a pair's negative equal to its context word again
+    (:func:`window_targets`).
     """
     W_out, table, guide, negative = out
     bag_starts, bag_ids = bags
@@ -123,6 +139,7 @@ def train_job_batched(
             W_out,
             targets[0],
             counts[0],
+            redraw,
         )
     for k in range(n_win):
         now = k & 1
@@ -139,6 +156,7 @@ def train_job_batched(
                 W_out,
                 targets[1 - now],
                 counts[1 - now],
+                redraw,
             )
             upcoming = words[centres[k + 1]]  # its bag starts loading too
             for r in range(bag_starts[upcoming], bag_starts[upcoming + 1]):

@@ -2,7 +2,8 @@
 
 The same draws in the same order as the kernel (the classic job's subsampling and window
 shrinks, :func:`~rowbook.models.word_vectors.word2vec_reference.kept_words_reference`,
-then ``negative`` draws for each pair of a window, drawn together), and each window as word2vec's
+then ``negative`` draws for each pair of a window, drawn together, with ``redraw`` a draw
+equal to its pair's context word drawn again), and each window as word2vec's
 batched block (:func:`~rowbook.models.word_vectors.word2vec_batched_reference.block_step_reference`)
 with one input, the centre's mean bag ``h``::
 
@@ -43,9 +44,10 @@ def window_targets_reference(context, negatives):
     return positives + drawn, counts + drawn_counts, len(positives)
 
 
-def fasttext_job_batched_reference(W_in, bags, sentences, sampling, out, lr, seed):
+def fasttext_job_batched_reference(W_in, bags, sentences, sampling, out, lr, seed, redraw=False):
     """Plain :func:`~rowbook.models.word_vectors.fasttext_batched_kernels.train_job_batched`;
-    returns the words trained."""
+    returns the words trained. With ``redraw`` each pair's draw equal to its own context
+    word is drawn again (then merged as any other)."""
     W_out, table, _, negative = out
     bag_starts, bag_ids = bags
     window = sampling[2]
@@ -53,7 +55,12 @@ def fasttext_job_batched_reference(W_in, bags, sentences, sampling, out, lr, see
     for center, context in window_contexts(sentences, shrinks, window):
         if not context:
             continue
-        negatives, state = draw_negatives_reference(table, state, negative * len(context))
+        negatives = []
+        for target in context:  # negative draws a pair, in the window's order
+            drawn, state = draw_negatives_reference(
+                table, state, negative, target if redraw else None
+            )
+            negatives += drawn
         targets, counts, n_positive = window_targets_reference(context, negatives)
         labels = [1.0] * n_positive + [0.0] * (len(targets) - n_positive)
         bag = np.asarray(bag_ids[bag_starts[center] : bag_starts[center + 1]], dtype=np.int64)

@@ -27,7 +27,9 @@ kernels: ``W_in[r] += sum_t g_t W_out[t]`` for each ``r`` in the bag, once per o
 
 A job makes its draws as word2vec's does (:func:`~rowbook.models.word_vectors.word2vec_kernels.kept_words`:
 one per word for subsampling, one per kept word for the window shrink, then the
-negatives, through the same :func:`~rowbook.models.word_vectors.word2vec_kernels.negative_sampling_step`);
+negatives, through the same :func:`~rowbook.models.word_vectors.word2vec_kernels.negative_sampling_step`;
+with ``redraw`` a negative equal to its example's target is drawn again, as fastText's
+``getNegative`` does, where word2vec skips it);
 with ``maxn=0`` every bag is the word alone, ``h`` is its row (times exactly 1.0), and CBOW
 is word2vec's CBOW bit for bit. The window shrink ``b`` in ``[0, window)`` gives
 fastText's ``uniform(1, ws)`` effective window, drawn once per centre word as fastText does.
@@ -91,13 +93,14 @@ def _scale(h, factor):  # pragma: no cover - compiled
 
 @numba.njit(nogil=True, fastmath=FASTMATH, cache=True)
 def train_job(
-    W_in, bags, sentences, sampling, out, skipgram, lr, seed, stats=None
+    W_in, bags, sentences, sampling, out, skipgram, lr, seed, stats=None, redraw=False
 ):  # pragma: no cover - compiled
     """Train on the ``sentences`` of an encoded corpus; returns the words trained.
 
     ``bags = (bag_starts, bag_ids)``: every word's rows of ``W_in``. ``stats`` (None: off,
     compiled away) records per-row telemetry of ``W_in``, every row of every bag
-    (:mod:`~rowbook.models.word_vectors.telemetry_kernels`).
+    (:mod:`~rowbook.models.word_vectors.telemetry_kernels`). A negative equal to its
+    example's target is skipped, or with ``redraw`` drawn again (fastText's choice).
 
     ``sentences``, ``sampling`` and ``out = (W_out, table, guide, negative)`` are word2vec's
     (:func:`~rowbook.models.word_vectors.word2vec_kernels.train_job`; fastText always
@@ -124,7 +127,17 @@ def train_job(
                         bag_mean(W_in, bag_starts, bag_ids, words[i], h)
                         work[:] = 0.0
                         state, _ = negative_sampling_step(
-                            h, W_out, words[j], negative, table, guide, lr, state, work, False
+                            h,
+                            W_out,
+                            words[j],
+                            negative,
+                            table,
+                            guide,
+                            lr,
+                            state,
+                            work,
+                            False,
+                            redraw,
                         )
                         scatter_bag(W_in, bag_starts, bag_ids, words[i], work)
                         if stats is not None:  # every row of the bag took this step
@@ -138,7 +151,7 @@ def train_job(
                 _scale(h, np.float32(1.0 / size) if size > 0 else np.float32(1.0))
                 work[:] = 0.0
                 state, _ = negative_sampling_step(
-                    h, W_out, words[i], negative, table, guide, lr, state, work, False
+                    h, W_out, words[i], negative, table, guide, lr, state, work, False, redraw
                 )
                 if stats is not None:  # every row of every bag takes this step
                     norm = step_norm(work)

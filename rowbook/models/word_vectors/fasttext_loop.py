@@ -165,8 +165,9 @@ def _update(
     ``neg`` negatives; h's whole step goes to every row. Returns the generator state."""
     if n_rows == 0:
         return state
-    hidden, grad, sigmoid = work
-    exact, resample = flags
+    hidden, grad, sigmoid, tally = work
+    exact, resample, use_redrawn = flags
+    tally[target, 0] += 1
     hidden[:] = 0.0
     for k in range(n_rows):
         row = W_in[rows[k]]
@@ -179,12 +180,17 @@ def _update(
     _binary_logistic(W_out, target, np.float32(1.0), hidden, grad, lr, sigmoid, exact)
     last = negatives.shape[0] - 1
     for _ in range(neg):
+        redrawn = False
         while True:
             i, state = uniform_int(state, 0, last)
             negative = negatives[i]
             if negative != target or not resample:
                 break
-        if negative != target:
+            tally[target, 1] += 1
+            redrawn = True
+        if negative == target and not resample:
+            tally[target, 1] += 1
+        if negative != target and (use_redrawn or not redrawn):
             _binary_logistic(W_out, negative, np.float32(0.0), hidden, grad, lr, sigmoid, exact)
     for k in range(n_rows):
         row = W_in[rows[k]]
@@ -206,12 +212,14 @@ def _train(
     settings,
     state,
     flags,
+    tally,
 ):  # pragma: no cover - compiled
     """``FastText::trainThread`` on one thread over the token ``stream`` (vocabulary ids in
-    file order, -1 for a label token: counted, never trained). Returns the tokens trained."""
+    file order, -1 for a label token: counted, never trained). Returns the tokens trained;
+    ``tally[w]`` counts the examples of target ``w`` and its draws that were ``w``."""
     lr0, budget, ws, neg, skipgram, lr_update_rate = settings
     d = W_in.shape[1]
-    work = (np.empty(d, np.float32), np.empty(d, np.float32), SIGMOID_TABLE)  # h, its step
+    work = (np.empty(d, np.float32), np.empty(d, np.float32), SIGMOID_TABLE, tally)  # h, its step
     line = np.empty(MAX_LINE_SIZE + 1, np.int32)
     widest = np.max(np.diff(bag_starts))
     bow = np.empty(2 * ws * widest, np.int32)  # CBOW: the rows of every context bag
@@ -295,6 +303,8 @@ def train_like_fasttext(
     lr_update_rate: int = 100,
     exact_sigmoid: bool = False,
     resample: bool = True,
+    use_redrawn: bool = True,
+    tally: np.ndarray | None = None,
 ) -> Any:
     """Fit ``model`` (a :class:`FastText`) with fastText's loop on one thread; returns it.
 
@@ -308,7 +318,13 @@ def train_like_fasttext(
     (:func:`fasttext_initial_input`), ``lr_update_rate`` fastText's ``-lrUpdateRate``.
     ``exact_sigmoid`` and ``resample=False`` replace
     fastText's table and its drawing again of a negative equal to the target with
-    :class:`FastText`'s exact sigmoid and skip: they exist to measure those choices.
+    :class:`FastText`'s exact sigmoid and skip: they exist to measure those choices;
+    ``use_redrawn=False`` draws again as fastText does but leaves the new negative out of
+    its step, as skipping does: the draws of ``resample``, the steps of a skip (so the two
+    compare seed by seed, the generator in step).
+    ``tally``, a zero ``(V, 2)`` int64 array for the vocabulary's ``V`` words, if given,
+    receives per target word its examples (column 0) and its negative draws equal to it
+    (column 1: each drawn again, or skipped with ``resample=False``).
     """
     if model.min_lr != 0:
         raise ParameterError(
@@ -321,6 +337,10 @@ def train_like_fasttext(
         vocab.keys, minn=model.minn, maxn=model.maxn, bucket=model.n_buckets
     )
     V, d = len(vocab), model.vector_size
+    if tally is None:
+        tally = np.zeros((V, 2), dtype=np.int64)
+    elif tally.shape != (V, 2) or tally.dtype != np.int64:
+        raise ParameterError("tally", tally.shape, f"a ({V}, 2) int64 array")
     W_in = fasttext_initial_input(V + model.n_buckets, d, model.seed, init_threads)
     W_out = np.zeros((V, d), dtype=np.float32)  # (V, d)
     settings = (
@@ -342,7 +362,8 @@ def train_like_fasttext(
         fasttext_negatives(vocab.counts, model.ns_exponent),
         settings,
         minstd_seed(model.seed),
-        (exact_sigmoid, resample),
+        (exact_sigmoid, resample, use_redrawn),
+        tally,
     )
     tables = {"W_in": W_in, "W_out": W_out, "W_nodes": np.zeros((0, d), dtype=np.float32)}
     return model._adopt(model._new_state(vocab, by="build_vocab", tables=tables))

@@ -96,7 +96,9 @@ class FastTextJob(NamedTuple):
     (:func:`~rowbook.models.word_vectors.fasttext_batched_kernels.train_job_batched`)
     instead of the per-pair one, CBOW's (word2vec's
     :func:`~rowbook.models.word_vectors.word2vec_batched_cbow_kernels.train_job_batched_cbow`
-    over the bags) instead of the per-window one."""
+    over the bags) instead of the per-window one. ``redraw`` draws a negative equal to its
+    example's target again (``FastText(redraw=True)``; the classic kernels and the batched
+    skip-gram; the batched CBOW's shared negatives drop it, as word2vec's)."""
 
     W_in: np.ndarray
     bag_starts: np.ndarray
@@ -107,6 +109,7 @@ class FastTextJob(NamedTuple):
     window: int
     skipgram: bool
     batched: bool = False
+    redraw: bool = False
 
     def run(self, ids: np.ndarray, starts: np.ndarray, lr: float, seed: int, stats: Any) -> int:
         """Train on the sentences ``ids`` cut at ``starts``; the words trained."""
@@ -115,13 +118,13 @@ class FastTextJob(NamedTuple):
         bags = (self.bag_starts, self.bag_ids)
         if self.batched and self.skipgram:
             return fasttext_train_job_batched(
-                self.W_in, bags, sentences, sampling, self.out, lr, seed, stats
+                self.W_in, bags, sentences, sampling, self.out, lr, seed, stats, self.redraw
             )
         if self.batched:  # word2vec's minibatched CBOW, a context word's rows its bag's
             head = (self.W_in, sentences, sampling, self.out, None)
             return train_job_batched_cbow(*head, True, CBOW_BATCH, lr, seed, False, stats, bags)[0]
         head = (self.W_in, bags, sentences, sampling, self.out)
-        return fasttext_train_job(*head, self.skipgram, lr, seed, stats)
+        return fasttext_train_job(*head, self.skipgram, lr, seed, stats, self.redraw)
 
 
 class GloVeJob(NamedTuple):

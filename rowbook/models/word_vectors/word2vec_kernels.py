@@ -39,7 +39,7 @@ from numba import types
 from numba.core import cgutils
 from numba.extending import intrinsic
 
-from rowbook.data.sampling import draw_negative, lcg_next, window_bounds
+from rowbook.data.sampling import draw_negative, draw_negative_for, lcg_next, window_bounds
 from rowbook.models.word_vectors.telemetry_kernels import (
     add_measured,
     begin_job,
@@ -107,12 +107,13 @@ def prefetch_row(table, row):  # pragma: no cover - compiled
 
 @numba.njit(nogil=True, fastmath=FASTMATH, cache=True, inline="always")
 def negative_sampling_step(
-    h, W_out, center, negative, table, guide, lr, state, work, compute_loss
+    h, W_out, center, negative, table, guide, lr, state, work, compute_loss, redraw=False
 ):  # pragma: no cover
     """One negative-sampling step for hidden vector ``h``; h's gradient step is added to ``work``.
 
-    Returns the generator state after the ``negative`` draws and the loss (0 unless
-    ``compute_loss``).
+    A draw equal to ``center`` is skipped (word2vec.c's and gensim's way), or with ``redraw``
+    drawn again (fastText's, :func:`~rowbook.data.sampling.draw_negative_for`). Returns the
+    generator state after the draws and the loss (0 unless ``compute_loss``).
     """
     d = h.shape[0]
     loss = 0.0
@@ -120,8 +121,11 @@ def negative_sampling_step(
     for k in range(negative + 1):
         target = upcoming
         if k < negative:  # draw the next target now and start fetching its row
-            upcoming = draw_negative(table, guide, state)
-            state = lcg_next(state)
+            if redraw:  # the next state waits on the draw: only when asked for
+                upcoming, state = draw_negative_for(table, guide, state, center, True)
+            else:
+                upcoming = draw_negative(table, guide, state)
+                state = lcg_next(state)
             prefetch_row(W_out, upcoming)
         if k == 0:
             label = np.float32(1.0)

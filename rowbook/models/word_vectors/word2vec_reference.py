@@ -71,12 +71,16 @@ def hierarchical_softmax_reference(h, W_nodes, code, point, lr):
     return work, loss
 
 
-def draw_negatives_reference(table, state, negative):
-    """The ``negative`` draws of the kernels (with the generator), as a list and a new state."""
+def draw_negatives_reference(table, state, negative, avoid=None):
+    """The ``negative`` draws of the kernels (with the generator), as a list and a new state;
+    a draw equal to ``avoid`` (None: none) is drawn again, unless the table has one word
+    (:func:`~rowbook.data.sampling.draw_negative_for` with ``redraw``)."""
     drawn = []
-    for _ in range(negative):
-        drawn.append(int(np.searchsorted(table, ((state >> 16) % int(table[-1])), side="left")))
+    while len(drawn) < negative:
+        t = int(np.searchsorted(table, ((state >> 16) % int(table[-1])), side="left"))
         state = int(lcg_next(np.uint64(state)))
+        if t != avoid or len(table) == 1:
+            drawn.append(t)
     return drawn, state
 
 
@@ -158,7 +162,7 @@ def train_job_reference(W_in, sentences, sampling, out, tree, skipgram, cbow_mea
     return sum(map(len, sentences))
 
 
-def fasttext_job_reference(W_in, bags, sentences, sampling, out, skipgram, lr, seed):
+def fasttext_job_reference(W_in, bags, sentences, sampling, out, skipgram, lr, seed, redraw=False):
     """Plain :func:`~rowbook.models.word_vectors.fasttext_kernels.train_job`; returns the
     words trained.
 
@@ -180,13 +184,16 @@ def fasttext_job_reference(W_in, bags, sentences, sampling, out, skipgram, lr, s
         else:
             examples = [([r for w in context for r in bag(w)], center)]
         for rows, target in examples:
-            state = _step_reference(W_in, rows, target, out, None, np.float32(lr), state, mean=True)
+            state = _step_reference(
+                W_in, rows, target, out, None, np.float32(lr), state, mean=True, redraw=redraw
+            )
     return sum(map(len, sentences))
 
 
-def _step_reference(W_in, rows, target, out, tree, lr, state, mean):
+def _step_reference(W_in, rows, target, out, tree, lr, state, mean, redraw=False):
     """One example: hierarchical softmax and negative sampling from the same hidden vector
-    (the mean, or sum, of ``W_in[rows]``), their steps summed and scattered into ``rows``."""
+    (the mean, or sum, of ``W_in[rows]``), their steps summed and scattered into ``rows``;
+    with ``redraw`` a negative equal to ``target`` is drawn again, not skipped."""
     W_out, table, _, negative = out
     h = gather_rows_reference(W_in, np.asarray(rows, dtype=np.int64)).sum(axis=0, dtype=np.float32)
     if mean and len(rows):
@@ -199,7 +206,8 @@ def _step_reference(W_in, rows, target, out, tree, lr, state, mean):
             h, W_nodes, codes[target, :n], points[target, :n], lr
         )[0]
     if negative:
-        negatives, state = draw_negatives_reference(table, state, negative)
+        avoid = target if redraw else None
+        negatives, state = draw_negatives_reference(table, state, negative, avoid)
         work += negative_sampling_reference(h, W_out, target, negatives, lr)[0]
     scale = np.float32(1.0) if mean or not rows else np.float32(1.0 / len(rows))
     grad = scatter_add_rows(
