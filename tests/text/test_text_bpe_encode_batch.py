@@ -378,9 +378,14 @@ def test_the_cut_off_counts_work_not_characters(plain_model, corpus, pool_calls,
     assert [call[1:] for call in pool_calls] == [(2, "threads")]
 
 
-def test_the_cut_off_counts_each_text(plain_model, corpus, pool_calls, monkeypatch):
-    """The same words as many short texts go to threads and as one long text stay on this
-    thread (warm cache): each text's list and Encoding are work of their own."""
+def test_the_thread_cut_off_leaves_out_the_callers_share(
+    plain_model, corpus, pool_calls, monkeypatch
+):
+    """The same words as many short texts or as one long one make the same choice of
+    threads (warm cache): each text's list and Encoding are made by the calling thread
+    whatever the others do, so they do not count towards a second thread. Counted, the
+    short texts went to threads at this cut-off, and two threads were slower than one on
+    the tweets at 65k-1M characters, idle."""
     monkeypatch.setattr(bpe_batch, "THREAD_BATCH_CHARS", 1_000)
     lines = corpus[:300]
     joined = ["\n".join(lines)]
@@ -390,7 +395,11 @@ def test_the_cut_off_counts_each_text(plain_model, corpus, pool_calls, monkeypat
     assert [e.ids for e in ours.encode_batch(joined, workers=2)] == [
         plain_model.encode(joined[0]).ids
     ]
+    assert [e.ids for e in ours.encode_batch(lines, workers=2)] == [
+        plain_model.encode(t).ids for t in lines
+    ]
     assert pool_calls == []
+    monkeypatch.setattr(bpe_batch, "THREAD_WORK", len(joined[0]) // 4)  # the words' work pays
     assert [e.ids for e in ours.encode_batch(lines, workers=2)] == [
         plain_model.encode(t).ids for t in lines
     ]

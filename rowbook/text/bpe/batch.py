@@ -1,5 +1,8 @@
 """Encoding many texts at once, in one process and on every core.
 
+(Over 400 lines: one thread, threads and processes share the batching, the probe that
+chooses between them and the joining of a long text's pieces, which belong together.)
+
 :meth:`ByteLevelBPE.encode_batch <rowbook.text.bpe.model.ByteLevelBPE.encode_batch>` hands the
 texts to the model's :class:`~rowbook.text.bpe.encoder.Encoder`, which every function here
 takes. With GPT-2's settings (its pattern, no unsplit tokens, no prefix space, no dropout:
@@ -28,7 +31,8 @@ text without spaces costs five to six of English cold (three bytes, and long wor
 new), a warm cache costs a third of a cold one, and many short texts cost more than one
 long one (a list and an :class:`Encoding` each). Its constants are fitted on NewsArticles
 lines and checked on three other texts, and the cut-offs are the CPU a second worker adds
-(``benchmarks/fit_encode_cutoff.py``). From :data:`THREAD_WORK`
+(``benchmarks/fit_encode_cutoff.py``). Threads count only the work they share: the lists
+of ids and the Encodings are the calling thread's either way. From :data:`THREAD_WORK`
 the rest is shared by this thread and ``workers - 1`` others (GPT-2's compiled pre-split,
 :func:`rowbook.fork_pool.map_in_threads`; batches of at least :data:`THREAD_BATCH_CHARS`,
 the probe about that), from :data:`POOL_WORK` by this process and ``workers - 1`` forked
@@ -299,16 +303,13 @@ def _counters(cache: WordCache) -> tuple[int, int, int]:
     return cache.read, cache.merged, cache.gathered
 
 
-def _work(cache: WordCache, before: tuple[int, int, int]) -> float:
+def _work(cache: WordCache, before: tuple[int, int, int], shared_only: bool) -> float:
     """The work done on ``cache`` since its :func:`_counters` were ``before``, in bytes
-    looked up: :data:`MERGE_WORK` a byte merged, :data:`ID_WORK` an id gathered."""
+    looked up: :data:`MERGE_WORK` a byte merged, :data:`ID_WORK` an id gathered (not with
+    ``shared_only``)."""
     read, merged, gathered = before
-    return (
-        cache.read
-        - read
-        + MERGE_WORK * (cache.merged - merged)
-        + ID_WORK * (cache.gathered - gathered)
-    )
+    ids = 0 if shared_only else ID_WORK * (cache.gathered - gathered)
+    return cache.read - read + MERGE_WORK * (cache.merged - merged) + ids
 
 
 def _probed(
@@ -322,7 +323,9 @@ def _probed(
     chars = sum(map(len, batches[0]))
     rest = sum(sum(map(len, batch)) for batch in batches[1:])
     texts = sum(map(len, batches[1:]))
-    work = _work(encoder.cache, before) * rest / max(chars, 1) + TEXT_WORK * texts
+    shared_only = cutoff == THREAD_WORK
+    work = _work(encoder.cache, before, shared_only) * rest / max(chars, 1)
+    work += 0 if shared_only else TEXT_WORK * texts
     return first, work >= cutoff
 
 
@@ -347,7 +350,8 @@ def _in_threads(
         if pays:
             encoder.compile()  # before the threads, not in each
             rest = map_in_threads(job, batches[1:], workers, here=here)
-        else:
+        else:  # the rest in one call, as with one worker: no cost a batch
+            batches[1:] = [list(itertools.chain.from_iterable(batches[1:]))][: len(batches) - 1]
             rest = map(here, batches[1:])
         for batch, (ids, ends, learned) in zip(
             batches, itertools.chain([first], rest), strict=True
