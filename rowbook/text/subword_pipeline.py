@@ -46,7 +46,7 @@ from rowbook.text.aligned import Aligned
 from rowbook.text.batches import list_batches, text_batches
 from rowbook.text.bpe.batch import gc_paused
 from rowbook.text.bpe.options import special_regex
-from rowbook.text.bpe.pretokenize import check_str
+from rowbook.text.bpe.pretokenize import check_str, check_texts
 from rowbook.text.bpe.result import Encoding
 from rowbook.text.token_table import TokenTable
 from rowbook.text.trie import joined
@@ -261,14 +261,8 @@ class SubwordTokenizer(TokenTable):
         shared with forked processes, or with threads where the model has a compiled job for
         whole texts). The result does not depend on ``workers``."""
         self._check_fitted()
-        if isinstance(texts, str):
-            raise InputTypeError(
-                "encode_batch expects a sequence of str; for one text use encode()"
-            )
+        texts = check_texts(texts)
         workers = check_int("workers", workers, 1, allow_none=True) or os.cpu_count() or 1
-        texts = list(texts)
-        if set(map(type, texts)) - {str}:  # a pass in C over the texts, not a call for each
-            texts = [check_str(t) for t in texts]
         with gc_paused():
             chars = sum(map(len, texts))
             if workers == 1 or chars < POOL_CHARS:

@@ -63,7 +63,7 @@ from rowbook.text.bpe.options import (
     check_trainer_options,
     special_sets,
 )
-from rowbook.text.bpe.pretokenize import PreTokenizer, check_str
+from rowbook.text.bpe.pretokenize import PreTokenizer, check_str, check_texts
 from rowbook.text.bpe.result import Encoding, build_encodings, templated
 from rowbook.text.bpe.train import check_merge_memory, learn
 from rowbook.text.hf_files import TokenizerJsonFiles
@@ -434,15 +434,8 @@ class ByteLevelBPE(TokenTable, TokenizerJsonFiles):
             As in :meth:`encode`.
         """
         self._check_fitted()
-        if isinstance(texts, str):
-            raise InputTypeError(
-                "encode_batch expects a sequence of str; for one text use encode()"
-            )
+        texts = check_texts(texts)
         workers = check_int("workers", workers, 1, allow_none=True) or os.cpu_count() or 1
-        texts = list(texts)
-        if not set(map(type, texts)) <= {str}:  # the quick check; a subclass of str passes below
-            for text in texts:
-                check_str(text)
         encoder = self._encoder_for(texts, allowed_special, disallowed_special)
         return self._templated(encode_batch(encoder, texts, workers), add_special_tokens)
 

@@ -34,7 +34,7 @@ from rowbook.text.bpe.options import special_regex
 from rowbook.text.utf8 import check_utf8
 from rowbook.text.word_count_runs import WordBytes, word_bytes
 
-__all__ = ["PreTokenizer", "check_str"]
+__all__ = ["PreTokenizer", "check_str", "check_texts"]
 
 
 def check_str(text: object, name: str = "text") -> str:
@@ -42,6 +42,17 @@ def check_str(text: object, name: str = "text") -> str:
     if not isinstance(text, str):
         raise InputTypeError(f"{name} must be a str, got {type(text).__name__}")
     return text
+
+
+def check_texts(texts: object) -> list[str]:
+    """``encode_batch``'s ``texts`` as a list: a ``str`` alone or an item that is not one is
+    refused (the types read in one pass in C, not a call for each text)."""
+    if isinstance(texts, str):
+        raise InputTypeError("encode_batch expects a sequence of str; for one text use encode()")
+    texts = list(texts)
+    if set(map(type, texts)) - {str}:  # a subclass of str passes check_str
+        texts = [check_str(t) for t in texts]
+    return texts
 
 
 class PreTokenizer:
