@@ -313,17 +313,17 @@ def _work(cache: WordCache, before: tuple[int, int, int], shared_only: bool) -> 
 
 
 def _probed(
-    encoder: Encoder, batches: list[list[str]], here: Callable, cutoff: int
+    encoder: Encoder, batches: list[list[str]], here: Callable, cutoff: int, shared_only: bool
 ) -> tuple[object, bool]:
     """The first batch encoded here (the probe), and whether the work of the others (the
-    probe's :func:`_work` a character, and :data:`TEXT_WORK` a text) reaches ``cutoff``:
-    then they pay on other workers."""
+    probe's :func:`_work` a character, and :data:`TEXT_WORK` a text unless ``shared_only``:
+    threads leave the results to the calling thread) reaches ``cutoff``: then they pay on
+    other workers."""
     before = _counters(encoder.cache)
     first = here(batches[0])
     chars = sum(map(len, batches[0]))
     rest = sum(sum(map(len, batch)) for batch in batches[1:])
     texts = sum(map(len, batches[1:]))
-    shared_only = cutoff == THREAD_WORK
     work = _work(encoder.cache, before, shared_only) * rest / max(chars, 1)
     work += 0 if shared_only else TEXT_WORK * texts
     return first, work >= cutoff
@@ -346,12 +346,13 @@ def _in_threads(
         batches[:1] = [probe, batches[0][len(probe) :]]
     done, joined = 0, []  # texts handed on; ids of the pieces of the next text so far
     try:
-        first, pays = _probed(encoder, batches, here, THREAD_WORK)
+        first, pays = _probed(encoder, batches, here, THREAD_WORK, shared_only=True)
         if pays:
             encoder.compile()  # before the threads, not in each
             rest = map_in_threads(job, batches[1:], workers, here=here)
         else:  # the rest in one call, as with one worker: no cost a batch
-            batches[1:] = [list(itertools.chain.from_iterable(batches[1:]))][: len(batches) - 1]
+            if len(batches) > 1:
+                batches[1:] = [list(itertools.chain.from_iterable(batches[1:]))]
             rest = map(here, batches[1:])
         for batch, (ids, ends, learned) in zip(
             batches, itertools.chain([first], rest), strict=True
@@ -383,7 +384,7 @@ def _in_processes(
     the first on ``workers`` processes when their work reaches :data:`POOL_WORK`."""
     batches = list_batches(texts, size)
     here = functools.partial(encode_texts, encoder)
-    first, pays = _probed(encoder, batches, here, POOL_WORK)
+    first, pays = _probed(encoder, batches, here, POOL_WORK, shared_only=False)
     if pays:
         encoder.compile()  # before the fork, not in each
         job = functools.partial(_encode_job, encoder)
