@@ -40,7 +40,11 @@ from collections.abc import Mapping, Sequence
 
 import numba
 import numpy as np
-from numba.cpython.unicode import _get_code_point  # a str's code point i, by its kind
+
+try:  # numba's reader of a str's code point i by its storage kind: private, so guarded
+    from numba.cpython.unicode import _get_code_point
+except ImportError:  # pragma: no cover - a numba that moved it: the public way, slower
+    _get_code_point = None
 
 __all__ = [
     "Trie",
@@ -66,7 +70,7 @@ def codepoints(text: str) -> np.ndarray:
 
 
 @numba.njit(cache=True, nogil=True)
-def compiled_codepoints(text):
+def _codepoints_by_kind(text):
     """:func:`codepoints` in compiled code: a kernel handed a ``str`` reads its code points
     without the GIL (the ``utf-32`` encode holds it, and took 25 ms of 10 MB of news lines
     where this takes 5). From Python, :func:`codepoints` is quicker on short strings (a
@@ -75,6 +79,17 @@ def compiled_codepoints(text):
     for i in range(len(text)):
         out[i] = _get_code_point(text, i)
     return out
+
+
+@numba.njit(cache=True, nogil=True)
+def _codepoints_by_ord(text):  # the same with numba's public str: a one-character str each
+    out = np.empty(len(text), np.int32)  # (n,)
+    for i in range(len(text)):
+        out[i] = ord(text[i])
+    return out
+
+
+compiled_codepoints = _codepoints_by_ord if _get_code_point is None else _codepoints_by_kind
 
 
 def joined(texts: Sequence[str]) -> tuple[str, np.ndarray]:

@@ -15,7 +15,7 @@ import sentencepiece as spm
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from rowbook.text import SentencePieceBPE, Unigram, load_model, subword_pipeline
+from rowbook.text import SentencePieceBPE, Unigram, load_model, subword_pipeline, trie
 from rowbook.text.aligned import Aligned
 from rowbook.text.sentencepiece import save_model
 from rowbook.text.sentencepiece.bpe import encode_reference
@@ -199,8 +199,11 @@ def test_compiled_codepoints_equal_the_encoded_ones(text):
     "text", ["", "ascii", "caf\xe9", "\u201cquoted\u201d", "\U0001f600 \ud800x"]
 )
 def test_compiled_codepoints_of_each_kind_of_str(text, hard_strings):
+    """Both readers: numba's by storage kind (private, used when numba has it) and the
+    public ``ord`` of each character (the fallback when a numba release moves it)."""
     for t in [text, *hard_strings]:
         assert compiled_codepoints(t).tolist() == [ord(c) for c in t]
+        assert trie._codepoints_by_ord(t).tolist() == [ord(c) for c in t]
 
 
 def _compiled_walk(norm, text):
