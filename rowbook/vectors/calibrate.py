@@ -18,8 +18,11 @@ assumed, on the table itself, at build time:
 3. when no value reaches it before the search computes about as many distances as the exact
    scan (``near_exhaustive``), the search is not worth having: the caller answers exactly.
 
-These are functions over arrays and callables; :mod:`rowbook.vectors.index` and the
-quantised tables (:mod:`rowbook.vectors.quantize.table`) call them with their own searches.
+These are functions over arrays and callables. :func:`calibrate_search` is steps 2 and 3
+over a search callable, the recall held to the exact scan: :mod:`rowbook.vectors.index`
+calls it twice, for queries by vector (rows held out of the index) and for queries by key
+(rows searched from their own node); the quantised tables
+(:mod:`rowbook.vectors.quantize.table`) choose their pool with :func:`calibrate_rerank`.
 """
 
 from __future__ import annotations
@@ -41,6 +44,7 @@ __all__ = [
     "Calibration",
     "K",
     "calibrate_rerank",
+    "calibrate_search",
     "check_recall",
     "choose_rerank",
     "choose_setting",
@@ -254,6 +258,68 @@ def choose_setting(
         if lower_bound(recall) >= target:
             return value, recall, False
     return values[-1], recall, lower_bound(recall) < target
+
+
+def calibrate_search(
+    search: Callable[[np.ndarray, int], tuple[Sequence[np.ndarray], float]],
+    data: np.ndarray,
+    asked: np.ndarray,
+    values: Sequence[int],
+    target: float,
+    near_exhaustive: float,
+    *,
+    absent: np.ndarray | None = None,
+    settle: int | None = None,
+) -> tuple[int, np.ndarray, bool, float]:
+    """The search setting for ``target``: :func:`choose_setting` over the ladder ``values``
+    (cheap to dear), the rows ``asked`` (Q,) of ``data`` (V, d) the queries, their recall
+    held to the exact scan of ``data`` (each query's own row left out, and the rows
+    ``absent`` from the index searched).
+
+    ``search(queries, value)`` searches the queries (Q, d) at that value and gives the rows
+    found for each and the share of the rows whose distance a query computed. ``settle``:
+    a search kept approximate whatever it costs (queries by key, held to the setting of
+    queries by vector); when the value chosen falls short of ``target``, ``settle`` is
+    measured and taken instead, and ``exact`` is False. Returns ``(value, recall (Q,),
+    exact, share)``: :func:`choose_setting`'s, and the share at ``value``.
+
+    Examples
+    --------
+    >>> rng = np.random.default_rng(0)
+    >>> unit = rng.standard_normal((100, 8)).astype(np.float32)
+    >>> unit /= np.linalg.norm(unit, axis=1, keepdims=True)
+    >>> ranked = np.argsort(-(unit @ unit.T), axis=1)[:, 1:]  # (V, V - 1) others, best first
+    >>> asked = np.arange(0, 100, 10)  # (10,)
+    >>> def search(queries, value):  # finds the ``value`` best rows, computes value / V
+    ...     return [ranked[row, :value] for row in asked], value / 100
+    >>> calibrate_search(search, unit, asked, [5, 10, 20], 0.95, 0.5)[::2]
+    (10, False)
+    >>> calibrate_search(search, unit, asked, [5, 10, 20], 0.95, 0.05)[::2]
+    (5, True)
+    >>> calibrate_search(search, unit, asked, [5, 10, 20], 0.95, 0.05, settle=20)[::2]
+    (20, False)
+    """
+    queries = data[asked]  # (Q, d)
+
+    def exact_scores(block: np.ndarray) -> np.ndarray:
+        scores = block @ data.T  # (b, V)
+        if absent is not None:
+            scores[:, absent] = -np.inf
+        return scores
+
+    truth = exact_neighbours(exact_scores, queries, asked)  # (Q, K)
+    shares: dict[int, float] = {}  # value -> share of the rows a query computed
+
+    def measure(value: int) -> tuple[np.ndarray, float]:
+        found, shares[value] = search(queries, value)
+        return recall_per_query(found, truth), shares[value]
+
+    value, recall, exact = choose_setting(measure, values, target, near_exhaustive)
+    if settle is not None:
+        if lower_bound(recall) < target:  # no narrower search is enough
+            value, recall = settle, measure(settle)[0]
+        exact = False
+    return value, recall, exact, shares[value]
 
 
 def neighbour_ranks(scores: np.ndarray, truth: np.ndarray) -> np.ndarray:

@@ -1,7 +1,10 @@
 """Approximate nearest neighbors: a faiss index over a table's unit rows.
 
 One file over 400 lines on purpose: the index, its build with the calibration that can
-rebuild it denser, its save and its queries are one object's life, read together.
+rebuild it denser, its save and its queries are one object's life, read together. What a
+calibration measures (the ladder of settings walked cheap to dear, the lower bound, the
+recall held to the exact scan) is :func:`rowbook.vectors.calibrate.calibrate_search`, which
+the index calls twice, with its search by vector and its search by key.
 
 An exact query scans every row (``U @ q``, V x d multiply-adds); past a few hundred
 thousand rows that is tens of milliseconds. An index finds candidates without the scan;
@@ -502,28 +505,18 @@ class VectorIndex:
     ) -> None:
         """Choose the search setting for ``target`` (see :meth:`build`): the ``held`` rows
         (Q,), not yet added, query the index of the ``kept`` rows, against the exact scan
-        of those rows."""
+        of those rows (:func:`~rowbook.vectors.calibrate.calibrate_search`)."""
         start = time.perf_counter()
-        asked = data[held]  # (Q, d)
-
-        def exact_scores(queries: np.ndarray) -> np.ndarray:
-            scores = queries @ data.T  # (b, V)
-            scores[:, held] = -np.inf
-            return scores
-
-        truth = calibrate.exact_neighbours(exact_scores, asked, np.full(len(held), -1))
         knob, values = self._knob_values()
-        shares: dict[int, float] = {}  # value -> share of the rows a query computed
 
-        def measure(value: int) -> tuple[np.ndarray, float]:
+        def search(queries: np.ndarray, value: int) -> tuple[list[np.ndarray], float]:
             setattr(self, knob, value)
-            answers, computed = self._counted(asked, calibrate.K)
+            answers, computed = self._counted(queries, calibrate.K)
             found = [kept[a] if self.kind == "hnsw" else a for a in answers]
-            shares[value] = computed / (len(held) * len(kept))
-            return calibrate.recall_per_query(found, truth), shares[value]
+            return found, computed / (len(queries) * len(kept))
 
-        value, measured, exact = calibrate.choose_setting(
-            measure, values, target, NEAR_EXHAUSTIVE[self.kind]
+        value, measured, exact, share = calibrate.calibrate_search(
+            search, data, held, values, target, NEAR_EXHAUSTIVE[self.kind], absent=held
         )
         setattr(self, knob, value)
         recall = 1.0 if exact else float(measured.mean())
@@ -532,9 +525,7 @@ class VectorIndex:
         if exact:
             self._answer_exactly()
         if verbose:
-            cost = (
-                "" if exact else f"; a query computes {shares[value]:.2%} of the scan's distances"
-            )
+            cost = "" if exact else f"; a query computes {share:.2%} of the scan's distances"
             print(f"{self!r}: {self.calibration}{cost}", file=sys.stderr)
 
     def _calibrate_keys(self, data: np.ndarray, target: float, seed: int, verbose: bool) -> None:
@@ -542,28 +533,26 @@ class VectorIndex:
         ``target``: other rows of the table (:func:`~rowbook.vectors.calibrate.held_out_rows`
         with the next seed), each searched from its own node as ``most_similar(key,
         approximate=True)`` searches, against the exact scan (the row itself left out), on
-        the values of the ladder up to the ``ef_search`` the queries by vector chose. A query
+        the values of the ladder up to the ``ef_search`` the queries by vector chose, which
+        it settles for when no narrower one is enough
+        (:func:`~rowbook.vectors.calibrate.calibrate_search`). A query
         by key is easier than a new row's query: its walk starts at the row, among links
         chosen for it (on 300k clustered rows at noise 0.4, ``M=48``: recall@10 0.972 by
         key at ``ef_search`` 16, where new rows asked by vector got 0.903 at 16 and 0.960 at
         32, the held-out rows' setting)."""
         start = time.perf_counter()
         keys = calibrate.held_out_rows(self.rows, seed + 1)  # (Q,)
-        asked = data[keys]  # (Q, d)
-        truth = calibrate.exact_neighbours(lambda q: q @ data.T, asked, keys)
         widest = self.ef_search
         values = [v for v in self._knob_values()[1] if v <= widest]
 
-        def measure(value: int) -> tuple[np.ndarray, float]:
-            self._search_keys_at(value)
-            answers, computed = self._counted(asked, calibrate.K + 1, keys)
-            return calibrate.recall_per_query(answers, truth), computed / (len(keys) * self.rows)
+        def search(queries: np.ndarray, value: int) -> tuple[list[np.ndarray], float]:
+            self._search_keys_at(value)  # each query from its own node, itself found too
+            answers, computed = self._counted(queries, calibrate.K + 1, keys)
+            return answers, computed / (len(queries) * self.rows)
 
-        value, measured, _ = calibrate.choose_setting(
-            measure, values, target, NEAR_EXHAUSTIVE[self.kind]
+        value, measured, _, _ = calibrate.calibrate_search(
+            search, data, keys, values, target, NEAR_EXHAUSTIVE[self.kind], settle=widest
         )
-        if calibrate.lower_bound(measured) < target:  # no narrower search is enough
-            value, measured = widest, measure(widest)[0]
         self._search_keys_at(value)
         seconds = self.calibration.seconds + time.perf_counter() - start
         self.calibration = dataclasses.replace(

@@ -14,7 +14,7 @@ pytest.importorskip("faiss")
 
 from rowbook.data.synthetic_vectors import clustered_vectors
 from rowbook.vectors import Vectors
-from rowbook.vectors.calibrate import recall_per_query
+from rowbook.vectors.calibrate import held_out_rows, recall_per_query
 from rowbook.vectors.index import VectorIndex
 from rowbook.vectors.index_file import MARK, read_index_file
 from rowbook.vectors.neighbors import top_k_rows, unit_rows
@@ -121,6 +121,27 @@ def test_queries_by_key_keep_their_setting_and_files_saved_before_it_load(tmp_pa
     assert loaded.ef_search_by_key == loaded.ef_search == chosen.value
     index.ef_search = 200
     assert index.ef_search_by_key == 200
+
+
+def test_the_recall_by_key_kept_is_the_graphs_own_recounted_by_numpy():
+    """The recall of queries by key that the calibration keeps is what the graph answers at
+    the setting it chose (the calibration's rows, each searched from its own node, counted
+    against NumPy's exact scan with the row itself left out), and it reaches the target
+    with the margin, or the setting is the widest, that of queries by vector."""
+    table, _ = _split(3_000, 16, 0.6, seed=6)
+    index = VectorIndex.build(table, "hnsw", recall=0.97, threads=1, verbose=False)
+    keys = held_out_rows(len(table), 2)  # build's seed 1, the next one: (Q,)
+    scores = table[keys] @ table.T  # (Q, V)
+    scores[np.arange(len(keys)), keys] = -np.inf
+    truth = top_k_rows(scores, 10)  # (Q, 10)
+    found = index.search_batch(table[keys], 11, start=keys)
+    shares = [
+        len(set(f.tolist()) & set(t.tolist())) / 10 for f, t in zip(found, truth, strict=True)
+    ]
+    assert index.key_recall == pytest.approx(np.mean(shares), abs=1e-12)
+    margin = 2 * np.std(shares, ddof=1) / np.sqrt(len(shares))
+    reached = np.mean(shares) - margin >= 0.97
+    assert reached or index.ef_search_by_key == index.ef_search
 
 
 def test_a_damaged_calibration_record_is_reported_with_its_offset(tmp_path):
