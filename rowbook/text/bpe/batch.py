@@ -47,12 +47,14 @@ turns each batch's ids into lists and :class:`Encoding` objects as soon as the b
 ready (Python, holding the GIL, while the other threads run compiled code), and encodes a
 batch itself, with the model's own cache, only when the next is not ready. Another thread
 or process starts from the word cache as it is when it starts (a thread copies it, a
-process inherits it), keeps the words it encodes for its next batches, and hands back with
-each batch's ids the words it encoded for it, as four arrays (their bytes, their ids, and
-where each ends): this
-process adds them to its cache as the batches arrive
-(:meth:`Encoder.learn <rowbook.text.bpe.encoder.Encoder.learn>`), so the next call finds
-every word of this one, whoever encoded it. A thread's copy takes the ids of the words
+process inherits it) and keeps the words it encodes for its next batches. A process hands
+back with each batch's ids the words it encoded for it, as four arrays (their bytes, their
+ids, and where each ends), which this process adds to its cache as the batches arrive
+(:meth:`Encoder.learn <rowbook.text.bpe.encoder.Encoder.learn>`); a thread adds them to the
+model's cache itself after each batch when that cache is not busy, else after a later
+one, and the calling thread adds those still left at the end (its time is the scarce
+one: the lists and Encodings are all its own). So the next call finds every word of this
+one, whoever encoded it. A thread's copy takes the ids of the words
 new to it from the model's cache when that cache is not busy (words the caller or another
 thread encoded since the copy was made), and merges only the others
 (:meth:`Encoder.copy <rowbook.text.bpe.encoder.Encoder.copy>`).
@@ -262,21 +264,36 @@ def _unpack(encoder: Encoder, result: Packed | BatchIds) -> BatchIds:
 
 
 def _thread_job(
-    local: threading.local, encoder: Encoder, texts: list[str]
-) -> tuple[np.ndarray, np.ndarray, Learned]:
-    """A thread's batch: all ids ``(N,)``, where each text's end ``(B,)``, and the words the
-    thread encoded for it. A thread encodes with a copy of ``encoder`` made when it starts."""
+    local: threading.local, encoder: Encoder, pending: list[Learned], texts: list[str]
+) -> tuple[np.ndarray, np.ndarray]:
+    """A thread's batch: all ids ``(N,)`` and where each text's end ``(B,)``. The thread
+    encodes with a copy of ``encoder`` made when it starts, and adds the words it encoded
+    to ``encoder``'s cache itself when that is not busy (the calling thread's time is the
+    scarce one), else leaves them in ``pending`` for the next time (the calling thread adds
+    those left at the end)."""
     if not hasattr(local, "encoder"):
         local.encoder = encoder.copy()
     own = local.encoder
     before, emptied = len(own.cache), own.emptied
     ids, ends = own.plain_ids(texts)
-    return ids, ends, own.cache.since(before if own.emptied == emptied else 0)
+    pending.append(own.cache.since(before if own.emptied == emptied else 0))
+    _learn_pending(encoder, pending, wait=False)
+    return ids, ends
 
 
-def _here_job(encoder: Encoder, texts: list[str]) -> tuple[np.ndarray, np.ndarray, None]:
-    """A batch the calling thread encodes: with ``encoder`` itself, nothing to learn."""
-    return (*encoder.plain_ids(texts), None)
+def _learn_pending(encoder: Encoder, pending: list[Learned], wait: bool) -> None:
+    """Add the words of ``pending`` to ``encoder``'s cache, emptying it (with ``wait=False``
+    only if the cache is not busy)."""
+    while pending:
+        learned = pending.pop()
+        if not encoder.learn(learned, wait=wait):
+            pending.append(learned)
+            return
+
+
+def _here_job(encoder: Encoder, texts: list[str]) -> tuple[np.ndarray, np.ndarray]:
+    """A batch the calling thread encodes: with ``encoder`` itself."""
+    return encoder.plain_ids(texts)
 
 
 def _joined(pieces: list[list[int]]) -> list[int]:
@@ -350,7 +367,8 @@ def _in_threads(
     ``encoder``'s cache as its batches arrive (``ends``: the texts'
     :func:`~rowbook.text.batches.char_ends`)."""
     pieces, ends, counts = _pieces(texts, ends, size)
-    job = functools.partial(_thread_job, threading.local(), encoder)
+    pending: list[Learned] = []  # words the threads encoded, not yet in encoder's cache
+    job = functools.partial(_thread_job, threading.local(), encoder, pending)
     here = functools.partial(_here_job, encoder)
     # the probe: the texts up to the first that reaches THREAD_BATCH_CHARS, within the first
     # batch (size is at least that); small, as no thread runs meanwhile
@@ -367,11 +385,7 @@ def _in_threads(
         else:  # the rest in one call, as with one worker: no cost a batch
             batches = [pieces[:probe], pieces[probe:]] if probe < len(pieces) else [pieces]
             rest = map(here, batches[1:])
-        for batch, (ids, id_ends, learned) in zip(
-            batches, itertools.chain([first], rest), strict=True
-        ):
-            if learned is not None:
-                encoder.learn(learned)
+        for batch, (ids, id_ends) in zip(batches, itertools.chain([first], rest), strict=True):
             slices = _slices(encoder, ids, id_ends)
             if counts is None:  # no text was cut: a piece is a text
                 yield batch, (slices, {})
@@ -384,6 +398,7 @@ def _in_threads(
                     joined = []
             yield texts[done : done + len(ids_of)], (ids_of, {})
             done += len(ids_of)
+        _learn_pending(encoder, pending, wait=True)
     except ValueError:  # a lone surrogate, named at its offset in its text, not in its piece
         for text in texts:
             check_utf8(text)
