@@ -55,11 +55,13 @@ class _Spent:
         self.by_role: dict[str, np.ndarray] = {}
         self.lock = threading.Lock()
 
-    def wrap(self, role: str, job):
-        def timed(*args):
+    def wrap(self, role: str, job, caller_only: bool = False):
+        def timed(*args, **kwargs):
+            if caller_only and threading.current_thread() is not threading.main_thread():
+                return job(*args, **kwargs)
             start = _clock()
             try:
-                return job(*args)
+                return job(*args, **kwargs)
             finally:
                 with self.lock:
                     self.by_role[role] = self.by_role.get(role, 0) + _clock() - start
@@ -78,7 +80,7 @@ def measure(bpe: ByteLevelBPE, texts: list[str], cold: bool, repeat: int) -> dic
     batch._here_job = spent.wrap("caller's batches", saved[1])
     batch._slices = spent.wrap("lists", saved_own[0])
     batch.build_encodings = spent.wrap("Encodings", saved_own[1])
-    Encoder.learn = spent.wrap("learn", saved_own[2])
+    Encoder.learn = spent.wrap("learn", saved_own[2], caller_only=True)  # threads learn too
     batch.THREAD_WORK = 0
     rows: dict[str, list[np.ndarray]] = {}
     try:

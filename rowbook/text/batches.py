@@ -9,7 +9,7 @@ from collections.abc import Iterable, Iterator, Sequence
 
 import numpy as np
 
-__all__ = ["list_batches", "text_batches"]
+__all__ = ["batch_bounds", "char_ends", "list_batches", "text_batches"]
 
 
 def text_batches(texts: Iterable[str], size: int) -> Iterator[list[str]]:
@@ -31,6 +31,31 @@ def text_batches(texts: Iterable[str], size: int) -> Iterator[list[str]]:
         yield batch
 
 
+def char_ends(texts: Sequence[str]) -> np.ndarray:
+    """Where each text ends in characters, the texts one after another ``(B,)``.
+
+    Examples
+    --------
+    >>> char_ends(["ab", "c", "def"]).tolist()
+    [2, 3, 6]
+    """
+    return np.cumsum(np.fromiter(map(len, texts), dtype=np.int64, count=len(texts)))
+
+
+def batch_bounds(ends: np.ndarray, size: int) -> list[int]:
+    """Where the batches of :func:`list_batches` start and end, given where each text ends
+    (:func:`char_ends`): batch ``k`` is texts ``bounds[k]:bounds[k + 1]``.
+
+    Examples
+    --------
+    >>> batch_bounds(char_ends(["ab", "c", "def", "g"]), 3)
+    [0, 2, 3, 4]
+    """
+    marks = np.arange(size, int(ends[-1]) if len(ends) else 0, size)  # (K,)
+    cuts = np.unique(np.searchsorted(ends, marks) + 1).tolist()
+    return [0, *(c for c in cuts if c < len(ends)), len(ends)]
+
+
 def list_batches(texts: Sequence[str], size: int) -> list[Sequence[str]]:
     """:func:`text_batches` of texts already in a list, with no loop over them in Python:
     each batch closed at the first text that reaches a multiple of ``size`` characters in
@@ -41,8 +66,5 @@ def list_batches(texts: Sequence[str], size: int) -> list[Sequence[str]]:
     >>> list_batches(["ab", "c", "def", "g"], 3)
     [['ab', 'c'], ['def'], ['g']]
     """
-    ends = np.cumsum(np.fromiter(map(len, texts), dtype=np.int64, count=len(texts)))  # (B,)
-    marks = np.arange(size, int(ends[-1]) if len(ends) else 0, size)  # (K,)
-    cuts = np.unique(np.searchsorted(ends, marks) + 1).tolist()
-    bounds = [0, *(c for c in cuts if c < len(texts)), len(texts)]
+    bounds = batch_bounds(char_ends(texts), size)
     return [texts[a:b] for a, b in itertools.pairwise(bounds) if b > a]

@@ -27,6 +27,7 @@ from rowbook.text import ByteLevelBPE
 from rowbook.text.bpe import batch as bpe_batch
 from rowbook.text.bpe.bytelevel import GPT2_ASCII_PATTERN, GPT2_PATTERN
 from rowbook.text.bpe.word_cache import WordCache
+from rowbook.text.utf8 import utf8_of
 
 from .conftest import SENTENCES
 
@@ -222,6 +223,37 @@ def test_the_parent_cache_learns_the_words_encoded_in_workers(
         )
         assert model.encode_batch(texts[:800], workers=1) == first  # every word from the cache
         assert not any(encoded)
+
+
+@pytest.mark.parametrize("cache_size", [60, 1_000_000])
+def test_threads_adding_their_words_to_the_callers_cache_give_the_serial_ids(
+    plain_model, texts, pool_calls, monkeypatch, cache_size
+):
+    """Three threads (four cores said) add the words they encoded to the caller's cache
+    whenever it is free, the rest at the end, while the caller encodes with it; the same
+    words and different ones, taking turns often, a cache emptied again and again or not."""
+    monkeypatch.setattr(fork_pool.os, "cpu_count", lambda: 4)
+    ours = copy.deepcopy(plain_model)
+    ours.cache_size = cache_size
+    ours._encoder.cache.clear()
+    batch = [*texts[:600], *texts[:600], *texts[600:900]]  # each word met in several batches
+    expected = [e.ids for e in plain_model.encode_batch(batch, workers=1)]
+    interval = sys.getswitchinterval()
+    sys.setswitchinterval(1e-6)
+    try:
+        cold = [e.ids for e in ours.encode_batch(batch, workers=4)]
+        warm = [e.ids for e in ours.encode_batch(batch, workers=4)]
+    finally:
+        sys.setswitchinterval(interval)
+    assert cold == expected and warm == expected
+    assert [call[1:] for call in pool_calls] == [(4, "threads")] * 2
+    assert len(ours._encoder.cache) <= cache_size
+    if ours._encoder.emptied == 0:  # every word the threads encoded reached the cache
+        words = {w for t in batch for w in regex.findall(GPT2_PATTERN, t)}
+        found = ours._encoder.cache.lookup(*utf8_of(sorted(words)))
+        assert (found >= 0).all()
+    else:
+        assert cache_size == 60
 
 
 def test_a_small_cache_gives_the_same_encodings(corpus, texts, pool_calls, tmp_path):

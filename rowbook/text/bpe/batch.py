@@ -47,12 +47,14 @@ turns each batch's ids into lists and :class:`Encoding` objects as soon as the b
 ready (Python, holding the GIL, while the other threads run compiled code), and encodes a
 batch itself, with the model's own cache, only when the next is not ready. Another thread
 or process starts from the word cache as it is when it starts (a thread copies it, a
-process inherits it), keeps the words it encodes for its next batches, and hands back with
-each batch's ids the words it encoded for it, as four arrays (their bytes, their ids, and
-where each ends): this
-process adds them to its cache as the batches arrive
-(:meth:`Encoder.learn <rowbook.text.bpe.encoder.Encoder.learn>`), so the next call finds
-every word of this one, whoever encoded it. A thread's copy takes the ids of the words
+process inherits it) and keeps the words it encodes for its next batches. A process hands
+back with each batch's ids the words it encoded for it, as four arrays (their bytes, their
+ids, and where each ends), which this process adds to its cache as the batches arrive
+(:meth:`Encoder.learn <rowbook.text.bpe.encoder.Encoder.learn>`); a thread adds them to the
+model's cache itself after each batch when that cache is not busy, else after a later
+one, and the calling thread adds those still left at the end (its time is the scarce
+one: the lists and Encodings are all its own). So the next call finds every word of this
+one, whoever encoded it. A thread's copy takes the ids of the words
 new to it from the model's cache when that cache is not busy (words the caller or another
 thread encoded since the copy was made), and merges only the others
 (:meth:`Encoder.copy <rowbook.text.bpe.encoder.Encoder.copy>`).
@@ -87,7 +89,7 @@ from collections.abc import Callable, Iterable, Iterator, Sequence
 import numpy as np
 
 from rowbook.fork_pool import map_in_order, map_in_threads
-from rowbook.text.batches import list_batches
+from rowbook.text.batches import batch_bounds, char_ends
 from rowbook.text.bpe.encoder import Encoder, Segments
 from rowbook.text.bpe.presplit import BATCH_CHARS as SCAN_CHARS
 from rowbook.text.bpe.presplit import cut_text
@@ -194,14 +196,18 @@ def _slices(encoder: Encoder, ids: np.ndarray, ends: np.ndarray) -> list[list[in
     return [flat[a:b] for a, b in bounds]
 
 
-def encode_texts(encoder: Encoder, texts: Sequence[str]) -> BatchIds:
-    """Ids of each text, in this process: each distinct word looked up or encoded once."""
+def encode_texts(
+    encoder: Encoder, texts: Sequence[str], ends: np.ndarray | None = None
+) -> BatchIds:
+    """Ids of each text, in this process: each distinct word looked up or encoded once
+    (``ends``: the texts' :func:`~rowbook.text.batches.char_ends`, if known)."""
     if encoder.plain:  # no unsplit tokens, no prefix space, no dropout
         if len(texts) == 1:
             return _slices(encoder, *encoder.plain_ids(texts)), {}
+        bounds = batch_bounds(char_ends(texts) if ends is None else ends, SCAN_CHARS)
         ids_of = []
-        for batch in list_batches(texts, SCAN_CHARS):
-            ids_of += _slices(encoder, *encoder.plain_ids(batch))
+        for a, b in itertools.pairwise(bounds):
+            ids_of += _slices(encoder, *encoder.plain_ids(texts[a:b]))
         return ids_of, {}
     segments = [encoder.segments(text) for text in texts]
     if encoder.dropout:
@@ -258,21 +264,36 @@ def _unpack(encoder: Encoder, result: Packed | BatchIds) -> BatchIds:
 
 
 def _thread_job(
-    local: threading.local, encoder: Encoder, texts: list[str]
-) -> tuple[np.ndarray, np.ndarray, Learned]:
-    """A thread's batch: all ids ``(N,)``, where each text's end ``(B,)``, and the words the
-    thread encoded for it. A thread encodes with a copy of ``encoder`` made when it starts."""
+    local: threading.local, encoder: Encoder, pending: list[Learned], texts: list[str]
+) -> tuple[np.ndarray, np.ndarray]:
+    """A thread's batch: all ids ``(N,)`` and where each text's end ``(B,)``. The thread
+    encodes with a copy of ``encoder`` made when it starts, and adds the words it encoded
+    to ``encoder``'s cache itself when that is not busy (the calling thread's time is the
+    scarce one), else leaves them in ``pending`` for the next time (the calling thread adds
+    those left at the end)."""
     if not hasattr(local, "encoder"):
         local.encoder = encoder.copy()
     own = local.encoder
     before, emptied = len(own.cache), own.emptied
     ids, ends = own.plain_ids(texts)
-    return ids, ends, own.cache.since(before if own.emptied == emptied else 0)
+    pending.append(own.cache.since(before if own.emptied == emptied else 0))
+    _learn_pending(encoder, pending, wait=False)
+    return ids, ends
 
 
-def _here_job(encoder: Encoder, texts: list[str]) -> tuple[np.ndarray, np.ndarray, None]:
-    """A batch the calling thread encodes: with ``encoder`` itself, nothing to learn."""
-    return (*encoder.plain_ids(texts), None)
+def _learn_pending(encoder: Encoder, pending: list[Learned], wait: bool) -> None:
+    """Add the words of ``pending`` to ``encoder``'s cache, emptying it (with ``wait=False``
+    only if the cache is not busy)."""
+    while pending:
+        learned = pending.pop()
+        if not encoder.learn(learned, wait=wait):
+            pending.append(learned)
+            return
+
+
+def _here_job(encoder: Encoder, texts: list[str]) -> tuple[np.ndarray, np.ndarray]:
+    """A batch the calling thread encodes: with ``encoder`` itself."""
+    return encoder.plain_ids(texts)
 
 
 def _joined(pieces: list[list[int]]) -> list[int]:
@@ -283,19 +304,22 @@ def _joined(pieces: list[list[int]]) -> list[int]:
     return ids
 
 
-def _pieces(texts: list[str], size: int) -> tuple[list[str], list[int] | None]:
-    """The texts cut where GPT-2's pattern ends a word, pieces of about ``size`` characters
-    (:func:`~rowbook.text.bpe.presplit.cut_text`), and how many pieces each text gave
-    (``None``: none was cut, the pieces are the texts)."""
-    lengths = np.fromiter(map(len, texts), dtype=np.int64, count=len(texts))  # (B,)
-    if not (lengths > 2 * size).any():
-        return texts, None
+def _pieces(
+    texts: list[str], ends: np.ndarray, size: int
+) -> tuple[list[str], np.ndarray, list[int] | None]:
+    """The texts (which end at ``ends``, :func:`~rowbook.text.batches.char_ends`) cut where
+    GPT-2's pattern ends a word, pieces of about ``size`` characters
+    (:func:`~rowbook.text.bpe.presplit.cut_text`), where the pieces end, and how many pieces
+    each text gave (``None``: none was cut, the pieces are the texts)."""
+    longest = max(int(ends[0]), int((ends[1:] - ends[:-1]).max(initial=0)))  # B >= 1
+    if longest <= 2 * size:
+        return texts, ends, None
     pieces, counts = [], []
     for text in texts:
         cut = cut_text(text, size) if len(text) > 2 * size else [text]
         pieces += cut
         counts.append(len(cut))
-    return pieces, counts
+    return pieces, char_ends(pieces), counts
 
 
 def _counters(cache: WordCache) -> tuple[int, int, int]:
@@ -313,53 +337,56 @@ def _work(cache: WordCache, before: tuple[int, int, int], shared_only: bool) -> 
 
 
 def _probed(
-    encoder: Encoder, batches: list[list[str]], here: Callable, cutoff: int, shared_only: bool
+    encoder: Encoder,
+    texts: Sequence[str],
+    ends: np.ndarray,
+    probe: int,
+    here: Callable,
+    cutoff: int,
+    shared_only: bool,
 ) -> tuple[object, bool]:
-    """The first batch encoded here (the probe), and whether the work of the others (the
-    probe's :func:`_work` a character, and :data:`TEXT_WORK` a text unless ``shared_only``:
-    threads leave the results to the calling thread) reaches ``cutoff``: then they pay on
-    other workers."""
+    """The first ``probe`` texts (which end at ``ends``) encoded here, and whether the work
+    of the others (the probe's :func:`_work` a character, and :data:`TEXT_WORK` a text
+    unless ``shared_only``: threads leave the results to the calling thread) reaches
+    ``cutoff``: then they pay on other workers."""
     before = _counters(encoder.cache)
-    first = here(batches[0])
-    chars = sum(map(len, batches[0]))
-    rest = sum(sum(map(len, batch)) for batch in batches[1:])
-    texts = sum(map(len, batches[1:]))
-    work = _work(encoder.cache, before, shared_only) * rest / max(chars, 1)
-    work += 0 if shared_only else TEXT_WORK * texts
+    first = here(texts[:probe])
+    chars = int(ends[probe - 1])
+    work = _work(encoder.cache, before, shared_only) * (int(ends[-1]) - chars) / max(chars, 1)
+    work += 0 if shared_only else TEXT_WORK * (len(texts) - probe)
     return first, work >= cutoff
 
 
 def _in_threads(
-    encoder: Encoder, texts: list[str], size: int, workers: int
+    encoder: Encoder, texts: list[str], ends: np.ndarray, size: int, workers: int
 ) -> Iterator[tuple[list[str], BatchIds]]:
     """The texts in order with their ids, the batches after the first on ``workers``
     threads when their work reaches :data:`THREAD_WORK` (a :attr:`~Encoder.plain` encoder
     with the compiled pre-split): cut into pieces of about ``size`` characters, a long text
     in several, the pieces' ids joined again; the words each thread encoded are added to
-    ``encoder``'s cache as its batches arrive."""
-    pieces, counts = _pieces(texts, size)
-    job = functools.partial(_thread_job, threading.local(), encoder)
+    ``encoder``'s cache as its batches arrive (``ends``: the texts'
+    :func:`~rowbook.text.batches.char_ends`)."""
+    pieces, ends, counts = _pieces(texts, ends, size)
+    pending: list[Learned] = []  # words the threads encoded, not yet in encoder's cache
+    job = functools.partial(_thread_job, threading.local(), encoder, pending)
     here = functools.partial(_here_job, encoder)
-    batches = list_batches(pieces, size)
-    probe = list_batches(batches[0], THREAD_BATCH_CHARS)[0]  # small: no thread runs meanwhile
-    if len(probe) < len(batches[0]):
-        batches[:1] = [probe, batches[0][len(probe) :]]
+    # the probe: the texts up to the first that reaches THREAD_BATCH_CHARS, within the first
+    # batch (size is at least that); small, as no thread runs meanwhile
+    probe = min(int(np.searchsorted(ends, THREAD_BATCH_CHARS)) + 1, len(pieces))
     done, joined = 0, []  # texts handed on; ids of the pieces of the next text so far
     try:
-        first, pays = _probed(encoder, batches, here, THREAD_WORK, shared_only=True)
+        first, pays = _probed(encoder, pieces, ends, probe, here, THREAD_WORK, shared_only=True)
         if pays:
+            bounds = batch_bounds(ends, size)
+            bounds[:1] = [0, probe] if probe < bounds[1] else [0]
+            batches = [pieces[a:b] for a, b in itertools.pairwise(bounds)]
             encoder.compile()  # before the threads, not in each
             rest = map_in_threads(job, batches[1:], workers, here=here)
         else:  # the rest in one call, as with one worker: no cost a batch
-            if len(batches) > 1:
-                batches[1:] = [list(itertools.chain.from_iterable(batches[1:]))]
+            batches = [pieces[:probe], pieces[probe:]] if probe < len(pieces) else [pieces]
             rest = map(here, batches[1:])
-        for batch, (ids, ends, learned) in zip(
-            batches, itertools.chain([first], rest), strict=True
-        ):
-            if learned is not None:
-                encoder.learn(learned)
-            slices = _slices(encoder, ids, ends)
+        for batch, (ids, id_ends) in zip(batches, itertools.chain([first], rest), strict=True):
+            slices = _slices(encoder, ids, id_ends)
             if counts is None:  # no text was cut: a piece is a text
                 yield batch, (slices, {})
                 continue
@@ -371,6 +398,7 @@ def _in_threads(
                     joined = []
             yield texts[done : done + len(ids_of)], (ids_of, {})
             done += len(ids_of)
+        _learn_pending(encoder, pending, wait=True)
     except ValueError:  # a lone surrogate, named at its offset in its text, not in its piece
         for text in texts:
             check_utf8(text)
@@ -378,13 +406,15 @@ def _in_threads(
 
 
 def _in_processes(
-    encoder: Encoder, texts: list[str], size: int, workers: int
+    encoder: Encoder, texts: list[str], ends: np.ndarray, size: int, workers: int
 ) -> Iterator[tuple[list[str], BatchIds]]:
-    """The texts in batches of about ``size`` characters with their ids, the batches after
-    the first on ``workers`` processes when their work reaches :data:`POOL_WORK`."""
-    batches = list_batches(texts, size)
+    """The texts (which end at ``ends``) in batches of about ``size`` characters with their
+    ids, the batches after the first on ``workers`` processes when their work reaches
+    :data:`POOL_WORK`."""
+    bounds = batch_bounds(ends, size)
+    batches = [texts[a:b] for a, b in itertools.pairwise(bounds)]
     here = functools.partial(encode_texts, encoder)
-    first, pays = _probed(encoder, batches, here, POOL_WORK, shared_only=False)
+    first, pays = _probed(encoder, texts, ends, bounds[1], here, POOL_WORK, shared_only=False)
     if pays:
         encoder.compile()  # before the fork, not in each
         job = functools.partial(_encode_job, encoder)
@@ -399,15 +429,17 @@ def _in_processes(
 def encode_batch(encoder: Encoder, texts: list[str], workers: int) -> list[Encoding]:
     """The :class:`Encoding` of each text, on up to ``workers`` threads or processes (same
     result)."""
-    chars = sum(map(len, texts))
+    ends = char_ends(texts)  # (B,)
+    chars = int(ends[-1]) if len(ends) else 0
     threads = encoder.plain and encoder.pretokenizer.compiled
     smallest = THREAD_BATCH_CHARS if threads else BATCH_CHARS
     with gc_paused():
         if workers == 1 or encoder.dropout or chars < 2 * smallest:
-            parts = [(texts, encode_texts(encoder, texts))]
+            parts = [(texts, encode_texts(encoder, texts, ends))]
         else:
             size = max(smallest, chars // (BATCHES_PER_WORKER * workers))
-            parts = (_in_threads if threads else _in_processes)(encoder, texts, size, workers)
+            way = _in_threads if threads else _in_processes
+            parts = way(encoder, texts, ends, size, workers)
         encodings = []
         for batch, (ids_of, prefixed) in parts:
             encodings += build_encodings(

@@ -143,8 +143,9 @@ class Encoder:
         return Aligned.of("").join(parts)
 
     def id_list(self, ids: np.ndarray) -> list[int]:
-        """``ids.tolist()``, each id's int taken from :attr:`id_ints` instead of made."""
-        return self.id_ints[ids].tolist()
+        """``ids.tolist()``, each id's int taken from :attr:`id_ints` instead of made
+        (``take``: 1.1M random ids of 8,000 in 14 ms against 20 for ``id_ints[ids]``)."""
+        return self.id_ints.take(ids).tolist()
 
     def encode_dropout(self, words: list[str]) -> list[int]:
         """Ids of ``words`` with BPE-dropout, drawing from this encoder's random numbers."""
@@ -271,11 +272,18 @@ class Encoder:
         other.cutter = special_regex(list(unsplit_ids))
         return other
 
-    def learn(self, words: Learned) -> None:
-        """Add words encoded elsewhere (a forked worker) to the cache, if they all fit."""
-        with self.lock:
+    def learn(self, words: Learned, *, wait: bool = True) -> bool:
+        """Add words encoded elsewhere (a forked worker, a thread's copy) to the cache, if
+        they all fit; with ``wait=False`` only if the cache is not busy. Returns whether it
+        was not (the words were added, or did not fit)."""
+        if not self.lock.acquire(blocking=wait):
+            return False
+        try:
             if len(self.cache) + len(words[1]) <= self.cache_size:
                 self.cache.add(words)
+        finally:
+            self.lock.release()
+        return True
 
     def copy(self) -> Encoder:
         """An encoder with the same settings and tables and a copy of the word cache as it
