@@ -225,9 +225,11 @@ def _encode_texts(encode_text, new_scratch, text, starts, tables, cache):
     m, model, by_word, unk_id, byte_ids, scratch, cache, utf8, ids, o)`` (the new ``o``),
     working in ``new_scratch(n)`` for ``n`` normalized characters.
 
-    Not cached by itself: numba keys the cache of a function given a compiled function by
-    that function's id, new in each process, so it would compile again in each (and its
-    cache index grow); the kernels below give it their step and are cached with it."""
+    Inlined into each kernel below, and cached with it: numba keys the cache of a function
+    given a compiled function (as an argument or in a closure) by that function's id, new in
+    each process, so such a function compiles again in every process (its cache index
+    growing); and a kernel passing one to a call it does not inline holds its address and is
+    not cached at all."""
     user, rules, flags, model, by_word, unk_id, byte_ids = tables
     data = compiled_codepoints(text)  # (C,)
     n_texts = starts.size - 1
