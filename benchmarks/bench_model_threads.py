@@ -15,16 +15,25 @@ each tweet's tokens joined by spaces), with ``--text many-words`` generated text
 distinct long words (:func:`corpora.many_words_lines`): the same models, another kind of
 text, for a default chosen on the news lines.
 
+With ``--against REV`` it times the compiled pass alone instead, on one thread: this tree's
+``batch.py`` beside the one of git revision ``REV`` (read into a temporary module), in turn,
+medians of the thread's CPU time (``time.thread_time``: the machine's load leaves it alone),
+the ids checked equal: what a change to the pass costs, in one command.
+
     python benchmarks/bench_model_threads.py                 # Unigram and BPE, 10 MB
     python benchmarks/bench_model_threads.py --kinds unigram --megabytes 2
     python benchmarks/bench_model_threads.py --kinds unigram --text tweets
+    python benchmarks/bench_model_threads.py --against main --repeat 15 --text tweets
 """
 
 from __future__ import annotations
 
 import argparse
+import importlib.util
 import os
+import subprocess
 import sys
+import tempfile
 import threading
 import time
 from pathlib import Path
@@ -47,6 +56,7 @@ from rowbook.text import subword_pipeline
 from rowbook.text.sentencepiece import batch
 from rowbook.text.sentencepiece.files import read_parts
 from rowbook.text.sentencepiece.loading import model_from_parts
+from rowbook.text.trie import joined
 
 PHASES = ("joined text", "compiled pass", "lists of ids", "encodings")
 
@@ -100,12 +110,56 @@ def _timed(spent: _Spent, tok, lines: list[str], workers: int) -> dict:
     return rows
 
 
+def _batch_of(rev: str, folder: str):
+    """The module :mod:`rowbook.text.sentencepiece.batch` as it is at git revision ``rev``
+    (its imports from this tree)."""
+    path = Path(folder, "batch_at_rev.py")
+    root = Path(__file__).resolve().parent.parent
+    source = ["git", "-C", str(root), "show", f"{rev}:rowbook/text/sentencepiece/batch.py"]
+    path.write_bytes(subprocess.run(source, check=True, capture_output=True).stdout)
+    spec = importlib.util.spec_from_file_location("batch_at_rev", path)
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module  # for its dataclass
+    spec.loader.exec_module(module)
+    return module
+
+
+def _against(args, lines: list[str]) -> int:
+    """The compiled pass of this tree and of ``args.against``, one thread, in turn: medians
+    of the thread's CPU time."""
+    texts = joined(lines)
+    with tempfile.TemporaryDirectory() as folder:
+        old = _batch_of(args.against, folder)
+        for kind in args.kinds:
+            tok = model_from_parts(read_parts(_model(kind), f"{kind}.model"))
+            job = tok._batch_job()
+            make = old.unigram_job if kind == "unigram" else old.bpe_job
+            jobs = {"this tree": job, args.against: make(tok, job.by_word)}
+            ours, theirs = (j.run(texts) for j in jobs.values())  # compiled (or read) here
+            assert all(np.array_equal(a, b) for a, b in zip(ours, theirs, strict=True)), kind
+            spent: dict[str, list[float]] = {name: [] for name in jobs}
+            for i in range(args.repeat):
+                for name, each in list(jobs.items())[:: 1 if i % 2 == 0 else -1]:
+                    start = time.thread_time()
+                    each.run(texts)
+                    spent[name].append(time.thread_time() - start)
+            ms = {name: np.median(t) * 1e3 for name, t in spent.items()}
+            print(
+                f"{kind}: compiled pass, thread CPU ms, medians of {args.repeat}: this tree "
+                f"{ms['this tree']:.1f}, {args.against} {ms[args.against]:.1f}, "
+                f"ratio {ms['this tree'] / ms[args.against]:.3f}"
+            )
+    print(f"1-min load average at the end: {os.getloadavg()[0]:.1f}")
+    return 0
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--kinds", nargs="+", default=["unigram", "bpe"])
     parser.add_argument("--megabytes", type=float, default=ENCODE_MB)
     parser.add_argument("--repeat", type=int, default=5)
     parser.add_argument("--text", choices=["news", "tweets", "many-words"], default="news")
+    parser.add_argument("--against", metavar="REV", help="the compiled pass beside REV's")
     args = parser.parse_args(argv)
     import sentencepiece as spm
 
@@ -117,6 +171,8 @@ def main(argv: list[str] | None = None) -> int:
     else:
         lines = many_words_lines(int(args.megabytes * 1e6))
     print(f"{len(lines):,} lines of {args.text}, {sum(map(len, lines)) / 1e6:.1f} M characters")
+    if args.against:
+        return _against(args, lines)
     spent = _Spent()
     batch.joined = spent.wrap("joined text", batch.joined)
     subword_pipeline.joined = spent.wrap("joined text", subword_pipeline.joined)
