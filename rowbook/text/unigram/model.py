@@ -53,6 +53,7 @@ from rowbook.text.subword_pipeline import SubwordTokenizer
 from rowbook.text.trie import build_trie, joined_codepoints
 from rowbook.text.unigram import lattice
 from rowbook.text.unigram.files import FILES
+from rowbook.text.unigram.train import fit_unigram
 
 __all__ = ["BYTE_PIECES", "Unigram"]
 
@@ -283,12 +284,7 @@ class Unigram(SubwordTokenizer, TokenizerJsonFiles):
         return sample_nbest(self, words, self.nbest_size, self.alpha, self._rng)
 
     # --------------------------------------------------------------- training and files
-    def fit(self, texts: Any, vocab_size: int, **options: Any) -> Unigram:
-        """Learn pieces as ``tokenizers``' ``UnigramTrainer``; see
-        :func:`rowbook.text.unigram.train.fit_unigram` for the options."""
-        from rowbook.text.unigram.train import fit_unigram
-
-        return fit_unigram(self, texts, vocab_size, **options)
+    fit = fit_unigram  # the trainer, its parameters in its own signature (``self`` its first)
 
     @classmethod
     def from_pieces(

@@ -70,8 +70,7 @@ from rowbook.text.trie import codepoints
 from rowbook.text.unigram import em
 from rowbook.text.unigram.prune import prune
 from rowbook.text.unigram.seeds import characters, seed_pieces
-from rowbook.text.word_counts import as_counted, count_words
-from rowbook.text.word_counts import budget_bytes as _budget
+from rowbook.text.word_counts import as_counted, budget_bytes, count_words
 from rowbook.text.wordpiece.train import check_training_args
 
 __all__ = ["digamma", "fit_unigram", "learn_unigram"]
@@ -262,12 +261,13 @@ def fit_unigram(
     max_piece_length: int = 16,
     seed_size: int = 1_000_000,
     word_counts: Mapping[str, int] | None = None,
-    memory: float | None = None,
+    memory: float | str | None = None,
     spill_dir: str | os.PathLike | None = None,
     show_progress: bool = False,
     workers: int | None = None,
 ) -> Any:
-    """Fit ``uni`` (a :class:`~rowbook.text.Unigram`) on ``texts`` and return it.
+    """Fit ``uni`` (a :class:`~rowbook.text.Unigram`) on ``texts`` as ``tokenizers``'
+    ``UnigramTrainer`` does, and return it (``Unigram.fit`` is this function).
 
     Parameters
     ----------
@@ -305,7 +305,7 @@ def fit_unigram(
             uni._training_words,
             workers=workers,
             show_progress=show_progress,
-            memory=_budget(memory),
+            memory=budget_bytes(memory),
             spill_dir=spill_dir,
         )
     if not word_counts:

@@ -42,6 +42,7 @@ from rowbook.text.postprocess import Template, WordPieceDecoder
 from rowbook.text.subword_pipeline import SubwordTokenizer
 from rowbook.text.trie import build_trie, codepoints, longest_prefix
 from rowbook.text.wordpiece.files import FILES
+from rowbook.text.wordpiece.train import fit_wordpiece
 
 __all__ = [
     "BERT_NORMALIZER",
@@ -226,12 +227,7 @@ class WordPiece(SubwordTokenizer, TokenizerJsonFiles):
         return pieces
 
     # --------------------------------------------------------------- training and files
-    def fit(self, texts: Any, vocab_size: int, **options: Any) -> WordPiece:
-        """Learn a vocabulary as ``tokenizers``' ``WordPieceTrainer``; see
-        :func:`rowbook.text.wordpiece.train.fit_wordpiece` for the options."""
-        from rowbook.text.wordpiece.train import fit_wordpiece
-
-        return fit_wordpiece(self, texts, vocab_size, **options)
+    fit = fit_wordpiece  # the trainer, its parameters in its own signature (``self`` its first)
 
     @classmethod
     def from_vocab_list(cls, tokens: Sequence[str], **params: Any) -> WordPiece:

@@ -188,12 +188,13 @@ def fit_wordpiece(
     limit_alphabet: int | None = None,
     initial_alphabet: Sequence[str] = (),
     word_counts: Mapping[str, int] | None = None,
-    memory: float | None = None,
+    memory: float | str | None = None,
     spill_dir: str | os.PathLike | None = None,
     show_progress: bool = False,
     workers: int | None = None,
 ) -> Any:
-    """Fit ``wp`` (a :class:`~rowbook.text.WordPiece`) on ``texts`` and return it.
+    """Fit ``wp`` (a :class:`~rowbook.text.WordPiece`) on ``texts`` as ``tokenizers``'
+    ``WordPieceTrainer`` does, and return it (``WordPiece.fit`` is this function).
 
     Parameters
     ----------
