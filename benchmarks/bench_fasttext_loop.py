@@ -24,6 +24,7 @@ scores the mean (WordSim353 with the standard error of its mean over the seeds):
   the end of every line), ``lr100`` (the learning rate updated every 100 tokens: jobs of
   ``batch_words=100``), ``all-sample`` (subsampling's ``f`` over every token of the file,
   the words ``min_count`` cuts and one ``</s>`` a line included, as fastText's ``ntokens``),
+  ``eos-all-sample`` (the two together),
   ``redraw`` / ``skip`` (a negative equal to its target drawn again, ``redraw=True``, as
   fastText does / skipped, ``redraw=False``, gensim's way); ``rowbook-cbow``,
   ``rowbook-cbow-redraw`` and ``rowbook-cbow-skip``: the same for CBOW.
@@ -83,6 +84,7 @@ ROWS = (
     "rowbook-eos",
     "rowbook-lr100",
     "rowbook-all-sample",
+    "rowbook-eos-all-sample",
     "rowbook-redraw",
     "rowbook-skip",
     "rowbook-cbow",
@@ -194,11 +196,9 @@ def _rowbook(row: str, seed: int, corpus: str, params: dict):
         options["redraw"] = change == "redraw"
     elif change == "classic":
         options["kernel"] = "classic"
-    elif change == "eos":
-        corpus = str(_eos_file(Path(corpus)))
     elif change == "lr100":
         options["batch_words"] = 100
-    elif change == "all-sample":  # f = count / every token of the file, one </s> a line included
+    elif change in ("all-sample", "eos-all-sample"):  # f over every token, a </s> a line too
         from rowbook.data.sampling import sample_thresholds
 
         with open(corpus, encoding="utf-8") as f:
@@ -229,6 +229,8 @@ def _rowbook(row: str, seed: int, corpus: str, params: dict):
             return W
 
         fasttext.initial_input = init
+    if change in ("eos", "eos-all-sample"):  # after all-sample counted the file's own tokens
+        corpus = str(_eos_file(Path(corpus)))
     return _rowbook_model(seed, params["thread"], params, **options).fit(corpus)
 
 
@@ -366,7 +368,7 @@ def main(argv: list[str] | None = None) -> int:
         tweets = healthtweets_tokens()
         order = np.random.default_rng(0).permutation(len(tweets))
         corpus = _corpus_file([tweets[i] for i in order], "healthtweets_tokens_shuffled.txt")
-    if "rowbook-eos" in args.rows:
+    if any(row.startswith("rowbook-eos") for row in args.rows):
         _eos_file(corpus)
     params = dict(PARAMS)
     if args.redraws:
