@@ -188,12 +188,14 @@ def _busy(slots: collections.deque) -> int:
 
 
 def _ready(slots: collections.deque, here: Callable[[Any], Any]) -> Iterator[Any]:
-    """The results at the head of ``slots`` that are ready; if none is, a task run here
-    (the last no thread has started) or, when every task has started, the first result
-    waited for."""
+    """The result at the head of ``slots`` if it is ready; if not, a task run here (the
+    last no thread has started) or, when every task has started, the head waited for.
+
+    At most one result a call: the caller's work on it holds the GIL for a while (lists of
+    ids), and between two results the loop gives the threads their next tasks. Handing on
+    every ready result at once let a thread run dry meanwhile (13 MB of 64 KB documents on
+    two threads, medians of 30 in turn: cold 120.0 -> 115.6 ms, warm 91.0 -> 86.6)."""
     if slots[0][0] is None or slots[0][0].done() or not _run_queued(slots, here):
-        yield _taken(slots.popleft())
-    while slots and (slots[0][0] is None or slots[0][0].done()):
         yield _taken(slots.popleft())
 
 
