@@ -9,7 +9,7 @@ from collections.abc import Iterable, Iterator, Sequence
 
 import numpy as np
 
-__all__ = ["batch_bounds", "char_ends", "list_batches", "text_batches"]
+__all__ = ["batch_bounds", "length_ends", "list_batches", "text_batches"]
 
 
 def text_batches(texts: Iterable[str], size: int) -> Iterator[list[str]]:
@@ -31,24 +31,25 @@ def text_batches(texts: Iterable[str], size: int) -> Iterator[list[str]]:
         yield batch
 
 
-def char_ends(texts: Sequence[str]) -> np.ndarray:
-    """Where each text ends in characters, the texts one after another ``(B,)``.
+def length_ends(items: Sequence[Sequence]) -> np.ndarray:
+    """Where each item ends, the items laid one after another ``(B,)``: for texts, their ends
+    in characters; for lists of words, in words.
 
     Examples
     --------
-    >>> char_ends(["ab", "c", "def"]).tolist()
+    >>> length_ends(["ab", "c", "def"]).tolist()
     [2, 3, 6]
     """
-    return np.cumsum(np.fromiter(map(len, texts), dtype=np.int64, count=len(texts)))
+    return np.cumsum(np.fromiter(map(len, items), dtype=np.int64, count=len(items)))
 
 
 def batch_bounds(ends: np.ndarray, size: int) -> list[int]:
     """Where the batches of :func:`list_batches` start and end, given where each text ends
-    (:func:`char_ends`): batch ``k`` is texts ``bounds[k]:bounds[k + 1]``.
+    (:func:`length_ends`): batch ``k`` is texts ``bounds[k]:bounds[k + 1]``.
 
     Examples
     --------
-    >>> batch_bounds(char_ends(["ab", "c", "def", "g"]), 3)
+    >>> batch_bounds(length_ends(["ab", "c", "def", "g"]), 3)
     [0, 2, 3, 4]
     """
     marks = np.arange(size, int(ends[-1]) if len(ends) else 0, size)  # (K,)
@@ -66,5 +67,5 @@ def list_batches(texts: Sequence[str], size: int) -> list[Sequence[str]]:
     >>> list_batches(["ab", "c", "def", "g"], 3)
     [['ab', 'c'], ['def'], ['g']]
     """
-    bounds = batch_bounds(char_ends(texts), size)
+    bounds = batch_bounds(length_ends(texts), size)
     return [texts[a:b] for a, b in itertools.pairwise(bounds) if b > a]

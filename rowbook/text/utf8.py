@@ -19,6 +19,8 @@ from collections.abc import Sequence
 import numba
 import numpy as np
 
+from rowbook.text.batches import length_ends
+
 __all__ = ["LONG_TEXT", "byte_ends", "char_ends", "check_utf8", "utf8_len", "utf8_of"]
 
 LONG_TEXT = 256  # characters a text on average from which utf8_of encodes texts one by one
@@ -92,5 +94,5 @@ def utf8_of(texts: Sequence[str]) -> tuple[np.ndarray, np.ndarray]:
         raise
     if len(texts) == 1:
         return data, np.array([len(data)], dtype=np.int64)
-    char_ends = np.cumsum(np.fromiter(map(len, texts), dtype=np.int64, count=len(texts)))
-    return data, (char_ends if len(data) == len(text) else byte_ends(data, char_ends))
+    ends = length_ends(texts)  # (B,) in characters
+    return data, (ends if len(data) == len(text) else byte_ends(data, ends))

@@ -89,7 +89,7 @@ from collections.abc import Callable, Iterable, Iterator, Sequence
 import numpy as np
 
 from rowbook.fork_pool import map_in_order, map_in_threads
-from rowbook.text.batches import batch_bounds, char_ends
+from rowbook.text.batches import batch_bounds, length_ends
 from rowbook.text.bpe.encoder import Encoder, Segments
 from rowbook.text.bpe.presplit import BATCH_CHARS as SCAN_CHARS
 from rowbook.text.bpe.presplit import cut_text
@@ -200,11 +200,11 @@ def encode_texts(
     encoder: Encoder, texts: Sequence[str], ends: np.ndarray | None = None
 ) -> BatchIds:
     """Ids of each text, in this process: each distinct word looked up or encoded once
-    (``ends``: the texts' :func:`~rowbook.text.batches.char_ends`, if known)."""
+    (``ends``: the texts' :func:`~rowbook.text.batches.length_ends`, if known)."""
     if encoder.plain:  # no unsplit tokens, no prefix space, no dropout
         if len(texts) == 1:
             return _slices(encoder, *encoder.plain_ids(texts)), {}
-        bounds = batch_bounds(char_ends(texts) if ends is None else ends, SCAN_CHARS)
+        bounds = batch_bounds(length_ends(texts) if ends is None else ends, SCAN_CHARS)
         ids_of = []
         for a, b in itertools.pairwise(bounds):
             ids_of += _slices(encoder, *encoder.plain_ids(texts[a:b]))
@@ -307,7 +307,7 @@ def _joined(pieces: list[list[int]]) -> list[int]:
 def _pieces(
     texts: list[str], ends: np.ndarray, size: int
 ) -> tuple[list[str], np.ndarray, list[int] | None]:
-    """The texts (which end at ``ends``, :func:`~rowbook.text.batches.char_ends`) cut where
+    """The texts (which end at ``ends``, :func:`~rowbook.text.batches.length_ends`) cut where
     GPT-2's pattern ends a word, pieces of about ``size`` characters
     (:func:`~rowbook.text.bpe.presplit.cut_text`), where the pieces end, and how many pieces
     each text gave (``None``: none was cut, the pieces are the texts)."""
@@ -319,7 +319,7 @@ def _pieces(
         cut = cut_text(text, size) if len(text) > 2 * size else [text]
         pieces += cut
         counts.append(len(cut))
-    return pieces, char_ends(pieces), counts
+    return pieces, length_ends(pieces), counts
 
 
 def _counters(cache: WordCache) -> tuple[int, int, int]:
@@ -365,7 +365,7 @@ def _in_threads(
     with the compiled pre-split): cut into pieces of about ``size`` characters, a long text
     in several, the pieces' ids joined again; the words each thread encoded are added to
     ``encoder``'s cache as its batches arrive (``ends``: the texts'
-    :func:`~rowbook.text.batches.char_ends`)."""
+    :func:`~rowbook.text.batches.length_ends`)."""
     pieces, ends, counts = _pieces(texts, ends, size)
     pending: list[Learned] = []  # words the threads encoded, not yet in encoder's cache
     job = functools.partial(_thread_job, threading.local(), encoder, pending)
@@ -429,7 +429,7 @@ def _in_processes(
 def encode_batch(encoder: Encoder, texts: list[str], workers: int) -> list[Encoding]:
     """The :class:`Encoding` of each text, on up to ``workers`` threads or processes (same
     result)."""
-    ends = char_ends(texts)  # (B,)
+    ends = length_ends(texts)  # (B,)
     chars = int(ends[-1]) if len(ends) else 0
     threads = encoder.plain and encoder.pretokenizer.compiled
     smallest = THREAD_BATCH_CHARS if threads else BATCH_CHARS

@@ -28,6 +28,7 @@ from collections.abc import Callable, Mapping, Sequence
 import numpy as np
 
 from rowbook.text.aligned import Aligned
+from rowbook.text.batches import length_ends
 from rowbook.text.bpe.bytelevel import to_byte_level
 from rowbook.text.bpe.merge_kernels import encode_word_bytes, encode_word_dropout, pair_table
 from rowbook.text.bpe.options import special_regex
@@ -176,7 +177,7 @@ class Encoder:
         where each text's ids end ``(B,)``: GPT-2's pattern is cut by the compiled pre-split."""
         if not self.pretokenizer.compiled:
             words_of = self.pretokenizer.words_of(texts)
-            ends = np.cumsum(np.fromiter(map(len, words_of), dtype=np.int64, count=len(texts)))
+            ends = length_ends(words_of)  # (B,) in words
             return self.word_ids(list(itertools.chain.from_iterable(words_of)), ends)
         with self.lock:
             before = len(self.cache)

@@ -27,6 +27,8 @@ from collections.abc import Mapping, Sequence
 import numba
 import numpy as np
 
+from rowbook.text.batches import length_ends
+
 __all__ = [
     "SHORT",
     "PairTable",
@@ -344,7 +346,7 @@ def encode_word_bytes(
 
 def encode_words(words: Sequence[bytes], byte_ids: np.ndarray, pairs: PairTable) -> list[list[int]]:
     """Token ids of each word (UTF-8 bytes), as :func:`encode_word_bytes` gives them."""
-    ends = np.cumsum(np.fromiter(map(len, words), dtype=np.int64, count=len(words)))  # (W,)
+    ends = length_ends(words)  # (W,)
     data = np.frombuffer(b"".join(words), dtype=np.uint8)  # (N,)
     ids, bounds = encode_word_bytes(data, ends, byte_ids, pairs)
     ids, bounds = ids.tolist(), [0, *bounds.tolist()]
