@@ -410,6 +410,32 @@ def test_the_cut_off_counts_work_not_characters(plain_model, corpus, pool_calls,
     assert [call[1:] for call in pool_calls] == [(2, "threads")]
 
 
+def test_no_probe_when_the_characters_alone_reach_the_cut_off(
+    plain_model, corpus, pool_calls, monkeypatch
+):
+    """The work is at least a byte a character: from the cut-off's worth of characters
+    after the probe every batch goes to the threads at once (none encoded first here to
+    measure), below it the first is the probe; the ids are the serial ones either way."""
+    monkeypatch.setattr(bpe_batch, "THREAD_BATCH_CHARS", 1_000)
+    lines = corpus[:300]
+    chars = sum(map(len, lines))
+    probe = int(np.searchsorted(np.cumsum([len(t) for t in lines]), 1_000)) + 1
+    after = chars - sum(map(len, lines[:probe]))
+    serial = [plain_model.encode(t).ids for t in lines]
+    for cutoff, probed in [(after, False), (after + 1, True)]:
+        monkeypatch.setattr(bpe_batch, "THREAD_WORK", cutoff)
+        if probed:  # the work must reach it: three bytes a character at least, as words merge
+            monkeypatch.setattr(bpe_batch, "MERGE_WORK", 3 * cutoff)
+        ours = copy.deepcopy(plain_model)
+        pool_calls.clear()
+        assert [e.ids for e in ours.encode_batch(lines, workers=2)] == serial
+        size = max(1_000, chars // (2 * bpe_batch.BATCHES_PER_WORKER))
+        bounds = bpe_batch.batch_bounds(np.cumsum([len(t) for t in lines]), size)
+        if probed:
+            bounds[:1] = [0, probe] if probe < bounds[1] else [0]
+        assert pool_calls == [(len(bounds) - 1 - probed, 2, "threads")]
+
+
 def test_the_thread_cut_off_leaves_out_the_callers_share(
     plain_model, corpus, pool_calls, monkeypatch
 ):

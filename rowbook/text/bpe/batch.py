@@ -29,7 +29,9 @@ the words it merged, :data:`ID_WORK` for each id gathered;
 cost model of one worker's CPU time, not a count of characters, since a character of Han
 text without spaces costs five to six of English cold (three bytes, and long words each
 new), a warm cache costs a third of a cold one, and many short texts cost more than one
-long one (a list and an :class:`Encoding` each). Its constants are fitted on NewsArticles
+long one (a list and an :class:`Encoding` each). Since the work is at least a byte
+looked up a character, from as many characters after the probe as the cut-off there is
+no probe: every batch goes to the workers at once. The constants are fitted on NewsArticles
 lines and checked on three other texts, and the cut-offs are the CPU a second worker adds
 (``benchmarks/fit_encode_cutoff.py``). Threads count only the work they share: the lists
 of ids and the Encodings are the calling thread's either way. From :data:`THREAD_WORK`
@@ -344,17 +346,23 @@ def _probed(
     here: Callable,
     cutoff: int,
     shared_only: bool,
-) -> tuple[object, bool]:
-    """The first ``probe`` texts (which end at ``ends``) encoded here, and whether the work
-    of the others (the probe's :func:`_work` a character, and :data:`TEXT_WORK` a text
-    unless ``shared_only``: threads leave the results to the calling thread) reaches
-    ``cutoff``: then they pay on other workers."""
+) -> tuple[list, bool]:
+    """The first ``probe`` texts (which end at ``ends``) encoded here, as a list of one
+    result, and whether the work of the others (the probe's :func:`_work` a character, and
+    :data:`TEXT_WORK` a text unless ``shared_only``: threads leave the results to the
+    calling thread) reaches ``cutoff``: then they pay on other workers.
+
+    The work is at least a byte looked up a character, so from ``cutoff`` characters after
+    the probe the others pay whatever it finds: then none is encoded (an empty list), and
+    every batch can go to the workers from the start."""
+    chars = int(ends[probe - 1])
+    if int(ends[-1]) - chars >= cutoff:
+        return [], True
     before = _counters(encoder.cache)
     first = here(texts[:probe])
-    chars = int(ends[probe - 1])
     work = _work(encoder.cache, before, shared_only) * (int(ends[-1]) - chars) / max(chars, 1)
     work += 0 if shared_only else TEXT_WORK * (len(texts) - probe)
-    return first, work >= cutoff
+    return [first], work >= cutoff
 
 
 def _in_threads(
@@ -375,17 +383,18 @@ def _in_threads(
     probe = min(int(np.searchsorted(ends, THREAD_BATCH_CHARS)) + 1, len(pieces))
     done, joined = 0, []  # texts handed on; ids of the pieces of the next text so far
     try:
-        first, pays = _probed(encoder, pieces, ends, probe, here, THREAD_WORK, shared_only=True)
+        probed, pays = _probed(encoder, pieces, ends, probe, here, THREAD_WORK, shared_only=True)
         if pays:
             bounds = batch_bounds(ends, size)
-            bounds[:1] = [0, probe] if probe < bounds[1] else [0]
+            if probed:  # the probe is a batch of its own
+                bounds[:1] = [0, probe] if probe < bounds[1] else [0]
             batches = [pieces[a:b] for a, b in itertools.pairwise(bounds)]
             encoder.compile()  # before the threads, not in each
-            rest = map_in_threads(job, batches[1:], workers, here=here)
+            rest = map_in_threads(job, batches[len(probed) :], workers, here=here)
         else:  # the rest in one call, as with one worker: no cost a batch
             batches = [pieces[:probe], pieces[probe:]] if probe < len(pieces) else [pieces]
             rest = map(here, batches[1:])
-        for batch, (ids, id_ends) in zip(batches, itertools.chain([first], rest), strict=True):
+        for batch, (ids, id_ends) in zip(batches, itertools.chain(probed, rest), strict=True):
             slices = _slices(encoder, ids, id_ends)
             if counts is None:  # no text was cut: a piece is a text
                 yield batch, (slices, {})
@@ -414,16 +423,17 @@ def _in_processes(
     bounds = batch_bounds(ends, size)
     batches = [texts[a:b] for a, b in itertools.pairwise(bounds)]
     here = functools.partial(encode_texts, encoder)
-    first, pays = _probed(encoder, texts, ends, bounds[1], here, POOL_WORK, shared_only=False)
+    probed, pays = _probed(encoder, texts, ends, bounds[1], here, POOL_WORK, shared_only=False)
     if pays:
         encoder.compile()  # before the fork, not in each
         job = functools.partial(_encode_job, encoder)
         rest = map(
-            functools.partial(_unpack, encoder), map_in_order(job, batches[1:], workers, here=here)
+            functools.partial(_unpack, encoder),
+            map_in_order(job, batches[len(probed) :], workers, here=here),
         )
     else:
         rest = map(here, batches[1:])
-    return zip(batches, itertools.chain([first], rest), strict=True)  # built as they arrive
+    return zip(batches, itertools.chain(probed, rest), strict=True)  # built as they arrive
 
 
 def encode_batch(encoder: Encoder, texts: list[str], workers: int) -> list[Encoding]:
