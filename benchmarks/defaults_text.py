@@ -33,6 +33,8 @@ __all__ = ["cutoff_rows", "text_kinds"]
 TRAIN_CHARS = 2_000_000
 THREAD_SIZES = (16_384, 65_536, 262_144, 1_048_576, 4_194_304)
 POOL_SIZES = (1_048_576, 2_097_152, 4_194_304)
+RUN_SECONDS = 0.2  # a timing's runs in all, at least (short runs are repeated more)
+MAX_RUNS = 400
 
 
 def text_kinds(generated_text: Callable[..., str], tweets: Callable[[], str]) -> dict[str, list]:
@@ -120,7 +122,12 @@ def _sizes(bpe: ByteLevelBPE, lines: list[str], sizes, repeat: int) -> Iterator[
                 "two": lambda t=texts, c=cold: _encode(bpe, t, 2, c, rule=False),
                 "rule": lambda t=texts, c=cold: _encode(bpe, t, 2, c, rule=True),
             }
-            yield size, mode, _times(fns, repeat), _chose_workers(bpe, texts, cold)
+            # short runs are repeated until each takes about RUN_SECONDS in all: at 0.5 ms
+            # the median of seven moved by 10% from one run of the benchmark to the next
+            start = time.perf_counter()
+            fns["one"]()
+            runs = max(repeat, min(MAX_RUNS, int(RUN_SECONDS / (time.perf_counter() - start))))
+            yield size, mode, _times(fns, runs), _chose_workers(bpe, texts, cold)
 
 
 def cutoff_rows(kinds: dict[str, list], repeat: int, pool: bool) -> Iterator[tuple]:
