@@ -14,9 +14,9 @@ import numpy as np
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from rowbook.intern_table import FRONT, InternTable, fnv1a, intern_front
+from rowbook.intern_table import FRONT, LONG_FRONT, InternTable, fnv1a, intern_front
 
-KEY = st.binary(max_size=10) | st.sampled_from([b"", b"a", b"aa", b"ab", b"b", b"\xff"])
+KEY = st.binary(max_size=20) | st.sampled_from([b"", b"a", b"aa", b"ab", b"b", b"\xff"])
 KEYS = st.lists(KEY, max_size=200)
 
 
@@ -59,19 +59,33 @@ def test_a_crowded_table_gives_each_key_its_id():
         assert table.intern(*_ranges(part)).tolist() == expected
 
 
-def test_the_front_cache_tells_apart_keys_of_one_slot_or_one_integer_and_forgets_on_clear():
-    rng = np.random.default_rng(1)  # 8 * FRONT short keys: most slots taken by several
-    keys = [
-        bytes(rng.integers(0, 4, rng.integers(1, 9)).astype(np.uint8)) for _ in range(8 * FRONT)
-    ]
-    keys += [b"a", b"a\x00", b"a\x00\x00", b"\x00", b"a"]  # one integer, lengths apart; zero
+def _random_keys(rng: np.random.Generator, count: int, low: int, high: int) -> list[bytes]:
+    """``count`` keys of ``low`` to ``high`` bytes drawn from four byte values (many alike)."""
+    lengths = rng.integers(low, high + 1, count)
+    data = rng.integers(0, 4, int(lengths.sum())).astype(np.uint8).tobytes()
+    ends = np.cumsum(lengths).tolist()
+    return [data[a:b] for a, b in itertools.pairwise([0, *ends])]
+
+
+def test_the_front_caches_tell_apart_keys_of_one_slot_or_integers_and_forget_on_clear():
+    rng = np.random.default_rng(1)  # 8 keys a slot: most slots taken by several
+    keys = _random_keys(rng, 8 * FRONT, 1, 8) + _random_keys(rng, 8 * LONG_FRONT, 9, 16)
+    keys = [keys[i] for i in rng.permutation(len(keys))]
+    # one integer (or two), lengths apart; zero bytes
+    keys += [b"a", b"a\x00", b"a\x00\x00", b"\x00", b"a"]
+    keys += [b"abcdefghi", b"abcdefghi\x00", b"abcdefgh\x00", b"\x00" * 16, b"abcdefghi"]
     table, first = InternTable(), {}
-    for start in range(0, len(keys), 5000):
-        part = keys[start : start + 5000]
+    for start in range(0, len(keys), 20_000):
+        part = keys[start : start + 20_000]
         expected = [first.setdefault(k, len(first)) for k in part]
         assert _intern_front(table, part).tolist() == expected
     table.clear()
-    assert _intern_front(table, [b"a\x00", b"a"]).tolist() == [0, 1]
+    assert _intern_front(table, [b"a\x00", b"a", b"abcdefghi\x00", b"abcdefghi"]).tolist() == [
+        0,
+        1,
+        2,
+        3,
+    ]
 
 
 def test_keys_of_one_hash_and_length_are_told_apart_by_their_bytes():
