@@ -278,8 +278,11 @@ def _thread_job(
     own = local.encoder
     before, emptied = len(own.cache), own.emptied
     ids, ends = own.plain_ids(texts)
-    pending.append(own.cache.since(before if own.emptied == emptied else 0))
-    _learn_pending(encoder, pending, wait=False)
+    start = before if own.emptied == emptied else 0
+    if len(own.cache) > start:  # words new to the copy (none, warm: no call then)
+        pending.append(own.cache.since(start))
+    if pending:
+        _learn_pending(encoder, pending, wait=False)
     return ids, ends
 
 
