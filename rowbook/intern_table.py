@@ -205,19 +205,7 @@ def intern_ranges(
 
 @numba.njit(cache=True, nogil=True)
 def intern_front(
-    data,
-    starts,
-    ends,
-    front_key,
-    front_id,
-    front_long,
-    table,
-    key_hash,
-    key_start,
-    key_len,
-    arena,
-    state,
-    ids,
+    data, starts, ends, front, table, key_hash, key_start, key_len, arena, state, ids
 ):  # pragma: no cover - compiled
     """:func:`intern_ranges` with a direct-mapped front cache of short keys before the table.
 
@@ -231,6 +219,7 @@ def intern_front(
     the short ones take their slot. Ids never change but by :meth:`InternTable.clear`,
     which empties the front cache too.
     """
+    front_key, front_id, front_long = front  # InternTable.front
     n, missed = starts.shape[0], 0
     miss_starts, miss_ends = np.empty(n, np.int64), np.empty(n, np.int64)  # (n,) at most
     at = np.empty(n, np.int64)  # (n,) the place of each missed key

@@ -31,7 +31,7 @@ def _intern_front(table: InternTable, keys: list[bytes]) -> np.ndarray:
     data, starts, ends = _ranges(keys)
     table.reserve(len(data), len(keys))
     ids = np.empty(len(keys), dtype=np.int32)  # (K,)
-    intern_front(data, starts, ends, *table.front, *table.arrays, ids)
+    intern_front(data, starts, ends, table.front, *table.arrays, ids)
     return ids
 
 

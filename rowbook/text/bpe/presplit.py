@@ -71,7 +71,7 @@ def _scan(
             return False
         m, t, p = cut_words(data, text_ends, classes, t, p, starts, stops, ends, n)
         words = (table, key_hash, key_start, key_len, arena, state)
-        intern_front(data, starts[:m], stops[:m], *front, *words, ids[n : n + m])
+        intern_front(data, starts[:m], stops[:m], front, *words, ids[n : n + m])
         n += m
     at[0], at[1], at[2] = t, p, n
     return True
