@@ -60,13 +60,11 @@ READS = (25_000, 50_000, 100_000, 200_000, 400_000)  # prefixes by rows read, th
 
 def data_sets(quick: bool) -> dict[str, tuple[dict, tuple]]:
     """Name -> (the classifier's options, (train texts, labels, test texts)): the three sets
-    fitted on, then the two checks."""
+    fitted on, then the two checks (:func:`defaults_classifier.check_sets`)."""
     sets = defaults_classifier.labelled_sets(quick)
-    tweets, _, topics = sets.values()
-    out = {name: ({}, split[:3]) for name, split in sets.items()}
-    out["check: generated topics, loss hs"] = ({"loss": "hs"}, topics[:3])
-    out["check: health tweets, loss ova, d = 50"] = ({"loss": "ova", "vector_size": 50}, tweets[:3])
-    return out
+    cases = {name: ({}, split) for name, split in sets.items()}
+    cases |= defaults_classifier.check_sets(sets)
+    return {name: (options, split[:3]) for name, (options, split) in cases.items()}
 
 
 def _fitted(options: dict, split: tuple) -> tuple:
