@@ -12,7 +12,7 @@ the health tweets (16 agencies, about 13 tokens a line):
   labels twice one worker's time);
 * :data:`~rowbook.models.fasttext_classifier.prediction.THREAD_WORK`: a second prediction
   thread from that much work (:func:`~rowbook.models.fasttext_classifier.prediction.
-  prediction_work`, input rows, output rows scored and lines weighted apart, about 0.46 ms
+  prediction_work`, input rows, output rows scored and lines weighted apart, about 0.75 ms
   of one thread's CPU), fitted on all three sets below (``fit_predict_cutoff.py``): the
   target, two threads no slower than one from the cut-off, at it and at twice it; and one
   thread's CPU for that much work alike on every set, the two :func:`check_sets` included.
@@ -165,8 +165,8 @@ def _work_ends(model, state, encoded) -> np.ndarray:
 def predict_rows(sets: dict[str, Split], repeat: int) -> list[tuple]:
     """(data, one thread's CPU ms for THREAD_WORK of work over the test lines, then for the
     first lines holding 1 and 2 x THREAD_WORK: (lines, ms on one thread, on two, the threads
-    the rule chose), or None where the test lines hold less), for the three sets and :func:`check_sets`; wall times medians of
-    ``5 x repeat`` runs in turn."""
+    the rule chose), or None where the test lines hold less), for the three sets and
+    :func:`check_sets`; wall times medians of ``5 x repeat`` runs in turn."""
     rows = []
     cases = {name: ({}, split) for name, split in sets.items()} | check_sets(sets)
     for name, (options, (train, train_y, test, _)) in cases.items():

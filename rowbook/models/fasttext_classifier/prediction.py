@@ -45,15 +45,16 @@ __all__ = [
     "texts_and_labels",
 ]
 
-# one thread's work predicting, in floats of an input row added to a line's mean (0.076 ns of
-# its CPU), fitted on the tweets, generated mail and generated topics (each within 3% of the
-# fit) and checked on the tweets with ova at d = 50 (0.92 of the CPU measured) and the topics
-# with hs (0.10: hs's search visits far more of the tree than k paths, so hs gets its second
-# thread late, never early): benchmarks/fit_predict_cutoff.py. A second thread adds 0.13 ms
-# + 2% of CPU, and its start 0.05 ms of the caller's wall time: it pays from about 0.25 ms.
-OUTPUT_WORK = 4  # a float of an output row scored: its product with the mean, the loss (0.3 ns)
-LINE_WORK = 2_500  # a line: its mean's division, its heap, its probabilities (0.19 us)
-THREAD_WORK = 6_000_000  # from which a second thread pays: 0.46 ms, 1.8x the 0.25 measured
+# one thread's work predicting, in floats of an input row added to a line's mean (0.076-0.087
+# ns of its CPU), fitted on the tweets, generated mail and generated topics (each within 3% of
+# the fit) and checked on the tweets with ova at d = 50 (0.90-0.94 of the CPU measured) and the
+# topics with hs (0.09-0.10: hs's search visits far more of the tree than k paths, so hs gets
+# its second thread late, never early): benchmarks/fit_predict_cutoff.py. A second thread adds
+# 0.13-0.15 ms + 2% of CPU, and its start 0.05-0.1 ms of the caller's wall time: two threads
+# passed one from about 0.35 ms of work (0.77x at 0.23 ms, 1.12x at 0.47 ms on the mail).
+OUTPUT_WORK = 4  # a float of an output row scored: its product with the mean, the loss (0.35 ns)
+LINE_WORK = 2_500  # a line: its mean's division, its heap, its probabilities (0.2 us)
+THREAD_WORK = 9_000_000  # from which a second thread pays: 0.7-0.8 ms, 2x the 0.35 measured
 
 
 class TestResult(NamedTuple):
@@ -139,7 +140,7 @@ def prediction_work(d: int, input_rows: Any, lines: Any, output_rows: int) -> An
 
     Examples
     --------
-    >>> prediction_work(100, 1_600, 100, 16)  # 100 tweets, 16 labels: 1.05 M, 80 us
+    >>> prediction_work(100, 1_600, 100, 16)  # 100 tweets, 16 labels: 1.05 M, 90 us
     1050000
     """
     return d * (input_rows + OUTPUT_WORK * lines * output_rows) + LINE_WORK * lines
@@ -153,7 +154,7 @@ def prediction_threads(workers: int, work: float) -> int:
     --------
     >>> prediction_threads(2, prediction_work(100, 1_600, 100, 16))  # 100 tweets
     1
-    >>> prediction_threads(2, prediction_work(100, 16_000, 1_000, 16))  # 1,000: 0.8 ms
+    >>> prediction_threads(2, prediction_work(100, 16_000, 1_000, 16))  # 1,000: 0.9 ms
     2
     >>> prediction_threads(2, prediction_work(100, 1_600, 100, 500))  # 100 lines, 500 labels
     2
