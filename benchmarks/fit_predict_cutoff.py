@@ -17,16 +17,19 @@ This script measures what those constants stand for:
   its fixed part ``O0`` and its share ``r`` of one thread's work ``C``, fitted on the three
   sets. Two threads pay, on two idle cores, when ``C > O0 + r C`` (the two halves' wall
   ``(C + O0 + r C) / 2`` below ``C``), so the cut-off is ``O0 / (1 - r)``;
-* the wall time of one thread and of two at each prefix (medians of interleaved runs): on
-  an idle machine the ratio one / two crosses 1 near the cut-off, and a second thread's
-  wake-up on an idle core, which no CPU clock counts, shows only there.
+* the wall time of one thread and of two at each prefix (medians of interleaved runs): a
+  second thread's start, 0.05-0.1 ms in which the caller waits and which no CPU clock
+  counts, shows only there, so the ratio one / two crosses 1 above ``O0 / (1 - r)`` (about
+  0.35 ms of work against 0.15 on 2026-11-29); ``THREAD_WORK`` is about twice the crossing.
 
-With ``--anatomy``, first where a second thread's time goes at twice the old cut-off (the
-lines holding 100,000 rows read): the way before (two new threads, lines cut in equal
-counts, the calling thread waiting) against the way now (the calling thread predicts the
-first range, one new thread the second, the lines cut by work) and the two mixed; a new
-thread's start (``start()`` called to its first line of Python), the compiled function's
-dispatch, each thread's CPU and its time waiting for a core (``/proc/thread-self/schedstat``).
+With ``--anatomy``, first where a second thread's time goes at the lines holding 25,000 and
+100,000 rows read: the ways before (two new threads, lines cut in equal counts, the calling
+thread waiting; the calling thread and one new thread, cut by work) against the way now
+(:func:`rowbook._threads.side_by_side`: the same, the new thread started on another core);
+in how many runs the new thread began on the caller's core (``/proc/thread-self/stat``), a
+new thread's start (``start()`` called to its first line of Python), the compiled
+function's dispatch of an empty range there, each range's CPU, and the CPU other processes
+used meanwhile (``/proc/stat``: the rows with more than about 0.05 cores are noise).
 
     python benchmarks/fit_predict_cutoff.py              # fit on three sets, check on two
     python benchmarks/fit_predict_cutoff.py --anatomy --repeat 41
