@@ -15,8 +15,9 @@ thread's core in 17-63 of 80 calls (or woke the caller on the new thread's), and
 core took neither over before the caller's range was done: the two ranges ran one after
 the other, two threads no faster than one up to about 4 ms of work (the scheduler's tick
 at 250 Hz). Kept apart, two threads predicted the classifier's 500-label lines 1.55x /
-1.63x / 1.76x faster than one at 0.8 / 1.7 / 3.3 ms of work, and 0.94-1.00x left to the
-scheduler (medians of 80 in turn, the project's 2-core machine idle, 2026-11-29).
+1.63x / 1.76x faster than one at 0.8 / 1.7 / 3.3 ms of work; left to the scheduler
+0.96-1.76x, by where the threads happened to land in a run (medians of 80 in turn, the
+project's 2-core machine idle, 2026-11-29).
 """
 
 from __future__ import annotations
