@@ -18,9 +18,11 @@ takes a default with a stated target and checks the target on a second kind of d
   :func:`~rowbook.data.synthetic_vectors.clustered_vectors` at three noise levels (50,000
   x 64 here: IVF; ``bench_index.py`` measures HNSW at 100k and 1M rows and the speed).
 * **the classifier's own defaults** (:mod:`defaults_classifier`): every core and jobs of
-  10,000 tokens for training, a prediction thread per 50,000 rows read; chosen on the
-  health tweets, measured again on generated mail (2 labels, long lines) and generated
-  topics (500 labels, short lines).
+  10,000 tokens for training, chosen on the health tweets, measured again on generated
+  mail (2 labels, long lines) and generated topics (500 labels, short lines); a second
+  prediction thread from ``THREAD_WORK`` (a cost model fitted on those three sets), two
+  threads no slower than one from there on all three and on two checks (``ova`` at
+  ``d = 50``, ``hs``).
 * **the tokenizers' encoding cut-offs** (:mod:`defaults_text`): ``encode_batch`` on threads
   or processes when the work of the batches after the first (bytes looked up + 12 x bytes
   merged + 1.5 x ids, at the first batch's rate, + 170 x texts) reaches ``THREAD_WORK`` / ``POOL_WORK``; measured on
@@ -154,19 +156,28 @@ def print_classifier(quick: bool, repeat: int) -> list[tuple[str, float, float]]
             (f"classifier: 1 + P@1 every core - one worker, {name}", 1 + p - p1, 0.99),
             (f"classifier: jobs of 100,000 / 10,000 (time), {name}", t100 / t, 0.95),
         ]
+    cutoff = defaults_classifier.prediction.THREAD_WORK
     print(
-        "\n| data | one thread, CPU ms a ROWS_A_THREAD of input rows | of rows read | lines of "
-        "2 x ROWS_A_THREAD rows read: one thread / two, ms | threads the input rows alone "
-        "chose there |\n|---|---:|---:|---:|---:|"
+        f"\nprediction: a second thread from THREAD_WORK = {cutoff:,} of work (input rows, "
+        "output rows and lines weighted apart); the first lines holding it and twice it, wall "
+        "ms on one thread / two (medians in turn), what the rule chose\n\n| data | one "
+        "thread's CPU for THREAD_WORK, ms | at the cut-off: lines, one / two, ms | one / two "
+        "| rule | at 2x: lines, one / two, ms | one / two | rule |\n"
+        "|---|---:|---:|---:|---|---:|---:|---|"
     )
-    for name, per_in, per_read, lines, one, two, old in defaults_classifier.predict_rows(
-        sets, repeat
-    ):
-        print(
-            f"| {name} | {per_in:.2f} | {per_read:.2f} | {lines:,} lines: {one:.2f} / "
-            f"{two:.2f} ({one / two:.2f}x) | {old} |"
-        )
-        targets.append((f"prediction: one / two threads from the cut-off, {name}", one / two, 1.0))
+    for name, per_cutoff, at in defaults_classifier.predict_rows(sets, repeat):
+        cells = [
+            f"{c[0]:,}: {c[1]:.2f} / {c[2]:.2f} | {c[1] / c[2]:.2f}x | {c[3]}"
+            if c
+            else "the test lines hold less | | "
+            for c in at
+        ]
+        print(f"| {name} | {per_cutoff:.2f} | {' | '.join(cells)} |")
+        for times, c in zip(("the cut-off", "2x the cut-off"), at, strict=True):
+            if c:
+                targets.append(
+                    (f"prediction: one / two threads at {times}, {name}", c[1] / c[2], 1.0)
+                )
     return targets
 
 

@@ -10,8 +10,12 @@ the health tweets (16 agencies, about 13 tokens a line):
   them every core with the output rows shared by the threads, as fastText shares them (the
   way before :class:`~rowbook.models.fasttext_classifier.training.OwnOutputRows`: on 500
   labels twice one worker's time);
-* :data:`~rowbook.models.fasttext_classifier.prediction.ROWS_A_THREAD`: a prediction thread
-  starts for each 50,000 rows read, about 1 ms of work, so that a second thread pays.
+* :data:`~rowbook.models.fasttext_classifier.prediction.THREAD_WORK`: a second prediction
+  thread from that much work (:func:`~rowbook.models.fasttext_classifier.prediction.
+  prediction_work`, input rows, output rows scored and lines weighted apart, about 0.75 ms
+  of one thread's CPU), fitted on all three sets below (``fit_predict_cutoff.py``): the
+  target, two threads no slower than one from the cut-off, at it and at twice it; and one
+  thread's CPU for that much work alike on every set, the two :func:`check_sets` included.
 
 The second data: :func:`bench_classifier.generated_mail` (2 labels, lines of about 200
 tokens) and :func:`generated_topics` (500 labels, about 15 tokens a line).
@@ -27,11 +31,12 @@ from pathlib import Path
 import numpy as np
 from bench_classifier import generated_mail
 from corpora import healthtweets_labelled
+from timing import interleaved_times_ms
 
 from rowbook import FastTextClassifier
 from rowbook.models.fasttext_classifier import prediction, training
 
-__all__ = ["fit_rows", "generated_topics", "labelled_sets", "predict_rows"]
+__all__ = ["check_sets", "fit_rows", "generated_topics", "labelled_sets", "predict_rows"]
 
 Split = tuple[list[str], list[str], list[str], list[str]]  # train texts, labels; test texts, labels
 
@@ -124,41 +129,66 @@ def fit_rows(sets: dict[str, Split], repeat: int) -> list[tuple[str, dict[str, t
     return rows
 
 
-def _predict_ms(model, state, encoded, threads: int, repeat: int, clock=time.perf_counter) -> float:
-    model.workers = threads
-    saved, prediction.ROWS_A_THREAD = prediction.ROWS_A_THREAD, 1  # as many threads as asked
-    try:
-        times = []
-        for _ in range(repeat + 1):
-            start = clock()
+def check_sets(sets: dict[str, Split]) -> dict[str, tuple[dict, Split]]:
+    """The prediction cost model's checks, data it was not fitted on: the health tweets
+    with ``loss="ova"`` at ``d = 50`` and the generated topics with ``loss="hs"``."""
+    tweets, _, topics = sets.values()
+    return {
+        "check: health tweets, loss ova, d = 50": ({"loss": "ova", "vector_size": 50}, tweets),
+        "check: generated topics, loss hs": ({"loss": "hs"}, topics),
+    }
+
+
+def _forced(model, state, encoded, threads: int):
+    """``predictions`` of ``encoded`` on ``threads`` threads, whatever the cut-off."""
+
+    def call() -> None:
+        model.workers = threads
+        saved = prediction.THREAD_WORK
+        prediction.THREAD_WORK = 1e-9 if threads > 1 else 1e30
+        try:
             prediction.predictions(model, state, encoded, 1, 0.0)
-            times.append(clock() - start)
-    finally:
-        prediction.ROWS_A_THREAD = saved
-    return 1e3 * statistics.median(times[1:])
+        finally:
+            prediction.THREAD_WORK = saved
+
+    return call
+
+
+def _work_ends(model, state, encoded) -> np.ndarray:
+    """``(L,)`` where each line's work ends (:func:`prediction.prediction_work`, k = 1)."""
+    n = len(state.labels)
+    rows = np.diff(encoded.input_starts)
+    scored = n if model.loss != "hs" else min(n, n.bit_length())
+    return np.cumsum(prediction.prediction_work(model.vector_size, rows, rows > 0, scored))
 
 
 def predict_rows(sets: dict[str, Split], repeat: int) -> list[tuple]:
-    """(data, CPU ms of one thread for ROWS_A_THREAD input rows, for ROWS_A_THREAD rows read, the
-    lines of 2 x ROWS_A_THREAD rows read: ms on one thread, on two, the threads the old rule
-    (input rows only) chose there)."""
+    """(data, one thread's CPU ms for THREAD_WORK of work over the test lines, then for the
+    first lines holding 1 and 2 x THREAD_WORK: (lines, ms on one thread, on two, the threads
+    the rule chose), or None where the test lines hold less), for the three sets and
+    :func:`check_sets`; wall times medians of ``5 x repeat`` runs in turn."""
     rows = []
-    for name, (train, train_y, test, _) in sets.items():
-        model = FastTextClassifier(workers=1).fit(train, train_y)
+    cases = {name: ({}, split) for name, split in sets.items()} | check_sets(sets)
+    for name, (options, (train, train_y, test, _)) in cases.items():
+        model = FastTextClassifier(workers=1, **options).fit(train, train_y)
         state, encoded = model._encode_texts(test)
-        n_in, n_lines = len(encoded.input_ids), len(encoded.input_starts) - 1
-        read = n_in + n_lines * len(state.labels)
-        one = _predict_ms(model, state, encoded, 1, repeat, time.process_time)  # CPU: steadier
-        per_input, per_read = (
-            one * prediction.ROWS_A_THREAD / n_in,
-            one * prediction.ROWS_A_THREAD / read,
-        )
-        # the first lines holding twice the rows read that start a second thread
-        reads = np.diff(encoded.input_starts) + len(state.labels)
-        lines = int(np.searchsorted(np.cumsum(reads), 2 * prediction.ROWS_A_THREAD)) + 1
-        _, part = model._encode_texts(test[:lines])
-        at_one = _predict_ms(model, state, part, 1, 5 * repeat)
-        at_two = _predict_ms(model, state, part, 2, 5 * repeat)
-        old = max(1, min(2, len(part.input_ids) // prediction.ROWS_A_THREAD))
-        rows.append((name, per_input, per_read, lines, at_one, at_two, old))
+        ends = _work_ends(model, state, encoded)
+        one = interleaved_times_ms(
+            {"one": _forced(model, state, encoded, 1)},
+            repeat=max(5, repeat),
+            clock=time.process_time,
+        )["one"]
+        per_cutoff = float(np.median(one)) * prediction.THREAD_WORK / ends[-1]
+        at = []
+        for times in (1, 2):
+            if ends[-1] < times * prediction.THREAD_WORK:  # the test lines hold less work
+                at.append(None)
+                continue
+            lines = int(np.searchsorted(ends, times * prediction.THREAD_WORK)) + 1
+            _, part = model._encode_texts(test[:lines])
+            ways = {n: _forced(model, state, part, n) for n in (1, 2)}
+            ms = interleaved_times_ms(ways, repeat=5 * repeat, warmup=2)
+            chose = prediction.prediction_threads(2, float(_work_ends(model, state, part)[-1]))
+            at.append((lines, float(np.median(ms[1])), float(np.median(ms[2])), chose))
+        rows.append((name, per_cutoff, at))
     return rows

@@ -1,6 +1,9 @@
-"""serial_below: a small kernel on one thread gives the numbers its parallel run gives."""
+"""serial_below: a small kernel on one thread gives the numbers its parallel run gives;
+side_by_side: every task run, errors raised, the new thread off the caller's core."""
 
 from __future__ import annotations
+
+import os
 
 import numba
 import numpy as np
@@ -53,3 +56,37 @@ def test_the_thread_count_comes_back():
     assert numba.get_num_threads() == before
     with rowbook._threads.serial_below(10, threshold=5):
         assert numba.get_num_threads() == before
+
+
+def test_side_by_side_runs_every_task_and_raises_a_thread_s_error():
+    done = []
+    rowbook._threads.side_by_side(lambda a, b: done.append(a * b), [(1, 2), (3, 4), (5, 6)])
+    assert sorted(done) == [2, 12, 30]
+
+    def job(fail: bool) -> None:
+        if fail:
+            raise ValueError("the thread's task")
+
+    with pytest.raises(ValueError, match="the thread's task"):
+        rowbook._threads.side_by_side(job, [(False,), (True,)])
+
+
+@pytest.mark.skipif(
+    not hasattr(os, "sched_getaffinity") or len(os.sched_getaffinity(0)) < 2,
+    reason="needs two cores this process may pin threads to",
+)
+def test_side_by_side_starts_the_new_thread_off_the_caller_s_core(monkeypatch):
+    """Left to the scheduler, the new thread often began on the caller's core and waited
+    there while the other idled; it runs held to another core, the caller's mask kept."""
+    before = os.sched_getaffinity(0)
+    masks, seen = {}, []
+    cores = rowbook._threads._cores
+    monkeypatch.setattr(rowbook._threads, "_cores", lambda: seen.append(cores()) or seen[-1])
+
+    def job(who: str) -> None:
+        masks[who] = os.sched_getaffinity(0)
+
+    rowbook._threads.side_by_side(job, [("caller",), ("new",)])
+    ((allowed, caller_core),) = seen
+    assert masks["caller"] == before == allowed == os.sched_getaffinity(0)
+    assert len(masks["new"]) == 1 and caller_core not in masks["new"] <= allowed

@@ -541,28 +541,64 @@ def test_the_compiled_reading_is_the_plain_python_one(tmp_path):
     np.testing.assert_array_equal(got.hashes, fasttext_hashes(list(got.keys)))
 
 
-def test_prediction_threads_count_the_labels_each_line_scores(monkeypatch):
-    """Short lines of many labels read far more output rows than input rows: 2,000 lines of
-    2 words and 500 labels (1,004,000 rows read) start a second thread, 10 of them do not,
-    and the labels are those of one thread (bench_defaults.py measured the old count, input
-    rows only, keeping 58 ms of work on one thread for such lines)."""
+@pytest.mark.parametrize("loss", ["softmax", "ns", "hs", "ova"])
+def test_prediction_takes_a_second_thread_from_the_cut_off_and_the_same_labels(loss, monkeypatch):
+    """Generated lines of 2 words and 60 labels: the lines whose work (``prediction_work``:
+    input rows, output rows scored, lines) stays below ``THREAD_WORK`` are predicted on one
+    thread, one line more on two, cut where the work is halved; the labels and probabilities
+    are those of one thread (the count before, rows read, was fitted at load 12 and took a
+    second thread where it lost)."""
     from rowbook.models.fasttext_classifier import prediction
 
     seen = []
     real = prediction.predict_lines
 
-    def spy(*args, **kwargs):
-        seen.append(kwargs["workers"])
-        return real(*args, **kwargs)
+    def spy(tables, in_starts, in_ids, **kwargs):
+        seen.append((in_starts, kwargs["bounds"]))
+        return real(tables, in_starts, in_ids, **kwargs)
 
-    texts = [f"w{i % 50} w{i * 7 % 53}" for i in range(2_000)]
-    labels = [f"t{i % 500}" for i in range(2_000)]
-    model = FastTextClassifier(vector_size=8, epochs=1, workers=2).fit(texts, labels)
+    texts = [f"w{i % 50} w{i * 7 % 53}" for i in range(40_000)]
+    labels = [f"t{i % 60}" for i in range(40_000)]
+    model = FastTextClassifier(vector_size=8, epochs=1, loss=loss, workers=2).fit(
+        texts[:600], labels[:600]
+    )
     monkeypatch.setattr(prediction, "predict_lines", spy)
-    two = model.predict(texts)
-    assert model.predict(texts[:10])[0] == two[0][:10]
+    model.predict(texts)
+    rows = np.diff(seen[0][0])  # (L,) input rows a line
+    scored = 60 if loss != "hs" else (60).bit_length()  # k = 1: one path for hs
+    ends = np.cumsum(prediction.prediction_work(8, rows, rows > 0, scored))  # (L,)
+    below = int(np.searchsorted(ends, prediction.THREAD_WORK))  # the lines under the cut-off
+    assert 100 < below < len(texts)
+    seen.clear()
+    model.predict(texts[:below])
+    two = model.predict(texts[: below + 1])
+    assert [b for _, b in seen] == [
+        None,
+        [0, int(np.searchsorted(ends, ends[below] / 2)) + 1, below + 1],
+    ]
     model.workers = 1
-    one = model.predict(texts)
-    assert one[0] == two[0]
+    one = model.predict(texts[: below + 1])
+    assert seen[-1][1] is None and one[0] == two[0]
     np.testing.assert_array_equal(np.concatenate(one[1]), np.concatenate(two[1]))
-    assert seen == [2, 1, 1]
+
+
+def test_predict_lines_gives_the_same_answer_whatever_the_cut():
+    """Each line is predicted alone: any cut into ranges on any number of threads (empty
+    ranges included) gives one thread's labels, probabilities and counts, for every loss."""
+    from rowbook.data.huffman import fasttext_tree
+    from rowbook.models.fasttext_classifier.prediction_kernels import predict_lines
+
+    rng = np.random.default_rng(0)
+    W_in = rng.standard_normal((300, 6)).astype(np.float32)
+    W_out = rng.standard_normal((40, 6)).astype(np.float32)
+    in_starts = np.concatenate([[0], np.cumsum(rng.integers(0, 9, 500))]).astype(np.int64)
+    in_ids = rng.integers(0, 300, in_starts[-1]).astype(np.int32)
+    tree = fasttext_tree(np.sort(rng.integers(1, 100, 40))[::-1].copy())[:2]
+    for loss in ("softmax", "ns", "hs", "ova"):
+        args = ((W_in, None, W_out, None), in_starts, in_ids)
+        options = {"loss": LOSS_CODES[loss], "k": 3, "threshold": 0.01, "children": tree}
+        one = predict_lines(*args, **options)
+        assert (one[2] > 0).any()
+        for bounds in ([0, 1, 500], [0, 250, 250, 500], [0, 17, 300, 499, 500]):
+            for a, b in zip(one, predict_lines(*args, **options, bounds=bounds), strict=True):
+                np.testing.assert_array_equal(a, b)

@@ -28,20 +28,33 @@ from rowbook.models.fasttext_classifier.metrics import Meter
 from rowbook.models.fasttext_classifier.prediction_kernels import predict_lines, sentence_vectors
 from rowbook.models.fasttext_classifier.state import kernel_rows
 from rowbook.models.word_vectors.jobs import resolve_workers
+from rowbook.text.batches import batch_bounds
 
 __all__ = [
-    "ROWS_A_THREAD",
+    "LINE_WORK",
+    "OUTPUT_WORK",
+    "THREAD_WORK",
     "ClassifierAnswers",
     "Confusion",
     "TestResult",
     "confusion",
     "meter",
     "prediction_threads",
+    "prediction_work",
     "predictions",
     "texts_and_labels",
 ]
 
-ROWS_A_THREAD = 50_000  # rows read that pay for starting a prediction thread (~1 ms of work)
+# one thread's work predicting, in floats of an input row added to a line's mean (0.076-0.087
+# ns of its CPU), fitted on the tweets, generated mail and generated topics (each within 3% of
+# the fit) and checked on the tweets with ova at d = 50 (0.90-0.94 of the CPU measured) and the
+# topics with hs (0.09-0.10: hs's search visits far more of the tree than k paths, so hs gets
+# its second thread late, never early): benchmarks/fit_predict_cutoff.py. A second thread adds
+# 0.13-0.15 ms + 2% of CPU, and its start 0.05-0.1 ms of the caller's wall time: two threads
+# passed one from about 0.35 ms of work (0.77x at 0.23 ms, 1.12x at 0.47 ms on the mail).
+OUTPUT_WORK = 4  # a float of an output row scored: its product with the mean, the loss (0.35 ns)
+LINE_WORK = 2_500  # a line: its mean's division, its heap, its probabilities (0.2 us)
+THREAD_WORK = 9_000_000  # from which a second thread pays: 0.7-0.8 ms, 2x the 0.35 measured
 
 
 class TestResult(NamedTuple):
@@ -82,6 +95,8 @@ def predictions(
     check_number("threshold", threshold, 0.0)
     n_labels = len(state.labels)
     k = n_labels if k == -1 else min(int(k), n_labels)
+    # the output rows a line scores: every label, or for hs about k paths down the tree
+    output_rows = n_labels if model.loss != "hs" else min(n_labels, k * n_labels.bit_length())
     children = (np.zeros(0, np.int64), np.zeros(0, np.int64))
     if model.loss == "hs":
         children = fasttext_tree(state.labels.counts)[:2]
@@ -97,32 +112,54 @@ def predictions(
         k=k,
         threshold=threshold,
         children=children,
-        workers=prediction_threads(
-            resolve_workers(model.workers),
-            len(encoded.input_ids),
-            len(encoded.input_starts) - 1,
-            n_labels if model.loss != "hs" else min(n_labels, k * n_labels.bit_length()),
-        ),
+        bounds=_bounds(model, encoded.input_starts, output_rows),
     )
 
 
-def prediction_threads(workers: int, input_rows: int, lines: int, output_rows: int) -> int:
-    """Threads to predict on: one per :data:`ROWS_A_THREAD` rows read, up to ``workers``.
+def _bounds(model: Any, input_starts: np.ndarray, output_rows: int) -> list[int] | None:
+    """Where the lines are cut for the threads :func:`prediction_threads` chose: into ranges
+    of about equal work (None: one range)."""
+    rows = np.diff(input_starts)  # (L,) input rows a line
+    ends = np.cumsum(prediction_work(model.vector_size, rows, rows > 0, output_rows))  # (L,)
+    work = float(ends[-1]) if len(ends) else 0.0
+    threads = prediction_threads(resolve_workers(model.workers), work)
+    return None if threads == 1 else batch_bounds(ends, work / threads)
 
-    The ``lines`` read ``input_rows`` rows of ``W_in`` in all, and each ``output_rows`` rows
-    of ``W_out`` (every label for softmax, ``ova`` and ``ns``; for ``hs`` about ``k`` paths
-    down the tree). Counting the input rows alone, 50,000 of them stood for 1.4-4.7 ms of one
-    thread's work on the health tweets and long e-mails and 58 ms on short lines of 500
-    labels; counting the rows read, 1.4-2.0 ms on all three (``benchmarks/bench_defaults.py``).
+
+def prediction_work(d: int, input_rows: Any, lines: Any, output_rows: int) -> Any:
+    """One thread's work predicting ``lines`` lines that hold ``input_rows`` rows of ``W_in``
+    in all (their mean) and each score ``output_rows`` rows of ``W_out``, the rows ``d``
+    floats: in floats of an input row, :data:`OUTPUT_WORK` a float of an output row and
+    :data:`LINE_WORK` a line. Element-wise on arrays (a line each).
+
+    ``output_rows`` is every label for softmax, ``ova`` and ``ns``, and for ``hs`` about
+    ``k`` paths down the tree (a floor: the search visits more). The count before, rows read
+    (input and output rows alike), stood for 0.5-1.7 ms of one thread's CPU a 50,000 on the
+    three sets of ``bench_defaults.py`` (a row of the long e-mails costs a third of a
+    tweet's); this is within 3% of one thread's CPU on each.
 
     Examples
     --------
-    >>> prediction_threads(2, 40_000, 2_500, 16)  # tweets, 16 labels: 80,000 rows
+    >>> prediction_work(100, 1_600, 100, 16)  # 100 tweets, 16 labels: 1.05 M, 90 us
+    1050000
+    """
+    return d * (input_rows + OUTPUT_WORK * lines * output_rows) + LINE_WORK * lines
+
+
+def prediction_threads(workers: int, work: float) -> int:
+    """Threads to predict on: one, and one more for each :data:`THREAD_WORK` of
+    :func:`prediction_work` (measured for a second thread on two cores), up to ``workers``.
+
+    Examples
+    --------
+    >>> prediction_threads(2, prediction_work(100, 1_600, 100, 16))  # 100 tweets
     1
-    >>> prediction_threads(2, 40_000, 2_500, 500)  # the same lines, 500 labels
+    >>> prediction_threads(2, prediction_work(100, 16_000, 1_000, 16))  # 1,000: 0.9 ms
+    2
+    >>> prediction_threads(2, prediction_work(100, 1_600, 100, 500))  # 100 lines, 500 labels
     2
     """
-    return max(1, min(workers, (input_rows + lines * output_rows) // ROWS_A_THREAD))
+    return max(1, min(workers, 1 + int(work // THREAD_WORK)))
 
 
 def meter(

@@ -17,12 +17,13 @@ from __future__ import annotations
 
 import itertools
 import math
-import threading
+from collections.abc import Sequence
 from typing import Any
 
 import numba
 import numpy as np
 
+from rowbook._threads import side_by_side
 from rowbook.models.fasttext_classifier.kernels import (
     LOSS_CODES,
     SIGMOID_TABLE,
@@ -182,7 +183,7 @@ def predict_lines(
     k: int,
     threshold: float,
     children: tuple[np.ndarray, np.ndarray],
-    workers: int = 1,
+    bounds: Sequence[int] | None = None,
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """The ``k`` best labels of every line, best first: ``(ids (L, k) int32, probabilities
     (L, k) float32, counts (L,) int64)``, row ``l`` holding ``counts[l]`` of them.
@@ -190,7 +191,10 @@ def predict_lines(
     ``tables = (W_in, quant_in, W_out, quant_out)``: a dense table and ``None``, or a
     product-quantised one as ``(None-like placeholder, (codes, centroids, dsub, lastdsub,
     norm_codes, norm_centroids))``; ``children`` the tree's ``(left, right)`` for ``hs``.
-    Lines are cut into ``workers`` ranges predicted on as many threads.
+    ``bounds`` (``[0, ..., L]``, all lines in one range when None) cuts the lines into
+    ranges predicted at once, the first on the calling thread, each other on a new thread
+    on another core (:func:`rowbook._threads.side_by_side`). Each line is predicted alone,
+    so the answer is the same whatever the cut.
     """
     L = len(in_starts) - 1
     out_ids = np.full((L, k), -1, dtype=np.int32)  # (L, k)
@@ -202,18 +206,7 @@ def predict_lines(
     def run(l0: int, l1: int) -> None:
         _predict_range(tables, options, in_starts, in_ids, l0, l1, out_ids, out_probs, counts)
 
-    bounds = np.linspace(0, L, max(1, min(workers, L)) + 1).astype(np.int64)
-    if len(bounds) <= 2:
-        run(0, L)
-    else:
-        threads = [
-            threading.Thread(target=run, args=(int(a), int(b)))
-            for a, b in itertools.pairwise(bounds)
-        ]
-        for t in threads:
-            t.start()
-        for t in threads:
-            t.join()
+    side_by_side(run, list(itertools.pairwise([0, L] if bounds is None else bounds)))
     return out_ids, out_probs, counts
 
 

@@ -17,6 +17,7 @@ import numba
 import numpy as np
 
 from rowbook._memory import untouched_zeros
+from rowbook._threads import side_by_side
 from rowbook.checks import ParameterError
 from rowbook.data.corpus import job_boundaries
 from rowbook.data.counted_vocab import CountedVocab
@@ -122,15 +123,7 @@ def initial_input_rows(
             rng.random(out=part, dtype=np.float32)
             _place_rows(W_in, rows[k : k + len(part)], part)
 
-    if len(starts) <= 1:
-        for start in starts:
-            draw(start)
-    else:
-        threads = [threading.Thread(target=draw, args=(start,)) for start in starts]
-        for thread in threads:
-            thread.start()
-        for thread in threads:
-            thread.join()
+    side_by_side(draw, [(start,) for start in starts])
     return W_in
 
 
