@@ -73,6 +73,10 @@ def side_by_side(job: Callable[..., None], tasks: Sequence[tuple]) -> None:
     stay where they are, ending with their task: let go as well once in their compiled job,
     they ran slower beside a busy process (2.6 ms of work on two threads with one process
     spinning: 0.65x one thread held, 0.47x let go; idle 1.45x / 1.44x).
+    A thread started inside a job inherits that core alone: so a job must not be the first
+    to start a pool of threads (numba's ``parallel=True`` layer, say), whose threads would
+    all share one core for good. The classifier's prediction and first draws, its users,
+    run plain compiled loops.
 
     Examples
     --------
