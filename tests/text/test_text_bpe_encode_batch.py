@@ -381,6 +381,24 @@ def test_the_ascii_twin_of_gpt2s_pattern_finds_the_same_pieces(text):
     assert re.findall(GPT2_ASCII_PATTERN, text) == regex.findall(GPT2_PATTERN, text)
 
 
+@settings(max_examples=200, deadline=None)
+@given(
+    st.lists(
+        st.text(alphabet=st.sampled_from("ab .\u00e9\u65e5\U0001f600"), max_size=40)
+        | st.text(alphabet="abcdefgh", min_size=7, max_size=25),
+        min_size=2,
+        max_size=12,
+    )
+)
+def test_the_utf8_copy_ends_each_text_where_its_bytes_end(texts):
+    """Where each text ends in the joined UTF-8 bytes: runs of eight ASCII bytes are passed
+    at once, so the texts are drawn to end anywhere in such a run, after and before other
+    characters, and empty."""
+    data, ends = utf8_of(texts)
+    assert data.tobytes() == "".join(texts).encode("utf-8")
+    assert ends.tolist() == np.cumsum([len(t.encode("utf-8")) for t in texts]).tolist()
+
+
 def test_ascii_and_other_texts_split_as_the_pattern_says(corpus):
     bpe = ByteLevelBPE()
     texts = [*corpus, "tab\there \x1c\x1f end", "naïve mix of ASCII and 日本語"]
