@@ -77,15 +77,22 @@ def fnv1a(data, start, end):  # pragma: no cover - compiled
 
 
 @numba.njit(cache=True, nogil=True, inline="always")
+def _load8(data, start, n):  # pragma: no cover - compiled
+    """``data[start:start + n]`` (``n`` of 1 to 8; the data has 8 from ``start``) as one
+    little-endian integer."""
+    word = np.uint64(0)
+    for j in range(8):  # LLVM makes these eight loads one
+        word |= np.uint64(data[start + j]) << np.uint64(8 * j)
+    return word & (np.uint64(0xFFFFFFFFFFFFFFFF) >> np.uint64(64 - 8 * n))
+
+
+@numba.njit(cache=True, nogil=True, inline="always")
 def short_key(data, start, end):  # pragma: no cover - compiled
     """The bytes ``data[start:end]`` as one little-endian integer if they are 1 to 8 and the
     data has 8 from ``start`` (one load), else 0 (a key of only zero bytes is 0 too)."""
     if end - start > 8 or start + 8 > data.shape[0]:
         return np.uint64(0)
-    word = np.uint64(0)
-    for j in range(8):  # LLVM makes these eight loads one
-        word |= np.uint64(data[start + j]) << np.uint64(8 * j)
-    return word & (np.uint64(0xFFFFFFFFFFFFFFFF) >> np.uint64(64 - 8 * (end - start)))
+    return _load8(data, start, end - start)
 
 
 @numba.njit(cache=True, nogil=True, inline="always")
@@ -94,11 +101,23 @@ def long_key(data, start, end):  # pragma: no cover - compiled
     if they are 9 to 16 and the data has 16 from ``start`` (two loads), else ``(0, 0)``."""
     if end - start <= 8 or end - start > 16 or start + 16 > data.shape[0]:
         return np.uint64(0), np.uint64(0)
-    low, high = np.uint64(0), np.uint64(0)
-    for j in range(8):  # LLVM makes these sixteen loads two
-        low |= np.uint64(data[start + j]) << np.uint64(8 * j)
-        high |= np.uint64(data[start + 8 + j]) << np.uint64(8 * j)
-    return low, high & (np.uint64(0xFFFFFFFFFFFFFFFF) >> np.uint64(64 - 8 * (end - start - 8)))
+    return _load8(data, start, 8), _load8(data, start + 8, end - start - 8)
+
+
+@numba.njit(cache=True, nogil=True, inline="always")
+def _front_place(data, start, end):  # pragma: no cover - compiled
+    """Where the key ``data[start:end]`` goes in the front caches: ``(front, slot, low,
+    high)``, ``front`` 1 for the short one (the key ``low``), 2 for the long one (the key's
+    halves ``low``, ``high``), 0 for neither; a slot is the top bits of the key (its halves
+    mixed) times the golden ratio."""
+    word = short_key(data, start, end)
+    if word != 0:
+        return 1, np.int64((word * _GOLDEN) >> np.uint64(64 - FRONT_BITS)), word, np.uint64(0)
+    low, high = long_key(data, start, end)
+    if high != 0:
+        mixed = (low ^ (high * _GOLDEN)) * _GOLDEN
+        return 2, np.int64(mixed >> np.uint64(64 - LONG_BITS)), low, high
+    return 0, np.int64(0), low, high
 
 
 @numba.njit(cache=True, nogil=True, inline="always")
@@ -223,26 +242,20 @@ def intern_front(
     n, missed = starts.shape[0], 0
     miss_starts, miss_ends = np.empty(n, np.int64), np.empty(n, np.int64)  # (n,) at most
     at = np.empty(n, np.int64)  # (n,) the place of each missed key
-    shift = np.uint64(64 - FRONT_BITS)  # front_key has FRONT slots
-    long_shift = np.uint64(64 - LONG_BITS)  # front_long has LONG_FRONT slots
     for i in range(n):
-        word = short_key(data, starts[i], ends[i])
-        if word != 0:
-            slot = (word * _GOLDEN) >> shift
-            if front_key[slot] == word and (front_id[slot] & 15) == ends[i] - starts[i]:
-                ids[i] = front_id[slot] >> 4
-                continue
-        else:
-            low, high = long_key(data, starts[i], ends[i])
-            if high != 0:
-                slot = ((low ^ (high * _GOLDEN)) * _GOLDEN) >> long_shift
-                if (
-                    front_long[slot, 0] == low
-                    and front_long[slot, 1] == high
-                    and (front_long[slot, 2] & 31) == ends[i] - starts[i]
-                ):
-                    ids[i] = front_long[slot, 2] >> 5
-                    continue
+        front, slot, low, high = _front_place(data, starts[i], ends[i])
+        length = ends[i] - starts[i]
+        if front == 1 and front_key[slot] == low and (front_id[slot] & 15) == length:
+            ids[i] = front_id[slot] >> 4
+            continue
+        if (
+            front == 2
+            and front_long[slot, 0] == low
+            and front_long[slot, 1] == high
+            and (front_long[slot, 2] & 31) == length
+        ):
+            ids[i] = front_long[slot, 2] >> 5
+            continue
         miss_starts[missed], miss_ends[missed], at[missed] = starts[i], ends[i], i
         missed += 1
     miss_ids = np.empty(missed, np.int32)  # (missed,)
@@ -251,16 +264,12 @@ def intern_front(
     for j in range(missed):
         start, end, k = miss_starts[j], miss_ends[j], miss_ids[j]
         ids[at[j]] = k
-        word = short_key(data, start, end)
-        if word != 0:
-            slot = (word * _GOLDEN) >> shift
-            front_key[slot], front_id[slot] = word, (np.int64(k) << 4) | (end - start)
-        else:
-            low, high = long_key(data, start, end)
-            if high != 0:
-                slot = ((low ^ (high * _GOLDEN)) * _GOLDEN) >> long_shift
-                front_long[slot, 0], front_long[slot, 1] = low, high
-                front_long[slot, 2] = (np.uint64(k) << np.uint64(5)) | np.uint64(end - start)
+        front, slot, low, high = _front_place(data, start, end)
+        if front == 1:
+            front_key[slot], front_id[slot] = low, (np.int64(k) << 4) | (end - start)
+        elif front == 2:
+            front_long[slot, 0], front_long[slot, 1] = low, high
+            front_long[slot, 2] = (np.uint64(k) << np.uint64(5)) | np.uint64(end - start)
 
 
 @numba.njit(cache=True, nogil=True)
