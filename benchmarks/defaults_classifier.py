@@ -160,11 +160,8 @@ def _forced(model, state, encoded, threads: int):
 
 
 def _work_ends(model, state, encoded) -> np.ndarray:
-    """``(L,)`` where each line's work ends (:func:`prediction.prediction_work`, k = 1)."""
-    n = len(state.labels)
-    rows = np.diff(encoded.input_starts)
-    scored = n if model.loss != "hs" else min(n, n.bit_length())
-    return np.cumsum(prediction.prediction_work(model.vector_size, rows, rows > 0, scored))
+    """``(L,)`` where each line's work ends, for its best label."""
+    return prediction.work_ends(model, encoded.input_starts, len(state.labels), 1)
 
 
 def predict_rows(sets: dict[str, Split], repeat: int) -> list[tuple]:

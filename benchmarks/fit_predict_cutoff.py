@@ -77,8 +77,7 @@ def _fitted(options: dict, split: tuple) -> tuple:
 
 
 def _output_rows(model, state) -> int:
-    n = len(state.labels)
-    return n if model.loss != "hs" else min(n, n.bit_length())  # k = 1
+    return prediction.output_rows(model.loss, len(state.labels), 1)  # the best label
 
 
 def _counts(model, state, encoded) -> np.ndarray:
@@ -243,10 +242,7 @@ def anatomy(sets: dict, repeat: int) -> None:
 def _anatomy_row(name: str, reads: int, model, state, encoded, repeat: int) -> None:
     args = _kernel_args(model, state, encoded)
     L = len(encoded.input_starts) - 1
-    rows = np.diff(encoded.input_starts)
-    ends = np.cumsum(
-        prediction.prediction_work(model.vector_size, rows, rows > 0, _output_rows(model, state))
-    )
+    ends = prediction.work_ends(model, encoded.input_starts, len(state.labels), 1)
     work = batch_bounds(ends, ends[-1] / 2)
     ways = {
         "one": lambda: _ranges(args, [0, L], "caller"),

@@ -39,10 +39,12 @@ __all__ = [
     "TestResult",
     "confusion",
     "meter",
+    "output_rows",
     "prediction_threads",
     "prediction_work",
     "predictions",
     "texts_and_labels",
+    "work_ends",
 ]
 
 # one thread's work predicting, in floats of an input row added to a line's mean (0.076-0.087
@@ -95,8 +97,6 @@ def predictions(
     check_number("threshold", threshold, 0.0)
     n_labels = len(state.labels)
     k = n_labels if k == -1 else min(int(k), n_labels)
-    # the output rows a line scores: every label, or for hs about k paths down the tree
-    output_rows = n_labels if model.loss != "hs" else min(n_labels, k * n_labels.bit_length())
     children = (np.zeros(0, np.int64), np.zeros(0, np.int64))
     if model.loss == "hs":
         children = fasttext_tree(state.labels.counts)[:2]
@@ -112,15 +112,34 @@ def predictions(
         k=k,
         threshold=threshold,
         children=children,
-        bounds=_bounds(model, encoded.input_starts, output_rows),
+        bounds=_bounds(model, work_ends(model, encoded.input_starts, n_labels, k)),
     )
 
 
-def _bounds(model: Any, input_starts: np.ndarray, output_rows: int) -> list[int] | None:
-    """Where the lines are cut for the threads :func:`prediction_threads` chose: into ranges
-    of about equal work (None: one range)."""
+def work_ends(model: Any, input_starts: np.ndarray, n_labels: int, k: int) -> np.ndarray:
+    """Where each line's :func:`prediction_work` ends ``(L,)``, cumulated, for the ``k`` best
+    of ``n_labels`` labels: a line scores every label, or for ``hs`` about ``k`` paths down
+    the tree."""
     rows = np.diff(input_starts)  # (L,) input rows a line
-    ends = np.cumsum(prediction_work(model.vector_size, rows, rows > 0, output_rows))  # (L,)
+    scored = output_rows(model.loss, n_labels, k)
+    return np.cumsum(prediction_work(model.vector_size, rows, rows > 0, scored))
+
+
+def output_rows(loss: str, n_labels: int, k: int) -> int:
+    """The rows of ``W_out`` a line scores for its ``k`` best labels: every label, or for
+    ``hs`` about ``k`` paths down the tree (a floor: the search visits more).
+
+    Examples
+    --------
+    >>> output_rows("softmax", 500, 1), output_rows("hs", 500, 1)
+    (500, 9)
+    """
+    return n_labels if loss != "hs" else min(n_labels, k * n_labels.bit_length())
+
+
+def _bounds(model: Any, ends: np.ndarray) -> list[int] | None:
+    """Where the lines (whose work ends at ``ends``, :func:`work_ends`) are cut for the
+    threads :func:`prediction_threads` chose: into ranges of about equal work (None: one)."""
     work = float(ends[-1]) if len(ends) else 0.0
     threads = prediction_threads(resolve_workers(model.workers), work)
     return None if threads == 1 else batch_bounds(ends, work / threads)
