@@ -18,7 +18,6 @@ Target: the whole comparison within 5 s (the issue asks for "a few seconds").
 from __future__ import annotations
 
 import argparse
-import os
 import sys
 import time
 from pathlib import Path
@@ -29,6 +28,7 @@ import scipy.linalg
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from timing import Row, machine, median_ms, print_table, print_targets
 
+from rowbook._threads import usable_cores
 from rowbook.vectors import Vectors, compare
 from rowbook.vectors.compare import _aligned_cosines, _sample_size, nearest_shared, procrustes
 
@@ -113,7 +113,7 @@ def main(argv: list[str] | None = None) -> int:
     cpu, wall = time.process_time() - cpu, time.perf_counter() - wall
     print(
         f"\none more compare(a, b): {wall:.2f} s wall, {cpu:.2f} s of CPU in this process "
-        f"(over {os.cpu_count()} cores; the wall time of a machine to itself is about the larger "
+        f"(over the {usable_cores()} cores it may use; the wall time of a machine to itself is about the larger "
         f"of cpu / cores and the serial parts)"
     )
     s = result.summary()

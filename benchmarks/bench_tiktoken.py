@@ -33,6 +33,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from corpora import newsarticles_lines, newsarticles_texts
 from timing import Row, interleaved_times_ms, machine, print_table, print_targets
 
+from rowbook._threads import usable_cores
 from rowbook.text import ByteLevelBPE
 from rowbook.text.bpe.tiktoken_files import to_ranks
 
@@ -91,7 +92,7 @@ def encode_rows(bpe, ranked, enc, label, texts, repeat) -> list[Row]:
 def core_rows(bpe, enc, label, texts, repeat) -> list[Row]:
     """Every core, wall clock: tiktoken's threads and rowbook's ``workers=None``, cold and warm."""
     mb = sum(len(t.encode("utf-8")) for t in texts) / 1e6
-    cores = os.cpu_count() or 1
+    cores = usable_cores()
 
     def cold_all() -> None:
         bpe._encoder.cache.clear()
@@ -262,7 +263,7 @@ def main(argv: list[str] | None = None) -> int:
         },
     )
     ms = {(r.group, r.name): r.ms for r in rows}
-    cores = f"tiktoken encode_ordinary_batch(num_threads={os.cpu_count() or 1})"
+    cores = f"tiktoken encode_ordinary_batch(num_threads={usable_cores()})"
     every = "documents, every core (wall clock)"
 
     def over(group: str, anchor: str, name: str) -> float:

@@ -105,9 +105,11 @@ def machine() -> str:
             cpu = next(line.split(":", 1)[1].strip() for line in f if line.startswith("model name"))
     except (OSError, StopIteration):
         pass
-    return (
-        f"{cpu}, {os.cpu_count()} cores, Python {platform.python_version()}, NumPy {np.__version__}"
-    )
+    from rowbook._threads import usable_cores
+
+    cores, usable = os.cpu_count(), usable_cores()
+    cores = f"{cores} cores" + (f" ({usable} this process may use)" if usable != cores else "")
+    return f"{cpu}, {cores}, Python {platform.python_version()}, NumPy {np.__version__}"
 
 
 def print_table(title: str, rows: list[Row], subject: dict[str, str]) -> None:

@@ -1,5 +1,10 @@
-"""How many threads a parallel numba kernel wakes (one, when its work is small), and
-threads that start on cores of their own.
+"""How many cores this process may use, how many threads a parallel numba kernel wakes
+(one, when its work is small), and threads that start on cores of their own.
+
+:func:`usable_cores` is the one count of cores in rowbook, and :func:`resolve_workers` turns
+every ``workers=None`` (threads or processes) into it: the cores this process may run on,
+which ``taskset`` or a container's cpuset can make fewer than the machine's
+(``os.cpu_count()``). Counted from the machine, two workers held to one core took turns on it.
 
 :func:`serial_below` runs the same compiled kernel on the calling thread alone when it
 has fewer than :data:`SERIAL_BELOW` elements to do, so the numbers are the same (each
@@ -28,7 +33,9 @@ import os
 import threading
 from collections.abc import Callable, Iterator, Sequence
 
-__all__ = ["SERIAL_BELOW", "serial_below", "side_by_side"]
+from rowbook.checks import check_int
+
+__all__ = ["SERIAL_BELOW", "resolve_workers", "serial_below", "side_by_side", "usable_cores"]
 
 #: Elements of work below which :func:`serial_below` keeps a kernel on one thread. One step
 #: of the NPLM's output layer (512 x 10,483 logits; Adam on its 670,912 weights) took
@@ -37,6 +44,32 @@ __all__ = ["SERIAL_BELOW", "serial_below", "side_by_side"]
 #: project's 2-core machine). On an idle machine the second thread would save at most half
 #: of those few milliseconds.
 SERIAL_BELOW = 1 << 23
+
+
+def usable_cores() -> int:
+    """The cores this process may run on: its affinity (``taskset``, a container's cpuset)
+    where the system says, else every core of the machine (at least 1).
+
+    The calling thread's affinity, which is the process's but inside :func:`side_by_side`'s
+    threads (each held to one core). Python 3.13's ``os.process_cpu_count`` counts the same.
+
+    >>> 1 <= usable_cores() <= (os.cpu_count() or 1)
+    True
+    """
+    try:
+        return len(os.sched_getaffinity(0)) or 1
+    except (AttributeError, OSError):  # no affinity on this platform
+        return os.cpu_count() or 1
+
+
+def resolve_workers(workers: int | None) -> int:
+    """``workers`` (an integer >= 1), or one per core this process may use for None
+    (:func:`usable_cores`).
+
+    >>> resolve_workers(3)
+    3
+    """
+    return check_int("workers", workers, 1, allow_none=True) or usable_cores()
 
 
 @contextlib.contextmanager

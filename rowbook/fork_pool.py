@@ -28,12 +28,13 @@ import concurrent.futures
 import contextlib
 import itertools
 import multiprocessing
-import os
 import sys
 import threading
 from collections.abc import Callable, Iterable, Iterator
 from multiprocessing.pool import AsyncResult
 from typing import Any, TypeVar
+
+from rowbook._threads import usable_cores
 
 __all__ = [
     "HANDOFF_SECONDS",
@@ -95,7 +96,7 @@ def map_in_order(
     tasks = iter(tasks)
     head = list(itertools.islice(tasks, 2))
     tasks = itertools.chain(head, tasks)
-    processes = min(workers, os.cpu_count() or 1) - 1
+    processes = min(workers, usable_cores()) - 1
     here = here or job
     if len(head) < 2 or processes < 1 or not can_fork():
         yield from map(here, tasks)
@@ -145,8 +146,8 @@ def map_in_threads(
     here: Callable[[_Task], _Result] | None = None,
 ) -> Iterator[_Result]:
     """``job(task)`` for each task, in task order, on the calling thread and ``workers - 1``
-    others (at most one per CPU in all): for a job that runs compiled code without the GIL,
-    where a thread costs no fork and no pipe.
+    others (at most one per core the process may use, in all): for a job that runs compiled
+    code without the GIL, where a thread costs no fork and no pipe.
 
     The other threads are kept :data:`TASKS_AHEAD` tasks each ahead. The calling thread
     hands on each result as soon as it is ready (its caller's work on the results, which
@@ -164,7 +165,7 @@ def map_in_threads(
     tasks = iter(tasks)
     head = list(itertools.islice(tasks, 2))
     tasks = itertools.chain(head, tasks)
-    threads = min(workers, os.cpu_count() or 1) - 1
+    threads = min(workers, usable_cores()) - 1
     here = here or job
     if len(head) < 2 or threads < 1:
         yield from map(here, tasks)

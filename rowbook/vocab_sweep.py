@@ -77,7 +77,7 @@ def vocab_sweep(
     attention FLOPs are one layer's forward ``4 T^2 d_model`` for a sequence of
     ``T = characters x tokens per character`` tokens. Sizes past what the text supports
     are reported at the size reached (once). ``workers`` processes count the words
-    (``None``: one per CPU).
+    (``None``: one per core the process may use).
 
     Examples
     --------

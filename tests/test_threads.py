@@ -1,9 +1,14 @@
-"""serial_below: a small kernel on one thread gives the numbers its parallel run gives;
+"""usable_cores: the cores the process may use, which ``workers=None`` follows;
+serial_below: a small kernel on one thread gives the numbers its parallel run gives;
 side_by_side: every task run, errors raised, the new thread off the caller's core."""
 
 from __future__ import annotations
 
 import os
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
 
 import numba
 import numpy as np
@@ -12,6 +17,8 @@ import pytest
 import rowbook._threads
 from rowbook.nn.loss_kernels import lse_rows, softmax_minus_target
 from rowbook.optim.adam_kernels import adam_dense
+
+ROOT = Path(__file__).resolve().parent.parent
 
 
 def _kernels(rng: np.random.Generator) -> list[np.ndarray]:
@@ -37,6 +44,41 @@ def _kernels(rng: np.random.Generator) -> list[np.ndarray]:
             decoupled=True,
         )
     return [lse, loss, grad, p, m, v]
+
+
+@pytest.mark.skipif(not hasattr(os, "sched_setaffinity"), reason="no CPU affinity here")
+def test_workers_none_follows_the_cores_the_process_may_use():
+    """A process held to one core (as by ``taskset -c 0`` or a container's cpuset) counts
+    one, however many the machine has, and starts no second thread on it."""
+    child = textwrap.dedent(
+        """
+        import threading
+        from rowbook._threads import resolve_workers, usable_cores
+        from rowbook.fork_pool import map_in_threads
+        threads = set(map_in_threads(lambda _: threading.get_ident(), range(8), workers=4))
+        print(usable_cores(), resolve_workers(None), resolve_workers(3), len(threads))
+        """
+    )
+    core = min(os.sched_getaffinity(0))
+    out = subprocess.run(
+        [sys.executable, "-c", child],
+        preexec_fn=lambda: os.sched_setaffinity(0, {core}),
+        env={**os.environ, "PYTHONPATH": str(ROOT)},
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout
+    assert out.split() == ["1", "1", "3", "1"]
+
+
+def test_usable_cores_is_the_affinity_or_else_the_machine_s(monkeypatch):
+    if hasattr(os, "sched_getaffinity"):
+        assert rowbook._threads.usable_cores() == len(os.sched_getaffinity(0))
+        monkeypatch.delattr(os, "sched_getaffinity")
+    monkeypatch.setattr(os, "cpu_count", lambda: None)
+    assert rowbook._threads.usable_cores() == 1
+    monkeypatch.setattr(os, "cpu_count", lambda: 6)
+    assert rowbook._threads.usable_cores() == rowbook._threads.resolve_workers(None) == 6
 
 
 @pytest.mark.skipif(numba.config.NUMBA_NUM_THREADS < 2, reason="needs two numba threads")

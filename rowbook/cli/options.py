@@ -208,14 +208,14 @@ NONE_MEANS = {
     ("NPLM", "lr"): "0.01 for adam and sparse_adam, 0.1 for sgd",
     ("Word2Vec", "max_vocab_size"): "no cap",
     ("GloVe", "max_vocab"): "no cap",
-    ("Word2Vec", "workers"): "one per CPU",
-    ("GloVe", "workers"): "one per CPU",
-    ("FastText", "workers"): "one per CPU",
+    ("Word2Vec", "workers"): "one per core the process may use",
+    ("GloVe", "workers"): "one per core the process may use",
+    ("FastText", "workers"): "one per core the process may use",
     ("FastText", "kernel"): "batched for skipgram, classic for cbow",
     ("TransformerLM", "n_kv_heads"): "--heads",
     ("TransformerLM", "d_ff"): "4 D for gpt2, 8 D / 3 rounded up to 256 for llama",
     ("TransformerLM", "positions"): "learned for gpt2, rope for llama",
-    ("FastTextClassifier", "workers"): "one per CPU",
+    ("FastTextClassifier", "workers"): "one per core the process may use",
     ("FastTextClassifier", "pretrained_vectors"): "none",
 }
 

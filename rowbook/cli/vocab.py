@@ -273,7 +273,7 @@ def register(commands: Any) -> None:
         p,
         "--workers",
         "processes that read CORPUS, over byte ranges of its files; the counts are the "
-        "same for every N (default: one per CPU)",
+        "same for every N (default: one per core the process may use)",
         type=int,
         metavar="N",
     )

@@ -34,7 +34,8 @@ from typing import Any, Literal
 
 import numpy as np
 
-from rowbook.checks import InputTypeError, check_int
+from rowbook._threads import resolve_workers
+from rowbook.checks import InputTypeError
 from rowbook.corpus_files import is_file_source
 from rowbook.corpus_source import CorpusSource, corpus_source
 from rowbook.data import id_stream
@@ -136,7 +137,7 @@ def _scan(
 ) -> Scanned:
     """The first pass (:mod:`rowbook.data.scan`), on ``workers`` processes where it can;
     ``keep_ids=False`` counts only."""
-    workers = check_int("workers", workers, 1, allow_none=True) or os.cpu_count() or 1
+    workers = resolve_workers(workers)
     parts = parallel_parts(source, workers, max_vocab_size)
     compiled = source.splits_on_whitespace and not max_vocab_size  # no pruning compiled
     if parts is None:
@@ -198,8 +199,8 @@ def read_corpus(
     RAM (:mod:`rowbook.data.id_stream`), so memory stays bounded by the vocabulary however
     long the corpus; the ids, and so anything trained on them, are the same.
 
-    ``workers`` processes (``None``: one per CPU) read a file corpus side by side, over
-    byte ranges of its files (:mod:`rowbook.data.scan`); the vocabulary, its order and the
+    ``workers`` processes (``None``: one per core the process may use) read a file corpus
+    side by side, over byte ranges of its files (:mod:`rowbook.data.scan`); the vocabulary, its order and the
     ids are those of one process, byte for byte. ``max_vocab_size`` pruning, standard
     input and token lists read on one.
 

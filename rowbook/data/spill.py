@@ -71,7 +71,9 @@ _ID_BYTES = 4  # an int32 id per token
 
 
 class SpillNotice(UserWarning):
-    """A trainer chose to keep a corpus's word ids on disk (or could not): said once."""
+    """A trainer chose to keep a corpus's word ids on disk (or could not): said once, as
+    Python's default warning filter says things once (a place; again after the filters
+    change, which the kernels' compiler does while it compiles one)."""
 
 
 @dataclass(frozen=True)

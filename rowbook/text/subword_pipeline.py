@@ -32,7 +32,6 @@ from __future__ import annotations
 
 import functools
 import itertools
-import os
 import threading
 from collections.abc import Callable, Iterable, Sequence
 from types import MethodType
@@ -40,7 +39,8 @@ from typing import Any
 
 import numpy as np
 
-from rowbook.checks import InputTypeError, check_int
+from rowbook._threads import resolve_workers
+from rowbook.checks import InputTypeError
 from rowbook.fork_pool import map_in_order, map_in_threads
 from rowbook.text.aligned import Aligned
 from rowbook.text.batches import list_batches, text_batches
@@ -257,12 +257,12 @@ class SubwordTokenizer(TokenTable):
         self, texts: Sequence[str], *, add_special_tokens: bool = True, workers: int | None = None
     ) -> list[Encoding]:
         """:meth:`encode` for each text, each distinct word encoded once, on ``workers``
-        processes (``None``: one per CPU; batches of over a million characters in all are
-        shared with forked processes, or with threads where the model has a compiled job for
-        whole texts). The result does not depend on ``workers``."""
+        processes (``None``: one per core the process may use; batches of over a million
+        characters in all are shared with forked processes, or with threads where the model
+        has a compiled job for whole texts). The result does not depend on ``workers``."""
         self._check_fitted()
         texts = check_texts(texts)
-        workers = check_int("workers", workers, 1, allow_none=True) or os.cpu_count() or 1
+        workers = resolve_workers(workers)
         with gc_paused():
             chars = sum(map(len, texts))
             if workers == 1 or chars < POOL_CHARS:

@@ -42,6 +42,7 @@ from pathlib import Path
 import numpy as np
 from tqdm.auto import tqdm
 
+from rowbook._threads import resolve_workers
 from rowbook.checks import InputTypeError, ParameterError, check_int, check_number
 from rowbook.fork_pool import map_in_order
 from rowbook.text import word_count_runs
@@ -173,13 +174,13 @@ def count_words(
     Parameters
     ----------
     workers : int, optional
-        Processes counting batches of texts (``None``: one per CPU).
+        Processes counting batches of texts (``None``: one per core the process may use).
     memory : int, optional
         Bytes the counts may hold in RAM; past a quarter of it (the held arrays, grown by
         doubling, hold up to twice that) they are spilled to temporary files in
         ``spill_dir`` and merged (module docstring), and a :class:`CountedWords` is returned.
     """
-    workers = check_int("workers", workers, 1, allow_none=True) or os.cpu_count() or 1
+    workers = resolve_workers(workers)
     texts = tqdm(texts, desc="count words", unit="text", disable=not show_progress)
     batches = map_in_order(
         functools.partial(_count_batch, split), text_batches(texts, BATCH_CHARS), workers

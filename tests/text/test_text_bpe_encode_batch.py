@@ -14,6 +14,7 @@ import json
 import multiprocessing
 import re
 import sys
+import threading
 
 import numpy as np
 import pytest
@@ -232,7 +233,7 @@ def test_threads_adding_their_words_to_the_callers_cache_give_the_serial_ids(
     """Three threads (four cores said) add the words they encoded to the caller's cache
     whenever it is free, the rest at the end, while the caller encodes with it; the same
     words and different ones, taking turns often, a cache emptied again and again or not."""
-    monkeypatch.setattr(fork_pool.os, "cpu_count", lambda: 4)
+    monkeypatch.setattr(fork_pool, "usable_cores", lambda: 4)
     ours = copy.deepcopy(plain_model)
     ours.cache_size = cache_size
     ours._encoder.cache.clear()
@@ -321,7 +322,7 @@ def test_default_workers_use_the_pool_and_give_the_serial_result(
 ):
     ours, _ = _model(corpus, tmp_path)
     assert ours.encode_batch(texts) == ours.encode_batch(texts, workers=1)
-    assert pool_calls[0][1] >= 1  # None: one worker per CPU
+    assert pool_calls[0][1] >= 1  # None: one worker per core the process may use
 
 
 def test_dropout_draws_in_text_order_whatever_the_workers(corpus, texts, pool_calls, tmp_path):
@@ -524,3 +525,75 @@ def test_objects_made_with_the_collector_paused_go_to_the_oldest_generation():
             gc.enable()
     finally:
         gc.set_threshold(*thresholds)
+
+
+def test_the_collector_stays_paused_until_the_last_thread_leaves():
+    """Thread A enters, B enters, A leaves: still paused, and nothing moved to the oldest
+    generation yet; B leaves: on again. Nested contexts in one thread count the same way."""
+    import gc
+
+    step = {name: threading.Event() for name in ("a_in", "b_in", "a_go", "a_out", "b_go")}
+    made = []
+
+    def a() -> None:
+        with bpe_batch.gc_paused():
+            made.append([1, 2])
+            step["a_in"].set()
+            step["a_go"].wait(30)
+        step["a_out"].set()
+
+    def b() -> None:
+        with bpe_batch.gc_paused():
+            step["b_in"].set()
+            step["b_go"].wait(30)
+
+    threads = [threading.Thread(target=a), threading.Thread(target=b)]
+    try:
+        threads[0].start()
+        assert step["a_in"].wait(30) and not gc.isenabled()
+        threads[1].start()
+        assert step["b_in"].wait(30)
+        step["a_go"].set()
+        assert step["a_out"].wait(30)
+        assert not gc.isenabled() and _generation(made[0]) == 0
+    finally:
+        step["a_go"].set()
+        step["b_go"].set()
+        for thread in threads:
+            thread.join(30)
+    assert gc.isenabled() and _generation(made[0]) == 2
+    with bpe_batch.gc_paused():
+        with bpe_batch.gc_paused():
+            pass
+        assert not gc.isenabled()
+    assert gc.isenabled()
+
+
+def test_a_fork_while_another_thread_holds_the_pause_lock_can_pause():
+    """The forked child has a lock of its own (the parent's holder does not exist there)."""
+    held, done = threading.Event(), threading.Event()
+
+    def hold() -> None:
+        with bpe_batch._paused_lock:
+            held.set()
+            done.wait(30)
+
+    holder = threading.Thread(target=hold)
+    holder.start()
+    try:
+        assert held.wait(30)
+        child = multiprocessing.get_context("fork").Process(target=_pause_once)
+        child.start()
+        child.join(30)
+        if child.is_alive():
+            child.kill()
+            child.join()
+        assert child.exitcode == 0
+    finally:
+        done.set()
+        holder.join(30)
+
+
+def _pause_once() -> None:
+    with bpe_batch.gc_paused():
+        pass

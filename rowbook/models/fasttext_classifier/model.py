@@ -43,6 +43,7 @@ import os
 from collections.abc import Callable, Sequence
 from typing import Any, ClassVar, Literal
 
+from rowbook._threads import resolve_workers
 from rowbook.checks import InputTypeError, ParameterError, check_choice, check_int, check_number
 from rowbook.data.counted_vocab import CountedVocab
 from rowbook.data.labelled import LabelledLines, LabelVocab, fasttext_split, read_labelled
@@ -65,7 +66,7 @@ from rowbook.models.fasttext_classifier.state import (
     require_dense,
     saved_classifier,
 )
-from rowbook.models.word_vectors.jobs import resolve_workers, run_schedule
+from rowbook.models.word_vectors.jobs import run_schedule
 from rowbook.models.word_vectors.state import Progress, Schedule, check_resumed
 from rowbook.vectors import Vectors
 
@@ -107,7 +108,8 @@ class FastTextClassifier(ClassifierAnswers, FastTextFiles, ClassifierViews, Mode
         word2vec text file, any file :meth:`rowbook.Vectors.load` reads, or a
         :class:`rowbook.Vectors`; aligned by word, their size must be ``vector_size``.
     workers : int or None
-        Training threads (``None``: one per CPU). One worker makes training reproducible.
+        Training threads (``None``: one per core the process may use). One worker makes
+        training reproducible.
     seed : int
         Seed of the initial rows and of every draw.
     batch_words : int

@@ -18,6 +18,7 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
+from rowbook._threads import resolve_workers
 from rowbook.checks import ParameterError, check_number
 from rowbook.corpus_files import is_file_source
 from rowbook.data.huffman import fasttext_tree
@@ -27,7 +28,6 @@ from rowbook.models.fasttext_classifier.kernels import LOSS_CODES
 from rowbook.models.fasttext_classifier.metrics import Meter
 from rowbook.models.fasttext_classifier.prediction_kernels import predict_lines, sentence_vectors
 from rowbook.models.fasttext_classifier.state import kernel_rows
-from rowbook.models.word_vectors.jobs import resolve_workers
 from rowbook.text.batches import batch_bounds
 
 __all__ = [

@@ -17,7 +17,7 @@ import numba
 import numpy as np
 
 from rowbook._memory import untouched_zeros
-from rowbook._threads import side_by_side
+from rowbook._threads import resolve_workers, side_by_side
 from rowbook.checks import ParameterError
 from rowbook.data.corpus import job_boundaries
 from rowbook.data.counted_vocab import CountedVocab
@@ -26,7 +26,7 @@ from rowbook.data.labelled import LabelledLines, LabelVocab, choose_labelled_voc
 from rowbook.data.labelled_ids import EncodedLines
 from rowbook.data.sampling import job_seed, negative_guide, negative_table
 from rowbook.models.fasttext_classifier.kernels import LOSS_CODES, train_job
-from rowbook.models.word_vectors.jobs import EpochJobs, resolve_workers
+from rowbook.models.word_vectors.jobs import EpochJobs
 from rowbook.models.word_vectors.state import check_vocab
 from rowbook.models.word_vectors.word2vec_training import job_lrs
 

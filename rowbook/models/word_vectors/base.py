@@ -46,6 +46,7 @@ from typing import TYPE_CHECKING, Any, ClassVar
 
 import numpy as np
 
+from rowbook._threads import resolve_workers
 from rowbook.checks import EmptyInputError, ParameterError, check_int
 from rowbook.corpus_source import CorpusSource, corpus_source
 from rowbook.data.corpus import Corpus, encode_source, read_source
@@ -55,7 +56,7 @@ from rowbook.data.spill import resolve_spill_dir
 from rowbook.io import fields_of
 from rowbook.models.base import Model
 from rowbook.models.word_vectors import telemetry
-from rowbook.models.word_vectors.jobs import EpochJobs, resolve_workers, run_schedule
+from rowbook.models.word_vectors.jobs import EpochJobs, run_schedule
 from rowbook.models.word_vectors.state import (
     LearnedViews,
     Progress,

@@ -128,7 +128,8 @@ class FastText(Word2Vec):
     epochs : int
         Passes over the corpus in ``fit``.
     workers : int or None
-        Training threads (``None``: one per CPU). One worker makes results reproducible.
+        Training threads (``None``: one per core the process may use). One worker makes
+        results reproducible.
     seed : int
         Seed of the initial vectors and of every random draw.
     batch_words : int

@@ -82,8 +82,8 @@ class GloVe(WordVectorModel):
         The counts, their order, and so the vectors are the same bit for bit whatever the
         budget.
     seed, workers, progress
-        Seed of the initial values and the shuffle; threads (``None``: one per CPU; one
-        worker is reproducible); show a tqdm bar.
+        Seed of the initial values and the shuffle; threads (``None``: one per core the
+        process may use; one worker is reproducible); show a tqdm bar.
     row_stats : bool
         Record per-word telemetry (a record updates both of its words), read as
         :attr:`row_stats_` (:mod:`~rowbook.models.word_vectors.telemetry`).

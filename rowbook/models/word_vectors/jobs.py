@@ -23,12 +23,12 @@ from typing import Any
 import numpy as np
 
 from rowbook._progress import ProgressBar
+from rowbook._threads import resolve_workers
 from rowbook.models.word_vectors.state import Progress
 
 __all__ = [
     "EpochJobs",
     "ProgressReporter",
-    "resolve_workers",
     "run_jobs",
     "run_schedule",
 ]
@@ -55,11 +55,6 @@ class EpochJobs:
     unit: str = "word"
     loss_known: bool = True
     mean_loss: bool = False
-
-
-def resolve_workers(workers: int | None) -> int:
-    """``workers`` itself, or the number of CPUs for ``None``."""
-    return max(1, os.cpu_count() or 1) if workers is None else workers
 
 
 def run_jobs(

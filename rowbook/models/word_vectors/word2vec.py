@@ -121,7 +121,8 @@ class Word2Vec(WordVectorModel):
     epochs, shrink_windows : int, bool
         Passes over the corpus in ``fit``; draw a random effective window per centre word.
     workers : int or None
-        Training threads (``None``: one per CPU). One worker makes results reproducible.
+        Training threads (``None``: one per core the process may use). One worker makes
+        results reproducible.
     seed : int
         Seed of the initial vectors and of every random draw.
     batch_words : int

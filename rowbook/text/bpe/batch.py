@@ -85,6 +85,7 @@ import contextlib
 import functools
 import gc
 import itertools
+import os
 import threading
 from collections.abc import Callable, Iterable, Iterator, Sequence
 
@@ -158,6 +159,19 @@ BatchIds = tuple[list[list[int]], dict[int, list[int]]]
 (only texts that have some)."""
 
 
+_paused_lock = threading.RLock()
+_paused = 0  # gc_paused contexts open in this process, on all threads
+_was_enabled = False  # whether the collector was on when the first of them opened
+
+
+def _new_paused_lock() -> None:
+    global _paused_lock
+    _paused_lock = threading.RLock()  # a thread of the parent may have held it at the fork
+
+
+os.register_at_fork(after_in_child=_new_paused_lock)
+
+
 @contextlib.contextmanager
 def gc_paused() -> Iterator[None]:
     """Pause the cyclic garbage collector (the lists and tuples made here hold no cycles).
@@ -169,17 +183,28 @@ def gc_paused() -> Iterator[None]:
     would after surviving two collections: otherwise their number sets off a young
     collection at once that visits every id of every list (23 ms for 30,000 lists of 35
     ids). Objects of the caller's that were young then wait for a full collection instead.
+
+    The pause is the process's, counted under a lock: the first context to open (on any
+    thread, or nested in one) turns the collector off, and the last to close moves the
+    objects and turns it on again if it was on; so a thread that leaves ``encode_batch``
+    turns nothing on (or freezes nothing) under another still inside.
     """
-    enabled = gc.isenabled()
-    gc.disable()
+    global _paused, _was_enabled
+    with _paused_lock:
+        if _paused == 0:
+            _was_enabled = gc.isenabled()
+            gc.disable()
+        _paused += 1
     try:
         yield
     finally:
-        if enabled:
-            if gc.get_freeze_count() == 0:  # a user's frozen objects stay frozen
-                gc.freeze()
-                gc.unfreeze()
-            gc.enable()
+        with _paused_lock:
+            _paused -= 1
+            if _paused == 0 and _was_enabled:
+                if gc.get_freeze_count() == 0:  # a user's frozen objects stay frozen
+                    gc.freeze()
+                    gc.unfreeze()
+                gc.enable()
 
 
 def _slices(encoder: Encoder, ids: np.ndarray, ends: np.ndarray) -> list[list[int]]:

@@ -46,6 +46,7 @@ from typing import Any
 import numpy as np
 from tqdm.auto import tqdm
 
+from rowbook._threads import resolve_workers
 from rowbook.checks import InputTypeError, check_int
 from rowbook.text.bpe import files as bpe_files
 from rowbook.text.bpe import tiktoken_files
@@ -194,7 +195,7 @@ class ByteLevelBPE(TokenTable, TokenizerJsonFiles):
         limit_alphabet, initial_alphabet, max_token_length
             ``tokenizers``' ``BpeTrainer`` options; see :mod:`rowbook.text.bpe.options`.
         workers : int, optional
-            Processes counting the words (``None``: one per CPU).
+            Processes counting the words (``None``: one per core the process may use).
         memory : float or str, optional
             Budget of the training: gigabytes, or a size such as ``"1GB"``. Past a quarter
             of it the word counts held in RAM go to temporary files (in ``spill_dir``) and
@@ -244,9 +245,9 @@ class ByteLevelBPE(TokenTable, TokenizerJsonFiles):
         """The pre-tokenized words of ``texts`` and their counts: the first pass of :meth:`fit`,
         which :meth:`fit_word_counts` finishes (counts of shards can be added in between).
 
-        ``workers`` processes count batches of texts (``None``: one per CPU); the result is
-        the serial count, same counts in the same order (:mod:`rowbook.text.bpe.count`): a
-        ``Counter``, or within ``memory`` (as in :meth:`fit`) a compact
+        ``workers`` processes count batches of texts (``None``: one per core the process may
+        use); the result is the serial count, same counts in the same order
+        (:mod:`rowbook.text.bpe.count`): a ``Counter``, or within ``memory`` (as in :meth:`fit`) a compact
         :class:`~rowbook.text.word_counts.CountedWords`.
 
         Examples
@@ -255,7 +256,7 @@ class ByteLevelBPE(TokenTable, TokenizerJsonFiles):
         Counter({'the': 2, ' cat': 1, ' hat': 1})
         """
         specials = list(special_tokens)
-        workers = check_int("workers", workers, 1, allow_none=True) or os.cpu_count() or 1
+        workers = resolve_workers(workers)
         texts = tqdm(texts, desc="count words", unit="text", disable=not show_progress)
         budget = budget_bytes(memory)
         if workers > 1 or budget is not None:
@@ -420,8 +421,8 @@ class ByteLevelBPE(TokenTable, TokenizerJsonFiles):
         ----------
         texts : Sequence[str]
         workers : int, optional
-            Threads or processes that share the work (``None``: one per CPU). The first
-            batch is encoded here and its work counted (bytes looked up, four times the
+            Threads or processes that share the work (``None``: one per core the process may
+            use). The first batch is encoded here and its work counted (bytes looked up, four times the
             bytes of the words merged); when the rest's work at that rate is large enough
             (English text from about 256K characters with a warm cache, Han text from a
             few tens of thousands cold), the rest is shared by this thread and
@@ -435,7 +436,7 @@ class ByteLevelBPE(TokenTable, TokenizerJsonFiles):
         """
         self._check_fitted()
         texts = check_texts(texts)
-        workers = check_int("workers", workers, 1, allow_none=True) or os.cpu_count() or 1
+        workers = resolve_workers(workers)
         encoder = self._encoder_for(texts, allowed_special, disallowed_special)
         return self._templated(encode_batch(encoder, texts, workers), add_special_tokens)
 

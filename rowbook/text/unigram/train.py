@@ -65,6 +65,7 @@ from typing import Any
 import numba
 import numpy as np
 
+from rowbook._threads import resolve_workers
 from rowbook.checks import check_int, check_number
 from rowbook.text.trie import codepoints
 from rowbook.text.unigram import em
@@ -290,11 +291,11 @@ def fit_unigram(
         in the same order (:mod:`rowbook.text.word_counts`).
     show_progress : bool, default False
     workers : int, optional
-        Processes counting the words and threads of the EM passes (``None``: one per CPU);
-        the pieces are the same for any number.
+        Processes counting the words and threads of the EM passes (``None``: one per core
+        the process may use); the pieces are the same for any number.
     """
     specials = check_training_args(vocab_size, 0, special_tokens, None, initial_alphabet)
-    workers = check_int("workers", workers, 1, allow_none=True) or os.cpu_count() or 1
+    workers = resolve_workers(workers)
     check_number("shrinking_factor", shrinking_factor, 0.0, 1.0, low_open=True, high_open=True)
     check_int("n_sub_iterations", n_sub_iterations, 1)
     check_int("max_piece_length", max_piece_length, 1)

@@ -220,7 +220,7 @@ def fit_wordpiece(
         in the same order (:mod:`rowbook.text.word_counts`).
     show_progress : bool, default False
     workers : int, optional
-        Processes counting the words (``None``: one per CPU).
+        Processes counting the words (``None``: one per core the process may use).
     """
     specials = check_training_args(
         vocab_size, min_count, special_tokens, limit_alphabet, initial_alphabet
