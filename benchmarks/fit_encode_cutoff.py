@@ -21,8 +21,14 @@ long agglutinative-like words), at sizes from 32K to 4M characters, cold cache a
   NewsArticles likewise. Two threads pay, on two idle cores, when the rest's work ``C``
   beats what they add: ``C > O0 + r C``, so the cut-off is ``O0 / (1 - r)`` in units.
 
+* with ``--probe``, how the probe's work carries to the rest (no timing): cold, the shared
+  work of the characters after a probe (bytes looked up, ``MERGE_WORK`` a byte merged)
+  estimated from the probe's two halves (:func:`rowbook.text.bpe.batch._rest_work`:
+  merges as new words grow, Heaps' law) and as the characters, each over the true work.
+
     python benchmarks/fit_encode_cutoff.py               # fit on NewsArticles, check the others
     python benchmarks/fit_encode_cutoff.py --repeat 7
+    python benchmarks/fit_encode_cutoff.py --probe       # the probe's estimate / the truth
 """
 
 from __future__ import annotations
@@ -157,14 +163,51 @@ def fit(rows: list[tuple], id_ns: float, text_ns: float) -> tuple[np.ndarray, fl
     return ns, float(o0), float(r)
 
 
+def probe_rows(kinds: dict[str, list[str]], probes=(2_048, 4_096, 8_192, 16_384)) -> None:
+    """Print, for each text cold at 65K, 262K and 1M characters, the rest's shared work
+    estimated from probes of ``probes`` characters in two halves (Heaps' law) and as the
+    characters, over the work the rest then does (:func:`batch._rest_work`'s counts)."""
+    print("| text | characters | " + " | ".join(f"{p // 1024}K: halves / as chars" for p in probes))
+    print("|---|---:|" + "---:|" * len(probes))
+    for name, lines in kinds.items():
+        train = defaults_text._first_chars(lines, defaults_text.TRAIN_CHARS)
+        encoder = ByteLevelBPE().fit(train, 8_000)._encoder
+        rest = lines[len(train) :]
+        for size in (65_536, 262_144, 1_048_576):
+            texts = defaults_text._first_chars(rest, size)
+            ends = np.cumsum([len(t) for t in texts])
+            cells = []
+            for probe_chars in probes:
+                probe = int(np.searchsorted(ends, probe_chars)) + 1
+                half = int(np.searchsorted(ends, ends[probe - 1] // 2)) + 1
+                encoder.cache.clear()
+                counts = [batch._counters(encoder.cache)]
+                for a, b in [(0, half), (half, probe)]:
+                    encoder.plain_ids(texts[a:b])
+                    counts.append(batch._counters(encoder.cache))
+                chars, total = [int(ends[half - 1]), int(ends[probe - 1])], int(ends[-1])
+                halves = batch._rest_work(counts, chars, total, shared_only=True)
+                linear = batch._rest_work([counts[0], *counts[::2]], chars, total, True)
+                read, merged, _ = counts[-1]
+                encoder.plain_ids(texts[probe:])
+                cache = encoder.cache
+                true = cache.read - read + batch.MERGE_WORK * (cache.merged - merged)
+                cells.append(f"{halves / true:.2f} / {linear / true:.2f}")
+            print(f"| {name} | {int(ends[-1]):,} | " + " | ".join(cells) + " |", flush=True)
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
     )
     parser.add_argument("--repeat", type=int, default=5, help="repetitions a timing (median)")
+    parser.add_argument("--probe", action="store_true", help="the probe's estimate only")
     args = parser.parse_args(argv)
     print(machine(), f"load average at the start: {os.getloadavg()[0]:.1f}", flush=True)
     kinds = defaults_text.text_kinds(generated_text, _tweets_text)
+    if args.probe:
+        probe_rows(kinds)
+        return 0
     train = defaults_text._first_chars(kinds[FIT_ON], defaults_text.TRAIN_CHARS)
     id_ns, text_ns = id_text_ns(ByteLevelBPE().fit(train, 8_000), train[:20_000], args.repeat)
     print(f"an id {id_ns:.1f} ns, a text {text_ns:.0f} ns", flush=True)

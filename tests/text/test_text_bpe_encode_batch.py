@@ -436,9 +436,12 @@ def test_no_probe_when_the_characters_alone_reach_the_cut_off(
     after the probe every batch goes to the threads at once (none encoded first here to
     measure), below it the first is the probe; the ids are the serial ones either way."""
     monkeypatch.setattr(bpe_batch, "THREAD_BATCH_CHARS", 1_000)
+    monkeypatch.setattr(bpe_batch, "PROBE_CHARS", 1_000)
     lines = corpus[:300]
     chars = sum(map(len, lines))
-    probe = int(np.searchsorted(np.cumsum([len(t) for t in lines]), 1_000)) + 1
+    ends = np.cumsum([len(t) for t in lines])
+    probe = int(np.searchsorted(ends, 1_000)) + 1
+    half = int(np.searchsorted(ends, ends[probe - 1] // 2)) + 1  # the probe in two halves
     after = chars - sum(map(len, lines[:probe]))
     serial = [plain_model.encode(t).ids for t in lines]
     for cutoff, probed in [(after, False), (after + 1, True)]:
@@ -449,10 +452,10 @@ def test_no_probe_when_the_characters_alone_reach_the_cut_off(
         pool_calls.clear()
         assert [e.ids for e in ours.encode_batch(lines, workers=2)] == serial
         size = max(1_000, chars // (2 * bpe_batch.BATCHES_PER_WORKER))
-        bounds = bpe_batch.batch_bounds(np.cumsum([len(t) for t in lines]), size)
+        bounds = bpe_batch.batch_bounds(ends, size)
         if probed:
-            bounds[:1] = [0, probe] if probe < bounds[1] else [0]
-        assert pool_calls == [(len(bounds) - 1 - probed, 2, "threads")]
+            bounds = [0, half, probe, *(b for b in bounds if b > probe)]
+        assert pool_calls == [(len(bounds) - 1 - 2 * probed, 2, "threads")]
 
 
 def test_the_thread_cut_off_leaves_out_the_callers_share(
@@ -597,3 +600,64 @@ def test_a_fork_while_another_thread_holds_the_pause_lock_can_pause():
 def _pause_once() -> None:
     with bpe_batch.gc_paused():
         pass
+
+
+def test_the_probe_counts_the_merges_of_the_rest_as_new_words_grow(plain_model):
+    """Words come again, so a text's first characters merge more words a character than the
+    rest: taken as the characters, the probe's merges overshoot the rest's (here 2.4x); from
+    how much less the probe's second half merged than its first (Heaps' law) the estimate
+    follows the true work of the rest, which a text of new words all along (every word
+    unseen) keeps as the characters."""
+    rng = np.random.default_rng(0)
+    vocab = [
+        "".join(rng.choice(list("abcdefghijklmnopqrstuvwxyz"), n))
+        for n in rng.integers(3, 10, 20_000)
+    ]
+    zipf = 1 / np.arange(1, len(vocab) + 1) ** 1.1
+    draws = rng.choice(len(vocab), (4_000, 10), p=zipf / zipf.sum())
+    repeating = [" ".join(vocab[i] for i in row) for row in draws]
+    unseen = [" ".join(vocab[i] for i in range(k, k + 5)) for k in range(0, 20_000, 5)]
+    encoder = copy.deepcopy(plain_model)._encoder
+    for texts, want_low, want_high in [(repeating, 0.7, 1.5), (unseen, 0.9, 1.1)]:
+        ends = np.cumsum([len(t) for t in texts])
+        probe = int(np.searchsorted(ends, 4_096)) + 1
+        half = int(np.searchsorted(ends, ends[probe - 1] // 2)) + 1
+        encoder.cache.clear()
+        counts = [bpe_batch._counters(encoder.cache)]
+        for a, b in [(0, half), (half, probe)]:
+            encoder.plain_ids(texts[a:b])
+            counts.append(bpe_batch._counters(encoder.cache))
+        chars = [int(ends[half - 1]), int(ends[probe - 1])]
+        estimate = bpe_batch._rest_work(counts, chars, int(ends[-1]), shared_only=True)
+        linear = bpe_batch._rest_work([counts[0], *counts[::2]], chars, int(ends[-1]), True)
+        read, merged, _ = counts[-1]
+        encoder.plain_ids(texts[probe:])
+        true = encoder.cache.read - read + bpe_batch.MERGE_WORK * (encoder.cache.merged - merged)
+        assert want_low <= estimate / true <= want_high
+        if texts is repeating:
+            assert linear / true > 2  # the characters alone overshoot (2.4x)
+
+
+@pytest.mark.parametrize("way", ["threads", "processes"])
+def test_a_warm_probe_stops_after_its_first_half_and_every_text_is_encoded(
+    plain_model, corpus, texts, pool_calls, tmp_path, monkeypatch, way
+):
+    """With a warm cache the first half of the probe shows the rest below the cut-off: the
+    second half is not encoded apart, no worker runs, and the texts after the first half
+    (the probe's second half among them) are encoded here in one call."""
+    if way == "threads":  # GPT-2's settings, the probe every text
+        ours, texts = copy.deepcopy(plain_model), corpus
+        monkeypatch.setattr(bpe_batch, "PROBE_CHARS", 10**9)
+    else:
+        ours, _ = _model(corpus, tmp_path, add_prefix_space=True)
+    serial = ours.encode_batch(texts, workers=1)  # now warm
+    monkeypatch.setattr(bpe_batch, "THREAD_WORK", 10**9)
+    monkeypatch.setattr(bpe_batch, "POOL_WORK", 10**9)
+    calls = []
+    real = bpe_batch._first_half_below
+    monkeypatch.setattr(
+        bpe_batch, "_first_half_below", lambda *a: calls.append(real(*a)) or calls[-1]
+    )
+    assert ours.encode_batch(texts, workers=2) == serial
+    assert calls == [True]
+    assert pool_calls == []

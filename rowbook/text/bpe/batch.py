@@ -20,12 +20,15 @@ hold no cycles, and the collections their number sets off walked every live obje
 then go straight to the oldest generation (:func:`gc_paused`).
 
 With ``workers > 1`` the texts are cut into batches (about eight per worker) and the first
-is encoded here, a probe: its work (bytes looked up, :data:`MERGE_WORK` for each byte of
-the words it merged, :data:`ID_WORK` for each id gathered;
+:data:`PROBE_CHARS` (with processes: the first batch) are encoded here, a probe, in two
+halves: their work (bytes looked up, :data:`MERGE_WORK` for each byte of the words merged,
+:data:`ID_WORK` for each id gathered;
 :attr:`WordCache.read <rowbook.text.bpe.word_cache.WordCache.read>`,
 :attr:`~rowbook.text.bpe.word_cache.WordCache.merged`,
-:attr:`~rowbook.text.bpe.word_cache.WordCache.gathered`), scaled to the characters left, with
-:data:`TEXT_WORK` for each text left, says whether the others pay on other workers: a
+:attr:`~rowbook.text.bpe.word_cache.WordCache.gathered`), carried to the characters left
+(the merges as new words grow, from how many fewer the second half merged: Heaps' law,
+:func:`_rest_work`), with :data:`TEXT_WORK` for each text left, says whether the others pay
+on other workers: a
 cost model of one worker's CPU time, not a count of characters, since a character of Han
 text without spaces costs five to six of English cold (three bytes, and long words each
 new), a warm cache costs a third of a cold one, and many short texts cost more than one
@@ -36,8 +39,8 @@ lines and checked on three other texts, and the cut-offs are the CPU a second wo
 (``benchmarks/fit_encode_cutoff.py``). Threads count only the work they share: the lists
 of ids and the Encodings are the calling thread's either way. From :data:`THREAD_WORK`
 the rest is shared by this thread and ``workers - 1`` others (GPT-2's compiled pre-split,
-:func:`rowbook.fork_pool.map_in_threads`; batches of at least :data:`THREAD_BATCH_CHARS`,
-the probe about that), from :data:`POOL_WORK` by this process and ``workers - 1`` forked
+:func:`rowbook.fork_pool.map_in_threads`; batches of at least :data:`THREAD_BATCH_CHARS`),
+from :data:`POOL_WORK` by this process and ``workers - 1`` forked
 ones (the other settings; batches of at least :data:`BATCH_CHARS`;
 :func:`rowbook.fork_pool.map_in_order`, the pool that counts words for training). On threads
 a text longer than two batches is cut into pieces of about a batch
@@ -85,6 +88,7 @@ import contextlib
 import functools
 import gc
 import itertools
+import math
 import os
 import threading
 from collections.abc import Callable, Iterable, Iterator, Sequence
@@ -106,6 +110,7 @@ __all__ = [
     "ID_WORK",
     "MERGE_WORK",
     "POOL_WORK",
+    "PROBE_CHARS",
     "TEXT_LIST_IDS",
     "TEXT_WORK",
     "THREAD_BATCH_CHARS",
@@ -127,6 +132,11 @@ POOL_WORK = 16 << 20  # from which forked processes pay (6 << 20 bytes in the un
 BATCH_CHARS = 1 << 17  # the smallest batch sent to a worker process
 BATCHES_PER_WORKER = 8  # fewer leave a process idle at the end; 16 or 32 measured no better
 THREAD_BATCH_CHARS = 1 << 14  # the smallest piece a thread encodes: longer texts are cut
+#: What encode_batch encodes first alone on GPT-2's settings to count the work of the rest,
+#: in two halves (the second not apart when the first shows the rest below THREAD_WORK).
+#: 16,384 before the halves: the rule then took 0.72-0.76 of two threads' time on 65K
+#: characters of Han text, cold (a quarter of it encoded alone); 2,048 measured the same.
+PROBE_CHARS = 1 << 12
 TEXT_LIST_IDS = 256  # ids a text on average from which each text's list is made alone
 
 
@@ -357,13 +367,33 @@ def _counters(cache: WordCache) -> tuple[int, int, int]:
     return cache.read, cache.merged, cache.gathered
 
 
-def _work(cache: WordCache, before: tuple[int, int, int], shared_only: bool) -> float:
-    """The work done on ``cache`` since its :func:`_counters` were ``before``, in bytes
-    looked up: :data:`MERGE_WORK` a byte merged, :data:`ID_WORK` an id gathered (not with
-    ``shared_only``)."""
-    read, merged, gathered = before
-    ids = 0 if shared_only else ID_WORK * (cache.gathered - gathered)
-    return cache.read - read + MERGE_WORK * (cache.merged - merged) + ids
+def _rest_work(
+    counts: list[tuple[int, int, int]], chars: list[int], total: int, shared_only: bool
+) -> float:
+    """The work of a text's characters after a probe's, in bytes looked up, from the cache's
+    :func:`_counters` before, between and after the probe's two halves (``counts``), the
+    characters at the end of each half (``chars``) and the text's (``total``).
+
+    Bytes looked up and ids gathered (:data:`ID_WORK` each, not with ``shared_only``) go as
+    the characters. The bytes merged (:data:`MERGE_WORK` each) are those of words not seen
+    before, which grow as a power of the text read (Heaps' law), ``n ** beta``, ``beta`` from
+    the halves: 1 where the second merged as much as the first (Han text without spaces,
+    each clause one word), about 0.8 on English-like lines, whose words come again. Cold,
+    from a probe of 4,096 characters of NewsArticles, the rest's work came out 0.90x the
+    true work at 65K characters and 1.10x at 1M this way, 1.61x and 3.03x taken as the
+    characters; on the tweets and long agglutinative-like words 1.09-1.86x against
+    1.42-2.69x, on Han text 1.00x both ways (``fit_encode_cutoff.py --probe``).
+    """
+    (read0, merged0, ids0), (_, merged1, _), (read2, merged2, ids2) = counts
+    linear = (total - chars[1]) / max(chars[1], 1)
+    work = (read2 - read0) * linear + (0 if shared_only else ID_WORK * (ids2 - ids0) * linear)
+    first, both = merged1 - merged0, merged2 - merged0
+    if both == 0:
+        return work
+    beta = 1.0
+    if 0 < first < both and chars[0] < chars[1]:
+        beta = min(1.0, math.log(both / first) / math.log(chars[1] / chars[0]))
+    return work + MERGE_WORK * both * ((total / chars[1]) ** beta - 1)
 
 
 def _probed(
@@ -374,23 +404,45 @@ def _probed(
     here: Callable,
     cutoff: int,
     shared_only: bool,
-) -> tuple[list, bool]:
-    """The first ``probe`` texts (which end at ``ends``) encoded here, as a list of one
-    result, and whether the work of the others (the probe's :func:`_work` a character, and
-    :data:`TEXT_WORK` a text unless ``shared_only``: threads leave the results to the
-    calling thread) reaches ``cutoff``: then they pay on other workers.
+) -> tuple[list, list[int], bool]:
+    """The first texts (which end at ``ends``) encoded here, up to ``probe`` in two halves,
+    their results and where they end, and whether the work of the others
+    (:func:`_rest_work`, and :data:`TEXT_WORK` a text unless ``shared_only``: threads leave
+    the results to the calling thread) reaches ``cutoff``: then they pay on other workers.
 
-    The work is at least a byte looked up a character, so from ``cutoff`` characters after
-    the probe the others pay whatever it finds: then none is encoded (an empty list), and
-    every batch can go to the workers from the start."""
-    chars = int(ends[probe - 1])
-    if int(ends[-1]) - chars >= cutoff:
-        return [], True
-    before = _counters(encoder.cache)
-    first = here(texts[:probe])
-    work = _work(encoder.cache, before, shared_only) * (int(ends[-1]) - chars) / max(chars, 1)
-    work += 0 if shared_only else TEXT_WORK * (len(texts) - probe)
-    return [first], work >= cutoff
+    The first half alone, its merges taken as the characters, gives more work than both
+    halves (their merges growing as ``n ** beta``, ``beta <= 1``): when that stays below
+    ``cutoff`` the second half is not encoded apart (a warm cache: the probe costs one
+    call). The work is at least a byte looked up a character, so from ``cutoff``
+    characters after the probe the others pay whatever it finds: then none is encoded
+    (empty lists), and every batch can go to the workers from the start."""
+    total = int(ends[-1])
+    if total - int(ends[probe - 1]) >= cutoff:
+        return [], [], True
+    half = min(int(np.searchsorted(ends, int(ends[probe - 1]) // 2)) + 1, probe)
+    counts, results, parts = [_counters(encoder.cache)], [], []
+    for a, b in itertools.pairwise([0, half, probe]):
+        results.append(here(texts[a:b]))
+        counts.append(_counters(encoder.cache))
+        parts.append(b)
+        if b == probe or (b == half and _first_half_below(counts, ends, b, cutoff, shared_only)):
+            break
+    chars = [int(ends[half - 1]), int(ends[parts[-1] - 1])]
+    if len(parts) == 1:  # the first half alone: its merges go as the characters
+        counts = [counts[0], counts[0], counts[1]]
+    work = _rest_work(counts, chars, total, shared_only)
+    work += 0 if shared_only else TEXT_WORK * (len(texts) - parts[-1])
+    return results, parts, work >= cutoff
+
+
+def _first_half_below(
+    counts: list[tuple[int, int, int]], ends: np.ndarray, half: int, cutoff: int, shared_only: bool
+) -> bool:
+    """Whether the work after the probe's first half, its merges taken as the characters
+    (more than the two halves would find), stays below ``cutoff``."""
+    chars = int(ends[half - 1])
+    work = _rest_work([counts[0], counts[0], counts[1]], [chars, chars], int(ends[-1]), shared_only)
+    return work + (0 if shared_only else TEXT_WORK * (len(ends) - half)) < cutoff
 
 
 def _in_threads(
@@ -406,22 +458,24 @@ def _in_threads(
     pending: list[Learned] = []  # words the threads encoded, not yet in encoder's cache
     job = functools.partial(_thread_job, threading.local(), encoder, pending)
     here = functools.partial(_here_job, encoder)
-    # the probe: the texts up to the first that reaches THREAD_BATCH_CHARS, within the first
-    # batch (size is at least that); small, as no thread runs meanwhile
-    probe = min(int(np.searchsorted(ends, THREAD_BATCH_CHARS)) + 1, len(pieces))
+    # the probe: the texts up to the first that reaches PROBE_CHARS, within the first batch
+    # (size is at least that); small, as no thread runs meanwhile
+    probe = min(int(np.searchsorted(ends, PROBE_CHARS)) + 1, len(pieces))
     done, joined = 0, []  # texts handed on; ids of the pieces of the next text so far
     try:
-        probed, pays = _probed(encoder, pieces, ends, probe, here, THREAD_WORK, shared_only=True)
+        probed, parts, pays = _probed(
+            encoder, pieces, ends, probe, here, THREAD_WORK, shared_only=True
+        )
+        bounds = [0, *parts]  # the probe's halves are batches of their own
         if pays:
-            bounds = batch_bounds(ends, size)
-            if probed:  # the probe is a batch of its own
-                bounds[:1] = [0, probe] if probe < bounds[1] else [0]
+            bounds += [b for b in batch_bounds(ends, size) if b > bounds[-1]]
             batches = [pieces[a:b] for a, b in itertools.pairwise(bounds)]
             encoder.compile()  # before the threads, not in each
             rest = map_in_threads(job, batches[len(probed) :], workers, here=here)
         else:  # the rest in one call, as with one worker: no cost a batch
-            batches = [pieces[:probe], pieces[probe:]] if probe < len(pieces) else [pieces]
-            rest = map(here, batches[1:])
+            bounds += [len(pieces)] if bounds[-1] < len(pieces) else []
+            batches = [pieces[a:b] for a, b in itertools.pairwise(bounds)]
+            rest = map(here, batches[len(probed) :])
         for batch, (ids, id_ends) in zip(batches, itertools.chain(probed, rest), strict=True):
             slices = _slices(encoder, ids, id_ends)
             if counts is None:  # no text was cut: a piece is a text
@@ -449,9 +503,13 @@ def _in_processes(
     ids, the batches after the first on ``workers`` processes when their work reaches
     :data:`POOL_WORK`."""
     bounds = batch_bounds(ends, size)
-    batches = [texts[a:b] for a, b in itertools.pairwise(bounds)]
     here = functools.partial(encode_texts, encoder)
-    probed, pays = _probed(encoder, texts, ends, bounds[1], here, POOL_WORK, shared_only=False)
+    probed, parts, pays = _probed(
+        encoder, texts, ends, bounds[1], here, POOL_WORK, shared_only=False
+    )
+    after = [b for b in bounds[1:] if b > max(parts, default=0)]
+    bounds = [0, *parts, *after]  # the probe's parts are batches of their own
+    batches = [texts[a:b] for a, b in itertools.pairwise(bounds)]
     if pays:
         encoder.compile()  # before the fork, not in each
         job = functools.partial(_encode_job, encoder)
@@ -460,7 +518,7 @@ def _in_processes(
             map_in_order(job, batches[len(probed) :], workers, here=here),
         )
     else:
-        rest = map(here, batches[1:])
+        rest = map(here, batches[len(probed) :])
     return zip(batches, itertools.chain(probed, rest), strict=True)  # built as they arrive
 
 
