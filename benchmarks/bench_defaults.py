@@ -24,8 +24,9 @@ takes a default with a stated target and checks the target on a second kind of d
   threads no slower than one from there on all three and on two checks (``ova`` at
   ``d = 50``, ``hs``).
 * **the tokenizers' encoding cut-offs** (:mod:`defaults_text`): ``encode_batch`` on threads
-  or processes when the work of the batches after the first (bytes looked up + 12 x bytes
-  merged + 1.5 x ids, at the first batch's rate, + 170 x texts) reaches ``THREAD_WORK`` / ``POOL_WORK``; measured on
+  or processes when the work of the texts after a probe (bytes looked up + 12 x bytes
+  merged + 1.5 x ids, carried from the probe's two halves, + 170 x texts) reaches
+  ``THREAD_WORK`` / ``POOL_WORK``; measured on
   NewsArticles, the health tweets, Han text without spaces and long agglutinative-like
   words: the rule no slower than the better of one worker and two (within 5%), and two
   threads >= 1.6x one from 1M characters.
@@ -33,6 +34,7 @@ takes a default with a stated target and checks the target on a second kind of d
     python benchmarks/bench_defaults.py
     python benchmarks/bench_defaults.py --quick    # 20,000 rows, smaller sets, fewer repeats
     python benchmarks/bench_defaults.py --only classifier text
+    python benchmarks/bench_defaults.py --realtime # as root on a shared machine: SCHED_FIFO
 """
 
 from __future__ import annotations
@@ -51,7 +53,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 import corpora
 import defaults_classifier
 import defaults_text
-from timing import machine, print_targets
+from timing import machine, print_targets, realtime
 
 from rowbook.data.spill import id_bytes
 from rowbook.data.synthetic_vectors import clustered_vectors
@@ -222,8 +224,20 @@ def main(argv: list[str] | None = None) -> int:
         "--only", nargs="+", choices=PARTS, default=PARTS, help="which defaults (all by default)"
     )
     parser.add_argument("--repeat", type=int, default=None, help="repetitions a timing (median)")
+    parser.add_argument(
+        "--realtime",
+        action="store_true",
+        help="run under SCHED_FIFO (root): other processes wait, as on an idle machine",
+    )
     args = parser.parse_args(argv)
-    print(machine(), f"load average at the start: {os.getloadavg()[0]:.1f}")
+    fifo = args.realtime and realtime()
+    if args.realtime and not fifo:
+        print("--realtime: SCHED_FIFO not allowed here (needs root); timing as an ordinary process")
+    print(
+        machine(),
+        f"load average at the start: {os.getloadavg()[0]:.1f}",
+        "(SCHED_FIFO)" if fifo else "",
+    )
     targets = []
     if "spill" in args.only:
         with tempfile.TemporaryDirectory() as folder:

@@ -1,12 +1,13 @@
 """The tokenizers' encoding defaults on text they were not chosen on (rows of ``bench_defaults.py``).
 
-``ByteLevelBPE.encode_batch`` (:mod:`rowbook.text.bpe.batch`) encodes the first batch on the
-calling thread and counts its work (bytes looked up,
+``ByteLevelBPE.encode_batch`` (:mod:`rowbook.text.bpe.batch`) encodes a probe on the
+calling thread (:data:`~rowbook.text.bpe.batch.PROBE_CHARS` with GPT-2's settings, the first
+batch with the others; in two halves) and counts its work (bytes looked up,
 :data:`~rowbook.text.bpe.batch.MERGE_WORK` for each byte of the words merged,
 :data:`~rowbook.text.bpe.batch.ID_WORK` for each id, and
 :data:`~rowbook.text.bpe.batch.TEXT_WORK` for each text left: a cost model fitted by
-``fit_encode_cutoff.py``); the other
-batches go to threads when their work, at that rate, reaches
+``fit_encode_cutoff.py``); the other batches go to threads when their work, carried to
+them (the merges as new words grow, from the halves), reaches
 :data:`~rowbook.text.bpe.batch.THREAD_WORK` (GPT-2's settings: threads share the compiled
 pass), or to forked processes from :data:`~rowbook.text.bpe.batch.POOL_WORK` (other
 settings). The target: one worker and two forced (the cut-off set to 0), and the default
