@@ -1,8 +1,7 @@
 """The tokenizers' encoding defaults on text they were not chosen on (rows of ``bench_defaults.py``).
 
 ``ByteLevelBPE.encode_batch`` (:mod:`rowbook.text.bpe.batch`) encodes a probe on the
-calling thread (:data:`~rowbook.text.bpe.batch.PROBE_CHARS` with GPT-2's settings, the first
-batch with the others; in two halves) and counts its work (bytes looked up,
+calling thread (:data:`~rowbook.text.bpe.batch.PROBE_CHARS`, in two halves) and counts its work (bytes looked up,
 :data:`~rowbook.text.bpe.batch.MERGE_WORK` for each byte of the words merged,
 :data:`~rowbook.text.bpe.batch.ID_WORK` for each id, and
 :data:`~rowbook.text.bpe.batch.TEXT_WORK` for each text left: a cost model fitted by

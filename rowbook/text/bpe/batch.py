@@ -20,7 +20,7 @@ hold no cycles, and the collections their number sets off walked every live obje
 then go straight to the oldest generation (:func:`gc_paused`).
 
 With ``workers > 1`` the texts are cut into batches (about eight per worker) and the first
-:data:`PROBE_CHARS` (with processes: the first batch) are encoded here, a probe, in two
+:data:`PROBE_CHARS` are encoded here, a probe, in two
 halves: their work (bytes looked up, :data:`MERGE_WORK` for each byte of the words merged,
 :data:`ID_WORK` for each id gathered;
 :attr:`WordCache.read <rowbook.text.bpe.word_cache.WordCache.read>`,
@@ -139,10 +139,12 @@ BATCH_CHARS = 1 << 17  # the smallest batch sent to a worker process
 REGEX_BATCH_CHARS = 1 << 15
 BATCHES_PER_WORKER = 8  # fewer leave a process idle at the end; 16 or 32 measured no better
 THREAD_BATCH_CHARS = 1 << 14  # the smallest piece a thread encodes: longer texts are cut
-#: What encode_batch encodes first alone on GPT-2's settings to count the work of the rest,
-#: in two halves (the second not apart when the first shows the rest below THREAD_WORK).
-#: 16,384 before the halves: the rule then took 0.72-0.76 of two threads' time on 65K
-#: characters of Han text, cold (a quarter of it encoded alone); 2,048 measured the same.
+#: What encode_batch encodes first alone to count the work of the rest, in two halves (the
+#: second not apart when the first shows the rest below the cut-off). Before the halves:
+#: 16,384 characters for threads, the first batch (128K and more) for processes; the rule
+#: took 0.72-0.76 of two threads' time on 65K characters of Han text, cold (a quarter of it
+#: encoded alone), and 0.88 of two processes' at 1M (0.91 and 1.00 now); 2,048 measured
+#: the same as 4,096.
 PROBE_CHARS = 1 << 12
 TEXT_LIST_IDS = 256  # ids a text on average from which each text's list is made alone
 
@@ -522,9 +524,8 @@ def _in_processes(
     :data:`POOL_WORK`."""
     bounds = batch_bounds(ends, size)
     here = functools.partial(encode_texts, encoder)
-    probed, parts, pays = _probed(
-        encoder, texts, ends, bounds[1], here, POOL_WORK, shared_only=False
-    )
+    probe = min(int(np.searchsorted(ends, PROBE_CHARS)) + 1, bounds[1])  # within the first
+    probed, parts, pays = _probed(encoder, texts, ends, probe, here, POOL_WORK, shared_only=False)
     after = [b for b in bounds[1:] if b > max(parts, default=0)]
     bounds = [0, *parts, *after]  # the probe's parts are batches of their own
     batches = [texts[a:b] for a, b in itertools.pairwise(bounds)]
