@@ -186,8 +186,10 @@ def probe_rows(kinds: dict[str, list[str]], probes=(2_048, 4_096, 8_192, 16_384)
                     encoder.plain_ids(texts[a:b])
                     counts.append(batch._counters(encoder.cache))
                 chars, total = [int(ends[half - 1]), int(ends[probe - 1])], int(ends[-1])
-                halves = batch._rest_work(counts, chars, total, shared_only=True)
-                linear = batch._rest_work([counts[0], *counts[::2]], chars, total, True)
+                halves = batch._rest_work(counts, chars, total, (batch.MERGE_WORK, 0, 0))
+                linear = batch._rest_work(
+                    [counts[0], *counts[::2]], chars, total, (batch.MERGE_WORK, 0, 0)
+                )
                 read, merged, _ = counts[-1]
                 encoder.plain_ids(texts[probe:])
                 cache = encoder.cache

@@ -618,6 +618,7 @@ def test_the_probe_counts_the_merges_of_the_rest_as_new_words_grow(plain_model):
     repeating = [" ".join(vocab[i] for i in row) for row in draws]
     unseen = [" ".join(vocab[i] for i in range(k, k + 5)) for k in range(0, 20_000, 5)]
     encoder = copy.deepcopy(plain_model)._encoder
+    weights = (bpe_batch.MERGE_WORK, 0, 0)  # the threads' count
     for texts, want_low, want_high in [(repeating, 0.7, 1.5), (unseen, 0.9, 1.1)]:
         ends = np.cumsum([len(t) for t in texts])
         probe = int(np.searchsorted(ends, 4_096)) + 1
@@ -628,8 +629,8 @@ def test_the_probe_counts_the_merges_of_the_rest_as_new_words_grow(plain_model):
             encoder.plain_ids(texts[a:b])
             counts.append(bpe_batch._counters(encoder.cache))
         chars = [int(ends[half - 1]), int(ends[probe - 1])]
-        estimate = bpe_batch._rest_work(counts, chars, int(ends[-1]), shared_only=True)
-        linear = bpe_batch._rest_work([counts[0], *counts[::2]], chars, int(ends[-1]), True)
+        estimate = bpe_batch._rest_work(counts, chars, int(ends[-1]), weights)
+        linear = bpe_batch._rest_work([counts[0], *counts[::2]], chars, int(ends[-1]), weights)
         read, merged, _ = counts[-1]
         encoder.plain_ids(texts[probe:])
         true = encoder.cache.read - read + bpe_batch.MERGE_WORK * (encoder.cache.merged - merged)

@@ -37,7 +37,8 @@ looked up a character, from as many characters after the probe as the cut-off th
 no probe: every batch goes to the workers at once. The constants are fitted on NewsArticles
 lines and checked on three other texts, and the cut-offs are the CPU a second worker adds
 (``benchmarks/fit_encode_cutoff.py``). Threads count only the work they share: the lists
-of ids and the Encodings are the calling thread's either way. From :data:`THREAD_WORK`
+of ids and the Encodings are the calling thread's either way; processes do not count the
+merges, since each merges the words new to it and hands them back (:data:`Weights`). From :data:`THREAD_WORK`
 the rest is shared by this thread and ``workers - 1`` others (GPT-2's compiled pre-split,
 :func:`rowbook.fork_pool.map_in_threads`; batches of at least :data:`THREAD_BATCH_CHARS`),
 from :data:`POOL_WORK` by this process and ``workers - 1`` forked
@@ -129,7 +130,15 @@ MERGE_WORK = 12  # a byte merged (84 ns)
 ID_WORK = 1.5  # an id gathered and made into a list (10.6 ns)
 TEXT_WORK = 170  # a text: its list and its Encoding (1.2 us)
 THREAD_WORK = 440_000  # from which a second thread pays: the CPU it adds, 2.6 ms + 19% (3.2 ms)
-POOL_WORK = 16 << 20  # from which forked processes pay (6 << 20 bytes in the units before)
+#: The work (bytes looked up, ids and texts: merges not counted) from which forked
+#: processes pay. 16 << 20 with the merges counted, the probe the first batch and one
+#: worker's texts in one call: two processes then paid 1.09-1.28x one on NewsArticles and the
+#: tweets at 2-4M characters where the rule kept one (12 of 20 rows within 5% of the better,
+#: idle), yet not on long agglutinative-like words at 2M cold (0.86-0.91x), whose merges made
+#: the most work. Each process merges its own words (two cold ones the same words) and hands
+#: them back, so it is the regex and the lookups that processes share; at 4.5M of those the
+#: rule chose the faster way on all 20 rows, twice (bench_defaults.py --only text).
+POOL_WORK = 9 << 19
 BATCH_CHARS = 1 << 17  # the smallest batch sent to a worker process
 #: Characters cut into words by the regex and encoded at a time in one process (settings
 #: other than GPT-2's): the words' lists stay in the CPU's caches. ``encode_batch`` of 1M
@@ -287,6 +296,12 @@ def _encode_part(encoder: Encoder, texts: Sequence[str]) -> BatchIds:
     return ids_of, prefixed
 
 
+Weights = tuple[float, float, float]
+"""What a byte merged, an id gathered and a text weigh in the work a probe counts, in bytes
+looked up: for threads ``(MERGE_WORK, 0, 0)`` (the lists and ``Encoding`` s are the calling
+thread's whatever the others do), for processes ``(0, ID_WORK, TEXT_WORK)``."""
+
+
 Packed = tuple[np.ndarray, np.ndarray, dict[int, list[int]], Learned]
 """A worker's batch: all ids ``(N,)`` as ``int32``, ids per text ``(B,)``, prefixed positions,
 and the words the worker encoded for it, as arrays (what it adds to the parent's cache)."""
@@ -388,14 +403,14 @@ def _counters(cache: WordCache) -> tuple[int, int, int]:
 
 
 def _rest_work(
-    counts: list[tuple[int, int, int]], chars: list[int], total: int, shared_only: bool
+    counts: list[tuple[int, int, int]], chars: list[int], total: int, weights: Weights
 ) -> float:
     """The work of a text's characters after a probe's, in bytes looked up, from the cache's
     :func:`_counters` before, between and after the probe's two halves (``counts``), the
     characters at the end of each half (``chars``) and the text's (``total``).
 
-    Bytes looked up and ids gathered (:data:`ID_WORK` each, not with ``shared_only``) go as
-    the characters. The bytes merged (:data:`MERGE_WORK` each) are those of words not seen
+    ``weights``: what a byte merged, an id and a text weigh (:data:`Weights`). Bytes looked
+    up and ids gathered go as the characters. The bytes merged are those of words not seen
     before, which grow as a power of the text read (Heaps' law), ``n ** beta``, ``beta`` from
     the halves: 1 where the second merged as much as the first (Han text without spaces,
     each clause one word), about 0.8 on English-like lines, whose words come again. Cold,
@@ -406,14 +421,15 @@ def _rest_work(
     """
     (read0, merged0, ids0), (_, merged1, _), (read2, merged2, ids2) = counts
     linear = (total - chars[1]) / max(chars[1], 1)
-    work = (read2 - read0) * linear + (0 if shared_only else ID_WORK * (ids2 - ids0) * linear)
+    merge_work, id_work, _ = weights
+    work = (read2 - read0 + id_work * (ids2 - ids0)) * linear
     first, both = merged1 - merged0, merged2 - merged0
     if both == 0:
         return work
     beta = 1.0
     if 0 < first < both and chars[0] < chars[1]:
         beta = min(1.0, math.log(both / first) / math.log(chars[1] / chars[0]))
-    return work + MERGE_WORK * both * ((total / chars[1]) ** beta - 1)
+    return work + merge_work * both * ((total / chars[1]) ** beta - 1)
 
 
 def _probed(
@@ -423,12 +439,12 @@ def _probed(
     probe: int,
     here: Callable,
     cutoff: int,
-    shared_only: bool,
+    weights: Weights,
 ) -> tuple[list, list[int], bool]:
     """The first texts (which end at ``ends``) encoded here, up to ``probe`` in two halves,
     their results and where they end, and whether the work of the others
-    (:func:`_rest_work`, and :data:`TEXT_WORK` a text unless ``shared_only``: threads leave
-    the results to the calling thread) reaches ``cutoff``: then they pay on other workers.
+    (:func:`_rest_work` with ``weights``, and the texts left) reaches ``cutoff``: then they
+    pay on other workers.
 
     The first half alone, its merges taken as the characters, gives more work than both
     halves (their merges growing as ``n ** beta``, ``beta <= 1``): when that stays below
@@ -445,24 +461,23 @@ def _probed(
         results.append(here(texts[a:b]))
         counts.append(_counters(encoder.cache))
         parts.append(b)
-        if b == probe or (b == half and _first_half_below(counts, ends, b, cutoff, shared_only)):
+        if b == probe or (b == half and _first_half_below(counts, ends, b, cutoff, weights)):
             break
     chars = [int(ends[half - 1]), int(ends[parts[-1] - 1])]
     if len(parts) == 1:  # the first half alone: its merges go as the characters
         counts = [counts[0], counts[0], counts[1]]
-    work = _rest_work(counts, chars, total, shared_only)
-    work += 0 if shared_only else TEXT_WORK * (len(texts) - parts[-1])
+    work = _rest_work(counts, chars, total, weights) + weights[2] * (len(texts) - parts[-1])
     return results, parts, work >= cutoff
 
 
 def _first_half_below(
-    counts: list[tuple[int, int, int]], ends: np.ndarray, half: int, cutoff: int, shared_only: bool
+    counts: list[tuple[int, int, int]], ends: np.ndarray, half: int, cutoff: int, weights: Weights
 ) -> bool:
     """Whether the work after the probe's first half, its merges taken as the characters
     (more than the two halves would find), stays below ``cutoff``."""
     chars = int(ends[half - 1])
-    work = _rest_work([counts[0], counts[0], counts[1]], [chars, chars], int(ends[-1]), shared_only)
-    return work + (0 if shared_only else TEXT_WORK * (len(ends) - half)) < cutoff
+    work = _rest_work([counts[0], counts[0], counts[1]], [chars, chars], int(ends[-1]), weights)
+    return work + weights[2] * (len(ends) - half) < cutoff
 
 
 def _in_threads(
@@ -484,7 +499,7 @@ def _in_threads(
     done, joined = 0, []  # texts handed on; ids of the pieces of the next text so far
     try:
         probed, parts, pays = _probed(
-            encoder, pieces, ends, probe, here, THREAD_WORK, shared_only=True
+            encoder, pieces, ends, probe, here, THREAD_WORK, (MERGE_WORK, 0, 0)
         )
         bounds = [0, *parts]  # the probe's halves are batches of their own
         if pays:
@@ -525,7 +540,8 @@ def _in_processes(
     bounds = batch_bounds(ends, size)
     here = functools.partial(encode_texts, encoder)
     probe = min(int(np.searchsorted(ends, PROBE_CHARS)) + 1, bounds[1])  # within the first
-    probed, parts, pays = _probed(encoder, texts, ends, probe, here, POOL_WORK, shared_only=False)
+    weights = (0, ID_WORK, TEXT_WORK)  # a process merges its own words: merges not counted
+    probed, parts, pays = _probed(encoder, texts, ends, probe, here, POOL_WORK, weights)
     after = [b for b in bounds[1:] if b > max(parts, default=0)]
     bounds = [0, *parts, *after]  # the probe's parts are batches of their own
     batches = [texts[a:b] for a, b in itertools.pairwise(bounds)]
