@@ -166,7 +166,7 @@ def fit(rows: list[tuple], id_ns: float, text_ns: float) -> tuple[np.ndarray, fl
 def probe_rows(kinds: dict[str, list[str]], probes=(2_048, 4_096, 8_192, 16_384)) -> None:
     """Print, for each text cold at 65K, 262K and 1M characters, the rest's shared work
     estimated from probes of ``probes`` characters in two halves (Heaps' law) and as the
-    characters, over the work the rest then does (:func:`batch._rest_work`'s counts)."""
+    characters, over the work the rest then does (:func:`batch.probe_estimates`)."""
     print("| text | characters | " + " | ".join(f"{p // 1024}K: halves / as chars" for p in probes))
     print("|---|---:|" + "---:|" * len(probes))
     for name, lines in kinds.items():
@@ -175,27 +175,13 @@ def probe_rows(kinds: dict[str, list[str]], probes=(2_048, 4_096, 8_192, 16_384)
         rest = lines[len(train) :]
         for size in (65_536, 262_144, 1_048_576):
             texts = defaults_text._first_chars(rest, size)
-            ends = np.cumsum([len(t) for t in texts])
             cells = []
             for probe_chars in probes:
-                probe = int(np.searchsorted(ends, probe_chars)) + 1
-                half = int(np.searchsorted(ends, ends[probe - 1] // 2)) + 1
                 encoder.cache.clear()
-                counts = [batch._counters(encoder.cache)]
-                for a, b in [(0, half), (half, probe)]:
-                    encoder.plain_ids(texts[a:b])
-                    counts.append(batch._counters(encoder.cache))
-                chars, total = [int(ends[half - 1]), int(ends[probe - 1])], int(ends[-1])
-                halves = batch._rest_work(counts, chars, total, (batch.MERGE_WORK, 0, 0))
-                linear = batch._rest_work(
-                    [counts[0], *counts[::2]], chars, total, (batch.MERGE_WORK, 0, 0)
-                )
-                read, merged, _ = counts[-1]
-                encoder.plain_ids(texts[probe:])
-                cache = encoder.cache
-                true = cache.read - read + batch.MERGE_WORK * (cache.merged - merged)
+                weights = (batch.MERGE_WORK, 0, 0)
+                halves, linear, true = batch.probe_estimates(encoder, texts, probe_chars, weights)
                 cells.append(f"{halves / true:.2f} / {linear / true:.2f}")
-            print(f"| {name} | {int(ends[-1]):,} | " + " | ".join(cells) + " |", flush=True)
+            print(f"| {name} | {sum(map(len, texts)):,} | " + " | ".join(cells) + " |", flush=True)
 
 
 def main(argv: list[str] | None = None) -> int:

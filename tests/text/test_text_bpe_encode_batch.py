@@ -620,20 +620,8 @@ def test_the_probe_counts_the_merges_of_the_rest_as_new_words_grow(plain_model):
     encoder = copy.deepcopy(plain_model)._encoder
     weights = (bpe_batch.MERGE_WORK, 0, 0)  # the threads' count
     for texts, want_low, want_high in [(repeating, 0.7, 1.5), (unseen, 0.9, 1.1)]:
-        ends = np.cumsum([len(t) for t in texts])
-        probe = int(np.searchsorted(ends, 4_096)) + 1
-        half = int(np.searchsorted(ends, ends[probe - 1] // 2)) + 1
         encoder.cache.clear()
-        counts = [bpe_batch._counters(encoder.cache)]
-        for a, b in [(0, half), (half, probe)]:
-            encoder.plain_ids(texts[a:b])
-            counts.append(bpe_batch._counters(encoder.cache))
-        chars = [int(ends[half - 1]), int(ends[probe - 1])]
-        estimate = bpe_batch._rest_work(counts, chars, int(ends[-1]), weights)
-        linear = bpe_batch._rest_work([counts[0], *counts[::2]], chars, int(ends[-1]), weights)
-        read, merged, _ = counts[-1]
-        encoder.plain_ids(texts[probe:])
-        true = encoder.cache.read - read + bpe_batch.MERGE_WORK * (encoder.cache.merged - merged)
+        estimate, linear, true = bpe_batch.probe_estimates(encoder, texts, 4_096, weights)
         assert want_low <= estimate / true <= want_high
         if texts is repeating:
             assert linear / true > 2  # the characters alone overshoot (2.4x)

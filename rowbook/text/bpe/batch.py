@@ -122,6 +122,7 @@ __all__ = [
     "encode_texts",
     "gc_paused",
     "join_segments",
+    "probe_estimates",
 ]
 
 # work in bytes looked up (7.3 ns of one worker's CPU), fitted on NewsArticles lines and checked
@@ -430,6 +431,30 @@ def _rest_work(
     if 0 < first < both and chars[0] < chars[1]:
         beta = min(1.0, math.log(both / first) / math.log(chars[1] / chars[0]))
     return work + merge_work * both * ((total / chars[1]) ** beta - 1)
+
+
+def probe_estimates(
+    encoder: Encoder, texts: Sequence[str], probe_chars: int, weights: Weights
+) -> tuple[float, float, float]:
+    """How a probe carries to the rest, on a :attr:`~Encoder.plain` encoder and its cache as
+    it is: the work of the texts after the first ``probe_chars`` characters estimated from
+    the probe's two halves (:func:`_rest_work`), estimated as its characters (merges too),
+    and the work the rest then does, in the units of ``weights``' merges (ids not counted).
+    For the tests and ``benchmarks/fit_encode_cutoff.py --probe``."""
+    ends = length_ends(texts)
+    probe = int(np.searchsorted(ends, probe_chars)) + 1
+    half = int(np.searchsorted(ends, ends[probe - 1] // 2)) + 1
+    counts = [_counters(encoder.cache)]
+    for a, b in [(0, half), (half, probe)]:
+        encoder.plain_ids(texts[a:b])
+        counts.append(_counters(encoder.cache))
+    chars, total = [int(ends[half - 1]), int(ends[probe - 1])], int(ends[-1])
+    halves = _rest_work(counts, chars, total, weights)
+    linear = _rest_work([counts[0], *counts[::2]], chars, total, weights)
+    read, merged, _ = counts[-1]
+    encoder.plain_ids(texts[probe:])
+    true = encoder.cache.read - read + weights[0] * (encoder.cache.merged - merged)
+    return halves, linear, true
 
 
 def _probed(
