@@ -20,29 +20,27 @@ hold no cycles, and the collections their number sets off walked every live obje
 then go straight to the oldest generation (:func:`gc_paused`).
 
 With ``workers > 1`` the texts are cut into batches (about eight per worker) and the first
-:data:`PROBE_CHARS` are encoded here, a probe, in two
-halves: their work (bytes looked up, :data:`MERGE_WORK` for each byte of the words merged,
-:data:`ID_WORK` for each id gathered;
+:data:`PROBE_CHARS` are encoded here, a probe, in two halves: their work (bytes looked up,
+:data:`MERGE_WORK` for each byte of the words merged, :data:`ID_WORK` for each id gathered;
 :attr:`WordCache.read <rowbook.text.bpe.word_cache.WordCache.read>`,
 :attr:`~rowbook.text.bpe.word_cache.WordCache.merged`,
 :attr:`~rowbook.text.bpe.word_cache.WordCache.gathered`), carried to the characters left
 (the merges as new words grow, from how many fewer the second half merged: Heaps' law,
 :func:`_rest_work`), with :data:`TEXT_WORK` for each text left, says whether the others pay
-on other workers: a
-cost model of one worker's CPU time, not a count of characters, since a character of Han
-text without spaces costs five to six of English cold (three bytes, and long words each
-new), a warm cache costs a third of a cold one, and many short texts cost more than one
-long one (a list and an :class:`Encoding` each). Since the work is at least a byte
-looked up a character, from as many characters after the probe as the cut-off there is
-no probe: every batch goes to the workers at once. The constants are fitted on NewsArticles
-lines and checked on three other texts, and the cut-offs are the CPU a second worker adds
-(``benchmarks/fit_encode_cutoff.py``). Threads count only the work they share: the lists
-of ids and the Encodings are the calling thread's either way; processes do not count the
-merges, since each merges the words new to it and hands them back (:data:`Weights`). From :data:`THREAD_WORK`
-the rest is shared by this thread and ``workers - 1`` others (GPT-2's compiled pre-split,
-:func:`rowbook.fork_pool.map_in_threads`; batches of at least :data:`THREAD_BATCH_CHARS`),
-from :data:`POOL_WORK` by this process and ``workers - 1`` forked
-ones (the other settings; batches of at least :data:`BATCH_CHARS`;
+on other workers: a cost model of one worker's CPU time, not a count of characters, since
+a character of Han text without spaces costs five to six of English cold (three bytes, and
+long words each new), a warm cache costs a third of a cold one, and many short texts cost
+more than one long one (a list and an :class:`Encoding` each). Since the work is at least a
+byte looked up a character, from as many characters after the probe as the cut-off there
+is no probe: every batch goes to the workers at once. The constants are fitted on
+NewsArticles lines and checked on three other texts, and the cut-offs are the CPU a second
+worker adds (``benchmarks/fit_encode_cutoff.py``). Threads count only the work they share:
+the lists of ids and the Encodings are the calling thread's either way; processes do not
+count the merges, since each merges the words new to it and hands them back
+(:data:`Weights`). From :data:`THREAD_WORK` the rest is shared by this thread and
+``workers - 1`` others (GPT-2's compiled pre-split, :func:`rowbook.fork_pool.map_in_threads`;
+batches of at least :data:`THREAD_BATCH_CHARS`), from :data:`POOL_WORK` by this process and
+``workers - 1`` forked ones (the other settings; batches of at least :data:`BATCH_CHARS`;
 :func:`rowbook.fork_pool.map_in_order`, the pool that counts words for training). On threads
 a text longer than two batches is cut into pieces of about a batch
 (:func:`rowbook.text.bpe.presplit.cut_text`: only where GPT-2's pattern ends a word whatever
