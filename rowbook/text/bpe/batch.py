@@ -151,9 +151,11 @@ THREAD_BATCH_CHARS = 1 << 14  # the smallest piece a thread encodes: longer text
 #: second not apart when the first shows the rest below the cut-off). Before the halves:
 #: 16,384 characters for threads, the first batch (128K and more) for processes; the rule
 #: took 0.72-0.76 of two threads' time on 65K characters of Han text, cold (a quarter of it
-#: encoded alone), and 0.88 of two processes' at 1M (0.91 and 1.00 now); 2,048 measured
-#: the same as 4,096.
-PROBE_CHARS = 1 << 12
+#: encoded alone), and 0.88 of two processes' at 1M. 4,096 and 2,048 made the same choices
+#: on the four texts of bench_defaults.py and on two more (one CJK character a token, the
+#: generated mail's words); 2,048 costs half as much alone: the rule within 5% of the
+#: better of one and two threads on 33 and 34 of 36 rows, 4,096 on 32 and 32 (idle).
+PROBE_CHARS = 1 << 11
 TEXT_LIST_IDS = 256  # ids a text on average from which each text's list is made alone
 
 
@@ -413,10 +415,10 @@ def _rest_work(
     before, which grow as a power of the text read (Heaps' law), ``n ** beta``, ``beta`` from
     the halves: 1 where the second merged as much as the first (Han text without spaces,
     each clause one word), about 0.8 on English-like lines, whose words come again. Cold,
-    from a probe of 4,096 characters of NewsArticles, the rest's work came out 0.90x the
-    true work at 65K characters and 1.10x at 1M this way, 1.61x and 3.03x taken as the
-    characters; on the tweets and long agglutinative-like words 1.09-1.86x against
-    1.42-2.69x, on Han text 1.00x both ways (``fit_encode_cutoff.py --probe``).
+    from a probe of 2,048 characters of NewsArticles, the rest's work came out 1.13x the
+    true work at 65K characters and 1.54x at 1M this way, 1.83x and 3.47x taken as the
+    characters; on the tweets and long agglutinative-like words 0.88-1.53x against
+    1.43-2.89x, on Han text 0.99x and 1.01-1.02x (``fit_encode_cutoff.py --probe``).
     """
     (read0, merged0, ids0), (_, merged1, _), (read2, merged2, ids2) = counts
     linear = (total - chars[1]) / max(chars[1], 1)
