@@ -200,9 +200,9 @@ def read_corpus(
     long the corpus; the ids, and so anything trained on them, are the same.
 
     ``workers`` processes (``None``: one per core the process may use) read a file corpus
-    side by side, over byte ranges of its files (:mod:`rowbook.data.scan`); the vocabulary, its order and the
-    ids are those of one process, byte for byte. ``max_vocab_size`` pruning, standard
-    input and token lists read on one.
+    side by side, over byte ranges of its files (:mod:`rowbook.data.scan`); the vocabulary,
+    its order and the ids are those of one process, byte for byte. ``max_vocab_size``
+    pruning, standard input and token lists read on one.
 
     Examples
     --------
