@@ -57,7 +57,7 @@ from timing import machine, print_targets, realtime
 
 from rowbook.data.spill import id_bytes
 from rowbook.data.synthetic_vectors import clustered_vectors
-from rowbook.text.bpe import batch
+from rowbook.text.bpe import cutoff
 from rowbook.vectors.calibrate import recall_per_query
 from rowbook.vectors.index import VectorIndex
 from rowbook.vectors.neighbors import top_k_rows, unit_rows
@@ -187,9 +187,11 @@ def print_text(quick: bool, repeat: int) -> list[tuple[str, float, float]]:
     kinds = defaults_text.text_kinds(generated_text, _tweets_text)
     print(
         "\n`encode_batch` on one worker, on two forced, and `workers=2` under the rule (the "
-        f"first batch's work, bytes looked up + {batch.MERGE_WORK} x bytes merged + "
-        f"{batch.ID_WORK} x ids, scaled to the rest, + {batch.TEXT_WORK} x texts: threads from {batch.THREAD_WORK:,}, GPT-2's settings; processes from "
-        f"{batch.POOL_WORK:,}, a prefix space); wall ms one / two / rule, two / one, rule / "
+        f"work of a probe of {cutoff.PROBE_CHARS:,} characters carried to the rest: threads "
+        f"bytes looked up + {cutoff.MERGE_WORK} x bytes merged, from {cutoff.THREAD_WORK:,}, "
+        f"GPT-2's settings; processes bytes looked up + {cutoff.ID_WORK} x ids + "
+        f"{cutoff.TEXT_WORK} x texts, from {cutoff.POOL_WORK:,}, a prefix space); wall ms "
+        "one / two / rule, two / one, rule / "
         "best of the two, what the rule chose; for threads one worker's CPU ms and the "
         "process's CPU time two / one\n\n| text | characters a word | workers | characters | "
         "cache | one / two / rule, ms | two / one | best / rule | rule chose | CPU ms, one | "

@@ -35,7 +35,7 @@ from bench_defaults import _tweets_text, generated_text
 from timing import machine
 
 from rowbook.text import ByteLevelBPE
-from rowbook.text.bpe import batch
+from rowbook.text.bpe import batch, cutoff
 from rowbook.text.bpe.encoder import Encoder
 
 
@@ -74,14 +74,14 @@ def measure(bpe: ByteLevelBPE, texts: list[str], cold: bool, repeat: int) -> dic
     ("caller", "caller's batches", "other thread", and of the caller's own work its
     "lists" of ids, its "Encodings" and the words it "learn"s from the other thread)."""
     spent = _Spent()
-    saved = batch._thread_job, batch._here_job, batch.THREAD_WORK
+    saved = batch._thread_job, batch._here_job, cutoff.THREAD_WORK
     saved_own = batch._slices, batch.build_encodings, Encoder.learn
     batch._thread_job = spent.wrap("other thread", saved[0])
     batch._here_job = spent.wrap("caller's batches", saved[1])
     batch._slices = spent.wrap("lists", saved_own[0])
     batch.build_encodings = spent.wrap("Encodings", saved_own[1])
     Encoder.learn = spent.wrap("learn", saved_own[2], caller_only=True)  # threads learn too
-    batch.THREAD_WORK = 0
+    cutoff.THREAD_WORK = 0
     rows: dict[str, list[np.ndarray]] = {}
     try:
         for r in range(repeat + 1):
@@ -99,7 +99,7 @@ def measure(bpe: ByteLevelBPE, texts: list[str], cold: bool, repeat: int) -> dic
                             1e3 * np.array([wall, cpu, wait, wall - cpu - wait])
                         )
     finally:
-        batch._thread_job, batch._here_job, batch.THREAD_WORK = saved
+        batch._thread_job, batch._here_job, cutoff.THREAD_WORK = saved
         batch._slices, batch.build_encodings, Encoder.learn = saved_own
     return {role: np.median(values, axis=0) for role, values in rows.items()}
 

@@ -1,14 +1,14 @@
 """The tokenizers' encoding defaults on text they were not chosen on (rows of ``bench_defaults.py``).
 
 ``ByteLevelBPE.encode_batch`` (:mod:`rowbook.text.bpe.batch`) encodes a probe on the
-calling thread (:data:`~rowbook.text.bpe.batch.PROBE_CHARS`, in two halves) and counts its work (bytes looked up,
-:data:`~rowbook.text.bpe.batch.MERGE_WORK` for each byte of the words merged,
-:data:`~rowbook.text.bpe.batch.ID_WORK` for each id, and
-:data:`~rowbook.text.bpe.batch.TEXT_WORK` for each text left: a cost model fitted by
+calling thread (:data:`~rowbook.text.bpe.cutoff.PROBE_CHARS`, in two halves) and counts its work (bytes looked up,
+:data:`~rowbook.text.bpe.cutoff.MERGE_WORK` for each byte of the words merged,
+:data:`~rowbook.text.bpe.cutoff.ID_WORK` for each id, and
+:data:`~rowbook.text.bpe.cutoff.TEXT_WORK` for each text left: a cost model fitted by
 ``fit_encode_cutoff.py``); the other batches go to threads when their work, carried to
 them (the merges as new words grow, from the halves), reaches
-:data:`~rowbook.text.bpe.batch.THREAD_WORK` (GPT-2's settings: threads share the compiled
-pass), or to forked processes from :data:`~rowbook.text.bpe.batch.POOL_WORK` (other
+:data:`~rowbook.text.bpe.cutoff.THREAD_WORK` (GPT-2's settings: threads share the compiled
+pass), or to forked processes from :data:`~rowbook.text.bpe.cutoff.POOL_WORK` (other
 settings). The target: one worker and two forced (the cut-off set to 0), and the default
 (``workers=2`` under the rule) no slower than the faster of the two at every size. Measured
 on NewsArticles and on three other texts, each with a byte-level BPE of 8,000 entries
@@ -26,7 +26,7 @@ import corpora
 import numpy as np
 
 from rowbook.text import ByteLevelBPE
-from rowbook.text.bpe import batch
+from rowbook.text.bpe import batch, cutoff
 
 __all__ = ["cutoff_rows", "text_kinds"]
 
@@ -61,13 +61,13 @@ def _encode(bpe: ByteLevelBPE, texts: list[str], workers: int, cold: bool, rule:
     """``encode_batch``; ``rule=False``: on the workers asked for, whatever the work."""
     if cold:
         bpe._encoder.cache.clear()
-    saved = batch.THREAD_WORK, batch.POOL_WORK
+    saved = cutoff.THREAD_WORK, cutoff.POOL_WORK
     if not rule:
-        batch.THREAD_WORK = batch.POOL_WORK = 0
+        cutoff.THREAD_WORK = cutoff.POOL_WORK = 0
     try:
         bpe.encode_batch(texts, workers=workers)
     finally:
-        batch.THREAD_WORK, batch.POOL_WORK = saved
+        cutoff.THREAD_WORK, cutoff.POOL_WORK = saved
 
 
 def _chose_workers(bpe: ByteLevelBPE, texts: list[str], cold: bool) -> bool:

@@ -1,6 +1,6 @@
 """Fit ``encode_batch``'s cost model on one corpus and check it on the others (issue 37).
 
-:func:`rowbook.text.bpe.batch._work` counts a batch's work in units of a byte looked up:
+:func:`rowbook.text.bpe.cutoff.rest_work` counts a batch's work in units of a byte looked up:
 ``MERGE_WORK`` a byte merged, ``ID_WORK`` a token id (gathered, then made into a list by the
 calling thread, which holds the GIL), ``TEXT_WORK`` a text (its list and its ``Encoding``).
 The batches after the first go to threads when that work reaches ``THREAD_WORK``. This
@@ -23,7 +23,7 @@ long agglutinative-like words), at sizes from 32K to 4M characters, cold cache a
 
 * with ``--probe``, how the probe's work carries to the rest (no timing): cold, the shared
   work of the characters after a probe (bytes looked up, ``MERGE_WORK`` a byte merged)
-  estimated from the probe's two halves (:func:`rowbook.text.bpe.batch._rest_work`:
+  estimated from the probe's two halves (:func:`rowbook.text.bpe.cutoff.rest_work`:
   merges as new words grow, Heaps' law) and as the characters, each over the true work.
 
     python benchmarks/fit_encode_cutoff.py               # fit on NewsArticles, check the others
@@ -48,7 +48,7 @@ from bench_defaults import _tweets_text, generated_text
 from timing import machine
 
 from rowbook.text import ByteLevelBPE
-from rowbook.text.bpe import batch
+from rowbook.text.bpe import batch, cutoff
 from rowbook.text.bpe.result import build_encodings
 
 SIZES = (32_768, 65_536, 262_144, 1_048_576, 4_194_304)
@@ -69,10 +69,10 @@ def _counters(bpe: ByteLevelBPE, texts: list[str], cold: bool) -> np.ndarray:
 def _times(bpe: ByteLevelBPE, texts: list[str], cold: bool, repeat: int) -> dict[str, float]:
     """Median ms of one worker (its thread's CPU, wall) and two threads forced (the
     process's CPU, wall), in turn."""
-    saved = batch.THREAD_WORK
+    saved = cutoff.THREAD_WORK
     out: dict[str, list[float]] = {"cpu one": [], "wall one": [], "cpu two": [], "wall two": []}
     try:
-        batch.THREAD_WORK = 0
+        cutoff.THREAD_WORK = 0
         for r in range(repeat + 1):
             for workers in (1, 2):
                 if cold:
@@ -85,7 +85,7 @@ def _times(bpe: ByteLevelBPE, texts: list[str], cold: bool, repeat: int) -> dict
                     out[f"cpu {name}"].append(1e3 * (clock() - cpu))
                     out[f"wall {name}"].append(1e3 * (time.perf_counter() - wall))
     finally:
-        batch.THREAD_WORK = saved
+        cutoff.THREAD_WORK = saved
     return {name: float(np.median(v)) for name, v in out.items()}
 
 
@@ -166,7 +166,7 @@ def fit(rows: list[tuple], id_ns: float, text_ns: float) -> tuple[np.ndarray, fl
 def probe_rows(kinds: dict[str, list[str]], probes=(2_048, 4_096, 8_192, 16_384)) -> None:
     """Print, for each text cold at 65K, 262K and 1M characters, the rest's shared work
     estimated from probes of ``probes`` characters in two halves (Heaps' law) and as the
-    characters, over the work the rest then does (:func:`batch.probe_estimates`)."""
+    characters, over the work the rest then does (:func:`cutoff.estimates`)."""
     print("| text | characters | " + " | ".join(f"{p // 1024}K: halves / as chars" for p in probes))
     print("|---|---:|" + "---:|" * len(probes))
     for name, lines in kinds.items():
@@ -178,8 +178,8 @@ def probe_rows(kinds: dict[str, list[str]], probes=(2_048, 4_096, 8_192, 16_384)
             cells = []
             for probe_chars in probes:
                 encoder.cache.clear()
-                weights = (batch.MERGE_WORK, 0, 0)
-                halves, linear, true = batch.probe_estimates(encoder, texts, probe_chars, weights)
+                weights = (cutoff.MERGE_WORK, 0, 0)
+                halves, linear, true = cutoff.estimates(encoder, texts, probe_chars, weights)
                 cells.append(f"{halves / true:.2f} / {linear / true:.2f}")
             print(f"| {name} | {sum(map(len, texts)):,} | " + " | ".join(cells) + " |", flush=True)
 
@@ -209,7 +209,7 @@ def main(argv: list[str] | None = None) -> int:
         f"{ns[1]:.2f} a byte merged; in units of a "
         f"byte looked up: MERGE_WORK {units[1]:.1f}, ID_WORK {units[2]:.1f}, TEXT_WORK "
         f"{units[3]:.0f}. Two threads' extra CPU: {o0 / 1e6:.2f} ms + {r:.2f} x one worker's; "
-        f"cut-off O0 / (1 - r) = {cutoff:,.0f} units (THREAD_WORK now {batch.THREAD_WORK:,})\n"
+        f"cut-off O0 / (1 - r) = {cutoff:,.0f} units (THREAD_WORK now {cutoff.THREAD_WORK:,})\n"
     )
     print(
         "| text | characters | cache | CPU one, ms | predicted / measured | two's extra CPU, "

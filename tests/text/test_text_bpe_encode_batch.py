@@ -26,6 +26,7 @@ from tokenizers import ByteLevelBPETokenizer, Tokenizer
 from rowbook import fork_pool
 from rowbook.text import ByteLevelBPE
 from rowbook.text.bpe import batch as bpe_batch
+from rowbook.text.bpe import cutoff as bpe_cutoff
 from rowbook.text.bpe.bytelevel import GPT2_ASCII_PATTERN, GPT2_PATTERN
 from rowbook.text.bpe.word_cache import WordCache
 from rowbook.text.utf8 import utf8_of
@@ -49,9 +50,9 @@ def texts(corpus, hard_strings):
 def pool_calls(monkeypatch):
     """Small batches, and a record of ``(number of batches, workers, "processes" or
     "threads")`` of each pool run."""
-    monkeypatch.setattr(bpe_batch, "POOL_WORK", 0)
+    monkeypatch.setattr(bpe_cutoff, "POOL_WORK", 0)
     monkeypatch.setattr(bpe_batch, "BATCH_CHARS", 2_000)
-    monkeypatch.setattr(bpe_batch, "THREAD_WORK", 0)
+    monkeypatch.setattr(bpe_cutoff, "THREAD_WORK", 0)
     monkeypatch.setattr(bpe_batch, "THREAD_BATCH_CHARS", 2_000)
     calls = []
 
@@ -146,7 +147,7 @@ def test_documents_cut_at_any_size_get_the_ids_of_one_pass(
     """Pieces of every size (one character: a cut at nearly every space), batches of pieces
     shared by the calling thread and a helper, each piece's ids joined back to its text's."""
     monkeypatch.setattr(bpe_batch, "THREAD_BATCH_CHARS", size)
-    monkeypatch.setattr(bpe_batch, "THREAD_WORK", 0)  # these few texts go to the threads too
+    monkeypatch.setattr(bpe_cutoff, "THREAD_WORK", 0)  # these few texts go to the threads too
     ours = copy.deepcopy(plain_model)
     ours._encoder.cache.clear()
     parts = [*SENTENCES, *hard_strings, "it's  ok", " 's\n\n x", "\u3000 a", "  "]
@@ -417,7 +418,7 @@ def test_the_cut_off_counts_work_not_characters(plain_model, corpus, pool_calls,
     rng = np.random.default_rng(0)
     han_chars = [chr(c) for c in 0x4E00 + rng.integers(0, 2_000, chars)]
     han = ["".join(han_chars[i : i + 60]) + "。" for i in range(0, chars, 61)]
-    monkeypatch.setattr(bpe_batch, "THREAD_WORK", 8 * chars)
+    monkeypatch.setattr(bpe_cutoff, "THREAD_WORK", 8 * chars)
     ours = copy.deepcopy(plain_model)
     serial = [e.ids for e in ours.encode_batch(english, workers=1)]  # now warm
     assert [e.ids for e in ours.encode_batch(english, workers=2)] == serial
@@ -436,7 +437,7 @@ def test_no_probe_when_the_characters_alone_reach_the_cut_off(
     after the probe every batch goes to the threads at once (none encoded first here to
     measure), below it the first is the probe; the ids are the serial ones either way."""
     monkeypatch.setattr(bpe_batch, "THREAD_BATCH_CHARS", 1_000)
-    monkeypatch.setattr(bpe_batch, "PROBE_CHARS", 1_000)
+    monkeypatch.setattr(bpe_cutoff, "PROBE_CHARS", 1_000)
     lines = corpus[:300]
     chars = sum(map(len, lines))
     ends = np.cumsum([len(t) for t in lines])
@@ -445,9 +446,9 @@ def test_no_probe_when_the_characters_alone_reach_the_cut_off(
     after = chars - sum(map(len, lines[:probe]))
     serial = [plain_model.encode(t).ids for t in lines]
     for cutoff, probed in [(after, False), (after + 1, True)]:
-        monkeypatch.setattr(bpe_batch, "THREAD_WORK", cutoff)
+        monkeypatch.setattr(bpe_cutoff, "THREAD_WORK", cutoff)
         if probed:  # the work must reach it: three bytes a character at least, as words merge
-            monkeypatch.setattr(bpe_batch, "MERGE_WORK", 3 * cutoff)
+            monkeypatch.setattr(bpe_cutoff, "MERGE_WORK", 3 * cutoff)
         ours = copy.deepcopy(plain_model)
         pool_calls.clear()
         assert [e.ids for e in ours.encode_batch(lines, workers=2)] == serial
@@ -469,7 +470,7 @@ def test_the_thread_cut_off_leaves_out_the_callers_share(
     monkeypatch.setattr(bpe_batch, "THREAD_BATCH_CHARS", 1_000)
     lines = corpus[:300]
     joined = ["\n".join(lines)]
-    monkeypatch.setattr(bpe_batch, "THREAD_WORK", 3 * len(joined[0]))
+    monkeypatch.setattr(bpe_cutoff, "THREAD_WORK", 3 * len(joined[0]))
     ours = copy.deepcopy(plain_model)
     ours.encode_batch(lines + joined, workers=1)  # now warm
     assert [e.ids for e in ours.encode_batch(joined, workers=2)] == [
@@ -479,7 +480,7 @@ def test_the_thread_cut_off_leaves_out_the_callers_share(
         plain_model.encode(t).ids for t in lines
     ]
     assert pool_calls == []
-    monkeypatch.setattr(bpe_batch, "THREAD_WORK", len(joined[0]) // 4)  # the words' work pays
+    monkeypatch.setattr(bpe_cutoff, "THREAD_WORK", len(joined[0]) // 4)  # the words' work pays
     assert [e.ids for e in ours.encode_batch(lines, workers=2)] == [
         plain_model.encode(t).ids for t in lines
     ]
@@ -618,10 +619,10 @@ def test_the_probe_counts_the_merges_of_the_rest_as_new_words_grow(plain_model):
     repeating = [" ".join(vocab[i] for i in row) for row in draws]
     unseen = [" ".join(vocab[i] for i in range(k, k + 5)) for k in range(0, 20_000, 5)]
     encoder = copy.deepcopy(plain_model)._encoder
-    weights = (bpe_batch.MERGE_WORK, 0, 0)  # the threads' count
+    weights = (bpe_cutoff.MERGE_WORK, 0, 0)  # the threads' count
     for texts, want_low, want_high in [(repeating, 0.7, 1.5), (unseen, 0.9, 1.1)]:
         encoder.cache.clear()
-        estimate, linear, true = bpe_batch.probe_estimates(encoder, texts, 4_096, weights)
+        estimate, linear, true = bpe_cutoff.estimates(encoder, texts, 4_096, weights)
         assert want_low <= estimate / true <= want_high
         if texts is repeating:
             assert linear / true > 2  # the characters alone overshoot (2.4x)
@@ -636,17 +637,16 @@ def test_a_warm_probe_stops_after_its_first_half_and_every_text_is_encoded(
     (the probe's second half among them) are encoded here in one call."""
     if way == "threads":  # GPT-2's settings, the probe every text
         ours, texts = copy.deepcopy(plain_model), corpus
-        monkeypatch.setattr(bpe_batch, "PROBE_CHARS", 10**9)
+        monkeypatch.setattr(bpe_cutoff, "PROBE_CHARS", 10**9)
     else:
         ours, _ = _model(corpus, tmp_path, add_prefix_space=True)
     serial = ours.encode_batch(texts, workers=1)  # now warm
-    monkeypatch.setattr(bpe_batch, "THREAD_WORK", 10**9)
-    monkeypatch.setattr(bpe_batch, "POOL_WORK", 10**9)
-    calls = []
-    real = bpe_batch._first_half_below
-    monkeypatch.setattr(
-        bpe_batch, "_first_half_below", lambda *a: calls.append(real(*a)) or calls[-1]
-    )
+    monkeypatch.setattr(bpe_cutoff, "THREAD_WORK", 10**9)
+    monkeypatch.setattr(bpe_cutoff, "POOL_WORK", 10**9)
+    probes = []
+    real = bpe_cutoff.probe_pays
+    monkeypatch.setattr(bpe_cutoff, "probe_pays", lambda *a: probes.append(real(*a)) or probes[-1])
     assert ours.encode_batch(texts, workers=2) == serial
-    assert calls == [True]
+    [(results, parts, pays)] = probes
+    assert len(results) == len(parts) == 1 and not pays  # the first half alone
     assert pool_calls == []

@@ -311,11 +311,11 @@ def test_any_ranks_merge_as_tiktoken(tokens, rng, texts):
 def test_batch_on_two_workers_equals_tiktoken(pair, corpus, monkeypatch, allowed):
     """The threads (GPT-2's compiled pre-split) and the forked processes (the others) of
     encode_batch, engaged on a small batch, with special tokens allowed or encoded as text."""
-    from rowbook.text.bpe import batch
+    from rowbook.text.bpe import batch, cutoff
 
-    monkeypatch.setattr(batch, "POOL_WORK", 0)
+    monkeypatch.setattr(cutoff, "POOL_WORK", 0)
     monkeypatch.setattr(batch, "BATCH_CHARS", 1_000)
-    monkeypatch.setattr(batch, "THREAD_WORK", 0)
+    monkeypatch.setattr(cutoff, "THREAD_WORK", 0)
     monkeypatch.setattr(batch, "THREAD_BATCH_CHARS", 1_000)
     ours, theirs = pair
     texts = [t + "<|endoftext|>" for t in corpus[:300]]

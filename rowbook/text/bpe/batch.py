@@ -1,7 +1,8 @@
 """Encoding many texts at once, in one process and on every core.
 
-(Over 400 lines: one thread, threads and processes share the batching, the probe that
-chooses between them and the joining of a long text's pieces, which belong together.)
+(Over 400 lines: one thread, threads and processes share the batching and the joining of a
+long text's pieces, which belong together; the probe that chooses between them is
+:mod:`rowbook.text.bpe.cutoff`.)
 
 :meth:`ByteLevelBPE.encode_batch <rowbook.text.bpe.model.ByteLevelBPE.encode_batch>` hands the
 texts to the model's :class:`~rowbook.text.bpe.encoder.Encoder`, which every function here
@@ -19,28 +20,14 @@ computed when first read. The cyclic garbage collector is paused meanwhile: the 
 hold no cycles, and the collections their number sets off walked every live object; they
 then go straight to the oldest generation (:func:`gc_paused`).
 
-With ``workers > 1`` the texts are cut into batches (about eight per worker) and the first
-:data:`PROBE_CHARS` are encoded here, a probe, in two halves: their work (bytes looked up,
-:data:`MERGE_WORK` for each byte of the words merged, :data:`ID_WORK` for each id gathered;
-:attr:`WordCache.read <rowbook.text.bpe.word_cache.WordCache.read>`,
-:attr:`~rowbook.text.bpe.word_cache.WordCache.merged`,
-:attr:`~rowbook.text.bpe.word_cache.WordCache.gathered`), carried to the characters left
-(the merges as new words grow, from how many fewer the second half merged: Heaps' law,
-:func:`_rest_work`), with :data:`TEXT_WORK` for each text left, says whether the others pay
-on other workers: a cost model of one worker's CPU time, not a count of characters, since
-a character of Han text without spaces costs five to six of English cold (three bytes, and
-long words each new), a warm cache costs a third of a cold one, and many short texts cost
-more than one long one (a list and an :class:`Encoding` each). Since the work is at least a
-byte looked up a character, from as many characters after the probe as the cut-off there
-is no probe: every batch goes to the workers at once. The constants are fitted on
-NewsArticles lines and checked on three other texts, and the cut-offs are the CPU a second
-worker adds (``benchmarks/fit_encode_cutoff.py``). Threads count only the work they share:
-the lists of ids and the Encodings are the calling thread's either way; processes do not
-count the merges, since each merges the words new to it and hands them back
-(:data:`Weights`). From :data:`THREAD_WORK` the rest is shared by this thread and
+With ``workers > 1`` the texts are cut into batches (about eight per worker), and a probe
+of their first characters, encoded here, counts their work and says whether the rest pays
+on other workers (:mod:`rowbook.text.bpe.cutoff`): from
+:data:`~rowbook.text.bpe.cutoff.THREAD_WORK` the rest is shared by this thread and
 ``workers - 1`` others (GPT-2's compiled pre-split, :func:`rowbook.fork_pool.map_in_threads`;
-batches of at least :data:`THREAD_BATCH_CHARS`), from :data:`POOL_WORK` by this process and
-``workers - 1`` forked ones (the other settings; batches of at least :data:`BATCH_CHARS`;
+batches of at least :data:`THREAD_BATCH_CHARS`), from
+:data:`~rowbook.text.bpe.cutoff.POOL_WORK` by this process and ``workers - 1`` forked ones
+(the other settings; batches of at least :data:`BATCH_CHARS`;
 :func:`rowbook.fork_pool.map_in_order`, the pool that counts words for training). On threads
 a text longer than two batches is cut into pieces of about a batch
 (:func:`rowbook.text.bpe.presplit.cut_text`: only where GPT-2's pattern ends a word whatever
@@ -87,7 +74,6 @@ import contextlib
 import functools
 import gc
 import itertools
-import math
 import os
 import threading
 from collections.abc import Callable, Iterable, Iterator, Sequence
@@ -96,48 +82,27 @@ import numpy as np
 
 from rowbook.fork_pool import map_in_order, map_in_threads
 from rowbook.text.batches import batch_bounds, length_ends
+from rowbook.text.bpe import cutoff
 from rowbook.text.bpe.encoder import Encoder, Segments
 from rowbook.text.bpe.presplit import BATCH_CHARS as SCAN_CHARS
 from rowbook.text.bpe.presplit import cut_text
 from rowbook.text.bpe.result import Encoding, build_encodings
-from rowbook.text.bpe.word_cache import Learned, WordCache
+from rowbook.text.bpe.word_cache import Learned
 from rowbook.text.utf8 import check_utf8
 
 __all__ = [
     "BATCHES_PER_WORKER",
     "BATCH_CHARS",
-    "ID_WORK",
-    "MERGE_WORK",
-    "POOL_WORK",
-    "PROBE_CHARS",
     "REGEX_BATCH_CHARS",
     "TEXT_LIST_IDS",
-    "TEXT_WORK",
     "THREAD_BATCH_CHARS",
-    "THREAD_WORK",
     "BatchIds",
     "encode_batch",
     "encode_texts",
     "gc_paused",
     "join_segments",
-    "probe_estimates",
 ]
 
-# work in bytes looked up (7.3 ns of one worker's CPU), fitted on NewsArticles lines and checked
-# on three other texts: benchmarks/fit_encode_cutoff.py
-MERGE_WORK = 12  # a byte merged (84 ns)
-ID_WORK = 1.5  # an id gathered and made into a list (10.6 ns)
-TEXT_WORK = 170  # a text: its list and its Encoding (1.2 us)
-THREAD_WORK = 440_000  # from which a second thread pays: the CPU it adds, 2.6 ms + 19% (3.2 ms)
-#: The work (bytes looked up, ids and texts: merges not counted) from which forked
-#: processes pay. 16 << 20 with the merges counted, the probe the first batch and one
-#: worker's texts in one call: two processes then paid 1.09-1.28x one on NewsArticles and the
-#: tweets at 2-4M characters where the rule kept one (12 of 20 rows within 5% of the better,
-#: idle), yet not on long agglutinative-like words at 2M cold (0.86-0.91x), whose merges made
-#: the most work. Each process merges its own words (two cold ones the same words) and hands
-#: them back, so it is the regex and the lookups that processes share; at 4.5M of those the
-#: rule chose the faster way on all 20 rows, twice (bench_defaults.py --only text).
-POOL_WORK = 9 << 19
 BATCH_CHARS = 1 << 17  # the smallest batch sent to a worker process
 #: Characters cut into words by the regex and encoded at a time in one process (settings
 #: other than GPT-2's): the words' lists stay in the CPU's caches. ``encode_batch`` of 1M
@@ -147,15 +112,6 @@ BATCH_CHARS = 1 << 17  # the smallest batch sent to a worker process
 REGEX_BATCH_CHARS = 1 << 15
 BATCHES_PER_WORKER = 8  # fewer leave a process idle at the end; 16 or 32 measured no better
 THREAD_BATCH_CHARS = 1 << 14  # the smallest piece a thread encodes: longer texts are cut
-#: What encode_batch encodes first alone to count the work of the rest, in two halves (the
-#: second not apart when the first shows the rest below the cut-off). Before the halves:
-#: 16,384 characters for threads, the first batch (128K and more) for processes; the rule
-#: took 0.72-0.76 of two threads' time on 65K characters of Han text, cold (a quarter of it
-#: encoded alone), and 0.88 of two processes' at 1M. 4,096 and 2,048 made the same choices
-#: on the four texts of bench_defaults.py and on two more (one CJK character a token, the
-#: generated mail's words); 2,048 costs half as much alone: the rule within 5% of the
-#: better of one and two threads on 33 and 34 of 36 rows, 4,096 on 32 and 32 (idle).
-PROBE_CHARS = 1 << 11
 TEXT_LIST_IDS = 256  # ids a text on average from which each text's list is made alone
 
 
@@ -297,12 +253,6 @@ def _encode_part(encoder: Encoder, texts: Sequence[str]) -> BatchIds:
     return ids_of, prefixed
 
 
-Weights = tuple[float, float, float]
-"""What a byte merged, an id gathered and a text weigh in the work a probe counts, in bytes
-looked up: for threads ``(MERGE_WORK, 0, 0)`` (the lists and ``Encoding`` s are the calling
-thread's whatever the others do), for processes ``(0, ID_WORK, TEXT_WORK)``."""
-
-
 Packed = tuple[np.ndarray, np.ndarray, dict[int, list[int]], Learned]
 """A worker's batch: all ids ``(N,)`` as ``int32``, ids per text ``(B,)``, prefixed positions,
 and the words the worker encoded for it, as arrays (what it adds to the parent's cache)."""
@@ -398,118 +348,16 @@ def _pieces(
     return pieces, length_ends(pieces), counts
 
 
-def _counters(cache: WordCache) -> tuple[int, int, int]:
-    """The cache's work counters: bytes looked up, bytes merged, ids gathered."""
-    return cache.read, cache.merged, cache.gathered
-
-
-def _rest_work(
-    counts: list[tuple[int, int, int]], chars: list[int], total: int, weights: Weights
-) -> float:
-    """The work of a text's characters after a probe's, in bytes looked up, from the cache's
-    :func:`_counters` before, between and after the probe's two halves (``counts``), the
-    characters at the end of each half (``chars``) and the text's (``total``).
-
-    ``weights``: what a byte merged, an id and a text weigh (:data:`Weights`). Bytes looked
-    up and ids gathered go as the characters. The bytes merged are those of words not seen
-    before, which grow as a power of the text read (Heaps' law), ``n ** beta``, ``beta`` from
-    the halves: 1 where the second merged as much as the first (Han text without spaces,
-    each clause one word), about 0.8 on English-like lines, whose words come again. Cold,
-    from a probe of 2,048 characters of NewsArticles, the rest's work came out 1.13x the
-    true work at 65K characters and 1.54x at 1M this way, 1.83x and 3.47x taken as the
-    characters; on the tweets and long agglutinative-like words 0.88-1.53x against
-    1.43-2.89x, on Han text 0.99x and 1.01-1.02x (``fit_encode_cutoff.py --probe``).
-    """
-    (read0, merged0, ids0), (_, merged1, _), (read2, merged2, ids2) = counts
-    linear = (total - chars[1]) / max(chars[1], 1)
-    merge_work, id_work, _ = weights
-    work = (read2 - read0 + id_work * (ids2 - ids0)) * linear
-    first, both = merged1 - merged0, merged2 - merged0
-    if both == 0:
-        return work
-    beta = 1.0
-    if 0 < first < both and chars[0] < chars[1]:
-        beta = min(1.0, math.log(both / first) / math.log(chars[1] / chars[0]))
-    return work + merge_work * both * ((total / chars[1]) ** beta - 1)
-
-
-def probe_estimates(
-    encoder: Encoder, texts: Sequence[str], probe_chars: int, weights: Weights
-) -> tuple[float, float, float]:
-    """How a probe carries to the rest, on a :attr:`~Encoder.plain` encoder and its cache as
-    it is: the work of the texts after the first ``probe_chars`` characters estimated from
-    the probe's two halves (:func:`_rest_work`), estimated as its characters (merges too),
-    and the work the rest then does, in the units of ``weights``' merges (ids not counted).
-    For the tests and ``benchmarks/fit_encode_cutoff.py --probe``."""
-    ends = length_ends(texts)
-    probe = int(np.searchsorted(ends, probe_chars)) + 1
-    half = int(np.searchsorted(ends, ends[probe - 1] // 2)) + 1
-    counts = [_counters(encoder.cache)]
-    for a, b in [(0, half), (half, probe)]:
-        encoder.plain_ids(texts[a:b])
-        counts.append(_counters(encoder.cache))
-    chars, total = [int(ends[half - 1]), int(ends[probe - 1])], int(ends[-1])
-    halves = _rest_work(counts, chars, total, weights)
-    linear = _rest_work([counts[0], *counts[::2]], chars, total, weights)
-    read, merged, _ = counts[-1]
-    encoder.plain_ids(texts[probe:])
-    true = encoder.cache.read - read + weights[0] * (encoder.cache.merged - merged)
-    return halves, linear, true
-
-
-def _probed(
-    encoder: Encoder,
-    texts: Sequence[str],
-    ends: np.ndarray,
-    probe: int,
-    here: Callable,
-    cutoff: int,
-    weights: Weights,
-) -> tuple[list, list[int], bool]:
-    """The first texts (which end at ``ends``) encoded here, up to ``probe`` in two halves,
-    their results and where they end, and whether the work of the others
-    (:func:`_rest_work` with ``weights``, and the texts left) reaches ``cutoff``: then they
-    pay on other workers.
-
-    The first half alone, its merges taken as the characters, gives more work than both
-    halves (their merges growing as ``n ** beta``, ``beta <= 1``): when that stays below
-    ``cutoff`` the second half is not encoded apart (a warm cache: the probe costs one
-    call). The work is at least a byte looked up a character, so from ``cutoff``
-    characters after the probe the others pay whatever it finds: then none is encoded
-    (empty lists), and every batch can go to the workers from the start."""
-    total = int(ends[-1])
-    if total - int(ends[probe - 1]) >= cutoff:
-        return [], [], True
-    half = min(int(np.searchsorted(ends, int(ends[probe - 1]) // 2)) + 1, probe)
-    counts, results, parts = [_counters(encoder.cache)], [], []
-    for a, b in itertools.pairwise([0, half, probe]):
-        results.append(here(texts[a:b]))
-        counts.append(_counters(encoder.cache))
-        parts.append(b)
-        if b == probe or (b == half and _first_half_below(counts, ends, b, cutoff, weights)):
-            break
-    chars = [int(ends[half - 1]), int(ends[parts[-1] - 1])]
-    if len(parts) == 1:  # the first half alone: its merges go as the characters
-        counts = [counts[0], counts[0], counts[1]]
-    work = _rest_work(counts, chars, total, weights) + weights[2] * (len(texts) - parts[-1])
-    return results, parts, work >= cutoff
-
-
-def _first_half_below(
-    counts: list[tuple[int, int, int]], ends: np.ndarray, half: int, cutoff: int, weights: Weights
-) -> bool:
-    """Whether the work after the probe's first half, its merges taken as the characters
-    (more than the two halves would find), stays below ``cutoff``."""
-    chars = int(ends[half - 1])
-    work = _rest_work([counts[0], counts[0], counts[1]], [chars, chars], int(ends[-1]), weights)
-    return work + weights[2] * (len(ends) - half) < cutoff
+def _after_probe(parts: list[int], bounds: list[int]) -> list[int]:
+    """Batch ``bounds`` with the probe's parts (where each ends) as batches of their own."""
+    return [0, *parts, *(b for b in bounds if b > max(parts, default=0))]
 
 
 def _in_threads(
     encoder: Encoder, texts: list[str], ends: np.ndarray, size: int, workers: int
 ) -> Iterator[tuple[list[str], BatchIds]]:
     """The texts in order with their ids, the batches after the first on ``workers``
-    threads when their work reaches :data:`THREAD_WORK` (a :attr:`~Encoder.plain` encoder
+    threads when their work reaches :data:`~rowbook.text.bpe.cutoff.THREAD_WORK` (a :attr:`~Encoder.plain` encoder
     with the compiled pre-split): cut into pieces of about ``size`` characters, a long text
     in several, the pieces' ids joined again; the words each thread encoded are added to
     ``encoder``'s cache as its batches arrive (``ends``: the texts'
@@ -520,20 +368,20 @@ def _in_threads(
     here = functools.partial(_here_job, encoder)
     # the probe: the texts up to the first that reaches PROBE_CHARS, within the first batch
     # (size is at least that); small, as no thread runs meanwhile
-    probe = min(int(np.searchsorted(ends, PROBE_CHARS)) + 1, len(pieces))
+    probe = min(int(np.searchsorted(ends, cutoff.PROBE_CHARS)) + 1, len(pieces))
     done, joined = 0, []  # texts handed on; ids of the pieces of the next text so far
     try:
-        probed, parts, pays = _probed(
-            encoder, pieces, ends, probe, here, THREAD_WORK, (MERGE_WORK, 0, 0)
+        weights = (cutoff.MERGE_WORK, 0, 0)  # the lists and Encodings are this thread's
+        probed, parts, pays = cutoff.probe_pays(
+            encoder, pieces, ends, probe, here, cutoff.THREAD_WORK, weights
         )
-        bounds = [0, *parts]  # the probe's halves are batches of their own
         if pays:
-            bounds += [b for b in batch_bounds(ends, size) if b > bounds[-1]]
+            bounds = _after_probe(parts, batch_bounds(ends, size))
             batches = [pieces[a:b] for a, b in itertools.pairwise(bounds)]
             encoder.compile()  # before the threads, not in each
             rest = map_in_threads(job, batches[len(probed) :], workers, here=here)
         else:  # the rest in one call, as with one worker: no cost a batch
-            bounds += [len(pieces)] if bounds[-1] < len(pieces) else []
+            bounds = _after_probe(parts, [len(pieces)])
             batches = [pieces[a:b] for a, b in itertools.pairwise(bounds)]
             rest = map(here, batches[len(probed) :])
         for batch, (ids, id_ends) in zip(batches, itertools.chain(probed, rest), strict=True):
@@ -561,14 +409,15 @@ def _in_processes(
 ) -> Iterator[tuple[list[str], BatchIds]]:
     """The texts (which end at ``ends``) in batches of about ``size`` characters with their
     ids, the batches after the first on ``workers`` processes when their work reaches
-    :data:`POOL_WORK`."""
+    :data:`~rowbook.text.bpe.cutoff.POOL_WORK`."""
     bounds = batch_bounds(ends, size)
     here = functools.partial(encode_texts, encoder)
-    probe = min(int(np.searchsorted(ends, PROBE_CHARS)) + 1, bounds[1])  # within the first
-    weights = (0, ID_WORK, TEXT_WORK)  # a process merges its own words: merges not counted
-    probed, parts, pays = _probed(encoder, texts, ends, probe, here, POOL_WORK, weights)
-    after = [b for b in bounds[1:] if b > max(parts, default=0)]
-    bounds = [0, *parts, *after]  # the probe's parts are batches of their own
+    probe = min(int(np.searchsorted(ends, cutoff.PROBE_CHARS)) + 1, bounds[1])  # in the first
+    weights = (0, cutoff.ID_WORK, cutoff.TEXT_WORK)  # each process merges its own words
+    probed, parts, pays = cutoff.probe_pays(
+        encoder, texts, ends, probe, here, cutoff.POOL_WORK, weights
+    )
+    bounds = _after_probe(parts, bounds)
     batches = [texts[a:b] for a, b in itertools.pairwise(bounds)]
     if pays:
         encoder.compile()  # before the fork, not in each

@@ -1,0 +1,186 @@
+"""Whether ``encode_batch`` pays on other workers: a probe of the first characters counts the
+work, carried to the rest, against a cut-off (:mod:`rowbook.text.bpe.batch` runs it).
+
+The first :data:`PROBE_CHARS` characters are encoded on the calling thread in two halves,
+and the word cache counts their work (:func:`counters`): bytes looked up,
+:data:`MERGE_WORK` for each byte of the words merged, :data:`ID_WORK` for each id gathered
+(:attr:`WordCache.read <rowbook.text.bpe.word_cache.WordCache.read>`,
+:attr:`~rowbook.text.bpe.word_cache.WordCache.merged`,
+:attr:`~rowbook.text.bpe.word_cache.WordCache.gathered`). Carried to the characters left
+(the merges as new words grow, from how many fewer the second half merged: Heaps' law,
+:func:`rest_work`), with :data:`TEXT_WORK` for each text left, that work says whether the
+others pay: a cost model of one worker's CPU time, not a count of characters, since a
+character of Han text without spaces costs five to six of English cold (three bytes, and
+long words each new), a warm cache costs a third of a cold one, and many short texts cost
+more than one long one (a list and an ``Encoding`` each). Since the work is at least a
+byte looked up a character, from as many characters after the probe as the cut-off there
+is no probe: every batch goes to the workers at once. The constants are fitted on
+NewsArticles lines and checked on three other texts, and the cut-offs are the CPU a second
+worker adds (``benchmarks/fit_encode_cutoff.py``). Threads count only the work they share
+(the lists of ids and the Encodings are the calling thread's either way), processes not
+the merges, since each merges the words new to it and hands them back (:data:`Weights`):
+threads from :data:`THREAD_WORK`, processes from :data:`POOL_WORK`.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Sequence
+
+import numpy as np
+
+from rowbook.text.batches import length_ends
+from rowbook.text.bpe.encoder import Encoder
+from rowbook.text.bpe.word_cache import WordCache
+
+__all__ = [
+    "ID_WORK",
+    "MERGE_WORK",
+    "POOL_WORK",
+    "PROBE_CHARS",
+    "TEXT_WORK",
+    "THREAD_WORK",
+    "Weights",
+    "counters",
+    "estimates",
+    "probe_pays",
+    "rest_work",
+]
+
+# work in bytes looked up (7.3 ns of one worker's CPU), fitted on NewsArticles lines and checked
+# on three other texts: benchmarks/fit_encode_cutoff.py
+MERGE_WORK = 12  # a byte merged (84 ns)
+ID_WORK = 1.5  # an id gathered and made into a list (10.6 ns)
+TEXT_WORK = 170  # a text: its list and its Encoding (1.2 us)
+THREAD_WORK = 440_000  # from which a second thread pays: the CPU it adds, 2.6 ms + 19% (3.2 ms)
+#: The work (bytes looked up, ids and texts: merges not counted) from which forked
+#: processes pay. 16 << 20 with the merges counted, the probe the first batch and one
+#: worker's texts in one call: two processes then paid 1.09-1.28x one on NewsArticles and the
+#: tweets at 2-4M characters where the rule kept one (12 of 20 rows within 5% of the better,
+#: idle), yet not on long agglutinative-like words at 2M cold (0.86-0.91x), whose merges made
+#: the most work. Each process merges its own words (two cold ones the same words) and hands
+#: them back, so it is the regex and the lookups that processes share; at 4.5M of those the
+#: rule chose the faster way on all 20 rows, twice (bench_defaults.py --only text).
+POOL_WORK = 9 << 19
+
+#: What encode_batch encodes first alone to count the work of the rest, in two halves (the
+#: second not apart when the first shows the rest below the cut-off). Before the halves:
+#: 16,384 characters for threads, the first batch (128K and more) for processes; the rule
+#: took 0.72-0.76 of two threads' time on 65K characters of Han text, cold (a quarter of it
+#: encoded alone), and 0.88 of two processes' at 1M. 4,096 and 2,048 made the same choices
+#: on the four texts of bench_defaults.py and on two more (one CJK character a token, the
+#: generated mail's words); 2,048 costs half as much alone: the rule within 5% of the
+#: better of one and two threads on 33 and 34 of 36 rows, 4,096 on 32 and 32 (idle).
+PROBE_CHARS = 1 << 11
+
+
+Weights = tuple[float, float, float]
+"""What a byte merged, an id gathered and a text weigh in the work a probe counts, in bytes
+looked up: for threads ``(MERGE_WORK, 0, 0)`` (the lists and ``Encoding`` s are the calling
+thread's whatever the others do), for processes ``(0, ID_WORK, TEXT_WORK)``."""
+
+
+def counters(cache: WordCache) -> tuple[int, int, int]:
+    """The cache's work counters: bytes looked up, bytes merged, ids gathered."""
+    return cache.read, cache.merged, cache.gathered
+
+
+def rest_work(
+    counts: list[tuple[int, int, int]],
+    chars: list[int],
+    total: int,
+    texts_left: int,
+    weights: Weights,
+) -> float:
+    """The work of a text's characters after a probe's, in bytes looked up, from the cache's
+    :func:`counters` before, between and after the probe's two halves (``counts``), the
+    characters at the end of each half (``chars``), the text's (``total``) and the texts
+    left after the probe.
+
+    ``weights``: what a byte merged, an id and a text weigh (:data:`Weights`). Bytes looked
+    up and ids gathered go as the characters. The bytes merged are those of words not seen
+    before, which grow as a power of the text read (Heaps' law), ``n ** beta``, ``beta`` from
+    the halves: 1 where the second merged as much as the first (Han text without spaces,
+    each clause one word), about 0.8 on English-like lines, whose words come again; counts
+    with nothing between the halves (the first half's merges 0) take ``beta = 1``, the
+    characters. Cold, from a probe of 2,048 characters of NewsArticles, the rest's work came
+    out 1.13x the true work at 65K characters and 1.54x at 1M this way, 1.83x and 3.47x
+    taken as the characters; on the tweets and long agglutinative-like words 0.88-1.53x
+    against 1.43-2.89x, on Han text 0.99x and 1.01-1.02x (``fit_encode_cutoff.py --probe``).
+    """
+    (read0, merged0, ids0), (_, merged1, _), (read2, merged2, ids2) = counts
+    merge_work, id_work, text_work = weights
+    linear = (total - chars[1]) / max(chars[1], 1)
+    work = (read2 - read0 + id_work * (ids2 - ids0)) * linear + text_work * texts_left
+    first, both = merged1 - merged0, merged2 - merged0
+    if both == 0:
+        return work
+    beta = 1.0
+    if 0 < first < both and chars[0] < chars[1]:
+        beta = min(1.0, math.log(both / first) / math.log(chars[1] / chars[0]))
+    return work + merge_work * both * ((total / chars[1]) ** beta - 1)
+
+
+def _half(ends: np.ndarray, probe: int) -> int:
+    """The texts of a probe's first half: up to the first that reaches half the characters
+    of the probe's ``probe`` texts (which end at ``ends``)."""
+    return min(int(np.searchsorted(ends, int(ends[probe - 1]) // 2)) + 1, probe)
+
+
+def probe_pays(
+    encoder: Encoder,
+    texts: Sequence[str],
+    ends: np.ndarray,
+    probe: int,
+    here: Callable,
+    cutoff: int,
+    weights: Weights,
+) -> tuple[list, list[int], bool]:
+    """The first ``probe`` texts (which end at ``ends``) encoded here by ``here`` in two
+    halves, their results and where they end, and whether the work of the others
+    (:func:`rest_work` with ``weights``) reaches ``cutoff``: then they pay on other workers.
+
+    The first half alone, its merges taken as the characters, gives more work than both
+    halves (their merges growing as ``n ** beta``, ``beta <= 1``): when that stays below
+    ``cutoff`` (a warm cache) the second half is not encoded apart, and the rest is the
+    texts after the first half. The work is at least a byte looked up a character, so from
+    ``cutoff`` characters after the probe the others pay whatever it finds: then none is
+    encoded (empty lists), and every batch can go to the workers from the start."""
+    total = int(ends[-1])
+    if total - int(ends[probe - 1]) >= cutoff:
+        return [], [], True
+    half = _half(ends, probe)
+    before = counters(encoder.cache)
+    first = here(texts[:half])
+    middle, chars = counters(encoder.cache), int(ends[half - 1])
+    upper = rest_work([before, before, middle], [chars, chars], total, len(texts) - half, weights)
+    if half == probe or upper < cutoff:
+        return [first], [half], upper >= cutoff
+    second = here(texts[half:probe])
+    counts = [before, middle, counters(encoder.cache)]
+    work = rest_work(counts, [chars, int(ends[probe - 1])], total, len(texts) - probe, weights)
+    return [first, second], [half, probe], work >= cutoff
+
+
+def estimates(
+    encoder: Encoder, texts: Sequence[str], probe_chars: int, weights: Weights
+) -> tuple[float, float, float]:
+    """How a probe carries to the rest, on a :attr:`~Encoder.plain` encoder and its cache as
+    it is: the work of the texts after the first ``probe_chars`` characters estimated from
+    the probe's two halves (:func:`rest_work`), estimated as its characters (merges too),
+    and the work the rest then does, in ``weights``' units (a byte merged; ids and texts not
+    counted). For the tests and ``benchmarks/fit_encode_cutoff.py --probe``."""
+    ends = length_ends(texts)
+    probe = int(np.searchsorted(ends, probe_chars)) + 1
+    half = _half(ends, probe)
+    counts = [counters(encoder.cache)]
+    for a, b in [(0, half), (half, probe)]:
+        encoder.plain_ids(texts[a:b])
+        counts.append(counters(encoder.cache))
+    chars, total = [int(ends[half - 1]), int(ends[probe - 1])], int(ends[-1])
+    halves = rest_work(counts, chars, total, 0, weights)
+    linear = rest_work([counts[0], counts[0], counts[2]], chars, total, 0, weights)
+    read, merged, _ = counts[-1]
+    encoder.plain_ids(texts[probe:])
+    true = encoder.cache.read - read + weights[0] * (encoder.cache.merged - merged)
+    return halves, linear, true
