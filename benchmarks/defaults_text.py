@@ -137,8 +137,9 @@ def _sizes(bpe: ByteLevelBPE, lines: list[str], sizes, repeat: int) -> Iterator[
 
 def cutoff_rows(kinds: dict[str, list], repeat: int, pool: bool) -> Iterator[tuple]:
     """(text, characters a word, setting, size, mode, times, the rule chose two) for every kind:
-    GPT-2's settings (threads) and, with ``pool``, a prefix space (processes, a third of
-    ``repeat``: each call forks)."""
+    GPT-2's settings (threads) and, with ``pool``, a prefix space (processes: each call
+    forks, and medians of three such runs moved by 10-15% from one run of the benchmark to
+    the next, so they are repeated as often as the threads')."""
     for name, lines in kinds.items():
         train = _first_chars(lines, TRAIN_CHARS)
         rest = lines[len(train) :]
@@ -149,5 +150,5 @@ def cutoff_rows(kinds: dict[str, list], repeat: int, pool: bool) -> Iterator[tup
             yield (name, per_word, "threads", *row)
         if pool:
             spaced = ByteLevelBPE(add_prefix_space=True).fit(train, 8_000)
-            for row in _sizes(spaced, rest, POOL_SIZES, max(3, repeat // 3)):
+            for row in _sizes(spaced, rest, POOL_SIZES, repeat):
                 yield (name, per_word, "processes", *row)

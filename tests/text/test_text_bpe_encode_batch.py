@@ -132,7 +132,7 @@ def test_documents_cut_across_threads_get_the_ids_of_the_whole(
     ours = copy.deepcopy(plain_model)
     glue = ["\n\n", " ", "  ", "\t \n", "\u3000 ", " \u3000", "'s ", "  's", "\r\n  "]
     parts = [*texts[:600], *SENTENCES, *hard_strings]
-    documents = [glue[i % len(glue)].join(parts[i::5]) for i in range(5)]  # 5 long texts
+    documents = [glue[i % len(glue)].join(parts[i::3]) for i in range(3)]  # 3 long texts
     documents += ["short one", glue[3].join(parts[:40]), ""]
     batch = ours.encode_batch(documents, workers=workers)
     assert pool_calls[0][0] > len(documents)  # more batches than texts: the long ones were cut
@@ -452,7 +452,7 @@ def test_no_probe_when_the_characters_alone_reach_the_cut_off(
         ours = copy.deepcopy(plain_model)
         pool_calls.clear()
         assert [e.ids for e in ours.encode_batch(lines, workers=2)] == serial
-        size = max(1_000, chars // (2 * bpe_batch.BATCHES_PER_WORKER))
+        size = max(1_000, chars // (2 * bpe_batch.BATCHES_PER_THREAD))
         bounds = bpe_batch.batch_bounds(ends, size)
         if probed:
             bounds = [0, half, probe, *(b for b in bounds if b > probe)]

@@ -20,9 +20,9 @@ computed when first read. The cyclic garbage collector is paused meanwhile: the 
 hold no cycles, and the collections their number sets off walked every live object; they
 then go straight to the oldest generation (:func:`gc_paused`).
 
-With ``workers > 1`` the texts are cut into batches (about eight per worker), and a probe
-of their first characters, encoded here, counts their work and says whether the rest pays
-on other workers (:mod:`rowbook.text.bpe.cutoff`): from
+With ``workers > 1`` the texts are cut into batches (about eight per process, four per
+thread), and a probe of their first characters, encoded here, counts their work and says
+whether the rest pays on other workers (:mod:`rowbook.text.bpe.cutoff`): from
 :data:`~rowbook.text.bpe.cutoff.THREAD_WORK` the rest is shared by this thread and
 ``workers - 1`` others (GPT-2's compiled pre-split, :func:`rowbook.fork_pool.map_in_threads`;
 batches of at least :data:`THREAD_BATCH_CHARS`), from
@@ -91,7 +91,8 @@ from rowbook.text.bpe.word_cache import Learned
 from rowbook.text.utf8 import check_utf8
 
 __all__ = [
-    "BATCHES_PER_WORKER",
+    "BATCHES_PER_PROCESS",
+    "BATCHES_PER_THREAD",
     "BATCH_CHARS",
     "REGEX_BATCH_CHARS",
     "TEXT_LIST_IDS",
@@ -110,7 +111,14 @@ BATCH_CHARS = 1 << 17  # the smallest batch sent to a worker process
 #: in one call; 74.8 / 65.7 in batches of 32K (16K the same, 128K 79.0 / 71.1). On the
 #: tweets, Han text and long agglutinative-like words 6-18% less the same way, 16K-64K alike.
 REGEX_BATCH_CHARS = 1 << 15
-BATCHES_PER_WORKER = 8  # fewer leave a process idle at the end; 16 or 32 measured no better
+BATCHES_PER_PROCESS = 8  # fewer leave a process idle at the end; 16 or 32 measured no better
+#: Batches a thread, fewer than a process's: each batch costs the calling thread a hand-off
+#: and the other thread its Python between kernels, and more at once merge more words twice
+#: when cold. Two threads forced, medians of 15 in turn (2026-11-29): NewsArticles lines at
+#: 262K characters cold 10.9 -> 9.2 ms (one thread 8.5), 1M cold 26.0 -> 23.7, 1M warm 16.3 ->
+#: 15.1; the tweets at 262K cold 12.7 -> 10.9; Han text at 65K cold 11.4 -> 10.8; at 4M
+#: characters and on 8 MB of 64K documents the same within 2% (2 a thread: 4M warm 7% slower).
+BATCHES_PER_THREAD = 4
 THREAD_BATCH_CHARS = 1 << 14  # the smallest piece a thread encodes: longer texts are cut
 TEXT_LIST_IDS = 256  # ids a text on average from which each text's list is made alone
 
@@ -442,7 +450,8 @@ def encode_batch(encoder: Encoder, texts: list[str], workers: int) -> list[Encod
         if workers == 1 or encoder.dropout or chars < 2 * smallest:
             parts = [(texts, encode_texts(encoder, texts, ends))]
         else:
-            size = max(smallest, chars // (BATCHES_PER_WORKER * workers))
+            batches = BATCHES_PER_THREAD if threads else BATCHES_PER_PROCESS
+            size = max(smallest, chars // (batches * workers))
             way = _in_threads if threads else _in_processes
             parts = way(encoder, texts, ends, size, workers)
         encodings = []
