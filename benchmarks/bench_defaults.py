@@ -191,10 +191,10 @@ def print_text(quick: bool, repeat: int) -> list[tuple[str, float, float]]:
         f"bytes looked up + {cutoff.MERGE_WORK} x bytes merged, from {cutoff.THREAD_WORK:,}, "
         f"GPT-2's settings; processes bytes looked up + {cutoff.ID_WORK} x ids + "
         f"{cutoff.TEXT_WORK} x texts, from {cutoff.POOL_WORK:,}, a prefix space); wall ms "
-        "one / two / rule, two / one, rule / "
-        "best of the two, what the rule chose; for threads one worker's CPU ms and the "
-        "process's CPU time two / one\n\n| text | characters a word | workers | characters | "
-        "cache | one / two / rule, ms | two / one | best / rule | rule chose | CPU ms, one | "
+        "one / two / rule (medians), two / one and the better of the two (by its median) / "
+        "rule paired round by round (medians of each round's ratio), what the rule chose; "
+        "for threads one worker's CPU ms and the process's CPU time two / one\n\n"
+        "| text | characters a word | workers | characters | cache | one / two / rule, ms | two / one | best / rule | rule chose | CPU ms, one | "
         "CPU, two / one |\n|---|---:|---|---:|---|---:|---:|---:|---|---:|---:|",
         flush=True,
     )
@@ -202,20 +202,19 @@ def print_text(quick: bool, repeat: int) -> list[tuple[str, float, float]]:
     for name, per_word, setting, size, mode, t, chose in defaults_text.cutoff_rows(
         kinds, repeat, pool=not quick
     ):
-        (one, cpu_one), (two, cpu_two), (rule, _) = t["one"], t["two"], t["rule"]
+        (one, cpu_one, _), (two, cpu_two, _), (rule, _, _) = t["one"], t["two"], t["rule"]
         cpu = f"{cpu_one:.1f} | {cpu_two / cpu_one:.2f}" if setting == "threads" else " | "
-        best = min(one, two)
+        best = defaults_text.paired(t, "one" if one <= two else "two", "rule")
+        speedup = defaults_text.paired(t, "one", "two")
         print(
             f"| {name} | {per_word:.1f} | {setting} | {size:,} | {mode} | {one:.1f} / {two:.1f} "
-            f"/ {rule:.1f} | {one / two:.2f}x | {best / rule:.2f} | {'two' if chose else 'one'} "
+            f"/ {rule:.1f} | {speedup:.2f}x | {best:.2f} | {'two' if chose else 'one'} "
             f"| {cpu} |",
             flush=True,
         )
-        targets.append(
-            (f"encode_batch {setting} rule, {size:,} chars, {mode}, {name}", best / rule, 0.95)
-        )
+        targets.append((f"encode_batch {setting} rule, {size:,} chars, {mode}, {name}", best, 0.95))
         if setting == "threads" and size >= 1 << 20:
-            targets.append((f"two threads / one, {size:,} chars, {mode}, {name}", one / two, 1.6))
+            targets.append((f"two threads / one, {size:,} chars, {mode}, {name}", speedup, 1.6))
     return targets
 
 

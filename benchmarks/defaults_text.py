@@ -28,7 +28,7 @@ import numpy as np
 from rowbook.text import ByteLevelBPE
 from rowbook.text.bpe import batch, cutoff
 
-__all__ = ["cutoff_rows", "text_kinds"]
+__all__ = ["cutoff_rows", "paired", "text_kinds"]
 
 TRAIN_CHARS = 2_000_000
 THREAD_SIZES = (16_384, 65_536, 262_144, 1_048_576, 4_194_304)
@@ -90,8 +90,9 @@ def _chose_workers(bpe: ByteLevelBPE, texts: list[str], cold: bool) -> bool:
     return bool(used)
 
 
-def _times(fns: dict[str, Callable[[], object]], repeat: int) -> dict[str, tuple[float, float]]:
-    """{name: (median wall ms, median CPU ms of this process)}, the functions in turn, after
+def _times(fns: dict[str, Callable[[], object]], repeat: int) -> dict[str, tuple]:
+    """{name: (median wall ms, median CPU ms of this process, each round's wall ms)}, the
+    functions in turn, after
     one warm-up round. A forked worker's CPU time is not this process's: for processes only
     the wall time says anything. Each round takes the functions in a shuffled order, so each
     follows each other as often: a run just after two threads' costs more (NewsArticles, 65K
@@ -108,7 +109,19 @@ def _times(fns: dict[str, Callable[[], object]], repeat: int) -> dict[str, tuple
             if r:
                 walls[name].append(1e3 * (time.perf_counter() - wall))
                 cpus[name].append(1e3 * (time.process_time() - cpu))
-    return {name: (float(np.median(walls[name])), float(np.median(cpus[name]))) for name in fns}
+    return {
+        name: (float(np.median(walls[name])), float(np.median(cpus[name])), np.array(walls[name]))
+        for name in fns
+    }
+
+
+def paired(times: dict[str, tuple], a: str, b: str) -> float:
+    """The median over rounds of ``a``'s wall time over ``b``'s in the same round (of
+    :func:`_times`): the ratio of two ways paired round by round, so that a change of the
+    machine's speed between rounds reaches both. On this virtual machine one thread's time
+    on the same 262K characters moved from 7.2 to 11.0 ms within an hour, and medians taken
+    apart made the rule 0.86-1.13x the way it had chosen, probe aside, on forked runs."""
+    return float(np.median(times[a][2] / times[b][2]))
 
 
 def _sizes(bpe: ByteLevelBPE, lines: list[str], sizes, repeat: int) -> Iterator[tuple]:

@@ -202,14 +202,14 @@ def main(argv: list[str] | None = None) -> int:
     rows = measure(kinds, args.repeat)
     ns, o0, r = fit(rows, id_ns, text_ns)
     units = ns / ns[0]
-    cutoff = o0 / (1 - r) / ns[0]
+    cut = o0 / (1 - r) / ns[0]  # in units
     print(
         f"\nOn {FIT_ON}: an id {ns[2]:.1f} ns and a text {ns[3]:.0f} ns (timed alone); "
         f"fitted (one worker's CPU): {ns[0]:.2f} ns a byte looked up, "
         f"{ns[1]:.2f} a byte merged; in units of a "
         f"byte looked up: MERGE_WORK {units[1]:.1f}, ID_WORK {units[2]:.1f}, TEXT_WORK "
         f"{units[3]:.0f}. Two threads' extra CPU: {o0 / 1e6:.2f} ms + {r:.2f} x one worker's; "
-        f"cut-off O0 / (1 - r) = {cutoff:,.0f} units (THREAD_WORK now {cutoff.THREAD_WORK:,})\n"
+        f"cut-off O0 / (1 - r) = {cut:,.0f} units (THREAD_WORK now {cutoff.THREAD_WORK:,})\n"
     )
     print(
         "| text | characters | cache | CPU one, ms | predicted / measured | two's extra CPU, "
@@ -219,7 +219,7 @@ def main(argv: list[str] | None = None) -> int:
     for name, size, mode, counts, t in rows:
         predicted = counts @ ns / 1e6
         work = counts @ units
-        pays = "yes" if work >= cutoff else "no"
+        pays = "yes" if work >= cut else "no"
         extra = t["cpu two"] - t["cpu one"]
         print(
             f"| {name} | {size:,} | {mode} | {t['cpu one']:.1f} | {predicted / t['cpu one']:.2f} "
