@@ -115,9 +115,10 @@ BATCHES_PER_PROCESS = 8  # fewer leave a process idle at the end; 16 or 32 measu
 #: Batches a thread, fewer than a process's: each batch costs the calling thread a hand-off
 #: and the other thread its Python between kernels, and more at once merge more words twice
 #: when cold. Two threads forced, medians of 15 in turn (2026-11-29): NewsArticles lines at
-#: 262K characters cold 10.9 -> 9.2 ms (one thread 8.5), 1M cold 26.0 -> 23.7, 1M warm 16.3 ->
-#: 15.1; the tweets at 262K cold 12.7 -> 10.9; Han text at 65K cold 11.4 -> 10.8; at 4M
-#: characters and on 8 MB of 64K documents the same within 2% (2 a thread: 4M warm 7% slower).
+#: 262K characters cold 10.9 -> 9.2 ms (one thread 8.5), 1M cold 26.0 -> 23.9, 1M warm 16.3 ->
+#: 15.1; the tweets at 262K cold 12.7 -> 11.2; at 4M characters and on 8 MB of 64K documents
+#: the same within 2% (2 a thread: 4M warm 7% slower). Up to 128K characters the batches are
+#: THREAD_BATCH_CHARS either way.
 BATCHES_PER_THREAD = 4
 THREAD_BATCH_CHARS = 1 << 14  # the smallest piece a thread encodes: longer texts are cut
 TEXT_LIST_IDS = 256  # ids a text on average from which each text's list is made alone

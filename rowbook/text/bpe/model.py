@@ -422,15 +422,17 @@ class ByteLevelBPE(TokenTable, TokenizerJsonFiles):
         texts : Sequence[str]
         workers : int, optional
             Threads or processes that share the work (``None``: one per core the process may
-            use). The first batch is encoded here and its work counted (bytes looked up, four times the
-            bytes of the words merged); when the rest's work at that rate is large enough
-            (English text from about 256K characters with a warm cache, Han text from a
-            few tens of thousands cold), the rest is shared by this thread and
-            ``workers - 1`` others (GPT-2's settings: the compiled pre-split releases the
-            GIL) or, with special or added tokens, a prefix space or another pattern, from
-            about 24 times that by this process and ``workers - 1`` forked ones. The
-            encodings are the same for every ``workers``; with ``dropout`` all texts are
-            encoded here, in order (:mod:`rowbook.text.bpe.batch`).
+            use). The first 2K characters are encoded here, in two halves, and their work
+            counted (:mod:`rowbook.text.bpe.cutoff`: bytes looked up and twelve times the
+            bytes of the words merged, the merges carried to the rest as new words grow);
+            when the rest's work is large enough (English lines from about 262K characters
+            cold and 1M warm, Han text from a few tens of thousands cold), the rest is
+            shared by this thread and ``workers - 1`` others (GPT-2's settings: the compiled
+            pre-split releases the GIL) or, with special or added tokens, a prefix space or
+            another pattern, by this process and ``workers - 1`` forked ones (from about 2M
+            characters of English lines; the merges not counted, each process merges its
+            own). The encodings are the same for every ``workers``; with ``dropout`` all
+            texts are encoded here, in order (:mod:`rowbook.text.bpe.batch`).
         add_special_tokens, allowed_special, disallowed_special
             As in :meth:`encode`.
         """
