@@ -27,6 +27,7 @@ from rowbook import fork_pool
 from rowbook.text import ByteLevelBPE
 from rowbook.text.bpe import batch as bpe_batch
 from rowbook.text.bpe import cutoff as bpe_cutoff
+from rowbook.text.bpe import presplit
 from rowbook.text.bpe.bytelevel import GPT2_ASCII_PATTERN, GPT2_PATTERN
 from rowbook.text.bpe.word_cache import WordCache
 from rowbook.text.utf8 import utf8_of
@@ -628,25 +629,93 @@ def test_the_probe_counts_the_merges_of_the_rest_as_new_words_grow(plain_model):
             assert linear / true > 2  # the characters alone overshoot (2.4x)
 
 
-@pytest.mark.parametrize("way", ["threads", "processes"])
 def test_a_warm_probe_stops_after_its_first_half_and_every_text_is_encoded(
-    plain_model, corpus, texts, pool_calls, tmp_path, monkeypatch, way
+    plain_model, corpus, tmp_path, pool_calls, monkeypatch
 ):
-    """With a warm cache the first half of the probe shows the rest below the cut-off: the
-    second half is not encoded apart, no worker runs, and the texts after the first half
-    (the probe's second half among them) are encoded here in one call."""
-    if way == "threads":  # GPT-2's settings, the probe every text
-        ours, texts = copy.deepcopy(plain_model), corpus
-        monkeypatch.setattr(bpe_cutoff, "PROBE_CHARS", 10**9)
-    else:
-        ours, _ = _model(corpus, tmp_path, add_prefix_space=True)
-    serial = ours.encode_batch(texts, workers=1)  # now warm
-    monkeypatch.setattr(bpe_cutoff, "THREAD_WORK", 10**9)
+    """Processes: with a warm cache the first half of the probe shows the rest below the
+    cut-off: the second half is not encoded apart, no worker runs, and the texts after the
+    first half (the probe's second half among them) are encoded here in one call."""
+    ours, _ = _model(corpus, tmp_path, add_prefix_space=True)
+    serial = ours.encode_batch(corpus, workers=1)  # now warm
     monkeypatch.setattr(bpe_cutoff, "POOL_WORK", 10**9)
     probes = []
     real = bpe_cutoff.probe_pays
     monkeypatch.setattr(bpe_cutoff, "probe_pays", lambda *a: probes.append(real(*a)) or probes[-1])
-    assert ours.encode_batch(texts, workers=2) == serial
+    assert ours.encode_batch(corpus, workers=2) == serial
     [(results, parts, pays)] = probes
     assert len(results) == len(parts) == 1 and not pays  # the first half alone
     assert pool_calls == []
+
+
+def _encode_calls(monkeypatch, encoder) -> list[int]:
+    """The number of texts of each ``plain_ids`` call ``encoder`` makes from now on."""
+    calls, real = [], encoder.plain_ids
+    monkeypatch.setattr(encoder, "plain_ids", lambda texts: calls.append(len(texts)) or real(texts))
+    return calls
+
+
+def test_a_warm_cache_on_threads_encodes_every_text_in_one_call(
+    plain_model, corpus, pool_calls, monkeypatch
+):
+    """GPT-2's settings: the words of the probe's first half are looked up, not encoded;
+    with a warm cache they show the rest below the cut-off, so no probe is encoded apart
+    and every text is encoded here in one call, as with one worker. With an empty cache
+    nothing is looked up and the probe is encoded as before."""
+    ours = copy.deepcopy(plain_model)
+    monkeypatch.setattr(bpe_cutoff, "PROBE_CHARS", 10**9)  # the probe every text
+    monkeypatch.setattr(bpe_cutoff, "THREAD_WORK", 10**9)
+    serial = ours.encode_batch(corpus, workers=1)  # now warm
+    probes = []
+    real = bpe_cutoff.probe_pays
+    monkeypatch.setattr(bpe_cutoff, "probe_pays", lambda *a: probes.append(real(*a)) or probes[-1])
+    calls = _encode_calls(monkeypatch, ours._encoder)
+    assert ours.encode_batch(corpus, workers=2) == serial
+    assert probes == [] and calls == [len(corpus)] and pool_calls == []
+    ours._encoder.cache.clear()  # cold: below this cut-off only once merges count
+    chars = sum(map(len, corpus))
+    monkeypatch.setattr(bpe_cutoff, "THREAD_WORK", 2 * chars)
+    calls.clear()
+    looked_up, real_unknown = [], ours._encoder.cache.unknown
+    monkeypatch.setattr(
+        ours._encoder.cache, "unknown", lambda texts: looked_up.append(1) or real_unknown(texts)
+    )
+    assert ours.encode_batch(corpus, workers=2) == serial
+    assert len(probes) == 1 and len(calls) == 2 and sum(calls) == len(corpus)
+    assert looked_up == []  # an empty cache knows no word: nothing looked up
+    assert ours.encode_batch(corpus[: len(corpus) // 2], workers=2)  # warm: looked up
+    assert looked_up == [1]
+
+
+def test_the_lookup_probe_counts_the_bytes_of_the_words_the_cache_lacks(plain_model, corpus):
+    """Every word of the texts that the cache lacks, in bytes, each time it comes, and the
+    cache left as it was: against the words split in Python and the cache's keys."""
+    cache = copy.deepcopy(plain_model)._encoder.cache
+    cache.clear()
+    cache.scan(corpus[:50])
+    known = set(cache.words.keys())
+    before = len(cache), cache.read, cache.merged
+    texts = corpus[:200]
+    words = [w.encode("utf-8") for ws in presplit.split_words(texts) for w in ws]
+    want = sum(len(w) for w in words if w.decode("utf-8") not in known)
+    assert 0 < want < sum(map(len, words))
+    assert cache.unknown(texts) == (len("".join(texts).encode("utf-8")), want)
+    assert (len(cache), cache.read, cache.merged) == before
+
+
+def test_the_lookup_probe_holds_below_the_cut_off_by_its_own_count(plain_model, corpus):
+    """``known_below`` is the count's bound against the cut-off: just above it the rest stays
+    here, at it the probe is encoded; a text whose first half holds no character (empty
+    lines) is left to the encoded probe."""
+    encoder = copy.deepcopy(plain_model)._encoder
+    ends = bpe_batch.length_ends(corpus)
+    probe = int(np.searchsorted(ends, 2_048)) + 1
+    half = bpe_cutoff._half(ends, probe)
+    encoder.cache.clear()
+    encoder.plain_ids(corpus[: half // 2])  # the first half's words, some of them
+    read, unknown = encoder.cache.unknown(corpus[:half])
+    bound = (read + bpe_cutoff.MERGE_WORK * unknown) * int(ends[-1]) / int(ends[half - 1])
+    assert 0 < unknown < read  # the bound counts merges
+    assert bpe_cutoff.known_below(encoder, corpus, ends, probe, int(bound) + 1)
+    assert not bpe_cutoff.known_below(encoder, corpus, ends, probe, int(bound))
+    empty = ["", "", *corpus]
+    assert not bpe_cutoff.known_below(encoder, empty, bpe_batch.length_ends(empty), 2, 10**12)

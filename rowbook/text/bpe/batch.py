@@ -22,7 +22,9 @@ then go straight to the oldest generation (:func:`gc_paused`).
 
 With ``workers > 1`` the texts are cut into batches (about eight per process, four per
 thread), and a probe of their first characters, encoded here, counts their work and says
-whether the rest pays on other workers (:mod:`rowbook.text.bpe.cutoff`): from
+whether the rest pays on other workers (:mod:`rowbook.text.bpe.cutoff`; for threads its
+words are first looked up in the cache, and a warm cache, whose words leave the work below
+the cut-off, has every text encoded in one call, no probe apart): from
 :data:`~rowbook.text.bpe.cutoff.THREAD_WORK` the rest is shared by this thread and
 ``workers - 1`` others (GPT-2's compiled pre-split, :func:`rowbook.fork_pool.map_in_threads`;
 batches of at least :data:`THREAD_BATCH_CHARS`), from
@@ -381,9 +383,12 @@ def _in_threads(
     done, joined = 0, []  # texts handed on; ids of the pieces of the next text so far
     try:
         weights = (cutoff.MERGE_WORK, 0, 0)  # the lists and Encodings are this thread's
-        probed, parts, pays = cutoff.probe_pays(
-            encoder, pieces, ends, probe, here, cutoff.THREAD_WORK, weights
-        )
+        if cutoff.known_below(encoder, pieces, ends, probe, cutoff.THREAD_WORK):
+            probed, parts, pays = [], [], False  # a warm cache: every text here, one call
+        else:
+            probed, parts, pays = cutoff.probe_pays(
+                encoder, pieces, ends, probe, here, cutoff.THREAD_WORK, weights
+            )
         if pays:
             bounds = _after_probe(parts, batch_bounds(ends, size))
             batches = [pieces[a:b] for a, b in itertools.pairwise(bounds)]

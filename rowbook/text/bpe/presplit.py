@@ -23,7 +23,7 @@ from collections.abc import Iterable, Sequence
 import numba
 import numpy as np
 
-from rowbook.intern_table import BLOCK, InternTable, intern_front, room
+from rowbook.intern_table import BLOCK, InternTable, intern_front, lookup_ranges, room
 from rowbook.text.batches import text_batches
 from rowbook.text.bpe.presplit_rules import SPACE, char_classes, cut_words
 from rowbook.text.utf8 import utf8_of
@@ -37,6 +37,7 @@ __all__ = [
     "scan_utf8",
     "scan_words",
     "split_words",
+    "unknown_bytes",
 ]
 
 BATCH_CHARS = 1 << 20  # characters scanned at a time: the buffers stay small, the calls few
@@ -75,6 +76,41 @@ def _scan(
         n += m
     at[0], at[1], at[2] = t, p, n
     return True
+
+
+@numba.njit(cache=True, nogil=True)
+def _unknown(
+    data, text_ends, classes, table, key_hash, key_start, key_len, arena
+):  # pragma: no cover - compiled
+    """The bytes of the words of the texts ``data[text_ends[t - 1]:text_ends[t]]`` that the
+    table does not hold, each time one comes; the table is only read."""
+    starts, stops = np.empty(BLOCK, np.int64), np.empty(BLOCK, np.int64)  # (BLOCK,) each
+    ids = np.empty(BLOCK, np.int32)  # (BLOCK,)
+    ends = np.empty(text_ends.shape[0], np.int64)  # (B,) cut_words fills it; not read
+    t, p, n, unknown = 0, 0, 0, 0
+    while t < text_ends.shape[0]:
+        m, t, p = cut_words(data, text_ends, classes, t, p, starts, stops, ends, n)
+        lookup_ranges(data, starts[:m], stops[:m], table, key_hash, key_start, key_len, arena, ids)
+        for i in range(m):
+            if ids[i] < 0:
+                unknown += stops[i] - starts[i]
+        n += m
+    return unknown
+
+
+def unknown_bytes(words: InternTable, texts: Sequence[str]) -> tuple[int, int]:
+    """The UTF-8 bytes of ``texts``, and those of their words that ``words`` lacks, counted
+    each time a word comes (``words`` is only read: a probe of the work before encoding).
+
+    Examples
+    --------
+    >>> words = InternTable()
+    >>> _ = scan_words(words, ["a cat"])
+    >>> unknown_bytes(words, ["a cat sat", "a dog"])  # " sat", " dog"
+    (14, 8)
+    """
+    data, text_ends = utf8_of(texts)
+    return len(data), int(_unknown(data, text_ends, char_classes(), *words.arrays[:5]))
 
 
 def scan_words(words: InternTable, texts: Sequence[str]) -> tuple[np.ndarray, np.ndarray]:

@@ -35,7 +35,7 @@ import numba
 import numpy as np
 
 from rowbook.intern_table import InternTable, lookup_ranges
-from rowbook.text.bpe.presplit import scan_utf8
+from rowbook.text.bpe.presplit import scan_utf8, unknown_bytes
 from rowbook.text.utf8 import utf8_of
 
 __all__ = ["Learned", "WordCache", "interleave"]
@@ -141,6 +141,12 @@ class WordCache:
         ids = np.empty(len(ends), dtype=np.int32)  # (K,)
         lookup_ranges(data, _starts(ends), ends, *self.words.arrays[:5], ids)
         return ids
+
+    def unknown(self, texts: Sequence[str]) -> tuple[int, int]:
+        """The UTF-8 bytes of ``texts`` and the bytes of their words the cache lacks, each
+        time one comes (:func:`~rowbook.text.bpe.presplit.unknown_bytes`: the cache is only
+        read, no counter moves)."""
+        return unknown_bytes(self.words, texts)
 
     def word_bytes(self, start: int) -> tuple[np.ndarray, np.ndarray]:
         """The bytes of words ``start`` on ``(N,)`` and where each ends in them ``(K,)``."""
