@@ -92,12 +92,12 @@ def _chose_workers(bpe: ByteLevelBPE, texts: list[str], cold: bool) -> bool:
 
 def _times(fns: dict[str, Callable[[], object]], repeat: int) -> dict[str, tuple]:
     """{name: (median wall ms, median CPU ms of this process, each round's wall ms)}, the
-    functions in turn, after
-    one warm-up round. A forked worker's CPU time is not this process's: for processes only
-    the wall time says anything. Each round takes the functions in a shuffled order, so each
-    follows each other as often: a run just after two threads' costs more (NewsArticles, 65K
-    characters, warm: one worker 0.64 ms after them, 0.59 ms after one worker; the rule 0.68 /
-    0.60), and in a fixed order the rule always followed them."""
+    functions in turn, after one warm-up round. A forked worker's CPU time is not this
+    process's: for processes only the wall time says anything. Each round takes the
+    functions in a shuffled order, so each follows each other as often: a run just after
+    two threads' costs more (NewsArticles, 65K characters, warm: one worker 0.64 ms after
+    them, 0.59 ms after one worker; the rule 0.68 / 0.60), and in a fixed order the rule
+    always followed them."""
     walls: dict[str, list[float]] = {name: [] for name in fns}
     cpus: dict[str, list[float]] = {name: [] for name in fns}
     names, rng = list(fns), np.random.default_rng(0)
