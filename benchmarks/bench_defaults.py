@@ -24,9 +24,9 @@ takes a default with a stated target and checks the target on a second kind of d
   threads no slower than one from there on all three and on two checks (``ova`` at
   ``d = 50``, ``hs``).
 * **the tokenizers' encoding cut-offs** (:mod:`defaults_text`): ``encode_batch`` on threads
-  or processes when the work of the texts after a probe (bytes looked up + 12 x bytes
-  merged + 1.5 x ids, carried from the probe's two halves, + 170 x texts) reaches
-  ``THREAD_WORK`` / ``POOL_WORK``; measured on
+  or processes when the work of the texts after a probe, carried from the probe's two
+  halves (threads: bytes looked up + 12 x bytes merged; processes: words looked up + 10 x
+  texts), reaches ``THREAD_WORK`` / ``POOL_WORK``; measured on
   NewsArticles, the health tweets, Han text without spaces and long agglutinative-like
   words: the rule no slower than the better of one worker and two (within 5%), and two
   threads >= 1.6x one from 1M characters.
@@ -72,29 +72,37 @@ def _tweets_text() -> str:
         return "\n".join(row["text"].replace("\n", " ") for row in csv.DictReader(f)) + "\n"
 
 
-def generated_text(kind: str, tokens: int = 1_000_000, seed: int = 0) -> str:
+def generated_text(kind: str, tokens: int = 1_000_000, seed: int = 0, line: int = 20) -> str:
     """A corpus of another word-length and vocabulary profile than English news: ``"long"``,
     agglutinative-like words (2 to 8 syllables of a 60-syllable inventory, 200,000 word
-    types drawn by a Zipf law); ``"short"``, one CJK character a token (3 bytes of UTF-8,
-    2,000 types), as a character-level corpus is written; ``"han"``, words of 1 to 3 of
-    those characters (20,000 types) run together without spaces, as Chinese is written, a
-    comma after one word in eight. Lines of 20 tokens (``"han"``: ending in a full stop)."""
+    types drawn by a Zipf law); ``"letters"``, words of 3 to 12 random letters (300,000
+    types, a flatter Zipf law: three tokens a word and more); ``"short"``, one CJK
+    character a token (3 bytes of UTF-8, 2,000 types), as a character-level corpus is
+    written; ``"han"``, words of 1 to 3 of those characters (20,000 types) run together
+    without spaces, as Chinese is written, a comma after one word in eight. Lines of
+    ``line`` tokens (``"han"``: ending in a full stop)."""
     rng = np.random.default_rng(seed)
+    zipf = 1.0
     if kind == "long":
         syllables = [c + v for c in "ktpsmnlrvjhd" for v in "aeiou"]  # 60
         lengths = rng.integers(2, 9, 200_000)
         vocab = ["".join(rng.choice(syllables, n)) for n in lengths]
+    elif kind == "letters":
+        letters = list("abcdefghijklmnopqrstuvwxyz")
+        vocab = ["".join(rng.choice(letters, n)) for n in rng.integers(3, 13, 300_000)]
+        zipf = 0.8
     elif kind == "han":
         chars = [chr(0x4E00 + i) for i in range(2_000)]
         vocab = ["".join(rng.choice(chars, n)) for n in rng.integers(1, 4, 20_000)]
     else:
         vocab = [chr(0x4E00 + i) for i in range(2_000)]
-    p = 1 / np.arange(1, len(vocab) + 1)
+    p = 1 / np.arange(1, len(vocab) + 1) ** zipf
+    tokens -= tokens % line
     words = np.array(vocab)[rng.choice(len(vocab), tokens, p=p / p.sum())]
     if kind == "han":
         words = np.char.add(words, np.where(rng.random(tokens) < 1 / 8, "，", ""))
-        return "\n".join("".join(line) + "。" for line in words.reshape(-1, 20)) + "\n"
-    return "\n".join(" ".join(line) for line in words.reshape(-1, 20)) + "\n"
+        return "\n".join("".join(row) + "。" for row in words.reshape(-1, line)) + "\n"
+    return "\n".join(" ".join(row) for row in words.reshape(-1, line)) + "\n"
 
 
 def spill_rows(folder: Path) -> list[tuple[str, float, float]]:
@@ -189,8 +197,8 @@ def print_text(quick: bool, repeat: int) -> list[tuple[str, float, float]]:
         "\n`encode_batch` on one worker, on two forced, and `workers=2` under the rule (the "
         f"work of a probe of {cutoff.PROBE_CHARS:,} characters carried to the rest: threads "
         f"bytes looked up + {cutoff.MERGE_WORK} x bytes merged, from {cutoff.THREAD_WORK:,}, "
-        f"GPT-2's settings; processes bytes looked up + {cutoff.ID_WORK} x ids + "
-        f"{cutoff.TEXT_WORK} x texts, from {cutoff.POOL_WORK:,}, a prefix space); wall ms "
+        f"GPT-2's settings; processes words looked up + {cutoff.TEXT_WORK} x texts, from "
+        f"{cutoff.POOL_WORK:,}, a prefix space); wall ms "
         "one / two / rule (medians), two / one and the better of the two (by its median) / "
         "rule paired round by round (medians of each round's ratio), what the rule chose; "
         "for threads one worker's CPU ms and the process's CPU time two / one\n\n"

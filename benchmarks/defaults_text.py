@@ -1,12 +1,12 @@
 """The tokenizers' encoding defaults on text they were not chosen on (rows of ``bench_defaults.py``).
 
 ``ByteLevelBPE.encode_batch`` (:mod:`rowbook.text.bpe.batch`) encodes a probe on the
-calling thread (:data:`~rowbook.text.bpe.cutoff.PROBE_CHARS`, in two halves) and counts its work (bytes looked up,
-:data:`~rowbook.text.bpe.cutoff.MERGE_WORK` for each byte of the words merged,
-:data:`~rowbook.text.bpe.cutoff.ID_WORK` for each id, and
-:data:`~rowbook.text.bpe.cutoff.TEXT_WORK` for each text left: a cost model fitted by
-``fit_encode_cutoff.py``); the other batches go to threads when their work, carried to
-them (the merges as new words grow, from the halves), reaches
+calling thread (:data:`~rowbook.text.bpe.cutoff.PROBE_CHARS`, in two halves) and counts its
+work (a cost model fitted by ``fit_encode_cutoff.py``: for threads bytes looked up and
+:data:`~rowbook.text.bpe.cutoff.MERGE_WORK` for each byte of the words merged, for
+processes words looked up and :data:`~rowbook.text.bpe.cutoff.TEXT_WORK` for each text
+left); the other batches go to threads when their work, carried to them (the merges as new
+words grow, from the halves), reaches
 :data:`~rowbook.text.bpe.cutoff.THREAD_WORK` (GPT-2's settings: threads share the compiled
 pass), or to forked processes from :data:`~rowbook.text.bpe.cutoff.POOL_WORK` (other
 settings). The target: one worker and two forced (the cut-off set to 0), and the default

@@ -1,10 +1,12 @@
 """Fit ``encode_batch``'s cost model on one corpus and check it on the others (issue 37).
 
-:func:`rowbook.text.bpe.cutoff.rest_work` counts a batch's work in units of a byte looked up:
-``MERGE_WORK`` a byte merged, ``ID_WORK`` a token id (gathered, then made into a list by the
-calling thread, which holds the GIL), ``TEXT_WORK`` a text (its list and its ``Encoding``).
-The batches after the first go to threads when that work reaches ``THREAD_WORK``. This
-script measures what those constants stand for, on GPT-2's settings (threads), for the texts
+:func:`rowbook.text.bpe.cutoff.rest_work` counts the threads' work in units of a byte looked
+up, ``MERGE_WORK`` a byte merged; a token id (gathered, then made into a list by the calling
+thread, which holds the GIL) and a text (its list and its ``Encoding``) are the calling
+thread's whatever the others do, so the rule does not count them, but one worker's time
+holds them. The batches after the first go to threads when that work reaches
+``THREAD_WORK``. This script measures what those constants stand for, on GPT-2's settings
+(threads), for the texts
 of :mod:`defaults_text` (NewsArticles lines, the health tweets, Han text without spaces,
 long agglutinative-like words), at sizes from 32K to 4M characters, cold cache and warm:
 
@@ -26,14 +28,27 @@ long agglutinative-like words), at sizes from 32K to 4M characters, cold cache a
   estimated from the probe's two halves (:func:`rowbook.text.bpe.cutoff.rest_work`:
   merges as new words grow, Heaps' law) and as the characters, each over the true work.
 
+* with ``--processes``, the processes' model (a prefix space: words cut by the regex in
+  Python), at 1M and 2M characters, cold and warm: one worker's CPU beside the words and
+  texts of the run, and one worker against two processes forced (wall, paired round by
+  round). A least-squares fit of one worker's warm CPU on the words and texts gives
+  ``TEXT_WORK`` in words; the cut-off ``POOL_WORK`` is the work that parts the runs where
+  two processes lose from those where they pay at the least cost (the sum, over the runs
+  the cut-off sends the wrong way, of how much slower they are). Words, ids and texts grow
+  together within one text, so the fit takes texts of other shapes too (NewsArticles in
+  paragraphs, long words in short lines, words of random letters: three tokens a word and
+  more); it is checked on four texts it was not fitted on.
+
     python benchmarks/fit_encode_cutoff.py               # fit on NewsArticles, check the others
     python benchmarks/fit_encode_cutoff.py --repeat 7
     python benchmarks/fit_encode_cutoff.py --probe       # the probe's estimate / the truth
+    python benchmarks/fit_encode_cutoff.py --processes   # the processes' model
 """
 
 from __future__ import annotations
 
 import argparse
+import functools
 import itertools
 import os
 import sys
@@ -53,6 +68,7 @@ from rowbook.text.bpe.result import build_encodings
 
 SIZES = (32_768, 65_536, 262_144, 1_048_576, 4_194_304)
 FIT_ON = "NewsArticles"
+PROCESS_SIZES = (1 << 20, 1 << 21)
 
 
 def _counters(bpe: ByteLevelBPE, texts: list[str], cold: bool) -> np.ndarray:
@@ -178,10 +194,119 @@ def probe_rows(kinds: dict[str, list[str]], probes=(2_048, 4_096, 8_192, 16_384)
             cells = []
             for probe_chars in probes:
                 encoder.cache.clear()
-                weights = (cutoff.MERGE_WORK, 0, 0)
-                halves, linear, true = cutoff.estimates(encoder, texts, probe_chars, weights)
+                halves, linear, true = cutoff.estimates(encoder, texts, probe_chars, cutoff.THREADS)
                 cells.append(f"{halves / true:.2f} / {linear / true:.2f}")
             print(f"| {name} | {sum(map(len, texts)):,} | " + " | ".join(cells) + " |", flush=True)
+
+
+def _in_groups(lines: list[str], n: int) -> list[str]:
+    """Every ``n`` lines as one text."""
+    return [" ".join(lines[i : i + n]) for i in range(0, len(lines), n)]
+
+
+def process_kinds(kinds: dict[str, list[str]]) -> tuple[dict, dict]:
+    """The texts the processes' model is fitted on (``kinds`` and three of other shapes) and
+    those it is checked on."""
+    news, tweets = kinds["NewsArticles"], kinds["health tweets"]
+    fit_on = {
+        **kinds,
+        "NewsArticles, paragraphs of 20 lines": _in_groups(news, 20),
+        "long words, lines of 4": generated_text("long", 600_000, line=4).splitlines(),
+        "random letters": generated_text("letters").splitlines(),
+    }
+    check_on = {
+        "health tweets, paragraphs of 10 lines": _in_groups(tweets, 10),
+        "NewsArticles, pairs of lines": _in_groups(news, 2),
+        "random letters, lines of 5": generated_text("letters", seed=2, line=5).splitlines(),
+        "one CJK character a token": generated_text("short", 2_500_000).splitlines(),
+    }
+    return fit_on, check_on
+
+
+def measure_processes(kinds: dict[str, list[str]], repeat: int) -> list[tuple]:
+    """(text, size, mode, (words, texts, bytes merged), one worker's CPU ms, two processes
+    / one paired) for every text, size and mode, a prefix space."""
+    rows = []
+    for name, lines in kinds.items():
+        train = defaults_text._first_chars(lines, defaults_text.TRAIN_CHARS)
+        rest = lines[len(train) :]
+        bpe = ByteLevelBPE(add_prefix_space=True).fit(train, 8_000)
+        cache = bpe._encoder.cache
+        for size in PROCESS_SIZES:
+            if size > sum(map(len, rest)):
+                continue
+            texts = defaults_text._first_chars(rest, size)
+            for mode in ("cold", "warm"):
+                cold = mode == "cold"
+                bpe.encode_batch(texts, workers=1)
+                if cold:
+                    cache.clear()
+                words, merged = cache.looked_up, cache.merged
+                bpe.encode_batch(texts, workers=1)
+                counts = (cache.looked_up - words, len(texts), cache.merged - merged)
+                fns = {
+                    way: functools.partial(defaults_text._encode, bpe, texts, n, cold, rule=False)
+                    for way, n in (("one", 1), ("two", 2))
+                }
+                t = defaults_text._times(fns, repeat)
+                rows.append(
+                    (name, size, mode, counts, t["one"][1], defaults_text.paired(t, "one", "two"))
+                )
+                print(f"  {name}, {size:,}, {mode}: {rows[-1][3:]}", flush=True)
+    return rows
+
+
+def fit_processes(rows: list[tuple]) -> tuple[float, float, float]:
+    """ns of a word and of a text (least squares on the warm runs whose words all stayed
+    in the cache), and the cut-off in words that sends the fewest runs the wrong way,
+    weighted by how much slower they are there."""
+    warm = [r for r in rows if r[2] == "warm" and r[3][2] == 0]
+    x = np.array([r[3][:2] for r in warm], float)  # (R, 2) words, texts
+    cpu = np.array([r[4] for r in warm]) * 1e6  # (R,) ns
+    weights = 1 / cpu  # relative errors
+    (word_ns, text_ns), *_ = np.linalg.lstsq(x * weights[:, None], cpu * weights, rcond=None)
+    work = np.array([r[3][0] + text_ns / word_ns * r[3][1] for r in rows])
+    speedup = np.array([r[5] for r in rows])
+    order = np.argsort(work)
+    cuts = (work[order][:-1] + work[order][1:]) / 2
+
+    def loss(cut: float) -> float:
+        two = work >= cut
+        return float(
+            np.sum(np.where(two, np.maximum(1 / speedup - 1, 0), np.maximum(speedup - 1, 0)))
+        )
+
+    return float(word_ns), float(text_ns), float(min(cuts, key=loss))
+
+
+def print_processes(repeat: int, kinds: dict[str, list[str]]) -> None:
+    """Fit the processes' model and print every run against it."""
+    fit_on, check_on = process_kinds(kinds)
+    fitted = measure_processes(fit_on, repeat)
+    checked = measure_processes(check_on, repeat)
+    word_ns, text_ns, cut = fit_processes(fitted)
+    text_work = text_ns / word_ns
+    print(
+        f"\nOne worker's CPU, warm: {word_ns:.0f} ns a word, {text_ns:.0f} ns a text: a text "
+        f"weighs {text_work:.1f} words (TEXT_WORK now {cutoff.TEXT_WORK}); the cut-off "
+        f"{cut:,.0f} words ({cut * word_ns / 1e6:.0f} ms of one worker; POOL_WORK now "
+        f"{cutoff.POOL_WORK:,})\n"
+    )
+    print(
+        "| text | fitted on | characters | cache | CPU one, ms | predicted / measured | "
+        "work, words | two / one | two pay at this cut-off / at POOL_WORK |"
+    )
+    print("|---|---|---:|---|---:|---:|---:|---:|---|")
+    for fit_row, (name, size, mode, (words, texts, _), cpu, speedup) in itertools.chain(
+        ((True, r) for r in fitted), ((False, r) for r in checked)
+    ):
+        work, now = words + text_work * texts, words + cutoff.TEXT_WORK * texts
+        predicted = (words * word_ns + texts * text_ns) / 1e6
+        print(
+            f"| {name} | {'yes' if fit_row else 'no'} | {size:,} | {mode} | {cpu:.1f} | "
+            f"{predicted / cpu:.2f} | {work:,.0f} | {speedup:.2f}x | "
+            f"{'yes' if work >= cut else 'no'} / {'yes' if now >= cutoff.POOL_WORK else 'no'} |"
+        )
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -190,11 +315,16 @@ def main(argv: list[str] | None = None) -> int:
     )
     parser.add_argument("--repeat", type=int, default=5, help="repetitions a timing (median)")
     parser.add_argument("--probe", action="store_true", help="the probe's estimate only")
+    parser.add_argument("--processes", action="store_true", help="the processes' model only")
     args = parser.parse_args(argv)
     print(machine(), f"load average at the start: {os.getloadavg()[0]:.1f}", flush=True)
     kinds = defaults_text.text_kinds(generated_text, _tweets_text)
     if args.probe:
         probe_rows(kinds)
+        return 0
+    if args.processes:
+        print_processes(args.repeat, kinds)
+        print(f"\nload average at the end: {os.getloadavg()[0]:.1f}")
         return 0
     train = defaults_text._first_chars(kinds[FIT_ON], defaults_text.TRAIN_CHARS)
     id_ns, text_ns = id_text_ns(ByteLevelBPE().fit(train, 8_000), train[:20_000], args.repeat)
@@ -207,7 +337,7 @@ def main(argv: list[str] | None = None) -> int:
         f"\nOn {FIT_ON}: an id {ns[2]:.1f} ns and a text {ns[3]:.0f} ns (timed alone); "
         f"fitted (one worker's CPU): {ns[0]:.2f} ns a byte looked up, "
         f"{ns[1]:.2f} a byte merged; in units of a "
-        f"byte looked up: MERGE_WORK {units[1]:.1f}, ID_WORK {units[2]:.1f}, TEXT_WORK "
+        f"byte looked up: MERGE_WORK {units[1]:.1f}, an id {units[2]:.1f}, a text "
         f"{units[3]:.0f}. Two threads' extra CPU: {o0 / 1e6:.2f} ms + {r:.2f} x one worker's; "
         f"cut-off O0 / (1 - r) = {cut:,.0f} units (THREAD_WORK now {cutoff.THREAD_WORK:,})\n"
     )

@@ -620,13 +620,45 @@ def test_the_probe_counts_the_merges_of_the_rest_as_new_words_grow(plain_model):
     repeating = [" ".join(vocab[i] for i in row) for row in draws]
     unseen = [" ".join(vocab[i] for i in range(k, k + 5)) for k in range(0, 20_000, 5)]
     encoder = copy.deepcopy(plain_model)._encoder
-    weights = (bpe_cutoff.MERGE_WORK, 0, 0)  # the threads' count
     for texts, want_low, want_high in [(repeating, 0.7, 1.5), (unseen, 0.9, 1.1)]:
         encoder.cache.clear()
-        estimate, linear, true = bpe_cutoff.estimates(encoder, texts, 4_096, weights)
+        estimate, linear, true = bpe_cutoff.estimates(encoder, texts, 4_096, bpe_cutoff.THREADS)
         assert want_low <= estimate / true <= want_high
         if texts is repeating:
             assert linear / true > 2  # the characters alone overshoot (2.4x)
+
+
+def test_the_cache_counts_the_words_it_looks_up(plain_model, corpus):
+    """Words looked up, each time one comes: by the compiled scan (GPT-2's words) and by
+    words cut in Python."""
+    cache = copy.deepcopy(plain_model)._encoder.cache
+    before = cache.looked_up
+    cache.scan(corpus[:100])
+    assert cache.looked_up - before == sum(len(ws) for ws in presplit.split_words(corpus[:100]))
+    cache.intern(["ab", "c", "ab"])
+    assert cache.looked_up - before == sum(len(ws) for ws in presplit.split_words(corpus[:100])) + 3
+
+
+def test_processes_count_the_words_and_texts_not_the_bytes(
+    corpus, tmp_path, pool_calls, monkeypatch
+):
+    """The regex cuts words in Python, so the processes' work is its words and texts: many
+    short words go to the processes, fewer long words of twice the bytes stay here."""
+    ours, _ = _model(corpus, tmp_path, add_prefix_space=True)
+    short = [" ".join("abcdefghij" * 10)] * 100  # 100 words in 199 characters
+    long = [" ".join(["abcdefghijklmnopqrstuvwxyz" * 3] * 6)] * 100  # 6 words in 473
+
+    def work(texts):  # words looked up and TEXT_WORK a text
+        words = sum(len(ours._pretokenizer.split(t)) for t in texts)
+        return words + bpe_cutoff.TEXT_WORK * len(texts)
+
+    assert sum(map(len, long)) > 2 * sum(map(len, short)) and work(short) > 2 * work(long)
+    monkeypatch.setattr(bpe_cutoff, "POOL_WORK", int((work(short) * work(long)) ** 0.5))
+    serial = ours.encode_batch(short + long, workers=1)
+    assert ours.encode_batch(short, workers=2) == serial[:100]
+    assert [call[1:] for call in pool_calls] == [(2, "processes")]
+    assert ours.encode_batch(long, workers=2) == serial[100:]
+    assert len(pool_calls) == 1  # the long words stayed here
 
 
 def test_a_warm_probe_stops_after_its_first_half_and_every_text_is_encoded(

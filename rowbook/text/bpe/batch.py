@@ -382,12 +382,11 @@ def _in_threads(
     probe = min(int(np.searchsorted(ends, cutoff.PROBE_CHARS)) + 1, len(pieces))
     done, joined = 0, []  # texts handed on; ids of the pieces of the next text so far
     try:
-        weights = (cutoff.MERGE_WORK, 0, 0)  # the lists and Encodings are this thread's
         if cutoff.known_below(encoder, pieces, ends, probe, cutoff.THREAD_WORK):
             probed, parts, pays = [], [], False  # a warm cache: every text here, one call
         else:
             probed, parts, pays = cutoff.probe_pays(
-                encoder, pieces, ends, probe, here, cutoff.THREAD_WORK, weights
+                encoder, pieces, ends, probe, here, cutoff.THREAD_WORK, cutoff.THREADS
             )
         if pays:
             bounds = _after_probe(parts, batch_bounds(ends, size))
@@ -427,9 +426,8 @@ def _in_processes(
     bounds = batch_bounds(ends, size)
     here = functools.partial(encode_texts, encoder)
     probe = min(int(np.searchsorted(ends, cutoff.PROBE_CHARS)) + 1, bounds[1])  # in the first
-    weights = (0, cutoff.ID_WORK, cutoff.TEXT_WORK)  # each process merges its own words
     probed, parts, pays = cutoff.probe_pays(
-        encoder, texts, ends, probe, here, cutoff.POOL_WORK, weights
+        encoder, texts, ends, probe, here, cutoff.POOL_WORK, cutoff.PROCESSES
     )
     bounds = _after_probe(parts, bounds)
     batches = [texts[a:b] for a, b in itertools.pairwise(bounds)]

@@ -2,33 +2,42 @@
 work, carried to the rest, against a cut-off (:mod:`rowbook.text.bpe.batch` runs it).
 
 The first :data:`PROBE_CHARS` characters are encoded on the calling thread in two halves,
-and the word cache counts their work (:func:`counters`): bytes looked up,
-:data:`MERGE_WORK` for each byte of the words merged, :data:`ID_WORK` for each id gathered
-(:attr:`WordCache.read <rowbook.text.bpe.word_cache.WordCache.read>`,
+and the word cache counts their work (:func:`counters`): bytes looked up, bytes merged and
+words looked up (:attr:`WordCache.read <rowbook.text.bpe.word_cache.WordCache.read>`,
 :attr:`~rowbook.text.bpe.word_cache.WordCache.merged`,
-:attr:`~rowbook.text.bpe.word_cache.WordCache.gathered`). Carried to the characters left
+:attr:`~rowbook.text.bpe.word_cache.WordCache.looked_up`). Carried to the characters left
 (the merges as new words grow, from how many fewer the second half merged: Heaps' law,
-:func:`rest_work`), with :data:`TEXT_WORK` for each text left, that work says whether the
-others pay: a cost model of one worker's CPU time, not a count of characters, since a
-character of Han text without spaces costs five to six of English cold (three bytes, and
-long words each new), a warm cache costs a third of a cold one, and many short texts cost
-more than one long one (a list and an ``Encoding`` each). Since the work is at least a
-byte looked up a character, from as many characters after the probe as the cut-off there
-is no probe: every batch goes to the workers at once. The constants are fitted on
-NewsArticles lines and checked on three other texts, and the cut-offs are the CPU a second
-worker adds (``benchmarks/fit_encode_cutoff.py``). Before threads encode a probe, the words of
-its first half are only looked up (:func:`known_below`): when every word the cache lacks,
-counted as merged each time it comes, still leaves the work below the cut-off (a warm
-cache), no probe is encoded apart and the texts are encoded in one call. Threads count only the work they share
-(the lists of ids and the Encodings are the calling thread's either way), processes not
-the merges, since each merges the words new to it and hands them back (:data:`Weights`):
-threads from :data:`THREAD_WORK`, processes from :data:`POOL_WORK`.
+:func:`rest_work`), with a weight for each text left, that work says whether the others
+pay: a cost model of one worker's CPU time, not a count of characters, since a character
+of Han text without spaces costs five to six of English cold (three bytes, and long words
+each new), a warm cache costs a third of a cold one, and many short texts cost more than
+one long one (a list and an ``Encoding`` each). Each way of sharing the work counts what it
+shares (:data:`Weights`):
+
+* threads (GPT-2's settings, the compiled pre-split: :data:`THREADS`) share the scan and
+  the merges; the lists of ids and the ``Encoding`` s are the calling thread's either way.
+  Their work is in bytes looked up, :data:`MERGE_WORK` a byte merged, from
+  :data:`THREAD_WORK`. Since that is at least a byte a character, from as many characters
+  after the probe as the cut-off there is no probe: every batch goes to the threads at
+  once. Before threads encode a probe, the words of its first half are only looked up
+  (:func:`known_below`): when every word the cache lacks, counted as merged each time it
+  comes, still leaves the work below the cut-off (a warm cache), no probe is encoded apart
+  and the texts are encoded in one call.
+* processes (the other settings, words cut by a regex in Python: :data:`PROCESSES`) share
+  the regex, the lookups and the lists; each merges the words new to it and hands them
+  back, so merges are not counted. Their work is in words looked up, :data:`TEXT_WORK` a
+  text, from :data:`POOL_WORK`.
+
+The constants are fitted by timing one worker's CPU and one worker against two
+(``benchmarks/fit_encode_cutoff.py``; ``--processes`` for the processes'), and checked on
+texts they were not fitted on (``benchmarks/bench_defaults.py --only text``).
 """
 
 from __future__ import annotations
 
 import math
 from collections.abc import Callable, Sequence
+from typing import NamedTuple
 
 import numpy as np
 
@@ -37,11 +46,12 @@ from rowbook.text.bpe.encoder import Encoder
 from rowbook.text.bpe.word_cache import WordCache
 
 __all__ = [
-    "ID_WORK",
     "MERGE_WORK",
     "POOL_WORK",
     "PROBE_CHARS",
+    "PROCESSES",
     "TEXT_WORK",
+    "THREADS",
     "THREAD_WORK",
     "Weights",
     "counters",
@@ -51,21 +61,28 @@ __all__ = [
     "rest_work",
 ]
 
-# work in bytes looked up (7.3 ns of one worker's CPU), fitted on NewsArticles lines and checked
-# on three other texts: benchmarks/fit_encode_cutoff.py
+# threads: work in bytes looked up (7.3 ns of one worker's CPU), fitted on NewsArticles lines
+# and checked on three other texts: benchmarks/fit_encode_cutoff.py
 MERGE_WORK = 12  # a byte merged (84 ns)
-ID_WORK = 1.5  # an id gathered and made into a list (10.6 ns)
-TEXT_WORK = 170  # a text: its list and its Encoding (1.2 us)
 THREAD_WORK = 440_000  # from which a second thread pays: the CPU it adds, 2.6 ms + 19% (3.2 ms)
-#: The work (bytes looked up, ids and texts: merges not counted) from which forked
-#: processes pay. 16 << 20 with the merges counted, the probe the first batch and one
-#: worker's texts in one call: two processes then paid 1.09-1.28x one on NewsArticles and the
-#: tweets at 2-4M characters where the rule kept one (12 of 20 rows within 5% of the better,
-#: idle), yet not on long agglutinative-like words at 2M cold (0.86-0.91x), whose merges made
-#: the most work. Each process merges its own words (two cold ones the same words) and hands
-#: them back, so it is the regex and the lookups that processes share; at 4.5M of those the
-#: rule chose the faster way on all 20 rows, twice (bench_defaults.py --only text).
-POOL_WORK = 9 << 19
+
+# processes: work in words looked up (0.34 us of one worker's CPU on the regex path, warm),
+# fitted on seven texts of other shapes and checked on four more:
+# benchmarks/fit_encode_cutoff.py --processes
+TEXT_WORK = 10  # a text: its segments, its list and its Encoding (3.4 us)
+#: The work (words looked up, :data:`TEXT_WORK` a text) from which forked processes pay:
+#: about 128 ms of one worker's CPU, against the pool's fork, the texts and ids through
+#: pipes and the parent's share of the lists. Counted in bytes (bytes looked up + 1.5 x ids
+#: + 170 x texts, from 4.7M) the rule kept one worker on the health tweets at 1M characters,
+#: where two processes paid 1.06-1.14x, while long agglutinative-like words at 2M, of more
+#: bytes, lost 0.83-0.89x with two: a tweet's short words cost more a byte. Over 44 runs of
+#: eleven texts at 1M and 2M characters (NewsArticles lines, in pairs and in paragraphs, the
+#: tweets and their paragraphs, Han text, long words in lines of 20 and of 4, random letters
+#: in lines of 20 and of 5, one CJK character a token), words and texts sent 41 the faster
+#: way or within 3% of it, bytes 29; fitted on seven, the four others 14 of 16 (bytes 8). A
+#: second fit on a busier host (one worker up to 1.8x slower on the same runs) gave 6.8
+#: words a text and 344K: the same choices but for Han text at 1M, where two paid 1.31x.
+POOL_WORK = 380_000
 
 #: What encode_batch encodes first alone to count the work of the rest, in two halves (the
 #: second not apart when the first shows the rest below the cut-off). Before the halves:
@@ -78,15 +95,28 @@ POOL_WORK = 9 << 19
 PROBE_CHARS = 1 << 11
 
 
-Weights = tuple[float, float, float]
-"""What a byte merged, an id gathered and a text weigh in the work a probe counts, in bytes
-looked up: for threads ``(MERGE_WORK, 0, 0)`` (the lists and ``Encoding`` s are the calling
-thread's whatever the others do), for processes ``(0, ID_WORK, TEXT_WORK)``."""
+class Weights(NamedTuple):
+    """What a byte looked up, a byte merged, a word looked up and a text weigh in the work a
+    probe counts (:func:`rest_work`), in the cut-off's unit."""
+
+    byte: float
+    merged: float
+    word: float
+    text: float
+
+
+THREADS = Weights(1, MERGE_WORK, 0, 0)
+"""The threads' count, in bytes looked up: the scan and the merges they share (the lists and
+``Encoding`` s are the calling thread's whatever the others do)."""
+
+PROCESSES = Weights(0, 0, 1, TEXT_WORK)
+"""The processes' count, in words looked up: the regex, lookups and lists they share (each
+merges the words new to it)."""
 
 
 def counters(cache: WordCache) -> tuple[int, int, int]:
-    """The cache's work counters: bytes looked up, bytes merged, ids gathered."""
-    return cache.read, cache.merged, cache.gathered
+    """The cache's work counters: bytes looked up, bytes merged, words looked up."""
+    return cache.read, cache.merged, cache.looked_up
 
 
 def rest_work(
@@ -96,33 +126,34 @@ def rest_work(
     texts_left: int,
     weights: Weights,
 ) -> float:
-    """The work of a text's characters after a probe's, in bytes looked up, from the cache's
-    :func:`counters` before, between and after the probe's two halves (``counts``), the
-    characters at the end of each half (``chars``), the text's (``total``) and the texts
+    """The work of a text's characters after a probe's, in the cut-off's unit, from the
+    cache's :func:`counters` before, between and after the probe's two halves (``counts``),
+    the characters at the end of each half (``chars``), the text's (``total``) and the texts
     left after the probe.
 
-    ``weights``: what a byte merged, an id and a text weigh (:data:`Weights`). Bytes looked
-    up and ids gathered go as the characters. The bytes merged are those of words not seen
-    before, which grow as a power of the text read (Heaps' law), ``n ** beta``, ``beta`` from
-    the halves: 1 where the second merged as much as the first (Han text without spaces,
-    each clause one word), about 0.8 on English-like lines, whose words come again; counts
-    with nothing between the halves (the first half's merges 0) take ``beta = 1``, the
-    characters. Cold, from a probe of 2,048 characters of NewsArticles, the rest's work came
-    out 1.13x the true work at 65K characters and 1.54x at 1M this way, 1.83x and 3.47x
-    taken as the characters; on the tweets and long agglutinative-like words 0.88-1.53x
-    against 1.43-2.89x, on Han text 0.99x and 1.01-1.02x (``fit_encode_cutoff.py --probe``).
+    ``weights``: what a byte looked up, a byte merged, a word looked up and a text weigh
+    (:data:`Weights`). Bytes and words looked up go as the characters. The bytes merged are
+    those of words not seen before, which grow as a power of the text read (Heaps' law),
+    ``n ** beta``, ``beta`` from the halves: 1 where the second merged as much as the first
+    (Han text without spaces, each clause one word), about 0.8 on English-like lines, whose
+    words come again; counts with nothing between the halves (the first half's merges 0)
+    take ``beta = 1``, the characters. Cold, from a probe of 2,048 characters of
+    NewsArticles, the rest's work came out 1.13x the true work at 65K characters and 1.54x
+    at 1M this way, 1.83x and 3.47x taken as the characters; on the tweets and long
+    agglutinative-like words 0.88-1.53x against 1.43-2.89x, on Han text 0.99x and 1.01-1.02x
+    (``fit_encode_cutoff.py --probe``).
     """
-    (read0, merged0, ids0), (_, merged1, _), (read2, merged2, ids2) = counts
-    merge_work, id_work, text_work = weights
+    (read0, merged0, words0), (_, merged1, _), (read2, merged2, words2) = counts
     linear = (total - chars[1]) / max(chars[1], 1)
-    work = (read2 - read0 + id_work * (ids2 - ids0)) * linear + text_work * texts_left
+    looked_up = weights.byte * (read2 - read0) + weights.word * (words2 - words0)
+    work = looked_up * linear + weights.text * texts_left
     first, both = merged1 - merged0, merged2 - merged0
-    if both == 0:
+    if both == 0 or weights.merged == 0:
         return work
     beta = 1.0
     if 0 < first < both and chars[0] < chars[1]:
         beta = min(1.0, math.log(both / first) / math.log(chars[1] / chars[0]))
-    return work + merge_work * both * ((total / chars[1]) ** beta - 1)
+    return work + weights.merged * both * ((total / chars[1]) ** beta - 1)
 
 
 def _half(ends: np.ndarray, probe: int) -> int:
@@ -171,11 +202,12 @@ def probe_pays(
     The first half alone, its merges taken as the characters, gives more work than both
     halves (their merges growing as ``n ** beta``, ``beta <= 1``): when that stays below
     ``cutoff`` (a warm cache) the second half is not encoded apart, and the rest is the
-    texts after the first half. The work is at least a byte looked up a character, so from
-    ``cutoff`` characters after the probe the others pay whatever it finds: then none is
-    encoded (empty lists), and every batch can go to the workers from the start."""
+    texts after the first half. A character is at least a byte looked up, so when the
+    characters after the probe, ``weights.byte`` each, reach ``cutoff`` the others pay
+    whatever it finds: then none is encoded (empty lists), and every batch can go to the
+    workers from the start (the threads' count; the processes' counts no bytes)."""
     total = int(ends[-1])
-    if total - int(ends[probe - 1]) >= cutoff:
+    if weights.byte * (total - int(ends[probe - 1])) >= cutoff:
         return [], [], True
     half = _half(ends, probe)
     before = counters(encoder.cache)
@@ -196,8 +228,8 @@ def estimates(
     """How a probe carries to the rest, on a :attr:`~Encoder.plain` encoder and its cache as
     it is: the work of the texts after the first ``probe_chars`` characters estimated from
     the probe's two halves (:func:`rest_work`), estimated as its characters (merges too),
-    and the work the rest then does, in ``weights``' units (a byte merged; ids and texts not
-    counted). For the tests and ``benchmarks/fit_encode_cutoff.py --probe``."""
+    and the work the rest then does, in ``weights``' units (texts not counted). For the
+    tests and ``benchmarks/fit_encode_cutoff.py --probe``."""
     ends = length_ends(texts)
     probe = int(np.searchsorted(ends, probe_chars)) + 1
     half = _half(ends, probe)
@@ -208,7 +240,7 @@ def estimates(
     chars, total = [int(ends[half - 1]), int(ends[probe - 1])], int(ends[-1])
     halves = rest_work(counts, chars, total, 0, weights)
     linear = rest_work([counts[0], counts[0], counts[2]], chars, total, 0, weights)
-    read, merged, _ = counts[-1]
     encoder.plain_ids(texts[probe:])
-    true = encoder.cache.read - read + weights[0] * (encoder.cache.merged - merged)
+    done = np.subtract(counters(encoder.cache), counts[-1])  # bytes, merged bytes, words
+    true = float(done @ np.array(weights[:3]))
     return halves, linear, true

@@ -429,9 +429,10 @@ class ByteLevelBPE(TokenTable, TokenizerJsonFiles):
             cold and 1M warm, Han text from a few tens of thousands cold), the rest is
             shared by this thread and ``workers - 1`` others (GPT-2's settings: the compiled
             pre-split releases the GIL) or, with special or added tokens, a prefix space or
-            another pattern, by this process and ``workers - 1`` forked ones (from about 2M
-            characters of English lines; the merges not counted, each process merges its
-            own). The encodings are the same for every ``workers``; with ``dropout`` all
+            another pattern, by this process and ``workers - 1`` forked ones (counted in
+            words looked up and ten a text, as the regex cuts them in Python: from about
+            1M characters of tweets and 1.6M of news lines; the merges not counted, each
+            process merges its own). The encodings are the same for every ``workers``; with ``dropout`` all
             texts are encoded here, in order (:mod:`rowbook.text.bpe.batch`).
         add_special_tokens, allowed_special, disallowed_special
             As in :meth:`encode`.

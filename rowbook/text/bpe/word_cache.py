@@ -111,6 +111,7 @@ class WordCache:
         self.ids = np.zeros(1 << 12, dtype=np.int32)  # the ids of every word, in word order
         self.filled = 0  # words whose ids are set
         self.read = 0  # bytes of text (or words) looked up, ever: the scan's work
+        self.looked_up = 0  # words looked up, ever: the regex's work where Python cuts them
         self.merged = 0  # bytes of the words encoded for it, ever: the merge kernel's work
         self.gathered = 0  # token ids gathered, ever: the lists the caller makes of them
 
@@ -127,12 +128,15 @@ class WordCache:
         with each text ``(B,)``, cumulated (:func:`~rowbook.text.bpe.presplit.scan_words`)."""
         data, text_ends = utf8_of(texts)
         self.read += len(data)
-        return scan_utf8(self.words, data, text_ends)
+        words, ends = scan_utf8(self.words, data, text_ends)
+        self.looked_up += len(words)
+        return words, ends
 
     def intern(self, words: Sequence[str]) -> np.ndarray:
         """The cache's id of each of ``words`` ``(W,)``, new ones added."""
         data, ends = utf8_of(words)
         self.read += len(data)
+        self.looked_up += len(ends)
         return self.words.intern(data, _starts(ends), ends)
 
     def lookup(self, data: np.ndarray, ends: np.ndarray) -> np.ndarray:
