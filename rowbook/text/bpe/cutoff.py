@@ -79,9 +79,10 @@ TEXT_WORK = 10  # a text: its segments, its list and its Encoding (3.4 us)
 #: eleven texts at 1M and 2M characters (NewsArticles lines, in pairs and in paragraphs, the
 #: tweets and their paragraphs, Han text, long words in lines of 20 and of 4, random letters
 #: in lines of 20 and of 5, one CJK character a token), words and texts sent 41 the faster
-#: way or within 3% of it, bytes 29; fitted on seven, the four others 14 of 16 (bytes 8). A
-#: second fit on a busier host (one worker up to 1.8x slower on the same runs) gave 6.8
-#: words a text and 344K: the same choices but for Han text at 1M, where two paid 1.31x.
+#: way or within 3% of it, bytes 29; fitted on seven, the four others 14 of 16 (bytes 8).
+#: Two more fits gave 6.8 words a text and 344K (a busier host: one worker up to 1.8x
+#: slower on the same runs), 12 and 432K: the same choices but for Han text at 1M (two
+#: paid 1.31x) and the tweets at 1M (two paid 0.93x in that run, 1.08-1.20x in four others).
 POOL_WORK = 380_000
 
 #: What encode_batch encodes first alone to count the work of the rest, in two halves (the

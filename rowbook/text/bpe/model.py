@@ -422,18 +422,18 @@ class ByteLevelBPE(TokenTable, TokenizerJsonFiles):
         texts : Sequence[str]
         workers : int, optional
             Threads or processes that share the work (``None``: one per core the process may
-            use). The first 2K characters are encoded here, in two halves, and their work
-            counted (:mod:`rowbook.text.bpe.cutoff`: bytes looked up and twelve times the
-            bytes of the words merged, the merges carried to the rest as new words grow);
-            when the rest's work is large enough (English lines from about 262K characters
-            cold and 1M warm, Han text from a few tens of thousands cold), the rest is
-            shared by this thread and ``workers - 1`` others (GPT-2's settings: the compiled
-            pre-split releases the GIL) or, with special or added tokens, a prefix space or
-            another pattern, by this process and ``workers - 1`` forked ones (counted in
-            words looked up and ten a text, as the regex cuts them in Python: from about
-            1M characters of tweets and 1.6M of news lines; the merges not counted, each
-            process merges its own). The encodings are the same for every ``workers``; with ``dropout`` all
-            texts are encoded here, in order (:mod:`rowbook.text.bpe.batch`).
+            use), when the work of the texts, counted on a probe of the first 2K characters
+            in two halves and carried to the rest, is large enough
+            (:mod:`rowbook.text.bpe.cutoff`). GPT-2's settings share it with ``workers - 1``
+            threads (the compiled pre-split releases the GIL), counting bytes looked up and
+            twelve times the bytes of the words merged, the merges carried to the rest as
+            new words grow: English lines from about 262K characters cold and 1M warm, Han
+            text from a few tens of thousands cold. With special or added tokens, a prefix
+            space or another pattern, ``workers - 1`` forked processes share it, counting
+            the words the regex cuts in Python and ten a text (each process merges its own
+            words): from about 1M characters of tweets and 1.6M of news lines. The
+            encodings are the same for every ``workers``; with ``dropout`` all texts are
+            encoded here, in order (:mod:`rowbook.text.bpe.batch`).
         add_special_tokens, allowed_special, disallowed_special
             As in :meth:`encode`.
         """
