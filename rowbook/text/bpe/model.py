@@ -431,7 +431,7 @@ class ByteLevelBPE(TokenTable, TokenizerJsonFiles):
             text from a few tens of thousands cold. With special or added tokens, a prefix
             space or another pattern, ``workers - 1`` forked processes share it, counting
             the words the regex cuts in Python and ten a text (each process merges its own
-            words): from about 1M characters of tweets and 1.6M of news lines. The
+            words): from about 1M characters of tweets and 1.4M of news lines. The
             encodings are the same for every ``workers``; with ``dropout`` all texts are
             encoded here, in order (:mod:`rowbook.text.bpe.batch`).
         add_special_tokens, allowed_special, disallowed_special
