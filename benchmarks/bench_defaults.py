@@ -25,7 +25,7 @@ takes a default with a stated target and checks the target on a second kind of d
   ``d = 50``, ``hs``).
 * **the tokenizers' encoding cut-offs** (:mod:`defaults_text`): ``encode_batch`` on threads
   or processes when the work of the texts after a probe, carried from the probe's two
-  halves (threads: bytes looked up + 12 x bytes merged; processes: words looked up + 10 x
+  halves (threads: bytes looked up + 3 x bytes merged; processes: words looked up + 10 x
   texts), reaches ``THREAD_WORK`` / ``POOL_WORK``; measured on
   NewsArticles, the health tweets, Han text without spaces and long agglutinative-like
   words: the rule no slower than the better of one worker and two (within 5%), and two

@@ -1,7 +1,7 @@
 """Fit ``encode_batch``'s cost model on one corpus and check it on the others (issue 37).
 
 :func:`rowbook.text.bpe.cutoff.rest_work` counts the threads' work in units of a byte looked
-up, ``MERGE_WORK`` a byte merged; a token id (gathered, then made into a list by the calling
+up, ``MERGE_WORK`` a byte merged (less than its CPU); a token id (gathered, then made into a list by the calling
 thread, which holds the GIL) and a text (its list and its ``Encoding``) are the calling
 thread's whatever the others do, so the rule does not count them, but one worker's time
 holds them. The batches after the first go to threads when that work reaches
@@ -21,7 +21,12 @@ long agglutinative-like words), at sizes from 32K to 4M characters, cold cache a
 * the extra CPU of two threads forced (the process's CPU time, both threads, less one
   worker's): its fixed part ``O0`` and its share ``r`` of one worker's work, fitted on
   NewsArticles likewise. Two threads pay, on two idle cores, when the rest's work ``C``
-  beats what they add: ``C > O0 + r C``, so the cut-off is ``O0 / (1 - r)`` in units.
+  beats what they add: ``C > O0 + r C``, so the cut-off is ``O0 / (1 - r)`` in units;
+* what the rule takes (``MERGE_WORK``, ``THREAD_WORK``): the weight of a byte merged and the
+  cut-off chosen together on the wall time of one thread against two, all texts, so that
+  bytes looked up + weight x bytes merged parts the runs where two threads pay from those
+  where they lose at the least cost (:func:`fit_decision`). Two threads both merge the words
+  new to both, so a merged byte saves them less than it costs one.
 
 * with ``--probe``, how the probe's work carries to the rest (no timing): cold, the shared
   work of the characters after a probe (bytes looked up, ``MERGE_WORK`` a byte merged)
@@ -256,19 +261,13 @@ def measure_processes(kinds: dict[str, list[str]], repeat: int) -> list[tuple]:
     return rows
 
 
-def fit_processes(rows: list[tuple]) -> tuple[float, float, float]:
-    """ns of a word and of a text (least squares on the warm runs whose words all stayed
-    in the cache), and the cut-off in words that sends the fewest runs the wrong way,
-    weighted by how much slower they are there."""
-    warm = [r for r in rows if r[2] == "warm" and r[3][2] == 0]
-    x = np.array([r[3][:2] for r in warm], float)  # (R, 2) words, texts
-    cpu = np.array([r[4] for r in warm]) * 1e6  # (R,) ns
-    weights = 1 / cpu  # relative errors
-    (word_ns, text_ns), *_ = np.linalg.lstsq(x * weights[:, None], cpu * weights, rcond=None)
-    work = np.array([r[3][0] + text_ns / word_ns * r[3][1] for r in rows])
-    speedup = np.array([r[5] for r in rows])
-    order = np.argsort(work)
-    cuts = (work[order][:-1] + work[order][1:]) / 2
+def least_loss_cut(work: np.ndarray, speedup: np.ndarray) -> tuple[float, float, float]:
+    """The cut-off on ``work`` (two workers from it) that sends the fewest runs the wrong way,
+    weighted by how much slower each is there (``speedup``: one worker's time over two's),
+    that loss, and the gap around the cut-off (the work of the run just above it over that
+    of the run just below): a cut-off half-way between two runs' work."""
+    order = np.sort(work)
+    cuts = (order[:-1] + order[1:]) / 2
 
     def loss(cut: float) -> float:
         two = work >= cut
@@ -276,7 +275,33 @@ def fit_processes(rows: list[tuple]) -> tuple[float, float, float]:
             np.sum(np.where(two, np.maximum(1 / speedup - 1, 0), np.maximum(speedup - 1, 0)))
         )
 
-    return float(word_ns), float(text_ns), float(min(cuts, key=loss))
+    cut = min(cuts, key=loss)
+    return float(cut), loss(cut), float(work[work >= cut].min() / work[work < cut].max())
+
+
+def fit_processes(rows: list[tuple]) -> tuple[float, float, float]:
+    """ns of a word and of a text (least squares on the warm runs whose words all stayed
+    in the cache), and the cut-off in words (:func:`least_loss_cut`)."""
+    warm = [r for r in rows if r[2] == "warm" and r[3][2] == 0]
+    x = np.array([r[3][:2] for r in warm], float)  # (R, 2) words, texts
+    cpu = np.array([r[4] for r in warm]) * 1e6  # (R,) ns
+    weights = 1 / cpu  # relative errors
+    (word_ns, text_ns), *_ = np.linalg.lstsq(x * weights[:, None], cpu * weights, rcond=None)
+    work = np.array([r[3][0] + text_ns / word_ns * r[3][1] for r in rows])
+    cut, _, _ = least_loss_cut(work, np.array([r[5] for r in rows]))
+    return float(word_ns), float(text_ns), cut
+
+
+def fit_decision(rows: list[tuple]) -> tuple[float, float]:
+    """The threads' weight of a byte merged (1 to 16) and their cut-off, chosen together so
+    that bytes looked up + weight x bytes merged parts the runs where two threads pay from
+    those where they lose, on the wall time of one against two (:func:`least_loss_cut`);
+    among weights of the same loss, the one with the widest gap around its cut-off."""
+    counts = np.array([r[3] for r in rows])  # (R, 4) bytes, merged, ids, texts
+    speedup = np.array([r[4]["wall one"] / r[4]["wall two"] for r in rows])
+    fits = [(*least_loss_cut(counts[:, 0] + m * counts[:, 1], speedup), m) for m in range(1, 17)]
+    cut, _, _, merge = min(fits, key=lambda f: (round(f[1], 6), -f[2]))
+    return float(merge), cut
 
 
 def print_processes(repeat: int, kinds: dict[str, list[str]]) -> None:
@@ -333,28 +358,33 @@ def main(argv: list[str] | None = None) -> int:
     ns, o0, r = fit(rows, id_ns, text_ns)
     units = ns / ns[0]
     cut = o0 / (1 - r) / ns[0]  # in units
+    merge, decision = fit_decision(rows)
     print(
         f"\nOn {FIT_ON}: an id {ns[2]:.1f} ns and a text {ns[3]:.0f} ns (timed alone); "
         f"fitted (one worker's CPU): {ns[0]:.2f} ns a byte looked up, "
         f"{ns[1]:.2f} a byte merged; in units of a "
-        f"byte looked up: MERGE_WORK {units[1]:.1f}, an id {units[2]:.1f}, a text "
+        f"byte looked up: a byte merged {units[1]:.1f}, an id {units[2]:.1f}, a text "
         f"{units[3]:.0f}. Two threads' extra CPU: {o0 / 1e6:.2f} ms + {r:.2f} x one worker's; "
-        f"cut-off O0 / (1 - r) = {cut:,.0f} units (THREAD_WORK now {cutoff.THREAD_WORK:,})\n"
+        f"cut-off O0 / (1 - r) = {cut:,.0f} units. On the wall time of one thread against "
+        f"two, all texts: a byte merged weighs {merge:.0f} in the rule's count, from "
+        f"{decision:,.0f} (MERGE_WORK now {cutoff.MERGE_WORK}, THREAD_WORK "
+        f"{cutoff.THREAD_WORK:,})\n"
     )
     print(
         "| text | characters | cache | CPU one, ms | predicted / measured | two's extra CPU, "
-        "ms (predicted) | wall one / two, ms | work, units | two pays (predicted) |"
+        "ms (predicted) | wall one / two, ms | the rule's work, fitted / now | two pays at "
+        "the fitted weight / now |"
     )
     print("|---|---:|---|---:|---:|---:|---:|---:|---|")
     for name, size, mode, counts, t in rows:
         predicted = counts @ ns / 1e6
-        work = counts @ units
-        pays = "yes" if work >= cut else "no"
+        work, now = counts[0] + merge * counts[1], counts[0] + cutoff.MERGE_WORK * counts[1]
+        pays = f"{'yes' if work >= decision else 'no'} / {'yes' if now >= cutoff.THREAD_WORK else 'no'}"
         extra = t["cpu two"] - t["cpu one"]
         print(
             f"| {name} | {size:,} | {mode} | {t['cpu one']:.1f} | {predicted / t['cpu one']:.2f} "
             f"| {extra:.1f} ({o0 / 1e6 + r * t['cpu one']:.1f}) | {t['wall one']:.1f} / "
-            f"{t['wall two']:.1f} | {work:,.0f} | {pays} |"
+            f"{t['wall two']:.1f} | {work:,.0f} / {now:,.0f} | {pays} |"
         )
     print(f"\nload average at the end: {os.getloadavg()[0]:.1f}")
     return 0

@@ -449,7 +449,7 @@ def test_no_probe_when_the_characters_alone_reach_the_cut_off(
     for cutoff, probed in [(after, False), (after + 1, True)]:
         monkeypatch.setattr(bpe_cutoff, "THREAD_WORK", cutoff)
         if probed:  # the work must reach it: three bytes a character at least, as words merge
-            monkeypatch.setattr(bpe_cutoff, "MERGE_WORK", 3 * cutoff)
+            monkeypatch.setattr(bpe_cutoff, "THREADS", bpe_cutoff.Weights(1, 3 * cutoff, 0, 0))
         ours = copy.deepcopy(plain_model)
         pool_calls.clear()
         assert [e.ids for e in ours.encode_batch(lines, workers=2)] == serial
@@ -606,7 +606,7 @@ def _pause_once() -> None:
 
 def test_the_probe_counts_the_merges_of_the_rest_as_new_words_grow(plain_model):
     """Words come again, so a text's first characters merge more words a character than the
-    rest: taken as the characters, the probe's merges overshoot the rest's (here 2.4x); from
+    rest: taken as the characters, the probe's merges overshoot the rest's (here 3.1x); from
     how much less the probe's second half merged than its first (Heaps' law) the estimate
     follows the true work of the rest, which a text of new words all along (every word
     unseen) keeps as the characters."""
@@ -620,12 +620,13 @@ def test_the_probe_counts_the_merges_of_the_rest_as_new_words_grow(plain_model):
     repeating = [" ".join(vocab[i] for i in row) for row in draws]
     unseen = [" ".join(vocab[i] for i in range(k, k + 5)) for k in range(0, 20_000, 5)]
     encoder = copy.deepcopy(plain_model)._encoder
+    merges = bpe_cutoff.Weights(0, 1, 0, 0)  # the bytes merged alone
     for texts, want_low, want_high in [(repeating, 0.7, 1.5), (unseen, 0.9, 1.1)]:
         encoder.cache.clear()
-        estimate, linear, true = bpe_cutoff.estimates(encoder, texts, 4_096, bpe_cutoff.THREADS)
+        estimate, linear, true = bpe_cutoff.estimates(encoder, texts, 4_096, merges)
         assert want_low <= estimate / true <= want_high
         if texts is repeating:
-            assert linear / true > 2  # the characters alone overshoot (2.4x)
+            assert linear / true > 2  # the characters alone overshoot (3.1x)
 
 
 def test_the_cache_counts_the_words_it_looks_up(plain_model, corpus):
@@ -745,7 +746,7 @@ def test_the_lookup_probe_holds_below_the_cut_off_by_its_own_count(plain_model, 
     encoder.cache.clear()
     encoder.plain_ids(corpus[: half // 2])  # the first half's words, some of them
     read, unknown = encoder.cache.unknown(corpus[:half])
-    bound = (read + bpe_cutoff.MERGE_WORK * unknown) * int(ends[-1]) / int(ends[half - 1])
+    bound = (read + bpe_cutoff.THREADS.merged * unknown) * int(ends[-1]) / int(ends[half - 1])
     assert 0 < unknown < read  # the bound counts merges
     assert bpe_cutoff.known_below(encoder, corpus, ends, probe, int(bound) + 1)
     assert not bpe_cutoff.known_below(encoder, corpus, ends, probe, int(bound))

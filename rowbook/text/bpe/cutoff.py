@@ -16,8 +16,8 @@ shares (:data:`Weights`):
 
 * threads (GPT-2's settings, the compiled pre-split: :data:`THREADS`) share the scan and
   the merges; the lists of ids and the ``Encoding`` s are the calling thread's either way.
-  Their work is in bytes looked up, :data:`MERGE_WORK` a byte merged, from
-  :data:`THREAD_WORK`. Since that is at least a byte a character, from as many characters
+  Their work is in bytes looked up, :data:`MERGE_WORK` a byte merged (less than its
+  CPU, since both threads merge the words new to both), from :data:`THREAD_WORK`. Since that is at least a byte a character, from as many characters
   after the probe as the cut-off there is no probe: every batch goes to the threads at
   once. Before threads encode a probe, the words of its first half are only looked up
   (:func:`known_below`): when every word the cache lacks, counted as merged each time it
@@ -61,10 +61,22 @@ __all__ = [
     "rest_work",
 ]
 
-# threads: work in bytes looked up (7.3 ns of one worker's CPU), fitted on NewsArticles lines
-# and checked on three other texts: benchmarks/fit_encode_cutoff.py
-MERGE_WORK = 12  # a byte merged (84 ns)
-THREAD_WORK = 440_000  # from which a second thread pays: the CPU it adds, 2.6 ms + 19% (3.2 ms)
+# threads: work in bytes looked up (7.3 ns of one worker's CPU): benchmarks/fit_encode_cutoff.py
+#: A byte merged in the threads' count. It costs one worker about 12 bytes looked up (84 ns),
+#: but two threads each merge the words new to them, the common ones twice, so it saves
+#: less: weighed at 12 (from 440,000) the rule sent English lines of 262K characters cold to
+#: two threads, which lost 0.70-0.89x. The weight and the cut-off are chosen together on the
+#: wall time of one thread against two, on four texts at 32K-4M characters cold and warm
+#: (fit_encode_cutoff.py, 36 runs: the least loss, weights 1-5 alike, 3 leaving the widest
+#: gap around its cut-off): at 3 and 650,000 one run goes the wrong way by more than 5%
+#: (Han text at 32K cold, where two paid 1.09x), at 12 and 440,000 four. Checked on the 36
+#: thread rows of two bench_defaults.py runs (the median of the two), from the probe's
+#: counts as the rule takes them: none wrong by more than 5%, against two (NewsArticles and
+#: the tweets at 262K cold, 0.79x and 0.89x). Up to 575,000 two threads lost on every run
+#: but one (long words at 262K cold, 1.03x), from 706,000 they paid but on one (Han text at
+#: 262K warm, 0.97x; 1.20x in the other).
+MERGE_WORK = 3
+THREAD_WORK = 650_000  # from which a second thread pays
 
 # processes: work in words looked up (0.34 us of one worker's CPU on the regex path, warm),
 # fitted on seven texts of other shapes and checked on four more:
@@ -184,7 +196,7 @@ def known_below(
         return False
     with encoder.lock:
         read, unknown = encoder.cache.unknown(texts[:half])
-    return (read + MERGE_WORK * unknown) * total / chars < cutoff
+    return (read + THREADS.merged * unknown) * total / chars < cutoff
 
 
 def probe_pays(

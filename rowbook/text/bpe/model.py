@@ -426,9 +426,9 @@ class ByteLevelBPE(TokenTable, TokenizerJsonFiles):
             in two halves and carried to the rest, is large enough
             (:mod:`rowbook.text.bpe.cutoff`). GPT-2's settings share it with ``workers - 1``
             threads (the compiled pre-split releases the GIL), counting bytes looked up and
-            twelve times the bytes of the words merged, the merges carried to the rest as
-            new words grow: English lines from about 262K characters cold and 1M warm, Han
-            text from a few tens of thousands cold. With special or added tokens, a prefix
+            three times the bytes of the words merged, the merges carried to the rest as
+            new words grow: English lines from about 330K characters cold and 650K warm, Han
+            text from about 60K cold. With special or added tokens, a prefix
             space or another pattern, ``workers - 1`` forked processes share it, counting
             the words the regex cuts in Python and ten a text (each process merges its own
             words): from about 1M characters of tweets and 1.4M of news lines. The
