@@ -1,10 +1,10 @@
 """Fit ``encode_batch``'s cost model on one corpus and check it on the others (issue 37).
 
 :func:`rowbook.text.bpe.cutoff.rest_work` counts the threads' work in units of a byte looked
-up, ``MERGE_WORK`` a byte merged (less than its CPU); a token id (gathered, then made into a list by the calling
-thread, which holds the GIL) and a text (its list and its ``Encoding``) are the calling
-thread's whatever the others do, so the rule does not count them, but one worker's time
-holds them. The batches after the first go to threads when that work reaches
+up, ``MERGE_WORK`` a byte merged (less than its CPU); a token id (gathered, then made into a
+list by the calling thread, which holds the GIL) and a text (its list and its ``Encoding``)
+are the calling thread's whatever the others do, so the rule does not count them, but one
+worker's time holds them. The batches after the first go to threads when that work reaches
 ``THREAD_WORK``. This script measures what those constants stand for, on GPT-2's settings
 (threads), for the texts
 of :mod:`defaults_text` (NewsArticles lines, the health tweets, Han text without spaces,

@@ -17,12 +17,13 @@ shares (:data:`Weights`):
 * threads (GPT-2's settings, the compiled pre-split: :data:`THREADS`) share the scan and
   the merges; the lists of ids and the ``Encoding`` s are the calling thread's either way.
   Their work is in bytes looked up, :data:`MERGE_WORK` a byte merged (less than its
-  CPU, since both threads merge the words new to both), from :data:`THREAD_WORK`. Since that is at least a byte a character, from as many characters
-  after the probe as the cut-off there is no probe: every batch goes to the threads at
-  once. Before threads encode a probe, the words of its first half are only looked up
-  (:func:`known_below`): when every word the cache lacks, counted as merged each time it
-  comes, still leaves the work below the cut-off (a warm cache), no probe is encoded apart
-  and the texts are encoded in one call.
+  CPU, since both threads merge the words new to both), from :data:`THREAD_WORK`. Since
+  that is at least a byte a character, from as many characters after the probe as the
+  cut-off there is no probe: every batch goes to the threads at once. Before threads encode
+  a probe, the words of its first half are only looked up (:func:`known_below`): when
+  every word the cache lacks, counted as merged each time it comes, still leaves the work
+  below the cut-off (a warm cache), no probe is encoded apart and the texts are encoded in
+  one call.
 * processes (the other settings, words cut by a regex in Python: :data:`PROCESSES`) share
   the regex, the lookups and the lists; each merges the words new to it and hands them
   back, so merges are not counted. Their work is in words looked up, :data:`TEXT_WORK` a
