@@ -1,13 +1,14 @@
 """What the rule of ``encode_batch`` costs when it ends in one worker.
 
 ``ByteLevelBPE.encode_batch(texts, workers=2)`` with GPT-2's settings counts the work of its
-first characters (the probe, :mod:`rowbook.text.bpe.cutoff`: encoded here in two halves, or
-with a warm cache only looked up) and decides from it whether the rest goes to threads. When it decides on one worker, the call should cost what
-``workers=1`` costs. This compares the two by the process's CPU time (which holds under
-load, unlike wall time), medians of many runs in turn (each first every other time: the second of two runs
-is about 1% slower), on the text kinds and sizes of
-``bench_defaults.py --only text`` (:mod:`defaults_text`) where the rule chooses one worker,
-cold cache and warm. Target: rule / one <= 1.02.
+first characters (the probe, :mod:`rowbook.text.bpe.cutoff`: encoded here in two halves,
+with a warm cache only looked up, and not at all where even every byte merged stays below
+the cut-off) and decides from it whether the rest goes to threads. When it decides on one
+worker, the call should cost what ``workers=1`` costs. This compares the two by the
+process's CPU time (which holds under load, unlike wall time), medians of many runs in turn
+(each first every other time: the second of two runs is about 1% slower), on the text
+kinds and sizes of ``bench_defaults.py --only text`` (:mod:`defaults_text`) where the rule
+chooses one worker, cold cache and warm. Target: rule / one <= 1.02.
 
     python benchmarks/bench_encode_rule.py
     python benchmarks/bench_encode_rule.py --repeat 100 --sizes 65536

@@ -410,16 +410,19 @@ def test_ascii_and_other_texts_split_as_the_pattern_says(corpus):
 
 def test_the_cut_off_counts_work_not_characters(plain_model, corpus, pool_calls, monkeypatch):
     """The same number of characters stays on this thread as English text with a warm cache
-    (about three bytes of work a character: the byte, its share of an id and of a text) and
-    goes to threads as Han text without spaces with a cold one (three bytes a character, each
-    long word merged: about forty); the ids are the serial ones."""
+    (about a byte of work a character: nothing merged) and goes to threads as Han text
+    without spaces with a cold one (three bytes a character, each long word merged: about
+    twelve); the ids are the serial ones. The cut-off is below the most the English text
+    could take (:func:`never_pays`), so the probe's count decides."""
     monkeypatch.setattr(bpe_batch, "THREAD_BATCH_CHARS", 1_000)
     english = corpus[:300]
     chars = sum(map(len, english))
     rng = np.random.default_rng(0)
     han_chars = [chr(c) for c in 0x4E00 + rng.integers(0, 2_000, chars)]
     han = ["".join(han_chars[i : i + 60]) + "。" for i in range(0, chars, 61)]
-    monkeypatch.setattr(bpe_cutoff, "THREAD_WORK", 8 * chars)
+    monkeypatch.setattr(bpe_cutoff, "THREAD_WORK", 3 * chars)
+    ends = bpe_batch.length_ends(english)
+    assert not bpe_cutoff.never_pays(english, ends, len(english), 3 * chars, bpe_cutoff.THREADS)
     ours = copy.deepcopy(plain_model)
     serial = [e.ids for e in ours.encode_batch(english, workers=1)]  # now warm
     assert [e.ids for e in ours.encode_batch(english, workers=2)] == serial
@@ -670,7 +673,8 @@ def test_a_warm_probe_stops_after_its_first_half_and_every_text_is_encoded(
     first half (the probe's second half among them) are encoded here in one call."""
     ours, _ = _model(corpus, tmp_path, add_prefix_space=True)
     serial = ours.encode_batch(corpus, workers=1)  # now warm
-    monkeypatch.setattr(bpe_cutoff, "POOL_WORK", 10**9)
+    chars = sum(map(len, corpus))  # the most words and texts: no less, or no probe at all
+    monkeypatch.setattr(bpe_cutoff, "POOL_WORK", chars + (1 + bpe_cutoff.TEXT_WORK) * len(corpus))
     probes = []
     real = bpe_cutoff.probe_pays
     monkeypatch.setattr(bpe_cutoff, "probe_pays", lambda *a: probes.append(real(*a)) or probes[-1])
@@ -696,7 +700,10 @@ def test_a_warm_cache_on_threads_encodes_every_text_in_one_call(
     nothing is looked up and the probe is encoded as before."""
     ours = copy.deepcopy(plain_model)
     monkeypatch.setattr(bpe_cutoff, "PROBE_CHARS", 10**9)  # the probe every text
-    monkeypatch.setattr(bpe_cutoff, "THREAD_WORK", 10**9)
+    chars = sum(map(len, corpus))  # a byte a character at least: no less, or no probe at all
+    monkeypatch.setattr(
+        bpe_cutoff, "THREAD_WORK", (1 + bpe_cutoff.MERGE_WORK) * (chars + len(corpus))
+    )
     serial = ours.encode_batch(corpus, workers=1)  # now warm
     probes = []
     real = bpe_cutoff.probe_pays
@@ -705,7 +712,6 @@ def test_a_warm_cache_on_threads_encodes_every_text_in_one_call(
     assert ours.encode_batch(corpus, workers=2) == serial
     assert probes == [] and calls == [len(corpus)] and pool_calls == []
     ours._encoder.cache.clear()  # cold: below this cut-off only once merges count
-    chars = sum(map(len, corpus))
     monkeypatch.setattr(bpe_cutoff, "THREAD_WORK", 2 * chars)
     calls.clear()
     looked_up, real_unknown = [], ours._encoder.cache.unknown
@@ -752,3 +758,82 @@ def test_the_lookup_probe_holds_below_the_cut_off_by_its_own_count(plain_model, 
     assert not bpe_cutoff.known_below(encoder, corpus, ends, probe, int(bound))
     empty = ["", "", *corpus]
     assert not bpe_cutoff.known_below(encoder, empty, bpe_batch.length_ends(empty), 2, 10**12)
+
+
+def _most(texts: list[str], weights: bpe_cutoff.Weights) -> float:
+    """The most work of ``texts`` as :func:`never_pays` bounds it, written out: every
+    character a word, and a byte looked up and merged, four for a character of a text not
+    ASCII (a text's added space one more of each)."""
+    n, total = len(texts), sum(map(len, texts))
+    other = sum(len(t) for t in texts if not t.isascii())
+    per_byte = weights.byte + weights.merged
+    return weights.word * (total + n) + weights.text * n + per_byte * (total + n + 3 * other)
+
+
+@settings(max_examples=100, deadline=None)
+@given(
+    st.lists(
+        st.text(alphabet=st.sampled_from("ab .,\n\u00e9\u0416\u65e5\U0001f600"), max_size=60),
+        min_size=1,
+        max_size=20,
+    ),
+    st.booleans(),
+)
+def test_no_text_takes_more_work_than_its_most(plain_model, texts, prefix_space):
+    """The most work (:func:`never_pays`) bounds what encoding the texts with an empty cache
+    counts: for threads every byte looked up and merged, for processes every word and text.
+    A cut-off at the counted work is never above the bound, and the bound is the one
+    written out (:func:`_most`), ASCII or not, when the probe is every text; a probe whose
+    texts are less ASCII than the rest leaves the count to the probe."""
+    encoder = copy.deepcopy(plain_model)._encoder
+    encoder.cache.clear()
+    if prefix_space:
+        texts = [" " + t for t in texts]  # a text's added space, as the processes' settings add
+    total, ends, n = sum(map(len, texts)), bpe_batch.length_ends(texts), len(texts)
+    before = np.array(bpe_cutoff.counters(encoder.cache))
+    encoder.plain_ids(texts)
+    read, merged, words = np.array(bpe_cutoff.counters(encoder.cache)) - before
+    for weights, work in [
+        (bpe_cutoff.THREADS, read + bpe_cutoff.MERGE_WORK * merged),
+        (bpe_cutoff.PROCESSES, words + bpe_cutoff.TEXT_WORK * len(texts)),
+    ]:
+        most = int(_most(texts, weights))
+        assert work <= most and not bpe_cutoff.never_pays(texts, ends, n, int(work), weights)
+        assert bpe_cutoff.never_pays(texts, ends, n, most + 1, weights)
+        assert not bpe_cutoff.never_pays(texts, ends, n, most, weights)
+        other = [len(t) for t in texts if not t.isascii()]
+        if weights is bpe_cutoff.THREADS and other and sum(other) < total:  # both kinds
+            by_ascii = sorted(texts, key=str.isascii)  # the texts not ASCII first
+            head = bpe_batch.length_ends(by_ascii)
+            assert not bpe_cutoff.never_pays(by_ascii, head, 1, most + 1, weights)
+
+
+def test_no_probe_where_the_most_work_stays_below_the_cut_off(
+    plain_model, corpus, tmp_path, pool_calls, monkeypatch
+):
+    """Cold, where even every byte merged stays below the cut-off, the texts are encoded here
+    in one call (threads) or a batch at a time (processes), with neither a probe nor a
+    lookup, and the ids are the serial ones; at the bound itself the probe counts."""
+    spaced, _ = _model(corpus, tmp_path, add_prefix_space=True)
+    probes, lookups, real = [], [], bpe_cutoff.probe_pays
+    monkeypatch.setattr(bpe_cutoff, "probe_pays", lambda *a: probes.append(real(*a)) or probes[-1])
+    for ours, name, weights in [
+        (copy.deepcopy(plain_model), "THREAD_WORK", bpe_cutoff.THREADS),
+        (spaced, "POOL_WORK", bpe_cutoff.PROCESSES),
+    ]:
+        serial = ours.encode_batch(corpus, workers=1)
+        calls = _encode_calls(monkeypatch, ours._encoder) if name == "THREAD_WORK" else []
+        real_unknown = ours._encoder.cache.unknown
+        monkeypatch.setattr(
+            ours._encoder.cache, "unknown", lambda t, r=real_unknown: lookups.append(1) or r(t)
+        )
+        most = int(_most(corpus, weights))
+        for cutoff, probed in [(most + 1, False), (most, True)]:
+            monkeypatch.setattr(bpe_cutoff, name, cutoff)
+            ours._encoder.cache.clear()
+            for record in (probes, calls, pool_calls, lookups):
+                record.clear()
+            assert ours.encode_batch(corpus, workers=2) == serial
+            assert len(probes) == probed and lookups == [] and pool_calls == []
+            if name == "THREAD_WORK" and not probed:
+                assert calls == [len(corpus)]

@@ -382,8 +382,10 @@ def _in_threads(
     probe = min(int(np.searchsorted(ends, cutoff.PROBE_CHARS)) + 1, len(pieces))
     done, joined = 0, []  # texts handed on; ids of the pieces of the next text so far
     try:
-        if cutoff.known_below(encoder, pieces, ends, probe, cutoff.THREAD_WORK):
-            probed, parts, pays = [], [], False  # a warm cache: every text here, one call
+        if cutoff.never_pays(
+            pieces, ends, probe, cutoff.THREAD_WORK, cutoff.THREADS
+        ) or cutoff.known_below(encoder, pieces, ends, probe, cutoff.THREAD_WORK):
+            probed, parts, pays = [], [], False  # few bytes or a warm cache: one call here
         else:
             probed, parts, pays = cutoff.probe_pays(
                 encoder, pieces, ends, probe, here, cutoff.THREAD_WORK, cutoff.THREADS
@@ -426,9 +428,12 @@ def _in_processes(
     bounds = batch_bounds(ends, size)
     here = functools.partial(encode_texts, encoder)
     probe = min(int(np.searchsorted(ends, cutoff.PROBE_CHARS)) + 1, bounds[1])  # in the first
-    probed, parts, pays = cutoff.probe_pays(
-        encoder, texts, ends, probe, here, cutoff.POOL_WORK, cutoff.PROCESSES
-    )
+    if cutoff.never_pays(texts, ends, probe, cutoff.POOL_WORK, cutoff.PROCESSES):
+        probed, parts, pays = [], [], False  # few words: every batch here
+    else:
+        probed, parts, pays = cutoff.probe_pays(
+            encoder, texts, ends, probe, here, cutoff.POOL_WORK, cutoff.PROCESSES
+        )
     bounds = _after_probe(parts, bounds)
     batches = [texts[a:b] for a, b in itertools.pairwise(bounds)]
     if pays:

@@ -1,9 +1,11 @@
 """Whether ``encode_batch`` pays on other workers: a probe of the first characters counts the
 work, carried to the rest, against a cut-off (:mod:`rowbook.text.bpe.batch` runs it).
 
-The first :data:`PROBE_CHARS` characters are encoded on the calling thread in two halves,
-and the word cache counts their work (:func:`counters`): bytes looked up, bytes merged and
-words looked up (:attr:`WordCache.read <rowbook.text.bpe.word_cache.WordCache.read>`,
+Where even the most work the texts could take (every byte looked up and merged, every
+character a word) stays below the cut-off, nothing is probed (:func:`never_pays`).
+Otherwise the first :data:`PROBE_CHARS` characters are encoded on the calling thread in two
+halves, and the word cache counts their work (:func:`counters`): bytes looked up, bytes
+merged and words looked up (:attr:`WordCache.read <rowbook.text.bpe.word_cache.WordCache.read>`,
 :attr:`~rowbook.text.bpe.word_cache.WordCache.merged`,
 :attr:`~rowbook.text.bpe.word_cache.WordCache.looked_up`). Carried to the characters left
 (the merges as new words grow, from how many fewer the second half merged: Heaps' law,
@@ -36,6 +38,7 @@ texts they were not fitted on (``benchmarks/bench_defaults.py --only text``).
 
 from __future__ import annotations
 
+import itertools
 import math
 from collections.abc import Callable, Sequence
 from typing import NamedTuple
@@ -58,6 +61,7 @@ __all__ = [
     "counters",
     "estimates",
     "known_below",
+    "never_pays",
     "probe_pays",
     "rest_work",
 ]
@@ -168,6 +172,34 @@ def rest_work(
     if 0 < first < both and chars[0] < chars[1]:
         beta = min(1.0, math.log(both / first) / math.log(chars[1] / chars[0]))
     return work + weights.merged * both * ((total / chars[1]) ** beta - 1)
+
+
+def never_pays(
+    texts: Sequence[str], ends: np.ndarray, probe: int, cutoff: int, weights: Weights
+) -> bool:
+    """Whether the most work ``texts`` (which end at ``ends``) can take, whatever the cache
+    holds, stays below ``cutoff``: every byte looked up and merged, every character a word
+    (a text's added space one more of each). Then nothing pays on other workers, and no
+    probe need be encoded: the choice the probe would make, without its cost.
+
+    A character is at most four UTF-8 bytes and an ASCII text's one, so the bytes are
+    bounded by the characters and three more for each character of a text not ASCII (an
+    ASCII test is free in CPython; the bytes exactly would encode the texts: 450 us on 65K
+    characters of Han text). Those are counted only when the bound can hold with every
+    character a byte, and when the first ``probe`` texts, carried to the rest as the
+    characters, leave it room (else ``False``: the probe counts). With GPT-2's settings
+    English lines of up to 160K characters never pay on threads (1 + :data:`MERGE_WORK` a
+    byte, from :data:`THREAD_WORK`)."""
+    n, total = len(texts), int(ends[-1])
+    per_byte = weights.byte + weights.merged
+    most = weights.word * (total + n) + weights.text * n + per_byte * (total + n)
+    if most >= cutoff or per_byte == 0:
+        return most < cutoff
+    room = (cutoff - most) / (3 * per_byte)  # characters not ASCII the bound leaves room for
+    head = sum(map(len, itertools.filterfalse(str.isascii, texts[:probe])))
+    if head * total > room * max(int(ends[probe - 1]), 1):
+        return False
+    return sum(map(len, itertools.filterfalse(str.isascii, texts))) < room
 
 
 def _half(ends: np.ndarray, probe: int) -> int:
