@@ -127,9 +127,13 @@ def paired(times: dict[str, tuple], a: str, b: str, q: float = 0.5) -> float:
     return float(np.quantile(times[a][2] / times[b][2], q))
 
 
-def _sizes(bpe: ByteLevelBPE, lines: list[str], sizes, repeat: int) -> Iterator[tuple]:
+def _sizes(
+    bpe: ByteLevelBPE, lines: list[str], sizes, repeat: int, control: bool = False
+) -> Iterator[tuple]:
     """(size, mode, {"one" | "two" | "rule": (wall ms, CPU ms)}, the rule chose two) for each
-    size the text holds, cold cache and warm."""
+    size the text holds, cold cache and warm; with ``control`` two workers are also timed a
+    second time, as a way of their own ("two again"): the ratio of the same call paired with
+    itself is the noise the other ratios carry."""
     available = sum(map(len, lines))
     for size in sizes:
         if size > available:
@@ -143,6 +147,8 @@ def _sizes(bpe: ByteLevelBPE, lines: list[str], sizes, repeat: int) -> Iterator[
                 "two": lambda t=texts, c=cold: _encode(bpe, t, 2, c, rule=False),
                 "rule": lambda t=texts, c=cold: _encode(bpe, t, 2, c, rule=True),
             }
+            if control:
+                fns["two again"] = fns["two"]
             # short runs are repeated until each takes about RUN_SECONDS in all: at 0.5 ms
             # the median of seven moved by 10% from one run of the benchmark to the next
             start = time.perf_counter()
@@ -155,7 +161,9 @@ def cutoff_rows(kinds: dict[str, list], repeat: int, pool: bool) -> Iterator[tup
     """(text, characters a word, setting, size, mode, times, the rule chose two) for every kind:
     GPT-2's settings (threads) and, with ``pool``, a prefix space (processes: each call
     forks, and medians of three such runs moved by 10-15% from one run of the benchmark to
-    the next, so they are repeated as often as the threads')."""
+    the next, so they are repeated as often as the threads', and two processes are timed
+    twice: the same call paired with itself, on 2M characters in 15 rounds, came out 0.95-1.07
+    by its median, 0.83-1.15 by its quartiles, where two threads' came out 0.98-1.01)."""
     for name, lines in kinds.items():
         train = _first_chars(lines, TRAIN_CHARS)
         rest = lines[len(train) :]
@@ -166,5 +174,5 @@ def cutoff_rows(kinds: dict[str, list], repeat: int, pool: bool) -> Iterator[tup
             yield (name, per_word, "threads", *row)
         if pool:
             spaced = ByteLevelBPE(add_prefix_space=True).fit(train, 8_000)
-            for row in _sizes(spaced, rest, POOL_SIZES, repeat):
+            for row in _sizes(spaced, rest, POOL_SIZES, repeat, control=True):
                 yield (name, per_word, "processes", *row)
