@@ -217,11 +217,10 @@ def print_text(quick: bool, repeat: int) -> list[tuple[str, float, float]]:
     ):
         (one, cpu_one, _), (two, cpu_two, _), (rule, _, _) = t["one"], t["two"], t["rule"]
         cpu = f"{cpu_one:.1f} | {cpu_two / cpu_one:.2f}" if setting == "threads" else " | "
+        noise = ""  # the same call paired with itself: median (quartiles)
         if "two again" in t:
             floor = [defaults_text.paired(t, "two", "two again", q) for q in (0.5, 0.25, 0.75)]
-            cpu += " | {:.2f} ({:.2f}-{:.2f})".format(*floor)
-        else:
-            cpu += " | "
+            noise = "{:.2f} ({:.2f}-{:.2f})".format(*floor)
         better = "one" if one <= two else "two"
         best = defaults_text.paired(t, better, "rule")
         spread = "-".join(f"{defaults_text.paired(t, better, 'rule', q):.2f}" for q in (0.25, 0.75))
@@ -229,7 +228,7 @@ def print_text(quick: bool, repeat: int) -> list[tuple[str, float, float]]:
         print(
             f"| {name} | {per_word:.1f} | {setting} | {size:,} | {mode} | {one:.1f} / {two:.1f} "
             f"/ {rule:.1f} | {speedup:.2f}x | {best:.2f} ({spread}) | "
-            f"{'two' if chose else 'one'} | {len(t['one'][2])} | {cpu} |",
+            f"{'two' if chose else 'one'} | {len(t['one'][2])} | {cpu} | {noise} |",
             flush=True,
         )
         row = f"{setting}, {size:,} chars, {mode}, {name}"
